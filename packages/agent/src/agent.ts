@@ -1,0 +1,263 @@
+import { addUsage, describeError, emptyUsage, type ToolResult, type ToolView, type Usage } from '@cordis-subagents/tools'
+import { AgentError } from './errors.js'
+import { Transcript } from './transcript.js'
+import type {
+  AgentEvent, AgentUsage, ChatModel, GenerateResponse, Message, ModelToolCall, RunOptions, RunResult, StopReason,
+} from './types.js'
+
+/** What an agent needs from the runtime that made it. */
+export interface AgentHost {
+  resolveModel(ref: string | undefined): { model: ChatModel; modelId?: string } | { error: string }
+}
+
+export interface AgentInit {
+  id: string
+  parent?: Agent
+  depth: number
+  cwd: string
+  persona?: string
+  model?: string
+  tools: ToolView
+  seed?: readonly Message[]
+  maxSteps: number
+  maxTokens?: number
+  label?: string
+}
+
+const FINISH_STOPS: Partial<Record<GenerateResponse['finishReason'], StopReason>> = {
+  length: 'max-tokens',
+  refusal: 'refusal',
+  error: 'error',
+  other: 'error',
+}
+
+export class Agent {
+  readonly id: string
+  readonly parent?: Agent
+  readonly depth: number
+  readonly cwd: string
+  readonly persona?: string
+  /** Model ref (`name` or `name:modelId`); undefined means the runtime's default. */
+  readonly model?: string
+  readonly tools: ToolView
+  readonly transcript: Transcript
+  readonly maxSteps: number
+  readonly maxTokens?: number
+  readonly label?: string
+  readonly usage: AgentUsage
+
+  private current?: { controller: AbortController; done: Promise<unknown> }
+  private readonly inFlight = new Set<Promise<unknown>>()
+  private disposal?: Promise<void>
+
+  constructor(private readonly host: AgentHost, init: AgentInit) {
+    this.id = init.id
+    this.parent = init.parent
+    this.depth = init.depth
+    this.cwd = init.cwd
+    this.persona = init.persona
+    this.model = init.model
+    this.tools = init.tools
+    this.transcript = new Transcript(init.seed)
+    this.maxSteps = init.maxSteps
+    this.maxTokens = init.maxTokens
+    this.label = init.label
+    const usage = { own: emptyUsage(), delegated: emptyUsage() }
+    this.usage = Object.defineProperty(usage, 'total', {
+      enumerable: true,
+      get: () => addUsage(usage.own, usage.delegated),
+    }) as AgentUsage
+  }
+
+  get running(): boolean {
+    return !!this.current
+  }
+
+  get disposed(): boolean {
+    return !!this.disposal
+  }
+
+  /** Runs one turn. Rejects only for misuse (`BUSY`, `DISPOSED`, `INVALID_PROMPT`); model and tool failures end in a stop reason. */
+  async run(prompt: string, options: RunOptions = {}): Promise<RunResult> {
+    if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
+    if (this.current) throw new AgentError('BUSY', `Agent ${this.id} is already running a turn; wait for it or abort it first.`)
+    if (typeof prompt !== 'string') throw new AgentError('INVALID_PROMPT', 'The prompt must be a string.')
+    const controller = new AbortController()
+    const onAbort = () => controller.abort(options.signal?.reason)
+    if (options.signal?.aborted) controller.abort(options.signal.reason)
+    else options.signal?.addEventListener('abort', onAbort, { once: true })
+    const done = this.turn(prompt, controller.signal, options.onEvent)
+    this.current = { controller, done }
+    try {
+      return await done
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort)
+      this.current = undefined
+    }
+  }
+
+  /** Aborts a running turn, then waits for it and for any tool still settling. Idempotent. */
+  dispose(): Promise<void> {
+    this.disposal ??= (async () => {
+      const current = this.current
+      if (current) {
+        current.controller.abort(new AgentError('DISPOSED', `Agent ${this.id} was disposed.`))
+        await current.done.catch(() => {})
+      }
+      while (this.inFlight.size) await Promise.allSettled([...this.inFlight])
+    })()
+    return this.disposal
+  }
+
+  private async turn(prompt: string, signal: AbortSignal, onEvent?: (event: AgentEvent) => void): Promise<RunResult> {
+    const emit = (event: AgentEvent) => {
+      try {
+        onEvent?.(event)
+      } catch {
+        // A progress listener must never break the loop.
+      }
+    }
+    const state = { text: '', steps: 0, toolCalls: 0, own: emptyUsage(), delegated: emptyUsage() }
+    const finish = (stopReason: StopReason, diagnostic?: string): RunResult => {
+      this.transcript.endTurn()
+      const result: RunResult = {
+        text: state.text,
+        stopReason,
+        usage: addUsage(state.own, state.delegated),
+        steps: state.steps,
+        toolCalls: state.toolCalls,
+      }
+      if (diagnostic) result.diagnostic = diagnostic
+      return result
+    }
+
+    this.transcript.beginTurn()
+    this.transcript.push({ role: 'user', content: prompt })
+    const resolved = this.host.resolveModel(this.model)
+    if ('error' in resolved) return finish('error', resolved.error)
+
+    while (true) {
+      if (signal.aborted) return finish('aborted', abortDiagnostic(signal))
+      if (state.steps >= this.maxSteps) {
+        return finish('max-steps', `Stopped after ${this.maxSteps} steps without a final answer (the step limit).`)
+      }
+      const step = ++state.steps
+      emit({ type: 'step-start', step })
+
+      let response: GenerateResponse
+      try {
+        const generation = this.track(resolved.model.generate({
+          system: this.persona,
+          messages: this.transcript.snapshot(),
+          tools: this.tools.list(),
+          signal,
+          maxTokens: this.maxTokens,
+          modelId: resolved.modelId,
+        }))
+        response = normalizeResponse(await untilAborted(generation, signal))
+      } catch (error) {
+        if (signal.aborted) return finish('aborted', abortDiagnostic(signal))
+        return finish('error', `The model "${this.model ?? 'default'}" failed: ${describeError(error)}`)
+      }
+
+      state.own = addUsage(state.own, response.usage)
+      this.usage.own = addUsage(this.usage.own, response.usage)
+      if (response.text.trim()) {
+        state.text = response.text
+        emit({ type: 'text', step, text: response.text })
+      }
+      const calls = response.toolCalls
+      this.transcript.push(calls.length
+        ? { role: 'assistant', content: response.text, toolCalls: calls }
+        : { role: 'assistant', content: response.text })
+      emit({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
+
+      const failure = FINISH_STOPS[response.finishReason]
+      if (failure) {
+        const diagnostic = response.diagnostic ?? finishDiagnostic(response.finishReason)
+        this.transcript.balance(`Not run: the model's response ended with "${response.finishReason}".`)
+        return finish(failure, diagnostic)
+      }
+      if (!calls.length) return finish('completed')
+
+      state.toolCalls += calls.length
+      const results = await this.runTools(calls, step, signal, emit)
+      results.forEach((result, i) => {
+        const call = calls[i]
+        state.delegated = addUsage(state.delegated, result.usage)
+        this.usage.delegated = addUsage(this.usage.delegated, result.usage)
+        this.transcript.push({
+          role: 'tool',
+          toolCallId: call.id,
+          name: call.name,
+          content: result.content,
+          ...(result.isError ? { isError: true } : {}),
+        })
+      })
+    }
+  }
+
+  /** Remembers work that may outlive an aborted turn, so `dispose` can wait for it. */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work)
+    work.then(() => this.inFlight.delete(work), () => this.inFlight.delete(work))
+    return work
+  }
+
+  /** Runs every call of a step concurrently; results come back in call order. */
+  private async runTools(
+    calls: ModelToolCall[], step: number, signal: AbortSignal, emit: (event: AgentEvent) => void,
+  ): Promise<ToolResult[]> {
+    const cancelled: ToolResult = { isError: true, content: 'Cancelled: the run was aborted before this tool call finished.' }
+    return Promise.all(calls.map(async (call) => {
+      emit({ type: 'tool-call', step, call })
+      let result: ToolResult
+      if (call.invalidInput !== undefined) {
+        result = { isError: true, content: `Invalid arguments for tool "${call.name}": ${call.invalidInput}` }
+      } else {
+        const pending = this.tools.execute({ id: call.id, name: call.name, input: call.input }, {
+          signal,
+          agent: this,
+          toolCallId: call.id,
+          onUpdate: (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update }),
+        })
+        result = await untilAborted(this.track(pending), signal).catch(() => cancelled)
+      }
+      emit({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
+      return result
+    }))
+  }
+}
+
+/** Resolves like `promise`, or rejects as soon as `signal` aborts, whichever is first. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}
+
+function normalizeResponse(response: GenerateResponse): GenerateResponse {
+  if (!response || typeof response !== 'object') throw new Error('the model returned no response')
+  const toolCalls = Array.isArray(response.toolCalls) ? response.toolCalls : []
+  const finishReason = response.finishReason ?? (toolCalls.length ? 'tool-calls' : 'stop')
+  return { ...response, text: typeof response.text === 'string' ? response.text : '', toolCalls, finishReason }
+}
+
+function finishDiagnostic(reason: GenerateResponse['finishReason']): string {
+  switch (reason) {
+    case 'length': return 'The model hit its output token limit before finishing.'
+    case 'refusal': return 'The model refused to answer.'
+    case 'error': return 'The model reported an error.'
+    default: return `The model stopped for an unrecognised reason ("${reason}").`
+  }
+}
+
+function abortDiagnostic(signal: AbortSignal): string {
+  const reason = signal.reason
+  if (reason instanceof Error && reason.name !== 'AbortError') return `Aborted: ${reason.message}`
+  if (typeof reason === 'string' && reason) return `Aborted: ${reason}`
+  return 'Aborted.'
+}

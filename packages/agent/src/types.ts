@@ -1,0 +1,95 @@
+import type { ToolResult, ToolSpec, ToolUpdate, Usage } from '@cordis-subagents/tools'
+
+/** A tool call as a model emitted it. */
+export interface ModelToolCall {
+  id: string
+  name: string
+  input: unknown
+  /**
+   * Set by a model adapter when the call's arguments could not be decoded (e.g. invalid JSON).
+   * The loop answers such a call with an error result instead of running the tool.
+   */
+  invalidInput?: string
+}
+
+/** Our own transcript format. Never store a vendor SDK's message objects. */
+export type Message = UserMessage | AssistantMessage | ToolMessage
+
+export interface UserMessage {
+  role: 'user'
+  content: string
+}
+
+export interface AssistantMessage {
+  role: 'assistant'
+  content: string
+  toolCalls?: ModelToolCall[]
+}
+
+export interface ToolMessage {
+  role: 'tool'
+  toolCallId: string
+  name: string
+  content: string
+  isError?: boolean
+}
+
+export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'refusal' | 'error' | 'other'
+
+export interface GenerateRequest {
+  system?: string
+  messages: Message[]
+  tools: ToolSpec[]
+  signal: AbortSignal
+  maxTokens?: number
+  /** The part after the colon of a model ref `name:modelId`. */
+  modelId?: string
+}
+
+export interface GenerateResponse {
+  text: string
+  toolCalls: ModelToolCall[]
+  finishReason: FinishReason
+  usage?: Usage
+  /** Why the model stopped, when it is not obvious (e.g. an HTTP error). Never contains secrets. */
+  diagnostic?: string
+}
+
+/** What a model plugin provides. `generate` may throw; the loop turns that into an `error` stop. */
+export interface ChatModel {
+  generate(request: GenerateRequest): Promise<GenerateResponse>
+}
+
+export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'max-steps'
+
+export interface RunResult {
+  /** The last non-empty assistant text of this run (partial text survives abort and truncation). */
+  text: string
+  stopReason: StopReason
+  diagnostic?: string
+  /** Tokens this run spent: the agent's own model calls plus what its tools report (delegated). */
+  usage: Usage
+  steps: number
+  toolCalls: number
+}
+
+export type AgentEvent =
+  | { type: 'step-start'; step: number }
+  | { type: 'step-end'; step: number; finishReason: FinishReason; usage?: Usage }
+  | { type: 'text'; step: number; text: string }
+  | { type: 'tool-call'; step: number; call: ModelToolCall }
+  | { type: 'tool-update'; step: number; toolCallId: string; name: string; update: ToolUpdate }
+  | { type: 'tool-result'; step: number; toolCallId: string; name: string; result: ToolResult }
+
+export interface RunOptions {
+  signal?: AbortSignal
+  onEvent?: (event: AgentEvent) => void
+}
+
+export interface AgentUsage {
+  /** Tokens spent by this agent's own model calls. */
+  own: Usage
+  /** Tokens reported by tool results, e.g. by child agents. */
+  delegated: Usage
+  readonly total: Usage
+}

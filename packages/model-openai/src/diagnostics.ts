@@ -1,0 +1,118 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
+import { MalformedResponseError, truncate } from './mapping.js'
+
+/** Stable codes for the errors this package throws (configuration only; request failures are diagnostics). */
+export type ModelOpenAIErrorCode = 'INVALID_CONFIG'
+
+export class ModelOpenAIError extends Error {
+  override name = 'ModelOpenAIError'
+  constructor(readonly code: ModelOpenAIErrorCode, message: string) {
+    super(message)
+  }
+}
+
+/** Header names whose configured values are treated as secrets in diagnostics. */
+const SECRET_HEADER = /auth|key|token|secret|cookie|session|password/i
+
+export interface FailureContext {
+  /** The endpoint as shown to users (no credentials, no query). */
+  endpoint: string
+  model: string
+  timeout: number
+  maxRetries: number
+  /** Values that must never appear in a diagnostic (the API key, secret header values). */
+  secrets: readonly string[]
+}
+
+/** Collects the secrets a diagnostic must never contain. */
+export function secretsOf(apiKey: string, headers: Record<string, string> | undefined): string[] {
+  const secrets = apiKey ? [apiKey] : []
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (SECRET_HEADER.test(name) && value) {
+      secrets.push(value)
+      const bearer = /^bearer\s+(.+)$/i.exec(value)
+      if (bearer) secrets.push(bearer[1]!)
+    }
+  }
+  return secrets
+}
+
+/** Removes secrets (and anything that looks like a bearer token or an OpenAI-style key) from text. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (secret.length >= 4) out = out.split(secret).join('[redacted]')
+  }
+  return out
+    .replace(/\b(bearer)\s+[^\s"',;]+/gi, '$1 [redacted]')
+    .replace(/\bsk-[A-Za-z0-9_-]{6,}/g, 'sk-[redacted]')
+}
+
+/** A URL as shown in diagnostics and logs: no user info, no query string, no fragment. */
+export function displayEndpoint(baseURL: string): string {
+  try {
+    const url = new URL(baseURL)
+    url.username = ''
+    url.password = ''
+    url.search = ''
+    url.hash = ''
+    return url.toString().replace(/\/$/, '')
+  } catch {
+    return '(invalid baseURL)'
+  }
+}
+
+/** Turns any failure of a chat-completions request into a one-paragraph, secret-free diagnostic. */
+export function describeFailure(error: unknown, ctx: FailureContext): string {
+  const where = `OpenAI-compatible endpoint ${ctx.endpoint} (model "${ctx.model}")`
+  const attempts = ctx.maxRetries > 0 ? ` after ${ctx.maxRetries + 1} attempts` : ''
+  let text: string
+  if (error instanceof APIConnectionTimeoutError) {
+    text = `${where}: no response within ${ctx.timeout} ms${attempts} (timeout). Check that the server is up, or raise "timeout".`
+  } else if (error instanceof APIConnectionError) {
+    const code = causeCode(error)
+    text = `${where}: connection failed${code ? ` (${code})` : ''}${attempts}. Check that the server is running and that "baseURL" is right.`
+  } else if (error instanceof APIError && typeof error.status === 'number') {
+    text = `${where} answered HTTP ${error.status}${attempts}: ${serverMessage(error)}${hintFor(error.status)}`
+  } else if (error instanceof MalformedResponseError) {
+    text = `${where}: unusable response: ${error.message}. Check "baseURL" (it usually ends in /v1).`
+  } else {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+    text = `${where}: request failed: ${truncate(message, 300)}`
+  }
+  return truncate(redact(text, ctx.secrets), 2000)
+}
+
+function serverMessage(error: APIError): string {
+  const body = error.error as { message?: unknown } | undefined
+  const raw = body && typeof body === 'object' && typeof body.message === 'string' ? body.message
+    : typeof error.error === 'string' ? error.error
+    : body ? JSON.stringify(body) : 'no error body'
+  return truncate(String(raw).trim() || 'no error message', 300)
+}
+
+function hintFor(status: number): string {
+  if (status === 400) return '. The server rejected the request.'
+  if (status === 401) return '. Check "apiKey" (or OPENAI_API_KEY).'
+  if (status === 403) return '. The key has no access to this model or endpoint.'
+  if (status === 404) return '. Check "model" and that "baseURL" points at the API root (usually ending in /v1).'
+  if (status === 429) return '. Rate limited or out of quota; retry later or raise "maxRetries".'
+  if (status >= 500) return '. The server failed; retry later or raise "maxRetries".'
+  return '.'
+}
+
+/** The first `code` (ECONNREFUSED, ENOTFOUND, UND_ERR_…) along an error's cause chain. */
+function causeCode(error: unknown): string | undefined {
+  let current: unknown = error
+  for (let depth = 0; depth < 8 && current && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string' && code) return code
+    const errors = (current as { errors?: unknown }).errors
+    if (Array.isArray(errors) && errors.length) {
+      const inner = causeCode(errors[0])
+      if (inner) return inner
+    }
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
+}

@@ -1,0 +1,90 @@
+import type { Agent, Usage } from '@cordis-subagents/agent'
+
+export interface ProviderCapabilities {
+  /** The provider honours `request.persona`. */
+  persona: boolean
+  /** The provider honours `request.toolFilter`. */
+  toolFilter: boolean
+  /** The provider honours `request.maxDepth` for its own descendants. */
+  depthLimit: boolean
+}
+
+/** A transport that can start a child agent. */
+export interface SubagentProvider {
+  name: string
+  description?: string
+  capabilities: ProviderCapabilities
+  /** true when the child already sees the parent's completed turns (fork); false for a fresh child. */
+  inheritsParentContext: boolean
+  /**
+   * Starts a child. Fulfilling is the hand-over: from then on the caller owns the run.
+   * Rejecting means nothing is left running.
+   */
+  start(request: ProviderStartRequest): Promise<SubagentRun>
+}
+
+export interface ToolFilter {
+  allow?: string[]
+  deny?: string[]
+}
+
+export interface SubagentRequest {
+  prompt: string
+  label?: string
+  parent: Agent
+  signal: AbortSignal
+  agentOptions?: { model?: string }
+  persona?: string
+  toolFilter?: ToolFilter
+  maxDepth?: number
+  onUpdate?: (update: SubagentUpdate) => void
+}
+
+/** What a provider's `start` receives: the request plus the identity the service minted. */
+export interface ProviderStartRequest extends SubagentRequest {
+  runId: string
+  /** The child's depth: `parent.depth + 1`. */
+  depth: number
+}
+
+export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal'
+
+export interface SubagentResult {
+  stopReason: SubagentStopReason
+  /** The child's last non-empty assistant text (partial when the stop reason is not `completed`). */
+  output: string
+  /** Why it stopped, at most 4 KiB, never secrets. */
+  diagnostic?: string
+  usage?: Usage
+}
+
+/** Progress of a child, as the provider reports it. */
+export interface SubagentUpdate {
+  kind: 'step' | 'text' | 'thought' | 'tool-call' | 'tool-result' | 'plan' | 'status'
+  text?: string
+  /** Name of the tool for tool-call / tool-result updates. */
+  tool?: string
+  isError?: boolean
+  step?: number
+}
+
+export interface SubagentRun {
+  id: string
+  /** The child's identity as the provider knows it (an agent id, an ACP session id). */
+  childId?: string
+  /** Never rejects. */
+  result: Promise<SubagentResult>
+  cancel(reason?: string): void
+  /** Idempotent; resolves once the child is quiescent and released. */
+  dispose(): Promise<void>
+}
+
+export interface SubagentRunInfo {
+  runId: string
+  provider: string
+  label?: string
+  parentId: string
+  childId?: string
+  depth: number
+  startedAt: number
+}

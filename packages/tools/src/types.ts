@@ -1,0 +1,71 @@
+import type { z } from 'zod'
+
+/** Token accounting carried by model responses and tool results. */
+export interface Usage {
+  inputTokens: number
+  outputTokens: number
+  /** Input tokens served from a provider-side cache (a subset of `inputTokens`). */
+  cachedInputTokens?: number
+}
+
+/**
+ * Who is calling a tool. `@cordis-subagents/agent` augments this interface so that,
+ * wherever that package is loaded, `exec.agent` is typed as its `Agent`.
+ */
+export interface ToolCaller {
+  readonly id: string
+  readonly depth: number
+}
+
+/** Progress a running tool reports to whoever drives the call (e.g. a child agent's steps). */
+export interface ToolUpdate {
+  kind: string
+  text?: string
+  data?: unknown
+}
+
+export interface ToolExecContext {
+  signal: AbortSignal
+  agent: ToolCaller
+  toolCallId: string
+  onUpdate?: (update: ToolUpdate) => void
+}
+
+export interface ToolResult {
+  content: string
+  isError?: boolean
+  metadata?: Record<string, unknown>
+  /** Tokens spent on the caller's behalf (e.g. by a child agent); rolled up as delegated usage. */
+  usage?: Usage
+}
+
+export type ToolInputSchema = z.ZodObject
+
+export interface Tool<S extends ToolInputSchema = ToolInputSchema> {
+  name: string
+  description: string
+  input: S
+  execute(input: z.output<S>, exec: ToolExecContext): ToolResult | Promise<ToolResult>
+}
+
+/** What a model sees of a tool. `parameters` is a JSON Schema object. */
+export interface ToolSpec {
+  name: string
+  description: string
+  parameters: Record<string, unknown>
+}
+
+export interface ToolCall {
+  id?: string
+  name: string
+  input: unknown
+}
+
+export interface ToolFilter {
+  /** Only these names are visible. Omitted = everything the view already sees. */
+  allow?: string[]
+  /** These names are hidden. */
+  deny?: string[]
+}
+
+export type ToolChange = 'added' | 'removed'
