@@ -1,9 +1,9 @@
 // Specs are TypeScript run through tsx; the `development` condition resolves our packages to src/.
+// The default spec list lives in the `test` script, so `npx mocha <file>` runs just that file.
 // --no-experimental-require-module keeps every spec ESM so only one cordis Context class exists.
 module.exports = {
   'node-option': ['import=tsx', 'conditions=development', 'no-experimental-require-module'],
   extension: ['ts'],
-  spec: ['packages/*/tests/**/*.spec.ts', 'test/**/*.spec.ts'],
   require: ['test/setup/root-hooks.ts'],
   timeout: 20000,
   reporter: 'spec',

@@ -1,0 +1,108 @@
+import type { Context } from 'cordis'
+import type { AgentEvent, RunResult } from '@cordis-subagents/agent'
+import type {
+  ProviderStartRequest, SubagentProvider, SubagentResult, SubagentRun, SubagentUpdate,
+} from '@cordis-subagents/subagents-service'
+
+export const SUBAGENT_NOTE = [
+  'You are a subagent: another agent delegated this task to you.',
+  'Work on it on your own with the tools you have.',
+  'Your final message is returned to the delegating agent as your whole answer, so make it complete and self-contained.',
+].join(' ')
+
+export interface InProcessProviderOptions {
+  name: string
+  description?: string
+  /** true: the child starts with the parent's completed turns (fork); false: a fresh child (spawn). */
+  inheritsParentContext: boolean
+  /** Step limit of each child; default: the agent runtime's. */
+  maxSteps?: number
+}
+
+export class ProviderAbortError extends Error {
+  override name = 'AbortError'
+  readonly code = 'ABORTED'
+  constructor(message = 'The delegation was aborted before the child started.') {
+    super(message)
+  }
+}
+
+/**
+ * The provider behind both `spawn` and `fork`: a child agent in this process, created through
+ * `ctx.agents` below its parent, with the parent's tools as its ceiling.
+ */
+export function createInProcessProvider(ctx: Context, options: InProcessProviderOptions): SubagentProvider {
+  return {
+    name: options.name,
+    description: options.description,
+    capabilities: { persona: true, toolFilter: true, depthLimit: true },
+    inheritsParentContext: options.inheritsParentContext,
+    start: (request) => startChild(ctx, options, request),
+  }
+}
+
+async function startChild(ctx: Context, options: InProcessProviderOptions, request: ProviderStartRequest): Promise<SubagentRun> {
+  if (request.signal.aborted) throw new ProviderAbortError()
+  const { parent } = request
+  const persona = request.persona ?? ctx.agents.config.persona
+  const child = ctx.agents.create({
+    parent,
+    label: options.name,
+    model: request.agentOptions?.model ?? parent.model,
+    persona: persona ? `${persona}\n\n${SUBAGENT_NOTE}` : SUBAGENT_NOTE,
+    tools: request.toolFilter ? parent.tools.restrict(request.toolFilter) : parent.tools,
+    seed: options.inheritsParentContext ? parent.transcript.completedMessages() : undefined,
+    maxSteps: options.maxSteps,
+  })
+
+  const controller = new AbortController()
+  const onAbort = () => controller.abort(request.signal.reason)
+  request.signal.addEventListener('abort', onAbort, { once: true })
+  // Re-check after attaching: an abort that landed while the child was being created is not lost.
+  if (request.signal.aborted) {
+    request.signal.removeEventListener('abort', onAbort)
+    await child.dispose()
+    throw new ProviderAbortError()
+  }
+
+  const result = child
+    .run(request.prompt, { signal: controller.signal, onEvent: (event) => forward(event, request) })
+    .then(toSubagentResult, (error): SubagentResult => ({
+      stopReason: 'error',
+      output: '',
+      diagnostic: `The child agent could not run: ${error instanceof Error ? error.message : String(error)}`,
+    }))
+
+  let disposal: Promise<void> | undefined
+  return {
+    id: request.runId,
+    childId: child.id,
+    result,
+    cancel: (reason) => controller.abort(new Error(reason ?? 'cancelled')),
+    dispose: () => disposal ??= (async () => {
+      request.signal.removeEventListener('abort', onAbort)
+      controller.abort(new Error('the run was disposed'))
+      await child.dispose()
+    })(),
+  }
+}
+
+function toSubagentResult(run: RunResult): SubagentResult {
+  const base = { output: run.text, usage: run.usage }
+  if (run.stopReason === 'max-steps') {
+    return { ...base, stopReason: 'error', diagnostic: `The child hit its step limit (${run.steps} steps) without a final answer. ${run.diagnostic ?? ''}`.trim() }
+  }
+  return run.diagnostic ? { ...base, stopReason: run.stopReason, diagnostic: run.diagnostic } : { ...base, stopReason: run.stopReason }
+}
+
+function forward(event: AgentEvent, request: ProviderStartRequest) {
+  if (!request.onUpdate) return
+  let update: SubagentUpdate | undefined
+  switch (event.type) {
+    case 'step-start': update = { kind: 'step', step: event.step }; break
+    case 'text': update = { kind: 'text', text: event.text, step: event.step }; break
+    case 'tool-call': update = { kind: 'tool-call', tool: event.call.name, step: event.step }; break
+    case 'tool-result': update = { kind: 'tool-result', tool: event.name, isError: !!event.result.isError, step: event.step }; break
+  }
+  if (update) request.onUpdate(update)
+}

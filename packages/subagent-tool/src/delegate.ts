@@ -1,0 +1,146 @@
+import type { Agent } from '@cordis-subagents/agent'
+import type { SubagentRequest, SubagentResult, SubagentRun, SubagentService } from '@cordis-subagents/subagents-service'
+import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
+import { type CancelCause, capOutput, failureText, headline } from './result.js'
+
+export interface DelegateOptions {
+  provider: string
+  agentOptions?: { model?: string }
+  persona?: string
+  toolFilter?: { allow?: string[]; deny?: string[] }
+  maxDepth?: number
+  timeout: number
+  maxOutputBytes: number
+}
+
+export interface DelegationInput {
+  description: string
+  prompt: string
+}
+
+/** A delegation in flight, as the plugin that owns it sees it. */
+export interface InFlight {
+  cancel(cause: CancelCause): void
+}
+
+/**
+ * One call of the tool: start a run, bridge abort and timeout into it, wait for its one result,
+ * always dispose it, and turn the outcome into a tool result.
+ */
+export async function delegate(
+  subagents: SubagentService,
+  options: DelegateOptions,
+  input: DelegationInput,
+  exec: ToolExecContext,
+  inFlight: Set<InFlight>,
+): Promise<ToolResult> {
+  const startedAt = Date.now()
+  const controller = new AbortController()
+  let cause: CancelCause | undefined
+  const cancel = (why: CancelCause) => {
+    if (controller.signal.aborted) return
+    cause = why
+    controller.abort(new Error(reasonText(why, options.timeout)))
+  }
+  const handle: InFlight = { cancel }
+  const onParentAbort = () => cancel('parent')
+  if (exec.signal.aborted) onParentAbort()
+  else exec.signal.addEventListener('abort', onParentAbort, { once: true })
+  const timer = options.timeout > 0 ? setTimeout(() => cancel('timeout'), options.timeout) : undefined
+  inFlight.add(handle)
+  const cleanup = () => {
+    clearTimeout(timer)
+    exec.signal.removeEventListener('abort', onParentAbort)
+    inFlight.delete(handle)
+  }
+
+  const request: SubagentRequest = {
+    prompt: input.prompt,
+    label: input.description,
+    parent: exec.agent as Agent,
+    signal: controller.signal,
+    onUpdate: (update) => {
+      try {
+        exec.onUpdate?.({ kind: 'subagent', text: update.text, data: update })
+      } catch {
+        // The caller's progress sink must not break the delegation.
+      }
+    },
+  }
+  if (options.agentOptions?.model) request.agentOptions = { model: options.agentOptions.model }
+  if (options.persona !== undefined) request.persona = options.persona
+  if (options.toolFilter) request.toolFilter = options.toolFilter
+  if (options.maxDepth !== undefined) request.maxDepth = options.maxDepth
+
+  let run: SubagentRun
+  try {
+    run = await subagents.start(options.provider, request)
+  } catch (error) {
+    cleanup()
+    const code = (error as { code?: string })?.code
+    const message = error instanceof Error ? error.message : String(error)
+    const head = cause ? headline({ stopReason: 'aborted', output: '' }, cause, options.timeout) : 'Could not start the subagent.'
+    return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${message}` }
+  }
+
+  let result: SubagentResult | undefined
+  let resultError: unknown
+  let disposeError: unknown
+  try {
+    result = await run.result
+  } catch (error) {
+    resultError = error
+  }
+  try {
+    await run.dispose()
+  } catch (error) {
+    disposeError = error
+  } finally {
+    cleanup()
+  }
+
+  const durationMs = Date.now() - startedAt
+  const metadata = {
+    provider: options.provider,
+    runId: run.id,
+    childId: run.childId,
+    stopReason: result?.stopReason ?? 'error',
+    durationMs,
+    usage: result?.usage,
+  }
+  const base: Pick<ToolResult, 'metadata' | 'usage'> = { metadata }
+  if (result?.usage) base.usage = result.usage
+
+  if (!result) {
+    const diagnostic = [`the run's result failed: ${errorText(resultError)}`]
+    if (disposeError) diagnostic.push(`cleanup also failed: ${errorText(disposeError)}`)
+    return { ...base, isError: true, content: failureText('Subagent failed.', diagnostic.join('; '), '', options.maxOutputBytes) }
+  }
+  if (result.stopReason !== 'completed') {
+    let diagnostic = result.diagnostic
+    if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${errorText(disposeError)}`].filter(Boolean).join('; ')
+    const head = headline(result, cause, options.timeout)
+    return { ...base, isError: true, content: failureText(head, diagnostic, result.output, options.maxOutputBytes) }
+  }
+  if (disposeError) {
+    return {
+      ...base,
+      isError: true,
+      content: failureText('Subagent finished but could not be cleaned up.', errorText(disposeError), result.output, options.maxOutputBytes),
+    }
+  }
+  const output = result.output.trim() ? capOutput(result.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
+  return { ...base, content: output }
+}
+
+function reasonText(cause: CancelCause, timeout: number): string {
+  switch (cause) {
+    case 'parent': return 'the delegating call was aborted'
+    case 'timeout': return `the subagent tool's timeout of ${timeout} ms elapsed`
+    case 'unload': return 'the subagent tool was unloaded'
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,114 @@
+import { Context, Schema } from 'cordis'
+import { z } from 'zod'
+import type { SubagentProvider } from '@cordis-subagents/subagents-service'
+import { TOOL_NAME_PATTERN } from '@cordis-subagents/tools'
+import { delegate, type DelegateOptions, type InFlight } from './delegate.js'
+import { describePrompt, describeTool, LABEL_DESCRIPTION } from './wording.js'
+
+export { describeTool, describePrompt } from './wording.js'
+export { capOutput } from './result.js'
+
+export const name = 'subagent-tool'
+export const reusable = true
+export const inject = ['tools', 'subagents']
+
+export interface Config {
+  provider: string
+  toolName: string
+  agentOptions?: { model?: string }
+  persona?: string
+  toolFilter?: { allow?: string[]; deny?: string[] }
+  maxDepth?: number
+  timeout: number
+  maxOutputBytes: number
+}
+
+// Optional keys default to `undefined` explicitly: schemastery would otherwise turn an omitted
+// object into `{}` and an omitted toolFilter into `{ allow: [] }`, which hides every tool.
+const unset = undefined as never
+
+export const Config: Schema<Config> = Schema.object({
+  provider: Schema.string().required().description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`).'),
+  toolName: Schema.string().pattern(TOOL_NAME_PATTERN).default('subagent').description('Name of the tool the model sees. Must be unique across the app.'),
+  agentOptions: Schema.object({
+    model: Schema.string().description('Model ref for the child (`name` or `name:modelId`). Default: the parent\'s model.'),
+  }).default(unset).description('Options for the child agent.'),
+  persona: Schema.string().role('textarea').description('System prompt of the child. Default: the provider\'s.'),
+  toolFilter: Schema.object({
+    allow: Schema.array(String).default(unset).description('Only these tools (of the parent\'s) are visible to the child.'),
+    deny: Schema.array(String).default(unset).description('These tools are hidden from the child.'),
+  }).default(unset).description('Narrows the tools the child can use. It can never see more than its parent.'),
+  maxDepth: Schema.natural().description('Deepest allowed child depth (root agents are depth 0).'),
+  timeout: Schema.natural().default(30 * 60_000).description('Milliseconds before a delegation is cancelled; 0 means no limit.'),
+  maxOutputBytes: Schema.natural().min(1).default(1024 * 1024).description('Largest child output (UTF-8 bytes) returned to the parent; longer output is truncated with a note.'),
+})
+
+export function apply(ctx: Context, config: Config) {
+  checkToolFilter(config.toolFilter)
+  const logger = ctx.logger(`subagent-tool`)
+  // Claim the name first: a duplicate fails this plugin at load, whether or not providers exist.
+  const reservation = ctx.tools.reserve(config.toolName)
+  const inFlight = new Set<InFlight>()
+  const options: DelegateOptions = {
+    provider: config.provider,
+    agentOptions: config.agentOptions,
+    persona: config.persona,
+    toolFilter: config.toolFilter,
+    maxDepth: config.maxDepth,
+    timeout: config.timeout,
+    maxOutputBytes: config.maxOutputBytes,
+  }
+  let unmount: (() => void) | undefined
+
+  const mount = (provider: SubagentProvider) => {
+    unmount?.()
+    unmount = undefined
+    const missing = missingCapability(provider, config)
+    if (missing) {
+      logger.warn('tool "%s" not mounted: provider "%s" does not support %s', config.toolName, provider.name, missing)
+      return
+    }
+    unmount = reservation.register({
+      name: config.toolName,
+      description: describeTool(provider),
+      input: z.object({
+        description: z.string().trim().min(1).max(120).describe(LABEL_DESCRIPTION),
+        prompt: z.string().refine((text) => text.trim().length > 0, 'The prompt must not be empty.').describe(describePrompt(provider)),
+      }),
+      execute: (input, exec) => delegate(ctx.subagents, options, input, exec, inFlight),
+    })
+    logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)
+  }
+
+  // Listen first, then look: a provider that appears in between is not missed.
+  ctx.on('subagent/provider-added', (provider) => {
+    if (provider.name === config.provider) mount(provider)
+  })
+  ctx.on('subagent/provider-removed', (removed) => {
+    if (removed !== config.provider || !unmount) return
+    unmount()
+    unmount = undefined
+    logger.info('tool "%s" unregistered: provider "%s" was removed; it returns when the provider does', config.toolName, removed)
+  })
+  const present = ctx.subagents.get(config.provider)
+  if (present) mount(present)
+  else logger.info('tool "%s" waits for provider "%s" (registered: %s)', config.toolName, config.provider, ctx.subagents.list().map((p) => p.name).join(', ') || 'none')
+
+  ctx.on('dispose', () => {
+    for (const run of [...inFlight]) run.cancel('unload')
+  })
+}
+
+function checkToolFilter(filter: Config['toolFilter']) {
+  if (!filter) return
+  const { allow, deny } = filter
+  if (allow === undefined && !deny?.length) {
+    throw new Error('subagent-tool: config.toolFilter is empty. List tools under `allow` and/or `deny`, or remove `toolFilter` to give the child all of the parent\'s tools.')
+  }
+}
+
+function missingCapability(provider: SubagentProvider, config: Config): string | undefined {
+  if (config.persona !== undefined && !provider.capabilities.persona) return '`persona`'
+  if (config.toolFilter && !provider.capabilities.toolFilter) return '`toolFilter`'
+  if (config.maxDepth !== undefined && !provider.capabilities.depthLimit) return '`maxDepth`'
+}

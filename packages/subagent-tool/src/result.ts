@@ -1,0 +1,42 @@
+import type { SubagentResult } from '@cordis-subagents/subagents-service'
+
+export type CancelCause = 'parent' | 'timeout' | 'unload'
+
+/** Cuts `text` to at most `maxBytes` of UTF-8 without splitting a character; says what was cut. */
+export function capOutput(text: string, maxBytes: number): string {
+  const bytes = Buffer.byteLength(text)
+  if (bytes <= maxBytes) return text
+  let cut = Buffer.from(text).subarray(0, maxBytes).toString('utf8')
+  if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1)
+  return `${cut}\n\n[Output truncated: the subagent returned ${bytes} bytes; the first ${Buffer.byteLength(cut)} are shown.]`
+}
+
+export function headline(result: SubagentResult, cause: CancelCause | undefined, timeoutMs: number): string {
+  switch (result.stopReason) {
+    case 'aborted':
+      if (cause === 'timeout') return `Subagent timed out after ${formatMs(timeoutMs)} and was cancelled.`
+      if (cause === 'unload') return 'Subagent cancelled: the subagent tool was unloaded.'
+      if (cause === 'parent') return 'Subagent cancelled: the delegating call was aborted.'
+      return 'Subagent was aborted before it finished.'
+    case 'error': return 'Subagent failed.'
+    case 'max-tokens': return 'Subagent ran out of output tokens before finishing.'
+    case 'refusal': return 'Subagent refused the task.'
+    default: return `Subagent ended with an unrecognised stop reason "${String(result.stopReason)}".`
+  }
+}
+
+/** The text of a failed delegation: headline, diagnostic, and any partial output clearly labelled. */
+export function failureText(head: string, diagnostic: string | undefined, output: string, maxBytes: number): string {
+  const parts = [head]
+  if (diagnostic) parts.push(`Diagnostic: ${diagnostic}`)
+  parts.push(output.trim()
+    ? `Partial output (the subagent did not finish; treat this as incomplete):\n${capOutput(output, maxBytes)}`
+    : 'No output was produced.')
+  return parts.join('\n\n')
+}
+
+function formatMs(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`
+  if (ms % 1000 === 0) return `${ms / 1000} s`
+  return `${ms} ms`
+}
