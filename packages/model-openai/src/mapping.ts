@@ -117,8 +117,9 @@ export class MalformedResponseError extends Error {
 /**
  * A chat completion → our response. `finish_reason`: stop → stop, tool_calls (and the legacy
  * function_call) → tool-calls, length → length, content_filter → refusal; a `message.refusal`
- * → refusal with the refusal as text; anything else → other. Servers that report `stop` (or
- * nothing) while returning tool calls get `tool-calls`, so the loop runs the calls.
+ * → refusal with the refusal as text; none → stop; anything else → other (the agent ends the run
+ * as `error`). Servers that report `stop` (or nothing) while returning tool calls get
+ * `tool-calls`, so the loop runs the calls.
  */
 export function fromCompletion(completion: OpenAI.Chat.ChatCompletion): GenerateResponse {
   const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined
@@ -147,12 +148,12 @@ export function mapFinishReason(reason: string | null | undefined, hasToolCalls:
     case 'content_filter': return 'refusal'
     case 'tool_calls':
     case 'function_call': return 'tool-calls'
+    // A missing finish_reason (some local servers) is an ordinary end of the answer.
     case 'stop':
     case null:
     case undefined:
     case '':
-      if (hasToolCalls) return 'tool-calls'
-      return reason === 'stop' ? 'stop' : 'other'
+      return hasToolCalls ? 'tool-calls' : 'stop'
     default:
       return hasToolCalls ? 'tool-calls' : 'other'
   }

@@ -1,0 +1,108 @@
+import { type Context, Schema } from 'cordis'
+import type {} from '@cordis-subagents/agent'
+import { displayEndpoint, ModelOpenAIError } from './diagnostics.js'
+import {
+  DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT, type MaxTokensParam,
+  OpenAIChatModel, type OpenAIChatModelOptions,
+} from './model.js'
+
+export * from './model.js'
+export { describeFailure, displayEndpoint, redact, ModelOpenAIError, type ModelOpenAIErrorCode } from './diagnostics.js'
+export { decodeArguments, fromCompletion, mapFinishReason, toChatMessages, toChatTools, toUsage } from './mapping.js'
+
+export const name = 'model-openai'
+/** Load it once per endpoint (each load registers one model name). */
+export const reusable = true
+export const inject = ['agents']
+
+export interface Config {
+  name: string
+  baseURL?: string
+  apiKey?: string
+  model: string
+  timeout: number
+  maxRetries: number
+  temperature?: number
+  headers?: Record<string, string>
+  maxTokensParam: MaxTokensParam
+}
+
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  name: Schema.string().default('openai')
+    .description('Name the model is registered under. Agents pick it with `model: <name>` or `model: <name>:<model id>`.'),
+  baseURL: Schema.string()
+    .description('Root of the OpenAI-compatible API, e.g. `http://localhost:11434/v1` for Ollama. Default: `OPENAI_BASE_URL`, else `https://api.openai.com/v1`.'),
+  apiKey: Schema.string().role('secret')
+    .description('API key. Omitted: `OPENAI_API_KEY` at load time. Empty string: no key (local servers); no `Authorization` header is sent.'),
+  model: Schema.string().default(DEFAULT_MODEL)
+    .description('Model id used when the agent\'s model ref carries none (`<name>:<model id>` overrides it).'),
+  timeout: Schema.natural().min(1).default(DEFAULT_TIMEOUT)
+    .description('Timeout of one HTTP attempt, in milliseconds.'),
+  maxRetries: Schema.natural().default(DEFAULT_MAX_RETRIES)
+    .description('Retries after a refused connection, a timeout, HTTP 408/409/429 or 5xx (with backoff; `Retry-After` is honoured).'),
+  temperature: Schema.number().min(0).max(2)
+    .description('Sampling temperature. Omitted: the server\'s default (some reasoning models accept only the default).'),
+  headers: Schema.dict(Schema.string()).role('table')
+    .description('Extra HTTP headers sent with every request (e.g. `HTTP-Referer` for OpenRouter).'),
+  maxTokensParam: Schema.union([
+    Schema.const('auto').description('`max_completion_tokens` for api.openai.com, `max_tokens` elsewhere'),
+    Schema.const('max_tokens').description('`max_tokens` (local servers, most compatible APIs)'),
+    Schema.const('max_completion_tokens').description('`max_completion_tokens` (OpenAI reasoning models)'),
+  ]).default('auto')
+    .description('Request field that carries an agent\'s token limit.'),
+})
+
+/** The same rule `ctx.agents.registerModel` applies; checked here so the error names the key. */
+const MODEL_NAME = /^[A-Za-z0-9_.\-/]{1,64}$/
+
+/**
+ * Fills in the environment defaults and checks what the schema cannot. Throws
+ * `ModelOpenAIError('INVALID_CONFIG')` whose message names the offending key.
+ */
+export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.env): OpenAIChatModelOptions & { name: string } {
+  const fail = (key: string, problem: string): never => {
+    throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "${key}" ${problem}`)
+  }
+  const modelName = config.name ?? 'openai'
+  if (!MODEL_NAME.test(modelName)) {
+    fail('name', `must be 1-64 of A-Z a-z 0-9 _ . - / (no ":"; it is the part before ":" in a model ref), got ${JSON.stringify(modelName)}.`)
+  }
+  const baseURL = (config.baseURL || env.OPENAI_BASE_URL || DEFAULT_BASE_URL).trim()
+  let url: URL | undefined
+  try {
+    url = new URL(baseURL)
+  } catch {}
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    fail('baseURL', `must be an http(s) URL such as https://api.openai.com/v1, got ${JSON.stringify(url ? displayEndpoint(baseURL) : baseURL.slice(0, 100))}${config.baseURL ? '' : ' (from OPENAI_BASE_URL)'}.`)
+  }
+  const model = (config.model ?? DEFAULT_MODEL).trim()
+  if (!model) fail('model', 'must be a non-empty model id.')
+  const timeout = config.timeout ?? DEFAULT_TIMEOUT
+  if (!Number.isInteger(timeout) || timeout < 1) fail('timeout', `must be a positive integer (milliseconds), got ${timeout}.`)
+  const maxRetries = config.maxRetries ?? DEFAULT_MAX_RETRIES
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) fail('maxRetries', `must be a non-negative integer, got ${maxRetries}.`)
+  for (const [header, value] of Object.entries(config.headers ?? {})) {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) fail('headers', `has an invalid header name ${JSON.stringify(header)}.`)
+    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) fail('headers', `has an invalid value for "${header}".`)
+  }
+  const options: OpenAIChatModelOptions & { name: string } = {
+    name: modelName,
+    baseURL,
+    apiKey: config.apiKey ?? env.OPENAI_API_KEY ?? '',
+    model,
+    timeout,
+    maxRetries,
+    maxTokensParam: config.maxTokensParam ?? 'auto',
+  }
+  if (config.temperature !== undefined) options.temperature = config.temperature
+  if (config.headers && Object.keys(config.headers).length) options.headers = { ...config.headers }
+  return options
+}
+
+export function apply(ctx: Context, config: Config) {
+  const { name: modelName, ...options } = resolveConfig(config)
+  const logger = ctx.logger('model-openai')
+  const model = new OpenAIChatModel({ ...options, logger })
+  ctx.agents.registerModel(modelName, model)
+  logger.debug('registered model "%s" → %s (default model id "%s")', modelName, model.endpoint, model.model)
+}
