@@ -77,18 +77,29 @@ export class Agent {
     return !!this.disposal
   }
 
-  /** Runs one turn. Rejects only for misuse (`BUSY`, `DISPOSED`, `INVALID_PROMPT`); model and tool failures end in a stop reason. */
+  /** Runs one turn. Rejects only for misuse (`BUSY`, `DISPOSED`, `INVALID_PROMPT`, `INVALID_OPTIONS`); model and tool failures end in a stop reason. */
   async run(prompt: string, options: RunOptions = {}): Promise<RunResult> {
     if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
     if (this.current) throw new AgentError('BUSY', `Agent ${this.id} is already running a turn; wait for it or abort it first.`)
     if (typeof prompt !== 'string') throw new AgentError('INVALID_PROMPT', 'The prompt must be a string.')
+    if (options === null || typeof options !== 'object') throw new AgentError('INVALID_OPTIONS', 'run() takes an options object { signal?, onEvent? }.')
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+      throw new AgentError('INVALID_OPTIONS', 'options.signal must be an AbortSignal (e.g. new AbortController().signal).')
+    }
+    if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
+      throw new AgentError('INVALID_OPTIONS', 'options.onEvent must be a function.')
+    }
     const controller = new AbortController()
     const onAbort = () => controller.abort(options.signal?.reason)
     if (options.signal?.aborted) controller.abort(options.signal.reason)
     else options.signal?.addEventListener('abort', onAbort, { once: true })
-    const done = this.turn(prompt, controller.signal, options.onEvent)
-    this.current = { controller, done }
+    // Mark the agent busy before the turn starts: the turn runs synchronously up to its first
+    // await (events, the model call), and a run started from there must see BUSY.
+    const current: { controller: AbortController; done: Promise<unknown> } = { controller, done: Promise.resolve() }
+    this.current = current
     try {
+      const done = this.turn(prompt, controller.signal, options.onEvent)
+      current.done = done
       return await done
     } finally {
       options.signal?.removeEventListener('abort', onAbort)
@@ -110,7 +121,10 @@ export class Agent {
   }
 
   private async turn(prompt: string, signal: AbortSignal, onEvent?: (event: AgentEvent) => void): Promise<RunResult> {
+    let ended = false
     const emit = (event: AgentEvent) => {
+      // Nothing is reported after the turn ended (e.g. a late onUpdate from a tool that ignored the abort).
+      if (ended) return
       try {
         onEvent?.(event)
       } catch {
@@ -119,6 +133,7 @@ export class Agent {
     }
     const state = { text: '', steps: 0, toolCalls: 0, own: emptyUsage(), delegated: emptyUsage() }
     const finish = (stopReason: StopReason, diagnostic?: string): RunResult => {
+      ended = true
       this.transcript.endTurn()
       const result: RunResult = {
         text: state.text,
@@ -239,11 +254,21 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   })
 }
 
+const FINISH_REASONS = new Set<string>(['stop', 'tool-calls', 'length', 'refusal', 'error', 'other'])
+
 function normalizeResponse(response: GenerateResponse): GenerateResponse {
   if (!response || typeof response !== 'object') throw new Error('the model returned no response')
   const toolCalls = Array.isArray(response.toolCalls) ? response.toolCalls : []
-  const finishReason = response.finishReason ?? (toolCalls.length ? 'tool-calls' : 'stop')
-  return { ...response, text: typeof response.text === 'string' ? response.text : '', toolCalls, finishReason }
+  const raw: unknown = response.finishReason
+  const normalized = { ...response, text: typeof response.text === 'string' ? response.text : '', toolCalls }
+  if (raw === undefined || raw === null) {
+    normalized.finishReason = toolCalls.length ? 'tool-calls' : 'stop'
+  } else if (!FINISH_REASONS.has(raw as string)) {
+    // An adapter bug must not pass for success: an unknown reason is an `error` stop.
+    normalized.finishReason = 'other'
+    normalized.diagnostic ??= finishDiagnostic(String(raw) as GenerateResponse['finishReason'])
+  }
+  return normalized
 }
 
 function finishDiagnostic(reason: GenerateResponse['finishReason']): string {

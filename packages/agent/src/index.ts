@@ -21,7 +21,7 @@ declare module 'cordis' {
 export interface CreateAgentOptions {
   /** Model ref `name` or `name:modelId`. Default: the parent's model, else the configured default. */
   model?: string
-  /** System prompt. Default: the configured deployment persona. */
+  /** System prompt. Default: the configured deployment persona (not the parent's persona). */
   persona?: string
   /** The tools the agent may call. Default: the parent's view, else every registered tool. */
   tools?: ToolView
@@ -43,7 +43,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   static inject = ['tools']
   static Config: Schema<AgentRuntime.Config> = Schema.object({
     model: Schema.string().description('Default model ref (`name` or `name:modelId`) for agents that do not name one.'),
-    persona: Schema.string().role('textarea').description('Deployment persona: the system prompt of root agents.'),
+    persona: Schema.string().role('textarea').description('Deployment persona: the system prompt of every agent created without its own persona (a child does not inherit its parent\'s persona).'),
     maxSteps: Schema.natural().min(1).default(25).description('Most model calls in one turn before it stops with `max-steps`.'),
     maxTokens: Schema.natural().min(1).description('Output token limit passed to the model per call.'),
     cwd: Schema.string().description('Working directory of root agents (default: the process cwd).'),
@@ -105,6 +105,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   }
 
   create(options: CreateAgentOptions = {}): Agent {
+    checkOptions(options)
     const { parent } = options
     if (parent !== undefined && !(parent instanceof Agent)) {
       throw new AgentError('INVALID_OPTIONS', 'options.parent must be an Agent created by ctx.agents.')
@@ -130,11 +131,48 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   }
 }
 
+const ROLES = new Set(['user', 'assistant', 'tool'])
+
+/** Catches misuse at `create`, where it is easy to trace, rather than as an odd failure mid-run. */
+function checkOptions(options: CreateAgentOptions): void {
+  if (options === null || typeof options !== 'object') {
+    throw new AgentError('INVALID_OPTIONS', 'create() takes an options object.')
+  }
+  for (const key of ['model', 'persona', 'cwd', 'label'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'string') {
+      throw new AgentError('INVALID_OPTIONS', `options.${key} must be a string, got ${typeof options[key]}.`)
+    }
+  }
+  const { maxTokens, tools, seed } = options
+  if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1)) {
+    throw new AgentError('INVALID_OPTIONS', `options.maxTokens must be a positive integer, got ${maxTokens}.`)
+  }
+  if (tools !== undefined && !isToolView(tools)) {
+    throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
+  }
+  if (seed !== undefined) {
+    if (!Array.isArray(seed)) throw new AgentError('INVALID_OPTIONS', 'options.seed must be an array of transcript messages.')
+    seed.forEach((message, i) => {
+      if (!message || !ROLES.has(message.role) || typeof message.content !== 'string') {
+        throw new AgentError('INVALID_OPTIONS', `options.seed[${i}] is not a transcript message ({ role: 'user' | 'assistant' | 'tool', content: string }).`)
+      }
+    })
+  }
+}
+
+function isToolView(value: unknown): value is ToolView {
+  const view = value as ToolView | null
+  return !!view && typeof view === 'object' && typeof view.list === 'function'
+    && typeof view.execute === 'function' && typeof view.restrict === 'function' && typeof view.has === 'function'
+}
+
 /** undefined when unset, null when set to something that is not a depth. */
 function depthFromEnv(value: string | undefined): number | undefined | null {
-  if (value === undefined || value === '') return undefined
-  const depth = Number(value)
-  return Number.isInteger(depth) && depth >= 0 ? depth : null
+  if (value === undefined || !value.trim()) return undefined
+  // Decimal digits only: Number() would also accept ' ', '0x2' and '1e1'.
+  if (!/^\d+$/.test(value.trim())) return null
+  const depth = Number(value.trim())
+  return Number.isSafeInteger(depth) ? depth : null
 }
 
 export namespace AgentRuntime {

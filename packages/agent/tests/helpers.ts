@@ -1,0 +1,110 @@
+import { Context } from 'cordis'
+import { z } from 'zod'
+import ToolRegistry, { type Tool, type ToolInputSchema } from '@cordis-subagents/tools'
+import AgentRuntime, { type ChatModel, type Message } from '@cordis-subagents/agent'
+
+export const FAILED = 3
+
+export interface Setup {
+  ctx: Context
+  errors: unknown[]
+  warnings: unknown[]
+}
+
+/**
+ * A started root context with the real `ctx.tools` and `ctx.agents` plugins, collecting every
+ * `internal/error` and `internal/warning` it reports.
+ */
+export async function setup(config: AgentRuntime.Config = {}): Promise<Setup> {
+  const ctx = new Context()
+  const errors: unknown[] = []
+  const warnings: unknown[] = []
+  ctx.on('internal/error', (error) => { errors.push(error) })
+  ctx.on('internal/warning', (warning) => { warnings.push(warning) })
+  ctx.plugin(ToolRegistry)
+  ctx.plugin(AgentRuntime, config)
+  await ctx.start()
+  await ctx.lifecycle.flush()
+  return { ctx, errors, warnings }
+}
+
+/** A fresh plugin (never de-duplicated by cordis) that registers a model in its own scope. */
+export function modelPlugin(name: string, model: ChatModel) {
+  return {
+    name: `model-${name}`,
+    inject: ['agents'],
+    apply(ctx: Context) {
+      ctx.agents.registerModel(name, model)
+    },
+  }
+}
+
+/** A fresh plugin that registers the given tools in its own scope. */
+export function toolPlugin(...tools: Tool<any>[]) {
+  return {
+    name: 'test-tools',
+    inject: ['tools'],
+    apply(ctx: Context) {
+      for (const tool of tools) ctx.tools.register(tool)
+    },
+  }
+}
+
+export const textInput = z.object({ text: z.string() })
+
+export function makeTool(name: string, overrides: Partial<Tool<ToolInputSchema>> = {}): Tool<typeof textInput> {
+  return {
+    name,
+    description: `The ${name} tool.`,
+    input: textInput,
+    execute: ({ text }) => ({ content: `${name}:${text}` }),
+    ...overrides,
+  } as Tool<typeof textInput>
+}
+
+export interface Deferred<T = void> {
+  promise: Promise<T>
+  resolve(value: T): void
+  reject(reason: unknown): void
+  settled: boolean
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void
+  let reject!: (reason: unknown) => void
+  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
+  const result: Deferred<T> = {
+    promise,
+    settled: false,
+    resolve: (value) => { result.settled = true; resolve(value) },
+    reject: (reason) => { result.settled = true; reject(reason) },
+  }
+  return result
+}
+
+/** Waits a few macrotasks so pending promise chains settle (no timers are left behind). */
+export async function tick(times = 3): Promise<void> {
+  for (let i = 0; i < times; i++) await new Promise<void>((resolve) => setImmediate(resolve))
+}
+
+/**
+ * True when every assistant tool call has exactly one tool result after it, and no tool result
+ * answers an unknown call: the transcript is a valid seed for any chat API.
+ */
+export function isBalanced(messages: readonly Message[]): boolean {
+  const open = new Set<string>()
+  const answered = new Set<string>()
+  for (const message of messages) {
+    if (message.role === 'assistant') {
+      if (open.size) return false // a new assistant message before the previous calls were answered
+      for (const call of message.toolCalls ?? []) open.add(call.id)
+    } else if (message.role === 'tool') {
+      if (!open.has(message.toolCallId) || answered.has(message.toolCallId)) return false
+      open.delete(message.toolCallId)
+      answered.add(message.toolCallId)
+    } else if (open.size) {
+      return false
+    }
+  }
+  return open.size === 0
+}
