@@ -148,6 +148,7 @@ export class Agent {
 
     this.transcript.beginTurn()
     this.transcript.push({ role: 'user', content: prompt })
+    if (signal.aborted) return finish('aborted', abortDiagnostic(signal))
     const resolved = this.host.resolveModel(this.model)
     if ('error' in resolved) return finish('error', resolved.error)
 

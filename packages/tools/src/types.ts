@@ -9,8 +9,8 @@ export interface Usage {
 }
 
 /**
- * Who is calling a tool. `@cordis-subagents/agent` augments this interface so that,
- * wherever that package is loaded, `exec.agent` is typed as its `Agent`.
+ * Who is calling a tool. When an agent from `@cordis-subagents/agent` runs the tool, this is
+ * that `Agent` (the registry sits below the agent package, so it only names what it needs).
  */
 export interface ToolCaller {
   readonly id: string
