@@ -1,0 +1,265 @@
+#!/usr/bin/env node
+/**
+ * The quick start CLI: `npm start -- [--json] [--interactive] [--config file] [--verbose] [task]`.
+ * Boots the app from cordis.yml through @cordisjs/loader, runs the task on a root agent while it
+ * prints a live delegation tree, then the answer and a usage line.
+ */
+import { watch, type FSWatcher } from 'node:fs'
+import { resolve } from 'node:path'
+import { createInterface } from 'node:readline'
+import { Logger } from 'cordis'
+import type { Agent, AgentEvent, RunResult } from '@cordis-subagents/agent'
+import type { SubagentOutcome, SubagentRunInfo, SubagentUpdate } from '@cordis-subagents/subagents-service'
+import type { Usage } from '@cordis-subagents/tools'
+import { type App, DEFAULT_CONFIG, startApp } from './app.js'
+
+export const DEFAULT_TASK = 'Which packages make up this repository, and how do they depend on each other? Also report the root workspace scripts.'
+
+interface Options {
+  json: boolean
+  interactive: boolean
+  verbose: boolean
+  config: string
+  task: string
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = { json: false, interactive: false, verbose: false, config: DEFAULT_CONFIG, task: '' }
+  const words: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (arg === '--json') options.json = true
+    else if (arg === '--interactive' || arg === '-i') options.interactive = true
+    else if (arg === '--verbose' || arg === '-v') options.verbose = true
+    else if (arg === '--config') options.config = resolve(argv[++i] ?? DEFAULT_CONFIG)
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write('usage: npm start -- [--json] [--interactive] [--config cordis.yml] [--verbose] [task]\n')
+      process.exit(0)
+    } else words.push(arg)
+  }
+  options.task = words.join(' ').trim() || DEFAULT_TASK
+  return options
+}
+
+const tokens = (usage: Usage) => usage.inputTokens + usage.outputTokens
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`
+
+interface Node {
+  info: SubagentRunInfo
+  tool: string
+  steps: number
+  toolCalls: string[]
+  outcome?: SubagentOutcome
+}
+
+/** Follows `subagent/*` events and the root agent's own events; prints them as they happen. */
+class Tree {
+  readonly nodes = new Map<string, Node>()
+  /** Tool name per delegation label, learned from the parent's tool calls. */
+  private readonly toolByLabel = new Map<string, string>()
+  private lastOutput = Date.now()
+  private readonly started = Date.now()
+  private heartbeat?: NodeJS.Timeout
+
+  constructor(private readonly app: App, private readonly print: ((line: string) => void) | undefined) {
+    const { ctx } = app
+    ctx.on('subagent/start', (info) => {
+      const tool = this.toolByLabel.get(info.label ?? '') ?? `provider ${info.provider}`
+      this.nodes.set(info.runId, { info, tool, steps: 0, toolCalls: [] })
+      this.line(info.depth, `┌ ${tool} → ${info.provider}: "${info.label ?? ''}" started${info.childId ? ` (${info.childId})` : ''}`)
+    })
+    ctx.on('subagent/update', (info, update: SubagentUpdate) => {
+      const node = this.nodes.get(info.runId)
+      if (!node) return
+      if (update.kind === 'step') {
+        node.steps = Math.max(node.steps, update.step ?? node.steps + 1)
+      } else if (update.kind === 'tool-call') {
+        node.toolCalls.push(update.tool ?? '?')
+        const step = update.step || node.steps
+        this.line(info.depth, `│ ${info.label ?? info.runId} · ${step ? `step ${step} · ` : ''}calls ${update.tool ?? 'a tool'}`)
+      } else if (update.kind === 'tool-result' && update.isError) {
+        this.line(info.depth, `│ ${info.label ?? info.runId} · ${update.tool ?? 'tool'} failed`)
+      }
+    })
+    ctx.on('subagent/end', (info, outcome) => {
+      const node = this.nodes.get(info.runId)
+      if (node) node.outcome = outcome
+      const calls = node ? `, ${node.steps} steps, ${node.toolCalls.length} tool calls` : ''
+      this.line(info.depth, `└ ${info.label ?? info.runId}: ${outcome.stopReason} in ${seconds(outcome.durationMs)}${calls}`)
+    })
+  }
+
+  /** The root agent's own events. */
+  onRootEvent = (event: AgentEvent) => {
+    if (event.type === 'tool-call') {
+      const input = event.call.input as { description?: unknown } | undefined
+      if (event.call.name.startsWith('subagent') && typeof input?.description === 'string') {
+        this.toolByLabel.set(input.description.trim(), event.call.name)
+      } else {
+        this.line(0, `· main · step ${event.step} · calls ${event.call.name} ${JSON.stringify(event.call.input)}`)
+      }
+    } else if (event.type === 'text' && event.text.trim() && this.print) {
+      const first = event.text.trim().split('\n')[0]
+      this.line(0, `· main · step ${event.step}: ${first.length > 100 ? first.slice(0, 100) + '…' : first}`)
+    }
+  }
+
+  private line(depth: number, text: string) {
+    if (!this.print) return
+    this.lastOutput = Date.now()
+    this.print(`[${seconds(Date.now() - this.started).padStart(5)}] ${'  '.repeat(Math.max(depth, 0))}${text}`)
+  }
+
+  startHeartbeat() {
+    if (!this.print) return
+    this.heartbeat = setInterval(() => {
+      if (Date.now() - this.lastOutput < 5000) return
+      const live = [...this.nodes.values()].filter((node) => !node.outcome).map((node) => `"${node.info.label}"`)
+      this.line(0, `… still working${live.length ? ` (waiting for ${live.join(', ')})` : ''}`)
+    }, 1000)
+    this.heartbeat.unref()
+  }
+
+  stopHeartbeat() {
+    clearInterval(this.heartbeat)
+  }
+
+  delegations() {
+    return [...this.nodes.values()].map((node) => ({
+      runId: node.info.runId,
+      tool: node.tool,
+      provider: node.info.provider,
+      label: node.info.label,
+      depth: node.info.depth,
+      parentId: node.info.parentId,
+      childId: node.info.childId,
+      steps: node.steps,
+      toolCalls: node.toolCalls,
+      stopReason: node.outcome?.stopReason,
+      durationMs: node.outcome?.durationMs,
+      usage: node.outcome?.usage,
+      output: node.outcome?.output,
+    }))
+  }
+}
+
+function usageLine(agent: Agent, result: RunResult, ms: number, delegations: number): string {
+  const { own, delegated } = agent.usage
+  return `usage: parent ${tokens(own)} tokens (in ${own.inputTokens} / out ${own.outputTokens}) · delegated ${tokens(delegated)} tokens across ${delegations} delegation${delegations === 1 ? '' : 's'} · total ${tokens(agent.usage.total)} · ${result.steps} steps · ${seconds(ms)}`
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2))
+  // cordis logs go to stderr (stdout carries the tree, the answer or the JSON object).
+  for (const target of Logger.targets) target.print = (text: string) => process.stderr.write(text + '\n')
+  Logger.levels.base = options.verbose ? 3 : 1
+  const out = (line: string) => process.stdout.write(line + '\n')
+
+  const app = await startApp(options.config)
+  const { ctx, loader } = app
+  // The CLI never rewrites the user's cordis.yml (the loader would write its simplified form back).
+  if (loader.file) loader.file.write = () => {}
+  const agent = ctx.agents.create({ label: 'main' })
+  const tree = new Tree(app, options.json ? undefined : out)
+
+  let current: AbortController | undefined
+  let shuttingDown: Promise<void> | undefined
+  let watcher: FSWatcher | undefined
+  const shutdown = (code: number) => (shuttingDown ??= (async () => {
+    current?.abort(new Error('interrupted (Ctrl-C)'))
+    watcher?.close()
+    tree.stopHeartbeat()
+    await agent.dispose()
+    await app.stop()
+    await reapAcp()
+    process.exit(code)
+  })())
+  process.on('SIGINT', () => {
+    if (!options.json) out('\n^C: cancelling in-flight delegations and shutting down…')
+    void shutdown(0)
+  })
+  process.on('SIGTERM', () => void shutdown(0))
+
+  const runTurn = async (task: string) => {
+    if (!options.json) {
+      out(`task: ${task}`)
+      out(`tools: ${ctx.tools.list().map((tool) => tool.name).join(', ')}`)
+    }
+    const before = { own: { ...agent.usage.own }, delegated: { ...agent.usage.delegated } }
+    const started = Date.now()
+    current = new AbortController()
+    tree.startHeartbeat()
+    const result = await agent.run(task, { signal: current.signal, onEvent: tree.onRootEvent })
+    tree.stopHeartbeat()
+    current = undefined
+    const ms = Date.now() - started
+    if (options.json) {
+      out(JSON.stringify({
+        task,
+        answer: result.text,
+        stopReason: result.stopReason,
+        ...(result.diagnostic ? { diagnostic: result.diagnostic } : {}),
+        steps: result.steps,
+        toolCalls: result.toolCalls,
+        durationMs: ms,
+        usage: { own: agent.usage.own, delegated: agent.usage.delegated, total: agent.usage.total, before },
+        delegations: tree.delegations(),
+      }))
+    } else {
+      out('')
+      out(`answer${result.stopReason === 'completed' ? '' : ` (${result.stopReason}${result.diagnostic ? `: ${result.diagnostic}` : ''})`}:`)
+      out(result.text || '(no text)')
+      out('')
+      out(usageLine(agent, result, ms, tree.nodes.size))
+    }
+    return result
+  }
+
+  if (!options.interactive) {
+    const result = await runTurn(options.task)
+    await shutdown(result.stopReason === 'completed' ? 0 : 1)
+    return
+  }
+
+  // Interactive: a multi-turn conversation, hot reload of cordis.yml.
+  ctx.on('tools/changed', (name, change) => {
+    const spec = ctx.tools.list().find((tool) => tool.name === name)
+    out(`[reload] tool ${name} ${change === 'added' ? 'registered' : 'unregistered'}${spec ? `: ${spec.description}` : ''}`)
+  })
+  let debounce: NodeJS.Timeout | undefined
+  watcher = watch(options.config, () => {
+    clearTimeout(debounce)
+    debounce = setTimeout(() => {
+      out(`[reload] ${options.config} changed; refreshing`)
+      loader.refresh().catch((error) => out(`[reload] failed: ${error}`))
+    }, 150)
+  })
+  const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: '> ' })
+  rl.on('SIGINT', () => process.emit('SIGINT'))
+  rl.on('close', () => void shutdown(0))
+  out(`interactive: type a task (empty line = the demo question); edit ${options.config} to hot-reload; Ctrl-C or Ctrl-D to quit.`)
+  let first = true
+  const ask = () => rl.prompt()
+  rl.on('line', async (line) => {
+    rl.pause()
+    const task = line.trim() || (first ? options.task : 'Which package has the most internal dependencies?')
+    first = false
+    await runTurn(task)
+    rl.resume()
+    ask()
+  })
+  ask()
+}
+
+/** Waits (bounded) until provider-acp has no live agent process group left. */
+async function reapAcp() {
+  try {
+    const { liveProcessGroups } = await import('@cordis-subagents/provider-acp')
+    for (let i = 0; i < 100 && liveProcessGroups().length; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  } catch {}
+}
+
+main().catch((error) => {
+  process.stderr.write(`quickstart: ${error?.stack ?? error}\n`)
+  process.exit(1)
+})
