@@ -33,7 +33,7 @@ ctx.plugin(AgentRuntime, {
   model: useOpenAI ? 'openai' : 'demo',
 })
 if (useOpenAI) ctx.plugin(await import('@cordis-subagents/model-openai'), { name: 'openai' })
-else ctx.plugin(demoModel, { name: 'demo', delay: 120 })
+else ctx.plugin(demoModel, { name: 'demo' })
 ctx.plugin(workspaceTools, {} as any)
 await ctx.start()
 await ctx.lifecycle.flush()

@@ -17,12 +17,12 @@ export const inject = ['agents']
 
 export interface Config {
   name: string
-  delay: number
+  delay?: number
 }
 
 export const Config: Schema<Config> = Schema.object({
   name: Schema.string().default('demo').description('Name the model is registered under.'),
-  delay: Schema.natural().default(120).description('Milliseconds each reply takes, so progress is visible.'),
+  delay: Schema.natural().description('Milliseconds each reply takes, so progress is visible. Default: `QUICKSTART_DEMO_DELAY`, else 120.'),
 })
 
 export const PACKAGES_PROMPT = 'Read the package.json of each of these packages'
@@ -30,7 +30,7 @@ export const ROOT_PROMPT = 'Read the root package.json of the workspace'
 export const FORK_PROMPT = 'From the package summary you gave earlier'
 
 export function apply(ctx: Context, config: Config) {
-  const delay = config.delay ?? 120
+  const delay = config.delay ?? (Number(process.env.QUICKSTART_DEMO_DELAY) || 120)
   const model = new ScriptedModel(async (request) => {
     if (delay) await sleep(delay, request.signal)
     return withUsage(request, respond(request))

@@ -1,0 +1,89 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+export const QUICKSTART = fileURLToPath(new URL('../examples/quickstart/', import.meta.url))
+export const CLI = fileURLToPath(new URL('../examples/quickstart/lib/cli.js', import.meta.url))
+
+/** Builds the quick start (and what it references) so lib/ is current; a no-op when up to date. */
+export function buildQuickstart() {
+  execFileSync(process.execPath, [fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)), '-b', 'examples/quickstart'], {
+    cwd: ROOT, stdio: 'pipe',
+  })
+}
+
+/** The environment of this process without OPENAI_* (so the quick start stays offline). */
+export function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('OPENAI_')) env[key] = value
+  delete env.SUBAGENT_DEPTH
+  return { ...env, ...extra }
+}
+
+export interface Cli {
+  child: ChildProcess
+  stdout(): string
+  stderr(): string
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>
+  /** Resolves once stdout matches. Rejects if the process exits first. */
+  waitFor(pattern: RegExp, timeout?: number): Promise<RegExpMatchArray>
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv = offlineEnv()): Cli {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  const waiters = new Set<() => void>()
+  child.stdout!.on('data', (chunk) => { out += chunk; for (const wake of waiters) wake() })
+  child.stderr!.on('data', (chunk) => { err += chunk })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => { resolve(code); for (const wake of waiters) wake() }))
+  let done = false
+  exited.then(() => { done = true })
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitFor(pattern, timeout = 15_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => { waiters.delete(check); reject(new Error(`timed out waiting for ${pattern}; stdout so far:\n${out}\nstderr:\n${err}`)) }, timeout)
+        const check = () => {
+          const match = out.match(pattern)
+          if (match) { clearTimeout(timer); waiters.delete(check); resolve(match) }
+          else if (done) { clearTimeout(timer); waiters.delete(check); reject(new Error(`process exited before ${pattern}; stdout:\n${out}\nstderr:\n${err}`)) }
+        }
+        waiters.add(check)
+        check()
+      })
+    },
+  }
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Command lines of running processes that mention `needle`. */
+export function processesMatching(needle: string): string[] {
+  try {
+    return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+      .split('\n').filter((line) => line.includes(needle) && !line.includes(' ps -eo '))
+  } catch {
+    return []
+  }
+}
+
+export async function eventually(check: () => boolean, timeout = 5000): Promise<boolean> {
+  const deadline = Date.now() + timeout
+  while (Date.now() < deadline) {
+    if (check()) return true
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  return check()
+}

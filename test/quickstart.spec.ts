@@ -1,0 +1,99 @@
+// The quick start as a user runs it (`npm start` = build, then the built CLI), offline.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect } from 'chai'
+import { alive, buildQuickstart, eventually, offlineEnv, processesMatching, QUICKSTART, runCli } from './helpers.js'
+
+describe('quick start (examples/quickstart, offline)', function () {
+  this.timeout(60_000)
+
+  before(() => buildQuickstart())
+
+  it('prints a live delegation tree, the aggregated answer and a usage line, exits 0 and leaves no ACP process', async () => {
+    const cli = runCli([])
+    const code = await cli.exited
+    const out = cli.stdout()
+    expect(code, cli.stderr()).to.equal(0)
+    // The live tree: both spawn delegations and the ACP delegation, with child tool calls and times.
+    expect(out).to.match(/┌ subagent → spawn: "Summarize packages, part 1 of 2" started/)
+    expect(out).to.match(/┌ subagent → spawn: "Summarize packages, part 2 of 2" started/)
+    expect(out).to.match(/┌ subagent_acp → acp: "Root workspace scripts \(separate process\)" started/)
+    expect(out).to.match(/│ Summarize packages, part 1 of 2 · step 1 · calls read_file/)
+    expect(out).to.match(/└ Summarize packages, part 2 of 2: completed in \d+\.\ds, 2 steps, \d+ tool calls/)
+    // The answer comes from real tool output: every package.json under packages/ was read.
+    const answer = out.slice(out.indexOf('\nanswer:\n'))
+    expect(answer).to.include('- @cordis-subagents/tools: no internal dependencies')
+    expect(answer).to.include('- @cordis-subagents/provider-fork: depends on subagents-service, agent, provider-spawn')
+    // The ACP child is our own agent in another process, one level deeper (SUBAGENT_DEPTH).
+    const acp = answer.match(/npm scripts [^\n]*\(answered at depth 1, pid (\d+)\)/)
+    expect(acp, out).to.not.equal(null)
+    expect(Number(acp![1])).to.not.equal(cli.child.pid)
+    expect(out).to.match(/usage: parent \d+ tokens \(in \d+ \/ out \d+\) · delegated \d+ tokens across 3 delegations · total \d+ · 3 steps · \d+\.\ds/)
+    expect(alive(Number(acp![1]))).to.equal(false)
+    expect(processesMatching('acp-agent.js')).to.deep.equal([])
+  })
+
+  it('--json prints exactly one JSON object with the answer, usage and delegations', async () => {
+    const cli = runCli(['--json', 'Which packages are there?'])
+    expect(await cli.exited, cli.stderr()).to.equal(0)
+    const result = JSON.parse(cli.stdout())
+    expect(result.task).to.equal('Which packages are there?')
+    expect(result.stopReason).to.equal('completed')
+    expect(result.answer).to.include('@cordis-subagents/subagent-tool: depends on tools, subagents-service, agent')
+    expect(result.delegations.map((d: any) => `${d.tool}→${d.provider}:${d.stopReason}`).sort())
+      .to.deep.equal(['subagent_acp→acp:completed', 'subagent→spawn:completed', 'subagent→spawn:completed'])
+    expect(result.delegations.every((d: any) => d.depth === 1)).to.equal(true)
+    expect(result.usage.delegated.inputTokens).to.be.greaterThan(0)
+    expect(result.usage.total.inputTokens).to.equal(result.usage.own.inputTokens + result.usage.delegated.inputTokens)
+  })
+
+  it('Ctrl-C while children run cancels them, reaps the ACP process and exits 0', async () => {
+    // Slow replies keep the children in flight long enough to interrupt them.
+    const cli = runCli([], offlineEnv({ QUICKSTART_DEMO_DELAY: '1500' }))
+    const [, pid] = await cli.waitFor(/subagent_acp → acp: .* started \(session-(\d+)-1\)/, 30_000)
+    expect(alive(Number(pid))).to.equal(true)
+    cli.child.kill('SIGINT')
+    expect(await cli.exited, cli.stderr()).to.equal(0)
+    expect(cli.stdout()).to.include('cancelling in-flight delegations')
+    expect(cli.stdout()).to.not.include('\nanswer:\n')
+    expect(await eventually(() => !alive(Number(pid)))).to.equal(true)
+  })
+
+  describe('--interactive', () => {
+    let dir: string
+    before(() => {
+      dir = mkdtempSync(join(tmpdir(), 'quickstart-'))
+    })
+    after(() => rmSync(dir, { recursive: true, force: true }))
+
+    it('keeps a conversation (the second turn forks), hot-reloads an edited provider and quits on end of input', async () => {
+      // A copy of the shipped cordis.yml (the ACP agent path made absolute, since the copy moved).
+      const config = join(dir, 'cordis.yml')
+      const shipped = readFileSync(join(QUICKSTART, 'cordis.yml'), 'utf8')
+      const copy = shipped.replace(/!!js "decodeURIComponent\(new URL\('lib\/acp-agent\.js', loader\.url\)\.pathname\)"/, JSON.stringify(join(QUICKSTART, 'lib/acp-agent.js')))
+      expect(copy).to.not.equal(shipped)
+      writeFileSync(config, copy)
+      const cli = runCli(['--interactive', '--config', config])
+      await cli.waitFor(/^> /m)
+      cli.child.stdin!.write('\n')
+      await cli.waitFor(/usage: parent [^\n]*3 steps/)
+      cli.child.stdin!.write('Which package has the most internal dependencies?\n')
+      await cli.waitFor(/┌ subagent_fork → fork: "Rank packages by dependencies" started/)
+      // The forked child inherited the first turn and answers from it.
+      await cli.waitFor(/From the forked subagent \(it inherited our earlier turns\):\nUsing the \d+ messages I inherited: @cordis-subagents\/provider-fork has the most internal dependencies \(3\); @cordis-subagents\/tools depend on no other package of ours\./)
+
+      // Hot reload: describe the fork provider differently; only subagent_fork re-registers.
+      const before = cli.stdout().length
+      writeFileSync(config, copy.replace(/(- id: fork\n\s+name: .*\n\s+config:\n\s+name: fork\n)/, '$1    description: a forked helper (v2)\n'))
+      await cli.waitFor(/\[reload\] tool subagent_fork registered: [^\n]*Runs on: a forked helper \(v2\)\./)
+      const reload = cli.stdout().slice(before)
+      expect(reload).to.include('[reload] tool subagent_fork unregistered')
+      expect(reload.match(/\[reload\] tool (\S+)/g)).to.deep.equal(['[reload] tool subagent_fork', '[reload] tool subagent_fork'])
+
+      cli.child.stdin!.end()
+      expect(await cli.exited, cli.stderr()).to.equal(0)
+      expect(processesMatching('acp-agent.js')).to.deep.equal([])
+    })
+  })
+})
