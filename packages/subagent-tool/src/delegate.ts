@@ -83,6 +83,15 @@ export async function delegate(
     return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${message}` }
   }
 
+  // Once cancelled (parent abort, timeout, unload), dispose at once as well: the provider gets
+  // `cancel` first, and the service settles a result the provider leaves pending when its dispose
+  // returns, so a provider that ignores `cancel` cannot hang the call past its timeout.
+  let disposal: Promise<void> | undefined
+  const dispose = () => disposal ??= run.dispose()
+  const onCancel = () => { dispose().catch(() => {}) }
+  if (controller.signal.aborted) onCancel()
+  else controller.signal.addEventListener('abort', onCancel, { once: true })
+
   let result: SubagentResult | undefined
   let resultError: unknown
   let disposeError: unknown
@@ -92,10 +101,11 @@ export async function delegate(
     resultError = error
   }
   try {
-    await run.dispose()
+    await dispose()
   } catch (error) {
     disposeError = error
   } finally {
+    controller.signal.removeEventListener('abort', onCancel)
     cleanup()
   }
 
@@ -126,7 +136,7 @@ export async function delegate(
     return {
       ...base,
       isError: true,
-      content: failureText('Subagent finished but could not be cleaned up.', errorText(disposeError), result.output, options.maxOutputBytes),
+      content: failureText('Subagent finished but could not be cleaned up.', errorText(disposeError), result.output, options.maxOutputBytes, true),
     }
   }
   const output = result.output.trim() ? capOutput(result.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'

@@ -1,6 +1,6 @@
 import { Context, Schema } from 'cordis'
 import { z } from 'zod'
-import type { SubagentProvider } from '@cordis-subagents/subagents-service'
+import { PROVIDER_NAME_PATTERN, type SubagentProvider } from '@cordis-subagents/subagents-service'
 import { TOOL_NAME_PATTERN } from '@cordis-subagents/tools'
 import { delegate, type DelegateOptions, type InFlight } from './delegate.js'
 import { describePrompt, describeTool, LABEL_DESCRIPTION } from './wording.js'
@@ -27,8 +27,11 @@ export interface Config {
 // object into `{}` and an omitted toolFilter into `{ allow: [] }`, which hides every tool.
 const unset = undefined as never
 
-export const Config: Schema<Config> = Schema.object({
-  provider: Schema.string().required().description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`).'),
+/** The longest delay Node's timers honour. */
+const MAX_TIMEOUT = 2_147_483_647
+
+export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> = Schema.object({
+  provider: Schema.string().pattern(PROVIDER_NAME_PATTERN).required().description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`).'),
   toolName: Schema.string().pattern(TOOL_NAME_PATTERN).default('subagent').description('Name of the tool the model sees. Must be unique across the app.'),
   agentOptions: Schema.object({
     model: Schema.string().description('Model ref for the child (`name` or `name:modelId`). Default: the parent\'s model.'),
@@ -39,7 +42,8 @@ export const Config: Schema<Config> = Schema.object({
     deny: Schema.array(String).default(unset).description('These tools are hidden from the child.'),
   }).default(unset).description('Narrows the tools the child can use. It can never see more than its parent.'),
   maxDepth: Schema.natural().description('Deepest allowed child depth (root agents are depth 0).'),
-  timeout: Schema.natural().default(30 * 60_000).description('Milliseconds before a delegation is cancelled; 0 means no limit.'),
+  // Node fires a timer longer than 2^31-1 ms at once, so a larger timeout would cancel every call.
+  timeout: Schema.natural().max(MAX_TIMEOUT).default(30 * 60_000).description('Milliseconds before a delegation is cancelled; 0 means no limit (at most 2147483647, about 24.8 days).'),
   maxOutputBytes: Schema.natural().min(1).default(1024 * 1024).description('Largest child output (UTF-8 bytes) returned to the parent; longer output is truncated with a note.'),
 })
 
@@ -59,6 +63,7 @@ export function apply(ctx: Context, config: Config) {
     maxOutputBytes: config.maxOutputBytes,
   }
   let unmount: (() => void) | undefined
+  let unloaded = false
 
   const mount = (provider: SubagentProvider) => {
     unmount?.()
@@ -71,11 +76,17 @@ export function apply(ctx: Context, config: Config) {
     unmount = reservation.register({
       name: config.toolName,
       description: describeTool(provider),
-      input: z.object({
-        description: z.string().trim().min(1).max(120).describe(LABEL_DESCRIPTION),
-        prompt: z.string().refine((text) => text.trim().length > 0, 'The prompt must not be empty.').describe(describePrompt(provider)),
+      // Strict: a misspelt or extra field is reported to the model instead of silently dropped.
+      input: z.strictObject({
+        description: z.string().trim().min(1, 'The description must not be empty.').max(120, 'The description must be at most 120 characters.').describe(LABEL_DESCRIPTION),
+        prompt: z.string().min(1, { message: 'The prompt must not be empty.', abort: true })
+          .refine((text) => text.trim().length > 0, 'The prompt must not be only whitespace.').describe(describePrompt(provider)),
       }),
-      execute: (input, exec) => delegate(ctx.subagents, options, input, exec, inFlight),
+      execute: (input, exec) => {
+        // A call the registry looked up just before the unload must not start a run nobody owns.
+        if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
+        return delegate(ctx.subagents, options, input, exec, inFlight)
+      },
     })
     logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)
   }
@@ -95,6 +106,7 @@ export function apply(ctx: Context, config: Config) {
   else logger.info('tool "%s" waits for provider "%s" (registered: %s)', config.toolName, config.provider, ctx.subagents.list().map((p) => p.name).join(', ') || 'none')
 
   ctx.on('dispose', () => {
+    unloaded = true
     for (const run of [...inFlight]) run.cancel('unload')
   })
 }

@@ -12,12 +12,15 @@ export function capOutput(text: string, maxBytes: number): string {
 }
 
 export function headline(result: SubagentResult, cause: CancelCause | undefined, timeoutMs: number): string {
+  // A run we cancelled may end as `aborted` or, if the provider saw the cancel as a failure, as
+  // `error`: either way the cancel is the reason the caller needs to read first.
+  if (cause && (result.stopReason === 'aborted' || result.stopReason === 'error')) {
+    if (cause === 'timeout') return `Subagent timed out after ${formatMs(timeoutMs)} and was cancelled.`
+    if (cause === 'unload') return 'Subagent cancelled: the subagent tool was unloaded.'
+    return 'Subagent cancelled: the delegating call was aborted.'
+  }
   switch (result.stopReason) {
-    case 'aborted':
-      if (cause === 'timeout') return `Subagent timed out after ${formatMs(timeoutMs)} and was cancelled.`
-      if (cause === 'unload') return 'Subagent cancelled: the subagent tool was unloaded.'
-      if (cause === 'parent') return 'Subagent cancelled: the delegating call was aborted.'
-      return 'Subagent was aborted before it finished.'
+    case 'aborted': return 'Subagent was aborted before it finished.'
     case 'error': return 'Subagent failed.'
     case 'max-tokens': return 'Subagent ran out of output tokens before finishing.'
     case 'refusal': return 'Subagent refused the task.'
@@ -26,12 +29,13 @@ export function headline(result: SubagentResult, cause: CancelCause | undefined,
 }
 
 /** The text of a failed delegation: headline, diagnostic, and any partial output clearly labelled. */
-export function failureText(head: string, diagnostic: string | undefined, output: string, maxBytes: number): string {
+export function failureText(head: string, diagnostic: string | undefined, output: string, maxBytes: number, finished = false): string {
   const parts = [head]
   if (diagnostic) parts.push(`Diagnostic: ${diagnostic}`)
-  parts.push(output.trim()
-    ? `Partial output (the subagent did not finish; treat this as incomplete):\n${capOutput(output, maxBytes)}`
-    : 'No output was produced.')
+  const label = finished
+    ? 'Output (the subagent finished; only its cleanup failed):'
+    : 'Partial output (the subagent did not finish; treat this as incomplete):'
+  parts.push(output.trim() ? `${label}\n${capOutput(output, maxBytes)}` : 'No output was produced.')
   return parts.join('\n\n')
 }
 

@@ -20,7 +20,8 @@ export function describeTool(provider: Pick<SubagentProvider, 'inheritsParentCon
     'call this tool several times in the same step.',
   )
   const text = lines.join(' ')
-  return provider.description ? `${text} Runs on: ${provider.description}.` : text
+  const about = provider.description?.trim().replace(/[.\s]+$/, '')
+  return about ? `${text} Runs on: ${about}.` : text
 }
 
 export function describePrompt(provider: Pick<SubagentProvider, 'inheritsParentContext'>): string {

@@ -1,0 +1,264 @@
+import { Context, Logger, type ForkScope } from 'cordis'
+import ToolRegistry, { type ToolExecContext, type ToolResult, type ToolUpdate } from '@cordis-subagents/tools'
+import AgentRuntime, { type Agent, ScriptedModel, type ScriptedReply } from '@cordis-subagents/agent'
+import SubagentService, {
+  type ProviderCapabilities, type ProviderStartRequest, type SubagentResult, type SubagentRun,
+} from '@cordis-subagents/subagents-service'
+import * as SubagentTool from '@cordis-subagents/subagent-tool'
+
+export { SubagentTool }
+
+/** `fork.status` of a plugin whose apply (or config schema) threw: cordis `ScopeStatus.FAILED`. */
+export const FAILED = 3
+
+export interface Deferred<T = void> {
+  promise: Promise<T>
+  resolve(value: T): void
+  reject(reason: unknown): void
+  settled: boolean
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void
+  let reject!: (reason: unknown) => void
+  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
+  const result: Deferred<T> = {
+    promise,
+    settled: false,
+    resolve: (value) => { result.settled = true; resolve(value) },
+    reject: (reason) => { result.settled = true; reject(reason) },
+  }
+  return result
+}
+
+/** Lets pending promise chains settle (macrotask hops; no timers left behind). */
+export async function tick(times = 5): Promise<void> {
+  for (let i = 0; i < times; i++) await new Promise<void>((resolve) => setImmediate(resolve))
+}
+
+/** Waits (macrotask hops) until `check()` is true; throws after `limit` hops. */
+export async function until(check: () => boolean, what: string, limit = 2000): Promise<void> {
+  for (let i = 0; i < limit; i++) {
+    if (check()) return
+    await new Promise<void>((resolve) => setImmediate(resolve))
+  }
+  throw new Error(`gave up waiting until ${what}`)
+}
+
+/** Whether `promise` has settled once pending callbacks ran. */
+export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false
+  promise.then(() => { settled = true }, () => { settled = true })
+  await tick()
+  return settled
+}
+
+/** How many timers (`Timeout` resources) the process holds now. */
+export function timerCount(): number {
+  return process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length
+}
+
+export interface LogRecord {
+  name: string
+  type: string
+  content: string
+}
+
+export interface Harness {
+  ctx: Context
+  /** Every `internal/error` cordis reported. */
+  errors: unknown[]
+  /** Every record the loggers wrote (debug included), in order; not printed. */
+  logs: LogRecord[]
+  /** Records of the `subagent-tool` logger only. */
+  toolLogs(type?: string): LogRecord[]
+  stop(): Promise<void>
+}
+
+/** A started root context with the real `ctx.tools`, `ctx.agents` and `ctx.subagents`; logs captured. */
+export async function setup(): Promise<Harness> {
+  const logs: LogRecord[] = []
+  const saved = Logger.targets.splice(0, Logger.targets.length, {
+    levels: { base: 3 },
+    record(record) {
+      logs.push({ name: record.name, type: record.type, content: record.content })
+    },
+  })
+  const ctx = new Context()
+  const errors: unknown[] = []
+  ctx.on('internal/error', (error) => { errors.push(error) })
+  ctx.plugin(ToolRegistry)
+  ctx.plugin(AgentRuntime)
+  ctx.plugin(SubagentService)
+  await ctx.start()
+  await ctx.lifecycle.flush()
+  let stopped = false
+  return {
+    ctx,
+    errors,
+    logs,
+    toolLogs: (type) => logs.filter((record) => record.name === 'subagent-tool' && (!type || record.type === type)),
+    async stop() {
+      if (stopped) return
+      stopped = true
+      await ctx.stop()
+      await tick()
+      Logger.targets.splice(0, Logger.targets.length, ...saved)
+    },
+  }
+}
+
+/** Loads the subagent tool plugin (exactly the module the loader would load) and lets it settle. */
+export async function loadTool(ctx: Context, config: Record<string, unknown>): Promise<ForkScope> {
+  const fork = ctx.plugin(SubagentTool as any, config)
+  await ctx.lifecycle.flush()
+  return fork
+}
+
+export const ALL: ProviderCapabilities = { persona: true, toolFilter: true, depthLimit: true }
+export const NONE: ProviderCapabilities = { persona: false, toolFilter: false, depthLimit: false }
+
+/** One run of a `TestProvider`: the test settles it and observes cancel/dispose. */
+export class TestRun {
+  readonly outcome = deferred<unknown>()
+  readonly cancels: (string | undefined)[] = []
+  disposeCalls = 0
+  /** cancel() settles the result as `aborted` with `partialOutput` (default). */
+  settleOnCancel = true
+  /** Output reported when a cancel settles the result. */
+  partialOutput = ''
+  /** When set, dispose() rejects with it. */
+  disposeError?: unknown
+  /** When set, dispose() waits for it. */
+  disposeGate?: Deferred<void>
+  readonly run: SubagentRun
+
+  constructor(readonly request: ProviderStartRequest, childId: string) {
+    this.run = {
+      id: request.runId,
+      childId,
+      result: this.outcome.promise as Promise<SubagentResult>,
+      cancel: (reason) => {
+        this.cancels.push(reason)
+        if (this.settleOnCancel && !this.outcome.settled) {
+          this.outcome.resolve({ stopReason: 'aborted', output: this.partialOutput, diagnostic: `cancelled: ${reason}` })
+        }
+      },
+      dispose: async () => {
+        this.disposeCalls++
+        if (this.disposeGate) await this.disposeGate.promise
+        if (this.disposeError !== undefined) throw this.disposeError
+      },
+    }
+  }
+
+  finish(result: Partial<SubagentResult> | Record<string, unknown>) {
+    this.outcome.resolve({ stopReason: 'completed', output: '', ...result })
+  }
+
+  complete(output = 'done', extra: Partial<SubagentResult> = {}) {
+    this.outcome.resolve({ stopReason: 'completed', output, ...extra })
+  }
+}
+
+/**
+ * The far side of a scripted provider: shared by every load of its plugin (so counts survive a
+ * reload). Every `start` is recorded; runs are `TestRun`s the test settles.
+ */
+export class ProviderControl {
+  readonly starts: ProviderStartRequest[] = []
+  readonly runs: TestRun[] = []
+  /** When set, start() waits for it before handing the run over. */
+  hold?: Deferred<void>
+  /** When set, start() rejects with it. */
+  startError?: unknown
+  /** Called with each new run right before the hand-over. */
+  onRun?: (run: TestRun) => void
+
+  start = async (request: ProviderStartRequest): Promise<SubagentRun> => {
+    this.starts.push(request)
+    if (this.hold) await this.hold.promise
+    if (this.startError !== undefined) throw this.startError
+    const run = new TestRun(request, `child-${this.starts.length}`)
+    this.runs.push(run)
+    this.onRun?.(run)
+    return run.run
+  }
+
+  get last(): TestRun {
+    return this.runs[this.runs.length - 1]
+  }
+
+  get cancelCalls(): number {
+    return this.runs.reduce((sum, run) => sum + run.cancels.length, 0)
+  }
+
+  get disposeCalls(): number {
+    return this.runs.reduce((sum, run) => sum + run.disposeCalls, 0)
+  }
+}
+
+export interface ProviderConfig {
+  name: string
+  description?: string
+  inheritsParentContext?: boolean
+  capabilities?: Partial<ProviderCapabilities>
+}
+
+/**
+ * A fresh provider plugin (never de-duplicated by cordis): it registers
+ * `{ name, description?, capabilities, inheritsParentContext, start }` from its config, so
+ * `fork.update(config)` reloads it with new properties. Its runs go to `control`.
+ */
+export function providerPlugin(control: ProviderControl) {
+  return {
+    name: 'test-provider',
+    inject: ['subagents'],
+    apply(ctx: Context, config: ProviderConfig) {
+      ctx.subagents.register({
+        name: config.name,
+        ...config.description === undefined ? {} : { description: config.description },
+        capabilities: { ...ALL, ...config.capabilities },
+        inheritsParentContext: config.inheritsParentContext ?? false,
+        start: (request) => control.start(request),
+      })
+    },
+  }
+}
+
+export async function loadProvider(ctx: Context, control: ProviderControl, config: ProviderConfig): Promise<ForkScope> {
+  const fork = ctx.plugin(providerPlugin(control), config)
+  await ctx.lifecycle.flush()
+  return fork
+}
+
+/** A stand-in caller for direct `ctx.tools` calls where the parent agent does not matter. */
+export function caller(depth = 0): ToolExecContext['agent'] {
+  return { id: `parent-${depth}`, depth } as ToolExecContext['agent']
+}
+
+export interface CallOptions {
+  signal?: AbortSignal
+  agent?: ToolExecContext['agent'] | Agent
+  onUpdate?: (update: ToolUpdate) => void
+  name?: string
+}
+
+/** Calls the tool through the registry, as an agent's loop would. */
+export function call(ctx: Context, input: unknown, options: CallOptions = {}): Promise<ToolResult> {
+  return ctx.tools.view().execute({ name: options.name ?? 'subagent', input }, {
+    signal: options.signal ?? new AbortController().signal,
+    agent: options.agent ?? caller(),
+    toolCallId: 'c1',
+    ...options.onUpdate ? { onUpdate: options.onUpdate } : {},
+  })
+}
+
+export const INPUT = { description: 'Summarise the README', prompt: 'Read README.md and summarise it in one line.' }
+
+/** A real parent agent driven by a `ScriptedModel` (registered as model `scripted`). */
+export function parentAgent(ctx: Context, script: ScriptedReply[]): { agent: Agent; model: ScriptedModel } {
+  const model = new ScriptedModel(script)
+  ctx.agents.registerModel('scripted', model)
+  return { agent: ctx.agents.create({ model: 'scripted', label: 'parent' }), model }
+}
