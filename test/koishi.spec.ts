@@ -6,6 +6,7 @@
 // undefined"), and `require('koishi')` would bring in cordis' CommonJS build, a second Context class.
 import { expect } from 'chai'
 import { App } from '@koishijs/core'
+import type { Context } from 'cordis'
 import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime, { ScriptedModel } from '@cordis-subagents/agent'
 import SubagentService from '@cordis-subagents/subagents-service'
@@ -21,14 +22,17 @@ describe('Koishi 4.18 App', function () {
 
   beforeEach(async () => {
     app = new App()
-    app.plugin(ToolRegistry)
-    app.plugin(AgentRuntime, { model: 'scripted' })
-    app.plugin(SubagentService)
-    app.plugin(spawn, { name: 'spawn' })
-    app.plugin(fork, { name: 'fork' })
-    app.plugin(subagentTool, { provider: 'spawn', toolName: 'subagent' })
-    app.plugin(subagentTool, { provider: 'fork', toolName: 'subagent_fork' })
-    app.plugin(workspaceTools, { root: ROOT })
+    // Koishi's Context type carries Koishi's own augmentations (e.g. a different `model`), so at
+    // the type level it is not cordis' Context; at runtime it is, and the plugins load unchanged.
+    const host = app as unknown as Context
+    host.plugin(ToolRegistry)
+    host.plugin(AgentRuntime, { model: 'scripted' })
+    host.plugin(SubagentService)
+    host.plugin(spawn, { name: 'spawn' })
+    host.plugin(fork, { name: 'fork' })
+    host.plugin(subagentTool, { provider: 'spawn', toolName: 'subagent' })
+    host.plugin(subagentTool, { provider: 'fork', toolName: 'subagent_fork' })
+    host.plugin(workspaceTools, { root: ROOT } as workspaceTools.Config)
     await app.start()
     await app.lifecycle.flush()
   })
@@ -80,7 +84,7 @@ describe('Koishi 4.18 App', function () {
     await app.lifecycle.flush()
     expect(app.tools.list().map((tool) => tool.name)).to.not.include('subagent_fork')
     expect(app.tools.list().map((tool) => tool.name)).to.include('subagent')
-    app.plugin(fork, { name: 'fork' })
+    ;(app as unknown as Context).plugin(fork, { name: 'fork' })
     await app.lifecycle.flush()
     expect(app.tools.list().map((tool) => tool.name)).to.include('subagent_fork')
   })

@@ -140,7 +140,7 @@ export async function searchText(root: string, query: string, path: string, limi
       if (line.toLowerCase().includes(needle) && matches.length < limits.maxMatches) matches.push(`${display}:${i + 1}: ${line.trim().slice(0, 200)}`)
     })
   }
-  if (!matches.length) return `No matches for "${query}" in ${display}.`
+  if (!matches.length) return `No matches for "${query}" in "${display}".`
   return matches.join('\n') + (more ? `\n... stopped after ${matches.length} matches / ${files} files` : '')
 }
 
