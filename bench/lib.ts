@@ -1,0 +1,121 @@
+import { cpus, totalmem } from 'node:os'
+import { performance } from 'node:perf_hooks'
+import { Context } from 'cordis'
+import ToolRegistry from '@cordis-subagents/tools'
+import AgentRuntime, { type ChatModel, type GenerateRequest, type GenerateResponse, type Message } from '@cordis-subagents/agent'
+import SubagentService from '@cordis-subagents/subagents-service'
+import * as SubagentTool from '@cordis-subagents/subagent-tool'
+import * as ProviderSpawn from '@cordis-subagents/provider-spawn'
+import * as ProviderFork from '@cordis-subagents/provider-fork'
+
+export { SubagentTool, ProviderSpawn, ProviderFork }
+
+export const now = () => performance.now()
+
+export function gc(): void {
+  const g = (globalThis as { gc?: () => void }).gc
+  if (!g) throw new Error('Run with node --expose-gc (npm run bench does).')
+  g(); g()
+}
+
+export interface Stats { median: number; min: number; max: number; n: number }
+
+export function stats(samples: number[]): Stats {
+  const s = [...samples].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  const median = s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+  return { median, min: s[0], max: s[s.length - 1], n: s.length }
+}
+
+export const fmt = (x: number, digits = 1) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(digits))
+export const fmtStats = (s: Stats, unit = '', digits = 1) => `${fmt(s.median, digits)}${unit} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`
+export const kib = (bytes: number) => bytes / 1024
+export const mib = (bytes: number) => bytes / 1024 / 1024
+
+/**
+ * Runs each system's `batch()` in rounds, interleaved A B A B …, after `warmup` untimed rounds.
+ * A sample is the mean µs per iteration of one batch (a batch amortises timer resolution).
+ */
+export async function interleave(systems: Record<string, () => Promise<void>>, options: { rounds: number; warmup: number; batch: number }): Promise<Record<string, Stats>> {
+  const names = Object.keys(systems)
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]))
+  for (let round = -options.warmup; round < options.rounds; round++) {
+    // Alternate the order each round so no system always runs right after the same one.
+    const order = round % 2 ? [...names].reverse() : names
+    for (const name of order) {
+      const run = systems[name]
+      const t0 = now()
+      for (let i = 0; i < options.batch; i++) await run()
+      const us = ((now() - t0) * 1000) / options.batch
+      if (round >= 0) samples[name].push(us)
+    }
+  }
+  return Object.fromEntries(names.map((n) => [n, stats(samples[n])]))
+}
+
+export function machine() {
+  const cpu = cpus()
+  return {
+    cpu: `${cpu[0]?.model ?? 'unknown'} × ${cpu.length}`,
+    memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    date: new Date().toISOString(),
+  }
+}
+
+/**
+ * A zero-latency model for benchmarks. Unlike `ScriptedModel` it keeps no record of requests,
+ * so it retains nothing across runs (ScriptedModel copies every request into `requests`).
+ */
+export class BenchModel implements ChatModel {
+  constructor(private readonly reply: (request: GenerateRequest) => GenerateResponse | Promise<GenerateResponse>) {}
+  async generate(request: GenerateRequest): Promise<GenerateResponse> {
+    return this.reply(request)
+  }
+}
+
+export const text = (value: string): GenerateResponse => ({ text: value, toolCalls: [], finishReason: 'stop', usage: { inputTokens: 10, outputTokens: 5 } })
+export const calls = (list: Array<{ name: string; input: unknown }>, step = 0): GenerateResponse => ({
+  text: '', finishReason: 'tool-calls', usage: { inputTokens: 10, outputTokens: 5 },
+  toolCalls: list.map((call, i) => ({ id: `call_${step}_${i}`, name: call.name, input: call.input })),
+})
+
+export const lastMessage = (request: GenerateRequest): Message => request.messages[request.messages.length - 1]
+export const CHILD = 'CHILD: '
+
+/** The standard workload: parent calls the delegation tool once, the child answers, parent answers. */
+export function delegationModel(toolName: string): BenchModel {
+  return new BenchModel((request) => {
+    const last = lastMessage(request)
+    if (last.role === 'tool') return text('parent final answer')
+    if (last.content.startsWith(CHILD)) return text('child answer')
+    return calls([{ name: toolName, input: { description: 'look something up', prompt: `${CHILD}look something up` } }])
+  })
+}
+
+export interface Host { ctx: Context; stop(): Promise<void> }
+
+/** A real app: ctx.tools, ctx.agents, ctx.subagents (+ its config), spawn and fork providers, two subagent tools. */
+export async function host(options: { model: ChatModel; maxConcurrentPerParent?: number; tools?: boolean }): Promise<Host> {
+  const ctx = new Context()
+  ctx.plugin(ToolRegistry)
+  ctx.plugin(AgentRuntime, { model: 'bench', maxSteps: 25 })
+  ctx.plugin(SubagentService, { maxConcurrentPerParent: options.maxConcurrentPerParent ?? 8 })
+  ctx.plugin(ProviderSpawn, { name: 'spawn' })
+  ctx.plugin(ProviderFork, { name: 'fork' })
+  if (options.tools !== false) {
+    ctx.plugin(SubagentTool, { provider: 'spawn', toolName: 'subagent' })
+    ctx.plugin(SubagentTool, { provider: 'fork', toolName: 'subagent_fork' })
+  }
+  await ctx.start()
+  ctx.agents.registerModel('bench', options.model)
+  await ctx.lifecycle.flush()
+  return { ctx, stop: () => ctx.stop() }
+}
+
+/** Number of cordis event listeners currently registered. */
+export function listenerCount(ctx: Context): number {
+  const hooks = (ctx.lifecycle as unknown as { _hooks: Record<string, unknown[]> })._hooks
+  return Object.values(hooks).reduce((sum, list) => sum + (list?.length ?? 0), 0)
+}

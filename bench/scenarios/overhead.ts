@@ -1,0 +1,132 @@
+import { Agent as OAgent, Runner, setTracingDisabled, Usage as OUsage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents'
+import { generateText, stepCountIs, tool } from 'ai'
+import { MockLanguageModelV3 } from 'ai/test'
+import { z } from 'zod'
+import type { GenerateRequest, Message } from '@cordis-subagents/agent'
+import { CHILD, delegationModel, host, interleave, text, calls, type Stats } from '../lib.js'
+
+// ---------------------------------------------------------------------------------------------
+// The floor: the same three scripted model calls, no framework at all.
+
+const floorModel = delegationModel('subagent')
+const NO_TOOLS: GenerateRequest['tools'] = []
+
+async function floor(): Promise<void> {
+  const signal = new AbortController().signal
+  const messages: Message[] = [{ role: 'user', content: 'do the task' }]
+  const first = await floorModel.generate({ messages, tools: NO_TOOLS, signal })
+  messages.push({ role: 'assistant', content: first.text, toolCalls: first.toolCalls })
+  const call = first.toolCalls[0]
+  const child = await floorModel.generate({ messages: [{ role: 'user', content: (call.input as { prompt: string }).prompt }], tools: NO_TOOLS, signal })
+  messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: child.text })
+  const final = await floorModel.generate({ messages, tools: NO_TOOLS, signal })
+  if (final.text !== 'parent final answer') throw new Error('floor: wrong answer')
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI Agents SDK: agent.asTool() with fake Models, tracing disabled.
+
+class FakeModel implements Model {
+  constructor(private readonly reply: (request: ModelRequest) => ModelResponse['output']) {}
+  async getResponse(request: ModelRequest): Promise<ModelResponse> {
+    return { usage: new OUsage({ requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 }), output: this.reply(request) }
+  }
+  // eslint-disable-next-line require-yield
+  async *getStreamedResponse(): AsyncIterable<never> {
+    throw new Error('not used')
+  }
+}
+
+const message = (value: string) => [{
+  type: 'message' as const, role: 'assistant' as const, status: 'completed' as const,
+  content: [{ type: 'output_text' as const, text: value }],
+}]
+
+function openaiSystem() {
+  setTracingDisabled(true)
+  const child = new OAgent({ name: 'child', instructions: 'You are a helper.', model: new FakeModel(() => message('child answer')) })
+  const subagent = child.asTool({ toolName: 'subagent', toolDescription: 'Delegate a task to a child agent.' })
+  let n = 0
+  const parent = new OAgent({
+    name: 'parent',
+    instructions: 'You are the parent.',
+    tools: [subagent],
+    model: new FakeModel((request) => {
+      const input = request.input
+      const answered = Array.isArray(input) && input.some((item) => (item as { type?: string }).type === 'function_call_result')
+      if (answered) return message('parent final answer')
+      return [{ type: 'function_call' as const, callId: `call_${++n}`, name: 'subagent', status: 'completed' as const, arguments: JSON.stringify({ input: `${CHILD}look something up` }) }]
+    }),
+  })
+  const runner = new Runner({ tracingDisabled: true })
+  return async () => {
+    const result = await runner.run(parent, 'do the task')
+    if (result.finalOutput !== 'parent final answer') throw new Error(`openai-agents: wrong answer ${JSON.stringify(result.finalOutput)}`)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vercel AI SDK 6: generateText with mock models; the child is a generateText wrapped as a tool.
+
+const v3usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }
+
+function aiSdkSystem() {
+  const childModel = new MockLanguageModelV3({
+    doGenerate: async () => ({ content: [{ type: 'text', text: 'child answer' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: v3usage, warnings: [] }),
+  })
+  let n = 0
+  const parentModel = new MockLanguageModelV3({
+    doGenerate: async (options) => {
+      const answered = options.prompt.some((m) => m.role === 'tool')
+      if (answered) return { content: [{ type: 'text', text: 'parent final answer' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: v3usage, warnings: [] }
+      return {
+        content: [{ type: 'tool-call', toolCallId: `call_${++n}`, toolName: 'subagent', input: JSON.stringify({ description: 'look something up', prompt: `${CHILD}look something up` }) }],
+        finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: v3usage, warnings: [],
+      }
+    },
+  })
+  const tools = {
+    subagent: tool({
+      description: 'Delegate a task to a child agent.',
+      inputSchema: z.object({ description: z.string(), prompt: z.string() }),
+      execute: async ({ prompt }) => (await generateText({ model: childModel, system: 'You are a helper.', prompt })).text,
+    }),
+  }
+  return async () => {
+    const result = await generateText({ model: parentModel, system: 'You are the parent.', prompt: 'do the task', tools, stopWhen: stepCountIs(5) })
+    if (result.text !== 'parent final answer') throw new Error(`ai-sdk: wrong answer ${JSON.stringify(result.text)}`)
+  }
+}
+
+export interface OverheadResult {
+  stats: Record<string, Stats>
+  rounds: number
+  batch: number
+}
+
+export async function overhead(options: { rounds: number; batch: number; warmup: number }): Promise<OverheadResult> {
+  const spawnHost = await host({ model: delegationModel('subagent') })
+  const forkHost = await host({ model: delegationModel('subagent_fork') })
+  const ours = (ctx: typeof spawnHost.ctx) => async () => {
+    const agent = ctx.agents.create({})
+    const result = await agent.run('do the task')
+    if (result.text !== 'parent final answer' || result.toolCalls !== 1) throw new Error(`ours: ${JSON.stringify(result)}`)
+    await agent.dispose()
+  }
+  try {
+    const result = await interleave({
+      'floor (3 model calls, no framework)': floor,
+      'ours: subagent → spawn': ours(spawnHost.ctx),
+      'ours: subagent → fork': ours(forkHost.ctx),
+      'OpenAI Agents SDK (asTool)': openaiSystem(),
+      'Vercel AI SDK (generateText tool)': aiSdkSystem(),
+    }, options)
+    if (spawnHost.ctx.subagents.runs().length || forkHost.ctx.subagents.runs().length) throw new Error('live runs left')
+    return { stats: result, rounds: options.rounds, batch: options.batch }
+  } finally {
+    await spawnHost.stop()
+    await forkHost.stop()
+  }
+}
+
+export { text, calls }
