@@ -1,5 +1,5 @@
 // Root hooks for the whole suite: a leak audit that fails the run when a test leaves
-// child processes or active handles behind.
+// child processes, active handles or process-level listeners behind.
 import { execFileSync } from 'node:child_process'
 
 type Resource = string
@@ -24,7 +24,22 @@ function countBy(list: string[]): Map<string, number> {
   return counts
 }
 
+/**
+ * Listeners on `process` (exit, signals, warnings...). Our plugins may add some while they own
+ * resources (the ACP provider's safety net that kills live process groups on exit/signals); each
+ * must be gone once the last resource is released. Counted per event so a leak of one listener shows.
+ */
+function processListeners(): string[] {
+  const list: string[] = []
+  for (const event of process.eventNames()) {
+    const count = process.listenerCount(event)
+    for (let i = 0; i < count; i++) list.push(`process.on(${String(event)})`)
+  }
+  return list
+}
+
 let baseline: Map<string, number>
+let listenerBaseline: Map<string, number>
 
 /**
  * tsx compiles TypeScript through esbuild's long-lived service process, which keeps a child and
@@ -43,28 +58,36 @@ function isCompilerService(line: string): boolean {
   return /esbuild\S* --service=/.test(line)
 }
 
+function excess(now: Map<string, number>, base: Map<string, number>): string[] {
+  const extra: string[] = []
+  for (const [kind, count] of now) {
+    const over = count - (base.get(kind) ?? 0)
+    if (over > 0) extra.push(`${kind} x${over}`)
+  }
+  return extra
+}
+
 export const mochaHooks = {
   async beforeAll() {
     await warmUpCompiler()
     baseline = countBy(activeResources())
+    listenerBaseline = countBy(processListeners())
   },
   async afterAll() {
     // Give sockets and exited children a moment to be released by the event loop.
     let leaked: string[] = []
+    let listeners: string[] = []
     let children: string[] = []
     for (let attempt = 0; attempt < 20; attempt++) {
-      const now = countBy(activeResources())
-      leaked = []
-      for (const [kind, count] of now) {
-        const extra = count - (baseline.get(kind) ?? 0)
-        if (extra > 0) leaked.push(`${kind} x${extra}`)
-      }
+      leaked = excess(countBy(activeResources()), baseline)
+      listeners = excess(countBy(processListeners()), listenerBaseline)
       children = childProcesses().filter((line) => !isCompilerService(line))
-      if (!leaked.length && !children.length) return
+      if (!leaked.length && !listeners.length && !children.length) return
       await new Promise((resolve) => setTimeout(resolve, 100).unref())
     }
     const lines: string[] = []
     if (leaked.length) lines.push(`active handles left by the suite: ${leaked.join(', ')}`)
+    if (listeners.length) lines.push(`process listeners left by the suite: ${listeners.join(', ')}`)
     if (children.length) lines.push(`child processes left by the suite:\n  ${children.join('\n  ')}`)
     throw new Error(`Leak audit failed.\n${lines.join('\n')}`)
   },
