@@ -1,0 +1,70 @@
+// The ACP agent the quick start ships (examples/quickstart/lib/acp-agent.js), driven by the real
+// provider-acp: answers from real tool output, continues the depth count, honours cancel.
+import { expect } from 'chai'
+import { Context } from 'cordis'
+import ToolRegistry from '@cordis-subagents/tools'
+import AgentRuntime from '@cordis-subagents/agent'
+import SubagentService from '@cordis-subagents/subagents-service'
+import * as acp from '@cordis-subagents/provider-acp'
+import { ROOT_PROMPT } from '@cordis-subagents/quickstart/demo-model'
+import { alive, buildQuickstart, eventually, QUICKSTART, ROOT } from './helpers.js'
+
+describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function () {
+  this.timeout(30_000)
+  let ctx: Context
+
+  before(() => buildQuickstart())
+
+  async function boot(options: { depth?: number; delay?: string } = {}) {
+    ctx = new Context()
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(AgentRuntime, { depth: options.depth ?? 0 })
+    ctx.plugin(SubagentService)
+    ctx.plugin(acp, {
+      name: 'acp',
+      command: process.execPath,
+      args: [`${QUICKSTART}lib/acp-agent.js`],
+      cwd: ROOT,
+      env: options.delay ? { QUICKSTART_DEMO_DELAY: options.delay } : {},
+    } as acp.Config)
+    await ctx.start()
+    await ctx.lifecycle.flush()
+  }
+
+  afterEach(async () => {
+    await ctx?.stop()
+  })
+
+  it('answers from the workspace at the next depth (SUBAGENT_DEPTH) and reports usage', async () => {
+    await boot({ depth: 2 })
+    const parent = ctx.agents.create()
+    const updates: string[] = []
+    const run = await ctx.subagents.start('acp', {
+      prompt: `${ROOT_PROMPT} and report its workspaces and npm scripts.`,
+      parent,
+      signal: new AbortController().signal,
+      onUpdate: (update) => updates.push(`${update.kind}:${update.tool ?? ''}`),
+    })
+    const result = await run.result
+    await run.dispose()
+    await parent.dispose()
+    expect(result.stopReason, result.diagnostic).to.equal('completed')
+    expect(result.output).to.match(/^cordis-subagents: workspaces [^;]*packages\/\*[^;]*; npm scripts [^\n]*start[^\n]*\(answered at depth 3, pid \d+\)$/)
+    expect(updates.some((u) => u.startsWith('tool-call'))).to.equal(true)
+    expect(result.usage?.inputTokens).to.be.greaterThan(0)
+  })
+
+  it('session/cancel aborts the child\'s turn and the process is reaped', async () => {
+    await boot({ delay: '3000' })
+    const parent = ctx.agents.create()
+    const run = await ctx.subagents.start('acp', { prompt: `${ROOT_PROMPT}.`, parent, signal: new AbortController().signal })
+    const pid = Number(/session-(\d+)-/.exec(run.info.childId ?? '')?.[1])
+    expect(alive(pid), `child ${run.info.childId}`).to.equal(true)
+    run.cancel('test cancels')
+    const result = await run.result
+    await run.dispose()
+    await parent.dispose()
+    expect(result.stopReason).to.equal('aborted')
+    expect(await eventually(() => !alive(pid))).to.equal(true)
+  })
+})
