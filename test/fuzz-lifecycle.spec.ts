@@ -26,6 +26,9 @@ const TOOL_PROVIDERS = [...PROVIDER_NAMES, 'px'] as const
 const TOOL_NAMES = ['t1', 't2', 't3'] as const
 /** `t9` is never registered: a model calling a tool that does not exist. */
 const CALL_NAMES = [...TOOL_NAMES, 't9'] as const
+/** Biased towards p1 so tools and providers meet often enough to hand runs over. */
+const PROVIDER_PICKS = ['p1', 'p1', 'p2', 'p3'] as const
+const TOOL_PROVIDER_PICKS = ['p1', 'p1', 'p2', 'p3', 'px'] as const
 const PROVIDER_SLOTS = 4
 const TOOL_SLOTS = 4
 
@@ -43,12 +46,12 @@ type Op =
   | { t: 'stop' }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { arbitrary: fc.record({ t: fc.constant('loadProvider' as const), slot: fc.nat(PROVIDER_SLOTS - 1), kind: fc.constantFrom<Kind>('spawn', 'fork', 'scripted'), name: fc.constantFrom(...PROVIDER_NAMES), caps: fc.boolean() }), weight: 4 },
+  { arbitrary: fc.record({ t: fc.constant('loadProvider' as const), slot: fc.nat(PROVIDER_SLOTS - 1), kind: fc.constantFrom<Kind>('spawn', 'fork', 'scripted'), name: fc.constantFrom(...PROVIDER_PICKS), caps: fc.boolean() }), weight: 4 },
   { arbitrary: fc.record({ t: fc.constant('unloadProvider' as const), slot: fc.nat(PROVIDER_SLOTS - 1) }), weight: 2 },
-  { arbitrary: fc.record({ t: fc.constant('reconfigureProvider' as const), slot: fc.nat(PROVIDER_SLOTS - 1), name: fc.constantFrom(...PROVIDER_NAMES), caps: fc.boolean() }), weight: 2 },
-  { arbitrary: fc.record({ t: fc.constant('loadTool' as const), slot: fc.nat(TOOL_SLOTS - 1), toolName: fc.constantFrom(...TOOL_NAMES), provider: fc.constantFrom(...TOOL_PROVIDERS), persona: fc.boolean() }), weight: 4 },
+  { arbitrary: fc.record({ t: fc.constant('reconfigureProvider' as const), slot: fc.nat(PROVIDER_SLOTS - 1), name: fc.constantFrom(...PROVIDER_PICKS), caps: fc.boolean() }), weight: 2 },
+  { arbitrary: fc.record({ t: fc.constant('loadTool' as const), slot: fc.nat(TOOL_SLOTS - 1), toolName: fc.constantFrom(...TOOL_NAMES), provider: fc.constantFrom(...TOOL_PROVIDER_PICKS), persona: fc.boolean() }), weight: 4 },
   { arbitrary: fc.record({ t: fc.constant('unloadTool' as const), slot: fc.nat(TOOL_SLOTS - 1) }), weight: 2 },
-  { arbitrary: fc.record({ t: fc.constant('reconfigureTool' as const), slot: fc.nat(TOOL_SLOTS - 1), toolName: fc.constantFrom(...TOOL_NAMES), provider: fc.constantFrom(...TOOL_PROVIDERS), persona: fc.boolean() }), weight: 2 },
+  { arbitrary: fc.record({ t: fc.constant('reconfigureTool' as const), slot: fc.nat(TOOL_SLOTS - 1), toolName: fc.constantFrom(...TOOL_NAMES), provider: fc.constantFrom(...TOOL_PROVIDER_PICKS), persona: fc.boolean() }), weight: 2 },
   { arbitrary: fc.record({ t: fc.constant('call' as const), pick: fc.nat(11), known: fc.oneof({ arbitrary: fc.constant(true), weight: 4 }, { arbitrary: fc.constant(false), weight: 1 }), valid: fc.oneof({ arbitrary: fc.constant(true), weight: 4 }, { arbitrary: fc.constant(false), weight: 1 }) }), weight: 6 },
   { arbitrary: fc.record({ t: fc.constant('abort' as const), index: fc.nat(40) }), weight: 2 },
   { arbitrary: fc.record({ t: fc.constant('finish' as const), index: fc.nat(40), ok: fc.boolean() }), weight: 5 },

@@ -138,6 +138,44 @@ describe('hostile input through the real subagent tool', function () {
     expect(delta, `heapUsed grew by ${(delta / MB).toFixed(1)} MB`).to.be.below(20 * MB)
   })
 
+  it('a failed child with 50 MB of partial output and a 10 MB diagnostic: a bounded, labelled error', async () => {
+    control.onRun = (run) => run.finish({ stopReason: 'error', output: 'z'.repeat(50 * MB), diagnostic: 'd'.repeat(10 * MB) })
+    const result = await call(h.ctx, INPUT)
+    expect(result.isError).to.equal(true)
+    expect(result.content).to.match(/^Subagent failed\./)
+    expect(result.content).to.include('Partial output (the subagent did not finish; treat this as incomplete):')
+    expect(result.content).to.match(/\[Output truncated: the subagent returned 52428800 bytes; the first 1048576 are shown\.\]$/)
+    // 1 MiB of output + the diagnostic (capped at 4 KiB by the service) + headings.
+    expect(Buffer.byteLength(result.content)).to.be.below(MB + 8 * 1024)
+  })
+
+  it('malformed results (non-string output, unknown stop reason, null) become clear errors', async () => {
+    const raws: unknown[] = [
+      { stopReason: 'completed', output: Buffer.alloc(10) },
+      { stopReason: 'finished', output: 'text' },
+      null,
+      'just a string',
+    ]
+    for (const raw of raws) {
+      control.onRun = (run) => run.outcome.resolve(raw)
+      const result = await call(h.ctx, INPUT)
+      expect(result.isError, `${JSON.stringify(raw)} → ${result.content}`).to.equal(true)
+      expect(result.content).to.match(/malformed|not a result|stop reason|output/i)
+    }
+  })
+
+  it('many calls sharing one long-lived signal leave no abort listeners on it', async () => {
+    const { getEventListeners } = await import('node:events')
+    const controller = new AbortController()
+    for (let i = 0; i < 30; i++) {
+      const result = await call(h.ctx, { description: `task ${i}`, prompt: 'go' }, { signal: controller.signal })
+      expect(result.isError).to.not.equal(true)
+    }
+    const invalid = await call(h.ctx, { description: '', prompt: '' }, { signal: controller.signal })
+    expect(invalid.isError).to.equal(true)
+    expect(getEventListeners(controller.signal, 'abort')).to.have.length(0)
+  })
+
   it('a 50 MB answer from an in-process child (spawn) is truncated the same way', async () => {
     const huge = 'y'.repeat(50 * MB)
     h.ctx.agents.registerModel('big', new ScriptedModel(() => ({ text: huge })))

@@ -128,6 +128,25 @@ describe('shutdown under load', function () {
     reaped.stopCalls += results.length
   })
 
+  it('ctx.stop() while ACP agents are still starting (they never answer initialize): calls error, groups reaped', async () => {
+    const r = await rig(['hang-init'], 2)
+    const calls = Array.from({ length: 6 }, (_, i) => delegate(r, 'acp', i))
+    expect(await eventually(() => liveProcessGroups().length === 6, 20_000), `groups: ${liveProcessGroups().length}/6`).to.equal(true)
+    const groups = liveProcessGroups()
+    await r.h.stop()
+    const results = await settled(calls, GRACES.cancelGrace + GRACES.killGrace + SLACK + 5000)
+    for (const [i, result] of results.entries()) {
+      expect(result.isError, `call ${i}: ${result.content}`).to.equal(true)
+    }
+    expect(r.started, 'nothing was handed over').to.deep.equal([])
+    const gone = await eventually(() => liveProcessGroups().length === 0
+      && groups.every((pgid) => !ps().some((entry) => entry.pgid === pgid && !entry.stat.startsWith('Z'))),
+    GRACES.cancelGrace + GRACES.killGrace + SLACK)
+    expect(gone, `ACP process groups left: ${liveProcessGroups().join(', ')}`).to.equal(true)
+    reaped.groups += groups.length
+    reaped.stopCalls += results.length
+  })
+
   it('a reload of every provider with runs in flight: the runs finish normally', async () => {
     // The ACP fixture answers after 1.5 s, so its runs are in flight across the reload.
     const r = await rig(['delay', '1500'], 3)
