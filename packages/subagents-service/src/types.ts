@@ -40,8 +40,14 @@ export interface SubagentRequest {
   onUpdate?: (update: SubagentUpdate) => void
 }
 
-/** What a provider's `start` receives: the request plus the identity the service minted. */
+/**
+ * What a provider's `start` receives: the request plus the identity the service minted.
+ * `signal` is the service's signal for this run: it aborts when the caller's signal aborts or the
+ * holder calls `cancel()` (after the hand-over the service also calls the run's `cancel` once).
+ * `onUpdate` is always set (the service's forwarder); call it freely, it never throws.
+ */
 export interface ProviderStartRequest extends SubagentRequest {
+  /** Use it as your run's `id`. */
   runId: string
   /** The child's depth: `parent.depth + 1`. */
   depth: number
@@ -56,6 +62,17 @@ export interface SubagentResult {
   /** Why it stopped, at most 4 KiB, never secrets. */
   diagnostic?: string
   usage?: Usage
+  /**
+   * Milliseconds from the service calling the provider's `start` to the result settling.
+   * Set by the service on every result it hands out (`run.result`, `subagent/end`);
+   * a provider need not set it (the service overwrites it).
+   */
+  durationMs?: number
+}
+
+/** The result as the service hands it out: normalised, capped, with `durationMs`. */
+export interface SubagentOutcome extends SubagentResult {
+  durationMs: number
 }
 
 /** Progress of a child, as the provider reports it. */
@@ -79,12 +96,24 @@ export interface SubagentRun {
   dispose(): Promise<void>
 }
 
+/**
+ * What `ctx.subagents.start` fulfils with: the service's wrapper around the provider's run.
+ * It is a `SubagentRun` (`id` is the service-minted `runId`) plus the run's `info`.
+ */
+export interface SubagentHandle extends SubagentRun {
+  readonly info: SubagentRunInfo
+  /** Never rejects; settles after `subagent/end` was emitted. */
+  result: Promise<SubagentOutcome>
+}
+
 export interface SubagentRunInfo {
   runId: string
   provider: string
   label?: string
   parentId: string
   childId?: string
+  /** The child's depth: `parent.depth + 1`. */
   depth: number
+  /** `Date.now()` when the service called the provider's `start` (after any queue wait). */
   startedAt: number
 }

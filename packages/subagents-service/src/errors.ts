@@ -1,0 +1,46 @@
+export type SubagentErrorCode =
+  /** `register` got a malformed provider descriptor. */
+  | 'INVALID_PROVIDER'
+  /** `register` got a name another registration holds. */
+  | 'DUPLICATE_PROVIDER'
+  /** `start` named a provider that is not registered (or was removed while the start was queued). */
+  | 'NO_PROVIDER'
+  /** `start` asked for persona / toolFilter / maxDepth from a provider without that capability. */
+  | 'UNSUPPORTED_CAPABILITY'
+  /** `start` got a malformed request. */
+  | 'INVALID_REQUEST'
+  /** `parent.depth + 1 > maxDepth`. */
+  | 'DEPTH_EXCEEDED'
+  /** The request's signal was aborted before the hand-over (or the service stopped while queued). */
+  | 'ABORTED'
+  /** The provider's `start` threw/rejected, or fulfilled with something that is not a run. */
+  | 'PROVIDER_START_FAILED'
+  /** The provider's `run.dispose()` threw/rejected (the service still released the run). */
+  | 'DISPOSE_FAILED'
+
+/** The capability a provider must declare to accept a request option. */
+export type SubagentCapability = 'persona' | 'toolFilter' | 'depthLimit'
+
+export interface SubagentErrorOptions {
+  cause?: unknown
+  /** DEPTH_EXCEEDED: the depth the child would have had. */
+  attempted?: number
+  /** DEPTH_EXCEEDED: the request's `maxDepth`. */
+  max?: number
+  /** UNSUPPORTED_CAPABILITY: the missing capability. */
+  capability?: SubagentCapability
+}
+
+export class SubagentError extends Error {
+  override name = 'SubagentError'
+  readonly attempted?: number
+  readonly max?: number
+  readonly capability?: SubagentCapability
+
+  constructor(readonly code: SubagentErrorCode, message: string, options: SubagentErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    if (options.attempted !== undefined) this.attempted = options.attempted
+    if (options.max !== undefined) this.max = options.max
+    if (options.capability !== undefined) this.capability = options.capability
+  }
+}

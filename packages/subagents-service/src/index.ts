@@ -1,0 +1,624 @@
+import { randomUUID } from 'node:crypto'
+import { Context, Logger, Schema, Service } from 'cordis'
+import { capDiagnostic, describeError } from './diagnostic.js'
+import { SubagentError, type SubagentCapability } from './errors.js'
+import type {
+  ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
+  SubagentRun, SubagentRunInfo, SubagentStopReason, SubagentUpdate, ToolFilter,
+} from './types.js'
+
+export * from './types.js'
+export * from './errors.js'
+export { MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK, capDiagnostic, describeError } from './diagnostic.js'
+
+declare module 'cordis' {
+  interface Context {
+    subagents: SubagentService
+  }
+  interface Events {
+    /** A provider was registered. */
+    'subagent/provider-added'(provider: SubagentProvider): void
+    /** A provider was removed (its plugin was disposed, reloaded or reconfigured). */
+    'subagent/provider-removed'(name: string): void
+    /** A run was handed over to its holder. */
+    'subagent/start'(info: SubagentRunInfo): void
+    /** A provider reported progress of a run (between `start` and `end`). */
+    'subagent/update'(info: SubagentRunInfo, update: SubagentUpdate): void
+    /** A run's result settled. */
+    'subagent/end'(info: SubagentRunInfo, result: SubagentOutcome): void
+  }
+}
+
+/** Provider names: 1-64 of `A-Z a-z 0-9 _ -`. */
+export const PROVIDER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
+
+export const STOP_REASONS: readonly SubagentStopReason[] = ['completed', 'aborted', 'error', 'max-tokens', 'refusal']
+
+export interface Config {
+  /** How many of one parent's children may be live at once; further starts wait FIFO. */
+  maxConcurrentPerParent: number
+}
+
+export const Config: Schema<Config> = Schema.object({
+  maxConcurrentPerParent: Schema.natural().min(1).default(8)
+    .description('How many children one parent agent may have live at once (started and not yet disposed). Further starts wait in FIFO order.'),
+})
+
+type EventName =
+  | 'subagent/provider-added' | 'subagent/provider-removed'
+  | 'subagent/start' | 'subagent/update' | 'subagent/end'
+
+interface Waiter {
+  grant(): void
+  fail(error: SubagentError): void
+}
+
+interface Gate {
+  /** Slots held: granted starts plus handed-over runs not yet disposed. */
+  active: number
+  queue: Waiter[]
+}
+
+interface State {
+  stopped: boolean
+}
+
+const ANY_STOP = new Set<string>(STOP_REASONS)
+
+/**
+ * `ctx.subagents`: the registry of subagent providers and the one entry point that starts
+ * children through them (validation, per-parent concurrency gate, run wrapper, events).
+ */
+export class SubagentService extends Service<Config> {
+  static Config = Config
+
+  private readonly providers = new Map<string, SubagentProvider>()
+  private readonly live = new Map<string, SubagentRunInfo>()
+  private readonly gates = new Map<string, Gate>()
+  private readonly state: State = { stopped: false }
+  private readonly log: Logger
+  private readonly hooks: Record<keyof any, { callback: (...args: any[]) => any }[]>
+
+  constructor(ctx: Context, config?: Partial<Config>) {
+    super(ctx, 'subagents', true)
+    this.config = { maxConcurrentPerParent: config?.maxConcurrentPerParent ?? 8 }
+    this.log = ctx.logger('subagents')
+    this.hooks = ctx.lifecycle._hooks
+  }
+
+  protected override stop() {
+    this.state.stopped = true
+    for (const gate of this.gates.values()) {
+      for (const waiter of gate.queue.splice(0)) {
+        waiter.fail(new SubagentError('ABORTED', 'The subagents service stopped while this start was waiting for a slot.'))
+      }
+    }
+  }
+
+  /**
+   * Registers a provider in the caller's scope: disposing (or reloading) the calling plugin
+   * removes it. Throws `INVALID_PROVIDER` or `DUPLICATE_PROVIDER`.
+   */
+  register(provider: SubagentProvider): () => void {
+    checkProvider(provider)
+    const name = provider.name
+    const dispose = this.ctx.effect(() => {
+      if (this.providers.has(name)) {
+        throw new SubagentError('DUPLICATE_PROVIDER',
+          `A subagent provider named "${name}" is already registered; configure a different name for this one.`)
+      }
+      this.providers.set(name, provider)
+      return () => {
+        if (this.providers.get(name) !== provider) return
+        this.providers.delete(name)
+        this.emit('subagent/provider-removed', name)
+      }
+    })
+    this.emit('subagent/provider-added', provider)
+    return dispose
+  }
+
+  get(name: string): SubagentProvider | undefined {
+    return this.providers.get(name)
+  }
+
+  /** Registered providers, in registration order. */
+  list(): SubagentProvider[] {
+    return [...this.providers.values()]
+  }
+
+  /** Runs handed over and not yet disposed. */
+  runs(): SubagentRunInfo[] {
+    return [...this.live.values()]
+  }
+
+  /**
+   * Starts a child through provider `name`. Fulfilling is the hand-over: the caller then owns the
+   * run and must `dispose()` it. Rejects with a `SubagentError`; nothing is left running then.
+   */
+  override start(name: string, request: SubagentRequest): Promise<SubagentHandle>
+  /**
+   * @internal cordis calls `start()` without arguments when the service becomes ready (the
+   * `Service` lifecycle hook shares the name); that call does nothing.
+   */
+  override start(): Promise<void>
+  override start(...args: [] | [name: string, request: SubagentRequest]): Promise<SubagentHandle | void> {
+    if (args.length === 0) return Promise.resolve()
+    return this.startRun(args[0], args[1])
+  }
+
+  private async startRun(name: string, request: SubagentRequest): Promise<SubagentHandle> {
+    if (this.state.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
+    let provider = this.lookup(name, '')
+    checkRequest(request)
+    checkCapabilities(provider, request)
+    const depth = request.parent.depth + 1
+    if (request.maxDepth !== undefined && depth > request.maxDepth) {
+      throw new SubagentError('DEPTH_EXCEEDED',
+        `A child of "${request.parent.id}" would have depth ${depth}, more than maxDepth ${request.maxDepth}; answer without delegating further.`,
+        { attempted: depth, max: request.maxDepth })
+    }
+    if (request.signal.aborted) throw aborted('before the start')
+
+    const key = request.parent.id
+    await this.acquire(key, request.signal)
+    let released = false
+    const release = () => {
+      if (released) return
+      released = true
+      this.release(key)
+    }
+    try {
+      if (this.state.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
+      provider = this.lookup(name, ' (it was removed while this start was waiting for a slot)')
+      checkCapabilities(provider, request)
+      if (request.signal.aborted) throw aborted('while the start was waiting for a slot')
+    } catch (error) {
+      release()
+      throw error
+    }
+    return this.launch(provider, request, depth, release)
+  }
+
+  private lookup(name: string, context: string): SubagentProvider {
+    const provider = typeof name === 'string' ? this.providers.get(name) : undefined
+    if (provider) return provider
+    const names = [...this.providers.keys()]
+    throw new SubagentError('NO_PROVIDER',
+      `No subagent provider named ${JSON.stringify(name)}${context}. Registered providers: ${names.join(', ') || '(none)'}.`)
+  }
+
+  private acquire(key: string, signal: AbortSignal): Promise<void> {
+    let gate = this.gates.get(key)
+    if (!gate) this.gates.set(key, gate = { active: 0, queue: [] })
+    if (gate.active < this.config.maxConcurrentPerParent && !gate.queue.length) {
+      gate.active++
+      return Promise.resolve()
+    }
+    const queue = gate.queue
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const index = queue.indexOf(waiter)
+        if (index >= 0) queue.splice(index, 1)
+        reject(aborted('while the start was waiting for a slot'))
+      }
+      const waiter: Waiter = {
+        grant: () => {
+          signal.removeEventListener('abort', onAbort)
+          resolve()
+        },
+        fail: (error) => {
+          signal.removeEventListener('abort', onAbort)
+          reject(error)
+        },
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+      queue.push(waiter)
+    })
+  }
+
+  /** Frees a slot of `key`, handing it straight to the oldest waiter (FIFO, no barging). */
+  private release(key: string) {
+    const gate = this.gates.get(key)
+    if (!gate) return
+    const next = gate.queue.shift()
+    if (next) return next.grant()
+    gate.active--
+    if (gate.active <= 0 && !gate.queue.length) this.gates.delete(key)
+  }
+
+  private async launch(
+    provider: SubagentProvider, request: SubagentRequest, depth: number, release: () => void,
+  ): Promise<SubagentHandle> {
+    const runId = randomUUID()
+    const caller = request.signal
+    const controller = new AbortController()
+    const forward = request.onUpdate
+    const pending: SubagentUpdate[] = []
+    let run: SubagentRun | undefined
+    let info: SubagentRunInfo | undefined
+    /** 'starting' until the hand-over; 'rejected' when start rejected; 'ended' once the result settled. */
+    let phase: 'starting' | 'live' | 'rejected' | 'ended' = 'starting'
+    let cancelled = false
+
+    const cancel = (reason?: string, signalReason?: unknown) => {
+      if (cancelled || phase === 'ended' || phase === 'rejected') return
+      cancelled = true
+      controller.abort(signalReason ?? new SubagentError('ABORTED', reason ?? 'The run was cancelled.'))
+      if (run) {
+        try {
+          run.cancel(reason)
+        } catch (error) {
+          this.log.warn('provider %s: cancel() of run %s threw: %s', provider.name, runId, describeError(error))
+        }
+      }
+    }
+    const onCallerAbort = () => cancel(reasonText(caller.reason), caller.reason)
+    caller.addEventListener('abort', onCallerAbort, { once: true })
+
+    const onUpdate = (update: SubagentUpdate) => {
+      if (phase === 'ended' || phase === 'rejected') return
+      if (forward) {
+        try {
+          forward(update)
+        } catch (error) {
+          this.log.warn('onUpdate of run %s threw: %s', runId, describeError(error))
+        }
+      }
+      if (phase === 'starting') pending.push(update)
+      else this.emit('subagent/update', info!, update)
+    }
+
+    const providerRequest: ProviderStartRequest = {
+      ...request, signal: controller.signal, onUpdate, runId, depth,
+    }
+    const startedAt = Date.now()
+    let starting: Promise<unknown>
+    try {
+      starting = Promise.resolve(provider.start(providerRequest))
+    } catch (error) {
+      starting = Promise.reject(error)
+    }
+
+    const outcome = await new Promise<{ run: unknown } | { error: unknown } | null>((resolve) => {
+      const signal = controller.signal
+      const onAbort = () => resolve(null)
+      signal.addEventListener('abort', onAbort, { once: true })
+      starting.then((run) => resolve({ run }), (error) => resolve({ error }))
+        .finally(() => signal.removeEventListener('abort', onAbort))
+    })
+
+    const reject = (error: SubagentError, leftover?: unknown): never => {
+      phase = 'rejected'
+      caller.removeEventListener('abort', onCallerAbort)
+      if (leftover === undefined) {
+        release()
+      } else {
+        // A run we will not hand over: stop it, then free its slot.
+        this.discard(provider.name, leftover).finally(release)
+      }
+      throw error
+    }
+
+    if (!outcome || controller.signal.aborted) {
+      // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
+      phase = 'rejected'
+      caller.removeEventListener('abort', onCallerAbort)
+      starting.then((late) => this.discard(provider.name, late), () => {}).finally(release)
+      throw aborted('before the provider handed the run over')
+    }
+    if ('error' in outcome) {
+      const { error } = outcome
+      if (error instanceof SubagentError) reject(error)
+      reject(new SubagentError('PROVIDER_START_FAILED',
+        capDiagnostic(`Subagent provider "${provider.name}" failed to start a child: ${describeError(error)}`),
+        { cause: error }))
+    }
+    const candidate = (outcome as { run: unknown }).run
+    if (!isRun(candidate)) {
+      reject(new SubagentError('PROVIDER_START_FAILED',
+        `Subagent provider "${provider.name}" fulfilled start() with something that is not a run (needs result, cancel, dispose).`),
+      candidate)
+    }
+
+    // The hand-over.
+    run = candidate as SubagentRun
+    const childId = typeof run.childId === 'string' ? run.childId : undefined
+    info = Object.freeze({
+      runId,
+      provider: provider.name,
+      ...request.label === undefined ? {} : { label: request.label },
+      parentId: request.parent.id,
+      ...childId === undefined ? {} : { childId },
+      depth,
+      startedAt,
+    })
+    const runInfo = info
+    const providerRun = run
+    phase = 'live'
+    this.live.set(runId, runInfo)
+    this.emit('subagent/start', runInfo)
+    for (const update of pending.splice(0)) this.emit('subagent/update', runInfo, update)
+
+    let settle!: (outcome: SubagentOutcome) => void
+    const result = new Promise<SubagentOutcome>((resolve) => settle = resolve)
+    const finish = (raw: SubagentResult) => {
+      if (phase === 'ended') return
+      phase = 'ended'
+      // Nothing left to cancel: let go of the caller's signal now rather than at dispose.
+      caller.removeEventListener('abort', onCallerAbort)
+      const outcome: SubagentOutcome = Object.freeze({ ...raw, durationMs: Math.max(0, Date.now() - startedAt) })
+      this.emit('subagent/end', runInfo, outcome)
+      settle(outcome)
+    }
+    let providerResult: Promise<unknown>
+    try {
+      providerResult = Promise.resolve(providerRun.result)
+    } catch (error) {
+      providerResult = Promise.reject(error)
+    }
+    providerResult.then(
+      (raw) => finish(normalise(provider.name, raw)),
+      (error) => finish({
+        stopReason: 'error',
+        output: '',
+        diagnostic: capDiagnostic(`Subagent provider "${provider.name}" failed the run: ${describeError(error)}`),
+      }),
+    )
+
+    let disposal: Promise<void> | undefined
+    const dispose = () => disposal ??= (async () => {
+      caller.removeEventListener('abort', onCallerAbort)
+      if (phase !== 'ended') cancel('The run was disposed.')
+      let failure: unknown
+      try {
+        await providerRun.dispose()
+      } catch (error) {
+        failure = error
+      }
+      if (phase !== 'ended') {
+        // Give a result that settles right after dispose a chance, then settle it ourselves.
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        finish({
+          stopReason: cancelled ? 'aborted' : 'error',
+          output: '',
+          diagnostic: `Subagent provider "${provider.name}" disposed the run without settling its result.`,
+        })
+      }
+      this.live.delete(runId)
+      release()
+      if (failure !== undefined) {
+        throw new SubagentError('DISPOSE_FAILED',
+          capDiagnostic(`Subagent provider "${provider.name}" failed to dispose run ${runId}: ${describeError(failure)}`),
+          { cause: failure })
+      }
+    })()
+
+    const handle: SubagentHandle = {
+      id: runId,
+      ...childId === undefined ? {} : { childId },
+      info: runInfo,
+      result,
+      cancel: (reason?: string) => cancel(reason),
+      dispose,
+    }
+    return Object.freeze(handle)
+  }
+
+  /** Stops and releases a run that will never be handed over. */
+  private async discard(providerName: string, run: unknown): Promise<void> {
+    if (!run || typeof run !== 'object') return
+    const target = run as Partial<SubagentRun>
+    try {
+      // Nobody will read this result; keep a late rejection from going unhandled.
+      Promise.resolve(target.result).catch(() => {})
+      if (typeof target.cancel === 'function') target.cancel('The start was abandoned.')
+      if (typeof target.dispose === 'function') await target.dispose()
+    } catch (error) {
+      this.log.warn('provider %s: cleaning up an abandoned run failed: %s', providerName, describeError(error))
+    }
+  }
+
+  /**
+   * Calls every listener of `name` on its own: a listener that throws or rejects is logged and
+   * neither stops the other listeners nor reaches the emitter.
+   */
+  private emit(name: 'subagent/provider-added', provider: SubagentProvider): void
+  private emit(name: 'subagent/provider-removed', providerName: string): void
+  private emit(name: 'subagent/start', info: SubagentRunInfo): void
+  private emit(name: 'subagent/update', info: SubagentRunInfo, update: SubagentUpdate): void
+  private emit(name: 'subagent/end', info: SubagentRunInfo, result: SubagentOutcome): void
+  private emit(name: EventName, ...args: unknown[]): void {
+    const hooks = this.hooks[name]
+    if (!hooks?.length) return
+    for (const hook of hooks.slice()) {
+      // A listener removed by an earlier listener is not called.
+      if (!hooks.includes(hook)) continue
+      try {
+        const returned = hook.callback(...args)
+        if (returned && typeof (returned as PromiseLike<unknown>).then === 'function') {
+          Promise.resolve(returned).catch((error) => this.listenerFailed(name, error))
+        }
+      } catch (error) {
+        this.listenerFailed(name, error)
+      }
+    }
+  }
+
+  private listenerFailed(name: string, error: unknown) {
+    this.log.warn('a listener of %s failed (ignored): %s', name, describeError(error))
+  }
+}
+
+export default SubagentService
+
+function aborted(when: string): SubagentError {
+  return new SubagentError('ABORTED', `The request's signal was aborted ${when}; no child was started.`)
+}
+
+function reasonText(reason: unknown): string | undefined {
+  if (reason === undefined) return undefined
+  if (typeof reason === 'string') return reason
+  return describeError(reason)
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null
+}
+
+function isRun(value: unknown): value is SubagentRun {
+  if (!isObject(value)) return false
+  try {
+    return isObject(value.result) && typeof value.result.then === 'function'
+      && typeof value.cancel === 'function' && typeof value.dispose === 'function'
+  } catch {
+    return false
+  }
+}
+
+function invalidProvider(message: string): never {
+  throw new SubagentError('INVALID_PROVIDER', message)
+}
+
+function checkProvider(provider: SubagentProvider) {
+  if (!isObject(provider)) invalidProvider('A subagent provider must be an object.')
+  const { name } = provider
+  if (typeof name !== 'string' || !PROVIDER_NAME_PATTERN.test(name)) {
+    invalidProvider(`Invalid subagent provider name ${JSON.stringify(name)}: use 1-64 of A-Z a-z 0-9 _ -.`)
+  }
+  if (provider.description !== undefined && typeof provider.description !== 'string') {
+    invalidProvider(`Subagent provider "${name}": description must be a string when present.`)
+  }
+  const { capabilities } = provider
+  if (!isObject(capabilities)) {
+    invalidProvider(`Subagent provider "${name}": capabilities must be an object { persona, toolFilter, depthLimit } of booleans.`)
+  }
+  for (const key of ['persona', 'toolFilter', 'depthLimit'] as const) {
+    if (typeof capabilities[key] !== 'boolean') {
+      invalidProvider(`Subagent provider "${name}": capabilities.${key} must be a boolean.`)
+    }
+  }
+  if (typeof provider.inheritsParentContext !== 'boolean') {
+    invalidProvider(`Subagent provider "${name}": inheritsParentContext must be a boolean.`)
+  }
+  if (typeof provider.start !== 'function') {
+    invalidProvider(`Subagent provider "${name}": start must be a function returning a promise of a run.`)
+  }
+}
+
+function invalidRequest(message: string): never {
+  throw new SubagentError('INVALID_REQUEST', message)
+}
+
+function isSignal(value: unknown): value is AbortSignal {
+  if (value instanceof AbortSignal) return true
+  return isObject(value) && typeof value.aborted === 'boolean'
+    && typeof value.addEventListener === 'function' && typeof value.removeEventListener === 'function'
+}
+
+function checkRequest(request: SubagentRequest) {
+  if (!isObject(request)) invalidRequest('The subagent request must be an object.')
+  if (typeof request.prompt !== 'string' || !request.prompt.trim()) {
+    invalidRequest('request.prompt must be a non-empty string: the task for the child.')
+  }
+  const { parent } = request
+  if (!isObject(parent) || typeof parent.id !== 'string' || !parent.id
+    || !Number.isInteger(parent.depth) || parent.depth < 0) {
+    invalidRequest('request.parent must be the calling Agent (with a string id and a non-negative integer depth).')
+  }
+  if (!isSignal(request.signal)) invalidRequest('request.signal must be an AbortSignal.')
+  if (request.label !== undefined && typeof request.label !== 'string') {
+    invalidRequest('request.label must be a string when present.')
+  }
+  if (request.persona !== undefined && (typeof request.persona !== 'string' || !request.persona.trim())) {
+    invalidRequest('request.persona must be a non-empty string when present; omit it for the default persona.')
+  }
+  if (request.agentOptions !== undefined) {
+    if (!isObject(request.agentOptions)) invalidRequest('request.agentOptions must be an object when present.')
+    const { model } = request.agentOptions
+    if (model !== undefined && (typeof model !== 'string' || !model)) {
+      invalidRequest('request.agentOptions.model must be a non-empty model ref when present.')
+    }
+  }
+  if (request.toolFilter !== undefined) checkToolFilter(request.toolFilter)
+  if (request.maxDepth !== undefined && (!Number.isInteger(request.maxDepth) || request.maxDepth < 0)) {
+    invalidRequest(`request.maxDepth must be a non-negative integer, got ${String(request.maxDepth)}.`)
+  }
+  if (request.onUpdate !== undefined && typeof request.onUpdate !== 'function') {
+    invalidRequest('request.onUpdate must be a function when present.')
+  }
+}
+
+function checkToolFilter(filter: ToolFilter) {
+  if (!isObject(filter) || Array.isArray(filter)) {
+    invalidRequest('request.toolFilter must be an object { allow?, deny? } of tool-name arrays.')
+  }
+  for (const key of Object.keys(filter)) {
+    if (key !== 'allow' && key !== 'deny' && (filter as Record<string, unknown>)[key] !== undefined) {
+      invalidRequest(`request.toolFilter has an unknown key "${key}"; only allow and deny are understood.`)
+    }
+  }
+  for (const key of ['allow', 'deny'] as const) {
+    const list = filter[key]
+    if (list === undefined) continue
+    if (!Array.isArray(list) || !list.every((name) => typeof name === 'string' && name)) {
+      invalidRequest(`request.toolFilter.${key} must be an array of tool names.`)
+    }
+  }
+  if (filter.allow === undefined && filter.deny === undefined) {
+    invalidRequest('request.toolFilter is empty (neither allow nor deny); omit toolFilter to keep the parent\'s tools.')
+  }
+}
+
+function unsupported(provider: SubagentProvider, capability: SubagentCapability, option: string): never {
+  throw new SubagentError('UNSUPPORTED_CAPABILITY',
+    `Subagent provider "${provider.name}" does not support ${option} (capability "${capability}"); remove ${option} from the request or use a provider that has it.`,
+    { capability })
+}
+
+function checkCapabilities(provider: SubagentProvider, request: SubagentRequest) {
+  const { capabilities } = provider
+  if (request.persona !== undefined && !capabilities.persona) unsupported(provider, 'persona', 'persona')
+  if (request.toolFilter !== undefined && !capabilities.toolFilter) unsupported(provider, 'toolFilter', 'toolFilter')
+  if (request.maxDepth !== undefined && !capabilities.depthLimit) unsupported(provider, 'depthLimit', 'maxDepth')
+}
+
+/** Turns whatever the provider's result fulfilled with into a well-formed result. */
+function normalise(providerName: string, raw: unknown): SubagentResult {
+  if (!isObject(raw)) {
+    return {
+      stopReason: 'error',
+      output: '',
+      diagnostic: `Subagent provider "${providerName}" settled the run with ${raw === null ? 'null' : typeof raw}, not a result object.`,
+    }
+  }
+  const problems: string[] = []
+  let stopReason = raw.stopReason as SubagentStopReason
+  if (typeof stopReason !== 'string' || !ANY_STOP.has(stopReason)) {
+    problems.push(`unknown stop reason ${safeJson(raw.stopReason)}`)
+    stopReason = 'error'
+  }
+  let output = raw.output
+  if (typeof output !== 'string') {
+    problems.push(`output is ${output === null ? 'null' : typeof output}, not a string`)
+    output = ''
+    stopReason = 'error'
+  }
+  let diagnostic = raw.diagnostic === undefined || raw.diagnostic === null ? undefined : reasonText(raw.diagnostic)
+  if (problems.length) {
+    const headline = `Subagent provider "${providerName}" returned a malformed result: ${problems.join('; ')}.`
+    diagnostic = diagnostic ? `${headline} Provider diagnostic: ${diagnostic}` : headline
+  }
+  const result: SubagentResult = { stopReason, output: output as string }
+  if (diagnostic) result.diagnostic = capDiagnostic(diagnostic)
+  if (isObject(raw.usage)) result.usage = raw.usage as unknown as SubagentResult['usage']
+  return result
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return capDiagnostic(JSON.stringify(value) ?? String(value), 200)
+  } catch {
+    return 'an unprintable value'
+  }
+}

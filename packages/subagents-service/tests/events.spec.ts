@@ -1,0 +1,182 @@
+/// <reference types="mocha" />
+import { expect } from 'chai'
+import type { SubagentOutcome, SubagentRunInfo } from '@cordis-subagents/subagents-service'
+import {
+  type Harness, ScriptedProvider, deferred, recordEvents, rejection, request, setup, tick,
+} from './helpers.js'
+
+describe('subagent/start, subagent/update, subagent/end', () => {
+  let h: Harness
+  let provider: ScriptedProvider
+
+  beforeEach(async () => {
+    h = await setup()
+    provider = new ScriptedProvider('alpha')
+    h.ctx.subagents.register(provider)
+  })
+  afterEach(async () => { await h.stop() })
+
+  it('start → update* → end with the run info, the update and the result', async () => {
+    const events = recordEvents(h.ctx)
+    const run = await h.ctx.subagents.start('alpha', request(h.root, { label: 'task' }))
+    provider.last.update('step')
+    provider.last.update('text', 'thinking')
+    provider.last.complete('answer', { usage: { inputTokens: 3, outputTokens: 4 } })
+    const result = await run.result
+    const id = run.id
+    expect(events.log).to.deep.equal([`start:${id}`, `update:${id}:step`, `update:${id}:thinking`, `end:${id}:completed`])
+    const [[startInfo], [, update], , [endInfo, endResult]] = events.args as [SubagentRunInfo, any][]
+    expect(startInfo).to.equal(run.info)
+    expect(startInfo).to.deep.equal({
+      runId: id, provider: 'alpha', label: 'task', parentId: h.root.id, childId: 'child-1', depth: 1,
+      startedAt: run.info.startedAt,
+    })
+    expect(update).to.deep.equal({ kind: 'step' })
+    expect(endInfo).to.equal(run.info)
+    expect(endResult).to.equal(result)
+    expect((endResult as SubagentOutcome).durationMs).to.be.a('number')
+    await run.dispose()
+  })
+
+  it('start is emitted before start() fulfils; end before run.result settles', async () => {
+    const order: string[] = []
+    h.ctx.on('subagent/start', () => { order.push('event:start') })
+    h.ctx.on('subagent/end', () => { order.push('event:end') })
+    const run = await h.ctx.subagents.start('alpha', request(h.root))
+    order.push('handed-over')
+    provider.last.complete()
+    await run.result
+    order.push('result')
+    expect(order).to.deep.equal(['event:start', 'handed-over', 'event:end', 'result'])
+    await run.dispose()
+  })
+
+  it('keeps the order when the provider result is already settled at hand-over', async () => {
+    provider.onRun = (scripted) => scripted.complete('instant')
+    const events = recordEvents(h.ctx)
+    const run = await h.ctx.subagents.start('alpha', request(h.root))
+    await run.result
+    expect(events.log).to.deep.equal([`start:${run.id}`, `end:${run.id}:completed`])
+    await run.dispose()
+  })
+
+  it('keeps the order when the provider result already rejected at hand-over', async () => {
+    provider.onRun = (scripted) => {
+      scripted.outcome.reject(new Error('died at birth'))
+      scripted.outcome.promise.catch(() => {})
+    }
+    const events = recordEvents(h.ctx)
+    const run = await h.ctx.subagents.start('alpha', request(h.root))
+    const result = await run.result
+    expect(result.stopReason).to.equal('error')
+    expect(events.log).to.deep.equal([`start:${run.id}`, `end:${run.id}:error`])
+    await run.dispose()
+  })
+
+  it('updates sent before the hand-over are emitted right after start, in order', async () => {
+    provider.hold = deferred()
+    const events = recordEvents(h.ctx)
+    const starting = h.ctx.subagents.start('alpha', request(h.root))
+    await tick()
+    provider.calls[0].onUpdate!({ kind: 'status', text: 'spawning' })
+    provider.calls[0].onUpdate!({ kind: 'status', text: 'initialised' })
+    expect(events.log).to.deep.equal([])
+    provider.hold.resolve()
+    const run = await starting
+    expect(events.log).to.deep.equal([`start:${run.id}`, `update:${run.id}:spawning`, `update:${run.id}:initialised`])
+    await run.dispose()
+  })
+
+  it('updates after end are dropped (no event, no forwarding)', async () => {
+    const forwarded: string[] = []
+    const events = recordEvents(h.ctx)
+    const run = await h.ctx.subagents.start('alpha', request(h.root, { onUpdate: (u) => forwarded.push(u.kind) }))
+    provider.last.complete()
+    await run.result
+    provider.last.update('text', 'straggler')
+    await run.dispose()
+    provider.last.update('text', 'after dispose')
+    expect(events.log).to.deep.equal([`start:${run.id}`, `end:${run.id}:completed`])
+    expect(forwarded).to.deep.equal([])
+  })
+
+  it('no events at all when start rejects (pre-check, provider failure, abort during start)', async () => {
+    const events = recordEvents(h.ctx)
+    await rejection(h.ctx.subagents.start('nope', request(h.root)))
+    await rejection(h.ctx.subagents.start('alpha', request(h.root, { prompt: '' })))
+    provider.startError = new Error('boom')
+    await rejection(h.ctx.subagents.start('alpha', request(h.root)))
+    provider.startError = undefined
+    provider.hold = deferred()
+    const controller = new AbortController()
+    const starting = h.ctx.subagents.start('alpha', request(h.root, { signal: controller.signal }))
+    await tick()
+    provider.calls[provider.calls.length - 1].onUpdate!({ kind: 'status', text: 'early' })
+    controller.abort()
+    await rejection(starting)
+    provider.hold.resolve()
+    await tick()
+    expect(events.log).to.deep.equal([])
+  })
+
+  for (const event of ['subagent/start', 'subagent/update', 'subagent/end'] as const) {
+    it(`a throwing and a rejecting ${event} listener are contained and logged; other listeners and the run go on`, async () => {
+      const unhandled: unknown[] = []
+      const onUnhandled = (reason: unknown) => { unhandled.push(reason) }
+      process.on('unhandledRejection', onUnhandled)
+      try {
+        h.ctx.on(event, () => { throw new Error(`sync ${event}`) })
+        h.ctx.on(event, async () => { throw new Error(`async ${event}`) })
+        const events = recordEvents(h.ctx)
+        const run = await h.ctx.subagents.start('alpha', request(h.root))
+        expect(() => provider.last.update('text', 'hi')).to.not.throw()
+        provider.last.complete('ok')
+        const result = await run.result
+        await tick()
+        expect(result.output).to.equal('ok')
+        expect(events.log).to.deep.equal([`start:${run.id}`, `update:${run.id}:hi`, `end:${run.id}:completed`])
+        expect(h.warnings).to.have.length(2)
+        expect(h.warnings.join('\n')).to.include(`sync ${event}`).and.include(`async ${event}`)
+        expect(unhandled).to.deep.equal([])
+        expect(h.errors).to.deep.equal([])
+        await run.dispose()
+      } finally {
+        process.off('unhandledRejection', onUnhandled)
+      }
+    })
+  }
+
+  it('a listener that cancels the run from subagent/start is fine (cancel → end still after start)', async () => {
+    h.ctx.on('subagent/start', () => { h.ctx.subagents.runs() })
+    let cancelFromListener: (() => void) | undefined
+    h.ctx.on('subagent/update', () => { cancelFromListener?.() })
+    const events = recordEvents(h.ctx)
+    const run = await h.ctx.subagents.start('alpha', request(h.root))
+    cancelFromListener = () => run.cancel('listener said stop')
+    provider.last.update('text', 'x')
+    const result = await run.result
+    expect(result.stopReason).to.equal('aborted')
+    expect(events.log).to.deep.equal([`start:${run.id}`, `update:${run.id}:x`, `end:${run.id}:aborted`])
+    await run.dispose()
+  })
+
+  it('several concurrent runs keep their own order', async () => {
+    const events = recordEvents(h.ctx)
+    const a = await h.ctx.subagents.start('alpha', request(h.root))
+    const ra = provider.last
+    const b = await h.ctx.subagents.start('alpha', request(h.root))
+    const rb = provider.last
+    rb.update('text', 'b1')
+    ra.update('text', 'a1')
+    rb.complete()
+    await b.result
+    ra.complete()
+    await a.result
+    expect(a.id).to.not.equal(b.id)
+    const only = (id: string) => events.log.filter((line) => line.includes(id))
+    expect(only(a.id)).to.deep.equal([`start:${a.id}`, `update:${a.id}:a1`, `end:${a.id}:completed`])
+    expect(only(b.id)).to.deep.equal([`start:${b.id}`, `update:${b.id}:b1`, `end:${b.id}:completed`])
+    await a.dispose()
+    await b.dispose()
+  })
+})

@@ -1,0 +1,218 @@
+/// <reference types="mocha" />
+import { expect } from 'chai'
+import type { Context } from 'cordis'
+import { SubagentError, type SubagentProvider } from '@cordis-subagents/subagents-service'
+import {
+  ALL, FAILED, type Harness, NONE, ScriptedProvider, providerPlugin, recordEvents, setup, tick,
+} from './helpers.js'
+
+describe('ctx.subagents registry', () => {
+  let h: Harness
+
+  beforeEach(async () => { h = await setup() })
+  afterEach(async () => { await h.stop() })
+
+  describe('register', () => {
+    it('stores the provider; get, list (registration order) see it', () => {
+      const a = new ScriptedProvider('alpha')
+      const b = new ScriptedProvider('beta', NONE)
+      h.ctx.subagents.register(b)
+      h.ctx.subagents.register(a)
+      expect(h.ctx.subagents.get('alpha')).to.equal(a)
+      expect(h.ctx.subagents.get('gamma')).to.equal(undefined)
+      expect(h.ctx.subagents.list()).to.deep.equal([b, a])
+    })
+
+    it('the returned dispose removes the provider and announces it once', () => {
+      const events = recordEvents(h.ctx)
+      const dispose = h.ctx.subagents.register(new ScriptedProvider('alpha'))
+      dispose()
+      dispose()
+      expect(h.ctx.subagents.get('alpha')).to.equal(undefined)
+      expect(events.log).to.deep.equal(['added:alpha', 'removed:alpha'])
+    })
+
+    it('announces subagent/provider-added with the provider after storing it', () => {
+      const seen: unknown[] = []
+      h.ctx.on('subagent/provider-added', (provider) => {
+        seen.push([provider, h.ctx.subagents.get(provider.name)])
+      })
+      const provider = new ScriptedProvider('alpha')
+      h.ctx.subagents.register(provider)
+      expect(seen).to.deep.equal([[provider, provider]])
+    })
+
+    it('a provider registered by a plugin leaves with it: removed after deletion, then gone', async () => {
+      const seen: unknown[] = []
+      h.ctx.on('subagent/provider-removed', (name) => {
+        seen.push([name, h.ctx.subagents.get(name)])
+      })
+      const fork = h.ctx.plugin(providerPlugin(new ScriptedProvider('alpha')))
+      await h.ctx.lifecycle.flush()
+      expect(h.ctx.subagents.get('alpha')).to.not.equal(undefined)
+      fork.dispose()
+      expect(seen).to.deep.equal([['alpha', undefined]])
+      expect(h.ctx.subagents.list()).to.deep.equal([])
+    })
+
+    it('a provider plugin reloaded with a new config: removed, then added with the new descriptor', async () => {
+      const events = recordEvents(h.ctx)
+      const plugin = {
+        name: 'reloadable-provider',
+        inject: ['subagents'],
+        apply(ctx: Context, config: { description: string }) {
+          const provider = new ScriptedProvider('alpha')
+          provider.description = config.description
+          ctx.subagents.register(provider)
+        },
+      }
+      const fork = h.ctx.plugin(plugin, { description: 'v1' })
+      await h.ctx.lifecycle.flush()
+      expect(h.ctx.subagents.get('alpha')?.description).to.equal('v1')
+      fork.update({ description: 'v2' })
+      await h.ctx.lifecycle.flush()
+      expect(events.log).to.deep.equal(['added:alpha', 'removed:alpha', 'added:alpha'])
+      expect((events.args[2][0] as SubagentProvider).description).to.equal('v2')
+      expect(h.ctx.subagents.get('alpha')?.description).to.equal('v2')
+      expect(h.errors).to.deep.equal([])
+    })
+
+    it('DUPLICATE_PROVIDER across two plugins: the second fails alone, the first keeps its provider', async () => {
+      const first = new ScriptedProvider('alpha')
+      const second = new ScriptedProvider('alpha')
+      const events = recordEvents(h.ctx)
+      const one = h.ctx.plugin(providerPlugin(first))
+      const two = h.ctx.plugin(providerPlugin(second))
+      await h.ctx.lifecycle.flush()
+      expect(two.runtime.status).to.equal(FAILED)
+      expect(one.runtime.status).to.not.equal(FAILED)
+      expect(h.errors).to.have.length(1)
+      expect(h.errors[0]).to.be.instanceOf(SubagentError).with.property('code', 'DUPLICATE_PROVIDER')
+      expect(h.ctx.subagents.get('alpha')).to.equal(first)
+      expect(events.log).to.deep.equal(['added:alpha'])
+      // The failed plugin going away does not take the first plugin's provider with it.
+      two.dispose()
+      expect(h.ctx.subagents.get('alpha')).to.equal(first)
+      expect(events.log).to.deep.equal(['added:alpha'])
+    })
+
+    it('DUPLICATE_PROVIDER within one scope too; the name is free again after dispose', () => {
+      const dispose = h.ctx.subagents.register(new ScriptedProvider('alpha'))
+      expect(() => h.ctx.subagents.register(new ScriptedProvider('alpha')))
+        .to.throw(SubagentError).with.property('code', 'DUPLICATE_PROVIDER')
+      dispose()
+      const again = new ScriptedProvider('alpha')
+      h.ctx.subagents.register(again)
+      expect(h.ctx.subagents.get('alpha')).to.equal(again)
+    })
+
+    const invalid: [string, (p: any) => void][] = [
+      ['not an object', () => {}],
+      ['a bad name', (p) => { p.name = 'has space' }],
+      ['an empty name', (p) => { p.name = '' }],
+      ['a 65-char name', (p) => { p.name = 'x'.repeat(65) }],
+      ['a non-string description', (p) => { p.description = 42 }],
+      ['no capabilities', (p) => { delete p.capabilities }],
+      ['a non-boolean capability', (p) => { p.capabilities = { ...ALL, depthLimit: 'yes' } }],
+      ['a missing capability', (p) => { p.capabilities = { persona: true, toolFilter: true } }],
+      ['no inheritsParentContext', (p) => { delete p.inheritsParentContext }],
+      ['no start function', (p) => { p.start = 'go' }],
+    ]
+    for (const [label, mutate] of invalid) {
+      it(`INVALID_PROVIDER for ${label}; nothing stored or announced`, () => {
+        const events = recordEvents(h.ctx)
+        let provider: any = new ScriptedProvider('alpha')
+        if (label === 'not an object') provider = null
+        else mutate(provider)
+        expect(() => h.ctx.subagents.register(provider))
+          .to.throw(SubagentError).with.property('code', 'INVALID_PROVIDER')
+        expect(h.ctx.subagents.list()).to.deep.equal([])
+        expect(events.log).to.deep.equal([])
+      })
+    }
+
+    it('accepts the full name alphabet (A-Z a-z 0-9 _ -) up to 64 chars', () => {
+      const name = `Az09_-${'x'.repeat(58)}`
+      h.ctx.subagents.register(new ScriptedProvider(name))
+      expect(h.ctx.subagents.get(name)).to.not.equal(undefined)
+    })
+  })
+
+  describe('listener isolation on provider events', () => {
+    for (const event of ['subagent/provider-added', 'subagent/provider-removed'] as const) {
+      it(`a throwing and a rejecting ${event} listener are logged; the others still run; nothing rolls back`, async () => {
+        const calls: string[] = []
+        h.ctx.on(event, () => { calls.push('first'); throw new Error('listener boom') })
+        h.ctx.on(event, async () => { calls.push('second'); throw new Error('async boom') })
+        h.ctx.on(event, () => { calls.push('third') })
+        const unhandled: unknown[] = []
+        const onUnhandled = (reason: unknown) => { unhandled.push(reason) }
+        process.on('unhandledRejection', onUnhandled)
+        try {
+          const fork = h.ctx.plugin(providerPlugin(new ScriptedProvider('alpha')))
+          await h.ctx.lifecycle.flush()
+          expect(fork.runtime.status).to.not.equal(FAILED)
+          if (event === 'subagent/provider-added') {
+            expect(h.ctx.subagents.get('alpha')).to.not.equal(undefined)
+          } else {
+            fork.dispose()
+            expect(h.ctx.subagents.get('alpha')).to.equal(undefined)
+          }
+          await tick()
+          expect(calls).to.deep.equal(['first', 'second', 'third'])
+          expect(h.errors).to.deep.equal([])
+          expect(unhandled).to.deep.equal([])
+          expect(h.warnings).to.have.length(2)
+          expect(h.warnings.join('\n')).to.include(event).and.include('listener boom').and.include('async boom')
+        } finally {
+          process.off('unhandledRejection', onUnhandled)
+        }
+      })
+    }
+
+    it('a hostile listener (throws a non-Error, returns a rejecting thenable) is contained', async () => {
+      h.ctx.on('subagent/provider-added', () => { throw Object.create(null) })
+      h.ctx.on('subagent/provider-added', () => ({ then: (_: unknown, reject: (e: unknown) => void) => reject('nope') }) as any)
+      const later: string[] = []
+      h.ctx.on('subagent/provider-added', (provider) => { later.push(provider.name) })
+      expect(() => h.ctx.subagents.register(new ScriptedProvider('alpha'))).to.not.throw()
+      await tick()
+      expect(later).to.deep.equal(['alpha'])
+      expect(h.warnings).to.have.length(2)
+    })
+
+    it('a listener that unloads another listener\'s plugin: the removed listener is not called', async () => {
+      const calls: string[] = []
+      let other: { dispose(): unknown } | undefined
+      h.ctx.on('subagent/provider-added', () => { calls.push('first'); other?.dispose() })
+      other = h.ctx.plugin((ctx: Context) => {
+        ctx.on('subagent/provider-added', () => { calls.push('second') })
+      })
+      h.ctx.subagents.register(new ScriptedProvider('alpha'))
+      expect(calls).to.deep.equal(['first'])
+    })
+  })
+
+  it('registering needs an active caller scope (cordis INACTIVE_EFFECT); nothing is stored', async () => {
+    let saved: Context | undefined
+    const fork = h.ctx.plugin({
+      name: 'late-registrar',
+      inject: ['subagents'],
+      apply(ctx: Context) { saved = ctx },
+    })
+    await h.ctx.lifecycle.flush()
+    fork.dispose()
+    expect(() => saved!.subagents.register(new ScriptedProvider('alpha'))).to.throw()
+    expect(h.ctx.subagents.list()).to.deep.equal([])
+  })
+
+  it('no listeners are left after ctx.stop()', async () => {
+    h.ctx.plugin(providerPlugin(new ScriptedProvider('alpha')))
+    recordEvents(h.ctx)
+    await h.ctx.lifecycle.flush()
+    await h.stop()
+    for (const name of ['subagent/provider-added', 'subagent/provider-removed', 'subagent/start', 'subagent/update', 'subagent/end']) {
+      expect(h.ctx.lifecycle._hooks[name] ?? [], name).to.have.length(0)
+    }
+  })
+})
