@@ -74,7 +74,8 @@ export class SubagentService extends Service<Config> {
 
   private readonly providers = new Map<string, SubagentProvider>()
   private readonly live = new Map<string, SubagentRunInfo>()
-  private readonly gates = new Map<string, Gate>()
+  /** Keyed by the parent object, not its id: ids may repeat across agent runtimes. */
+  private readonly gates = new Map<object, Gate>()
   private readonly state: State = { stopped: false }
   private readonly log: Logger
   private readonly hooks: Record<keyof any, { callback: (...args: any[]) => any }[]>
@@ -160,7 +161,7 @@ export class SubagentService extends Service<Config> {
     }
     if (request.signal.aborted) throw aborted('before the start')
 
-    const key = request.parent.id
+    const key: object = request.parent
     await this.acquire(key, request.signal)
     let released = false
     const release = () => {
@@ -188,7 +189,7 @@ export class SubagentService extends Service<Config> {
       `No subagent provider named ${JSON.stringify(name)}${context}. Registered providers: ${names.join(', ') || '(none)'}.`)
   }
 
-  private acquire(key: string, signal: AbortSignal): Promise<void> {
+  private acquire(key: object, signal: AbortSignal): Promise<void> {
     let gate = this.gates.get(key)
     if (!gate) this.gates.set(key, gate = { active: 0, queue: [] })
     if (gate.active < this.config.maxConcurrentPerParent && !gate.queue.length) {
@@ -218,7 +219,7 @@ export class SubagentService extends Service<Config> {
   }
 
   /** Frees a slot of `key`, handing it straight to the oldest waiter (FIFO, no barging). */
-  private release(key: string) {
+  private release(key: object) {
     const gate = this.gates.get(key)
     if (!gate) return
     const next = gate.queue.shift()
