@@ -3,12 +3,14 @@
 // child that returns 50 MB of text. Each must end in a clear error or a well-defined result.
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
+import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
 import type { ForkScope } from 'cordis'
-import type { ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subagents/agent'
+import type { Agent, ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subagents/agent'
 import { ScriptedModel } from '@cordis-subagents/agent'
 import { fromCompletion } from '@cordis-subagents/model-openai'
 import * as Spawn from '@cordis-subagents/provider-spawn'
+import * as Acp from '@cordis-subagents/provider-acp'
 import {
   INPUT, ProviderControl, call, loadProvider, loadTool, setup, type Harness,
 } from '../packages/subagent-tool/tests/helpers.js'
@@ -17,6 +19,7 @@ setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
 
 const MB = 1024 * 1024
+const ACP_FIXTURE = fileURLToPath(new URL('../packages/provider-acp/tests/fixtures/agent.mjs', import.meta.url))
 
 describe('hostile input through the real subagent tool', function () {
   this.timeout(30_000)
@@ -245,5 +248,42 @@ describe('hostile input through the real subagent tool', function () {
       expect(control.starts[0].prompt).to.equal(INPUT.prompt)
       await parent.dispose()
     })
+  })
+})
+
+describe('hostile input through the real tool over ACP (subprocess fixture agent)', function () {
+  this.timeout(30_000)
+
+  let h: Harness
+  let parent: Agent
+
+  beforeEach(async () => {
+    h = await setup()
+    h.ctx.plugin(Acp as any, { name: 'acp', command: process.execPath, args: [ACP_FIXTURE, 'echo'], cancelGrace: 300, killGrace: 300 })
+    await loadTool(h.ctx, { provider: 'acp', toolName: 'acp_tool' })
+    h.ctx.agents.registerModel('unused', new ScriptedModel([]))
+    parent = h.ctx.agents.create({ model: 'unused', label: 'parent' })
+  })
+
+  afterEach(async () => {
+    await h.stop()
+    expect(h.errors.map(String), 'cordis internal errors').to.deep.equal([])
+  })
+
+  it('control characters, line separators and lone surrogates survive the JSON-RPC round trip', async () => {
+    const nasty = 'a\u0000b\u0007c\u001b[31m\r\n\u2028\u2029 \uD800 high \uDFFF low \uFEFF\u202Eend "quoted" \\ backslash'
+    const result = await call(h.ctx, { description: 'nasty', prompt: nasty }, { name: 'acp_tool', agent: parent })
+    expect(result.isError, result.content).to.not.equal(true)
+    const echoed = JSON.parse(result.content)
+    // JSON.stringify escapes a lone surrogate (\ud800), so even those round-trip exactly.
+    expect(echoed.prompt).to.equal(nasty)
+  })
+
+  it('a 10 MB prompt reaches the agent and its 10 MB echo comes back truncated to the cap', async () => {
+    const prompt = 'q'.repeat(10 * MB)
+    const result = await call(h.ctx, { description: 'big', prompt }, { name: 'acp_tool', agent: parent })
+    expect(result.isError, result.content.slice(0, 300)).to.not.equal(true)
+    expect(result.content).to.match(/\[Output truncated: the subagent returned \d+ bytes; the first 1048576 are shown\.\]$/)
+    expect(result.content.startsWith('{"prompt":"qqqq')).to.equal(true)
   })
 })
