@@ -49,8 +49,8 @@ log()
   log()
   log(`${r.rounds} rounds × ${r.batch} calls per system. "Overhead" = median − floor median. Peers: \`@openai/agents\` 0.20 (asTool, fake Model, tracing disabled; runs on Node 20 despite openai 7's engines field), \`ai\` 6 (generateText + MockLanguageModelV3, child generateText inside a tool).`)
   log()
-  table(['system', 'µs/call median (min–max)', 'overhead µs', 'vs OpenAI Agents SDK', 'vs AI SDK'],
-    Object.entries(r.stats).map(([name, s]) => [name, fmtStats(s), name === floorName ? '—' : fmt(s.median - floor), `${fmt(openai / s.median, 2)}× faster`, `${fmt(aisdk / s.median, 2)}× faster`]))
+  table(['system', 'µs/call median (min–max)', 'overhead µs', 'OpenAI Agents SDK time ÷ this', 'AI SDK time ÷ this'],
+    Object.entries(r.stats).map(([name, s]) => [name, fmtStats(s), name === floorName ? '—' : fmt(s.median - floor), `${fmt(openai / s.median, 2)}×`, `${fmt(aisdk / s.median, 2)}×`]))
   for (const name of ['ours: subagent → spawn', 'ours: subagent → fork']) {
     const over = r.stats[name].median - floor
     const x = Math.min(openai, aisdk) / r.stats[name].median
@@ -64,7 +64,7 @@ log()
   const rows = await fanout({ sizes: [10, 100, 1000], reps: q(5, 1) })
   log('## 2. Fan-out: N parallel delegations in one parent step (subagent → spawn)')
   log()
-  log(`\`maxConcurrentPerParent\` of ctx.subagents raised to 1000 for this scenario (default 8 would queue all but 8). Retained heap per child: heap after GC while all N children are live (each waits in its model call), minus the heap before the run, ÷ N. ${rows[0].wallMs.length} reps each.`)
+  log(`\`maxConcurrentPerParent\` of ctx.subagents raised to 1000 for this scenario (default 8 would queue all but 8). Retained heap per child: heap after GC while all N children are live (each waits in its model call), minus the heap before the run, ÷ N. Wall time excludes that measuring GC. ${rows[0].wallMs.length} reps each.`)
   log()
   table(['N', 'wall ms', 'wall µs per child', 'peak RSS MiB', 'retained heap per live child KiB', 'heap left after run KiB'],
     rows.map((row) => {
