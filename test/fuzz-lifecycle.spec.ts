@@ -16,7 +16,7 @@ import {
   ProviderControl, SubagentTool, providerPlugin, setup, timerCount, type Harness,
 } from '../packages/subagent-tool/tests/helpers.js'
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 60)
+const RUNS = Number(process.env.FUZZ_RUNS ?? 150)
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED)
 const PATH = process.env.FUZZ_PATH
 
@@ -44,6 +44,13 @@ type Op =
   | { t: 'abort'; index: number }
   | { t: 'finish'; index: number; ok: boolean }
   | { t: 'stop' }
+
+/** Every sequence starts with one provider and a tool bound to it, so delegations happen early. */
+const prefixArb: fc.Arbitrary<Op[]> = fc.record({ kind: fc.constantFrom<Kind>('spawn', 'fork', 'scripted'), caps: fc.boolean() })
+  .map(({ kind, caps }) => [
+    { t: 'loadProvider', slot: 0, kind, name: 'p1', caps },
+    { t: 'loadTool', slot: 0, toolName: 't1', provider: 'p1', persona: false },
+  ])
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ t: fc.constant('loadProvider' as const), slot: fc.nat(PROVIDER_SLOTS - 1), kind: fc.constantFrom<Kind>('spawn', 'fork', 'scripted'), name: fc.constantFrom(...PROVIDER_PICKS), caps: fc.boolean() }), weight: 4 },
@@ -133,7 +140,8 @@ class World {
   readonly started = new Set<string>()
   readonly ended = new Set<string>()
   readonly problems: string[] = []
-  parent!: Agent
+  /** Three parents, so the per-parent gate (8) does not queue most calls. */
+  parents: Agent[] = []
   h!: Harness
   /** Kept: `ctx.subagents` is gone once the app stopped. */
   subagents!: Harness['ctx']['subagents']
@@ -147,7 +155,7 @@ class World {
     ctx.agents.registerModel('m', new ScriptedModel((request) => new Promise<ScriptedResponse>((resolve) => {
       world.replies.push({ request, resolve })
     })))
-    world.parent = ctx.agents.create({ model: 'm', label: 'parent' })
+    world.parents = [0, 1, 2].map((i) => ctx.agents.create({ model: 'm', label: `parent${i}` }))
     // Observers outside every scope (pushed straight onto the hook list): ctx.stop() removes the
     // root's own listeners first, and runs cancelled by the stop end after that.
     const hooks = ctx.lifecycle._hooks as Record<string, { ctx: unknown; callback: (...args: any[]) => void }[]>
@@ -246,7 +254,7 @@ class World {
           promise: undefined as never,
         }
         call.promise = ctx.tools.view().execute({ name: tool, input }, {
-          signal: controller.signal, agent: this.parent, toolCallId: `call-${this.calls.length}`,
+          signal: controller.signal, agent: this.parents[this.calls.length % this.parents.length], toolCallId: `call-${this.calls.length}`,
         })
         call.promise.then((result) => {
           call.deliveries++
@@ -358,7 +366,8 @@ async function settleAll(promises: Promise<unknown>[], ms: number) {
 const stats = { sequences: 0, steps: 0, calls: 0, runs: 0 }
 
 describe('fuzz: plugin lifecycle against a model', function () {
-  this.timeout(120_000)
+  // FUZZ_RUNS scales the budget too (about 30-60 ms per sequence here; generous for slow machines).
+  this.timeout(Math.max(120_000, RUNS * 300))
 
   let unhandled: unknown[] = []
   const onUnhandled = (reason: unknown) => { unhandled.push(reason) }
@@ -366,7 +375,8 @@ describe('fuzz: plugin lifecycle against a model', function () {
   after(() => process.off('unhandledRejection', onUnhandled))
 
   it(`keeps every invariant over ${RUNS} random sequences`, async () => {
-    const property = fc.asyncProperty(fc.array(opArb, { minLength: 15, maxLength: 60, size: 'medium' }), async (ops) => {
+    const sequenceArb = fc.tuple(prefixArb, fc.array(opArb, { minLength: 15, maxLength: 60, size: 'medium' })).map(([prefix, rest]) => [...prefix, ...rest])
+    const property = fc.asyncProperty(sequenceArb, async (ops) => {
       unhandled = []
       const baselineTimers = timerCount()
       const world = await World.create()
