@@ -7,7 +7,12 @@ export interface InProcessConfig {
   description?: string
 }
 
-export function inProcessConfig(defaultName: string): Schema<InProcessConfig> {
+export namespace InProcessConfig {
+  /** What a user writes: every key is optional (`name` has a default). */
+  export type Input = Partial<InProcessConfig>
+}
+
+export function inProcessConfig(defaultName: string): Schema<InProcessConfig.Input, InProcessConfig> {
   return Schema.object({
     name: Schema.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).default(defaultName).description('Provider name that subagent tools bind to.'),
     maxSteps: Schema.natural().min(1).description('Step limit of each child (default: the agent runtime\'s `maxSteps`).'),

@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import type { AgentEvent, RunResult } from '@cordis-subagents/agent'
+import { type AgentEvent, type AgentRuntime, type RunResult, untraced } from '@cordis-subagents/agent'
 import type {
   ProviderStartRequest, SubagentProvider, SubagentResult, SubagentRun, SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
@@ -32,20 +32,21 @@ export class ProviderAbortError extends Error {
  * `ctx.agents` below its parent, with the parent's tools as its ceiling.
  */
 export function createInProcessProvider(ctx: Context, options: InProcessProviderOptions): SubagentProvider {
+  const agents = untraced(ctx.agents)
   return {
     name: options.name,
     description: options.description,
     capabilities: { persona: true, toolFilter: true, depthLimit: true },
     inheritsParentContext: options.inheritsParentContext,
-    start: (request) => startChild(ctx, options, request),
+    start: (request) => startChild(agents, options, request),
   }
 }
 
-async function startChild(ctx: Context, options: InProcessProviderOptions, request: ProviderStartRequest): Promise<SubagentRun> {
+async function startChild(agents: AgentRuntime, options: InProcessProviderOptions, request: ProviderStartRequest): Promise<SubagentRun> {
   if (request.signal.aborted) throw new ProviderAbortError()
   const { parent } = request
-  const persona = request.persona ?? ctx.agents.config.persona
-  const child = ctx.agents.create({
+  const persona = request.persona ?? agents.config.persona
+  const child = agents.create({
     parent,
     label: options.name,
     model: request.agentOptions?.model ?? parent.model,
@@ -67,11 +68,13 @@ async function startChild(ctx: Context, options: InProcessProviderOptions, reque
 
   const result = child
     .run(request.prompt, { signal: controller.signal, onEvent: (event) => forward(event, request) })
-    .then(toSubagentResult, (error): SubagentResult => ({
+    .then((run) => toSubagentResult(run, options.name), (error): SubagentResult => ({
       stopReason: 'error',
       output: '',
       diagnostic: `The child agent could not run: ${error instanceof Error ? error.message : String(error)}`,
     }))
+    // A settled run needs no abort bridge any more.
+    .finally(() => request.signal.removeEventListener('abort', onAbort))
 
   let disposal: Promise<void> | undefined
   return {
@@ -87,10 +90,15 @@ async function startChild(ctx: Context, options: InProcessProviderOptions, reque
   }
 }
 
-function toSubagentResult(run: RunResult): SubagentResult {
+function toSubagentResult(run: RunResult, provider: string): SubagentResult {
   const base = { output: run.text, usage: run.usage }
   if (run.stopReason === 'max-steps') {
-    return { ...base, stopReason: 'error', diagnostic: `The child hit its step limit (${run.steps} steps) without a final answer. ${run.diagnostic ?? ''}`.trim() }
+    return {
+      ...base,
+      stopReason: 'error',
+      diagnostic: `The child hit its step limit (${run.steps} steps) without a final answer. `
+        + `Give it a narrower task, or raise \`maxSteps\` of the "${provider}" provider.`,
+    }
   }
   return run.diagnostic ? { ...base, stopReason: run.stopReason, diagnostic: run.diagnostic } : { ...base, stopReason: run.stopReason }
 }
