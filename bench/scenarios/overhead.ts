@@ -2,7 +2,7 @@ import { Agent as OAgent, Runner, setTracingDisabled, Usage as OUsage, type Mode
 import { generateText, stepCountIs, tool } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { z } from 'zod'
-import type { GenerateRequest, Message } from '@cordis-subagents/agent'
+import { type AgentRuntime, type GenerateRequest, type Message, untraced } from '@cordis-subagents/agent'
 import { CHILD, delegationModel, host, interleave, text, calls, type Stats } from '../lib.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -107,8 +107,14 @@ export interface OverheadResult {
 export async function overhead(options: { rounds: number; batch: number; warmup: number }): Promise<OverheadResult> {
   const spawnHost = await host({ model: delegationModel('subagent') })
   const forkHost = await host({ model: delegationModel('subagent_fork') })
-  const ours = (ctx: typeof spawnHost.ctx) => async () => {
-    const agent = ctx.agents.create({})
+  // A host keeps its reference to the agent runtime; going through `ctx.agents` on every call
+  // would measure cordis' caller-tracing proxy (tens of µs), not delegation.
+  const ours = (ctx: typeof spawnHost.ctx) => {
+    const agents = untraced(ctx.agents)
+    return () => run(agents)
+  }
+  const run = async (agents: AgentRuntime) => {
+    const agent = agents.create({})
     const result = await agent.run('do the task')
     if (result.text !== 'parent final answer' || result.toolCalls !== 1) throw new Error(`ours: ${JSON.stringify(result)}`)
     await agent.dispose()

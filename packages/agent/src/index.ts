@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { Context, Schema, Service } from 'cordis'
-import type { ToolRegistry, ToolView } from '@cordis-subagents/tools'
-import { Agent } from './agent.js'
+import { type ToolRegistry, type ToolView, untraced } from '@cordis-subagents/tools'
+import { Agent, type AgentHost } from './agent.js'
 import { AgentError } from './errors.js'
 import type { ChatModel, Message } from './types.js'
 
@@ -11,6 +11,7 @@ export { Agent } from './agent.js'
 export { Transcript } from './transcript.js'
 export { ScriptedModel, type ScriptedReply, type ScriptedResponse, type ScriptedModelOptions } from './scripted-model.js'
 export type { Usage } from '@cordis-subagents/tools'
+export { untraced } from '@cordis-subagents/tools'
 
 declare module 'cordis' {
   interface Context {
@@ -53,6 +54,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   private readonly models = new Map<string, ChatModel>()
   /** Captured once: callers of `create` need not inject `tools` themselves. */
   private readonly registry: ToolRegistry
+  private readonly host: AgentHost
   private counter = 0
   /** Depth of agents created without a parent. */
   readonly rootDepth: number
@@ -60,7 +62,10 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   constructor(ctx: Context, config: AgentRuntime.Config = {}) {
     super(ctx, 'agents', true)
     this.config = config
-    this.registry = ctx.tools
+    this.registry = untraced(ctx.tools)
+    // Agents call back into the runtime every step; give them the runtime itself, not the
+    // caller-tracing proxy that `this` is inside a method called as `ctx.agents.create()`.
+    this.host = { resolveModel: (ref) => this.resolveModel(ref) }
     const envDepth = depthFromEnv(process.env.SUBAGENT_DEPTH)
     if (envDepth === null) ctx.logger('agents').warn('ignoring SUBAGENT_DEPTH=%s: not a non-negative integer', process.env.SUBAGENT_DEPTH)
     this.rootDepth = envDepth ?? config.depth ?? 0
@@ -115,7 +120,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       throw new AgentError('INVALID_OPTIONS', `options.maxSteps must be a positive integer, got ${maxSteps}.`)
     }
     const id = `${options.label ?? 'agent'}-${++this.counter}`
-    return new Agent(this, {
+    return new Agent(this.host, {
       id,
       parent,
       depth: parent ? parent.depth + 1 : this.rootDepth,

@@ -1,7 +1,7 @@
 import { Context, Schema } from 'cordis'
 import { z } from 'zod'
 import { PROVIDER_NAME_PATTERN, type SubagentProvider } from '@cordis-subagents/subagents-service'
-import { TOOL_NAME_PATTERN } from '@cordis-subagents/tools'
+import { TOOL_NAME_PATTERN, untraced } from '@cordis-subagents/tools'
 import { delegate, type DelegateOptions, type InFlight } from './delegate.js'
 import { describePrompt, describeTool, LABEL_DESCRIPTION } from './wording.js'
 
@@ -53,6 +53,7 @@ export function apply(ctx: Context, config: Config) {
   // Claim the name first: a duplicate fails this plugin at load, whether or not providers exist.
   const reservation = ctx.tools.reserve(config.toolName)
   const inFlight = new Set<InFlight>()
+  const subagents = untraced(ctx.subagents)
   const options: DelegateOptions = {
     provider: config.provider,
     agentOptions: config.agentOptions,
@@ -85,7 +86,7 @@ export function apply(ctx: Context, config: Config) {
       execute: (input, exec) => {
         // A call the registry looked up just before the unload must not start a run nobody owns.
         if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
-        return delegate(ctx.subagents, options, input, exec, inFlight)
+        return delegate(subagents, options, input, exec, inFlight)
       },
     })
     logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)

@@ -8,6 +8,7 @@ export * from './types.js'
 export * from './errors.js'
 export * from './usage.js'
 export { ToolView, describeError } from './view.js'
+export { untraced } from './untraced.js'
 
 declare module 'cordis' {
   interface Context {
@@ -172,7 +173,16 @@ function checkTool(tool: Tool<any>): ToolSpec {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has an input schema that cannot be expressed as JSON Schema (${describeError(error)}); use JSON-representable zod types.`)
   }
   const { $schema: _, ...parameters } = schema
-  return { name: tool.name, description: tool.description, parameters }
+  return deepFreeze({ name: tool.name, description: tool.description, parameters })
+}
+
+/** Specs are shared by every view and every model request, so nobody may edit them. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  }
+  return value
 }
 
 export default ToolRegistry

@@ -60,8 +60,8 @@ export class ToolView {
   list(): ToolSpec[] {
     const specs: ToolSpec[] = []
     for (const entry of this.source.values()) {
-      // A copy: a caller editing what it got must not change what other views see.
-      if (this.visible(entry.spec.name)) specs.push(structuredClone(entry.spec))
+      // Specs are deeply frozen at registration, so handing out the same objects is safe.
+      if (this.visible(entry.spec.name)) specs.push(entry.spec)
     }
     return specs
   }

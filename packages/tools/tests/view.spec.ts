@@ -48,11 +48,11 @@ describe('ctx.tools.view', () => {
       expect(JSON.parse(JSON.stringify(spec))).to.deep.equal(spec)
     })
 
-    it('returns copies: editing a listed spec does not change what views see', () => {
+    it('returns frozen specs: editing a listed spec throws and does not change what views see', () => {
       ctx.tools.register(makeTool('a'))
       const [spec] = ctx.tools.view().list()
-      spec.description = 'tampered'
-      ;(spec.parameters.properties as Record<string, unknown>).extra = { type: 'string' }
+      expect(() => { spec.description = 'tampered' }).to.throw(TypeError)
+      expect(() => { (spec.parameters.properties as Record<string, unknown>).extra = { type: 'string' } }).to.throw(TypeError)
       const [again] = ctx.tools.view().list()
       expect(again.description).to.equal('The a tool.')
       expect(Object.keys(again.parameters.properties as object)).to.deep.equal(['text'])
