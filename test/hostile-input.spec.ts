@@ -1,14 +1,19 @@
 // Hostile input through the real subagent tool: malformed arguments, degenerate and huge prompts,
 // control characters and lone surrogates, unparsable tool-call JSON from the OpenAI mapping, and a
 // child that returns 50 MB of text. Each must end in a clear error or a well-defined result.
+import { EventEmitter } from 'node:events'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
-import type { ForkScope } from 'cordis'
+import type { Context, ForkScope } from 'cordis'
 import type { Agent, ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subagents/agent'
 import { ScriptedModel } from '@cordis-subagents/agent'
 import { fromCompletion } from '@cordis-subagents/model-openai'
+import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import * as Acp from '@cordis-subagents/provider-acp'
 import {
@@ -19,7 +24,13 @@ setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
 
 const MB = 1024 * 1024
-const ACP_FIXTURE = fileURLToPath(new URL('../packages/provider-acp/tests/fixtures/agent.mjs', import.meta.url))
+/**
+ * The provider-acp fixture agent, run through a private symlink: other test runs on this machine
+ * reap fixture agents by their path, and must not reap ours (node resolves the SDK via the real path).
+ */
+const FIXTURE_DIR = mkdtempSync(join(tmpdir(), 'subagents-fixture-'))
+const ACP_FIXTURE = join(FIXTURE_DIR, 'agent.mjs')
+symlinkSync(fileURLToPath(new URL('../packages/provider-acp/tests/fixtures/agent.mjs', import.meta.url)), ACP_FIXTURE)
 
 describe('hostile input through the real subagent tool', function () {
   this.timeout(30_000)
@@ -109,12 +120,12 @@ describe('hostile input through the real subagent tool', function () {
     await h.ctx.plugin({
       name: 'huge-provider',
       inject: ['subagents'],
-      apply(ctx) {
+      apply(ctx: Context) {
         ctx.subagents.register({
           name: 'huge',
           capabilities: { persona: false, toolFilter: false, depthLimit: false },
           inheritsParentContext: false,
-          start: async (request) => ({
+          start: async (request: ProviderStartRequest) => ({
             id: request.runId,
             result: Promise.resolve().then(() => {
               const output = 'x'.repeat(50 * MB)
@@ -168,7 +179,6 @@ describe('hostile input through the real subagent tool', function () {
   })
 
   it('many calls sharing one long-lived signal leave no abort listeners on it', async () => {
-    const { getEventListeners } = await import('node:events')
     const controller = new AbortController()
     for (let i = 0; i < 30; i++) {
       const result = await call(h.ctx, { description: `task ${i}`, prompt: 'go' }, { signal: controller.signal })
@@ -176,7 +186,7 @@ describe('hostile input through the real subagent tool', function () {
     }
     const invalid = await call(h.ctx, { description: '', prompt: '' }, { signal: controller.signal })
     expect(invalid.isError).to.equal(true)
-    expect(getEventListeners(controller.signal, 'abort')).to.have.length(0)
+    expect(EventEmitter.getEventListeners(controller.signal, 'abort')).to.have.length(0)
   })
 
   it('a 50 MB answer from an in-process child (spawn) is truncated the same way', async () => {
@@ -287,3 +297,5 @@ describe('hostile input through the real tool over ACP (subprocess fixture agent
     expect(result.content.startsWith('{"prompt":"qqqq')).to.equal(true)
   })
 })
+
+after(() => rmSync(FIXTURE_DIR, { recursive: true, force: true }))

@@ -1,6 +1,9 @@
 // Shutdown under load: ctx.stop() with 50 delegations in flight over spawn, fork and acp (real
 // subprocess fixture agents), and a reload of every provider while runs are in flight.
 import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
 import type { Context, ForkScope } from 'cordis'
@@ -13,23 +16,32 @@ import { liveProcessGroups } from '@cordis-subagents/provider-acp'
 import { SubagentTool, setup, type Harness } from '../packages/subagent-tool/tests/helpers.js'
 import { eventually } from './helpers.js'
 
-const FIXTURE = fileURLToPath(new URL('../packages/provider-acp/tests/fixtures/agent.mjs', import.meta.url))
+/**
+ * The provider-acp fixture agent, run through a private symlink: other test runs on this machine
+ * reap fixture agents by their path, and must not reap ours (node resolves the SDK via the real path).
+ */
+const FIXTURE_DIR = mkdtempSync(join(tmpdir(), 'subagents-fixture-'))
+const FIXTURE = join(FIXTURE_DIR, 'agent.mjs')
+symlinkSync(fileURLToPath(new URL('../packages/provider-acp/tests/fixtures/agent.mjs', import.meta.url)), FIXTURE)
 const GRACES = { cancelGrace: 300, killGrace: 300 }
 /** Slack on top of the graces for a loaded 2-core machine (a bound, not a speed assertion). */
 const SLACK = 4000
 
-interface Ps { pid: number; pgid: number; stat: string; args: string }
+interface Ps { pid: number; ppid: number; pgid: number; stat: string; args: string }
 
 function ps(): Ps[] {
-  return execFileSync('ps', ['-eo', 'pid=,pgid=,stat=,args='], { encoding: 'utf8' }).split('\n').filter(Boolean).map((line) => {
-    const match = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line)!
-    return { pid: Number(match[1]), pgid: Number(match[2]), stat: match[3], args: match[4] }
+  return execFileSync('ps', ['-eo', 'pid=,ppid=,pgid=,stat=,args='], { encoding: 'utf8' }).split('\n').filter(Boolean).map((line) => {
+    const match = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line)!
+    return { pid: Number(match[1]), ppid: Number(match[2]), pgid: Number(match[3]), stat: match[4], args: match[5] }
   })
 }
 
-/** Live (non-zombie) fixture agents anywhere in the process table. */
+/**
+ * Live (non-zombie) fixture agents this process started. Only our own children: other test runs
+ * on the same machine may have fixture agents of their own.
+ */
 function fixtureProcesses(): Ps[] {
-  return ps().filter((entry) => !entry.stat.startsWith('Z') && entry.args.includes(FIXTURE))
+  return ps().filter((entry) => !entry.stat.startsWith('Z') && entry.ppid === process.pid && entry.args.includes(FIXTURE))
 }
 
 function killLeftovers(): string[] {
@@ -189,6 +201,7 @@ describe('shutdown under load', function () {
   })
 
   after(() => {
+    rmSync(FIXTURE_DIR, { recursive: true, force: true })
     console.log(`      shutdown: ${reaped.stopCalls} calls ended by stop, ${reaped.reloadCalls} across a reload, ${reaped.groups} ACP process groups reaped`)
   })
 })
