@@ -77,12 +77,7 @@ export function apply(ctx: Context, config: Config) {
     unmount = reservation.register({
       name: config.toolName,
       description: describeTool(provider),
-      // Strict: a misspelt or extra field is reported to the model instead of silently dropped.
-      input: z.strictObject({
-        description: z.string().trim().min(1, 'The description must not be empty.').max(120, 'The description must be at most 120 characters.').describe(LABEL_DESCRIPTION),
-        prompt: z.string().min(1, { message: 'The prompt must not be empty.', abort: true })
-          .refine((text) => text.trim().length > 0, 'The prompt must not be only whitespace.').describe(describePrompt(provider)),
-      }),
+      input: inputSchema(provider.inheritsParentContext),
       execute: (input, exec) => {
         // A call the registry looked up just before the unload must not start a run nobody owns.
         if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
@@ -110,6 +105,24 @@ export function apply(ctx: Context, config: Config) {
     unloaded = true
     for (const run of [...inFlight]) run.cancel('unload')
   })
+}
+
+function buildInput(inheritsParentContext: boolean) {
+  // Strict: a misspelt or extra field is reported to the model instead of silently dropped.
+  return z.strictObject({
+    description: z.string().trim().min(1, 'The description must not be empty.').max(120, 'The description must be at most 120 characters.').describe(LABEL_DESCRIPTION),
+    prompt: z.string().min(1, { message: 'The prompt must not be empty.', abort: true })
+      .refine((text) => text.trim().length > 0, 'The prompt must not be only whitespace.').describe(describePrompt({ inheritsParentContext })),
+  })
+}
+
+const inputSchemas = new Map<boolean, ReturnType<typeof buildInput>>()
+
+/** The model-facing input; one schema object per wording, so remounts reuse its JSON Schema. */
+function inputSchema(inheritsParentContext: boolean) {
+  let schema = inputSchemas.get(inheritsParentContext)
+  if (!schema) inputSchemas.set(inheritsParentContext, schema = buildInput(inheritsParentContext))
+  return schema
 }
 
 function checkToolFilter(filter: Config['toolFilter']) {

@@ -154,6 +154,9 @@ function checkName(name: unknown): asserts name is string {
   }
 }
 
+/** JSON Schema per zod schema object: a tool re-registered with the same input skips the conversion. */
+const jsonSchemas = new WeakMap<z.ZodObject, Record<string, unknown>>()
+
 function checkTool(tool: Tool<any>): ToolSpec {
   if (!tool || typeof tool !== 'object') throw new ToolError('INVALID_TOOL', 'A tool must be an object.')
   checkName(tool.name)
@@ -166,9 +169,10 @@ function checkTool(tool: Tool<any>): ToolSpec {
   if (!(tool.input instanceof z.ZodObject)) {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" needs a zod object schema as its input.`)
   }
-  let schema: Record<string, unknown>
-  try {
+  let schema = jsonSchemas.get(tool.input)
+  if (!schema) try {
     schema = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>
+    jsonSchemas.set(tool.input, schema)
   } catch (error) {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has an input schema that cannot be expressed as JSON Schema (${describeError(error)}); use JSON-representable zod types.`)
   }
