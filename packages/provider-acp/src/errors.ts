@@ -1,0 +1,37 @@
+/** Stable codes of the errors this package throws. */
+export type AcpErrorCode =
+  /** The plugin config is unusable (e.g. `cwd` does not exist). Thrown at load. */
+  | 'ACP_INVALID_CONFIG'
+  /** The agent process could not be started (command not found, working directory missing). */
+  | 'ACP_SPAWN_FAILED'
+  /** The agent exited or failed during `initialize` / `session/new`. */
+  | 'ACP_STARTUP_FAILED'
+  /** The handshake did not finish within `startupTimeout`. */
+  | 'ACP_STARTUP_TIMEOUT'
+  /** The agent speaks a protocol version other than 1. */
+  | 'ACP_PROTOCOL_VERSION'
+  /** The agent needs authentication before it opens a session. */
+  | 'ACP_AUTH_REQUIRED'
+  /** The request's signal aborted before the session was open. */
+  | 'ABORTED'
+
+export class AcpError extends Error {
+  readonly code: AcpErrorCode
+
+  constructor(code: AcpErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'AcpError'
+    this.code = code
+  }
+}
+
+/** A one-line description of anything thrown; never throws itself. */
+export function describeError(error: unknown): string {
+  try {
+    if (error instanceof Error) return error.message || error.name
+    if (typeof error === 'string') return error
+    return String(error)
+  } catch {
+    return 'an unprintable error'
+  }
+}

@@ -1,0 +1,163 @@
+import { accessSync, constants, statSync } from 'node:fs'
+import { isAbsolute, resolve } from 'node:path'
+import type * as Acp from '@agentclientprotocol/sdk'
+import { Context, Schema, type Logger } from 'cordis'
+import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
+import { childEnv } from './env.js'
+import { AcpError } from './errors.js'
+import { AcpRun } from './run.js'
+import { Scrubber, secretValues } from './scrub.js'
+
+export { AcpError, type AcpErrorCode } from './errors.js'
+export { AcpRun, PROTOCOL_VERSION } from './run.js'
+export { liveProcessGroups } from './process.js'
+export { CREDENTIAL_NAME, Scrubber } from './scrub.js'
+export { childEnv } from './env.js'
+
+export const name = 'provider-acp'
+export const reusable = true
+export const inject = ['subagents']
+
+/** Plugin config. Only `command` is required; the schema fills the other defaults. */
+export interface Config {
+  name?: string
+  command: string
+  args?: string[]
+  env?: Record<string, string | boolean>
+  cwd?: string
+  permission?: 'reject' | 'allow'
+  startupTimeout?: number
+  cancelGrace?: number
+  killGrace?: number
+  mcpServers?: Acp.McpServer[]
+  description?: string
+}
+
+export const Config: Schema<Config> = Schema.object({
+  name: Schema.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).default('acp')
+    .description('Provider name the subagent tool refers to (`provider: acp`). Load the plugin twice with different names for two agents.'),
+  command: Schema.string().required()
+    .description('Executable of the ACP agent, e.g. `npx` or `gemini`. Run without a shell, in its own process group.'),
+  args: Schema.array(String).default([])
+    .description('Arguments for the command, e.g. `["@zed-industries/claude-code-acp"]`.'),
+  env: Schema.dict(Schema.union([String, Boolean])).default({})
+    .description('Environment changes for the agent. A string sets the variable; `true` passes the host\'s value through (needed for credential-shaped names like `*_API_KEY`, which are otherwise dropped); `false` removes it.'),
+  cwd: Schema.string()
+    .description('Working directory of the agent and its session: absolute, or relative to the app directory. Default: the parent agent\'s cwd.'),
+  permission: Schema.union([
+    Schema.const('reject').description('Deny (pick a reject option, so the agent can adapt)'),
+    Schema.const('allow').description('Allow once'),
+  ]).default('reject')
+    .description('How permission requests of the agent are answered. Nobody is asked interactively.'),
+  startupTimeout: Schema.natural().min(1).default(30_000)
+    .description('Milliseconds for the agent to start and open a session (initialize + session/new).'),
+  cancelGrace: Schema.natural().default(5_000)
+    .description('Milliseconds the agent gets to end its turn after session/cancel, and to exit after its stdin closes, before SIGTERM.'),
+  killGrace: Schema.natural().default(3_000)
+    .description('Milliseconds between SIGTERM and SIGKILL of the agent\'s process group.'),
+  mcpServers: Schema.array(Schema.any()).default([])
+    .description('MCP servers passed to session/new, in ACP form: `{ name, command, args, env: [{ name, value }] }` (stdio) or `{ type: http | sse, name, url, headers: [{ name, value }] }`.'),
+  description: Schema.string()
+    .description('Appended to the tool description the model sees, e.g. "Claude Code over ACP".'),
+})
+
+export interface ProviderOptions extends Config {
+  /** Base for a relative `cwd` (default: process.cwd()). */
+  baseDir?: string
+  logger: Logger
+}
+
+/**
+ * Builds the `acp` provider. The plugin calls this; it is exported for programmatic use.
+ * Throws `ACP_INVALID_CONFIG` when `cwd` or `mcpServers` are unusable.
+ */
+export function createAcpProvider(options: ProviderOptions): SubagentProvider {
+  const baseDir = options.baseDir ?? process.cwd()
+  const configuredCwd = options.cwd ? resolveCwd(options.cwd, baseDir) : undefined
+  const mcpServers = checkMcpServers(options.mcpServers ?? [])
+  const envConfig = options.env ?? {}
+  const providerName = options.name ?? 'acp'
+  const settings = {
+    providerName,
+    command: options.command,
+    args: [...options.args ?? []],
+    permission: options.permission ?? 'reject',
+    startupTimeout: options.startupTimeout ?? 30_000,
+    cancelGrace: options.cancelGrace ?? 5_000,
+    killGrace: options.killGrace ?? 3_000,
+    mcpServers,
+    logger: options.logger,
+  }
+  if (typeof settings.command !== 'string' || !settings.command) {
+    throw new AcpError('ACP_INVALID_CONFIG', 'provider-acp: command is required (the executable of the ACP agent).')
+  }
+  const provider: SubagentProvider = {
+    name: providerName,
+    capabilities: { persona: false, toolFilter: false, depthLimit: false },
+    inheritsParentContext: false,
+    start(request: ProviderStartRequest): Promise<SubagentRun> {
+      const host = process.env
+      const cwd = configuredCwd ?? resolve(baseDir, request.parent.cwd)
+      return AcpRun.start({
+        ...settings,
+        cwd,
+        env: childEnv(host, envConfig, request.depth),
+        scrubber: new Scrubber(secretValues(host, envConfig)),
+      }, request)
+    },
+  }
+  if (options.description) provider.description = options.description
+  return provider
+}
+
+export function apply(ctx: Context, config: Config) {
+  const provider = createAcpProvider({
+    ...config,
+    baseDir: ctx.baseDir ?? process.cwd(),
+    logger: ctx.logger('acp'),
+  })
+  ctx.subagents.register(provider)
+}
+
+/** Resolves and checks a configured cwd: it must exist, be a directory and be enterable. */
+function resolveCwd(cwd: string, baseDir: string): string {
+  const absolute = isAbsolute(cwd) ? cwd : resolve(baseDir, cwd)
+  const where = absolute === cwd ? cwd : `${JSON.stringify(cwd)} (resolved against the app directory ${baseDir} to ${absolute})`
+  let problem: string | undefined
+  try {
+    if (!statSync(absolute).isDirectory()) problem = 'is not a directory'
+    else accessSync(absolute, constants.X_OK)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    problem ??= code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be entered (permission denied)' : `is not usable (${code})`
+  }
+  if (problem) {
+    throw new AcpError('ACP_INVALID_CONFIG',
+      `provider-acp: config.cwd ${where} ${problem}. Set cwd to an existing directory, or omit it to use the parent agent's cwd.`)
+  }
+  return absolute
+}
+
+function checkMcpServers(servers: unknown[]): Acp.McpServer[] {
+  if (!Array.isArray(servers)) {
+    throw new AcpError('ACP_INVALID_CONFIG', 'provider-acp: config.mcpServers must be a list of MCP server entries.')
+  }
+  return servers.map((server, index) => {
+    const where = `provider-acp: config.mcpServers[${index}]`
+    if (!server || typeof server !== 'object' || Array.isArray(server)) {
+      throw new AcpError('ACP_INVALID_CONFIG', `${where} must be an object with a name.`)
+    }
+    const entry = server as Record<string, unknown>
+    if (typeof entry.name !== 'string' || !entry.name) {
+      throw new AcpError('ACP_INVALID_CONFIG', `${where} needs a name.`)
+    }
+    if (entry.type === 'http' || entry.type === 'sse') {
+      if (typeof entry.url !== 'string' || !entry.url) throw new AcpError('ACP_INVALID_CONFIG', `${where} (${entry.type}) needs a url.`)
+      return { ...entry, headers: entry.headers ?? [] } as Acp.McpServer
+    }
+    if (typeof entry.command !== 'string' || !entry.command) {
+      throw new AcpError('ACP_INVALID_CONFIG', `${where} needs a command (stdio server) or type http/sse with a url.`)
+    }
+    return { ...entry, args: entry.args ?? [], env: entry.env ?? [] } as Acp.McpServer
+  })
+}

@@ -1,0 +1,329 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readdir, readFile } from 'node:fs/promises'
+
+export interface ExitInfo {
+  code: number | null
+  signal: NodeJS.Signals | null
+  /** Set when the process could not be started at all. */
+  error?: NodeJS.ErrnoException
+}
+
+export interface SpawnOptions {
+  command: string
+  args: string[]
+  cwd: string
+  env: Record<string, string>
+  /** Bytes of stderr kept (the tail). */
+  stderrLimit?: number
+  /** Called with each complete stderr line (and a final partial one). */
+  onStderrLine?: (line: string) => void
+  /** How long after the exit its last output may take to arrive (default 200 ms). */
+  drainMs?: number
+}
+
+export interface TerminateOptions {
+  /** Wait this long for the process to exit by itself (after stdin closes) before SIGTERM. */
+  grace: number
+  /** Wait this long after SIGTERM before SIGKILL. */
+  killGrace: number
+}
+
+const STDERR_LIMIT = 64 * 1024
+const LOG_LINE_LIMIT = 2000
+/** After SIGKILL only an uninterruptible process can linger; do not wait for it forever. */
+const KILL_WAIT = 5000
+const POLL = 25
+const DRAIN_MS = 200
+
+/**
+ * One agent subprocess in its own process group (spawned `detached`, so its pid is the group
+ * id): stdout for the protocol, stderr drained into a ring buffer, teardown by group signals.
+ */
+export class AgentProcess {
+  readonly child: ChildProcess
+  readonly pid: number | undefined
+  /** Settles once the leader exited (or failed to spawn). */
+  readonly exited: Promise<ExitInfo>
+  /** Settles once stdout ended or closed. */
+  readonly stdoutClosed: Promise<void>
+  /**
+   * Settles once the leader exited and its stdout and stderr were read to the end, or
+   * `drainMs` after the exit (a grandchild may hold the pipes open).
+   */
+  readonly settledExit: Promise<ExitInfo>
+  exit?: ExitInfo
+
+  private readonly stderrChunks: Buffer[] = []
+  private stderrBytes = 0
+  private stderrTotal = 0
+  private partialLine = ''
+  private readonly stderrLimit: number
+  private termination?: Promise<void>
+
+  constructor(private readonly options: SpawnOptions) {
+    this.stderrLimit = options.stderrLimit ?? STDERR_LIMIT
+    // No shell: the command and its arguments go to execve as they are.
+    this.child = spawn(options.command, options.args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    })
+    this.pid = this.child.pid
+    if (this.pid !== undefined) registerGroup(this.pid)
+
+    const { child } = this
+    this.exited = new Promise<ExitInfo>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }))
+      child.on('error', (error: NodeJS.ErrnoException) => {
+        // 'error' also reports failed kill()s of a live process; only a failed spawn ends it.
+        if (child.pid === undefined) resolve({ code: null, signal: null, error })
+      })
+    }).then((exit) => {
+      this.exit = exit
+      this.flushStderrLine()
+      return exit
+    })
+    this.stdoutClosed = streamClosed(child.stdout!)
+    const stderrClosed = streamClosed(child.stderr!)
+    this.settledExit = this.exited.then(async (exit) => {
+      await raceTimeout(Promise.all([this.stdoutClosed, stderrClosed]), options.drainMs ?? DRAIN_MS)
+      return exit
+    })
+    // A dead or closing child makes these streams error (EPIPE and the like); never let that
+    // become an uncaught 'error' event in the host.
+    child.stdin!.on('error', () => {})
+    child.stdout!.on('error', () => {})
+    child.stderr!.on('error', () => {})
+    child.stderr!.on('data', (chunk: Buffer) => this.pushStderr(chunk))
+  }
+
+  /** Total stderr bytes seen (not only the kept tail). */
+  get stderrSeen(): number {
+    return this.stderrTotal
+  }
+
+  /** The kept tail of stderr (at most `stderrLimit` bytes), decoded. */
+  stderrTail(): string {
+    return Buffer.concat(this.stderrChunks).toString('utf8')
+  }
+
+  private pushStderr(chunk: Buffer) {
+    this.stderrTotal += chunk.length
+    this.stderrChunks.push(chunk)
+    this.stderrBytes += chunk.length
+    while (this.stderrBytes > this.stderrLimit && this.stderrChunks.length) {
+      const excess = this.stderrBytes - this.stderrLimit
+      const first = this.stderrChunks[0]
+      if (first.length <= excess) {
+        this.stderrChunks.shift()
+        this.stderrBytes -= first.length
+      } else {
+        this.stderrChunks[0] = first.subarray(excess)
+        this.stderrBytes -= excess
+      }
+    }
+    const onLine = this.options.onStderrLine
+    if (!onLine) return
+    const text = this.partialLine + chunk.toString('utf8')
+    const lines = text.split('\n')
+    this.partialLine = lines.pop()!.slice(-LOG_LINE_LIMIT)
+    for (const line of lines) {
+      if (line) onLine(line.length > LOG_LINE_LIMIT ? line.slice(0, LOG_LINE_LIMIT) + '…' : line)
+    }
+  }
+
+  private flushStderrLine() {
+    if (this.partialLine && this.options.onStderrLine) this.options.onStderrLine(this.partialLine)
+    this.partialLine = ''
+  }
+
+  /** Ends the child's stdin (the polite "we are done" for a stdio agent). */
+  closeStdin() {
+    const { stdin } = this.child
+    if (stdin && !stdin.destroyed) stdin.end()
+  }
+
+  /** Sends `signal` to the whole process group; false when the group no longer exists. */
+  signalGroup(signal: NodeJS.Signals): boolean {
+    if (this.pid === undefined) return false
+    try {
+      process.kill(-this.pid, signal)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  /** True once the leader has exited and no live process is left in its group. */
+  async quiet(): Promise<boolean> {
+    if (this.pid === undefined) return true
+    if (!this.exit) return false
+    return !(await groupAlive(this.pid))
+  }
+
+  private async waitQuiet(ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms
+    if (!this.exit) await raceTimeout(this.exited, ms)
+    while (!(await this.quiet())) {
+      const left = deadline - Date.now()
+      if (left <= 0) return false
+      await sleep(Math.min(POLL, left))
+    }
+    return true
+  }
+
+  /**
+   * Stops the process group and resolves once the leader exited and the group is empty:
+   * close stdin → wait `grace` → SIGTERM the group → wait `killGrace` → SIGKILL → wait.
+   * Idempotent: every caller gets the same promise.
+   */
+  terminate(options: TerminateOptions): Promise<void> {
+    return this.termination ??= this.runTermination(options)
+  }
+
+  private async runTermination({ grace, killGrace }: TerminateOptions): Promise<void> {
+    try {
+      this.closeStdin()
+      if (this.pid === undefined) return
+      if (grace > 0 && await this.waitQuiet(grace)) return
+      if (await this.quiet()) return
+      this.signalGroup('SIGTERM')
+      if (await this.waitQuiet(killGrace)) return
+      this.signalGroup('SIGKILL')
+      await this.waitQuiet(KILL_WAIT)
+    } finally {
+      if (this.pid !== undefined && this.exit) unregisterGroup(this.pid)
+      this.child.stdout?.destroy()
+      this.child.stderr?.destroy()
+      this.child.stdin?.destroy()
+    }
+  }
+}
+
+/** "exited with code 3" / "was killed by SIGKILL" / "could not be started (ENOENT)". */
+export function describeExit(exit: ExitInfo): string {
+  if (exit.error) return `could not be started (${exit.error.code ?? exit.error.message})`
+  if (exit.signal) return `was killed by ${exit.signal}`
+  return `exited with code ${exit.code}`
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process-group liveness
+
+/**
+ * Whether the group has a live (non-zombie) member. On Linux this reads /proc, because an
+ * orphaned grandchild stays a zombie until init reaps it and `kill(-pgid, 0)` counts zombies.
+ */
+export async function groupAlive(pgid: number): Promise<boolean> {
+  if (process.platform === 'linux') {
+    try {
+      return await groupAliveProc(pgid)
+    } catch {
+      // fall through to kill(0)
+    }
+  }
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+async function groupAliveProc(pgid: number): Promise<boolean> {
+  const entries = await readdir('/proc')
+  const checks = entries.filter((entry) => /^\d+$/.test(entry)).map(async (entry) => {
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8')
+      // pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const state = fields[0]
+      return Number(fields[2]) === pgid && state !== 'Z' && state !== 'X'
+    } catch {
+      return false
+    }
+  })
+  return (await Promise.all(checks)).some(Boolean)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Safety net: no agent process group outlives the host process.
+
+const liveGroups = new Set<number>()
+const HANDLED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
+
+/** Process-group ids of agent processes not yet torn down (all plugin instances). */
+export function liveProcessGroups(): number[] {
+  return [...liveGroups]
+}
+
+function killAllGroups() {
+  for (const pgid of liveGroups) {
+    try {
+      process.kill(-pgid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+  liveGroups.clear()
+  detachSafetyNet()
+}
+
+function onExit() {
+  killAllGroups()
+}
+
+function onSignal(signal: NodeJS.Signals) {
+  // Another handler owns this signal (a graceful shutdown, a reload): leave it in control; if
+  // it ends the process, the 'exit' handler still runs.
+  if (process.listenerCount(signal) > 1) return
+  // Only our listener stood between the signal and its default action (terminating the host):
+  // kill the agents, drop our listeners, and let the signal do what it would have done.
+  killAllGroups()
+  process.kill(process.pid, signal)
+}
+
+function attachSafetyNet() {
+  process.on('exit', onExit)
+  for (const signal of HANDLED_SIGNALS) process.on(signal, onSignal)
+}
+
+function detachSafetyNet() {
+  process.removeListener('exit', onExit)
+  for (const signal of HANDLED_SIGNALS) process.removeListener(signal, onSignal)
+}
+
+function registerGroup(pgid: number) {
+  if (!liveGroups.size) attachSafetyNet()
+  liveGroups.add(pgid)
+}
+
+function unregisterGroup(pgid: number) {
+  if (!liveGroups.delete(pgid)) return
+  if (!liveGroups.size) detachSafetyNet()
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function streamClosed(stream: NodeJS.ReadableStream): Promise<void> {
+  return new Promise<void>((resolve) => {
+    stream.once('end', () => resolve())
+    stream.once('close', () => resolve())
+    stream.once('error', () => resolve())
+  })
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/** `promise`'s value, or undefined after `ms` (the timer is cleared either way). */
+export function raceTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, ms))
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}

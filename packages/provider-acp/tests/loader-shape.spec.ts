@@ -1,0 +1,57 @@
+/// <reference types="mocha" />
+import { expect } from 'chai'
+
+describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
+  it('is a namespace plugin: named name, reusable, inject, Config, apply; no default export', async () => {
+    const mod = await import('@cordis-subagents/provider-acp')
+    // @cordisjs/loader uses `exports.default ?? exports`: without a default it takes the namespace.
+    expect(mod).to.not.have.property('default')
+    expect(mod.name).to.equal('provider-acp')
+    expect(mod.reusable).to.equal(true)
+    expect(mod.inject).to.deep.equal(['subagents'])
+    expect(mod.apply).to.be.a('function')
+    expect(mod.Config).to.be.a('function')
+  })
+
+  it('Config requires command and fills the documented defaults', async () => {
+    const { Config } = await import('@cordis-subagents/provider-acp')
+    expect(() => Config({} as never)).to.throw(/command/)
+    expect(Config({ command: 'npx' } as never)).to.deep.equal({
+      name: 'acp',
+      command: 'npx',
+      args: [],
+      env: {},
+      permission: 'reject',
+      startupTimeout: 30_000,
+      cancelGrace: 5_000,
+      killGrace: 3_000,
+      mcpServers: [],
+    })
+    expect(() => Config({ command: 'npx', permission: 'sometimes' } as never)).to.throw(/permission/)
+    expect(Config({ command: 'x', env: { A: 'b', OPENAI_API_KEY: true, HOME: false } } as never).env)
+      .to.deep.equal({ A: 'b', OPENAI_API_KEY: true, HOME: false })
+  })
+
+  it('every Config key has a description (for the Koishi console)', async () => {
+    const { Config } = await import('@cordis-subagents/provider-acp')
+    const dict = (Config as unknown as { dict: Record<string, { meta?: { description?: unknown } }> }).dict
+    expect(Object.keys(dict)).to.have.length(11)
+    for (const [key, schema] of Object.entries(dict)) {
+      expect(schema.meta?.description, key).to.be.ok
+    }
+  })
+
+  it('no source module imports the ACP SDK statically (it is imported lazily on the first start)', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs')
+    const dir = new URL('../src/', import.meta.url)
+    const offenders: string[] = []
+    for (const file of readdirSync(dir)) {
+      const source = readFileSync(new URL(file, dir), 'utf8')
+      for (const line of source.split('\n')) {
+        if (/^\s*import\s+(?!type\b).*['"]@agentclientprotocol\/sdk['"]/.test(line)) offenders.push(`${file}: ${line}`)
+        if (/^\s*export\s+(?!type\b).*from\s+['"]@agentclientprotocol\/sdk['"]/.test(line)) offenders.push(`${file}: ${line}`)
+      }
+    }
+    expect(offenders).to.deep.equal([])
+  })
+})

@@ -1,0 +1,58 @@
+/// <reference types="mocha" />
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import { expect } from 'chai'
+import { assertNoLeftovers, isAlive, sleep } from './helpers.js'
+
+const HOST = fileURLToPath(new URL('./fixtures/host.ts', import.meta.url))
+
+/** Starts the host script; resolves with its agent's pids once the run is going. */
+async function startHost(mode: 'exit' | 'wait') {
+  const host = spawn(process.execPath, ['--import', 'tsx', '--conditions=development', HOST, mode], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  host.stderr.on('data', (chunk) => { stderr += chunk })
+  const exited = once(host, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+  const pids = await new Promise<{ pid: number; grandchild: number }>((resolve, reject) => {
+    host.stdout.on('data', (chunk) => {
+      stdout += chunk
+      const line = stdout.split('\n')[0]
+      if (stdout.includes('\n')) resolve(JSON.parse(line))
+    })
+    exited.then(([code, signal]) => reject(new Error(`host ended early (${code ?? signal}): ${stderr}`)))
+  })
+  return { host, pids, exited }
+}
+
+async function gone(pid: number) {
+  for (let i = 0; i < 40 && isAlive(pid); i++) await sleep(25)
+  return !isAlive(pid)
+}
+
+describe('provider-acp: no agent process outlives the host', () => {
+  afterEach(() => {
+    assertNoLeftovers()
+  })
+
+  it('the host calling process.exit() takes the agent group (grandchild included) with it', async () => {
+    const { pids, exited } = await startHost('exit')
+    const [code] = await exited
+    expect(code).to.equal(0)
+    expect(await gone(pids.pid)).to.equal(true)
+    expect(await gone(pids.grandchild)).to.equal(true)
+  })
+
+  it('a host killed by SIGTERM (no handler of its own) kills the agent group, then dies of the signal', async () => {
+    const { host, pids, exited } = await startHost('wait')
+    expect(isAlive(pids.pid)).to.equal(true)
+    expect(isAlive(pids.grandchild)).to.equal(true)
+    host.kill('SIGTERM')
+    const [code, signal] = await exited
+    expect({ code, signal }).to.deep.equal({ code: null, signal: 'SIGTERM' })
+    expect(await gone(pids.pid)).to.equal(true)
+    expect(await gone(pids.grandchild)).to.equal(true)
+  })
+})
