@@ -72,8 +72,10 @@ async function rig(acpMode: string[], parentCount: number): Promise<Rig> {
   ctx.agents.registerModel('m', new ScriptedModel((request) => new Promise<ScriptedResponse>((resolve) => replies.push({ request, resolve }))))
   const started: string[] = []
   const ended: string[] = []
-  ctx.on('subagent/start', (info) => { started.push(info.runId) })
-  ctx.on('subagent/end', (info) => { ended.push(info.runId) })
+  // Observers outside every scope: ctx.stop() removes the root's own listeners before the runs it cancels end.
+  const hooks = ctx.lifecycle._hooks as Record<string, { ctx: unknown; callback: (...args: any[]) => void }[]>
+  ;(hooks['subagent/start'] ||= []).push({ ctx, callback: (info: { runId: string }) => { started.push(info.runId) } })
+  ;(hooks['subagent/end'] ||= []).push({ ctx, callback: (info: { runId: string }) => { ended.push(info.runId) } })
   const providers = {
     spawn: ctx.plugin(Spawn, { name: 'spawn' }),
     fork: ctx.plugin(Fork, { name: 'fork' }),
@@ -135,7 +137,7 @@ describe('shutdown under load', function () {
     GRACES.cancelGrace + GRACES.killGrace + SLACK)
     expect(gone, `ACP process groups left ${Date.now() - stoppedAt} ms after stop: ${liveProcessGroups().join(', ')}`).to.equal(true)
     expect(fixtureProcesses(), 'fixture processes in the process table').to.deep.equal([])
-    expect(r.ended.length, 'subagent/end per subagent/start').to.be.at.most(r.started.length)
+    expect(await eventually(() => r.ended.length === 50, 2000), `subagent/end ${r.ended.length}/50`).to.equal(true)
     reaped.groups += groups.length
     reaped.stopCalls += results.length
   })
@@ -155,6 +157,37 @@ describe('shutdown under load', function () {
       && groups.every((pgid) => !ps().some((entry) => entry.pgid === pgid && !entry.stat.startsWith('Z'))),
     GRACES.cancelGrace + GRACES.killGrace + SLACK)
     expect(gone, `ACP process groups left: ${liveProcessGroups().join(', ')}`).to.equal(true)
+    reaped.groups += groups.length
+    reaped.stopCalls += results.length
+  })
+
+  it('ctx.stop() with nested delegations (a spawn child delegating again) in flight: every call returns', async () => {
+    const r = await rig(['slow'], 5)
+    // The children's model: a child at depth 1 delegates once more (to spawn and to acp); the grandchildren wait.
+    r.ctx.agents.registerModel('nest', new ScriptedModel((request, index) => {
+      const last = String(request.messages.at(-1)?.content ?? '')
+      if (last.startsWith('Do task')) {
+        return { toolCalls: [
+          { name: 'sub_spawn', input: { description: 'nested', prompt: 'nested work' } },
+          { name: 'sub_acp', input: { description: 'nested acp', prompt: 'nested work' } },
+        ] }
+      }
+      return new Promise<ScriptedResponse>(() => {})
+    }))
+    const parents = Array.from({ length: 5 }, (_, i) => r.ctx.agents.create({ model: 'nest', label: `nest${i}` }))
+    const calls = parents.map((agent, i) => r.ctx.tools.view().execute(
+      { name: 'sub_spawn', input: { description: `task ${i}`, prompt: `Do task ${i}.` } },
+      { signal: new AbortController().signal, agent, toolCallId: `n${i}` },
+    ))
+    // 5 children + 5 nested spawn grandchildren + 5 nested ACP grandchildren.
+    expect(await eventually(() => r.started.length === 15, 30_000), `runs handed over: ${r.started.length}/15`).to.equal(true)
+    const groups = liveProcessGroups()
+    expect(groups).to.have.length(5)
+    await r.h.stop()
+    const results = await settled(calls, GRACES.cancelGrace + GRACES.killGrace + SLACK + 5000)
+    for (const [i, result] of results.entries()) expect(result.isError, `call ${i}: ${result.content}`).to.equal(true)
+    expect(await eventually(() => liveProcessGroups().length === 0, GRACES.cancelGrace + GRACES.killGrace + SLACK)).to.equal(true)
+    expect(await eventually(() => r.ended.length === r.started.length, 2000), `ends ${r.ended.length}/${r.started.length}`).to.equal(true)
     reaped.groups += groups.length
     reaped.stopCalls += results.length
   })
