@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import { addUsage, describeError, emptyUsage, type ToolResult, type ToolView, type Usage } from '@cordis-subagents/tools'
 import { AgentError } from './errors.js'
 import { Transcript } from './transcript.js'
@@ -90,6 +91,8 @@ export class Agent {
       throw new AgentError('INVALID_OPTIONS', 'options.onEvent must be a function.')
     }
     const controller = new AbortController()
+    // Every tool call of a step listens on this signal; a step with many parallel calls is normal.
+    setMaxListeners(0, controller.signal)
     const onAbort = () => controller.abort(options.signal?.reason)
     if (options.signal?.aborted) controller.abort(options.signal.reason)
     else options.signal?.addEventListener('abort', onAbort, { once: true })
