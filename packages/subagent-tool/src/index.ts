@@ -12,15 +12,9 @@ export const name = 'subagent-tool'
 export const reusable = true
 export const inject = ['tools', 'subagents']
 
-export interface Config {
-  provider: string
+/** Everything a delegation needs (see `DelegateOptions`), plus the name the model sees. */
+export interface Config extends DelegateOptions {
   toolName: string
-  agentOptions?: { model?: string }
-  persona?: string
-  toolFilter?: { allow?: string[]; deny?: string[] }
-  maxDepth?: number
-  timeout: number
-  maxOutputBytes: number
 }
 
 // Optional keys default to `undefined` explicitly: schemastery would otherwise turn an omitted
@@ -54,15 +48,6 @@ export function apply(ctx: Context, config: Config) {
   const reservation = ctx.tools.reserve(config.toolName)
   const inFlight = new Set<InFlight>()
   const subagents = untraced(ctx.subagents)
-  const options: DelegateOptions = {
-    provider: config.provider,
-    agentOptions: config.agentOptions,
-    persona: config.persona,
-    toolFilter: config.toolFilter,
-    maxDepth: config.maxDepth,
-    timeout: config.timeout,
-    maxOutputBytes: config.maxOutputBytes,
-  }
   let unmount: (() => void) | undefined
   let unloaded = false
 
@@ -81,7 +66,7 @@ export function apply(ctx: Context, config: Config) {
       execute: (input, exec) => {
         // A call the registry looked up just before the unload must not start a run nobody owns.
         if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
-        return delegate(subagents, options, input, exec, inFlight)
+        return delegate(subagents, config, input, exec, inFlight)
       },
     })
     logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)
