@@ -289,6 +289,13 @@ describe('hostile input through the real tool over ACP (subprocess fixture agent
     expect(echoed.prompt).to.equal(nasty)
   })
 
+  it('a caller without a cwd (not a real Agent) gets a session in the app directory, not a TypeError', async () => {
+    // Regression: provider-acp resolved `parent.cwd` unguarded → `The "paths[1]" argument must be of type string`.
+    const result = await call(h.ctx, INPUT, { name: 'acp_tool' })
+    expect(result.isError, result.content).to.not.equal(true)
+    expect(JSON.parse(result.content).sessionCwd).to.equal(process.cwd())
+  })
+
   it('a 10 MB prompt reaches the agent and its 10 MB echo comes back truncated to the cap', async () => {
     const prompt = 'q'.repeat(10 * MB)
     const result = await call(h.ctx, { description: 'big', prompt }, { name: 'acp_tool', agent: parent })

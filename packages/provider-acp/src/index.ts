@@ -97,7 +97,9 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
     inheritsParentContext: false,
     start(request: ProviderStartRequest): Promise<SubagentRun> {
       const host = process.env
-      const cwd = configuredCwd ?? resolve(baseDir, request.parent.cwd)
+      // A caller that is not a real Agent may carry no cwd: fall back to the app directory.
+      const parentCwd = typeof request.parent.cwd === 'string' && request.parent.cwd ? request.parent.cwd : baseDir
+      const cwd = configuredCwd ?? resolve(baseDir, parentCwd)
       return AcpRun.start({
         ...settings,
         cwd,
