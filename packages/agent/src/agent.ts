@@ -91,8 +91,6 @@ export class Agent {
       throw new AgentError('INVALID_OPTIONS', 'options.onEvent must be a function.')
     }
     const controller = new AbortController()
-    // Every tool call of a step listens on this signal; a step with many parallel calls is normal.
-    setMaxListeners(0, controller.signal)
     const onAbort = () => controller.abort(options.signal?.reason)
     if (options.signal?.aborted) controller.abort(options.signal.reason)
     else options.signal?.addEventListener('abort', onAbort, { once: true })
@@ -111,6 +109,11 @@ export class Agent {
   }
 
   /** Aborts a running turn, then waits for it and for any tool still settling. Idempotent. */
+  /** Aborts the running turn, if any; it ends `aborted` with `reason` in its diagnostic. */
+  abort(reason?: unknown): void {
+    this.current?.controller.abort(reason)
+  }
+
   dispose(): Promise<void> {
     this.disposal ??= (async () => {
       const current = this.current
@@ -228,6 +231,8 @@ export class Agent {
     calls: ModelToolCall[], step: number, signal: AbortSignal, emit: (event: AgentEvent) => void,
   ): Promise<ToolResult[]> {
     const cancelled: ToolResult = { isError: true, content: 'Cancelled: the run was aborted before this tool call finished.' }
+    // Each call (and each tool, e.g. a delegation) listens on the turn's signal; a wide step is normal.
+    if (calls.length > 1) setMaxListeners(0, signal)
     return Promise.all(calls.map(async (call) => {
       emit({ type: 'tool-call', step, call })
       let result: ToolResult

@@ -56,37 +56,28 @@ async function startChild(agents: AgentRuntime, options: InProcessProviderOption
     maxSteps: options.maxSteps,
   })
 
-  const controller = new AbortController()
-  const onAbort = () => controller.abort(request.signal.reason)
-  request.signal.addEventListener('abort', onAbort, { once: true })
-  // Re-check after attaching: an abort that landed while the child was being created is not lost.
+  // An abort that landed while the child was being created is not lost: the run below takes the
+  // signal itself, and a signal aborted by now stops here with nothing left running.
   if (request.signal.aborted) {
-    request.signal.removeEventListener('abort', onAbort)
     await child.dispose()
     throw new ProviderAbortError()
   }
 
   const result = child
-    .run(request.prompt, { signal: controller.signal, onEvent: (event) => forward(event, request) })
+    .run(request.prompt, { signal: request.signal, onEvent: (event) => forward(event, request) })
     .then((run) => toSubagentResult(run, options.name), (error): SubagentResult => ({
       stopReason: 'error',
       output: '',
       diagnostic: `The child agent could not run: ${error instanceof Error ? error.message : String(error)}`,
     }))
-    // A settled run needs no abort bridge any more.
-    .finally(() => request.signal.removeEventListener('abort', onAbort))
 
-  let disposal: Promise<void> | undefined
   return {
     id: request.runId,
     childId: child.id,
     result,
-    cancel: (reason) => controller.abort(new Error(reason ?? 'cancelled')),
-    dispose: () => disposal ??= (async () => {
-      request.signal.removeEventListener('abort', onAbort)
-      controller.abort(new Error('the run was disposed'))
-      await child.dispose()
-    })(),
+    cancel: (reason) => child.abort(new Error(reason ?? 'cancelled')),
+    // Idempotent: aborts a turn still running and waits until it and its tools are idle.
+    dispose: () => child.dispose(),
   }
 }
 
