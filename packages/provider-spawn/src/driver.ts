@@ -32,13 +32,14 @@ export class ProviderAbortError extends Error {
  * `ctx.agents` below its parent, with the parent's tools as its ceiling.
  */
 export function createInProcessProvider(ctx: Context, options: InProcessProviderOptions): SubagentProvider {
-  const agents = untraced(ctx.agents)
+  // Resolved at the first start, not at apply: a provider reloaded often never pays for it.
+  let agents: AgentRuntime | undefined
   return {
     name: options.name,
     description: options.description,
     capabilities: { persona: true, toolFilter: true, depthLimit: true },
     inheritsParentContext: options.inheritsParentContext,
-    start: (request) => startChild(agents, options, request),
+    start: (request) => startChild(agents ??= untraced(ctx.agents), options, request),
   }
 }
 

@@ -1,8 +1,9 @@
-import { Context, Service } from 'cordis'
+import { Context, type Lifecycle, type Logger, Service } from 'cordis'
 import { z } from 'zod'
 import { ToolError } from './errors.js'
 import type { Tool, ToolChange, ToolFilter, ToolInputSchema, ToolSpec } from './types.js'
 import { type RegisteredTool, type ToolSource, ToolView, describeError } from './view.js'
+import { untraced } from './untraced.js'
 
 export * from './types.js'
 export * from './errors.js'
@@ -45,8 +46,14 @@ export class ToolRegistry extends Service {
     values: () => this.entries.values(),
   }
 
+  /** The app's event bus, resolved once: emitting through a caller's traced context costs far more. */
+  private readonly events: Lifecycle
+  private readonly log: Logger
+
   constructor(ctx: Context) {
     super(ctx, 'tools', true)
+    this.events = untraced(ctx.lifecycle)
+    this.log = ctx.logger('tools')
   }
 
   /** Registers a tool in the caller's scope. Throws `INVALID_TOOL` or `DUPLICATE_TOOL`. */
@@ -141,9 +148,9 @@ export class ToolRegistry extends Service {
 
   private announce(name: string, change: ToolChange) {
     try {
-      this.ctx.emit('tools/changed', name, change)
+      this.events.emit('tools/changed', name, change)
     } catch (error) {
-      this.ctx.logger('tools').warn('a tools/changed listener threw: %s', error)
+      this.log.warn('a tools/changed listener threw: %s', error)
     }
   }
 }
