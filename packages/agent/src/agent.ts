@@ -99,7 +99,7 @@ export class Agent {
     const current: { controller: AbortController; done: Promise<unknown> } = { controller, done: Promise.resolve() }
     this.current = current
     try {
-      const done = this.turn(prompt, controller.signal, options.onEvent)
+      const done = this.turn(prompt, controller.signal, abortion(controller.signal), options.onEvent)
       current.done = done
       return await done
     } finally {
@@ -108,11 +108,12 @@ export class Agent {
     }
   }
 
-  /** Aborts a running turn, then waits for it and for any tool still settling. Idempotent. */
   /** Aborts the running turn, if any; it ends `aborted` with `reason` in its diagnostic. */
   abort(reason?: unknown): void {
     this.current?.controller.abort(reason)
   }
+
+  /** Aborts a running turn, then waits for it and for any tool still settling. Idempotent. */
 
   dispose(): Promise<void> {
     this.disposal ??= (async () => {
@@ -126,7 +127,9 @@ export class Agent {
     return this.disposal
   }
 
-  private async turn(prompt: string, signal: AbortSignal, onEvent?: (event: AgentEvent) => void): Promise<RunResult> {
+  private async turn(
+    prompt: string, signal: AbortSignal, aborted: Promise<never>, onEvent?: (event: AgentEvent) => void,
+  ): Promise<RunResult> {
     let ended = false
     const emit = (event: AgentEvent) => {
       // Nothing is reported after the turn ended (e.g. a late onUpdate from a tool that ignored the abort).
@@ -176,7 +179,7 @@ export class Agent {
           maxTokens: this.maxTokens,
           modelId: resolved.modelId,
         }))
-        response = normalizeResponse(await untilAborted(generation, signal))
+        response = normalizeResponse(await Promise.race([generation, aborted]))
       } catch (error) {
         if (signal.aborted) return finish('aborted', abortDiagnostic(signal))
         return finish('error', `The model "${this.model ?? 'default'}" failed: ${describeError(error)}`)
@@ -203,7 +206,7 @@ export class Agent {
       if (!calls.length) return finish('completed')
 
       state.toolCalls += calls.length
-      const results = await this.runTools(calls, step, signal, emit)
+      const results = await this.runTools(calls, step, signal, aborted, emit)
       results.forEach((result, i) => {
         const call = calls[i]
         state.delegated = addUsage(state.delegated, result.usage)
@@ -228,7 +231,7 @@ export class Agent {
 
   /** Runs every call of a step concurrently; results come back in call order. */
   private async runTools(
-    calls: ModelToolCall[], step: number, signal: AbortSignal, emit: (event: AgentEvent) => void,
+    calls: ModelToolCall[], step: number, signal: AbortSignal, aborted: Promise<never>, emit: (event: AgentEvent) => void,
   ): Promise<ToolResult[]> {
     const cancelled: ToolResult = { isError: true, content: 'Cancelled: the run was aborted before this tool call finished.' }
     // Each call (and each tool, e.g. a delegation) listens on the turn's signal; a wide step is normal.
@@ -245,7 +248,7 @@ export class Agent {
           toolCallId: call.id,
           onUpdate: (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update }),
         })
-        result = await untilAborted(this.track(pending), signal).catch(() => cancelled)
+        result = await Promise.race([this.track(pending), aborted]).catch(() => cancelled)
       }
       emit({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
       return result
@@ -253,14 +256,17 @@ export class Agent {
   }
 }
 
-/** Resolves like `promise`, or rejects as soon as `signal` aborts, whichever is first. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason)
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+/**
+ * Rejects with the signal's reason once it aborts. A turn races its model and tool calls against
+ * this one promise, so it keeps a single abort listener however many steps and calls it makes.
+ */
+function abortion(signal: AbortSignal): Promise<never> {
+  const promise = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason)
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true })
   })
+  promise.catch(() => {}) // Only ever observed through a race; never an unhandled rejection.
+  return promise
 }
 
 const FINISH_REASONS = new Set<string>(['stop', 'tool-calls', 'length', 'refusal', 'error', 'other'])
