@@ -1,6 +1,12 @@
 // Root hooks for the whole suite: a leak audit that fails the run when a test leaves
 // child processes, active handles or process-level listeners behind.
 import { execFileSync } from 'node:child_process'
+import { Logger } from 'cordis'
+
+// Many tests load bad configs on purpose; cordis would print each expected error with its stack.
+// Keep the terminal for mocha's report (tests that read log lines install their own targets).
+// TEST_LOGS=1 shows the logs.
+if (!process.env.TEST_LOGS) Logger.targets.splice(0, Logger.targets.length)
 
 type Resource = string
 
