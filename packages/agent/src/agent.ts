@@ -179,7 +179,7 @@ export class Agent {
           maxTokens: this.maxTokens,
           modelId: resolved.modelId,
         }))
-        response = normalizeResponse(await Promise.race([generation, aborted]))
+        response = normalizeResponse(await Promise.race([generation, aborted]), `${this.id}-${step}`)
       } catch (error) {
         if (signal.aborted) return finish('aborted', abortDiagnostic(signal))
         return finish('error', `The model "${this.model ?? 'default'}" failed: ${describeError(error)}`)
@@ -223,10 +223,12 @@ export class Agent {
   }
 
   /** Remembers work that may outlive an aborted turn, so `dispose` can wait for it. */
-  private track<T>(work: Promise<T>): Promise<T> {
-    this.inFlight.add(work)
-    work.then(() => this.inFlight.delete(work), () => this.inFlight.delete(work))
-    return work
+  private track<T>(work: T | Promise<T>): Promise<T> {
+    // A model that returns a plain object instead of a promise still works and is still tracked.
+    const pending = Promise.resolve(work)
+    this.inFlight.add(pending)
+    pending.then(() => this.inFlight.delete(pending), () => this.inFlight.delete(pending))
+    return pending
   }
 
   /** Runs every call of a step concurrently; results come back in call order. */
@@ -271,9 +273,9 @@ function abortion(signal: AbortSignal): Promise<never> {
 
 const FINISH_REASONS = new Set<string>(['stop', 'tool-calls', 'length', 'refusal', 'error', 'other'])
 
-function normalizeResponse(response: GenerateResponse): GenerateResponse {
+function normalizeResponse(response: GenerateResponse, idPrefix: string): GenerateResponse {
   if (!response || typeof response !== 'object') throw new Error('the model returned no response')
-  const toolCalls = Array.isArray(response.toolCalls) ? response.toolCalls : []
+  const toolCalls = normalizeCalls(Array.isArray(response.toolCalls) ? response.toolCalls : [], idPrefix)
   const raw: unknown = response.finishReason
   const normalized = { ...response, text: typeof response.text === 'string' ? response.text : '', toolCalls }
   if (raw === undefined || raw === null) {
@@ -284,6 +286,29 @@ function normalizeResponse(response: GenerateResponse): GenerateResponse {
     normalized.diagnostic ??= finishDiagnostic(String(raw) as GenerateResponse['finishReason'])
   }
   return normalized
+}
+
+/**
+ * Every call gets a unique string id and a name, so each can be answered and the transcript stays
+ * balanced; a malformed entry from an adapter becomes a call answered with an error, not a crash.
+ */
+function normalizeCalls(calls: unknown[], idPrefix: string): ModelToolCall[] {
+  const ids = new Set<string>()
+  return calls.map((raw, index) => {
+    const call = (raw && typeof raw === 'object' ? raw : {}) as Partial<ModelToolCall>
+    let id = typeof call.id === 'string' && call.id ? call.id : `${idPrefix}-${index}`
+    if (ids.has(id)) id = `${id}-${index}`
+    ids.add(id)
+    if (typeof call.name === 'string' && call.name && raw === call) {
+      return id === call.id ? call as ModelToolCall : { ...call as ModelToolCall, id }
+    }
+    return {
+      id,
+      name: typeof call.name === 'string' && call.name ? call.name : '(unnamed)',
+      input: call.input,
+      invalidInput: 'the model sent a malformed tool call (it needs a tool name).',
+    }
+  })
 }
 
 function finishDiagnostic(reason: GenerateResponse['finishReason']): string {
