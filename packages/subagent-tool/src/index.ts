@@ -20,6 +20,8 @@ export interface Config extends DelegateOptions {
 // Optional keys default to `undefined` explicitly: schemastery would otherwise turn an omitted
 // object into `{}` and an omitted toolFilter into `{ allow: [] }`, which hides every tool.
 const unset = undefined as never
+/** A blank persona or model would pass here and fail every call; reject it at load instead. */
+const NOT_BLANK = /\S/
 
 /** The longest delay Node's timers honour. */
 const MAX_TIMEOUT = 2_147_483_647
@@ -28,9 +30,9 @@ export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> 
   provider: Schema.string().pattern(PROVIDER_NAME_PATTERN).required().description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`).'),
   toolName: Schema.string().pattern(TOOL_NAME_PATTERN).default('subagent').description('Name of the tool the model sees. Must be unique across the app.'),
   agentOptions: Schema.object({
-    model: Schema.string().description('Model ref for the child (`name` or `name:modelId`). Default: the parent\'s model.'),
+    model: Schema.string().pattern(NOT_BLANK).description('Model ref for the child (`name` or `name:modelId`). Default: the parent\'s model.'),
   }).default(unset).description('Options for the child agent.'),
-  persona: Schema.string().role('textarea').description('System prompt of the child. Default: the provider\'s.'),
+  persona: Schema.string().pattern(NOT_BLANK).role('textarea').description('System prompt of the child. Default: the provider\'s.'),
   toolFilter: Schema.object({
     allow: Schema.array(String).default(unset).description('Only these tools (of the parent\'s) are visible to the child.'),
     deny: Schema.array(String).default(unset).description('These tools are hidden from the child.'),
@@ -115,6 +117,13 @@ function checkToolFilter(filter: Config['toolFilter']) {
   const { allow, deny } = filter
   if (allow === undefined && !deny?.length) {
     throw new Error('subagent-tool: config.toolFilter is empty. List tools under `allow` and/or `deny`, or remove `toolFilter` to give the child all of the parent\'s tools.')
+  }
+  for (const key of ['allow', 'deny'] as const) {
+    filter[key]?.forEach((name, index) => {
+      if (!TOOL_NAME_PATTERN.test(name)) {
+        throw new Error(`subagent-tool: config.toolFilter.${key}[${index}] is ${JSON.stringify(name)}, which is not a tool name (1-64 of A-Z a-z 0-9 _ -).`)
+      }
+    })
   }
 }
 

@@ -72,6 +72,10 @@ describe('subagent-tool: config', () => {
     ['a zero maxOutputBytes', { maxOutputBytes: 0 }, 'maxOutputBytes'],
     ['an empty provider', { provider: '' }, 'provider'],
     ['a provider name no provider can have', { provider: 'spawn ' }, 'provider'],
+    ['a blank persona', { persona: '  ' }, 'persona'],
+    ['a blank model', { agentOptions: { model: '' } }, 'model'],
+    ['an empty name in toolFilter.allow', { toolFilter: { allow: ['read', ''] } }, 'toolFilter.allow[1]'],
+    ['a malformed name in toolFilter.deny', { toolFilter: { deny: ['bad name'] } }, 'toolFilter.deny[0]'],
   ]
   for (const [what, patch, key] of rejected) {
     it(`rejects ${what} at load, naming \`${key}\`; nothing is registered or reserved`, async () => {
