@@ -151,8 +151,10 @@ export class SubagentService extends Service<Config> {
   private async startRun(name: string, request: SubagentRequest): Promise<SubagentHandle> {
     if (this.state.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
     let provider = this.lookup(name, '')
-    checkRequest(request)
+    // DESIGN §6 order: what the provider cannot do is reported before what is malformed.
+    if (!isObject(request)) throw new SubagentError('INVALID_REQUEST', 'The request must be an object { prompt, parent, signal, ... }.')
     checkCapabilities(provider, request)
+    checkRequest(request)
     const depth = request.parent.depth + 1
     if (request.maxDepth !== undefined && depth > request.maxDepth) {
       throw new SubagentError('DEPTH_EXCEEDED',

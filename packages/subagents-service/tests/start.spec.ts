@@ -91,6 +91,19 @@ describe('ctx.subagents.start', () => {
       })
     }
 
+    it('reports the missing capability before a malformed field (DESIGN §6 order)', async () => {
+      const provider = new ScriptedProvider('alpha', NONE)
+      h.ctx.subagents.register(provider)
+      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root, { prompt: '', persona: 'x' })))
+      expect(error).to.have.property('code', 'UNSUPPORTED_CAPABILITY')
+      expect(error.capability).to.equal('persona')
+      const malformed = await rejection(h.ctx.subagents.start('alpha', request(h.root, { prompt: '' })))
+      expect(malformed).to.have.property('code', 'INVALID_REQUEST')
+      const notAnObject = await rejection(h.ctx.subagents.start('alpha', null as unknown as SubagentRequest))
+      expect(notAnObject).to.have.property('code', 'INVALID_REQUEST')
+      expect(provider.calls).to.have.length(0)
+    })
+
     it('a provider with no capabilities accepts a plain request', async () => {
       const provider = new ScriptedProvider('acp-like', NONE)
       h.ctx.subagents.register(provider)
