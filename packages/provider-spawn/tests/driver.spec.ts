@@ -1,0 +1,47 @@
+import { expect } from 'chai'
+import { ScriptedModel } from '@cordis-subagents/agent'
+import { createInProcessProvider } from '@cordis-subagents/provider-spawn'
+import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
+import { type Harness, setup } from './helpers.js'
+
+/** The driver used directly, as a third-party host without ctx.subagents would. */
+describe('in-process driver, used directly', () => {
+  let h: Harness
+
+  beforeEach(async () => {
+    h = await setup({ models: { m: new ScriptedModel([{ text: 'child answer' }]) } })
+  })
+  afterEach(async () => { await h.ctx.stop() })
+
+  function request(overrides: Partial<ProviderStartRequest> = {}): ProviderStartRequest {
+    const parent = h.ctx.agents.create({ model: 'm' })
+    return { prompt: 'do it', parent, signal: new AbortController().signal, runId: 'r1', depth: parent.depth + 1, ...overrides }
+  }
+
+  it('maps a child run that cannot start (it rejects) to an error result, never a rejection', async () => {
+    const provider = createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false })
+    // A non-string prompt is refused by Agent.run (INVALID_PROMPT); the service would have caught it first.
+    const run = await provider.start(request({ prompt: 42 as unknown as string }))
+    const result = await run.result
+    expect(result.stopReason).to.equal('error')
+    expect(result.output).to.equal('')
+    expect(result.diagnostic).to.contain('could not run').and.contain('prompt')
+    await run.dispose()
+  })
+
+  it('cancel() ends a running child as aborted with the reason; dispose is idempotent', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => { release = resolve })
+    h.ctx.agents.registerModel('slow', new ScriptedModel(async () => { await gate; return { text: 'late' } }))
+    const provider = createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false })
+    const run = await provider.start(request({ agentOptions: { model: 'slow' } }))
+    run.cancel('the holder changed its mind')
+    const result = await run.result
+    expect(result.stopReason).to.equal('aborted')
+    expect(result.diagnostic).to.contain('the holder changed its mind')
+    release()
+    const first = run.dispose()
+    expect(run.dispose()).to.equal(first)
+    await first
+  })
+})
