@@ -73,6 +73,8 @@ export class AcpRun implements SubagentRun {
   private readonly denials: string[] = []
   private cancelReason?: string
   private cancelTimer?: NodeJS.Timeout
+  /** When session/cancel was sent (performance.now()); teardown spends only what is left of cancelGrace. */
+  private cancelledAt?: number
   /** When set, teardown skips the polite wait (grace already spent, or the process is gone). */
   private hurry = false
   private teardownPromise?: Promise<void>
@@ -131,6 +133,7 @@ export class AcpRun implements SubagentRun {
   cancel(reason?: string): void {
     if (this.settled || this.cancelReason !== undefined) return
     this.cancelReason = reason || 'cancelled by the holder'
+    this.cancelledAt = performance.now()
     const { settings } = this
     settings.logger.debug('%s: cancelling run %s (%s)', settings.providerName, this.id, this.cancelReason)
     if (this.session && this.connection) {
@@ -287,6 +290,14 @@ export class AcpRun implements SubagentRun {
       }
     } catch (error) {
       if (this.settled) return
+      // The agent answered session/prompt with a JSON-RPC error: the turn failed, the connection did not.
+      if (error instanceof this.sdk.RequestError) {
+        return this.settle({
+          stopReason: 'error',
+          output: this.output(),
+          diagnostic: this.diagnostic(`The agent answered session/prompt with an error: ${describeRequestError(error)}.`, this.stderrSection()),
+        })
+      }
       const exit = await raceTimeout(proc.settledExit, EXIT_STATUS_MS)
       if (this.settled) return
       if (exit) return this.settle(this.diedResult(exit))
@@ -361,11 +372,12 @@ export class AcpRun implements SubagentRun {
 
   private stopResult(response: Acp.PromptResponse): SubagentResult {
     const reason = response.stopReason as string
-    const stopReason = STOP_REASONS[reason] ?? 'error'
+    const known = Object.hasOwn(STOP_REASONS, reason)
+    const stopReason = known ? STOP_REASONS[reason] : 'error'
     let headline: string | undefined
     if (reason === 'max_turn_requests') {
       headline = 'The agent stopped at its limit of model requests for one turn (max_turn_requests).'
-    } else if (!(reason in STOP_REASONS)) {
+    } else if (!known) {
       headline = `The agent ended its turn with an unknown stop reason ${JSON.stringify(response.stopReason)}.`
     } else if (reason === 'cancelled') {
       headline = this.cancelReason !== undefined
@@ -416,8 +428,12 @@ export class AcpRun implements SubagentRun {
       } catch {
         // closing is best effort
       }
+      // After session/cancel the polite wait is what is left of cancelGrace, so the process is gone
+      // within cancelGrace + killGrace of the cancel (plus the final SIGKILL wait).
+      const spent = this.cancelledAt === undefined ? 0 : performance.now() - this.cancelledAt
+      const grace = this.hurry ? 0 : Math.max(0, Math.round(settings.cancelGrace - spent))
       try {
-        await this.proc.terminate({ grace: this.hurry ? 0 : settings.cancelGrace, killGrace: settings.killGrace })
+        await this.proc.terminate({ grace, killGrace: settings.killGrace })
       } catch (error) {
         settings.logger.warn('%s: stopping agent process %s failed: %s', settings.providerName, this.pid, describeError(error))
       }
@@ -469,6 +485,19 @@ export class AcpRun implements SubagentRun {
 
 function aborted(when: string): AcpError {
   return new AcpError('ABORTED', `The request was aborted ${when}; the agent process was stopped.`)
+}
+
+/** "Internal error: model said 401 (code -32603)", with the error's data when it has any. */
+function describeRequestError(error: Acp.RequestError): string {
+  let data = ''
+  if (error.data !== undefined && error.data !== null) {
+    try {
+      data = `; data: ${typeof error.data === 'string' ? error.data : JSON.stringify(error.data)}`
+    } catch {
+      // unserializable data is left out
+    }
+  }
+  return `${error.message} (code ${error.code}${data})`
 }
 
 function reasonText(reason: unknown): string | undefined {

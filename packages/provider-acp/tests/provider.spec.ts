@@ -3,6 +3,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
+import { Logger } from 'cordis'
 import type { SubagentResult, SubagentRun } from '@cordis-subagents/subagents-service'
 import { createAcpProvider, type AcpRun } from '../src/index.js'
 import {
@@ -60,6 +61,8 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
         ['cancelled', 'aborted', /cancelled its turn by itself/],
         ['max_turn_requests', 'error', /max_turn_requests/],
         ['no_such_reason', 'error', /unknown stop reason "no_such_reason"/],
+        // Names of Object.prototype members are unknown stop reasons too, not a function.
+        ['toString', 'error', /unknown stop reason "toString"/],
       ]
       const results = new Map<string, SubagentResult>()
 
@@ -211,6 +214,49 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       expect(result.diagnostic).to.match(/did not end its turn within cancelGrace \(200 ms\)/)
       await run.dispose()
       expect(groupMembers(pid)).to.deep.equal([])
+    })
+
+    it('an agent that ends its turn late in cancelGrace, then ignores EOF and SIGTERM, is gone within cancelGrace + killGrace of the cancel', async function () {
+      this.timeout(10_000)
+      const { run, updates } = await start('late-cancel', '700', { cancelGrace: 1000, killGrace: 1000 })
+      while (!updates.length) await sleep(10)
+      const pid = run.pid!
+      const cancelled = performance.now()
+      run.cancel('stop soon')
+      expect((await run.result).stopReason).to.equal('aborted')
+      await run.dispose()
+      const elapsed = performance.now() - cancelled
+      expect(groupMembers(pid)).to.deep.equal([])
+      // Loose bound: the grace is not spent twice (that took ~2700 ms here).
+      expect(elapsed, `gone ${Math.round(elapsed)} ms after cancel`).to.be.below(1000 + 1000 + 500)
+    })
+
+    it('an agent that answers session/prompt with a JSON-RPC error ends the run as error with that error; it may exit by itself', async () => {
+      const logs: string[] = []
+      const saved = Logger.targets.splice(0, Logger.targets.length, {
+        levels: { base: 3 },
+        record: (record) => { logs.push(record.content) },
+      })
+      try {
+        const { run } = await start('prompt-error')
+        const result = await run.result
+        expect(result.stopReason).to.equal('error')
+        expect(result.output).to.equal('trying the model')
+        expect(result.diagnostic).to.match(/^The agent answered session\/prompt with an error: Internal error: model said 401 \(code -32603\)\./)
+        expect(result.diagnostic).to.not.match(/connection/)
+        await run.dispose()
+        // The normal teardown grace: the agent exits at EOF instead of being SIGTERMed at once.
+        expect(logs.find((line) => line.includes(`agent process ${run.pid} ended`))).to.match(/exited with code 0/)
+      } finally {
+        Logger.targets.splice(0, Logger.targets.length, ...saved)
+      }
+    })
+
+    it('the data of a session/prompt error is part of the diagnostic', async () => {
+      const { run } = await start('prompt-error', 'data')
+      const result = await run.result
+      expect(result.stopReason).to.equal('error')
+      expect(result.diagnostic).to.match(/^The agent answered session\/prompt with an error: Internal error: model said 401 \(code -32603; data: \{"status":401\}\)\./)
     })
 
     it('dispose() mid-prompt cancels, is idempotent and resolves after the process exited', async () => {
