@@ -1,5 +1,7 @@
 // The ACP agent the quick start ships (examples/quickstart/lib/acp-agent.js), driven by the real
 // provider-acp: answers from real tool output, continues the depth count, honours cancel.
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { expect } from 'chai'
 import { Context } from 'cordis'
 import ToolRegistry from '@cordis-subagents/tools'
@@ -15,7 +17,7 @@ describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function 
 
   before(() => buildQuickstart())
 
-  async function boot(options: { depth?: number; delay?: string } = {}) {
+  async function boot(options: { depth?: number; delay?: string; env?: Record<string, string> } = {}) {
     ctx = new Context()
     ctx.plugin(ToolRegistry)
     ctx.plugin(AgentRuntime, { depth: options.depth ?? 0 })
@@ -25,7 +27,7 @@ describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function 
       command: process.execPath,
       args: [`${QUICKSTART}lib/acp-agent.js`],
       cwd: ROOT,
-      env: options.delay ? { QUICKSTART_DEMO_DELAY: options.delay } : {},
+      env: { ...options.delay ? { QUICKSTART_DEMO_DELAY: options.delay } : {}, ...options.env },
     } as acp.Config)
     await ctx.start()
     await ctx.lifecycle.flush()
@@ -66,5 +68,29 @@ describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function 
     await parent.dispose()
     expect(result.stopReason).to.equal('aborted')
     expect(await eventually(() => !alive(pid))).to.equal(true)
+  })
+
+  it('a failed child turn reaches the parent as an error result with the child\'s diagnostic', async () => {
+    // An OpenAI-compatible endpoint that rejects every request with 401.
+    const server: Server = createServer((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = server.address() as AddressInfo
+      await boot({ env: { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'sk-test-not-a-key' } })
+      const parent = ctx.agents.create()
+      const run = await ctx.subagents.start('acp', { prompt: 'Say hello.', parent, signal: new AbortController().signal })
+      const result = await run.result
+      await run.dispose()
+      await parent.dispose()
+      expect(result.stopReason, result.diagnostic).to.equal('error')
+      expect(result.diagnostic).to.match(/^The agent answered session\/prompt with an error: Internal error: [^\n]*401/)
+      expect(result.output).to.not.include('[agent error]')
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 })

@@ -91,8 +91,11 @@ describe('quick start (examples/quickstart, offline)', function () {
       expect(reload).to.include('[reload] tool subagent_fork unregistered')
       expect(reload.match(/\[reload\] tool (\S+)/g)).to.deep.equal(['[reload] tool subagent_fork', '[reload] tool subagent_fork'])
 
+      const beforeQuit = cli.stdout().length
       cli.child.stdin!.end()
       expect(await cli.exited, cli.stderr()).to.equal(0)
+      // Quitting unregisters every tool; that is not reported as a reload.
+      expect(cli.stdout().slice(beforeQuit)).to.not.include('[reload]')
       expect(processesMatching('acp-agent.js')).to.deep.equal([])
     })
   })

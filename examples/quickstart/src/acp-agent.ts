@@ -49,14 +49,13 @@ interface Session {
 const sessions = new Map<string, Session>()
 let counter = 0
 
-const STOPS = {
+/** Our stop reasons that are ACP stop reasons; `error` and `max-steps` are answered with a JSON-RPC error. */
+const STOPS: Partial<Record<string, 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal'>> = {
   completed: 'end_turn',
   aborted: 'cancelled',
   'max-tokens': 'max_tokens',
   refusal: 'refusal',
-  'max-steps': 'max_turn_requests',
-  error: 'end_turn',
-} as const
+}
 
 const app = acp.agent({ name: 'cordis-subagents-quickstart' })
   .onRequest(acp.methods.agent.initialize, async ({ params }) => ({
@@ -97,10 +96,10 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
         },
       })
       await Promise.all(pending)
-      if (result.stopReason === 'error' && result.diagnostic) {
-        await notify({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n[agent error] ${result.diagnostic}` } })
-      }
-      return { stopReason: STOPS[result.stopReason] ?? 'end_turn', usage: { ...result.usage, totalTokens: result.usage.inputTokens + result.usage.outputTokens } } as any
+      const stopReason = Object.hasOwn(STOPS, result.stopReason) ? STOPS[result.stopReason] : undefined
+      // A failed turn (error, max-steps) is a JSON-RPC error, so the parent sees an `error` result with the diagnostic.
+      if (!stopReason) throw acp.RequestError.internalError(undefined, result.diagnostic || `the agent's turn ended with ${result.stopReason}`)
+      return { stopReason, usage: { ...result.usage, totalTokens: result.usage.inputTokens + result.usage.outputTokens } } as any
     } finally {
       session.controller = undefined
     }

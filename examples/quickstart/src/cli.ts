@@ -165,7 +165,10 @@ async function main() {
   let current: AbortController | undefined
   let shuttingDown: Promise<void> | undefined
   let watcher: FSWatcher | undefined
+  let stopReloadLog: (() => void) | undefined
   const shutdown = (code: number) => (shuttingDown ??= (async () => {
+    // Shutting down unregisters every tool: that is not a reload worth reporting.
+    stopReloadLog?.()
     current?.abort(new Error('interrupted (Ctrl-C)'))
     watcher?.close()
     tree.stopHeartbeat()
@@ -222,7 +225,7 @@ async function main() {
   }
 
   // Interactive: a multi-turn conversation, hot reload of cordis.yml.
-  ctx.on('tools/changed', (name, change) => {
+  stopReloadLog = ctx.on('tools/changed', (name, change) => {
     const spec = ctx.tools.list().find((tool) => tool.name === name)
     out(`[reload] tool ${name} ${change === 'added' ? 'registered' : 'unregistered'}${spec ? `: ${spec.description}` : ''}`)
   })
