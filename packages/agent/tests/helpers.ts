@@ -2,6 +2,9 @@ import { Context } from 'cordis'
 import { z } from 'zod'
 import ToolRegistry, { type Tool, type ToolInputSchema } from '@cordis-subagents/tools'
 import AgentRuntime, { type ChatModel, type Message } from '@cordis-subagents/agent'
+import { type Deferred, deferred, tick } from '../../../test/support/async.js'
+
+export { type Deferred, deferred, tick }
 
 export const FAILED = 3
 
@@ -60,31 +63,6 @@ export function makeTool(name: string, overrides: Partial<Tool<ToolInputSchema>>
     execute: ({ text }) => ({ content: `${name}:${text}` }),
     ...overrides,
   } as Tool<typeof textInput>
-}
-
-export interface Deferred<T = void> {
-  promise: Promise<T>
-  resolve(value: T): void
-  reject(reason: unknown): void
-  settled: boolean
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void
-  let reject!: (reason: unknown) => void
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
-  const result: Deferred<T> = {
-    promise,
-    settled: false,
-    resolve: (value) => { result.settled = true; resolve(value) },
-    reject: (reason) => { result.settled = true; reject(reason) },
-  }
-  return result
-}
-
-/** Waits a few macrotasks so pending promise chains settle (no timers are left behind). */
-export async function tick(times = 3): Promise<void> {
-  for (let i = 0; i < times; i++) await new Promise<void>((resolve) => setImmediate(resolve))
 }
 
 /**

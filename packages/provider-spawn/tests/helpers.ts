@@ -6,6 +6,9 @@ import AgentRuntime, {
 } from '@cordis-subagents/agent'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import SubagentService, { type SubagentOutcome, type SubagentRunInfo, type SubagentUpdate } from '@cordis-subagents/subagents-service'
+import { type Deferred, deferred, tick, until } from '../../../test/support/async.js'
+
+export { type Deferred, deferred, tick, until }
 
 /** `fork.status` of a plugin whose apply threw (cordis `ScopeStatus.FAILED`). */
 export const FAILED = 3
@@ -147,40 +150,9 @@ export function countingTool(name: string, calls: ToolExecContext[]): Tool<z.Zod
   }
 }
 
-export interface Deferred<T = void> {
-  promise: Promise<T>
-  resolve(value: T): void
-  settled: boolean
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void
-  const promise = new Promise<T>((r) => { resolve = r })
-  const result: Deferred<T> = {
-    promise,
-    settled: false,
-    resolve: (value) => { result.settled = true; resolve(value) },
-  }
-  return result
-}
-
 /** A promise that never settles on its own (a model or tool hanging until it is aborted). */
 export function hang<T>(): Promise<T> {
   return new Promise<T>(() => {})
-}
-
-/** Waits a few macrotasks so pending promise chains settle (no timers are left behind). */
-export async function tick(times = 5): Promise<void> {
-  for (let i = 0; i < times; i++) await new Promise<void>((resolve) => setImmediate(resolve))
-}
-
-/** Waits (macrotask by macrotask, at most `limit` of them) until `condition` holds; throws if it never does. */
-export async function until(condition: () => boolean, limit = 1000): Promise<void> {
-  for (let i = 0; i < limit; i++) {
-    if (condition()) return
-    await new Promise<void>((resolve) => setImmediate(resolve))
-  }
-  throw new Error('until: the condition never became true')
 }
 
 /** The number in an agent id (`label-N`): the runtime's creation counter. */

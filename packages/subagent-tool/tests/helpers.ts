@@ -1,49 +1,20 @@
-import { Context, Logger, type ForkScope } from 'cordis'
+import { Context, type ForkScope } from 'cordis'
 import ToolRegistry, { type ToolExecContext, type ToolResult, type ToolUpdate } from '@cordis-subagents/tools'
 import AgentRuntime, { type Agent, ScriptedModel, type ScriptedReply } from '@cordis-subagents/agent'
 import SubagentService, {
   type ProviderCapabilities, type ProviderStartRequest, type SubagentResult, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
+import { type Deferred, deferred, tick, until } from '../../../test/support/async.js'
+import { captureLogs, type LogRecord } from '../../../test/support/logs.js'
+
+export { type Deferred, deferred, tick, until }
+export type { LogRecord }
 
 export { SubagentTool }
 
 /** `fork.status` of a plugin whose apply (or config schema) threw: cordis `ScopeStatus.FAILED`. */
 export const FAILED = 3
-
-export interface Deferred<T = void> {
-  promise: Promise<T>
-  resolve(value: T): void
-  reject(reason: unknown): void
-  settled: boolean
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void
-  let reject!: (reason: unknown) => void
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
-  const result: Deferred<T> = {
-    promise,
-    settled: false,
-    resolve: (value) => { result.settled = true; resolve(value) },
-    reject: (reason) => { result.settled = true; reject(reason) },
-  }
-  return result
-}
-
-/** Lets pending promise chains settle (macrotask hops; no timers left behind). */
-export async function tick(times = 5): Promise<void> {
-  for (let i = 0; i < times; i++) await new Promise<void>((resolve) => setImmediate(resolve))
-}
-
-/** Waits (macrotask hops) until `check()` is true; throws after `limit` hops. */
-export async function until(check: () => boolean, what: string, limit = 2000): Promise<void> {
-  for (let i = 0; i < limit; i++) {
-    if (check()) return
-    await new Promise<void>((resolve) => setImmediate(resolve))
-  }
-  throw new Error(`gave up waiting until ${what}`)
-}
 
 /** Whether `promise` has settled once pending callbacks ran. */
 export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
@@ -56,12 +27,6 @@ export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
 /** How many timers (`Timeout` resources) the process holds now. */
 export function timerCount(): number {
   return process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length
-}
-
-export interface LogRecord {
-  name: string
-  type: string
-  content: string
 }
 
 export interface Harness {
@@ -77,13 +42,7 @@ export interface Harness {
 
 /** A started root context with the real `ctx.tools`, `ctx.agents` and `ctx.subagents`; logs captured. */
 export async function setup(): Promise<Harness> {
-  const logs: LogRecord[] = []
-  const saved = Logger.targets.splice(0, Logger.targets.length, {
-    levels: { base: 3 },
-    record(record) {
-      logs.push({ name: record.name, type: record.type, content: record.content })
-    },
-  })
+  const { records: logs, restore } = captureLogs()
   const ctx = new Context()
   const errors: unknown[] = []
   ctx.on('internal/error', (error) => { errors.push(error) })
@@ -103,7 +62,7 @@ export async function setup(): Promise<Harness> {
       stopped = true
       await ctx.stop()
       await tick()
-      Logger.targets.splice(0, Logger.targets.length, ...saved)
+      restore()
     },
   }
 }

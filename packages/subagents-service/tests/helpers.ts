@@ -1,37 +1,16 @@
-import { Context, Logger } from 'cordis'
+import { Context } from 'cordis'
 import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime, { type Agent } from '@cordis-subagents/agent'
 import SubagentService, {
   type Config, type ProviderCapabilities, type ProviderStartRequest, type SubagentProvider,
   type SubagentRequest, type SubagentResult, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
+import { type Deferred, deferred, tick } from '../../../test/support/async.js'
+import { captureLogs } from '../../../test/support/logs.js'
+
+export { type Deferred, deferred, tick }
 
 export const FAILED = 3
-
-export interface Deferred<T = void> {
-  promise: Promise<T>
-  resolve(value: T): void
-  reject(reason: unknown): void
-  settled: boolean
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void
-  let reject!: (reason: unknown) => void
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
-  const result: Deferred<T> = {
-    promise,
-    settled: false,
-    resolve: (value) => { result.settled = true; resolve(value) },
-    reject: (reason) => { result.settled = true; reject(reason) },
-  }
-  return result
-}
-
-/** Waits a few macrotasks so pending promise chains settle (no timers are left behind). */
-export async function tick(times = 3): Promise<void> {
-  for (let i = 0; i < times; i++) await new Promise<void>((resolve) => setImmediate(resolve))
-}
 
 /** Whether `promise` has settled by now (after letting pending callbacks run). */
 export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
@@ -57,12 +36,7 @@ export interface Harness {
  * output is captured (not printed) until `stop()`.
  */
 export async function setup(config: Partial<Config> = {}, agents: AgentRuntime.Config = {}): Promise<Harness> {
-  const warnings: string[] = []
-  const saved = Logger.targets.splice(0, Logger.targets.length, {
-    record(record) {
-      if (record.name === 'subagents' && record.type === 'warn') warnings.push(record.content)
-    },
-  })
+  const logs = captureLogs()
   const ctx = new Context()
   const errors: unknown[] = []
   ctx.on('internal/error', (error) => { errors.push(error) })
@@ -76,14 +50,16 @@ export async function setup(config: Partial<Config> = {}, agents: AgentRuntime.C
   return {
     ctx,
     errors,
-    warnings,
+    get warnings() {
+      return logs.records.filter((r) => r.name === 'subagents' && r.type === 'warn').map((r) => r.content)
+    },
     root,
     async stop() {
       if (stopped) return
       stopped = true
       await ctx.stop()
       await tick()
-      Logger.targets.splice(0, Logger.targets.length, ...saved)
+      logs.restore()
     },
   }
 }
