@@ -40,7 +40,7 @@ log()
 
 // 1 -------------------------------------------------------------------------------------------
 {
-  const r = await overhead({ rounds: q(15, 2), batch: q(100, 10), warmup: q(2, 1) })
+  const r = await overhead({ rounds: q(25, 2), batch: q(100, 10), warmup: q(10, 1) })
   const floorName = 'floor (3 model calls, no framework)'
   const floor = r.stats[floorName].median
   const openai = r.stats['OpenAI Agents SDK (asTool)'].median
