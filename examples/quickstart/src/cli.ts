@@ -84,7 +84,9 @@ class Tree {
     ctx.on('subagent/end', (info, outcome) => {
       const node = this.nodes.get(info.runId)
       if (node) node.outcome = outcome
-      const calls = node ? `, ${node.steps} steps, ${node.toolCalls.length} tool calls` : ''
+      // Providers that report no steps (ACP agents) get no step count rather than "0 steps".
+      const steps = node?.steps ? `, ${plural(node.steps, 'step')}` : ''
+      const calls = node ? `${steps}, ${plural(node.toolCalls.length, 'tool call')}` : ''
       this.line(info.depth, `└ ${info.label ?? info.runId}: ${outcome.stopReason} in ${seconds(outcome.durationMs)}${calls}`)
     })
   }
@@ -266,3 +268,7 @@ main().catch((error) => {
   process.stderr.write(`quickstart: ${error?.stack ?? error}\n`)
   process.exit(1)
 })
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`
+}
