@@ -247,6 +247,30 @@ describe('subagent-tool: execute', () => {
       expect(inFlight.size).to.equal(0)
     })
 
+    it('delegate() with a service whose run result and dispose both reject: one error result keeping both failures', async () => {
+      const inFlight = new Set<InFlight>()
+      let disposals = 0
+      const service = {
+        start: async () => ({
+          id: 'run-1',
+          childId: 'child-1',
+          result: Promise.reject(new Error('the result exploded')),
+          cancel() {},
+          dispose: async () => { disposals++; throw new Error('the cleanup exploded') },
+        }),
+      } as unknown as SubagentService
+      const options: DelegateOptions = { provider: 'spawn', timeout: 60_000, maxOutputBytes: 1000 }
+      const result = await delegate(service, options, INPUT,
+        { signal: new AbortController().signal, agent: caller(), toolCallId: 'c1' }, inFlight)
+      expect(result.isError).to.equal(true)
+      expect(result.content).to.match(/^Subagent failed\./)
+      expect(result.content).to.contain('the result exploded').and.contain('the cleanup exploded')
+      expect(result.content).to.contain('No output was produced.')
+      expect(result.metadata).to.include({ runId: 'run-1', childId: 'child-1', stopReason: 'error' })
+      expect(disposals).to.equal(1)
+      expect(inFlight.size).to.equal(0)
+    })
+
     it('abort during start: the call ends at once; the run handed over late is cancelled and disposed once', async () => {
       await mount()
       spawn.hold = deferred()
