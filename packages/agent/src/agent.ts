@@ -114,7 +114,6 @@ export class Agent {
   }
 
   /** Aborts a running turn, then waits for it and for any tool still settling. Idempotent. */
-
   dispose(): Promise<void> {
     this.disposal ??= (async () => {
       const current = this.current
