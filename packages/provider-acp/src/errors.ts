@@ -24,14 +24,3 @@ export class AcpError extends Error {
     this.code = code
   }
 }
-
-/** A one-line description of anything thrown; never throws itself. */
-export function describeError(error: unknown): string {
-  try {
-    if (error instanceof Error) return error.message || error.name
-    if (typeof error === 'string') return error
-    return String(error)
-  } catch {
-    return 'an unprintable error'
-  }
-}

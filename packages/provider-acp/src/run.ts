@@ -5,9 +5,10 @@ import type { Logger } from 'cordis'
 import type {
   ProviderStartRequest, SubagentResult, SubagentRun, SubagentStopReason, SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
-import { AcpError, describeError } from './errors.js'
+import { capDiagnostic, describeError, MAX_DIAGNOSTIC_BYTES } from '@cordis-subagents/subagents-service'
+import { AcpError } from './errors.js'
 import { AgentProcess, describeExit, raceTimeout, type ExitInfo } from './process.js'
-import { byteLength, capHead, MAX_DIAGNOSTIC_BYTES, Scrubber, tailBytes } from './scrub.js'
+import { byteLength, Scrubber, tailBytes } from './scrub.js'
 
 type Sdk = typeof import('@agentclientprotocol/sdk')
 type Usage = NonNullable<SubagentResult['usage']>
@@ -186,7 +187,7 @@ export class AcpRun implements SubagentRun {
         if (exit) throw this.exitedDuringStartup(exit)
       }
       throw new AcpError('ACP_STARTUP_FAILED',
-        capHead(`The ACP agent "${settings.command}" failed during ${this.stage}: ${settings.scrubber.scrub(describeError(error))}.${this.stderrSection()}`),
+        capDiagnostic(`The ACP agent "${settings.command}" failed during ${this.stage}: ${settings.scrubber.scrub(describeError(error))}.${this.stderrSection()}`),
         { cause: error })
     } finally {
       clearTimeout(timer)
@@ -204,7 +205,7 @@ export class AcpRun implements SubagentRun {
         `Could not start the ACP agent "${command}": ${exit.error.code ?? exit.error.message}.${hint}`, { cause: exit.error })
     }
     return new AcpError('ACP_STARTUP_FAILED',
-      capHead(`The ACP agent "${command}" ${describeExit(exit)} during ${this.stage}.${this.stderrSection()}`))
+      capDiagnostic(`The ACP agent "${command}" ${describeExit(exit)} during ${this.stage}.${this.stderrSection()}`))
   }
 
   private async openSession(): Promise<void> {
@@ -247,7 +248,7 @@ export class AcpRun implements SubagentRun {
         const methods = (init.authMethods ?? [])
           .map((method) => `"${method.id}"${method.name && method.name !== method.id ? ` (${method.name})` : ''}`)
         throw new AcpError('ACP_AUTH_REQUIRED',
-          capHead(`The ACP agent "${settings.command}" requires authentication before it opens a session`
+          capDiagnostic(`The ACP agent "${settings.command}" requires authentication before it opens a session`
           + (methods.length ? `; it offers the auth methods ${methods.join(', ')}` : ' and names no auth methods')
           + '. Log in once with the agent\'s own CLI on this machine, or pass its credential through the provider\'s env config '
           + '(credential-shaped variables are not inherited unless listed there).'), { cause: error })
@@ -469,7 +470,7 @@ export class AcpRun implements SubagentRun {
     }
     if (!parts.length && !tail) return undefined
     const head = this.settings.scrubber.scrub(parts.join(' '))
-    return capHead(head, MAX_DIAGNOSTIC_BYTES - byteLength(tail)) + tail
+    return capDiagnostic(head, MAX_DIAGNOSTIC_BYTES - byteLength(tail)) + tail
   }
 
   /** "\nstderr (tail): …", scrubbed, leaving room for a headline within the 4 KiB diagnostic. */

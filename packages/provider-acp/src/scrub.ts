@@ -2,7 +2,6 @@
 export const CREDENTIAL_NAME = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i
 
 /** Longest diagnostic this provider hands out, in UTF-8 bytes (DESIGN.md §6). */
-export const MAX_DIAGNOSTIC_BYTES = 4096
 
 const REDACTED = '[redacted]'
 
@@ -67,16 +66,6 @@ const encoder = new TextEncoder()
 
 export function byteLength(text: string): number {
   return encoder.encode(text).length
-}
-
-/** The head of `text` within `maxBytes` UTF-8 bytes (cut on a code point boundary, marked). */
-export function capHead(text: string, maxBytes = MAX_DIAGNOSTIC_BYTES): string {
-  if (text.length * 3 <= maxBytes || byteLength(text) <= maxBytes) return text
-  const mark = ' …[truncated]'
-  const budget = Math.max(0, maxBytes - byteLength(mark))
-  const buffer = new Uint8Array(budget)
-  const { read } = encoder.encodeInto(text, buffer)
-  return text.slice(0, read) + mark
 }
 
 /**

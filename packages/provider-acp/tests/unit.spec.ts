@@ -1,7 +1,8 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import { childEnv, CREDENTIAL_NAME, Scrubber } from '../src/index.js'
-import { capHead, secretValues, tailBytes } from '../src/scrub.js'
+import { capDiagnostic } from '@cordis-subagents/subagents-service'
+import { secretValues, tailBytes } from '../src/scrub.js'
 
 describe('provider-acp: env, scrubbing and byte limits', () => {
   it('CREDENTIAL_NAME matches *KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL* in any case', () => {
@@ -48,8 +49,8 @@ describe('provider-acp: env, scrubbing and byte limits', () => {
     expect(oneLine).to.equal('😀😀')
   })
 
-  it('capHead keeps the head within the byte limit and marks the cut', () => {
-    const capped = capHead('é'.repeat(5000), 4096)
+  it('diagnostics (capped with the service\'s capDiagnostic) keep the head within the byte limit and mark the cut', () => {
+    const capped = capDiagnostic('é'.repeat(5000), 4096)
     expect(Buffer.byteLength(capped)).to.be.at.most(4096)
     expect(capped.endsWith('…[truncated]')).to.equal(true)
   })
