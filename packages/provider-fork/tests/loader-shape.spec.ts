@@ -1,46 +1,4 @@
-/// <reference types="mocha" />
-import { expect } from 'chai'
-import { Context } from 'cordis'
-import ToolRegistry from '@cordis-subagents/tools'
-import AgentRuntime from '@cordis-subagents/agent'
-import SubagentService from '@cordis-subagents/subagents-service'
-import { FAILED } from '../../provider-spawn/tests/helpers.js'
+import { describeLoaderShape } from '../../provider-spawn/tests/loader-shape.js'
 
-describe('@cordis-subagents/provider-fork entry (as the loader sees it)', () => {
-  const contexts: Context[] = []
-
-  afterEach(async () => {
-    for (const ctx of contexts.splice(0)) await ctx.stop()
-  })
-
-  it('is a namespace plugin: named name, inject, Config, apply, reusable; no default export', async () => {
-    const mod = await import('@cordis-subagents/provider-fork')
-    expect(mod).to.not.have.property('default')
-    // @cordisjs/loader uses `exports.default ?? exports`: the module itself is the plugin.
-    const plugin = (mod as { default?: unknown }).default ?? mod
-    expect(plugin).to.equal(mod)
-    expect(mod.name).to.equal('provider-fork')
-    expect(mod.inject).to.deep.equal(['subagents', 'agents'])
-    expect(mod.reusable).to.equal(true)
-    expect(mod.Config).to.be.a('function')
-    expect(mod.apply).to.be.a('function')
-  })
-
-  it('loads as the loader would and waits for its services', async () => {
-    const mod = await import('@cordis-subagents/provider-fork')
-    const ctx = new Context()
-    contexts.push(ctx)
-    const errors: unknown[] = []
-    ctx.on('internal/error', (error) => { errors.push(error) })
-    const fork = ctx.plugin(mod, mod.Config({}))
-    await ctx.start()
-    ctx.plugin(ToolRegistry)
-    ctx.plugin(AgentRuntime)
-    expect(ctx.get('subagents')).to.equal(undefined)
-    ctx.plugin(SubagentService)
-    await ctx.lifecycle.flush()
-    expect(fork.status).to.not.equal(FAILED)
-    expect(errors).to.deep.equal([])
-    expect(ctx.subagents.list().map((p) => [p.name, p.inheritsParentContext])).to.deep.equal([['fork', true]])
-  })
-})
+describeLoaderShape('@cordis-subagents/provider-fork', () => import('@cordis-subagents/provider-fork'),
+  { name: 'provider-fork', provider: 'fork', inheritsParentContext: true })
