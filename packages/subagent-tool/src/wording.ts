@@ -17,7 +17,7 @@ export function describeTool(provider: Pick<SubagentProvider, 'inheritsParentCon
   lines.push(
     'Only its final answer comes back to you; its intermediate steps and tool calls do not.',
     'Use it for work you can hand off whole (research, a focused change, a check). To run several at once,',
-    'call this tool several times in the same step.',
+    'call this tool several times in the same step. Do not delegate what you can do yourself in a step or two.',
   )
   const text = lines.join(' ')
   const about = provider.description?.trim().replace(/[.\s]+$/, '')
