@@ -1,0 +1,103 @@
+// The plugins loaded from a koishi.yml by Koishi's own loader, the way a Koishi user runs them:
+// `koishi start` (koishi 4.18's CLI) forks its worker, whose @koishijs/loader reads the config and
+// resolves each plugin key through ns-require. Keys starting with `./` resolve relative to the
+// config's folder, so `./node_modules/@cordis-subagents/tools` loads our package by path, with no
+// koishi-plugin-* wrapper.
+//
+// It runs in a child process because the worker is CommonJS: it require()s our ESM packages
+// (Node >= 20.19 does that without a flag), and Koishi's App comes from cordis' CommonJS build while
+// our packages import its ESM build: two copies of cordis in one process, which this test shows
+// working (mocha itself runs with --no-experimental-require-module, so it cannot host this).
+//
+// The project is a temporary folder holding test/fixtures/koishi-yml/{koishi.yml,delegate.cjs} and a
+// node_modules link to this repository's. The loader writes koishi.yml back on start, so it runs on
+// a copy. delegate.cjs runs one delegation once the app is
+// ready and prints `RESULT <json>`. Koishi without a server plugin exits by itself once the event
+// loop is empty, so exit code 0 also shows the plugins left nothing running.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect } from 'chai'
+import { offlineEnv, ROOT } from './helpers.js'
+
+const FIXTURE = join(ROOT, 'test/fixtures/koishi-yml')
+const KOISHI_CLI = join(ROOT, 'node_modules/koishi/lib/cli/index.js')
+const PACKAGES = ['tools', 'agent', 'subagents-service', 'provider-spawn', 'provider-fork', 'subagent-tool']
+
+interface Run { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
+
+function koishiStart(cwd: string, guard: number): { child: ChildProcess, done: Promise<Run> } {
+  const env = offlineEnv()
+  for (const key of Object.keys(env)) if (key === 'NODE_OPTIONS' || key.startsWith('KOISHI_')) delete env[key]
+  const child = spawn(process.execPath, [KOISHI_CLI, 'start', 'koishi.yml'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.on('data', (chunk) => { stdout += chunk })
+  child.stderr!.on('data', (chunk) => { stderr += chunk })
+  const done = new Promise<Run>((resolve, reject) => {
+    // A worker that never exits has something of ours still running: fail with its output.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`koishi start did not exit within ${guard} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`))
+    }, guard)
+    child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stdout, stderr }) })
+  })
+  return { child, done }
+}
+
+describe('koishi.yml loaded by Koishi\'s own loader (`koishi start`)', function () {
+  this.timeout(30_000)
+  let project: string
+  let run: Run
+
+  before(async () => {
+    // The worker runs the built lib/ (no `development` condition there); a no-op when current.
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...PACKAGES.map((p) => `packages/${p}`)], { cwd: ROOT, stdio: 'pipe' })
+    project = mkdtempSync(join(tmpdir(), 'koishi-yml-'))
+    copyFileSync(join(FIXTURE, 'koishi.yml'), join(project, 'koishi.yml'))
+    copyFileSync(join(FIXTURE, 'delegate.cjs'), join(project, 'delegate.cjs'))
+    symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir')
+    run = await koishiStart(project, 20_000).done
+  })
+
+  after(() => {
+    if (project) rmSync(project, { recursive: true, force: true })
+  })
+
+  function result(): any {
+    const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '))
+    expect(line, `no RESULT line\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`).to.not.equal(undefined)
+    return JSON.parse(line!.slice('RESULT '.length))
+  }
+
+  it('loads every plugin by its ./node_modules path and exits 0 by itself, with no error logged', () => {
+    expect(run.code, `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`).to.equal(0)
+    expect(run.signal).to.equal(null)
+    // The loader logs each entry by its key: path, then the id given in koishi.yml.
+    const keys = ['tools:tools', 'agent:agent', 'subagents-service:subagents', 'provider-spawn:spawn', 'provider-fork:fork', 'subagent-tool:subagent', 'subagent-tool:subagent-fork']
+    for (const key of keys) expect(run.stdout).to.include(`apply plugin ./node_modules/@cordis-subagents/${key}\n`)
+    expect(run.stdout).to.include('apply plugin ./delegate.cjs:delegate\n')
+    // Koishi logs errors (an unresolvable key, a failed plugin) as `[E]` lines.
+    expect(`${run.stdout}\n${run.stderr}`).to.not.match(/\[E\]|cannot resolve plugin/)
+    expect(result().error).to.equal(undefined)
+  })
+
+  it('registers the subagent tool twice, `subagent` on spawn and `subagent_fork` on fork', () => {
+    const { tools, providers } = result()
+    expect(providers.slice().sort()).to.deep.equal(['fork', 'spawn'])
+    expect(tools.map((tool: any) => tool.name).sort()).to.deep.equal(['subagent', 'subagent_fork'])
+    // The description is written from the provider: only fork's child sees the conversation.
+    const description = (name: string) => tools.find((tool: any) => tool.name === name).description
+    expect(description('subagent')).to.include('does not see this conversation')
+    expect(description('subagent_fork')).to.include('copy of this conversation')
+  })
+
+  it('runs a delegation through each tool: the root agent answers from both children', () => {
+    const { stopReason, text, ends } = result()
+    expect(stopReason).to.equal('completed')
+    expect(text).to.equal('colour: teal; number: 7')
+    // The model calls `subagent` first and `subagent_fork` second, so this is tool → provider.
+    expect(ends).to.deep.equal(['spawn:1:completed', 'fork:1:completed'])
+  })
+})
