@@ -91,6 +91,8 @@ export class Agent {
       throw new AgentError('INVALID_OPTIONS', 'options.onEvent must be a function.')
     }
     const controller = new AbortController()
+    // Tools listen on the turn's signal (a delegating tool may start many children on it at once).
+    setMaxListeners(0, controller.signal)
     const onAbort = () => controller.abort(options.signal?.reason)
     if (options.signal?.aborted) controller.abort(options.signal.reason)
     else options.signal?.addEventListener('abort', onAbort, { once: true })
@@ -235,8 +237,6 @@ export class Agent {
     calls: ModelToolCall[], step: number, signal: AbortSignal, aborted: Promise<never>, emit: (event: AgentEvent) => void,
   ): Promise<ToolResult[]> {
     const cancelled: ToolResult = { isError: true, content: 'Cancelled: the run was aborted before this tool call finished.' }
-    // Each call (and each tool, e.g. a delegation) listens on the turn's signal; a wide step is normal.
-    if (calls.length > 1) setMaxListeners(0, signal)
     return Promise.all(calls.map(async (call) => {
       emit({ type: 'tool-call', step, call })
       let result: ToolResult
@@ -295,8 +295,9 @@ function normalizeCalls(calls: unknown[], idPrefix: string): ModelToolCall[] {
   const ids = new Set<string>()
   return calls.map((raw, index) => {
     const call = (raw && typeof raw === 'object' ? raw : {}) as Partial<ModelToolCall>
-    let id = typeof call.id === 'string' && call.id ? call.id : `${idPrefix}-${index}`
-    if (ids.has(id)) id = `${id}-${index}`
+    const base = typeof call.id === 'string' && call.id ? call.id : `${idPrefix}-${index}`
+    let id = base
+    for (let n = index; ids.has(id); n++) id = `${base}-${n}`
     ids.add(id)
     if (typeof call.name === 'string' && call.name && raw === call) {
       return id === call.id ? call as ModelToolCall : { ...call as ModelToolCall, id }

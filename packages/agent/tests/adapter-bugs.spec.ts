@@ -43,6 +43,26 @@ describe('agent: model adapter mistakes', () => {
     await agent.dispose()
   })
 
+  it('keeps ids unique even when a renamed id collides with a later one', async () => {
+    s.ctx.plugin(toolPlugin(makeTool('echo')))
+    const calls = ['x-2', 'x', 'x', 'x'].map((id) => ({ id, name: 'echo', input: { text: id } }))
+    s.ctx.plugin(modelPlugin('m', modelFrom([
+      { text: '', finishReason: 'tool-calls', toolCalls: calls },
+      { text: 'done', toolCalls: [], finishReason: 'stop' },
+    ])))
+    await s.ctx.lifecycle.flush()
+    const agent = s.ctx.agents.create({ model: 'm' })
+    await agent.run('go')
+    const assistant = agent.transcript.messages[1]
+    const ids = assistant.role === 'assistant' ? (assistant.toolCalls ?? []).map((call) => call.id) : []
+    expect(new Set(ids).size).to.equal(4)
+    expect(ids[0]).to.equal('x-2')
+    expect(ids[1]).to.equal('x')
+    const answered = agent.transcript.messages.filter((m) => m.role === 'tool').map((m) => m.role === 'tool' && m.toolCallId)
+    expect(answered).to.deep.equal(ids)
+    await agent.dispose()
+  })
+
   it('accepts a model whose generate returns a plain object, and dispose still resolves', async () => {
     const model = { generate: () => ({ text: 'plain', toolCalls: [], finishReason: 'stop' }) } as unknown as ChatModel
     s.ctx.plugin(modelPlugin('plain', model))
