@@ -26,6 +26,14 @@ export async function tick(times = 5): Promise<void> {
   for (let i = 0; i < times; i++) await new Promise<void>((resolve) => setImmediate(resolve))
 }
 
+/** Whether `promise` has settled once pending callbacks ran. */
+export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false
+  promise.then(() => { settled = true }, () => { settled = true })
+  await tick()
+  return settled
+}
+
 /** Waits, macrotask by macrotask, until `check()` holds; throws after `limit` hops. */
 export async function until(check: () => boolean, what = 'the condition held', limit = 2000): Promise<void> {
   for (let i = 0; i < limit; i++) {

@@ -1,6 +1,5 @@
 import { Context } from 'cordis'
-import { z } from 'zod'
-import ToolRegistry, { type Tool, type ToolInputSchema } from '@cordis-subagents/tools'
+import ToolRegistry, { type Tool } from '@cordis-subagents/tools'
 import AgentRuntime, { type ChatModel, type Message } from '@cordis-subagents/agent'
 import { type Deferred, deferred, tick } from '../../../test/support/async.js'
 
@@ -53,17 +52,7 @@ export function toolPlugin(...tools: Tool<any>[]) {
   }
 }
 
-export const textInput = z.object({ text: z.string() })
-
-export function makeTool(name: string, overrides: Partial<Tool<ToolInputSchema>> = {}): Tool<typeof textInput> {
-  return {
-    name,
-    description: `The ${name} tool.`,
-    input: textInput,
-    execute: ({ text }) => ({ content: `${name}:${text}` }),
-    ...overrides,
-  } as Tool<typeof textInput>
-}
+export { makeTool, textInput } from '../../tools/tests/helpers.js'
 
 /**
  * True when every assistant tool call has exactly one tool result after it, and no tool result

@@ -5,10 +5,10 @@ import SubagentService, {
   type ProviderCapabilities, type ProviderStartRequest, type SubagentResult, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
-import { type Deferred, deferred, tick, until } from '../../../test/support/async.js'
+import { type Deferred, deferred, tick, until, isSettled } from '../../../test/support/async.js'
 import { captureLogs, type LogRecord } from '../../../test/support/logs.js'
 
-export { type Deferred, deferred, tick, until }
+export { type Deferred, deferred, tick, until, isSettled }
 export type { LogRecord }
 
 export { SubagentTool }
@@ -16,13 +16,6 @@ export { SubagentTool }
 /** `fork.status` of a plugin whose apply (or config schema) threw: cordis `ScopeStatus.FAILED`. */
 export const FAILED = 3
 
-/** Whether `promise` has settled once pending callbacks ran. */
-export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
-  let settled = false
-  promise.then(() => { settled = true }, () => { settled = true })
-  await tick()
-  return settled
-}
 
 /** How many timers (`Timeout` resources) the process holds now. */
 export function timerCount(): number {

@@ -5,20 +5,13 @@ import SubagentService, {
   type Config, type ProviderCapabilities, type ProviderStartRequest, type SubagentProvider,
   type SubagentRequest, type SubagentResult, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
-import { type Deferred, deferred, tick } from '../../../test/support/async.js'
+import { type Deferred, deferred, tick, isSettled } from '../../../test/support/async.js'
 import { captureLogs } from '../../../test/support/logs.js'
 
-export { type Deferred, deferred, tick }
+export { type Deferred, deferred, tick, isSettled }
 
 export const FAILED = 3
 
-/** Whether `promise` has settled by now (after letting pending callbacks run). */
-export async function isSettled(promise: Promise<unknown>): Promise<boolean> {
-  let settled = false
-  promise.then(() => { settled = true }, () => { settled = true })
-  await tick()
-  return settled
-}
 
 export interface Harness {
   ctx: Context
