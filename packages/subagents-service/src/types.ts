@@ -77,8 +77,13 @@ export interface SubagentOutcome extends SubagentResult {
 
 /** Progress of a child, as the provider reports it. */
 export interface SubagentUpdate {
-  kind: 'step' | 'text' | 'thought' | 'tool-call' | 'tool-result' | 'plan' | 'status'
+  kind: 'step' | 'text' | 'thought' | 'tool-call' | 'tool-result' | 'plan' | 'status' | 'usage'
   text?: string
+  /**
+   * With `kind: 'usage'`: the tokens the child has spent so far in this run (cumulative, not a
+   * delta). The service charges the growth to the tree's budget as it arrives.
+   */
+  usage?: Usage
   /** Name of the tool for tool-call / tool-result updates. */
   tool?: string
   isError?: boolean
