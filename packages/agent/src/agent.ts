@@ -1,14 +1,21 @@
 import { setMaxListeners } from 'node:events'
-import { addUsage, describeError, emptyUsage, type ToolResult, type ToolView, type Usage } from '@cordis-subagents/tools'
+import {
+  addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, LimitError, limitStop,
+  totalTokens, type ToolResult, type ToolView, type WorkCounts,
+} from '@cordis-subagents/tools'
+import { abortFlat } from './abort.js'
+import { Budget, type BudgetLimits } from './budget.js'
 import { AgentError } from './errors.js'
 import { Transcript } from './transcript.js'
 import type {
-  AgentEvent, AgentUsage, ChatModel, GenerateResponse, Message, ModelToolCall, RunOptions, RunResult, StopReason,
+  AgentEvent, AgentUsage, AgentWork, ChatModel, GenerateResponse, Message, ModelToolCall, RunOptions, RunResult, StopReason,
 } from './types.js'
 
 /** What an agent needs from the runtime that made it. */
 export interface AgentHost {
   resolveModel(ref: string | undefined): { model: ChatModel; modelId?: string } | { error: string }
+  /** Tells the operator's budget handlers about a breach; they may extend the budget before it is re-checked. */
+  budgetReached(agent: Agent, breach: BudgetBreach): void
 }
 
 export interface AgentInit {
@@ -23,6 +30,12 @@ export interface AgentInit {
   maxSteps: number
   maxTokens?: number
   label?: string
+  /** Most tool calls of one step that run; the rest are answered with an error. */
+  maxToolCallsPerStep: number
+  /** This agent's own limits (a root's are renewed for every run). */
+  budgetLimits?: BudgetLimits
+  /** A budget already carved for this agent (by the service that started it as a child). */
+  budget?: Budget
 }
 
 const FINISH_STOPS: Partial<Record<GenerateResponse['finishReason'], StopReason>> = {
@@ -46,6 +59,16 @@ export class Agent {
   readonly maxTokens?: number
   readonly label?: string
   readonly usage: AgentUsage
+  /** Model calls, tool calls and delegations of every run so far: own, delegated, total. */
+  readonly work: AgentWork
+  readonly maxToolCallsPerStep: number
+  /**
+   * The budget this agent spends from: a child's is carved from its parent's when it is created;
+   * a root agent gets a fresh one for every run (a tree's limits are per root run).
+   */
+  budget: Budget
+  private readonly budgetLimits?: BudgetLimits
+  private readonly ownsRootBudget: boolean
 
   private current?: { controller: AbortController; done: Promise<unknown> }
   private readonly inFlight = new Set<Promise<unknown>>()
@@ -63,11 +86,20 @@ export class Agent {
     this.maxSteps = init.maxSteps
     this.maxTokens = init.maxTokens
     this.label = init.label
+    this.maxToolCallsPerStep = init.maxToolCallsPerStep
+    this.budgetLimits = init.budgetLimits
+    this.ownsRootBudget = !init.budget && !init.parent
+    this.budget = init.budget ?? (init.parent ? init.parent.budget.child(init.budgetLimits) : Budget.root(init.budgetLimits))
     const usage = { own: emptyUsage(), delegated: emptyUsage() }
     this.usage = Object.defineProperty(usage, 'total', {
       enumerable: true,
       get: () => addUsage(usage.own, usage.delegated),
     }) as AgentUsage
+    const work = { own: emptyWork(), delegated: emptyWork() }
+    this.work = Object.defineProperty(work, 'total', {
+      enumerable: true,
+      get: () => addWork(work.own, work.delegated),
+    }) as AgentWork
   }
 
   get running(): boolean {
@@ -93,7 +125,7 @@ export class Agent {
     const controller = new AbortController()
     // Tools listen on the turn's signal (a delegating tool may start many children on it at once).
     setMaxListeners(0, controller.signal)
-    const onAbort = () => controller.abort(options.signal?.reason)
+    const onAbort = () => abortFlat(controller, options.signal?.reason)
     if (options.signal?.aborted) controller.abort(options.signal.reason)
     else options.signal?.addEventListener('abort', onAbort, { once: true })
     // Mark the agent busy before the turn starts: the turn runs synchronously up to its first
@@ -101,7 +133,7 @@ export class Agent {
     const current: { controller: AbortController; done: Promise<unknown> } = { controller, done: Promise.resolve() }
     this.current = current
     try {
-      const done = this.turn(prompt, controller.signal, abortion(controller.signal), options.onEvent)
+      const done = this.turn(prompt, controller, abortion(controller.signal), options.onEvent)
       current.done = done
       return await done
     } finally {
@@ -112,7 +144,7 @@ export class Agent {
 
   /** Aborts the running turn, if any; it ends `aborted` with `reason` in its diagnostic. */
   abort(reason?: unknown): void {
-    this.current?.controller.abort(reason)
+    if (this.current) abortFlat(this.current.controller, reason)
   }
 
   /** Aborts a running turn, then waits for it and for any tool still settling. Idempotent. */
@@ -120,7 +152,7 @@ export class Agent {
     this.disposal ??= (async () => {
       const current = this.current
       if (current) {
-        current.controller.abort(new AgentError('DISPOSED', `Agent ${this.id} was disposed.`))
+        abortFlat(current.controller, new AgentError('DISPOSED', `Agent ${this.id} was disposed.`))
         await current.done.catch(() => {})
       }
       while (this.inFlight.size) await Promise.allSettled([...this.inFlight])
@@ -129,8 +161,9 @@ export class Agent {
   }
 
   private async turn(
-    prompt: string, signal: AbortSignal, aborted: Promise<never>, onEvent?: (event: AgentEvent) => void,
+    prompt: string, controller: AbortController, aborted: Promise<never>, onEvent?: (event: AgentEvent) => void,
   ): Promise<RunResult> {
+    const { signal } = controller
     let ended = false
     const emit = (event: AgentEvent) => {
       // Nothing is reported after the turn ended (e.g. a late onUpdate from a tool that ignored the abort).
@@ -141,33 +174,56 @@ export class Agent {
         // A progress listener must never break the loop.
       }
     }
-    const state = { text: '', steps: 0, toolCalls: 0, own: emptyUsage(), delegated: emptyUsage() }
-    const finish = (stopReason: StopReason, diagnostic?: string): RunResult => {
+    if (this.ownsRootBudget) this.budget = Budget.root(this.budgetLimits)
+    const budget = this.budget
+    const state = {
+      text: '', steps: 0, toolCalls: 0, own: emptyUsage(), delegated: emptyUsage(),
+      ownWork: emptyWork(), delegatedWork: emptyWork(),
+    }
+    const disarm = this.armWallClock(budget, controller)
+    const finish = (stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach): RunResult => {
       ended = true
+      disarm()
       this.transcript.endTurn()
+      state.ownWork = { steps: state.steps, toolCalls: state.toolCalls, delegations: state.ownWork.delegations }
+      this.work.own = addWork(this.work.own, { steps: state.steps, toolCalls: state.toolCalls })
       const result: RunResult = {
         text: state.text,
         stopReason,
         usage: addUsage(state.own, state.delegated),
         steps: state.steps,
         toolCalls: state.toolCalls,
+        work: { own: state.ownWork, delegated: state.delegatedWork },
       }
       if (diagnostic) result.diagnostic = diagnostic
+      if (breach) result.budget = breach
       return result
+    }
+    const stopForBudget = (breach: BudgetBreach) => finish('budget', budgetDiagnostic(breach), breach)
+    const stopForAbort = () => {
+      const limit = limitStop(signal.reason)
+      if (!limit) return finish('aborted', abortDiagnostic(signal))
+      const breach = (signal.reason as LimitError).breach
+      return finish(limit, limitDiagnostic(signal.reason as LimitError), breach)
     }
 
     this.transcript.beginTurn()
     this.transcript.push({ role: 'user', content: prompt })
-    if (signal.aborted) return finish('aborted', abortDiagnostic(signal))
+    if (signal.aborted) return stopForAbort()
     const resolved = this.host.resolveModel(this.model)
     if ('error' in resolved) return finish('error', resolved.error)
+    /** Set once tool calls were refused for a budget: the model gets one last step, without tools. */
+    let lastStep = false
 
     while (true) {
-      if (signal.aborted) return finish('aborted', abortDiagnostic(signal))
+      if (signal.aborted) return stopForAbort()
       if (state.steps >= this.maxSteps) {
         return finish('max-steps', `Stopped after ${this.maxSteps} steps without a final answer (the step limit).`)
       }
+      const before = this.limitReached(() => budget.overtime() ?? budget.check('steps') ?? budget.check('tokens'))
+      if (before) return stopForBudget(before)
       const step = ++state.steps
+      budget.charge('steps', 1)
       emit({ type: 'step-start', step })
 
       let response: GenerateResponse
@@ -175,19 +231,20 @@ export class Agent {
         const generation = this.track(resolved.model.generate({
           system: this.persona,
           messages: this.transcript.snapshot(),
-          tools: this.tools.list(),
+          tools: lastStep ? [] : this.tools.list(),
           signal,
           maxTokens: this.maxTokens,
           modelId: resolved.modelId,
         }))
         response = normalizeResponse(await Promise.race([generation, aborted]), `${this.id}-${step}`)
       } catch (error) {
-        if (signal.aborted) return finish('aborted', abortDiagnostic(signal))
+        if (signal.aborted) return stopForAbort()
         return finish('error', `The model "${this.model ?? 'default'}" failed: ${describeError(error)}`)
       }
 
       state.own = addUsage(state.own, response.usage)
       this.usage.own = addUsage(this.usage.own, response.usage)
+      if (response.usage) budget.charge('tokens', totalTokens(response.usage))
       if (response.text.trim()) {
         state.text = response.text
         emit({ type: 'text', step, text: response.text })
@@ -205,13 +262,27 @@ export class Agent {
         return finish(failure, diagnostic)
       }
       if (!calls.length) return finish('completed')
+      if (lastStep) {
+        // It was told its tool budget is spent and still asks for tools: stop here, loudly.
+        const breach = budget.check('toolCalls') ?? { budget: 'toolCalls', limit: budget.limits.maxToolCalls, spent: budget.spent.toolCalls }
+        this.transcript.balance(`Not run: ${describeBreach(breach)} is spent.`)
+        return stopForBudget(breach)
+      }
 
-      state.toolCalls += calls.length
-      const results = await this.runTools(calls, step, signal, aborted, emit)
+      const plan = this.admit(calls, budget)
+      if (plan.refusedForBudget) lastStep = true
+      state.toolCalls += plan.admitted
+      const results = await this.runTools(calls, plan.refusals, step, signal, aborted, emit)
       results.forEach((result, i) => {
         const call = calls[i]
         state.delegated = addUsage(state.delegated, result.usage)
         this.usage.delegated = addUsage(this.usage.delegated, result.usage)
+        if (result.work) {
+          state.ownWork.delegations++
+          this.work.own.delegations++
+          state.delegatedWork = addWork(state.delegatedWork, result.work)
+          this.work.delegated = addWork(this.work.delegated, result.work)
+        }
         this.transcript.push({
           role: 'tool',
           toolCallId: call.id,
@@ -221,6 +292,58 @@ export class Agent {
         })
       })
     }
+  }
+
+  /**
+   * Decides which calls of a step run: at most `maxToolCallsPerStep`, and no more than the tool-call
+   * budget allows. The others are answered with an error the model can read; the step is not dropped.
+   */
+  private admit(calls: ModelToolCall[], budget: Budget): { admitted: number; refusals: Map<number, string>; refusedForBudget: boolean } {
+    const refusals = new Map<number, string>()
+    let admitted = 0
+    let refusedForBudget = false
+    for (let i = 0; i < calls.length; i++) {
+      if (i >= this.maxToolCallsPerStep) {
+        refusals.set(i, `Not run: this step asked for ${calls.length} tool calls and at most ${this.maxToolCallsPerStep} run per step `
+          + '(maxToolCallsPerStep). Ask for the rest in a later step, or fewer at once.')
+        continue
+      }
+      const breach = this.limitReached(() => budget.check('toolCalls'))
+      if (breach) {
+        refusedForBudget = true
+        refusals.set(i, `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`)
+        continue
+      }
+      budget.charge('toolCalls', 1)
+      admitted++
+    }
+    return { admitted, refusals, refusedForBudget }
+  }
+
+  /** A breach, after the operator's handlers had their chance to extend the budget; undefined when none is left. */
+  private limitReached(find: () => BudgetBreach | undefined): BudgetBreach | undefined {
+    const breach = find()
+    if (!breach) return undefined
+    this.host.budgetReached(this, breach)
+    return find()
+  }
+
+  /** One timer per run, only where this run's wall-time limit is tighter than its parent's (which has its own). */
+  private armWallClock(budget: Budget, controller: AbortController): () => void {
+    if (budget.deadline === Infinity) return () => {}
+    if (budget.parent && budget.parent.deadline <= budget.deadline) return () => {}
+    let timer: NodeJS.Timeout
+    const arm = () => {
+      // Node fires a delay above 2^31-1 ms at once; a far deadline is re-armed when that fires.
+      timer = setTimeout(fire, Math.max(0, Math.min(budget.deadline - Date.now(), 2_147_483_647)))
+    }
+    const fire = () => {
+      const breach = this.limitReached(() => budget.overtime())
+      if (!breach) return arm()
+      abortFlat(controller, new LimitError('BUDGET_EXCEEDED', `Stopped by ${describeBreach(breach)}.`, breach))
+    }
+    arm()
+    return () => clearTimeout(timer)
   }
 
   /** Remembers work that may outlive an aborted turn, so `dispose` can wait for it. */
@@ -234,13 +357,17 @@ export class Agent {
 
   /** Runs every call of a step concurrently; results come back in call order. */
   private async runTools(
-    calls: ModelToolCall[], step: number, signal: AbortSignal, aborted: Promise<never>, emit: (event: AgentEvent) => void,
+    calls: ModelToolCall[], refusals: Map<number, string>, step: number, signal: AbortSignal, aborted: Promise<never>,
+    emit: (event: AgentEvent) => void,
   ): Promise<ToolResult[]> {
     const cancelled: ToolResult = { isError: true, content: 'Cancelled: the run was aborted before this tool call finished.' }
-    return Promise.all(calls.map(async (call) => {
+    return Promise.all(calls.map(async (call, index) => {
       emit({ type: 'tool-call', step, call })
       let result: ToolResult
-      if (call.invalidInput !== undefined) {
+      const refusal = refusals.get(index)
+      if (refusal !== undefined) {
+        result = { isError: true, content: refusal }
+      } else if (call.invalidInput !== undefined) {
         result = { isError: true, content: `Invalid arguments for tool "${call.name}": ${call.invalidInput}` }
       } else {
         const pending = this.tools.execute({ id: call.id, name: call.name, input: call.input }, {
@@ -325,4 +452,13 @@ function abortDiagnostic(signal: AbortSignal): string {
   if (reason instanceof Error && reason.name !== 'AbortError') return `Aborted: ${reason.message}`
   if (typeof reason === 'string' && reason) return `Aborted: ${reason}`
   return 'Aborted.'
+}
+
+function budgetDiagnostic(breach: BudgetBreach): string {
+  return `Stopped by ${describeBreach(breach)}; the answer so far is partial. Raise the budget, or give a narrower task.`
+}
+
+function limitDiagnostic(reason: LimitError): string {
+  if (reason.code === 'TIMEOUT') return reason.message || 'Stopped by a timeout.'
+  return reason.breach ? budgetDiagnostic(reason.breach) : reason.message || 'Stopped by a budget.'
 }

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path'
 import { Context, Schema, Service } from 'cordis'
-import { type ToolRegistry, type ToolView, untraced } from '@cordis-subagents/tools'
+import { type BudgetBreach, describeError, type ToolRegistry, type ToolView, untraced } from '@cordis-subagents/tools'
 import { Agent, type AgentHost } from './agent.js'
+import { Budget, BUDGET_KEYS, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
 import type { ChatModel, Message } from './types.js'
 
@@ -9,8 +10,11 @@ export * from './types.js'
 export * from './errors.js'
 export { Agent } from './agent.js'
 export { Transcript } from './transcript.js'
+export { Budget, BUDGET_KEYS, type BudgetLimits, type BudgetSpend } from './budget.js'
+export { abortFlat } from './abort.js'
 export { ScriptedModel, type ScriptedReply, type ScriptedResponse, type ScriptedModelOptions } from './scripted-model.js'
-export type { Usage } from '@cordis-subagents/tools'
+export type { Usage, BudgetBreach, BudgetName, WorkCounts } from '@cordis-subagents/tools'
+export { LimitError, limitStop, describeBreach } from '@cordis-subagents/tools'
 export { untraced } from '@cordis-subagents/tools'
 
 declare module 'cordis' {
@@ -33,6 +37,21 @@ export interface CreateAgentOptions {
   maxSteps?: number
   maxTokens?: number
   label?: string
+  /** Most tool calls of one step that run (default: the runtime's `maxToolCallsPerStep`). */
+  maxToolCallsPerStep?: number
+  /**
+   * Limits of this agent's runs and everything below them, or a budget already carved for it
+   * (what a provider passes for a child). A root agent's limits are min(these, the runtime's `budget`).
+   */
+  budget?: BudgetLimits | Budget
+}
+
+/** What an `onBudget` handler sees when a run reaches a limit. */
+export interface BudgetEvent {
+  agent: Agent
+  breach: BudgetBreach
+  /** Raises the limit that was reached by `by` (steps, tokens, tool calls, ms). The run re-checks after every handler. */
+  extend(by: number): void
 }
 
 const MODEL_NAME = /^[A-Za-z0-9_.\-/]{1,64}$/
@@ -49,6 +68,8 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     maxTokens: Schema.natural().min(1).description('Output token limit passed to the model per call.'),
     cwd: Schema.string().description('Working directory of root agents (default: the process cwd).'),
     depth: Schema.natural().default(0).description('Depth of root agents. The `SUBAGENT_DEPTH` environment variable overrides it.'),
+    maxToolCallsPerStep: Schema.natural().min(1).default(32).description('Most tool calls of one model step that run; the rest are answered with an error the model can read.'),
+    budget: budgetSchema().description('Limits of every root run and its whole delegation tree (omitted: none of its own; the subagents service still caps depth and delegations). `SUBAGENT_BUDGET` (set by a parent host over ACP) lowers them.'),
   })
 
   private readonly models = new Map<string, ChatModel>()
@@ -58,6 +79,9 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   private counter = 0
   /** Depth of agents created without a parent. */
   readonly rootDepth: number
+  /** Limits of root runs: the config's, lowered by what a parent host passed in `SUBAGENT_BUDGET`. */
+  readonly rootLimits: BudgetLimits
+  private readonly budgetHandlers = new Set<(event: BudgetEvent) => void>()
 
   constructor(ctx: Context, config: AgentRuntime.Config = {}) {
     super(ctx, 'agents', true)
@@ -65,10 +89,43 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     this.registry = untraced(ctx.tools)
     // Agents call back into the runtime every step; give them the runtime itself, not the
     // caller-tracing proxy that `this` is inside a method called as `ctx.agents.create()`.
-    this.host = { resolveModel: (ref) => this.resolveModel(ref) }
+    this.host = {
+      resolveModel: (ref) => this.resolveModel(ref),
+      budgetReached: (agent, breach) => this.budgetReached(agent, breach),
+    }
+    const logger = ctx.logger('agents')
     const envDepth = depthFromEnv(process.env.SUBAGENT_DEPTH)
-    if (envDepth === null) ctx.logger('agents').warn('ignoring SUBAGENT_DEPTH=%s: not a non-negative integer', process.env.SUBAGENT_DEPTH)
+    if (envDepth === null) logger.warn('ignoring SUBAGENT_DEPTH=%s: not a non-negative integer', process.env.SUBAGENT_DEPTH)
     this.rootDepth = envDepth ?? config.depth ?? 0
+    const configProblem = budgetProblem(config.budget, 'agents config budget')
+    if (configProblem) throw new AgentError('INVALID_OPTIONS', configProblem)
+    const envBudget = budgetFromEnv(process.env.SUBAGENT_BUDGET, process.env.SUBAGENT_MAX_DEPTH)
+    if (envBudget === null) logger.warn('ignoring SUBAGENT_BUDGET / SUBAGENT_MAX_DEPTH: not a JSON object of non-negative integer limits / a non-negative integer')
+    this.rootLimits = lowest(config.budget, envBudget ?? undefined)
+  }
+
+  /**
+   * Adds a handler called (isolated: a throwing handler is logged and ignored) whenever a run
+   * reaches a budget; it may call `event.extend(n)` to let the run go on. Scoped to the caller.
+   */
+  onBudget(handler: (event: BudgetEvent) => void): () => void {
+    if (typeof handler !== 'function') throw new AgentError('INVALID_OPTIONS', 'onBudget() takes a function.')
+    return this.ctx.effect(() => {
+      this.budgetHandlers.add(handler)
+      return () => this.budgetHandlers.delete(handler)
+    })
+  }
+
+  private budgetReached(agent: Agent, breach: BudgetBreach): void {
+    if (!this.budgetHandlers.size) return
+    const event: BudgetEvent = { agent, breach, extend: (by) => agent.budget.extend(breach, by) }
+    for (const handler of [...this.budgetHandlers]) {
+      try {
+        handler(event)
+      } catch (error) {
+        this.ctx.logger('agents').warn('an onBudget handler failed (ignored): %s', describeError(error))
+      }
+    }
   }
 
   /** Registers a model in the caller's scope. Throws `INVALID_MODEL` or `DUPLICATE_MODEL`. */
@@ -119,6 +176,12 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     if (!Number.isInteger(maxSteps) || maxSteps < 1) {
       throw new AgentError('INVALID_OPTIONS', `options.maxSteps must be a positive integer, got ${maxSteps}.`)
     }
+    const maxToolCallsPerStep = options.maxToolCallsPerStep ?? this.config.maxToolCallsPerStep ?? 32
+    if (!Number.isSafeInteger(maxToolCallsPerStep) || maxToolCallsPerStep < 1) {
+      throw new AgentError('INVALID_OPTIONS', `options.maxToolCallsPerStep must be a positive integer, got ${maxToolCallsPerStep}.`)
+    }
+    const carved = options.budget instanceof Budget ? options.budget : undefined
+    const limits = carved ? undefined : options.budget as BudgetLimits | undefined
     const id = `${options.label ?? 'agent'}-${++this.counter}`
     return new Agent(this.host, {
       id,
@@ -132,6 +195,9 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       maxSteps,
       maxTokens: options.maxTokens ?? this.config.maxTokens,
       label: options.label,
+      maxToolCallsPerStep,
+      budget: carved,
+      budgetLimits: parent ? limits : lowest(this.rootLimits, limits),
     })
   }
 }
@@ -149,6 +215,10 @@ function checkOptions(options: CreateAgentOptions): void {
     }
   }
   const { maxTokens, tools, seed } = options
+  if (options.budget !== undefined && !(options.budget instanceof Budget)) {
+    const problem = budgetProblem(options.budget, 'options.budget')
+    if (problem) throw new AgentError('INVALID_OPTIONS', problem)
+  }
   if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1)) {
     throw new AgentError('INVALID_OPTIONS', `options.maxTokens must be a positive integer, got ${maxTokens}.`)
   }
@@ -180,6 +250,50 @@ function depthFromEnv(value: string | undefined): number | undefined | null {
   return Number.isSafeInteger(depth) ? depth : null
 }
 
+/** The most restrictive of each limit. */
+function lowest(a: BudgetLimits | undefined, b: BudgetLimits | undefined): BudgetLimits {
+  const result: BudgetLimits = {}
+  for (const key of BUDGET_KEYS) {
+    const values = [a?.[key], b?.[key]].filter((value): value is number => value !== undefined)
+    if (values.length) result[key] = Math.min(...values)
+  }
+  return result
+}
+
+/**
+ * Limits a parent host passed over ACP: `SUBAGENT_BUDGET` (JSON of remaining limits) and
+ * `SUBAGENT_MAX_DEPTH`. undefined when unset, null when malformed.
+ */
+function budgetFromEnv(json: string | undefined, maxDepth: string | undefined): BudgetLimits | undefined | null {
+  let limits: BudgetLimits | undefined
+  if (json !== undefined && json.trim()) {
+    if (json.length > 4096) return null
+    try {
+      limits = JSON.parse(json) as BudgetLimits
+    } catch {
+      return null
+    }
+    if (budgetProblem(limits, 'SUBAGENT_BUDGET')) return null
+  }
+  const depth = depthFromEnv(maxDepth)
+  if (depth === null) return null
+  if (depth !== undefined) limits = { ...limits, maxDepth: Math.min(depth, limits?.maxDepth ?? Infinity) }
+  return limits
+}
+
+function budgetSchema(): Schema<BudgetLimits> {
+  const limit = (text: string) => Schema.natural().description(text)
+  return Schema.object({
+    maxSteps: limit('Model calls of the whole tree.'),
+    maxTokens: limit('Tokens (input + output) of the whole tree.'),
+    maxToolCalls: limit('Tool calls of the whole tree.'),
+    maxWallMs: limit('Wall time of a root run, children included (ms).'),
+    maxChildren: limit('Delegations in the whole tree (the subagents service caps it too).'),
+    maxConcurrent: limit('Delegated runs working at once in the tree (the subagents service caps it too).'),
+    maxDepth: limit('Deepest child depth (the subagents service caps it too).'),
+  })
+}
+
 export namespace AgentRuntime {
   export interface Config {
     model?: string
@@ -188,6 +302,8 @@ export namespace AgentRuntime {
     maxTokens?: number
     cwd?: string
     depth?: number
+    maxToolCallsPerStep?: number
+    budget?: BudgetLimits
   }
 }
 

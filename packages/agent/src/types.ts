@@ -1,4 +1,4 @@
-import type { ToolResult, ToolSpec, ToolUpdate, Usage } from '@cordis-subagents/tools'
+import type { BudgetBreach, ToolResult, ToolSpec, ToolUpdate, Usage, WorkCounts } from '@cordis-subagents/tools'
 
 /** A tool call as a model emitted it. */
 export interface ModelToolCall {
@@ -60,7 +60,11 @@ export interface ChatModel {
   generate(request: GenerateRequest): Promise<GenerateResponse>
 }
 
-export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'max-steps'
+/**
+ * `timeout` and `budget` mean a limit, not a person, ended the run (`aborted` is a cancel).
+ * `max-steps` is the per-turn step limit of one agent; `budget` a limit of the delegation tree.
+ */
+export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'max-steps' | 'timeout' | 'budget'
 
 export interface RunResult {
   /** The last non-empty assistant text of this run (partial text survives abort and truncation). */
@@ -71,6 +75,10 @@ export interface RunResult {
   usage: Usage
   steps: number
   toolCalls: number
+  /** Work of this run: its own model calls, tool calls and delegations, and its children trees' (delegated). */
+  work: { own: WorkCounts; delegated: WorkCounts }
+  /** With `stopReason: 'budget'`: which limit, its value, and the spend. */
+  budget?: BudgetBreach
 }
 
 export type AgentEvent =
@@ -92,4 +100,12 @@ export interface AgentUsage {
   /** Tokens reported by tool results, e.g. by child agents. */
   delegated: Usage
   readonly total: Usage
+}
+
+export interface AgentWork {
+  /** Model calls and tool calls of this agent, and the delegations it started. */
+  own: WorkCounts
+  /** What the trees of its delegations did (as their results reported it). */
+  delegated: WorkCounts
+  readonly total: WorkCounts
 }

@@ -75,3 +75,11 @@ export function isBalanced(messages: readonly Message[]): boolean {
   }
   return open.size === 0
 }
+
+/** A run's `work` with only own model calls and tool calls (no delegations). */
+export function work(steps: number, toolCalls: number, delegations = 0) {
+  return {
+    own: { steps, toolCalls, delegations },
+    delegated: { steps: 0, toolCalls: 0, delegations: 0 },
+  }
+}

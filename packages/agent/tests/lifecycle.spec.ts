@@ -6,7 +6,7 @@ import type { ToolResult } from '@cordis-subagents/tools'
 import {
   Agent, AgentError, ScriptedModel, type AgentEvent, type ChatModel, type GenerateResponse, type Message, type RunResult,
 } from '@cordis-subagents/agent'
-import { deferred, isBalanced, makeTool, setup, tick, toolPlugin } from './helpers.js'
+import { deferred, isBalanced, makeTool, setup, tick, toolPlugin, work } from './helpers.js'
 
 async function rejection(promise: Promise<unknown>): Promise<AgentError> {
   try {
@@ -47,7 +47,7 @@ describe('agent lifecycle: abort, turns, BUSY, dispose', () => {
       const result = await agent.run('go', { signal: controller.signal, onEvent: (event) => events.push(event) })
       expect(result).to.deep.equal({
         text: '', stopReason: 'aborted', diagnostic: 'Aborted: not needed any more',
-        usage: { inputTokens: 0, outputTokens: 0 }, steps: 0, toolCalls: 0,
+        usage: { inputTokens: 0, outputTokens: 0 }, steps: 0, toolCalls: 0, work: work(0, 0),
       })
       expect(model.callCount).to.equal(0)
       expect(events).to.deep.equal([])
@@ -124,7 +124,7 @@ describe('agent lifecycle: abort, turns, BUSY, dispose', () => {
       const result = await running
       expect(result).to.deep.equal({
         text: 'Partial thoughts.', stopReason: 'aborted', diagnostic: 'Aborted: stop now',
-        usage: { inputTokens: 3, outputTokens: 4 }, steps: 1, toolCalls: 2,
+        usage: { inputTokens: 3, outputTokens: 4 }, steps: 1, toolCalls: 2, work: work(1, 2),
       })
       expect(model.callCount).to.equal(1)
       expect(slowFinished).to.equal(false)

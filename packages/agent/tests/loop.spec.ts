@@ -6,7 +6,7 @@ import type { ToolResult } from '@cordis-subagents/tools'
 import {
   Agent, ScriptedModel, type AgentEvent, type ChatModel, type FinishReason, type GenerateRequest, type StopReason,
 } from '@cordis-subagents/agent'
-import { deferred, isBalanced, makeTool, setup, toolPlugin } from './helpers.js'
+import { deferred, isBalanced, makeTool, setup, toolPlugin, work } from './helpers.js'
 
 describe('the tool-calling loop', () => {
   let ctx: Context
@@ -30,7 +30,7 @@ describe('the tool-calling loop', () => {
     const agent = agentWith(model)
     const result = await agent.run('Say hello.')
     expect(result).to.deep.equal({
-      text: 'Hello.', stopReason: 'completed', usage: { inputTokens: 0, outputTokens: 0 }, steps: 1, toolCalls: 0,
+      text: 'Hello.', stopReason: 'completed', usage: { inputTokens: 0, outputTokens: 0 }, steps: 1, toolCalls: 0, work: work(1, 0),
     })
     expect(agent.transcript.messages).to.deep.equal([
       { role: 'user', content: 'Say hello.' },

@@ -23,7 +23,7 @@ describe('ctx.agents runtime', () => {
       expect(entry.default.inject).to.include('tools')
       expect(entry.default.Config).to.be.a('function')
       // The schema resolves an empty config to the documented defaults.
-      expect(entry.default.Config({})).to.deep.equal({ maxSteps: 25, depth: 0 })
+      expect(entry.default.Config({})).to.deep.equal({ maxSteps: 25, depth: 0, maxToolCallsPerStep: 32, budget: {} })
     })
 
     it('loaded as a plugin it provides ctx.agents once ctx.tools exists', async () => {

@@ -43,7 +43,7 @@ describe('a step with many parallel tool calls', () => {
     const calls = Array.from({ length: 50 }, (_, i) => ({ name: 'echo', input: { text: String(i) } }))
     s.ctx.plugin(modelPlugin('m', new ScriptedModel([{ toolCalls: calls }, { text: 'done' }])))
     await s.ctx.lifecycle.flush()
-    const agent = s.ctx.agents.create({ model: 'm' })
+    const agent = s.ctx.agents.create({ model: 'm', maxToolCallsPerStep: 64 })
     const result = await agent.run('go', { signal: new AbortController().signal })
     // Warnings are emitted on the next tick.
     await new Promise((resolve) => setImmediate(resolve))

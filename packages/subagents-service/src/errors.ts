@@ -1,3 +1,5 @@
+import type { BudgetBreach } from '@cordis-subagents/agent'
+
 export type SubagentErrorCode =
   /** `register` got a malformed provider descriptor. */
   | 'INVALID_PROVIDER'
@@ -9,8 +11,10 @@ export type SubagentErrorCode =
   | 'UNSUPPORTED_CAPABILITY'
   /** `start` got a malformed request. */
   | 'INVALID_REQUEST'
-  /** `parent.depth + 1 > maxDepth`. */
+  /** `parent.depth + 1 > maxDepth` (the deployment's ceiling, the request's or the tree's). */
   | 'DEPTH_EXCEEDED'
+  /** A tree budget refused the start: too many delegations, or the parent's steps, tokens or time are spent. */
+  | 'BUDGET_EXCEEDED'
   /** The request's signal was aborted before the hand-over (or the service stopped while queued). */
   | 'ABORTED'
   /** The provider's `start` threw/rejected, or fulfilled with something that is not a run. */
@@ -29,6 +33,8 @@ export interface SubagentErrorOptions {
   max?: number
   /** UNSUPPORTED_CAPABILITY: the missing capability. */
   capability?: SubagentCapability
+  /** BUDGET_EXCEEDED: which limit, its value and the spend. */
+  breach?: BudgetBreach
 }
 
 export class SubagentError extends Error {
@@ -36,11 +42,13 @@ export class SubagentError extends Error {
   readonly attempted?: number
   readonly max?: number
   readonly capability?: SubagentCapability
+  readonly breach?: BudgetBreach
 
   constructor(readonly code: SubagentErrorCode, message: string, options: SubagentErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     if (options.attempted !== undefined) this.attempted = options.attempted
     if (options.max !== undefined) this.max = options.max
     if (options.capability !== undefined) this.capability = options.capability
+    if (options.breach !== undefined) this.breach = options.breach
   }
 }

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { Context, Logger, Schema, Service } from 'cordis'
 import { capDiagnostic, describeError } from './diagnostic.js'
 import { SubagentError, type SubagentCapability } from './errors.js'
+import { type Slot, TreeGates } from './tree-gate.js'
+import type { Budget, BudgetBreach, BudgetLimits, Usage } from '@cordis-subagents/agent'
 import type {
   ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
   SubagentRun, SubagentRunInfo, SubagentStopReason, SubagentUpdate, ToolFilter,
@@ -32,17 +34,31 @@ declare module 'cordis' {
 /** Provider names: 1-64 of `A-Z a-z 0-9 _ -`. */
 export const PROVIDER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
 
-export const STOP_REASONS: readonly SubagentStopReason[] = ['completed', 'aborted', 'error', 'max-tokens', 'refusal']
+export const STOP_REASONS: readonly SubagentStopReason[] = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'timeout', 'budget']
 
 export interface Config {
   /** How many of one parent's children may be live at once; further starts wait FIFO. */
   maxConcurrentPerParent: number
+  /** Deepest child depth, for every provider; a request or a tree budget can only lower it. */
+  maxDepth: number
+  /** Delegations in one tree (all depths below one root run). */
+  maxChildren: number
+  /** Delegated runs of one tree working at once; further starts wait FIFO. */
+  maxConcurrent: number
 }
 
-export const Config: Schema<Config> = Schema.object({
-  maxConcurrentPerParent: Schema.natural().min(1).default(8)
+export const DEFAULTS: Readonly<Config> = Object.freeze({ maxConcurrentPerParent: 8, maxDepth: 3, maxChildren: 64, maxConcurrent: 16 })
+
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  maxDepth: Schema.natural().default(DEFAULTS.maxDepth)
+    .description('Deepest child depth (root agents are depth 0) for every provider. A tool load or a tree budget can lower it, never raise it. ACP children get it in SUBAGENT_MAX_DEPTH.'),
+  maxChildren: Schema.natural().default(DEFAULTS.maxChildren)
+    .description('Delegations in one tree: every child, grandchild, ... started below one root run. Further starts are refused with BUDGET_EXCEEDED.'),
+  maxConcurrent: Schema.natural().min(1).default(DEFAULTS.maxConcurrent)
+    .description('Delegated runs of one tree working at once. Further starts wait FIFO; a parent waiting on its children lends them its slot, so nesting never deadlocks.'),
+  maxConcurrentPerParent: Schema.natural().min(1).default(DEFAULTS.maxConcurrentPerParent)
     .description('How many children one parent agent may have live at once (started and not yet disposed). Further starts wait in FIFO order.'),
-})
+}) as Schema<Partial<Config>, Config>
 
 type EventName =
   | 'subagent/provider-added' | 'subagent/provider-removed'
@@ -76,19 +92,30 @@ export class SubagentService extends Service<Config> {
   private readonly live = new Map<string, SubagentRunInfo>()
   /** Keyed by the parent object, not its id: ids may repeat across agent runtimes. */
   private readonly gates = new Map<object, Gate>()
+  private readonly trees = new TreeGates()
+  /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
+  private readonly slots = new WeakMap<Budget, Slot>()
   private readonly state: State = { stopped: false }
   private readonly log: Logger
   private readonly hooks: Record<keyof any, { callback: (...args: any[]) => any }[]>
 
   constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'subagents', true)
-    this.config = { maxConcurrentPerParent: config?.maxConcurrentPerParent ?? 8 }
+    this.config = { ...DEFAULTS, ...definedOnly(config) }
+    for (const key of Object.keys(DEFAULTS) as (keyof Config)[]) {
+      const value = this.config[key]
+      const min = key === 'maxDepth' || key === 'maxChildren' ? 0 : 1
+      if (!Number.isSafeInteger(value) || value < min) {
+        throw new SubagentError('INVALID_REQUEST', `subagents config ${key} must be an integer >= ${min}, got ${String(value)}.`)
+      }
+    }
     this.log = ctx.logger('subagents')
     this.hooks = ctx.lifecycle._hooks
   }
 
   protected override stop() {
     this.state.stopped = true
+    this.trees.failAll(() => new SubagentError('ABORTED', 'The subagents service stopped while this start was waiting for a slot.'))
     for (const gate of this.gates.values()) {
       for (const waiter of gate.queue.splice(0)) {
         waiter.fail(new SubagentError('ABORTED', 'The subagents service stopped while this start was waiting for a slot.'))
@@ -156,19 +183,40 @@ export class SubagentService extends Service<Config> {
     checkCapabilities(provider, request)
     checkRequest(request)
     const depth = request.parent.depth + 1
-    if (request.maxDepth !== undefined && depth > request.maxDepth) {
+    const parentBudget = budgetOf(request.parent)
+    const ceiling = depthCeiling(this.config.maxDepth, request.maxDepth, parentBudget)
+    if (depth > ceiling.max) {
       throw new SubagentError('DEPTH_EXCEEDED',
-        `A child of "${request.parent.id}" would have depth ${depth}, more than maxDepth ${request.maxDepth}; answer without delegating further.`,
-        { attempted: depth, max: request.maxDepth })
+        `A child of "${request.parent.id}" would have depth ${depth}, more than ${ceiling.source} ${ceiling.max}; answer without delegating further.`,
+        { attempted: depth, max: ceiling.max })
     }
     if (request.signal.aborted) throw aborted('before the start')
+    if (parentBudget) this.admitChild(parentBudget, request.parent.id)
+    const refund = () => parentBudget?.charge('children', -1)
 
     const key: object = request.parent
-    await this.acquire(key, request.signal)
+    const perParent = Math.min(this.config.maxConcurrentPerParent, request.budget?.maxConcurrent ?? Infinity)
+    let slot: Slot | undefined
+    try {
+      await this.acquire(key, perParent, request.signal)
+      if (parentBudget) {
+        const root = parentBudget.root
+        const limit = Math.min(this.config.maxConcurrent, root.limits.maxConcurrent)
+        slot = await this.trees.acquire(root, limit, this.slots.get(parentBudget), request.signal,
+          () => aborted('while the start was waiting for a slot')).catch((error) => {
+          this.release(key)
+          throw error
+        })
+      }
+    } catch (error) {
+      refund()
+      throw error
+    }
     let released = false
     const release = () => {
       if (released) return
       released = true
+      if (slot) this.trees.release(parentBudget!.root, slot)
       this.release(key)
     }
     try {
@@ -178,9 +226,28 @@ export class SubagentService extends Service<Config> {
       if (request.signal.aborted) throw aborted('while the start was waiting for a slot')
     } catch (error) {
       release()
+      refund()
       throw error
     }
-    return this.launch(provider, request, depth, release)
+    return this.launch(provider, request, { depth, ceiling: ceiling.max, parentBudget, slot, release, refund })
+  }
+
+  /** Refuses a start the parent's tree budget cannot pay for; otherwise counts the delegation. */
+  private admitChild(budget: Budget, parentId: string) {
+    const spent = budget.overtime() ?? budget.check('steps', 0) ?? budget.check('tokens')
+    if (spent) {
+      throw new SubagentError('BUDGET_EXCEEDED',
+        `"${parentId}" cannot delegate: ${describeLimit(spent)} is spent. Answer with what you have.`, { breach: spent })
+    }
+    const treeTotal = budget.root.spent.children
+    const breach: BudgetBreach | undefined = budget.check('children', 1)
+      ?? (treeTotal + 1 > this.config.maxChildren ? { budget: 'children', limit: this.config.maxChildren, spent: treeTotal } : undefined)
+    if (breach) {
+      throw new SubagentError('BUDGET_EXCEEDED',
+        `"${parentId}" cannot delegate: ${describeLimit(breach)} is reached in this delegation tree. Do the rest yourself, or answer with what you have.`,
+        { breach })
+    }
+    budget.charge('children', 1)
   }
 
   private lookup(name: string, context: string): SubagentProvider {
@@ -191,10 +258,10 @@ export class SubagentService extends Service<Config> {
       `No subagent provider named ${JSON.stringify(name)}${context}. Registered providers: ${names.join(', ') || '(none)'}.`)
   }
 
-  private acquire(key: object, signal: AbortSignal): Promise<void> {
+  private acquire(key: object, limit: number, signal: AbortSignal): Promise<void> {
     let gate = this.gates.get(key)
     if (!gate) this.gates.set(key, gate = { active: 0, queue: [] })
-    if (gate.active < this.config.maxConcurrentPerParent && !gate.queue.length) {
+    if (gate.active < limit && !gate.queue.length) {
       gate.active++
       return Promise.resolve()
     }
@@ -230,23 +297,36 @@ export class SubagentService extends Service<Config> {
     if (gate.active <= 0 && !gate.queue.length) this.gates.delete(key)
   }
 
-  private async launch(
-    provider: SubagentProvider, request: SubagentRequest, depth: number, release: () => void,
-  ): Promise<SubagentHandle> {
+  private async launch(provider: SubagentProvider, request: SubagentRequest, admitted: Admission): Promise<SubagentHandle> {
+    const { depth, parentBudget, slot } = admitted
     const runId = randomUUID()
     const caller = request.signal
     const controller = new AbortController()
     const forward = request.onUpdate
     const pending: SubagentUpdate[] = []
+    const budget = parentBudget?.child(request.budget)
+    if (budget && slot) this.slots.set(budget, slot)
+    const release = () => {
+      if (budget) this.slots.delete(budget)
+      admitted.release()
+    }
+    const refundAndRelease = () => {
+      admitted.refund()
+      release()
+    }
     let run: SubagentRun | undefined
     let info: SubagentRunInfo | undefined
     /** 'starting' until the hand-over; 'rejected' when start rejected; 'ended' once the result settled. */
     let phase: 'starting' | 'live' | 'rejected' | 'ended' = 'starting'
     let cancelled = false
+    /** Set when a limit (a timeout, a budget), not a person, cancelled the run. */
+    let limit: { stop: 'timeout' | 'budget'; reason: unknown } | undefined
 
     const cancel = (reason?: string, signalReason?: unknown) => {
       if (cancelled || phase === 'ended' || phase === 'rejected') return
       cancelled = true
+      const stop = limitStopOf(signalReason)
+      if (stop) limit = { stop, reason: signalReason }
       controller.abort(signalReason ?? new SubagentError('ABORTED', reason ?? 'The run was cancelled.'))
       if (run) {
         try {
@@ -261,6 +341,11 @@ export class SubagentService extends Service<Config> {
 
     const onUpdate = (update: SubagentUpdate) => {
       if (phase === 'ended' || phase === 'rejected') return
+      if (update?.kind === 'usage') {
+        const tokens = tokensOf(update.usage)
+        if (tokens === undefined) return
+        budget?.chargeTokensUpTo(tokens)
+      }
       if (forward) {
         try {
           forward(update)
@@ -272,8 +357,10 @@ export class SubagentService extends Service<Config> {
       else this.emit('subagent/update', info!, update)
     }
 
+    const { budget: _limits, ...rest } = request
     const providerRequest: ProviderStartRequest = {
-      ...request, signal: controller.signal, onUpdate, runId, depth,
+      ...rest, signal: controller.signal, onUpdate, runId, depth, maxDepthCeiling: admitted.ceiling,
+      ...budget ? { budget } : {},
     }
     const startedAt = Date.now()
     let starting: Promise<unknown>
@@ -295,10 +382,10 @@ export class SubagentService extends Service<Config> {
       phase = 'rejected'
       caller.removeEventListener('abort', onCallerAbort)
       if (leftover === undefined) {
-        release()
+        refundAndRelease()
       } else {
         // A run we will not hand over: stop it, then free its slot.
-        this.discard(provider.name, leftover).finally(release)
+        this.discard(provider.name, leftover).finally(refundAndRelease)
       }
       throw error
     }
@@ -307,7 +394,7 @@ export class SubagentService extends Service<Config> {
       // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
       phase = 'rejected'
       caller.removeEventListener('abort', onCallerAbort)
-      starting.then((late) => this.discard(provider.name, late), () => {}).finally(release)
+      starting.then((late) => this.discard(provider.name, late), () => {}).finally(refundAndRelease)
       throw aborted('before the provider handed the run over')
     }
     if ('error' in outcome) {
@@ -350,7 +437,13 @@ export class SubagentService extends Service<Config> {
       phase = 'ended'
       // Nothing left to cancel: let go of the caller's signal now rather than at dispose.
       caller.removeEventListener('abort', onCallerAbort)
-      const outcome: SubagentOutcome = Object.freeze({ ...raw, durationMs: Math.max(0, Date.now() - startedAt) })
+      const settled: SubagentResult = limit ? asLimitStop(raw, limit.stop, limit.reason) : raw
+      if (budget) {
+        const tokens = tokensOf(settled.usage)
+        if (tokens !== undefined) budget.chargeTokensUpTo(tokens)
+        settled.work = { steps: budget.spent.steps, toolCalls: budget.spent.toolCalls, delegations: budget.spent.children }
+      }
+      const outcome: SubagentOutcome = Object.freeze({ ...settled, durationMs: Math.max(0, Date.now() - startedAt) })
       this.emit('subagent/end', runInfo, outcome)
       settle(outcome)
     }
@@ -455,6 +548,87 @@ export class SubagentService extends Service<Config> {
 
 export default SubagentService
 
+/** What `startRun` hands `launch` once a start was admitted. */
+interface Admission {
+  depth: number
+  ceiling: number
+  parentBudget?: Budget
+  slot?: Slot
+  release(): void
+  refund(): void
+}
+
+/** The parent's live budget, when it has one (agents of `ctx.agents` do). */
+function budgetOf(parent: SubagentRequest['parent']): Budget | undefined {
+  const budget = (parent as { budget?: unknown }).budget as Budget | undefined
+  return budget && typeof budget.child === 'function' && typeof budget.check === 'function' ? budget : undefined
+}
+
+function depthCeiling(deployment: number, requested: number | undefined, budget: Budget | undefined): { max: number; source: string } {
+  let ceiling = { max: deployment, source: 'the deployment\'s maxDepth' }
+  if (requested !== undefined && requested < ceiling.max) ceiling = { max: requested, source: 'maxDepth' }
+  const tree = budget?.limits.maxDepth
+  if (tree !== undefined && tree < ceiling.max) ceiling = { max: tree, source: 'the tree budget\'s maxDepth' }
+  return ceiling
+}
+
+const LIMIT_WORDS: Record<string, string> = {
+  steps: 'model calls', tokens: 'tokens', toolCalls: 'tool calls', wallMs: 'ms of wall time', children: 'delegations', depth: 'levels',
+}
+
+function describeLimit(breach: BudgetBreach): string {
+  return `the ${breach.budget} budget (${breach.limit} ${LIMIT_WORDS[breach.budget] ?? ''}; ${breach.spent} spent)`
+}
+
+/** `timeout` / `budget` for an abort reason that names a limit (a `LimitError` of the agent package, by its code). */
+function limitStopOf(reason: unknown): 'timeout' | 'budget' | undefined {
+  const code = isObject(reason) ? reason.code : undefined
+  return code === 'TIMEOUT' ? 'timeout' : code === 'BUDGET_EXCEEDED' ? 'budget' : undefined
+}
+
+/** A run a limit cancelled is reported as that limit, never as a cancel or a failure. */
+function asLimitStop(raw: SubagentResult, stop: 'timeout' | 'budget', reason: unknown): SubagentResult {
+  if (raw.stopReason !== 'aborted' && raw.stopReason !== 'error') return raw
+  const breach = isObject(reason) && isObject(reason.breach) ? reason.breach as unknown as BudgetBreach : undefined
+  const headline = stop === 'timeout'
+    ? `Stopped by a timeout: ${describeError(reason)}.`
+    : `Stopped by ${breach ? describeLimit(breach) : 'a budget'}.`
+  const result: SubagentResult = {
+    ...raw, stopReason: stop, diagnostic: capDiagnostic(raw.diagnostic ? `${headline} ${raw.diagnostic}` : headline),
+  }
+  if (breach) result.budget = breach
+  return result
+}
+
+/** Input + output tokens of a usage from outside, or undefined when it is not well-formed. */
+function tokensOf(usage: Usage | undefined): number | undefined {
+  const checked = checkUsage(usage)
+  return checked ? checked.inputTokens + checked.outputTokens : undefined
+}
+
+/** A usage whose counts are finite non-negative integers; anything else is dropped. */
+function checkUsage(usage: unknown): Usage | undefined {
+  if (!isObject(usage)) return undefined
+  const { inputTokens, outputTokens, cachedInputTokens } = usage
+  if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined
+  const checked: Usage = { inputTokens, outputTokens }
+  if (isCount(cachedInputTokens)) checked.cachedInputTokens = cachedInputTokens
+  return checked
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+}
+
+function definedOnly<T extends object>(value: T | undefined): Partial<T> {
+  const result: Partial<T> = {}
+  if (!value) return result
+  for (const [key, entry] of Object.entries(value)) {
+    if (entry !== undefined) (result as Record<string, unknown>)[key] = entry
+  }
+  return result
+}
+
 function aborted(when: string): SubagentError {
   return new SubagentError('ABORTED', `The request's signal was aborted ${when}; no child was started.`)
 }
@@ -547,6 +721,7 @@ function checkRequest(request: SubagentRequest) {
   if (request.maxDepth !== undefined && (!Number.isInteger(request.maxDepth) || request.maxDepth < 0)) {
     invalidRequest(`request.maxDepth must be a non-negative integer, got ${String(request.maxDepth)}.`)
   }
+  if (request.budget !== undefined) checkBudget(request.budget)
   if (request.onUpdate !== undefined && typeof request.onUpdate !== 'function') {
     invalidRequest('request.onUpdate must be a function when present.')
   }
@@ -570,6 +745,17 @@ function checkToolFilter(filter: ToolFilter) {
   }
   if (filter.allow === undefined && filter.deny === undefined) {
     invalidRequest('request.toolFilter is empty (neither allow nor deny); omit toolFilter to keep the parent\'s tools.')
+  }
+}
+
+const BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren', 'maxConcurrent', 'maxDepth']
+
+function checkBudget(budget: BudgetLimits) {
+  if (!isObject(budget) || Array.isArray(budget)) invalidRequest('request.budget must be an object of limits.')
+  for (const [key, value] of Object.entries(budget)) {
+    if (value === undefined) continue
+    if (!BUDGET_KEYS.includes(key)) invalidRequest(`request.budget has an unknown key "${key}"; budgets are ${BUDGET_KEYS.join(', ')}.`)
+    if (!isCount(value)) invalidRequest(`request.budget.${key} must be a non-negative integer, got ${String(value)}.`)
   }
 }
 
@@ -614,7 +800,9 @@ function normalise(providerName: string, raw: unknown): SubagentResult {
   }
   const result: SubagentResult = { stopReason, output: output as string }
   if (diagnostic) result.diagnostic = capDiagnostic(diagnostic)
-  if (isObject(raw.usage)) result.usage = raw.usage as unknown as SubagentResult['usage']
+  const usage = checkUsage(raw.usage)
+  if (usage) result.usage = usage
+  if (isObject(raw.budget)) result.budget = raw.budget as unknown as BudgetBreach
   return result
 }
 

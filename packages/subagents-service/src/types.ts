@@ -1,4 +1,4 @@
-import type { Agent, Usage } from '@cordis-subagents/agent'
+import type { Agent, Budget, BudgetBreach, BudgetLimits, Usage, WorkCounts } from '@cordis-subagents/agent'
 
 export interface ProviderCapabilities {
   /** The provider honours `request.persona`. */
@@ -37,6 +37,11 @@ export interface SubagentRequest {
   persona?: string
   toolFilter?: ToolFilter
   maxDepth?: number
+  /**
+   * Limits of the child's tree (its own run and everything below it), carved from what the
+   * parent has left. `maxConcurrent` here caps this parent's live children started with it.
+   */
+  budget?: BudgetLimits
   onUpdate?: (update: SubagentUpdate) => void
 }
 
@@ -46,14 +51,26 @@ export interface SubagentRequest {
  * holder calls `cancel()` (after the hand-over the service also calls the run's `cancel` once).
  * `onUpdate` is always set (the service's forwarder); call it freely, it never throws.
  */
-export interface ProviderStartRequest extends SubagentRequest {
+export interface ProviderStartRequest extends Omit<SubagentRequest, 'budget'> {
   /** Use it as your run's `id`. */
   runId: string
   /** The child's depth: `parent.depth + 1`. */
   depth: number
+  /** The deepest depth allowed below the parent (the deployment's ceiling, lowered by the request and the tree). */
+  maxDepthCeiling: number
+  /**
+   * The child's budget, carved from the parent's (absent when the parent has none). An in-process
+   * provider creates the child agent with it; any provider may read `remaining()` to pass the
+   * limits on (e.g. to a subprocess). Usage a provider reports (`kind: 'usage'`) is charged to it.
+   */
+  budget?: Budget
 }
 
-export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal'
+/**
+ * `timeout` and `budget` mean a limit ended the run (the tool's timeout, a tree budget), never a
+ * person's cancel (`aborted`).
+ */
+export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'timeout' | 'budget'
 
 export interface SubagentResult {
   stopReason: SubagentStopReason
@@ -62,6 +79,10 @@ export interface SubagentResult {
   /** Why it stopped, at most 4 KiB, never secrets. */
   diagnostic?: string
   usage?: Usage
+  /** The child tree's work: model calls, tool calls and delegations of the child and everything below it. */
+  work?: WorkCounts
+  /** With `stopReason: 'budget'`: which limit, its value and the spend. */
+  budget?: BudgetBreach
   /**
    * Milliseconds from the service calling the provider's `start` to the result settling.
    * Set by the service on every result it hands out (`run.result`, `subagent/end`);

@@ -39,10 +39,12 @@ describe('@cordis-subagents/subagents-service entry (as the loader sees it)', ()
     expect(ctx.subagents.list()).to.deep.equal([])
   })
 
-  it('applies the Config schema: default 8, rejects a non-positive maxConcurrentPerParent', async () => {
+  it('applies the Config schema: bounded defaults, rejects a non-positive maxConcurrentPerParent', async () => {
     const mod = await import('@cordis-subagents/subagents-service')
-    expect(mod.Config({} as any)).to.deep.equal({ maxConcurrentPerParent: 8 })
-    expect(mod.Config({ maxConcurrentPerParent: 2 })).to.deep.equal({ maxConcurrentPerParent: 2 })
+    const defaults = { maxDepth: 3, maxChildren: 64, maxConcurrent: 16, maxConcurrentPerParent: 8 }
+    expect(mod.Config({} as any)).to.deep.equal(defaults)
+    expect(mod.Config({ maxConcurrentPerParent: 2 })).to.deep.equal({ ...defaults, maxConcurrentPerParent: 2 })
+    expect(() => mod.Config({ maxConcurrent: 0 })).to.throw()
     expect(() => mod.Config({ maxConcurrentPerParent: 0 })).to.throw()
     expect(() => mod.Config({ maxConcurrentPerParent: 1.5 })).to.throw()
 

@@ -203,7 +203,7 @@ describe('ctx.subagents.start', () => {
 
     it('root depth from the agent runtime config counts (depth 4 root, maxDepth 4 rejected, 5 ok)', async () => {
       await h.stop()
-      h = await setup({}, { depth: 4 })
+      h = await setup({ maxDepth: 10 }, { depth: 4 })
       const provider = new ScriptedProvider('alpha')
       h.ctx.subagents.register(provider)
       expect(h.root.depth).to.equal(4)
@@ -214,14 +214,34 @@ describe('ctx.subagents.start', () => {
       await run.dispose()
     })
 
-    it('without maxDepth there is no depth limit from the service', async () => {
+    it('without a request maxDepth the deployment ceiling applies: default 3, raised in the service config', async () => {
       const provider = new ScriptedProvider('alpha')
       h.ctx.subagents.register(provider)
       let agent = h.root
+      for (let i = 0; i < 3; i++) agent = h.ctx.agents.create({ parent: agent })
+      const error = await rejection(h.ctx.subagents.start('alpha', request(agent)))
+      expect(error).to.include({ code: 'DEPTH_EXCEEDED', attempted: 4, max: 3 })
+      expect(error.message).to.include('deployment')
+      expect(provider.calls).to.have.length(0)
+
+      await h.stop()
+      h = await setup({ maxDepth: 20 })
+      h.ctx.subagents.register(new ScriptedProvider('alpha'))
+      agent = h.root
       for (let i = 0; i < 12; i++) agent = h.ctx.agents.create({ parent: agent })
       const run = await h.ctx.subagents.start('alpha', request(agent))
       expect(run.info.depth).to.equal(13)
       await run.dispose()
+    })
+
+    it('a request maxDepth can lower the deployment ceiling but never raise it', async () => {
+      const provider = new ScriptedProvider('alpha')
+      h.ctx.subagents.register(provider)
+      let agent = h.root
+      for (let i = 0; i < 3; i++) agent = h.ctx.agents.create({ parent: agent })
+      const error = await rejection(h.ctx.subagents.start('alpha', request(agent, { maxDepth: 50 })))
+      expect(error).to.include({ code: 'DEPTH_EXCEEDED', attempted: 4, max: 3 })
+      expect(provider.calls).to.have.length(0)
     })
   })
 

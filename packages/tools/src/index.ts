@@ -8,6 +8,7 @@ import { untraced } from './untraced.js'
 export * from './types.js'
 export * from './errors.js'
 export * from './usage.js'
+export * from './limits.js'
 export { ToolView, describeError } from './view.js'
 export { untraced } from './untraced.js'
 

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { WorkCounts } from './limits.js'
 
 /** Token accounting carried by model responses and tool results. */
 export interface Usage {
@@ -37,6 +38,11 @@ export interface ToolResult {
   metadata?: Record<string, unknown>
   /** Tokens spent on the caller's behalf (e.g. by a child agent); rolled up as delegated usage. */
   usage?: Usage
+  /**
+   * Set by a delegation: the child tree's work (its model calls, tool calls and the delegations
+   * below it). The caller counts the delegation itself and rolls this up as delegated work.
+   */
+  work?: WorkCounts
 }
 
 export type ToolInputSchema = z.ZodObject

@@ -1,0 +1,105 @@
+/**
+ * How many delegated runs of one tree may work at once, without the nested deadlock a plain
+ * semaphore has: a parent that waits on its own children must not hold the slot they need.
+ *
+ * A parent's delegation is a tool call, and a parent in a tool call makes no model calls until it
+ * returns; so a parent that holds a slot lends it to its first waiting child (and, as each
+ * borrower ends, to its next one) instead of keeping it idle. Only runs that hold a slot and have
+ * not lent it are working. Every other start waits FIFO for a slot of the tree.
+ */
+export interface Slot {
+  /** The parent's slot this one borrows; undefined for a slot of the tree's own. */
+  readonly lender?: Slot
+  /** Lent to a child right now. */
+  lent: boolean
+}
+
+interface Waiter {
+  parent?: Slot
+  grant(slot: Slot): void
+  fail(error: Error): void
+}
+
+interface Tree {
+  /** Slots of the tree's own in use (borrowed slots are not counted again). */
+  active: number
+  queue: Waiter[]
+}
+
+export class TreeGates {
+  private readonly trees = new Map<object, Tree>()
+
+  /** Runs of `tree` working now (holding a slot they have not lent). */
+  working(tree: object): number {
+    return this.trees.get(tree)?.active ?? 0
+  }
+
+  /**
+   * A slot in `tree` for a child of `parent` (the parent's own slot, if it holds one). Resolves at
+   * once when the parent can lend or a slot is free; otherwise waits FIFO. Rejects with
+   * `onAbort()`'s error when `signal` aborts while waiting.
+   */
+  acquire(tree: object, limit: number, parent: Slot | undefined, signal: AbortSignal, onAbort: () => Error): Promise<Slot> {
+    if (parent && !parent.lent) {
+      parent.lent = true
+      return Promise.resolve({ lender: parent, lent: false })
+    }
+    let entry = this.trees.get(tree)
+    if (!entry) this.trees.set(tree, entry = { active: 0, queue: [] })
+    if (entry.active < limit && !entry.queue.length) {
+      entry.active++
+      return Promise.resolve({ lent: false })
+    }
+    const { queue } = entry
+    return new Promise<Slot>((resolve, reject) => {
+      const abort = () => {
+        const index = queue.indexOf(waiter)
+        if (index >= 0) queue.splice(index, 1)
+        this.forget(tree)
+        reject(onAbort())
+      }
+      const waiter: Waiter = {
+        parent,
+        grant: (slot) => {
+          signal.removeEventListener('abort', abort)
+          resolve(slot)
+        },
+        fail: (error) => {
+          signal.removeEventListener('abort', abort)
+          reject(error)
+        },
+      }
+      signal.addEventListener('abort', abort, { once: true })
+      queue.push(waiter)
+    })
+  }
+
+  /** Gives `slot` back: to the next waiting child of its lender, else the next waiter of the tree. */
+  release(tree: object, slot: Slot): void {
+    const entry = this.trees.get(tree)
+    if (slot.lender) {
+      const index = entry ? entry.queue.findIndex((waiter) => waiter.parent === slot.lender) : -1
+      if (index >= 0) return entry!.queue.splice(index, 1)[0].grant({ lender: slot.lender, lent: false })
+      slot.lender.lent = false
+      return
+    }
+    if (!entry) return
+    const next = entry.queue.shift()
+    // A waiter's parent is always lending already (else it would have borrowed at once): hand the slot on.
+    if (next) return next.grant({ lent: false })
+    entry.active--
+    this.forget(tree)
+  }
+
+  /** Rejects every waiter (the service stopped). */
+  failAll(error: () => Error): void {
+    for (const entry of this.trees.values()) {
+      for (const waiter of entry.queue.splice(0)) waiter.fail(error())
+    }
+  }
+
+  private forget(tree: object) {
+    const entry = this.trees.get(tree)
+    if (entry && entry.active <= 0 && !entry.queue.length) this.trees.delete(tree)
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The vocabulary of limits shared by every layer: which budget ran out, and the abort reason that
+ * says "a limit, not a person, ended this" so each layer can report `timeout` / `budget` instead
+ * of `aborted`.
+ */
+
+/** What a budget counts. `depth` and `concurrent` are checked at delegation start only. */
+export type BudgetName = 'steps' | 'tokens' | 'toolCalls' | 'wallMs' | 'children' | 'depth'
+
+/** A limit that was reached: which, its value, and what had been spent (or attempted). */
+export interface BudgetBreach {
+  budget: BudgetName
+  limit: number
+  spent: number
+}
+
+/** Work done, counted alongside tokens: model calls, tool calls and delegations started. */
+export interface WorkCounts {
+  steps: number
+  toolCalls: number
+  delegations: number
+}
+
+export type LimitCode = 'TIMEOUT' | 'BUDGET_EXCEEDED'
+
+/**
+ * An abort reason that names a limit. A run aborted with it ends `timeout` (code `TIMEOUT`) or
+ * `budget` (code `BUDGET_EXCEEDED`), never `aborted`.
+ */
+export class LimitError extends Error {
+  override name = 'LimitError'
+  constructor(readonly code: LimitCode, message: string, readonly breach?: BudgetBreach) {
+    super(message)
+  }
+}
+
+/** The stop a limit abort maps to; undefined for anything else (a person's cancel). Duck-typed across packages. */
+export function limitStop(reason: unknown): 'timeout' | 'budget' | undefined {
+  const code = (reason as { code?: unknown } | null | undefined)?.code
+  if (code === 'TIMEOUT') return 'timeout'
+  if (code === 'BUDGET_EXCEEDED') return 'budget'
+  return undefined
+}
+
+const BUDGET_WORDS: Record<BudgetName, string> = {
+  steps: 'model calls',
+  tokens: 'tokens',
+  toolCalls: 'tool calls',
+  wallMs: 'milliseconds of wall time',
+  children: 'delegations',
+  depth: 'levels of delegation depth',
+}
+
+/** "the tokens budget (limit 1000, spent 1000)": one phrasing for every layer's messages. */
+export function describeBreach(breach: BudgetBreach): string {
+  return `the ${breach.budget} budget (${breach.limit} ${BUDGET_WORDS[breach.budget]}; ${breach.spent} spent)`
+}
+
+export function emptyWork(): WorkCounts {
+  return { steps: 0, toolCalls: 0, delegations: 0 }
+}
+
+export function addWork(a: WorkCounts, b: Partial<WorkCounts> | undefined): WorkCounts {
+  if (!b) return a
+  return {
+    steps: a.steps + count(b.steps),
+    toolCalls: a.toolCalls + count(b.toolCalls),
+    delegations: a.delegations + count(b.delegations),
+  }
+}
+
+/** A count from outside (a tool result, a provider): a finite non-negative integer, else 0. */
+export function count(value: unknown): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0
+}
