@@ -55,6 +55,8 @@ async function startChild(agents: AgentRuntime, options: InProcessProviderOption
     tools: request.toolFilter ? parent.tools.restrict(request.toolFilter) : parent.tools,
     seed: options.inheritsParentContext ? parent.transcript.completedMessages() : undefined,
     maxSteps: options.maxSteps,
+    // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
+    ...request.budget ? { budget: request.budget } : {},
   })
 
   // An abort that landed while the child was being created is not lost: the run below takes the
@@ -92,7 +94,10 @@ function toSubagentResult(run: RunResult, provider: string): SubagentResult {
         + `Give it a narrower task, or raise \`maxSteps\` of the "${provider}" provider.`,
     }
   }
-  return run.diagnostic ? { ...base, stopReason: run.stopReason, diagnostic: run.diagnostic } : { ...base, stopReason: run.stopReason }
+  const result: SubagentResult = { ...base, stopReason: run.stopReason }
+  if (run.diagnostic) result.diagnostic = run.diagnostic
+  if (run.budget) result.budget = run.budget
+  return result
 }
 
 function forward(event: AgentEvent, request: ProviderStartRequest) {

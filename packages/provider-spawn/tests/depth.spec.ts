@@ -81,13 +81,30 @@ describe('provider-spawn: depth limit', () => {
     expect(h.starts).to.deep.equal([])
   })
 
-  it('without maxDepth a chain goes as deep as the models take it', async () => {
+  it('without maxDepth the deployment ceiling (default 3) stops the chain with a readable error', async () => {
     const model = routed({}, ({ prompt, step, results }) => {
       const n = Number(prompt.slice('level '.length))
       if (n === 6) return { text: 'bottom' }
       return step === 0 ? { toolCalls: [delegation(`level ${n + 1}`)] } : { text: `${n}>${results[0].content}` }
     })
     h = await setup({ models: { main: model } })
+    h.ctx.plugin(Spawn)
+    loadTool(h.ctx, { provider: 'spawn' })
+    await h.ctx.lifecycle.flush()
+
+    const result = await h.ctx.agents.create().run('level 0')
+    expect(result.text).to.match(/^0>1>2>3>Could not start the subagent\./)
+    expect(result.text).to.include('DEPTH_EXCEEDED').and.include('would have depth 4')
+    expect(h.starts.map((info) => info.depth)).to.deep.equal([1, 2, 3])
+  })
+
+  it('with the service ceiling raised a chain goes as deep as the models take it', async () => {
+    const model = routed({}, ({ prompt, step, results }) => {
+      const n = Number(prompt.slice('level '.length))
+      if (n === 6) return { text: 'bottom' }
+      return step === 0 ? { toolCalls: [delegation(`level ${n + 1}`)] } : { text: `${n}>${results[0].content}` }
+    })
+    h = await setup({ models: { main: model }, subagents: { maxDepth: 10 } })
     h.ctx.plugin(Spawn)
     loadTool(h.ctx, { provider: 'spawn' })
     await h.ctx.lifecycle.flush()

@@ -5,7 +5,7 @@ import AgentRuntime, {
   type Agent, type ChatModel, type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse,
 } from '@cordis-subagents/agent'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
-import SubagentService, { type SubagentOutcome, type SubagentRunInfo, type SubagentUpdate } from '@cordis-subagents/subagents-service'
+import SubagentService, { type Config as SubagentConfig, type SubagentOutcome, type SubagentRunInfo, type SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { type Deferred, deferred, tick, until } from '../../../test/support/async.js'
 
 export { type Deferred, deferred, tick, until }
@@ -27,6 +27,8 @@ export interface SetupOptions {
   /** Tools registered by a plugin of their own. */
   tools?: Tool<any>[]
   agents?: AgentRuntime.Config
+  /** Config of the subagents service (its deployment limits). */
+  subagents?: Partial<SubagentConfig>
 }
 
 /**
@@ -43,7 +45,7 @@ export async function setup(options: SetupOptions): Promise<Harness> {
   ctx.on('subagent/end', (info, result) => { harness.ends.push({ info, result }) })
   ctx.plugin(ToolRegistry)
   ctx.plugin(AgentRuntime, { model: Object.keys(options.models)[0], ...options.agents })
-  ctx.plugin(SubagentService)
+  ctx.plugin(SubagentService, options.subagents ?? {})
   ctx.plugin({
     name: 'test-models',
     inject: ['agents'],

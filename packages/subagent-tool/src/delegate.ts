@@ -1,6 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { SubagentRequest, SubagentResult, SubagentRun, SubagentService } from '@cordis-subagents/subagents-service'
-import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
+import { emptyWork, LimitError, limitStop, type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
+import type { BudgetLimits } from '@cordis-subagents/agent'
 import { type CancelCause, capOutput, failureText, headline } from './result.js'
 
 export interface DelegateOptions {
@@ -9,6 +10,8 @@ export interface DelegateOptions {
   persona?: string
   toolFilter?: { allow?: string[]; deny?: string[] }
   maxDepth?: number
+  /** Limits of each child's tree, carved from what the calling agent has left. */
+  budget?: BudgetLimits
   timeout: number
   maxOutputBytes: number
 }
@@ -40,7 +43,7 @@ export async function delegate(
   const cancel = (why: CancelCause) => {
     if (controller.signal.aborted) return
     cause = why
-    controller.abort(new Error(reasonText(why, options.timeout)))
+    controller.abort(abortReason(why, options.timeout, exec.signal.reason))
   }
   const handle: InFlight = { cancel }
   const onParentAbort = () => cancel('parent')
@@ -71,6 +74,7 @@ export async function delegate(
   if (options.persona !== undefined) request.persona = options.persona
   if (options.toolFilter) request.toolFilter = options.toolFilter
   if (options.maxDepth !== undefined) request.maxDepth = options.maxDepth
+  if (options.budget) request.budget = options.budget
 
   let run: SubagentRun
   try {
@@ -110,6 +114,8 @@ export async function delegate(
   }
 
   const durationMs = Date.now() - startedAt
+  // A delegation that started counts as one, whatever its end; its tree's work rolls up into the caller.
+  const work = result?.work ?? emptyWork()
   const metadata = {
     provider: options.provider,
     runId: run.id,
@@ -117,8 +123,10 @@ export async function delegate(
     stopReason: result?.stopReason ?? 'error',
     durationMs,
     usage: result?.usage,
+    work,
+    ...result?.budget ? { budget: result.budget } : {},
   }
-  const base: Pick<ToolResult, 'metadata' | 'usage'> = { metadata }
+  const base: Pick<ToolResult, 'metadata' | 'usage' | 'work'> = { metadata, work }
   if (result?.usage) base.usage = result.usage
 
   if (!result) {
@@ -141,6 +149,16 @@ export async function delegate(
   }
   const output = result.output.trim() ? capOutput(result.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
   return { ...base, content: output }
+}
+
+/**
+ * Why the run is cancelled, as its abort reason: a timeout is a limit (the run ends `timeout`),
+ * and a parent stopped by a limit passes that limit down (its children end `budget` / `timeout` too).
+ */
+function abortReason(cause: CancelCause, timeout: number, parentReason: unknown): Error {
+  if (cause === 'timeout') return new LimitError('TIMEOUT', reasonText(cause, timeout))
+  if (cause === 'parent' && limitStop(parentReason) && parentReason instanceof Error) return parentReason
+  return new Error(reasonText(cause, timeout))
 }
 
 function reasonText(cause: CancelCause, timeout: number): string {

@@ -1,4 +1,5 @@
 import type { SubagentResult } from '@cordis-subagents/subagents-service'
+import { describeBreach } from '@cordis-subagents/tools'
 
 export type CancelCause = 'parent' | 'timeout' | 'unload'
 
@@ -14,8 +15,16 @@ export function capOutput(text: string, maxBytes: number): string {
 export function headline(result: SubagentResult, cause: CancelCause | undefined, timeoutMs: number): string {
   // A run we cancelled may end as `aborted` or, if the provider saw the cancel as a failure, as
   // `error`: either way the cancel is the reason the caller needs to read first.
+  if (result.stopReason === 'timeout' || (cause === 'timeout' && (result.stopReason === 'aborted' || result.stopReason === 'error'))) {
+    return cause === 'timeout'
+      ? `Subagent timed out after ${formatMs(timeoutMs)} and was cancelled. Answer with what you have, or delegate a narrower task.`
+      : 'Subagent was stopped by a timeout. Answer with what you have, or delegate a narrower task.'
+  }
+  if (result.stopReason === 'budget') {
+    const which = result.budget ? describeBreach(result.budget) : 'a budget of this delegation tree'
+    return `Subagent stopped: ${which} ran out. Answer with what you have; do not delegate this again.`
+  }
   if (cause && (result.stopReason === 'aborted' || result.stopReason === 'error')) {
-    if (cause === 'timeout') return `Subagent timed out after ${formatMs(timeoutMs)} and was cancelled.`
     if (cause === 'unload') return 'Subagent cancelled: the subagent tool was unloaded.'
     return 'Subagent cancelled: the delegating call was aborted.'
   }

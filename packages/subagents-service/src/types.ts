@@ -56,8 +56,8 @@ export interface ProviderStartRequest extends Omit<SubagentRequest, 'budget'> {
   runId: string
   /** The child's depth: `parent.depth + 1`. */
   depth: number
-  /** The deepest depth allowed below the parent (the deployment's ceiling, lowered by the request and the tree). */
-  maxDepthCeiling: number
+  /** The deepest depth allowed in this tree (the deployment's ceiling, lowered by the request and the tree); always set by the service. */
+  maxDepthCeiling?: number
   /**
    * The child's budget, carved from the parent's (absent when the parent has none). An in-process
    * provider creates the child agent with it; any provider may read `remaining()` to pass the
