@@ -1,0 +1,99 @@
+/// <reference types="mocha" />
+import { expect } from 'chai'
+import { Budget } from '@cordis-subagents/agent'
+
+describe('Budget: carved limits, spend charged up the chain', () => {
+  it('a root budget has no limits unless given; Infinity where none applies', () => {
+    const root = Budget.root()
+    expect(root.limits.maxSteps).to.equal(Infinity)
+    expect(root.check('steps', 1_000_000)).to.equal(undefined)
+    expect(root.overtime()).to.equal(undefined)
+    expect(root.root).to.equal(root)
+  })
+
+  it('exactly N steps are allowed, the N+1st is a breach naming limit and spend', () => {
+    const root = Budget.root({ maxSteps: 3 })
+    for (let i = 0; i < 3; i++) {
+      expect(root.check('steps')).to.equal(undefined)
+      root.charge('steps', 1)
+    }
+    expect(root.check('steps')).to.deep.equal({ budget: 'steps', limit: 3, spent: 3 })
+  })
+
+  it('tokens: allowed while any is left, a breach once spent reaches the limit', () => {
+    const root = Budget.root({ maxTokens: 100 })
+    root.charge('tokens', 99)
+    expect(root.check('tokens')).to.equal(undefined)
+    root.charge('tokens', 1)
+    expect(root.check('tokens')).to.deep.equal({ budget: 'tokens', limit: 100, spent: 100 })
+  })
+
+  it('a child is carved as min(its own, what the parent has left) and never gets more', () => {
+    const root = Budget.root({ maxSteps: 10, maxTokens: 1000, maxChildren: 5 })
+    root.charge('steps', 4)
+    root.charge('tokens', 900)
+    const child = root.child({ maxSteps: 50, maxTokens: 50, maxToolCalls: 7 })
+    expect(child.limits.maxSteps).to.equal(6) // parent had 6 left; the child asked for 50
+    expect(child.limits.maxTokens).to.equal(50) // its own is lower than the 100 left
+    expect(child.limits.maxToolCalls).to.equal(7) // the parent had no limit of its own
+    expect(child.limits.maxChildren).to.equal(5)
+    expect(child.root).to.equal(root)
+  })
+
+  it('spend is charged to every ancestor, so a sibling spending a shared budget stops the other', () => {
+    const root = Budget.root({ maxSteps: 5 })
+    const a = root.child()
+    const b = root.child()
+    a.charge('steps', 4)
+    expect(root.spent.steps).to.equal(4)
+    expect(b.check('steps')).to.equal(undefined)
+    b.charge('steps', 1)
+    // b's own carved limit (5) is not spent, but the root's is: a's spend counts.
+    expect(b.check('steps')).to.deep.equal({ budget: 'steps', limit: 5, spent: 5 })
+    expect(a.check('steps')).to.deep.equal({ budget: 'steps', limit: 5, spent: 5 })
+  })
+
+  it('chargeTokensUpTo charges only the growth of a running total (no double count)', () => {
+    const root = Budget.root()
+    const child = root.child()
+    child.charge('tokens', 30) // spent on the way, e.g. by an in-process child
+    child.chargeTokensUpTo(30) // the provider's final total includes it: nothing more
+    expect(root.spent.tokens).to.equal(30)
+    child.chargeTokensUpTo(50)
+    child.chargeTokensUpTo(45) // a total going down is ignored
+    child.chargeTokensUpTo(Number.POSITIVE_INFINITY)
+    expect(child.spent.tokens).to.equal(50)
+    expect(root.spent.tokens).to.equal(50)
+  })
+
+  it('wall time: the carved deadline is the nearer of the child\'s own and the parent\'s', () => {
+    const now = 1_000_000
+    const root = Budget.root({ maxWallMs: 1000 }, now)
+    const child = root.child({ maxWallMs: 5000 }, now + 400)
+    expect(child.deadline).to.equal(now + 1000)
+    expect(child.overtime(now + 999)).to.equal(undefined)
+    expect(child.overtime(now + 1000)).to.deep.equal({ budget: 'wallMs', limit: 600, spent: 600 })
+  })
+
+  it('extend raises the binding limit on the chain, and the ancestor above may still bind', () => {
+    const root = Budget.root({ maxSteps: 10 })
+    const child = root.child({ maxSteps: 2 })
+    child.charge('steps', 2)
+    const breach = child.check('steps')!
+    expect(breach).to.deep.equal({ budget: 'steps', limit: 2, spent: 2 })
+    child.extend(breach, 3)
+    expect(child.check('steps')).to.equal(undefined)
+    expect(child.limits.maxSteps).to.equal(5)
+    expect(root.limits.maxSteps).to.equal(10)
+    child.extend(breach, 0) // not a positive number: ignored
+    child.extend(breach, Number.NaN)
+    expect(child.limits.maxSteps).to.equal(5)
+  })
+
+  it('remaining() is what a provider passes on (e.g. to a subprocess)', () => {
+    const root = Budget.root({ maxSteps: 10, maxChildren: 4, maxDepth: 3 }, 0)
+    root.charge('steps', 3)
+    root.charge('children', 1)
+    expect(root.remaining(0)).to.include({ maxSteps: 7, maxChildren: 3, maxDepth: 3, maxTokens: Infinity })
+  })
+})

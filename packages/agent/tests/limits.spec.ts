@@ -1,0 +1,273 @@
+/// <reference types="mocha" />
+import { expect } from 'chai'
+import type { Context } from 'cordis'
+import {
+  abortFlat, type Agent, type BudgetEvent, type ChatModel, type GenerateRequest, LimitError, ScriptedModel,
+} from '@cordis-subagents/agent'
+import { isBalanced, makeTool, setup, toolPlugin } from './helpers.js'
+
+/** A model that asks for `calls` echo calls every step, reporting `tokens` output tokens per call. */
+function alwaysCalls(calls = 1, tokens = 0): ScriptedModel {
+  return new ScriptedModel(() => ({
+    toolCalls: Array.from({ length: calls }, (_, i) => ({ name: 'echo', input: { text: String(i) } })),
+    ...tokens ? { usage: { inputTokens: 0, outputTokens: tokens } } : {},
+  }))
+}
+
+describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', () => {
+  let ctx: Context
+  let ran: number
+
+  beforeEach(async () => {
+    ({ ctx } = await setup())
+    ran = 0
+    ctx.plugin(toolPlugin(makeTool('echo', { execute: async ({ text }) => { ran++; return { content: `echo ${text}` } } })))
+    await ctx.lifecycle.flush()
+  })
+
+  afterEach(async () => {
+    await ctx.stop()
+  })
+
+  function agentWith(model: ChatModel, options: Parameters<Context['agents']['create']>[0] = {}): Agent {
+    ctx.agents.registerModel('m', model)
+    return ctx.agents.create({ model: 'm', ...options })
+  }
+
+  describe('budgets at their boundary', () => {
+    it('steps: exactly maxSteps model calls, then a loud `budget` stop naming the limit', async () => {
+      const model = alwaysCalls()
+      const agent = agentWith(model, { budget: { maxSteps: 3 } })
+      const result = await agent.run('go')
+      expect(model.callCount).to.equal(3)
+      expect(result.stopReason).to.equal('budget')
+      expect(result.budget).to.deep.equal({ budget: 'steps', limit: 3, spent: 3 })
+      expect(result.diagnostic).to.include('steps budget').and.include('3')
+      expect(isBalanced(agent.transcript.messages)).to.equal(true)
+    })
+
+    it('tokens: model calls go on while tokens are left; spend passes the limit by at most one step', async () => {
+      const model = alwaysCalls(1, 40)
+      const agent = agentWith(model, { budget: { maxTokens: 100 } })
+      const result = await agent.run('go')
+      // 0, 40, 80 spent before calls 1-3; 120 >= 100 before call 4.
+      expect(model.callCount).to.equal(3)
+      expect(result).to.include({ stopReason: 'budget' })
+      expect(result.budget).to.deep.equal({ budget: 'tokens', limit: 100, spent: 120 })
+      expect(agent.budget.spent.tokens).to.equal(120)
+    })
+
+    it('tool calls: the ones past the budget are refused readably, then one last step without tools', async () => {
+      const model = new ScriptedModel([
+        { toolCalls: [1, 2, 3].map((n) => ({ name: 'echo', input: { text: String(n) } })) },
+        (request) => ({ text: `final, with ${request.tools.length} tools offered` }),
+      ])
+      const agent = agentWith(model, { budget: { maxToolCalls: 2 } })
+      const result = await agent.run('go')
+      expect(ran).to.equal(2)
+      const results = agent.transcript.messages.filter((m) => m.role === 'tool')
+      expect(results.map((m) => !!(m as { isError?: boolean }).isError)).to.deep.equal([false, false, true])
+      expect(results[2].content).to.include('toolCalls budget').and.include('Answer with what you have')
+      expect(result).to.include({ stopReason: 'completed', text: 'final, with 0 tools offered', toolCalls: 2 })
+    })
+
+    it('tool calls: a model that asks for tools again after being told is stopped with `budget`', async () => {
+      const model = alwaysCalls(2)
+      const agent = agentWith(model, { budget: { maxToolCalls: 1 } })
+      const result = await agent.run('go')
+      expect(ran).to.equal(1)
+      expect(model.callCount).to.equal(2)
+      expect(result.stopReason).to.equal('budget')
+      expect(result.budget).to.include({ budget: 'toolCalls', limit: 1 })
+      expect(isBalanced(agent.transcript.messages)).to.equal(true)
+    })
+
+    it('wall time: a hanging model call is stopped by maxWallMs as `budget`, not `aborted`', async () => {
+      const hang: ChatModel = {
+        generate: (request: GenerateRequest) => new Promise((_, reject) => {
+          request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true })
+        }),
+      }
+      const agent = agentWith(hang, { budget: { maxWallMs: 30 } })
+      const result = await agent.run('go')
+      expect(result.stopReason).to.equal('budget')
+      expect(result.budget).to.include({ budget: 'wallMs', limit: 30 })
+      expect(result.diagnostic).to.include('wallMs budget')
+    })
+
+    it('a root agent gets a fresh budget for every run (a tree\'s limits are per root run)', async () => {
+      const model = new ScriptedModel(() => ({ text: 'ok' }))
+      const agent = agentWith(model, { budget: { maxSteps: 1 } })
+      expect((await agent.run('one')).stopReason).to.equal('completed')
+      expect((await agent.run('two')).stopReason).to.equal('completed')
+    })
+
+    it('a child created with a parent spends from the parent\'s budget', async () => {
+      const model = new ScriptedModel(() => ({ text: 'ok' }))
+      ctx.agents.registerModel('m', model)
+      const parent = ctx.agents.create({ model: 'm', budget: { maxSteps: 1 } })
+      const child = ctx.agents.create({ parent })
+      expect(child.budget.parent).to.equal(parent.budget)
+      expect((await child.run('first')).stopReason).to.equal('completed')
+      const second = await child.run('second')
+      expect(second.stopReason).to.equal('budget')
+      expect(second.budget).to.deep.equal({ budget: 'steps', limit: 1, spent: 1 })
+    })
+  })
+
+  describe('maxToolCallsPerStep', () => {
+    it('a 5,000-call step runs 32 calls; the rest get readable errors; the transcript stays balanced', async () => {
+      const model = new ScriptedModel([
+        { toolCalls: Array.from({ length: 5000 }, (_, i) => ({ name: 'echo', input: { text: String(i) } })) },
+        { text: 'done' },
+      ])
+      const agent = agentWith(model)
+      const result = await agent.run('go')
+      expect(ran).to.equal(32)
+      expect(result).to.include({ stopReason: 'completed', toolCalls: 32 })
+      const results = agent.transcript.messages.filter((m) => m.role === 'tool')
+      expect(results).to.have.length(5000)
+      const refused = results.filter((m) => (m as { isError?: boolean }).isError)
+      expect(refused).to.have.length(4968)
+      expect(refused[0].content).to.include('at most 32 run per step')
+      expect(isBalanced(agent.transcript.messages)).to.equal(true)
+    })
+
+    it('is configurable per agent; a non-positive value is refused', async () => {
+      const model = alwaysCalls(5)
+      ctx.agents.registerModel('m', model)
+      const agent = ctx.agents.create({ model: 'm', maxToolCallsPerStep: 2, budget: { maxSteps: 1 } })
+      await agent.run('go')
+      expect(ran).to.equal(2)
+      expect(() => ctx.agents.create({ model: 'm', maxToolCallsPerStep: 0 })).to.throw(/maxToolCallsPerStep/)
+    })
+  })
+
+  describe('limit stop reasons', () => {
+    it('an abort whose reason is a TIMEOUT limit ends `timeout`; a BUDGET one `budget`; any other `aborted`', async () => {
+      const hang: ChatModel = {
+        generate: (request: GenerateRequest) => new Promise((_, reject) => {
+          request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true })
+        }),
+      }
+      ctx.agents.registerModel('m', hang)
+      const stopWith = async (reason: unknown) => {
+        const controller = new AbortController()
+        const running = ctx.agents.create({ model: 'm' }).run('go', { signal: controller.signal })
+        setTimeout(() => controller.abort(reason), 5)
+        return running
+      }
+      const timeout = await stopWith(new LimitError('TIMEOUT', 'the tool\'s timeout of 5 ms elapsed'))
+      expect(timeout).to.include({ stopReason: 'timeout' })
+      expect(timeout.diagnostic).to.include('5 ms')
+      const budget = await stopWith(new LimitError('BUDGET_EXCEEDED', 'x', { budget: 'tokens', limit: 10, spent: 12 }))
+      expect(budget).to.include({ stopReason: 'budget' })
+      expect(budget.budget).to.deep.equal({ budget: 'tokens', limit: 10, spent: 12 })
+      const cancel = await stopWith('the user pressed Ctrl-C')
+      expect(cancel).to.include({ stopReason: 'aborted', diagnostic: 'Aborted: the user pressed Ctrl-C' })
+    })
+  })
+
+  describe('onBudget: operators observe and may extend', () => {
+    it('a handler sees the breach and can extend the budget; a throwing handler is isolated', async () => {
+      const seen: BudgetEvent['breach'][] = []
+      let extensions = 0
+      ctx.agents.onBudget(() => { throw new Error('a broken handler') })
+      ctx.agents.onBudget((event) => {
+        seen.push({ ...event.breach })
+        if (extensions++ < 2) event.extend(1)
+      })
+      const model = alwaysCalls()
+      const agent = agentWith(model, { budget: { maxSteps: 2 } })
+      const result = await agent.run('go')
+      expect(model.callCount).to.equal(4) // 2 + two extensions of 1
+      expect(result.stopReason).to.equal('budget')
+      expect(result.budget).to.deep.equal({ budget: 'steps', limit: 4, spent: 4 })
+      expect(seen.map((b) => b.limit)).to.deep.equal([2, 3, 4])
+    })
+
+    it('a handler is removed with the plugin that added it', async () => {
+      let calls = 0
+      const fork = ctx.plugin({ name: 'operator', inject: ['agents'], apply: (c: Context) => { c.agents.onBudget(() => { calls++ }) } })
+      await ctx.lifecycle.flush()
+      await agentWith(alwaysCalls(), { budget: { maxSteps: 1 } }).run('go')
+      expect(calls).to.equal(1)
+      fork.dispose()
+      await ctx.agents.create({ model: 'm', budget: { maxSteps: 1 } }).run('go')
+      expect(calls).to.equal(1)
+    })
+  })
+
+  describe('root limits from config and from a parent host', () => {
+    it('the runtime config budget applies to root runs; create() can lower it, never raise it', async () => {
+      await ctx.stop()
+      ;({ ctx } = await setup({ budget: { maxSteps: 2 } }))
+      ctx.plugin(toolPlugin(makeTool('echo', { execute: async () => ({ content: 'e' }) })))
+      await ctx.lifecycle.flush()
+      const model = alwaysCalls()
+      ctx.agents.registerModel('m', model)
+      expect((await ctx.agents.create({ model: 'm', budget: { maxSteps: 50 } }).run('go')).budget)
+        .to.deep.equal({ budget: 'steps', limit: 2, spent: 2 })
+      expect((await ctx.agents.create({ model: 'm', budget: { maxSteps: 1 } }).run('go')).budget)
+        .to.deep.equal({ budget: 'steps', limit: 1, spent: 1 })
+    })
+
+    it('SUBAGENT_BUDGET and SUBAGENT_MAX_DEPTH (set by a parent host over ACP) lower the root limits; malformed ones are ignored with a warning', async () => {
+      const saved = { budget: process.env.SUBAGENT_BUDGET, depth: process.env.SUBAGENT_MAX_DEPTH }
+      try {
+        process.env.SUBAGENT_BUDGET = JSON.stringify({ maxSteps: 7, maxChildren: 2 })
+        process.env.SUBAGENT_MAX_DEPTH = '4'
+        const first = await setup({ budget: { maxSteps: 9, maxTokens: 100 } })
+        expect(first.ctx.agents.rootLimits).to.deep.equal({ maxSteps: 7, maxTokens: 100, maxChildren: 2, maxDepth: 4 })
+        await first.ctx.stop()
+        process.env.SUBAGENT_BUDGET = '{"maxSteps": -1}'
+        const second = await setup({ budget: { maxSteps: 9 } })
+        expect(second.ctx.agents.rootLimits).to.deep.equal({ maxSteps: 9 })
+        await second.ctx.stop()
+      } finally {
+        for (const [key, value] of [['SUBAGENT_BUDGET', saved.budget], ['SUBAGENT_MAX_DEPTH', saved.depth]] as const) {
+          if (value === undefined) delete process.env[key]
+          else process.env[key] = value
+        }
+      }
+    })
+
+    it('a malformed budget is refused at create()', () => {
+      ctx.agents.registerModel('m', alwaysCalls())
+      expect(() => ctx.agents.create({ budget: { maxSteps: -1 } })).to.throw(/maxSteps must be a non-negative integer/)
+      expect(() => ctx.agents.create({ budget: { maxStep: 3 } as never })).to.throw(/unknown key "maxStep"/)
+    })
+  })
+})
+
+describe('abortFlat: a cascade of aborts never grows the stack with its depth', () => {
+  it('aborts a 50,000-long chain of controllers, each aborting the next from its listener, synchronously', () => {
+    const controllers = Array.from({ length: 50_000 }, () => new AbortController())
+    controllers.forEach((controller, i) => {
+      const next = controllers[i + 1]
+      if (next) controller.signal.addEventListener('abort', () => abortFlat(next, controller.signal.reason), { once: true })
+    })
+    abortFlat(controllers[0], 'stop')
+    expect(controllers.every((c) => c.signal.aborted && c.signal.reason === 'stop')).to.equal(true)
+  })
+
+  it('the same chain with plain abort() overflows the stack (what abortFlat prevents)', () => {
+    const controllers = Array.from({ length: 50_000 }, () => new AbortController())
+    const errors: unknown[] = []
+    controllers.forEach((controller, i) => {
+      const next = controllers[i + 1]
+      if (next) {
+        controller.signal.addEventListener('abort', () => {
+          try {
+            next.abort('stop')
+          } catch (error) {
+            errors.push(error)
+          }
+        }, { once: true })
+      }
+    })
+    controllers[0].abort('stop')
+    expect(errors.some((error) => error instanceof RangeError)).to.equal(true)
+    expect(controllers.every((c) => c.signal.aborted)).to.equal(false)
+  })
+})
