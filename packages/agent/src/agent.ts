@@ -90,6 +90,7 @@ export class Agent {
     this.budgetLimits = init.budgetLimits
     this.ownsRootBudget = !init.budget && !init.parent
     this.budget = init.budget ?? (init.parent ? init.parent.budget.child(init.budgetLimits) : Budget.root(init.budgetLimits))
+    this.budget.adopt()
     const usage = { own: emptyUsage(), delegated: emptyUsage() }
     this.usage = Object.defineProperty(usage, 'total', {
       enumerable: true,
@@ -174,7 +175,10 @@ export class Agent {
         // A progress listener must never break the loop.
       }
     }
-    if (this.ownsRootBudget) this.budget = Budget.root(this.budgetLimits)
+    if (this.ownsRootBudget) {
+      this.budget = Budget.root(this.budgetLimits)
+      this.budget.adopt()
+    }
     const budget = this.budget
     const state = {
       text: '', steps: 0, toolCalls: 0, own: emptyUsage(), delegated: emptyUsage(),

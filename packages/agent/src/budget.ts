@@ -32,7 +32,9 @@ export interface BudgetSpend {
 /** Budgets checked against spend; `wallMs` and `depth` are checked on their own. */
 type Counted = Exclude<BudgetName, 'wallMs' | 'depth'>
 
-const LIMIT_OF: Record<Counted, keyof BudgetLimits> = {
+const COUNTED: readonly Counted[] = ['steps', 'tokens', 'toolCalls', 'children']
+
+const LIMIT_OF: Record<Counted, 'maxSteps' | 'maxTokens' | 'maxToolCalls' | 'maxChildren'> = {
   steps: 'maxSteps',
   tokens: 'maxTokens',
   toolCalls: 'maxToolCalls',
@@ -45,20 +47,31 @@ export const BUDGET_KEYS = [
 
 /**
  * One run's budget in a delegation tree. A child's limits are carved from what its parent has
- * left when it starts; every spend is charged to the whole ancestor chain, and every check walks
- * it, so a sibling's spend counts against a shared ancestor.
+ * left when it starts (it never gets more); spend is charged to every run above it that holds a
+ * limit of its own, and checks walk those runs, so a sibling's spend counts against a shared
+ * ancestor.
  *
- * Limits are `Infinity` where none applies. Costs are O(depth) per charge or check.
+ * A carved limit never binds before the limit it was carved from (the child's spend is part of
+ * the ancestor's), so only runs whose own limit is tighter than what they were carved from are
+ * "binding" and visited: a check or a charge costs O(binding runs on the chain), not O(depth).
  */
 export class Budget {
   readonly parent?: Budget
   readonly root: Budget
-  /** The carved limits: min(own, what the parent had left at the start); raised only by `extend`. */
+  /** The carved limits: min(own, what the parent had left at the start); raised only by `extend`. Infinity: none. */
   limits: Readonly<Required<BudgetLimits>>
+  /**
+   * What was charged here: this run's own spend, plus its descendants' for each budget this run
+   * holds a limit of its own for (and always at the tree's root, which counts the whole tree).
+   */
   readonly spent: BudgetSpend = { steps: 0, tokens: 0, toolCalls: 0, children: 0 }
   /** `Date.now()` after which the wall-time budget is spent (`Infinity`: none). */
   deadline: number
   readonly startedAt: number
+  /** Per counted budget: the nearest run on the chain (this one included) holding a limit of its own. */
+  private readonly binding: Record<Counted, Budget | undefined>
+  /** An in-process agent spends from this budget itself; reported totals are then not charged again. */
+  private adopted = false
 
   private constructor(parent: Budget | undefined, own: BudgetLimits, now: number) {
     this.parent = parent
@@ -77,6 +90,13 @@ export class Budget {
       maxDepth: pick('maxDepth'),
     })
     this.deadline = now + maxWallMs
+    const binding = {} as Record<Counted, Budget | undefined>
+    for (const name of COUNTED) {
+      const key = LIMIT_OF[name]
+      const tighter = parent ? limitOf(own[key]) < left![key] : this.limits[key] !== Infinity
+      binding[name] = tighter ? this : parent?.binding[name]
+    }
+    this.binding = binding
   }
 
   /** A tree's root budget (a root agent's run). */
@@ -89,17 +109,28 @@ export class Budget {
     return new Budget(this, own, now)
   }
 
-  /** What this run has left of each limit (`Infinity` where none applies). */
+  /** Marks this budget as spent by an in-process agent directly (see `chargeTokensUpTo`). */
+  adopt(): void {
+    this.adopted = true
+  }
+
+  /** What this run has left of each limit (`Infinity` where none applies), siblings' spend included. */
   remaining(now = Date.now()): Required<BudgetLimits> {
-    const { limits, spent } = this
+    const left = (name: Counted) => {
+      let min = Infinity
+      for (let node = this.binding[name]; node; node = node.parent?.binding[name]) {
+        min = Math.min(min, node.limits[LIMIT_OF[name]] - node.spent[name])
+      }
+      return Math.max(0, min)
+    }
     return {
-      maxSteps: Math.max(0, limits.maxSteps - spent.steps),
-      maxTokens: Math.max(0, limits.maxTokens - spent.tokens),
-      maxToolCalls: Math.max(0, limits.maxToolCalls - spent.toolCalls),
+      maxSteps: left('steps'),
+      maxTokens: left('tokens'),
+      maxToolCalls: left('toolCalls'),
       maxWallMs: Math.max(0, this.deadline - now),
-      maxChildren: Math.max(0, limits.maxChildren - spent.children),
-      maxConcurrent: limits.maxConcurrent,
-      maxDepth: limits.maxDepth,
+      maxChildren: left('children'),
+      maxConcurrent: this.limits.maxConcurrent,
+      maxDepth: this.limits.maxDepth,
     }
   }
 
@@ -118,19 +149,26 @@ export class Budget {
     return { budget: 'wallMs', limit: this.limits.maxWallMs, spent: now - this.startedAt }
   }
 
-  /** Adds spend to this run and every ancestor. */
+  /** Adds spend to this run, to every run above holding a limit for it, and to the tree's root. */
   charge(name: Counted, amount: number): void {
     if (!amount) return
-    for (let node: Budget | undefined = this; node; node = node.parent) node.spent[name] += amount
+    this.spent[name] += amount
+    let rootCharged = this === this.root
+    for (let node = this.binding[name]; node; node = node.parent?.binding[name]) {
+      if (node === this) continue
+      node.spent[name] += amount
+      if (node === this.root) rootCharged = true
+    }
+    if (!rootCharged) this.root.spent[name] += amount
   }
 
   /**
-   * Charges tokens reported as a running total (e.g. by a provider): only the growth beyond what
-   * this run has already been charged counts, so a total that includes spend charged on the way
-   * (an in-process child) is not counted twice.
+   * Charges tokens reported as a running total (by a provider whose child runs elsewhere): only
+   * the growth beyond what was reported before counts. A no-op when an in-process agent spends
+   * from this budget itself: its tokens were charged as they were spent.
    */
   chargeTokensUpTo(total: number): void {
-    if (!Number.isFinite(total)) return
+    if (this.adopted || !Number.isFinite(total)) return
     const growth = Math.floor(total) - this.spent.tokens
     if (growth > 0) this.charge('tokens', growth)
   }
@@ -159,9 +197,8 @@ export class Budget {
 
   private find(name: Counted, amount: number): { node: Budget; breach: BudgetBreach } | undefined {
     const key = LIMIT_OF[name]
-    for (let node: Budget | undefined = this; node; node = node.parent) {
+    for (let node = this.binding[name]; node; node = node.parent?.binding[name]) {
       const limit = node.limits[key]
-      if (limit === Infinity) continue
       const spent = node.spent[name]
       if (name === 'tokens' ? spent >= limit : spent + amount > limit) return { node, breach: { budget: name, limit, spent } }
     }

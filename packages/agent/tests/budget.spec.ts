@@ -53,17 +53,43 @@ describe('Budget: carved limits, spend charged up the chain', () => {
     expect(a.check('steps')).to.deep.equal({ budget: 'steps', limit: 5, spent: 5 })
   })
 
-  it('chargeTokensUpTo charges only the growth of a running total (no double count)', () => {
+  it('chargeTokensUpTo charges only the growth of a running total reported from elsewhere', () => {
     const root = Budget.root()
     const child = root.child()
-    child.charge('tokens', 30) // spent on the way, e.g. by an in-process child
-    child.chargeTokensUpTo(30) // the provider's final total includes it: nothing more
-    expect(root.spent.tokens).to.equal(30)
-    child.chargeTokensUpTo(50)
-    child.chargeTokensUpTo(45) // a total going down is ignored
+    child.chargeTokensUpTo(15)
+    child.chargeTokensUpTo(30)
+    child.chargeTokensUpTo(25) // a total going down is ignored
     child.chargeTokensUpTo(Number.POSITIVE_INFINITY)
-    expect(child.spent.tokens).to.equal(50)
-    expect(root.spent.tokens).to.equal(50)
+    expect(child.spent.tokens).to.equal(30)
+    expect(root.spent.tokens).to.equal(30)
+  })
+
+  it('a budget an in-process agent spends from is not charged again by reported totals', () => {
+    const root = Budget.root()
+    const child = root.child()
+    child.adopt()
+    child.charge('tokens', 30) // charged by the agent as it spent
+    child.chargeTokensUpTo(30) // the provider's final usage includes it: nothing more
+    child.chargeTokensUpTo(80)
+    expect(root.spent.tokens).to.equal(30)
+  })
+
+  it('only runs holding a limit of their own (and the root) are charged and checked', () => {
+    const root = Budget.root({ maxSteps: 10 })
+    const middle = root.child() // carved: 10, not a limit of its own
+    const tight = middle.child({ maxSteps: 4 })
+    const leaf = tight.child()
+    leaf.charge('steps', 3)
+    expect(leaf.spent.steps).to.equal(3)
+    expect(tight.spent.steps).to.equal(3)
+    expect(root.spent.steps).to.equal(3)
+    expect(middle.spent.steps).to.equal(0) // its carved limit can never bind first
+    leaf.charge('steps', 1)
+    expect(leaf.check('steps')).to.deep.equal({ budget: 'steps', limit: 4, spent: 4 })
+    root.charge('steps', 5)
+    // tight has 0 left; the root 1: the tighter one answers.
+    expect(leaf.remaining().maxSteps).to.equal(0)
+    expect(middle.remaining().maxSteps).to.equal(1)
   })
 
   it('wall time: the carved deadline is the nearer of the child\'s own and the parent\'s', () => {

@@ -85,7 +85,13 @@ async function startChild(agents: AgentRuntime, options: InProcessProviderOption
 }
 
 function toSubagentResult(run: RunResult, provider: string): SubagentResult {
-  const base = { output: run.text, usage: run.usage }
+  const { own, delegated } = run.work
+  const work = {
+    steps: own.steps + delegated.steps,
+    toolCalls: own.toolCalls + delegated.toolCalls,
+    delegations: own.delegations + delegated.delegations,
+  }
+  const base = { output: run.text, usage: run.usage, work }
   if (run.stopReason === 'max-steps') {
     return {
       ...base,

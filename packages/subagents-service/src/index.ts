@@ -438,11 +438,9 @@ export class SubagentService extends Service<Config> {
       // Nothing left to cancel: let go of the caller's signal now rather than at dispose.
       caller.removeEventListener('abort', onCallerAbort)
       const settled: SubagentResult = limit ? asLimitStop(raw, limit.stop, limit.reason) : raw
-      if (budget) {
-        const tokens = tokensOf(settled.usage)
-        if (tokens !== undefined) budget.chargeTokensUpTo(tokens)
-        settled.work = { steps: budget.spent.steps, toolCalls: budget.spent.toolCalls, delegations: budget.spent.children }
-      }
+      const tokens = tokensOf(settled.usage)
+      if (budget && tokens !== undefined) budget.chargeTokensUpTo(tokens)
+      settled.work ??= checkWork(undefined)
       const outcome: SubagentOutcome = Object.freeze({ ...settled, durationMs: Math.max(0, Date.now() - startedAt) })
       this.emit('subagent/end', runInfo, outcome)
       settle(outcome)
@@ -614,6 +612,13 @@ function checkUsage(usage: unknown): Usage | undefined {
   const checked: Usage = { inputTokens, outputTokens }
   if (isCount(cachedInputTokens)) checked.cachedInputTokens = cachedInputTokens
   return checked
+}
+
+/** The child tree's work as the provider reported it (zero counts where it did not), each a non-negative integer. */
+function checkWork(work: unknown): SubagentResult['work'] & object {
+  const counts = isObject(work) ? work : {}
+  const read = (value: unknown) => (isCount(value) ? value : 0)
+  return { steps: read(counts.steps), toolCalls: read(counts.toolCalls), delegations: read(counts.delegations) }
 }
 
 function isCount(value: unknown): value is number {
@@ -802,6 +807,7 @@ function normalise(providerName: string, raw: unknown): SubagentResult {
   if (diagnostic) result.diagnostic = capDiagnostic(diagnostic)
   const usage = checkUsage(raw.usage)
   if (usage) result.usage = usage
+  result.work = checkWork(raw.work)
   if (isObject(raw.budget)) result.budget = raw.budget as unknown as BudgetBreach
   return result
 }
