@@ -1,6 +1,7 @@
 // Model-based randomized lifecycle test: random sequences of provider / tool plugin loads,
 // unloads and reconfigurations, delegations, aborts, completions and app stops, run against a real
-// Context with the real services, checked after every step against a small model.
+// Context with the real services (under random tree limits), checked after every step against a
+// small model: no live run above any limit, spend never above a budget, every run ends.
 //
 // Replay a failure: FUZZ_SEED=<seed> FUZZ_PATH=<path> npx mocha test/fuzz-lifecycle.spec.ts
 // Scale it up:      FUZZ_RUNS=500 npx mocha test/fuzz-lifecycle.spec.ts
@@ -44,6 +45,14 @@ type Op =
   | { t: 'abort'; index: number }
   | { t: 'finish'; index: number; ok: boolean }
   | { t: 'stop' }
+
+/** The service's tree limits for one sequence: small enough that starts are refused and queued. */
+interface Limits { maxChildren: number; maxConcurrent: number; maxConcurrentPerParent: number }
+const limitsArb: fc.Arbitrary<Limits> = fc.record({
+  maxChildren: fc.constantFrom(1, 2, 64),
+  maxConcurrent: fc.constantFrom(1, 2, 16),
+  maxConcurrentPerParent: fc.constantFrom(1, 8),
+})
 
 /** Every sequence starts with one provider and a tool bound to it, so delegations happen early. */
 const prefixArb: fc.Arbitrary<Op[]> = fc.record({ kind: fc.constantFrom<Kind>('spawn', 'fork', 'scripted'), caps: fc.boolean() })
@@ -132,6 +141,9 @@ const EXPECTED_ERRORS = new Set(['DUPLICATE_PROVIDER', 'DUPLICATE_TOOL'])
 
 class World {
   readonly model = new Model()
+  limits!: Limits
+  /** Handed-over runs per parent id (each parent is the root of its own tree here). */
+  readonly startedBy = new Map<string, number>()
   readonly control = new ProviderControl()
   readonly providerForks: (ForkScope | undefined)[] = Array(PROVIDER_SLOTS).fill(undefined)
   readonly toolForks: (ForkScope | undefined)[] = Array(TOOL_SLOTS).fill(undefined)
@@ -147,9 +159,10 @@ class World {
   subagents!: Harness['ctx']['subagents']
   rev = 0
 
-  static async create(): Promise<World> {
+  static async create(limits: Limits): Promise<World> {
     const world = new World()
-    world.h = await setup()
+    world.limits = limits
+    world.h = await setup({ subagents: limits })
     const { ctx } = world.h
     world.subagents = ctx.subagents
     ctx.agents.registerModel('m', new ScriptedModel((request) => new Promise<ScriptedResponse>((resolve) => {
@@ -160,9 +173,10 @@ class World {
     // root's own listeners first, and runs cancelled by the stop end after that.
     const hooks = ctx.lifecycle._hooks as Record<string, { ctx: unknown; callback: (...args: any[]) => void }[]>
     const observe = (name: string, callback: (...args: any[]) => void) => (hooks[name] ||= []).push({ ctx, callback })
-    observe('subagent/start', (info: { runId: string }) => {
+    observe('subagent/start', (info: { runId: string; parentId: string }) => {
       if (world.started.has(info.runId)) world.problems.push(`subagent/start twice for ${info.runId}`)
       world.started.add(info.runId)
+      world.startedBy.set(info.parentId, (world.startedBy.get(info.parentId) ?? 0) + 1)
     })
     observe('subagent/end', (info: { runId: string }) => {
       if (!world.started.has(info.runId)) world.problems.push(`subagent/end without start for ${info.runId}`)
@@ -318,6 +332,25 @@ class World {
       }
     }
     for (const run of this.control.runs) expect(run.disposeCalls, `a scripted run disposed twice ${at}`).to.be.at.most(1)
+    this.checkLimits(at)
+  }
+
+  /** No live run above any limit; a tree's delegations never above maxChildren (children here do not delegate). */
+  checkLimits(at: string) {
+    const { limits } = this
+    const live = new Map<string, number>()
+    for (const info of this.subagents.runs()) live.set(info.parentId, (live.get(info.parentId) ?? 0) + 1)
+    for (const parent of this.parents) {
+      const working = live.get(parent.id) ?? 0
+      expect(working, `live runs of ${parent.id} ${at}`).to.be.at.most(Math.min(limits.maxConcurrent, limits.maxConcurrentPerParent))
+      expect(this.startedBy.get(parent.id) ?? 0, `delegations started by ${parent.id} ${at}`).to.be.at.most(limits.maxChildren)
+      expect(parent.budget.spent.children, `delegations charged to ${parent.id} ${at}`).to.be.at.most(limits.maxChildren)
+    }
+    for (const call of this.calls) {
+      if (!call.result?.isError || !call.result.content.includes('BUDGET_EXCEEDED')) continue
+      // A refusal for the children budget names the limit and what to do.
+      expect(call.result.content, `a budget refusal ${at}`).to.include(`children budget (${limits.maxChildren} delegations`)
+    }
   }
 
   /** Stops the app, lets every call settle and checks the end-of-sequence invariants. */
@@ -363,7 +396,7 @@ async function settleAll(promises: Promise<unknown>[], ms: number) {
   if (pending > 0) throw new Error(`${pending} tool call(s) never returned after the app stopped (hang)`)
 }
 
-const stats = { sequences: 0, steps: 0, calls: 0, runs: 0 }
+const stats = { sequences: 0, steps: 0, calls: 0, runs: 0, refused: 0 }
 
 describe('fuzz: plugin lifecycle against a model', function () {
   // FUZZ_RUNS scales the budget too (about 30-60 ms per sequence here; generous for slow machines).
@@ -376,10 +409,10 @@ describe('fuzz: plugin lifecycle against a model', function () {
 
   it(`keeps every invariant over ${RUNS} random sequences`, async () => {
     const sequenceArb = fc.tuple(prefixArb, fc.array(opArb, { minLength: 15, maxLength: 60, size: 'medium' })).map(([prefix, rest]) => [...prefix, ...rest])
-    const property = fc.asyncProperty(sequenceArb, async (ops) => {
+    const property = fc.asyncProperty(limitsArb, sequenceArb, async (limits, ops) => {
       unhandled = []
       const baselineTimers = timerCount()
-      const world = await World.create()
+      const world = await World.create(limits)
       try {
         for (const [i, op] of ops.entries()) {
           if (world.model.stopped) break
@@ -393,6 +426,7 @@ describe('fuzz: plugin lifecycle against a model', function () {
         stats.sequences++
         stats.calls += world.calls.length
         stats.runs += world.started.size
+        stats.refused += world.calls.filter((call) => call.result?.content.includes('BUDGET_EXCEEDED')).length
       } finally {
         await world.h.stop()
       }
@@ -409,6 +443,6 @@ describe('fuzz: plugin lifecycle against a model', function () {
         }
       },
     })
-    console.log(`      fuzz: ${stats.sequences} sequences, ${stats.steps} steps, ${stats.calls} tool calls, ${stats.runs} runs handed over`)
+    console.log(`      fuzz: ${stats.sequences} sequences, ${stats.steps} steps, ${stats.calls} tool calls, ${stats.runs} runs handed over, ${stats.refused} refused by a tree budget`)
   })
 })

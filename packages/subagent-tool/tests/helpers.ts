@@ -2,7 +2,7 @@ import { Context, type ForkScope } from 'cordis'
 import ToolRegistry, { type ToolExecContext, type ToolResult, type ToolUpdate } from '@cordis-subagents/tools'
 import AgentRuntime, { type Agent, ScriptedModel, type ScriptedReply } from '@cordis-subagents/agent'
 import SubagentService, {
-  type ProviderCapabilities, type ProviderStartRequest, type SubagentResult, type SubagentRun,
+  type Config as ServiceConfig, type ProviderCapabilities, type ProviderStartRequest, type SubagentResult, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import { type Deferred, deferred, tick, until, isSettled } from '../../../test/support/async.js'
@@ -34,14 +34,14 @@ export interface Harness {
 }
 
 /** A started root context with the real `ctx.tools`, `ctx.agents` and `ctx.subagents`; logs captured. */
-export async function setup(): Promise<Harness> {
+export async function setup(config: { subagents?: Partial<ServiceConfig> } = {}): Promise<Harness> {
   const { records: logs, restore } = captureLogs()
   const ctx = new Context()
   const errors: unknown[] = []
   ctx.on('internal/error', (error) => { errors.push(error) })
   ctx.plugin(ToolRegistry)
   ctx.plugin(AgentRuntime)
-  ctx.plugin(SubagentService)
+  ctx.plugin(SubagentService, config.subagents ?? {})
   await ctx.start()
   await ctx.lifecycle.flush()
   let stopped = false
