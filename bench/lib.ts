@@ -96,17 +96,31 @@ export function delegationModel(toolName: string): BenchModel {
 
 export interface Host { ctx: Context; stop(): Promise<void> }
 
+export interface HostOptions {
+  model: ChatModel
+  /** Raises the tree limits (default: the shipped defaults) for scenarios that need N children at once. */
+  width?: number
+  tools?: boolean
+  /** Extra config of the subagent tools (e.g. a budget). */
+  tool?: Record<string, unknown>
+  /** Extra config of ctx.agents (e.g. a root budget). */
+  agents?: Record<string, unknown>
+  /** Extra config of ctx.subagents (e.g. a raised maxDepth). */
+  subagents?: Record<string, unknown>
+}
+
 /** A real app: ctx.tools, ctx.agents, ctx.subagents (+ its config), spawn and fork providers, two subagent tools. */
-export async function host(options: { model: ChatModel; maxConcurrentPerParent?: number; tools?: boolean }): Promise<Host> {
+export async function host(options: HostOptions): Promise<Host> {
   const ctx = new Context()
+  const width = options.width
   ctx.plugin(ToolRegistry)
-  ctx.plugin(AgentRuntime, { model: 'bench', maxSteps: 25 })
-  ctx.plugin(SubagentService, { maxConcurrentPerParent: options.maxConcurrentPerParent ?? 8 })
+  ctx.plugin(AgentRuntime, { model: 'bench', maxSteps: 25, ...width ? { maxToolCallsPerStep: width } : {}, ...options.agents })
+  ctx.plugin(SubagentService, { ...width ? { maxConcurrentPerParent: width, maxConcurrent: width, maxChildren: width } : {}, ...options.subagents })
   ctx.plugin(ProviderSpawn, { name: 'spawn' })
   ctx.plugin(ProviderFork, { name: 'fork' })
   if (options.tools !== false) {
-    ctx.plugin(SubagentTool, { provider: 'spawn', toolName: 'subagent' })
-    ctx.plugin(SubagentTool, { provider: 'fork', toolName: 'subagent_fork' })
+    ctx.plugin(SubagentTool, { provider: 'spawn', toolName: 'subagent', ...options.tool })
+    ctx.plugin(SubagentTool, { provider: 'fork', toolName: 'subagent_fork', ...options.tool })
   }
   await ctx.start()
   ctx.agents.registerModel('bench', options.model)

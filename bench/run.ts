@@ -12,6 +12,7 @@ import { soak } from './scenarios/soak.js'
 import { churn } from './scenarios/churn.js'
 import { acp } from './scenarios/acp.js'
 import { isolation } from './scenarios/isolation.js'
+import { limits } from './scenarios/limits.js'
 
 // Provider reloads log an info line each; 10,000 of them would measure the terminal. Warnings stay on.
 Logger.levels.base = 1
@@ -64,7 +65,7 @@ log()
   const rows = await fanout({ sizes: [10, 100, 1000], reps: q(5, 1) })
   log('## 2. Fan-out: N parallel delegations in one parent step (subagent → spawn)')
   log()
-  log(`\`maxConcurrentPerParent\` of ctx.subagents raised to 1000 for this scenario (default 8 would queue all but 8). Retained heap per child: heap after GC while all N children are live (each waits in its model call), minus the heap before the run, ÷ N. Wall time excludes that measuring GC. ${rows[0].wallMs.length} reps each.`)
+  log(`The tree limits (\`maxConcurrentPerParent\`, \`maxConcurrent\`, \`maxChildren\` of ctx.subagents, \`maxToolCallsPerStep\` of ctx.agents) are raised to 1000 for this scenario (the defaults would refuse or queue all but a few). Retained heap per child: heap after GC while all N children are live (each waits in its model call), minus the heap before the run, ÷ N. Wall time excludes that measuring GC. ${rows[0].wallMs.length} reps each.`)
   log()
   table(['N', 'wall ms', 'wall µs per child', 'peak RSS MiB', 'retained heap per live child KiB', 'heap left after run KiB'],
     rows.map((row) => {
@@ -131,6 +132,32 @@ log()
   log(`40 reads: delegated parent transcript is ${fmt(inline40.bytes / del40.bytes)}× smaller than inline.`)
   log()
   targets.push(['parent transcript growth per delegation independent of the child\'s tool count', spread <= 16, `${delegated.map((r) => `${r.reads} reads → ${r.bytes} B`).join(', ')}`])
+}
+
+// 7 -------------------------------------------------------------------------------------------
+{
+  const r = await limits({
+    stepRounds: q(9, 2), stepIterations: q(200_000, 1000), rounds: q(25, 2), batch: q(100, 10), warmup: q(10, 1),
+    wideReps: q(5, 1), deepReps: q(3, 1), deepDepth: q(10_000, 200),
+  })
+  log('## 7. Tree limits: what bounding a tree costs')
+  log()
+  log(`Budget bookkeeping of one step (wall + steps + tokens checks, step and token charges, one tool-call check and charge) on a run at depth 3 with a limit of its own at every level, ${r.stepNs.n} rounds: **${fmtStats(r.stepNs, ' ns')}**.`)
+  log()
+  const [plainName, budgetName] = Object.keys(r.overhead)
+  const plain = r.overhead[plainName].median
+  const budgeted = r.overhead[budgetName].median
+  table(['system (one delegation, interleaved)', 'µs/call median (min–max)', 'vs shipped defaults'],
+    Object.entries(r.overhead).map(([name, s]) => [name, fmtStats(s), `${fmt(s.median / plain, 2)}×`]))
+  const wide = stats(r.wide.ms)
+  log(`A model step asking for 5,000 \`subagent\` calls (shipped defaults: ${r.wide.ran} run, ${r.wide.refused} answered with an error): ${fmtStats(wide, ' ms')} wall, heap ${fmtStats(stats(r.wide.heapMiB), ' MiB', 1)} after the run (before GC), ${r.wide.ms.length} reps.`)
+  log()
+  log(`Cancelling a ${r.deep.depth.toLocaleString('en')}-deep chain (limits raised to allow it): built in ${fmtStats(stats(r.deep.buildMs), ' ms')}, cancelled (abort → the root's result) in ${fmtStats(stats(r.deep.cancelMs), ' ms')}, ${r.deep.buildMs.length} reps. The cascade runs without recursion proportional to depth.`)
+  log()
+  const stepUs = r.stepNs.median / 1000
+  targets.push(['budget bookkeeping ≤ 5 µs per step', stepUs <= 5, `${fmt(r.stepNs.median)} ns`])
+  log(`Budgets on every limit add ${fmt(budgeted - plain)} µs per delegation (${fmt(budgeted / plain, 2)}×); most of it is the wall-time timer each run with a \`maxWallMs\` of its own arms.`)
+  log()
 }
 
 // Targets -------------------------------------------------------------------------------------

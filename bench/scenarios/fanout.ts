@@ -37,7 +37,7 @@ export async function fanout(options: { sizes: number[]; reps: number }): Promis
     return calls(Array.from({ length: n }, (_, i) => ({ name: 'subagent', input: { description: `part ${i}`, prompt: `${CHILD}part ${i}` } })))
   })
   // The per-parent gate (default 8) would queue all but 8 children; raise it so all N run at once.
-  const h = await host({ model, maxConcurrentPerParent: Math.max(...options.sizes) })
+  const h = await host({ model, width: Math.max(...options.sizes) })
   try {
     for (let rep = -1; rep < options.reps; rep++) {
       for (const row of rows) {
