@@ -305,23 +305,24 @@ export class Agent {
   private admit(calls: ModelToolCall[], budget: Budget): { admitted: number; refusals: Map<number, string>; refusedForBudget: boolean } {
     const refusals = new Map<number, string>()
     let admitted = 0
-    let refusedForBudget = false
+    let spent: string | undefined
     for (let i = 0; i < calls.length; i++) {
       if (i >= this.maxToolCallsPerStep) {
         refusals.set(i, `Not run: this step asked for ${calls.length} tool calls and at most ${this.maxToolCallsPerStep} run per step `
           + '(maxToolCallsPerStep). Ask for the rest in a later step, or fewer at once.')
         continue
       }
-      const breach = this.limitReached(() => budget.check('toolCalls'))
-      if (breach) {
-        refusedForBudget = true
-        refusals.set(i, `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`)
+      // Once the budget is spent in this step it stays spent: the handlers are asked once.
+      const breach = spent === undefined ? this.limitReached(() => budget.check('toolCalls')) : undefined
+      if (breach) spent = `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`
+      if (spent !== undefined) {
+        refusals.set(i, spent)
         continue
       }
       budget.charge('toolCalls', 1)
       admitted++
     }
-    return { admitted, refusals, refusedForBudget }
+    return { admitted, refusals, refusedForBudget: spent !== undefined }
   }
 
   /** A breach, after the operator's handlers had their chance to extend the budget; undefined when none is left. */

@@ -186,6 +186,26 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
       expect(seen.map((b) => b.limit)).to.deep.equal([2, 3, 4])
     })
 
+    it('wall time can be extended: the run\'s timer is re-armed for the new deadline', async () => {
+      const extended: number[] = []
+      ctx.agents.onBudget((event) => {
+        if (event.breach.budget !== 'wallMs' || extended.length) return
+        extended.push(event.breach.limit)
+        event.extend(40)
+      })
+      const hang: ChatModel = {
+        generate: (request: GenerateRequest) => new Promise((_, reject) => {
+          request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true })
+        }),
+      }
+      const began = Date.now()
+      const result = await agentWith(hang, { budget: { maxWallMs: 20 } }).run('go')
+      expect(extended).to.deep.equal([20])
+      expect(result.stopReason).to.equal('budget')
+      expect(result.budget).to.include({ budget: 'wallMs', limit: 60 })
+      expect(Date.now() - began).to.be.at.least(55) // it really went on past the first deadline
+    })
+
     it('a handler is removed with the plugin that added it', async () => {
       let calls = 0
       const fork = ctx.plugin({ name: 'operator', inject: ['agents'], apply: (c: Context) => { c.agents.onBudget(() => { calls++ }) } })
