@@ -6,6 +6,15 @@ import {
 } from '@cordis-subagents/agent'
 import { isBalanced, makeTool, setup, toolPlugin } from './helpers.js'
 
+/** A model whose every call hangs until the request's signal aborts. */
+function hangingModel(): ChatModel {
+  return {
+    generate: (request: GenerateRequest) => new Promise((_, reject) => {
+      request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true })
+    }),
+  }
+}
+
 /** A model that asks for `calls` echo calls every step, reporting `tokens` output tokens per call. */
 function alwaysCalls(calls = 1, tokens = 0): ScriptedModel {
   return new ScriptedModel(() => ({
@@ -83,11 +92,7 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
     })
 
     it('wall time: a hanging model call is stopped by maxWallMs as `budget`, not `aborted`', async () => {
-      const hang: ChatModel = {
-        generate: (request: GenerateRequest) => new Promise((_, reject) => {
-          request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true })
-        }),
-      }
+      const hang = hangingModel()
       const agent = agentWith(hang, { budget: { maxWallMs: 30 } })
       const result = await agent.run('go')
       expect(result.stopReason).to.equal('budget')
@@ -145,11 +150,7 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
 
   describe('limit stop reasons', () => {
     it('an abort whose reason is a TIMEOUT limit ends `timeout`; a BUDGET one `budget`; any other `aborted`', async () => {
-      const hang: ChatModel = {
-        generate: (request: GenerateRequest) => new Promise((_, reject) => {
-          request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true })
-        }),
-      }
+      const hang = hangingModel()
       ctx.agents.registerModel('m', hang)
       const stopWith = async (reason: unknown) => {
         const controller = new AbortController()
@@ -193,11 +194,7 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
         extended.push(event.breach.limit)
         event.extend(40)
       })
-      const hang: ChatModel = {
-        generate: (request: GenerateRequest) => new Promise((_, reject) => {
-          request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true })
-        }),
-      }
+      const hang = hangingModel()
       const began = Date.now()
       const result = await agentWith(hang, { budget: { maxWallMs: 20 } }).run('go')
       expect(extended).to.deep.equal([20])
