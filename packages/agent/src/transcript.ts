@@ -43,22 +43,25 @@ export class Transcript {
     this.list.push(message)
   }
 
-  /** Answers every tool call that has no result yet with a synthetic error result. */
+  /**
+   * Answers every call of the last assistant message that has no result yet with a synthetic
+   * error result. Each assistant message is balanced on its own: a model may reuse call ids
+   * across steps (`call_0` every time), so only the results after that message count. The work
+   * is proportional to that message and its results, not to the history.
+   */
   balance(reason: string): void {
+    const list = this.list
+    let index = list.length - 1
+    while (index >= 0 && list[index].role === 'tool') index--
+    const last = list[index]
+    if (!last || last.role !== 'assistant' || !last.toolCalls?.length) return
     const answered = new Set<string>()
-    for (const message of this.list) {
-      if (message.role === 'tool') answered.add(message.toolCallId)
-    }
-    for (let i = this.list.length - 1; i >= 0; i--) {
-      const message = this.list[i]
-      if (message.role !== 'assistant' || !message.toolCalls?.length) continue
-      for (const call of message.toolCalls) {
-        if (answered.has(call.id)) continue
-        const synthetic: ToolMessage = { role: 'tool', toolCallId: call.id, name: call.name, content: reason, isError: true }
-        this.list.push(synthetic)
-        answered.add(call.id)
-      }
-      break
+    for (let i = index + 1; i < list.length; i++) answered.add((list[i] as ToolMessage).toolCallId)
+    for (const call of last.toolCalls) {
+      if (answered.has(call.id)) continue
+      const synthetic: ToolMessage = { role: 'tool', toolCallId: call.id, name: call.name, content: reason, isError: true }
+      list.push(synthetic)
+      answered.add(call.id)
     }
   }
 }

@@ -60,10 +60,12 @@ export { makeTool, textInput } from '../../tools/tests/helpers.js'
  */
 export function isBalanced(messages: readonly Message[]): boolean {
   const open = new Set<string>()
-  const answered = new Set<string>()
+  // Per assistant message: a model may reuse call ids across steps.
+  let answered = new Set<string>()
   for (const message of messages) {
     if (message.role === 'assistant') {
       if (open.size) return false // a new assistant message before the previous calls were answered
+      answered = new Set<string>()
       for (const call of message.toolCalls ?? []) open.add(call.id)
     } else if (message.role === 'tool') {
       if (!open.has(message.toolCallId) || answered.has(message.toolCallId)) return false
