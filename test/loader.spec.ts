@@ -7,7 +7,7 @@ import { expect } from 'chai'
 import { ScriptedModel } from '@cordis-subagents/agent'
 import type { ToolChange } from '@cordis-subagents/tools'
 import { type App, settle, startApp } from '@cordis-subagents/quickstart/app'
-import { ROOT } from './helpers.js'
+import { eventually, ROOT } from './helpers.js'
 
 const FIXTURE = join(ROOT, 'packages/provider-acp/tests/fixtures/agent.mjs')
 
@@ -86,9 +86,9 @@ describe('cordis.yml through @cordisjs/loader: the subagent tool loaded twice', 
     await settle(app.ctx)
     expect(changes).to.deep.equal([['subagent_acp', 'removed'], ['subagent_acp', 'added']])
     expect(description('subagent_acp')).to.match(/Runs on: updated in code\.$/)
-    // The loader persists the change to cordis.yml (asynchronously).
-    const persisted = await new Promise<string>((resolve) => setTimeout(() => resolve(readFileSync(file, 'utf8')), 50))
-    expect(persisted).to.include('updated in code')
+    // The loader persists the change to cordis.yml (asynchronously, on a timer of its own).
+    await eventually(() => readFileSync(file, 'utf8').includes('updated in code'))
+    expect(readFileSync(file, 'utf8')).to.include('updated in code')
   })
 
   it('disabling the provider entry removes its tool; re-enabling restores it and delegations work again', async () => {

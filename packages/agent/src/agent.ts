@@ -1,11 +1,13 @@
 import { setMaxListeners } from 'node:events'
 import {
   addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, LimitError, limitStop,
-  totalTokens, type ToolResult, type ToolView, type WorkCounts,
+  totalTokens, type ToolResult, type ToolView,
 } from '@cordis-subagents/tools'
 import { abortFlat } from './abort.js'
 import { Budget, type BudgetLimits } from './budget.js'
 import { AgentError } from './errors.js'
+import { finishDiagnostic, normalizeResponse } from './response.js'
+import { abortDiagnostic, abortion, budgetDiagnostic, limitDiagnostic } from './stops.js'
 import { Transcript } from './transcript.js'
 import type {
   AgentEvent, AgentUsage, AgentWork, ChatModel, GenerateResponse, Message, ModelToolCall, RunOptions, RunResult, StopReason,
@@ -387,83 +389,4 @@ export class Agent {
       return result
     }))
   }
-}
-
-/**
- * Rejects with the signal's reason once it aborts. A turn races its model and tool calls against
- * this one promise, so it keeps a single abort listener however many steps and calls it makes.
- */
-function abortion(signal: AbortSignal): Promise<never> {
-  const promise = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason)
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true })
-  })
-  promise.catch(() => {}) // Only ever observed through a race; never an unhandled rejection.
-  return promise
-}
-
-const FINISH_REASONS = new Set<string>(['stop', 'tool-calls', 'length', 'refusal', 'error', 'other'])
-
-function normalizeResponse(response: GenerateResponse, idPrefix: string): GenerateResponse {
-  if (!response || typeof response !== 'object') throw new Error('the model returned no response')
-  const toolCalls = normalizeCalls(Array.isArray(response.toolCalls) ? response.toolCalls : [], idPrefix)
-  const raw: unknown = response.finishReason
-  const normalized = { ...response, text: typeof response.text === 'string' ? response.text : '', toolCalls }
-  if (raw === undefined || raw === null) {
-    normalized.finishReason = toolCalls.length ? 'tool-calls' : 'stop'
-  } else if (!FINISH_REASONS.has(raw as string)) {
-    // An adapter bug must not pass for success: an unknown reason is an `error` stop.
-    normalized.finishReason = 'other'
-    normalized.diagnostic ??= finishDiagnostic(String(raw) as GenerateResponse['finishReason'])
-  }
-  return normalized
-}
-
-/**
- * Every call gets a unique string id and a name, so each can be answered and the transcript stays
- * balanced; a malformed entry from an adapter becomes a call answered with an error, not a crash.
- */
-function normalizeCalls(calls: unknown[], idPrefix: string): ModelToolCall[] {
-  const ids = new Set<string>()
-  return calls.map((raw, index) => {
-    const call = (raw && typeof raw === 'object' ? raw : {}) as Partial<ModelToolCall>
-    const base = typeof call.id === 'string' && call.id ? call.id : `${idPrefix}-${index}`
-    let id = base
-    for (let n = index; ids.has(id); n++) id = `${base}-${n}`
-    ids.add(id)
-    if (typeof call.name === 'string' && call.name && raw === call) {
-      return id === call.id ? call as ModelToolCall : { ...call as ModelToolCall, id }
-    }
-    return {
-      id,
-      name: typeof call.name === 'string' && call.name ? call.name : '(unnamed)',
-      input: call.input,
-      invalidInput: 'the model sent a malformed tool call (it needs a tool name).',
-    }
-  })
-}
-
-function finishDiagnostic(reason: GenerateResponse['finishReason']): string {
-  switch (reason) {
-    case 'length': return 'The model hit its output token limit before finishing.'
-    case 'refusal': return 'The model refused to answer.'
-    case 'error': return 'The model reported an error.'
-    default: return `The model stopped for an unrecognised reason ("${reason}").`
-  }
-}
-
-function abortDiagnostic(signal: AbortSignal): string {
-  const reason = signal.reason
-  if (reason instanceof Error && reason.name !== 'AbortError') return `Aborted: ${reason.message}`
-  if (typeof reason === 'string' && reason) return `Aborted: ${reason}`
-  return 'Aborted.'
-}
-
-function budgetDiagnostic(breach: BudgetBreach): string {
-  return `Stopped by ${describeBreach(breach)}; the answer so far is partial. Raise the budget, or give a narrower task.`
-}
-
-function limitDiagnostic(reason: LimitError): string {
-  if (reason.code === 'TIMEOUT') return reason.message || 'Stopped by a timeout.'
-  return reason.breach ? budgetDiagnostic(reason.breach) : reason.message || 'Stopped by a budget.'
 }

@@ -1,0 +1,53 @@
+import type { GenerateResponse, ModelToolCall } from './types.js'
+
+// What a model returned, made well-formed before the loop acts on it.
+
+const FINISH_REASONS = new Set<string>(['stop', 'tool-calls', 'length', 'refusal', 'error', 'other'])
+
+export function normalizeResponse(response: GenerateResponse, idPrefix: string): GenerateResponse {
+  if (!response || typeof response !== 'object') throw new Error('the model returned no response')
+  const toolCalls = normalizeCalls(Array.isArray(response.toolCalls) ? response.toolCalls : [], idPrefix)
+  const raw: unknown = response.finishReason
+  const normalized = { ...response, text: typeof response.text === 'string' ? response.text : '', toolCalls }
+  if (raw === undefined || raw === null) {
+    normalized.finishReason = toolCalls.length ? 'tool-calls' : 'stop'
+  } else if (!FINISH_REASONS.has(raw as string)) {
+    // An adapter bug must not pass for success: an unknown reason is an `error` stop.
+    normalized.finishReason = 'other'
+    normalized.diagnostic ??= finishDiagnostic(String(raw) as GenerateResponse['finishReason'])
+  }
+  return normalized
+}
+
+/**
+ * Every call gets a unique string id and a name, so each can be answered and the transcript stays
+ * balanced; a malformed entry from an adapter becomes a call answered with an error, not a crash.
+ */
+function normalizeCalls(calls: unknown[], idPrefix: string): ModelToolCall[] {
+  const ids = new Set<string>()
+  return calls.map((raw, index) => {
+    const call = (raw && typeof raw === 'object' ? raw : {}) as Partial<ModelToolCall>
+    const base = typeof call.id === 'string' && call.id ? call.id : `${idPrefix}-${index}`
+    let id = base
+    for (let n = index; ids.has(id); n++) id = `${base}-${n}`
+    ids.add(id)
+    if (typeof call.name === 'string' && call.name && raw === call) {
+      return id === call.id ? call as ModelToolCall : { ...call as ModelToolCall, id }
+    }
+    return {
+      id,
+      name: typeof call.name === 'string' && call.name ? call.name : '(unnamed)',
+      input: call.input,
+      invalidInput: 'the model sent a malformed tool call (it needs a tool name).',
+    }
+  })
+}
+
+export function finishDiagnostic(reason: GenerateResponse['finishReason']): string {
+  switch (reason) {
+    case 'length': return 'The model hit its output token limit before finishing.'
+    case 'refusal': return 'The model refused to answer.'
+    case 'error': return 'The model reported an error.'
+    default: return `The model stopped for an unrecognised reason ("${reason}").`
+  }
+}

@@ -1,0 +1,42 @@
+import type { Budget, BudgetBreach } from '@cordis-subagents/agent'
+import { SubagentError } from './errors.js'
+import { describeLimit } from './outcome.js'
+import type { SubagentRequest } from './types.js'
+
+// The tree limits checked before a start: the depth ceiling, the parent's budget, the delegation count.
+
+/** The parent's live budget, when it has one (agents of `ctx.agents` do). */
+export function budgetOf(parent: SubagentRequest['parent']): Budget | undefined {
+  const budget = (parent as { budget?: unknown }).budget as Budget | undefined
+  return budget && typeof budget.child === 'function' && typeof budget.check === 'function' ? budget : undefined
+}
+
+export function depthCeiling(deployment: number, requested: number | undefined, budget: Budget | undefined): { max: number; source: string } {
+  let ceiling = { max: deployment, source: 'the deployment\'s maxDepth' }
+  if (requested !== undefined && requested < ceiling.max) ceiling = { max: requested, source: 'maxDepth' }
+  const tree = budget?.limits.maxDepth
+  if (tree !== undefined && tree < ceiling.max) ceiling = { max: tree, source: 'the tree budget\'s maxDepth' }
+  return ceiling
+}
+
+
+/**
+ * Refuses a start the parent's tree budget cannot pay for (`BUDGET_EXCEEDED`: its steps, tokens
+ * or time are spent, or the tree started `maxChildren` delegations); otherwise counts the delegation.
+ */
+export function admitChild(budget: Budget, parentId: string, maxChildren: number): void {
+  const spent = budget.overtime() ?? budget.check('steps', 0) ?? budget.check('tokens')
+  if (spent) {
+    throw new SubagentError('BUDGET_EXCEEDED',
+      `"${parentId}" cannot delegate: ${describeLimit(spent)} is spent. Answer with what you have.`, { breach: spent })
+  }
+  const treeTotal = budget.root.spent.children
+  const breach: BudgetBreach | undefined = budget.check('children', 1)
+    ?? (treeTotal + 1 > maxChildren ? { budget: 'children', limit: maxChildren, spent: treeTotal } : undefined)
+  if (breach) {
+    throw new SubagentError('BUDGET_EXCEEDED',
+      `"${parentId}" cannot delegate: ${describeLimit(breach)} is reached in this delegation tree. Do the rest yourself, or answer with what you have.`,
+      { breach })
+  }
+  budget.charge('children', 1)
+}

@@ -1,0 +1,145 @@
+import type { BudgetLimits } from '@cordis-subagents/agent'
+import { SubagentError, type SubagentCapability } from './errors.js'
+import type { SubagentProvider, SubagentRequest, SubagentRun, ToolFilter } from './types.js'
+
+// Checks of what comes in from outside: provider descriptors, start requests, run handles.
+
+/** Provider names: 1-64 of `A-Z a-z 0-9 _ -`. */
+export const PROVIDER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null
+}
+
+export function isRun(value: unknown): value is SubagentRun {
+  if (!isObject(value)) return false
+  try {
+    return isObject(value.result) && typeof value.result.then === 'function'
+      && typeof value.cancel === 'function' && typeof value.dispose === 'function'
+  } catch {
+    return false
+  }
+}
+
+function invalidProvider(message: string): never {
+  throw new SubagentError('INVALID_PROVIDER', message)
+}
+
+export function checkProvider(provider: SubagentProvider) {
+  if (!isObject(provider)) invalidProvider('A subagent provider must be an object.')
+  const { name } = provider
+  if (typeof name !== 'string' || !PROVIDER_NAME_PATTERN.test(name)) {
+    invalidProvider(`Invalid subagent provider name ${JSON.stringify(name)}: use 1-64 of A-Z a-z 0-9 _ -.`)
+  }
+  if (provider.description !== undefined && typeof provider.description !== 'string') {
+    invalidProvider(`Subagent provider "${name}": description must be a string when present.`)
+  }
+  const { capabilities } = provider
+  if (!isObject(capabilities)) {
+    invalidProvider(`Subagent provider "${name}": capabilities must be an object { persona, toolFilter, depthLimit } of booleans.`)
+  }
+  for (const key of ['persona', 'toolFilter', 'depthLimit'] as const) {
+    if (typeof capabilities[key] !== 'boolean') {
+      invalidProvider(`Subagent provider "${name}": capabilities.${key} must be a boolean.`)
+    }
+  }
+  if (typeof provider.inheritsParentContext !== 'boolean') {
+    invalidProvider(`Subagent provider "${name}": inheritsParentContext must be a boolean.`)
+  }
+  if (typeof provider.start !== 'function') {
+    invalidProvider(`Subagent provider "${name}": start must be a function returning a promise of a run.`)
+  }
+}
+
+function invalidRequest(message: string): never {
+  throw new SubagentError('INVALID_REQUEST', message)
+}
+
+function isSignal(value: unknown): value is AbortSignal {
+  if (value instanceof AbortSignal) return true
+  return isObject(value) && typeof value.aborted === 'boolean'
+    && typeof value.addEventListener === 'function' && typeof value.removeEventListener === 'function'
+}
+
+export function checkRequest(request: SubagentRequest) {
+  if (!isObject(request)) invalidRequest('The subagent request must be an object.')
+  if (typeof request.prompt !== 'string' || !request.prompt.trim()) {
+    invalidRequest('request.prompt must be a non-empty string: the task for the child.')
+  }
+  const { parent } = request
+  if (!isObject(parent) || typeof parent.id !== 'string' || !parent.id
+    || !Number.isInteger(parent.depth) || parent.depth < 0) {
+    invalidRequest('request.parent must be the calling Agent (with a string id and a non-negative integer depth).')
+  }
+  if (!isSignal(request.signal)) invalidRequest('request.signal must be an AbortSignal.')
+  if (request.label !== undefined && typeof request.label !== 'string') {
+    invalidRequest('request.label must be a string when present.')
+  }
+  if (request.persona !== undefined && (typeof request.persona !== 'string' || !request.persona.trim())) {
+    invalidRequest('request.persona must be a non-empty string when present; omit it for the default persona.')
+  }
+  if (request.agentOptions !== undefined) {
+    if (!isObject(request.agentOptions)) invalidRequest('request.agentOptions must be an object when present.')
+    const { model } = request.agentOptions
+    if (model !== undefined && (typeof model !== 'string' || !model)) {
+      invalidRequest('request.agentOptions.model must be a non-empty model ref when present.')
+    }
+  }
+  if (request.toolFilter !== undefined) checkToolFilter(request.toolFilter)
+  if (request.maxDepth !== undefined && (!Number.isInteger(request.maxDepth) || request.maxDepth < 0)) {
+    invalidRequest(`request.maxDepth must be a non-negative integer, got ${String(request.maxDepth)}.`)
+  }
+  if (request.budget !== undefined) checkBudget(request.budget)
+  if (request.onUpdate !== undefined && typeof request.onUpdate !== 'function') {
+    invalidRequest('request.onUpdate must be a function when present.')
+  }
+}
+
+function checkToolFilter(filter: ToolFilter) {
+  if (!isObject(filter) || Array.isArray(filter)) {
+    invalidRequest('request.toolFilter must be an object { allow?, deny? } of tool-name arrays.')
+  }
+  for (const key of Object.keys(filter)) {
+    if (key !== 'allow' && key !== 'deny' && (filter as Record<string, unknown>)[key] !== undefined) {
+      invalidRequest(`request.toolFilter has an unknown key "${key}"; only allow and deny are understood.`)
+    }
+  }
+  for (const key of ['allow', 'deny'] as const) {
+    const list = filter[key]
+    if (list === undefined) continue
+    if (!Array.isArray(list) || !list.every((name) => typeof name === 'string' && name)) {
+      invalidRequest(`request.toolFilter.${key} must be an array of tool names.`)
+    }
+  }
+  if (filter.allow === undefined && filter.deny === undefined) {
+    invalidRequest('request.toolFilter is empty (neither allow nor deny); omit toolFilter to keep the parent\'s tools.')
+  }
+}
+
+const BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren', 'maxConcurrent', 'maxDepth']
+
+export function checkBudget(budget: BudgetLimits) {
+  if (!isObject(budget) || Array.isArray(budget)) invalidRequest('request.budget must be an object of limits.')
+  for (const [key, value] of Object.entries(budget)) {
+    if (value === undefined) continue
+    if (!BUDGET_KEYS.includes(key)) invalidRequest(`request.budget has an unknown key "${key}"; budgets are ${BUDGET_KEYS.join(', ')}.`)
+    if (!isCount(value)) invalidRequest(`request.budget.${key} must be a non-negative integer, got ${String(value)}.`)
+  }
+}
+
+function unsupported(provider: SubagentProvider, capability: SubagentCapability, option: string): never {
+  throw new SubagentError('UNSUPPORTED_CAPABILITY',
+    `Subagent provider "${provider.name}" does not support ${option} (capability "${capability}"); remove ${option} from the request or use a provider that has it.`,
+    { capability })
+}
+
+export function checkCapabilities(provider: SubagentProvider, request: SubagentRequest) {
+  const { capabilities } = provider
+  if (request.persona !== undefined && !capabilities.persona) unsupported(provider, 'persona', 'persona')
+  if (request.toolFilter !== undefined && !capabilities.toolFilter) unsupported(provider, 'toolFilter', 'toolFilter')
+  if (request.maxDepth !== undefined && !capabilities.depthLimit) unsupported(provider, 'depthLimit', 'maxDepth')
+}
+
+export function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+}
