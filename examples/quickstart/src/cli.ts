@@ -210,6 +210,8 @@ async function main() {
     tree.stopHeartbeat()
     current = undefined
     const ms = Date.now() - started
+    // Interrupted: the turn was cancelled by Ctrl-C; the app is going down, nothing more to report.
+    if (shuttingDown) return result
     if (options.json) {
       // One line of JSON; values exact, with every control character escaped.
       process.stdout.write(jsonLine({
