@@ -74,7 +74,7 @@ describe('quick start --interactive: hot reload and output', function () {
 
     cli.child.stdin!.end()
     expect(await cli.exited, cli.stderr()).to.equal(0)
-    expect(processesMatching('acp-agent.js')).to.deep.equal([])
+    expect(processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))).to.deep.equal([])
   })
 
   it('an in-place write (same inode) reloads too, and an unchanged save does not', async () => {

@@ -32,7 +32,7 @@ describe('quick start (examples/quickstart, offline)', function () {
     expect(Number(acp![1])).to.not.equal(cli.child.pid)
     expect(out).to.match(/usage: parent \d+ tokens \(in \d+ \/ out \d+\) · delegated \d+ tokens across 3 delegations · total \d+ · 3 steps · \d+\.\ds/)
     expect(alive(Number(acp![1]))).to.equal(false)
-    expect(processesMatching('acp-agent.js')).to.deep.equal([])
+    expect(processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))).to.deep.equal([])
   })
 
   it('--json prints exactly one JSON object with the answer, usage and delegations', async () => {
@@ -111,7 +111,7 @@ describe('quick start (examples/quickstart, offline)', function () {
       expect(await cli.exited, cli.stderr()).to.equal(0)
       // Quitting unregisters every tool; that is not reported as a reload.
       expect(cli.stdout().slice(beforeQuit)).to.not.include('[reload]')
-      expect(processesMatching('acp-agent.js')).to.deep.equal([])
+      expect(processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))).to.deep.equal([])
     })
   })
 })
