@@ -88,6 +88,13 @@ describe('quick start --interactive: hot reload and output', function () {
     renameSave(config, withForkConfig(base, '    description: in place\n'), 1)
     await delay(800)
     expect(count(cli.stdout(), /changed; refreshing/)).to.equal(1)
+
+    // Passes the schema but fails the plugin's own check in apply: reported on one clear line.
+    const bad = base.replace(/(- id: openai\n\s+name: .*\n\s+config:\n)/, '$1    baseURL: http://user:hunter2@127.0.0.1:9/v1\n')
+    expect(bad).to.not.equal(base)
+    writeFileSync(config, bad)
+    await cli.waitFor(/\[reload\] applied with an error \(that entry is not running; fix the file to reload it\): [^\n]*"baseURL" must not contain user info/)
+    expect(cli.stdout()).to.not.include('hunter2')
     cli.child.stdin!.end()
     expect(await cli.exited, cli.stderr()).to.equal(0)
   })
