@@ -124,8 +124,9 @@ describe('quickstart workspace-tools', () => {
       let inside = 0
       let refused = 0
       let leaked = 0
+      let reads = 0
       const deadline = Date.now() + 15_000
-      for (let reads = 0; Date.now() < deadline && (reads < 1500 || !inside || !refused); reads++) {
+      for (; Date.now() < deadline && (reads < 1500 || !inside || !refused); reads++) {
         const result = await call('read_file', { path: 'swap.txt' })
         if (result.content.includes('top secret')) leaked++
         else if (!result.isError && result.content === 'inside content') inside++
@@ -135,6 +136,7 @@ describe('quickstart workspace-tools', () => {
       // Both outcomes happened, so the race was really exercised.
       expect(inside).to.be.greaterThan(0)
       expect(refused).to.be.greaterThan(0)
+      console.log(`      swap race: ${reads} reads, ${inside} read the inside file, ${refused} refused, ${leaked} returned the outside file`)
     } finally {
       swapper.kill('SIGKILL')
       await exited
