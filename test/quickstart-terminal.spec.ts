@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
 import fc from 'fast-check'
 import pty from '@lydell/node-pty'
-import { jsonLine, terminalLine, terminalText } from '@cordis-subagents/quickstart/terminal-text'
+import { jsonLine, terminalLine, terminalLog, terminalText } from '@cordis-subagents/quickstart/terminal-text'
 import { alive, buildQuickstart, CLI, eventually, offlineEnv, processesMatching, QUICKSTART, ROOT, runCli } from './helpers.js'
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/quickstart/', import.meta.url))
@@ -29,6 +29,13 @@ describe('quick start CLI: terminal safety', function () {
       // An unterminated OSC ends at the newline, so it cannot hide the rest of an answer.
       expect(terminalText('a\u001b]0;title never ends\nvisible')).to.equal('a\nvisible')
       expect(terminalText('plain text — ünïcödé ✓')).to.equal('plain text — ünïcödé ✓')
+    })
+
+    it('terminalLog keeps the logger\'s colours and removes everything else', () => {
+      const line = `\u001b[33m[W]\u001b[0m model-openai answered: ${HOSTILE}done`
+      // The 8-bit CSI in HOSTILE is removed too: only 7-bit ESC [ … m sequences are kept.
+      expect(terminalLog(line)).to.equal('\u001b[33m[W]\u001b[0m model-openai answered: done')
+      expect(terminalLog('a\u001b[2Kb\u001b[1;31mc')).to.equal('ab\u001b[1;31mc')
     })
 
     it('never lets a control character through (property), and keeps printable text as is', () => {

@@ -12,7 +12,7 @@ import type { SubagentOutcome, SubagentRunInfo, SubagentUpdate } from '@cordis-s
 import type { Usage } from '@cordis-subagents/tools'
 import { type App, DEFAULT_CONFIG, startApp } from './app.js'
 import { type ConfigWatcher, reloadConfig, watchConfig } from './config-reload.js'
-import { jsonLine, terminalLine, terminalText } from './terminal-text.js'
+import { jsonLine, terminalLine, terminalLog, terminalText } from './terminal-text.js'
 
 export const DEFAULT_TASK = 'Which packages make up this repository, and how do they depend on each other? Also report the root workspace scripts.'
 
@@ -162,7 +162,8 @@ function usageLine(agent: Agent, result: RunResult, ms: number, delegations: num
 async function main() {
   const options = parseArgs(process.argv.slice(2))
   // cordis logs go to stderr (stdout carries the tree, the answer or the JSON object).
-  for (const target of Logger.targets) target.print = (text: string) => process.stderr.write(text + '\n')
+  // Log lines can quote a server or a model (a diagnostic): only colour sequences are kept.
+  for (const target of Logger.targets) target.print = (text: string) => process.stderr.write(terminalLog(text) + '\n')
   Logger.levels.base = options.verbose ? 3 : 1
   /** Prints text that may come from a model or an agent: escape sequences and controls removed. */
   let out = (text: string) => void process.stdout.write(terminalText(text) + '\n')

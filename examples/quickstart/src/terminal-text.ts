@@ -11,15 +11,24 @@ const BEL = 0x07
  * the line) is dropped.
  */
 export function terminalText(text: string): string {
-  return scrub(text, false)
+  return scrub(text, false, false)
+}
+
+/**
+ * A log line for stderr: as `terminalText`, but colour/style sequences (CSI … `m`) are kept, so
+ * the logger's own colours survive. A logged diagnostic can quote a server or a model; anything
+ * that moves the cursor, erases, sets a title or writes the clipboard is removed.
+ */
+export function terminalLog(text: string): string {
+  return scrub(text, false, true)
 }
 
 /** One-line text (a label, a tool name, a diagnostic): as `terminalText`, with newlines and tabs as spaces. */
 export function terminalLine(text: string): string {
-  return scrub(text, true)
+  return scrub(text, true, false)
 }
 
-function scrub(text: string, oneLine: boolean): string {
+function scrub(text: string, oneLine: boolean, keepStyle: boolean): string {
   let out = ''
   let kept = 0
   let i = 0
@@ -32,7 +41,8 @@ function scrub(text: string, oneLine: boolean): string {
     const c = text.charCodeAt(i)
     if (c === ESC || c === 0x9b || c === 0x9d || c === 0x90 || c === 0x98 || c === 0x9e || c === 0x9f) {
       const end = sequenceEnd(text, i)
-      drop(i, end)
+      const style = keepStyle && c === ESC && text.charCodeAt(i + 1) === 0x5b && text.charCodeAt(end - 1) === 0x6d /* m */
+      if (!style) drop(i, end)
       i = end
     } else if (c === 10 || c === 9) {
       if (oneLine) drop(i, i + 1, ' ')
