@@ -102,10 +102,11 @@ describe('quickstart workspace-tools', () => {
     expect(result.content).to.include('is not a regular file')
   })
 
-  it('never returns the outside file while another process swaps a file for a symlink to it (bounded stress)', async function () {
-    this.timeout(30_000)
-    // The swapper replaces root/swap.txt, atomically by rename, alternately with a regular file and a
-    // symlink to the outside secret, as fast as it can.
+  /**
+   * Runs `read` over and over while another process swaps root/swap.txt, atomically by rename,
+   * between a regular file and a symlink to the outside secret. Returns the counts.
+   */
+  async function swapRace(read: () => Promise<{ content: string; isError?: boolean }>) {
     const swapper = spawn(process.execPath, ['-e', `
       const fs = require('fs'); const path = require('path')
       const [root, secret] = process.argv.slice(1)
@@ -119,27 +120,53 @@ describe('quickstart workspace-tools', () => {
       }
     `, root, join(base, 'secret.txt')], { stdio: ['ignore', 'pipe', 'inherit'] })
     const exited = new Promise((resolve) => swapper.once('exit', resolve))
+    let inside = 0
+    let refused = 0
+    let leaked = 0
+    let reads = 0
     try {
       await new Promise((resolve) => swapper.stdout!.once('data', resolve))
-      let inside = 0
-      let refused = 0
-      let leaked = 0
-      let reads = 0
       const deadline = Date.now() + 15_000
       for (; Date.now() < deadline && (reads < 1500 || !inside || !refused); reads++) {
-        const result = await call('read_file', { path: 'swap.txt' })
+        const result = await read()
         if (result.content.includes('top secret')) leaked++
         else if (!result.isError && result.content === 'inside content') inside++
         else if (result.isError) refused++
       }
-      expect(leaked, `reads that returned the outside file (inside ${inside}, refused ${refused})`).to.equal(0)
-      // Both outcomes happened, so the race was really exercised.
-      expect(inside).to.be.greaterThan(0)
-      expect(refused).to.be.greaterThan(0)
-      console.log(`      swap race: ${reads} reads, ${inside} read the inside file, ${refused} refused, ${leaked} returned the outside file`)
     } finally {
       swapper.kill('SIGKILL')
       await exited
     }
+    return { reads, inside, refused, leaked }
+  }
+
+  it('never returns the outside file while another process swaps a file for a symlink to it (bounded stress)', async function () {
+    this.timeout(30_000)
+    const { reads, inside, refused, leaked } = await swapRace(() => call('read_file', { path: 'swap.txt' }))
+    expect(leaked, `reads that returned the outside file (inside ${inside}, refused ${refused})`).to.equal(0)
+    // Both outcomes happened, so the race was really exercised.
+    expect(inside).to.be.greaterThan(0)
+    expect(refused).to.be.greaterThan(0)
+    console.log(`      swap race: ${reads} reads, ${inside} read the inside file, ${refused} refused, ${leaked} returned the outside file`)
+  })
+
+  it('the portable check (inode comparison, used where /proc/self/fd is missing) holds the same race', async function () {
+    this.timeout(30_000)
+    const read = async () => {
+      try {
+        const { handle } = await workspaceTools.openConfined(root, 'swap.txt', 'inode')
+        try {
+          return { content: (await handle.readFile()).toString('utf8') }
+        } finally {
+          await handle.close()
+        }
+      } catch (error) {
+        return { content: String(error), isError: true }
+      }
+    }
+    const { inside, refused, leaked } = await swapRace(read)
+    expect(leaked, `reads that returned the outside file (inside ${inside}, refused ${refused})`).to.equal(0)
+    expect(inside).to.be.greaterThan(0)
+    expect(refused).to.be.greaterThan(0)
   })
 })
