@@ -159,6 +159,9 @@ function usageLine(agent: Agent, result: RunResult, ms: number, delegations: num
   return `usage: parent ${tokens(own)} tokens (in ${own.inputTokens} / out ${own.outputTokens}) · delegated ${tokens(delegated)} tokens across ${delegations} delegation${delegations === 1 ? '' : 's'} · total ${tokens(agent.usage.total)} · ${result.steps} steps · ${seconds(ms)}`
 }
 
+/** Lines typed or piped while a turn runs wait in a queue of at most this many. */
+const MAX_QUEUED_LINES = 100
+
 async function main() {
   const options = parseArgs(process.argv.slice(2))
   // cordis logs go to stderr (stdout carries the tree, the answer or the JSON object).
@@ -283,7 +286,7 @@ async function main() {
       out(result.kept
         ? `[reload] rejected, previous configuration kept: ${terminalLine(result.reason)}`
         : `[reload] applied with an error (that entry is not running; fix the file to reload it): ${terminalLine(result.reason)}`)
-    })
+    }).catch((error) => out(`[reload] failed: ${terminalLine(String(error))}`))
   })
 
   const queue: string[] = []
@@ -303,6 +306,7 @@ async function main() {
     else ask()
   }
   rl.on('line', (line) => {
+    if (queue.length >= MAX_QUEUED_LINES) return plain(`(ignored: ${MAX_QUEUED_LINES} tasks are already waiting)`)
     queue.push(line)
     void drain()
   })
