@@ -73,7 +73,7 @@ describe('quick start CLI: terminal safety', function () {
       dir = mkdtempSync(join(tmpdir(), 'quickstart-hostile-'))
       config = join(dir, 'cordis.yml')
       writeFileSync(config, readFileSync(join(FIXTURES, 'hostile.yml'), 'utf8')
-        .replace(/name: !!js .*/, `name: ${JSON.stringify(join(FIXTURES, 'hostile-model.mjs'))}`))
+        .replace('HOSTILE_MODEL_PATH', JSON.stringify(join(FIXTURES, 'hostile-model.mjs'))))
     })
     after(() => rmSync(dir, { recursive: true, force: true }))
 
