@@ -1,9 +1,10 @@
 // The quick start as a user runs it (`npm start` = build, then the built CLI), offline.
+import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { alive, buildQuickstart, eventually, offlineEnv, processesMatching, QUICKSTART, runCli } from './helpers.js'
+import { alive, buildQuickstart, eventually, offlineEnv, processesMatching, QUICKSTART, ROOT, runCli } from './helpers.js'
 
 describe('quick start (examples/quickstart, offline)', function () {
   this.timeout(60_000)
@@ -31,7 +32,7 @@ describe('quick start (examples/quickstart, offline)', function () {
     expect(Number(acp![1])).to.not.equal(cli.child.pid)
     expect(out).to.match(/usage: parent \d+ tokens \(in \d+ \/ out \d+\) · delegated \d+ tokens across 3 delegations · total \d+ · 3 steps · \d+\.\ds/)
     expect(alive(Number(acp![1]))).to.equal(false)
-    expect(processesMatching('acp-agent.js')).to.deep.equal([])
+    expect(processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))).to.deep.equal([])
   })
 
   it('--json prints exactly one JSON object with the answer, usage and delegations', async () => {
@@ -46,6 +47,20 @@ describe('quick start (examples/quickstart, offline)', function () {
     expect(result.delegations.every((d: any) => d.depth === 1)).to.equal(true)
     expect(result.usage.delegated.inputTokens).to.be.greaterThan(0)
     expect(result.usage.total.inputTokens).to.equal(result.usage.own.inputTokens + result.usage.delegated.inputTokens)
+  })
+
+  it('`npm start --silent -- --json` (as the README says, for piping into jq) prints only the JSON object', async () => {
+    // Without --silent npm prints its "> cordis-subagents@… start" banner on stdout first.
+    const child = spawn('npm', ['start', '--silent', '--', '--json', 'Which packages are there?'], { cwd: ROOT, env: offlineEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => { stdout += chunk })
+    child.stderr.on('data', (chunk) => { stderr += chunk })
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+    expect(code, stderr).to.equal(0)
+    const result = JSON.parse(stdout)
+    expect(result.stopReason).to.equal('completed')
+    expect(stdout.trimEnd().split('\n')).to.have.length(1)
   })
 
   it('Ctrl-C while children run cancels them, reaps the ACP process and exits 0', async () => {
@@ -96,7 +111,7 @@ describe('quick start (examples/quickstart, offline)', function () {
       expect(await cli.exited, cli.stderr()).to.equal(0)
       // Quitting unregisters every tool; that is not reported as a reload.
       expect(cli.stdout().slice(beforeQuit)).to.not.include('[reload]')
-      expect(processesMatching('acp-agent.js')).to.deep.equal([])
+      expect(processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))).to.deep.equal([])
     })
   })
 })

@@ -4,14 +4,15 @@
  * Boots the app from cordis.yml through @cordisjs/loader, runs the task on a root agent while it
  * prints a live delegation tree, then the answer and a usage line.
  */
-import { watch, type FSWatcher } from 'node:fs'
 import { resolve } from 'node:path'
-import { createInterface } from 'node:readline'
+import { clearLine, createInterface, cursorTo } from 'node:readline'
 import { Logger } from 'cordis'
 import type { Agent, AgentEvent, RunResult } from '@cordis-subagents/agent'
 import type { SubagentOutcome, SubagentRunInfo, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import type { Usage } from '@cordis-subagents/tools'
 import { type App, DEFAULT_CONFIG, startApp } from './app.js'
+import { type ConfigWatcher, reloadConfig, watchConfig } from './config-reload.js'
+import { jsonLine, terminalLine, terminalLog, terminalText } from './terminal-text.js'
 
 export const DEFAULT_TASK = 'Which packages make up this repository, and how do they depend on each other? Also report the root workspace scripts.'
 
@@ -58,7 +59,8 @@ class Tree {
   /** Tool name per delegation label, learned from the parent's tool calls. */
   private readonly toolByLabel = new Map<string, string>()
   private lastOutput = Date.now()
-  private readonly started = Date.now()
+  /** Elapsed stamps count from the start of the current turn. */
+  private started = Date.now()
   private heartbeat?: NodeJS.Timeout
 
   constructor(private readonly app: App, private readonly print: ((line: string) => void) | undefined) {
@@ -106,10 +108,17 @@ class Tree {
     }
   }
 
+  /** Every line: labels, tool names, ids and text come from models and agents, so each is one sanitised line. */
   private line(depth: number, text: string) {
     if (!this.print) return
     this.lastOutput = Date.now()
-    this.print(`[${seconds(Date.now() - this.started).padStart(5)}] ${'  '.repeat(Math.max(depth, 0))}${text}`)
+    this.print(`[${seconds(Date.now() - this.started).padStart(5)}] ${'  '.repeat(Math.max(depth, 0))}${terminalLine(text)}`)
+  }
+
+  startTurn() {
+    this.started = Date.now()
+    this.lastOutput = this.started
+    this.startHeartbeat()
   }
 
   startHeartbeat() {
@@ -150,29 +159,36 @@ function usageLine(agent: Agent, result: RunResult, ms: number, delegations: num
   return `usage: parent ${tokens(own)} tokens (in ${own.inputTokens} / out ${own.outputTokens}) · delegated ${tokens(delegated)} tokens across ${delegations} delegation${delegations === 1 ? '' : 's'} · total ${tokens(agent.usage.total)} · ${result.steps} steps · ${seconds(ms)}`
 }
 
+/** Lines typed or piped while a turn runs wait in a queue of at most this many. */
+const MAX_QUEUED_LINES = 100
+
 async function main() {
   const options = parseArgs(process.argv.slice(2))
   // cordis logs go to stderr (stdout carries the tree, the answer or the JSON object).
-  for (const target of Logger.targets) target.print = (text: string) => process.stderr.write(text + '\n')
+  // Log lines can quote a server or a model (a diagnostic): only colour sequences are kept.
+  for (const target of Logger.targets) target.print = (text: string) => process.stderr.write(terminalLog(text) + '\n')
   Logger.levels.base = options.verbose ? 3 : 1
-  const out = (line: string) => process.stdout.write(line + '\n')
+  /** Prints text that may come from a model or an agent: escape sequences and controls removed. */
+  let out = (text: string) => void process.stdout.write(terminalText(text) + '\n')
 
   const app = await startApp(options.config)
   const { ctx, loader } = app
   // The CLI never rewrites the user's cordis.yml (the loader would write its simplified form back).
   if (loader.file) loader.file.write = () => {}
   const agent = ctx.agents.create({ label: 'main' })
-  const tree = new Tree(app, options.json ? undefined : out)
+  const tree = new Tree(app, options.json ? undefined : (line) => out(line))
 
   let current: AbortController | undefined
   let shuttingDown: Promise<void> | undefined
-  let watcher: FSWatcher | undefined
+  let watcher: ConfigWatcher | undefined
   let stopReloadLog: (() => void) | undefined
+  let closeInput: (() => void) | undefined
   const shutdown = (code: number) => (shuttingDown ??= (async () => {
     // Shutting down unregisters every tool: that is not a reload worth reporting.
     stopReloadLog?.()
     current?.abort(new Error('interrupted (Ctrl-C)'))
     watcher?.close()
+    closeInput?.()
     tree.stopHeartbeat()
     await agent.dispose()
     await app.stop()
@@ -187,19 +203,22 @@ async function main() {
 
   const runTurn = async (task: string) => {
     if (!options.json) {
-      out(`task: ${task}`)
-      out(`tools: ${ctx.tools.list().map((tool) => tool.name).join(', ')}`)
+      out(`task: ${terminalLine(task)}`)
+      out(`tools: ${ctx.tools.list().map((tool) => terminalLine(tool.name)).join(', ')}`)
     }
     const before = { own: { ...agent.usage.own }, delegated: { ...agent.usage.delegated } }
     const started = Date.now()
     current = new AbortController()
-    tree.startHeartbeat()
+    tree.startTurn()
     const result = await agent.run(task, { signal: current.signal, onEvent: tree.onRootEvent })
     tree.stopHeartbeat()
     current = undefined
     const ms = Date.now() - started
+    // Interrupted: the turn was cancelled by Ctrl-C; the app is going down, nothing more to report.
+    if (shuttingDown) return result
     if (options.json) {
-      out(JSON.stringify({
+      // One line of JSON; values exact, with every control character escaped.
+      process.stdout.write(jsonLine({
         task,
         answer: result.text,
         stopReason: result.stopReason,
@@ -209,10 +228,10 @@ async function main() {
         durationMs: ms,
         usage: { own: agent.usage.own, delegated: agent.usage.delegated, total: agent.usage.total, before },
         delegations: tree.delegations(),
-      }))
+      }) + '\n')
     } else {
       out('')
-      out(`answer${result.stopReason === 'completed' ? '' : ` (${result.stopReason}${result.diagnostic ? `: ${result.diagnostic}` : ''})`}:`)
+      out(`answer${result.stopReason === 'completed' ? '' : ` (${result.stopReason}${result.diagnostic ? `: ${terminalLine(result.diagnostic)}` : ''})`}:`)
       out(result.text || '(no text)')
       out('')
       out(usageLine(agent, result, ms, tree.nodes.size))
@@ -227,33 +246,77 @@ async function main() {
   }
 
   // Interactive: a multi-turn conversation, hot reload of cordis.yml.
+  // Input keeps flowing during a turn (lines typed meanwhile are queued): with readline paused, a
+  // terminal in raw mode would hold Ctrl-C until the turn ends.
+  const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: '> ' })
+  closeInput = () => rl.close()
+  const terminal = process.stdout.isTTY
+  let busy = false
+  let promptPending = false
+  const ask = () => {
+    promptPending = false
+    if (!busy && !shuttingDown) rl.prompt(true)
+  }
+  // Lines printed while idle (reload messages) go above the prompt, which is then redrawn.
+  const plain = out
+  out = (text) => {
+    if (busy || shuttingDown) return plain(text)
+    if (terminal) {
+      cursorTo(process.stdout, 0)
+      clearLine(process.stdout, 0)
+    }
+    plain(text)
+    if (!promptPending) {
+      promptPending = true
+      setImmediate(ask)
+    }
+  }
+
   stopReloadLog = ctx.on('tools/changed', (name, change) => {
     const spec = ctx.tools.list().find((tool) => tool.name === name)
-    out(`[reload] tool ${name} ${change === 'added' ? 'registered' : 'unregistered'}${spec ? `: ${spec.description}` : ''}`)
+    out(`[reload] tool ${terminalLine(name)} ${change === 'added' ? 'registered' : 'unregistered'}${spec ? `: ${terminalLine(spec.description)}` : ''}`)
   })
-  let debounce: NodeJS.Timeout | undefined
-  watcher = watch(options.config, () => {
-    clearTimeout(debounce)
-    debounce = setTimeout(() => {
+  let reloading = Promise.resolve()
+  watcher = watchConfig(options.config, () => {
+    reloading = reloading.then(async () => {
+      if (shuttingDown) return
       out(`[reload] ${options.config} changed; refreshing`)
-      loader.refresh().catch((error) => out(`[reload] failed: ${error}`))
-    }, 150)
+      const result = await reloadConfig(ctx, loader)
+      if (result.ok) return
+      out(result.kept
+        ? `[reload] rejected, previous configuration kept: ${terminalLine(result.reason)}`
+        : `[reload] applied with an error (that entry is not running; fix the file to reload it): ${terminalLine(result.reason)}`)
+    }).catch((error) => out(`[reload] failed: ${terminalLine(String(error))}`))
   })
-  const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: '> ' })
-  rl.on('SIGINT', () => process.emit('SIGINT'))
-  rl.on('close', () => void shutdown(0))
-  out(`interactive: type a task (empty line = the demo question); edit ${options.config} to hot-reload; Ctrl-C or Ctrl-D to quit.`)
+
+  const queue: string[] = []
   let first = true
-  const ask = () => rl.prompt()
-  rl.on('line', async (line) => {
-    rl.pause()
-    const task = line.trim() || (first ? options.task : 'Which package has the most internal dependencies?')
-    first = false
-    await runTurn(task)
-    rl.resume()
-    ask()
+  let inputClosed = false
+  const drain = async () => {
+    if (busy) return
+    busy = true
+    while (queue.length && !shuttingDown) {
+      const line = queue.shift()!
+      const task = line.trim() || (first ? options.task : 'Which package has the most internal dependencies?')
+      first = false
+      await runTurn(task)
+    }
+    busy = false
+    if (inputClosed) void shutdown(0)
+    else ask()
+  }
+  rl.on('line', (line) => {
+    if (queue.length >= MAX_QUEUED_LINES) return plain(`(ignored: ${MAX_QUEUED_LINES} tasks are already waiting)`)
+    queue.push(line)
+    void drain()
   })
-  ask()
+  rl.on('SIGINT', () => process.emit('SIGINT'))
+  rl.on('close', () => {
+    inputClosed = true
+    // End of piped input: finish the queued turns first. Ctrl-D at a terminal: quit now.
+    if (!busy || process.stdin.isTTY) void shutdown(0)
+  })
+  out(`interactive: type a task (empty line = the demo question); edit ${options.config} to hot-reload; Ctrl-C or Ctrl-D to quit.`)
 }
 
 /** Waits (bounded) until provider-acp has no live agent process group left. */

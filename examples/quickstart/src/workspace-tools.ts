@@ -1,4 +1,5 @@
-import { lstat, open, readdir, realpath, stat } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { type FileHandle, lstat, open, readdir, readlink, realpath, stat } from 'node:fs/promises'
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { Context, Schema } from 'cordis'
 import { z } from 'zod'
@@ -34,15 +35,21 @@ export const Config: Schema<Config> = Schema.object({
 /** Directories never listed or searched. */
 const SKIPPED = new Set(['node_modules', '.git', 'lib', 'coverage', '.nyc_output'])
 
+export type WorkspaceErrorCode = 'OUTSIDE_ROOT' | 'NOT_FOUND' | 'NOT_A_FILE' | 'NOT_A_DIRECTORY' | 'HARD_LINK' | 'CHANGED'
+
 export class WorkspaceError extends Error {
-  constructor(readonly code: 'OUTSIDE_ROOT' | 'NOT_FOUND' | 'NOT_A_FILE' | 'NOT_A_DIRECTORY', message: string) {
+  constructor(readonly code: WorkspaceErrorCode, message: string) {
     super(message)
     this.name = 'WorkspaceError'
   }
 }
 
-/** Resolves `path` (relative to `root`) and proves that it, and what it really points to, stay inside `root`. */
-export async function confine(root: string, path: string): Promise<{ absolute: string; display: string }> {
+/**
+ * Resolves `path` (relative to `root`) and proves that it, and what it really points to, stay
+ * inside `root`. Only a `..` path segment escapes: a name such as `..notes` is an ordinary name.
+ * This is a check on names; reading goes through `openConfined`, which verifies the opened file.
+ */
+export async function confine(root: string, path: string): Promise<{ absolute: string; display: string; realRoot: string }> {
   const realRoot = await realpath(root)
   if (isAbsolute(path)) {
     throw new WorkspaceError('OUTSIDE_ROOT', `Refused "${path}": give a path relative to the workspace root, not an absolute path.`)
@@ -60,12 +67,71 @@ export async function confine(root: string, path: string): Promise<{ absolute: s
   if (!inside(realRoot, real)) {
     throw new WorkspaceError('OUTSIDE_ROOT', `Refused "${path}": it is a link to a location outside the workspace root.`)
   }
-  return { absolute: real, display: relative(realRoot, real) || '.' }
+  return { absolute: real, display: relative(realRoot, real) || '.', realRoot }
+}
+
+/** Non-blocking so that a FIFO swapped in never blocks a worker thread; it is refused after fstat. */
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0)
+
+/**
+ * Opens a regular file inside `root` and proves that the file actually opened is inside, so a
+ * concurrent swap of the path for a symlink to the outside cannot slip through between a check
+ * and the open. Open first, then verify the open descriptor:
+ * - Linux: the kernel's own path of the opened file (`/proc/self/fd/N`) must be inside the root;
+ * - elsewhere: the path, resolved again, must name the same device and inode (`lstat`, so a
+ *   final-component swap is caught; a swap of an intermediate directory in that window is not).
+ * Either failure refuses the read (`OUTSIDE_ROOT` / `CHANGED`). A file with more than one hard
+ * link is refused (`HARD_LINK`): one of its other names may be outside the root, and a hard link
+ * cannot be traced back to its other names.
+ */
+export async function openConfined(root: string, path: string, verify: 'auto' | 'inode' = 'auto'): Promise<{ handle: FileHandle; size: number; display: string }> {
+  const { absolute, display, realRoot } = await confine(root, path)
+  let handle: FileHandle
+  try {
+    handle = await open(absolute, OPEN_FLAGS)
+  } catch {
+    throw new WorkspaceError('NOT_FOUND', `"${path}" does not exist in the workspace. Use list_files to see what does.`)
+  }
+  try {
+    const opened = await handle.stat()
+    const kernelPath = verify === 'auto' ? await openedPath(handle) : undefined
+    if (kernelPath !== undefined) {
+      if (!inside(realRoot, kernelPath)) {
+        throw new WorkspaceError('OUTSIDE_ROOT', `Refused "${path}": the file opened is outside the workspace root (it was replaced by a link while being opened).`)
+      }
+    } else {
+      const again = await confine(root, path).catch(() => undefined)
+      const current = again ? await lstat(again.absolute).catch(() => undefined) : undefined
+      if (!current || current.dev !== opened.dev || current.ino !== opened.ino) {
+        throw new WorkspaceError('CHANGED', `Refused "${path}": it changed while it was being opened (it may have been replaced by a link). Try again.`)
+      }
+    }
+    if (!opened.isFile()) throw new WorkspaceError('NOT_A_FILE', `"${path}" is not a regular file. Use list_files for directories.`)
+    if (opened.nlink > 1) {
+      throw new WorkspaceError('HARD_LINK', `Refused "${path}": it has ${opened.nlink} hard links, and another of its names may be outside the workspace root. Only files with a single name are read.`)
+    }
+    return { handle, size: opened.size, display }
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
+}
+
+/** The path the kernel holds for an open descriptor (Linux `/proc/self/fd`), else undefined. */
+async function openedPath(handle: FileHandle): Promise<string | undefined> {
+  if (process.platform !== 'linux') return undefined
+  try {
+    const target = await readlink(`/proc/self/fd/${handle.fd}`)
+    // A file unlinked (or renamed over) after the open keeps its last path plus this suffix.
+    return target.endsWith(' (deleted)') ? target.slice(0, -' (deleted)'.length) : target
+  } catch {
+    return undefined
+  }
 }
 
 function inside(root: string, target: string): boolean {
   const rel = relative(root, target)
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..')
+  return rel === '' || (!isAbsolute(rel) && rel.split(sep)[0] !== '..')
 }
 
 function errorResult(error: unknown) {
@@ -74,10 +140,19 @@ function errorResult(error: unknown) {
 
 export async function listFiles(root: string, path: string, maxEntries: number): Promise<string> {
   const { absolute, display } = await confine(root, path)
-  if (!(await stat(absolute)).isDirectory()) {
+  const before = await stat(absolute)
+  if (!before.isDirectory()) {
     throw new WorkspaceError('NOT_A_DIRECTORY', `"${path}" is a file, not a directory. Use read_file to read it.`)
   }
-  const dirents = (await readdir(absolute, { withFileTypes: true }))
+  const listed = await readdir(absolute, { withFileTypes: true })
+  // Node has no readdir on an open descriptor: prove afterwards that the path still names the
+  // directory that was checked (a swap for a link to the outside during the read is refused).
+  const again = await confine(root, path).catch(() => undefined)
+  const after = again ? await stat(again.absolute).catch(() => undefined) : undefined
+  if (!again || again.absolute !== absolute || !after || after.dev !== before.dev || after.ino !== before.ino) {
+    throw new WorkspaceError('CHANGED', `Refused "${path}": it changed while it was being listed (it may have been replaced by a link). Try again.`)
+  }
+  const dirents = listed
     .filter((d) => !SKIPPED.has(d.name))
     .sort((a, b) => a.name.localeCompare(b.name))
   const lines = [`${display}/ (${dirents.length} entries)`]
@@ -91,15 +166,12 @@ export async function listFiles(root: string, path: string, maxEntries: number):
 }
 
 export async function readFileCapped(root: string, path: string, maxBytes: number): Promise<string> {
-  const { absolute } = await confine(root, path)
-  const info = await stat(absolute)
-  if (!info.isFile()) throw new WorkspaceError('NOT_A_FILE', `"${path}" is not a regular file. Use list_files for directories.`)
-  const handle = await open(absolute, 'r')
+  const { handle, size } = await openConfined(root, path)
   try {
-    const buffer = Buffer.alloc(Math.min(maxBytes, info.size))
+    const buffer = Buffer.alloc(Math.min(maxBytes, size))
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
     const text = buffer.subarray(0, bytesRead).toString('utf8')
-    return info.size > maxBytes ? `${text}\n... [truncated: showing ${bytesRead} of ${info.size} bytes]` : text
+    return size > maxBytes ? `${text}\n... [truncated: showing ${bytesRead} of ${size} bytes]` : text
   } finally {
     await handle.close()
   }
@@ -123,7 +195,12 @@ export async function searchText(root: string, query: string, path: string, limi
       const info = await lstat(full)
       if (info.size > 512 * 1024) continue
       files++
-      const text = await readFileCapped(realRoot, relative(realRoot, full), 512 * 1024)
+      let text: string
+      try {
+        text = await readFileCapped(realRoot, relative(realRoot, full), 512 * 1024)
+      } catch {
+        continue // refused (hard link, changed while opened) or gone: not searched
+      }
       if (text.includes('\u0000')) continue
       const lines = text.split('\n')
       for (let i = 0; i < lines.length; i++) {

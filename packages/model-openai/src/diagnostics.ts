@@ -1,5 +1,9 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
+import { ResponseTimeoutError, ResponseTooLargeError } from './guarded-fetch.js'
 import { MalformedResponseError, truncate } from './mapping.js'
+import { capForRedaction, redact } from './redact.js'
+
+export { redact } from './redact.js'
 
 /** Stable codes for the errors this package throws (configuration only; request failures are diagnostics). */
 export type ModelOpenAIErrorCode = 'INVALID_CONFIG'
@@ -24,28 +28,22 @@ export interface FailureContext {
   secrets: readonly string[]
 }
 
-/** Collects the secrets a diagnostic must never contain. */
-export function secretsOf(apiKey: string, headers: Record<string, string> | undefined): string[] {
+/** Collects the secrets a diagnostic must never contain: the key, secret-named header values, baseURL query values. */
+export function secretsOf(apiKey: string, headers: Record<string, string> | undefined, baseURL?: string): string[] {
   const secrets = apiKey ? [apiKey] : []
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (SECRET_HEADER.test(name) && value) {
       secrets.push(value)
-      const bearer = /^bearer\s+(.+)$/i.exec(value)
+      const bearer = /^bearer\s+(\S+)$/i.exec(value)
       if (bearer) secrets.push(bearer[1]!)
     }
   }
-  return secrets
-}
-
-/** Removes secrets (and anything that looks like a bearer token or an OpenAI-style key) from text. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
-    if (secret.length >= 4) out = out.split(secret).join('[redacted]')
+  if (baseURL) {
+    try {
+      for (const value of new URL(baseURL).searchParams.values()) if (value) secrets.push(value)
+    } catch {}
   }
-  return out
-    .replace(/\b(bearer)\s+[^\s"',;]+/gi, '$1 [redacted]')
-    .replace(/\bsk-[A-Za-z0-9_-]{6,}/g, 'sk-[redacted]')
+  return secrets
 }
 
 /** A URL as shown in diagnostics and logs: no user info, no query string, no fragment. */
@@ -67,28 +65,44 @@ export function describeFailure(error: unknown, ctx: FailureContext): string {
   const where = `OpenAI-compatible endpoint ${ctx.endpoint} (model "${ctx.model}")`
   const attempts = ctx.maxRetries > 0 ? ` after ${ctx.maxRetries + 1} attempts` : ''
   let text: string
-  if (error instanceof APIConnectionTimeoutError) {
+  const guard = findGuardError(error)
+  if (guard instanceof ResponseTooLargeError) {
+    text = `${where}: the response is larger than ${guard.limit} bytes (maxResponseBytes); it was cut off and discarded. Ask for a shorter answer (maxTokens) or raise "maxResponseBytes".`
+  } else if (guard instanceof ResponseTimeoutError) {
+    text = `${where}: no complete response within ${ctx.timeout} ms (timeout, ${guard.phase === 'body' ? 'the body was still arriving' : 'no response headers'}). Check that the server is up, or raise "timeout".`
+  } else if (error instanceof APIConnectionTimeoutError) {
     text = `${where}: no response within ${ctx.timeout} ms${attempts} (timeout). Check that the server is up, or raise "timeout".`
   } else if (error instanceof APIConnectionError) {
     const code = causeCode(error)
     text = `${where}: connection failed${code ? ` (${code})` : ''}${attempts}. Check that the server is running and that "baseURL" is right.`
   } else if (error instanceof APIError && typeof error.status === 'number') {
-    text = `${where} answered HTTP ${error.status}${attempts}: ${serverMessage(error)}${hintFor(error.status)}`
+    text = `${where} answered HTTP ${error.status}${attempts}: ${serverMessage(error, ctx.secrets)}${hintFor(error.status)}`
   } else if (error instanceof MalformedResponseError) {
     text = `${where}: unusable response: ${error.message}. Check "baseURL" (it usually ends in /v1).`
   } else {
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
-    text = `${where}: request failed: ${truncate(message, 300)}`
+    text = `${where}: request failed: ${truncate(redact(capForRedaction(message, 4096), ctx.secrets), 300)}`
   }
   return truncate(redact(text, ctx.secrets), 2000)
 }
 
-function serverMessage(error: APIError): string {
+function serverMessage(error: APIError, secrets: readonly string[]): string {
   const body = error.error as { message?: unknown } | undefined
   const raw = body && typeof body === 'object' && typeof body.message === 'string' ? body.message
     : typeof error.error === 'string' ? error.error
-    : body ? JSON.stringify(body) : 'no error body'
-  return truncate(String(raw).trim() || 'no error message', 300)
+    : body ? JSON.stringify(body) ?? 'no error body' : 'no error body'
+  // Redact before truncating: a cut could leave the head of a secret that no longer matches.
+  return truncate(redact(capForRedaction(String(raw).trim(), 4096), secrets) || 'no error message', 300)
+}
+
+/** Our own fetch-guard error, as thrown or along the cause chain of an SDK error. */
+function findGuardError(error: unknown): ResponseTimeoutError | ResponseTooLargeError | undefined {
+  let current: unknown = error
+  for (let depth = 0; depth < 8 && current && typeof current === 'object'; depth++) {
+    if (current instanceof ResponseTimeoutError || current instanceof ResponseTooLargeError) return current
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
 }
 
 function hintFor(status: number): string {

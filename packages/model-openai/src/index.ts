@@ -1,13 +1,14 @@
 import { type Context, Schema } from 'cordis'
 import type {} from '@cordis-subagents/agent'
-import { displayEndpoint, ModelOpenAIError } from './diagnostics.js'
+import { ModelOpenAIError } from './diagnostics.js'
 import {
-  DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT, type MaxTokensParam,
-  OpenAIChatModel, type OpenAIChatModelOptions,
+  checkBaseURL, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT,
+  MAX_TIMEOUT, type MaxTokensParam, OpenAIChatModel, type OpenAIChatModelOptions,
 } from './model.js'
 
 export * from './model.js'
 export { describeFailure, displayEndpoint, redact, ModelOpenAIError, type ModelOpenAIErrorCode } from './diagnostics.js'
+export { ResponseTimeoutError, ResponseTooLargeError } from './guarded-fetch.js'
 export { decodeArguments, fromCompletion, mapFinishReason, toChatMessages, toChatTools, toUsage } from './mapping.js'
 
 export const name = 'model-openai'
@@ -21,6 +22,7 @@ export interface Config {
   apiKey?: string
   model: string
   timeout: number
+  maxResponseBytes: number
   maxRetries: number
   temperature?: number
   headers?: Record<string, string>
@@ -36,8 +38,10 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .description('API key. Omitted: `OPENAI_API_KEY` at load time. Empty string: no key (local servers); no `Authorization` header is sent.'),
   model: Schema.string().default(DEFAULT_MODEL)
     .description('Model id used when the agent\'s model ref carries none (`<name>:<model id>` overrides it).'),
-  timeout: Schema.natural().min(1).default(DEFAULT_TIMEOUT)
-    .description('Timeout of one HTTP attempt, in milliseconds.'),
+  timeout: Schema.natural().min(1).max(MAX_TIMEOUT).default(DEFAULT_TIMEOUT)
+    .description('Deadline of one HTTP attempt in milliseconds, from sending the request to the last byte of the response body.'),
+  maxResponseBytes: Schema.natural().min(1).default(DEFAULT_MAX_RESPONSE_BYTES)
+    .description('Largest response body accepted, in bytes (after decompression). A larger one ends the call with an error.'),
   maxRetries: Schema.natural().default(DEFAULT_MAX_RETRIES)
     .description('Retries after a refused connection, a timeout, HTTP 408/409/429 or 5xx (with backoff; `Retry-After` is honoured).'),
   temperature: Schema.number().min(0).max(2)
@@ -68,17 +72,18 @@ export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.e
     fail('name', `must be 1-64 of A-Z a-z 0-9 _ . - / (no ":"; it is the part before ":" in a model ref), got ${JSON.stringify(modelName)}.`)
   }
   const baseURL = (config.baseURL || env.OPENAI_BASE_URL || DEFAULT_BASE_URL).trim()
-  let url: URL | undefined
   try {
-    url = new URL(baseURL)
-  } catch {}
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    fail('baseURL', `must be an http(s) URL such as https://api.openai.com/v1, got ${JSON.stringify(url ? displayEndpoint(baseURL) : baseURL.slice(0, 100))}${config.baseURL ? '' : ' (from OPENAI_BASE_URL)'}.`)
+    checkBaseURL(baseURL)
+  } catch (error) {
+    if (!(error instanceof ModelOpenAIError) || config.baseURL) throw error
+    throw new ModelOpenAIError('INVALID_CONFIG', `${error.message} (from OPENAI_BASE_URL)`)
   }
   const model = (config.model ?? DEFAULT_MODEL).trim()
   if (!model) fail('model', 'must be a non-empty model id.')
   const timeout = config.timeout ?? DEFAULT_TIMEOUT
-  if (!Number.isInteger(timeout) || timeout < 1) fail('timeout', `must be a positive integer (milliseconds), got ${timeout}.`)
+  if (!Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT) fail('timeout', `must be an integer from 1 to ${MAX_TIMEOUT} (milliseconds), got ${timeout}.`)
+  const maxResponseBytes = config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
+  if (!Number.isInteger(maxResponseBytes) || maxResponseBytes < 1) fail('maxResponseBytes', `must be a positive integer (bytes), got ${maxResponseBytes}.`)
   const maxRetries = config.maxRetries ?? DEFAULT_MAX_RETRIES
   if (!Number.isInteger(maxRetries) || maxRetries < 0) fail('maxRetries', `must be a non-negative integer, got ${maxRetries}.`)
   for (const [header, value] of Object.entries(config.headers ?? {})) {
@@ -91,6 +96,7 @@ export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.e
     apiKey: config.apiKey ?? env.OPENAI_API_KEY ?? '',
     model,
     timeout,
+    maxResponseBytes,
     maxRetries,
     maxTokensParam: config.maxTokensParam ?? 'auto',
   }

@@ -122,20 +122,27 @@ export class MalformedResponseError extends Error {
  * `tool-calls`, so the loop runs the calls.
  */
 export function fromCompletion(completion: OpenAI.Chat.ChatCompletion): GenerateResponse {
-  const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined
-  if (!choice || typeof choice !== 'object' || !choice.message || typeof choice.message !== 'object') {
+  const choices = Array.isArray(completion?.choices)
+    ? completion.choices.filter((choice) => choice && typeof choice === 'object' && choice.message && typeof choice.message === 'object')
+    : []
+  const first = choices[0]
+  if (!first) {
     throw new MalformedResponseError('the response has no choices[0].message; the server does not look like an OpenAI chat-completions endpoint')
   }
-  const message = choice.message
   const usage = toUsage(completion.usage)
-  const toolCalls = decodeToolCalls(message.tool_calls)
-  let text = contentText(message.content)
+  // We never ask for n > 1, so extra choices are a server splitting one answer (e.g. parallel tool
+  // calls one per choice): their tool calls are merged in order, never dropped.
+  const toolCalls = decodeToolCalls(choices.flatMap((choice) => (Array.isArray(choice.message.tool_calls) ? choice.message.tool_calls : [])))
+  const refusal = choices.map((choice) => choice.message.refusal).find((value) => typeof value === 'string' && value)
+  let text = contentText(first.message.content) || (choices.map((choice) => contentText(choice.message.content)).find(Boolean) ?? '')
   let finishReason: FinishReason
-  if (typeof message.refusal === 'string' && message.refusal) {
+  if (refusal) {
     finishReason = 'refusal'
-    text = message.refusal
+    text = refusal
   } else {
-    finishReason = mapFinishReason(choice.finish_reason, toolCalls.length > 0)
+    const reason = choices.length === 1 ? first.finish_reason
+      : choices.find((choice) => choice.finish_reason === 'length')?.finish_reason ?? first.finish_reason
+    finishReason = mapFinishReason(reason, toolCalls.length > 0)
   }
   const response: GenerateResponse = { text, toolCalls, finishReason }
   if (usage) response.usage = usage

@@ -1,12 +1,18 @@
 import OpenAI from 'openai'
 import type { ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subagents/agent'
-import { describeFailure, displayEndpoint, type FailureContext, secretsOf } from './diagnostics.js'
+import { describeFailure, displayEndpoint, type FailureContext, ModelOpenAIError, secretsOf } from './diagnostics.js'
+import { guardedFetch } from './guarded-fetch.js'
+import { redactingLogger } from './redacting-logger.js'
 import { fromCompletion, toChatMessages, toChatTools } from './mapping.js'
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1'
 export const DEFAULT_MODEL = 'gpt-4.1-mini'
 export const DEFAULT_TIMEOUT = 10 * 60 * 1000
 export const DEFAULT_MAX_RETRIES = 2
+/** Largest response body accepted (16 MiB, decoded): far above any real completion, far below a runaway. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+/** setTimeout's ceiling: a larger delay fires after 1 ms. */
+export const MAX_TIMEOUT = 2_147_483_647
 /** Sent as the key when none is configured: the SDK refuses to start without one. Never sent on the wire. */
 export const PLACEHOLDER_API_KEY = 'no-key'
 
@@ -26,15 +32,19 @@ export interface OpenAIChatModelOptions {
   apiKey?: string
   /** Model id used when a request carries no `modelId`. */
   model: string
-  /** Per-attempt timeout in ms. */
+  /** Deadline of one HTTP attempt in ms, response body included. */
   timeout?: number
+  /** Largest response body accepted, in bytes (after decompression). */
+  maxResponseBytes?: number
   maxRetries?: number
   temperature?: number
   headers?: Record<string, string>
   /** Which body field carries `maxTokens`. `auto`: `max_completion_tokens` for api.openai.com, else `max_tokens`. */
   maxTokensParam?: MaxTokensParam
-  /** Receives the SDK's own log lines and one warning per failed request. */
+  /** Receives the SDK's own log lines (redacted) and one warning per failed request. Default: the console. */
   logger?: Logger
+  /** The fetch the attempts go through (tests); wrapped with the timeout and size guards. */
+  fetch?: typeof fetch
 }
 
 /**
@@ -59,6 +69,15 @@ export class OpenAIChatModel implements ChatModel {
     const apiKey = options.apiKey ?? ''
     const timeout = options.timeout ?? DEFAULT_TIMEOUT
     const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES
+    const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
+    checkBaseURL(options.baseURL)
+    if (!Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT) {
+      throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: "timeout" must be an integer from 1 to ${MAX_TIMEOUT} ms, got ${timeout}.`)
+    }
+    if (!Number.isInteger(maxResponseBytes) || maxResponseBytes < 1) {
+      throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: "maxResponseBytes" must be a positive integer, got ${maxResponseBytes}.`)
+    }
+    const secrets = secretsOf(apiKey, options.headers, options.baseURL)
     const defaultHeaders: Record<string, string | null> = {}
     // No key: tell the SDK to drop the Authorization header it would build from the placeholder.
     if (!apiKey) defaultHeaders.Authorization = null
@@ -69,14 +88,16 @@ export class OpenAIChatModel implements ChatModel {
       timeout,
       maxRetries,
       defaultHeaders,
-      ...(options.logger ? { logger: options.logger } : {}),
+      fetch: guardedFetch({ timeout, maxResponseBytes }, options.fetch),
+      // The SDK logs request URLs and, at OPENAI_LOG=debug, headers and bodies: every line is redacted.
+      logger: redactingLogger(options.logger ?? console, secrets),
     })
     this.endpoint = displayEndpoint(options.baseURL)
     this.model = options.model
     this.temperature = options.temperature
     this.logger = options.logger
     this.maxTokensParam = resolveMaxTokensParam(options.maxTokensParam ?? 'auto', options.baseURL)
-    this.failure = { endpoint: this.endpoint, timeout, maxRetries, secrets: secretsOf(apiKey, options.headers) }
+    this.failure = { endpoint: this.endpoint, timeout, maxRetries, secrets }
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResponse> {
@@ -100,6 +121,21 @@ export class OpenAIChatModel implements ChatModel {
       return { text: '', toolCalls: [], finishReason: 'error', diagnostic }
     }
   }
+}
+
+/** Throws `INVALID_CONFIG` for a baseURL that is not http(s) or carries user info (`user:pass@`). */
+export function checkBaseURL(baseURL: string): URL {
+  let url: URL | undefined
+  try {
+    url = new URL(baseURL)
+  } catch {}
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "baseURL" must be an http(s) URL such as https://api.openai.com/v1, got ${JSON.stringify(url ? displayEndpoint(baseURL) : baseURL.slice(0, 100))}.`)
+  }
+  if (url.username || url.password) {
+    throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "baseURL" must not contain user info ("user:password@"), got ${JSON.stringify(displayEndpoint(baseURL))} with credentials removed. Put the key in "apiKey", or a credential in "headers".`)
+  }
+  return url
 }
 
 function resolveMaxTokensParam(param: MaxTokensParam, baseURL: string): Exclude<MaxTokensParam, 'auto'> {

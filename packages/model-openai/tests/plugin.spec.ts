@@ -27,7 +27,8 @@ describe('model-openai plugin', () => {
       expect(config.apiKey).to.equal(undefined)
       expect(config.baseURL).to.equal(undefined)
       const dict = (ModelOpenAI.Config as unknown as { dict: Record<string, { meta: { description?: unknown } }> }).dict
-      for (const key of ['name', 'baseURL', 'apiKey', 'model', 'timeout', 'maxRetries', 'temperature', 'headers', 'maxTokensParam']) {
+      expect(config.maxResponseBytes).to.equal(16 * 1024 * 1024)
+      for (const key of ['name', 'baseURL', 'apiKey', 'model', 'timeout', 'maxResponseBytes', 'maxRetries', 'temperature', 'headers', 'maxTokensParam']) {
         expect(dict[key]?.meta.description, key).to.be.ok
       }
     })
@@ -309,7 +310,10 @@ describe('model-openai plugin', () => {
       const schemaFork = ctx.plugin(ModelOpenAI, { baseURL: server.baseURL, timeout: 'soon' as unknown as number })
       const urlFork = ctx.plugin(ModelOpenAI, { name: 'bad-url', baseURL: 'ftp://example.com' })
       const nameFork = ctx.plugin(ModelOpenAI, { name: 'has:colon', baseURL: server.baseURL })
+      const userinfoFork = ctx.plugin(ModelOpenAI, { name: 'userinfo', baseURL: `http://bob:pa55word@127.0.0.1:${server.port}/v1` })
       await ctx.lifecycle.flush()
+      expect(userinfoFork.status).to.equal(FAILED)
+      expect(errors.map((e) => e.message).join('\n')).to.include('must not contain user info').and.not.include('pa55word')
       expect(schemaFork.status).to.equal(FAILED)
       expect(urlFork.status).to.equal(FAILED)
       expect(nameFork.status).to.equal(FAILED)

@@ -1,0 +1,104 @@
+// A `fetch` for the OpenAI SDK that bounds one whole HTTP attempt: the deadline covers the
+// response body as well as the headers (the SDK's own timeout stops at the headers), and the
+// body is counted as it streams in and cut off past a byte cap (after decompression).
+
+/** The attempt did not complete (headers and body) within `timeout` ms. */
+export class ResponseTimeoutError extends Error {
+  override name = 'ResponseTimeoutError'
+  readonly code = 'RESPONSE_TIMEOUT'
+  constructor(readonly timeout: number, readonly phase: 'headers' | 'body') {
+    // "timed out" in the message lets the SDK classify a headers-phase timeout as a timeout (and retry it).
+    super(`request timed out after ${timeout} ms (${phase === 'body' ? 'while reading the response body' : 'waiting for the response'})`)
+  }
+}
+
+/** The response body exceeded `limit` bytes. */
+export class ResponseTooLargeError extends Error {
+  override name = 'ResponseTooLargeError'
+  readonly code = 'RESPONSE_TOO_LARGE'
+  constructor(readonly limit: number) {
+    super(`response body exceeds maxResponseBytes (${limit} bytes)`)
+  }
+}
+
+export interface AttemptLimits {
+  /** Deadline of one attempt in ms, from the request until the last body byte. */
+  timeout: number
+  /** Largest response body accepted, in bytes (decoded). */
+  maxResponseBytes: number
+}
+
+/** Statuses whose responses cannot carry a body (the Response constructor rejects one). */
+const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304])
+
+export function guardedFetch(limits: AttemptLimits, inner: typeof fetch = globalThis.fetch): typeof fetch {
+  return async (input, init) => {
+    const controller = new AbortController()
+    const outer = init?.signal ?? undefined
+    const onOuterAbort = () => controller.abort(outer!.reason)
+    if (outer?.aborted) controller.abort(outer.reason)
+    else outer?.addEventListener('abort', onOuterAbort, { once: true })
+    let phase: 'headers' | 'body' = 'headers'
+    let timedOut: ResponseTimeoutError | undefined
+    const timer = setTimeout(() => {
+      timedOut = new ResponseTimeoutError(limits.timeout, phase)
+      controller.abort(timedOut)
+    }, limits.timeout)
+    const finish = () => {
+      clearTimeout(timer)
+      outer?.removeEventListener('abort', onOuterAbort)
+    }
+
+    let response: Response
+    try {
+      response = await inner(input, { ...init, signal: controller.signal })
+    } catch (error) {
+      finish()
+      throw timedOut ?? error
+    }
+    phase = 'body'
+    if (!response.body || NULL_BODY_STATUS.has(response.status)) {
+      finish()
+      return response
+    }
+
+    const declared = Number(response.headers.get('content-length') ?? NaN)
+    const reader = response.body.getReader()
+    let received = 0
+    const fail = (controllerOfBody: ReadableStreamDefaultController<Uint8Array>, error: unknown) => {
+      finish()
+      controller.abort(error)
+      reader.cancel(error).catch(() => {})
+      controllerOfBody.error(error)
+    }
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        if (Number.isFinite(declared) && declared > limits.maxResponseBytes) fail(c, new ResponseTooLargeError(limits.maxResponseBytes))
+      },
+      async pull(c) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>
+        try {
+          chunk = await reader.read()
+        } catch (error) {
+          finish()
+          c.error(timedOut ?? error)
+          return
+        }
+        if (chunk.done) {
+          finish()
+          c.close()
+          return
+        }
+        received += chunk.value.byteLength
+        if (received > limits.maxResponseBytes) return fail(c, new ResponseTooLargeError(limits.maxResponseBytes))
+        c.enqueue(chunk.value)
+      },
+      cancel(reason) {
+        finish()
+        controller.abort(reason)
+        return reader.cancel(reason).catch(() => {})
+      },
+    })
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+  }
+}
