@@ -37,8 +37,15 @@ export function fixtureArgs(mode: string, arg?: string): string[] {
   return arg === undefined ? [FIXTURE, mode] : [FIXTURE, mode, arg]
 }
 
+/**
+ * The provider over a fixture. `ACP_FIXTURE_OWNER` is passed through by name (the default env
+ * policy inherits only core variables), so the leftover check can still tell ours from theirs.
+ */
 export function fixtureProvider(mode: string, arg?: string, options: Partial<ProviderOptions> = {}) {
-  return createAcpProvider({ command: process.execPath, args: fixtureArgs(mode, arg), logger, ...FAST, ...options })
+  return createAcpProvider({
+    command: process.execPath, args: fixtureArgs(mode, arg), logger, ...FAST, ...options,
+    env: { ACP_FIXTURE_OWNER: true, ...options.env },
+  })
 }
 
 /** A stand-in parent for direct provider calls (the provider reads id, depth and cwd). */
