@@ -325,7 +325,7 @@ export class AcpRun implements SubagentRun {
       // The agent answered session/prompt with a JSON-RPC error: the turn failed, the connection did not.
       if (error instanceof this.sdk.RequestError) {
         const headline = isAuthError(error)
-          ? `ACP_AUTH_REQUIRED: ${this.authGuidance(error)}`
+          ? `[ACP_AUTH_REQUIRED] ${this.authGuidance(error)}`
           : `The agent answered session/prompt with an error: ${describeRequestError(error)}.`
         return this.settle({
           stopReason: 'error',

@@ -6,18 +6,7 @@ import { tailBytes } from '../src/scrub.js'
 import { OutputBuffer } from '../src/output.js'
 import { chooseReject } from '../src/permission.js'
 import { readAcpUsage, readContextUsed, UsageTracker } from '../src/usage.js'
-
-/** The variables the issue report saw reach a child, with values shaped like the real ones. */
-export const LEAKED: Record<string, string> = {
-  GITHUB_PAT: 'ghpat-value-0001', GH_PAT: 'ghpat-value-0002',
-  DATABASE_URL: 'postgres://app:db-pass-0003@db.internal:5432/app', REDIS_URL: 'redis://:redis-pass-0004@cache:6379',
-  NPM_AUTH: 'npm-auth-0005', npm_config__auth: 'npm-config-auth-0006', DB_PASS: 'db-pass-value-0007',
-  SMTP_PASS: 'smtp-pass-0008', MYSQL_PWD: 'mysql-pwd-0009', DB_PASSWD: 'db-passwd-0010',
-  SSH_AUTH_SOCK: '/tmp/ssh-agent-0011.sock', DOCKER_AUTH_CONFIG: '{"auths":{"x":"docker-0012"}}',
-  SENTRY_DSN: 'https://sentry-key-0013@o1.ingest.sentry.io/1', SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/slack-0014',
-  CI_JOB_JWT: 'ci-job-jwt-0015', COOKIE: 'session=cookie-0016',
-  OPENAI_API_KEY: 'sk-openai-0017', GH_TOKEN: 'gh-token-0018', AWS_SECRET_ACCESS_KEY: 'aws-secret-0019',
-}
+import { LEAKED } from './helpers.js'
 
 const policy = (inherit: EnvPolicy['inherit'], set: EnvPolicy['set'] = {}, exclude: string[] = []): EnvPolicy => ({ inherit, exclude, set })
 
