@@ -68,6 +68,8 @@ export function createRunCgroup(): string | null {
   if (!dir) return null
   const path = join(dir, `${PREFIX}${process.pid}-${++counter}`)
   try {
+    // Cheap (one readdir), and keeps the cgroups of hosts killed mid-run from piling up.
+    sweepStale(dir)
     mkdirSync(path)
     return path
   } catch {

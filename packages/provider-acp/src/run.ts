@@ -31,8 +31,11 @@ export const PROTOCOL_VERSION = 1
 const CLIENT_INFO = { name: 'cordis-subagents', title: 'cordis-subagents provider-acp', version: '0.1.0' }
 /** How long to wait for an exit status after the connection dropped. */
 const EXIT_STATUS_MS = 400
-/** Largest single ACP message (one JSON line) read from an agent. */
-export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+/**
+ * Largest single ACP message (one JSON line) read from an agent. Half the SDK's default: an
+ * agent streams text in chunks, but a tool update may carry a whole file.
+ */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 /** Longest text of one progress update (a message chunk, a tool title, a plan). */
 const UPDATE_TEXT_CHARS = 4096
 /** Longest agent-chosen text (an error message, a permission title) put into a diagnostic. */
@@ -111,7 +114,8 @@ export class AcpRun implements SubagentRun {
     this.id = request.runId
     this.onUpdate = request.onUpdate
     this.result = new Promise<SubagentResult>((resolve) => this.settleResult = resolve)
-    this.output = new OutputBuffer(settings.maxOutputBytes)
+    // Room for the note that says text was dropped, so text + note fit maxOutputBytes.
+    this.output = new OutputBuffer(settings.maxOutputBytes - Math.min(256, Math.floor(settings.maxOutputBytes / 4)))
     const { logger, scrubber } = settings
     this.proc = new AgentProcess({
       command: settings.command,
@@ -311,10 +315,24 @@ export class AcpRun implements SubagentRun {
     const response = session.prompt([{ type: 'text', text: prompt }])
     response.catch(() => {})
     // A dead process ends the turn at once; its last output gets a moment to arrive first.
-    const death = proc.settledExit.then((exit) => ({ kind: 'exit' as const, exit }))
+    // Not Promise.race with the (long-pending) exit promise: every race would add a reaction to
+    // it that keeps that update alive until the process exits, i.e. the whole stream.
+    type Next = Awaited<ReturnType<Acp.ActiveSession['nextUpdate']>> | { kind: 'exit'; exit: ExitInfo }
+    let died: ExitInfo | undefined
+    let wake: ((next: Next) => void) | undefined
+    proc.settledExit.then((exit) => {
+      died = exit
+      wake?.({ kind: 'exit', exit })
+    })
+    const nextEvent = () => new Promise<Next>((resolve, reject) => {
+      if (died) return resolve({ kind: 'exit', exit: died })
+      wake = resolve
+      session.nextUpdate().then(resolve, reject)
+    })
     try {
       for (;;) {
-        const next = await Promise.race([session.nextUpdate(), death])
+        const next = await nextEvent()
+        wake = undefined
         if (this.settled) return
         if (next.kind === 'exit') return this.settle(this.diedResult(next.exit))
         if (next.kind === 'stop') return this.settle(this.stopResult(next.response))
@@ -546,7 +564,11 @@ export class AcpRun implements SubagentRun {
 
   /** The agent's message text after its last tool call; all its message text when that is empty. */
   private outputText(): string {
-    return this.output.text()
+    const text = this.output.text()
+    const dropped = this.output.dropped()
+    if (!dropped) return text
+    return `${text}\n\n[Output truncated by provider-acp: the agent sent ${byteLength(text) + dropped} bytes of message text; `
+      + `the first ${byteLength(text)} are kept (maxOutputBytes ${this.settings.maxOutputBytes}).]`
   }
 
   /** headline + permission denials + dropped text + tail, scrubbed and capped; undefined when there is nothing to say. */
@@ -560,7 +582,7 @@ export class AcpRun implements SubagentRun {
     const dropped = this.output.dropped()
     if (dropped) {
       parts.push(`The agent's message text exceeded maxOutputBytes (${this.settings.maxOutputBytes} bytes): `
-        + `the first ${this.settings.maxOutputBytes} bytes are kept, ${dropped} bytes were dropped.`)
+        + `${dropped} bytes were dropped as they streamed (the output says where).`)
     }
     if (!parts.length && !tail) return undefined
     const head = this.settings.scrubber.scrub(parts.join(' '))

@@ -69,7 +69,7 @@ export class Scrubber {
 
   scrub(text: string): string {
     let result = text.length > MAX_SCRUB_CHARS
-      ? `${text.slice(0, MAX_SCRUB_CHARS)}…[cut at ${MAX_SCRUB_CHARS} characters]`
+      ? `${copyString(text.slice(0, MAX_SCRUB_CHARS))}…[cut at ${MAX_SCRUB_CHARS} characters]`
       : text
     // Secret values first, while they are still intact (before control characters are taken out).
     for (const value of this.values) {
@@ -90,13 +90,22 @@ export function byteLength(text: string): number {
   return encoder.encode(text).length
 }
 
-/** The first `maxChars` characters of `text` (never half a surrogate pair), with `…` when cut. */
+/**
+ * The first `maxChars` characters of `text` (never half a surrogate pair), with `…` when cut.
+ * A cut is a copy: a plain slice would keep the whole (possibly huge) original alive for as
+ * long as anyone holds the head, e.g. a progress update in a listener's log.
+ */
 export function headChars(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text
   let end = maxChars
   const code = text.charCodeAt(end - 1)
   if (code >= 0xd800 && code <= 0xdbff) end--
-  return `${text.slice(0, end)}…`
+  return `${copyString(text.slice(0, end))}…`
+}
+
+/** A string that shares no memory with `text` (UTF-16 round trip: every code unit kept). */
+export function copyString(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le')
 }
 
 /**
