@@ -132,7 +132,8 @@ export function removeCgroup(path: string): boolean {
 export function findExecutable(command: string, env: Record<string, string>, cwd: string): string | undefined {
   const candidates = command.includes('/')
     ? [isAbsolute(command) ? command : resolve(cwd, command)]
-    : (env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => resolve(cwd, dir, command))
+    // Without PATH in the child's env, Node (like execvp) searches a default path.
+    : (env.PATH ?? '/usr/bin:/bin').split(delimiter).filter(Boolean).map((dir) => resolve(cwd, dir, command))
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK)

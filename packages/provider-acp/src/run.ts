@@ -257,14 +257,14 @@ export class AcpRun implements SubagentRun {
     } catch (error) {
       if (error instanceof sdk.RequestError && error.code === -32022) {
         throw new AcpError('ACP_PROTOCOL_VERSION',
-          `The ACP agent "${settings.command}" does not support ACP protocol version ${PROTOCOL_VERSION} (${error.message}). `
+          `The ACP agent "${settings.command}" does not support ACP protocol version ${PROTOCOL_VERSION} (${settings.scrubber.scrub(describeRequestError(error))}). `
           + 'Use a release of the agent (or its ACP adapter) that speaks protocol version 1.', { cause: error })
       }
       throw error
     }
     if (init?.protocolVersion !== PROTOCOL_VERSION) {
       throw new AcpError('ACP_PROTOCOL_VERSION',
-        `The ACP agent "${settings.command}" answered initialize with protocol version ${JSON.stringify(init?.protocolVersion)}; `
+        `The ACP agent "${settings.command}" answered initialize with protocol version ${settings.scrubber.scrub(agentText(String(JSON.stringify(init?.protocolVersion)), 64))}; `
         + `this client speaks only ACP protocol version ${PROTOCOL_VERSION}. `
         + 'Use a release of the agent (or its ACP adapter) that speaks protocol version 1.')
     }
