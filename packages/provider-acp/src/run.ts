@@ -206,6 +206,7 @@ export class AcpRun implements SubagentRun {
       await Promise.race([this.openSession(), failure])
     } catch (error) {
       if (error instanceof AcpError) throw error
+      if (this.overflowed) throw new AcpError('ACP_STARTUP_FAILED', `The ACP agent "${settings.command}" failed during ${this.stage}: ${this.overflowed}`, { cause: error })
       if (!(error instanceof this.sdk.RequestError)) {
         // The connection dropped: prefer the exit status when the process is going away.
         const exit = await raceTimeout(this.proc.settledExit, EXIT_STATUS_MS)
@@ -224,6 +225,7 @@ export class AcpRun implements SubagentRun {
 
   private exitedDuringStartup(exit: ExitInfo): AcpError {
     const { command } = this.settings
+    if (this.overflowed) return new AcpError('ACP_STARTUP_FAILED', `The ACP agent "${command}" failed during ${this.stage}: ${this.overflowed}`)
     if (exit.error) {
       const hint = exit.error.code === 'ENOENT'
         ? ' Install it, or set command to its absolute path (it is run without a shell).'
@@ -498,12 +500,15 @@ export class AcpRun implements SubagentRun {
 
   /** The stream passed maxStreamBytes: stop reading, end the run as an error naming the limit. */
   private overflow(limit: number) {
-    if (this.settled) return
+    this.overflowed = `The agent sent more than maxStreamBytes (${limit} bytes) of ACP data in this run, so the run was stopped. `
+      + 'Raise maxStreamBytes on the provider if this agent legitimately sends that much.'
+    // Before the hand-over the handshake fails with this text instead (see handshake()).
+    if (this.settled || this.stage !== 'prompt') return
     this.hurry = true
-    this.settle(this.result_('error',
-      `The agent sent more than maxStreamBytes (${limit} bytes) of ACP data in this run, so the run was stopped. `
-      + 'Raise maxStreamBytes on the provider if this agent legitimately sends that much.'))
+    this.settle(this.result_('error', this.overflowed))
   }
+
+  private overflowed?: string
 
   private diedResult(exit: ExitInfo): SubagentResult {
     this.hurry = true

@@ -130,6 +130,12 @@ describe('provider-acp: hostile agents', function () {
       }
     })
 
+    it('a flood before the hand-over fails the start (ACP_STARTUP_FAILED) naming maxStreamBytes', async () => {
+      const error = await rejection(hostileProvider('flood-init', '4', { maxStreamBytes: 1024 * 1024 }).start(request()))
+      expect(error.code).to.equal('ACP_STARTUP_FAILED')
+      expect(error.message).to.match(/failed during initialize: The agent sent more than maxStreamBytes \(1048576 bytes\)/)
+    })
+
     it('a single ACP message over the per-message limit ends the run as an error naming the limit', async () => {
       const { run } = await start('giant-line', '20')
       const result = await run.result
