@@ -53,7 +53,9 @@ const DRAIN_MS = 200
 
 /**
  * One agent subprocess in its own process group (spawned `detached`, so its pid is the group
- * id): stdout for the protocol, stderr drained into a ring buffer, teardown by group signals.
+ * id) and, where the host may create one, its own cgroup v2 (which also holds processes that
+ * leave the group): stdout for the protocol (counted), stderr drained into a ring buffer,
+ * teardown by group (and cgroup) signals.
  */
 export class AgentProcess {
   readonly child: ChildProcess
