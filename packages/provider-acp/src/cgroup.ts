@@ -31,6 +31,8 @@ export function cgroupBase(): string | null {
     // Moving a process needs write access to cgroup.procs of the common ancestor: our own cgroup.
     accessSync(join(dir, 'cgroup.procs'), constants.W_OK)
     accessSync(dir, constants.W_OK)
+    // The wrapper that enters the cgroup before the agent runs.
+    accessSync('/bin/sh', constants.X_OK)
     sweepStale(dir)
     base = dir
   } catch {
