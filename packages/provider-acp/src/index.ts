@@ -70,7 +70,7 @@ export const Config: Schema<Config> = Schema.object({
   startupTimeout: Schema.natural().min(1).default(30_000)
     .description('Milliseconds for the agent to start and open a session (initialize + session/new).'),
   cancelGrace: Schema.natural().default(5_000)
-    .description('Milliseconds the agent gets to end its turn after session/cancel, and to exit after its stdin closes, before SIGTERM.'),
+    .description('Milliseconds the agent gets to end its turn after session/cancel before its process group is stopped.'),
   killGrace: Schema.natural().default(3_000)
     .description('Milliseconds between SIGTERM and SIGKILL of the agent\'s process group.'),
   exitGrace: Schema.natural().max(60_000).default(50)
