@@ -47,48 +47,48 @@ export function readContextUsed(update: unknown): number | string {
 /**
  * The run's cumulative usage. Token usage from the agent (`PromptResponse.usage`, or a token
  * `Usage` an agent puts in a `usage_update`'s `_meta.usage`) wins; until one arrives, the
- * largest context occupancy seen stands in as a lower bound, counted as input tokens. Totals
- * never decrease (a context compaction does not give tokens back).
+ * largest context occupancy seen stands in as a lower bound, counted as input tokens. No field
+ * ever decreases (a context compaction does not give tokens back, and a budget charging the
+ * growth must never see a negative step), so a floor above the agent's own figure stays.
  */
 export class UsageTracker {
   private reported?: Usage
   private contextFloor = 0
+  private last?: Usage
 
   /** Tokens from the agent; returns the new cumulative usage when it grew. */
   tokens(usage: Usage): Usage | undefined {
-    const before = this.current()
-    const previous = this.reported
-    this.reported = previous
-      ? {
-          inputTokens: Math.max(previous.inputTokens, usage.inputTokens),
-          outputTokens: Math.max(previous.outputTokens, usage.outputTokens),
-          ...usage.cachedInputTokens !== undefined || previous.cachedInputTokens !== undefined
-            ? { cachedInputTokens: Math.max(previous.cachedInputTokens ?? 0, usage.cachedInputTokens ?? 0) }
-            : {},
-        }
-      : { ...usage }
-    return grew(before, this.current())
+    this.reported = this.reported ? maxUsage(this.reported, usage) : { ...usage }
+    return this.advance()
   }
 
   /** A context occupancy from `usage_update`; returns the new cumulative usage when it grew. */
   context(used: number): Usage | undefined {
-    const before = this.current()
     this.contextFloor = Math.max(this.contextFloor, used)
-    return grew(before, this.current())
+    return this.advance()
   }
 
   current(): Usage | undefined {
-    if (this.reported) return { ...this.reported }
-    return this.contextFloor > 0 ? { inputTokens: this.contextFloor, outputTokens: 0 } : undefined
+    return this.last && { ...this.last }
+  }
+
+  private advance(): Usage | undefined {
+    const candidate = this.reported ?? (this.contextFloor > 0 ? { inputTokens: this.contextFloor, outputTokens: 0 } : undefined)
+    if (!candidate) return undefined
+    const next = this.last ? maxUsage(this.last, candidate) : { ...candidate }
+    const grew = !this.last || next.inputTokens !== this.last.inputTokens || next.outputTokens !== this.last.outputTokens
+      || next.cachedInputTokens !== this.last.cachedInputTokens
+    this.last = next
+    return grew ? { ...next } : undefined
   }
 }
 
-function grew(before: Usage | undefined, after: Usage | undefined): Usage | undefined {
-  if (!after) return undefined
-  if (!before) return after
-  const changed = after.inputTokens !== before.inputTokens || after.outputTokens !== before.outputTokens
-    || after.cachedInputTokens !== before.cachedInputTokens
-  return changed ? after : undefined
+function maxUsage(a: Usage, b: Usage): Usage {
+  const usage: Usage = { inputTokens: Math.max(a.inputTokens, b.inputTokens), outputTokens: Math.max(a.outputTokens, b.outputTokens) }
+  if (a.cachedInputTokens !== undefined || b.cachedInputTokens !== undefined) {
+    usage.cachedInputTokens = Math.max(a.cachedInputTokens ?? 0, b.cachedInputTokens ?? 0)
+  }
+  return usage
 }
 
 function describe(value: unknown): string {

@@ -154,14 +154,18 @@ describe('provider-acp: env policy, scrubbing, output budget, usage, permissions
       expect(readContextUsed({ used: -5, size: 1 })).to.be.a('string')
     })
 
-    it('the tracker is cumulative: context occupancy is a floor until token usage arrives; totals never decrease', () => {
+    it('the tracker is cumulative: context occupancy is a floor until token usage arrives; no field ever decreases', () => {
       const tracker = new UsageTracker()
+      expect(tracker.current()).to.equal(undefined)
       expect(tracker.context(1000)).to.deep.equal({ inputTokens: 1000, outputTokens: 0 })
       expect(tracker.context(800)).to.equal(undefined)
-      expect(tracker.tokens({ inputTokens: 900, outputTokens: 300 })).to.deep.equal({ inputTokens: 900, outputTokens: 300 })
+      // The agent's own figure wins from now on, but the floor already charged is not taken back.
+      expect(tracker.tokens({ inputTokens: 900, outputTokens: 300 })).to.deep.equal({ inputTokens: 1000, outputTokens: 300 })
       expect(tracker.tokens({ inputTokens: 500, outputTokens: 100 })).to.equal(undefined)
+      // Once the agent reports tokens, context occupancy no longer counts.
       expect(tracker.context(5000)).to.equal(undefined)
-      expect(tracker.current()).to.deep.equal({ inputTokens: 900, outputTokens: 300 })
+      expect(tracker.tokens({ inputTokens: 2000, outputTokens: 400, cachedInputTokens: 50 })).to.deep.equal({ inputTokens: 2000, outputTokens: 400, cachedInputTokens: 50 })
+      expect(tracker.current()).to.deep.equal({ inputTokens: 2000, outputTokens: 400, cachedInputTokens: 50 })
     })
   })
 
