@@ -382,13 +382,13 @@ export class AcpRun implements SubagentRun {
       case 'tool_call': {
         this.output.toolCall()
         const title = this.progressText(update.title || update.toolCallId || '', 200)
-        this.rememberTitle(update.toolCallId, title)
+        this.rememberTitle(toolKey(update.toolCallId), title)
         return this.emit({ kind: 'tool-call', tool: title, text: title })
       }
       case 'tool_call_update': {
-        if (update.title) this.rememberTitle(update.toolCallId, this.progressText(update.title, 200))
+        if (update.title) this.rememberTitle(toolKey(update.toolCallId), this.progressText(update.title, 200))
         if (update.status !== 'completed' && update.status !== 'failed') return
-        const title = this.toolTitles.get(update.toolCallId) ?? this.progressText(update.toolCallId ?? '', 200)
+        const title = this.toolTitles.get(toolKey(update.toolCallId)) ?? this.progressText(update.toolCallId ?? '', 200)
         return this.emit({ kind: 'tool-result', tool: title, isError: update.status === 'failed' })
       }
       case 'plan':
@@ -624,6 +624,11 @@ function describeRequestError(error: Acp.RequestError): string {
     }
   }
   return `${agentText(String(error.message))} (code ${error.code}${data})`
+}
+
+/** A tool call id as a map key: capped, so a huge id costs no memory (and both lookups cap alike). */
+function toolKey(id: unknown): string {
+  return headChars(String(id ?? ''), 256)
 }
 
 /** Agent-chosen text, capped first (everything after this is linear in the cap). */
