@@ -273,6 +273,12 @@ export function describeExit(exit: ExitInfo): string {
  * orphaned grandchild stays a zombie until init reaps it and `kill(-pgid, 0)` counts zombies.
  */
 export async function groupAlive(pgid: number): Promise<boolean> {
+  // Fast path: no member at all (not even a zombie) needs no /proc scan.
+  try {
+    process.kill(-pgid, 0)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false
+  }
   if (process.platform === 'linux') {
     try {
       return await groupAliveProc(pgid)
