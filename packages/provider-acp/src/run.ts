@@ -172,7 +172,7 @@ export class AcpRun implements SubagentRun {
     }
     this.cancelTimer = setTimeout(() => {
       this.hurry = true
-      this.settle(this.result_('aborted', `Cancelled (${this.cancelReason}); the agent did not end its turn within cancelGrace `
+      this.settle(this.resultOf('aborted', `Cancelled (${this.cancelReason}); the agent did not end its turn within cancelGrace `
         + `(${settings.cancelGrace} ms) after session/cancel, so its process group was terminated.`))
     }, settings.cancelGrace)
   }
@@ -302,7 +302,7 @@ export class AcpRun implements SubagentRun {
     this.stage = 'prompt'
     // The prompt goes out first, so a cancel for an already aborted signal follows it.
     this.promptTurn(request.prompt).catch((error) => {
-      this.settle(this.result_('error', `Internal error of the ACP provider: ${agentText(describeError(error))}`))
+      this.settle(this.resultOf('error', `Internal error of the ACP provider: ${agentText(describeError(error))}`))
     })
     const { signal } = request
     const onAbort = () => this.cancel(reasonText(signal.reason) ?? 'the request signal was aborted')
@@ -485,11 +485,11 @@ export class AcpRun implements SubagentRun {
       if (typeof tokens === 'string') this.ignoredUsage('PromptResponse.usage', tokens)
       else this.reportUsage(this.usage.tokens(tokens))
     }
-    return this.result_(stopReason, headline)
+    return this.resultOf(stopReason, headline)
   }
 
   /** A result with the output, the diagnostic (headline, denials, dropped text, tail) and the usage so far. */
-  private result_(stopReason: SubagentStopReason, headline?: string, tail = ''): SubagentResult {
+  private resultOf(stopReason: SubagentStopReason, headline?: string, tail = ''): SubagentResult {
     const result: SubagentResult = { stopReason, output: this.outputText() }
     const diagnostic = this.diagnostic(headline, tail)
     if (diagnostic) result.diagnostic = diagnostic
@@ -505,14 +505,14 @@ export class AcpRun implements SubagentRun {
     // Before the hand-over the handshake fails with this text instead (see handshake()).
     if (this.settled || this.stage !== 'prompt') return
     this.hurry = true
-    this.settle(this.result_('error', this.overflowed))
+    this.settle(this.resultOf('error', this.overflowed))
   }
 
   private overflowed?: string
 
   private diedResult(exit: ExitInfo): SubagentResult {
     this.hurry = true
-    return this.result_('error', `The ACP agent process "${this.settings.command}" ${describeExit(exit)} during the prompt.`, this.stderrSection())
+    return this.resultOf('error', `The ACP agent process "${this.settings.command}" ${describeExit(exit)} during the prompt.`, this.stderrSection())
   }
 
   private settle(result: SubagentResult) {
