@@ -10,7 +10,7 @@ import { overhead } from './scenarios/overhead.js'
 import { fanout } from './scenarios/fanout.js'
 import { soak } from './scenarios/soak.js'
 import { churn } from './scenarios/churn.js'
-import { acp } from './scenarios/acp.js'
+import { acp, handback } from './scenarios/acp.js'
 import { isolation } from './scenarios/isolation.js'
 import { limits } from './scenarios/limits.js'
 
@@ -117,6 +117,16 @@ log()
   table(['system', 'ms per run median (min–max)', 'vs hand client'],
     Object.entries(r.stats).map(([name, s]) => [name, fmtStats(s), `${fmt(s.median / hand, 2)}×`]))
   targets.push(['ACP per-run ≤ 1.1× the minimal hand client', ours <= 1.1 * hand, `${fmt(ours / hand, 2)}× (${fmt(ours)} vs ${fmt(hand)} ms; floor ${fmt(floor)} ms)`])
+
+  const hb = await handback({ iterations: q(20, 2), warmup: q(2, 1) })
+  const good = hb.stats['well-behaved (exits at EOF)'].median
+  const stubborn = hb.stats['ignores stdin (Codex/Claude-like)'].median
+  log('### ACP hand-back delay (ms from the agent\'s end of turn to result + dispose done)')
+  log()
+  log(`${hb.iterations} runs each, interleaved. The subagent tool returns after the run is disposed, so this is what the parent waits beyond the turn. An agent that ignores the end of stdin gets \`exitGrace\` (50 ms) and then SIGTERM; it used to get \`cancelGrace\` (5 s).`)
+  log()
+  table(['agent', 'ms median (min–max)'], Object.entries(hb.stats).map(([name, s]) => [name, fmtStats(s)]))
+  targets.push(['ACP hand-back: stdin-ignoring agent ≤ 100 ms over a well-behaved one', stubborn - good <= 100, `+${fmt(stubborn - good)} ms (${fmt(stubborn)} vs ${fmt(good)} ms)`])
 }
 
 // 6 -------------------------------------------------------------------------------------------

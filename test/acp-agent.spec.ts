@@ -1,5 +1,6 @@
 // The ACP agent the quick start ships (examples/quickstart/lib/acp-agent.js), driven by the real
-// provider-acp: answers from real tool output, continues the depth count, honours cancel.
+// provider-acp: answers from real tool output, continues the depth count, honours cancel, applies
+// the parent's tool ceiling across the process boundary, reports usage in ACP's field names.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect } from 'chai'
@@ -9,6 +10,7 @@ import AgentRuntime from '@cordis-subagents/agent'
 import SubagentService from '@cordis-subagents/subagents-service'
 import * as acp from '@cordis-subagents/provider-acp'
 import { ROOT_PROMPT } from '@cordis-subagents/quickstart/demo-model'
+import * as workspaceTools from '@cordis-subagents/quickstart/workspace-tools'
 import { alive, buildQuickstart, eventually, QUICKSTART, ROOT } from './helpers.js'
 
 describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function () {
@@ -22,6 +24,8 @@ describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function 
     ctx.plugin(ToolRegistry)
     ctx.plugin(AgentRuntime, { depth: options.depth ?? 0 })
     ctx.plugin(SubagentService)
+    // The parent's tools: the ACP child may use only what its parent may (SUBAGENT_ALLOWED_TOOLS).
+    ctx.plugin(workspaceTools, { root: ROOT } as any)
     ctx.plugin(acp, {
       name: 'acp',
       command: process.execPath,
@@ -54,6 +58,19 @@ describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function 
     expect(result.output).to.match(/^cordis-subagents: workspaces [^;]*packages\/\*[^;]*; npm scripts [^\n]*start[^\n]*\(answered at depth 3, pid \d+\)$/)
     expect(updates.some((u) => u.startsWith('tool-call'))).to.equal(true)
     expect(result.usage?.inputTokens).to.be.greaterThan(0)
+    expect(updates).to.include('usage:')
+  })
+
+  it('the child gets no more tools than its parent: a parent without read_file gets an answer without it', async () => {
+    await boot()
+    const parent = ctx.agents.create({ tools: ctx.tools.view().restrict({ deny: ['read_file'] }) })
+    const run = await ctx.subagents.start('acp', { prompt: `${ROOT_PROMPT}.`, parent, signal: new AbortController().signal })
+    const result = await run.result
+    await run.dispose()
+    await parent.dispose()
+    expect(result.stopReason, result.diagnostic).to.equal('completed')
+    // The demo model calls read_file anyway; the child's registry reports it like an unknown tool.
+    expect(result.output).to.match(/^Could not read the root package\.json: .*read_file/)
   })
 
   it('session/cancel aborts the child\'s turn and the process is reaped', async () => {

@@ -296,11 +296,12 @@ describe('hostile input through the real tool over ACP (subprocess fixture agent
     expect(JSON.parse(result.content).sessionCwd).to.equal(process.cwd())
   })
 
-  it('a 10 MB prompt reaches the agent and its 10 MB echo comes back truncated to the cap', async () => {
+  it('a 10 MB prompt reaches the agent and its 10 MB echo comes back truncated to the cap (by the provider, as it streams)', async () => {
     const prompt = 'q'.repeat(10 * MB)
     const result = await call(h.ctx, { description: 'big', prompt }, { name: 'acp_tool', agent: parent })
     expect(result.isError, result.content.slice(0, 300)).to.not.equal(true)
-    expect(result.content).to.match(/\[Output truncated: the subagent returned \d+ bytes; the first 1048576 are shown\.\]$/)
+    expect(result.content).to.match(/\n\n\[Output truncated by provider-acp: the agent sent 104\d{5} bytes of message text; the first 1048320 are kept \(maxOutputBytes 1048576\)\.\]$/)
+    expect(Buffer.byteLength(result.content)).to.be.at.most(1048576)
     expect(result.content.startsWith('{"prompt":"qqqq')).to.equal(true)
   })
 })

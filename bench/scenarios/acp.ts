@@ -82,3 +82,44 @@ export async function acp(options: { iterations: number; warmup: number }): Prom
   }
   return { stats: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v)])), iterations: options.iterations }
 }
+
+export interface HandbackResult { stats: Record<string, Stats>; iterations: number }
+
+/**
+ * Hand-back delay: from the agent's end of turn (its wall clock, sent with the answer) to the
+ * holder having the result and the run disposed, which is what the subagent tool waits for.
+ * A well-behaved agent (exits when stdin closes) against one that ignores stdin (Codex, Claude).
+ */
+export async function handback(options: { iterations: number; warmup: number }): Promise<HandbackResult> {
+  const h = await host({ model: new BenchModel(() => text('unused')), tools: false })
+  h.ctx.plugin(ProviderAcp, { name: 'well-behaved', command: process.execPath, args: [AGENT, 'timed'] })
+  h.ctx.plugin(ProviderAcp, { name: 'ignores-stdin', command: process.execPath, args: [AGENT, 'timed-ignore-stdin'] })
+  await h.ctx.lifecycle.flush()
+  const parent = h.ctx.agents.create({})
+  const delay = async (provider: string) => {
+    const run = await h.ctx.subagents.start(provider, { prompt: 'hello', parent, signal: new AbortController().signal })
+    const result = await run.result
+    await run.dispose()
+    const handedBack = performance.timeOrigin + performance.now()
+    const ended = Number(/^ended (\S+)$/.exec(result.output)?.[1])
+    if (result.stopReason !== 'completed' || !Number.isFinite(ended)) throw new Error(`handback: ${JSON.stringify(result)}`)
+    return handedBack - ended
+  }
+  const names = ['well-behaved', 'ignores-stdin']
+  const samples: Record<string, number[]> = { 'well-behaved (exits at EOF)': [], 'ignores stdin (Codex/Claude-like)': [] }
+  const labels = Object.keys(samples)
+  try {
+    for (let i = -options.warmup; i < options.iterations; i++) {
+      const order = i % 2 ? [1, 0] : [0, 1]
+      for (const k of order) {
+        const ms = await delay(names[k])
+        if (i >= 0) samples[labels[k]].push(ms)
+      }
+    }
+    if (h.ctx.subagents.runs().length) throw new Error('handback: live runs left')
+  } finally {
+    await parent.dispose()
+    await h.stop()
+  }
+  return { stats: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v)])), iterations: options.iterations }
+}

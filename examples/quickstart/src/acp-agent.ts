@@ -6,6 +6,9 @@
  *
  * prompt → agent.run → agent_message_chunk / tool_call / tool_call_update notifications;
  * session/cancel → abort the turn; SUBAGENT_DEPTH sets the root depth (ctx.agents reads it).
+ * The tool ceiling crosses the process boundary: SUBAGENT_ALLOWED_TOOLS (and session/new's
+ * `_meta.cordisSubagents.allowedTools`) name the tools the delegating parent may use, and this
+ * agent's tools are restricted to them. Usage goes back in ACP's field names.
  * stdout carries only protocol messages: logs go to stderr.
  */
 import { Readable, Writable } from 'node:stream'
@@ -46,6 +49,24 @@ interface Session {
   agent: Agent
   controller?: AbortController
 }
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+/** A ceiling from the parent: a list of tool names, or undefined when none was given. */
+function ceilingFrom(value: unknown): string[] | undefined {
+  if (typeof value === 'string') return value.split(',').filter((name) => TOOL_NAME.test(name))
+  if (Array.isArray(value)) return value.filter((name): name is string => typeof name === 'string' && TOOL_NAME.test(name))
+  return undefined
+}
+
+/** The tools a session may use: the intersection of every ceiling given (env and `_meta`). */
+function sessionTools(meta: unknown) {
+  const fromMeta = ceilingFrom((meta as { cordisSubagents?: { allowedTools?: unknown } } | null | undefined)?.cordisSubagents?.allowedTools)
+  const fromEnv = ceilingFrom(process.env.SUBAGENT_ALLOWED_TOOLS)
+  let view = ctx.tools.view()
+  for (const allow of [fromEnv, fromMeta]) if (allow) view = view.restrict({ allow })
+  return view
+}
 const sessions = new Map<string, Session>()
 let counter = 0
 
@@ -65,7 +86,9 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
   }))
   .onRequest(acp.methods.agent.session.new, async ({ params }) => {
     const sessionId = `session-${process.pid}-${++counter}`
-    sessions.set(sessionId, { agent: ctx.agents.create({ cwd: params.cwd, label: 'acp', persona: persona(ctx.agents.rootDepth) }) })
+    sessions.set(sessionId, {
+      agent: ctx.agents.create({ cwd: params.cwd, label: 'acp', persona: persona(ctx.agents.rootDepth), tools: sessionTools(params._meta) }),
+    })
     return { sessionId }
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
@@ -99,7 +122,10 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
       const stopReason = Object.hasOwn(STOPS, result.stopReason) ? STOPS[result.stopReason] : undefined
       // A failed turn (error, max-steps) is a JSON-RPC error, so the parent sees an `error` result with the diagnostic.
       if (!stopReason) throw acp.RequestError.internalError(undefined, result.diagnostic || `the agent's turn ended with ${result.stopReason}`)
-      return { stopReason, usage: { ...result.usage, totalTokens: result.usage.inputTokens + result.usage.outputTokens } } as any
+      // ACP's (unstable) Usage field names: cachedReadTokens, not our cachedInputTokens.
+      const { inputTokens, outputTokens, cachedInputTokens } = result.usage
+      const usage = { totalTokens: inputTokens + outputTokens, inputTokens, outputTokens, ...cachedInputTokens === undefined ? {} : { cachedReadTokens: cachedInputTokens } }
+      return { stopReason, usage } as any
     } finally {
       session.controller = undefined
     }

@@ -3,16 +3,20 @@ import { isAbsolute, resolve } from 'node:path'
 import type * as Acp from '@agentclientprotocol/sdk'
 import { Context, Schema, type Logger } from 'cordis'
 import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
-import { childEnv } from './env.js'
+import { childEnv, EnvMatcher, secretValues, type EnvInherit, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
 import { AcpRun } from './run.js'
-import { Scrubber, secretValues } from './scrub.js'
+import { Scrubber } from './scrub.js'
 
 export { AcpError, type AcpErrorCode } from './errors.js'
-export { AcpRun, PROTOCOL_VERSION } from './run.js'
+export { AcpRun, MAX_MESSAGE_BYTES, PROTOCOL_VERSION } from './run.js'
 export { liveProcessGroups } from './process.js'
-export { CREDENTIAL_NAME, Scrubber } from './scrub.js'
-export { childEnv } from './env.js'
+export { Scrubber, stripControl } from './scrub.js'
+export { childEnv, CORE_ENV, DEFAULT_EXCLUDE, secretValues, type EnvInherit, type EnvPolicy } from './env.js'
+export { cgroupBase } from './cgroup.js'
+
+/** Most tool names passed to the child as its ceiling; a longer list is cut (never widened). */
+export const MAX_ALLOWED_TOOLS = 256
 
 export const name = 'provider-acp'
 export const reusable = true
@@ -24,11 +28,17 @@ export interface Config {
   command: string
   args?: string[]
   env?: Record<string, string | boolean>
+  inherit?: EnvInherit
+  envExclude?: string[]
   cwd?: string
   permission?: 'reject' | 'allow'
   startupTimeout?: number
   cancelGrace?: number
   killGrace?: number
+  exitGrace?: number
+  maxOutputBytes?: number
+  maxStreamBytes?: number
+  containment?: 'auto' | 'process-group'
   mcpServers?: Acp.McpServer[]
   description?: string
 }
@@ -41,7 +51,15 @@ export const Config: Schema<Config> = Schema.object({
   args: Schema.array(String).default([])
     .description('Arguments for the command, e.g. `["@zed-industries/claude-code-acp"]`.'),
   env: Schema.dict(Schema.union([String, Boolean])).default({})
-    .description('Environment changes for the agent. A string sets the variable; `true` passes the host\'s value through (needed for credential-shaped names like `*_API_KEY`, which are otherwise dropped); `false` removes it.'),
+    .description('Environment changes for the agent, applied after `inherit` and `envExclude`. A string sets the variable; `true` passes the host\'s value through (the way to hand over a credential such as `ANTHROPIC_API_KEY`, or anything `inherit: core` leaves out); `false` removes it.'),
+  inherit: Schema.union([
+    Schema.const('core').description('Only PATH, HOME, USER, LANG, LC_*, TERM, TMPDIR, TZ, XDG_*, npm/Node settings and proxies'),
+    Schema.const('all').description('The host\'s whole environment, minus excluded names'),
+    Schema.const('none').description('Nothing: only `env` and the provider\'s SUBAGENT_* variables'),
+  ]).default('core')
+    .description('Which of the host\'s environment variables the agent inherits. Excluded names (credentials) are never inherited.'),
+  envExclude: Schema.array(String).default([])
+    .description('More variable names never inherited, as case-insensitive globs (`*_INTERNAL_*`), on top of the built-in list (*KEY*, *TOKEN*, *SECRET*, *PASS*, *AUTH*, …). Their values are also scrubbed from diagnostics.'),
   cwd: Schema.string()
     .description('Working directory of the agent and its session: absolute, or relative to the app directory. Default: the parent agent\'s cwd.'),
   permission: Schema.union([
@@ -52,9 +70,20 @@ export const Config: Schema<Config> = Schema.object({
   startupTimeout: Schema.natural().min(1).default(30_000)
     .description('Milliseconds for the agent to start and open a session (initialize + session/new).'),
   cancelGrace: Schema.natural().default(5_000)
-    .description('Milliseconds the agent gets to end its turn after session/cancel, and to exit after its stdin closes, before SIGTERM.'),
+    .description('Milliseconds the agent gets to end its turn after session/cancel before its process group is stopped.'),
   killGrace: Schema.natural().default(3_000)
     .description('Milliseconds between SIGTERM and SIGKILL of the agent\'s process group.'),
+  exitGrace: Schema.natural().max(60_000).default(50)
+    .description('Milliseconds the agent gets to exit by itself after its turn ended and its stdin closed, before SIGTERM. Short, because many agents ignore the end of stdin once a session exists; the result is handed back at once either way.'),
+  maxOutputBytes: Schema.natural().min(1).default(1024 * 1024)
+    .description('Largest agent message text kept during a turn (UTF-8 bytes); more is dropped as it streams, and the diagnostic says how much.'),
+  maxStreamBytes: Schema.natural().min(1024).default(128 * 1024 * 1024)
+    .description('Most ACP data (stdout bytes) one run may send. A run that sends more is stopped and ends as an error naming this limit.'),
+  containment: Schema.union([
+    Schema.const('auto').description('A cgroup v2 per run where the host may create one (Linux, root or a delegated subtree), else the process group'),
+    Schema.const('process-group').description('The process group only'),
+  ]).default('auto')
+    .description('How the agent\'s processes are kept together for teardown. A cgroup also catches processes that leave the group (setsid, double fork).'),
   mcpServers: Schema.array(Schema.any()).default([])
     .description('MCP servers passed to session/new, in ACP form: `{ name, command, args, env: [{ name, value }] }` (stdio) or `{ type: http | sse, name, url, headers: [{ name, value }] }`.'),
   description: Schema.string()
@@ -75,7 +104,11 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
   const baseDir = options.baseDir ?? process.cwd()
   const configuredCwd = options.cwd ? resolveCwd(options.cwd, baseDir) : undefined
   const mcpServers = checkMcpServers(options.mcpServers ?? [])
-  const envConfig = options.env ?? {}
+  const policy: EnvPolicy = { inherit: options.inherit ?? 'core', exclude: options.envExclude ?? [], set: options.env ?? {} }
+  if (!['core', 'all', 'none'].includes(policy.inherit)) {
+    throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.inherit must be core, all or none (got ${JSON.stringify(policy.inherit)}).`)
+  }
+  const matcher = new EnvMatcher(policy.exclude)
   const providerName = options.name ?? 'acp'
   const settings = {
     providerName,
@@ -85,6 +118,10 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
     startupTimeout: options.startupTimeout ?? 30_000,
     cancelGrace: options.cancelGrace ?? 5_000,
     killGrace: options.killGrace ?? 3_000,
+    exitGrace: options.exitGrace ?? 50,
+    maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
+    maxStreamBytes: options.maxStreamBytes ?? 128 * 1024 * 1024,
+    containment: options.containment ?? 'auto',
     mcpServers,
     logger: options.logger,
   }
@@ -100,11 +137,16 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
       // A caller that is not a real Agent may carry no cwd: fall back to the app directory.
       const parentCwd = typeof request.parent.cwd === 'string' && request.parent.cwd ? request.parent.cwd : baseDir
       const cwd = configuredCwd ?? resolve(baseDir, parentCwd)
+      const allowedTools = parentToolNames(request.parent)
+      const own: OwnVariables = { SUBAGENT_DEPTH: String(request.depth) }
+      if (allowedTools) own.SUBAGENT_ALLOWED_TOOLS = allowedTools.join(',')
+      const sessionMeta: Record<string, unknown> = { cordisSubagents: { depth: request.depth, ...allowedTools ? { allowedTools } : {} } }
       return AcpRun.start({
         ...settings,
         cwd,
-        env: childEnv(host, envConfig, request.depth),
-        scrubber: new Scrubber(secretValues(host, envConfig)),
+        env: childEnv(host, policy, own, matcher),
+        scrubber: new Scrubber(secretValues(host, policy, matcher)),
+        sessionMeta,
       }, request)
     },
   }
@@ -119,6 +161,22 @@ export function apply(ctx: Context, config: Config) {
     logger: ctx.logger('acp'),
   })
   ctx.subagents.register(provider)
+}
+
+/**
+ * The names of the tools the parent may use (its ceiling), for a child host of ours to apply
+ * the same ceiling; undefined when the caller has no tool view (then no ceiling is claimed).
+ */
+function parentToolNames(parent: unknown): string[] | undefined {
+  const tools = (parent as { tools?: { list?: () => Array<{ name?: unknown }> } } | undefined)?.tools
+  if (!tools || typeof tools.list !== 'function') return undefined
+  let names: string[]
+  try {
+    names = tools.list().map((tool) => tool?.name).filter((name): name is string => typeof name === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(name))
+  } catch {
+    return undefined
+  }
+  return [...new Set(names)].sort().slice(0, MAX_ALLOWED_TOOLS)
 }
 
 /** Resolves and checks a configured cwd: it must exist, be a directory and be enterable. */

@@ -1,5 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
+import { Transform, type Readable } from 'node:stream'
+import {
+  cgroupPopulated, createRunCgroup, findExecutable, killCgroup, removeCgroup, signalCgroup, wrapInCgroup,
+} from './cgroup.js'
 
 export interface ExitInfo {
   code: number | null
@@ -15,10 +19,20 @@ export interface SpawnOptions {
   env: Record<string, string>
   /** Bytes of stderr kept (the tail). */
   stderrLimit?: number
-  /** Called with each complete stderr line (and a final partial one). */
+  /**
+   * Called with each complete stderr line (and a final partial one), at most `LOG_LINES` lines
+   * per process. Only asked for while `wantStderrLines()` says so (e.g. debug logging is on),
+   * so a flood costs no line splitting when nobody reads the lines.
+   */
   onStderrLine?: (line: string) => void
+  wantStderrLines?: () => boolean
   /** How long after the exit its last output may take to arrive (default 200 ms). */
   drainMs?: number
+  /** Stdout bytes after which `onStdoutLimit` is called once and stdout is no longer read. */
+  maxStdoutBytes?: number
+  onStdoutLimit?: (limit: number) => void
+  /** `process-group` only, or `auto`: also a cgroup v2 per process where the host may create one. */
+  containment?: 'auto' | 'process-group'
 }
 
 export interface TerminateOptions {
@@ -30,6 +44,8 @@ export interface TerminateOptions {
 
 const STDERR_LIMIT = 64 * 1024
 const LOG_LINE_LIMIT = 2000
+/** Stderr lines logged per process; a flood is summarised by one final line. */
+const LOG_LINES = 500
 /** After SIGKILL only an uninterruptible process can linger; do not wait for it forever. */
 const KILL_WAIT = 5000
 const POLL = 25
@@ -37,11 +53,17 @@ const DRAIN_MS = 200
 
 /**
  * One agent subprocess in its own process group (spawned `detached`, so its pid is the group
- * id): stdout for the protocol, stderr drained into a ring buffer, teardown by group signals.
+ * id) and, where the host may create one, its own cgroup v2 (which also holds processes that
+ * leave the group): stdout for the protocol (counted), stderr drained into a ring buffer,
+ * teardown by group (and cgroup) signals.
  */
 export class AgentProcess {
   readonly child: ChildProcess
   readonly pid: number | undefined
+  /** The run's cgroup v2 directory, when the process runs in one (see cgroup.ts). */
+  readonly cgroup: string | null
+  /** stdout as counted against `maxStdoutBytes`: read the protocol from here. */
+  readonly stdout: Readable
   /** Settles once the leader exited (or failed to spawn). */
   readonly exited: Promise<ExitInfo>
   /** Settles once stdout ended or closed. */
@@ -58,20 +80,32 @@ export class AgentProcess {
   private stderrTotal = 0
   private partialLine = ''
   private readonly stderrLimit: number
+  private linesLogged = 0
   private termination?: Promise<void>
 
   constructor(private readonly options: SpawnOptions) {
     this.stderrLimit = options.stderrLimit ?? STDERR_LIMIT
-    // No shell: the command and its arguments go to execve as they are.
-    this.child = spawn(options.command, options.args, {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    })
+    let { command, args } = options
+    // Enter a cgroup only for a command that exists, so a missing one still fails with ENOENT.
+    const executable = options.containment !== 'process-group' ? findExecutable(command, options.env, options.cwd) : undefined
+    this.cgroup = executable ? createRunCgroup() : null
+    if (this.cgroup) ({ command, args } = wrapInCgroup(this.cgroup, executable!, args))
+    // No shell parses the command: it and its arguments go to execve as they are.
+    try {
+      this.child = spawn(command, args, {
+        cwd: options.cwd,
+        env: options.env,
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      })
+    } catch (error) {
+      if (this.cgroup) removeCgroup(this.cgroup)
+      throw error
+    }
     this.pid = this.child.pid
-    if (this.pid !== undefined) registerGroup(this.pid)
+    if (this.pid !== undefined) registerGroup(this.pid, this.cgroup)
+    else if (this.cgroup) removeCgroup(this.cgroup)
 
     const { child } = this
     this.exited = new Promise<ExitInfo>((resolve) => {
@@ -84,6 +118,9 @@ export class AgentProcess {
       this.exit = exit
       this.flushStderrLine()
       return exit
+    })
+    this.stdout = countBytes(child.stdout!, options.maxStdoutBytes ?? Infinity, (limit) => {
+      options.onStdoutLimit?.(limit)
     })
     this.stdoutClosed = streamClosed(child.stdout!)
     const stderrClosed = streamClosed(child.stderr!)
@@ -125,17 +162,27 @@ export class AgentProcess {
       }
     }
     const onLine = this.options.onStderrLine
-    if (!onLine) return
-    const text = this.partialLine + chunk.toString('utf8')
+    if (!onLine || this.linesLogged > LOG_LINES) return
+    if (this.options.wantStderrLines && !this.options.wantStderrLines()) {
+      this.partialLine = ''
+      return
+    }
+    // Only the first LOG_LINE_LIMIT characters of a line are ever logged: never decode more.
+    const text = this.partialLine + chunk.subarray(0, 64 * 1024).toString('utf8')
     const lines = text.split('\n')
-    this.partialLine = lines.pop()!.slice(-LOG_LINE_LIMIT)
+    this.partialLine = lines.pop()!.slice(0, LOG_LINE_LIMIT)
     for (const line of lines) {
-      if (line) onLine(line.length > LOG_LINE_LIMIT ? line.slice(0, LOG_LINE_LIMIT) + '…' : line)
+      if (!line) continue
+      if (++this.linesLogged > LOG_LINES) {
+        onLine(`(more stderr not logged: ${LOG_LINES} lines per agent process are)`)
+        return
+      }
+      onLine(line.length > LOG_LINE_LIMIT ? line.slice(0, LOG_LINE_LIMIT) + '…' : line)
     }
   }
 
   private flushStderrLine() {
-    if (this.partialLine && this.options.onStderrLine) this.options.onStderrLine(this.partialLine)
+    if (this.partialLine && this.options.onStderrLine && this.linesLogged <= LOG_LINES) this.options.onStderrLine(this.partialLine)
     this.partialLine = ''
   }
 
@@ -145,9 +192,16 @@ export class AgentProcess {
     if (stdin && !stdin.destroyed) stdin.end()
   }
 
-  /** Sends `signal` to the whole process group; false when the group no longer exists. */
+  /**
+   * Sends `signal` to the whole process group and, with a cgroup, to every process in it (which
+   * reaches those that left the group); false when the group no longer exists.
+   */
   signalGroup(signal: NodeJS.Signals): boolean {
     if (this.pid === undefined) return false
+    if (this.cgroup) {
+      if (signal === 'SIGKILL') killCgroup(this.cgroup)
+      else signalCgroup(this.cgroup, signal)
+    }
     try {
       process.kill(-this.pid, signal)
       return true
@@ -156,10 +210,11 @@ export class AgentProcess {
     }
   }
 
-  /** True once the leader has exited and no live process is left in its group. */
+  /** True once the leader has exited and no live process is left in its group (or its cgroup). */
   async quiet(): Promise<boolean> {
     if (this.pid === undefined) return true
     if (!this.exit) return false
+    if (this.cgroup && cgroupPopulated(this.cgroup)) return false
     return !(await groupAlive(this.pid))
   }
 
@@ -194,7 +249,8 @@ export class AgentProcess {
       this.signalGroup('SIGKILL')
       await this.waitQuiet(KILL_WAIT)
     } finally {
-      if (this.pid !== undefined && this.exit) unregisterGroup(this.pid)
+      if (this.pid !== undefined && this.exit && (!this.cgroup || removeCgroup(this.cgroup))) unregisterGroup(this.pid)
+      this.stdout.destroy()
       this.child.stdout?.destroy()
       this.child.stderr?.destroy()
       this.child.stdin?.destroy()
@@ -217,6 +273,12 @@ export function describeExit(exit: ExitInfo): string {
  * orphaned grandchild stays a zombie until init reaps it and `kill(-pgid, 0)` counts zombies.
  */
 export async function groupAlive(pgid: number): Promise<boolean> {
+  // Fast path: no member at all (not even a zombie) needs no /proc scan.
+  try {
+    process.kill(-pgid, 0)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false
+  }
   if (process.platform === 'linux') {
     try {
       return await groupAliveProc(pgid)
@@ -251,16 +313,22 @@ async function groupAliveProc(pgid: number): Promise<boolean> {
 // ---------------------------------------------------------------------------------------------
 // Safety net: no agent process group outlives the host process.
 
-const liveGroups = new Set<number>()
+/** Process-group id → the group's cgroup (or null). */
+const liveGroups = new Map<number, string | null>()
 const HANDLED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
 
 /** Process-group ids of agent processes not yet torn down (all plugin instances). */
 export function liveProcessGroups(): number[] {
-  return [...liveGroups]
+  return [...liveGroups.keys()]
 }
 
 function killAllGroups() {
-  for (const pgid of liveGroups) {
+  for (const [pgid, cgroup] of liveGroups) {
+    if (cgroup) {
+      killCgroup(cgroup)
+      // Usually still busy this instant; the next host's probe removes it once empty.
+      removeCgroup(cgroup)
+    }
     try {
       process.kill(-pgid, 'SIGKILL')
     } catch {
@@ -295,9 +363,9 @@ function detachSafetyNet() {
   for (const signal of HANDLED_SIGNALS) process.removeListener(signal, onSignal)
 }
 
-function registerGroup(pgid: number) {
+function registerGroup(pgid: number, cgroup: string | null) {
   if (!liveGroups.size) attachSafetyNet()
-  liveGroups.add(pgid)
+  liveGroups.set(pgid, cgroup)
 }
 
 function unregisterGroup(pgid: number) {
@@ -306,6 +374,31 @@ function unregisterGroup(pgid: number) {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+/** `source` passed through unchanged until `limit` bytes were seen; then `onLimit` once and the end. */
+function countBytes(source: Readable, limit: number, onLimit: (limit: number) => void): Readable {
+  let seen = 0
+  let over = false
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      if (over) return callback()
+      seen += chunk.length
+      if (seen > limit) {
+        over = true
+        onLimit(limit)
+        // Stop reading: the protocol side sees the end of the stream.
+        source.destroy()
+        this.push(null)
+        return callback()
+      }
+      callback(null, chunk)
+    },
+  })
+  source.on('error', () => {})
+  counter.on('error', () => {})
+  source.pipe(counter)
+  return counter
+}
 
 function streamClosed(stream: NodeJS.ReadableStream): Promise<void> {
   return new Promise<void>((resolve) => {

@@ -1,18 +1,31 @@
-/** Environment variable names treated as credentials: dropped from the child env unless configured. */
-export const CREDENTIAL_NAME = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i
-
-/** Longest diagnostic this provider hands out, in UTF-8 bytes (DESIGN.md §6). */
+/**
+ * Scrubbing of agent-controlled text before it reaches a model, a log or a terminal.
+ *
+ * Everything here runs on the host's event loop over text an agent chose, so every pattern is
+ * linear-time: names and values have bounded lengths, a name is only tried from its first
+ * character (a lookbehind), and callers cap the text before it gets here (`Scrubber.scrub`
+ * caps again, to `MAX_SCRUB_CHARS`).
+ */
 
 const REDACTED = '[redacted]'
 
+/** The most text one `scrub` call looks at; the rest is cut (with a note). */
+export const MAX_SCRUB_CHARS = 64 * 1024
+
+/** Name fragments that make a `NAME=value` pair a credential in free text. */
+const CREDENTIAL_WORDS = /KEY|TOKEN|SECRET|PASS|PWD|CREDENTIAL|AUTH|COOKIE|JWT|DSN|WEBHOOK|SESSION|PRIVATE/i
+
 /** Credential shapes that are recognisable without knowing the value. Order matters. */
-const PATTERNS: Array<[RegExp, string]> = [
+const PATTERNS: Array<[RegExp, string | ((...groups: string[]) => string)]> = [
   // Authorization headers and similar: keep the scheme, drop the credential.
-  [/\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=-]{6,}/gi, `$1$2${REDACTED}`],
-  // NAME=value / NAME: value where NAME looks like a credential.
-  [/\b([A-Za-z0-9_.-]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)[A-Za-z0-9_.-]*)(["']?\s*[=:]\s*)("[^"\n]*"|'[^'\n]*'|[^\s"',;]+)/gi, `$1$2${REDACTED}`],
-  // Userinfo in URLs: scheme://user:password@host
-  [/(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@:]+:[^\s/@]+@/gi, `$1${REDACTED}@`],
+  [/\b(Bearer|Basic|Token)([ \t]{1,8})[A-Za-z0-9._~+/=-]{6,}/gi, `$1$2${REDACTED}`],
+  // NAME=value / NAME: value where NAME looks like a credential. The name is tried only from its
+  // first character and is at most 128 long. Once a value starts it always matches (to its
+  // closing quote, or the end of the line / word), so no scan is repeated.
+  [/(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,128})(?![A-Za-z0-9_.-])(["']?[ \t]{0,8}[=:][ \t]{0,8})("[^"\n]*"?|'[^'\n]*'?|[^\s"',;]+)/g,
+    (match: string, name: string, separator: string) => CREDENTIAL_WORDS.test(name) ? `${name}${separator}${REDACTED}` : match],
+  // Userinfo in URLs: scheme://user:password@host (the user may be empty).
+  [/(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/)[^\s/@:]{0,1024}:[^\s/@]{1,1024}@/g, `$1${REDACTED}@`],
   // Well-known token formats.
   [/\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}/g, REDACTED],
   [/\bgh[pousr]_[A-Za-z0-9]{16,}/g, REDACTED],
@@ -23,9 +36,24 @@ const PATTERNS: Array<[RegExp, string]> = [
   [/\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g, REDACTED],
 ]
 
+// ANSI escape sequences (CSI, OSC, and two-character escapes), then every other control
+// character except newline and tab. Bounded repetitions keep them linear.
+const ANSI = /\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]?|\x1b\][^\x07\x1b]{0,2048}(?:\x07|\x1b\\)?|\x1b[@-_]?|\x9b[0-?]{0,64}[ -/]{0,16}[@-~]?/g
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/g
+
 /**
- * Removes credentials from text meant for diagnostics and logs: every known secret value
- * (credential-shaped host variables, configured env values) and recognisable credential shapes.
+ * Removes terminal escape sequences and control characters (keeps newline and tab; a carriage
+ * return is dropped, so "progress\rbar" cannot overwrite a line on a terminal).
+ */
+export function stripControl(text: string): string {
+  return text.replace(ANSI, '').replace(CONTROL, '')
+}
+
+/**
+ * Removes credentials from text meant for diagnostics, logs and progress: every known secret
+ * value (the excluded host variables, configured env values) and recognisable credential
+ * shapes; strips control characters. Linear in the (capped) input.
  */
 export class Scrubber {
   private readonly values: string[]
@@ -40,32 +68,44 @@ export class Scrubber {
   }
 
   scrub(text: string): string {
-    let result = text
+    let result = text.length > MAX_SCRUB_CHARS
+      ? `${copyString(text.slice(0, MAX_SCRUB_CHARS))}…[cut at ${MAX_SCRUB_CHARS} characters]`
+      : text
+    // Secret values first, while they are still intact (before control characters are taken out).
     for (const value of this.values) {
       if (result.includes(value)) result = result.split(value).join(REDACTED)
     }
-    for (const [pattern, replacement] of PATTERNS) result = result.replace(pattern, replacement)
+    result = stripControl(result)
+    for (const value of this.values) {
+      if (result.includes(value)) result = result.split(value).join(REDACTED)
+    }
+    for (const [pattern, replacement] of PATTERNS) result = result.replace(pattern, replacement as string)
     return result
   }
-}
-
-/** Secret values to scrub: credential-shaped variables of `env`, plus every explicitly configured value. */
-export function secretValues(env: NodeJS.ProcessEnv, configured: Record<string, string | boolean>): string[] {
-  const values: string[] = []
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && CREDENTIAL_NAME.test(name)) values.push(value)
-  }
-  for (const [name, value] of Object.entries(configured)) {
-    if (typeof value === 'string' && CREDENTIAL_NAME.test(name)) values.push(value)
-    if (value === true && env[name] !== undefined) values.push(env[name]!)
-  }
-  return values
 }
 
 const encoder = new TextEncoder()
 
 export function byteLength(text: string): number {
   return encoder.encode(text).length
+}
+
+/**
+ * The first `maxChars` characters of `text` (never half a surrogate pair), with `…` when cut.
+ * A cut is a copy: a plain slice would keep the whole (possibly huge) original alive for as
+ * long as anyone holds the head, e.g. a progress update in a listener's log.
+ */
+export function headChars(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text
+  let end = maxChars
+  const code = text.charCodeAt(end - 1)
+  if (code >= 0xd800 && code <= 0xdbff) end--
+  return `${copyString(text.slice(0, end))}…`
+}
+
+/** A string that shares no memory with `text` (UTF-16 round trip: every code unit kept). */
+export function copyString(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le')
 }
 
 /**

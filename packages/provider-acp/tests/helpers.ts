@@ -10,6 +10,7 @@ import { createAcpProvider, liveProcessGroups, type ProviderOptions } from '../s
 
 export const FIXTURE = fileURLToPath(new URL('./fixtures/agent.mjs', import.meta.url))
 export const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url))
+export const HOSTILE = fileURLToPath(new URL('./fixtures/hostile.mjs', import.meta.url))
 export const GRANDCHILD_MARK = 'acp-fixture-grandchild'
 
 /**
@@ -28,8 +29,23 @@ function ours(pid: number): boolean {
   }
 }
 
-/** Small graces keep the suite fast. */
-export const FAST = { cancelGrace: 200, killGrace: 200, startupTimeout: 5000 }
+/** The variables the issue report saw reach a child, with values shaped like the real ones. */
+export const LEAKED: Record<string, string> = {
+  GITHUB_PAT: 'ghpat-value-0001', GH_PAT: 'ghpat-value-0002',
+  DATABASE_URL: 'postgres://app:db-pass-0003@db.internal:5432/app', REDIS_URL: 'redis://:redis-pass-0004@cache:6379',
+  NPM_AUTH: 'npm-auth-0005', npm_config__auth: 'npm-config-auth-0006', DB_PASS: 'db-pass-value-0007',
+  SMTP_PASS: 'smtp-pass-0008', MYSQL_PWD: 'mysql-pwd-0009', DB_PASSWD: 'db-passwd-0010',
+  SSH_AUTH_SOCK: '/tmp/ssh-agent-0011.sock', DOCKER_AUTH_CONFIG: '{"auths":{"x":"docker-0012"}}',
+  SENTRY_DSN: 'https://sentry-key-0013@o1.ingest.sentry.io/1', SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/slack-0014',
+  CI_JOB_JWT: 'ci-job-jwt-0015', COOKIE: 'session=cookie-0016',
+  OPENAI_API_KEY: 'sk-openai-0017', GH_TOKEN: 'gh-token-0018', AWS_SECRET_ACCESS_KEY: 'aws-secret-0019',
+}
+
+/**
+ * Small graces keep the suite fast. `ACP_FIXTURE_OWNER` is passed through by name (the default
+ * env policy inherits only core variables), so the leftover check can tell ours from theirs.
+ */
+export const FAST = { cancelGrace: 200, killGrace: 200, startupTimeout: 5000, env: { ACP_FIXTURE_OWNER: true } as Record<string, string | boolean> }
 
 export const logger = new Logger('acp-test')
 
@@ -37,8 +53,47 @@ export function fixtureArgs(mode: string, arg?: string): string[] {
   return arg === undefined ? [FIXTURE, mode] : [FIXTURE, mode, arg]
 }
 
+/** The provider over a fixture (`options.env` adds to FAST's). */
 export function fixtureProvider(mode: string, arg?: string, options: Partial<ProviderOptions> = {}) {
-  return createAcpProvider({ command: process.execPath, args: fixtureArgs(mode, arg), logger, ...FAST, ...options })
+  return createAcpProvider({
+    command: process.execPath, args: fixtureArgs(mode, arg), logger, ...FAST, ...options,
+    env: { ...FAST.env, ...options.env },
+  })
+}
+
+/** The provider over the hostile fixture (tests/fixtures/hostile.mjs). */
+export function hostileProvider(mode: string, arg?: string, options: Partial<ProviderOptions> = {}) {
+  return createAcpProvider({
+    command: process.execPath, args: arg === undefined ? [HOSTILE, mode] : [HOSTILE, mode, arg], logger, ...FAST, ...options,
+    env: { ...FAST.env, ...options.env },
+  })
+}
+
+export interface Heartbeat {
+  /** Longest gap between two ticks so far (ms): how long the event loop was blocked, at most. */
+  maxGap(): number
+  /** Highest RSS growth over the baseline seen at a tick (bytes). */
+  peakRssGrowth(): number
+  stop(): void
+}
+
+/** A 10 ms interval that records the longest gap between ticks and the RSS peak. */
+export function heartbeat(): Heartbeat {
+  const baseline = process.memoryUsage.rss()
+  let last = performance.now()
+  let gap = 0
+  let peak = 0
+  const timer = setInterval(() => {
+    const now = performance.now()
+    gap = Math.max(gap, now - last)
+    last = now
+    peak = Math.max(peak, process.memoryUsage.rss() - baseline)
+  }, 10)
+  return {
+    maxGap: () => Math.max(gap, performance.now() - last),
+    peakRssGrowth: () => peak,
+    stop: () => clearInterval(timer),
+  }
 }
 
 /** A stand-in parent for direct provider calls (the provider reads id, depth and cwd). */

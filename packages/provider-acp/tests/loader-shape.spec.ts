@@ -25,8 +25,15 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
       startupTimeout: 30_000,
       cancelGrace: 5_000,
       killGrace: 3_000,
+      exitGrace: 50,
+      inherit: 'core',
+      envExclude: [],
+      maxOutputBytes: 1024 * 1024,
+      maxStreamBytes: 128 * 1024 * 1024,
+      containment: 'auto',
       mcpServers: [],
     })
+    expect(() => Config({ command: 'npx', inherit: 'some' } as never)).to.throw(/inherit/)
     expect(() => Config({ command: 'npx', permission: 'sometimes' } as never)).to.throw(/permission/)
     expect(Config({ command: 'x', env: { A: 'b', OPENAI_API_KEY: true, HOME: false } } as never).env)
       .to.deep.equal({ A: 'b', OPENAI_API_KEY: true, HOME: false })
@@ -35,7 +42,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
   it('every Config key has a description (for the Koishi console)', async () => {
     const { Config } = await import('@cordis-subagents/provider-acp')
     const dict = (Config as unknown as { dict: Record<string, { meta?: { description?: unknown } }> }).dict
-    expect(Object.keys(dict)).to.have.length(11)
+    expect(Object.keys(dict)).to.have.length(17)
     for (const [key, schema] of Object.entries(dict)) {
       expect(schema.meta?.description, key).to.be.ok
     }

@@ -37,8 +37,9 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
         usage: { inputTokens: 10, outputTokens: 5, cachedInputTokens: 2 },
       })
       expect(updates.map((update) => update.kind)).to.deep.equal([
-        'text', 'tool-call', 'tool-result', 'thought', 'plan', 'text', 'tool-call', 'tool-result', 'text', 'text',
+        'text', 'tool-call', 'tool-result', 'thought', 'plan', 'text', 'tool-call', 'tool-result', 'text', 'text', 'usage',
       ])
+      expect(updates[10]).to.deep.equal({ kind: 'usage', usage: { inputTokens: 10, outputTokens: 5, cachedInputTokens: 2 } })
       expect(updates[1]).to.deep.include({ kind: 'tool-call', tool: 'Read README.md' })
       expect(updates[2]).to.deep.include({ kind: 'tool-result', isError: false })
       expect(updates[3]).to.deep.equal({ kind: 'thought', text: 'Thinking about it' })
@@ -119,7 +120,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       }
     })
 
-    it('drops credential-shaped variables unless configured; env can set, pass through and remove', async () => {
+    it('inherit: all drops credential-shaped variables unless configured; env can set, pass through and remove', async () => {
       const saved = { ...process.env }
       Object.assign(process.env, {
         ACP_TEST_API_KEY: 'host-key-value', ACP_TEST_TOKEN: 'host-token-value', ACP_TEST_PASSWORD: 'hunter22',
@@ -128,7 +129,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       try {
         const names = 'ACP_TEST_API_KEY,ACP_TEST_TOKEN,ACP_TEST_PASSWORD,ACP_TEST_PLAIN,ACP_TEST_REMOVED,ACP_TEST_CREDENTIALS_FILE,ACP_TEST_SET,ACP_TEST_SECRET'
         const env = { ACP_TEST_TOKEN: true, ACP_TEST_REMOVED: false, ACP_TEST_SET: 'configured', ACP_TEST_SECRET: 'configured-secret' }
-        const { run } = await start('echo', names, { env })
+        const { run } = await start('echo', names, { env, inherit: 'all' })
         const echo = JSON.parse((await run.result).output)
         expect(echo.env).to.deep.equal({
           ACP_TEST_API_KEY: null, // credential-shaped: dropped

@@ -3,13 +3,14 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
+import { cgroupBase } from '../src/cgroup.js'
 import { assertNoLeftovers, isAlive, sleep } from './helpers.js'
 
 const HOST = fileURLToPath(new URL('./fixtures/host.ts', import.meta.url))
 
 /** Starts the host script; resolves with its agent's pids once the run is going. */
-async function startHost(mode: 'exit' | 'wait') {
-  const host = spawn(process.execPath, ['--import', 'tsx', '--conditions=development', HOST, mode], {
+async function startHost(mode: 'exit' | 'wait', grandchild: 'plain' | 'setsid' = 'plain') {
+  const host = spawn(process.execPath, ['--import', 'tsx', '--conditions=development', HOST, mode, grandchild], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''
@@ -54,5 +55,18 @@ describe('provider-acp: no agent process outlives the host', () => {
     expect({ code, signal }).to.deep.equal({ code: null, signal: 'SIGTERM' })
     expect(await gone(pids.pid)).to.equal(true)
     expect(await gone(pids.grandchild)).to.equal(true)
+  })
+
+  it('a grandchild that left the process group (setsid) dies with the host too where the run has a cgroup; else it is the documented escape', async () => {
+    const { pids, exited } = await startHost('exit', 'setsid')
+    await exited
+    expect(await gone(pids.pid)).to.equal(true)
+    if (cgroupBase()) {
+      expect(await gone(pids.grandchild)).to.equal(true)
+    } else {
+      expect(isAlive(pids.grandchild)).to.equal(true)
+      process.kill(pids.grandchild, 'SIGKILL')
+      expect(await gone(pids.grandchild)).to.equal(true)
+    }
   })
 })

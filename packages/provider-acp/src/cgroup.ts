@@ -1,0 +1,160 @@
+/**
+ * Per-run cgroup v2 containment (Linux): every process the agent starts, including ones that
+ * leave its process group (`setsid`, a double fork), stays in the run's cgroup, and
+ * `cgroup.kill` ends them all. Used where the host may create cgroups below its own
+ * (root, or a delegated subtree); otherwise the provider falls back to the process group.
+ */
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { delimiter, isAbsolute, join, resolve } from 'node:path'
+
+const PREFIX = 'cordis-acp-'
+let counter = 0
+let base: string | null | undefined
+
+/** The cgroup v2 directory of this process where it may create children, or null. Probed once. */
+export function cgroupBase(): string | null {
+  if (base !== undefined) return base
+  base = null
+  if (process.platform !== 'linux') return base
+  try {
+    const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((line) => line.startsWith('0::'))
+    if (!own) return base
+    const path = own.slice(3).trim()
+    const mount = readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+      .map((line) => line.split(' '))
+      .find((fields) => fields[fields.indexOf('-') + 1] === 'cgroup2')
+    if (!mount) return base
+    const mountRoot = mount[3]
+    const mountPoint = mount[4]
+    if (path !== mountRoot && !path.startsWith(mountRoot === '/' ? '/' : `${mountRoot}/`)) return base
+    const dir = join(mountPoint, mountRoot === '/' ? path : path.slice(mountRoot.length))
+    // Moving a process needs write access to cgroup.procs of the common ancestor: our own cgroup.
+    accessSync(join(dir, 'cgroup.procs'), constants.W_OK)
+    accessSync(dir, constants.W_OK)
+    // The wrapper that enters the cgroup before the agent runs.
+    accessSync('/bin/sh', constants.X_OK)
+    sweepStale(dir)
+    base = dir
+  } catch {
+    base = null
+  }
+  return base
+}
+
+/** Removes empty run cgroups left by hosts that died before they could remove them. */
+function sweepStale(dir: string) {
+  for (const entry of readdirSync(dir)) {
+    const match = /^cordis-acp-(\d+)-\d+$/.exec(entry)
+    if (!match || pidAlive(Number(match[1]))) continue
+    try {
+      killCgroup(join(dir, entry))
+      rmdirSync(join(dir, entry))
+    } catch {
+      // still busy, or someone else's: leave it
+    }
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Creates a fresh cgroup for one run; null when that is not possible. */
+export function createRunCgroup(): string | null {
+  const dir = cgroupBase()
+  if (!dir) return null
+  const path = join(dir, `${PREFIX}${process.pid}-${++counter}`)
+  try {
+    // Cheap (one readdir), and keeps the cgroups of hosts killed mid-run from piling up.
+    sweepStale(dir)
+    mkdirSync(path)
+    return path
+  } catch {
+    return null
+  }
+}
+
+/** Live members of the cgroup (empty when it is gone). */
+export function cgroupPids(path: string): number[] {
+  try {
+    return readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number)
+  } catch {
+    return []
+  }
+}
+
+/** Whether any process is left in the cgroup or below it. */
+export function cgroupPopulated(path: string): boolean {
+  try {
+    return /^populated 1$/m.test(readFileSync(join(path, 'cgroup.events'), 'utf8'))
+  } catch {
+    return false
+  }
+}
+
+/** Sends `signal` to every member. */
+export function signalCgroup(path: string, signal: NodeJS.Signals) {
+  for (const pid of cgroupPids(path)) {
+    try {
+      process.kill(pid, signal)
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/** SIGKILLs every member: `cgroup.kill` (Linux 5.14+), else one signal per member. Synchronous. */
+export function killCgroup(path: string) {
+  try {
+    writeFileSync(join(path, 'cgroup.kill'), '1')
+  } catch {
+    signalCgroup(path, 'SIGKILL')
+  }
+}
+
+/** Removes the (empty) cgroup; false while it is still busy. */
+export function removeCgroup(path: string): boolean {
+  try {
+    rmdirSync(path)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT'
+  }
+}
+
+/**
+ * Finds `command` the way execvp would, on the child's PATH (relative to `cwd` when it has a
+ * slash). Used to keep ENOENT reporting exact when the command runs through the cgroup wrapper.
+ */
+export function findExecutable(command: string, env: Record<string, string>, cwd: string): string | undefined {
+  const candidates = command.includes('/')
+    ? [isAbsolute(command) ? command : resolve(cwd, command)]
+    // Without PATH in the child's env, Node (like execvp) searches a default path.
+    : (env.PATH ?? '/usr/bin:/bin').split(delimiter).filter(Boolean).map((dir) => resolve(cwd, dir, command))
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK)
+      return candidate
+    } catch {
+      // next
+    }
+  }
+  return undefined
+}
+
+/**
+ * argv that enters the cgroup before it runs the agent, so nothing the agent starts can be
+ * outside it: `sh -c 'echo $$ > <cgroup>/cgroup.procs; exec "$@"'`. No shell parsing of the
+ * command or its arguments happens (they are positional parameters).
+ */
+export function wrapInCgroup(path: string, command: string, args: string[]): { command: string; args: string[] } {
+  return {
+    command: '/bin/sh',
+    args: ['-c', 'echo $$ > "$0/cgroup.procs" 2>/dev/null; exec "$@"', path, command, ...args],
+  }
+}

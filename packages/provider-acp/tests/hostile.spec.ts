@@ -1,0 +1,371 @@
+/// <reference types="mocha" />
+// Hostile and real-agent-shaped fixture agents (tests/fixtures/hostile.mjs) against the provider:
+// event-loop safety, bounded memory, the env policy, containment, fast hand-back, usage, errors.
+import { expect } from 'chai'
+import SubagentService from '@cordis-subagents/subagents-service'
+import type { SubagentRun } from '@cordis-subagents/subagents-service'
+import * as AcpProvider from '@cordis-subagents/provider-acp'
+import { cgroupBase, MAX_MESSAGE_BYTES, type AcpRun } from '../src/index.js'
+import {
+  assertNoLeftovers, FAST, fakeParent, harness, heartbeat, HOSTILE, hostileProvider, isAlive, LEAKED, rejection, request, sleep,
+} from './helpers.js'
+
+/** A blocked event loop shows as a gap between 10 ms ticks; 1 s is generous on a loaded 2-core box. */
+const MAX_GAP_MS = 1000
+
+describe('provider-acp: hostile agents', function () {
+  this.timeout(30_000)
+  const runs: SubagentRun[] = []
+
+  async function start(mode: string, arg?: string, options = {}, overrides = {}) {
+    const req = request(overrides)
+    const run = await hostileProvider(mode, arg, options).start(req) as AcpRun
+    runs.push(run)
+    return { run, updates: req.updates }
+  }
+
+  afterEach(async () => {
+    await Promise.all(runs.splice(0).map((run) => run.dispose()))
+    assertNoLeftovers()
+  })
+
+  describe('event loop: agent text is capped before it is scrubbed, and scrubbing is linear', () => {
+    it('a 256 KiB backtracking-bait error message (and data) from session/prompt', async () => {
+      const beat = heartbeat()
+      try {
+        const { run } = await start('redos-error')
+        const result = await run.result
+        expect(result.stopReason).to.equal('error')
+        expect(result.diagnostic).to.match(/^The agent answered session\/prompt with an error: a\.a\.a\..*…? \(code -32603; data: /)
+        expect(Buffer.byteLength(result.diagnostic!)).to.be.at.most(4096)
+        expect(beat.maxGap(), 'event loop blocked (ms)').to.be.below(MAX_GAP_MS)
+      } finally {
+        beat.stop()
+      }
+    })
+
+    it('a 256 KiB backtracking-bait permission title and option', async () => {
+      const beat = heartbeat()
+      try {
+        const { run, updates } = await start('redos-permission')
+        const result = await run.result
+        expect(result.stopReason).to.equal('completed')
+        expect(result.output).to.equal('answered selected')
+        expect(result.diagnostic).to.match(/^Permission requests denied/)
+        expect(Buffer.byteLength(result.diagnostic!)).to.be.at.most(4096)
+        const status = updates.find((update) => update.kind === 'status')!
+        expect(status.text!.length).to.be.at.most(4200)
+        expect(beat.maxGap(), 'event loop blocked (ms)').to.be.below(MAX_GAP_MS)
+      } finally {
+        beat.stop()
+      }
+    })
+
+    it('8 MB of bait on stderr with debug logging on: a bounded number of log lines, a scrubbed tail', async () => {
+      const h = await harness()
+      const beat = heartbeat()
+      try {
+        const { run } = await start('redos-stderr')
+        const result = await run.result
+        expect(result.stopReason).to.equal('error')
+        expect(result.diagnostic).to.match(/exited with code 9 during the prompt/)
+        expect(result.diagnostic).to.match(/last line$/)
+        expect(result.diagnostic).to.not.match(/DB_PASSWORD=a/)
+        const lines = h.logs.filter((log) => log.content.includes(`[acp ${run.pid}]`))
+        expect(lines.length).to.be.within(100, 502)
+        expect(lines.at(-1)!.content).to.match(/more stderr not logged/)
+        expect(beat.maxGap(), 'event loop blocked (ms)').to.be.below(MAX_GAP_MS)
+      } finally {
+        beat.stop()
+        await h.stop()
+      }
+    })
+  })
+
+  describe('memory: streaming is bounded during the turn', () => {
+    it('8 agents each trying to stream 300 MB: each stops at maxStreamBytes (16 MiB here) with an error naming it; RSS stays bounded', async function () {
+      const beat = heartbeat()
+      try {
+        const limit = 16 * 1024 * 1024
+        const started = await Promise.all(Array.from({ length: 8 }, () => start('flood', '300', { maxStreamBytes: limit, maxOutputBytes: 256 * 1024 })))
+        const results = await Promise.all(started.map(({ run }) => run.result))
+        for (const result of results) {
+          expect(result.stopReason).to.equal('error')
+          expect(result.diagnostic).to.match(new RegExp(`^The agent sent more than maxStreamBytes \\(${limit} bytes\\)`))
+          expect(result.diagnostic).to.match(/exceeded maxOutputBytes \(262144 bytes\)/)
+          expect(Buffer.byteLength(result.output)).to.be.at.most(256 * 1024)
+          expect(result.output).to.match(/^y+\n\n\[Output truncated by provider-acp: the agent sent \d+ bytes of message text; the first 261888 are kept \(maxOutputBytes 262144\)\.\]$/)
+        }
+        expect(beat.peakRssGrowth(), 'RSS growth (bytes)').to.be.below(400 * 1024 * 1024)
+        expect(beat.maxGap(), 'event loop blocked (ms)').to.be.below(MAX_GAP_MS)
+      } finally {
+        beat.stop()
+      }
+    })
+
+    it('8 agents streaming 100 MB each (800 MB) within the default ceiling complete; only maxOutputBytes of each is kept; RSS stays bounded', async () => {
+      const beat = heartbeat()
+      try {
+        const counts: number[] = []
+        const started = await Promise.all(Array.from({ length: 8 }, (_, i) => {
+          counts[i] = 0
+          // Count progress instead of keeping it: this measures the provider, not the test's array.
+          return start('flood', '100', { maxOutputBytes: 256 * 1024 }, { onUpdate: () => { counts[i]++ } })
+        }))
+        const results = await Promise.all(started.map(({ run }) => run.result))
+        const kept = 256 * 1024 - 256
+        for (const result of results) {
+          expect(result.stopReason).to.equal('completed')
+          expect(result.output).to.equal(`${'y'.repeat(kept)}\n\n[Output truncated by provider-acp: the agent sent ${100 * 1024 * 1024 + 3} bytes of message text; the first ${kept} are kept (maxOutputBytes 262144).]`)
+          expect(Buffer.byteLength(result.output)).to.be.at.most(256 * 1024)
+          expect(result.diagnostic).to.match(/exceeded maxOutputBytes \(262144 bytes\): \d+ bytes were dropped as they streamed/)
+        }
+        // Every 64 KiB chunk (1600 of them, then "END") was forwarded as progress.
+        expect(counts).to.deep.equal(Array(8).fill(1600 + 1))
+        // Measured about 105 MB on the 2-core dev box; before the fix one 600 MB agent took 1.7 GB.
+        expect(beat.peakRssGrowth(), 'RSS growth (bytes)').to.be.below(350 * 1024 * 1024)
+        expect(beat.maxGap(), 'event loop blocked (ms)').to.be.below(MAX_GAP_MS)
+      } finally {
+        beat.stop()
+      }
+    })
+
+    it('a flood before the hand-over fails the start (ACP_STARTUP_FAILED) naming maxStreamBytes', async () => {
+      const error = await rejection(hostileProvider('flood-init', '4', { maxStreamBytes: 1024 * 1024 }).start(request()))
+      expect(error.code).to.equal('ACP_STARTUP_FAILED')
+      expect(error.message).to.match(/failed during initialize: The agent sent more than maxStreamBytes \(1048576 bytes\)/)
+    })
+
+    it('a single ACP message over the per-message limit ends the run as an error naming the limit', async () => {
+      const { run } = await start('giant-line', '20')
+      const result = await run.result
+      expect(result.stopReason).to.equal('error')
+      expect(result.diagnostic).to.include(`larger than ${MAX_MESSAGE_BYTES} bytes`)
+    })
+  })
+
+  describe('environment', () => {
+    const saved = { ...process.env }
+    beforeEach(() => Object.assign(process.env, LEAKED))
+    afterEach(() => {
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key]
+      Object.assign(process.env, saved)
+    })
+
+    for (const inherit of ['core', 'all'] as const) {
+      it(`inherit: ${inherit}: none of the reported secrets reach the child, and none appear in its crash diagnostic`, async () => {
+        const { run } = await start('env-echo', undefined, { inherit })
+        const result = await run.result
+        expect(result.stopReason).to.equal('error')
+        const echoed = JSON.parse(result.output) as Record<string, string>
+        for (const [name, value] of Object.entries(LEAKED)) {
+          expect(echoed, name).to.not.have.property(name)
+          expect(result.output, name).to.not.include(value)
+          expect(result.diagnostic, name).to.not.include(value)
+        }
+        expect(echoed.SUBAGENT_DEPTH).to.equal('1')
+        expect(echoed.PATH).to.equal(process.env.PATH)
+        if (inherit === 'core') expect(Object.keys(echoed).every((name) => /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_.*|TERM|COLORTERM|TMPDIR|TMP|TEMP|TZ|XDG_.*|NODE_PATH|NODE_EXTRA_CA_CERTS|NVM_DIR|COREPACK_HOME|npm_config_.*|NPM_CONFIG_.*|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|ACP_FIXTURE_OWNER|SUBAGENT_DEPTH|PWD)$/.test(name)), Object.keys(echoed).join()).to.equal(true)
+      })
+    }
+
+    it('a secret passed through on purpose reaches the child but is scrubbed from the diagnostic', async () => {
+      const { run } = await start('env-echo', undefined, { env: { GH_TOKEN: true } })
+      const result = await run.result
+      expect(JSON.parse(result.output).GH_TOKEN).to.equal(LEAKED.GH_TOKEN)
+      expect(result.diagnostic).to.include('GH_TOKEN=[redacted]')
+      expect(result.diagnostic).to.not.include(LEAKED.GH_TOKEN)
+    })
+  })
+
+  describe('containment: processes that leave the process group', () => {
+    async function escapees(containment: 'auto' | 'process-group') {
+      const { run } = await start('escape', undefined, { containment })
+      const result = await run.result
+      const pids = JSON.parse(result.output) as { setsid: number; doubleFork: number }
+      await run.dispose()
+      return pids
+    }
+
+    it('with a cgroup (containment: auto, where cgroup v2 is writable) setsid and double-forked grandchildren are killed', async function () {
+      const pids = await escapees('auto')
+      if (cgroupBase()) {
+        expect(isAlive(pids.setsid), 'setsid grandchild').to.equal(false)
+        expect(isAlive(pids.doubleFork), 'double-forked grandchild').to.equal(false)
+      } else {
+        // No writable cgroup v2 here: auto is the process-group path, and they escape (see README).
+        expect(isAlive(pids.setsid) || isAlive(pids.doubleFork)).to.equal(true)
+        for (const pid of [pids.setsid, pids.doubleFork]) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+        await sleep(100)
+      }
+    })
+
+    it('with the process group only, a setsid or double-forked grandchild escapes teardown (as the README says)', async () => {
+      const pids = await escapees('process-group')
+      try {
+        expect(isAlive(pids.setsid), 'setsid grandchild').to.equal(true)
+        expect(isAlive(pids.doubleFork), 'double-forked grandchild').to.equal(true)
+      } finally {
+        for (const pid of [pids.setsid, pids.doubleFork]) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+        for (let i = 0; i < 40 && (isAlive(pids.setsid) || isAlive(pids.doubleFork)); i++) await sleep(25)
+      }
+    })
+  })
+
+  describe('fast hand-back: an agent that ignores the end of stdin (as Codex and Claude adapters do)', () => {
+    it('dispose resolves long before cancelGrace (the old wait) and the process is reaped', async () => {
+      const { run } = await start('ignore-stdin', undefined, { cancelGrace: 5000 })
+      const result = await run.result
+      expect(result.stopReason).to.equal('completed')
+      const pid = run.pid!
+      const settledAt = performance.now()
+      await run.dispose()
+      // Bounded "did not wait for cancelGrace" check; the delay itself is measured in bench/.
+      expect(performance.now() - settledAt).to.be.below(2500)
+      expect(isAlive(pid)).to.equal(false)
+    })
+
+    it('one that also ignores SIGTERM is SIGKILLed after killGrace', async () => {
+      const { run } = await start('ignore-stdin', 'and-sigterm', { killGrace: 200 })
+      await run.result
+      const pid = run.pid!
+      await run.dispose()
+      expect(isAlive(pid)).to.equal(false)
+    })
+
+    it('through ctx.subagents the run stays in runs() until its process is gone (the holder\'s dispose waits for it)', async () => {
+      const h = await harness()
+      try {
+        h.ctx.plugin(SubagentService)
+        h.ctx.plugin(AcpProvider, { command: process.execPath, args: [HOSTILE, 'ignore-stdin', 'and-sigterm'], ...FAST, killGrace: 300 })
+        await h.ctx.lifecycle.flush()
+        const parent = h.ctx.agents.create()
+        const run = await h.ctx.subagents.start('acp', { prompt: 'go', parent, signal: new AbortController().signal })
+        const result = await run.result
+        const pid = Number(/pid (\d+)/.exec(result.output)![1])
+        expect(h.ctx.subagents.runs().map((info) => info.runId)).to.include(run.id)
+        expect(isAlive(pid)).to.equal(true)
+        const disposed = run.dispose()
+        await sleep(100)
+        // SIGTERM is ignored: the group is still there during killGrace, and so is the run.
+        expect(isAlive(pid)).to.equal(true)
+        expect(h.ctx.subagents.runs().map((info) => info.runId)).to.include(run.id)
+        await disposed
+        expect(isAlive(pid)).to.equal(false)
+        expect(h.ctx.subagents.runs()).to.deep.equal([])
+        await parent.dispose()
+      } finally {
+        await h.stop()
+      }
+    })
+  })
+
+  describe('usage', () => {
+    it('usage_update (context occupancy) is reported as a cumulative lower bound; hostile numbers are ignored', async () => {
+      const { run, updates } = await start('usage-update')
+      const result = await run.result
+      expect(result.stopReason).to.equal('completed')
+      expect(updates.filter((update) => update.kind === 'usage').map((update) => update.usage)).to.deep.equal([
+        { inputTokens: 1200, outputTokens: 0 },
+        { inputTokens: 3400, outputTokens: 0 },
+      ])
+      expect(result.usage).to.deep.equal({ inputTokens: 3400, outputTokens: 0 })
+    })
+
+    it('token usage in PromptResponse.usage wins over the context floor (cachedReadTokens → cachedInputTokens)', async () => {
+      const { run, updates } = await start('usage-update', 'with-response')
+      const result = await run.result
+      expect(result.usage).to.deep.equal({ inputTokens: 4000, outputTokens: 1000, cachedInputTokens: 3000 })
+      expect(updates.filter((update) => update.kind === 'usage').at(-1)!.usage).to.deep.equal(result.usage)
+    })
+
+    it('an invalid PromptResponse.usage is ignored, the floor stands', async () => {
+      const { run } = await start('usage-update', 'bad-response')
+      expect((await run.result).usage).to.deep.equal({ inputTokens: 3400, outputTokens: 0 })
+    })
+  })
+
+  describe('errors', () => {
+    it('authentication required at session/prompt → error result with ACP_AUTH_REQUIRED guidance and the auth methods', async () => {
+      const { run } = await start('auth-prompt')
+      const result = await run.result
+      expect(result.stopReason).to.equal('error')
+      expect(result.diagnostic).to.match(/^\[ACP_AUTH_REQUIRED\] The ACP agent ".*" requires authentication \(it answered session\/prompt with Authentication required \(code -32000\)\); it offers the auth methods "hostile-login" \(Log in with Hostile\)\. Log in once/)
+    })
+
+    it('authentication required at initialize → start rejects ACP_AUTH_REQUIRED, keeping code and data', async () => {
+      const error = await rejection(hostileProvider('auth-init').start(request()))
+      expect(error.code).to.equal('ACP_AUTH_REQUIRED')
+      expect(error.message).to.match(/answered initialize with Authentication required \(code -32000; data: \{"hint":"run hostile login"\}\)/)
+    })
+
+    it('a startup error keeps its JSON-RPC code and data, without control characters', async () => {
+      const error = await rejection(hostileProvider('startup-error').start(request()))
+      expect(error.code).to.equal('ACP_STARTUP_FAILED')
+      expect(error.message).to.include('failed during initialize: startup broke (code -32042; data: {"reason":"disk ')
+      expect(error.message).to.not.match(/\x1b/)
+    })
+
+    it('ANSI escapes and control characters in stderr never reach the diagnostic; configured secrets are scrubbed', async () => {
+      const { run } = await start('ansi-stderr', undefined, { env: { HOSTILE_SECRET: 'hs-secret-123456' } })
+      const result = await run.result
+      expect(result.stopReason).to.equal('error')
+      expect(result.diagnostic).to.include('Error: model refused')
+      expect(result.diagnostic).to.not.match(/[\x00-\x08\x0b-\x1f\x7f]/)
+      expect(result.diagnostic).to.not.include('hs-secret-123456')
+    })
+
+    it('separate agent messages are joined with a newline', async () => {
+      const { run } = await start('messages')
+      expect((await run.result).output).to.equal('This may cause issues.\nFINAL ANSWER: 42')
+    })
+
+    it('the SDK\'s console.error about agent input goes to our scrubbed logger, not to the host\'s stderr', async () => {
+      const h = await harness()
+      const printed: string[] = []
+      const original = console.error
+      console.error = (...args: unknown[]) => { printed.push(args.map(String).join(' ')) }
+      try {
+        const { run } = await start('sdk-console', undefined, { env: { HOSTILE_SECRET: 'hs-secret-654321' } })
+        expect((await run.result).output).to.equal('ok')
+        await run.dispose()
+        const routed = h.logs.filter((log) => log.content.includes('ACP SDK: Got response to unknown request'))
+        expect(routed).to.have.length(1)
+        expect(routed[0].content).to.not.match(/\x1b/)
+        expect(routed[0].content).to.not.include('hs-secret-654321')
+        expect(printed.filter((line) => line.includes('unknown request'))).to.deep.equal([])
+        console.error('after the run')
+        expect(printed).to.include('after the run')
+      } finally {
+        console.error = original
+        await h.stop()
+      }
+    })
+  })
+
+  describe('permissions (Codex-shaped: the only reject option aborts the turn)', () => {
+    it('reject picks the abort option only because it is the only "no"; the diagnostic says it ends the turn', async () => {
+      const { run } = await start('codex-permission')
+      const result = await run.result
+      expect(result.stopReason).to.equal('aborted')
+      expect(result.diagnostic).to.include('"Run `rm -rf build`" (answered "No, and tell Codex what to do differently", the only reject option offered, which ends the turn)')
+    })
+  })
+
+  describe('tool ceiling', () => {
+    it('the parent\'s tool names go to the child in SUBAGENT_ALLOWED_TOOLS and session/new _meta', async () => {
+      const parent = { ...fakeParent(), tools: { list: () => [{ name: 'read_file' }, { name: 'subagent_acp' }, { name: 'bad name!' }] } }
+      const { run } = await start('allowed-tools', undefined, {}, { parent })
+      const echoed = JSON.parse((await run.result).output)
+      expect(echoed.env).to.equal('read_file,subagent_acp')
+      expect(echoed.meta).to.deep.equal({ cordisSubagents: { depth: 1, allowedTools: ['read_file', 'subagent_acp'] } })
+    })
+
+    it('a caller without a tool view claims no ceiling (no variable), but the depth still goes in _meta', async () => {
+      const { run } = await start('allowed-tools')
+      const echoed = JSON.parse((await run.result).output)
+      expect(echoed.env).to.equal(null)
+      expect(echoed.meta).to.deep.equal({ cordisSubagents: { depth: 1 } })
+    })
+  })
+})
