@@ -138,9 +138,19 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
       const parentCwd = typeof request.parent.cwd === 'string' && request.parent.cwd ? request.parent.cwd : baseDir
       const cwd = configuredCwd ?? resolve(baseDir, parentCwd)
       const allowedTools = parentToolNames(request.parent)
+      const limits = treeLimits(request)
       const own: OwnVariables = { SUBAGENT_DEPTH: String(request.depth) }
+      if (limits.maxDepth !== undefined) own.SUBAGENT_MAX_DEPTH = String(limits.maxDepth)
+      if (limits.budget) own.SUBAGENT_BUDGET = JSON.stringify(limits.budget)
       if (allowedTools) own.SUBAGENT_ALLOWED_TOOLS = allowedTools.join(',')
-      const sessionMeta: Record<string, unknown> = { cordisSubagents: { depth: request.depth, ...allowedTools ? { allowedTools } : {} } }
+      const sessionMeta: Record<string, unknown> = {
+        cordisSubagents: {
+          depth: request.depth,
+          ...limits.maxDepth !== undefined ? { maxDepth: limits.maxDepth } : {},
+          ...limits.budget ? { budget: limits.budget } : {},
+          ...allowedTools ? { allowedTools } : {},
+        },
+      }
       return AcpRun.start({
         ...settings,
         cwd,
@@ -161,6 +171,30 @@ export function apply(ctx: Context, config: Config) {
     logger: ctx.logger('acp'),
   })
   ctx.subagents.register(provider)
+}
+
+/** Budget limits a child host of ours applies to its root runs (what `SUBAGENT_BUDGET` carries). */
+const PASSED_LIMITS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren'] as const
+
+/**
+ * The tree's limits as they cross the process boundary: the depth ceiling, and what is left of
+ * the child's carved budget (finite limits only). A chain of our hosts keeps one ceiling and one
+ * budget; the child's tokens come back as usage and are charged to this tree.
+ */
+function treeLimits(request: ProviderStartRequest): { maxDepth?: number; budget?: Record<string, number> } {
+  const result: { maxDepth?: number; budget?: Record<string, number> } = {}
+  const ceiling = request.maxDepthCeiling
+  if (typeof ceiling === 'number' && Number.isSafeInteger(ceiling) && ceiling >= 0) result.maxDepth = ceiling
+  const remaining = typeof request.budget?.remaining === 'function' ? request.budget.remaining() : undefined
+  if (remaining) {
+    const budget: Record<string, number> = {}
+    for (const key of PASSED_LIMITS) {
+      const value = remaining[key]
+      if (Number.isFinite(value)) budget[key] = Math.max(0, Math.floor(value))
+    }
+    if (Object.keys(budget).length) result.budget = budget
+  }
+  return result
 }
 
 /**

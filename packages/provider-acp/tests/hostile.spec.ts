@@ -2,6 +2,7 @@
 // Hostile and real-agent-shaped fixture agents (tests/fixtures/hostile.mjs) against the provider:
 // event-loop safety, bounded memory, the env policy, containment, fast hand-back, usage, errors.
 import { expect } from 'chai'
+import { Budget } from '@cordis-subagents/agent'
 import SubagentService from '@cordis-subagents/subagents-service'
 import type { SubagentRun } from '@cordis-subagents/subagents-service'
 import * as AcpProvider from '@cordis-subagents/provider-acp'
@@ -349,6 +350,51 @@ describe('provider-acp: hostile agents', function () {
       const result = await run.result
       expect(result.stopReason).to.equal('aborted')
       expect(result.diagnostic).to.include('"Run `rm -rf build`" (answered "No, and tell Codex what to do differently", the only reject option offered, which ends the turn)')
+    })
+  })
+
+  describe('tree limits cross the process boundary', () => {
+    it('the depth ceiling and what is left of the child\'s budget go in SUBAGENT_MAX_DEPTH, SUBAGENT_BUDGET and _meta', async () => {
+      const tree = Budget.root({ maxSteps: 40, maxChildren: 10, maxWallMs: 60_000 })
+      tree.charge('steps', 15)
+      tree.charge('children', 1)
+      const budget = tree.child({ maxTokens: 5000 })
+      const { run } = await start('limits', undefined, {}, { depth: 2, maxDepthCeiling: 3, budget })
+      const echoed = JSON.parse((await run.result).output)
+      expect(echoed.depth).to.equal('2')
+      expect(echoed.maxDepth).to.equal('3')
+      const passed = JSON.parse(echoed.budget)
+      expect(passed).to.include({ maxSteps: 25, maxTokens: 5000, maxChildren: 9 })
+      expect(passed.maxWallMs).to.be.within(1, 60_000)
+      expect(Object.keys(passed).sort()).to.deep.equal(['maxChildren', 'maxSteps', 'maxTokens', 'maxWallMs'])
+      expect(echoed.meta.cordisSubagents).to.deep.include({ depth: 2, maxDepth: 3, budget: passed })
+    })
+
+    it('without a budget or a ceiling (a caller outside ctx.subagents) nothing is claimed', async () => {
+      const { run } = await start('limits')
+      const echoed = JSON.parse((await run.result).output)
+      expect(echoed).to.deep.equal({ depth: '1', maxDepth: null, budget: null, meta: { cordisSubagents: { depth: 1 } } })
+    })
+
+    it('a child host of ours reads them: its root runs get the ceiling and the budget', async () => {
+      const saved = { depth: process.env.SUBAGENT_DEPTH, max: process.env.SUBAGENT_MAX_DEPTH, budget: process.env.SUBAGENT_BUDGET }
+      // What the provider sets, read by ctx.agents in the child process (here: in this one).
+      process.env.SUBAGENT_DEPTH = '2'
+      process.env.SUBAGENT_MAX_DEPTH = '3'
+      process.env.SUBAGENT_BUDGET = JSON.stringify({ maxSteps: 25, maxChildren: 9 })
+      const h = await harness()
+      try {
+        const root = h.ctx.agents.create()
+        expect(root.depth).to.equal(2)
+        expect(h.ctx.agents.rootLimits).to.deep.equal({ maxSteps: 25, maxChildren: 9, maxDepth: 3 })
+        expect(root.budget.limits).to.include({ maxSteps: 25, maxChildren: 9, maxDepth: 3 })
+      } finally {
+        await h.stop()
+        for (const [key, value] of [['SUBAGENT_DEPTH', saved.depth], ['SUBAGENT_MAX_DEPTH', saved.max], ['SUBAGENT_BUDGET', saved.budget]] as const) {
+          if (value === undefined) delete process.env[key]
+          else process.env[key] = value
+        }
+      }
     })
   })
 
