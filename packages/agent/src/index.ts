@@ -81,6 +81,11 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   readonly rootDepth: number
   /** Limits of root runs: the config's, lowered by what a parent host passed in `SUBAGENT_BUDGET`. */
   readonly rootLimits: BudgetLimits
+  /**
+   * The tools a parent host of ours allows (`SUBAGENT_ALLOWED_TOOLS`, set by provider-acp): the
+   * ceiling of every root agent here, so an ACP child never uses a tool its parent could not.
+   */
+  readonly rootCeiling?: readonly string[]
   private readonly budgetHandlers = new Set<(event: BudgetEvent) => void>()
 
   constructor(ctx: Context, config: AgentRuntime.Config = {}) {
@@ -102,6 +107,13 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     const envBudget = budgetFromEnv(process.env.SUBAGENT_BUDGET, process.env.SUBAGENT_MAX_DEPTH)
     if (envBudget === null) logger.warn('ignoring SUBAGENT_BUDGET / SUBAGENT_MAX_DEPTH: not a JSON object of non-negative integer limits / a non-negative integer')
     this.rootLimits = lowest(config.budget, envBudget ?? undefined)
+    this.rootCeiling = ceilingFromEnv(process.env.SUBAGENT_ALLOWED_TOOLS)
+  }
+
+  /** A root agent's tools: the given view (else every tool), under the parent host's ceiling when there is one. */
+  private rootTools(tools: ToolView | undefined): ToolView {
+    const view = tools ?? this.registry.view()
+    return this.rootCeiling ? view.restrict({ allow: [...this.rootCeiling] }) : view
   }
 
   /**
@@ -190,7 +202,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       cwd: resolve(options.cwd ?? parent?.cwd ?? this.config.cwd ?? process.cwd()),
       persona: options.persona ?? this.config.persona,
       model: options.model ?? parent?.model ?? this.config.model,
-      tools: options.tools ?? parent?.tools ?? this.registry.view(),
+      tools: parent ? options.tools ?? parent.tools : this.rootTools(options.tools),
       seed: options.seed,
       maxSteps,
       maxTokens: options.maxTokens ?? this.config.maxTokens,
@@ -248,6 +260,12 @@ function depthFromEnv(value: string | undefined): number | undefined | null {
   if (!/^\d+$/.test(value.trim())) return null
   const depth = Number(value.trim())
   return Number.isSafeInteger(depth) ? depth : null
+}
+
+/** Tool names from `SUBAGENT_ALLOWED_TOOLS` (comma-separated); undefined when unset. At most 256 names are read. */
+function ceilingFromEnv(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined
+  return value.slice(0, 256 * 65).split(',').filter((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name)).slice(0, 256)
 }
 
 /** The most restrictive of each limit. */

@@ -249,6 +249,32 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
       }
     })
 
+    it('SUBAGENT_ALLOWED_TOOLS (a parent host\'s tool ceiling over ACP) restricts every root agent, even one given a view', async () => {
+      const saved = process.env.SUBAGENT_ALLOWED_TOOLS
+      try {
+        process.env.SUBAGENT_ALLOWED_TOOLS = 'echo,not a name,missing'
+        const child = await setup()
+        child.ctx.plugin(toolPlugin(makeTool('echo', {}), makeTool('secret', {})))
+        await child.ctx.lifecycle.flush()
+        expect(child.ctx.agents.rootCeiling).to.deep.equal(['echo', 'missing'])
+        expect(child.ctx.agents.create().tools.list().map((t) => t.name)).to.deep.equal(['echo'])
+        expect(child.ctx.agents.create({ tools: child.ctx.tools.view() }).tools.has('secret')).to.equal(false)
+        const result = await child.ctx.agents.create().tools.execute({ name: 'secret', input: { text: 'x' } }, {
+          signal: new AbortController().signal, agent: { id: 'a', depth: 0 }, toolCallId: 'c',
+        })
+        expect(result.isError).to.equal(true)
+        process.env.SUBAGENT_ALLOWED_TOOLS = ''
+        const none = await setup()
+        none.ctx.plugin(toolPlugin(makeTool('echo', {})))
+        await none.ctx.lifecycle.flush()
+        expect(none.ctx.agents.create().tools.list()).to.deep.equal([]) // the parent could use no tool
+        await Promise.all([child.ctx.stop(), none.ctx.stop()])
+      } finally {
+        if (saved === undefined) delete process.env.SUBAGENT_ALLOWED_TOOLS
+        else process.env.SUBAGENT_ALLOWED_TOOLS = saved
+      }
+    })
+
     it('a malformed budget is refused at create()', () => {
       ctx.agents.registerModel('m', alwaysCalls())
       expect(() => ctx.agents.create({ budget: { maxSteps: -1 } })).to.throw(/maxSteps must be a non-negative integer/)
