@@ -1,4 +1,5 @@
 import { Context, Schema } from 'cordis'
+import { duration } from '@cordis-subagents/shared'
 import { type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 
 /**
@@ -22,7 +23,7 @@ export interface Config {
 
 export const Config: Schema<Config> = Schema.object({
   name: Schema.string().default('demo').description('Name the model is registered under.'),
-  delay: Schema.natural().description('Milliseconds each reply takes, so progress is visible. Default: `QUICKSTART_DEMO_DELAY`, else 120.'),
+  delay: duration().description('Milliseconds each reply takes, so progress is visible. Default: `QUICKSTART_DEMO_DELAY`, else 120.'),
 })
 
 export const PACKAGES_PROMPT = 'Read the package.json of each of these packages'

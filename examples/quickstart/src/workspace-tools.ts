@@ -2,6 +2,7 @@ import { constants } from 'node:fs'
 import { type FileHandle, lstat, open, readdir, readlink, realpath, stat } from 'node:fs/promises'
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { Context, Schema } from 'cordis'
+import { count } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import type {} from '@cordis-subagents/tools'
 
@@ -26,10 +27,10 @@ export interface Config {
 export const Config: Schema<Config> = Schema.object({
   root: Schema.string().description('Directory the tools are confined to. Default: the process working directory.'),
   prefix: Schema.string().default('').description('Prefix of the tool names (e.g. `ws_` gives `ws_read_file`).'),
-  maxReadBytes: Schema.natural().min(1).default(16 * 1024).description('Most bytes `read_file` returns.'),
-  maxEntries: Schema.natural().min(1).default(200).description('Most entries `list_files` returns.'),
-  maxMatches: Schema.natural().min(1).default(50).description('Most matching lines `search_text` returns.'),
-  maxSearchFiles: Schema.natural().min(1).default(2000).description('Most files `search_text` looks at.'),
+  maxReadBytes: count({ min: 1 }).default(16 * 1024).description('Most bytes `read_file` returns.'),
+  maxEntries: count({ min: 1 }).default(200).description('Most entries `list_files` returns.'),
+  maxMatches: count({ min: 1 }).default(50).description('Most matching lines `search_text` returns.'),
+  maxSearchFiles: count({ min: 1 }).default(2000).description('Most files `search_text` looks at.'),
 })
 
 /** Directories never listed or searched. */

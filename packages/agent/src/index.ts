@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { Context, Schema, Service } from 'cordis'
+import { count, countProblem } from '@cordis-subagents/shared'
 import { type BudgetBreach, describeError, type ToolRegistry, type ToolView, untraced } from '@cordis-subagents/tools'
 import { Agent, type AgentHost } from './agent.js'
 import { Budget, BUDGET_KEYS, type BudgetLimits, budgetProblem } from './budget.js'
@@ -64,11 +65,11 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   static Config: Schema<AgentRuntime.Config> = Schema.object({
     model: Schema.string().description('Default model ref (`name` or `name:modelId`) for agents that do not name one.'),
     persona: Schema.string().role('textarea').description('Deployment persona: the system prompt of every agent created without its own persona (a child does not inherit its parent\'s persona).'),
-    maxSteps: Schema.natural().min(1).default(25).description('Most model calls in one turn before it stops with `max-steps`.'),
-    maxTokens: Schema.natural().min(1).description('Output token limit passed to the model per call.'),
+    maxSteps: count({ min: 1 }).default(25).description('Most model calls in one turn before it stops with `max-steps`.'),
+    maxTokens: count({ min: 1 }).description('Output token limit passed to the model per call.'),
     cwd: Schema.string().description('Working directory of root agents (default: the process cwd).'),
-    depth: Schema.natural().default(0).description('Depth of root agents. The `SUBAGENT_DEPTH` environment variable overrides it.'),
-    maxToolCallsPerStep: Schema.natural().min(1).default(32).description('Most tool calls of one model step that run; the rest are answered with an error the model can read.'),
+    depth: count().default(0).description('Depth of root agents. The `SUBAGENT_DEPTH` environment variable overrides it.'),
+    maxToolCallsPerStep: count({ min: 1 }).default(32).description('Most tool calls of one model step that run; the rest are answered with an error the model can read.'),
     budget: budgetSchema().description('Limits of every root run and its whole delegation tree (omitted: none of its own; the subagents service still caps depth and delegations). `SUBAGENT_BUDGET` (set by a parent host over ACP) lowers them.'),
   })
 
@@ -185,13 +186,10 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       throw new AgentError('INVALID_OPTIONS', 'options.parent must be an Agent created by ctx.agents.')
     }
     const maxSteps = options.maxSteps ?? this.config.maxSteps ?? 25
-    if (!Number.isInteger(maxSteps) || maxSteps < 1) {
-      throw new AgentError('INVALID_OPTIONS', `options.maxSteps must be a positive integer, got ${maxSteps}.`)
-    }
     const maxToolCallsPerStep = options.maxToolCallsPerStep ?? this.config.maxToolCallsPerStep ?? 32
-    if (!Number.isSafeInteger(maxToolCallsPerStep) || maxToolCallsPerStep < 1) {
-      throw new AgentError('INVALID_OPTIONS', `options.maxToolCallsPerStep must be a positive integer, got ${maxToolCallsPerStep}.`)
-    }
+    const problem = countProblem('options.maxSteps', maxSteps, { min: 1 })
+      ?? countProblem('options.maxToolCallsPerStep', maxToolCallsPerStep, { min: 1 })
+    if (problem) throw new AgentError('INVALID_OPTIONS', problem)
     const carved = options.budget instanceof Budget ? options.budget : undefined
     const limits = carved ? undefined : options.budget as BudgetLimits | undefined
     const id = `${options.label ?? 'agent'}-${++this.counter}`
@@ -231,9 +229,8 @@ function checkOptions(options: CreateAgentOptions): void {
     const problem = budgetProblem(options.budget, 'options.budget')
     if (problem) throw new AgentError('INVALID_OPTIONS', problem)
   }
-  if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1)) {
-    throw new AgentError('INVALID_OPTIONS', `options.maxTokens must be a positive integer, got ${maxTokens}.`)
-  }
+  const tokensProblem = maxTokens === undefined ? undefined : countProblem('options.maxTokens', maxTokens, { min: 1 })
+  if (tokensProblem) throw new AgentError('INVALID_OPTIONS', tokensProblem)
   if (tools !== undefined && !isToolView(tools)) {
     throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
   }
@@ -300,7 +297,7 @@ function budgetFromEnv(json: string | undefined, maxDepth: string | undefined): 
 }
 
 function budgetSchema(): Schema<BudgetLimits> {
-  const limit = (text: string) => Schema.natural().description(text)
+  const limit = (text: string) => count().description(text)
   return Schema.object({
     maxSteps: limit('Model calls of the whole tree.'),
     maxTokens: limit('Tokens (input + output) of the whole tree.'),

@@ -1,9 +1,10 @@
 import { type Context, Schema } from 'cordis'
+import { count, countProblem, duration, durationProblem } from '@cordis-subagents/shared'
 import type {} from '@cordis-subagents/agent'
 import { ModelOpenAIError } from './diagnostics.js'
 import {
   checkBaseURL, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT,
-  MAX_TIMEOUT, type MaxTokensParam, OpenAIChatModel, type OpenAIChatModelOptions,
+  type MaxTokensParam, OpenAIChatModel, type OpenAIChatModelOptions,
 } from './model.js'
 
 export * from './model.js'
@@ -38,11 +39,11 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .description('API key. Omitted: `OPENAI_API_KEY` at load time. Empty string: no key (local servers); no `Authorization` header is sent.'),
   model: Schema.string().default(DEFAULT_MODEL)
     .description('Model id used when the agent\'s model ref carries none (`<name>:<model id>` overrides it).'),
-  timeout: Schema.natural().min(1).max(MAX_TIMEOUT).default(DEFAULT_TIMEOUT)
+  timeout: duration({ min: 1 }).default(DEFAULT_TIMEOUT)
     .description('Deadline of one HTTP attempt in milliseconds, from sending the request to the last byte of the response body.'),
-  maxResponseBytes: Schema.natural().min(1).default(DEFAULT_MAX_RESPONSE_BYTES)
+  maxResponseBytes: count({ min: 1 }).default(DEFAULT_MAX_RESPONSE_BYTES)
     .description('Largest response body accepted, in bytes (after decompression). A larger one ends the call with an error.'),
-  maxRetries: Schema.natural().default(DEFAULT_MAX_RETRIES)
+  maxRetries: count({ max: 100 }).default(DEFAULT_MAX_RETRIES)
     .description('Retries after a refused connection, a timeout, HTTP 408/409/429 or 5xx (with backoff; `Retry-After` is honoured).'),
   temperature: Schema.number().min(0).max(2)
     .description('Sampling temperature. Omitted: the server\'s default (some reasoning models accept only the default).'),
@@ -81,11 +82,12 @@ export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.e
   const model = (config.model ?? DEFAULT_MODEL).trim()
   if (!model) fail('model', 'must be a non-empty model id.')
   const timeout = config.timeout ?? DEFAULT_TIMEOUT
-  if (!Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT) fail('timeout', `must be an integer from 1 to ${MAX_TIMEOUT} (milliseconds), got ${timeout}.`)
   const maxResponseBytes = config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
-  if (!Number.isInteger(maxResponseBytes) || maxResponseBytes < 1) fail('maxResponseBytes', `must be a positive integer (bytes), got ${maxResponseBytes}.`)
   const maxRetries = config.maxRetries ?? DEFAULT_MAX_RETRIES
-  if (!Number.isInteger(maxRetries) || maxRetries < 0) fail('maxRetries', `must be a non-negative integer, got ${maxRetries}.`)
+  const problem = durationProblem('timeout', timeout, { min: 1 })
+    ?? countProblem('maxResponseBytes', maxResponseBytes, { min: 1 })
+    ?? countProblem('maxRetries', maxRetries, { max: 100 })
+  if (problem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config.${problem}`)
   for (const [header, value] of Object.entries(config.headers ?? {})) {
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) fail('headers', `has an invalid header name ${JSON.stringify(header)}.`)
     if (typeof value !== 'string' || /[\r\n\0]/.test(value)) fail('headers', `has an invalid value for "${header}".`)

@@ -1,3 +1,4 @@
+import { countProblem, durationProblem } from '@cordis-subagents/shared'
 import OpenAI from 'openai'
 import type { ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subagents/agent'
 import { describeFailure, displayEndpoint, type FailureContext, ModelOpenAIError, secretsOf } from './diagnostics.js'
@@ -12,7 +13,6 @@ export const DEFAULT_MAX_RETRIES = 2
 /** Largest response body accepted (16 MiB, decoded): far above any real completion, far below a runaway. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 /** setTimeout's ceiling: a larger delay fires after 1 ms. */
-export const MAX_TIMEOUT = 2_147_483_647
 /** Sent as the key when none is configured: the SDK refuses to start without one. Never sent on the wire. */
 export const PLACEHOLDER_API_KEY = 'no-key'
 
@@ -71,12 +71,10 @@ export class OpenAIChatModel implements ChatModel {
     const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES
     const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
     checkBaseURL(options.baseURL)
-    if (!Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT) {
-      throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: "timeout" must be an integer from 1 to ${MAX_TIMEOUT} ms, got ${timeout}.`)
-    }
-    if (!Number.isInteger(maxResponseBytes) || maxResponseBytes < 1) {
-      throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: "maxResponseBytes" must be a positive integer, got ${maxResponseBytes}.`)
-    }
+    const problem = durationProblem('timeout', timeout, { min: 1 })
+      ?? countProblem('maxResponseBytes', maxResponseBytes, { min: 1 })
+      ?? countProblem('maxRetries', maxRetries, { max: 100 })
+    if (problem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: ${problem}`)
     const secrets = secretsOf(apiKey, options.headers, options.baseURL)
     const defaultHeaders: Record<string, string | null> = {}
     // No key: tell the SDK to drop the Authorization header it would build from the placeholder.

@@ -2,6 +2,7 @@ import { accessSync, constants, statSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import type * as Acp from '@agentclientprotocol/sdk'
 import { Context, Schema, type Logger } from 'cordis'
+import { count, countProblem, duration, durationProblem } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { childEnv, EnvMatcher, secretValues, type EnvInherit, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
@@ -67,17 +68,17 @@ export const Config: Schema<Config> = Schema.object({
     Schema.const('allow').description('Allow once'),
   ]).default('reject')
     .description('How permission requests of the agent are answered. Nobody is asked interactively.'),
-  startupTimeout: Schema.natural().min(1).default(30_000)
+  startupTimeout: duration({ min: 1 }).default(30_000)
     .description('Milliseconds for the agent to start and open a session (initialize + session/new).'),
-  cancelGrace: Schema.natural().default(5_000)
+  cancelGrace: duration().default(5_000)
     .description('Milliseconds the agent gets to end its turn after session/cancel before its process group is stopped.'),
-  killGrace: Schema.natural().default(3_000)
+  killGrace: duration().default(3_000)
     .description('Milliseconds between SIGTERM and SIGKILL of the agent\'s process group.'),
-  exitGrace: Schema.natural().max(60_000).default(50)
+  exitGrace: duration({ max: 60_000 }).default(50)
     .description('Milliseconds the agent gets to exit by itself after its turn ended and its stdin closed, before SIGTERM. Short, because many agents ignore the end of stdin once a session exists; the result is handed back at once either way.'),
-  maxOutputBytes: Schema.natural().min(1).default(1024 * 1024)
+  maxOutputBytes: count({ min: 1 }).default(1024 * 1024)
     .description('Largest agent message text kept during a turn (UTF-8 bytes); more is dropped as it streams, and the diagnostic says how much.'),
-  maxStreamBytes: Schema.natural().min(1024).default(128 * 1024 * 1024)
+  maxStreamBytes: count({ min: 1024 }).default(128 * 1024 * 1024)
     .description('Most ACP data (stdout bytes) one run may send. A run that sends more is stopped and ends as an error naming this limit.'),
   containment: Schema.union([
     Schema.const('auto').description('A cgroup v2 per run where the host may create one (Linux, root or a delegated subtree), else the process group'),
@@ -128,6 +129,14 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
   if (typeof settings.command !== 'string' || !settings.command) {
     throw new AcpError('ACP_INVALID_CONFIG', 'provider-acp: command is required (the executable of the ACP agent).')
   }
+  // The schema checks these for a plugin load; a programmatic caller gets the same checks here.
+  const problem = durationProblem('startupTimeout', settings.startupTimeout, { min: 1 })
+    ?? durationProblem('cancelGrace', settings.cancelGrace)
+    ?? durationProblem('killGrace', settings.killGrace)
+    ?? durationProblem('exitGrace', settings.exitGrace, { max: 60_000 })
+    ?? countProblem('maxOutputBytes', settings.maxOutputBytes, { min: 1 })
+    ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
+  if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
   const provider: SubagentProvider = {
     name: providerName,
     capabilities: { persona: false, toolFilter: false, depthLimit: false },

@@ -1,4 +1,5 @@
 import { Context, Schema } from 'cordis'
+import { count, duration } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { PROVIDER_NAME_PATTERN, type SubagentProvider } from '@cordis-subagents/subagents-service'
 import { TOOL_NAME_PATTERN, untraced } from '@cordis-subagents/tools'
@@ -23,8 +24,6 @@ const unset = undefined as never
 /** A blank persona or model would pass here and fail every call; reject it at load instead. */
 const NOT_BLANK = /\S/
 
-/** The longest delay Node's timers honour. */
-const MAX_TIMEOUT = 2_147_483_647
 
 export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> = Schema.object({
   provider: Schema.string().pattern(PROVIDER_NAME_PATTERN).required().description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`).'),
@@ -37,19 +36,19 @@ export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> 
     allow: Schema.array(String).default(unset).description('Only these tools (of the parent\'s) are visible to the child.'),
     deny: Schema.array(String).default(unset).description('These tools are hidden from the child.'),
   }).default(unset).description('Narrows the tools the child can use. It can never see more than its parent.'),
-  maxDepth: Schema.natural().description('Deepest allowed child depth (root agents are depth 0). Lowers the subagents service\'s maxDepth (default 3), never raises it.'),
+  maxDepth: count().description('Deepest allowed child depth (root agents are depth 0). Lowers the subagents service\'s maxDepth (default 3), never raises it.'),
   budget: Schema.object({
-    maxSteps: Schema.natural().description('Model calls of each child and everything below it.'),
-    maxTokens: Schema.natural().description('Tokens (input + output) of each child and everything below it.'),
-    maxToolCalls: Schema.natural().description('Tool calls of each child and everything below it.'),
-    maxWallMs: Schema.natural().description('Wall time of each child, its children included (ms). Unlike `timeout`, it is a budget its children share.'),
-    maxChildren: Schema.natural().description('Delegations below each child.'),
-    maxConcurrent: Schema.natural().min(1).description('Children of one parent live at once through this tool (lowers the service\'s maxConcurrentPerParent).'),
-    maxDepth: Schema.natural().description('Deepest depth below each child.'),
+    maxSteps: count().description('Model calls of each child and everything below it.'),
+    maxTokens: count().description('Tokens (input + output) of each child and everything below it.'),
+    maxToolCalls: count().description('Tool calls of each child and everything below it.'),
+    maxWallMs: count().description('Wall time of each child, its children included (ms). Unlike `timeout`, it is a budget its children share.'),
+    maxChildren: count().description('Delegations below each child.'),
+    maxConcurrent: count({ min: 1 }).description('Children of one parent live at once through this tool (lowers the service\'s maxConcurrentPerParent).'),
+    maxDepth: count().description('Deepest depth below each child.'),
   }).default(unset).description('Limits of each child\'s tree, carved from what the calling agent has left (a child never gets more than its parent has left).'),
   // Node fires a timer longer than 2^31-1 ms at once, so a larger timeout would cancel every call.
-  timeout: Schema.natural().max(MAX_TIMEOUT).default(30 * 60_000).description('Milliseconds before a delegation is cancelled; 0 means no limit (at most 2147483647, about 24.8 days).'),
-  maxOutputBytes: Schema.natural().min(1).default(1024 * 1024).description('Largest child output (UTF-8 bytes) returned to the parent; longer output is truncated with a note.'),
+  timeout: duration().default(30 * 60_000).description('Milliseconds before a delegation is cancelled; 0 means no limit (at most 2147483647, about 24.8 days).'),
+  maxOutputBytes: count({ min: 1 }).default(1024 * 1024).description('Largest child output (UTF-8 bytes) returned to the parent; longer output is truncated with a note.'),
 })
 
 export function apply(ctx: Context, config: Config) {

@@ -1,4 +1,5 @@
 import { Schema } from 'cordis'
+import { count } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
 
 export interface Config {
@@ -15,13 +16,13 @@ export interface Config {
 export const DEFAULTS: Readonly<Config> = Object.freeze({ maxConcurrentPerParent: 8, maxDepth: 3, maxChildren: 64, maxConcurrent: 16 })
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  maxDepth: Schema.natural().default(DEFAULTS.maxDepth)
+  maxDepth: count().default(DEFAULTS.maxDepth)
     .description('Deepest child depth (root agents are depth 0) for every provider. A tool load or a tree budget can lower it, never raise it. ACP children get it in SUBAGENT_MAX_DEPTH.'),
-  maxChildren: Schema.natural().default(DEFAULTS.maxChildren)
+  maxChildren: count().default(DEFAULTS.maxChildren)
     .description('Delegations in one tree: every child, grandchild, ... started below one root run. Further starts are refused with BUDGET_EXCEEDED.'),
-  maxConcurrent: Schema.natural().min(1).default(DEFAULTS.maxConcurrent)
+  maxConcurrent: count({ min: 1 }).default(DEFAULTS.maxConcurrent)
     .description('Delegated runs of one tree working at once. Further starts wait FIFO; a parent waiting on its children lends them its slot, so nesting never deadlocks.'),
-  maxConcurrentPerParent: Schema.natural().min(1).default(DEFAULTS.maxConcurrentPerParent)
+  maxConcurrentPerParent: count({ min: 1 }).default(DEFAULTS.maxConcurrentPerParent)
     .description('How many children one parent agent may have live at once (started and not yet disposed). Further starts wait in FIFO order.'),
 }) as Schema<Partial<Config>, Config>
 
