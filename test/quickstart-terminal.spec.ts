@@ -121,7 +121,7 @@ describe('quick start CLI: terminal safety', function () {
       try {
         await seen(/\n(?:\u001b\[[0-9;]*[A-Za-z])*> /)
         term.write('\r')
-        const [, pid] = await seen(/subagent_acp → acp: .* started \(session-(\d+)-1\)/)
+        const [, pid] = await seen(/subagent_acp → acp: .* started \(session-(\d+)-[0-9a-f-]+\)/)
         expect(alive(Number(pid))).to.equal(true)
         const pressed = Date.now()
         // The terminal is in raw mode (readline): Ctrl-C arrives as the byte 0x03, not as a signal.

@@ -41,7 +41,7 @@ describe('quick start (examples/quickstart, offline)', function () {
     const result = JSON.parse(cli.stdout())
     expect(result.task).to.equal('Which packages are there?')
     expect(result.stopReason).to.equal('completed')
-    expect(result.answer).to.include('@cordis-subagents/subagent-tool: depends on tools, subagents-service, agent')
+    expect(result.answer).to.include('@cordis-subagents/subagent-tool: depends on shared, tools, subagents-service, agent')
     expect(result.delegations.map((d: any) => `${d.tool}→${d.provider}:${d.stopReason}`).sort())
       .to.deep.equal(['subagent_acp→acp:completed', 'subagent→spawn:completed', 'subagent→spawn:completed'])
     expect(result.delegations.every((d: any) => d.depth === 1)).to.equal(true)
@@ -66,7 +66,7 @@ describe('quick start (examples/quickstart, offline)', function () {
   it('Ctrl-C while children run cancels them, reaps the ACP process and exits 0', async () => {
     // Slow replies keep the children in flight long enough to interrupt them.
     const cli = runCli([], offlineEnv({ QUICKSTART_DEMO_DELAY: '1500' }))
-    const [, pid] = await cli.waitFor(/subagent_acp → acp: .* started \(session-(\d+)-1\)/, 30_000)
+    const [, pid] = await cli.waitFor(/subagent_acp → acp: .* started \(session-(\d+)-[0-9a-f-]+\)/, 30_000)
     expect(alive(Number(pid))).to.equal(true)
     cli.child.kill('SIGINT')
     expect(await cli.exited, cli.stderr()).to.equal(0)
@@ -96,7 +96,7 @@ describe('quick start (examples/quickstart, offline)', function () {
       cli.child.stdin!.write('Which package has the most internal dependencies?\n')
       await cli.waitFor(/┌ subagent_fork → fork: "Rank packages by dependencies" started/)
       // The forked child inherited the first turn and answers from it.
-      await cli.waitFor(/From the forked subagent \(it inherited our earlier turns\):\nUsing the \d+ messages I inherited: @cordis-subagents\/provider-fork has the most internal dependencies \(3\); @cordis-subagents\/tools depend on no other package of ours\./)
+      await cli.waitFor(/From the forked subagent \(it inherited our earlier turns\):\nUsing the \d+ messages I inherited: @cordis-subagents\/subagent-tool has the most internal dependencies \(4\); @cordis-subagents\/shared, @cordis-subagents\/tools depend on no other package of ours\./)
 
       // Hot reload: describe the fork provider differently; only subagent_fork re-registers.
       const before = cli.stdout().length

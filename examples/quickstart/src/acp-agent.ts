@@ -6,12 +6,19 @@
  *
  * prompt → agent.run → agent_message_chunk / tool_call / tool_call_update notifications;
  * session/cancel → abort the turn; SUBAGENT_DEPTH sets the root depth (ctx.agents reads it).
+ * A session works in its own cwd (absolute, an existing directory): the workspace tools are
+ * confined to it. One turn at a time per session: a second prompt while one runs is refused and
+ * leaves the running turn (and its cancel) alone. Sessions are stored (session-store.ts), so
+ * `session/load` continues one in a later process, with its history replayed to the client.
  * The tool ceiling crosses the process boundary: SUBAGENT_ALLOWED_TOOLS (and session/new's
  * `_meta.cordisSubagents.allowedTools`) name the tools the delegating parent may use, and this
  * agent's tools are restricted to them. Usage goes back in ACP's field names.
  * stdout carries only protocol messages: logs go to stderr.
  */
+import { stat } from 'node:fs/promises'
+import { isAbsolute } from 'node:path'
 import { Readable, Writable } from 'node:stream'
+import { defaultStateDir, isSessionId, newSessionId, SessionStore } from './session-store.js'
 
 // Everything that would print to stdout (cordis' logger uses console.log) goes to stderr.
 console.log = console.error
@@ -47,7 +54,36 @@ const persona = (depth: number) => `You are a read-only research agent working i
 
 interface Session {
   agent: Agent
+  cwd: string
   controller?: AbortController
+}
+
+const store = new SessionStore(defaultStateDir())
+
+/** A session's cwd must be an absolute path of an existing directory (ACP requires absolute). */
+async function sessionCwd(cwd: unknown): Promise<string> {
+  if (typeof cwd !== 'string' || !isAbsolute(cwd)) {
+    throw acp.RequestError.invalidParams(undefined, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`)
+  }
+  const info = await stat(cwd).catch(() => undefined)
+  if (!info?.isDirectory()) throw acp.RequestError.invalidParams(undefined, `cwd ${cwd} is not an existing directory`)
+  return cwd
+}
+
+function openSession(sessionId: string, cwd: string, meta: unknown, seed?: unknown[]) {
+  const agent = ctx.agents.create({
+    cwd, label: 'acp', persona: persona(ctx.agents.rootDepth), tools: sessionTools(meta), ...seed ? { seed: seed as any } : {},
+  })
+  sessions.set(sessionId, { agent, cwd })
+}
+
+async function persist(sessionId: string, session: Session) {
+  try {
+    const kept = await store.save(sessionId, { cwd: session.cwd, messages: session.agent.transcript.completedMessages() })
+    if (!kept) console.error(`session ${sessionId} is too large to store; it cannot be loaded later`)
+  } catch (error) {
+    console.error(`session ${sessionId} could not be stored: ${error instanceof Error ? error.message : String(error)}`)
+  }
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
@@ -68,7 +104,6 @@ function sessionTools(meta: unknown) {
   return view
 }
 const sessions = new Map<string, Session>()
-let counter = 0
 
 /** Our stop reasons that are ACP stop reasons; `error` and `max-steps` are answered with a JSON-RPC error. */
 const STOPS: Partial<Record<string, 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal'>> = {
@@ -81,15 +116,38 @@ const STOPS: Partial<Record<string, 'end_turn' | 'cancelled' | 'max_tokens' | 'r
 const app = acp.agent({ name: 'cordis-subagents-quickstart' })
   .onRequest(acp.methods.agent.initialize, async ({ params }) => ({
     protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
-    agentCapabilities: { loadSession: false },
+    agentCapabilities: { loadSession: true },
     authMethods: [],
   }))
   .onRequest(acp.methods.agent.session.new, async ({ params }) => {
-    const sessionId = `session-${process.pid}-${++counter}`
-    sessions.set(sessionId, {
-      agent: ctx.agents.create({ cwd: params.cwd, label: 'acp', persona: persona(ctx.agents.rootDepth), tools: sessionTools(params._meta) }),
-    })
+    const cwd = await sessionCwd(params.cwd)
+    const sessionId = newSessionId()
+    openSession(sessionId, cwd, params._meta)
     return { sessionId }
+  })
+  .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
+    const cwd = await sessionCwd(params.cwd)
+    if (!isSessionId(params.sessionId) || sessions.has(params.sessionId)) {
+      throw acp.RequestError.invalidParams(undefined, `cannot load session ${JSON.stringify(params.sessionId)} (unknown, or already open)`)
+    }
+    let stored
+    try {
+      stored = await store.load(params.sessionId)
+    } catch (error) {
+      throw acp.RequestError.internalError(undefined, `session ${params.sessionId} cannot be loaded: ${error instanceof Error ? error.message : String(error)}`)
+    }
+    if (!stored) throw acp.RequestError.resourceNotFound(params.sessionId)
+    openSession(params.sessionId, cwd, params._meta, stored.messages)
+    // The protocol wants the conversation replayed to the client before the response.
+    for (const message of sessions.get(params.sessionId)!.agent.transcript.messages) {
+      const update = message.role === 'user'
+        ? { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: message.content } }
+        : message.role === 'assistant' && message.content
+          ? { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: message.content } }
+          : undefined
+      if (update) await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: update as any }).catch(() => {})
+    }
+    return {}
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
     sessions.get(params.sessionId)?.controller?.abort(new Error('cancelled by the client (session/cancel)'))
@@ -97,6 +155,8 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
   .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     const session = sessions.get(params.sessionId)
     if (!session) throw acp.RequestError.invalidParams(undefined, `unknown session ${params.sessionId}`)
+    // One turn at a time: a second prompt must not take over the running turn's cancel.
+    if (session.controller) throw acp.RequestError.invalidRequest(undefined, 'a turn is already running in this session; wait for it or send session/cancel')
     const prompt = params.prompt.map((block: any) => (block.type === 'text' ? block.text : '')).join('')
     const controller = new AbortController()
     session.controller = controller
@@ -128,6 +188,7 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
       return { stopReason, usage } as any
     } finally {
       session.controller = undefined
+      await persist(params.sessionId, session)
     }
   })
 

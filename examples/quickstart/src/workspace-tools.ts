@@ -4,7 +4,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { Context, Schema } from 'cordis'
 import { count } from '@cordis-subagents/shared'
 import { z } from 'zod'
-import type {} from '@cordis-subagents/tools'
+import type { ToolExecContext } from '@cordis-subagents/tools'
 
 /**
  * Read-only workspace tools for the quick start: `list_files`, `read_file`, `search_text`.
@@ -25,7 +25,7 @@ export interface Config {
 }
 
 export const Config: Schema<Config> = Schema.object({
-  root: Schema.string().description('Directory the tools are confined to. Default: the process working directory.'),
+  root: Schema.string().description('Directory the tools are confined to. Default: the calling agent\'s working directory (its host sets it), else the process working directory.'),
   prefix: Schema.string().default('').description('Prefix of the tool names (e.g. `ws_` gives `ws_read_file`).'),
   maxReadBytes: count({ min: 1 }).default(16 * 1024).description('Most bytes `read_file` returns.'),
   maxEntries: count({ min: 1 }).default(200).description('Most entries `list_files` returns.'),
@@ -223,7 +223,13 @@ export async function searchText(root: string, query: string, path: string, limi
 }
 
 export function apply(ctx: Context, config: Config) {
-  const root = resolve(config.root ?? process.cwd())
+  const fixedRoot = config.root === undefined ? undefined : resolve(config.root)
+  /** The configured root, else the calling agent's cwd (set by its host, never by a model), else the process cwd. */
+  const rootOf = (exec: ToolExecContext) => {
+    if (fixedRoot) return fixedRoot
+    const cwd = (exec.agent as { cwd?: unknown }).cwd
+    return typeof cwd === 'string' && isAbsolute(cwd) ? cwd : process.cwd()
+  }
   const prefix = config.prefix ?? ''
   const path = z.string().default('.').describe('Path relative to the workspace root ("." is the root).')
 
@@ -231,8 +237,8 @@ export function apply(ctx: Context, config: Config) {
     name: `${prefix}list_files`,
     description: `List the entries of a directory in the workspace (read-only; directories end in "/"; node_modules, .git and build output are skipped). Paths are relative to the workspace root.`,
     input: z.object({ path }),
-    execute: async (input) => {
-      try { return { content: await listFiles(root, input.path, config.maxEntries ?? 200) } } catch (error) { return errorResult(error) }
+    execute: async (input, exec) => {
+      try { return { content: await listFiles(rootOf(exec), input.path, config.maxEntries ?? 200) } } catch (error) { return errorResult(error) }
     },
   })
 
@@ -240,8 +246,8 @@ export function apply(ctx: Context, config: Config) {
     name: `${prefix}read_file`,
     description: `Read a text file in the workspace (read-only, at most ${config.maxReadBytes ?? 16384} bytes). Paths are relative to the workspace root.`,
     input: z.object({ path: z.string().min(1).describe('File path relative to the workspace root, e.g. "packages/tools/package.json".') }),
-    execute: async (input) => {
-      try { return { content: await readFileCapped(root, input.path, config.maxReadBytes ?? 16384) } } catch (error) { return errorResult(error) }
+    execute: async (input, exec) => {
+      try { return { content: await readFileCapped(rootOf(exec), input.path, config.maxReadBytes ?? 16384) } } catch (error) { return errorResult(error) }
     },
   })
 
@@ -249,9 +255,9 @@ export function apply(ctx: Context, config: Config) {
     name: `${prefix}search_text`,
     description: 'Find lines containing a text (case-insensitive) in the workspace files under a path (read-only; skips node_modules, .git, build output and hidden files).',
     input: z.object({ query: z.string().min(1).describe('Text to look for.'), path }),
-    execute: async (input) => {
+    execute: async (input, exec) => {
       try {
-        return { content: await searchText(root, input.query, input.path, { maxMatches: config.maxMatches ?? 50, maxFiles: config.maxSearchFiles ?? 2000 }) }
+        return { content: await searchText(rootOf(exec), input.query, input.path, { maxMatches: config.maxMatches ?? 50, maxFiles: config.maxSearchFiles ?? 2000 }) }
       } catch (error) { return errorResult(error) }
     },
   })
