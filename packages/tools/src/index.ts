@@ -2,14 +2,16 @@ import { Context, type Lifecycle, type Logger, Service } from 'cordis'
 import { z } from 'zod'
 import { ToolError } from './errors.js'
 import type { Tool, ToolChange, ToolFilter, ToolInputSchema, ToolSpec } from './types.js'
-import { type RegisteredTool, type ToolSource, ToolView, describeError } from './view.js'
+import { type RegisteredTool, type ToolSource, ToolView } from './view.js'
+import { describeError } from '@cordis-subagents/shared'
 import { untraced } from './untraced.js'
 
 export * from './types.js'
 export * from './errors.js'
 export * from './usage.js'
 export * from './limits.js'
-export { ToolView, describeError } from './view.js'
+export { ToolView } from './view.js'
+export { describeError } from '@cordis-subagents/shared'
 export { untraced } from './untraced.js'
 
 declare module 'cordis' {

@@ -1,3 +1,4 @@
+import { describeError } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { ToolError } from './errors.js'
 import type { Tool, ToolCall, ToolExecContext, ToolFilter, ToolResult, ToolSpec } from './types.js'
@@ -106,14 +107,5 @@ export class ToolView {
     } catch (error) {
       return { isError: true, content: `Tool "${name}" failed: ${describeError(error)}` }
     }
-  }
-}
-
-export function describeError(error: unknown): string {
-  try {
-    if (error instanceof Error) return error.message || error.name
-    return String(error)
-  } catch {
-    return 'unknown error'
   }
 }
