@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { count } from '@cordis-subagents/shared'
+import { count, NAME_PATTERN } from '@cordis-subagents/shared'
 
 /** Config shared by the in-process providers (`spawn`, `fork`). */
 export interface InProcessConfig {
@@ -15,7 +15,7 @@ export namespace InProcessConfig {
 
 export function inProcessConfig(defaultName: string): Schema<InProcessConfig.Input, InProcessConfig> {
   return Schema.object({
-    name: Schema.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).default(defaultName).description('Provider name that subagent tools bind to.'),
+    name: Schema.string().pattern(NAME_PATTERN).default(defaultName).description('Provider name that subagent tools bind to.'),
     maxSteps: count({ min: 1 }).description('Step limit of each child (default: the agent runtime\'s `maxSteps`).'),
     description: Schema.string().description('Appended to the description of tools bound to this provider.'),
   })

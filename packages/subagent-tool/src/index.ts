@@ -1,8 +1,8 @@
 import { Context, Schema } from 'cordis'
-import { count, duration } from '@cordis-subagents/shared'
+import { count, duration, missingCapability, NAME_PATTERN, toolFilterProblem } from '@cordis-subagents/shared'
 import { z } from 'zod'
-import { PROVIDER_NAME_PATTERN, type SubagentProvider } from '@cordis-subagents/subagents-service'
-import { TOOL_NAME_PATTERN, untraced } from '@cordis-subagents/tools'
+import type { SubagentProvider } from '@cordis-subagents/subagents-service'
+import { untraced } from '@cordis-subagents/tools'
 import { delegate, type DelegateOptions, type InFlight } from './delegate.js'
 import { describePrompt, describeTool, LABEL_DESCRIPTION } from './wording.js'
 
@@ -26,8 +26,8 @@ const NOT_BLANK = /\S/
 
 
 export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> = Schema.object({
-  provider: Schema.string().pattern(PROVIDER_NAME_PATTERN).required().description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`).'),
-  toolName: Schema.string().pattern(TOOL_NAME_PATTERN).default('subagent').description('Name of the tool the model sees. Must be unique across the app.'),
+  provider: Schema.string().pattern(NAME_PATTERN).required().description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`).'),
+  toolName: Schema.string().pattern(NAME_PATTERN).default('subagent').description('Name of the tool the model sees. Must be unique across the app.'),
   agentOptions: Schema.object({
     model: Schema.string().pattern(NOT_BLANK).description('Model ref for the child (`name` or `name:modelId`). Default: the parent\'s model.'),
   }).default(unset).description('Options for the child agent.'),
@@ -64,7 +64,7 @@ export function apply(ctx: Context, config: Config) {
   const mount = (provider: SubagentProvider) => {
     unmount?.()
     unmount = undefined
-    const missing = missingCapability(provider, config)
+    const missing = missingOption(provider, config)
     if (missing) {
       logger.warn('tool "%s" not mounted: provider "%s" does not support %s', config.toolName, provider.name, missing)
       return
@@ -122,21 +122,15 @@ function inputSchema(inheritsParentContext: boolean) {
 
 function checkToolFilter(filter: Config['toolFilter']) {
   if (!filter) return
-  const { allow, deny } = filter
-  if (allow === undefined && !deny?.length) {
+  const problem = toolFilterProblem(filter, 'config.toolFilter', true)
+  if (problem) throw new Error(`subagent-tool: ${problem}`)
+  // A deny list that is empty hides nothing either: the same mistake as `{}`.
+  if (filter.allow === undefined && !filter.deny?.length) {
     throw new Error('subagent-tool: config.toolFilter is empty. List tools under `allow` and/or `deny`, or remove `toolFilter` to give the child all of the parent\'s tools.')
-  }
-  for (const key of ['allow', 'deny'] as const) {
-    filter[key]?.forEach((name, index) => {
-      if (!TOOL_NAME_PATTERN.test(name)) {
-        throw new Error(`subagent-tool: config.toolFilter.${key}[${index}] is ${JSON.stringify(name)}, which is not a tool name (1-64 of A-Z a-z 0-9 _ -).`)
-      }
-    })
   }
 }
 
-function missingCapability(provider: SubagentProvider, config: Config): string | undefined {
-  if (config.persona !== undefined && !provider.capabilities.persona) return '`persona`'
-  if (config.toolFilter && !provider.capabilities.toolFilter) return '`toolFilter`'
-  if (config.maxDepth !== undefined && !provider.capabilities.depthLimit) return '`maxDepth`'
+function missingOption(provider: SubagentProvider, config: Config): string | undefined {
+  const missing = missingCapability(provider.capabilities, config)
+  return missing && `\`${missing.option}\``
 }

@@ -1,4 +1,7 @@
 import type { Agent, Budget, BudgetBreach, BudgetLimits, Usage, WorkCounts } from '@cordis-subagents/agent'
+import type { ToolFilter } from '@cordis-subagents/shared'
+
+export type { ToolFilter }
 
 export interface ProviderCapabilities {
   /** The provider honours `request.persona`. */
@@ -21,11 +24,6 @@ export interface SubagentProvider {
    * Rejecting means nothing is left running.
    */
   start(request: ProviderStartRequest): Promise<SubagentRun>
-}
-
-export interface ToolFilter {
-  allow?: string[]
-  deny?: string[]
 }
 
 export interface SubagentRequest {
@@ -123,7 +121,7 @@ export interface SubagentRun {
 }
 
 /**
- * What `ctx.subagents.start` fulfils with: the service's wrapper around the provider's run.
+ * What `ctx.subagents.delegate` fulfils with: the service's wrapper around the provider's run.
  * It is a `SubagentRun` (`id` is the service-minted `runId`) plus the run's `info`.
  */
 export interface SubagentHandle extends SubagentRun {

@@ -1,11 +1,12 @@
 import type { BudgetLimits } from '@cordis-subagents/agent'
-import { SubagentError, type SubagentCapability } from './errors.js'
-import type { SubagentProvider, SubagentRequest, SubagentRun, ToolFilter } from './types.js'
+import { isName, missingCapability, NAME_PATTERN, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
+import { SubagentError } from './errors.js'
+import type { SubagentProvider, SubagentRequest, SubagentRun } from './types.js'
 
 // Checks of what comes in from outside: provider descriptors, start requests, run handles.
 
-/** Provider names: 1-64 of `A-Z a-z 0-9 _ -`. */
-export const PROVIDER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
+/** Provider names: 1-64 of `A-Z a-z 0-9 _ -` (the same rule as tool names). */
+export const PROVIDER_NAME_PATTERN = NAME_PATTERN
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null
@@ -28,8 +29,8 @@ function invalidProvider(message: string): never {
 export function checkProvider(provider: SubagentProvider) {
   if (!isObject(provider)) invalidProvider('A subagent provider must be an object.')
   const { name } = provider
-  if (typeof name !== 'string' || !PROVIDER_NAME_PATTERN.test(name)) {
-    invalidProvider(`Invalid subagent provider name ${JSON.stringify(name)}: use 1-64 of A-Z a-z 0-9 _ -.`)
+  if (!isName(name)) {
+    invalidProvider(`Invalid subagent provider name ${JSON.stringify(name)}: use ${NAME_RULE}.`)
   }
   if (provider.description !== undefined && typeof provider.description !== 'string') {
     invalidProvider(`Subagent provider "${name}": description must be a string when present.`)
@@ -85,34 +86,16 @@ export function checkRequest(request: SubagentRequest) {
       invalidRequest('request.agentOptions.model must be a non-empty model ref when present.')
     }
   }
-  if (request.toolFilter !== undefined) checkToolFilter(request.toolFilter)
+  if (request.toolFilter !== undefined) {
+    const problem = toolFilterProblem(request.toolFilter, 'request.toolFilter', true)
+    if (problem) invalidRequest(problem)
+  }
   if (request.maxDepth !== undefined && (!Number.isInteger(request.maxDepth) || request.maxDepth < 0)) {
     invalidRequest(`request.maxDepth must be a non-negative integer, got ${String(request.maxDepth)}.`)
   }
   if (request.budget !== undefined) checkBudget(request.budget)
   if (request.onUpdate !== undefined && typeof request.onUpdate !== 'function') {
     invalidRequest('request.onUpdate must be a function when present.')
-  }
-}
-
-function checkToolFilter(filter: ToolFilter) {
-  if (!isObject(filter) || Array.isArray(filter)) {
-    invalidRequest('request.toolFilter must be an object { allow?, deny? } of tool-name arrays.')
-  }
-  for (const key of Object.keys(filter)) {
-    if (key !== 'allow' && key !== 'deny' && (filter as Record<string, unknown>)[key] !== undefined) {
-      invalidRequest(`request.toolFilter has an unknown key "${key}"; only allow and deny are understood.`)
-    }
-  }
-  for (const key of ['allow', 'deny'] as const) {
-    const list = filter[key]
-    if (list === undefined) continue
-    if (!Array.isArray(list) || !list.every((name) => typeof name === 'string' && name)) {
-      invalidRequest(`request.toolFilter.${key} must be an array of tool names.`)
-    }
-  }
-  if (filter.allow === undefined && filter.deny === undefined) {
-    invalidRequest('request.toolFilter is empty (neither allow nor deny); omit toolFilter to keep the parent\'s tools.')
   }
 }
 
@@ -127,17 +110,13 @@ export function checkBudget(budget: BudgetLimits) {
   }
 }
 
-function unsupported(provider: SubagentProvider, capability: SubagentCapability, option: string): never {
+export function checkCapabilities(provider: SubagentProvider, request: SubagentRequest) {
+  const missing = missingCapability(provider.capabilities, request)
+  if (!missing) return
+  const { capability, option } = missing
   throw new SubagentError('UNSUPPORTED_CAPABILITY',
     `Subagent provider "${provider.name}" does not support ${option} (capability "${capability}"); remove ${option} from the request or use a provider that has it.`,
     { capability })
-}
-
-export function checkCapabilities(provider: SubagentProvider, request: SubagentRequest) {
-  const { capabilities } = provider
-  if (request.persona !== undefined && !capabilities.persona) unsupported(provider, 'persona', 'persona')
-  if (request.toolFilter !== undefined && !capabilities.toolFilter) unsupported(provider, 'toolFilter', 'toolFilter')
-  if (request.maxDepth !== undefined && !capabilities.depthLimit) unsupported(provider, 'depthLimit', 'maxDepth')
 }
 
 export function isCount(value: unknown): value is number {

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { ToolError } from './errors.js'
 import type { Tool, ToolChange, ToolFilter, ToolInputSchema, ToolSpec } from './types.js'
 import { type RegisteredTool, type ToolSource, ToolView } from './view.js'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, NAME_PATTERN } from '@cordis-subagents/shared'
 import { untraced } from './untraced.js'
 
 export * from './types.js'
@@ -23,7 +23,7 @@ declare module 'cordis' {
   }
 }
 
-export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
+export const TOOL_NAME_PATTERN = NAME_PATTERN
 
 /** A name claimed ahead of its tool; the claim (and any tool under it) ends with the claimant's scope. */
 export interface ToolReservation {

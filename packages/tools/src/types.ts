@@ -67,11 +67,7 @@ export interface ToolCall {
   input: unknown
 }
 
-export interface ToolFilter {
-  /** Only these names are visible. Omitted = everything the view already sees. */
-  allow?: string[]
-  /** These names are hidden. */
-  deny?: string[]
-}
+/** Only `allow` (when given) is visible, never `deny`; one shape for views, requests and configs. */
+export type { ToolFilter } from '@cordis-subagents/shared'
 
 export type ToolChange = 'added' | 'removed'

@@ -1,4 +1,4 @@
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, toolFilterProblem } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { ToolError } from './errors.js'
 import type { Tool, ToolCall, ToolExecContext, ToolFilter, ToolResult, ToolSpec } from './types.js'
@@ -17,16 +17,8 @@ export interface ToolSource {
 type Predicate = (name: string) => boolean
 
 export function validateFilter(filter: ToolFilter): void {
-  if (filter === null || typeof filter !== 'object') {
-    throw new ToolError('INVALID_FILTER', 'A tool filter must be an object { allow?, deny? }.')
-  }
-  for (const key of ['allow', 'deny'] as const) {
-    const list = filter[key]
-    if (list === undefined) continue
-    if (!Array.isArray(list) || list.some((name) => typeof name !== 'string')) {
-      throw new ToolError('INVALID_FILTER', `Tool filter "${key}" must be an array of tool names.`)
-    }
-  }
+  const problem = toolFilterProblem(filter, 'The tool filter')
+  if (problem) throw new ToolError('INVALID_FILTER', problem)
 }
 
 function toPredicate(filter: ToolFilter | undefined): Predicate {

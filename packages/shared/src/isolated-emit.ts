@@ -1,0 +1,29 @@
+import type { Context } from 'cordis'
+
+/**
+ * Calls every listener of event `name` on its own: a listener that throws or rejects is reported
+ * to `onError` and neither stops the other listeners nor reaches the emitter. Use it for events
+ * whose consumers must not veto the emitter (a provider registration, a run's end).
+ *
+ * cordis' own `emit` stops at the first throwing listener, and its `dispatch` generator ends there
+ * too, so the listeners are read here: `lifecycle.filterHooks` (public) keeps cordis' listener
+ * filtering; the list itself is only reachable as `lifecycle._hooks`, and this is the one place
+ * in the project that reads it.
+ */
+export function emitIsolated(ctx: Context, name: string, args: unknown[], onError: (error: unknown) => void): void {
+  const lifecycle = ctx.lifecycle
+  const hooks = lifecycle._hooks[name]
+  if (!hooks?.length) return
+  for (const hook of lifecycle.filterHooks(hooks)) {
+    // A listener removed by an earlier listener is not called.
+    if (!hooks.includes(hook)) continue
+    try {
+      const returned: unknown = hook.callback(...args)
+      if (returned && typeof (returned as PromiseLike<unknown>).then === 'function') {
+        Promise.resolve(returned).catch(onError)
+      }
+    } catch (error) {
+      onError(error)
+    }
+  }
+}
