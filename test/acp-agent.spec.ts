@@ -45,7 +45,7 @@ describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function 
     await boot({ depth: 2 })
     const parent = ctx.agents.create()
     const updates: string[] = []
-    const run = await ctx.subagents.start('acp', {
+    const run = await ctx.subagents.delegate('acp', {
       prompt: `${ROOT_PROMPT} and report its workspaces and npm scripts.`,
       parent,
       signal: new AbortController().signal,
@@ -64,7 +64,7 @@ describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function 
   it('the child gets no more tools than its parent: a parent without read_file gets an answer without it', async () => {
     await boot()
     const parent = ctx.agents.create({ tools: ctx.tools.view().restrict({ deny: ['read_file'] }) })
-    const run = await ctx.subagents.start('acp', { prompt: `${ROOT_PROMPT}.`, parent, signal: new AbortController().signal })
+    const run = await ctx.subagents.delegate('acp', { prompt: `${ROOT_PROMPT}.`, parent, signal: new AbortController().signal })
     const result = await run.result
     await run.dispose()
     await parent.dispose()
@@ -76,7 +76,7 @@ describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function 
   it('session/cancel aborts the child\'s turn and the process is reaped', async () => {
     await boot({ delay: '3000' })
     const parent = ctx.agents.create()
-    const run = await ctx.subagents.start('acp', { prompt: `${ROOT_PROMPT}.`, parent, signal: new AbortController().signal })
+    const run = await ctx.subagents.delegate('acp', { prompt: `${ROOT_PROMPT}.`, parent, signal: new AbortController().signal })
     const pid = Number(/session-(\d+)-/.exec(run.info.childId ?? '')?.[1])
     expect(alive(pid), `child ${run.info.childId}`).to.equal(true)
     run.cancel('test cancels')
@@ -98,7 +98,7 @@ describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function 
       const { port } = server.address() as AddressInfo
       await boot({ env: { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'sk-test-not-a-key' } })
       const parent = ctx.agents.create()
-      const run = await ctx.subagents.start('acp', { prompt: 'Say hello.', parent, signal: new AbortController().signal })
+      const run = await ctx.subagents.delegate('acp', { prompt: 'Say hello.', parent, signal: new AbortController().signal })
       const result = await run.result
       await run.dispose()
       await parent.dispose()

@@ -55,7 +55,7 @@ export async function acp(options: { iterations: number; warmup: number }): Prom
   await h.ctx.lifecycle.flush()
   const parent = h.ctx.agents.create({})
   const ours = async () => {
-    const run = await h.ctx.subagents.start('acp', { prompt: 'hello', parent, signal: new AbortController().signal })
+    const run = await h.ctx.subagents.delegate('acp', { prompt: 'hello', parent, signal: new AbortController().signal })
     const result = await run.result
     await run.dispose()
     if (result.stopReason !== 'completed' || result.output !== 'child answer') throw new Error(`acp: ${JSON.stringify(result)}`)
@@ -97,7 +97,7 @@ export async function handback(options: { iterations: number; warmup: number }):
   await h.ctx.lifecycle.flush()
   const parent = h.ctx.agents.create({})
   const delay = async (provider: string) => {
-    const run = await h.ctx.subagents.start(provider, { prompt: 'hello', parent, signal: new AbortController().signal })
+    const run = await h.ctx.subagents.delegate(provider, { prompt: 'hello', parent, signal: new AbortController().signal })
     const result = await run.result
     await run.dispose()
     const handedBack = performance.timeOrigin + performance.now()

@@ -241,7 +241,7 @@ describe('provider-acp: hostile agents', function () {
         h.ctx.plugin(AcpProvider, { command: process.execPath, args: [HOSTILE, 'ignore-stdin', 'and-sigterm'], ...FAST, killGrace: 300 })
         await h.ctx.lifecycle.flush()
         const parent = h.ctx.agents.create()
-        const run = await h.ctx.subagents.start('acp', { prompt: 'go', parent, signal: new AbortController().signal })
+        const run = await h.ctx.subagents.delegate('acp', { prompt: 'go', parent, signal: new AbortController().signal })
         const result = await run.result
         const pid = Number(/pid (\d+)/.exec(result.output)![1])
         expect(h.ctx.subagents.runs().map((info) => info.runId)).to.include(run.id)

@@ -43,7 +43,7 @@ describe('provider-acp: as a cordis plugin under ctx.subagents', () => {
     expect(provider.description).to.equal('Fixture agent over ACP')
   })
 
-  it('ctx.subagents.start("acp") runs the child end to end with events and progress', async () => {
+  it('ctx.subagents.delegate("acp") runs the child end to end with events and progress', async () => {
     load('stream')
     await ctx.lifecycle.flush()
     const events: string[] = []
@@ -53,7 +53,7 @@ describe('provider-acp: as a cordis plugin under ctx.subagents', () => {
     ctx.on('subagent/update', () => { events.push('update') })
     ctx.on('subagent/end', () => { events.push('end') })
     const parent = ctx.agents.create()
-    const run = await ctx.subagents.start('acp', {
+    const run = await ctx.subagents.delegate('acp', {
       prompt: 'What is the answer?', parent, signal: new AbortController().signal, onUpdate: (update) => updates.push(update),
     })
     const result = await run.result
@@ -71,7 +71,7 @@ describe('provider-acp: as a cordis plugin under ctx.subagents', () => {
   it('a relative cwd is resolved against the app directory (ctx.baseDir)', async () => {
     load('echo', '', { cwd: 'packages/provider-acp' })
     await ctx.lifecycle.flush()
-    const run = await ctx.subagents.start('acp', { prompt: 'where?', parent: ctx.agents.create(), signal: new AbortController().signal })
+    const run = await ctx.subagents.delegate('acp', { prompt: 'where?', parent: ctx.agents.create(), signal: new AbortController().signal })
     const echo = JSON.parse((await run.result).output)
     await run.dispose()
     expect(echo.sessionCwd).to.equal(resolve(ctx.baseDir, 'packages/provider-acp'))
@@ -107,7 +107,7 @@ describe('provider-acp: as a cordis plugin under ctx.subagents', () => {
   it('unloading the provider stops new starts only; a run already handed over keeps going', async () => {
     const fork = load('delay', '300')
     await ctx.lifecycle.flush()
-    const run = await ctx.subagents.start('acp', { prompt: 'slow task', parent: ctx.agents.create(), signal: new AbortController().signal })
+    const run = await ctx.subagents.delegate('acp', { prompt: 'slow task', parent: ctx.agents.create(), signal: new AbortController().signal })
     fork.dispose()
     expect(ctx.subagents.get('acp')).to.equal(undefined)
     const result = await run.result
@@ -119,7 +119,7 @@ describe('provider-acp: as a cordis plugin under ctx.subagents', () => {
     load('hang-init')
     await ctx.lifecycle.flush()
     const controller = new AbortController()
-    const starting = ctx.subagents.start('acp', { prompt: 'x', parent: ctx.agents.create(), signal: controller.signal })
+    const starting = ctx.subagents.delegate('acp', { prompt: 'x', parent: ctx.agents.create(), signal: controller.signal })
     await sleep(300)
     controller.abort()
     const error = await rejection(starting)
@@ -131,7 +131,7 @@ describe('provider-acp: as a cordis plugin under ctx.subagents', () => {
   it('drains the agent\'s stderr into the acp logger at debug level, scrubbed', async () => {
     load('crash')
     await ctx.lifecycle.flush()
-    const run = await ctx.subagents.start('acp', { prompt: 'x', parent: ctx.agents.create(), signal: new AbortController().signal })
+    const run = await ctx.subagents.delegate('acp', { prompt: 'x', parent: ctx.agents.create(), signal: new AbortController().signal })
     expect((await run.result).stopReason).to.equal('error')
     await run.dispose()
     const lines = h.logs.filter((record) => record.name === 'acp' && record.type === 'debug' && record.content.includes('fatal: boom'))
@@ -143,7 +143,7 @@ describe('provider-acp: as a cordis plugin under ctx.subagents', () => {
   it('a startup failure reaches the caller with the provider\'s message', async () => {
     load('auth')
     await ctx.lifecycle.flush()
-    const error = await rejection(ctx.subagents.start('acp', { prompt: 'x', parent: ctx.agents.create(), signal: new AbortController().signal }))
+    const error = await rejection(ctx.subagents.delegate('acp', { prompt: 'x', parent: ctx.agents.create(), signal: new AbortController().signal }))
     expect(error.message).to.match(/requires authentication/)
     expect(error.message).to.match(/"oauth"/)
   })

@@ -123,7 +123,7 @@ describe('provider-fork: a child seeded with the parent\'s completed turns', () 
     expect(result.text).to.not.include('first answer')
 
     // Straight through the service too.
-    const run = await h.ctx.subagents.start('fork', { prompt: 'fork task', parent: root, signal: new AbortController().signal })
+    const run = await h.ctx.subagents.delegate('fork', { prompt: 'fork task', parent: root, signal: new AbortController().signal })
     const outcome = await run.result
     await run.dispose()
     expect(outcome.output).to.equal('')

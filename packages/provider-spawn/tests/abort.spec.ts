@@ -61,7 +61,7 @@ describe('provider-spawn: abort, dispose and unload', () => {
       const { h } = await load(model)
       const root = h.ctx.agents.create()
       const before = agentsCreated(h.ctx)
-      const error = await h.ctx.subagents.start('spawn', { prompt: 'child', parent: root, signal: AbortSignal.abort() })
+      const error = await h.ctx.subagents.delegate('spawn', { prompt: 'child', parent: root, signal: AbortSignal.abort() })
         .then(() => undefined, (e) => e)
       expect(error).to.include({ code: 'ABORTED' })
       expect(agentsCreated(h.ctx)).to.equal(before + 1)
@@ -204,7 +204,7 @@ describe('provider-spawn: abort, dispose and unload', () => {
       // The tool ignores the abort: the child stays busy until it is released.
       const { h } = await load(model, [probeTool(seen), slowTool(slow, false)])
       const root = h.ctx.agents.create()
-      const run = await h.ctx.subagents.start('spawn', { prompt: 'child', parent: root, signal: new AbortController().signal })
+      const run = await h.ctx.subagents.delegate('spawn', { prompt: 'child', parent: root, signal: new AbortController().signal })
       const toolSignal = await slow.started.promise
 
       let disposed = false

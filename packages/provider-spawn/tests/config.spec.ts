@@ -99,7 +99,7 @@ describe('provider-spawn: configuration', () => {
     expect(h.ctx.subagents.list().map((p) => p.name)).to.deep.equal(['renamed'])
     expect(h.ctx.tools.has('subagent')).to.equal(true)
 
-    const run = await h.ctx.subagents.start('renamed', { prompt: 'child', parent: h.ctx.agents.create(), signal: new AbortController().signal })
+    const run = await h.ctx.subagents.delegate('renamed', { prompt: 'child', parent: h.ctx.agents.create(), signal: new AbortController().signal })
     expect((await run.result).output).to.equal('ok')
     await run.dispose()
   })

@@ -78,7 +78,7 @@ export async function delegate(
 
   let run: SubagentRun
   try {
-    run = await subagents.start(options.provider, request)
+    run = await subagents.delegate(options.provider, request)
   } catch (error) {
     cleanup()
     const code = (error as { code?: string })?.code

@@ -254,7 +254,7 @@ describe('subagent-tool: execute', () => {
       const inFlight = new Set<InFlight>()
       let disposals = 0
       const service = {
-        start: async () => ({
+        delegate: async () => ({
           id: 'run-1',
           childId: 'child-1',
           result: Promise.reject(new Error('the result exploded')),

@@ -18,7 +18,7 @@ describe('subagent/start, subagent/update, subagent/end', () => {
 
   it('start → update* → end with the run info, the update and the result', async () => {
     const events = recordEvents(h.ctx)
-    const run = await h.ctx.subagents.start('alpha', request(h.root, { label: 'task' }))
+    const run = await h.ctx.subagents.delegate('alpha', request(h.root, { label: 'task' }))
     provider.last.update('step')
     provider.last.update('text', 'thinking')
     provider.last.complete('answer', { usage: { inputTokens: 3, outputTokens: 4 } })
@@ -42,7 +42,7 @@ describe('subagent/start, subagent/update, subagent/end', () => {
     const order: string[] = []
     h.ctx.on('subagent/start', () => { order.push('event:start') })
     h.ctx.on('subagent/end', () => { order.push('event:end') })
-    const run = await h.ctx.subagents.start('alpha', request(h.root))
+    const run = await h.ctx.subagents.delegate('alpha', request(h.root))
     order.push('handed-over')
     provider.last.complete()
     await run.result
@@ -54,7 +54,7 @@ describe('subagent/start, subagent/update, subagent/end', () => {
   it('keeps the order when the provider result is already settled at hand-over', async () => {
     provider.onRun = (scripted) => scripted.complete('instant')
     const events = recordEvents(h.ctx)
-    const run = await h.ctx.subagents.start('alpha', request(h.root))
+    const run = await h.ctx.subagents.delegate('alpha', request(h.root))
     await run.result
     expect(events.log).to.deep.equal([`start:${run.id}`, `end:${run.id}:completed`])
     await run.dispose()
@@ -66,7 +66,7 @@ describe('subagent/start, subagent/update, subagent/end', () => {
       scripted.outcome.promise.catch(() => {})
     }
     const events = recordEvents(h.ctx)
-    const run = await h.ctx.subagents.start('alpha', request(h.root))
+    const run = await h.ctx.subagents.delegate('alpha', request(h.root))
     const result = await run.result
     expect(result.stopReason).to.equal('error')
     expect(events.log).to.deep.equal([`start:${run.id}`, `end:${run.id}:error`])
@@ -76,7 +76,7 @@ describe('subagent/start, subagent/update, subagent/end', () => {
   it('updates sent before the hand-over are emitted right after start, in order', async () => {
     provider.hold = deferred()
     const events = recordEvents(h.ctx)
-    const starting = h.ctx.subagents.start('alpha', request(h.root))
+    const starting = h.ctx.subagents.delegate('alpha', request(h.root))
     await tick()
     provider.calls[0].onUpdate!({ kind: 'status', text: 'spawning' })
     provider.calls[0].onUpdate!({ kind: 'status', text: 'initialised' })
@@ -90,7 +90,7 @@ describe('subagent/start, subagent/update, subagent/end', () => {
   it('updates after end are dropped (no event, no forwarding)', async () => {
     const forwarded: string[] = []
     const events = recordEvents(h.ctx)
-    const run = await h.ctx.subagents.start('alpha', request(h.root, { onUpdate: (u) => forwarded.push(u.kind) }))
+    const run = await h.ctx.subagents.delegate('alpha', request(h.root, { onUpdate: (u) => forwarded.push(u.kind) }))
     provider.last.complete()
     await run.result
     provider.last.update('text', 'straggler')
@@ -102,14 +102,14 @@ describe('subagent/start, subagent/update, subagent/end', () => {
 
   it('no events at all when start rejects (pre-check, provider failure, abort during start)', async () => {
     const events = recordEvents(h.ctx)
-    await rejection(h.ctx.subagents.start('nope', request(h.root)))
-    await rejection(h.ctx.subagents.start('alpha', request(h.root, { prompt: '' })))
+    await rejection(h.ctx.subagents.delegate('nope', request(h.root)))
+    await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { prompt: '' })))
     provider.startError = new Error('boom')
-    await rejection(h.ctx.subagents.start('alpha', request(h.root)))
+    await rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
     provider.startError = undefined
     provider.hold = deferred()
     const controller = new AbortController()
-    const starting = h.ctx.subagents.start('alpha', request(h.root, { signal: controller.signal }))
+    const starting = h.ctx.subagents.delegate('alpha', request(h.root, { signal: controller.signal }))
     await tick()
     provider.calls[provider.calls.length - 1].onUpdate!({ kind: 'status', text: 'early' })
     controller.abort()
@@ -128,7 +128,7 @@ describe('subagent/start, subagent/update, subagent/end', () => {
         h.ctx.on(event, () => { throw new Error(`sync ${event}`) })
         h.ctx.on(event, async () => { throw new Error(`async ${event}`) })
         const events = recordEvents(h.ctx)
-        const run = await h.ctx.subagents.start('alpha', request(h.root))
+        const run = await h.ctx.subagents.delegate('alpha', request(h.root))
         expect(() => provider.last.update('text', 'hi')).to.not.throw()
         provider.last.complete('ok')
         const result = await run.result
@@ -151,7 +151,7 @@ describe('subagent/start, subagent/update, subagent/end', () => {
     let cancelFromListener: (() => void) | undefined
     h.ctx.on('subagent/update', () => { cancelFromListener?.() })
     const events = recordEvents(h.ctx)
-    const run = await h.ctx.subagents.start('alpha', request(h.root))
+    const run = await h.ctx.subagents.delegate('alpha', request(h.root))
     cancelFromListener = () => run.cancel('listener said stop')
     provider.last.update('text', 'x')
     const result = await run.result
@@ -162,9 +162,9 @@ describe('subagent/start, subagent/update, subagent/end', () => {
 
   it('several concurrent runs keep their own order', async () => {
     const events = recordEvents(h.ctx)
-    const a = await h.ctx.subagents.start('alpha', request(h.root))
+    const a = await h.ctx.subagents.delegate('alpha', request(h.root))
     const ra = provider.last
-    const b = await h.ctx.subagents.start('alpha', request(h.root))
+    const b = await h.ctx.subagents.delegate('alpha', request(h.root))
     const rb = provider.last
     rb.update('text', 'b1')
     ra.update('text', 'a1')

@@ -65,7 +65,7 @@ describe('the per-parent gate (model-based)', () => {
               id: entries.length, parent: step.parent, controller: new AbortController(), state: 'waiting', abortedWhileWaiting: false,
             }
             entries.push(entry)
-            h.ctx.subagents.start('alpha', request(parents[step.parent], { prompt: `s${entry.id}`, signal: entry.controller.signal }))
+            h.ctx.subagents.delegate('alpha', request(parents[step.parent], { prompt: `s${entry.id}`, signal: entry.controller.signal }))
               .then((handle) => { entry.handle = handle; entry.state = 'live' }, () => { entry.state = 'rejected' })
           } else if (step.kind === 'abort') {
             const entry = pickFrom(entries.filter((e) => e.state === 'waiting' || e.state === 'live'), step.pick)

@@ -48,7 +48,7 @@ describe('README example provider', () => {
     h.ctx.plugin(echo, {})
     await h.ctx.lifecycle.flush()
     const updates: string[] = []
-    const run = await h.ctx.subagents.start('echo', request(h.root, { prompt: 'hello', onUpdate: (u) => updates.push(u.text!) }))
+    const run = await h.ctx.subagents.delegate('echo', request(h.root, { prompt: 'hello', onUpdate: (u) => updates.push(u.text!) }))
     try {
       const { stopReason, output, durationMs } = await run.result
       expect({ stopReason, output }).to.deep.equal({ stopReason: 'completed', output: 'hello' })
@@ -63,7 +63,7 @@ describe('README example provider', () => {
     h.ctx.plugin(echo, { name: 'echo2' })
     await h.ctx.lifecycle.flush()
     const controller = new AbortController()
-    const run = await h.ctx.subagents.start('echo2', request(h.root, { signal: controller.signal }))
+    const run = await h.ctx.subagents.delegate('echo2', request(h.root, { signal: controller.signal }))
     controller.abort()
     expect(await run.result).to.deep.include({ stopReason: 'aborted', output: '' })
     await run.dispose()
@@ -74,7 +74,7 @@ describe('README example provider', () => {
     await h.ctx.lifecycle.flush()
     const service = h.ctx.subagents
     await h.stop()
-    const error = await service.start('echo', request(h.root)).catch((e) => e)
+    const error = await service.delegate('echo', request(h.root)).catch((e) => e)
     expect(error).to.have.property('code', 'NO_PROVIDER')
   })
 })

@@ -23,7 +23,7 @@ describe('the run wrapper', () => {
 
   describe('result', () => {
     it('passes a completed result through, with usage and durationMs', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       provider.last.complete('the answer', { usage: { inputTokens: 10, outputTokens: 5 } })
       const result = await run.result
       expect(result).to.deep.include({
@@ -36,7 +36,7 @@ describe('the run wrapper', () => {
 
     for (const stopReason of ['aborted', 'error', 'max-tokens', 'refusal'] as const) {
       it(`passes stop reason "${stopReason}" with its partial output and diagnostic`, async () => {
-        const run = await h.ctx.subagents.start('alpha', request(h.root))
+        const run = await h.ctx.subagents.delegate('alpha', request(h.root))
         provider.last.outcome.resolve({ stopReason, output: 'partial', diagnostic: 'why' })
         expect(await run.result).to.deep.include({ stopReason, output: 'partial', diagnostic: 'why' })
         await run.dispose()
@@ -44,7 +44,7 @@ describe('the run wrapper', () => {
     }
 
     it('a rejected provider result → stopReason error with a diagnostic; never rejects', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       provider.last.outcome.reject(new Error('socket closed'))
       const result = await run.result
       expect(result.stopReason).to.equal('error')
@@ -54,7 +54,7 @@ describe('the run wrapper', () => {
     })
 
     it('a non-Error rejection (even an unprintable one) still becomes an error result', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       provider.last.outcome.reject({ toString() { throw new Error('no') } })
       const result = await run.result
       expect(result.stopReason).to.equal('error')
@@ -63,7 +63,7 @@ describe('the run wrapper', () => {
     })
 
     it('an unknown stop reason → error, naming it and keeping the provider diagnostic and output', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       provider.last.outcome.resolve({ stopReason: 'max-steps' as any, output: 'half', diagnostic: 'hit 25 steps' })
       const result = await run.result
       expect(result.stopReason).to.equal('error')
@@ -81,7 +81,7 @@ describe('the run wrapper', () => {
     ]
     for (const [label, value] of malformed) {
       it(`a result of ${label} → error with a diagnostic`, async () => {
-        const run = await h.ctx.subagents.start('alpha', request(h.root))
+        const run = await h.ctx.subagents.delegate('alpha', request(h.root))
         provider.last.outcome.resolve(value as SubagentResult)
         const result = await run.result
         expect(result.stopReason).to.equal('error')
@@ -92,7 +92,7 @@ describe('the run wrapper', () => {
     }
 
     it('caps the diagnostic at 4 KiB (UTF-8 bytes), cut on a character boundary and marked', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       const long = `${'é'.repeat(3000)}😀${'x'.repeat(5000)}`
       provider.last.outcome.resolve({ stopReason: 'error', output: '', diagnostic: long })
       const { diagnostic } = await run.result
@@ -104,7 +104,7 @@ describe('the run wrapper', () => {
     })
 
     it('caps the diagnostic of a rejected result as well', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       provider.last.outcome.reject(new Error('x'.repeat(10_000)))
       const { diagnostic } = await run.result
       expect(bytes(diagnostic!)).to.be.at.most(MAX_DIAGNOSTIC_BYTES)
@@ -113,7 +113,7 @@ describe('the run wrapper', () => {
     })
 
     it('the result is frozen: a holder or listener cannot rewrite what others see', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       provider.last.complete('answer')
       const result = await run.result
       expect(Object.isFrozen(result)).to.equal(true)
@@ -124,7 +124,7 @@ describe('the run wrapper', () => {
 
   describe('cancel', () => {
     it('cancel(reason) calls the provider run.cancel once and aborts the provider signal', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       const scripted = provider.last
       scripted.settleOnCancel = false
       run.cancel('timeout')
@@ -139,7 +139,7 @@ describe('the run wrapper', () => {
 
     it('aborting the request signal is the same path: provider cancel once, even with cancel() too', async () => {
       const controller = new AbortController()
-      const run = await h.ctx.subagents.start('alpha', request(h.root, { signal: controller.signal }))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root, { signal: controller.signal }))
       const scripted = provider.last
       scripted.settleOnCancel = false
       controller.abort(new Error('parent aborted'))
@@ -152,7 +152,7 @@ describe('the run wrapper', () => {
     })
 
     it('cancel after the result settled does not reach the provider', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       provider.last.complete()
       await run.result
       run.cancel('late')
@@ -161,7 +161,7 @@ describe('the run wrapper', () => {
     })
 
     it('a provider cancel that throws is logged, not thrown at the holder', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       const scripted = provider.last
       scripted.run.cancel = () => { throw new Error('cancel exploded') }
       expect(() => run.cancel('stop')).to.not.throw()
@@ -172,27 +172,27 @@ describe('the run wrapper', () => {
     it('leaves no listener on the caller\'s signal once the run ended, was disposed, or start rejected', async () => {
       const controller = new AbortController()
       const { signal } = controller
-      const run = await h.ctx.subagents.start('alpha', request(h.root, { signal }))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root, { signal }))
       expect(getEventListeners(signal, 'abort')).to.have.length(1)
       provider.last.complete()
       await run.result
       expect(getEventListeners(signal, 'abort')).to.have.length(0)
       await run.dispose()
 
-      const live = await h.ctx.subagents.start('alpha', request(h.root, { signal }))
+      const live = await h.ctx.subagents.delegate('alpha', request(h.root, { signal }))
       provider.last.settleOnDispose = false
       provider.last.settleOnCancel = false
       await live.dispose()
       expect(getEventListeners(signal, 'abort')).to.have.length(0)
 
       provider.startError = new Error('nope')
-      await rejection(h.ctx.subagents.start('alpha', request(h.root, { signal })))
+      await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { signal })))
       expect(getEventListeners(signal, 'abort')).to.have.length(0)
     })
 
     it('the request signal listener is removed on dispose (a later abort reaches nobody)', async () => {
       const controller = new AbortController()
-      const run = await h.ctx.subagents.start('alpha', request(h.root, { signal: controller.signal }))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root, { signal: controller.signal }))
       provider.last.complete()
       await run.result
       await run.dispose()
@@ -204,7 +204,7 @@ describe('the run wrapper', () => {
 
   describe('dispose', () => {
     it('is idempotent and awaited: provider dispose called once; every caller waits for it', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       const scripted = provider.last
       scripted.complete()
       await run.result
@@ -225,7 +225,7 @@ describe('the run wrapper', () => {
     it('disposing a live run cancels it first; the result settles (aborted) and end fires', async () => {
       const ends: string[] = []
       h.ctx.on('subagent/end', (_, result) => { ends.push(result.stopReason) })
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       const scripted = provider.last
       scripted.settleOnCancel = false
       await run.dispose()
@@ -236,7 +236,7 @@ describe('the run wrapper', () => {
     })
 
     it('a provider that disposes without ever settling its result: the service settles it', async () => {
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       const scripted = provider.last
       scripted.settleOnCancel = false
       scripted.settleOnDispose = false
@@ -251,7 +251,7 @@ describe('the run wrapper', () => {
       h = await setup({ maxConcurrentPerParent: 1 })
       provider = new ScriptedProvider('alpha')
       h.ctx.subagents.register(provider)
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       provider.last.complete()
       provider.last.disposeError = new Error('kill failed')
       const error = await rejection(run.dispose())
@@ -262,7 +262,7 @@ describe('the run wrapper', () => {
       expect(await rejection(run.dispose())).to.equal(error)
       expect(provider.last.disposeCalls).to.equal(1)
       expect(h.ctx.subagents.runs()).to.deep.equal([])
-      const next = await h.ctx.subagents.start('alpha', request(h.root))
+      const next = await h.ctx.subagents.delegate('alpha', request(h.root))
       await next.dispose()
     })
   })
@@ -273,7 +273,7 @@ describe('the run wrapper', () => {
       await h.ctx.lifecycle.flush()
       const beta = h.ctx.subagents.get('beta') as ScriptedProvider
       const updates: string[] = []
-      const run = await h.ctx.subagents.start('beta', request(h.root, {
+      const run = await h.ctx.subagents.delegate('beta', request(h.root, {
         onUpdate: (update) => updates.push(update.text ?? ''),
       }))
       fork.dispose()
@@ -292,7 +292,7 @@ describe('the run wrapper', () => {
   describe('updates', () => {
     it('are forwarded to the caller\'s onUpdate; a throwing onUpdate is logged and never reaches the provider', async () => {
       const seen: string[] = []
-      const run = await h.ctx.subagents.start('alpha', request(h.root, {
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root, {
         onUpdate: (update) => {
           seen.push(update.text!)
           if (update.text === 'bad') throw new Error('holder onUpdate broke')
@@ -312,7 +312,7 @@ describe('the run wrapper', () => {
     it('updates sent during provider start reach onUpdate at once', async () => {
       const seen: string[] = []
       provider.hold = deferred()
-      const starting = h.ctx.subagents.start('alpha', request(h.root, { onUpdate: (u) => seen.push(u.text!) }))
+      const starting = h.ctx.subagents.delegate('alpha', request(h.root, { onUpdate: (u) => seen.push(u.text!) }))
       await tick()
       provider.calls[0].onUpdate!({ kind: 'status', text: 'booting' })
       expect(seen).to.deep.equal(['booting'])

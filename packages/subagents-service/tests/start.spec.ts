@@ -7,7 +7,7 @@ import {
   request, setup, tick,
 } from './helpers.js'
 
-describe('ctx.subagents.start', () => {
+describe('ctx.subagents.delegate', () => {
   let h: Harness
 
   beforeEach(async () => { h = await setup() })
@@ -16,7 +16,7 @@ describe('ctx.subagents.start', () => {
   it('hands over a run: service runId (also given to the provider), depth, child identity', async () => {
     const provider = new ScriptedProvider('alpha')
     h.ctx.subagents.register(provider)
-    const run = await h.ctx.subagents.start('alpha', request(h.root, { label: 'summary', persona: 'terse', maxDepth: 3 }))
+    const run = await h.ctx.subagents.delegate('alpha', request(h.root, { label: 'summary', persona: 'terse', maxDepth: 3 }))
     expect(provider.calls).to.have.length(1)
     const sent = provider.calls[0]
     expect(sent.runId).to.equal(run.id)
@@ -41,7 +41,7 @@ describe('ctx.subagents.start', () => {
   it('omitted options add no keys to info', async () => {
     const provider = new ScriptedProvider('alpha')
     h.ctx.subagents.register(provider)
-    const run = await h.ctx.subagents.start('alpha', request(h.root))
+    const run = await h.ctx.subagents.delegate('alpha', request(h.root))
     expect(run.info).to.not.have.property('label')
     await run.dispose()
   })
@@ -50,7 +50,7 @@ describe('ctx.subagents.start', () => {
     it('NO_PROVIDER for an unknown name, listing the registered ones', async () => {
       const provider = new ScriptedProvider('alpha')
       h.ctx.subagents.register(provider)
-      const error = await rejection(h.ctx.subagents.start('beta', request(h.root)))
+      const error = await rejection(h.ctx.subagents.delegate('beta', request(h.root)))
       expect(error).to.be.instanceOf(SubagentError).with.property('code', 'NO_PROVIDER')
       expect(error.message).to.include('"beta"').and.include('alpha')
       expect(provider.calls).to.have.length(0)
@@ -60,9 +60,9 @@ describe('ctx.subagents.start', () => {
       const provider = new ScriptedProvider('alpha')
       const fork = h.ctx.plugin(providerPlugin(provider))
       await h.ctx.lifecycle.flush()
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       fork.dispose()
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
       expect(error).to.have.property('code', 'NO_PROVIDER')
       expect(provider.calls).to.have.length(1)
       await run.dispose()
@@ -78,14 +78,14 @@ describe('ctx.subagents.start', () => {
         const provider = new ScriptedProvider('alpha', { ...ALL, [capability]: false })
         h.ctx.subagents.register(provider)
         const events = recordEvents(h.ctx)
-        const error = await rejection(h.ctx.subagents.start('alpha', request(h.root, options)))
+        const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, options)))
         expect(error).to.be.instanceOf(SubagentError).with.property('code', 'UNSUPPORTED_CAPABILITY')
         expect(error.capability).to.equal(capability)
         expect(error.message).to.include(capability).and.include(Object.keys(options)[0])
         expect(provider.calls).to.have.length(0)
         expect(events.log).to.deep.equal([])
         // The same request without the option goes through.
-        const run = await h.ctx.subagents.start('alpha', request(h.root))
+        const run = await h.ctx.subagents.delegate('alpha', request(h.root))
         expect(provider.calls).to.have.length(1)
         await run.dispose()
       })
@@ -94,12 +94,12 @@ describe('ctx.subagents.start', () => {
     it('reports the missing capability before a malformed field (DESIGN §6 order)', async () => {
       const provider = new ScriptedProvider('alpha', NONE)
       h.ctx.subagents.register(provider)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root, { prompt: '', persona: 'x' })))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { prompt: '', persona: 'x' })))
       expect(error).to.have.property('code', 'UNSUPPORTED_CAPABILITY')
       expect(error.capability).to.equal('persona')
-      const malformed = await rejection(h.ctx.subagents.start('alpha', request(h.root, { prompt: '' })))
+      const malformed = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { prompt: '' })))
       expect(malformed).to.have.property('code', 'INVALID_REQUEST')
-      const notAnObject = await rejection(h.ctx.subagents.start('alpha', null as unknown as SubagentRequest))
+      const notAnObject = await rejection(h.ctx.subagents.delegate('alpha', null as unknown as SubagentRequest))
       expect(notAnObject).to.have.property('code', 'INVALID_REQUEST')
       expect(provider.calls).to.have.length(0)
     })
@@ -107,7 +107,7 @@ describe('ctx.subagents.start', () => {
     it('a provider with no capabilities accepts a plain request', async () => {
       const provider = new ScriptedProvider('acp-like', NONE)
       h.ctx.subagents.register(provider)
-      const run = await h.ctx.subagents.start('acp-like', request(h.root, { label: 'x', agentOptions: { model: 'm' } }))
+      const run = await h.ctx.subagents.delegate('acp-like', request(h.root, { label: 'x', agentOptions: { model: 'm' } }))
       expect(provider.calls).to.have.length(1)
       await run.dispose()
     })
@@ -144,7 +144,7 @@ describe('ctx.subagents.start', () => {
         const provider = new ScriptedProvider('alpha')
         h.ctx.subagents.register(provider)
         const events = recordEvents(h.ctx)
-        const error = await rejection(h.ctx.subagents.start('alpha', make(h.root) as SubagentRequest))
+        const error = await rejection(h.ctx.subagents.delegate('alpha', make(h.root) as SubagentRequest))
         expect(error).to.be.instanceOf(SubagentError).with.property('code', 'INVALID_REQUEST')
         expect(provider.calls).to.have.length(0)
         expect(events.log).to.deep.equal([])
@@ -155,8 +155,8 @@ describe('ctx.subagents.start', () => {
     it('accepts toolFilter { allow: [] } (a child with no tools) and { deny: [] }', async () => {
       const provider = new ScriptedProvider('alpha')
       h.ctx.subagents.register(provider)
-      const a = await h.ctx.subagents.start('alpha', request(h.root, { toolFilter: { allow: [] } }))
-      const b = await h.ctx.subagents.start('alpha', request(h.root, { toolFilter: { deny: [] } }))
+      const a = await h.ctx.subagents.delegate('alpha', request(h.root, { toolFilter: { allow: [] } }))
+      const b = await h.ctx.subagents.delegate('alpha', request(h.root, { toolFilter: { deny: [] } }))
       expect(provider.calls.map((call) => call.toolFilter)).to.deep.equal([{ allow: [] }, { deny: [] }])
       await a.dispose()
       await b.dispose()
@@ -166,7 +166,7 @@ describe('ctx.subagents.start', () => {
       const provider = new ScriptedProvider('alpha')
       h.ctx.subagents.register(provider)
       const events = recordEvents(h.ctx)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root, { signal: AbortSignal.abort() })))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { signal: AbortSignal.abort() })))
       expect(error).to.be.instanceOf(SubagentError).with.property('code', 'ABORTED')
       expect(provider.calls).to.have.length(0)
       expect(events.log).to.deep.equal([])
@@ -179,12 +179,12 @@ describe('ctx.subagents.start', () => {
       h.ctx.subagents.register(provider)
       const child = h.ctx.agents.create({ parent: h.root })
       expect(child.depth).to.equal(1)
-      const run = await h.ctx.subagents.start('alpha', request(child, { maxDepth: 2 }))
+      const run = await h.ctx.subagents.delegate('alpha', request(child, { maxDepth: 2 }))
       expect(provider.calls[0].depth).to.equal(2)
       expect(run.info.depth).to.equal(2)
       await run.dispose()
 
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root, { maxDepth: 0 })))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { maxDepth: 0 })))
       expect(error).to.have.property('code', 'DEPTH_EXCEEDED')
     })
 
@@ -193,7 +193,7 @@ describe('ctx.subagents.start', () => {
       h.ctx.subagents.register(provider)
       const child = h.ctx.agents.create({ parent: h.root })
       const grandchild = h.ctx.agents.create({ parent: child })
-      const error = await rejection(h.ctx.subagents.start('alpha', request(grandchild, { maxDepth: 2 })))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(grandchild, { maxDepth: 2 })))
       expect(error).to.be.instanceOf(SubagentError).with.property('code', 'DEPTH_EXCEEDED')
       expect(error.attempted).to.equal(3)
       expect(error.max).to.equal(2)
@@ -207,9 +207,9 @@ describe('ctx.subagents.start', () => {
       const provider = new ScriptedProvider('alpha')
       h.ctx.subagents.register(provider)
       expect(h.root.depth).to.equal(4)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root, { maxDepth: 4 })))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { maxDepth: 4 })))
       expect(error).to.include({ code: 'DEPTH_EXCEEDED', attempted: 5, max: 4 })
-      const run = await h.ctx.subagents.start('alpha', request(h.root, { maxDepth: 5 }))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root, { maxDepth: 5 }))
       expect(run.info.depth).to.equal(5)
       await run.dispose()
     })
@@ -219,7 +219,7 @@ describe('ctx.subagents.start', () => {
       h.ctx.subagents.register(provider)
       let agent = h.root
       for (let i = 0; i < 3; i++) agent = h.ctx.agents.create({ parent: agent })
-      const error = await rejection(h.ctx.subagents.start('alpha', request(agent)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(agent)))
       expect(error).to.include({ code: 'DEPTH_EXCEEDED', attempted: 4, max: 3 })
       expect(error.message).to.include('deployment')
       expect(provider.calls).to.have.length(0)
@@ -229,7 +229,7 @@ describe('ctx.subagents.start', () => {
       h.ctx.subagents.register(new ScriptedProvider('alpha'))
       agent = h.root
       for (let i = 0; i < 12; i++) agent = h.ctx.agents.create({ parent: agent })
-      const run = await h.ctx.subagents.start('alpha', request(agent))
+      const run = await h.ctx.subagents.delegate('alpha', request(agent))
       expect(run.info.depth).to.equal(13)
       await run.dispose()
     })
@@ -239,7 +239,7 @@ describe('ctx.subagents.start', () => {
       h.ctx.subagents.register(provider)
       let agent = h.root
       for (let i = 0; i < 3; i++) agent = h.ctx.agents.create({ parent: agent })
-      const error = await rejection(h.ctx.subagents.start('alpha', request(agent, { maxDepth: 50 })))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(agent, { maxDepth: 50 })))
       expect(error).to.include({ code: 'DEPTH_EXCEEDED', attempted: 4, max: 3 })
       expect(provider.calls).to.have.length(0)
     })
@@ -253,7 +253,7 @@ describe('ctx.subagents.start', () => {
       provider.startError = new Error('spawn acp-agent ENOENT')
       h.ctx.subagents.register(provider)
       const events = recordEvents(h.ctx)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
       expect(error).to.be.instanceOf(SubagentError).with.property('code', 'PROVIDER_START_FAILED')
       expect(error.message).to.include('alpha').and.include('ENOENT')
       expect(error.cause).to.equal(provider.startError)
@@ -261,7 +261,7 @@ describe('ctx.subagents.start', () => {
       expect(h.ctx.subagents.runs()).to.deep.equal([])
       // The slot came back: with maxConcurrentPerParent 1 the next start is not queued.
       provider.startError = undefined
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       await run.dispose()
     })
 
@@ -269,7 +269,7 @@ describe('ctx.subagents.start', () => {
       const provider = new ScriptedProvider('alpha')
       provider.start = (() => { throw new Error('sync boom') }) as any
       h.ctx.subagents.register(provider)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
       expect(error).to.have.property('code', 'PROVIDER_START_FAILED')
       expect(error.message).to.include('sync boom')
     })
@@ -278,7 +278,7 @@ describe('ctx.subagents.start', () => {
       const provider = new ScriptedProvider('alpha')
       provider.startError = new SubagentError('INVALID_REQUEST', 'unknown model "nope"')
       h.ctx.subagents.register(provider)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
       expect(error).to.equal(provider.startError)
     })
 
@@ -288,7 +288,7 @@ describe('ctx.subagents.start', () => {
       provider.fakeRun = { id: 'x', cancel: () => cleaned.push('cancel'), dispose: async () => { cleaned.push('dispose') } }
       h.ctx.subagents.register(provider)
       const events = recordEvents(h.ctx)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
       expect(error).to.have.property('code', 'PROVIDER_START_FAILED')
       await tick()
       expect(cleaned).to.deep.equal(['cancel', 'dispose'])
@@ -303,7 +303,7 @@ describe('ctx.subagents.start', () => {
       h.ctx.subagents.register(provider)
       const events = recordEvents(h.ctx)
       const controller = new AbortController()
-      const starting = h.ctx.subagents.start('alpha', request(h.root, { signal: controller.signal }))
+      const starting = h.ctx.subagents.delegate('alpha', request(h.root, { signal: controller.signal }))
       await tick()
       expect(provider.calls).to.have.length(1)
       expect(provider.calls[0].signal.aborted).to.equal(false)
@@ -313,7 +313,7 @@ describe('ctx.subagents.start', () => {
       const error = await rejection(starting)
       expect(error).to.be.instanceOf(SubagentError).with.property('code', 'ABORTED')
       // The slot stays taken until the late run is gone.
-      const next = h.ctx.subagents.start('alpha', request(h.root))
+      const next = h.ctx.subagents.delegate('alpha', request(h.root))
       expect(await isSettled(next)).to.equal(false)
       provider.hold.resolve()
       await tick()
@@ -333,8 +333,8 @@ describe('ctx.subagents.start', () => {
       const provider = new ScriptedProvider('alpha')
       const fork = h.ctx.plugin(providerPlugin(provider))
       await h.ctx.lifecycle.flush()
-      const first = await h.ctx.subagents.start('alpha', request(h.root))
-      const queued = rejection(h.ctx.subagents.start('alpha', request(h.root)))
+      const first = await h.ctx.subagents.delegate('alpha', request(h.root))
+      const queued = rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
       await tick()
       fork.dispose()
       await first.dispose()
@@ -345,7 +345,7 @@ describe('ctx.subagents.start', () => {
       // Its slot was given back.
       const replacement = new ScriptedProvider('alpha')
       h.ctx.subagents.register(replacement)
-      const run = await h.ctx.subagents.start('alpha', request(h.root))
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       await run.dispose()
     })
 
@@ -355,8 +355,8 @@ describe('ctx.subagents.start', () => {
       const old = new ScriptedProvider('alpha')
       const fork = h.ctx.plugin(providerPlugin(old))
       await h.ctx.lifecycle.flush()
-      const first = await h.ctx.subagents.start('alpha', request(h.root))
-      const queued = h.ctx.subagents.start('alpha', request(h.root))
+      const first = await h.ctx.subagents.delegate('alpha', request(h.root))
+      const queued = h.ctx.subagents.delegate('alpha', request(h.root))
       await tick()
       fork.dispose()
       const fresh = new ScriptedProvider('alpha')
@@ -375,7 +375,7 @@ describe('ctx.subagents.start', () => {
       const fork = h.ctx.plugin(providerPlugin(provider))
       await h.ctx.lifecycle.flush()
       fork.dispose()
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
       expect(error).to.have.property('code', 'NO_PROVIDER')
       expect(provider.calls).to.have.length(0)
     })
@@ -385,7 +385,7 @@ describe('ctx.subagents.start', () => {
       provider.hold = deferred()
       const fork = h.ctx.plugin(providerPlugin(provider))
       await h.ctx.lifecycle.flush()
-      const starting = h.ctx.subagents.start('alpha', request(h.root))
+      const starting = h.ctx.subagents.delegate('alpha', request(h.root))
       await tick()
       fork.dispose()
       provider.hold.resolve()

@@ -11,7 +11,7 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
   const handles: SubagentHandle[] = []
 
   async function start(parent: Agent, overrides: Parameters<typeof request>[1] = {}) {
-    const handle = await h.ctx.subagents.start('alpha', request(parent, overrides))
+    const handle = await h.ctx.subagents.delegate('alpha', request(parent, overrides))
     handles.push(handle)
     return handle
   }
@@ -47,7 +47,7 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
       const child = childOf(0)
       await start(child) // a grandchild counts against the same tree
       await start(h.root)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(child)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(child)))
       expect(error).to.include({ code: 'BUDGET_EXCEEDED' })
       expect(error.breach).to.deep.equal({ budget: 'children', limit: 3, spent: 3 })
       expect(error.message).to.include('children budget').and.include('answer with what you have')
@@ -58,17 +58,17 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
     it('a root agent\'s own budget can lower it; a start that fails is refunded', async () => {
       const root = h.ctx.agents.create({ label: 'tight', budget: { maxChildren: 1 } })
       provider.startError = new Error('spawn ENOENT')
-      await rejection(h.ctx.subagents.start('alpha', request(root)))
+      await rejection(h.ctx.subagents.delegate('alpha', request(root)))
       provider.startError = undefined
       await start(root)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(root)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(root)))
       expect(error.breach).to.deep.equal({ budget: 'children', limit: 1, spent: 1 })
     })
 
     it('a parent whose steps, tokens or time are spent cannot delegate', async () => {
       const root = h.ctx.agents.create({ label: 'spent', budget: { maxSteps: 1 } })
       root.budget.charge('steps', 2)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(root)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(root)))
       expect(error).to.include({ code: 'BUDGET_EXCEEDED' })
       expect(error.breach).to.deep.equal({ budget: 'steps', limit: 1, spent: 2 })
       expect(provider.calls).to.have.length(0)
@@ -77,7 +77,7 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
     it('the tree budget\'s maxDepth lowers the ceiling for the whole tree', async () => {
       const root = h.ctx.agents.create({ label: 'shallow', budget: { maxDepth: 1 } })
       await start(root)
-      const error = await rejection(h.ctx.subagents.start('alpha', request(childOf(0))))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(childOf(0))))
       expect(error).to.include({ code: 'DEPTH_EXCEEDED', attempted: 2, max: 1 })
       expect(error.message).to.include('tree budget')
     })
@@ -94,9 +94,9 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
     })
 
     it('a malformed request budget is INVALID_REQUEST', async () => {
-      const error = await rejection(h.ctx.subagents.start('alpha', request(h.root, { budget: { maxSteps: -2 } })))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { budget: { maxSteps: -2 } })))
       expect(error).to.include({ code: 'INVALID_REQUEST' })
-      const unknown = await rejection(h.ctx.subagents.start('alpha', request(h.root, { budget: { steps: 2 } as never })))
+      const unknown = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { budget: { steps: 2 } as never })))
       expect(unknown.message).to.include('unknown key "steps"')
     })
   })
@@ -142,7 +142,7 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
       await restart({ maxConcurrent: 1 })
       await start(h.root)
       const controller = new AbortController()
-      const waiting = h.ctx.subagents.start('alpha', request(h.root, { signal: controller.signal }))
+      const waiting = h.ctx.subagents.delegate('alpha', request(h.root, { signal: controller.signal }))
       await tick()
       controller.abort()
       expect(await rejection(waiting)).to.include({ code: 'ABORTED' })
@@ -154,7 +154,7 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
     it('the service stopping rejects starts waiting for a tree slot', async () => {
       await restart({ maxConcurrent: 1 })
       await start(h.root)
-      const waiting = rejection(h.ctx.subagents.start('alpha', request(h.root)))
+      const waiting = rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
       await tick()
       await h.stop()
       expect(await waiting).to.include({ code: 'ABORTED' })
@@ -190,7 +190,7 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
       expect(outcome.usage).to.deep.equal({ inputTokens: 90, outputTokens: 20 })
       expect(outcome.work).to.deep.equal({ steps: 0, toolCalls: 0, delegations: 0 })
       // The tree is now over its tokens: the next delegation is refused.
-      const error = await rejection(h.ctx.subagents.start('alpha', request(root)))
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(root)))
       expect(error.breach).to.deep.equal({ budget: 'tokens', limit: 100, spent: 110 })
     })
 

@@ -1,0 +1,41 @@
+import type { Context, Logger } from 'cordis'
+import { describeError, emitIsolated } from '@cordis-subagents/shared'
+import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
+
+declare module 'cordis' {
+  interface Events {
+    /** A provider was registered. */
+    'subagent/provider-added'(provider: SubagentProvider): void
+    /** A provider was removed (its plugin was disposed, reloaded or reconfigured). */
+    'subagent/provider-removed'(name: string): void
+    /** A run was handed over to its holder. */
+    'subagent/start'(info: SubagentRunInfo): void
+    /** A provider reported progress of a run (between `start` and `end`). */
+    'subagent/update'(info: SubagentRunInfo, update: SubagentUpdate): void
+    /** A run's result settled. */
+    'subagent/end'(info: SubagentRunInfo, result: SubagentOutcome): void
+  }
+}
+
+/** The service's events and their arguments. */
+export interface SubagentEventMap {
+  'subagent/provider-added': [provider: SubagentProvider]
+  'subagent/provider-removed': [name: string]
+  'subagent/start': [info: SubagentRunInfo]
+  'subagent/update': [info: SubagentRunInfo, update: SubagentUpdate]
+  'subagent/end': [info: SubagentRunInfo, result: SubagentOutcome]
+}
+
+/**
+ * Emits the service's events with every listener isolated: a listener that throws or rejects is
+ * logged and never reaches the service (a consumer must not veto a registration or a run's end).
+ */
+export class SubagentEvents {
+  constructor(private readonly ctx: Context, private readonly log: Logger) {}
+
+  emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void {
+    emitIsolated(this.ctx, name, args, (error) => {
+      this.log.warn('a listener of %s failed (ignored): %s', name, describeError(error))
+    })
+  }
+}
