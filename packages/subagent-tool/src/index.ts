@@ -3,7 +3,7 @@ import { count, duration, missingCapability, NAME_PATTERN, toolFilterProblem } f
 import { z } from 'zod'
 import type { SubagentProvider } from '@cordis-subagents/subagents-service'
 import { untraced } from '@cordis-subagents/tools'
-import { delegate, type DelegateOptions, type InFlight } from './delegate.js'
+import { runDelegation, type DelegateOptions, type InFlight } from './call.js'
 import { describePrompt, describeTool, LABEL_DESCRIPTION } from './wording.js'
 
 export { describeTool, describePrompt } from './wording.js'
@@ -76,7 +76,7 @@ export function apply(ctx: Context, config: Config) {
       execute: (input, exec) => {
         // A call the registry looked up just before the unload must not start a run nobody owns.
         if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
-        return delegate(subagents, config, input, exec, inFlight)
+        return runDelegation(subagents, config, input, exec, inFlight)
       },
     })
     logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)

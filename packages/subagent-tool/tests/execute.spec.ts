@@ -2,7 +2,7 @@
 import { expect } from 'chai'
 import type { SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolUpdate } from '@cordis-subagents/tools'
-import { delegate, type DelegateOptions, type InFlight } from '../src/delegate.js'
+import { runDelegation, type DelegateOptions, type InFlight } from '../src/call.js'
 import { capOutput, headline } from '../src/result.js'
 import {
   call, caller, deferred, type Harness, INPUT, isSettled, loadProvider, loadTool, parentAgent, ProviderControl, setup,
@@ -235,13 +235,13 @@ describe('subagent-tool: execute', () => {
       expect(spawn.starts).to.have.length(0)
     })
 
-    it('delegate() itself with a pre-aborted signal: cancelled headline, provider never called', async () => {
+    it('runDelegation() itself with a pre-aborted signal: cancelled headline, provider never called', async () => {
       await loadProvider(h.ctx, spawn, { name: 'spawn' })
       const controller = new AbortController()
       controller.abort()
       const inFlight = new Set<InFlight>()
       const options: DelegateOptions = { provider: 'spawn', timeout: 60_000, maxOutputBytes: 1000 }
-      const result = await delegate(h.ctx.subagents as SubagentService, options, INPUT,
+      const result = await runDelegation(h.ctx.subagents as SubagentService, options, INPUT,
         { signal: controller.signal, agent: caller(), toolCallId: 'c1' }, inFlight)
       expect(result.isError).to.equal(true)
       expect(result.content).to.match(/^Subagent cancelled: the delegating call was aborted\./)
@@ -250,7 +250,7 @@ describe('subagent-tool: execute', () => {
       expect(inFlight.size).to.equal(0)
     })
 
-    it('delegate() with a service whose run result and dispose both reject: one error result keeping both failures', async () => {
+    it('runDelegation() with a service whose run result and dispose both reject: one error result keeping both failures', async () => {
       const inFlight = new Set<InFlight>()
       let disposals = 0
       const service = {
@@ -263,7 +263,7 @@ describe('subagent-tool: execute', () => {
         }),
       } as unknown as SubagentService
       const options: DelegateOptions = { provider: 'spawn', timeout: 60_000, maxOutputBytes: 1000 }
-      const result = await delegate(service, options, INPUT,
+      const result = await runDelegation(service, options, INPUT,
         { signal: new AbortController().signal, agent: caller(), toolCallId: 'c1' }, inFlight)
       expect(result.isError).to.equal(true)
       expect(result.content).to.match(/^Subagent failed\./)

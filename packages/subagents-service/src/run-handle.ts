@@ -221,8 +221,9 @@ export class RunHandle {
     const settled: SubagentResult = this.limit ? asLimitStop(raw, this.limit.stop, this.limit.reason) : raw
     const tokens = tokensOf(settled.usage)
     if (this.budget && tokens !== undefined) this.budget.chargeTokensUpTo(tokens)
-    settled.work ??= checkWork(undefined)
-    const outcome: SubagentOutcome = Object.freeze({ ...settled, durationMs: Math.max(0, Date.now() - this.startedAt) })
+    const outcome: SubagentOutcome = Object.freeze({
+      ...settled, work: settled.work ?? checkWork(undefined), durationMs: Math.max(0, Date.now() - this.startedAt),
+    })
     this.host.events.emit('subagent/end', this.info!, outcome)
     this.settle(outcome)
   }

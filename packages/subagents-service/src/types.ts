@@ -70,6 +70,10 @@ export interface ProviderStartRequest extends Omit<SubagentRequest, 'budget'> {
  */
 export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'timeout' | 'budget'
 
+/**
+ * What a **provider** settles its run's `result` with. The service checks it and hands holders a
+ * `SubagentOutcome` instead: the same fields, made well-formed, plus `work` and `durationMs`.
+ */
 export interface SubagentResult {
   stopReason: SubagentStopReason
   /** The child's last non-empty assistant text (partial when the stop reason is not `completed`). */
@@ -81,16 +85,19 @@ export interface SubagentResult {
   work?: WorkCounts
   /** With `stopReason: 'budget'`: which limit, its value and the spend. */
   budget?: BudgetBreach
-  /**
-   * Milliseconds from the service calling the provider's `start` to the result settling.
-   * Set by the service on every result it hands out (`run.result`, `subagent/end`);
-   * a provider need not set it (the service overwrites it).
-   */
+  /** Ignored: the service measures the duration itself (see `SubagentOutcome.durationMs`). */
   durationMs?: number
 }
 
-/** The result as the service hands it out: normalised, capped, with `durationMs`. */
+/**
+ * What a **holder** receives (`run.result` of `ctx.subagents.delegate`, the `subagent/end`
+ * payload): the provider's `SubagentResult` normalised (an unknown stop reason or a malformed
+ * field becomes `error` with a diagnostic; the diagnostic capped to 4 KiB; a limit reported as
+ * `timeout` / `budget`), frozen, with `work` and `durationMs` always set.
+ */
 export interface SubagentOutcome extends SubagentResult {
+  work: WorkCounts
+  /** Milliseconds from the service calling the provider's `start` to the result settling (queue time excluded). */
   durationMs: number
 }
 

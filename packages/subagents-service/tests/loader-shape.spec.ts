@@ -39,6 +39,26 @@ describe('@cordis-subagents/subagents-service entry (as the loader sees it)', ()
     expect(ctx.subagents.list()).to.deep.equal([])
   })
 
+  it("cordis' no-argument lifecycle start() is harmless: it starts no run and registers nothing", async () => {
+    const mod = await import('@cordis-subagents/subagents-service')
+    const ctx = new Context()
+    contexts.push(ctx)
+    const errors: unknown[] = []
+    ctx.on('internal/error', (error) => { errors.push(error) })
+    const starts: unknown[] = []
+    ctx.on('subagent/start', (info) => { starts.push(info) })
+    ctx.plugin(mod.default)
+    await ctx.start()
+    await ctx.lifecycle.flush()
+    // The lifecycle hook the service inherits from cordis; called again by hand it still does nothing.
+    await ctx.subagents.start()
+    expect(errors).to.deep.equal([])
+    expect(starts).to.deep.equal([])
+    expect(ctx.subagents.runs()).to.deep.equal([])
+    expect(ctx.subagents.list()).to.deep.equal([])
+    expect(typeof ctx.subagents.delegate).to.equal('function')
+  })
+
   it('applies the Config schema: bounded defaults, rejects a non-positive maxConcurrentPerParent', async () => {
     const mod = await import('@cordis-subagents/subagents-service')
     const defaults = { maxDepth: 3, maxChildren: 64, maxConcurrent: 16, maxConcurrentPerParent: 8 }

@@ -27,10 +27,10 @@ export interface InFlight {
 }
 
 /**
- * One call of the tool: start a run, bridge abort and timeout into it, wait for its one result,
+ * One call of the tool (one delegation): start a run, bridge abort and timeout into it, wait for its one result,
  * always dispose it, and turn the outcome into a tool result.
  */
-export async function delegate(
+export async function runDelegation(
   subagents: SubagentService,
   options: DelegateOptions,
   input: DelegationInput,
