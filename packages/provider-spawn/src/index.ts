@@ -1,8 +1,8 @@
 import { Context } from 'cordis'
 import { type InProcessConfig, inProcessConfig } from './config.js'
-import { createInProcessProvider } from './driver.js'
+import { createInProcessProvider } from './in-process-provider.js'
 
-export { createInProcessProvider, SUBAGENT_NOTE, ProviderAbortError, type InProcessProviderOptions } from './driver.js'
+export { createInProcessProvider, SUBAGENT_NOTE, type InProcessProviderOptions } from './in-process-provider.js'
 export { inProcessConfig, type InProcessConfig } from './config.js'
 
 /** `spawn`: a fresh child agent in this process. It does not see the parent's conversation. */

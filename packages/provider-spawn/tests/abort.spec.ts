@@ -3,7 +3,7 @@ import { expect } from 'chai'
 import { z } from 'zod'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import { Agent } from '@cordis-subagents/agent'
-import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
+import { type ProviderStartRequest, SubagentError } from '@cordis-subagents/subagents-service'
 import type { Tool } from '@cordis-subagents/tools'
 import {
   type Harness, agentsCreated, deferred, delegation, hang, loadTool, probeTool, routed, setup, tick, until,
@@ -76,7 +76,7 @@ describe('provider-spawn: abort, dispose and unload', () => {
       const before = agentsCreated(h.ctx)
       const error = await h.ctx.subagents.get('spawn')!.start(request(root, AbortSignal.abort()))
         .then(() => undefined, (e) => e)
-      expect(error).to.be.instanceOf(Spawn.ProviderAbortError)
+      expect(error).to.be.instanceOf(SubagentError)
       expect(error).to.include({ code: 'ABORTED' })
       expect(agentsCreated(h.ctx)).to.equal(before + 1)
       expect(model.requests).to.deep.equal([])

@@ -51,7 +51,7 @@ describe('@cordis-subagents/subagents-service entry (as the loader sees it)', ()
     await ctx.start()
     await ctx.lifecycle.flush()
     // The lifecycle hook the service inherits from cordis; called again by hand it still does nothing.
-    await ctx.subagents.start()
+    await (ctx.subagents as unknown as { start(): Promise<void> }).start() // protected in cordis' Service
     expect(errors).to.deep.equal([])
     expect(starts).to.deep.equal([])
     expect(ctx.subagents.runs()).to.deep.equal([])

@@ -1,7 +1,8 @@
 import type { Context } from 'cordis'
 import { type AgentEvent, type AgentRuntime, type RunResult, untraced } from '@cordis-subagents/agent'
-import type {
-  ProviderStartRequest, SubagentProvider, SubagentResult, SubagentRun, SubagentUpdate,
+import {
+  type ProviderStartRequest, startProviderRun, type SubagentProvider, type SubagentResult, type SubagentRun,
+  type SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
 
 export const SUBAGENT_NOTE = [
@@ -17,14 +18,6 @@ export interface InProcessProviderOptions {
   inheritsParentContext: boolean
   /** Step limit of each child; default: the agent runtime's. */
   maxSteps?: number
-}
-
-export class ProviderAbortError extends Error {
-  override name = 'AbortError'
-  readonly code = 'ABORTED'
-  constructor(message = 'The delegation was aborted before the child started.') {
-    super(message)
-  }
 }
 
 /**
@@ -43,45 +36,37 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
   }
 }
 
-async function startChild(agents: AgentRuntime, options: InProcessProviderOptions, request: ProviderStartRequest): Promise<SubagentRun> {
-  if (request.signal.aborted) throw new ProviderAbortError()
-  const { parent } = request
-  const persona = request.persona ?? agents.config.persona
-  const child = agents.create({
-    parent,
-    label: options.name,
-    model: request.agentOptions?.model ?? parent.model,
-    persona: persona ? `${persona}\n\n${SUBAGENT_NOTE}` : SUBAGENT_NOTE,
-    tools: request.toolFilter ? parent.tools.restrict(request.toolFilter) : parent.tools,
-    seed: options.inheritsParentContext ? parent.transcript.completedMessages() : undefined,
-    maxSteps: options.maxSteps,
-    // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
-    ...request.budget ? { budget: request.budget } : {},
+function startChild(agents: AgentRuntime, options: InProcessProviderOptions, request: ProviderStartRequest): Promise<SubagentRun> {
+  // The run helper rejects an aborted request before the child exists, and disposes a child whose
+  // start was aborted while it was being created: nothing is left running either way.
+  return startProviderRun(request, ({ update }) => {
+    const { parent } = request
+    const persona = request.persona ?? agents.config.persona
+    const child = agents.create({
+      parent,
+      label: options.name,
+      model: request.agentOptions?.model ?? parent.model,
+      persona: persona ? `${persona}\n\n${SUBAGENT_NOTE}` : SUBAGENT_NOTE,
+      tools: request.toolFilter ? parent.tools.restrict(request.toolFilter) : parent.tools,
+      seed: options.inheritsParentContext ? parent.transcript.completedMessages() : undefined,
+      maxSteps: options.maxSteps,
+      // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
+      ...request.budget ? { budget: request.budget } : {},
+    })
+    return {
+      childId: child.id,
+      begin: () => child
+        .run(request.prompt, { signal: request.signal, onEvent: (event) => forward(event, update) })
+        .then((run) => toSubagentResult(run, options.name), (error): SubagentResult => ({
+          stopReason: 'error',
+          output: '',
+          diagnostic: `The child agent could not run: ${error instanceof Error ? error.message : String(error)}`,
+        })),
+      cancel: (reason) => child.abort(new Error(reason ?? 'cancelled')),
+      // Idempotent: aborts a turn still running and waits until it and its tools are idle.
+      dispose: () => child.dispose(),
+    }
   })
-
-  // An abort that landed while the child was being created is not lost: the run below takes the
-  // signal itself, and a signal aborted by now stops here with nothing left running.
-  if (request.signal.aborted) {
-    await child.dispose()
-    throw new ProviderAbortError()
-  }
-
-  const result = child
-    .run(request.prompt, { signal: request.signal, onEvent: (event) => forward(event, request) })
-    .then((run) => toSubagentResult(run, options.name), (error): SubagentResult => ({
-      stopReason: 'error',
-      output: '',
-      diagnostic: `The child agent could not run: ${error instanceof Error ? error.message : String(error)}`,
-    }))
-
-  return {
-    id: request.runId,
-    childId: child.id,
-    result,
-    cancel: (reason) => child.abort(new Error(reason ?? 'cancelled')),
-    // Idempotent: aborts a turn still running and waits until it and its tools are idle.
-    dispose: () => child.dispose(),
-  }
 }
 
 function toSubagentResult(run: RunResult, provider: string): SubagentResult {
@@ -106,8 +91,7 @@ function toSubagentResult(run: RunResult, provider: string): SubagentResult {
   return result
 }
 
-function forward(event: AgentEvent, request: ProviderStartRequest) {
-  if (!request.onUpdate) return
+function forward(event: AgentEvent, send: (update: SubagentUpdate) => void) {
   let update: SubagentUpdate | undefined
   switch (event.type) {
     case 'step-start': update = { kind: 'step', step: event.step }; break
@@ -115,5 +99,5 @@ function forward(event: AgentEvent, request: ProviderStartRequest) {
     case 'tool-call': update = { kind: 'tool-call', tool: event.call.name, step: event.step }; break
     case 'tool-result': update = { kind: 'tool-result', tool: event.name, isError: !!event.result.isError, step: event.step }; break
   }
-  if (update) request.onUpdate(update)
+  if (update) send(update)
 }

@@ -4,8 +4,8 @@ import { createInProcessProvider } from '@cordis-subagents/provider-spawn'
 import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
 import { type Harness, setup } from './helpers.js'
 
-/** The driver used directly, as a third-party host without ctx.subagents would. */
-describe('in-process driver, used directly', () => {
+/** The in-process provider used directly, as a third-party host without ctx.subagents would. */
+describe('in-process provider, used directly', () => {
   let h: Harness
 
   beforeEach(async () => {
