@@ -1,0 +1,138 @@
+import { SubagentError } from '../errors.js'
+import type {
+  ProviderCapabilities, ProviderStartRequest, SubagentProvider, SubagentResult, SubagentRun, SubagentUpdate,
+} from '../types.js'
+
+/** A promise settled by hand, which knows whether it has settled. */
+export interface Deferred<T = void> {
+  promise: Promise<T>
+  resolve(value: T): void
+  reject(reason: unknown): void
+  settled: boolean
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void
+  let reject!: (reason: unknown) => void
+  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
+  const result: Deferred<T> = {
+    promise,
+    settled: false,
+    resolve: (value) => { result.settled = true; resolve(value) },
+    reject: (reason) => { result.settled = true; reject(reason) },
+  }
+  return result
+}
+
+export const ALL_CAPABILITIES: ProviderCapabilities = Object.freeze({ persona: true, toolFilter: true, depthLimit: true })
+export const NO_CAPABILITIES: ProviderCapabilities = Object.freeze({ persona: false, toolFilter: false, depthLimit: false })
+
+/**
+ * One run of a `FakeProvider`: the test settles its result (`complete`, `finish`) and watches
+ * `cancel` and `dispose`. The switches let a test play a provider that misbehaves.
+ */
+export class FakeRun {
+  /** Settles `run.result`; `unknown` so a test can play a provider settling with garbage. */
+  readonly outcome = deferred<unknown>()
+  readonly cancels: (string | undefined)[] = []
+  disposeCalls = 0
+  /** When set, dispose() waits for it. */
+  disposeGate?: Deferred<void>
+  /** When set, dispose() rejects with it. */
+  disposeError?: unknown
+  /** cancel() settles an unsettled result as `aborted` with `partialOutput` (default true). */
+  settleOnCancel = true
+  /** dispose() settles an unsettled result as `aborted` (default true). */
+  settleOnDispose = true
+  /** The output a cancel settles with. */
+  partialOutput = 'partial'
+  readonly run: SubagentRun
+
+  constructor(readonly request: ProviderStartRequest, childId?: string) {
+    this.run = {
+      id: request.runId,
+      ...childId === undefined ? {} : { childId },
+      result: this.outcome.promise as Promise<SubagentResult>,
+      cancel: (reason) => {
+        this.cancels.push(reason)
+        if (this.settleOnCancel && !this.outcome.settled) {
+          this.outcome.resolve({ stopReason: 'aborted', output: this.partialOutput, diagnostic: `cancelled: ${reason}` })
+        }
+      },
+      dispose: async () => {
+        this.disposeCalls++
+        if (this.disposeGate) await this.disposeGate.promise
+        if (this.settleOnDispose && !this.outcome.settled) {
+          this.outcome.resolve({ stopReason: 'aborted', output: '', diagnostic: 'disposed' })
+        }
+        if (this.disposeError !== undefined) throw this.disposeError
+      },
+    }
+  }
+
+  /** Settles the result as `completed`. */
+  complete(output = 'done', extra: Partial<SubagentResult> = {}): void {
+    this.outcome.resolve({ stopReason: 'completed', output, ...extra })
+  }
+
+  /** Settles the result with anything (defaults: `completed`, empty output). */
+  finish(result: Partial<SubagentResult> | Record<string, unknown>): void {
+    this.outcome.resolve({ stopReason: 'completed', output: '', ...result })
+  }
+
+  /** Reports progress through the request's `onUpdate`, as a provider does. */
+  update(kind: SubagentUpdate['kind'], text?: string): void {
+    this.request.onUpdate!({ kind, ...text === undefined ? {} : { text } })
+  }
+}
+
+/**
+ * A provider whose starts the test controls: every `start` is recorded in `calls`, and each run
+ * is a `FakeRun` the test settles. Register it with `ctx.subagents.register(provider)`.
+ */
+export class FakeProvider implements SubagentProvider {
+  description?: string
+  capabilities: ProviderCapabilities
+  inheritsParentContext = false
+  readonly calls: ProviderStartRequest[] = []
+  readonly runs: FakeRun[] = []
+  /** When set, start() waits for it before handing over. */
+  hold?: Deferred<void>
+  /** When set, start() rejects with it (after `hold`). */
+  startError?: unknown
+  /** When set, start() fulfils with this instead of a FakeRun. */
+  fakeRun?: unknown
+  /** Called with each new run right before the hand-over (e.g. to settle it early, or to tune it). */
+  onRun?: (run: FakeRun) => void
+  /** start() rejects `ABORTED` without recording a call when the signal is already aborted (default true). */
+  rejectAborted = true
+
+  constructor(readonly name: string, capabilities: ProviderCapabilities = ALL_CAPABILITIES) {
+    this.capabilities = { ...capabilities }
+  }
+
+  start = async (request: ProviderStartRequest): Promise<SubagentRun> => {
+    if (this.rejectAborted && request.signal.aborted) throw new SubagentError('ABORTED', 'The start was aborted; no run was made.')
+    this.calls.push(request)
+    if (this.hold) await this.hold.promise
+    if (this.startError !== undefined) throw this.startError
+    if (this.fakeRun !== undefined) return this.fakeRun as SubagentRun
+    const run = new FakeRun(request, `child-${this.calls.length}`)
+    this.runs.push(run)
+    this.onRun?.(run)
+    return run.run
+  }
+
+  /** The newest run. */
+  get last(): FakeRun {
+    return this.runs[this.runs.length - 1]
+  }
+
+  get cancelCalls(): number {
+    return this.runs.reduce((sum, run) => sum + run.cancels.length, 0)
+  }
+
+  get disposeCalls(): number {
+    return this.runs.reduce((sum, run) => sum + run.disposeCalls, 0)
+  }
+}
