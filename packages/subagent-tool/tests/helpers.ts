@@ -2,8 +2,9 @@ import { Context, type ForkScope } from 'cordis'
 import ToolRegistry, { type ToolExecContext, type ToolResult, type ToolUpdate } from '@cordis-subagents/tools'
 import AgentRuntime, { type Agent, ScriptedModel, type ScriptedReply } from '@cordis-subagents/agent'
 import SubagentService, {
-  type Config as ServiceConfig, type ProviderCapabilities, type ProviderStartRequest, type SubagentResult, type SubagentRun,
+  type Config as ServiceConfig, type ProviderCapabilities, type ProviderStartRequest, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
+import { ALL_CAPABILITIES, FakeRun } from '@cordis-subagents/subagents-service/testing'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import { type Deferred, deferred, tick, until, isSettled } from '../../../test/support/async.js'
 import { captureLogs, type LogRecord } from '../../../test/support/logs.js'
@@ -67,50 +68,16 @@ export async function loadTool(ctx: Context, config: Record<string, unknown>): P
   return fork
 }
 
-export const ALL: ProviderCapabilities = { persona: true, toolFilter: true, depthLimit: true }
-export const NONE: ProviderCapabilities = { persona: false, toolFilter: false, depthLimit: false }
+export { ALL_CAPABILITIES as ALL, NO_CAPABILITIES as NONE } from '@cordis-subagents/subagents-service/testing'
 
-/** One run of a `TestProvider`: the test settles it and observes cancel/dispose. */
-export class TestRun {
-  readonly outcome = deferred<unknown>()
-  readonly cancels: (string | undefined)[] = []
-  disposeCalls = 0
-  /** cancel() settles the result as `aborted` with `partialOutput` (default). */
-  settleOnCancel = true
-  /** Output reported when a cancel settles the result. */
-  partialOutput = ''
-  /** When set, dispose() rejects with it. */
-  disposeError?: unknown
-  /** When set, dispose() waits for it. */
-  disposeGate?: Deferred<void>
-  readonly run: SubagentRun
+/** One run of a `ProviderControl`: the kit's `FakeRun`, whose dispose leaves the result to the service and whose cancel reports no partial output. */
+export type TestRun = FakeRun
 
-  constructor(readonly request: ProviderStartRequest, childId: string) {
-    this.run = {
-      id: request.runId,
-      childId,
-      result: this.outcome.promise as Promise<SubagentResult>,
-      cancel: (reason) => {
-        this.cancels.push(reason)
-        if (this.settleOnCancel && !this.outcome.settled) {
-          this.outcome.resolve({ stopReason: 'aborted', output: this.partialOutput, diagnostic: `cancelled: ${reason}` })
-        }
-      },
-      dispose: async () => {
-        this.disposeCalls++
-        if (this.disposeGate) await this.disposeGate.promise
-        if (this.disposeError !== undefined) throw this.disposeError
-      },
-    }
-  }
-
-  finish(result: Partial<SubagentResult> | Record<string, unknown>) {
-    this.outcome.resolve({ stopReason: 'completed', output: '', ...result })
-  }
-
-  complete(output = 'done', extra: Partial<SubagentResult> = {}) {
-    this.outcome.resolve({ stopReason: 'completed', output, ...extra })
-  }
+function testRun(request: ProviderStartRequest, childId: string): TestRun {
+  const run = new FakeRun(request, childId)
+  run.settleOnDispose = false
+  run.partialOutput = ''
+  return run
 }
 
 /**
@@ -131,7 +98,7 @@ export class ProviderControl {
     this.starts.push(request)
     if (this.hold) await this.hold.promise
     if (this.startError !== undefined) throw this.startError
-    const run = new TestRun(request, `child-${this.starts.length}`)
+    const run = testRun(request, `child-${this.starts.length}`)
     this.runs.push(run)
     this.onRun?.(run)
     return run.run
@@ -170,7 +137,7 @@ export function providerPlugin(control: ProviderControl) {
       ctx.subagents.register({
         name: config.name,
         ...config.description === undefined ? {} : { description: config.description },
-        capabilities: { ...ALL, ...config.capabilities },
+        capabilities: { ...ALL_CAPABILITIES, ...config.capabilities },
         inheritsParentContext: config.inheritsParentContext ?? false,
         start: (request) => control.start(request),
       })

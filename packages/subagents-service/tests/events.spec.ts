@@ -2,16 +2,16 @@
 import { expect } from 'chai'
 import type { SubagentOutcome, SubagentRunInfo } from '@cordis-subagents/subagents-service'
 import {
-  type Harness, ScriptedProvider, deferred, recordEvents, rejection, request, setup, tick,
+  type Harness, FakeProvider, deferred, recordEvents, rejection, request, setup, tick,
 } from './helpers.js'
 
 describe('subagent/start, subagent/update, subagent/end', () => {
   let h: Harness
-  let provider: ScriptedProvider
+  let provider: FakeProvider
 
   beforeEach(async () => {
     h = await setup()
-    provider = new ScriptedProvider('alpha')
+    provider = new FakeProvider('alpha')
     h.ctx.subagents.register(provider)
   })
   afterEach(async () => { await h.stop() })

@@ -3,7 +3,7 @@ import { expect } from 'chai'
 import fc from 'fast-check'
 import type { Agent } from '@cordis-subagents/agent'
 import type { SubagentHandle } from '@cordis-subagents/subagents-service'
-import { ScriptedProvider, request, setup, tick } from './helpers.js'
+import { FakeProvider, request, setup, tick } from './helpers.js'
 
 type Op =
   | { kind: 'start'; parent: number }
@@ -32,7 +32,7 @@ describe('the per-parent gate (model-based)', () => {
     await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 3 }), fc.array(op, { maxLength: 40 }), async (max, ops) => {
       const h = await setup({ maxConcurrentPerParent: max })
       try {
-        const provider = new ScriptedProvider('alpha')
+        const provider = new FakeProvider('alpha')
         h.ctx.subagents.register(provider)
         const parents: Agent[] = [h.root, h.ctx.agents.create({ label: 'second-root' })]
         const entries: Entry[] = []

@@ -2,16 +2,16 @@
 import { expect } from 'chai'
 import { SubagentError, type SubagentHandle } from '@cordis-subagents/subagents-service'
 import {
-  type Harness, ScriptedProvider, isSettled, recordEvents, rejection, request, setup, tick,
+  type Harness, FakeProvider, isSettled, recordEvents, rejection, request, setup, tick,
 } from './helpers.js'
 
 describe('the per-parent gate (maxConcurrentPerParent)', () => {
   let h: Harness
-  let provider: ScriptedProvider
+  let provider: FakeProvider
 
   beforeEach(async () => {
     h = await setup({ maxConcurrentPerParent: 2 })
-    provider = new ScriptedProvider('alpha')
+    provider = new FakeProvider('alpha')
     h.ctx.subagents.register(provider)
   })
   afterEach(async () => { await h.stop() })
@@ -151,7 +151,7 @@ describe('the per-parent gate (maxConcurrentPerParent)', () => {
   it('a gate with maxConcurrentPerParent 1 serialises one parent\'s children', async () => {
     await h.stop()
     h = await setup({ maxConcurrentPerParent: 1 })
-    provider = new ScriptedProvider('alpha')
+    provider = new FakeProvider('alpha')
     h.ctx.subagents.register(provider)
     const first = await h.ctx.subagents.delegate('alpha', request(h.root))
     const second = h.ctx.subagents.delegate('alpha', request(h.root))

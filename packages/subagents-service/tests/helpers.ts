@@ -1,10 +1,7 @@
 import { Context } from 'cordis'
 import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime, { type Agent } from '@cordis-subagents/agent'
-import SubagentService, {
-  type Config, type ProviderCapabilities, type ProviderStartRequest, type SubagentProvider,
-  type SubagentRequest, type SubagentResult, type SubagentRun,
-} from '@cordis-subagents/subagents-service'
+import SubagentService, { type Config, type SubagentProvider, type SubagentRequest } from '@cordis-subagents/subagents-service'
 import { type Deferred, deferred, tick, isSettled } from '../../../test/support/async.js'
 import { captureLogs } from '../../../test/support/logs.js'
 
@@ -57,90 +54,8 @@ export async function setup(config: Partial<Config> = {}, agents: AgentRuntime.C
   }
 }
 
-export const ALL: ProviderCapabilities = { persona: true, toolFilter: true, depthLimit: true }
-export const NONE: ProviderCapabilities = { persona: false, toolFilter: false, depthLimit: false }
-
-/** A run whose result, cancel and dispose the test controls and observes. */
-export class ScriptedRun {
-  readonly outcome = deferred<SubagentResult>()
-  readonly cancels: (string | undefined)[] = []
-  disposeCalls = 0
-  /** When set, dispose() waits for it. */
-  disposeGate?: Deferred<void>
-  /** When set, dispose() rejects with it. */
-  disposeError?: unknown
-  /** When true (default), cancel() settles the result as `aborted`. */
-  settleOnCancel = true
-  /** When true (default), dispose() settles an unsettled result as `aborted`. */
-  settleOnDispose = true
-  readonly run: SubagentRun
-
-  constructor(readonly request: ProviderStartRequest, childId?: string) {
-    this.run = {
-      id: request.runId,
-      ...childId === undefined ? {} : { childId },
-      result: this.outcome.promise,
-      cancel: (reason) => {
-        this.cancels.push(reason)
-        if (this.settleOnCancel && !this.outcome.settled) {
-          this.outcome.resolve({ stopReason: 'aborted', output: 'partial', diagnostic: `cancelled: ${reason}` })
-        }
-      },
-      dispose: async () => {
-        this.disposeCalls++
-        if (this.disposeGate) await this.disposeGate.promise
-        if (this.settleOnDispose && !this.outcome.settled) {
-          this.outcome.resolve({ stopReason: 'aborted', output: '', diagnostic: 'disposed' })
-        }
-        if (this.disposeError !== undefined) throw this.disposeError
-      },
-    }
-  }
-
-  complete(output = 'done', extra: Partial<SubagentResult> = {}) {
-    this.outcome.resolve({ stopReason: 'completed', output, ...extra })
-  }
-
-  update(kind: 'text' | 'step' | 'status', text?: string) {
-    this.request.onUpdate!({ kind, ...text === undefined ? {} : { text } })
-  }
-}
-
-/** A provider whose starts the test controls: every call is recorded; runs are ScriptedRuns. */
-export class ScriptedProvider implements SubagentProvider {
-  description?: string
-  capabilities: ProviderCapabilities
-  inheritsParentContext = false
-  readonly calls: ProviderStartRequest[] = []
-  readonly runs: ScriptedRun[] = []
-  /** When set, start() waits for it before handing over. */
-  hold?: Deferred<void>
-  /** When set, start() rejects with it (after `hold`). */
-  startError?: unknown
-  /** When set, start() fulfils with this instead of a ScriptedRun. */
-  fakeRun?: unknown
-  /** Called with each new run before it is handed over (e.g. to settle it early). */
-  onRun?: (run: ScriptedRun) => void
-
-  constructor(readonly name: string, capabilities: ProviderCapabilities = ALL) {
-    this.capabilities = { ...capabilities }
-  }
-
-  start = async (request: ProviderStartRequest): Promise<SubagentRun> => {
-    this.calls.push(request)
-    if (this.hold) await this.hold.promise
-    if (this.startError !== undefined) throw this.startError
-    if (this.fakeRun !== undefined) return this.fakeRun as SubagentRun
-    const run = new ScriptedRun(request, `child-${this.calls.length}`)
-    this.runs.push(run)
-    this.onRun?.(run)
-    return run.run
-  }
-
-  get last(): ScriptedRun {
-    return this.runs[this.runs.length - 1]
-  }
-}
+// The fake provider is the kit's (one fake for every package's tests and for provider authors).
+export { ALL_CAPABILITIES as ALL, FakeProvider, FakeRun, NO_CAPABILITIES as NONE } from '@cordis-subagents/subagents-service/testing'
 
 /** A fresh plugin (never de-duplicated by cordis) that registers `provider` in its own scope. */
 export function providerPlugin(provider: SubagentProvider) {

@@ -3,7 +3,7 @@ import { expect } from 'chai'
 import type { Context } from 'cordis'
 import { SubagentError, type SubagentProvider } from '@cordis-subagents/subagents-service'
 import {
-  ALL, FAILED, type Harness, NONE, ScriptedProvider, providerPlugin, recordEvents, setup, tick,
+  ALL, FAILED, type Harness, NONE, FakeProvider, providerPlugin, recordEvents, setup, tick,
 } from './helpers.js'
 
 describe('ctx.subagents registry', () => {
@@ -14,8 +14,8 @@ describe('ctx.subagents registry', () => {
 
   describe('register', () => {
     it('stores the provider; get, list (registration order) see it', () => {
-      const a = new ScriptedProvider('alpha')
-      const b = new ScriptedProvider('beta', NONE)
+      const a = new FakeProvider('alpha')
+      const b = new FakeProvider('beta', NONE)
       h.ctx.subagents.register(b)
       h.ctx.subagents.register(a)
       expect(h.ctx.subagents.get('alpha')).to.equal(a)
@@ -25,7 +25,7 @@ describe('ctx.subagents registry', () => {
 
     it('the returned dispose removes the provider and announces it once', () => {
       const events = recordEvents(h.ctx)
-      const dispose = h.ctx.subagents.register(new ScriptedProvider('alpha'))
+      const dispose = h.ctx.subagents.register(new FakeProvider('alpha'))
       dispose()
       dispose()
       expect(h.ctx.subagents.get('alpha')).to.equal(undefined)
@@ -37,7 +37,7 @@ describe('ctx.subagents registry', () => {
       h.ctx.on('subagent/provider-added', (provider) => {
         seen.push([provider, h.ctx.subagents.get(provider.name)])
       })
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       h.ctx.subagents.register(provider)
       expect(seen).to.deep.equal([[provider, provider]])
     })
@@ -47,7 +47,7 @@ describe('ctx.subagents registry', () => {
       h.ctx.on('subagent/provider-removed', (name) => {
         seen.push([name, h.ctx.subagents.get(name)])
       })
-      const fork = h.ctx.plugin(providerPlugin(new ScriptedProvider('alpha')))
+      const fork = h.ctx.plugin(providerPlugin(new FakeProvider('alpha')))
       await h.ctx.lifecycle.flush()
       expect(h.ctx.subagents.get('alpha')).to.not.equal(undefined)
       fork.dispose()
@@ -61,7 +61,7 @@ describe('ctx.subagents registry', () => {
         name: 'reloadable-provider',
         inject: ['subagents'],
         apply(ctx: Context, config: { description: string }) {
-          const provider = new ScriptedProvider('alpha')
+          const provider = new FakeProvider('alpha')
           provider.description = config.description
           ctx.subagents.register(provider)
         },
@@ -78,8 +78,8 @@ describe('ctx.subagents registry', () => {
     })
 
     it('DUPLICATE_PROVIDER across two plugins: the second fails alone, the first keeps its provider', async () => {
-      const first = new ScriptedProvider('alpha')
-      const second = new ScriptedProvider('alpha')
+      const first = new FakeProvider('alpha')
+      const second = new FakeProvider('alpha')
       const events = recordEvents(h.ctx)
       const one = h.ctx.plugin(providerPlugin(first))
       const two = h.ctx.plugin(providerPlugin(second))
@@ -97,11 +97,11 @@ describe('ctx.subagents registry', () => {
     })
 
     it('DUPLICATE_PROVIDER within one scope too; the name is free again after dispose', () => {
-      const dispose = h.ctx.subagents.register(new ScriptedProvider('alpha'))
-      expect(() => h.ctx.subagents.register(new ScriptedProvider('alpha')))
+      const dispose = h.ctx.subagents.register(new FakeProvider('alpha'))
+      expect(() => h.ctx.subagents.register(new FakeProvider('alpha')))
         .to.throw(SubagentError).with.property('code', 'DUPLICATE_PROVIDER')
       dispose()
-      const again = new ScriptedProvider('alpha')
+      const again = new FakeProvider('alpha')
       h.ctx.subagents.register(again)
       expect(h.ctx.subagents.get('alpha')).to.equal(again)
     })
@@ -121,7 +121,7 @@ describe('ctx.subagents registry', () => {
     for (const [label, mutate] of invalid) {
       it(`INVALID_PROVIDER for ${label}; nothing stored or announced`, () => {
         const events = recordEvents(h.ctx)
-        let provider: any = new ScriptedProvider('alpha')
+        let provider: any = new FakeProvider('alpha')
         if (label === 'not an object') provider = null
         else mutate(provider)
         expect(() => h.ctx.subagents.register(provider))
@@ -133,7 +133,7 @@ describe('ctx.subagents registry', () => {
 
     it('accepts the full name alphabet (A-Z a-z 0-9 _ -) up to 64 chars', () => {
       const name = `Az09_-${'x'.repeat(58)}`
-      h.ctx.subagents.register(new ScriptedProvider(name))
+      h.ctx.subagents.register(new FakeProvider(name))
       expect(h.ctx.subagents.get(name)).to.not.equal(undefined)
     })
   })
@@ -149,7 +149,7 @@ describe('ctx.subagents registry', () => {
         const onUnhandled = (reason: unknown) => { unhandled.push(reason) }
         process.on('unhandledRejection', onUnhandled)
         try {
-          const fork = h.ctx.plugin(providerPlugin(new ScriptedProvider('alpha')))
+          const fork = h.ctx.plugin(providerPlugin(new FakeProvider('alpha')))
           await h.ctx.lifecycle.flush()
           expect(fork.runtime.status).to.not.equal(FAILED)
           if (event === 'subagent/provider-added') {
@@ -175,7 +175,7 @@ describe('ctx.subagents registry', () => {
       h.ctx.on('subagent/provider-added', () => ({ then: (_: unknown, reject: (e: unknown) => void) => reject('nope') }) as any)
       const later: string[] = []
       h.ctx.on('subagent/provider-added', (provider) => { later.push(provider.name) })
-      expect(() => h.ctx.subagents.register(new ScriptedProvider('alpha'))).to.not.throw()
+      expect(() => h.ctx.subagents.register(new FakeProvider('alpha'))).to.not.throw()
       await tick()
       expect(later).to.deep.equal(['alpha'])
       expect(h.warnings).to.have.length(2)
@@ -188,7 +188,7 @@ describe('ctx.subagents registry', () => {
       other = h.ctx.plugin((ctx: Context) => {
         ctx.on('subagent/provider-added', () => { calls.push('second') })
       })
-      h.ctx.subagents.register(new ScriptedProvider('alpha'))
+      h.ctx.subagents.register(new FakeProvider('alpha'))
       expect(calls).to.deep.equal(['first'])
     })
   })
@@ -202,12 +202,12 @@ describe('ctx.subagents registry', () => {
     })
     await h.ctx.lifecycle.flush()
     fork.dispose()
-    expect(() => saved!.subagents.register(new ScriptedProvider('alpha'))).to.throw()
+    expect(() => saved!.subagents.register(new FakeProvider('alpha'))).to.throw()
     expect(h.ctx.subagents.list()).to.deep.equal([])
   })
 
   it('no listeners are left after ctx.stop()', async () => {
-    h.ctx.plugin(providerPlugin(new ScriptedProvider('alpha')))
+    h.ctx.plugin(providerPlugin(new FakeProvider('alpha')))
     recordEvents(h.ctx)
     await h.ctx.lifecycle.flush()
     await h.stop()

@@ -5,18 +5,18 @@ import {
   MAX_DIAGNOSTIC_BYTES, SubagentError, TRUNCATION_MARK, type SubagentResult,
 } from '@cordis-subagents/subagents-service'
 import {
-  type Harness, ScriptedProvider, deferred, isSettled, providerPlugin, rejection, request, setup, tick,
+  type Harness, FakeProvider, deferred, isSettled, providerPlugin, rejection, request, setup, tick,
 } from './helpers.js'
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8')
 
 describe('the run wrapper', () => {
   let h: Harness
-  let provider: ScriptedProvider
+  let provider: FakeProvider
 
   beforeEach(async () => {
     h = await setup()
-    provider = new ScriptedProvider('alpha')
+    provider = new FakeProvider('alpha')
     h.ctx.subagents.register(provider)
   })
   afterEach(async () => { await h.stop() })
@@ -249,7 +249,7 @@ describe('the run wrapper', () => {
     it('a failing provider dispose → DISPOSE_FAILED, but the run is still released', async () => {
       await h.stop()
       h = await setup({ maxConcurrentPerParent: 1 })
-      provider = new ScriptedProvider('alpha')
+      provider = new FakeProvider('alpha')
       h.ctx.subagents.register(provider)
       const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       provider.last.complete()
@@ -269,9 +269,9 @@ describe('the run wrapper', () => {
 
   describe('provider removal', () => {
     it('does not revoke accepted runs: updates, result and dispose still work', async () => {
-      const fork = h.ctx.plugin(providerPlugin(new ScriptedProvider('beta')))
+      const fork = h.ctx.plugin(providerPlugin(new FakeProvider('beta')))
       await h.ctx.lifecycle.flush()
-      const beta = h.ctx.subagents.get('beta') as ScriptedProvider
+      const beta = h.ctx.subagents.get('beta') as FakeProvider
       const updates: string[] = []
       const run = await h.ctx.subagents.delegate('beta', request(h.root, {
         onUpdate: (update) => updates.push(update.text ?? ''),

@@ -3,7 +3,7 @@ import { expect } from 'chai'
 import type { Agent } from '@cordis-subagents/agent'
 import { SubagentError, type SubagentRequest } from '@cordis-subagents/subagents-service'
 import {
-  ALL, type Harness, NONE, ScriptedProvider, deferred, isSettled, providerPlugin, recordEvents, rejection,
+  ALL, type Harness, NONE, FakeProvider, deferred, isSettled, providerPlugin, recordEvents, rejection,
   request, setup, tick,
 } from './helpers.js'
 
@@ -14,7 +14,7 @@ describe('ctx.subagents.delegate', () => {
   afterEach(async () => { await h.stop() })
 
   it('hands over a run: service runId (also given to the provider), depth, child identity', async () => {
-    const provider = new ScriptedProvider('alpha')
+    const provider = new FakeProvider('alpha')
     h.ctx.subagents.register(provider)
     const run = await h.ctx.subagents.delegate('alpha', request(h.root, { label: 'summary', persona: 'terse', maxDepth: 3 }))
     expect(provider.calls).to.have.length(1)
@@ -39,7 +39,7 @@ describe('ctx.subagents.delegate', () => {
   })
 
   it('omitted options add no keys to info', async () => {
-    const provider = new ScriptedProvider('alpha')
+    const provider = new FakeProvider('alpha')
     h.ctx.subagents.register(provider)
     const run = await h.ctx.subagents.delegate('alpha', request(h.root))
     expect(run.info).to.not.have.property('label')
@@ -48,7 +48,7 @@ describe('ctx.subagents.delegate', () => {
 
   describe('pre-checks (the provider is never called)', () => {
     it('NO_PROVIDER for an unknown name, listing the registered ones', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       h.ctx.subagents.register(provider)
       const error = await rejection(h.ctx.subagents.delegate('beta', request(h.root)))
       expect(error).to.be.instanceOf(SubagentError).with.property('code', 'NO_PROVIDER')
@@ -57,7 +57,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('NO_PROVIDER after the provider was removed (looked up on every start)', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       const fork = h.ctx.plugin(providerPlugin(provider))
       await h.ctx.lifecycle.flush()
       const run = await h.ctx.subagents.delegate('alpha', request(h.root))
@@ -75,7 +75,7 @@ describe('ctx.subagents.delegate', () => {
     ]
     for (const [capability, options] of capabilityCases) {
       it(`UNSUPPORTED_CAPABILITY "${capability}" for ${Object.keys(options)[0]} on a provider without it`, async () => {
-        const provider = new ScriptedProvider('alpha', { ...ALL, [capability]: false })
+        const provider = new FakeProvider('alpha', { ...ALL, [capability]: false })
         h.ctx.subagents.register(provider)
         const events = recordEvents(h.ctx)
         const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, options)))
@@ -92,7 +92,7 @@ describe('ctx.subagents.delegate', () => {
     }
 
     it('reports the missing capability before a malformed field (DESIGN §6 order)', async () => {
-      const provider = new ScriptedProvider('alpha', NONE)
+      const provider = new FakeProvider('alpha', NONE)
       h.ctx.subagents.register(provider)
       const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { prompt: '', persona: 'x' })))
       expect(error).to.have.property('code', 'UNSUPPORTED_CAPABILITY')
@@ -105,7 +105,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('a provider with no capabilities accepts a plain request', async () => {
-      const provider = new ScriptedProvider('acp-like', NONE)
+      const provider = new FakeProvider('acp-like', NONE)
       h.ctx.subagents.register(provider)
       const run = await h.ctx.subagents.delegate('acp-like', request(h.root, { label: 'x', agentOptions: { model: 'm' } }))
       expect(provider.calls).to.have.length(1)
@@ -141,7 +141,7 @@ describe('ctx.subagents.delegate', () => {
     ]
     for (const [label, make] of invalid) {
       it(`INVALID_REQUEST for ${label}`, async () => {
-        const provider = new ScriptedProvider('alpha')
+        const provider = new FakeProvider('alpha')
         h.ctx.subagents.register(provider)
         const events = recordEvents(h.ctx)
         const error = await rejection(h.ctx.subagents.delegate('alpha', make(h.root) as SubagentRequest))
@@ -153,7 +153,7 @@ describe('ctx.subagents.delegate', () => {
     }
 
     it('accepts toolFilter { allow: [] } (a child with no tools) and { deny: [] }', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       h.ctx.subagents.register(provider)
       const a = await h.ctx.subagents.delegate('alpha', request(h.root, { toolFilter: { allow: [] } }))
       const b = await h.ctx.subagents.delegate('alpha', request(h.root, { toolFilter: { deny: [] } }))
@@ -163,7 +163,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('ABORTED for an already aborted signal', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       h.ctx.subagents.register(provider)
       const events = recordEvents(h.ctx)
       const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { signal: AbortSignal.abort() })))
@@ -175,7 +175,7 @@ describe('ctx.subagents.delegate', () => {
 
   describe('depth', () => {
     it('parent.depth + 1 == maxDepth is allowed; maxDepth 0 forbids any child', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       h.ctx.subagents.register(provider)
       const child = h.ctx.agents.create({ parent: h.root })
       expect(child.depth).to.equal(1)
@@ -189,7 +189,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('DEPTH_EXCEEDED when parent.depth + 1 > maxDepth, with both numbers in the message and as properties', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       h.ctx.subagents.register(provider)
       const child = h.ctx.agents.create({ parent: h.root })
       const grandchild = h.ctx.agents.create({ parent: child })
@@ -204,7 +204,7 @@ describe('ctx.subagents.delegate', () => {
     it('root depth from the agent runtime config counts (depth 4 root, maxDepth 4 rejected, 5 ok)', async () => {
       await h.stop()
       h = await setup({ maxDepth: 10 }, { depth: 4 })
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       h.ctx.subagents.register(provider)
       expect(h.root.depth).to.equal(4)
       const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { maxDepth: 4 })))
@@ -215,7 +215,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('without a request maxDepth the deployment ceiling applies: default 3, raised in the service config', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       h.ctx.subagents.register(provider)
       let agent = h.root
       for (let i = 0; i < 3; i++) agent = h.ctx.agents.create({ parent: agent })
@@ -226,7 +226,7 @@ describe('ctx.subagents.delegate', () => {
 
       await h.stop()
       h = await setup({ maxDepth: 20 })
-      h.ctx.subagents.register(new ScriptedProvider('alpha'))
+      h.ctx.subagents.register(new FakeProvider('alpha'))
       agent = h.root
       for (let i = 0; i < 12; i++) agent = h.ctx.agents.create({ parent: agent })
       const run = await h.ctx.subagents.delegate('alpha', request(agent))
@@ -235,7 +235,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('a request maxDepth can lower the deployment ceiling but never raise it', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       h.ctx.subagents.register(provider)
       let agent = h.root
       for (let i = 0; i < 3; i++) agent = h.ctx.agents.create({ parent: agent })
@@ -249,7 +249,7 @@ describe('ctx.subagents.delegate', () => {
     it('a rejecting provider start → PROVIDER_START_FAILED with the cause; no events; slot released', async () => {
       await h.stop()
       h = await setup({ maxConcurrentPerParent: 1 })
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       provider.startError = new Error('spawn acp-agent ENOENT')
       h.ctx.subagents.register(provider)
       const events = recordEvents(h.ctx)
@@ -266,7 +266,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('a provider start that throws synchronously is a rejection too', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       provider.start = (() => { throw new Error('sync boom') }) as any
       h.ctx.subagents.register(provider)
       const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
@@ -275,7 +275,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('a SubagentError from the provider passes through unchanged', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       provider.startError = new SubagentError('INVALID_REQUEST', 'unknown model "nope"')
       h.ctx.subagents.register(provider)
       const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root)))
@@ -283,7 +283,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('a provider that fulfils with a non-run → PROVIDER_START_FAILED; the bogus run is cleaned up', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       const cleaned: string[] = []
       provider.fakeRun = { id: 'x', cancel: () => cleaned.push('cancel'), dispose: async () => { cleaned.push('dispose') } }
       h.ctx.subagents.register(provider)
@@ -298,7 +298,7 @@ describe('ctx.subagents.delegate', () => {
     it('abort during provider start → ABORTED at once; the late run is cancelled and disposed; no events', async () => {
       await h.stop()
       h = await setup({ maxConcurrentPerParent: 1 })
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       provider.hold = deferred()
       h.ctx.subagents.register(provider)
       const events = recordEvents(h.ctx)
@@ -330,7 +330,7 @@ describe('ctx.subagents.delegate', () => {
     it('a provider removed while a start waits in the queue → NO_PROVIDER, never called', async () => {
       await h.stop()
       h = await setup({ maxConcurrentPerParent: 1 })
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       const fork = h.ctx.plugin(providerPlugin(provider))
       await h.ctx.lifecycle.flush()
       const first = await h.ctx.subagents.delegate('alpha', request(h.root))
@@ -343,7 +343,7 @@ describe('ctx.subagents.delegate', () => {
       expect(error.message).to.include('removed while')
       expect(provider.calls).to.have.length(1)
       // Its slot was given back.
-      const replacement = new ScriptedProvider('alpha')
+      const replacement = new FakeProvider('alpha')
       h.ctx.subagents.register(replacement)
       const run = await h.ctx.subagents.delegate('alpha', request(h.root))
       await run.dispose()
@@ -352,14 +352,14 @@ describe('ctx.subagents.delegate', () => {
     it('a provider reloaded while a start waits: the start reaches the new provider', async () => {
       await h.stop()
       h = await setup({ maxConcurrentPerParent: 1 })
-      const old = new ScriptedProvider('alpha')
+      const old = new FakeProvider('alpha')
       const fork = h.ctx.plugin(providerPlugin(old))
       await h.ctx.lifecycle.flush()
       const first = await h.ctx.subagents.delegate('alpha', request(h.root))
       const queued = h.ctx.subagents.delegate('alpha', request(h.root))
       await tick()
       fork.dispose()
-      const fresh = new ScriptedProvider('alpha')
+      const fresh = new FakeProvider('alpha')
       h.ctx.plugin(providerPlugin(fresh))
       await h.ctx.lifecycle.flush()
       await first.dispose()
@@ -371,7 +371,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('a start issued in the same tick as the unload never reaches the removed provider', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       const fork = h.ctx.plugin(providerPlugin(provider))
       await h.ctx.lifecycle.flush()
       fork.dispose()
@@ -381,7 +381,7 @@ describe('ctx.subagents.delegate', () => {
     })
 
     it('the provider unloading during its own start: the run is still handed over and kept', async () => {
-      const provider = new ScriptedProvider('alpha')
+      const provider = new FakeProvider('alpha')
       provider.hold = deferred()
       const fork = h.ctx.plugin(providerPlugin(provider))
       await h.ctx.lifecycle.flush()

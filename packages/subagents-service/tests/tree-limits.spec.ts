@@ -2,12 +2,12 @@
 import { expect } from 'chai'
 import { type Agent, type Budget, LimitError } from '@cordis-subagents/agent'
 import type { SubagentHandle } from '@cordis-subagents/subagents-service'
-import { type Harness, rejection, request, ScriptedProvider, setup } from './helpers.js'
+import { type Harness, rejection, request, FakeProvider, setup } from './helpers.js'
 import { tick } from '../../../test/support/async.js'
 
 describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, usage, limit stops)', () => {
   let h: Harness
-  let provider: ScriptedProvider
+  let provider: FakeProvider
   const handles: SubagentHandle[] = []
 
   async function start(parent: Agent, overrides: Parameters<typeof request>[1] = {}) {
@@ -25,13 +25,13 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
   async function restart(config: Parameters<typeof setup>[0], agents: Parameters<typeof setup>[1] = {}) {
     await h.stop()
     h = await setup(config, agents)
-    provider = new ScriptedProvider('alpha')
+    provider = new FakeProvider('alpha')
     h.ctx.subagents.register(provider)
   }
 
   beforeEach(async () => {
     h = await setup()
-    provider = new ScriptedProvider('alpha')
+    provider = new FakeProvider('alpha')
     h.ctx.subagents.register(provider)
   })
 
