@@ -1,12 +1,13 @@
-import { Context } from 'cordis'
+import type { Context } from 'cordis'
 import { z } from 'zod'
-import ToolRegistry, { type Tool, type ToolExecContext } from '@cordis-subagents/tools'
-import AgentRuntime, {
-  type Agent, type ChatModel, type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse,
+import type { Tool, ToolExecContext } from '@cordis-subagents/tools'
+import {
+  type Agent, type AgentRuntime, type ChatModel, type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse,
 } from '@cordis-subagents/agent'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
-import SubagentService, { type Config as SubagentConfig, type SubagentOutcome, type SubagentRunInfo, type SubagentUpdate } from '@cordis-subagents/subagents-service'
+import type { Config as SubagentConfig, SubagentOutcome, SubagentRunInfo, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { type Deferred, deferred, tick, until } from '../../../test/support/async.js'
+import { startHost } from '../../../test/support/host.js'
 
 export { type Deferred, deferred, tick, until }
 
@@ -37,35 +38,34 @@ export interface SetupOptions {
  * Providers and subagent tools are loaded by each test.
  */
 export async function setup(options: SetupOptions): Promise<Harness> {
-  const ctx = new Context()
-  const harness: Harness = { ctx, errors: [], starts: [], updates: [], ends: [] }
-  ctx.on('internal/error', (error) => { harness.errors.push(error) })
-  ctx.on('subagent/start', (info) => { harness.starts.push(info) })
-  ctx.on('subagent/update', (info, update) => { harness.updates.push({ info, update }) })
-  ctx.on('subagent/end', (info, result) => { harness.ends.push({ info, result }) })
-  ctx.plugin(ToolRegistry)
-  ctx.plugin(AgentRuntime, { model: Object.keys(options.models)[0], ...options.agents })
-  ctx.plugin(SubagentService, options.subagents ?? {})
-  ctx.plugin({
-    name: 'test-models',
-    inject: ['agents'],
-    apply(ctx: Context) {
-      for (const [name, model] of Object.entries(options.models)) ctx.agents.registerModel(name, model)
+  const recorded: Omit<Harness, 'ctx' | 'errors'> = { starts: [], updates: [], ends: [] }
+  const host = await startHost({
+    agents: { model: Object.keys(options.models)[0], ...options.agents },
+    subagents: options.subagents,
+    before(ctx) {
+      ctx.on('subagent/start', (info) => { recorded.starts.push(info) })
+      ctx.on('subagent/update', (info, update) => { recorded.updates.push({ info, update }) })
+      ctx.on('subagent/end', (info, result) => { recorded.ends.push({ info, result }) })
+      ctx.plugin({
+        name: 'test-models',
+        inject: ['agents'],
+        apply(ctx: Context) {
+          for (const [name, model] of Object.entries(options.models)) ctx.agents.registerModel(name, model)
+        },
+      })
+      const tools = options.tools ?? []
+      if (tools.length) {
+        ctx.plugin({
+          name: 'test-tools',
+          inject: ['tools'],
+          apply(ctx: Context) {
+            for (const tool of tools) ctx.tools.register(tool)
+          },
+        })
+      }
     },
   })
-  if (options.tools?.length) {
-    const tools = options.tools
-    ctx.plugin({
-      name: 'test-tools',
-      inject: ['tools'],
-      apply(ctx: Context) {
-        for (const tool of tools) ctx.tools.register(tool)
-      },
-    })
-  }
-  await ctx.start()
-  await ctx.lifecycle.flush()
-  return harness
+  return { ctx: host.ctx, errors: host.errors, ...recorded }
 }
 
 /** Options of one `subagent-tool` load; only `provider` is required (the rest have defaults). */

@@ -1,13 +1,14 @@
-import { Context, type ForkScope } from 'cordis'
-import ToolRegistry, { type ToolExecContext, type ToolResult, type ToolUpdate } from '@cordis-subagents/tools'
-import AgentRuntime, { type Agent, ScriptedModel, type ScriptedReply } from '@cordis-subagents/agent'
-import SubagentService, {
-  type Config as ServiceConfig, type ProviderCapabilities, type ProviderStartRequest, type SubagentRun,
+import type { Context, ForkScope } from 'cordis'
+import type { ToolExecContext, ToolResult, ToolUpdate } from '@cordis-subagents/tools'
+import { type Agent, ScriptedModel, type ScriptedReply } from '@cordis-subagents/agent'
+import type {
+  Config as ServiceConfig, ProviderCapabilities, ProviderStartRequest, SubagentRun,
 } from '@cordis-subagents/subagents-service'
 import { ALL_CAPABILITIES, FakeRun } from '@cordis-subagents/subagents-service/testing'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import { type Deferred, deferred, tick, until, isSettled } from '../../../test/support/async.js'
-import { captureLogs, type LogRecord } from '../../../test/support/logs.js'
+import type { LogRecord } from '../../../test/support/logs.js'
+import { startHost } from '../../../test/support/host.js'
 
 export { type Deferred, deferred, tick, until, isSettled }
 export type { LogRecord }
@@ -36,28 +37,13 @@ export interface Harness {
 
 /** A started root context with the real `ctx.tools`, `ctx.agents` and `ctx.subagents`; logs captured. */
 export async function setup(config: { subagents?: Partial<ServiceConfig> } = {}): Promise<Harness> {
-  const { records: logs, restore } = captureLogs()
-  const ctx = new Context()
-  const errors: unknown[] = []
-  ctx.on('internal/error', (error) => { errors.push(error) })
-  ctx.plugin(ToolRegistry)
-  ctx.plugin(AgentRuntime)
-  ctx.plugin(SubagentService, config.subagents ?? {})
-  await ctx.start()
-  await ctx.lifecycle.flush()
-  let stopped = false
+  const host = await startHost({ subagents: config.subagents, captureLogs: true })
   return {
-    ctx,
-    errors,
-    logs,
-    toolLogs: (type) => logs.filter((record) => record.name === 'subagent-tool' && (!type || record.type === type)),
-    async stop() {
-      if (stopped) return
-      stopped = true
-      await ctx.stop()
-      await tick()
-      restore()
-    },
+    ctx: host.ctx,
+    errors: host.errors,
+    logs: host.logs,
+    toolLogs: (type) => host.logs.filter((record) => record.name === 'subagent-tool' && (!type || record.type === type)),
+    stop: host.stop,
   }
 }
 

@@ -1,9 +1,9 @@
-import { Context } from 'cordis'
-import ToolRegistry from '@cordis-subagents/tools'
-import AgentRuntime, { type Agent } from '@cordis-subagents/agent'
-import SubagentService, { type Config, type SubagentProvider, type SubagentRequest } from '@cordis-subagents/subagents-service'
+import type { Context } from 'cordis'
+import type AgentRuntime from '@cordis-subagents/agent'
+import type { Agent } from '@cordis-subagents/agent'
+import type { Config, SubagentProvider, SubagentRequest } from '@cordis-subagents/subagents-service'
 import { type Deferred, deferred, tick, isSettled } from '../../../test/support/async.js'
-import { captureLogs } from '../../../test/support/logs.js'
+import { startHost } from '../../../test/support/host.js'
 
 export { type Deferred, deferred, tick, isSettled }
 
@@ -26,31 +26,15 @@ export interface Harness {
  * output is captured (not printed) until `stop()`.
  */
 export async function setup(config: Partial<Config> = {}, agents: AgentRuntime.Config = {}): Promise<Harness> {
-  const logs = captureLogs()
-  const ctx = new Context()
-  const errors: unknown[] = []
-  ctx.on('internal/error', (error) => { errors.push(error) })
-  ctx.plugin(ToolRegistry)
-  ctx.plugin(AgentRuntime, agents)
-  ctx.plugin(SubagentService, config)
-  await ctx.start()
-  await ctx.lifecycle.flush()
-  const root = ctx.agents.create({ label: 'root' })
-  let stopped = false
+  const host = await startHost({ subagents: config, agents, captureLogs: true })
   return {
-    ctx,
-    errors,
+    ctx: host.ctx,
+    errors: host.errors,
     get warnings() {
-      return logs.records.filter((r) => r.name === 'subagents' && r.type === 'warn').map((r) => r.content)
+      return host.logs.filter((r) => r.name === 'subagents' && r.type === 'warn').map((r) => r.content)
     },
-    root,
-    async stop() {
-      if (stopped) return
-      stopped = true
-      await ctx.stop()
-      await tick()
-      logs.restore()
-    },
+    root: host.ctx.agents.create({ label: 'root' }),
+    stop: host.stop,
   }
 }
 
