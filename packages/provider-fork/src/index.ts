@@ -6,8 +6,8 @@ import { createInProcessProvider, type InProcessConfig, inProcessConfig } from '
  * (never the turn in flight), so the prompt only needs what is new.
  */
 export const name = 'provider-fork'
-export const reusable = true
-export const inject = ['subagents', 'agents']
+// The same in-process provider as spawn: the same services, and reusable under other names.
+export { inject, reusable } from '@cordis-subagents/provider-spawn'
 
 export type Config = InProcessConfig
 export const Config = inProcessConfig('fork')

@@ -4,7 +4,7 @@ import { type Agent, ScriptedModel, type ScriptedReply } from '@cordis-subagents
 import type {
   Config as ServiceConfig, ProviderCapabilities, ProviderStartRequest, SubagentRun,
 } from '@cordis-subagents/subagents-service'
-import { ALL_CAPABILITIES, FakeRun } from '@cordis-subagents/subagents-service/testing'
+import { ALL_CAPABILITIES, FakeProvider, type FakeRun } from '@cordis-subagents/subagents-service/testing'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import { type Deferred, deferred, tick, until, isSettled } from '../../../test/support/async.js'
 import type { LogRecord } from '../../../test/support/logs.js'
@@ -56,50 +56,24 @@ export async function loadTool(ctx: Context, config: Record<string, unknown>): P
 
 export { ALL_CAPABILITIES as ALL, NO_CAPABILITIES as NONE } from '@cordis-subagents/subagents-service/testing'
 
-/** One run of a `ProviderControl`: the kit's `FakeRun`, whose dispose leaves the result to the service and whose cancel reports no partial output. */
+/** One run of a `ProviderControl`: the kit's `FakeRun`. */
 export type TestRun = FakeRun
-
-function testRun(request: ProviderStartRequest, childId: string): TestRun {
-  const run = new FakeRun(request, childId)
-  run.settleOnDispose = false
-  run.partialOutput = ''
-  return run
-}
 
 /**
  * The far side of a scripted provider: shared by every load of its plugin (so counts survive a
- * reload). Every `start` is recorded; runs are `TestRun`s the test settles.
+ * reload). It is the kit's `FakeProvider` (its own name and capabilities unused: the plugin's
+ * config gives those); its runs leave settling on dispose to the service and report no partial
+ * output when cancelled.
  */
-export class ProviderControl {
-  readonly starts: ProviderStartRequest[] = []
-  readonly runs: TestRun[] = []
-  /** When set, start() waits for it before handing the run over. */
-  hold?: Deferred<void>
-  /** When set, start() rejects with it. */
-  startError?: unknown
-  /** Called with each new run right before the hand-over. */
-  onRun?: (run: TestRun) => void
-
-  start = async (request: ProviderStartRequest): Promise<SubagentRun> => {
-    this.starts.push(request)
-    if (this.hold) await this.hold.promise
-    if (this.startError !== undefined) throw this.startError
-    const run = testRun(request, `child-${this.starts.length}`)
-    this.runs.push(run)
-    this.onRun?.(run)
-    return run.run
+export class ProviderControl extends FakeProvider {
+  constructor() {
+    super('control')
+    this.runDefaults = { settleOnDispose: false, partialOutput: '' }
   }
 
-  get last(): TestRun {
-    return this.runs[this.runs.length - 1]
-  }
-
-  get cancelCalls(): number {
-    return this.runs.reduce((sum, run) => sum + run.cancels.length, 0)
-  }
-
-  get disposeCalls(): number {
-    return this.runs.reduce((sum, run) => sum + run.disposeCalls, 0)
+  /** Every start, in order. */
+  get starts(): ProviderStartRequest[] {
+    return this.calls
   }
 }
 

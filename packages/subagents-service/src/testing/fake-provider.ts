@@ -106,6 +106,8 @@ export class FakeProvider implements SubagentProvider {
   onRun?: (run: FakeRun) => void
   /** start() rejects `ABORTED` without recording a call when the signal is already aborted (default true). */
   rejectAborted = true
+  /** Switches set on every new run (e.g. `{ settleOnDispose: false }`). */
+  runDefaults: Partial<Pick<FakeRun, 'settleOnCancel' | 'settleOnDispose' | 'partialOutput'>> = {}
 
   constructor(readonly name: string, capabilities: ProviderCapabilities = ALL_CAPABILITIES) {
     this.capabilities = { ...capabilities }
@@ -117,7 +119,7 @@ export class FakeProvider implements SubagentProvider {
     if (this.hold) await this.hold.promise
     if (this.startError !== undefined) throw this.startError
     if (this.fakeRun !== undefined) return this.fakeRun as SubagentRun
-    const run = new FakeRun(request, `child-${this.calls.length}`)
+    const run = Object.assign(new FakeRun(request, `child-${this.calls.length}`), this.runDefaults)
     this.runs.push(run)
     this.onRun?.(run)
     return run.run
