@@ -1,20 +1,14 @@
+import { type Gate, type Waiter, waitInQueue } from './waiters.js'
+
+/** `active`: slots held, i.e. granted starts plus handed-over runs not yet disposed. */
+type ParentGate = Gate<Waiter<void>>
+
 /**
  * How many children one parent may have live at once: a FIFO gate per parent object (not its id:
  * ids may repeat across agent runtimes). A slot is held from admission until the run is disposed.
  */
-interface Waiter {
-  grant(): void
-  fail(error: Error): void
-}
-
-interface Gate {
-  /** Slots held: granted starts plus handed-over runs not yet disposed. */
-  active: number
-  queue: Waiter[]
-}
-
 export class ParentGates {
-  private readonly gates = new Map<object, Gate>()
+  private readonly gates = new Map<object, ParentGate>()
 
   /** Resolves once `key` has a free slot (FIFO); rejects with `onAbort()` when `signal` aborts first. */
   acquire(key: object, limit: number, signal: AbortSignal, onAbort: () => Error): Promise<void> {
@@ -24,26 +18,7 @@ export class ParentGates {
       gate.active++
       return Promise.resolve()
     }
-    const queue = gate.queue
-    return new Promise<void>((resolve, reject) => {
-      const abort = () => {
-        const index = queue.indexOf(waiter)
-        if (index >= 0) queue.splice(index, 1)
-        reject(onAbort())
-      }
-      const waiter: Waiter = {
-        grant: () => {
-          signal.removeEventListener('abort', abort)
-          resolve()
-        },
-        fail: (error) => {
-          signal.removeEventListener('abort', abort)
-          reject(error)
-        },
-      }
-      signal.addEventListener('abort', abort, { once: true })
-      queue.push(waiter)
-    })
+    return waitInQueue<void, Waiter<void>>(gate.queue, {}, signal, onAbort)
   }
 
   /** Frees a slot of `key`, handing it straight to the oldest waiter (FIFO, no barging). */

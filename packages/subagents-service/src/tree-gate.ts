@@ -1,3 +1,5 @@
+import { type Gate, type Waiter, waitInQueue } from './waiters.js'
+
 /**
  * How many delegated runs of one tree may work at once, without the nested deadlock a plain
  * semaphore has: a parent that waits on its own children must not hold the slot they need.
@@ -14,17 +16,12 @@ export interface Slot {
   lent: boolean
 }
 
-interface Waiter {
+interface TreeWaiter extends Waiter<Slot> {
   parent?: Slot
-  grant(slot: Slot): void
-  fail(error: Error): void
 }
 
-interface Tree {
-  /** Slots of the tree's own in use (borrowed slots are not counted again). */
-  active: number
-  queue: Waiter[]
-}
+/** `active`: slots of the tree's own in use (borrowed slots are not counted again). */
+type Tree = Gate<TreeWaiter>
 
 export class TreeGates {
   private readonly trees = new Map<object, Tree>()
@@ -50,28 +47,7 @@ export class TreeGates {
       entry.active++
       return Promise.resolve({ lent: false })
     }
-    const { queue } = entry
-    return new Promise<Slot>((resolve, reject) => {
-      const abort = () => {
-        const index = queue.indexOf(waiter)
-        if (index >= 0) queue.splice(index, 1)
-        this.forget(tree)
-        reject(onAbort())
-      }
-      const waiter: Waiter = {
-        parent,
-        grant: (slot) => {
-          signal.removeEventListener('abort', abort)
-          resolve(slot)
-        },
-        fail: (error) => {
-          signal.removeEventListener('abort', abort)
-          reject(error)
-        },
-      }
-      signal.addEventListener('abort', abort, { once: true })
-      queue.push(waiter)
-    })
+    return waitInQueue<Slot, TreeWaiter>(entry.queue, { parent }, signal, onAbort, () => this.forget(tree))
   }
 
   /** Gives `slot` back: to the next waiting child of its lender, else the next waiter of the tree. */
