@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { describeError } from '@cordis-subagents/shared'
 import { type AgentEvent, type AgentRuntime, type RunResult, untraced } from '@cordis-subagents/agent'
 import {
   type ProviderStartRequest, startProviderRun, type SubagentProvider, type SubagentResult, type SubagentRun,
@@ -60,7 +61,7 @@ function startChild(agents: AgentRuntime, options: InProcessProviderOptions, req
         .then((run) => toSubagentResult(run, options.name), (error): SubagentResult => ({
           stopReason: 'error',
           output: '',
-          diagnostic: `The child agent could not run: ${error instanceof Error ? error.message : String(error)}`,
+          diagnostic: `The child agent could not run: ${describeError(error)}`,
         })),
       cancel: (reason) => child.abort(new Error(reason ?? 'cancelled')),
       // Idempotent: aborts a turn still running and waits until it and its tools are idle.

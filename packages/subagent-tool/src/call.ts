@@ -2,13 +2,14 @@ import type { Agent } from '@cordis-subagents/agent'
 import type { SubagentRequest, SubagentResult, SubagentRun, SubagentService } from '@cordis-subagents/subagents-service'
 import { emptyWork, LimitError, limitStop, type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
 import type { BudgetLimits } from '@cordis-subagents/agent'
+import { describeError, type ToolFilter } from '@cordis-subagents/shared'
 import { type CancelCause, capOutput, failureText, headline } from './result.js'
 
 export interface DelegateOptions {
   provider: string
   agentOptions?: { model?: string }
   persona?: string
-  toolFilter?: { allow?: string[]; deny?: string[] }
+  toolFilter?: ToolFilter
   maxDepth?: number
   /** Limits of each child's tree, carved from what the calling agent has left. */
   budget?: BudgetLimits
@@ -82,7 +83,7 @@ export async function runDelegation(
   } catch (error) {
     cleanup()
     const code = (error as { code?: string })?.code
-    const message = error instanceof Error ? error.message : String(error)
+    const message = describeError(error)
     const head = cause ? headline({ stopReason: 'aborted', output: '' }, cause, options.timeout) : 'Could not start the subagent.'
     return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${message}` }
   }
@@ -130,13 +131,13 @@ export async function runDelegation(
   if (result?.usage) base.usage = result.usage
 
   if (!result) {
-    const diagnostic = [`the run's result failed: ${errorText(resultError)}`]
-    if (disposeError) diagnostic.push(`cleanup also failed: ${errorText(disposeError)}`)
+    const diagnostic = [`the run's result failed: ${describeError(resultError)}`]
+    if (disposeError) diagnostic.push(`cleanup also failed: ${describeError(disposeError)}`)
     return { ...base, isError: true, content: failureText('Subagent failed.', diagnostic.join('; '), '', options.maxOutputBytes) }
   }
   if (result.stopReason !== 'completed') {
     let diagnostic = result.diagnostic
-    if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${errorText(disposeError)}`].filter(Boolean).join('; ')
+    if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
     const head = headline(result, cause, options.timeout)
     return { ...base, isError: true, content: failureText(head, diagnostic, result.output, options.maxOutputBytes) }
   }
@@ -144,7 +145,7 @@ export async function runDelegation(
     return {
       ...base,
       isError: true,
-      content: failureText('Subagent finished but could not be cleaned up.', errorText(disposeError), result.output, options.maxOutputBytes, true),
+      content: failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), result.output, options.maxOutputBytes, true),
     }
   }
   const output = result.output.trim() ? capOutput(result.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
@@ -167,8 +168,4 @@ function reasonText(cause: CancelCause, timeout: number): string {
     case 'timeout': return `the subagent tool's timeout of ${timeout} ms elapsed`
     case 'unload': return 'the subagent tool was unloaded'
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -1,15 +1,14 @@
 import type { SubagentResult } from '@cordis-subagents/subagents-service'
+import { headBytes, utf8Length } from '@cordis-subagents/shared'
 import { describeBreach } from '@cordis-subagents/tools'
 
 export type CancelCause = 'parent' | 'timeout' | 'unload'
 
 /** Cuts `text` to at most `maxBytes` of UTF-8 without splitting a character; says what was cut. */
 export function capOutput(text: string, maxBytes: number): string {
-  const bytes = Buffer.byteLength(text)
-  if (bytes <= maxBytes) return text
-  let cut = Buffer.from(text).subarray(0, maxBytes).toString('utf8')
-  if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1)
-  return `${cut}\n\n[Output truncated: the subagent returned ${bytes} bytes; the first ${Buffer.byteLength(cut)} are shown.]`
+  const cut = headBytes(text, maxBytes)
+  if (cut === text) return text
+  return `${cut}\n\n[Output truncated: the subagent returned ${utf8Length(text)} bytes; the first ${utf8Length(cut)} are shown.]`
 }
 
 export function headline(result: SubagentResult, cause: CancelCause | undefined, timeoutMs: number): string {
