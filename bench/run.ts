@@ -70,7 +70,10 @@ log()
   table(['N', 'wall ms', 'wall µs per child', 'peak RSS MiB', 'retained heap per live child KiB', 'heap left after run KiB'],
     rows.map((row) => {
       const wall = stats(row.wallMs)
-      return [row.n, fmtStats(wall), fmt((wall.median * 1000) / row.n), fmt(stats(row.peakRssMiB).median), fmtStats(stats(row.retainedPerChildKiB)), fmt(stats(row.heapAfterKiB).median)]
+      return [
+        row.n, fmtStats(wall), fmt((wall.median * 1000) / row.n), fmt(stats(row.peakRssMiB).median),
+        fmtStats(stats(row.retainedPerChildKiB)), fmt(stats(row.heapAfterKiB).median),
+      ]
     }))
   const big = rows[rows.length - 1]
   const wall = stats(big.wallMs).median

@@ -131,7 +131,8 @@ async function deepCancel(reps: number, depth: number) {
 }
 
 export async function limits(options: {
-  stepRounds: number; stepIterations: number; rounds: number; batch: number; warmup: number; wideReps: number; deepReps: number; deepDepth: number
+  stepRounds: number; stepIterations: number; rounds: number; batch: number; warmup: number
+  wideReps: number; deepReps: number; deepDepth: number
 }): Promise<LimitsResult> {
   const stepNs = measureStep(options.stepRounds, options.stepIterations)
   const overhead = await overheadWithBudgets(options)
