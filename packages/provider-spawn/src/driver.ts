@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { type AgentEvent, type AgentRuntime, type RunResult, untraced } from '@cordis-subagents/agent'
+import { type AgentEvent, type AgentRuntime, type RunResult, withoutCallerTracing } from '@cordis-subagents/agent'
 import type {
   ProviderStartRequest, SubagentProvider, SubagentResult, SubagentRun, SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
@@ -39,7 +39,7 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
     description: options.description,
     capabilities: { persona: true, toolFilter: true, depthLimit: true },
     inheritsParentContext: options.inheritsParentContext,
-    start: (request) => startChild(agents ??= untraced(ctx.agents), options, request),
+    start: (request) => startChild(agents ??= withoutCallerTracing(ctx.agents), options, request),
   }
 }
 

@@ -2,7 +2,7 @@ import { Context, Schema } from 'cordis'
 import { count, duration } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { PROVIDER_NAME_PATTERN, type SubagentProvider } from '@cordis-subagents/subagents-service'
-import { TOOL_NAME_PATTERN, untraced } from '@cordis-subagents/tools'
+import { TOOL_NAME_PATTERN, withoutCallerTracing } from '@cordis-subagents/tools'
 import { delegate, type DelegateOptions, type InFlight } from './delegate.js'
 import { describePrompt, describeTool, LABEL_DESCRIPTION } from './wording.js'
 
@@ -57,7 +57,7 @@ export function apply(ctx: Context, config: Config) {
   // Claim the name first: a duplicate fails this plugin at load, whether or not providers exist.
   const reservation = ctx.tools.reserve(config.toolName)
   const inFlight = new Set<InFlight>()
-  const subagents = untraced(ctx.subagents)
+  const subagents = withoutCallerTracing(ctx.subagents)
   let unmount: (() => void) | undefined
   let unloaded = false
 
