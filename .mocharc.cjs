@@ -1,5 +1,5 @@
 // Specs are TypeScript run through tsx; the `cordis-subagents-source` export condition resolves our packages to src/.
-// The default spec list lives in the `test` script, so `npx mocha <file>` runs just that file.
+// The spec lists live in the `test`, `test:unit` and `test:integration` scripts, so `npx mocha <file>` runs just that file.
 // --no-experimental-require-module keeps every spec ESM so only one cordis Context class exists.
 module.exports = {
   'node-option': ['import=tsx', 'conditions=cordis-subagents-source', 'no-experimental-require-module'],
