@@ -1,8 +1,8 @@
-// Specs are TypeScript run through tsx; the `development` condition resolves our packages to src/.
-// The default spec list lives in the `test` script, so `npx mocha <file>` runs just that file.
+// Specs are TypeScript run through tsx; the `cordis-subagents-source` export condition resolves our packages to src/.
+// The spec lists live in the `test`, `test:unit` and `test:integration` scripts, so `npx mocha <file>` runs just that file.
 // --no-experimental-require-module keeps every spec ESM so only one cordis Context class exists.
 module.exports = {
-  'node-option': ['import=tsx', 'conditions=development', 'no-experimental-require-module'],
+  'node-option': ['import=tsx', 'conditions=cordis-subagents-source', 'no-experimental-require-module'],
   extension: ['ts'],
   require: ['test/setup/root-hooks.ts'],
   timeout: 20000,

@@ -36,7 +36,10 @@ export const mib = (bytes: number) => bytes / 1024 / 1024
  * Runs each system's `batch()` in rounds, interleaved A B A B …, after `warmup` untimed rounds.
  * A sample is the mean µs per iteration of one batch (a batch amortises timer resolution).
  */
-export async function interleave(systems: Record<string, () => Promise<void>>, options: { rounds: number; warmup: number; batch: number }): Promise<Record<string, Stats>> {
+export async function interleave(
+  systems: Record<string, () => Promise<void>>,
+  options: { rounds: number; warmup: number; batch: number },
+): Promise<Record<string, Stats>> {
   const names = Object.keys(systems)
   const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]))
   for (let round = -options.warmup; round < options.rounds; round++) {
@@ -115,7 +118,8 @@ export async function host(options: HostOptions): Promise<Host> {
   const width = options.width
   ctx.plugin(ToolRegistry)
   ctx.plugin(AgentRuntime, { model: 'bench', maxSteps: 25, ...width ? { maxToolCallsPerStep: width } : {}, ...options.agents })
-  ctx.plugin(SubagentService, { ...width ? { maxConcurrentPerParent: width, maxConcurrent: width, maxChildren: width } : {}, ...options.subagents })
+  const wide = width ? { maxConcurrentPerParent: width, maxConcurrent: width, maxChildren: width } : {}
+  ctx.plugin(SubagentService, { ...wide, ...options.subagents })
   ctx.plugin(ProviderSpawn, { name: 'spawn' })
   ctx.plugin(ProviderFork, { name: 'fork' })
   if (options.tools !== false) {

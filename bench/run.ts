@@ -1,5 +1,6 @@
 /**
- * `npm run bench`: every scenario of issue 9, side by side, in one process. Writes bench/RESULTS.md.
+ * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, limits), side by
+ * side, in one process. Writes bench/RESULTS.md.
  * BENCH_QUICK=1 runs tiny iteration counts (a smoke test of the harness, figures meaningless).
  */
 import { writeFileSync } from 'node:fs'
@@ -70,7 +71,10 @@ log()
   table(['N', 'wall ms', 'wall µs per child', 'peak RSS MiB', 'retained heap per live child KiB', 'heap left after run KiB'],
     rows.map((row) => {
       const wall = stats(row.wallMs)
-      return [row.n, fmtStats(wall), fmt((wall.median * 1000) / row.n), fmt(stats(row.peakRssMiB).median), fmtStats(stats(row.retainedPerChildKiB)), fmt(stats(row.heapAfterKiB).median)]
+      return [
+        row.n, fmtStats(wall), fmt((wall.median * 1000) / row.n), fmt(stats(row.peakRssMiB).median),
+        fmtStats(stats(row.retainedPerChildKiB)), fmt(stats(row.heapAfterKiB).median),
+      ]
     }))
   const big = rows[rows.length - 1]
   const wall = stats(big.wallMs).median

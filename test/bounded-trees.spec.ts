@@ -285,7 +285,8 @@ describe('bounded delegation trees (end to end)', function () {
     const running = root.run('level 0', { signal: controller.signal })
     await bottom.promise
     const built = performance.now() - began
-    while (r.starts.length < DEPTH) await new Promise((resolve) => setImmediate(resolve)) // the last hand-over is a tick behind its first model call
+    // The last hand-over is a tick behind its first model call.
+    while (r.starts.length < DEPTH) await new Promise((resolve) => setImmediate(resolve))
     expect(r.starts.map((info) => info.depth).slice(-2)).to.deep.equal([DEPTH - 1, DEPTH])
     const cancelAt = performance.now()
     controller.abort('cancel the whole tree')

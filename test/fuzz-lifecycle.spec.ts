@@ -21,14 +21,12 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 150)
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED)
 const PATH = process.env.FUZZ_PATH
 
-const PROVIDER_NAMES = ['p1', 'p2', 'p3'] as const
-/** `px` is never registered: a typo'd provider name in a tool config. */
-const TOOL_PROVIDERS = [...PROVIDER_NAMES, 'px'] as const
 const TOOL_NAMES = ['t1', 't2', 't3'] as const
 /** `t9` is never registered: a model calling a tool that does not exist. */
 const CALL_NAMES = [...TOOL_NAMES, 't9'] as const
 /** Biased towards p1 so tools and providers meet often enough to hand runs over. */
 const PROVIDER_PICKS = ['p1', 'p1', 'p2', 'p3'] as const
+/** `px` is never registered: a typo'd provider name in a tool config. */
 const TOOL_PROVIDER_PICKS = ['p1', 'p1', 'p2', 'p3', 'px'] as const
 const PROVIDER_SLOTS = 4
 const TOOL_SLOTS = 4

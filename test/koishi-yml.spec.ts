@@ -52,7 +52,7 @@ describe('koishi.yml loaded by Koishi\'s own loader (`koishi start`)', function 
   let run: Run
 
   before(async () => {
-    // The worker runs the built lib/ (no `development` condition there); a no-op when current.
+    // The worker runs the built lib/ (no `cordis-subagents-source` condition there); a no-op when current.
     execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...PACKAGES.map((p) => `packages/${p}`)], { cwd: ROOT, stdio: 'pipe' })
     project = mkdtempSync(join(tmpdir(), 'koishi-yml-'))
     copyFileSync(join(FIXTURE, 'koishi.yml'), join(project, 'koishi.yml'))

@@ -164,7 +164,7 @@ describe('shutdown under load', function () {
   it('ctx.stop() with nested delegations (a spawn child delegating again) in flight: every call returns', async () => {
     const r = await rig(['slow'], 5)
     // The children's model: a child at depth 1 delegates once more (to spawn and to acp); the grandchildren wait.
-    r.ctx.agents.registerModel('nest', new ScriptedModel((request, index) => {
+    r.ctx.agents.registerModel('nest', new ScriptedModel((request) => {
       const last = String(request.messages.at(-1)?.content ?? '')
       if (last.startsWith('Do task')) {
         return { toolCalls: [

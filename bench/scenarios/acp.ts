@@ -29,7 +29,10 @@ async function handClient(): Promise<void> {
     Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
     Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
   ))
-  await connection.agent.request(sdk.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } })
+  await connection.agent.request(sdk.methods.agent.initialize, {
+    protocolVersion: 1,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+  })
   const session = await connection.agent.buildSession({ cwd: process.cwd(), mcpServers: [] }).start()
   const response = session.prompt([{ type: 'text', text: 'hello' }])
   let output = ''

@@ -1,4 +1,4 @@
-import { Budget, type AgentRuntime, untraced } from '@cordis-subagents/agent'
+import { Budget, type AgentRuntime, withoutCallerTracing } from '@cordis-subagents/agent'
 import { BenchModel, calls, CHILD, delegationModel, gc, host, interleave, lastMessage, now, text, type Stats } from '../lib.js'
 
 /**
@@ -52,8 +52,8 @@ async function overheadWithBudgets(options: { rounds: number; batch: number; war
   }
   try {
     return await interleave({
-      'subagent → spawn, shipped defaults': system(untraced(plain.ctx.agents)),
-      'subagent → spawn, root + tool-load budgets on every limit': system(untraced(budgeted.ctx.agents)),
+      'subagent → spawn, shipped defaults': system(withoutCallerTracing(plain.ctx.agents)),
+      'subagent → spawn, root + tool-load budgets on every limit': system(withoutCallerTracing(budgeted.ctx.agents)),
     }, options)
   } finally {
     await plain.stop()
@@ -74,7 +74,7 @@ async function wideStep(reps: number, width: number) {
   })
   const h = await host({ model })
   try {
-    const agents = untraced(h.ctx.agents)
+    const agents = withoutCallerTracing(h.ctx.agents)
     for (let rep = 0; rep < reps; rep++) {
       gc()
       const before = process.memoryUsage().heapUsed
@@ -115,7 +115,7 @@ async function deepCancel(reps: number, depth: number) {
     try {
       const controller = new AbortController()
       const t0 = now()
-      const running = untraced(h.ctx.agents).create({}).run('go', { signal: controller.signal })
+      const running = withoutCallerTracing(h.ctx.agents).create({}).run('go', { signal: controller.signal })
       await bottom
       buildMs.push(now() - t0)
       const t1 = now()
@@ -131,7 +131,8 @@ async function deepCancel(reps: number, depth: number) {
 }
 
 export async function limits(options: {
-  stepRounds: number; stepIterations: number; rounds: number; batch: number; warmup: number; wideReps: number; deepReps: number; deepDepth: number
+  stepRounds: number; stepIterations: number; rounds: number; batch: number; warmup: number
+  wideReps: number; deepReps: number; deepDepth: number
 }): Promise<LimitsResult> {
   const stepNs = measureStep(options.stepRounds, options.stepIterations)
   const overhead = await overheadWithBudgets(options)

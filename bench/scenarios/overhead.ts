@@ -2,7 +2,7 @@ import { Agent as OAgent, Runner, setTracingDisabled, Usage as OUsage, type Mode
 import { generateText, stepCountIs, tool } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { z } from 'zod'
-import { type AgentRuntime, type GenerateRequest, type Message, untraced } from '@cordis-subagents/agent'
+import { type AgentRuntime, type GenerateRequest, type Message, withoutCallerTracing } from '@cordis-subagents/agent'
 import { CHILD, delegationModel, host, interleave, text, calls, type Stats } from '../lib.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -110,7 +110,7 @@ export async function overhead(options: { rounds: number; batch: number; warmup:
   // A host keeps its reference to the agent runtime; going through `ctx.agents` on every call
   // would measure cordis' caller-tracing proxy (tens of µs), not delegation.
   const ours = (ctx: typeof spawnHost.ctx) => {
-    const agents = untraced(ctx.agents)
+    const agents = withoutCallerTracing(ctx.agents)
     return () => run(agents)
   }
   const run = async (agents: AgentRuntime) => {

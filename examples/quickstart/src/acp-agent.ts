@@ -145,7 +145,8 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
         : message.role === 'assistant' && message.content
           ? { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: message.content } }
           : undefined
-      if (update) await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: update as any }).catch(() => {})
+      if (!update) continue
+      await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: update as any }).catch(() => {})
     }
     return {}
   })
@@ -160,7 +161,8 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
     const prompt = params.prompt.map((block: any) => (block.type === 'text' ? block.text : '')).join('')
     const controller = new AbortController()
     session.controller = controller
-    const notify = (update: any) => client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update }).catch(() => {})
+    const notify = (update: any) => client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update })
+      .catch(() => {})
     const pending: Promise<unknown>[] = []
     try {
       const result = await session.agent.run(prompt, {
@@ -184,7 +186,8 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
       if (!stopReason) throw acp.RequestError.internalError(undefined, result.diagnostic || `the agent's turn ended with ${result.stopReason}`)
       // ACP's (unstable) Usage field names: cachedReadTokens, not our cachedInputTokens.
       const { inputTokens, outputTokens, cachedInputTokens } = result.usage
-      const usage = { totalTokens: inputTokens + outputTokens, inputTokens, outputTokens, ...cachedInputTokens === undefined ? {} : { cachedReadTokens: cachedInputTokens } }
+      const cached = cachedInputTokens === undefined ? {} : { cachedReadTokens: cachedInputTokens }
+      const usage = { totalTokens: inputTokens + outputTokens, inputTokens, outputTokens, ...cached }
       return { stopReason, usage } as any
     } finally {
       session.controller = undefined

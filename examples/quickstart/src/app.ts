@@ -65,7 +65,7 @@ async function stopApp(ctx: Context): Promise<void> {
   // The loader's `inject` sub-plugin reads `ctx.loader` in a global service hook; once the loader
   // service is gone that hook throws (loader.js:568). Dispose that sub-plugin before the context.
   for (const runtime of [...ctx.registry.values()]) {
-    const plugin = runtime.plugin as { name?: string; apply?: Function } | undefined
+    const plugin = runtime.plugin as { name?: string; apply?: (...args: never[]) => unknown } | undefined
     if (plugin?.name === 'inject' && String(plugin.apply).includes('loader/entry-check')) runtime.dispose()
   }
   try {

@@ -67,7 +67,8 @@ export class SessionStore {
   private async prune(): Promise<void> {
     const names = (await readdir(this.dir)).filter((name) => name.endsWith('.json') && isSessionId(name.slice(0, -5)))
     if (names.length <= MAX_SESSIONS) return
-    const dated = await Promise.all(names.map(async (name) => ({ name, mtime: (await stat(join(this.dir, name)).catch(() => undefined))?.mtimeMs ?? 0 })))
+    const mtime = async (name: string) => (await stat(join(this.dir, name)).catch(() => undefined))?.mtimeMs ?? 0
+    const dated = await Promise.all(names.map(async (name) => ({ name, mtime: await mtime(name) })))
     dated.sort((a, b) => a.mtime - b.mtime)
     await Promise.all(dated.slice(0, dated.length - MAX_SESSIONS).map(({ name }) => rm(join(this.dir, name), { force: true })))
   }

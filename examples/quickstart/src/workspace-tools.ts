@@ -178,7 +178,9 @@ export async function readFileCapped(root: string, path: string, maxBytes: numbe
   }
 }
 
-export async function searchText(root: string, query: string, path: string, limits: { maxMatches: number; maxFiles: number }): Promise<string> {
+export async function searchText(
+  root: string, query: string, path: string, limits: { maxMatches: number; maxFiles: number },
+): Promise<string> {
   const { absolute, display } = await confine(root, path)
   const realRoot = await realpath(root)
   const matches: string[] = []
@@ -238,7 +240,11 @@ export function apply(ctx: Context, config: Config) {
     description: `List the entries of a directory in the workspace (read-only; directories end in "/"; node_modules, .git and build output are skipped). Paths are relative to the workspace root.`,
     input: z.object({ path }),
     execute: async (input, exec) => {
-      try { return { content: await listFiles(rootOf(exec), input.path, config.maxEntries ?? 200) } } catch (error) { return errorResult(error) }
+      try {
+        return { content: await listFiles(rootOf(exec), input.path, config.maxEntries ?? 200) }
+      } catch (error) {
+        return errorResult(error)
+      }
     },
   })
 
@@ -247,7 +253,11 @@ export function apply(ctx: Context, config: Config) {
     description: `Read a text file in the workspace (read-only, at most ${config.maxReadBytes ?? 16384} bytes). Paths are relative to the workspace root.`,
     input: z.object({ path: z.string().min(1).describe('File path relative to the workspace root, e.g. "packages/tools/package.json".') }),
     execute: async (input, exec) => {
-      try { return { content: await readFileCapped(rootOf(exec), input.path, config.maxReadBytes ?? 16384) } } catch (error) { return errorResult(error) }
+      try {
+        return { content: await readFileCapped(rootOf(exec), input.path, config.maxReadBytes ?? 16384) }
+      } catch (error) {
+        return errorResult(error)
+      }
     },
   })
 
@@ -257,7 +267,8 @@ export function apply(ctx: Context, config: Config) {
     input: z.object({ query: z.string().min(1).describe('Text to look for.'), path }),
     execute: async (input, exec) => {
       try {
-        return { content: await searchText(rootOf(exec), input.query, input.path, { maxMatches: config.maxMatches ?? 50, maxFiles: config.maxSearchFiles ?? 2000 }) }
+        const limits = { maxMatches: config.maxMatches ?? 50, maxFiles: config.maxSearchFiles ?? 2000 }
+        return { content: await searchText(rootOf(exec), input.query, input.path, limits) }
       } catch (error) { return errorResult(error) }
     },
   })

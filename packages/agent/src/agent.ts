@@ -113,7 +113,10 @@ export class Agent {
     return !!this.disposal
   }
 
-  /** Runs one turn. Rejects only for misuse (`BUSY`, `DISPOSED`, `INVALID_PROMPT`, `INVALID_OPTIONS`); model and tool failures end in a stop reason. */
+  /**
+   * Runs one turn. Rejects only for misuse (`BUSY`, `DISPOSED`, `INVALID_PROMPT`, `INVALID_OPTIONS`);
+   * model and tool failures end in a stop reason.
+   */
   async run(prompt: string, options: RunOptions = {}): Promise<RunResult> {
     if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
     if (this.current) throw new AgentError('BUSY', `Agent ${this.id} is already running a turn; wait for it or abort it first.`)

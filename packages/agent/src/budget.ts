@@ -182,6 +182,7 @@ export class Budget {
     if (breach.budget === 'depth') return
     if (breach.budget === 'wallMs') {
       // Every run on the chain whose deadline has passed with this one's gets the extension.
+      // eslint-disable-next-line @typescript-eslint/no-this-alias -- the walk up the parent chain starts here
       for (let node: Budget | undefined = this; node; node = node.parent) {
         if (node.deadline > this.deadline) continue
         node.deadline += by

@@ -29,7 +29,10 @@ export class ScriptedModel implements ChatModel {
   private calls = 0
   private readonly script: ScriptedReply[] | ((request: GenerateRequest, index: number) => ScriptedResponse | Promise<ScriptedResponse>)
 
-  constructor(script: ScriptedReply[] | ((request: GenerateRequest, index: number) => ScriptedResponse | Promise<ScriptedResponse>), private readonly options: ScriptedModelOptions = {}) {
+  constructor(
+    script: ScriptedReply[] | ((request: GenerateRequest, index: number) => ScriptedResponse | Promise<ScriptedResponse>),
+    private readonly options: ScriptedModelOptions = {},
+  ) {
     this.script = script
   }
 

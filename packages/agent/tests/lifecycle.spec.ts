@@ -292,9 +292,8 @@ describe('agent lifecycle: abort, turns, BUSY, dispose', () => {
     })
 
     it('a run started from inside the model call rejects with BUSY', async () => {
-      let agent!: Agent
       let inner: Promise<RunResult> | undefined
-      agent = agentWith(new ScriptedModel([() => { inner = agent.run('inner'); return { text: 'outer' } }]))
+      const agent: Agent = agentWith(new ScriptedModel([() => { inner = agent.run('inner'); return { text: 'outer' } }]))
       expect(await agent.run('outer')).to.include({ stopReason: 'completed', text: 'outer' })
       expect((await rejection(inner!)).code).to.equal('BUSY')
     })

@@ -10,7 +10,7 @@ const HOST = fileURLToPath(new URL('./fixtures/host.ts', import.meta.url))
 
 /** Starts the host script; resolves with its agent's pids once the run is going. */
 async function startHost(mode: 'exit' | 'wait', grandchild: 'plain' | 'setsid' = 'plain') {
-  const host = spawn(process.execPath, ['--import', 'tsx', '--conditions=development', HOST, mode, grandchild], {
+  const host = spawn(process.execPath, ['--import', 'tsx', '--conditions=cordis-subagents-source', HOST, mode, grandchild], {
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''

@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
-import { type AgentEvent, type AgentRuntime, type RunResult, untraced } from '@cordis-subagents/agent'
+import { type AgentEvent, type AgentRuntime, type RunResult, withoutCallerTracing } from '@cordis-subagents/agent'
 import {
   type ProviderStartRequest, startProviderRun, type SubagentProvider, type SubagentResult, type SubagentRun,
   type SubagentUpdate,
@@ -33,7 +33,7 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
     description: options.description,
     capabilities: { persona: true, toolFilter: true, depthLimit: true },
     inheritsParentContext: options.inheritsParentContext,
-    start: (request) => startChild(agents ??= untraced(ctx.agents), options, request),
+    start: (request) => startChild(agents ??= withoutCallerTracing(ctx.agents), options, request),
   }
 }
 

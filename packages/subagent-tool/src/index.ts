@@ -2,7 +2,7 @@ import { Context, Schema } from 'cordis'
 import { count, duration, missingCapability, NAME_PATTERN, toolFilterProblem } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import type { SubagentProvider } from '@cordis-subagents/subagents-service'
-import { untraced } from '@cordis-subagents/tools'
+import { withoutCallerTracing } from '@cordis-subagents/tools'
 import { runDelegation, type DelegateOptions, type InFlight } from './call.js'
 import { describePrompt, describeTool, LABEL_DESCRIPTION } from './wording.js'
 
@@ -57,7 +57,7 @@ export function apply(ctx: Context, config: Config) {
   // Claim the name first: a duplicate fails this plugin at load, whether or not providers exist.
   const reservation = ctx.tools.reserve(config.toolName)
   const inFlight = new Set<InFlight>()
-  const subagents = untraced(ctx.subagents)
+  const subagents = withoutCallerTracing(ctx.subagents)
   let unmount: (() => void) | undefined
   let unloaded = false
 

@@ -8,6 +8,6 @@ import { symbols } from 'cordis'
  * reference never goes stale. Never call scope-bound methods (`register`, `reserve`,
  * `registerModel`) through it: they would bind to the service's own scope, not the caller's.
  */
-export function untraced<T extends object>(service: T): T {
+export function withoutCallerTracing<T extends object>(service: T): T {
   return ((service as Record<symbol, unknown>)[symbols.original] as T | undefined) ?? service
 }

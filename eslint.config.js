@@ -1,0 +1,65 @@
+// ESLint 9 flat config: typescript-eslint's recommended rules plus the house style the code
+// already follows (no semicolons, single quotes, 2-space indent, trailing commas on multi-line
+// lists). `npm run lint` checks sources, specs, the benchmarks and the example; CI runs it first.
+import js from '@eslint/js'
+import stylistic from '@stylistic/eslint-plugin'
+import globals from 'globals'
+import tseslint from 'typescript-eslint'
+
+export default tseslint.config(
+  {
+    ignores: ['**/lib/**', '**/node_modules/**', 'coverage/**', '**/*.d.ts'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: { ...globals.node },
+    },
+    plugins: { '@stylistic': stylistic },
+    rules: {
+      '@stylistic/semi': ['error', 'never'],
+      '@stylistic/quotes': ['error', 'single', { avoidEscape: true, allowTemplateLiterals: 'always' }],
+      '@stylistic/indent': ['error', 2, { SwitchCase: 1, ignoredNodes: ['TemplateLiteral *', 'ConditionalExpression'] }],
+      '@stylistic/comma-dangle': ['error', 'always-multiline'],
+      '@stylistic/eol-last': 'error',
+      '@stylistic/no-trailing-spaces': 'error',
+      // A warning until the last long lines are wrapped; then an error.
+      '@stylistic/max-len': ['warn', { code: 140, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true }],
+      // Boundaries with untyped input (`Tool<any>`, JSON) are typed `any` on purpose; `strict` tsc is the type gate.
+      '@typescript-eslint/no-explicit-any': 'off',
+      // cordis' convention: `namespace Plugin { export interface Config }` beside the plugin class.
+      '@typescript-eslint/no-namespace': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', {
+        argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true,
+      }],
+      // Scrubbers and terminal tests match control characters on purpose.
+      'no-control-regex': 'off',
+      'no-empty': ['error', { allowEmptyCatch: true }],
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+    },
+  },
+  {
+    // chai's property assertions (`expect(x).to.be.true`) are expressions.
+    files: ['packages/*/tests/**', 'test/**'],
+    rules: { '@typescript-eslint/no-unused-expressions': 'off' },
+  },
+  {
+    // Fixture agents end a `case` with process.exit(), which the rule cannot see.
+    files: ['**/fixtures/**'],
+    rules: { 'no-fallthrough': 'off' },
+  },
+  {
+    // Two unused names left in files being reorganised on other branches; delete this block once
+    // they are gone (`npm run lint` then reports nothing).
+    files: ['packages/provider-acp/tests/fixtures/agent.mjs', 'packages/subagent-tool/tests/lifecycle.spec.ts'],
+    rules: { '@typescript-eslint/no-unused-vars': 'warn' },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+)

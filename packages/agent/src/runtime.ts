@@ -1,0 +1,313 @@
+import { resolve } from 'node:path'
+import { Context, Schema, Service } from 'cordis'
+import { count, countProblem } from '@cordis-subagents/shared'
+import { type BudgetBreach, describeError, type ToolRegistry, type ToolView, withoutCallerTracing } from '@cordis-subagents/tools'
+import { Agent, type AgentHost } from './agent.js'
+import { Budget, BUDGET_KEYS, type BudgetLimits, budgetProblem } from './budget.js'
+import { AgentError } from './errors.js'
+import type { ChatModel, Message } from './types.js'
+
+declare module 'cordis' {
+  interface Context {
+    agents: AgentRuntime
+  }
+}
+
+export interface CreateAgentOptions {
+  /** Model ref `name` or `name:modelId`. Default: the parent's model, else the configured default. */
+  model?: string
+  /** System prompt. Default: the configured deployment persona (not the parent's persona). */
+  persona?: string
+  /** The tools the agent may call. Default: the parent's view, else every registered tool. */
+  tools?: ToolView
+  parent?: Agent
+  /** Messages the agent starts with (completed turns). */
+  seed?: readonly Message[]
+  cwd?: string
+  maxSteps?: number
+  maxTokens?: number
+  label?: string
+  /** Most tool calls of one step that run (default: the runtime's `maxToolCallsPerStep`). */
+  maxToolCallsPerStep?: number
+  /**
+   * Limits of this agent's runs and everything below them, or a budget already carved for it
+   * (what a provider passes for a child). A root agent's limits are min(these, the runtime's `budget`).
+   */
+  budget?: BudgetLimits | Budget
+}
+
+/** What an `onBudget` handler sees when a run reaches a limit. */
+export interface BudgetEvent {
+  agent: Agent
+  breach: BudgetBreach
+  /** Raises the limit that was reached by `by` (steps, tokens, tool calls, ms). The run re-checks after every handler. */
+  extend(by: number): void
+}
+
+const MODEL_NAME = /^[A-Za-z0-9_.\-/]{1,64}$/
+
+/**
+ * `ctx.agents`: chat models and agents that run the tool-calling loop over `ctx.tools`.
+ */
+export class AgentRuntime extends Service<AgentRuntime.Config> {
+  static inject = ['tools']
+  static Config: Schema<AgentRuntime.Config> = Schema.object({
+    model: Schema.string().description('Default model ref (`name` or `name:modelId`) for agents that do not name one.'),
+    persona: Schema.string().role('textarea').description('Deployment persona: the system prompt of every agent created without its own persona (a child does not inherit its parent\'s persona).'),
+    maxSteps: count({ min: 1 }).default(25).description('Most model calls in one turn before it stops with `max-steps`.'),
+    maxTokens: count({ min: 1 }).description('Output token limit passed to the model per call.'),
+    cwd: Schema.string().description('Working directory of root agents (default: the process cwd).'),
+    depth: count().default(0).description('Depth of root agents. The `SUBAGENT_DEPTH` environment variable overrides it.'),
+    maxToolCallsPerStep: count({ min: 1 }).default(32).description('Most tool calls of one model step that run; the rest are answered with an error the model can read.'),
+    budget: budgetSchema().description('Limits of every root run and its whole delegation tree (omitted: none of its own; the subagents service still caps depth and delegations). `SUBAGENT_BUDGET` (set by a parent host over ACP) lowers them.'),
+  })
+
+  private readonly models = new Map<string, ChatModel>()
+  /** Captured once: callers of `create` need not inject `tools` themselves. */
+  private readonly registry: ToolRegistry
+  private readonly host: AgentHost
+  private counter = 0
+  /** Depth of agents created without a parent. */
+  readonly rootDepth: number
+  /** Limits of root runs: the config's, lowered by what a parent host passed in `SUBAGENT_BUDGET`. */
+  readonly rootLimits: BudgetLimits
+  /**
+   * The tools a parent host of ours allows (`SUBAGENT_ALLOWED_TOOLS`, set by provider-acp): the
+   * ceiling of every root agent here, so an ACP child never uses a tool its parent could not.
+   */
+  readonly rootCeiling?: readonly string[]
+  private readonly budgetHandlers = new Set<(event: BudgetEvent) => void>()
+
+  constructor(ctx: Context, config: AgentRuntime.Config = {}) {
+    super(ctx, 'agents', true)
+    this.config = config
+    this.registry = withoutCallerTracing(ctx.tools)
+    // Agents call back into the runtime every step; give them the runtime itself, not the
+    // caller-tracing proxy that `this` is inside a method called as `ctx.agents.create()`.
+    this.host = {
+      resolveModel: (ref) => this.resolveModel(ref),
+      budgetReached: (agent, breach) => this.budgetReached(agent, breach),
+    }
+    const logger = ctx.logger('agents')
+    const envDepth = depthFromEnv(process.env.SUBAGENT_DEPTH)
+    if (envDepth === null) logger.warn('ignoring SUBAGENT_DEPTH=%s: not a non-negative integer', process.env.SUBAGENT_DEPTH)
+    this.rootDepth = envDepth ?? config.depth ?? 0
+    const configProblem = budgetProblem(config.budget, 'agents config budget')
+    if (configProblem) throw new AgentError('INVALID_OPTIONS', configProblem)
+    const envBudget = budgetFromEnv(process.env.SUBAGENT_BUDGET, process.env.SUBAGENT_MAX_DEPTH)
+    if (envBudget === null) logger.warn('ignoring SUBAGENT_BUDGET / SUBAGENT_MAX_DEPTH: not a JSON object of non-negative integer limits / a non-negative integer')
+    this.rootLimits = lowest(config.budget, envBudget ?? undefined)
+    this.rootCeiling = ceilingFromEnv(process.env.SUBAGENT_ALLOWED_TOOLS)
+  }
+
+  /** A root agent's tools: the given view (else every tool), under the parent host's ceiling when there is one. */
+  private rootTools(tools: ToolView | undefined): ToolView {
+    const view = tools ?? this.registry.view()
+    return this.rootCeiling ? view.restrict({ allow: [...this.rootCeiling] }) : view
+  }
+
+  /**
+   * Adds a handler called (isolated: a throwing handler is logged and ignored) whenever a run
+   * reaches a budget; it may call `event.extend(n)` to let the run go on. Scoped to the caller.
+   */
+  onBudget(handler: (event: BudgetEvent) => void): () => void {
+    if (typeof handler !== 'function') throw new AgentError('INVALID_OPTIONS', 'onBudget() takes a function.')
+    return this.ctx.effect(() => {
+      this.budgetHandlers.add(handler)
+      return () => this.budgetHandlers.delete(handler)
+    })
+  }
+
+  private budgetReached(agent: Agent, breach: BudgetBreach): void {
+    if (!this.budgetHandlers.size) return
+    const event: BudgetEvent = { agent, breach, extend: (by) => agent.budget.extend(breach, by) }
+    for (const handler of [...this.budgetHandlers]) {
+      try {
+        handler(event)
+      } catch (error) {
+        this.ctx.logger('agents').warn('an onBudget handler failed (ignored): %s', describeError(error))
+      }
+    }
+  }
+
+  /** Registers a model in the caller's scope. Throws `INVALID_MODEL` or `DUPLICATE_MODEL`. */
+  registerModel(name: string, model: ChatModel): () => void {
+    if (typeof name !== 'string' || !MODEL_NAME.test(name)) {
+      throw new AgentError('INVALID_MODEL', `Invalid model name ${JSON.stringify(name)}: use 1-64 of A-Z a-z 0-9 _ . - / (no colon).`)
+    }
+    if (!model || typeof model.generate !== 'function') {
+      throw new AgentError('INVALID_MODEL', `Model "${name}" must have a generate() method.`)
+    }
+    return this.ctx.effect(() => {
+      if (this.models.has(name)) {
+        throw new AgentError('DUPLICATE_MODEL', `A model named "${name}" is already registered; give this one another name.`)
+      }
+      this.models.set(name, model)
+      return () => {
+        if (this.models.get(name) === model) this.models.delete(name)
+      }
+    })
+  }
+
+  modelNames(): string[] {
+    return [...this.models.keys()]
+  }
+
+  /** Finds the model behind a ref. An unknown ref yields an error text naming the registered models. */
+  resolveModel(ref: string | undefined): { model: ChatModel; modelId?: string } | { error: string } {
+    ref ||= this.config.model
+    const names = this.modelNames()
+    if (!ref) {
+      if (names.length === 1) return { model: this.models.get(names[0])! }
+      return { error: `No model was named and no default is configured. Registered models: ${names.join(', ') || '(none)'}.` }
+    }
+    const colon = ref.indexOf(':')
+    const name = colon < 0 ? ref : ref.slice(0, colon)
+    const model = this.models.get(name)
+    if (!model) return { error: `Unknown model "${ref}". Registered models: ${names.join(', ') || '(none)'}.` }
+    return colon < 0 ? { model } : { model, modelId: ref.slice(colon + 1) }
+  }
+
+  create(options: CreateAgentOptions = {}): Agent {
+    checkOptions(options)
+    const { parent } = options
+    if (parent !== undefined && !(parent instanceof Agent)) {
+      throw new AgentError('INVALID_OPTIONS', 'options.parent must be an Agent created by ctx.agents.')
+    }
+    const maxSteps = options.maxSteps ?? this.config.maxSteps ?? 25
+    const maxToolCallsPerStep = options.maxToolCallsPerStep ?? this.config.maxToolCallsPerStep ?? 32
+    const problem = countProblem('options.maxSteps', maxSteps, { min: 1 })
+      ?? countProblem('options.maxToolCallsPerStep', maxToolCallsPerStep, { min: 1 })
+    if (problem) throw new AgentError('INVALID_OPTIONS', problem)
+    const carved = options.budget instanceof Budget ? options.budget : undefined
+    const limits = carved ? undefined : options.budget as BudgetLimits | undefined
+    const id = `${options.label ?? 'agent'}-${++this.counter}`
+    return new Agent(this.host, {
+      id,
+      parent,
+      depth: parent ? parent.depth + 1 : this.rootDepth,
+      cwd: resolve(options.cwd ?? parent?.cwd ?? this.config.cwd ?? process.cwd()),
+      persona: options.persona ?? this.config.persona,
+      model: options.model ?? parent?.model ?? this.config.model,
+      tools: parent ? options.tools ?? parent.tools : this.rootTools(options.tools),
+      seed: options.seed,
+      maxSteps,
+      maxTokens: options.maxTokens ?? this.config.maxTokens,
+      label: options.label,
+      maxToolCallsPerStep,
+      budget: carved,
+      budgetLimits: parent ? limits : lowest(this.rootLimits, limits),
+    })
+  }
+}
+
+const ROLES = new Set(['user', 'assistant', 'tool'])
+
+/** Catches misuse at `create`, where it is easy to trace, rather than as an odd failure mid-run. */
+function checkOptions(options: CreateAgentOptions): void {
+  if (options === null || typeof options !== 'object') {
+    throw new AgentError('INVALID_OPTIONS', 'create() takes an options object.')
+  }
+  for (const key of ['model', 'persona', 'cwd', 'label'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'string') {
+      throw new AgentError('INVALID_OPTIONS', `options.${key} must be a string, got ${typeof options[key]}.`)
+    }
+  }
+  const { maxTokens, tools, seed } = options
+  if (options.budget !== undefined && !(options.budget instanceof Budget)) {
+    const problem = budgetProblem(options.budget, 'options.budget')
+    if (problem) throw new AgentError('INVALID_OPTIONS', problem)
+  }
+  const tokensProblem = maxTokens === undefined ? undefined : countProblem('options.maxTokens', maxTokens, { min: 1 })
+  if (tokensProblem) throw new AgentError('INVALID_OPTIONS', tokensProblem)
+  if (tools !== undefined && !isToolView(tools)) {
+    throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
+  }
+  if (seed !== undefined) {
+    if (!Array.isArray(seed)) throw new AgentError('INVALID_OPTIONS', 'options.seed must be an array of transcript messages.')
+    seed.forEach((message, i) => {
+      if (!message || !ROLES.has(message.role) || typeof message.content !== 'string') {
+        throw new AgentError('INVALID_OPTIONS', `options.seed[${i}] is not a transcript message ({ role: 'user' | 'assistant' | 'tool', content: string }).`)
+      }
+    })
+  }
+}
+
+function isToolView(value: unknown): value is ToolView {
+  const view = value as ToolView | null
+  return !!view && typeof view === 'object' && typeof view.list === 'function'
+    && typeof view.execute === 'function' && typeof view.restrict === 'function' && typeof view.has === 'function'
+}
+
+/** undefined when unset, null when set to something that is not a depth. */
+function depthFromEnv(value: string | undefined): number | undefined | null {
+  if (value === undefined || !value.trim()) return undefined
+  // Decimal digits only: Number() would also accept ' ', '0x2' and '1e1'.
+  if (!/^\d+$/.test(value.trim())) return null
+  const depth = Number(value.trim())
+  return Number.isSafeInteger(depth) ? depth : null
+}
+
+/** Tool names from `SUBAGENT_ALLOWED_TOOLS` (comma-separated); undefined when unset. At most 256 names are read. */
+function ceilingFromEnv(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined
+  return value.slice(0, 256 * 65).split(',').filter((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name)).slice(0, 256)
+}
+
+/** The most restrictive of each limit. */
+function lowest(a: BudgetLimits | undefined, b: BudgetLimits | undefined): BudgetLimits {
+  const result: BudgetLimits = {}
+  for (const key of BUDGET_KEYS) {
+    const values = [a?.[key], b?.[key]].filter((value): value is number => value !== undefined)
+    if (values.length) result[key] = Math.min(...values)
+  }
+  return result
+}
+
+/**
+ * Limits a parent host passed over ACP: `SUBAGENT_BUDGET` (JSON of remaining limits) and
+ * `SUBAGENT_MAX_DEPTH`. undefined when unset, null when malformed.
+ */
+function budgetFromEnv(json: string | undefined, maxDepth: string | undefined): BudgetLimits | undefined | null {
+  let limits: BudgetLimits | undefined
+  if (json !== undefined && json.trim()) {
+    if (json.length > 4096) return null
+    try {
+      limits = JSON.parse(json) as BudgetLimits
+    } catch {
+      return null
+    }
+    if (budgetProblem(limits, 'SUBAGENT_BUDGET')) return null
+  }
+  const depth = depthFromEnv(maxDepth)
+  if (depth === null) return null
+  if (depth !== undefined) limits = { ...limits, maxDepth: Math.min(depth, limits?.maxDepth ?? Infinity) }
+  return limits
+}
+
+function budgetSchema(): Schema<BudgetLimits> {
+  const limit = (text: string) => count().description(text)
+  return Schema.object({
+    maxSteps: limit('Model calls of the whole tree.'),
+    maxTokens: limit('Tokens (input + output) of the whole tree.'),
+    maxToolCalls: limit('Tool calls of the whole tree.'),
+    maxWallMs: limit('Wall time of a root run, children included (ms).'),
+    maxChildren: limit('Delegations in the whole tree (the subagents service caps it too).'),
+    maxConcurrent: limit('Delegated runs working at once in the tree (the subagents service caps it too).'),
+    maxDepth: limit('Deepest child depth (the subagents service caps it too).'),
+  })
+}
+
+export namespace AgentRuntime {
+  export interface Config {
+    model?: string
+    persona?: string
+    maxSteps?: number
+    maxTokens?: number
+    cwd?: string
+    depth?: number
+    maxToolCallsPerStep?: number
+    budget?: BudgetLimits
+  }
+}
+

@@ -1,0 +1,193 @@
+import { Context, type Lifecycle, type Logger, Service } from 'cordis'
+import { z } from 'zod'
+import { describeError, NAME_PATTERN } from '@cordis-subagents/shared'
+import { withoutCallerTracing } from './caller-tracing.js'
+import { ToolError } from './errors.js'
+import type { Tool, ToolChange, ToolFilter, ToolInputSchema, ToolSpec } from './types.js'
+import { type RegisteredTool, type ToolSource, ToolView } from './view.js'
+
+declare module 'cordis' {
+  interface Context {
+    tools: ToolRegistry
+  }
+  interface Events {
+    'tools/changed'(name: string, change: ToolChange): void
+  }
+}
+
+export const TOOL_NAME_PATTERN = NAME_PATTERN
+
+/** A name claimed ahead of its tool; the claim (and any tool under it) ends with the claimant's scope. */
+export interface ToolReservation {
+  readonly name: string
+  /** Registers the tool under the reserved name; returns a function that unregisters it again. */
+  register<S extends ToolInputSchema>(tool: Tool<S>): () => void
+  dispose(): void
+}
+
+interface Entry extends RegisteredTool {
+  owner: unknown
+}
+
+/**
+ * `ctx.tools`: the tool registry. Registrations and reservations belong to the plugin that
+ * made them and disappear when it is disposed or reloaded.
+ */
+export class ToolRegistry extends Service {
+  private readonly entries = new Map<string, Entry>()
+  private readonly reserved = new Map<string, unknown>()
+  private readonly source: ToolSource = {
+    get: (name) => this.entries.get(name),
+    values: () => this.entries.values(),
+  }
+
+  /** The app's event bus, resolved once: emitting through a caller's traced context costs far more. */
+  private readonly events: Lifecycle
+  private readonly log: Logger
+
+  constructor(ctx: Context) {
+    super(ctx, 'tools', true)
+    this.events = withoutCallerTracing(ctx.lifecycle)
+    this.log = ctx.logger('tools')
+  }
+
+  /** Registers a tool in the caller's scope. Throws `INVALID_TOOL` or `DUPLICATE_TOOL`. */
+  register<S extends ToolInputSchema>(tool: Tool<S>): () => void {
+    const owner = this.ctx.scope
+    return this.ctx.effect(() => {
+      const spec = checkTool(tool)
+      const holder = this.reserved.get(spec.name)
+      if (holder !== undefined) {
+        throw new ToolError('DUPLICATE_TOOL', holder === owner
+          ? `Tool name "${spec.name}" is reserved by this plugin: register it through the reservation (reservation.register).`
+          : `Tool name "${spec.name}" is reserved by another plugin; choose another name.`)
+      }
+      return this.add(tool as unknown as Tool, spec, owner)
+    })
+  }
+
+  /** Claims a name in the caller's scope before its tool exists. Throws `DUPLICATE_TOOL` on conflict. */
+  reserve(name: string): ToolReservation {
+    const owner = this.ctx.scope
+    checkName(name)
+    let release!: () => void
+    let unregister: (() => void) | undefined
+    let active = true
+    const reservation: ToolReservation = {
+      name,
+      register: (tool) => {
+        if (!active) throw new ToolError('INVALID_TOOL', `The reservation for "${name}" has been released.`)
+        const spec = checkTool(tool)
+        if (spec.name !== name) {
+          throw new ToolError('INVALID_TOOL', `Reservation "${name}" cannot register a tool named "${spec.name}".`)
+        }
+        if (unregister) throw new ToolError('DUPLICATE_TOOL', `A tool is already registered under "${name}".`)
+        const remove = this.add(tool as unknown as Tool, spec, owner)
+        const dispose = () => {
+          if (unregister !== dispose) return
+          unregister = undefined
+          remove()
+        }
+        unregister = dispose
+        return dispose
+      },
+      dispose: () => release(),
+    }
+    release = this.ctx.effect(() => {
+      const holder = this.reserved.get(name)
+      if (holder !== undefined) {
+        throw new ToolError('DUPLICATE_TOOL', holder === owner
+          ? `Tool name "${name}" is already reserved by this plugin.`
+          : `Tool name "${name}" is already reserved by another plugin; choose another name.`)
+      }
+      const existing = this.entries.get(name)
+      if (existing && existing.owner !== owner) {
+        throw new ToolError('DUPLICATE_TOOL', `Tool name "${name}" is already registered by another plugin; choose another name.`)
+      }
+      this.reserved.set(name, owner)
+      return () => {
+        active = false
+        unregister?.()
+        this.reserved.delete(name)
+      }
+    })
+    return reservation
+  }
+
+  /** A live view of the registry, optionally filtered. */
+  view(filter?: ToolFilter): ToolView {
+    return new ToolView(this.source, filter)
+  }
+
+  has(name: string): boolean {
+    return this.entries.has(name)
+  }
+
+  list(): ToolSpec[] {
+    return this.view().list()
+  }
+
+  private add(tool: Tool, spec: ToolSpec, owner: unknown): () => void {
+    if (this.entries.has(spec.name)) {
+      throw new ToolError('DUPLICATE_TOOL', `A tool named "${spec.name}" is already registered; choose another name.`)
+    }
+    const entry: Entry = { tool, spec, owner }
+    this.entries.set(spec.name, entry)
+    this.announce(spec.name, 'added')
+    return () => {
+      if (this.entries.get(spec.name) !== entry) return
+      this.entries.delete(spec.name)
+      this.announce(spec.name, 'removed')
+    }
+  }
+
+  private announce(name: string, change: ToolChange) {
+    try {
+      this.events.emit('tools/changed', name, change)
+    } catch (error) {
+      this.log.warn('a tools/changed listener threw: %s', error)
+    }
+  }
+}
+
+function checkName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
+    throw new ToolError('INVALID_TOOL', `Invalid tool name ${JSON.stringify(name)}: use 1-64 characters of A-Z, a-z, 0-9, "_" or "-".`)
+  }
+}
+
+/** JSON Schema per zod schema object: a tool re-registered with the same input skips the conversion. */
+const jsonSchemas = new WeakMap<z.ZodObject, Record<string, unknown>>()
+
+function checkTool(tool: Tool<any>): ToolSpec {
+  if (!tool || typeof tool !== 'object') throw new ToolError('INVALID_TOOL', 'A tool must be an object.')
+  checkName(tool.name)
+  if (typeof tool.description !== 'string' || !tool.description.trim()) {
+    throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" needs a non-empty string description (the model reads it to decide when to call the tool).`)
+  }
+  if (typeof tool.execute !== 'function') {
+    throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" needs an execute function.`)
+  }
+  if (!(tool.input instanceof z.ZodObject)) {
+    throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" needs a zod object schema as its input.`)
+  }
+  let schema = jsonSchemas.get(tool.input)
+  if (!schema) try {
+    schema = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>
+    jsonSchemas.set(tool.input, schema)
+  } catch (error) {
+    throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has an input schema that cannot be expressed as JSON Schema (${describeError(error)}); use JSON-representable zod types.`)
+  }
+  const { $schema: _, ...parameters } = schema
+  return deepFreeze({ name: tool.name, description: tool.description, parameters })
+}
+
+/** Specs are shared by every view and every model request, so nobody may edit them. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  }
+  return value
+}
+
