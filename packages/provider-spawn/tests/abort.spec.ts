@@ -10,7 +10,13 @@ import {
 } from './helpers.js'
 
 /** A tool that runs until its signal aborts (or forever, when `honourAbort` is false, until released). */
-function slowTool(state: { started: ReturnType<typeof deferred<AbortSignal>>; release: ReturnType<typeof deferred>; settled: boolean }, honourAbort: boolean): Tool<z.ZodObject> {
+interface SlowToolState {
+  started: ReturnType<typeof deferred<AbortSignal>>
+  release: ReturnType<typeof deferred>
+  settled: boolean
+}
+
+function slowTool(state: SlowToolState, honourAbort: boolean): Tool<z.ZodObject> {
   return {
     name: 'slow',
     description: 'Takes its time.',

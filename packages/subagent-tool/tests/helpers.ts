@@ -2,7 +2,7 @@ import type { Context, ForkScope } from 'cordis'
 import type { ToolExecContext, ToolResult, ToolUpdate } from '@cordis-subagents/tools'
 import { type Agent, ScriptedModel, type ScriptedReply } from '@cordis-subagents/agent'
 import type {
-  Config as ServiceConfig, ProviderCapabilities, ProviderStartRequest, SubagentRun,
+  Config as ServiceConfig, ProviderCapabilities, ProviderStartRequest,
 } from '@cordis-subagents/subagents-service'
 import { ALL_CAPABILITIES, FakeProvider, type FakeRun } from '@cordis-subagents/subagents-service/testing'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'

@@ -1,7 +1,7 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import {
-  call, caller, deferred, FAILED, type Harness, INPUT, isSettled, loadProvider, loadTool, NONE, parentAgent,
+  call, caller, deferred, type Harness, INPUT, isSettled, loadProvider, loadTool, NONE, parentAgent,
   ProviderControl, setup, tick, until,
 } from './helpers.js'
 

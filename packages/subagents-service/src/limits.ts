@@ -11,7 +11,9 @@ export function budgetOf(parent: SubagentRequest['parent']): Budget | undefined 
   return budget && typeof budget.child === 'function' && typeof budget.check === 'function' ? budget : undefined
 }
 
-export function depthCeiling(deployment: number, requested: number | undefined, budget: Budget | undefined): { max: number; source: string } {
+export function depthCeiling(
+  deployment: number, requested: number | undefined, budget: Budget | undefined,
+): { max: number; source: string } {
   let ceiling = { max: deployment, source: 'the deployment\'s maxDepth' }
   if (requested !== undefined && requested < ceiling.max) ceiling = { max: requested, source: 'maxDepth' }
   const tree = budget?.limits.maxDepth
