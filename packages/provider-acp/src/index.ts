@@ -7,12 +7,13 @@ import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordi
 import { childEnv, EnvMatcher, secretValues, type EnvInherit, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
 import { AcpRun } from './run.js'
-import { Scrubber } from './scrub.js'
+import { Scrubber } from './text.js'
 
 export { AcpError, type AcpErrorCode } from './errors.js'
-export { AcpRun, MAX_MESSAGE_BYTES, PROTOCOL_VERSION } from './run.js'
+export { AcpRun } from './run.js'
+export { MAX_MESSAGE_BYTES, PROTOCOL_VERSION } from './sdk.js'
 export { liveProcessGroups } from './process.js'
-export { Scrubber, stripControl } from './scrub.js'
+export { Scrubber, stripControl } from './text.js'
 export { childEnv, CORE_ENV, DEFAULT_EXCLUDE, secretValues, type EnvInherit, type EnvPolicy } from './env.js'
 export { cgroupBase } from './cgroup.js'
 

@@ -2,7 +2,7 @@
 import { expect } from 'chai'
 import { childEnv, Scrubber, secretValues, stripControl, type EnvPolicy } from '../src/index.js'
 import { capDiagnostic } from '@cordis-subagents/subagents-service'
-import { tailBytes } from '../src/scrub.js'
+import { tailBytes } from '../src/text.js'
 import { OutputBuffer } from '../src/output.js'
 import { chooseReject } from '../src/permission.js'
 import { readAcpUsage, readContextUsed, UsageTracker } from '../src/usage.js'
