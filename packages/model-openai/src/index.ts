@@ -8,7 +8,7 @@ import {
 } from './model.js'
 
 export * from './model.js'
-export { describeFailure, displayEndpoint, redact, ModelOpenAIError, type ModelOpenAIErrorCode } from './diagnostics.js'
+export { describeFailure, displayEndpoint, ModelOpenAIError, type ModelOpenAIErrorCode } from './diagnostics.js'
 export { ResponseTimeoutError, ResponseTooLargeError } from './guarded-fetch.js'
 export { decodeArguments, fromCompletion, mapFinishReason, toChatMessages, toChatTools, toUsage } from './mapping.js'
 

@@ -72,7 +72,7 @@ export class Handshake {
     const methods = this.authMethods
       .map((method) => agentText(`"${method.id}"${method.name && method.name !== method.id ? ` (${method.name})` : ''}`))
     const when = this.stage === 'prompt' ? 'answered session/prompt with' : `answered ${this.stage} with`
-    return this.settings.scrubber.scrub(`The ACP agent "${this.settings.command}" requires authentication (it ${when} ${describeRequestError(error)})`
+    return this.settings.redactor.redact(`The ACP agent "${this.settings.command}" requires authentication (it ${when} ${describeRequestError(error)})`
       + (methods.length ? `; it offers the auth methods ${methods.join(', ')}` : '; it names no auth methods')
       + '. Log in once with the agent\'s own CLI on this machine (as the user the host runs as), or pass its credential '
       + 'through the provider\'s env config by name, e.g. `ANTHROPIC_API_KEY: true` (the env policy does not inherit credentials).')
@@ -95,7 +95,7 @@ export class Handshake {
     }
     const what = error instanceof sdk.RequestError ? describeRequestError(error) : agentError(error)
     return new AcpError('ACP_STARTUP_FAILED',
-      capDiagnostic(`The ACP agent "${settings.command}" failed during ${this.stage}: ${settings.scrubber.scrub(what)}.${this.hooks.stderrSection()}`),
+      capDiagnostic(`The ACP agent "${settings.command}" failed during ${this.stage}: ${settings.redactor.redact(what)}.${this.hooks.stderrSection()}`),
       { cause: error })
   }
 
@@ -136,14 +136,14 @@ export class Handshake {
     } catch (error) {
       if (error instanceof sdk.RequestError && error.code === UNSUPPORTED_VERSION_CODE) {
         throw new AcpError('ACP_PROTOCOL_VERSION',
-          `The ACP agent "${settings.command}" does not support ACP protocol version ${PROTOCOL_VERSION} (${settings.scrubber.scrub(describeRequestError(error))}). `
+          `The ACP agent "${settings.command}" does not support ACP protocol version ${PROTOCOL_VERSION} (${settings.redactor.redact(describeRequestError(error))}). `
           + 'Use a release of the agent (or its ACP adapter) that speaks protocol version 1.', { cause: error })
       }
       throw error
     }
     if (init?.protocolVersion !== PROTOCOL_VERSION) {
       throw new AcpError('ACP_PROTOCOL_VERSION',
-        `The ACP agent "${settings.command}" answered initialize with protocol version ${settings.scrubber.scrub(agentText(String(JSON.stringify(init?.protocolVersion)), 64))}; `
+        `The ACP agent "${settings.command}" answered initialize with protocol version ${settings.redactor.redact(agentText(String(JSON.stringify(init?.protocolVersion)), 64))}; `
         + `this client speaks only ACP protocol version ${PROTOCOL_VERSION}. `
         + 'Use a release of the agent (or its ACP adapter) that speaks protocol version 1.')
     }

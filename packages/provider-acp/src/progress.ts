@@ -1,7 +1,8 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import type { OutputBuffer } from './output.js'
-import { headChars, type Scrubber } from './text.js'
+import type { Redactor } from '@cordis-subagents/shared'
+import { headChars } from './text.js'
 import { readAcpUsage, readContextUsed, type UsageTracker } from './usage.js'
 
 /** Longest text of one progress update (a message chunk, a tool title, a plan). */
@@ -12,7 +13,7 @@ const MAX_TOOL_TITLES = 1000
 export interface ProgressSinks {
   output: OutputBuffer
   usage: UsageTracker
-  scrubber: Scrubber
+  redactor: Redactor
   emit(update: SubagentUpdate): void
   /** Debug note for usage the agent reported in a shape we do not read. */
   ignoredUsage(where: string, why: string): void
@@ -78,7 +79,7 @@ export class Progress {
 
   /** Agent text for a progress update: capped, control characters and secrets removed. */
   text(text: string, maxChars = UPDATE_TEXT_CHARS): string {
-    return this.to.scrubber.scrub(headChars(String(text), maxChars))
+    return this.to.redactor.redact(headChars(String(text), maxChars))
   }
 
   private report(grown: SubagentResult['usage']) {

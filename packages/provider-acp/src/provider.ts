@@ -8,7 +8,7 @@ import type { Config } from './config.js'
 import { childEnv, EnvMatcher, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
 import { AcpRun } from './run.js'
-import { Scrubber } from './text.js'
+import { Redactor } from '@cordis-subagents/shared'
 
 /** Most tool names passed to the child as its ceiling; a longer list is cut (never widened). */
 export const MAX_ALLOWED_TOOLS = 256
@@ -85,7 +85,7 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
         ...settings,
         cwd,
         env: childEnv(host, policy, own, matcher),
-        scrubber: new Scrubber(secretValues(host, policy, matcher)),
+        redactor: new Redactor(secretValues(host, policy, matcher)),
         sessionMeta,
       }, request)
     },

@@ -1,7 +1,8 @@
+import { utf8Length, type Redactor } from '@cordis-subagents/shared'
 import { capDiagnostic, MAX_DIAGNOSTIC_BYTES } from '@cordis-subagents/subagents-service'
 import type { SubagentResult, SubagentStopReason } from '@cordis-subagents/subagents-service'
 import type { OutputBuffer } from './output.js'
-import { byteLength, tailBytes, type Scrubber } from './text.js'
+import { tailBytes } from './text.js'
 import type { UsageTracker } from './usage.js'
 
 /** ACP stop reasons we map; `max_turn_requests` and anything unknown end as an error. */
@@ -41,7 +42,7 @@ export interface ResultSources {
   denials: readonly string[]
   permission: 'reject' | 'allow'
   maxOutputBytes: number
-  scrubber: Scrubber
+  redactor: Redactor
 }
 
 /**
@@ -67,13 +68,13 @@ export class ResultBuilder {
     const text = output.text()
     const dropped = output.dropped()
     if (!dropped) return text
-    return `${text}\n\n[Output truncated by provider-acp: the agent sent ${byteLength(text) + dropped} bytes of message text; `
-      + `the first ${byteLength(text)} are kept (maxOutputBytes ${maxOutputBytes}).]`
+    return `${text}\n\n[Output truncated by provider-acp: the agent sent ${utf8Length(text) + dropped} bytes of message text; `
+      + `the first ${utf8Length(text)} are kept (maxOutputBytes ${maxOutputBytes}).]`
   }
 
   /** headline + permission denials + dropped text + tail, scrubbed and capped; undefined when there is nothing to say. */
   diagnostic(headline?: string, tail = ''): string | undefined {
-    const { denials, permission, output, maxOutputBytes, scrubber } = this.from
+    const { denials, permission, output, maxOutputBytes, redactor } = this.from
     const parts: string[] = []
     if (headline) parts.push(headline)
     if (denials.length) {
@@ -86,15 +87,15 @@ export class ResultBuilder {
         + `${dropped} bytes were dropped as they streamed (the output says where).`)
     }
     if (!parts.length && !tail) return undefined
-    const head = scrubber.scrub(parts.join(' '))
-    return capDiagnostic(head, MAX_DIAGNOSTIC_BYTES - byteLength(tail)) + tail
+    const head = redactor.redact(parts.join(' '))
+    return capDiagnostic(head, MAX_DIAGNOSTIC_BYTES - utf8Length(tail)) + tail
   }
 }
 
 /** "\nstderr (last lines): …", scrubbed, leaving room for a headline within the 4 KiB diagnostic. */
-export function stderrSection(raw: string, scrubber: Scrubber): string {
+export function stderrSection(raw: string, redactor: Redactor): string {
   if (!raw.trim()) return ''
-  const scrubbed = scrubber.scrub(tailBytes(raw, 16 * 1024)).trimEnd()
+  const scrubbed = redactor.redact(tailBytes(raw, 16 * 1024)).trimEnd()
   const label = '\nstderr (last lines):\n'
-  return label + tailBytes(scrubbed, 3 * 1024 - byteLength(label))
+  return label + tailBytes(scrubbed, 3 * 1024 - utf8Length(label))
 }

@@ -53,7 +53,7 @@ export class AcpRun implements SubagentRun {
     this.id = request.runId
     this.onUpdate = request.onUpdate
     this.result = new Promise<SubagentResult>((resolve) => this.settleResult = resolve)
-    const { logger, scrubber, providerName } = settings
+    const { logger, redactor, providerName } = settings
     // Room for the note that says text was dropped, so text + note fit maxOutputBytes.
     const output = new OutputBuffer(settings.maxOutputBytes - Math.min(256, Math.floor(settings.maxOutputBytes / 4)))
     const usage = new UsageTracker()
@@ -64,7 +64,7 @@ export class AcpRun implements SubagentRun {
       env: settings.env,
       containment: settings.containment,
       wantStderrLines: () => debugEnabled(logger),
-      onStderrLine: (line) => logger.debug('[%s %s] %s', providerName, this.pid ?? '-', scrubber.scrub(line)),
+      onStderrLine: (line) => logger.debug('[%s %s] %s', providerName, this.pid ?? '-', redactor.redact(line)),
       maxStdoutBytes: settings.maxStreamBytes,
       onStdoutLimit: (limit) => this.overflow(limit),
     })
@@ -72,24 +72,24 @@ export class AcpRun implements SubagentRun {
     this.progress = new Progress({
       output,
       usage,
-      scrubber,
+      redactor,
       emit: (update) => this.emit(update),
       ignoredUsage: (where, why) => logger.debug('%s: ignored usage from %s: %s', providerName, where, why),
     })
     this.permissions = new PermissionDesk(settings.permission, {
       closed: () => this.settled || this.cancelReason !== undefined,
       status: (text) => this.emit({ kind: 'status', text: this.progress.text(text) }),
-      granted: (title, optionId) => logger.debug('%s: allowed "%s" (%s)', providerName, scrubber.scrub(title), optionId),
+      granted: (title, optionId) => logger.debug('%s: allowed "%s" (%s)', providerName, redactor.redact(title), optionId),
     })
     this.results = new ResultBuilder({
-      output, usage, denials: this.permissions.denials, permission: settings.permission, maxOutputBytes: settings.maxOutputBytes, scrubber,
+      output, usage, denials: this.permissions.denials, permission: settings.permission, maxOutputBytes: settings.maxOutputBytes, redactor,
     })
     this.link = new Handshake(sdk, settings, this.proc, {
       answerPermission: (params) => this.permissions.answer(params),
       overflowed: () => this.overflowed,
       stderrSection: () => this.stderrSection(),
     })
-    this.releaseConsole = routeSdkConsole((text) => logger.warn('%s: ACP SDK: %s', providerName, scrubber.scrub(text)))
+    this.releaseConsole = routeSdkConsole((text) => logger.warn('%s: ACP SDK: %s', providerName, redactor.redact(text)))
   }
 
   /**
@@ -288,7 +288,7 @@ export class AcpRun implements SubagentRun {
   }
 
   private stderrSection(): string {
-    return stderrSection(this.proc.stderrTail(), this.settings.scrubber)
+    return stderrSection(this.proc.stderrTail(), this.settings.redactor)
   }
 }
 

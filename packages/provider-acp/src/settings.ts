@@ -1,6 +1,6 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
-import type { Scrubber } from './text.js'
+import type { Redactor } from '@cordis-subagents/shared'
 
 /** Everything one run needs from the provider's config and the request, resolved. */
 export interface RunSettings {
@@ -15,7 +15,7 @@ export interface RunSettings {
   killGrace: number
   mcpServers: Acp.McpServer[]
   logger: Logger
-  scrubber: Scrubber
+  redactor: Redactor
   /** After the turn ended and stdin closed: how long the agent may take to exit before SIGTERM. */
   exitGrace: number
   /** Message text kept during the turn (UTF-8 bytes). */
