@@ -1,6 +1,6 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
-import { childEnv, secretValues, type EnvPolicy } from '../src/env.js'
+import { childEnv, secretValues, type EnvPolicy } from '@cordis-subagents/provider-acp/testing'
 import { LEAKED } from './helpers.js'
 
 const policy = (inherit: EnvPolicy['inherit'], set: EnvPolicy['set'] = {}, exclude: string[] = []): EnvPolicy => ({ inherit, exclude, set })

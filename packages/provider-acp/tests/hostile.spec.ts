@@ -6,7 +6,8 @@ import { Budget } from '@cordis-subagents/agent'
 import SubagentService from '@cordis-subagents/subagents-service'
 import type { SubagentRun } from '@cordis-subagents/subagents-service'
 import * as AcpProvider from '@cordis-subagents/provider-acp'
-import { cgroupBase, MAX_MESSAGE_BYTES, type AcpRun } from '../src/index.js'
+import { cgroupBase, MAX_MESSAGE_BYTES } from '../src/index.js'
+import type { AcpRun } from '@cordis-subagents/provider-acp/testing'
 import {
   assertNoLeftovers, FAST, fakeParent, harness, heartbeat, HOSTILE, hostileProvider, isAlive, LEAKED, rejection, request, sleep,
 } from './helpers.js'

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { expect } from 'chai'
 import { Logger } from 'cordis'
 import type { SubagentResult, SubagentRun } from '@cordis-subagents/subagents-service'
-import { createAcpProvider, type AcpRun } from '../src/index.js'
+import { createAcpProvider } from '../src/index.js'
+import type { AcpRun } from '@cordis-subagents/provider-acp/testing'
 import {
   assertNoLeftovers, FAST, fakeParent, fixtureArgs, fixtureProcesses, fixtureProvider, groupMembers, isAlive, logger, rejection, request, sleep,
 } from './helpers.js'
