@@ -24,7 +24,7 @@ describe('quick start (examples/quickstart, offline)', function () {
     expect(out).to.match(/└ Summarize packages, part 2 of 2: completed in \d+\.\ds, 2 steps, \d+ tool calls/)
     // The answer comes from real tool output: every package.json under packages/ was read.
     const answer = out.slice(out.indexOf('\nanswer:\n'))
-    expect(answer).to.include('- @cordis-subagents/tools: no internal dependencies')
+    expect(answer).to.include('- @cordis-subagents/tools: depends on shared')
     expect(answer).to.include('- @cordis-subagents/provider-fork: depends on subagents-service, agent, provider-spawn')
     // The ACP child is our own agent in another process, one level deeper (SUBAGENT_DEPTH).
     const acp = answer.match(/npm scripts [^\n]*\(answered at depth 1, pid (\d+)\)/)
@@ -96,7 +96,7 @@ describe('quick start (examples/quickstart, offline)', function () {
       cli.child.stdin!.write('Which package has the most internal dependencies?\n')
       await cli.waitFor(/┌ subagent_fork → fork: "Rank packages by dependencies" started/)
       // The forked child inherited the first turn and answers from it.
-      await cli.waitFor(/From the forked subagent \(it inherited our earlier turns\):\nUsing the \d+ messages I inherited: @cordis-subagents\/subagent-tool has the most internal dependencies \(4\); @cordis-subagents\/shared, @cordis-subagents\/tools depend on no other package of ours\./)
+      await cli.waitFor(/From the forked subagent \(it inherited our earlier turns\):\nUsing the \d+ messages I inherited: @cordis-subagents\/subagent-tool has the most internal dependencies \(4\); @cordis-subagents\/shared depend on no other package of ours\./)
 
       // Hot reload: describe the fork provider differently; only subagent_fork re-registers.
       const before = cli.stdout().length
