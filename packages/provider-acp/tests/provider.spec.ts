@@ -1,5 +1,5 @@
 /// <reference types="mocha" />
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
@@ -53,6 +53,13 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       const result = await run.result
       expect(result.stopReason).to.equal('completed')
       expect(result.output).to.equal('Summary written before the last tool call.')
+    })
+
+    it('introduces itself in initialize with this package\'s name and version (read from its package.json)', async () => {
+      const { run } = await start('client-info')
+      const result = await run.result
+      const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+      expect(JSON.parse(result.output)).to.deep.equal({ name: 'cordis-subagents', title: 'cordis-subagents provider-acp', version: manifest.version })
     })
 
     describe('stop reasons (the six agents run concurrently, then each is checked)', () => {
