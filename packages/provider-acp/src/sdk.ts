@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type * as Acp from '@agentclientprotocol/sdk'
-import { describeError } from '@cordis-subagents/subagents-service'
+import { describeError } from '@cordis-subagents/shared'
 import { headChars } from './text.js'
 
 export type Sdk = typeof import('@agentclientprotocol/sdk')
