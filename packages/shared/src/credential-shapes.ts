@@ -73,13 +73,10 @@ function redactUserinfo(text: string): string {
   let i = text.indexOf('://')
   while (i !== -1) {
     const start = i + 3
-    let j = start
     // User info ends at the "@"; the authority at the first / or space. A "?" or "#" may be part
     // of a password, so they do not end it. Each scan ends before the next "://" (at its "/").
-    while (j < text.length && !isAuthorityEnd(text.charCodeAt(j))) j++
-    if (j < text.length && text.charCodeAt(j) === 64 /* @ */ && j > start) {
-      out.replace(start, j)
-    }
+    const j = skipUntil(text, start, isAuthorityEnd)
+    if (j < text.length && text.charCodeAt(j) === 64 /* @ */ && j > start) out.replace(start, j)
     i = text.indexOf('://', Math.max(j, start))
   }
   return out.result()
@@ -94,48 +91,29 @@ function isAuthorityEnd(c: number): boolean {
  * (`api_key=…`, `DB_PASS = …`, `token: …`, `"password":"…"`).
  */
 function redactParameters(text: string): string {
-  const out = new Splice(text)
-  let i = 0
-  const n = text.length
-  while (i < n) {
-    if (!isNameChar(text.charCodeAt(i))) {
-      i++
-      continue
-    }
-    const nameStart = i
-    while (i < n && isNameChar(text.charCodeAt(i))) i++
+  return scanRuns(text, isNameChar, (nameStart, nameEnd, out) => {
+    const n = text.length
     const before = nameStart > 0 ? text.charCodeAt(nameStart - 1) : 0
     const inQuery = before === 63 /* ? */ || before === 38 /* & */ || before === 59 /* ; */ || before === 35 /* # */
     // name=value, name: value, "name": "value", 'name' = value; a scheme (`https://`) is not a name.
-    let j = i
+    let j = nameEnd
     if (j < n && isQuote(text.charCodeAt(j))) j++
     j = skipGap(text, j, MAX_GAP)
     const separator = j < n ? text.charCodeAt(j) : 0
-    if (separator !== 61 /* = */ && !(separator === 58 /* : */ && !text.startsWith('//', j + 1))) continue
+    if (separator !== 61 /* = */ && !(separator === 58 /* : */ && !text.startsWith('//', j + 1))) return nameEnd
     j = skipGap(text, j + 1, n)
     const queryValue = inQuery && separator === 61
-    if (!queryValue && !isSecretName(text, nameStart, i)) continue
+    if (!queryValue && !isSecretName(text, nameStart, nameEnd)) return nameEnd
     const quote = j < n && isQuote(text.charCodeAt(j)) ? text.charCodeAt(j) : 0
     if (quote) j++
     const valueStart = j
-    if (quote) {
-      while (j < n && !isQuotedValueEnd(text.charCodeAt(j), quote)) j++
-    } else if (queryValue) {
-      while (j < n && !isQueryValueEnd(text.charCodeAt(j))) j++
-    } else {
-      while (j < n && !isValueEnd(text.charCodeAt(j))) j++
-    }
-    if (!quote && isSchemeBeforeCredential(text, valueStart, j)) {
-      // `Authorization: Bearer …`: the token pass masks the credential after the scheme word.
-      i = j
-      continue
-    }
-    if (j > valueStart && !text.startsWith(REDACTED, valueStart)) {
-      out.replace(valueStart, j)
-    }
-    i = j
-  }
-  return out.result()
+    if (quote) j = skipUntil(text, j, (c) => c === quote || c === 10 || c === 13)
+    else j = skipUntil(text, j, queryValue ? isQueryValueEnd : isValueEnd)
+    // `Authorization: Bearer …`: the token pass masks the credential after the scheme word.
+    if (!quote && isSchemeBeforeCredential(text, valueStart, j)) return j
+    if (j > valueStart && !text.startsWith(REDACTED, valueStart)) out.replace(valueStart, j)
+    return j
+  })
 }
 
 /** Whether the name ends like a secret parameter or contains a credential word. */
@@ -157,35 +135,38 @@ function isSchemeBeforeCredential(text: string, start: number, end: number): boo
 
 /** Bearer/Basic/Token credentials and key-shaped tokens. */
 function redactTokens(text: string, secretPrefixes: readonly string[]): string {
-  const out = new Splice(text)
-  let i = 0
-  const n = text.length
-  while (i < n) {
-    if (!isTokenChar(text.charCodeAt(i))) {
-      i++
-      continue
-    }
-    const start = i
-    while (i < n && isTokenChar(text.charCodeAt(i))) i++
-    const scheme = i - start <= 6 ? text.slice(start, i).toLowerCase() : ''
+  return scanRuns(text, isTokenChar, (start, end, out) => {
+    const scheme = end - start <= 6 ? text.slice(start, end).toLowerCase() : ''
     if (SCHEMES.has(scheme)) {
       // `Bearer <credential>`: the credential may hold = + / . : and runs to a space or quote.
-      const from = skipGap(text, i, MAX_GAP)
-      let to = from
-      while (to < n && !isSpaceOrQuote(text.charCodeAt(to))) to++
+      const from = skipGap(text, end, MAX_GAP)
+      const to = skipUntil(text, from, isSpaceOrQuote)
       // A `Token` needs a credential-length word after it, so "token expired" stays readable.
-      if (from > i && to > from && (scheme !== 'token' || to - from >= 6)) {
+      if (from > end && to > from && (scheme !== 'token' || to - from >= 6)) {
         out.replace(from, to)
-        i = to
+        return to
       }
-      continue
+      return end
     }
-    const end = formatEnd(text, start, i)
-    if (end !== -1 || isKeyShaped(text, start, i, secretPrefixes)) {
-      const keep = text.startsWith('sk-', start) || text.startsWith('SK-', start) ? text.slice(start, start + 3) : ''
-      i = Math.max(end, i)
-      out.replace(start, i, keep + REDACTED)
-    }
+    const formatTo = formatEnd(text, start, end)
+    if (formatTo === -1 && !isKeyShaped(text, start, end, secretPrefixes)) return end
+    const keep = text.startsWith('sk-', start) || text.startsWith('SK-', start) ? text.slice(start, start + 3) : ''
+    const to = Math.max(formatTo, end)
+    out.replace(start, to, keep + REDACTED)
+    return to
+  })
+}
+
+/**
+ * One left-to-right pass: `visit` sees each maximal run of characters passing `isChar`, may
+ * replace ranges from the run's start on, and returns where the scan goes on (at least the run's end).
+ */
+function scanRuns(text: string, isChar: (c: number) => boolean, visit: (start: number, end: number, out: Splice) => number): string {
+  const out = new Splice(text)
+  let i = 0
+  while ((i = skipUntil(text, i, isChar)) < text.length) {
+    const start = i
+    i = visit(start, skipWhile(text, i, isChar), out)
   }
   return out.result()
 }
@@ -247,6 +228,20 @@ function isKeyShaped(text: string, start: number, end: number, secretPrefixes: r
   return false
 }
 
+/** The first index from `from` whose character satisfies `test` (the text's length when none does). */
+function skipUntil(text: string, from: number, test: (c: number) => boolean): number {
+  let i = from
+  while (i < text.length && !test(text.charCodeAt(i))) i++
+  return i
+}
+
+/** The first index from `from` whose character does not satisfy `test`. */
+function skipWhile(text: string, from: number, test: (c: number) => boolean): number {
+  let i = from
+  while (i < text.length && test(text.charCodeAt(i))) i++
+  return i
+}
+
 function skipGap(text: string, from: number, max: number): number {
   let j = from
   while (j < text.length && j - from < max && (text.charCodeAt(j) === 32 || text.charCodeAt(j) === 9)) j++
@@ -265,10 +260,6 @@ function isValueEnd(c: number): boolean {
 /** A query value also ends at the next parameter (&), the fragment (#) or a closing bracket. */
 function isQueryValueEnd(c: number): boolean {
   return c === 38 /* & */ || c === 35 /* # */ || c === 41 /* ) */ || c === 125 /* } */ || isValueEnd(c) || isSpaceOrQuote(c)
-}
-
-function isQuotedValueEnd(c: number, quote: number): boolean {
-  return c === quote || c === 10 || c === 13
 }
 
 export function isTokenChar(c: number): boolean {
