@@ -1,9 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
+import { capForRedaction, redact } from '@cordis-subagents/shared'
 import { ResponseTimeoutError, ResponseTooLargeError } from './guarded-fetch.js'
 import { MalformedResponseError, truncate } from './mapping.js'
-import { capForRedaction, redact } from './redact.js'
-
-export { redact } from './redact.js'
 
 /** Stable codes for the errors this package throws (configuration only; request failures are diagnostics). */
 export type ModelOpenAIErrorCode = 'INVALID_CONFIG'

@@ -14,7 +14,7 @@ export const DEFAULT_MAX_RETRIES = 2
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 /** setTimeout's ceiling: a larger delay fires after 1 ms. */
 /** Sent as the key when none is configured: the SDK refuses to start without one. Never sent on the wire. */
-export const PLACEHOLDER_API_KEY = 'no-key'
+const PLACEHOLDER_API_KEY = 'no-key'
 
 export type MaxTokensParam = 'auto' | 'max_tokens' | 'max_completion_tokens'
 
@@ -146,7 +146,7 @@ function resolveMaxTokensParam(param: MaxTokensParam, baseURL: string): Exclude<
 }
 
 /** The error an aborted `generate` throws: the signal's reason when it is an Error, else an `AbortError`. */
-export function abortError(signal: AbortSignal): Error {
+function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason
   if (reason instanceof Error) return reason
   return new DOMException(reason === undefined ? 'The operation was aborted.' : String(reason), 'AbortError')

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util'
+import { capForRedaction, Redactor } from '@cordis-subagents/shared'
 import type { Logger } from './model.js'
-import { capForRedaction, redact } from './redact.js'
 
 /** Longest log line passed on (the SDK's debug lines carry whole request and response bodies). */
 export const LOG_LINE_LIMIT = 16 * 1024
@@ -11,11 +11,12 @@ export const LOG_LINE_LIMIT = 16 * 1024
  * `OPENAI_LOG=debug` prints no key, header secret, URL user info or query value.
  */
 export function redactingLogger(target: Logger, secrets: readonly string[]): Logger {
+  const redactor = new Redactor(secrets)
   const line = (message: unknown, args: unknown[]) => {
     const text = [message, ...args]
       .map((part) => (typeof part === 'string' ? part : inspect(part, { depth: 4, breakLength: Infinity, maxStringLength: LOG_LINE_LIMIT, maxArrayLength: 50 })))
       .join(' ')
-    return redact(capForRedaction(text, LOG_LINE_LIMIT), secrets)
+    return redactor.redact(capForRedaction(text, LOG_LINE_LIMIT))
   }
   return {
     debug: (message, ...args) => target.debug('%s', line(message, args)),

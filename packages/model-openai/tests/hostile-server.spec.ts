@@ -32,7 +32,7 @@ describe('OpenAIChatModel against hostile servers', () => {
     expect(server.openSockets).to.equal(0)
   })
 
-  describe('timeout covers the whole attempt (item 1)', () => {
+  describe('timeout covers the whole attempt', () => {
     it('ends a call whose server sends headers and then one byte per second', async () => {
       let ticker: NodeJS.Timeout | undefined
       server.reply((req, res) => {
@@ -65,7 +65,7 @@ describe('OpenAIChatModel against hostile servers', () => {
     })
   })
 
-  describe('choices beyond the first (item 2)', () => {
+  describe('choices beyond the first', () => {
     it('merges tool calls a server splits across choices, in order', async () => {
       const body = completion({ content: null, finishReason: 'tool_calls', toolCalls: [{ id: 'a', name: 'subagent', arguments: '{"prompt":"one"}' }] })
       const second = completion({ content: null, finishReason: 'tool_calls', toolCalls: [{ id: 'b', name: 'subagent_acp', arguments: '{"prompt":"two"}' }] })
@@ -91,7 +91,7 @@ describe('OpenAIChatModel against hostile servers', () => {
     })
   })
 
-  describe('credentials never reach a diagnostic or a log line (item 3)', () => {
+  describe('credentials never reach a diagnostic or a log line', () => {
     it('rejects user info in baseURL with a clear INVALID_CONFIG error (plugin config and direct use)', () => {
       const baseURL = `http://alice:hunter2-pass@127.0.0.1:${server.port}/v1`
       const thrown = (run: () => unknown) => {
@@ -155,7 +155,7 @@ describe('OpenAIChatModel against hostile servers', () => {
     })
   })
 
-  describe('response size cap (item 4)', () => {
+  describe('response size cap', () => {
     it('cuts off a body that never ends past maxResponseBytes, with a clear error', async () => {
       let written = 0
       server.reply((req, res) => {

@@ -402,21 +402,29 @@ describe('OpenAIChatModel against a loopback chat-completions server', () => {
   })
 
   it('aborts during a retry back-off without sending the retry', async () => {
-    let answered!: Promise<void>
-    server.reply((_req, res) => {
-      answered = new Promise((resolve) => res.once('finish', resolve))
-      sendJson(res, 500, apiError('busy', 'server_error'), { 'retry-after-ms': '300' })
-    })
+    server.reply((_req, res) => sendJson(res, 500, apiError('busy', 'server_error'), { 'retry-after-ms': '300' }))
+    // The client holds the 500 (its headers) once the fetch it goes through resolves; from there
+    // the SDK only decides to retry and starts its back-off.
+    let fetches = 0
+    let responded!: () => void
+    const response = new Promise<void>((resolve) => responded = resolve)
+    const fetchSpy: typeof fetch = async (input, init) => {
+      fetches++
+      const res = await fetch(input, init)
+      responded()
+      return res
+    }
     const controller = new AbortController()
-    const pending = model({ maxRetries: 3 }).generate(request({ signal: controller.signal }))
-    await server.received(1)
-    await answered
-    await delay(50)
+    const pending = model({ maxRetries: 3, fetch: fetchSpy }).generate(request({ signal: controller.signal }))
+    await response
+    await new Promise((resolve) => setImmediate(resolve))
     controller.abort()
     const error = await pending.then(() => undefined, (e: unknown) => e)
     expect((error as Error).name).to.equal('AbortError')
-    // Let the SDK's back-off timer run out: it must notice the abort and not retry.
-    await delay(500)
+    // A retry can only be shown absent by waiting past the back-off the server announced (300 ms);
+    // the window is that plus a generous margin. Nothing may be fetched or sent again.
+    await delay(300 + 500)
+    expect(fetches).to.equal(1)
     expect(server.requests).to.have.length(1)
   })
 })

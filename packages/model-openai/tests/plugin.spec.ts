@@ -4,6 +4,7 @@ import { z } from 'zod'
 import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime, { type AgentEvent } from '@cordis-subagents/agent'
 import * as ModelOpenAI from '@cordis-subagents/model-openai'
+import { DEFAULT_MODEL } from '@cordis-subagents/model-openai/testing'
 import { apiError, completion, FakeOpenAIServer, sendJson } from './fixtures/server.js'
 
 const FAILED = 3
@@ -21,9 +22,16 @@ describe('model-openai plugin', () => {
       expect(Object.keys(mod)).to.not.include('default')
     })
 
+    it('exports the plugin, the model class and its error; test hooks only from ./testing', async () => {
+      const mod = await import('@cordis-subagents/model-openai')
+      expect(Object.keys(mod).sort()).to.deep.equal(['Config', 'ModelOpenAIError', 'OpenAIChatModel', 'apply', 'inject', 'name', 'resolveConfig', 'reusable'])
+      const testing = await import('@cordis-subagents/model-openai/testing')
+      expect(Object.keys(testing).sort()).to.deep.equal(['DEFAULT_MODEL', 'fromCompletion'])
+    })
+
     it('has Config defaults and descriptions for every key', () => {
       const config = ModelOpenAI.Config({})
-      expect(config).to.include({ name: 'openai', model: ModelOpenAI.DEFAULT_MODEL, timeout: 600_000, maxRetries: 2, maxTokensParam: 'auto' })
+      expect(config).to.include({ name: 'openai', model: DEFAULT_MODEL, timeout: 600_000, maxRetries: 2, maxTokensParam: 'auto' })
       expect(config.apiKey).to.equal(undefined)
       expect(config.baseURL).to.equal(undefined)
       const dict = (ModelOpenAI.Config as unknown as { dict: Record<string, { meta: { description?: unknown } }> }).dict

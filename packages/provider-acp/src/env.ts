@@ -47,7 +47,7 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${body}$`, 'i')
 }
 
-/** Compiled name matchers, shared by the env builder and the scrubber's secret list. */
+/** Compiled name matchers, shared by the env builder and the redactor's secret list. */
 export class EnvMatcher {
   private readonly core: RegExp[]
   private readonly exclude: RegExp[]

@@ -1,4 +1,5 @@
 import type * as Acp from '@agentclientprotocol/sdk'
+import { agentText } from './sdk.js'
 
 /**
  * An option that ends the turn rather than refusing one action: Codex' adapter, for one, offers
@@ -36,4 +37,54 @@ export function chooseReject(options: readonly Acp.PermissionOption[]): Acp.Perm
 /** `allow_once` only: `allow_always` may be persisted by the adapter (e.g. into project settings). */
 export function chooseAllow(options: readonly Acp.PermissionOption[]): Acp.PermissionOption | undefined {
   return options.find((option) => option.kind === 'allow_once')
+}
+
+/** Most denials a diagnostic lists; an agent asking a thousand times gets the first ones named. */
+const MAX_DENIALS = 20
+
+export interface PermissionHooks {
+  /** True once the turn is over or being cancelled: every request is answered `cancelled`. */
+  closed(): boolean
+  /** Progress note for the holder ("permission granted: …"). */
+  status(text: string): void
+  /** Debug log line for an allowed request. */
+  granted(title: string, optionId: string): void
+}
+
+/**
+ * Answers an agent's permission requests by the provider's `permission` setting (nobody is
+ * asked interactively) and remembers the denials for the diagnostic.
+ */
+export class PermissionDesk {
+  readonly denials: string[] = []
+
+  constructor(readonly mode: 'reject' | 'allow', private readonly hooks: PermissionHooks) {}
+
+  answer(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse {
+    const title = agentText(String(params.toolCall?.title || params.toolCall?.toolCallId || 'a tool call'), 200)
+    // After session/cancel the protocol wants every pending permission answered `cancelled`.
+    if (this.hooks.closed()) return { outcome: { outcome: 'cancelled' } }
+    const options = Array.isArray(params.options) ? params.options : []
+    let note = ''
+    if (this.mode === 'allow') {
+      const allow = chooseAllow(options)
+      if (allow) {
+        this.hooks.granted(title, agentText(allow.optionId, 100))
+        this.hooks.status(`permission granted: ${title}`)
+        return { outcome: { outcome: 'selected', optionId: allow.optionId } }
+      }
+      note = '; no allow-once option was offered'
+    }
+    const reject = chooseReject(options)
+    this.hooks.status(`permission denied: ${title}`)
+    if (this.denials.length < MAX_DENIALS) {
+      if (reject) {
+        const abort = isAbortLike(reject) ? ', the only reject option offered, which ends the turn' : ''
+        this.denials.push(`"${title}" (answered "${agentText(reject.name || reject.optionId, 100)}"${abort}${note})`)
+      } else {
+        this.denials.push(`"${title}" (no reject option was offered, answered cancelled${note})`)
+      }
+    }
+    return reject ? { outcome: { outcome: 'selected', optionId: reject.optionId } } : { outcome: { outcome: 'cancelled' } }
+  }
 }

@@ -6,7 +6,7 @@
  * on untouched.
  */
 import { format } from 'node:util'
-import { headChars } from './scrub.js'
+import { headChars } from './text.js'
 
 export interface ConsoleSink {
   /** Receives the formatted text; scrubs and logs it. */

@@ -2,13 +2,17 @@
 // Hostile and real-agent-shaped fixture agents (tests/fixtures/hostile.mjs) against the provider:
 // event-loop safety, bounded memory, the env policy, containment, fast hand-back, usage, errors.
 import { expect } from 'chai'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { Budget } from '@cordis-subagents/agent'
 import SubagentService from '@cordis-subagents/subagents-service'
 import type { SubagentRun } from '@cordis-subagents/subagents-service'
 import * as AcpProvider from '@cordis-subagents/provider-acp'
-import { cgroupBase, MAX_MESSAGE_BYTES, type AcpRun } from '../src/index.js'
+import { cgroupBase, MAX_MESSAGE_BYTES } from '../src/index.js'
+import type { AcpRun } from '@cordis-subagents/provider-acp/testing'
 import {
-  assertNoLeftovers, FAST, fakeParent, harness, heartbeat, HOSTILE, hostileProvider, isAlive, LEAKED, rejection, request, sleep,
+  assertNoLeftovers, FAST, fakeParent, harness, heartbeat, HOSTILE, hostileProvider, isAlive, LEAKED, rejection, request, until,
 } from './helpers.js'
 
 /** A blocked event loop shows as a gap between 10 ms ticks; 1 s is generous on a loaded 2-core box. */
@@ -197,7 +201,7 @@ describe('provider-acp: hostile agents', function () {
         // No writable cgroup v2 here: auto is the process-group path, and they escape (see README).
         expect(isAlive(pids.setsid) || isAlive(pids.doubleFork)).to.equal(true)
         for (const pid of [pids.setsid, pids.doubleFork]) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
-        await sleep(100)
+        await until(() => !isAlive(pids.setsid) && !isAlive(pids.doubleFork), 'the escaped grandchildren to die')
       }
     })
 
@@ -208,7 +212,7 @@ describe('provider-acp: hostile agents', function () {
         expect(isAlive(pids.doubleFork), 'double-forked grandchild').to.equal(true)
       } finally {
         for (const pid of [pids.setsid, pids.doubleFork]) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
-        for (let i = 0; i < 40 && (isAlive(pids.setsid) || isAlive(pids.doubleFork)); i++) await sleep(25)
+        await until(() => !isAlive(pids.setsid) && !isAlive(pids.doubleFork), 'the escaped grandchildren to die')
       }
     })
   })
@@ -238,7 +242,8 @@ describe('provider-acp: hostile agents', function () {
       const h = await harness()
       try {
         h.ctx.plugin(SubagentService)
-        h.ctx.plugin(AcpProvider, { command: process.execPath, args: [HOSTILE, 'ignore-stdin', 'and-sigterm'], ...FAST, killGrace: 300 })
+        const sigterm = join(mkdtempSync(join(tmpdir(), 'acp-sigterm-')), 'received')
+        h.ctx.plugin(AcpProvider, { command: process.execPath, args: [HOSTILE, 'ignore-stdin', 'and-sigterm', sigterm], ...FAST, killGrace: 1000 })
         await h.ctx.lifecycle.flush()
         const parent = h.ctx.agents.create()
         const run = await h.ctx.subagents.delegate('acp', { prompt: 'go', parent, signal: new AbortController().signal })
@@ -247,13 +252,14 @@ describe('provider-acp: hostile agents', function () {
         expect(h.ctx.subagents.runs().map((info) => info.runId)).to.include(run.id)
         expect(isAlive(pid)).to.equal(true)
         const disposed = run.dispose()
-        await sleep(100)
+        await until(() => existsSync(sigterm), 'the agent to receive (and ignore) SIGTERM')
         // SIGTERM is ignored: the group is still there during killGrace, and so is the run.
         expect(isAlive(pid)).to.equal(true)
         expect(h.ctx.subagents.runs().map((info) => info.runId)).to.include(run.id)
         await disposed
         expect(isAlive(pid)).to.equal(false)
         expect(h.ctx.subagents.runs()).to.deep.equal([])
+        rmSync(dirname(sigterm), { recursive: true, force: true })
         await parent.dispose()
       } finally {
         await h.stop()

@@ -13,6 +13,16 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
     expect(mod.Config).to.be.a('function')
   })
 
+  it('exports what a user or provider author needs, and test hooks only from ./testing', async () => {
+    const mod = await import('@cordis-subagents/provider-acp')
+    expect(Object.keys(mod).sort()).to.deep.equal([
+      'AcpError', 'CORE_ENV', 'Config', 'DEFAULT_EXCLUDE', 'MAX_ALLOWED_TOOLS', 'MAX_MESSAGE_BYTES', 'PROTOCOL_VERSION',
+      'apply', 'cgroupBase', 'createAcpProvider', 'inject', 'liveProcessGroups', 'name', 'reusable',
+    ])
+    const testing = await import('@cordis-subagents/provider-acp/testing')
+    expect(Object.keys(testing).sort()).to.deep.equal(['AcpRun', 'childEnv', 'secretValues'])
+  })
+
   it('Config requires command and fills the documented defaults', async () => {
     const { Config } = await import('@cordis-subagents/provider-acp')
     expect(() => Config({} as never)).to.throw(/command/)

@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
 import { cgroupBase } from '../src/cgroup.js'
-import { assertNoLeftovers, isAlive, sleep } from './helpers.js'
+import { assertNoLeftovers, isAlive, until } from './helpers.js'
 
 const HOST = fileURLToPath(new URL('./fixtures/host.ts', import.meta.url))
 
@@ -28,8 +28,9 @@ async function startHost(mode: 'exit' | 'wait', grandchild: 'plain' | 'setsid' =
   return { host, pids, exited }
 }
 
+/** Whether `pid` dies within a second (polled). */
 async function gone(pid: number) {
-  for (let i = 0; i < 40 && isAlive(pid); i++) await sleep(25)
+  await until(() => !isAlive(pid), `process ${pid} to die`, 1000).catch(() => {})
   return !isAlive(pid)
 }
 

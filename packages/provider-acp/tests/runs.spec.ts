@@ -1,13 +1,14 @@
 /// <reference types="mocha" />
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
 import { Logger } from 'cordis'
 import type { SubagentResult, SubagentRun } from '@cordis-subagents/subagents-service'
-import { createAcpProvider, type AcpRun } from '../src/index.js'
+import { createAcpProvider, liveProcessGroups } from '../src/index.js'
+import type { AcpRun } from '@cordis-subagents/provider-acp/testing'
 import {
-  assertNoLeftovers, FAST, fakeParent, fixtureArgs, fixtureProcesses, fixtureProvider, groupMembers, isAlive, logger, rejection, request, sleep,
+  assertNoLeftovers, FAST, fakeParent, fixtureArgs, fixtureProcesses, fixtureProvider, groupMembers, isAlive, logger, rejection, request, until,
 } from './helpers.js'
 
 describe('provider-acp: runs against fixture agents (real subprocesses)', () => {
@@ -52,6 +53,13 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       const result = await run.result
       expect(result.stopReason).to.equal('completed')
       expect(result.output).to.equal('Summary written before the last tool call.')
+    })
+
+    it('introduces itself in initialize with this package\'s name and version (read from its package.json)', async () => {
+      const { run } = await start('client-info')
+      const result = await run.result
+      const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+      expect(JSON.parse(result.output)).to.deep.equal({ name: 'cordis-subagents', title: 'cordis-subagents provider-acp', version: manifest.version })
     })
 
     describe('stop reasons (the six agents run concurrently, then each is checked)', () => {
@@ -187,8 +195,8 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
 
   describe('cancellation and teardown', () => {
     it('cancel sends session/cancel; an agent that honours it ends the run aborted with its partial output', async () => {
-      const { run } = await start('slow')
-      await sleep(50)
+      const { run, updates } = await start('slow')
+      await until(() => updates.some((update) => update.text === 'working on it'), 'the agent\'s first message chunk')
       run.cancel('the parent changed its mind')
       const result = await run.result
       expect(result.stopReason).to.equal('aborted')
@@ -220,7 +228,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
     it('an agent that ends its turn late in cancelGrace, then ignores EOF and SIGTERM, is gone within cancelGrace + killGrace of the cancel', async function () {
       this.timeout(10_000)
       const { run, updates } = await start('late-cancel', '700', { cancelGrace: 1000, killGrace: 1000 })
-      while (!updates.length) await sleep(10)
+      await until(() => updates.length > 0, 'the first progress update')
       const pid = run.pid!
       const cancelled = performance.now()
       run.cancel('stop soon')
@@ -315,7 +323,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
 
     it('grandchildren die with the group on cancel', async () => {
       const { run, updates } = await start('grandchild')
-      while (!updates.length) await sleep(10)
+      await until(() => updates.length > 0, 'the first progress update')
       const grandchild = Number(/grandchild (\d+)/.exec(updates[0].text!)![1])
       run.cancel()
       expect((await run.result).stopReason).to.equal('aborted')
@@ -372,11 +380,14 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
 
     it('aborting during the handshake rejects ABORTED after killing the process', async () => {
       const controller = new AbortController()
+      const before = new Set(liveProcessGroups())
       const starting = fixtureProvider('hang-init').start(request({ signal: controller.signal }))
-      await sleep(300)
+      // The agent's process group exists once it is spawned; the handshake starts at once.
+      await until(() => liveProcessGroups().some((group) => !before.has(group)), 'the agent process to be spawned')
       controller.abort()
       const error = await rejection(starting)
       expect(error.code).to.equal('ABORTED')
+      expect(error.message).to.match(/aborted during initialize/)
     })
 
     it('an already aborted signal rejects ABORTED without spawning', async () => {

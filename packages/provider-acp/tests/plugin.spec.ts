@@ -4,14 +4,14 @@ import { expect } from 'chai'
 import { Context } from 'cordis'
 import SubagentService, { type SubagentRunInfo, type SubagentUpdate } from '@cordis-subagents/subagents-service'
 import * as AcpProvider from '@cordis-subagents/provider-acp'
-import { assertNoLeftovers, FAST, fixtureArgs, harness, type Harness, rejection, sleep } from './helpers.js'
+import { assertNoLeftovers, FAST, fixtureArgs, harness, type Harness, rejection, until } from './helpers.js'
 import { liveProcessGroups } from '../src/index.js'
 
 /** `fork.status` of a plugin whose apply (or config schema) threw: cordis `ScopeStatus.FAILED`. */
 const FAILED = 3
 
-async function noGroupsLeft() {
-  for (let i = 0; i < 200 && liveProcessGroups().length; i++) await sleep(25)
+function noGroupsLeft() {
+  return until(() => liveProcessGroups().length === 0, 'every agent process group to be gone', 5000)
 }
 
 describe('provider-acp: as a cordis plugin under ctx.subagents', () => {
@@ -119,8 +119,9 @@ describe('provider-acp: as a cordis plugin under ctx.subagents', () => {
     load('hang-init')
     await ctx.lifecycle.flush()
     const controller = new AbortController()
+    const before = new Set(liveProcessGroups())
     const starting = ctx.subagents.delegate('acp', { prompt: 'x', parent: ctx.agents.create(), signal: controller.signal })
-    await sleep(300)
+    await until(() => liveProcessGroups().some((group) => !before.has(group)), 'the agent process to be spawned')
     controller.abort()
     const error = await rejection(starting)
     expect(error.code).to.equal('ABORTED')

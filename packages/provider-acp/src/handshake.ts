@@ -1,0 +1,160 @@
+import { Readable, Writable } from 'node:stream'
+import type * as Acp from '@agentclientprotocol/sdk'
+import { capDiagnostic } from '@cordis-subagents/subagents-service'
+import { AcpError } from './errors.js'
+import { describeExit, raceTimeout, type AgentProcess, type ExitInfo } from './process.js'
+import {
+  agentError, agentText, CLIENT_INFO, describeRequestError, isAuthError, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
+  UNSUPPORTED_VERSION_CODE, type Sdk,
+} from './sdk.js'
+import type { RunSettings } from './settings.js'
+
+/** Where a run is: the handshake steps, then the one prompt turn. */
+export type Stage = 'spawn' | 'initialize' | 'session/new' | 'prompt'
+
+/** How long to wait for an exit status after the connection dropped. */
+export const EXIT_STATUS_MS = 400
+
+export interface HandshakeHooks {
+  /** Answers the agent's permission requests (they may come as soon as the session exists). */
+  answerPermission(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse
+  /** Why the stream was cut (maxStreamBytes), when it was. */
+  overflowed(): string | undefined
+  /** The scrubbed stderr tail section for a diagnostic ('' when there is none). */
+  stderrSection(): string
+}
+
+/**
+ * The connection to one agent: `initialize` (protocol version 1) → `session/new`, bounded by
+ * startupTimeout, the request signal and the process' exit, with every failure turned into an
+ * `AcpError` that says what to do.
+ */
+export class Handshake {
+  stage: Stage = 'spawn'
+  connection?: Acp.ClientConnection
+  session?: Acp.ActiveSession
+  private authMethods: Acp.AuthMethod[] = []
+
+  constructor(
+    private readonly sdk: Sdk,
+    private readonly settings: RunSettings,
+    private readonly proc: AgentProcess,
+    private readonly hooks: HandshakeHooks,
+  ) {}
+
+  /** Opens the session; rejects with an `AcpError` on failure, timeout, abort or exit. */
+  async open(signal: AbortSignal): Promise<void> {
+    const { settings } = this
+    let timer: NodeJS.Timeout | undefined
+    let onAbort: (() => void) | undefined
+    const failure = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new AcpError('ACP_STARTUP_TIMEOUT',
+        `The ACP agent "${settings.command}" did not finish ${this.stage} within startupTimeout (${settings.startupTimeout} ms); `
+        + `it was stopped. Check that the command starts an ACP agent on stdio, or raise startupTimeout.${this.hooks.stderrSection()}`)),
+      settings.startupTimeout)
+      onAbort = () => reject(aborted(`during ${this.stage}`))
+      signal.addEventListener('abort', onAbort, { once: true })
+      this.proc.settledExit.then((exit) => reject(this.exitedDuringStartup(exit)))
+    })
+    failure.catch(() => {})
+    try {
+      await Promise.race([this.openSession(), failure])
+    } catch (error) {
+      throw await this.startupError(error)
+    } finally {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort!)
+    }
+  }
+
+  /** "ACP_AUTH_REQUIRED" guidance for an auth error at the current stage, naming the offered auth methods. */
+  authGuidance(error: Acp.RequestError): string {
+    const methods = this.authMethods
+      .map((method) => agentText(`"${method.id}"${method.name && method.name !== method.id ? ` (${method.name})` : ''}`))
+    const when = this.stage === 'prompt' ? 'answered session/prompt with' : `answered ${this.stage} with`
+    return this.settings.redactor.redact(`The ACP agent "${this.settings.command}" requires authentication (it ${when} ${describeRequestError(error)})`
+      + (methods.length ? `; it offers the auth methods ${methods.join(', ')}` : '; it names no auth methods')
+      + '. Log in once with the agent\'s own CLI on this machine (as the user the host runs as), or pass its credential '
+      + 'through the provider\'s env config by name, e.g. `ANTHROPIC_API_KEY: true` (the env policy does not inherit credentials).')
+  }
+
+  private async startupError(error: unknown): Promise<AcpError> {
+    const { settings, sdk } = this
+    if (error instanceof AcpError) return error
+    const overflowed = this.hooks.overflowed()
+    if (overflowed) {
+      return new AcpError('ACP_STARTUP_FAILED', `The ACP agent "${settings.command}" failed during ${this.stage}: ${overflowed}`, { cause: error })
+    }
+    if (!(error instanceof sdk.RequestError)) {
+      // The connection dropped: prefer the exit status when the process is going away.
+      const exit = await raceTimeout(this.proc.settledExit, EXIT_STATUS_MS)
+      if (exit) return this.exitedDuringStartup(exit)
+    }
+    if (error instanceof sdk.RequestError && isAuthError(error)) {
+      return new AcpError('ACP_AUTH_REQUIRED', capDiagnostic(this.authGuidance(error)), { cause: error })
+    }
+    const what = error instanceof sdk.RequestError ? describeRequestError(error) : agentError(error)
+    return new AcpError('ACP_STARTUP_FAILED',
+      capDiagnostic(`The ACP agent "${settings.command}" failed during ${this.stage}: ${settings.redactor.redact(what)}.${this.hooks.stderrSection()}`),
+      { cause: error })
+  }
+
+  private exitedDuringStartup(exit: ExitInfo): AcpError {
+    const { command } = this.settings
+    const overflowed = this.hooks.overflowed()
+    if (overflowed) return new AcpError('ACP_STARTUP_FAILED', `The ACP agent "${command}" failed during ${this.stage}: ${overflowed}`)
+    if (exit.error) {
+      const hint = exit.error.code === 'ENOENT'
+        ? ' Install it, or set command to its absolute path (it is run without a shell).'
+        : ''
+      return new AcpError('ACP_SPAWN_FAILED',
+        `Could not start the ACP agent "${command}": ${exit.error.code ?? exit.error.message}.${hint}`, { cause: exit.error })
+    }
+    return new AcpError('ACP_STARTUP_FAILED',
+      capDiagnostic(`The ACP agent "${command}" ${describeExit(exit)} during ${this.stage}.${this.hooks.stderrSection()}`))
+  }
+
+  private async openSession(): Promise<void> {
+    const { sdk, settings, proc } = this
+    this.stage = 'initialize'
+    const app = sdk.client({ name: CLIENT_INFO.name })
+      .onRequest(sdk.methods.client.session.requestPermission, ({ params }) => this.hooks.answerPermission(params))
+    const stream = sdk.ndJsonStream(
+      Writable.toWeb(proc.child.stdin!) as WritableStream<Uint8Array>,
+      Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>,
+      { maxMessageBytes: Math.min(MAX_MESSAGE_BYTES, settings.maxStreamBytes) },
+    )
+    const connection = this.connection = app.connect(stream)
+    let init: Acp.InitializeResponse
+    try {
+      init = await connection.agent.request(sdk.methods.agent.initialize, {
+        protocolVersion: PROTOCOL_VERSION,
+        // We offer no file system and no terminal: the agent works with its own tools.
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientInfo: CLIENT_INFO,
+      })
+    } catch (error) {
+      if (error instanceof sdk.RequestError && error.code === UNSUPPORTED_VERSION_CODE) {
+        throw new AcpError('ACP_PROTOCOL_VERSION',
+          `The ACP agent "${settings.command}" does not support ACP protocol version ${PROTOCOL_VERSION} (${settings.redactor.redact(describeRequestError(error))}). `
+          + 'Use a release of the agent (or its ACP adapter) that speaks protocol version 1.', { cause: error })
+      }
+      throw error
+    }
+    if (init?.protocolVersion !== PROTOCOL_VERSION) {
+      throw new AcpError('ACP_PROTOCOL_VERSION',
+        `The ACP agent "${settings.command}" answered initialize with protocol version ${settings.redactor.redact(agentText(String(JSON.stringify(init?.protocolVersion)), 64))}; `
+        + `this client speaks only ACP protocol version ${PROTOCOL_VERSION}. `
+        + 'Use a release of the agent (or its ACP adapter) that speaks protocol version 1.')
+    }
+    this.authMethods = Array.isArray(init.authMethods) ? init.authMethods.slice(0, 16) : []
+    this.stage = 'session/new'
+    const request: Acp.NewSessionRequest = { cwd: settings.cwd, mcpServers: settings.mcpServers }
+    if (settings.sessionMeta) request._meta = settings.sessionMeta
+    this.session = await connection.agent.buildSession(request).start()
+  }
+}
+
+export function aborted(when: string): AcpError {
+  return new AcpError('ABORTED', `The request was aborted ${when}; the agent process was stopped.`)
+}

@@ -1,0 +1,99 @@
+import type * as Acp from '@agentclientprotocol/sdk'
+import type { SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
+import type { OutputBuffer } from './output.js'
+import type { Redactor } from '@cordis-subagents/shared'
+import { headChars } from './text.js'
+import { readAcpUsage, readContextUsed, type UsageTracker } from './usage.js'
+
+/** Longest text of one progress update (a message chunk, a tool title, a plan). */
+const UPDATE_TEXT_CHARS = 4096
+/** Tool titles remembered per run (for the matching result); the oldest goes first. */
+const MAX_TOOL_TITLES = 1000
+
+export interface ProgressSinks {
+  output: OutputBuffer
+  usage: UsageTracker
+  redactor: Redactor
+  emit(update: SubagentUpdate): void
+  /** Debug note for usage the agent reported in a shape we do not read. */
+  ignoredUsage(where: string, why: string): void
+}
+
+/**
+ * Turns the agent's `session/update` notifications into the run's output and its progress
+ * updates (text, thoughts, tool calls and results, plans, usage), every text capped and scrubbed.
+ */
+export class Progress {
+  private readonly toolTitles = new Map<string, string>()
+
+  constructor(private readonly to: ProgressSinks) {}
+
+  handle(update: Acp.SessionUpdate) {
+    const { output, emit } = this.to
+    switch (update.sessionUpdate) {
+      case 'agent_message_chunk': {
+        if (update.content.type !== 'text' || typeof update.content.text !== 'string') return
+        const { text } = update.content
+        output.push(text, typeof update.messageId === 'string' ? update.messageId : undefined)
+        return emit({ kind: 'text', text: this.text(text) })
+      }
+      case 'agent_thought_chunk':
+        if (update.content.type !== 'text' || typeof update.content.text !== 'string') return
+        return emit({ kind: 'thought', text: this.text(update.content.text) })
+      case 'tool_call': {
+        output.toolCall()
+        const title = this.text(update.title || update.toolCallId || '', 200)
+        this.rememberTitle(toolKey(update.toolCallId), title)
+        return emit({ kind: 'tool-call', tool: title, text: title })
+      }
+      case 'tool_call_update': {
+        if (update.title) this.rememberTitle(toolKey(update.toolCallId), this.text(update.title, 200))
+        if (update.status !== 'completed' && update.status !== 'failed') return
+        const title = this.toolTitles.get(toolKey(update.toolCallId)) ?? this.text(update.toolCallId ?? '', 200)
+        return emit({ kind: 'tool-result', tool: title, isError: update.status === 'failed' })
+      }
+      case 'plan':
+        return emit({
+          kind: 'plan',
+          text: this.text(update.entries.slice(0, 100).map((entry) => `[${entry.status}] ${headChars(String(entry.content), 500)}`).join('\n')),
+        })
+      case 'usage_update': {
+        // Context occupancy, not tokens spent; token usage may ride along in _meta.usage.
+        const meta = (update as { _meta?: Record<string, unknown> | null })._meta
+        if (meta && meta.usage !== undefined) this.tokens(meta.usage, 'usage_update _meta.usage')
+        const used = readContextUsed(update)
+        if (typeof used === 'string') return this.to.ignoredUsage('usage_update', used)
+        return this.report(this.to.usage.context(used))
+      }
+      default:
+        return
+    }
+  }
+
+  /** Token usage the agent reported (`_meta.usage`, `PromptResponse.usage`). */
+  tokens(raw: unknown, where: string) {
+    const tokens = readAcpUsage(raw)
+    if (typeof tokens === 'string') this.to.ignoredUsage(where, tokens)
+    else this.report(this.to.usage.tokens(tokens))
+  }
+
+  /** Agent text for a progress update: capped, control characters and secrets removed. */
+  text(text: string, maxChars = UPDATE_TEXT_CHARS): string {
+    return this.to.redactor.redact(headChars(String(text), maxChars))
+  }
+
+  private report(grown: SubagentResult['usage']) {
+    if (grown) this.to.emit({ kind: 'usage', usage: grown })
+  }
+
+  private rememberTitle(id: string, title: string) {
+    // Bounded: an agent announcing a million tool calls must not grow this map without end.
+    if (this.toolTitles.size >= MAX_TOOL_TITLES && !this.toolTitles.has(id)) this.toolTitles.delete(this.toolTitles.keys().next().value!)
+    this.toolTitles.set(id, title)
+  }
+}
+
+/** A tool call id as a map key: capped, so a huge id costs no memory (and both lookups cap alike). */
+function toolKey(id: unknown): string {
+  return headChars(String(id ?? ''), 256)
+}

@@ -1,0 +1,178 @@
+import { accessSync, constants, statSync } from 'node:fs'
+import { isAbsolute, resolve } from 'node:path'
+import type * as Acp from '@agentclientprotocol/sdk'
+import type { Logger } from 'cordis'
+import { countProblem, durationProblem } from '@cordis-subagents/shared'
+import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
+import type { Config } from './config.js'
+import { childEnv, EnvMatcher, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
+import { AcpError } from './errors.js'
+import { AcpRun } from './run.js'
+import { Redactor } from '@cordis-subagents/shared'
+
+/** Most tool names passed to the child as its ceiling; a longer list is cut (never widened). */
+export const MAX_ALLOWED_TOOLS = 256
+export interface ProviderOptions extends Config {
+  /** Base for a relative `cwd` (default: process.cwd()). */
+  baseDir?: string
+  logger: Logger
+}
+
+/**
+ * Builds the `acp` provider. The plugin calls this; it is exported for programmatic use.
+ * Throws `ACP_INVALID_CONFIG` when `cwd` or `mcpServers` are unusable.
+ */
+export function createAcpProvider(options: ProviderOptions): SubagentProvider {
+  const baseDir = options.baseDir ?? process.cwd()
+  const configuredCwd = options.cwd ? resolveCwd(options.cwd, baseDir) : undefined
+  const mcpServers = checkMcpServers(options.mcpServers ?? [])
+  const policy: EnvPolicy = { inherit: options.inherit ?? 'core', exclude: options.envExclude ?? [], set: options.env ?? {} }
+  if (!['core', 'all', 'none'].includes(policy.inherit)) {
+    throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.inherit must be core, all or none (got ${JSON.stringify(policy.inherit)}).`)
+  }
+  const matcher = new EnvMatcher(policy.exclude)
+  const providerName = options.name ?? 'acp'
+  const settings = {
+    providerName,
+    command: options.command,
+    args: [...options.args ?? []],
+    permission: options.permission ?? 'reject',
+    startupTimeout: options.startupTimeout ?? 30_000,
+    cancelGrace: options.cancelGrace ?? 5_000,
+    killGrace: options.killGrace ?? 3_000,
+    exitGrace: options.exitGrace ?? 50,
+    maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
+    maxStreamBytes: options.maxStreamBytes ?? 128 * 1024 * 1024,
+    containment: options.containment ?? 'auto',
+    mcpServers,
+    logger: options.logger,
+  }
+  if (typeof settings.command !== 'string' || !settings.command) {
+    throw new AcpError('ACP_INVALID_CONFIG', 'provider-acp: command is required (the executable of the ACP agent).')
+  }
+  // The schema checks these for a plugin load; a programmatic caller gets the same checks here.
+  const problem = durationProblem('startupTimeout', settings.startupTimeout, { min: 1 })
+    ?? durationProblem('cancelGrace', settings.cancelGrace)
+    ?? durationProblem('killGrace', settings.killGrace)
+    ?? durationProblem('exitGrace', settings.exitGrace, { max: 60_000 })
+    ?? countProblem('maxOutputBytes', settings.maxOutputBytes, { min: 1 })
+    ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
+  if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
+  const provider: SubagentProvider = {
+    name: providerName,
+    capabilities: { persona: false, toolFilter: false, depthLimit: false },
+    inheritsParentContext: false,
+    start(request: ProviderStartRequest): Promise<SubagentRun> {
+      const host = process.env
+      // A caller that is not a real Agent may carry no cwd: fall back to the app directory.
+      const parentCwd = typeof request.parent.cwd === 'string' && request.parent.cwd ? request.parent.cwd : baseDir
+      const cwd = configuredCwd ?? resolve(baseDir, parentCwd)
+      const allowedTools = parentToolNames(request.parent)
+      const limits = treeLimits(request)
+      const own: OwnVariables = { SUBAGENT_DEPTH: String(request.depth) }
+      if (limits.maxDepth !== undefined) own.SUBAGENT_MAX_DEPTH = String(limits.maxDepth)
+      if (limits.budget) own.SUBAGENT_BUDGET = JSON.stringify(limits.budget)
+      if (allowedTools) own.SUBAGENT_ALLOWED_TOOLS = allowedTools.join(',')
+      const sessionMeta: Record<string, unknown> = {
+        cordisSubagents: {
+          depth: request.depth,
+          ...limits.maxDepth !== undefined ? { maxDepth: limits.maxDepth } : {},
+          ...limits.budget ? { budget: limits.budget } : {},
+          ...allowedTools ? { allowedTools } : {},
+        },
+      }
+      return AcpRun.start({
+        ...settings,
+        cwd,
+        env: childEnv(host, policy, own, matcher),
+        redactor: new Redactor(secretValues(host, policy, matcher)),
+        sessionMeta,
+      }, request)
+    },
+  }
+  if (options.description) provider.description = options.description
+  return provider
+}
+
+/** Budget limits a child host of ours applies to its root runs (what `SUBAGENT_BUDGET` carries). */
+const PASSED_LIMITS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren'] as const
+
+/**
+ * The tree's limits as they cross the process boundary: the depth ceiling, and what is left of
+ * the child's carved budget (finite limits only). A chain of our hosts keeps one ceiling and one
+ * budget; the child's tokens come back as usage and are charged to this tree.
+ */
+function treeLimits(request: ProviderStartRequest): { maxDepth?: number; budget?: Record<string, number> } {
+  const result: { maxDepth?: number; budget?: Record<string, number> } = {}
+  const ceiling = request.maxDepthCeiling
+  if (typeof ceiling === 'number' && Number.isSafeInteger(ceiling) && ceiling >= 0) result.maxDepth = ceiling
+  const remaining = typeof request.budget?.remaining === 'function' ? request.budget.remaining() : undefined
+  if (remaining) {
+    const budget: Record<string, number> = {}
+    for (const key of PASSED_LIMITS) {
+      const value = remaining[key]
+      if (Number.isFinite(value)) budget[key] = Math.max(0, Math.floor(value))
+    }
+    if (Object.keys(budget).length) result.budget = budget
+  }
+  return result
+}
+
+/**
+ * The names of the tools the parent may use (its ceiling), for a child host of ours to apply
+ * the same ceiling; undefined when the caller has no tool view (then no ceiling is claimed).
+ */
+function parentToolNames(parent: unknown): string[] | undefined {
+  const tools = (parent as { tools?: { list?: () => Array<{ name?: unknown }> } } | undefined)?.tools
+  if (!tools || typeof tools.list !== 'function') return undefined
+  let names: string[]
+  try {
+    names = tools.list().map((tool) => tool?.name).filter((name): name is string => typeof name === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(name))
+  } catch {
+    return undefined
+  }
+  return [...new Set(names)].sort().slice(0, MAX_ALLOWED_TOOLS)
+}
+
+/** Resolves and checks a configured cwd: it must exist, be a directory and be enterable. */
+function resolveCwd(cwd: string, baseDir: string): string {
+  const absolute = isAbsolute(cwd) ? cwd : resolve(baseDir, cwd)
+  const where = absolute === cwd ? cwd : `${JSON.stringify(cwd)} (resolved against the app directory ${baseDir} to ${absolute})`
+  let problem: string | undefined
+  try {
+    if (!statSync(absolute).isDirectory()) problem = 'is not a directory'
+    else accessSync(absolute, constants.X_OK)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    problem ??= code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be entered (permission denied)' : `is not usable (${code})`
+  }
+  if (problem) {
+    throw new AcpError('ACP_INVALID_CONFIG',
+      `provider-acp: config.cwd ${where} ${problem}. Set cwd to an existing directory, or omit it to use the parent agent's cwd.`)
+  }
+  return absolute
+}
+
+function checkMcpServers(servers: unknown[]): Acp.McpServer[] {
+  if (!Array.isArray(servers)) {
+    throw new AcpError('ACP_INVALID_CONFIG', 'provider-acp: config.mcpServers must be a list of MCP server entries.')
+  }
+  return servers.map((server, index) => {
+    const where = `provider-acp: config.mcpServers[${index}]`
+    if (!server || typeof server !== 'object' || Array.isArray(server)) {
+      throw new AcpError('ACP_INVALID_CONFIG', `${where} must be an object with a name.`)
+    }
+    const entry = server as Record<string, unknown>
+    if (typeof entry.name !== 'string' || !entry.name) {
+      throw new AcpError('ACP_INVALID_CONFIG', `${where} needs a name.`)
+    }
+    if (entry.type === 'http' || entry.type === 'sse') {
+      if (typeof entry.url !== 'string' || !entry.url) throw new AcpError('ACP_INVALID_CONFIG', `${where} (${entry.type}) needs a url.`)
+      return { ...entry, headers: entry.headers ?? [] } as Acp.McpServer
+    }
+    if (typeof entry.command !== 'string' || !entry.command) {
+      throw new AcpError('ACP_INVALID_CONFIG', `${where} needs a command (stdio server) or type http/sse with a url.`)
+    }
+    return { ...entry, args: entry.args ?? [], env: entry.env ?? [] } as Acp.McpServer
+  })
+}

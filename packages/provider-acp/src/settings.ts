@@ -1,0 +1,28 @@
+import type * as Acp from '@agentclientprotocol/sdk'
+import type { Logger } from 'cordis'
+import type { Redactor } from '@cordis-subagents/shared'
+
+/** Everything one run needs from the provider's config and the request, resolved. */
+export interface RunSettings {
+  providerName: string
+  command: string
+  args: string[]
+  env: Record<string, string>
+  cwd: string
+  permission: 'reject' | 'allow'
+  startupTimeout: number
+  cancelGrace: number
+  killGrace: number
+  mcpServers: Acp.McpServer[]
+  logger: Logger
+  redactor: Redactor
+  /** After the turn ended and stdin closed: how long the agent may take to exit before SIGTERM. */
+  exitGrace: number
+  /** Message text kept during the turn (UTF-8 bytes). */
+  maxOutputBytes: number
+  /** Protocol bytes (stdout) one run may send; more ends the run as an error. */
+  maxStreamBytes: number
+  containment: 'auto' | 'process-group'
+  /** Sent as `_meta` of `session/new` (the depth and the tool ceiling). */
+  sessionMeta?: Record<string, unknown>
+}

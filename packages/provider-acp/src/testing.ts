@@ -1,0 +1,8 @@
+/**
+ * Hooks for tests (`@cordis-subagents/provider-acp/testing`): the run class behind the provider
+ * (its `pid`, started without a plugin) and the env policy's building blocks. Not part of the
+ * plugin's API; they may change in any release.
+ */
+export { childEnv, secretValues, type EnvPolicy } from './env.js'
+export { AcpRun } from './run.js'
+export type { RunSettings } from './settings.js'

@@ -1,0 +1,44 @@
+/** Caps for agent-chosen text: a head by characters and a tail by UTF-8 bytes, never splitting a character. */
+import { utf8Length } from '@cordis-subagents/shared'
+
+/**
+ * The first `maxChars` characters of `text` (never half a surrogate pair), with `…` when cut.
+ * A cut is a copy: a plain slice would keep the whole (possibly huge) original alive for as
+ * long as anyone holds the head, e.g. a progress update in a listener's log.
+ */
+export function headChars(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text
+  let end = maxChars
+  const code = text.charCodeAt(end - 1)
+  if (code >= 0xd800 && code <= 0xdbff) end--
+  return `${copyString(text.slice(0, end))}…`
+}
+
+/** A string that shares no memory with `text` (UTF-16 round trip: every code unit kept). */
+export function copyString(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le')
+}
+
+/**
+ * The tail of `text` within `maxBytes` UTF-8 bytes. When it has to cut, it starts at a line
+ * boundary where one exists, so no half line (possibly half a secret) leads the tail.
+ */
+export function tailBytes(text: string, maxBytes: number): string {
+  if (maxBytes <= 0) return ''
+  if (text.length * 3 <= maxBytes || utf8Length(text) <= maxBytes) return text
+  // Walk back over code points until the budget is spent.
+  let bytes = 0
+  let start = text.length
+  while (start > 0) {
+    const code = text.codePointAt(start - 1)!
+    const isLowSurrogate = code >= 0xdc00 && code <= 0xdfff && start >= 2
+    const width = isLowSurrogate ? 4 : code < 0x80 ? 1 : code < 0x800 ? 2 : 3
+    if (bytes + width > maxBytes) break
+    bytes += width
+    start -= isLowSurrogate ? 2 : 1
+  }
+  let tail = text.slice(start)
+  const newline = tail.indexOf('\n')
+  if (newline >= 0 && newline < tail.length - 1) tail = tail.slice(newline + 1)
+  return tail
+}

@@ -1,0 +1,46 @@
+/// <reference types="mocha" />
+import { expect } from 'chai'
+import { childEnv, secretValues, type EnvPolicy } from '@cordis-subagents/provider-acp/testing'
+import { LEAKED } from './helpers.js'
+
+const policy = (inherit: EnvPolicy['inherit'], set: EnvPolicy['set'] = {}, exclude: string[] = []): EnvPolicy => ({ inherit, exclude, set })
+
+describe('provider-acp: the child\'s environment (inherit, envExclude, env) and the secrets it implies', () => {
+  const host = {
+    PATH: '/bin', HOME: '/home/u', LANG: 'C.UTF-8', LC_ALL: 'C', TERM: 'xterm', npm_config_cache: '/c',
+    EDITOR: 'vi', SUBAGENT_DEPTH: '7', SUBAGENT_ALLOWED_TOOLS: 'everything', ...LEAKED,
+  }
+
+  it('inherit: core passes only the core allow-list; no listed secret arrives', () => {
+    const env = childEnv(host, policy('core'), { SUBAGENT_DEPTH: '2' })
+    expect(env).to.deep.equal({
+      PATH: '/bin', HOME: '/home/u', LANG: 'C.UTF-8', LC_ALL: 'C', TERM: 'xterm', npm_config_cache: '/c', SUBAGENT_DEPTH: '2',
+    })
+  })
+
+  it('inherit: all passes the rest, minus every excluded name and every URL with credentials', () => {
+    const env = childEnv(host, policy('all'), { SUBAGENT_DEPTH: '2' })
+    for (const name of Object.keys(LEAKED)) expect(env, name).to.not.have.property(name)
+    expect(env).to.include({ EDITOR: 'vi', PATH: '/bin', SUBAGENT_DEPTH: '2' })
+    // Our own variables are never inherited: only what the provider sets arrives.
+    expect(env).to.not.have.property('SUBAGENT_ALLOWED_TOOLS')
+  })
+
+  it('inherit: none passes nothing but env and our SUBAGENT_* variables; envExclude adds patterns', () => {
+    expect(childEnv(host, policy('none', { EDITOR: true }), { SUBAGENT_DEPTH: '1' })).to.deep.equal({ EDITOR: 'vi', SUBAGENT_DEPTH: '1' })
+    expect(childEnv(host, policy('all', {}, ['edit*']), {})).to.not.have.property('EDITOR')
+  })
+
+  it('env sets, passes through (even excluded names) and removes; SUBAGENT_* set by the provider win over everything', () => {
+    const env = childEnv(host, policy('core', { GH_TOKEN: true, HOME: false, EXTRA: 'e', MISSING: true, SUBAGENT_DEPTH: '9' }), { SUBAGENT_DEPTH: '2' })
+    expect(env).to.deep.equal({ PATH: '/bin', LANG: 'C.UTF-8', LC_ALL: 'C', TERM: 'xterm', npm_config_cache: '/c', GH_TOKEN: 'gh-token-0018', EXTRA: 'e', SUBAGENT_DEPTH: '2' })
+  })
+
+  it('the values of every excluded variable are secrets for the scrubber, PATH is not', () => {
+    const values = secretValues(host, policy('core', { MY_TOKEN: 'configured-token-value', PLAIN: 'plain-value' }))
+    for (const value of Object.values(LEAKED)) expect(values, value).to.include(value)
+    expect(values).to.include('configured-token-value')
+    expect(values).to.not.include('plain-value')
+    expect(values).to.not.include('/bin')
+  })
+})
