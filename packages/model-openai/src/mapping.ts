@@ -132,7 +132,8 @@ export function fromCompletion(completion: OpenAI.Chat.ChatCompletion): Generate
   const usage = toUsage(completion.usage)
   // We never ask for n > 1, so extra choices are a server splitting one answer (e.g. parallel tool
   // calls one per choice): their tool calls are merged in order, never dropped.
-  const toolCalls = decodeToolCalls(choices.flatMap((choice) => (Array.isArray(choice.message.tool_calls) ? choice.message.tool_calls : [])))
+  const calls = choices.flatMap((choice) => (Array.isArray(choice.message.tool_calls) ? choice.message.tool_calls : []))
+  const toolCalls = decodeToolCalls(calls)
   const refusal = choices.map((choice) => choice.message.refusal).find((value) => typeof value === 'string' && value)
   let text = contentText(first.message.content) || (choices.map((choice) => contentText(choice.message.content)).find(Boolean) ?? '')
   let finishReason: FinishReason

@@ -45,7 +45,9 @@ export const LEAKED: Record<string, string> = {
  * Small graces keep the suite fast. `ACP_FIXTURE_OWNER` is passed through by name (the default
  * env policy inherits only core variables), so the leftover check can tell ours from theirs.
  */
-export const FAST = { cancelGrace: 200, killGrace: 200, startupTimeout: 5000, env: { ACP_FIXTURE_OWNER: true } as Record<string, string | boolean> }
+export const FAST = {
+  cancelGrace: 200, killGrace: 200, startupTimeout: 5000, env: { ACP_FIXTURE_OWNER: true } as Record<string, string | boolean>,
+}
 
 export const logger = new Logger('acp-test')
 

@@ -8,7 +8,8 @@ import type { SubagentResult, SubagentRun } from '@cordis-subagents/subagents-se
 import { createAcpProvider, liveProcessGroups } from '../src/index.js'
 import type { AcpRun } from '@cordis-subagents/provider-acp/testing'
 import {
-  assertNoLeftovers, FAST, fakeParent, fixtureArgs, fixtureProcesses, fixtureProvider, groupMembers, isAlive, logger, rejection, request, until,
+  assertNoLeftovers, FAST, fakeParent, fixtureArgs, fixtureProcesses, fixtureProvider, groupMembers, isAlive, logger, rejection, request,
+  until,
 } from './helpers.js'
 
 describe('provider-acp: runs against fixture agents (real subprocesses)', () => {

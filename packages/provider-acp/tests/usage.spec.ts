@@ -10,7 +10,8 @@ describe('provider-acp: usage reported by the agent', () => {
       expect(readAcpUsage({ inputTokens: bad, outputTokens: 1 }), String(bad)).to.be.a('string')
       expect(readAcpUsage({ inputTokens: 1, outputTokens: 1, cachedReadTokens: bad === null ? -1 : bad }), String(bad)).to.be.a('string')
     }
-    expect(readAcpUsage({ inputTokens: 5, outputTokens: 1, cachedReadTokens: 9 })).to.deep.equal({ inputTokens: 5, outputTokens: 1, cachedInputTokens: 5 })
+    expect(readAcpUsage({ inputTokens: 5, outputTokens: 1, cachedReadTokens: 9 }))
+      .to.deep.equal({ inputTokens: 5, outputTokens: 1, cachedInputTokens: 5 })
     expect(readContextUsed({ used: 1200, size: 200000 })).to.equal(1200)
     expect(readContextUsed({ used: -5, size: 1 })).to.be.a('string')
   })
@@ -25,7 +26,8 @@ describe('provider-acp: usage reported by the agent', () => {
     expect(tracker.tokens({ inputTokens: 500, outputTokens: 100 })).to.equal(undefined)
     // Once the agent reports tokens, context occupancy no longer counts.
     expect(tracker.context(5000)).to.equal(undefined)
-    expect(tracker.tokens({ inputTokens: 2000, outputTokens: 400, cachedInputTokens: 50 })).to.deep.equal({ inputTokens: 2000, outputTokens: 400, cachedInputTokens: 50 })
-    expect(tracker.current()).to.deep.equal({ inputTokens: 2000, outputTokens: 400, cachedInputTokens: 50 })
+    const reported = { inputTokens: 2000, outputTokens: 400, cachedInputTokens: 50 }
+    expect(tracker.tokens({ ...reported })).to.deep.equal(reported)
+    expect(tracker.current()).to.deep.equal(reported)
   })
 })

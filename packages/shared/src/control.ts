@@ -5,9 +5,7 @@
 
 // ANSI escape sequences (CSI, OSC, and two-character escapes), then every other control
 // character except newline and tab. Bounded repetitions keep them linear.
-// eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]?|\x1b\][^\x07\x1b]{0,2048}(?:\x07|\x1b\\)?|\x1b[@-_]?|\x9b[0-?]{0,64}[ -/]{0,16}[@-~]?/g
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/g
 
 /**

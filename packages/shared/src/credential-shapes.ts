@@ -187,7 +187,8 @@ function formatEnd(text: string, start: number, end: number): number {
       if (prefix !== 'eyJ') return end
       // header.payload.signature: take the next two dotted segments too.
       let to = end
-      for (let segment = 0; segment < 2 && to + 1 < text.length && text.charCodeAt(to) === 46 && isTokenChar(text.charCodeAt(to + 1)); segment++) {
+      const dotThenToken = () => to + 1 < text.length && text.charCodeAt(to) === 46 && isTokenChar(text.charCodeAt(to + 1))
+      for (let segment = 0; segment < 2 && dotThenToken(); segment++) {
         to++
         while (to < text.length && isTokenChar(text.charCodeAt(to))) to++
       }

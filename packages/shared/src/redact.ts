@@ -6,7 +6,7 @@
  * a single left-to-right scan (plus bounded, non-backtracking patterns for terminal escapes):
  * time is linear in the text, and the text is capped first (`Redactor` caps at `maxChars`).
  */
-import { isHighSurrogate, isTokenChar, REDACTED, redactCredentialShapes, Splice } from './credential-shapes.js'
+import { isHighSurrogate, isTokenChar, redactCredentialShapes, Splice } from './credential-shapes.js'
 import { stripControl } from './control.js'
 
 export { REDACTED } from './credential-shapes.js'
