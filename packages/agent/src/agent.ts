@@ -5,6 +5,7 @@ import {
 } from '@cordis-subagents/tools'
 import { abortFlat } from './abort.js'
 import { Budget, type BudgetLimits } from './budget.js'
+import { TurnLimits } from './turn-limits.js'
 import { AgentError } from './errors.js'
 import { finishDiagnostic, normalizeResponse } from './response.js'
 import { abortDiagnostic, abortion, budgetDiagnostic, limitDiagnostic } from './stops.js'
@@ -189,7 +190,8 @@ export class Agent {
       text: '', steps: 0, toolCalls: 0, own: emptyUsage(), delegated: emptyUsage(),
       ownWork: emptyWork(), delegatedWork: emptyWork(),
     }
-    const disarm = this.armWallClock(budget, controller)
+    const limits = new TurnLimits(budget, this.maxToolCallsPerStep, (breach) => this.host.budgetReached(this, breach))
+    const disarm = limits.armWallClock(controller)
     const finish = (stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach): RunResult => {
       ended = true
       disarm()
@@ -229,7 +231,7 @@ export class Agent {
       if (state.steps >= this.maxSteps) {
         return finish('max-steps', `Stopped after ${this.maxSteps} steps without a final answer (the step limit).`)
       }
-      const before = this.limitReached(() => budget.overtime() ?? budget.check('steps') ?? budget.check('tokens'))
+      const before = limits.reached(() => budget.overtime() ?? budget.check('steps') ?? budget.check('tokens'))
       if (before) return stopForBudget(before)
       const step = ++state.steps
       budget.charge('steps', 1)
@@ -278,7 +280,7 @@ export class Agent {
         return stopForBudget(breach)
       }
 
-      const plan = this.admit(calls, budget)
+      const plan = limits.admit(calls)
       if (plan.refusedForBudget) lastStep = true
       state.toolCalls += plan.admitted
       const results = await this.runTools(calls, plan.refusals, step, signal, aborted, emit)
@@ -301,59 +303,6 @@ export class Agent {
         })
       })
     }
-  }
-
-  /**
-   * Decides which calls of a step run: at most `maxToolCallsPerStep`, and no more than the tool-call
-   * budget allows. The others are answered with an error the model can read; the step is not dropped.
-   */
-  private admit(calls: ModelToolCall[], budget: Budget): { admitted: number; refusals: Map<number, string>; refusedForBudget: boolean } {
-    const refusals = new Map<number, string>()
-    let admitted = 0
-    let spent: string | undefined
-    for (let i = 0; i < calls.length; i++) {
-      if (i >= this.maxToolCallsPerStep) {
-        refusals.set(i, `Not run: this step asked for ${calls.length} tool calls and at most ${this.maxToolCallsPerStep} run per step `
-          + '(maxToolCallsPerStep). Ask for the rest in a later step, or fewer at once.')
-        continue
-      }
-      // Once the budget is spent in this step it stays spent: the handlers are asked once.
-      const breach = spent === undefined ? this.limitReached(() => budget.check('toolCalls')) : undefined
-      if (breach) spent = `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`
-      if (spent !== undefined) {
-        refusals.set(i, spent)
-        continue
-      }
-      budget.charge('toolCalls', 1)
-      admitted++
-    }
-    return { admitted, refusals, refusedForBudget: spent !== undefined }
-  }
-
-  /** A breach, after the operator's handlers had their chance to extend the budget; undefined when none is left. */
-  private limitReached(find: () => BudgetBreach | undefined): BudgetBreach | undefined {
-    const breach = find()
-    if (!breach) return undefined
-    this.host.budgetReached(this, breach)
-    return find()
-  }
-
-  /** One timer per run, only where this run's wall-time limit is tighter than its parent's (which has its own). */
-  private armWallClock(budget: Budget, controller: AbortController): () => void {
-    if (budget.deadline === Infinity) return () => {}
-    if (budget.parent && budget.parent.deadline <= budget.deadline) return () => {}
-    let timer: NodeJS.Timeout
-    const arm = () => {
-      // Node fires a delay above 2^31-1 ms at once; a far deadline is re-armed when that fires.
-      timer = setTimeout(fire, Math.max(0, Math.min(budget.deadline - Date.now(), 2_147_483_647)))
-    }
-    const fire = () => {
-      const breach = this.limitReached(() => budget.overtime())
-      if (!breach) return arm()
-      abortFlat(controller, new LimitError('BUDGET_EXCEEDED', `Stopped by ${describeBreach(breach)}.`, breach))
-    }
-    arm()
-    return () => clearTimeout(timer)
   }
 
   /** Remembers work that may outlive an aborted turn, so `dispose` can wait for it. */

@@ -1,0 +1,79 @@
+import { MAX_TIMER_MS } from '@cordis-subagents/shared'
+import { type BudgetBreach, describeBreach, LimitError } from '@cordis-subagents/tools'
+import { abortFlat } from './abort.js'
+import type { Budget } from './budget.js'
+import type { ModelToolCall } from './types.js'
+
+/** Which calls of a step run; the others get these readable refusals (by call index). */
+export interface StepPlan {
+  admitted: number
+  refusals: Map<number, string>
+  refusedForBudget: boolean
+}
+
+/**
+ * The limits of one turn: the budget checks that give the operator's handlers a chance to extend
+ * (`onBreach`), the fan-out cap of a step, and the wall-time timer.
+ */
+export class TurnLimits {
+  constructor(
+    private readonly budget: Budget,
+    private readonly maxToolCallsPerStep: number,
+    private readonly onBreach: (breach: BudgetBreach) => void,
+  ) {}
+
+  /**
+   * Decides which calls of a step run: at most `maxToolCallsPerStep`, and no more than the tool-call
+   * budget allows. The others are answered with an error the model can read; the step is not dropped.
+   */
+  admit(calls: readonly ModelToolCall[]): StepPlan {
+    const { budget } = this
+    const refusals = new Map<number, string>()
+    let admitted = 0
+    let spent: string | undefined
+    for (let i = 0; i < calls.length; i++) {
+      if (i >= this.maxToolCallsPerStep) {
+        refusals.set(i, `Not run: this step asked for ${calls.length} tool calls and at most ${this.maxToolCallsPerStep} run per step `
+          + '(maxToolCallsPerStep). Ask for the rest in a later step, or fewer at once.')
+        continue
+      }
+      // Once the budget is spent in this step it stays spent: the handlers are asked once.
+      const breach = spent === undefined ? this.reached(() => budget.check('toolCalls')) : undefined
+      if (breach) spent = `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`
+      if (spent !== undefined) {
+        refusals.set(i, spent)
+        continue
+      }
+      budget.charge('toolCalls', 1)
+      admitted++
+    }
+    return { admitted, refusals, refusedForBudget: spent !== undefined }
+  }
+
+  /** A breach, after the operator's handlers had their chance to extend the budget; undefined when none is left. */
+  reached(find: () => BudgetBreach | undefined): BudgetBreach | undefined {
+    const breach = find()
+    if (!breach) return undefined
+    this.onBreach(breach)
+    return find()
+  }
+
+  /** One timer per run, only where this run's wall-time limit is tighter than its parent's (which has its own). */
+  armWallClock(controller: AbortController): () => void {
+    const { budget } = this
+    if (budget.deadline === Infinity) return () => {}
+    if (budget.parent && budget.parent.deadline <= budget.deadline) return () => {}
+    let timer: NodeJS.Timeout
+    const arm = () => {
+      // Node fires a longer delay at once; a far deadline is re-armed when this one fires.
+      timer = setTimeout(fire, Math.max(0, Math.min(budget.deadline - Date.now(), MAX_TIMER_MS)))
+    }
+    const fire = () => {
+      const breach = this.reached(() => budget.overtime())
+      if (!breach) return arm()
+      abortFlat(controller, new LimitError('BUDGET_EXCEEDED', `Stopped by ${describeBreach(breach)}.`, breach))
+    }
+    arm()
+    return () => clearTimeout(timer)
+  }
+}
