@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { count, countProblem, duration, durationProblem } from '@cordis-subagents/shared'
+import { choice, count, countProblem, duration, durationProblem } from '@cordis-subagents/shared'
 import { ModelOpenAIError } from './diagnostics.js'
 import {
   checkBaseURL, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT,
@@ -38,11 +38,11 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .description('Sampling temperature. Omitted: the server\'s default (some reasoning models accept only the default).'),
   headers: Schema.dict(Schema.string()).role('table')
     .description('Extra HTTP headers sent with every request (e.g. `HTTP-Referer` for OpenRouter).'),
-  maxTokensParam: Schema.union([
-    Schema.const('auto').description('`max_completion_tokens` for api.openai.com, `max_tokens` elsewhere'),
-    Schema.const('max_tokens').description('`max_tokens` (local servers, most compatible APIs)'),
-    Schema.const('max_completion_tokens').description('`max_completion_tokens` (OpenAI reasoning models)'),
-  ]).default('auto')
+  maxTokensParam: choice({
+    auto: '`max_completion_tokens` for api.openai.com, `max_tokens` elsewhere',
+    max_tokens: '`max_tokens` (local servers, most compatible APIs)',
+    max_completion_tokens: '`max_completion_tokens` (OpenAI reasoning models)',
+  }).default('auto')
     .description('Request field that carries an agent\'s token limit.'),
 })
 

@@ -1,6 +1,6 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import { Schema } from 'cordis'
-import { count, duration } from '@cordis-subagents/shared'
+import { choice, count, duration } from '@cordis-subagents/shared'
 import type { EnvInherit } from './env.js'
 
 /** Plugin config. Only `command` is required; the schema fills the other defaults. */
@@ -33,20 +33,20 @@ export const Config: Schema<Config> = Schema.object({
     .description('Arguments for the command, e.g. `["@zed-industries/claude-code-acp"]`.'),
   env: Schema.dict(Schema.union([String, Boolean])).default({})
     .description('Environment changes for the agent, applied after `inherit` and `envExclude`. A string sets the variable; `true` passes the host\'s value through (the way to hand over a credential such as `ANTHROPIC_API_KEY`, or anything `inherit: core` leaves out); `false` removes it.'),
-  inherit: Schema.union([
-    Schema.const('core').description('Only PATH, HOME, USER, LANG, LC_*, TERM, TMPDIR, TZ, XDG_*, npm/Node settings and proxies'),
-    Schema.const('all').description('The host\'s whole environment, minus excluded names'),
-    Schema.const('none').description('Nothing: only `env` and the provider\'s SUBAGENT_* variables'),
-  ]).default('core')
+  inherit: choice({
+    core: 'Only PATH, HOME, USER, LANG, LC_*, TERM, TMPDIR, TZ, XDG_*, npm/Node settings and proxies',
+    all: 'The host\'s whole environment, minus excluded names',
+    none: 'Nothing: only `env` and the provider\'s SUBAGENT_* variables',
+  }).default('core')
     .description('Which of the host\'s environment variables the agent inherits. Excluded names (credentials) are never inherited.'),
   envExclude: Schema.array(String).default([])
     .description('More variable names never inherited, as case-insensitive globs (`*_INTERNAL_*`), on top of the built-in list (*KEY*, *TOKEN*, *SECRET*, *PASS*, *AUTH*, …). Their values are also scrubbed from diagnostics.'),
   cwd: Schema.string()
     .description('Working directory of the agent and its session: absolute, or relative to the app directory. Default: the parent agent\'s cwd.'),
-  permission: Schema.union([
-    Schema.const('reject').description('Deny (pick a reject option, so the agent can adapt)'),
-    Schema.const('allow').description('Allow once'),
-  ]).default('reject')
+  permission: choice({
+    reject: 'Deny (pick a reject option, so the agent can adapt)',
+    allow: 'Allow once',
+  }).default('reject')
     .description('How permission requests of the agent are answered. Nobody is asked interactively.'),
   startupTimeout: duration({ min: 1 }).default(30_000)
     .description('Milliseconds for the agent to start and open a session (initialize + session/new).'),
@@ -60,10 +60,10 @@ export const Config: Schema<Config> = Schema.object({
     .description('Largest agent message text kept during a turn (UTF-8 bytes); more is dropped as it streams, and the diagnostic says how much.'),
   maxStreamBytes: count({ min: 1024 }).default(128 * 1024 * 1024)
     .description('Most ACP data (stdout bytes) one run may send. A run that sends more is stopped and ends as an error naming this limit.'),
-  containment: Schema.union([
-    Schema.const('auto').description('A cgroup v2 per run where the host may create one (Linux, root or a delegated subtree), else the process group'),
-    Schema.const('process-group').description('The process group only'),
-  ]).default('auto')
+  containment: choice({
+    auto: 'A cgroup v2 per run where the host may create one (Linux, root or a delegated subtree), else the process group',
+    'process-group': 'The process group only',
+  }).default('auto')
     .description('How the agent\'s processes are kept together for teardown. A cgroup also catches processes that leave the group (setsid, double fork).'),
   mcpServers: Schema.array(Schema.any()).default([])
     .description('MCP servers passed to session/new, in ACP form: `{ name, command, args, env: [{ name, value }] }` (stdio) or `{ type: http | sse, name, url, headers: [{ name, value }] }`.'),

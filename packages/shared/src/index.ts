@@ -1,4 +1,4 @@
-export { count, countProblem, duration, durationProblem, MAX_TIMER_MS } from './numbers.js'
+export { choice, count, countProblem, duration, durationProblem, MAX_TIMER_MS } from './numbers.js'
 export { capBytes, describeError, headBytes, utf8Length } from './text.js'
 export { isName, NAME_PATTERN, NAME_RULE } from './names.js'
 export { type ToolFilter, toolFilterProblem } from './tool-filter.js'

@@ -39,3 +39,11 @@ function problem(name: string, value: unknown, min: number, max: number, unit: s
   const shown = typeof value === 'number' ? String(value) : JSON.stringify(value) ?? typeof value
   return `${name} must be an integer from ${min} to ${max}${unit}, got ${shown}.`
 }
+
+/**
+ * A config value that is one of a few named choices, each with the description a config UI (the
+ * Koishi console) shows next to it: `choice({ reject: 'Deny', allow: 'Allow once' })`.
+ */
+export function choice<K extends string>(options: Record<K, string>): Schema<K> {
+  return Schema.union((Object.keys(options) as K[]).map((key) => Schema.const(key).description(options[key]))) as Schema<K>
+}

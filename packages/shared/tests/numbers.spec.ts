@@ -31,3 +31,14 @@ describe('shared: bounded durations and counts', () => {
     expect(countProblem('maxSteps', 3, { min: 1 })).to.equal(undefined)
   })
 })
+
+describe('shared: choice()', () => {
+  it('accepts exactly the named choices and carries their descriptions', async () => {
+    const { choice } = await import('@cordis-subagents/shared')
+    const schema = choice({ reject: 'Deny', allow: 'Allow once' })
+    expect(schema('reject')).to.equal('reject')
+    expect(schema('allow')).to.equal('allow')
+    expect(() => schema('maybe' as never)).to.throw()
+    expect(schema.list?.map((item) => [item.value, item.meta.description])).to.deep.equal([['reject', 'Deny'], ['allow', 'Allow once']])
+  })
+})
