@@ -91,7 +91,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     const logger = ctx.logger('agents')
     const envDepth = depthFromEnv(process.env.SUBAGENT_DEPTH)
     if (envDepth === null) logger.warn('ignoring SUBAGENT_DEPTH=%s: not a non-negative integer', process.env.SUBAGENT_DEPTH)
-    this.rootDepth = envDepth ?? config.depth ?? 0
+    this.rootDepth = envDepth ?? config.depth ?? DEFAULTS.depth!
     const configProblem = budgetProblem(config.budget, 'agents config budget')
     if (configProblem) throw new AgentError('INVALID_OPTIONS', configProblem)
     const envBudget = budgetFromEnv(process.env.SUBAGENT_BUDGET, process.env.SUBAGENT_MAX_DEPTH)
@@ -174,8 +174,8 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     if (parent !== undefined && !(parent instanceof Agent)) {
       throw new AgentError('INVALID_OPTIONS', 'options.parent must be an Agent created by ctx.agents.')
     }
-    const maxSteps = options.maxSteps ?? this.config.maxSteps ?? 25
-    const maxToolCallsPerStep = options.maxToolCallsPerStep ?? this.config.maxToolCallsPerStep ?? 32
+    const maxSteps = options.maxSteps ?? this.config.maxSteps ?? DEFAULTS.maxSteps!
+    const maxToolCallsPerStep = options.maxToolCallsPerStep ?? this.config.maxToolCallsPerStep ?? DEFAULTS.maxToolCallsPerStep!
     const problem = countProblem('options.maxSteps', maxSteps, { min: 1 })
       ?? countProblem('options.maxToolCallsPerStep', maxToolCallsPerStep, { min: 1 })
     if (problem) throw new AgentError('INVALID_OPTIONS', problem)
@@ -200,6 +200,9 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     })
   }
 }
+
+/** The schema's defaults: the one place they are written (a programmatic `new AgentRuntime(ctx, {})` gets the same). */
+const DEFAULTS = AgentRuntime.Config({})
 
 const ROLES = new Set(['user', 'assistant', 'tool'])
 

@@ -53,11 +53,14 @@ const MODEL_NAME = /^[A-Za-z0-9_.\-/]{1,64}$/
  * Fills in the environment defaults and checks what the schema cannot. Throws
  * `ModelOpenAIError('INVALID_CONFIG')` whose message names the offending key.
  */
+/** The schema's defaults, for configs that did not pass through it (programmatic use). */
+const DEFAULTS = Config({} as never)
+
 export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.env): OpenAIChatModelOptions & { name: string } {
   const fail = (key: string, problem: string): never => {
     throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "${key}" ${problem}`)
   }
-  const modelName = config.name ?? 'openai'
+  const modelName = config.name ?? DEFAULTS.name!
   if (!MODEL_NAME.test(modelName)) {
     fail('name', `must be 1-64 of A-Z a-z 0-9 _ . - / (no ":"; it is the part before ":" in a model ref), got ${JSON.stringify(modelName)}.`)
   }
@@ -89,7 +92,7 @@ export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.e
     timeout,
     maxResponseBytes,
     maxRetries,
-    maxTokensParam: config.maxTokensParam ?? 'auto',
+    maxTokensParam: config.maxTokensParam ?? DEFAULTS.maxTokensParam!,
   }
   if (config.temperature !== undefined) options.temperature = config.temperature
   if (config.headers && Object.keys(config.headers).length) options.headers = { ...config.headers }

@@ -4,7 +4,7 @@ import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
 import { countProblem, durationProblem } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
-import type { Config } from './config.js'
+import { Config } from './config.js'
 import { childEnv, EnvMatcher, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
 import { AcpRun } from './run.js'
@@ -18,6 +18,9 @@ export interface ProviderOptions extends Config {
   logger: Logger
 }
 
+/** The schema's defaults: the one place they are written (a programmatic caller gets the same). */
+const DEFAULTS = Config({ command: 'unused' })
+
 /**
  * Builds the `acp` provider. The plugin calls this; it is exported for programmatic use.
  * Throws `ACP_INVALID_CONFIG` when `cwd` or `mcpServers` are unusable.
@@ -26,24 +29,26 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
   const baseDir = options.baseDir ?? process.cwd()
   const configuredCwd = options.cwd ? resolveCwd(options.cwd, baseDir) : undefined
   const mcpServers = checkMcpServers(options.mcpServers ?? [])
-  const policy: EnvPolicy = { inherit: options.inherit ?? 'core', exclude: options.envExclude ?? [], set: options.env ?? {} }
+  const policy: EnvPolicy = {
+    inherit: options.inherit ?? DEFAULTS.inherit!, exclude: options.envExclude ?? DEFAULTS.envExclude!, set: options.env ?? DEFAULTS.env!,
+  }
   if (!['core', 'all', 'none'].includes(policy.inherit)) {
     throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.inherit must be core, all or none (got ${JSON.stringify(policy.inherit)}).`)
   }
   const matcher = new EnvMatcher(policy.exclude)
-  const providerName = options.name ?? 'acp'
+  const providerName = options.name ?? DEFAULTS.name!
   const settings = {
     providerName,
     command: options.command,
-    args: [...options.args ?? []],
-    permission: options.permission ?? 'reject',
-    startupTimeout: options.startupTimeout ?? 30_000,
-    cancelGrace: options.cancelGrace ?? 5_000,
-    killGrace: options.killGrace ?? 3_000,
-    exitGrace: options.exitGrace ?? 50,
-    maxOutputBytes: options.maxOutputBytes ?? 1024 * 1024,
-    maxStreamBytes: options.maxStreamBytes ?? 128 * 1024 * 1024,
-    containment: options.containment ?? 'auto',
+    args: [...options.args ?? DEFAULTS.args!],
+    permission: options.permission ?? DEFAULTS.permission!,
+    startupTimeout: options.startupTimeout ?? DEFAULTS.startupTimeout!,
+    cancelGrace: options.cancelGrace ?? DEFAULTS.cancelGrace!,
+    killGrace: options.killGrace ?? DEFAULTS.killGrace!,
+    exitGrace: options.exitGrace ?? DEFAULTS.exitGrace!,
+    maxOutputBytes: options.maxOutputBytes ?? DEFAULTS.maxOutputBytes!,
+    maxStreamBytes: options.maxStreamBytes ?? DEFAULTS.maxStreamBytes!,
+    containment: options.containment ?? DEFAULTS.containment!,
     mcpServers,
     logger: options.logger,
   }
