@@ -91,7 +91,7 @@ describe('ctx.subagents.delegate', () => {
       })
     }
 
-    it('reports the missing capability before a malformed field (DESIGN §6 order)', async () => {
+    it('reports the missing capability before a malformed field (what the provider cannot do comes first)', async () => {
       const provider = new FakeProvider('alpha', NONE)
       h.ctx.subagents.register(provider)
       const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { prompt: '', persona: 'x' })))
