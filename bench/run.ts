@@ -3,7 +3,7 @@
  * side, in one process. Writes bench/RESULTS.md.
  * BENCH_QUICK=1 runs tiny iteration counts (a smoke test of the harness, figures meaningless).
  */
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Logger } from 'cordis'
 import { fmt, fmtStats, machine, stats } from './lib.js'
@@ -22,6 +22,8 @@ const quick = !!process.env.BENCH_QUICK
 const q = (full: number, small: number) => (quick ? small : full)
 const out: string[] = []
 const targets: Array<[string, boolean, string]> = []
+/** The headline rows (scenario, ours, peers/baseline), written into CONTRIBUTING.md between its markers. */
+const headline: Array<[string, string, string]> = []
 const log = (line = '') => { out.push(line); console.log(line) }
 const table = (head: string[], rows: Array<Array<string | number>>) => {
   log(`| ${head.join(' | ')} |`)
@@ -59,6 +61,11 @@ log()
     targets.push([`Delegation overhead ≤ 50 µs (${name})`, over <= 50, `${fmt(over)} µs`])
     targets.push([`≥ 10× below both peers (${name})`, x >= 10, `${fmt(x, 2)}× (OpenAI ${fmt(openai / r.stats[name].median, 2)}×, AI SDK ${fmt(aisdk / r.stats[name].median, 2)}×)`])
   }
+  const spawn = r.stats['ours: subagent → spawn'].median
+  const fork = r.stats['ours: subagent → fork'].median
+  headline.push(['one delegation (parent step → child step → parent step), median',
+    `${fmt(spawn)} µs (spawn), ${fmt(fork)} µs (fork)`,
+    `OpenAI Agents SDK ${fmt(openai)} µs (${fmt(openai / spawn, 1)}× slower), AI SDK ${fmt(aisdk)} µs (${fmt(aisdk / spawn, 1)}× slower); no-framework floor ${fmt(floor)} µs`])
 }
 
 // 2 -------------------------------------------------------------------------------------------
@@ -80,6 +87,7 @@ log()
   const wall = stats(big.wallMs).median
   const perChild = stats(big.retainedPerChildKiB).median
   const growth = stats(big.wallMs).median / big.n / (stats(rows[1].wallMs).median / rows[1].n)
+  headline.push(['1,000 parallel children in one parent step', `${fmt(wall)} ms wall, ${fmt(perChild)} KiB heap per live child; µs per child ${fmt(growth, 2)}× from 100 to 1,000`, '—'])
   targets.push(['1,000 concurrent children in ≤ 1 s wall', wall <= 1000, `${fmt(wall)} ms`])
   targets.push(['≤ 20 KiB retained heap per child', perChild <= 20, `${fmt(perChild)} KiB`])
   targets.push(['cost grows linearly (µs per child at 1000 vs 100, ≤ 1.5×)', growth <= 1.5, `${fmt(growth, 2)}×`])
@@ -94,6 +102,8 @@ log()
     [[r.delegations, r.aborted, `${fmt(r.heapStartMiB, 2)} → ${fmt(r.heapEndMiB, 2)}`, fmt(r.growthKiB), r.liveRuns, `${r.listenersStart} → ${r.listenersEnd}`, `${r.handlesStart} → ${r.handlesEnd}`, fmt(r.seconds, 2)]])
   targets.push(['heap growth < 1 MiB over 10,000 delegations', r.growthKiB < 1024, `${fmt(r.growthKiB)} KiB`])
   targets.push(['zero live runs / listeners left', r.liveRuns === 0 && r.listenersEnd === r.listenersStart, `${r.liveRuns} runs, listeners ${r.listenersStart} → ${r.listenersEnd}`])
+  headline.push([`${r.delegations.toLocaleString('en')} delegations, 10 % aborted mid-child`,
+    `${fmt(r.growthKiB)} KiB heap growth after GC, ${r.liveRuns} live runs, listeners ${r.listenersStart} → ${r.listenersEnd}`, '—'])
 }
 
 // 4 -------------------------------------------------------------------------------------------
@@ -106,6 +116,7 @@ log()
   log()
   table(['cycles', 'µs per cycle median (min–max of chunks)'], [[r.cycles, fmtStats(s)]])
   targets.push(['provider churn ≤ 100 µs per cycle', s.median <= 100 && r.mountedAtEnd, `${fmt(s.median)} µs`])
+  headline.push(['provider reload with a mounted tool', `${fmt(s.median)} µs per remove → re-add → remount`, '—'])
 }
 
 // 5 -------------------------------------------------------------------------------------------
@@ -131,6 +142,8 @@ log()
   log()
   table(['agent', 'ms median (min–max)'], Object.entries(hb.stats).map(([name, s]) => [name, fmtStats(s)]))
   targets.push(['ACP hand-back: stdin-ignoring agent ≤ 100 ms over a well-behaved one', stubborn - good <= 100, `+${fmt(stubborn - good)} ms (${fmt(stubborn)} vs ${fmt(good)} ms)`])
+  headline.push(['ACP run against a fixture agent', `${fmt(ours / hand, 2)}× a minimal hand-written ACP SDK client; hand-back +${fmt(stubborn - good)} ms for an agent that ignores stdin`,
+    `an empty \`node\` start is ≈ ${fmt(floor / ours, 1)} of a run`])
 }
 
 // 6 -------------------------------------------------------------------------------------------
@@ -144,6 +157,8 @@ log()
   const inline40 = rows.find((r) => r.mode === 'inline')!
   const del40 = delegated.find((r) => r.reads === 40)!
   log(`40 reads: delegated parent transcript is ${fmt(inline40.bytes / del40.bytes)}× smaller than inline.`)
+  headline.push(['parent transcript after 40 × 2 KiB file reads', `${del40.bytes} B / ${del40.messages} messages when delegated`,
+    `${inline40.bytes.toLocaleString('en')} B / ${inline40.messages} messages inline (${fmt(inline40.bytes / del40.bytes)}× more)`])
   log()
   targets.push(['parent transcript growth per delegation independent of the child\'s tool count', spread <= 16, `${delegated.map((r) => `${r.reads} reads → ${r.bytes} B`).join(', ')}`])
 }
@@ -170,6 +185,7 @@ log()
   log()
   const stepUs = r.stepNs.median / 1000
   targets.push(['budget bookkeeping ≤ 5 µs per step', stepUs <= 5, `${fmt(r.stepNs.median)} ns`])
+  headline.push(['tree limits', `budget bookkeeping ${fmt(r.stepNs.median)} ns per step; budgets on every limit ${fmt(budgeted / plain, 2)}× a delegation; a 10,000-deep chain cancels in ${fmt(stats(r.deep.cancelMs).median)} ms`, '—'])
   log(`Budgets on every limit add ${fmt(budgeted - plain)} µs per delegation (${fmt(budgeted / plain, 2)}×); most of it is the wall-time timer each run with a \`maxWallMs\` of its own arms.`)
   log()
 }
@@ -180,4 +196,26 @@ log()
 table(['target', 'met', 'figure'], targets.map(([name, met, figure]) => [name, met ? 'yes' : '**no**', figure]))
 log(`Total bench time: ${fmt((performance.now() - started) / 1000)} s.`)
 
-if (!quick) writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), out.join('\n') + '\n')
+if (!quick) {
+  writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), out.join('\n') + '\n')
+  writeHeadline(fileURLToPath(new URL('../CONTRIBUTING.md', import.meta.url)))
+}
+
+/** Replaces the table between CONTRIBUTING.md's bench-headline markers with this run's figures. */
+function writeHeadline(file: string) {
+  const start = '<!-- bench-headline:start (written by npm run bench) -->'
+  const end = '<!-- bench-headline:end -->'
+  const text = readFileSync(file, 'utf8')
+  const from = text.indexOf(start)
+  const to = text.indexOf(end)
+  if (from < 0 || to < from) throw new Error(`${file} has no ${start} … ${end} block`)
+  const rows = headline.map((row) => `| ${row.join(' | ')} |`)
+  const missed = targets.filter(([, met]) => !met).map(([name, , figure]) => `${name}: ${figure}`)
+  const block = [
+    start, `Run of ${m.date.slice(0, 10)} on ${m.cpu}, Node ${m.node}.`, '',
+    '| scenario | cordis-subagents | peers / baseline |', '|---|---|---|', ...rows, '',
+    missed.length ? `Targets not met in this run: ${missed.join('; ')}.` : 'Every target was met in this run.',
+    end,
+  ]
+  writeFileSync(file, text.slice(0, from) + block.join('\n') + text.slice(to + end.length))
+}
