@@ -186,7 +186,7 @@ log()
   const stepUs = r.stepNs.median / 1000
   targets.push(['budget bookkeeping ≤ 5 µs per step', stepUs <= 5, `${fmt(r.stepNs.median)} ns`])
   headline.push(['tree limits', `budget bookkeeping ${fmt(r.stepNs.median)} ns per step; budgets on every limit ${fmt(budgeted / plain, 2)}× a delegation; a 10,000-deep chain cancels in ${fmt(stats(r.deep.cancelMs).median)} ms`, '—'])
-  log(`Budgets on every limit add ${fmt(budgeted - plain)} µs per delegation (${fmt(budgeted / plain, 2)}×); most of it is the wall-time timer each run with a \`maxWallMs\` of its own arms.`)
+  log(`Budgets on every limit: ${fmt(budgeted - plain)} µs per delegation over the shipped defaults in this run (${fmt(budgeted / plain, 2)}×); compare it with the min–max spread of the two rows above before reading a cost into it. What a budget adds per run: one carved \`Budget\`, the checks and charges above, and a timer for a run whose \`maxWallMs\` is tighter than its parent's.`)
   log()
 }
 
