@@ -1,25 +1,6 @@
 // Async helpers shared by every package's tests (test code only; never published).
 
-export interface Deferred<T = void> {
-  promise: Promise<T>
-  resolve(value: T): void
-  reject(reason: unknown): void
-  settled: boolean
-}
-
-/** A promise the test settles by hand. */
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void
-  let reject!: (reason: unknown) => void
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
-  const result: Deferred<T> = {
-    promise,
-    settled: false,
-    resolve: (value) => { result.settled = true; resolve(value) },
-    reject: (reason) => { result.settled = true; reject(reason) },
-  }
-  return result
-}
+export { type Deferred, deferred } from '@cordis-subagents/shared'
 
 /** Lets pending promise chains settle: `times` macrotask hops, no timers left behind. */
 export async function tick(times = 5): Promise<void> {

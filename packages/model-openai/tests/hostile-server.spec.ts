@@ -3,6 +3,7 @@ import { expect } from 'chai'
 import type { GenerateRequest } from '@cordis-subagents/agent'
 import { OpenAIChatModel, type OpenAIChatModelOptions, resolveConfig } from '@cordis-subagents/model-openai'
 import { completion, FakeOpenAIServer, sendJson } from './fixtures/server.js'
+import { recordingLogger } from './fixtures/logger.js'
 
 const KEY = 'sk-test-DISTINCTIVE-7f3a9c2e51b84d06'
 
@@ -12,13 +13,7 @@ function request(overrides: Partial<GenerateRequest> = {}): GenerateRequest {
 
 describe('OpenAIChatModel against hostile servers', () => {
   let server: FakeOpenAIServer
-  const logged: string[] = []
-  const logger = {
-    debug: (...args: unknown[]) => logged.push(args.map(String).join(' ')),
-    info: (...args: unknown[]) => logged.push(args.map(String).join(' ')),
-    warn: (...args: unknown[]) => logged.push(args.map(String).join(' ')),
-    error: (...args: unknown[]) => logged.push(args.map(String).join(' ')),
-  }
+  const { logged, logger } = recordingLogger()
   function model(options: Partial<OpenAIChatModelOptions> = {}): OpenAIChatModel {
     return new OpenAIChatModel({ baseURL: server.baseURL, apiKey: KEY, model: 'm', maxRetries: 0, timeout: 10_000, logger, ...options })
   }

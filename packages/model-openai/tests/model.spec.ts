@@ -6,6 +6,7 @@ import type { GenerateRequest, Message } from '@cordis-subagents/agent'
 import type { ToolSpec } from '@cordis-subagents/tools'
 import { OpenAIChatModel, type OpenAIChatModelOptions } from '@cordis-subagents/model-openai'
 import { apiError, completion, FakeOpenAIServer, sendJson } from './fixtures/server.js'
+import { recordingLogger } from './fixtures/logger.js'
 
 const KEY = 'sk-test-DISTINCTIVE-7f3a9c2e51b84d06'
 
@@ -40,13 +41,7 @@ async function deadPort(): Promise<number> {
 
 describe('OpenAIChatModel against a loopback chat-completions server', () => {
   let server: FakeOpenAIServer
-  const logged: string[] = []
-  const logger = {
-    debug: (...args: unknown[]) => logged.push(args.map(String).join(' ')),
-    info: (...args: unknown[]) => logged.push(args.map(String).join(' ')),
-    warn: (...args: unknown[]) => logged.push(args.map(String).join(' ')),
-    error: (...args: unknown[]) => logged.push(args.map(String).join(' ')),
-  }
+  const { logged, logger } = recordingLogger()
 
   function model(options: Partial<OpenAIChatModelOptions> = {}): OpenAIChatModel {
     return new OpenAIChatModel({ baseURL: server.baseURL, apiKey: KEY, model: 'default-model', maxRetries: 0, timeout: 10_000, logger, ...options })

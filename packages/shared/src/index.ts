@@ -6,3 +6,4 @@ export { type Capabilities, type CapabilityOptions, missingCapability, type Miss
 export { emitIsolated } from './isolated-emit.js'
 export { stripControl } from './control.js'
 export { capForRedaction, MAX_REDACT_CHARS, redact, REDACTED, Redactor, type RedactorOptions } from './redact.js'
+export { type Deferred, deferred } from './deferred.js'

@@ -1,28 +1,10 @@
+import { deferred, type Deferred } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type {
   ProviderCapabilities, ProviderStartRequest, SubagentProvider, SubagentResult, SubagentRun, SubagentUpdate,
 } from '../types.js'
 
-/** A promise settled by hand, which knows whether it has settled. */
-export interface Deferred<T = void> {
-  promise: Promise<T>
-  resolve(value: T): void
-  reject(reason: unknown): void
-  settled: boolean
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void
-  let reject!: (reason: unknown) => void
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
-  const result: Deferred<T> = {
-    promise,
-    settled: false,
-    resolve: (value) => { result.settled = true; resolve(value) },
-    reject: (reason) => { result.settled = true; reject(reason) },
-  }
-  return result
-}
+export { type Deferred, deferred } from '@cordis-subagents/shared'
 
 export const ALL_CAPABILITIES: ProviderCapabilities = Object.freeze({ persona: true, toolFilter: true, depthLimit: true })
 export const NO_CAPABILITIES: ProviderCapabilities = Object.freeze({ persona: false, toolFilter: false, depthLimit: false })
