@@ -1,5 +1,5 @@
 import type { Context, Logger } from 'cordis'
-import { describeError, emitIsolated } from '@cordis-subagents/shared'
+import { describeError, emitIsolatedOn } from '@cordis-subagents/shared'
 import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
 
 declare module 'cordis' {
@@ -31,10 +31,15 @@ export interface SubagentEventMap {
  * logged and never reaches the service (a consumer must not veto a registration or a run's end).
  */
 export class SubagentEvents {
-  constructor(private readonly ctx: Context, private readonly log: Logger) {}
+  /** The app's lifecycle, read once: `ctx.lifecycle` is a traced property read (a shadow context each time). */
+  private readonly lifecycle: Context['lifecycle']
+
+  constructor(ctx: Context, private readonly log: Logger) {
+    this.lifecycle = ctx.lifecycle
+  }
 
   emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void {
-    emitIsolated(this.ctx, name, args, (error) => {
+    emitIsolatedOn(this.lifecycle, name, args, (error) => {
       this.log.warn('a listener of %s failed (ignored): %s', name, describeError(error))
     })
   }
