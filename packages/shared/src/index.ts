@@ -6,3 +6,5 @@ export { type Capabilities, type CapabilityOptions, missingCapability, type Miss
 export { emitIsolated, emitIsolatedOn } from './isolated-emit.js'
 export { stripControl } from './control.js'
 export { capForRedaction, MAX_REDACT_CHARS, redact, REDACTED, Redactor, type RedactorOptions } from './redact.js'
+export { abortWaiters, onAbort } from './abort-fanout.js'
+export { DeadlineQueue } from './deadlines.js'

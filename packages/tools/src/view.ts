@@ -105,7 +105,9 @@ export class ToolView {
  * Parses synchronously (no promise per call for the usual schema); a schema with async refinements
  * or transforms makes zod throw `$ZodAsyncError` there, and is parsed asynchronously instead.
  */
-function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.ZodSafeParseResult<z.output<T>> | Promise<z.ZodSafeParseResult<z.output<T>>> {
+type Parsed<T extends z.ZodType> = z.ZodSafeParseResult<z.output<T>>
+
+function parseInput<T extends z.ZodType>(schema: T, input: unknown): Parsed<T> | Promise<Parsed<T>> {
   try {
     return schema.safeParse(input)
   } catch (error) {
