@@ -1,4 +1,4 @@
-import type { Context, Logger } from 'cordis'
+import { type Context, type Logger, symbols } from 'cordis'
 import { describeError, emitIsolatedOn } from '@cordis-subagents/shared'
 import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
 
@@ -31,11 +31,15 @@ export interface SubagentEventMap {
  * logged and never reaches the service (a consumer must not veto a registration or a run's end).
  */
 export class SubagentEvents {
-  /** The app's lifecycle, read once: `ctx.lifecycle` is a traced property read (a shadow context each time). */
+  /**
+   * The app's lifecycle itself, read once: `ctx.lifecycle` is cordis' caller-tracing proxy, which
+   * builds a shadow context on every read through it. Emitting binds nothing to a caller's scope.
+   */
   private readonly lifecycle: Context['lifecycle']
 
   constructor(ctx: Context, private readonly log: Logger) {
-    this.lifecycle = ctx.lifecycle
+    const traced = ctx.lifecycle
+    this.lifecycle = (traced as unknown as Record<symbol, Context['lifecycle'] | undefined>)[symbols.original] ?? traced
   }
 
   emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void {
