@@ -87,14 +87,25 @@ const views = new WeakMap<object, ViewHandler>()
  * readers (index, length, iteration, `map`, `slice`, JSON), refuses writes (a TypeError in strict
  * code), and never changes: later appends to the underlying storage are beyond its length.
  */
-export function historyView(segments: readonly Segment[], length: number): readonly Message[] {
+export function historyView(segments: readonly Segment[], length: number, seed = false): readonly Message[] {
   const handler = new ViewHandler(segments, length)
   const view = new Proxy<Message[]>([], handler)
-  views.set(view, handler)
+  // Only a seed must be recognised later (to share it); a model request's view is not registered.
+  if (seed) views.set(view, handler)
   return view
 }
 
-/** The segments behind a view made by `historyView` (shared, never copied), or undefined for any other array. */
+/** The first `length` messages of `segments` as a plain array (for short histories, where a copy is cheaper than a view). */
+export function copyOf(segments: readonly Segment[], length: number): Message[] {
+  const copy = new Array<Message>(length)
+  for (const segment of segments) {
+    const end = Math.min(segment.end, length)
+    for (let i = segment.start; i < end; i++) copy[i] = segment.items[i - segment.start]
+  }
+  return copy
+}
+
+/** The segments behind a seed view made by `historyView` (shared, never copied), or undefined for any other array. */
 export function segmentsOf(value: unknown): { segments: readonly Segment[]; length: number } | undefined {
   if (!value || typeof value !== 'object') return undefined
   const handler = views.get(value)

@@ -1,4 +1,4 @@
-import { cut, historyView, type Segment, segmentsOf } from './history.js'
+import { copyOf, cut, historyView, type Segment, segmentsOf } from './history.js'
 import type { Message, ToolMessage } from './types.js'
 
 /**
@@ -57,12 +57,16 @@ export class Transcript {
    * seed of a fork child. Later turns of this transcript never appear in it.
    */
   completed(): readonly Message[] {
-    return historyView(this.segments(), this.turnStart ?? this.length)
+    return historyView(this.segments(), this.turnStart ?? this.length, true)
   }
 
-  /** A read-only view of every message so far, for a model request: O(1), it never changes later. */
+  /**
+   * Every message so far, for a model request; it never changes later. A read-only view (O(1))
+   * once the history is longer than `SMALL`, a copy below that (cheaper than a view there).
+   */
   snapshot(): readonly Message[] {
     const length = this.length
+    if (length <= SMALL) return copyOf(this.segments(), length)
     if (this.viewLength !== length) {
       this.view = historyView(this.segments(), length)
       this.viewLength = length
@@ -117,6 +121,9 @@ export class Transcript {
     return this.base.length ? [...this.base, own] : [own]
   }
 }
+
+/** Up to this many messages a model request gets a plain copy (bounded work), above it a shared view. */
+const SMALL = 16
 
 function cloneMessage(message: Message): Message {
   if (message.role === 'assistant' && message.toolCalls) {

@@ -91,6 +91,15 @@ describe('shared history: completed turns are shared with fork children and mode
     expect(contents(requests[1].messages)).to.deep.equal(['q1', 'answer 1', 'q2'])
     expect([...requests[1].messages].map((m) => m.role)).to.deep.equal(['user', 'assistant', 'user'])
     expect(requests[1].messages.slice(-1)[0].content).to.equal('q2')
+    // A long history is handed over as a read-only view: stable, and writes are refused.
+    for (let i = 3; i <= 12; i++) await agent.run(`q${i}`)
+    const long = requests[11].messages
+    expect(long).to.have.length(23)
+    await agent.run('q13')
+    expect(long).to.have.length(23)
+    expect(long[22].content).to.equal('q12')
+    expect(JSON.parse(JSON.stringify(long))).to.deep.equal(agent.transcript.completedMessages().slice(0, 23))
+    expect(() => { (long as Message[]).push({ role: 'user', content: 'x' }) }).to.throw(TypeError)
   })
 
   it('a seed from a plain array is validated and copied once; completedMessages() still returns editable copies', async () => {
