@@ -65,13 +65,17 @@ export async function runDelegation(
     label: input.description,
     parent: exec.agent as Agent,
     signal: controller.signal,
-    onUpdate: (update) => {
+  }
+  // Progress is forwarded only to a caller that listens (the agent gives a sink only then).
+  const sink = exec.onUpdate
+  if (sink) {
+    request.onUpdate = (update) => {
       try {
-        exec.onUpdate?.({ kind: 'subagent', text: update.text, data: update })
+        sink({ kind: 'subagent', text: update.text, data: update })
       } catch {
         // The caller's progress sink must not break the delegation.
       }
-    },
+    }
   }
   if (options.agentOptions?.model) request.agentOptions = { model: options.agentOptions.model }
   if (options.persona !== undefined) request.persona = options.persona
