@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import {
   addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, LimitError, limitStop,
-  totalTokens, type ToolResult, type ToolView,
+  totalTokens, type ToolExecContext, type ToolResult, type ToolView,
 } from '@cordis-subagents/tools'
 import { abortFlat } from './abort.js'
 import { Budget, type BudgetLimits } from './budget.js'
@@ -172,15 +172,16 @@ export class Agent {
   ): Promise<RunResult> {
     const { signal } = controller
     let ended = false
-    const emit = (event: AgentEvent) => {
+    // Without a listener there is no emitter, and `emit?.({ … })` builds no event object at all.
+    const emit = onEvent && ((event: AgentEvent) => {
       // Nothing is reported after the turn ended (e.g. a late onUpdate from a tool that ignored the abort).
       if (ended) return
       try {
-        onEvent?.(event)
+        onEvent(event)
       } catch {
         // A progress listener must never break the loop.
       }
-    }
+    })
     if (this.ownsRootBudget) {
       this.budget = Budget.root(this.budgetLimits)
       this.budget.adopt()
@@ -235,7 +236,7 @@ export class Agent {
       if (before) return stopForBudget(before)
       const step = ++state.steps
       budget.charge('steps', 1)
-      emit({ type: 'step-start', step })
+      emit?.({ type: 'step-start', step })
 
       let response: GenerateResponse
       try {
@@ -258,13 +259,13 @@ export class Agent {
       if (response.usage) budget.charge('tokens', totalTokens(response.usage))
       if (response.text.trim()) {
         state.text = response.text
-        emit({ type: 'text', step, text: response.text })
+        emit?.({ type: 'text', step, text: response.text })
       }
       const calls = response.toolCalls
       this.transcript.push(calls.length
         ? { role: 'assistant', content: response.text, toolCalls: calls }
         : { role: 'assistant', content: response.text })
-      emit({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
+      emit?.({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
 
       const failure = FINISH_STOPS[response.finishReason]
       if (failure) {
@@ -317,11 +318,11 @@ export class Agent {
   /** Runs every call of a step concurrently; results come back in call order. */
   private async runTools(
     calls: ModelToolCall[], refusals: Map<number, string>, step: number, signal: AbortSignal, aborted: Promise<never>,
-    emit: (event: AgentEvent) => void,
+    emit: ((event: AgentEvent) => void) | undefined,
   ): Promise<ToolResult[]> {
     const cancelled: ToolResult = { isError: true, content: 'Cancelled: the run was aborted before this tool call finished.' }
     return Promise.all(calls.map(async (call, index) => {
-      emit({ type: 'tool-call', step, call })
+      emit?.({ type: 'tool-call', step, call })
       let result: ToolResult
       const refusal = refusals.get(index)
       if (refusal !== undefined) {
@@ -329,15 +330,13 @@ export class Agent {
       } else if (call.invalidInput !== undefined) {
         result = { isError: true, content: `Invalid arguments for tool "${call.name}": ${call.invalidInput}` }
       } else {
-        const pending = this.tools.execute({ id: call.id, name: call.name, input: call.input }, {
-          signal,
-          agent: this,
-          toolCallId: call.id,
-          onUpdate: (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update }),
-        })
+        // A tool gets an update sink only when someone listens to this turn (`onUpdate` is optional).
+        const exec: ToolExecContext = { signal, agent: this, toolCallId: call.id }
+        if (emit) exec.onUpdate = (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update })
+        const pending = this.tools.execute({ id: call.id, name: call.name, input: call.input }, exec)
         result = await Promise.race([this.track(pending), aborted]).catch(() => cancelled)
       }
-      emit({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
+      emit?.({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
       return result
     }))
   }

@@ -3,6 +3,7 @@ import { Context, Schema, Service } from 'cordis'
 import { count, countProblem } from '@cordis-subagents/shared'
 import { type BudgetBreach, describeError, type ToolRegistry, type ToolView, withoutCallerTracing } from '@cordis-subagents/tools'
 import { Agent, type AgentHost } from './agent.js'
+import { segmentsOf } from './history.js'
 import { Budget, BUDGET_KEYS, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
 import type { ChatModel, Message } from './types.js'
@@ -186,7 +187,8 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       id,
       parent,
       depth: parent ? parent.depth + 1 : this.rootDepth,
-      cwd: resolve(options.cwd ?? parent?.cwd ?? this.config.cwd ?? process.cwd()),
+      // A parent's cwd is already absolute.
+      cwd: options.cwd === undefined && parent ? parent.cwd : resolve(options.cwd ?? this.config.cwd ?? process.cwd()),
       persona: options.persona ?? this.config.persona,
       model: options.model ?? parent?.model ?? this.config.model,
       tools: parent ? options.tools ?? parent.tools : this.rootTools(options.tools),
@@ -226,7 +228,8 @@ function checkOptions(options: CreateAgentOptions): void {
   if (tools !== undefined && !isToolView(tools)) {
     throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
   }
-  if (seed !== undefined) {
+  // A view from another transcript's completed() was validated when its messages were appended.
+  if (seed !== undefined && !segmentsOf(seed)) {
     if (!Array.isArray(seed)) throw new AgentError('INVALID_OPTIONS', 'options.seed must be an array of transcript messages.')
     seed.forEach((message, i) => {
       if (!message || !ROLES.has(message.role) || typeof message.content !== 'string') {

@@ -38,7 +38,8 @@ export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'refusal' | 'error
 
 export interface GenerateRequest {
   system?: string
-  messages: Message[]
+  /** Read-only: a view shared with the transcript (it never changes after the call). */
+  messages: readonly Message[]
   tools: ToolSpec[]
   signal: AbortSignal
   maxTokens?: number

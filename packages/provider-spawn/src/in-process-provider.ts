@@ -49,7 +49,8 @@ function startChild(agents: AgentRuntime, options: InProcessProviderOptions, req
       model: request.agentOptions?.model ?? parent.model,
       persona: persona ? `${persona}\n\n${SUBAGENT_NOTE}` : SUBAGENT_NOTE,
       tools: request.toolFilter ? parent.tools.restrict(request.toolFilter) : parent.tools,
-      seed: options.inheritsParentContext ? parent.transcript.completedMessages() : undefined,
+      // Shared, not copied: the parent's completed turns are immutable (never its turn in flight).
+      seed: options.inheritsParentContext ? parent.transcript.completed() : undefined,
       maxSteps: options.maxSteps,
       // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
       ...request.budget ? { budget: request.budget } : {},

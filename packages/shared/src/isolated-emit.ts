@@ -11,7 +11,14 @@ import type { Context } from 'cordis'
  * in the project that reads it.
  */
 export function emitIsolated(ctx: Context, name: string, args: unknown[], onError: (error: unknown) => void): void {
-  const lifecycle = ctx.lifecycle
+  emitIsolatedOn(ctx.lifecycle, name, args, onError)
+}
+
+/**
+ * `emitIsolated` on a lifecycle the caller keeps: reading `ctx.lifecycle` goes through cordis'
+ * caller tracing (a shadow context per read), which a hot emitter should pay once, not per event.
+ */
+export function emitIsolatedOn(lifecycle: Context['lifecycle'], name: string, args: unknown[], onError: (error: unknown) => void): void {
   const hooks = lifecycle._hooks[name]
   if (!hooks?.length) return
   for (const hook of lifecycle.filterHooks(hooks)) {

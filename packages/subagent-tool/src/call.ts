@@ -2,7 +2,7 @@ import type { Agent } from '@cordis-subagents/agent'
 import type { SubagentRequest, SubagentResult, SubagentRun, SubagentService } from '@cordis-subagents/subagents-service'
 import { emptyWork, LimitError, limitStop, type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
 import type { BudgetLimits } from '@cordis-subagents/agent'
-import { describeError, type ToolFilter } from '@cordis-subagents/shared'
+import { type DeadlineQueue, describeError, onAbort, type ToolFilter } from '@cordis-subagents/shared'
 import { type CancelCause, capOutput, failureText, headline } from './result.js'
 
 export interface DelegateOptions {
@@ -16,6 +16,7 @@ export interface DelegateOptions {
   timeout: number
   maxOutputBytes: number
 }
+
 
 export interface DelegationInput {
   description: string
@@ -37,6 +38,8 @@ export async function runDelegation(
   input: DelegationInput,
   exec: ToolExecContext,
   inFlight: Set<InFlight>,
+  /** The tool load's timeouts behind one timer (its duration is `options.timeout`); without it, a timer per call. */
+  deadlines?: DeadlineQueue,
 ): Promise<ToolResult> {
   const startedAt = Date.now()
   const controller = new AbortController()
@@ -47,14 +50,13 @@ export async function runDelegation(
     controller.abort(abortReason(why, options.timeout, exec.signal.reason))
   }
   const handle: InFlight = { cancel }
-  const onParentAbort = () => cancel('parent')
-  if (exec.signal.aborted) onParentAbort()
-  else exec.signal.addEventListener('abort', onParentAbort, { once: true })
-  const timer = options.timeout > 0 ? setTimeout(() => cancel('timeout'), options.timeout) : undefined
+  // The calls of a wide step share one listener on their turn's signal, and one timer per load.
+  const stopWaitingForParent = onAbort(exec.signal, () => cancel('parent'))
+  const cancelDeadline = options.timeout > 0 ? deadline(options.timeout, () => cancel('timeout'), deadlines) : undefined
   inFlight.add(handle)
   const cleanup = () => {
-    clearTimeout(timer)
-    exec.signal.removeEventListener('abort', onParentAbort)
+    cancelDeadline?.()
+    stopWaitingForParent()
     inFlight.delete(handle)
   }
 
@@ -63,13 +65,17 @@ export async function runDelegation(
     label: input.description,
     parent: exec.agent as Agent,
     signal: controller.signal,
-    onUpdate: (update) => {
+  }
+  // Progress is forwarded only to a caller that listens (the agent gives a sink only then).
+  const sink = exec.onUpdate
+  if (sink) {
+    request.onUpdate = (update) => {
       try {
-        exec.onUpdate?.({ kind: 'subagent', text: update.text, data: update })
+        sink({ kind: 'subagent', text: update.text, data: update })
       } catch {
         // The caller's progress sink must not break the delegation.
       }
-    },
+    }
   }
   if (options.agentOptions?.model) request.agentOptions = { model: options.agentOptions.model }
   if (options.persona !== undefined) request.persona = options.persona
@@ -168,4 +174,10 @@ function reasonText(cause: CancelCause, timeout: number): string {
     case 'timeout': return `the subagent tool's timeout of ${timeout} ms elapsed`
     case 'unload': return 'the subagent tool was unloaded'
   }
+}
+
+function deadline(ms: number, fire: () => void, queue: DeadlineQueue | undefined): () => void {
+  if (queue?.ms === ms) return queue.add(fire)
+  const timer = setTimeout(fire, ms)
+  return () => clearTimeout(timer)
 }

@@ -1,5 +1,5 @@
 import { Context, Schema } from 'cordis'
-import { count, duration, missingCapability, NAME_PATTERN, toolFilterProblem } from '@cordis-subagents/shared'
+import { count, DeadlineQueue, duration, missingCapability, NAME_PATTERN, toolFilterProblem } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import type { SubagentProvider } from '@cordis-subagents/subagents-service'
 import { withoutCallerTracing } from '@cordis-subagents/tools'
@@ -57,6 +57,8 @@ export function apply(ctx: Context, config: Config) {
   // Claim the name first: a duplicate fails this plugin at load, whether or not providers exist.
   const reservation = ctx.tools.reserve(config.toolName)
   const inFlight = new Set<InFlight>()
+  // Every call of this load has the same timeout: one queue, one timer, whatever the fan-out.
+  const deadlines = config.timeout > 0 ? new DeadlineQueue(config.timeout) : undefined
   const subagents = withoutCallerTracing(ctx.subagents)
   let unmount: (() => void) | undefined
   let unloaded = false
@@ -76,7 +78,7 @@ export function apply(ctx: Context, config: Config) {
       execute: (input, exec) => {
         // A call the registry looked up just before the unload must not start a run nobody owns.
         if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
-        return runDelegation(subagents, config, input, exec, inFlight)
+        return runDelegation(subagents, config, input, exec, inFlight, deadlines)
       },
     })
     logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)
@@ -90,7 +92,8 @@ export function apply(ctx: Context, config: Config) {
     if (removed !== config.provider || !unmount) return
     unmount()
     unmount = undefined
-    logger.info('tool "%s" unregistered: provider "%s" was removed; it returns when the provider does', config.toolName, removed)
+    // Debug, like the mount line: a provider reload is routine, and an info line per reload cost a third of a remount.
+    logger.debug('tool "%s" unregistered: provider "%s" was removed; it returns when the provider does', config.toolName, removed)
   })
   const present = ctx.subagents.get(config.provider)
   if (present) mount(present)

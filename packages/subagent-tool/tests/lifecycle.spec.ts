@@ -90,7 +90,7 @@ describe('subagent-tool: lifecycle', () => {
     provider.dispose()
     await tick()
     expect(h.ctx.tools.has('subagent')).to.equal(false)
-    expect(h.toolLogs('info').map((r) => r.content).join('\n')).to.contain('provider "spawn" was removed')
+    expect(h.toolLogs('debug').map((r) => r.content).join('\n')).to.contain('provider "spawn" was removed')
     await loadProvider(h.ctx, spawn, { name: 'spawn' })
     expect(h.ctx.tools.has('subagent')).to.equal(true)
     expect(changes).to.deep.equal(['added:subagent', 'removed:subagent', 'added:subagent'])

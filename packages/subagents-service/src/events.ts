@@ -1,5 +1,5 @@
-import type { Context, Logger } from 'cordis'
-import { describeError, emitIsolated } from '@cordis-subagents/shared'
+import { type Context, type Logger, symbols } from 'cordis'
+import { describeError, emitIsolatedOn } from '@cordis-subagents/shared'
 import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
 
 declare module 'cordis' {
@@ -31,10 +31,19 @@ export interface SubagentEventMap {
  * logged and never reaches the service (a consumer must not veto a registration or a run's end).
  */
 export class SubagentEvents {
-  constructor(private readonly ctx: Context, private readonly log: Logger) {}
+  /**
+   * The app's lifecycle itself, read once: `ctx.lifecycle` is cordis' caller-tracing proxy, which
+   * builds a shadow context on every read through it. Emitting binds nothing to a caller's scope.
+   */
+  private readonly lifecycle: Context['lifecycle']
+
+  constructor(ctx: Context, private readonly log: Logger) {
+    const traced = ctx.lifecycle
+    this.lifecycle = (traced as unknown as Record<symbol, Context['lifecycle'] | undefined>)[symbols.original] ?? traced
+  }
 
   emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void {
-    emitIsolated(this.ctx, name, args, (error) => {
+    emitIsolatedOn(this.lifecycle, name, args, (error) => {
       this.log.warn('a listener of %s failed (ignored): %s', name, describeError(error))
     })
   }

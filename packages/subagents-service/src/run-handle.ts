@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { Logger } from 'cordis'
 import type { Budget } from '@cordis-subagents/agent'
 import { capDiagnostic, describeError } from './diagnostic.js'
@@ -47,8 +46,17 @@ type Phase = 'starting' | 'live' | 'rejected' | 'ended'
  * One run from the service's side: calls the provider, hands the run over (or rejects with
  * nothing left running), forwards updates, settles the result once, and disposes once.
  */
+/**
+ * Run ids only need to be unique among the runs of this process: they key the service's `live`
+ * map, events and tool metadata here, and never name anything in another process or on disk
+ * (an ACP child gets its own session id). A counter per process is unique there, and far cheaper
+ * than a random UUID per run; the start time keeps ids of two processes in one log apart.
+ */
+const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
+let runCount = 0
+
 export class RunHandle {
-  readonly runId = randomUUID()
+  readonly runId = RUN_ID_PREFIX + (++runCount).toString(36)
   private phase: Phase = 'starting'
   private cancelled = false
   /** Set when a limit (a timeout, a budget), not a person, cancelled the run. */

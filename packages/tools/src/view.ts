@@ -83,8 +83,7 @@ export class ToolView {
       if (exec?.signal?.aborted) {
         return { isError: true, content: `Tool "${name}" was not run: the call was aborted before it started.` }
       }
-      // Async parse: schemas with async refinements or transforms must not make execute throw.
-      const parsed = await entry.tool.input.safeParseAsync(call.input ?? {})
+      const parsed = await parseInput(entry.tool.input, call.input ?? {})
       if (!parsed.success) {
         return { isError: true, content: `Invalid input for tool "${name}":\n${z.prettifyError(parsed.error)}` }
       }
@@ -99,5 +98,20 @@ export class ToolView {
     } catch (error) {
       return { isError: true, content: `Tool "${name}" failed: ${describeError(error)}` }
     }
+  }
+}
+
+/**
+ * Parses synchronously (no promise per call for the usual schema); a schema with async refinements
+ * or transforms makes zod throw `$ZodAsyncError` there, and is parsed asynchronously instead.
+ */
+type Parsed<T extends z.ZodType> = z.ZodSafeParseResult<z.output<T>>
+
+function parseInput<T extends z.ZodType>(schema: T, input: unknown): Parsed<T> | Promise<Parsed<T>> {
+  try {
+    return schema.safeParse(input)
+  } catch (error) {
+    if (error instanceof z.core.$ZodAsyncError) return schema.safeParseAsync(input)
+    throw error
   }
 }
