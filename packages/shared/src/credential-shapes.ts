@@ -140,6 +140,9 @@ function redactTokens(text: string, secretPrefixes: readonly string[]): string {
     if (SCHEMES.has(scheme)) {
       // `Bearer <credential>`: the credential may hold = + / . : and runs to a space or quote.
       const from = skipGap(text, end, MAX_GAP)
+      // No gap after the word: not a credential. Return before scanning on, so a text of
+      // scheme words without spaces stays linear.
+      if (from === end) return end
       const to = skipUntil(text, from, isSpaceOrQuote)
       // A `Token` needs a credential-length word after it, so "token expired" stays readable.
       if (from > end && to > from && (scheme !== 'token' || to - from >= 6)) {

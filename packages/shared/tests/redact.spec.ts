@@ -149,6 +149,8 @@ describe('shared: redact (the one redactor of diagnostics, logs and progress)', 
       'a.a.', 'aaaa:aaaa@', '://', '://a:b', '?a=&', 'key=key=', 'bearer ', 'a', 'a1', '**', '"key":"',
       'a=', 'KEY=', 'a://', 'a://:', 'KEY="', 'a_', 'a:', '\x1b[', '\x1b]', 'TOKEN: x a.b.c://u:p@h ',
       'my-sk-', 'eyJaaaaa.', 'x-api-key: ', 'Token ', 'aaaaaaaaaaaaaaa', '-sk-', '\x1b',
+      // A scheme word with no gap after it used to rescan to the next space: quadratic without spaces.
+      'bearer=', 'bearer.', 'basic(', 'token:',
     ]
     const secrets = ['aaaaaaaaaaaaaaab', 'a.a.a.a.a.b', 'aaaa:aaaa@b', 'some-secret-value']
 
