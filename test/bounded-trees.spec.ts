@@ -267,6 +267,19 @@ describe('bounded delegation trees (end to end)', function () {
     expect(new Set([timedOut.split('\n')[0], overBudget.split('\n')[0]]).size).to.equal(2)
   })
 
+  it('a timeout two levels up ends every run below it as `timeout` (the limit is passed down, not turned into a cancel)', async () => {
+    const model = new ScriptedModel((request) => {
+      const level = levelOf(request)
+      if (level === 2) return new Promise<ScriptedResponse>(() => {}) // the grandchild hangs
+      return isFirstStep(request) ? { toolCalls: [delegate(`level ${level + 1}`)] } : { text: `up from ${level}` }
+    })
+    r = await rig({ model, tool: { timeout: 200 } })
+    await r.ctx.agents.create({ label: 'root' }).run('level 0')
+    while (r.ends.length < 2) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(r.ends.map((end) => `depth ${end.info.depth}: ${end.result.stopReason}`).sort())
+      .to.deep.equal(['depth 1: timeout', 'depth 2: timeout'])
+  })
+
   it('cancelling a 10,000-deep chain: the host survives, every run ends aborted, nothing is left live', async () => {
     const DEPTH = 10_000
     const bottom = deferred<void>()

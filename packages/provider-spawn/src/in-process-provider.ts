@@ -64,7 +64,9 @@ function startChild(agents: AgentRuntime, options: InProcessProviderOptions, req
           output: '',
           diagnostic: `The child agent could not run: ${describeError(error)}`,
         })),
-      cancel: (reason) => child.abort(new Error(reason ?? 'cancelled')),
+      // A limit that aborted the request (a timeout, a budget) stays the child's abort reason, so
+      // the child and its own delegations end `timeout` / `budget` too, not `aborted`.
+      cancel: (reason) => child.abort(request.signal.aborted ? request.signal.reason : new Error(reason ?? 'cancelled')),
       // Idempotent: aborts a turn still running and waits until it and its tools are idle.
       dispose: () => child.dispose(),
     }
