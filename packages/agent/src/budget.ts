@@ -65,11 +65,13 @@ export class Budget {
    * holds a limit of its own for (and always at the tree's root, which counts the whole tree).
    */
   readonly spent: BudgetSpend = { steps: 0, tokens: 0, toolCalls: 0, children: 0 }
-  /** `Date.now()` after which the wall-time budget is spent (`Infinity`: none). */
-  deadline: number
   readonly startedAt: number
   /** Per counted budget: the nearest run on the chain (this one included) holding a limit of its own. */
   private readonly binding: Record<Counted, Budget | undefined>
+  /** The nearest run on the chain (this one included) whose own wall-time limit is tighter than what it was carved from. */
+  private readonly wallHolder: Budget | undefined
+  /** This run's own deadline (`Date.now()` based), where it holds one; raised only by `extend`. */
+  private ownDeadline: number
   /** An in-process agent spends from this budget itself; reported totals are then not charged again. */
   private adopted = false
 
@@ -89,7 +91,11 @@ export class Budget {
       maxConcurrent: pick('maxConcurrent'),
       maxDepth: pick('maxDepth'),
     })
-    this.deadline = now + maxWallMs
+    const ownDeadline = now + limitOf(own.maxWallMs)
+    const inherited = parent ? parent.deadline : Infinity
+    const holdsWall = parent ? ownDeadline < inherited : ownDeadline !== Infinity
+    this.ownDeadline = holdsWall ? ownDeadline : Infinity
+    this.wallHolder = holdsWall ? this : parent?.wallHolder
     const binding = {} as Record<Counted, Budget | undefined>
     for (const name of COUNTED) {
       const key = LIMIT_OF[name]
@@ -142,11 +148,30 @@ export class Budget {
     return this.find(name, amount)?.breach
   }
 
-  /** Wall time: a breach once the nearest deadline on the chain has passed. */
+  /**
+   * `Date.now()` after which this run's wall time is spent (`Infinity`: never): the nearest
+   * deadline of the runs on the chain that hold one, so an extension of an ancestor's is seen here.
+   */
+  get deadline(): number {
+    let deadline = Infinity
+    for (let node = this.wallHolder; node; node = node.parent?.wallHolder) deadline = Math.min(deadline, node.ownDeadline)
+    return deadline
+  }
+
+  /** Whether this run holds a wall-time limit of its own (then it arms the timer for it). */
+  get holdsWallTime(): boolean {
+    return this.wallHolder === this
+  }
+
+  /** Wall time: a breach once a deadline on the chain has passed, naming the run that holds it. */
   overtime(now = Date.now()): BudgetBreach | undefined {
-    // The carved deadline is never later than any ancestor's, so this node's own answers for the chain.
-    if (now < this.deadline) return undefined
-    return { budget: 'wallMs', limit: this.limits.maxWallMs, spent: now - this.startedAt }
+    const node = this.wallBreach(now)
+    return node && { budget: 'wallMs', limit: node.limits.maxWallMs, spent: now - node.startedAt }
+  }
+
+  private wallBreach(now: number): Budget | undefined {
+    for (let node = this.wallHolder; node; node = node.parent?.wallHolder) if (now >= node.ownDeadline) return node
+    return undefined
   }
 
   /** Adds spend to this run, to every run above holding a limit for it, and to the tree's root. */
@@ -181,13 +206,12 @@ export class Budget {
     if (!Number.isFinite(by) || by <= 0) return
     if (breach.budget === 'depth') return
     if (breach.budget === 'wallMs') {
-      // Every run on the chain whose deadline has passed with this one's gets the extension.
-      // eslint-disable-next-line @typescript-eslint/no-this-alias -- the walk up the parent chain starts here
-      for (let node: Budget | undefined = this; node; node = node.parent) {
-        if (node.deadline > this.deadline) continue
-        node.deadline += by
-        node.limits = Object.freeze({ ...node.limits, maxWallMs: node.limits.maxWallMs + by })
-      }
+      // Only the run holding the deadline that passed: runs below it that inherit it see the
+      // extension through `deadline`; no other run's limit changes.
+      const holder = this.wallBreach(Date.now())
+      if (!holder) return
+      holder.ownDeadline += by
+      holder.limits = Object.freeze({ ...holder.limits, maxWallMs: holder.limits.maxWallMs + by })
       return
     }
     const name = breach.budget

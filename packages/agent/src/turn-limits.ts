@@ -61,8 +61,8 @@ export class TurnLimits {
   /** One timer per run, only where this run's wall-time limit is tighter than its parent's (which has its own). */
   armWallClock(controller: AbortController): () => void {
     const { budget } = this
-    if (budget.deadline === Infinity) return () => {}
-    if (budget.parent && budget.parent.deadline <= budget.deadline) return () => {}
+    // A run without a wall-time limit of its own is stopped by the timer of the run that holds it.
+    if (!budget.holdsWallTime) return () => {}
     let timer: NodeJS.Timeout
     const arm = () => {
       // Node fires a longer delay at once; a far deadline is re-armed when this one fires.

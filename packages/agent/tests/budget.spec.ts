@@ -92,13 +92,36 @@ describe('Budget: carved limits, spend charged up the chain', () => {
     expect(middle.remaining().maxSteps).to.equal(1)
   })
 
-  it('wall time: the carved deadline is the nearer of the child\'s own and the parent\'s', () => {
+  it('wall time: the deadline is the nearer of the child\'s own and the parent\'s; a breach names the run that holds it', () => {
     const now = 1_000_000
     const root = Budget.root({ maxWallMs: 1000 }, now)
     const child = root.child({ maxWallMs: 5000 }, now + 400)
     expect(child.deadline).to.equal(now + 1000)
+    expect(child.holdsWallTime).to.equal(false) // its own 5,000 ms is not tighter: the root's timer stops it
     expect(child.overtime(now + 999)).to.equal(undefined)
-    expect(child.overtime(now + 1000)).to.deep.equal({ budget: 'wallMs', limit: 600, spent: 600 })
+    expect(child.overtime(now + 1000)).to.deep.equal({ budget: 'wallMs', limit: 1000, spent: 1000 })
+    const tight = root.child({ maxWallMs: 100 }, now + 400)
+    expect(tight.holdsWallTime).to.equal(true)
+    expect(tight.overtime(now + 500)).to.deep.equal({ budget: 'wallMs', limit: 100, spent: 100 })
+  })
+
+  it('extending wall time raises only the deadline that passed; runs inheriting it see the extension', () => {
+    const past = Date.now() - 5000
+    // A child holding a tighter deadline: extending it leaves the root's alone.
+    const root = Budget.root({ maxWallMs: 1000 }, past)
+    const child = root.child({ maxWallMs: 900 }, past)
+    const breach = child.overtime()!
+    expect(breach).to.include({ limit: 900 })
+    child.extend(breach, 60_000)
+    expect(root.deadline).to.equal(past + 1000)
+    expect(root.limits.maxWallMs).to.equal(1000)
+    expect(child.overtime()).to.include({ limit: 1000 }) // the root's passed deadline still binds
+    // A child inheriting its parent's deadline sees the parent's extension.
+    const parent = Budget.root({ maxWallMs: 1000 }, past)
+    const inheriting = parent.child({}, past)
+    parent.extend(parent.overtime()!, 60_000)
+    expect(inheriting.overtime()).to.equal(undefined)
+    expect(inheriting.deadline).to.equal(parent.deadline)
   })
 
   it('extend raises the binding limit on the chain, and the ancestor above may still bind', () => {
