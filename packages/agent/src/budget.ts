@@ -247,6 +247,8 @@ export function budgetProblem(limits: unknown, where: string): string | undefine
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
       return `${where}.${key} must be a non-negative integer, got ${String(value)}.`
     }
+    // No run could ever work under 0 concurrent runs: every start would wait forever.
+    if (key === 'maxConcurrent' && value < 1) return `${where}.maxConcurrent must be at least 1, got ${value}.`
   }
   return undefined
 }

@@ -299,7 +299,7 @@ function budgetSchema(): Schema<BudgetLimits> {
     maxToolCalls: limit('Tool calls of the whole tree.'),
     maxWallMs: limit('Wall time of a root run, children included (ms).'),
     maxChildren: limit('Delegations in the whole tree (the subagents service caps it too).'),
-    maxConcurrent: limit('Delegated runs working at once in the tree (the subagents service caps it too).'),
+    maxConcurrent: count({ min: 1 }).description('Delegated runs working at once in the tree (the subagents service caps it too).'),
     maxDepth: limit('Deepest child depth (the subagents service caps it too).'),
   })
 }

@@ -27,7 +27,7 @@ export function depthCeiling(
  * or time are spent, or the tree started `maxChildren` delegations); otherwise counts the delegation.
  */
 export function admitChild(budget: Budget, parentId: string, maxChildren: number): void {
-  const spent = budget.overtime() ?? budget.check('steps', 0) ?? budget.check('tokens')
+  const spent = budget.overtime() ?? budget.check('steps', 1) ?? budget.check('tokens')
   if (spent) {
     throw new SubagentError('BUDGET_EXCEEDED',
       `"${parentId}" cannot delegate: ${describeLimit(spent)} is spent. Answer with what you have.`, { breach: spent })

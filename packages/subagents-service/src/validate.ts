@@ -107,6 +107,8 @@ export function checkBudget(budget: BudgetLimits) {
     if (value === undefined) continue
     if (!BUDGET_KEYS.includes(key)) invalidRequest(`request.budget has an unknown key "${key}"; budgets are ${BUDGET_KEYS.join(', ')}.`)
     if (!isCount(value)) invalidRequest(`request.budget.${key} must be a non-negative integer, got ${String(value)}.`)
+    // 0 would make every start wait forever in the gate.
+    if (key === 'maxConcurrent' && value < 1) invalidRequest(`request.budget.maxConcurrent must be at least 1, got ${value}.`)
   }
 }
 

@@ -18,6 +18,11 @@ export interface Gate<W> {
 export function waitInQueue<T, W extends Waiter<T>>(
   queue: W[], fields: Omit<W, keyof Waiter<T>>, signal: AbortSignal, onAbort: () => Error, left?: () => void,
 ): Promise<T> {
+  // An abort that landed before this wait (e.g. between two gates) would never fire its event again.
+  if (signal.aborted) {
+    left?.()
+    return Promise.reject(onAbort())
+  }
   return new Promise<T>((resolve, reject) => {
     const abort = () => {
       const index = queue.indexOf(waiter)

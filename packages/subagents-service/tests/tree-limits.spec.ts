@@ -96,6 +96,10 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
     it('a malformed request budget is INVALID_REQUEST', async () => {
       const error = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { budget: { maxSteps: -2 } })))
       expect(error).to.include({ code: 'INVALID_REQUEST' })
+      const zero = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { budget: { maxConcurrent: 0 } })))
+      expect(zero).to.include({ code: 'INVALID_REQUEST' })
+      expect(zero.message).to.include('maxConcurrent must be at least 1')
+      expect(() => h.ctx.agents.create({ budget: { maxConcurrent: 0 } })).to.throw(/maxConcurrent must be at least 1/)
       const unknown = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { budget: { steps: 2 } as never })))
       expect(unknown.message).to.include('unknown key "steps"')
     })
@@ -149,6 +153,42 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
       await handles[0].dispose()
       await start(h.root) // the slot is free again: nothing stale holds it
       expect(provider.calls).to.have.length(2)
+    })
+
+    it('abort while queued in the per-parent gate rejects, leaving no waiter in either gate', async () => {
+      await restart({ maxConcurrent: 1 })
+      await start(h.root)
+      const controller = new AbortController()
+      const parentGate = h.ctx.agents.create({ label: 'other-root' })
+      await start(parentGate, { budget: { maxConcurrent: 1 } })
+      const waiting = rejection(h.ctx.subagents.delegate('alpha', request(parentGate, { signal: controller.signal, budget: { maxConcurrent: 1 } })))
+      await tick()
+      controller.abort()
+      expect(await waiting).to.include({ code: 'ABORTED' })
+      await Promise.all(handles.splice(0).map((handle) => handle.dispose()))
+      await start(h.root) // the tree's slot is free again, and no stale waiter takes it
+      expect(provider.calls).to.have.length(3)
+    })
+
+    it('a gate reached with an already aborted signal rejects at once (no abort event would come again)', async () => {
+      const { TreeGates } = await import('../src/tree-gate.js')
+      const gates = new TreeGates()
+      const tree = {}
+      await gates.acquire(tree, 1, undefined, new AbortController().signal, () => new Error('aborted'))
+      const controller = new AbortController()
+      controller.abort()
+      let outcome = 'pending'
+      gates.acquire(tree, 1, undefined, controller.signal, () => new Error('aborted')).then(() => { outcome = 'granted' }, () => { outcome = 'rejected' })
+      await tick()
+      expect(outcome).to.equal('rejected')
+      expect(gates.working(tree)).to.equal(1)
+    })
+
+    it('a parent with no step left cannot delegate (the child could not take a step)', async () => {
+      const root = h.ctx.agents.create({ label: 'last-step', budget: { maxSteps: 1 } })
+      root.budget.charge('steps', 1)
+      const error = await rejection(h.ctx.subagents.delegate('alpha', request(root)))
+      expect(error.breach).to.deep.equal({ budget: 'steps', limit: 1, spent: 1 })
     })
 
     it('the service stopping rejects starts waiting for a tree slot', async () => {
