@@ -35,9 +35,12 @@ export class Transcript {
     }
   }
 
-  /** Every message so far, read-only. */
+  /**
+   * Every message so far, as a copy: the storage behind it is shared with fork children, so no
+   * caller may hold (and change) the live array.
+   */
   get messages(): readonly Message[] {
-    return this.base.length ? this.snapshot() : this.own
+    return this.base.length ? this.snapshot() : this.own.slice()
   }
 
   get length(): number {
@@ -137,6 +140,9 @@ function cloneMessage(message: Message): Message {
  * message and its `toolCalls` list are frozen (a call's `input` is the model's object and stays as it is).
  */
 function freezeMessage(message: Message): Message {
-  if (message.role === 'assistant' && message.toolCalls) Object.freeze(message.toolCalls)
+  if (message.role === 'assistant' && message.toolCalls) {
+    for (const call of message.toolCalls) Object.freeze(call)
+    Object.freeze(message.toolCalls)
+  }
   return Object.freeze(message)
 }

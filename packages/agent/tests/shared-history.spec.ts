@@ -113,4 +113,22 @@ describe('shared history: completed turns are shared with fork children and mode
     expect(contents(fork.transcript.messages)).to.deep.equal(['old', 'old answer'])
     expect(() => ctx.agents.create({ seed: [{ role: 'nobody', content: 'x' } as never] })).to.throw(/seed\[0\]/)
   })
+
+  it('what a caller can reach (messages, tool-call objects) cannot change what a fork child sees', async () => {
+    ctx.agents.registerModel('p', new ScriptedModel([
+      { toolCalls: [{ id: 'c1', name: 'missing', input: {} }] },
+      { text: 'done' },
+    ]))
+    const parent = ctx.agents.create({ model: 'p' })
+    await parent.run('go')
+    const child = ctx.agents.create({ parent, seed: parent.transcript.completed(), model: 'p' })
+    const before = JSON.stringify(child.transcript.messages)
+    const exposed = parent.transcript.messages as Message[]
+    exposed.length = 0 // a copy: the shared storage is untouched
+    const call = (parent.transcript.completed().find((m) => m.role === 'assistant' && m.toolCalls) as { toolCalls: Array<{ id: string }> })
+      .toolCalls[0]
+    expect(() => { call.id = 'changed' }).to.throw(TypeError)
+    expect(JSON.stringify(child.transcript.messages)).to.equal(before)
+    expect(parent.transcript.messages.length).to.be.greaterThan(0)
+  })
 })
