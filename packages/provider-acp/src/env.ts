@@ -25,8 +25,11 @@ export const DEFAULT_EXCLUDE: readonly string[] = [
   '*JWT*', '*DSN*', '*WEBHOOK*', '*SESSION*', '*PRIVATE*', 'PAT', '*_PAT', 'PAT_*', '*_PAT_*',
 ]
 
-/** A value holding a URL with credentials (`scheme://user:password@`, `scheme://:password@`). */
-const URL_USERINFO = /[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^\s/@:]{0,1024}:[^\s/@]{1,1024}@/
+/**
+ * A value holding a URL with credentials: any user info (`scheme://user:password@`,
+ * `scheme://:password@`, or a token alone, `https://ghp_…@github.com`).
+ */
+const URL_USERINFO = /[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^\s/@]{1,1024}@/
 
 /** Our own variables: always set by the provider, never filtered by the policy. */
 export const OWN_PREFIX = 'SUBAGENT_'

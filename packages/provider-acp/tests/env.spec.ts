@@ -26,6 +26,12 @@ describe('provider-acp: the child\'s environment (inherit, envExclude, env) and 
     expect(env).to.not.have.property('SUBAGENT_ALLOWED_TOOLS')
   })
 
+  it('a core variable whose value carries user info is dropped, also a token without a colon', () => {
+    const env = childEnv({ PATH: '/bin', HTTPS_PROXY: 'https://ghp_abcdefghijklmnop1234@proxy.example:8080', HTTP_PROXY: 'http://proxy.example:3128' },
+      policy('core'), {})
+    expect(env).to.deep.equal({ PATH: '/bin', HTTP_PROXY: 'http://proxy.example:3128' })
+  })
+
   it('inherit: none passes nothing but env and our SUBAGENT_* variables; envExclude adds patterns', () => {
     expect(childEnv(host, policy('none', { EDITOR: true }), { SUBAGENT_DEPTH: '1' })).to.deep.equal({ EDITOR: 'vi', SUBAGENT_DEPTH: '1' })
     expect(childEnv(host, policy('all', {}, ['edit*']), {})).to.not.have.property('EDITOR')
