@@ -7,6 +7,8 @@ import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordi
 import { Config } from './config.js'
 import { childEnv, EnvMatcher, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
+import { AgentPool } from './pool.js'
+import { coldSource, type ProcessSource } from './process-source.js'
 import { AcpRun } from './run.js'
 import { Redactor } from '@cordis-subagents/shared'
 
@@ -18,6 +20,14 @@ export interface ProviderOptions extends Config {
   logger: Logger
 }
 
+/** The acp provider, plus what its owner needs to stop its process pool. */
+export interface AcpProvider extends SubagentProvider {
+  /** Stops every spare and pooled process not serving a run (those stop when their run ends). Idempotent. */
+  stop(): Promise<void>
+  /** The process pool when `warm` or `reuse` is on (for tests and the bench). */
+  readonly pool?: AgentPool
+}
+
 /** The schema's defaults: the one place they are written (a programmatic caller gets the same). */
 const DEFAULTS = Config({ command: 'unused' })
 
@@ -25,7 +35,7 @@ const DEFAULTS = Config({ command: 'unused' })
  * Builds the `acp` provider. The plugin calls this; it is exported for programmatic use.
  * Throws `ACP_INVALID_CONFIG` when `cwd` or `mcpServers` are unusable.
  */
-export function createAcpProvider(options: ProviderOptions): SubagentProvider {
+export function createAcpProvider(options: ProviderOptions): AcpProvider {
   const baseDir = options.baseDir ?? process.cwd()
   const configuredCwd = options.cwd ? resolveCwd(options.cwd, baseDir) : undefined
   const mcpServers = checkMcpServers(options.mcpServers ?? [])
@@ -63,7 +73,9 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
     ?? countProblem('maxOutputBytes', settings.maxOutputBytes, { min: 1 })
     ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
   if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
-  const provider: SubagentProvider = {
+  const pool = createPool(options, providerName)
+  const source: ProcessSource = pool ?? coldSource
+  const provider: AcpProvider = {
     name: providerName,
     capabilities: { persona: false, toolFilter: false, depthLimit: false },
     inheritsParentContext: false,
@@ -92,11 +104,32 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
         env: childEnv(host, policy, own, matcher),
         redactor: new Redactor(secretValues(host, policy, matcher)),
         sessionMeta,
-      }, request)
+      }, request, source)
     },
+    stop: () => pool?.stop() ?? Promise.resolve(),
+    ...pool ? { pool } : {},
   }
   if (options.description) provider.description = options.description
   return provider
+}
+
+/** The pool for `warm` / `reuse` (checked like the schema would), or undefined when both are off. */
+function createPool(options: ProviderOptions, providerName: string): AgentPool | undefined {
+  const warm = options.warm ?? DEFAULTS.warm!
+  const reuse = options.reuse ?? DEFAULTS.reuse!
+  if (!warm && !reuse) return undefined
+  const settings = {
+    spares: options.spares ?? DEFAULTS.spares!,
+    maxSessionsPerProcess: options.maxSessionsPerProcess ?? DEFAULTS.maxSessionsPerProcess!,
+    maxProcesses: options.maxProcesses ?? DEFAULTS.maxProcesses!,
+    idleTimeout: options.idleTimeout ?? DEFAULTS.idleTimeout!,
+  }
+  const problem = countProblem('spares', settings.spares, { min: 1, max: 16 })
+    ?? countProblem('maxSessionsPerProcess', settings.maxSessionsPerProcess, { min: 1, max: 1000 })
+    ?? countProblem('maxProcesses', settings.maxProcesses, { min: 1, max: 256 })
+    ?? durationProblem('idleTimeout', settings.idleTimeout, { min: 1, max: 24 * 3_600_000 })
+  if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
+  return new AgentPool({ providerName, logger: options.logger, warm: !!warm, reuse: !!reuse, ...settings })
 }
 
 /** Budget limits a child host of ours applies to its root runs (what `SUBAGENT_BUDGET` carries). */

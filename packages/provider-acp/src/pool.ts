@@ -1,0 +1,206 @@
+import type { Logger } from 'cordis'
+import { describeError } from '@cordis-subagents/shared'
+import type { AgentSlot } from './agent-slot.js'
+import { spawnSlot, type Acquired, type ProcessSource, type ReleaseOptions } from './process-source.js'
+import type { Sdk } from './sdk.js'
+import type { RunSettings } from './settings.js'
+
+export interface PoolOptions {
+  providerName: string
+  logger: Logger
+  /** Keep `spares` initialized processes ahead of need. */
+  warm: boolean
+  spares: number
+  /** Give cleanly finished runs' processes back for the next session. */
+  reuse: boolean
+  maxSessionsPerProcess: number
+  /** The pool never starts or keeps a process while this many of the provider's processes live. */
+  maxProcesses: number
+  idleTimeout: number
+}
+
+type State = 'idle' | 'busy'
+
+interface Entry {
+  slot: AgentSlot
+  /** What a run must match to use this process (cwd, env, MCP servers). */
+  key: string
+  state: State
+  idleTimer?: NodeJS.Timeout
+  stopping?: Promise<void>
+}
+
+/** Spare failures in a row after which no more spares are started until a run succeeds in starting. */
+const MAX_SPARE_FAILURES = 3
+
+/**
+ * The provider's agent processes when `warm` or `reuse` is on: spares started ahead of need
+ * (from the settings of the latest run), processes given back by clean runs, and the runs'
+ * own. A process serves one run at a time; one that misbehaved is never handed out again.
+ */
+export class AgentPool implements ProcessSource {
+  readonly pooled = true
+  private readonly entries = new Map<AgentSlot, Entry>()
+  private template?: { sdk: Sdk; settings: RunSettings; key: string }
+  private spareFailures = 0
+  private stopped = false
+  private readonly stopController = new AbortController()
+
+  constructor(private readonly options: PoolOptions) {}
+
+  /** Processes alive (or being stopped) by state, for tests and the bench. */
+  counts(): Record<State | 'starting' | 'stopping', number> {
+    const counts = { starting: this.pending.size, idle: 0, busy: 0, stopping: 0 }
+    for (const entry of this.entries.values()) counts[entry.stopping ? 'stopping' : entry.state]++
+    return counts
+  }
+
+  /** Pids of processes waiting for a run (idle spares and given-back processes). */
+  idlePids(): number[] {
+    return [...this.entries.values()].filter((entry) => entry.state === 'idle' && !entry.stopping).map((entry) => entry.slot.pid!)
+  }
+
+  async acquire(sdk: Sdk, settings: RunSettings, signal: AbortSignal, cold = false): Promise<Acquired> {
+    const key = poolKey(settings)
+    if (!this.stopped) this.template = { sdk, settings, key }
+    if (!cold && !this.stopped) {
+      for (const entry of this.entries.values()) {
+        if (entry.state !== 'idle' || entry.stopping || entry.key !== key || !entry.slot.healthy) continue
+        clearTimeout(entry.idleTimer)
+        entry.state = 'busy'
+        this.refill()
+        return { slot: entry.slot, kind: entry.slot.sessions ? 'reused' : 'warm' }
+      }
+    }
+    // A cold process counts against maxProcesses at once, so a spare started now does not pass it.
+    const slot = await spawnSlot(sdk, settings, signal)
+    if (this.stopped) {
+      // The provider went away meanwhile: this run still gets its process, which is not kept.
+      this.entries.set(slot, { slot, key, state: 'busy' })
+      return { slot, kind: 'cold' }
+    }
+    this.spareFailures = 0
+    this.entries.set(slot, { slot, key, state: 'busy' })
+    this.watchExit(slot)
+    this.refill()
+    return { slot, kind: 'cold' }
+  }
+
+  async release(slot: AgentSlot, { reusable, hurry }: ReleaseOptions): Promise<void> {
+    const entry = this.entries.get(slot)
+    if (!entry) return slot.terminate(hurry ? 0 : slot.exitGrace)
+    slot.tenant = undefined
+    const keep = this.options.reuse && reusable && !hurry && !this.stopped && slot.healthy
+      && slot.sessions < this.options.maxSessionsPerProcess && this.alive() <= this.options.maxProcesses
+    if (keep) {
+      this.idle(entry)
+      this.refill()
+      return
+    }
+    await this.retire(entry, hurry ? 0 : slot.exitGrace)
+    this.refill()
+  }
+
+  /** Stops every process not serving a run; those that are stop when their run gives them back. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    this.template = undefined
+    this.stopController.abort()
+    // A spare that is still starting sees the abort and stops itself (or is retired once it is up).
+    await Promise.allSettled([...this.pending.keys()])
+    await Promise.all([...this.entries.values()].filter((entry) => entry.state !== 'busy').map((entry) => this.retire(entry, 0)))
+  }
+
+  private alive(): number {
+    return this.entries.size + this.pending.size
+  }
+
+  /** Idle or starting processes for `key` (what the next run with that key can take without a spawn). */
+  private readyFor(key: string): number {
+    let ready = 0
+    for (const entry of this.entries.values()) if (entry.state !== 'busy' && !entry.stopping && entry.key === key) ready++
+    for (const spareKey of this.pending.values()) if (spareKey === key) ready++
+    return ready
+  }
+
+  private idle(entry: Entry) {
+    entry.state = 'idle'
+    clearTimeout(entry.idleTimer)
+    entry.idleTimer = setTimeout(() => {
+      this.options.logger.debug('%s: pooled agent process %s idle for %d ms; stopping it', this.options.providerName, entry.slot.pid, this.options.idleTimeout)
+      void this.retire(entry, 0)
+    }, this.options.idleTimeout)
+    // Idle processes never keep the host alive; the exit safety net reaps them.
+    entry.idleTimer.unref()
+  }
+
+  /** Starts spares for the latest run's settings until `spares` are ready or the process cap is reached. */
+  private refill() {
+    const { template, options } = this
+    if (!options.warm || !template || this.stopped || this.spareFailures >= MAX_SPARE_FAILURES) return
+    // Processes of an older key are not what the next run needs: idle ones make room.
+    while (this.readyFor(template.key) < options.spares) {
+      if (this.alive() >= options.maxProcesses && !this.evictOther(template.key)) return
+      this.startSpare(template.sdk, template.settings, template.key)
+    }
+  }
+
+  /**
+   * Starts stopping one idle process of another key to make room (the spare follows once it is
+   * gone, from `retire`); always false, since there is no room yet.
+   */
+  private evictOther(key: string): boolean {
+    for (const entry of this.entries.values()) {
+      if (entry.state === 'idle' && !entry.stopping && entry.key !== key) {
+        void this.retire(entry, 0)
+        return false
+      }
+    }
+    return false
+  }
+
+  private startSpare(sdk: Sdk, settings: RunSettings, key: string) {
+    const starting = spawnSlot(sdk, settings, this.stopController.signal)
+    this.pending.set(starting, key)
+    starting.then((slot) => {
+      const entry: Entry = { slot, key, state: 'idle' }
+      this.entries.set(slot, entry)
+      this.pending.delete(starting)
+      this.watchExit(slot)
+      this.spareFailures = 0
+      if (this.stopped) return void this.retire(entry, 0)
+      this.idle(entry)
+    }, (error) => {
+      this.pending.delete(starting)
+      if (this.stopped) return
+      this.spareFailures++
+      this.options.logger.warn('%s: a spare agent process failed to start (%s)%s', this.options.providerName, describeError(error),
+        this.spareFailures >= MAX_SPARE_FAILURES ? '; no more spares until a run starts one successfully' : '')
+      this.refill()
+    })
+  }
+
+  /** Spares being spawned and initialized → their key. */
+  private readonly pending = new Map<Promise<AgentSlot>, string>()
+
+  private watchExit(slot: AgentSlot) {
+    void slot.proc.exited.then(() => {
+      const entry = this.entries.get(slot)
+      if (entry && entry.state !== 'busy') void this.retire(entry, 0)
+    })
+  }
+
+  private retire(entry: Entry, grace: number): Promise<void> {
+    clearTimeout(entry.idleTimer)
+    return entry.stopping ??= entry.slot.terminate(grace).finally(() => {
+      this.entries.delete(entry.slot)
+      if (!this.stopped) this.refill()
+    })
+  }
+}
+
+/** What a run must share with a pooled process: the working directory, every environment variable, the MCP servers. */
+export function poolKey(settings: RunSettings): string {
+  const env = Object.entries(settings.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return JSON.stringify([settings.cwd, env, settings.mcpServers])
+}
