@@ -128,7 +128,8 @@ export class AgentPool implements ProcessSource {
     clearTimeout(entry.idleTimer)
     entry.idleTimer = setTimeout(() => {
       this.options.logger.debug('%s: pooled agent process %s idle for %d ms; stopping it', this.options.providerName, entry.slot.pid, this.options.idleTimeout)
-      void this.retire(entry, 0)
+      // Not replaced: the next run starts spares again.
+      void this.retire(entry, 0, false)
     }, this.options.idleTimeout)
     // Idle processes never keep the host alive; the exit safety net reaps them.
     entry.idleTimer.unref()
@@ -186,15 +187,19 @@ export class AgentPool implements ProcessSource {
   private watchExit(slot: AgentSlot) {
     void slot.proc.exited.then(() => {
       const entry = this.entries.get(slot)
-      if (entry && entry.state !== 'busy') void this.retire(entry, 0)
+      if (!entry || entry.state === 'busy' || entry.stopping) return
+      // A waiting process that died by itself counts as a failed spare (no restart loop).
+      this.spareFailures++
+      void this.retire(entry, 0)
     })
   }
 
-  private retire(entry: Entry, grace: number): Promise<void> {
+  /** Stops the process; `refill` then starts what `spares` asks for in its place. */
+  private retire(entry: Entry, grace: number, refill = true): Promise<void> {
     clearTimeout(entry.idleTimer)
     return entry.stopping ??= entry.slot.terminate(grace).finally(() => {
       this.entries.delete(entry.slot)
-      if (!this.stopped) this.refill()
+      if (refill && !this.stopped) this.refill()
     })
   }
 }
