@@ -1,6 +1,6 @@
 import type { Logger } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
-import type { AgentSlot } from './agent-slot.js'
+import { AgentSlot } from './agent-slot.js'
 import { spawnSlot, type Acquired, type ProcessSource, type ReleaseOptions } from './process-source.js'
 import type { Sdk } from './sdk.js'
 import type { RunSettings } from './settings.js'
@@ -19,7 +19,7 @@ export interface PoolOptions {
   idleTimeout: number
 }
 
-type State = 'idle' | 'busy'
+type State = 'starting' | 'idle' | 'busy'
 
 interface Entry {
   slot: AgentSlot
@@ -49,15 +49,25 @@ export class AgentPool implements ProcessSource {
   constructor(private readonly options: PoolOptions) {}
 
   /** Processes alive (or being stopped) by state, for tests and the bench. */
-  counts(): Record<State | 'starting' | 'stopping', number> {
-    const counts = { starting: this.pending.size, idle: 0, busy: 0, stopping: 0 }
+  counts(): Record<State | 'stopping', number> {
+    const counts = { starting: 0, idle: 0, busy: 0, stopping: 0 }
     for (const entry of this.entries.values()) counts[entry.stopping ? 'stopping' : entry.state]++
     return counts
   }
 
   /** Pids of processes waiting for a run (idle spares and given-back processes). */
   idlePids(): number[] {
-    return [...this.entries.values()].filter((entry) => entry.state === 'idle' && !entry.stopping).map((entry) => entry.slot.pid!)
+    return this.pids('idle')
+  }
+
+  /** Pids of spares still being initialized. */
+  startingPids(): number[] {
+    return this.pids('starting')
+  }
+
+  private pids(state: State): number[] {
+    return [...this.entries.values()].filter((entry) => entry.state === state && !entry.stopping && entry.slot.pid !== undefined)
+      .map((entry) => entry.slot.pid!)
   }
 
   async acquire(sdk: Sdk, settings: RunSettings, signal: AbortSignal, cold = false): Promise<Acquired> {
@@ -106,20 +116,17 @@ export class AgentPool implements ProcessSource {
     this.stopped = true
     this.template = undefined
     this.stopController.abort()
-    // A spare that is still starting sees the abort and stops itself (or is retired once it is up).
-    await Promise.allSettled([...this.pending.keys()])
     await Promise.all([...this.entries.values()].filter((entry) => entry.state !== 'busy').map((entry) => this.retire(entry, 0)))
   }
 
   private alive(): number {
-    return this.entries.size + this.pending.size
+    return this.entries.size
   }
 
   /** Idle or starting processes for `key` (what the next run with that key can take without a spawn). */
   private readyFor(key: string): number {
     let ready = 0
     for (const entry of this.entries.values()) if (entry.state !== 'busy' && !entry.stopping && entry.key === key) ready++
-    for (const spareKey of this.pending.values()) if (spareKey === key) ready++
     return ready
   }
 
@@ -161,33 +168,38 @@ export class AgentPool implements ProcessSource {
   }
 
   private startSpare(sdk: Sdk, settings: RunSettings, key: string) {
-    const starting = spawnSlot(sdk, settings, this.stopController.signal)
-    this.pending.set(starting, key)
-    starting.then((slot) => {
-      const entry: Entry = { slot, key, state: 'idle' }
-      this.entries.set(slot, entry)
-      this.pending.delete(starting)
-      this.watchExit(slot)
-      this.spareFailures = 0
+    let slot: AgentSlot
+    try {
+      slot = new AgentSlot(sdk, settings)
+    } catch (error) {
+      return this.spareFailed(error)
+    }
+    const entry: Entry = { slot, key, state: 'starting' }
+    this.entries.set(slot, entry)
+    this.watchExit(slot)
+    slot.link.connect(this.stopController.signal).then(() => {
+      if (entry.stopping) return
       if (this.stopped) return void this.retire(entry, 0)
+      this.spareFailures = 0
       this.idle(entry)
     }, (error) => {
-      this.pending.delete(starting)
-      if (this.stopped) return
-      this.spareFailures++
-      this.options.logger.warn('%s: a spare agent process failed to start (%s)%s', this.options.providerName, describeError(error),
-        this.spareFailures >= MAX_SPARE_FAILURES ? '; no more spares until a run starts one successfully' : '')
-      this.refill()
+      if (entry.stopping || this.stopped) return void this.retire(entry, 0)
+      void this.retire(entry, 0, false)
+      this.spareFailed(error)
     })
   }
 
-  /** Spares being spawned and initialized → their key. */
-  private readonly pending = new Map<Promise<AgentSlot>, string>()
+  private spareFailed(error: unknown) {
+    this.spareFailures++
+    this.options.logger.warn('%s: a spare agent process failed to start (%s)%s', this.options.providerName, describeError(error),
+      this.spareFailures >= MAX_SPARE_FAILURES ? '; no more spares until a run starts one successfully' : '')
+    this.refill()
+  }
 
   private watchExit(slot: AgentSlot) {
     void slot.proc.exited.then(() => {
       const entry = this.entries.get(slot)
-      if (!entry || entry.state === 'busy' || entry.stopping) return
+      if (!entry || entry.state !== 'idle' || entry.stopping) return
       // A waiting process that died by itself counts as a failed spare (no restart loop).
       this.spareFailures++
       void this.retire(entry, 0)
