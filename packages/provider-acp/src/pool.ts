@@ -1,6 +1,7 @@
 import type { Logger } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
 import { AgentSlot } from './agent-slot.js'
+import { aborted } from './handshake.js'
 import { spawnSlot, type Acquired, type ProcessSource, type ReleaseOptions } from './process-source.js'
 import type { Sdk } from './sdk.js'
 import type { RunSettings } from './settings.js'
@@ -28,6 +29,12 @@ interface Entry {
   state: State
   idleTimer?: NodeJS.Timeout
   stopping?: Promise<void>
+  /** A starting spare: settles true once initialized and usable. */
+  ready?: Promise<boolean>
+  /** The spare finished initializing. */
+  up?: boolean
+  /** A run waits for this starting spare. */
+  claimed?: boolean
 }
 
 /** Spare failures in a row after which no more spares are started until a run succeeds in starting. */
@@ -81,9 +88,27 @@ export class AgentPool implements ProcessSource {
         this.refill()
         return { slot: entry.slot, kind: entry.slot.sessions ? 'reused' : 'warm' }
       }
+      // A spare still initializing is further along than a new spawn: wait for it.
+      for (const entry of this.entries.values()) {
+        if (entry.state !== 'starting' || entry.claimed || entry.stopping || entry.key !== key) continue
+        if (await this.claim(entry, signal)) {
+          this.refill()
+          return { slot: entry.slot, kind: 'warm' }
+        }
+        break
+      }
+      if (signal.aborted) throw aborted('while waiting for a spare agent process')
+      // At the cap, an idle process of another cwd or environment makes room for this run.
+      if (this.alive() >= this.options.maxProcesses) this.evictOther(key)
     }
-    // A cold process counts against maxProcesses at once, so a spare started now does not pass it.
-    const slot = await spawnSlot(sdk, settings, signal)
+    // A cold process counts against maxProcesses from the spawn on, so a spare started meanwhile does not pass it.
+    this.spawning++
+    let slot: AgentSlot
+    try {
+      slot = await spawnSlot(sdk, settings, signal)
+    } finally {
+      this.spawning--
+    }
     if (this.stopped) {
       // The provider went away meanwhile: this run still gets its process, which is not kept.
       this.entries.set(slot, { slot, key, state: 'busy' })
@@ -119,9 +144,12 @@ export class AgentPool implements ProcessSource {
     await Promise.all([...this.entries.values()].filter((entry) => entry.state !== 'busy').map((entry) => this.retire(entry, 0)))
   }
 
+  /** Processes alive or being spawned for a run (those being stopped included: they are not gone yet). */
   private alive(): number {
-    return this.entries.size
+    return this.entries.size + this.spawning
   }
+
+  private spawning = 0
 
   /** Idle or starting processes for `key` (what the next run with that key can take without a spawn). */
   private readyFor(key: string): number {
@@ -153,6 +181,29 @@ export class AgentPool implements ProcessSource {
     }
   }
 
+  /** Waits for a starting spare for a run; true when the run got it, false when it failed or the run was aborted. */
+  private async claim(entry: Entry, signal: AbortSignal): Promise<boolean> {
+    entry.claimed = true
+    let onAbort!: () => void
+    const abort = new Promise<false>((resolve) => {
+      onAbort = () => resolve(false)
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+    const ok = await Promise.race([entry.ready!, abort])
+    signal.removeEventListener('abort', onAbort)
+    if (ok && !entry.stopping && !signal.aborted) {
+      entry.state = 'busy'
+      return true
+    }
+    entry.claimed = false
+    // Not taken after all: a spare that is up waits for the next run.
+    if (entry.up && !entry.stopping && entry.state === 'starting') {
+      if (this.stopped) void this.retire(entry, 0)
+      else this.idle(entry)
+    }
+    return false
+  }
+
   /**
    * Starts stopping one idle process of another key to make room (the spare follows once it is
    * gone, from `retire`); always false, since there is no room yet.
@@ -177,15 +228,22 @@ export class AgentPool implements ProcessSource {
     const entry: Entry = { slot, key, state: 'starting' }
     this.entries.set(slot, entry)
     this.watchExit(slot)
-    slot.link.connect(this.stopController.signal).then(() => {
-      if (entry.stopping) return
-      if (this.stopped) return void this.retire(entry, 0)
+    entry.ready = slot.link.connect(this.stopController.signal).then(() => {
+      entry.up = true
+      if (entry.stopping) return false
       this.spareFailures = 0
-      this.idle(entry)
+      if (entry.claimed) return true
+      if (this.stopped) void this.retire(entry, 0)
+      else this.idle(entry)
+      return false
     }, (error) => {
-      if (entry.stopping || this.stopped) return void this.retire(entry, 0)
+      if (entry.stopping || this.stopped) {
+        void this.retire(entry, 0)
+        return false
+      }
       void this.retire(entry, 0, false)
       this.spareFailed(error)
+      return false
     })
   }
 
