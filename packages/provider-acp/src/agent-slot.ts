@@ -28,6 +28,8 @@ export class AgentSlot {
   tenant?: SlotTenant
   /** Sessions opened on this process so far. */
   sessions = 0
+  /** Ids of the sessions opened or loaded on this connection (at most maxSessionsPerProcess). */
+  readonly openSessions = new Set<string>()
   /** Why the stream was cut (maxStreamBytes), once it was: the process is then never reused. */
   overflowed?: string
 

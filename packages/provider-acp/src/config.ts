@@ -28,6 +28,7 @@ export interface Config {
   maxSessionsPerProcess?: number
   maxProcesses?: number
   idleTimeout?: number
+  resume?: 'off' | 'request' | 'per-parent'
 }
 
 export const Config: Schema<Config> = Schema.object({
@@ -87,4 +88,10 @@ export const Config: Schema<Config> = Schema.object({
     .description('With `warm` or `reuse`: the pool never starts or keeps a process while this many agent processes of this provider (runs included) are alive. Runs themselves are capped by the subagents service.'),
   idleTimeout: duration({ min: 1, max: 24 * 3_600_000 }).default(60_000)
     .description('With `warm` or `reuse`: milliseconds an unused pooled or spare process is kept before it is stopped.'),
+  resume: choice({
+    off: 'Every delegation opens a new session',
+    request: 'A delegation that asks (`resume: true` on the request) continues its parent\'s child session',
+    'per-parent': 'Every delegation of a parent agent continues its child session (unless the request says `resume: false`)',
+  }).default('off')
+    .description('Continue a parent agent\'s earlier child session (session/load) when the agent advertises `loadSession`; otherwise a new session is opened. One session per parent agent, forgotten with the parent.'),
 })

@@ -10,7 +10,7 @@ import {
 import type { RunSettings } from './settings.js'
 
 /** Where a run is: the handshake steps, then the one prompt turn. */
-export type Stage = 'spawn' | 'initialize' | 'session/new' | 'prompt'
+export type Stage = 'spawn' | 'initialize' | 'session/new' | 'session/load' | 'prompt'
 
 /** How long to wait for an exit status after the connection dropped. */
 export const EXIT_STATUS_MS = 400
@@ -34,6 +34,8 @@ export class Handshake {
   connection?: Acp.ClientConnection
   session?: Acp.ActiveSession
   private authMethods: Acp.AuthMethod[] = []
+  /** The agent advertised `loadSession` in its initialize answer. */
+  canLoadSession = false
 
   constructor(
     private readonly sdk: Sdk,
@@ -57,6 +59,26 @@ export class Handshake {
   startSession(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): Promise<void> {
     this.session = undefined
     return this.bounded(signal, () => this.newSession(session))
+  }
+
+  /**
+   * `session/load` of an earlier session (the agent replays its history, which is not this
+   * run's output), or, when this connection still has it open, the same session again.
+   */
+  resumeSession(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>, sessionId: string, open: boolean): Promise<void> {
+    this.session = undefined
+    return this.bounded(signal, async () => {
+      this.stage = 'session/load'
+      const agent = this.connection!.agent as unknown as { attachSession?: (response: { sessionId: string }) => Acp.ActiveSession }
+      // The SDK builds its session helper only around session/new; its (internal) attach does the same for a loaded one.
+      if (typeof agent.attachSession !== 'function') throw new AcpError('ACP_STARTUP_FAILED', 'This ACP SDK cannot attach to a loaded session.')
+      if (!open) {
+        const request: Acp.LoadSessionRequest = { sessionId, cwd: session.cwd, mcpServers: session.mcpServers }
+        if (session.sessionMeta) request._meta = session.sessionMeta
+        await this.connection!.agent.request(this.sdk.methods.agent.session.load, request)
+      }
+      this.session = agent.attachSession.call(this.connection!.agent, { sessionId })
+    })
   }
 
   /** `work` bounded by startupTimeout, the signal and the process' exit. */
@@ -169,6 +191,7 @@ export class Handshake {
         + 'Use a release of the agent (or its ACP adapter) that speaks protocol version 1.')
     }
     this.authMethods = Array.isArray(init.authMethods) ? init.authMethods.slice(0, 16) : []
+    this.canLoadSession = (init.agentCapabilities as { loadSession?: unknown } | undefined)?.loadSession === true
   }
 
   private async newSession(session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): Promise<void> {

@@ -77,12 +77,14 @@ export class AgentPool implements ProcessSource {
       .map((entry) => entry.slot.pid!)
   }
 
-  async acquire(sdk: Sdk, settings: RunSettings, signal: AbortSignal, cold = false): Promise<Acquired> {
+  async acquire(sdk: Sdk, settings: RunSettings, signal: AbortSignal, cold = false, prefer?: string): Promise<Acquired> {
     const key = poolKey(settings)
     if (!this.stopped) this.template = { sdk, settings, key }
     if (!cold && !this.stopped) {
-      for (const entry of this.entries.values()) {
-        if (entry.state !== 'idle' || entry.stopping || entry.key !== key || !entry.slot.healthy) continue
+      const usable = [...this.entries.values()].filter((entry) => entry.state === 'idle' && !entry.stopping && entry.key === key && entry.slot.healthy)
+      // The process that still has the session to resume open continues it without a reload.
+      if (prefer) usable.sort((a, b) => Number(b.slot.openSessions.has(prefer)) - Number(a.slot.openSessions.has(prefer)))
+      for (const entry of usable) {
         clearTimeout(entry.idleTimer)
         entry.state = 'busy'
         this.refill()

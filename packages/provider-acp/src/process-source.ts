@@ -20,8 +20,11 @@ export interface ReleaseOptions {
 export interface ProcessSource {
   /** True for a pool (runs then report the kind of process they got). */
   readonly pooled: boolean
-  /** An initialized process for `settings`; `cold` forces a new one. Rejects with an `AcpError` after stopping what it started. */
-  acquire(sdk: Sdk, settings: RunSettings, signal: AbortSignal, cold?: boolean): Promise<Acquired>
+  /**
+   * An initialized process for `settings`; `cold` forces a new one; `prefer` names a session a
+   * process that still has it open should be picked for. Rejects with an `AcpError` after stopping what it started.
+   */
+  acquire(sdk: Sdk, settings: RunSettings, signal: AbortSignal, cold?: boolean, prefer?: string): Promise<Acquired>
   /** The run is done with `slot`. Resolves once the process is stopped, or kept. */
   release(slot: AgentSlot, options: ReleaseOptions): Promise<void>
 }

@@ -10,6 +10,7 @@ import { AcpError } from './errors.js'
 import { AgentPool } from './pool.js'
 import { coldSource, type ProcessSource } from './process-source.js'
 import { AcpRun } from './run.js'
+import { SessionBook, type ResumeTicket } from './session-book.js'
 import { Redactor } from '@cordis-subagents/shared'
 
 /** Most tool names passed to the child as its ceiling; a longer list is cut (never widened). */
@@ -75,6 +76,11 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
   if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
   const pool = createPool(options, providerName)
   const source: ProcessSource = pool ?? coldSource
+  const resume = options.resume ?? DEFAULTS.resume!
+  if (!['off', 'request', 'per-parent'].includes(resume)) {
+    throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.resume must be off, request or per-parent (got ${JSON.stringify(resume)}).`)
+  }
+  const book = new SessionBook()
   const provider: AcpProvider = {
     name: providerName,
     capabilities: { persona: false, toolFilter: false, depthLimit: false },
@@ -98,19 +104,44 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
           ...allowedTools ? { allowedTools } : {},
         },
       }
-      return AcpRun.start({
+      const ticket = wantsResume(resume, request) ? book.take(request.parent, cwd) : undefined
+      const starting = AcpRun.start({
         ...settings,
         cwd,
         env: childEnv(host, policy, own, matcher),
         redactor: new Redactor(secretValues(host, policy, matcher)),
         sessionMeta,
+        ...ticket?.sessionId ? { resumeSessionId: ticket.sessionId } : {},
       }, request, source)
+      if (ticket) recordSession(ticket, starting)
+      return starting
     },
-    stop: () => pool?.stop() ?? Promise.resolve(),
+    stop: () => {
+      book.clear()
+      return pool?.stop() ?? Promise.resolve()
+    },
     ...pool ? { pool } : {},
   }
   if (options.description) provider.description = options.description
   return provider
+}
+
+/**
+ * Whether this delegation continues its parent's child session: always with `per-parent`
+ * (unless the request says `resume: false`), only when the request says `resume: true` with
+ * `request` (the subagent tool's per-load option), never with `off`.
+ */
+function wantsResume(mode: string, request: ProviderStartRequest): boolean {
+  const asked = (request as { resume?: unknown }).resume
+  if (mode === 'per-parent') return asked !== false
+  return mode === 'request' && asked === true
+}
+
+function recordSession(ticket: ResumeTicket, starting: Promise<AcpRun>) {
+  starting.then(
+    (run) => ticket.done(run.childId, run.loadable, run.result),
+    () => ticket.done(undefined, false, Promise.resolve()),
+  )
 }
 
 /** The pool for `warm` / `reuse` (checked like the schema would), or undefined when both are off. */

@@ -1,6 +1,5 @@
 import { stat } from 'node:fs/promises'
 import type * as Acp from '@agentclientprotocol/sdk'
-import type { Logger } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentResult, SubagentRun, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { AcpError } from './errors.js'
@@ -29,6 +28,10 @@ export class AcpRun implements SubagentRun {
   readonly pid: number | undefined
   /** Whether the process was spawned for this run, a warm spare, or reused from an earlier run. */
   readonly processKind: ProcessKind
+  /** The session continues an earlier one (session/load, or still open on a reused process). */
+  resumed = false
+  /** The agent can load this session again later (it advertised `loadSession`). */
+  loadable = false
 
   private readonly proc: AgentProcess
   private readonly link: Handshake
@@ -104,14 +107,14 @@ export class AcpRun implements SubagentRun {
     const sdk = await loadSdk()
     if (signal.aborted) throw aborted('before the agent was spawned')
     for (let cold = false; ; cold = true) {
-      const { slot, kind } = await source.acquire(sdk, settings, signal, cold)
+      const { slot, kind } = await source.acquire(sdk, settings, signal, cold, settings.resumeSessionId)
       if (signal.aborted) {
         await source.release(slot, { reusable: true, hurry: false })
         throw aborted('before the session was opened')
       }
       const run = new AcpRun(sdk, settings, request, slot, kind, source)
       try {
-        await run.link.startSession(signal, settings)
+        await run.openSession(signal)
       } catch (error) {
         run.hurry = true
         await run.teardown()
@@ -122,13 +125,33 @@ export class AcpRun implements SubagentRun {
         }
         throw error
       }
-      slot.sessions++
       run.session = run.link.session!
       run.childId = run.session.sessionId
+      if (!slot.openSessions.has(run.childId)) slot.sessions++
+      slot.openSessions.add(run.childId)
+      run.loadable = run.link.canLoadSession
       if (source.pooled) run.emit({ kind: 'status', text: `${kind} process` })
+      if (settings.resumeSessionId) run.emit({ kind: 'status', text: run.resumed ? 'resumed session' : 'new session (the earlier one could not be continued)' })
       run.beginPrompt(request)
       return run
     }
+  }
+
+  /** session/load of the session to resume when the agent can load sessions (else, or when that fails, session/new). */
+  private async openSession(signal: AbortSignal): Promise<void> {
+    const { settings, link, slot } = this
+    const resume = settings.resumeSessionId
+    if (resume && link.canLoadSession) {
+      try {
+        await link.resumeSession(signal, settings, resume, slot.openSessions.has(resume))
+        this.resumed = true
+        return
+      } catch (error) {
+        if (signal.aborted || !slot.healthy) throw error
+        settings.logger.debug('%s: could not continue session %s (%s); opening a new one', settings.providerName, resume, describeError(error))
+      }
+    }
+    await link.startSession(signal, settings)
   }
 
   cancel(reason?: string): void {
