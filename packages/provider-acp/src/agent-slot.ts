@@ -32,6 +32,8 @@ export class AgentSlot {
   readonly openSessions = new Set<string>()
   /** Why the stream was cut (maxStreamBytes), once it was: the process is then never reused. */
   overflowed?: string
+  /** A session open here was continued in another process: this copy is out of date, so the process is not reused. */
+  stale = false
 
   constructor(sdk: Sdk, private readonly settings: RunSettings) {
     const { logger, redactor, providerName } = settings
@@ -63,9 +65,9 @@ export class AgentSlot {
     return this.settings.exitGrace
   }
 
-  /** Whether the process may serve another session: alive, never overflowed. */
+  /** Whether the process may serve another session: alive, never overflowed, no out-of-date session. */
   get healthy(): boolean {
-    return !this.proc.exit && !this.overflowed
+    return !this.proc.exit && !this.overflowed && !this.stale
   }
 
   /** close the connection → close stdin → wait `grace` → SIGTERM → killGrace → SIGKILL → wait. */

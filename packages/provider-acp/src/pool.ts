@@ -138,6 +138,15 @@ export class AgentPool implements ProcessSource {
     this.refill()
   }
 
+  opened(slot: AgentSlot, sessionId: string) {
+    for (const entry of this.entries.values()) {
+      if (entry.slot === slot || !entry.slot.openSessions.delete(sessionId)) continue
+      // Its copy of the session is behind the one continued elsewhere: never hand it out again.
+      entry.slot.stale = true
+      if (entry.state === 'idle') void this.retire(entry, 0)
+    }
+  }
+
   /** Stops every process not serving a run; those that are stop when their run gives them back. */
   async stop(): Promise<void> {
     this.stopped = true

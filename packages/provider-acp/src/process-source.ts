@@ -25,6 +25,8 @@ export interface ProcessSource {
    * process that still has it open should be picked for. Rejects with an `AcpError` after stopping what it started.
    */
   acquire(sdk: Sdk, settings: RunSettings, signal: AbortSignal, cold?: boolean, prefer?: string): Promise<Acquired>
+  /** A run opened or continued `sessionId` on `slot` (a pool marks other copies of it out of date). */
+  opened?(slot: AgentSlot, sessionId: string): void
   /** The run is done with `slot`. Resolves once the process is stopped, or kept. */
   release(slot: AgentSlot, options: ReleaseOptions): Promise<void>
 }

@@ -129,6 +129,7 @@ export class AcpRun implements SubagentRun {
       run.childId = run.session.sessionId
       if (!slot.openSessions.has(run.childId)) slot.sessions++
       slot.openSessions.add(run.childId)
+      source.opened?.(slot, run.childId)
       run.loadable = run.link.canLoadSession
       if (source.pooled) run.emit({ kind: 'status', text: `${kind} process` })
       if (settings.resumeSessionId) run.emit({ kind: 'status', text: run.resumed ? 'resumed session' : 'new session (the earlier one could not be continued)' })

@@ -7,7 +7,7 @@ import type { Agent } from '@cordis-subagents/agent'
 import type { SubagentRun } from '@cordis-subagents/subagents-service'
 import type { AcpProvider } from '../src/index.js'
 import type { AcpRun } from '@cordis-subagents/provider-acp/testing'
-import { assertNoLeftovers, fakeParent, fixtureProvider, request } from './helpers.js'
+import { assertNoLeftovers, fakeParent, fixtureProvider, isAlive, request } from './helpers.js'
 
 interface Answer {
   pid: number
@@ -124,6 +124,27 @@ describe('provider-acp: resume a parent\'s child session (session/load)', () => 
     expect(second.answer.sid).to.equal(first.answer.sid)
     expect(second.answer.turn).to.equal(2)
     expect(second.statuses).to.deep.equal(['reused process', 'resumed session'])
+  })
+
+  it('with reuse, a session continued in another process retires the process holding the older copy', async () => {
+    const acp = provider({ resume: 'per-parent', reuse: true })
+    const parent = fakeParent()
+    const other = { ...fakeParent(), id: 'parent-2' } as Agent
+    const first = await answer(acp, parent)
+    // Another parent's run holds the process that has the session open ...
+    const { run: busy } = await start(acp, other, {}, 'pause')
+    expect(busy.pid).to.equal(first.answer.pid)
+    // ... so the session is loaded in a new process, and the older copy must never be continued.
+    const second = await answer(acp, parent)
+    expect(second.answer.pid).to.not.equal(first.answer.pid)
+    expect(second.answer.turn).to.equal(2)
+    // The busy run ends cleanly, yet its process is not kept: it holds the out-of-date copy.
+    expect((await busy.result).stopReason).to.equal('completed')
+    await busy.dispose()
+    expect(isAlive(first.answer.pid)).to.equal(false)
+    const third = await answer(acp, parent)
+    expect(third.answer.pid).to.equal(second.answer.pid)
+    expect(third.answer.turn).to.equal(3)
   })
 
   it('a disposed parent\'s session is dropped; a concurrent second delegation of one parent gets its own session', async () => {
