@@ -60,6 +60,22 @@ describe('quick start ACP agent with warm spares, reuse and resume', function ()
     return { childId, statuses, pid: Number(/^session-(\d+)-/.exec(childId)?.[1]) }
   }
 
+  it('the tree\'s remaining budget reaches a pooled process per session (_meta), not through its environment', async () => {
+    const parent = ctx.agents.create()
+    // A process for this environment exists (and is reused) before the limited delegation comes.
+    await delegate(parent)
+    const run = await ctx.subagents.delegate('acp', {
+      prompt: `${ROOT_PROMPT}.`, parent, signal: new AbortController().signal, budget: { maxSteps: 1 },
+    })
+    const result = await run.result
+    await run.dispose()
+    // The demo model needs a tool step before it answers: one step is not enough.
+    expect(result.stopReason).to.equal('error')
+    expect(result.diagnostic).to.match(/max-steps|steps/i)
+    const after = await delegate(parent)
+    expect(after.statuses[0]).to.be.oneOf(['reused process', 'warm process'])
+  })
+
   it('a parent\'s second delegation continues its session on the reused process; another parent gets a new session; stop reaps all', async () => {
     const parent = ctx.agents.create()
     const first = await delegate(parent)

@@ -63,20 +63,19 @@ export class Handshake {
 
   /**
    * `session/load` of an earlier session (the agent replays its history, which is not this
-   * run's output), or, when this connection still has it open, the same session again.
+   * run's output). Sent even when this connection has the session open, so the agent gets this
+   * delegation's `_meta` (its limits).
    */
-  resumeSession(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>, sessionId: string, open: boolean): Promise<void> {
+  resumeSession(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>, sessionId: string): Promise<void> {
     this.session = undefined
     return this.bounded(signal, async () => {
       this.stage = 'session/load'
       const agent = this.connection!.agent as unknown as { attachSession?: (response: { sessionId: string }) => Acp.ActiveSession }
       // The SDK builds its session helper only around session/new; its (internal) attach does the same for a loaded one.
       if (typeof agent.attachSession !== 'function') throw new AcpError('ACP_STARTUP_FAILED', 'This ACP SDK cannot attach to a loaded session.')
-      if (!open) {
-        const request: Acp.LoadSessionRequest = { sessionId, cwd: session.cwd, mcpServers: session.mcpServers }
-        if (session.sessionMeta) request._meta = session.sessionMeta
-        await this.connection!.agent.request(this.sdk.methods.agent.session.load, request)
-      }
+      const request: Acp.LoadSessionRequest = { sessionId, cwd: session.cwd, mcpServers: session.mcpServers }
+      if (session.sessionMeta) request._meta = session.sessionMeta
+      await this.connection!.agent.request(this.sdk.methods.agent.session.load, request)
       this.session = agent.attachSession.call(this.connection!.agent, { sessionId })
     })
   }

@@ -94,7 +94,9 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
       const limits = treeLimits(request)
       const own: OwnVariables = { SUBAGENT_DEPTH: String(request.depth) }
       if (limits.maxDepth !== undefined) own.SUBAGENT_MAX_DEPTH = String(limits.maxDepth)
-      if (limits.budget) own.SUBAGENT_BUDGET = JSON.stringify(limits.budget)
+      // What is left of the budget changes with every delegation: a pooled process (spawned ahead of
+      // the request, or for an earlier one) gets it per session, in `_meta` only (see the README).
+      if (limits.budget && !pool) own.SUBAGENT_BUDGET = JSON.stringify(limits.budget)
       if (allowedTools) own.SUBAGENT_ALLOWED_TOOLS = allowedTools.join(',')
       const sessionMeta: Record<string, unknown> = {
         cordisSubagents: {

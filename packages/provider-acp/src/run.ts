@@ -144,7 +144,7 @@ export class AcpRun implements SubagentRun {
     const resume = settings.resumeSessionId
     if (resume && link.canLoadSession) {
       try {
-        await link.resumeSession(signal, settings, resume, slot.openSessions.has(resume))
+        await link.resumeSession(signal, settings, resume)
         this.resumed = true
         return
       } catch (error) {
