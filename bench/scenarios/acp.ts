@@ -175,7 +175,9 @@ async function liveClient() {
  * Per-run latency of the acp provider with a cold process (the default), a warm spare
  * (`warm: true`: the spare is ready before the run, as it is when delegations are seconds apart)
  * and a reused process (`reuse: true`), against the protocol floor: a hand-written client doing
- * the same session/new → prompt on a live, initialized process (no spawn, no import).
+ * the same session/new → prompt on a live, initialized process (no spawn, no import), and the
+ * same client's first session on a process it has just initialized (what a spare is: the agent's
+ * code for session/new and prompt has not run yet in it).
  */
 export async function warmAcp(options: { iterations: number; warmup: number }): Promise<WarmAcpResult> {
   const h = await host({ model: new BenchModel(() => text('unused')), tools: false })
@@ -183,9 +185,11 @@ export async function warmAcp(options: { iterations: number; warmup: number }): 
   h.ctx.plugin(ProviderAcp, { name: 'warm', command: process.execPath, args: [AGENT], warm: true })
   h.ctx.plugin(ProviderAcp, { name: 'reused', command: process.execPath, args: [AGENT], reuse: true, maxSessionsPerProcess: 1000 })
   await h.ctx.lifecycle.flush()
-  const parent = h.ctx.agents.create({})
+  // A parent per round: the default tree cap (64 delegations per tree) would stop one parent.
+  let parent = h.ctx.agents.create({})
   const client = await liveClient()
   const pool = (name: string) => (h.ctx.subagents.get(name) as ProviderAcp.AcpProvider).pool!
+  let fresh: Awaited<ReturnType<typeof liveClient>> | undefined
   let warmRuns = 0
   /**
    * Untimed: a spare is initialized and waiting (between delegations, as in a real conversation).
@@ -199,6 +203,15 @@ export async function warmAcp(options: { iterations: number; warmup: number }): 
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
   }
+  const quiet = async () => {
+    const deadline = now() + 30_000
+    for (;;) {
+      const counts = pool('warm').counts()
+      if (!counts.starting && !counts.stopping) return
+      if (now() > deadline) throw new Error(`warm acp: the warm pool did not settle in 30 s (${JSON.stringify(counts)})`)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  }
   const ours = (provider: string) => async (mark: () => void) => {
     const run = await h.ctx.subagents.delegate(provider, { prompt: 'hello', parent, signal: new AbortController().signal })
     const result = await run.result
@@ -208,6 +221,14 @@ export async function warmAcp(options: { iterations: number; warmup: number }): 
   }
   const systems: Record<string, { prepare?: () => Promise<void>; run: (mark: () => void) => Promise<void> }> = {
     'protocol floor: hand client, live initialized process (session/new → prompt)': { run: async (mark) => { await client.run(); mark() } },
+    'hand client, first session on a freshly initialized process': {
+      prepare: async () => { fresh = await liveClient() },
+      run: async (mark) => {
+        await fresh!.run()
+        mark()
+        await fresh!.close()
+      },
+    },
     'ours: cold process (default)': { run: ours('cold') },
     'ours: warm spare (warm: true)': { prepare: spareReady, run: ours('warm') },
     'ours: reused process, new session (reuse: true)': { run: ours('reused') },
@@ -217,8 +238,12 @@ export async function warmAcp(options: { iterations: number; warmup: number }): 
   const disposed: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]))
   try {
     for (let i = -options.warmup; i < options.iterations; i++) {
+      await parent.dispose()
+      parent = h.ctx.agents.create({})
       for (const name of i % 2 ? [...names].reverse() : names) {
         await systems[name].prepare?.()
+        // No spare of the warm pool is being spawned or initialized while another system is timed.
+        await quiet()
         const t0 = now()
         let t1 = 0
         await systems[name].run(() => { t1 = now() })

@@ -37,6 +37,12 @@ interface Entry {
   claimed?: boolean
 }
 
+/**
+ * A spare is spawned this long after a run took a process (or when that run gives it back, if
+ * sooner): a spawn blocks the event loop for a few ms, which the run that just started should not wait for.
+ */
+const REFILL_AFTER_TAKE_MS = 100
+
 /** Spare failures in a row after which no more spares are started until a run succeeds in starting. */
 const MAX_SPARE_FAILURES = 3
 
@@ -87,14 +93,14 @@ export class AgentPool implements ProcessSource {
       for (const entry of usable) {
         clearTimeout(entry.idleTimer)
         entry.state = 'busy'
-        this.refill()
+        this.scheduleRefill(REFILL_AFTER_TAKE_MS)
         return { slot: entry.slot, kind: entry.slot.sessions ? 'reused' : 'warm' }
       }
       // A spare still initializing is further along than a new spawn: wait for it.
       for (const entry of this.entries.values()) {
         if (entry.state !== 'starting' || entry.claimed || entry.stopping || entry.key !== key) continue
         if (await this.claim(entry, signal)) {
-          this.refill()
+          this.scheduleRefill(REFILL_AFTER_TAKE_MS)
           return { slot: entry.slot, kind: 'warm' }
         }
         break
@@ -119,7 +125,7 @@ export class AgentPool implements ProcessSource {
     this.spareFailures = 0
     this.entries.set(slot, { slot, key, state: 'busy' })
     this.watchExit(slot)
-    this.refill()
+    this.scheduleRefill(REFILL_AFTER_TAKE_MS)
     return { slot, kind: 'cold' }
   }
 
@@ -131,11 +137,11 @@ export class AgentPool implements ProcessSource {
       && slot.sessions < this.options.maxSessionsPerProcess && this.alive() <= this.options.maxProcesses
     if (keep) {
       this.idle(entry)
-      this.refill()
+      this.scheduleRefill(0)
       return
     }
     await this.retire(entry, hurry ? 0 : slot.exitGrace)
-    this.refill()
+    this.scheduleRefill(0)
   }
 
   opened(slot: AgentSlot, sessionId: string) {
@@ -151,6 +157,7 @@ export class AgentPool implements ProcessSource {
   async stop(): Promise<void> {
     this.stopped = true
     this.template = undefined
+    clearTimeout(this.refillTimer)
     this.stopController.abort()
     await Promise.all([...this.entries.values()].filter((entry) => entry.state !== 'busy').map((entry) => this.retire(entry, 0)))
   }
@@ -179,6 +186,24 @@ export class AgentPool implements ProcessSource {
     }, this.options.idleTimeout)
     // Idle processes never keep the host alive; the exit safety net reaps them.
     entry.idleTimer.unref()
+  }
+
+  private refillTimer?: NodeJS.Timeout
+  private refillAt = Infinity
+
+  /** Runs `refill` in `ms` (or sooner, if already scheduled sooner); never in the caller's stack. */
+  private scheduleRefill(ms: number) {
+    if (this.stopped || !this.options.warm) return
+    const at = performance.now() + ms
+    if (this.refillTimer && this.refillAt <= at) return
+    clearTimeout(this.refillTimer)
+    this.refillAt = at
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = undefined
+      this.refillAt = Infinity
+      this.refill()
+    }, ms)
+    this.refillTimer.unref()
   }
 
   /** Starts spares for the latest run's settings until `spares` are ready or the process cap is reached. */
@@ -262,7 +287,7 @@ export class AgentPool implements ProcessSource {
     this.spareFailures++
     this.options.logger.warn('%s: a spare agent process failed to start (%s)%s', this.options.providerName, describeError(error),
       this.spareFailures >= MAX_SPARE_FAILURES ? '; no more spares until a run starts one successfully' : '')
-    this.refill()
+    this.scheduleRefill(0)
   }
 
   private watchExit(slot: AgentSlot) {
@@ -280,7 +305,7 @@ export class AgentPool implements ProcessSource {
     clearTimeout(entry.idleTimer)
     return entry.stopping ??= entry.slot.terminate(grace).finally(() => {
       this.entries.delete(entry.slot)
-      if (refill && !this.stopped) this.refill()
+      if (refill && !this.stopped) this.scheduleRefill(0)
     })
   }
 }
