@@ -60,6 +60,18 @@ export class AgentSlot {
     })
   }
 
+  /**
+   * A waiting process (a spare, or an idle pooled one) must not keep the host's event loop
+   * alive: the host may exit, and the exit safety net then kills it. A run refs it again.
+   */
+  park(parked: boolean) {
+    const { child } = this.proc
+    for (const handle of [child, child.stdin, child.stdout, child.stderr] as Array<{ ref?: () => void; unref?: () => void } | null>) {
+      if (parked) handle?.unref?.()
+      else handle?.ref?.()
+    }
+  }
+
   /** After a clean turn: how long the agent may take to exit by itself at EOF before SIGTERM. */
   get exitGrace(): number {
     return this.settings.exitGrace

@@ -93,6 +93,7 @@ export class AgentPool implements ProcessSource {
       for (const entry of usable) {
         clearTimeout(entry.idleTimer)
         entry.state = 'busy'
+        entry.slot.park(false)
         this.scheduleRefill(REFILL_AFTER_TAKE_MS)
         return { slot: entry.slot, kind: entry.slot.sessions ? 'reused' : 'warm' }
       }
@@ -178,6 +179,7 @@ export class AgentPool implements ProcessSource {
 
   private idle(entry: Entry) {
     entry.state = 'idle'
+    entry.slot.park(true)
     clearTimeout(entry.idleTimer)
     entry.idleTimer = setTimeout(() => {
       this.options.logger.debug('%s: pooled agent process %s idle for %d ms; stopping it', this.options.providerName, entry.slot.pid, this.options.idleTimeout)
@@ -229,6 +231,7 @@ export class AgentPool implements ProcessSource {
     signal.removeEventListener('abort', onAbort)
     if (ok && !entry.stopping && !signal.aborted) {
       entry.state = 'busy'
+      entry.slot.park(false)
       return true
     }
     entry.claimed = false
@@ -262,6 +265,8 @@ export class AgentPool implements ProcessSource {
       return this.spareFailed(error)
     }
     const entry: Entry = { slot, key, state: 'starting' }
+    // A spare is the pool's business, not the host's: it never keeps the event loop alive.
+    slot.park(true)
     this.entries.set(slot, entry)
     this.watchExit(slot)
     entry.ready = slot.link.connect(this.stopController.signal).then(() => {
