@@ -191,6 +191,8 @@ export async function warmAcp(options: { iterations: number; warmup: number }): 
   const pool = (name: string) => (h.ctx.subagents.get(name) as ProviderAcp.AcpProvider).pool!
   let fresh: Awaited<ReturnType<typeof liveClient>> | undefined
   let warmRuns = 0
+  /** Warm runs finished: from the first on, the warm pool keeps a spare. */
+  let warmDone = 0
   /**
    * Untimed: a spare is initialized and waiting (between delegations, as in a real conversation).
    * The pool starts spares after its first run (which shows the environment they need).
@@ -207,7 +209,8 @@ export async function warmAcp(options: { iterations: number; warmup: number }): 
     const deadline = now() + 30_000
     for (;;) {
       const counts = pool('warm').counts()
-      if (!counts.starting && !counts.stopping) return
+      // After its first run the warm pool refills (on a timer): wait until its spare is up.
+      if (!counts.starting && !counts.stopping && (warmDone === 0 || counts.idle > 0 || counts.busy > 0)) return
       if (now() > deadline) throw new Error(`warm acp: the warm pool did not settle in 30 s (${JSON.stringify(counts)})`)
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
@@ -230,7 +233,13 @@ export async function warmAcp(options: { iterations: number; warmup: number }): 
       },
     },
     'ours: cold process (default)': { run: ours('cold') },
-    'ours: warm spare (warm: true)': { prepare: spareReady, run: ours('warm') },
+    'ours: warm spare (warm: true)': {
+      prepare: spareReady,
+      run: async (mark) => {
+        await ours('warm')(mark)
+        warmDone++
+      },
+    },
     'ours: reused process, new session (reuse: true)': { run: ours('reused') },
   }
   const names = Object.keys(systems)
