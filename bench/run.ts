@@ -11,7 +11,7 @@ import { overhead } from './scenarios/overhead.js'
 import { fanout } from './scenarios/fanout.js'
 import { soak } from './scenarios/soak.js'
 import { churn } from './scenarios/churn.js'
-import { acp, handback } from './scenarios/acp.js'
+import { acp, handback, warmAcp } from './scenarios/acp.js'
 import { isolation } from './scenarios/isolation.js'
 import { limits } from './scenarios/limits.js'
 import { growth } from './scenarios/growth.js'
@@ -145,6 +145,29 @@ log()
   targets.push(['ACP hand-back: stdin-ignoring agent ≤ 100 ms over a well-behaved one', stubborn - good <= 100, `+${fmt(stubborn - good)} ms (${fmt(stubborn)} vs ${fmt(good)} ms)`])
   headline.push(['ACP run against a fixture agent', `${fmt(ours / hand, 2)}× a minimal hand-written ACP SDK client; hand-back +${fmt(stubborn - good)} ms for an agent that ignores stdin`,
     `an empty \`node\` start is ≈ ${fmt(floor / ours, 1)} of a run`])
+}
+
+// 5b (provider-acp warm / reuse) -------------------------------------------------------------
+{
+  const r = await warmAcp({ iterations: q(30, 2), warmup: q(3, 1) })
+  const floorName = 'protocol floor: hand client, live initialized process (session/new → prompt)'
+  const floor = r.result[floorName].median
+  const cold = r.result['ours: cold process (default)'].median
+  const warm = r.result['ours: warm spare (warm: true)'].median
+  const reused = r.result['ours: reused process, new session (reuse: true)'].median
+  const firstSession = r.result['hand client, first session on a freshly initialized process'].median
+  log('## 5b. ACP: cold vs warm spare vs reused process (provider-acp `warm` / `reuse`)')
+  log()
+  log(`${r.iterations} runs each, interleaved, against bench/fixtures/acp-agent.mjs (its own turn is one text chunk, well under 1 ms). "to result": delegate → the result (what the parent model waits for); "to result + dispose": also the run disposed (what the subagent tool waits for: a cold or warm process is stopped then, a reused one goes back to the pool). The warm spare is given time to start between runs (untimed), as between delegations of a real conversation. The protocol floor is a hand-written ACP SDK client doing session/new → prompt on a process that is already running and initialized (no spawn, no import) and has served many sessions; the row below it is the same client's first session on a process it has just initialized, which is what a warm spare is (the agent's session/new and prompt code has not run in it yet).`)
+  log()
+  table(['system', 'ms to result median (min–max)', 'ms to result + dispose median (min–max)', 'to result vs floor'],
+    Object.keys(r.result).map((name) => [name, fmtStats(r.result[name]), fmtStats(r.disposed[name]), `${fmt(r.result[name].median / floor, 2)}×`]))
+  targets.push(['ACP warm spare ≤ 1.2× the protocol floor (to result)', warm <= 1.2 * floor,
+    `${fmt(warm / floor, 2)}× (${fmt(warm, 2)} vs ${fmt(floor, 2)} ms; a hand client's first session on a fresh process ${fmt(firstSession, 2)} ms; cold ${fmt(cold)} ms)`])
+  targets.push(['ACP reused process ≤ 10 ms over the agent\'s own turn (to result + dispose)', r.disposed['ours: reused process, new session (reuse: true)'].median <= 10,
+    `${fmt(r.disposed['ours: reused process, new session (reuse: true)'].median, 2)} ms (to result ${fmt(reused, 2)} ms; floor ${fmt(floor, 2)} ms)`])
+  headline.push(['ACP run with provider-acp `warm` / `reuse`', `warm spare ${fmt(warm, 1)} ms, reused process ${fmt(reused, 1)} ms to the result`,
+    `cold ${fmt(cold, 1)} ms; protocol floor (live process, hand client) ${fmt(floor, 1)} ms`])
 }
 
 // 6 -------------------------------------------------------------------------------------------

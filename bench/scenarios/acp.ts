@@ -126,3 +126,149 @@ export async function handback(options: { iterations: number; warmup: number }):
   }
   return { stats: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v)])), iterations: options.iterations }
 }
+
+export interface WarmAcpResult {
+  /** Time to the result (what the parent's model waits for). */
+  result: Record<string, Stats>
+  /** Time to the result and the run disposed (what the subagent tool waits for). */
+  disposed: Record<string, Stats>
+  iterations: number
+}
+
+/** A hand-written client on one live, initialized agent process: session/new → prompt → end_turn per call. */
+async function liveClient() {
+  const sdk = await import('@agentclientprotocol/sdk')
+  const child = spawn(process.execPath, [AGENT], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const exited = exitOf(child)
+  const connection = sdk.client({ name: 'hand' }).connect(sdk.ndJsonStream(
+    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+    Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+  ))
+  await connection.agent.request(sdk.methods.agent.initialize, {
+    protocolVersion: 1,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+  })
+  return {
+    async run() {
+      const session = await connection.agent.buildSession({ cwd: process.cwd(), mcpServers: [] }).start()
+      const response = session.prompt([{ type: 'text', text: 'hello' }])
+      let output = ''
+      for (;;) {
+        const next = await session.nextUpdate()
+        if (next.kind === 'stop') break
+        const update = next.update as { sessionUpdate: string; content?: { text?: string } }
+        if (update.sessionUpdate === 'agent_message_chunk') output += update.content?.text ?? ''
+      }
+      await response
+      session.dispose()
+      if (output !== 'child answer') throw new Error(`live client: wrong output ${output}`)
+    },
+    async close() {
+      connection.close()
+      child.stdin!.end()
+      await exited
+    },
+  }
+}
+
+/**
+ * Per-run latency of the acp provider with a cold process (the default), a warm spare
+ * (`warm: true`: the spare is ready before the run, as it is when delegations are seconds apart)
+ * and a reused process (`reuse: true`), against the protocol floor: a hand-written client doing
+ * the same session/new → prompt on a live, initialized process (no spawn, no import), and the
+ * same client's first session on a process it has just initialized (what a spare is: the agent's
+ * code for session/new and prompt has not run yet in it).
+ */
+export async function warmAcp(options: { iterations: number; warmup: number }): Promise<WarmAcpResult> {
+  const h = await host({ model: new BenchModel(() => text('unused')), tools: false })
+  h.ctx.plugin(ProviderAcp, { name: 'cold', command: process.execPath, args: [AGENT] })
+  h.ctx.plugin(ProviderAcp, { name: 'warm', command: process.execPath, args: [AGENT], warm: true })
+  h.ctx.plugin(ProviderAcp, { name: 'reused', command: process.execPath, args: [AGENT], reuse: true, maxSessionsPerProcess: 1000 })
+  await h.ctx.lifecycle.flush()
+  // A parent per round: the default tree cap (64 delegations per tree) would stop one parent.
+  let parent = h.ctx.agents.create({})
+  const client = await liveClient()
+  const pool = (name: string) => (h.ctx.subagents.get(name) as ProviderAcp.AcpProvider).pool!
+  let fresh: Awaited<ReturnType<typeof liveClient>> | undefined
+  let warmRuns = 0
+  /** Warm runs finished: from the first on, the warm pool keeps a spare. */
+  let warmDone = 0
+  /**
+   * Untimed: a spare is initialized and waiting (between delegations, as in a real conversation).
+   * The pool starts spares after its first run (which shows the environment they need).
+   */
+  const spareReady = async () => {
+    if (warmRuns++ === 0) return
+    const deadline = now() + 30_000
+    while (pool('warm').counts().idle < 1 || pool('warm').counts().stopping > 0) {
+      if (now() > deadline) throw new Error(`warm acp: no spare ready after 30 s (${JSON.stringify(pool('warm').counts())})`)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  }
+  const quiet = async () => {
+    const deadline = now() + 30_000
+    for (;;) {
+      const counts = pool('warm').counts()
+      // After its first run the warm pool refills (on a timer): wait until its spare is up.
+      if (!counts.starting && !counts.stopping && (warmDone === 0 || counts.idle > 0 || counts.busy > 0)) return
+      if (now() > deadline) throw new Error(`warm acp: the warm pool did not settle in 30 s (${JSON.stringify(counts)})`)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  }
+  const ours = (provider: string) => async (mark: () => void) => {
+    const run = await h.ctx.subagents.delegate(provider, { prompt: 'hello', parent, signal: new AbortController().signal })
+    const result = await run.result
+    mark()
+    await run.dispose()
+    if (result.stopReason !== 'completed' || result.output !== 'child answer') throw new Error(`warm acp (${provider}): ${JSON.stringify(result)}`)
+  }
+  const systems: Record<string, { prepare?: () => Promise<void>; run: (mark: () => void) => Promise<void> }> = {
+    'protocol floor: hand client, live initialized process (session/new → prompt)': { run: async (mark) => { await client.run(); mark() } },
+    'hand client, first session on a freshly initialized process': {
+      prepare: async () => { fresh = await liveClient() },
+      run: async (mark) => {
+        await fresh!.run()
+        mark()
+        await fresh!.close()
+      },
+    },
+    'ours: cold process (default)': { run: ours('cold') },
+    'ours: warm spare (warm: true)': {
+      prepare: spareReady,
+      run: async (mark) => {
+        await ours('warm')(mark)
+        warmDone++
+      },
+    },
+    'ours: reused process, new session (reuse: true)': { run: ours('reused') },
+  }
+  const names = Object.keys(systems)
+  const result: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]))
+  const disposed: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]))
+  try {
+    for (let i = -options.warmup; i < options.iterations; i++) {
+      await parent.dispose()
+      parent = h.ctx.agents.create({})
+      for (const name of i % 2 ? [...names].reverse() : names) {
+        await systems[name].prepare?.()
+        // No spare of the warm pool is being spawned or initialized while another system is timed.
+        await quiet()
+        const t0 = now()
+        let t1 = 0
+        await systems[name].run(() => { t1 = now() })
+        const t2 = now()
+        if (i < 0) continue
+        result[name].push(t1 - t0)
+        disposed[name].push(t2 - t0)
+      }
+    }
+    if (h.ctx.subagents.runs().length) throw new Error('warm acp: live runs left')
+  } finally {
+    await client.close()
+    await parent.dispose()
+    await Promise.all(['cold', 'warm', 'reused'].map((name) => (h.ctx.subagents.get(name) as ProviderAcp.AcpProvider | undefined)?.stop()))
+    await h.stop()
+  }
+  const summary = (samples: Record<string, number[]>) => Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v)]))
+  return { result: summary(result), disposed: summary(disposed), iterations: options.iterations }
+}

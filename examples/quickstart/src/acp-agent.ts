@@ -12,7 +12,9 @@
  * `session/load` continues one in a later process, with its history replayed to the client.
  * The tool ceiling crosses the process boundary: SUBAGENT_ALLOWED_TOOLS (and session/new's
  * `_meta.cordisSubagents.allowedTools`) name the tools the delegating parent may use, and this
- * agent's tools are restricted to them. Usage goes back in ACP's field names.
+ * agent's tools are restricted to them. The remaining budget and depth ceiling of the delegating
+ * tree come per session in `_meta.cordisSubagents` (and SUBAGENT_BUDGET / SUBAGENT_MAX_DEPTH for a
+ * process of its own): the lowest of all applies. Usage goes back in ACP's field names.
  * stdout carries only protocol messages: logs go to stderr.
  */
 import { stat } from 'node:fs/promises'
@@ -71,8 +73,10 @@ async function sessionCwd(cwd: unknown): Promise<string> {
 }
 
 function openSession(sessionId: string, cwd: string, meta: unknown, seed?: unknown[]) {
+  const budget = sessionBudget(meta)
   const agent = ctx.agents.create({
     cwd, label: 'acp', persona: persona(ctx.agents.rootDepth), tools: sessionTools(meta), ...seed ? { seed: seed as any } : {},
+    ...budget ? { budget } : {},
   })
   sessions.set(sessionId, { agent, cwd })
 }
@@ -103,6 +107,28 @@ function sessionTools(meta: unknown) {
   for (const allow of [fromEnv, fromMeta]) if (allow) view = view.restrict({ allow })
   return view
 }
+const BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren'] as const
+
+/**
+ * The session's limits from session/new's `_meta.cordisSubagents` (`budget` and `maxDepth`):
+ * provider-acp sends them per session, and only there for a pooled process that serves several
+ * delegations. The runtime lowers root limits with them (SUBAGENT_BUDGET, when set, still applies).
+ * Malformed entries are ignored: only non-negative safe integers count.
+ */
+function sessionBudget(meta: unknown): Record<string, number> | undefined {
+  const given = (meta as { cordisSubagents?: { budget?: unknown; maxDepth?: unknown } } | null | undefined)?.cordisSubagents
+  if (!given || typeof given !== 'object') return undefined
+  const limits: Record<string, number> = {}
+  const budget = given.budget && typeof given.budget === 'object' ? given.budget as Record<string, unknown> : {}
+  for (const key of BUDGET_KEYS) if (isLimit(budget[key])) limits[key] = budget[key] as number
+  if (isLimit(given.maxDepth)) limits.maxDepth = given.maxDepth as number
+  return Object.keys(limits).length ? limits : undefined
+}
+
+function isLimit(value: unknown): boolean {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+}
+
 const sessions = new Map<string, Session>()
 
 /** Our stop reasons that are ACP stop reasons; `error` and `max-steps` are answered with a JSON-RPC error. */
@@ -127,17 +153,27 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
   })
   .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
     const cwd = await sessionCwd(params.cwd)
-    if (!isSessionId(params.sessionId) || sessions.has(params.sessionId)) {
-      throw acp.RequestError.invalidParams(undefined, `cannot load session ${JSON.stringify(params.sessionId)} (unknown, or already open)`)
+    if (!isSessionId(params.sessionId)) throw acp.RequestError.invalidParams(undefined, `cannot load session ${JSON.stringify(params.sessionId)}`)
+    const open = sessions.get(params.sessionId)
+    let messages: unknown[]
+    if (open) {
+      // Loading a session this process has open (a client that keeps the process, e.g. provider-acp's
+      // reuse) continues it with the limits of the new `_meta`: the same history, a new agent.
+      if (open.controller) throw acp.RequestError.invalidRequest(undefined, `session ${params.sessionId} is running a turn; wait for it or cancel it`)
+      messages = open.agent.transcript.completedMessages()
+      sessions.delete(params.sessionId)
+      await open.agent.dispose()
+    } else {
+      let stored
+      try {
+        stored = await store.load(params.sessionId)
+      } catch (error) {
+        throw acp.RequestError.internalError(undefined, `session ${params.sessionId} cannot be loaded: ${error instanceof Error ? error.message : String(error)}`)
+      }
+      if (!stored) throw acp.RequestError.resourceNotFound(params.sessionId)
+      messages = stored.messages
     }
-    let stored
-    try {
-      stored = await store.load(params.sessionId)
-    } catch (error) {
-      throw acp.RequestError.internalError(undefined, `session ${params.sessionId} cannot be loaded: ${error instanceof Error ? error.message : String(error)}`)
-    }
-    if (!stored) throw acp.RequestError.resourceNotFound(params.sessionId)
-    openSession(params.sessionId, cwd, params._meta, stored.messages)
+    openSession(params.sessionId, cwd, params._meta, messages)
     // The protocol wants the conversation replayed to the client before the response.
     for (const message of sessions.get(params.sessionId)!.agent.transcript.messages) {
       const update = message.role === 'user'

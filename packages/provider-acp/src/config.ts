@@ -22,6 +22,13 @@ export interface Config {
   containment?: 'auto' | 'process-group'
   mcpServers?: Acp.McpServer[]
   description?: string
+  warm?: boolean
+  spares?: number
+  reuse?: boolean
+  maxSessionsPerProcess?: number
+  maxProcesses?: number
+  idleTimeout?: number
+  resume?: 'off' | 'request' | 'per-parent'
 }
 
 export const Config: Schema<Config> = Schema.object({
@@ -69,4 +76,22 @@ export const Config: Schema<Config> = Schema.object({
     .description('MCP servers passed to session/new, in ACP form: `{ name, command, args, env: [{ name, value }] }` (stdio) or `{ type: http | sse, name, url, headers: [{ name, value }] }`.'),
   description: Schema.string()
     .description('Appended to the tool description the model sees, e.g. "Claude Code over ACP".'),
+  warm: Schema.boolean().default(false)
+    .description('Keep `spares` agent processes started and initialized ahead of need (after the first run shows which environment they need). Off by default; see the README.'),
+  spares: count({ min: 1, max: 16 }).default(1)
+    .description('With `warm`: how many initialized spare processes to keep ready.'),
+  reuse: Schema.boolean().default(false)
+    .description('Give a finished run\'s process back to a pool: the next run with the same cwd and environment opens a new session on it. Only for agents that keep sessions apart in one process; see the README for what is shared.'),
+  maxSessionsPerProcess: count({ min: 1, max: 1000 }).default(16)
+    .description('With `reuse`: sessions one process serves before it is stopped.'),
+  maxProcesses: count({ min: 1, max: 256 }).default(4)
+    .description('With `warm` or `reuse`: the pool never starts or keeps a process while this many agent processes of this provider (runs included) are alive. Runs themselves are capped by the subagents service.'),
+  idleTimeout: duration({ min: 1, max: 24 * 3_600_000 }).default(60_000)
+    .description('With `warm` or `reuse`: milliseconds an unused pooled or spare process is kept before it is stopped.'),
+  resume: choice({
+    off: 'Every delegation opens a new session',
+    request: 'A delegation that asks (`resume: true` on the request) continues its parent\'s child session',
+    'per-parent': 'Every delegation of a parent agent continues its child session (unless the request says `resume: false`)',
+  }).default('off')
+    .description('Continue a parent agent\'s earlier child session (session/load) when the agent advertises `loadSession`; otherwise a new session is opened. One session per parent agent, forgotten with the parent.'),
 })

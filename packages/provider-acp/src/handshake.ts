@@ -10,7 +10,7 @@ import {
 import type { RunSettings } from './settings.js'
 
 /** Where a run is: the handshake steps, then the one prompt turn. */
-export type Stage = 'spawn' | 'initialize' | 'session/new' | 'prompt'
+export type Stage = 'spawn' | 'initialize' | 'session/new' | 'session/load' | 'prompt'
 
 /** How long to wait for an exit status after the connection dropped. */
 export const EXIT_STATUS_MS = 400
@@ -34,6 +34,8 @@ export class Handshake {
   connection?: Acp.ClientConnection
   session?: Acp.ActiveSession
   private authMethods: Acp.AuthMethod[] = []
+  /** The agent advertised `loadSession` in its initialize answer. */
+  canLoadSession = false
 
   constructor(
     private readonly sdk: Sdk,
@@ -42,11 +44,48 @@ export class Handshake {
     private readonly hooks: HandshakeHooks,
   ) {}
 
-  /** Opens the session; rejects with an `AcpError` on failure, timeout, abort or exit. */
+  /** initialize → session/new; rejects with an `AcpError` on failure, timeout, abort or exit. */
   async open(signal: AbortSignal): Promise<void> {
+    await this.connect(signal)
+    await this.startSession(signal, this.settings)
+  }
+
+  /** `initialize` only (a spare process stops here until a run needs it). */
+  connect(signal: AbortSignal): Promise<void> {
+    return this.bounded(signal, () => this.initialize())
+  }
+
+  /** `session/new` on an initialized connection, with the run's cwd and `_meta`. */
+  startSession(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): Promise<void> {
+    this.session = undefined
+    return this.bounded(signal, () => this.newSession(session))
+  }
+
+  /**
+   * `session/load` of an earlier session (the agent replays its history, which is not this
+   * run's output). Sent even when this connection has the session open, so the agent gets this
+   * delegation's `_meta` (its limits).
+   */
+  resumeSession(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>, sessionId: string): Promise<void> {
+    this.session = undefined
+    return this.bounded(signal, async () => {
+      this.stage = 'session/load'
+      const agent = this.connection!.agent as unknown as { attachSession?: (response: { sessionId: string }) => Acp.ActiveSession }
+      // The SDK builds its session helper only around session/new; its (internal) attach does the same for a loaded one.
+      if (typeof agent.attachSession !== 'function') throw new AcpError('ACP_STARTUP_FAILED', 'This ACP SDK cannot attach to a loaded session.')
+      const request: Acp.LoadSessionRequest = { sessionId, cwd: session.cwd, mcpServers: session.mcpServers }
+      if (session.sessionMeta) request._meta = session.sessionMeta
+      await this.connection!.agent.request(this.sdk.methods.agent.session.load, request)
+      this.session = agent.attachSession.call(this.connection!.agent, { sessionId })
+    })
+  }
+
+  /** `work` bounded by startupTimeout, the signal and the process' exit. */
+  private async bounded(signal: AbortSignal, work: () => Promise<void>): Promise<void> {
     const { settings } = this
     let timer: NodeJS.Timeout | undefined
     let onAbort: (() => void) | undefined
+    let done = false
     const failure = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new AcpError('ACP_STARTUP_TIMEOUT',
         `The ACP agent "${settings.command}" did not finish ${this.stage} within startupTimeout (${settings.startupTimeout} ms); `
@@ -54,14 +93,17 @@ export class Handshake {
       settings.startupTimeout)
       onAbort = () => reject(aborted(`during ${this.stage}`))
       signal.addEventListener('abort', onAbort, { once: true })
-      this.proc.settledExit.then((exit) => reject(this.exitedDuringStartup(exit)))
+      if (signal.aborted) onAbort()
+      // One reaction per step on the exit (a pooled process gets one per session, bounded by maxSessionsPerProcess).
+      this.proc.settledExit.then((exit) => { if (!done) reject(this.exitedDuringStartup(exit)) })
     })
     failure.catch(() => {})
     try {
-      await Promise.race([this.openSession(), failure])
+      await Promise.race([work(), failure])
     } catch (error) {
       throw await this.startupError(error)
     } finally {
+      done = true
       clearTimeout(timer)
       signal.removeEventListener('abort', onAbort!)
     }
@@ -114,7 +156,7 @@ export class Handshake {
       capDiagnostic(`The ACP agent "${command}" ${describeExit(exit)} during ${this.stage}.${this.hooks.stderrSection()}`))
   }
 
-  private async openSession(): Promise<void> {
+  private async initialize(): Promise<void> {
     const { sdk, settings, proc } = this
     this.stage = 'initialize'
     const app = sdk.client({ name: CLIENT_INFO.name })
@@ -148,10 +190,14 @@ export class Handshake {
         + 'Use a release of the agent (or its ACP adapter) that speaks protocol version 1.')
     }
     this.authMethods = Array.isArray(init.authMethods) ? init.authMethods.slice(0, 16) : []
+    this.canLoadSession = (init.agentCapabilities as { loadSession?: unknown } | undefined)?.loadSession === true
+  }
+
+  private async newSession(session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): Promise<void> {
     this.stage = 'session/new'
-    const request: Acp.NewSessionRequest = { cwd: settings.cwd, mcpServers: settings.mcpServers }
-    if (settings.sessionMeta) request._meta = settings.sessionMeta
-    this.session = await connection.agent.buildSession(request).start()
+    const request: Acp.NewSessionRequest = { cwd: session.cwd, mcpServers: session.mcpServers }
+    if (session.sessionMeta) request._meta = session.sessionMeta
+    this.session = await this.connection!.agent.buildSession(request).start()
   }
 }
 

@@ -8,7 +8,9 @@ export { Config } from './config.js'
 export { CORE_ENV, DEFAULT_EXCLUDE, type EnvInherit } from './env.js'
 export { AcpError, type AcpErrorCode } from './errors.js'
 export { liveProcessGroups } from './groups.js'
-export { createAcpProvider, MAX_ALLOWED_TOOLS, type ProviderOptions } from './provider.js'
+export { createAcpProvider, MAX_ALLOWED_TOOLS, type AcpProvider, type ProviderOptions } from './provider.js'
+export type { AgentPool } from './pool.js'
+export type { ProcessKind } from './agent-slot.js'
 export { MAX_MESSAGE_BYTES, PROTOCOL_VERSION } from './sdk.js'
 
 export const name = 'provider-acp'
@@ -22,4 +24,6 @@ export function apply(ctx: Context, config: Config) {
     logger: ctx.logger('acp'),
   })
   ctx.subagents.register(provider)
+  // Spares and pooled processes go with the plugin (reload, ctx.stop()); a run's process stops when its run ends.
+  ctx.on('dispose', () => provider.stop())
 }

@@ -7,7 +7,10 @@ import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordi
 import { Config } from './config.js'
 import { childEnv, EnvMatcher, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
+import { AgentPool } from './pool.js'
+import { coldSource, type ProcessSource } from './process-source.js'
 import { AcpRun } from './run.js'
+import { SessionBook, type ResumeTicket } from './session-book.js'
 import { Redactor } from '@cordis-subagents/shared'
 
 /** Most tool names passed to the child as its ceiling; a longer list is cut (never widened). */
@@ -18,6 +21,14 @@ export interface ProviderOptions extends Config {
   logger: Logger
 }
 
+/** The acp provider, plus what its owner needs to stop its process pool. */
+export interface AcpProvider extends SubagentProvider {
+  /** Stops every spare and pooled process not serving a run (those stop when their run ends). Idempotent. */
+  stop(): Promise<void>
+  /** The process pool when `warm` or `reuse` is on (for tests and the bench). */
+  readonly pool?: AgentPool
+}
+
 /** The schema's defaults: the one place they are written (a programmatic caller gets the same). */
 const DEFAULTS = Config({ command: 'unused' })
 
@@ -25,7 +36,7 @@ const DEFAULTS = Config({ command: 'unused' })
  * Builds the `acp` provider. The plugin calls this; it is exported for programmatic use.
  * Throws `ACP_INVALID_CONFIG` when `cwd` or `mcpServers` are unusable.
  */
-export function createAcpProvider(options: ProviderOptions): SubagentProvider {
+export function createAcpProvider(options: ProviderOptions): AcpProvider {
   const baseDir = options.baseDir ?? process.cwd()
   const configuredCwd = options.cwd ? resolveCwd(options.cwd, baseDir) : undefined
   const mcpServers = checkMcpServers(options.mcpServers ?? [])
@@ -63,7 +74,14 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
     ?? countProblem('maxOutputBytes', settings.maxOutputBytes, { min: 1 })
     ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
   if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
-  const provider: SubagentProvider = {
+  const pool = createPool(options, providerName)
+  const source: ProcessSource = pool ?? coldSource
+  const resume = options.resume ?? DEFAULTS.resume!
+  if (!['off', 'request', 'per-parent'].includes(resume)) {
+    throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.resume must be off, request or per-parent (got ${JSON.stringify(resume)}).`)
+  }
+  const book = new SessionBook()
+  const provider: AcpProvider = {
     name: providerName,
     capabilities: { persona: false, toolFilter: false, depthLimit: false },
     inheritsParentContext: false,
@@ -76,7 +94,9 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
       const limits = treeLimits(request)
       const own: OwnVariables = { SUBAGENT_DEPTH: String(request.depth) }
       if (limits.maxDepth !== undefined) own.SUBAGENT_MAX_DEPTH = String(limits.maxDepth)
-      if (limits.budget) own.SUBAGENT_BUDGET = JSON.stringify(limits.budget)
+      // What is left of the budget changes with every delegation: a pooled process (spawned ahead of
+      // the request, or for an earlier one) gets it per session, in `_meta` only (see the README).
+      if (limits.budget && !pool) own.SUBAGENT_BUDGET = JSON.stringify(limits.budget)
       if (allowedTools) own.SUBAGENT_ALLOWED_TOOLS = allowedTools.join(',')
       const sessionMeta: Record<string, unknown> = {
         cordisSubagents: {
@@ -86,17 +106,63 @@ export function createAcpProvider(options: ProviderOptions): SubagentProvider {
           ...allowedTools ? { allowedTools } : {},
         },
       }
-      return AcpRun.start({
+      const ticket = wantsResume(resume, request) ? book.take(request.parent, cwd) : undefined
+      const starting = AcpRun.start({
         ...settings,
         cwd,
         env: childEnv(host, policy, own, matcher),
         redactor: new Redactor(secretValues(host, policy, matcher)),
         sessionMeta,
-      }, request)
+        ...ticket?.sessionId ? { resumeSessionId: ticket.sessionId } : {},
+      }, request, source)
+      if (ticket) recordSession(ticket, starting)
+      return starting
     },
+    stop: () => {
+      book.clear()
+      return pool?.stop() ?? Promise.resolve()
+    },
+    ...pool ? { pool } : {},
   }
   if (options.description) provider.description = options.description
   return provider
+}
+
+/**
+ * Whether this delegation continues its parent's child session: always with `per-parent`
+ * (unless the request says `resume: false`), only when the request says `resume: true` with
+ * `request` (the subagent tool's per-load option), never with `off`.
+ */
+function wantsResume(mode: string, request: ProviderStartRequest): boolean {
+  const asked = (request as { resume?: unknown }).resume
+  if (mode === 'per-parent') return asked !== false
+  return mode === 'request' && asked === true
+}
+
+function recordSession(ticket: ResumeTicket, starting: Promise<AcpRun>) {
+  starting.then(
+    (run) => ticket.done(run.childId, run.loadable, run.result),
+    () => ticket.done(undefined, false, Promise.resolve()),
+  )
+}
+
+/** The pool for `warm` / `reuse` (checked like the schema would), or undefined when both are off. */
+function createPool(options: ProviderOptions, providerName: string): AgentPool | undefined {
+  const warm = options.warm ?? DEFAULTS.warm!
+  const reuse = options.reuse ?? DEFAULTS.reuse!
+  if (!warm && !reuse) return undefined
+  const settings = {
+    spares: options.spares ?? DEFAULTS.spares!,
+    maxSessionsPerProcess: options.maxSessionsPerProcess ?? DEFAULTS.maxSessionsPerProcess!,
+    maxProcesses: options.maxProcesses ?? DEFAULTS.maxProcesses!,
+    idleTimeout: options.idleTimeout ?? DEFAULTS.idleTimeout!,
+  }
+  const problem = countProblem('spares', settings.spares, { min: 1, max: 16 })
+    ?? countProblem('maxSessionsPerProcess', settings.maxSessionsPerProcess, { min: 1, max: 1000 })
+    ?? countProblem('maxProcesses', settings.maxProcesses, { min: 1, max: 256 })
+    ?? durationProblem('idleTimeout', settings.idleTimeout, { min: 1, max: 24 * 3_600_000 })
+  if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
+  return new AgentPool({ providerName, logger: options.logger, warm: !!warm, reuse: !!reuse, ...settings })
 }
 
 /** Budget limits a child host of ours applies to its root runs (what `SUBAGENT_BUDGET` carries). */

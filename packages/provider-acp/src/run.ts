@@ -1,13 +1,14 @@
 import { stat } from 'node:fs/promises'
 import type * as Acp from '@agentclientprotocol/sdk'
-import type { Logger } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentResult, SubagentRun, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { AcpError } from './errors.js'
 import { aborted, EXIT_STATUS_MS, Handshake } from './handshake.js'
 import { OutputBuffer } from './output.js'
 import { PermissionDesk } from './permission.js'
-import { AgentProcess, describeExit, raceTimeout, type ExitInfo } from './process.js'
+import type { AgentSlot, ProcessKind } from './agent-slot.js'
+import { describeExit, raceTimeout, type AgentProcess, type ExitInfo } from './process.js'
+import { coldSource, type ProcessSource } from './process-source.js'
 import { Progress } from './progress.js'
 import { readStopReason, ResultBuilder, stderrSection } from './result.js'
 import { agentError, describeRequestError, isAuthError, loadSdk, MAX_MESSAGE_BYTES, type Sdk } from './sdk.js'
@@ -16,8 +17,8 @@ import type { RunSettings } from './settings.js'
 import { UsageTracker } from './usage.js'
 
 /**
- * One child agent: one subprocess, one ACP session, one prompt turn.
- * Created by `AcpRun.start`, which resolves once `session/new` succeeded (the hand-over).
+ * One child agent: one ACP session and one prompt turn on an agent process (its own, or a
+ * pooled one). Created by `AcpRun.start`, which resolves once `session/new` succeeded (the hand-over).
  */
 export class AcpRun implements SubagentRun {
   readonly id: string
@@ -25,9 +26,18 @@ export class AcpRun implements SubagentRun {
   readonly result: Promise<SubagentResult>
   /** Process id (and process-group id) of the agent. */
   readonly pid: number | undefined
+  /** Whether the process was spawned for this run, a warm spare, or reused from an earlier run. */
+  readonly processKind: ProcessKind
+  /** The session continues an earlier one (session/load, or still open on a reused process). */
+  resumed = false
+  /** The agent can load this session again later (it advertised `loadSession`). */
+  loadable = false
 
   private readonly proc: AgentProcess
   private readonly link: Handshake
+  private session?: Acp.ActiveSession
+  /** The agent answered the prompt (a stop reason): the turn ended on the protocol's terms. */
+  private answered = false
   private readonly permissions: PermissionDesk
   private readonly progress: Progress
   private readonly results: ResultBuilder
@@ -35,8 +45,6 @@ export class AcpRun implements SubagentRun {
   private settled = false
   private cancelReason?: string
   private cancelTimer?: NodeJS.Timeout
-  /** Why the stream was cut (maxStreamBytes), once it was. */
-  private overflowed?: string
   /** When set, teardown skips the polite wait (grace already spent, or the process is gone). */
   private hurry = false
   private teardownPromise?: Promise<void>
@@ -49,7 +57,11 @@ export class AcpRun implements SubagentRun {
     private readonly sdk: Sdk,
     private readonly settings: RunSettings,
     request: ProviderStartRequest,
+    private readonly slot: AgentSlot,
+    kind: ProcessKind,
+    private readonly source: ProcessSource,
   ) {
+    this.processKind = kind
     this.id = request.runId
     this.onUpdate = request.onUpdate
     this.result = new Promise<SubagentResult>((resolve) => this.settleResult = resolve)
@@ -57,17 +69,7 @@ export class AcpRun implements SubagentRun {
     // Room for the note that says text was dropped, so text + note fit maxOutputBytes.
     const output = new OutputBuffer(settings.maxOutputBytes - Math.min(256, Math.floor(settings.maxOutputBytes / 4)))
     const usage = new UsageTracker()
-    this.proc = new AgentProcess({
-      command: settings.command,
-      args: settings.args,
-      cwd: settings.cwd,
-      env: settings.env,
-      containment: settings.containment,
-      wantStderrLines: () => debugEnabled(logger),
-      onStderrLine: (line) => logger.debug('[%s %s] %s', providerName, this.pid ?? '-', redactor.redact(line)),
-      maxStdoutBytes: settings.maxStreamBytes,
-      onStdoutLimit: (limit) => this.overflow(limit),
-    })
+    this.proc = slot.proc
     this.pid = this.proc.pid
     this.progress = new Progress({
       output,
@@ -84,11 +86,13 @@ export class AcpRun implements SubagentRun {
     this.results = new ResultBuilder({
       output, usage, denials: this.permissions.denials, permission: settings.permission, maxOutputBytes: settings.maxOutputBytes, redactor,
     })
-    this.link = new Handshake(sdk, settings, this.proc, {
-      answerPermission: (params) => this.permissions.answer(params),
-      overflowed: () => this.overflowed,
-      stderrSection: () => this.stderrSection(),
-    })
+    this.link = slot.link
+    slot.tenant = {
+      // A late request of an earlier session on a reused process is not this run's to answer.
+      answerPermission: (params) => params.sessionId === this.session?.sessionId
+        ? this.permissions.answer(params) : { outcome: { outcome: 'cancelled' } },
+      overflow: () => this.overflow(),
+    }
     this.releaseConsole = routeSdkConsole((text) => logger.warn('%s: ACP SDK: %s', providerName, redactor.redact(text)))
   }
 
@@ -96,30 +100,59 @@ export class AcpRun implements SubagentRun {
    * Spawns the agent and opens the session. Rejects with an `AcpError` (after the process group
    * is gone) on any failure, timeout or abort before `session/new` succeeded.
    */
-  static async start(settings: RunSettings, request: ProviderStartRequest): Promise<AcpRun> {
+  static async start(settings: RunSettings, request: ProviderStartRequest, source: ProcessSource = coldSource): Promise<AcpRun> {
     const { signal } = request
     if (signal.aborted) throw aborted('before the agent was spawned')
     await checkDirectory(settings.cwd)
     const sdk = await loadSdk()
     if (signal.aborted) throw aborted('before the agent was spawned')
-    let run: AcpRun
-    try {
-      run = new AcpRun(sdk, settings, request)
-    } catch (error) {
-      throw new AcpError('ACP_SPAWN_FAILED',
-        `Could not start the ACP agent "${settings.command}": ${describeError(error)}.`, { cause: error })
+    for (let cold = false; ; cold = true) {
+      const { slot, kind } = await source.acquire(sdk, settings, signal, cold, settings.resumeSessionId)
+      if (signal.aborted) {
+        await source.release(slot, { reusable: true, hurry: false })
+        throw aborted('before the session was opened')
+      }
+      const run = new AcpRun(sdk, settings, request, slot, kind, source)
+      try {
+        await run.openSession(signal)
+      } catch (error) {
+        run.hurry = true
+        await run.teardown()
+        // A pooled process that cannot open another session is dropped; the run gets a fresh one.
+        if (kind !== 'cold' && !signal.aborted && (error as AcpError).code !== 'ABORTED') {
+          settings.logger.debug('%s: session/new failed on a %s process (%s); starting a fresh one', settings.providerName, kind, describeError(error))
+          continue
+        }
+        throw error
+      }
+      run.session = run.link.session!
+      run.childId = run.session.sessionId
+      if (!slot.openSessions.has(run.childId)) slot.sessions++
+      slot.openSessions.add(run.childId)
+      source.opened?.(slot, run.childId)
+      run.loadable = run.link.canLoadSession
+      if (source.pooled) run.emit({ kind: 'status', text: `${kind} process` })
+      if (settings.resumeSessionId) run.emit({ kind: 'status', text: run.resumed ? 'resumed session' : 'new session (the earlier one could not be continued)' })
+      run.beginPrompt(request)
+      return run
     }
-    settings.logger.debug('%s: spawned %s (pid %s) in %s', settings.providerName, settings.command, run.pid, settings.cwd)
-    try {
-      await run.link.open(signal)
-    } catch (error) {
-      run.hurry = true
-      await run.teardown()
-      throw error
+  }
+
+  /** session/load of the session to resume when the agent can load sessions (else, or when that fails, session/new). */
+  private async openSession(signal: AbortSignal): Promise<void> {
+    const { settings, link, slot } = this
+    const resume = settings.resumeSessionId
+    if (resume && link.canLoadSession) {
+      try {
+        await link.resumeSession(signal, settings, resume)
+        this.resumed = true
+        return
+      } catch (error) {
+        if (signal.aborted || !slot.healthy) throw error
+        settings.logger.debug('%s: could not continue session %s (%s); opening a new one', settings.providerName, resume, describeError(error))
+      }
     }
-    run.childId = run.link.session!.sessionId
-    run.beginPrompt(request)
-    return run
+    await link.startSession(signal, settings)
   }
 
   cancel(reason?: string): void {
@@ -127,8 +160,8 @@ export class AcpRun implements SubagentRun {
     this.cancelReason = reason || 'cancelled by the holder'
     const { settings, link } = this
     settings.logger.debug('%s: cancelling run %s (%s)', settings.providerName, this.id, this.cancelReason)
-    if (link.session && link.connection) {
-      link.connection.agent.notify(this.sdk.methods.agent.session.cancel, { sessionId: link.session.sessionId })
+    if (this.session && link.connection) {
+      link.connection.agent.notify(this.sdk.methods.agent.session.cancel, { sessionId: this.session.sessionId })
         .catch(() => {})
     }
     this.cancelTimer = setTimeout(() => {
@@ -163,7 +196,7 @@ export class AcpRun implements SubagentRun {
   }
 
   private async promptTurn(prompt: string): Promise<void> {
-    const session = this.link.session!
+    const session = this.session!
     const { proc } = this
     const response = session.prompt([{ type: 'text', text: prompt }])
     response.catch(() => {})
@@ -212,6 +245,7 @@ export class AcpRun implements SubagentRun {
   }
 
   private stopResult(response: Acp.PromptResponse): SubagentResult {
+    this.answered = true
     const { stopReason, headline } = readStopReason(response.stopReason, this.cancelReason)
     const raw = (response as { usage?: unknown }).usage
     if (raw !== undefined && raw !== null) this.progress.tokens(raw, 'PromptResponse.usage')
@@ -229,13 +263,11 @@ export class AcpRun implements SubagentRun {
   }
 
   /** The stream passed maxStreamBytes: stop reading, end the run as an error naming the limit. */
-  private overflow(limit: number) {
-    this.overflowed = `The agent sent more than maxStreamBytes (${limit} bytes) of ACP data in this run, so the run was stopped. `
-      + 'Raise maxStreamBytes on the provider if this agent legitimately sends that much.'
+  private overflow() {
     // Before the hand-over the handshake fails with this text instead.
     if (this.settled || this.link.stage !== 'prompt') return
     this.hurry = true
-    this.settle(this.results.result('error', this.overflowed))
+    this.settle(this.results.result('error', this.slot.overflowed!))
   }
 
   private settle(result: SubagentResult) {
@@ -244,37 +276,37 @@ export class AcpRun implements SubagentRun {
     clearTimeout(this.cancelTimer)
     this.detachSignal?.()
     this.settleResult(result)
-    // One process per run: once the turn is over the process has nothing left to do.
+    // Once the turn is over the process has nothing left to do for this run.
     void this.teardown()
   }
 
   // -------------------------------------------------------------------------------------------
   // Teardown
 
-  /** close the connection → close stdin → SIGTERM after cancelGrace → SIGKILL after killGrace → wait. */
+  /**
+   * Hands the process back: kept for another session when the pool takes it and the turn ended
+   * cleanly, else close the connection → close stdin → SIGTERM after exitGrace → SIGKILL after
+   * killGrace → wait.
+   */
   private teardown(): Promise<void> {
     return this.teardownPromise ??= (async () => {
-      const { settings } = this
       try {
-        this.link.session?.dispose()
-        this.link.connection?.close()
+        this.session?.dispose()
       } catch {
-        // closing is best effort
+        // best effort
       }
+      if (this.slot.tenant && this.link.stage === 'prompt') this.link.stage = 'session/new'
       // The turn is over (or was given up on): the agent gets a short exitGrace to leave at EOF,
       // then SIGTERM. Agents that ignore EOF once a session exists (Codex' and Claude's adapters)
       // cost exitGrace, not cancelGrace. A cancelled run is still gone within cancelGrace +
-      // exitGrace + killGrace of the cancel.
-      const grace = this.hurry ? 0 : settings.exitGrace
+      // exitGrace + killGrace of the cancel. A cancelled run's process is never reused (a
+      // timeout is a cancel too), nor one that overflowed, died or ended its turn without an answer.
+      const reusable = this.answered && this.cancelReason === undefined && !this.hurry && this.slot.healthy
       try {
-        await this.proc.terminate({ grace, killGrace: settings.killGrace })
-      } catch (error) {
-        settings.logger.warn('%s: stopping agent process %s failed: %s', settings.providerName, this.pid, describeError(error))
+        await this.source.release(this.slot, { reusable, hurry: this.hurry })
       } finally {
         this.releaseConsole?.()
       }
-      settings.logger.debug('%s: agent process %s ended (%s)', settings.providerName, this.pid,
-        this.proc.exit ? describeExit(this.proc.exit) : 'still running')
     })()
   }
 
@@ -290,14 +322,6 @@ export class AcpRun implements SubagentRun {
   private stderrSection(): string {
     return stderrSection(this.proc.stderrTail(), this.settings.redactor)
   }
-}
-
-/** Whether any log target records `logger`'s debug lines (so work for them is worth doing). */
-function debugEnabled(logger: Logger): boolean {
-  const targets = (logger.constructor as unknown as { targets?: unknown[] }).targets
-  const getLevel = (logger as unknown as { getLevel?: (target?: unknown) => number }).getLevel
-  if (!Array.isArray(targets) || typeof getLevel !== 'function') return true
-  return targets.some((target) => getLevel.call(logger, target) >= 3)
 }
 
 async function checkDirectory(cwd: string) {

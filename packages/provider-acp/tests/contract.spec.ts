@@ -1,5 +1,6 @@
 import { describeProviderContract } from '@cordis-subagents/subagents-service/testing'
-import { fakeParent, fixtureProcesses, fixtureProvider } from './helpers.js'
+import { fakeParent, fixtureProcesses, fixtureProvider, until } from './helpers.js'
+import type { AcpProvider } from '../src/index.js'
 
 // The ACP provider against the provider contract, over the fixture agent in real subprocesses:
 // `stream` completes a turn on its own, `slow` works until session/cancel and honours it.
@@ -12,3 +13,32 @@ describeProviderContract('acp (fixture agent subprocesses)', () => ({
     if (left.length) throw new Error(`fixture agent processes still running: ${left.map((entry) => `${entry.pid} ${entry.args}`).join('; ')}`)
   },
 }))
+
+// The same contract with the pool on (warm spares and reuse): after every run the only fixture
+// processes alive are ones waiting in a pool, and stopping the pools leaves none.
+for (const pool of [{ warm: true }, { reuse: true }, { warm: true, reuse: true, spares: 2 }]) {
+  let providers: AcpProvider[] = []
+  describeProviderContract(`acp with ${JSON.stringify(pool)} (fixture agent subprocesses)`, () => {
+    providers = [fixtureProvider('stream', undefined, pool), fixtureProvider('slow', undefined, pool)]
+    return {
+      completing: providers[0],
+      waiting: providers[1],
+      parent: fakeParent(),
+      assertIdle() {
+        const waiting = new Set(providers.flatMap((provider) => provider.pool!.idlePids()))
+        const busy = providers.reduce((sum, provider) => sum + provider.pool!.counts().busy, 0)
+        if (busy) throw new Error(`${busy} pooled process(es) still serving a run`)
+        const strays = fixtureProcesses().filter((entry) => !waiting.has(entry.pid) && !starting(entry.pid))
+        if (strays.length) throw new Error(`fixture agent processes outside the pools: ${strays.map((entry) => `${entry.pid} ${entry.args}`).join('; ')}`)
+      },
+      async teardown() {
+        await Promise.all(providers.map((provider) => provider.stop()))
+        await until(() => fixtureProcesses().length === 0, 'no fixture process after the pools stopped', 5000)
+      },
+    }
+  })
+  /** A spare still being spawned is the pool's too (not yet idle). */
+  function starting(pid: number): boolean {
+    return providers.some((provider) => provider.pool!.startingPids().includes(pid))
+  }
+}

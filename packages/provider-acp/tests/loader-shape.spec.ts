@@ -42,6 +42,13 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
       maxStreamBytes: 128 * 1024 * 1024,
       containment: 'auto',
       mcpServers: [],
+      warm: false,
+      spares: 1,
+      reuse: false,
+      maxSessionsPerProcess: 16,
+      maxProcesses: 4,
+      idleTimeout: 60_000,
+      resume: 'off',
     })
     expect(() => Config({ command: 'npx', inherit: 'some' } as never)).to.throw(/inherit/)
     expect(() => Config({ command: 'npx', permission: 'sometimes' } as never)).to.throw(/permission/)
@@ -52,7 +59,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
   it('every Config key has a description (for the Koishi console)', async () => {
     const { Config } = await import('@cordis-subagents/provider-acp')
     const dict = (Config as unknown as { dict: Record<string, { meta?: { description?: unknown } }> }).dict
-    expect(Object.keys(dict)).to.have.length(17)
+    expect(Object.keys(dict)).to.have.length(24)
     for (const [key, schema] of Object.entries(dict)) {
       expect(schema.meta?.description, key).to.be.ok
     }

@@ -7,6 +7,7 @@ import { cgroupBase } from '../src/cgroup.js'
 import { assertNoLeftovers, isAlive, until } from './helpers.js'
 
 const HOST = fileURLToPath(new URL('./fixtures/host.ts', import.meta.url))
+const WARM_HOST = fileURLToPath(new URL('./fixtures/warm-host.ts', import.meta.url))
 
 /** Starts the host script; resolves with its agent's pids once the run is going. */
 async function startHost(mode: 'exit' | 'wait', grandchild: 'plain' | 'setsid' = 'plain') {
@@ -69,5 +70,22 @@ describe('provider-acp: no agent process outlives the host', () => {
       process.kill(pids.grandchild, 'SIGKILL')
       expect(await gone(pids.grandchild)).to.equal(true)
     }
+  })
+
+  it('spares and idle pooled processes never keep the host alive: it ends by itself and takes them with it', async () => {
+    const host = spawn(process.execPath, ['--import', 'tsx', '--conditions=cordis-subagents-source', WARM_HOST], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    host.stdout.on('data', (chunk) => { stdout += chunk })
+    host.stderr.on('data', (chunk) => { stderr += chunk })
+    const exited = once(host, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
+    // Far below idleTimeout (60 s): the host does not wait for its idle processes.
+    const timer = setTimeout(() => host.kill('SIGKILL'), 15_000)
+    const [code] = await exited
+    clearTimeout(timer)
+    expect(code, stderr).to.equal(0)
+    const { pids } = JSON.parse(stdout.split('\n')[0]) as { pids: number[] }
+    expect(pids).to.have.length(2)
+    for (const pid of pids) expect(await gone(pid), `pooled process ${pid}`).to.equal(true)
   })
 })
