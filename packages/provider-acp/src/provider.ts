@@ -134,7 +134,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
  * `request` (the subagent tool's per-load option), never with `off`.
  */
 function wantsResume(mode: string, request: ProviderStartRequest): boolean {
-  const asked = (request as { resume?: unknown }).resume
+  const asked = request.resume
   if (mode === 'per-parent') return asked !== false
   return mode === 'request' && asked === true
 }

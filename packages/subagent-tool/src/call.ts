@@ -13,6 +13,8 @@ export interface DelegateOptions {
   maxDepth?: number
   /** Limits of each child's tree, carved from what the calling agent has left. */
   budget?: BudgetLimits
+  /** Ask the provider to continue the calling agent's earlier child session (provider-acp `resume: request`). */
+  resume?: boolean
   timeout: number
   maxOutputBytes: number
 }
@@ -82,6 +84,7 @@ export async function runDelegation(
   if (options.toolFilter) request.toolFilter = options.toolFilter
   if (options.maxDepth !== undefined) request.maxDepth = options.maxDepth
   if (options.budget) request.budget = options.budget
+  if (options.resume !== undefined) request.resume = options.resume
 
   let run: SubagentRun
   try {

@@ -48,6 +48,7 @@ export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> 
   }).default(unset).description('Limits of each child\'s tree, carved from what the calling agent has left (a child never gets more than its parent has left).'),
   // Node fires a timer longer than 2^31-1 ms at once, so a larger timeout would cancel every call.
   timeout: duration().default(30 * 60_000).description('Milliseconds before a delegation is cancelled; 0 means no limit (at most 2147483647, about 24.8 days).'),
+  resume: Schema.boolean().description('Ask the provider to continue this parent\'s earlier child session instead of a fresh child (provider-acp with `resume: request`; `false` opts out of `resume: per-parent`). Providers that cannot resume ignore it.'),
   maxOutputBytes: count({ min: 1 }).default(1024 * 1024).description('Largest child output (UTF-8 bytes) returned to the parent; longer output is truncated with a note.'),
 })
 

@@ -34,7 +34,7 @@ describe('subagent-tool: config', () => {
     await loadTool(h.ctx, { provider: 'spawn' })
     await call(h.ctx, INPUT)
     const [request] = spawn.starts
-    for (const key of ['agentOptions', 'toolFilter', 'persona', 'maxDepth']) expect(request).to.not.have.property(key)
+    for (const key of ['agentOptions', 'toolFilter', 'persona', 'maxDepth', 'budget', 'resume']) expect(request).to.not.have.property(key)
     expect(request.prompt).to.equal(INPUT.prompt)
     expect(request.label).to.equal(INPUT.description)
   })
@@ -49,9 +49,12 @@ describe('subagent-tool: config', () => {
       persona: 'You are terse.',
       toolFilter: { deny: ['shell'] },
       maxDepth: 3,
+      budget: { maxSteps: 7 },
+      resume: true,
     })
     await call(h.ctx, INPUT)
     const [request] = spawn.starts
+    expect(request.resume).to.equal(true)
     expect(request.agentOptions).to.deep.equal({ model: 'scripted:small' })
     expect(request.persona).to.equal('You are terse.')
     expect(request.toolFilter!.deny).to.deep.equal(['shell'])

@@ -40,6 +40,12 @@ export interface SubagentRequest {
    * parent has left. `maxConcurrent` here caps this parent's live children started with it.
    */
   budget?: BudgetLimits
+  /**
+   * Continue this parent's earlier child session rather than start a fresh child, where the
+   * provider can (provider-acp with `resume: request`); `false` opts out under `resume: per-parent`.
+   * Providers that cannot resume ignore it.
+   */
+  resume?: boolean
   onUpdate?: (update: SubagentUpdate) => void
 }
 

@@ -94,6 +94,7 @@ export function checkRequest(request: SubagentRequest) {
     invalidRequest(`request.maxDepth must be a non-negative integer, got ${String(request.maxDepth)}.`)
   }
   if (request.budget !== undefined) checkBudget(request.budget)
+  if (request.resume !== undefined && typeof request.resume !== 'boolean') invalidRequest('request.resume must be a boolean when present.')
   if (request.onUpdate !== undefined && typeof request.onUpdate !== 'function') {
     invalidRequest('request.onUpdate must be a function when present.')
   }
