@@ -28,6 +28,8 @@ export class AcpRun implements SubagentRun {
   readonly pid: number | undefined
   /** Whether the process was spawned for this run, a warm spare, or reused from an earlier run. */
   readonly processKind: ProcessKind
+  /** With a pool: `cold`, `warm` or `reused` (the service copies it into the run's info). */
+  origin?: ProcessKind
   /** The session continues an earlier one (session/load, or still open on a reused process). */
   resumed = false
   /** The agent can load this session again later (it advertised `loadSession`). */
@@ -131,7 +133,10 @@ export class AcpRun implements SubagentRun {
       slot.openSessions.add(run.childId)
       source.opened?.(slot, run.childId)
       run.loadable = run.link.canLoadSession
-      if (source.pooled) run.emit({ kind: 'status', text: `${kind} process` })
+      if (source.pooled) {
+        run.origin = kind
+        run.emit({ kind: 'status', text: `${kind} process` })
+      }
       if (settings.resumeSessionId) run.emit({ kind: 'status', text: run.resumed ? 'resumed session' : 'new session (the earlier one could not be continued)' })
       run.beginPrompt(request)
       return run

@@ -3,7 +3,7 @@ import { expect } from 'chai'
 import type { Context } from 'cordis'
 import SubagentService from '@cordis-subagents/subagents-service'
 import * as AcpPlugin from '@cordis-subagents/provider-acp'
-import type { AcpProvider } from '../src/index.js'
+import { type AcpProvider, liveProcessGroups } from '../src/index.js'
 import { assertNoLeftovers, FAST, fixtureArgs, fixtureProcesses, harness, type Harness, isAlive, until } from './helpers.js'
 
 describe('provider-acp: the process pool under a cordis plugin load', () => {
@@ -19,6 +19,8 @@ describe('provider-acp: the process pool under a cordis plugin load', () => {
   afterEach(async () => {
     await h.stop()
     await until(() => fixtureProcesses().length === 0, 'every fixture process to stop', 5000)
+    // A group is unregistered once its teardown saw the exit, a moment after the process is gone.
+    await until(() => liveProcessGroups().length === 0, 'every process group to be unregistered', 5000).catch(() => {})
     assertNoLeftovers()
   })
 
@@ -36,9 +38,16 @@ describe('provider-acp: the process pool under a cordis plugin load', () => {
     const fork = load({ warm: true, reuse: true, spares: 2 })
     await ctx.lifecycle.flush()
     const run = await delegate('answer')
+    expect(run.info.origin).to.equal('cold') // the run's info (events, runs()) says how it got its process
     expect((await run.result).stopReason).to.equal('completed')
     await run.dispose()
     await until(() => pool().counts().idle === 2, 'two idle processes')
+    const second = await delegate('answer')
+    expect(ctx.subagents.runs().map((info) => info.origin)).to.deep.equal([second.info.origin])
+    expect(['warm', 'reused']).to.include(second.info.origin)
+    await second.result
+    await second.dispose()
+    await until(() => pool().counts().idle === 2, 'two idle processes again')
     const old = pool().idlePids()
     fork.update({ command: process.execPath, args: fixtureArgs('sessions'), ...FAST, warm: true, reuse: true, spares: 1 })
     await ctx.lifecycle.flush()

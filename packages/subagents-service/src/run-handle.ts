@@ -134,12 +134,14 @@ export class RunHandle {
     const { provider, request } = this
     this.run = run
     const childId = typeof run.childId === 'string' ? run.childId : undefined
+    const origin = typeof run.origin === 'string' && run.origin ? run.origin.slice(0, 32) : undefined
     const info: SubagentRunInfo = this.info = Object.freeze({
       runId: this.runId,
       provider: provider.name,
       ...request.label === undefined ? {} : { label: request.label },
       parentId: request.parent.id,
       ...childId === undefined ? {} : { childId },
+      ...origin === undefined ? {} : { origin },
       depth: this.admission.depth,
       startedAt: this.startedAt,
     })

@@ -126,6 +126,11 @@ export interface SubagentRun {
   id: string
   /** The child's identity as the provider knows it (an agent id, an ACP session id). */
   childId?: string
+  /**
+   * How the provider got the child, when it has a word for it (provider-acp: `cold`, `warm` for a
+   * spare process, `reused` for a pooled one). Copied into the run's info; at most 32 characters.
+   */
+  origin?: string
   /** Never rejects. */
   result: Promise<SubagentResult>
   cancel(reason?: string): void
@@ -149,6 +154,8 @@ export interface SubagentRunInfo {
   label?: string
   parentId: string
   childId?: string
+  /** How the provider got the child (the run's `origin`), when it said. */
+  origin?: string
   /** The child's depth: `parent.depth + 1`. */
   depth: number
   /** `Date.now()` when the service called the provider's `start` (after any queue wait). */
