@@ -1,24 +1,16 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { SubagentRequest, SubagentResult, SubagentRun, SubagentService } from '@cordis-subagents/subagents-service'
 import { emptyWork, LimitError, limitStop, type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
-import type { BudgetLimits } from '@cordis-subagents/agent'
-import { type DeadlineQueue, describeError, onAbort, type ToolFilter } from '@cordis-subagents/shared'
+import { type DeadlineQueue, describeError, onAbort } from '@cordis-subagents/shared'
 import { type CancelCause, capOutput, failureText, headline } from './result.js'
 
-export interface DelegateOptions {
+/** The request options a tool load passes on (the service documents each), plus the tool's own. */
+export interface DelegateOptions
+  extends Pick<SubagentRequest, 'agentOptions' | 'persona' | 'toolFilter' | 'maxDepth' | 'budget' | 'resume'> {
   provider: string
-  agentOptions?: { model?: string }
-  persona?: string
-  toolFilter?: ToolFilter
-  maxDepth?: number
-  /** Limits of each child's tree, carved from what the calling agent has left. */
-  budget?: BudgetLimits
-  /** Ask the provider to continue the calling agent's earlier child session (provider-acp `resume: request`). */
-  resume?: boolean
   timeout: number
   maxOutputBytes: number
 }
-
 
 export interface DelegationInput {
   description: string
