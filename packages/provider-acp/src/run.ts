@@ -114,7 +114,14 @@ export class AcpRun implements SubagentRun {
         await source.release(slot, { reusable: true, hurry: false })
         throw aborted('before the session was opened')
       }
-      const run = new AcpRun(sdk, settings, request, slot, kind, source)
+      let run: AcpRun
+      try {
+        run = new AcpRun(sdk, settings, request, slot, kind, source)
+      } catch (error) {
+        // The process is already running: it must not outlive a run that never came to be.
+        await source.release(slot, { reusable: false, hurry: true })
+        throw new AcpError('ACP_SPAWN_FAILED', `Could not set up the run for "${settings.command}": ${describeError(error)}.`, { cause: error })
+      }
       try {
         await run.openSession(signal)
       } catch (error) {
