@@ -20,8 +20,8 @@ async function floor(): Promise<void> {
   await exitOf(child)
 }
 
-/** A minimal hand-written client on the ACP SDK: spawn → initialize → session/new → prompt → close → exit. */
-async function handClient(): Promise<void> {
+/** A hand-written ACP SDK client on a freshly spawned fixture agent, past `initialize`. */
+async function connectHandClient() {
   const sdk = await import('@agentclientprotocol/sdk')
   const child = spawn(process.execPath, [AGENT], { stdio: ['pipe', 'pipe', 'pipe'] })
   const exited = exitOf(child)
@@ -33,6 +33,12 @@ async function handClient(): Promise<void> {
     protocolVersion: 1,
     clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
   })
+  return { sdk, child, exited, connection }
+}
+
+/** A minimal hand-written client on the ACP SDK: spawn → initialize → session/new → prompt → close → exit. */
+async function handClient(): Promise<void> {
+  const { child, exited, connection } = await connectHandClient()
   const session = await connection.agent.buildSession({ cwd: process.cwd(), mcpServers: [] }).start()
   const response = session.prompt([{ type: 'text', text: 'hello' }])
   let output = ''
@@ -137,17 +143,7 @@ export interface WarmAcpResult {
 
 /** A hand-written client on one live, initialized agent process: session/new → prompt → end_turn per call. */
 async function liveClient() {
-  const sdk = await import('@agentclientprotocol/sdk')
-  const child = spawn(process.execPath, [AGENT], { stdio: ['pipe', 'pipe', 'pipe'] })
-  const exited = exitOf(child)
-  const connection = sdk.client({ name: 'hand' }).connect(sdk.ndJsonStream(
-    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-    Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
-  ))
-  await connection.agent.request(sdk.methods.agent.initialize, {
-    protocolVersion: 1,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
-  })
+  const { child, exited, connection } = await connectHandClient()
   return {
     async run() {
       const session = await connection.agent.buildSession({ cwd: process.cwd(), mcpServers: [] }).start()
