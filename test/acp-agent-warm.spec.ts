@@ -5,14 +5,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { Context } from 'cordis'
-import ToolRegistry from '@cordis-subagents/tools'
-import AgentRuntime from '@cordis-subagents/agent'
-import SubagentService, { type SubagentUpdate } from '@cordis-subagents/subagents-service'
+import type { Context } from 'cordis'
+import type { SubagentUpdate } from '@cordis-subagents/subagents-service'
 import * as acp from '@cordis-subagents/provider-acp'
 import { ROOT_PROMPT } from '@cordis-subagents/quickstart/demo-model'
-import * as workspaceTools from '@cordis-subagents/quickstart/workspace-tools'
-import { alive, buildQuickstart, eventually, QUICKSTART, ROOT } from './helpers.js'
+import { alive, buildQuickstart, eventually } from './helpers.js'
+import { startQuickstartAcpHost } from './support/quickstart-acp-host.js'
 
 describe('quick start ACP agent with warm spares, reuse and resume', function () {
   this.timeout(30_000)
@@ -23,23 +21,7 @@ describe('quick start ACP agent with warm spares, reuse and resume', function ()
 
   beforeEach(async () => {
     state = mkdtempSync(join(tmpdir(), 'quickstart-warm-'))
-    ctx = new Context()
-    ctx.plugin(ToolRegistry)
-    ctx.plugin(AgentRuntime)
-    ctx.plugin(SubagentService)
-    ctx.plugin(workspaceTools, { root: ROOT } as any)
-    ctx.plugin(acp, {
-      name: 'acp',
-      command: process.execPath,
-      args: [`${QUICKSTART}lib/acp-agent.js`],
-      cwd: ROOT,
-      env: { QUICKSTART_STATE_DIR: state },
-      warm: true,
-      reuse: true,
-      resume: 'per-parent',
-    } as acp.Config)
-    await ctx.start()
-    await ctx.lifecycle.flush()
+    ctx = await startQuickstartAcpHost({ acp: { env: { QUICKSTART_STATE_DIR: state }, warm: true, reuse: true, resume: 'per-parent' } })
   })
 
   afterEach(async () => {

@@ -4,14 +4,10 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect } from 'chai'
-import { Context } from 'cordis'
-import ToolRegistry from '@cordis-subagents/tools'
-import AgentRuntime from '@cordis-subagents/agent'
-import SubagentService from '@cordis-subagents/subagents-service'
-import * as acp from '@cordis-subagents/provider-acp'
+import type { Context } from 'cordis'
 import { ROOT_PROMPT } from '@cordis-subagents/quickstart/demo-model'
-import * as workspaceTools from '@cordis-subagents/quickstart/workspace-tools'
-import { alive, buildQuickstart, eventually, QUICKSTART, ROOT } from './helpers.js'
+import { alive, buildQuickstart, eventually } from './helpers.js'
+import { startQuickstartAcpHost } from './support/quickstart-acp-host.js'
 
 describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function () {
   this.timeout(30_000)
@@ -20,21 +16,10 @@ describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function 
   before(() => buildQuickstart())
 
   async function boot(options: { depth?: number; delay?: string; env?: Record<string, string> } = {}) {
-    ctx = new Context()
-    ctx.plugin(ToolRegistry)
-    ctx.plugin(AgentRuntime, { depth: options.depth ?? 0 })
-    ctx.plugin(SubagentService)
-    // The parent's tools: the ACP child may use only what its parent may (SUBAGENT_ALLOWED_TOOLS).
-    ctx.plugin(workspaceTools, { root: ROOT } as any)
-    ctx.plugin(acp, {
-      name: 'acp',
-      command: process.execPath,
-      args: [`${QUICKSTART}lib/acp-agent.js`],
-      cwd: ROOT,
-      env: { ...options.delay ? { QUICKSTART_DEMO_DELAY: options.delay } : {}, ...options.env },
-    } as acp.Config)
-    await ctx.start()
-    await ctx.lifecycle.flush()
+    ctx = await startQuickstartAcpHost({
+      agents: { depth: options.depth ?? 0 },
+      acp: { env: { ...options.delay ? { QUICKSTART_DEMO_DELAY: options.delay } : {}, ...options.env } },
+    })
   }
 
   afterEach(async () => {
