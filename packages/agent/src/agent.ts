@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import {
   addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, LimitError, limitStop,
-  totalTokens, type ToolExecContext, type ToolResult, type ToolView,
+  totalTokens, type ToolView,
 } from '@cordis-subagents/tools'
 import { abortFlat } from './abort.js'
 import { Budget, type BudgetLimits } from './budget.js'
@@ -10,8 +10,9 @@ import { AgentError } from './errors.js'
 import { finishDiagnostic, normalizeResponse } from './response.js'
 import { abortDiagnostic, abortion, budgetDiagnostic, limitDiagnostic } from './stops.js'
 import { Transcript } from './transcript.js'
+import { runToolCalls } from './tool-step.js'
 import type {
-  AgentEvent, AgentUsage, AgentWork, ChatModel, GenerateResponse, Message, ModelToolCall, RunOptions, RunResult, StopReason,
+  AgentEvent, AgentUsage, AgentWork, ChatModel, GenerateResponse, Message, RunOptions, RunResult, StopReason,
 } from './types.js'
 
 /** What an agent needs from the runtime that made it. */
@@ -284,7 +285,9 @@ export class Agent {
       const plan = limits.admit(calls)
       if (plan.refusedForBudget) lastStep = true
       state.toolCalls += plan.admitted
-      const results = await this.runTools(calls, plan.refusals, step, signal, aborted, emit)
+      const results = await runToolCalls({
+        agent: this, calls, refusals: plan.refusals, step, signal, aborted, emit, track: (work) => this.track(work),
+      })
       results.forEach((result, i) => {
         const call = calls[i]
         state.delegated = addUsage(state.delegated, result.usage)
@@ -313,31 +316,5 @@ export class Agent {
     this.inFlight.add(pending)
     pending.then(() => this.inFlight.delete(pending), () => this.inFlight.delete(pending))
     return pending
-  }
-
-  /** Runs every call of a step concurrently; results come back in call order. */
-  private async runTools(
-    calls: ModelToolCall[], refusals: Map<number, string>, step: number, signal: AbortSignal, aborted: Promise<never>,
-    emit: ((event: AgentEvent) => void) | undefined,
-  ): Promise<ToolResult[]> {
-    const cancelled: ToolResult = { isError: true, content: 'Cancelled: the run was aborted before this tool call finished.' }
-    return Promise.all(calls.map(async (call, index) => {
-      emit?.({ type: 'tool-call', step, call })
-      let result: ToolResult
-      const refusal = refusals.get(index)
-      if (refusal !== undefined) {
-        result = { isError: true, content: refusal }
-      } else if (call.invalidInput !== undefined) {
-        result = { isError: true, content: `Invalid arguments for tool "${call.name}": ${call.invalidInput}` }
-      } else {
-        // A tool gets an update sink only when someone listens to this turn (`onUpdate` is optional).
-        const exec: ToolExecContext = { signal, agent: this, toolCallId: call.id }
-        if (emit) exec.onUpdate = (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update })
-        const pending = this.tools.execute({ id: call.id, name: call.name, input: call.input }, exec)
-        result = await Promise.race([this.track(pending), aborted]).catch(() => cancelled)
-      }
-      emit?.({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
-      return result
-    }))
   }
 }

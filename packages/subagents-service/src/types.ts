@@ -46,7 +46,18 @@ export interface SubagentRequest {
    * Providers that cannot resume ignore it.
    */
   resume?: boolean
+  /**
+   * W3C trace context of the delegating call (set by a tracing plugin), for a provider whose child
+   * runs elsewhere to continue the trace: provider-acp passes it in `_meta` and the environment.
+   */
+  traceContext?: TraceContext
   onUpdate?: (update: SubagentUpdate) => void
+}
+
+/** W3C trace context headers (https://www.w3.org/TR/trace-context/). */
+export interface TraceContext {
+  traceparent: string
+  tracestate?: string
 }
 
 /**
