@@ -6,11 +6,12 @@ import {
 import { abortFlat } from './abort.js'
 import { Budget, type BudgetLimits } from './budget.js'
 import { TurnLimits } from './turn-limits.js'
-import { AgentError } from './errors.js'
+import { AgentError, checkRunArguments } from './errors.js'
 import { finishDiagnostic, normalizeResponse } from './response.js'
 import { abortDiagnostic, abortion, budgetDiagnostic, limitDiagnostic } from './stops.js'
 import { Transcript } from './transcript.js'
 import { runToolCalls } from './tool-step.js'
+import { Inbox } from './inbox.js'
 import type {
   AgentEvent, AgentUsage, AgentWork, ChatModel, GenerateResponse, Message, RunOptions, RunResult, StopReason,
 } from './types.js'
@@ -71,6 +72,8 @@ export class Agent {
    * a root agent gets a fresh one for every run (a tree's limits are per root run).
    */
   budget: Budget
+  /** Messages for this agent's next model call, and holds that keep its turn from ending (see `Inbox`). */
+  readonly inbox: Inbox
   private readonly budgetLimits?: BudgetLimits
   private readonly ownsRootBudget: boolean
 
@@ -87,6 +90,7 @@ export class Agent {
     this.model = init.model
     this.tools = init.tools
     this.transcript = new Transcript(init.seed)
+    this.inbox = new Inbox(init.id)
     this.maxSteps = init.maxSteps
     this.maxTokens = init.maxTokens
     this.label = init.label
@@ -122,14 +126,7 @@ export class Agent {
   async run(prompt: string, options: RunOptions = {}): Promise<RunResult> {
     if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
     if (this.current) throw new AgentError('BUSY', `Agent ${this.id} is already running a turn; wait for it or abort it first.`)
-    if (typeof prompt !== 'string') throw new AgentError('INVALID_PROMPT', 'The prompt must be a string.')
-    if (options === null || typeof options !== 'object') throw new AgentError('INVALID_OPTIONS', 'run() takes an options object { signal?, onEvent? }.')
-    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
-      throw new AgentError('INVALID_OPTIONS', 'options.signal must be an AbortSignal (e.g. new AbortController().signal).')
-    }
-    if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
-      throw new AgentError('INVALID_OPTIONS', 'options.onEvent must be a function.')
-    }
+    checkRunArguments(prompt, options)
     const controller = new AbortController()
     // Tools listen on the turn's signal (a delegating tool may start many children on it at once).
     setMaxListeners(0, controller.signal)
@@ -158,6 +155,7 @@ export class Agent {
   /** Aborts a running turn, then waits for it and for any tool still settling. Idempotent. */
   dispose(): Promise<void> {
     this.disposal ??= (async () => {
+      this.inbox.close()
       const current = this.current
       if (current) {
         abortFlat(current.controller, new AgentError('DISPOSED', `Agent ${this.id} was disposed.`))
@@ -238,6 +236,10 @@ export class Agent {
       const step = ++state.steps
       budget.charge('steps', 1)
       emit?.({ type: 'step-start', step })
+      for (const content of this.inbox.drain()) {
+        this.transcript.push({ role: 'user', content })
+        emit?.({ type: 'message', step, content })
+      }
 
       let response: GenerateResponse
       try {
@@ -274,7 +276,22 @@ export class Agent {
         this.transcript.balance(`Not run: the model's response ended with "${response.finishReason}".`)
         return finish(failure, diagnostic)
       }
-      if (!calls.length) return finish('completed')
+      if (!calls.length) {
+        // Messages that arrived meanwhile get one more step, open holds are waited for first; with
+        // no step left the answer stands and the messages wait for the next turn.
+        if (state.steps >= this.maxSteps) return finish('completed')
+        while (!this.inbox.size && this.inbox.held) {
+          emit?.({ type: 'waiting', step, holds: this.inbox.held })
+          try {
+            await Promise.race([this.inbox.changed(), aborted])
+          } catch {
+            return stopForAbort()
+          }
+        }
+        if (signal.aborted) return stopForAbort()
+        if (!this.inbox.size) return finish('completed')
+        continue
+      }
       if (lastStep) {
         // It was told its tool budget is spent and still asks for tools: stop here, loudly.
         const breach = budget.check('toolCalls') ?? { budget: 'toolCalls', limit: budget.limits.maxToolCalls, spent: budget.spent.toolCalls }

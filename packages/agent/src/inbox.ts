@@ -1,0 +1,87 @@
+import { AgentError } from './errors.js'
+
+/** Most messages waiting in one agent's inbox; a poster past it gets `INBOX_FULL`. */
+export const MAX_INBOX_MESSAGES = 1024
+/** Largest message one `post` takes (UTF-16 code units; about 1 MiB of text). */
+export const MAX_INBOX_MESSAGE_LENGTH = 1 << 20
+
+/**
+ * Messages for an agent from outside its turn (a background child's result, a follow-up for a
+ * child), and the work its turn should wait for before it ends.
+ *
+ * The agent's loop reads waiting messages before every model call, as user messages. A turn that
+ * would end while messages wait takes one more step with them; while a hold is open it waits
+ * (for a message, or for the holds to close) instead of ending.
+ */
+export class Inbox {
+  private readonly queue: string[] = []
+  private readonly holds = new Set<object>()
+  private wake?: () => void
+  private closed = false
+
+  constructor(private readonly owner: string) {}
+
+  get size(): number {
+    return this.queue.length
+  }
+
+  /** Open holds: work the running turn waits for before it ends. */
+  get held(): number {
+    return this.holds.size
+  }
+
+  post(content: string): void {
+    if (this.closed) throw new AgentError('DISPOSED', `Agent ${this.owner} has been disposed; its inbox takes no more messages.`)
+    if (typeof content !== 'string' || !content.trim()) throw new AgentError('INVALID_PROMPT', 'A posted message must be a non-empty string.')
+    if (content.length > MAX_INBOX_MESSAGE_LENGTH) {
+      throw new AgentError('INVALID_PROMPT', `A posted message is at most ${MAX_INBOX_MESSAGE_LENGTH} characters (got ${content.length}); shorten it.`)
+    }
+    if (this.queue.length >= MAX_INBOX_MESSAGES) {
+      throw new AgentError('INBOX_FULL', `Agent ${this.owner} has ${MAX_INBOX_MESSAGES} unread messages; wait for it to read them (run a turn) before posting more.`)
+    }
+    this.queue.push(content)
+    this.signal()
+  }
+
+  /** Keeps the running turn (and any later one) from ending until the returned release is called. */
+  hold(): () => void {
+    if (this.closed) throw new AgentError('DISPOSED', `Agent ${this.owner} has been disposed; nothing can hold its turn.`)
+    const token = {}
+    this.holds.add(token)
+    return () => {
+      if (this.holds.delete(token)) this.signal()
+    }
+  }
+
+  /** Every waiting message, oldest first; the inbox is empty after. */
+  drain(): string[] {
+    return this.queue.splice(0, this.queue.length)
+  }
+
+  /** Resolves at the next post or release (at once when a message already waits or nothing holds). */
+  changed(): Promise<void> {
+    if (this.queue.length || !this.holds.size) return Promise.resolve()
+    return new Promise((resolve) => {
+      const previous = this.wake
+      this.wake = () => {
+        previous?.()
+        resolve()
+      }
+    })
+  }
+
+  /** Drops waiting messages and holds; later posts and holds throw `DISPOSED`. */
+  close(): string[] {
+    this.closed = true
+    this.holds.clear()
+    const dropped = this.drain()
+    this.signal()
+    return dropped
+  }
+
+  private signal(): void {
+    const wake = this.wake
+    this.wake = undefined
+    wake?.()
+  }
+}
