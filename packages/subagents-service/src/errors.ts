@@ -21,6 +21,10 @@ export type SubagentErrorCode =
   | 'PROVIDER_START_FAILED'
   /** The provider's `run.dispose()` threw/rejected (the service still released the run). */
   | 'DISPOSE_FAILED'
+  /** `send` on a run whose provider cannot take follow-up messages. */
+  | 'STEER_UNSUPPORTED'
+  /** `send` on a run that already ended (its result settled, or it was cancelled). */
+  | 'NOT_RUNNING'
 
 /** The capability a provider must declare to accept a request option. */
 export type SubagentCapability = 'persona' | 'toolFilter' | 'depthLimit'

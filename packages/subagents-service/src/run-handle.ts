@@ -52,6 +52,9 @@ type Phase = 'starting' | 'live' | 'rejected' | 'ended'
  * (an ACP child gets its own session id). A counter per process is unique there, and far cheaper
  * than a random UUID per run; the start time keeps ids of two processes in one log apart.
  */
+/** Largest follow-up message (`send`), in UTF-16 code units: about 1 MiB of text. */
+const MAX_SEND_LENGTH = 1 << 20
+
 const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
 let runCount = 0
 
@@ -172,7 +175,29 @@ export class RunHandle {
       result: this.result,
       cancel: (reason?: string) => this.cancel(reason),
       dispose: () => this.dispose(),
+      send: (message: string) => this.send(message),
     })
+  }
+
+  /** Passes a follow-up message to the provider's run, refusing what it cannot take with a code. */
+  send(message: string): void {
+    if (typeof message !== 'string' || !message.trim()) throw new SubagentError('INVALID_REQUEST', 'send() takes a non-empty message string.')
+    if (message.length > MAX_SEND_LENGTH) {
+      throw new SubagentError('INVALID_REQUEST', `A follow-up message is at most ${MAX_SEND_LENGTH} characters (got ${message.length}); shorten it.`)
+    }
+    if (this.phase !== 'live' || this.cancelled) {
+      throw new SubagentError('NOT_RUNNING', `Run ${this.runId} has ended; collect its result, then delegate again to continue.`)
+    }
+    const run = this.run!
+    if (typeof run.send !== 'function') {
+      throw new SubagentError('STEER_UNSUPPORTED', `Provider "${this.provider.name}" cannot take follow-up messages; wait for the result, then delegate again.`)
+    }
+    try {
+      run.send(message)
+    } catch (error) {
+      if (error instanceof SubagentError) throw error
+      throw new SubagentError('NOT_RUNNING', `Provider "${this.provider.name}" refused the message: ${describeError(error)}`, { cause: error })
+    }
   }
 
   /** Aborts the provider's signal and, after the hand-over, calls the run's `cancel` once. */

@@ -147,6 +147,15 @@ export interface SubagentRun {
   cancel(reason?: string): void
   /** Idempotent; resolves once the child is quiescent and released. */
   dispose(): Promise<void>
+  /**
+   * Optional: a follow-up message for the child while the run is live (steering). An in-process
+   * child reads it at its next step; an ACP child gets it as a new `session/prompt` in the same
+   * session once its current turn ended. A run whose turn ends with a message waiting takes one
+   * more turn before it settles, so nothing sent before the result is lost. Throws a
+   * `SubagentError` `NOT_RUNNING` once the result settled (or the run was cancelled). A provider
+   * without it cannot be steered (the service's handle throws `STEER_UNSUPPORTED`).
+   */
+  send?(message: string): void
 }
 
 /**
@@ -157,6 +166,8 @@ export interface SubagentHandle extends SubagentRun {
   readonly info: SubagentRunInfo
   /** Never rejects; settles after `subagent/end` was emitted. */
   result: Promise<SubagentOutcome>
+  /** Steers the child (see `SubagentRun.send`); throws `STEER_UNSUPPORTED`, `NOT_RUNNING` or `INVALID_REQUEST`. */
+  send(message: string): void
 }
 
 export interface SubagentRunInfo {
