@@ -5,6 +5,7 @@ import {
   type ProviderStartRequest, startProviderRun, type SubagentProvider, type SubagentResult, type SubagentRun,
   type SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
+import { Steering } from './steering.js'
 
 export const SUBAGENT_NOTE = [
   'You are a subagent: another agent delegated this task to you.',
@@ -37,10 +38,11 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
   }
 }
 
-function startChild(agents: AgentRuntime, options: InProcessProviderOptions, request: ProviderStartRequest): Promise<SubagentRun> {
+async function startChild(agents: AgentRuntime, options: InProcessProviderOptions, request: ProviderStartRequest): Promise<SubagentRun> {
+  let steering!: Steering
   // The run helper rejects an aborted request before the child exists, and disposes a child whose
   // start was aborted while it was being created: nothing is left running either way.
-  return startProviderRun(request, ({ update }) => {
+  const run = await startProviderRun(request, ({ update }) => {
     const { parent } = request
     const persona = request.persona ?? agents.config.persona
     const child = agents.create({
@@ -55,10 +57,11 @@ function startChild(agents: AgentRuntime, options: InProcessProviderOptions, req
       // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
       ...request.budget ? { budget: request.budget } : {},
     })
+    steering = new Steering(child)
     return {
       childId: child.id,
-      begin: () => child
-        .run(request.prompt, { signal: request.signal, onEvent: (event) => forward(event, update) })
+      begin: () => steering
+        .run(request.prompt, (prompt) => child.run(prompt, { signal: request.signal, onEvent: (event) => forward(event, update) }))
         .then((run) => toSubagentResult(run, options.name), (error): SubagentResult => ({
           stopReason: 'error',
           output: '',
@@ -66,11 +69,15 @@ function startChild(agents: AgentRuntime, options: InProcessProviderOptions, req
         })),
       // A limit that aborted the request (a timeout, a budget) stays the child's abort reason, so
       // the child and its own delegations end `timeout` / `budget` too, not `aborted`.
-      cancel: (reason) => child.abort(request.signal.aborted ? request.signal.reason : new Error(reason ?? 'cancelled')),
+      cancel: (reason) => {
+        steering.close()
+        child.abort(request.signal.aborted ? request.signal.reason : new Error(reason ?? 'cancelled'))
+      },
       // Idempotent: aborts a turn still running and waits until it and its tools are idle.
       dispose: () => child.dispose(),
     }
   })
+  return { ...run, send: (message: string) => steering.send(message) }
 }
 
 function toSubagentResult(run: RunResult, provider: string): SubagentResult {

@@ -28,6 +28,10 @@ export class FakeRun {
   settleOnDispose = true
   /** The output a cancel settles with. */
   partialOutput = 'partial'
+  /** Follow-up messages taken by `run.send` (set when the provider is `steerable`). */
+  readonly sent: string[] = []
+  /** When set, `run.send` throws it. */
+  sendError?: unknown
   readonly run: SubagentRun
 
   constructor(readonly request: ProviderStartRequest, childId?: string) {
@@ -50,6 +54,13 @@ export class FakeRun {
         if (this.disposeError !== undefined) throw this.disposeError
       },
     }
+  }
+
+  /** What a steerable run's `send` does: refuses once the result settled, else records the message. */
+  receive(message: string): void {
+    if (this.sendError !== undefined) throw this.sendError
+    if (this.outcome.settled) throw new SubagentError('NOT_RUNNING', 'The fake run has ended.')
+    this.sent.push(message)
   }
 
   /** Settles the result as `completed`. */
@@ -90,6 +101,8 @@ export class FakeProvider implements SubagentProvider {
   rejectAborted = true
   /** Switches set on every new run (e.g. `{ settleOnDispose: false }`). */
   runDefaults: Partial<Pick<FakeRun, 'settleOnCancel' | 'settleOnDispose' | 'partialOutput'>> = {}
+  /** Runs get `send` (recorded in `FakeRun.sent`); without it they cannot be steered. */
+  steerable = false
 
   constructor(readonly name: string, capabilities: ProviderCapabilities = ALL_CAPABILITIES) {
     this.capabilities = { ...capabilities }
@@ -102,6 +115,7 @@ export class FakeProvider implements SubagentProvider {
     if (this.startError !== undefined) throw this.startError
     if (this.fakeRun !== undefined) return this.fakeRun as SubagentRun
     const run = Object.assign(new FakeRun(request, `child-${this.calls.length}`), this.runDefaults)
+    if (this.steerable) run.run.send = (message) => run.receive(message)
     this.runs.push(run)
     this.onRun?.(run)
     return run.run

@@ -1,0 +1,105 @@
+import { type Agent, AgentError, type RunResult, type Usage } from '@cordis-subagents/agent'
+import { capDiagnostic, SubagentError } from '@cordis-subagents/subagents-service'
+
+/**
+ * Most follow-up messages one run takes in all (each one can cost the child another turn). The
+ * child's inbox also caps the messages waiting at once (`MAX_INBOX_MESSAGES`, 1,024).
+ */
+export const MAX_FOLLOW_UPS_PER_RUN = 1024
+
+/**
+ * Follow-up messages (`run.send`) for an in-process child. While a turn runs, a message goes to
+ * the child's inbox, which its loop reads as a user message before its next model call. A turn
+ * that ends `completed` with messages still unread (it answered in the moment between the post
+ * and its next read) is followed by another turn with them, so nothing sent before the result
+ * is lost. Once the run's result is decided, or it was cancelled, `send` throws `NOT_RUNNING`.
+ */
+export class Steering {
+  private open = true
+  private taken = 0
+  /** Messages still waiting when the run closed (dropped, and reported in the diagnostic). */
+  private unread = 0
+
+  constructor(private readonly child: Agent) {}
+
+  send(message: string): void {
+    if (!this.open) throw notRunning()
+    if (this.taken >= MAX_FOLLOW_UPS_PER_RUN) {
+      throw new SubagentError('INVALID_REQUEST', `This run already took ${MAX_FOLLOW_UPS_PER_RUN} follow-up messages (the limit per run); wait for its result, then delegate again.`)
+    }
+    try {
+      this.child.inbox.post(message)
+    } catch (error) {
+      if (!(error instanceof AgentError)) throw error
+      if (error.code === 'DISPOSED') throw notRunning()
+      throw new SubagentError('INVALID_REQUEST', `The child refused the follow-up message: ${error.message}`, { cause: error })
+    }
+    this.taken++
+  }
+
+  /** No more messages (a cancel, or the result is decided): later sends throw `NOT_RUNNING`; waiting ones are dropped. */
+  close(): void {
+    if (!this.open) return
+    this.open = false
+    this.unread = this.child.inbox.drain().length
+  }
+
+  /**
+   * Runs `turn(prompt)`, then one more turn for each time a `completed` turn ended with follow-ups
+   * unread, and closes: the decision to settle and the close happen together, so a send either
+   * made it into a turn or throws. Usage and work of every turn add up; the text is the last
+   * non-empty one (the one output rule); the stop reason is the last turn's.
+   */
+  async run(prompt: string, turn: (prompt: string) => Promise<RunResult>): Promise<RunResult> {
+    let total: RunResult
+    try {
+      total = await turn(prompt)
+      while (this.open && total.stopReason === 'completed' && this.child.inbox.size) {
+        // The oldest message is the turn's prompt; the rest are read before its first model call.
+        const [next, ...rest] = this.child.inbox.drain()
+        for (const message of rest) this.child.inbox.post(message)
+        total = combine(total, await turn(next!))
+      }
+    } finally {
+      this.close()
+    }
+    const { unread } = this
+    if (!unread) return total
+    const note = `${unread} follow-up message${unread === 1 ? ' was' : 's were'} not read: the child stopped (${total.stopReason}) before it read ${unread === 1 ? 'it' : 'them'}.`
+    return { ...total, diagnostic: capDiagnostic(total.diagnostic ? `${total.diagnostic} ${note}` : note) }
+  }
+}
+
+function notRunning(): SubagentError {
+  return new SubagentError('NOT_RUNNING', 'The child has ended (its result is decided, or it was cancelled); collect its result, then delegate again to continue.')
+}
+
+/** `later` after `earlier`: the sums of both turns, the later one's ending. */
+function combine(earlier: RunResult, later: RunResult): RunResult {
+  const result: RunResult = {
+    text: later.text.trim() ? later.text : earlier.text,
+    stopReason: later.stopReason,
+    usage: addUsage(earlier.usage, later.usage),
+    steps: earlier.steps + later.steps,
+    toolCalls: earlier.toolCalls + later.toolCalls,
+    work: {
+      own: addWork(earlier.work.own, later.work.own),
+      delegated: addWork(earlier.work.delegated, later.work.delegated),
+    },
+  }
+  if (later.diagnostic) result.diagnostic = later.diagnostic
+  if (later.budget) result.budget = later.budget
+  return result
+}
+
+function addUsage(a: Usage, b: Usage): Usage {
+  const sum: Usage = { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens }
+  if (a.cachedInputTokens !== undefined || b.cachedInputTokens !== undefined) {
+    sum.cachedInputTokens = (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0)
+  }
+  return sum
+}
+
+function addWork(a: RunResult['work']['own'], b: RunResult['work']['own']): RunResult['work']['own'] {
+  return { steps: a.steps + b.steps, toolCalls: a.toolCalls + b.toolCalls, delegations: a.delegations + b.delegations }
+}
