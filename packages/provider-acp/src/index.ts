@@ -12,6 +12,7 @@ export { createAcpProvider, MAX_ALLOWED_TOOLS, type AcpProvider, type ProviderOp
 export type { AgentPool } from './pool.js'
 export type { ProcessKind } from './agent-slot.js'
 export { MAX_MESSAGE_BYTES, PROTOCOL_VERSION } from './sdk.js'
+export { MAX_FOLLOW_UP_LENGTH, MAX_FOLLOW_UPS_PER_RUN, MAX_QUEUED_FOLLOW_UPS } from './follow-ups.js'
 
 export const name = 'provider-acp'
 export const reusable = true

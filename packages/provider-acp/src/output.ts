@@ -11,13 +11,15 @@ export class OutputBuffer {
   private allBytes = 0
   private afterTool = ''
   private afterToolBytes = 0
-  /** Message bytes the agent sent in this turn (kept or not). */
+  /** Message bytes the agent sent in this run, every turn (kept or not). */
   received = 0
   /** Message bytes that did not fit (counted once per text, the larger of the two losses). */
   private droppedAll = 0
   private droppedAfterTool = 0
   private lastMessageId: string | undefined
   private needsBreak = false
+  /** The output of the latest earlier turn that had text, with its dropped bytes (see `newTurn`). */
+  private earlier?: { text: string; dropped: number }
 
   constructor(readonly maxBytes: number) {}
 
@@ -45,14 +47,32 @@ export class OutputBuffer {
     if (this.all) this.needsBreak = true
   }
 
-  /** The one output rule: the text after the last tool call, else all message text. */
+  /** The one output rule: the text after the last tool call, else all message text (of the last turn with any). */
   text(): string {
-    return this.afterTool.trim() ? this.afterTool : this.all
+    if (this.afterTool.trim()) return this.afterTool
+    return this.all.trim() || !this.earlier ? this.all : this.earlier.text
   }
 
   /** Bytes of the returned text's source that were dropped for the budget (0 when none). */
   dropped(): number {
-    return this.afterTool.trim() ? this.droppedAfterTool : this.droppedAll
+    if (this.afterTool.trim()) return this.droppedAfterTool
+    return this.all.trim() || !this.earlier ? this.droppedAll : this.earlier.dropped
+  }
+
+  /**
+   * A new prompt turn in the same session (a follow-up): its text starts afresh, so the output
+   * is the last turn's; until that turn says something, the previous turn's output stands.
+   */
+  newTurn() {
+    if (this.text().trim()) this.earlier = { text: this.text(), dropped: this.dropped() }
+    this.all = ''
+    this.allBytes = 0
+    this.afterTool = ''
+    this.afterToolBytes = 0
+    this.droppedAll = 0
+    this.droppedAfterTool = 0
+    this.lastMessageId = undefined
+    this.needsBreak = false
   }
 
   private appendAll(text: string, bytes = Buffer.byteLength(text)) {

@@ -8,6 +8,7 @@ import { OutputBuffer } from './output.js'
 import { PermissionDesk } from './permission.js'
 import type { AgentSlot, ProcessKind } from './agent-slot.js'
 import { describeExit, raceTimeout, type AgentProcess, type ExitInfo } from './process.js'
+import { FollowUps, notRunning } from './follow-ups.js'
 import { coldSource, type ProcessSource } from './process-source.js'
 import { Progress } from './progress.js'
 import { readStopReason, ResultBuilder, stderrSection } from './result.js'
@@ -17,8 +18,9 @@ import type { RunSettings } from './settings.js'
 import { UsageTracker } from './usage.js'
 
 /**
- * One child agent: one ACP session and one prompt turn on an agent process (its own, or a
- * pooled one). Created by `AcpRun.start`, which resolves once `session/new` succeeded (the hand-over).
+ * One child agent: one ACP session on an agent process (its own, or a pooled one), and one
+ * prompt turn plus one per follow-up message (`send`). Created by `AcpRun.start`, which
+ * resolves once `session/new` succeeded (the hand-over).
  */
 export class AcpRun implements SubagentRun {
   readonly id: string
@@ -43,6 +45,8 @@ export class AcpRun implements SubagentRun {
   private readonly permissions: PermissionDesk
   private readonly progress: Progress
   private readonly results: ResultBuilder
+  private readonly output: OutputBuffer
+  private readonly followUps = new FollowUps()
   private settleResult!: (result: SubagentResult) => void
   private settled = false
   private cancelReason?: string
@@ -69,7 +73,7 @@ export class AcpRun implements SubagentRun {
     this.result = new Promise<SubagentResult>((resolve) => this.settleResult = resolve)
     const { logger, redactor, providerName } = settings
     // Room for the note that says text was dropped, so text + note fit maxOutputBytes.
-    const output = new OutputBuffer(settings.maxOutputBytes - Math.min(256, Math.floor(settings.maxOutputBytes / 4)))
+    const output = this.output = new OutputBuffer(settings.maxOutputBytes - Math.min(256, Math.floor(settings.maxOutputBytes / 4)))
     const usage = new UsageTracker()
     this.proc = slot.proc
     this.pid = this.proc.pid
@@ -167,9 +171,16 @@ export class AcpRun implements SubagentRun {
     await link.startSession(signal, settings)
   }
 
+  /** Queues a follow-up message: the next `session/prompt` once the current turn ended (see follow-ups.ts). */
+  send(message: string): void {
+    if (this.settled || this.cancelReason !== undefined) throw notRunning()
+    this.followUps.push(message)
+  }
+
   cancel(reason?: string): void {
     if (this.settled || this.cancelReason !== undefined) return
     this.cancelReason = reason || 'cancelled by the holder'
+    this.followUps.close()
     const { settings, link } = this
     settings.logger.debug('%s: cancelling run %s (%s)', settings.providerName, this.id, this.cancelReason)
     if (this.session && link.connection) {
@@ -210,8 +221,9 @@ export class AcpRun implements SubagentRun {
   private async promptTurn(prompt: string): Promise<void> {
     const session = this.session!
     const { proc } = this
-    const response = session.prompt([{ type: 'text', text: prompt }])
-    response.catch(() => {})
+    // Each turn's PromptResponse also arrives as the `stop` message of nextUpdate().
+    const promptWith = (text: string) => session.prompt([{ type: 'text', text }]).catch(() => {})
+    void promptWith(prompt)
     // A dead process ends the turn at once; its last output gets a moment to arrive first.
     // Not Promise.race with the (long-pending) exit promise: every race would add a reaction to
     // it that keeps that update alive until the process exits, i.e. the whole stream.
@@ -233,7 +245,12 @@ export class AcpRun implements SubagentRun {
         wake = undefined
         if (this.settled) return
         if (next.kind === 'exit') return this.settle(this.diedResult(next.exit))
-        if (next.kind === 'stop') return this.settle(this.stopResult(next.response))
+        if (next.kind === 'stop') {
+          const followUp = this.followUpAfter(next.response)
+          if (followUp === undefined) return this.settle(this.stopResult(next.response))
+          void promptWith(followUp)
+          continue
+        }
         this.progress.handle(next.update)
       }
     } catch (error) {
@@ -254,6 +271,21 @@ export class AcpRun implements SubagentRun {
         ? `The agent sent a single ACP message larger than ${MAX_MESSAGE_BYTES} bytes (the per-message limit); the run was stopped.`
         : `The ACP connection to the agent failed during the prompt: ${agentError(error)}.`))
     }
+  }
+
+  /**
+   * After a turn ended: the next follow-up when the turn ended `end_turn` and one waits (the run
+   * goes on with it in the same session), else undefined (the run settles with this turn).
+   */
+  private followUpAfter(response: Acp.PromptResponse): string | undefined {
+    if (response.stopReason !== 'end_turn' || this.cancelReason !== undefined) return undefined
+    const followUp = this.followUps.next()
+    if (followUp === undefined) return undefined
+    const raw = (response as { usage?: unknown }).usage
+    if (raw !== undefined && raw !== null) this.progress.tokens(raw, 'PromptResponse.usage')
+    this.output.newTurn()
+    this.emit({ kind: 'status', text: `follow-up message sent (turn ${this.followUps.turns})` })
+    return followUp
   }
 
   private stopResult(response: Acp.PromptResponse): SubagentResult {
@@ -287,7 +319,7 @@ export class AcpRun implements SubagentRun {
     this.settled = true
     clearTimeout(this.cancelTimer)
     this.detachSignal?.()
-    this.settleResult(result)
+    this.settleResult(this.followUps.settle(result))
     // Once the turn is over the process has nothing left to do for this run.
     void this.teardown()
   }
