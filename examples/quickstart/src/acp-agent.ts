@@ -14,7 +14,8 @@
  * `_meta.cordisSubagents.allowedTools`) name the tools the delegating parent may use, and this
  * agent's tools are restricted to them. The remaining budget and depth ceiling of the delegating
  * tree come per session in `_meta.cordisSubagents` (and SUBAGENT_BUDGET / SUBAGENT_MAX_DEPTH for a
- * process of its own): the lowest of all applies. Usage goes back in ACP's field names.
+ * process of its own): the lowest of all applies. Usage goes back in ACP's field names, cumulative over
+ * the session as ACP defines it (a client's second prompt in a session sees the sum).
  * stdout carries only protocol messages: logs go to stderr.
  */
 import { stat } from 'node:fs/promises'
@@ -220,8 +221,10 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
       const stopReason = Object.hasOwn(STOPS, result.stopReason) ? STOPS[result.stopReason] : undefined
       // A failed turn (error, max-steps) is a JSON-RPC error, so the parent sees an `error` result with the diagnostic.
       if (!stopReason) throw acp.RequestError.internalError(undefined, result.diagnostic || `the agent's turn ended with ${result.stopReason}`)
-      // ACP's (unstable) Usage field names: cachedReadTokens, not our cachedInputTokens.
-      const { inputTokens, outputTokens, cachedInputTokens } = result.usage
+      // ACP's (unstable) Usage is cumulative over the session ("across all turns"), so a client that
+      // sends a second prompt (provider-acp's follow-ups) sees the sum: the session agent's total, not
+      // this turn's. Field names are ACP's: cachedReadTokens, not our cachedInputTokens.
+      const { inputTokens, outputTokens, cachedInputTokens } = session.agent.usage.total
       const cached = cachedInputTokens === undefined ? {} : { cachedReadTokens: cachedInputTokens }
       const usage = { totalTokens: inputTokens + outputTokens, inputTokens, outputTokens, ...cached }
       return { stopReason, usage } as any
