@@ -26,7 +26,9 @@ describe('quick start ACP agent: a follow-up message (send) is a second prompt i
       prompt: `${ROOT_PROMPT} and report its workspaces and npm scripts.`,
       parent,
       signal: new AbortController().signal,
-      onUpdate: (update) => updates.push({ kind: update.kind, text: update.text, input: update.usage?.inputTokens, output: update.usage?.outputTokens }),
+      onUpdate: (update) => updates.push({
+        kind: update.kind, text: update.text, input: update.usage?.inputTokens, output: update.usage?.outputTokens,
+      }),
     })
     const followUp = 'Which of those scripts runs the tests?'
     run.send(followUp)

@@ -139,6 +139,29 @@ describe('in-process provider: steering (send)', () => {
     await run.dispose()
   })
 
+  it('through ctx.subagents: the handle\'s send reaches the child, and the result rolls up both turns', async () => {
+    let handle: { send(message: string): void } | undefined
+    h.ctx.agents.registerModel('steered', new ScriptedModel([
+      async () => {
+        while (!handle) await tick(1)
+        handle.send('and the tests')
+        return { text: 'first', usage: { inputTokens: 1, outputTokens: 1 } }
+      },
+      (req) => ({ text: `also: ${followUps(req).join()}`, usage: { inputTokens: 2, outputTokens: 2 } }),
+    ]))
+    h.ctx.plugin({ name: 'spawn-for-steering', inject: ['subagents', 'agents'], apply: (ctx) => {
+      ctx.subagents.register(createInProcessProvider(ctx, { name: 'spawn-steer', inheritsParentContext: false, maxSteps: 1 }))
+    } })
+    await tick()
+    const parent = h.ctx.agents.create({ model: 'm' })
+    const run = await h.ctx.subagents.delegate('spawn-steer', { prompt: 'task', parent, signal: new AbortController().signal, agentOptions: { model: 'steered' } })
+    handle = run
+    const result = await run.result
+    expect(result).to.deep.include({ stopReason: 'completed', output: 'also: and the tests', usage: { inputTokens: 3, outputTokens: 3 } })
+    expect(codeOf(() => run.send('late'))).to.equal('NOT_RUNNING')
+    await run.dispose()
+  })
+
   it('fuzz: sends at any moment of a run are either read before its result or refused NOT_RUNNING', async function () {
     this.timeout(60_000)
     await fc.assert(fc.asyncProperty(
