@@ -58,9 +58,10 @@ async function startChild(agents: AgentRuntime, options: InProcessProviderOption
       ...request.budget ? { budget: request.budget } : {},
     })
     steering = new Steering(child)
+    let working: Promise<SubagentResult> | undefined
     return {
       childId: child.id,
-      begin: () => steering
+      begin: () => working = steering
         .run(request.prompt, (prompt) => child.run(prompt, { signal: request.signal, onEvent: (event) => forward(event, update) }))
         .then((run) => toSubagentResult(run, options.name), (error): SubagentResult => ({
           stopReason: 'error',
@@ -73,8 +74,13 @@ async function startChild(agents: AgentRuntime, options: InProcessProviderOption
         steering.close()
         child.abort(request.signal.aborted ? request.signal.reason : new Error(reason ?? 'cancelled'))
       },
-      // Idempotent: aborts a turn still running and waits until it and its tools are idle.
-      dispose: () => child.dispose(),
+      // Idempotent: aborts a turn still running and waits until it and its tools are idle, then
+      // for the result (the turn's end settles it a few ticks later; no follow-up turn starts
+      // once the child is disposed), so the run helper never has to settle it for us.
+      dispose: async () => {
+        await child.dispose()
+        await working
+      },
     }
   })
   return { ...run, send: (message: string) => steering.send(message) }
