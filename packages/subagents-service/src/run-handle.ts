@@ -42,22 +42,22 @@ export interface RunHost {
  */
 type Phase = 'starting' | 'live' | 'rejected' | 'ended'
 
-/**
- * One run from the service's side: calls the provider, hands the run over (or rejects with
- * nothing left running), forwards updates, settles the result once, and disposes once.
- */
+/** Largest follow-up message (`send`), in UTF-16 code units: about 1 MiB of text. */
+const MAX_SEND_LENGTH = 1 << 20
+
 /**
  * Run ids only need to be unique among the runs of this process: they key the service's `live`
  * map, events and tool metadata here, and never name anything in another process or on disk
  * (an ACP child gets its own session id). A counter per process is unique there, and far cheaper
  * than a random UUID per run; the start time keeps ids of two processes in one log apart.
  */
-/** Largest follow-up message (`send`), in UTF-16 code units: about 1 MiB of text. */
-const MAX_SEND_LENGTH = 1 << 20
-
 const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
 let runCount = 0
 
+/**
+ * One run from the service's side: calls the provider, hands the run over (or rejects with
+ * nothing left running), forwards updates, settles the result once, and disposes once.
+ */
 export class RunHandle {
   readonly runId = RUN_ID_PREFIX + (++runCount).toString(36)
   private phase: Phase = 'starting'
