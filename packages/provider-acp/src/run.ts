@@ -14,6 +14,7 @@ import { readStopReason, ResultBuilder, stderrSection } from './result.js'
 import { agentError, describeRequestError, isAuthError, loadSdk, MAX_MESSAGE_BYTES, type Sdk } from './sdk.js'
 import { routeSdkConsole } from './sdk-console.js'
 import type { RunSettings } from './settings.js'
+import { promptWithMeta } from './trace-context.js'
 import { UsageTracker } from './usage.js'
 
 /**
@@ -210,7 +211,7 @@ export class AcpRun implements SubagentRun {
   private async promptTurn(prompt: string): Promise<void> {
     const session = this.session!
     const { proc } = this
-    const response = session.prompt([{ type: 'text', text: prompt }])
+    const response = promptWithMeta(session, [{ type: 'text', text: prompt }], this.settings.promptMeta)
     response.catch(() => {})
     // A dead process ends the turn at once; its last output gets a moment to arrive first.
     // Not Promise.race with the (long-pending) exit promise: every race would add a reaction to
