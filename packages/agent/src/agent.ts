@@ -258,7 +258,7 @@ export class Agent {
         }))
         response = normalizeResponse(await Promise.race([generation, aborted]), `${this.id}-${step}`)
       } catch (error) {
-        watch?.modelEnd(step, undefined, error)
+        watch?.modelEnd(step, undefined, error, signal.aborted)
         if (signal.aborted) return stopForAbort()
         return finish('error', `The model "${this.model ?? 'default'}" failed: ${describeError(error)}`)
       }

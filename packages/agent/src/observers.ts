@@ -15,8 +15,8 @@ export interface AgentObserver {
   runEnd?(agent: Agent, result: RunResult): void
   /** A model call began: `model` is the agent's model ref (`name` or `name:modelId`), when it names one. */
   modelCallStart?(agent: Agent, step: number, model: string | undefined): void
-  /** The model call ended: with its normalised response, or with `error` when it threw or was aborted. */
-  modelCallEnd?(agent: Agent, step: number, response: GenerateResponse | undefined, error?: unknown): void
+  /** The model call ended: with its normalised response, or with `error` when it threw or the turn was aborted (`aborted`). */
+  modelCallEnd?(agent: Agent, step: number, response: GenerateResponse | undefined, error?: unknown, aborted?: boolean): void
   /** A tool call of the model's response began (refused and malformed calls too: they end at once with an error result). */
   toolCallStart?(agent: Agent, step: number, call: ModelToolCall): void
   /** The tool call ended with the result the model reads (a cancelled call ends with the cancel result). */
@@ -31,8 +31,8 @@ export class RunWatch {
     for (const observer of this.observers) guard(() => observer.modelCallStart?.(this.agent, step, model))
   }
 
-  modelEnd(step: number, response: GenerateResponse | undefined, error?: unknown): void {
-    for (const observer of this.observers) guard(() => observer.modelCallEnd?.(this.agent, step, response, error))
+  modelEnd(step: number, response: GenerateResponse | undefined, error?: unknown, aborted = false): void {
+    for (const observer of this.observers) guard(() => observer.modelCallEnd?.(this.agent, step, response, error, aborted))
   }
 
   toolStart(step: number, call: ModelToolCall): void {

@@ -129,7 +129,7 @@ export class RunSpans implements AgentObserver {
     }, run.context)
   }
 
-  modelCallEnd(agent: Agent, _step: number, response: GenerateResponse | undefined, error?: unknown): void {
+  modelCallEnd(agent: Agent, _step: number, response: GenerateResponse | undefined, error?: unknown, aborted = false): void {
     const run = this.runs.get(agent)
     const span = run?.chat
     if (!run || !span) return
@@ -138,7 +138,7 @@ export class RunSpans implements AgentObserver {
       const name = error instanceof Error ? error.name : 'Error'
       const message = describeError(error).slice(0, STATUS_MESSAGE_LENGTH)
       span.recordException({ name, message })
-      fail(span, name === 'AbortError' ? 'aborted' : name, message)
+      fail(span, aborted ? 'aborted' : name, message)
       span.end()
       return
     }
