@@ -54,6 +54,10 @@ export class Observers {
   /** A copy taken when the set changes, so a run's start copies nothing. */
   private list: readonly AgentObserver[] = []
 
+  get size(): number {
+    return this.list.length
+  }
+
   add(observer: AgentObserver): () => void {
     this.set.add(observer)
     this.list = [...this.set]

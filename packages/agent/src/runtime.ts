@@ -132,6 +132,11 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     return this.ctx.effect(() => this.observers.add(observer))
   }
 
+  /** How many observers are attached (0: runs report to no one). */
+  get observerCount(): number {
+    return this.observers.size
+  }
+
   private budgetReached(agent: Agent, breach: BudgetBreach): void {
     if (!this.budgetHandlers.size) return
     const event: BudgetEvent = { agent, breach, extend: (by) => agent.budget.extend(breach, by) }

@@ -1,4 +1,4 @@
-import { type Context, ROOT_CONTEXT, type Span, SpanKind, trace, type Tracer } from '@opentelemetry/api'
+import { ROOT_CONTEXT, type Span, SpanKind, trace, type Tracer } from '@opentelemetry/api'
 import type { Agent } from '@cordis-subagents/agent'
 import type {
   ProviderStartRequest, SubagentOutcome, SubagentRunInfo, TraceContext,
@@ -78,7 +78,8 @@ export class DelegationSpans {
       ...outcome.usage ? { [OURS.treeInputTokens]: outcome.usage.inputTokens, [OURS.treeOutputTokens]: outcome.usage.outputTokens } : {},
     })
     if (outcome.budget) {
-      span.setAttributes({ [OURS.budgetName]: outcome.budget.budget, [OURS.budgetLimit]: outcome.budget.limit, [OURS.budgetSpent]: outcome.budget.spent })
+      const { budget } = outcome
+      span.setAttributes({ [OURS.budgetName]: budget.budget, [OURS.budgetLimit]: budget.limit, [OURS.budgetSpent]: budget.spent })
     }
     if (outcome.stopReason !== 'completed') fail(span, outcome.stopReason, outcome.diagnostic ?? `The child ended with ${outcome.stopReason}.`)
     span.end()
