@@ -8,7 +8,7 @@
  * Neither set: no SDK, no provider; the telemetry plugin then records nothing.
  */
 import { appendFileSync } from 'node:fs'
-import type { TracerProvider } from '@opentelemetry/api'
+import { trace, type TracerProvider } from '@opentelemetry/api'
 import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base'
 
 export interface Tracing {
@@ -46,6 +46,13 @@ export async function startTracing(serviceName: string, env: NodeJS.ProcessEnv =
   if (file) spanProcessors.push(new SimpleSpanProcessor(fileExporter(file, service)))
   const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': service }), spanProcessors })
   return { provider, shutdown: () => provider.shutdown().catch(() => {}) }
+}
+
+/** `startTracing`, registered as the global tracer provider (what the telemetry plugin uses by default). */
+export async function startGlobalTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
+  const tracing = await startTracing(serviceName, env)
+  if (tracing) trace.setGlobalTracerProvider(tracing.provider)
+  return tracing
 }
 
 function fileExporter(file: string, service: string): SpanExporter {
