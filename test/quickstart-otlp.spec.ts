@@ -22,7 +22,9 @@ async function collector(): Promise<{ url: string; spans: OtlpSpan[]; paths: str
         for (const resourceSpans of body.resourceSpans ?? []) {
           const service = resourceSpans.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value?.stringValue
           for (const scope of resourceSpans.scopeSpans ?? []) {
-            for (const span of scope.spans ?? []) spans.push({ traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId || undefined, name: span.name, service })
+            for (const span of scope.spans ?? []) {
+              spans.push({ traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId || undefined, name: span.name, service })
+            }
           }
         }
       } catch {}

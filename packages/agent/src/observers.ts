@@ -27,24 +27,37 @@ export interface AgentObserver {
 export class RunWatch {
   constructor(private readonly agent: Agent, private readonly observers: readonly AgentObserver[]) {}
 
+  // Each method calls every observer in its own try: an observer must never break the loop
+  // (no closure per call: these run for every model and tool call of an observed run).
+
   modelStart(step: number, model: string | undefined): void {
-    for (const observer of this.observers) guard(() => observer.modelCallStart?.(this.agent, step, model))
+    for (const observer of this.observers) {
+      try { observer.modelCallStart?.(this.agent, step, model) } catch { /* ignored */ }
+    }
   }
 
   modelEnd(step: number, response: GenerateResponse | undefined, error?: unknown, aborted = false): void {
-    for (const observer of this.observers) guard(() => observer.modelCallEnd?.(this.agent, step, response, error, aborted))
+    for (const observer of this.observers) {
+      try { observer.modelCallEnd?.(this.agent, step, response, error, aborted) } catch { /* ignored */ }
+    }
   }
 
   toolStart(step: number, call: ModelToolCall): void {
-    for (const observer of this.observers) guard(() => observer.toolCallStart?.(this.agent, step, call))
+    for (const observer of this.observers) {
+      try { observer.toolCallStart?.(this.agent, step, call) } catch { /* ignored */ }
+    }
   }
 
   toolEnd(step: number, call: ModelToolCall, result: ToolResult): void {
-    for (const observer of this.observers) guard(() => observer.toolCallEnd?.(this.agent, step, call, result))
+    for (const observer of this.observers) {
+      try { observer.toolCallEnd?.(this.agent, step, call, result) } catch { /* ignored */ }
+    }
   }
 
   end(result: RunResult): void {
-    for (const observer of this.observers) guard(() => observer.runEnd?.(this.agent, result))
+    for (const observer of this.observers) {
+      try { observer.runEnd?.(this.agent, result) } catch { /* ignored */ }
+    }
   }
 }
 
@@ -71,15 +84,9 @@ export class Observers {
   watch(agent: Agent, prompt: string): RunWatch | undefined {
     if (!this.list.length) return undefined
     const observers = this.list
-    for (const observer of observers) guard(() => observer.runStart?.(agent, prompt))
+    for (const observer of observers) {
+      try { observer.runStart?.(agent, prompt) } catch { /* ignored: an observer must never break the loop */ }
+    }
     return new RunWatch(agent, observers)
-  }
-}
-
-function guard(call: () => void): void {
-  try {
-    call()
-  } catch {
-    // An observer must never break the loop.
   }
 }

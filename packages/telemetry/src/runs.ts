@@ -63,6 +63,7 @@ export class RunSpans implements AgentObserver {
     const { tracer, content } = this.host
     const parent = this.host.parentOf(agent)
     const name = agent.label ?? 'agent'
+    const model = this.modelRef(agent)
     const span = tracer.startSpan(`invoke_agent ${name}`, {
       kind: SpanKind.INTERNAL,
       attributes: {
@@ -71,7 +72,7 @@ export class RunSpans implements AgentObserver {
         [GEN_AI.agentName]: name,
         [OURS.depth]: agent.depth,
         ...agent.parent ? { [OURS.parentId]: agent.parent.id } : {},
-        ...this.modelRef(agent) ? { [GEN_AI.requestModel]: this.modelRef(agent) } : {},
+        ...model ? { [GEN_AI.requestModel]: model } : {},
         ...parent?.attributes,
         ...content.capture ? { [GEN_AI.inputMessages]: content.messages('user', prompt) } : {},
       },

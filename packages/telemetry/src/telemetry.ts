@@ -1,6 +1,6 @@
 import { type Context as OtelContext, trace } from '@opentelemetry/api'
 import { Context, Service } from 'cordis'
-import type { Agent } from '@cordis-subagents/agent'
+import { type Agent, withoutCallerTracing } from '@cordis-subagents/agent'
 import type { TraceContext } from '@cordis-subagents/subagents-service'
 import { environmentParent, remoteParent } from './carrier.js'
 import { Config, DEFAULTS } from './config.js'
@@ -40,8 +40,8 @@ export class Telemetry extends Service<Config> {
     const tracer = provider.getTracer(TRACER_NAME, TRACER_VERSION)
     const content = new ContentPolicy(!!this.config.captureContent, this.config.maxContentLength ?? DEFAULTS.maxContentLength!)
     if (this.config.fromEnvironment) this.environment = environmentParent(process.env)
-    // The runtime itself, not its caller-tracing proxy: its config is read on every model call.
-    const agents = ctx.agents
+    // The runtime itself, not its caller-tracing proxy (a shadow context per read): its config is read on every model call.
+    const agents = withoutCallerTracing(ctx.agents)
     this.runs = new RunSpans({
       tracer,
       content,
