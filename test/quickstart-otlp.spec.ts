@@ -23,7 +23,8 @@ async function collector(): Promise<{ url: string; spans: OtlpSpan[]; paths: str
           const service = resourceSpans.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value?.stringValue
           for (const scope of resourceSpans.scopeSpans ?? []) {
             for (const span of scope.spans ?? []) {
-              spans.push({ traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId || undefined, name: span.name, service })
+              const { traceId, spanId, name } = span
+              spans.push({ traceId, spanId, parentSpanId: span.parentSpanId || undefined, name, service })
             }
           }
         }
