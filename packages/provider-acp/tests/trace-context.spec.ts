@@ -12,14 +12,18 @@ const TRACESTATE = 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7'
 describe('provider-acp: trace context', function () {
   this.timeout(30_000)
   const runs: SubagentRun[] = []
+  const providers: Array<{ stop?: () => Promise<void> }> = []
 
   afterEach(async () => {
     await Promise.all(runs.splice(0).map((run) => run.dispose()))
+    for (const provider of providers.splice(0)) await provider.stop?.()
     assertNoLeftovers()
   })
 
   async function echoed(overrides = {}, options = {}) {
-    const run = await hostileProvider('trace', undefined, options).start(request(overrides))
+    const provider = hostileProvider('trace', undefined, options)
+    providers.push(provider as { stop?: () => Promise<void> })
+    const run = await provider.start(request(overrides))
     runs.push(run)
     const result = await run.result
     expect(result.stopReason, result.diagnostic).to.equal('completed')
@@ -52,6 +56,13 @@ describe('provider-acp: trace context', function () {
         else process.env[key] = value
       }
     }
+  })
+
+  it('a pooled process (reuse) serves several delegations: the context goes in _meta only, not its environment', async () => {
+    const seen = await echoed({ traceContext: { traceparent: TRACEPARENT } }, { reuse: true })
+    expect(seen.env).to.deep.equal({ traceparent: null, tracestate: null })
+    expect(seen.newMeta).to.deep.include({ traceparent: TRACEPARENT })
+    expect(seen.promptMeta).to.deep.equal({ traceparent: TRACEPARENT })
   })
 
   it('a traceparent without tracestate sends no tracestate', async () => {
