@@ -1,5 +1,13 @@
 import type { Attributes } from '@opentelemetry/api'
 
+/** Longest name or id a span carries (tool names and call ids come from the model). */
+const MAX_NAME_LENGTH = 256
+
+/** A name or id from outside, bounded: a hostile model must not put a megabyte in a span name. */
+export function bounded(value: string): string {
+  return value.length <= MAX_NAME_LENGTH ? value : `${value.slice(0, MAX_NAME_LENGTH)}…`
+}
+
 /** What a span may record of prompts, output and tool data: nothing unless `captureContent` is on. */
 export class ContentPolicy {
   constructor(readonly capture: boolean, private readonly maxLength: number) {}

@@ -5,6 +5,7 @@ import type {
 } from '@cordis-subagents/subagents-service'
 import { OURS, GEN_AI } from './attributes.js'
 import { headersOf } from './carrier.js'
+import { bounded } from './content.js'
 import { fail, type RunParent, type RunSpans } from './runs.js'
 
 interface Delegation {
@@ -37,8 +38,8 @@ export class DelegationSpans {
         [OURS.provider]: provider,
         [OURS.depth]: request.depth,
         [OURS.parentId]: parent.id,
-        ...request.label === undefined ? {} : { [OURS.label]: request.label },
-        ...request.toolCallId === undefined ? {} : { [GEN_AI.toolCallId]: request.toolCallId },
+        ...request.label === undefined ? {} : { [OURS.label]: bounded(request.label) },
+        ...request.toolCallId === undefined ? {} : { [GEN_AI.toolCallId]: bounded(request.toolCallId) },
       },
     }, at?.context ?? ROOT_CONTEXT)
     const child: RunParent = {
@@ -60,7 +61,7 @@ export class DelegationSpans {
     const delegation = this.open.get(info.runId)
     if (!delegation) return
     delegation.handedOver = true
-    if (info.childId !== undefined) delegation.span.setAttribute(OURS.childId, info.childId)
+    if (info.childId !== undefined) delegation.span.setAttribute(OURS.childId, bounded(info.childId))
     if (info.origin !== undefined) delegation.span.setAttribute(OURS.origin, info.origin)
   }
 

@@ -3,7 +3,7 @@ import type { Agent, AgentObserver, GenerateResponse, ModelToolCall, RunResult }
 import type { ToolResult } from '@cordis-subagents/tools'
 import { describeError } from '@cordis-subagents/shared'
 import { ERROR_TYPE, GEN_AI, OURS } from './attributes.js'
-import type { ContentPolicy } from './content.js'
+import { bounded, type ContentPolicy } from './content.js'
 
 /** An `execute_tool` span in flight, and the delegations started from it. */
 export interface ToolSpan {
@@ -62,7 +62,7 @@ export class RunSpans implements AgentObserver {
   runStart(agent: Agent, prompt: string): void {
     const { tracer, content } = this.host
     const parent = this.host.parentOf(agent)
-    const name = agent.label ?? 'agent'
+    const name = bounded(agent.label ?? 'agent')
     const model = this.modelRef(agent)
     const span = tracer.startSpan(`invoke_agent ${name}`, {
       kind: SpanKind.INTERNAL,
@@ -171,13 +171,14 @@ export class RunSpans implements AgentObserver {
   toolCallStart(agent: Agent, step: number, call: ModelToolCall): void {
     const run = this.runs.get(agent)
     if (!run) return
-    const span = this.host.tracer.startSpan(`execute_tool ${call.name}`, {
+    const name = bounded(call.name)
+    const span = this.host.tracer.startSpan(`execute_tool ${name}`, {
       kind: SpanKind.INTERNAL,
       attributes: {
         [GEN_AI.operation]: 'execute_tool',
-        [GEN_AI.toolName]: call.name,
+        [GEN_AI.toolName]: name,
         [GEN_AI.toolType]: 'function',
-        [GEN_AI.toolCallId]: call.id,
+        [GEN_AI.toolCallId]: bounded(call.id),
         [OURS.step]: step,
         ...this.host.content.capture ? { [GEN_AI.toolArguments]: this.host.content.json(call.input) } : {},
       },

@@ -131,6 +131,48 @@ describe('@cordis-subagents/telemetry', function () {
     expect(spansOf(host.exporter)).to.have.length(spans.length)
   })
 
+  it('a hostile model\'s megabyte tool name and call id are cut to 256 characters on spans', async () => {
+    const huge = 'x'.repeat(1 << 20)
+    host = await startTracedHost({
+      script: (request) => (toolResults(request).length ? { text: 'done' } : { toolCalls: [{ id: huge, name: huge, input: {} }] }),
+    })
+    await host.ctx.agents.create({ label: 'main' }).run('ROOT')
+    const tool = spansOf(host.exporter).find((span) => span.attributes['gen_ai.operation.name'] === 'execute_tool')!
+    expect(tool.name).to.equal(`execute_tool ${'x'.repeat(256)}…`)
+    expect(tool.attributes['gen_ai.tool.call.id']).to.have.length(257)
+    expect(tool.status).to.equal(2)
+  })
+
+  it('ctx.subagents loaded after the plugin is used from then on', async () => {
+    const [{ default: ToolRegistry }, { default: AgentRuntime }, { default: SubagentService }] = await Promise.all([
+      import('@cordis-subagents/tools'), import('@cordis-subagents/agent'), import('@cordis-subagents/subagents-service'),
+    ])
+    const exporter = new InMemorySpanExporter()
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    const ctx = new Context()
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(AgentRuntime)
+    ctx.plugin(Telemetry.default, { tracerProvider: provider })
+    try {
+      await ctx.start()
+      await ctx.lifecycle.flush()
+      expect(ctx.get('telemetry')).to.be.instanceOf(Telemetry.Telemetry)
+      ctx.plugin(SubagentService)
+      const fake = new FakeProvider('fake')
+      ctx.plugin({ name: 'fake', inject: ['subagents'], apply: (c: Context) => { c.subagents.register(fake) } })
+      await ctx.lifecycle.flush()
+      const run = await ctx.subagents.delegate('fake', { prompt: 'p', parent: ctx.agents.create(), signal: new AbortController().signal })
+      fake.last.complete()
+      await run.result
+      await run.dispose()
+      expect((fake.calls[0] as ProviderStartRequest).traceContext?.traceparent).to.match(/^00-/)
+      expect(exporter.getFinishedSpans().map((span) => span.name)).to.deep.equal(['subagent fake'])
+    } finally {
+      await ctx.stop()
+      await provider.shutdown()
+    }
+  })
+
   describe('not loaded', () => {
     const exporter = new InMemorySpanExporter()
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
