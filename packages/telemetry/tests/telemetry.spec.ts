@@ -40,6 +40,25 @@ describe('@cordis-subagents/telemetry', function () {
     expect(Telemetry.Config({})).to.deep.include({ captureContent: false, maxContentLength: 4096, fromEnvironment: true })
   })
 
+  it('the README documents every attribute the spans carry', async () => {
+    const { readFile } = await import('node:fs/promises')
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+    const names = [...Object.values(Telemetry.GEN_AI), ...Object.values(Telemetry.OURS), Telemetry.ERROR_TYPE]
+    // Attribute families are documented as `a.b.c` / `.d`: expand the shorthand before checking.
+    const documented = new Set<string>()
+    for (const [, cell] of readme.matchAll(/^\| (`[^|]+) \|/gm)) {
+      let base = ''
+      for (const [, name] of cell.matchAll(/`([^`]+)`/g)) {
+        if (name.startsWith('.')) documented.add(base + name)
+        else {
+          documented.add(name)
+          base = name.slice(0, name.lastIndexOf('.'))
+        }
+      }
+    }
+    expect(names.filter((name) => !documented.has(name))).to.deep.equal([])
+  })
+
   it('captureContent: the prompt, the output and tool arguments/results, each cut to maxContentLength', async () => {
     host = await startTracedHost({ script: oneChild, telemetry: { captureContent: true, maxContentLength: 40 } })
     await host.ctx.agents.create({ label: 'main' }).run('ROOT')
