@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, limits, history growth), side by
+ * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, limits, history growth, tracing), side by
  * side, in one process. Writes bench/RESULTS.md.
  * BENCH_QUICK=1 runs tiny iteration counts (a smoke test of the harness, figures meaningless).
  */
@@ -15,6 +15,7 @@ import { acp, handback, warmAcp } from './scenarios/acp.js'
 import { isolation } from './scenarios/isolation.js'
 import { limits } from './scenarios/limits.js'
 import { growth } from './scenarios/growth.js'
+import { TELEMETRY_SYSTEMS, telemetry } from './scenarios/telemetry.js'
 
 // Provider reloads log an info line each; 10,000 of them would measure the terminal. Warnings stay on.
 Logger.levels.base = 1
@@ -237,6 +238,21 @@ log()
     `${fmt(turnGrowth, 2)}× (${fmt(spawn[last].median)} vs ${fmt(spawn[3].median)} µs)`])
   headline.push(['fork delegation as the parent\'s history grows', `${fmt(fork[1].median)} µs at turn 1, ${fmt(fork[last].median)} µs at turn 1,000 (${fmt(forkGrowth, 2)}×); 1,000 forked turns in ${fmt(forkTotal)} ms`,
     `spawn parent turn ${fmt(spawn[3].median)} µs at ${r.messagesAt[3]} messages, ${fmt(spawn[last].median)} µs at ${r.messagesAt[last].toLocaleString('en')}`])
+}
+
+// 9 -------------------------------------------------------------------------------------------
+{
+  const r = await telemetry({ rounds: q(25, 2), batch: q(100, 10), warmup: q(10, 1) })
+  const off = r.stats[TELEMETRY_SYSTEMS.off].median
+  const noop = r.stats[TELEMETRY_SYSTEMS.noop].median
+  const recording = r.stats[TELEMETRY_SYSTEMS.recording].median
+  log('## 9. Tracing: @cordis-subagents/telemetry on vs off, per delegation')
+  log()
+  log(`One delegation (subagent → spawn), interleaved, ${r.stats[TELEMETRY_SYSTEMS.off].n} rounds × ${q(100, 10)} calls. "No SDK": the plugin loaded with only \`@opentelemetry/api\` (its no-op tracer). "Recording": the OpenTelemetry SDK (\`BasicTracerProvider\` + \`BatchSpanProcessor\`) records every span into an exporter that only counts them (${fmt(r.spansPerDelegation, 1)} spans per delegation); exporting them over the network is the host's cost, not measured here.`)
+  log()
+  table(['system', 'µs/call median (min–max)', 'vs not loaded'],
+    Object.entries(r.stats).map(([name, s]) => [name, fmtStats(s), `${fmt(s.median / off, 2)}×`]))
+  headline.push(['tracing a delegation (7 spans)', `${fmt(recording / off, 2)}× with the SDK recording, ${fmt(noop / off, 2)}× loaded without an SDK`, `not loaded: ${fmt(off)} µs`])
 }
 
 // Targets -------------------------------------------------------------------------------------

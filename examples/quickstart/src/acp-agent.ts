@@ -16,24 +16,29 @@
  * tree come per session in `_meta.cordisSubagents` (and SUBAGENT_BUDGET / SUBAGENT_MAX_DEPTH for a
  * process of its own): the lowest of all applies. Usage goes back in ACP's field names, cumulative over
  * the session as ACP defines it (a client's second prompt in a session sees the sum).
+ * The delegation's trace continues here: the W3C trace context of session/prompt's `_meta` (else
+ * session/new's, else TRACEPARENT) parents this agent's spans, exported per tracing.ts.
  * stdout carries only protocol messages: logs go to stderr.
  */
 import { stat } from 'node:fs/promises'
 import { isAbsolute } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { defaultStateDir, isSessionId, newSessionId, SessionStore } from './session-store.js'
+import { startTracing } from './tracing.js'
+import type {} from '@cordis-subagents/telemetry'
 
 // Everything that would print to stdout (cordis' logger uses console.log) goes to stderr.
 console.log = console.error
 console.info = console.error
 
-const [{ Context }, acp, { default: ToolRegistry }, agentModule, demoModel, workspaceTools] = await Promise.all([
+const [{ Context }, acp, { default: ToolRegistry }, agentModule, demoModel, workspaceTools, { traceContextFrom }] = await Promise.all([
   import('cordis'),
   import('@agentclientprotocol/sdk'),
   import('@cordis-subagents/tools'),
   import('@cordis-subagents/agent'),
   import('./demo-model.js'),
   import('./workspace-tools.js'),
+  import('@cordis-subagents/shared'),
 ])
 const { default: AgentRuntime } = agentModule
 type Agent = InstanceType<typeof agentModule.Agent>
@@ -48,6 +53,8 @@ ctx.plugin(AgentRuntime, {
 if (useOpenAI) ctx.plugin(await import('@cordis-subagents/model-openai'), { name: 'openai' })
 else ctx.plugin(demoModel, { name: 'demo' })
 ctx.plugin(workspaceTools, {} as any)
+const tracing = await startTracing('cordis-subagents-acp-agent')
+if (tracing) ctx.plugin((await import('@cordis-subagents/telemetry')).default, { tracerProvider: tracing.provider })
 await ctx.start()
 await ctx.lifecycle.flush()
 
@@ -59,6 +66,8 @@ interface Session {
   agent: Agent
   cwd: string
   controller?: AbortController
+  /** The trace context session/new carried (a prompt's own `_meta` wins). */
+  trace?: { traceparent: string; tracestate?: string }
 }
 
 const store = new SessionStore(defaultStateDir())
@@ -79,7 +88,7 @@ function openSession(sessionId: string, cwd: string, meta: unknown, seed?: unkno
     cwd, label: 'acp', persona: persona(ctx.agents.rootDepth), tools: sessionTools(meta), ...seed ? { seed: seed as any } : {},
     ...budget ? { budget } : {},
   })
-  sessions.set(sessionId, { agent, cwd })
+  sessions.set(sessionId, { agent, cwd, trace: traceContextFrom(meta) })
 }
 
 async function persist(sessionId: string, session: Session) {
@@ -201,6 +210,7 @@ const app = acp.agent({ name: 'cordis-subagents-quickstart' })
     const notify = (update: any) => client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update })
       .catch(() => {})
     const pending: Promise<unknown>[] = []
+    ctx.get('telemetry')?.continueTrace(session.agent, traceContextFrom(params._meta) ?? session.trace)
     try {
       const result = await session.agent.run(prompt, {
         signal: controller.signal,
@@ -241,6 +251,7 @@ async function shutdown(code = 0) {
   for (const session of sessions.values()) session.controller?.abort(new Error('agent shutting down'))
   await Promise.allSettled([...sessions.values()].map((s) => s.agent.dispose()))
   await ctx.stop().catch(() => {})
+  await tracing?.shutdown()
   process.exit(code)
 }
 

@@ -13,6 +13,7 @@ import type { Usage } from '@cordis-subagents/tools'
 import { type App, DEFAULT_CONFIG, startApp } from './app.js'
 import { type ConfigWatcher, reloadConfig, watchConfig } from './config-reload.js'
 import { jsonLine, terminalLine, terminalLog, terminalText } from './terminal-text.js'
+import { startGlobalTracing } from './tracing.js'
 
 export const DEFAULT_TASK = 'Which packages make up this repository, and how do they depend on each other? Also report the root workspace scripts.'
 
@@ -171,6 +172,8 @@ async function main() {
   /** Prints text that may come from a model or an agent: escape sequences and controls removed. */
   let out = (text: string) => void process.stdout.write(terminalText(text) + '\n')
 
+  // OTEL_EXPORTER_OTLP_ENDPOINT set: the telemetry entry of cordis.yml exports through it.
+  const tracing = await startGlobalTracing('cordis-subagents-quickstart')
   const app = await startApp(options.config)
   const { ctx, loader } = app
   // The CLI never rewrites the user's cordis.yml (the loader would write its simplified form back).
@@ -193,6 +196,7 @@ async function main() {
     await agent.dispose()
     await app.stop()
     await reapAcp()
+    await tracing?.shutdown()
     process.exit(code)
   })())
   process.on('SIGINT', () => {

@@ -12,6 +12,7 @@ import { abortDiagnostic, abortion, budgetDiagnostic, limitDiagnostic } from './
 import { Transcript } from './transcript.js'
 import { runToolCalls } from './tool-step.js'
 import { Inbox } from './inbox.js'
+import type { Observers } from './observers.js'
 import type {
   AgentEvent, AgentUsage, AgentWork, ChatModel, GenerateResponse, Message, RunOptions, RunResult, StopReason,
 } from './types.js'
@@ -21,6 +22,8 @@ export interface AgentHost {
   resolveModel(ref: string | undefined): { model: ChatModel; modelId?: string } | { error: string }
   /** Tells the operator's budget handlers about a breach; they may extend the budget before it is re-checked. */
   budgetReached(agent: Agent, breach: BudgetBreach): void
+  /** The runtime's observers (`ctx.agents.observe`): told about every run, model call and tool call. */
+  observers: Observers
 }
 
 export interface AgentInit {
@@ -186,6 +189,8 @@ export class Agent {
       this.budget.adopt()
     }
     const budget = this.budget
+    // undefined when nobody observes: every `watch?.` below is then one check, no call.
+    const watch = this.host.observers.watch(this, prompt)
     const state = {
       text: '', steps: 0, toolCalls: 0, own: emptyUsage(), delegated: emptyUsage(),
       ownWork: emptyWork(), delegatedWork: emptyWork(),
@@ -208,6 +213,7 @@ export class Agent {
       }
       if (diagnostic) result.diagnostic = diagnostic
       if (breach) result.budget = breach
+      watch?.end(result)
       return result
     }
     const stopForBudget = (breach: BudgetBreach) => finish('budget', budgetDiagnostic(breach), breach)
@@ -243,6 +249,7 @@ export class Agent {
 
       let response: GenerateResponse
       try {
+        watch?.modelStart(step, this.model)
         const generation = this.track(resolved.model.generate({
           system: this.persona,
           messages: this.transcript.snapshot(),
@@ -253,10 +260,12 @@ export class Agent {
         }))
         response = normalizeResponse(await Promise.race([generation, aborted]), `${this.id}-${step}`)
       } catch (error) {
+        watch?.modelEnd(step, undefined, error, signal.aborted)
         if (signal.aborted) return stopForAbort()
         return finish('error', `The model "${this.model ?? 'default'}" failed: ${describeError(error)}`)
       }
 
+      watch?.modelEnd(step, response)
       state.own = addUsage(state.own, response.usage)
       this.usage.own = addUsage(this.usage.own, response.usage)
       if (response.usage) budget.charge('tokens', totalTokens(response.usage))
@@ -303,7 +312,7 @@ export class Agent {
       if (plan.refusedForBudget) lastStep = true
       state.toolCalls += plan.admitted
       const results = await runToolCalls({
-        agent: this, calls, refusals: plan.refusals, step, signal, aborted, emit, track: (work) => this.track(work),
+        agent: this, calls, refusals: plan.refusals, step, signal, aborted, emit, watch, track: (work) => this.track(work),
       })
       results.forEach((result, i) => {
         const call = calls[i]

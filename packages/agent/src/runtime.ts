@@ -6,6 +6,7 @@ import { Agent, type AgentHost } from './agent.js'
 import { segmentsOf } from './history.js'
 import { Budget, BUDGET_KEYS, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
+import { type AgentObserver, Observers } from './observers.js'
 import type { ChatModel, Message } from './types.js'
 
 declare module 'cordis' {
@@ -78,6 +79,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
    */
   readonly rootCeiling?: readonly string[]
   private readonly budgetHandlers = new Set<(event: BudgetEvent) => void>()
+  private readonly observers = new Observers()
 
   constructor(ctx: Context, config: AgentRuntime.Config = {}) {
     super(ctx, 'agents', true)
@@ -88,6 +90,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     this.host = {
       resolveModel: (ref) => this.resolveModel(ref),
       budgetReached: (agent, breach) => this.budgetReached(agent, breach),
+      observers: this.observers,
     }
     const logger = ctx.logger('agents')
     const envDepth = depthFromEnv(process.env.SUBAGENT_DEPTH)
@@ -117,6 +120,21 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       this.budgetHandlers.add(handler)
       return () => this.budgetHandlers.delete(handler)
     })
+  }
+
+  /**
+   * Adds an observer of every run of this runtime's agents: runs, model calls and tool calls as
+   * they start and end (see `AgentObserver`). Scoped to the caller. Without observers a run pays
+   * one check per run and per call.
+   */
+  observe(observer: AgentObserver): () => void {
+    if (!observer || typeof observer !== 'object') throw new AgentError('INVALID_OPTIONS', 'observe() takes an observer object ({ runStart?, modelCallStart?, ... }).')
+    return this.ctx.effect(() => this.observers.add(observer))
+  }
+
+  /** How many observers are attached (0: runs report to no one). */
+  get observerCount(): number {
+    return this.observers.size
   }
 
   private budgetReached(agent: Agent, breach: BudgetBreach): void {

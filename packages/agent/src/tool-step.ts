@@ -1,5 +1,6 @@
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from './agent.js'
+import type { RunWatch } from './observers.js'
 import type { AgentEvent, ModelToolCall } from './types.js'
 
 /** One step's tool calls, as the agent's loop hands them over. */
@@ -13,14 +14,17 @@ export interface ToolStep {
   /** Rejects when the turn is aborted: a tool that ignores its signal does not hold the turn. */
   aborted: Promise<never>
   emit: ((event: AgentEvent) => void) | undefined
+  /** The run's observers, when anyone observes. */
+  watch?: RunWatch
   /** Remembers work that may outlive an aborted turn, so the agent's `dispose` can wait for it. */
   track<T>(work: Promise<T>): Promise<T>
 }
 
 /** Runs every call of a step concurrently; results come back in call order. */
-export function runToolCalls({ agent, calls, refusals, step, signal, aborted, emit, track }: ToolStep): Promise<ToolResult[]> {
+export function runToolCalls({ agent, calls, refusals, step, signal, aborted, emit, watch, track }: ToolStep): Promise<ToolResult[]> {
   return Promise.all(calls.map(async (call, index) => {
     emit?.({ type: 'tool-call', step, call })
+    watch?.toolStart(step, call)
     let result: ToolResult
     const refusal = refusals.get(index)
     if (refusal !== undefined) {
@@ -34,6 +38,7 @@ export function runToolCalls({ agent, calls, refusals, step, signal, aborted, em
       const pending = agent.tools.execute({ id: call.id, name: call.name, input: call.input }, exec)
       result = await Promise.race([track(pending), aborted]).catch(cancelled)
     }
+    watch?.toolEnd(step, call, result)
     emit?.({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
     return result
   }))

@@ -11,6 +11,7 @@ import { AgentPool } from './pool.js'
 import { coldSource, type ProcessSource } from './process-source.js'
 import { AcpRun } from './run.js'
 import { SessionBook, type ResumeTicket } from './session-book.js'
+import { setTraceEnv, traceMeta } from './trace-context.js'
 import { Redactor } from '@cordis-subagents/shared'
 
 /** Most tool names passed to the child as its ceiling; a longer list is cut (never widened). */
@@ -105,14 +106,16 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
           ...limits.budget ? { budget: limits.budget } : {},
           ...allowedTools ? { allowedTools } : {},
         },
+        ...traceMeta(request.traceContext),
       }
       const ticket = wantsResume(resume, request) ? book.take(request.parent, cwd) : undefined
       const starting = AcpRun.start({
         ...settings,
         cwd,
-        env: childEnv(host, policy, own, matcher),
+        env: setTraceEnv(childEnv(host, policy, own, matcher), pool ? undefined : request.traceContext),
         redactor: new Redactor(secretValues(host, policy, matcher)),
         sessionMeta,
+        ...request.traceContext ? { promptMeta: traceMeta(request.traceContext) } : {},
         ...ticket?.sessionId ? { resumeSessionId: ticket.sessionId } : {},
       }, request, source)
       if (ticket) recordSession(ticket, starting)

@@ -1,8 +1,9 @@
-import { stat } from 'node:fs/promises'
 import type * as Acp from '@agentclientprotocol/sdk'
 import { describeError } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentResult, SubagentRun, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { AcpError } from './errors.js'
+import { checkDirectory } from './working-directory.js'
+import { openSession } from './open-session.js'
 import { aborted, EXIT_STATUS_MS, Handshake } from './handshake.js'
 import { OutputBuffer } from './output.js'
 import { PermissionDesk } from './permission.js'
@@ -15,6 +16,8 @@ import { readStopReason, ResultBuilder, stderrSection } from './result.js'
 import { agentError, describeRequestError, isAuthError, loadSdk, MAX_MESSAGE_BYTES, type Sdk } from './sdk.js'
 import { routeSdkConsole } from './sdk-console.js'
 import type { RunSettings } from './settings.js'
+import { promptWithMeta } from './trace-context.js'
+import { turnEvents } from './turn-events.js'
 import { UsageTracker } from './usage.js'
 
 /**
@@ -127,7 +130,7 @@ export class AcpRun implements SubagentRun {
         throw new AcpError('ACP_SPAWN_FAILED', `Could not set up the run for "${settings.command}": ${describeError(error)}.`, { cause: error })
       }
       try {
-        await run.openSession(signal)
+        run.resumed = await openSession(run.link, slot, settings, signal)
       } catch (error) {
         run.hurry = true
         await run.teardown()
@@ -152,23 +155,6 @@ export class AcpRun implements SubagentRun {
       run.beginPrompt(request)
       return run
     }
-  }
-
-  /** session/load of the session to resume when the agent can load sessions (else, or when that fails, session/new). */
-  private async openSession(signal: AbortSignal): Promise<void> {
-    const { settings, link, slot } = this
-    const resume = settings.resumeSessionId
-    if (resume && link.canLoadSession) {
-      try {
-        await link.resumeSession(signal, settings, resume)
-        this.resumed = true
-        return
-      } catch (error) {
-        if (signal.aborted || !slot.healthy) throw error
-        settings.logger.debug('%s: could not continue session %s (%s); opening a new one', settings.providerName, resume, describeError(error))
-      }
-    }
-    await link.startSession(signal, settings)
   }
 
   /** Queues a follow-up message: the next `session/prompt` once the current turn ended (see follow-ups.ts). */
@@ -221,28 +207,13 @@ export class AcpRun implements SubagentRun {
   private async promptTurn(prompt: string): Promise<void> {
     const session = this.session!
     const { proc } = this
-    // Each turn's PromptResponse also arrives as the `stop` message of nextUpdate().
-    const promptWith = (text: string) => session.prompt([{ type: 'text', text }]).catch(() => {})
+    // Each turn's PromptResponse also arrives as the `stop` message of nextUpdate(); every turn carries the trace context.
+    const promptWith = (text: string) => promptWithMeta(session, [{ type: 'text', text }], this.settings.promptMeta).catch(() => {})
     void promptWith(prompt)
-    // A dead process ends the turn at once; its last output gets a moment to arrive first.
-    // Not Promise.race with the (long-pending) exit promise: every race would add a reaction to
-    // it that keeps that update alive until the process exits, i.e. the whole stream.
-    type Next = Awaited<ReturnType<Acp.ActiveSession['nextUpdate']>> | { kind: 'exit'; exit: ExitInfo }
-    let died: ExitInfo | undefined
-    let wake: ((next: Next) => void) | undefined
-    proc.settledExit.then((exit) => {
-      died = exit
-      wake?.({ kind: 'exit', exit })
-    })
-    const nextEvent = () => new Promise<Next>((resolve, reject) => {
-      if (died) return resolve({ kind: 'exit', exit: died })
-      wake = resolve
-      session.nextUpdate().then(resolve, reject)
-    })
+    const nextEvent = turnEvents(session, proc)
     try {
       for (;;) {
         const next = await nextEvent()
-        wake = undefined
         if (this.settled) return
         if (next.kind === 'exit') return this.settle(this.diedResult(next.exit))
         if (next.kind === 'stop') {
@@ -366,15 +337,4 @@ export class AcpRun implements SubagentRun {
   private stderrSection(): string {
     return stderrSection(this.proc.stderrTail(), this.settings.redactor)
   }
-}
-
-async function checkDirectory(cwd: string) {
-  try {
-    const info = await stat(cwd)
-    if (info.isDirectory()) return
-  } catch {
-    // reported below
-  }
-  throw new AcpError('ACP_SPAWN_FAILED',
-    `The working directory for the ACP agent, ${cwd}, does not exist or is not a directory. Set the provider's cwd, or run the parent agent in an existing directory.`)
 }

@@ -25,6 +25,8 @@ export interface RunSettings {
   containment: 'auto' | 'process-group'
   /** Sent as `_meta` of `session/new` (the depth and the tool ceiling). */
   sessionMeta?: Record<string, unknown>
+  /** Sent as `_meta` of `session/prompt` (the delegation's trace context), when set. */
+  promptMeta?: Record<string, unknown>
   /** Continue this earlier session (session/load) when the agent can load sessions. */
   resumeSessionId?: string
 }

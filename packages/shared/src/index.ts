@@ -9,3 +9,7 @@ export { capForRedaction, MAX_REDACT_CHARS, redact, REDACTED, Redactor, type Red
 export { type Deferred, deferred } from './deferred.js'
 export { abortWaiters, onAbort } from './abort-fanout.js'
 export { DeadlineQueue } from './deadlines.js'
+export {
+  isTracestate, MAX_TRACESTATE_LENGTH, parseTraceparent, traceContextFrom, traceContextProblem, type TraceContextHeaders,
+  type TraceParent,
+} from './trace-context.js'

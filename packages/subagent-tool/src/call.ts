@@ -59,6 +59,7 @@ export async function runDelegation(
     label: input.description,
     parent: exec.agent as Agent,
     signal: controller.signal,
+    toolCallId: exec.toolCallId,
   }
   // Progress is forwarded only to a caller that listens (the agent gives a sink only then).
   const sink = exec.onUpdate

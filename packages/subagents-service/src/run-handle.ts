@@ -5,6 +5,7 @@ import { SubagentError } from './errors.js'
 import type { SubagentEvents } from './events.js'
 import { asLimitStop, checkWork, limitStopOf, normalise, reasonText, tokensOf } from './outcome.js'
 import type { Slot } from './tree-gate.js'
+import type { TraceSources } from './trace-sources.js'
 import { isRun } from './validate.js'
 import type {
   ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
@@ -32,6 +33,8 @@ export interface RunHost {
   live: Map<string, SubagentRunInfo>
   /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
   slots: WeakMap<Budget, Slot>
+  /** Where a delegation without a trace context may get one (a tracing plugin). */
+  traces: TraceSources
 }
 
 /**
@@ -94,6 +97,7 @@ export class RunHandle {
       depth: this.admission.depth, maxDepthCeiling: this.admission.ceiling,
       ...this.budget ? { budget: this.budget } : {},
     }
+    this.host.traces.apply(providerRequest, provider.name, this.host.log)
     this.startedAt = Date.now()
     let starting: Promise<unknown>
     try {

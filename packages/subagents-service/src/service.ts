@@ -7,8 +7,9 @@ import { admitChild, budgetOf, depthCeiling } from './limits.js'
 import { ParentGates } from './parent-gate.js'
 import { type Admission, aborted, RunHandle } from './run-handle.js'
 import { type Slot, TreeGates } from './tree-gate.js'
+import { TraceSources } from './trace-sources.js'
 import { checkCapabilities, checkProvider, checkRequest, isObject } from './validate.js'
-import type { SubagentHandle, SubagentProvider, SubagentRequest, SubagentRunInfo } from './types.js'
+import type { SubagentHandle, SubagentProvider, SubagentRequest, SubagentRunInfo, TraceContextSource } from './types.js'
 
 declare module 'cordis' {
   interface Context {
@@ -29,6 +30,7 @@ export class SubagentService extends Service<Config> {
   private readonly trees = new TreeGates()
   /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
   private readonly slots = new WeakMap<Budget, Slot>()
+  private readonly traces = new TraceSources()
   private stopped = false
   private readonly log: Logger
   private readonly events: SubagentEvents
@@ -91,8 +93,21 @@ export class SubagentService extends Service<Config> {
    */
   async delegate(name: string, request: SubagentRequest): Promise<SubagentHandle> {
     const { provider, admission } = await this.admit(name, request)
-    const run = new RunHandle(provider, request, admission, { events: this.events, log: this.log, live: this.live, slots: this.slots })
+    const run = new RunHandle(provider, request, admission, {
+      events: this.events, log: this.log, live: this.live, slots: this.slots, traces: this.traces,
+    })
     return run.start()
+  }
+
+  /**
+   * Adds a source of W3C trace context for delegations whose request carries none (a tracing
+   * plugin). It is called synchronously with the provider's request (run id, depth, budget) right
+   * before the provider's `start`; the first valid context it returns goes to the provider (an
+   * invalid one is logged and ignored). Scoped to the caller.
+   */
+  traceDelegations(source: TraceContextSource): () => void {
+    if (typeof source !== 'function') throw new SubagentError('INVALID_REQUEST', 'traceDelegations() takes a function (request, provider) => traceContext | undefined.')
+    return this.ctx.effect(() => this.traces.add(source))
   }
 
   /** Checks the request, then waits for the per-parent and per-tree slots. */

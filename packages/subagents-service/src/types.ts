@@ -51,14 +51,22 @@ export interface SubagentRequest {
    * runs elsewhere to continue the trace: provider-acp passes it in `_meta` and the environment.
    */
   traceContext?: TraceContext
+  /** The id of the parent's tool call that delegates (set by subagent-tool), for observers that link the two. */
+  toolCallId?: string
   onUpdate?: (update: SubagentUpdate) => void
 }
 
-/** W3C trace context headers (https://www.w3.org/TR/trace-context/). */
+/** W3C trace context headers (https://www.w3.org/TR/trace-context/): a version-00 `traceparent`, a `tracestate` of at most 512 characters. */
 export interface TraceContext {
   traceparent: string
   tracestate?: string
 }
+
+/**
+ * Gives a delegation its trace context when the request carries none (a tracing plugin, see
+ * `ctx.subagents.traceDelegations`): called with the request the provider is about to receive.
+ */
+export type TraceContextSource = (request: Readonly<ProviderStartRequest>, provider: string) => TraceContext | undefined
 
 /**
  * What a provider's `start` receives: the request plus the identity the service minted.

@@ -1,5 +1,5 @@
 import type { BudgetLimits } from '@cordis-subagents/agent'
-import { isName, missingCapability, NAME_PATTERN, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
+import { isName, missingCapability, NAME_PATTERN, NAME_RULE, toolFilterProblem, traceContextProblem } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
 import type { SubagentProvider, SubagentRequest, SubagentRun } from './types.js'
 
@@ -95,6 +95,13 @@ export function checkRequest(request: SubagentRequest) {
   }
   if (request.budget !== undefined) checkBudget(request.budget)
   if (request.resume !== undefined && typeof request.resume !== 'boolean') invalidRequest('request.resume must be a boolean when present.')
+  if (request.traceContext !== undefined) {
+    const problem = traceContextProblem(request.traceContext, 'request.traceContext')
+    if (problem) invalidRequest(`${problem} Omit it when there is no trace to continue.`)
+  }
+  if (request.toolCallId !== undefined && typeof request.toolCallId !== 'string') {
+    invalidRequest('request.toolCallId must be a string when present (the id of the delegating tool call).')
+  }
   if (request.onUpdate !== undefined && typeof request.onUpdate !== 'function') {
     invalidRequest('request.onUpdate must be a function when present.')
   }

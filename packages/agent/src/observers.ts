@@ -1,0 +1,92 @@
+import type { ToolResult } from '@cordis-subagents/tools'
+import type { Agent } from './agent.js'
+import type { GenerateResponse, ModelToolCall, RunResult } from './types.js'
+
+/**
+ * Watches every agent run of a runtime: the run, its model calls and its tool calls, as they
+ * start and end (a tracing or metrics plugin). Every method is optional and called synchronously
+ * on the agent's loop: keep it cheap, never block. A method that throws is ignored.
+ * Arguments are positional so a call builds no event object.
+ */
+export interface AgentObserver {
+  /** A run began (after the prompt was checked, before the first model call). */
+  runStart?(agent: Agent, prompt: string): void
+  /** The run ended (every model and tool call of it ended before). */
+  runEnd?(agent: Agent, result: RunResult): void
+  /** A model call began: `model` is the agent's model ref (`name` or `name:modelId`), when it names one. */
+  modelCallStart?(agent: Agent, step: number, model: string | undefined): void
+  /** The model call ended: with its normalised response, or with `error` when it threw or the turn was aborted (`aborted`). */
+  modelCallEnd?(agent: Agent, step: number, response: GenerateResponse | undefined, error?: unknown, aborted?: boolean): void
+  /** A tool call of the model's response began (refused and malformed calls too: they end at once with an error result). */
+  toolCallStart?(agent: Agent, step: number, call: ModelToolCall): void
+  /** The tool call ended with the result the model reads (a cancelled call ends with the cancel result). */
+  toolCallEnd?(agent: Agent, step: number, call: ModelToolCall, result: ToolResult): void
+}
+
+/** The observers of one run, fixed when it began: an observer added mid-run sees the next run. */
+export class RunWatch {
+  constructor(private readonly agent: Agent, private readonly observers: readonly AgentObserver[]) {}
+
+  // Each method calls every observer in its own try: an observer must never break the loop
+  // (no closure per call: these run for every model and tool call of an observed run).
+
+  modelStart(step: number, model: string | undefined): void {
+    for (const observer of this.observers) {
+      try { observer.modelCallStart?.(this.agent, step, model) } catch { /* ignored */ }
+    }
+  }
+
+  modelEnd(step: number, response: GenerateResponse | undefined, error?: unknown, aborted = false): void {
+    for (const observer of this.observers) {
+      try { observer.modelCallEnd?.(this.agent, step, response, error, aborted) } catch { /* ignored */ }
+    }
+  }
+
+  toolStart(step: number, call: ModelToolCall): void {
+    for (const observer of this.observers) {
+      try { observer.toolCallStart?.(this.agent, step, call) } catch { /* ignored */ }
+    }
+  }
+
+  toolEnd(step: number, call: ModelToolCall, result: ToolResult): void {
+    for (const observer of this.observers) {
+      try { observer.toolCallEnd?.(this.agent, step, call, result) } catch { /* ignored */ }
+    }
+  }
+
+  end(result: RunResult): void {
+    for (const observer of this.observers) {
+      try { observer.runEnd?.(this.agent, result) } catch { /* ignored */ }
+    }
+  }
+}
+
+/** The observers of a runtime. With none, `watch` returns undefined after one size check. */
+export class Observers {
+  private readonly set = new Set<AgentObserver>()
+  /** A copy taken when the set changes, so a run's start copies nothing. */
+  private list: readonly AgentObserver[] = []
+
+  get size(): number {
+    return this.list.length
+  }
+
+  add(observer: AgentObserver): () => void {
+    this.set.add(observer)
+    this.list = [...this.set]
+    return () => {
+      this.set.delete(observer)
+      this.list = [...this.set]
+    }
+  }
+
+  /** Tells the observers that `agent` begins a run; the watch reports the rest of it. */
+  watch(agent: Agent, prompt: string): RunWatch | undefined {
+    if (!this.list.length) return undefined
+    const observers = this.list
+    for (const observer of observers) {
+      try { observer.runStart?.(agent, prompt) } catch { /* ignored: an observer must never break the loop */ }
+    }
+    return new RunWatch(agent, observers)
+  }
+}

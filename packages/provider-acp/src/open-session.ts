@@ -1,0 +1,23 @@
+import { describeError } from '@cordis-subagents/shared'
+import type { AgentSlot } from './agent-slot.js'
+import type { Handshake } from './handshake.js'
+import type { RunSettings } from './settings.js'
+
+/**
+ * Opens the run's session: session/load of the session to resume when the agent can load
+ * sessions, else (or when that fails on a healthy process) session/new. True when it resumed.
+ */
+export async function openSession(link: Handshake, slot: AgentSlot, settings: RunSettings, signal: AbortSignal): Promise<boolean> {
+  const resume = settings.resumeSessionId
+  if (resume && link.canLoadSession) {
+    try {
+      await link.resumeSession(signal, settings, resume)
+      return true
+    } catch (error) {
+      if (signal.aborted || !slot.healthy) throw error
+      settings.logger.debug('%s: could not continue session %s (%s); opening a new one', settings.providerName, resume, describeError(error))
+    }
+  }
+  await link.startSession(signal, settings)
+  return false
+}

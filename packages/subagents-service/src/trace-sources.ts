@@ -1,0 +1,40 @@
+import type { Logger } from 'cordis'
+import { traceContextProblem } from '@cordis-subagents/shared'
+import { describeError } from './diagnostic.js'
+import type { ProviderStartRequest, TraceContextSource } from './types.js'
+
+/**
+ * The sources of trace context for delegations (`ctx.subagents.traceDelegations`): a tracing plugin
+ * gives each delegation the context of its own span, so a child elsewhere continues the trace.
+ * With none registered, a start pays one size check.
+ */
+export class TraceSources {
+  private readonly sources = new Set<TraceContextSource>()
+
+  add(source: TraceContextSource): () => void {
+    this.sources.add(source)
+    return () => this.sources.delete(source)
+  }
+
+  /** Sets `request.traceContext` from the first source that gives a valid one (unless the caller set it). */
+  apply(request: ProviderStartRequest, provider: string, log: Logger): void {
+    if (!this.sources.size || request.traceContext) return
+    for (const source of [...this.sources]) {
+      let context: unknown
+      try {
+        context = source(request, provider)
+      } catch (error) {
+        log.warn('a trace context source failed (ignored): %s', describeError(error))
+        continue
+      }
+      if (context === undefined) continue
+      const problem = traceContextProblem(context, 'the trace context source\'s result')
+      if (problem) {
+        log.warn('ignoring a trace context: %s', problem)
+        continue
+      }
+      request.traceContext = context as ProviderStartRequest['traceContext']
+      return
+    }
+  }
+}

@@ -1,0 +1,46 @@
+// The attribute names the spans carry: the OpenTelemetry GenAI semantic conventions where they have
+// a name for it (`gen_ai.*`, `error.type`), `cordis_subagents.*` for what they do not cover.
+
+export const GEN_AI = {
+  operation: 'gen_ai.operation.name',
+  providerName: 'gen_ai.provider.name',
+  requestModel: 'gen_ai.request.model',
+  finishReasons: 'gen_ai.response.finish_reasons',
+  inputTokens: 'gen_ai.usage.input_tokens',
+  outputTokens: 'gen_ai.usage.output_tokens',
+  cacheReadTokens: 'gen_ai.usage.cache_read.input_tokens',
+  agentId: 'gen_ai.agent.id',
+  agentName: 'gen_ai.agent.name',
+  toolName: 'gen_ai.tool.name',
+  toolType: 'gen_ai.tool.type',
+  toolCallId: 'gen_ai.tool.call.id',
+  toolArguments: 'gen_ai.tool.call.arguments',
+  toolResult: 'gen_ai.tool.call.result',
+  inputMessages: 'gen_ai.input.messages',
+  outputMessages: 'gen_ai.output.messages',
+} as const
+
+export const ERROR_TYPE = 'error.type'
+
+export const OURS = {
+  depth: 'cordis_subagents.agent.depth',
+  parentId: 'cordis_subagents.agent.parent_id',
+  step: 'cordis_subagents.step',
+  stopReason: 'cordis_subagents.stop_reason',
+  steps: 'cordis_subagents.work.steps',
+  toolCalls: 'cordis_subagents.work.tool_calls',
+  delegations: 'cordis_subagents.work.delegations',
+  delegatedInputTokens: 'cordis_subagents.usage.delegated.input_tokens',
+  delegatedOutputTokens: 'cordis_subagents.usage.delegated.output_tokens',
+  budgetName: 'cordis_subagents.budget.name',
+  budgetLimit: 'cordis_subagents.budget.limit',
+  budgetSpent: 'cordis_subagents.budget.spent',
+  runId: 'cordis_subagents.run.id',
+  provider: 'cordis_subagents.provider.name',
+  label: 'cordis_subagents.subagent.label',
+  childId: 'cordis_subagents.subagent.child_id',
+  origin: 'cordis_subagents.subagent.origin',
+  durationMs: 'cordis_subagents.subagent.duration_ms',
+  treeInputTokens: 'cordis_subagents.usage.input_tokens',
+  treeOutputTokens: 'cordis_subagents.usage.output_tokens',
+} as const

@@ -1,0 +1,249 @@
+import { type Context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
+import type { Agent, AgentObserver, GenerateResponse, ModelToolCall, RunResult } from '@cordis-subagents/agent'
+import type { ToolResult } from '@cordis-subagents/tools'
+import { describeError } from '@cordis-subagents/shared'
+import { ERROR_TYPE, GEN_AI, OURS } from './attributes.js'
+import { bounded, type ContentPolicy } from './content.js'
+
+/** An `execute_tool` span in flight, and the delegations started from it. */
+export interface ToolSpan {
+  span: Span
+  context: Context
+  /** Run ids of delegations this call started that were not handed over yet. */
+  delegations?: Set<string>
+}
+
+interface RunSpan {
+  span: Span
+  context: Context
+  chat?: Span
+  tools: Map<string, ToolSpan>
+  /** Tokens of this run's own model calls. */
+  input: number
+  output: number
+}
+
+/** Where a run's `invoke_agent` span hangs: a delegation's span, a remote parent, or nothing (a new trace). */
+export interface RunParent {
+  context: Context
+  attributes?: Record<string, string | number>
+}
+
+export interface RunSpanHost {
+  tracer: Tracer
+  content: ContentPolicy
+  /** The default model ref of the runtime (for agents that name none). */
+  defaultModel(): string | undefined
+  /** The parent of a run that begins (in-process child: its delegation; root: a remote parent), if any. */
+  parentOf(agent: Agent): RunParent | undefined
+  /** A delegation started from this tool call was never handed over: end its span as failed. */
+  abandon(runId: string): void
+}
+
+const STATUS_MESSAGE_LENGTH = 1024
+
+/**
+ * `invoke_agent`, `chat` and `execute_tool` spans from `ctx.agents`' observer hooks: one span per
+ * run, per model call and per tool call, nested as they happened.
+ */
+export class RunSpans implements AgentObserver {
+  private readonly runs = new Map<Agent, RunSpan>()
+
+  constructor(private readonly host: RunSpanHost) {}
+
+  /** The context of an agent's tool call in flight (else of its run in flight), to hang a delegation under. */
+  toolContext(agent: Agent, toolCallId: string | undefined): { context: Context; tool?: ToolSpan } | undefined {
+    const run = this.runs.get(agent)
+    if (!run) return undefined
+    const tool = toolCallId === undefined ? undefined : run.tools.get(toolCallId)
+    return tool ? { context: tool.context, tool } : { context: run.context }
+  }
+
+  runStart(agent: Agent, prompt: string): void {
+    const { tracer, content } = this.host
+    const parent = this.host.parentOf(agent)
+    const name = bounded(agent.label ?? 'agent')
+    const model = this.modelRef(agent)
+    const span = tracer.startSpan(`invoke_agent ${name}`, {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        [GEN_AI.operation]: 'invoke_agent',
+        [GEN_AI.agentId]: agent.id,
+        [GEN_AI.agentName]: name,
+        [OURS.depth]: agent.depth,
+        ...agent.parent ? { [OURS.parentId]: agent.parent.id } : {},
+        ...model ? { [GEN_AI.requestModel]: model } : {},
+        ...parent?.attributes,
+        ...content.capture ? { [GEN_AI.inputMessages]: content.messages('user', prompt) } : {},
+      },
+    }, parent?.context)
+    // An agent runs one turn at a time; a stale entry (a run whose end was never seen) is closed.
+    this.close(agent, 'the next run began')
+    this.runs.set(agent, { span, context: trace.setSpan(parent?.context ?? ROOT_CONTEXT, span), tools: new Map(), input: 0, output: 0 })
+  }
+
+  runEnd(agent: Agent, result: RunResult): void {
+    const run = this.runs.get(agent)
+    if (!run) return
+    this.runs.delete(agent)
+    this.endOpen(run, 'the run ended first')
+    const { span } = run
+    const { own } = result.work
+    span.setAttributes({
+      [OURS.stopReason]: result.stopReason,
+      [GEN_AI.inputTokens]: run.input,
+      [GEN_AI.outputTokens]: run.output,
+      [OURS.delegatedInputTokens]: Math.max(0, result.usage.inputTokens - run.input),
+      [OURS.delegatedOutputTokens]: Math.max(0, result.usage.outputTokens - run.output),
+      [OURS.steps]: own.steps,
+      [OURS.toolCalls]: own.toolCalls,
+      [OURS.delegations]: own.delegations,
+    })
+    if (result.budget) {
+      span.setAttributes({
+        [OURS.budgetName]: result.budget.budget, [OURS.budgetLimit]: result.budget.limit, [OURS.budgetSpent]: result.budget.spent,
+      })
+    }
+    if (this.host.content.capture) {
+      span.setAttribute(GEN_AI.outputMessages, this.host.content.messages('assistant', result.text, { finish_reason: result.stopReason }))
+    }
+    if (result.stopReason !== 'completed') fail(span, result.stopReason, result.diagnostic ?? `The run ended with ${result.stopReason}.`)
+    span.end()
+  }
+
+  modelCallStart(agent: Agent, step: number, model: string | undefined): void {
+    const run = this.runs.get(agent)
+    if (!run) return
+    const ref = model ?? this.host.defaultModel()
+    const colon = ref?.indexOf(':') ?? -1
+    const provider = ref === undefined ? undefined : colon < 0 ? ref : ref.slice(0, colon)
+    const requested = ref === undefined ? undefined : colon < 0 ? ref : ref.slice(colon + 1)
+    run.chat?.end()
+    run.chat = this.host.tracer.startSpan(`chat ${requested ?? 'model'}`, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [GEN_AI.operation]: 'chat',
+        [OURS.step]: step,
+        ...provider ? { [GEN_AI.providerName]: provider } : {},
+        ...requested ? { [GEN_AI.requestModel]: requested } : {},
+      },
+    }, run.context)
+  }
+
+  modelCallEnd(agent: Agent, _step: number, response: GenerateResponse | undefined, error?: unknown, aborted = false): void {
+    const run = this.runs.get(agent)
+    const span = run?.chat
+    if (!run || !span) return
+    run.chat = undefined
+    if (!response) {
+      const name = error instanceof Error ? error.name : 'Error'
+      const message = describeError(error).slice(0, STATUS_MESSAGE_LENGTH)
+      span.recordException({ name, message })
+      fail(span, aborted ? 'aborted' : name, message)
+      span.end()
+      return
+    }
+    const { usage } = response
+    if (usage) {
+      run.input += usage.inputTokens
+      run.output += usage.outputTokens
+      span.setAttributes({
+        [GEN_AI.inputTokens]: usage.inputTokens,
+        [GEN_AI.outputTokens]: usage.outputTokens,
+        ...usage.cachedInputTokens === undefined ? {} : { [GEN_AI.cacheReadTokens]: usage.cachedInputTokens },
+      })
+    }
+    span.setAttribute(GEN_AI.finishReasons, [response.finishReason])
+    if (this.host.content.capture) {
+      const toolCalls = response.toolCalls.map((call) => ({ type: 'tool_call', id: call.id, name: call.name }))
+      span.setAttribute(GEN_AI.outputMessages, JSON.stringify([{
+        role: 'assistant',
+        parts: [{ type: 'text', content: this.host.content.cut(response.text) }, ...toolCalls],
+        finish_reason: response.finishReason,
+      }]))
+    }
+    if (response.finishReason === 'error' || response.finishReason === 'other') {
+      fail(span, response.finishReason, response.diagnostic ?? `The model's response ended with ${response.finishReason}.`)
+    }
+    span.end()
+  }
+
+  toolCallStart(agent: Agent, step: number, call: ModelToolCall): void {
+    const run = this.runs.get(agent)
+    if (!run) return
+    const name = bounded(call.name)
+    const span = this.host.tracer.startSpan(`execute_tool ${name}`, {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        [GEN_AI.operation]: 'execute_tool',
+        [GEN_AI.toolName]: name,
+        [GEN_AI.toolType]: 'function',
+        [GEN_AI.toolCallId]: bounded(call.id),
+        [OURS.step]: step,
+        ...this.host.content.capture ? { [GEN_AI.toolArguments]: this.host.content.json(call.input) } : {},
+      },
+    }, run.context)
+    run.tools.set(call.id, { span, context: trace.setSpan(run.context, span) })
+  }
+
+  toolCallEnd(agent: Agent, _step: number, call: ModelToolCall, result: ToolResult): void {
+    const run = this.runs.get(agent)
+    const tool = run?.tools.get(call.id)
+    if (!run || !tool) return
+    run.tools.delete(call.id)
+    this.abandonDelegations(tool)
+    const { span } = tool
+    if (this.host.content.capture) span.setAttribute(GEN_AI.toolResult, this.host.content.cut(result.content))
+    if (result.isError) fail(span, 'tool_error', firstLine(result.content))
+    span.end()
+  }
+
+  /** Ends every span still open (the plugin is being disposed). */
+  closeAll(): void {
+    for (const agent of [...this.runs.keys()]) this.close(agent, 'telemetry was unloaded')
+  }
+
+  private close(agent: Agent, why: string): void {
+    const run = this.runs.get(agent)
+    if (!run) return
+    this.runs.delete(agent)
+    this.endOpen(run, why)
+    fail(run.span, 'incomplete', `The run's end was not seen: ${why}.`)
+    run.span.end()
+  }
+
+  private endOpen(run: RunSpan, why: string): void {
+    if (run.chat) {
+      fail(run.chat, 'incomplete', `The model call's end was not seen: ${why}.`)
+      run.chat.end()
+      run.chat = undefined
+    }
+    for (const tool of run.tools.values()) {
+      this.abandonDelegations(tool)
+      fail(tool.span, 'incomplete', `The tool call's end was not seen: ${why}.`)
+      tool.span.end()
+    }
+    run.tools.clear()
+  }
+
+  private abandonDelegations(tool: ToolSpan): void {
+    if (!tool.delegations) return
+    for (const runId of tool.delegations) this.host.abandon(runId)
+    tool.delegations.clear()
+  }
+
+  private modelRef(agent: Agent): string | undefined {
+    return agent.model ?? this.host.defaultModel()
+  }
+}
+
+/** Marks a span failed: status ERROR with a bounded message, and `error.type`. */
+export function fail(span: Span, type: string, message: string): void {
+  span.setAttribute(ERROR_TYPE, type)
+  span.setStatus({ code: SpanStatusCode.ERROR, message: message.slice(0, STATUS_MESSAGE_LENGTH) })
+}
+
+function firstLine(text: string): string {
+  const end = text.indexOf('\n')
+  return (end < 0 ? text : text.slice(0, end)).slice(0, STATUS_MESSAGE_LENGTH)
+}

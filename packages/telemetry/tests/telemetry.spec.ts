@@ -1,0 +1,243 @@
+/// <reference types="mocha" />
+// The telemetry plugin on its own terms: its shape for the loader, content capture (off by
+// default, cut when on), continuing a remote trace (continueTrace, TRACEPARENT), spans closed on
+// unload, and nothing at all (no spans, no trace context, no observer) when it is not loaded.
+import { expect } from 'chai'
+import { Context, Service } from 'cordis'
+import { trace } from '@opentelemetry/api'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { GenerateRequest, ScriptedResponse } from '@cordis-subagents/agent'
+import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
+import { FakeProvider } from '@cordis-subagents/subagents-service/testing'
+import * as Telemetry from '@cordis-subagents/telemetry'
+import { until } from '../../../test/support/async.js'
+import { lastUserText, rootSpan, spansOf, startTracedHost, toolResults, tree, type TracedHost } from '../../../test/support/traced-host.js'
+
+const REMOTE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+
+/** The parent delegates one task to spawn, then answers; the child echoes its prompt. */
+function oneChild(request: GenerateRequest): ScriptedResponse {
+  const prompt = lastUserText(request)
+  if (prompt !== 'ROOT') return { text: `child says: ${prompt}` }
+  if (toolResults(request).length) return { text: 'parent done' }
+  return { toolCalls: [{ id: 'call-1', name: 'subagent', input: { description: 'the task', prompt: `secret task ${'x'.repeat(100)}` } }] }
+}
+
+describe('@cordis-subagents/telemetry', function () {
+  this.timeout(20_000)
+  let host: TracedHost | undefined
+
+  afterEach(async () => {
+    await host?.stop()
+    host = undefined
+  })
+
+  it('default-exports the Telemetry service class for the loader, with no stray named inject', async () => {
+    expect(Telemetry.default).to.equal(Telemetry.Telemetry)
+    expect(Telemetry.default.prototype).to.be.instanceOf(Service)
+    expect(Telemetry).to.not.have.property('inject')
+    expect(Telemetry.default.inject).to.deep.equal(['agents'])
+    expect(Telemetry.Config({})).to.deep.include({ captureContent: false, maxContentLength: 4096, fromEnvironment: true })
+  })
+
+  it('the README documents every attribute the spans carry', async () => {
+    const { readFile } = await import('node:fs/promises')
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+    const names = [...Object.values(Telemetry.GEN_AI), ...Object.values(Telemetry.OURS), Telemetry.ERROR_TYPE]
+    // Attribute families are documented as `a.b.c` / `.d`: expand the shorthand before checking.
+    const documented = new Set<string>()
+    for (const [, cell] of readme.matchAll(/^\| (`[^|]+) \|/gm)) {
+      let base = ''
+      for (const [, name] of cell.matchAll(/`([^`]+)`/g)) {
+        if (name.startsWith('.')) documented.add(base + name)
+        else {
+          documented.add(name)
+          base = name.slice(0, name.lastIndexOf('.'))
+        }
+      }
+    }
+    expect(names.filter((name) => !documented.has(name))).to.deep.equal([])
+  })
+
+  it('captureContent: the prompt, the output and tool arguments/results, each cut to maxContentLength', async () => {
+    host = await startTracedHost({ script: oneChild, telemetry: { captureContent: true, maxContentLength: 40 } })
+    await host.ctx.agents.create({ label: 'main' }).run('ROOT')
+    const spans = spansOf(host.exporter)
+    const root = rootSpan(spans, 'invoke_agent main')
+    expect(JSON.parse(root.attributes['gen_ai.input.messages'] as string)).to.deep.equal([{ role: 'user', parts: [{ type: 'text', content: 'ROOT' }] }])
+    expect(JSON.parse(root.attributes['gen_ai.output.messages'] as string)).to.deep.equal([
+      { role: 'assistant', parts: [{ type: 'text', content: 'parent done' }], finish_reason: 'completed' },
+    ])
+    const tool = spans.find((span) => span.name === 'execute_tool subagent')!
+    const args = JSON.stringify({ description: 'the task', prompt: `secret task ${'x'.repeat(100)}` })
+    expect(tool.attributes['gen_ai.tool.call.arguments']).to.equal(`${args.slice(0, 40)}… [${args.length - 40} more characters]`)
+    expect(tool.attributes['gen_ai.tool.call.result']).to.match(/^child says: secret task x+… \[\d+ more characters\]$/)
+    const chat = spans.find((span) => span.name === 'chat script' && span.attributes['cordis_subagents.step'] === 1 && span.parentSpanId === root.spanId)!
+    expect(JSON.parse(chat.attributes['gen_ai.output.messages'] as string)).to.deep.equal([
+      { role: 'assistant', parts: [{ type: 'text', content: '' }, { type: 'tool_call', id: 'call-1', name: 'subagent' }], finish_reason: 'tool-calls' },
+    ])
+  })
+
+  it('content is not captured by default', async () => {
+    host = await startTracedHost({ script: oneChild })
+    await host.ctx.agents.create({ label: 'main' }).run('ROOT')
+    const spans = spansOf(host.exporter)
+    expect(spans).to.have.length(7)
+    for (const span of spans) expect(JSON.stringify(span.attributes)).to.not.include('secret task')
+  })
+
+  it('continueTrace: a root run continues a remote trace; a malformed context is refused and clears it', async () => {
+    host = await startTracedHost({ script: () => ({ text: 'hi' }) })
+    const agent = host.ctx.agents.create({ label: 'acp' })
+    expect(host.ctx.telemetry.continueTrace(agent, { traceparent: REMOTE, tracestate: 'k=v' })).to.equal(true)
+    await agent.run('one')
+    expect(host.ctx.telemetry.continueTrace(agent, { traceparent: 'nonsense' })).to.equal(false)
+    await agent.run('two')
+    const runs = spansOf(host.exporter).filter((span) => span.name === 'invoke_agent acp')
+    expect(runs.map((span) => [span.traceId === '4bf92f3577b34da6a3ce929d0e0e4736', span.parentSpanId])).to.deep.equal([
+      [true, '00f067aa0ba902b7'],
+      [false, undefined],
+    ])
+  })
+
+  it('fromEnvironment: root runs continue TRACEPARENT; with fromEnvironment false they start their own trace', async () => {
+    process.env.TRACEPARENT = REMOTE
+    try {
+      for (const fromEnvironment of [true, false]) {
+        host = await startTracedHost({ script: () => ({ text: 'hi' }), telemetry: { fromEnvironment } })
+        await host.ctx.agents.create({ label: 'root' }).run('x')
+        const span = spansOf(host.exporter).find((s) => s.name === 'invoke_agent root')!
+        expect(span.parentSpanId).to.equal(fromEnvironment ? '00f067aa0ba902b7' : undefined)
+        await host.stop()
+        host = undefined
+      }
+    } finally {
+      delete process.env.TRACEPARENT
+    }
+  })
+
+  it('unloading mid-run ends the open spans as incomplete; later runs record nothing', async () => {
+    let started!: () => void
+    const waiting = new Promise<void>((resolve) => { started = resolve })
+    host = await startTracedHost({
+      script: (request) => {
+        if (lastUserText(request) !== 'ROOT') {
+          started()
+          return new Promise<ScriptedResponse>(() => {})
+        }
+        return { toolCalls: [{ id: 'call-1', name: 'subagent', input: { description: 'd', prompt: 'hang' } }] }
+      },
+    })
+    const controller = new AbortController()
+    const agent = host.ctx.agents.create({ label: 'main' })
+    const running = agent.run('ROOT', { signal: controller.signal })
+    await waiting
+    await until(() => host!.ctx.subagents.runs().length === 1, 'the child was handed over')
+    const fork = [...host.ctx.registry.values()].find((runtime) => runtime.plugin === Telemetry.default)!
+    fork.dispose()
+    const spans = spansOf(host.exporter)
+    expect(tree(spans, rootSpan(spans, 'invoke_agent main'))).to.deep.equal([
+      'invoke_agent main (depth=0, error=incomplete)',
+      '  chat script (step=1, finish=tool-calls)',
+      '  execute_tool subagent (call=call-1, error=incomplete)',
+      '    subagent spawn (error=incomplete)',
+      '      invoke_agent spawn (depth=1, error=incomplete)',
+      '        chat script (step=1, error=incomplete)',
+    ])
+    controller.abort()
+    await running
+    await agent.run('ROOT', { signal: AbortSignal.abort() })
+    expect(spansOf(host.exporter)).to.have.length(spans.length)
+  })
+
+  it('a hostile model\'s megabyte tool name and call id are cut to 256 characters on spans', async () => {
+    const huge = 'x'.repeat(1 << 20)
+    host = await startTracedHost({
+      script: (request) => (toolResults(request).length ? { text: 'done' } : { toolCalls: [{ id: huge, name: huge, input: {} }] }),
+    })
+    await host.ctx.agents.create({ label: 'main' }).run('ROOT')
+    const tool = spansOf(host.exporter).find((span) => span.attributes['gen_ai.operation.name'] === 'execute_tool')!
+    expect(tool.name).to.equal(`execute_tool ${'x'.repeat(256)}…`)
+    expect(tool.attributes['gen_ai.tool.call.id']).to.have.length(257)
+    expect(tool.status).to.equal(2)
+  })
+
+  it('ctx.subagents loaded after the plugin is used from then on', async () => {
+    const [{ default: ToolRegistry }, { default: AgentRuntime }, { default: SubagentService }] = await Promise.all([
+      import('@cordis-subagents/tools'), import('@cordis-subagents/agent'), import('@cordis-subagents/subagents-service'),
+    ])
+    const exporter = new InMemorySpanExporter()
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    const ctx = new Context()
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(AgentRuntime)
+    ctx.plugin(Telemetry.default, { tracerProvider: provider })
+    try {
+      await ctx.start()
+      await ctx.lifecycle.flush()
+      expect(ctx.get('telemetry')).to.be.instanceOf(Telemetry.Telemetry)
+      ctx.plugin(SubagentService)
+      const fake = new FakeProvider('fake')
+      ctx.plugin({ name: 'fake', inject: ['subagents'], apply: (c: Context) => { c.subagents.register(fake) } })
+      await ctx.lifecycle.flush()
+      const run = await ctx.subagents.delegate('fake', { prompt: 'p', parent: ctx.agents.create(), signal: new AbortController().signal })
+      fake.last.complete()
+      await run.result
+      await run.dispose()
+      expect((fake.calls[0] as ProviderStartRequest).traceContext?.traceparent).to.match(/^00-/)
+      expect(exporter.getFinishedSpans().map((span) => span.name)).to.deep.equal(['subagent fake'])
+    } finally {
+      await ctx.stop()
+      await provider.shutdown()
+    }
+  })
+
+  describe('not loaded', () => {
+    const exporter = new InMemorySpanExporter()
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    before(() => { trace.setGlobalTracerProvider(provider) })
+    after(async () => {
+      trace.disable()
+      await provider.shutdown()
+    })
+
+    it('no spans, no trace context on delegations, no observer; loading it (global provider) then adds all three', async () => {
+      const { startHost } = await import('../../../test/support/host.js')
+      const fake = new FakeProvider('fake')
+      const h = await startHost({
+        before: (c) => {
+          c.plugin({ name: 'fake', inject: ['subagents'], apply: (c: Context) => { c.subagents.register(fake) } })
+          c.plugin({ name: 'model', inject: ['agents'], apply: (c: Context) => { c.agents.registerModel('m', { generate: async () => ({ text: 'ok', toolCalls: [], finishReason: 'stop' }) }) } })
+        },
+      })
+      try {
+        const delegateOnce = async () => {
+          const parent = h.ctx.agents.create()
+          await parent.run('x')
+          const run = await h.ctx.subagents.delegate('fake', { prompt: 'p', parent, signal: new AbortController().signal })
+          fake.last.complete()
+          await run.result
+          await run.dispose()
+          return fake.calls.at(-1) as ProviderStartRequest
+        }
+        expect(h.ctx.agents.observerCount).to.equal(0)
+        expect(await delegateOnce()).to.not.have.property('traceContext')
+        expect(exporter.getFinishedSpans()).to.have.length(0)
+
+        const fork = h.ctx.plugin(Telemetry.default)
+        await h.ctx.lifecycle.flush()
+        expect(h.ctx.agents.observerCount).to.equal(1)
+        const traced = await delegateOnce()
+        expect(traced.traceContext?.traceparent).to.match(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)
+        await until(() => exporter.getFinishedSpans().some((span) => span.name === 'subagent fake'), 'the delegation span ended')
+        expect(exporter.getFinishedSpans().map((span) => span.name).sort()).to.deep.equal(['chat model', 'invoke_agent agent', 'subagent fake'])
+        fork.dispose()
+        expect(h.ctx.agents.observerCount).to.equal(0)
+        expect(await delegateOnce()).to.not.have.property('traceContext')
+        expect(exporter.getFinishedSpans()).to.have.length(3)
+      } finally {
+        await h.stop()
+      }
+    })
+  })
+})
