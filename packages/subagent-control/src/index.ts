@@ -16,6 +16,7 @@ export interface Config {
   waitTimeout: number
   maxWaitTimeout: number
   cancelGrace: number
+  startWait: number
 }
 
 /** The longest a prefix can be so that `<prefix>_status` is still a valid tool name (64 characters). */
@@ -26,6 +27,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   waitTimeout: duration({ min: 1000 }).default(60_000).description('How long a wait call waits when the model names no timeout (ms).'),
   maxWaitTimeout: duration({ min: 1000 }).default(600_000).description('Longest wait the model may ask for (ms).'),
   cancelGrace: duration().default(5_000).description('How long a cancel call waits for the child to stop, to return its last result (ms).'),
+  startWait: duration().default(10_000).description('How long a send call waits for a child that is still starting (queued for a slot, or its provider setting up) before it gives up (ms).'),
 })
 
 export function apply(ctx: Context, config: Config) {
@@ -39,7 +41,7 @@ export function apply(ctx: Context, config: Config) {
     send: `${config.prefix}_send`,
   }
   const subagents = withoutCallerTracing(ctx.subagents)
-  for (const tool of buildVerbs(subagents, { names, waitTimeout: config.waitTimeout, maxWaitTimeout: config.maxWaitTimeout, cancelGrace: config.cancelGrace })) {
+  for (const tool of buildVerbs(subagents, { names, waitTimeout: config.waitTimeout, maxWaitTimeout: config.maxWaitTimeout, cancelGrace: config.cancelGrace, startWait: config.startWait })) {
     ctx.tools.register(tool)
   }
   ctx.effect(() => subagents.background.useVerbs(names))

@@ -19,6 +19,8 @@ export interface VerbOptions {
   maxWaitTimeout: number
   /** How long a cancel waits for the child's last result (ms). */
   cancelGrace: number
+  /** How long a send waits for a child that is still starting to be handed over (ms). */
+  startWait: number
 }
 
 /** Most handles one call names. */
@@ -105,13 +107,15 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
       handle: HANDLE.describe('The handle to steer (e.g. "bg-1").'),
       message: z.string().min(1).max(MAX_MESSAGE_LENGTH).refine((text) => text.trim().length > 0, 'The message must not be only whitespace.').describe('What to tell the subagent.'),
     }),
-    execute: (input, exec) => {
+    execute: async (input, exec) => {
       const parent = book(exec)
       if (!parent) return none
       try {
         const task = parent.get(input.handle)
+        // A child still starting (queued for a slot, or its provider is setting up) is waited for, briefly.
+        if (task.live && !task.run) await within(task.started(), options.startWait, exec.signal)
         if (!task.live) return { isError: true, content: `${task.handle} has already ended, so it cannot take a message. Collect its result (${names.wait}), then start a new delegation to continue.` }
-        if (!task.run) return { isError: true, content: `${task.handle} is still starting (waiting for a slot or its provider); send the message after your next step.` }
+        if (!task.run) return { isError: true, content: `${task.handle} is still starting (waiting for a slot or its provider) after ${seconds(options.startWait)}; send the message later.` }
         task.run.send(input.message)
         return { content: `Sent to ${task.handle}. It reads the message at its next step; its result still comes back once, as before.` }
       } catch (error) {
@@ -121,6 +125,23 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
   }
 
   return [wait, status, cancel, send]
+}
+
+/** Waits for `promise`, at most `ms` or until `signal` aborts (never rejects). */
+async function within(promise: Promise<void>, ms: number, signal: AbortSignal): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let onAbort: (() => void) | undefined
+  await Promise.race([
+    promise,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms)
+      onAbort = () => resolve()
+      if (signal.aborted) resolve()
+      else signal.addEventListener('abort', onAbort, { once: true })
+    }),
+  ])
+  clearTimeout(timer)
+  signal.removeEventListener('abort', onAbort!)
 }
 
 function failed(error: unknown): ToolResult {

@@ -73,11 +73,26 @@ export class BackgroundTask {
   release: () => void = () => {}
   /** @internal */
   detach: () => void = () => {}
+  private readonly startedOrEnded = deferredVoid()
 
   constructor(readonly handle: string, readonly label: string, readonly provider: string, readonly onTurnEnd: TurnEndPolicy) {}
 
   get live(): boolean {
     return this.state !== 'ended'
+  }
+
+  /** Resolves when the run was handed over (steerable) or the task ended, whichever comes first. */
+  started(): Promise<void> {
+    return this.startedOrEnded.promise
+  }
+
+  /** @internal */
+  markStarted(run?: SubagentHandle): void {
+    if (run) {
+      this.run = run
+      if (this.state === 'starting') this.state = 'running'
+    }
+    this.startedOrEnded.resolve()
   }
 
   get elapsedMs(): number {
@@ -168,10 +183,7 @@ export class ParentBackground {
     const job: BackgroundJob = {
       signal: task.controller.signal,
       onUpdate: (update) => task.progress(update),
-      onStarted: (run) => {
-        task.run = run
-        if (task.state === 'starting') task.state = 'running'
-      },
+      onStarted: (run) => task.markStarted(run),
     }
     let running: Promise<BackgroundResult>
     try {
@@ -255,6 +267,7 @@ export class ParentBackground {
     task.endedAt = Date.now()
     task.result = result
     task.detach()
+    task.markStarted()
     this.registry.live.delete(task)
     if (task.waiter) task.waiter.take(task)
     else this.deliverAsMessage(task)
@@ -293,6 +306,12 @@ export class ParentBackground {
       ended--
     }
   }
+}
+
+function deferredVoid(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void
+  const promise = new Promise<void>((done) => resolve = done)
+  return { promise, resolve }
 }
 
 /** The header of a result delivered as a message; it says who the result is from and how it ended. */
