@@ -175,7 +175,7 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
 
   it('onTurnEnd wait (default): a turn that would end with children live waits for them and continues with their results', async () => {
     host = await backgroundHost()
-    const { agent, model } = scriptedParent(host.ctx, [
+    const { agent } = scriptedParent(host.ctx, [
       { toolCalls: [start('a'), start('b')] },
       { text: 'started both' },
       { text: 'got one' },

@@ -260,7 +260,9 @@ class World {
       case 'loadTool': {
         if (this.toolForks[op.slot]) await this.apply({ t: 'unloadTool', slot: op.slot })
         const active = model.toolWins(op.slot, op.toolName)
-        const slot: ToolSlot = { toolName: op.toolName, provider: op.provider, persona: op.persona, background: op.background, active, rev: ++this.rev }
+        const slot: ToolSlot = {
+          toolName: op.toolName, provider: op.provider, persona: op.persona, background: op.background, active, rev: ++this.rev,
+        }
         model.tools[op.slot] = slot
         this.toolForks[op.slot] = ctx.plugin(SubagentTool as any, this.toolConfig(slot))
         break
@@ -277,7 +279,9 @@ class World {
         if (!old || !fork) return
         old.active = false
         const active = model.toolWins(op.slot, op.toolName)
-        const slot: ToolSlot = { toolName: op.toolName, provider: op.provider, persona: op.persona, background: op.background, active, rev: ++this.rev }
+        const slot: ToolSlot = {
+          toolName: op.toolName, provider: op.provider, persona: op.persona, background: op.background, active, rev: ++this.rev,
+        }
         model.tools[op.slot] = slot
         fork.update(this.toolConfig(slot))
         break
@@ -367,7 +371,9 @@ class World {
       expect(book.liveCount, `live background children of ${parent.id} ${at}`).to.be.at.most(this.subagents.background.limits.maxLive)
       const texts = [
         ...this.posts.get(parent)!,
-        ...this.calls.filter((call) => call.parent === parent && call.result && (VERBS as readonly string[]).includes(call.tool)).map((call) => call.result!.content),
+        ...this.calls
+          .filter((call) => call.parent === parent && call.result && (VERBS as readonly string[]).includes(call.tool))
+          .map((call) => call.result!.content),
       ]
       for (const task of book.list()) {
         if (final) expect(task.delivery, `background ${parent.id}/${task.handle} never delivered nor lost ${at}`).to.not.equal(undefined)

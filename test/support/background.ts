@@ -5,7 +5,7 @@ import { type Agent, type AgentEvent, ScriptedModel, type ScriptedReply } from '
 import type { ProviderStartRequest, SubagentRun } from '@cordis-subagents/subagents-service'
 import * as SubagentControl from '@cordis-subagents/subagent-control'
 import { loadProvider, loadTool, ProviderControl } from '../../packages/subagent-tool/tests/helpers.js'
-import { startHost, type Host } from './host.js'
+import { startHost, type Host, type HostOptions } from './host.js'
 
 export { ProviderControl, loadProvider, loadTool }
 
@@ -39,7 +39,7 @@ export interface BackgroundHost extends Host {
 /** A host with provider `fake`, the `subagent` tool on it in background mode, and the control verbs. */
 export async function backgroundHost(options: {
   tool?: Record<string, unknown>
-  subagents?: Parameters<typeof startHost>[0]['subagents']
+  subagents?: HostOptions['subagents']
   provider?: ProviderControl
   control?: Record<string, unknown>
 } = {}): Promise<BackgroundHost> {
@@ -55,7 +55,9 @@ export async function backgroundHost(options: {
 let models = 0
 
 /** A real parent agent driven by a `ScriptedModel` under a fresh model name. */
-export function scriptedParent(ctx: Context, script: ScriptedReply[] | ((request: any, index: number) => any), options: { maxSteps?: number } = {}): { agent: Agent; model: ScriptedModel } {
+export function scriptedParent(
+  ctx: Context, script: ScriptedReply[] | ((request: any, index: number) => any), options: { maxSteps?: number } = {},
+): { agent: Agent; model: ScriptedModel } {
   const model = new ScriptedModel(script as ScriptedReply[])
   const name = `parent-model-${++models}`
   ctx.agents.registerModel(name, model)
@@ -67,7 +69,7 @@ export function start(label: string, prompt = `Task: ${label}`) {
 }
 
 /** The tool results and user messages of a model request, as `role: text` lines (for assertions). */
-export function tail(request: { messages: { role: string; content: string; name?: string }[] }, count: number): string[] {
+export function tail(request: { messages: readonly { role: string; content: string; name?: string }[] }, count: number): string[] {
   return request.messages.slice(-count).map((m) => `${m.role}${m.name ? `(${m.name})` : ''}: ${m.content}`)
 }
 

@@ -159,7 +159,9 @@ describe('the agent inbox (messages from outside the turn, holds)', () => {
     const agent = agentWith(model)
     const result = await agent.run('go')
     expect(result.usage).to.deep.equal({ inputTokens: 9, outputTokens: 5 })
-    expect(result.work).to.deep.equal({ own: { steps: 2, toolCalls: 0, delegations: 1 }, delegated: { steps: 2, toolCalls: 1, delegations: 0 } })
+    expect(result.work).to.deep.equal({
+      own: { steps: 2, toolCalls: 0, delegations: 1 }, delegated: { steps: 2, toolCalls: 1, delegations: 0 },
+    })
     expect(agent.usage.delegated).to.deep.equal({ inputTokens: 7, outputTokens: 3 })
     expect(agent.work.own.delegations).to.equal(1)
   })

@@ -43,7 +43,9 @@ export function waitResult(report: WaitReport, timeoutMs: number, lead?: string)
   if (rolled.usage) result.usage = rolled.usage
   if (rolled.work) result.work = rolled.work
   result.metadata = {
-    collected: report.collected.map((task) => ({ handle: task.handle, isError: !!task.result!.isError, metadata: task.result!.metadata })),
+    collected: report.collected.map((task) => ({
+      handle: task.handle, isError: !!task.result!.isError, metadata: task.result!.metadata,
+    })),
     running: report.running.map((task) => task.handle),
     timedOut: report.timedOut,
   }
@@ -62,9 +64,11 @@ function rollUp(tasks: BackgroundTask[]): { usage?: Usage; work?: WorkCounts } {
     const result = task.result!
     if (result.usage) usage = addUsage(usage ?? emptyUsage(), result.usage)
     const counts = result.work ?? { steps: 0, toolCalls: 0, delegations: 0 }
-    work = work
-      ? { steps: work.steps + counts.steps, toolCalls: work.toolCalls + counts.toolCalls, delegations: work.delegations + counts.delegations + 1 }
-      : { ...counts }
+    work = !work ? { ...counts } : {
+      steps: work.steps + counts.steps,
+      toolCalls: work.toolCalls + counts.toolCalls,
+      delegations: work.delegations + counts.delegations + 1,
+    }
   }
   return { usage, work }
 }

@@ -41,8 +41,7 @@ export function apply(ctx: Context, config: Config) {
     send: `${config.prefix}_send`,
   }
   const subagents = withoutCallerTracing(ctx.subagents)
-  for (const tool of buildVerbs(subagents, { names, waitTimeout: config.waitTimeout, maxWaitTimeout: config.maxWaitTimeout, cancelGrace: config.cancelGrace, startWait: config.startWait })) {
-    ctx.tools.register(tool)
-  }
+  const { waitTimeout, maxWaitTimeout, cancelGrace, startWait } = config
+  for (const tool of buildVerbs(subagents, { names, waitTimeout, maxWaitTimeout, cancelGrace, startWait })) ctx.tools.register(tool)
   ctx.effect(() => subagents.background.useVerbs(names))
 }

@@ -348,7 +348,10 @@ export class BackgroundRegistry {
   private verbNames?: Readonly<Record<'wait' | 'status' | 'cancel' | 'send', string>>
   private stopped = false
 
-  constructor(private readonly onLost: (parent: Agent, task: BackgroundTask, reason: string) => void, limits: Partial<BackgroundLimits> = {}) {
+  constructor(
+    private readonly onLost: (parent: Agent, task: BackgroundTask, reason: string) => void,
+    limits: Partial<BackgroundLimits> = {},
+  ) {
     this.limits = { maxLive: limits.maxLive ?? MAX_LIVE_PER_PARENT, maxEnded: limits.maxEnded ?? MAX_ENDED_PER_PARENT }
   }
 
