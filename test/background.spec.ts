@@ -373,4 +373,46 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect(bare.content).to.include('as a message marked [Background subagent bg-2')
     host.provider.runs.forEach((run) => run.complete('z'))
   })
+
+  it('a wait-all collecting two results at once rolls up both (usage summed, two delegations in the total)', async () => {
+    host = await backgroundHost()
+    const { agent, model } = scriptedParent(host.ctx, [
+      { toolCalls: [start('x'), start('y')] },
+      { toolCalls: [{ name: 'subagent_wait', input: {} }] },
+      { text: 'done' },
+    ])
+    const running = agent.run('go')
+    await until(() => model.callCount === 2 && !!task(agent, 'bg-2').waiter, 'the wait waits')
+    host.provider.runs[0].complete('X', { usage: USAGE, work: { steps: 3, toolCalls: 1, delegations: 0 } })
+    host.provider.runs[1].complete('Y', { usage: USAGE, work: { steps: 2, toolCalls: 0, delegations: 1 } })
+    const result = await running
+    const collected = tail(model.requests[2], 1)[0]
+    expect(collected).to.include('[Background subagent bg-1 "x" finished]\n\nX')
+    expect(collected).to.include('[Background subagent bg-2 "y" finished]\n\nY')
+    expect(agent.usage.delegated).to.deep.equal({ inputTokens: 20, outputTokens: 10 })
+    expect(result.work.delegated.steps).to.equal(5)
+    expect(result.work.own.delegations + result.work.delegated.delegations).to.equal(3)
+  })
+
+  it('a wait interrupted by an abort of the turn hands what it gathered to the inbox: every result still arrives once', async () => {
+    host = await backgroundHost()
+    const { agent, model } = scriptedParent(host.ctx, [
+      { toolCalls: [start('first'), start('second')] },
+      { toolCalls: [{ name: 'subagent_wait', input: { mode: 'all' } }] },
+      { text: 'next turn' },
+    ])
+    const running = agent.run('go')
+    await until(() => model.callCount === 2 && !!task(agent, 'bg-1').waiter, 'the wait waits')
+    host.provider.runs[0].complete('first result')
+    await tick()
+    expect(task(agent, 'bg-1').delivery).to.equal(undefined)
+    agent.abort(new Error('stop'))
+    expect((await running).stopReason).to.equal('aborted')
+    await until(() => book(agent).list().every((t) => t.delivery), 'both delivered')
+    expect(book(agent).list().map((t) => t.delivery)).to.deep.equal([{ via: 'message' }, { via: 'message' }])
+    const messages = agent.inbox.drain()
+    expect(messages).to.have.length(2)
+    expect(messages[0]).to.equal('[Background subagent bg-1 "first" finished]\n\nfirst result')
+    expect(messages[1]).to.match(/^\[Background subagent bg-2 "second" was cancelled \(the turn that started it was aborted\)\]/)
+  })
 })
