@@ -353,7 +353,7 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     const after = await view.execute({ name: 'subagent_wait', input: {} }, exec)
     expect(after.content).to.match(/You have no background subagents running/)
     const again = await view.execute({ name: 'subagent_wait', input: { handles: ['bg-1'] } }, exec)
-    expect(again.content).to.equal('bg-1 "only": its result was delivered as a message in this conversation; it is not repeated here.')
+    expect(again.content).to.equal('bg-1 "only": its result was delivered to you as a message marked [Background subagent …]; it is not repeated here.')
   })
 
   it('the start says what the model can do next, and the tool description says it runs in the background', async () => {

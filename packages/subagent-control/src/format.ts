@@ -19,7 +19,7 @@ export function statusLine(task: BackgroundTask): string {
 export function whereDelivered(task: BackgroundTask): string {
   switch (task.delivery?.via) {
     case 'wait': return 'its result was returned by an earlier wait or cancel call'
-    case 'message': return 'its result was delivered as a message in this conversation'
+    case 'message': return 'its result was delivered to you as a message marked [Background subagent …]'
     case 'lost': return `its result was lost: ${task.delivery.reason}`
     default: return 'its result is being delivered'
   }
