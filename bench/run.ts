@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, limits, history growth), side by
+ * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, limits, history growth, background), side by
  * side, in one process. Writes bench/RESULTS.md.
  * BENCH_QUICK=1 runs tiny iteration counts (a smoke test of the harness, figures meaningless).
  */
@@ -15,6 +15,7 @@ import { acp, handback, warmAcp } from './scenarios/acp.js'
 import { isolation } from './scenarios/isolation.js'
 import { limits } from './scenarios/limits.js'
 import { growth } from './scenarios/growth.js'
+import { background } from './scenarios/background.js'
 
 // Provider reloads log an info line each; 10,000 of them would measure the terminal. Warnings stay on.
 Logger.levels.base = 1
@@ -237,6 +238,23 @@ log()
     `${fmt(turnGrowth, 2)}× (${fmt(spawn[last].median)} vs ${fmt(spawn[3].median)} µs)`])
   headline.push(['fork delegation as the parent\'s history grows', `${fmt(fork[1].median)} µs at turn 1, ${fmt(fork[last].median)} µs at turn 1,000 (${fmt(forkGrowth, 2)}×); 1,000 forked turns in ${fmt(forkTotal)} ms`,
     `spawn parent turn ${fmt(spawn[3].median)} µs at ${r.messagesAt[3]} messages, ${fmt(spawn[last].median)} µs at ${r.messagesAt[last].toLocaleString('en')}`])
+}
+
+// 9 -------------------------------------------------------------------------------------------
+{
+  const r = await background({ rounds: q(25, 2), batch: q(100, 10), warmup: q(10, 1) })
+  const syncName = 'sync: subagent → spawn (3 model calls)'
+  const sync = r.stats[syncName].median
+  log('## 9. Background delegation: start + collect vs a synchronous delegation (µs per delegation)')
+  log()
+  log(`${r.rounds} rounds × ${r.batch} delegations per system, each in a fresh parent. Sync: parent step calls \`subagent\` → child step → parent step. Background: parent step calls \`subagent_bg\` (mode: background; returns a handle) → the child runs detached → either the parent's next step calls \`subagent_wait\` and a third step answers, or the parent answers at once, its turn waits (onTurnEnd: wait) and a third step reads the result as a message. The background paths make one model call more than sync (the start's own step). Of the wait runs, ${r.collectedByWait} results were collected by the wait and ${r.deliveredAsMessage} had already arrived as a message (zero-latency child).`)
+  log()
+  table(['system', 'µs/delegation median (min–max)', '÷ sync'],
+    Object.entries(r.stats).map(([name, s]) => [name, fmtStats(s), name === syncName ? '—' : `${fmt(s.median / sync, 2)}×`]))
+  const waitCost = r.stats['background: start + subagent_wait (4 model calls)'].median
+  const messageCost = r.stats['background: start + result as a message (4 model calls)'].median
+  targets.push(['background start + wait ≤ 2× a synchronous delegation', waitCost <= 2 * sync, `${fmt(waitCost / sync, 2)}× (${fmt(waitCost)} vs ${fmt(sync)} µs)`])
+  headline.push(['background delegation (start, then collect)', `${fmt(waitCost)} µs with subagent_wait, ${fmt(messageCost)} µs as a message`, `synchronous delegation ${fmt(sync)} µs`])
 }
 
 // Targets -------------------------------------------------------------------------------------
