@@ -1,5 +1,5 @@
 import * as SubagentControl from '@cordis-subagents/subagent-control'
-import { type AgentRuntime, withoutCallerTracing } from '@cordis-subagents/agent'
+import { type RunResult, withoutCallerTracing } from '@cordis-subagents/agent'
 import { BenchModel, calls, CHILD, delegationModel, host, interleave, lastMessage, SubagentTool, text, type Stats } from '../lib.js'
 
 const TASK = { description: 'look something up', prompt: `${CHILD}look something up` }
@@ -52,7 +52,7 @@ export async function background(options: { rounds: number; batch: number; warmu
   }
   let collectedByWait = 0
   let deliveredAsMessage = 0
-  const run = (ctx: typeof sync.ctx, check: (agentRun: Awaited<ReturnType<InstanceType<typeof AgentRuntime>['create']>['run']>) => void) => {
+  const run = (ctx: typeof sync.ctx, check: (result: RunResult) => void) => {
     const agents = withoutCallerTracing(ctx.agents)
     return async () => {
       const agent = agents.create({})
