@@ -108,8 +108,11 @@ export class BackgroundTask {
 
   /** @internal */
   progress(update: SubagentUpdate): void {
-    if (update.kind === 'step') this.steps = typeof update.step === 'number' ? Math.max(this.steps, update.step) : this.steps + 1
-    const line = typeof update.text === 'string' ? update.text.trim().split('\n', 1)[0] : ''
+    if (typeof update.step === 'number' && Number.isSafeInteger(update.step)) this.steps = Math.max(this.steps, update.step)
+    else if (update.kind === 'step') this.steps++
+    let line = typeof update.text === 'string' ? update.text.trim().split('\n', 1)[0] : ''
+    if (!line && update.kind === 'tool-call' && typeof update.tool === 'string') line = `calls ${update.tool}`
+    if (!line && update.kind === 'tool-result' && update.isError && typeof update.tool === 'string') line = `${update.tool} failed`
     if (line) this.lastProgress = line.length > MAX_PROGRESS_LENGTH ? `${line.slice(0, MAX_PROGRESS_LENGTH - 1)}…` : line
   }
 }
