@@ -3,8 +3,8 @@
 import { setMaxListeners } from 'node:events'
 import { expect } from 'chai'
 import { z } from 'zod'
-import type { AgentEvent, RunResult } from '@cordis-subagents/agent'
-import { SubagentError } from '@cordis-subagents/subagents-service'
+import { type AgentEvent, MAX_INBOX_MESSAGE_LENGTH, type RunResult } from '@cordis-subagents/agent'
+import { MAX_MESSAGE_LENGTH, SubagentError } from '@cordis-subagents/subagents-service'
 import {
   backgroundHost, type BackgroundHost, events, scriptedParent, start, SteerableProvider, tail,
 } from './support/background.js'
@@ -421,5 +421,19 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect(messages).to.have.length(2)
     expect(messages[0]).to.equal('[Background subagent bg-1 "first" finished]\n\nfirst result')
     expect(messages[1]).to.match(/^\[Background subagent bg-2 "second" was cancelled \(the turn that started it was aborted\)\]/)
+  })
+
+  it('a result longer than one inbox message is cut with a note, and the limit matches the agent\'s', async () => {
+    expect(MAX_MESSAGE_LENGTH).to.equal(MAX_INBOX_MESSAGE_LENGTH)
+    host = await backgroundHost({ tool: { onTurnEnd: 'end', maxOutputBytes: 4 * 1024 * 1024 } })
+    const { agent } = scriptedParent(host.ctx, [])
+    await host.ctx.tools.view().execute({ name: 'subagent', input: { description: 'huge', prompt: 'p' } }, { signal: new AbortController().signal, agent, toolCallId: 'c' })
+    await until(() => host.provider.runs.length === 1, 'started')
+    host.provider.last.complete('y'.repeat(2 * MAX_MESSAGE_LENGTH))
+    await until(() => agent.inbox.size === 1, 'delivered')
+    const [message] = agent.inbox.drain()
+    expect(message.length).to.be.at.most(MAX_MESSAGE_LENGTH)
+    expect(message).to.match(/\[Result cut to \d+ characters to fit one message\.\]$/)
+    expect(task(agent, 'bg-1').delivery).to.deep.equal({ via: 'message' })
   })
 })

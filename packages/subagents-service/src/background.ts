@@ -1,5 +1,4 @@
 import type { Agent, Usage, WorkCounts } from '@cordis-subagents/agent'
-import { MAX_INBOX_MESSAGE_LENGTH } from '@cordis-subagents/agent'
 import { describeError } from './diagnostic.js'
 import { SubagentError } from './errors.js'
 import type { SubagentHandle, SubagentUpdate } from './types.js'
@@ -8,6 +7,11 @@ import type { SubagentHandle, SubagentUpdate } from './types.js'
 export const MAX_LIVE_PER_PARENT = 16
 /** Ended delegations one parent's book remembers (for status and "already delivered"); the oldest go first. */
 export const MAX_ENDED_PER_PARENT = 64
+/**
+ * Longest inbox message (the agent's `MAX_INBOX_MESSAGE_LENGTH`; restated because this package
+ * imports only types from the agent package; test/background.spec.ts checks they agree).
+ */
+export const MAX_MESSAGE_LENGTH = 1 << 20
 /** Longest progress line kept per delegation (characters). */
 const MAX_PROGRESS_LENGTH = 200
 
@@ -326,7 +330,7 @@ export function resultHeader(task: BackgroundTask): string {
 function messageText(task: BackgroundTask): string {
   const header = resultHeader(task)
   const body = task.result!.content
-  const room = MAX_INBOX_MESSAGE_LENGTH - header.length - 200
+  const room = MAX_MESSAGE_LENGTH - header.length - 200
   const text = body.length > room ? `${body.slice(0, room)}\n\n[Result cut to ${room} characters to fit one message.]` : body
   return `${header}\n\n${text}`
 }
