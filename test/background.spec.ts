@@ -3,7 +3,7 @@
 import { setMaxListeners } from 'node:events'
 import { expect } from 'chai'
 import { z } from 'zod'
-import { type AgentEvent, MAX_INBOX_MESSAGE_LENGTH, type RunResult } from '@cordis-subagents/agent'
+import { type AgentEvent, LimitError, MAX_INBOX_MESSAGE_LENGTH, type RunResult } from '@cordis-subagents/agent'
 import { MAX_MESSAGE_LENGTH, SubagentError } from '@cordis-subagents/subagents-service'
 import {
   backgroundHost, type BackgroundHost, events, scriptedParent, start, SteerableProvider, tail,
@@ -435,5 +435,39 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect(message.length).to.be.at.most(MAX_MESSAGE_LENGTH)
     expect(message).to.match(/\[Result cut to \d+ characters to fit one message\.\]$/)
     expect(task(agent, 'bg-1').delivery).to.deep.equal({ via: 'message' })
+  })
+
+  it('a send to a child still queued for a slot waits for its hand-over, then reaches it', async () => {
+    host = await backgroundHost({ provider: new SteerableProvider(), subagents: { maxConcurrentPerParent: 1 } })
+    const provider = host.provider as SteerableProvider
+    const view = host.ctx.tools.view()
+    const { agent } = scriptedParent(host.ctx, [])
+    const exec = { signal: new AbortController().signal, agent, toolCallId: 'c' }
+    await view.execute({ name: 'subagent', input: { description: 'first', prompt: 'p' } }, exec)
+    await view.execute({ name: 'subagent', input: { description: 'second', prompt: 'p' } }, exec)
+    await until(() => provider.runs.length === 1, 'the first runs')
+    const sending = view.execute({ name: 'subagent_send', input: { handle: 'bg-2', message: 'for the queued one' } }, exec)
+    await tick()
+    expect(provider.sent).to.deep.equal([])
+    provider.runs[0].complete('1')
+    const sent = await sending
+    expect(sent.content).to.match(/^Sent to bg-2\./)
+    expect(provider.sent).to.deep.equal([{ runId: provider.calls[1].runId, message: 'for the queued one' }])
+    provider.runs[1].complete('2')
+    await until(() => agent.inbox.held === 0, 'both delivered')
+  })
+
+  it('a limit that stops the starting turn passes down: the background child ends `timeout`, not as a person\'s cancel', async () => {
+    host = await backgroundHost()
+    const { agent } = scriptedParent(host.ctx, [{ toolCalls: [start('bounded')] }, { text: 'waiting' }, { text: 'next' }])
+    const seen: AgentEvent[] = []
+    const running = agent.run('go', { onEvent: (event) => seen.push(event) })
+    await until(() => events(seen, 'waiting').length === 1, 'waiting')
+    agent.abort(new LimitError('TIMEOUT', 'the turn ran out of time'))
+    expect((await running).stopReason).to.equal('timeout')
+    await until(() => task(agent, 'bg-1').delivery !== undefined, 'delivered')
+    const message = agent.inbox.drain()[0]
+    expect(message).to.match(/^\[Background subagent bg-1 "bounded" was cancelled \(the turn that started it was stopped by a timeout limit\)\]\n\nSubagent was stopped by a timeout\./)
+    expect(task(agent, 'bg-1').result!.metadata).to.include({ stopReason: 'timeout' })
   })
 })

@@ -1,6 +1,7 @@
 import type { Agent, Usage, WorkCounts } from '@cordis-subagents/agent'
 import { describeError } from './diagnostic.js'
 import { SubagentError } from './errors.js'
+import { limitStopOf } from './outcome.js'
 import type { SubagentHandle, SubagentUpdate } from './types.js'
 
 /** Background delegations of one parent that may be live (starting or running) at once. */
@@ -183,7 +184,10 @@ export class ParentBackground {
     this.tasks.set(task.handle, task)
     this.registry.live.add(task)
     if (start.onTurnEnd === 'wait') task.release = this.parent.inbox.hold()
-    const onTurnAbort = () => task.cancel('the turn that started it was aborted', start.turnSignal.reason)
+    const onTurnAbort = () => {
+      const limit = limitStopOf(start.turnSignal.reason)
+      task.cancel(limit ? `the turn that started it was stopped by a ${limit} limit` : 'the turn that started it was aborted', start.turnSignal.reason)
+    }
     start.turnSignal.addEventListener('abort', onTurnAbort, { once: true })
     task.detach = () => start.turnSignal.removeEventListener('abort', onTurnAbort)
     if (start.turnSignal.aborted) onTurnAbort()
