@@ -470,4 +470,25 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect(message).to.match(/^\[Background subagent bg-1 "bounded" was cancelled \(the turn that started it was stopped by a timeout limit\)\]\n\nSubagent was stopped by a timeout\./)
     expect(task(agent, 'bg-1').result!.metadata).to.include({ stopReason: 'timeout' })
   })
+
+  it('the tool\'s timeout applies to each background child; the tree\'s maxChildren counts background starts', async () => {
+    host = await backgroundHost({ tool: { timeout: 50 }, subagents: { maxChildren: 1 } })
+    const { agent, model } = scriptedParent(host.ctx, [
+      { toolCalls: [start('slow'), start('one too many')] },
+      { toolCalls: [{ name: 'subagent_wait', input: { handles: ['bg-1', 'bg-2'] } }] },
+      { text: 'done' },
+    ])
+    const result = await agent.run('go')
+    expect(result.stopReason).to.equal('completed')
+    const collected = tail(model.requests[2], 1)[0]
+    expect(collected).to.include('[Background subagent bg-1 "slow" ended with an error]\n\nSubagent timed out after 50 ms and was cancelled.')
+    // Refused at once, so it ends before the wait: as a message read at step 2 (the wait then says so), exactly once.
+    const everything = model.requests[2].messages.map((m) => m.content).join('\n')
+    const refusal = '[Background subagent bg-2 "one too many" ended with an error]\n\nCould not start the subagent.\n\nBUDGET_EXCEEDED:'
+    expect(everything.split(refusal).length - 1).to.equal(1)
+    expect(task(agent, 'bg-2').delivery).to.deep.equal({ via: 'message' })
+    expect(model.requests[2].messages.at(-1)).to.include({ isError: true })
+    expect(host.provider.runs).to.have.length(1)
+    expect(task(agent, 'bg-1').result!.metadata).to.include({ stopReason: 'timeout' })
+  })
 })
