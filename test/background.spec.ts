@@ -491,4 +491,13 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect(host.provider.runs).to.have.length(1)
     expect(task(agent, 'bg-1').result!.metadata).to.include({ stopReason: 'timeout' })
   })
+
+  it('a caller that is not an agent with an inbox is refused with a code, nothing started', async () => {
+    host = await backgroundHost()
+    const refused = await host.ctx.tools.view().execute({ name: 'subagent', input: { description: 'x', prompt: 'y' } },
+      { signal: new AbortController().signal, agent: { id: 'stand-in', depth: 0 }, toolCallId: 'c' })
+    expect(refused.isError).to.equal(true)
+    expect(refused.content).to.match(/^Could not start the subagent in the background\.\n\nINVALID_REQUEST: A background delegation needs a parent agent with an inbox/)
+    expect(host.provider.calls).to.have.length(0)
+  })
 })

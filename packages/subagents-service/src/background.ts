@@ -53,6 +53,10 @@ export class BackgroundRegistry {
   /** Starts a background delegation for `start.parent`; `ABORTED` after the service stopped. */
   start(start: BackgroundStart): BackgroundTask {
     if (this.stopped) throw new SubagentError('ABORTED', 'The subagents service has stopped; no background delegation was started.')
+    const inbox = (start.parent as Partial<Agent> | undefined)?.inbox
+    if (typeof inbox?.post !== 'function' || typeof inbox.hold !== 'function' || typeof inbox.onClose !== 'function') {
+      throw new SubagentError('INVALID_REQUEST', 'A background delegation needs a parent agent with an inbox (an Agent of @cordis-subagents/agent); use mode: sync for this caller.')
+    }
     return this.of(start.parent).start(start)
   }
 
