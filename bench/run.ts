@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, limits, history growth, tracing), side by
+ * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, limits, history growth, tracing, background), side by
  * side, in one process. Writes bench/RESULTS.md.
  * BENCH_QUICK=1 runs tiny iteration counts (a smoke test of the harness, figures meaningless).
  */
@@ -16,6 +16,7 @@ import { isolation } from './scenarios/isolation.js'
 import { limits } from './scenarios/limits.js'
 import { growth } from './scenarios/growth.js'
 import { TELEMETRY_SYSTEMS, telemetry } from './scenarios/telemetry.js'
+import { background } from './scenarios/background.js'
 
 // Provider reloads log an info line each; 10,000 of them would measure the terminal. Warnings stay on.
 Logger.levels.base = 1
@@ -253,6 +254,23 @@ log()
   table(['system', 'µs/call median (min–max)', 'vs not loaded'],
     Object.entries(r.stats).map(([name, s]) => [name, fmtStats(s), `${fmt(s.median / off, 2)}×`]))
   headline.push(['tracing a delegation (7 spans)', `${fmt(recording / off, 2)}× with the SDK recording, ${fmt(noop / off, 2)}× loaded without an SDK`, `not loaded: ${fmt(off)} µs`])
+}
+
+// 10 ------------------------------------------------------------------------------------------
+{
+  const r = await background({ rounds: q(25, 2), batch: q(100, 10), warmup: q(10, 1) })
+  const syncName = 'sync: subagent → spawn (3 model calls)'
+  const sync = r.stats[syncName].median
+  log('## 10. Background delegation: start + collect vs a synchronous delegation (µs per delegation)')
+  log()
+  log(`${r.rounds} rounds × ${r.batch} delegations per system, each in a fresh parent. Sync: parent step calls \`subagent\` → child step → parent step. Background: parent step calls \`subagent_bg\` (mode: background; returns a handle) → the child runs detached → either the parent's next step calls \`subagent_wait\` and a third step answers, or the parent answers at once, its turn waits (onTurnEnd: wait) and a third step reads the result as a message. The background paths make one model call more than sync (the start's own step). Of the wait runs, ${r.collectedByWait} results were collected by the wait and ${r.deliveredAsMessage} had already arrived as a message (zero-latency child).`)
+  log()
+  table(['system', 'µs/delegation median (min–max)', '÷ sync'],
+    Object.entries(r.stats).map(([name, s]) => [name, fmtStats(s), name === syncName ? '—' : `${fmt(s.median / sync, 2)}×`]))
+  const waitCost = r.stats['background: start + subagent_wait (4 model calls)'].median
+  const messageCost = r.stats['background: start + result as a message (4 model calls)'].median
+  targets.push(['background start + wait ≤ 2× a synchronous delegation', waitCost <= 2 * sync, `${fmt(waitCost / sync, 2)}× (${fmt(waitCost)} vs ${fmt(sync)} µs)`])
+  headline.push(['background delegation (start, then collect)', `${fmt(waitCost)} µs with subagent_wait, ${fmt(messageCost)} µs as a message`, `synchronous delegation ${fmt(sync)} µs`])
 }
 
 // Targets -------------------------------------------------------------------------------------

@@ -1,7 +1,10 @@
 // Model-based randomized lifecycle test: random sequences of provider / tool plugin loads,
 // unloads and reconfigurations, delegations, aborts, completions and app stops, run against a real
 // Context with the real services (under random tree limits), checked after every step against a
-// small model: no live run above any limit, spend never above a budget, every run ends.
+// small model: no live run above any limit, spend never above a budget, every run ends. Tool loads
+// run in sync or background mode; background starts, waits, cancels, aborts of the starting call
+// (the parent's turn) and parent disposes are interleaved, and every background result must be
+// delivered exactly once (a wait/cancel result or one inbox message) or reported lost with a reason.
 //
 // Replay a failure: FUZZ_SEED=<seed> FUZZ_PATH=<path> npx mocha test/fuzz-lifecycle.spec.ts
 // Scale it up:      FUZZ_RUNS=500 npx mocha test/fuzz-lifecycle.spec.ts
@@ -13,6 +16,7 @@ import { ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 import type { ToolResult } from '@cordis-subagents/tools'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import * as Fork from '@cordis-subagents/provider-fork'
+import * as SubagentControl from '@cordis-subagents/subagent-control'
 import {
   ProviderControl, SubagentTool, providerPlugin, setup, timerCount, type Harness,
 } from '../packages/subagent-tool/tests/helpers.js'
@@ -32,13 +36,20 @@ const PROVIDER_SLOTS = 4
 const TOOL_SLOTS = 4
 
 type Kind = 'spawn' | 'fork' | 'scripted'
+/** A tool load's mode: synchronous, or background with a turn-end policy. */
+type Background = 'sync' | 'wait' | 'end'
+const backgroundArb = fc.constantFrom<Background>('sync', 'wait', 'end')
+const VERBS = ['subagent_wait', 'subagent_cancel'] as const
 type Op =
   | { t: 'loadProvider'; slot: number; kind: Kind; name: string; caps: boolean }
   | { t: 'unloadProvider'; slot: number }
   | { t: 'reconfigureProvider'; slot: number; name: string; caps: boolean }
-  | { t: 'loadTool'; slot: number; toolName: string; provider: string; persona: boolean }
+  | { t: 'loadTool'; slot: number; toolName: string; provider: string; persona: boolean; background: Background }
   | { t: 'unloadTool'; slot: number }
-  | { t: 'reconfigureTool'; slot: number; toolName: string; provider: string; persona: boolean }
+  | { t: 'reconfigureTool'; slot: number; toolName: string; provider: string; persona: boolean; background: Background }
+  | { t: 'wait'; parent: number; mode: 'any' | 'all'; one: boolean; index: number }
+  | { t: 'bgCancel'; parent: number; index: number }
+  | { t: 'disposeParent'; parent: number }
   | { t: 'call'; pick: number; known: boolean; valid: boolean }
   | { t: 'abort'; index: number }
   | { t: 'finish'; index: number; ok: boolean }
@@ -53,19 +64,22 @@ const limitsArb: fc.Arbitrary<Limits> = fc.record({
 })
 
 /** Every sequence starts with one provider and a tool bound to it, so delegations happen early. */
-const prefixArb: fc.Arbitrary<Op[]> = fc.record({ kind: fc.constantFrom<Kind>('spawn', 'fork', 'scripted'), caps: fc.boolean() })
-  .map(({ kind, caps }) => [
+const prefixArb: fc.Arbitrary<Op[]> = fc.record({ kind: fc.constantFrom<Kind>('spawn', 'fork', 'scripted'), caps: fc.boolean(), background: backgroundArb })
+  .map(({ kind, caps, background }) => [
     { t: 'loadProvider', slot: 0, kind, name: 'p1', caps },
-    { t: 'loadTool', slot: 0, toolName: 't1', provider: 'p1', persona: false },
+    { t: 'loadTool', slot: 0, toolName: 't1', provider: 'p1', persona: false, background },
   ])
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ t: fc.constant('loadProvider' as const), slot: fc.nat(PROVIDER_SLOTS - 1), kind: fc.constantFrom<Kind>('spawn', 'fork', 'scripted'), name: fc.constantFrom(...PROVIDER_PICKS), caps: fc.boolean() }), weight: 4 },
   { arbitrary: fc.record({ t: fc.constant('unloadProvider' as const), slot: fc.nat(PROVIDER_SLOTS - 1) }), weight: 2 },
   { arbitrary: fc.record({ t: fc.constant('reconfigureProvider' as const), slot: fc.nat(PROVIDER_SLOTS - 1), name: fc.constantFrom(...PROVIDER_PICKS), caps: fc.boolean() }), weight: 2 },
-  { arbitrary: fc.record({ t: fc.constant('loadTool' as const), slot: fc.nat(TOOL_SLOTS - 1), toolName: fc.constantFrom(...TOOL_NAMES), provider: fc.constantFrom(...TOOL_PROVIDER_PICKS), persona: fc.boolean() }), weight: 4 },
+  { arbitrary: fc.record({ t: fc.constant('loadTool' as const), slot: fc.nat(TOOL_SLOTS - 1), toolName: fc.constantFrom(...TOOL_NAMES), provider: fc.constantFrom(...TOOL_PROVIDER_PICKS), persona: fc.boolean(), background: backgroundArb }), weight: 4 },
   { arbitrary: fc.record({ t: fc.constant('unloadTool' as const), slot: fc.nat(TOOL_SLOTS - 1) }), weight: 2 },
-  { arbitrary: fc.record({ t: fc.constant('reconfigureTool' as const), slot: fc.nat(TOOL_SLOTS - 1), toolName: fc.constantFrom(...TOOL_NAMES), provider: fc.constantFrom(...TOOL_PROVIDER_PICKS), persona: fc.boolean() }), weight: 2 },
+  { arbitrary: fc.record({ t: fc.constant('reconfigureTool' as const), slot: fc.nat(TOOL_SLOTS - 1), toolName: fc.constantFrom(...TOOL_NAMES), provider: fc.constantFrom(...TOOL_PROVIDER_PICKS), persona: fc.boolean(), background: backgroundArb }), weight: 2 },
+  { arbitrary: fc.record({ t: fc.constant('wait' as const), parent: fc.nat(2), mode: fc.constantFrom<'any' | 'all'>('any', 'all'), one: fc.boolean(), index: fc.nat(20) }), weight: 3 },
+  { arbitrary: fc.record({ t: fc.constant('bgCancel' as const), parent: fc.nat(2), index: fc.nat(20) }), weight: 2 },
+  { arbitrary: fc.record({ t: fc.constant('disposeParent' as const), parent: fc.nat(2) }), weight: 1 },
   { arbitrary: fc.record({ t: fc.constant('call' as const), pick: fc.nat(11), known: fc.oneof({ arbitrary: fc.constant(true), weight: 4 }, { arbitrary: fc.constant(false), weight: 1 }), valid: fc.oneof({ arbitrary: fc.constant(true), weight: 4 }, { arbitrary: fc.constant(false), weight: 1 }) }), weight: 6 },
   { arbitrary: fc.record({ t: fc.constant('abort' as const), index: fc.nat(40) }), weight: 2 },
   { arbitrary: fc.record({ t: fc.constant('finish' as const), index: fc.nat(40), ok: fc.boolean() }), weight: 5 },
@@ -76,7 +90,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 // The model
 
 interface ProviderSlot { kind: Kind; name: string; caps: boolean; active: boolean; rev: number }
-interface ToolSlot { toolName: string; provider: string; persona: boolean; active: boolean; rev: number }
+interface ToolSlot { toolName: string; provider: string; persona: boolean; background: Background; active: boolean; rev: number }
 
 class Model {
   providers: (ProviderSlot | undefined)[] = Array(PROVIDER_SLOTS).fill(undefined)
@@ -121,6 +135,7 @@ class Model {
 
 interface Call {
   tool: string
+  parent: Agent
   controller: AbortController
   promise: Promise<ToolResult>
   deliveries: number
@@ -152,6 +167,8 @@ class World {
   readonly problems: string[] = []
   /** Three parents, so the per-parent gate (8) does not queue most calls. */
   parents: Agent[] = []
+  /** Messages each parent's inbox took (the background results delivered as messages). */
+  readonly posts = new Map<Agent, string[]>()
   h!: Harness
   /** Kept: `ctx.subagents` is gone once the app stopped. */
   subagents!: Harness['ctx']['subagents']
@@ -167,6 +184,16 @@ class World {
       world.replies.push({ request, resolve })
     })))
     world.parents = [0, 1, 2].map((i) => ctx.agents.create({ model: 'm', label: `parent${i}` }))
+    for (const parent of world.parents) {
+      const posted: string[] = []
+      world.posts.set(parent, posted)
+      const post = parent.inbox.post.bind(parent.inbox)
+      parent.inbox.post = (content, delegation) => {
+        post(content, delegation)
+        posted.push(content)
+      }
+    }
+    ctx.plugin(SubagentControl as any, {})
     // Observers outside every scope (pushed straight onto the hook list): ctx.stop() removes the
     // root's own listeners first, and runs cancelled by the stop end after that.
     const hooks = ctx.lifecycle._hooks as Record<string, { ctx: unknown; callback: (...args: any[]) => void }[]>
@@ -199,6 +226,7 @@ class World {
     return {
       provider: slot.provider, toolName: slot.toolName, timeout: 600_000 + slot.rev,
       ...slot.persona ? { persona: 'You are terse.' } : {},
+      ...slot.background === 'sync' ? {} : { mode: 'background', onTurnEnd: slot.background },
     }
   }
 
@@ -232,7 +260,9 @@ class World {
       case 'loadTool': {
         if (this.toolForks[op.slot]) await this.apply({ t: 'unloadTool', slot: op.slot })
         const active = model.toolWins(op.slot, op.toolName)
-        const slot: ToolSlot = { toolName: op.toolName, provider: op.provider, persona: op.persona, active, rev: ++this.rev }
+        const slot: ToolSlot = {
+          toolName: op.toolName, provider: op.provider, persona: op.persona, background: op.background, active, rev: ++this.rev,
+        }
         model.tools[op.slot] = slot
         this.toolForks[op.slot] = ctx.plugin(SubagentTool as any, this.toolConfig(slot))
         break
@@ -249,7 +279,9 @@ class World {
         if (!old || !fork) return
         old.active = false
         const active = model.toolWins(op.slot, op.toolName)
-        const slot: ToolSlot = { toolName: op.toolName, provider: op.provider, persona: op.persona, active, rev: ++this.rev }
+        const slot: ToolSlot = {
+          toolName: op.toolName, provider: op.provider, persona: op.persona, background: op.background, active, rev: ++this.rev,
+        }
         model.tools[op.slot] = slot
         fork.update(this.toolConfig(slot))
         break
@@ -258,23 +290,26 @@ class World {
         // Mostly call a tool that exists now (else a random name, maybe one never registered).
         const present = [...model.expectedTools()].sort()
         const tool = op.known && present.length ? present[op.pick % present.length] : CALL_NAMES[op.pick % CALL_NAMES.length]
-        const controller = new AbortController()
         const input = op.valid ? { description: `task ${this.calls.length}`, prompt: 'Do the thing.' } : { description: 'x', prompt: '   ' }
-        const call: Call = {
-          tool, controller, deliveries: 0, valid: op.valid,
-          registered: model.expectedTools().has(tool),
-          promise: undefined as never,
-        }
-        call.promise = ctx.tools.view().execute({ name: tool, input }, {
-          signal: controller.signal, agent: this.parents[this.calls.length % this.parents.length], toolCallId: `call-${this.calls.length}`,
-        })
-        call.promise.then((result) => {
-          call.deliveries++
-          call.result = result
-        }, (error) => {
-          this.problems.push(`tool call ${tool} rejected: ${error}`)
-        })
-        this.calls.push(call)
+        const live = this.parents.filter((parent) => !parent.disposed)
+        if (!live.length) return
+        this.callTool(tool, input, live[this.calls.length % live.length], model.expectedTools().has(tool), op.valid)
+        break
+      }
+      case 'wait':
+      case 'bgCancel': {
+        // A verb call of one parent, for one of its handles (or, for wait, all of them).
+        const parent = this.parents[op.parent]
+        if (parent.disposed) return
+        const tasks = this.subagents.background.peek(parent)?.list() ?? []
+        const handle = tasks.length ? tasks[op.index % tasks.length].handle : 'bg-1'
+        const input = op.t === 'bgCancel' ? { handle }
+          : { ...op.one ? { handles: [handle] } : {}, mode: op.mode, timeoutSeconds: 1 }
+        this.callTool(op.t === 'wait' ? VERBS[0] : VERBS[1], input, parent, true, true)
+        break
+      }
+      case 'disposeParent': {
+        await this.parents[op.parent].dispose()
         break
       }
       case 'abort': {
@@ -310,6 +345,53 @@ class World {
     await hops(3)
   }
 
+  callTool(tool: string, input: unknown, parent: Agent, registered: boolean, valid: boolean) {
+    const controller = new AbortController()
+    const call: Call = { tool, parent, controller, deliveries: 0, valid, registered, promise: undefined as never }
+    call.promise = this.h.ctx.tools.view().execute({ name: tool, input }, {
+      signal: controller.signal, agent: parent, toolCallId: `call-${this.calls.length}`,
+    })
+    call.promise.then((result) => {
+      call.deliveries++
+      call.result = result
+    }, (error) => {
+      this.problems.push(`tool call ${tool} rejected: ${error}`)
+    })
+    this.calls.push(call)
+  }
+
+  /**
+   * Every background result was delivered exactly once — in one wait/cancel result of its own
+   * parent or in one message to that parent's inbox, never both — or reported lost with a reason.
+   */
+  checkBackground(at: string, final: boolean) {
+    for (const parent of this.parents) {
+      const book = this.subagents.background.peek(parent)
+      if (!book) continue
+      expect(book.liveCount, `live background children of ${parent.id} ${at}`).to.be.at.most(this.subagents.background.limits.maxLive)
+      const texts = [
+        ...this.posts.get(parent)!,
+        ...this.calls
+          .filter((call) => call.parent === parent && call.result && (VERBS as readonly string[]).includes(call.tool))
+          .map((call) => call.result!.content),
+      ]
+      for (const task of book.list()) {
+        if (final) expect(task.delivery, `background ${parent.id}/${task.handle} never delivered nor lost ${at}`).to.not.equal(undefined)
+        if (!task.delivery) continue
+        const header = `[Background subagent ${task.handle} ${JSON.stringify(task.label)}`
+        const seen = texts.reduce((sum, text) => sum + text.split(header).length - 1, 0)
+        if (task.delivery.via === 'lost') {
+          expect(task.delivery.reason, `lost without a reason ${at}`).to.match(/\S/)
+          expect(seen, `lost result ${parent.id}/${task.handle} was shown ${at}`).to.equal(0)
+          if (final) stats.lost++
+        } else if (task.delivery.via === 'message' || final) {
+          // A wait's result is counted once its call returned (at the end every call has).
+          expect(seen, `result of ${parent.id}/${task.handle} (${task.delivery.via}) shown ${seen} times ${at}`).to.equal(1)
+        }
+      }
+    }
+  }
+
   check(step: string) {
     const { ctx } = this.h
     const at = `after ${step}`
@@ -331,6 +413,7 @@ class World {
     }
     for (const run of this.control.runs) expect(run.disposeCalls, `a scripted run disposed twice ${at}`).to.be.at.most(1)
     this.checkLimits(at)
+    this.checkBackground(at, false)
   }
 
   /** No live run above any limit; a tree's delegations never above maxChildren (children here do not delegate). */
@@ -370,6 +453,9 @@ class World {
       expect(run.disposeCalls, `scripted run ${i} disposed ${run.disposeCalls} times`).to.equal(1)
     }
     expect(this.subagents.runs(), 'live runs after stop').to.deep.equal([])
+    expect(this.subagents.background.live.size, 'live background delegations after stop').to.equal(0)
+    this.checkBackground('at the end', true)
+    for (const parent of this.parents) stats.background += this.subagents.background.peek(parent)?.list().length ?? 0
     expect([...this.started].filter((id) => !this.ended.has(id)), 'subagent/start without subagent/end').to.deep.equal([])
     // Nothing of our plugins still listens on the app.
     const hooks = ctx.lifecycle._hooks as Record<string, unknown[]>
@@ -394,7 +480,7 @@ async function settleAll(promises: Promise<unknown>[], ms: number) {
   if (pending > 0) throw new Error(`${pending} tool call(s) never returned after the app stopped (hang)`)
 }
 
-const stats = { sequences: 0, steps: 0, calls: 0, runs: 0, refused: 0 }
+const stats = { sequences: 0, steps: 0, calls: 0, runs: 0, refused: 0, background: 0, lost: 0 }
 
 describe('fuzz: plugin lifecycle against a model', function () {
   // FUZZ_RUNS scales the budget too (about 30-60 ms per sequence here; generous for slow machines).
@@ -441,6 +527,6 @@ describe('fuzz: plugin lifecycle against a model', function () {
         }
       },
     })
-    console.log(`      fuzz: ${stats.sequences} sequences, ${stats.steps} steps, ${stats.calls} tool calls, ${stats.runs} runs handed over, ${stats.refused} refused by a tree budget`)
+    console.log(`      fuzz: ${stats.sequences} sequences, ${stats.steps} steps, ${stats.calls} tool calls, ${stats.runs} runs handed over, ${stats.refused} refused by a tree budget, ${stats.background} background delegations (${stats.lost} lost to a parent's dispose)`)
   })
 })

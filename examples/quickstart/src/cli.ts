@@ -14,6 +14,7 @@ import { type App, DEFAULT_CONFIG, startApp } from './app.js'
 import { type ConfigWatcher, reloadConfig, watchConfig } from './config-reload.js'
 import { jsonLine, terminalLine, terminalLog, terminalText } from './terminal-text.js'
 import { startGlobalTracing } from './tracing.js'
+import { BACKGROUND_TASK } from './demo-background.js'
 
 export const DEFAULT_TASK = 'Which packages make up this repository, and how do they depend on each other? Also report the root workspace scripts.'
 
@@ -33,9 +34,10 @@ function parseArgs(argv: string[]): Options {
     if (arg === '--json') options.json = true
     else if (arg === '--interactive' || arg === '-i') options.interactive = true
     else if (arg === '--verbose' || arg === '-v') options.verbose = true
+    else if (arg === '--background') words.push(BACKGROUND_TASK)
     else if (arg === '--config') options.config = resolve(argv[++i] ?? DEFAULT_CONFIG)
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: npm start -- [--json] [--interactive] [--config cordis.yml] [--verbose] [task]\n')
+      process.stdout.write('usage: npm start -- [--json] [--interactive] [--config cordis.yml] [--verbose] [--background | task]\n')
       process.exit(0)
     } else words.push(arg)
   }
@@ -103,6 +105,9 @@ class Tree {
       } else {
         this.line(0, `· main · step ${event.step} · calls ${event.call.name} ${JSON.stringify(event.call.input)}`)
       }
+    } else if (event.type === 'message' || event.type === 'waiting') {
+      // Background delegations: a result read from the inbox, or a turn waiting for one.
+      this.line(0, event.type === 'message' ? `· main · step ${event.step} · reads ${event.content.split('\n')[0]}` : `· main · waits for ${plural(event.holds, 'background subagent')}`)
     } else if (event.type === 'text' && event.text.trim() && this.print) {
       const first = event.text.trim().split('\n')[0]
       this.line(0, `· main · step ${event.step}: ${first.length > 100 ? first.slice(0, 100) + '…' : first}`)

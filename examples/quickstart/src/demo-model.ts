@@ -1,6 +1,7 @@
 import { Context, Schema } from 'cordis'
 import { duration } from '@cordis-subagents/shared'
 import { type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
+import { backgroundParent } from './demo-background.js'
 
 /**
  * `demo-model`: a deterministic, offline `ScriptedModel` that drives a real scenario over the
@@ -11,6 +12,7 @@ import { type GenerateRequest, type Message, ScriptedModel, type ScriptedRespons
  * Parent, first turn:  list_files(packages) → `subagent` ×2 (half of the packages each) plus
  *                       `subagent_acp` (root package.json) in one step → aggregate.
  * Parent, later turns: `subagent_fork` (the child inherits the completed turns) → relay.
+ * Parent, `--background`: see demo-background.ts (two background starts, own work, then collect).
  */
 export const name = 'demo-model'
 export const reusable = true
@@ -79,6 +81,8 @@ export function respond(request: GenerateRequest): ScriptedResponse {
   if (turn.prompt.startsWith(PACKAGES_PROMPT)) return packagesChild(turn)
   if (turn.prompt.startsWith(ROOT_PROMPT)) return rootChild(turn, request.system)
   if (turn.prompt.startsWith(FORK_PROMPT)) return forkChild(turn)
+  const background = backgroundParent(request, PACKAGES_PROMPT)
+  if (background) return background
   if (turn.earlier.some((m) => m.role === 'user')) return parentFollowUp(turn)
   return parentFirstTurn(turn)
 }

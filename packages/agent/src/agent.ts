@@ -11,7 +11,8 @@ import { finishDiagnostic, normalizeResponse } from './response.js'
 import { abortDiagnostic, abortion, budgetDiagnostic, limitDiagnostic } from './stops.js'
 import { Transcript } from './transcript.js'
 import { runToolCalls } from './tool-step.js'
-import { Inbox } from './inbox.js'
+import { usageTally, workTally } from './tallies.js'
+import { Inbox, type InboxDelegation } from './inbox.js'
 import type { Observers } from './observers.js'
 import type {
   AgentEvent, AgentUsage, AgentWork, ChatModel, GenerateResponse, Message, RunOptions, RunResult, StopReason,
@@ -102,16 +103,8 @@ export class Agent {
     this.ownsRootBudget = !init.budget && !init.parent
     this.budget = init.budget ?? (init.parent ? init.parent.budget.child(init.budgetLimits) : Budget.root(init.budgetLimits))
     this.budget.adopt()
-    const usage = { own: emptyUsage(), delegated: emptyUsage() }
-    this.usage = Object.defineProperty(usage, 'total', {
-      enumerable: true,
-      get: () => addUsage(usage.own, usage.delegated),
-    }) as AgentUsage
-    const work = { own: emptyWork(), delegated: emptyWork() }
-    this.work = Object.defineProperty(work, 'total', {
-      enumerable: true,
-      get: () => addWork(work.own, work.delegated),
-    }) as AgentWork
+    this.usage = usageTally()
+    this.work = workTally()
   }
 
   get running(): boolean {
@@ -224,6 +217,17 @@ export class Agent {
       return finish(limit, limitDiagnostic(signal.reason as LimitError), breach)
     }
 
+    /** A delegation's usage and work (a tool result, or a background child's result read from the inbox). */
+    const rollUp = (result: InboxDelegation) => {
+      state.delegated = addUsage(state.delegated, result.usage)
+      this.usage.delegated = addUsage(this.usage.delegated, result.usage)
+      if (!result.work) return
+      state.ownWork.delegations++
+      this.work.own.delegations++
+      state.delegatedWork = addWork(state.delegatedWork, result.work)
+      this.work.delegated = addWork(this.work.delegated, result.work)
+    }
+
     this.transcript.beginTurn()
     this.transcript.push({ role: 'user', content: prompt })
     if (signal.aborted) return stopForAbort()
@@ -242,8 +246,9 @@ export class Agent {
       const step = ++state.steps
       budget.charge('steps', 1)
       emit?.({ type: 'step-start', step })
-      for (const content of this.inbox.drain()) {
+      for (const { content, delegation } of this.inbox.take()) {
         this.transcript.push({ role: 'user', content })
+        if (delegation) rollUp(delegation)
         emit?.({ type: 'message', step, content })
       }
 
@@ -316,14 +321,7 @@ export class Agent {
       })
       results.forEach((result, i) => {
         const call = calls[i]
-        state.delegated = addUsage(state.delegated, result.usage)
-        this.usage.delegated = addUsage(this.usage.delegated, result.usage)
-        if (result.work) {
-          state.ownWork.delegations++
-          this.work.own.delegations++
-          state.delegatedWork = addWork(state.delegatedWork, result.work)
-          this.work.delegated = addWork(this.work.delegated, result.work)
-        }
+        rollUp(result)
         this.transcript.push({
           role: 'tool',
           toolCallId: call.id,

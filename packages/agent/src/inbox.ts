@@ -1,9 +1,22 @@
+import type { Usage, WorkCounts } from '@cordis-subagents/tools'
 import { AgentError } from './errors.js'
 
 /** Most messages waiting in one agent's inbox; a poster past it gets `INBOX_FULL`. */
 export const MAX_INBOX_MESSAGES = 1024
 /** Largest message one `post` takes (UTF-16 code units; about 1 MiB of text). */
 export const MAX_INBOX_MESSAGE_LENGTH = 1 << 20
+
+/** What a message carries besides its text: a delegation's usage and work, rolled up when the message is read. */
+export interface InboxDelegation {
+  usage?: Usage
+  work?: WorkCounts
+}
+
+/** One waiting message. */
+export interface InboxMessage {
+  content: string
+  delegation?: InboxDelegation
+}
 
 /**
  * Messages for an agent from outside its turn (a background child's result, a follow-up for a
@@ -14,7 +27,8 @@ export const MAX_INBOX_MESSAGE_LENGTH = 1 << 20
  * (for a message, or for the holds to close) instead of ending.
  */
 export class Inbox {
-  private readonly queue: string[] = []
+  private readonly queue: InboxMessage[] = []
+  private readonly closeListeners = new Set<() => void>()
   private readonly holds = new Set<object>()
   private wake?: () => void
   private closed = false
@@ -30,7 +44,11 @@ export class Inbox {
     return this.holds.size
   }
 
-  post(content: string): void {
+  /**
+   * Queues `content` for the next model call. With `delegation` (a background child's result), its
+   * usage and work roll up into the agent like a delegating tool call's when the message is read.
+   */
+  post(content: string, delegation?: InboxDelegation): void {
     if (this.closed) throw new AgentError('DISPOSED', `Agent ${this.owner} has been disposed; its inbox takes no more messages.`)
     if (typeof content !== 'string' || !content.trim()) throw new AgentError('INVALID_PROMPT', 'A posted message must be a non-empty string.')
     if (content.length > MAX_INBOX_MESSAGE_LENGTH) {
@@ -39,7 +57,7 @@ export class Inbox {
     if (this.queue.length >= MAX_INBOX_MESSAGES) {
       throw new AgentError('INBOX_FULL', `Agent ${this.owner} has ${MAX_INBOX_MESSAGES} unread messages; wait for it to read them (run a turn) before posting more.`)
     }
-    this.queue.push(content)
+    this.queue.push(delegation ? { content, delegation } : { content })
     this.signal()
   }
 
@@ -55,7 +73,22 @@ export class Inbox {
 
   /** Every waiting message, oldest first; the inbox is empty after. */
   drain(): string[] {
+    return this.take().map((message) => message.content)
+  }
+
+  /** Every waiting message with what it carries, oldest first; the inbox is empty after. */
+  take(): InboxMessage[] {
     return this.queue.splice(0, this.queue.length)
+  }
+
+  /** Calls `listener` once when the inbox closes (its agent is disposed); returns an unsubscribe. */
+  onClose(listener: () => void): () => void {
+    if (this.closed) {
+      queueMicrotask(listener)
+      return () => {}
+    }
+    this.closeListeners.add(listener)
+    return () => { this.closeListeners.delete(listener) }
   }
 
   /** Resolves at the next post or release (at once when a message already waits or nothing holds). */
@@ -76,6 +109,15 @@ export class Inbox {
     this.holds.clear()
     const dropped = this.drain()
     this.signal()
+    const listeners = [...this.closeListeners]
+    this.closeListeners.clear()
+    for (const listener of listeners) {
+      try {
+        listener()
+      } catch {
+        // One owner's cleanup must not keep the others from theirs.
+      }
+    }
     return dropped
   }
 

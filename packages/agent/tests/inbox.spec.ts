@@ -147,4 +147,37 @@ describe('the agent inbox (messages from outside the turn, holds)', () => {
     expect(() => agent.inbox.post('one too many')).to.throw(AgentError).with.property('code', 'INBOX_FULL')
     expect(agent.inbox.size).to.equal(MAX_INBOX_MESSAGES)
   })
+
+  it('a message carrying a delegation rolls its usage and work into the turn and the agent when it is read', async () => {
+    const model = new ScriptedModel([
+      () => {
+        agent.inbox.post('[a background result]', { usage: { inputTokens: 7, outputTokens: 3 }, work: { steps: 2, toolCalls: 1, delegations: 0 } })
+        return { text: 'first', usage: { inputTokens: 1, outputTokens: 1 } }
+      },
+      { text: 'second', usage: { inputTokens: 1, outputTokens: 1 } },
+    ])
+    const agent = agentWith(model)
+    const result = await agent.run('go')
+    expect(result.usage).to.deep.equal({ inputTokens: 9, outputTokens: 5 })
+    expect(result.work).to.deep.equal({
+      own: { steps: 2, toolCalls: 0, delegations: 1 }, delegated: { steps: 2, toolCalls: 1, delegations: 0 },
+    })
+    expect(agent.usage.delegated).to.deep.equal({ inputTokens: 7, outputTokens: 3 })
+    expect(agent.work.own.delegations).to.equal(1)
+  })
+
+  it('onClose listeners run once when the agent is disposed (a late one at once), and can unsubscribe', async () => {
+    const agent = agentWith(new ScriptedModel([]))
+    const calls: string[] = []
+    agent.inbox.onClose(() => calls.push('a'))
+    const off = agent.inbox.onClose(() => calls.push('b'))
+    agent.inbox.onClose(() => { throw new Error('a broken listener') })
+    agent.inbox.onClose(() => calls.push('c'))
+    off()
+    await agent.dispose()
+    expect(calls).to.deep.equal(['a', 'c'])
+    agent.inbox.onClose(() => calls.push('late'))
+    await tick()
+    expect(calls).to.deep.equal(['a', 'c', 'late'])
+  })
 })

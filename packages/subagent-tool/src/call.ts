@@ -1,5 +1,5 @@
 import type { Agent } from '@cordis-subagents/agent'
-import type { SubagentRequest, SubagentResult, SubagentRun, SubagentService } from '@cordis-subagents/subagents-service'
+import type { SubagentHandle, SubagentRequest, SubagentResult, SubagentRun, SubagentService } from '@cordis-subagents/subagents-service'
 import { emptyWork, LimitError, limitStop, type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
 import { type DeadlineQueue, describeError, onAbort } from '@cordis-subagents/shared'
 import { type CancelCause, capOutput, failureText, headline } from './result.js'
@@ -34,6 +34,8 @@ export async function runDelegation(
   inFlight: Set<InFlight>,
   /** The tool load's timeouts behind one timer (its duration is `options.timeout`); without it, a timer per call. */
   deadlines?: DeadlineQueue,
+  /** Called once the service handed the run over (a background delegation keeps it, to steer it). */
+  onStarted?: (run: SubagentHandle) => void,
 ): Promise<ToolResult> {
   const startedAt = Date.now()
   const controller = new AbortController()
@@ -89,6 +91,7 @@ export async function runDelegation(
     const head = cause ? headline({ stopReason: 'aborted', output: '' }, cause, options.timeout) : 'Could not start the subagent.'
     return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${message}` }
   }
+  onStarted?.(run as SubagentHandle)
 
   // Once cancelled (parent abort, timeout, unload), dispose at once as well: the provider gets
   // `cancel` first, and the service settles a result the provider leaves pending when its dispose

@@ -1,13 +1,15 @@
 import { Context, Schema } from 'cordis'
 import { count, DeadlineQueue, duration, missingCapability, NAME_PATTERN, toolFilterProblem } from '@cordis-subagents/shared'
 import { z } from 'zod'
-import type { SubagentProvider } from '@cordis-subagents/subagents-service'
+import type { SubagentProvider, TurnEndPolicy } from '@cordis-subagents/subagents-service'
 import { withoutCallerTracing } from '@cordis-subagents/tools'
 import { runDelegation, type DelegateOptions, type InFlight } from './call.js'
+import { startInBackground } from './background.js'
 import { describePrompt, describeTool, LABEL_DESCRIPTION } from './wording.js'
 
 export { describeTool, describePrompt } from './wording.js'
 export { capOutput } from './result.js'
+export { startedText } from './background.js'
 
 export const name = 'subagent-tool'
 export const reusable = true
@@ -16,6 +18,10 @@ export const inject = ['tools', 'subagents']
 /** Everything a delegation needs (see `DelegateOptions`), plus the name the model sees. */
 export interface Config extends DelegateOptions {
   toolName: string
+  /** `sync`: the call returns the child's answer. `background`: it returns a handle at once; the answer comes later. */
+  mode: 'sync' | 'background'
+  /** In background mode: whether the parent's turn waits for live children before it ends. */
+  onTurnEnd: TurnEndPolicy
 }
 
 // Optional keys default to `undefined` explicitly: schemastery would otherwise turn an omitted
@@ -50,6 +56,8 @@ export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> 
   timeout: duration().default(30 * 60_000).description('Milliseconds before a delegation is cancelled; 0 means no limit (at most 2147483647, about 24.8 days).'),
   resume: Schema.boolean().description('Ask the provider to continue this parent\'s earlier child session instead of a fresh child (provider-acp with `resume: request`; `false` opts out of `resume: per-parent`). Providers that cannot resume ignore it.'),
   maxOutputBytes: count({ min: 1 }).default(1024 * 1024).description('Largest child output (UTF-8 bytes) returned to the parent; longer output is truncated with a note.'),
+  mode: Schema.union(['sync', 'background']).default('sync').description('`sync`: the call returns the child\'s answer. `background`: the call returns at once with a handle (`bg-1`, …); the answer is delivered later (see subagent-control for the wait / status / cancel / send tools).'),
+  onTurnEnd: Schema.union(['wait', 'end']).default('wait').description('Background mode: when the parent would end its turn with children still running, `wait` keeps the turn open until their results are delivered; `end` lets it end (results arrive at its next turn).'),
 })
 
 export function apply(ctx: Context, config: Config) {
@@ -74,11 +82,12 @@ export function apply(ctx: Context, config: Config) {
     }
     unmount = reservation.register({
       name: config.toolName,
-      description: describeTool(provider),
+      description: describeTool(provider, config.mode === 'background'),
       input: inputSchema(provider.inheritsParentContext),
       execute: (input, exec) => {
         // A call the registry looked up just before the unload must not start a run nobody owns.
         if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
+        if (config.mode === 'background') return startInBackground(subagents, config, input, exec, inFlight, deadlines)
         return runDelegation(subagents, config, input, exec, inFlight, deadlines)
       },
     })

@@ -1,7 +1,7 @@
 import type { SubagentProvider } from '@cordis-subagents/subagents-service'
 
 /** The model-facing description of a delegation tool, derived from what its provider's child can see. */
-export function describeTool(provider: Pick<SubagentProvider, 'inheritsParentContext' | 'description'>): string {
+export function describeTool(provider: Pick<SubagentProvider, 'inheritsParentContext' | 'description'>, background = false): string {
   const lines = provider.inheritsParentContext
     ? [
       'Delegate a task to a subagent that starts with a copy of this conversation\'s completed turns',
@@ -19,6 +19,12 @@ export function describeTool(provider: Pick<SubagentProvider, 'inheritsParentCon
     'Use it for work you can hand off whole (research, a focused change, a check). To run several at once,',
     'call this tool several times in the same step. Do not delegate what you can do yourself in a step or two.',
   )
+  if (background) {
+    lines.push(
+      'It runs in the background: the call returns at once with a handle (bg-1, bg-2, ...) and you keep working;',
+      'the answer is delivered to you later, exactly once.',
+    )
+  }
   const text = lines.join(' ')
   const about = provider.description?.trim().replace(/[.\s]+$/, '')
   return about ? `${text} Runs on: ${about}.` : text

@@ -23,8 +23,14 @@ describe('subagent-tool: config', () => {
 
   it('omitted options add no keys to the resolved config', () => {
     const config = SubagentTool.Config({ provider: 'x' })
-    expect(config).to.deep.equal({ provider: 'x', toolName: 'subagent', timeout: 30 * 60_000, maxOutputBytes: 1024 * 1024 })
+    expect(config).to.deep.equal({ provider: 'x', toolName: 'subagent', timeout: 30 * 60_000, maxOutputBytes: 1024 * 1024, mode: 'sync', onTurnEnd: 'wait' })
     for (const key of ['agentOptions', 'toolFilter', 'persona', 'maxDepth']) expect(config).to.not.have.property(key)
+  })
+
+  it('mode and onTurnEnd take only their listed values', () => {
+    expect(SubagentTool.Config({ provider: 'x', mode: 'background', onTurnEnd: 'end' })).to.include({ mode: 'background', onTurnEnd: 'end' })
+    expect(() => SubagentTool.Config({ provider: 'x', mode: 'later' as never })).to.throw()
+    expect(() => SubagentTool.Config({ provider: 'x', onTurnEnd: 'drop' as never })).to.throw()
   })
 
   it('omitted options add no keys to the request the provider receives', async () => {

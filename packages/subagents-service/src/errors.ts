@@ -25,6 +25,10 @@ export type SubagentErrorCode =
   | 'STEER_UNSUPPORTED'
   /** `send` on a run that already ended (its result settled, or it was cancelled). */
   | 'NOT_RUNNING'
+  /** A parent already has the most background delegations live (`ctx.subagents.background`). */
+  | 'BACKGROUND_LIMIT'
+  /** A background handle this parent does not have. */
+  | 'UNKNOWN_HANDLE'
 
 /** The capability a provider must declare to accept a request option. */
 export type SubagentCapability = 'persona' | 'toolFilter' | 'depthLimit'

@@ -10,3 +10,8 @@ export { MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK, capDiagnostic, describeError } f
 export { PROVIDER_NAME_PATTERN } from './validate.js'
 export { Config, DEFAULTS } from './config.js'
 export { type ProviderRunParts, type ProviderRunTools, startProviderRun } from './provider-run.js'
+export {
+  BackgroundRegistry, type BackgroundJob, type BackgroundLimits, type BackgroundResult, type BackgroundStart, type BackgroundState,
+  BackgroundTask, type Delivery, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, MAX_MESSAGE_LENGTH, ParentBackground, resultHeader,
+  type TurnEndPolicy, type WaitReport,
+} from './background.js'

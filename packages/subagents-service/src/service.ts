@@ -3,6 +3,7 @@ import type { Budget } from '@cordis-subagents/agent'
 import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
 import { SubagentEvents } from './events.js'
+import { BackgroundRegistry } from './background.js'
 import { admitChild, budgetOf, depthCeiling } from './limits.js'
 import { ParentGates } from './parent-gate.js'
 import { type Admission, aborted, RunHandle } from './run-handle.js'
@@ -33,6 +34,8 @@ export class SubagentService extends Service<Config> {
   private readonly traces = new TraceSources()
   private stopped = false
   private readonly log: Logger
+  /** Background delegations of every parent (see `BackgroundRegistry`). */
+  readonly background = new BackgroundRegistry((parent, task, reason) => this.log.warn('background result %s of %s lost: %s', task.handle, parent.id, reason))
   private readonly events: SubagentEvents
 
   constructor(ctx: Context, config?: Partial<Config>) {
@@ -44,6 +47,7 @@ export class SubagentService extends Service<Config> {
 
   protected override stop() {
     this.stopped = true
+    this.background.stopAll()
     const error = () => new SubagentError('ABORTED', 'The subagents service stopped while this start was waiting for a slot.')
     this.trees.failAll(error)
     this.parents.failAll(error)

@@ -1,0 +1,47 @@
+import { Context, Schema } from 'cordis'
+import { duration, NAME_PATTERN } from '@cordis-subagents/shared'
+import { withoutCallerTracing } from '@cordis-subagents/tools'
+import { buildVerbs, type VerbNames } from './verbs.js'
+
+export { buildVerbs, type VerbNames, type VerbOptions } from './verbs.js'
+export { statusLine, waitResult } from './format.js'
+
+export const name = 'subagent-control'
+export const reusable = true
+export const inject = ['tools', 'subagents']
+
+export interface Config {
+  /** The verbs are named `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`. */
+  prefix: string
+  waitTimeout: number
+  maxWaitTimeout: number
+  cancelGrace: number
+  startWait: number
+}
+
+/** The longest a prefix can be so that `<prefix>_status` is still a valid tool name (64 characters). */
+const MAX_PREFIX = 64 - '_status'.length
+
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  prefix: Schema.string().pattern(NAME_PATTERN).max(MAX_PREFIX).default('subagent').description('The tools are `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel` and `<prefix>_send`.'),
+  waitTimeout: duration({ min: 1000 }).default(60_000).description('How long a wait call waits when the model names no timeout (ms).'),
+  maxWaitTimeout: duration({ min: 1000 }).default(600_000).description('Longest wait the model may ask for (ms).'),
+  cancelGrace: duration().default(5_000).description('How long a cancel call waits for the child to stop, to return its last result (ms).'),
+  startWait: duration().default(10_000).description('How long a send call waits for a child that is still starting (queued for a slot, or its provider setting up) before it gives up (ms).'),
+})
+
+export function apply(ctx: Context, config: Config) {
+  if (config.waitTimeout > config.maxWaitTimeout) {
+    throw new Error(`subagent-control: config.waitTimeout (${config.waitTimeout}) is above config.maxWaitTimeout (${config.maxWaitTimeout}); lower it or raise the maximum.`)
+  }
+  const names: VerbNames = {
+    wait: `${config.prefix}_wait`,
+    status: `${config.prefix}_status`,
+    cancel: `${config.prefix}_cancel`,
+    send: `${config.prefix}_send`,
+  }
+  const subagents = withoutCallerTracing(ctx.subagents)
+  const { waitTimeout, maxWaitTimeout, cancelGrace, startWait } = config
+  for (const tool of buildVerbs(subagents, { names, waitTimeout, maxWaitTimeout, cancelGrace, startWait })) ctx.tools.register(tool)
+  ctx.effect(() => subagents.background.useVerbs(names))
+}

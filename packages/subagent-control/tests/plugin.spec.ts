@@ -1,0 +1,68 @@
+/// <reference types="mocha" />
+import { expect } from 'chai'
+import * as SubagentControl from '@cordis-subagents/subagent-control'
+import { startHost, type Host } from '../../../test/support/host.js'
+
+const FAILED = 3
+
+describe('@cordis-subagents/subagent-control entry (as the loader sees it) and config', () => {
+  let host: Host
+
+  afterEach(async () => {
+    await host?.stop()
+  })
+
+  it('is a namespace plugin: named name, inject, Config, apply, reusable; no default export', async () => {
+    const mod = await import('@cordis-subagents/subagent-control')
+    expect(mod).to.not.have.property('default')
+    expect(mod.name).to.equal('subagent-control')
+    expect(mod.inject).to.deep.equal(['tools', 'subagents'])
+    expect(mod.reusable).to.equal(true)
+    expect(mod.Config).to.be.a('function')
+    expect(mod.apply).to.be.a('function')
+  })
+
+  it('resolves bounded defaults; a wait default above the maximum or a bad prefix fails the load', async () => {
+    expect(SubagentControl.Config({})).to.deep.equal({ prefix: 'subagent', waitTimeout: 60_000, maxWaitTimeout: 600_000, cancelGrace: 5_000, startWait: 10_000 })
+    expect(() => SubagentControl.Config({ maxWaitTimeout: 2 ** 31 })).to.throw()
+    expect(() => SubagentControl.Config({ prefix: 'a b' })).to.throw()
+    expect(() => SubagentControl.Config({ prefix: 'x'.repeat(58) })).to.throw()
+    host = await startHost()
+    const fork = host.ctx.plugin(SubagentControl as any, { waitTimeout: 700_000 })
+    await host.ctx.lifecycle.flush()
+    expect(fork.status).to.equal(FAILED)
+    expect(host.ctx.tools.view().list()).to.deep.equal([])
+  })
+
+  it('registers the four verbs with strict, small schemas; two loads with different prefixes coexist, the same prefix twice fails the second', async () => {
+    host = await startHost()
+    host.ctx.plugin(SubagentControl as any, {})
+    host.ctx.plugin(SubagentControl as any, { prefix: 'bg' })
+    const twice = host.ctx.plugin(SubagentControl as any, {})
+    await host.ctx.lifecycle.flush()
+    expect(twice.status).to.equal(FAILED)
+    const list = host.ctx.tools.view().list()
+    expect(list.map((tool) => tool.name).sort()).to.deep.equal([
+      'bg_cancel', 'bg_send', 'bg_status', 'bg_wait', 'subagent_cancel', 'subagent_send', 'subagent_status', 'subagent_wait',
+    ])
+    for (const tool of list) expect(tool.parameters, tool.name).to.include({ additionalProperties: false })
+    const wait = list.find((tool) => tool.name === 'subagent_wait')!.parameters as { properties: Record<string, { maximum?: number }> }
+    expect(Object.keys(wait.properties)).to.deep.equal(['handles', 'mode', 'timeoutSeconds'])
+    expect(wait.properties.timeoutSeconds.maximum).to.equal(600)
+    const send = list.find((tool) => tool.name === 'subagent_send')!.parameters as { required: string[] }
+    expect(send.required).to.deep.equal(['handle', 'message'])
+    expect(host.ctx.subagents.background.verbs).to.deep.equal({ wait: 'bg_wait', status: 'bg_status', cancel: 'bg_cancel', send: 'bg_send' })
+  })
+
+  it('a verb rejects extra fields and bad handles before it runs', async () => {
+    host = await startHost()
+    host.ctx.plugin(SubagentControl as any, {})
+    await host.ctx.lifecycle.flush()
+    const exec = { signal: new AbortController().signal, agent: host.ctx.agents.create({}), toolCallId: 'c' }
+    const extra = await host.ctx.tools.view().execute({ name: 'subagent_cancel', input: { handle: 'bg-1', force: true } }, exec)
+    expect(extra.isError).to.equal(true)
+    expect(extra.content).to.match(/force/)
+    const blank = await host.ctx.tools.view().execute({ name: 'subagent_send', input: { handle: 'bg-1', message: '   ' } }, exec)
+    expect(blank.content).to.match(/only whitespace/)
+  })
+})

@@ -1,0 +1,192 @@
+import type { Agent } from '@cordis-subagents/agent'
+import type { BackgroundRegistry } from './background.js'
+import {
+  type BackgroundJob, type BackgroundResult, type BackgroundStart, BackgroundTask, type Delivery, resultHeader, Waiter, type WaitReport,
+} from './background-task.js'
+import { describeError } from './diagnostic.js'
+import { SubagentError } from './errors.js'
+import { limitStopOf } from './outcome.js'
+
+/**
+ * Longest inbox message (the agent's `MAX_INBOX_MESSAGE_LENGTH`; restated because this package
+ * imports only types from the agent package; test/background.spec.ts checks they agree).
+ */
+export const MAX_MESSAGE_LENGTH = 1 << 20
+
+/** The background delegations of one parent agent. */
+export class ParentBackground {
+  private readonly tasks = new Map<string, BackgroundTask>()
+  private count = 0
+  private closed = false
+
+  constructor(readonly parent: Agent, private readonly registry: BackgroundRegistry) {
+    parent.inbox.onClose(() => this.close())
+  }
+
+  get liveCount(): number {
+    let n = 0
+    for (const task of this.tasks.values()) if (task.live) n++
+    return n
+  }
+
+  /** Every task this parent still remembers, oldest first. */
+  list(): BackgroundTask[] {
+    return [...this.tasks.values()]
+  }
+
+  /** Starts a delegation in the background; throws `BACKGROUND_LIMIT` when too many are live. */
+  start(start: BackgroundStart): BackgroundTask {
+    const limit = this.registry.limits.maxLive
+    if (this.closed) throw new SubagentError('ABORTED', `Agent ${this.parent.id} has been disposed; no background delegation was started.`)
+    if (this.liveCount >= limit) {
+      throw new SubagentError('BACKGROUND_LIMIT',
+        `This agent already has ${limit} background subagents running; wait for one to finish (or cancel one) before starting another.`)
+    }
+    const task = new BackgroundTask(`bg-${++this.count}`, start.label, start.provider, start.onTurnEnd)
+    this.tasks.set(task.handle, task)
+    this.registry.live.add(task)
+    if (start.onTurnEnd === 'wait') task.release = this.parent.inbox.hold()
+    const onTurnAbort = () => {
+      const limit = limitStopOf(start.turnSignal.reason)
+      task.cancel(limit ? `the turn that started it was stopped by a ${limit} limit` : 'the turn that started it was aborted', start.turnSignal.reason)
+    }
+    start.turnSignal.addEventListener('abort', onTurnAbort, { once: true })
+    task.detach = () => start.turnSignal.removeEventListener('abort', onTurnAbort)
+    if (start.turnSignal.aborted) onTurnAbort()
+    const job: BackgroundJob = {
+      signal: task.controller.signal,
+      onUpdate: (update) => task.progress(update),
+      onStarted: (run) => task.markStarted(run),
+    }
+    let running: Promise<BackgroundResult>
+    try {
+      running = Promise.resolve(start.execute(job))
+    } catch (error) {
+      running = Promise.reject(error)
+    }
+    running.then(
+      (result) => this.settle(task, result),
+      (error) => this.settle(task, { isError: true, content: `Subagent failed: ${describeError(error)}` }),
+    )
+    return task
+  }
+
+  /** The task under `handle`; `UNKNOWN_HANDLE` (listing this parent's handles) when there is none. */
+  get(handle: string): BackgroundTask {
+    const task = this.tasks.get(handle)
+    if (task) return task
+    const known = [...this.tasks.keys()]
+    throw new SubagentError('UNKNOWN_HANDLE',
+      `No background subagent "${handle}" of this agent. ${known.length ? `Its handles: ${known.join(', ')}.` : 'It has started none (that it still remembers).'}`)
+  }
+
+  /**
+   * Waits for `handles` (every live one when omitted): `any` returns at the first result, `all`
+   * when all ended; at `timeoutMs` or an abort of `signal` it returns what it has. Results it
+   * returns in `collected` are delivered by this call; on abort they go to the inbox instead.
+   */
+  async wait(handles: readonly string[] | undefined, mode: 'any' | 'all', timeoutMs: number, signal: AbortSignal): Promise<WaitReport> {
+    const asked = handles ? [...new Set(handles)].map((handle) => this.get(handle)) : this.list().filter((task) => task.live)
+    const report: WaitReport = { collected: [], delivered: [], running: [], timedOut: false, aborted: false }
+    const claim: BackgroundTask[] = []
+    for (const task of asked) {
+      if (!task.live) report.delivered.push(task)
+      else if (task.waiter) report.running.push(task)
+      else claim.push(task)
+    }
+    if (!claim.length) return report
+    if (signal.aborted) {
+      report.aborted = true
+      report.running.push(...claim)
+      return report
+    }
+    const waiter = new Waiter(claim, mode)
+    for (const task of claim) task.waiter = waiter
+    const timer = setTimeout(() => waiter.end('timeout'), timeoutMs)
+    const onAbort = () => waiter.end('abort')
+    signal.addEventListener('abort', onAbort, { once: true })
+    const how = await waiter.done
+    clearTimeout(timer)
+    signal.removeEventListener('abort', onAbort)
+    for (const task of claim) if (task.waiter === waiter) task.waiter = undefined
+    if (how === 'abort') {
+      // Nobody will read this call's result: what it gathered goes to the inbox, once.
+      for (const task of waiter.collected) this.deliverAsMessage(task)
+      report.aborted = true
+      report.running.push(...claim.filter((task) => task.live))
+      return report
+    }
+    for (const task of waiter.collected) this.delivered(task, { via: 'wait' })
+    report.collected = waiter.collected
+    report.timedOut = how === 'timeout'
+    report.running.push(...claim.filter((task) => task.live))
+    return report
+  }
+
+  /** Cancels every live task (the parent was disposed): results that still come are reported lost. */
+  private close(): void {
+    this.closed = true
+    for (const task of this.tasks.values()) task.cancel('its parent agent was disposed')
+  }
+
+  /** @internal cancels every live task with `because`. */
+  cancelAll(because: string): void {
+    for (const task of this.tasks.values()) task.cancel(because)
+  }
+
+  private settle(task: BackgroundTask, result: BackgroundResult): void {
+    if (!task.live) return
+    task.state = 'ended'
+    task.endedAt = Date.now()
+    task.result = result
+    task.detach()
+    task.markStarted()
+    this.registry.live.delete(task)
+    if (task.waiter) task.waiter.take(task)
+    else this.deliverAsMessage(task)
+  }
+
+  private deliverAsMessage(task: BackgroundTask): void {
+    if (this.closed) {
+      this.delivered(task, { via: 'lost', reason: `the parent agent ${this.parent.id} was disposed before the result could be delivered` })
+      return
+    }
+    const result = task.result!
+    try {
+      this.parent.inbox.post(messageText(task), { usage: result.usage, work: result.work })
+      this.delivered(task, { via: 'message' })
+    } catch (error) {
+      this.delivered(task, { via: 'lost', reason: `its message could not be posted to ${this.parent.id}: ${describeError(error)}` })
+    }
+  }
+
+  private delivered(task: BackgroundTask, delivery: Delivery): void {
+    if (task.delivery) throw new Error(`background result ${task.handle} delivered twice (${task.delivery.via}, then ${delivery.via})`)
+    task.delivery = delivery
+    if (delivery.via === 'lost') this.registry.lost(this.parent, task, delivery.reason)
+    // After the post: a turn that waits on this hold wakes with the message already there.
+    task.release()
+    this.forgetOldest()
+  }
+
+  private forgetOldest(): void {
+    let ended = 0
+    for (const task of this.tasks.values()) if (task.delivery) ended++
+    for (const [handle, task] of this.tasks) {
+      if (ended <= this.registry.limits.maxEnded) break
+      if (!task.delivery) continue
+      this.tasks.delete(handle)
+      ended--
+    }
+  }
+}
+
+
+function messageText(task: BackgroundTask): string {
+  const header = resultHeader(task)
+  const body = task.result!.content
+  const room = MAX_MESSAGE_LENGTH - header.length - 200
+  const text = body.length > room ? `${body.slice(0, room)}\n\n[Result cut to ${room} characters to fit one message.]` : body
+  return `${header}\n\n${text}`
+}
+
