@@ -305,6 +305,22 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect(live.delivery?.via).to.equal('message')
   })
 
+  it('a result posted to the inbox but never read (the parent was disposed first) is reported lost, not delivered', async () => {
+    host = await backgroundHost({ tool: { onTurnEnd: 'end' } })
+    const parent = scriptedParent(host.ctx, []).agent
+    const exec = { signal: new AbortController().signal, agent: parent, toolCallId: 'c' }
+    await host.ctx.tools.view().execute({ name: 'subagent', input: { description: 'unread', prompt: 'p' } }, exec)
+    await until(() => host.provider.runs.length === 1, 'started')
+    host.provider.runs[0].outcome.resolve({ stopReason: 'completed', output: 'the answer nobody read' })
+    await until(() => parent.inbox.size === 1, 'posted')
+    expect(task(parent, 'bg-1').delivery).to.deep.equal({ via: 'message' })
+    await parent.dispose()
+    const reason = `its message was posted to ${parent.id}, but the agent was disposed before reading it`
+    expect(task(parent, 'bg-1').delivery).to.deep.equal({ via: 'lost', reason, unread: true })
+    expect(host.logs.filter((r) => r.name === 'subagents' && r.type === 'warn' && r.content.includes(`background result bg-1 of ${parent.id} lost: ${reason}`)))
+      .to.have.length(1)
+  })
+
   it('background children count against the service\'s limits (a per-parent slot queues a start) and the per-parent live cap', async () => {
     host = await backgroundHost({ subagents: { maxConcurrentPerParent: 1 } })
     const view = host.ctx.tools.view()

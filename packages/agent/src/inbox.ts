@@ -28,7 +28,7 @@ export interface InboxMessage {
  */
 export class Inbox {
   private readonly queue: InboxMessage[] = []
-  private readonly closeListeners = new Set<() => void>()
+  private readonly closeListeners = new Set<(unread: readonly InboxMessage[]) => void>()
   private readonly holds = new Set<object>()
   private wake?: () => void
   private closed = false
@@ -81,10 +81,13 @@ export class Inbox {
     return this.queue.splice(0, this.queue.length)
   }
 
-  /** Calls `listener` once when the inbox closes (its agent is disposed); returns an unsubscribe. */
-  onClose(listener: () => void): () => void {
+  /**
+   * Calls `listener` once when the inbox closes (its agent is disposed) with the messages that were
+   * never read; returns an unsubscribe.
+   */
+  onClose(listener: (unread: readonly InboxMessage[]) => void): () => void {
     if (this.closed) {
-      queueMicrotask(listener)
+      queueMicrotask(() => listener([]))
       return () => {}
     }
     this.closeListeners.add(listener)
@@ -107,18 +110,18 @@ export class Inbox {
   close(): string[] {
     this.closed = true
     this.holds.clear()
-    const dropped = this.drain()
+    const unread = this.take()
     this.signal()
     const listeners = [...this.closeListeners]
     this.closeListeners.clear()
     for (const listener of listeners) {
       try {
-        listener()
+        listener(unread)
       } catch {
         // One owner's cleanup must not keep the others from theirs.
       }
     }
-    return dropped
+    return unread.map((message) => message.content)
   }
 
   private signal(): void {

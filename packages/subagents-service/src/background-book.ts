@@ -20,7 +20,7 @@ export class ParentBackground {
   private closed = false
 
   constructor(readonly parent: Agent, private readonly registry: BackgroundRegistry) {
-    parent.inbox.onClose(() => this.close())
+    parent.inbox.onClose((unread) => this.close(unread))
   }
 
   get liveCount(): number {
@@ -123,10 +123,21 @@ export class ParentBackground {
     return report
   }
 
-  /** Cancels every live task (the parent was disposed): results that still come are reported lost. */
-  private close(): void {
+  /**
+   * The parent was disposed: cancels every live task (results that still come are reported lost),
+   * and a result whose message was posted but never read is reported lost too.
+   */
+  private close(unread: readonly { delegation?: object }[]): void {
     this.closed = true
-    for (const task of this.tasks.values()) task.cancel('its parent agent was disposed')
+    const carried = new Set(unread.map((message) => message.delegation))
+    for (const task of this.tasks.values()) {
+      if (task.delivery?.via === 'message' && carried.has(task.posted)) {
+        const reason = `its message was posted to ${this.parent.id}, but the agent was disposed before reading it`
+        task.delivery = { via: 'lost', reason, unread: true }
+        this.registry.lost(this.parent, task, reason)
+      }
+      task.cancel('its parent agent was disposed')
+    }
   }
 
   /** @internal cancels every live task with `because`. */
@@ -153,7 +164,9 @@ export class ParentBackground {
     }
     const result = task.result!
     try {
-      this.parent.inbox.post(messageText(task), { usage: result.usage, work: result.work })
+      const carried = { usage: result.usage, work: result.work }
+      this.parent.inbox.post(messageText(task), carried)
+      task.posted = carried
       this.delivered(task, { via: 'message' })
     } catch (error) {
       this.delivered(task, { via: 'lost', reason: `its message could not be posted to ${this.parent.id}: ${describeError(error)}` })

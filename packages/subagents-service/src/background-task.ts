@@ -42,7 +42,8 @@ export interface BackgroundStart {
 export type Delivery =
   | { via: 'wait' }
   | { via: 'message' }
-  | { via: 'lost'; reason: string }
+  /** `unread`: its message was posted, but the parent was disposed before reading it. */
+  | { via: 'lost'; reason: string; unread?: true }
 
 export type BackgroundState = 'starting' | 'running' | 'ended'
 
@@ -55,6 +56,8 @@ export class BackgroundTask {
   lastProgress?: string
   result?: BackgroundResult
   delivery?: Delivery
+  /** @internal what the result's inbox message carries (its identity tells the message apart among unread ones). */
+  posted?: object
   /** Why we cancelled it, when we did (shown in its message's header). */
   cancelledBecause?: string
   run?: SubagentHandle
