@@ -189,7 +189,7 @@ class A2aRun {
     if (state !== undefined && isFinal(state)) {
       const outcome = outcomeOf(state, this.view.lastAgentText)
       const stopReason = outcome.stopReason === 'error' && this.view.refinedStop ? this.view.refinedStop : outcome.stopReason
-      return finish({ stopReason, output: text, ...outcome.headline ? { diagnostic: `${outcome.headline} (task ${this.view.taskId}).` } : {} })
+      return finish({ stopReason, output: text, ...outcome.headline ? { diagnostic: `${outcome.headline} (task ${this.view.taskId})` } : {} })
     }
     if (this.cancelReason !== undefined) {
       const unconfirmed = this.graceExpired ? ` The remote did not confirm within ${this.settings.cancelGrace} ms (cancelGrace); task ${this.view.taskId} was last ${stateName(state)}.` : ''

@@ -28,17 +28,18 @@ export interface StateOutcome {
  * (a child cannot ask its parent's user), anything else → error naming the state.
  */
 export function outcomeOf(state: TaskState, agentText: string): StateOutcome {
-  const said = agentText.trim() ? `: ${agentText.trim()}` : ''
+  // The agent's words are quoted after the headline (never as "auth…: <words>", which reads as a credential).
+  const said = agentText.trim() ? ` It said: "${agentText.trim()}"` : ''
   switch (state) {
     case TaskState.TASK_STATE_COMPLETED: return { stopReason: 'completed' }
-    case TaskState.TASK_STATE_CANCELED: return { stopReason: 'aborted', headline: `The remote task was canceled${said}` }
-    case TaskState.TASK_STATE_FAILED: return { stopReason: 'error', headline: `The remote task failed${said}` }
-    case TaskState.TASK_STATE_REJECTED: return { stopReason: 'error', headline: `The remote agent rejected the task${said}` }
+    case TaskState.TASK_STATE_CANCELED: return { stopReason: 'aborted', headline: `The remote task was canceled.${said}` }
+    case TaskState.TASK_STATE_FAILED: return { stopReason: 'error', headline: `The remote task failed.${said}` }
+    case TaskState.TASK_STATE_REJECTED: return { stopReason: 'error', headline: `The remote agent rejected the task.${said}` }
     case TaskState.TASK_STATE_INPUT_REQUIRED:
-      return { stopReason: 'error', headline: `The remote agent needs more input, which a delegated task cannot give${said || ' (it did not say what)'}. Put what it asks for in the prompt and delegate again.` }
+      return { stopReason: 'error', headline: `The remote agent needs more input, which a delegated task cannot give: put what it asks for in the prompt and delegate again.${said || ' (It did not say what.)'}` }
     case TaskState.TASK_STATE_AUTH_REQUIRED:
-      return { stopReason: 'error', headline: `The remote agent needs authentication${said || ''}. Configure bearerTokenEnv or headersFromEnv for this provider.` }
-    default: return { stopReason: 'error', headline: `The remote task ended in an unknown state (${stateName(state)})${said}` }
+      return { stopReason: 'error', headline: `The remote agent needs authentication (configure bearerTokenEnv or headersFromEnv for this provider).${said}` }
+    default: return { stopReason: 'error', headline: `The remote task ended in an unknown state (${stateName(state)}).${said}` }
   }
 }
 
