@@ -20,12 +20,17 @@ async function a2aServer(streaming: boolean) {
   const executor: AgentExecutor = {
     async execute(context, bus) {
       const { taskId, contextId } = context
-      bus.publish(AgentEvent.task({ id: taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined }, artifacts: [], history: [], metadata: undefined }))
+      bus.publish(AgentEvent.task({
+        id: taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined },
+        artifacts: [], history: [], metadata: undefined,
+      }))
       bus.publish(AgentEvent.artifactUpdate({
         taskId, contextId, append: false, lastChunk: true, metadata: undefined,
         artifact: { artifactId: 'answer', name: '', description: '', parts: [{ content: { $case: 'text', value: 'child answer' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] },
       }))
-      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: undefined }, metadata: undefined }))
+      bus.publish(AgentEvent.statusUpdate({
+        taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: undefined }, metadata: undefined,
+      }))
       bus.finished()
     },
     async cancelTask() {},

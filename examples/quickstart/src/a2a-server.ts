@@ -66,7 +66,8 @@ const executor: import('@a2a-js/sdk/server').AgentExecutor = {
       metadata: undefined, extensions: [], referenceTaskIds: [],
     })
     const status = (state: State, text?: string, metadata?: Record<string, unknown>) => bus.publish(server.AgentEvent.statusUpdate({
-      taskId, contextId, status: { state, message: text === undefined ? undefined : message(text), timestamp: new Date().toISOString() }, metadata,
+      taskId, contextId, metadata,
+      status: { state, message: text === undefined ? undefined : message(text), timestamp: new Date().toISOString() },
     }))
     bus.publish(server.AgentEvent.task({
       id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: undefined },
@@ -95,7 +96,8 @@ const executor: import('@a2a-js/sdk/server').AgentExecutor = {
         signal: controller.signal,
         onEvent: (event) => {
           if (event.type === 'tool-call') {
-            status(TaskState.TASK_STATE_WORKING, `calls ${event.call.name}`, { cordisSubagents: { update: { kind: 'tool-call', tool: event.call.name, step: event.step } } })
+            const update = { kind: 'tool-call', tool: event.call.name, step: event.step }
+            status(TaskState.TASK_STATE_WORKING, `calls ${event.call.name}`, { cordisSubagents: { update } })
           } else if (event.type === 'tool-result' && event.result.isError) {
             status(TaskState.TASK_STATE_WORKING, 'a tool failed', { cordisSubagents: { update: { kind: 'tool-result', isError: true } } })
           }

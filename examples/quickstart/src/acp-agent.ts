@@ -27,8 +27,8 @@ import { budgetOf, ceilingFrom, parentLimits, servedPersona, startAgentHost, und
 console.log = console.error
 console.info = console.error
 
-const [acp, agentModule] = await Promise.all([import('@agentclientprotocol/sdk'), import('@cordis-subagents/agent')])
-type Agent = InstanceType<typeof agentModule.Agent>
+const acp = await import('@agentclientprotocol/sdk')
+type Agent = import('@cordis-subagents/agent').Agent
 
 const ctx = await startAgentHost()
 

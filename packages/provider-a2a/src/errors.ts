@@ -4,7 +4,7 @@ export type A2aErrorCode =
   | 'A2A_INVALID_CONFIG'
   /** The agent card could not be fetched: connection refused, a non-200 status, a timeout. */
   | 'A2A_CARD_UNREACHABLE'
-  /** The agent card was fetched but is not a usable card: not JSON, wrong content type, too large, missing fields, no interface we speak. */
+  /** The agent card was fetched but cannot be used: not JSON, wrong content type, too large, missing fields, no interface we speak. */
   | 'A2A_CARD_INVALID'
   /** The remote did not accept the task: the send failed, timed out or was answered with an error. */
   | 'A2A_SEND_FAILED'

@@ -58,7 +58,11 @@ class A2aRun {
   private wake?: () => void
   private failure?: string
 
-  constructor(private readonly settings: RunSettings, private readonly request: ProviderStartRequest, private readonly update: (update: SubagentUpdate) => void) {
+  constructor(
+    private readonly settings: RunSettings,
+    private readonly request: ProviderStartRequest,
+    private readonly update: (update: SubagentUpdate) => void,
+  ) {
     this.view = new TaskView(settings.maxOutputBytes)
     this.options = { signal: this.transport.signal, serviceParameters: traceHeaders(request) }
   }
@@ -73,14 +77,16 @@ class A2aRun {
         if (first.done) throw new Error('the stream ended before its first event')
         this.forward(this.view.apply(first.value))
       } else {
-        const answer = await this.settings.client.sendMessage({ ...params, configuration: { ...params.configuration!, returnImmediately: true } }, this.options)
+        const configuration = { ...params.configuration!, returnImmediately: true }
+        const answer = await this.settings.client.sendMessage({ ...params, configuration }, this.options)
         if ('status' in answer && 'artifacts' in answer) this.forward(this.view.applyTask(answer))
         else this.forward(this.view.apply({ payload: { $case: 'message', value: answer } }))
       }
     } catch (error) {
       this.transport.abort()
       await this.stream?.return?.(undefined).catch(() => {})
-      throw new A2aError('A2A_SEND_FAILED', `The remote agent ${this.settings.agentName} did not accept the task: ${this.describe(error)}.`, { cause: error })
+      const why = this.describe(error)
+      throw new A2aError('A2A_SEND_FAILED', `The remote agent ${this.settings.agentName} did not accept the task: ${why}.`, { cause: error })
     }
     if (!this.view.taskId && !this.view.directMessage) {
       this.transport.abort()

@@ -119,7 +119,8 @@ for (const mode of [
     it('carries depth, the ceiling, the remaining budget, the tool ceiling and trace context in metadata.cordisSubagents', async () => {
       const remote = await provider(server.url)
       const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
-      const budget = { remaining: () => ({ maxSteps: 5, maxTokens: 1000.7, maxToolCalls: Infinity, maxWallMs: 60_000, maxChildren: 2, maxConcurrent: 3 }) }
+      const left = { maxSteps: 5, maxTokens: 1000.7, maxToolCalls: Infinity, maxWallMs: 60_000, maxChildren: 2, maxConcurrent: 3 }
+      const budget = { remaining: () => left }
       const handle = await remote.start(request({
         prompt: 'complete', depth: 2, maxDepthCeiling: 3, parent: fakeParent(1, ['read_file', 'list_files', 'bad name!']),
         budget: budget as never, traceContext: { traceparent, tracestate: 'vendor=1' },
