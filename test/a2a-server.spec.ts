@@ -1,7 +1,9 @@
 // The quick start's agent served over A2A (lib/a2a-server.js, a real process started by the
 // a2a-host plugin on 127.0.0.1), driven by provider-a2a: answers from the workspace, honours the
 // depth ceiling, the budget and the tool ceiling a parent sends, cancels, and leaves no process.
+import { spawn } from 'node:child_process'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { expect } from 'chai'
 import { Context } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
@@ -104,5 +106,22 @@ describe('the quick start agent served over A2A (lib/a2a-server.js through provi
     await handle.dispose()
     expect(result.stopReason).to.equal('aborted')
     expect(result.diagnostic).to.match(/^The remote task was canceled\./).and.not.match(/cancelGrace/)
+  })
+
+  it('a host killed with SIGKILL does not leave its A2A server behind (the server exits when its stdin closes)', async () => {
+    const host = pathToFileURL(join(QUICKSTART, 'lib/a2a-host.js')).href
+    const script = `const { Context } = await import('cordis'); const { default: QuickstartA2a } = await import(${JSON.stringify(host)});
+      const ctx = new Context(); ctx.plugin(QuickstartA2a); await ctx.start(); await ctx.lifecycle.flush();
+      process.stdout.write(String(ctx.quickstartA2a.pid) + '\\n'); setInterval(() => {}, 1000)`
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
+    const pid = await new Promise<number>((resolve, reject) => {
+      child.stdout!.once('data', (chunk) => resolve(Number(String(chunk).trim())))
+      child.once('exit', (code) => reject(new Error(`the host exited early (${code})`)))
+    })
+    expect(alive(pid)).to.equal(true)
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGKILL')
+    await exited
+    expect(await eventually(() => !alive(pid), 10_000), `A2A server ${pid} outlived its host`).to.equal(true)
   })
 })

@@ -42,8 +42,9 @@ export class QuickstartA2a extends Service<Config> {
 
   protected override async start() {
     const script = fileURLToPath(new URL('../lib/a2a-server.js', import.meta.url))
-    const args = [script, '--port', '0', ...this.config.root ? ['--root', this.config.root] : []]
-    const child = this.child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env })
+    const args = [script, '--port', '0', '--exit-with-stdin', ...this.config.root ? ['--root', this.config.root] : []]
+    // Its stdin is ours: if this process dies without stopping it, the pipe closes and it exits.
+    const child = this.child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: process.env })
     this.pid = child.pid
     child.stderr!.on('data', () => {})
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))

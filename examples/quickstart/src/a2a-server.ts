@@ -13,6 +13,7 @@
  * `allowedTools`, and its run is bounded by `budget`. A budget or a failure ends the task failed,
  * with our stop reason and usage in the final status's `metadata.cordisSubagents`.
  * CancelTask aborts the run. At most --max-tasks tasks run at once; more are rejected.
+ * With --exit-with-stdin it exits when its stdin ends (the a2a-host plugin's process died).
  */
 import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
@@ -30,6 +31,7 @@ const { values: args } = parseArgs({
     root: { type: 'string' },
     'max-depth': { type: 'string' },
     'max-tasks': { type: 'string', default: '8' },
+    'exit-with-stdin': { type: 'boolean', default: false },
   },
 })
 const port = Number(args.port)
@@ -175,6 +177,10 @@ async function shutdown() {
   process.exit(0)
 }
 process.on('SIGTERM', () => void shutdown())
+// Started by a host that may die without a word (SIGKILL): its end of our stdin closing is the sign.
+if (args['exit-with-stdin']) {
+  process.stdin.on('end', () => void shutdown()).on('error', () => void shutdown()).resume()
+}
 process.on('SIGINT', () => void shutdown())
 
 function depthOf(value: string | undefined): number | undefined {
