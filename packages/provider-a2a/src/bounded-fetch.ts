@@ -59,14 +59,22 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource): typeof
     const capName = streaming ? 'maxStreamBytes' : 'maxResponseBytes'
     if (streaming) arm(limits.idleTimeout, `the stream was silent for ${limits.idleTimeout} ms (idleTimeout)`)
     const reader = response.body.getReader()
+    // A limit (or the caller) ends a pending read itself: fetch does not always error a body whose
+    // reader is held when its request is aborted after the headers arrived.
+    const aborted = new Promise<never>((_, reject) => {
+      if (controller.signal.aborted) reject(controller.signal.reason)
+      else controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })
+    })
+    aborted.catch(() => {})
     let bytes = 0
     const body = new ReadableStream<Uint8Array>({
       async pull(sink) {
         let chunk: Awaited<ReturnType<typeof reader.read>>
         try {
-          chunk = await reader.read()
+          chunk = await Promise.race([reader.read(), aborted])
         } catch (error) {
           release()
+          reader.cancel(error).catch(() => {})
           sink.error(controller.signal.reason instanceof LimitError ? controller.signal.reason : error)
           return
         }
