@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, limits, history growth, tracing, background), side by
+ * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, A2A, limits, history growth, tracing, background), side by
  * side, in one process. Writes bench/RESULTS.md.
  * BENCH_QUICK=1 runs tiny iteration counts (a smoke test of the harness, figures meaningless).
  */
@@ -12,6 +12,7 @@ import { fanout } from './scenarios/fanout.js'
 import { soak } from './scenarios/soak.js'
 import { churn } from './scenarios/churn.js'
 import { acp, handback, warmAcp } from './scenarios/acp.js'
+import { a2a } from './scenarios/a2a.js'
 import { isolation } from './scenarios/isolation.js'
 import { limits } from './scenarios/limits.js'
 import { growth } from './scenarios/growth.js'
@@ -170,6 +171,24 @@ log()
     `${fmt(r.disposed['ours: reused process, new session (reuse: true)'].median, 2)} ms (to result ${fmt(reused, 2)} ms; floor ${fmt(floor, 2)} ms)`])
   headline.push(['ACP run with provider-acp `warm` / `reuse`', `warm spare ${fmt(warm, 1)} ms, reused process ${fmt(reused, 1)} ms to the result`,
     `cold ${fmt(cold, 1)} ms; protocol floor (live process, hand client) ${fmt(floor, 1)} ms`])
+}
+
+// 5c (provider-a2a) -----------------------------------------------------------------------------
+{
+  const r = await a2a({ iterations: q(20, 2), warmup: q(2, 1) })
+  const ours = r.stats['A2A: ctx.subagents → a2a (streaming, loopback)'].median
+  const hand = r.stats['A2A floor: hand-written SDK client (SendStreamingMessage)'].median
+  const inProcess = r.stats['in-process: ctx.subagents → spawn'].median
+  const acpRun = r.stats['ACP: ctx.subagents → acp (cold process per run)'].median
+  log('## 5c. Per-run latency by transport: in-process vs ACP vs A2A')
+  log()
+  log(`${r.iterations} runs each, interleaved. A run = delegate → the child answers "child answer" at once → result → dispose. In-process: provider-spawn (one child model step). ACP: provider-acp, a cold bench/fixtures/acp-agent.mjs process per run. A2A: provider-a2a against an A2A server built from @a2a-js/sdk's server classes on 127.0.0.1 (in the bench process, so no spawn is counted), streaming (SendStreamingMessage over SSE); the floor is a hand-written SDK client doing the same call on the same server.`)
+  log()
+  table(['system', 'ms per run median (min–max)', 'vs in-process'],
+    Object.entries(r.stats).map(([name, s]) => [name, fmtStats(s, '', 2), `${fmt(s.median / inProcess, 1)}×`]))
+  targets.push(['A2A per-run ≤ 1.5× the hand-written SDK client', ours <= 1.5 * hand, `${fmt(ours / hand, 2)}× (${fmt(ours, 2)} vs ${fmt(hand, 2)} ms)`])
+  headline.push(['one delegation by transport (child answers at once)', `A2A (loopback, streaming) ${fmt(ours, 2)} ms; in-process ${fmt(inProcess, 2)} ms`,
+    `ACP (cold process) ${fmt(acpRun, 1)} ms; hand-written A2A SDK client ${fmt(hand, 2)} ms`])
 }
 
 // 6 -------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ describe('quick start (examples/quickstart, offline)', function () {
     expect(out).to.match(/┌ subagent → spawn: "Summarize packages, part 1 of 2" started/)
     expect(out).to.match(/┌ subagent → spawn: "Summarize packages, part 2 of 2" started/)
     expect(out).to.match(/┌ subagent_acp → acp: "Root workspace scripts \(separate process\)" started/)
+    expect(out).to.match(/┌ subagent_remote → remote: "Workspace top level \(remote, over A2A\)" started \([0-9a-f-]{36}\)/)
     expect(out).to.match(/│ Summarize packages, part 1 of 2 · step 1 · calls read_file/)
     expect(out).to.match(/└ Summarize packages, part 2 of 2: completed in \d+\.\ds, 2 steps, \d+ tool calls/)
     // The answer comes from real tool output: every package.json under packages/ was read.
@@ -45,8 +46,14 @@ describe('quick start (examples/quickstart, offline)', function () {
     const acp = answer.match(/npm scripts [^\n]*\(answered at depth 1, pid (\d+)\)/)
     expect(acp, out).to.not.equal(null)
     expect(Number(acp![1])).to.not.equal(cli.child.pid)
-    expect(out).to.match(/usage: parent \d+ tokens \(in \d+ \/ out \d+\) · delegated \d+ tokens across 3 delegations · total \d+ · 3 steps · \d+\.\ds/)
+    // The A2A child is our agent served over HTTP by another process (the a2a-host plugin's server).
+    const remote = answer.match(/Workspace top level \(answered by a remote agent over A2A, another process over HTTP\):\n\d+ top-level entries; directories: [^\n]*packages[^\n]* \(answered at depth 1, pid (\d+)\)/)
+    expect(remote, out).to.not.equal(null)
+    expect(Number(remote![1])).to.not.equal(cli.child.pid).and.not.equal(Number(acp![1]))
+    expect(out).to.match(/usage: parent \d+ tokens \(in \d+ \/ out \d+\) · delegated \d+ tokens across 4 delegations · total \d+ · 3 steps · \d+\.\ds/)
     expect(alive(Number(acp![1]))).to.equal(false)
+    // SIGTERM went to the server as the app stopped; it exits on its own right after.
+    expect(await eventually(() => !alive(Number(remote![1])))).to.equal(true)
     expect(processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))).to.deep.equal([])
   })
 
@@ -58,7 +65,7 @@ describe('quick start (examples/quickstart, offline)', function () {
     expect(result.stopReason).to.equal('completed')
     expect(result.answer).to.include('@cordis-subagents/subagent-tool: depends on shared, tools, subagents-service, agent')
     expect(result.delegations.map((d: any) => `${d.tool}→${d.provider}:${d.stopReason}`).sort())
-      .to.deep.equal(['subagent_acp→acp:completed', 'subagent→spawn:completed', 'subagent→spawn:completed'])
+      .to.deep.equal(['subagent_acp→acp:completed', 'subagent_remote→remote:completed', 'subagent→spawn:completed', 'subagent→spawn:completed'])
     expect(result.delegations.every((d: any) => d.depth === 1)).to.equal(true)
     expect(result.usage.delegated.inputTokens).to.be.greaterThan(0)
     expect(result.usage.total.inputTokens).to.equal(result.usage.own.inputTokens + result.usage.delegated.inputTokens)

@@ -26,41 +26,24 @@ import { Readable, Writable } from 'node:stream'
 import { defaultStateDir, isSessionId, newSessionId, SessionStore } from './session-store.js'
 import { startTracing } from './tracing.js'
 import type {} from '@cordis-subagents/telemetry'
+import { budgetOf, ceilingFrom, parentLimits, servedPersona, startAgentHost, underCeilings } from './agent-host.js'
 
 // Everything that would print to stdout (cordis' logger uses console.log) goes to stderr.
 console.log = console.error
 console.info = console.error
 
-const [{ Context }, acp, { default: ToolRegistry }, agentModule, demoModel, workspaceTools, { traceContextFrom }] = await Promise.all([
-  import('cordis'),
-  import('@agentclientprotocol/sdk'),
-  import('@cordis-subagents/tools'),
-  import('@cordis-subagents/agent'),
-  import('./demo-model.js'),
-  import('./workspace-tools.js'),
-  import('@cordis-subagents/shared'),
-])
-const { default: AgentRuntime } = agentModule
-type Agent = InstanceType<typeof agentModule.Agent>
+const acp = await import('@agentclientprotocol/sdk')
+const { traceContextFrom } = await import('@cordis-subagents/shared')
+type Agent = import('@cordis-subagents/agent').Agent
 
-const useOpenAI = !!(process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL)
-
-const ctx = new Context()
-ctx.plugin(ToolRegistry)
-ctx.plugin(AgentRuntime, {
-  model: useOpenAI ? 'openai' : 'demo',
-})
-if (useOpenAI) ctx.plugin(await import('@cordis-subagents/model-openai'), { name: 'openai' })
-else ctx.plugin(demoModel, { name: 'demo' })
-ctx.plugin(workspaceTools, {} as any)
 const tracing = await startTracing('cordis-subagents-acp-agent')
-if (tracing) ctx.plugin((await import('@cordis-subagents/telemetry')).default, { tracerProvider: tracing.provider })
-await ctx.start()
-await ctx.lifecycle.flush()
+const ctx = await startAgentHost(async (host) => {
+  if (tracing) host.plugin((await import('@cordis-subagents/telemetry')).default, { tracerProvider: tracing.provider })
+})
 
 // ctx.agents takes the root depth from SUBAGENT_DEPTH (set by provider-acp), so depth counts
 // continue across the process boundary.
-const persona = (depth: number) => `You are a read-only research agent working in a code workspace, reached over ACP at depth ${depth}. Use the tools to look at files and answer concisely from what you read.`
+const persona = (depth: number) => servedPersona('ACP', depth)
 
 interface Session {
   agent: Agent
@@ -100,24 +83,10 @@ async function persist(sessionId: string, session: Session) {
   }
 }
 
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
-
-/** A ceiling from the parent: a list of tool names, or undefined when none was given. */
-function ceilingFrom(value: unknown): string[] | undefined {
-  if (typeof value === 'string') return value.split(',').filter((name) => TOOL_NAME.test(name))
-  if (Array.isArray(value)) return value.filter((name): name is string => typeof name === 'string' && TOOL_NAME.test(name))
-  return undefined
-}
-
 /** The tools a session may use: the intersection of every ceiling given (env and `_meta`). */
 function sessionTools(meta: unknown) {
-  const fromMeta = ceilingFrom((meta as { cordisSubagents?: { allowedTools?: unknown } } | null | undefined)?.cordisSubagents?.allowedTools)
-  const fromEnv = ceilingFrom(process.env.SUBAGENT_ALLOWED_TOOLS)
-  let view = ctx.tools.view()
-  for (const allow of [fromEnv, fromMeta]) if (allow) view = view.restrict({ allow })
-  return view
+  return underCeilings(ctx.tools.view(), ceilingFrom(process.env.SUBAGENT_ALLOWED_TOOLS), parentLimits(meta).allowedTools)
 }
-const BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren'] as const
 
 /**
  * The session's limits from session/new's `_meta.cordisSubagents` (`budget` and `maxDepth`):
@@ -126,17 +95,7 @@ const BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxC
  * Malformed entries are ignored: only non-negative safe integers count.
  */
 function sessionBudget(meta: unknown): Record<string, number> | undefined {
-  const given = (meta as { cordisSubagents?: { budget?: unknown; maxDepth?: unknown } } | null | undefined)?.cordisSubagents
-  if (!given || typeof given !== 'object') return undefined
-  const limits: Record<string, number> = {}
-  const budget = given.budget && typeof given.budget === 'object' ? given.budget as Record<string, unknown> : {}
-  for (const key of BUDGET_KEYS) if (isLimit(budget[key])) limits[key] = budget[key] as number
-  if (isLimit(given.maxDepth)) limits.maxDepth = given.maxDepth as number
-  return Object.keys(limits).length ? limits : undefined
-}
-
-function isLimit(value: unknown): boolean {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+  return budgetOf(parentLimits(meta))
 }
 
 const sessions = new Map<string, Session>()

@@ -10,7 +10,8 @@ import { backgroundParent } from './demo-background.js'
  * in-process children and the child behind ACP. Answers are built from real tool output.
  *
  * Parent, first turn:  list_files(packages) → `subagent` ×2 (half of the packages each) plus
- *                       `subagent_acp` (root package.json) in one step → aggregate.
+ *                       `subagent_acp` (root package.json) and `subagent_remote` (the top-level
+ *                       entries, over A2A) in one step → aggregate.
  * Parent, later turns: `subagent_fork` (the child inherits the completed turns) → relay.
  * Parent, `--background`: see demo-background.ts (two background starts, own work, then collect).
  */
@@ -31,6 +32,7 @@ export const Config: Schema<Config> = Schema.object({
 export const PACKAGES_PROMPT = 'Read the package.json of each of these packages'
 export const ROOT_PROMPT = 'Read the root package.json of the workspace'
 export const FORK_PROMPT = 'From the package summary you gave earlier'
+export const REMOTE_PROMPT = 'List the top-level entries of the workspace'
 
 export function apply(ctx: Context, config: Config) {
   const delay = config.delay ?? (Number(process.env.QUICKSTART_DEMO_DELAY) || 120)
@@ -81,6 +83,7 @@ export function respond(request: GenerateRequest): ScriptedResponse {
   if (turn.prompt.startsWith(PACKAGES_PROMPT)) return packagesChild(turn)
   if (turn.prompt.startsWith(ROOT_PROMPT)) return rootChild(turn, request.system)
   if (turn.prompt.startsWith(FORK_PROMPT)) return forkChild(turn)
+  if (turn.prompt.startsWith(REMOTE_PROMPT)) return remoteChild(turn, request.system)
   const background = backgroundParent(request, PACKAGES_PROMPT)
   if (background) return background
   if (turn.earlier.some((m) => m.role === 'user')) return parentFollowUp(turn)
@@ -117,6 +120,12 @@ function parentFirstTurn(turn: Turn): ScriptedResponse {
         },
       })
     }
+    if (turn.tools.has('subagent_remote')) {
+      toolCalls.push({
+        name: 'subagent_remote',
+        input: { description: 'Workspace top level (remote, over A2A)', prompt: `${REMOTE_PROMPT} (list_files on ".") and say which are directories.` },
+      })
+    }
     return { text: `Found ${dirs.length} packages; delegating ${toolCalls.length} tasks in parallel.`, toolCalls }
   }
   const parts = delegations.map((m) => m.isError ? `(${m.name} failed: ${m.content.split('\n')[0]})` : m.content.trim())
@@ -124,6 +133,8 @@ function parentFirstTurn(turn: Turn): ScriptedResponse {
   const root = delegations.find((m) => m.name === 'subagent_acp')
   const lines = ['The workspace packages and their internal dependencies:', ...packages]
   if (root) lines.push('', 'Workspace root (answered by a child agent in a separate process over ACP):', root.isError ? `(failed: ${root.content.split('\n')[0]})` : root.content.trim())
+  const remote = delegations.find((m) => m.name === 'subagent_remote')
+  if (remote) lines.push('', 'Workspace top level (answered by a remote agent over A2A, another process over HTTP):', remote.isError ? `(failed: ${remote.content.split('\n')[0]})` : remote.content.trim())
   if (!parts.length) lines.push('(no delegation came back)')
   return { text: lines.join('\n') }
 }
@@ -171,6 +182,17 @@ function rootChild(turn: Turn, system?: string): ScriptedResponse {
   } catch {
     return { text: `The root package.json is not valid JSON${where}` }
   }
+}
+
+function remoteChild(turn: Turn, system?: string): ScriptedResponse {
+  if (!turn.results.length) return { toolCalls: [{ name: 'list_files', input: { path: '.' } }] }
+  const depth = /depth (\d+)/.exec(system ?? '')?.[1]
+  const where = depth === undefined ? '' : ` (answered at depth ${depth}, pid ${process.pid})`
+  const result = turn.results[0]
+  if (result.isError) return { text: `Could not list the workspace: ${result.content}${where}` }
+  const entries = result.content.split('\n').slice(1).filter(Boolean)
+  const dirs = entries.filter((entry) => entry.endsWith('/')).map((entry) => entry.slice(0, -1))
+  return { text: `${entries.length} top-level entries; directories: ${dirs.join(', ') || '(none)'}${where}` }
 }
 
 function forkChild(turn: Turn): ScriptedResponse {

@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import express from 'express'
+import { type AgentCard, Role, TaskState } from '@a2a-js/sdk'
+import { ClientFactory } from '@a2a-js/sdk/client'
+import { AgentEvent, type AgentExecutor, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server'
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
+import * as ProviderA2a from '@cordis-subagents/provider-a2a'
+import * as ProviderAcp from '@cordis-subagents/provider-acp'
+import { BenchModel, host, now, stats, text, type Stats } from '../lib.js'
+
+const ACP_AGENT = fileURLToPath(new URL('../fixtures/acp-agent.mjs', import.meta.url))
+
+/**
+ * An A2A agent whose turn is one text artifact ("child answer"), served by the SDK's own server
+ * classes on 127.0.0.1 (in this process: the figure is the protocol and HTTP cost, not a spawn).
+ */
+async function a2aServer(streaming: boolean) {
+  const executor: AgentExecutor = {
+    async execute(context, bus) {
+      const { taskId, contextId } = context
+      bus.publish(AgentEvent.task({
+        id: taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined },
+        artifacts: [], history: [], metadata: undefined,
+      }))
+      bus.publish(AgentEvent.artifactUpdate({
+        taskId, contextId, append: false, lastChunk: true, metadata: undefined,
+        artifact: { artifactId: 'answer', name: '', description: '', parts: [{ content: { $case: 'text', value: 'child answer' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] },
+      }))
+      bus.publish(AgentEvent.statusUpdate({
+        taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: undefined }, metadata: undefined,
+      }))
+      bus.finished()
+    },
+    async cancelTask() {},
+  }
+  const app = express()
+  const server = app.listen(0, '127.0.0.1')
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const card: AgentCard = {
+    name: 'bench agent', description: '', version: '1', provider: undefined,
+    supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+    capabilities: { streaming, pushNotifications: false, extensions: [] },
+    securitySchemes: {}, securityRequirements: [], defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [], signatures: [],
+  }
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor)
+  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }))
+  app.use('/rpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
+  return {
+    url,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections()
+    }),
+  }
+}
+
+export interface A2aResult { stats: Record<string, Stats>; iterations: number }
+
+/**
+ * Per-run latency of one delegation whose child answers at once, by transport: in-process
+ * (provider-spawn, one child model step), ACP (provider-acp, a cold fixture agent process per
+ * run), A2A (provider-a2a against an SDK server on loopback, streaming), and the A2A floor: a
+ * hand-written SDK client doing the same SendStreamingMessage on the same server.
+ */
+export async function a2a(options: { iterations: number; warmup: number }): Promise<A2aResult> {
+  const remote = await a2aServer(true)
+  const h = await host({ model: new BenchModel(() => text('child answer')), tools: false })
+  h.ctx.plugin(ProviderAcp, { name: 'acp', command: process.execPath, args: [ACP_AGENT] })
+  h.ctx.plugin(ProviderA2a, { name: 'a2a', url: remote.url })
+  await h.ctx.lifecycle.flush()
+  if (!h.ctx.subagents.get('a2a')) throw new Error('a2a: the provider did not load')
+  const client = await new ClientFactory().createFromUrl(remote.url)
+  // A parent per round: the default tree cap (64 delegations per tree) would stop one parent.
+  let parent = h.ctx.agents.create({})
+  const delegate = (provider: string) => async () => {
+    const run = await h.ctx.subagents.delegate(provider, { prompt: 'hello', parent, signal: new AbortController().signal })
+    const result = await run.result
+    await run.dispose()
+    if (result.stopReason !== 'completed' || result.output !== 'child answer') throw new Error(`${provider}: ${JSON.stringify(result)}`)
+  }
+  const hand = async () => {
+    let output = ''
+    const stream = client.sendMessageStream({
+      tenant: '', configuration: undefined, metadata: undefined,
+      message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: 'hello' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] },
+    })
+    for await (const event of stream) {
+      if (event.payload?.$case === 'artifactUpdate') output += event.payload.value.artifact?.parts.map((p) => p.content?.$case === 'text' ? p.content.value : '').join('') ?? ''
+    }
+    if (output !== 'child answer') throw new Error(`a2a hand client: wrong output ${output}`)
+  }
+  const systems: Record<string, () => Promise<void>> = {
+    'in-process: ctx.subagents → spawn': delegate('spawn'),
+    'ACP: ctx.subagents → acp (cold process per run)': delegate('acp'),
+    'A2A floor: hand-written SDK client (SendStreamingMessage)': hand,
+    'A2A: ctx.subagents → a2a (streaming, loopback)': delegate('a2a'),
+  }
+  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(systems).map((k) => [k, []]))
+  try {
+    for (let i = -options.warmup; i < options.iterations; i++) {
+      const names = Object.keys(systems)
+      for (const name of i % 2 ? names.reverse() : names) {
+        const t0 = now()
+        await systems[name]()
+        if (i >= 0) samples[name].push(now() - t0)
+      }
+      await parent.dispose()
+      parent = h.ctx.agents.create({})
+    }
+    if (h.ctx.subagents.runs().length) throw new Error('a2a: live runs left')
+  } finally {
+    await parent.dispose()
+    await h.stop()
+    await remote.close()
+  }
+  return { stats: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v)])), iterations: options.iterations }
+}

@@ -1,0 +1,54 @@
+import { Schema } from 'cordis'
+import { count, duration } from '@cordis-subagents/shared'
+
+/** Plugin config. Only `url` is required; the schema fills the other defaults. */
+export interface Config {
+  name?: string
+  url: string
+  bearerTokenEnv?: string
+  headersFromEnv?: Record<string, string>
+  allowHttp?: boolean
+  allowCrossOrigin?: boolean
+  cardTimeout?: number
+  requestTimeout?: number
+  idleTimeout?: number
+  pollInterval?: number
+  cancelGrace?: number
+  maxResponseBytes?: number
+  maxStreamBytes?: number
+  maxOutputBytes?: number
+  description?: string
+}
+
+export const Config: Schema<Config> = Schema.object({
+  name: Schema.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).default('a2a')
+    .description('Provider name the subagent tool refers to (`provider: a2a`). Load the plugin twice with different names for two remote agents.'),
+  url: Schema.string().required()
+    .description('The remote agent: its base URL (`http://127.0.0.1:41241`, the card is read from `/.well-known/agent-card.json`) or the full URL of its agent card (a path ending in `.json`).'),
+  bearerTokenEnv: Schema.string()
+    .description('Name of an environment variable holding a bearer token: every request carries `Authorization: Bearer <value>`. The value is never logged nor put in a diagnostic.'),
+  headersFromEnv: Schema.dict(String).default({})
+    .description('More request headers, each read from an environment variable: `{ X-Api-Key: REMOTE_API_KEY }`. Values are never logged nor put in a diagnostic.'),
+  allowHttp: Schema.boolean().default(false)
+    .description('Allow plain http:// to a host that is not loopback (127.0.0.0/8, ::1, localhost). Off: such a URL fails the load, because prompts, answers and tokens would cross the network unencrypted.'),
+  allowCrossOrigin: Schema.boolean().default(false)
+    .description('Follow an agent card whose interface URL is on another origin than the card. Off: such a card is refused, so a card cannot send our prompts and headers elsewhere.'),
+  cardTimeout: duration({ min: 1 }).default(10_000)
+    .description('Milliseconds to fetch the agent card at load (connect, headers and body).'),
+  requestTimeout: duration({ min: 1 }).default(30_000)
+    .description('Milliseconds for one request: the answer to a send, a poll or a cancel (headers and body), and the headers of a stream.'),
+  idleTimeout: duration({ min: 1 }).default(300_000)
+    .description('Milliseconds a streamed task may stay silent (no event) before the run ends as an error. Polled tasks: the longest time without any poll answer.'),
+  pollInterval: duration({ min: 50 }).default(1_000)
+    .description('Milliseconds between `GetTask` polls when the card says the agent cannot stream.'),
+  cancelGrace: duration().default(5_000)
+    .description('Milliseconds the remote gets after `CancelTask` to report the task canceled before the run ends (as aborted) without it.'),
+  maxResponseBytes: count({ min: 1024 }).default(4 * 1024 * 1024)
+    .description('Largest body of one answer (the card, a send, a poll) in bytes; more is an error naming this limit.'),
+  maxStreamBytes: count({ min: 1024 }).default(64 * 1024 * 1024)
+    .description('Most bytes one streamed task may send. A stream that sends more is stopped and the run ends as an error naming this limit.'),
+  maxOutputBytes: count({ min: 1 }).default(1024 * 1024)
+    .description('Largest output text kept (UTF-8 bytes); more is cut, and the diagnostic says so.'),
+  description: Schema.string()
+    .description('Appended to the tool description the model sees. Default: the agent card\'s name and description.'),
+})

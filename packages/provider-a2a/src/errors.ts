@@ -1,0 +1,22 @@
+/** Stable codes of the errors this package throws (at load, or from `start`). */
+export type A2aErrorCode =
+  /** The plugin config is unusable (a bad URL, http:// to a non-loopback host without `allowHttp`). Thrown at load. */
+  | 'A2A_INVALID_CONFIG'
+  /** The agent card could not be fetched: connection refused, a non-200 status, a timeout. */
+  | 'A2A_CARD_UNREACHABLE'
+  /** The agent card was fetched but cannot be used: not JSON, wrong content type, too large, missing fields, no interface we speak. */
+  | 'A2A_CARD_INVALID'
+  /** The remote did not accept the task: the send failed, timed out or was answered with an error. */
+  | 'A2A_SEND_FAILED'
+  /** The request's signal aborted before the remote accepted the task. */
+  | 'ABORTED'
+
+export class A2aError extends Error {
+  readonly code: A2aErrorCode
+
+  constructor(code: A2aErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'A2aError'
+    this.code = code
+  }
+}

@@ -1,0 +1,26 @@
+import type { Context } from 'cordis'
+import type {} from '@cordis-subagents/subagents-service'
+import type { Config } from './config.js'
+import { createA2aProvider } from './provider.js'
+
+export { Config } from './config.js'
+export { A2aError, type A2aErrorCode } from './errors.js'
+export { createA2aProvider, type A2aProvider, type ProviderOptions } from './provider.js'
+export { AGENT_CARD_PATH, SUPPORTED_BINDINGS } from './card.js'
+export { type CrossingMetadata, MAX_ALLOWED_TOOLS } from './crossing.js'
+
+export const name = 'provider-a2a'
+export const reusable = true
+export const inject = ['subagents']
+
+/**
+ * Fetches and checks the agent card, then registers the provider. A card that cannot be fetched or
+ * used fails this plugin (logged with the URL and what is wrong); the rest of the app runs on.
+ */
+export async function apply(ctx: Context, config: Config) {
+  const controller = new AbortController()
+  ctx.on('dispose', () => controller.abort(new Error('the plugin was disposed while it fetched the agent card')))
+  const provider = await createA2aProvider({ ...config, signal: controller.signal })
+  ctx.subagents.register(provider)
+  ctx.logger('a2a').debug('%s: the remote agent %s (%s)', provider.name, provider.card.name, provider.cardUrl)
+}

@@ -1,0 +1,151 @@
+import type { AgentCard } from '@a2a-js/sdk'
+import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client'
+import { countProblem, durationProblem, Redactor, stripControl } from '@cordis-subagents/shared'
+import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
+import { boundedFetch, type FetchLimits } from './bounded-fetch.js'
+import { cardUrlOf, fetchAgentCard, urlProblem } from './card.js'
+import { Config } from './config.js'
+import { A2aError } from './errors.js'
+import { startA2aRun } from './run.js'
+
+export interface ProviderOptions extends Config {
+  /** Environment to read `bearerTokenEnv` / `headersFromEnv` from (default `process.env`). */
+  env?: NodeJS.ProcessEnv
+  /** Aborts the card fetch (the plugin passes its disposal). */
+  signal?: AbortSignal
+}
+
+/** The a2a provider, plus the agent card it was built from. */
+export interface A2aProvider extends SubagentProvider {
+  readonly card: AgentCard
+  /** Where the card was read from. */
+  readonly cardUrl: string
+}
+
+/** The schema's defaults: the one place they are written (a programmatic caller gets the same). */
+const DEFAULTS = Config({ url: 'http://127.0.0.1/' })
+
+/** Longest description taken from the card (the model reads it in the tool description). */
+const MAX_CARD_DESCRIPTION = 300
+
+/**
+ * Builds the `a2a` provider: checks the config, fetches and checks the agent card (bounded by
+ * `cardTimeout`), and makes the SDK client that every run uses. The plugin calls this at load;
+ * it is exported for programmatic use. Rejects `A2A_INVALID_CONFIG`, `A2A_CARD_UNREACHABLE` or
+ * `A2A_CARD_INVALID` naming the URL and what is wrong.
+ */
+export async function createA2aProvider(options: ProviderOptions): Promise<A2aProvider> {
+  const settings = {
+    name: options.name ?? DEFAULTS.name!,
+    allowHttp: options.allowHttp ?? DEFAULTS.allowHttp!,
+    allowCrossOrigin: options.allowCrossOrigin ?? DEFAULTS.allowCrossOrigin!,
+    cardTimeout: options.cardTimeout ?? DEFAULTS.cardTimeout!,
+    requestTimeout: options.requestTimeout ?? DEFAULTS.requestTimeout!,
+    idleTimeout: options.idleTimeout ?? DEFAULTS.idleTimeout!,
+    pollInterval: options.pollInterval ?? DEFAULTS.pollInterval!,
+    cancelGrace: options.cancelGrace ?? DEFAULTS.cancelGrace!,
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes!,
+    maxStreamBytes: options.maxStreamBytes ?? DEFAULTS.maxStreamBytes!,
+    maxOutputBytes: options.maxOutputBytes ?? DEFAULTS.maxOutputBytes!,
+  }
+  const problem = durationProblem('cardTimeout', settings.cardTimeout, { min: 1 })
+    ?? durationProblem('requestTimeout', settings.requestTimeout, { min: 1 })
+    ?? durationProblem('idleTimeout', settings.idleTimeout, { min: 1 })
+    ?? durationProblem('pollInterval', settings.pollInterval, { min: 50 })
+    ?? durationProblem('cancelGrace', settings.cancelGrace)
+    ?? countProblem('maxResponseBytes', settings.maxResponseBytes, { min: 1024 })
+    ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
+    ?? countProblem('maxOutputBytes', settings.maxOutputBytes, { min: 1 })
+  if (problem) throw invalid(problem)
+  if (typeof settings.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(settings.name)) throw invalid(`name must be 1-64 of A-Z a-z 0-9 _ -, got ${JSON.stringify(settings.name)}.`)
+
+  let url: URL
+  try {
+    url = new URL(options.url)
+  } catch {
+    throw invalid(`url ${JSON.stringify(options.url)} is not a URL. Give the remote agent's base URL (http://127.0.0.1:41241) or its agent card's URL.`)
+  }
+  const where = urlProblem(url, settings.allowHttp)
+  if (where) throw invalid(`url ${url.origin}${url.pathname} cannot be used: ${where}.`)
+  const { headers, secrets } = authHeaders(options, options.env ?? process.env)
+  const redactor = new Redactor(secrets)
+
+  const cardUrl = cardUrlOf(url)
+  const cardFetch = boundedFetch({
+    requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
+    maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
+  }, () => headers)
+  const card = await fetchAgentCard(cardUrl, withSignal(cardFetch, options.signal), settings)
+
+  const limits: FetchLimits = {
+    requestTimeout: settings.requestTimeout, idleTimeout: settings.idleTimeout,
+    maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxStreamBytes,
+  }
+  const fetchImpl = boundedFetch(limits, () => headers)
+  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+  }))
+  let client: Client
+  try {
+    client = await factory.createFromAgentCard(card)
+  } catch (error) {
+    throw new A2aError('A2A_CARD_INVALID', `The agent card at ${cardUrl.href} cannot be used: ${redactor.redact(String((error as Error)?.message ?? error))}`)
+  }
+  const agentName = `"${oneLine(card.name, 80)}" at ${cardUrl.origin}`
+  const runSettings = {
+    client,
+    streaming: card.capabilities?.streaming === true,
+    agentName,
+    requestTimeout: settings.requestTimeout,
+    idleTimeout: settings.idleTimeout,
+    pollInterval: settings.pollInterval,
+    cancelGrace: settings.cancelGrace,
+    maxOutputBytes: settings.maxOutputBytes,
+    redactor,
+  }
+  const description = options.description
+    ?? `the remote agent ${agentName} over A2A${card.description ? `: ${oneLine(card.description, MAX_CARD_DESCRIPTION)}` : ''}`
+  return {
+    name: settings.name,
+    description,
+    // A remote agent is a fresh child that honours none of our per-request options (it is not ours to configure).
+    capabilities: { persona: false, toolFilter: false, depthLimit: false },
+    inheritsParentContext: false,
+    card,
+    cardUrl: cardUrl.href,
+    start: (request: ProviderStartRequest): Promise<SubagentRun> => startA2aRun(runSettings, request),
+  }
+}
+
+/** The configured auth headers, read from the environment, and their values (to keep them out of diagnostics). */
+function authHeaders(options: ProviderOptions, env: NodeJS.ProcessEnv): { headers: Record<string, string>; secrets: string[] } {
+  const headers: Record<string, string> = {}
+  const secrets: string[] = []
+  const read = (variable: string, what: string) => {
+    const value = env[variable]
+    if (value === undefined || value === '') throw invalid(`${what} names the environment variable ${variable}, which is not set.`)
+    if (/[\r\n]/.test(value)) throw invalid(`${what}: the environment variable ${variable} holds a line break, which cannot go in a header.`)
+    secrets.push(value)
+    return value
+  }
+  if (options.bearerTokenEnv) headers.Authorization = `Bearer ${read(options.bearerTokenEnv, 'bearerTokenEnv')}`
+  for (const [name, variable] of Object.entries(options.headersFromEnv ?? {})) {
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(name)) throw invalid(`headersFromEnv: ${JSON.stringify(name)} is not a header name.`)
+    headers[name] = read(variable, `headersFromEnv.${name}`)
+  }
+  return { headers, secrets }
+}
+
+function withSignal(fetcher: typeof fetch, signal: AbortSignal | undefined): typeof fetch {
+  if (!signal) return fetcher
+  return (input, init = {}) => fetcher(input, { ...init, signal })
+}
+
+function invalid(problem: string): A2aError {
+  return new A2aError('A2A_INVALID_CONFIG', `provider-a2a: config.${problem}`)
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = stripControl(String(text)).replace(/\s+/g, ' ').trim()
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat
+}

@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto'
+import { Role, type SendMessageRequest, type StreamResponse } from '@a2a-js/sdk'
+import type { Client } from '@a2a-js/sdk/client'
+import { describeError, type Redactor } from '@cordis-subagents/shared'
+import {
+  capDiagnostic, type ProviderStartRequest, startProviderRun, type SubagentResult, type SubagentRun, type SubagentUpdate,
+} from '@cordis-subagents/subagents-service'
+import { LimitError } from './bounded-fetch.js'
+import { crossingMetadata, traceHeaders } from './crossing.js'
+import { A2aError } from './errors.js'
+import { isActive, isFinal, outcomeOf, stateName } from './task-state.js'
+import { TaskView } from './task-view.js'
+
+export interface RunSettings {
+  client: Client
+  /** The card says the agent streams: `SendStreamingMessage`; else `SendMessage` + `GetTask` polls. */
+  streaming: boolean
+  /** For diagnostics: the agent card's name and where it is. */
+  agentName: string
+  requestTimeout: number
+  idleTimeout: number
+  pollInterval: number
+  cancelGrace: number
+  maxOutputBytes: number
+  redactor: Redactor
+}
+
+/**
+ * One delegation to a remote A2A agent. `start` fulfils once the remote accepted the task (its
+ * first event, or the send's answer): the task id is the run's `childId`. From then on the run
+ * follows the task (stream, or polls) to a final state; cancel sends `CancelTask`; dispose cancels
+ * a task still running, stops every request of the run and waits for them.
+ */
+export function startA2aRun(settings: RunSettings, request: ProviderStartRequest): Promise<SubagentRun> {
+  return startProviderRun(request, async ({ update }) => {
+    const run = new A2aRun(settings, request, update)
+    await run.open()
+    return {
+      ...run.view.taskId ? { childId: run.view.taskId } : {},
+      begin: () => run.follow(),
+      cancel: (reason) => run.cancel(reason),
+      dispose: () => run.dispose(),
+    }
+  })
+}
+
+class A2aRun {
+  readonly view: TaskView
+  /** Aborts every request of this run (dispose, a cancel that got no answer in time). */
+  private readonly transport = new AbortController()
+  private readonly options: { signal: AbortSignal; serviceParameters: Record<string, string> }
+  private stream?: AsyncIterator<StreamResponse>
+  private cancelReason?: string
+  private cancelling?: Promise<void>
+  private graceTimer?: NodeJS.Timeout
+  private graceExpired = false
+  private following?: Promise<SubagentResult>
+  private wake?: () => void
+  private failure?: string
+
+  constructor(
+    private readonly settings: RunSettings,
+    private readonly request: ProviderStartRequest,
+    private readonly update: (update: SubagentUpdate) => void,
+  ) {
+    this.view = new TaskView(settings.maxOutputBytes)
+    this.options = { signal: this.transport.signal, serviceParameters: traceHeaders(request) }
+  }
+
+  /** Sends the prompt; resolves once the remote answered (the task exists), rejects `A2A_SEND_FAILED` when it did not. */
+  async open(): Promise<void> {
+    const params = this.params()
+    try {
+      if (this.settings.streaming) {
+        this.stream = this.settings.client.sendMessageStream(params, this.options)[Symbol.asyncIterator]()
+        const first = await this.stream.next()
+        if (first.done) throw new Error('the stream ended before its first event')
+        this.forward(this.view.apply(first.value))
+      } else {
+        const configuration = { ...params.configuration!, returnImmediately: true }
+        const answer = await this.settings.client.sendMessage({ ...params, configuration }, this.options)
+        if ('status' in answer && 'artifacts' in answer) this.forward(this.view.applyTask(answer))
+        else this.forward(this.view.apply({ payload: { $case: 'message', value: answer } }))
+      }
+    } catch (error) {
+      this.transport.abort()
+      await this.stream?.return?.(undefined).catch(() => {})
+      const why = this.describe(error)
+      throw new A2aError('A2A_SEND_FAILED', `The remote agent ${this.settings.agentName} did not accept the task: ${why}.`, { cause: error })
+    }
+    if (!this.view.taskId && !this.view.directMessage) {
+      this.transport.abort()
+      throw new A2aError('A2A_SEND_FAILED', `The remote agent ${this.settings.agentName} answered without a task id or a message.`)
+    }
+  }
+
+  /** Follows the task to its end; never rejects (a failure is an `error` result). */
+  follow(): Promise<SubagentResult> {
+    return this.following ??= (this.settings.streaming ? this.followStream() : this.poll())
+      .then(() => this.result(), (error) => {
+        this.failure ??= this.describe(error)
+        return this.result()
+      })
+      .finally(() => {
+        clearTimeout(this.graceTimer)
+        this.transport.abort()
+      })
+  }
+
+  private async followStream(): Promise<void> {
+    const stream = this.stream!
+    try {
+      while (!this.done()) {
+        const next = await stream.next()
+        if (next.done) {
+          if (!this.done()) this.failure ??= `the stream ended while the task was ${stateName(this.view.state)}`
+          return
+        }
+        this.forward(this.view.apply(next.value))
+      }
+    } finally {
+      await stream.return?.(undefined).catch(() => {})
+    }
+  }
+
+  private async poll(): Promise<void> {
+    let lastAnswer = Date.now()
+    while (!this.done()) {
+      await this.sleep(this.settings.pollInterval)
+      if (this.done() || this.transport.signal.aborted) return
+      try {
+        const task = await this.settings.client.getTask({ tenant: '', id: this.view.taskId!, historyLength: 0 }, this.options)
+        lastAnswer = Date.now()
+        this.forward(this.view.applyTask(task))
+      } catch (error) {
+        if (this.transport.signal.aborted) throw error
+        if (Date.now() - lastAnswer > this.settings.idleTimeout) {
+          throw new Error(`no poll was answered for ${this.settings.idleTimeout} ms (idleTimeout); the last error: ${this.describe(error)}`)
+        }
+      }
+    }
+  }
+
+  private done(): boolean {
+    return this.view.directMessage || (this.view.state !== undefined && isFinal(this.view.state)) || this.graceExpired
+  }
+
+  /** Sends `CancelTask` once (when the task is still running); the result follows from the task's state. */
+  cancel(reason?: string): void {
+    if (this.cancelReason !== undefined) return
+    this.cancelReason = reason || 'cancelled'
+    this.graceTimer = setTimeout(() => {
+      // The remote did not confirm in time: stop following it (the run ends aborted).
+      this.graceExpired = true
+      this.transport.abort(new LimitError(`the remote did not confirm the cancel within ${this.settings.cancelGrace} ms (cancelGrace)`))
+      this.wake?.()
+    }, this.settings.cancelGrace)
+    this.cancelling = this.sendCancel()
+    this.wake?.()
+  }
+
+  private async sendCancel(): Promise<void> {
+    if (!this.view.taskId || !isActive(this.view.state)) return
+    try {
+      const task = await this.settings.client.cancelTask({ tenant: '', id: this.view.taskId, metadata: undefined }, this.options)
+      this.forward(this.view.applyTask(task))
+      this.wake?.()
+    } catch {
+      // Not cancelable (it just ended), or the remote is gone: the stream / polls show what happened.
+    }
+  }
+
+  async dispose(): Promise<void> {
+    // A task still running remotely is cancelled, so disposing leaves nothing running there.
+    if (!this.done() && this.view.taskId && isActive(this.view.state)) this.cancel('the run was disposed')
+    await this.cancelling
+    clearTimeout(this.graceTimer)
+    this.transport.abort()
+    this.wake?.()
+    await this.stream?.return?.(undefined).catch(() => {})
+    await this.following?.catch(() => {})
+  }
+
+  private result(): SubagentResult {
+    const { text, truncated } = this.view.output()
+    const usage = this.view.usage ? { usage: this.view.usage } : {}
+    const notes: string[] = []
+    if (truncated) notes.push(`The output was cut at ${this.settings.maxOutputBytes} bytes (maxOutputBytes).`)
+    const finish = (result: SubagentResult) => {
+      const diagnostic = [result.diagnostic, ...notes].filter(Boolean).join(' ')
+      return { ...result, ...diagnostic ? { diagnostic: capDiagnostic(this.settings.redactor.redact(diagnostic)) } : {}, ...usage }
+    }
+    if (this.view.directMessage) return finish({ stopReason: 'completed', output: text })
+    const state = this.view.state
+    if (state !== undefined && isFinal(state)) {
+      const outcome = outcomeOf(state, this.view.lastAgentText)
+      const stopReason = outcome.stopReason === 'error' && this.view.refinedStop ? this.view.refinedStop : outcome.stopReason
+      return finish({ stopReason, output: text, ...outcome.headline ? { diagnostic: `${outcome.headline} (task ${this.view.taskId})` } : {} })
+    }
+    if (this.cancelReason !== undefined) {
+      const unconfirmed = this.graceExpired ? ` The remote did not confirm within ${this.settings.cancelGrace} ms (cancelGrace); task ${this.view.taskId} was last ${stateName(state)}.` : ''
+      return finish({ stopReason: 'aborted', output: text, diagnostic: `Cancelled: ${this.cancelReason}.${unconfirmed}` })
+    }
+    return finish({
+      stopReason: 'error',
+      output: text,
+      diagnostic: `Lost the remote task ${this.view.taskId} of ${this.settings.agentName} (last state ${stateName(state)}): ${this.failure ?? 'it ended without a final state'}.`,
+    })
+  }
+
+  private params(): SendMessageRequest {
+    return {
+      tenant: '',
+      message: {
+        messageId: randomUUID(),
+        contextId: '',
+        taskId: '',
+        role: Role.ROLE_USER,
+        parts: [{ content: { $case: 'text', value: this.request.prompt }, mediaType: 'text/plain', filename: '', metadata: undefined }],
+        metadata: { cordisSubagents: crossingMetadata(this.request) },
+        extensions: [],
+        referenceTaskIds: [],
+      },
+      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
+      metadata: undefined,
+    }
+  }
+
+  private forward(updates: SubagentUpdate[]) {
+    for (const update of updates) this.update(update)
+  }
+
+  /** Waits `ms`, or less when woken (cancel, dispose). */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms)
+      const wake = this.wake = done
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+      void wake
+    })
+  }
+
+  private describe(error: unknown): string {
+    const reason = this.transport.signal.reason
+    if (reason instanceof LimitError) return reason.message
+    if (error instanceof LimitError) return error.message
+    const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause
+    const base = describeError(error)
+    const detail = cause?.code ? ` (${cause.code}${cause.message ? `: ${cause.message}` : ''})` : ''
+    return this.settings.redactor.redact(`${base}${detail}`).slice(0, 1_000)
+  }
+}

@@ -1,0 +1,166 @@
+import { Role, type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
+import { capBytes, stripControl } from '@cordis-subagents/shared'
+import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
+
+type Usage = NonNullable<SubagentResult['usage']>
+
+/** Most artifacts of one task we keep apart; later ones are appended to the last. */
+const MAX_ARTIFACTS = 64
+/** Longest progress text forwarded as one `subagent/update`. */
+const MAX_UPDATE_CHARS = 2_000
+const UPDATE_KINDS = new Set(['step', 'text', 'thought', 'tool-call', 'tool-result', 'plan', 'status'])
+/** Stop reasons a remote of ours may name for a failed task (never `completed`: a state does that). */
+const REFINED_STOPS = new Set<SubagentStopReason>(['error', 'max-tokens', 'refusal', 'timeout', 'budget'])
+
+/**
+ * What we know of one remote task, folded from its events (stream) or snapshots (polls): its id,
+ * state, the agent's last message, its artifacts (text, capped) and what a remote of ours added
+ * in `metadata.cordisSubagents` (usage, a refined stop reason).
+ */
+export class TaskView {
+  taskId?: string
+  state?: TaskState
+  /** Text of the latest agent message (a status message, or a direct Message answer). */
+  lastAgentText = ''
+  /** Set when the answer was a Message (no task): the exchange is over. */
+  directMessage = false
+  usage?: Usage
+  refinedStop?: SubagentStopReason
+  private readonly artifacts = new Map<string, string>()
+  private truncated = false
+
+  constructor(private readonly maxOutputBytes: number) {}
+
+  /** Folds one stream event; returns the progress to forward. */
+  apply(event: StreamResponse): SubagentUpdate[] {
+    const payload = event.payload
+    if (!payload) return []
+    switch (payload.$case) {
+      case 'task': return this.applyTask(payload.value)
+      case 'message': {
+        this.directMessage = true
+        this.noteMessage(payload.value)
+        return []
+      }
+      case 'statusUpdate': {
+        const update = payload.value
+        this.taskId ||= update.taskId
+        if (update.status) this.state = update.status.state
+        this.noteExtension(update.metadata)
+        const text = update.status?.message ? this.noteMessage(update.status.message) : ''
+        return progressOf(update.metadata, text)
+      }
+      case 'artifactUpdate': {
+        const update = payload.value
+        this.taskId ||= update.taskId
+        if (update.artifact) this.noteArtifact(update.artifact, update.append)
+        return []
+      }
+      default: return []
+    }
+  }
+
+  /** Folds a whole task (the first stream event, a send answer, a poll). */
+  applyTask(task: Task): SubagentUpdate[] {
+    this.taskId ||= task.id
+    const before = this.state
+    if (task.status) this.state = task.status.state
+    this.noteExtension(task.metadata)
+    for (const artifact of task.artifacts ?? []) this.noteArtifact(artifact, false)
+    const text = task.status?.message ? this.noteMessage(task.status.message) : ''
+    if (text && before !== this.state) return progressOf(undefined, text)
+    return []
+  }
+
+  /** The run's output by the one output rule: the artifacts' text, else the agent's last non-empty message. */
+  output(): { text: string; truncated: boolean } {
+    const fromArtifacts = [...this.artifacts.values()].filter((text) => text.trim()).join('\n')
+    const text = fromArtifacts.trim() ? fromArtifacts : this.lastAgentText
+    const kept = capBytes(text, this.maxOutputBytes, '')
+    return { text: kept, truncated: this.truncated || kept !== text }
+  }
+
+  private noteMessage(message: Message): string {
+    if (message.role !== Role.ROLE_AGENT && message.role !== Role.ROLE_UNSPECIFIED) return ''
+    const text = textOf(message.parts)
+    if (text.trim()) this.lastAgentText = this.capped(text)
+    this.noteExtension(message.metadata)
+    return text
+  }
+
+  private noteArtifact(artifact: Artifact, append: boolean) {
+    const text = textOf(artifact.parts)
+    let id = artifact.artifactId || `#${this.artifacts.size}`
+    if (!this.artifacts.has(id) && this.artifacts.size >= MAX_ARTIFACTS) id = [...this.artifacts.keys()].at(-1)!
+    const before = append || id !== artifact.artifactId ? this.artifacts.get(id) ?? '' : ''
+    this.artifacts.set(id, this.capped(before + text))
+  }
+
+  private capped(text: string): string {
+    const kept = capBytes(text, this.maxOutputBytes, '')
+    if (kept !== text) this.truncated = true
+    return kept
+  }
+
+  private noteExtension(metadata: Record<string, unknown> | undefined) {
+    const ours = metadata?.cordisSubagents as { usage?: unknown; stopReason?: unknown } | undefined
+    if (!ours || typeof ours !== 'object') return
+    const usage = usageOf(ours.usage)
+    if (usage) this.usage = usage
+    if (typeof ours.stopReason === 'string' && REFINED_STOPS.has(ours.stopReason as SubagentStopReason)) this.refinedStop = ours.stopReason as SubagentStopReason
+  }
+}
+
+/** The text of a message's or artifact's parts: text parts as they are, data parts as JSON, files named. */
+export function textOf(parts: Part[] | undefined): string {
+  if (!Array.isArray(parts)) return ''
+  const out: string[] = []
+  for (const part of parts.slice(0, 256)) {
+    const content = part?.content
+    if (!content) continue
+    if (content.$case === 'text' && typeof content.value === 'string') out.push(content.value)
+    else if (content.$case === 'data') out.push(safeJson(content.value))
+    else if (content.$case === 'url') out.push(`[file ${part.filename || ''} ${content.value}]`.replace(/ +/g, ' '))
+    else if (content.$case === 'raw') out.push(`[file ${part.filename || '(unnamed)'}, ${part.mediaType || 'binary'}]`)
+  }
+  return out.join('')
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? ''
+  } catch {
+    return ''
+  }
+}
+
+function usageOf(value: unknown): Usage | undefined {
+  const given = value as Record<string, unknown> | null | undefined
+  if (!given || typeof given !== 'object') return undefined
+  const isCount = (n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
+  if (!isCount(given.inputTokens) || !isCount(given.outputTokens)) return undefined
+  const usage: Usage = { inputTokens: given.inputTokens as number, outputTokens: given.outputTokens as number }
+  if (isCount(given.cachedInputTokens)) usage.cachedInputTokens = given.cachedInputTokens as number
+  return usage
+}
+
+/**
+ * Progress for `subagent/update`: a remote of ours says what happened in `metadata.cordisSubagents.update`
+ * (a tool call, a step); anything else is a status text.
+ */
+function progressOf(metadata: Record<string, unknown> | undefined, text: string): SubagentUpdate[] {
+  const given = (metadata?.cordisSubagents as { update?: Record<string, unknown> } | undefined)?.update
+  if (given && typeof given === 'object' && typeof given.kind === 'string' && UPDATE_KINDS.has(given.kind)) {
+    const update: SubagentUpdate = { kind: given.kind as SubagentUpdate['kind'] }
+    if (typeof given.text === 'string') update.text = oneUpdate(given.text)
+    if (typeof given.tool === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(given.tool)) update.tool = given.tool
+    if (typeof given.isError === 'boolean') update.isError = given.isError
+    if (typeof given.step === 'number' && Number.isSafeInteger(given.step) && given.step >= 0) update.step = given.step
+    return [update]
+  }
+  return text.trim() ? [{ kind: 'status', text: oneUpdate(text) }] : []
+}
+
+function oneUpdate(text: string): string {
+  return stripControl(text.length > MAX_UPDATE_CHARS ? text.slice(0, MAX_UPDATE_CHARS) + '…' : text)
+}

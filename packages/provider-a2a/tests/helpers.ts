@@ -1,0 +1,50 @@
+import type { Agent } from '@cordis-subagents/agent'
+import type { ProviderStartRequest, SubagentUpdate } from '@cordis-subagents/subagents-service'
+import { type A2aProvider, createA2aProvider, type ProviderOptions } from '../src/index.js'
+
+export function fakeParent(depth = 0, tools?: string[]): Agent {
+  const view = tools ? { tools: { list: () => tools.map((name) => ({ name, description: '', parameters: {} })) } } : {}
+  return { id: 'parent-1', depth, cwd: process.cwd(), ...view } as unknown as Agent
+}
+
+let counter = 0
+export function request(overrides: Partial<ProviderStartRequest> = {}): ProviderStartRequest & { updates: SubagentUpdate[] } {
+  const updates: SubagentUpdate[] = []
+  return {
+    prompt: 'complete',
+    parent: fakeParent(),
+    signal: new AbortController().signal,
+    runId: `run-${++counter}`,
+    depth: 1,
+    maxDepthCeiling: 3,
+    onUpdate: (update) => updates.push(update),
+    ...overrides,
+    updates,
+  }
+}
+
+/** A provider for `url` with short, test-sized limits (overridable). */
+export function provider(url: string, options: Partial<ProviderOptions> = {}): Promise<A2aProvider> {
+  return createA2aProvider({ url, cardTimeout: 3_000, requestTimeout: 3_000, pollInterval: 50, cancelGrace: 2_000, ...options })
+}
+
+/** `check()` becoming true within `ms` (a bounded wait, not a speed check). */
+export async function until(check: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+/** `promise`, or a failure if it has not settled within `ms` (it hung). */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
+    })])
+  } finally {
+    clearTimeout(timer)
+  }
+}
