@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, A2A, limits, history growth, tracing, background), side by
- * side, in one process. Writes bench/RESULTS.md.
+ * `npm run bench`: every scenario (overhead, fan-out, soak, isolation, churn, ACP, A2A, limits, history growth, tracing,
+ * background), side by side, in one process. Writes bench/RESULTS.md.
  * BENCH_QUICK=1 runs tiny iteration counts (a smoke test of the harness, figures meaningless).
  */
 import { readFileSync, writeFileSync } from 'node:fs'
