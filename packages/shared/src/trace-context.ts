@@ -73,6 +73,21 @@ export function traceContextProblem(value: unknown, name: string): string | unde
 }
 
 /**
+ * A checked, plain copy of a caller's trace context: each field is read once (a getter or a later
+ * change of the caller's object cannot alter what was checked), so what reaches a child's
+ * environment is exactly what passed. `problem` says what is wrong instead.
+ */
+export function checkedTraceContext(value: unknown, name: string): { context: TraceContextHeaders } | { problem: string } {
+  let copy: unknown = value
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const { traceparent, tracestate } = value as Record<string, unknown>
+    copy = tracestate === undefined ? { traceparent } : { traceparent, tracestate }
+  }
+  const problem = traceContextProblem(copy, name)
+  return problem ? { problem } : { context: Object.freeze(copy as TraceContextHeaders) }
+}
+
+/**
  * The trace context carried by an object with `traceparent` / `tracestate` fields (an ACP `_meta`,
  * an environment): undefined when the traceparent is missing or malformed; a malformed tracestate is dropped.
  */

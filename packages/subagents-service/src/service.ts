@@ -9,7 +9,7 @@ import { ParentGates } from './parent-gate.js'
 import { type Admission, aborted, RunHandle } from './run-handle.js'
 import { type Slot, TreeGates } from './tree-gate.js'
 import { TraceSources } from './trace-sources.js'
-import { checkCapabilities, checkProvider, checkRequest, isObject } from './validate.js'
+import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
 import type { SubagentHandle, SubagentProvider, SubagentRequest, SubagentRunInfo, TraceContextSource } from './types.js'
 
 declare module 'cordis' {
@@ -96,7 +96,9 @@ export class SubagentService extends Service<Config> {
    * is left running then.
    */
   async delegate(name: string, request: SubagentRequest): Promise<SubagentHandle> {
-    const { provider, admission } = await this.admit(name, request)
+    const { provider, admission, traceContext } = await this.admit(name, request)
+    // The provider gets the checked copy of the trace context, never the caller's object.
+    if (traceContext) request = { ...request, traceContext }
     const run = new RunHandle(provider, request, admission, {
       events: this.events, log: this.log, live: this.live, slots: this.slots, traces: this.traces,
     })
@@ -115,13 +117,16 @@ export class SubagentService extends Service<Config> {
   }
 
   /** Checks the request, then waits for the per-parent and per-tree slots. */
-  private async admit(name: string, request: SubagentRequest): Promise<{ provider: SubagentProvider; admission: Admission }> {
+  private async admit(
+    name: string, request: SubagentRequest,
+  ): Promise<{ provider: SubagentProvider; admission: Admission; traceContext: SubagentRequest['traceContext'] }> {
     if (this.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
     let provider = this.lookup(name, '')
     // What the provider cannot do is reported before what is malformed.
     if (!isObject(request)) throw new SubagentError('INVALID_REQUEST', 'The request must be an object { prompt, parent, signal, ... }.')
     checkCapabilities(provider, request)
     checkRequest(request)
+    const traceContext = checkTraceContext(request)
     const depth = request.parent.depth + 1
     const parentBudget = budgetOf(request.parent)
     const ceiling = depthCeiling(this.config.maxDepth, request.maxDepth, parentBudget)
@@ -169,7 +174,7 @@ export class SubagentService extends Service<Config> {
       refund()
       throw error
     }
-    return { provider, admission: { depth, ceiling: ceiling.max, parentBudget, slot, release, refund } }
+    return { provider, admission: { depth, ceiling: ceiling.max, parentBudget, slot, release, refund }, traceContext }
   }
 
   private lookup(name: string, context: string): SubagentProvider {

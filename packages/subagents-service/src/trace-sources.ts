@@ -1,5 +1,5 @@
 import type { Logger } from 'cordis'
-import { traceContextProblem } from '@cordis-subagents/shared'
+import { checkedTraceContext } from '@cordis-subagents/shared'
 import { describeError } from './diagnostic.js'
 import type { ProviderStartRequest, TraceContextSource } from './types.js'
 
@@ -28,12 +28,12 @@ export class TraceSources {
         continue
       }
       if (context === undefined) continue
-      const problem = traceContextProblem(context, 'the trace context source\'s result')
-      if (problem) {
-        log.warn('ignoring a trace context: %s', problem)
+      const checked = checkedTraceContext(context, 'the trace context source\'s result')
+      if ('problem' in checked) {
+        log.warn('ignoring a trace context: %s', checked.problem)
         continue
       }
-      request.traceContext = context as ProviderStartRequest['traceContext']
+      request.traceContext = checked.context
       return
     }
   }

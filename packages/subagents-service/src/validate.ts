@@ -1,5 +1,5 @@
 import type { BudgetLimits } from '@cordis-subagents/agent'
-import { isName, missingCapability, NAME_PATTERN, NAME_RULE, toolFilterProblem, traceContextProblem } from '@cordis-subagents/shared'
+import { checkedTraceContext, isName, missingCapability, NAME_PATTERN, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
 import type { SubagentProvider, SubagentRequest, SubagentRun } from './types.js'
 
@@ -95,10 +95,6 @@ export function checkRequest(request: SubagentRequest) {
   }
   if (request.budget !== undefined) checkBudget(request.budget)
   if (request.resume !== undefined && typeof request.resume !== 'boolean') invalidRequest('request.resume must be a boolean when present.')
-  if (request.traceContext !== undefined) {
-    const problem = traceContextProblem(request.traceContext, 'request.traceContext')
-    if (problem) invalidRequest(`${problem} Omit it when there is no trace to continue.`)
-  }
   if (request.toolCallId !== undefined && typeof request.toolCallId !== 'string') {
     invalidRequest('request.toolCallId must be a string when present (the id of the delegating tool call).')
   }
@@ -131,4 +127,15 @@ export function checkCapabilities(provider: SubagentProvider, request: SubagentR
 
 export function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+}
+
+/**
+ * The request's trace context as a checked plain copy (what the provider gets), or undefined
+ * without one; `INVALID_REQUEST` when malformed. Read once, so what was checked is what is passed on.
+ */
+export function checkTraceContext(request: SubagentRequest): SubagentRequest['traceContext'] {
+  if (request.traceContext === undefined) return undefined
+  const checked = checkedTraceContext(request.traceContext, 'request.traceContext')
+  if ('problem' in checked) invalidRequest(`${checked.problem} Omit it when there is no trace to continue.`)
+  return checked.context
 }

@@ -57,6 +57,24 @@ describe('ctx.subagents: trace context', () => {
       expect(sent.traceContext).to.deep.equal(traceContext)
     })
 
+    it('the provider gets a frozen copy of what was checked: a getter or a later change cannot smuggle text in', async () => {
+      let reads = 0
+      const traceContext = { get traceparent() { return ++reads === 1 ? TRACEPARENT : `${TRACEPARENT}\nLD_PRELOAD=/tmp/evil.so` } }
+      const sent = await delegateWith({ traceContext })
+      expect(sent.traceContext).to.not.equal(traceContext)
+      expect(sent.traceContext).to.deep.equal({ traceparent: TRACEPARENT })
+      expect(Object.isFrozen(sent.traceContext)).to.equal(true)
+      expect(reads).to.equal(1)
+    })
+
+    it('a source\'s context is read once and passed on as a checked copy', async () => {
+      let reads = 0
+      h.ctx.subagents.traceDelegations(() => ({ get traceparent() { return ++reads === 1 ? TRACEPARENT : 'x\ny' } }))
+      const sent = await delegateWith({})
+      expect(sent.traceContext).to.deep.equal({ traceparent: TRACEPARENT })
+      expect(reads).to.equal(1)
+    })
+
     it('request.toolCallId must be a string', async () => {
       const error = await rejection(h.ctx.subagents.delegate('alpha', { ...request(h.root), toolCallId: 7 } as never))
       expect(error).to.have.property('code', 'INVALID_REQUEST')
