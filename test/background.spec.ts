@@ -321,6 +321,22 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
       .to.have.length(1)
   })
 
+  it('a start for an already disposed parent is refused ABORTED and leaves nothing behind', async () => {
+    host = await backgroundHost()
+    const parent = scriptedParent(host.ctx, []).agent
+    await parent.dispose()
+    let executed = 0
+    const registry = host.ctx.subagents.background
+    expect(() => registry.start({
+      parent, label: 'late', provider: 'fake', onTurnEnd: 'wait', turnSignal: new AbortController().signal,
+      execute: async () => { executed++; return { content: 'r' } },
+    })).to.throw(SubagentError).with.property('code', 'ABORTED')
+    await tick()
+    expect(registry.live.size).to.equal(0)
+    expect(registry.peek(parent)?.list() ?? []).to.deep.equal([])
+    expect(executed).to.equal(0)
+  })
+
   it('background children count against the service\'s limits (a per-parent slot queues a start) and the per-parent live cap', async () => {
     host = await backgroundHost({ subagents: { maxConcurrentPerParent: 1 } })
     const view = host.ctx.tools.view()

@@ -10,6 +10,6 @@ export { type Deferred, deferred } from './deferred.js'
 export { abortWaiters, onAbort } from './abort-fanout.js'
 export { DeadlineQueue } from './deadlines.js'
 export {
-  checkedTraceContext, isTracestate, MAX_TRACESTATE_LENGTH, parseTraceparent, traceContextFrom, traceContextProblem, type TraceContextHeaders,
-  type TraceParent,
+  checkedTraceContext, isTracestate, MAX_TRACESTATE_LENGTH, parseTraceparent, traceContextFrom, traceContextProblem,
+  type TraceContextHeaders, type TraceParent,
 } from './trace-context.js'

@@ -37,15 +37,20 @@ export class ParentBackground {
   /** Starts a delegation in the background; throws `BACKGROUND_LIMIT` when too many are live. */
   start(start: BackgroundStart): BackgroundTask {
     const limit = this.registry.limits.maxLive
-    if (this.closed) throw new SubagentError('ABORTED', `Agent ${this.parent.id} has been disposed; no background delegation was started.`)
+    // `disposed` too: a book made for an already disposed parent hears of the close only in a microtask.
+    if (this.closed || this.parent.disposed) {
+      throw new SubagentError('ABORTED', `Agent ${this.parent.id} has been disposed; no background delegation was started.`)
+    }
     if (this.liveCount >= limit) {
       throw new SubagentError('BACKGROUND_LIMIT',
         `This agent already has ${limit} background subagents running; wait for one to finish (or cancel one) before starting another.`)
     }
+    // The hold first: if it throws, nothing was recorded.
+    const release = start.onTurnEnd === 'wait' ? this.parent.inbox.hold() : undefined
     const task = new BackgroundTask(`bg-${++this.count}`, start.label, start.provider, start.onTurnEnd)
+    if (release) task.release = release
     this.tasks.set(task.handle, task)
     this.registry.live.add(task)
-    if (start.onTurnEnd === 'wait') task.release = this.parent.inbox.hold()
     const onTurnAbort = () => {
       const limit = limitStopOf(start.turnSignal.reason)
       task.cancel(limit ? `the turn that started it was stopped by a ${limit} limit` : 'the turn that started it was aborted', start.turnSignal.reason)
