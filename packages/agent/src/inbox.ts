@@ -48,7 +48,7 @@ export class Inbox {
    * Queues `content` for the next model call. With `delegation` (a background child's result), its
    * usage and work roll up into the agent like a delegating tool call's when the message is read.
    */
-  post(content: string, delegation?: InboxDelegation): void {
+  post(content: string, delegation?: InboxDelegation): InboxMessage {
     if (this.closed) throw new AgentError('DISPOSED', `Agent ${this.owner} has been disposed; its inbox takes no more messages.`)
     if (typeof content !== 'string' || !content.trim()) throw new AgentError('INVALID_PROMPT', 'A posted message must be a non-empty string.')
     if (content.length > MAX_INBOX_MESSAGE_LENGTH) {
@@ -57,8 +57,26 @@ export class Inbox {
     if (this.queue.length >= MAX_INBOX_MESSAGES) {
       throw new AgentError('INBOX_FULL', `Agent ${this.owner} has ${MAX_INBOX_MESSAGES} unread messages; wait for it to read them (run a turn) before posting more.`)
     }
-    this.queue.push(delegation ? { content, delegation } : { content })
+    const message: InboxMessage = delegation ? { content, delegation } : { content }
+    this.queue.push(message)
     this.signal()
+    return message
+  }
+
+  /**
+   * Takes out those of `messages` (entries `post` returned) that still wait, oldest first; every
+   * other message stays. For a poster that must know which of its own messages were not read.
+   */
+  withdraw(messages: ReadonlySet<InboxMessage>): InboxMessage[] {
+    if (!messages.size || !this.queue.length) return []
+    const taken: InboxMessage[] = []
+    let kept = 0
+    for (const message of this.queue) {
+      if (messages.has(message)) taken.push(message)
+      else this.queue[kept++] = message
+    }
+    this.queue.length = kept
+    return taken
   }
 
   /** Keeps the running turn (and any later one) from ending until the returned release is called. */

@@ -1,4 +1,4 @@
-import { type Agent, AgentError, type RunResult, type Usage } from '@cordis-subagents/agent'
+import { type Agent, AgentError, type InboxMessage, type RunResult, type Usage } from '@cordis-subagents/agent'
 import { capDiagnostic, SubagentError } from '@cordis-subagents/subagents-service'
 
 /**
@@ -17,7 +17,12 @@ export const MAX_FOLLOW_UPS_PER_RUN = 1024
 export class Steering {
   private open = true
   private taken = 0
-  /** Messages still waiting when the run closed (dropped, and reported in the diagnostic). */
+  /**
+   * This run's follow-ups posted to the child's inbox and maybe not read yet. The inbox also holds
+   * the results of the child's own background children: those are never taken or counted here.
+   */
+  private readonly mine = new Set<InboxMessage>()
+  /** Follow-ups still waiting when the run closed (withdrawn, and reported in the diagnostic). */
   private unread = 0
 
   constructor(private readonly child: Agent) {}
@@ -27,21 +32,16 @@ export class Steering {
     if (this.taken >= MAX_FOLLOW_UPS_PER_RUN) {
       throw new SubagentError('INVALID_REQUEST', `This run already took ${MAX_FOLLOW_UPS_PER_RUN} follow-up messages (the limit per run); wait for its result, then delegate again.`)
     }
-    try {
-      this.child.inbox.post(message)
-    } catch (error) {
-      if (!(error instanceof AgentError)) throw error
-      if (error.code === 'DISPOSED') throw notRunning()
-      throw new SubagentError('INVALID_REQUEST', `The child refused the follow-up message: ${error.message}`, { cause: error })
-    }
+    this.mine.add(this.post(message))
     this.taken++
   }
 
-  /** No more messages (a cancel, or the result is decided): later sends throw `NOT_RUNNING`; waiting ones are dropped. */
+  /** No more messages (a cancel, or the result is decided): later sends throw `NOT_RUNNING`; its waiting follow-ups are withdrawn. */
   close(): void {
     if (!this.open) return
     this.open = false
-    this.unread = this.child.inbox.drain().length
+    this.unread = this.child.inbox.withdraw(this.mine).length
+    this.mine.clear()
   }
 
   /**
@@ -54,11 +54,13 @@ export class Steering {
     let total: RunResult
     try {
       total = await turn(prompt)
-      while (this.open && total.stopReason === 'completed' && this.child.inbox.size) {
-        // The oldest message is the turn's prompt; the rest are read before its first model call.
-        const [next, ...rest] = this.child.inbox.drain()
-        for (const message of rest) this.child.inbox.post(message)
-        total = combine(total, await turn(next!))
+      while (this.open && !this.child.disposed && total.stopReason === 'completed') {
+        const waiting = this.child.inbox.withdraw(this.mine)
+        if (!waiting.length) break
+        // The oldest follow-up is the turn's prompt; the rest are read before its first model call.
+        this.mine.clear()
+        for (const message of waiting.slice(1)) this.mine.add(this.post(message.content))
+        total = combine(total, await turn(waiting[0].content))
       }
     } finally {
       this.close()
@@ -67,6 +69,16 @@ export class Steering {
     if (!unread) return total
     const note = `${unread} follow-up message${unread === 1 ? ' was' : 's were'} not read: the child stopped (${total.stopReason}) before it read ${unread === 1 ? 'it' : 'them'}.`
     return { ...total, diagnostic: capDiagnostic(total.diagnostic ? `${total.diagnostic} ${note}` : note) }
+  }
+
+  private post(message: string): InboxMessage {
+    try {
+      return this.child.inbox.post(message)
+    } catch (error) {
+      if (!(error instanceof AgentError)) throw error
+      if (error.code === 'DISPOSED') throw notRunning()
+      throw new SubagentError('INVALID_REQUEST', `The child refused the follow-up message: ${error.message}`, { cause: error })
+    }
   }
 }
 

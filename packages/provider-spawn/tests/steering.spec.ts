@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import fc from 'fast-check'
-import { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
+import { type Agent, type GenerateRequest, type InboxMessage, ScriptedModel } from '@cordis-subagents/agent'
+import { z } from 'zod'
 import { createInProcessProvider } from '@cordis-subagents/provider-spawn'
 import type { ProviderStartRequest, SubagentRun } from '@cordis-subagents/subagents-service'
 import { type Harness, setup, tick } from './helpers.js'
@@ -64,6 +65,63 @@ describe('in-process provider: steering (send)', () => {
     expect(model.requests).to.have.length(2)
     expect(codeOf(() => send('too late'))).to.equal('NOT_RUNNING')
     await run.dispose()
+  })
+
+  it('only its own follow-ups are taken from the child\'s inbox: a grandchild\'s result stays, is read with its usage, or is handed to the close', async () => {
+    let child!: Agent
+    let send!: (message: string) => void
+    const unreadAtClose: InboxMessage[][] = []
+    h.ctx.plugin({
+      name: 'grab-tool',
+      inject: ['tools'],
+      apply(ctx) {
+        ctx.tools.register({
+          name: 'grab', description: 'test hook', input: z.object({}),
+          execute: (_input, exec) => {
+            child = exec.agent as Agent
+            child.inbox.onClose((unread) => { unreadAtClose.push([...unread]) })
+            return { content: 'ok' }
+          },
+        })
+      },
+    })
+    await h.ctx.lifecycle.flush()
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'grab', input: {} }] },
+      // The last allowed step: a background grandchild's result arrives, and the parent sends a follow-up.
+      () => {
+        child.inbox.post('[grandchild result]', { usage: { inputTokens: 100, outputTokens: 50 } })
+        send('follow-up please')
+        return { text: 'first answer' }
+      },
+      (req) => ({ text: `second: ${followUps(req).slice(-2).join(' | ')}` }),
+      // A second run: the grandchild's result comes after the child's final answer and is never read.
+      { toolCalls: [{ name: 'grab', input: {} }] },
+      () => {
+        child.inbox.post('[late grandchild result]', { usage: { inputTokens: 7, outputTokens: 7 } })
+        return { text: 'done' }
+      },
+    ])
+    h.ctx.agents.registerModel('own', model)
+    const provider = createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false, maxSteps: 2 })
+    const run = await provider.start(request('own'))
+    send = sender(run)
+    const result = await run.result
+    // The follow-up is the next turn's prompt; the grandchild's result is read after it, with its usage.
+    expect(result.output).to.equal('second: follow-up please | [grandchild result]')
+    expect(result.usage).to.deep.equal({ inputTokens: 100, outputTokens: 50 })
+    expect(result.diagnostic).to.equal(undefined)
+    await run.dispose()
+
+    const second = await provider.start({ ...request('own'), runId: 'steer-2' })
+    const ended = await second.result
+    expect(ended.output).to.equal('done')
+    // Not a follow-up of this run: not counted as one, and not dropped by the run's close ...
+    expect(ended.diagnostic).to.equal(undefined)
+    expect(child.inbox.size).to.equal(1)
+    await second.dispose()
+    // ... but handed, unread, to whoever owns it when the child is disposed (the background book reports it lost).
+    expect(unreadAtClose.at(-1)!.map((message) => message.content)).to.deep.equal(['[late grandchild result]'])
   })
 
   it('a message sent while the child works is read at its next step, in the same turn', async () => {
