@@ -109,6 +109,21 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect(waited).to.include('bg-2 "drop": its result was returned by an earlier wait or cancel call')
   })
 
+  it('a cancel of a child another wait in the same step is collecting says so; that wait returns the result, once', async () => {
+    host = await backgroundHost()
+    host.provider.runDefaults = { settleOnDispose: false, partialOutput: 'partial' }
+    const { agent, model } = scriptedParent(host.ctx, [
+      { toolCalls: [start('one')] },
+      { toolCalls: [{ name: 'subagent_wait', input: { handles: ['bg-1'] } }, { name: 'subagent_cancel', input: { handle: 'bg-1' } }] },
+      { text: 'done' },
+    ])
+    await agent.run('go')
+    const [waited, cancelled] = tail(model.requests[2], 2)
+    expect(cancelled).to.equal('tool(subagent_cancel): Cancel requested for bg-1; another subagent_wait call is already waiting for it and will return its result.')
+    expect(waited).to.include('[Background subagent bg-1 "one" was cancelled (you cancelled it with subagent_cancel)]')
+    expect(waited).to.include('partial')
+  })
+
   it('send steers a running child; a provider without send, an ended child and a bad handle get readable errors', async () => {
     host = await backgroundHost({ provider: new SteerableProvider() })
     const provider = host.provider as SteerableProvider

@@ -93,6 +93,10 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
         task.cancel(`you cancelled it with ${names.cancel}`)
         const report = await parent.wait([task.handle], 'all', options.cancelGrace, exec.signal)
         if (report.collected.length) return { ...waitResult(report, options.cancelGrace, `Cancelled ${task.handle}.`), isError: false }
+        // Claimed by a wait already in progress (this call's wait returned at once): that one returns its result.
+        if (!report.timedOut && !report.aborted && task.waiter) {
+          return { content: `Cancel requested for ${task.handle}; another ${names.wait} call is already waiting for it and will return its result.` }
+        }
         return { content: `Cancel requested for ${task.handle}; it has not stopped within ${seconds(options.cancelGrace)}. Its last result will be delivered to you later (as a message, or through ${names.wait}).` }
       } catch (error) {
         return failed(error)
