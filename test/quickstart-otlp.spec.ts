@@ -51,7 +51,7 @@ describe('quick start: OTLP export (OTEL_EXPORTER_OTLP_ENDPOINT)', function () {
 
   before(() => buildQuickstart())
 
-  it('the CLI and its ACP child export one trace: parent, spawn children and the subprocess child with its tool calls', async () => {
+  it('the CLI, its ACP child and the A2A server export one trace: parent, spawn children and both subprocess children with their tool calls', async () => {
     const otlp = await collector()
     try {
       const cli = runCli(['--json', 'Which packages are there?'], offlineEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url }))
@@ -79,6 +79,13 @@ describe('quick start: OTLP export (OTEL_EXPORTER_OTLP_ENDPOINT)', function () {
         'chat demo < invoke_agent acp',
         'execute_tool read_file < invoke_agent acp',
         'invoke_agent acp < subagent acp',
+      ])
+      // The A2A server (another process, over HTTP) continues the trace from the message metadata.
+      expect(names('cordis-subagents-a2a-server')).to.deep.equal([
+        'chat demo < invoke_agent a2a',
+        'chat demo < invoke_agent a2a',
+        'execute_tool list_files < invoke_agent a2a',
+        'invoke_agent a2a < subagent remote',
       ])
       // Nothing of the run is outside the one trace.
       expect(otlp.spans.filter((span) => span.traceId !== root[0].traceId)).to.deep.equal([])

@@ -19,7 +19,9 @@ import { randomUUID } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import type {} from '@cordis-subagents/telemetry'
 import { budgetOf, ceilingFrom, parentLimits, servedPersona, startAgentHost, underCeilings } from './agent-host.js'
+import { startTracing } from './tracing.js'
 
 // stdout carries only the one "listening" line: cordis' logger (console.log) goes to stderr.
 console.log = console.error
@@ -51,7 +53,13 @@ type Bus = import('@a2a-js/sdk/server').ExecutionEventBus
 type Context = import('@a2a-js/sdk/server').RequestContext
 type State = import('@a2a-js/sdk').TaskState
 
-const ctx = await startAgentHost()
+const { traceContextFrom } = await import('@cordis-subagents/shared')
+// With an OTLP endpoint (or QUICKSTART_TRACE_FILE), a task continues the trace of the delegating
+// call (provider-a2a sends it in metadata.cordisSubagents), as the ACP agent does.
+const tracing = await startTracing('cordis-subagents-a2a-server')
+const ctx = await startAgentHost(async (host) => {
+  if (tracing) host.plugin((await import('@cordis-subagents/telemetry')).default, { tracerProvider: tracing.provider })
+})
 const running = new Map<string, AbortController>()
 
 const STATES: Record<string, State> = {
@@ -89,6 +97,8 @@ const executor: import('@a2a-js/sdk/server').AgentExecutor = {
       tools: underCeilings(ctx.tools.view(), ceilingFrom(process.env.SUBAGENT_ALLOWED_TOOLS), limits.allowedTools),
       ...budget ? { budget } : {},
     })
+    const crossing = (request.userMessage.metadata as { cordisSubagents?: unknown } | undefined)?.cordisSubagents
+    ctx.get('telemetry')?.continueTrace(agent, traceContextFrom(crossing))
     const controller = new AbortController()
     running.set(taskId, controller)
     try {
@@ -174,6 +184,7 @@ async function shutdown() {
   http.close()
   http.closeAllConnections()
   await ctx.stop().catch(() => {})
+  await tracing?.shutdown().catch(() => {})
   process.exit(0)
 }
 process.on('SIGTERM', () => void shutdown())
