@@ -1,5 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
-import type { SubagentRequest, SubagentResult, SubagentRun, SubagentService } from '@cordis-subagents/subagents-service'
+import type {
+  SubagentHandle, SubagentRequest, SubagentResult, SubagentService, SubagentStart,
+} from '@cordis-subagents/subagents-service'
 import { emptyWork, LimitError, limitStop, type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
 import { type DeadlineQueue, describeError, onAbort } from '@cordis-subagents/shared'
 import { type CancelCause, capOutput, failureText, headline } from './result.js'
@@ -23,7 +25,7 @@ export interface InFlight {
 }
 
 /**
- * One call of the tool (one delegation): start a run, bridge abort and timeout into it, wait for its one result,
+ * One call of the tool (one delegation): start a run, cancel it through the service on abort, timeout or unload, wait for its one result,
  * always dispose it, and turn the outcome into a tool result.
  */
 export async function runDelegation(
@@ -36,15 +38,26 @@ export async function runDelegation(
   deadlines?: DeadlineQueue,
 ): Promise<ToolResult> {
   const startedAt = Date.now()
-  const controller = new AbortController()
   let cause: CancelCause | undefined
+  let started: SubagentStart | undefined
+  let run: SubagentHandle | undefined
+  // Once cancelled (parent abort, timeout, unload), dispose at once as well: the provider gets
+  // `cancel` first, and the service settles a result the provider leaves pending when its dispose
+  // returns, so a provider that ignores `cancel` cannot hang the call past its timeout.
+  let disposal: Promise<void> | undefined
+  const dispose = () => disposal ??= run!.dispose()
+  // The run's own signal is the one abort path: a cancel goes through the service run, with the
+  // reason its stop reason follows (a timeout is a limit, `timeout`; the rest `aborted`).
   const cancel = (why: CancelCause) => {
-    if (controller.signal.aborted) return
+    if (cause) return
     cause = why
-    controller.abort(abortReason(why, options.timeout, exec.signal.reason))
+    started?.cancel(abortReason(why, options.timeout, exec.signal.reason))
+    if (run) dispose().catch(() => {})
   }
   const handle: InFlight = { cancel }
   // The calls of a wide step share one listener on their turn's signal, and one timer per load.
+  // Registered before the run's own waiter on the same signal, so a parent abort reaches the run
+  // with this call's reason (which keeps a parent's limit) rather than the signal's raw one.
   const stopWaitingForParent = onAbort(exec.signal, () => cancel('parent'))
   const cancelDeadline = options.timeout > 0 ? deadline(options.timeout, () => cancel('timeout'), deadlines) : undefined
   inFlight.add(handle)
@@ -58,7 +71,7 @@ export async function runDelegation(
     prompt: input.prompt,
     label: input.description,
     parent: exec.agent as Agent,
-    signal: controller.signal,
+    signal: exec.signal,
   }
   // Progress is forwarded only to a caller that listens (the agent gives a sink only then).
   const sink = exec.onUpdate
@@ -78,9 +91,10 @@ export async function runDelegation(
   if (options.budget) request.budget = options.budget
   if (options.resume !== undefined) request.resume = options.resume
 
-  let run: SubagentRun
   try {
-    run = await subagents.delegate(options.provider, request)
+    // A parent signal aborted already starts no run (the service rejects `ABORTED`); cancel('parent') ran above.
+    started = subagents.begin(options.provider, request)
+    run = await started.handle
   } catch (error) {
     cleanup()
     const code = (error as { code?: string })?.code
@@ -88,15 +102,7 @@ export async function runDelegation(
     const head = cause ? headline({ stopReason: 'aborted', output: '' }, cause, options.timeout) : 'Could not start the subagent.'
     return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${message}` }
   }
-
-  // Once cancelled (parent abort, timeout, unload), dispose at once as well: the provider gets
-  // `cancel` first, and the service settles a result the provider leaves pending when its dispose
-  // returns, so a provider that ignores `cancel` cannot hang the call past its timeout.
-  let disposal: Promise<void> | undefined
-  const dispose = () => disposal ??= run.dispose()
-  const onCancel = () => { dispose().catch(() => {}) }
-  if (controller.signal.aborted) onCancel()
-  else controller.signal.addEventListener('abort', onCancel, { once: true })
+  if (cause) dispose().catch(() => {})
 
   let result: SubagentResult | undefined
   let resultError: unknown
@@ -111,7 +117,6 @@ export async function runDelegation(
   } catch (error) {
     disposeError = error
   } finally {
-    controller.signal.removeEventListener('abort', onCancel)
     cleanup()
   }
 

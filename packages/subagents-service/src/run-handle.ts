@@ -1,5 +1,6 @@
 import type { Logger } from 'cordis'
 import type { Budget } from '@cordis-subagents/agent'
+import { onAbort } from '@cordis-subagents/shared'
 import { capDiagnostic, describeError } from './diagnostic.js'
 import { SubagentError } from './errors.js'
 import type { SubagentEvents } from './events.js'
@@ -35,17 +36,14 @@ export interface RunHost {
 }
 
 /**
+ * - `admitting`: the service is checking the request and waiting for its gate slots.
  * - `starting`: the provider's `start` is pending; updates are buffered until the hand-over.
  * - `live`: handed over; updates are emitted as they come.
  * - `rejected`: the start rejected (nothing was handed over); the run is inert.
  * - `ended`: the result settled (`subagent/end` was emitted); the run may still await `dispose`.
  */
-type Phase = 'starting' | 'live' | 'rejected' | 'ended'
+type Phase = 'admitting' | 'starting' | 'live' | 'rejected' | 'ended'
 
-/**
- * One run from the service's side: calls the provider, hands the run over (or rejects with
- * nothing left running), forwards updates, settles the result once, and disposes once.
- */
 /**
  * Run ids only need to be unique among the runs of this process: they key the service's `live`
  * map, events and tool metadata here, and never name anything in another process or on disk
@@ -55,41 +53,75 @@ type Phase = 'starting' | 'live' | 'rejected' | 'ended'
 const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
 let runCount = 0
 
+/**
+ * One run from the service's side, from the moment the request is accepted: waits for its slots
+ * (through `signal`), calls the provider, hands the run over (or rejects with nothing left
+ * running), forwards updates, settles the result once, and disposes once.
+ *
+ * Its controller is the run's one abort path: the caller's signal (one shared waiter per signal,
+ * however many runs it starts), the holder's `cancel` (before or after the hand-over) and
+ * `dispose` all abort it, and the provider gets its signal.
+ */
 export class RunHandle {
   readonly runId = RUN_ID_PREFIX + (++runCount).toString(36)
-  private phase: Phase = 'starting'
+  private phase: Phase = 'admitting'
   private cancelled = false
   /** Set when a limit (a timeout, a budget), not a person, cancelled the run. */
   private limit?: { stop: 'timeout' | 'budget'; reason: unknown }
   private readonly controller = new AbortController()
-  private readonly pending: SubagentUpdate[] = []
-  private readonly budget?: Budget
+  /** Updates sent before the hand-over (rare: most providers report progress only once running). */
+  private pending?: SubagentUpdate[]
+  private provider!: SubagentProvider
+  private admission!: Admission
+  private budget?: Budget
   private run?: SubagentRun
   private info?: SubagentRunInfo
   private startedAt = 0
   private settle!: (outcome: SubagentOutcome) => void
   private readonly result = new Promise<SubagentOutcome>((resolve) => this.settle = resolve)
   private disposal?: Promise<void>
+  private stopWaitingForCaller: () => void = noop
 
-  constructor(
-    private readonly provider: SubagentProvider,
-    private readonly request: SubagentRequest,
-    private readonly admission: Admission,
-    private readonly host: RunHost,
-  ) {
-    this.budget = admission.parentBudget?.child(request.budget)
-    if (this.budget && admission.slot) host.slots.set(this.budget, admission.slot)
-    request.signal.addEventListener('abort', this.onCallerAbort, { once: true })
+  /** `request` must have passed the service's checks (its signal is an AbortSignal). */
+  constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
+    // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
+    this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
+  }
+
+  /** Aborts when the caller's signal does, or on `cancel` / `dispose`; gates and the provider wait on it. */
+  get signal(): AbortSignal {
+    return this.controller.signal
+  }
+
+  /**
+   * The holder's cancel (`SubagentStart.cancel`): a string is a person's reason, an Error the
+   * signal's (a `LimitError` ends the run as that limit).
+   */
+  readonly cancelBy = (reason?: string | Error): void => {
+    if (reason instanceof Error) this.cancel(reasonText(reason), reason)
+    else this.cancel(reason)
+  }
+
+  /** The request never got its slots (or failed its checks): let go of the caller; the run is inert. */
+  abandon(): void {
+    this.phase = 'rejected'
+    this.detachCaller()
   }
 
   /** Calls the provider; fulfils with the holder's handle (the hand-over) or rejects with nothing left running. */
-  async start(): Promise<SubagentHandle> {
-    const { provider, request } = this
+  async start(provider: SubagentProvider, admission: Admission): Promise<SubagentHandle> {
+    const { host, request } = this
+    this.provider = provider
+    this.admission = admission
+    this.phase = 'starting'
+    const budget = this.budget = admission.parentBudget?.child(request.budget)
+    if (budget && admission.slot) host.slots.set(budget, admission.slot)
+    // Every field of the request passes through as it is, but the limits (the provider gets the carved budget).
     const { budget: _limits, ...rest } = request
     const providerRequest: ProviderStartRequest = {
       ...rest, signal: this.controller.signal, onUpdate: this.onUpdate, runId: this.runId,
-      depth: this.admission.depth, maxDepthCeiling: this.admission.ceiling,
-      ...this.budget ? { budget: this.budget } : {},
+      depth: admission.depth, maxDepthCeiling: admission.ceiling,
+      ...budget ? { budget } : {},
     }
     this.startedAt = Date.now()
     let starting: Promise<unknown>
@@ -148,7 +180,11 @@ export class RunHandle {
     this.phase = 'live'
     this.host.live.set(this.runId, info)
     this.host.events.emit('subagent/start', info)
-    for (const update of this.pending.splice(0)) this.host.events.emit('subagent/update', info, update)
+    const pending = this.pending
+    if (pending) {
+      this.pending = undefined
+      for (const update of pending) this.host.events.emit('subagent/update', info, update)
+    }
 
     let providerResult: Promise<unknown>
     try {
@@ -253,7 +289,7 @@ export class RunHandle {
         this.host.log.warn('onUpdate of run %s threw: %s', this.runId, describeError(error))
       }
     }
-    if (this.phase === 'starting') this.pending.push(update)
+    if (this.phase === 'starting') (this.pending ??= []).push(update)
     else this.host.events.emit('subagent/update', this.info!, update)
   }
 
@@ -263,7 +299,8 @@ export class RunHandle {
   }
 
   private detachCaller(): void {
-    this.request.signal.removeEventListener('abort', this.onCallerAbort)
+    this.stopWaitingForCaller()
+    this.stopWaitingForCaller = noop
   }
 
   private reject(error: SubagentError, leftover?: unknown): never {
@@ -302,6 +339,8 @@ async function discard(log: Logger, providerName: string, run: unknown): Promise
     log.warn('provider %s: cleaning up an abandoned run failed: %s', providerName, describeError(error))
   }
 }
+
+const noop = () => {}
 
 export function aborted(when: string): SubagentError {
   return new SubagentError('ABORTED', `The request's signal was aborted ${when}; no child was started.`)

@@ -5,10 +5,20 @@ import { SubagentError } from './errors.js'
 import { SubagentEvents } from './events.js'
 import { admitChild, budgetOf, depthCeiling } from './limits.js'
 import { ParentGates } from './parent-gate.js'
-import { type Admission, aborted, RunHandle } from './run-handle.js'
+import { aborted, RunHandle, type RunHost } from './run-handle.js'
 import { type Slot, TreeGates } from './tree-gate.js'
 import { checkCapabilities, checkProvider, checkRequest, isObject } from './validate.js'
-import type { SubagentHandle, SubagentProvider, SubagentRequest, SubagentRunInfo } from './types.js'
+import type { SubagentHandle, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart } from './types.js'
+
+/** A request that passed the checks, and its place in the tree. */
+interface Checked {
+  depth: number
+  parentBudget?: Budget
+  /** The deepest depth allowed below this parent. */
+  ceiling: number
+}
+
+const noop = () => {}
 
 declare module 'cordis' {
   interface Context {
@@ -32,12 +42,14 @@ export class SubagentService extends Service<Config> {
   private stopped = false
   private readonly log: Logger
   private readonly events: SubagentEvents
+  private readonly host: RunHost
 
   constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'subagents', true)
     this.config = resolveConfig(config)
     this.log = ctx.logger('subagents')
     this.events = new SubagentEvents(ctx, this.log)
+    this.host = { events: this.events, log: this.log, live: this.live, slots: this.slots }
   }
 
   protected override stop() {
@@ -89,16 +101,31 @@ export class SubagentService extends Service<Config> {
    * the caller then owns the run and must `dispose()` it. Rejects with a `SubagentError`; nothing
    * is left running then.
    */
-  async delegate(name: string, request: SubagentRequest): Promise<SubagentHandle> {
-    const { provider, admission } = await this.admit(name, request)
-    const run = new RunHandle(provider, request, admission, { events: this.events, log: this.log, live: this.live, slots: this.slots })
-    return run.start()
+  delegate(name: string, request: SubagentRequest): Promise<SubagentHandle> {
+    return this.begin(name, request).handle
   }
 
-  /** Checks the request, then waits for the per-parent and per-tree slots. */
-  private async admit(name: string, request: SubagentRequest): Promise<{ provider: SubagentProvider; admission: Admission }> {
+  /**
+   * `delegate`, plus a `cancel` that works from the start on: while the request waits for a slot
+   * or the provider is starting the child (the handle then rejects `ABORTED`), and after the
+   * hand-over (as the handle's `cancel`). For a caller with reasons of its own to stop (a timeout),
+   * so it needs no abort signal of its own in front of the run's.
+   */
+  begin(name: string, request: SubagentRequest): SubagentStart {
+    let checked: Checked
+    try {
+      checked = this.check(name, request)
+    } catch (error) {
+      return { handle: Promise.reject(error), cancel: noop }
+    }
+    const run = new RunHandle(request, this.host)
+    return { handle: this.admit(name, request, checked, run), cancel: run.cancelBy }
+  }
+
+  /** What is wrong with the request or its place in the tree, before anything waits. */
+  private check(name: string, request: SubagentRequest): Checked {
     if (this.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
-    let provider = this.lookup(name, '')
+    const provider = this.lookup(name, '')
     // What the provider cannot do is reported before what is malformed.
     if (!isObject(request)) throw new SubagentError('INVALID_REQUEST', 'The request must be an object { prompt, parent, signal, ... }.')
     checkCapabilities(provider, request)
@@ -111,19 +138,31 @@ export class SubagentService extends Service<Config> {
         `A child of "${request.parent.id}" would have depth ${depth}, more than ${ceiling.source} ${ceiling.max}; answer without delegating further.`,
         { attempted: depth, max: ceiling.max })
     }
-    if (request.signal.aborted) throw aborted('before the start')
-    if (parentBudget) admitChild(parentBudget, request.parent.id, this.config.maxChildren)
+    return { depth, parentBudget, ceiling: ceiling.max }
+  }
+
+  /** Waits for the per-parent and per-tree slots (on the run's signal), then has the run call its provider. */
+  private async admit(name: string, request: SubagentRequest, checked: Checked, run: RunHandle): Promise<SubagentHandle> {
+    const { depth, parentBudget, ceiling } = checked
+    const { signal } = run
+    try {
+      if (signal.aborted) throw aborted('before the start')
+      if (parentBudget) admitChild(parentBudget, request.parent.id, this.config.maxChildren)
+    } catch (error) {
+      run.abandon()
+      throw error
+    }
     const refund = () => parentBudget?.charge('children', -1)
 
     const key: object = request.parent
     const perParent = Math.min(this.config.maxConcurrentPerParent, request.budget?.maxConcurrent ?? Infinity)
     let slot: Slot | undefined
     try {
-      await this.parents.acquire(key, perParent, request.signal, () => aborted('while the start was waiting for a slot'))
+      await this.parents.acquire(key, perParent, signal, () => aborted('while the start was waiting for a slot'))
       if (parentBudget) {
         const root = parentBudget.root
         const limit = Math.min(this.config.maxConcurrent, root.limits.maxConcurrent)
-        slot = await this.trees.acquire(root, limit, this.slots.get(parentBudget), request.signal,
+        slot = await this.trees.acquire(root, limit, this.slots.get(parentBudget), signal,
           () => aborted('while the start was waiting for a slot')).catch((error) => {
           this.parents.release(key)
           throw error
@@ -131,6 +170,7 @@ export class SubagentService extends Service<Config> {
       }
     } catch (error) {
       refund()
+      run.abandon()
       throw error
     }
     let released = false
@@ -140,17 +180,19 @@ export class SubagentService extends Service<Config> {
       if (slot) this.trees.release(parentBudget!.root, slot)
       this.parents.release(key)
     }
+    let provider: SubagentProvider
     try {
       if (this.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
       provider = this.lookup(name, ' (it was removed while this start was waiting for a slot)')
       checkCapabilities(provider, request)
-      if (request.signal.aborted) throw aborted('while the start was waiting for a slot')
+      if (signal.aborted) throw aborted('while the start was waiting for a slot')
     } catch (error) {
       release()
       refund()
+      run.abandon()
       throw error
     }
-    return { provider, admission: { depth, ceiling: ceiling.max, parentBudget, slot, release, refund } }
+    return run.start(provider, { depth, ceiling, parentBudget, slot, release, refund })
   }
 
   private lookup(name: string, context: string): SubagentProvider {

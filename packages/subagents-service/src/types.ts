@@ -150,6 +150,22 @@ export interface SubagentRun {
 }
 
 /**
+ * What `ctx.subagents.begin` returns: `delegate`'s promise, and a cancel that works before the
+ * hand-over as well as after it.
+ */
+export interface SubagentStart {
+  /** What `delegate` returns: fulfils with the run at the hand-over, or rejects with nothing left running. */
+  handle: Promise<SubagentHandle>
+  /**
+   * Cancels the delegation wherever it is: a start still waiting for a slot or for the provider
+   * rejects `ABORTED`; a run handed over is cancelled as by its `cancel` (dispose it still). A
+   * string is a person's reason (the run ends `aborted`); an Error becomes the run signal's reason,
+   * so a `LimitError` (`TIMEOUT`, a budget) ends the run as that limit. Idempotent.
+   */
+  cancel(reason?: string | Error): void
+}
+
+/**
  * What `ctx.subagents.delegate` fulfils with: the service's wrapper around the provider's run.
  * It is a `SubagentRun` (`id` is the service-minted `runId`) plus the run's `info`.
  */
