@@ -55,10 +55,12 @@ function startChild(agents: AgentRuntime, options: InProcessProviderOptions, req
       // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
       ...request.budget ? { budget: request.budget } : {},
     })
+    // Progress is built only while someone takes it (the caller's onUpdate or a subagent/update listener).
+    const wanted = request.wantsUpdates ?? always
     return {
       childId: child.id,
       begin: () => child
-        .run(request.prompt, { signal: request.signal, onEvent: (event) => forward(event, update) })
+        .run(request.prompt, { signal: request.signal, onEvent: (event) => { if (wanted()) forward(event, update) } })
         .then((run) => toSubagentResult(run, options.name), (error): SubagentResult => ({
           stopReason: 'error',
           output: '',
@@ -94,6 +96,8 @@ function toSubagentResult(run: RunResult, provider: string): SubagentResult {
   if (run.budget) result.budget = run.budget
   return result
 }
+
+const always = () => true
 
 function forward(event: AgentEvent, send: (update: SubagentUpdate) => void) {
   let update: SubagentUpdate | undefined

@@ -119,7 +119,7 @@ export class RunHandle {
     // Every field of the request passes through as it is, but the limits (the provider gets the carved budget).
     const { budget: _limits, ...rest } = request
     const providerRequest: ProviderStartRequest = {
-      ...rest, signal: this.controller.signal, onUpdate: this.onUpdate, runId: this.runId,
+      ...rest, signal: this.controller.signal, onUpdate: this.onUpdate, wantsUpdates: this.wantsUpdates, runId: this.runId,
       depth: admission.depth, maxDepthCeiling: admission.ceiling,
       ...budget ? { budget } : {},
     }
@@ -290,8 +290,11 @@ export class RunHandle {
       }
     }
     if (this.phase === 'starting') (this.pending ??= []).push(update)
-    else this.host.events.emit('subagent/update', this.info!, update)
+    else if (this.host.events.has('subagent/update')) this.host.events.emit('subagent/update', this.info!, update)
   }
+
+  private readonly wantsUpdates = (): boolean =>
+    this.phase !== 'ended' && this.phase !== 'rejected' && (!!this.request.onUpdate || this.host.events.has('subagent/update'))
 
   private readonly onCallerAbort = (): void => {
     const reason: unknown = this.request.signal.reason

@@ -69,6 +69,13 @@ export interface TraceContext {
 export interface ProviderStartRequest extends Omit<SubagentRequest, 'budget'> {
   /** Use it as your run's `id`. */
   runId: string
+  /**
+   * Whether anyone takes progress right now: the caller's `onUpdate` or a `subagent/update`
+   * listener (always set by the service). A provider may skip building updates while it is false;
+   * listeners come and go during a run, so ask per update. Usage updates charge the tree's budget:
+   * send those regardless.
+   */
+  wantsUpdates?(): boolean
   /** The child's depth: `parent.depth + 1`. */
   depth: number
   /** The deepest depth allowed in this tree (the deployment's ceiling, lowered by the request and the tree); always set by the service. */

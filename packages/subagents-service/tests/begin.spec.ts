@@ -92,4 +92,28 @@ describe('ctx.subagents.begin: delegate with a cancel that works from the start'
     await Promise.all(runs.map((run) => run.dispose()))
     expect(abortWaiters(controller.signal)).to.equal(0)
   })
+
+  it('wantsUpdates(): true while the caller has onUpdate or a subagent/update listener exists, false after the end', async () => {
+    const quiet = await h.ctx.subagents.delegate('alpha', request(h.root))
+    const wants = provider.last.request.wantsUpdates!
+    expect(wants()).to.equal(false)
+    const stop = h.ctx.on('subagent/update', () => {})
+    expect(wants()).to.equal(true)
+    stop()
+    expect(wants()).to.equal(false)
+    provider.last.complete()
+    await quiet.result
+    await quiet.dispose()
+
+    const other = h.ctx.agents.create({ label: 'listener' })
+    const seen: string[] = []
+    const heard = await h.ctx.subagents.delegate('alpha', request(other, { onUpdate: (update) => seen.push(update.kind) }))
+    expect(provider.last.request.wantsUpdates!()).to.equal(true)
+    provider.last.update('text', 'hello')
+    expect(seen).to.deep.equal(['text'])
+    provider.last.complete()
+    await heard.result
+    expect(provider.last.request.wantsUpdates!()).to.equal(false)
+    await heard.dispose()
+  })
 })
