@@ -9,7 +9,7 @@ import type { Slot } from './tree-gate.js'
 import { isRun } from './validate.js'
 import type {
   ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
-  SubagentRun, SubagentRunInfo, SubagentUpdate,
+  SubagentRun, SubagentRunInfo, SubagentStart, SubagentUpdate,
 } from './types.js'
 
 /** A start the service admitted: its place in the tree and the slots it holds. */
@@ -94,12 +94,17 @@ export class RunHandle {
   }
 
   /**
-   * The holder's cancel (`SubagentStart.cancel`): a string is a person's reason, an Error the
-   * signal's (a `LimitError` ends the run as that limit).
+   * The holder's cancel (`SubagentStart.cancel`, `SubagentHandle.cancel`): a string is a person's
+   * reason, an Error the signal's (a `LimitError` ends the run as that limit).
    */
-  readonly cancelBy = (reason?: string | Error): void => {
+  cancelBy(reason?: string | Error): void {
     if (reason instanceof Error) this.cancel(reasonText(reason), reason)
     else this.cancel(reason)
+  }
+
+  /** What `ctx.subagents.begin` returns for this run (its `cancel` works detached, as the handle's do). */
+  startedAs(handle: Promise<SubagentHandle>): SubagentStart {
+    return { handle, cancel: (reason) => this.cancelBy(reason) }
   }
 
   /** The request never got its slots (or failed its checks): let go of the caller; the run is inert. */
@@ -143,7 +148,7 @@ export class RunHandle {
       // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
       this.phase = 'rejected'
       this.detachCaller()
-      starting.then((late) => discard(this.host.log, provider.name, late), () => {}).finally(this.refundAndRelease)
+      starting.then((late) => discard(this.host.log, provider.name, late), () => {}).finally(() => this.refundAndRelease())
       throw aborted('before the provider handed the run over')
     }
     if ('error' in outcome) {
@@ -313,7 +318,7 @@ export class RunHandle {
       this.refundAndRelease()
     } else {
       // A run we will not hand over: stop it, then free its slot.
-      discard(this.host.log, this.provider.name, leftover).finally(this.refundAndRelease)
+      discard(this.host.log, this.provider.name, leftover).finally(() => this.refundAndRelease())
     }
     throw error
   }
@@ -323,7 +328,7 @@ export class RunHandle {
     this.admission.release()
   }
 
-  private readonly refundAndRelease = (): void => {
+  private refundAndRelease(): void {
     this.admission.refund()
     this.release()
   }

@@ -119,7 +119,7 @@ export class SubagentService extends Service<Config> {
       return { handle: Promise.reject(error), cancel: noop }
     }
     const run = new RunHandle(request, this.host)
-    return { handle: this.admit(name, request, checked, run), cancel: run.cancelBy }
+    return run.startedAs(this.admit(name, request, checked, run))
   }
 
   /** What is wrong with the request or its place in the tree, before anything waits. */
