@@ -133,29 +133,33 @@ export async function runDelegation(
     work,
     ...result?.budget ? { budget: result.budget } : {},
   }
-  const base: Pick<ToolResult, 'metadata' | 'usage' | 'work'> = { metadata, work }
-  if (result?.usage) base.usage = result.usage
+  // Filled in by assignment: `{ ...base, content }` takes V8's slow path for literals with a spread.
+  const toolResult: ToolResult = { metadata, work, content: '' }
+  if (result?.usage) toolResult.usage = result.usage
 
   if (!result) {
     const diagnostic = [`the run's result failed: ${describeError(resultError)}`]
     if (disposeError) diagnostic.push(`cleanup also failed: ${describeError(disposeError)}`)
-    return { ...base, isError: true, content: failureText('Subagent failed.', diagnostic.join('; '), '', options.maxOutputBytes) }
+    return failed(toolResult, failureText('Subagent failed.', diagnostic.join('; '), '', options.maxOutputBytes))
   }
   if (result.stopReason !== 'completed') {
     let diagnostic = result.diagnostic
     if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
     const head = headline(result, cause, options.timeout)
-    return { ...base, isError: true, content: failureText(head, diagnostic, result.output, options.maxOutputBytes) }
+    return failed(toolResult, failureText(head, diagnostic, result.output, options.maxOutputBytes))
   }
   if (disposeError) {
-    return {
-      ...base,
-      isError: true,
-      content: failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), result.output, options.maxOutputBytes, true),
-    }
+    return failed(toolResult,
+      failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), result.output, options.maxOutputBytes, true))
   }
-  const output = result.output.trim() ? capOutput(result.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
-  return { ...base, content: output }
+  toolResult.content = result.output.trim() ? capOutput(result.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
+  return toolResult
+}
+
+function failed(toolResult: ToolResult, content: string): ToolResult {
+  toolResult.isError = true
+  toolResult.content = content
+  return toolResult
 }
 
 /**
