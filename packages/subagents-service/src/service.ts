@@ -158,11 +158,15 @@ export class SubagentService extends Service<Config> {
     const perParent = Math.min(this.config.maxConcurrentPerParent, request.budget?.maxConcurrent ?? Infinity)
     let slot: Slot | undefined
     try {
-      await this.parents.acquire(key, perParent, signal, () => aborted('while the start was waiting for a slot'))
+      // A free slot is taken at once: no promise, and no tick, for the common case.
+      if (!this.parents.tryAcquire(key, perParent)) {
+        await this.parents.acquire(key, perParent, signal, () => aborted('while the start was waiting for a slot'))
+      }
       if (parentBudget) {
         const root = parentBudget.root
         const limit = Math.min(this.config.maxConcurrent, root.limits.maxConcurrent)
-        slot = await this.trees.acquire(root, limit, this.slots.get(parentBudget), signal,
+        const lender = this.slots.get(parentBudget)
+        slot = this.trees.tryAcquire(root, limit, lender) ?? await this.trees.acquire(root, limit, lender, signal,
           () => aborted('while the start was waiting for a slot')).catch((error) => {
           this.parents.release(key)
           throw error
