@@ -81,6 +81,8 @@ export class RunHandle {
   private readonly result = new Promise<SubagentOutcome>((resolve) => this.settle = resolve)
   private disposal?: Promise<void>
   private stopWaitingForCaller: () => void = noop
+  /** Set while the provider's `start` is pending: a cancel rejects the start at once. */
+  private stopWaitingForStart?: () => void
 
   /** `request` must have passed the service's checks (its signal is an AbortSignal). */
   constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
@@ -134,13 +136,12 @@ export class RunHandle {
       starting = Promise.reject(error)
     }
 
+    // Only `cancel` aborts the run's signal, so it ends this wait itself: no listener on the signal.
     const outcome = await new Promise<{ run: unknown } | { error: unknown } | null>((resolve) => {
-      const signal = this.controller.signal
-      const onAbort = () => resolve(null)
-      signal.addEventListener('abort', onAbort, { once: true })
+      this.stopWaitingForStart = () => resolve(null)
       starting.then((run) => resolve({ run }), (error) => resolve({ error }))
-        .finally(() => signal.removeEventListener('abort', onAbort))
     })
+    this.stopWaitingForStart = undefined
 
     if (!outcome || this.controller.signal.aborted) {
       // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
@@ -220,6 +221,7 @@ export class RunHandle {
     const stop = limitStopOf(signalReason)
     if (stop) this.limit = { stop, reason: signalReason }
     this.controller.abort(signalReason ?? new SubagentError('ABORTED', reason ?? 'The run was cancelled.'))
+    this.stopWaitingForStart?.()
     if (!this.run) return
     try {
       this.run.cancel(reason)
