@@ -38,34 +38,7 @@ export async function runDelegation(
   deadlines?: DeadlineQueue,
 ): Promise<ToolResult> {
   const startedAt = Date.now()
-  let cause: CancelCause | undefined
-  let started: SubagentStart | undefined
-  let run: SubagentHandle | undefined
-  // Once cancelled (parent abort, timeout, unload), dispose at once as well: the provider gets
-  // `cancel` first, and the service settles a result the provider leaves pending when its dispose
-  // returns, so a provider that ignores `cancel` cannot hang the call past its timeout.
-  let disposal: Promise<void> | undefined
-  const dispose = () => disposal ??= run!.dispose()
-  // The run's own signal is the one abort path: a cancel goes through the service run, with the
-  // reason its stop reason follows (a timeout is a limit, `timeout`; the rest `aborted`).
-  const cancel = (why: CancelCause) => {
-    if (cause) return
-    cause = why
-    started?.cancel(abortReason(why, options.timeout, exec.signal.reason))
-    if (run) dispose().catch(() => {})
-  }
-  const handle: InFlight = { cancel }
-  // The calls of a wide step share one listener on their turn's signal, and one timer per load.
-  // Registered before the run's own waiter on the same signal, so a parent abort reaches the run
-  // with this call's reason (which keeps a parent's limit) rather than the signal's raw one.
-  const stopWaitingForParent = onAbort(exec.signal, () => cancel('parent'))
-  const cancelDeadline = options.timeout > 0 ? deadline(options.timeout, () => cancel('timeout'), deadlines) : undefined
-  inFlight.add(handle)
-  const cleanup = () => {
-    cancelDeadline?.()
-    stopWaitingForParent()
-    inFlight.delete(handle)
-  }
+  const call = new Delegation(options, exec, inFlight, deadlines)
 
   const request: SubagentRequest = {
     prompt: input.prompt,
@@ -91,18 +64,19 @@ export async function runDelegation(
   if (options.budget) request.budget = options.budget
   if (options.resume !== undefined) request.resume = options.resume
 
+  let run: SubagentHandle
   try {
-    // A parent signal aborted already starts no run (the service rejects `ABORTED`); cancel('parent') ran above.
-    started = subagents.begin(options.provider, request)
-    run = await started.handle
+    // A parent signal aborted already starts no run (the service rejects `ABORTED`); the call was cancelled above.
+    call.started = subagents.begin(options.provider, request)
+    run = call.run = await call.started.handle
   } catch (error) {
-    cleanup()
+    call.end()
     const code = (error as { code?: string })?.code
     const message = describeError(error)
-    const head = cause ? headline({ stopReason: 'aborted', output: '' }, cause, options.timeout) : 'Could not start the subagent.'
+    const head = call.cause ? headline({ stopReason: 'aborted', output: '' }, call.cause, options.timeout) : 'Could not start the subagent.'
     return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${message}` }
   }
-  if (cause) dispose().catch(() => {})
+  if (call.cause) call.dispose().catch(noop)
 
   let result: SubagentResult | undefined
   let resultError: unknown
@@ -113,11 +87,11 @@ export async function runDelegation(
     resultError = error
   }
   try {
-    await dispose()
+    await call.dispose()
   } catch (error) {
     disposeError = error
   } finally {
-    cleanup()
+    call.end()
   }
 
   const durationMs = Date.now() - startedAt
@@ -145,7 +119,7 @@ export async function runDelegation(
   if (result.stopReason !== 'completed') {
     let diagnostic = result.diagnostic
     if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
-    const head = headline(result, cause, options.timeout)
+    const head = headline(result, call.cause, options.timeout)
     return failed(toolResult, failureText(head, diagnostic, result.output, options.maxOutputBytes))
   }
   if (disposeError) {
@@ -155,6 +129,63 @@ export async function runDelegation(
   toolResult.content = result.output.trim() ? capOutput(result.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
   return toolResult
 }
+
+/**
+ * A delegation in flight, from the tool's side: what cancels it (its parent's abort, its timeout,
+ * the tool's unload) and its one disposal. A class, not closures per call: a wide fan-out keeps
+ * thousands of these alive at once.
+ */
+class Delegation implements InFlight {
+  /** Why the call was cancelled, once it was. */
+  cause?: CancelCause
+  started?: SubagentStart
+  run?: SubagentHandle
+  private disposal?: Promise<void>
+  private readonly stopWaitingForParent: () => void
+  private readonly cancelDeadline?: () => void
+
+  constructor(
+    private readonly options: DelegateOptions,
+    private readonly exec: ToolExecContext,
+    private readonly inFlight: Set<InFlight>,
+    deadlines: DeadlineQueue | undefined,
+  ) {
+    // The calls of a wide step share one listener on their turn's signal, and one timer per load.
+    // Registered before the run's own waiter on the same signal, so a parent abort reaches the run
+    // with this call's reason (which keeps a parent's limit) rather than the signal's raw one.
+    this.stopWaitingForParent = onAbort(exec.signal, () => this.cancel('parent'))
+    if (options.timeout > 0) this.cancelDeadline = deadline(options.timeout, () => this.cancel('timeout'), deadlines)
+    inFlight.add(this)
+  }
+
+  /**
+   * The run's own signal is the one abort path: a cancel goes through the service run, with the
+   * reason its stop reason follows (a timeout is a limit, `timeout`; the rest `aborted`). Once
+   * handed over, the run is disposed at once as well: the provider gets `cancel` first, and the
+   * service settles a result the provider leaves pending when its dispose returns, so a provider
+   * that ignores `cancel` cannot hang the call past its timeout.
+   */
+  cancel(why: CancelCause): void {
+    if (this.cause) return
+    this.cause = why
+    this.started?.cancel(abortReason(why, this.options.timeout, this.exec.signal.reason))
+    if (this.run) this.dispose().catch(noop)
+  }
+
+  /** Once, after the hand-over. */
+  dispose(): Promise<void> {
+    return this.disposal ??= this.run!.dispose()
+  }
+
+  /** Stops listening for a cancel. */
+  end(): void {
+    this.cancelDeadline?.()
+    this.stopWaitingForParent()
+    this.inFlight.delete(this)
+  }
+}
+
+const noop = () => {}
 
 function failed(toolResult: ToolResult, content: string): ToolResult {
   toolResult.isError = true
