@@ -6,11 +6,15 @@
  *   node --expose-gc --import tsx bench/profile/delegation.ts alloc   # bytes allocated per delegation
  *   node --expose-gc --import tsx bench/profile/delegation.ts count   # AbortControllers made per delegation
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { writeHeapSnapshot } from 'node:v8'
 import { withoutCallerTracing } from '@cordis-subagents/agent'
 import { BenchModel, calls, CHILD, delegationModel, gc, host, lastMessage, now, text } from '../lib.js'
 
 const mode = process.argv[2] ?? 'loop'
+// BENCH_ALS=1: an AsyncLocalStorage in use, as the OpenAI Agents SDK's tracing context makes one in
+// the bench process (Node 20 then runs promise hooks for every promise).
+if (process.env.BENCH_ALS) new AsyncLocalStorage().enterWith({})
 
 if (mode === 'count') {
   let made = 0
