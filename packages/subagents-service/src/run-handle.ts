@@ -18,11 +18,10 @@ export interface Admission {
   /** The deepest depth allowed below this parent. */
   ceiling: number
   parentBudget?: Budget
+  /** The tree gate's slot (only for a parent with a budget). */
   slot?: Slot
-  /** Frees the gate slots (idempotent). */
-  release(): void
-  /** Gives the parent back the delegation it was charged. */
-  refund(): void
+  /** The per-parent gate's key: the parent agent. */
+  gateKey: object
 }
 
 /** What a run needs of the service that started it. */
@@ -33,6 +32,10 @@ export interface RunHost {
   live: Map<string, SubagentRunInfo>
   /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
   slots: WeakMap<Budget, Slot>
+  /** Frees an admission's gate slots (once per admission). */
+  release(admission: Admission): void
+  /** Gives the parent back the delegation its admission was charged. */
+  refund(admission: Admission): void
 }
 
 /**
@@ -73,6 +76,7 @@ export class RunHandle {
   private pending?: SubagentUpdate[]
   private provider!: SubagentProvider
   private admission!: Admission
+  private released = false
   private budget?: Budget
   private run?: SubagentRun
   private info?: SubagentRunInfo
@@ -324,12 +328,14 @@ export class RunHandle {
   }
 
   private release(): void {
+    if (this.released) return
+    this.released = true
     if (this.budget) this.host.slots.delete(this.budget)
-    this.admission.release()
+    this.host.release(this.admission)
   }
 
   private refundAndRelease(): void {
-    this.admission.refund()
+    this.host.refund(this.admission)
     this.release()
   }
 }

@@ -5,7 +5,7 @@ import { SubagentError } from './errors.js'
 import { SubagentEvents } from './events.js'
 import { admitChild, budgetOf, depthCeiling } from './limits.js'
 import { ParentGates } from './parent-gate.js'
-import { aborted, RunHandle, type RunHost } from './run-handle.js'
+import { type Admission, aborted, RunHandle, type RunHost } from './run-handle.js'
 import { type Slot, TreeGates } from './tree-gate.js'
 import { checkCapabilities, checkProvider, checkRequest, isObject } from './validate.js'
 import type { SubagentHandle, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart } from './types.js'
@@ -49,7 +49,11 @@ export class SubagentService extends Service<Config> {
     this.config = resolveConfig(config)
     this.log = ctx.logger('subagents')
     this.events = new SubagentEvents(ctx, this.log)
-    this.host = { events: this.events, log: this.log, live: this.live, slots: this.slots }
+    this.host = {
+      events: this.events, log: this.log, live: this.live, slots: this.slots,
+      release: (admission) => this.releaseSlots(admission),
+      refund: (admission) => admission.parentBudget?.charge('children', -1),
+    }
   }
 
   protected override stop() {
@@ -152,7 +156,6 @@ export class SubagentService extends Service<Config> {
       run.abandon()
       throw error
     }
-    const refund = () => parentBudget?.charge('children', -1)
 
     const key: object = request.parent
     const perParent = Math.min(this.config.maxConcurrentPerParent, request.budget?.maxConcurrent ?? Infinity)
@@ -173,17 +176,11 @@ export class SubagentService extends Service<Config> {
         })
       }
     } catch (error) {
-      refund()
+      parentBudget?.charge('children', -1)
       run.abandon()
       throw error
     }
-    let released = false
-    const release = () => {
-      if (released) return
-      released = true
-      if (slot) this.trees.release(parentBudget!.root, slot)
-      this.parents.release(key)
-    }
+    const admission: Admission = { depth, ceiling, parentBudget, slot, gateKey: key }
     let provider: SubagentProvider
     try {
       if (this.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
@@ -191,12 +188,18 @@ export class SubagentService extends Service<Config> {
       checkCapabilities(provider, request)
       if (signal.aborted) throw aborted('while the start was waiting for a slot')
     } catch (error) {
-      release()
-      refund()
+      this.releaseSlots(admission)
+      parentBudget?.charge('children', -1)
       run.abandon()
       throw error
     }
-    return run.start(provider, { depth, ceiling, parentBudget, slot, release, refund })
+    return run.start(provider, admission)
+  }
+
+  /** Frees the slots an admission holds in the per-parent and tree gates. */
+  private releaseSlots(admission: Admission): void {
+    if (admission.slot) this.trees.release(admission.parentBudget!.root, admission.slot)
+    this.parents.release(admission.gateKey)
   }
 
   private lookup(name: string, context: string): SubagentProvider {
