@@ -69,14 +69,16 @@ if (mode === 'count') {
     if (last.content.startsWith(CHILD)) {
       return new Promise((resolve) => {
         waiters.push(() => resolve(text('child answer')))
-        if (++arrived === n) {
+        if (++arrived !== n) return
+        // As in bench/scenarios/fanout.ts: measured once every child's start has been handed over.
+        setImmediate(() => {
           gc()
           retained = process.memoryUsage().heapUsed - baseline
           if (process.argv[4]) writeHeapSnapshot(process.argv[4])
           const all = waiters
           waiters = []
           for (const wake of all) wake()
-        }
+        })
       })
     }
     return calls(Array.from({ length: n }, (_, i) => ({ name: 'subagent', input: { description: `part ${i}`, prompt: `${CHILD}part ${i}` } })))
