@@ -189,8 +189,9 @@ class World {
       world.posts.set(parent, posted)
       const post = parent.inbox.post.bind(parent.inbox)
       parent.inbox.post = (content, delegation) => {
-        post(content, delegation)
+        const entry = post(content, delegation)
         posted.push(content)
+        return entry
       }
     }
     ctx.plugin(SubagentControl as any, {})

@@ -21,7 +21,11 @@ export async function fanout(options: { sizes: number[]; reps: number }): Promis
     if (last.content.startsWith(CHILD)) {
       return new Promise((resolve) => {
         waiters.push(() => resolve(text('child answer')))
-        if (++arrived === target) {
+        if (++arrived !== target) return
+        // Measured once the microtasks queued behind the last arrival have run: every child's
+        // start has then been handed over (the last child reached its model call while its own
+        // start, and possibly others, were still settling), so this is the steady live state.
+        setImmediate(() => {
           peakRss = Math.max(peakRss, process.memoryUsage().rss)
           const g0 = now()
           gc()
@@ -30,7 +34,7 @@ export async function fanout(options: { sizes: number[]; reps: number }): Promis
           const all = waiters
           waiters = []
           for (const wake of all) wake()
-        }
+        })
       })
     }
     const n = Number(last.content.split(' ')[1])

@@ -58,11 +58,14 @@ async function startChild(agents: AgentRuntime, options: InProcessProviderOption
       ...request.budget ? { budget: request.budget } : {},
     })
     steering = new Steering(child)
+    // Progress is built only while someone takes it (the caller's onUpdate or a subagent/update listener).
+    const wanted = request.wantsUpdates ?? always
+    const onEvent = (event: AgentEvent) => { if (wanted()) forward(event, update) }
     let working: Promise<SubagentResult> | undefined
     return {
       childId: child.id,
       begin: () => working = steering
-        .run(request.prompt, (prompt) => child.run(prompt, { signal: request.signal, onEvent: (event) => forward(event, update) }))
+        .run(request.prompt, (prompt) => child.run(prompt, { signal: request.signal, onEvent }))
         .then((run) => toSubagentResult(run, options.name), (error): SubagentResult => ({
           stopReason: 'error',
           output: '',
@@ -93,20 +96,19 @@ function toSubagentResult(run: RunResult, provider: string): SubagentResult {
     toolCalls: own.toolCalls + delegated.toolCalls,
     delegations: own.delegations + delegated.delegations,
   }
-  const base = { output: run.text, usage: run.usage, work }
+  // Built by assignment: V8 runs `{ ...base, stopReason }` on a slow path (≈ 0.7 µs per child).
+  const result: SubagentResult = { stopReason: run.stopReason === 'max-steps' ? 'error' : run.stopReason, output: run.text, usage: run.usage, work }
   if (run.stopReason === 'max-steps') {
-    return {
-      ...base,
-      stopReason: 'error',
-      diagnostic: `The child hit its step limit (${run.steps} steps) without a final answer. `
-        + `Give it a narrower task, or raise \`maxSteps\` of the "${provider}" provider.`,
-    }
+    result.diagnostic = `The child hit its step limit (${run.steps} steps) without a final answer. `
+      + `Give it a narrower task, or raise \`maxSteps\` of the "${provider}" provider.`
+    return result
   }
-  const result: SubagentResult = { ...base, stopReason: run.stopReason }
   if (run.diagnostic) result.diagnostic = run.diagnostic
   if (run.budget) result.budget = run.budget
   return result
 }
+
+const always = () => true
 
 function forward(event: AgentEvent, send: (update: SubagentUpdate) => void) {
   let update: SubagentUpdate | undefined

@@ -44,4 +44,25 @@ describe('in-process provider, used directly', () => {
     expect(run.dispose()).to.equal(first)
     await first
   })
+
+  it('builds progress updates only while wantsUpdates() says someone takes them (and always without it)', async () => {
+    h.ctx.agents.registerModel('three', new ScriptedModel([{ text: 'one' }, { text: 'two' }, { text: 'three' }]))
+    const provider = createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false })
+    const runOnce = async (wantsUpdates?: () => boolean) => {
+      const updates: string[] = []
+      const run = await provider.start(request({
+        agentOptions: { model: 'three' },
+        onUpdate: (update) => { updates.push(update.kind) },
+        ...wantsUpdates ? { wantsUpdates } : {},
+      }))
+      expect((await run.result).stopReason).to.equal('completed')
+      await run.dispose()
+      return updates
+    }
+    let asked = 0
+    expect(await runOnce(() => { asked++; return false })).to.deep.equal([])
+    expect(asked).to.be.greaterThan(0)
+    expect(await runOnce(() => true)).to.deep.equal(['step', 'text'])
+    expect(await runOnce()).to.deep.equal(['step', 'text'])
+  })
 })

@@ -34,3 +34,8 @@ export function emitIsolatedOn(lifecycle: Context['lifecycle'], name: string, ar
     }
   }
 }
+
+/** Whether event `name` has a listener on `lifecycle` now, so a hot emitter can skip building its arguments. */
+export function hasListenersOn(lifecycle: Context['lifecycle'], name: string): boolean {
+  return !!lifecycle._hooks[name]?.length
+}

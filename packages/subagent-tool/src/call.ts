@@ -1,5 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
-import type { SubagentHandle, SubagentRequest, SubagentResult, SubagentRun, SubagentService } from '@cordis-subagents/subagents-service'
+import type {
+  SubagentHandle, SubagentRequest, SubagentResult, SubagentService, SubagentStart,
+} from '@cordis-subagents/subagents-service'
 import { emptyWork, LimitError, limitStop, type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
 import { type DeadlineQueue, describeError, onAbort } from '@cordis-subagents/shared'
 import { type CancelCause, capOutput, failureText, headline } from './result.js'
@@ -23,7 +25,7 @@ export interface InFlight {
 }
 
 /**
- * One call of the tool (one delegation): start a run, bridge abort and timeout into it, wait for its one result,
+ * One call of the tool (one delegation): start a run, cancel it through the service on abort, timeout or unload, wait for its one result,
  * always dispose it, and turn the outcome into a tool result.
  */
 export async function runDelegation(
@@ -38,29 +40,13 @@ export async function runDelegation(
   onStarted?: (run: SubagentHandle) => void,
 ): Promise<ToolResult> {
   const startedAt = Date.now()
-  const controller = new AbortController()
-  let cause: CancelCause | undefined
-  const cancel = (why: CancelCause) => {
-    if (controller.signal.aborted) return
-    cause = why
-    controller.abort(abortReason(why, options.timeout, exec.signal.reason))
-  }
-  const handle: InFlight = { cancel }
-  // The calls of a wide step share one listener on their turn's signal, and one timer per load.
-  const stopWaitingForParent = onAbort(exec.signal, () => cancel('parent'))
-  const cancelDeadline = options.timeout > 0 ? deadline(options.timeout, () => cancel('timeout'), deadlines) : undefined
-  inFlight.add(handle)
-  const cleanup = () => {
-    cancelDeadline?.()
-    stopWaitingForParent()
-    inFlight.delete(handle)
-  }
+  const call = new Delegation(options, exec, inFlight, deadlines)
 
   const request: SubagentRequest = {
     prompt: input.prompt,
     label: input.description,
     parent: exec.agent as Agent,
-    signal: controller.signal,
+    signal: exec.signal,
     toolCallId: exec.toolCallId,
   }
   // Progress is forwarded only to a caller that listens (the agent gives a sink only then).
@@ -81,26 +67,20 @@ export async function runDelegation(
   if (options.budget) request.budget = options.budget
   if (options.resume !== undefined) request.resume = options.resume
 
-  let run: SubagentRun
+  let run: SubagentHandle
   try {
-    run = await subagents.delegate(options.provider, request)
+    // A parent signal aborted already starts no run (the service rejects `ABORTED`); the call was cancelled above.
+    call.started = subagents.begin(options.provider, request)
+    run = call.run = await call.started.handle
   } catch (error) {
-    cleanup()
+    call.end()
     const code = (error as { code?: string })?.code
     const message = describeError(error)
-    const head = cause ? headline({ stopReason: 'aborted', output: '' }, cause, options.timeout) : 'Could not start the subagent.'
+    const head = call.cause ? headline({ stopReason: 'aborted', output: '' }, call.cause, options.timeout) : 'Could not start the subagent.'
     return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${message}` }
   }
-  onStarted?.(run as SubagentHandle)
-
-  // Once cancelled (parent abort, timeout, unload), dispose at once as well: the provider gets
-  // `cancel` first, and the service settles a result the provider leaves pending when its dispose
-  // returns, so a provider that ignores `cancel` cannot hang the call past its timeout.
-  let disposal: Promise<void> | undefined
-  const dispose = () => disposal ??= run.dispose()
-  const onCancel = () => { dispose().catch(() => {}) }
-  if (controller.signal.aborted) onCancel()
-  else controller.signal.addEventListener('abort', onCancel, { once: true })
+  onStarted?.(run)
+  if (call.cause) call.dispose().catch(noop)
 
   let result: SubagentResult | undefined
   let resultError: unknown
@@ -111,12 +91,11 @@ export async function runDelegation(
     resultError = error
   }
   try {
-    await dispose()
+    await call.dispose()
   } catch (error) {
     disposeError = error
   } finally {
-    controller.signal.removeEventListener('abort', onCancel)
-    cleanup()
+    call.end()
   }
 
   const durationMs = Date.now() - startedAt
@@ -132,29 +111,90 @@ export async function runDelegation(
     work,
     ...result?.budget ? { budget: result.budget } : {},
   }
-  const base: Pick<ToolResult, 'metadata' | 'usage' | 'work'> = { metadata, work }
-  if (result?.usage) base.usage = result.usage
+  // Filled in by assignment: `{ ...base, content }` takes V8's slow path for literals with a spread.
+  const toolResult: ToolResult = { metadata, work, content: '' }
+  if (result?.usage) toolResult.usage = result.usage
 
   if (!result) {
     const diagnostic = [`the run's result failed: ${describeError(resultError)}`]
     if (disposeError) diagnostic.push(`cleanup also failed: ${describeError(disposeError)}`)
-    return { ...base, isError: true, content: failureText('Subagent failed.', diagnostic.join('; '), '', options.maxOutputBytes) }
+    return failed(toolResult, failureText('Subagent failed.', diagnostic.join('; '), '', options.maxOutputBytes))
   }
   if (result.stopReason !== 'completed') {
     let diagnostic = result.diagnostic
     if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
-    const head = headline(result, cause, options.timeout)
-    return { ...base, isError: true, content: failureText(head, diagnostic, result.output, options.maxOutputBytes) }
+    const head = headline(result, call.cause, options.timeout)
+    return failed(toolResult, failureText(head, diagnostic, result.output, options.maxOutputBytes))
   }
   if (disposeError) {
-    return {
-      ...base,
-      isError: true,
-      content: failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), result.output, options.maxOutputBytes, true),
-    }
+    return failed(toolResult,
+      failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), result.output, options.maxOutputBytes, true))
   }
-  const output = result.output.trim() ? capOutput(result.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
-  return { ...base, content: output }
+  toolResult.content = result.output.trim() ? capOutput(result.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
+  return toolResult
+}
+
+/**
+ * A delegation in flight, from the tool's side: what cancels it (its parent's abort, its timeout,
+ * the tool's unload) and its one disposal. A class, not closures per call: a wide fan-out keeps
+ * thousands of these alive at once.
+ */
+class Delegation implements InFlight {
+  /** Why the call was cancelled, once it was. */
+  cause?: CancelCause
+  started?: SubagentStart
+  run?: SubagentHandle
+  private disposal?: Promise<void>
+  private readonly stopWaitingForParent: () => void
+  private readonly cancelDeadline?: () => void
+
+  constructor(
+    private readonly options: DelegateOptions,
+    private readonly exec: ToolExecContext,
+    private readonly inFlight: Set<InFlight>,
+    deadlines: DeadlineQueue | undefined,
+  ) {
+    // The calls of a wide step share one listener on their turn's signal, and one timer per load.
+    // Registered before the run's own waiter on the same signal, so a parent abort reaches the run
+    // with this call's reason (which keeps a parent's limit) rather than the signal's raw one.
+    this.stopWaitingForParent = onAbort(exec.signal, () => this.cancel('parent'))
+    if (options.timeout > 0) this.cancelDeadline = deadline(options.timeout, () => this.cancel('timeout'), deadlines)
+    inFlight.add(this)
+  }
+
+  /**
+   * The run's own signal is the one abort path: a cancel goes through the service run, with the
+   * reason its stop reason follows (a timeout is a limit, `timeout`; the rest `aborted`). Once
+   * handed over, the run is disposed at once as well: the provider gets `cancel` first, and the
+   * service settles a result the provider leaves pending when its dispose returns, so a provider
+   * that ignores `cancel` cannot hang the call past its timeout.
+   */
+  cancel(why: CancelCause): void {
+    if (this.cause) return
+    this.cause = why
+    this.started?.cancel(abortReason(why, this.options.timeout, this.exec.signal.reason))
+    if (this.run) this.dispose().catch(noop)
+  }
+
+  /** Once, after the hand-over. */
+  dispose(): Promise<void> {
+    return this.disposal ??= this.run!.dispose()
+  }
+
+  /** Stops listening for a cancel. */
+  end(): void {
+    this.cancelDeadline?.()
+    this.stopWaitingForParent()
+    this.inFlight.delete(this)
+  }
+}
+
+const noop = () => {}
+
+function failed(toolResult: ToolResult, content: string): ToolResult {
+  toolResult.isError = true
+  toolResult.content = content
+  return toolResult
 }
 
 /**

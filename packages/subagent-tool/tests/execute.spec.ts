@@ -253,13 +253,17 @@ describe('subagent-tool: execute', () => {
     it('runDelegation() with a service whose run result and dispose both reject: one error result keeping both failures', async () => {
       const inFlight = new Set<InFlight>()
       let disposals = 0
+      // runDelegation starts its run through `begin` (delegate plus a cancel that works before the hand-over).
       const service = {
-        delegate: async () => ({
-          id: 'run-1',
-          childId: 'child-1',
-          result: Promise.reject(new Error('the result exploded')),
+        begin: () => ({
+          handle: Promise.resolve({
+            id: 'run-1',
+            childId: 'child-1',
+            result: Promise.reject(new Error('the result exploded')),
+            cancel() {},
+            dispose: async () => { disposals++; throw new Error('the cleanup exploded') },
+          }),
           cancel() {},
-          dispose: async () => { disposals++; throw new Error('the cleanup exploded') },
         }),
       } as unknown as SubagentService
       const options: DelegateOptions = { provider: 'spawn', timeout: 60_000, maxOutputBytes: 1000 }
@@ -330,6 +334,47 @@ describe('subagent-tool: execute', () => {
       expect(result.content).to.match(/^Subagent timed out after 50 ms and was cancelled\./)
       expect(spawn.last.cancels).to.have.length(1)
       expect(spawn.last.disposeCalls).to.equal(1)
+    })
+
+    it('timeout while the start waits for a slot: the call ends timed out, its provider start never happens', async () => {
+      await h.stop()
+      h = await setup({ subagents: { maxConcurrentPerParent: 1 } })
+      await mount({ timeout: 0 })
+      const parent = caller()
+      const first = call(h.ctx, INPUT, { agent: parent })
+      await until(() => spawn.starts.length === 1)
+      // A second delegation of the same parent queues behind the first; its own timeout cancels it there.
+      const inFlight = new Set<InFlight>()
+      const options: DelegateOptions = { provider: 'spawn', timeout: 30, maxOutputBytes: 1000 }
+      const queued = await runDelegation(h.ctx.subagents as SubagentService, options, INPUT,
+        { signal: new AbortController().signal, agent: parent, toolCallId: 'c2' }, inFlight)
+      expect(queued.isError).to.equal(true)
+      expect(queued.content).to.match(/^Subagent timed out after 30 ms and was cancelled\./)
+      expect(queued.content).to.contain('ABORTED').and.contain('waiting for a slot')
+      expect(spawn.starts).to.have.length(1)
+      expect(inFlight.size).to.equal(0)
+      spawn.last.complete('first answer')
+      expect((await first).content).to.equal('first answer')
+    })
+
+    it('unload while the start waits for a slot: the call gets the unload headline, its provider start never happens', async () => {
+      await h.stop()
+      h = await setup({ subagents: { maxConcurrentPerParent: 1 } })
+      await mount({ timeout: 0 })
+      const parent = caller()
+      const first = call(h.ctx, INPUT, { agent: parent })
+      await until(() => spawn.starts.length === 1)
+      const inFlight = new Set<InFlight>()
+      const options: DelegateOptions = { provider: 'spawn', timeout: 0, maxOutputBytes: 1000 }
+      const queued = runDelegation(h.ctx.subagents as SubagentService, options, INPUT,
+        { signal: new AbortController().signal, agent: parent, toolCallId: 'c2' }, inFlight)
+      await tick()
+      for (const each of inFlight) each.cancel('unload')
+      const result = await queued
+      expect(result.content).to.match(/^Subagent cancelled: the subagent tool was unloaded\./)
+      expect(spawn.starts).to.have.length(1)
+      spawn.last.complete('first answer')
+      expect((await first).content).to.equal('first answer')
     })
 
     it('timeout: a provider that ignores cancel cannot hang the call', async () => {

@@ -1,5 +1,5 @@
 import { type Context, type Logger, symbols } from 'cordis'
-import { describeError, emitIsolatedOn } from '@cordis-subagents/shared'
+import { describeError, emitIsolatedOn, hasListenersOn } from '@cordis-subagents/shared'
 import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
 
 declare module 'cordis' {
@@ -40,6 +40,11 @@ export class SubagentEvents {
   constructor(ctx: Context, private readonly log: Logger) {
     const traced = ctx.lifecycle
     this.lifecycle = (traced as unknown as Record<symbol, Context['lifecycle'] | undefined>)[symbols.original] ?? traced
+  }
+
+  /** Whether event `name` has a listener now (so an emitter can skip building what nobody reads). */
+  has(name: keyof SubagentEventMap): boolean {
+    return hasListenersOn(this.lifecycle, name)
   }
 
   emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void {

@@ -12,13 +12,17 @@ export class ParentGates {
 
   /** Resolves once `key` has a free slot (FIFO); rejects with `onAbort()` when `signal` aborts first. */
   acquire(key: object, limit: number, signal: AbortSignal, onAbort: () => Error): Promise<void> {
+    if (this.tryAcquire(key, limit)) return Promise.resolve()
+    return waitInQueue<void, Waiter<void>>(this.gates.get(key)!.queue, {}, signal, onAbort)
+  }
+
+  /** Takes a slot of `key` when one is free and nobody queues for it (true), without waiting. */
+  tryAcquire(key: object, limit: number): boolean {
     let gate = this.gates.get(key)
     if (!gate) this.gates.set(key, gate = { active: 0, queue: [] })
-    if (gate.active < limit && !gate.queue.length) {
-      gate.active++
-      return Promise.resolve()
-    }
-    return waitInQueue<void, Waiter<void>>(gate.queue, {}, signal, onAbort)
+    if (gate.active >= limit || gate.queue.length) return false
+    gate.active++
+    return true
   }
 
   /** Frees a slot of `key`, handing it straight to the oldest waiter (FIFO, no barging). */

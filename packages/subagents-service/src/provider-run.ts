@@ -93,9 +93,8 @@ export async function startProviderRun(
   }))
 
   let disposal: Promise<void> | undefined
-  return {
+  const run: SubagentRun = {
     id: request.runId,
-    ...parts.childId === undefined ? {} : { childId: parts.childId },
     result,
     cancel,
     dispose: () => disposal ??= (async () => {
@@ -110,6 +109,8 @@ export async function startProviderRun(
       }
     })(),
   }
+  if (parts.childId !== undefined) run.childId = parts.childId
+  return run
 }
 
 function abortedStart(when: string): SubagentError {

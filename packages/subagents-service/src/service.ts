@@ -2,15 +2,27 @@ import { Context, Logger, Service } from 'cordis'
 import type { Budget } from '@cordis-subagents/agent'
 import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
-import { SubagentEvents } from './events.js'
 import { BackgroundRegistry } from './background.js'
+import { SubagentEvents } from './events.js'
 import { admitChild, budgetOf, depthCeiling } from './limits.js'
 import { ParentGates } from './parent-gate.js'
-import { type Admission, aborted, RunHandle } from './run-handle.js'
+import { type Admission, aborted, RunHandle, type RunHost } from './run-handle.js'
 import { type Slot, TreeGates } from './tree-gate.js'
 import { TraceSources } from './trace-sources.js'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
-import type { SubagentHandle, SubagentProvider, SubagentRequest, SubagentRunInfo, TraceContextSource } from './types.js'
+import type { SubagentHandle, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource } from './types.js'
+
+/** A request that passed the checks, and its place in the tree. */
+interface Checked {
+  depth: number
+  parentBudget?: Budget
+  /** The deepest depth allowed below this parent. */
+  ceiling: number
+  /** The request's trace context, as a checked copy. */
+  traceContext?: SubagentRequest['traceContext']
+}
+
+const noop = () => {}
 
 declare module 'cordis' {
   interface Context {
@@ -31,18 +43,24 @@ export class SubagentService extends Service<Config> {
   private readonly trees = new TreeGates()
   /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
   private readonly slots = new WeakMap<Budget, Slot>()
-  private readonly traces = new TraceSources()
   private stopped = false
   private readonly log: Logger
+  private readonly events: SubagentEvents
+  private readonly host: RunHost
+  private readonly traces = new TraceSources()
   /** Background delegations of every parent (see `BackgroundRegistry`). */
   readonly background = new BackgroundRegistry((parent, task, reason) => this.log.warn('background result %s of %s lost: %s', task.handle, parent.id, reason))
-  private readonly events: SubagentEvents
 
   constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'subagents', true)
     this.config = resolveConfig(config)
     this.log = ctx.logger('subagents')
     this.events = new SubagentEvents(ctx, this.log)
+    this.host = {
+      events: this.events, log: this.log, live: this.live, slots: this.slots, traces: this.traces,
+      release: (admission) => this.releaseSlots(admission),
+      refund: (admission) => admission.parentBudget?.charge('children', -1),
+    }
   }
 
   protected override stop() {
@@ -95,14 +113,27 @@ export class SubagentService extends Service<Config> {
    * the caller then owns the run and must `dispose()` it. Rejects with a `SubagentError`; nothing
    * is left running then.
    */
-  async delegate(name: string, request: SubagentRequest): Promise<SubagentHandle> {
-    const { provider, admission, traceContext } = await this.admit(name, request)
+  delegate(name: string, request: SubagentRequest): Promise<SubagentHandle> {
+    return this.begin(name, request).handle
+  }
+
+  /**
+   * `delegate`, plus a `cancel` that works from the start on: while the request waits for a slot
+   * or the provider is starting the child (the handle then rejects `ABORTED`), and after the
+   * hand-over (as the handle's `cancel`). For a caller with reasons of its own to stop (a timeout),
+   * so it needs no abort signal of its own in front of the run's.
+   */
+  begin(name: string, request: SubagentRequest): SubagentStart {
+    let checked: Checked
+    try {
+      checked = this.check(name, request)
+    } catch (error) {
+      return { handle: Promise.reject(error), cancel: noop }
+    }
     // The provider gets the checked copy of the trace context, never the caller's object.
-    if (traceContext) request = { ...request, traceContext }
-    const run = new RunHandle(provider, request, admission, {
-      events: this.events, log: this.log, live: this.live, slots: this.slots, traces: this.traces,
-    })
-    return run.start()
+    if (checked.traceContext) request = { ...request, traceContext: checked.traceContext }
+    const run = new RunHandle(request, this.host)
+    return run.startedAs(this.admit(name, request, checked, run))
   }
 
   /**
@@ -116,12 +147,10 @@ export class SubagentService extends Service<Config> {
     return this.ctx.effect(() => this.traces.add(source))
   }
 
-  /** Checks the request, then waits for the per-parent and per-tree slots. */
-  private async admit(
-    name: string, request: SubagentRequest,
-  ): Promise<{ provider: SubagentProvider; admission: Admission; traceContext: SubagentRequest['traceContext'] }> {
+  /** What is wrong with the request or its place in the tree, before anything waits. */
+  private check(name: string, request: SubagentRequest): Checked {
     if (this.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
-    let provider = this.lookup(name, '')
+    const provider = this.lookup(name, '')
     // What the provider cannot do is reported before what is malformed.
     if (!isObject(request)) throw new SubagentError('INVALID_REQUEST', 'The request must be an object { prompt, parent, signal, ... }.')
     checkCapabilities(provider, request)
@@ -135,46 +164,64 @@ export class SubagentService extends Service<Config> {
         `A child of "${request.parent.id}" would have depth ${depth}, more than ${ceiling.source} ${ceiling.max}; answer without delegating further.`,
         { attempted: depth, max: ceiling.max })
     }
-    if (request.signal.aborted) throw aborted('before the start')
-    if (parentBudget) admitChild(parentBudget, request.parent.id, this.config.maxChildren)
-    const refund = () => parentBudget?.charge('children', -1)
+    return { depth, parentBudget, ceiling: ceiling.max, traceContext }
+  }
+
+  /** Waits for the per-parent and per-tree slots (on the run's signal), then has the run call its provider. */
+  private async admit(name: string, request: SubagentRequest, checked: Checked, run: RunHandle): Promise<SubagentHandle> {
+    const { depth, parentBudget, ceiling } = checked
+    const { signal } = run
+    try {
+      if (signal.aborted) throw aborted('before the start')
+      if (parentBudget) admitChild(parentBudget, request.parent.id, this.config.maxChildren)
+    } catch (error) {
+      run.abandon()
+      throw error
+    }
 
     const key: object = request.parent
     const perParent = Math.min(this.config.maxConcurrentPerParent, request.budget?.maxConcurrent ?? Infinity)
     let slot: Slot | undefined
     try {
-      await this.parents.acquire(key, perParent, request.signal, () => aborted('while the start was waiting for a slot'))
+      // A free slot is taken at once: no promise, and no tick, for the common case.
+      if (!this.parents.tryAcquire(key, perParent)) {
+        await this.parents.acquire(key, perParent, signal, () => aborted('while the start was waiting for a slot'))
+      }
       if (parentBudget) {
         const root = parentBudget.root
         const limit = Math.min(this.config.maxConcurrent, root.limits.maxConcurrent)
-        slot = await this.trees.acquire(root, limit, this.slots.get(parentBudget), request.signal,
+        const lender = this.slots.get(parentBudget)
+        slot = this.trees.tryAcquire(root, limit, lender) ?? await this.trees.acquire(root, limit, lender, signal,
           () => aborted('while the start was waiting for a slot')).catch((error) => {
           this.parents.release(key)
           throw error
         })
       }
     } catch (error) {
-      refund()
+      parentBudget?.charge('children', -1)
+      run.abandon()
       throw error
     }
-    let released = false
-    const release = () => {
-      if (released) return
-      released = true
-      if (slot) this.trees.release(parentBudget!.root, slot)
-      this.parents.release(key)
-    }
+    const admission: Admission = { depth, ceiling, parentBudget, slot, gateKey: key }
+    let provider: SubagentProvider
     try {
       if (this.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
       provider = this.lookup(name, ' (it was removed while this start was waiting for a slot)')
       checkCapabilities(provider, request)
-      if (request.signal.aborted) throw aborted('while the start was waiting for a slot')
+      if (signal.aborted) throw aborted('while the start was waiting for a slot')
     } catch (error) {
-      release()
-      refund()
+      this.releaseSlots(admission)
+      parentBudget?.charge('children', -1)
+      run.abandon()
       throw error
     }
-    return { provider, admission: { depth, ceiling: ceiling.max, parentBudget, slot, release, refund }, traceContext }
+    return run.start(provider, admission)
+  }
+
+  /** Frees the slots an admission holds in the per-parent and tree gates. */
+  private releaseSlots(admission: Admission): void {
+    if (admission.slot) this.trees.release(admission.parentBudget!.root, admission.slot)
+    this.parents.release(admission.gateKey)
   }
 
   private lookup(name: string, context: string): SubagentProvider {

@@ -37,17 +37,22 @@ export class TreeGates {
    * `onAbort()`'s error when `signal` aborts while waiting.
    */
   acquire(tree: object, limit: number, parent: Slot | undefined, signal: AbortSignal, onAbort: () => Error): Promise<Slot> {
+    const slot = this.tryAcquire(tree, limit, parent)
+    if (slot) return Promise.resolve(slot)
+    return waitInQueue<Slot, TreeWaiter>(this.trees.get(tree)!.queue, { parent }, signal, onAbort, () => this.forget(tree))
+  }
+
+  /** The slot `acquire` would resolve with at once (the parent's to lend, or a free one); undefined when it would wait. */
+  tryAcquire(tree: object, limit: number, parent: Slot | undefined): Slot | undefined {
     if (parent && !parent.lent) {
       parent.lent = true
-      return Promise.resolve({ lender: parent, lent: false })
+      return { lender: parent, lent: false }
     }
     let entry = this.trees.get(tree)
     if (!entry) this.trees.set(tree, entry = { active: 0, queue: [] })
-    if (entry.active < limit && !entry.queue.length) {
-      entry.active++
-      return Promise.resolve({ lent: false })
-    }
-    return waitInQueue<Slot, TreeWaiter>(entry.queue, { parent }, signal, onAbort, () => this.forget(tree))
+    if (entry.active >= limit || entry.queue.length) return undefined
+    entry.active++
+    return { lent: false }
   }
 
   /** Gives `slot` back: to the next waiting child of its lender, else the next waiter of the tree. */

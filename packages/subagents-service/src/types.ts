@@ -77,6 +77,13 @@ export type TraceContextSource = (request: Readonly<ProviderStartRequest>, provi
 export interface ProviderStartRequest extends Omit<SubagentRequest, 'budget'> {
   /** Use it as your run's `id`. */
   runId: string
+  /**
+   * Whether anyone takes progress right now: the caller's `onUpdate` or a `subagent/update`
+   * listener (always set by the service). A provider may skip building updates while it is false;
+   * listeners come and go during a run, so ask per update. Usage updates charge the tree's budget:
+   * send those regardless.
+   */
+  wantsUpdates?(): boolean
   /** The child's depth: `parent.depth + 1`. */
   depth: number
   /** The deepest depth allowed in this tree (the deployment's ceiling, lowered by the request and the tree); always set by the service. */
@@ -164,6 +171,22 @@ export interface SubagentRun {
    * without it cannot be steered (the service's handle throws `STEER_UNSUPPORTED`).
    */
   send?(message: string): void
+}
+
+/**
+ * What `ctx.subagents.begin` returns: `delegate`'s promise, and a cancel that works before the
+ * hand-over as well as after it.
+ */
+export interface SubagentStart {
+  /** What `delegate` returns: fulfils with the run at the hand-over, or rejects with nothing left running. */
+  handle: Promise<SubagentHandle>
+  /**
+   * Cancels the delegation wherever it is: a start still waiting for a slot or for the provider
+   * rejects `ABORTED`; a run handed over is cancelled as by its `cancel` (dispose it still). A
+   * string is a person's reason (the run ends `aborted`); an Error becomes the run signal's reason,
+   * so a `LimitError` (`TIMEOUT`, a budget) ends the run as that limit. Idempotent.
+   */
+  cancel(reason?: string | Error): void
 }
 
 /**

@@ -1,0 +1,34 @@
+import type { Logger } from 'cordis'
+import type { Budget } from '@cordis-subagents/agent'
+import type { SubagentEvents } from './events.js'
+import type { TraceSources } from './trace-sources.js'
+import type { Slot } from './tree-gate.js'
+import type { SubagentRunInfo } from './types.js'
+
+/** A start the service admitted: its place in the tree and the slots it holds. */
+export interface Admission {
+  depth: number
+  /** The deepest depth allowed below this parent. */
+  ceiling: number
+  parentBudget?: Budget
+  /** The tree gate's slot (only for a parent with a budget). */
+  slot?: Slot
+  /** The per-parent gate's key: the parent agent. */
+  gateKey: object
+}
+
+/** What a run needs of the service that started it. */
+export interface RunHost {
+  events: SubagentEvents
+  log: Logger
+  /** Runs handed over and not yet disposed. */
+  live: Map<string, SubagentRunInfo>
+  /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
+  slots: WeakMap<Budget, Slot>
+  /** Where a delegation without a trace context may get one (a tracing plugin). */
+  traces: TraceSources
+  /** Frees an admission's gate slots (once per admission). */
+  release(admission: Admission): void
+  /** Gives the parent back the delegation its admission was charged. */
+  refund(admission: Admission): void
+}

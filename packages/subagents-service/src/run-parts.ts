@@ -1,0 +1,37 @@
+import type { Logger } from 'cordis'
+import { describeError } from './diagnostic.js'
+import { SubagentError } from './errors.js'
+import type { ProviderStartRequest, SubagentRequest, SubagentRun } from './types.js'
+
+/** Stops and releases a run that will never be handed over. */
+export async function discard(log: Logger, providerName: string, run: unknown): Promise<void> {
+  if (!run || typeof run !== 'object') return
+  const target = run as Partial<SubagentRun>
+  try {
+    // Nobody will read this result; keep a late rejection from going unhandled.
+    Promise.resolve(target.result).catch(() => {})
+    if (typeof target.cancel === 'function') target.cancel('The start was abandoned.')
+    if (typeof target.dispose === 'function') await target.dispose()
+  } catch (error) {
+    log.warn('provider %s: cleaning up an abandoned run failed: %s', providerName, describeError(error))
+  }
+}
+
+
+/**
+ * The provider's request: `base` (the service's fields) plus every other field of the caller's
+ * request as it is, but its `budget` (limits the service turns into the carved budget). A copy
+ * loop rather than `{ ...rest, … }`, which V8 runs on a slow path (≈ 0.5–1 µs per start).
+ */
+export function passOn(request: SubagentRequest, base: ProviderStartRequest): ProviderStartRequest {
+  const to = base as unknown as Record<string, unknown>
+  const from = request as unknown as Record<string, unknown>
+  for (const key of Object.keys(from)) {
+    if (key !== 'budget' && !(key in to)) to[key] = from[key]
+  }
+  return base
+}
+
+export function aborted(when: string): SubagentError {
+  return new SubagentError('ABORTED', `The request's signal was aborted ${when}; no child was started.`)
+}

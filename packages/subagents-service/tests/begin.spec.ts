@@ -1,0 +1,119 @@
+/// <reference types="mocha" />
+import { expect } from 'chai'
+import { LimitError } from '@cordis-subagents/agent'
+import { abortWaiters } from '@cordis-subagents/shared'
+import { SubagentError } from '@cordis-subagents/subagents-service'
+import { type Harness, FakeProvider, deferred, recordEvents, rejection, request, setup, tick } from './helpers.js'
+
+describe('ctx.subagents.begin: delegate with a cancel that works from the start', () => {
+  let h: Harness
+  let provider: FakeProvider
+
+  beforeEach(async () => {
+    h = await setup({ maxConcurrentPerParent: 1 })
+    provider = new FakeProvider('alpha')
+    h.ctx.subagents.register(provider)
+  })
+  afterEach(async () => { await h.stop() })
+
+  it('hands over the same run delegate would; cancel after the hand-over cancels the run (a string: aborted)', async () => {
+    const started = h.ctx.subagents.begin('alpha', request(h.root))
+    const run = await started.handle
+    expect(run.id).to.equal(provider.last.request.runId)
+    started.cancel('the person said stop')
+    expect(provider.last.request.signal.aborted).to.equal(true)
+    expect(provider.last.cancels).to.deep.equal(['the person said stop'])
+    expect((await run.result).stopReason).to.equal('aborted')
+    started.cancel('again')
+    expect(provider.last.cancels).to.have.length(1)
+    await run.dispose()
+  })
+
+  it('cancel with a LimitError ends the run as that limit, with the error as the provider signal\'s reason', async () => {
+    const started = h.ctx.subagents.begin('alpha', request(h.root))
+    const run = await started.handle
+    const limit = new LimitError('TIMEOUT', 'the tool\'s timeout of 5 ms elapsed')
+    started.cancel(limit)
+    expect(provider.last.request.signal.reason).to.equal(limit)
+    expect(provider.last.cancels[0]).to.include('timeout of 5 ms elapsed')
+    expect((await run.result).stopReason).to.equal('timeout')
+    await run.dispose()
+  })
+
+  it('cancel while the start waits for a slot rejects ABORTED, calls no provider and frees its place in the queue', async () => {
+    const events = recordEvents(h.ctx)
+    const first = await h.ctx.subagents.delegate('alpha', request(h.root))
+    const queued = h.ctx.subagents.begin('alpha', request(h.root, { prompt: 'queued' }))
+    const behind = h.ctx.subagents.delegate('alpha', request(h.root, { prompt: 'behind' }))
+    await tick()
+    queued.cancel(new LimitError('TIMEOUT', 'the tool\'s timeout of 5 ms elapsed'))
+    const error = await rejection(queued.handle)
+    expect(error).to.be.instanceOf(SubagentError).with.property('code', 'ABORTED')
+    expect(error.message).to.include('waiting for a slot')
+    await first.dispose()
+    const next = await behind
+    expect(provider.calls.map((call) => call.prompt)).to.not.include('queued')
+    expect(events.log.filter((line) => line.startsWith('start:'))).to.have.length(2)
+    await next.dispose()
+  })
+
+  it('cancel while the provider is starting the child rejects ABORTED and stops what the provider hands over late', async () => {
+    provider.hold = deferred<void>()
+    const started = h.ctx.subagents.begin('alpha', request(h.root))
+    await tick()
+    expect(provider.calls).to.have.length(1)
+    started.cancel('stop')
+    const error = await rejection(started.handle)
+    expect(error).to.have.property('code', 'ABORTED')
+    provider.hold.resolve()
+    await tick()
+    await tick()
+    expect(provider.last.disposeCalls).to.equal(1)
+    expect(h.ctx.subagents.runs()).to.deep.equal([])
+  })
+
+  it('a request that fails its checks rejects the handle; its cancel is harmless', async () => {
+    const started = h.ctx.subagents.begin('nope', request(h.root))
+    started.cancel('stop')
+    expect(await rejection(started.handle)).to.have.property('code', 'NO_PROVIDER')
+  })
+
+  it('many runs on one caller signal share one waiter each in a Set, and let go of it when they end', async () => {
+    // One parent each (this harness admits one child per parent at a time).
+    const controller = new AbortController()
+    const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => h.ctx.subagents.delegate('alpha',
+      request(h.ctx.agents.create({ label: `parent-${i}` }), { signal: controller.signal }))))
+    expect(abortWaiters(controller.signal)).to.equal(20)
+    provider.runs[0].complete()
+    await runs[0].result
+    expect(abortWaiters(controller.signal)).to.equal(19)
+    controller.abort(new Error('the parent stopped'))
+    for (const run of runs.slice(1)) expect((await run.result).stopReason).to.equal('aborted')
+    await Promise.all(runs.map((run) => run.dispose()))
+    expect(abortWaiters(controller.signal)).to.equal(0)
+  })
+
+  it('wantsUpdates(): true while the caller has onUpdate or a subagent/update listener exists, false after the end', async () => {
+    const quiet = await h.ctx.subagents.delegate('alpha', request(h.root))
+    const wants = provider.last.request.wantsUpdates!
+    expect(wants()).to.equal(false)
+    const stop = h.ctx.on('subagent/update', () => {})
+    expect(wants()).to.equal(true)
+    stop()
+    expect(wants()).to.equal(false)
+    provider.last.complete()
+    await quiet.result
+    await quiet.dispose()
+
+    const other = h.ctx.agents.create({ label: 'listener' })
+    const seen: string[] = []
+    const heard = await h.ctx.subagents.delegate('alpha', request(other, { onUpdate: (update) => seen.push(update.kind) }))
+    expect(provider.last.request.wantsUpdates!()).to.equal(true)
+    provider.last.update('text', 'hello')
+    expect(seen).to.deep.equal(['text'])
+    provider.last.complete()
+    await heard.result
+    expect(provider.last.request.wantsUpdates!()).to.equal(false)
+    await heard.dispose()
+  })
+})
