@@ -1,5 +1,6 @@
 import { type Context, type Logger, symbols } from 'cordis'
 import { describeError, emitIsolatedOn, hasListenersOn } from '@cordis-subagents/shared'
+import type { SubagentError } from './errors.js'
 import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
 
 declare module 'cordis' {
@@ -14,6 +15,11 @@ declare module 'cordis' {
     'subagent/update'(info: SubagentRunInfo, update: SubagentUpdate): void
     /** A run's result settled. */
     'subagent/end'(info: SubagentRunInfo, result: SubagentOutcome): void
+    /**
+     * The provider was asked to start a child but the run was never handed over (its start failed,
+     * or it was aborted first): `delegate` rejected with `error`. Nothing of the run is left.
+     */
+    'subagent/start-failed'(failure: SubagentStartFailure): void
   }
 }
 
@@ -24,6 +30,16 @@ export interface SubagentEventMap {
   'subagent/start': [info: SubagentRunInfo]
   'subagent/update': [info: SubagentRunInfo, update: SubagentUpdate]
   'subagent/end': [info: SubagentRunInfo, result: SubagentOutcome]
+  'subagent/start-failed': [failure: SubagentStartFailure]
+}
+
+/** A start the provider was asked for that never became a run (`subagent/start-failed`). */
+export interface SubagentStartFailure {
+  runId: string
+  provider: string
+  parentId: string
+  label?: string
+  error: SubagentError
 }
 
 /**

@@ -4,7 +4,7 @@ export { SubagentService }
 export default SubagentService
 export * from './types.js'
 export * from './errors.js'
-export type { SubagentEventMap } from './events.js'
+export type { SubagentEventMap, SubagentStartFailure } from './events.js'
 export { STOP_REASONS } from './outcome.js'
 export { MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK, capDiagnostic, describeError } from './diagnostic.js'
 export { PROVIDER_NAME_PATTERN } from './validate.js'

@@ -130,7 +130,7 @@ export class RunHandle {
       this.phase = 'rejected'
       this.detachCaller()
       starting.then((late) => discard(this.host.log, provider.name, late), () => {}).finally(() => this.refundAndRelease())
-      throw aborted('before the provider handed the run over')
+      throw this.startFailed(aborted('before the provider handed the run over'))
     }
     if ('error' in outcome) {
       const { error } = outcome
@@ -299,7 +299,22 @@ export class RunHandle {
     this.stopWaitingForCaller = noop
   }
 
+  /** Tells `subagent/start-failed` listeners (the provider was called; no run came of it), then gives the error back. */
+  private startFailed(error: SubagentError): SubagentError {
+    const { events } = this.host
+    if (events.has('subagent/start-failed')) {
+      const { request } = this
+      events.emit('subagent/start-failed', {
+        runId: this.runId, provider: this.provider.name, parentId: request.parent.id, error,
+        ...request.label === undefined ? {} : { label: request.label },
+      })
+    }
+    return error
+  }
+
+  /** Rejects the start after the provider was called (so `subagent/start-failed` is emitted). */
   private reject(error: SubagentError, leftover?: unknown): never {
+    this.startFailed(error)
     this.phase = 'rejected'
     this.detachCaller()
     if (leftover === undefined) {

@@ -41,6 +41,7 @@ export const OURS = {
   childId: 'cordis_subagents.subagent.child_id',
   origin: 'cordis_subagents.subagent.origin',
   durationMs: 'cordis_subagents.subagent.duration_ms',
+  errorCode: 'cordis_subagents.subagent.error_code',
   treeInputTokens: 'cordis_subagents.usage.input_tokens',
   treeOutputTokens: 'cordis_subagents.usage.output_tokens',
 } as const

@@ -47,7 +47,6 @@ export class DelegationSpans {
       attributes: { [OURS.runId]: request.runId, [OURS.provider]: provider },
     }
     this.open.set(request.runId, { span, child, handedOver: false })
-    if (at?.tool) (at.tool.delegations ??= new Set()).add(request.runId)
     if (request.budget) this.byBudget.set(request.budget, child)
     return headersOf(span.spanContext())
   }
@@ -86,12 +85,13 @@ export class DelegationSpans {
     span.end()
   }
 
-  /** The delegating tool call ended: a delegation not handed over by now failed to start. */
-  abandon(runId: string): void {
+  /** The service reports the start never became a run (`subagent/start-failed`): the span ends failed. */
+  failedToStart(runId: string, error: { code?: string; message?: string }): void {
     const delegation = this.open.get(runId)
     if (!delegation || delegation.handedOver) return
     this.open.delete(runId)
-    fail(delegation.span, 'start_failed', 'The child was never handed over: the provider\'s start failed or was aborted.')
+    delegation.span.setAttribute(OURS.errorCode, String(error.code ?? 'unknown'))
+    fail(delegation.span, 'start_failed', `The child was never handed over: ${error.message ?? 'its start failed or was aborted'}`)
     delegation.span.end()
   }
 

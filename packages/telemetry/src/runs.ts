@@ -5,12 +5,10 @@ import { describeError } from '@cordis-subagents/shared'
 import { ERROR_TYPE, GEN_AI, OURS } from './attributes.js'
 import { bounded, type ContentPolicy } from './content.js'
 
-/** An `execute_tool` span in flight, and the delegations started from it. */
+/** An `execute_tool` span in flight. */
 export interface ToolSpan {
   span: Span
   context: Context
-  /** Run ids of delegations this call started that were not handed over yet. */
-  delegations?: Set<string>
 }
 
 interface RunSpan {
@@ -36,8 +34,6 @@ export interface RunSpanHost {
   defaultModel(): string | undefined
   /** The parent of a run that begins (in-process child: its delegation; root: a remote parent), if any. */
   parentOf(agent: Agent): RunParent | undefined
-  /** A delegation started from this tool call was never handed over: end its span as failed. */
-  abandon(runId: string): void
 }
 
 const STATUS_MESSAGE_LENGTH = 1024
@@ -191,7 +187,6 @@ export class RunSpans implements AgentObserver {
     const tool = run?.tools.get(call.id)
     if (!run || !tool) return
     run.tools.delete(call.id)
-    this.abandonDelegations(tool)
     const { span } = tool
     if (this.host.content.capture) span.setAttribute(GEN_AI.toolResult, this.host.content.cut(result.content))
     if (result.isError) fail(span, 'tool_error', firstLine(result.content))
@@ -219,17 +214,10 @@ export class RunSpans implements AgentObserver {
       run.chat = undefined
     }
     for (const tool of run.tools.values()) {
-      this.abandonDelegations(tool)
       fail(tool.span, 'incomplete', `The tool call's end was not seen: ${why}.`)
       tool.span.end()
     }
     run.tools.clear()
-  }
-
-  private abandonDelegations(tool: ToolSpan): void {
-    if (!tool.delegations) return
-    for (const runId of tool.delegations) this.host.abandon(runId)
-    tool.delegations.clear()
   }
 
   private modelRef(agent: Agent): string | undefined {

@@ -47,7 +47,6 @@ export class Telemetry extends Service<Config> {
       content,
       defaultModel: () => agents.config.model,
       parentOf: (agent) => this.parentOf(agent),
-      abandon: (runId) => this.delegations.abandon(runId),
     })
     this.delegations = new DelegationSpans(tracer, this.runs)
     ctx.agents.observe(this.runs)
@@ -56,6 +55,7 @@ export class Telemetry extends Service<Config> {
     })
     ctx.on('subagent/start', (info) => this.delegations.started(info))
     ctx.on('subagent/end', (info, outcome) => this.delegations.ended(info, outcome))
+    ctx.on('subagent/start-failed', (failure) => this.delegations.failedToStart(failure.runId, failure.error))
     ctx.on('dispose', () => {
       this.runs.closeAll()
       this.delegations.closeAll()

@@ -10,6 +10,7 @@ import type { GenerateRequest, ScriptedResponse } from '@cordis-subagents/agent'
 import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
 import { FakeProvider } from '@cordis-subagents/subagents-service/testing'
 import * as Telemetry from '@cordis-subagents/telemetry'
+import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import { until } from '../../../test/support/async.js'
 import { lastUserText, rootSpan, spansOf, startTracedHost, toolResults, tree, type TracedHost } from '../../../test/support/traced-host.js'
 
@@ -113,6 +114,51 @@ describe('@cordis-subagents/telemetry', function () {
       }
     } finally {
       delete process.env.TRACEPARENT
+    }
+  })
+
+  it('a background delegation handed over after its tool call returned keeps its span open until its run ends', async () => {
+    host = await startTracedHost({
+      script: (request: GenerateRequest) => {
+        const prompt = lastUserText(request)
+        if (prompt === 'ROOT') {
+          if (!toolResults(request).length) return { toolCalls: [{ id: 'call-bg', name: 'subagent_bg', input: { description: 'bg task', prompt: 'work' } }] }
+          return { text: 'parent waits' }
+        }
+        return { text: 'parent done' }
+      },
+    })
+    const slow = new FakeProvider('slow')
+    let handOver!: () => void
+    slow.hold = { promise: new Promise<void>((resolve) => { handOver = resolve }) } as never
+    slow.onRun = (run) => setTimeout(() => run.complete('slow child output'), 5)
+    host.ctx.subagents.register(slow)
+    const tool = host.ctx.plugin(SubagentTool, { provider: 'slow', toolName: 'subagent_bg', mode: 'background' })
+    await host.ctx.lifecycle.flush()
+    const running = host.ctx.agents.create({ label: 'main' }).run('ROOT')
+    await until(() => spansOf(host!.exporter).some((span) => span.name === 'execute_tool subagent_bg'), 'the tool call ended')
+    handOver()
+    expect((await running).stopReason).to.equal('completed')
+    const span = spansOf(host.exporter).find((span) => span.name === 'subagent slow')!
+    expect(span.attributes['error.type']).to.equal(undefined)
+    expect(span.attributes['cordis_subagents.stop_reason']).to.equal('completed')
+    tool.dispose()
+  })
+
+  it('a start the provider refuses ends its span start_failed with the code, and nothing stays open', async () => {
+    host = await startTracedHost({ script: () => ({ text: 'x' }) })
+    const broken = new FakeProvider('broken')
+    broken.startError = new Error('boom')
+    host.ctx.subagents.register(broken)
+    const parent = host.ctx.agents.create({ label: 'p' })
+    for (let i = 0; i < 20; i++) {
+      await host.ctx.subagents.delegate('broken', { prompt: 'hi', parent, signal: new AbortController().signal }).catch(() => {})
+    }
+    const spans = spansOf(host.exporter).filter((span) => span.name === 'subagent broken')
+    expect(spans).to.have.length(20)
+    for (const span of spans) {
+      expect(span.attributes['error.type']).to.equal('start_failed')
+      expect(span.attributes['cordis_subagents.subagent.error_code']).to.equal('PROVIDER_START_FAILED')
     }
   })
 
