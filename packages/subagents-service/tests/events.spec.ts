@@ -119,6 +119,33 @@ describe('subagent/start, subagent/update, subagent/end', () => {
     expect(events.log).to.deep.equal([])
   })
 
+  it('subagent/start-failed: once for a start the provider was asked for that never became a run, never for a refusal before it', async () => {
+    const failures: { runId: string; provider: string; parentId: string; label?: string; code: string }[] = []
+    h.ctx.on('subagent/start-failed', ({ error, ...rest }) => { failures.push({ ...rest, code: error.code }) })
+    await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { prompt: '' })))
+    const early = new AbortController()
+    early.abort()
+    await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { signal: early.signal })))
+    expect(failures).to.deep.equal([])
+    provider.startError = new Error('boom')
+    const failed = await rejection(h.ctx.subagents.delegate('alpha', request(h.root, { label: 'broken' })))
+    provider.startError = undefined
+    provider.hold = deferred()
+    const controller = new AbortController()
+    const starting = h.ctx.subagents.delegate('alpha', request(h.root, { signal: controller.signal }))
+    await tick()
+    controller.abort()
+    const aborted = await rejection(starting)
+    provider.hold.resolve()
+    await tick()
+    const [first, second] = provider.calls.map((call) => call.runId)
+    expect(failures).to.deep.equal([
+      { runId: first, provider: 'alpha', parentId: h.root.id, label: 'broken', code: 'PROVIDER_START_FAILED' },
+      { runId: second, provider: 'alpha', parentId: h.root.id, code: 'ABORTED' },
+    ])
+    expect([(failed as { code?: string }).code, (aborted as { code?: string }).code]).to.deep.equal(['PROVIDER_START_FAILED', 'ABORTED'])
+  })
+
   for (const event of ['subagent/start', 'subagent/update', 'subagent/end'] as const) {
     it(`a throwing and a rejecting ${event} listener are contained and logged; other listeners and the run go on`, async () => {
       const unhandled: unknown[] = []
