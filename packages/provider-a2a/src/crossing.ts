@@ -1,10 +1,6 @@
-import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
+import { type ProviderStartRequest, treeCrossing } from '@cordis-subagents/subagents-service'
 
-/** Most tool names passed to the remote as its ceiling; a longer list is cut (never widened). */
-export const MAX_ALLOWED_TOOLS = 256
-
-/** Budget limits a host of ours applies to the remote run (the same keys provider-acp passes). */
-const PASSED_LIMITS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren'] as const
+export { MAX_ALLOWED_TOOLS } from '@cordis-subagents/subagents-service'
 
 /**
  * What crosses the wire about the delegating tree, in the message's `metadata.cordisSubagents`:
@@ -26,20 +22,7 @@ export interface CrossingMetadata {
 }
 
 export function crossingMetadata(request: ProviderStartRequest): CrossingMetadata {
-  const meta: CrossingMetadata = { depth: request.depth }
-  const ceiling = request.maxDepthCeiling
-  if (typeof ceiling === 'number' && Number.isSafeInteger(ceiling) && ceiling >= 0) meta.maxDepth = ceiling
-  const remaining = typeof request.budget?.remaining === 'function' ? request.budget.remaining() : undefined
-  if (remaining) {
-    const budget: Record<string, number> = {}
-    for (const key of PASSED_LIMITS) {
-      const value = remaining[key]
-      if (Number.isFinite(value)) budget[key] = Math.max(0, Math.floor(value))
-    }
-    if (Object.keys(budget).length) meta.budget = budget
-  }
-  const tools = parentToolNames(request.parent)
-  if (tools) meta.allowedTools = tools
+  const meta: CrossingMetadata = treeCrossing(request)
   const trace = traceHeaders(request)
   if (trace.traceparent) meta.traceparent = trace.traceparent
   if (trace.tracestate) meta.tracestate = trace.tracestate
@@ -58,17 +41,4 @@ export function traceHeaders(request: ProviderStartRequest): Record<string, stri
     headers.tracestate = context.tracestate
   }
   return headers
-}
-
-/** The names of the tools the parent may use (its ceiling); undefined when the caller has no tool view. */
-function parentToolNames(parent: unknown): string[] | undefined {
-  const tools = (parent as { tools?: { list?: () => Array<{ name?: unknown }> } } | undefined)?.tools
-  if (!tools || typeof tools.list !== 'function') return undefined
-  let names: string[]
-  try {
-    names = tools.list().map((tool) => tool?.name).filter((name): name is string => typeof name === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(name))
-  } catch {
-    return undefined
-  }
-  return [...new Set(names)].sort().slice(0, MAX_ALLOWED_TOOLS)
 }

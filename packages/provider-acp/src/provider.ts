@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path'
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
 import { countProblem, durationProblem } from '@cordis-subagents/shared'
-import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
+import { type ProviderStartRequest, type SubagentProvider, type SubagentRun, treeCrossing } from '@cordis-subagents/subagents-service'
 import { Config } from './config.js'
 import { childEnv, EnvMatcher, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
@@ -14,8 +14,6 @@ import { SessionBook, type ResumeTicket } from './session-book.js'
 import { setTraceEnv, traceMeta } from './trace-context.js'
 import { Redactor } from '@cordis-subagents/shared'
 
-/** Most tool names passed to the child as its ceiling; a longer list is cut (never widened). */
-export const MAX_ALLOWED_TOOLS = 256
 export interface ProviderOptions extends Config {
   /** Base for a relative `cwd` (default: process.cwd()). */
   baseDir?: string
@@ -91,8 +89,8 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
       // A caller that is not a real Agent may carry no cwd: fall back to the app directory.
       const parentCwd = typeof request.parent.cwd === 'string' && request.parent.cwd ? request.parent.cwd : baseDir
       const cwd = configuredCwd ?? resolve(baseDir, parentCwd)
-      const allowedTools = parentToolNames(request.parent)
-      const limits = treeLimits(request)
+      const limits = treeCrossing(request)
+      const { allowedTools } = limits
       const own: OwnVariables = { SUBAGENT_DEPTH: String(request.depth) }
       if (limits.maxDepth !== undefined) own.SUBAGENT_MAX_DEPTH = String(limits.maxDepth)
       // What is left of the budget changes with every delegation: a pooled process (spawned ahead of
@@ -166,46 +164,6 @@ function createPool(options: ProviderOptions, providerName: string): AgentPool |
     ?? durationProblem('idleTimeout', settings.idleTimeout, { min: 1, max: 24 * 3_600_000 })
   if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
   return new AgentPool({ providerName, logger: options.logger, warm: !!warm, reuse: !!reuse, ...settings })
-}
-
-/** Budget limits a child host of ours applies to its root runs (what `SUBAGENT_BUDGET` carries). */
-const PASSED_LIMITS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren'] as const
-
-/**
- * The tree's limits as they cross the process boundary: the depth ceiling, and what is left of
- * the child's carved budget (finite limits only). A chain of our hosts keeps one ceiling and one
- * budget; the child's tokens come back as usage and are charged to this tree.
- */
-function treeLimits(request: ProviderStartRequest): { maxDepth?: number; budget?: Record<string, number> } {
-  const result: { maxDepth?: number; budget?: Record<string, number> } = {}
-  const ceiling = request.maxDepthCeiling
-  if (typeof ceiling === 'number' && Number.isSafeInteger(ceiling) && ceiling >= 0) result.maxDepth = ceiling
-  const remaining = typeof request.budget?.remaining === 'function' ? request.budget.remaining() : undefined
-  if (remaining) {
-    const budget: Record<string, number> = {}
-    for (const key of PASSED_LIMITS) {
-      const value = remaining[key]
-      if (Number.isFinite(value)) budget[key] = Math.max(0, Math.floor(value))
-    }
-    if (Object.keys(budget).length) result.budget = budget
-  }
-  return result
-}
-
-/**
- * The names of the tools the parent may use (its ceiling), for a child host of ours to apply
- * the same ceiling; undefined when the caller has no tool view (then no ceiling is claimed).
- */
-function parentToolNames(parent: unknown): string[] | undefined {
-  const tools = (parent as { tools?: { list?: () => Array<{ name?: unknown }> } } | undefined)?.tools
-  if (!tools || typeof tools.list !== 'function') return undefined
-  let names: string[]
-  try {
-    names = tools.list().map((tool) => tool?.name).filter((name): name is string => typeof name === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(name))
-  } catch {
-    return undefined
-  }
-  return [...new Set(names)].sort().slice(0, MAX_ALLOWED_TOOLS)
 }
 
 /** Resolves and checks a configured cwd: it must exist, be a directory and be enterable. */

@@ -8,6 +8,7 @@ export type { SubagentEventMap, SubagentStartFailure } from './events.js'
 export { STOP_REASONS } from './outcome.js'
 export { MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK, capDiagnostic, describeError } from './diagnostic.js'
 export { PROVIDER_NAME_PATTERN } from './validate.js'
+export { MAX_ALLOWED_TOOLS, PASSED_LIMITS, treeCrossing, type TreeCrossing } from './crossing.js'
 export { Config, DEFAULTS } from './config.js'
 export { type ProviderRunParts, type ProviderRunTools, startProviderRun } from './provider-run.js'
 export {

@@ -1,0 +1,54 @@
+import type { ProviderStartRequest } from './types.js'
+
+/** Most tool names passed to a child elsewhere as its ceiling; a longer list is cut (never widened). */
+export const MAX_ALLOWED_TOOLS = 256
+
+/** Budget limits a child host of ours applies to its root runs (what `SUBAGENT_BUDGET` carries over ACP). */
+export const PASSED_LIMITS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren'] as const
+
+/**
+ * What a provider whose child runs in another process (ACP, A2A) passes about the delegating tree,
+ * so a child host of ours keeps one depth ceiling, one budget and one tool ceiling:
+ * - `depth`: the child's depth;
+ * - `maxDepth`: the deepest depth allowed in this tree (`request.maxDepthCeiling`);
+ * - `budget`: what is left of the child's carved budget, finite limits of `PASSED_LIMITS` only
+ *   (the child's tokens come back as usage and are charged to this tree);
+ * - `allowedTools`: the tools the parent may use (sorted, unique, at most `MAX_ALLOWED_TOOLS`);
+ *   absent when the caller has no tool view (then no ceiling is claimed).
+ */
+export interface TreeCrossing {
+  depth: number
+  maxDepth?: number
+  budget?: Record<string, number>
+  allowedTools?: string[]
+}
+
+export function treeCrossing(request: ProviderStartRequest): TreeCrossing {
+  const crossing: TreeCrossing = { depth: request.depth }
+  const ceiling = request.maxDepthCeiling
+  if (typeof ceiling === 'number' && Number.isSafeInteger(ceiling) && ceiling >= 0) crossing.maxDepth = ceiling
+  const remaining = typeof request.budget?.remaining === 'function' ? request.budget.remaining() : undefined
+  if (remaining) {
+    const budget: Record<string, number> = {}
+    for (const key of PASSED_LIMITS) {
+      const value = remaining[key]
+      if (Number.isFinite(value)) budget[key] = Math.max(0, Math.floor(value))
+    }
+    if (Object.keys(budget).length) crossing.budget = budget
+  }
+  const tools = parentToolNames(request.parent)
+  if (tools) crossing.allowedTools = tools
+  return crossing
+}
+
+function parentToolNames(parent: unknown): string[] | undefined {
+  const tools = (parent as { tools?: { list?: () => Array<{ name?: unknown }> } } | undefined)?.tools
+  if (!tools || typeof tools.list !== 'function') return undefined
+  let names: string[]
+  try {
+    names = tools.list().map((tool) => tool?.name).filter((name): name is string => typeof name === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(name))
+  } catch {
+    return undefined
+  }
+  return [...new Set(names)].sort().slice(0, MAX_ALLOWED_TOOLS)
+}
