@@ -3,11 +3,12 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { Context } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
-import { STOP_REASONS } from '../outcome.js'
 import { SubagentService } from '../service.js'
-import type {
-  ProviderStartRequest, SubagentProvider, SubagentResult, SubagentRun, SubagentStopReason, SubagentUpdate,
-} from '../types.js'
+import type { ProviderStartRequest, SubagentProvider, SubagentRun, SubagentStopReason, SubagentUpdate } from '../types.js'
+import { isCount, settledResult, ticks, within } from './contract-helpers.js'
+import { describeSteering, type ProviderSteeringSubject } from './contract-steering.js'
+
+export type { ProviderSteeringSubject } from './contract-steering.js'
 
 /** What `describeProviderContract` needs to exercise a provider. */
 export interface ProviderContractSubject {
@@ -33,24 +34,6 @@ export interface ProviderContractSubject {
    * messages (see `ProviderSteeringSubject`). A provider without `send` leaves it out.
    */
   steering?: ProviderSteeringSubject
-}
-
-/** What the steering cases of the contract suite need. */
-export interface ProviderSteeringSubject {
-  /**
-   * A provider whose runs of `prompt` keep working at least until the suite's first `send` was
-   * made (until a follow-up arrives, or a while: a few hundred ms is plenty), honour `cancel`,
-   * then complete on their own with an output that names every follow-up message they read in
-   * this run (the suite looks for each message's text in the output). May be `completing`.
-   */
-  provider: SubagentProvider
-  prompt: string
-  /**
-   * Most follow-up messages a run takes while none was read: `send` past it must throw a
-   * `SubagentError` (`INVALID_REQUEST`), never drop a message silently. The burst case sends
-   * this many, then one more.
-   */
-  maxQueued: number
 }
 
 export interface ProviderContractOptions {
@@ -256,136 +239,4 @@ export function describeProviderContract(
 
     if (options.steering) describeSteering(() => subject, (run) => { open.push(run) }, bound)
   })
-}
-
-/** The steering cases: they run when the subject has `steering` (a provider whose runs have `send`). */
-function describeSteering(
-  current: () => ProviderContractSubject, track: (run: SubagentRun) => void, bound: number,
-): void {
-  describe('steering (send)', function () {
-    let steering: ProviderSteeringSubject
-    let parent: Agent
-
-    beforeEach(() => {
-      const subject = current()
-      assert.ok(subject.steering, 'the steering cases need the subject\'s `steering`')
-      steering = subject.steering
-      parent = subject.parent
-    })
-
-    async function startSteered(): Promise<SubagentRun & { send(message: string): void }> {
-      const run = await within(steering.provider.start({
-        prompt: steering.prompt,
-        parent,
-        signal: new AbortController().signal,
-        runId: `contract-${randomUUID()}`,
-        depth: parent.depth + 1,
-        maxDepthCeiling: parent.depth + 2,
-        onUpdate: () => {},
-      }), bound, 'start()')
-      track(run)
-      assert.equal(typeof run.send, 'function', 'the steering provider\'s runs must have send()')
-      return run as SubagentRun & { send(message: string): void }
-    }
-
-    const idle = () => current().assertIdle?.()
-
-    it('a follow-up sent while the run works is read before its result', async () => {
-      const run = await startSteered()
-      const message = `follow-up ${randomUUID()}`
-      run.send(message)
-      const result = await settledResult(run, bound)
-      assert.equal(result.stopReason, 'completed', `expected completed, got ${result.stopReason}: ${result.diagnostic ?? ''}`)
-      assert.ok(result.output.includes(message), `the output does not name the follow-up it read: ${JSON.stringify(result.output.slice(0, 500))}`)
-      await within(run.dispose(), bound, 'dispose()')
-      await idle()
-    })
-
-    it('send() after the result settled throws NOT_RUNNING', async () => {
-      const run = await startSteered()
-      run.send(`first ${randomUUID()}`)
-      const result = await settledResult(run, bound)
-      assertCode(() => run.send('too late'), 'NOT_RUNNING')
-      await within(run.dispose(), bound, 'dispose()')
-      assertCode(() => run.send('after dispose'), 'NOT_RUNNING')
-      assert.deepEqual(await run.result, result, 'a refused send changed the result')
-      await idle()
-    })
-
-    it('send() after cancel() throws NOT_RUNNING and the run ends cancelled', async () => {
-      const run = await startSteered()
-      run.cancel('the contract suite cancelled it')
-      assertCode(() => run.send('after cancel'), 'NOT_RUNNING')
-      const result = await settledResult(run, bound)
-      const cancelled = current().cancelledStopReasons ?? ['aborted']
-      assert.ok(cancelled.includes(result.stopReason), `expected one of ${cancelled.join(', ')}, got ${result.stopReason}`)
-      await within(run.dispose(), bound, 'dispose()')
-      await idle()
-    })
-
-    it('a burst of follow-ups is bounded (a refusal, never a silent drop) and every one taken is read', async () => {
-      const { maxQueued } = steering
-      assert.ok(Number.isSafeInteger(maxQueued) && maxQueued >= 1, 'steering.maxQueued must be a count >= 1')
-      const run = await startSteered()
-      const tag = randomUUID().slice(0, 8)
-      const sent: string[] = []
-      for (let i = 0; i < maxQueued; i++) {
-        const message = `burst ${tag} #${i};`
-        run.send(message)
-        sent.push(message)
-      }
-      assertCode(() => run.send(`burst ${tag} over the limit`), 'INVALID_REQUEST')
-      const result = await within(settledResult(run, bound * 3), bound * 3, 'the burst result')
-      assert.equal(result.stopReason, 'completed', `expected completed, got ${result.stopReason}: ${result.diagnostic ?? ''}`)
-      const lost = sent.filter((message) => !result.output.includes(message))
-      assert.deepEqual(lost.slice(0, 5), [], `${lost.length} of ${sent.length} follow-ups taken were not read`)
-      assert.ok(!result.output.includes('over the limit'), 'a refused follow-up was read anyway')
-      await within(run.dispose(), bound, 'dispose()')
-      await idle()
-    })
-  })
-}
-
-function assertCode(action: () => void, code: string): void {
-  let thrown: unknown
-  try {
-    action()
-  } catch (error) {
-    thrown = error
-  }
-  assert.ok(thrown !== undefined, `expected send() to throw ${code}; it returned`)
-  assert.equal((thrown as { code?: unknown }).code, code, `expected ${code}, got ${String((thrown as Error).message ?? thrown)}`)
-  assert.equal((thrown as Error).name, 'SubagentError', 'send() refusals are SubagentErrors')
-}
-
-function isCount(value: unknown): boolean {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
-}
-
-/** The run's result, which must fulfil (never reject) within `ms`. */
-async function settledResult(run: SubagentRun, ms: number): Promise<SubagentResult> {
-  const result = await within(Promise.resolve(run.result).then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  ), ms, 'the run result')
-  if ('error' in result) assert.fail(`run.result rejected (it must never reject): ${String(result.error)}`)
-  assert.ok(STOP_REASONS.includes(result.value?.stopReason), `unknown stop reason ${String(result.value?.stopReason)}`)
-  return result.value
-}
-
-/** `promise`, or a failure naming `what` if it has not settled within `ms` (a hang, not a speed check). */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const hung = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
-  })
-  try {
-    return await Promise.race([promise, hung])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-async function ticks(times: number): Promise<void> {
-  for (let i = 0; i < times; i++) await new Promise<void>((resolve) => setImmediate(resolve))
 }

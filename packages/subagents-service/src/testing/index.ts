@@ -1,4 +1,6 @@
 // The provider author kit: `@cordis-subagents/subagents-service/testing`.
-export { describeProviderContract, type ProviderContractOptions, type ProviderContractSubject } from './contract.js'
+export {
+  describeProviderContract, type ProviderContractOptions, type ProviderContractSubject, type ProviderSteeringSubject,
+} from './contract.js'
 export { ALL_CAPABILITIES, type Deferred, deferred, FakeProvider, FakeRun, NO_CAPABILITIES } from './fake-provider.js'
 export { type ProviderRunParts, type ProviderRunTools, startProviderRun } from '../provider-run.js'
