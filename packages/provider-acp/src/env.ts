@@ -23,6 +23,8 @@ export const CORE_ENV: readonly string[] = [
 export const DEFAULT_EXCLUDE: readonly string[] = [
   '*KEY*', '*TOKEN*', '*SECRET*', '*PASS*', '*PWD*', '*CREDENTIAL*', '*AUTH*', '*COOKIE*',
   '*JWT*', '*DSN*', '*WEBHOOK*', '*SESSION*', '*PRIVATE*', 'PAT', '*_PAT', 'PAT_*', '*_PAT_*',
+  // OpenTelemetry exporter headers usually carry a collector's API key (`x-honeycomb-team=…`).
+  'OTEL_EXPORTER_OTLP*_HEADERS',
 ]
 
 /**

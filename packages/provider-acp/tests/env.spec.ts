@@ -49,4 +49,11 @@ describe('provider-acp: the child\'s environment (inherit, envExclude, env) and 
     expect(values).to.not.include('plain-value')
     expect(values).to.not.include('/bin')
   })
+
+  it('OpenTelemetry exporter headers (a collector\'s API key) are excluded and scrubbed; passing them explicitly still works', () => {
+    const otel = { OTEL_EXPORTER_OTLP_HEADERS: 'x-honeycomb-team=hc-key-0001', OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'api-key=hc-key-0002', OTEL_SERVICE_NAME: 'svc' }
+    expect(childEnv(otel, policy('all'), {})).to.deep.equal({ OTEL_SERVICE_NAME: 'svc' })
+    expect(childEnv(otel, policy('none', { OTEL_EXPORTER_OTLP_HEADERS: true }), {})).to.deep.equal({ OTEL_EXPORTER_OTLP_HEADERS: 'x-honeycomb-team=hc-key-0001' })
+    expect(secretValues(otel, policy('core'))).to.deep.equal(['x-honeycomb-team=hc-key-0001', 'api-key=hc-key-0002'])
+  })
 })
