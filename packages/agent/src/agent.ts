@@ -134,7 +134,7 @@ export class Agent {
     const current: { controller: AbortController; done: Promise<unknown> } = { controller, done: Promise.resolve() }
     this.current = current
     try {
-      const done = this.turn(prompt, controller, abortion(controller.signal), options.onEvent)
+      const done = this.turn(prompt, controller, abortion(controller.signal), options.onEvent, options.onSpend)
       current.done = done
       return await done
     } finally {
@@ -164,6 +164,7 @@ export class Agent {
 
   private async turn(
     prompt: string, controller: AbortController, aborted: Promise<never>, onEvent?: (event: AgentEvent) => void,
+    onSpend?: RunOptions['onSpend'],
   ): Promise<RunResult> {
     const { signal } = controller
     let ended = false
@@ -182,6 +183,7 @@ export class Agent {
       this.budget.adopt()
     }
     const budget = this.budget
+    const unwatch = onSpend && this.ownsRootBudget ? budget.watch(onSpend) : undefined
     // undefined when nobody observes: every `watch?.` below is then one check, no call.
     const watch = this.host.observers.watch(this, prompt)
     const state = {
@@ -193,6 +195,7 @@ export class Agent {
     const finish = (stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach): RunResult => {
       ended = true
       disarm()
+      unwatch?.()
       this.transcript.endTurn()
       state.ownWork = { steps: state.steps, toolCalls: state.toolCalls, delegations: state.ownWork.delegations }
       this.work.own = addWork(this.work.own, { steps: state.steps, toolCalls: state.toolCalls })

@@ -74,6 +74,8 @@ export class Budget {
   private ownDeadline: number
   /** An in-process agent spends from this budget itself; reported totals are then not charged again. */
   private adopted = false
+  /** On a tree's root: told after every charge anywhere in the tree (a served agent reporting its spend). */
+  private watcher?: (spent: Readonly<BudgetSpend>) => void
 
   private constructor(parent: Budget | undefined, own: BudgetLimits, now: number) {
     this.parent = parent
@@ -185,6 +187,20 @@ export class Budget {
       if (node === this.root) rootCharged = true
     }
     if (!rootCharged) this.root.spent[name] += amount
+    this.root.watcher?.(this.root.spent)
+  }
+
+  /**
+   * Calls `listener` with the tree's spend after every charge anywhere in the tree (on the root's
+   * spend, synchronously: a listener that sends it elsewhere should coalesce). One listener per
+   * tree; returns the function that removes it.
+   */
+  watch(listener: (spent: Readonly<BudgetSpend>) => void): () => void {
+    const root = this.root
+    root.watcher = listener
+    return () => {
+      if (root.watcher === listener) root.watcher = undefined
+    }
   }
 
   /**
@@ -193,9 +209,33 @@ export class Budget {
    * from this budget itself: its tokens were charged as they were spent.
    */
   chargeTokensUpTo(total: number): void {
+    this.chargeUpTo('tokens', total)
+  }
+
+  /**
+   * Charges any counted budget reported as a running total (steps, tool calls and delegations a
+   * child elsewhere reports with its tokens): only the growth beyond this run's spend counts. A
+   * no-op for a budget an in-process agent spends from itself.
+   */
+  chargeUpTo(name: Counted, total: number): void {
     if (this.adopted || !Number.isFinite(total)) return
-    const growth = Math.floor(total) - this.spent.tokens
-    if (growth > 0) this.charge('tokens', growth)
+    const growth = Math.floor(total) - this.spent[name]
+    if (growth > 0) this.charge(name, growth)
+  }
+
+  /**
+   * The first counted limit on the chain that spend has passed (spent > limit), or undefined. An
+   * agent of this process never passes one (it checks before it spends); a child elsewhere reports
+   * its spend after the fact, so its parent asks this to stop it once the tree is overspent.
+   */
+  exceeded(): BudgetBreach | undefined {
+    for (const name of COUNTED) {
+      for (let node = this.binding[name]; node; node = node.parent?.binding[name]) {
+        const limit = node.limits[LIMIT_OF[name]]
+        if (node.spent[name] > limit) return { budget: name, limit, spent: node.spent[name] }
+      }
+    }
+    return undefined
   }
 
   /**

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { Context, Schema, Service } from 'cordis'
-import { count, countProblem } from '@cordis-subagents/shared'
+import { count, countProblem, crossingFromEnv } from '@cordis-subagents/shared'
 import { type BudgetBreach, describeError, type ToolRegistry, type ToolView, withoutCallerTracing } from '@cordis-subagents/tools'
 import { Agent, type AgentHost } from './agent.js'
 import { segmentsOf } from './history.js'
@@ -93,15 +93,17 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       observers: this.observers,
     }
     const logger = ctx.logger('agents')
-    const envDepth = depthFromEnv(process.env.SUBAGENT_DEPTH)
-    if (envDepth === null) logger.warn('ignoring SUBAGENT_DEPTH=%s: not a non-negative integer', process.env.SUBAGENT_DEPTH)
-    this.rootDepth = envDepth ?? config.depth ?? DEFAULTS.depth!
+    // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared).
+    const { crossing, problems } = crossingFromEnv(process.env)
+    for (const problem of problems) logger.warn('ignoring %s', problem)
+    this.rootDepth = crossing.depth ?? config.depth ?? DEFAULTS.depth!
     const configProblem = budgetProblem(config.budget, 'agents config budget')
     if (configProblem) throw new AgentError('INVALID_OPTIONS', configProblem)
-    const envBudget = budgetFromEnv(process.env.SUBAGENT_BUDGET, process.env.SUBAGENT_MAX_DEPTH)
-    if (envBudget === null) logger.warn('ignoring SUBAGENT_BUDGET / SUBAGENT_MAX_DEPTH: not a JSON object of non-negative integer limits / a non-negative integer')
-    this.rootLimits = lowest(config.budget, envBudget ?? undefined)
-    this.rootCeiling = ceilingFromEnv(process.env.SUBAGENT_ALLOWED_TOOLS)
+    const envBudget: BudgetLimits | undefined = crossing.budget || crossing.maxDepth !== undefined
+      ? { ...crossing.budget, ...crossing.maxDepth === undefined ? {} : { maxDepth: crossing.maxDepth } }
+      : undefined
+    this.rootLimits = lowest(config.budget, envBudget)
+    this.rootCeiling = crossing.allowedTools
   }
 
   /** A root agent's tools: the given view (else every tool), under the parent host's ceiling when there is one. */
@@ -263,21 +265,6 @@ function isToolView(value: unknown): value is ToolView {
     && typeof view.execute === 'function' && typeof view.restrict === 'function' && typeof view.has === 'function'
 }
 
-/** undefined when unset, null when set to something that is not a depth. */
-function depthFromEnv(value: string | undefined): number | undefined | null {
-  if (value === undefined || !value.trim()) return undefined
-  // Decimal digits only: Number() would also accept ' ', '0x2' and '1e1'.
-  if (!/^\d+$/.test(value.trim())) return null
-  const depth = Number(value.trim())
-  return Number.isSafeInteger(depth) ? depth : null
-}
-
-/** Tool names from `SUBAGENT_ALLOWED_TOOLS` (comma-separated); undefined when unset. At most 256 names are read. */
-function ceilingFromEnv(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined
-  return value.slice(0, 256 * 65).split(',').filter((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name)).slice(0, 256)
-}
-
 /** The most restrictive of each limit. */
 function lowest(a: BudgetLimits | undefined, b: BudgetLimits | undefined): BudgetLimits {
   const result: BudgetLimits = {}
@@ -286,27 +273,6 @@ function lowest(a: BudgetLimits | undefined, b: BudgetLimits | undefined): Budge
     if (values.length) result[key] = Math.min(...values)
   }
   return result
-}
-
-/**
- * Limits a parent host passed over ACP: `SUBAGENT_BUDGET` (JSON of remaining limits) and
- * `SUBAGENT_MAX_DEPTH`. undefined when unset, null when malformed.
- */
-function budgetFromEnv(json: string | undefined, maxDepth: string | undefined): BudgetLimits | undefined | null {
-  let limits: BudgetLimits | undefined
-  if (json !== undefined && json.trim()) {
-    if (json.length > 4096) return null
-    try {
-      limits = JSON.parse(json) as BudgetLimits
-    } catch {
-      return null
-    }
-    if (budgetProblem(limits, 'SUBAGENT_BUDGET')) return null
-  }
-  const depth = depthFromEnv(maxDepth)
-  if (depth === null) return null
-  if (depth !== undefined) limits = { ...limits, maxDepth: Math.min(depth, limits?.maxDepth ?? Infinity) }
-  return limits
 }
 
 function budgetSchema(): Schema<BudgetLimits> {

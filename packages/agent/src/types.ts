@@ -1,3 +1,4 @@
+import type { BudgetSpend } from './budget.js'
 import type { BudgetBreach, ToolResult, ToolSpec, ToolUpdate, Usage, WorkCounts } from '@cordis-subagents/tools'
 
 /** A tool call as a model emitted it. */
@@ -97,6 +98,13 @@ export type AgentEvent =
 export interface RunOptions {
   signal?: AbortSignal
   onEvent?: (event: AgentEvent) => void
+  /**
+   * For a root agent's run (one that owns its tree's budget): called synchronously after every
+   * charge anywhere in the run's tree, with the tree's cumulative spend. A host serving the agent
+   * to a parent elsewhere reports it up (see the crossing in @cordis-subagents/shared); coalesce
+   * before sending. Ignored for an agent whose budget was carved from a parent's.
+   */
+  onSpend?: (spent: Readonly<BudgetSpend>) => void
 }
 
 export interface AgentUsage {

@@ -239,7 +239,8 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
         await first.ctx.stop()
         process.env.SUBAGENT_BUDGET = '{"maxSteps": -1}'
         const second = await setup({ budget: { maxSteps: 9 } })
-        expect(second.ctx.agents.rootLimits).to.deep.equal({ maxSteps: 9 })
+        // Only the malformed variable is dropped: the well-formed depth ceiling still holds.
+        expect(second.ctx.agents.rootLimits).to.deep.equal({ maxSteps: 9, maxDepth: 4 })
         await second.ctx.stop()
       } finally {
         for (const [key, value] of [['SUBAGENT_BUDGET', saved.budget], ['SUBAGENT_MAX_DEPTH', saved.depth]] as const) {

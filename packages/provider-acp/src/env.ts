@@ -3,6 +3,7 @@
  * inherit (core | all | none) → drop excluded variables → apply the configured `env` →
  * set our own `SUBAGENT_*` variables. `childEnv` is the one place the final env is assembled.
  */
+import { CROSSING_ENV_PREFIX } from '@cordis-subagents/shared'
 
 export type EnvInherit = 'core' | 'all' | 'none'
 
@@ -34,7 +35,7 @@ export const DEFAULT_EXCLUDE: readonly string[] = [
 const URL_USERINFO = /[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^\s/@]{1,1024}@/
 
 /** Our own variables: always set by the provider, never filtered by the policy. */
-export const OWN_PREFIX = 'SUBAGENT_'
+export const OWN_PREFIX: typeof CROSSING_ENV_PREFIX = CROSSING_ENV_PREFIX
 
 export interface EnvPolicy {
   inherit: EnvInherit

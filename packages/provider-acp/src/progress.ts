@@ -1,7 +1,7 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import type { OutputBuffer } from './output.js'
-import type { Redactor } from '@cordis-subagents/shared'
+import { laterSpend, type Redactor, type SpendReport, spendFromMeta } from '@cordis-subagents/shared'
 import { headChars } from './text.js'
 import { readAcpUsage, readContextUsed, type UsageTracker } from './usage.js'
 
@@ -25,6 +25,8 @@ export interface ProgressSinks {
  */
 export class Progress {
   private readonly toolTitles = new Map<string, string>()
+  /** The latest spend a host of ours reported over the crossing (`_meta.cordisSubagents` of a usage_update). */
+  private spend?: SpendReport
 
   constructor(private readonly to: ProgressSinks) {}
 
@@ -61,6 +63,8 @@ export class Progress {
         // Context occupancy, not tokens spent; token usage may ride along in _meta.usage.
         const meta = (update as { _meta?: Record<string, unknown> | null })._meta
         if (meta && meta.usage !== undefined) this.tokens(meta.usage, 'usage_update _meta.usage')
+        const spend = spendFromMeta(meta)
+        if (spend) this.spent(spend)
         const used = readContextUsed(update)
         if (typeof used === 'string') return this.to.ignoredUsage('usage_update', used)
         return this.report(this.to.usage.context(used))
@@ -68,6 +72,23 @@ export class Progress {
       default:
         return
     }
+  }
+
+  /** The work (steps, tool calls, delegations) a host of ours reported, cumulative; undefined when none did. */
+  work(): SpendReport | undefined {
+    return this.spend
+  }
+
+  /**
+   * A spend report from a host of ours: its tree's tokens and work so far. Tokens feed the usage
+   * tracker; work goes up with the usage, so the parent charges steps and tool calls as they happen.
+   */
+  private spent(report: SpendReport) {
+    this.spend = laterSpend(this.spend, report)
+    const usage = report.usage ?? { inputTokens: report.tokens, outputTokens: 0 }
+    const grown = this.to.usage.tokens(usage)
+    const { steps, toolCalls, delegations } = this.spend
+    this.to.emit({ kind: 'usage', usage: grown ?? this.to.usage.current() ?? usage, work: { steps, toolCalls, delegations } })
   }
 
   /** Token usage the agent reported (`_meta.usage`, `PromptResponse.usage`). */

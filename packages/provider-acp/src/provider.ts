@@ -2,7 +2,7 @@ import { accessSync, constants, statSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
-import { countProblem, durationProblem } from '@cordis-subagents/shared'
+import { countProblem, crossingEnv, crossingMeta, durationProblem } from '@cordis-subagents/shared'
 import { type ProviderStartRequest, type SubagentProvider, type SubagentRun, treeCrossing } from '@cordis-subagents/subagents-service'
 import { Config } from './config.js'
 import { childEnv, EnvMatcher, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
@@ -89,23 +89,11 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
       // A caller that is not a real Agent may carry no cwd: fall back to the app directory.
       const parentCwd = typeof request.parent.cwd === 'string' && request.parent.cwd ? request.parent.cwd : baseDir
       const cwd = configuredCwd ?? resolve(baseDir, parentCwd)
-      const limits = treeCrossing(request)
-      const { allowedTools } = limits
-      const own: OwnVariables = { SUBAGENT_DEPTH: String(request.depth) }
-      if (limits.maxDepth !== undefined) own.SUBAGENT_MAX_DEPTH = String(limits.maxDepth)
+      const crossing = treeCrossing(request)
       // What is left of the budget changes with every delegation: a pooled process (spawned ahead of
       // the request, or for an earlier one) gets it per session, in `_meta` only (see the README).
-      if (limits.budget && !pool) own.SUBAGENT_BUDGET = JSON.stringify(limits.budget)
-      if (allowedTools) own.SUBAGENT_ALLOWED_TOOLS = allowedTools.join(',')
-      const sessionMeta: Record<string, unknown> = {
-        cordisSubagents: {
-          depth: request.depth,
-          ...limits.maxDepth !== undefined ? { maxDepth: limits.maxDepth } : {},
-          ...limits.budget ? { budget: limits.budget } : {},
-          ...allowedTools ? { allowedTools } : {},
-        },
-        ...traceMeta(request.traceContext),
-      }
+      const own = crossingEnv(crossing, { budget: !pool }) as OwnVariables
+      const sessionMeta: Record<string, unknown> = { ...crossingMeta(crossing), ...traceMeta(request.traceContext) }
       const ticket = wantsResume(resume, request) ? book.take(request.parent, cwd) : undefined
       const starting = AcpRun.start({
         ...settings,

@@ -43,6 +43,8 @@ export interface ResultSources {
   permission: 'reject' | 'allow'
   maxOutputBytes: number
   redactor: Redactor
+  /** The work a host of ours reported over the crossing, when it did. */
+  work: () => { steps: number; toolCalls: number; delegations: number } | undefined
 }
 
 /**
@@ -59,6 +61,8 @@ export class ResultBuilder {
     if (diagnostic) result.diagnostic = diagnostic
     const usage = this.from.usage.current()
     if (usage) result.usage = usage
+    const work = this.from.work()
+    if (work) result.work = { steps: work.steps, toolCalls: work.toolCalls, delegations: work.delegations }
     return result
   }
 

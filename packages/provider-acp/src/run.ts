@@ -94,6 +94,7 @@ export class AcpRun implements SubagentRun {
     })
     this.results = new ResultBuilder({
       output, usage, denials: this.permissions.denials, permission: settings.permission, maxOutputBytes: settings.maxOutputBytes, redactor,
+      work: () => this.progress.work(),
     })
     this.link = slot.link
     slot.tenant = {

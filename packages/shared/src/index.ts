@@ -13,3 +13,8 @@ export {
   checkedTraceContext, isTracestate, MAX_TRACESTATE_LENGTH, parseTraceparent, traceContextFrom, traceContextProblem,
   type TraceContextHeaders, type TraceParent,
 } from './trace-context.js'
+export {
+  type Crossing, type CrossingBudget, type CrossingBudgetKey, CROSSING_BUDGET_KEYS, CROSSING_ENV, CROSSING_ENV_PREFIX, CROSSING_KEY,
+  crossingEnv, crossingFromEnv, crossingFromMeta, crossingMeta, crossingTrace, crossingValue, depthRefusal, laterSpend,
+  MAX_ALLOWED_TOOLS, type SpendReport, spendFromMeta, spendValue, strictestCrossing,
+} from './crossing.js'

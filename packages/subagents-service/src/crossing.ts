@@ -1,27 +1,24 @@
+import { CROSSING_BUDGET_KEYS, type Crossing, MAX_ALLOWED_TOOLS } from '@cordis-subagents/shared'
 import type { ProviderStartRequest } from './types.js'
 
-/** Most tool names passed to a child elsewhere as its ceiling; a longer list is cut (never widened). */
-export const MAX_ALLOWED_TOOLS = 256
+export { MAX_ALLOWED_TOOLS }
 
-/** Budget limits a child host of ours applies to its root runs (what `SUBAGENT_BUDGET` carries over ACP). */
-export const PASSED_LIMITS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren'] as const
+/** Budget limits a child host of ours applies to its root runs (the crossing's budget keys). */
+export const PASSED_LIMITS = CROSSING_BUDGET_KEYS
 
 /**
  * What a provider whose child runs in another process (ACP, A2A) passes about the delegating tree,
- * so a child host of ours keeps one depth ceiling, one budget and one tool ceiling:
+ * so a child host of ours keeps one depth ceiling, one budget and one tool ceiling (the crossing of
+ * @cordis-subagents/shared, which owns the names and how they go on the wire):
  * - `depth`: the child's depth;
  * - `maxDepth`: the deepest depth allowed in this tree (`request.maxDepthCeiling`);
- * - `budget`: what is left of the child's carved budget, finite limits of `PASSED_LIMITS` only
- *   (the child's tokens come back as usage and are charged to this tree);
+ * - `budget`: what is left of the child's carved budget, finite limits only (the child reports its
+ *   spend back as it goes, and it is charged to this tree: see `SubagentUpdate.work`);
  * - `allowedTools`: the tools the parent may use (sorted, unique, at most `MAX_ALLOWED_TOOLS`);
  *   absent when the caller has no tool view (then no ceiling is claimed).
+ * Trace context is not included: each transport carries it its own way.
  */
-export interface TreeCrossing {
-  depth: number
-  maxDepth?: number
-  budget?: Record<string, number>
-  allowedTools?: string[]
-}
+export type TreeCrossing = Crossing & { depth: number }
 
 export function treeCrossing(request: ProviderStartRequest): TreeCrossing {
   const crossing: TreeCrossing = { depth: request.depth }

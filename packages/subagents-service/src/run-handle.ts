@@ -2,8 +2,8 @@ import type { Budget } from '@cordis-subagents/agent'
 import { onAbort } from '@cordis-subagents/shared'
 import { capDiagnostic, describeError } from './diagnostic.js'
 import { SubagentError } from './errors.js'
-import { asLimitStop, checkWork, limitStopOf, normalise, reasonText, tokensOf } from './outcome.js'
-import { isRun } from './validate.js'
+import { asLimitStop, checkWork, describeLimit, limitStopOf, normalise, reasonText, tokensOf } from './outcome.js'
+import { isObject, isRun } from './validate.js'
 import { aborted, discard, passOn } from './run-parts.js'
 import { sendFollowUp } from './steer.js'
 export { aborted } from './run-parts.js'
@@ -257,8 +257,7 @@ export class RunHandle {
     // Nothing left to cancel: let go of the caller's signal now rather than at dispose.
     this.detachCaller()
     const settled: SubagentResult = this.limit ? asLimitStop(raw, this.limit.stop, this.limit.reason) : raw
-    const tokens = tokensOf(settled.usage)
-    if (this.budget && tokens !== undefined) this.budget.chargeTokensUpTo(tokens)
+    if (this.budget) chargeReported(this.budget, settled.usage, settled.work)
     const outcome: SubagentOutcome = Object.assign({}, settled) as SubagentOutcome
     outcome.work = settled.work ?? checkWork(undefined)
     outcome.durationMs = Math.max(0, Date.now() - this.startedAt)
@@ -270,9 +269,11 @@ export class RunHandle {
   private readonly onUpdate = (update: SubagentUpdate): void => {
     if (this.phase === 'ended' || this.phase === 'rejected') return
     if (update?.kind === 'usage') {
-      const tokens = tokensOf(update.usage)
-      if (tokens === undefined) return
-      this.budget?.chargeTokensUpTo(tokens)
+      if (tokensOf(update.usage) === undefined && !isObject(update.work)) return
+      if (this.budget) {
+        chargeReported(this.budget, update.usage, update.work)
+        this.stopIfOverspent(this.budget)
+      }
     }
     const forward = this.request.onUpdate
     if (forward) {
@@ -284,6 +285,17 @@ export class RunHandle {
     }
     if (this.phase === 'starting') (this.pending ??= []).push(update)
     else if (this.host.events.has('subagent/update')) this.host.events.emit('subagent/update', this.info!, update)
+  }
+
+  /**
+   * A child elsewhere reports its spend after the fact: once its tree has passed a limit, it is
+   * stopped as `budget` (at most the call it had in flight is spent beyond the limit).
+   */
+  private stopIfOverspent(budget: Budget): void {
+    const breach = budget.exceeded()
+    if (!breach) return
+    this.cancel(undefined, new SubagentError('BUDGET_EXCEEDED',
+      `Stopped: the delegation tree spent ${describeLimit(breach)}.`, { breach }))
   }
 
   private readonly wantsUpdates = (): boolean =>
@@ -340,5 +352,16 @@ export class RunHandle {
 }
 
 const noop = () => {}
+
+/** Charges the growth of a child's reported running totals (tokens, steps, tool calls, delegations) to its budget. */
+function chargeReported(budget: Budget, usage: unknown, work: unknown): void {
+  const tokens = tokensOf(usage as SubagentResult['usage'])
+  if (tokens !== undefined) budget.chargeTokensUpTo(tokens)
+  if (!isObject(work)) return
+  const counts = checkWork(work)
+  budget.chargeUpTo('steps', counts.steps)
+  budget.chargeUpTo('toolCalls', counts.toolCalls)
+  budget.chargeUpTo('children', counts.delegations)
+}
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] }

@@ -142,6 +142,12 @@ export interface SubagentUpdate {
    * delta). The service charges the growth to the tree's budget as it arrives.
    */
   usage?: Usage
+  /**
+   * With `kind: 'usage'`: the work a child elsewhere has done so far (its whole tree, cumulative),
+   * as its host reported it over the crossing. The service charges the growth (steps, tool calls,
+   * delegations) to the tree's budget, and cancels the run with `budget` once the tree is overspent.
+   */
+  work?: WorkCounts
   /** Name of the tool for tool-call / tool-result updates. */
   tool?: string
   isError?: boolean
