@@ -64,6 +64,34 @@ describe('Budget: carved limits, spend charged up the chain', () => {
     expect(root.spent.tokens).to.equal(30)
   })
 
+  it('chargeUpTo charges the growth of reported steps, tool calls and delegations; exceeded() names a limit spend has passed', () => {
+    const root = Budget.root({ maxSteps: 6, maxToolCalls: 100 })
+    const remote = root.child()
+    remote.chargeUpTo('steps', 4)
+    remote.chargeUpTo('steps', 3) // out of order: never down
+    remote.chargeUpTo('toolCalls', 7)
+    remote.chargeUpTo('children', 2)
+    expect(root.spent).to.deep.include({ steps: 4, toolCalls: 7, children: 2 })
+    // At the limit is not over it: the call that reached it may be the one that answers.
+    remote.chargeUpTo('steps', 6)
+    expect(remote.exceeded()).to.equal(undefined)
+    remote.chargeUpTo('steps', 7)
+    expect(remote.exceeded()).to.deep.equal({ budget: 'steps', limit: 6, spent: 7 })
+    // A sibling shares the ancestor's limit, so it sees the breach too.
+    expect(root.child().exceeded()).to.deep.equal({ budget: 'steps', limit: 6, spent: 7 })
+  })
+
+  it('watch() tells one listener about every charge anywhere in the tree, with the root\'s spend', () => {
+    const root = Budget.root()
+    const seen: number[] = []
+    const unwatch = root.child().watch((spent) => seen.push(spent.steps + spent.toolCalls))
+    root.charge('steps', 1)
+    root.child().child().charge('toolCalls', 2)
+    unwatch()
+    root.charge('steps', 1)
+    expect(seen).to.deep.equal([1, 3])
+  })
+
   it('a budget an in-process agent spends from is not charged again by reported totals', () => {
     const root = Budget.root()
     const child = root.child()

@@ -215,6 +215,30 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
     })
   })
 
+  describe('onSpend: a root run reports its tree\'s spend as it goes', () => {
+    it('is called after each charge with cumulative steps, tokens and tool calls, and not after the run ended', async () => {
+      const agent = agentWith(alwaysCalls(2, 5), { budget: { maxSteps: 3 } })
+      const seen: Array<{ steps: number; tokens: number; toolCalls: number }> = []
+      const result = await agent.run('go', { onSpend: (spent) => seen.push({ steps: spent.steps, tokens: spent.tokens, toolCalls: spent.toolCalls }) })
+      expect(result.stopReason).to.equal('budget')
+      expect(seen.length).to.be.greaterThan(3)
+      const last = seen[seen.length - 1]
+      expect(last).to.deep.equal({ steps: 3, tokens: 15, toolCalls: result.toolCalls })
+      // Cumulative: never going down.
+      for (let i = 1; i < seen.length; i++) expect(seen[i].steps).to.be.at.least(seen[i - 1].steps)
+      const before = seen.length
+      await agent.run('again')
+      expect(seen.length).to.equal(before)
+    })
+
+    it('must be a function', async () => {
+      const agent = agentWith(alwaysCalls())
+      const error = await agent.run('go', { onSpend: 7 as never }).then(() => undefined, (caught: unknown) => caught)
+      expect(error).to.have.property('code', 'INVALID_OPTIONS')
+      expect((error as Error).message).to.match(/onSpend must be a function/)
+    })
+  })
+
   describe('root limits from config and from a parent host', () => {
     it('the runtime config budget applies to root runs; create() can lower it, never raise it', async () => {
       await ctx.stop()

@@ -286,6 +286,20 @@ describe('provider-acp: hostile agents', function () {
       expect(updates.filter((update) => update.kind === 'usage').at(-1)!.usage).to.deep.equal(result.usage)
     })
 
+    it('a host of ours reports its tree\'s spend in usage_update _meta.cordisSubagents: usage and work go up with each report', async () => {
+      const { run, updates } = await start('spend-report')
+      const result = await run.result
+      expect(result.stopReason).to.equal('completed')
+      const reports = updates.filter((update) => update.kind === 'usage')
+      expect(reports.map((update) => update.work)).to.deep.equal([
+        { steps: 1, toolCalls: 0, delegations: 0 },
+        { steps: 2, toolCalls: 3, delegations: 1 },
+        { steps: 2, toolCalls: 3, delegations: 1 },
+      ])
+      expect(result.work).to.deep.equal({ steps: 2, toolCalls: 3, delegations: 1 })
+      expect(result.usage).to.deep.equal({ inputTokens: 250, outputTokens: 40 })
+    })
+
     it('an invalid PromptResponse.usage is ignored, the floor stands', async () => {
       const { run } = await start('usage-update', 'bad-response')
       expect((await run.result).usage).to.deep.equal({ inputTokens: 3400, outputTokens: 0 })

@@ -234,6 +234,45 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
       expect(error.breach).to.deep.equal({ budget: 'tokens', limit: 100, spent: 110 })
     })
 
+    it('work a child elsewhere reports (steps, tool calls, delegations) is charged as it grows', async () => {
+      const root = h.ctx.agents.create({ label: 'r', budget: { maxSteps: 50 } })
+      const run = await start(root)
+      const report = (steps: number, toolCalls: number, delegations: number) =>
+        provider.calls[0].onUpdate!({ kind: 'usage', work: { steps, toolCalls, delegations } })
+      report(2, 1, 0)
+      report(3, 4, 1)
+      report(1, 0, 0) // an older report arriving late: spend never goes down
+      expect(root.budget.spent).to.deep.include({ steps: 3, toolCalls: 4 })
+      // The delegation itself counted one child; the remote tree's own delegation is the second.
+      expect(root.budget.spent.children).to.equal(2)
+      provider.last.complete('ok', { work: { steps: 5, toolCalls: 4, delegations: 1 } })
+      expect((await run.result).work).to.deep.equal({ steps: 5, toolCalls: 4, delegations: 1 })
+      expect(root.budget.spent.steps).to.equal(5)
+    })
+
+    it('a child elsewhere that overspends the tree is stopped as budget, naming the limit; siblings at their next report', async () => {
+      const root = h.ctx.agents.create({ label: 'r', budget: { maxSteps: 6 } })
+      const first = await start(root)
+      const second = await start(root)
+      provider.calls[0].onUpdate!({ kind: 'usage', work: { steps: 3, toolCalls: 0, delegations: 0 } })
+      provider.calls[1].onUpdate!({ kind: 'usage', work: { steps: 3, toolCalls: 0, delegations: 0 } })
+      // At the limit, not over it: the call that reached it may be the one that answers.
+      expect(provider.runs[0].cancels).to.have.length(0)
+      provider.calls[0].onUpdate!({ kind: 'usage', work: { steps: 4, toolCalls: 0, delegations: 0 } })
+      const outcome = await first.result
+      expect(outcome.stopReason).to.equal('budget')
+      expect(outcome.budget).to.deep.equal({ budget: 'steps', limit: 6, spent: 7 })
+      expect(outcome.diagnostic).to.match(/steps budget/)
+      expect(provider.runs[1].cancels).to.have.length(0)
+      provider.calls[1].onUpdate!({ kind: 'usage', work: { steps: 4, toolCalls: 0, delegations: 0 } })
+      expect((await second.result).stopReason).to.equal('budget')
+      // Tokens too: a report past maxTokens stops the run.
+      const tokens = h.ctx.agents.create({ label: 't', budget: { maxTokens: 100 } })
+      const third = await start(tokens)
+      provider.calls[2].onUpdate!({ kind: 'usage', usage: { inputTokens: 90, outputTokens: 20 } })
+      expect((await third.result).stopReason).to.equal('budget')
+    })
+
     it('a result whose usage is not finite non-negative integers has its usage dropped', async () => {
       const run = await start(h.root)
       provider.last.complete('ok', { usage: { inputTokens: -5, outputTokens: Number.NaN } })
