@@ -248,14 +248,16 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
         record: (record) => { logs.push(record.content) },
       })
       try {
-        const { run } = await start('prompt-error')
+        // The path under test is "exits by itself at EOF", not the 50 ms default: a loaded machine
+        // can take longer than that to end a Node process, so the grace here is generous.
+        const { run } = await start('prompt-error', undefined, { exitGrace: 20_000 })
         const result = await run.result
         expect(result.stopReason).to.equal('error')
         expect(result.output).to.equal('trying the model')
         expect(result.diagnostic).to.match(/^The agent answered session\/prompt with an error: Internal error: model said 401 \(code -32603\)\./)
         expect(result.diagnostic).to.not.match(/connection/)
         await run.dispose()
-        // The normal teardown grace: the agent exits at EOF instead of being SIGTERMed at once.
+        // The teardown grace: the agent exits at EOF instead of being SIGTERMed at once.
         expect(logs.find((line) => line.includes(`agent process ${run.pid} ended`))).to.match(/exited with code 0/)
       } finally {
         Logger.targets.splice(0, Logger.targets.length, ...saved)
