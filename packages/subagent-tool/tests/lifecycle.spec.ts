@@ -39,6 +39,39 @@ describe('subagent-tool: lifecycle', () => {
     expect(h.errors).to.deep.equal([])
   })
 
+  it('ctx.subagents.ready(name): an app awaiting a provider that loads later finds the tool mounted when it resumes', async () => {
+    const spawn = new ProviderControl()
+    await loadTool(h.ctx, { provider: 'spawn' })
+    let mountedAtResume: boolean | undefined
+    const waiting = h.ctx.subagents.ready('spawn').then((provider) => {
+      mountedAtResume = h.ctx.tools.has('subagent')
+      return provider
+    })
+    await tick()
+    expect(await isSettled(waiting)).to.equal(false)
+    await loadProvider(h.ctx, spawn, { name: 'spawn' })
+    expect((await waiting).name).to.equal('spawn')
+    expect(mountedAtResume).to.equal(true)
+    // Already present: at once.
+    expect((await h.ctx.subagents.ready('spawn')).name).to.equal('spawn')
+  })
+
+  it('ctx.subagents.ready(name) gives up: NO_PROVIDER after its timeout, ABORTED on a signal or a stop, INVALID_REQUEST for a bad timeout', async () => {
+    const late = await h.ctx.subagents.ready('never', { timeout: 20 }).then(() => undefined, (error: unknown) => error)
+    expect(late).to.include({ code: 'NO_PROVIDER' })
+    expect((late as Error).message).to.contain('"never"').and.contain('20 ms').and.contain('plugin')
+    const controller = new AbortController()
+    const aborted = h.ctx.subagents.ready('never', { signal: controller.signal }).then(() => undefined, (error: unknown) => error)
+    controller.abort()
+    expect(await aborted).to.include({ code: 'ABORTED' })
+    for (const timeout of [-1, 1.5, Number.POSITIVE_INFINITY]) {
+      expect(await h.ctx.subagents.ready('x', { timeout }).then(() => undefined, (error: unknown) => error)).to.include({ code: 'INVALID_REQUEST' })
+    }
+    const stopped = h.ctx.subagents.ready('never', { timeout: 0 }).then(() => undefined, (error: unknown) => error)
+    await h.stop()
+    expect(await stopped).to.include({ code: 'ABORTED' })
+  })
+
   it('the waiting log names the registered providers, so a typo is visible', async () => {
     await loadProvider(h.ctx, new ProviderControl(), { name: 'spawn' })
     await loadTool(h.ctx, { provider: 'spwan' })

@@ -1,4 +1,5 @@
 import { Context, Logger, Service } from 'cordis'
+import { MAX_TIMER_MS } from '@cordis-subagents/shared'
 import type { Budget } from '@cordis-subagents/agent'
 import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
@@ -24,6 +25,14 @@ interface Checked {
 
 const noop = () => {}
 
+/** How long `ready` waits for a provider by default. */
+const DEFAULT_READY_TIMEOUT = 30_000
+
+interface ProviderWaiter {
+  done(provider: SubagentProvider): void
+  fail(error: SubagentError): void
+}
+
 declare module 'cordis' {
   interface Context {
     subagents: SubagentService
@@ -48,6 +57,8 @@ export class SubagentService extends Service<Config> {
   private readonly events: SubagentEvents
   private readonly host: RunHost
   private readonly traces = new TraceSources()
+  /** Callers of `ready` waiting for a provider, by name. */
+  private readonly awaiting = new Map<string, Set<ProviderWaiter>>()
   /** Background delegations of every parent (see `BackgroundRegistry`). */
   readonly background = new BackgroundRegistry((parent, task, reason) => this.log.warn('background result %s of %s lost: %s', task.handle, parent.id, reason))
 
@@ -69,6 +80,10 @@ export class SubagentService extends Service<Config> {
     const error = () => new SubagentError('ABORTED', 'The subagents service stopped while this start was waiting for a slot.')
     this.trees.failAll(error)
     this.parents.failAll(error)
+    for (const waiters of this.awaiting.values()) {
+      for (const waiter of waiters) waiter.fail(new SubagentError('ABORTED', 'The subagents service stopped while waiting for a provider.'))
+    }
+    this.awaiting.clear()
   }
 
   /**
@@ -91,7 +106,52 @@ export class SubagentService extends Service<Config> {
       }
     })
     this.events.emit('subagent/provider-added', provider)
+    // After the event: a tool bound to this provider is mounted by the time a waiter resumes.
+    const waiters = this.awaiting.get(name)
+    if (waiters) {
+      this.awaiting.delete(name)
+      for (const waiter of waiters) waiter.done(provider)
+    }
     return dispose
+  }
+
+  /**
+   * Resolves with provider `name` once it is registered (at once when it is). A provider may load
+   * asynchronously (provider-a2a reads its agent card first), so an app that delegates, or runs a
+   * turn with a tool bound to it, right at start awaits this first; by then the tool bound to it
+   * is mounted. Rejects `NO_PROVIDER` after `timeout` ms (default 30 s; 0 = no timeout) and
+   * `ABORTED` when `signal` aborts or the service stops.
+   */
+  ready(name: string, options: { timeout?: number; signal?: AbortSignal } = {}): Promise<SubagentProvider> {
+    const present = this.providers.get(name)
+    if (present) return Promise.resolve(present)
+    const timeout = options.timeout ?? DEFAULT_READY_TIMEOUT
+    if (typeof name !== 'string' || !Number.isSafeInteger(timeout) || timeout < 0 || timeout > MAX_TIMER_MS) {
+      return Promise.reject(new SubagentError('INVALID_REQUEST',
+        `ready(name, { timeout }) takes a provider name and a timeout of 0-${MAX_TIMER_MS} ms (got ${JSON.stringify(name)}, ${String(timeout)}).`))
+    }
+    if (this.stopped) return Promise.reject(new SubagentError('ABORTED', 'The subagents service has stopped.'))
+    if (options.signal?.aborted) return Promise.reject(new SubagentError('ABORTED', `Stopped waiting for provider "${name}".`))
+    return new Promise<SubagentProvider>((resolve, reject) => {
+      let waiters = this.awaiting.get(name)
+      if (!waiters) this.awaiting.set(name, waiters = new Set())
+      const settle = () => {
+        clearTimeout(timer)
+        options.signal?.removeEventListener('abort', onAbort)
+        waiters!.delete(waiter)
+        if (!waiters!.size && this.awaiting.get(name) === waiters) this.awaiting.delete(name)
+      }
+      const waiter: ProviderWaiter = {
+        done: (provider) => { settle(); resolve(provider) },
+        fail: (error) => { settle(); reject(error) },
+      }
+      const onAbort = () => waiter.fail(new SubagentError('ABORTED', `Stopped waiting for provider "${name}".`))
+      const timer = timeout ? setTimeout(() => waiter.fail(new SubagentError('NO_PROVIDER',
+        `Subagent provider "${name}" was not registered within ${timeout} ms. Check that its plugin is loaded and its config is valid (a plugin that failed to load says why in the log).`)),
+      timeout) : undefined
+      options.signal?.addEventListener('abort', onAbort, { once: true })
+      waiters.add(waiter)
+    })
   }
 
   get(name: string): SubagentProvider | undefined {
