@@ -4,7 +4,8 @@ import type { ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subag
 import { describeFailure, displayEndpoint, type FailureContext, ModelOpenAIError, secretsOf } from './diagnostics.js'
 import { guardedFetch } from './guarded-fetch.js'
 import { redactingLogger } from './redacting-logger.js'
-import { fromCompletion, toChatMessages, toChatTools } from './mapping.js'
+import { JsonDepthError, readCappedJson } from './capped-json.js'
+import { fromCompletion, MalformedResponseError, RESPONSE_LIMITS, toChatMessages, toChatTools, truncate } from './mapping.js'
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1'
 export const DEFAULT_MODEL = 'gpt-4.1-mini'
@@ -110,8 +111,11 @@ export class OpenAIChatModel implements ChatModel {
     if (this.temperature !== undefined) body.temperature = this.temperature
     if (request.maxTokens !== undefined) body[this.maxTokensParam] = request.maxTokens
     try {
-      const completion = await linkedRequest(signal, (child) => this.client.chat.completions.create(body, { signal: child }))
-      return fromCompletion(completion)
+      return await linkedRequest(signal, async (child) => {
+        // The raw response, read through the array cap: the SDK's own parse would build every element.
+        const response = await this.client.chat.completions.create(body, { signal: child }).asResponse()
+        return completionFrom(response, request.maxToolCalls)
+      })
     } catch (error) {
       if (signal.aborted) throw abortError(signal)
       const diagnostic = describeFailure(error, { ...this.failure, model })
@@ -119,6 +123,24 @@ export class OpenAIChatModel implements ChatModel {
       return { text: '', toolCalls: [], finishReason: 'error', diagnostic }
     }
   }
+}
+
+/**
+ * A successful HTTP response → our response: the body is read with every array capped at the
+ * normaliser's ceiling (`RESPONSE_LIMITS`), so no per-response count costs more than the cap.
+ */
+async function completionFrom(response: Response, maxToolCalls: number | undefined): Promise<GenerateResponse> {
+  let read: Awaited<ReturnType<typeof readCappedJson>>
+  try {
+    read = await readCappedJson(response.body, RESPONSE_LIMITS.items)
+  } catch (error) {
+    if (error instanceof SyntaxError || error instanceof JsonDepthError) {
+      throw new MalformedResponseError(`the body is not usable JSON (${truncate(error.message, 120)})`)
+    }
+    throw error
+  }
+  const completion = read.value as OpenAI.Chat.ChatCompletion
+  return fromCompletion(completion, { maxToolCalls, droppedToolCalls: read.cut.get('tool_calls') ?? 0 })
 }
 
 /** Throws `INVALID_CONFIG` for a baseURL that is not http(s) or carries user info (`user:pass@`). */
