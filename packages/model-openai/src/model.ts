@@ -71,10 +71,11 @@ export class OpenAIChatModel implements ChatModel {
     const timeout = options.timeout ?? DEFAULT_TIMEOUT
     const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES
     const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
-    checkBaseURL(options.baseURL)
+    const { root, query } = splitBaseURL(checkBaseURL(options.baseURL))
     const problem = durationProblem('timeout', timeout, { min: 1 })
       ?? countProblem('maxResponseBytes', maxResponseBytes, { min: 1 })
       ?? countProblem('maxRetries', maxRetries, { max: 100 })
+      ?? temperatureProblem(options.temperature)
     if (problem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: ${problem}`)
     const secrets = secretsOf(apiKey, options.headers, options.baseURL)
     const defaultHeaders: Record<string, string | null> = {}
@@ -82,7 +83,9 @@ export class OpenAIChatModel implements ChatModel {
     if (!apiKey) defaultHeaders.Authorization = null
     Object.assign(defaultHeaders, options.headers)
     this.client = new OpenAI({
-      baseURL: options.baseURL,
+      // The SDK appends the path to baseURL as text, so a query must travel as defaultQuery.
+      baseURL: root,
+      defaultQuery: query,
       apiKey: apiKey || PLACEHOLDER_API_KEY,
       timeout,
       maxRetries,
@@ -143,7 +146,36 @@ async function completionFrom(response: Response, maxToolCalls: number | undefin
   return fromCompletion(completion, { maxToolCalls, droppedToolCalls: read.cut.get('tool_calls') ?? 0 })
 }
 
-/** Throws `INVALID_CONFIG` for a baseURL that is not http(s) or carries user info (`user:pass@`). */
+/** The sampling temperature's range (OpenAI's; most compatible servers take the same). */
+export const TEMPERATURE_RANGE = { min: 0, max: 2 } as const
+
+/** Undefined when `temperature` is unset or a finite number in range; else a sentence naming it. */
+export function temperatureProblem(temperature: unknown): string | undefined {
+  if (temperature === undefined) return undefined
+  if (typeof temperature === 'number' && Number.isFinite(temperature) && temperature >= TEMPERATURE_RANGE.min && temperature <= TEMPERATURE_RANGE.max) {
+    return undefined
+  }
+  const shown = typeof temperature === 'number' ? String(temperature) : JSON.stringify(temperature) ?? typeof temperature
+  return `temperature must be a number from ${TEMPERATURE_RANGE.min} to ${TEMPERATURE_RANGE.max}, got ${shown}.`
+}
+
+/**
+ * A checked baseURL → the root the SDK appends paths to, and its query as the SDK's
+ * `defaultQuery` (sent on every request, after the path: `/v1/chat/completions?api-version=…`).
+ */
+export function splitBaseURL(url: URL): { root: string; query?: Record<string, string> } {
+  if (!url.search) return { root: url.toString() }
+  const query: Record<string, string> = {}
+  for (const [name, value] of url.searchParams) query[name] = value
+  const root = new URL(url)
+  root.search = ''
+  return { root: root.toString(), query }
+}
+
+/**
+ * Throws `INVALID_CONFIG` for a baseURL that is not http(s), carries user info (`user:pass@`), a
+ * fragment (`#…`, never sent to a server) or the same query parameter twice.
+ */
 export function checkBaseURL(baseURL: string): URL {
   let url: URL | undefined
   try {
@@ -154,6 +186,16 @@ export function checkBaseURL(baseURL: string): URL {
   }
   if (url.username || url.password) {
     throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "baseURL" must not contain user info ("user:password@"), got ${JSON.stringify(displayEndpoint(baseURL))} with credentials removed. Put the key in "apiKey", or a credential in "headers".`)
+  }
+  if (url.hash) {
+    throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "baseURL" must not contain a fragment ("#…"; it is never sent to the server), got ${JSON.stringify(displayEndpoint(baseURL))} with the fragment and query removed. Remove it.`)
+  }
+  const names = new Set<string>()
+  for (const name of url.searchParams.keys()) {
+    if (names.has(name)) {
+      throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "baseURL" has the query parameter ${JSON.stringify(name.slice(0, 64))} twice; give it once (a credential belongs in "apiKey" or "headers").`)
+    }
+    names.add(name)
   }
   return url
 }

@@ -336,6 +336,18 @@ describe('model-openai plugin', () => {
       expect(ctx.agents.modelNames()).to.deep.equal(['good'])
     })
 
+    it('fails only itself at load for temperature NaN and a baseURL fragment (the schema lets NaN through)', async () => {
+      const nanFork = ctx.plugin(ModelOpenAI, { name: 'nan', baseURL: server.baseURL, temperature: Number.NaN })
+      const hashFork = ctx.plugin(ModelOpenAI, { name: 'hash', baseURL: `${server.baseURL}#x` })
+      await ctx.lifecycle.flush()
+      expect(nanFork.status).to.equal(FAILED)
+      expect(hashFork.status).to.equal(FAILED)
+      const messages = errors.map((error) => error.message)
+      expect(messages.some((m) => m.includes('temperature must be a number from 0 to 2'))).to.equal(true)
+      expect(messages.some((m) => m.includes('"baseURL"') && m.includes('fragment'))).to.equal(true)
+      expect(ctx.agents.modelNames()).to.deep.equal([])
+    })
+
     it('fails a second load under a taken name without touching the first', async () => {
       await load()
       const dup = await load()
