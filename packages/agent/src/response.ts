@@ -21,7 +21,7 @@ export function normalizeResponse(response: GenerateResponse, idPrefix: string, 
   normalized.text = typeof response.text === 'string' ? response.text : ''
   normalized.toolCalls = toolCalls
   if (dropped) normalized.droppedToolCalls = dropped
-  else delete normalized.droppedToolCalls
+  else if (normalized.droppedToolCalls !== undefined) delete normalized.droppedToolCalls
   if (raw === undefined || raw === null) {
     normalized.finishReason = toolCalls.length ? 'tool-calls' : 'stop'
   } else if (!FINISH_REASONS.has(raw as string)) {
