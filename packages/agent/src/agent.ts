@@ -265,8 +265,9 @@ export class Agent {
           signal,
           maxTokens: this.maxTokens,
           modelId: resolved.modelId,
+          maxToolCalls: this.maxToolCallsPerStep,
         }))
-        response = normalizeResponse(await Promise.race([generation, aborted]), `${this.id}-${step}`)
+        response = normalizeResponse(await Promise.race([generation, aborted]), `${this.id}-${step}`, this.maxToolCallsPerStep)
       } catch (error) {
         watch?.modelEnd(step, undefined, error, signal.aborted)
         if (signal.aborted) return stopForAbort()
@@ -286,11 +287,16 @@ export class Agent {
         ? { role: 'assistant', content: response.text, toolCalls: calls }
         : { role: 'assistant', content: response.text })
       emit?.({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
+      // Calls past maxToolCallsPerStep were cut from the response: one note answers them all, after the kept calls' results.
+      const noteDropped = () => {
+        if (response.droppedToolCalls) this.transcript.push({ role: 'user', content: limits.droppedCallsNote(calls.length, response.droppedToolCalls) })
+      }
 
       const failure = FINISH_STOPS[response.finishReason]
       if (failure) {
         const diagnostic = response.diagnostic ?? finishDiagnostic(response.finishReason)
         this.transcript.balance(`Not run: the model's response ended with "${response.finishReason}".`)
+        noteDropped()
         return finish(failure, diagnostic)
       }
       if (!calls.length) {
@@ -313,6 +319,7 @@ export class Agent {
         // It was told its tool budget is spent and still asks for tools: stop here, loudly.
         const breach = budget.check('toolCalls') ?? { budget: 'toolCalls', limit: budget.limits.maxToolCalls, spent: budget.spent.toolCalls }
         this.transcript.balance(`Not run: ${describeBreach(breach)} is spent.`)
+        noteDropped()
         return stopForBudget(breach)
       }
 
@@ -333,6 +340,7 @@ export class Agent {
           ...(result.isError ? { isError: true } : {}),
         })
       })
+      noteDropped()
     }
   }
 

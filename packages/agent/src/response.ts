@@ -1,17 +1,27 @@
+import { count } from '@cordis-subagents/tools'
 import type { GenerateResponse, ModelToolCall } from './types.js'
 
 // What a model returned, made well-formed before the loop acts on it.
 
 const FINISH_REASONS = new Set<string>(['stop', 'tool-calls', 'length', 'refusal', 'error', 'other'])
 
-export function normalizeResponse(response: GenerateResponse, idPrefix: string): GenerateResponse {
+/**
+ * `maxCalls`: the most tool calls kept; the others (and those the adapter already dropped) are
+ * only counted in `droppedToolCalls`, so a response with 200,000 calls costs what one with
+ * `maxCalls` costs.
+ */
+export function normalizeResponse(response: GenerateResponse, idPrefix: string, maxCalls: number): GenerateResponse {
   if (!response || typeof response !== 'object') throw new Error('the model returned no response')
-  const toolCalls = normalizeCalls(Array.isArray(response.toolCalls) ? response.toolCalls : [], idPrefix)
+  const calls: unknown[] = Array.isArray(response.toolCalls) ? response.toolCalls : []
+  const toolCalls = normalizeCalls(calls, idPrefix, maxCalls)
+  const dropped = calls.length - toolCalls.length + count(response.droppedToolCalls)
   const raw: unknown = response.finishReason
   // A plain copy, then assignment: V8 builds `{ ...response, text, toolCalls }` on a slow path (bench/README.md).
   const normalized = { ...response }
   normalized.text = typeof response.text === 'string' ? response.text : ''
   normalized.toolCalls = toolCalls
+  if (dropped) normalized.droppedToolCalls = dropped
+  else if (normalized.droppedToolCalls !== undefined) delete normalized.droppedToolCalls
   if (raw === undefined || raw === null) {
     normalized.finishReason = toolCalls.length ? 'tool-calls' : 'stop'
   } else if (!FINISH_REASONS.has(raw as string)) {
@@ -26,9 +36,10 @@ export function normalizeResponse(response: GenerateResponse, idPrefix: string):
  * Every call gets a unique string id and a name, so each can be answered and the transcript stays
  * balanced; a malformed entry from an adapter becomes a call answered with an error, not a crash.
  */
-function normalizeCalls(calls: unknown[], idPrefix: string): ModelToolCall[] {
+function normalizeCalls(calls: unknown[], idPrefix: string, maxCalls: number): ModelToolCall[] {
   const ids = new Set<string>()
-  return calls.map((raw, index) => {
+  const kept = calls.length > maxCalls ? calls.slice(0, maxCalls) : calls
+  return kept.map((raw, index) => {
     const call = (raw && typeof raw === 'object' ? raw : {}) as Partial<ModelToolCall>
     const base = typeof call.id === 'string' && call.id ? call.id : `${idPrefix}-${index}`
     let id = base

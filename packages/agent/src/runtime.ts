@@ -60,7 +60,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     maxTokens: count({ min: 1 }).description('Output token limit passed to the model per call.'),
     cwd: Schema.string().description('Working directory of root agents (default: the process cwd).'),
     depth: count().default(0).description('Depth of root agents. The `SUBAGENT_DEPTH` environment variable overrides it.'),
-    maxToolCallsPerStep: count({ min: 1 }).default(32).description('Most tool calls of one model step that run; the rest are answered with an error the model can read.'),
+    maxToolCallsPerStep: count({ min: 1 }).default(32).description('Most tool calls of one model step that are kept and run; the rest are dropped and answered by one note the model reads.'),
     budget: budgetSchema().description('Limits of every root run and its whole delegation tree (omitted: none of its own; the subagents service still caps depth and delegations). `SUBAGENT_BUDGET` (set by a parent host over ACP) lowers them.'),
   })
 

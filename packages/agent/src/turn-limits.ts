@@ -23,8 +23,9 @@ export class TurnLimits {
   ) {}
 
   /**
-   * Decides which calls of a step run: at most `maxToolCallsPerStep`, and no more than the tool-call
-   * budget allows. The others are answered with an error the model can read; the step is not dropped.
+   * Decides which calls of a step run: no more than the tool-call budget allows (the response was
+   * already cut to `maxToolCallsPerStep`, see `droppedCallsNote`). The others are answered with an
+   * error the model can read; the step is not dropped.
    */
   admit(calls: readonly ModelToolCall[]): StepPlan {
     const { budget } = this
@@ -32,11 +33,6 @@ export class TurnLimits {
     let admitted = 0
     let spent: string | undefined
     for (let i = 0; i < calls.length; i++) {
-      if (i >= this.maxToolCallsPerStep) {
-        refusals.set(i, `Not run: this step asked for ${calls.length} tool calls and at most ${this.maxToolCallsPerStep} run per step `
-          + '(maxToolCallsPerStep). Ask for the rest in a later step, or fewer at once.')
-        continue
-      }
       // Once the budget is spent in this step it stays spent: the handlers are asked once.
       const breach = spent === undefined ? this.reached(() => budget.check('toolCalls')) : undefined
       if (breach) spent = `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`
@@ -48,6 +44,17 @@ export class TurnLimits {
       admitted++
     }
     return { admitted, refusals, refusedForBudget: spent !== undefined }
+  }
+
+  /**
+   * The one message that answers every call past `maxToolCallsPerStep`: those calls were dropped
+   * from the step (not kept in the transcript, not run), so they cost O(1) however many there were.
+   */
+  droppedCallsNote(kept: number, dropped: number): string {
+    const cap = this.maxToolCallsPerStep
+    return `Not run: your last step asked for ${kept + dropped} tool calls and at most ${cap} run per step `
+      + `(maxToolCallsPerStep). The first ${kept} were kept (their results are above); the other ${dropped} were dropped `
+      + `without running and are not in the conversation. Ask again for the ones you still need, at most ${cap} per step.`
   }
 
   /** A breach, after the operator's handlers had their chance to extend the budget; undefined when none is left. */

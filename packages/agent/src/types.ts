@@ -46,6 +46,11 @@ export interface GenerateRequest {
   maxTokens?: number
   /** The part after the colon of a model ref `name:modelId`. */
   modelId?: string
+  /**
+   * The most tool calls of this step that will run (the agent's `maxToolCallsPerStep`). An adapter
+   * should stop decoding calls past it and only count them in `droppedToolCalls`.
+   */
+  maxToolCalls?: number
 }
 
 export interface GenerateResponse {
@@ -55,6 +60,8 @@ export interface GenerateResponse {
   usage?: Usage
   /** Why the model stopped, when it is not obvious (e.g. an HTTP error). Never contains secrets. */
   diagnostic?: string
+  /** Tool calls the model made past `request.maxToolCalls` that the adapter did not decode (counted only). */
+  droppedToolCalls?: number
 }
 
 /** What a model plugin provides. `generate` may throw; the loop turns that into an `error` stop. */

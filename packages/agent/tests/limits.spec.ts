@@ -2,7 +2,7 @@
 import { expect } from 'chai'
 import type { Context } from 'cordis'
 import {
-  abortFlat, type Agent, type BudgetEvent, type ChatModel, type GenerateRequest, LimitError, ScriptedModel,
+  abortFlat, type Agent, type AssistantMessage, type BudgetEvent, type ChatModel, type GenerateRequest, LimitError, ScriptedModel,
 } from '@cordis-subagents/agent'
 import { isBalanced, makeTool, setup, toolPlugin } from './helpers.js'
 
@@ -121,21 +121,66 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
   })
 
   describe('maxToolCallsPerStep', () => {
-    it('a 5,000-call step runs 32 calls; the rest get readable errors; the transcript stays balanced', async () => {
+    it('a 5,000-call step runs 32 calls; the other 4,968 are dropped and answered by one note; the transcript stays balanced', async () => {
       const model = new ScriptedModel([
         { toolCalls: Array.from({ length: 5000 }, (_, i) => ({ name: 'echo', input: { text: String(i) } })) },
         { text: 'done' },
       ])
       const agent = agentWith(model)
-      const result = await agent.run('go')
+      const events: string[] = []
+      const result = await agent.run('go', { onEvent: (event) => events.push(event.type) })
       expect(ran).to.equal(32)
       expect(result).to.include({ stopReason: 'completed', toolCalls: 32 })
-      const results = agent.transcript.messages.filter((m) => m.role === 'tool')
-      expect(results).to.have.length(5000)
-      const refused = results.filter((m) => (m as { isError?: boolean }).isError)
-      expect(refused).to.have.length(4968)
-      expect(refused[0].content).to.include('at most 32 run per step')
-      expect(isBalanced(agent.transcript.messages)).to.equal(true)
+      const messages = agent.transcript.messages
+      // user, assistant (32 calls), 32 results, the note, the final answer: O(cap), not O(calls).
+      expect(messages).to.have.length(36)
+      expect((messages[1] as AssistantMessage).toolCalls).to.have.length(32)
+      expect(messages.filter((m) => m.role === 'tool')).to.have.length(32)
+      expect(messages.filter((m) => m.role === 'tool' && m.isError)).to.have.length(0)
+      const note = messages[34]
+      expect(note.role).to.equal('user')
+      expect(note.content).to.include('asked for 5000 tool calls').and.include('at most 32 run per step')
+        .and.include('maxToolCallsPerStep').and.include('other 4968 were dropped')
+      expect(isBalanced(messages)).to.equal(true)
+      // The model reads the note with the results, in its next request.
+      expect(model.requests[1].messages.at(-1)).to.deep.equal(note)
+      expect(model.requests[0].maxToolCalls).to.equal(32)
+      expect(events.filter((type) => type === 'tool-call')).to.have.length(32)
+    })
+
+    it('counts calls an adapter dropped before the agent saw them (droppedToolCalls) in the one note', async () => {
+      let calls = 0
+      const model: ChatModel = {
+        generate: async () => (calls++ ? { text: 'done', toolCalls: [], finishReason: 'stop' } : {
+          text: '',
+          toolCalls: [{ id: 'a', name: 'echo', input: { text: 'a' } }, { id: 'b', name: 'echo', input: { text: 'b' } }],
+          finishReason: 'tool-calls',
+          droppedToolCalls: 199_998,
+        }),
+      }
+      const agent = agentWith(model, { maxToolCallsPerStep: 2 })
+      const result = await agent.run('go')
+      expect(result).to.include({ stopReason: 'completed', toolCalls: 2 })
+      const messages = agent.transcript.messages
+      expect(messages).to.have.length(6)
+      expect(messages[4].content).to.include('asked for 200000 tool calls').and.include('other 199998 were dropped')
+      expect(isBalanced(messages)).to.equal(true)
+    })
+
+    it('adds the note after the synthetic results when the response ended with `length`', async () => {
+      const model = new ScriptedModel([
+        { toolCalls: Array.from({ length: 50 }, (_, i) => ({ name: 'echo', input: { text: String(i) } })), finishReason: 'length' },
+      ])
+      const agent = agentWith(model, { maxToolCallsPerStep: 4 })
+      const result = await agent.run('go')
+      expect(result.stopReason).to.equal('max-tokens')
+      expect(ran).to.equal(0)
+      const messages = agent.transcript.completedMessages()
+      expect(messages).to.have.length(7)
+      expect(messages.slice(2, 6).every((m) => m.role === 'tool' && m.isError)).to.equal(true)
+      expect(messages[6]).to.include({ role: 'user' })
+      expect(messages[6].content).to.include('other 46 were dropped')
+      expect(isBalanced(messages)).to.equal(true)
     })
 
     it('is configurable per agent; a non-positive value is refused', async () => {

@@ -3,6 +3,7 @@ import { choice, count, countProblem, duration, durationProblem } from '@cordis-
 import { ModelOpenAIError } from './diagnostics.js'
 import {
   checkBaseURL, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT,
+  TEMPERATURE_RANGE, temperatureProblem,
   type MaxTokensParam, type OpenAIChatModelOptions,
 } from './model.js'
 
@@ -23,7 +24,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   name: Schema.string().default('openai')
     .description('Name the model is registered under. Agents pick it with `model: <name>` or `model: <name>:<model id>`.'),
   baseURL: Schema.string()
-    .description('Root of the OpenAI-compatible API, e.g. `http://localhost:11434/v1` for Ollama. Default: `OPENAI_BASE_URL`, else `https://api.openai.com/v1`.'),
+    .description('Root of the OpenAI-compatible API, e.g. `http://localhost:11434/v1` for Ollama. Default: `OPENAI_BASE_URL`, else `https://api.openai.com/v1`. A query (`?api-version=…`) is sent on every request; no fragment, no user info.'),
   apiKey: Schema.string().role('secret')
     .description('API key. Omitted: `OPENAI_API_KEY` at load time. Empty string: no key (local servers); no `Authorization` header is sent.'),
   model: Schema.string().default(DEFAULT_MODEL)
@@ -34,7 +35,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .description('Largest response body accepted, in bytes (after decompression). A larger one ends the call with an error.'),
   maxRetries: count({ max: 100 }).default(DEFAULT_MAX_RETRIES)
     .description('Retries after a refused connection, a timeout, HTTP 408/409/429 or 5xx (with backoff; `Retry-After` is honoured).'),
-  temperature: Schema.number().min(0).max(2)
+  temperature: Schema.number().min(TEMPERATURE_RANGE.min).max(TEMPERATURE_RANGE.max)
     .description('Sampling temperature. Omitted: the server\'s default (some reasoning models accept only the default).'),
   headers: Schema.dict(Schema.string()).role('table')
     .description('Extra HTTP headers sent with every request (e.g. `HTTP-Referer` for OpenRouter).'),
@@ -79,6 +80,7 @@ export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.e
   const problem = durationProblem('timeout', timeout, { min: 1 })
     ?? countProblem('maxResponseBytes', maxResponseBytes, { min: 1 })
     ?? countProblem('maxRetries', maxRetries, { max: 100 })
+    ?? temperatureProblem(config.temperature)
   if (problem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config.${problem}`)
   for (const [header, value] of Object.entries(config.headers ?? {})) {
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) fail('headers', `has an invalid header name ${JSON.stringify(header)}.`)

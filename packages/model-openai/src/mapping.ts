@@ -115,27 +115,57 @@ export class MalformedResponseError extends Error {
 }
 
 /**
+ * Per-response ceilings of the normaliser: past them it stops building objects, so a response
+ * with 200,000 tool calls costs what one with the cap costs (the rest is only counted).
+ */
+export const RESPONSE_LIMITS = {
+  /** Elements of any one array of the body kept when it is read (the rest are skipped unparsed and counted). */
+  items: 1024,
+  /** Tool calls decoded from one response when the request names no lower cap (`maxToolCalls`). */
+  toolCalls: 1024,
+  /** Choices looked at (we never ask for n > 1; a few servers split parallel calls one per choice). */
+  choices: 1024,
+  /** Content parts joined into the text of one choice. */
+  contentParts: 1024,
+} as const
+
+export interface CompletionLimits {
+  /** Most tool calls to decode; the others are counted in `droppedToolCalls`. At most `RESPONSE_LIMITS.toolCalls`. */
+  maxToolCalls?: number
+  /** Tool calls already cut while the body was read (they are added to `droppedToolCalls`). */
+  droppedToolCalls?: number
+}
+
+/**
  * A chat completion → our response. `finish_reason`: stop → stop, tool_calls (and the legacy
  * function_call) → tool-calls, length → length, content_filter → refusal; a `message.refusal`
  * → refusal with the refusal as text; none → stop; anything else → other (the agent ends the run
  * as `error`). Servers that report `stop` (or nothing) while returning tool calls get
- * `tool-calls`, so the loop runs the calls.
+ * `tool-calls`, so the loop runs the calls. Every per-response count is capped (`RESPONSE_LIMITS`):
+ * tool calls past the cap are counted in `droppedToolCalls`, never decoded.
  */
-export function fromCompletion(completion: OpenAI.Chat.ChatCompletion): GenerateResponse {
-  const choices = Array.isArray(completion?.choices)
-    ? completion.choices.filter((choice) => choice && typeof choice === 'object' && choice.message && typeof choice.message === 'object')
-    : []
+export function fromCompletion(completion: OpenAI.Chat.ChatCompletion, limits: CompletionLimits = {}): GenerateResponse {
+  const { choices, scanned } = usableChoices(completion?.choices)
   const first = choices[0]
   if (!first) {
     throw new MalformedResponseError('the response has no choices[0].message; the server does not look like an OpenAI chat-completions endpoint')
   }
   const usage = toUsage(completion.usage)
+  const asked = limits.maxToolCalls
+  const maxToolCalls = typeof asked === 'number' && Number.isSafeInteger(asked) && asked >= 0
+    ? Math.min(asked, RESPONSE_LIMITS.toolCalls)
+    : RESPONSE_LIMITS.toolCalls
   // We never ask for n > 1, so extra choices are a server splitting one answer (e.g. parallel tool
-  // calls one per choice): their tool calls are merged in order, never dropped.
-  const calls = choices.flatMap((choice) => (Array.isArray(choice.message.tool_calls) ? choice.message.tool_calls : []))
-  const toolCalls = decodeToolCalls(calls)
-  const refusal = choices.map((choice) => choice.message.refusal).find((value) => typeof value === 'string' && value)
-  let text = contentText(first.message.content) || (choices.map((choice) => contentText(choice.message.content)).find(Boolean) ?? '')
+  // calls one per choice): their tool calls are merged in order, never silently dropped.
+  const alreadyDropped = Math.max(0, limits.droppedToolCalls ?? 0) + uncounted(completion.choices, scanned)
+  const { toolCalls, dropped } = decodeToolCalls(choices, maxToolCalls, alreadyDropped)
+  let refusal: string | undefined
+  let text = contentText(first.message.content)
+  for (const choice of choices) {
+    const value = choice.message.refusal
+    if (!refusal && typeof value === 'string' && value) refusal = value
+    if (!text) text = contentText(choice.message.content)
+  }
   let finishReason: FinishReason
   if (refusal) {
     finishReason = 'refusal'
@@ -143,11 +173,36 @@ export function fromCompletion(completion: OpenAI.Chat.ChatCompletion): Generate
   } else {
     const reason = choices.length === 1 ? first.finish_reason
       : choices.find((choice) => choice.finish_reason === 'length')?.finish_reason ?? first.finish_reason
-    finishReason = mapFinishReason(reason, toolCalls.length > 0)
+    finishReason = mapFinishReason(reason, toolCalls.length + dropped > 0)
   }
   const response: GenerateResponse = { text, toolCalls, finishReason }
+  if (dropped) response.droppedToolCalls = dropped
   if (usage) response.usage = usage
   return response
+}
+
+type Choice = OpenAI.Chat.ChatCompletion.Choice
+
+/** The first `RESPONSE_LIMITS.choices` choices that carry a message, and how many entries were looked at. */
+function usableChoices(raw: unknown): { choices: Choice[]; scanned: number } {
+  const choices: Choice[] = []
+  if (!Array.isArray(raw)) return { choices, scanned: 0 }
+  let i = 0
+  for (; i < raw.length && choices.length < RESPONSE_LIMITS.choices; i++) {
+    const choice = raw[i] as Choice | null | undefined
+    if (choice && typeof choice === 'object' && choice.message && typeof choice.message === 'object') choices.push(choice)
+  }
+  return { choices, scanned: i }
+}
+
+/** Tool calls in the choices past the ones looked at: counted, never decoded. */
+function uncounted(raw: readonly unknown[], from: number): number {
+  let n = 0
+  for (let i = from; i < raw.length; i++) {
+    const calls = (raw[i] as { message?: { tool_calls?: unknown } } | null)?.message?.tool_calls
+    if (Array.isArray(calls)) n += countCalls(calls, 0)
+  }
+  return n
 }
 
 export function mapFinishReason(reason: string | null | undefined, hasToolCalls: boolean): FinishReason {
@@ -169,32 +224,56 @@ export function mapFinishReason(reason: string | null | undefined, hasToolCalls:
 
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content
-  if (Array.isArray(content)) {
-    return content.map((part) => (part && typeof part === 'object' && typeof part.text === 'string' ? part.text : '')).join('')
+  if (!Array.isArray(content)) return ''
+  let text = ''
+  const parts = Math.min(content.length, RESPONSE_LIMITS.contentParts)
+  for (let i = 0; i < parts; i++) {
+    const part = content[i]
+    if (part && typeof part === 'object' && typeof part.text === 'string') text += part.text
   }
-  return ''
+  return text
 }
 
-function decodeToolCalls(calls: unknown): ModelToolCall[] {
-  if (!Array.isArray(calls)) return []
+/** The tool calls of the choices, in order, decoded up to `max`; the calls past it are only counted. */
+function decodeToolCalls(choices: readonly Choice[], max: number, alreadyDropped: number): { toolCalls: ModelToolCall[]; dropped: number } {
   const seen = new Set<string>()
   const result: ModelToolCall[] = []
-  for (const call of calls) {
-    if (!call || typeof call !== 'object') continue
-    let id = typeof call.id === 'string' && call.id ? call.id : `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`
-    // Every id must be unique within the transcript; a few servers repeat ids in one response.
-    while (seen.has(id)) id = `${id}_${result.length}`
-    seen.add(id)
-    if (call.type === 'custom' && call.custom) {
-      result.push({ id, name: String(call.custom.name ?? ''), input: {}, invalidInput: 'Custom (free-form) tool calls are not supported; call the tool with JSON arguments.' })
-      continue
+  let dropped = alreadyDropped
+  for (const choice of choices) {
+    const calls: unknown = choice.message.tool_calls
+    if (!Array.isArray(calls)) continue
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i]
+      if (!call || typeof call !== 'object') continue
+      if (result.length >= max) {
+        dropped += countCalls(calls, i)
+        break
+      }
+      result.push(decodeToolCall(call, seen, result.length))
     }
-    const fn = call.function ?? {}
-    const name = typeof fn.name === 'string' ? fn.name : ''
-    const decoded = decodeArguments(fn.arguments)
-    const out: ModelToolCall = { id, name, input: decoded.input }
-    if (decoded.invalidInput !== undefined) out.invalidInput = decoded.invalidInput
-    result.push(out)
   }
-  return result
+  return { toolCalls: result, dropped }
+}
+
+/** Tool-call entries of `calls` from `start` on (objects only, as `decodeToolCalls` would take them). */
+function countCalls(calls: readonly unknown[], start: number): number {
+  let n = 0
+  for (let i = start; i < calls.length; i++) if (calls[i] && typeof calls[i] === 'object') n++
+  return n
+}
+
+function decodeToolCall(call: any, seen: Set<string>, index: number): ModelToolCall {
+  let id = typeof call.id === 'string' && call.id ? call.id : `call_${randomUUID().replaceAll('-', '').slice(0, 24)}`
+  // Every id must be unique within the transcript; a few servers repeat ids in one response.
+  while (seen.has(id)) id = `${id}_${index}`
+  seen.add(id)
+  if (call.type === 'custom' && call.custom) {
+    return { id, name: String(call.custom.name ?? ''), input: {}, invalidInput: 'Custom (free-form) tool calls are not supported; call the tool with JSON arguments.' }
+  }
+  const fn = call.function ?? {}
+  const name = typeof fn.name === 'string' ? fn.name : ''
+  const decoded = decodeArguments(fn.arguments)
+  const out: ModelToolCall = { id, name, input: decoded.input }
+  if (decoded.invalidInput !== undefined) out.invalidInput = decoded.invalidInput
+  return out
 }

@@ -4,7 +4,8 @@ import type { ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subag
 import { describeFailure, displayEndpoint, type FailureContext, ModelOpenAIError, secretsOf } from './diagnostics.js'
 import { guardedFetch } from './guarded-fetch.js'
 import { redactingLogger } from './redacting-logger.js'
-import { fromCompletion, toChatMessages, toChatTools } from './mapping.js'
+import { JsonDepthError, readCappedJson } from './capped-json.js'
+import { fromCompletion, MalformedResponseError, RESPONSE_LIMITS, toChatMessages, toChatTools, truncate } from './mapping.js'
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1'
 export const DEFAULT_MODEL = 'gpt-4.1-mini'
@@ -70,10 +71,11 @@ export class OpenAIChatModel implements ChatModel {
     const timeout = options.timeout ?? DEFAULT_TIMEOUT
     const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES
     const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES
-    checkBaseURL(options.baseURL)
+    const { root, query } = splitBaseURL(checkBaseURL(options.baseURL))
     const problem = durationProblem('timeout', timeout, { min: 1 })
       ?? countProblem('maxResponseBytes', maxResponseBytes, { min: 1 })
       ?? countProblem('maxRetries', maxRetries, { max: 100 })
+      ?? temperatureProblem(options.temperature)
     if (problem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: ${problem}`)
     const secrets = secretsOf(apiKey, options.headers, options.baseURL)
     const defaultHeaders: Record<string, string | null> = {}
@@ -81,7 +83,9 @@ export class OpenAIChatModel implements ChatModel {
     if (!apiKey) defaultHeaders.Authorization = null
     Object.assign(defaultHeaders, options.headers)
     this.client = new OpenAI({
-      baseURL: options.baseURL,
+      // The SDK appends the path to baseURL as text, so a query must travel as defaultQuery.
+      baseURL: root,
+      defaultQuery: query,
       apiKey: apiKey || PLACEHOLDER_API_KEY,
       timeout,
       maxRetries,
@@ -110,8 +114,11 @@ export class OpenAIChatModel implements ChatModel {
     if (this.temperature !== undefined) body.temperature = this.temperature
     if (request.maxTokens !== undefined) body[this.maxTokensParam] = request.maxTokens
     try {
-      const completion = await linkedRequest(signal, (child) => this.client.chat.completions.create(body, { signal: child }))
-      return fromCompletion(completion)
+      return await linkedRequest(signal, async (child) => {
+        // The raw response, read through the array cap: the SDK's own parse would build every element.
+        const response = await this.client.chat.completions.create(body, { signal: child }).asResponse()
+        return completionFrom(response, request.maxToolCalls)
+      })
     } catch (error) {
       if (signal.aborted) throw abortError(signal)
       const diagnostic = describeFailure(error, { ...this.failure, model })
@@ -121,7 +128,54 @@ export class OpenAIChatModel implements ChatModel {
   }
 }
 
-/** Throws `INVALID_CONFIG` for a baseURL that is not http(s) or carries user info (`user:pass@`). */
+/**
+ * A successful HTTP response → our response: the body is read with every array capped at the
+ * normaliser's ceiling (`RESPONSE_LIMITS`), so no per-response count costs more than the cap.
+ */
+async function completionFrom(response: Response, maxToolCalls: number | undefined): Promise<GenerateResponse> {
+  let read: Awaited<ReturnType<typeof readCappedJson>>
+  try {
+    read = await readCappedJson(response.body, RESPONSE_LIMITS.items)
+  } catch (error) {
+    if (error instanceof SyntaxError || error instanceof JsonDepthError) {
+      throw new MalformedResponseError(`the body is not usable JSON (${truncate(error.message, 120)})`)
+    }
+    throw error
+  }
+  const completion = read.value as OpenAI.Chat.ChatCompletion
+  return fromCompletion(completion, { maxToolCalls, droppedToolCalls: read.cut.get('tool_calls') ?? 0 })
+}
+
+/** The sampling temperature's range (OpenAI's; most compatible servers take the same). */
+export const TEMPERATURE_RANGE = { min: 0, max: 2 } as const
+
+/** Undefined when `temperature` is unset or a finite number in range; else a sentence naming it. */
+export function temperatureProblem(temperature: unknown): string | undefined {
+  if (temperature === undefined) return undefined
+  if (typeof temperature === 'number' && Number.isFinite(temperature) && temperature >= TEMPERATURE_RANGE.min && temperature <= TEMPERATURE_RANGE.max) {
+    return undefined
+  }
+  const shown = typeof temperature === 'number' ? String(temperature) : JSON.stringify(temperature) ?? typeof temperature
+  return `temperature must be a number from ${TEMPERATURE_RANGE.min} to ${TEMPERATURE_RANGE.max}, got ${shown}.`
+}
+
+/**
+ * A checked baseURL → the root the SDK appends paths to, and its query as the SDK's
+ * `defaultQuery` (sent on every request, after the path: `/v1/chat/completions?api-version=…`).
+ */
+export function splitBaseURL(url: URL): { root: string; query?: Record<string, string> } {
+  if (!url.search) return { root: url.toString() }
+  const query: Record<string, string> = {}
+  for (const [name, value] of url.searchParams) query[name] = value
+  const root = new URL(url)
+  root.search = ''
+  return { root: root.toString(), query }
+}
+
+/**
+ * Throws `INVALID_CONFIG` for a baseURL that is not http(s), carries user info (`user:pass@`), a
+ * fragment (`#…`, never sent to a server) or the same query parameter twice.
+ */
 export function checkBaseURL(baseURL: string): URL {
   let url: URL | undefined
   try {
@@ -132,6 +186,16 @@ export function checkBaseURL(baseURL: string): URL {
   }
   if (url.username || url.password) {
     throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "baseURL" must not contain user info ("user:password@"), got ${JSON.stringify(displayEndpoint(baseURL))} with credentials removed. Put the key in "apiKey", or a credential in "headers".`)
+  }
+  if (url.hash) {
+    throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "baseURL" must not contain a fragment ("#…"; it is never sent to the server), got ${JSON.stringify(displayEndpoint(baseURL))} with the fragment and query removed. Remove it.`)
+  }
+  const names = new Set<string>()
+  for (const name of url.searchParams.keys()) {
+    if (names.has(name)) {
+      throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "baseURL" has the query parameter ${JSON.stringify(name.slice(0, 64))} twice; give it once (a credential belongs in "apiKey" or "headers").`)
+    }
+    names.add(name)
   }
   return url
 }

@@ -150,6 +150,74 @@ describe('OpenAIChatModel against hostile servers', () => {
     })
   })
 
+  describe('config residue', () => {
+    const thrown = (run: () => unknown): Error & { code?: string } => {
+      try {
+        run()
+      } catch (error) {
+        return error as Error & { code?: string }
+      }
+      throw new Error('expected a throw')
+    }
+
+    it('keeps a baseURL query on every request, after the path (the server sees /v1/chat/completions?…)', async () => {
+      server.reply({ status: 500, body: { error: { message: 'once more' } } }, { body: completion({ content: 'ok' }) })
+      const res = await model({ maxRetries: 1, baseURL: `${server.baseURL}?api-version=2024-06-01&key=Q-SECRET-1` }).generate(request())
+      expect(res.text).to.equal('ok')
+      expect(server.requests.map((r) => r.url)).to.deep.equal([
+        '/v1/chat/completions?api-version=2024-06-01&key=Q-SECRET-1',
+        '/v1/chat/completions?api-version=2024-06-01&key=Q-SECRET-1',
+      ])
+    })
+
+    it('keeps the query when baseURL ends with a slash, and sends a plain baseURL without one', async () => {
+      server.reply({ body: completion({ content: 'a' }) }, { body: completion({ content: 'b' }) })
+      await model({ baseURL: `${server.baseURL}/?key=v` }).generate(request())
+      await model().generate(request())
+      expect(server.requests.map((r) => r.url)).to.deep.equal(['/v1/chat/completions?key=v', '/v1/chat/completions'])
+    })
+
+    it('refuses a baseURL with a fragment or a repeated query parameter at load, naming the key', () => {
+      for (const baseURL of [`${server.baseURL}#frag`, `${server.baseURL}?key=a&key=b`]) {
+        for (const error of [thrown(() => resolveConfig({ baseURL } as never, {})), thrown(() => model({ baseURL }))]) {
+          expect(error.code, baseURL).to.equal('INVALID_CONFIG')
+          expect(error.message).to.include('"baseURL"')
+        }
+      }
+      expect(thrown(() => model({ baseURL: `${server.baseURL}#frag` })).message).to.include('fragment')
+      expect(thrown(() => model({ baseURL: `${server.baseURL}?key=a&key=b` })).message).to.include('"key" twice').and.not.include('=a')
+    })
+
+    it('rejects a temperature that is NaN, infinite, out of 0–2 or not a number, in the plugin config and in direct use', () => {
+      for (const temperature of [Number.NaN, Infinity, -Infinity, -0.1, 2.5, '0.5']) {
+        const errors = [
+          thrown(() => resolveConfig({ temperature } as never, {})),
+          thrown(() => model({ temperature: temperature as number })),
+        ]
+        for (const error of errors) {
+          expect(error.code, String(temperature)).to.equal('INVALID_CONFIG')
+          expect(error.message).to.match(/temperature must be a number from 0 to 2, got /)
+        }
+      }
+    })
+
+    it('sends a valid temperature (0 and 2 included) as given', async () => {
+      server.reply({ body: completion({ content: 'a' }) }, { body: completion({ content: 'b' }) })
+      await model({ temperature: 0 }).generate(request())
+      await model({ temperature: 2 }).generate(request())
+      expect(server.requests.map((r) => r.body.temperature)).to.deep.equal([0, 2])
+    })
+
+    it('rejects NaN and Infinity for every other numeric option too', () => {
+      for (const key of ['timeout', 'maxResponseBytes', 'maxRetries']) {
+        for (const value of [Number.NaN, Infinity]) {
+          expect(thrown(() => resolveConfig({ [key]: value } as never, {})).message, `${key}=${value}`).to.include(key)
+          expect(thrown(() => model({ [key]: value })).code, `${key}=${value}`).to.equal('INVALID_CONFIG')
+        }
+      }
+    })
+  })
+
   describe('response size cap', () => {
     it('cuts off a body that never ends past maxResponseBytes, with a clear error', async () => {
       let written = 0

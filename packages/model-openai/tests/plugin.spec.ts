@@ -26,7 +26,7 @@ describe('model-openai plugin', () => {
       const mod = await import('@cordis-subagents/model-openai')
       expect(Object.keys(mod).sort()).to.deep.equal(['Config', 'ModelOpenAIError', 'OpenAIChatModel', 'apply', 'inject', 'name', 'resolveConfig', 'reusable'])
       const testing = await import('@cordis-subagents/model-openai/testing')
-      expect(Object.keys(testing).sort()).to.deep.equal(['DEFAULT_MODEL', 'fromCompletion'])
+      expect(Object.keys(testing).sort()).to.deep.equal(['ArrayCappingScanner', 'DEFAULT_MODEL', 'MAX_JSON_DEPTH', 'RESPONSE_LIMITS', 'fromCompletion'])
     })
 
     it('has Config defaults and descriptions for every key', () => {
@@ -334,6 +334,18 @@ describe('model-openai plugin', () => {
       // The app keeps running: a good load next to them works.
       await load({ name: 'good' })
       expect(ctx.agents.modelNames()).to.deep.equal(['good'])
+    })
+
+    it('fails only itself at load for temperature NaN and a baseURL fragment (the schema lets NaN through)', async () => {
+      const nanFork = ctx.plugin(ModelOpenAI, { name: 'nan', baseURL: server.baseURL, temperature: Number.NaN })
+      const hashFork = ctx.plugin(ModelOpenAI, { name: 'hash', baseURL: `${server.baseURL}#x` })
+      await ctx.lifecycle.flush()
+      expect(nanFork.status).to.equal(FAILED)
+      expect(hashFork.status).to.equal(FAILED)
+      const messages = errors.map((error) => error.message)
+      expect(messages.some((m) => m.includes('temperature must be a number from 0 to 2'))).to.equal(true)
+      expect(messages.some((m) => m.includes('"baseURL"') && m.includes('fragment'))).to.equal(true)
+      expect(ctx.agents.modelNames()).to.deep.equal([])
     })
 
     it('fails a second load under a taken name without touching the first', async () => {

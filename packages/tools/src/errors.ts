@@ -1,4 +1,4 @@
-export type ToolErrorCode = 'DUPLICATE_TOOL' | 'INVALID_TOOL' | 'INVALID_FILTER'
+export type ToolErrorCode = 'DUPLICATE_TOOL' | 'INVALID_TOOL' | 'INVALID_FILTER' | 'INVALID_CONFIG'
 
 export class ToolError extends Error {
   override name = 'ToolError'

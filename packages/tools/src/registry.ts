@@ -1,10 +1,11 @@
-import { Context, type Lifecycle, type Logger, Service } from 'cordis'
+import { Context, type Lifecycle, type Logger, Schema, Service } from 'cordis'
 import { z } from 'zod'
-import { describeError, NAME_PATTERN } from '@cordis-subagents/shared'
+import { count, countProblem, describeError, NAME_PATTERN } from '@cordis-subagents/shared'
 import { withoutCallerTracing } from './caller-tracing.js'
 import { ToolError } from './errors.js'
 import type { Tool, ToolChange, ToolFilter, ToolInputSchema, ToolSpec } from './types.js'
-import { type RegisteredTool, type ToolSource, ToolView } from './view.js'
+import { DEFAULT_MAX_RESULT_BYTES, MIN_RESULT_BYTES } from './result-cap.js'
+import { type RegisteredTool, type ToolSource, ToolView, type ToolViewOptions } from './view.js'
 
 declare module 'cordis' {
   interface Context {
@@ -33,20 +34,34 @@ interface Entry extends RegisteredTool {
  * `ctx.tools`: the tool registry. Registrations and reservations belong to the plugin that
  * made them and disappear when it is disposed or reloaded.
  */
-export class ToolRegistry extends Service {
+export class ToolRegistry extends Service<ToolRegistry.Config> {
+  static Config: Schema<ToolRegistry.Config> = Schema.object({
+    maxResultBytes: count({ min: MIN_RESULT_BYTES }).default(DEFAULT_MAX_RESULT_BYTES)
+      .description('Largest content of one tool result the model gets, in UTF-8 bytes (default 100 KiB); a longer one is cut with a note saying how much was cut. Applies to every tool.'),
+  })
+
   private readonly entries = new Map<string, Entry>()
   private readonly reserved = new Map<string, unknown>()
-  private readonly source: ToolSource = {
-    get: (name) => this.entries.get(name),
-    values: () => this.entries.values(),
-  }
+  private readonly source: ToolSource
+  /** The cap on one result's content, in UTF-8 bytes, for every view of this registry. */
+  readonly maxResultBytes: number
 
   /** The app's event bus, resolved once: emitting through a caller's traced context costs far more. */
   private readonly events: Lifecycle
   private readonly log: Logger
 
-  constructor(ctx: Context) {
+  constructor(ctx: Context, config: ToolRegistry.Config = {}) {
     super(ctx, 'tools', true)
+    this.config = config
+    const maxResultBytes = config.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES
+    const problem = countProblem('maxResultBytes', maxResultBytes, { min: MIN_RESULT_BYTES })
+    if (problem) throw new ToolError('INVALID_CONFIG', `tools: config.${problem}`)
+    this.maxResultBytes = maxResultBytes
+    this.source = {
+      get: (name) => this.entries.get(name),
+      values: () => this.entries.values(),
+      maxResultBytes,
+    }
     this.events = withoutCallerTracing(ctx.lifecycle)
     this.log = ctx.logger('tools')
   }
@@ -114,9 +129,9 @@ export class ToolRegistry extends Service {
     return reservation
   }
 
-  /** A live view of the registry, optionally filtered. */
-  view(filter?: ToolFilter): ToolView {
-    return new ToolView(this.source, filter)
+  /** A live view of the registry, optionally filtered, optionally with a lower result cap. */
+  view(filter?: ToolFilter, options?: ToolViewOptions): ToolView {
+    return new ToolView(this.source, filter, undefined, options)
   }
 
   has(name: string): boolean {
@@ -191,3 +206,9 @@ function deepFreeze<T>(value: T): T {
   return value
 }
 
+export namespace ToolRegistry {
+  export interface Config {
+    /** Largest content of one tool result, in UTF-8 bytes (at least 1024; default 100 KiB). */
+    maxResultBytes?: number
+  }
+}

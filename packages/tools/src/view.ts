@@ -1,6 +1,7 @@
-import { describeError, toolFilterProblem } from '@cordis-subagents/shared'
+import { countProblem, describeError, toolFilterProblem } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { ToolError } from './errors.js'
+import { capResult, MIN_RESULT_BYTES } from './result-cap.js'
 import type { Tool, ToolCall, ToolExecContext, ToolFilter, ToolResult, ToolSpec } from './types.js'
 
 export interface RegisteredTool {
@@ -12,6 +13,22 @@ export interface RegisteredTool {
 export interface ToolSource {
   get(name: string): RegisteredTool | undefined
   values(): Iterable<RegisteredTool>
+  /** The registry's cap on one result's content, in UTF-8 bytes. */
+  readonly maxResultBytes: number
+}
+
+/** Options of one view (`view(filter, options)`, `restrict(filter, options)`). */
+export interface ToolViewOptions {
+  /** A lower cap on one result's content than the registry's, in UTF-8 bytes (at least 1024). A higher one has no effect. */
+  maxResultBytes?: number
+}
+
+export function validateViewOptions(options: ToolViewOptions | undefined): void {
+  if (options === undefined) return
+  if (!options || typeof options !== 'object') throw new ToolError('INVALID_CONFIG', 'The view options must be an object such as { maxResultBytes: 65536 }.')
+  if (options.maxResultBytes === undefined) return
+  const problem = countProblem('maxResultBytes', options.maxResultBytes, { min: MIN_RESULT_BYTES })
+  if (problem) throw new ToolError('INVALID_CONFIG', `The view option ${problem}`)
 }
 
 type Predicate = (name: string) => boolean
@@ -35,11 +52,26 @@ function toPredicate(filter: ToolFilter | undefined): Predicate {
  */
 export class ToolView {
   private readonly visible: Predicate
+  /** This view's own result cap (the lowest along its `restrict` chain); the registry's applies too. */
+  private readonly maxResultBytes: number
 
-  constructor(private readonly source: ToolSource, filter?: ToolFilter, parent?: Predicate) {
+  constructor(
+    private readonly source: ToolSource,
+    filter?: ToolFilter,
+    parent?: Predicate,
+    options?: ToolViewOptions,
+    parentMaxResultBytes = Infinity,
+  ) {
     if (filter) validateFilter(filter)
+    validateViewOptions(options)
     const own = toPredicate(filter)
     this.visible = parent ? (name) => parent(name) && own(name) : own
+    this.maxResultBytes = Math.min(parentMaxResultBytes, options?.maxResultBytes ?? Infinity)
+  }
+
+  /** The cap on one result's content, in UTF-8 bytes: the lower of the registry's and this view's. */
+  get resultCap(): number {
+    return Math.min(this.source.maxResultBytes, this.maxResultBytes)
   }
 
   has(name: string): boolean {
@@ -59,16 +91,21 @@ export class ToolView {
     return specs
   }
 
-  restrict(filter: ToolFilter): ToolView {
-    return new ToolView(this.source, filter, this.visible)
+  /** A narrower view: it sees no more tools, and gets no larger results, than this one. */
+  restrict(filter: ToolFilter, options?: ToolViewOptions): ToolView {
+    return new ToolView(this.source, filter, this.visible, options, this.maxResultBytes)
   }
 
   /**
    * Runs one tool call. Never throws or rejects: every failure (unknown or filtered name,
    * aborted signal, invalid input, a throwing tool, a malformed result) is an `isError`
-   * result the model can read.
+   * result the model can read. Every result's content, a failure's too, is capped at `resultCap`.
    */
   async execute(call: ToolCall, exec: ToolExecContext): Promise<ToolResult> {
+    return capResult(await this.run(call, exec), this.resultCap)
+  }
+
+  private async run(call: ToolCall, exec: ToolExecContext): Promise<ToolResult> {
     let name = '(unnamed)'
     try {
       name = typeof call?.name === 'string' ? call.name : String(call?.name)
