@@ -144,11 +144,11 @@ describe('hostile input through the real subagent tool', function () {
     const result = await call(h.ctx, INPUT, { name: 'huge_tool' })
     expect(size).to.equal(50 * MB)
     expect(result.isError, result.content.slice(0, 200)).to.not.equal(true)
-    expect(result.content).to.match(/\[Output truncated: the subagent returned 52428800 bytes; the first 1048576 are shown\.\]$/)
-    expect(Buffer.byteLength(result.content)).to.be.at.most(MB + 200)
+    expect(result.content).to.match(/\[Output truncated: the subagent returned 52428800 bytes; the first 65536 are shown\.\]$/)
+    expect(Buffer.byteLength(result.content)).to.be.at.most(64 * 1024 + 200)
     gc()
     const delta = process.memoryUsage().heapUsed - before
-    // The result (1 MiB) is kept; the 50 MB output must not be.
+    // The result (64 KiB, the default maxOutputBytes) is kept; the 50 MB output must not be.
     expect(delta, `heapUsed grew by ${(delta / MB).toFixed(1)} MB`).to.be.below(20 * MB)
   })
 
@@ -158,9 +158,9 @@ describe('hostile input through the real subagent tool', function () {
     expect(result.isError).to.equal(true)
     expect(result.content).to.match(/^Subagent failed\./)
     expect(result.content).to.include('Partial output (the subagent did not finish; treat this as incomplete):')
-    expect(result.content).to.match(/\[Output truncated: the subagent returned 52428800 bytes; the first 1048576 are shown\.\]$/)
-    // 1 MiB of output + the diagnostic (capped at 4 KiB by the service) + headings.
-    expect(Buffer.byteLength(result.content)).to.be.below(MB + 8 * 1024)
+    expect(result.content).to.match(/\[Output truncated: the subagent returned 52428800 bytes; the first 65536 are shown\.\]$/)
+    // 64 KiB of output + the diagnostic (capped at 4 KiB by the service) + headings.
+    expect(Buffer.byteLength(result.content)).to.be.below(64 * 1024 + 8 * 1024)
   })
 
   it('malformed results (non-string output, unknown stop reason, null) become clear errors', async () => {
@@ -197,7 +197,7 @@ describe('hostile input through the real subagent tool', function () {
     const parent = h.ctx.agents.create({ model: 'big', label: 'parent' })
     const result = await call(h.ctx, INPUT, { name: 'spawn_tool', agent: parent })
     expect(result.isError, result.content.slice(0, 200)).to.not.equal(true)
-    expect(result.content).to.match(/\[Output truncated: the subagent returned 52428800 bytes; the first 1048576 are shown\.\]$/)
+    expect(result.content).to.match(/\[Output truncated: the subagent returned 52428800 bytes; the first 65536 are shown\.\]$/)
   })
 
   describe('tool-call arguments from the OpenAI mapping that do not parse', () => {
@@ -269,7 +269,8 @@ describe('hostile input through the real tool over ACP (subprocess fixture agent
 
   beforeEach(async () => {
     h = await setup()
-    h.ctx.plugin(Acp as any, { name: 'acp', command: process.execPath, args: [ACP_FIXTURE, 'echo'], cancelGrace: 300, killGrace: 300 })
+    // The provider's own output cap (64 KiB here) is below the tool's, so the provider's truncation shows.
+    h.ctx.plugin(Acp as any, { name: 'acp', command: process.execPath, args: [ACP_FIXTURE, 'echo'], cancelGrace: 300, killGrace: 300, maxOutputBytes: 60 * 1024 })
     await loadTool(h.ctx, { provider: 'acp', toolName: 'acp_tool' })
     h.ctx.agents.registerModel('unused', new ScriptedModel([]))
     parent = h.ctx.agents.create({ model: 'unused', label: 'parent' })
@@ -300,8 +301,8 @@ describe('hostile input through the real tool over ACP (subprocess fixture agent
     const prompt = 'q'.repeat(10 * MB)
     const result = await call(h.ctx, { description: 'big', prompt }, { name: 'acp_tool', agent: parent })
     expect(result.isError, result.content.slice(0, 300)).to.not.equal(true)
-    expect(result.content).to.match(/\n\n\[Output truncated by provider-acp: the agent sent 104\d{5} bytes of message text; the first 1048320 are kept \(maxOutputBytes 1048576\)\.\]$/)
-    expect(Buffer.byteLength(result.content)).to.be.at.most(1048576)
+    expect(result.content).to.match(/\n\n\[Output truncated by provider-acp: the agent sent 104\d{5} bytes of message text; the first 61184 are kept \(maxOutputBytes 61440\)\.\]$/)
+    expect(Buffer.byteLength(result.content)).to.be.at.most(60 * 1024)
     expect(result.content.startsWith('{"prompt":"qqqq')).to.equal(true)
   })
 })

@@ -31,6 +31,14 @@ const unset = undefined as never
 const NOT_BLANK = /\S/
 
 
+/**
+ * 64 KiB, about 16k tokens: a complete report from a child, and several of them fit a parent's
+ * context window. 1 MiB (the old default) was about 260k tokens from one delegation.
+ */
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
+/** Room under ctx.tools' result cap for the truncation note, a headline and the diagnostic (≤ 4 KiB). */
+const NOTE_ROOM_BYTES = 8 * 1024
+
 export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> = Schema.object({
   provider: Schema.string().pattern(NAME_PATTERN).required().description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`).'),
   toolName: Schema.string().pattern(NAME_PATTERN).default('subagent').description('Name of the tool the model sees. Must be unique across the app.'),
@@ -55,7 +63,7 @@ export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> 
   // Node fires a timer longer than 2^31-1 ms at once, so a larger timeout would cancel every call.
   timeout: duration().default(30 * 60_000).description('Milliseconds before a delegation is cancelled; 0 means no limit (at most 2147483647, about 24.8 days).'),
   resume: Schema.boolean().description('Ask the provider to continue this parent\'s earlier child session instead of a fresh child (provider-acp with `resume: request`; `false` opts out of `resume: per-parent`). Providers that cannot resume ignore it.'),
-  maxOutputBytes: count({ min: 1 }).default(1024 * 1024).description('Largest child output (UTF-8 bytes) returned to the parent; longer output is truncated with a note.'),
+  maxOutputBytes: count({ min: 1 }).default(DEFAULT_MAX_OUTPUT_BYTES).description('Largest child output (UTF-8 bytes) returned to the parent; longer output is truncated with a note. Default 64 KiB (about 16k tokens). Never more than ctx.tools\' result cap allows, less room for the notes.'),
   mode: Schema.union(['sync', 'background']).default('sync').description('`sync`: the call returns the child\'s answer. `background`: the call returns at once with a handle (`bg-1`, …); the answer is delivered later (see subagent-control for the wait / status / cancel / send tools).'),
   onTurnEnd: Schema.union(['wait', 'end']).default('wait').description('Background mode: when the parent would end its turn with children still running, `wait` keeps the turn open until their results are delivered; `end` lets it end (results arrive at its next turn).'),
 })
@@ -63,6 +71,14 @@ export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> 
 export function apply(ctx: Context, config: Config) {
   checkToolFilter(config.toolFilter)
   const logger = ctx.logger(`subagent-tool`)
+  // ctx.tools caps every tool result: keep the child's output (and our truncation note, headline
+  // and diagnostic) under it, so the note that says what was cut is never cut itself.
+  const registryCap = ctx.tools.maxResultBytes
+  if (Number.isSafeInteger(registryCap) && config.maxOutputBytes > registryCap - NOTE_ROOM_BYTES) {
+    const lowered = Math.max(1, registryCap - NOTE_ROOM_BYTES)
+    logger.info('tool "%s": maxOutputBytes %d lowered to %d (ctx.tools caps a tool result at %d bytes)', config.toolName, config.maxOutputBytes, lowered, registryCap)
+    config = { ...config, maxOutputBytes: lowered }
+  }
   // Claim the name first: a duplicate fails this plugin at load, whether or not providers exist.
   const reservation = ctx.tools.reserve(config.toolName)
   const inFlight = new Set<InFlight>()

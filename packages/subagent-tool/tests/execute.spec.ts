@@ -155,7 +155,7 @@ describe('subagent-tool: execute', () => {
       expect(spawn.last.disposeCalls).to.equal(1)
     })
 
-    it('a 3 MB output is truncated to maxOutputBytes with a note, without splitting a character', async () => {
+    it('a 3 MB output is truncated to maxOutputBytes (default 64 KiB) with a note, without splitting a character', async () => {
       await mount()
       const output = '€'.repeat(1024 * 1024) // 3 bytes each: 3 MiB
       spawn.onRun = (run) => run.complete(output)
@@ -163,9 +163,19 @@ describe('subagent-tool: execute', () => {
       expect(result.isError).to.equal(undefined)
       const [kept, note] = result.content.split('\n\n[Output truncated')
       expect(kept).to.match(/^€+$/)
-      expect(Buffer.byteLength(kept)).to.equal(1024 * 1024 - 1) // 1 MiB is not a multiple of 3
+      expect(Buffer.byteLength(kept)).to.equal(64 * 1024 - 1) // 64 KiB is not a multiple of 3
       expect(kept).to.not.contain('\uFFFD')
-      expect(note).to.contain(`${3 * 1024 * 1024} bytes`).and.to.contain(`first ${1024 * 1024 - 1}`)
+      expect(note).to.contain(`${3 * 1024 * 1024} bytes`).and.to.contain(`first ${64 * 1024 - 1}`)
+    })
+
+    it('a maxOutputBytes above ctx.tools\' result cap is lowered under it (with room for the note), and says so', async () => {
+      await mount({ maxOutputBytes: 4 * 1024 * 1024 })
+      const cap = h.ctx.tools.maxResultBytes
+      expect(h.toolLogs('info').map((record) => record.content).join('\n')).to.contain(`lowered to ${cap - 8 * 1024}`)
+      spawn.onRun = (run) => run.complete('x'.repeat(2 * 1024 * 1024))
+      const result = await call(h.ctx, INPUT)
+      // Our note is intact: the registry did not cut it away.
+      expect(result.content).to.match(new RegExp(`\\[Output truncated: the subagent returned ${2 * 1024 * 1024} bytes; the first ${cap - 8 * 1024} are shown\\.\\]$`))
     })
 
     it('maxOutputBytes also caps the partial output of a failure', async () => {
