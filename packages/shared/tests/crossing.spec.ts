@@ -78,7 +78,9 @@ describe('shared: the crossing (parent ⇄ child elsewhere)', () => {
       depth: 2, maxDepth: 3, budget: { maxSteps: 6, maxTokens: 50 }, allowedTools: ['b', 'c'], traceparent: TRACEPARENT,
     })
     fc.assert(fc.property(
-      fc.array(fc.record({ maxDepth: fc.option(fc.nat(10), { nil: undefined }), steps: fc.option(fc.nat(100), { nil: undefined }) }), { maxLength: 5 }),
+      fc.array(fc.record({
+        maxDepth: fc.option(fc.nat(10), { nil: undefined }), steps: fc.option(fc.nat(100), { nil: undefined }),
+      }), { maxLength: 5 }),
       (sources) => {
         const out = strictestCrossing(...sources.map((s) => ({
           ...s.maxDepth === undefined ? {} : { maxDepth: s.maxDepth }, ...s.steps === undefined ? {} : { budget: { maxSteps: s.steps } },
@@ -104,8 +106,9 @@ describe('shared: the crossing (parent ⇄ child elsewhere)', () => {
     const meta = { [CROSSING_KEY]: { stopReason: 'completed', ...spendValue(report) } }
     expect(spendFromMeta(JSON.parse(JSON.stringify(meta)))).to.deep.equal(report)
     // tokens is at least the usage's total; cached tokens are capped at the input.
-    expect(spendFromMeta({ [CROSSING_KEY]: { work: { steps: 1, toolCalls: 0, delegations: 0 }, tokens: 5, usage: { inputTokens: 20, outputTokens: 1, cachedInputTokens: 99 } } }))
-      .to.deep.equal({ tokens: 21, steps: 1, toolCalls: 0, delegations: 0, usage: { inputTokens: 20, outputTokens: 1, cachedInputTokens: 20 } })
+    const usage = { inputTokens: 20, outputTokens: 1, cachedInputTokens: 99 }
+    expect(spendFromMeta({ [CROSSING_KEY]: { work: { steps: 1, toolCalls: 0, delegations: 0 }, tokens: 5, usage } }))
+      .to.deep.equal({ tokens: 21, steps: 1, toolCalls: 0, delegations: 0, usage: { ...usage, cachedInputTokens: 20 } })
     for (const bad of [
       undefined, {}, { [CROSSING_KEY]: {} }, { [CROSSING_KEY]: { work: { steps: -1, toolCalls: 0, delegations: 0 } } },
       { [CROSSING_KEY]: { work: { steps: 1, toolCalls: 0 } } }, { [CROSSING_KEY]: { work: { steps: 1.5, toolCalls: 0, delegations: 0 } } },
