@@ -5,7 +5,7 @@ import type { Logger } from 'cordis'
 import { countProblem, durationProblem } from '@cordis-subagents/shared'
 import { type ProviderStartRequest, type SubagentProvider, type SubagentRun, treeCrossing } from '@cordis-subagents/subagents-service'
 import { Config } from './config.js'
-import { childEnv, EnvMatcher, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
+import { childEnv, EnvMatcher, envProblem, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
 import { AgentPool } from './pool.js'
 import { coldSource, type ProcessSource } from './process-source.js'
@@ -45,6 +45,8 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
   if (!['core', 'all', 'none'].includes(policy.inherit)) {
     throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.inherit must be core, all or none (got ${JSON.stringify(policy.inherit)}).`)
   }
+  const badEnv = envProblem(policy.set)
+  if (badEnv) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${badEnv}`)
   const matcher = new EnvMatcher(policy.exclude)
   const providerName = options.name ?? DEFAULTS.name!
   const settings = {
