@@ -28,6 +28,7 @@ export interface Config {
   maxSessionsPerProcess?: number
   maxProcesses?: number
   idleTimeout?: number
+  maxSpareFailures?: number
   resume?: 'off' | 'request' | 'per-parent'
 }
 
@@ -88,6 +89,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('With `warm` or `reuse`: the pool never starts or keeps a process while this many agent processes of this provider (runs included) are alive. Runs themselves are capped by the subagents service.'),
   idleTimeout: duration({ min: 1, max: 24 * 3_600_000 }).default(60_000)
     .description('With `warm` or `reuse`: milliseconds an unused pooled or spare process is kept before it is stopped.'),
+  maxSpareFailures: count({ min: 1, max: 100 }).default(3)
+    .description('With `warm`: spares in a row that may fail to start (or die by themselves while waiting) before no more are started until a run starts a process successfully or the plugin is reloaded. Each failure doubles the wait before the next spare (0.5 s, 1 s, 2 s, … at most 30 s).'),
   resume: choice({
     off: 'Every delegation opens a new session',
     request: 'A delegation that asks (`resume: true` on the request) continues its parent\'s child session',

@@ -159,11 +159,13 @@ function createPool(options: ProviderOptions, providerName: string): AgentPool |
     maxSessionsPerProcess: options.maxSessionsPerProcess ?? DEFAULTS.maxSessionsPerProcess!,
     maxProcesses: options.maxProcesses ?? DEFAULTS.maxProcesses!,
     idleTimeout: options.idleTimeout ?? DEFAULTS.idleTimeout!,
+    maxSpareFailures: options.maxSpareFailures ?? DEFAULTS.maxSpareFailures!,
   }
   const problem = countProblem('spares', settings.spares, { min: 1, max: 16 })
     ?? countProblem('maxSessionsPerProcess', settings.maxSessionsPerProcess, { min: 1, max: 1000 })
     ?? countProblem('maxProcesses', settings.maxProcesses, { min: 1, max: 256 })
     ?? durationProblem('idleTimeout', settings.idleTimeout, { min: 1, max: 24 * 3_600_000 })
+    ?? countProblem('maxSpareFailures', settings.maxSpareFailures, { min: 1, max: 100 })
   if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
   return new AgentPool({ providerName, logger: options.logger, warm: !!warm, reuse: !!reuse, ...settings })
 }
