@@ -20,6 +20,7 @@ export interface Config {
   maxOutputBytes?: number
   maxStreamBytes?: number
   containment?: 'auto' | 'process-group'
+  runAs?: string
   mcpServers?: Acp.McpServer[]
   description?: string
   warm?: boolean
@@ -73,6 +74,8 @@ export const Config: Schema<Config> = Schema.object({
     'process-group': 'The process group only',
   }).default('auto')
     .description('How the agent\'s processes are kept together for teardown. A cgroup also catches processes that leave the group (setsid, double fork).'),
+  runAs: Schema.string()
+    .description('Run the agent as this unprivileged user (a name, a uid, or uid:gid) when the host runs as root. As root an agent can leave its cgroup and change anything on the machine; as a plain user it cannot leave its cgroup. The user needs access to `command`, `cwd` and whatever the agent reads (set `env.HOME` to a directory it owns). Off by default; see the README.'),
   mcpServers: Schema.array(Schema.any()).default([])
     .description('MCP servers passed to session/new, in ACP form: `{ name, command, args, env: [{ name, value }] }` (stdio) or `{ type: http | sse, name, url, headers: [{ name, value }] }`.'),
   description: Schema.string()

@@ -8,6 +8,8 @@ import { Config } from './config.js'
 import { childEnv, EnvMatcher, envProblem, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
 import { AgentPool } from './pool.js'
+import { cgroupBase } from './cgroup.js'
+import { resolveRunAs, warnIfRoot } from './run-as.js'
 import { coldSource, type ProcessSource } from './process-source.js'
 import { AcpRun } from './run.js'
 import { SessionBook, type ResumeTicket } from './session-book.js'
@@ -49,6 +51,9 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
   if (badEnv) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${badEnv}`)
   const matcher = new EnvMatcher(policy.exclude)
   const providerName = options.name ?? DEFAULTS.name!
+  const containment = options.containment ?? DEFAULTS.containment!
+  const runAs = resolveRunAs(options.runAs, containment === 'auto' && cgroupBase() !== null)
+  warnIfRoot(options.logger, providerName, runAs)
   const settings = {
     providerName,
     command: options.command,
@@ -60,7 +65,8 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     exitGrace: options.exitGrace ?? DEFAULTS.exitGrace!,
     maxOutputBytes: options.maxOutputBytes ?? DEFAULTS.maxOutputBytes!,
     maxStreamBytes: options.maxStreamBytes ?? DEFAULTS.maxStreamBytes!,
-    containment: options.containment ?? DEFAULTS.containment!,
+    containment,
+    ...runAs ? { runAs } : {},
     mcpServers,
     logger: options.logger,
   }
