@@ -52,7 +52,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
   const matcher = new EnvMatcher(policy.exclude)
   const providerName = options.name ?? DEFAULTS.name!
   const containment = options.containment ?? DEFAULTS.containment!
-  const runAs = resolveRunAs(options.runAs, containment === 'auto' && cgroupBase() !== null)
+  const runAs = resolveRunAs(options.runAs, () => containment === 'auto' && cgroupBase() !== null)
   warnIfRoot(options.logger, providerName, runAs)
   const settings = {
     providerName,

@@ -35,9 +35,9 @@ function lookUp(flag: '-u' | '-g', user: string): number | undefined {
 /**
  * Resolves `runAs` at load: a user name, a uid, or `uid:gid`. Throws `ACP_INVALID_CONFIG` for an
  * unknown user, root, a host that cannot switch users, or a cgroup host without `setpriv`.
- * `needsSetpriv`: runs will be contained in a cgroup (containment `auto` and a writable cgroup v2).
+ * `inCgroup()`: runs will be contained in a cgroup (containment `auto` and a writable cgroup v2), so setpriv is needed.
  */
-export function resolveRunAs(value: unknown, needsSetpriv: boolean): RunAs | undefined {
+export function resolveRunAs(value: unknown, inCgroup: () => boolean): RunAs | undefined {
   if (value === undefined) return undefined
   const where = 'provider-acp: config.runAs'
   if (typeof value !== 'string' || !/^[A-Za-z0-9._][A-Za-z0-9._-]{0,63}(:\d{1,10})?$/.test(value)) {
@@ -65,7 +65,7 @@ export function resolveRunAs(value: unknown, needsSetpriv: boolean): RunAs | und
       `${where} (${value}) needs the host to run as root to switch users, and it runs as uid ${hostUid}. Run the host as that user instead, or remove runAs.`)
   }
   const runAs: RunAs = { uid, gid }
-  if (needsSetpriv) {
+  if (inCgroup()) {
     const setpriv = findExecutable('setpriv', { PATH: process.env.PATH ? `${process.env.PATH}:${SEARCH_PATH}` : SEARCH_PATH }, '/')
     if (!setpriv) {
       throw new AcpError('ACP_INVALID_CONFIG',
