@@ -266,7 +266,7 @@ export class AgentProcess {
     try {
       // Before stdin closes (the agent may exit at EOF, and its children then belong to init):
       // descendants that left the group, and perhaps the cgroup, are still ours to find.
-      if (this.pid !== undefined && !this.exit) this.strays = await straysOutsideGroup(this.pid, this.pid)
+      if (this.pid !== undefined && !this.exit) this.strays = straysOutsideGroup(this.pid, this.pid)
       this.closeStdin()
       if (this.pid === undefined) return
       if (grace > 0 && await this.waitQuiet(grace)) return
