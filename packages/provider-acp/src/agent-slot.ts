@@ -43,6 +43,7 @@ export class AgentSlot {
       cwd: settings.cwd,
       env: settings.env,
       containment: settings.containment,
+      runAs: settings.runAs,
       wantStderrLines: () => debugEnabled(logger),
       onStderrLine: (line) => logger.debug('[%s %s] %s', providerName, this.pid ?? '-', redactor.redact(line)),
       maxStdoutBytes: settings.maxStreamBytes,

@@ -20,6 +20,7 @@ export interface Config {
   maxOutputBytes?: number
   maxStreamBytes?: number
   containment?: 'auto' | 'process-group'
+  runAs?: string
   mcpServers?: Acp.McpServer[]
   description?: string
   warm?: boolean
@@ -28,6 +29,7 @@ export interface Config {
   maxSessionsPerProcess?: number
   maxProcesses?: number
   idleTimeout?: number
+  maxSpareFailures?: number
   resume?: 'off' | 'request' | 'per-parent'
 }
 
@@ -72,6 +74,8 @@ export const Config: Schema<Config> = Schema.object({
     'process-group': 'The process group only',
   }).default('auto')
     .description('How the agent\'s processes are kept together for teardown. A cgroup also catches processes that leave the group (setsid, double fork).'),
+  runAs: Schema.string()
+    .description('Run the agent as this unprivileged user (a name, a uid, or uid:gid) when the host runs as root. As root an agent can leave its cgroup and change anything on the machine; as a plain user it cannot leave its cgroup. The user needs access to `command`, `cwd` and whatever the agent reads (set `env.HOME` to a directory it owns). Off by default; see the README.'),
   mcpServers: Schema.array(Schema.any()).default([])
     .description('MCP servers passed to session/new, in ACP form: `{ name, command, args, env: [{ name, value }] }` (stdio) or `{ type: http | sse, name, url, headers: [{ name, value }] }`.'),
   description: Schema.string()
@@ -88,6 +92,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('With `warm` or `reuse`: the pool never starts or keeps a process while this many agent processes of this provider (runs included) are alive. Runs themselves are capped by the subagents service.'),
   idleTimeout: duration({ min: 1, max: 24 * 3_600_000 }).default(60_000)
     .description('With `warm` or `reuse`: milliseconds an unused pooled or spare process is kept before it is stopped.'),
+  maxSpareFailures: count({ min: 1, max: 100 }).default(3)
+    .description('With `warm`: spares in a row that may fail to start (or die by themselves while waiting) before no more are started until a run starts a process successfully or the plugin is reloaded. Each failure doubles the wait before the next spare (0.5 s, 1 s, 2 s, … at most 30 s).'),
   resume: choice({
     off: 'Every delegation opens a new session',
     request: 'A delegation that asks (`resume: true` on the request) continues its parent\'s child session',

@@ -73,6 +73,28 @@ export class EnvMatcher {
   }
 }
 
+/** How a name may not look: empty, or holding `=` (it would split into another name and value) or NUL (it would cut the entry). */
+const BAD_NAME = /[=\0]/
+
+/**
+ * What is wrong with the configured `env`, or undefined: every name must be usable as a variable
+ * name, every value a string without NUL, `true` or `false`. Checked at load, so a bad entry fails
+ * the plugin instead of becoming something else in the child (`"A=B": "C"` would set `A` to `B=C`).
+ */
+export function envProblem(set: unknown): string | undefined {
+  if (!set || typeof set !== 'object' || Array.isArray(set)) return 'env must be an object of NAME: value entries.'
+  for (const [name, value] of Object.entries(set)) {
+    const shown = JSON.stringify(name)
+    if (!name || BAD_NAME.test(name)) {
+      return `env has an invalid variable name ${shown}: a name must be non-empty and contain neither "=" nor NUL. Remove the entry or rename it.`
+    }
+    if (typeof value === 'string' ? value.includes('\0') : typeof value !== 'boolean') {
+      return `env.${name} must be a string without NUL, true (pass the host's value through) or false (remove it).`
+    }
+  }
+  return undefined
+}
+
 /**
  * The child's environment: the inherited part (per `inherit`, minus excluded variables), then
  * the configured entries, then our own `SUBAGENT_*` variables, which nothing can filter out.

@@ -1,7 +1,9 @@
 import type { Logger } from 'cordis'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, type Redactor } from '@cordis-subagents/shared'
 import { AgentSlot } from './agent-slot.js'
 import { aborted } from './handshake.js'
+import { describeExit } from './process.js'
+import { stderrSection } from './result.js'
 import { spawnSlot, type Acquired, type ProcessSource, type ReleaseOptions } from './process-source.js'
 import type { Sdk } from './sdk.js'
 import type { RunSettings } from './settings.js'
@@ -18,6 +20,23 @@ export interface PoolOptions {
   /** The pool never starts or keeps a process while this many of the provider's processes live. */
   maxProcesses: number
   idleTimeout: number
+  /** Spare failures in a row after which no more spares are started until a run starts a process (or a reload). */
+  maxSpareFailures: number
+}
+
+/**
+ * How spares are being replenished: `ready` (normally), `backing-off` (a spare failed; the next
+ * one waits until `retryAt`), `paused` (`maxSpareFailures` in a row failed: none are started until
+ * a run starts a process successfully, or the plugin is reloaded), `off` (`warm` is off).
+ */
+export interface SpareStatus {
+  state: 'off' | 'ready' | 'backing-off' | 'paused'
+  /** Spares in a row that failed to start or died by themselves while waiting. */
+  failuresInARow: number
+  /** While backing off: `Date.now()` after which the next spare may start. */
+  retryAt?: number
+  /** Why the latest spare failed (exit code or error, and the scrubbed stderr tail), at most 2000 characters. */
+  lastFailure?: string
 }
 
 type State = 'starting' | 'idle' | 'busy'
@@ -43,8 +62,10 @@ interface Entry {
  */
 const REFILL_AFTER_TAKE_MS = 100
 
-/** Spare failures in a row after which no more spares are started until a run succeeds in starting. */
-const MAX_SPARE_FAILURES = 3
+/** After the n-th spare failure in a row the next spare waits `min(BASE · 2^(n-1), MAX)` ms. */
+export const SPARE_RETRY_BASE_MS = 500
+export const SPARE_RETRY_MAX_MS = 30_000
+const FAILURE_TEXT_LIMIT = 2000
 
 /**
  * The provider's agent processes when `warm` or `reuse` is on: spares started ahead of need
@@ -56,6 +77,9 @@ export class AgentPool implements ProcessSource {
   private readonly entries = new Map<AgentSlot, Entry>()
   private template?: { sdk: Sdk; settings: RunSettings; key: string }
   private spareFailures = 0
+  /** `performance.now()` before which no spare is started (backoff after a failure). */
+  private retryAt = 0
+  private lastFailure?: string
   private stopped = false
   private readonly stopController = new AbortController()
 
@@ -66,6 +90,26 @@ export class AgentPool implements ProcessSource {
     const counts = { starting: 0, idle: 0, busy: 0, stopping: 0 }
     for (const entry of this.entries.values()) counts[entry.stopping ? 'stopping' : entry.state]++
     return counts
+  }
+
+  /** Whether spares are replenished, backing off after a failure, or paused (see `SpareStatus`). */
+  spareStatus(): SpareStatus {
+    const { warm, maxSpareFailures } = this.options
+    const failuresInARow = this.spareFailures
+    const status: SpareStatus = { state: 'ready', failuresInARow }
+    if (!warm) status.state = 'off'
+    else if (failuresInARow >= maxSpareFailures) status.state = 'paused'
+    else if (failuresInARow > 0 && performance.now() < this.retryAt) {
+      status.state = 'backing-off'
+      status.retryAt = Math.round(Date.now() + this.retryAt - performance.now())
+    }
+    if (this.lastFailure !== undefined) status.lastFailure = this.lastFailure
+    return status
+  }
+
+  /** Process counts and the spares' state, for an operator's status page. */
+  status(): Record<State | 'stopping', number> & { spares: SpareStatus } {
+    return { ...this.counts(), spares: this.spareStatus() }
   }
 
   /** Pids of processes waiting for a run (idle spares and given-back processes). */
@@ -94,6 +138,7 @@ export class AgentPool implements ProcessSource {
         clearTimeout(entry.idleTimer)
         entry.state = 'busy'
         entry.slot.park(false)
+        this.startSucceeded()
         this.scheduleRefill(REFILL_AFTER_TAKE_MS)
         return { slot: entry.slot, kind: entry.slot.sessions ? 'reused' : 'warm' }
       }
@@ -101,6 +146,7 @@ export class AgentPool implements ProcessSource {
       for (const entry of this.entries.values()) {
         if (entry.state !== 'starting' || entry.claimed || entry.stopping || entry.key !== key) continue
         if (await this.claim(entry, signal)) {
+          this.startSucceeded()
           this.scheduleRefill(REFILL_AFTER_TAKE_MS)
           return { slot: entry.slot, kind: 'warm' }
         }
@@ -110,6 +156,7 @@ export class AgentPool implements ProcessSource {
       // At the cap, an idle process of another cwd or environment makes room for this run.
       if (this.alive() >= this.options.maxProcesses) this.evictOther(key)
     }
+    const note = this.options.warm && this.spareFailures >= this.options.maxSpareFailures ? 'spares paused' : undefined
     // A cold process counts against maxProcesses from the spawn on, so a spare started meanwhile does not pass it.
     this.spawning++
     let slot: AgentSlot
@@ -123,11 +170,11 @@ export class AgentPool implements ProcessSource {
       this.entries.set(slot, { slot, key, state: 'busy' })
       return { slot, kind: 'cold' }
     }
-    this.spareFailures = 0
+    this.startSucceeded()
     this.entries.set(slot, { slot, key, state: 'busy' })
-    this.watchExit(slot)
+    this.watchExit(slot, settings.redactor)
     this.scheduleRefill(REFILL_AFTER_TAKE_MS)
-    return { slot, kind: 'cold' }
+    return note ? { slot, kind: 'cold', note } : { slot, kind: 'cold' }
   }
 
   async release(slot: AgentSlot, { reusable, hurry }: ReleaseOptions): Promise<void> {
@@ -211,7 +258,9 @@ export class AgentPool implements ProcessSource {
   /** Starts spares for the latest run's settings until `spares` are ready or the process cap is reached. */
   private refill() {
     const { template, options } = this
-    if (!options.warm || !template || this.stopped || this.spareFailures >= MAX_SPARE_FAILURES) return
+    if (!options.warm || !template || this.stopped || this.spareFailures >= options.maxSpareFailures) return
+    const wait = this.retryAt - performance.now()
+    if (this.spareFailures > 0 && wait > 0) return this.scheduleRefill(wait)
     // Processes of an older key are not what the next run needs: idle ones make room.
     while (this.readyFor(template.key) < options.spares) {
       if (this.alive() >= options.maxProcesses && !this.evictOther(template.key)) return
@@ -262,17 +311,18 @@ export class AgentPool implements ProcessSource {
     try {
       slot = new AgentSlot(sdk, settings)
     } catch (error) {
-      return this.spareFailed(error)
+      return this.spareFailed(`it could not be spawned: ${describeError(error)}`)
     }
     const entry: Entry = { slot, key, state: 'starting' }
     // A spare is the pool's business, not the host's: it never keeps the event loop alive.
     slot.park(true)
     this.entries.set(slot, entry)
-    this.watchExit(slot)
+    this.watchExit(slot, settings.redactor)
+    // Initializing is not yet success: an agent that answers `initialize` and then dies would be
+    // replaced forever. A spare counts as good once a run takes it (see `startSucceeded`).
     entry.ready = slot.link.connect(this.stopController.signal).then(() => {
       entry.up = true
       if (entry.stopping) return false
-      this.spareFailures = 0
       if (entry.claimed) return true
       if (this.stopped) void this.retire(entry, 0)
       else this.idle(entry)
@@ -283,25 +333,48 @@ export class AgentPool implements ProcessSource {
         return false
       }
       void this.retire(entry, 0, false)
-      this.spareFailed(error)
+      this.spareFailed(describeError(error))
       return false
     })
   }
 
-  private spareFailed(error: unknown) {
+  /** A run got a process that works: spares are replenished normally again. */
+  private startSucceeded() {
+    const { options } = this
+    if (this.spareFailures >= options.maxSpareFailures && options.warm) {
+      options.logger.info('%s: a run started an agent process successfully; spares are started again', options.providerName)
+    }
+    this.spareFailures = 0
+    this.retryAt = 0
+  }
+
+  /**
+   * A spare failed to start, or died by itself while waiting: the next one waits longer
+   * (exponential, bounded), and after `maxSpareFailures` in a row none are started (logged once).
+   */
+  private spareFailed(reason: string) {
+    const { options } = this
     this.spareFailures++
-    this.options.logger.warn('%s: a spare agent process failed to start (%s)%s', this.options.providerName, describeError(error),
-      this.spareFailures >= MAX_SPARE_FAILURES ? '; no more spares until a run starts one successfully' : '')
+    this.lastFailure = reason.length > FAILURE_TEXT_LIMIT ? `${reason.slice(0, FAILURE_TEXT_LIMIT - 1)}…` : reason
+    this.retryAt = performance.now() + Math.min(SPARE_RETRY_BASE_MS * 2 ** (this.spareFailures - 1), SPARE_RETRY_MAX_MS)
+    if (this.spareFailures === options.maxSpareFailures) {
+      options.logger.warn('%s: %d spare agent processes in a row failed to start or died right after starting; no more spares are '
+        + 'started until a run starts a process successfully or the plugin is reloaded. Last failure: %s',
+      options.providerName, this.spareFailures, this.lastFailure)
+    } else {
+      options.logger.debug('%s: a spare agent process failed (%d in a row): %s', options.providerName, this.spareFailures, this.lastFailure)
+    }
     this.scheduleRefill(0)
   }
 
-  private watchExit(slot: AgentSlot) {
-    void slot.proc.exited.then(() => {
+  private watchExit(slot: AgentSlot, redactor: Redactor) {
+    void slot.proc.exited.then(async () => {
       const entry = this.entries.get(slot)
       if (!entry || entry.state !== 'idle' || entry.stopping) return
       // A waiting process that died by itself counts as a failed spare (no restart loop).
-      this.spareFailures++
-      void this.retire(entry, 0)
+      void this.retire(entry, 0, false)
+      const exit = await slot.proc.settledExit
+      this.spareFailed(`the process ${describeExit(exit)} while it waited for a run${stderrSection(slot.proc.stderrTail(), redactor)}`)
     })
   }
 

@@ -7,6 +7,8 @@ import type { RunSettings } from './settings.js'
 export interface Acquired {
   slot: AgentSlot
   kind: ProcessKind
+  /** Why the run got this kind of process, when that is news (`spares paused`): shown in the run's origin. */
+  note?: string
 }
 
 export interface ReleaseOptions {

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { groupAlive, registerGroup, unregisterGroup } from './groups.js'
+import { signalStrays, strayAlive, straysOutsideGroup, type Strays } from './descendants.js'
+import { type RunAs, setprivArgs } from './run-as.js'
 import { Transform, type Readable } from 'node:stream'
 import {
   cgroupPopulated, createRunCgroup, findExecutable, killCgroup, removeCgroup, signalCgroup, wrapInCgroup,
@@ -33,6 +35,8 @@ export interface SpawnOptions {
   onStdoutLimit?: (limit: number) => void
   /** `process-group` only, or `auto`: also a cgroup v2 per process where the host may create one. */
   containment?: 'auto' | 'process-group'
+  /** Run the agent as this unprivileged user (the host is root): see run-as.ts. */
+  runAs?: RunAs
 }
 
 export interface TerminateOptions {
@@ -82,14 +86,21 @@ export class AgentProcess {
   private readonly stderrLimit: number
   private linesLogged = 0
   private termination?: Promise<void>
+  /** Descendants outside the group (and maybe the cgroup), found when teardown began: stopped with the group. */
+  private strays: Strays = new Map()
 
   constructor(private readonly options: SpawnOptions) {
     this.stderrLimit = options.stderrLimit ?? STDERR_LIMIT
     let { command, args } = options
     // Enter a cgroup only for a command that exists, so a missing one still fails with ENOENT.
     const executable = options.containment !== 'process-group' ? findExecutable(command, options.env, options.cwd) : undefined
-    this.cgroup = executable ? createRunCgroup() : null
-    if (this.cgroup) ({ command, args } = wrapInCgroup(this.cgroup, executable!, args))
+    const { runAs } = options
+    // With runAs the wrapper must drop to the user after entering the cgroup (as root): setpriv does.
+    this.cgroup = executable && (!runAs || runAs.setpriv) ? createRunCgroup() : null
+    if (this.cgroup) {
+      const inner = runAs?.setpriv ? setprivArgs(runAs.setpriv, runAs, executable!, args) : { command: executable!, args }
+      ;({ command, args } = wrapInCgroup(this.cgroup, inner.command, inner.args))
+    }
     // No shell parses the command: it and its arguments go to execve as they are.
     try {
       this.child = spawn(command, args, {
@@ -98,6 +109,8 @@ export class AgentProcess {
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
+        // Without a cgroup, Node switches the user itself (and drops supplementary groups).
+        ...runAs && !this.cgroup ? { uid: runAs.uid, gid: runAs.gid } : {},
       })
     } catch (error) {
       if (this.cgroup) removeCgroup(this.cgroup)
@@ -210,12 +223,23 @@ export class AgentProcess {
     }
   }
 
-  /** True once the leader has exited and no live process is left in its group (or its cgroup). */
+  /** True once the leader has exited and no live process is left in its group (or its cgroup), nor a stray. */
   async quiet(): Promise<boolean> {
     if (this.pid === undefined) return true
     if (!this.exit) return false
     if (this.cgroup && cgroupPopulated(this.cgroup)) return false
-    return !(await groupAlive(this.pid))
+    if (await groupAlive(this.pid)) return false
+    for (const [pid, start] of this.strays) {
+      if (await strayAlive(pid, start)) return false
+      this.strays.delete(pid)
+    }
+    return true
+  }
+
+  /** The group (and cgroup) signal, plus the strays by pid. */
+  private async signalAll(signal: NodeJS.Signals) {
+    this.signalGroup(signal)
+    if (this.strays.size) await signalStrays(this.strays, signal)
   }
 
   private async waitQuiet(ms: number): Promise<boolean> {
@@ -240,13 +264,16 @@ export class AgentProcess {
 
   private async runTermination({ grace, killGrace }: TerminateOptions): Promise<void> {
     try {
+      // Before stdin closes (the agent may exit at EOF, and its children then belong to init):
+      // descendants that left the group, and perhaps the cgroup, are still ours to find.
+      if (this.pid !== undefined && !this.exit) this.strays = straysOutsideGroup(this.pid, this.pid)
       this.closeStdin()
       if (this.pid === undefined) return
       if (grace > 0 && await this.waitQuiet(grace)) return
       if (await this.quiet()) return
-      this.signalGroup('SIGTERM')
+      await this.signalAll('SIGTERM')
       if (await this.waitQuiet(killGrace)) return
-      this.signalGroup('SIGKILL')
+      await this.signalAll('SIGKILL')
       await this.waitQuiet(KILL_WAIT)
     } finally {
       if (this.pid !== undefined && this.exit && (!this.cgroup || removeCgroup(this.cgroup))) unregisterGroup(this.pid)

@@ -5,9 +5,11 @@ import type { Logger } from 'cordis'
 import { countProblem, crossingEnv, crossingMeta, durationProblem } from '@cordis-subagents/shared'
 import { type ProviderStartRequest, type SubagentProvider, type SubagentRun, treeCrossing } from '@cordis-subagents/subagents-service'
 import { Config } from './config.js'
-import { childEnv, EnvMatcher, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
+import { childEnv, EnvMatcher, envProblem, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
 import { AgentPool } from './pool.js'
+import { cgroupBase } from './cgroup.js'
+import { resolveRunAs, warnIfRoot } from './run-as.js'
 import { coldSource, type ProcessSource } from './process-source.js'
 import { AcpRun } from './run.js'
 import { SessionBook, type ResumeTicket } from './session-book.js'
@@ -45,8 +47,13 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
   if (!['core', 'all', 'none'].includes(policy.inherit)) {
     throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.inherit must be core, all or none (got ${JSON.stringify(policy.inherit)}).`)
   }
+  const badEnv = envProblem(policy.set)
+  if (badEnv) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${badEnv}`)
   const matcher = new EnvMatcher(policy.exclude)
   const providerName = options.name ?? DEFAULTS.name!
+  const containment = options.containment ?? DEFAULTS.containment!
+  const runAs = resolveRunAs(options.runAs, () => containment === 'auto' && cgroupBase() !== null)
+  warnIfRoot(options.logger, providerName, runAs)
   const settings = {
     providerName,
     command: options.command,
@@ -58,7 +65,8 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     exitGrace: options.exitGrace ?? DEFAULTS.exitGrace!,
     maxOutputBytes: options.maxOutputBytes ?? DEFAULTS.maxOutputBytes!,
     maxStreamBytes: options.maxStreamBytes ?? DEFAULTS.maxStreamBytes!,
-    containment: options.containment ?? DEFAULTS.containment!,
+    containment,
+    ...runAs ? { runAs } : {},
     mcpServers,
     logger: options.logger,
   }
@@ -145,11 +153,13 @@ function createPool(options: ProviderOptions, providerName: string): AgentPool |
     maxSessionsPerProcess: options.maxSessionsPerProcess ?? DEFAULTS.maxSessionsPerProcess!,
     maxProcesses: options.maxProcesses ?? DEFAULTS.maxProcesses!,
     idleTimeout: options.idleTimeout ?? DEFAULTS.idleTimeout!,
+    maxSpareFailures: options.maxSpareFailures ?? DEFAULTS.maxSpareFailures!,
   }
   const problem = countProblem('spares', settings.spares, { min: 1, max: 16 })
     ?? countProblem('maxSessionsPerProcess', settings.maxSessionsPerProcess, { min: 1, max: 1000 })
     ?? countProblem('maxProcesses', settings.maxProcesses, { min: 1, max: 256 })
     ?? durationProblem('idleTimeout', settings.idleTimeout, { min: 1, max: 24 * 3_600_000 })
+    ?? countProblem('maxSpareFailures', settings.maxSpareFailures, { min: 1, max: 100 })
   if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
   return new AgentPool({ providerName, logger: options.logger, warm: !!warm, reuse: !!reuse, ...settings })
 }

@@ -33,8 +33,8 @@ export class AcpRun implements SubagentRun {
   readonly pid: number | undefined
   /** Whether the process was spawned for this run, a warm spare, or reused from an earlier run. */
   readonly processKind: ProcessKind
-  /** With a pool: `cold`, `warm` or `reused` (the service copies it into the run's info). */
-  origin?: ProcessKind
+  /** With a pool: `cold`, `warm` or `reused`, plus the pool's note (`cold (spares paused)`); the service copies it into the run's info. */
+  origin?: string
   /** The session continues an earlier one (session/load, or still open on a reused process). */
   resumed = false
   /** The agent can load this session again later (it advertised `loadSession`). */
@@ -117,7 +117,7 @@ export class AcpRun implements SubagentRun {
     const sdk = await loadSdk()
     if (signal.aborted) throw aborted('before the agent was spawned')
     for (let cold = false; ; cold = true) {
-      const { slot, kind } = await source.acquire(sdk, settings, signal, cold, settings.resumeSessionId)
+      const { slot, kind, note } = await source.acquire(sdk, settings, signal, cold, settings.resumeSessionId)
       if (signal.aborted) {
         await source.release(slot, { reusable: true, hurry: false })
         throw aborted('before the session was opened')
@@ -149,8 +149,8 @@ export class AcpRun implements SubagentRun {
       source.opened?.(slot, run.childId)
       run.loadable = run.link.canLoadSession
       if (source.pooled) {
-        run.origin = kind
-        run.emit({ kind: 'status', text: `${kind} process` })
+        run.origin = note ? `${kind} (${note})` : kind
+        run.emit({ kind: 'status', text: note ? `${kind} process (${note})` : `${kind} process` })
       }
       if (settings.resumeSessionId) run.emit({ kind: 'status', text: run.resumed ? 'resumed session' : 'new session (the earlier one could not be continued)' })
       run.beginPrompt(request)

@@ -1,6 +1,7 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
 import type { Redactor } from '@cordis-subagents/shared'
+import type { RunAs } from './run-as.js'
 
 /** Everything one run needs from the provider's config and the request, resolved. */
 export interface RunSettings {
@@ -23,6 +24,8 @@ export interface RunSettings {
   /** Protocol bytes (stdout) one run may send; more ends the run as an error. */
   maxStreamBytes: number
   containment: 'auto' | 'process-group'
+  /** The unprivileged user the agent runs as (config `runAs`, resolved at load). */
+  runAs?: RunAs
   /** Sent as `_meta` of `session/new` (the depth and the tool ceiling). */
   sessionMeta?: Record<string, unknown>
   /** Sent as `_meta` of `session/prompt` (the delegation's trace context), when set. */

@@ -1,7 +1,8 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import { childEnv, secretValues, type EnvPolicy } from '@cordis-subagents/provider-acp/testing'
-import { LEAKED } from './helpers.js'
+import { createAcpProvider } from '../src/index.js'
+import { LEAKED, logger } from './helpers.js'
 
 const policy = (inherit: EnvPolicy['inherit'], set: EnvPolicy['set'] = {}, exclude: string[] = []): EnvPolicy => ({ inherit, exclude, set })
 
@@ -55,5 +56,29 @@ describe('provider-acp: the child\'s environment (inherit, envExclude, env) and 
     expect(childEnv(otel, policy('all'), {})).to.deep.equal({ OTEL_SERVICE_NAME: 'svc' })
     expect(childEnv(otel, policy('none', { OTEL_EXPORTER_OTLP_HEADERS: true }), {})).to.deep.equal({ OTEL_EXPORTER_OTLP_HEADERS: 'x-honeycomb-team=hc-key-0001' })
     expect(secretValues(otel, policy('core'))).to.deep.equal(['x-honeycomb-team=hc-key-0001', 'api-key=hc-key-0002'])
+  })
+
+  it('env entries that cannot be a variable are refused at load, naming the entry (programmatic use too)', () => {
+    const load = (env: Record<string, unknown>) => {
+      try {
+        createAcpProvider({ command: 'agent', logger, env: env as Record<string, string | boolean> })
+      } catch (error) {
+        return error as Error & { code?: string }
+      }
+      return undefined
+    }
+    for (const [env, expected] of [
+      [{ 'A=B': 'C' }, 'invalid variable name "A=B"'],
+      [{ '=': 'C' }, 'invalid variable name "="'],
+      [{ '': 'C' }, 'invalid variable name ""'],
+      [{ 'NUL\0NAME': true }, 'invalid variable name "NUL\\u0000NAME"'],
+      [{ GOOD: 'one\0two' }, 'env.GOOD must be a string without NUL'],
+      [{ COUNT: 3 }, 'env.COUNT must be a string without NUL'],
+    ] as Array<[Record<string, unknown>, string]>) {
+      const error = load(env)
+      expect(error?.code, expected).to.equal('ACP_INVALID_CONFIG')
+      expect(error!.message).to.include(expected)
+    }
+    expect(load({ PATH: true, HOME: false, LANG: 'C.UTF-8', 'weird.name-ok': 'x' })).to.equal(undefined)
   })
 })

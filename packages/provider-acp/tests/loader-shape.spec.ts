@@ -49,6 +49,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
       maxSessionsPerProcess: 16,
       maxProcesses: 4,
       idleTimeout: 60_000,
+      maxSpareFailures: 3,
       resume: 'off',
     })
     expect(() => Config({ command: 'npx', inherit: 'some' } as never)).to.throw(/inherit/)
@@ -60,7 +61,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
   it('every Config key has a description (for the Koishi console)', async () => {
     const { Config } = await import('@cordis-subagents/provider-acp')
     const dict = (Config as unknown as { dict: Record<string, { meta?: { description?: unknown } }> }).dict
-    expect(Object.keys(dict)).to.have.length(24)
+    expect(Object.keys(dict)).to.have.length(26)
     for (const [key, schema] of Object.entries(dict)) {
       expect(schema.meta?.description, key).to.be.ok
     }

@@ -89,6 +89,21 @@ describe('provider-acp: as a cordis plugin under ctx.subagents', () => {
     expect((errors[0] as Error & { code?: string }).code).to.equal('ACP_INVALID_CONFIG')
   })
 
+  it('an env name with "=", an empty name or a NUL fails the plugin at load with ACP_INVALID_CONFIG naming it', async () => {
+    const errors = h.errors as Array<Error & { code?: string }>
+    for (const [name, shown] of [['A=B', '"A=B"'], ['', '""'], ['X\0Y', '"X\\u0000Y"']]) {
+      errors.length = 0
+      const fork = load('stream', undefined, { env: { ...FAST.env, [name]: 'C' } })
+      await ctx.lifecycle.flush()
+      expect(fork.status, name).to.equal(FAILED)
+      expect(errors, name).to.have.length(1)
+      expect(errors[0].code).to.equal('ACP_INVALID_CONFIG')
+      expect(errors[0].message).to.include(`invalid variable name ${shown}`)
+      fork.dispose()
+    }
+    expect(ctx.subagents.get('acp')).to.equal(undefined)
+  })
+
   it('a config without command fails the plugin at load', async () => {
     const errors = h.errors as Error[]
     const fork = ctx.plugin(AcpProvider, { args: [] } as never)

@@ -42,6 +42,8 @@ export const OURS = {
   origin: 'cordis_subagents.subagent.origin',
   durationMs: 'cordis_subagents.subagent.duration_ms',
   errorCode: 'cordis_subagents.subagent.error_code',
+  /** A failed model call's stable error code (`error.code` of the thrown error), when it has one. */
+  modelErrorCode: 'cordis_subagents.error.code',
   treeInputTokens: 'cordis_subagents.usage.input_tokens',
   treeOutputTokens: 'cordis_subagents.usage.output_tokens',
 } as const

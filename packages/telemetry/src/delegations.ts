@@ -5,7 +5,7 @@ import type {
 } from '@cordis-subagents/subagents-service'
 import { OURS, GEN_AI } from './attributes.js'
 import { headersOf } from './carrier.js'
-import { bounded } from './content.js'
+import { bounded, type ContentPolicy } from './content.js'
 import { fail, type RunParent, type RunSpans } from './runs.js'
 
 interface Delegation {
@@ -25,26 +25,28 @@ export class DelegationSpans {
   /** In-process children find their delegation by the budget the service carved for them. */
   private readonly byBudget = new WeakMap<object, RunParent>()
 
-  constructor(private readonly tracer: Tracer, private readonly runs: RunSpans) {}
+  constructor(private readonly tracer: Tracer, private readonly runs: RunSpans, private readonly content: ContentPolicy) {}
 
   /** The trace context source for `ctx.subagents.traceDelegations`. */
   readonly source = (request: Readonly<ProviderStartRequest>, provider: string): TraceContext | undefined => {
     const parent = request.parent as Agent
     const at = this.runs.toolContext(parent, request.toolCallId)
-    const span = this.tracer.startSpan(`subagent ${provider}`, {
+    const name = bounded(provider)
+    const runId = bounded(request.runId)
+    const span = this.tracer.startSpan(`subagent ${name}`, {
       kind: SpanKind.INTERNAL,
       attributes: {
-        [OURS.runId]: request.runId,
-        [OURS.provider]: provider,
+        [OURS.runId]: runId,
+        [OURS.provider]: name,
         [OURS.depth]: request.depth,
-        [OURS.parentId]: parent.id,
+        [OURS.parentId]: bounded(parent.id),
         ...request.label === undefined ? {} : { [OURS.label]: bounded(request.label) },
         ...request.toolCallId === undefined ? {} : { [GEN_AI.toolCallId]: bounded(request.toolCallId) },
       },
     }, at?.context ?? ROOT_CONTEXT)
     const child: RunParent = {
       context: trace.setSpan(at?.context ?? ROOT_CONTEXT, span),
-      attributes: { [OURS.runId]: request.runId, [OURS.provider]: provider },
+      attributes: { [OURS.runId]: runId, [OURS.provider]: name },
     }
     this.open.set(request.runId, { span, child, handedOver: false })
     if (request.budget) this.byBudget.set(request.budget, child)
@@ -61,7 +63,7 @@ export class DelegationSpans {
     if (!delegation) return
     delegation.handedOver = true
     if (info.childId !== undefined) delegation.span.setAttribute(OURS.childId, bounded(info.childId))
-    if (info.origin !== undefined) delegation.span.setAttribute(OURS.origin, info.origin)
+    if (info.origin !== undefined) delegation.span.setAttribute(OURS.origin, bounded(info.origin))
   }
 
   ended(info: SubagentRunInfo, outcome: SubagentOutcome): void {
@@ -81,7 +83,11 @@ export class DelegationSpans {
       const { budget } = outcome
       span.setAttributes({ [OURS.budgetName]: budget.budget, [OURS.budgetLimit]: budget.limit, [OURS.budgetSpent]: budget.spent })
     }
-    if (outcome.stopReason !== 'completed') fail(span, outcome.stopReason, outcome.diagnostic ?? `The child ended with ${outcome.stopReason}.`)
+    if (outcome.stopReason !== 'completed') {
+      // A child's diagnostic carries its model's and tools' text (an ACP agent's stderr): content.
+      const fixed = `The child ended with ${outcome.stopReason}.`
+      fail(span, outcome.stopReason, this.content.capture ? outcome.diagnostic ?? fixed : fixed)
+    }
     span.end()
   }
 
@@ -90,8 +96,10 @@ export class DelegationSpans {
     const delegation = this.open.get(runId)
     if (!delegation || delegation.handedOver) return
     this.open.delete(runId)
-    delegation.span.setAttribute(OURS.errorCode, String(error.code ?? 'unknown'))
-    fail(delegation.span, 'start_failed', `The child was never handed over: ${error.message ?? 'its start failed or was aborted'}`)
+    const code = bounded(String(error.code ?? 'unknown'))
+    delegation.span.setAttribute(OURS.errorCode, code)
+    const why = this.content.capture && error.message !== undefined ? error.message : `its start failed (${code})`
+    fail(delegation.span, 'start_failed', `The child was never handed over: ${why}`)
     delegation.span.end()
   }
 

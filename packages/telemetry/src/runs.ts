@@ -3,7 +3,7 @@ import type { Agent, AgentObserver, GenerateResponse, ModelToolCall, RunResult }
 import type { ToolResult } from '@cordis-subagents/tools'
 import { describeError } from '@cordis-subagents/shared'
 import { ERROR_TYPE, GEN_AI, OURS } from './attributes.js'
-import { bounded, type ContentPolicy } from './content.js'
+import { bounded, cleanText, type ContentPolicy } from './content.js'
 
 /** An `execute_tool` span in flight. */
 export interface ToolSpan {
@@ -64,11 +64,11 @@ export class RunSpans implements AgentObserver {
       kind: SpanKind.INTERNAL,
       attributes: {
         [GEN_AI.operation]: 'invoke_agent',
-        [GEN_AI.agentId]: agent.id,
+        [GEN_AI.agentId]: bounded(agent.id),
         [GEN_AI.agentName]: name,
         [OURS.depth]: agent.depth,
-        ...agent.parent ? { [OURS.parentId]: agent.parent.id } : {},
-        ...model ? { [GEN_AI.requestModel]: model } : {},
+        ...agent.parent ? { [OURS.parentId]: bounded(agent.parent.id) } : {},
+        ...model ? { [GEN_AI.requestModel]: bounded(model) } : {},
         ...parent?.attributes,
         ...content.capture ? { [GEN_AI.inputMessages]: content.messages('user', prompt) } : {},
       },
@@ -103,7 +103,10 @@ export class RunSpans implements AgentObserver {
     if (this.host.content.capture) {
       span.setAttribute(GEN_AI.outputMessages, this.host.content.messages('assistant', result.text, { finish_reason: result.stopReason }))
     }
-    if (result.stopReason !== 'completed') fail(span, result.stopReason, result.diagnostic ?? `The run ended with ${result.stopReason}.`)
+    if (result.stopReason !== 'completed') {
+      const fixed = `The run ended with ${result.stopReason}.`
+      fail(span, result.stopReason, this.host.content.capture ? result.diagnostic ?? fixed : fixed)
+    }
     span.end()
   }
 
@@ -112,8 +115,8 @@ export class RunSpans implements AgentObserver {
     if (!run) return
     const ref = model ?? this.host.defaultModel()
     const colon = ref?.indexOf(':') ?? -1
-    const provider = ref === undefined ? undefined : colon < 0 ? ref : ref.slice(0, colon)
-    const requested = ref === undefined ? undefined : colon < 0 ? ref : ref.slice(colon + 1)
+    const provider = ref === undefined ? undefined : bounded(colon < 0 ? ref : ref.slice(0, colon))
+    const requested = ref === undefined ? undefined : bounded(colon < 0 ? ref : ref.slice(colon + 1))
     run.chat?.end()
     run.chat = this.host.tracer.startSpan(`chat ${requested ?? 'model'}`, {
       kind: SpanKind.CLIENT,
@@ -132,10 +135,19 @@ export class RunSpans implements AgentObserver {
     if (!run || !span) return
     run.chat = undefined
     if (!response) {
-      const name = error instanceof Error ? error.name : 'Error'
-      const message = describeError(error).slice(0, STATUS_MESSAGE_LENGTH)
-      span.recordException({ name, message })
-      fail(span, aborted ? 'aborted' : name, message)
+      // The error's class and stable code are ours to keep; its message is the model's (or its server's) text.
+      const name = bounded(error instanceof Error && typeof error.name === 'string' ? error.name : 'Error')
+      const rawCode = (error as { code?: unknown } | undefined)?.code
+      const code = typeof rawCode === 'string' || typeof rawCode === 'number' ? bounded(String(rawCode)) : undefined
+      if (code !== undefined) span.setAttribute(OURS.modelErrorCode, code)
+      if (this.host.content.capture) {
+        const message = describeError(error).slice(0, STATUS_MESSAGE_LENGTH)
+        span.recordException({ name, message })
+        fail(span, aborted ? 'aborted' : name, message)
+      } else {
+        span.recordException({ name })
+        fail(span, aborted ? 'aborted' : name, `The model call failed (${code === undefined ? name : `${name}, ${code}`}).`)
+      }
       span.end()
       return
     }
@@ -159,7 +171,8 @@ export class RunSpans implements AgentObserver {
       }]))
     }
     if (response.finishReason === 'error' || response.finishReason === 'other') {
-      fail(span, response.finishReason, response.diagnostic ?? `The model's response ended with ${response.finishReason}.`)
+      const fixed = `The model's response ended with ${response.finishReason}.`
+      fail(span, response.finishReason, this.host.content.capture ? response.diagnostic ?? fixed : fixed)
     }
     span.end()
   }
@@ -189,7 +202,8 @@ export class RunSpans implements AgentObserver {
     run.tools.delete(call.id)
     const { span } = tool
     if (this.host.content.capture) span.setAttribute(GEN_AI.toolResult, this.host.content.cut(result.content))
-    if (result.isError) fail(span, 'tool_error', firstLine(result.content))
+    // The result's first line is the tool's text (a failing query may echo its connection string).
+    if (result.isError) fail(span, 'tool_error', this.host.content.capture ? firstLine(result.content) : 'The tool call returned an error.')
     span.end()
   }
 
@@ -227,8 +241,8 @@ export class RunSpans implements AgentObserver {
 
 /** Marks a span failed: status ERROR with a bounded message, and `error.type`. */
 export function fail(span: Span, type: string, message: string): void {
-  span.setAttribute(ERROR_TYPE, type)
-  span.setStatus({ code: SpanStatusCode.ERROR, message: message.slice(0, STATUS_MESSAGE_LENGTH) })
+  span.setAttribute(ERROR_TYPE, bounded(type))
+  span.setStatus({ code: SpanStatusCode.ERROR, message: cleanText(message.slice(0, STATUS_MESSAGE_LENGTH)) })
 }
 
 function firstLine(text: string): string {

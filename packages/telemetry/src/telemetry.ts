@@ -48,7 +48,7 @@ export class Telemetry extends Service<Config> {
       defaultModel: () => agents.config.model,
       parentOf: (agent) => this.parentOf(agent),
     })
-    this.delegations = new DelegationSpans(tracer, this.runs)
+    this.delegations = new DelegationSpans(tracer, this.runs, content)
     ctx.agents.observe(this.runs)
     ctx.inject(['subagents'], (ctx) => {
       ctx.subagents.traceDelegations(this.delegations.source)
