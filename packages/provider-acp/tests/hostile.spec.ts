@@ -108,7 +108,9 @@ describe('provider-acp: hostile agents', function () {
       }
     })
 
-    it('8 agents streaming 100 MB each (800 MB) within the default ceiling complete; only maxOutputBytes of each is kept; RSS stays bounded', async () => {
+    it('8 agents streaming 100 MB each (800 MB) within the default ceiling complete; only maxOutputBytes of each is kept; RSS stays bounded', async function () {
+      // 800 MB through 8 processes: seconds on a quiet machine, much longer beside stress-ng.
+      this.timeout(180_000)
       const beat = heartbeat()
       try {
         const counts: number[] = []
