@@ -35,8 +35,10 @@ export async function runBin(argv: string[]): Promise<number> {
   const ready = new Promise<void>((resolve) => { wake = resolve })
   const closed = new Promise<string>((resolve) => {
     ctx.on('serve-acp/closed', () => resolve('the ACP client closed stdin'))
-    process.once('SIGTERM', () => resolve('SIGTERM'))
-    process.once('SIGINT', () => resolve('SIGINT'))
+    // `on`, not `once`: this handler stays while the app stops, so other handlers (provider-acp's
+    // safety net) see that someone owns the signal and leave the shutdown to it.
+    process.on('SIGTERM', () => resolve('SIGTERM'))
+    process.on('SIGINT', () => resolve('SIGINT'))
   })
   ctx.on('internal/error', (error: unknown) => { errors.push(error instanceof Error ? error.message : String(error)) })
   ctx.on('serve-acp/applied', () => { applied = true })
@@ -89,7 +91,8 @@ async function settle(ctx: Context, errorCount: () => number): Promise<void> {
 /** Disables the loader's entries (last first), then stops the context; bounded by STOP_MS. */
 async function stop(ctx: Context): Promise<void> {
   const stopping = (async () => {
-    const loader = ctx.loader as unknown as { entries(): Iterable<{ options: { disabled?: boolean }; refresh(): Promise<void> }> } | undefined
+    type Entry = { options: { disabled?: boolean }; refresh(): Promise<void> }
+    const loader = ctx.loader as unknown as { entries(): Iterable<Entry> } | undefined
     for (const entry of loader ? [...loader.entries()].reverse() : []) {
       try {
         entry.options.disabled = true

@@ -14,7 +14,7 @@ export const PARTS = join(ROOT, 'packages/serve-acp/tests/fixtures/served-parts.
 
 /** Builds serve-acp and what the served app loads, so lib/ is current (a no-op when it is). */
 export function build(): void {
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/serve-acp', 'packages/provider-acp', 'packages/subagents-service'], { cwd: ROOT, stdio: 'pipe' })
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/serve-acp', 'packages/provider-acp', 'packages/subagents-service', 'packages/subagent-tool'], { cwd: ROOT, stdio: 'pipe' })
 }
 
 /** A cordis.yml serving the fixture model and tools; `serve` is serve-acp's config (YAML, indented under `config:`). */

@@ -95,7 +95,8 @@ describe('serve-acp through its bin, driven by an ACP client', function () {
     expect(said(second, untouched)).to.equal('user messages: 1')
 
     for (const bad of ['../../etc/passwd', 'session-1-00000000-0000-0000-0000-000000000000']) {
-      const error = await refusal(second.connection.agent.request(sdk.methods.agent.session.load, { sessionId: bad, cwd: ws.dir, mcpServers: [] }))
+      const load = second.connection.agent.request(sdk.methods.agent.session.load, { sessionId: bad, cwd: ws.dir, mcpServers: [] })
+      const error = await refusal(load)
       expect((error.data as any).code, bad).to.be.oneOf(['UNKNOWN_SESSION', 'SESSION_NOT_STORED'])
     }
   })
