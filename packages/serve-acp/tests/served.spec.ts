@@ -25,7 +25,7 @@ describe('serve-acp through its bin, driven by an ACP client', function () {
     const kinds = served.updates.filter((u) => u.sessionId === sessionId).map((u) => u.update.sessionUpdate)
     expect(kinds).to.include.members(['tool_call', 'tool_call_update', 'usage_update'])
     // Two model calls of 10 input and 5 output tokens.
-    expect(response.usage).to.deep.equal({ totalTokens: 30, inputTokens: 20, outputTokens: 10 })
+    expect((response as { usage?: unknown }).usage).to.deep.equal({ totalTokens: 30, inputTokens: 20, outputTokens: 10 })
     expect(await served.close()).to.equal(0)
   })
 
