@@ -7,11 +7,12 @@ import { ServeAcpError } from './errors.js'
 import { loadSdk } from './sdk.js'
 import { defaultStoreDir } from './session-store.js'
 import { AcpServer } from './server.js'
-import { claimStdio, releaseStdio } from './stdio.js'
+import { claimStdio, holdExit, releaseStdio } from './stdio.js'
 
 export { Config, type AcpTransport } from './config.js'
 export { ServeAcpError, type ServeAcpErrorCode } from './errors.js'
 export { PROTOCOL_VERSION } from './sdk.js'
+export { holdExit } from './stdio.js'
 export { DEFAULT_STORE_LIMITS, defaultStoreDir, isSessionId, newSessionId, SessionStore, type SessionStoreLimits, type StoredSession } from './session-store.js'
 
 declare module 'cordis' {
@@ -50,7 +51,7 @@ export function apply(ctx: Context, config: Config) {
   ctx.effect(() => () => {
     disposed = true
     releaseStdio(owner)
-    return server?.close()
+    if (server) holdExit(server.close())
   })
 
   // The SDK is loaded lazily, so an app that loads this plugin but is never spoken to pays nothing at start.

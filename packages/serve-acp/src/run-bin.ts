@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Context } from 'cordis'
+import { exitHolds } from './stdio.js'
 
 const USAGE = 'usage: cordis-subagents-acp <config.yml>\n  Starts the cordis app of config.yml (which must load @cordis-subagents/serve-acp) and serves it over ACP on stdin/stdout.\n'
 /** Longest wait for the config's entries to apply, then for the server to listen. */
@@ -107,6 +108,8 @@ async function stop(ctx: Context): Promise<void> {
       if (plugin?.name === 'inject' && String(plugin.apply).includes('loader/entry-check')) runtime.dispose()
     }
     await ctx.stop().catch(() => {})
+    // Plugins' async cleanup (agents disposed, exporters flushed) that ctx.stop() does not await.
+    await exitHolds()
   })()
   await Promise.race([stopping, delay(STOP_MS)])
 }

@@ -12,6 +12,8 @@ interface StdioState {
   /** Set by the bin: the real stdout writer (process.stdout.write itself then goes to stderr). */
   output?: NodeJS.WritableStream
   owner?: object
+  /** Cleanup the bin waits for before it exits (cordis does not await a plugin's async dispose). */
+  holds?: Set<Promise<unknown>>
 }
 
 function state(): StdioState {
@@ -39,4 +41,21 @@ export function claimStdio(owner: object): AcpTransport | undefined {
 export function releaseStdio(owner: object): void {
   const shared = state()
   if (shared.owner === owner) shared.owner = undefined
+}
+
+/**
+ * Makes the bin wait for `work` (bounded) before the process exits: a plugin's async cleanup
+ * (an exporter's flush, an agent's dispose) that cordis' ctx.stop() does not await. Outside the bin
+ * it only runs `work`.
+ */
+export function holdExit(work: Promise<unknown>): void {
+  const holds = state().holds ??= new Set()
+  const held = work.catch(() => {}).finally(() => holds.delete(held))
+  holds.add(held)
+}
+
+/** Resolves when every held cleanup has settled (the bin bounds the wait). */
+export async function exitHolds(): Promise<void> {
+  const holds = state().holds
+  while (holds?.size) await Promise.all([...holds])
 }

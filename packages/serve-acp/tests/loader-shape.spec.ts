@@ -13,7 +13,7 @@ describe('@cordis-subagents/serve-acp entry (as the loader sees it)', () => {
     expect(mod.Config).to.be.a('function')
     expect(Object.keys(mod).sort()).to.deep.equal([
       'Config', 'DEFAULT_STORE_LIMITS', 'PROTOCOL_VERSION', 'ServeAcpError', 'SessionStore',
-      'apply', 'defaultStoreDir', 'inject', 'isSessionId', 'name', 'newSessionId',
+      'apply', 'defaultStoreDir', 'holdExit', 'inject', 'isSessionId', 'name', 'newSessionId',
     ])
   })
 
