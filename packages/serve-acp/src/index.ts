@@ -7,7 +7,7 @@ import { ServeAcpError } from './errors.js'
 import { loadSdk } from './sdk.js'
 import { defaultStoreDir } from './session-store.js'
 import { AcpServer } from './server.js'
-import { claimStdio, holdExit, releaseStdio } from './stdio.js'
+import { claimStdio, holdExit, releaseStdio, serverSignals } from './stdio.js'
 
 export { Config, type AcpTransport } from './config.js'
 export { ServeAcpError, type ServeAcpErrorCode } from './errors.js'
@@ -47,7 +47,9 @@ export function apply(ctx: Context, config: Config) {
   let disposed = false
   const storeDir = config.loadSession ? config.store ?? defaultStoreDir() : undefined
 
+  const signal = (event: string, ...args: unknown[]) => { if (kind === 'stdio') serverSignals().emit(event, ...args) }
   ctx.emit('serve-acp/applied')
+  signal('applied')
   ctx.effect(() => () => {
     disposed = true
     releaseStdio(owner)
@@ -60,15 +62,19 @@ export function apply(ctx: Context, config: Config) {
     server = new AcpServer({ ctx, config, sdk, logger, env, version: VERSION }, storeDir)
     const closed = server.serve(transport)
     ctx.emit('serve-acp/ready', { transport: kind })
+    signal('ready')
     return closed.then(() => {
       if (disposed) return
       logger.info('the ACP client closed the connection')
       ctx.emit('serve-acp/closed', { transport: kind })
+      signal('closed')
     })
   })
   starting.catch((error) => {
     logger.error('serve-acp could not start: %s', error instanceof Error ? error.message : String(error))
-    ctx.emit('serve-acp/failed', error instanceof Error ? error : new Error(String(error)))
+    const failure = error instanceof Error ? error : new Error(String(error))
+    ctx.emit('serve-acp/failed', failure)
+    signal('failed', failure)
   })
 }
 

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import { Readable, Writable } from 'node:stream'
 import type { AcpTransport } from './config.js'
 
@@ -14,6 +15,8 @@ interface StdioState {
   owner?: object
   /** Cleanup the bin waits for before it exits (cordis does not await a plugin's async dispose). */
   holds?: Set<Promise<unknown>>
+  /** serve-acp's lifecycle, for the bin whatever app (cordis or Koishi, either copy of cordis) hosts the plugin. */
+  signals?: EventEmitter
 }
 
 function state(): StdioState {
@@ -58,4 +61,9 @@ export function holdExit(work: Promise<unknown>): void {
 export async function exitHolds(): Promise<void> {
   const holds = state().holds
   while (holds?.size) await Promise.all([...holds])
+}
+
+/** Process-wide: `applied`, `ready`, `failed(error)`, `closed` of the serve-acp instance on stdio. */
+export function serverSignals(): EventEmitter {
+  return state().signals ??= new EventEmitter()
 }

@@ -61,8 +61,18 @@ describe('cordis-subagents-acp: lifecycle and config errors', function () {
       expect((await prompt(served, sessionId, 'delegate')).stopReason).to.equal('end_turn')
       expect(said(served, sessionId)).to.match(/^delegated: /)
       expect(await eventually(() => processesMatching(marker).length > 0), 'the warm spare never started').to.equal(true)
-      if (how === 'SIGTERM') served.child.kill('SIGTERM')
-      expect(await served.close(), served.stderr()).to.equal(0)
+      let code: number | null
+      if (how === 'SIGTERM') {
+        // stdin stays open: the signal alone stops it (close() below only guards against a hang).
+        served.child.kill('SIGTERM')
+        let timer: NodeJS.Timeout | undefined
+        code = await Promise.race([served.exited, new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), 20_000) })])
+        clearTimeout(timer)
+        await served.close()
+      } else {
+        code = await served.close()
+      }
+      expect(code, served.stderr()).to.equal(0)
       expect(served.stderr()).to.include(`stopping (${how === 'SIGTERM' ? 'SIGTERM' : 'the ACP client closed stdin'})`)
       expect(await eventually(() => processesMatching(marker).length === 0), `left behind: ${processesMatching(marker)}`).to.equal(true)
     })
