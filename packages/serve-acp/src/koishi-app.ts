@@ -4,6 +4,7 @@ import { delay, type HostApp } from './host-app.js'
 interface KoishiLoader {
   writable?: boolean
   fullReload(code?: number): void
+  logUpdate(...args: unknown[]): void
   init(filename: string): Promise<void>
   readConfig(initial?: boolean): Promise<unknown>
   createApp(): Promise<KoishiContext>
@@ -41,7 +42,8 @@ export async function koishiApp(filename: string): Promise<HostApp> {
       loader.writable = false
       // Outside `koishi start` there is no daemon to restart the process.
       loader.fullReload = () => {}
-      await loader.readConfig(true)
+      // Not `readConfig(true)`: that migrates the project (rewrites package.json and the file).
+      await loader.readConfig()
       app = await loader.createApp()
       for (const [event, listener] of pending.splice(0)) app.on(event, listener)
       await app.start()
@@ -49,6 +51,8 @@ export async function koishiApp(filename: string): Promise<HostApp> {
       if (app.lifecycle) await Promise.race([app.lifecycle.flush(), delay(timeout)])
     },
     async stop() {
+      // Its per-entry "unload" log needs the logger service, which goes first as the app stops.
+      loader.logUpdate = () => {}
       await app?.stop().catch(() => {})
     },
   }

@@ -77,10 +77,10 @@ export class Workspace {
 }
 
 /** The bin on `config`; the environment is this process's minus crossing variables, plus `env`. */
-export function start(config: string, env: Record<string, string> = {}, bin = BIN): Served {
+export function start(config: string, env: Record<string, string> = {}, flags: string[] = []): Served {
   const base: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SUBAGENT_') && !key.startsWith('OPENAI_') && key !== 'TRACEPARENT') base[key] = value
-  const child = spawn(process.execPath, [bin, config], { cwd: ROOT, env: { ...base, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [BIN, ...flags, config], { cwd: ROOT, env: { ...base, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
   let err = ''
   child.stderr!.on('data', (chunk) => { err += chunk })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
