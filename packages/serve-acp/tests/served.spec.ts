@@ -138,6 +138,14 @@ describe('serve-acp through its bin, driven by an ACP client', function () {
     expect((await busyB).stopReason).to.equal('cancelled')
   })
 
+  it('the configured model is the sessions\' model: an unknown one fails the turn with the runtime\'s message', async () => {
+    const served = await ws.serve(appYml({ serve: serveConfig('model: nosuch') }))
+    const { sessionId } = await newSession(served, ws.dir)
+    const error = await refusal(prompt(served, sessionId, 'hi'))
+    expect(error.data).to.deep.equal({ code: 'TURN_FAILED', stopReason: 'error' })
+    expect(error.message).to.include('Unknown model "nosuch"')
+  })
+
   it('a prompt longer than maxPromptChars is refused', async () => {
     const served = await ws.serve(appYml({ serve: serveConfig('maxPromptChars: 10') }))
     const { sessionId } = await newSession(served, ws.dir)
