@@ -1,7 +1,7 @@
 // The quick start's ACP agent driven by a plain ACP client (the SDK's client side), as acpx or an
 // editor would: one turn at a time per session (a concurrent prompt never steals the cancel), the
 // session's cwd (absolute, existing) confines the tools, and session/load continues a session in
-// a new process with its history replayed.
+// a new process with its history replayed. The agent is serve-acp's bin on acp-agent.yml, as cordis.yml starts it.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,7 +10,7 @@ import { Readable, Writable } from 'node:stream'
 import { expect } from 'chai'
 import * as sdk from '@agentclientprotocol/sdk'
 import { ROOT_PROMPT } from '@cordis-subagents/quickstart/demo-model'
-import { buildQuickstart, offlineEnv, QUICKSTART, ROOT } from './helpers.js'
+import { ACP_AGENT, buildQuickstart, offlineEnv, ROOT } from './helpers.js'
 
 interface Client {
   child: ChildProcess
@@ -44,7 +44,7 @@ describe('quick start ACP agent driven by a plain ACP client', function () {
   })
 
   async function connect(delay = '0'): Promise<Client> {
-    const child = spawn(process.execPath, [join(QUICKSTART, 'lib/acp-agent.js')], {
+    const child = spawn(process.execPath, ACP_AGENT, {
       cwd: ROOT,
       env: offlineEnv({ QUICKSTART_STATE_DIR: stateDir, QUICKSTART_DEMO_DELAY: delay }),
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,4 +1,4 @@
-// Steering the quick start's ACP agent (lib/acp-agent.js) through the real provider-acp: a
+// Steering the quick start's ACP agent (acp-agent.yml through serve-acp) through the real provider-acp: a
 // follow-up sent while the child works becomes a second session/prompt in the same session, the
 // agent answers it with the first turn in its history, and usage adds up over both turns.
 import { expect } from 'chai'

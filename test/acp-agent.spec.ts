@@ -1,4 +1,4 @@
-// The ACP agent the quick start ships (examples/quickstart/lib/acp-agent.js), driven by the real
+// The ACP agent the quick start ships (acp-agent.yml served by serve-acp's bin), driven by the real
 // provider-acp: answers from real tool output, continues the depth count, honours cancel, applies
 // the parent's tool ceiling across the process boundary, reports usage in ACP's field names.
 import { createServer, type Server } from 'node:http'
@@ -9,7 +9,7 @@ import { ROOT_PROMPT } from '@cordis-subagents/quickstart/demo-model'
 import { alive, buildQuickstart, eventually } from './helpers.js'
 import { startQuickstartAcpHost } from './support/quickstart-acp-host.js'
 
-describe('quick start ACP agent (lib/acp-agent.js over provider-acp)', function () {
+describe('quick start ACP agent (acp-agent.yml through serve-acp, over provider-acp)', function () {
   this.timeout(30_000)
   let ctx: Context
 

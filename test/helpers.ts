@@ -1,9 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const QUICKSTART = fileURLToPath(new URL('../examples/quickstart/', import.meta.url))
 export const CLI = fileURLToPath(new URL('../examples/quickstart/lib/cli.js', import.meta.url))
+/** The quick start's ACP agent as cordis.yml starts it: serve-acp's bin serving acp-agent.yml (`node ...ACP_AGENT`). */
+export const ACP_AGENT = [join(ROOT, 'node_modules/@cordis-subagents/serve-acp/lib/bin.js'), join(QUICKSTART, 'acp-agent.yml')]
 
 /** Builds the quick start (and what it references) so lib/ is current; a no-op when up to date. */
 export function buildQuickstart() {
@@ -67,6 +70,17 @@ export function alive(pid: number): boolean {
   } catch {
     return false
   }
+}
+
+/** Processes of the quick start's ACP agent: the bin on acp-agent.yml, or the lib/acp-agent.js shim. */
+export function acpAgentProcesses(): string[] {
+  return [...processesMatching(join(QUICKSTART, 'acp-agent.yml')), ...processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))]
+}
+
+/** A cordis.yml of the quick start with its `loader.url`-relative paths made absolute, for a copy kept elsewhere. */
+export function withAbsolutePaths(yml: string): string {
+  return yml.replace(/!!js "decodeURIComponent\(new URL\('([^']+)', loader\.url\)\.pathname\)"/g,
+    (_, relative: string) => JSON.stringify(fileURLToPath(new URL(relative, pathToFileURL(QUICKSTART)))))
 }
 
 /** Command lines of running processes that mention `needle`. */

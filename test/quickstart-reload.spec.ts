@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { expect } from 'chai'
-import { buildQuickstart, processesMatching, QUICKSTART, runCli } from './helpers.js'
+import { acpAgentProcesses, buildQuickstart, QUICKSTART, runCli, withAbsolutePaths } from './helpers.js'
 
-/** The shipped cordis.yml with the ACP agent path made absolute (the copy lives elsewhere). */
+/** The shipped cordis.yml with its file-relative paths made absolute (the copy lives elsewhere). */
 function shippedConfig(): string {
   const shipped = readFileSync(join(QUICKSTART, 'cordis.yml'), 'utf8')
-  const copy = shipped.replace(/!!js "decodeURIComponent\(new URL\('lib\/acp-agent\.js', loader\.url\)\.pathname\)"/, JSON.stringify(join(QUICKSTART, 'lib/acp-agent.js')))
+  const copy = withAbsolutePaths(shipped)
   expect(copy).to.not.equal(shipped)
   return copy
 }
@@ -74,7 +74,7 @@ describe('quick start --interactive: hot reload and output', function () {
 
     cli.child.stdin!.end()
     expect(await cli.exited, cli.stderr()).to.equal(0)
-    expect(processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))).to.deep.equal([])
+    expect(acpAgentProcesses()).to.deep.equal([])
   })
 
   it('an in-place write (same inode) reloads too, and an unchanged save does not', async () => {

@@ -8,7 +8,7 @@ import { expect } from 'chai'
 import fc from 'fast-check'
 import pty from '@lydell/node-pty'
 import { jsonLine, terminalLine, terminalLog, terminalText } from '@cordis-subagents/quickstart/terminal-text'
-import { alive, buildQuickstart, CLI, eventually, offlineEnv, processesMatching, QUICKSTART, ROOT, runCli } from './helpers.js'
+import { acpAgentProcesses, alive, buildQuickstart, CLI, eventually, offlineEnv, ROOT, runCli } from './helpers.js'
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/quickstart/', import.meta.url))
 const HOSTILE = '\u001b]52;c;SGVsbG8=\u0007\u001b]0;pwned\u0007\u001b[2K\u009b31m\u202e\r'
@@ -133,7 +133,7 @@ describe('quick start CLI: terminal safety', function () {
         expect(took, out).to.be.below(2_000)
         expect(await eventually(() => out.includes('^C: cancelling in-flight delegations and shutting down')), out).to.equal(true)
         expect(await eventually(() => !alive(Number(pid)))).to.equal(true)
-        expect(processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))).to.deep.equal([])
+        expect(acpAgentProcesses()).to.deep.equal([])
       } finally {
         try { term.kill() } catch {}
         await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))])

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { alive, buildQuickstart, eventually, offlineEnv, processesMatching, QUICKSTART, ROOT, runCli } from './helpers.js'
+import { acpAgentProcesses, alive, buildQuickstart, eventually, offlineEnv, QUICKSTART, ROOT, runCli, withAbsolutePaths } from './helpers.js'
 
 /** What the demo's children must find by reading the package.json of every package, computed here independently. */
 function workspaceDependencies() {
@@ -54,7 +54,7 @@ describe('quick start (examples/quickstart, offline)', function () {
     expect(alive(Number(acp![1]))).to.equal(false)
     // SIGTERM went to the server as the app stopped; it exits on its own right after.
     expect(await eventually(() => !alive(Number(remote![1])))).to.equal(true)
-    expect(processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))).to.deep.equal([])
+    expect(acpAgentProcesses()).to.deep.equal([])
   })
 
   it('--json prints exactly one JSON object with the answer, usage and delegations', async () => {
@@ -105,10 +105,10 @@ describe('quick start (examples/quickstart, offline)', function () {
     after(() => rmSync(dir, { recursive: true, force: true }))
 
     it('keeps a conversation (the second turn forks), hot-reloads an edited provider and quits on end of input', async () => {
-      // A copy of the shipped cordis.yml (the ACP agent path made absolute, since the copy moved).
+      // A copy of the shipped cordis.yml (its file-relative paths made absolute, since the copy moved).
       const config = join(dir, 'cordis.yml')
       const shipped = readFileSync(join(QUICKSTART, 'cordis.yml'), 'utf8')
-      const copy = shipped.replace(/!!js "decodeURIComponent\(new URL\('lib\/acp-agent\.js', loader\.url\)\.pathname\)"/, JSON.stringify(join(QUICKSTART, 'lib/acp-agent.js')))
+      const copy = withAbsolutePaths(shipped)
       expect(copy).to.not.equal(shipped)
       writeFileSync(config, copy)
       const cli = runCli(['--interactive', '--config', config])
@@ -135,7 +135,7 @@ describe('quick start (examples/quickstart, offline)', function () {
       expect(await cli.exited, cli.stderr()).to.equal(0)
       // Quitting unregisters every tool; that is not reported as a reload.
       expect(cli.stdout().slice(beforeQuit)).to.not.include('[reload]')
-      expect(processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))).to.deep.equal([])
+      expect(acpAgentProcesses()).to.deep.equal([])
     })
   })
 })

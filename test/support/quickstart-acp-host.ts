@@ -1,4 +1,4 @@
-// A host whose parent agents delegate to the quick start's own ACP agent (lib/acp-agent.js) through
+// A host whose parent agents delegate to the quick start's own ACP agent (serve-acp's bin on acp-agent.yml) through
 // the real provider-acp: tools, agents, subagents, the workspace tools as the parent's tools.
 import { Context } from 'cordis'
 import ToolRegistry from '@cordis-subagents/tools'
@@ -6,7 +6,7 @@ import AgentRuntime from '@cordis-subagents/agent'
 import SubagentService from '@cordis-subagents/subagents-service'
 import * as acp from '@cordis-subagents/provider-acp'
 import * as workspaceTools from '@cordis-subagents/quickstart/workspace-tools'
-import { QUICKSTART, ROOT } from '../helpers.js'
+import { ACP_AGENT, ROOT } from '../helpers.js'
 
 export async function startQuickstartAcpHost(options: { agents?: AgentRuntime.Config; acp?: Partial<acp.Config> } = {}): Promise<Context> {
   const ctx = new Context()
@@ -18,7 +18,7 @@ export async function startQuickstartAcpHost(options: { agents?: AgentRuntime.Co
   ctx.plugin(acp, {
     name: 'acp',
     command: process.execPath,
-    args: [`${QUICKSTART}lib/acp-agent.js`],
+    args: ACP_AGENT,
     cwd: ROOT,
     ...options.acp,
   } as acp.Config)

@@ -12,7 +12,7 @@ import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import Telemetry from '@cordis-subagents/telemetry'
 import * as workspaceTools from '@cordis-subagents/quickstart/workspace-tools'
 import type { SpanLine } from '@cordis-subagents/quickstart/tracing'
-import { QUICKSTART, ROOT } from '../helpers.js'
+import { ACP_AGENT, ROOT } from '../helpers.js'
 import { type Host, startHost } from './host.js'
 
 export const USAGE = { inputTokens: 10, outputTokens: 5 }
@@ -46,7 +46,7 @@ export async function startTracedHost(options: TracedHostOptions): Promise<Trace
       if (options.acpTraceFile) {
         ctx.plugin(workspaceTools, { root: ROOT } as never)
         ctx.plugin(acp, {
-          name: 'acp', command: process.execPath, args: [`${QUICKSTART}lib/acp-agent.js`], cwd: ROOT,
+          name: 'acp', command: process.execPath, args: ACP_AGENT, cwd: ROOT,
           env: { QUICKSTART_TRACE_FILE: options.acpTraceFile },
         } as acp.Config)
         ctx.plugin(SubagentTool, { provider: 'acp', toolName: 'subagent_acp' })

@@ -1,11 +1,13 @@
-// The quick start ACP agent's session store: bounded in size and count, ids that can't escape the directory.
+// serve-acp's session store: bounded in size and count, ids that can't escape the directory.
 import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { isSessionId, MAX_SESSION_BYTES, MAX_SESSIONS, newSessionId, SessionStore } from '@cordis-subagents/quickstart/session-store'
+import { DEFAULT_STORE_LIMITS, isSessionId, newSessionId, SessionStore } from '@cordis-subagents/serve-acp'
 
-describe('quick start session store', () => {
+const { maxBytes: MAX_SESSION_BYTES, maxSessions: MAX_SESSIONS } = DEFAULT_STORE_LIMITS
+
+describe('serve-acp session store', () => {
   let dir: string
   beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'session-store-')) })
   afterEach(() => rmSync(dir, { recursive: true, force: true }))
@@ -44,5 +46,17 @@ describe('quick start session store', () => {
     expect(kept).to.have.length(MAX_SESSIONS)
     expect(kept).to.not.include(`${ids[0]}.json`)
     expect(kept).to.include(`${ids.at(-1)}.json`)
+  })
+
+  it('honours its own limits', async () => {
+    const store = new SessionStore(dir, { maxBytes: 2000, maxSessions: 2 })
+    expect(await store.save(newSessionId(), { cwd: '/', messages: [{ role: 'user', content: 'x'.repeat(2000) }] })).to.equal(false)
+    for (let i = 0; i < 3; i++) {
+      const id = newSessionId()
+      expect(await store.save(id, { cwd: '/', messages: [] })).to.equal(true)
+      const when = new Date(Date.now() - (3 - i) * 1000)
+      utimesSync(join(dir, `${id}.json`), when, when)
+    }
+    expect(readdirSync(dir).filter((name) => name.endsWith('.json'))).to.have.length(2)
   })
 })

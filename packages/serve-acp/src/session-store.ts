@@ -5,15 +5,21 @@ import { isAbsolute, join } from 'node:path'
 import type { Message } from '@cordis-subagents/agent'
 
 /**
- * Where the quick start's ACP agent keeps its sessions, so `session/load` works in a later
- * process (an ACP client such as acpx starts a new agent process per command). One JSON file per
- * session: its cwd and its completed turns. Bounded: a session larger than `MAX_SESSION_BYTES` is
- * not stored (the live session goes on; the agent says so on stderr), a stored file larger than
- * that is refused when loading, and only the `MAX_SESSIONS` most recently saved are kept.
+ * Where served sessions are kept, so `session/load` works in a later process (an ACP client such
+ * as acpx starts a new agent process per command). One JSON file per session: its cwd and its
+ * completed turns, written atomically (temp file + rename) with mode 0600 in a 0700 directory.
+ * Bounded: a session larger than `maxBytes` is not stored (the live session goes on), a stored
+ * file larger than that is refused when loading, and only the `maxSessions` most recently saved
+ * are kept.
  */
-export const MAX_SESSION_BYTES = 4 * 1024 * 1024
-/** Sessions kept; saving one more removes the least recently saved. */
-export const MAX_SESSIONS = 100
+export interface SessionStoreLimits {
+  /** Largest stored session (bytes of JSON). */
+  maxBytes: number
+  /** Sessions kept; saving one more removes the least recently saved. */
+  maxSessions: number
+}
+
+export const DEFAULT_STORE_LIMITS: SessionStoreLimits = { maxBytes: 4 * 1024 * 1024, maxSessions: 100 }
 
 const SESSION_ID = /^session-\d{1,10}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -22,10 +28,10 @@ export interface StoredSession {
   messages: Message[]
 }
 
-export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.QUICKSTART_STATE_DIR) return env.QUICKSTART_STATE_DIR
+/** `$XDG_STATE_HOME/cordis-subagents/serve-acp/sessions` (else `~/.local/state/…`). */
+export function defaultStoreDir(env: NodeJS.ProcessEnv = process.env): string {
   const state = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(homedir(), '.local', 'state')
-  return join(state, 'cordis-subagents-quickstart', 'sessions')
+  return join(state, 'cordis-subagents', 'serve-acp', 'sessions')
 }
 
 /** `session-<pid of the process that opened it>-<uuid>`: unique, and it shows which process served it first. */
@@ -33,22 +39,22 @@ export function newSessionId(): string {
   return `session-${process.pid}-${randomUUID()}`
 }
 
-/** A session id this store could have issued: nothing else becomes a file name. */
+/** A session id this server could have issued: nothing else becomes a file name. */
 export function isSessionId(value: unknown): value is string {
   return typeof value === 'string' && SESSION_ID.test(value)
 }
 
 export class SessionStore {
-  constructor(readonly dir: string) {}
+  constructor(readonly dir: string, readonly limits: SessionStoreLimits = DEFAULT_STORE_LIMITS) {}
 
-  /** Writes the session atomically (temp file + rename). Returns false when it is too large to keep. */
+  /** Writes the session atomically. Returns false when it is too large to keep. */
   async save(id: string, session: StoredSession): Promise<boolean> {
     if (!isSessionId(id)) throw new Error(`not a session id: ${JSON.stringify(id)}`)
     const json = JSON.stringify(session)
-    if (Buffer.byteLength(json) > MAX_SESSION_BYTES) return false
+    if (Buffer.byteLength(json) > this.limits.maxBytes) return false
     await mkdir(this.dir, { recursive: true, mode: 0o700 })
     const file = join(this.dir, `${id}.json`)
-    const temp = `${file}.${process.pid}.tmp`
+    const temp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`
     const handle = await open(temp, 'w', 0o600)
     try {
       await handle.writeFile(json)
@@ -63,14 +69,14 @@ export class SessionStore {
     return true
   }
 
-  /** Removes the least recently saved sessions beyond `MAX_SESSIONS`. */
+  /** Removes the least recently saved sessions beyond `maxSessions`. */
   private async prune(): Promise<void> {
     const names = (await readdir(this.dir)).filter((name) => name.endsWith('.json') && isSessionId(name.slice(0, -5)))
-    if (names.length <= MAX_SESSIONS) return
+    if (names.length <= this.limits.maxSessions) return
     const mtime = async (name: string) => (await stat(join(this.dir, name)).catch(() => undefined))?.mtimeMs ?? 0
     const dated = await Promise.all(names.map(async (name) => ({ name, mtime: await mtime(name) })))
     dated.sort((a, b) => a.mtime - b.mtime)
-    await Promise.all(dated.slice(0, dated.length - MAX_SESSIONS).map(({ name }) => rm(join(this.dir, name), { force: true })))
+    await Promise.all(dated.slice(0, dated.length - this.limits.maxSessions).map(({ name }) => rm(join(this.dir, name), { force: true })))
   }
 
   /** The stored session, or undefined when there is none; throws when the file is unusable. */
@@ -79,7 +85,7 @@ export class SessionStore {
     const file = join(this.dir, `${id}.json`)
     const info = await stat(file).catch(() => undefined)
     if (!info?.isFile()) return undefined
-    if (info.size > MAX_SESSION_BYTES) throw new Error(`the stored session is ${info.size} bytes, more than ${MAX_SESSION_BYTES}`)
+    if (info.size > this.limits.maxBytes) throw new Error(`the stored session is ${info.size} bytes, more than ${this.limits.maxBytes}`)
     const parsed = JSON.parse(await readFile(file, 'utf8')) as Partial<StoredSession>
     if (typeof parsed.cwd !== 'string' || !Array.isArray(parsed.messages)) throw new Error('the stored session is malformed')
     return { cwd: parsed.cwd, messages: parsed.messages }

@@ -1,0 +1,72 @@
+import { Schema } from 'cordis'
+import { count, NAME_PATTERN, type ToolFilter } from '@cordis-subagents/shared'
+import type { BudgetLimits } from '@cordis-subagents/agent'
+
+export interface Config {
+  /** `agentInfo.name` in the `initialize` response. */
+  name: string
+  /** `agentInfo.title`. */
+  title?: string
+  /** Model ref of each session's agent (default: ctx.agents' default). */
+  model?: string
+  /** System prompt of each session's agent; `{depth}` is replaced by the session's depth. */
+  persona?: string
+  /** Which of ctx.tools a session's agent may use (before any ceiling a parent sends). */
+  tools?: ToolFilter
+  /** Limits of each session's root run (lowered by the parent's remaining budget). */
+  budget?: Pick<BudgetLimits, 'maxSteps' | 'maxTokens' | 'maxToolCalls' | 'maxWallMs' | 'maxChildren'>
+  /** This server's own depth ceiling: a session deeper than it is refused. */
+  maxDepth: number
+  /** Live sessions kept in memory; beyond it the least recently used idle one is closed. */
+  maxSessions: number
+  /** Advertise and serve `session/load` from a session store. */
+  loadSession: boolean
+  /** Directory of the session store (default: `$XDG_STATE_HOME/cordis-subagents/serve-acp/sessions`). */
+  store?: string
+  /** Sessions kept in the store. */
+  maxStoredSessions: number
+  /** Largest stored session (bytes). */
+  maxSessionBytes: number
+  /** The model's context window, sent as `usage_update.size` (0 when unknown). */
+  contextWindow?: number
+  /** Largest prompt accepted (characters of text). */
+  maxPromptChars: number
+  /** Programmatic only: the stream pair to serve on (default: the process's stdin/stdout). */
+  transport?: AcpTransport
+}
+
+/** A web stream pair: what the client writes to us (`input`), what we write to it (`output`). */
+export interface AcpTransport {
+  input: ReadableStream<Uint8Array>
+  output: WritableStream<Uint8Array>
+}
+
+const unset = undefined as never
+const NOT_BLANK = /\S/
+
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  name: Schema.string().pattern(NOT_BLANK).default('cordis-subagents').description('`agentInfo.name` in the `initialize` response (what an ACP client shows).'),
+  title: Schema.string().pattern(NOT_BLANK).description('`agentInfo.title` in the `initialize` response.'),
+  model: Schema.string().pattern(NOT_BLANK).description('Model ref (`name` or `name:modelId`) of each session\'s agent. Default: ctx.agents\' default model.'),
+  persona: Schema.string().pattern(NOT_BLANK).role('textarea').description('System prompt of each session\'s agent; `{depth}` is replaced by the session\'s depth. Default: ctx.agents\' deployment persona.'),
+  tools: Schema.object({
+    allow: Schema.array(Schema.string().pattern(NAME_PATTERN)).default(unset).description('Only these tools of ctx.tools are served.'),
+    deny: Schema.array(Schema.string().pattern(NAME_PATTERN)).default(unset).description('These tools of ctx.tools are never served.'),
+  }).default(unset).description('Which tools a session\'s agent may use. A parent\'s tool ceiling (SUBAGENT_ALLOWED_TOOLS, `_meta`) narrows it further.'),
+  budget: Schema.object({
+    maxSteps: count().description('Model calls of one prompt turn and everything below it.'),
+    maxTokens: count().description('Tokens (input + output) of one prompt turn and everything below it.'),
+    maxToolCalls: count().description('Tool calls of one prompt turn and everything below it.'),
+    maxWallMs: count().description('Wall time of one prompt turn, children included (ms).'),
+    maxChildren: count().description('Delegations below one prompt turn.'),
+  }).default(unset).description('Limits of each prompt turn (a session\'s root run). A parent\'s remaining budget (SUBAGENT_BUDGET, `_meta`) lowers them, never raises them.'),
+  maxDepth: count().default(3).description('This server\'s depth ceiling: a session whose depth (SUBAGENT_DEPTH, `_meta`) is deeper is refused, and its children count against it.'),
+  maxSessions: count({ min: 1, max: 10_000 }).default(16).description('Live sessions kept in memory. Beyond it the least recently used idle session is closed (still loadable from the store); when every session is running a turn, session/new is refused.'),
+  loadSession: Schema.boolean().default(true).description('Advertise `loadSession` and keep sessions in a store, so `session/load` continues one in a later process.'),
+  store: Schema.string().pattern(NOT_BLANK).description('Directory of the session store. Default: `$XDG_STATE_HOME/cordis-subagents/serve-acp/sessions` (else `~/.local/state/…`).'),
+  maxStoredSessions: count({ min: 1, max: 100_000 }).default(100).description('Sessions kept in the store; saving one more removes the least recently saved.'),
+  maxSessionBytes: count({ min: 1024 }).default(4 * 1024 * 1024).description('Largest stored session (bytes of JSON); a larger one is not stored (the live session goes on).'),
+  contextWindow: count({ min: 1 }).description('The model\'s context window in tokens, sent as `size` of each `usage_update`. Omitted: `size` is 0 (unknown).'),
+  maxPromptChars: count({ min: 1 }).default(1024 * 1024).description('Largest prompt text accepted (characters); a longer session/prompt is refused.'),
+  transport: Schema.any().hidden().description('Programmatic only: `{ input, output }` web streams to serve on. Default: the process\'s stdin and stdout.'),
+})

@@ -1,0 +1,21 @@
+/** Codes of the errors this package throws at load, and of the `data.code` of the JSON-RPC errors it answers with. */
+export type ServeAcpErrorCode =
+  | 'INVALID_CONFIG'
+  | 'STDIO_TAKEN'
+  | 'NO_SERVER'
+  | 'DEPTH_EXCEEDED'
+  | 'TOO_MANY_SESSIONS'
+  | 'TURN_RUNNING'
+  | 'UNKNOWN_SESSION'
+  | 'INVALID_CWD'
+  | 'PROMPT_TOO_LARGE'
+  | 'LOAD_UNSUPPORTED'
+  | 'SESSION_NOT_STORED'
+  | 'TURN_FAILED'
+
+export class ServeAcpError extends Error {
+  constructor(readonly code: ServeAcpErrorCode, message: string) {
+    super(message)
+    this.name = 'ServeAcpError'
+  }
+}

@@ -1,0 +1,292 @@
+import { stat } from 'node:fs/promises'
+import { isAbsolute } from 'node:path'
+import type { Context, Logger } from 'cordis'
+import type { Agent, AgentEvent, BudgetSpend, Message, RunResult } from '@cordis-subagents/agent'
+import { type Crossing, describeError, spendValue, type TraceContextHeaders } from '@cordis-subagents/shared'
+import type { ToolView } from '@cordis-subagents/tools'
+import type { AcpTransport, Config } from './config.js'
+import type { ServeAcpErrorCode } from './errors.js'
+import { promptText } from './prompt-text.js'
+import { PROTOCOL_VERSION, type Sdk } from './sdk.js'
+import { isSessionId, newSessionId, SessionStore } from './session-store.js'
+import { promptTrace, sessionLimits } from './session-limits.js'
+import { type Session, SessionTable } from './sessions.js'
+import { SpendReporter } from './spend-reporter.js'
+
+/** Our stop reasons that are ACP stop reasons; the others (error, max-steps, timeout, budget) are answered with a JSON-RPC error. */
+const STOPS: Partial<Record<RunResult['stopReason'], 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal'>> = {
+  completed: 'end_turn',
+  aborted: 'cancelled',
+  'max-tokens': 'max_tokens',
+  refusal: 'refusal',
+}
+
+/** Longest tool-call title sent to the client. */
+const TITLE_CHARS = 200
+
+interface Telemetry {
+  continueTrace(agent: Agent, context: TraceContextHeaders | undefined): boolean
+}
+
+export interface ServerParts {
+  ctx: Context
+  config: Config
+  sdk: Sdk
+  logger: Logger
+  /** The crossing of this process's environment (ctx.agents applies its budget and tool ceiling to every root agent). */
+  env: Crossing
+  version: string
+}
+
+/**
+ * One ACP agent connection: sessions with their own cwd and agent, one turn at a time per
+ * session, cancel, load from the store, spend reports as the turn runs.
+ */
+export class AcpServer {
+  private readonly sessions: SessionTable
+  private readonly store?: SessionStore
+  private connection?: ReturnType<ReturnType<Sdk['agent']>['connect']>
+  private closing = false
+
+  constructor(private readonly parts: ServerParts, storeDir: string | undefined) {
+    this.sessions = new SessionTable(parts.config.maxSessions)
+    if (parts.config.loadSession && storeDir) {
+      this.store = new SessionStore(storeDir, { maxBytes: parts.config.maxSessionBytes, maxSessions: parts.config.maxStoredSessions })
+    }
+  }
+
+  /** Serves on `transport`; resolves when the client goes away (the stream ends or errs). */
+  serve(transport: AcpTransport): Promise<void> {
+    const { sdk } = this.parts
+    this.connection = this.app().connect(sdk.ndJsonStream(transport.output, transport.input))
+    return this.connection.closed.catch(() => {})
+  }
+
+  /** Aborts every turn, disposes every session's agent and closes the connection. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closing) return
+    this.closing = true
+    const all = this.sessions.drain()
+    for (const session of all) session.controller?.abort(new Error('the ACP server is shutting down'))
+    await Promise.allSettled(all.map((session) => session.agent.dispose()))
+    try {
+      this.connection?.close()
+    } catch {}
+  }
+
+  private app() {
+    const { sdk, config } = this.parts
+    const methods = sdk.methods
+    return sdk.agent({ name: config.name })
+      .onRequest(methods.agent.initialize, async ({ params }) => ({
+        protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
+        agentCapabilities: { loadSession: !!this.store },
+        authMethods: [],
+        agentInfo: { name: config.name, version: this.parts.version, ...config.title ? { title: config.title } : {} },
+      }))
+      .onRequest(methods.agent.session.new, async ({ params }) => {
+        const cwd = await this.sessionCwd(params.cwd)
+        const id = newSessionId()
+        const session = this.open(id, cwd, params._meta)
+        // Stored at once, so a session whose first turn never finished can still be loaded.
+        await this.persist(session)
+        return { sessionId: id }
+      })
+      .onRequest(methods.agent.session.load, async ({ params, client }) => {
+        if (!this.store) throw this.refuse('LOAD_UNSUPPORTED', 'this server does not load sessions (loadSession is off)', 'invalidRequest')
+        const cwd = await this.sessionCwd(params.cwd)
+        const id = params.sessionId
+        if (!isSessionId(id)) throw this.refuse('UNKNOWN_SESSION', `cannot load session ${JSON.stringify(id).slice(0, 120)}: not a session id of this server`)
+        const messages = await this.history(id)
+        const session = this.open(id, cwd, params._meta, messages)
+        await this.persist(session)
+        // The protocol wants the conversation replayed to the client before the response.
+        for (const message of session.agent.transcript.messages) {
+          const update = replayed(message)
+          if (update) await client.notify(methods.client.session.update, { sessionId: id, update: update as any }).catch(() => {})
+        }
+        return {}
+      })
+      .onNotification(methods.agent.session.cancel, ({ params }) => {
+        this.sessions.get(params.sessionId)?.controller?.abort(new Error('cancelled by the client (session/cancel)'))
+      })
+      .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
+        const session = this.sessions.get(params.sessionId)
+        if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${JSON.stringify(params.sessionId).slice(0, 120)}; create one with session/new or load it`)
+        // One turn at a time: a second prompt must not take over the running turn's cancel.
+        if (session.controller) throw this.refuse('TURN_RUNNING', 'a turn is already running in this session; wait for it or send session/cancel', 'invalidRequest')
+        const text = promptText(params.prompt, config.maxPromptChars)
+        if (typeof text !== 'string') {
+          throw this.refuse('PROMPT_TOO_LARGE', `the prompt has more than ${config.maxPromptChars} characters (maxPromptChars); send a shorter one`)
+        }
+        const notify = (update: Record<string, unknown>) =>
+          client.notify(methods.client.session.update, { sessionId: session.id, update: update as any }).catch(() => {})
+        return this.turn(session, text, params._meta, notify)
+      })
+  }
+
+  private async turn(session: Session, text: string, meta: unknown, notify: (update: Record<string, unknown>) => Promise<unknown>) {
+    const { sdk, ctx, config } = this.parts
+    const controller = new AbortController()
+    session.controller = controller
+    const pending: Promise<unknown>[] = []
+    let context = 0
+    const base = { ...session.spent }
+    // Cumulative over the session (since it was opened or loaded here), like ACP's own usage.
+    const reporter = new SpendReporter((spent: BudgetSpend) => notify({
+      sessionUpdate: 'usage_update',
+      used: context,
+      size: config.contextWindow ?? 0,
+      _meta: { cordisSubagents: spendValue(reportOf(base, spent, session.agent)) },
+    }))
+    const telemetry = ctx.get('telemetry') as Telemetry | undefined
+    telemetry?.continueTrace(session.agent, promptTrace(meta) ?? session.trace)
+    try {
+      const result = await session.agent.run(text, {
+        signal: controller.signal,
+        onSpend: reporter.charge,
+        onEvent: (event: AgentEvent) => {
+          if (event.type === 'step-end' && event.usage) context = event.usage.inputTokens + event.usage.outputTokens
+          const update = eventUpdate(event)
+          if (update) pending.push(notify(update))
+        },
+      })
+      await Promise.all(pending)
+      await reporter.finish()
+      const last = reporter.last
+      if (last) session.spent = totals(base, last)
+      const stopReason = Object.hasOwn(STOPS, result.stopReason) ? STOPS[result.stopReason] : undefined
+      // A failed turn (error, max-steps, timeout, budget) is a JSON-RPC error, so the parent sees an `error` result with the diagnostic.
+      if (!stopReason) {
+        const why = result.diagnostic || `the agent's turn ended with ${result.stopReason}`
+        throw sdk.RequestError.internalError({ code: 'TURN_FAILED' satisfies ServeAcpErrorCode, stopReason: result.stopReason }, why)
+      }
+      // ACP's Usage is cumulative over the session ("across all turns"): the session agent's total.
+      const { inputTokens, outputTokens, cachedInputTokens } = session.agent.usage.total
+      const cached = cachedInputTokens === undefined ? {} : { cachedReadTokens: cachedInputTokens }
+      return { stopReason, usage: { totalTokens: inputTokens + outputTokens, inputTokens, outputTokens, ...cached } } as any
+    } finally {
+      session.controller = undefined
+      await this.persist(session)
+    }
+  }
+
+  /** Opens (or re-opens) a session: checks the crossing, makes room, creates its agent. */
+  private open(id: string, cwd: string, meta: unknown, seed?: readonly Message[]): Session {
+    const { ctx, config, env } = this.parts
+    const limits = sessionLimits(meta, env, ctx.agents.rootDepth, config)
+    if (limits.refusal) {
+      const { depth, ceiling } = limits.refusal
+      throw this.refuse('DEPTH_EXCEEDED', `depth ${depth} is deeper than this server allows (ceiling ${ceiling}); delegate from a shallower agent or raise maxDepth`, 'invalidRequest', { depth, ceiling })
+    }
+    const closed = this.sessions.makeRoom()
+    if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn; wait for one to end`, 'invalidRequest')
+    for (const old of closed) void old.agent.dispose()
+    const agent = ctx.agents.create({
+      cwd,
+      label: 'acp',
+      tools: this.tools(limits.allowedTools),
+      ...config.model ? { model: config.model } : {},
+      ...config.persona ? { persona: config.persona.replaceAll('{depth}', String(limits.depth)) } : {},
+      ...seed ? { seed } : {},
+      ...limits.budget ? { budget: limits.budget } : {},
+    })
+    const session: Session = { id, agent, cwd, depth: limits.depth, spent: { steps: 0, tokens: 0, toolCalls: 0, delegations: 0 } }
+    if (limits.trace) session.trace = limits.trace
+    this.sessions.add(session)
+    return session
+  }
+
+  /** The history to load: an open session's completed turns (closing it), else the stored ones. */
+  private async history(id: string): Promise<readonly Message[]> {
+    const open = this.sessions.get(id)
+    if (open) {
+      // Loading a session this process has open (a client that keeps the process, e.g. provider-acp's
+      // reuse) continues it with the limits of the new `_meta`: the same history, a new agent.
+      if (open.controller) throw this.refuse('TURN_RUNNING', `session ${id} is running a turn; wait for it or cancel it`, 'invalidRequest')
+      const messages = open.agent.transcript.completedMessages()
+      this.sessions.delete(id)
+      await open.agent.dispose()
+      return messages
+    }
+    let stored
+    try {
+      stored = await this.store!.load(id)
+    } catch (error) {
+      throw this.parts.sdk.RequestError.internalError(undefined, `session ${id} cannot be loaded: ${describeError(error)}`)
+    }
+    if (!stored) throw this.refuse('SESSION_NOT_STORED', `session ${id} is not in the store (${this.store!.dir}); it may have been pruned (maxStoredSessions)`)
+    return stored.messages
+  }
+
+  /** ctx.tools under the configured filter and the session's `_meta` ceiling (ctx.agents adds the env ceiling). */
+  private tools(allowedTools: string[] | undefined): ToolView {
+    const { ctx, config } = this.parts
+    let view = config.tools ? ctx.tools.view(config.tools) : ctx.tools.view()
+    if (allowedTools) view = view.restrict({ allow: allowedTools })
+    return view
+  }
+
+  private async persist(session: Session): Promise<void> {
+    if (!this.store) return
+    try {
+      const kept = await this.store.save(session.id, { cwd: session.cwd, messages: [...session.agent.transcript.completedMessages()] })
+      if (!kept) this.parts.logger.warn('session %s is larger than maxSessionBytes; it is not stored and cannot be loaded later', session.id)
+    } catch (error) {
+      this.parts.logger.warn('session %s could not be stored: %s', session.id, describeError(error))
+    }
+  }
+
+  /** A session's cwd must be an absolute path of an existing directory (ACP requires absolute). */
+  private async sessionCwd(cwd: unknown): Promise<string> {
+    if (typeof cwd !== 'string' || !isAbsolute(cwd)) {
+      throw this.refuse('INVALID_CWD', `cwd must be an absolute path, got ${JSON.stringify(cwd)?.slice(0, 200)}`)
+    }
+    const info = await stat(cwd).catch(() => undefined)
+    if (!info?.isDirectory()) throw this.refuse('INVALID_CWD', `cwd ${cwd.slice(0, 200)} is not an existing directory`)
+    return cwd
+  }
+
+  private refuse(code: ServeAcpErrorCode, message: string, kind: 'invalidParams' | 'invalidRequest' = 'invalidParams', extra: Record<string, unknown> = {}) {
+    return this.parts.sdk.RequestError[kind]({ code, ...extra }, message)
+  }
+}
+
+function reportOf(base: { steps: number; tokens: number; toolCalls: number; delegations: number }, spent: BudgetSpend, agent: Agent) {
+  const { inputTokens, outputTokens, cachedInputTokens } = agent.usage.total
+  const usage = cachedInputTokens === undefined ? { inputTokens, outputTokens } : { inputTokens, outputTokens, cachedInputTokens }
+  return { ...totals(base, spent), usage }
+}
+
+function totals(base: { steps: number; tokens: number; toolCalls: number; delegations: number }, spent: BudgetSpend) {
+  return {
+    steps: base.steps + spent.steps,
+    tokens: base.tokens + spent.tokens,
+    toolCalls: base.toolCalls + spent.toolCalls,
+    delegations: base.delegations + spent.children,
+  }
+}
+
+/** The session/update for an agent event, or undefined for events the client does not see. */
+function eventUpdate(event: AgentEvent): Record<string, unknown> | undefined {
+  switch (event.type) {
+    case 'text':
+      return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.text } }
+    case 'tool-call':
+      return {
+        sessionUpdate: 'tool_call', toolCallId: event.call.id, status: 'in_progress', kind: 'other',
+        title: `${event.call.name} ${JSON.stringify(event.call.input) ?? ''}`.slice(0, TITLE_CHARS),
+      }
+    case 'tool-result':
+      return { sessionUpdate: 'tool_call_update', toolCallId: event.toolCallId, status: event.result.isError ? 'failed' : 'completed' }
+    default:
+      return undefined
+  }
+}
+
+/** A stored message as the session/update that replays it (tool messages are not replayed). */
+function replayed(message: Message): Record<string, unknown> | undefined {
+  if (message.role === 'user') return { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: message.content } }
+  if (message.role === 'assistant' && message.content) return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: message.content } }
+  return undefined
+}

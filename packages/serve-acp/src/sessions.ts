@@ -1,0 +1,76 @@
+import type { Agent } from '@cordis-subagents/agent'
+import type { TraceContextHeaders } from '@cordis-subagents/shared'
+
+/** Spend of a session's finished turns (what the next turn's reports start from). */
+export interface SessionSpend {
+  steps: number
+  tokens: number
+  toolCalls: number
+  delegations: number
+}
+
+export interface Session {
+  id: string
+  agent: Agent
+  cwd: string
+  /** The session's depth (for `{depth}` in the persona, and what it was checked against). */
+  depth: number
+  /** The trace context session/new (or session/load) carried; a prompt's own `_meta` wins. */
+  trace?: TraceContextHeaders
+  /** The running turn's abort; unset while idle. */
+  controller?: AbortController
+  /** Spend of the turns finished in this process since the session was opened or loaded. */
+  spent: SessionSpend
+}
+
+/**
+ * The live sessions, least recently used first, bounded by `max`. Making room closes the least
+ * recently used idle session (its agent is disposed; a stored one can be loaded again); when every
+ * session is running a turn there is no room.
+ */
+export class SessionTable {
+  private readonly sessions = new Map<string, Session>()
+
+  constructor(private readonly max: number) {}
+
+  get size(): number {
+    return this.sessions.size
+  }
+
+  get(id: string): Session | undefined {
+    const session = this.sessions.get(id)
+    if (session) {
+      // Most recently used last.
+      this.sessions.delete(id)
+      this.sessions.set(id, session)
+    }
+    return session
+  }
+
+  /** Frees a slot for one more session; returns the sessions closed for it, or undefined when every session is busy. */
+  makeRoom(): Session[] | undefined {
+    const closed: Session[] = []
+    for (const session of this.sessions.values()) {
+      if (this.sessions.size - closed.length < this.max) break
+      if (!session.controller) closed.push(session)
+    }
+    if (this.sessions.size - closed.length >= this.max) return undefined
+    for (const session of closed) this.sessions.delete(session.id)
+    return closed
+  }
+
+  add(session: Session): void {
+    this.sessions.set(session.id, session)
+  }
+
+  delete(id: string): void {
+    this.sessions.delete(id)
+  }
+
+  /** Every session, emptied out of the table. */
+  drain(): Session[] {
+    const all = [...this.sessions.values()]
+    this.sessions.clear()
+    return all
+  }
+}
