@@ -2,8 +2,6 @@
 export type ConfigWatchErrorCode =
   /** `ctx.loader` is not `@cordisjs/loader` 0.13 (Koishi's loader, for one: use @koishijs/plugin-hmr there). */
   | 'CONFIG_WATCH_LOADER'
-  /** The loader reads a JavaScript/TypeScript module, which an import cache cannot re-read. */
-  | 'CONFIG_WATCH_FILE_TYPE'
 
 export class ConfigWatchError extends Error {
   override name = 'ConfigWatchError'
@@ -14,7 +12,7 @@ export class ConfigWatchError extends Error {
 
 /** Why a save was not applied (the running configuration stays as it was). */
 export type RejectCode =
-  /** The file is gone or cannot be read (between the steps of some editors' saves, for a moment). */
+  /** The file is gone, empty or cannot be read (between the steps of some saves, for a moment). */
   | 'CONFIG_UNREADABLE'
   /** Larger than `maxBytes`. */
   | 'CONFIG_TOO_LARGE'

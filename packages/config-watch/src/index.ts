@@ -1,6 +1,5 @@
 import type { Context } from 'cordis'
 import { Config } from './config.js'
-import { ConfigWatchError } from './errors.js'
 import { watchFile } from './file-watcher.js'
 import { cordisLoader, type LoaderView } from './loader-view.js'
 import { type CheckResult, Reloader, type Reloading } from './reloader.js'
@@ -39,22 +38,14 @@ export function apply(ctx: Context, config: Config) {
 
   const start = () => {
     if (close || stopped.signal.aborted || !loader.file) return
-    const file = loader.file
-    if (!file.type) {
-      throw new ConfigWatchError('CONFIG_WATCH_FILE_TYPE', `${file.name} is a JavaScript module: its import is cached, so a save cannot be re-read. Use cordis.yml (or .json) to hot-reload.`)
-    }
-    close = watchLoaderFile(ctx, loader, file.name, config, logger, stopped.signal)
+    close = watchLoaderFile(ctx, loader, loader.file.name, config, logger, stopped.signal)
   }
   // Loaded before the loader has started (`ctx.plugin(Loader); ctx.plugin(watch); ctx.start()`),
   // the file is not known yet: the loader sets the `env` service right after finding it.
   start()
   if (close) return
   const stopListening = ctx.on('internal/service', () => {
-    try {
-      start()
-    } catch (error) {
-      ctx.scope.cancel(error)
-    }
+    start()
     if (close) stopListening()
   })
 }

@@ -53,6 +53,9 @@ export class Reloader {
       this.lastText = undefined
       return this.reject('CONFIG_UNREADABLE', oneLine(error))
     }
+    // An in-place write seen between its truncate and its write; the write's own event follows.
+    // (An app with no entries at all is not a config the loader can run either.)
+    if (!text.trim()) return this.reject('CONFIG_UNREADABLE', 'the file is empty (a save in progress?)')
     if (text === this.lastText) return { status: 'unchanged', file }
     this.lastText = text
 
