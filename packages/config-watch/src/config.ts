@@ -8,7 +8,7 @@ export interface Config {
   retryDelay: number
 }
 
-export const Config: Schema<Config> = Schema.object({
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
   debounce: duration({ max: 60_000 }).default(200)
     .description('Milliseconds of quiet after the last change before the file is read (editors write in several steps).'),
   settleTimeout: duration({ min: 1, max: 600_000 }).default(10_000)

@@ -37,7 +37,7 @@ export function watchFile(file: string, onChange: () => void, options: FileWatch
   let retry: NodeJS.Timeout | undefined
   let firstEvent = 0
   let closed = false
-  let armedBefore = false
+  let failed = false
 
   const fire = () => {
     quiet = undefined
@@ -45,6 +45,8 @@ export function watchFile(file: string, onChange: () => void, options: FileWatch
     if (!closed) onChange()
   }
   const onEvent = (_event: string, changed: string | Buffer | null) => {
+    // An event already queued when the watcher was closed still arrives.
+    if (closed) return
     // Other files of the directory (and the loader's `cordis.yml.tmp`) are not ours. Some
     // platforms give no name: then it may be ours.
     if (changed && String(changed) !== name) return
@@ -57,6 +59,7 @@ export function watchFile(file: string, onChange: () => void, options: FileWatch
     watcher?.close()
     watcher = undefined
     if (closed) return
+    failed = true
     options.onError?.(error)
     clearTimeout(retry)
     retry = setTimeout(arm, options.retryDelay)
@@ -72,8 +75,8 @@ export function watchFile(file: string, onChange: () => void, options: FileWatch
       return
     }
     // Saves made while no watcher was armed are not lost: look once.
-    if (armedBefore) onEvent('rename', name)
-    armedBefore = true
+    if (failed) onEvent('rename', name)
+    failed = false
   }
   arm()
 

@@ -78,7 +78,10 @@ export async function checkEntries(loader: LoaderView, entries: EntryOptions[], 
     if (!schema) continue
     let config: unknown
     try {
-      const evaluate = running ? (expr: string) => running.evaluate(expr) : (expr: string) => Entry.prototype.evaluate.call({ ctx: loader.ctx } as never, expr)
+      // A new entry's expressions see what a root entry of the loader sees.
+      const evaluate = running
+        ? (expr: string) => running.evaluate(expr)
+        : (expr: string) => Entry.prototype.evaluate.call({ ctx: loader.ctx } as never, expr)
       config = interpolate(options.config, evaluate)
     } catch {
       continue
