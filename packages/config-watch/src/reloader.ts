@@ -64,6 +64,11 @@ export class Reloader {
       // The loader's own reader: the same YAML schema (`!!js`) and the same JSON rules.
       data = await this.loader.file!.read()
     } catch (error) {
+      // Gone again between the two reads: the next event brings the next look.
+      if (typeof (error as NodeJS.ErrnoException).code === 'string') {
+        this.lastText = undefined
+        return this.reject('CONFIG_UNREADABLE', oneLine(error))
+      }
       const mark = (error as { mark?: { line?: number; column?: number } }).mark
       const reason = (error as { reason?: unknown }).reason
       return this.reject('CONFIG_SYNTAX', typeof reason === 'string' ? `${oneLine(reason)}${mark?.column !== undefined ? ` (column ${mark.column + 1})` : ''}` : oneLine(error),

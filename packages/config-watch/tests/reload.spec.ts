@@ -1,10 +1,11 @@
 // The watcher as people use it: a real loader app on a real cordis.yml, edited the ways editors
 // and tools save files. What reloaded is read from `tools/changed` and from the entries' forks.
 import { execFile } from 'node:child_process'
-import { readFileSync, utimesSync, writeFileSync } from 'node:fs'
+import { readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { expect } from 'chai'
-import { appConfig, renameSave, startTestApp, type TestApp } from './app.js'
+import { watchFile } from '../src/file-watcher.js'
+import { appConfig, renameSave, startTestApp, type TestApp, until } from './app.js'
 
 const run = promisify(execFile)
 const FORK_ONLY = ['removed subagent_fork', 'added subagent_fork']
@@ -50,6 +51,37 @@ describe('config-watch in a loader app', function () {
     expect(app.description('subagent_fork')).to.include('Runs on: after sed.')
     expect(app.changes).to.deep.equal(FORK_ONLY)
     expectOnlyReloaded(app, ['fork'])
+  })
+
+  it('vim\'s backupcopy=no (the file renamed away, a new one written under the name) reloads', async () => {
+    app = await startTestApp()
+    renameSync(app.file, `${app.file}~`)
+    writeFileSync(app.file, appConfig({ fork: '    description: written by vim\n' }))
+    // A look may fall between the two steps: the file is missing for a moment, nothing changes.
+    let result = await app.nextCheck()
+    if (result.status === 'rejected' && result.code === 'CONFIG_UNREADABLE') result = await app.nextCheck()
+    expect(result).to.deep.include({ status: 'applied', changed: ['fork'] })
+    expect(app.changes).to.deep.equal(FORK_ONLY)
+    expectOnlyReloaded(app, ['fork'])
+  })
+
+  it('removing its own entry from the file stops the watching; later saves change nothing', async () => {
+    app = await startTestApp()
+    renameSave(app.file, appConfig({ watch: false }))
+    await until(() => app!.entryEvents.includes('unload watch'), 'the watch entry to unload')
+    expect(app.ctx.loader.store.watch).to.equal(undefined)
+    // A watcher armed now, with the plugin's debounce: once it fired for this save, the plugin
+    // would have looked too.
+    let sentinel = 0
+    const watcher = watchFile(app.file, () => void sentinel++, { debounce: 50, retryDelay: 50 })
+    try {
+      renameSave(app.file, appConfig({ watch: false, fork: '    description: nobody watching\n' }))
+      await until(() => sentinel > 0, 'the sentinel')
+    } finally {
+      watcher.close()
+    }
+    expect(app.description('subagent_fork')).to.not.include('nobody watching')
+    expect(app.changes).to.deep.equal([])
   })
 
   it('an invalid save keeps the running config (and says what and where); the next valid save applies', async () => {
