@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { emitIsolated } from '@cordis-subagents/shared'
 import { Config } from './config.js'
 import { watchFile } from './file-watcher.js'
 import { cordisLoader, type LoaderView } from './loader-view.js'
@@ -51,12 +52,14 @@ export function apply(ctx: Context, config: Config) {
 }
 
 function watchLoaderFile(ctx: Context, loader: LoaderView, file: string, config: Config, logger: ReturnType<Context['logger']>, signal: AbortSignal) {
+  // A listener that throws neither stops the others nor the watching.
+  const listenerFailed = (error: unknown) => logger.warn('a config-watch listener failed (ignored): %s', oneLine(error))
   const reloader = new Reloader(ctx, loader, file, {
     maxBytes: config.maxBytes,
     settleTimeout: config.settleTimeout,
     onReloading: (info) => {
       logger.info('%s changed: reloading %s', file, info.changed.join(', '))
-      ctx.emit('config-watch/reloading', info)
+      emitIsolated(ctx, 'config-watch/reloading', [info], listenerFailed)
     },
     onWithoutId: (names) => logger.warn('%s: %s without an id restart at every reload; give each entry an id', file, names.join(', ')),
   }, signal)
@@ -75,7 +78,7 @@ function watchLoaderFile(ctx: Context, loader: LoaderView, file: string, config:
         const result = await reloader.check().catch((error: unknown): CheckResult => ({ status: 'rejected', file, code: 'CONFIG_UNREADABLE', reason: oneLine(error) }))
         if (signal.aborted) return
         report(result)
-        ctx.emit('config-watch/checked', result)
+        emitIsolated(ctx, 'config-watch/checked', [result], listenerFailed)
       } while (again && !signal.aborted)
     } finally {
       running = false

@@ -90,7 +90,11 @@ export class Reloader {
     try {
       // The loader's reload path (what `loader.refresh()` does after reading the file), given the
       // data checked above: reading the file once more could apply a newer, unchecked save.
-      this.loader.root.update(shape.entries)
+      try {
+        this.loader.root.update(shape.entries)
+      } catch (error) {
+        errors.push(oneLine(error))
+      }
       await this.settle(new Set(changed))
     } finally {
       stop()
