@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { expect } from 'chai'
+import { Logger } from 'cordis'
 import { watchFile } from '../src/file-watcher.js'
 import { appConfig, renameSave, startTestApp, type TestApp, until } from './app.js'
 
@@ -96,11 +97,20 @@ describe('config-watch in a loader app', function () {
     expect(result).to.deep.include({ status: 'rejected', code: 'CONFIG_SYNTAX' })
     expect(result.status === 'rejected' && result.line).to.equal(lines(broken).length)
 
-    // A value the provider's schema refuses.
-    writeFileSync(app.file, appConfig({ fork: '    description: never applied\n    maxSteps: lots\n' }))
-    result = await app.nextCheck()
+    // A value the provider's schema refuses: the log says where and what, and that nothing changed.
+    const logged: string[] = []
+    const target = { colors: 0, showTime: '', print: (text: string) => void logged.push(text), levels: { base: 2 } } as unknown as Logger.Target
+    Logger.targets.push(target)
+    try {
+      writeFileSync(app.file, appConfig({ fork: '    description: never applied\n    maxSteps: lots\n' }))
+      result = await app.nextCheck()
+    } finally {
+      Logger.targets.splice(Logger.targets.indexOf(target), 1)
+    }
     expect(result).to.deep.include({ status: 'rejected', code: 'CONFIG_ENTRY_SCHEMA', line: forkLine })
     expect(result.status === 'rejected' && result.reason).to.match(/^entry "fork" \(@cordis-subagents\/provider-fork\): .*maxSteps/)
+    expect(logged.filter((line) => line.includes('config-watch'))).to.satisfy((lines: string[]) => lines.some((line) => line.includes(
+      `${app!.file}:${forkLine}: entry "fork" (@cordis-subagents/provider-fork): $.maxSteps expected number but got lots [CONFIG_ENTRY_SCHEMA]. The running configuration is kept; fix the file and save it again.`)))
 
     // A new entry whose package does not exist.
     renameSave(app.file, appConfig({ extra: '- id: typo\n  name: \'@cordis-subagents/no-such-package\'\n' }))
