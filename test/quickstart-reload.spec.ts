@@ -58,11 +58,10 @@ describe('quick start --interactive: hot reload and output', function () {
     // A value that fails the provider's schema: a clear line, nothing unregistered, old config kept.
     let mark = cli.stdout().length
     renameSave(config, withForkConfig(base, '    description: never applied\n    maxSteps: lots\n'), 4)
-    await cli.waitFor(/\[reload\] rejected, previous configuration kept: entry "fork" \(@cordis-subagents\/provider-fork\): [^\n]*maxSteps/)
+    await cli.waitFor(/\[reload\] rejected \(CONFIG_ENTRY_SCHEMA\), previous configuration kept: entry "fork" \(@cordis-subagents\/provider-fork\): [^\n]*maxSteps[^\n]* \(line \d+\)/)
     // YAML that does not parse: the same.
     renameSave(config, `${base}\n- id: [unclosed\n`, 5)
-    await cli.waitFor(/\[reload\] rejected, previous configuration kept: YAMLException/)
-    await delay(300)
+    await cli.waitFor(/\[reload\] rejected \(CONFIG_SYNTAX\), previous configuration kept: [^\n]* \(line \d+\)/)
     expect(cli.stdout().slice(mark)).to.not.include('[reload] tool ')
 
     // Still watching after the failures; a good save applies.
@@ -86,7 +85,7 @@ describe('quick start --interactive: hot reload and output', function () {
     writeFileSync(config, withForkConfig(base, '    description: in place\n'))
     await cli.waitFor(/registered: [^\n]*in place/)
     renameSave(config, withForkConfig(base, '    description: in place\n'), 1)
-    await delay(800)
+    await cli.waitFor(/\[reload\] saved without a change; nothing to reload/)
     expect(count(cli.stdout(), /changed; refreshing/)).to.equal(1)
 
     // Passes the schema but fails the plugin's own check in apply: reported on one clear line.

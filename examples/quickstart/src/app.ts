@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import Loader from '@cordisjs/loader'
+import { stopLoaderApp } from '@cordis-subagents/config-watch'
 import type {} from '@cordis-subagents/tools'
 import type {} from '@cordis-subagents/agent'
 import type {} from '@cordis-subagents/subagents-service'
@@ -47,28 +48,9 @@ export async function settle(ctx: Context, timeout = 10_000): Promise<void> {
   }
 }
 
+/** The loader's entries, then the context, with cordis.yml left as it is (see stopLoaderApp). */
 async function stopApp(ctx: Context): Promise<void> {
-  const loader = ctx.loader as Loader | undefined
-  // Disable the entries first (in reverse order, so tools go before the services they use).
-  // Disposing an entry's fork directly would make the loader persist `disabled: true` into the
-  // config file, and `ctx.stop()` alone trips the loader's service hooks once `ctx.loader` is gone.
-  if (loader) {
-    for (const entry of [...loader.entries()].reverse()) {
-      try {
-        entry.options.disabled = true
-        await entry.refresh()
-      } catch {}
-    }
-  }
-  await ctx.lifecycle.flush().catch(() => {})
-  if (loader?.file) clearTimeout(loader.file.writeTask)
-  // The loader's `inject` sub-plugin reads `ctx.loader` in a global service hook; once the loader
-  // service is gone that hook throws (loader.js:568). Dispose that sub-plugin before the context.
-  for (const runtime of [...ctx.registry.values()]) {
-    const plugin = runtime.plugin as { name?: string; apply?: (...args: never[]) => unknown } | undefined
-    if (plugin?.name === 'inject' && String(plugin.apply).includes('loader/entry-check')) runtime.dispose()
-  }
   try {
-    await ctx.stop()
+    await stopLoaderApp(ctx)
   } catch {}
 }

@@ -10,8 +10,8 @@ import { Logger } from 'cordis'
 import type { Agent, AgentEvent, RunResult } from '@cordis-subagents/agent'
 import type { SubagentOutcome, SubagentRunInfo, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import type { Usage } from '@cordis-subagents/tools'
+import * as configWatch from '@cordis-subagents/config-watch'
 import { type App, DEFAULT_CONFIG, startApp } from './app.js'
-import { type ConfigWatcher, reloadConfig, watchConfig } from './config-reload.js'
 import { jsonLine, terminalLine, terminalLog, terminalText } from './terminal-text.js'
 import { startGlobalTracing } from './tracing.js'
 import { BACKGROUND_TASK } from './demo-background.js'
@@ -188,14 +188,14 @@ async function main() {
 
   let current: AbortController | undefined
   let shuttingDown: Promise<void> | undefined
-  let watcher: ConfigWatcher | undefined
+  let watcher: { dispose(): unknown } | undefined
   let stopReloadLog: (() => void) | undefined
   let closeInput: (() => void) | undefined
   const shutdown = (code: number) => (shuttingDown ??= (async () => {
     // Shutting down unregisters every tool: that is not a reload worth reporting.
     stopReloadLog?.()
     current?.abort(new Error('interrupted (Ctrl-C)'))
-    watcher?.close()
+    watcher?.dispose()
     closeInput?.()
     tree.stopHeartbeat()
     await agent.dispose()
@@ -285,18 +285,18 @@ async function main() {
     const spec = ctx.tools.list().find((tool) => tool.name === name)
     out(`[reload] tool ${terminalLine(name)} ${change === 'added' ? 'registered' : 'unregistered'}${spec ? `: ${terminalLine(spec.description)}` : ''}`)
   })
-  let reloading = Promise.resolve()
-  watcher = watchConfig(options.config, () => {
-    reloading = reloading.then(async () => {
-      if (shuttingDown) return
-      out(`[reload] ${options.config} changed; refreshing`)
-      const result = await reloadConfig(ctx, loader)
-      if (result.ok) return
-      out(result.kept
-        ? `[reload] rejected, previous configuration kept: ${terminalLine(result.reason)}`
-        : `[reload] applied with an error (that entry is not running; fix the file to reload it): ${terminalLine(result.reason)}`)
-    }).catch((error) => out(`[reload] failed: ${terminalLine(String(error))}`))
+  // Hot reload by @cordis-subagents/config-watch: it checks a save before the loader sees it.
+  ctx.on('config-watch/reloading', () => out(`[reload] ${options.config} changed; refreshing`))
+  ctx.on('config-watch/checked', (result) => {
+    if (result.status === 'rejected' && result.code !== 'CONFIG_UNREADABLE') {
+      out(`[reload] rejected (${result.code}), previous configuration kept: ${terminalLine(result.reason)}${result.line ? ` (line ${result.line})` : ''}`)
+    } else if (result.status === 'unchanged') {
+      out('[reload] saved without a change; nothing to reload')
+    } else if (result.status === 'applied' && result.errors.length) {
+      out(`[reload] applied with an error (that entry is not running; fix the file to reload it): ${terminalLine(result.errors[0]!)}`)
+    }
   })
+  watcher = ctx.plugin(configWatch)
 
   const queue: string[] = []
   let first = true
