@@ -85,10 +85,10 @@ export const Config: Schema<Config> = Schema.object({
   rateLimit: count({ min: 1 }).default(600)
     .description('Requests per minute per credential (a sliding minute). More are refused (HTTP 429, RATE_LIMITED).'),
   model: Schema.string().description('Model ref of the served agent (default: the runtime\'s default model).'),
-  persona: Schema.string().role('textarea').description('System prompt of the served agent (default: the runtime\'s deployment persona).'),
+  persona: Schema.string().role('textarea').description('System prompt of the served agent (default: the runtime\'s deployment persona). `{depth}` is replaced by the depth the task runs at (sent by a delegating parent; else this host\'s root depth).'),
   cwd: Schema.string().description('Working directory of the served agent (default: the runtime\'s).'),
   tools: Schema.object({
-    allow: Schema.array(Schema.string()).description('Only these tools.'),
+    allow: Schema.array(Schema.string()).description('Only these tools (empty or absent: every tool).'),
     deny: Schema.array(Schema.string()).description('Never these tools.'),
   }).description('Which registered tools the served agent may use (default: all). A delegating parent\'s tool ceiling narrows it further, never widens it.'),
   budget: Schema.object({

@@ -119,7 +119,8 @@ export class AgentTaskExecutor implements AgentExecutor {
       agent = this.host.agents.create({
         label: 'a2a',
         model: config.model,
-        persona: config.persona,
+        // `{depth}` in the persona: how deep in its delegation tree this task runs (the parent says; else this host's root depth).
+        persona: config.persona?.replaceAll('{depth}', String(crossing.depth ?? this.host.agents.rootDepth)),
         cwd: config.cwd,
         tools: this.toolsFor(crossing),
         budget: this.budgetFor(crossing),
@@ -159,7 +160,9 @@ export class AgentTaskExecutor implements AgentExecutor {
   /** The configured tools, under the parent's tool ceiling (an intersection: never more than either). */
   private toolsFor(crossing: Crossing) {
     const { tools } = this.host.config
-    let view = this.host.tools.view(tools && (tools.allow || tools.deny) ? tools : undefined)
+    // The schema fills an absent list with []: an empty list is "not given", not "nothing".
+    const filter = { ...tools?.allow?.length ? { allow: tools.allow } : {}, ...tools?.deny?.length ? { deny: tools.deny } : {} }
+    let view = this.host.tools.view(Object.keys(filter).length ? filter : undefined)
     if (crossing.allowedTools) view = view.restrict({ allow: crossing.allowedTools })
     return view
   }
@@ -243,9 +246,12 @@ class SpendReporter {
     })
   }
 
+  /** Sends what is pending now (the last report is never dropped), then stops. */
   stop(): void {
-    if (this.pending) clearImmediate(this.pending)
+    if (!this.pending) return
+    clearImmediate(this.pending)
     this.pending = undefined
+    if (this.last) this.send(spendValue(spendOf(this.last)))
   }
 }
 
