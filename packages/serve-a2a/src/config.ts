@@ -49,7 +49,7 @@ export interface Config {
 
 const limit = (text: string) => count().description(text)
 
-export const Config: Schema<Config> = Schema.object({
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
   host: Schema.string().default('127.0.0.1')
     .description('Address to bind. Default loopback (127.0.0.1): only this machine can connect. Another address (0.0.0.0, a LAN address) exposes the agent to the network: put TLS in front (a reverse proxy) and set `publicUrl`.'),
   port: Schema.natural().max(65535).default(0)

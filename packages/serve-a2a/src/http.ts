@@ -36,10 +36,13 @@ export async function createApp(guards: HttpGuards) {
   const users = new WeakMap<Request, ScopedUser>()
   const count = (code: string) => guards.refused.set(code, (guards.refused.get(code) ?? 0) + 1)
 
+  const open = new Set<Response>()
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
   app.use((req: Request, res: Response, next: NextFunction) => {
+    open.add(res)
+    res.once('close', () => open.delete(res))
     const host = (req.headers.host ?? '').toLowerCase()
     if (!guards.hosts.has(host)) {
       count('FORBIDDEN_HOST')
@@ -107,7 +110,16 @@ export async function createApp(guards: HttpGuards) {
     legacyCompat: { enabled: true },
   }))
   app.use((_req: Request, res: Response) => refuse(res, 'NOT_FOUND', `Not found: this server answers ${CARD_PATH} (GET) and ${JSONRPC_PATH} (POST, JSON-RPC).`))
-  return app
+  /** Resolves once every response in flight has ended, or after `ms` (a client that does not read). */
+  const drained = (ms: number) => new Promise<void>((resolve) => {
+    const deadline = Date.now() + ms
+    const check = () => {
+      if (!open.size || Date.now() >= deadline) return resolve()
+      setTimeout(check, 10)
+    }
+    check()
+  })
+  return { app, drained }
 }
 
 function user(scope: string): ScopedUser {

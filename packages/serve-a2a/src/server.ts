@@ -18,6 +18,9 @@ declare module 'cordis' {
   }
 }
 
+/** How long a stop waits for responses in flight (a final task state on a stream) before it cuts them. */
+const STOP_DRAIN_MS = 2_000
+
 type TelemetryLike = { continueTrace(agent: Agent, context: TraceContextHeaders | undefined): boolean }
 
 /**
@@ -27,7 +30,7 @@ type TelemetryLike = { continueTrace(agent: Agent, context: TraceContextHeaders 
  * Once it listens, `url`, `cardUrl` and (when generated) `token` tell a client where and how.
  */
 export class A2aServer extends Service<Config> {
-  static inject = { required: ['agents', 'tools'], optional: ['telemetry'] }
+  static inject = { agents: { required: true }, tools: { required: true }, telemetry: { required: false } }
   static Config = Config
 
   /** The base URL clients use (`publicUrl`, else the bound address); empty until it listens. */
@@ -46,10 +49,11 @@ export class A2aServer extends Service<Config> {
   private store?: BoundedTaskStore
   private http?: Server
   private readonly refused = new Map<string, number>()
+  private drained?: (ms: number) => Promise<void>
 
-  constructor(ctx: Context, config: Partial<Config> = {}) {
+  constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'a2aServer')
-    this.config = checked(Config(config as Config))
+    this.config = checked(Config((config ?? {}) as Config))
     const { credentials, generated } = Credentials.fromConfig(this.config, process.env)
     this.credentials = credentials
     this.token = generated
@@ -83,16 +87,21 @@ export class A2aServer extends Service<Config> {
       config,
       log: logger,
     })
-    const store = this.store = new BoundedTaskStore({ max: config.maxStoredTasks, ttl: config.taskTtl, isRunning: (key) => executor.isRunning(key) })
+    const store = this.store = new BoundedTaskStore({
+      max: config.maxStoredTasks, ttl: config.taskTtl, isRunning: (key) => executor.isRunning(key),
+    })
     const sweeper = this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
     const http = this.http = await listen(config.host, config.port)
     this.port = (http.address() as AddressInfo).port
     const base = config.publicUrl ? config.publicUrl.replace(/\/+$/, '') : `http://${hostForUrl(config.host)}:${this.port}`
-    const hosts = config.allowedHosts?.length ? config.allowedHosts : [...defaultHosts(config.host, this.port), ...config.publicUrl ? [urlHost(new URL(config.publicUrl))] : []]
-    const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...config.publicUrl ? [new URL(config.publicUrl).origin] : []]
+    const publicUrl = config.publicUrl ? new URL(config.publicUrl) : undefined
+    const hosts = config.allowedHosts?.length
+      ? config.allowedHosts
+      : [...defaultHosts(config.host, this.port), ...publicUrl ? [urlHost(publicUrl)] : []]
+    const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
     const server = await import('@a2a-js/sdk/server')
     const requestHandler = new server.DefaultRequestHandler(agentCard(config, base), store, executor)
-    const app = await createApp({
+    const { app, drained } = await createApp({
       credentials: this.credentials,
       hosts: new Set(hosts.map((host) => host.toLowerCase())),
       origins: new Set(origins.map((origin) => origin.toLowerCase())),
@@ -103,6 +112,7 @@ export class A2aServer extends Service<Config> {
       refused: this.refused,
     })
     http.on('request', app)
+    this.drained = drained
     this.url = base
     this.cardUrl = `${base}${CARD_PATH}`
     if (config.auth === 'none') {
@@ -121,8 +131,9 @@ export class A2aServer extends Service<Config> {
       http.close()
       http.closeIdleConnections()
     }
-    // Running tasks end (aborted) and publish their final state before the sockets go.
+    // Running tasks end (aborted) and their streams get their final state before the sockets go.
     await this.executor?.stop()
+    await this.drained?.(STOP_DRAIN_MS)
     http?.closeAllConnections()
     this.store?.clear()
     this.url = ''

@@ -85,7 +85,8 @@ describe('serve-a2a: the crossing, read by the served agent', function () {
     let step = 0
     served = await serve({}, () => ++step <= 2 ? ScriptedModel.call('echo', { text: `step ${step}` }) : ScriptedModel.text('done'))
     const all = statuses(await run(served, 'work'))
-    const reports = all.filter((event) => event.status.state === TaskState.TASK_STATE_WORKING).map((event) => spendFromMeta(event.metadata)).filter(Boolean)
+    const reports = all.filter((event) => event.status.state === TaskState.TASK_STATE_WORKING)
+      .map((event) => spendFromMeta(event.metadata)).filter(Boolean)
     expect(reports.length).to.be.greaterThan(0)
     // Cumulative: never shrinks; the last working report has seen at least the two tool calls.
     for (let i = 1; i < reports.length; i++) expect(reports[i]!.steps).to.be.at.least(reports[i - 1]!.steps)

@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client'
 import { Role, type StreamResponse } from '@a2a-js/sdk'
 import { A2AClient } from 'a2a-sdk-v03/client'
-import AgentRuntime, { ScriptedModel, type ScriptedReply } from '@cordis-subagents/agent'
+import AgentRuntime, { type GenerateRequest, ScriptedModel, type ScriptedReply, type ScriptedResponse } from '@cordis-subagents/agent'
 import ToolRegistry from '@cordis-subagents/tools'
 import A2aServer, { type Config } from '../src/index.js'
 
@@ -21,8 +21,10 @@ export interface Served {
  * A real app: the tool registry, the agent runtime with a scripted model, two tools (`echo`,
  * `secret`) and the A2A server on 127.0.0.1 with `config`.
  */
-export async function serve(config: Partial<Config> = {}, script: ScriptedReply[] | ((...args: Parameters<Extract<ScriptedReply, Function>>) => ReturnType<Extract<ScriptedReply, Function>>) = () => ScriptedModel.text('done')): Promise<Served> {
-  const model = new ScriptedModel(script as never, { usage: { inputTokens: 10, outputTokens: 5 } })
+type Script = ScriptedReply[] | ((request: GenerateRequest, index: number) => ScriptedResponse | Promise<ScriptedResponse>)
+
+export async function serve(config: Partial<Config> = {}, script: Script = () => ScriptedModel.text('done')): Promise<Served> {
+  const model = new ScriptedModel(script, { usage: { inputTokens: 10, outputTokens: 5 } })
   const secretCalls: unknown[] = []
   const ctx = new Context()
   ctx.plugin(ToolRegistry)
@@ -96,7 +98,14 @@ export async function drain(stream: AsyncGenerator<StreamResponse>): Promise<Str
  * A raw HTTP request through node:http (what a hostile caller sends: any Host, any Origin, any
  * body), with its status and parsed body.
  */
-export function raw(url: string, options: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
+export interface RawOptions {
+  method?: string
+  path?: string
+  headers?: Record<string, string>
+  body?: string | Buffer
+}
+
+export function raw(url: string, options: RawOptions = {}): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
   const target = new URL(options.path ?? '/a2a/jsonrpc', url)
   return new Promise((resolve, reject) => {
     const req = request(target, { method: options.method ?? 'POST', headers: options.headers, agent: false }, (res) => {

@@ -40,7 +40,8 @@ describe('serve-a2a: A2A 1.0 and 0.3 clients', function () {
     const client = await client03(served.server.url, bearer(served.server.token))
     const answer = await client.sendMessage({ message: { kind: 'message', role: 'user', messageId: 'm-1', parts: [{ kind: 'text', text: 'from 0.3' }] }, configuration: { blocking: true } })
     expect('error' in answer, JSON.stringify(answer)).to.equal(false)
-    const task = (answer as { result: { kind: string; status: { state: string }; artifacts?: Array<{ parts: Array<{ kind: string; text?: string }> }> } }).result
+    type Task03 = { kind: string; status: { state: string }; artifacts?: Array<{ parts: Array<{ kind: string; text?: string }> }> }
+    const task = (answer as { result: Task03 }).result
     expect(task.kind).to.equal('task')
     expect(task.status.state).to.equal('completed')
     expect(task.artifacts![0].parts[0]).to.deep.include({ kind: 'text', text: 'answer to: from 0.3' })
