@@ -3,8 +3,8 @@ import { Role, type Message, type Part, TaskState } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
 import type { Agent, AgentRuntime, BudgetLimits, BudgetSpend, RunResult } from '@cordis-subagents/agent'
 import {
-  type Crossing, crossingFromMeta, crossingTrace, CROSSING_BUDGET_KEYS, CROSSING_KEY, depthRefusal, spendValue, strictestCrossing,
-  type TraceContextHeaders,
+  type Crossing, crossingFromEnv, crossingFromMeta, crossingTrace, CROSSING_BUDGET_KEYS, CROSSING_KEY, depthRefusal, spendValue,
+  strictestCrossing, type TraceContextHeaders,
 } from '@cordis-subagents/shared'
 import type { ToolRegistry } from '@cordis-subagents/tools'
 import type { BudgetConfig, Config } from './config.js'
@@ -50,8 +50,12 @@ export class AgentTaskExecutor implements AgentExecutor {
   private readonly running = new Map<ExecutionEventBus, Running>()
   private readonly runningKeys = new Set<string>()
   private stopped = false
+  /** What a parent host of ours passed this process (SUBAGENT_*): it bounds every task here too. */
+  private readonly fromEnv: Crossing
 
-  constructor(private readonly host: ExecutorHost) {}
+  constructor(private readonly host: ExecutorHost, env: NodeJS.ProcessEnv = process.env) {
+    this.fromEnv = crossingFromEnv(env).crossing
+  }
 
   isRunning(key: string): boolean {
     return this.runningKeys.has(key)
@@ -106,7 +110,8 @@ export class AgentTaskExecutor implements AgentExecutor {
 
   private async run(request: RequestContext, events: TaskEvents, signal: AbortSignal): Promise<void> {
     const { config } = this.host
-    const crossing = strictestCrossing(crossingFromMeta(request.userMessage.metadata), crossingFromMeta(request.request.metadata))
+    const { userMessage } = request
+    const crossing = strictestCrossing(crossingFromMeta(userMessage.metadata), crossingFromMeta(request.request.metadata), this.fromEnv)
     const refusal = depthRefusal(crossing, config.maxDepth)
     if (refusal) {
       events.end(TaskState.TASK_STATE_REJECTED,
