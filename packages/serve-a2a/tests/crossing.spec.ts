@@ -51,6 +51,19 @@ describe('serve-a2a: the crossing, read by the served agent', function () {
     expect(ok.status.state).to.equal(TaskState.TASK_STATE_COMPLETED)
   })
 
+  it('honours SUBAGENT_MAX_DEPTH of its own process (a parent host started it): deeper tasks are rejected', async () => {
+    process.env.SUBAGENT_MAX_DEPTH = '1'
+    try {
+      served = await serve()
+    } finally {
+      delete process.env.SUBAGENT_MAX_DEPTH
+    }
+    const final = statuses(await run(served, 'deep', { depth: 2 })).at(-1)!
+    expect(final.status.state).to.equal(TaskState.TASK_STATE_REJECTED)
+    expect(said(final.status)).to.match(/depth 2, deeper than the ceiling 1/)
+    expect(served.model.callCount).to.equal(0)
+  })
+
   it('the tool ceiling intersects the configured filter: the model sees only tools both allow', async () => {
     const seen: string[][] = []
     served = await serve({ tools: { deny: ['secret'] } }, (request: GenerateRequest) => {
