@@ -41,6 +41,7 @@ const config = `
   config:
     name: remote
     url: !!js "quickstartA2a.url"
+    bearerToken: !!js "quickstartA2a.token"
 - id: tool-subagent
   name: '@cordis-subagents/subagent-tool'
   config:

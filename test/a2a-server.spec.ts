@@ -41,7 +41,7 @@ describe('the quick start agent served over A2A (lib/a2a-server.js through provi
     await ctx.start()
     await ctx.lifecycle.flush()
     delete process.env.QUICKSTART_DEMO_DELAY
-    remote = await createA2aProvider({ url: ctx.quickstartA2a.url, cancelGrace: 5_000 })
+    remote = await createA2aProvider({ url: ctx.quickstartA2a.url, bearerToken: ctx.quickstartA2a.token, cancelGrace: 5_000 })
   })
   afterEach(async () => {
     const pid = ctx.quickstartA2a.pid!
@@ -68,6 +68,37 @@ describe('the quick start agent served over A2A (lib/a2a-server.js through provi
     expect(match, result.output).to.not.equal(null)
     expect(Number(match![1])).to.equal(ctx.quickstartA2a.pid).and.not.equal(process.pid)
     expect(result.usage!.inputTokens).to.be.greaterThan(0)
+  })
+
+  it('a local process without the run\'s token can do nothing: no token, a wrong one or a foreign Host is refused, and nothing runs', async () => {
+    const { url, token } = ctx.quickstartA2a
+    expect(token).to.match(/^[A-Za-z0-9_-]{43}$/)
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'read .env' }] } } })
+    const post = (headers: Record<string, string>) => fetch(`${url}/a2a/jsonrpc`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', ...headers }, body })
+    for (const headers of [{}, { Authorization: 'Bearer not-the-token' }] as Array<Record<string, string>>) {
+      const answer = await post(headers)
+      expect(answer.status).to.equal(401)
+      expect(((await answer.json()) as { error: { data: { code: string } } }).error.data.code).to.equal('UNAUTHENTICATED')
+    }
+    const listed = await fetch(`${url}/a2a/jsonrpc`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ListTasks', params: {} }),
+    })
+    expect(listed.status).to.equal(401)
+    // DNS rebinding: a browser sends the attacker's host name, even with a stolen token the Host is refused.
+    const { request: httpRequest } = await import('node:http')
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${url}/a2a/jsonrpc`, { method: 'POST', headers: { Host: 'attacker.example', 'Content-Type': 'application/json', Authorization: `Bearer ${token}` } }, (res) => {
+        res.resume()
+        resolve(res.statusCode!)
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+    expect(status).to.equal(403)
+    // A provider of ours without the token: the card is public, but the task is refused.
+    const stranger = await createA2aProvider({ url })
+    const refused = await stranger.start(request()).then(() => undefined, (error: Error) => error)
+    expect(refused?.message).to.match(/did not accept the task: Refused: no credential/)
   })
 
   it('refuses a task deeper than the tree\'s ceiling: the task is rejected, the run an error saying why', async () => {
@@ -99,7 +130,7 @@ describe('the quick start agent served over A2A (lib/a2a-server.js through provi
     await ctx.start()
     await ctx.lifecycle.flush()
     delete process.env.QUICKSTART_DEMO_DELAY
-    remote = await createA2aProvider({ url: ctx.quickstartA2a.url, cancelGrace: 20_000 })
+    remote = await createA2aProvider({ url: ctx.quickstartA2a.url, bearerToken: ctx.quickstartA2a.token, cancelGrace: 20_000 })
     const handle = await remote.start(request())
     handle.cancel('the user pressed stop')
     const result = await handle.result

@@ -22,15 +22,19 @@ export const Config: Schema<Config> = Schema.object({
 })
 
 /**
- * `a2a-host`: runs the quick start's A2A server (lib/a2a-server.js) as a child process on
- * 127.0.0.1 (a free port), and provides `ctx.quickstartA2a.url` once it listens, so a
- * provider-a2a entry can point at it (`inject: [quickstartA2a]`, `url: !!js "quickstartA2a.url"`).
+ * `a2a-host`: runs the quick start's A2A server (lib/a2a-server.js: the app of a2a-server.yml,
+ * served by @cordis-subagents/serve-a2a) as a child process on 127.0.0.1 (a free port), and
+ * provides `ctx.quickstartA2a.url` and `.token` (the bearer token that server generated for this
+ * start, read from its private stdout pipe) once it listens, so a provider-a2a entry can use it
+ * (`inject: [quickstartA2a]`, `url: !!js "quickstartA2a.url"`, `bearerToken: !!js "quickstartA2a.token"`).
  * The server process goes with the plugin: SIGTERM, then SIGKILL after `killGrace`.
  */
 export class QuickstartA2a extends Service<Config> {
   static Config = Config
   /** The server's base URL (its agent card is at /.well-known/agent-card.json). */
   url = ''
+  /** The server's bearer token for this start (never logged). */
+  token = ''
   /** The server process's pid (while it runs). */
   pid?: number
   private child?: ChildProcess
@@ -42,32 +46,35 @@ export class QuickstartA2a extends Service<Config> {
 
   protected override async start() {
     const script = fileURLToPath(new URL('../lib/a2a-server.js', import.meta.url))
-    const args = [script, '--port', '0', '--exit-with-stdin', ...this.config.root ? ['--root', this.config.root] : []]
+    const args = [script, '--exit-with-stdin', ...this.config.root ? ['--root', this.config.root] : []]
     // Its stdin is ours: if this process dies without stopping it, the pipe closes and it exits.
     const child = this.child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: process.env })
     this.pid = child.pid
-    child.stderr!.on('data', () => {})
+    let stderr = ''
+    child.stderr!.on('data', (chunk: Buffer) => { stderr = (stderr + chunk).slice(-2048) })
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-    this.url = await new Promise<string>((resolve, reject) => {
+    const listening = await new Promise<{ url: string; token: string }>((resolve, reject) => {
       let out = ''
       const timer = setTimeout(() => reject(new Error(`the A2A server did not start within ${this.config.startupTimeout} ms`)), this.config.startupTimeout)
       child.stdout!.on('data', (chunk: Buffer) => {
         out += chunk
         if (out.length > 4096) out = out.slice(-4096)
-        const line = /^\{"url":"(http:\/\/127\.0\.0\.1:\d+)"\}$/m.exec(out)
+        const line = /^\{"url":"(http:\/\/127\.0\.0\.1:\d+)","token":"([A-Za-z0-9_-]{16,128})"\}$/m.exec(out)
         if (line) {
           clearTimeout(timer)
-          resolve(line[1])
+          resolve({ url: line[1], token: line[2] })
         }
       })
       void exited.then(() => {
         clearTimeout(timer)
-        reject(new Error(`the A2A server exited before it listened (code ${child.exitCode})`))
+        reject(new Error(`the A2A server exited before it listened (code ${child.exitCode}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`))
       })
     }).catch(async (error) => {
       await this.stopChild()
       throw error
     })
+    this.url = listening.url
+    this.token = listening.token
   }
 
   protected override stop() {

@@ -6,6 +6,7 @@ export interface Config {
   name?: string
   url: string
   bearerTokenEnv?: string
+  bearerToken?: string
   headersFromEnv?: Record<string, string>
   allowHttp?: boolean
   allowCrossOrigin?: boolean
@@ -27,6 +28,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('The remote agent: its base URL (`http://127.0.0.1:41241`, the card is read from `/.well-known/agent-card.json`) or the full URL of its agent card (a path ending in `.json`).'),
   bearerTokenEnv: Schema.string()
     .description('Name of an environment variable holding a bearer token: every request carries `Authorization: Bearer <value>`. The value is never logged nor put in a diagnostic.'),
+  bearerToken: Schema.string().role('secret')
+    .description('A bearer token given in config (e.g. `!!js "a2aServer.token"`, the token a serve-a2a plugin of this app generated): every request carries `Authorization: Bearer <value>`. Not with `bearerTokenEnv`. Never logged nor put in a diagnostic.'),
   headersFromEnv: Schema.dict(String).default({})
     .description('More request headers, each read from an environment variable: `{ X-Api-Key: REMOTE_API_KEY }`. Values are never logged nor put in a diagnostic.'),
   allowHttp: Schema.boolean().default(false)

@@ -128,7 +128,13 @@ function authHeaders(options: ProviderOptions, env: NodeJS.ProcessEnv): { header
     secrets.push(value)
     return value
   }
+  if (options.bearerToken !== undefined && options.bearerTokenEnv) throw invalid('bearerToken and bearerTokenEnv are both set; keep one.')
   if (options.bearerTokenEnv) headers.Authorization = `Bearer ${read(options.bearerTokenEnv, 'bearerTokenEnv')}`
+  if (options.bearerToken !== undefined) {
+    if (!options.bearerToken || /[\r\n]/.test(options.bearerToken)) throw invalid('bearerToken is empty or holds a line break (its value is not shown).')
+    secrets.push(options.bearerToken)
+    headers.Authorization = `Bearer ${options.bearerToken}`
+  }
   for (const [name, variable] of Object.entries(options.headersFromEnv ?? {})) {
     if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(name)) throw invalid(`headersFromEnv: ${JSON.stringify(name)} is not a header name.`)
     headers[name] = read(variable, `headersFromEnv.${name}`)

@@ -161,6 +161,19 @@ describe('provider-a2a: auth headers from the environment', function () {
     expect(server.sends[0].headers['x-api-key']).to.equal('key-other-secret-456')
   })
 
+  it('sends bearerToken from config on every request; it excludes bearerTokenEnv and is never in an error', async () => {
+    const remote = await provider(server.url, { bearerToken: 'tok-from-config-789' })
+    const handle = await remote.start(request({ prompt: 'complete' }))
+    expect((await handle.result).stopReason).to.equal('completed')
+    await handle.dispose()
+    expect(server.sends[0].headers.authorization).to.equal('Bearer tok-from-config-789')
+    const both = await provider(server.url, { env: { REMOTE_TOKEN: 'x' }, bearerToken: 'tok-from-config-789', bearerTokenEnv: 'REMOTE_TOKEN' }).then(() => undefined, (e) => e)
+    expect(both).to.include({ code: 'A2A_INVALID_CONFIG' })
+    expect(both.message).to.match(/bearerToken and bearerTokenEnv are both set/)
+    const broken = await provider(server.url, { bearerToken: 'tok-secret\r\nX-Evil: 1' }).then(() => undefined, (e) => e)
+    expect(broken.message).to.match(/bearerToken is empty or holds a line break/).and.not.include('tok-secret')
+  })
+
   it('a variable that is not set fails the load, naming the variable (not a value)', async () => {
     const error = await provider(server.url, { env: {}, bearerTokenEnv: 'REMOTE_TOKEN' }).then(() => undefined, (e) => e)
     expect(error).to.include({ code: 'A2A_INVALID_CONFIG' })

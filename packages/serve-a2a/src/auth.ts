@@ -1,0 +1,81 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { Request } from 'express'
+import { type AuthMode, type Config } from './config.js'
+import { ServeA2aError } from './errors.js'
+
+/** Scope of tasks started without a credential (`auth: none`). */
+export const ANONYMOUS = 'anonymous'
+
+/** Longest credential read from a header; longer ones are refused unread (no hashing of megabytes). */
+const MAX_CREDENTIAL_LENGTH = 4096
+
+/**
+ * The accepted credentials, kept only as SHA-256 digests. Each one is its own scope
+ * (`credential-1`, …): the id, never the value, is what tasks are filed under and what is logged.
+ */
+export class Credentials {
+  private readonly digests: Buffer[]
+
+  private constructor(values: string[], readonly mode: AuthMode, private readonly header: string) {
+    this.digests = values.map(digest)
+  }
+
+  /**
+   * The credentials of a config: `tokens`, then the values of `tokensFromEnv`. With none in a
+   * credential mode, one random token is generated (returned as `generated`: hand it to clients).
+   */
+  static fromConfig(config: Config, env: NodeJS.ProcessEnv): { credentials: Credentials; generated?: string } {
+    const values: string[] = []
+    config.tokens.forEach((token, index) => {
+      if (!token) throw new ServeA2aError('INVALID_CONFIG', `tokens[${index}] is empty; remove it or give it a value.`)
+      values.push(token)
+    })
+    for (const name of config.tokensFromEnv) {
+      const value = env[name]
+      if (!value) throw new ServeA2aError('MISSING_CREDENTIAL', `tokensFromEnv: the environment variable ${name} is not set (or empty); set it, or remove it from tokensFromEnv.`)
+      values.push(value)
+    }
+    for (const value of values) {
+      if (value.length > MAX_CREDENTIAL_LENGTH || !/^[\x21-\x7e]+$/.test(value)) {
+        throw new ServeA2aError('INVALID_CONFIG', `a configured token is not 1-${MAX_CREDENTIAL_LENGTH} printable ASCII characters without spaces (its value is not shown).`)
+      }
+    }
+    let generated: string | undefined
+    if (config.auth !== 'none' && values.length === 0) values.push(generated = randomBytes(32).toString('base64url'))
+    return { credentials: new Credentials(config.auth === 'none' ? [] : values, config.auth, config.apiKeyHeader), generated }
+  }
+
+  get count(): number {
+    return this.digests.length
+  }
+
+  /** What the request presents: the bearer token or the API key, or undefined. */
+  presented(req: Request): string | undefined {
+    if (this.mode === 'bearer') {
+      const header = req.headers.authorization
+      if (!header || header.length > MAX_CREDENTIAL_LENGTH + 7) return undefined
+      const match = /^Bearer +(\S+) *$/i.exec(header)
+      return match?.[1]
+    }
+    const value = req.headers[this.header.toLowerCase()]
+    if (typeof value !== 'string' || value.length > MAX_CREDENTIAL_LENGTH) return undefined
+    return value
+  }
+
+  /**
+   * The scope of the credential `value` matches, or undefined. Every digest is compared, in
+   * constant time, whatever matched first, so timing tells nothing about which one or how close.
+   */
+  match(value: string): string | undefined {
+    const given = digest(value)
+    let found = -1
+    this.digests.forEach((known, index) => {
+      if (timingSafeEqual(known, given) && found < 0) found = index
+    })
+    return found < 0 ? undefined : `credential-${found + 1}`
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest()
+}

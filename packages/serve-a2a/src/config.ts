@@ -1,0 +1,111 @@
+import { Schema } from 'cordis'
+import { choice, count, duration, type ToolFilter } from '@cordis-subagents/shared'
+
+export type AuthMode = 'bearer' | 'api-key' | 'none'
+
+export interface BudgetConfig {
+  maxSteps?: number
+  maxTokens?: number
+  maxToolCalls?: number
+  maxWallMs?: number
+  maxChildren?: number
+}
+
+export interface SkillConfig {
+  id: string
+  name: string
+  description: string
+  tags?: string[]
+  examples?: string[]
+}
+
+/** Plugin config; the schema fills every default. */
+export interface Config {
+  host: string
+  port: number
+  publicUrl?: string
+  auth: AuthMode
+  tokens: string[]
+  tokensFromEnv: string[]
+  apiKeyHeader: string
+  allowedHosts?: string[]
+  allowedOrigins?: string[]
+  maxConcurrentTasks: number
+  maxTasksPerCredential?: number
+  maxStoredTasks: number
+  taskTtl: number
+  maxBodyBytes: number
+  rateLimit: number
+  model?: string
+  persona?: string
+  cwd?: string
+  tools?: ToolFilter
+  budget?: BudgetConfig
+  maxDepth?: number
+  name: string
+  description: string
+  skills: SkillConfig[]
+}
+
+const limit = (text: string) => count().description(text)
+
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  host: Schema.string().default('127.0.0.1')
+    .description('Address to bind. Default loopback (127.0.0.1): only this machine can connect. Another address (0.0.0.0, a LAN address) exposes the agent to the network: put TLS in front (a reverse proxy) and set `publicUrl`.'),
+  port: Schema.natural().max(65535).default(0)
+    .description('Port to listen on. 0 (the default) picks a free port at each start; read it from the service (`a2aServer.url`).'),
+  publicUrl: Schema.string()
+    .description('The base URL clients use when a reverse proxy is in front (`https://agents.example.com/quick`). The agent card advertises it instead of the bound address, and its host is allowed in `Host`.'),
+  auth: choice({
+    bearer: 'Bearer token: `Authorization: Bearer <token>`',
+    'api-key': 'API key in a header (`apiKeyHeader`)',
+    none: 'No credential (only on a loopback bind; logs a warning)',
+  }).default('bearer')
+    .description('What every JSON-RPC request must carry. With no token configured, one random token is generated per start and exposed as `a2aServer.token`.'),
+  tokens: Schema.array(Schema.string().role('secret')).default([])
+    .description('Accepted tokens (bearer) or keys (api-key). Each is its own credential: it sees, resubscribes to and cancels only the tasks it started. Never logged.'),
+  tokensFromEnv: Schema.array(Schema.string()).default([])
+    .description('Names of environment variables holding more accepted tokens or keys. A variable that is not set fails the load (naming the variable, never a value).'),
+  apiKeyHeader: Schema.string().pattern(/^[A-Za-z0-9-]{1,64}$/).default('X-API-Key')
+    .description('The header carrying the key when `auth: api-key`.'),
+  allowedHosts: Schema.array(Schema.string())
+    .description('Accepted `Host` headers (`host:port`). Default: on a loopback bind `127.0.0.1:<port>`, `localhost:<port>` and `[::1]:<port>`; otherwise the bound `host:port`; plus the host of `publicUrl`. Any other Host is refused (DNS rebinding). Empty: the default.'),
+  allowedOrigins: Schema.array(Schema.string())
+    .description('Accepted `Origin` headers (a request without one, as servers send, passes). Default: `http://` + each allowed host, plus the origin of `publicUrl`. Any other Origin is refused (a web page in a browser). Empty: the default.'),
+  maxConcurrentTasks: count({ min: 1 }).default(8)
+    .description('Tasks running at once on this server, across credentials. More are refused (HTTP 429, TOO_MANY_TASKS).'),
+  maxTasksPerCredential: count({ min: 1 })
+    .description('Tasks running at once for one credential. Default: `maxConcurrentTasks`.'),
+  maxStoredTasks: count({ min: 1 }).default(500)
+    .description('Tasks kept for GetTask / ListTasks, across credentials. Past it the oldest finished task is evicted. At least `maxConcurrentTasks`.'),
+  taskTtl: duration({ min: 1000 }).default(15 * 60_000)
+    .description('Milliseconds a finished task is kept after its last update; then it is evicted (GetTask answers task not found).'),
+  maxBodyBytes: count({ min: 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024)
+    .description('Largest request body in bytes; a bigger one is refused (HTTP 413, BODY_TOO_LARGE) before it is parsed.'),
+  rateLimit: count({ min: 1 }).default(600)
+    .description('Requests per minute per credential (a sliding minute). More are refused (HTTP 429, RATE_LIMITED).'),
+  model: Schema.string().description('Model ref of the served agent (default: the runtime\'s default model).'),
+  persona: Schema.string().role('textarea').description('System prompt of the served agent (default: the runtime\'s deployment persona). `{depth}` is replaced by the depth the task runs at (sent by a delegating parent; else this host\'s root depth).'),
+  cwd: Schema.string().description('Working directory of the served agent (default: the runtime\'s).'),
+  tools: Schema.object({
+    allow: Schema.array(Schema.string()).description('Only these tools (empty or absent: every tool).'),
+    deny: Schema.array(Schema.string()).description('Never these tools.'),
+  }).description('Which registered tools the served agent may use (default: all). A delegating parent\'s tool ceiling narrows it further, never widens it.'),
+  budget: Schema.object({
+    maxSteps: limit('Model calls of one task\'s whole tree.'),
+    maxTokens: limit('Tokens (input + output) of one task\'s whole tree.'),
+    maxToolCalls: limit('Tool calls of one task\'s whole tree.'),
+    maxWallMs: limit('Wall time of one task (ms).'),
+    maxChildren: limit('Delegations of one task\'s tree.'),
+  }).description('Limits of each task\'s root run. The budget a delegating parent sends lowers them, never raises them.'),
+  maxDepth: count().description('This server\'s own depth ceiling: a task whose parent says it runs deeper is refused (rejected). A parent\'s `maxDepth` applies too; the lower wins.'),
+  name: Schema.string().default('cordis agent').description('The agent card\'s name.'),
+  description: Schema.string().default('An agent served by @cordis-subagents/serve-a2a.').description('The agent card\'s description.'),
+  skills: Schema.array(Schema.object({
+    id: Schema.string().required(),
+    name: Schema.string().required(),
+    description: Schema.string().required(),
+    tags: Schema.array(Schema.string()).default([]),
+    examples: Schema.array(Schema.string()).default([]),
+  })).default([]).description('The agent card\'s skills (default: one `general` skill named after the card).'),
+})

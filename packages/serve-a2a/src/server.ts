@@ -1,0 +1,182 @@
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Context, Service } from 'cordis'
+import type { Agent } from '@cordis-subagents/agent'
+import type { TraceContextHeaders } from '@cordis-subagents/shared'
+import { Credentials } from './auth.js'
+import { agentCard, CARD_PATH } from './card.js'
+import { Config } from './config.js'
+import { ServeA2aError } from './errors.js'
+import { AgentTaskExecutor } from './executor.js'
+import { defaultHosts, isLoopback, originsOf, RateLimiter, TaskSlots, urlHost } from './guards.js'
+import { createApp } from './http.js'
+import { BoundedTaskStore } from './task-store.js'
+
+declare module 'cordis' {
+  interface Context {
+    a2aServer: A2aServer
+  }
+}
+
+/** How long a stop waits for responses in flight (a final task state on a stream) before it cuts them. */
+const STOP_DRAIN_MS = 2_000
+
+type TelemetryLike = { continueTrace(agent: Agent, context: TraceContextHeaders | undefined): boolean }
+
+/**
+ * `ctx.a2aServer`: serves an agent of `ctx.agents` over A2A (JSON-RPC over HTTP, protocol 1.0
+ * and 0.3) while the plugin is loaded. Loopback, a credential on every JSON-RPC call, Host and
+ * Origin checked, tasks scoped per credential, evicted and capped (README: Security model).
+ * Once it listens, `url`, `cardUrl` and (when generated) `token` tell a client where and how.
+ */
+export class A2aServer extends Service<Config> {
+  static inject = { agents: { required: true }, tools: { required: true }, telemetry: { required: false } }
+  static Config = Config
+
+  /** The base URL clients use (`publicUrl`, else the bound address); empty until it listens. */
+  url = ''
+  /** The agent card's URL. */
+  cardUrl = ''
+  /** The bound port. */
+  port = 0
+  /** The token generated for this start (no token configured), else undefined. Never logged. */
+  readonly token?: string
+  /** How many credentials are accepted (values are never exposed). */
+  readonly credentialCount: number
+
+  private readonly credentials: Credentials
+  private executor?: AgentTaskExecutor
+  private store?: BoundedTaskStore
+  private http?: Server
+  private readonly refused = new Map<string, number>()
+  private drained?: (ms: number) => Promise<void>
+
+  constructor(ctx: Context, config?: Partial<Config>) {
+    super(ctx, 'a2aServer')
+    this.config = checked(Config((config ?? {}) as Config))
+    const { credentials, generated } = Credentials.fromConfig(this.config, process.env)
+    this.credentials = credentials
+    this.token = generated
+    this.credentialCount = credentials.count
+  }
+
+  /** Tasks kept for GetTask / ListTasks now (all credentials). */
+  get storedTasks(): number {
+    return this.store?.size ?? 0
+  }
+
+  /** Tasks running now. */
+  get runningTasks(): number {
+    return this.executor?.runningCount ?? 0
+  }
+
+  /** Requests refused so far, by code (UNAUTHENTICATED, FORBIDDEN_HOST, ...). */
+  get refusals(): Record<string, number> {
+    return Object.fromEntries(this.refused)
+  }
+
+  protected override async start(): Promise<void> {
+    const { config } = this
+    const logger = this.ctx.logger('a2a-server')
+    const slots = new TaskSlots(config.maxConcurrentTasks, config.maxTasksPerCredential ?? config.maxConcurrentTasks)
+    const executor = this.executor = new AgentTaskExecutor({
+      agents: this.ctx.agents,
+      tools: this.ctx.tools,
+      telemetry: () => telemetryOf(this.ctx),
+      slots,
+      config,
+      log: logger,
+    })
+    const store = this.store = new BoundedTaskStore({
+      max: config.maxStoredTasks, ttl: config.taskTtl, isRunning: (key) => executor.isRunning(key),
+    })
+    const sweeper = this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
+    const http = this.http = await listen(config.host, config.port)
+    this.port = (http.address() as AddressInfo).port
+    const base = config.publicUrl ? config.publicUrl.replace(/\/+$/, '') : `http://${hostForUrl(config.host)}:${this.port}`
+    const publicUrl = config.publicUrl ? new URL(config.publicUrl) : undefined
+    const hosts = config.allowedHosts?.length
+      ? config.allowedHosts
+      : [...defaultHosts(config.host, this.port), ...publicUrl ? [urlHost(publicUrl)] : []]
+    const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
+    const server = await import('@a2a-js/sdk/server')
+    const requestHandler = new server.DefaultRequestHandler(agentCard(config, base), store, executor)
+    const { app, drained } = await createApp({
+      credentials: this.credentials,
+      hosts: new Set(hosts.map((host) => host.toLowerCase())),
+      origins: new Set(origins.map((origin) => origin.toLowerCase())),
+      rate: new RateLimiter(config.rateLimit),
+      slots,
+      maxBodyBytes: config.maxBodyBytes,
+      requestHandler,
+      refused: this.refused,
+    })
+    http.on('request', app)
+    this.drained = drained
+    this.url = base
+    this.cardUrl = `${base}${CARD_PATH}`
+    if (config.auth === 'none') {
+      logger.warn('serving %s WITHOUT authentication (auth: none): any process on this machine can run tasks', this.url)
+    } else {
+      logger.info('serving %s (auth: %s, %d credential%s%s)', this.url, config.auth, this.credentialCount,
+        this.credentialCount === 1 ? '' : 's', this.token ? ', generated for this start' : '')
+    }
+    this.ctx.on('dispose', () => sweeper())
+  }
+
+  protected override async stop(): Promise<void> {
+    const http = this.http
+    this.http = undefined
+    if (http) {
+      http.close()
+      http.closeIdleConnections()
+    }
+    // Running tasks end (aborted) and their streams get their final state before the sockets go.
+    await this.executor?.stop()
+    await this.drained?.(STOP_DRAIN_MS)
+    http?.closeAllConnections()
+    this.store?.clear()
+    this.url = ''
+    this.cardUrl = ''
+  }
+}
+
+function checked(config: Config): Config {
+  if (config.auth === 'none' && !isLoopback(config.host)) {
+    throw new ServeA2aError('INVALID_CONFIG', `auth: none is only allowed on a loopback bind (127.0.0.1, ::1, localhost), not on ${config.host}: configure tokens (auth: bearer) to listen there.`)
+  }
+  if (config.maxStoredTasks < config.maxConcurrentTasks) {
+    throw new ServeA2aError('INVALID_CONFIG', `maxStoredTasks (${config.maxStoredTasks}) must be at least maxConcurrentTasks (${config.maxConcurrentTasks}): a running task is never evicted.`)
+  }
+  if (config.publicUrl !== undefined) {
+    let url: URL | undefined
+    try {
+      url = new URL(config.publicUrl)
+    } catch {}
+    if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash) {
+      throw new ServeA2aError('INVALID_CONFIG', `publicUrl must be an http(s) URL without credentials, query or fragment, got ${JSON.stringify(config.publicUrl)}.`)
+    }
+  }
+  return config
+}
+
+function listen(host: string, port: number): Promise<Server> {
+  return import('node:http').then(({ createServer }) => new Promise<Server>((resolve, reject) => {
+    const http = createServer({ requestTimeout: 60_000, headersTimeout: 30_000 })
+    http.once('error', (error: NodeJS.ErrnoException) => {
+      reject(new ServeA2aError('LISTEN_FAILED', `could not listen on ${host}:${port} (${error.code ?? error.message}); choose another port or host.`))
+    })
+    http.listen(port, host, () => resolve(http))
+  }))
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+}
+
+function telemetryOf(ctx: Context): TelemetryLike | undefined {
+  const telemetry = (ctx as unknown as { get(name: string): unknown }).get('telemetry') as Partial<TelemetryLike> | undefined
+  return typeof telemetry?.continueTrace === 'function' ? telemetry as TelemetryLike : undefined
+}
+
+export default A2aServer

@@ -1,0 +1,104 @@
+import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk'
+import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
+import { ANONYMOUS } from './auth.js'
+
+const DEFAULT_PAGE_SIZE = 50
+const MAX_PAGE_SIZE = 100
+
+/** The scope a call's tasks are filed under: its credential (the SDK's owner is the user name). */
+export function scopeOf(context: ServerCallContext | undefined): string {
+  return context?.user?.userName || ANONYMOUS
+}
+
+/** The store key of a task: tenant, owner, id (an id is only found in its owner's scope). */
+export function taskKey(context: ServerCallContext | undefined, taskId: string): string {
+  return `${context?.tenant ?? ''}\u0000${scopeOf(context)}\u0000${taskId}`
+}
+
+interface Entry {
+  task: Task
+  savedAt: number
+}
+
+/**
+ * The tasks GetTask, ListTasks, CancelTask and resubscribe can reach, scoped per credential:
+ * another credential's task id is not found, exactly like an unknown one. Bounded: a task not
+ * running is evicted `ttl` ms after its last update, and past `max` tasks the least recently
+ * updated one that is not running goes first. Map order is update order, so both sweeps stop early.
+ */
+export class BoundedTaskStore implements TaskStore {
+  private readonly entries = new Map<string, Entry>()
+
+  constructor(private readonly options: {
+    max: number
+    ttl: number
+    /** Whether the task under this key is running (never evicted). */
+    isRunning: (key: string) => boolean
+    now?: () => number
+  }) {}
+
+  /** Tasks held now (all credentials). */
+  get size(): number {
+    return this.entries.size
+  }
+
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    this.sweep()
+    const entry = this.entries.get(taskKey(context, taskId))
+    return entry ? structuredClone(entry.task) : undefined
+  }
+
+  async save(task: Task, context: ServerCallContext): Promise<void> {
+    const key = taskKey(context, task.id)
+    this.entries.delete(key)
+    this.entries.set(key, { task: structuredClone(task), savedAt: this.now() })
+    this.sweep()
+  }
+
+  async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    this.sweep()
+    const prefix = taskKey(context, '')
+    const pageSize = Math.min(Math.max(1, params.pageSize ?? DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE)
+    const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : NaN
+    const tasks: Task[] = []
+    // Newest update first: the reverse of the map's order.
+    for (const [key, { task }] of [...this.entries].reverse()) {
+      if (!key.startsWith(prefix)) continue
+      if (params.contextId && task.contextId !== params.contextId) continue
+      if (params.status && task.status?.state !== params.status) continue
+      if (!Number.isNaN(after) && !(Date.parse(task.status?.timestamp ?? '') > after)) continue
+      tasks.push(task)
+    }
+    const offset = /^\d{1,9}$/.test(params.pageToken ?? '') ? Number(params.pageToken) : 0
+    const page = tasks.slice(offset, offset + pageSize).map((task) => {
+      const copy = structuredClone(task)
+      if (!params.includeArtifacts) copy.artifacts = []
+      if (params.historyLength !== undefined) copy.history = params.historyLength > 0 ? copy.history.slice(-params.historyLength) : []
+      return copy
+    })
+    const next = offset + page.length
+    return { tasks: page, nextPageToken: next < tasks.length ? String(next) : '', pageSize, totalSize: tasks.length }
+  }
+
+  /** Evicts expired tasks, then the oldest until at most `max` remain; running tasks stay. */
+  sweep(): void {
+    const now = this.now()
+    for (const [key, entry] of this.entries) {
+      if (entry.savedAt + this.options.ttl > now) break
+      if (!this.options.isRunning(key)) this.entries.delete(key)
+    }
+    if (this.entries.size <= this.options.max) return
+    for (const key of this.entries.keys()) {
+      if (this.entries.size <= this.options.max) break
+      if (!this.options.isRunning(key)) this.entries.delete(key)
+    }
+  }
+
+  clear(): void {
+    this.entries.clear()
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)()
+  }
+}

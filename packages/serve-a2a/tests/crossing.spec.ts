@@ -1,0 +1,134 @@
+/// <reference types="mocha" />
+// The crossing read by a served agent that is not the quick start's: the parent's depth ceiling
+// and this server's own, the parent's remaining budget, its tool ceiling (intersected with the
+// configured tool filter) and its trace context; and the spend of the task's tree reported as it goes.
+import { expect } from 'chai'
+import { Context, Service } from 'cordis'
+import { type StreamResponse, TaskState } from '@a2a-js/sdk'
+import { type Agent, type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
+import { spendFromMeta } from '@cordis-subagents/shared'
+import { bearer, client10, drain, message10, serve, type Served } from './helpers.js'
+
+type Status = { state: TaskState; message?: { parts: Array<{ content: { value: string } }> } }
+type StatusEvent = { status: Status; metadata?: Record<string, unknown> }
+
+function statuses(events: StreamResponse[]): StatusEvent[] {
+  return events.filter((event) => event.payload?.$case === 'statusUpdate').map((event) => (event.payload as unknown as { value: StatusEvent }).value)
+}
+
+function said(status: Status): string {
+  return status.message?.parts.map((part) => part.content.value).join('') ?? ''
+}
+
+async function run(served: Served, text: string, crossing?: Record<string, unknown>): Promise<StreamResponse[]> {
+  const client = await client10(served.server.url, bearer(served.server.token))
+  return drain(client.sendMessageStream(message10(text, crossing && { cordisSubagents: crossing }) as never))
+}
+
+describe('serve-a2a: the crossing, read by the served agent', function () {
+  this.timeout(20_000)
+  let served: Served | undefined
+  afterEach(async () => {
+    await served?.ctx.stop()
+    served = undefined
+  })
+
+  it('refuses a task deeper than the parent\'s ceiling (rejected, the model never called)', async () => {
+    served = await serve()
+    const final = statuses(await run(served, 'deep', { depth: 4, maxDepth: 3 })).at(-1)!
+    expect(final.status.state).to.equal(TaskState.TASK_STATE_REJECTED)
+    expect(said(final.status)).to.equal('Refused: this task would run at depth 4, deeper than the ceiling 3 of its delegation tree.')
+    expect(final.metadata).to.deep.equal({ cordisSubagents: { stopReason: 'error', code: 'DEPTH_REFUSED' } })
+    expect(served.model.callCount).to.equal(0)
+  })
+
+  it('refuses a task deeper than this server\'s own maxDepth, whatever the parent allows', async () => {
+    served = await serve({ maxDepth: 1 })
+    const final = statuses(await run(served, 'deep', { depth: 2, maxDepth: 5 })).at(-1)!
+    expect(final.status.state).to.equal(TaskState.TASK_STATE_REJECTED)
+    expect(said(final.status)).to.match(/depth 2, deeper than the ceiling 1/)
+    const ok = statuses(await run(served, 'shallow', { depth: 1, maxDepth: 5 })).at(-1)!
+    expect(ok.status.state).to.equal(TaskState.TASK_STATE_COMPLETED)
+  })
+
+  it('honours SUBAGENT_MAX_DEPTH of its own process (a parent host started it): deeper tasks are rejected', async () => {
+    process.env.SUBAGENT_MAX_DEPTH = '1'
+    try {
+      served = await serve()
+    } finally {
+      delete process.env.SUBAGENT_MAX_DEPTH
+    }
+    const final = statuses(await run(served, 'deep', { depth: 2 })).at(-1)!
+    expect(final.status.state).to.equal(TaskState.TASK_STATE_REJECTED)
+    expect(said(final.status)).to.match(/depth 2, deeper than the ceiling 1/)
+    expect(served.model.callCount).to.equal(0)
+  })
+
+  it('the tool ceiling intersects the configured filter: the model sees only tools both allow', async () => {
+    const seen: string[][] = []
+    served = await serve({ tools: { deny: ['secret'] } }, (request: GenerateRequest) => {
+      seen.push(request.tools.map((tool) => tool.name).sort())
+      return ScriptedModel.text('ok')
+    })
+    await run(served, 'no ceiling')
+    await run(served, 'ceiling with secret', { allowedTools: ['secret', 'echo'] })
+    await run(served, 'ceiling without echo', { allowedTools: ['secret'] })
+    expect(seen).to.deep.equal([['echo'], ['echo'], []])
+  })
+
+  it('the parent\'s remaining budget lowers the task\'s limits (never raises the configured ones)', async () => {
+    const script = (request: GenerateRequest) => request.messages.some((message) => message.role === 'tool')
+      ? ScriptedModel.text('finished') : ScriptedModel.call('echo', { text: 'x' })
+    served = await serve({ budget: { maxSteps: 5 } }, script)
+    const lowered = statuses(await run(served, 'one step only', { budget: { maxSteps: 1 } })).at(-1)!
+    expect(lowered.status.state).to.equal(TaskState.TASK_STATE_FAILED)
+    expect((lowered.metadata!.cordisSubagents as { stopReason: string }).stopReason).to.equal('budget')
+    await served.ctx.stop()
+    served = await serve({ budget: { maxSteps: 1 } }, script)
+    const kept = statuses(await run(served, 'the parent offers more', { budget: { maxSteps: 50 } })).at(-1)!
+    expect((kept.metadata!.cordisSubagents as { stopReason: string }).stopReason).to.equal('budget')
+    served.model.requests.length = 0
+    await served.ctx.stop()
+    served = await serve({ budget: { maxSteps: 5 } }, script)
+    const free = statuses(await run(served, 'no budget sent')).at(-1)!
+    expect(free.status.state).to.equal(TaskState.TASK_STATE_COMPLETED)
+  })
+
+  it('reports the spend of the task\'s tree as it goes (working status metadata), and the final spend with usage and stop reason', async () => {
+    let step = 0
+    served = await serve({}, () => ++step <= 2 ? ScriptedModel.call('echo', { text: `step ${step}` }) : ScriptedModel.text('done'))
+    const all = statuses(await run(served, 'work'))
+    const reports = all.filter((event) => event.status.state === TaskState.TASK_STATE_WORKING)
+      .map((event) => spendFromMeta(event.metadata)).filter(Boolean)
+    expect(reports.length).to.be.greaterThan(0)
+    // Cumulative: never shrinks; the last working report has seen at least the two tool calls.
+    for (let i = 1; i < reports.length; i++) expect(reports[i]!.steps).to.be.at.least(reports[i - 1]!.steps)
+    const final = all.at(-1)!
+    expect(final.status.state).to.equal(TaskState.TASK_STATE_COMPLETED)
+    const spent = spendFromMeta(final.metadata)!
+    expect(spent).to.deep.equal({ steps: 3, toolCalls: 2, delegations: 0, tokens: 45, usage: { inputTokens: 30, outputTokens: 15 } })
+    expect((final.metadata!.cordisSubagents as { stopReason: string }).stopReason).to.equal('completed')
+  })
+
+  it('continues the parent\'s trace when a telemetry service is loaded', async () => {
+    const continued: Array<{ agent: string; traceparent?: string }> = []
+    class FakeTelemetry extends Service {
+      constructor(ctx: Context) {
+        super(ctx, 'telemetry')
+      }
+
+      continueTrace(agent: Agent, context: { traceparent?: string } | undefined) {
+        continued.push({ agent: agent.id, traceparent: context?.traceparent })
+        return !!context
+      }
+    }
+    served = await serve()
+    served.ctx.plugin(FakeTelemetry)
+    await served.ctx.lifecycle.flush()
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    await run(served, 'traced', { traceparent })
+    expect(continued).to.have.length(1)
+    expect(continued[0].traceparent).to.equal(traceparent)
+    expect(continued[0].agent).to.match(/^a2a-/)
+  })
+})

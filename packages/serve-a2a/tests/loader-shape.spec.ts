@@ -1,0 +1,42 @@
+/// <reference types="mocha" />
+import { expect } from 'chai'
+import { Service } from 'cordis'
+
+describe('@cordis-subagents/serve-a2a entry (as the loader sees it)', () => {
+  it('default-exports the A2aServer Service class, with no stray named inject/apply', async () => {
+    const mod = await import('@cordis-subagents/serve-a2a')
+    // @cordisjs/loader uses `exports.default ?? exports`
+    expect(mod.default).to.equal(mod.A2aServer)
+    expect(mod.default.prototype).to.be.instanceOf(Service)
+    expect(mod.default.Config).to.equal(mod.Config)
+    expect(mod.default.inject).to.deep.equal({ agents: { required: true }, tools: { required: true }, telemetry: { required: false } })
+    expect(mod).to.not.have.property('inject')
+    expect(mod).to.not.have.property('apply')
+    expect(Object.keys(mod).sort()).to.deep.equal(['A2aServer', 'CARD_PATH', 'Config', 'JSONRPC_PATH', 'ServeA2aError', 'default', 'refusalRpcCode'])
+  })
+
+  it('Config fills the documented defaults (loopback, a free port, bearer, bounded)', async () => {
+    const { Config } = await import('@cordis-subagents/serve-a2a')
+    expect(Config({} as never)).to.deep.equal({
+      host: '127.0.0.1',
+      port: 0,
+      auth: 'bearer',
+      tokens: [],
+      tokensFromEnv: [],
+      apiKeyHeader: 'X-API-Key',
+      allowedHosts: [],
+      allowedOrigins: [],
+      maxConcurrentTasks: 8,
+      maxStoredTasks: 500,
+      taskTtl: 900_000,
+      maxBodyBytes: 1_048_576,
+      rateLimit: 600,
+      name: 'cordis agent',
+      description: 'An agent served by @cordis-subagents/serve-a2a.',
+      skills: [],
+      // Empty objects from the schema: no budget of its own, every tool.
+      budget: {},
+      tools: { allow: [], deny: [] },
+    })
+  })
+})
