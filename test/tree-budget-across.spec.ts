@@ -149,6 +149,7 @@ describe('a tree budget across ACP and A2A children (the crossing reports work b
     const rootSteps = result.steps
     const childCalls = model.calls()
     const total = rootSteps + childCalls
+    console.log(`      tree budget across ACP and A2A: root ${rootSteps} + children ${childCalls} model calls (bound ${MAX_STEPS + CHILDREN})`)
     expect(total, `root ${rootSteps} + children ${childCalls} model calls`).to.be.at.most(MAX_STEPS + CHILDREN)
     // What the tree charged matches what was actually called (no call went uncounted).
     expect(parent.budget.spent.steps).to.be.at.least(Math.min(total, MAX_STEPS + 1))

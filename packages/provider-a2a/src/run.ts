@@ -183,7 +183,11 @@ class A2aRun {
 
   private result(): SubagentResult {
     const { text, truncated } = this.view.output()
-    const usage = this.view.usage ? { usage: this.view.usage } : {}
+    const spend = this.view.spend
+    const usage = {
+      ...this.view.usage ? { usage: this.view.usage } : {},
+      ...spend ? { work: { steps: spend.steps, toolCalls: spend.toolCalls, delegations: spend.delegations } } : {},
+    }
     const notes: string[] = []
     if (truncated) notes.push(`The output was cut at ${this.settings.maxOutputBytes} bytes (maxOutputBytes).`)
     const finish = (result: SubagentResult) => {

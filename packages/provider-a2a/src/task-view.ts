@@ -1,5 +1,5 @@
 import { Role, type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
-import { capBytes, stripControl } from '@cordis-subagents/shared'
+import { capBytes, laterSpend, type SpendReport, spendFromMeta, stripControl } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
 
 type Usage = NonNullable<SubagentResult['usage']>
@@ -25,7 +25,11 @@ export class TaskView {
   /** Set when the answer was a Message (no task): the exchange is over. */
   directMessage = false
   usage?: Usage
+  /** The latest spend a remote of ours reported for its tree (`metadata.cordisSubagents`: work and tokens). */
+  spend?: SpendReport
   refinedStop?: SubagentStopReason
+  /** Set when a report grew the spend since the last `usage` update we forwarded. */
+  private spendGrew = false
   private readonly artifacts = new Map<string, string>()
   private truncated = false
 
@@ -48,7 +52,7 @@ export class TaskView {
         if (update.status) this.state = update.status.state
         this.noteExtension(update.metadata)
         const text = update.status?.message ? this.noteMessage(update.status.message) : ''
-        return progressOf(update.metadata, text)
+        return this.withSpend(progressOf(update.metadata, text))
       }
       case 'artifactUpdate': {
         const update = payload.value
@@ -68,8 +72,17 @@ export class TaskView {
     this.noteExtension(task.metadata)
     for (const artifact of task.artifacts ?? []) this.noteArtifact(artifact, false)
     const text = task.status?.message ? this.noteMessage(task.status.message) : ''
-    if (text && before !== this.state) return progressOf(undefined, text)
-    return []
+    if (text && before !== this.state) return this.withSpend(progressOf(undefined, text))
+    return this.withSpend([])
+  }
+
+  /** `updates`, plus a `usage` update carrying the tree's work when a report grew it (the parent charges it). */
+  private withSpend(updates: SubagentUpdate[]): SubagentUpdate[] {
+    if (!this.spendGrew || !this.spend) return updates
+    this.spendGrew = false
+    const { steps, toolCalls, delegations, tokens } = this.spend
+    const usage = this.usage ?? this.spend.usage ?? { inputTokens: tokens, outputTokens: 0 }
+    return [...updates, { kind: 'usage', usage, work: { steps, toolCalls, delegations } }]
   }
 
   /** The run's output by the one output rule: the artifacts' text, else the agent's last non-empty message. */
@@ -107,6 +120,14 @@ export class TaskView {
     if (!ours || typeof ours !== 'object') return
     const usage = usageOf(ours.usage)
     if (usage) this.usage = usage
+    const spend = spendFromMeta(metadata)
+    if (spend) {
+      const next = laterSpend(this.spend, spend)
+      const grew = !this.spend || next.steps !== this.spend.steps || next.toolCalls !== this.spend.toolCalls
+        || next.delegations !== this.spend.delegations || next.tokens !== this.spend.tokens
+      this.spend = next
+      if (grew) this.spendGrew = true
+    }
     if (typeof ours.stopReason === 'string' && REFINED_STOPS.has(ours.stopReason as SubagentStopReason)) this.refinedStop = ours.stopReason as SubagentStopReason
   }
 }
