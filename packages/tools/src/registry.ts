@@ -171,7 +171,9 @@ function checkTool(tool: Tool<any>): ToolSpec {
   if (!(tool.input instanceof z.ZodObject)) {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" needs a zod object schema as its input.`)
   }
-  if (tool.parameters !== undefined) return deepFreeze({ name: tool.name, description: tool.description, parameters: givenParameters(tool) })
+  if (tool.parameters !== undefined) {
+    return deepFreeze({ name: tool.name, description: tool.description, parameters: givenParameters(tool) })
+  }
   let schema = jsonSchemas.get(tool.input)
   if (!schema) try {
     schema = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>
