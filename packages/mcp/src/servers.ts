@@ -50,3 +50,4 @@ export class McpServers extends Service {
     return [...this.entries.values()]
   }
 }
+export default McpServers

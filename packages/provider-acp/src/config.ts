@@ -21,6 +21,7 @@ export interface Config {
   maxStreamBytes?: number
   containment?: 'auto' | 'process-group'
   mcpServers?: Acp.McpServer[]
+  inheritMcpServers?: boolean
   description?: string
   warm?: boolean
   spares?: number
@@ -74,6 +75,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('How the agent\'s processes are kept together for teardown. A cgroup also catches processes that leave the group (setsid, double fork).'),
   mcpServers: Schema.array(Schema.any()).default([])
     .description('MCP servers passed to session/new, in ACP form: `{ name, command, args, env: [{ name, value }] }` (stdio) or `{ type: http | sse, name, url, headers: [{ name, value }] }`.'),
+  inheritMcpServers: Schema.boolean().default(false)
+    .description('Also pass the MCP servers mounted in this app (`@cordis-subagents/mcp` loads, listed by `@cordis-subagents/mcp/servers`) whose every tool the parent\'s view allows.'),
   description: Schema.string()
     .description('Appended to the tool description the model sees, e.g. "Claude Code over ACP".'),
   warm: Schema.boolean().default(false)
