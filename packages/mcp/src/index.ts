@@ -16,6 +16,7 @@ export { DEFAULT_RESULT_BOUNDS, type ResultBounds, toToolResult } from './conver
 export { mountedName, SEPARATOR } from './names.js'
 export { MAX_DESCRIPTION_CHARS, MAX_SCHEMA_CHARS } from './mount.js'
 export { MAX_LIST_PAGES } from './connection.js'
+export { liveServerGroups } from './live-groups.js'
 export type { McpLaunch, McpServerEntry, McpServers } from './servers.js'
 
 export const name = 'mcp-client'

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js'
+import { trackGroup } from './live-groups.js'
 
 export interface StdioLaunch {
   command: string
@@ -47,7 +48,9 @@ export class StdioProcess implements Transport {
         cwd: this.launch.cwd, env: this.launch.env, stdio: ['pipe', 'pipe', 'pipe'], detached: process.platform !== 'win32', shell: false, windowsHide: true,
       })
       this.child = child
+      const untrack = child.pid ? trackGroup(child.pid) : () => {}
       this.exited = new Promise((done) => child.once('close', (code, signal) => {
+        untrack()
         this.exit = { code, signal }
         done()
         this.onclose?.()

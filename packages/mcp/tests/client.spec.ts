@@ -1,5 +1,7 @@
 /// <reference types="mocha" />
+import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { rmSync, writeFileSync } from 'node:fs'
 import { expect } from 'chai'
 import type { Context, ForkScope } from 'cordis'
@@ -131,14 +133,22 @@ describe('@cordis-subagents/mcp: an MCP server as a tool source', function () {
     expect(ctx.tools.has('files__list_directory')).to.equal(true)
   })
 
-  it('unloading stops and reaps the server process, and removes its tools', async () => {
-    const fork = fixture()
+  it('unloading stops and reaps the server process (one that outlives its stdin gets SIGTERM), and removes its tools', async () => {
+    const fork = fixture({ env: { FIXTURE_STAY: '1' }, killGrace: 200 })
     await mounted('fx__echo')
     const pid = fixturePid(logFile)
     expect(alive(pid)).to.equal(true)
     fork.dispose()
     expect(names()).to.deep.equal([])
     await eventually('the server process is gone', () => !alive(pid))
+  })
+
+  it('a host that exits without unloading still takes its stdio servers (own process groups) down', async () => {
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--conditions', 'cordis-subagents-source', '--no-experimental-require-module',
+      fileURLToPath(new URL('./fixtures/exit-without-unload.ts', import.meta.url)), logFile], { encoding: 'utf8', timeout: 30_000 })
+    expect(out).to.equal('mounted true groups 1\n')
+    const pid = fixturePid(logFile)
+    await eventually('the orphaned server is gone', () => !alive(pid))
   })
 
   it('a server that cannot start fails only its load with MCP_CONNECT_FAILED', async () => {

@@ -11,7 +11,7 @@ import { expect } from 'chai'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { type App, startApp } from '@cordis-subagents/quickstart/app'
-import { alive, eventually, readLog, serverBin } from './helpers.js'
+import { alive, client, eventually, readLog, serverBin } from './helpers.js'
 import { toolsSeen } from './fixtures/model-plugin.js'
 
 /** The pid of this process's child whose command line mentions `what`. */
@@ -161,6 +161,29 @@ describe('@cordis-subagents/mcp through @cordisjs/loader', function () {
         delete process.env.MCP_SPEC_LOG
         await client.close()
       }
+    })
+
+    it('our MCP client mounts the served tool over Streamable HTTP (url + headers) and delegates through it; a wrong token fails that load only, its secret not in the error', async () => {
+      const errors: Error[] = []
+      const stop = app.ctx.on('internal/error', (error) => { errors.push(error as Error) })
+      const good = app.ctx.plugin(client, { name: 'served', url: app.ctx.mcpServe.url, headers: { Authorization: `Bearer ${app.ctx.mcpServe.token}` } })
+      const bad = app.ctx.plugin(client, { name: 'wrong', url: app.ctx.mcpServe.url, headers: { Authorization: 'Bearer wrong-secret-value-123456' } })
+      try {
+        await eventually('served__subagent mounted', () => app.ctx.tools.has('served__subagent'), 20_000)
+        const result = await app.ctx.tools.view().execute({ name: 'served__subagent', input: { description: 'echo', prompt: 'ECHO over http' } }, {
+          signal: new AbortController().signal, agent: { id: 'spec', depth: 0 }, toolCallId: 'spec-1',
+        })
+        expect(result).to.deep.equal({ content: 'child says over http' })
+        await eventually('the wrong-token load failed', () => errors.some((e) => (e as { code?: string }).code === 'MCP_CONNECT_FAILED'), 20_000)
+        const failed = errors.find((e) => (e as { code?: string }).code === 'MCP_CONNECT_FAILED')!
+        expect(failed.message, failed.message).to.match(/Error POSTing to endpoint.*bearer/).and.not.include('wrong-secret-value-123456')
+        expect(app.ctx.tools.has('wrong__subagent')).to.equal(false)
+      } finally {
+        good.dispose()
+        bad.dispose()
+        stop()
+      }
+      expect(app.ctx.tools.has('served__subagent')).to.equal(false)
     })
 
     const raw = (headers: Record<string, string>, body = '{}') => new Promise<number>((resolve, reject) => {
