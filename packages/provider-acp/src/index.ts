@@ -2,8 +2,10 @@ import type { Context } from 'cordis'
 import type {} from '@cordis-subagents/subagents-service'
 import type { Config } from './config.js'
 import { createAcpProvider } from './provider.js'
+import { inheritedMcpServers } from './inherited-mcp.js'
 
 export { cgroupBase } from './cgroup.js'
+export { MAX_INHERITED_MCP_SERVERS } from './inherited-mcp.js'
 export { Config } from './config.js'
 export { CORE_ENV, DEFAULT_EXCLUDE, type EnvInherit } from './env.js'
 export { AcpError, type AcpErrorCode } from './errors.js'
@@ -24,6 +26,7 @@ export function apply(ctx: Context, config: Config) {
     ...config,
     baseDir: ctx.baseDir ?? process.cwd(),
     logger: ctx.logger('acp'),
+    ...config.inheritMcpServers ? { inheritedMcpServers: inheritedMcpServers(ctx) } : {},
   })
   ctx.subagents.register(provider)
   // Spares and pooled processes go with the plugin (reload, ctx.stop()); a run's process stops when its run ends.

@@ -20,6 +20,8 @@ export interface ProviderOptions extends Config {
   /** Base for a relative `cwd` (default: process.cwd()). */
   baseDir?: string
   logger: Logger
+  /** `inheritMcpServers`: the MCP servers of the app the parent may use (see inherited-mcp.ts). */
+  inheritedMcpServers?: (parent: unknown, configured: readonly Acp.McpServer[]) => Acp.McpServer[]
 }
 
 /** The acp provider, plus what its owner needs to stop its process pool. */
@@ -106,6 +108,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
       const starting = AcpRun.start({
         ...settings,
         cwd,
+        ...options.inheritedMcpServers ? { mcpServers: [...mcpServers, ...options.inheritedMcpServers(request.parent, mcpServers)] } : {},
         env: setTraceEnv(childEnv(host, policy, own, matcher), pool ? undefined : request.traceContext),
         redactor: new Redactor(secretValues(host, policy, matcher)),
         sessionMeta,

@@ -17,7 +17,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
     const mod = await import('@cordis-subagents/provider-acp')
     expect(Object.keys(mod).sort()).to.deep.equal([
       'AcpError', 'CORE_ENV', 'Config', 'DEFAULT_EXCLUDE', 'MAX_ALLOWED_TOOLS', 'MAX_FOLLOW_UPS_PER_RUN', 'MAX_FOLLOW_UP_LENGTH',
-      'MAX_MESSAGE_BYTES', 'MAX_QUEUED_FOLLOW_UPS', 'PROTOCOL_VERSION',
+      'MAX_INHERITED_MCP_SERVERS', 'MAX_MESSAGE_BYTES', 'MAX_QUEUED_FOLLOW_UPS', 'PROTOCOL_VERSION',
       'apply', 'cgroupBase', 'createAcpProvider', 'inject', 'liveProcessGroups', 'name', 'reusable',
     ])
     const testing = await import('@cordis-subagents/provider-acp/testing')
@@ -43,6 +43,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
       maxStreamBytes: 128 * 1024 * 1024,
       containment: 'auto',
       mcpServers: [],
+      inheritMcpServers: false,
       warm: false,
       spares: 1,
       reuse: false,
@@ -61,7 +62,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
   it('every Config key has a description (for the Koishi console)', async () => {
     const { Config } = await import('@cordis-subagents/provider-acp')
     const dict = (Config as unknown as { dict: Record<string, { meta?: { description?: unknown } }> }).dict
-    expect(Object.keys(dict)).to.have.length(26)
+    expect(Object.keys(dict)).to.have.length(27)
     for (const [key, schema] of Object.entries(dict)) {
       expect(schema.meta?.description, key).to.be.ok
     }

@@ -186,6 +186,9 @@ function checkTool(tool: Tool<any>): ToolSpec {
   if (!(tool.input instanceof z.ZodObject)) {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" needs a zod object schema as its input.`)
   }
+  if (tool.parameters !== undefined) {
+    return deepFreeze({ name: tool.name, description: tool.description, parameters: givenParameters(tool) })
+  }
   let schema = jsonSchemas.get(tool.input)
   if (!schema) try {
     schema = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>
@@ -195,6 +198,22 @@ function checkTool(tool: Tool<any>): ToolSpec {
   }
   const { $schema: _, ...parameters } = schema
   return deepFreeze({ name: tool.name, description: tool.description, parameters })
+}
+
+/** A tool's own JSON Schema: a plain object schema, copied (the tool keeps its object). */
+function givenParameters(tool: Tool<any>): Record<string, unknown> {
+  const given: unknown = tool.parameters
+  if (!given || typeof given !== 'object' || Array.isArray(given) || (given as { type?: unknown }).type !== 'object') {
+    throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has parameters that are not a JSON Schema object ({ "type": "object", ... }).`)
+  }
+  let copy: Record<string, unknown>
+  try {
+    copy = JSON.parse(JSON.stringify(given)) as Record<string, unknown>
+  } catch (error) {
+    throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has parameters that are not JSON (${describeError(error)}).`)
+  }
+  const { $schema: _, ...parameters } = copy
+  return parameters
 }
 
 /** Specs are shared by every view and every model request, so nobody may edit them. */

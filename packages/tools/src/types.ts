@@ -51,6 +51,12 @@ export interface Tool<S extends ToolInputSchema = ToolInputSchema> {
   name: string
   description: string
   input: S
+  /**
+   * The model-facing JSON Schema (an object schema), for a tool whose schema comes from elsewhere (an
+   * MCP server). When given, models see it instead of the one derived from `input`; `input` still
+   * validates every call, so keep the two consistent (or make `input` the looser of the two).
+   */
+  parameters?: Record<string, unknown>
   execute(input: z.output<S>, exec: ToolExecContext): ToolResult | Promise<ToolResult>
 }
 

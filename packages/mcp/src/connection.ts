@@ -1,0 +1,139 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
+import { describeError, type Redactor } from '@cordis-subagents/shared'
+import { McpError } from './errors.js'
+import { type ClientSdk, clientSdk } from './sdk.js'
+import { StdioProcess } from './stdio-process.js'
+
+export type Endpoint =
+  | { kind: 'stdio'; command: string; args: string[]; cwd: string; env: Record<string, string>; killGrace: number; maxMessageBytes: number }
+  | { kind: 'http'; url: URL; headers: Record<string, string> }
+
+/** The most `tools/list` pages read (a server that pages forever is cut off). */
+export const MAX_LIST_PAGES = 32
+/** The stderr tail kept for a crash diagnostic. */
+const STDERR_TAIL_CHARS = 2048
+
+export interface CallOptions {
+  signal: AbortSignal
+  timeout: number
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void
+}
+
+/** One connected MCP server: its tools, calls to them, and a close that reaps a stdio server. */
+export class Connection {
+  onToolsChanged?: () => void
+  /** Called once when the server goes away by itself (not by `close()`), with a redacted diagnostic. */
+  onLost?: (diagnostic: string) => void
+  private closing = false
+  private stderrTail = ''
+
+  private constructor(
+    private readonly sdk: ClientSdk,
+    private readonly client: Client,
+    private readonly stdio: StdioProcess | undefined,
+    private readonly redactor: Redactor,
+  ) {}
+
+  get pid(): number | undefined {
+    return this.stdio?.pid
+  }
+
+  static async open(endpoint: Endpoint, options: { timeout: number; redactor: Redactor; clientName: string }): Promise<Connection> {
+    const sdk = await clientSdk()
+    const client = new sdk.Client({ name: options.clientName, version: '0.1.0' }, { capabilities: {} })
+    let connection!: Connection
+    let stdio: StdioProcess | undefined
+    let transport
+    if (endpoint.kind === 'stdio') {
+      stdio = new StdioProcess({ ...endpoint, onStderr: (chunk) => connection?.keepStderr(chunk) }, sdk.ReadBuffer, sdk.serializeMessage)
+      transport = stdio
+    } else {
+      transport = new sdk.StreamableHTTPClientTransport(endpoint.url, { requestInit: { headers: endpoint.headers } })
+    }
+    connection = new Connection(sdk, client, stdio, options.redactor)
+    client.onclose = () => connection.lost()
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => connection.onToolsChanged?.())
+    try {
+      await client.connect(transport, { timeout: options.timeout })
+    } catch (error) {
+      const diagnostic = connection.diagnostic(error)
+      await connection.close()
+      throw new McpError('MCP_CONNECT_FAILED', `The MCP server did not start or answer initialize: ${diagnostic}. Check the command/url, and raise startupTimeout if it is slow to start.`)
+    }
+    return connection
+  }
+
+  /** Every tool the server lists (at most `MAX_LIST_PAGES` pages). */
+  async listTools(timeout: number): Promise<McpTool[]> {
+    if (!this.client.getServerCapabilities()?.tools) return []
+    const tools: McpTool[] = []
+    let cursor: string | undefined
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await this.client.listTools(cursor ? { cursor } : {}, { timeout })
+      tools.push(...result.tools)
+      cursor = result.nextCursor
+      if (!cursor) break
+    }
+    return tools
+  }
+
+  /** Calls a tool; the SDK sends `notifications/cancelled` when `signal` aborts or `timeout` passes. */
+  async call(name: string, args: Record<string, unknown>, options: CallOptions): Promise<unknown> {
+    try {
+      return await this.client.callTool({ name, arguments: args }, undefined, {
+        signal: options.signal,
+        timeout: options.timeout,
+        onprogress: options.onProgress,
+      })
+    } catch (error) {
+      throw this.callError(error, options)
+    }
+  }
+
+  /** Closes the connection; a stdio server is stopped (its group) and reaped before this resolves. */
+  async close(): Promise<void> {
+    this.closing = true
+    try {
+      await this.client.close()
+    } catch {
+      // closing twice or after a crash
+    }
+    await this.stdio?.close()
+  }
+
+  private callError(error: unknown, options: CallOptions): Error {
+    const code = (error as { code?: unknown }).code
+    if (options.signal.aborted) return new Error(`the call was cancelled (${describeError(options.signal.reason)}); the MCP server was told (notifications/cancelled)`)
+    if (error instanceof this.sdk.McpError && code === this.sdk.ErrorCode.RequestTimeout) {
+      return new McpError('MCP_TIMEOUT', `MCP_TIMEOUT: no answer within ${options.timeout} ms; the server was told to cancel (notifications/cancelled). Raise callTimeout for slow tools.`)
+    }
+    if (this.closing || (error instanceof this.sdk.McpError && code === this.sdk.ErrorCode.ConnectionClosed)) {
+      return new McpError('MCP_SERVER_CLOSED', `MCP_SERVER_CLOSED: the MCP server went away during the call (${this.diagnostic(error)}). Its tools are unmounted until the plugin is reloaded.`)
+    }
+    return new McpError('MCP_CALL_FAILED', `MCP_CALL_FAILED: ${this.diagnostic(error)}`)
+  }
+
+  private lost() {
+    if (this.closing) return
+    this.closing = true
+    this.onLost?.(this.diagnostic(undefined))
+    void this.stdio?.close()
+  }
+
+  private keepStderr(chunk: string) {
+    this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS)
+  }
+
+  /** What went wrong, redacted: the error, the exit status of a stdio server, its stderr tail. */
+  private diagnostic(error: unknown): string {
+    const parts: string[] = []
+    if (error !== undefined) parts.push(describeError(error))
+    const exit = this.stdio?.exit
+    if (exit) parts.push(`the process exited (${exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`})`)
+    else if (error === undefined) parts.push('the connection closed')
+    const tail = this.stderrTail.trim()
+    if (tail) parts.push(`stderr: ${tail.slice(-1024)}`)
+    return this.redactor.redact(parts.join('; '))
+  }
+}

@@ -1,0 +1,82 @@
+import type { ToolResult } from '@cordis-subagents/tools'
+
+export interface ResultBounds {
+  /** Content parts turned into text; the rest are counted in a note. */
+  maxParts: number
+  /** Characters kept of each part (text, JSON); each cut part says so. */
+  maxPartChars: number
+}
+
+export const DEFAULT_RESULT_BOUNDS: ResultBounds = { maxParts: 16, maxPartChars: 16 * 1024 }
+
+/**
+ * An MCP `tools/call` result as our `ToolResult`: text parts as they are, binary parts (image,
+ * audio, embedded blobs) as a one-line note with the mime type and size, links as their URI,
+ * `structuredContent` as JSON when there is no text. At most `maxParts` parts of at most
+ * `maxPartChars` each, so what reaches the registry is bounded before its own cap.
+ */
+export function toToolResult(result: unknown, bounds: ResultBounds): ToolResult {
+  const body = (result && typeof result === 'object' ? result : {}) as { content?: unknown; structuredContent?: unknown; isError?: unknown; toolResult?: unknown }
+  const parts = Array.isArray(body.content) ? body.content : []
+  const texts: string[] = []
+  let hasText = false
+  for (let i = 0; i < parts.length && i < bounds.maxParts; i++) {
+    const part = describePart(parts[i], bounds.maxPartChars)
+    if (part.text) hasText = true
+    texts.push(part.line)
+  }
+  if (parts.length > bounds.maxParts) texts.push(`[${parts.length - bounds.maxParts} more content parts not shown]`)
+  const structured = body.structuredContent ?? (parts.length === 0 ? body.toolResult : undefined)
+  if (!hasText && structured !== undefined) texts.unshift(cut(safeJson(structured), bounds.maxPartChars))
+  const content = texts.join('\n') || '(the tool returned no content)'
+  return body.isError === true ? { isError: true, content } : { content }
+}
+
+function describePart(part: unknown, max: number): { line: string; text?: boolean } {
+  const p = (part && typeof part === 'object' ? part : {}) as Record<string, unknown>
+  switch (p.type) {
+    case 'text':
+      return { line: cut(typeof p.text === 'string' ? p.text : '', max), text: true }
+    case 'image':
+    case 'audio':
+      return { line: `[${p.type} ${mime(p.mimeType)}, ${base64Bytes(p.data)} bytes, not shown]` }
+    case 'resource_link':
+      return { line: cut(`[resource link ${str(p.uri)}${p.name ? ` (${str(p.name)})` : ''}${p.mimeType ? ` ${mime(p.mimeType)}` : ''}]`, max) }
+    case 'resource': {
+      const r = (p.resource && typeof p.resource === 'object' ? p.resource : {}) as Record<string, unknown>
+      if (typeof r.text === 'string') return { line: cut(`[resource ${str(r.uri)}]\n${r.text}`, max), text: true }
+      return { line: cut(`[resource ${str(r.uri)} ${mime(r.mimeType)}, ${base64Bytes(r.blob)} bytes, not shown]`, max) }
+    }
+    default:
+      return { line: `[content of type ${cut(str(p.type), 64)} not shown]` }
+  }
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}\n[cut: ${text.length - max} more characters]` : text
+}
+
+function str(value: unknown): string {
+  return typeof value === 'string' ? value.slice(0, 2048) : '?'
+}
+
+function mime(value: unknown): string {
+  return typeof value === 'string' && /^[\w.+-]{1,64}\/[\w.+-]{1,64}$/.test(value) ? value : 'unknown type'
+}
+
+/** The decoded size of base64 text, without decoding it. */
+function base64Bytes(data: unknown): number {
+  if (typeof data !== 'string') return 0
+  let padding = 0
+  if (data.endsWith('==')) padding = 2
+  else if (data.endsWith('=')) padding = 1
+  return Math.max(0, Math.floor(data.length * 3 / 4) - padding)
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? 'null'
+  } catch {
+    return '(structured content that is not JSON)'
+  }
+}

@@ -1,0 +1,149 @@
+import type { Context, Logger } from 'cordis'
+import { z } from 'zod'
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
+import type { Tool, ToolResult } from '@cordis-subagents/tools'
+import { describeError } from '@cordis-subagents/shared'
+import type { Connection } from './connection.js'
+import { type ResultBounds, toToolResult } from './convert.js'
+import { mountedName } from './names.js'
+
+/** Longest description kept from a server (characters). */
+export const MAX_DESCRIPTION_CHARS = 4096
+/** Largest input schema accepted from a server (characters of JSON); a larger tool is skipped. */
+export const MAX_SCHEMA_CHARS = 64 * 1024
+
+export interface MountOptions {
+  server: string
+  allow?: readonly string[]
+  deny: readonly string[]
+  maxTools: number
+  callTimeout: number
+  bounds: ResultBounds
+}
+
+interface Mounted {
+  /** What the tool was built from: a changed listing re-registers it. */
+  key: string
+  /** The server's own name of the tool. */
+  remote: string
+  dispose(): void
+}
+
+/**
+ * The server's tools in `ctx.tools`, kept in step with its listing: `sync` adds new tools,
+ * removes gone ones and re-registers changed ones. Registrations are made in the load's scope,
+ * so unloading removes them all.
+ */
+export class ToolMount {
+  private readonly mounted = new Map<string, Mounted>()
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly connection: Connection,
+    private readonly options: MountOptions,
+    private readonly log: Logger,
+  ) {}
+
+  /** Our names of the mounted tools. */
+  names(): string[] {
+    return [...this.mounted.keys()]
+  }
+
+  sync(tools: readonly McpTool[]) {
+    const wanted = new Map<string, { key: string; tool: McpTool }>()
+    for (const tool of tools) {
+      if (!this.admitted(tool.name)) continue
+      const named = mountedName(this.options.server, tool.name)
+      if ('skip' in named) {
+        this.log.warn('%s: tool %s skipped: %s', this.options.server, JSON.stringify(String(tool.name).slice(0, 100)), named.skip)
+        continue
+      }
+      if (wanted.has(named.name)) {
+        this.log.warn('%s: tool %s skipped: another of its tools is also named %s', this.options.server, JSON.stringify(tool.name), named.name)
+        continue
+      }
+      if (wanted.size >= this.options.maxTools) {
+        this.log.warn('%s: more than maxTools (%d) tools; %s and later ones skipped', this.options.server, this.options.maxTools, tool.name)
+        break
+      }
+      wanted.set(named.name, { key: JSON.stringify([tool.name, tool.description ?? '', tool.inputSchema]), tool })
+    }
+    for (const [name, entry] of this.mounted) {
+      if (wanted.get(name)?.key !== entry.key) {
+        this.mounted.delete(name)
+        entry.dispose()
+      }
+    }
+    for (const [name, { key, tool }] of wanted) {
+      if (this.mounted.has(name)) continue
+      if (key.length > MAX_SCHEMA_CHARS) {
+        this.log.warn('%s: tool %s skipped: its description and input schema are over %d characters', this.options.server, tool.name, MAX_SCHEMA_CHARS)
+        continue
+      }
+      try {
+        const dispose = this.ctx.tools.register(this.toTool(name, tool))
+        this.mounted.set(name, { key, remote: tool.name, dispose })
+      } catch (error) {
+        this.log.warn('%s: tool %s not mounted: %s', this.options.server, name, describeError(error))
+      }
+    }
+  }
+
+  unmountAll() {
+    for (const entry of this.mounted.values()) entry.dispose()
+    this.mounted.clear()
+  }
+
+  private admitted(remote: string): boolean {
+    const { allow, deny } = this.options
+    return (!allow || allow.includes(remote)) && !deny.includes(remote)
+  }
+
+  private toTool(name: string, tool: McpTool): Tool {
+    const { connection, options } = this
+    const parameters = objectSchema(tool.inputSchema)
+    const description = (tool.description?.trim() || tool.title || `The ${tool.name} tool of the MCP server ${options.server}.`).slice(0, MAX_DESCRIPTION_CHARS)
+    return {
+      name,
+      description,
+      input: validatorFor(parameters),
+      parameters,
+      async execute(input, exec): Promise<ToolResult> {
+        try {
+          const result = await connection.call(tool.name, input as Record<string, unknown>, {
+            signal: exec.signal,
+            timeout: options.callTimeout,
+            onProgress: exec.onUpdate && ((p) => exec.onUpdate!({
+              kind: 'progress',
+              text: p.message ? p.message.slice(0, 1024) : undefined,
+              data: { progress: p.progress, total: p.total },
+            })),
+          })
+          return toToolResult(result, options.bounds)
+        } catch (error) {
+          return { isError: true, content: `MCP tool ${options.server}/${tool.name} failed: ${describeError(error)}` }
+        }
+      },
+    }
+  }
+}
+
+function objectSchema(schema: unknown): Record<string, unknown> {
+  const given = schema && typeof schema === 'object' && !Array.isArray(schema) ? schema as Record<string, unknown> : {}
+  return given.type === 'object' ? given : { type: 'object' }
+}
+
+/**
+ * A zod validator for the server's JSON Schema (zod's own `fromJSONSchema`), so a model's bad input
+ * is answered before the server sees it. A schema zod cannot read (`$ref` to elsewhere, exotic
+ * keywords) falls back to "any object": the server still validates.
+ */
+function validatorFor(schema: Record<string, unknown>): z.ZodObject {
+  try {
+    const validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0])
+    if (validator instanceof z.ZodObject) return validator
+  } catch {
+    // fall through
+  }
+  return z.looseObject({})
+}

@@ -1,0 +1,51 @@
+import { Schema } from 'cordis'
+import { choice, count, duration } from '@cordis-subagents/shared'
+
+export interface Config {
+  transport: 'stdio' | 'http'
+  tools: string[]
+  model?: string
+  persona?: string
+  cwd?: string
+  toolFilter?: { allow?: string[]; deny?: string[] }
+  host?: string
+  port?: number
+  path?: string
+  token?: string
+  allowedHosts?: string[]
+  allowedOrigins?: string[]
+  maxBodyBytes?: number
+  maxSessions?: number
+  sessionIdleTimeout?: number
+  maxRequestsPerMinute?: number
+  maxConcurrentCalls?: number
+}
+
+const unset = undefined as never
+
+export const Config: Schema<Config> = Schema.object({
+  transport: choice({ stdio: 'This process\'s stdin/stdout (the `cordis-subagents-mcp` bin)', http: 'Streamable HTTP on host:port' })
+    .default('http').description('How MCP clients reach the served tools.'),
+  tools: Schema.array(String).default(['subagent'])
+    .description('Tools of ctx.tools served as MCP tools, by name (e.g. subagent, subagent_acp, subagent_wait). A name not registered (yet) is simply not listed.'),
+  model: Schema.string().description('Model of the root agent each MCP session gets (the parent of its delegations). Default: the runtime\'s default model.'),
+  persona: Schema.string().description('Persona of that root agent.'),
+  cwd: Schema.string().description('Working directory of that root agent (absolute, or relative to the app directory).'),
+  toolFilter: Schema.object({
+    allow: Schema.array(String).default(unset),
+    deny: Schema.array(String).default(unset),
+  }).default(unset).description('The root agent\'s tool view: the ceiling of every child it delegates to. Default: every tool.'),
+  host: Schema.string().default('127.0.0.1').description('HTTP: the address to bind. Loopback by default; anything else is reachable from the network.'),
+  port: Schema.natural().max(65535).default(0).description('HTTP: the port (0: any free port, see ctx.mcpServe.url).'),
+  path: Schema.string().pattern(/^\/[A-Za-z0-9/_-]{0,64}$/).default('/mcp').description('HTTP: the endpoint path.'),
+  token: Schema.string().role('secret').description('HTTP: the bearer token clients must send. Default: a random token generated per start (ctx.mcpServe.token).'),
+  allowedHosts: Schema.array(String).default([])
+    .description('HTTP: more accepted Host headers (host:port), beside 127.0.0.1, localhost and [::1] on the bound port.'),
+  allowedOrigins: Schema.array(String).default([])
+    .description('HTTP: Origins accepted from browsers (exact, e.g. http://localhost:6274). A request with any other Origin is refused.'),
+  maxBodyBytes: count({ min: 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024).description('HTTP: largest request body (bytes).'),
+  maxSessions: count({ min: 1, max: 10_000 }).default(16).description('HTTP: most live MCP sessions; the least recently used idle one is closed for a new one, else 503.'),
+  sessionIdleTimeout: duration({ min: 1000 }).default(30 * 60_000).description('HTTP: a session unused this long (ms) is closed.'),
+  maxRequestsPerMinute: count({ min: 1 }).default(600).description('HTTP: requests accepted per minute (all clients); more get 429.'),
+  maxConcurrentCalls: count({ min: 1, max: 1024 }).default(8).description('Tool calls running at once per session; more are answered with an error.'),
+})

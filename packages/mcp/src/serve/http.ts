@@ -1,0 +1,198 @@
+import { randomUUID, timingSafeEqual } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { ServedSession } from './session.js'
+import { serverSdk } from './sdk.js'
+
+export interface HttpOptions {
+  host: string
+  port: number
+  path: string
+  token: string
+  allowedHosts: readonly string[]
+  allowedOrigins: readonly string[]
+  maxBodyBytes: number
+  maxSessions: number
+  sessionIdleTimeout: number
+  maxRequestsPerMinute: number
+  newSession(): Promise<ServedSession>
+}
+
+interface Live {
+  transport: StreamableHTTPServerTransport
+  session: ServedSession
+  lastSeen: number
+}
+
+/**
+ * The Streamable HTTP front: every request passes Host (DNS rebinding), Origin, bearer token,
+ * rate and body-size checks before the SDK transport of its session sees it. Sessions are capped
+ * and evicted when idle.
+ */
+export class HttpFront {
+  private server?: HttpServer
+  private readonly sessions = new Map<string, Live>()
+  private sweeper?: NodeJS.Timeout
+  private window = { start: 0, count: 0 }
+  private readonly expected: Buffer
+  url = ''
+
+  constructor(private readonly options: HttpOptions) {
+    this.expected = Buffer.from(`Bearer ${options.token}`)
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size
+  }
+
+  forEachSession(fn: (session: ServedSession) => void) {
+    for (const live of this.sessions.values()) fn(live.session)
+  }
+
+  async listen(): Promise<void> {
+    const server = createServer((req, res) => void this.handle(req, res).catch(() => {
+      if (!res.headersSent) reply(res, 500, 'internal error')
+      else res.end()
+    }))
+    server.headersTimeout = 30_000
+    server.requestTimeout = 0 // SSE streams of long calls stay open; idle sessions are evicted instead
+    this.server = server
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.options.port, this.options.host, () => resolve())
+    })
+    const { port } = server.address() as AddressInfo
+    const shownHost = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host
+    this.url = `http://${shownHost}:${port}${this.options.path}`
+    this.hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shownHost}:${port}`, ...this.options.allowedHosts].map((h) => h.toLowerCase()))
+    this.sweeper = setInterval(() => this.sweep(), Math.min(this.options.sessionIdleTimeout, 60_000))
+    this.sweeper.unref()
+  }
+
+  private hosts = new Set<string>()
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper)
+    const sessions = [...this.sessions.values()]
+    this.sessions.clear()
+    await Promise.all(sessions.map((live) => this.end(live)))
+    const server = this.server
+    if (!server) return
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections()
+    })
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    if (!this.hosts.has(String(req.headers.host ?? '').toLowerCase())) return reply(res, 403, 'forbidden Host header')
+    const origin = req.headers.origin
+    if (origin !== undefined && !this.options.allowedOrigins.includes(origin)) return reply(res, 403, 'forbidden Origin')
+    if (!this.authorized(req.headers.authorization)) {
+      res.setHeader('WWW-Authenticate', 'Bearer')
+      return reply(res, 401, 'a bearer token is required (Authorization: Bearer <token>)')
+    }
+    if (url.pathname !== this.options.path) return reply(res, 404, 'not found')
+    if (!this.admitRate()) return reply(res, 429, 'too many requests')
+
+    let body: unknown
+    if (req.method === 'POST') {
+      const raw = await readBody(req, this.options.maxBodyBytes)
+      if (raw === undefined) return reply(res, 413, `the body is over ${this.options.maxBodyBytes} bytes`)
+      try {
+        body = JSON.parse(raw)
+      } catch {
+        return reply(res, 400, 'the body is not JSON')
+      }
+    }
+    const id = req.headers['mcp-session-id']
+    const live = typeof id === 'string' ? this.sessions.get(id) : undefined
+    if (live) {
+      live.lastSeen = Date.now()
+      return live.transport.handleRequest(req, res, body)
+    }
+    if (id !== undefined) return reply(res, 404, 'unknown or expired session')
+    const sdk = await serverSdk()
+    if (req.method !== 'POST' || !sdk.isInitializeRequest(body)) return reply(res, 400, 'no session: start with an initialize request')
+    if (this.sessions.size >= this.options.maxSessions && !this.evictIdlest()) return reply(res, 503, 'too many sessions')
+    const session = await this.options.newSession()
+    const transport: StreamableHTTPServerTransport = new sdk.StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sessionId) => { this.sessions.set(sessionId, { transport, session, lastSeen: Date.now() }) },
+    })
+    transport.onclose = () => {
+      const sessionId = transport.sessionId
+      if (sessionId && this.sessions.get(sessionId)?.transport === transport) this.sessions.delete(sessionId)
+      void session.close()
+    }
+    await session.server.connect(transport)
+    await transport.handleRequest(req, res, body)
+  }
+
+  private authorized(header: string | undefined): boolean {
+    if (typeof header !== 'string') return false
+    const given = Buffer.from(header)
+    return given.length === this.expected.length && timingSafeEqual(given, this.expected)
+  }
+
+  private admitRate(): boolean {
+    const now = Date.now()
+    if (now - this.window.start >= 60_000) this.window = { start: now, count: 0 }
+    return ++this.window.count <= this.options.maxRequestsPerMinute
+  }
+
+  private sweep() {
+    const cutoff = Date.now() - this.options.sessionIdleTimeout
+    for (const [id, live] of this.sessions) {
+      if (live.lastSeen < cutoff) {
+        this.sessions.delete(id)
+        void this.end(live)
+      }
+    }
+  }
+
+  /** Makes room by closing the least recently used session idle for at least a minute. */
+  private evictIdlest(): boolean {
+    let idlest: [string, Live] | undefined
+    for (const entry of this.sessions) if (!idlest || entry[1].lastSeen < idlest[1].lastSeen) idlest = entry
+    if (!idlest || Date.now() - idlest[1].lastSeen < 60_000) return false
+    this.sessions.delete(idlest[0])
+    void this.end(idlest[1])
+    return true
+  }
+
+  private async end(live: Live) {
+    await live.transport.close().catch(() => {})
+    await live.session.close()
+  }
+}
+
+function reply(res: ServerResponse, status: number, message: string) {
+  res.writeHead(status, { 'content-type': 'application/json', ...status === 413 ? { connection: 'close' } : {} })
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
+}
+
+/** The body as text, or undefined when it is over `max` bytes (reading stops there). */
+function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'])
+    if (Number.isFinite(declared) && declared > max) {
+      req.resume()
+      return resolve(undefined)
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > max) {
+        req.removeAllListeners('data')
+        req.resume()
+        resolve(undefined)
+      } else chunks.push(chunk)
+    })
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('error', reject)
+  })
+}

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto'
+import { resolve } from 'node:path'
+import { type Context, Service } from 'cordis'
+import type {} from '@cordis-subagents/agent'
+import type {} from '@cordis-subagents/tools'
+import { McpError } from '../errors.js'
+import { Config } from './config.js'
+import { HttpFront } from './http.js'
+import { serverSdk } from './sdk.js'
+import { ServedSession, type SessionOptions } from './session.js'
+
+export { Config } from './config.js'
+
+declare module 'cordis' {
+  interface Context {
+    mcpServe: McpServe
+  }
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
+
+/**
+ * `@cordis-subagents/mcp/serve`: the configured delegation tools of `ctx.tools` served as MCP
+ * tools, over stdio (this process's stdin/stdout; see the `cordis-subagents-mcp` bin) or
+ * Streamable HTTP (loopback, bearer token, Host/Origin checks). `ctx.mcpServe` tells the URL and
+ * the token.
+ */
+export class McpServe extends Service {
+  static readonly inject = ['tools', 'agents']
+  static readonly Config = Config
+
+  /** HTTP: the endpoint, once listening. */
+  url = ''
+  /** HTTP: the bearer token clients send (configured, or generated for this start). */
+  readonly token: string
+  private http?: HttpFront
+  private stdioSession?: ServedSession
+  private readonly session: SessionOptions
+
+  constructor(ctx: Context, private readonly options: Config) {
+    super(ctx, 'mcpServe', true)
+    if (!options.tools?.length) throw new McpError('MCP_SERVE_INVALID_CONFIG', 'mcp/serve: tools must name at least one tool to serve (e.g. subagent).')
+    this.token = options.token || randomBytes(32).toString('base64url')
+    this.session = {
+      tools: options.tools,
+      model: options.model,
+      persona: options.persona,
+      cwd: options.cwd === undefined ? undefined : resolve(ctx.baseDir ?? process.cwd(), options.cwd),
+      toolFilter: options.toolFilter,
+      maxConcurrentCalls: options.maxConcurrentCalls ?? 8,
+    }
+    if (options.transport === 'http' && !LOOPBACK.has(options.host ?? '127.0.0.1')) {
+      ctx.logger('mcp-serve').warn('serving MCP on %s: reachable beyond this machine; the bearer token is the only guard', options.host)
+    }
+  }
+
+  /** Sessions open now (HTTP), or 1 for a connected stdio client. */
+  get sessions(): number {
+    return this.http?.sessionCount ?? (this.stdioSession ? 1 : 0)
+  }
+
+  override async start() {
+    const served = new Set(this.options.tools)
+    this.ctx.on('tools/changed', (name) => {
+      if (!served.has(name)) return
+      this.stdioSession?.toolsChanged()
+      this.http?.forEachSession((session) => session.toolsChanged())
+    })
+    if (this.options.transport === 'stdio') {
+      const sdk = await serverSdk()
+      this.stdioSession = await ServedSession.create(this.ctx, this.session)
+      await this.stdioSession.server.connect(new sdk.StdioServerTransport())
+      return
+    }
+    this.http = new HttpFront({
+      host: this.options.host ?? '127.0.0.1',
+      port: this.options.port ?? 0,
+      path: this.options.path ?? '/mcp',
+      token: this.token,
+      allowedHosts: this.options.allowedHosts ?? [],
+      allowedOrigins: this.options.allowedOrigins ?? [],
+      maxBodyBytes: this.options.maxBodyBytes ?? 1024 * 1024,
+      maxSessions: this.options.maxSessions ?? 16,
+      sessionIdleTimeout: this.options.sessionIdleTimeout ?? 30 * 60_000,
+      maxRequestsPerMinute: this.options.maxRequestsPerMinute ?? 600,
+      newSession: () => ServedSession.create(this.ctx, this.session),
+    })
+    await this.http.listen()
+    this.url = this.http.url
+    this.ctx.logger('mcp-serve').info('serving MCP at %s (bearer token required)', this.url)
+  }
+
+  override async stop() {
+    await this.stdioSession?.close()
+    this.stdioSession = undefined
+    await this.http?.close()
+    this.http = undefined
+  }
+}
+
+export default McpServe

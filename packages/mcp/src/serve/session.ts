@@ -1,0 +1,109 @@
+import type { Context } from 'cordis'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { Agent } from '@cordis-subagents/agent'
+import type { ToolFilter, ToolResult } from '@cordis-subagents/tools'
+import { describeError } from '@cordis-subagents/shared'
+import { serverSdk } from './sdk.js'
+
+export interface SessionOptions {
+  tools: readonly string[]
+  model?: string
+  persona?: string
+  cwd?: string
+  toolFilter?: ToolFilter
+  maxConcurrentCalls: number
+}
+
+/** Longest progress message sent to the client (characters). */
+const MAX_PROGRESS_CHARS = 1024
+
+/**
+ * One MCP session: an SDK `Server` listing the served tools of `ctx.tools`, and a root agent (made
+ * on the first call) that is the parent of every delegation the session starts. A tool call runs
+ * the tool as that agent's; the client's cancel (`notifications/cancelled`) aborts the call, and
+ * the delegation tool cancels its child.
+ */
+export class ServedSession {
+  private agent?: Agent
+  private running = 0
+  private closed = false
+  readonly server: Server
+
+  private constructor(private readonly ctx: Context, private readonly options: SessionOptions, server: Server) {
+    this.server = server
+  }
+
+  static async create(ctx: Context, options: SessionOptions): Promise<ServedSession> {
+    const sdk = await serverSdk()
+    const server = new sdk.Server({ name: 'cordis-subagents', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } })
+    const session = new ServedSession(ctx, options, server)
+    server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: session.list() }))
+    server.setRequestHandler(sdk.CallToolRequestSchema, (request, extra) => session.call(request.params, extra))
+    return session
+  }
+
+  private served(): ToolFilter {
+    return { allow: [...this.options.tools] }
+  }
+
+  list() {
+    return this.ctx.tools.view(this.served()).list().map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.parameters as { type: 'object' } }))
+  }
+
+  /** Tells the client the served list changed (a delegation tool came or went with its provider). */
+  toolsChanged() {
+    if (!this.closed) this.server.sendToolListChanged().catch(() => {})
+  }
+
+  private async call(
+    params: { name: string; arguments?: Record<string, unknown>; _meta?: { progressToken?: string | number } },
+    extra: { signal: AbortSignal; requestId: string | number; sendNotification: (n: never) => Promise<void> },
+  ) {
+    if (this.running >= this.options.maxConcurrentCalls) {
+      return textResult({ isError: true, content: `MCP_SERVE_BUSY: this session already runs ${this.running} calls (maxConcurrentCalls); wait for one to finish.` })
+    }
+    this.running++
+    try {
+      const agent = this.rootAgent()
+      const token = params._meta?.progressToken
+      let progress = 0
+      const call = { id: String(extra.requestId), name: params.name, input: params.arguments ?? {} }
+      const result = await this.ctx.tools.view(this.served()).execute(call, {
+        agent,
+        signal: extra.signal,
+        toolCallId: `mcp-${String(extra.requestId)}`,
+        onUpdate: token === undefined ? undefined : (update) => {
+          const message = (update.text ?? update.kind).slice(0, MAX_PROGRESS_CHARS)
+          extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } } as never).catch(() => {})
+        },
+      })
+      return textResult(result)
+    } catch (error) {
+      return textResult({ isError: true, content: `The call failed: ${describeError(error)}` })
+    } finally {
+      this.running--
+    }
+  }
+
+  private rootAgent(): Agent {
+    this.agent ??= this.ctx.agents.create({
+      model: this.options.model,
+      persona: this.options.persona,
+      cwd: this.options.cwd,
+      tools: this.ctx.tools.view(this.options.toolFilter),
+      label: 'mcp-client',
+    })
+    return this.agent
+  }
+
+  async close() {
+    if (this.closed) return
+    this.closed = true
+    await this.server.close().catch(() => {})
+    await this.agent?.dispose()
+  }
+}
+
+function textResult(result: ToolResult) {
+  return { content: [{ type: 'text' as const, text: result.content }], ...result.isError ? { isError: true } : {} }
+}

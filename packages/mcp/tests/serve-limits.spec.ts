@@ -1,0 +1,105 @@
+/// <reference types="mocha" />
+// The HTTP front's caps, on a small app: live sessions (503 past maxSessions), the request rate
+// (429), unknown sessions (404), a served tool that is not registered (not listed), and stop
+// closing every session and the listener.
+import { request } from 'node:http'
+import { expect } from 'chai'
+import { Context } from 'cordis'
+import { z } from 'zod'
+import ToolRegistry from '@cordis-subagents/tools'
+import AgentRuntime, { ScriptedModel } from '@cordis-subagents/agent'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import McpServe from '@cordis-subagents/mcp/serve'
+
+async function app(config: Record<string, unknown>) {
+  const ctx = new Context()
+  ctx.plugin(ToolRegistry)
+  ctx.plugin(AgentRuntime, { model: 'test' })
+  ctx.plugin({ name: 'model', inject: ['agents'], apply: (c: Context) => { c.agents.registerModel('test', new ScriptedModel([])) } })
+  ctx.plugin({
+    name: 'whoami', inject: ['tools'],
+    apply: (c: Context) => {
+      c.tools.register({ name: 'whoami', description: 'Says who calls.', input: z.object({}), execute: (_input, exec) => ({ content: `caller depth ${exec.agent.depth}` }) })
+    },
+  })
+  ctx.plugin(McpServe, { transport: 'http', tools: ['whoami', 'absent'], token: 'spec-token-0123456789', ...config })
+  await ctx.start()
+  await ctx.lifecycle.flush()
+  for (let i = 0; i < 200 && !ctx.get('mcpServe')?.url; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  return ctx
+}
+
+function connect(ctx: Context) {
+  const client = new Client({ name: 'spec', version: '1.0.0' })
+  return client.connect(new StreamableHTTPClientTransport(new URL(ctx.mcpServe.url), {
+    requestInit: { headers: { Authorization: 'Bearer spec-token-0123456789' } },
+  })).then(() => client)
+}
+
+function post(ctx: Context, headers: Record<string, string> = {}) {
+  return new Promise<number>((resolve, reject) => {
+    const url = new URL(ctx.mcpServe.url)
+    const req = request({
+      host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST',
+      headers: { host: url.host, authorization: 'Bearer spec-token-0123456789', 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    }, (res) => { res.resume(); resolve(res.statusCode!) })
+    req.on('error', reject)
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }))
+  })
+}
+
+describe('mcp/serve over HTTP: caps', function () {
+  this.timeout(30_000)
+  let ctx: Context | undefined
+
+  afterEach(async () => {
+    await ctx?.stop()
+    ctx = undefined
+  })
+
+  it('a configured token is used; a served name that is not registered is not listed; the caller is a root agent', async () => {
+    ctx = await app({})
+    expect(ctx.mcpServe.token).to.equal('spec-token-0123456789')
+    const client = await connect(ctx)
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(['whoami'])
+      expect((await client.callTool({ name: 'whoami', arguments: {} })).content).to.deep.equal([{ type: 'text', text: 'caller depth 0' }])
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('past maxSessions a new session is refused with 503 while the others are recent; unknown session ids get 404', async () => {
+    ctx = await app({ maxSessions: 1 })
+    const first = await connect(ctx)
+    try {
+      expect(ctx.mcpServe.sessions).to.equal(1)
+      await connect(ctx).then(() => { throw new Error('expected 503') }, (error: Error) => expect(error.message).to.match(/too many sessions/))
+      expect(await post(ctx, { 'mcp-session-id': 'no-such-session' })).to.equal(404)
+    } finally {
+      await first.close()
+    }
+  })
+
+  it('past maxRequestsPerMinute requests get 429', async () => {
+    ctx = await app({ maxRequestsPerMinute: 2 })
+    const codes = [await post(ctx), await post(ctx), await post(ctx)]
+    expect(codes).to.deep.equal([400, 400, 429])
+  })
+
+  it('stop closes the sessions and the listener', async () => {
+    ctx = await app({})
+    const url = ctx.mcpServe.url
+    const client = await connect(ctx)
+    await ctx.stop()
+    ctx = undefined
+    await client.close()
+    const refused = await new Promise<string>((resolve) => {
+      const req = request(url, { method: 'POST' }, () => resolve('answered'))
+      req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'))
+      req.end()
+    })
+    expect(refused).to.equal('ECONNREFUSED')
+  })
+})
