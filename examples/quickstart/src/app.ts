@@ -28,6 +28,7 @@ export async function startApp(filename = DEFAULT_CONFIG, options: { timeout?: n
   await ctx.start()
   const loader = ctx.loader as Loader
   await settle(ctx, options.timeout ?? 10_000)
+  await providersReady(ctx, options.timeout ?? 20_000)
   let stopping: Promise<void> | undefined
   return {
     ctx,
@@ -46,6 +47,26 @@ export async function settle(ctx: Context, timeout = 10_000): Promise<void> {
     if (!pending.length || Date.now() > deadline) return
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
+}
+
+/**
+ * Waits (bounded) until the provider of every enabled subagent-tool entry is registered. An entry
+ * can have its fork before its provider exists: provider-a2a reads its agent card first, and the
+ * `remote` entry waits for the A2A server process. Without this, a first turn on a loaded machine
+ * could run before `subagent_remote` was mounted. A provider that never comes is left out (its
+ * plugin logs why), as before.
+ */
+async function providersReady(ctx: Context, timeout: number): Promise<void> {
+  const loader = ctx.loader as Loader | undefined
+  const subagents = ctx.get('subagents')
+  if (!loader || !subagents) return
+  const names = new Set<string>()
+  for (const entry of loader.entries()) {
+    const options = entry.options as { name?: string; config?: { provider?: unknown } }
+    if (entry.disabled || options.name !== '@cordis-subagents/subagent-tool') continue
+    if (typeof options.config?.provider === 'string') names.add(options.config.provider)
+  }
+  await Promise.all([...names].map((name) => subagents.ready(name, { timeout }).catch(() => {})))
 }
 
 /** The loader's entries, then the context, with cordis.yml left as it is (see stopLoaderApp). */
