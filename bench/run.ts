@@ -283,7 +283,7 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
   const aisdk = r.stats['Vercel AI SDK (generateText tool)'].median
   log('## 1. Delegation overhead (µs per delegated call)')
   log()
-  log(`${r.rounds} rounds × ${r.batch} calls per system. "Overhead" = median − floor median. Peers: \`@openai/agents\` 0.20 (asTool, fake Model, tracing disabled; runs on Node 20 despite openai 7's engines field), \`ai\` 6 (generateText + MockLanguageModelV3, child generateText inside a tool).`)
+  log(`${r.rounds} rounds × ${r.batch} calls per system. "Overhead" = median − floor median. Peers: \`@openai/agents\` 0.14 (asTool, fake Model, tracing disabled; its last line on openai 6, whose engines fit Node 20), \`ai\` 6 (generateText + MockLanguageModelV3, child generateText inside a tool).`)
   log()
   table(['system', 'µs/call median (min–max)', 'overhead µs', 'OpenAI Agents SDK time ÷ this', 'AI SDK time ÷ this'],
     Object.entries(r.stats).map(([name, s]) => [name, fmtStats(s), name === floorName ? '—' : fmt(s.median - floor), `${fmt(openai / s.median, 2)}×`, `${fmt(aisdk / s.median, 2)}×`]))
