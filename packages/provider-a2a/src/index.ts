@@ -6,7 +6,7 @@ import { createA2aProvider } from './provider.js'
 export { Config } from './config.js'
 export { A2aError, type A2aErrorCode } from './errors.js'
 export { createA2aProvider, type A2aProvider, type ProviderOptions } from './provider.js'
-export { AGENT_CARD_PATH, SUPPORTED_BINDINGS } from './card.js'
+export { AGENT_CARD_PATH, SUPPORTED_BINDINGS, SUPPORTED_BINDINGS_V03, type ProtocolFamily } from './card.js'
 export { type CrossingMetadata, MAX_ALLOWED_TOOLS } from './crossing.js'
 
 export const name = 'provider-a2a'

@@ -1,12 +1,18 @@
 import type { AgentCard } from '@a2a-js/sdk'
-import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client'
+import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client'
+import type { AgentCard as AgentCard03 } from 'a2a-sdk-v03'
+import {
+  ClientFactory as ClientFactoryV03, ClientFactoryOptions as ClientFactoryOptionsV03, JsonRpcTransportFactory as JsonRpcTransportFactoryV03,
+} from 'a2a-sdk-v03/client'
 import { countProblem, durationProblem, Redactor, stripControl } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { boundedFetch, type FetchLimits } from './bounded-fetch.js'
-import { cardUrlOf, fetchAgentCard, urlProblem } from './card.js'
+import { cardUrlOf, fetchAgentCard, type LoadedCard, type ProtocolFamily, urlProblem } from './card.js'
 import { Config } from './config.js'
 import { A2aError } from './errors.js'
 import { startA2aRun } from './run.js'
+import { type A2aWire, wireV1 } from './wire.js'
+import { wireV03 } from './wire-v03.js'
 
 export interface ProviderOptions extends Config {
   /** Environment to read `bearerTokenEnv` / `headersFromEnv` from (default `process.env`). */
@@ -17,7 +23,10 @@ export interface ProviderOptions extends Config {
 
 /** The a2a provider, plus the agent card it was built from. */
 export interface A2aProvider extends SubagentProvider {
-  readonly card: AgentCard
+  /** The card in its version's SDK shape, with only the interfaces this provider may use. */
+  readonly card: AgentCard | AgentCard03
+  /** The protocol spoken with this remote: `1.0` when its card offers it, else `0.3` (A2A 0.2/0.3). */
+  readonly protocol: ProtocolFamily
   /** Where the card was read from. */
   readonly cardUrl: string
 }
@@ -30,7 +39,8 @@ const MAX_CARD_DESCRIPTION = 300
 
 /**
  * Builds the `a2a` provider: checks the config, fetches and checks the agent card (bounded by
- * `cardTimeout`), and makes the SDK client that every run uses. The plugin calls this at load;
+ * `cardTimeout`), and makes the client of the card's protocol version (the 1.x SDK for A2A 1.0,
+ * the 0.3 SDK for A2A 0.2/0.3) that every run uses. The plugin calls this at load;
  * it is exported for programmatic use. Rejects `A2A_INVALID_CONFIG`, `A2A_CARD_UNREACHABLE` or
  * `A2A_CARD_INVALID` naming the URL and what is wrong.
  */
@@ -82,19 +92,16 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxStreamBytes,
   }
   const fetchImpl = boundedFetch(limits, () => headers)
-  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
-  }))
-  let client: Client
+  let wire: A2aWire
   try {
-    client = await factory.createFromAgentCard(card)
+    wire = await wireFor(card, fetchImpl)
   } catch (error) {
     throw new A2aError('A2A_CARD_INVALID', `The agent card at ${cardUrl.href} cannot be used: ${redactor.redact(String((error as Error)?.message ?? error))}`)
   }
   const agentName = `"${oneLine(card.name, 80)}" at ${cardUrl.origin}`
   const runSettings = {
-    client,
-    streaming: card.capabilities?.streaming === true,
+    wire,
+    streaming: card.streaming,
     agentName,
     requestTimeout: settings.requestTimeout,
     idleTimeout: settings.idleTimeout,
@@ -111,10 +118,25 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     // A remote agent is a fresh child that honours none of our per-request options (it is not ours to configure).
     capabilities: { persona: false, toolFilter: false, depthLimit: false },
     inheritsParentContext: false,
-    card,
+    card: card.card,
+    protocol: card.protocol,
     cardUrl: cardUrl.href,
     start: (request: ProviderStartRequest): Promise<SubagentRun> => startA2aRun(runSettings, request),
   }
+}
+
+/** The client of the card's protocol version, on our bounded fetch (the SDK picks the first usable interface). */
+async function wireFor(card: LoadedCard, fetchImpl: typeof fetch): Promise<A2aWire> {
+  if (card.protocol === '1.0') {
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+    }))
+    return wireV1(await factory.createFromAgentCard(card.card))
+  }
+  const factory = new ClientFactoryV03(ClientFactoryOptionsV03.createFrom(ClientFactoryOptionsV03.default, {
+    transports: [new JsonRpcTransportFactoryV03({ fetchImpl })],
+  }))
+  return wireV03(await factory.createFromAgentCard(card.card))
 }
 
 /** The configured auth headers, read from the environment, and their values (to keep them out of diagnostics). */

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto'
-import { Role, type SendMessageRequest, type StreamResponse } from '@a2a-js/sdk'
-import type { Client } from '@a2a-js/sdk/client'
+import type { StreamResponse } from '@a2a-js/sdk'
 import { describeError, type Redactor } from '@cordis-subagents/shared'
 import {
   capDiagnostic, type ProviderStartRequest, startProviderRun, type SubagentResult, type SubagentRun, type SubagentUpdate,
@@ -10,10 +8,12 @@ import { crossingMetadata, traceHeaders } from './crossing.js'
 import { A2aError } from './errors.js'
 import { isActive, isFinal, outcomeOf, stateName } from './task-state.js'
 import { TaskView } from './task-view.js'
+import { type A2aWire, isTask, type Outgoing, type WireOptions } from './wire.js'
 
 export interface RunSettings {
-  client: Client
-  /** The card says the agent streams: `SendStreamingMessage`; else `SendMessage` + `GetTask` polls. */
+  /** The remote's protocol version, spoken by its SDK's client. */
+  wire: A2aWire
+  /** The card says the agent streams: a streamed send; else a send + task polls. */
   streaming: boolean
   /** For diagnostics: the agent card's name and where it is. */
   agentName: string
@@ -48,7 +48,7 @@ class A2aRun {
   readonly view: TaskView
   /** Aborts every request of this run (dispose, a cancel that got no answer in time). */
   private readonly transport = new AbortController()
-  private readonly options: { signal: AbortSignal; serviceParameters: Record<string, string> }
+  private readonly options: WireOptions
   private stream?: AsyncIterator<StreamResponse>
   private cancelReason?: string
   private cancelling?: Promise<void>
@@ -69,17 +69,16 @@ class A2aRun {
 
   /** Sends the prompt; resolves once the remote answered (the task exists), rejects `A2A_SEND_FAILED` when it did not. */
   async open(): Promise<void> {
-    const params = this.params()
+    const message = this.message()
     try {
       if (this.settings.streaming) {
-        this.stream = this.settings.client.sendMessageStream(params, this.options)[Symbol.asyncIterator]()
+        this.stream = this.settings.wire.stream(message, this.options)
         const first = await this.stream.next()
         if (first.done) throw new Error('the stream ended before its first event')
         this.forward(this.view.apply(first.value))
       } else {
-        const configuration = { ...params.configuration!, returnImmediately: true }
-        const answer = await this.settings.client.sendMessage({ ...params, configuration }, this.options)
-        if ('status' in answer && 'artifacts' in answer) this.forward(this.view.applyTask(answer))
+        const answer = await this.settings.wire.send(message, this.options)
+        if (isTask(answer)) this.forward(this.view.applyTask(answer))
         else this.forward(this.view.apply({ payload: { $case: 'message', value: answer } }))
       }
     } catch (error) {
@@ -129,7 +128,7 @@ class A2aRun {
       await this.sleep(this.settings.pollInterval)
       if (this.done() || this.transport.signal.aborted) return
       try {
-        const task = await this.settings.client.getTask({ tenant: '', id: this.view.taskId!, historyLength: 0 }, this.options)
+        const task = await this.settings.wire.getTask(this.view.taskId!, this.options)
         lastAnswer = Date.now()
         this.forward(this.view.applyTask(task))
       } catch (error) {
@@ -162,7 +161,7 @@ class A2aRun {
   private async sendCancel(): Promise<void> {
     if (!this.view.taskId || !isActive(this.view.state)) return
     try {
-      const task = await this.settings.client.cancelTask({ tenant: '', id: this.view.taskId, metadata: undefined }, this.options)
+      const task = await this.settings.wire.cancelTask(this.view.taskId, this.options)
       this.forward(this.view.applyTask(task))
       this.wake?.()
     } catch {
@@ -208,22 +207,8 @@ class A2aRun {
     })
   }
 
-  private params(): SendMessageRequest {
-    return {
-      tenant: '',
-      message: {
-        messageId: randomUUID(),
-        contextId: '',
-        taskId: '',
-        role: Role.ROLE_USER,
-        parts: [{ content: { $case: 'text', value: this.request.prompt }, mediaType: 'text/plain', filename: '', metadata: undefined }],
-        metadata: { cordisSubagents: crossingMetadata(this.request) },
-        extensions: [],
-        referenceTaskIds: [],
-      },
-      configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: false },
-      metadata: undefined,
-    }
+  private message(): Outgoing {
+    return { prompt: this.request.prompt, metadata: { cordisSubagents: crossingMetadata(this.request) } }
   }
 
   private forward(updates: SubagentUpdate[]) {

@@ -3,21 +3,24 @@
 import { expect } from 'chai'
 import type { SubagentResult } from '@cordis-subagents/subagents-service'
 import { startScriptedServer, type ScriptedServer } from './fixtures/scripted-server.js'
+import { startScriptedServerV03 } from './fixtures/scripted-server-v03.js'
 import { fakeParent, provider, request, until, within } from './helpers.js'
 
 const BOUND = 10_000
 
 for (const mode of [
-  { streaming: true, binding: 'JSONRPC' as const },
-  { streaming: false, binding: 'JSONRPC' as const },
-  { streaming: true, binding: 'HTTP+JSON' as const },
+  { streaming: true, binding: 'JSONRPC' as const, version: '1.0' },
+  { streaming: false, binding: 'JSONRPC' as const, version: '1.0' },
+  { streaming: true, binding: 'HTTP+JSON' as const, version: '1.0' },
+  { streaming: true, binding: 'JSONRPC' as const, version: '0.3' },
+  { streaming: false, binding: 'JSONRPC' as const, version: '0.3' },
 ]) {
-  describe(`provider-a2a runs (${mode.streaming ? 'streaming' : 'send + polls'}, ${mode.binding})`, function () {
+  describe(`provider-a2a runs (A2A ${mode.version}, ${mode.streaming ? 'streaming' : 'send + polls'}, ${mode.binding})`, function () {
     this.timeout(20_000)
     let server: ScriptedServer
 
     beforeEach(async () => {
-      server = await startScriptedServer(mode)
+      server = mode.version === '1.0' ? await startScriptedServer(mode) : await startScriptedServerV03(mode)
     })
     afterEach(() => server.close())
 
