@@ -1,11 +1,12 @@
 import { Role, type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
 import { capBytes, stripControl } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
+import { ArtifactText } from './artifact-text.js'
 
 type Usage = NonNullable<SubagentResult['usage']>
 
-/** Most artifacts of one task we keep apart; later ones are appended to the last. */
-const MAX_ARTIFACTS = 64
+/** Most parts of one message or artifact read; the rest are ignored. */
+export const MAX_PARTS = 256
 /** Longest progress text forwarded as one `subagent/update`. */
 const MAX_UPDATE_CHARS = 2_000
 const UPDATE_KINDS = new Set(['step', 'text', 'thought', 'tool-call', 'tool-result', 'plan', 'status'])
@@ -26,10 +27,12 @@ export class TaskView {
   directMessage = false
   usage?: Usage
   refinedStop?: SubagentStopReason
-  private readonly artifacts = new Map<string, string>()
+  private readonly artifacts: ArtifactText
   private truncated = false
 
-  constructor(private readonly maxOutputBytes: number) {}
+  constructor(private readonly maxOutputBytes: number) {
+    this.artifacts = new ArtifactText(maxOutputBytes)
+  }
 
   /** Folds one stream event; returns the progress to forward. */
   apply(event: StreamResponse): SubagentUpdate[] {
@@ -66,6 +69,8 @@ export class TaskView {
     const before = this.state
     if (task.status) this.state = task.status.state
     this.noteExtension(task.metadata)
+    // A snapshot lists every artifact: it replaces what we had (an empty list is a stream's first event).
+    if (task.artifacts?.length) this.artifacts.reset()
     for (const artifact of task.artifacts ?? []) this.noteArtifact(artifact, false)
     const text = task.status?.message ? this.noteMessage(task.status.message) : ''
     if (text && before !== this.state) return progressOf(undefined, text)
@@ -74,10 +79,10 @@ export class TaskView {
 
   /** The run's output by the one output rule: the artifacts' text, else the agent's last non-empty message. */
   output(): { text: string; truncated: boolean } {
-    const fromArtifacts = [...this.artifacts.values()].filter((text) => text.trim()).join('\n')
+    const fromArtifacts = this.artifacts.text()
     const text = fromArtifacts.trim() ? fromArtifacts : this.lastAgentText
     const kept = capBytes(text, this.maxOutputBytes, '')
-    return { text: kept, truncated: this.truncated || kept !== text }
+    return { text: kept, truncated: this.truncated || this.artifacts.truncated || kept !== text }
   }
 
   private noteMessage(message: Message): string {
@@ -89,11 +94,7 @@ export class TaskView {
   }
 
   private noteArtifact(artifact: Artifact, append: boolean) {
-    const text = textOf(artifact.parts)
-    let id = artifact.artifactId || `#${this.artifacts.size}`
-    if (!this.artifacts.has(id) && this.artifacts.size >= MAX_ARTIFACTS) id = [...this.artifacts.keys()].at(-1)!
-    const before = append || id !== artifact.artifactId ? this.artifacts.get(id) ?? '' : ''
-    this.artifacts.set(id, this.capped(before + text))
+    this.artifacts.add(artifact.artifactId, textOf(artifact.parts), append)
   }
 
   private capped(text: string): string {
@@ -115,7 +116,7 @@ export class TaskView {
 export function textOf(parts: Part[] | undefined): string {
   if (!Array.isArray(parts)) return ''
   const out: string[] = []
-  for (const part of parts.slice(0, 256)) {
+  for (const part of parts.slice(0, MAX_PARTS)) {
     const content = part?.content
     if (!content) continue
     if (content.$case === 'text' && typeof content.value === 'string') out.push(content.value)

@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { type Artifact, type Message, type Part, Role, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
 import type { Client as ClientV03 } from 'a2a-sdk-v03/client'
+import { MAX_PARTS } from './task-view.js'
 import type { A2aWire, Outgoing } from './wire.js'
 
-/** Most parts of one message or artifact converted (`textOf` reads no more than these). */
-const MAX_PARTS = 256
-/** Most artifacts of one task converted; `TaskView` caps what it keeps. */
-const MAX_ARTIFACTS = 4_096
 
 /**
  * A2A 0.2/0.3 through the 0.3 SDK's client (`message/stream`, `message/send`, `tasks/get`,
@@ -98,7 +95,7 @@ export function eventOf(raw: unknown): StreamResponse {
 }
 
 function taskOf(task: Record<string, unknown>): Task {
-  const artifacts = Array.isArray(task.artifacts) ? task.artifacts.slice(0, MAX_ARTIFACTS).map(artifactOf) : []
+  const artifacts = Array.isArray(task.artifacts) ? task.artifacts.map(artifactOf) : []
   return {
     id: text(task.id), contextId: text(task.contextId), status: statusOf(task.status),
     artifacts, history: [], metadata: metadataOf(task.metadata),
