@@ -36,9 +36,9 @@ export const Config: Schema<Config> = Schema.object({
   cardTimeout: duration({ min: 1 }).default(10_000)
     .description('Milliseconds to fetch the agent card at load (connect, headers and body).'),
   requestTimeout: duration({ min: 1 }).default(30_000)
-    .description('Milliseconds for one request: the answer to a send, a poll or a cancel (headers and body), and the headers of a stream.'),
+    .description('Milliseconds for one request: the answer to a send, a poll or a cancel (headers and body), and a stream\'s headers and first event.'),
   idleTimeout: duration({ min: 1 }).default(300_000)
-    .description('Milliseconds a streamed task may stay silent (no event) before the run ends as an error. Polled tasks: the longest time without any poll answer.'),
+    .description('Milliseconds a streamed task may send no event (keep-alive comments do not count) before the run ends as an error. Polled tasks: the longest time without any poll answer.'),
   pollInterval: duration({ min: 50 }).default(1_000)
     .description('Milliseconds between `GetTask` polls when the card says the agent cannot stream.'),
   cancelGrace: duration().default(5_000)

@@ -10,7 +10,7 @@ import { boundedFetch, type FetchLimits } from './bounded-fetch.js'
 import { cardUrlOf, fetchAgentCard, type LoadedCard, type ProtocolFamily, urlProblem } from './card.js'
 import { Config } from './config.js'
 import { A2aError } from './errors.js'
-import { startA2aRun } from './run.js'
+import { type LiveRun, startA2aRun } from './run.js'
 import { type A2aWire, wireV1 } from './wire.js'
 import { wireV03 } from './wire-v03.js'
 
@@ -29,6 +29,8 @@ export interface A2aProvider extends SubagentProvider {
   readonly protocol: ProtocolFamily
   /** Where the card was read from. */
   readonly cardUrl: string
+  /** Closes every run's requests: starting ones at once (their start rejects `ABORTED`), started ones disposed (their task cancelled). */
+  dispose(): Promise<void>
 }
 
 /** The schema's defaults: the one place they are written (a programmatic caller gets the same). */
@@ -99,7 +101,9 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     throw new A2aError('A2A_CARD_INVALID', `The agent card at ${cardUrl.href} cannot be used: ${redactor.redact(String((error as Error)?.message ?? error))}`)
   }
   const agentName = `"${oneLine(card.name, 80)}" at ${cardUrl.origin}`
+  const live = new Set<LiveRun>()
   const runSettings = {
+    live,
     wire,
     streaming: card.streaming,
     agentName,
@@ -122,6 +126,9 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     protocol: card.protocol,
     cardUrl: cardUrl.href,
     start: (request: ProviderStartRequest): Promise<SubagentRun> => startA2aRun(runSettings, request),
+    dispose: async () => {
+      await Promise.all([...live].map((run) => run.stop()))
+    },
   }
 }
 

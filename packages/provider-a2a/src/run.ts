@@ -23,6 +23,13 @@ export interface RunSettings {
   cancelGrace: number
   maxOutputBytes: number
   redactor: Redactor
+  /** Every run of the provider not yet disposed, starting ones included: stopped when the plugin is. */
+  live: Set<LiveRun>
+}
+
+/** A run as the provider sees it: `stop()` closes its requests at once (starting) or disposes it. */
+export interface LiveRun {
+  stop(): Promise<void>
 }
 
 /**
@@ -34,17 +41,23 @@ export interface RunSettings {
 export function startA2aRun(settings: RunSettings, request: ProviderStartRequest): Promise<SubagentRun> {
   return startProviderRun(request, async ({ update }) => {
     const run = new A2aRun(settings, request, update)
-    await run.open()
+    settings.live.add(run)
+    try {
+      await run.open()
+    } catch (error) {
+      settings.live.delete(run)
+      throw error
+    }
     return {
       ...run.view.taskId ? { childId: run.view.taskId } : {},
       begin: () => run.follow(),
       cancel: (reason) => run.cancel(reason),
-      dispose: () => run.dispose(),
+      dispose: () => run.dispose().finally(() => settings.live.delete(run)),
     }
   })
 }
 
-class A2aRun {
+class A2aRun implements LiveRun {
   readonly view: TaskView
   /** Aborts every request of this run (dispose, a cancel that got no answer in time). */
   private readonly transport = new AbortController()
@@ -57,6 +70,9 @@ class A2aRun {
   private following?: Promise<SubagentResult>
   private wake?: () => void
   private failure?: string
+  private opened = false
+  private stopped = false
+  private disposal?: Promise<void>
 
   constructor(
     private readonly settings: RunSettings,
@@ -67,13 +83,21 @@ class A2aRun {
     this.options = { signal: this.transport.signal, serviceParameters: traceHeaders(request) }
   }
 
-  /** Sends the prompt; resolves once the remote answered (the task exists), rejects `A2A_SEND_FAILED` when it did not. */
+  /**
+   * Sends the prompt; resolves once the remote answered (the task exists), rejects `A2A_SEND_FAILED`
+   * when it did not. A stream must bring its first event within `requestTimeout` (keep-alive
+   * comments do not count), and an abort before that event closes it at once (`ABORTED`): there
+   * is no task id yet to cancel, and an open stream would outlive the run.
+   */
   async open(): Promise<void> {
     const message = this.message()
+    const onAbort = () => this.transport.abort(this.request.signal.reason)
     try {
       if (this.settings.streaming) {
+        this.request.signal.addEventListener('abort', onAbort, { once: true })
+        if (this.request.signal.aborted) onAbort()
         this.stream = this.settings.wire.stream(message, this.options)
-        const first = await this.stream.next()
+        const first = await this.boundedFirstEvent(this.stream)
         if (first.done) throw new Error('the stream ended before its first event')
         this.forward(this.view.apply(first.value))
       } else {
@@ -84,13 +108,30 @@ class A2aRun {
     } catch (error) {
       this.transport.abort()
       await this.stream?.return?.(undefined).catch(() => {})
+      if (this.stopped) {
+        throw new A2aError('ABORTED', `The provider was stopped while the remote agent ${this.settings.agentName} was accepting the task; its request was closed.`)
+      }
+      if (this.settings.streaming && this.request.signal.aborted) {
+        throw new A2aError('ABORTED', `The delegation was aborted before the remote agent ${this.settings.agentName} sent its first event; the stream was closed.`)
+      }
       const why = this.describe(error)
       throw new A2aError('A2A_SEND_FAILED', `The remote agent ${this.settings.agentName} did not accept the task: ${why}.`, { cause: error })
+    } finally {
+      this.request.signal.removeEventListener('abort', onAbort)
     }
     if (!this.view.taskId && !this.view.directMessage) {
       this.transport.abort()
       throw new A2aError('A2A_SEND_FAILED', `The remote agent ${this.settings.agentName} answered without a task id or a message.`)
     }
+    this.opened = true
+  }
+
+  /** The provider is going away: a starting run closes its request at once, a started one is disposed. */
+  stop(): Promise<void> {
+    this.stopped = true
+    if (this.opened) return this.dispose()
+    this.transport.abort(new Error('the provider was stopped'))
+    return Promise.resolve()
   }
 
   /** Follows the task to its end; never rejects (a failure is an `error` result). */
@@ -106,11 +147,33 @@ class A2aRun {
       })
   }
 
+  /** The stream's first event, or a `LimitError` after `requestTimeout` (bytes that are no event do not count). */
+  private async boundedFirstEvent(stream: AsyncIterator<StreamResponse>) {
+    const limit = this.settings.requestTimeout
+    const timer = setTimeout(() => this.transport.abort(new LimitError(`no first event within ${limit} ms (requestTimeout)`)), limit)
+    try {
+      return await stream.next()
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** Follows the stream; `idleTimeout` counts from the last event (keep-alive comments do not keep a run alive). */
   private async followStream(): Promise<void> {
     const stream = this.stream!
+    const idle = this.settings.idleTimeout
+    let timer: NodeJS.Timeout | undefined
+    const arm = () => {
+      clearTimeout(timer)
+      timer = setTimeout(() => this.transport.abort(
+        new LimitError(`the stream was silent for ${idle} ms (idleTimeout): no event came (keep-alive comments do not count)`),
+      ), idle)
+    }
     try {
+      arm()
       while (!this.done()) {
         const next = await stream.next()
+        arm()
         if (next.done) {
           if (!this.done()) this.failure ??= `the stream ended while the task was ${stateName(this.view.state)}`
           return
@@ -118,6 +181,7 @@ class A2aRun {
         this.forward(this.view.apply(next.value))
       }
     } finally {
+      clearTimeout(timer)
       await stream.return?.(undefined).catch(() => {})
     }
   }
@@ -169,7 +233,11 @@ class A2aRun {
     }
   }
 
-  async dispose(): Promise<void> {
+  dispose(): Promise<void> {
+    return this.disposal ??= this.disposeOnce()
+  }
+
+  private async disposeOnce(): Promise<void> {
     // A task still running remotely is cancelled, so disposing leaves nothing running there.
     if (!this.done() && this.view.taskId && isActive(this.view.state)) this.cancel('the run was disposed')
     await this.cancelling

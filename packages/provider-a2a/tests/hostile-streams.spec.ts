@@ -2,11 +2,13 @@
 // versions' wire formats: each must end bounded, with a clear error or a bounded result.
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { expect } from 'chai'
-import type { SubagentResult } from '@cordis-subagents/subagents-service'
+import { Context } from 'cordis'
+import SubagentService, { type SubagentResult } from '@cordis-subagents/subagents-service'
+import * as a2aPlugin from '../src/index.js'
 import { MAX_ARTIFACTS } from '../src/artifact-text.js'
 import { MAX_SSE_LINE_BYTES } from '../src/bounded-fetch.js'
 import { type HostileRemote, startHostileRemote, type HostileOptions } from './fixtures/hostile-remote.js'
-import { provider, request, within } from './helpers.js'
+import { fakeParent, provider, request, until, within } from './helpers.js'
 
 const BOUND = 20_000
 
@@ -99,6 +101,80 @@ for (const version of ['1.0', '0.3'] as const) {
       const cut = await delegate(remote.url, { maxOutputBytes: 1_000_000 })
       expect(cut.output).to.equal(TEXTS.join('').slice(0, 1_000_000))
       expect(cut.diagnostic).to.match(/cut at 1000000 bytes \(maxOutputBytes\)/)
+    })
+
+    /** The remote sees every stream closed, then every connection (idle keep-alive ones close on their own within seconds). */
+    async function closedOn(remote: HostileRemote) {
+      await until(() => remote.openAnswers() === 0, `streams still open on the remote: ${remote.openAnswers()}`, 5_000)
+      await until(() => remote.connections() === 0, `connections still open on the remote: ${remote.connections()}`, 15_000)
+    }
+
+    /** A stream that answers with headers and keep-alive comments, and never an event. */
+    const keepAliveOnly = (): Omit<HostileOptions, 'version'> => ({
+      streaming: true,
+      handler: (_rpc, res, t) => {
+        t.sse(res)
+        const timer = setInterval(() => res.write(': keep-alive\n\n'), 20)
+        res.once('close', () => clearInterval(timer))
+      },
+    })
+
+    it('issue 26.4: an abort before the first event closes the stream and its connection at once (start rejects ABORTED)', async () => {
+      const remote = await serve(keepAliveOnly())
+      const a2a = await provider(remote.url, { requestTimeout: 60_000 })
+      const controller = new AbortController()
+      const starting = a2a.start(request({ signal: controller.signal })).then(() => undefined, (error) => error)
+      await until(() => remote.calls.length === 1 && remote.openAnswers() === 1, 'the stream opened')
+      controller.abort()
+      // Well within requestTimeout (60 s): the abort itself ends it.
+      const error = await within(starting, 5_000, 'start after the abort')
+      expect(error).to.include({ code: 'ABORTED' })
+      expect(error.message).to.match(/aborted before the remote agent .* sent its first event; the stream was closed/)
+      await closedOn(remote)
+    })
+
+    it('issue 26.4: keep-alive comments do not hold a start open: no first event within requestTimeout → A2A_SEND_FAILED, stream closed', async () => {
+      const remote = await serve(keepAliveOnly())
+      const a2a = await provider(remote.url, { requestTimeout: 500, idleTimeout: 60_000 })
+      const error = await within(a2a.start(request()).then(() => undefined, (e) => e), 10_000, 'start')
+      expect(error).to.include({ code: 'A2A_SEND_FAILED' })
+      expect(error.message).to.match(/no first event within 500 ms \(requestTimeout\)/)
+      await closedOn(remote)
+    })
+
+    it('issue 26.4: keep-alive comments after the first event do not count as activity: idleTimeout ends the run', async () => {
+      const remote = await serve({
+        streaming: true,
+        handler: (_rpc, res, t) => {
+          t.sse(res)(t.task('t-1', 'working'))
+          const timer = setInterval(() => res.write(': keep-alive\n\n'), 20)
+          res.once('close', () => clearInterval(timer))
+        },
+      })
+      const a2a = await provider(remote.url, { idleTimeout: 500 })
+      const handle = await within(a2a.start(request()), BOUND, 'start')
+      const result = await within(handle.result, BOUND, 'result')
+      await within(handle.dispose(), BOUND, 'dispose')
+      expect(result.stopReason).to.equal('error')
+      expect(result.diagnostic).to.match(/the stream was silent for 500 ms \(idleTimeout\): no event came \(keep-alive comments do not count\)/)
+      await closedOn(remote)
+    })
+
+    it('issue 26.4: 20 starts waiting for their first event, then ctx.stop(): no stream and no connection left', async () => {
+      const remote = await serve(keepAliveOnly())
+      const ctx = new Context()
+      ctx.plugin(SubagentService, { maxConcurrent: 32, maxConcurrentPerParent: 32 })
+      ctx.plugin(a2aPlugin, { url: remote.url, requestTimeout: 60_000 } as a2aPlugin.Config)
+      await ctx.start()
+      await ctx.lifecycle.flush()
+      const starts = Array.from({ length: 20 }, () => ctx.subagents.delegate('a2a', {
+        prompt: 'wait', parent: fakeParent(), signal: new AbortController().signal,
+      }).then(() => undefined, (error) => error))
+      await until(() => remote.openAnswers() === 20, `streams opened: ${remote.openAnswers()} of 20`, 10_000)
+      await within(ctx.stop(), 10_000, 'ctx.stop()')
+      const errors = await within(Promise.all(starts), 10_000, 'the starts after ctx.stop()')
+      for (const error of errors) expect(error, 'a start must not succeed').to.be.instanceOf(Error)
+      await closedOn(remote)
     })
 
     it('one stream line longer than 4 MiB ends the run as an error naming the limit', async () => {
