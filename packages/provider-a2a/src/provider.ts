@@ -19,6 +19,8 @@ export interface ProviderOptions extends Config {
   env?: NodeJS.ProcessEnv
   /** Aborts the card fetch (the plugin passes its disposal). */
   signal?: AbortSignal
+  /** Debug log (the plugin passes its logger's `debug`); nothing is logged without it. */
+  debug?: (format: string, ...args: unknown[]) => void
 }
 
 /** The a2a provider, plus the agent card it was built from. */
@@ -103,6 +105,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   const agentName = `"${oneLine(card.name, 80)}" at ${cardUrl.origin}`
   const live = new Set<LiveRun>()
   const runSettings = {
+    debug: options.debug ?? (() => {}),
     live,
     wire,
     streaming: card.streaming,

@@ -23,6 +23,8 @@ export interface RunSettings {
   cancelGrace: number
   maxOutputBytes: number
   redactor: Redactor
+  /** Debug log (the plugin's logger); the provider logs what it ignored there. */
+  debug: (format: string, ...args: unknown[]) => void
   /** Every run of the provider not yet disposed, starting ones included: stopped when the plugin is. */
   live: Set<LiveRun>
 }
@@ -144,6 +146,10 @@ class A2aRun implements LiveRun {
       .finally(() => {
         clearTimeout(this.graceTimer)
         this.transport.abort()
+        if (this.view.foreign) {
+          const first = this.settings.redactor.redact(JSON.stringify(this.view.firstForeignId))
+          this.settings.debug('run %s (task %s): ignored %d events for other task ids (the first: %s)', this.request.runId, this.view.taskId, this.view.foreign, first)
+        }
       })
   }
 

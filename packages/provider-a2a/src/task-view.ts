@@ -27,6 +27,9 @@ export class TaskView {
   directMessage = false
   usage?: Usage
   refinedStop?: SubagentStopReason
+  /** Events and snapshots ignored because they named another task, and the first such id. */
+  foreign = 0
+  firstForeignId?: string
   private readonly artifacts: ArtifactText
   private truncated = false
 
@@ -41,12 +44,14 @@ export class TaskView {
     switch (payload.$case) {
       case 'task': return this.applyTask(payload.value)
       case 'message': {
+        if (this.isForeign(payload.value.taskId)) return []
         this.directMessage = true
         this.noteMessage(payload.value)
         return []
       }
       case 'statusUpdate': {
         const update = payload.value
+        if (this.isForeign(update.taskId)) return []
         this.taskId ||= update.taskId
         if (update.status) this.state = update.status.state
         this.noteExtension(update.metadata)
@@ -55,6 +60,7 @@ export class TaskView {
       }
       case 'artifactUpdate': {
         const update = payload.value
+        if (this.isForeign(update.taskId)) return []
         this.taskId ||= update.taskId
         if (update.artifact) this.noteArtifact(update.artifact, update.append)
         return []
@@ -65,6 +71,7 @@ export class TaskView {
 
   /** Folds a whole task (the first stream event, a send answer, a poll). */
   applyTask(task: Task): SubagentUpdate[] {
+    if (this.isForeign(task.id)) return []
     this.taskId ||= task.id
     const before = this.state
     if (task.status) this.state = task.status.state
@@ -83,6 +90,17 @@ export class TaskView {
     const text = fromArtifacts.trim() ? fromArtifacts : this.lastAgentText
     const kept = capBytes(text, this.maxOutputBytes, '')
     return { text: kept, truncated: this.truncated || this.artifacts.truncated || kept !== text }
+  }
+
+  /**
+   * An event naming a task that is not ours (once we know ours): a remote mixing tasks, or one
+   * trying to end our run with another task's state or artifacts. Counted and ignored.
+   */
+  private isForeign(taskId: string | undefined): boolean {
+    if (!taskId || !this.taskId || taskId === this.taskId) return false
+    this.foreign++
+    this.firstForeignId ??= taskId.slice(0, 100)
+    return true
   }
 
   private noteMessage(message: Message): string {

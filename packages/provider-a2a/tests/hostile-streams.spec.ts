@@ -177,6 +177,49 @@ for (const version of ['1.0', '0.3'] as const) {
       await closedOn(remote)
     })
 
+    it('issue 26.8: stream events for another task id are ignored (not its state, not its artifacts), counted and debug-logged', async () => {
+      const remote = await serve({
+        streaming: true,
+        handler: (_rpc, res, t) => {
+          const event = t.sse(res)
+          event(t.task('t-1', 'working'))
+          event(t.artifactUpdate('t-evil', 'answer', 'a foreign artifact'))
+          event(t.statusUpdate('t-evil', 'working', 'foreign progress'))
+          event(t.statusUpdate('t-evil', 'completed'))
+          event(t.task('t-evil', 'completed', [t.artifact('x', ['a foreign task'])]))
+          event(version === '1.0' ? { message: { ...t.message('a foreign message'), taskId: 't-evil' } } : { ...t.message('a foreign message'), taskId: 't-evil' })
+          event(t.artifactUpdate('t-1', 'answer', 'our answer'))
+          event(t.statusUpdate('t-1', 'completed'))
+          res.end()
+        },
+      })
+      const logs: string[] = []
+      const a2a = await provider(remote.url, { debug: (format, ...args) => logs.push(`${format} ${args.join(' ')}`) })
+      const built = request()
+      const handle = await within(a2a.start(built), BOUND, 'start')
+      const result = await within(handle.result, BOUND, 'result')
+      await within(handle.dispose(), BOUND, 'dispose')
+      expect(result).to.include({ stopReason: 'completed', output: 'our answer' })
+      expect(built.updates.map((update) => update.text)).to.not.include('foreign progress')
+      expect(logs).to.have.length(1)
+      expect(logs[0]).to.match(/ignored %d events for other task ids \(the first: %s\) .* t-1 5 "t-evil"$/)
+    })
+
+    it('issue 26.8: a poll answered with another task is ignored; the run follows its own', async () => {
+      let polls = 0
+      const remote = await serve({
+        streaming: false,
+        handler: (rpc, res, t) => {
+          if (rpc.call === 'send') t.answer(res, version === '1.0' ? t.task('t-1', 'working') : t.taskBody('t-1', 'working'))
+          else if (++polls === 1) t.answer(res, t.taskBody('t-evil', 'completed', [t.artifact('x', ['a foreign task'])]))
+          else t.answer(res, t.taskBody('t-1', 'completed', [t.artifact('a', ['our answer'])]))
+        },
+      })
+      const result = await delegate(remote.url)
+      expect(result).to.include({ stopReason: 'completed', output: 'our answer' })
+      expect(polls).to.equal(2)
+    })
+
     it('one stream line longer than 4 MiB ends the run as an error naming the limit', async () => {
       const remote = await serve({
         streaming: true,
