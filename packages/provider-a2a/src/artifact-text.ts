@@ -14,6 +14,7 @@ export class ArtifactText {
   private readonly artifacts = new Map<string, { chunks: string[]; bytes: number }>()
   private lastId?: string
   private used = 0
+  private added = 0
 
   constructor(private readonly maxBytes: number) {}
 
@@ -38,9 +39,15 @@ export class ArtifactText {
     }
     const kept = this.fit(text)
     if (!kept) return
+    if (append) this.added++
     entry.chunks.push(kept.text)
     entry.bytes += kept.bytes
     this.used += kept.bytes
+  }
+
+  /** Changes whenever the kept text does (a count of texts added, and the bytes kept). */
+  mark(): string {
+    return `${this.added}:${this.used}:${this.artifacts.size}`
   }
 
   /** Forgets every artifact (a whole task snapshot lists them all again). */

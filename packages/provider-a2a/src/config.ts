@@ -13,6 +13,7 @@ export interface Config {
   requestTimeout?: number
   idleTimeout?: number
   pollInterval?: number
+  stuckTimeout?: number
   cancelGrace?: number
   maxResponseBytes?: number
   maxStreamBytes?: number
@@ -41,6 +42,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('Milliseconds a streamed task may send no event (keep-alive comments do not count) before the run ends as an error. Polled tasks: the longest time without any poll answer.'),
   pollInterval: duration({ min: 50 }).default(1_000)
     .description('Milliseconds between `GetTask` polls when the card says the agent cannot stream.'),
+  stuckTimeout: duration({ min: 1 }).default(600_000)
+    .description('Milliseconds a polled task may answer with no change (same state, no new status, message or artifact) before the run ends as an error: its executor has likely failed without saying so.'),
   cancelGrace: duration().default(5_000)
     .description('Milliseconds the remote gets after `CancelTask` to report the task canceled before the run ends (as aborted) without it.'),
   maxResponseBytes: count({ min: 1024 }).default(4 * 1024 * 1024)

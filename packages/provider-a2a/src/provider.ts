@@ -57,6 +57,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     requestTimeout: options.requestTimeout ?? DEFAULTS.requestTimeout!,
     idleTimeout: options.idleTimeout ?? DEFAULTS.idleTimeout!,
     pollInterval: options.pollInterval ?? DEFAULTS.pollInterval!,
+    stuckTimeout: options.stuckTimeout ?? DEFAULTS.stuckTimeout!,
     cancelGrace: options.cancelGrace ?? DEFAULTS.cancelGrace!,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes!,
     maxStreamBytes: options.maxStreamBytes ?? DEFAULTS.maxStreamBytes!,
@@ -66,6 +67,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     ?? durationProblem('requestTimeout', settings.requestTimeout, { min: 1 })
     ?? durationProblem('idleTimeout', settings.idleTimeout, { min: 1 })
     ?? durationProblem('pollInterval', settings.pollInterval, { min: 50 })
+    ?? durationProblem('stuckTimeout', settings.stuckTimeout, { min: 1 })
     ?? durationProblem('cancelGrace', settings.cancelGrace)
     ?? countProblem('maxResponseBytes', settings.maxResponseBytes, { min: 1024 })
     ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
@@ -113,6 +115,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     requestTimeout: settings.requestTimeout,
     idleTimeout: settings.idleTimeout,
     pollInterval: settings.pollInterval,
+    stuckTimeout: settings.stuckTimeout,
     cancelGrace: settings.cancelGrace,
     maxOutputBytes: settings.maxOutputBytes,
     redactor,

@@ -1,4 +1,4 @@
-import type { StreamResponse } from '@a2a-js/sdk'
+import type { StreamResponse, Task } from '@a2a-js/sdk'
 import { describeError, type Redactor } from '@cordis-subagents/shared'
 import {
   capDiagnostic, type ProviderStartRequest, startProviderRun, type SubagentResult, type SubagentRun, type SubagentUpdate,
@@ -8,7 +8,7 @@ import { crossingMetadata, traceHeaders } from './crossing.js'
 import { A2aError } from './errors.js'
 import { isActive, isFinal, outcomeOf, stateName } from './task-state.js'
 import { TaskView } from './task-view.js'
-import { type A2aWire, isTask, type Outgoing, type WireOptions } from './wire.js'
+import { type A2aWire, isTask, type Outgoing, TaskGoneError, type WireOptions } from './wire.js'
 
 export interface RunSettings {
   /** The remote's protocol version, spoken by its SDK's client. */
@@ -20,6 +20,8 @@ export interface RunSettings {
   requestTimeout: number
   idleTimeout: number
   pollInterval: number
+  /** A polled task showing no change this long has failed silently. */
+  stuckTimeout: number
   cancelGrace: number
   maxOutputBytes: number
   redactor: Redactor
@@ -192,20 +194,40 @@ class A2aRun implements LiveRun {
     }
   }
 
+  /**
+   * Polls the task to its end. A task the remote no longer knows ends the run at once; one that
+   * answers without any change for `stuckTimeout` (an executor that threw leaves its task
+   * `working` forever) ends it too: both are errors naming the task and what was seen.
+   */
   private async poll(): Promise<void> {
     let lastAnswer = Date.now()
+    let lastProgress = Date.now()
+    let mark = this.view.progressMark()
     while (!this.done()) {
       await this.sleep(this.settings.pollInterval)
       if (this.done() || this.transport.signal.aborted) return
+      let task: Task
       try {
-        const task = await this.settings.wire.getTask(this.view.taskId!, this.options)
-        lastAnswer = Date.now()
-        this.forward(this.view.applyTask(task))
+        task = await this.settings.wire.getTask(this.view.taskId!, this.options)
       } catch (error) {
+        if (error instanceof TaskGoneError) {
+          throw new Error(`the remote no longer knows the task (task not found: ${this.settings.redactor.redact(error.message)}); it was lost or its executor failed`)
+        }
         if (this.transport.signal.aborted) throw error
         if (Date.now() - lastAnswer > this.settings.idleTimeout) {
           throw new Error(`no poll was answered for ${this.settings.idleTimeout} ms (idleTimeout); the last error: ${this.describe(error)}`)
         }
+        continue
+      }
+      lastAnswer = Date.now()
+      this.forward(this.view.applyTask(task))
+      const now = this.view.progressMark()
+      if (now !== mark) {
+        mark = now
+        lastProgress = lastAnswer
+      } else if (!this.done() && lastAnswer - lastProgress > this.settings.stuckTimeout) {
+        throw new Error(`the task showed no progress for ${this.settings.stuckTimeout} ms (stuckTimeout): `
+          + `still ${stateName(this.view.state)}, no new status, message or artifact; its executor has likely failed`)
       }
     }
   }

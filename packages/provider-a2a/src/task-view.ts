@@ -30,6 +30,8 @@ export class TaskView {
   /** Events and snapshots ignored because they named another task, and the first such id. */
   foreign = 0
   firstForeignId?: string
+  /** The latest status timestamp seen (a remote updating it is making progress). */
+  private statusStamp = ''
   private readonly artifacts: ArtifactText
   private truncated = false
 
@@ -75,6 +77,7 @@ export class TaskView {
     this.taskId ||= task.id
     const before = this.state
     if (task.status) this.state = task.status.state
+    if (typeof task.status?.timestamp === 'string') this.statusStamp = task.status.timestamp.slice(0, 64)
     this.noteExtension(task.metadata)
     // A snapshot lists every artifact: it replaces what we had (an empty list is a stream's first event).
     if (task.artifacts?.length) this.artifacts.reset()
@@ -82,6 +85,14 @@ export class TaskView {
     const text = task.status?.message ? this.noteMessage(task.status.message) : ''
     if (text && before !== this.state) return progressOf(undefined, text)
     return []
+  }
+
+  /**
+   * What changes when the task makes visible progress: its state, its status (timestamp and
+   * message), its artifacts. Polls compare it to notice a task that is stuck.
+   */
+  progressMark(): string {
+    return `${this.state}|${this.statusStamp}|${this.lastAgentText.length}:${this.lastAgentText.slice(-64)}|${this.artifacts.mark()}`
   }
 
   /** The run's output by the one output rule: the artifacts' text, else the agent's last non-empty message. */

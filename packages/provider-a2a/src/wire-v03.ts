@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { type Artifact, type Message, type Part, Role, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
-import type { Client as ClientV03 } from 'a2a-sdk-v03/client'
+import { type Client as ClientV03, TaskNotFoundError } from 'a2a-sdk-v03/client'
 import { MAX_PARTS } from './task-view.js'
-import type { A2aWire, Outgoing } from './wire.js'
+import { type A2aWire, gettingTask, type Outgoing } from './wire.js'
 
 
 /**
@@ -40,7 +40,10 @@ export function wireV03(client: ClientV03): A2aWire {
       const given = record(answer)
       return given.kind === 'message' || (given.kind === undefined && !given.status && Array.isArray(given.parts)) ? messageOf(given) : taskOf(given)
     },
-    getTask: async (id, options) => taskOf(record(await client.getTask({ id, historyLength: 0 }, options))),
+    async getTask(id, options) {
+      const task = await gettingTask(client.getTask({ id, historyLength: 0 }, options), (error) => error instanceof TaskNotFoundError)
+      return taskOf(record(task))
+    },
     cancelTask: async (id, options) => taskOf(record(await client.cancelTask({ id }, options))),
   }
 }
@@ -104,7 +107,10 @@ function taskOf(task: Record<string, unknown>): Task {
 
 function statusOf(raw: unknown): Task['status'] {
   const status = record(raw)
-  return { state: stateOfV03(status.state), message: status.message ? messageOf(record(status.message)) : undefined, timestamp: undefined }
+  return {
+    state: stateOfV03(status.state), message: status.message ? messageOf(record(status.message)) : undefined,
+    timestamp: typeof status.timestamp === 'string' ? status.timestamp.slice(0, 64) : undefined,
+  }
 }
 
 function messageOf(message: Record<string, unknown>): Message {

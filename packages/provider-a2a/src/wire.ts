@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { type Message, Role, type StreamResponse, type Task } from '@a2a-js/sdk'
 import type { Client } from '@a2a-js/sdk/client'
+import { TaskNotFoundError } from '@a2a-js/sdk/errors'
 
 /** The one message a run sends: the prompt as one text part, the crossing in its metadata. */
 export interface Outgoing {
@@ -23,8 +24,29 @@ export interface A2aWire {
   stream(message: Outgoing, options: WireOptions): AsyncIterator<StreamResponse>
   /** Sends without waiting for the task to finish (1.0 `SendMessage` + returnImmediately, 0.3 `message/send` + blocking false). */
   send(message: Outgoing, options: WireOptions): Promise<Task | Message>
+  /** Rejects `TaskGoneError` when the remote no longer knows the task. */
   getTask(id: string, options: WireOptions): Promise<Task>
   cancelTask(id: string, options: WireOptions): Promise<Task>
+}
+
+/** The remote no longer knows the task (`TaskNotFound`, JSON-RPC -32001): gone, whichever the version. */
+export class TaskGoneError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'TaskGoneError'
+  }
+}
+
+/** `getTask` that turns a not-found answer into a `TaskGoneError`. */
+export async function gettingTask<T>(get: Promise<T>, isNotFound: (error: unknown) => boolean): Promise<T> {
+  try {
+    return await get
+  } catch (error) {
+    if (isNotFound(error) || (error as { code?: unknown } | undefined)?.code === -32001) {
+      throw new TaskGoneError(String((error as Error)?.message ?? error).slice(0, 300), { cause: error })
+    }
+    throw error
+  }
 }
 
 /** A2A 1.0 through the 1.x SDK's client. */
@@ -47,7 +69,7 @@ export function wireV1(client: Client): A2aWire {
   return {
     stream: (message, options) => client.sendMessageStream(params(message, false), options)[Symbol.asyncIterator](),
     send: (message, options) => client.sendMessage(params(message, true), options),
-    getTask: (id, options) => client.getTask({ tenant: '', id, historyLength: 0 }, options),
+    getTask: (id, options) => gettingTask(client.getTask({ tenant: '', id, historyLength: 0 }, options), (error) => error instanceof TaskNotFoundError),
     cancelTask: (id, options) => client.cancelTask({ tenant: '', id, metadata: undefined }, options),
   }
 }

@@ -17,19 +17,48 @@ const TEXTS = Array.from({ length: 20_000 }, (_, i) => `artifact ${String(i).pad
 /** What the output must be: 63 artifacts apart, the rest joined to the 64th. */
 const JOINED = [...TEXTS.slice(0, MAX_ARTIFACTS - 1), TEXTS.slice(MAX_ARTIFACTS - 1).join('')].join('\n')
 
+/** Bytes of artifact text the remote sends in each 26.1 case (20,000 × 80). */
+const SENT = TEXTS.length * 80
+
 /**
- * Runs `work` and returns its result with the longest event-loop block seen meanwhile (ms). The
- * bound asserted on it is generous (1 s, where the quadratic code blocked for tens of seconds).
+ * Runs `work` and returns its result with the work it did, counted: the characters handed to
+ * UTF-8 measuring or encoding (`Buffer.byteLength`, `TextEncoder`), which the quadratic code spent
+ * re-encoding the text gathered so far (billions here) and the linear code spends once per chunk;
+ * and the longest event-loop block seen meanwhile (ms), asserted only against a freeze (5 s; the
+ * quadratic code blocked for 11 to over 60 s on the project's loaded 2-core machine).
  */
-async function longestBlock<T>(work: () => Promise<T>): Promise<{ value: T; blockedMs: number }> {
+async function measured<T>(work: () => Promise<T>): Promise<{ value: T; encodedChars: number; blockedMs: number }> {
+  const { encode, encodeInto } = TextEncoder.prototype
+  const byteLength = Buffer.byteLength
+  let encodedChars = 0
+  TextEncoder.prototype.encode = function (input = '') {
+    encodedChars += input.length
+    return encode.call(this, input)
+  }
+  TextEncoder.prototype.encodeInto = function (source, destination) {
+    encodedChars += source.length
+    return encodeInto.call(this, source, destination)
+  }
+  Buffer.byteLength = ((value: string, encoding?: BufferEncoding) => {
+    if (typeof value === 'string') encodedChars += value.length
+    return byteLength(value, encoding)
+  }) as typeof Buffer.byteLength
   const histogram = monitorEventLoopDelay({ resolution: 10 })
   histogram.enable()
   try {
     const value = await work()
-    return { value, blockedMs: histogram.max / 1e6 }
+    return { value, encodedChars, blockedMs: histogram.max / 1e6 }
   } finally {
     histogram.disable()
+    Object.assign(TextEncoder.prototype, { encode, encodeInto })
+    Buffer.byteLength = byteLength
   }
+}
+
+/** The 26.1 bounds: work linear in what was sent (a small multiple), and no freeze. */
+function expectLinear({ encodedChars, blockedMs }: { encodedChars: number; blockedMs: number }) {
+  expect(encodedChars, `characters measured or encoded: ${encodedChars} for ${SENT} sent`).to.be.below(10 * SENT)
+  expect(blockedMs, `the event loop was blocked for ${blockedMs} ms`).to.be.below(5_000)
 }
 
 for (const version of ['1.0', '0.3'] as const) {
@@ -53,7 +82,7 @@ for (const version of ['1.0', '0.3'] as const) {
       return result
     }
 
-    it('issue 26.1: one 1.6 MB stream event carrying 20,000 artifacts is folded in linear time (no long block), every text kept', async () => {
+    it('issue 26.1: one 1.6 MB stream event carrying 20,000 artifacts is folded in linear work (no freeze), every text kept', async () => {
       const remote = await serve({
         streaming: true,
         handler: (_rpc, res, t) => {
@@ -63,13 +92,13 @@ for (const version of ['1.0', '0.3'] as const) {
           res.end()
         },
       })
-      const { value: result, blockedMs } = await longestBlock(() => delegate(remote.url))
-      expect(result.stopReason, result.diagnostic).to.equal('completed')
-      expect(result.output).to.equal(JOINED)
-      expect(blockedMs, `the event loop was blocked for ${blockedMs} ms`).to.be.below(1_000)
+      const run = await measured(() => delegate(remote.url))
+      expect(run.value.stopReason, run.value.diagnostic).to.equal('completed')
+      expect(run.value.output).to.equal(JOINED)
+      expectLinear(run)
     })
 
-    it('issue 26.1: one poll answer with 20,000 artifacts is folded in linear time', async () => {
+    it('issue 26.1: one poll answer with 20,000 artifacts is folded in linear work', async () => {
       const remote = await serve({
         streaming: false,
         handler: (rpc, res, t) => {
@@ -77,10 +106,10 @@ for (const version of ['1.0', '0.3'] as const) {
           else t.answer(res, t.taskBody('t-1', 'completed', TEXTS.map((text, i) => t.artifact(`a${i}`, [text]))))
         },
       })
-      const { value: result, blockedMs } = await longestBlock(() => delegate(remote.url))
-      expect(result.stopReason, result.diagnostic).to.equal('completed')
-      expect(result.output).to.equal(JOINED)
-      expect(blockedMs, `the event loop was blocked for ${blockedMs} ms`).to.be.below(1_000)
+      const run = await measured(() => delegate(remote.url))
+      expect(run.value.stopReason, run.value.diagnostic).to.equal('completed')
+      expect(run.value.output).to.equal(JOINED)
+      expectLinear(run)
     })
 
     it('issue 26.1: 20,000 small appends cost linear work; past maxOutputBytes the text is cut once and said so', async () => {
@@ -94,10 +123,10 @@ for (const version of ['1.0', '0.3'] as const) {
           res.end()
         },
       })
-      const { value: full, blockedMs } = await longestBlock(() => delegate(remote.url))
-      expect(full.stopReason, full.diagnostic).to.equal('completed')
-      expect(full.output).to.equal(TEXTS.join(''))
-      expect(blockedMs, `the event loop was blocked for ${blockedMs} ms`).to.be.below(1_000)
+      const run = await measured(() => delegate(remote.url))
+      expect(run.value.stopReason, run.value.diagnostic).to.equal('completed')
+      expect(run.value.output).to.equal(TEXTS.join(''))
+      expectLinear(run)
       const cut = await delegate(remote.url, { maxOutputBytes: 1_000_000 })
       expect(cut.output).to.equal(TEXTS.join('').slice(0, 1_000_000))
       expect(cut.diagnostic).to.match(/cut at 1000000 bytes \(maxOutputBytes\)/)
@@ -218,6 +247,47 @@ for (const version of ['1.0', '0.3'] as const) {
       const result = await delegate(remote.url)
       expect(result).to.include({ stopReason: 'completed', output: 'our answer' })
       expect(polls).to.equal(2)
+    })
+
+    it('issue 26.7: a polled task the remote no longer knows (task not found) ends the run at once, naming it', async () => {
+      const remote = await serve({
+        streaming: false,
+        handler: (rpc, res, t) => {
+          if (rpc.call === 'send') t.answer(res, version === '1.0' ? t.task('t-1', 'working') : t.taskBody('t-1', 'working'))
+          else t.error(res, -32001, 'Task not found: t-1')
+        },
+      })
+      // idleTimeout and stuckTimeout far away: only "not found" can end it within the bound.
+      const result = await delegate(remote.url, { idleTimeout: 600_000, stuckTimeout: 600_000 })
+      expect(result.stopReason, result.diagnostic).to.equal('error')
+      expect(result.diagnostic, result.diagnostic).to.match(/Lost the remote task t-1 .*\(last state working\): the remote no longer knows the task \(task not found: [^)]*Task not found[^)]*\); it was lost or its executor failed/)
+      expect(remote.calls.filter((call) => call.call === 'get')).to.have.length(1)
+    })
+
+    it('issue 26.7: a polled task answering "working" with nothing new ends after stuckTimeout; one that keeps progressing does not', async () => {
+      let polls = 0
+      const remote = await serve({
+        streaming: false,
+        handler: (rpc, res, t) => {
+          if (rpc.call === 'send') {
+            t.answer(res, version === '1.0' ? t.task('t-1', 'working') : t.taskBody('t-1', 'working'))
+            return
+          }
+          const stuck = rpc.headers['x-case'] === 'case-stuck-7f3a9c'
+          polls++
+          // The progressing task: a new status text on each of 30 polls (1.5 s, three stuckTimeouts), then completed.
+          if (stuck) t.answer(res, t.taskBody('t-1', 'working', [], 'thinking'))
+          else if (polls < 30) t.answer(res, t.taskBody('t-1', 'working', [], `step ${polls}`))
+          else t.answer(res, t.taskBody('t-1', 'completed', [t.artifact('a', ['done after 30 polls'])]))
+        },
+      })
+      const env = { CASE: 'case-stuck-7f3a9c' }
+      const stuck = await delegate(remote.url, { stuckTimeout: 500, idleTimeout: 600_000, env, headersFromEnv: { 'X-Case': 'CASE' } })
+      expect(stuck.stopReason, stuck.diagnostic).to.equal('error')
+      expect(stuck.diagnostic).to.match(/the task showed no progress for 500 ms \(stuckTimeout\): still working, no new status, message or artifact/)
+      polls = 0
+      const progressing = await delegate(remote.url, { stuckTimeout: 500, idleTimeout: 600_000 })
+      expect(progressing).to.include({ stopReason: 'completed', output: 'done after 30 polls' })
     })
 
     it('one stream line longer than 4 MiB ends the run as an error naming the limit', async () => {

@@ -29,6 +29,7 @@ describe('@cordis-subagents/provider-a2a entry (as the loader sees it)', () => {
       requestTimeout: 30_000,
       idleTimeout: 300_000,
       pollInterval: 1_000,
+      stuckTimeout: 600_000,
       cancelGrace: 5_000,
       maxResponseBytes: 4 * 1024 * 1024,
       maxStreamBytes: 64 * 1024 * 1024,

@@ -119,6 +119,21 @@ for (const mode of [
       expect(result.diagnostic, result.diagnostic).to.match(new RegExp(`Lost the remote task ${handle.childId} of "scripted agent" at http://127\\.0\\.0\\.1:\\d+ \\(last state (working|submitted)\\): ${mode.streaming ? '' : 'no poll was answered for 2000 ms \\(idleTimeout\\)'}`))
     })
 
+    if (!mode.streaming) {
+      // The 1.0 SDK server marks the task failed when its executor throws; the 0.3 one leaves it working.
+      const ends = mode.version === '1.0'
+        ? 'The remote task failed\\. It said: "Agent execution error: the executor crashed"'
+        : 'Lost the remote task [0-9a-f-]+ .*: the task showed no progress for 500 ms \\(stuckTimeout\\): still working, no new status, message or artifact; its executor has likely failed'
+      it(`issue 26.7: an executor that throws ends the run as an error (${mode.version === '1.0' ? 'failed' : 'stuck: no progress for stuckTimeout'})`, async () => {
+        const remote = await provider(server.url, { stuckTimeout: 500, idleTimeout: 60_000 })
+        const handle = await within(remote.start(request({ prompt: 'throw' })), BOUND, 'start')
+        const result = await within(handle.result, BOUND, 'result')
+        await within(handle.dispose(), BOUND, 'dispose')
+        expect(result.stopReason).to.equal('error')
+        expect(result.diagnostic, result.diagnostic).to.match(new RegExp(ends))
+      })
+    }
+
     it('carries depth, the ceiling, the remaining budget, the tool ceiling and trace context in metadata.cordisSubagents', async () => {
       const remote = await provider(server.url)
       const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'

@@ -111,7 +111,9 @@ describe('provider-a2a → @voltagent/a2a-server (A2A 0.2/0.3, a real VoltAgent 
     it(`a delegation completes and returns the agent's text (${streaming ? 'message/stream' : 'message/send + tasks/get'})`, async () => {
       const served = await serveVoltAgent(streaming)
       try {
-        const remote = await provider(served.url)
+        // VoltAgent's message/send answers only once the agent finished (it ignores blocking: false):
+        // give that answer room on a loaded machine.
+        const remote = await provider(served.url, { requestTimeout: 20_000 })
         expect(remote.protocol).to.equal('0.3')
         expect(remote.description).to.match(/^the remote agent "geo" at http:\/\/127\.0\.0\.1:\d+ over A2A: Answers geography questions\./)
         const handle = await within(remote.start(request({ prompt: 'What is the capital of France?' })), 10_000, 'start')
