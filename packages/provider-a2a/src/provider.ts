@@ -38,6 +38,9 @@ export interface A2aProvider extends SubagentProvider {
 /** The schema's defaults: the one place they are written (a programmatic caller gets the same). */
 const DEFAULTS = Config({ url: 'http://127.0.0.1/' })
 
+/** The redactor's reach for short texts (the shared default); the output may need more. */
+const REDACT_CHARS = 64 * 1024
+
 /** Longest description taken from the card (the model reads it in the tool description). */
 const MAX_CARD_DESCRIPTION = 300
 
@@ -84,14 +87,23 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   const where = urlProblem(url, settings.allowHttp)
   if (where) throw invalid(`url ${url.origin}${url.pathname} cannot be used: ${where}.`)
   const { headers, secrets } = authHeaders(options, options.env ?? process.env)
-  const redactor = new Redactor(secrets)
+  // One redactor for everything remote text reaches: the description, progress, output (up to
+  // maxOutputBytes, hence the size) and diagnostics. A remote may echo our credentials anywhere.
+  const redactor = new Redactor(secrets, { maxChars: Math.max(REDACT_CHARS, settings.maxOutputBytes) })
 
   const cardUrl = cardUrlOf(url)
   const cardFetch = boundedFetch({
     requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
   }, () => headers)
-  const card = await fetchAgentCard(cardUrl, withSignal(cardFetch, options.signal), settings)
+  let card: LoadedCard
+  try {
+    card = await fetchAgentCard(cardUrl, withSignal(cardFetch, options.signal), settings)
+  } catch (error) {
+    // A card's problems quote its text (interface URLs): credentials it echoes are masked.
+    if (error instanceof A2aError) throw new A2aError(error.code, redactor.redact(error.message), { cause: error.cause })
+    throw error
+  }
 
   const limits: FetchLimits = {
     requestTimeout: settings.requestTimeout, idleTimeout: settings.idleTimeout,
@@ -104,7 +116,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   } catch (error) {
     throw new A2aError('A2A_CARD_INVALID', `The agent card at ${cardUrl.href} cannot be used: ${redactor.redact(String((error as Error)?.message ?? error))}`)
   }
-  const agentName = `"${oneLine(card.name, 80)}" at ${cardUrl.origin}`
+  const agentName = `"${redactor.redact(oneLine(card.name, 80))}" at ${cardUrl.origin}`
   const live = new Set<LiveRun>()
   const runSettings = {
     debug: options.debug ?? (() => {}),
@@ -121,7 +133,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     redactor,
   }
   const description = options.description
-    ?? `the remote agent ${agentName} over A2A${card.description ? `: ${oneLine(card.description, MAX_CARD_DESCRIPTION)}` : ''}`
+    ?? `the remote agent ${agentName} over A2A${card.description ? `: ${redactor.redact(oneLine(card.description, MAX_CARD_DESCRIPTION))}` : ''}`
   return {
     name: settings.name,
     description,

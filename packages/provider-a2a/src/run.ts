@@ -1,5 +1,5 @@
 import type { StreamResponse, Task } from '@a2a-js/sdk'
-import { describeError, type Redactor } from '@cordis-subagents/shared'
+import { capBytes, describeError, type Redactor } from '@cordis-subagents/shared'
 import {
   capDiagnostic, type ProviderStartRequest, startProviderRun, type SubagentResult, type SubagentRun, type SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
@@ -283,7 +283,9 @@ class A2aRun implements LiveRun {
     if (truncated) notes.push(`The output was cut at ${this.settings.maxOutputBytes} bytes (maxOutputBytes).`)
     const finish = (result: SubagentResult) => {
       const diagnostic = [result.diagnostic, ...notes].filter(Boolean).join(' ')
-      return { ...result, ...diagnostic ? { diagnostic: capDiagnostic(this.settings.redactor.redact(diagnostic)) } : {}, ...usage }
+      // The output is the remote's text too: redacted, and cut again (a mask may be longer than what it hides).
+      const output = capBytes(this.settings.redactor.redact(result.output), this.settings.maxOutputBytes, '')
+      return { ...result, output, ...diagnostic ? { diagnostic: capDiagnostic(this.settings.redactor.redact(diagnostic)) } : {}, ...usage }
     }
     if (this.view.directMessage) return finish({ stopReason: 'completed', output: text })
     const state = this.view.state
@@ -307,8 +309,11 @@ class A2aRun implements LiveRun {
     return { prompt: this.request.prompt, metadata: { cordisSubagents: crossingMetadata(this.request) } }
   }
 
+  /** Progress to the parent; the remote's words pass the redactor (it may echo our credentials). */
   private forward(updates: SubagentUpdate[]) {
-    for (const update of updates) this.update(update)
+    for (const update of updates) {
+      this.update(update.text === undefined ? update : { ...update, text: this.settings.redactor.redact(update.text) })
+    }
   }
 
   /** Waits `ms`, or less when woken (cancel, dispose). */

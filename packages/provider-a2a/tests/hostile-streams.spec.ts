@@ -1,5 +1,7 @@
 // Hostile answers from a hand-written remote (tests/fixtures/hostile-remote.ts), in both protocol
 // versions' wire formats: each must end bounded, with a clear error or a bounded result.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { expect } from 'chai'
 import { Context } from 'cordis'
@@ -11,6 +13,23 @@ import { type HostileRemote, startHostileRemote, type HostileOptions } from './f
 import { fakeParent, provider, request, until, within } from './helpers.js'
 
 const BOUND = 20_000
+
+/** A server that only serves `card` as its agent card (127.0.0.1). */
+async function serveRawCard(card: Record<string, unknown>): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((_req, res) => {
+    res.setHeader('content-type', 'application/json')
+    res.end(JSON.stringify(card))
+  })
+  server.listen(0, '127.0.0.1')
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections()
+    }),
+  }
+}
 
 /** 20,000 artifact texts of 80 characters (1.6 MB in all). */
 const TEXTS = Array.from({ length: 20_000 }, (_, i) => `artifact ${String(i).padStart(5, '0')} `.padEnd(80, '.'))
@@ -288,6 +307,58 @@ for (const version of ['1.0', '0.3'] as const) {
       polls = 0
       const progressing = await delegate(remote.url, { stuckTimeout: 500, idleTimeout: 600_000 })
       expect(progressing).to.include({ stopReason: 'completed', output: 'done after 30 polls' })
+    })
+
+    it('issue 26.5: credentials the remote echoes back are redacted in the description, progress, output and diagnostics', async () => {
+      const token = 'tok-echo-9f8e7d6c5b4a3921'
+      const apiKey = 'key-echo-1a2b3c4d5e6f7081'
+      const echo = (rpc: { headers: Record<string, unknown> }) => `I saw ${rpc.headers.authorization} and ${rpc.headers['x-api-key']}`
+      const remote = await serve({
+        streaming: true,
+        name: `agent ${token}`,
+        description: `It knows ${apiKey} and Bearer ${token}.`,
+        handler: (rpc, res, t) => {
+          const event = t.sse(res)
+          event(t.task('t-1', 'working'))
+          event(t.statusUpdate('t-1', 'working', echo(rpc)))
+          event(t.artifactUpdate('t-1', 'answer', echo(rpc)))
+          event(t.statusUpdate('t-1', 'failed', echo(rpc)))
+          res.end()
+        },
+      })
+      const env = { ECHO_TOKEN: token, ECHO_KEY: apiKey }
+      const a2a = await provider(remote.url, { env, bearerTokenEnv: 'ECHO_TOKEN', headersFromEnv: { 'X-Api-Key': 'ECHO_KEY' } })
+      const built = request()
+      const handle = await within(a2a.start(built), BOUND, 'start')
+      const result = await within(handle.result, BOUND, 'result')
+      await within(handle.dispose(), BOUND, 'dispose')
+      // The remote did see and echo them (so the redaction had work to do).
+      expect(remote.calls[0].headers.authorization).to.equal(`Bearer ${token}`)
+      const surfaced = {
+        description: a2a.description,
+        updates: built.updates.map((update) => update.text).join('\n'),
+        output: result.output,
+        diagnostic: result.diagnostic ?? '',
+      }
+      for (const [where, text] of Object.entries(surfaced)) {
+        expect(text, where).to.not.include(token)
+        expect(text, where).to.not.include(apiKey)
+        expect(text, where).to.include('[redacted]')
+      }
+      expect(result.stopReason).to.equal('error')
+    })
+
+    it('issue 26.5: a card that echoes a credential in a refused interface URL: the load error masks it', async () => {
+      const token = 'tok-echo-0a9b8c7d6e5f4031'
+      // A card whose interface, on another origin, carries the token in its URL (refused: cross-origin).
+      const raw = await serveRawCard(version === '1.0'
+        ? { name: 'x', supportedInterfaces: [{ url: `http://127.0.0.2:9/${token}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] }
+        : { name: 'x', url: `http://127.0.0.2:9/${token}`, protocolVersion: '0.3.0' })
+      const error = await provider(raw.url, { env: { T: token }, bearerTokenEnv: 'T' }).then(() => undefined, (e) => e)
+      await raw.close()
+      expect(error).to.include({ code: 'A2A_CARD_INVALID' })
+      expect(error.message).to.not.include(token)
+      expect(error.message).to.match(/http:\/\/127\.0\.0\.2:9\/\[redacted\]/)
     })
 
     it('one stream line longer than 4 MiB ends the run as an error naming the limit', async () => {
