@@ -10,6 +10,7 @@ import { boundedFetch, type FetchLimits } from './bounded-fetch.js'
 import { cardUrlOf, fetchAgentCard, type LoadedCard, type ProtocolFamily, urlProblem } from './card.js'
 import { Config } from './config.js'
 import { A2aError } from './errors.js'
+import { stripInvisible } from './invisible.js'
 import { type LiveRun, startA2aRun } from './run.js'
 import { type A2aWire, wireV1 } from './wire.js'
 import { wireV03 } from './wire-v03.js'
@@ -101,7 +102,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     card = await fetchAgentCard(cardUrl, withSignal(cardFetch, options.signal), settings)
   } catch (error) {
     // A card's problems quote its text (interface URLs): credentials it echoes are masked.
-    if (error instanceof A2aError) throw new A2aError(error.code, redactor.redact(error.message), { cause: error.cause })
+    if (error instanceof A2aError) throw new A2aError(error.code, stripInvisible(redactor.redact(error.message)), { cause: error.cause })
     throw error
   }
 
@@ -192,7 +193,8 @@ function invalid(problem: string): A2aError {
   return new A2aError('A2A_INVALID_CONFIG', `provider-a2a: config.${problem}`)
 }
 
+/** Card text as one line for the model: no control or invisible formatting characters, cut at `max`. */
 function oneLine(text: string, max: number): string {
-  const flat = stripControl(String(text)).replace(/\s+/g, ' ').trim()
+  const flat = stripInvisible(stripControl(String(text))).replace(/\s+/g, ' ').trim()
   return flat.length > max ? `${flat.slice(0, max)}…` : flat
 }
