@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect } from 'chai'
+import { context, propagation, trace } from '@opentelemetry/api'
 import { MockLanguageModelV3, simulateReadableStream } from 'ai/test'
 import { provider, request, within } from './helpers.js'
 
@@ -104,8 +105,19 @@ describe('provider-a2a → @voltagent/a2a-server (A2A 0.2/0.3, a real VoltAgent 
     warnings = globals.AI_SDK_LOG_WARNINGS
     globals.AI_SDK_LOG_WARNINGS = false
   })
+  /** OpenTelemetry globals registered before these tests (VoltAgent registers its own at an agent's first call). */
+  let otelBefore: string[] = []
+  const otelGlobals = () => Object.keys((globalThis as Record<symbol, object | undefined>)[Symbol.for('opentelemetry.js.api.1')] ?? {})
+  before(() => {
+    otelBefore = otelGlobals()
+  })
   after(() => {
     globals.AI_SDK_LOG_WARNINGS = warnings
+    // Leave the process's tracing as we found it: later tests (telemetry) register their own provider.
+    const added = otelGlobals().filter((key) => !otelBefore.includes(key))
+    if (added.includes('trace')) trace.disable()
+    if (added.includes('context')) context.disable()
+    if (added.includes('propagation')) propagation.disable()
   })
   for (const streaming of [true, false]) {
     it(`a delegation completes and returns the agent's text (${streaming ? 'message/stream' : 'message/send + tasks/get'})`, async () => {
