@@ -3,8 +3,13 @@
  * A plain answer (the card, a send, a poll, a cancel) must arrive whole within `requestTimeout`
  * and `maxResponseBytes`; a stream (text/event-stream) must send its headers within
  * `requestTimeout`, then may run as long as it keeps talking: `idleTimeout` between chunks,
- * `maxStreamBytes` in all. A limit aborts the request with a `LimitError` naming the limit.
+ * `maxStreamBytes` in all, and no line longer than `MAX_SSE_LINE_BYTES` (one event's data; the 0.3
+ * SDK's SSE parser keeps a line whole and rescans it per chunk). A limit aborts the request with a
+ * `LimitError` naming the limit.
  */
+
+/** Longest line of a stream: one SSE event's `data:` (the 1.x SDK caps an event at the same 4 MiB). */
+export const MAX_SSE_LINE_BYTES = 4 * 1024 * 1024
 
 export interface FetchLimits {
   requestTimeout: number
@@ -67,6 +72,7 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource): typeof
     })
     aborted.catch(() => {})
     let bytes = 0
+    let lineBytes = 0
     const body = new ReadableStream<Uint8Array>({
       async pull(sink) {
         let chunk: Awaited<ReturnType<typeof reader.read>>
@@ -91,7 +97,18 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource): typeof
           sink.error(limit)
           return
         }
-        if (streaming) arm(limits.idleTimeout, `the stream was silent for ${limits.idleTimeout} ms (idleTimeout)`)
+        if (streaming) {
+          const newline = chunk.value.lastIndexOf(10)
+          lineBytes = newline < 0 ? lineBytes + chunk.value.byteLength : chunk.value.byteLength - newline - 1
+          if (lineBytes > MAX_SSE_LINE_BYTES) {
+            const limit = new LimitError(`the remote sent one stream event (line) of more than ${MAX_SSE_LINE_BYTES} bytes`)
+            controller.abort(limit)
+            release()
+            sink.error(limit)
+            return
+          }
+          arm(limits.idleTimeout, `the stream was silent for ${limits.idleTimeout} ms (idleTimeout)`)
+        }
         sink.enqueue(chunk.value)
       },
       cancel(reason) {

@@ -1,14 +1,21 @@
 import type { AgentCard } from '@a2a-js/sdk'
+import type { AgentCard as AgentCard03 } from 'a2a-sdk-v03'
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client'
 import { describeError } from '@cordis-subagents/shared'
 import { LimitError } from './bounded-fetch.js'
 import { A2aError } from './errors.js'
 
-/** The well-known path of an agent card under a base URL (A2A 1.0). */
+/** The well-known path of an agent card under a base URL (A2A 1.0 and 0.3). */
 export const AGENT_CARD_PATH = '/.well-known/agent-card.json'
 
-/** Protocol bindings this provider speaks (the SDK's JSON-RPC and HTTP+JSON transports). */
+/** Protocol bindings this provider speaks over A2A 1.0 (the SDK's JSON-RPC and HTTP+JSON transports). */
 export const SUPPORTED_BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const
+
+/**
+ * Over A2A 0.2/0.3: JSON-RPC only. Every 0.2 agent and nearly every 0.3 agent offers it, and the
+ * 0.3 SDK's HTTP+JSON client drops `append` from artifact updates (chunks would replace each other).
+ */
+export const SUPPORTED_BINDINGS_V03 = ['JSONRPC'] as const
 
 /** The card's URL for a configured `url`: itself when its path ends in `.json`, else the well-known path under it. */
 export function cardUrlOf(url: URL): URL {
@@ -26,10 +33,10 @@ export interface CardCheck {
 /**
  * Fetches the agent card at `cardUrl` with `fetcher` (bounded by the caller) and checks it: a 200
  * answer with a JSON content type, a JSON object with a name, and at least one interface we speak
- * on the card's own origin (unless `allowCrossOrigin`). Throws `A2A_CARD_UNREACHABLE` /
+ * (A2A 1.x, else 0.2/0.3) on the card's own origin (unless `allowCrossOrigin`). Throws `A2A_CARD_UNREACHABLE` /
  * `A2A_CARD_INVALID` naming the URL and what is wrong.
  */
-export async function fetchAgentCard(cardUrl: URL, fetcher: typeof fetch, check: CardCheck): Promise<AgentCard> {
+export async function fetchAgentCard(cardUrl: URL, fetcher: typeof fetch, check: CardCheck): Promise<LoadedCard> {
   const where = `the agent card at ${cardUrl.href}`
   let response: Response
   try {
@@ -63,28 +70,112 @@ export async function fetchAgentCard(cardUrl: URL, fetcher: typeof fetch, check:
   if (typeof fields.name !== 'string' || !fields.name.trim()) {
     throw new A2aError('A2A_CARD_INVALID', `${capitalised(where)} has no name.`)
   }
-  if (!Array.isArray(fields.supportedInterfaces) || !fields.supportedInterfaces.length) {
-    const legacy = typeof fields.url === 'string' ? ' It looks like an A2A 0.3 card (a top-level url); this provider speaks A2A 1.0.' : ''
-    throw new A2aError('A2A_CARD_INVALID', `${capitalised(where)} lists no supportedInterfaces.${legacy}`)
+  const offered = offeredInterfaces(fields)
+  if (!offered.length) {
+    throw new A2aError('A2A_CARD_INVALID', `${capitalised(where)} lists no supportedInterfaces (A2A 1.0) and no top-level url (A2A 0.2/0.3): it offers nothing to talk to.`)
   }
-  let card: AgentCard
-  try {
-    card = new DefaultAgentCardResolver().normalizeAgentCard(raw)
-  } catch (error) {
-    throw new A2aError('A2A_CARD_INVALID', `${capitalised(where)} is not a valid agent card: ${describeError(error)}.`)
+  const checked = offered.map((entry) => ({ entry, problem: interfaceProblem(entry, cardUrl, check) }))
+  const usable = (version: ProtocolFamily) => checked
+    .filter(({ entry, problem }) => entry.family === version && problem === undefined)
+    .map(({ entry }) => entry)
+  const v1 = usable('1.0')
+  const v03 = usable('0.3')
+  const summary: CardSummary = {
+    name: fields.name,
+    description: typeof fields.description === 'string' ? fields.description : '',
+    streaming: (fields.capabilities as { streaming?: unknown } | undefined)?.streaming === true,
   }
-  const usable = card.supportedInterfaces.filter((entry) => interfaceProblem(entry, cardUrl, check) === undefined)
-  if (!usable.length) {
-    const problems = card.supportedInterfaces.slice(0, 4).map((entry) => `${entry.protocolBinding || '?'} ${entry.url || '(no url)'}: ${interfaceProblem(entry, cardUrl, check)}`)
-    throw new A2aError('A2A_CARD_INVALID', `${capitalised(where)} offers no interface this provider can use (${problems.join('; ')}).`)
+  // 1.0 is preferred when the card offers both.
+  if (v1.length) {
+    let card: AgentCard
+    try {
+      card = new DefaultAgentCardResolver().normalizeAgentCard(raw)
+    } catch (error) {
+      throw new A2aError('A2A_CARD_INVALID', `${capitalised(where)} is not a valid agent card: ${describeError(error)}.`)
+    }
+    // Only the usable interfaces, in the card's order: the SDK picks the first one it supports.
+    const urls = new Set(v1.map((entry) => `${entry.binding} ${entry.url}`))
+    const supportedInterfaces = (card.supportedInterfaces ?? []).filter((entry) => urls.has(`${entry.protocolBinding} ${entry.url}`))
+    return { ...summary, protocol: '1.0', card: { ...card, supportedInterfaces } }
   }
-  // Only the usable interfaces, in the card's order: the SDK picks the first one it supports.
-  return { ...card, supportedInterfaces: usable }
+  if (v03.length) {
+    const [first, ...rest] = v03
+    // Only the usable interfaces: the SDK picks the preferred one, then the others.
+    const card = {
+      ...fields, url: first.url, preferredTransport: first.binding,
+      additionalInterfaces: rest.map((entry) => ({ url: entry.url, transport: entry.binding })),
+    } as unknown as AgentCard03
+    return { ...summary, protocol: '0.3', card }
+  }
+  const problems = checked.slice(0, 6).map(({ entry, problem }) => `${entry.family === '0.3' ? 'A2A 0.3 ' : ''}${entry.binding || '?'} ${entry.url || '(no url)'}: ${problem}`)
+  throw new A2aError('A2A_CARD_INVALID', `${capitalised(where)} offers no interface this provider can use (${problems.join('; ')}).`)
 }
 
-function interfaceProblem(entry: AgentCard['supportedInterfaces'][number], cardUrl: URL, check: CardCheck): string | undefined {
-  if (!(SUPPORTED_BINDINGS as readonly string[]).includes(entry.protocolBinding)) return `binding ${JSON.stringify(entry.protocolBinding)} is not one of ${SUPPORTED_BINDINGS.join(', ')}`
-  if (entry.protocolVersion && !entry.protocolVersion.startsWith('1.')) return `protocol version ${JSON.stringify(entry.protocolVersion)} is not 1.x`
+/** The two protocol families this provider speaks: A2A 1.x, and A2A 0.2/0.3 (one wire format). */
+export type ProtocolFamily = '1.0' | '0.3'
+
+/** What every card gives us, whatever its version. */
+export interface CardSummary {
+  name: string
+  description: string
+  /** `capabilities.streaming: true`: the agent streams (else send + polls). */
+  streaming: boolean
+}
+
+/** A checked card: its version, and the card in that version's SDK shape with only the usable interfaces. */
+export type LoadedCard = CardSummary & ({ protocol: '1.0'; card: AgentCard } | { protocol: '0.3'; card: AgentCard03 })
+
+interface OfferedInterface {
+  family: ProtocolFamily | undefined
+  binding: string
+  url: string
+  version: string
+}
+
+/** Most interfaces of one card we look at (a card is read at load; this bounds the work). */
+const MAX_INTERFACES = 32
+
+/**
+ * Every interface a card offers, with the protocol family it speaks: 1.0's `supportedInterfaces`
+ * (each with its own `protocolVersion`; a 0.x entry there is a 0.3 endpoint), and 0.2/0.3's
+ * top-level `url` (with `preferredTransport`, JSONRPC by default) and `additionalInterfaces`.
+ */
+function offeredInterfaces(fields: Record<string, unknown>): OfferedInterface[] {
+  const text = (value: unknown) => typeof value === 'string' ? value : ''
+  const offered: OfferedInterface[] = []
+  if (Array.isArray(fields.supportedInterfaces)) {
+    for (const entry of fields.supportedInterfaces.slice(0, MAX_INTERFACES)) {
+      const given = (entry && typeof entry === 'object' ? entry : {}) as Record<string, unknown>
+      const version = text(given.protocolVersion)
+      offered.push({ family: familyOf(version, '1.0'), binding: text(given.protocolBinding), url: text(given.url), version })
+    }
+  }
+  if (typeof fields.url === 'string') {
+    const version = text(fields.protocolVersion)
+    const family = familyOf(version, '0.3')
+    offered.push({ family, binding: text(fields.preferredTransport) || 'JSONRPC', url: fields.url, version })
+    if (Array.isArray(fields.additionalInterfaces)) {
+      for (const entry of fields.additionalInterfaces.slice(0, MAX_INTERFACES)) {
+        const given = (entry && typeof entry === 'object' ? entry : {}) as Record<string, unknown>
+        offered.push({ family, binding: text(given.transport), url: text(given.url), version })
+      }
+    }
+  }
+  return offered
+}
+
+/** 1.x → 1.0, 0.2.x / 0.3.x → 0.3, no version → `fallback` (what the card's shape says), anything else → none. */
+function familyOf(version: string, fallback: ProtocolFamily): ProtocolFamily | undefined {
+  if (!version) return fallback
+  if (/^1(\.|$)/.test(version)) return '1.0'
+  if (/^0\.[23](\.|$)/.test(version)) return '0.3'
+  return undefined
+}
+
+function interfaceProblem(entry: OfferedInterface, cardUrl: URL, check: CardCheck): string | undefined {
+  if (!(SUPPORTED_BINDINGS as readonly string[]).includes(entry.binding)) return `binding ${JSON.stringify(entry.binding)} is not one of ${SUPPORTED_BINDINGS.join(', ')}`
+  if (!entry.family) return `protocol version ${JSON.stringify(entry.version)} is not 1.x, 0.3 or 0.2`
+  if (entry.family === '0.3' && !(SUPPORTED_BINDINGS_V03 as readonly string[]).includes(entry.binding)) return `binding ${JSON.stringify(entry.binding)} is not used over A2A 0.2/0.3 (only ${SUPPORTED_BINDINGS_V03.join(', ')})`
   let url: URL
   try {
     url = new URL(entry.url)

@@ -14,6 +14,7 @@ export interface Config {
   requestTimeout?: number
   idleTimeout?: number
   pollInterval?: number
+  stuckTimeout?: number
   cancelGrace?: number
   maxResponseBytes?: number
   maxStreamBytes?: number
@@ -39,11 +40,13 @@ export const Config: Schema<Config> = Schema.object({
   cardTimeout: duration({ min: 1 }).default(10_000)
     .description('Milliseconds to fetch the agent card at load (connect, headers and body).'),
   requestTimeout: duration({ min: 1 }).default(30_000)
-    .description('Milliseconds for one request: the answer to a send, a poll or a cancel (headers and body), and the headers of a stream.'),
+    .description('Milliseconds for one request: the answer to a send, a poll or a cancel (headers and body), and a stream\'s headers and first event.'),
   idleTimeout: duration({ min: 1 }).default(300_000)
-    .description('Milliseconds a streamed task may stay silent (no event) before the run ends as an error. Polled tasks: the longest time without any poll answer.'),
+    .description('Milliseconds a streamed task may send no event (keep-alive comments do not count) before the run ends as an error. Polled tasks: the longest time without any poll answer.'),
   pollInterval: duration({ min: 50 }).default(1_000)
     .description('Milliseconds between `GetTask` polls when the card says the agent cannot stream.'),
+  stuckTimeout: duration({ min: 1 }).default(600_000)
+    .description('Milliseconds a polled task may answer with no change (same state, no new status, message or artifact) before the run ends as an error: its executor has likely failed without saying so.'),
   cancelGrace: duration().default(5_000)
     .description('Milliseconds the remote gets after `CancelTask` to report the task canceled before the run ends (as aborted) without it.'),
   maxResponseBytes: count({ min: 1024 }).default(4 * 1024 * 1024)

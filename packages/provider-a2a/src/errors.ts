@@ -8,7 +8,7 @@ export type A2aErrorCode =
   | 'A2A_CARD_INVALID'
   /** The remote did not accept the task: the send failed, timed out or was answered with an error. */
   | 'A2A_SEND_FAILED'
-  /** The request's signal aborted before the remote accepted the task. */
+  /** The request's signal aborted before the remote accepted the task (or sent its first stream event), or the plugin stopped. */
   | 'ABORTED'
 
 export class A2aError extends Error {

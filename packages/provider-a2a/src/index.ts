@@ -6,7 +6,7 @@ import { createA2aProvider } from './provider.js'
 export { Config } from './config.js'
 export { A2aError, type A2aErrorCode } from './errors.js'
 export { createA2aProvider, type A2aProvider, type ProviderOptions } from './provider.js'
-export { AGENT_CARD_PATH, SUPPORTED_BINDINGS } from './card.js'
+export { AGENT_CARD_PATH, SUPPORTED_BINDINGS, SUPPORTED_BINDINGS_V03, type ProtocolFamily } from './card.js'
 export { type CrossingMetadata, MAX_ALLOWED_TOOLS } from './crossing.js'
 
 export const name = 'provider-a2a'
@@ -20,7 +20,11 @@ export const inject = ['subagents']
 export async function apply(ctx: Context, config: Config) {
   const controller = new AbortController()
   ctx.on('dispose', () => controller.abort(new Error('the plugin was disposed while it fetched the agent card')))
-  const provider = await createA2aProvider({ ...config, signal: controller.signal })
+  const logger = ctx.logger('a2a')
+  const debug = (format: string, ...args: unknown[]) => logger.debug(format, ...args)
+  const provider = await createA2aProvider({ ...config, signal: controller.signal, debug })
+  // Runs still starting (waiting for the remote's first event) are not the service's yet: close them here.
+  ctx.on('dispose', () => provider.dispose())
   ctx.subagents.register(provider)
-  ctx.logger('a2a').debug('%s: the remote agent %s (%s)', provider.name, provider.card.name, provider.cardUrl)
+  logger.debug('%s: the remote agent %s (%s)', provider.name, provider.card.name, provider.cardUrl)
 }

@@ -1,36 +1,54 @@
 import type { AgentCard } from '@a2a-js/sdk'
-import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client'
+import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client'
+import type { AgentCard as AgentCard03 } from 'a2a-sdk-v03'
+import {
+  ClientFactory as ClientFactoryV03, ClientFactoryOptions as ClientFactoryOptionsV03, JsonRpcTransportFactory as JsonRpcTransportFactoryV03,
+} from 'a2a-sdk-v03/client'
 import { countProblem, durationProblem, Redactor, stripControl } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { boundedFetch, type FetchLimits } from './bounded-fetch.js'
-import { cardUrlOf, fetchAgentCard, urlProblem } from './card.js'
+import { cardUrlOf, fetchAgentCard, type LoadedCard, type ProtocolFamily, urlProblem } from './card.js'
 import { Config } from './config.js'
 import { A2aError } from './errors.js'
-import { startA2aRun } from './run.js'
+import { stripInvisible } from './invisible.js'
+import { type LiveRun, startA2aRun } from './run.js'
+import { type A2aWire, wireV1 } from './wire.js'
+import { wireV03 } from './wire-v03.js'
 
 export interface ProviderOptions extends Config {
   /** Environment to read `bearerTokenEnv` / `headersFromEnv` from (default `process.env`). */
   env?: NodeJS.ProcessEnv
   /** Aborts the card fetch (the plugin passes its disposal). */
   signal?: AbortSignal
+  /** Debug log (the plugin passes its logger's `debug`); nothing is logged without it. */
+  debug?: (format: string, ...args: unknown[]) => void
 }
 
 /** The a2a provider, plus the agent card it was built from. */
 export interface A2aProvider extends SubagentProvider {
-  readonly card: AgentCard
+  /** The card in its version's SDK shape, with only the interfaces this provider may use. */
+  readonly card: AgentCard | AgentCard03
+  /** The protocol spoken with this remote: `1.0` when its card offers it, else `0.3` (A2A 0.2/0.3). */
+  readonly protocol: ProtocolFamily
   /** Where the card was read from. */
   readonly cardUrl: string
+  /** Closes every run's requests: starting ones at once (their start rejects `ABORTED`), started ones disposed (their task cancelled). */
+  dispose(): Promise<void>
 }
 
 /** The schema's defaults: the one place they are written (a programmatic caller gets the same). */
 const DEFAULTS = Config({ url: 'http://127.0.0.1/' })
+
+/** The redactor's reach for short texts (the shared default); the output may need more. */
+const REDACT_CHARS = 64 * 1024
 
 /** Longest description taken from the card (the model reads it in the tool description). */
 const MAX_CARD_DESCRIPTION = 300
 
 /**
  * Builds the `a2a` provider: checks the config, fetches and checks the agent card (bounded by
- * `cardTimeout`), and makes the SDK client that every run uses. The plugin calls this at load;
+ * `cardTimeout`), and makes the client of the card's protocol version (the 1.x SDK for A2A 1.0,
+ * the 0.3 SDK for A2A 0.2/0.3) that every run uses. The plugin calls this at load;
  * it is exported for programmatic use. Rejects `A2A_INVALID_CONFIG`, `A2A_CARD_UNREACHABLE` or
  * `A2A_CARD_INVALID` naming the URL and what is wrong.
  */
@@ -43,6 +61,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     requestTimeout: options.requestTimeout ?? DEFAULTS.requestTimeout!,
     idleTimeout: options.idleTimeout ?? DEFAULTS.idleTimeout!,
     pollInterval: options.pollInterval ?? DEFAULTS.pollInterval!,
+    stuckTimeout: options.stuckTimeout ?? DEFAULTS.stuckTimeout!,
     cancelGrace: options.cancelGrace ?? DEFAULTS.cancelGrace!,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes!,
     maxStreamBytes: options.maxStreamBytes ?? DEFAULTS.maxStreamBytes!,
@@ -52,6 +71,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     ?? durationProblem('requestTimeout', settings.requestTimeout, { min: 1 })
     ?? durationProblem('idleTimeout', settings.idleTimeout, { min: 1 })
     ?? durationProblem('pollInterval', settings.pollInterval, { min: 50 })
+    ?? durationProblem('stuckTimeout', settings.stuckTimeout, { min: 1 })
     ?? durationProblem('cancelGrace', settings.cancelGrace)
     ?? countProblem('maxResponseBytes', settings.maxResponseBytes, { min: 1024 })
     ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
@@ -68,53 +88,81 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   const where = urlProblem(url, settings.allowHttp)
   if (where) throw invalid(`url ${url.origin}${url.pathname} cannot be used: ${where}.`)
   const { headers, secrets } = authHeaders(options, options.env ?? process.env)
-  const redactor = new Redactor(secrets)
+  // One redactor for everything remote text reaches: the description, progress, output (up to
+  // maxOutputBytes, hence the size) and diagnostics. A remote may echo our credentials anywhere.
+  const redactor = new Redactor(secrets, { maxChars: Math.max(REDACT_CHARS, settings.maxOutputBytes) })
 
   const cardUrl = cardUrlOf(url)
   const cardFetch = boundedFetch({
     requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
   }, () => headers)
-  const card = await fetchAgentCard(cardUrl, withSignal(cardFetch, options.signal), settings)
+  let card: LoadedCard
+  try {
+    card = await fetchAgentCard(cardUrl, withSignal(cardFetch, options.signal), settings)
+  } catch (error) {
+    // A card's problems quote its text (interface URLs): credentials it echoes are masked.
+    if (error instanceof A2aError) throw new A2aError(error.code, stripInvisible(redactor.redact(error.message)), { cause: error.cause })
+    throw error
+  }
 
   const limits: FetchLimits = {
     requestTimeout: settings.requestTimeout, idleTimeout: settings.idleTimeout,
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxStreamBytes,
   }
   const fetchImpl = boundedFetch(limits, () => headers)
-  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
-  }))
-  let client: Client
+  let wire: A2aWire
   try {
-    client = await factory.createFromAgentCard(card)
+    wire = await wireFor(card, fetchImpl)
   } catch (error) {
     throw new A2aError('A2A_CARD_INVALID', `The agent card at ${cardUrl.href} cannot be used: ${redactor.redact(String((error as Error)?.message ?? error))}`)
   }
-  const agentName = `"${oneLine(card.name, 80)}" at ${cardUrl.origin}`
+  const agentName = `"${redactor.redact(oneLine(card.name, 80))}" at ${cardUrl.origin}`
+  const live = new Set<LiveRun>()
   const runSettings = {
-    client,
-    streaming: card.capabilities?.streaming === true,
+    debug: options.debug ?? (() => {}),
+    live,
+    wire,
+    streaming: card.streaming,
     agentName,
     requestTimeout: settings.requestTimeout,
     idleTimeout: settings.idleTimeout,
     pollInterval: settings.pollInterval,
+    stuckTimeout: settings.stuckTimeout,
     cancelGrace: settings.cancelGrace,
     maxOutputBytes: settings.maxOutputBytes,
     redactor,
   }
   const description = options.description
-    ?? `the remote agent ${agentName} over A2A${card.description ? `: ${oneLine(card.description, MAX_CARD_DESCRIPTION)}` : ''}`
+    ?? `the remote agent ${agentName} over A2A${card.description ? `: ${redactor.redact(oneLine(card.description, MAX_CARD_DESCRIPTION))}` : ''}`
   return {
     name: settings.name,
     description,
     // A remote agent is a fresh child that honours none of our per-request options (it is not ours to configure).
     capabilities: { persona: false, toolFilter: false, depthLimit: false },
     inheritsParentContext: false,
-    card,
+    card: card.card,
+    protocol: card.protocol,
     cardUrl: cardUrl.href,
     start: (request: ProviderStartRequest): Promise<SubagentRun> => startA2aRun(runSettings, request),
+    dispose: async () => {
+      await Promise.all([...live].map((run) => run.stop()))
+    },
   }
+}
+
+/** The client of the card's protocol version, on our bounded fetch (the SDK picks the first usable interface). */
+async function wireFor(card: LoadedCard, fetchImpl: typeof fetch): Promise<A2aWire> {
+  if (card.protocol === '1.0') {
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+    }))
+    return wireV1(await factory.createFromAgentCard(card.card))
+  }
+  const factory = new ClientFactoryV03(ClientFactoryOptionsV03.createFrom(ClientFactoryOptionsV03.default, {
+    transports: [new JsonRpcTransportFactoryV03({ fetchImpl })],
+  }))
+  return wireV03(await factory.createFromAgentCard(card.card))
 }
 
 /** The configured auth headers, read from the environment, and their values (to keep them out of diagnostics). */
@@ -151,7 +199,8 @@ function invalid(problem: string): A2aError {
   return new A2aError('A2A_INVALID_CONFIG', `provider-a2a: config.${problem}`)
 }
 
+/** Card text as one line for the model: no control or invisible formatting characters, cut at `max`. */
 function oneLine(text: string, max: number): string {
-  const flat = stripControl(String(text)).replace(/\s+/g, ' ').trim()
+  const flat = stripInvisible(stripControl(String(text))).replace(/\s+/g, ' ').trim()
   return flat.length > max ? `${flat.slice(0, max)}…` : flat
 }

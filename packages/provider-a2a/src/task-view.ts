@@ -1,11 +1,12 @@
 import { Role, type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
 import { capBytes, laterSpend, type SpendReport, spendFromMeta, stripControl } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
+import { ArtifactText } from './artifact-text.js'
 
 type Usage = NonNullable<SubagentResult['usage']>
 
-/** Most artifacts of one task we keep apart; later ones are appended to the last. */
-const MAX_ARTIFACTS = 64
+/** Most parts of one message or artifact read; the rest are ignored. */
+export const MAX_PARTS = 256
 /** Longest progress text forwarded as one `subagent/update`. */
 const MAX_UPDATE_CHARS = 2_000
 const UPDATE_KINDS = new Set(['step', 'text', 'thought', 'tool-call', 'tool-result', 'plan', 'status'])
@@ -30,10 +31,17 @@ export class TaskView {
   refinedStop?: SubagentStopReason
   /** Set when a report grew the spend since the last `usage` update we forwarded. */
   private spendGrew = false
-  private readonly artifacts = new Map<string, string>()
+  /** Events and snapshots ignored because they named another task, and the first such id. */
+  foreign = 0
+  firstForeignId?: string
+  /** The latest status timestamp seen (a remote updating it is making progress). */
+  private statusStamp = ''
+  private readonly artifacts: ArtifactText
   private truncated = false
 
-  constructor(private readonly maxOutputBytes: number) {}
+  constructor(private readonly maxOutputBytes: number) {
+    this.artifacts = new ArtifactText(maxOutputBytes)
+  }
 
   /** Folds one stream event; returns the progress to forward. */
   apply(event: StreamResponse): SubagentUpdate[] {
@@ -42,12 +50,14 @@ export class TaskView {
     switch (payload.$case) {
       case 'task': return this.applyTask(payload.value)
       case 'message': {
+        if (this.isForeign(payload.value.taskId)) return []
         this.directMessage = true
         this.noteMessage(payload.value)
         return []
       }
       case 'statusUpdate': {
         const update = payload.value
+        if (this.isForeign(update.taskId)) return []
         this.taskId ||= update.taskId
         if (update.status) this.state = update.status.state
         this.noteExtension(update.metadata)
@@ -56,6 +66,7 @@ export class TaskView {
       }
       case 'artifactUpdate': {
         const update = payload.value
+        if (this.isForeign(update.taskId)) return []
         this.taskId ||= update.taskId
         if (update.artifact) this.noteArtifact(update.artifact, update.append)
         return []
@@ -66,10 +77,14 @@ export class TaskView {
 
   /** Folds a whole task (the first stream event, a send answer, a poll). */
   applyTask(task: Task): SubagentUpdate[] {
+    if (this.isForeign(task.id)) return []
     this.taskId ||= task.id
     const before = this.state
     if (task.status) this.state = task.status.state
+    if (typeof task.status?.timestamp === 'string') this.statusStamp = task.status.timestamp.slice(0, 64)
     this.noteExtension(task.metadata)
+    // A snapshot lists every artifact: it replaces what we had (an empty list is a stream's first event).
+    if (task.artifacts?.length) this.artifacts.reset()
     for (const artifact of task.artifacts ?? []) this.noteArtifact(artifact, false)
     const text = task.status?.message ? this.noteMessage(task.status.message) : ''
     if (text && before !== this.state) return this.withSpend(progressOf(undefined, text))
@@ -85,12 +100,31 @@ export class TaskView {
     return [...updates, { kind: 'usage', usage, work: { steps, toolCalls, delegations } }]
   }
 
+  /**
+   * What changes when the task makes visible progress: its state, its status (timestamp and
+   * message), its artifacts. Polls compare it to notice a task that is stuck.
+   */
+  progressMark(): string {
+    return `${this.state}|${this.statusStamp}|${this.lastAgentText.length}:${this.lastAgentText.slice(-64)}|${this.artifacts.mark()}`
+  }
+
   /** The run's output by the one output rule: the artifacts' text, else the agent's last non-empty message. */
   output(): { text: string; truncated: boolean } {
-    const fromArtifacts = [...this.artifacts.values()].filter((text) => text.trim()).join('\n')
+    const fromArtifacts = this.artifacts.text()
     const text = fromArtifacts.trim() ? fromArtifacts : this.lastAgentText
     const kept = capBytes(text, this.maxOutputBytes, '')
-    return { text: kept, truncated: this.truncated || kept !== text }
+    return { text: kept, truncated: this.truncated || this.artifacts.truncated || kept !== text }
+  }
+
+  /**
+   * An event naming a task that is not ours (once we know ours): a remote mixing tasks, or one
+   * trying to end our run with another task's state or artifacts. Counted and ignored.
+   */
+  private isForeign(taskId: string | undefined): boolean {
+    if (!taskId || !this.taskId || taskId === this.taskId) return false
+    this.foreign++
+    this.firstForeignId ??= taskId.slice(0, 100)
+    return true
   }
 
   private noteMessage(message: Message): string {
@@ -102,11 +136,7 @@ export class TaskView {
   }
 
   private noteArtifact(artifact: Artifact, append: boolean) {
-    const text = textOf(artifact.parts)
-    let id = artifact.artifactId || `#${this.artifacts.size}`
-    if (!this.artifacts.has(id) && this.artifacts.size >= MAX_ARTIFACTS) id = [...this.artifacts.keys()].at(-1)!
-    const before = append || id !== artifact.artifactId ? this.artifacts.get(id) ?? '' : ''
-    this.artifacts.set(id, this.capped(before + text))
+    this.artifacts.add(artifact.artifactId, textOf(artifact.parts), append)
   }
 
   private capped(text: string): string {
@@ -136,7 +166,7 @@ export class TaskView {
 export function textOf(parts: Part[] | undefined): string {
   if (!Array.isArray(parts)) return ''
   const out: string[] = []
-  for (const part of parts.slice(0, 256)) {
+  for (const part of parts.slice(0, MAX_PARTS)) {
     const content = part?.content
     if (!content) continue
     if (content.$case === 'text' && typeof content.value === 'string') out.push(content.value)

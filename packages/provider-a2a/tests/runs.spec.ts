@@ -3,21 +3,24 @@
 import { expect } from 'chai'
 import type { SubagentResult } from '@cordis-subagents/subagents-service'
 import { startScriptedServer, type ScriptedServer } from './fixtures/scripted-server.js'
+import { startScriptedServerV03 } from './fixtures/scripted-server-v03.js'
 import { fakeParent, provider, request, until, within } from './helpers.js'
 
 const BOUND = 10_000
 
 for (const mode of [
-  { streaming: true, binding: 'JSONRPC' as const },
-  { streaming: false, binding: 'JSONRPC' as const },
-  { streaming: true, binding: 'HTTP+JSON' as const },
+  { streaming: true, binding: 'JSONRPC' as const, version: '1.0' },
+  { streaming: false, binding: 'JSONRPC' as const, version: '1.0' },
+  { streaming: true, binding: 'HTTP+JSON' as const, version: '1.0' },
+  { streaming: true, binding: 'JSONRPC' as const, version: '0.3' },
+  { streaming: false, binding: 'JSONRPC' as const, version: '0.3' },
 ]) {
-  describe(`provider-a2a runs (${mode.streaming ? 'streaming' : 'send + polls'}, ${mode.binding})`, function () {
+  describe(`provider-a2a runs (A2A ${mode.version}, ${mode.streaming ? 'streaming' : 'send + polls'}, ${mode.binding})`, function () {
     this.timeout(20_000)
     let server: ScriptedServer
 
     beforeEach(async () => {
-      server = await startScriptedServer(mode)
+      server = mode.version === '1.0' ? await startScriptedServer(mode) : await startScriptedServerV03(mode)
     })
     afterEach(() => server.close())
 
@@ -115,6 +118,21 @@ for (const mode of [
       expect(result.stopReason).to.equal('error')
       expect(result.diagnostic, result.diagnostic).to.match(new RegExp(`Lost the remote task ${handle.childId} of "scripted agent" at http://127\\.0\\.0\\.1:\\d+ \\(last state (working|submitted)\\): ${mode.streaming ? '' : 'no poll was answered for 2000 ms \\(idleTimeout\\)'}`))
     })
+
+    if (!mode.streaming) {
+      // The 1.0 SDK server marks the task failed when its executor throws; the 0.3 one leaves it working.
+      const ends = mode.version === '1.0'
+        ? 'The remote task failed\\. It said: "Agent execution error: the executor crashed"'
+        : 'Lost the remote task [0-9a-f-]+ .*: the task showed no progress for 500 ms \\(stuckTimeout\\): still working, no new status, message or artifact; its executor has likely failed'
+      it(`issue 26.7: an executor that throws ends the run as an error (${mode.version === '1.0' ? 'failed' : 'stuck: no progress for stuckTimeout'})`, async () => {
+        const remote = await provider(server.url, { stuckTimeout: 500, idleTimeout: 60_000 })
+        const handle = await within(remote.start(request({ prompt: 'throw' })), BOUND, 'start')
+        const result = await within(handle.result, BOUND, 'result')
+        await within(handle.dispose(), BOUND, 'dispose')
+        expect(result.stopReason).to.equal('error')
+        expect(result.diagnostic, result.diagnostic).to.match(new RegExp(ends))
+      })
+    }
 
     it('carries depth, the ceiling, the remaining budget, the tool ceiling and trace context in metadata.cordisSubagents', async () => {
       const remote = await provider(server.url)
