@@ -236,8 +236,12 @@ export class Agent {
     if (signal.aborted) return stopForAbort()
     const resolved = this.host.resolveModel(this.model)
     if ('error' in resolved) return finish('error', resolved.error)
-    /** Set once tool calls were refused for a budget: the model gets one last step, without tools. */
-    let lastStep = false
+    /**
+     * Set once tool calls were refused for the tool-call budget: the model gets one last step,
+     * without tools, and its answer ends the run as `budget` (the work behind it is incomplete).
+     */
+    let refusedFor: BudgetBreach | undefined
+    const complete = () => (refusedFor ? stopForBudget(refusedFor) : finish('completed'))
 
     while (true) {
       if (signal.aborted) return stopForAbort()
@@ -261,7 +265,7 @@ export class Agent {
         const generation = this.track(resolved.model.generate({
           system: this.persona,
           messages: this.transcript.snapshot(),
-          tools: lastStep ? [] : this.tools.list(),
+          tools: refusedFor ? [] : this.tools.list(),
           signal,
           maxTokens: this.maxTokens,
           modelId: resolved.modelId,
@@ -302,7 +306,7 @@ export class Agent {
       if (!calls.length) {
         // Messages that arrived meanwhile get one more step, open holds are waited for first; with
         // no step left the answer stands and the messages wait for the next turn.
-        if (state.steps >= this.maxSteps) return finish('completed')
+        if (state.steps >= this.maxSteps) return complete()
         while (!this.inbox.size && this.inbox.held) {
           emit?.({ type: 'waiting', step, holds: this.inbox.held })
           try {
@@ -312,19 +316,19 @@ export class Agent {
           }
         }
         if (signal.aborted) return stopForAbort()
-        if (!this.inbox.size) return finish('completed')
+        if (!this.inbox.size) return complete()
         continue
       }
-      if (lastStep) {
+      if (refusedFor) {
         // It was told its tool budget is spent and still asks for tools: stop here, loudly.
-        const breach = budget.check('toolCalls') ?? { budget: 'toolCalls', limit: budget.limits.maxToolCalls, spent: budget.spent.toolCalls }
+        const breach = budget.check('toolCalls') ?? refusedFor
         this.transcript.balance(`Not run: ${describeBreach(breach)} is spent.`)
         noteDropped()
         return stopForBudget(breach)
       }
 
       const plan = limits.admit(calls)
-      if (plan.refusedForBudget) lastStep = true
+      if (plan.refusedFor) refusedFor = plan.refusedFor
       state.toolCalls += plan.admitted
       const results = await runToolCalls({
         agent: this, calls, refusals: plan.refusals, step, signal, aborted, emit, watch, track: (work) => this.track(work),
