@@ -8,12 +8,13 @@ import { Budget, type BudgetLimits } from './budget.js'
 import { TurnLimits } from './turn-limits.js'
 import { AgentError, checkRunArguments } from './errors.js'
 import { finishDiagnostic, normalizeResponse } from './response.js'
-import { abortDiagnostic, abortion, budgetDiagnostic, limitDiagnostic } from './stops.js'
+import { abortDiagnostic, abortion, budgetDiagnostic, limitDiagnostic, policyDiagnostic } from './stops.js'
 import { Transcript } from './transcript.js'
 import { runToolCalls } from './tool-step.js'
 import { usageTally, workTally } from './tallies.js'
 import { Inbox, type InboxDelegation } from './inbox.js'
 import type { Observers } from './observers.js'
+import type { ContinueHooks } from './continue-hooks.js'
 import type {
   AgentEvent, AgentUsage, AgentWork, ChatModel, GenerateResponse, Message, RunOptions, RunResult, StopReason,
 } from './types.js'
@@ -25,6 +26,8 @@ export interface AgentHost {
   budgetReached(agent: Agent, breach: BudgetBreach): void
   /** The runtime's observers (`ctx.agents.observe`): told about every run, model call and tool call. */
   observers: Observers
+  /** The operators' `shouldContinue` hooks, asked before every model call (none: one size check). */
+  continueHooks: ContinueHooks
 }
 
 export interface AgentInit {
@@ -250,6 +253,10 @@ export class Agent {
       }
       const before = limits.reached(() => budget.overtime() ?? budget.check('steps') ?? budget.check('tokens'))
       if (before) return stopForBudget(before)
+      if (this.host.continueHooks.size) {
+        const reason = this.host.continueHooks.ask(this, state.steps + 1)
+        if (reason !== undefined) return finish('budget', policyDiagnostic(reason, state.steps + 1))
+      }
       const step = ++state.steps
       budget.charge('steps', 1)
       emit?.({ type: 'step-start', step })

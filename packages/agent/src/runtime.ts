@@ -7,6 +7,7 @@ import { segmentsOf } from './history.js'
 import { Budget, BUDGET_KEYS, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
 import { type AgentObserver, Observers } from './observers.js'
+import { type ContinueHook, ContinueHooks } from './continue-hooks.js'
 import type { ChatModel, Message } from './types.js'
 
 declare module 'cordis' {
@@ -80,6 +81,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   readonly rootCeiling?: readonly string[]
   private readonly budgetHandlers = new Set<(event: BudgetEvent) => void>()
   private readonly observers = new Observers()
+  private readonly continueHooks: ContinueHooks
 
   constructor(ctx: Context, config: AgentRuntime.Config = {}) {
     super(ctx, 'agents', true)
@@ -87,12 +89,14 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     this.registry = withoutCallerTracing(ctx.tools)
     // Agents call back into the runtime every step; give them the runtime itself, not the
     // caller-tracing proxy that `this` is inside a method called as `ctx.agents.create()`.
+    const logger = ctx.logger('agents')
+    this.continueHooks = new ContinueHooks((format, ...args) => logger.warn(format, ...args))
     this.host = {
       resolveModel: (ref) => this.resolveModel(ref),
       budgetReached: (agent, breach) => this.budgetReached(agent, breach),
       observers: this.observers,
+      continueHooks: this.continueHooks,
     }
-    const logger = ctx.logger('agents')
     // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared).
     const { crossing, problems } = crossingFromEnv(process.env)
     for (const problem of problems) logger.warn('ignoring %s', problem)
@@ -122,6 +126,18 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       this.budgetHandlers.add(handler)
       return () => this.budgetHandlers.delete(handler)
     })
+  }
+
+  /**
+   * Adds a hook asked before every model call of every run of this runtime's agents (children
+   * included), with `{ agent, step, spent, treeSpent, remaining }`. It returns `false` or
+   * `{ stop: reason }` to end the run with `budget` (the diagnostic names the policy and the
+   * reason), anything else to go on. Synchronous and isolated: one that throws is logged and
+   * counts as "go on". Scoped to the caller. Without hooks a model call pays one size check.
+   */
+  shouldContinue(hook: ContinueHook): () => void {
+    if (typeof hook !== 'function') throw new AgentError('INVALID_OPTIONS', 'shouldContinue() takes a function.')
+    return this.ctx.effect(() => this.continueHooks.add(hook))
   }
 
   /**
