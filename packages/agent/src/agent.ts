@@ -15,13 +15,16 @@ import { usageTally, workTally } from './tallies.js'
 import { Inbox, type InboxDelegation } from './inbox.js'
 import type { Observers } from './observers.js'
 import type { ContinueHooks } from './continue-hooks.js'
+import type { ModelGate } from './model-gate.js'
 import type {
   AgentEvent, AgentUsage, AgentWork, ChatModel, GenerateResponse, Message, RunOptions, RunResult, StopReason,
 } from './types.js'
 
 /** What an agent needs from the runtime that made it. */
 export interface AgentHost {
-  resolveModel(ref: string | undefined): { model: ChatModel; modelId?: string } | { error: string }
+  resolveModel(ref: string | undefined): { model: ChatModel; name: string; modelId?: string } | { error: string }
+  /** The gate around model calls (`maxModelCallsInFlight`, `models.<name>.maxInFlight`); undefined when no cap is set. */
+  modelGate?: ModelGate
   /** Tells the operator's budget handlers about a breach; they may extend the budget before it is re-checked. */
   budgetReached(agent: Agent, breach: BudgetBreach): void
   /** The runtime's observers (`ctx.agents.observe`): told about every run, model call and tool call. */
@@ -266,6 +269,22 @@ export class Agent {
         emit?.({ type: 'message', step, content })
       }
 
+      // The gate wraps the model call only: its slot is held until the call settles, never across tools.
+      let release: (() => void) | undefined
+      const gate = this.host.modelGate
+      if (gate) {
+        try {
+          release = await gate.acquire(resolved.name, signal)
+        } catch (error) {
+          if (signal.aborted) return stopForAbort()
+          return finish('error', describeError(error))
+        }
+        if (signal.aborted) {
+          release()
+          return stopForAbort()
+        }
+      }
+
       let response: GenerateResponse
       try {
         watch?.modelStart(step, this.model)
@@ -278,8 +297,13 @@ export class Agent {
           modelId: resolved.modelId,
           maxToolCalls: this.maxToolCallsPerStep,
         }))
+        if (release) {
+          generation.then(release, release)
+          release = undefined
+        }
         response = normalizeResponse(await Promise.race([generation, aborted]), `${this.id}-${step}`, this.maxToolCallsPerStep)
       } catch (error) {
+        release?.() // generate() threw before returning a promise: no call holds the slot
         watch?.modelEnd(step, undefined, error, signal.aborted)
         if (signal.aborted) return stopForAbort()
         return finish('error', `The model "${this.model ?? 'default'}" failed: ${describeError(error)}`)
