@@ -8,23 +8,29 @@ import { Budget, type BudgetLimits } from './budget.js'
 import { TurnLimits } from './turn-limits.js'
 import { AgentError, checkRunArguments } from './errors.js'
 import { finishDiagnostic, normalizeResponse } from './response.js'
-import { abortDiagnostic, abortion, budgetDiagnostic, limitDiagnostic } from './stops.js'
+import { abortDiagnostic, abortion, budgetDiagnostic, limitDiagnostic, policyDiagnostic } from './stops.js'
 import { Transcript } from './transcript.js'
 import { runToolCalls } from './tool-step.js'
 import { usageTally, workTally } from './tallies.js'
 import { Inbox, type InboxDelegation } from './inbox.js'
 import type { Observers } from './observers.js'
+import type { ContinueHooks } from './continue-hooks.js'
+import type { ModelGate } from './model-gate.js'
 import type {
   AgentEvent, AgentUsage, AgentWork, ChatModel, GenerateResponse, Message, RunOptions, RunResult, StopReason,
 } from './types.js'
 
 /** What an agent needs from the runtime that made it. */
 export interface AgentHost {
-  resolveModel(ref: string | undefined): { model: ChatModel; modelId?: string } | { error: string }
+  resolveModel(ref: string | undefined): { model: ChatModel; name: string; modelId?: string } | { error: string }
+  /** The gate around model calls (`maxModelCallsInFlight`, `models.<name>.maxInFlight`); undefined when no cap is set. */
+  modelGate?: ModelGate
   /** Tells the operator's budget handlers about a breach; they may extend the budget before it is re-checked. */
   budgetReached(agent: Agent, breach: BudgetBreach): void
   /** The runtime's observers (`ctx.agents.observe`): told about every run, model call and tool call. */
   observers: Observers
+  /** The operators' `shouldContinue` hooks, asked before every model call (none: one size check). */
+  continueHooks: ContinueHooks
 }
 
 export interface AgentInit {
@@ -236,8 +242,12 @@ export class Agent {
     if (signal.aborted) return stopForAbort()
     const resolved = this.host.resolveModel(this.model)
     if ('error' in resolved) return finish('error', resolved.error)
-    /** Set once tool calls were refused for a budget: the model gets one last step, without tools. */
-    let lastStep = false
+    /**
+     * Set once tool calls were refused for the tool-call budget: the model gets one last step,
+     * without tools, and its answer ends the run as `budget` (the work behind it is incomplete).
+     */
+    let refusedFor: BudgetBreach | undefined
+    const complete = () => (refusedFor ? stopForBudget(refusedFor) : finish('completed'))
 
     while (true) {
       if (signal.aborted) return stopForAbort()
@@ -246,6 +256,10 @@ export class Agent {
       }
       const before = limits.reached(() => budget.overtime() ?? budget.check('steps') ?? budget.check('tokens'))
       if (before) return stopForBudget(before)
+      if (this.host.continueHooks.size) {
+        const reason = this.host.continueHooks.ask(this, state.steps + 1)
+        if (reason !== undefined) return finish('budget', policyDiagnostic(reason, state.steps + 1))
+      }
       const step = ++state.steps
       budget.charge('steps', 1)
       emit?.({ type: 'step-start', step })
@@ -255,20 +269,41 @@ export class Agent {
         emit?.({ type: 'message', step, content })
       }
 
+      // The gate wraps the model call only: its slot is held until the call settles, never across tools.
+      let release: (() => void) | undefined
+      const gate = this.host.modelGate
+      if (gate) {
+        try {
+          release = await gate.acquire(resolved.name, signal)
+        } catch (error) {
+          if (signal.aborted) return stopForAbort()
+          return finish('error', describeError(error))
+        }
+        if (signal.aborted) {
+          release()
+          return stopForAbort()
+        }
+      }
+
       let response: GenerateResponse
       try {
         watch?.modelStart(step, this.model)
         const generation = this.track(resolved.model.generate({
           system: this.persona,
           messages: this.transcript.snapshot(),
-          tools: lastStep ? [] : this.tools.list(),
+          tools: refusedFor ? [] : this.tools.list(),
           signal,
           maxTokens: this.maxTokens,
           modelId: resolved.modelId,
           maxToolCalls: this.maxToolCallsPerStep,
         }))
+        if (release) {
+          generation.then(release, release)
+          release = undefined
+        }
         response = normalizeResponse(await Promise.race([generation, aborted]), `${this.id}-${step}`, this.maxToolCallsPerStep)
       } catch (error) {
+        release?.() // generate() threw before returning a promise: no call holds the slot
         watch?.modelEnd(step, undefined, error, signal.aborted)
         if (signal.aborted) return stopForAbort()
         return finish('error', `The model "${this.model ?? 'default'}" failed: ${describeError(error)}`)
@@ -302,7 +337,7 @@ export class Agent {
       if (!calls.length) {
         // Messages that arrived meanwhile get one more step, open holds are waited for first; with
         // no step left the answer stands and the messages wait for the next turn.
-        if (state.steps >= this.maxSteps) return finish('completed')
+        if (state.steps >= this.maxSteps) return complete()
         while (!this.inbox.size && this.inbox.held) {
           emit?.({ type: 'waiting', step, holds: this.inbox.held })
           try {
@@ -312,19 +347,19 @@ export class Agent {
           }
         }
         if (signal.aborted) return stopForAbort()
-        if (!this.inbox.size) return finish('completed')
+        if (!this.inbox.size) return complete()
         continue
       }
-      if (lastStep) {
+      if (refusedFor) {
         // It was told its tool budget is spent and still asks for tools: stop here, loudly.
-        const breach = budget.check('toolCalls') ?? { budget: 'toolCalls', limit: budget.limits.maxToolCalls, spent: budget.spent.toolCalls }
+        const breach = budget.check('toolCalls') ?? refusedFor
         this.transcript.balance(`Not run: ${describeBreach(breach)} is spent.`)
         noteDropped()
         return stopForBudget(breach)
       }
 
       const plan = limits.admit(calls)
-      if (plan.refusedForBudget) lastStep = true
+      if (plan.refusedFor) refusedFor = plan.refusedFor
       state.toolCalls += plan.admitted
       const results = await runToolCalls({
         agent: this, calls, refusals: plan.refusals, step, signal, aborted, emit, watch, track: (work) => this.track(work),

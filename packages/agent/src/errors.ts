@@ -6,6 +6,7 @@ export type AgentErrorCode =
   | 'INVALID_MODEL'
   | 'DUPLICATE_MODEL'
   | 'INBOX_FULL'
+  | 'MODEL_GATE_FULL'
 
 import type { RunOptions } from './types.js'
 

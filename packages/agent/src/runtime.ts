@@ -7,6 +7,8 @@ import { segmentsOf } from './history.js'
 import { Budget, BUDGET_KEYS, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
 import { type AgentObserver, Observers } from './observers.js'
+import { type ContinueHook, ContinueHooks } from './continue-hooks.js'
+import { ModelGate } from './model-gate.js'
 import type { ChatModel, Message } from './types.js'
 
 declare module 'cordis' {
@@ -62,6 +64,11 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     depth: count().default(0).description('Depth of root agents. The `SUBAGENT_DEPTH` environment variable overrides it.'),
     maxToolCallsPerStep: count({ min: 1 }).default(32).description('Most tool calls of one model step that are kept and run; the rest are dropped and answered by one note the model reads.'),
     budget: budgetSchema().description('Limits of every root run and its whole delegation tree (omitted: none of its own; the subagents service still caps depth and delegations). `SUBAGENT_BUDGET` (set by a parent host over ACP) lowers them.'),
+    maxModelCallsInFlight: count({ min: 1 }).description('Model calls in flight at once across every run of this runtime (all root runs and their trees); the others wait FIFO. Omitted: no process-wide cap.'),
+    models: Schema.dict(Schema.object({
+      maxInFlight: count({ min: 1 }).description('Calls of this model in flight at once (e.g. to respect its provider\'s rate limit).'),
+    }), Schema.string().pattern(MODEL_NAME)).description('Per model name (as registered, without `:modelId`): caps of that model\'s calls.'),
+    maxQueuedModelCalls: count({ min: 1 }).default(10_000).description('Model calls that may wait at one cap; past it a run ends `error` (MODEL_GATE_FULL).'),
   })
 
   private readonly models = new Map<string, ChatModel>()
@@ -80,6 +87,9 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   readonly rootCeiling?: readonly string[]
   private readonly budgetHandlers = new Set<(event: BudgetEvent) => void>()
   private readonly observers = new Observers()
+  private readonly continueHooks: ContinueHooks
+  /** The gate around model calls; undefined when no cap is configured. */
+  readonly modelGate?: ModelGate
 
   constructor(ctx: Context, config: AgentRuntime.Config = {}) {
     super(ctx, 'agents', true)
@@ -87,12 +97,20 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     this.registry = withoutCallerTracing(ctx.tools)
     // Agents call back into the runtime every step; give them the runtime itself, not the
     // caller-tracing proxy that `this` is inside a method called as `ctx.agents.create()`.
+    const logger = ctx.logger('agents')
+    this.continueHooks = new ContinueHooks((format, ...args) => logger.warn(format, ...args))
+    this.modelGate = ModelGate.create({
+      maxInFlight: config.maxModelCallsInFlight,
+      models: config.models,
+      maxQueued: config.maxQueuedModelCalls ?? DEFAULTS.maxQueuedModelCalls!,
+    })
     this.host = {
       resolveModel: (ref) => this.resolveModel(ref),
       budgetReached: (agent, breach) => this.budgetReached(agent, breach),
       observers: this.observers,
+      continueHooks: this.continueHooks,
+      modelGate: this.modelGate,
     }
-    const logger = ctx.logger('agents')
     // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared).
     const { crossing, problems } = crossingFromEnv(process.env)
     for (const problem of problems) logger.warn('ignoring %s', problem)
@@ -122,6 +140,18 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       this.budgetHandlers.add(handler)
       return () => this.budgetHandlers.delete(handler)
     })
+  }
+
+  /**
+   * Adds a hook asked before every model call of every run of this runtime's agents (children
+   * included), with `{ agent, step, spent, treeSpent, remaining }`. It returns `false` or
+   * `{ stop: reason }` to end the run with `budget` (the diagnostic names the policy and the
+   * reason), anything else to go on. Synchronous and isolated: one that throws is logged and
+   * counts as "go on". Scoped to the caller. Without hooks a model call pays one size check.
+   */
+  shouldContinue(hook: ContinueHook): () => void {
+    if (typeof hook !== 'function') throw new AgentError('INVALID_OPTIONS', 'shouldContinue() takes a function.')
+    return this.ctx.effect(() => this.continueHooks.add(hook))
   }
 
   /**
@@ -175,18 +205,18 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   }
 
   /** Finds the model behind a ref. An unknown ref yields an error text naming the registered models. */
-  resolveModel(ref: string | undefined): { model: ChatModel; modelId?: string } | { error: string } {
+  resolveModel(ref: string | undefined): { model: ChatModel; name: string; modelId?: string } | { error: string } {
     ref ||= this.config.model
     const names = this.modelNames()
     if (!ref) {
-      if (names.length === 1) return { model: this.models.get(names[0])! }
+      if (names.length === 1) return { model: this.models.get(names[0])!, name: names[0] }
       return { error: `No model was named and no default is configured. Registered models: ${names.join(', ') || '(none)'}.` }
     }
     const colon = ref.indexOf(':')
     const name = colon < 0 ? ref : ref.slice(0, colon)
     const model = this.models.get(name)
     if (!model) return { error: `Unknown model "${ref}". Registered models: ${names.join(', ') || '(none)'}.` }
-    return colon < 0 ? { model } : { model, modelId: ref.slice(colon + 1) }
+    return colon < 0 ? { model, name } : { model, name, modelId: ref.slice(colon + 1) }
   }
 
   create(options: CreateAgentOptions = {}): Agent {
@@ -298,6 +328,9 @@ export namespace AgentRuntime {
     depth?: number
     maxToolCallsPerStep?: number
     budget?: BudgetLimits
+    maxModelCallsInFlight?: number
+    models?: Record<string, { maxInFlight?: number }>
+    maxQueuedModelCalls?: number
   }
 }
 

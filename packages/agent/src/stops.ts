@@ -26,6 +26,10 @@ export function budgetDiagnostic(breach: BudgetBreach): string {
   return `Stopped by ${describeBreach(breach)}; the answer so far is partial. Raise the budget, or give a narrower task.`
 }
 
+export function policyDiagnostic(reason: string, step: number): string {
+  return `Stopped by the operator's policy (shouldContinue) before model call ${step}: ${reason}. The answer so far is partial.`
+}
+
 export function limitDiagnostic(reason: LimitError): string {
   if (reason.code === 'TIMEOUT') return reason.message || 'Stopped by a timeout.'
   return reason.breach ? budgetDiagnostic(reason.breach) : reason.message || 'Stopped by a budget.'

@@ -8,7 +8,8 @@ import type { ModelToolCall } from './types.js'
 export interface StepPlan {
   admitted: number
   refusals: Map<number, string>
-  refusedForBudget: boolean
+  /** Set when calls were refused because the tool-call budget is spent: the limit, its value and the spend. */
+  refusedFor?: BudgetBreach
 }
 
 /**
@@ -32,10 +33,14 @@ export class TurnLimits {
     const refusals = new Map<number, string>()
     let admitted = 0
     let spent: string | undefined
+    let refusedFor: BudgetBreach | undefined
     for (let i = 0; i < calls.length; i++) {
       // Once the budget is spent in this step it stays spent: the handlers are asked once.
       const breach = spent === undefined ? this.reached(() => budget.check('toolCalls')) : undefined
-      if (breach) spent = `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`
+      if (breach) {
+        refusedFor = breach
+        spent = `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`
+      }
       if (spent !== undefined) {
         refusals.set(i, spent)
         continue
@@ -43,7 +48,7 @@ export class TurnLimits {
       budget.charge('toolCalls', 1)
       admitted++
     }
-    return { admitted, refusals, refusedForBudget: spent !== undefined }
+    return refusedFor ? { admitted, refusals, refusedFor } : { admitted, refusals }
   }
 
   /**

@@ -66,7 +66,7 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
       expect(agent.budget.spent.tokens).to.equal(120)
     })
 
-    it('tool calls: the ones past the budget are refused readably, then one last step without tools', async () => {
+    it('tool calls: the ones past the budget are refused readably, then one last step without tools whose answer ends as `budget`', async () => {
       const model = new ScriptedModel([
         { toolCalls: [1, 2, 3].map((n) => ({ name: 'echo', input: { text: String(n) } })) },
         (request) => ({ text: `final, with ${request.tools.length} tools offered` }),
@@ -77,7 +77,23 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
       const results = agent.transcript.messages.filter((m) => m.role === 'tool')
       expect(results.map((m) => !!(m as { isError?: boolean }).isError)).to.deep.equal([false, false, true])
       expect(results[2].content).to.include('toolCalls budget').and.include('Answer with what you have')
-      expect(result).to.include({ stopReason: 'completed', text: 'final, with 0 tools offered', toolCalls: 2 })
+      // The answer stands as the run's text, but the work behind it is incomplete: a limit, never a success.
+      expect(result).to.include({ stopReason: 'budget', text: 'final, with 0 tools offered', toolCalls: 2 })
+      expect(result.budget).to.deep.equal({ budget: 'toolCalls', limit: 2, spent: 2 })
+      expect(result.diagnostic).to.include('toolCalls budget (2 tool calls; 2 spent)').and.include('partial')
+      expect(isBalanced(agent.transcript.messages)).to.equal(true)
+    })
+
+    it('tool calls: an onBudget handler that extends the tool-call budget lets the run complete', async () => {
+      const model = new ScriptedModel([
+        { toolCalls: [1, 2, 3].map((n) => ({ name: 'echo', input: { text: String(n) } })) },
+        { text: 'final' },
+      ])
+      const agent = agentWith(model, { budget: { maxToolCalls: 2 } })
+      ctx.agents.onBudget((event) => event.extend(1))
+      const result = await agent.run('go')
+      expect(ran).to.equal(3)
+      expect(result).to.include({ stopReason: 'completed', text: 'final', toolCalls: 3 })
     })
 
     it('tool calls: a model that asks for tools again after being told is stopped with `budget`', async () => {

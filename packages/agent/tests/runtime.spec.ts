@@ -23,7 +23,9 @@ describe('ctx.agents runtime', () => {
       expect(entry.default.inject).to.include('tools')
       expect(entry.default.Config).to.be.a('function')
       // The schema resolves an empty config to the documented defaults.
-      expect(entry.default.Config({})).to.deep.equal({ maxSteps: 25, depth: 0, maxToolCallsPerStep: 32, budget: {} })
+      expect(entry.default.Config({})).to.deep.equal({
+        maxSteps: 25, depth: 0, maxToolCallsPerStep: 32, budget: {}, models: {}, maxQueuedModelCalls: 10_000,
+      })
     })
 
     it('loaded as a plugin it provides ctx.agents once ctx.tools exists', async () => {
@@ -58,6 +60,10 @@ describe('ctx.agents runtime', () => {
       ['depth', { depth: -1 }],
       ['cwd', { cwd: 5 }],
       ['model', { model: 7 }],
+      ['maxModelCallsInFlight', { maxModelCallsInFlight: 0 }],
+      ['maxInFlight', { models: { m: { maxInFlight: 0 } } }],
+      ['models', { models: { 'a:b': { maxInFlight: 1 } } }],
+      ['maxQueuedModelCalls', { maxQueuedModelCalls: 0 }],
     ]
     for (const [key, config] of invalid) {
       it(`${JSON.stringify(config)} fails the plugin at load, naming ${key}; the app keeps running`, async () => {

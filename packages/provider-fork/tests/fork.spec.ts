@@ -350,7 +350,7 @@ describe('provider-fork: configuration', () => {
     const root = h.ctx.agents.create()
     await root.run('first task')
     const result = await root.run('second task')
-    expect(result.text).to.equal('Subagent failed. | two done | spawn done')
+    expect(result.text).to.equal('Subagent stopped: it used its one model call of its turn (maxSteps) without a final answer. Answer with what you have, or delegate a narrower task. | two done | spawn done')
     expect(model.requests.filter((r) => r.messages.some((m) => m.role === 'user' && m.content === 'fork one'))).to.have.length(1)
     expect(model.requests.filter((r) => r.messages.some((m) => m.role === 'user' && m.content === 'fork two'))).to.have.length(3)
     // Only the forks got the earlier turn.

@@ -97,8 +97,10 @@ function toSubagentResult(run: RunResult, provider: string): SubagentResult {
     delegations: own.delegations + delegated.delegations,
   }
   // Built by assignment: V8 runs `{ ...base, stopReason }` on a slow path (≈ 0.7 µs per child).
-  const result: SubagentResult = { stopReason: run.stopReason === 'max-steps' ? 'error' : run.stopReason, output: run.text, usage: run.usage, work }
+  const result: SubagentResult = { stopReason: run.stopReason, output: run.text, usage: run.usage, work }
   if (run.stopReason === 'max-steps') {
+    // The turn ends at its limit, so its own model calls are the limit.
+    result.stepLimit = run.steps
     result.diagnostic = `The child hit its step limit (${run.steps} steps) without a final answer. `
       + `Give it a narrower task, or raise \`maxSteps\` of the "${provider}" provider.`
     return result

@@ -55,7 +55,8 @@ describe('provider-spawn: configuration', () => {
     expect(h.ctx.subagents.list().map((p) => p.name)).to.deep.equal(['spawn', 'spawn2'])
     const result = await h.ctx.agents.create().run('root task')
 
-    expect(result.text).to.equal('ERR Subagent failed. | ERR Subagent failed.')
+    expect(result.text).to.equal('ERR Subagent stopped: it used all 2 model calls of its turn (maxSteps) without a final answer. Answer with what you have, or delegate a narrower task. '
+      + '| ERR Subagent stopped: it used all 3 model calls of its turn (maxSteps) without a final answer. Answer with what you have, or delegate a narrower task.')
     expect(model.requests.filter((r) => r.messages[0].content === 'via one')).to.have.length(2)
     expect(model.requests.filter((r) => r.messages[0].content === 'via two')).to.have.length(3)
     expect(h.starts.map((info) => info.provider).sort()).to.deep.equal(['spawn', 'spawn2'])

@@ -44,7 +44,7 @@ describe('provider-spawn: usage, step limit and progress', () => {
     expect(byLabel).to.deep.equal({ 'task: child A': u(100, 10), 'task: child B': u(1200, 120), 'task: grandchild': u(1000, 100) })
   })
 
-  it('max-steps: a child that never finishes within maxSteps fails with a diagnostic naming the step limit', async () => {
+  it('max-steps: a child that never finishes within maxSteps ends `max-steps`; the tool result names the limit', async () => {
     const model = routed({
       'root task': ({ step, results }) => step === 0
         ? { toolCalls: [delegation('busy child')] }
@@ -63,14 +63,44 @@ describe('provider-spawn: usage, step limit and progress', () => {
     expect(model.requests.filter((r) => r.messages[0].content === 'busy child')).to.have.length(3)
     expect(h.ends).to.have.length(1)
     const end = h.ends[0].result
-    expect(end.stopReason).to.equal('error')
+    expect(end.stopReason).to.equal('max-steps')
+    expect(end.stepLimit).to.equal(3)
     expect(end.diagnostic).to.equal('The child hit its step limit (3 steps) without a final answer. Give it a narrower task, or raise `maxSteps` of the "spawn" provider.')
     expect(end.output).to.equal('working 2')
     expect(end.usage).to.deep.equal(u(15, 3))
     // The parent's call is an error result with the diagnostic and the labelled partial output.
-    expect(result.text).to.match(/^failed: Subagent failed\.\n\nDiagnostic: The child hit its step limit \(3 steps\)/)
+    expect(result.text).to.match(/^failed: Subagent stopped: it used all 3 model calls of its turn \(maxSteps\) without a final answer\. .*\n\nDiagnostic: The child hit its step limit \(3 steps\)/)
     expect(result.text).to.include('Partial output (the subagent did not finish; treat this as incomplete):\nworking 2')
     expect(root.usage.delegated).to.deep.equal(u(15, 3))
+  })
+
+  it('a child that runs out of tool calls and then answers ends `budget`: the tool result is an error naming the limit', async () => {
+    const results: Array<{ isError?: boolean; content: string }> = []
+    const model = routed({
+      'root task': ({ step, results: [first] }) => {
+        if (step > 0) results.push(first)
+        return step === 0 ? { toolCalls: [delegation('tool-hungry child')] } : { text: 'parent done' }
+      },
+      'tool-hungry child': ({ step, request }) => step === 0
+        ? { toolCalls: [1, 2, 3].map(() => ({ name: 'probe', input: {} })) }
+        : { text: `answer with ${request.tools.length} tools offered` },
+    })
+    h = await setup({ models: { main: model }, tools: [probeTool([])] })
+    h.ctx.plugin(Spawn)
+    loadTool(h.ctx, { provider: 'spawn', budget: { maxToolCalls: 2 } })
+    await h.ctx.lifecycle.flush()
+
+    const root = h.ctx.agents.create()
+    expect((await root.run('root task')).stopReason).to.equal('completed')
+
+    const end = h.ends[0].result
+    expect(end.stopReason).to.equal('budget')
+    expect(end.budget).to.deep.equal({ budget: 'toolCalls', limit: 2, spent: 2 })
+    expect(end.output).to.equal('answer with 0 tools offered')
+    expect(results).to.have.length(1)
+    expect(results[0].isError).to.equal(true)
+    expect(results[0].content).to.match(/^Subagent stopped: the toolCalls budget \(2 tool calls; 2 spent\) ran out\./)
+    expect(results[0].content).to.include('Partial output (the subagent did not finish; treat this as incomplete):\nanswer with 0 tools offered')
   })
 
   it('without maxSteps the child gets the runtime\'s step limit', async () => {

@@ -110,6 +110,7 @@ export async function runDelegation(
     usage: result?.usage,
     work,
     ...result?.budget ? { budget: result.budget } : {},
+    ...result?.stepLimit === undefined ? {} : { stepLimit: result.stepLimit },
   }
   // Filled in by assignment: `{ ...base, content }` takes V8's slow path for literals with a spread.
   const toolResult: ToolResult = { metadata, work, content: '' }

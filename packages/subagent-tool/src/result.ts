@@ -23,6 +23,12 @@ export function headline(result: SubagentResult, cause: CancelCause | undefined,
     const which = result.budget ? describeBreach(result.budget) : 'a budget of this delegation tree'
     return `Subagent stopped: ${which} ran out. Answer with what you have; do not delegate this again.`
   }
+  if (result.stopReason === 'max-steps') {
+    const limit = result.stepLimit
+    const used = limit === undefined ? 'all the model calls' : limit === 1 ? 'its one model call' : `all ${limit} model calls`
+    return `Subagent stopped: it used ${used} of its turn (maxSteps) without a final answer. `
+      + 'Answer with what you have, or delegate a narrower task.'
+  }
   if (cause && (result.stopReason === 'aborted' || result.stopReason === 'error')) {
     if (cause === 'unload') return 'Subagent cancelled: the subagent tool was unloaded.'
     return 'Subagent cancelled: the delegating call was aborted.'

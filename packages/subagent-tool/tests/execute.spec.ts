@@ -76,6 +76,7 @@ describe('subagent-tool: execute', () => {
       ['error', 'Subagent failed.'],
       ['max-tokens', 'Subagent ran out of output tokens before finishing.'],
       ['refusal', 'Subagent refused the task.'],
+      ['max-steps', 'Subagent stopped: it used all the model calls of its turn (maxSteps) without a final answer. Answer with what you have, or delegate a narrower task.'],
     ]
     for (const [stopReason, head] of failures) {
       it(`${stopReason} → isError with headline, diagnostic and the partial output labelled`, async () => {
@@ -99,6 +100,15 @@ describe('subagent-tool: execute', () => {
         expect(spawn.last.disposeCalls).to.equal(1)
       })
     }
+
+    it('max-steps with the child\'s step limit → the headline names the limit, and the metadata carries it', async () => {
+      await mount()
+      spawn.onRun = (run) => run.finish({ stopReason: 'max-steps', stepLimit: 25, output: 'working', diagnostic: 'hit 25 steps' })
+      const result = await call(h.ctx, INPUT)
+      expect(result.isError).to.equal(true)
+      expect(result.content).to.match(/^Subagent stopped: it used all 25 model calls of its turn \(maxSteps\) without a final answer\./)
+      expect(result.metadata).to.deep.include({ stopReason: 'max-steps', stepLimit: 25 })
+    })
 
     it('an unknown stop reason is a failure (the service reports it as malformed)', async () => {
       await mount()

@@ -5,7 +5,7 @@ import { isCount, isObject } from './validate.js'
 
 // What a provider settles a run with, made well-formed: stop reason, output, usage, work, limits.
 
-export const STOP_REASONS: readonly SubagentStopReason[] = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'timeout', 'budget']
+export const STOP_REASONS: readonly SubagentStopReason[] = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps', 'timeout', 'budget']
 
 const ANY_STOP = new Set<string>(STOP_REASONS)
 
@@ -92,6 +92,7 @@ export function normalise(providerName: string, raw: unknown): SubagentResult {
   if (usage) result.usage = usage
   result.work = checkWork(raw.work)
   if (isObject(raw.budget)) result.budget = raw.budget as unknown as BudgetBreach
+  if (stopReason === 'max-steps' && isCount(raw.stepLimit)) result.stepLimit = raw.stepLimit
   return result
 }
 

@@ -98,9 +98,10 @@ export interface ProviderStartRequest extends Omit<SubagentRequest, 'budget'> {
 
 /**
  * `timeout` and `budget` mean a limit ended the run (the tool's timeout, a tree budget), never a
- * person's cancel (`aborted`).
+ * person's cancel (`aborted`). `max-steps`: the child used every model call of its turn (its
+ * agent's `maxSteps`) without a final answer; `stepLimit` says how many.
  */
-export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'timeout' | 'budget'
+export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'max-steps' | 'timeout' | 'budget'
 
 /**
  * What a **provider** settles its run's `result` with. The service checks it and hands holders a
@@ -117,6 +118,8 @@ export interface SubagentResult {
   work?: WorkCounts
   /** With `stopReason: 'budget'`: which limit, its value and the spend. */
   budget?: BudgetBreach
+  /** With `stopReason: 'max-steps'`: the child's per-turn step limit (`maxSteps`), all of it used. */
+  stepLimit?: number
   /** Ignored: the service measures the duration itself (see `SubagentOutcome.durationMs`). */
   durationMs?: number
 }

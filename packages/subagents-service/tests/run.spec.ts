@@ -64,11 +64,11 @@ describe('the run wrapper', () => {
 
     it('an unknown stop reason → error, naming it and keeping the provider diagnostic and output', async () => {
       const run = await h.ctx.subagents.delegate('alpha', request(h.root))
-      provider.last.outcome.resolve({ stopReason: 'max-steps' as any, output: 'half', diagnostic: 'hit 25 steps' })
+      provider.last.outcome.resolve({ stopReason: 'max-turns' as any, output: 'half', diagnostic: 'hit 25 turns' })
       const result = await run.result
       expect(result.stopReason).to.equal('error')
       expect(result.output).to.equal('half')
-      expect(result.diagnostic).to.include('"max-steps"').and.include('hit 25 steps')
+      expect(result.diagnostic).to.include('"max-turns"').and.include('hit 25 turns')
       await run.dispose()
     })
 

@@ -1,0 +1,67 @@
+import { describeError } from '@cordis-subagents/tools'
+import type { Agent } from './agent.js'
+import type { BudgetLimits, BudgetSpend } from './budget.js'
+
+/** What a `shouldContinue` hook sees before a model call. */
+export interface ContinueState {
+  agent: Agent
+  /** The model call about to be made: 1 for the turn's first. */
+  step: number
+  /** Spend charged to this run's budget: its own, plus its descendants' for the limits it holds. */
+  spent: Readonly<BudgetSpend>
+  /** Spend of the whole tree (its root run's budget). */
+  treeSpent: Readonly<BudgetSpend>
+  /** What this run has left of each limit (`Infinity` where none applies). */
+  remaining: Readonly<Required<BudgetLimits>>
+}
+
+/**
+ * `true` / `undefined`: go on. `false`: stop the run. `{ stop: reason }`: stop it, saying why
+ * (the reason is shown to whoever reads the result: keep secrets out).
+ */
+export type ContinueDecision = boolean | undefined | void | { stop: string }
+
+export type ContinueHook = (state: ContinueState) => ContinueDecision
+
+const MAX_REASON_LENGTH = 500
+
+/** The operators' `shouldContinue` hooks of one runtime: asked in order, isolated, the first "stop" wins. */
+export class ContinueHooks {
+  private readonly hooks = new Set<ContinueHook>()
+
+  constructor(private readonly warn: (format: string, ...args: unknown[]) => void) {}
+
+  /** 0: runs ask no one (the loop checks this before building any state). */
+  get size(): number {
+    return this.hooks.size
+  }
+
+  add(hook: ContinueHook): () => void {
+    this.hooks.add(hook)
+    return () => this.hooks.delete(hook)
+  }
+
+  /** The reason to stop, or undefined to go on. A hook that throws or answers oddly counts as "go on", with a warning. */
+  ask(agent: Agent, step: number): string | undefined {
+    const { budget } = agent
+    const state: ContinueState = { agent, step, spent: budget.spent, treeSpent: budget.root.spent, remaining: budget.remaining() }
+    for (const hook of [...this.hooks]) {
+      let decision: ContinueDecision
+      try {
+        decision = hook(state)
+      } catch (error) {
+        this.warn('a shouldContinue hook failed (ignored: the run goes on): %s', describeError(error))
+        continue
+      }
+      if (decision === undefined || decision === true) continue
+      if (decision === false) return 'an operator\'s shouldContinue hook said stop'
+      if (decision && typeof decision === 'object' && typeof (decision as { stop?: unknown }).stop === 'string') {
+        const reason = (decision as { stop: string }).stop.trim().slice(0, MAX_REASON_LENGTH)
+        return reason || 'an operator\'s shouldContinue hook said stop'
+      }
+      this.warn('a shouldContinue hook returned %s, not true / false / { stop } (ignored: the run goes on; hooks are synchronous)',
+        decision !== null && typeof (decision as { then?: unknown }).then === 'function' ? 'a promise' : typeof decision)
+    }
+    return undefined
+  }
+}
