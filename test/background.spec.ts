@@ -472,7 +472,8 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
 
   it('a result longer than one inbox message is cut with a note, and the limit matches the agent\'s', async () => {
     expect(MAX_MESSAGE_LENGTH).to.equal(MAX_INBOX_MESSAGE_LENGTH)
-    host = await backgroundHost({ tool: { onTurnEnd: 'end', maxOutputBytes: 4 * 1024 * 1024 } })
+    // The registry's result cap (100 KiB by default) would cut first: raise it so the inbox's cap is the one that applies.
+    host = await backgroundHost({ tool: { onTurnEnd: 'end', maxOutputBytes: 4 * 1024 * 1024 }, tools: { maxResultBytes: 8 * 1024 * 1024 } })
     const { agent } = scriptedParent(host.ctx, [])
     await host.ctx.tools.view().execute({ name: 'subagent', input: { description: 'huge', prompt: 'p' } }, { signal: new AbortController().signal, agent, toolCallId: 'c' })
     await until(() => host.provider.runs.length === 1, 'started')

@@ -39,11 +39,12 @@ export interface BackgroundHost extends Host {
 /** A host with provider `fake`, the `subagent` tool on it in background mode, and the control verbs. */
 export async function backgroundHost(options: {
   tool?: Record<string, unknown>
+  tools?: HostOptions['tools']
   subagents?: HostOptions['subagents']
   provider?: ProviderControl
   control?: Record<string, unknown>
 } = {}): Promise<BackgroundHost> {
-  const host = await startHost({ subagents: options.subagents, captureLogs: true })
+  const host = await startHost({ subagents: options.subagents, tools: options.tools, captureLogs: true })
   const provider = options.provider ?? new ProviderControl()
   const providerFork = await loadProvider(host.ctx, provider, { name: 'fake' })
   const toolFork = await loadTool(host.ctx, { provider: 'fake', mode: 'background', ...options.tool })

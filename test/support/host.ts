@@ -7,6 +7,8 @@ import { tick } from './async.js'
 import { captureLogs, type LogRecord } from './logs.js'
 
 export interface HostOptions {
+  /** Config of the tool registry (e.g. a larger `maxResultBytes` for a test of a later cap). */
+  tools?: ConstructorParameters<typeof ToolRegistry>[1]
   agents?: AgentRuntime.Config
   subagents?: Partial<SubagentConfig>
   /** Record every log line (debug included) instead of printing it, until `stop()`. */
@@ -31,7 +33,7 @@ export async function startHost(options: HostOptions = {}): Promise<Host> {
   const ctx = new Context()
   const errors: unknown[] = []
   ctx.on('internal/error', (error) => { errors.push(error) })
-  ctx.plugin(ToolRegistry)
+  ctx.plugin(ToolRegistry, options.tools ?? {})
   ctx.plugin(AgentRuntime, options.agents ?? {})
   ctx.plugin(SubagentService, options.subagents ?? {})
   options.before?.(ctx)

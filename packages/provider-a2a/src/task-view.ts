@@ -11,7 +11,7 @@ export const MAX_PARTS = 256
 const MAX_UPDATE_CHARS = 2_000
 const UPDATE_KINDS = new Set(['step', 'text', 'thought', 'tool-call', 'tool-result', 'plan', 'status'])
 /** Stop reasons a remote of ours may name for a failed task (never `completed`: a state does that). */
-const REFINED_STOPS = new Set<SubagentStopReason>(['error', 'max-tokens', 'refusal', 'timeout', 'budget'])
+const REFINED_STOPS = new Set<SubagentStopReason>(['error', 'max-tokens', 'refusal', 'timeout', 'budget', 'max-steps'])
 
 /**
  * What we know of one remote task, folded from its events (stream) or snapshots (polls): its id,

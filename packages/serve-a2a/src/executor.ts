@@ -154,7 +154,7 @@ export class AgentTaskExecutor implements AgentExecutor {
       const state = result.stopReason === 'completed' ? TaskState.TASK_STATE_COMPLETED
         : result.stopReason === 'aborted' ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_FAILED
       const said = state === TaskState.TASK_STATE_COMPLETED ? undefined : (result.diagnostic || `the agent's turn ended with ${result.stopReason}`)
-      events.end(state, said, { stopReason: result.stopReason === 'max-steps' ? 'error' : result.stopReason, ...finalSpend(result, spend.last) })
+      events.end(state, said, { stopReason: result.stopReason, ...finalSpend(result, spend.last) })
       this.host.log.debug('task %s of %s ended %s', request.taskId, scope, result.stopReason)
     } finally {
       spend.stop()
