@@ -353,7 +353,9 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
   })
 
   it('background children count against the service\'s limits (a per-parent slot queues a start) and the per-parent live cap', async () => {
-    host = await backgroundHost({ subagents: { maxConcurrentPerParent: 1 } })
+    // 19 starts from one agent outside a run: the tree cap (maxChildren, 16 by default) is raised so
+    // that only the per-parent live cap can refuse the last one.
+    host = await backgroundHost({ subagents: { maxConcurrentPerParent: 1, maxChildren: 64 } })
     const view = host.ctx.tools.view()
     const { agent } = scriptedParent(host.ctx, [])
     const exec = { signal: new AbortController().signal, agent, toolCallId: 'c' }
