@@ -353,7 +353,9 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
   })
 
   it('background children count against the service\'s limits (a per-parent slot queues a start) and the per-parent live cap', async () => {
-    host = await backgroundHost({ subagents: { maxConcurrentPerParent: 1 } })
+    // 19 starts from one agent outside a run: the tree cap (maxChildren, 16 by default) is raised so
+    // that only the per-parent live cap can refuse the last one.
+    host = await backgroundHost({ subagents: { maxConcurrentPerParent: 1, maxChildren: 64 } })
     const view = host.ctx.tools.view()
     const { agent } = scriptedParent(host.ctx, [])
     const exec = { signal: new AbortController().signal, agent, toolCallId: 'c' }
@@ -425,6 +427,35 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     const bare = await host.ctx.tools.view().execute({ name: 'subagent', input: { description: 'x', prompt: 'y' } }, { signal: new AbortController().signal, agent, toolCallId: 'c' })
     expect(bare.content).to.not.include('subagent_wait')
     expect(bare.content).to.include('as a message marked [Background subagent bg-2')
+    host.provider.runs.forEach((run) => run.complete('z'))
+  })
+
+  it('children: by default a child has neither the background tool nor the verbs; the start names the verbs only when the caller can call them', async () => {
+    host = await backgroundHost()
+    const { agent: parent } = scriptedParent(host.ctx, [])
+    const plainChild = host.ctx.agents.create({ parent })
+    expect(plainChild.tools.names()).to.deep.equal([])
+    await host.stop()
+
+    // A nested background tool, verbs for depth 0 only: the child's start does not send it to tools it lacks.
+    host = await backgroundHost({ tool: { nested: true } })
+    const { agent: root } = scriptedParent(host.ctx, [])
+    const child = host.ctx.agents.create({ parent: root })
+    expect(child.tools.names()).to.deep.equal(['subagent'])
+    const exec = { signal: new AbortController().signal, agent: child, toolCallId: 'c' }
+    const input = { description: 'grandchild', prompt: 'p' }
+    const unnamed = await child.tools.execute({ name: 'subagent', input }, exec)
+    expect(unnamed.content).to.match(/^Started background subagent bg-1/)
+    expect(unnamed.content).to.not.include('subagent_wait')
+    expect(unnamed.content).to.include('as a message marked [Background subagent bg-1')
+    // The root still sees the verbs, and its own start names them.
+    const rootStart = await root.tools.execute({ name: 'subagent', input }, { ...exec, agent: root })
+    expect(rootStart.content).to.include('subagent_wait { "handles": ["bg-1"] }')
+    host.controlFork.update({ nested: true })
+    await host.ctx.lifecycle.flush()
+    const named = await child.tools.execute({ name: 'subagent', input }, exec)
+    expect(named.content).to.include('subagent_wait { "handles": ["bg-2"] }')
+    expect(await child.tools.execute({ name: 'subagent_status', input: {} }, exec)).to.not.have.property('isError')
     host.provider.runs.forEach((run) => run.complete('z'))
   })
 

@@ -58,7 +58,8 @@ async function rig(options: {
   await ctx.lifecycle.flush()
   ctx.agents.registerModel('m', options.model)
   ctx.plugin(Spawn)
-  ctx.plugin(SubagentTool as any, { provider: 'spawn', ...options.tool })
+  // Every tree in this file nests: the tool load opts in (children see it; by default they do not).
+  ctx.plugin(SubagentTool as any, { provider: 'spawn', nested: true, ...options.tool })
   await ctx.lifecycle.flush()
   const starts: SubagentRunInfo[] = []
   const ends: Rig['ends'] = []
@@ -92,15 +93,16 @@ describe('bounded delegation trees (end to end)', function () {
     r = undefined
   })
 
-  it('the README cordis.yml, no limits configured: a model that always delegates stops at depth 3, host alive, heap flat', async () => {
+  /** The README's cordis.yml (its model swapped for `always`), `edit`ed, run by an always-delegating model. */
+  async function alwaysDelegate(edit: (yaml: string) => string) {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
     const section = readme.slice(readme.indexOf('## cordis.yml: the tool loaded twice'))
     const yaml = /```yaml\n([\s\S]*?)```/.exec(section)![1]
-    expect(yaml).to.not.match(/maxDepth|maxChildren|budget/) // nothing configured: the defaults do the work
+    expect(yaml).to.not.match(/maxDepth|maxChildren|budget|nested/) // nothing configured: the defaults do the work
     const dir = mkdtempSync(join(tmpdir(), 'bounded-readme-'))
     const file = join(dir, 'cordis.yml')
     // The README's model is `openai`; this machine has no key, so agents use a scripted model instead.
-    writeFileSync(file, yaml.replace('model: openai', 'model: always'))
+    writeFileSync(file, edit(yaml.replace('model: openai', 'model: always')))
     const logs = captureLogs()
     const app = await startApp(file)
     try {
@@ -117,24 +119,41 @@ describe('bounded delegation trees (end to end)', function () {
       const elapsed = performance.now() - began
       gc()
       const heapAfter = process.memoryUsage().heapUsed
-
       expect(result.stopReason).to.equal('max-steps') // the root's model never answers; its own step limit ends it
-      expect(Math.max(...starts.map((info) => info.depth))).to.equal(3)
-      expect(starts.length).to.be.at.most(64)
       expect(result.work.own.delegations + result.work.delegated.delegations).to.equal(starts.length)
       expect(app.ctx.subagents.runs()).to.deep.equal([])
-      // The depth-3 children were told why they could not go deeper, with the numbers.
-      const told = always.requests.flatMap((request) => request.messages)
-        .filter((m) => m.role === 'tool' && m.content.includes('DEPTH_EXCEEDED') && m.content.includes('would have depth 4'))
-      expect(told.length).to.be.greaterThan(0)
       await root.dispose()
-      console.log(`      always-delegate: ${starts.length} delegations, deepest 3, ${elapsed.toFixed(0)} ms, heap ${((heapAfter - heapBefore) / 1048576).toFixed(1)} MiB`)
       expect(heapAfter - heapBefore).to.be.below(64 * 1048576)
+      const toolTexts = always.requests.flatMap((request) => request.messages).filter((m) => m.role === 'tool').map((m) => m.content)
+      return { always, starts, elapsed, toolTexts, heapMiB: (heapAfter - heapBefore) / 1048576 }
     } finally {
       await app.stop()
       logs.restore()
       rmSync(dir, { recursive: true, force: true })
     }
+  }
+
+  it('the README cordis.yml, no limits configured: a model that always delegates gets one level (children have no subagent tool) and at most maxChildren (16) delegations, host alive, heap flat', async () => {
+    const r = await alwaysDelegate((yaml) => yaml)
+    expect(Math.max(...r.starts.map((info) => info.depth))).to.equal(1)
+    expect(r.starts).to.have.length(16)
+    // The children were never offered the tool; their calls by name were unknown tools.
+    const childRequests = r.always.requests.filter((request) => request.system?.includes('You are a subagent'))
+    expect(childRequests.length).to.be.greaterThan(0)
+    for (const request of childRequests) expect(request.tools.map((tool) => tool.name)).to.not.include('subagent')
+    expect(r.toolTexts.filter((text) => text.startsWith('Unknown tool "subagent"')).length).to.be.greaterThan(0)
+    // The root's 17th delegation was refused with the limit named.
+    expect(r.toolTexts.some((text) => text.includes('BUDGET_EXCEEDED') && text.includes('children budget (16 delegations; 16 spent)'))).to.equal(true)
+    console.log(`      always-delegate, README as written: ${r.starts.length} delegations, deepest 1, ${r.elapsed.toFixed(0)} ms, heap ${r.heapMiB.toFixed(1)} MiB`)
+  })
+
+  it('the README cordis.yml with `nested: true`: a model that always delegates stops at depth 3 and maxChildren (16)', async () => {
+    const r = await alwaysDelegate((yaml) => yaml.replace('provider: spawn ', 'nested: true\n    provider: spawn '))
+    expect(Math.max(...r.starts.map((info) => info.depth))).to.equal(3)
+    expect(r.starts.length).to.be.at.most(16)
+    // The depth-3 children were told why they could not go deeper, with the numbers.
+    expect(r.toolTexts.some((text) => text.includes('DEPTH_EXCEEDED') && text.includes('would have depth 4'))).to.equal(true)
+    console.log(`      always-delegate, nested: ${r.starts.length} delegations, deepest 3, ${r.elapsed.toFixed(0)} ms, heap ${r.heapMiB.toFixed(1)} MiB`)
   })
 
   it('a depth-3 child that delegates gets DEPTH_EXCEEDED with both numbers as a tool error', async () => {
@@ -155,7 +174,8 @@ describe('bounded delegation trees (end to end)', function () {
     expect(text).to.include('DEPTH_EXCEEDED').and.include('would have depth 4').and.include('maxDepth 3')
   })
 
-  it('a 20×20×20 tree stops at maxChildren (64) with the limit named, never more than maxConcurrent (16) children working', async () => {
+  /** A 20×20×20 tree: every agent above depth 3 asks for 20 children in one step. */
+  async function wideTree(subagents?: Partial<ServiceConfig>) {
     let inFlight = 0
     let maxInFlight = 0
     let maxLive = 0
@@ -176,21 +196,34 @@ describe('bounded delegation trees (end to end)', function () {
         if (level > 0) inFlight--
       }
     })
-    r = await rig({ model })
+    r = await rig({ model, subagents })
     const root = r.ctx.agents.create({ label: 'root' })
     const result = await root.run('level 0')
     expect(result.stopReason).to.equal('completed')
-    expect(r.starts).to.have.length(64)
-    expect(result.work.own.delegations + result.work.delegated.delegations).to.equal(64)
     const refusals = model.requests.flatMap((request) => request.messages)
       .filter((m) => m.role === 'tool' && m.content.includes('BUDGET_EXCEEDED'))
+    expect(r.ctx.subagents.runs()).to.deep.equal([])
+    return { result, refusals, maxInFlight, maxLive }
+  }
+
+  it('a 20×20×20 tree stops at the default maxChildren (16) with the limit named', async () => {
+    const { result, refusals, maxLive } = await wideTree()
+    expect(r!.starts).to.have.length(16)
+    expect(result.work.own.delegations + result.work.delegated.delegations).to.equal(16)
     expect(refusals.length).to.be.greaterThan(0)
+    expect(refusals[0].content).to.include('children budget (16 delegations; 16 spent)')
+    expect(maxLive).to.be.at.most(16)
+  })
+
+  it('a 20×20×20 tree with maxChildren 64: stops at 64, never more than maxConcurrent (16) children working', async () => {
+    const { result, refusals, maxInFlight, maxLive } = await wideTree({ maxChildren: 64 })
+    expect(r!.starts).to.have.length(64)
+    expect(result.work.own.delegations + result.work.delegated.delegations).to.equal(64)
     expect(refusals[0].content).to.include('children budget (64 delegations; 64 spent)')
     console.log(`      20×20×20: 64 started, at most ${maxInFlight} children in a model call at once, at most ${maxLive} live runs`)
     expect(maxInFlight).to.be.at.most(16)
     expect(maxInFlight).to.be.at.least(2)
     expect(maxLive).to.be.at.most(64)
-    expect(r.ctx.subagents.runs()).to.deep.equal([])
   })
 
   it('siblings share their parent\'s budget: one\'s spend stops the other', async () => {

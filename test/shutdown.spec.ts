@@ -81,7 +81,8 @@ async function rig(acpMode: string[], parentCount: number): Promise<Rig> {
     fork: ctx.plugin(Fork, { name: 'fork' }),
     acp: ctx.plugin(Acp as any, { name: 'acp', command: process.execPath, args: [FIXTURE, ...acpMode], startupTimeout: 30_000, ...GRACES }),
   }
-  for (const name of ['spawn', 'fork', 'acp']) ctx.plugin(SubagentTool as any, { provider: name, toolName: `sub_${name}` })
+  // nested: the children of the nested-delegation test below delegate again.
+  for (const name of ['spawn', 'fork', 'acp']) ctx.plugin(SubagentTool as any, { provider: name, toolName: `sub_${name}`, nested: true })
   await ctx.lifecycle.flush()
   const parents = Array.from({ length: parentCount }, (_, i) => ctx.agents.create({ model: 'm', label: `parent${i}` }))
   return { h, ctx, replies, started, ended, providers, parents }

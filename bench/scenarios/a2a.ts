@@ -73,7 +73,7 @@ export async function a2a(options: { iterations: number; warmup: number }): Prom
   await h.ctx.lifecycle.flush()
   if (!h.ctx.subagents.get('a2a')) throw new Error('a2a: the provider did not load')
   const client = await new ClientFactory().createFromUrl(remote.url)
-  // A parent per round: the default tree cap (64 delegations per tree) would stop one parent.
+  // A parent per round: the default tree cap (16 delegations per tree) would stop one parent.
   let parent = h.ctx.agents.create({})
   const delegate = (provider: string) => async () => {
     const run = await h.ctx.subagents.delegate(provider, { prompt: 'hello', parent, signal: new AbortController().signal })

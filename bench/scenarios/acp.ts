@@ -59,7 +59,8 @@ async function handClient(): Promise<void> {
 export interface AcpResult { stats: Record<string, Stats>; iterations: number }
 
 export async function acp(options: { iterations: number; warmup: number }): Promise<AcpResult> {
-  const h = await host({ model: new BenchModel(() => text('unused')), tools: false })
+  // One parent delegates every run: lift the tree cap (16 delegations by default) above the run count.
+  const h = await host({ model: new BenchModel(() => text('unused')), tools: false, subagents: { maxChildren: 1000 } })
   h.ctx.plugin(ProviderAcp, { name: 'acp', command: process.execPath, args: [AGENT] })
   await h.ctx.lifecycle.flush()
   const parent = h.ctx.agents.create({})
@@ -100,7 +101,8 @@ export interface HandbackResult { stats: Record<string, Stats>; iterations: numb
  * A well-behaved agent (exits when stdin closes) against one that ignores stdin (Codex, Claude).
  */
 export async function handback(options: { iterations: number; warmup: number }): Promise<HandbackResult> {
-  const h = await host({ model: new BenchModel(() => text('unused')), tools: false })
+  // One parent delegates every run: lift the tree cap (16 delegations by default) above the run count.
+  const h = await host({ model: new BenchModel(() => text('unused')), tools: false, subagents: { maxChildren: 1000 } })
   h.ctx.plugin(ProviderAcp, { name: 'well-behaved', command: process.execPath, args: [AGENT, 'timed'] })
   h.ctx.plugin(ProviderAcp, { name: 'ignores-stdin', command: process.execPath, args: [AGENT, 'timed-ignore-stdin'] })
   await h.ctx.lifecycle.flush()
@@ -181,7 +183,7 @@ export async function warmAcp(options: { iterations: number; warmup: number }): 
   h.ctx.plugin(ProviderAcp, { name: 'warm', command: process.execPath, args: [AGENT], warm: true })
   h.ctx.plugin(ProviderAcp, { name: 'reused', command: process.execPath, args: [AGENT], reuse: true, maxSessionsPerProcess: 1000 })
   await h.ctx.lifecycle.flush()
-  // A parent per round: the default tree cap (64 delegations per tree) would stop one parent.
+  // A parent per round: the default tree cap (16 delegations per tree) would stop one parent.
   let parent = h.ctx.agents.create({})
   const client = await liveClient()
   const pool = (name: string) => (h.ctx.subagents.get(name) as ProviderAcp.AcpProvider).pool!

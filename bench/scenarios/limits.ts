@@ -111,7 +111,7 @@ async function deepCancel(reps: number, depth: number) {
       if (lastMessage(request).role === 'tool') return text(`up from ${level}`)
       return calls([{ name: 'subagent', input: { description: 'deeper', prompt: `${CHILD}${level + 1}` } }])
     })
-    const h = await host({ model, width: depth, subagents: { maxDepth: depth } })
+    const h = await host({ model, width: depth, subagents: { maxDepth: depth }, tool: { nested: true } })
     try {
       const controller = new AbortController()
       const t0 = now()

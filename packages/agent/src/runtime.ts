@@ -22,7 +22,10 @@ export interface CreateAgentOptions {
   model?: string
   /** System prompt. Default: the configured deployment persona (not the parent's persona). */
   persona?: string
-  /** The tools the agent may call. Default: the parent's view, else every registered tool. */
+  /**
+   * The tools the agent may call. Default: the parent's view, else every registered tool. An agent
+   * at depth 1 or more gets it through `forDepth(depth)`: tools with a lower `maxCallerDepth` are hidden.
+   */
   tools?: ToolView
   parent?: Agent
   /** Messages the agent starts with (completed turns). */
@@ -233,15 +236,19 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     const carved = options.budget instanceof Budget ? options.budget : undefined
     const limits = carved ? undefined : options.budget as BudgetLimits | undefined
     const id = `${options.label ?? 'agent'}-${++this.counter}`
+    const depth = parent ? parent.depth + 1 : this.rootDepth
+    const tools = parent ? options.tools ?? parent.tools : this.rootTools(options.tools)
     return new Agent(this.host, {
       id,
       parent,
-      depth: parent ? parent.depth + 1 : this.rootDepth,
+      depth,
       // A parent's cwd is already absolute.
       cwd: options.cwd === undefined && parent ? parent.cwd : resolve(options.cwd ?? this.config.cwd ?? process.cwd()),
       persona: options.persona ?? this.config.persona,
       model: options.model ?? parent?.model ?? this.config.model,
-      tools: parent ? options.tools ?? parent.tools : this.rootTools(options.tools),
+      // Every agent below depth 0 (a child here, or a root whose host a parent elsewhere started)
+      // loses the tools meant for shallower agents (`maxCallerDepth`, e.g. a non-nested delegation tool).
+      tools: depth > 0 ? tools.forDepth(depth) : tools,
       seed: options.seed,
       maxSteps,
       maxTokens: options.maxTokens ?? this.config.maxTokens,
@@ -293,6 +300,7 @@ function isToolView(value: unknown): value is ToolView {
   const view = value as ToolView | null
   return !!view && typeof view === 'object' && typeof view.list === 'function'
     && typeof view.execute === 'function' && typeof view.restrict === 'function' && typeof view.has === 'function'
+    && typeof view.forDepth === 'function'
 }
 
 /** The most restrictive of each limit. */

@@ -303,7 +303,8 @@ describe('ctx.agents runtime', () => {
       const child = ctx.agents.create({ parent: root })
       expect(child.cwd).to.equal('/tmp/root')
       expect(child.model).to.equal('parent-model')
-      expect(child.tools).to.equal(root.tools)
+      // The parent's view as an agent at depth 1 sees it: the parent's filter, live.
+      expect(child.tools).to.equal(root.tools.forDepth(1))
       expect(child.tools.names()).to.deep.equal(['a'])
       const own = ctx.agents.create({ parent: root, cwd: '/tmp/child', model: 'child-model', tools: root.tools.restrict({ allow: [] }) })
       expect(own.cwd).to.equal('/tmp/child')

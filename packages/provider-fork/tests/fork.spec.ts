@@ -199,7 +199,7 @@ describe('provider-fork: a child seeded with the parent\'s completed turns', () 
     })
     const { h } = await load(model, {
       tools: [countingTool('secret', secretCalls as never[]), probeTool([])],
-      tool: { persona: 'You are a forked helper.', toolFilter: { deny: ['secret'] } },
+      tool: { persona: 'You are a forked helper.', toolFilter: { deny: ['secret'] }, nested: true },
     })
     const root = h.ctx.agents.create()
     await root.run('first task')
@@ -227,7 +227,7 @@ describe('provider-fork: a child seeded with the parent\'s completed turns', () 
         ? { toolCalls: [{ name: 'probe', input: {} }, delegation('deeper')] }
         : { text: `${results[0].content} / ${results[1].content.split('\n').at(-1)}` },
     })
-    const { h } = await load(model, { tools: [probeTool(seen)], tool: { maxDepth: 1 } })
+    const { h } = await load(model, { tools: [probeTool(seen)], tool: { maxDepth: 1, nested: true } })
     const result = await h.ctx.agents.create({ cwd: '/tmp/fork-cwd' }).run('first task')
     expect(seen[0].depth).to.equal(1)
     expect(seen[0].cwd).to.equal('/tmp/fork-cwd')

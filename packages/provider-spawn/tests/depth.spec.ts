@@ -22,7 +22,7 @@ describe('provider-spawn: depth limit', () => {
     })
     h = await setup({ models: { main: model } })
     h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn', maxDepth: 1 })
+    loadTool(h.ctx, { provider: 'spawn', maxDepth: 1, nested: true })
     await h.ctx.lifecycle.flush()
 
     const result = await h.ctx.agents.create().run('root task')
@@ -47,7 +47,7 @@ describe('provider-spawn: depth limit', () => {
     const model = routed({}, level)
     h = await setup({ models: { main: model }, tools: [probeTool(seen)] })
     h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn', maxDepth: 3 })
+    loadTool(h.ctx, { provider: 'spawn', maxDepth: 3, nested: true })
     await h.ctx.lifecycle.flush()
 
     const root = h.ctx.agents.create()
@@ -70,7 +70,7 @@ describe('provider-spawn: depth limit', () => {
     })
     h = await setup({ models: { main: model }, agents: { depth: 2 } })
     h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn', maxDepth: 2 })
+    loadTool(h.ctx, { provider: 'spawn', maxDepth: 2, nested: true })
     await h.ctx.lifecycle.flush()
 
     const root = h.ctx.agents.create()
@@ -89,7 +89,7 @@ describe('provider-spawn: depth limit', () => {
     })
     h = await setup({ models: { main: model } })
     h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn' })
+    loadTool(h.ctx, { provider: 'spawn', nested: true })
     await h.ctx.lifecycle.flush()
 
     const result = await h.ctx.agents.create().run('level 0')
@@ -106,7 +106,7 @@ describe('provider-spawn: depth limit', () => {
     })
     h = await setup({ models: { main: model }, subagents: { maxDepth: 10 } })
     h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn' })
+    loadTool(h.ctx, { provider: 'spawn', nested: true })
     await h.ctx.lifecycle.flush()
 
     const result = await h.ctx.agents.create().run('level 0')

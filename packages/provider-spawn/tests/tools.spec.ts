@@ -25,7 +25,7 @@ describe('provider-spawn: the child\'s tools', () => {
     const model = routed({ 'root task': relay('child'), child: () => ({ text: 'ok' }) })
     h = await setup({ models: { main: model }, tools: [probeTool(seen), countingTool('secret', secretCalls)] })
     h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn' })
+    loadTool(h.ctx, { provider: 'spawn', nested: true })
     await h.ctx.lifecycle.flush()
 
     await h.ctx.agents.create().run('root task')
@@ -44,7 +44,7 @@ describe('provider-spawn: the child\'s tools', () => {
     })
     h = await setup({ models: { main: model }, tools: [probeTool([]), countingTool('secret', secretCalls)] })
     h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn', toolFilter: { deny: ['secret'] } })
+    loadTool(h.ctx, { provider: 'spawn', toolFilter: { deny: ['secret'] }, nested: true })
     await h.ctx.lifecycle.flush()
 
     const result = await h.ctx.agents.create().run('root task')
@@ -95,8 +95,8 @@ describe('provider-spawn: the child\'s tools', () => {
     })
     h = await setup({ models: { main: model }, tools: [probeTool([]), countingTool('secret', secretCalls)] })
     h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn' })
-    loadTool(h.ctx, { provider: 'spawn', toolName: 'subagent_allow', toolFilter: { allow: ['secret', 'probe'] } })
+    loadTool(h.ctx, { provider: 'spawn', nested: true })
+    loadTool(h.ctx, { provider: 'spawn', toolName: 'subagent_allow', toolFilter: { allow: ['secret', 'probe'] }, nested: true })
     await h.ctx.lifecycle.flush()
 
     const root = h.ctx.agents.create({ tools: h.ctx.tools.view({ deny: ['secret'] }) })
@@ -124,7 +124,7 @@ describe('provider-spawn: the child\'s tools', () => {
     h = await setup({ models: { main: model }, tools: [probeTool(seen), countingTool('secret', [])] })
     h.ctx.plugin(Spawn)
     // Every delegation through this tool denies `secret`.
-    loadTool(h.ctx, { provider: 'spawn', toolFilter: { deny: ['secret'] } })
+    loadTool(h.ctx, { provider: 'spawn', toolFilter: { deny: ['secret'] }, nested: true })
     await h.ctx.lifecycle.flush()
 
     const result = await h.ctx.agents.create().run('root task')
@@ -155,7 +155,7 @@ describe('provider-spawn: the child\'s tools', () => {
     })
     h = await setup({ models: { main: model } })
     h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn', toolFilter: { deny: ['late_secret'] } })
+    loadTool(h.ctx, { provider: 'spawn', toolFilter: { deny: ['late_secret'] }, nested: true })
     await h.ctx.lifecycle.flush()
 
     await h.ctx.agents.create().run('root task')

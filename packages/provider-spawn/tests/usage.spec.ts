@@ -28,7 +28,7 @@ describe('provider-spawn: usage, step limit and progress', () => {
     })
     h = await setup({ models: { main: model } })
     h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn' })
+    loadTool(h.ctx, { provider: 'spawn', nested: true })
     await h.ctx.lifecycle.flush()
 
     const root = h.ctx.agents.create()

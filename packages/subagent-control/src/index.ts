@@ -17,6 +17,8 @@ export interface Config {
   maxWaitTimeout: number
   cancelGrace: number
   startWait: number
+  /** Whether agents at depth >= 1 (children) get the verbs too. false: only depth-0 agents have them. */
+  nested: boolean
 }
 
 /** The longest a prefix can be so that `<prefix>_status` is still a valid tool name (64 characters). */
@@ -27,6 +29,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   waitTimeout: duration({ min: 1000 }).default(60_000).description('How long a wait call waits when the model names no timeout (ms).'),
   maxWaitTimeout: duration({ min: 1000 }).default(600_000).description('Longest wait the model may ask for (ms).'),
   cancelGrace: duration().default(5_000).description('How long a cancel call waits for the child to stop, to return its last result (ms).'),
+  nested: Schema.boolean().default(false).description('Children get the verbs too. Set it with a `nested: true` background subagent tool, so children that start background children can wait for, steer and cancel them. Default false: only agents at depth 0 have the verbs (a child without background children has no handles to act on).'),
   startWait: duration().default(10_000).description('How long a send call waits for a child that is still starting (queued for a slot, or its provider setting up) before it gives up (ms).'),
 })
 
@@ -42,6 +45,9 @@ export function apply(ctx: Context, config: Config) {
   }
   const subagents = withoutCallerTracing(ctx.subagents)
   const { waitTimeout, maxWaitTimeout, cancelGrace, startWait } = config
-  for (const tool of buildVerbs(subagents, { names, waitTimeout, maxWaitTimeout, cancelGrace, startWait })) ctx.tools.register(tool)
+  for (const tool of buildVerbs(subagents, { names, waitTimeout, maxWaitTimeout, cancelGrace, startWait })) {
+    // Not nested: agents at depth >= 1 neither list the verbs nor can call them (an unknown tool).
+    ctx.tools.register(config.nested ? tool : { ...tool, maxCallerDepth: 0 })
+  }
   ctx.effect(() => subagents.background.useVerbs(names))
 }

@@ -23,7 +23,7 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
   })
 
   it('resolves bounded defaults; a wait default above the maximum or a bad prefix fails the load', async () => {
-    expect(SubagentControl.Config({})).to.deep.equal({ prefix: 'subagent', waitTimeout: 60_000, maxWaitTimeout: 600_000, cancelGrace: 5_000, startWait: 10_000 })
+    expect(SubagentControl.Config({})).to.deep.equal({ prefix: 'subagent', waitTimeout: 60_000, maxWaitTimeout: 600_000, cancelGrace: 5_000, startWait: 10_000, nested: false })
     expect(() => SubagentControl.Config({ maxWaitTimeout: 2 ** 31 })).to.throw()
     expect(() => SubagentControl.Config({ prefix: 'a b' })).to.throw()
     expect(() => SubagentControl.Config({ prefix: 'x'.repeat(58) })).to.throw()
@@ -52,6 +52,26 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
     const send = list.find((tool) => tool.name === 'subagent_send')!.parameters as { required: string[] }
     expect(send.required).to.deep.equal(['handle', 'message'])
     expect(host.ctx.subagents.background.verbs).to.deep.equal({ wait: 'bg_wait', status: 'bg_status', cancel: 'bg_cancel', send: 'bg_send' })
+  })
+
+  it('by default a child (depth >= 1) has no verbs: not listed, and a call by name is an unknown tool; `nested: true` gives them to children', async () => {
+    host = await startHost()
+    const plain = host.ctx.plugin(SubagentControl as any, {})
+    host.ctx.plugin(SubagentControl as any, { prefix: 'deep', nested: true })
+    await host.ctx.lifecycle.flush()
+    const root = host.ctx.agents.create({})
+    const child = host.ctx.agents.create({ parent: root })
+    const verbs = (prefix: string) => ['cancel', 'send', 'status', 'wait'].map((verb) => `${prefix}_${verb}`)
+    expect(root.tools.names().sort()).to.deep.equal([...verbs('deep'), ...verbs('subagent')])
+    expect(child.tools.names().sort()).to.deep.equal(verbs('deep'))
+    const exec = { signal: new AbortController().signal, agent: child, toolCallId: 'c' }
+    const hidden = await child.tools.execute({ name: 'subagent_status', input: {} }, exec)
+    expect(hidden).to.deep.equal({ isError: true, content: `Unknown tool "subagent_status". Available tools: deep_wait, deep_status, deep_cancel, deep_send.` })
+    const nested = await child.tools.execute({ name: 'deep_status', input: {} }, exec)
+    expect(nested.content).to.equal('You have no background subagents. Start one with a background subagent tool first.')
+    plain.update({ nested: true })
+    await host.ctx.lifecycle.flush()
+    expect(child.tools.has('subagent_status')).to.equal(true)
   })
 
   it('a verb rejects extra fields and bad handles before it runs', async () => {

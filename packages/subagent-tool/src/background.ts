@@ -37,16 +37,28 @@ export function startInBackground(
     return { isError: true, content: `Could not start the subagent in the background.\n\n${code ? `${code}: ` : ''}${(error as Error).message}` }
   }
   return {
-    content: startedText(task, options.onTurnEnd, subagents.background.verbs),
+    content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, subagents.background.verbs)),
     metadata: { background: true, handle: task.handle, provider: options.provider },
   }
 }
+
+/**
+ * The control verbs, when the caller can call every one of them: a child does not see verbs that are
+ * not `nested` (nor verbs its tool filter hides), and must not be told to use them.
+ */
+function verbsSeenBy(agent: Agent, verbs: VerbNames | undefined): VerbNames | undefined {
+  if (!verbs) return undefined
+  const tools = agent.tools as Agent['tools'] | undefined
+  return tools && Object.values(verbs).every((name) => tools.has(name)) ? verbs : undefined
+}
+
+type VerbNames = Readonly<Record<'wait' | 'status' | 'cancel' | 'send', string>>
 
 /** What the model reads right after a background start: the handle, how the result comes back, what it can do meanwhile. */
 export function startedText(
   task: Pick<BackgroundTask, 'handle' | 'label'>,
   onTurnEnd: TurnEndPolicy,
-  verbs: Readonly<Record<'wait' | 'status' | 'cancel' | 'send', string>> | undefined,
+  verbs: VerbNames | undefined,
 ): string {
   const lines = [
     `Started background subagent ${task.handle} (${JSON.stringify(task.label)}). It works on its own while you continue.`,

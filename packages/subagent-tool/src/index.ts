@@ -22,6 +22,8 @@ export interface Config extends DelegateOptions {
   mode: 'sync' | 'background'
   /** In background mode: whether the parent's turn waits for live children before it ends. */
   onTurnEnd: TurnEndPolicy
+  /** Whether agents at depth >= 1 (children) see the tool too. false: only depth-0 agents have it. */
+  nested: boolean
 }
 
 // Optional keys default to `undefined` explicitly: schemastery would otherwise turn an omitted
@@ -65,6 +67,7 @@ export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> 
   resume: Schema.boolean().description('Ask the provider to continue this parent\'s earlier child session instead of a fresh child (provider-acp with `resume: request`; `false` opts out of `resume: per-parent`). Providers that cannot resume ignore it.'),
   maxOutputBytes: count({ min: 1 }).default(DEFAULT_MAX_OUTPUT_BYTES).description('Largest child output (UTF-8 bytes) returned to the parent; longer output is truncated with a note. Default 64 KiB (about 16k tokens). Never more than ctx.tools\' result cap allows, less room for the notes.'),
   mode: Schema.union(['sync', 'background']).default('sync').description('`sync`: the call returns the child\'s answer. `background`: the call returns at once with a handle (`bg-1`, …); the answer is delivered later (see subagent-control for the wait / status / cancel / send tools).'),
+  nested: Schema.boolean().default(false).description('Children see this tool too, so they can delegate further (within `maxDepth` and the service\'s limits). Default false: only agents at depth 0 have it, and a child neither lists it nor can call it.'),
   onTurnEnd: Schema.union(['wait', 'end']).default('wait').description('Background mode: when the parent would end its turn with children still running, `wait` keeps the turn open until their results are delivered; `end` lets it end (results arrive at its next turn).'),
 })
 
@@ -100,6 +103,8 @@ export function apply(ctx: Context, config: Config) {
       name: config.toolName,
       description: describeTool(provider, config.mode === 'background'),
       input: inputSchema(provider.inheritsParentContext),
+      // Not nested: agents at depth >= 1 (children, and roots a parent elsewhere started) do not see it.
+      ...config.nested ? {} : { maxCallerDepth: 0 },
       execute: (input, exec) => {
         // A call the registry looked up just before the unload must not start a run nobody owns.
         if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }

@@ -7,13 +7,13 @@ export interface Config {
   maxConcurrentPerParent: number
   /** Deepest child depth, for every provider; a request or a tree budget can only lower it. */
   maxDepth: number
-  /** Delegations in one tree (all depths below one root run). */
+  /** Delegations in one tree (all depths below one root run); 16 by default (see the README for why). */
   maxChildren: number
   /** Delegated runs of one tree working at once; further starts wait FIFO. */
   maxConcurrent: number
 }
 
-export const DEFAULTS: Readonly<Config> = Object.freeze({ maxConcurrentPerParent: 8, maxDepth: 3, maxChildren: 64, maxConcurrent: 16 })
+export const DEFAULTS: Readonly<Config> = Object.freeze({ maxConcurrentPerParent: 8, maxDepth: 3, maxChildren: 16, maxConcurrent: 16 })
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxDepth: count().default(DEFAULTS.maxDepth)

@@ -61,7 +61,7 @@ describe('@cordis-subagents/subagents-service entry (as the loader sees it)', ()
 
   it('applies the Config schema: bounded defaults, rejects a non-positive maxConcurrentPerParent', async () => {
     const mod = await import('@cordis-subagents/subagents-service')
-    const defaults = { maxDepth: 3, maxChildren: 64, maxConcurrent: 16, maxConcurrentPerParent: 8 }
+    const defaults = { maxDepth: 3, maxChildren: 16, maxConcurrent: 16, maxConcurrentPerParent: 8 }
     expect(mod.Config({} as any)).to.deep.equal(defaults)
     expect(mod.Config({ maxConcurrentPerParent: 2 })).to.deep.equal({ ...defaults, maxConcurrentPerParent: 2 })
     expect(() => mod.Config({ maxConcurrent: 0 })).to.throw()

@@ -147,6 +147,7 @@ export class ToolRegistry extends Service<ToolRegistry.Config> {
       throw new ToolError('DUPLICATE_TOOL', `A tool named "${spec.name}" is already registered; choose another name.`)
     }
     const entry: Entry = { tool, spec, owner }
+    if (tool.maxCallerDepth !== undefined) entry.maxCallerDepth = tool.maxCallerDepth
     this.entries.set(spec.name, entry)
     this.announce(spec.name, 'added')
     return () => {
@@ -182,6 +183,10 @@ function checkTool(tool: Tool<any>): ToolSpec {
   }
   if (typeof tool.execute !== 'function') {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" needs an execute function.`)
+  }
+  const { maxCallerDepth } = tool
+  if (maxCallerDepth !== undefined && (typeof maxCallerDepth !== 'number' || !Number.isSafeInteger(maxCallerDepth) || maxCallerDepth < 0)) {
+    throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has maxCallerDepth ${String(maxCallerDepth)}: use an integer >= 0 (0: only agents at depth 0 see it), or omit it so agents at every depth do.`)
   }
   if (!(tool.input instanceof z.ZodObject)) {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" needs a zod object schema as its input.`)

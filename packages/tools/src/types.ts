@@ -57,6 +57,13 @@ export interface Tool<S extends ToolInputSchema = ToolInputSchema> {
    * validates every call, so keep the two consistent (or make `input` the looser of the two).
    */
   parameters?: Record<string, unknown>
+  /**
+   * The deepest agent that sees this tool (a child is one deeper than its parent; a root agent is
+   * at depth 0, unless a parent elsewhere started its host, e.g. over ACP). An agent deeper than
+   * this neither lists it nor can call it: the call is answered exactly like an unknown tool.
+   * Omitted: agents at every depth see it. A delegation tool that children must not use sets 0.
+   */
+  maxCallerDepth?: number
   execute(input: z.output<S>, exec: ToolExecContext): ToolResult | Promise<ToolResult>
 }
 

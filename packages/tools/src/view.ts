@@ -7,6 +7,8 @@ import type { Tool, ToolCall, ToolExecContext, ToolFilter, ToolResult, ToolSpec 
 export interface RegisteredTool {
   tool: Tool
   spec: ToolSpec
+  /** The deepest agent that sees the tool (`tool.maxCallerDepth`, read once at registration); undefined: every depth. */
+  maxCallerDepth?: number
 }
 
 /** The registry as a view reads it: always the current set of tools. */
@@ -33,6 +35,13 @@ export function validateViewOptions(options: ToolViewOptions | undefined): void 
 
 type Predicate = (name: string) => boolean
 
+/** What a view passes on to the views made from it (`restrict`, `forDepth`). */
+export interface Ceiling {
+  visible: Predicate
+  maxResultBytes: number
+  callerDepth: number
+}
+
 export function validateFilter(filter: ToolFilter): void {
   const problem = toolFilterProblem(filter, 'The tool filter')
   if (problem) throw new ToolError('INVALID_FILTER', problem)
@@ -48,25 +57,34 @@ function toPredicate(filter: ToolFilter | undefined): Predicate {
 /**
  * A live window onto the registry. Every call reads the registry as it is now, so tools
  * that come and go are seen at once. A view made by `restrict` sees the intersection of
- * its parent's predicate and its own filter: it can never see more than its parent.
+ * its parent's predicate and its own filter: it can never see more than its parent. A view made
+ * by `forDepth` also hides the tools meant for shallower agents (`Tool.maxCallerDepth`).
  */
 export class ToolView {
   private readonly visible: Predicate
   /** This view's own result cap (the lowest along its `restrict` chain); the registry's applies too. */
   private readonly maxResultBytes: number
+  /**
+   * The depth of the agents this view is for (the deepest along its chain; 0 for a registry view).
+   * A tool whose `maxCallerDepth` is below it is hidden exactly like a filtered one.
+   */
+  readonly callerDepth: number
+  /** The last view `forDepth` made from this one. */
+  private deeper?: ToolView
 
   constructor(
     private readonly source: ToolSource,
     filter?: ToolFilter,
-    parent?: Predicate,
+    parent?: Ceiling,
     options?: ToolViewOptions,
-    parentMaxResultBytes = Infinity,
   ) {
     if (filter) validateFilter(filter)
     validateViewOptions(options)
     const own = toPredicate(filter)
-    this.visible = parent ? (name) => parent(name) && own(name) : own
-    this.maxResultBytes = Math.min(parentMaxResultBytes, options?.maxResultBytes ?? Infinity)
+    const above = parent?.visible
+    this.visible = above && filter ? (name) => above(name) && own(name) : above ?? own
+    this.maxResultBytes = Math.min(parent?.maxResultBytes ?? Infinity, options?.maxResultBytes ?? Infinity)
+    this.callerDepth = parent?.callerDepth ?? 0
   }
 
   /** The cap on one result's content, in UTF-8 bytes: the lower of the registry's and this view's. */
@@ -75,7 +93,7 @@ export class ToolView {
   }
 
   has(name: string): boolean {
-    return this.visible(name) && !!this.source.get(name)
+    return !!this.lookUp(name)
   }
 
   names(): string[] {
@@ -86,14 +104,45 @@ export class ToolView {
     const specs: ToolSpec[] = []
     for (const entry of this.source.values()) {
       // Specs are deeply frozen at registration, so handing out the same objects is safe.
-      if (this.visible(entry.spec.name)) specs.push(entry.spec)
+      if (this.reaches(entry) && this.visible(entry.spec.name)) specs.push(entry.spec)
     }
     return specs
   }
 
   /** A narrower view: it sees no more tools, and gets no larger results, than this one. */
   restrict(filter: ToolFilter, options?: ToolViewOptions): ToolView {
-    return new ToolView(this.source, filter, this.visible, options, this.maxResultBytes)
+    return new ToolView(this.source, filter, this.ceiling(this.callerDepth), options)
+  }
+
+  /**
+   * This view as an agent at `depth` sees it (what `ctx.agents.create` gives every agent at depth
+   * 1 or more): tools registered with a `maxCallerDepth` below `depth` are hidden, now and when
+   * they are registered later. A view never gets shallower: a smaller `depth` than `callerDepth` changes nothing.
+   */
+  forDepth(depth: number): ToolView {
+    if (!Number.isSafeInteger(depth) || depth < 0) {
+      throw new ToolError('INVALID_CONFIG', `forDepth() takes an agent depth (an integer >= 0), got ${String(depth)}.`)
+    }
+    if (depth <= this.callerDepth) return this
+    // Siblings ask for the same depth: they share one view instead of one each.
+    if (this.deeper?.callerDepth !== depth) this.deeper = new ToolView(this.source, undefined, this.ceiling(depth))
+    return this.deeper
+  }
+
+  private ceiling(callerDepth: number): Ceiling {
+    return { visible: this.visible, maxResultBytes: this.maxResultBytes, callerDepth }
+  }
+
+  /** Whether an agent at this view's depth sees the tool at all (before any name filter). */
+  private reaches(entry: RegisteredTool): boolean {
+    return entry.maxCallerDepth === undefined || this.callerDepth <= entry.maxCallerDepth
+  }
+
+  /** The registered tool behind `name` when this view sees it. */
+  private lookUp(name: string): RegisteredTool | undefined {
+    if (!this.visible(name)) return undefined
+    const entry = this.source.get(name)
+    return entry && this.reaches(entry) ? entry : undefined
   }
 
   /**
@@ -109,7 +158,7 @@ export class ToolView {
     let name = '(unnamed)'
     try {
       name = typeof call?.name === 'string' ? call.name : String(call?.name)
-      const entry = this.visible(name) ? this.source.get(name) : undefined
+      const entry = this.lookUp(name)
       if (!entry) {
         const available = this.names()
         return {
