@@ -1,19 +1,12 @@
 import { readFileSync } from 'node:fs'
 import type * as Acp from '@agentclientprotocol/sdk'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, lazily } from '@cordis-subagents/shared'
 import { headChars } from './text.js'
 
 export type Sdk = typeof import('@agentclientprotocol/sdk')
 
-let sdkPromise: Promise<Sdk> | undefined
-
 /** The ACP SDK, imported on first use (its cold import costs ~0.3 s). */
-export function loadSdk(): Promise<Sdk> {
-  return sdkPromise ??= import('@agentclientprotocol/sdk').catch((error) => {
-    sdkPromise = undefined
-    throw error
-  })
-}
+export const loadSdk: () => Promise<Sdk> = lazily(() => import('@agentclientprotocol/sdk'))
 
 /** The only ACP protocol version this client speaks. */
 export const PROTOCOL_VERSION = 1

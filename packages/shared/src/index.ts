@@ -18,3 +18,4 @@ export {
   crossingEnv, crossingFromEnv, crossingFromMeta, crossingMeta, crossingTrace, crossingValue, depthRefusal, laterSpend,
   MAX_ALLOWED_TOOLS, type SpendReport, spendFromMeta, spendValue, strictestCrossing,
 } from './crossing.js'
+export { lazily } from './lazy.js'

@@ -117,3 +117,22 @@ describe('shared: the crossing (parent ⇄ child elsewhere)', () => {
     expect(later).to.deep.equal({ tokens: 50, steps: 2, toolCalls: 9, delegations: 1 })
   })
 })
+
+describe('shared: lazily (a slow import run once, on first use)', () => {
+  it('shares one promise; a failure is forgotten so the next call tries again', async () => {
+    const { lazily } = await import('@cordis-subagents/shared')
+    let calls = 0
+    let fail = true
+    const load = lazily(async () => {
+      calls++
+      if (fail) throw new Error('not yet')
+      return calls
+    })
+    const error = await load().then(() => undefined, (caught: unknown) => caught)
+    expect(error).to.be.instanceOf(Error)
+    fail = false
+    const [a, b] = await Promise.all([load(), load()])
+    expect([a, b, calls]).to.deep.equal([2, 2, 2])
+    expect(await load()).to.equal(2)
+  })
+})
