@@ -122,6 +122,11 @@ export class Budget {
     this.adopted = true
   }
 
+  /** Whether an in-process agent spends from this budget itself (it checks before it spends; nothing is reported). */
+  get spentInProcess(): boolean {
+    return this.adopted
+  }
+
   /** What this run has left of each limit (`Infinity` where none applies), siblings' spend included. */
   remaining(now = Date.now()): Required<BudgetLimits> {
     const left = (name: Counted) => {

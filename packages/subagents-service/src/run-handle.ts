@@ -292,6 +292,8 @@ export class RunHandle {
    * stopped as `budget` (at most the call it had in flight is spent beyond the limit).
    */
   private stopIfOverspent(budget: Budget): void {
+    // An in-process child checks its own budget before each step; only reported spend is judged here.
+    if (budget.spentInProcess) return
     const breach = budget.exceeded()
     if (!breach) return
     this.cancel(undefined, new SubagentError('BUDGET_EXCEEDED',

@@ -273,6 +273,18 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
       expect((await third.result).stopReason).to.equal('budget')
     })
 
+    it('a budget an in-process child spends from itself is never judged by reports (it checks before it spends)', async () => {
+      const root = h.ctx.agents.create({ label: 'r', budget: { maxTokens: 10 } })
+      await start(root)
+      const budget = provider.calls[0].budget as Budget
+      budget.adopt()
+      // The in-process agent's last call took it past the tokens (an overshoot of one call, by design).
+      budget.charge('tokens', 15)
+      provider.calls[0].onUpdate!({ kind: 'usage', usage: { inputTokens: 15, outputTokens: 0 } })
+      expect(provider.runs[0].cancels).to.have.length(0)
+      provider.last.complete('ok')
+    })
+
     it('a result whose usage is not finite non-negative integers has its usage dropped', async () => {
       const run = await start(h.root)
       provider.last.complete('ok', { usage: { inputTokens: -5, outputTokens: Number.NaN } })
