@@ -46,7 +46,9 @@ describe('@cordis-subagents/serve-acp entry (as the loader sees it)', () => {
     const offenders: string[] = []
     for (const file of readdirSync(dir)) {
       for (const line of readFileSync(new URL(file, dir), 'utf8').split('\n')) {
-        if (/^\s*(import|export)\s+(?!type\b).*['"]@agentclientprotocol\/sdk['"]/.test(line)) offenders.push(`${file}: ${line}`)
+        // Static forms only: `import … from`, a bare `import '…'`, `export … from` (a dynamic import() is the lazy path).
+        if (/^\s*import\s+(?!type\b).*['"]@agentclientprotocol\/sdk['"]/.test(line)) offenders.push(`${file}: ${line}`)
+        if (/^\s*export\s+(?!type\b).*from\s+['"]@agentclientprotocol\/sdk['"]/.test(line)) offenders.push(`${file}: ${line}`)
       }
     }
     expect(offenders).to.deep.equal([])
