@@ -82,7 +82,9 @@ describe('a tree budget across ACP and A2A children (the crossing reports work b
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tree-budget-'))
-    model = await loopingModelServer(50)
+    // A model call takes longer than a spend report's trip up and the cancel's trip down (real calls
+    // take seconds; a report milliseconds): that is what bounds a child to one call past the limit.
+    model = await loopingModelServer(250)
   })
 
   afterEach(async () => {
