@@ -1,4 +1,5 @@
 import { type BudgetBreach, describeBreach, type LimitError } from '@cordis-subagents/tools'
+import type { GenerateResponse, StopReason } from './types.js'
 
 // How a turn's end is explained: the abort promise every call of a turn races, and the diagnostics of aborts and limits.
 
@@ -33,4 +34,12 @@ export function policyDiagnostic(reason: string, step: number): string {
 export function limitDiagnostic(reason: LimitError): string {
   if (reason.code === 'TIMEOUT') return reason.message || 'Stopped by a timeout.'
   return reason.breach ? budgetDiagnostic(reason.breach) : reason.message || 'Stopped by a budget.'
+}
+
+/** Stop reasons of a model's finish reasons that end a run (tool-calls and stop do not). */
+export const FINISH_STOPS: Partial<Record<GenerateResponse['finishReason'], StopReason>> = {
+  length: 'max-tokens',
+  refusal: 'refusal',
+  error: 'error',
+  other: 'error',
 }

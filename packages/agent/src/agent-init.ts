@@ -1,0 +1,42 @@
+// What an agent is made from: the runtime's seam (models, gates, budget handlers, observers,
+// hooks) and the options `ctx.agents.create` resolved for it.
+import type { BudgetBreach, ToolView } from '@cordis-subagents/tools'
+import type { Agent } from './agent.js'
+import type { Budget, BudgetLimits } from './budget.js'
+import type { ContinueHooks } from './continue-hooks.js'
+import type { ModelGate } from './model-gate.js'
+import type { Observers } from './observers.js'
+import type { ChatModel, Message } from './types.js'
+
+/** What an agent needs from the runtime that made it. */
+export interface AgentHost {
+  resolveModel(ref: string | undefined): { model: ChatModel; name: string; modelId?: string } | { error: string }
+  /** The gate around model calls (`maxModelCallsInFlight`, `models.<name>.maxInFlight`); undefined when no cap is set. */
+  modelGate?: ModelGate
+  /** Tells the operator's budget handlers about a breach; they may extend the budget before it is re-checked. */
+  budgetReached(agent: Agent, breach: BudgetBreach): void
+  /** The runtime's observers (`ctx.agents.observe`): told about every run, model call and tool call. */
+  observers: Observers
+  /** The operators' `shouldContinue` hooks, asked before every model call (none: one size check). */
+  continueHooks: ContinueHooks
+}
+
+export interface AgentInit {
+  id: string
+  parent?: Agent
+  depth: number
+  cwd: string
+  persona?: string
+  model?: string
+  tools: ToolView
+  seed?: readonly Message[]
+  maxSteps: number
+  maxTokens?: number
+  label?: string
+  /** Most tool calls of one step that run; the rest are answered with an error. */
+  maxToolCallsPerStep: number
+  /** This agent's own limits (a root's are renewed for every run). */
+  budgetLimits?: BudgetLimits
+  /** A budget already carved for this agent (by the service that started it as a child). */
+  budget?: Budget
+}
