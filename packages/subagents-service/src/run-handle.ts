@@ -2,7 +2,8 @@ import type { Budget } from '@cordis-subagents/agent'
 import { onAbort } from '@cordis-subagents/shared'
 import { capDiagnostic, describeError } from './diagnostic.js'
 import { SubagentError } from './errors.js'
-import { asLimitStop, checkWork, describeLimit, limitStopOf, normalise, reasonText, tokensOf } from './outcome.js'
+import { asLimitStop, checkWork, limitStopOf, normalise, reasonText, tokensOf } from './outcome.js'
+import { chargeReported, overspent } from './reported-spend.js'
 import { isObject, isRun } from './validate.js'
 import { aborted, discard, passOn } from './run-parts.js'
 import { sendFollowUp } from './steer.js'
@@ -272,7 +273,8 @@ export class RunHandle {
       if (tokensOf(update.usage) === undefined && !isObject(update.work)) return
       if (this.budget) {
         chargeReported(this.budget, update.usage, update.work)
-        this.stopIfOverspent(this.budget)
+        const stop = overspent(this.budget)
+        if (stop) this.cancel(undefined, stop)
       }
     }
     const forward = this.request.onUpdate
@@ -285,19 +287,6 @@ export class RunHandle {
     }
     if (this.phase === 'starting') (this.pending ??= []).push(update)
     else if (this.host.events.has('subagent/update')) this.host.events.emit('subagent/update', this.info!, update)
-  }
-
-  /**
-   * A child elsewhere reports its spend after the fact: once its tree has passed a limit, it is
-   * stopped as `budget` (at most the call it had in flight is spent beyond the limit).
-   */
-  private stopIfOverspent(budget: Budget): void {
-    // An in-process child checks its own budget before each step; only reported spend is judged here.
-    if (budget.spentInProcess) return
-    const breach = budget.exceeded()
-    if (!breach) return
-    this.cancel(undefined, new SubagentError('BUDGET_EXCEEDED',
-      `Stopped: the delegation tree spent ${describeLimit(breach)}.`, { breach }))
   }
 
   private readonly wantsUpdates = (): boolean =>
@@ -354,16 +343,5 @@ export class RunHandle {
 }
 
 const noop = () => {}
-
-/** Charges the growth of a child's reported running totals (tokens, steps, tool calls, delegations) to its budget. */
-function chargeReported(budget: Budget, usage: unknown, work: unknown): void {
-  const tokens = tokensOf(usage as SubagentResult['usage'])
-  if (tokens !== undefined) budget.chargeTokensUpTo(tokens)
-  if (!isObject(work)) return
-  const counts = checkWork(work)
-  budget.chargeUpTo('steps', counts.steps)
-  budget.chargeUpTo('toolCalls', counts.toolCalls)
-  budget.chargeUpTo('children', counts.delegations)
-}
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] }
