@@ -7,6 +7,9 @@ import { stderrSection } from './result.js'
 import { spawnSlot, type Acquired, type ProcessSource, type ReleaseOptions } from './process-source.js'
 import type { Sdk } from './sdk.js'
 import type { RunSettings } from './settings.js'
+import { SpareBackoff, type SpareStatus } from './spare-backoff.js'
+
+export { SPARE_RETRY_BASE_MS, SPARE_RETRY_MAX_MS, type SpareStatus } from './spare-backoff.js'
 
 export interface PoolOptions {
   providerName: string
@@ -22,21 +25,6 @@ export interface PoolOptions {
   idleTimeout: number
   /** Spare failures in a row after which no more spares are started until a run starts a process (or a reload). */
   maxSpareFailures: number
-}
-
-/**
- * How spares are being replenished: `ready` (normally), `backing-off` (a spare failed; the next
- * one waits until `retryAt`), `paused` (`maxSpareFailures` in a row failed: none are started until
- * a run starts a process successfully, or the plugin is reloaded), `off` (`warm` is off).
- */
-export interface SpareStatus {
-  state: 'off' | 'ready' | 'backing-off' | 'paused'
-  /** Spares in a row that failed to start or died by themselves while waiting. */
-  failuresInARow: number
-  /** While backing off: `Date.now()` after which the next spare may start. */
-  retryAt?: number
-  /** Why the latest spare failed (exit code or error, and the scrubbed stderr tail), at most 2000 characters. */
-  lastFailure?: string
 }
 
 type State = 'starting' | 'idle' | 'busy'
@@ -62,10 +50,6 @@ interface Entry {
  */
 const REFILL_AFTER_TAKE_MS = 100
 
-/** After the n-th spare failure in a row the next spare waits `min(BASE · 2^(n-1), MAX)` ms. */
-export const SPARE_RETRY_BASE_MS = 500
-export const SPARE_RETRY_MAX_MS = 30_000
-const FAILURE_TEXT_LIMIT = 2000
 
 /**
  * The provider's agent processes when `warm` or `reuse` is on: spares started ahead of need
@@ -76,14 +60,13 @@ export class AgentPool implements ProcessSource {
   readonly pooled = true
   private readonly entries = new Map<AgentSlot, Entry>()
   private template?: { sdk: Sdk; settings: RunSettings; key: string }
-  private spareFailures = 0
-  /** `performance.now()` before which no spare is started (backoff after a failure). */
-  private retryAt = 0
-  private lastFailure?: string
+  private readonly backoff: SpareBackoff
   private stopped = false
   private readonly stopController = new AbortController()
 
-  constructor(private readonly options: PoolOptions) {}
+  constructor(private readonly options: PoolOptions) {
+    this.backoff = new SpareBackoff(options.maxSpareFailures, options.logger, options.providerName)
+  }
 
   /** Processes alive (or being stopped) by state, for tests and the bench. */
   counts(): Record<State | 'stopping', number> {
@@ -94,17 +77,7 @@ export class AgentPool implements ProcessSource {
 
   /** Whether spares are replenished, backing off after a failure, or paused (see `SpareStatus`). */
   spareStatus(): SpareStatus {
-    const { warm, maxSpareFailures } = this.options
-    const failuresInARow = this.spareFailures
-    const status: SpareStatus = { state: 'ready', failuresInARow }
-    if (!warm) status.state = 'off'
-    else if (failuresInARow >= maxSpareFailures) status.state = 'paused'
-    else if (failuresInARow > 0 && performance.now() < this.retryAt) {
-      status.state = 'backing-off'
-      status.retryAt = Math.round(Date.now() + this.retryAt - performance.now())
-    }
-    if (this.lastFailure !== undefined) status.lastFailure = this.lastFailure
-    return status
+    return this.backoff.status(this.options.warm)
   }
 
   /** Process counts and the spares' state, for an operator's status page. */
@@ -156,7 +129,7 @@ export class AgentPool implements ProcessSource {
       // At the cap, an idle process of another cwd or environment makes room for this run.
       if (this.alive() >= this.options.maxProcesses) this.evictOther(key)
     }
-    const note = this.options.warm && this.spareFailures >= this.options.maxSpareFailures ? 'spares paused' : undefined
+    const note = this.options.warm && this.backoff.paused ? 'spares paused' : undefined
     // A cold process counts against maxProcesses from the spawn on, so a spare started meanwhile does not pass it.
     this.spawning++
     let slot: AgentSlot
@@ -258,9 +231,9 @@ export class AgentPool implements ProcessSource {
   /** Starts spares for the latest run's settings until `spares` are ready or the process cap is reached. */
   private refill() {
     const { template, options } = this
-    if (!options.warm || !template || this.stopped || this.spareFailures >= options.maxSpareFailures) return
-    const wait = this.retryAt - performance.now()
-    if (this.spareFailures > 0 && wait > 0) return this.scheduleRefill(wait)
+    if (!options.warm || !template || this.stopped || this.backoff.paused) return
+    const wait = this.backoff.wait()
+    if (wait > 0) return this.scheduleRefill(wait)
     // Processes of an older key are not what the next run needs: idle ones make room.
     while (this.readyFor(template.key) < options.spares) {
       if (this.alive() >= options.maxProcesses && !this.evictOther(template.key)) return
@@ -340,30 +313,12 @@ export class AgentPool implements ProcessSource {
 
   /** A run got a process that works: spares are replenished normally again. */
   private startSucceeded() {
-    const { options } = this
-    if (this.spareFailures >= options.maxSpareFailures && options.warm) {
-      options.logger.info('%s: a run started an agent process successfully; spares are started again', options.providerName)
-    }
-    this.spareFailures = 0
-    this.retryAt = 0
+    this.backoff.succeeded(this.options.warm)
   }
 
-  /**
-   * A spare failed to start, or died by itself while waiting: the next one waits longer
-   * (exponential, bounded), and after `maxSpareFailures` in a row none are started (logged once).
-   */
+  /** A spare failed to start, or died by itself while waiting: back off, or pause (see `SpareBackoff`). */
   private spareFailed(reason: string) {
-    const { options } = this
-    this.spareFailures++
-    this.lastFailure = reason.length > FAILURE_TEXT_LIMIT ? `${reason.slice(0, FAILURE_TEXT_LIMIT - 1)}…` : reason
-    this.retryAt = performance.now() + Math.min(SPARE_RETRY_BASE_MS * 2 ** (this.spareFailures - 1), SPARE_RETRY_MAX_MS)
-    if (this.spareFailures === options.maxSpareFailures) {
-      options.logger.warn('%s: %d spare agent processes in a row failed to start or died right after starting; no more spares are '
-        + 'started until a run starts a process successfully or the plugin is reloaded. Last failure: %s',
-      options.providerName, this.spareFailures, this.lastFailure)
-    } else {
-      options.logger.debug('%s: a spare agent process failed (%d in a row): %s', options.providerName, this.spareFailures, this.lastFailure)
-    }
+    this.backoff.failed(reason)
     this.scheduleRefill(0)
   }
 
