@@ -1,18 +1,13 @@
 /// <reference types="mocha" />
 // Hostile and real-agent-shaped fixture agents (tests/fixtures/hostile.mjs) against the provider:
-// event-loop safety, bounded memory, the env policy, containment, fast hand-back, usage, errors.
+// event-loop safety, bounded memory, the env policy, containment, usage, errors (the hand-back: hand-back.spec.ts).
 import { expect } from 'chai'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
 import { Budget } from '@cordis-subagents/agent'
-import SubagentService from '@cordis-subagents/subagents-service'
 import type { SubagentRun } from '@cordis-subagents/subagents-service'
-import * as AcpProvider from '@cordis-subagents/provider-acp'
 import { cgroupBase, MAX_MESSAGE_BYTES } from '../src/index.js'
 import type { AcpRun } from '@cordis-subagents/provider-acp/testing'
 import {
-  assertNoLeftovers, FAST, fakeParent, harness, heartbeat, HOSTILE, hostileProvider, isAlive, LEAKED, reapAll, rejection, request, until,
+  assertNoLeftovers, fakeParent, harness, heartbeat, hostileProvider, isAlive, LEAKED, reapAll, rejection, request, until,
 } from './helpers.js'
 
 /** A blocked event loop shows as a gap between 10 ms ticks; 1 s is generous on a loaded 2-core box. */
