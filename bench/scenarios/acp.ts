@@ -5,6 +5,9 @@ import * as ProviderAcp from '@cordis-subagents/provider-acp'
 import { BenchModel, host, now, stats, text, type Stats } from '../lib.js'
 
 const AGENT = fileURLToPath(new URL('../fixtures/acp-agent.mjs', import.meta.url))
+/** provider-acp's hostile fixture: `slow-exit <ms>` ignores the end of stdin and dies <ms> after SIGTERM. */
+const SLOW_EXIT_AGENT = fileURLToPath(new URL('../../packages/provider-acp/tests/fixtures/hostile.mjs', import.meta.url))
+const SLOW_DEATH_MS = 500
 const EMPTY = fileURLToPath(new URL('../fixtures/empty.mjs', import.meta.url))
 
 function exitOf(child: ReturnType<typeof spawn>): Promise<void> {
@@ -98,13 +101,16 @@ export interface HandbackResult { stats: Record<string, Stats>; iterations: numb
 /**
  * Hand-back delay: from the agent's end of turn (its wall clock, sent with the answer) to the
  * holder having the result and the run disposed, which is what the subagent tool waits for.
- * A well-behaved agent (exits when stdin closes) against one that ignores stdin (Codex, Claude).
+ * A well-behaved agent (exits when stdin closes) against one that ignores stdin (Codex, Claude),
+ * and one that also takes 500 ms to die of SIGTERM (the provider's test fixture `slow-exit`):
+ * the run is handed back at the end of the turn and the process reaped behind it.
  */
 export async function handback(options: { iterations: number; warmup: number }): Promise<HandbackResult> {
   // One parent delegates every run: lift the tree cap (16 delegations by default) above the run count.
   const h = await host({ model: new BenchModel(() => text('unused')), tools: false, subagents: { maxChildren: 1000 } })
   h.ctx.plugin(ProviderAcp, { name: 'well-behaved', command: process.execPath, args: [AGENT, 'timed'] })
   h.ctx.plugin(ProviderAcp, { name: 'ignores-stdin', command: process.execPath, args: [AGENT, 'timed-ignore-stdin'] })
+  h.ctx.plugin(ProviderAcp, { name: 'slow-dying', command: process.execPath, args: [SLOW_EXIT_AGENT, 'slow-exit', String(SLOW_DEATH_MS)] })
   await h.ctx.lifecycle.flush()
   const parent = h.ctx.agents.create({})
   const delay = async (provider: string) => {
@@ -112,16 +118,18 @@ export async function handback(options: { iterations: number; warmup: number }):
     const result = await run.result
     await run.dispose()
     const handedBack = performance.timeOrigin + performance.now()
-    const ended = Number(/^ended (\S+)$/.exec(result.output)?.[1])
+    const ended = Number(/(?:^|\) )ended (\S+)$/.exec(result.output)?.[1])
     if (result.stopReason !== 'completed' || !Number.isFinite(ended)) throw new Error(`handback: ${JSON.stringify(result)}`)
     return handedBack - ended
   }
-  const names = ['well-behaved', 'ignores-stdin']
-  const samples: Record<string, number[]> = { 'well-behaved (exits at EOF)': [], 'ignores stdin (Codex/Claude-like)': [] }
+  const names = ['well-behaved', 'ignores-stdin', 'slow-dying']
+  const samples: Record<string, number[]> = {
+    'well-behaved (exits at EOF)': [], 'ignores stdin (Codex/Claude-like)': [], [`ignores stdin, dies ${SLOW_DEATH_MS} ms after SIGTERM`]: [],
+  }
   const labels = Object.keys(samples)
   try {
     for (let i = -options.warmup; i < options.iterations; i++) {
-      const order = i % 2 ? [1, 0] : [0, 1]
+      const order = i % 2 ? [2, 1, 0] : [0, 1, 2]
       for (const k of order) {
         const ms = await delay(names[k])
         if (i >= 0) samples[labels[k]].push(ms)
@@ -131,6 +139,8 @@ export async function handback(options: { iterations: number; warmup: number }):
   } finally {
     await parent.dispose()
     await h.stop()
+    // The processes still dying are reaped by the providers' stop, a lifecycle task.
+    await h.ctx.lifecycle.flush()
   }
   return { stats: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v)])), iterations: options.iterations }
 }

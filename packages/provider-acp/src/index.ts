@@ -29,6 +29,8 @@ export function apply(ctx: Context, config: Config) {
     ...config.inheritMcpServers ? { inheritedMcpServers: inheritedMcpServers(ctx) } : {},
   })
   ctx.subagents.register(provider)
-  // Spares and pooled processes go with the plugin (reload, ctx.stop()); a run's process stops when its run ends.
-  ctx.on('dispose', () => provider.stop())
+  // Spares, pooled processes and the finished runs' processes still being stopped go with the
+  // plugin (reload, ctx.stop()); a live run's process stops when its run ends. cordis does not
+  // await a dispose listener: as a scope task, `ctx.lifecycle.flush()` (and a reload) waits for it.
+  ctx.on('dispose', () => ctx.scope.ensure(() => provider.stop()))
 }

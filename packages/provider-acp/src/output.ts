@@ -3,8 +3,9 @@
  *
  * The one output rule needs two texts: the text after the last tool call, and (as a fallback
  * when that is empty) all message text. Each keeps its first `maxBytes` UTF-8 bytes; what does
- * not fit is counted, not kept. Separate messages (a new `messageId`, or text on both sides of a
- * tool call) are joined with a newline.
+ * not fit is counted, not kept. Separate messages are joined with a newline: a new `messageId`,
+ * or, for agents that send none (Codex), text on both sides of anything else the agent streamed
+ * (a tool call or its update, a thought, a plan).
  */
 export class OutputBuffer {
   private all = ''
@@ -44,6 +45,11 @@ export class OutputBuffer {
     this.afterTool = ''
     this.afterToolBytes = 0
     this.droppedAfterTool = 0
+    this.interrupted()
+  }
+
+  /** Something other than message text came between two chunks: the next text is a new message. */
+  interrupted() {
     if (this.all) this.needsBreak = true
   }
 

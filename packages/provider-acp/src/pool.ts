@@ -8,8 +8,10 @@ import { spawnSlot, type Acquired, type ProcessSource, type ReleaseOptions } fro
 import type { Sdk } from './sdk.js'
 import type { RunSettings } from './settings.js'
 import { SpareBackoff, type SpareStatus } from './spare-backoff.js'
+import { poolKey, type Entry, type State } from './pool-entry.js'
 
 export { SPARE_RETRY_BASE_MS, SPARE_RETRY_MAX_MS, type SpareStatus } from './spare-backoff.js'
+export { poolKey } from './pool-entry.js'
 
 export interface PoolOptions {
   providerName: string
@@ -26,30 +28,6 @@ export interface PoolOptions {
   /** Spare failures in a row after which no more spares are started until a run starts a process (or a reload). */
   maxSpareFailures: number
 }
-
-type State = 'starting' | 'idle' | 'busy'
-
-interface Entry {
-  slot: AgentSlot
-  /** What a run must match to use this process (cwd, env, MCP servers). */
-  key: string
-  state: State
-  idleTimer?: NodeJS.Timeout
-  stopping?: Promise<void>
-  /** A starting spare: settles true once initialized and usable. */
-  ready?: Promise<boolean>
-  /** The spare finished initializing. */
-  up?: boolean
-  /** A run waits for this starting spare. */
-  claimed?: boolean
-}
-
-/**
- * A spare is spawned this long after a run took a process (or when that run gives it back, if
- * sooner): a spawn blocks the event loop for a few ms, which the run that just started should not wait for.
- */
-const REFILL_AFTER_TAKE_MS = 100
-
 
 /**
  * The provider's agent processes when `warm` or `reuse` is on: spares started ahead of need
@@ -112,7 +90,7 @@ export class AgentPool implements ProcessSource {
         entry.state = 'busy'
         entry.slot.park(false)
         this.startSucceeded()
-        this.scheduleRefill(REFILL_AFTER_TAKE_MS)
+        this.replaceTaken()
         return { slot: entry.slot, kind: entry.slot.sessions ? 'reused' : 'warm' }
       }
       // A spare still initializing is further along than a new spawn: wait for it.
@@ -120,7 +98,6 @@ export class AgentPool implements ProcessSource {
         if (entry.state !== 'starting' || entry.claimed || entry.stopping || entry.key !== key) continue
         if (await this.claim(entry, signal)) {
           this.startSucceeded()
-          this.scheduleRefill(REFILL_AFTER_TAKE_MS)
           return { slot: entry.slot, kind: 'warm' }
         }
         break
@@ -146,7 +123,7 @@ export class AgentPool implements ProcessSource {
     this.startSucceeded()
     this.entries.set(slot, { slot, key, state: 'busy' })
     this.watchExit(slot, settings.redactor)
-    this.scheduleRefill(REFILL_AFTER_TAKE_MS)
+    this.replaceTaken()
     return note ? { slot, kind: 'cold', note } : { slot, kind: 'cold' }
   }
 
@@ -190,11 +167,27 @@ export class AgentPool implements ProcessSource {
 
   private spawning = 0
 
-  /** Idle or starting processes for `key` (what the next run with that key can take without a spawn). */
+  /**
+   * Idle or starting processes for `key` that no run waits for yet (what the next run with that
+   * key can take without a spawn).
+   */
   private readyFor(key: string): number {
     let ready = 0
-    for (const entry of this.entries.values()) if (entry.state !== 'busy' && !entry.stopping && entry.key === key) ready++
+    for (const entry of this.entries.values()) if (entry.state !== 'busy' && !entry.claimed && !entry.stopping && entry.key === key) ready++
     return ready
+  }
+
+  /**
+   * A run just took (or claimed) a spare: its replacement starts now, in the run's stack, so a
+   * run that follows at once finds it starting. A spawn blocks the loop for a few milliseconds;
+   * a start takes far longer, so starting late costs bursts a warm process (issue 27).
+   */
+  private replaceTaken() {
+    if (this.stopped || !this.options.warm) return
+    clearTimeout(this.refillTimer)
+    this.refillTimer = undefined
+    this.refillAt = Infinity
+    this.refill()
   }
 
   private idle(entry: Entry) {
@@ -244,6 +237,7 @@ export class AgentPool implements ProcessSource {
   /** Waits for a starting spare for a run; true when the run got it, false when it failed or the run was aborted. */
   private async claim(entry: Entry, signal: AbortSignal): Promise<boolean> {
     entry.claimed = true
+    this.replaceTaken()
     let onAbort!: () => void
     const abort = new Promise<false>((resolve) => {
       onAbort = () => resolve(false)
@@ -341,10 +335,4 @@ export class AgentPool implements ProcessSource {
       if (refill && !this.stopped) this.scheduleRefill(0)
     })
   }
-}
-
-/** What a run must share with a pooled process: the working directory, every environment variable, the MCP servers. */
-export function poolKey(settings: RunSettings): string {
-  const env = Object.entries(settings.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-  return JSON.stringify([settings.cwd, env, settings.mcpServers])
 }

@@ -40,6 +40,7 @@ export class Progress {
         return emit({ kind: 'text', text: this.text(text) })
       }
       case 'agent_thought_chunk':
+        output.interrupted()
         if (update.content.type !== 'text' || typeof update.content.text !== 'string') return
         return emit({ kind: 'thought', text: this.text(update.content.text) })
       case 'tool_call': {
@@ -49,12 +50,17 @@ export class Progress {
         return emit({ kind: 'tool-call', tool: title, text: title })
       }
       case 'tool_call_update': {
-        if (update.title) this.rememberTitle(toolKey(update.toolCallId), this.text(update.title, 200))
+        const key = toolKey(update.toolCallId)
+        // An update of a call never announced is the first sign of it: the text after it starts afresh.
+        if (this.toolTitles.has(key)) output.interrupted()
+        else output.toolCall()
+        if (update.title || !this.toolTitles.has(key)) this.rememberTitle(key, this.text(update.title || update.toolCallId || '', 200))
         if (update.status !== 'completed' && update.status !== 'failed') return
-        const title = this.toolTitles.get(toolKey(update.toolCallId)) ?? this.text(update.toolCallId ?? '', 200)
+        const title = this.toolTitles.get(key)!
         return emit({ kind: 'tool-result', tool: title, isError: update.status === 'failed' })
       }
       case 'plan':
+        output.interrupted()
         return emit({
           kind: 'plan',
           text: this.text(update.entries.slice(0, 100).map((entry) => `[${entry.status}] ${headChars(String(entry.content), 500)}`).join('\n')),

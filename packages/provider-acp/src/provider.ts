@@ -11,6 +11,7 @@ import { AgentPool } from './pool.js'
 import { cgroupBase } from './cgroup.js'
 import { resolveRunAs, warnIfRoot } from './run-as.js'
 import { coldSource, type ProcessSource } from './process-source.js'
+import { Reaps } from './reaps.js'
 import { AcpRun } from './run.js'
 import { SessionBook, type ResumeTicket } from './session-book.js'
 import { setTraceEnv, traceMeta } from './trace-context.js'
@@ -26,8 +27,14 @@ export interface ProviderOptions extends Config {
 
 /** The acp provider, plus what its owner needs to stop its process pool. */
 export interface AcpProvider extends SubagentProvider {
-  /** Stops every spare and pooled process not serving a run (those stop when their run ends). Idempotent. */
+  /**
+   * Stops every spare and pooled process not serving a run (those stop when their run ends), and
+   * resolves once the processes of finished runs, stopped in the background after the hand-back,
+   * are gone. Idempotent.
+   */
   stop(): Promise<void>
+  /** Resolves once every finished run's process is gone (the teardowns pending now and meanwhile); the provider goes on. */
+  reaped(): Promise<void>
   /** The process pool when `warm` or `reuse` is on (for tests and the bench). */
   readonly pool?: AgentPool
 }
@@ -71,6 +78,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     ...runAs ? { runAs } : {},
     mcpServers,
     logger: options.logger,
+    reaps: new Reaps(options.logger, providerName),
   }
   if (typeof settings.command !== 'string' || !settings.command) {
     throw new AcpError('ACP_INVALID_CONFIG', 'provider-acp: command is required (the executable of the ACP agent).')
@@ -118,10 +126,11 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
       if (ticket) recordSession(ticket, starting)
       return starting
     },
-    stop: () => {
+    async stop() {
       book.clear()
-      return pool?.stop() ?? Promise.resolve()
+      await Promise.all([pool?.stop(), settings.reaps.close()])
     },
+    reaped: () => settings.reaps.settled(),
     ...pool ? { pool } : {},
   }
   if (options.description) provider.description = options.description

@@ -181,11 +181,16 @@ export class AcpRun implements SubagentRun {
     }, settings.cancelGrace)
   }
 
+  /**
+   * Resolves once the result settled. The process is stopped in the background (the provider's
+   * `stop()` awaits it), unless the provider already stopped: then nobody else waits for it.
+   */
   dispose(): Promise<void> {
     return this.disposal ??= (async () => {
       if (!this.settled) this.cancel('the run was disposed')
       await this.result
-      await this.teardown()
+      const { reaps } = this.settings
+      if (!reaps || reaps.stopped) await this.teardown()
     })()
   }
 
@@ -292,8 +297,12 @@ export class AcpRun implements SubagentRun {
     clearTimeout(this.cancelTimer)
     this.detachSignal?.()
     this.settleResult(this.followUps.settle(result))
-    // Once the turn is over the process has nothing left to do for this run.
-    void this.teardown()
+    // Once the turn is over the process has nothing left to do for this run. The result is
+    // handed back now; stopping the process (exitGrace, SIGTERM, the wait) goes on behind it.
+    const reap = this.teardown()
+    const { reaps } = this.settings
+    if (reaps && !reaps.stopped) reaps.track(reap)
+    else reap.catch(() => {}) // dispose() awaits it and reports the failure
   }
 
   // -------------------------------------------------------------------------------------------

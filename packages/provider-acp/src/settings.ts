@@ -1,6 +1,7 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
 import type { Redactor } from '@cordis-subagents/shared'
+import type { Reaps } from './reaps.js'
 import type { RunAs } from './run-as.js'
 
 /** Everything one run needs from the provider's config and the request, resolved. */
@@ -32,4 +33,6 @@ export interface RunSettings {
   promptMeta?: Record<string, unknown>
   /** Continue this earlier session (session/load) when the agent can load sessions. */
   resumeSessionId?: string
+  /** The provider's background teardowns; without it a run's dispose waits for its own. */
+  reaps?: Reaps
 }

@@ -57,6 +57,7 @@ describe('provider-acp: containment against an agent that leaves its cgroup (run
     const report = JSON.parse(result.output) as Report
     expect(report.pid, result.output).to.be.a('number')
     await run.dispose()
+    await acp.reaped()
     return report
   }
 

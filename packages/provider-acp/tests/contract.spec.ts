@@ -1,16 +1,19 @@
 import { describeProviderContract } from '@cordis-subagents/subagents-service/testing'
-import { fakeParent, fixtureProcesses, fixtureProvider, until } from './helpers.js'
+import { fakeParent, fixtureProcesses, fixtureProvider, reapAll, until } from './helpers.js'
 import { type AcpProvider, MAX_QUEUED_FOLLOW_UPS } from '../src/index.js'
 
 // The ACP provider against the provider contract, over the fixture agent in real subprocesses:
 // `stream` completes a turn on its own, `slow` works until session/cancel and honours it.
+// A run is handed back at the end of its turn and its process is stopped in the background:
+// "nothing left running" holds once the provider's pending reaps are done (`reaped()`).
 describeProviderContract('acp (fixture agent subprocesses)', () => ({
   completing: fixtureProvider('stream'),
   waiting: fixtureProvider('slow'),
   parent: fakeParent(),
   // `steer` works 500 ms in its first turn, then answers each follow-up (a new session/prompt) naming all so far.
   steering: { provider: fixtureProvider('steer'), prompt: 'work, then take follow-ups', maxQueued: MAX_QUEUED_FOLLOW_UPS },
-  assertIdle() {
+  async assertIdle() {
+    await reapAll()
     const left = fixtureProcesses()
     if (left.length) throw new Error(`fixture agent processes still running: ${left.map((entry) => `${entry.pid} ${entry.args}`).join('; ')}`)
   },
@@ -27,7 +30,8 @@ for (const pool of [{ warm: true }, { reuse: true }, { warm: true, reuse: true, 
       waiting: providers[1],
       parent: fakeParent(),
       steering: { provider: providers[2]!, prompt: 'work, then take follow-ups', maxQueued: MAX_QUEUED_FOLLOW_UPS },
-      assertIdle() {
+      async assertIdle() {
+        await Promise.all(providers.map((provider) => provider.reaped()))
         const waiting = new Set(providers.flatMap((provider) => provider.pool!.idlePids()))
         const busy = providers.reduce((sum, provider) => sum + provider.pool!.counts().busy, 0)
         if (busy) throw new Error(`${busy} pooled process(es) still serving a run`)

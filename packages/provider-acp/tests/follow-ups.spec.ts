@@ -4,7 +4,7 @@ import type { SubagentRun } from '@cordis-subagents/subagents-service'
 import { MAX_FOLLOW_UPS_PER_RUN, MAX_QUEUED_FOLLOW_UPS } from '../src/index.js'
 import { FollowUps } from '../src/follow-ups.js'
 import { OutputBuffer } from '../src/output.js'
-import { assertNoLeftovers, fixtureProvider, request, until } from './helpers.js'
+import { assertNoLeftovers, fixtureProvider, reapAll, request, until } from './helpers.js'
 
 function codeOf(action: () => void): string | undefined {
   try {
@@ -27,6 +27,7 @@ describe('provider-acp: follow-up messages (run.send) against the steer fixture 
 
   afterEach(async () => {
     await Promise.all(runs.splice(0).map((run) => run.dispose()))
+    await reapAll()
     assertNoLeftovers()
   })
 

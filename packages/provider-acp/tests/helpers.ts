@@ -6,7 +6,7 @@ import { expect } from 'chai'
 import ToolRegistry from '@cordis-subagents/tools'
 import { AgentRuntime, type Agent } from '@cordis-subagents/agent'
 import type { ProviderStartRequest, SubagentUpdate } from '@cordis-subagents/subagents-service'
-import { createAcpProvider, liveProcessGroups, type ProviderOptions } from '../src/index.js'
+import { type AcpProvider, createAcpProvider, liveProcessGroups, type ProviderOptions } from '../src/index.js'
 
 export const FIXTURE = fileURLToPath(new URL('./fixtures/agent.mjs', import.meta.url))
 export const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url))
@@ -57,20 +57,36 @@ export function fixtureArgs(mode: string, arg?: string): string[] {
   return arg === undefined ? [FIXTURE, mode] : [FIXTURE, mode, arg]
 }
 
+/** Providers the helpers made, so a test can wait for the processes they stop after the hand-back. */
+const made = new Set<AcpProvider>()
+
+function track(provider: AcpProvider): AcpProvider {
+  made.add(provider)
+  return provider
+}
+
+/**
+ * Waits until every process of a finished run is gone. A run is handed back at the end of its
+ * turn and its process is stopped in the background; the provider (`reaped()`, `stop()`) waits for it.
+ */
+export async function reapAll(): Promise<void> {
+  await Promise.all([...made].map((provider) => provider.reaped()))
+}
+
 /** The provider over a fixture (`options.env` adds to FAST's). */
 export function fixtureProvider(mode: string, arg?: string, options: Partial<ProviderOptions> = {}) {
-  return createAcpProvider({
+  return track(createAcpProvider({
     command: process.execPath, args: fixtureArgs(mode, arg), logger, ...FAST, ...options,
     env: { ...FAST.env, ...options.env },
-  })
+  }))
 }
 
 /** The provider over the hostile fixture (tests/fixtures/hostile.mjs). */
 export function hostileProvider(mode: string, arg?: string, options: Partial<ProviderOptions> = {}) {
-  return createAcpProvider({
+  return track(createAcpProvider({
     command: process.execPath, args: arg === undefined ? [HOSTILE, mode] : [HOSTILE, mode, arg], logger, ...FAST, ...options,
     env: { ...FAST.env, ...options.env },
-  })
+  }))
 }
 
 export interface Heartbeat {
@@ -168,6 +184,8 @@ export async function harness(): Promise<Harness> {
       if (stopped) return
       stopped = true
       await ctx.stop()
+      // cordis does not await dispose listeners; the provider's stop (its pending reaps) is a lifecycle task.
+      await ctx.lifecycle.flush()
       Logger.targets.splice(0, Logger.targets.length, ...saved)
     },
   }

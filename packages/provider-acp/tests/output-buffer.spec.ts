@@ -30,4 +30,15 @@ describe('provider-acp: the output budget (OutputBuffer)', () => {
     split.push('   ')
     expect(split.text()).to.equal('Summary before.\n   ')
   })
+
+  it('without messageId, text on both sides of an interruption (a thought, a plan, a tool update) is two messages', () => {
+    const output = new OutputBuffer(1000)
+    output.interrupted() // before any text: nothing to separate
+    output.push('This may cause issues.')
+    output.interrupted()
+    output.interrupted()
+    output.push('FINAL ANSWER')
+    output.push(': 42')
+    expect(output.text()).to.equal('This may cause issues.\nFINAL ANSWER: 42')
+  })
 })

@@ -61,6 +61,7 @@ describe('provider-acp: warm spares and reused processes (opt-in pool)', () => {
     expect(first.answer.pid).to.not.equal(second.answer.pid)
     expect(first.run.processKind).to.equal('cold')
     expect(first.updates.filter((update) => update.kind === 'status')).to.deep.equal([])
+    await acp.reaped()
     expect(fixtureProcesses()).to.deep.equal([])
   })
 
@@ -136,6 +137,7 @@ describe('provider-acp: warm spares and reused processes (opt-in pool)', () => {
     run.cancel('timeout')
     expect((await run.result).stopReason).to.equal('aborted')
     await run.dispose()
+    await acp.reaped()
     expect(isAlive(pid)).to.equal(false)
     expect(acp.pool!.counts()).to.deep.include({ idle: 0, busy: 0 })
     const next = await answer(acp)
@@ -150,10 +152,12 @@ describe('provider-acp: warm spares and reused processes (opt-in pool)', () => {
     run.cancel('timeout')
     expect((await run.result).stopReason).to.equal('aborted')
     await run.dispose()
+    await acp.reaped()
     expect(isAlive(pid)).to.equal(false)
     const crashed = await start(acp, 'crash')
     expect((await crashed.run.result).stopReason).to.equal('error')
     await crashed.run.dispose()
+    await acp.reaped()
     expect(isAlive(crashed.run.pid!)).to.equal(false)
     await ready(acp)
     expect(acp.pool!.idlePids()).to.not.include.members([pid, crashed.run.pid!])
@@ -162,14 +166,15 @@ describe('provider-acp: warm spares and reused processes (opt-in pool)', () => {
   it('spares are stopped after idleTimeout', async () => {
     const acp = provider({ warm: true, reuse: true, spares: 2, idleTimeout: 300 })
     await answer(acp)
-    // The given-back process and a second spare each become idle (not necessarily at once: under
-    // load a spare can take longer to start than idleTimeout, so the first may already be gone) ...
+    // The two spares started when the first run took its (cold) process, and that process given
+    // back, each become idle (not necessarily at once: under load a spare can take longer to start
+    // than idleTimeout, so the first may already be gone) ...
     const idle = new Set<number>()
     await until(() => {
       for (const pid of acp.pool!.idlePids()) idle.add(pid)
-      return idle.size === 2
-    }, 'two processes to have been idle')
-    // ... and both go once idle for idleTimeout.
+      return idle.size === 3
+    }, 'three processes to have been idle')
+    // ... and all go once idle for idleTimeout.
     await until(() => fixtureProcesses().length === 0 && acp.pool!.counts().idle === 0, 'idle processes to stop')
   })
 

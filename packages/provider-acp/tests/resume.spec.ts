@@ -141,6 +141,7 @@ describe('provider-acp: resume a parent\'s child session (session/load)', () => 
     // The busy run ends cleanly, yet its process is not kept: it holds the out-of-date copy.
     expect((await busy.result).stopReason).to.equal('completed')
     await busy.dispose()
+    await acp.reaped()
     expect(isAlive(first.answer.pid)).to.equal(false)
     const third = await answer(acp, parent)
     expect(third.answer.pid).to.equal(second.answer.pid)

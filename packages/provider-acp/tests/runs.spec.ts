@@ -8,8 +8,8 @@ import type { SubagentResult, SubagentRun } from '@cordis-subagents/subagents-se
 import { createAcpProvider, liveProcessGroups } from '../src/index.js'
 import type { AcpRun } from '@cordis-subagents/provider-acp/testing'
 import {
-  assertNoLeftovers, FAST, fakeParent, fixtureArgs, fixtureProcesses, fixtureProvider, groupMembers, isAlive, logger, rejection, request,
-  until,
+  assertNoLeftovers, FAST, fakeParent, fixtureArgs, fixtureProcesses, fixtureProvider, groupMembers, isAlive, logger, reapAll, rejection,
+  request, until,
 } from './helpers.js'
 
 describe('provider-acp: runs against fixture agents (real subprocesses)', () => {
@@ -24,6 +24,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
 
   afterEach(async () => {
     await Promise.all(runs.splice(0).map((run) => run.dispose()))
+    await reapAll()
     assertNoLeftovers()
   })
 
@@ -223,6 +224,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       expect(result.output).to.equal('busy, not listening')
       expect(result.diagnostic).to.match(/did not end its turn within cancelGrace \(200 ms\)/)
       await run.dispose()
+      await reapAll()
       expect(groupMembers(pid)).to.deep.equal([])
     })
 
@@ -235,6 +237,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       run.cancel('stop soon')
       expect((await run.result).stopReason).to.equal('aborted')
       await run.dispose()
+      await reapAll()
       const elapsed = performance.now() - cancelled
       expect(groupMembers(pid)).to.deep.equal([])
       // Loose bound: the grace is not spent twice (that took ~2700 ms here).
@@ -257,6 +260,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
         expect(result.diagnostic).to.match(/^The agent answered session\/prompt with an error: Internal error: model said 401 \(code -32603\)\./)
         expect(result.diagnostic).to.not.match(/connection/)
         await run.dispose()
+        await reapAll()
         // The teardown grace: the agent exits at EOF instead of being SIGTERMed at once.
         expect(logs.find((line) => line.includes(`agent process ${run.pid} ended`))).to.match(/exited with code 0/)
       } finally {
@@ -271,7 +275,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       expect(result.diagnostic).to.match(/^The agent answered session\/prompt with an error: Internal error: model said 401 \(code -32603; data: \{"status":401\}\)\./)
     })
 
-    it('dispose() mid-prompt cancels, is idempotent and resolves after the process exited', async () => {
+    it('dispose() mid-prompt cancels, is idempotent and resolves with the result; the provider then reaps the process', async () => {
       const { run } = await start('ignore-cancel')
       const pid = run.pid!
       expect(isAlive(pid)).to.equal(true)
@@ -281,6 +285,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       const second = run.dispose()
       expect(second).to.equal(first)
       await first
+      await reapAll()
       expect(isAlive(pid)).to.equal(false)
       expect((await run.result).stopReason).to.equal('aborted')
     })
@@ -310,6 +315,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       const grandchild = Number(/grandchild (\d+)/.exec(result.output)![1])
       expect(isAlive(grandchild)).to.equal(true)
       await run.dispose()
+      await reapAll()
       expect(isAlive(grandchild)).to.equal(false)
       expect(groupMembers(run.pid!)).to.deep.equal([])
     })
@@ -321,6 +327,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       expect(result.diagnostic).to.match(/exited with code 5/)
       const grandchild = Number(/grandchild (\d+)/.exec(result.output)![1])
       await run.dispose()
+      await reapAll()
       expect(isAlive(grandchild)).to.equal(false)
     })
 
@@ -331,6 +338,7 @@ describe('provider-acp: runs against fixture agents (real subprocesses)', () => 
       run.cancel()
       expect((await run.result).stopReason).to.equal('aborted')
       await run.dispose()
+      await reapAll()
       expect(isAlive(grandchild)).to.equal(false)
     })
   })

@@ -87,7 +87,7 @@ describe('provider-acp: no agent process outlives the host', () => {
     clearTimeout(timer)
     expect(code, stderr).to.equal(0)
     const { pids } = JSON.parse(stdout.split('\n')[0]) as { pids: number[] }
-    expect(pids).to.have.length(2)
+    expect(pids).to.have.length(3)
     for (const pid of pids) expect(await gone(pid), `pooled process ${pid}`).to.equal(true)
   })
 })

@@ -4,7 +4,7 @@
 // environment of a process started for the run; a trace inherited from this host never leaks.
 import { expect } from 'chai'
 import type { SubagentRun } from '@cordis-subagents/subagents-service'
-import { assertNoLeftovers, hostileProvider, request } from './helpers.js'
+import { assertNoLeftovers, hostileProvider, reapAll, request } from './helpers.js'
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
 const TRACESTATE = 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7'
@@ -17,6 +17,7 @@ describe('provider-acp: trace context', function () {
   afterEach(async () => {
     await Promise.all(runs.splice(0).map((run) => run.dispose()))
     for (const provider of providers.splice(0)) await provider.stop?.()
+    await reapAll()
     assertNoLeftovers()
   })
 
