@@ -1,9 +1,6 @@
 import { describeError } from '@cordis-subagents/shared'
 import { ConsoleError } from './errors.js'
-import { backgroundTaskOf, type ViewHost } from './node-view.js'
-
-/** The reason a cancel from the page carries (the child's stop diagnostic names it). */
-export const CANCEL_REASON = 'cancelled from the console'
+import { backgroundTaskOf, CANCEL_REASON, type ViewHost } from './node-view.js'
 
 /**
  * Cancels one running child, through the public handles the host has: a background task (any
@@ -14,8 +11,10 @@ export const CANCEL_REASON = 'cancelled from the console'
 export function cancelRun(host: ViewHost, runId: string): void {
   const node = running(host, runId)
   const task = backgroundTaskOf(host, node)
-  if (task?.live) return task.cancel(CANCEL_REASON)
-  if (!node.root && node.agent) return node.agent.abort(CANCEL_REASON)
+  if (task?.live || node.agent) {
+    node.cancelledHere = true
+    return task?.live ? task.cancel(CANCEL_REASON) : node.agent!.abort(CANCEL_REASON)
+  }
   throw new ConsoleError('NOT_CANCELLABLE', `Run ${runId} (${node.provider}) was started synchronously by its parent's tool call, which holds its only handle; cancel the parent's turn, or start such children with a background tool load (mode: background) to cancel them here.`)
 }
 
@@ -30,7 +29,7 @@ export function sendToRun(host: ViewHost, runId: string, message: unknown): void
   const task = backgroundTaskOf(host, node)
   try {
     if (task?.run) return task.run.send(message)
-    if (!node.root && node.agent) return void node.agent.inbox.post(message)
+    if (node.agent) return void node.agent.inbox.post(message)
   } catch (error) {
     const code = (error as { code?: unknown }).code
     throw new ConsoleError(code === 'NOT_RUNNING' || code === 'DISPOSED' ? 'NOT_RUNNING' : code === 'STEER_UNSUPPORTED' ? 'NOT_STEERABLE' : 'INVALID_REQUEST', describeError(error))

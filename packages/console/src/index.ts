@@ -14,7 +14,7 @@ import { TreeStore } from './tree-store.js'
 
 export { Config, type Transport } from './config.js'
 export { ConsoleError, type ConsoleCode } from './errors.js'
-export { CANCEL_REASON } from './actions.js'
+export { CANCEL_REASON } from './node-view.js'
 export type { NodeView, TreeView, BudgetUse } from './node-view.js'
 export type { TranscriptEntry, TranscriptPage } from './transcript.js'
 

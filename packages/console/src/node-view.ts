@@ -3,6 +3,9 @@ import type { BackgroundTask, SubagentService } from '@cordis-subagents/subagent
 import type { Transport } from './config.js'
 import type { NodeRecord, TreeRecord, TreeStore } from './tree-store.js'
 
+/** The reason a cancel from the page carries (the page shows it beside the child's diagnostic). */
+export const CANCEL_REASON = 'cancelled from the console'
+
 /** One limit of a node's budget and how much of it is used. */
 export interface BudgetUse {
   name: 'steps per turn' | 'steps' | 'tokens' | 'tool calls' | 'wall ms' | 'delegations'
@@ -80,6 +83,7 @@ export function nodeView(host: ViewHost, node: NodeRecord): NodeView {
   for (const key of ['parentRunId', 'childId', 'endedAt', 'lastProgress', 'stopReason', 'diagnostic', 'output'] as const) {
     if (node[key] !== undefined) (view as unknown as Record<string, unknown>)[key] = node[key]
   }
+  if (node.cancelledHere && node.endedAt !== undefined) view.diagnostic = `${CANCEL_REASON}${node.diagnostic ? `; ${node.diagnostic}` : ''}`
   return view
 }
 

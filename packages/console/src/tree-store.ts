@@ -28,6 +28,8 @@ export interface NodeRecord {
   output?: string
   /** A root run, or a stand-in for a parent the console never saw start (`synthetic`). */
   root?: 'run' | 'synthetic'
+  /** Set when the console cancelled it: the page shows this beside the provider's diagnostic. */
+  cancelledHere?: boolean
   /** The in-process agent of this node (root agent, spawn/fork child): its transcript, budget and inbox. */
   agent?: Agent
   ring: TranscriptRing
