@@ -97,7 +97,8 @@ export function backgroundTaskOf(host: ViewHost, node: NodeRecord): BackgroundTa
 /**
  * How the child is reached. In-process children are seen by the agent observer (fork: the
  * provider inherits the parent's context); provider-acp reports how it got its agent process
- * (`origin`); provider-a2a describes itself as "over A2A". Config `transports` overrides it.
+ * (`origin`) when it pools processes; provider-a2a describes itself as "over A2A"; else a
+ * description naming ACP or A2A, or the providers' default names. Config `transports` overrides it.
  */
 function transportOf(host: ViewHost, node: NodeRecord): Transport | 'root' {
   if (node.root) return 'root'
@@ -106,8 +107,10 @@ function transportOf(host: ViewHost, node: NodeRecord): Transport | 'root' {
   const provider = host.subagents.get(node.provider)
   if (node.agent) return provider?.inheritsParentContext ? 'fork' : 'spawn'
   if (node.origin) return 'acp'
-  if (/\bA2A\b/.test(provider?.description ?? '')) return 'a2a'
-  return 'remote'
+  const description = provider?.description ?? ''
+  if (/\bA2A\b/.test(description)) return 'a2a'
+  if (/\bACP\b/.test(description)) return 'acp'
+  return node.provider === 'acp' || node.provider === 'a2a' ? node.provider : 'remote'
 }
 
 /**
