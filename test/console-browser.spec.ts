@@ -67,7 +67,7 @@ describe('console in a real browser (chromium + playwright-core) during the quic
   })
 
   it('shows the four children of the demo appear, run and end completed; a child opens its transcript', async () => {
-    const view = await startWithView([], 700)
+    const view = await startWithView([], 500)
     cli = view.cli
     const page = browser!.pages()[0] ?? await browser!.newPage()
     await page.goto(view.url)
@@ -76,7 +76,8 @@ describe('console in a real browser (chromium + playwright-core) during the quic
     expect(page.url()).to.not.include('token')
     const children = page.locator('li.node[data-depth="1"]')
     await page.waitForSelector('li.node[data-depth="1"][data-state="running"]', { timeout: 30_000 })
-    await page.waitForFunction(() => document.querySelectorAll('li.node[data-depth="1"][data-stop-reason="completed"]').length === 4, undefined, { timeout: 45_000 })
+    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(selector: string): { length: number } } })
+      .document.querySelectorAll('li.node[data-depth="1"][data-stop-reason="completed"]').length === 4, undefined, { timeout: 45_000 })
     const seen = await children.evaluateAll((els) => els.map((el) => `${el.getAttribute('data-transport')}:${el.querySelector('.label')!.textContent}`))
     expect(seen.sort()).to.deep.equal([
       'a2a:Workspace top level (remote, over A2A)',
@@ -100,7 +101,7 @@ describe('console in a real browser (chromium + playwright-core) during the quic
   })
 
   it('cancels a running background child from the page: the tree shows aborted, the other child completes', async () => {
-    const view = await startWithView(['--background'], 2500)
+    const view = await startWithView(['--background'], 1500)
     cli = view.cli
     const page = browser!.pages()[0] ?? await browser!.newPage()
     await page.goto(view.url)
@@ -109,6 +110,9 @@ describe('console in a real browser (chromium + playwright-core) during the quic
     await part1.locator(':scope > .actions .cancel').click()
     await part1.and(page.locator('[data-stop-reason="aborted"]')).waitFor({ timeout: 20_000 })
     expect(await part1.locator(':scope > .why').textContent()).to.match(/^aborted: cancelled from the console/)
+    // An ended child offers no cancel and no message box.
+    await part1.locator(':scope > .actions .cancel').waitFor({ state: 'hidden', timeout: 5_000 })
+    expect(await part1.locator(':scope > .actions .send').isVisible()).to.equal(false)
     await node(page, 'Background summary, part 2 of 2').and(page.locator('[data-stop-reason="completed"]')).waitFor({ timeout: 30_000 })
     await page.screenshot({ path: join(ARTIFACTS, 'console-cancelled.png'), fullPage: true })
 

@@ -19,7 +19,9 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
 }
-const assets = new Map(Object.entries(ASSETS).map(([path, { file, type }]) => [path, { body: readFileSync(new URL(file, PAGE_DIR)), type }]))
+const assets = new Map(Object.entries(ASSETS).map(([path, { file, type }]) => {
+  return [path, { body: readFileSync(new URL(file, PAGE_DIR)), type }] as const
+}))
 
 /** Nothing is loaded from elsewhere, nothing inline runs, and no other site may frame the page. */
 const SECURITY_HEADERS = {

@@ -50,7 +50,8 @@ export class SubagentConsole extends Service<Config> {
     this.config = checkedConfig(config)
     this.token = this.config.token ?? randomBytes(24).toString('base64url')
     this.store = new TreeStore(this.config, (runId) => this.live.changed(runId), (treeId) => this.live.removed(treeId))
-    this.live = new LiveHub(this.host, { flushInterval: this.config.flushInterval, maxBuffer: this.config.maxViewerBufferBytes, maxViewers: this.config.maxViewers })
+    const { flushInterval, maxViewerBufferBytes: maxBuffer, maxViewers } = this.config
+    this.live = new LiveHub(this.host, { flushInterval, maxBuffer, maxViewers })
     const { store } = this
     ctx.on('subagent/start', (info) => store.start(info))
     ctx.on('subagent/update', (info, update) => store.update(info, update))
@@ -79,7 +80,8 @@ export class SubagentConsole extends Service<Config> {
   }
 
   private get host(): ViewHost & { maxEntryChars: number } {
-    return { store: this.store, subagents: this.ctx.subagents, transports: this.config.transports, maxEntryChars: this.config.maxEntryChars }
+    const { transports, maxEntryChars } = this.config
+    return { store: this.store, subagents: this.ctx.subagents, transports, maxEntryChars }
   }
 
   protected override async start(): Promise<void> {

@@ -73,7 +73,7 @@ export function nodeView(host: ViewHost, node: NodeRecord): NodeView {
     startedAt: node.startedAt,
     steps: node.steps,
     toolCalls: node.toolCalls,
-    tokens: node.agent && running ? Math.max(node.tokens, node.agent.usage.total.inputTokens + node.agent.usage.total.outputTokens) : node.tokens,
+    tokens: node.agent && running ? Math.max(node.tokens, tokensOf(node.agent)) : node.tokens,
     budget: node.agent ? budgetOf(node.agent, node.steps, node.root !== 'run' || running) : [],
     can: {
       cancel: running && (task?.live === true || inProcessChild),
@@ -85,6 +85,11 @@ export function nodeView(host: ViewHost, node: NodeRecord): NodeView {
   }
   if (node.cancelledHere && node.endedAt !== undefined) view.diagnostic = `${CANCEL_REASON}${node.diagnostic ? `; ${node.diagnostic}` : ''}`
   return view
+}
+
+/** Tokens an in-process agent spent so far, its children's included. */
+function tokensOf(agent: Agent): number {
+  return agent.usage.total.inputTokens + agent.usage.total.outputTokens
 }
 
 /** The background task that runs this node, when its parent started it in the background. */

@@ -97,7 +97,7 @@ describe('console: the tree, the transcript and the actions over HTTP (real Cont
     expect(child).to.include({ state: 'ended', stopReason: 'aborted' })
   })
 
-  it('send from the page is taken by a background child's run (steering); a message to an ended child is NOT_RUNNING', async () => {
+  it('send from the page is taken by the run of a background child (steering); a message to an ended child is NOT_RUNNING', async () => {
     host = await consoleHost((request) => hasResults(request) ? { text: 'started' } : { toolCalls: [delegate('subagent_bg', 'held', `${HOLD}: steer`)] })
     const agent = host.ctx.agents.create()
     await agent.run('go')

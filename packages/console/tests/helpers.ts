@@ -70,7 +70,13 @@ export interface Reply {
 }
 
 /** One HTTP request to 127.0.0.1 with exactly these headers (Host included). */
-export function call(port: number, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
+export interface CallOptions {
+  method?: string
+  headers?: Record<string, string>
+  body?: string
+}
+
+export function call(port: number, path: string, options: CallOptions = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { host: `127.0.0.1:${port}`, ...options.headers } }, (res) => {
       const chunks: Buffer[] = []
