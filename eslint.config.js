@@ -51,6 +51,11 @@ export default tseslint.config(
     rules: { 'no-fallthrough': 'off' },
   },
   {
+    // The console's page: a classic browser script, no modules.
+    files: ['packages/console/page/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { ...globals.browser } },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

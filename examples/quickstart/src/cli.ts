@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The quick start CLI: `npm start -- [--json] [--interactive] [--config file] [--verbose] [task]`.
+ * The quick start CLI: `npm start -- [--json] [--interactive] [--view] [--config file] [--verbose] [task]`.
  * Boots the app from cordis.yml through @cordisjs/loader, runs the task on a root agent while it
  * prints a live delegation tree, then the answer and a usage line.
  */
@@ -15,19 +15,20 @@ import { type App, DEFAULT_CONFIG, startApp } from './app.js'
 import { jsonLine, terminalLine, terminalLog, terminalText } from './terminal-text.js'
 import { startGlobalTracing } from './tracing.js'
 import { BACKGROUND_TASK } from './demo-background.js'
-
+import { openView, VIEW_STAYS } from './view.js'
 export const DEFAULT_TASK = 'Which packages make up this repository, and how do they depend on each other? Also report the root workspace scripts.'
 
 interface Options {
   json: boolean
   interactive: boolean
   verbose: boolean
+  view: boolean // --view: the live delegation view (packages/console) in a browser
   config: string
   task: string
 }
 
 function parseArgs(argv: string[]): Options {
-  const options: Options = { json: false, interactive: false, verbose: false, config: DEFAULT_CONFIG, task: '' }
+  const options: Options = { json: false, interactive: false, verbose: false, view: false, config: DEFAULT_CONFIG, task: '' }
   const words: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
@@ -35,9 +36,10 @@ function parseArgs(argv: string[]): Options {
     else if (arg === '--interactive' || arg === '-i') options.interactive = true
     else if (arg === '--verbose' || arg === '-v') options.verbose = true
     else if (arg === '--background') words.push(BACKGROUND_TASK)
+    else if (arg === '--view') options.view = true
     else if (arg === '--config') options.config = resolve(argv[++i] ?? DEFAULT_CONFIG)
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: npm start -- [--json] [--interactive] [--config cordis.yml] [--verbose] [--background | task]\n')
+      process.stdout.write('usage: npm start -- [--json] [--interactive] [--view] [--config cordis.yml] [--verbose] [--background | task]\n')
       process.exit(0)
     } else words.push(arg)
   }
@@ -185,6 +187,7 @@ async function main() {
   if (loader.file) loader.file.write = () => {}
   const agent = ctx.agents.create({ label: 'main' })
   const tree = new Tree(app, options.json ? undefined : (line) => out(line))
+  if (options.view) process.stderr.write(`view: ${await openView(ctx)}\n`)
 
   let current: AbortController | undefined
   let shuttingDown: Promise<void> | undefined
@@ -250,6 +253,7 @@ async function main() {
 
   if (!options.interactive) {
     const result = await runTurn(options.task)
+    if (options.view) return void process.stderr.write(`${VIEW_STAYS}\n`)
     await shutdown(result.stopReason === 'completed' ? 0 : 1)
     return
   }

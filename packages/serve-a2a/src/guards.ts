@@ -1,36 +1,5 @@
-import { isIP } from 'node:net'
-
-/** Whether `host` (a bind address or a host name) is loopback: 127.0.0.0/8, ::1, localhost. */
-export function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
-  if (bare === 'localhost' || bare === '::1') return true
-  return isIP(bare) === 4 && bare.startsWith('127.')
-}
-
-/** `host:port` as it appears in a Host header (IPv6 in brackets). */
-export function hostHeader(host: string, port: number): string {
-  const bare = host.replace(/^\[|\]$/g, '')
-  return `${isIP(bare) === 6 ? `[${bare}]` : bare}:${port}`.toLowerCase()
-}
-
-/**
- * The Host headers accepted by default: on a loopback bind the loopback names with the bound
- * port; otherwise the bound address and port. The host of `publicUrl` is added by the caller.
- */
-export function defaultHosts(bind: string, port: number): string[] {
-  if (isLoopback(bind)) return [hostHeader('127.0.0.1', port), hostHeader('localhost', port), hostHeader('::1', port)]
-  return [hostHeader(bind, port)]
-}
-
-/** Origins (scheme://host[:port]) of the given Host values, over http. */
-export function originsOf(hosts: string[]): string[] {
-  return hosts.map((host) => `http://${host}`)
-}
-
-/** The Host value of a URL (default ports omitted, as clients send it). */
-export function urlHost(url: URL): string {
-  return url.host.toLowerCase()
-}
+// The Host/Origin guards are shared with the other loopback servers (packages/shared host-guards).
+export { defaultHosts, hostHeader, isLoopback, originsOf, urlHost } from '@cordis-subagents/shared'
 
 /**
  * Requests per minute per credential, over a sliding minute estimated from two fixed windows

@@ -19,3 +19,4 @@ export {
   MAX_ALLOWED_TOOLS, type SpendReport, spendFromMeta, spendValue, strictestCrossing,
 } from './crossing.js'
 export { lazily } from './lazy.js'
+export { defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost } from './host-guards.js'
