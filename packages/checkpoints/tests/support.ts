@@ -33,13 +33,13 @@ export async function freshPostgres(): Promise<void> {
 }
 
 /** Resolves with the service once the app provides it; rejects after `timeout` ms. */
-export function serviceOf<K extends 'checkpoints'>(ctx: Context, name: K, timeout = 15_000): Promise<Context[K]> {
+export function serviceOf<K extends 'checkpoints' | 'database'>(ctx: Context, name: K, timeout = 15_000): Promise<Context[K]> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      dispose()
+      fork.dispose()
       reject(new Error(`ctx.${name} did not appear within ${timeout} ms`))
     }, timeout)
-    const dispose = ctx.inject([name], (inner) => {
+    const fork = ctx.inject([name], (inner) => {
       clearTimeout(timer)
       resolve(inner[name])
     })
