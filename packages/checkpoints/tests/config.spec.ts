@@ -19,7 +19,8 @@ describe('checkpoints config: a bad bound fails the one plugin at load', functio
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'checkpoints-config-'))
     ctx = new Context()
-    ctx.plugin(Database)
+    // minato's plugin types do not unify with cordis' overloads under NodeNext; the runtime shapes are the ones cordis expects.
+    ctx.plugin(Database as never)
     ctx.plugin(SQLiteDriver, { path: join(dir, 'store.db') })
     await ctx.start()
     await serviceOf(ctx, 'database')

@@ -48,9 +48,10 @@ export function serviceOf<K extends 'checkpoints' | 'database'>(ctx: Context, na
 
 export async function startStore(backend: Backend, config: Config = {}): Promise<StoreApp> {
   const ctx = new Context()
-  ctx.plugin(Database)
+  // minato's plugin types do not unify with cordis' overloads under NodeNext; the runtime shapes are the ones cordis expects.
+  ctx.plugin(Database as never)
   if (backend.kind === 'sqlite') ctx.plugin(SQLiteDriver, { path: backend.path })
-  else ctx.plugin(PostgresDriver, { url: PG_URL })
+  else ctx.plugin(PostgresDriver as never, { url: PG_URL })
   ctx.plugin(Checkpoints, { host: 'test-host', ...config })
   await ctx.start()
   const checkpoints = await serviceOf(ctx, 'checkpoints')
