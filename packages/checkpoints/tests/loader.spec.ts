@@ -8,15 +8,15 @@ import { expect } from 'chai'
 import { Context } from 'cordis'
 import Loader from '@cordisjs/loader'
 import { stopLoaderApp } from '@cordis-subagents/config-watch'
-import { serviceOf } from './support.js'
+import { freshPostgres, PG_URL, serviceOf } from './support.js'
 
 const README = fileURLToPath(new URL('../README.md', import.meta.url))
 
-/** The first ```yaml block of the README (the documented default). */
-function readmeSnippet(): string {
-  const match = /```yaml\n([\s\S]*?)```/.exec(readFileSync(README, 'utf8'))
-  if (!match) throw new Error('the README has no yaml block')
-  return match[1]
+/** The README's ```yaml blocks: the SQLite default, then PostgreSQL. */
+function readmeSnippet(index = 0): string {
+  const blocks = [...readFileSync(README, 'utf8').matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1])
+  if (!blocks[index]) throw new Error(`the README has no yaml block #${index}`)
+  return blocks[index]
 }
 
 describe('checkpoints through @cordisjs/loader (the README\'s cordis.yml)', function () {
@@ -52,5 +52,16 @@ describe('checkpoints through @cordisjs/loader (the README\'s cordis.yml)', func
     checkpoints = await start()
     expect(checkpoints.interruptedAtStart).to.equal(1)
     expect(await checkpoints.load('r1')).to.include({ state: 'interrupted', turn: 1 })
+  })
+
+  it('the PostgreSQL snippet (the url pointed at the test server) loads the driver from its subpath', async () => {
+    await freshPostgres()
+    const snippet = readmeSnippet(1).replace(/url: \S+/, `url: ${PG_URL}`)
+    expect(snippet).to.include('@cordis-subagents/checkpoints/postgres')
+    writeFileSync(join(dir, 'cordis.yml'), snippet)
+    const checkpoints = await start()
+    expect(checkpoints.host).to.equal('worker-1')
+    await checkpoints.save({ id: 'pg1', path: 'pg1', provider: 'acp', state: 'parked', sessionId: 's' })
+    expect(await checkpoints.list({ state: 'parked' })).to.have.length(1)
   })
 })
