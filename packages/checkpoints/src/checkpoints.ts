@@ -121,6 +121,9 @@ export class Checkpoints extends Service {
     if (filter.parent !== undefined) query.parent = filter.parent
     if (filter.background !== undefined) query.background = filter.background
     if (filter.root !== undefined) query.root = filter.root
+    if (filter.limit !== undefined && !(Number.isSafeInteger(filter.limit) && filter.limit >= 1)) {
+      throw new CheckpointError('CHECKPOINT_INVALID', `limit must be a whole number from 1, got ${filter.limit}.`)
+    }
     const limit = Math.min(filter.limit ?? this.limits.maxList, this.limits.maxList)
     const rows = await this.ctx.database.get(TABLES.runs, query as never, { sort: { updatedAt: 'asc' }, limit })
     return rows.map(toRecord)

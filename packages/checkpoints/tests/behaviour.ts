@@ -58,6 +58,7 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect(book).to.include({ id: 'c2', label: 'research', taskId: 't-7', agentUrl: 'http://127.0.0.1:9/a2a' })
     expect((await checkpoints.load('c1'))!.sessionId).to.equal('sess-9')
     expect(await checkpoints.list({ limit: 2 })).to.have.length(2)
+    expect((await rejection(checkpoints.list({ limit: 0 }))).code).to.equal('CHECKPOINT_INVALID')
   })
 
   it('refuses oversized and malformed records with stable codes, and keeps the stored run', async () => {
