@@ -54,6 +54,11 @@ export async function startStore(backend: Backend, config: Config = {}): Promise
   else ctx.plugin(PostgresDriver as never, { url: PG_URL })
   ctx.plugin(Checkpoints, { host: 'test-host', ...config })
   await ctx.start()
-  const checkpoints = await serviceOf(ctx, 'checkpoints')
-  return { ctx, checkpoints, stop: () => ctx.stop() }
+  try {
+    const checkpoints = await serviceOf(ctx, 'checkpoints')
+    return { ctx, checkpoints, stop: () => ctx.stop() }
+  } catch (error) {
+    await ctx.stop()
+    throw error
+  }
 }

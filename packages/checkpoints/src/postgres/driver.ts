@@ -8,6 +8,11 @@ import { planTable } from './schema.js'
 type Sql = postgres.Sql
 type Row = Dict<unknown>
 
+/** Serialises schema changes of one table across hosts, until the transaction ends. */
+async function lockTable(tx: postgres.TransactionSql, table: string) {
+  await tx`SELECT pg_advisory_xact_lock(hashtext(${'minato:' + table}))`
+}
+
 /** PostgreSQL's "unique_violation": a second insert of a taken key. */
 const UNIQUE_VIOLATION = '23505'
 
@@ -90,7 +95,7 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
     const plan = planTable(model, (key, value) => this.builder.escape(value, model.fields[key]))
     // Two hosts starting on one database prepare the same table at once: serialise them.
     await this.sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(hashtext(${'minato:' + table}))`
+      await lockTable(tx, table)
       const existing = await tx`SELECT column_name FROM information_schema.columns
         WHERE table_schema = current_schema() AND table_name = ${table}`
       const have = new Set(existing.map((row) => row.column_name as string))
@@ -211,7 +216,11 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
   async createIndex(table: string, index: Driver.Index): Promise<void> {
     const keys = Object.entries(index.keys).map(([key, direction]) => `${quoteId(key)} ${direction ?? 'asc'}`)
     const name = index.name ?? `index:${table}:${Object.keys(index.keys).join('+')}`
-    await this.query(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteId(name)} ON ${quoteId(table)} (${keys.join(', ')})`)
+    // Under the table's lock: concurrent CREATE INDEX IF NOT EXISTS of one name can still collide.
+    await this.sql.begin(async (tx) => {
+      await lockTable(tx, table)
+      await tx.unsafe(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${quoteId(name)} ON ${quoteId(table)} (${keys.join(', ')})`)
+    })
   }
 
   async dropIndex(_table: string, name: string): Promise<void> {
