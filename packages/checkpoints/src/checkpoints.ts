@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto'
+import { Context, Service } from 'cordis'
+import { $ } from 'minato'
+import { toRecord, toRow } from './codec.js'
+import { Config, type Limits } from './config.js'
+import { CheckpointError } from './errors.js'
+import { Questions } from './questions.js'
+import { declareTables, type RunCheckpoint, type RunRecord, type RunState, TABLES } from './records.js'
+import { sweep, type SweepReport, trimToCount } from './retention.js'
+import type { StoreContext } from './store.js'
+import { TaskKeys } from './task-keys.js'
+
+declare module 'cordis' {
+  interface Context {
+    checkpoints: Checkpoints
+  }
+}
+
+export interface RunFilter {
+  state?: RunState | RunState[]
+  parent?: string
+  /** Runs of the tree with this root id (the first id of their path). */
+  root?: string
+  background?: boolean
+  /** At most this many (capped at `maxList`), oldest update first. */
+  limit?: number
+}
+
+/**
+ * `ctx.checkpoints`: durable records of sub-agent runs through `ctx.database` (minato). Available
+ * once the host's own `running` runs of an earlier start are marked `interrupted`.
+ */
+export class Checkpoints extends Service {
+  static inject = ['model', 'database']
+  static Config = Config
+
+  readonly limits: Limits
+  readonly host: string
+  readonly instance = randomUUID()
+  readonly tasks: TaskKeys
+  readonly questions: Questions
+  /** How many runs this start found `running` from an earlier start of this host and marked `interrupted`. */
+  interruptedAtStart = 0
+  private readonly store: StoreContext
+
+  constructor(ctx: Context, config: Config = {}) {
+    super(ctx, 'checkpoints')
+    try {
+      this.limits = Config(config) as Limits
+    } catch (error) {
+      throw new CheckpointError('CHECKPOINTS_INVALID_CONFIG', `checkpoints: ${(error as Error).message}`, { cause: error })
+    }
+    this.host = this.limits.host
+    this.store = { ctx, limits: this.limits, host: this.host, instance: this.instance }
+    this.tasks = new TaskKeys(this.store)
+    this.questions = new Questions(this.store)
+    declareTables(ctx)
+  }
+
+  protected override async start(): Promise<void> {
+    this.interruptedAtStart = await this.markInterrupted()
+    await this.sweep()
+    this.ctx.setInterval(() => {
+      this.sweep().catch((error) => this.ctx.logger('checkpoints').warn('retention sweep failed: %s', error))
+    }, this.limits.sweepInterval)
+  }
+
+  /** Marks this host's `running` runs of earlier starts `interrupted` (they lost their process). */
+  private async markInterrupted(): Promise<number> {
+    const result = await this.ctx.database.set(TABLES.runs,
+      { state: 'running', host: this.host, instance: { $ne: this.instance } },
+      { state: 'interrupted', updatedAt: new Date() })
+    return result.matched ?? 0
+  }
+
+  /**
+   * Creates or updates a run: only the fields given change. A new run needs `path`, `provider`
+   * and `state`; it is refused with CHECKPOINT_LIMIT when `maxRuns` are kept and none is sweepable.
+   */
+  async save(checkpoint: RunCheckpoint): Promise<RunRecord> {
+    const row = toRow(checkpoint, this.limits)
+    const db = this.ctx.database
+    const now = new Date()
+    const [existing] = await db.get(TABLES.runs, { id: row.id! }, { fields: ['id'] })
+    if (!existing) {
+      for (const key of ['path', 'provider', 'state'] as const) {
+        if (row[key] === undefined) throw new CheckpointError('CHECKPOINT_INVALID', `a new run (${row.id}) needs ${key}.`)
+      }
+      await this.makeRoom()
+      await db.upsert(TABLES.runs, [{ ...row, host: this.host, instance: this.instance, createdAt: now, updatedAt: now }])
+    } else {
+      const { id, ...changes } = row
+      await db.set(TABLES.runs, { id: id! }, { ...changes, host: this.host, instance: this.instance, updatedAt: now })
+    }
+    return (await this.load(row.id!))!
+  }
+
+  private async makeRoom(): Promise<void> {
+    await trimToCount(this.store, 1)
+    const total = await this.ctx.database.eval(TABLES.runs, (row) => $.count(row.id), {})
+    if (total >= this.limits.maxRuns) {
+      throw new CheckpointError('CHECKPOINT_LIMIT',
+        `${total} runs are kept (maxRuns) and none has ended: close or settle some, or raise maxRuns.`)
+    }
+  }
+
+  async load(id: string): Promise<RunRecord | undefined> {
+    const [row] = await this.ctx.database.get(TABLES.runs, { id })
+    return row && toRecord(row)
+  }
+
+  /** Sets a run's state (and stop reason); CHECKPOINT_NOT_FOUND when there is no such run. */
+  async setState(id: string, state: RunState, stopReason?: string): Promise<RunRecord> {
+    if (!(await this.load(id))) throw new CheckpointError('CHECKPOINT_NOT_FOUND', `no run ${id} (it may have been swept).`)
+    return this.save({ id, state, ...stopReason !== undefined ? { stopReason } : {} })
+  }
+
+  async list(filter: RunFilter = {}): Promise<RunRecord[]> {
+    const query: Record<string, unknown> = {}
+    if (filter.state !== undefined) query.state = Array.isArray(filter.state) ? filter.state : [filter.state]
+    if (filter.parent !== undefined) query.parent = filter.parent
+    if (filter.background !== undefined) query.background = filter.background
+    if (filter.root !== undefined) query.root = filter.root
+    if (filter.limit !== undefined && !(Number.isSafeInteger(filter.limit) && filter.limit >= 1)) {
+      throw new CheckpointError('CHECKPOINT_INVALID', `limit must be a whole number from 1, got ${filter.limit}.`)
+    }
+    const limit = Math.min(filter.limit ?? this.limits.maxList, this.limits.maxList)
+    const rows = await this.ctx.database.get(TABLES.runs, query as never, { sort: { updatedAt: 'asc' }, limit })
+    return rows.map(toRecord)
+  }
+
+  async remove(id: string): Promise<boolean> {
+    const result = await this.ctx.database.remove(TABLES.runs, { id })
+    return (result.removed ?? 0) > 0
+  }
+
+  /** Runs retention now (it also runs at start and every `sweepInterval`). */
+  sweep(now?: number): Promise<SweepReport> {
+    return sweep(this.store, now)
+  }
+}

@@ -1,0 +1,24 @@
+/** Stable codes of the errors `ctx.checkpoints` throws. */
+export type CheckpointErrorCode =
+  /** The plugin config is unusable (a bound out of range, an empty host name). Thrown at load. */
+  | 'CHECKPOINTS_INVALID_CONFIG'
+  /** A record's transcript, result or question is longer than its configured bound (bytes of UTF-8 JSON / text). */
+  | 'CHECKPOINT_TOO_LARGE'
+  /** The store holds `maxRuns` runs (or `maxPendingQuestions` questions) and a retention sweep freed none. */
+  | 'CHECKPOINT_LIMIT'
+  /** A record is malformed: an id too long or empty, an unknown state, a value that is not JSON. */
+  | 'CHECKPOINT_INVALID'
+  /** No run or question with that id (or it was swept). */
+  | 'CHECKPOINT_NOT_FOUND'
+  /** The question was already answered or cancelled. */
+  | 'QUESTION_NOT_PENDING'
+
+export class CheckpointError extends Error {
+  readonly code: CheckpointErrorCode
+
+  constructor(code: CheckpointErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'CheckpointError'
+    this.code = code
+  }
+}

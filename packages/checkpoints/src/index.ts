@@ -1,0 +1,15 @@
+import { Checkpoints } from './checkpoints.js'
+
+export { Checkpoints }
+export default Checkpoints
+export type { RunFilter } from './checkpoints.js'
+export { Config, type Limits } from './config.js'
+export { CheckpointError, type CheckpointErrorCode } from './errors.js'
+export type { Ask } from './questions.js'
+export { Questions } from './questions.js'
+export {
+  ENDED_STATES, type QuestionRecord, type QuestionState, type Reattach, RUN_STATES, type RunCheckpoint, type RunRecord, type RunState,
+  TABLES, type TaskKeyRecord,
+} from './records.js'
+export type { SweepReport } from './retention.js'
+export { type Claim, type TaskKeyInput, taskKey, TaskKeys } from './task-keys.js'

@@ -1,0 +1,44 @@
+import { $ } from 'minato'
+import { ENDED_STATES, TABLES } from './records.js'
+import { database, type StoreContext } from './store.js'
+
+export interface SweepReport {
+  runs: number
+  questions: number
+  taskKeys: number
+}
+
+/** Deletes in pages of this many rows, so one sweep never builds a huge statement. */
+const PAGE = 500
+
+/**
+ * Retention: ended runs, settled questions and task keys older than `retention`, then the oldest
+ * ended runs past `maxRuns`. Live runs (running, parked, interrupted) and pending questions stay.
+ */
+export async function sweep(store: StoreContext, now = Date.now()): Promise<SweepReport> {
+  const db = database(store)
+  const cutoff = new Date(now - store.limits.retention)
+  const ended = [...ENDED_STATES]
+  const runs = await db.remove(TABLES.runs, { state: ended, updatedAt: { $lt: cutoff } })
+  const questions = await db.remove(TABLES.questions, { state: { $ne: 'pending' }, answeredAt: { $lt: cutoff } })
+  const taskKeys = await db.remove(TABLES.taskKeys, { claimedAt: { $lt: cutoff } })
+  const report = { runs: runs.removed ?? 0, questions: questions.removed ?? 0, taskKeys: taskKeys.removed ?? 0 }
+  report.runs += await trimToCount(store)
+  return report
+}
+
+/** Removes the oldest ended runs until at most `maxRuns` runs remain (or no ended run is left). */
+export async function trimToCount(store: StoreContext, room = 0): Promise<number> {
+  const db = database(store)
+  let removed = 0
+  for (let round = 0; round < 1000; round++) {
+    const total = await db.eval(TABLES.runs, (row) => $.count(row.id), {})
+    const excess = total + room - store.limits.maxRuns
+    if (excess <= 0) break
+    const oldest = await db.get(TABLES.runs, { state: [...ENDED_STATES] }, { fields: ['id'], sort: { updatedAt: 'asc' }, limit: Math.min(excess, PAGE) })
+    if (!oldest.length) break
+    const result = await db.remove(TABLES.runs, { id: oldest.map((row) => row.id) })
+    removed += result.removed ?? 0
+  }
+  return removed
+}

@@ -1,0 +1,138 @@
+// The behavioural spec of ctx.checkpoints, run against each backend (sqlite.spec.ts, postgres.spec.ts).
+import { expect } from 'chai'
+import { CheckpointError, type RunCheckpoint } from '@cordis-subagents/checkpoints'
+import { type Backend, startStore, type StoreApp } from './support.js'
+
+async function rejection(promise: Promise<unknown>): Promise<CheckpointError> {
+  try {
+    await promise
+  } catch (error) {
+    return error as CheckpointError
+  }
+  throw new Error('expected a rejection')
+}
+
+const ROOT: RunCheckpoint = { id: 'r1', path: 'r1', parent: '', provider: 'spawn', agent: 'coder', state: 'running' }
+
+export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void>): void {
+  let app: StoreApp | undefined
+  let second: StoreApp | undefined
+
+  beforeEach(async () => {
+    await fresh()
+  })
+
+  afterEach(async () => {
+    await second?.stop()
+    await app?.stop()
+    app = second = undefined
+  })
+
+  it('saves a run, updates only the fields given, and loads it back', async () => {
+    app = await startStore(backend())
+    const { checkpoints } = app
+    await checkpoints.save(ROOT)
+    const transcript = [{ role: 'user', content: 'it\'s "quoted" — ünïcode' }, { role: 'assistant', content: 'ok' }]
+    await checkpoints.save({ id: 'r1', transcript, turn: 1, usage: { inputTokens: 10, outputTokens: 5 }, work: { toolCalls: 2 } })
+    const record = await checkpoints.load('r1')
+    expect(record).to.include({ id: 'r1', path: 'r1', root: 'r1', provider: 'spawn', agent: 'coder', state: 'running', turn: 1, host: 'test-host' })
+    expect(record!.transcript).to.deep.equal(transcript)
+    expect(record!.usage).to.deep.equal({ inputTokens: 10, outputTokens: 5 })
+    expect(record!.work).to.deep.equal({ toolCalls: 2 })
+    expect(record!.createdAt).to.be.instanceOf(Date)
+    expect(await checkpoints.load('missing')).to.equal(undefined)
+  })
+
+  it('keeps reattach ids and lists runs by state, parent, root and background', async () => {
+    app = await startStore(backend())
+    const { checkpoints } = app
+    await checkpoints.save(ROOT)
+    await checkpoints.save({ id: 'c1', path: 'r1/c1', parent: 'r1', provider: 'acp', state: 'parked', sessionId: 'sess-9' })
+    await checkpoints.save({ id: 'c2', path: 'r1/c2', parent: 'r1', provider: 'a2a', state: 'running', taskId: 't-7', agentUrl: 'http://127.0.0.1:9/a2a', background: true, label: 'research' })
+    await checkpoints.save({ id: 'x1', path: 'x1', provider: 'spawn', state: 'settled' })
+    expect((await checkpoints.list({ state: 'parked' })).map((r) => r.id)).to.deep.equal(['c1'])
+    expect((await checkpoints.list({ state: ['running', 'parked'] })).map((r) => r.id).sort()).to.deep.equal(['c1', 'c2', 'r1'])
+    expect((await checkpoints.list({ parent: 'r1' })).map((r) => r.id).sort()).to.deep.equal(['c1', 'c2'])
+    expect((await checkpoints.list({ root: 'r1' })).map((r) => r.id).sort()).to.deep.equal(['c1', 'c2', 'r1'])
+    const [book] = await checkpoints.list({ background: true })
+    expect(book).to.include({ id: 'c2', label: 'research', taskId: 't-7', agentUrl: 'http://127.0.0.1:9/a2a' })
+    expect((await checkpoints.load('c1'))!.sessionId).to.equal('sess-9')
+    expect(await checkpoints.list({ limit: 2 })).to.have.length(2)
+    expect((await rejection(checkpoints.list({ limit: 0 }))).code).to.equal('CHECKPOINT_INVALID')
+  })
+
+  it('refuses oversized and malformed records with stable codes, and keeps the stored run', async () => {
+    app = await startStore(backend(), { maxTranscriptBytes: 1000, maxTextBytes: 100 })
+    const { checkpoints } = app
+    await checkpoints.save({ ...ROOT, transcript: ['small'] })
+    const big = await rejection(checkpoints.save({ id: 'r1', transcript: ['x'.repeat(1000)] }))
+    expect(big.code).to.equal('CHECKPOINT_TOO_LARGE')
+    expect(big.message).to.match(/maxTranscriptBytes/)
+    expect((await rejection(checkpoints.save({ id: 'r1', result: 'é'.repeat(51) }))).code).to.equal('CHECKPOINT_TOO_LARGE')
+    expect((await rejection(checkpoints.save({ id: 'r1', state: 'lost' as never }))).code).to.equal('CHECKPOINT_INVALID')
+    expect((await rejection(checkpoints.save({ id: 'n1', state: 'running' }))).message).to.match(/needs path/)
+    expect((await rejection(checkpoints.save({ id: 'y'.repeat(256), path: 'y', provider: 'p', state: 'running' }))).code).to.equal('CHECKPOINT_INVALID')
+    expect((await rejection(checkpoints.setState('nope', 'closed'))).code).to.equal('CHECKPOINT_NOT_FOUND')
+    expect((await checkpoints.load('r1'))!.transcript).to.deep.equal(['small'])
+  })
+
+  it('claims a task key once: every other claimer gets the winner\'s run id', async () => {
+    app = await startStore(backend())
+    const input = { parent: 'r1', provider: 'spawn', agent: 'coder', prompt: 'fix the bug' }
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => app!.checkpoints.tasks.claim(input, `run-${i}`)))
+    const winners = claims.filter((claim) => claim.claimed)
+    expect(winners).to.have.length(1)
+    for (const claim of claims) expect(claim.runId).to.equal(winners[0].runId)
+    const other = await app.checkpoints.tasks.claim({ ...input, prompt: 'fix the bug ' }, 'run-x')
+    expect(other.claimed).to.equal(true)
+    expect(await app.checkpoints.tasks.release(winners[0].key, 'someone-else')).to.equal(false)
+    expect(await app.checkpoints.tasks.release(winners[0].key, winners[0].runId)).to.equal(true)
+    expect((await app.checkpoints.tasks.claim(input, 'run-again')).claimed).to.equal(true)
+  })
+
+  it('records a pending question, answers it once, and bounds how many are pending', async () => {
+    app = await startStore(backend(), { maxPendingQuestions: 2 })
+    const { questions } = app.checkpoints
+    const asked = await questions.ask({ runId: 'c1', path: 'r1/c1', question: 'Which branch?' })
+    await questions.ask({ runId: 'c2', path: 'r1/c2', question: 'Proceed?' })
+    expect((await rejection(questions.ask({ runId: 'c3', path: 'r1/c3', question: 'Too many?' }))).code).to.equal('CHECKPOINT_LIMIT')
+    expect((await questions.pending({ runId: 'c1' })).map((q) => q.question)).to.deep.equal(['Which branch?'])
+    const [first, late] = await Promise.allSettled([questions.answer(asked.id, 'main'), questions.answer(asked.id, 'dev')])
+    expect(first.status).to.equal('fulfilled')
+    expect(late.status === 'rejected' && (late.reason as CheckpointError).code).to.equal('QUESTION_NOT_PENDING')
+    expect(await questions.get(asked.id)).to.include({ state: 'answered', answer: 'main' })
+    expect((await questions.pending()).map((q) => q.runId)).to.deep.equal(['c2'])
+    expect((await rejection(questions.cancel('none'))).code).to.equal('CHECKPOINT_NOT_FOUND')
+  })
+
+  it('sweeps ended runs past the retention and the oldest ended runs past maxRuns, never live ones', async () => {
+    app = await startStore(backend(), { maxRuns: 3, retention: 60_000 })
+    const { checkpoints } = app
+    await checkpoints.save({ ...ROOT, id: 'live', path: 'live' })
+    await checkpoints.save({ ...ROOT, id: 'old', path: 'old', state: 'settled' })
+    await checkpoints.save({ ...ROOT, id: 'newer', path: 'newer', state: 'closed' })
+    await checkpoints.save({ ...ROOT, id: 'newest', path: 'newest', state: 'parked' })
+    expect(await checkpoints.load('old')).to.equal(undefined)
+    expect((await checkpoints.list()).map((r) => r.id).sort()).to.deep.equal(['live', 'newer', 'newest'])
+    const refused = await rejection(checkpoints.save({ ...ROOT, id: 'more', path: 'more' }).then(() => checkpoints.save({ ...ROOT, id: 'more2', path: 'more2' })))
+    expect(refused.code).to.equal('CHECKPOINT_LIMIT')
+    const report = await checkpoints.sweep(Date.now() + 120_000)
+    expect(report.runs).to.equal(0)
+    expect((await checkpoints.list()).map((r) => r.id).sort()).to.deep.equal(['live', 'more', 'newest'])
+  })
+
+  it('after a restart on the same database: running runs are interrupted, parked ones stay parked', async () => {
+    app = await startStore(backend())
+    await app.checkpoints.save({ ...ROOT, transcript: ['turn 1'], turn: 1 })
+    await app.checkpoints.save({ id: 'p1', path: 'r1/p1', parent: 'r1', provider: 'acp', state: 'parked', sessionId: 's1' })
+    await app.checkpoints.save({ id: 'other', path: 'other', provider: 'spawn', state: 'running' })
+    await app.ctx.database.set('subagent_run', { id: 'other' }, { host: 'another-host' })
+    await app.stop()
+    app = await startStore(backend())
+    expect(app.checkpoints.interruptedAtStart).to.equal(1)
+    expect(await app.checkpoints.load('r1')).to.include({ state: 'interrupted', turn: 1 })
+    expect((await app.checkpoints.load('r1'))!.transcript).to.deep.equal(['turn 1'])
+    expect(await app.checkpoints.load('p1')).to.include({ state: 'parked', sessionId: 's1' })
+    expect(await app.checkpoints.load('other')).to.include({ state: 'running' })
+  })
+}

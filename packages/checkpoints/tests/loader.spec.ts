@@ -1,0 +1,67 @@
+// The README's cordis.yml through the real @cordisjs/loader: minato, the SQLite driver on a file
+// under the app's directory, and ctx.checkpoints; a second start on the same file finds the data.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { expect } from 'chai'
+import { Context } from 'cordis'
+import Loader from '@cordisjs/loader'
+import { stopLoaderApp } from '@cordis-subagents/config-watch'
+import { freshPostgres, PG_URL, serviceOf } from './support.js'
+
+const README = fileURLToPath(new URL('../README.md', import.meta.url))
+
+/** The README's ```yaml blocks: the SQLite default, then PostgreSQL. */
+function readmeSnippet(index = 0): string {
+  const blocks = [...readFileSync(README, 'utf8').matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1])
+  if (!blocks[index]) throw new Error(`the README has no yaml block #${index}`)
+  return blocks[index]
+}
+
+describe('checkpoints through @cordisjs/loader (the README\'s cordis.yml)', function () {
+  let dir: string
+  let ctx: Context | undefined
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'checkpoints-loader-'))
+    mkdirSync(join(dir, 'data'))
+  })
+
+  afterEach(async () => {
+    if (ctx) await stopLoaderApp(ctx)
+    ctx = undefined
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  async function start() {
+    ctx = new Context()
+    ctx.baseDir = dir
+    ctx.plugin(Loader, { filename: join(dir, 'cordis.yml') } as never)
+    await ctx.start()
+    return serviceOf(ctx, 'checkpoints')
+  }
+
+  it('starts from the snippet, keeps runs in data/checkpoints.db, and marks them interrupted after a restart', async () => {
+    writeFileSync(join(dir, 'cordis.yml'), readmeSnippet())
+    let checkpoints = await start()
+    await checkpoints.save({ id: 'r1', path: 'r1', provider: 'spawn', state: 'running', transcript: ['hello'], turn: 1 })
+    await stopLoaderApp(ctx!)
+    ctx = undefined
+    expect(readFileSync(join(dir, 'data/checkpoints.db')).subarray(0, 15).toString()).to.equal('SQLite format 3')
+    checkpoints = await start()
+    expect(checkpoints.interruptedAtStart).to.equal(1)
+    expect(await checkpoints.load('r1')).to.include({ state: 'interrupted', turn: 1 })
+  })
+
+  it('the PostgreSQL snippet (the url pointed at the test server) loads the driver from its subpath', async () => {
+    await freshPostgres()
+    const snippet = readmeSnippet(1).replace(/url: \S+/, `url: ${PG_URL}`)
+    expect(snippet).to.include('@cordis-subagents/checkpoints/postgres')
+    writeFileSync(join(dir, 'cordis.yml'), snippet)
+    const checkpoints = await start()
+    expect(checkpoints.host).to.equal('worker-1')
+    await checkpoints.save({ id: 'pg1', path: 'pg1', provider: 'acp', state: 'parked', sessionId: 's' })
+    expect(await checkpoints.list({ state: 'parked' })).to.have.length(1)
+  })
+})

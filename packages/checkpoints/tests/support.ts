@@ -1,0 +1,64 @@
+// Starting real cordis apps with minato and a real database (SQLite file or PostgreSQL server).
+import { Context } from 'cordis'
+import { Database } from 'minato'
+import SQLiteDriver from '@minatojs/driver-sqlite'
+import postgres from 'postgres'
+import { Checkpoints, type Config, TABLES } from '@cordis-subagents/checkpoints'
+import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
+
+/** What `.ci/postgres` sets up. */
+export const PG_URL = process.env.CHECKPOINTS_PG_URL ?? 'postgres://subagents:subagents@127.0.0.1:5432/subagents_test'
+
+export type Backend = { kind: 'sqlite'; path: string } | { kind: 'postgres' }
+
+export interface StoreApp {
+  ctx: Context
+  checkpoints: Checkpoints
+  stop(): Promise<void>
+}
+
+/** Fails (never skips) with how to start PostgreSQL; then drops the store's tables for a clean start. */
+export async function freshPostgres(): Promise<void> {
+  const sql = postgres(PG_URL, { max: 1, connect_timeout: 5, onnotice: () => {} })
+  try {
+    await sql`SELECT 1`
+    await sql.unsafe(`DROP TABLE IF EXISTS ${Object.values(TABLES).map((t) => `"${t}"`).join(', ')}`)
+  } catch (error) {
+    throw new Error(`PostgreSQL is not reachable at ${PG_URL.replace(/:[^:@/]*@/, ':***@')} (${(error as Error).message}). `
+      + 'Start it and create the test role and database with `.ci/postgres` (as root: installs Debian\'s postgresql, '
+      + 'starts the cluster), or point CHECKPOINTS_PG_URL at a server you own.', { cause: error })
+  } finally {
+    await sql.end({ timeout: 1 })
+  }
+}
+
+/** Resolves with the service once the app provides it; rejects after `timeout` ms. */
+export function serviceOf<K extends 'checkpoints' | 'database'>(ctx: Context, name: K, timeout = 15_000): Promise<Context[K]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      fork.dispose()
+      reject(new Error(`ctx.${name} did not appear within ${timeout} ms`))
+    }, timeout)
+    const fork = ctx.inject([name], (inner) => {
+      clearTimeout(timer)
+      resolve(inner[name])
+    })
+  })
+}
+
+export async function startStore(backend: Backend, config: Config = {}): Promise<StoreApp> {
+  const ctx = new Context()
+  // minato's plugin types do not unify with cordis' overloads under NodeNext; the runtime shapes are the ones cordis expects.
+  ctx.plugin(Database as never)
+  if (backend.kind === 'sqlite') ctx.plugin(SQLiteDriver, { path: backend.path })
+  else ctx.plugin(PostgresDriver as never, { url: PG_URL })
+  ctx.plugin(Checkpoints, { host: 'test-host', ...config })
+  await ctx.start()
+  try {
+    const checkpoints = await serviceOf(ctx, 'checkpoints')
+    return { ctx, checkpoints, stop: () => ctx.stop() }
+  } catch (error) {
+    await ctx.stop()
+    throw error
+  }
+}
