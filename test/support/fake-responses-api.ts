@@ -12,13 +12,31 @@ function outputText(output: unknown): string {
   return String(output ?? '')
 }
 
+/**
+ * Codex groups each MCP server's tools in a `namespace` tool (`mcp__files` holding `read_text_file`).
+ * The script sees them flat (`mcp__files__read_text_file`); a call goes back as the name plus its namespace.
+ */
+function toolNames(tools: Item[]): string[] {
+  return tools.flatMap((tool) => tool.type === 'namespace' && Array.isArray(tool.tools)
+    ? (tool.tools as Item[]).map((inner) => `${String(tool.name)}__${String(inner.name)}`)
+    : [String(tool.name ?? tool.type ?? '')])
+}
+
+function functionCall(name: string, tools: Item[]): { name: string; namespace?: string } {
+  for (const tool of tools) {
+    const prefix = `${String(tool.name)}__`
+    if (tool.type === 'namespace' && name.startsWith(prefix)) return { name: name.slice(prefix.length), namespace: String(tool.name) }
+  }
+  return { name }
+}
+
 const usage = { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 110 }
 
 export const responsesApi: WireFormat = {
   matches: (path) => path.endsWith('/responses'),
 
   read(body) {
-    const tools = Array.isArray(body.tools) ? (body.tools as Item[]).map((tool) => String(tool.name ?? tool.type ?? '')) : []
+    const tools = Array.isArray(body.tools) ? toolNames(body.tools as Item[]) : []
     const input = Array.isArray(body.input) ? body.input as Item[] : []
     const toolResults: string[] = []
     let lastResult = -1
@@ -32,7 +50,7 @@ export const responsesApi: WireFormat = {
     return { tools, toolResults, userAfterTools: lastUser > lastResult }
   },
 
-  write(res: ServerResponse, reply: Reply, _body, serial) {
+  write(res: ServerResponse, reply: Reply, body, serial) {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
     const id = `resp_${serial}`
     sse(res, 'response.created', { type: 'response.created', response: { id } })
@@ -44,7 +62,7 @@ export const responsesApi: WireFormat = {
       items.push({ type: 'message', id: messageId, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: reply.text, annotations: [] }] })
     }
     if ('tool' in reply) {
-      items.push({ type: 'function_call', id: `fc_${serial}`, call_id: `call_${serial}`, name: reply.tool, arguments: JSON.stringify(reply.input), status: 'completed' })
+      items.push({ type: 'function_call', id: `fc_${serial}`, call_id: `call_${serial}`, ...functionCall(reply.tool, Array.isArray(body.tools) ? body.tools as Item[] : []), arguments: JSON.stringify(reply.input), status: 'completed' })
     }
     items.forEach((item, index) => sse(res, 'response.output_item.done', { type: 'response.output_item.done', output_index: index, item }))
     sse(res, 'response.completed', { type: 'response.completed', response: { id, status: 'completed', output: items, usage } })
