@@ -30,7 +30,10 @@ function functionCall(name: string, tools: Item[]): { name: string; namespace?: 
   return { name }
 }
 
-const usage = { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 110 }
+const usage = {
+  input_tokens: 100, input_tokens_details: { cached_tokens: 0 },
+  output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 110,
+}
 
 export const responsesApi: WireFormat = {
   matches: (path) => path.endsWith('/responses'),

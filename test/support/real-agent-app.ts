@@ -15,8 +15,17 @@ export interface RealAgentApp {
   /** Pids holding the adapter's home in their environment, sampled when each delegation was handed over. */
   seen: Set<number>
   /** Runs the parent: it calls `subagent_acp` with `prompt`, then answers with the tool result verbatim. */
-  delegate(prompt: string): Promise<{ text: string; stopReason: string; diagnostic?: string }>
+  delegate(prompt: string): Promise<Delegation>
   stop(): Promise<void>
+}
+
+export interface Delegation {
+  text: string
+  stopReason: string
+  diagnostic?: string
+  /** `performance.now()` when the parent's model called `subagent_acp`, and when it was asked again with the result. */
+  calledAt: number
+  resultAt: number
 }
 
 export interface AppOptions {
@@ -58,15 +67,24 @@ export async function startRealAgentApp(agent: RealAgent, options: AppOptions = 
     dir,
     seen,
     async delegate(prompt) {
+      let calledAt = 0
+      let resultAt = 0
       const model = new ScriptedModel([
-        ScriptedModel.call('subagent_acp', { description: `ask ${agent.name}`, prompt }),
-        (request) => ({ text: String(request.messages.at(-1)!.content) }),
+        () => {
+          calledAt = performance.now()
+          return ScriptedModel.call('subagent_acp', { description: `ask ${agent.name}`, prompt })
+        },
+        (request) => {
+          resultAt = performance.now()
+          return { text: String(request.messages.at(-1)!.content) }
+        },
       ])
       const dispose = app.ctx.agents.registerModel('parent', model)
       const parent = app.ctx.agents.create()
       try {
         const result = await parent.run('delegate it')
-        return { text: result.text, stopReason: result.stopReason, ...result.diagnostic ? { diagnostic: result.diagnostic } : {} }
+        const diagnostic = result.diagnostic ? { diagnostic: result.diagnostic } : {}
+        return { text: result.text, stopReason: result.stopReason, ...diagnostic, calledAt, resultAt }
       } finally {
         await parent.dispose()
         dispose()
