@@ -35,6 +35,10 @@ describe('real codex ACP adapter: separate agent messages without messageId are 
     host = agent = undefined
   })
 
+  /** How many tool results each model request (with tools) carried. */
+  const resultsPerRequest = () => agent!.model.requests.filter((request) => request.tools.length)
+    .map((request) => request.toolResults.length)
+
   async function delegate(play: ReturnType<typeof script>, codexModel = CODEX_KNOWN_MODEL) {
     agent = await startRealAgent('codex', play, { codexModel })
     host = await startRealAgentApp(agent)
@@ -49,14 +53,14 @@ describe('real codex ACP adapter: separate agent messages without messageId are 
 
   it('text, then update_plan (an ACP plan update, not a tool_call), then the answer: the output is the answer', async () => {
     const result = await delegate(script('update_plan', { plan: [{ step: 'check', status: 'in_progress' }] }))
-    expect(agent!.model.requests.filter((request) => request.tools.length).map((request) => request.toolResults.length)).to.deep.equal([0, 1])
+    expect(resultsPerRequest()).to.deep.equal([0, 1])
     expect(result.stopReason, result.diagnostic).to.equal('completed')
     expect(result.text).to.equal(FINAL)
   })
 
   it('text, then exec_command (an ACP tool_call), then the answer: the output is the answer', async () => {
     const result = await delegate(script('exec_command', { cmd: 'echo segment-probe' }))
-    expect(agent!.model.requests.filter((request) => request.tools.length).map((request) => request.toolResults.length)).to.deep.equal([0, 1])
+    expect(resultsPerRequest()).to.deep.equal([0, 1])
     expect(result.stopReason, result.diagnostic).to.equal('completed')
     expect(result.text).to.equal(FINAL)
   })
