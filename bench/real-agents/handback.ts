@@ -28,7 +28,7 @@ const MODES: Mode[] = [
   { label: 'warm, spares: 2', provider: ['warm: true', 'spares: 2'] },
 ]
 
-interface Row { adapter: AdapterName; mode: string; handback: Summary; total: Summary; errors: number }
+interface Row { adapter: AdapterName; mode: string; handback: Summary; settled: Summary; tool: Summary; total: Summary; errors: number }
 
 type Summary = Stats & { mean: number }
 const summarize = (samples: number[]): Summary => ({ ...stats(samples), mean: samples.reduce((sum, x) => sum + x, 0) / samples.length })
@@ -38,6 +38,8 @@ async function measure(adapter: AdapterName, mode: Mode): Promise<Row> {
   const agent = await startRealAgent(adapter, (request) => ({ text: request.tools.length ? ANSWER : 'side request' }))
   const host = await startRealAgentApp(agent, { provider: mode.provider })
   const handback: number[] = []
+  const settled: number[] = []
+  const tool: number[] = []
   const total: number[] = []
   let errors = 0
   try {
@@ -45,23 +47,32 @@ async function measure(adapter: AdapterName, mode: Mode): Promise<Row> {
     for (let i = -1; i < N; i++) {
       await sleep(GAP_MS)
       const before = agent.model.requests.length
+      const ends = host.endedAt.length
       const run = await host.delegate('Give the final answer.')
+      const endedAt = host.endedAt[ends]
       const last = agent.model.requests.findLastIndex((request, index) => index >= before && request.tools.length > 0)
-      if (run.stopReason !== 'completed' || run.text !== ANSWER || last < 0) {
+      if (run.stopReason !== 'completed' || run.text !== ANSWER || last < 0 || endedAt === undefined) {
         errors++
         console.error(`${adapter} ${mode.label}: ${run.stopReason} ${run.diagnostic ?? ''} ${run.text.slice(0, 200)}`)
         continue
       }
       if (i < 0) continue
-      handback.push(run.resultAt - agent.model.repliedAt[last]!)
+      const repliedAt = agent.model.repliedAt[last]!
+      handback.push(run.resultAt - repliedAt)
+      settled.push(endedAt - repliedAt)
+      tool.push(run.resultAt - endedAt)
       total.push(run.resultAt - run.calledAt)
-      console.log(`${adapter} ${mode.label} #${i + 1}: hand-back ${handback.at(-1)!.toFixed(1)} ms, delegation ${total.at(-1)!.toFixed(0)} ms`)
+      console.log(`${adapter} ${mode.label} #${i + 1}: hand-back ${handback.at(-1)!.toFixed(1)} ms ` +
+        `(to result ${settled.at(-1)!.toFixed(1)}), delegation ${total.at(-1)!.toFixed(0)} ms`)
     }
   } finally {
     await host.stop()
     await agent.close()
   }
-  return { adapter, mode: mode.label, handback: summarize(handback), total: summarize(total), errors }
+  return {
+    adapter, mode: mode.label, errors,
+    handback: summarize(handback), settled: summarize(settled), tool: summarize(tool), total: summarize(total),
+  }
 }
 
 const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1))
@@ -86,10 +97,16 @@ const lines = [
     'provider-acp and the subagent tool. **Hand-back**: from the fake model writing the last event of the ' +
     'child\'s final reply to the parent\'s model being asked with the tool result. **Delegation**: from the ' +
     'parent\'s call of `subagent_acp` to the same point (process start, handshake, the child\'s turn, hand-back).',
+  'The hand-back splits at `subagent/end` (the run\'s result settled at the service): **to result** is the model\'s ' +
+    'last event to that point, **result to parent** the rest (the subagent tool disposing the run, then the tool ' +
+    'result reaching the parent).',
   '',
-  '| adapter | mode | n | hand-back ms: median / mean (min–max) | delegation ms: median / mean (min–max) | failed |',
-  '|---|---|---|---|---|---|',
-  ...rows.map((row) => `| ${row.adapter} | ${row.mode} | ${row.handback.n} | ${cell(row.handback)} | ${cell(row.total)} | ${row.errors} |`),
+  'Milliseconds, median / mean (min–max):',
+  '',
+  '| adapter | mode | n | hand-back | to result | result to parent | delegation | failed |',
+  '|---|---|---|---|---|---|---|---|',
+  ...rows.map((row) => `| ${row.adapter} | ${row.mode} | ${row.handback.n} | ${cell(row.handback)} | ${cell(row.settled)} | ` +
+    `${cell(row.tool)} | ${cell(row.total)} | ${row.errors} |`),
   '',
 ]
 writeFileSync(OUT, lines.join('\n'))

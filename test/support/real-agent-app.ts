@@ -14,6 +14,8 @@ export interface RealAgentApp {
   dir: string
   /** Pids holding the adapter's home in their environment, sampled when each delegation was handed over. */
   seen: Set<number>
+  /** `performance.now()` of every `subagent/end` (the run's result settled at the service), in order. */
+  endedAt: number[]
   /** Runs the parent: it calls `subagent_acp` with `prompt`, then answers with the tool result verbatim. */
   delegate(prompt: string): Promise<Delegation>
   stop(): Promise<void>
@@ -58,14 +60,17 @@ export async function startRealAgentApp(agent: RealAgent, options: AppOptions = 
   writeFileSync(join(dir, 'cordis.yml'), yml)
   const app = await startApp(join(dir, 'cordis.yml'), { timeout: 60_000 })
   const seen = new Set<number>()
+  const endedAt: number[] = []
   app.ctx.on('subagent/start', () => {
     for (const pid of processesWithEnv('HOME', agent.home)) seen.add(pid)
   })
+  app.ctx.on('subagent/end', () => { endedAt.push(performance.now()) })
   let stopping: Promise<void> | undefined
   return {
     app,
     dir,
     seen,
+    endedAt,
     async delegate(prompt) {
       let calledAt = 0
       let resultAt = 0
