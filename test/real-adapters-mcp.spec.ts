@@ -6,8 +6,8 @@ import { join } from 'node:path'
 import { expect } from 'chai'
 import { serverBin } from '../packages/mcp/tests/helpers.js'
 import type { ModelRequest, Reply } from './support/fake-model-server.js'
-import { type AdapterName, type RealAgent, startRealAgent } from './support/real-agents.js'
-import { type RealAgentApp, startRealAgentApp } from './support/real-agent-app.js'
+import type { AdapterName } from './support/real-agents.js'
+import { useRealAgent } from './support/real-agent-hooks.js'
 import { reaped } from './support/processes-by-env.js'
 import { eventually } from './helpers.js'
 
@@ -22,14 +22,7 @@ function readTool(request: ModelRequest, server: string): string | undefined {
 for (const name of ADAPTERS) {
   describe(`real ${name} ACP adapter: MCP servers from provider-acp reach the child and their tools run`, function () {
     this.timeout(120_000)
-    let agent: RealAgent | undefined
-    let host: RealAgentApp | undefined
-
-    afterEach(async () => {
-      await host?.stop()
-      await agent?.close()
-      host = agent = undefined
-    })
+    const real = useRealAgent()
 
     it('the configured (mcpServers) and the inherited (inheritMcpServers) filesystem servers are called; their file contents reach the model and the answer', async () => {
       let shared = ''
@@ -49,14 +42,14 @@ for (const name of ADAPTERS) {
         }
         return { text: `read: ${first} | ${second}` }
       }
-      agent = await startRealAgent(name, script)
+      const agent = await real.agent(name, script)
       // Under the session cwd (the adapter's home here): Claude Code offers its MCP servers the session
       // cwd as their roots, and server-filesystem then serves the roots instead of its argument.
       shared = mkdirSync(join(agent.home, 'shared'), { recursive: true })!
       own = mkdirSync(join(agent.home, 'own'), { recursive: true })!
       writeFileSync(join(shared, 'inherited.txt'), `inherited server content ${name} 7f3a`)
       writeFileSync(join(own, 'configured.txt'), `configured server content ${name} 91c2`)
-      host = await startRealAgentApp(agent, {
+      const host = await real.app({
         before: [
           '- id: servers',
           '  name: \'@cordis-subagents/mcp/servers\'',
@@ -74,7 +67,7 @@ for (const name of ADAPTERS) {
           `  - { name: notes, command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(FILESYSTEM)}, ${JSON.stringify(own)}] }`,
         ],
       })
-      expect(await eventually(() => host!.app.ctx.tools.has('files__read_text_file'), 30_000), 'files mounted in the app').to.equal(true)
+      expect(await eventually(() => host.app.ctx.tools.has('files__read_text_file'), 30_000), 'files mounted in the app').to.equal(true)
       const result = await host.delegate('Read both files and quote them.')
       const main = agent.model.requests.filter((request) => request.tools.length)
       expect(result.stopReason, result.diagnostic).to.equal('completed')

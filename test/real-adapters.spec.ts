@@ -2,8 +2,8 @@
 // cordis.yml app: a scripted parent delegates through subagent_acp, the adapter runs its own agent
 // loop against a loopback fake model (test/support/fake-*-api.ts), and the answer comes back.
 import { expect } from 'chai'
-import { type AdapterName, type RealAgent, startRealAgent } from './support/real-agents.js'
-import { type RealAgentApp, startRealAgentApp } from './support/real-agent-app.js'
+import type { AdapterName } from './support/real-agents.js'
+import { useRealAgent } from './support/real-agent-hooks.js'
 import { reaped } from './support/processes-by-env.js'
 
 const ADAPTERS: AdapterName[] = ['codex', 'claude']
@@ -11,19 +11,12 @@ const ADAPTERS: AdapterName[] = ['codex', 'claude']
 for (const name of ADAPTERS) {
   describe(`real ${name} ACP adapter as a subagent (loopback model, through the loader)`, function () {
     this.timeout(120_000)
-    let agent: RealAgent | undefined
-    let host: RealAgentApp | undefined
-
-    afterEach(async () => {
-      await host?.stop()
-      await agent?.close()
-      host = agent = undefined
-    })
+    const real = useRealAgent()
 
     it('the parent gets exactly the child\'s final text, and the adapter\'s processes are reaped after ctx.stop()', async () => {
       const answer = `${name} child: the answer is 42 (from the loopback model)`
-      agent = await startRealAgent(name, (request) => ({ text: request.tools.length ? answer : 'side request' }))
-      host = await startRealAgentApp(agent)
+      const agent = await real.agent(name, (request) => ({ text: request.tools.length ? answer : 'side request' }))
+      const host = await real.app()
       const result = await host.delegate('What is the answer? Reply with one line.')
       expect(result.stopReason, result.diagnostic).to.equal('completed')
       expect(result.text).to.equal(answer)
