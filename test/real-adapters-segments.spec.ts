@@ -9,8 +9,8 @@
 // - exec_command:    "FINAL ANSWER" (an ACP tool_call splits the text already)
 import { expect } from 'chai'
 import type { ModelRequest, Reply } from './support/fake-model-server.js'
-import { CODEX_KNOWN_MODEL, type RealAgent, startRealAgent } from './support/real-agents.js'
-import { type RealAgentApp, startRealAgentApp } from './support/real-agent-app.js'
+import { CODEX_KNOWN_MODEL, type RealAgent } from './support/real-agents.js'
+import { useRealAgent } from './support/real-agent-hooks.js'
 
 const FINAL = 'FINAL ANSWER'
 const BEFORE = 'Let me check first; skipping this would cause issues.'
@@ -26,22 +26,16 @@ function script(tool?: string, input: Record<string, unknown> = {}) {
 
 describe('real codex ACP adapter: separate agent messages without messageId are not glued together', function () {
   this.timeout(120_000)
+  const real = useRealAgent()
   let agent: RealAgent | undefined
-  let host: RealAgentApp | undefined
-
-  afterEach(async () => {
-    await host?.stop()
-    await agent?.close()
-    host = agent = undefined
-  })
 
   /** How many tool results each model request (with tools) carried. */
   const resultsPerRequest = () => agent!.model.requests.filter((request) => request.tools.length)
     .map((request) => request.toolResults.length)
 
   async function delegate(play: ReturnType<typeof script>, codexModel = CODEX_KNOWN_MODEL) {
-    agent = await startRealAgent('codex', play, { codexModel })
-    host = await startRealAgentApp(agent)
+    agent = await real.agent('codex', play, { codexModel })
+    const host = await real.app()
     return host.delegate('Answer after checking.')
   }
 
