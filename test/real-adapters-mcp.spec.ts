@@ -14,7 +14,10 @@ import { eventually } from './helpers.js'
 const ADAPTERS: AdapterName[] = ['codex', 'claude']
 const FILESYSTEM = serverBin('@modelcontextprotocol/server-filesystem')
 
-/** The tool `server`'s `read_text_file` under the adapter's naming (`mcp__files__read_text_file` for both today). */
+/**
+ * The tool `server`'s `read_text_file` as the fake lists it: `mcp__files__read_text_file` is Claude Code's name,
+ * and the fake flattens Codex's namespace tool `mcp__files` (holding `read_text_file`) to the same.
+ */
 function readTool(request: ModelRequest, server: string): string | undefined {
   return request.tools.find((tool) => tool.includes(server) && tool.endsWith('read_text_file'))
 }
@@ -61,6 +64,7 @@ for (const name of ADAPTERS) {
           `    args: [${JSON.stringify(FILESYSTEM)}, ${JSON.stringify(shared)}]`,
         ],
         provider: [
+          // Claude Code asks before each MCP tool call; with `reject` its model gets "User refused permission".
           'permission: allow',
           'inheritMcpServers: true',
           'mcpServers:',
