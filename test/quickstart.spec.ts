@@ -57,6 +57,16 @@ describe('quick start (examples/quickstart, offline)', function () {
     expect(acpAgentProcesses()).to.deep.equal([])
   })
 
+  it('--verbose logs the start without inject warnings or stack traces (the remote entry reads quickstartA2a without a warning)', async () => {
+    const cli = runCli(['--verbose'])
+    expect(await cli.exited, cli.stderr()).to.equal(0)
+    const all = `${cli.stdout()}\n${cli.stderr()}`
+    // The debug lines are there (so a silenced logger cannot pass this), the warning is not.
+    expect(all).to.include('tool "subagent_remote" mounted on provider "remote"')
+    expect(all).to.not.include('is not registered')
+    expect(all).to.not.match(/^\s+at .+:\d+:\d+\)?$/m)
+  })
+
   it('--json prints exactly one JSON object with the answer, usage and delegations', async () => {
     const cli = runCli(['--json', 'Which packages are there?'])
     expect(await cli.exited, cli.stderr()).to.equal(0)
