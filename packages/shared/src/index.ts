@@ -19,3 +19,6 @@ export {
   MAX_ALLOWED_TOOLS, type SpendReport, spendFromMeta, spendValue, strictestCrossing,
 } from './crossing.js'
 export { lazily } from './lazy.js'
+export {
+  CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues, NOT_SECRET_NAMES, policyEnv,
+} from './env-policy.js'
