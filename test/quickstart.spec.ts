@@ -37,7 +37,7 @@ describe('quick start (examples/quickstart, offline)', function () {
     expect(out).to.match(/┌ subagent → spawn: "Summarize packages, part 2 of 2" started/)
     expect(out).to.match(/┌ subagent_acp → acp: "Root workspace scripts \(separate process\)" started/)
     expect(out).to.match(/┌ subagent_remote → remote: "Workspace top level \(remote, over A2A\)" started \([0-9a-f-]{36}\)/)
-    expect(out).to.match(/│ Summarize packages, part 1 of 2 · step 1 · calls read_file/)
+    expect(out).to.match(/│ Summarize packages, part 1 of 2 · step 1 · calls files__read_text_file/)
     expect(out).to.match(/└ Summarize packages, part 2 of 2: completed in \d+\.\ds, 2 steps, \d+ tool calls/)
     // The answer comes from real tool output: every package.json under packages/ was read.
     const answer = out.slice(out.indexOf('\nanswer:\n'))
