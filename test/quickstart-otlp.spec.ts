@@ -71,7 +71,7 @@ describe('quick start: OTLP export (OTEL_EXPORTER_OTLP_ENDPOINT)', function () {
         'subagent spawn < execute_tool subagent',
         'subagent acp < execute_tool subagent_acp',
         'invoke_agent spawn < subagent spawn',
-        'execute_tool read_file < invoke_agent spawn',
+        'execute_tool files__read_text_file < invoke_agent spawn',
       ])
       expect(names('cordis-subagents-quickstart').filter((line) => line === 'invoke_agent spawn < subagent spawn')).to.have.length(2)
       expect(names('cordis-subagents-acp-agent')).to.deep.equal([

@@ -8,7 +8,7 @@ import { expect } from 'chai'
 import fc from 'fast-check'
 import pty from '@lydell/node-pty'
 import { jsonLine, terminalLine, terminalLog, terminalText } from '@cordis-subagents/quickstart/terminal-text'
-import { acpAgentProcesses, alive, buildQuickstart, CLI, eventually, offlineEnv, ROOT, runCli } from './helpers.js'
+import { acpAgentProcesses, alive, buildQuickstart, CLI, eventually, offlineEnv, QUICKSTART, ROOT, runCli, withAbsolutePaths } from './helpers.js'
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/quickstart/', import.meta.url))
 const HOSTILE = '\u001b]52;c;SGVsbG8=\u0007\u001b]0;pwned\u0007\u001b[2K\u009b31m\u202e\r'
@@ -98,6 +98,80 @@ describe('quick start CLI: terminal safety', function () {
   })
 
   describe('in a pseudo-terminal (--interactive)', () => {
+    /** The CLI in a pty on a copy of cordis.yml whose ACP child also replies slowly; `done` when the terminal shows `pattern`. */
+    function slowAcpTerminal(dir: string) {
+      const config = join(dir, 'cordis.yml')
+      const copy = withAbsolutePaths(readFileSync(join(QUICKSTART, 'cordis.yml'), 'utf8')).replace(/(\n {4}env:\n)/, '$1      QUICKSTART_DEMO_DELAY: true\n')
+      expect(copy).to.include('QUICKSTART_DEMO_DELAY: true')
+      writeFileSync(config, copy)
+      const env = offlineEnv({ QUICKSTART_DEMO_DELAY: '1500' }) as Record<string, string>
+      const term = pty.spawn(process.execPath, [CLI, '--interactive', '--verbose', '--config', config], { cwd: ROOT, env, cols: 200, rows: 50, name: 'xterm' })
+      let out = ''
+      const watchers = new Set<() => void>()
+      term.onData((data) => { out += data; for (const check of watchers) check() })
+      const exited = new Promise<{ exitCode: number }>((resolve) => term.onExit(resolve))
+      const seen = (pattern: RegExp, timeout = 45_000) => new Promise<RegExpMatchArray>((resolve, reject) => {
+        const timer = setTimeout(() => { watchers.delete(check); reject(new Error(`timed out waiting for ${pattern}; terminal so far:\n${out}`)) }, timeout)
+        const check = () => {
+          const match = out.match(pattern)
+          if (!match) return
+          clearTimeout(timer)
+          watchers.delete(check)
+          resolve(match)
+        }
+        watchers.add(check)
+        check()
+      })
+      return { term, exited, seen, output: () => out }
+    }
+
+    it('Ctrl-C during an ACP child\'s turn cancels it politely (session/cancel): its line says aborted, the agent exits by itself', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'quickstart-ctrl-c-'))
+      const { term, exited, seen, output } = slowAcpTerminal(dir)
+      try {
+        await seen(/\n(?:\u001b\[[0-9;]*[A-Za-z])*> /)
+        term.write('\r')
+        const [, pid] = await seen(/subagent_acp → acp: .* started \(session-(\d+)-[0-9a-f-]+\)/)
+        // Raw mode: the byte 0x03 reaches readline, which the CLI turns into its SIGINT handling.
+        term.write('\u0003')
+        expect((await exited).exitCode, output()).to.equal(0)
+        const out = output()
+        expect(out).to.match(/└ Root workspace scripts \(separate process\): aborted in /)
+        expect(out).to.not.match(/Root workspace scripts \(separate process\): error/)
+        // Without the fix provider-acp's exit safety net took the emitted SIGINT for its own and SIGKILLed the group.
+        expect(out).to.include(`agent process ${pid} ended (exited with code 0)`)
+        expect(out).to.not.include('killed by SIGKILL')
+        expect(await eventually(() => !alive(Number(pid)))).to.equal(true)
+        expect(acpAgentProcesses()).to.deep.equal([])
+      } finally {
+        try { term.kill() } catch {}
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))])
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+
+    it('a second Ctrl-C forces: exit 130 at once, and no agent process is left', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'quickstart-ctrl-c-'))
+      const { term, exited, seen, output } = slowAcpTerminal(dir)
+      try {
+        await seen(/\n(?:\u001b\[[0-9;]*[A-Za-z])*> /)
+        term.write('\r')
+        const [, pid] = await seen(/subagent_acp → acp: .* started \(session-(\d+)-[0-9a-f-]+\)/)
+        term.write('\u0003')
+        // The second press once the first was handled (the CLI closed its input: the terminal is back
+        // in cooked mode, so this one is a real SIGINT), as a person's second press comes.
+        await seen(/Ctrl-C again to force[\s\S]*Root workspace scripts \(separate process\): aborted in /)
+        term.write('\u0003')
+        expect((await exited).exitCode, output()).to.equal(130)
+        expect(await eventually(() => !alive(Number(pid)))).to.equal(true)
+        expect(acpAgentProcesses()).to.deep.equal([])
+      } finally {
+        try { term.kill() } catch {}
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))])
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+
     it('Ctrl-C during a turn quits at once, reaps the ACP process and restores nothing left behind', async () => {
       // Slow replies keep the turn going for many seconds.
       const env = offlineEnv({ QUICKSTART_DEMO_DELAY: '2000' }) as Record<string, string>

@@ -37,7 +37,7 @@ describe('quick start (examples/quickstart, offline)', function () {
     expect(out).to.match(/┌ subagent → spawn: "Summarize packages, part 2 of 2" started/)
     expect(out).to.match(/┌ subagent_acp → acp: "Root workspace scripts \(separate process\)" started/)
     expect(out).to.match(/┌ subagent_remote → remote: "Workspace top level \(remote, over A2A\)" started \([0-9a-f-]{36}\)/)
-    expect(out).to.match(/│ Summarize packages, part 1 of 2 · step 1 · calls read_file/)
+    expect(out).to.match(/│ Summarize packages, part 1 of 2 · step 1 · calls files__read_text_file/)
     expect(out).to.match(/└ Summarize packages, part 2 of 2: completed in \d+\.\ds, 2 steps, \d+ tool calls/)
     // The answer comes from real tool output: every package.json under packages/ was read.
     const answer = out.slice(out.indexOf('\nanswer:\n'))
@@ -55,6 +55,16 @@ describe('quick start (examples/quickstart, offline)', function () {
     // SIGTERM went to the server as the app stopped; it exits on its own right after.
     expect(await eventually(() => !alive(Number(remote![1])))).to.equal(true)
     expect(acpAgentProcesses()).to.deep.equal([])
+  })
+
+  it('--verbose logs the start without inject warnings or stack traces (the remote entry reads quickstartA2a without a warning)', async () => {
+    const cli = runCli(['--verbose'])
+    expect(await cli.exited, cli.stderr()).to.equal(0)
+    const all = `${cli.stdout()}\n${cli.stderr()}`
+    // The debug lines are there (so a silenced logger cannot pass this), the warning is not.
+    expect(all).to.include('tool "subagent_remote" mounted on provider "remote"')
+    expect(all).to.not.include('is not registered')
+    expect(all).to.not.match(/^\s+at .+:\d+:\d+\)?$/m)
   })
 
   it('--json prints exactly one JSON object with the answer, usage and delegations', async () => {

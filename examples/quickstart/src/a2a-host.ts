@@ -26,7 +26,7 @@ export const Config: Schema<Config> = Schema.object({
  * served by @cordis-subagents/serve-a2a) as a child process on 127.0.0.1 (a free port), and
  * provides `ctx.quickstartA2a.url` and `.token` (the bearer token that server generated for this
  * start, read from its private stdout pipe) once it listens, so a provider-a2a entry can use it
- * (`inject: [quickstartA2a]`, `url: !!js "quickstartA2a.url"`, `bearerToken: !!js "quickstartA2a.token"`).
+ * (`inject: [quickstartA2a]`, `url: !!js "get('quickstartA2a').url"`, `bearerToken: !!js "get('quickstartA2a').token"`).
  * The server process goes with the plugin: SIGTERM, then SIGKILL after `killGrace`.
  */
 export class QuickstartA2a extends Service<Config> {

@@ -208,7 +208,9 @@ async function main() {
     process.exit(code)
   })())
   process.on('SIGINT', () => {
-    if (!options.json) out('\n^C: cancelling in-flight delegations and shutting down…')
+    // A second Ctrl-C forces: exit now (provider-acp's exit handler SIGKILLs the agents' groups).
+    if (shuttingDown) return process.exit(130)
+    if (!options.json) out('\n^C: cancelling in-flight delegations and shutting down… (Ctrl-C again to force)')
     void shutdown(0)
   })
   process.on('SIGTERM', () => void shutdown(0))
@@ -323,7 +325,8 @@ async function main() {
     queue.push(line)
     void drain()
   })
-  rl.on('SIGINT', () => process.emit('SIGINT'))
+  // With the signal's name, as a real SIGINT passes it (listeners such as provider-acp's read it).
+  rl.on('SIGINT', () => process.emit('SIGINT', 'SIGINT'))
   rl.on('close', () => {
     inputClosed = true
     // End of piped input: finish the queued turns first. Ctrl-D at a terminal: quit now.

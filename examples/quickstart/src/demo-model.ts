@@ -9,7 +9,9 @@ import { backgroundParent } from './demo-background.js'
  * offered and the tool results of the current turn), so the same model serves the parent, the
  * in-process children and the child behind ACP. Answers are built from real tool output.
  *
- * Parent, first turn:  list_files(packages) → `subagent` ×2 (half of the packages each) plus
+ * Parent, first turn:  list_files(packages) → `subagent` ×2 (half of the packages each, reading
+ *                       each package.json with the MCP server's `files__read_text_file` when
+ *                       mounted, else `read_file`) plus
  *                       `subagent_acp` (root package.json) and `subagent_remote` (the top-level
  *                       entries, over A2A) in one step → aggregate.
  * Parent, later turns: `subagent_fork` (the child inherits the completed turns) → relay.
@@ -33,6 +35,8 @@ export const PACKAGES_PROMPT = 'Read the package.json of each of these packages'
 export const ROOT_PROMPT = 'Read the root package.json of the workspace'
 export const FORK_PROMPT = 'From the package summary you gave earlier'
 export const REMOTE_PROMPT = 'List the top-level entries of the workspace'
+/** server-filesystem's read tool as packages/mcp mounts it for the server named `files`. */
+export const MCP_READ_TOOL = 'files__read_text_file'
 
 export function apply(ctx: Context, config: Config) {
   const delay = config.delay ?? (Number(process.env.QUICKSTART_DEMO_DELAY) || 120)
@@ -155,7 +159,9 @@ function parentFollowUp(turn: Turn): ScriptedResponse {
 function packagesChild(turn: Turn): ScriptedResponse {
   const paths = [...turn.prompt.matchAll(/packages\/[A-Za-z0-9_.-]+/g)].map((m) => m[0].replace(/\.+$/, ''))
   if (!turn.results.length) {
-    return { text: `Reading ${paths.length} package.json files.`, toolCalls: paths.map((path) => ({ name: 'read_file', input: { path: `${path}/package.json` } })) }
+    // The MCP filesystem server's tool when the app mounted it (cordis.yml's mcp-files entry), else ours.
+    const tool = turn.tools.has(MCP_READ_TOOL) ? MCP_READ_TOOL : 'read_file'
+    return { text: `Reading ${paths.length} package.json files.`, toolCalls: paths.map((path) => ({ name: tool, input: { path: `${path}/package.json` } })) }
   }
   const lines = turn.results.map((result, i) => {
     if (result.isError) return `- ${paths[i] ?? '?'}: could not read (${result.content.split('\n')[0]})`

@@ -29,7 +29,14 @@ export interface SpanLine {
   service: string
 }
 
-export async function startTracing(serviceName: string, env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
+/** Where export failures are reported by default: one line on stderr, like the app's warnings. */
+const warnOnStderr = (message: string): void => void process.stderr.write(`[W] tracing ${message}\n`)
+
+export async function startTracing(
+  serviceName: string,
+  env: NodeJS.ProcessEnv = process.env,
+  warn: (message: string) => void = warnOnStderr,
+): Promise<Tracing | undefined> {
   const otlp = !!(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
   const file = env.QUICKSTART_TRACE_FILE
   if (!otlp && !file) return undefined
@@ -40,8 +47,17 @@ export async function startTracing(serviceName: string, env: NodeJS.ProcessEnv =
   const service = env.OTEL_SERVICE_NAME || serviceName
   const spanProcessors: SpanProcessor[] = []
   if (otlp) {
-    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http')
-    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter()))
+    const [{ OTLPTraceExporter }, { warnOnExportFailure }] = await Promise.all([
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@cordis-subagents/telemetry'),
+    ])
+    const url = otlpTracesUrl(env)
+    const headers = otlpHeaders(env)
+    // The SDK reports a refused batch only through `diag` (silent by default): say so, once per kind.
+    const timeout = Number(env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT || env.OTEL_EXPORTER_OTLP_TIMEOUT) || undefined
+    const otlpExporter = new OTLPTraceExporter({ url, headers, ...timeout ? { timeoutMillis: timeout } : {} })
+    const exporter = warnOnExportFailure(otlpExporter, { endpoint: url, warn, secrets: Object.values(headers) })
+    spanProcessors.push(new BatchSpanProcessor(exporter as SpanExporter))
   }
   if (file) spanProcessors.push(new SimpleSpanProcessor(fileExporter(file, service)))
   const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': service }), spanProcessors })
@@ -53,6 +69,29 @@ export async function startGlobalTracing(serviceName: string, env: NodeJS.Proces
   const tracing = await startTracing(serviceName, env)
   if (tracing) trace.setGlobalTracerProvider(tracing.provider)
   return tracing
+}
+
+/** The traces URL the OTLP/HTTP exporter posts to, per the OpenTelemetry environment variables. */
+function otlpTracesUrl(env: NodeJS.ProcessEnv): string {
+  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+  return `${env.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`
+}
+
+/** `OTEL_EXPORTER_OTLP_HEADERS` then `…_TRACES_HEADERS` (`key=value,…`, values URL-encoded). */
+function otlpHeaders(env: NodeJS.ProcessEnv): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const list of [env.OTEL_EXPORTER_OTLP_HEADERS, env.OTEL_EXPORTER_OTLP_TRACES_HEADERS]) {
+    for (const pair of (list ?? '').split(',')) {
+      const at = pair.indexOf('=')
+      if (at <= 0) continue
+      try {
+        headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim())
+      } catch {
+        // a malformed escape: the SDK would drop the pair too
+      }
+    }
+  }
+  return headers
 }
 
 function fileExporter(file: string, service: string): SpanExporter {

@@ -114,10 +114,12 @@ export class Handshake {
     const methods = this.authMethods
       .map((method) => agentText(`"${method.id}"${method.name && method.name !== method.id ? ` (${method.name})` : ''}`))
     const when = this.stage === 'prompt' ? 'answered session/prompt with' : `answered ${this.stage} with`
-    return this.settings.redactor.redact(`The ACP agent "${this.settings.command}" requires authentication (it ${when} ${describeRequestError(error)})`
-      + (methods.length ? `; it offers the auth methods ${methods.join(', ')}` : '; it names no auth methods')
+    // Only what the agent sent is scrubbed: our own advice names variables, and must stay readable.
+    const { redactor } = this.settings
+    return `The ACP agent "${this.settings.command}" requires authentication (it ${when} ${redactor.redact(describeRequestError(error))})`
+      + (methods.length ? `; it offers the auth methods ${redactor.redact(methods.join(', '))}` : '; it names no auth methods')
       + '. Log in once with the agent\'s own CLI on this machine (as the user the host runs as), or pass its credential '
-      + 'through the provider\'s env config by name, e.g. `ANTHROPIC_API_KEY: true` (the env policy does not inherit credentials).')
+      + 'through the provider\'s env config by name, e.g. `ANTHROPIC_API_KEY: true` (the env policy does not inherit credentials).'
   }
 
   private async startupError(error: unknown): Promise<AcpError> {

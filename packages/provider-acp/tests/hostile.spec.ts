@@ -262,6 +262,8 @@ describe('provider-acp: hostile agents', function () {
       const result = await run.result
       expect(result.stopReason).to.equal('error')
       expect(result.diagnostic).to.match(/^\[ACP_AUTH_REQUIRED\] The ACP agent ".*" requires authentication \(it answered session\/prompt with Authentication required \(code -32000\)\); it offers the auth methods "hostile-login" \(Log in with Hostile\)\. Log in once/)
+      // The advice names the variable and the value to configure: neither is a secret to scrub.
+      expect(result.diagnostic).to.include('by name, e.g. `ANTHROPIC_API_KEY: true` (the env policy')
     })
 
     it('authentication required at initialize → start rejects ACP_AUTH_REQUIRED, keeping code and data', async () => {

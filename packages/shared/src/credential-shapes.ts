@@ -37,6 +37,20 @@ const SECRET_NAMES = ['key', 'token', 'secret', 'password', 'passwd', 'pwd', 'au
   'credential', 'credentials', 'session', 'cookie']
 /** Words that make any name containing them a credential name (`DB_PASS`, `MY_JWT_X`, `SENTRY_DSN`). */
 const CREDENTIAL_WORDS = /KEY|TOKEN|SECRET|PASS|PWD|CREDENTIAL|AUTH|COOKIE|JWT|DSN|WEBHOOK|SESSION|PRIVATE|SIGNATURE/i
+/**
+ * Values that say whether something is set, never what it is (`ANTHROPIC_API_KEY: true` in advice,
+ * `GH_TOKEN=set` in a listing): not credentials, so neither masked after a credential name nor
+ * taken as a configured secret (a scrubbed "true" would hide every "true" in a text).
+ */
+const PLACEHOLDER_VALUE = /^(?:true|false|yes|no|on|off|null|none|undefined|set|unset|empty|missing)$/i
+
+export function isPlaceholderValue(value: string): boolean {
+  return value.length <= 9 && PLACEHOLDER_VALUE.test(value)
+}
+
+/** A variable name (`GITHUB_PAT_TOKEN`): upper-case words of at most 16 characters joined by `_`. */
+const VARIABLE_NAME = /^[A-Z][A-Z0-9]{0,15}(?:_[A-Z0-9]{1,16})+$/
+
 /** Authorization schemes whose credential follows after spaces (`Bearer …`). */
 const SCHEMES = new Set(['bearer', 'basic', 'token'])
 
@@ -111,6 +125,10 @@ function redactParameters(text: string): string {
     else j = skipUntil(text, j, queryValue ? isQueryValueEnd : isValueEnd)
     // `Authorization: Bearer …`: the token pass masks the credential after the scheme word.
     if (!quote && isSchemeBeforeCredential(text, valueStart, j)) return j
+    // `KEY: true`, `KEY=set.`: a placeholder word followed by punctuation or nothing.
+    const word = skipWhile(text, valueStart, isLetter)
+    const onlyPunctuationAfter = skipWhile(text, word, (c) => !isAlnum(c)) >= j
+    if (word > valueStart && onlyPunctuationAfter && isPlaceholderValue(text.slice(valueStart, Math.min(word, valueStart + 10)))) return j
     if (j > valueStart && !text.startsWith(REDACTED, valueStart)) out.replace(valueStart, j)
     return j
   })
@@ -227,6 +245,9 @@ function isKeyShaped(text: string, start: number, end: number, secretPrefixes: r
     }
     if (run >= KEY_RUN_LENGTH && letters > 0 && digits > 0) return true
   }
+  // The provider prefixes are matched case-insensitively, so a variable's name (`GITHUB_PAT_TOKEN`,
+  // `SK_LIVE_KEY`) would look like one: names stay readable.
+  if (length <= 64 && VARIABLE_NAME.test(text.slice(start, end))) return false
   const head = text.slice(start, start + 11).toLowerCase()
   for (const [prefix, minLength] of START_PREFIXES) if (length >= minLength && head.startsWith(prefix)) return true
   return false

@@ -20,3 +20,6 @@ export {
 } from './crossing.js'
 export { lazily } from './lazy.js'
 export { defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost } from './host-guards.js'
+export {
+  CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues, NOT_SECRET_NAMES, policyEnv,
+} from './env-policy.js'

@@ -6,7 +6,7 @@
  * a single left-to-right scan (plus bounded, non-backtracking patterns for terminal escapes):
  * time is linear in the text, and the text is capped first (`Redactor` caps at `maxChars`).
  */
-import { isHighSurrogate, isTokenChar, redactCredentialShapes, Splice } from './credential-shapes.js'
+import { isHighSurrogate, isPlaceholderValue, isTokenChar, redactCredentialShapes, Splice } from './credential-shapes.js'
 import { stripControl } from './control.js'
 
 export { REDACTED } from './credential-shapes.js'
@@ -41,7 +41,7 @@ export class Redactor {
   constructor(secrets: Iterable<string> = [], options: RedactorOptions = {}) {
     const set = new Set<string>()
     for (const secret of secrets) {
-      if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) continue
+      if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH || isPlaceholderValue(secret)) continue
       set.add(secret)
       let encoded = secret
       try {

@@ -23,6 +23,18 @@ describe('shared: redact (the one redactor of diagnostics, logs and progress)', 
       expect(redact('x plain-secret-1 y', ['plain-secret-1'])).to.equal('x [redacted] y')
     })
 
+    it('shows the names of variables and placeholder values (true, set, …); masks values only', () => {
+      expect(redact('pass it by name, e.g. `ANTHROPIC_API_KEY: true`')).to.equal('pass it by name, e.g. `ANTHROPIC_API_KEY: true`')
+      expect(redact('GH_TOKEN=set, GITHUB_PAT_TOKEN=unset, SK_LIVE_KEY: false')).to.equal('GH_TOKEN=set, GITHUB_PAT_TOKEN=unset, SK_LIVE_KEY: false')
+      expect(redact('GITHUB_PAT_TOKEN=truely-a-secret-value')).to.equal('GITHUB_PAT_TOKEN=[redacted]')
+      expect(redact('DB_PASS=true.hunter2, API_KEY=set`x1')).to.equal('DB_PASS=[redacted], API_KEY=[redacted]')
+      // A configured secret that is a placeholder word would mask every such word: it is not one.
+      expect(redact('enabled: true, ok', ['true', 'TRUE'])).to.equal('enabled: true, ok')
+      // Real keys keep being masked, also upper-case ones that are not name-shaped.
+      expect(redact('github_pat_11ABCDEFG0123456789abcdef')).to.equal(REDACTED)
+      expect(redact('SK-ABCDEFGHIJ')).to.equal(`SK-${REDACTED}`)
+    })
+
     it('masks URL user info, query values and secret-named parameters', () => {
       expect(redact('GET https://u:p4ss@host/v1/x?key=K1&model=m#f')).to.equal('GET https://[redacted]@host/v1/x?key=[redacted]&model=[redacted]#f')
       expect(redact('{"api_key":"verysecret","model":"gpt"}')).to.equal('{"api_key":"[redacted]","model":"gpt"}')

@@ -47,3 +47,11 @@ export const OURS = {
   treeInputTokens: 'cordis_subagents.usage.input_tokens',
   treeOutputTokens: 'cordis_subagents.usage.output_tokens',
 } as const
+
+/** The attributes whose values are arrays (string[]); `flatAttributes: true` joins them with ",". */
+export const ARRAY_ATTRIBUTES: readonly string[] = [GEN_AI.finishReasons]
+
+/** An array attribute's value: the array, or with `flat` its items joined by "," (for receivers that reject arrays). */
+export function listValue(values: string[], flat: boolean): string[] | string {
+  return flat ? values.join(',') : values
+}

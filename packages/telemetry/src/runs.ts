@@ -2,7 +2,7 @@ import { type Context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace,
 import type { Agent, AgentObserver, GenerateResponse, ModelToolCall, RunResult } from '@cordis-subagents/agent'
 import type { ToolResult } from '@cordis-subagents/tools'
 import { describeError } from '@cordis-subagents/shared'
-import { ERROR_TYPE, GEN_AI, OURS } from './attributes.js'
+import { ERROR_TYPE, GEN_AI, listValue, OURS } from './attributes.js'
 import { bounded, cleanText, type ContentPolicy } from './content.js'
 
 /** An `execute_tool` span in flight. */
@@ -30,6 +30,8 @@ export interface RunParent {
 export interface RunSpanHost {
   tracer: Tracer
   content: ContentPolicy
+  /** Join array attributes into strings (`flatAttributes`). */
+  flatAttributes: boolean
   /** The default model ref of the runtime (for agents that name none). */
   defaultModel(): string | undefined
   /** The parent of a run that begins (in-process child: its delegation; root: a remote parent), if any. */
@@ -161,7 +163,7 @@ export class RunSpans implements AgentObserver {
         ...usage.cachedInputTokens === undefined ? {} : { [GEN_AI.cacheReadTokens]: usage.cachedInputTokens },
       })
     }
-    span.setAttribute(GEN_AI.finishReasons, [response.finishReason])
+    span.setAttribute(GEN_AI.finishReasons, listValue([response.finishReason], this.host.flatAttributes))
     if (this.host.content.capture) {
       const toolCalls = response.toolCalls.map((call) => ({ type: 'tool_call', id: call.id, name: call.name }))
       span.setAttribute(GEN_AI.outputMessages, JSON.stringify([{

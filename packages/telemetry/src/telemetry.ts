@@ -45,6 +45,7 @@ export class Telemetry extends Service<Config> {
     this.runs = new RunSpans({
       tracer,
       content,
+      flatAttributes: !!this.config.flatAttributes,
       defaultModel: () => agents.config.model,
       parentOf: (agent) => this.parentOf(agent),
     })
