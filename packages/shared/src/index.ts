@@ -19,3 +19,9 @@ export {
   MAX_ALLOWED_TOOLS, type SpendReport, spendFromMeta, spendValue, strictestCrossing,
 } from './crossing.js'
 export { lazily } from './lazy.js'
+export {
+  addWork, type BudgetBreach, type BudgetName, describeBreach, emptyWork, type LimitCode, LimitError, limitStop, type WorkCounts,
+} from './limits.js'
+export { addUsage, checkedUsage, checkedWork, countOf, emptyUsage, isCount, totalTokens, type Usage } from './usage.js'
+export { MAX_MESSAGE_LENGTH } from './messages.js'
+export { withoutCallerTracing } from './caller-tracing.js'

@@ -2,7 +2,8 @@ import type { Agent } from '@cordis-subagents/agent'
 import type {
   SubagentHandle, SubagentRequest, SubagentResult, SubagentService, SubagentStart,
 } from '@cordis-subagents/subagents-service'
-import { emptyWork, LimitError, limitStop, type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
+import { type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
+import { emptyWork, LimitError, limitStop } from '@cordis-subagents/shared'
 import { type DeadlineQueue, describeError, onAbort } from '@cordis-subagents/shared'
 import { type CancelCause, capOutput, failureText, headline } from './result.js'
 

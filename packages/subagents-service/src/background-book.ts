@@ -1,17 +1,12 @@
 import type { Agent } from '@cordis-subagents/agent'
+import { limitStop, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import type { BackgroundRegistry } from './background.js'
 import {
   type BackgroundJob, type BackgroundResult, type BackgroundStart, BackgroundTask, type Delivery, resultHeader, Waiter, type WaitReport,
 } from './background-task.js'
 import { describeError } from './diagnostic.js'
 import { SubagentError } from './errors.js'
-import { limitStopOf } from './outcome.js'
 
-/**
- * Longest inbox message (the agent's `MAX_INBOX_MESSAGE_LENGTH`; restated because this package
- * imports only types from the agent package; test/background.spec.ts checks they agree).
- */
-export const MAX_MESSAGE_LENGTH = 1 << 20
 
 /** The background delegations of one parent agent. */
 export class ParentBackground {
@@ -52,7 +47,7 @@ export class ParentBackground {
     this.tasks.set(task.handle, task)
     this.registry.live.add(task)
     const onTurnAbort = () => {
-      const limit = limitStopOf(start.turnSignal.reason)
+      const limit = limitStop(start.turnSignal.reason)
       task.cancel(limit ? `the turn that started it was stopped by a ${limit} limit` : 'the turn that started it was aborted', start.turnSignal.reason)
     }
     start.turnSignal.addEventListener('abort', onTurnAbort, { once: true })

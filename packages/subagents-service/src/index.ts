@@ -13,6 +13,6 @@ export { Config, DEFAULTS } from './config.js'
 export { type ProviderRunParts, type ProviderRunTools, startProviderRun } from './provider-run.js'
 export {
   BackgroundRegistry, type BackgroundJob, type BackgroundLimits, type BackgroundResult, type BackgroundStart, type BackgroundState,
-  BackgroundTask, type Delivery, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, MAX_MESSAGE_LENGTH, ParentBackground, resultHeader,
+  BackgroundTask, type Delivery, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground, resultHeader,
   type TurnEndPolicy, type WaitReport,
 } from './background.js'

@@ -2,7 +2,8 @@ import type { Budget } from '@cordis-subagents/agent'
 import { onAbort } from '@cordis-subagents/shared'
 import { capDiagnostic, describeError } from './diagnostic.js'
 import { SubagentError } from './errors.js'
-import { asLimitStop, checkWork, limitStopOf, normalise, reasonText, tokensOf } from './outcome.js'
+import { checkedWork, limitStop } from '@cordis-subagents/shared'
+import { asLimitStop, normalise, reasonText, tokensOf } from './outcome.js'
 import { chargeReported, overspent } from './reported-spend.js'
 import { isObject, isRun } from './validate.js'
 import { aborted, discard, passOn } from './run-parts.js'
@@ -207,7 +208,7 @@ export class RunHandle {
   cancel(reason?: string, signalReason?: unknown): void {
     if (this.cancelled || this.phase === 'ended' || this.phase === 'rejected') return
     this.cancelled = true
-    const stop = limitStopOf(signalReason)
+    const stop = limitStop(signalReason)
     if (stop) this.limit = { stop, reason: signalReason }
     this.controller.abort(signalReason ?? new SubagentError('ABORTED', reason ?? 'The run was cancelled.'))
     this.stopWaitingForStart?.()
@@ -260,7 +261,7 @@ export class RunHandle {
     const settled: SubagentResult = this.limit ? asLimitStop(raw, this.limit.stop, this.limit.reason) : raw
     if (this.budget) chargeReported(this.budget, settled.usage, settled.work)
     const outcome: SubagentOutcome = Object.assign({}, settled) as SubagentOutcome
-    outcome.work = settled.work ?? checkWork(undefined)
+    outcome.work = settled.work ?? checkedWork(undefined)
     outcome.durationMs = Math.max(0, Date.now() - this.startedAt)
     Object.freeze(outcome)
     this.host.events.emit('subagent/end', this.info!, outcome)

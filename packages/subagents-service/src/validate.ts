@@ -1,5 +1,5 @@
 import type { BudgetLimits } from '@cordis-subagents/agent'
-import { checkedTraceContext, isName, missingCapability, NAME_PATTERN, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
+import { checkedTraceContext, isCount, isName, missingCapability, NAME_PATTERN, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
 import type { SubagentProvider, SubagentRequest, SubagentRun } from './types.js'
 
@@ -125,9 +125,6 @@ export function checkCapabilities(provider: SubagentProvider, request: SubagentR
     { capability })
 }
 
-export function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
-}
 
 /**
  * The request's trace context as a checked plain copy (what the provider gets), or undefined
