@@ -7,7 +7,9 @@ import { BackgroundRegistry } from './background.js'
 import { SubagentEvents } from './events.js'
 import { admitChild, budgetOf, depthCeiling } from './limits.js'
 import { ParentGates } from './parent-gate.js'
-import { type Admission, aborted, RunHandle, type RunHost } from './run-handle.js'
+import { Delegation } from './delegation.js'
+import { aborted } from './run-parts.js'
+import type { Admission, RunHost } from './run-host.js'
 import { type Slot, TreeGates } from './tree-gate.js'
 import { TraceSources } from './trace-sources.js'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
@@ -192,8 +194,8 @@ export class SubagentService extends Service<Config> {
     }
     // The provider gets the checked copy of the trace context, never the caller's object.
     if (checked.traceContext) request = { ...request, traceContext: checked.traceContext }
-    const run = new RunHandle(request, this.host)
-    return run.startedAs(this.admit(name, request, checked, run))
+    const run = new Delegation(request, this.host)
+    return run.admittedBy(this.admit(name, request, checked, run))
   }
 
   /**
@@ -228,7 +230,7 @@ export class SubagentService extends Service<Config> {
   }
 
   /** Waits for the per-parent and per-tree slots (on the run's signal), then has the run call its provider. */
-  private async admit(name: string, request: SubagentRequest, checked: Checked, run: RunHandle): Promise<SubagentHandle> {
+  private async admit(name: string, request: SubagentRequest, checked: Checked, run: Delegation): Promise<SubagentHandle> {
     const { depth, parentBudget, ceiling } = checked
     const { signal } = run
     try {
