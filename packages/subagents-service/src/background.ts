@@ -3,7 +3,10 @@ import { type BackgroundStart, BackgroundTask } from './background-task.js'
 import { ParentBackground } from './background-book.js'
 import { SubagentError } from './errors.js'
 
-export * from './background-task.js'
+export {
+  type BackgroundResult, type BackgroundStart, type BackgroundState, BackgroundTask, type Delivery, resultHeader, type TurnEndPolicy,
+  type WaitReport,
+} from './background-task.js'
 export { ParentBackground } from './background-book.js'
 
 /** Background delegations of one parent that may be live (starting or running) at once. */

@@ -1,5 +1,6 @@
 import { type BudgetBreach, checkedUsage, checkedWork, describeBreach, isCount, type Usage } from '@cordis-subagents/shared'
-import { capDiagnostic, describeError } from './diagnostic.js'
+import { capDiagnostic } from './diagnostic.js'
+import { describeError } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason } from './types.js'
 import { isObject } from './validate.js'
 

@@ -1,5 +1,5 @@
 import { MAX_MESSAGE_LENGTH as MAX_SEND_LENGTH } from '@cordis-subagents/shared'
-import { describeError } from './diagnostic.js'
+import { describeError } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
 import type { SubagentRun } from './types.js'
 
