@@ -1,3 +1,12 @@
+// One delegation, in order (each step names its module):
+//   begin(name, request)            check: provider, capabilities, request, depth (validate.ts, limits.ts)
+//   → new Delegation                the run, from here to dispose: guards, controller, events (delegation.ts)
+//   → admit                         per-parent and tree slots, the parent's budget (parent-gate.ts, tree-gate.ts)
+//   → delegation.start(provider)    provider.start(request + the run's signal, onUpdate) (provider code)
+//   → hand-over                     `handle` fulfils with the same Delegation; subagent/start
+//   → result                        the provider's result, normalised (outcome.ts); subagent/end
+//   → dispose                       the provider's dispose; slots released
+// Background: the tool records a task (background.ts), begins on this same path, binds the two.
 import { Context, Logger, Service } from 'cordis'
 import { MAX_TIMER_MS } from '@cordis-subagents/shared'
 import type { Budget } from '@cordis-subagents/agent'
