@@ -104,7 +104,7 @@ export class Delegation implements SubagentHandle, SubagentStart {
   }
 
   /** Calls the provider; fulfils with the holder's handle (the hand-over) or rejects with nothing left running. */
-  async start(provider: SubagentProvider, admission: Admission): Promise<SubagentHandle> {
+  async callProvider(provider: SubagentProvider, admission: Admission): Promise<SubagentHandle> {
     const { host, request } = this
     this.provider = provider
     this.admission = admission

@@ -2,7 +2,7 @@
 //   begin(name, request)            check: provider, capabilities, request, depth (validate.ts, limits.ts)
 //   → new Delegation                the run, from here to dispose: guards, controller, events (delegation.ts)
 //   → admit                         per-parent and tree slots, the parent's budget (parent-gate.ts, tree-gate.ts)
-//   → delegation.start(provider)    provider.start(request + the run's signal, onUpdate) (provider code)
+//   → callProvider(provider)        provider.start(request + the run's signal, onUpdate) (provider code)
 //   → hand-over                     `handle` fulfils with the same Delegation; subagent/start
 //   → result                        the provider's result, normalised (outcome.ts); subagent/end
 //   → dispose                       the provider's dispose; slots released
@@ -286,7 +286,7 @@ export class SubagentService extends Service<Config> {
       run.abandon()
       throw error
     }
-    return run.start(provider, admission)
+    return run.callProvider(provider, admission)
   }
 
   /** Frees the slots an admission holds in the per-parent and tree gates. */
