@@ -72,7 +72,7 @@ export class Delegation implements SubagentHandle, SubagentStart {
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
   }
 
-  /** Aborts when the caller's signal does, or on `cancel` / `dispose`; gates and the provider wait on it. */
+  /** @internal Aborts when the caller's signal does, or on `cancel` / `dispose`; gates and the provider wait on it. */
   get signal(): AbortSignal {
     return this.controller.signal
   }
@@ -91,19 +91,19 @@ export class Delegation implements SubagentHandle, SubagentStart {
     else this.stop(reason)
   }
 
-  /** What `ctx.subagents.begin` returns: this run, with `handle` the admission's promise. */
+  /** @internal What `ctx.subagents.begin` returns: this run, with `handle` the admission's promise. */
   admittedBy(handle: Promise<SubagentHandle>): this {
     this.handle = handle
     return this
   }
 
-  /** The request never got its slots (or failed its checks): let go of the caller; the run is inert. */
+  /** @internal The request never got its slots (or failed its checks): let go of the caller; the run is inert. */
   abandon(): void {
     this.phase = 'rejected'
     this.detachCaller()
   }
 
-  /** Calls the provider; fulfils with the holder's handle (the hand-over) or rejects with nothing left running. */
+  /** @internal Calls the provider; fulfils with the holder's handle (the hand-over) or rejects with nothing left running. */
   async callProvider(provider: SubagentProvider, admission: Admission): Promise<SubagentHandle> {
     const { host, request } = this
     this.provider = provider
