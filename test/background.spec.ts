@@ -4,7 +4,8 @@ import { setMaxListeners } from 'node:events'
 import { expect } from 'chai'
 import { z } from 'zod'
 import { type AgentEvent, LimitError, MAX_INBOX_MESSAGE_LENGTH, type RunResult } from '@cordis-subagents/agent'
-import { MAX_MESSAGE_LENGTH, SubagentError } from '@cordis-subagents/subagents-service'
+import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
+import { SubagentError } from '@cordis-subagents/subagents-service'
 import {
   backgroundHost, type BackgroundHost, events, scriptedParent, start, SteerableProvider, tail,
 } from './support/background.js'
@@ -340,16 +341,15 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     host = await backgroundHost()
     const parent = scriptedParent(host.ctx, []).agent
     await parent.dispose()
-    let executed = 0
     const registry = host.ctx.subagents.background
+    // The book records a task before the caller starts its run: a refusal means no task, so no run follows.
     expect(() => registry.start({
       parent, label: 'late', provider: 'fake', onTurnEnd: 'wait', turnSignal: new AbortController().signal,
-      execute: async () => { executed++; return { content: 'r' } },
     })).to.throw(SubagentError).with.property('code', 'ABORTED')
     await tick()
     expect(registry.live.size).to.equal(0)
     expect(registry.peek(parent)?.list() ?? []).to.deep.equal([])
-    expect(executed).to.equal(0)
+    expect(host.provider.runs).to.have.length(0)
   })
 
   it('background children count against the service\'s limits (a per-parent slot queues a start) and the per-parent live cap', async () => {

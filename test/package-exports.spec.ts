@@ -25,4 +25,22 @@ describe('package exports', () => {
     expect(problems).to.deep.equal([])
     expect(manifests.length).to.be.greaterThan(8)
   })
+
+  it('the run-path packages are faces: named exports only, no internal helpers or restated vocabulary', async () => {
+    const faces = ['shared', 'tools', 'subagents-service', 'provider-spawn', 'provider-fork', 'subagent-tool', 'subagent-control']
+    for (const name of faces) {
+      const source = readFileSync(join(ROOT, 'packages', name, 'src/index.ts'), 'utf8')
+      expect(source, `${name}: export *`).to.not.match(/export \*/)
+    }
+    const leaks: Record<string, string[]> = {
+      '@cordis-subagents/tools': ['count', 'addUsage', 'emptyWork', 'LimitError', 'withoutCallerTracing', 'describeError', 'TOOL_NAME_PATTERN'],
+      '@cordis-subagents/subagents-service': ['describeError', 'PROVIDER_NAME_PATTERN', 'MAX_MESSAGE_LENGTH', 'isObject', 'checkRequest'],
+      '@cordis-subagents/subagent-tool': ['startedText', 'capOutput', 'runDelegation'],
+      '@cordis-subagents/subagent-control': ['buildVerbs', 'statusLine', 'waitResult'],
+    }
+    for (const [specifier, names] of Object.entries(leaks)) {
+      const mod = await import(specifier) as Record<string, unknown>
+      for (const leaked of names) expect(mod, `${specifier} exports ${leaked}`).to.not.have.property(leaked)
+    }
+  })
 })

@@ -1,6 +1,7 @@
 // What an agent is made from: the runtime's seam (models, gates, budget handlers, observers,
 // hooks) and the options `ctx.agents.create` resolved for it.
-import type { BudgetBreach, ToolView } from '@cordis-subagents/tools'
+import type { ToolView } from '@cordis-subagents/tools'
+import type { BudgetBreach } from '@cordis-subagents/shared'
 import type { Agent } from './agent.js'
 import type { Budget, BudgetLimits } from './budget.js'
 import type { ContinueHooks } from './continue-hooks.js'

@@ -1,8 +1,6 @@
 import { setMaxListeners } from 'node:events'
-import {
-  addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, LimitError, limitStop,
-  totalTokens, type ToolView,
-} from '@cordis-subagents/tools'
+import { type ToolView } from '@cordis-subagents/tools'
+import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, LimitError, limitStop, totalTokens } from '@cordis-subagents/shared'
 import { abortFlat } from './abort.js'
 import { Budget, type BudgetLimits } from './budget.js'
 import { TurnLimits } from './turn-limits.js'

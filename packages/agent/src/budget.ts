@@ -1,4 +1,4 @@
-import type { BudgetBreach, BudgetName } from '@cordis-subagents/tools'
+import type { BudgetBreach, BudgetName } from '@cordis-subagents/shared'
 
 /**
  * Limits of one run and everything below it. Omitted means "no limit of its own" (the parent's

@@ -1,4 +1,4 @@
-import { describeError } from '@cordis-subagents/tools'
+import { describeError } from '@cordis-subagents/shared'
 import type { Agent } from './agent.js'
 import type { BudgetLimits, BudgetSpend } from './budget.js'
 

@@ -1,10 +1,11 @@
-import type { Usage, WorkCounts } from '@cordis-subagents/tools'
+import type { Usage } from '@cordis-subagents/tools'
+import { MAX_MESSAGE_LENGTH, type WorkCounts } from '@cordis-subagents/shared'
 import { AgentError } from './errors.js'
 
 /** Most messages waiting in one agent's inbox; a poster past it gets `INBOX_FULL`. */
 export const MAX_INBOX_MESSAGES = 1024
 /** Largest message one `post` takes (UTF-16 code units; about 1 MiB of text). */
-export const MAX_INBOX_MESSAGE_LENGTH = 1 << 20
+export const MAX_INBOX_MESSAGE_LENGTH = MAX_MESSAGE_LENGTH
 
 /** What a message carries besides its text: a delegation's usage and work, rolled up when the message is read. */
 export interface InboxDelegation {

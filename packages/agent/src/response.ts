@@ -1,4 +1,4 @@
-import { count } from '@cordis-subagents/tools'
+import { countOf } from '@cordis-subagents/shared'
 import type { GenerateResponse, ModelToolCall } from './types.js'
 
 // What a model returned, made well-formed before the loop acts on it.
@@ -14,7 +14,7 @@ export function normalizeResponse(response: GenerateResponse, idPrefix: string, 
   if (!response || typeof response !== 'object') throw new Error('the model returned no response')
   const calls: unknown[] = Array.isArray(response.toolCalls) ? response.toolCalls : []
   const toolCalls = normalizeCalls(calls, idPrefix, maxCalls)
-  const dropped = calls.length - toolCalls.length + count(response.droppedToolCalls)
+  const dropped = calls.length - toolCalls.length + countOf(response.droppedToolCalls)
   const raw: unknown = response.finishReason
   // A plain copy, then assignment: V8 builds `{ ...response, text, toolCalls }` on a slow path (bench/README.md).
   const normalized = { ...response }

@@ -1,4 +1,4 @@
-import { type BudgetBreach, describeBreach, type LimitError } from '@cordis-subagents/tools'
+import { type BudgetBreach, describeBreach, type LimitError } from '@cordis-subagents/shared'
 import type { GenerateResponse, StopReason } from './types.js'
 
 // How a turn's end is explained: the abort promise every call of a turn races, and the diagnostics of aborts and limits.

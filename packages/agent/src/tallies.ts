@@ -1,4 +1,4 @@
-import { addUsage, addWork, emptyUsage, emptyWork } from '@cordis-subagents/tools'
+import { addUsage, addWork, emptyUsage, emptyWork } from '@cordis-subagents/shared'
 import type { AgentUsage, AgentWork } from './types.js'
 
 /** An agent's token tally: `own` and `delegated`, and `total` computed from them when read. */

@@ -1,5 +1,5 @@
 import { MAX_TIMER_MS } from '@cordis-subagents/shared'
-import { type BudgetBreach, describeBreach, LimitError } from '@cordis-subagents/tools'
+import { type BudgetBreach, describeBreach, LimitError } from '@cordis-subagents/shared'
 import { abortFlat } from './abort.js'
 import type { Budget } from './budget.js'
 import type { ModelToolCall } from './types.js'

@@ -1,5 +1,6 @@
 import type { BudgetSpend } from './budget.js'
-import type { BudgetBreach, ToolResult, ToolSpec, ToolUpdate, Usage, WorkCounts } from '@cordis-subagents/tools'
+import type { ToolResult, ToolSpec, ToolUpdate, Usage } from '@cordis-subagents/tools'
+import type { BudgetBreach, WorkCounts } from '@cordis-subagents/shared'
 
 /** A tool call as a model emitted it. */
 export interface ModelToolCall {

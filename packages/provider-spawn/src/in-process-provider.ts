@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { describeError } from '@cordis-subagents/shared'
+import { addWork, describeError } from '@cordis-subagents/shared'
 import { type AgentEvent, type AgentRuntime, type RunResult, withoutCallerTracing } from '@cordis-subagents/agent'
 import {
   type ProviderStartRequest, startProviderRun, type SubagentProvider, type SubagentResult, type SubagentRun,
@@ -90,12 +90,7 @@ async function startChild(agents: AgentRuntime, options: InProcessProviderOption
 }
 
 function toSubagentResult(run: RunResult, provider: string): SubagentResult {
-  const { own, delegated } = run.work
-  const work = {
-    steps: own.steps + delegated.steps,
-    toolCalls: own.toolCalls + delegated.toolCalls,
-    delegations: own.delegations + delegated.delegations,
-  }
+  const work = addWork(run.work.own, run.work.delegated)
   // Built by assignment: V8 runs `{ ...base, stopReason }` on a slow path (≈ 0.7 µs per child).
   const result: SubagentResult = { stopReason: run.stopReason, output: run.text, usage: run.usage, work }
   if (run.stopReason === 'max-steps') {

@@ -1,4 +1,5 @@
-import { type Agent, AgentError, type InboxMessage, type RunResult, type Usage } from '@cordis-subagents/agent'
+import { type Agent, AgentError, type InboxMessage, type RunResult } from '@cordis-subagents/agent'
+import { addUsage, addWork } from '@cordis-subagents/shared'
 import { capDiagnostic, SubagentError } from '@cordis-subagents/subagents-service'
 
 /**
@@ -102,16 +103,4 @@ function combine(earlier: RunResult, later: RunResult): RunResult {
   if (later.diagnostic) result.diagnostic = later.diagnostic
   if (later.budget) result.budget = later.budget
   return result
-}
-
-function addUsage(a: Usage, b: Usage): Usage {
-  const sum: Usage = { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens }
-  if (a.cachedInputTokens !== undefined || b.cachedInputTokens !== undefined) {
-    sum.cachedInputTokens = (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0)
-  }
-  return sum
-}
-
-function addWork(a: RunResult['work']['own'], b: RunResult['work']['own']): RunResult['work']['own'] {
-  return { steps: a.steps + b.steps, toolCalls: a.toolCalls + b.toolCalls, delegations: a.delegations + b.delegations }
 }

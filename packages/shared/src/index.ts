@@ -23,3 +23,9 @@ export { defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret
 export {
   CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues, NOT_SECRET_NAMES, policyEnv,
 } from './env-policy.js'
+export {
+  addWork, type BudgetBreach, type BudgetName, describeBreach, emptyWork, type LimitCode, LimitError, limitStop, type WorkCounts,
+} from './limits.js'
+export { addUsage, checkedUsage, checkedWork, countOf, emptyUsage, isCount, totalTokens, type Usage } from './usage.js'
+export { MAX_MESSAGE_LENGTH } from './messages.js'
+export { withoutCallerTracing } from './caller-tracing.js'

@@ -1,5 +1,6 @@
 import { type BackgroundTask, resultHeader, type WaitReport } from '@cordis-subagents/subagents-service'
-import { addUsage, emptyUsage, type ToolResult, type Usage, type WorkCounts } from '@cordis-subagents/tools'
+import { type ToolResult, type Usage } from '@cordis-subagents/tools'
+import { addUsage, emptyUsage, type WorkCounts } from '@cordis-subagents/shared'
 
 /** One task as a status line: handle, label, state, elapsed, steps, last progress, where its result went. */
 export function statusLine(task: BackgroundTask): string {

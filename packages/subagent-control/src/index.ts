@@ -1,10 +1,6 @@
 import { Context, Schema } from 'cordis'
-import { duration, NAME_PATTERN } from '@cordis-subagents/shared'
-import { withoutCallerTracing } from '@cordis-subagents/tools'
+import { duration, NAME_PATTERN, withoutCallerTracing } from '@cordis-subagents/shared'
 import { buildVerbs, type VerbNames } from './verbs.js'
-
-export { buildVerbs, type VerbNames, type VerbOptions } from './verbs.js'
-export { statusLine, waitResult } from './format.js'
 
 export const name = 'subagent-control'
 export const reusable = true

@@ -1,6 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { ParentBackground, SubagentService } from '@cordis-subagents/subagents-service'
 import type { Tool, ToolExecContext, ToolResult } from '@cordis-subagents/tools'
+import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { seconds, statusLine, waitResult } from './format.js'
 
@@ -26,8 +27,6 @@ export interface VerbOptions {
 /** Most handles one call names. */
 const MAX_HANDLES = 64
 const HANDLE = z.string().regex(/^bg-[1-9][0-9]{0,8}$/, 'A handle looks like "bg-1" (as the start call returned it).')
-/** Largest follow-up message (characters): the service's limit. */
-const MAX_MESSAGE_LENGTH = 1 << 20
 
 /** The four tools; each acts only on the calling agent's own background children. */
 export function buildVerbs(subagents: SubagentService, options: VerbOptions): Tool<any>[] {

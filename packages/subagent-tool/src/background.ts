@@ -4,10 +4,13 @@ import type { BackgroundTask, SubagentService, SubagentUpdate, TurnEndPolicy } f
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation } from './call.js'
 
+/** The request signal of a background delegation: never aborted (the task's cancel stops the run). */
+const NEVER_ABORTED = new AbortController().signal
+
 /**
- * One call of a tool load in `mode: background`: hands the delegation to the parent's background
- * book (`ctx.subagents.background`) and returns at once with its handle. The delegation itself is
- * `runDelegation` on the task's own signal, so its result has exactly the synchronous format.
+ * One call of a tool load in `mode: background`: records the delegation in the parent's background
+ * book (`ctx.subagents.background`), starts it on the same path as a synchronous call, binds the
+ * two, and returns at once with its handle. The result has exactly the synchronous format.
  */
 export function startInBackground(
   subagents: SubagentService,
@@ -25,22 +28,30 @@ export function startInBackground(
       provider: options.provider,
       onTurnEnd: options.onTurnEnd,
       turnSignal: exec.signal,
-      execute: (job) => runDelegation(subagents, options, input, {
-        signal: job.signal,
-        agent: exec.agent,
-        toolCallId: exec.toolCallId,
-        onUpdate: (update) => job.onUpdate(update.data as SubagentUpdate),
-      }, inFlight, deadlines, job.onStarted),
     })
   } catch (error) {
     const code = (error as { code?: string }).code
     return { isError: true, content: `Could not start the subagent in the background.\n\n${code ? `${code}: ` : ''}${(error as Error).message}` }
   }
+  // The task's cancel (a verb, the starting turn's abort, the parent's dispose) cancels the call as its parent would.
+  let cancel: (reason: unknown) => void = noop
+  const running = runDelegation(subagents, options, input, {
+    signal: NEVER_ABORTED,
+    agent: exec.agent,
+    toolCallId: exec.toolCallId,
+    onUpdate: (update) => task.progress(update.data as SubagentUpdate),
+  }, inFlight, deadlines, {
+    onCall: (call) => cancel = (reason) => call.cancel('parent', reason),
+    onStarted: (run) => task.markStarted(run),
+  })
+  task.follow((reason) => cancel(reason), running)
   return {
     content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, subagents.background.verbs)),
     metadata: { background: true, handle: task.handle, provider: options.provider },
   }
 }
+
+const noop = () => {}
 
 /**
  * The control verbs, when the caller can call every one of them: a child does not see verbs that are

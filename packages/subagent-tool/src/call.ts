@@ -1,8 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
-import type {
-  SubagentHandle, SubagentRequest, SubagentResult, SubagentService, SubagentStart,
-} from '@cordis-subagents/subagents-service'
-import { emptyWork, LimitError, limitStop, type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
+import type { SubagentHandle, SubagentRequest, SubagentResult, SubagentService, SubagentStart } from '@cordis-subagents/subagents-service'
+import { type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
+import { emptyWork, LimitError, limitStop } from '@cordis-subagents/shared'
 import { type DeadlineQueue, describeError, onAbort } from '@cordis-subagents/shared'
 import { type CancelCause, capOutput, failureText, headline } from './result.js'
 
@@ -21,7 +20,16 @@ export interface DelegationInput {
 
 /** A delegation in flight, as the plugin that owns it sees it. */
 export interface InFlight {
-  cancel(cause: CancelCause): void
+  /** `reason`: the abort reason a parent cancel passes on (default: the call's signal's). */
+  cancel(cause: CancelCause, reason?: unknown): void
+}
+
+/** What a background call hooks into its delegation. */
+export interface CallHooks {
+  /** The call exists (before the run starts): its `cancel` is how the task stops it. */
+  onCall?(call: InFlight): void
+  /** The service handed the run over (a background delegation keeps it, to steer it). */
+  onStarted?(run: SubagentHandle): void
 }
 
 /**
@@ -36,11 +44,11 @@ export async function runDelegation(
   inFlight: Set<InFlight>,
   /** The tool load's timeouts behind one timer (its duration is `options.timeout`); without it, a timer per call. */
   deadlines?: DeadlineQueue,
-  /** Called once the service handed the run over (a background delegation keeps it, to steer it). */
-  onStarted?: (run: SubagentHandle) => void,
+  hooks: CallHooks = {},
 ): Promise<ToolResult> {
   const startedAt = Date.now()
-  const call = new Delegation(options, exec, inFlight, deadlines)
+  const call = new CallCancellation(options, exec, inFlight, deadlines)
+  hooks.onCall?.(call)
 
   const request: SubagentRequest = {
     prompt: input.prompt,
@@ -70,8 +78,9 @@ export async function runDelegation(
   let run: SubagentHandle
   try {
     // A parent signal aborted already starts no run (the service rejects `ABORTED`); the call was cancelled above.
-    call.started = subagents.begin(options.provider, request)
-    run = call.run = await call.started.handle
+    call.run = subagents.begin(options.provider, request)
+    if (call.cause) call.run.cancel(call.reason)
+    run = await call.run.handle
   } catch (error) {
     call.end()
     const code = (error as { code?: string })?.code
@@ -79,8 +88,8 @@ export async function runDelegation(
     const head = call.cause ? headline({ stopReason: 'aborted', output: '' }, call.cause, options.timeout) : 'Could not start the subagent.'
     return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${message}` }
   }
-  onStarted?.(run)
-  if (call.cause) call.dispose().catch(noop)
+  hooks.onStarted?.(run)
+  if (call.cause) run.dispose().catch(noop)
 
   let result: SubagentResult | undefined
   let resultError: unknown
@@ -91,7 +100,7 @@ export async function runDelegation(
     resultError = error
   }
   try {
-    await call.dispose()
+    await run.dispose()
   } catch (error) {
     disposeError = error
   } finally {
@@ -136,16 +145,18 @@ export async function runDelegation(
 }
 
 /**
- * A delegation in flight, from the tool's side: what cancels it (its parent's abort, its timeout,
- * the tool's unload) and its one disposal. A class, not closures per call: a wide fan-out keeps
- * thousands of these alive at once.
+ * What cancels one call of the tool (its parent's abort, its timeout, the tool's unload), and why.
+ * The run itself holds the once-only guards (its cancel and dispose are idempotent); this only
+ * remembers the first cause, for the headline. A class, not closures per call: a wide fan-out
+ * keeps thousands of these alive at once.
  */
-class Delegation implements InFlight {
+class CallCancellation implements InFlight {
   /** Why the call was cancelled, once it was. */
   cause?: CancelCause
-  started?: SubagentStart
-  run?: SubagentHandle
-  private disposal?: Promise<void>
+  /** The abort reason the cause gave the run. */
+  reason?: Error
+  /** The run (from `begin` on: it is also the start, cancellable before the hand-over). */
+  run?: SubagentStart & Partial<SubagentHandle>
   private readonly stopWaitingForParent: () => void
   private readonly cancelDeadline?: () => void
 
@@ -164,22 +175,20 @@ class Delegation implements InFlight {
   }
 
   /**
-   * The run's own signal is the one abort path: a cancel goes through the service run, with the
-   * reason its stop reason follows (a timeout is a limit, `timeout`; the rest `aborted`). Once
-   * handed over, the run is disposed at once as well: the provider gets `cancel` first, and the
-   * service settles a result the provider leaves pending when its dispose returns, so a provider
-   * that ignores `cancel` cannot hang the call past its timeout.
+   * The run's own signal is the one abort path: a cancel goes through the run, with the reason its
+   * stop reason follows (a timeout is a limit, `timeout`; the rest `aborted`). Once handed over,
+   * the run is disposed at once as well: the provider gets `cancel` first, and the service settles
+   * a result the provider leaves pending when its dispose returns, so a provider that ignores
+   * `cancel` cannot hang the call past its timeout.
    */
-  cancel(why: CancelCause): void {
+  cancel(why: CancelCause, parentReason: unknown = this.exec.signal.reason): void {
     if (this.cause) return
     this.cause = why
-    this.started?.cancel(abortReason(why, this.options.timeout, this.exec.signal.reason))
-    if (this.run) this.dispose().catch(noop)
-  }
-
-  /** Once, after the hand-over. */
-  dispose(): Promise<void> {
-    return this.disposal ??= this.run!.dispose()
+    this.reason = abortReason(why, this.options.timeout, parentReason)
+    const { run } = this
+    if (!run) return
+    run.cancel(this.reason)
+    if (run.info) run.dispose?.().catch(noop)
   }
 
   /** Stops listening for a cancel. */

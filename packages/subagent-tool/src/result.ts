@@ -1,6 +1,6 @@
 import type { SubagentResult } from '@cordis-subagents/subagents-service'
 import { headBytes, utf8Length } from '@cordis-subagents/shared'
-import { describeBreach } from '@cordis-subagents/tools'
+import { describeBreach } from '@cordis-subagents/shared'
 
 export type CancelCause = 'parent' | 'timeout' | 'unload'
 

@@ -1,17 +1,12 @@
 import type { Agent } from '@cordis-subagents/agent'
+import { limitStop, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import type { BackgroundRegistry } from './background.js'
 import {
-  type BackgroundJob, type BackgroundResult, type BackgroundStart, BackgroundTask, type Delivery, resultHeader, Waiter, type WaitReport,
+  type BackgroundResult, type BackgroundStart, BackgroundTask, type Delivery, resultHeader, Waiter, type WaitReport,
 } from './background-task.js'
-import { describeError } from './diagnostic.js'
+import { describeError } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
-import { limitStopOf } from './outcome.js'
 
-/**
- * Longest inbox message (the agent's `MAX_INBOX_MESSAGE_LENGTH`; restated because this package
- * imports only types from the agent package; test/background.spec.ts checks they agree).
- */
-export const MAX_MESSAGE_LENGTH = 1 << 20
 
 /** The background delegations of one parent agent. */
 export class ParentBackground {
@@ -34,7 +29,10 @@ export class ParentBackground {
     return [...this.tasks.values()]
   }
 
-  /** Starts a delegation in the background; throws `BACKGROUND_LIMIT` when too many are live. */
+  /**
+   * Records a background delegation and returns its task; the caller then starts the run and binds
+   * it with `task.follow`. Throws `BACKGROUND_LIMIT` when too many are live (nothing is recorded).
+   */
   start(start: BackgroundStart): BackgroundTask {
     const limit = this.registry.limits.maxLive
     // `disposed` too: a book made for an already disposed parent hears of the close only in a microtask.
@@ -52,27 +50,13 @@ export class ParentBackground {
     this.tasks.set(task.handle, task)
     this.registry.live.add(task)
     const onTurnAbort = () => {
-      const limit = limitStopOf(start.turnSignal.reason)
+      const limit = limitStop(start.turnSignal.reason)
       task.cancel(limit ? `the turn that started it was stopped by a ${limit} limit` : 'the turn that started it was aborted', start.turnSignal.reason)
     }
     start.turnSignal.addEventListener('abort', onTurnAbort, { once: true })
     task.detach = () => start.turnSignal.removeEventListener('abort', onTurnAbort)
+    task.settleWith = (result) => this.settle(task, result)
     if (start.turnSignal.aborted) onTurnAbort()
-    const job: BackgroundJob = {
-      signal: task.controller.signal,
-      onUpdate: (update) => task.progress(update),
-      onStarted: (run) => task.markStarted(run),
-    }
-    let running: Promise<BackgroundResult>
-    try {
-      running = Promise.resolve(start.execute(job))
-    } catch (error) {
-      running = Promise.reject(error)
-    }
-    running.then(
-      (result) => this.settle(task, result),
-      (error) => this.settle(task, { isError: true, content: `Subagent failed: ${describeError(error)}` }),
-    )
     return task
   }
 

@@ -1,4 +1,5 @@
 import type { Agent, Usage, WorkCounts } from '@cordis-subagents/agent'
+import { describeError } from '@cordis-subagents/shared'
 import type { SubagentHandle, SubagentUpdate } from './types.js'
 
 /** Longest progress line kept per delegation (characters). */
@@ -16,16 +17,6 @@ export interface BackgroundResult {
   work?: WorkCounts
 }
 
-/** What the code that runs a background delegation gets from the registry. */
-export interface BackgroundJob {
-  /** The delegation's own signal (not a turn's): a cancel, the starting turn's abort, the parent's dispose or a stop aborts it. */
-  signal: AbortSignal
-  /** Progress of the child (keeps the status' steps and last line). */
-  onUpdate(update: SubagentUpdate): void
-  /** The service handed the run over (from now on `send` reaches it). */
-  onStarted(run: SubagentHandle): void
-}
-
 export interface BackgroundStart {
   parent: Agent
   label: string
@@ -34,8 +25,6 @@ export interface BackgroundStart {
   onTurnEnd: TurnEndPolicy
   /** The signal of the turn that starts it: its abort cancels the delegation while that turn runs. */
   turnSignal: AbortSignal
-  /** Runs the delegation; never rejects (a rejection becomes an error result). */
-  execute(job: BackgroundJob): Promise<BackgroundResult>
 }
 
 /** Where a result went: exactly one of these, once. */
@@ -63,8 +52,12 @@ export class BackgroundTask {
   run?: SubagentHandle
   /** @internal the wait call that claims its result when it ends. */
   waiter?: Waiter
-  /** @internal */
-  readonly controller = new AbortController()
+  /** @internal set by the book: settles the task with the delegation's result. */
+  settleWith: (result: BackgroundResult) => void = () => {}
+  /** What stops the delegation (the run's own cancel; no controller of its own), once bound. */
+  private stopRun?: (reason: unknown) => void
+  /** The first cancel's reason, kept for a delegation bound after it. */
+  private cancelReason?: { reason: unknown }
   /** @internal releases the parent's inbox hold (`onTurnEnd: wait`). */
   release: () => void = () => {}
   /** @internal */
@@ -95,11 +88,22 @@ export class BackgroundTask {
     return (this.endedAt ?? Date.now()) - this.startedAt
   }
 
-  /** Aborts the delegation (idempotent; nothing happens once it ended). */
+  /**
+   * Binds the delegation that does the work: `stop` cancels it (a cancel that came first is passed
+   * on at once), `running` settles the task. The delegating code calls it right after `start`.
+   */
+  follow(stop: (reason: unknown) => void, running: Promise<BackgroundResult>): void {
+    this.stopRun = stop
+    if (this.cancelReason) stop(this.cancelReason.reason)
+    running.then((result) => this.settleWith(result), (error) => this.settleWith({ isError: true, content: `Subagent failed: ${describeError(error)}` }))
+  }
+
+  /** Cancels the delegation (idempotent; nothing happens once it ended). */
   cancel(because: string, reason?: unknown): void {
-    if (!this.live || this.controller.signal.aborted) return
+    if (!this.live || this.cancelReason) return
     this.cancelledBecause = because
-    this.controller.abort(reason ?? new Error(because))
+    this.cancelReason = { reason: reason ?? new Error(because) }
+    this.stopRun?.(this.cancelReason.reason)
   }
 
   /** @internal */

@@ -3,8 +3,11 @@ import { type BackgroundStart, BackgroundTask } from './background-task.js'
 import { ParentBackground } from './background-book.js'
 import { SubagentError } from './errors.js'
 
-export * from './background-task.js'
-export { MAX_MESSAGE_LENGTH, ParentBackground } from './background-book.js'
+export {
+  type BackgroundResult, type BackgroundStart, type BackgroundState, BackgroundTask, type Delivery, resultHeader, type TurnEndPolicy,
+  type WaitReport,
+} from './background-task.js'
+export { ParentBackground } from './background-book.js'
 
 /** Background delegations of one parent that may be live (starting or running) at once. */
 export const MAX_LIVE_PER_PARENT = 16

@@ -1,4 +1,4 @@
-import { CROSSING_BUDGET_KEYS, type Crossing, MAX_ALLOWED_TOOLS } from '@cordis-subagents/shared'
+import { CROSSING_BUDGET_KEYS, type Crossing, isName, MAX_ALLOWED_TOOLS } from '@cordis-subagents/shared'
 import type { ProviderStartRequest } from './types.js'
 
 export { MAX_ALLOWED_TOOLS }
@@ -43,7 +43,7 @@ function parentToolNames(parent: unknown): string[] | undefined {
   if (!tools || typeof tools.list !== 'function') return undefined
   let names: string[]
   try {
-    names = tools.list().map((tool) => tool?.name).filter((name): name is string => typeof name === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(name))
+    names = tools.list().map((tool) => tool?.name).filter((name): name is string => isName(name))
   } catch {
     return undefined
   }

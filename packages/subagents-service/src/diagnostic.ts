@@ -1,7 +1,5 @@
 import { capBytes } from '@cordis-subagents/shared'
 
-export { describeError } from '@cordis-subagents/shared'
-
 /** Longest diagnostic the service hands out, in UTF-8 bytes. */
 export const MAX_DIAGNOSTIC_BYTES = 4096
 

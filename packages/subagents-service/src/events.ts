@@ -1,5 +1,5 @@
-import { type Context, type Logger, symbols } from 'cordis'
-import { describeError, emitIsolatedOn, hasListenersOn } from '@cordis-subagents/shared'
+import type { Context, Logger } from 'cordis'
+import { describeError, emitIsolatedOn, hasListenersOn, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { SubagentError } from './errors.js'
 import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
 
@@ -54,8 +54,7 @@ export class SubagentEvents {
   private readonly lifecycle: Context['lifecycle']
 
   constructor(ctx: Context, private readonly log: Logger) {
-    const traced = ctx.lifecycle
-    this.lifecycle = (traced as unknown as Record<symbol, Context['lifecycle'] | undefined>)[symbols.original] ?? traced
+    this.lifecycle = withoutCallerTracing(ctx.lifecycle)
   }
 
   /** Whether event `name` has a listener now (so an emitter can skip building what nobody reads). */

@@ -1,6 +1,6 @@
 import type { Budget, BudgetBreach } from '@cordis-subagents/agent'
 import { SubagentError } from './errors.js'
-import { describeLimit } from './outcome.js'
+import { describeBreach } from '@cordis-subagents/shared'
 import type { SubagentRequest } from './types.js'
 
 // The tree limits checked before a start: the depth ceiling, the parent's budget, the delegation count.
@@ -30,14 +30,14 @@ export function admitChild(budget: Budget, parentId: string, maxChildren: number
   const spent = budget.overtime() ?? budget.check('steps', 1) ?? budget.check('tokens')
   if (spent) {
     throw new SubagentError('BUDGET_EXCEEDED',
-      `"${parentId}" cannot delegate: ${describeLimit(spent)} is spent. Answer with what you have.`, { breach: spent })
+      `"${parentId}" cannot delegate: ${describeBreach(spent)} is spent. Answer with what you have.`, { breach: spent })
   }
   const treeTotal = budget.root.spent.children
   const breach: BudgetBreach | undefined = budget.check('children', 1)
     ?? (treeTotal + 1 > maxChildren ? { budget: 'children', limit: maxChildren, spent: treeTotal } : undefined)
   if (breach) {
     throw new SubagentError('BUDGET_EXCEEDED',
-      `"${parentId}" cannot delegate: ${describeLimit(breach)} is reached in this delegation tree. Do the rest yourself, or answer with what you have.`,
+      `"${parentId}" cannot delegate: ${describeBreach(breach)} is reached in this delegation tree. Do the rest yourself, or answer with what you have.`,
       { breach })
   }
   budget.charge('children', 1)

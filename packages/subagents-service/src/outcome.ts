@@ -1,7 +1,8 @@
-import type { BudgetBreach, Usage } from '@cordis-subagents/agent'
-import { capDiagnostic, describeError } from './diagnostic.js'
+import { type BudgetBreach, checkedUsage, checkedWork, describeBreach, isCount, type Usage } from '@cordis-subagents/shared'
+import { capDiagnostic } from './diagnostic.js'
+import { describeError } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason } from './types.js'
-import { isCount, isObject } from './validate.js'
+import { isObject } from './validate.js'
 
 // What a provider settles a run with, made well-formed: stop reason, output, usage, work, limits.
 
@@ -9,27 +10,13 @@ export const STOP_REASONS: readonly SubagentStopReason[] = ['completed', 'aborte
 
 const ANY_STOP = new Set<string>(STOP_REASONS)
 
-const LIMIT_WORDS: Record<string, string> = {
-  steps: 'model calls', tokens: 'tokens', toolCalls: 'tool calls', wallMs: 'ms of wall time', children: 'delegations', depth: 'levels',
-}
-
-export function describeLimit(breach: BudgetBreach): string {
-  return `the ${breach.budget} budget (${breach.limit} ${LIMIT_WORDS[breach.budget] ?? ''}; ${breach.spent} spent)`
-}
-
-/** `timeout` / `budget` for an abort reason that names a limit (a `LimitError` of the agent package, by its code). */
-export function limitStopOf(reason: unknown): 'timeout' | 'budget' | undefined {
-  const code = isObject(reason) ? reason.code : undefined
-  return code === 'TIMEOUT' ? 'timeout' : code === 'BUDGET_EXCEEDED' ? 'budget' : undefined
-}
-
 /** A run a limit cancelled is reported as that limit, never as a cancel or a failure. */
 export function asLimitStop(raw: SubagentResult, stop: 'timeout' | 'budget', reason: unknown): SubagentResult {
   if (raw.stopReason !== 'aborted' && raw.stopReason !== 'error') return raw
   const breach = isObject(reason) && isObject(reason.breach) ? reason.breach as unknown as BudgetBreach : undefined
   const headline = stop === 'timeout'
     ? `Stopped by a timeout: ${describeError(reason)}.`
-    : `Stopped by ${breach ? describeLimit(breach) : 'a budget'}.`
+    : `Stopped by ${breach ? describeBreach(breach) : 'a budget'}.`
   const result: SubagentResult = {
     ...raw, stopReason: stop, diagnostic: capDiagnostic(raw.diagnostic ? `${headline} ${raw.diagnostic}` : headline),
   }
@@ -39,25 +26,8 @@ export function asLimitStop(raw: SubagentResult, stop: 'timeout' | 'budget', rea
 
 /** Input + output tokens of a usage from outside, or undefined when it is not well-formed. */
 export function tokensOf(usage: Usage | undefined): number | undefined {
-  const checked = checkUsage(usage)
+  const checked = checkedUsage(usage)
   return checked ? checked.inputTokens + checked.outputTokens : undefined
-}
-
-/** A usage whose counts are finite non-negative integers; anything else is dropped. */
-export function checkUsage(usage: unknown): Usage | undefined {
-  if (!isObject(usage)) return undefined
-  const { inputTokens, outputTokens, cachedInputTokens } = usage
-  if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined
-  const checked: Usage = { inputTokens, outputTokens }
-  if (isCount(cachedInputTokens)) checked.cachedInputTokens = cachedInputTokens
-  return checked
-}
-
-/** The child tree's work as the provider reported it (zero counts where it did not), each a non-negative integer. */
-export function checkWork(work: unknown): SubagentResult['work'] & object {
-  const counts = isObject(work) ? work : {}
-  const read = (value: unknown) => (isCount(value) ? value : 0)
-  return { steps: read(counts.steps), toolCalls: read(counts.toolCalls), delegations: read(counts.delegations) }
 }
 
 /** Turns whatever the provider's result fulfilled with into a well-formed result. */
@@ -88,9 +58,9 @@ export function normalise(providerName: string, raw: unknown): SubagentResult {
   }
   const result: SubagentResult = { stopReason, output: output as string }
   if (diagnostic) result.diagnostic = capDiagnostic(diagnostic)
-  const usage = checkUsage(raw.usage)
+  const usage = checkedUsage(raw.usage)
   if (usage) result.usage = usage
-  result.work = checkWork(raw.work)
+  result.work = checkedWork(raw.work)
   if (isObject(raw.budget)) result.budget = raw.budget as unknown as BudgetBreach
   if (stopReason === 'max-steps' && isCount(raw.stepLimit)) result.stepLimit = raw.stepLimit
   return result

@@ -1,4 +1,5 @@
-import { capDiagnostic, describeError } from './diagnostic.js'
+import { capDiagnostic } from './diagnostic.js'
+import { describeError } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
 import type { ProviderStartRequest, SubagentResult, SubagentRun, SubagentUpdate } from './types.js'
 

@@ -1,6 +1,7 @@
 import type { Budget } from '@cordis-subagents/agent'
 import { SubagentError } from './errors.js'
-import { checkWork, describeLimit, tokensOf } from './outcome.js'
+import { checkedWork, describeBreach } from '@cordis-subagents/shared'
+import { tokensOf } from './outcome.js'
 import type { SubagentResult } from './types.js'
 import { isObject } from './validate.js'
 
@@ -11,7 +12,7 @@ export function chargeReported(budget: Budget, usage: unknown, work: unknown): v
   const tokens = tokensOf(usage as SubagentResult['usage'])
   if (tokens !== undefined) budget.chargeTokensUpTo(tokens)
   if (!isObject(work)) return
-  const counts = checkWork(work)
+  const counts = checkedWork(work)
   budget.chargeUpTo('steps', counts.steps)
   budget.chargeUpTo('toolCalls', counts.toolCalls)
   budget.chargeUpTo('children', counts.delegations)
@@ -26,5 +27,5 @@ export function overspent(budget: Budget): SubagentError | undefined {
   if (budget.spentInProcess) return undefined
   const breach = budget.exceeded()
   if (!breach) return undefined
-  return new SubagentError('BUDGET_EXCEEDED', `Stopped: the delegation tree spent ${describeLimit(breach)}.`, { breach })
+  return new SubagentError('BUDGET_EXCEEDED', `Stopped: the delegation tree spent ${describeBreach(breach)}.`, { breach })
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'cordis'
-import { describeError } from './diagnostic.js'
+import { describeError } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
 import type { ProviderStartRequest, SubagentRequest, SubagentRun } from './types.js'
 
@@ -35,3 +35,18 @@ export function passOn(request: SubagentRequest, base: ProviderStartRequest): Pr
 export function aborted(when: string): SubagentError {
   return new SubagentError('ABORTED', `The request's signal was aborted ${when}; no child was started.`)
 }
+
+/**
+ * Run ids only need to be unique among the runs of this process: they key the service's `live`
+ * map, events and tool metadata here, and never name anything in another process or on disk
+ * (an ACP child gets its own session id). A counter per process is unique there, and far cheaper
+ * than a random UUID per run; the start time keeps ids of two processes in one log apart.
+ */
+const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
+let runCount = 0
+
+export function nextRunId(): string {
+  return RUN_ID_PREFIX + (++runCount).toString(36)
+}
+
+export type Writable<T> = { -readonly [K in keyof T]: T[K] }

@@ -1,3 +1,12 @@
+// One delegation, in order (each step names its module):
+//   begin(name, request)            check: provider, capabilities, request, depth (validate.ts, limits.ts)
+//   → new Delegation                the run, from here to dispose: guards, controller, events (delegation.ts)
+//   → admit                         per-parent and tree slots, the parent's budget (parent-gate.ts, tree-gate.ts)
+//   → callProvider(provider)        provider.start(request + the run's signal, onUpdate) (provider code)
+//   → hand-over                     `handle` fulfils with the same Delegation; subagent/start
+//   → result                        the provider's result, normalised (outcome.ts); subagent/end
+//   → dispose                       the provider's dispose; slots released
+// Background: the tool records a task (background.ts), begins on this same path, binds the two.
 import { Context, Logger, Service } from 'cordis'
 import { MAX_TIMER_MS } from '@cordis-subagents/shared'
 import type { Budget } from '@cordis-subagents/agent'
@@ -7,7 +16,9 @@ import { BackgroundRegistry } from './background.js'
 import { SubagentEvents } from './events.js'
 import { admitChild, budgetOf, depthCeiling } from './limits.js'
 import { ParentGates } from './parent-gate.js'
-import { type Admission, aborted, RunHandle, type RunHost } from './run-handle.js'
+import { Delegation } from './delegation.js'
+import { aborted } from './run-parts.js'
+import type { Admission, RunHost } from './run-host.js'
 import { type Slot, TreeGates } from './tree-gate.js'
 import { TraceSources } from './trace-sources.js'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
@@ -192,8 +203,8 @@ export class SubagentService extends Service<Config> {
     }
     // The provider gets the checked copy of the trace context, never the caller's object.
     if (checked.traceContext) request = { ...request, traceContext: checked.traceContext }
-    const run = new RunHandle(request, this.host)
-    return run.startedAs(this.admit(name, request, checked, run))
+    const run = new Delegation(request, this.host)
+    return run.admittedBy(this.admit(name, request, checked, run))
   }
 
   /**
@@ -228,7 +239,7 @@ export class SubagentService extends Service<Config> {
   }
 
   /** Waits for the per-parent and per-tree slots (on the run's signal), then has the run call its provider. */
-  private async admit(name: string, request: SubagentRequest, checked: Checked, run: RunHandle): Promise<SubagentHandle> {
+  private async admit(name: string, request: SubagentRequest, checked: Checked, run: Delegation): Promise<SubagentHandle> {
     const { depth, parentBudget, ceiling } = checked
     const { signal } = run
     try {
@@ -275,7 +286,7 @@ export class SubagentService extends Service<Config> {
       run.abandon()
       throw error
     }
-    return run.start(provider, admission)
+    return run.callProvider(provider, admission)
   }
 
   /** Frees the slots an admission holds in the per-parent and tree gates. */

@@ -1,9 +1,8 @@
-import { describeError } from './diagnostic.js'
+import { MAX_MESSAGE_LENGTH as MAX_SEND_LENGTH } from '@cordis-subagents/shared'
+import { describeError } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
 import type { SubagentRun } from './types.js'
 
-/** Largest follow-up message (`send`), in UTF-16 code units: about 1 MiB of text. */
-export const MAX_SEND_LENGTH = 1 << 20
 
 /**
  * A holder's follow-up message for a run (`SubagentHandle.send`): refused with a code when it is

@@ -1,6 +1,6 @@
 import type { Logger } from 'cordis'
 import { checkedTraceContext } from '@cordis-subagents/shared'
-import { describeError } from './diagnostic.js'
+import { describeError } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, TraceContextSource } from './types.js'
 
 /**

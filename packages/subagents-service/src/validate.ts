@@ -1,12 +1,9 @@
 import type { BudgetLimits } from '@cordis-subagents/agent'
-import { checkedTraceContext, isName, missingCapability, NAME_PATTERN, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
+import { checkedTraceContext, isCount, isName, missingCapability, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
 import type { SubagentProvider, SubagentRequest, SubagentRun } from './types.js'
 
 // Checks of what comes in from outside: provider descriptors, start requests, run handles.
-
-/** Provider names: 1-64 of `A-Z a-z 0-9 _ -` (the same rule as tool names). */
-export const PROVIDER_NAME_PATTERN = NAME_PATTERN
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null
@@ -125,9 +122,6 @@ export function checkCapabilities(provider: SubagentProvider, request: SubagentR
     { capability })
 }
 
-export function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
-}
 
 /**
  * The request's trace context as a checked plain copy (what the provider gets), or undefined

@@ -29,6 +29,36 @@ describe('ctx.subagents.begin: delegate with a cancel that works from the start'
     await run.dispose()
   })
 
+  it('is one run object: begin returns it, its handle fulfils with it, and its info is what the events and runs() see', async () => {
+    const events: unknown[] = []
+    h.ctx.on('subagent/start', (info) => events.push(info))
+    const started = h.ctx.subagents.begin('alpha', request(h.root))
+    const run = await started.handle
+    expect(run).to.equal(started)
+    expect(run.info.runId).to.equal(run.id)
+    expect(events).to.deep.equal([run.info])
+    expect(h.ctx.subagents.runs()).to.deep.equal([run.info])
+    // A handle's cancel takes a LimitError as the start's does: the run ends as that limit.
+    run.cancel(new LimitError('TIMEOUT', 'the caller\'s timeout elapsed') as unknown as string)
+    expect((await run.result).stopReason).to.equal('timeout')
+    await run.dispose()
+    expect(h.ctx.subagents.runs()).to.deep.equal([])
+  })
+
+  it('dispose before the hand-over cancels the start: the handle rejects ABORTED, the provider\'s late run is stopped', async () => {
+    provider.hold = deferred<void>()
+    const started = h.ctx.subagents.begin('alpha', request(h.root))
+    await tick()
+    expect(provider.calls).to.have.length(1)
+    await (started as unknown as { dispose(): Promise<void> }).dispose()
+    const error = await rejection(started.handle)
+    expect(error).to.be.instanceOf(SubagentError).with.property('code', 'ABORTED')
+    provider.hold.resolve()
+    await tick()
+    expect(provider.last.disposeCalls).to.equal(1)
+    expect(h.ctx.subagents.runs()).to.deep.equal([])
+  })
+
   it('cancel with a LimitError ends the run as that limit, with the error as the provider signal\'s reason', async () => {
     const started = h.ctx.subagents.begin('alpha', request(h.root))
     const run = await started.handle

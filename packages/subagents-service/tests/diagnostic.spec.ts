@@ -1,7 +1,8 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import fc from 'fast-check'
-import { MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK, capDiagnostic, describeError } from '@cordis-subagents/subagents-service'
+import { describeError } from '@cordis-subagents/shared'
+import { MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK, capDiagnostic } from '@cordis-subagents/subagents-service'
 
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8')
 

@@ -1,13 +1,13 @@
 import { ToolRegistry } from './registry.js'
 
-export * from './types.js'
-export * from './errors.js'
-export * from './usage.js'
-export * from './limits.js'
-export { ToolRegistry, TOOL_NAME_PATTERN, type ToolReservation } from './registry.js'
+// The face of ctx.tools: the service, its views and result cap, and the tool contract's types.
+// Usage, work counts and limits are shared vocabulary: import them from @cordis-subagents/shared.
+export { ToolRegistry, type ToolReservation } from './registry.js'
 export { ToolView, type ToolViewOptions } from './view.js'
 export { capResult, DEFAULT_MAX_RESULT_BYTES, MIN_RESULT_BYTES } from './result-cap.js'
-export { describeError } from '@cordis-subagents/shared'
-export { withoutCallerTracing } from './caller-tracing.js'
+export { ToolError, type ToolErrorCode } from './errors.js'
+export type {
+  Tool, ToolCall, ToolCaller, ToolChange, ToolExecContext, ToolFilter, ToolInputSchema, ToolResult, ToolSpec, ToolUpdate, Usage,
+} from './types.js'
 
 export default ToolRegistry

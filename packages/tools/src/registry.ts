@@ -1,7 +1,6 @@
 import { Context, type Lifecycle, type Logger, Schema, Service } from 'cordis'
 import { z } from 'zod'
-import { count, countProblem, describeError, NAME_PATTERN } from '@cordis-subagents/shared'
-import { withoutCallerTracing } from './caller-tracing.js'
+import { count, countProblem, describeError, NAME_PATTERN, withoutCallerTracing } from '@cordis-subagents/shared'
 import { ToolError } from './errors.js'
 import type { Tool, ToolChange, ToolFilter, ToolInputSchema, ToolSpec } from './types.js'
 import { DEFAULT_MAX_RESULT_BYTES, MIN_RESULT_BYTES } from './result-cap.js'
@@ -15,8 +14,6 @@ declare module 'cordis' {
     'tools/changed'(name: string, change: ToolChange): void
   }
 }
-
-export const TOOL_NAME_PATTERN = NAME_PATTERN
 
 /** A name claimed ahead of its tool; the claim (and any tool under it) ends with the claimant's scope. */
 export interface ToolReservation {
@@ -167,7 +164,7 @@ export class ToolRegistry extends Service<ToolRegistry.Config> {
 }
 
 function checkName(name: unknown): asserts name is string {
-  if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
     throw new ToolError('INVALID_TOOL', `Invalid tool name ${JSON.stringify(name)}: use 1-64 characters of A-Z, a-z, 0-9, "_" or "-".`)
   }
 }

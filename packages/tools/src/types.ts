@@ -1,13 +1,7 @@
 import type { z } from 'zod'
-import type { WorkCounts } from './limits.js'
+import type { Usage, WorkCounts } from '@cordis-subagents/shared'
 
-/** Token accounting carried by model responses and tool results. */
-export interface Usage {
-  inputTokens: number
-  outputTokens: number
-  /** Input tokens served from a provider-side cache (a subset of `inputTokens`). */
-  cachedInputTokens?: number
-}
+export type { Usage }
 
 /**
  * Who is calling a tool. When an agent from `@cordis-subagents/agent` runs the tool, this is

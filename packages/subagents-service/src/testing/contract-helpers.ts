@@ -16,10 +16,6 @@ export function assertCode(action: () => void, code: string): void {
   assert.equal((thrown as Error).name, 'SubagentError', 'send() refusals are SubagentErrors')
 }
 
-export function isCount(value: unknown): boolean {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
-}
-
 /** The run's result, which must fulfil (never reject) within `ms`. */
 export async function settledResult(run: SubagentRun, ms: number): Promise<SubagentResult> {
   const result = await within(Promise.resolve(run.result).then(

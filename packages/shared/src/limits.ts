@@ -1,3 +1,5 @@
+import { countOf } from './usage.js'
+
 /**
  * The vocabulary of limits shared by every layer: which budget ran out, and the abort reason that
  * says "a limit, not a person, ended this" so each layer can report `timeout` / `budget` instead
@@ -63,13 +65,8 @@ export function emptyWork(): WorkCounts {
 export function addWork(a: WorkCounts, b: Partial<WorkCounts> | undefined): WorkCounts {
   if (!b) return a
   return {
-    steps: a.steps + count(b.steps),
-    toolCalls: a.toolCalls + count(b.toolCalls),
-    delegations: a.delegations + count(b.delegations),
+    steps: a.steps + countOf(b.steps),
+    toolCalls: a.toolCalls + countOf(b.toolCalls),
+    delegations: a.delegations + countOf(b.delegations),
   }
-}
-
-/** A count from outside (a tool result, a provider): a finite non-negative integer, else 0. */
-export function count(value: unknown): number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0
 }

@@ -1,20 +1,19 @@
 import type { Budget } from '@cordis-subagents/agent'
 import { onAbort } from '@cordis-subagents/shared'
-import { capDiagnostic, describeError } from './diagnostic.js'
+import { capDiagnostic } from './diagnostic.js'
+import { describeError } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
-import { asLimitStop, checkWork, limitStopOf, normalise, reasonText, tokensOf } from './outcome.js'
+import { checkedWork, limitStop } from '@cordis-subagents/shared'
+import { asLimitStop, normalise, reasonText, tokensOf } from './outcome.js'
 import { chargeReported, overspent } from './reported-spend.js'
 import { isObject, isRun } from './validate.js'
-import { aborted, discard, passOn } from './run-parts.js'
+import { aborted, discard, nextRunId, passOn, type Writable } from './run-parts.js'
 import { sendFollowUp } from './steer.js'
-export { aborted } from './run-parts.js'
 import type { Admission, RunHost } from './run-host.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo,
   SubagentStart, SubagentUpdate,
 } from './types.js'
-
-export type { Admission, RunHost } from './run-host.js'
 
 /**
  * - `admitting`: the service is checking the request and waiting for its gate slots.
@@ -25,26 +24,26 @@ export type { Admission, RunHost } from './run-host.js'
  */
 type Phase = 'admitting' | 'starting' | 'live' | 'rejected' | 'ended'
 
-/**
- * Run ids only need to be unique among the runs of this process: they key the service's `live`
- * map, events and tool metadata here, and never name anything in another process or on disk
- * (an ACP child gets its own session id). A counter per process is unique there, and far cheaper
- * than a random UUID per run; the start time keeps ids of two processes in one log apart.
- */
-const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
-let runCount = 0
 
 /**
- * One run from the service's side, from the moment the request is accepted: waits for its slots
- * (through `signal`), calls the provider, hands the run over (or rejects with nothing left
- * running), forwards updates, settles the result once, and disposes once.
+ * The run: one object from admission to dispose, and the one every holder gets. `begin` returns it
+ * (as the `SubagentStart`), its `handle` fulfils with it (as the `SubagentHandle`) at the hand-over,
+ * and the tool, the background book and the events all see this same object and its `info`. It
+ * waits for its slots (through `signal`), calls the provider, hands over (or rejects with nothing
+ * left running), forwards updates, settles the result once, and disposes once: the once-only
+ * guards live here and nowhere else above the provider.
  *
  * Its controller is the run's one abort path: the caller's signal (one shared waiter per signal,
  * however many runs it starts), the holder's `cancel` (before or after the hand-over) and
  * `dispose` all abort it, and the provider gets its signal.
  */
-export class RunHandle {
-  readonly runId = RUN_ID_PREFIX + (++runCount).toString(36)
+export class Delegation implements SubagentHandle, SubagentStart {
+  /** The service-minted run id (`info.runId`). */
+  readonly id = nextRunId()
+  /** The child's identity as the provider knows it, once handed over. */
+  childId?: string
+  /** `delegate`'s promise: fulfils with this object at the hand-over, or rejects with nothing left running. */
+  handle!: Promise<SubagentHandle>
   private phase: Phase = 'admitting'
   private cancelled = false
   /** Set when a limit (a timeout, a budget), not a person, cancelled the run. */
@@ -57,10 +56,11 @@ export class RunHandle {
   private released = false
   private budget?: Budget
   private run?: SubagentRun
-  private info?: SubagentRunInfo
+  private runInfo?: SubagentRunInfo
   private startedAt = 0
   private settle!: (outcome: SubagentOutcome) => void
-  private readonly result = new Promise<SubagentOutcome>((resolve) => this.settle = resolve)
+  /** Never rejects; settles after `subagent/end` was emitted. */
+  readonly result = new Promise<SubagentOutcome>((resolve) => this.settle = resolve)
   private disposal?: Promise<void>
   private stopWaitingForCaller: () => void = noop
   /** Set while the provider's `start` is pending: a cancel rejects the start at once. */
@@ -72,33 +72,39 @@ export class RunHandle {
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
   }
 
-  /** Aborts when the caller's signal does, or on `cancel` / `dispose`; gates and the provider wait on it. */
+  /** @internal Aborts when the caller's signal does, or on `cancel` / `dispose`; gates and the provider wait on it. */
   get signal(): AbortSignal {
     return this.controller.signal
   }
 
+  /** The run's info (frozen), from the hand-over on. */
+  get info(): SubagentRunInfo {
+    return this.runInfo!
+  }
+
   /**
-   * The holder's cancel (`SubagentStart.cancel`, `SubagentHandle.cancel`): a string is a person's
+   * The holder's cancel, before or after the hand-over (works detached): a string is a person's
    * reason, an Error the signal's (a `LimitError` ends the run as that limit).
    */
-  cancelBy(reason?: string | Error): void {
-    if (reason instanceof Error) this.cancel(reasonText(reason), reason)
-    else this.cancel(reason)
+  readonly cancel = (reason?: string | Error): void => {
+    if (reason instanceof Error) this.stop(reasonText(reason), reason)
+    else this.stop(reason)
   }
 
-  /** What `ctx.subagents.begin` returns for this run (its `cancel` works detached, as the handle's do). */
-  startedAs(handle: Promise<SubagentHandle>): SubagentStart {
-    return { handle, cancel: (reason) => this.cancelBy(reason) }
+  /** @internal What `ctx.subagents.begin` returns: this run, with `handle` the admission's promise. */
+  admittedBy(handle: Promise<SubagentHandle>): this {
+    this.handle = handle
+    return this
   }
 
-  /** The request never got its slots (or failed its checks): let go of the caller; the run is inert. */
+  /** @internal The request never got its slots (or failed its checks): let go of the caller; the run is inert. */
   abandon(): void {
     this.phase = 'rejected'
     this.detachCaller()
   }
 
-  /** Calls the provider; fulfils with the holder's handle (the hand-over) or rejects with nothing left running. */
-  async start(provider: SubagentProvider, admission: Admission): Promise<SubagentHandle> {
+  /** @internal Calls the provider; fulfils with the holder's handle (the hand-over) or rejects with nothing left running. */
+  async callProvider(provider: SubagentProvider, admission: Admission): Promise<SubagentHandle> {
     const { host, request } = this
     this.provider = provider
     this.admission = admission
@@ -107,7 +113,7 @@ export class RunHandle {
     if (budget && admission.slot) host.slots.set(budget, admission.slot)
     const providerRequest = passOn(request, {
       prompt: request.prompt, parent: request.parent, signal: this.controller.signal, onUpdate: this.onUpdate,
-      wantsUpdates: this.wantsUpdates, runId: this.runId, depth: admission.depth, maxDepthCeiling: admission.ceiling,
+      wantsUpdates: this.wantsUpdates, runId: this.id, depth: admission.depth, maxDepthCeiling: admission.ceiling,
     })
     if (budget) providerRequest.budget = budget
     host.traces.apply(providerRequest, provider.name, host.log)
@@ -152,18 +158,18 @@ export class RunHandle {
   private handOver(run: SubagentRun): SubagentHandle {
     const { provider, request } = this
     this.run = run
-    const childId = typeof run.childId === 'string' ? run.childId : undefined
+    const childId = this.childId = typeof run.childId === 'string' ? run.childId : undefined
     const origin = typeof run.origin === 'string' && run.origin ? run.origin.slice(0, 32) : undefined
     // Built by assignment: a literal with a spread in it takes V8's slow path (≈ 0.2–0.7 µs each).
     const fields: Writable<SubagentRunInfo> = {
-      runId: this.runId, provider: provider.name, parentId: request.parent.id, depth: this.admission.depth, startedAt: this.startedAt,
+      runId: this.id, provider: provider.name, parentId: request.parent.id, depth: this.admission.depth, startedAt: this.startedAt,
     }
     if (request.label !== undefined) fields.label = request.label
     if (childId !== undefined) fields.childId = childId
     if (origin !== undefined) fields.origin = origin
-    const info: SubagentRunInfo = this.info = Object.freeze(fields)
+    const info: SubagentRunInfo = this.runInfo = Object.freeze(fields)
     this.phase = 'live'
-    this.host.live.set(this.runId, info)
+    this.host.live.set(this.id, info)
     this.host.events.emit('subagent/start', info)
     const pending = this.pending
     if (pending) {
@@ -185,29 +191,19 @@ export class RunHandle {
         diagnostic: capDiagnostic(`Subagent provider "${provider.name}" failed the run: ${describeError(error)}`),
       }),
     )
-
-    const handle: Writable<SubagentHandle> = {
-      id: this.runId,
-      info,
-      result: this.result,
-      cancel: (reason?: string) => this.cancel(reason),
-      dispose: () => this.dispose(),
-      send: (message: string) => this.send(message),
-    }
-    if (childId !== undefined) handle.childId = childId
-    return Object.freeze(handle)
+    return this
   }
 
   /** Passes a follow-up message to the provider's run, refusing what it cannot take with a code. */
   send(message: string): void {
-    sendFollowUp(this.run, this.provider?.name, this.runId, this.phase === 'live' && !this.cancelled, message)
+    sendFollowUp(this.run, this.provider?.name, this.id, this.phase === 'live' && !this.cancelled, message)
   }
 
   /** Aborts the provider's signal and, after the hand-over, calls the run's `cancel` once. */
-  cancel(reason?: string, signalReason?: unknown): void {
+  private stop(reason?: string, signalReason?: unknown): void {
     if (this.cancelled || this.phase === 'ended' || this.phase === 'rejected') return
     this.cancelled = true
-    const stop = limitStopOf(signalReason)
+    const stop = limitStop(signalReason)
     if (stop) this.limit = { stop, reason: signalReason }
     this.controller.abort(signalReason ?? new SubagentError('ABORTED', reason ?? 'The run was cancelled.'))
     this.stopWaitingForStart?.()
@@ -215,19 +211,25 @@ export class RunHandle {
     try {
       this.run.cancel(reason)
     } catch (error) {
-      this.host.log.warn('provider %s: cancel() of run %s threw: %s', this.provider.name, this.runId, describeError(error))
+      this.host.log.warn('provider %s: cancel() of run %s threw: %s', this.provider.name, this.id, describeError(error))
     }
   }
 
-  /** Idempotent: cancels a run still going, awaits the provider's dispose, settles a result it left pending. */
-  dispose(): Promise<void> {
-    return this.disposal ??= this.disposeOnce()
+  /**
+   * Idempotent: cancels a run still going, awaits the provider's dispose, settles a result it left
+   * pending. Before the hand-over it cancels the start (which then rejects `ABORTED`).
+   */
+  readonly dispose = (): Promise<void> => {
+    if (!this.run) {
+      this.stop('The run was disposed.')
+      return Promise.resolve()
+    }
+    return this.disposal ??= this.disposeOnce(this.run)
   }
 
-  private async disposeOnce(): Promise<void> {
-    const run = this.run!
+  private async disposeOnce(run: SubagentRun): Promise<void> {
     this.detachCaller()
-    if (this.phase !== 'ended') this.cancel('The run was disposed.')
+    if (this.phase !== 'ended') this.stop('The run was disposed.')
     let failure: unknown
     try {
       await run.dispose()
@@ -243,11 +245,11 @@ export class RunHandle {
         diagnostic: `Subagent provider "${this.provider.name}" disposed the run without settling its result.`,
       })
     }
-    this.host.live.delete(this.runId)
+    this.host.live.delete(this.id)
     this.release()
     if (failure !== undefined) {
       throw new SubagentError('DISPOSE_FAILED',
-        capDiagnostic(`Subagent provider "${this.provider.name}" failed to dispose run ${this.runId}: ${describeError(failure)}`),
+        capDiagnostic(`Subagent provider "${this.provider.name}" failed to dispose run ${this.id}: ${describeError(failure)}`),
         { cause: failure })
     }
   }
@@ -260,10 +262,10 @@ export class RunHandle {
     const settled: SubagentResult = this.limit ? asLimitStop(raw, this.limit.stop, this.limit.reason) : raw
     if (this.budget) chargeReported(this.budget, settled.usage, settled.work)
     const outcome: SubagentOutcome = Object.assign({}, settled) as SubagentOutcome
-    outcome.work = settled.work ?? checkWork(undefined)
+    outcome.work = settled.work ?? checkedWork(undefined)
     outcome.durationMs = Math.max(0, Date.now() - this.startedAt)
     Object.freeze(outcome)
-    this.host.events.emit('subagent/end', this.info!, outcome)
+    this.host.events.emit('subagent/end', this.runInfo!, outcome)
     this.settle(outcome)
   }
 
@@ -274,7 +276,7 @@ export class RunHandle {
       if (this.budget) {
         chargeReported(this.budget, update.usage, update.work)
         const stop = overspent(this.budget)
-        if (stop) this.cancel(undefined, stop)
+        if (stop) this.stop(undefined, stop)
       }
     }
     const forward = this.request.onUpdate
@@ -282,11 +284,11 @@ export class RunHandle {
       try {
         forward(update)
       } catch (error) {
-        this.host.log.warn('onUpdate of run %s threw: %s', this.runId, describeError(error))
+        this.host.log.warn('onUpdate of run %s threw: %s', this.id, describeError(error))
       }
     }
     if (this.phase === 'starting') (this.pending ??= []).push(update)
-    else if (this.host.events.has('subagent/update')) this.host.events.emit('subagent/update', this.info!, update)
+    else if (this.host.events.has('subagent/update')) this.host.events.emit('subagent/update', this.runInfo!, update)
   }
 
   private readonly wantsUpdates = (): boolean =>
@@ -294,7 +296,7 @@ export class RunHandle {
 
   private readonly onCallerAbort = (): void => {
     const reason: unknown = this.request.signal.reason
-    this.cancel(reasonText(reason), reason)
+    this.stop(reasonText(reason), reason)
   }
 
   private detachCaller(): void {
@@ -308,7 +310,7 @@ export class RunHandle {
     if (events.has('subagent/start-failed')) {
       const { request } = this
       events.emit('subagent/start-failed', {
-        runId: this.runId, provider: this.provider.name, parentId: request.parent.id, error,
+        runId: this.id, provider: this.provider.name, parentId: request.parent.id, error,
         ...request.label === undefined ? {} : { label: request.label },
       })
     }
@@ -343,5 +345,3 @@ export class RunHandle {
 }
 
 const noop = () => {}
-
-type Writable<T> = { -readonly [K in keyof T]: T[K] }

@@ -1,0 +1,72 @@
+import { Schema } from 'cordis'
+import { count, duration, NAME_PATTERN, toolFilterProblem } from '@cordis-subagents/shared'
+import type { TurnEndPolicy } from '@cordis-subagents/subagents-service'
+import type { DelegateOptions } from './call.js'
+
+/** Everything a delegation needs (see `DelegateOptions`), plus the name the model sees. */
+export interface Config extends DelegateOptions {
+  toolName: string
+  /** `sync`: the call returns the child's answer. `background`: it returns a handle at once; the answer comes later. */
+  mode: 'sync' | 'background'
+  /** In background mode: whether the parent's turn waits for live children before it ends. */
+  onTurnEnd: TurnEndPolicy
+  /** Whether agents at depth >= 1 (children) see the tool too. false: only depth-0 agents have it. */
+  nested: boolean
+}
+
+// Optional keys default to `undefined` explicitly: schemastery would otherwise turn an omitted
+// object into `{}` and an omitted toolFilter into `{ allow: [] }`, which hides every tool.
+const unset = undefined as never
+/** A blank persona or model would pass here and fail every call; reject it at load instead. */
+const NOT_BLANK = /\S/
+
+
+/**
+ * 64 KiB, about 16k tokens: a complete report from a child, and several of them fit a parent's
+ * context window. 1 MiB (the old default) was about 260k tokens from one delegation.
+ */
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
+/** Room under ctx.tools' result cap for the truncation note, a headline and the diagnostic (≤ 4 KiB). */
+export const NOTE_ROOM_BYTES = 8 * 1024
+
+export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> = Schema.object({
+  provider: Schema.string().pattern(NAME_PATTERN).required().description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`).'),
+  toolName: Schema.string().pattern(NAME_PATTERN).default('subagent').description('Name of the tool the model sees. Must be unique across the app.'),
+  agentOptions: Schema.object({
+    model: Schema.string().pattern(NOT_BLANK).description('Model ref for the child (`name` or `name:modelId`). Default: the parent\'s model.'),
+  }).default(unset).description('Options for the child agent.'),
+  persona: Schema.string().pattern(NOT_BLANK).role('textarea').description('System prompt of the child. Default: the provider\'s.'),
+  toolFilter: Schema.object({
+    allow: Schema.array(String).default(unset).description('Only these tools (of the parent\'s) are visible to the child.'),
+    deny: Schema.array(String).default(unset).description('These tools are hidden from the child.'),
+  }).default(unset).description('Narrows the tools the child can use. It can never see more than its parent.'),
+  maxDepth: count().description('Deepest allowed child depth (root agents are depth 0). Lowers the subagents service\'s maxDepth (default 3), never raises it.'),
+  budget: Schema.object({
+    maxSteps: count().description('Model calls of each child and everything below it.'),
+    maxTokens: count().description('Tokens (input + output) of each child and everything below it.'),
+    maxToolCalls: count().description('Tool calls of each child and everything below it.'),
+    maxWallMs: count().description('Wall time of each child, its children included (ms). Unlike `timeout`, it is a budget its children share.'),
+    maxChildren: count().description('Delegations below each child.'),
+    maxConcurrent: count({ min: 1 }).description('Children of one parent live at once through this tool (lowers the service\'s maxConcurrentPerParent).'),
+    maxDepth: count().description('Deepest depth below each child.'),
+  }).default(unset).description('Limits of each child\'s tree, carved from what the calling agent has left (a child never gets more than its parent has left).'),
+  // Node fires a timer longer than 2^31-1 ms at once, so a larger timeout would cancel every call.
+  timeout: duration().default(30 * 60_000).description('Milliseconds before a delegation is cancelled; 0 means no limit (at most 2147483647, about 24.8 days).'),
+  resume: Schema.boolean().description('Ask the provider to continue this parent\'s earlier child session instead of a fresh child (provider-acp with `resume: request`; `false` opts out of `resume: per-parent`). Providers that cannot resume ignore it.'),
+  maxOutputBytes: count({ min: 1 }).default(DEFAULT_MAX_OUTPUT_BYTES).description('Largest child output (UTF-8 bytes) returned to the parent; longer output is truncated with a note. Default 64 KiB (about 16k tokens). Never more than ctx.tools\' result cap allows, less room for the notes.'),
+  mode: Schema.union(['sync', 'background']).default('sync').description('`sync`: the call returns the child\'s answer. `background`: the call returns at once with a handle (`bg-1`, …); the answer is delivered later (see subagent-control for the wait / status / cancel / send tools).'),
+  nested: Schema.boolean().default(false).description('Children see this tool too, so they can delegate further (within `maxDepth` and the service\'s limits). Default false: only agents at depth 0 have it, and a child neither lists it nor can call it.'),
+  onTurnEnd: Schema.union(['wait', 'end']).default('wait').description('Background mode: when the parent would end its turn with children still running, `wait` keeps the turn open until their results are delivered; `end` lets it end (results arrive at its next turn).'),
+})
+
+/** An explicit but empty `toolFilter` hides nothing or everything by mistake: refused at load. */
+export function checkToolFilter(filter: Config['toolFilter']) {
+  if (!filter) return
+  const problem = toolFilterProblem(filter, 'config.toolFilter', true)
+  if (problem) throw new Error(`subagent-tool: ${problem}`)
+  // A deny list that is empty hides nothing either: the same mistake as `{}`.
+  if (filter.allow === undefined && !filter.deny?.length) {
+    throw new Error('subagent-tool: config.toolFilter is empty. List tools under `allow` and/or `deny`, or remove `toolFilter` to give the child all of the parent\'s tools.')
+  }
+}
+

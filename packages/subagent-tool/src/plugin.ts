@@ -1,0 +1,78 @@
+import type { Context } from 'cordis'
+import { DeadlineQueue, missingCapability, withoutCallerTracing } from '@cordis-subagents/shared'
+import type { SubagentProvider } from '@cordis-subagents/subagents-service'
+import { runDelegation, type InFlight } from './call.js'
+import { startInBackground } from './background.js'
+import { checkToolFilter, type Config, NOTE_ROOM_BYTES } from './config.js'
+import { inputSchema } from './input.js'
+import { describeTool } from './wording.js'
+
+export function apply(ctx: Context, config: Config) {
+  checkToolFilter(config.toolFilter)
+  const logger = ctx.logger(`subagent-tool`)
+  // ctx.tools caps every tool result: keep the child's output (and our truncation note, headline
+  // and diagnostic) under it, so the note that says what was cut is never cut itself.
+  const registryCap = ctx.tools.maxResultBytes
+  if (Number.isSafeInteger(registryCap) && config.maxOutputBytes > registryCap - NOTE_ROOM_BYTES) {
+    const lowered = Math.max(1, registryCap - NOTE_ROOM_BYTES)
+    logger.info('tool "%s": maxOutputBytes %d lowered to %d (ctx.tools caps a tool result at %d bytes)', config.toolName, config.maxOutputBytes, lowered, registryCap)
+    config = { ...config, maxOutputBytes: lowered }
+  }
+  // Claim the name first: a duplicate fails this plugin at load, whether or not providers exist.
+  const reservation = ctx.tools.reserve(config.toolName)
+  const inFlight = new Set<InFlight>()
+  // Every call of this load has the same timeout: one queue, one timer, whatever the fan-out.
+  const deadlines = config.timeout > 0 ? new DeadlineQueue(config.timeout) : undefined
+  const subagents = withoutCallerTracing(ctx.subagents)
+  let unmount: (() => void) | undefined
+  let unloaded = false
+
+  const mount = (provider: SubagentProvider) => {
+    unmount?.()
+    unmount = undefined
+    const missing = missingOption(provider, config)
+    if (missing) {
+      logger.warn('tool "%s" not mounted: provider "%s" does not support %s', config.toolName, provider.name, missing)
+      return
+    }
+    unmount = reservation.register({
+      name: config.toolName,
+      description: describeTool(provider, config.mode === 'background'),
+      input: inputSchema(provider.inheritsParentContext),
+      // Not nested: agents at depth >= 1 (children, and roots a parent elsewhere started) do not see it.
+      ...config.nested ? {} : { maxCallerDepth: 0 },
+      execute: (input, exec) => {
+        // A call the registry looked up just before the unload must not start a run nobody owns.
+        if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
+        if (config.mode === 'background') return startInBackground(subagents, config, input, exec, inFlight, deadlines)
+        return runDelegation(subagents, config, input, exec, inFlight, deadlines)
+      },
+    })
+    logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)
+  }
+
+  // Listen first, then look: a provider that appears in between is not missed.
+  ctx.on('subagent/provider-added', (provider) => {
+    if (provider.name === config.provider) mount(provider)
+  })
+  ctx.on('subagent/provider-removed', (removed) => {
+    if (removed !== config.provider || !unmount) return
+    unmount()
+    unmount = undefined
+    // Debug, like the mount line: a provider reload is routine, and an info line per reload cost a third of a remount.
+    logger.debug('tool "%s" unregistered: provider "%s" was removed; it returns when the provider does', config.toolName, removed)
+  })
+  const present = ctx.subagents.get(config.provider)
+  if (present) mount(present)
+  else logger.info('tool "%s" waits for provider "%s" (registered: %s)', config.toolName, config.provider, ctx.subagents.list().map((p) => p.name).join(', ') || 'none')
+
+  ctx.on('dispose', () => {
+    unloaded = true
+    for (const run of [...inFlight]) run.cancel('unload')
+  })
+}
+
+function missingOption(provider: SubagentProvider, config: Config): string | undefined {
+  const missing = missingCapability(provider.capabilities, config)
+  return missing && `\`${missing.option}\``
+}
