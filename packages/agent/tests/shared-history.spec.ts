@@ -1,4 +1,5 @@
 /// <reference types="mocha" />
+import { types } from 'node:util'
 import { expect } from 'chai'
 import type { Context } from 'cordis'
 import { type Agent, type GenerateRequest, type Message, ScriptedModel } from '@cordis-subagents/agent'
@@ -100,6 +101,33 @@ describe('shared history: completed turns are shared with fork children and mode
     expect(long[22].content).to.equal('q12')
     expect(JSON.parse(JSON.stringify(long))).to.deep.equal(agent.transcript.completedMessages().slice(0, 23))
     expect(() => { (long as Message[]).push({ role: 'user', content: 'x' }) }).to.throw(TypeError)
+  })
+
+  it('a model reads plain frozen arrays (no Proxy, at any length), and one turn\'s forks share one completed() array', async () => {
+    const requests: GenerateRequest[] = []
+    ctx.agents.registerModel('m', new ScriptedModel((request) => {
+      requests.push(request)
+      return { text: `answer ${requests.length}` }
+    }))
+    const agent = ctx.agents.create({ model: 'm' })
+    for (let i = 1; i <= 30; i++) await agent.run(`q${i}`)
+    const long = requests[29].messages
+    expect(long).to.have.length(59)
+    // A Proxy would make every index read a trap call (the cost a reading adapter paid before).
+    expect(types.isProxy(long)).to.equal(false)
+    expect(Object.isFrozen(long)).to.equal(true)
+    expect(() => { (long as Message[])[0] = { role: 'user', content: 'x' } }).to.throw(TypeError)
+    const completed = agent.transcript.completed()
+    expect(types.isProxy(completed)).to.equal(false)
+    expect(agent.transcript.completed()).to.equal(completed)
+    const child = ctx.agents.create({ parent: agent, seed: completed, model: 'm' })
+    await child.run('child task')
+    const childRequest = requests[30].messages
+    expect(types.isProxy(childRequest)).to.equal(false)
+    expect(childRequest).to.have.length(61)
+    expect(childRequest[0]).to.equal(long[0])
+    expect(childRequest[60].content).to.equal('child task')
+    await child.dispose()
   })
 
   it('a seed from a plain array is validated and copied once; completedMessages() still returns editable copies', async () => {
