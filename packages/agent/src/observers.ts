@@ -10,11 +10,12 @@ import type { GenerateResponse, ModelToolCall, RunResult } from './types.js'
  */
 export interface AgentObserver {
   /**
-   * A run began (after the prompt was checked, before the first model call). Returning `false`
-   * declines the run: this observer gets no other call for it, and a run nobody watches pays
-   * nothing per step (a tracer with no SDK behind it declines every run it would not record).
+   * A run began (after the prompt was checked, before the first model call). Returning exactly
+   * `false` declines the run (any other value, or none, watches it): this observer gets no other
+   * call for it, and a run nobody watches pays nothing per step (a tracer with no SDK behind it
+   * declines every run it would not record).
    */
-  runStart?(agent: Agent, prompt: string): void | boolean
+  runStart?(agent: Agent, prompt: string): unknown
   /** The run ended (every model and tool call of it ended before). */
   runEnd?(agent: Agent, result: RunResult): void
   /** A model call began: `model` is the agent's model ref (`name` or `name:modelId`), when it names one. */
