@@ -226,6 +226,10 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
   const forkGrowth = fork[last].median / fork[1].median
   const turnGrowth = spawn[last].median / spawn[3].median
   const forkTotal = r.totalMs.fork.median
+  const read = (mark: number) => r.readingUs[mark].median
+  const framework = (fork[last].median - read(last)) / (fork[1].median - read(1))
+  log(`The model's own reading per turn, apart (three reads of the parent's messages in a bare loop, µs): ${marks.map((mark) => `turn ${mark.toLocaleString('en')} ${fmtStats(r.readingUs[mark])}`).join('; ')}. A fork turn at turn ${last.toLocaleString('en')} less that reading is ${fmt(framework, 2)}× the same at turn 1 (not a target: the reading is the model's, and O(history) by nature).`)
+  log()
   targets.push(['fork delegation at turn 1,000 ≤ 1.3× at turn 1', forkGrowth <= 1.3, `${fmt(forkGrowth, 2)}× (${fmt(fork[last].median)} vs ${fmt(fork[1].median)} µs)`])
   targets.push(['a 1,000-turn forked conversation ≤ 0.1 s total', forkTotal <= 100, `${fmt(forkTotal)} ms`])
   targets.push([`turn cost at ≈ ${r.messagesAt[last].toLocaleString('en')} messages ≤ 1.2× at ≈ ${r.messagesAt[3]} (spawn parent)`, turnGrowth <= 1.2,
