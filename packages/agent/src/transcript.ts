@@ -56,6 +56,7 @@ export class Transcript {
   completed(): readonly Message[] {
     const length = this.turnStart ?? this.length
     if (this.latestCompleted?.length === length) return this.latestCompleted
+    if (length === this.base.length && this.base.length) return this.base
     this.latestCompleted = freezeHistory(joined(this.base, this.own, length))
     return this.latestCompleted
   }

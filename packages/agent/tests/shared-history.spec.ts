@@ -131,6 +131,8 @@ describe('shared history: completed turns are shared with fork children and mode
     expect(() => { (completed as Message[])[0] = { role: 'user', content: 'x' } }).to.throw(TypeError)
     expect(agent.transcript.completed()).to.equal(completed)
     const child = ctx.agents.create({ parent: agent, seed: completed, model: 'm' })
+    // Before its first turn a fork's completed history is its seed: a grandchild shares the same array.
+    expect(child.transcript.completed()).to.equal(completed)
     await child.run('child task')
     const childRequest = requests[30].messages
     expect(types.isProxy(childRequest)).to.equal(false)
