@@ -1,5 +1,5 @@
 import { cpus, totalmem } from 'node:os'
-import { performance } from 'node:perf_hooks'
+import { performance, PerformanceObserver } from 'node:perf_hooks'
 import { Context } from 'cordis'
 import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime, { type ChatModel, type GenerateRequest, type GenerateResponse, type Message } from '@cordis-subagents/agent'
@@ -18,23 +18,31 @@ export function gc(): void {
   g(); g()
 }
 
-export interface Stats { median: number; min: number; max: number; n: number }
+/**
+ * `mean` is over every sample, so the batches a garbage collection landed in count in full (the
+ * median drops them); `gcShare`, where measured, is the part of the system's timed batches spent in GC.
+ */
+export interface Stats { median: number; mean: number; min: number; max: number; n: number; gcShare?: number }
 
 export function stats(samples: number[]): Stats {
   const s = [...samples].sort((a, b) => a - b)
   const mid = s.length >> 1
   const median = s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
-  return { median, min: s[0], max: s[s.length - 1], n: s.length }
+  const mean = s.reduce((sum, x) => sum + x, 0) / s.length
+  return { median, mean, min: s[0], max: s[s.length - 1], n: s.length }
 }
 
 export const fmt = (x: number, digits = 1) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(digits))
 export const fmtStats = (s: Stats, unit = '', digits = 1) => `${fmt(s.median, digits)}${unit} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`
+/** Mean with GC, then the median with min–max, then the GC share when measured. */
+export const fmtMean = (s: Stats, unit = '', digits = 1) => `**${fmt(s.mean, digits)}${unit}** · ${fmtStats(s, unit, digits)}${s.gcShare === undefined ? '' : ` · GC ${fmt(s.gcShare * 100, 0)} %`}`
 export const kib = (bytes: number) => bytes / 1024
 export const mib = (bytes: number) => bytes / 1024 / 1024
 
 /**
  * Runs each system's `batch()` in rounds, interleaved A B A B …, after `warmup` untimed rounds.
- * A sample is the mean µs per iteration of one batch (a batch amortises timer resolution).
+ * A sample is the mean µs per iteration of one batch (a batch amortises timer resolution). GC
+ * pauses (perf_hooks 'gc' entries) are charged to the system whose batch they fell in.
  */
 export async function interleave(
   systems: Record<string, () => Promise<void>>,
@@ -42,18 +50,39 @@ export async function interleave(
 ): Promise<Record<string, Stats>> {
   const names = Object.keys(systems)
   const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]))
-  for (let round = -options.warmup; round < options.rounds; round++) {
-    // Alternate the order each round so no system always runs right after the same one.
-    const order = round % 2 ? [...names].reverse() : names
-    for (const name of order) {
-      const run = systems[name]
-      const t0 = now()
-      for (let i = 0; i < options.batch; i++) await run()
-      const us = ((now() - t0) * 1000) / options.batch
-      if (round >= 0) samples[name].push(us)
+  const windows: Array<{ name: string; from: number; to: number }> = []
+  const pauses: Array<{ at: number; ms: number }> = []
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) pauses.push({ at: entry.startTime, ms: entry.duration })
+  })
+  observer.observe({ entryTypes: ['gc'] })
+  try {
+    for (let round = -options.warmup; round < options.rounds; round++) {
+      // Alternate the order each round so no system always runs right after the same one.
+      const order = round % 2 ? [...names].reverse() : names
+      for (const name of order) {
+        const run = systems[name]
+        const t0 = now()
+        for (let i = 0; i < options.batch; i++) await run()
+        const t1 = now()
+        if (round < 0) continue
+        samples[name].push(((t1 - t0) * 1000) / options.batch)
+        windows.push({ name, from: t0, to: t1 })
+      }
     }
+    // GC entries are delivered asynchronously: let the last ones arrive.
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  } finally {
+    observer.disconnect()
   }
-  return Object.fromEntries(names.map((n) => [n, stats(samples[n])]))
+  const gcMs: Record<string, number> = {}
+  const timedMs: Record<string, number> = {}
+  for (const w of windows) timedMs[w.name] = (timedMs[w.name] ?? 0) + w.to - w.from
+  for (const pause of pauses) {
+    const w = windows.find((w) => pause.at >= w.from && pause.at < w.to)
+    if (w) gcMs[w.name] = (gcMs[w.name] ?? 0) + pause.ms
+  }
+  return Object.fromEntries(names.map((n) => [n, { ...stats(samples[n]), gcShare: (gcMs[n] ?? 0) / (timedMs[n] || 1) }]))
 }
 
 export function machine() {
@@ -67,13 +96,33 @@ export function machine() {
   }
 }
 
+/** Where the reading models leave what they read, so the reads cannot be optimised away. */
+export const readSink = { chars: 0 }
+
 /**
- * A zero-latency model for benchmarks. Unlike `ScriptedModel` it keeps no record of requests,
- * so it retains nothing across runs (ScriptedModel copies every request into `requests`).
+ * What any real adapter does with a request: visit every message and read its role and content
+ * (and a tool message's call id), as a mapping to a vendor's format would. A model that never
+ * reads its messages hides what a history costs to read (issue 28: a Proxy view did).
+ */
+export function readMessages(messages: readonly Message[]): void {
+  let chars = 0
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]
+    chars += message.role.length + message.content.length
+    if (message.role === 'tool') chars += message.toolCallId.length
+  }
+  readSink.chars += chars
+}
+
+/**
+ * A zero-latency model for benchmarks. It reads every message it is given (`readMessages`), and
+ * unlike `ScriptedModel` keeps no record of requests, so it retains nothing across runs
+ * (ScriptedModel copies every request into `requests`).
  */
 export class BenchModel implements ChatModel {
   constructor(private readonly reply: (request: GenerateRequest) => GenerateResponse | Promise<GenerateResponse>) {}
   async generate(request: GenerateRequest): Promise<GenerateResponse> {
+    readMessages(request.messages)
     return this.reply(request)
   }
 }

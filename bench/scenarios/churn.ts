@@ -1,16 +1,32 @@
-import { BenchModel, host, ProviderSpawn, text } from '../lib.js'
+import { BenchModel, host, ProviderSpawn, stats, text, type Stats } from '../lib.js'
 
-export interface ChurnResult { cycles: number; usPerCycle: number; samples: number[]; mountedAtEnd: boolean }
+export interface ChurnResult {
+  cycles: number
+  /** µs per provider reload, one sample per chunk. */
+  samples: number[]
+  /** µs per reload of a plugin that does nothing (cordis' own restart cost), one sample per chunk. */
+  baseline: number[]
+  provider: Stats
+  plugin: Stats
+  mountedAtEnd: boolean
+}
+
+/** A plugin with a config and nothing else: what cordis' own reload (`fork.update` → dispose → apply) costs. */
+let bareApplied = 0
+const Bare = { name: 'bare', apply: () => { bareApplied++ } }
 
 /**
  * Reloads the spawn provider plugin (fork.update with a changed config: dispose → apply) while a
- * `subagent` tool is bound to it; each cycle is remove → re-add → remount of the tool.
+ * `subagent` tool is bound to it; each cycle is remove → re-add → remount of the tool. Chunks of
+ * provider reloads alternate with chunks of a bare plugin's reloads in the same app, so the ratio
+ * compares with cordis' own reload on the same heap.
  */
 export async function churn(options: { cycles: number; warmup: number; chunks: number }): Promise<ChurnResult> {
   const h = await host({ model: new BenchModel(() => text('unused')), tools: false })
   const { ctx } = h
   ctx.plugin((await import('@cordis-subagents/subagent-tool')), { provider: 'churn', toolName: 'subagent' })
   const fork = ctx.plugin(ProviderSpawn, { name: 'churn', maxSteps: 10 })
+  const bare = ctx.plugin(Bare, { n: 0 })
   await ctx.lifecycle.flush()
   const view = ctx.tools.view()
   if (!view.has('subagent')) throw new Error('churn: tool not mounted')
@@ -19,17 +35,38 @@ export async function churn(options: { cycles: number; warmup: number; chunks: n
     fork.update({ name: 'churn', maxSteps: 10 + (++step % 2) })
     if (!view.has('subagent')) throw new Error(`churn: tool not remounted synchronously after cycle ${step}`)
   }
+  let n = 0
+  const bareCycle = () => bare.update({ n: ++n % 2 })
+  const timed = (run: () => void, count: number) => {
+    const t0 = performance.now()
+    for (let i = 0; i < count; i++) run()
+    return ((performance.now() - t0) * 1000) / count
+  }
   try {
-    for (let i = 0; i < options.warmup; i++) cycle()
+    for (let i = 0; i < options.warmup; i++) {
+      cycle()
+      bareCycle()
+    }
     const per = Math.floor(options.cycles / options.chunks)
     const samples: number[] = []
+    const baseline: number[] = []
     for (let c = 0; c < options.chunks; c++) {
-      const t0 = performance.now()
-      for (let i = 0; i < per; i++) cycle()
-      samples.push(((performance.now() - t0) * 1000) / per)
+      // Alternate which goes first, so neither always runs on the heap the other just left.
+      if (c % 2) {
+        baseline.push(timed(bareCycle, per))
+        samples.push(timed(cycle, per))
+      } else {
+        samples.push(timed(cycle, per))
+        baseline.push(timed(bareCycle, per))
+      }
     }
     await ctx.lifecycle.flush()
-    return { cycles: per * options.chunks, usPerCycle: 0, samples, mountedAtEnd: view.has('subagent') && !!ctx.subagents.get('churn') }
+    // Each bare cycle must be a real reload (dispose → apply), or the baseline measures nothing.
+    if (bareApplied < per * options.chunks + options.warmup) throw new Error(`churn: the bare plugin was applied ${bareApplied} times`)
+    return {
+      cycles: per * options.chunks, samples, baseline, provider: stats(samples), plugin: stats(baseline),
+      mountedAtEnd: view.has('subagent') && !!ctx.subagents.get('churn'),
+    }
   } finally {
     await h.stop()
   }

@@ -1,5 +1,5 @@
 import { type AgentRuntime, withoutCallerTracing } from '@cordis-subagents/agent'
-import { delegationModel, host, now, stats, type Stats } from '../lib.js'
+import { delegationModel, host, now, readMessages, stats, type Stats } from '../lib.js'
 
 export interface GrowthResult {
   /** Turns timed at each mark: the mark and the `window - 1` turns after it. */
@@ -12,6 +12,11 @@ export interface GrowthResult {
   messagesAt: Record<number, number>
   /** ms for the first `turns` turns of a conversation, per tool. */
   totalMs: Record<string, Stats>
+  /**
+   * µs the model's own reading costs per turn at each mark, apart: three `readMessages` over a plain
+   * array of the parent's messages at that mark, in a bare loop (the part of a turn no framework can remove).
+   */
+  readingUs: Record<number, Stats>
 }
 
 /**
@@ -27,6 +32,7 @@ export async function growth(options: { marks: number[]; window: number; reps: n
   const marks: Record<string, Record<number, number[]>> = {}
   const totals: Record<string, number[]> = {}
   const messagesAt: Record<number, number> = {}
+  const reading: Record<number, number[]> = {}
   const hosts = await Promise.all(Object.values(tools).map((tool) => host({ model: delegationModel(tool) })))
   try {
     for (let rep = -1; rep < options.reps; rep++) {
@@ -45,8 +51,17 @@ export async function growth(options: { marks: number[]; window: number; reps: n
           times[turn] = now() - t0
           if (result.text !== 'parent final answer' || result.toolCalls !== 1) throw new Error(`growth ${name} turn ${turn}: ${JSON.stringify(result)}`)
         }
+        const history = agent.transcript.messages
         await agent.dispose()
         if (rep < 0) continue
+        if (name === 'fork') {
+          for (const mark of options.marks) {
+            const at = history.slice(0, lengths[mark])
+            const t0 = now()
+            for (let i = 0; i < 20; i++) for (let call = 0; call < 3; call++) readMessages(at)
+            ;(reading[mark] ??= []).push(((now() - t0) * 1000) / 20)
+          }
+        }
         let total = 0
         for (let turn = 1; turn <= Math.max(...options.marks); turn++) total += times[turn]
         ;(totals[name] ??= []).push(total)
@@ -70,5 +85,6 @@ export async function growth(options: { marks: number[]; window: number; reps: n
       Object.fromEntries(Object.entries(byMark).map(([mark, samples]) => [mark, stats(samples)]))])),
     messagesAt,
     totalMs: Object.fromEntries(Object.entries(totals).map(([name, samples]) => [name, stats(samples)])),
+    readingUs: Object.fromEntries(Object.entries(reading).map(([mark, samples]) => [mark, stats(samples)])),
   }
 }

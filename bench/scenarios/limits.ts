@@ -1,5 +1,5 @@
 import { Budget, type AgentRuntime, withoutCallerTracing } from '@cordis-subagents/agent'
-import { BenchModel, calls, CHILD, delegationModel, gc, host, interleave, lastMessage, now, text, type Stats } from '../lib.js'
+import { BenchModel, calls, CHILD, delegationModel, gc, host, interleave, lastMessage, now, stats, text, type Stats } from '../lib.js'
 
 /**
  * What the tree limits cost: the budget bookkeeping of one step, a delegation with a tool-load
@@ -33,8 +33,7 @@ function measureStep(rounds: number, iterations: number): Stats {
     for (let i = 0; i < iterations; i++) stepBookkeeping(leaf)
     samples.push(((now() - t0) * 1e6) / iterations)
   }
-  samples.sort((a, b) => a - b)
-  return { median: samples[samples.length >> 1], min: samples[0], max: samples[samples.length - 1], n: samples.length }
+  return stats(samples)
 }
 
 async function overheadWithBudgets(options: { rounds: number; batch: number; warmup: number }) {
@@ -68,7 +67,8 @@ async function wideStep(reps: number, width: number) {
   let refused = 0
   const model = new BenchModel((request) => {
     const last = lastMessage(request)
-    if (last.role === 'tool') return text('parent final answer')
+    // After the results the parent's last message is the note on the calls cut past maxToolCallsPerStep.
+    if (last.role === 'tool' || request.messages.some((m) => m.role === 'tool')) return text('parent final answer')
     if (last.content.startsWith(CHILD)) return text('child answer')
     return calls(Array.from({ length: width }, (_, i) => ({ name: 'subagent', input: { description: `part ${i}`, prompt: `${CHILD}part ${i}` } })))
   })

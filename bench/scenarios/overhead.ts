@@ -1,8 +1,6 @@
-import { Agent as OAgent, Runner, setTracingDisabled, Usage as OUsage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents'
-import { generateText, stepCountIs, tool } from 'ai'
-import { MockLanguageModelV3 } from 'ai/test'
+import type { Model, ModelRequest, ModelResponse } from '@openai/agents'
 import { z } from 'zod'
-import { type AgentRuntime, type GenerateRequest, type Message, withoutCallerTracing } from '@cordis-subagents/agent'
+import { type GenerateRequest, type Message, withoutCallerTracing } from '@cordis-subagents/agent'
 import { CHILD, delegationModel, host, interleave, text, calls, type Stats } from '../lib.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -26,23 +24,25 @@ async function floor(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // OpenAI Agents SDK: agent.asTool() with fake Models, tracing disabled.
 
-class FakeModel implements Model {
-  constructor(private readonly reply: (request: ModelRequest) => ModelResponse['output']) {}
-  async getResponse(request: ModelRequest): Promise<ModelResponse> {
-    return { usage: new OUsage({ requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 }), output: this.reply(request) }
+// The peers are imported when their system is built: a fresh process measuring our side never loads them.
+async function openaiSystem() {
+  const { Agent: OAgent, Runner, setTracingDisabled, Usage: OUsage } = await import('@openai/agents')
+  class FakeModel implements Model {
+    constructor(private readonly reply: (request: ModelRequest) => ModelResponse['output']) {}
+    async getResponse(request: ModelRequest): Promise<ModelResponse> {
+      return { usage: new OUsage({ requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 }), output: this.reply(request) }
+    }
+    // eslint-disable-next-line require-yield
+    async *getStreamedResponse(): AsyncIterable<never> {
+      throw new Error('not used')
+    }
   }
-  // eslint-disable-next-line require-yield
-  async *getStreamedResponse(): AsyncIterable<never> {
-    throw new Error('not used')
-  }
-}
 
-const message = (value: string) => [{
-  type: 'message' as const, role: 'assistant' as const, status: 'completed' as const,
-  content: [{ type: 'output_text' as const, text: value }],
-}]
+  const message = (value: string) => [{
+    type: 'message' as const, role: 'assistant' as const, status: 'completed' as const,
+    content: [{ type: 'output_text' as const, text: value }],
+  }]
 
-function openaiSystem() {
   setTracingDisabled(true)
   const child = new OAgent({ name: 'child', instructions: 'You are a helper.', model: new FakeModel(() => message('child answer')) })
   const subagent = child.asTool({ toolName: 'subagent', toolDescription: 'Delegate a task to a child agent.' })
@@ -70,7 +70,9 @@ function openaiSystem() {
 
 const v3usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }
 
-function aiSdkSystem() {
+async function aiSdkSystem() {
+  const { generateText, stepCountIs, tool } = await import('ai')
+  const { MockLanguageModelV3 } = await import('ai/test')
   const childModel = new MockLanguageModelV3({
     doGenerate: async () => ({ content: [{ type: 'text', text: 'child answer' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: v3usage, warnings: [] }),
   })
@@ -98,40 +100,58 @@ function aiSdkSystem() {
   }
 }
 
+export const OVERHEAD = {
+  floor: 'floor (3 model calls, no framework)',
+  spawn: 'ours: subagent → spawn',
+  fork: 'ours: subagent → fork',
+  openai: 'OpenAI Agents SDK (asTool)',
+  aisdk: 'Vercel AI SDK (generateText tool)',
+} as const
+export type OverheadSystem = keyof typeof OVERHEAD
+
+export interface BuiltSystem { run: () => Promise<void>; stop(): Promise<void> }
+
+const none = async () => {}
+
+/** One system of section 1, ready to run (and to stop): built alone, for a fresh process of its own, or with the others. */
+export async function buildSystem(key: OverheadSystem): Promise<BuiltSystem> {
+  if (key === 'floor') return { run: floor, stop: none }
+  if (key === 'openai') return { run: await openaiSystem(), stop: none }
+  if (key === 'aisdk') return { run: await aiSdkSystem(), stop: none }
+  const h = await host({ model: delegationModel(key === 'spawn' ? 'subagent' : 'subagent_fork') })
+  // A host keeps its reference to the agent runtime; going through `ctx.agents` on every call
+  // would measure cordis' caller-tracing proxy (tens of µs), not delegation.
+  const agents = withoutCallerTracing(h.ctx.agents)
+  return {
+    run: async () => {
+      const agent = agents.create({})
+      const result = await agent.run('do the task')
+      if (result.text !== 'parent final answer' || result.toolCalls !== 1) throw new Error(`ours: ${JSON.stringify(result)}`)
+      await agent.dispose()
+    },
+    stop: async () => {
+      if (h.ctx.subagents.runs().length) throw new Error('live runs left')
+      await h.stop()
+    },
+  }
+}
+
 export interface OverheadResult {
   stats: Record<string, Stats>
   rounds: number
   batch: number
 }
 
+/** Section 1 in one process: every system interleaved. */
 export async function overhead(options: { rounds: number; batch: number; warmup: number }): Promise<OverheadResult> {
-  const spawnHost = await host({ model: delegationModel('subagent') })
-  const forkHost = await host({ model: delegationModel('subagent_fork') })
-  // A host keeps its reference to the agent runtime; going through `ctx.agents` on every call
-  // would measure cordis' caller-tracing proxy (tens of µs), not delegation.
-  const ours = (ctx: typeof spawnHost.ctx) => {
-    const agents = withoutCallerTracing(ctx.agents)
-    return () => run(agents)
-  }
-  const run = async (agents: AgentRuntime) => {
-    const agent = agents.create({})
-    const result = await agent.run('do the task')
-    if (result.text !== 'parent final answer' || result.toolCalls !== 1) throw new Error(`ours: ${JSON.stringify(result)}`)
-    await agent.dispose()
-  }
+  const keys = Object.keys(OVERHEAD) as OverheadSystem[]
+  const built: BuiltSystem[] = []
   try {
-    const result = await interleave({
-      'floor (3 model calls, no framework)': floor,
-      'ours: subagent → spawn': ours(spawnHost.ctx),
-      'ours: subagent → fork': ours(forkHost.ctx),
-      'OpenAI Agents SDK (asTool)': openaiSystem(),
-      'Vercel AI SDK (generateText tool)': aiSdkSystem(),
-    }, options)
-    if (spawnHost.ctx.subagents.runs().length || forkHost.ctx.subagents.runs().length) throw new Error('live runs left')
+    for (const key of keys) built.push(await buildSystem(key))
+    const result = await interleave(Object.fromEntries(keys.map((key, i) => [OVERHEAD[key], built[i].run])), options)
     return { stats: result, rounds: options.rounds, batch: options.batch }
   } finally {
-    await spawnHost.stop()
-    await forkHost.stop()
+    for (const system of built) await system.stop()
   }
 }
 

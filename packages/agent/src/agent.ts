@@ -1,12 +1,11 @@
-import { setMaxListeners } from 'node:events'
 import { type ToolView } from '@cordis-subagents/tools'
 import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, LimitError, limitStop, totalTokens } from '@cordis-subagents/shared'
-import { abortFlat } from './abort.js'
+import { TurnAbort } from './turn-abort.js'
 import { Budget, type BudgetLimits } from './budget.js'
 import { TurnLimits } from './turn-limits.js'
 import { AgentError, checkRunArguments } from './errors.js'
 import { finishDiagnostic, normalizeResponse } from './response.js'
-import { abortDiagnostic, abortion, budgetDiagnostic, FINISH_STOPS, limitDiagnostic, policyDiagnostic } from './stops.js'
+import { abortDiagnostic, budgetDiagnostic, FINISH_STOPS, limitDiagnostic, policyDiagnostic } from './stops.js'
 import { Transcript } from './transcript.js'
 import { runToolCalls } from './tool-step.js'
 import { usageTally, workTally } from './tallies.js'
@@ -45,7 +44,7 @@ export class Agent {
   private readonly budgetLimits?: BudgetLimits
   private readonly ownsRootBudget: boolean
 
-  private current?: { controller: AbortController; done: Promise<unknown> }
+  private current?: { abort: TurnAbort; done: Promise<unknown> }
   private readonly inFlight = new Set<Promise<unknown>>()
   private disposal?: Promise<void>
 
@@ -87,18 +86,16 @@ export class Agent {
     if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
     if (this.current) throw new AgentError('BUSY', `Agent ${this.id} is already running a turn; wait for it or abort it first.`)
     checkRunArguments(prompt, options)
-    const controller = new AbortController()
-    // Tools listen on the turn's signal (a delegating tool may start many children on it at once).
-    setMaxListeners(0, controller.signal)
-    const onAbort = () => abortFlat(controller, options.signal?.reason)
-    if (options.signal?.aborted) controller.abort(options.signal.reason)
+    const abort = new TurnAbort()
+    const onAbort = () => abort.abort(options.signal?.reason)
+    if (options.signal?.aborted) abort.abort(options.signal.reason)
     else options.signal?.addEventListener('abort', onAbort, { once: true })
     // Mark the agent busy before the turn starts: the turn runs synchronously up to its first
     // await (events, the model call), and a run started from there must see BUSY.
-    const current: { controller: AbortController; done: Promise<unknown> } = { controller, done: Promise.resolve() }
+    const current: { abort: TurnAbort; done: Promise<unknown> } = { abort, done: Promise.resolve() }
     this.current = current
     try {
-      const done = this.turn(prompt, controller, abortion(controller.signal), options.onEvent, options.onSpend)
+      const done = this.turn(prompt, abort, options.onEvent, options.onSpend)
       current.done = done
       return await done
     } finally {
@@ -109,7 +106,7 @@ export class Agent {
 
   /** Aborts the running turn, if any; it ends `aborted` with `reason` in its diagnostic. */
   abort(reason?: unknown): void {
-    if (this.current) abortFlat(this.current.controller, reason)
+    this.current?.abort.abort(reason)
   }
 
   /** Aborts a running turn, then waits for it and for any tool still settling. Idempotent. */
@@ -118,7 +115,7 @@ export class Agent {
       this.inbox.close()
       const current = this.current
       if (current) {
-        abortFlat(current.controller, new AgentError('DISPOSED', `Agent ${this.id} was disposed.`))
+        current.abort.abort(new AgentError('DISPOSED', `Agent ${this.id} was disposed.`))
         await current.done.catch(() => {})
       }
       while (this.inFlight.size) await Promise.allSettled([...this.inFlight])
@@ -127,10 +124,9 @@ export class Agent {
   }
 
   private async turn(
-    prompt: string, controller: AbortController, aborted: Promise<never>, onEvent?: (event: AgentEvent) => void,
-    onSpend?: RunOptions['onSpend'],
+    prompt: string, abort: TurnAbort, onEvent?: (event: AgentEvent) => void, onSpend?: RunOptions['onSpend'],
   ): Promise<RunResult> {
-    const { signal } = controller
+    const { signal } = abort
     let ended = false
     // Without a listener there is no emitter, and `emit?.({ … })` builds no event object at all.
     const emit = onEvent && ((event: AgentEvent) => {
@@ -155,7 +151,7 @@ export class Agent {
       ownWork: emptyWork(), delegatedWork: emptyWork(),
     }
     const limits = new TurnLimits(budget, this.maxToolCallsPerStep, (breach) => this.host.budgetReached(this, breach))
-    const disarm = limits.armWallClock(controller)
+    const disarm = limits.armWallClock(abort)
     const finish = (stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach): RunResult => {
       ended = true
       disarm()
@@ -259,7 +255,7 @@ export class Agent {
           generation.then(release, release)
           release = undefined
         }
-        response = normalizeResponse(await Promise.race([generation, aborted]), `${this.id}-${step}`, this.maxToolCallsPerStep)
+        response = normalizeResponse(await Promise.race([generation, abort.aborted]), `${this.id}-${step}`, this.maxToolCallsPerStep)
       } catch (error) {
         release?.() // generate() threw before returning a promise: no call holds the slot
         watch?.modelEnd(step, undefined, error, signal.aborted)
@@ -299,7 +295,7 @@ export class Agent {
         while (!this.inbox.size && this.inbox.held) {
           emit?.({ type: 'waiting', step, holds: this.inbox.held })
           try {
-            await Promise.race([this.inbox.changed(), aborted])
+            await Promise.race([this.inbox.changed(), abort.aborted])
           } catch {
             return stopForAbort()
           }
@@ -319,8 +315,9 @@ export class Agent {
       const plan = limits.admit(calls)
       if (plan.refusedFor) refusedFor = plan.refusedFor
       state.toolCalls += plan.admitted
+      abort.raiseListenerLimit()
       const results = await runToolCalls({
-        agent: this, calls, refusals: plan.refusals, step, signal, aborted, emit, watch, track: (work) => this.track(work),
+        agent: this, calls, refusals: plan.refusals, step, signal, aborted: abort.aborted, emit, watch, track: (work) => this.track(work),
       })
       results.forEach((result, i) => {
         const call = calls[i]

@@ -9,8 +9,13 @@ import type { GenerateResponse, ModelToolCall, RunResult } from './types.js'
  * Arguments are positional so a call builds no event object.
  */
 export interface AgentObserver {
-  /** A run began (after the prompt was checked, before the first model call). */
-  runStart?(agent: Agent, prompt: string): void
+  /**
+   * A run began (after the prompt was checked, before the first model call). Returning exactly
+   * `false` declines the run (any other value, or none, watches it): this observer gets no other
+   * call for it, and a run nobody watches pays nothing per step (a tracer with no SDK behind it
+   * declines every run it would not record).
+   */
+  runStart?(agent: Agent, prompt: string): unknown
   /** The run ended (every model and tool call of it ended before). */
   runEnd?(agent: Agent, result: RunResult): void
   /** A model call began: `model` is the agent's model ref (`name` or `name:modelId`), when it names one. */
@@ -80,13 +85,25 @@ export class Observers {
     }
   }
 
-  /** Tells the observers that `agent` begins a run; the watch reports the rest of it. */
+  /**
+   * Tells the observers that `agent` begins a run; the watch reports the rest of it to those that
+   * did not decline it. Undefined when nobody watches the run.
+   */
   watch(agent: Agent, prompt: string): RunWatch | undefined {
     if (!this.list.length) return undefined
     const observers = this.list
-    for (const observer of observers) {
-      try { observer.runStart?.(agent, prompt) } catch { /* ignored: an observer must never break the loop */ }
+    // Built only once an observer declines; until then the shared list serves as is.
+    let watching: AgentObserver[] | undefined
+    for (let i = 0; i < observers.length; i++) {
+      const observer = observers[i]
+      let declined = false
+      try {
+        declined = observer.runStart?.(agent, prompt) === false
+      } catch { /* ignored: an observer must never break the loop */ }
+      if (declined) watching ??= observers.slice(0, i)
+      else watching?.push(observer)
     }
-    return new RunWatch(agent, observers)
+    const list = watching ?? observers
+    return list.length ? new RunWatch(agent, list) : undefined
   }
 }

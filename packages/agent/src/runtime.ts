@@ -4,7 +4,7 @@ import { count, countProblem, crossingFromEnv } from '@cordis-subagents/shared'
 import { type ToolRegistry, type ToolView } from '@cordis-subagents/tools'
 import { type BudgetBreach, describeError, withoutCallerTracing } from '@cordis-subagents/shared'
 import { Agent, type AgentHost } from './agent.js'
-import { segmentsOf } from './history.js'
+import { isFrozenHistory } from './history.js'
 import { Budget, BUDGET_KEYS, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
 import { type AgentObserver, Observers } from './observers.js'
@@ -286,8 +286,8 @@ function checkOptions(options: CreateAgentOptions): void {
   if (tools !== undefined && !isToolView(tools)) {
     throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
   }
-  // A view from another transcript's completed() was validated when its messages were appended.
-  if (seed !== undefined && !segmentsOf(seed)) {
+  // Another transcript's completed() was validated when its messages were appended.
+  if (seed !== undefined && !isFrozenHistory(seed)) {
     if (!Array.isArray(seed)) throw new AgentError('INVALID_OPTIONS', 'options.seed must be an array of transcript messages.')
     seed.forEach((message, i) => {
       if (!message || !ROLES.has(message.role) || typeof message.content !== 'string') {

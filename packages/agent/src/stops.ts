@@ -1,20 +1,7 @@
 import { type BudgetBreach, describeBreach, type LimitError } from '@cordis-subagents/shared'
 import type { GenerateResponse, StopReason } from './types.js'
 
-// How a turn's end is explained: the abort promise every call of a turn races, and the diagnostics of aborts and limits.
-
-/**
- * Rejects with the signal's reason once it aborts. A turn races its model and tool calls against
- * this one promise, so it keeps a single abort listener however many steps and calls it makes.
- */
-export function abortion(signal: AbortSignal): Promise<never> {
-  const promise = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason)
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true })
-  })
-  promise.catch(() => {}) // Only ever observed through a race; never an unhandled rejection.
-  return promise
-}
+// How a turn's end is explained: the diagnostics of aborts and limits.
 
 export function abortDiagnostic(signal: AbortSignal): string {
   const reason = signal.reason

@@ -1,50 +1,44 @@
-import { copyOf, cut, historyView, type Segment, segmentsOf } from './history.js'
+import { freezeHistory, isFrozenHistory, joined } from './history.js'
 import type { Message, ToolMessage } from './types.js'
 
 /**
  * An agent's conversation. Messages before the in-flight turn are "completed"; a turn is
  * closed only when the transcript is balanced, so completed messages are always a valid seed.
  *
- * Storage is append-only and messages are frozen when appended, so completed turns are shared,
- * never copied: `completed()` and `snapshot()` are O(1) views, and a transcript seeded with
- * another's `completed()` shares its messages (its own messages go to its own storage).
+ * Storage is append-only and messages are frozen when appended. `completed()` hands out a frozen
+ * array (built once per length, then shared by reference), and a transcript seeded with another's
+ * `completed()` keeps that array as its base (its own messages go to its own storage).
+ * `snapshot()` gives each model request a plain copy. Reading either is a plain array index.
  */
 export class Transcript {
-  /** The inherited part (a fork's parent's completed turns), shared. */
-  private readonly base: readonly Segment[]
-  private readonly baseLength: number
+  /** The inherited part (a fork's parent's completed turns): a frozen history, shared. */
+  private readonly base: readonly Message[]
   /** This transcript's own messages, append-only. */
   private readonly own: Message[] = []
   private turnStart: number | undefined
-  private view?: readonly Message[]
-  private viewLength = -1
+  /** The last `completed()` handed out, reused while the length it covers is unchanged. */
+  private latestCompleted?: readonly Message[]
 
   /**
-   * `seed`: a view from another transcript's `completed()` (shared as is), or any array of valid
-   * messages (copied and frozen once, here).
+   * `seed`: another transcript's `completed()` (shared as is), or any array of valid messages
+   * (copied and frozen once, here).
    */
   constructor(seed: readonly Message[] = []) {
-    const shared = segmentsOf(seed)
-    if (shared) {
-      this.base = cut(shared.segments, shared.length)
-      this.baseLength = shared.length
+    if (isFrozenHistory(seed)) {
+      this.base = seed
     } else {
       this.base = []
-      this.baseLength = 0
       for (const message of seed) this.own.push(freezeMessage(cloneMessage(message)))
     }
   }
 
-  /**
-   * Every message so far, as a copy: the storage behind it is shared with fork children, so no
-   * caller may hold (and change) the live array.
-   */
+  /** Every message so far, as a copy the caller may edit (the messages themselves are frozen and shared). */
   get messages(): readonly Message[] {
-    return this.base.length ? this.snapshot() : this.own.slice()
+    return joined(this.base, this.own, this.length)
   }
 
   get length(): number {
-    return this.baseLength + this.own.length
+    return this.base.length + this.own.length
   }
 
   /** Every message of every ended turn; never any of the turn in flight. Copies, free to edit. */
@@ -56,25 +50,25 @@ export class Transcript {
   }
 
   /**
-   * Every message of every ended turn, as a read-only view that shares the messages (O(1)); the
-   * seed of a fork child. Later turns of this transcript never appear in it.
+   * Every message of every ended turn, as a frozen array that shares the messages; the seed of a
+   * fork child. Later turns of this transcript never appear in it. Built once per turn.
    */
   completed(): readonly Message[] {
-    return historyView(this.segments(), this.turnStart ?? this.length, true)
+    const length = this.turnStart ?? this.length
+    if (this.latestCompleted?.length === length) return this.latestCompleted
+    if (length === this.base.length && this.base.length) return this.base
+    this.latestCompleted = freezeHistory(joined(this.base, this.own, length))
+    return this.latestCompleted
   }
 
   /**
-   * Every message so far, for a model request; it never changes later. A read-only view (O(1))
-   * once the history is longer than `SMALL`, a copy below that (cheaper than a view there).
+   * Every message so far, for a model request: a plain array of its own (one block copy of
+   * pointers), which later appends never reach. Not frozen on purpose: V8 (Node 20) reads a frozen
+   * or sealed array by index 2–3× slower than a plain one, and a model reads every message; a
+   * model that writes to it changes only its own copy (the messages themselves are frozen).
    */
   snapshot(): readonly Message[] {
-    const length = this.length
-    if (length <= SMALL) return copyOf(this.segments(), length)
-    if (this.viewLength !== length) {
-      this.view = historyView(this.segments(), length)
-      this.viewLength = length
-    }
-    return this.view!
+    return joined(this.base, this.own, this.length)
   }
 
   beginTurn(): void {
@@ -111,22 +105,9 @@ export class Transcript {
   }
 
   private at(index: number): Message {
-    if (index >= this.baseLength) return this.own[index - this.baseLength]
-    for (let s = this.base.length - 1; s >= 0; s--) {
-      const segment = this.base[s]
-      if (index >= segment.start) return segment.items[index - segment.start]
-    }
-    throw new RangeError(`no message ${index}`)
-  }
-
-  private segments(): Segment[] {
-    const own: Segment = { items: this.own, start: this.baseLength, end: this.length }
-    return this.base.length ? [...this.base, own] : [own]
+    return index >= this.base.length ? this.own[index - this.base.length] : this.base[index]
   }
 }
-
-/** Up to this many messages a model request gets a plain copy (bounded work), above it a shared view. */
-const SMALL = 16
 
 function cloneMessage(message: Message): Message {
   if (message.role === 'assistant' && message.toolCalls) {

@@ -1,6 +1,6 @@
 import { MAX_TIMER_MS } from '@cordis-subagents/shared'
 import { type BudgetBreach, describeBreach, LimitError } from '@cordis-subagents/shared'
-import { abortFlat } from './abort.js'
+import type { TurnAbort } from './turn-abort.js'
 import type { Budget } from './budget.js'
 import type { ModelToolCall } from './types.js'
 
@@ -71,7 +71,7 @@ export class TurnLimits {
   }
 
   /** One timer per run, only where this run's wall-time limit is tighter than its parent's (which has its own). */
-  armWallClock(controller: AbortController): () => void {
+  armWallClock(abort: TurnAbort): () => void {
     const { budget } = this
     // A run without a wall-time limit of its own is stopped by the timer of the run that holds it.
     if (!budget.holdsWallTime) return () => {}
@@ -83,7 +83,7 @@ export class TurnLimits {
     const fire = () => {
       const breach = this.reached(() => budget.overtime())
       if (!breach) return arm()
-      abortFlat(controller, new LimitError('BUDGET_EXCEEDED', `Stopped by ${describeBreach(breach)}.`, breach))
+      abort.abort(new LimitError('BUDGET_EXCEEDED', `Stopped by ${describeBreach(breach)}.`, breach))
     }
     arm()
     return () => clearTimeout(timer)

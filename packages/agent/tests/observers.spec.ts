@@ -85,6 +85,38 @@ describe('ctx.agents.observe', () => {
     expect(lines).to.have.length(8)
   })
 
+  it('an observer that declines a run (runStart returns false) hears nothing more of it; the others hear all of it', async () => {
+    await start(() => ({ text: 'ok' }))
+    const first: string[] = []
+    const declining: string[] = []
+    const last: string[] = []
+    ctx.agents.observe(recorder(first))
+    ctx.agents.observe({
+      ...recorder(declining),
+      runStart: (agent, prompt) => {
+        declining.push(`run-start ${agent.label} ${prompt}`)
+        return prompt !== 'quiet'
+      },
+    })
+    ctx.agents.observe(recorder(last))
+    const agent = ctx.agents.create({ label: 'main' })
+    await agent.run('quiet')
+    await agent.run('loud')
+    const run = (prompt: string) => [`run-start main ${prompt}`, 'model-start 1 m', 'model-end 1 stop 3', 'run-end main completed']
+    expect(first).to.deep.equal([...run('quiet'), ...run('loud')])
+    expect(last).to.deep.equal([...run('quiet'), ...run('loud')])
+    expect(declining).to.deep.equal(['run-start main quiet', ...run('loud')])
+  })
+
+  it('a run every observer declines is not watched at all', async () => {
+    await start(() => ({ text: 'ok' }))
+    const lines: string[] = []
+    ctx.agents.observe({ ...recorder(lines), runStart: (agent, prompt) => { lines.push(`run-start ${agent.label} ${prompt}`); return false } })
+    const result = await ctx.agents.create({ label: 'main' }).run('go')
+    expect(result.stopReason).to.equal('completed')
+    expect(lines).to.deep.equal(['run-start main go'])
+  })
+
   it('is scoped to the observing plugin; an observer added mid-run sees the next run', async () => {
     let release!: () => void
     const gate = new Promise<void>((resolve) => { release = resolve })

@@ -1,4 +1,5 @@
 /// <reference types="mocha" />
+import { types } from 'node:util'
 import { expect } from 'chai'
 import type { Context } from 'cordis'
 import { type Agent, type GenerateRequest, type Message, ScriptedModel } from '@cordis-subagents/agent'
@@ -91,7 +92,7 @@ describe('shared history: completed turns are shared with fork children and mode
     expect(contents(requests[1].messages)).to.deep.equal(['q1', 'answer 1', 'q2'])
     expect([...requests[1].messages].map((m) => m.role)).to.deep.equal(['user', 'assistant', 'user'])
     expect(requests[1].messages.slice(-1)[0].content).to.equal('q2')
-    // A long history is handed over as a read-only view: stable, and writes are refused.
+    // A long history is handed over as the request's own copy: stable, and a write reaches nothing else.
     for (let i = 3; i <= 12; i++) await agent.run(`q${i}`)
     const long = requests[11].messages
     expect(long).to.have.length(23)
@@ -99,7 +100,46 @@ describe('shared history: completed turns are shared with fork children and mode
     expect(long).to.have.length(23)
     expect(long[22].content).to.equal('q12')
     expect(JSON.parse(JSON.stringify(long))).to.deep.equal(agent.transcript.completedMessages().slice(0, 23))
-    expect(() => { (long as Message[]).push({ role: 'user', content: 'x' }) }).to.throw(TypeError)
+    ;(long as Message[]).push({ role: 'user', content: 'x' })
+    ;(long as Message[])[0] = { role: 'user', content: 'rewritten' }
+    expect(() => { (long[1] as { content: string }).content = 'edited' }).to.throw(TypeError)
+    await agent.run('q14')
+    expect(requests[13].messages).to.have.length(27)
+    expect(requests[13].messages[0].content).to.equal('q1')
+    expect(contents(agent.transcript.completed()).slice(0, 3)).to.deep.equal(['q1', 'answer 1', 'q2'])
+    expect(agent.transcript.length).to.equal(28)
+  })
+
+  it('a model reads plain arrays (no Proxy, at any length), and one turn\'s forks share one frozen completed() array', async () => {
+    const requests: GenerateRequest[] = []
+    ctx.agents.registerModel('m', new ScriptedModel((request) => {
+      requests.push(request)
+      return { text: `answer ${requests.length}` }
+    }))
+    const agent = ctx.agents.create({ model: 'm' })
+    for (let i = 1; i <= 30; i++) await agent.run(`q${i}`)
+    const long = requests[29].messages
+    expect(long).to.have.length(59)
+    // A Proxy would make every index read a trap call (the cost a reading adapter paid before), and
+    // V8 reads a frozen or sealed array by index 2–3× slower than a plain one: a request gets a plain copy.
+    expect(types.isProxy(long)).to.equal(false)
+    expect(Object.isExtensible(long)).to.equal(true)
+    expect(Object.isFrozen(long[0])).to.equal(true)
+    const completed = agent.transcript.completed()
+    expect(types.isProxy(completed)).to.equal(false)
+    expect(Object.isFrozen(completed)).to.equal(true)
+    expect(() => { (completed as Message[])[0] = { role: 'user', content: 'x' } }).to.throw(TypeError)
+    expect(agent.transcript.completed()).to.equal(completed)
+    const child = ctx.agents.create({ parent: agent, seed: completed, model: 'm' })
+    // Before its first turn a fork's completed history is its seed: a grandchild shares the same array.
+    expect(child.transcript.completed()).to.equal(completed)
+    await child.run('child task')
+    const childRequest = requests[30].messages
+    expect(types.isProxy(childRequest)).to.equal(false)
+    expect(childRequest).to.have.length(61)
+    expect(childRequest[0]).to.equal(long[0])
+    expect(childRequest[60].content).to.equal('child task')
+    await child.dispose()
   })
 
   it('a seed from a plain array is validated and copied once; completedMessages() still returns editable copies', async () => {

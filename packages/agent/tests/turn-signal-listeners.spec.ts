@@ -1,6 +1,16 @@
+import { getEventListeners, getMaxListeners } from 'node:events'
 import { expect } from 'chai'
-import { ScriptedModel } from '@cordis-subagents/agent'
+import { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
 import { makeTool, modelPlugin, setup, toolPlugin, type Setup } from './helpers.js'
+
+/** The signal's listener limit; Node 20's getMaxListeners throws for a signal whose limit was set to 0 (unlimited). */
+function maxListeners(signal: AbortSignal): number {
+  try {
+    return getMaxListeners(signal)
+  } catch {
+    return 0
+  }
+}
 
 describe('a step with many parallel tool calls', () => {
   let s: Setup
@@ -51,6 +61,46 @@ describe('a step with many parallel tool calls', () => {
     expect(result.toolCalls).to.equal(50)
     expect(agent.transcript.messages.filter((m) => m.role === 'tool')).to.have.length(50)
     expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).to.deep.equal([])
+    await agent.dispose()
+  })
+  it('the turn keeps no abort listener of its own on its signal, and lifts the listener limit only for a tool step', async () => {
+    const seen: Array<{ listeners: number; max: number }> = []
+    const look = (signal: AbortSignal) => seen.push({ listeners: getEventListeners(signal, 'abort').length, max: maxListeners(signal) })
+    s.ctx.plugin(toolPlugin(makeTool('peek', {
+      execute: async (_input, exec) => {
+        look(exec.signal)
+        return { content: 'peeked' }
+      },
+    })))
+    let step = 0
+    s.ctx.plugin(modelPlugin('m', {
+      generate: async (request: GenerateRequest) => {
+        look(request.signal)
+        return ++step === 1
+          ? { text: '', toolCalls: [{ id: 'p1', name: 'peek', input: { text: 'x' } }], finishReason: 'tool-calls' as const }
+          : { text: 'done', toolCalls: [], finishReason: 'stop' as const }
+      },
+    }))
+    await s.ctx.lifecycle.flush()
+    const agent = s.ctx.agents.create({ model: 'm' })
+    const result = await agent.run('go', { signal: new AbortController().signal })
+    expect(result.stopReason, result.diagnostic).to.equal('completed')
+    // The model call before any tool: nothing listens, the default limit stands (no per-turn setMaxListeners).
+    expect(seen[0]).to.deep.equal({ listeners: 0, max: 10 })
+    // In the tool step the limit is lifted; the tool registry may listen, the turn itself does not.
+    expect(seen[1].max).to.equal(0)
+    expect(seen[2].max).to.equal(0)
+    // A caller's abort still reaches a running turn (through the caller signal's one listener).
+    const controller = new AbortController()
+    s.ctx.agents.registerModel('slow', { generate: (request: GenerateRequest) => new Promise((_, reject) => {
+      request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true })
+      setImmediate(() => controller.abort('stop now'))
+    }) })
+    const slow = s.ctx.agents.create({ model: 'slow' })
+    const aborted = await slow.run('go', { signal: controller.signal })
+    expect(aborted.stopReason).to.equal('aborted')
+    expect(aborted.diagnostic).to.equal('Aborted: stop now')
+    await slow.dispose()
     await agent.dispose()
   })
 })

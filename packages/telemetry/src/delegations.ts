@@ -25,12 +25,17 @@ export class DelegationSpans {
   /** In-process children find their delegation by the budget the service carved for them. */
   private readonly byBudget = new WeakMap<object, RunParent>()
 
-  constructor(private readonly tracer: Tracer, private readonly runs: RunSpans, private readonly content: ContentPolicy) {}
+  constructor(
+    private readonly tracer: Tracer, private readonly runs: RunSpans, private readonly content: ContentPolicy,
+    private readonly recording: () => boolean,
+  ) {}
 
   /** The trace context source for `ctx.subagents.traceDelegations`. */
   readonly source = (request: Readonly<ProviderStartRequest>, provider: string): TraceContext | undefined => {
     const parent = request.parent as Agent
     const at = this.runs.toolContext(parent, request.toolCallId)
+    // No SDK and no traced run to continue: the span would record nothing and carry no context.
+    if (!at && !this.recording()) return undefined
     const name = bounded(provider)
     const runId = bounded(request.runId)
     const span = this.tracer.startSpan(`subagent ${name}`, {

@@ -29,6 +29,8 @@ export interface RunParent {
 
 export interface RunSpanHost {
   tracer: Tracer
+  /** Whether spans are recorded (an SDK is registered); without one, a run with no parent to continue is declined. */
+  recording(): boolean
   content: ContentPolicy
   /** Join array attributes into strings (`flatAttributes`). */
   flatAttributes: boolean
@@ -57,9 +59,14 @@ export class RunSpans implements AgentObserver {
     return tool ? { context: tool.context, tool } : { context: run.context }
   }
 
-  runStart(agent: Agent, prompt: string): void {
+  runStart(agent: Agent, prompt: string): boolean {
     const { tracer, content } = this.host
     const parent = this.host.parentOf(agent)
+    // With no SDK a span records nothing; only a parent's trace context is worth carrying on (to a child elsewhere).
+    if (!parent && !this.host.recording()) {
+      this.close(agent, 'the next run began')
+      return false
+    }
     const name = bounded(agent.label ?? 'agent')
     const model = this.modelRef(agent)
     const span = tracer.startSpan(`invoke_agent ${name}`, {
@@ -78,6 +85,7 @@ export class RunSpans implements AgentObserver {
     // An agent runs one turn at a time; a stale entry (a run whose end was never seen) is closed.
     this.close(agent, 'the next run began')
     this.runs.set(agent, { span, context: trace.setSpan(parent?.context ?? ROOT_CONTEXT, span), tools: new Map(), input: 0, output: 0 })
+    return true
   }
 
   runEnd(agent: Agent, result: RunResult): void {

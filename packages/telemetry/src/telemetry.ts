@@ -6,6 +6,7 @@ import { environmentParent, remoteParent } from './carrier.js'
 import { Config, DEFAULTS } from './config.js'
 import { ContentPolicy } from './content.js'
 import { DelegationSpans } from './delegations.js'
+import { recordingCheck } from './recording.js'
 import { type RunParent, RunSpans } from './runs.js'
 
 declare module 'cordis' {
@@ -38,18 +39,20 @@ export class Telemetry extends Service<Config> {
     this.config = { ...DEFAULTS, ...config }
     const provider = this.config.tracerProvider ?? trace.getTracerProvider()
     const tracer = provider.getTracer(TRACER_NAME, TRACER_VERSION)
+    const recording = recordingCheck(provider)
     const content = new ContentPolicy(!!this.config.captureContent, this.config.maxContentLength ?? DEFAULTS.maxContentLength!)
     if (this.config.fromEnvironment) this.environment = environmentParent(process.env)
     // The runtime itself, not its caller-tracing proxy (a shadow context per read): its config is read on every model call.
     const agents = withoutCallerTracing(ctx.agents)
     this.runs = new RunSpans({
       tracer,
+      recording,
       content,
       flatAttributes: !!this.config.flatAttributes,
       defaultModel: () => agents.config.model,
       parentOf: (agent) => this.parentOf(agent),
     })
-    this.delegations = new DelegationSpans(tracer, this.runs, content)
+    this.delegations = new DelegationSpans(tracer, this.runs, content, recording)
     ctx.agents.observe(this.runs)
     ctx.inject(['subagents'], (ctx) => {
       ctx.subagents.traceDelegations(this.delegations.source)

@@ -4,7 +4,7 @@
 // unload, and nothing at all (no spans, no trace context, no observer) when it is not loaded.
 import { expect } from 'chai'
 import { Context, Service } from 'cordis'
-import { trace } from '@opentelemetry/api'
+import { ProxyTracer, trace } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import type { GenerateRequest, ScriptedResponse } from '@cordis-subagents/agent'
 import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
@@ -281,6 +281,60 @@ describe('@cordis-subagents/telemetry', function () {
         expect(h.ctx.agents.observerCount).to.equal(0)
         expect(await delegateOnce()).to.not.have.property('traceContext')
         expect(exporter.getFinishedSpans()).to.have.length(3)
+      } finally {
+        await h.stop()
+      }
+    })
+  })
+  describe('loaded without an SDK', () => {
+    const exporter = new InMemorySpanExporter()
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    const startSpan = ProxyTracer.prototype.startSpan
+    let started = 0
+    before(() => {
+      trace.disable()
+      ProxyTracer.prototype.startSpan = function (...args: Parameters<typeof startSpan>) {
+        started++
+        return startSpan.apply(this, args)
+      }
+    })
+    after(async () => {
+      ProxyTracer.prototype.startSpan = startSpan
+      trace.disable()
+      await provider.shutdown()
+    })
+
+    it('starts no span at all (runs are declined, delegations carry nothing); an SDK registered later is used from its next run', async () => {
+      const { startHost } = await import('../../../test/support/host.js')
+      const fake = new FakeProvider('fake')
+      const h = await startHost({
+        before: (c) => {
+          c.plugin({ name: 'fake', inject: ['subagents'], apply: (c: Context) => { c.subagents.register(fake) } })
+          c.plugin({ name: 'model', inject: ['agents'], apply: (c: Context) => { c.agents.registerModel('m', { generate: async () => ({ text: 'ok', toolCalls: [], finishReason: 'stop' }) }) } })
+        },
+      })
+      try {
+        h.ctx.plugin(Telemetry.default)
+        await h.ctx.lifecycle.flush()
+        const delegateOnce = async () => {
+          const parent = h.ctx.agents.create()
+          await parent.run('x')
+          const run = await h.ctx.subagents.delegate('fake', { prompt: 'p', parent, signal: new AbortController().signal })
+          fake.last.complete()
+          await run.result
+          await run.dispose()
+          return fake.calls.at(-1) as ProviderStartRequest
+        }
+        expect(h.ctx.agents.observerCount).to.equal(1)
+        expect(await delegateOnce()).to.not.have.property('traceContext')
+        expect(started).to.equal(0)
+
+        trace.setGlobalTracerProvider(provider)
+        const traced = await delegateOnce()
+        expect(traced.traceContext?.traceparent).to.match(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)
+        expect(started).to.equal(3)
+        await until(() => exporter.getFinishedSpans().some((span) => span.name === 'subagent fake'), 'the delegation span ended')
+        expect(exporter.getFinishedSpans().map((span) => span.name).sort()).to.deep.equal(['chat model', 'invoke_agent agent', 'subagent fake'])
       } finally {
         await h.stop()
       }
