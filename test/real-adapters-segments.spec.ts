@@ -6,7 +6,9 @@
 // - unknown model:   "Model metadata for `fake-model` not found. Defaulting to fallback metadata; this can
 //                     degrade performance and cause issues.FINAL ANSWER"
 // - update_plan:     "Let me check first; skipping this would cause issues.FINAL ANSWER"
-// - exec_command:    "FINAL ANSWER" (an ACP tool_call splits the text already)
+// - exec_command:    "FINAL ANSWER" there; since, the same script gave "…cause issues.FINAL ANSWER": without
+//                     bubblewrap the sandboxed command shows no tool_call, only the usage_update that ends
+//                     the model response (the boundary provider-acp now uses)
 import { expect } from 'chai'
 import type { ModelRequest, Reply } from './support/fake-model-server.js'
 import { CODEX_KNOWN_MODEL, type RealAgent } from './support/real-agents.js'

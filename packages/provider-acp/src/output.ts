@@ -1,24 +1,21 @@
 /**
- * The agent's message text, kept within a byte budget while the turn streams.
+ * The agent's last message, kept within a byte budget while the turn streams.
  *
- * The one output rule needs two texts: the text after the last tool call, and (as a fallback
- * when that is empty) all message text. Each keeps its first `maxBytes` UTF-8 bytes; what does
- * not fit is counted, not kept. Separate messages are joined with a newline: a new `messageId`,
- * or, for agents that send none (Codex), text on both sides of anything else the agent streamed
- * (a tool call or its update, a thought, a plan).
+ * The output rule: the child's final text is its last message. A message is the text under one
+ * `messageId`; for agents that send none (Codex), a message ends at anything else the agent
+ * streams (a tool call or its update, a thought, a plan, a usage update at the end of a model
+ * response, a command list). A blank last message falls back to the last one with text, and a
+ * turn without text to the output of the latest earlier turn that had some. Each message keeps its
+ * first `maxBytes` UTF-8 bytes; what does not fit is counted, not kept.
  */
 export class OutputBuffer {
-  private all = ''
-  private allBytes = 0
-  private afterTool = ''
-  private afterToolBytes = 0
+  private current: Message = empty()
+  /** The latest message with text before `current` (the fallback while `current` is blank). */
+  private previous?: Message
   /** Message bytes the agent sent in this run, every turn (kept or not). */
   received = 0
-  /** Message bytes that did not fit (counted once per text, the larger of the two losses). */
-  private droppedAll = 0
-  private droppedAfterTool = 0
   private lastMessageId: string | undefined
-  private needsBreak = false
+  private ended = false
   /** The output of the latest earlier turn that had text, with its dropped bytes (see `newTurn`). */
   private earlier?: { text: string; dropped: number }
 
@@ -27,42 +24,41 @@ export class OutputBuffer {
   /** Adds a text chunk; `messageId` (when the agent sends one) marks message boundaries. */
   push(text: string, messageId?: string | null) {
     if (!text) return
-    if (messageId && this.lastMessageId !== undefined && messageId !== this.lastMessageId) this.needsBreak = true
-    if (messageId) this.lastMessageId = messageId
-    if (this.needsBreak) {
-      this.needsBreak = false
-      if (this.all && !this.all.endsWith('\n')) this.appendAll('\n')
-      if (this.afterTool && !this.afterTool.endsWith('\n')) this.appendAfterTool('\n')
+    if (messageId) {
+      if (this.lastMessageId !== undefined && messageId !== this.lastMessageId) this.ended = true
+      else if (this.lastMessageId === messageId) this.ended = false
+      this.lastMessageId = messageId
     }
+    if (this.ended) this.startMessage()
     const bytes = Buffer.byteLength(text)
     this.received += bytes
-    this.appendAll(text, bytes)
-    this.appendAfterTool(text, bytes)
+    const kept = fit(text, bytes, this.maxBytes - this.current.bytes)
+    this.current.text += kept.text
+    this.current.bytes += kept.bytes
+    this.current.dropped += bytes - kept.bytes
   }
 
-  /** A tool call started: the text after it starts afresh; the next text is a new message. */
+  /** A tool call started: the next text is a new message. */
   toolCall() {
-    this.afterTool = ''
-    this.afterToolBytes = 0
-    this.droppedAfterTool = 0
     this.interrupted()
   }
 
-  /** Something other than message text came between two chunks: the next text is a new message. */
+  /**
+   * Something other than message text came: for an agent without message ids the next text is
+   * a new message (with ids, the id decides).
+   */
   interrupted() {
-    if (this.all) this.needsBreak = true
+    if (this.lastMessageId === undefined && this.current.text) this.ended = true
   }
 
-  /** The one output rule: the text after the last tool call, else all message text (of the last turn with any). */
+  /** The output: the last message with text (of the last turn with any). */
   text(): string {
-    if (this.afterTool.trim()) return this.afterTool
-    return this.all.trim() || !this.earlier ? this.all : this.earlier.text
+    return this.final()?.text ?? ''
   }
 
-  /** Bytes of the returned text's source that were dropped for the budget (0 when none). */
+  /** Bytes of the returned text's message that were dropped for the budget (0 when none). */
   dropped(): number {
-    if (this.afterTool.trim()) return this.droppedAfterTool
-    return this.all.trim() || !this.earlier ? this.droppedAll : this.earlier.dropped
+    return this.final()?.dropped ?? 0
   }
 
   /**
@@ -70,30 +66,31 @@ export class OutputBuffer {
    * is the last turn's; until that turn says something, the previous turn's output stands.
    */
   newTurn() {
-    if (this.text().trim()) this.earlier = { text: this.text(), dropped: this.dropped() }
-    this.all = ''
-    this.allBytes = 0
-    this.afterTool = ''
-    this.afterToolBytes = 0
-    this.droppedAll = 0
-    this.droppedAfterTool = 0
+    const last = this.final()
+    if (last?.text.trim()) this.earlier = { text: last.text, dropped: last.dropped }
+    this.current = empty()
+    this.previous = undefined
     this.lastMessageId = undefined
-    this.needsBreak = false
+    this.ended = false
   }
 
-  private appendAll(text: string, bytes = Buffer.byteLength(text)) {
-    const kept = fit(text, bytes, this.maxBytes - this.allBytes)
-    this.all += kept.text
-    this.allBytes += kept.bytes
-    this.droppedAll += bytes - kept.bytes
+  private final(): { text: string; dropped: number } | undefined {
+    if (this.current.text.trim()) return this.current
+    if (this.previous) return this.previous
+    return this.earlier ?? this.current
   }
 
-  private appendAfterTool(text: string, bytes = Buffer.byteLength(text)) {
-    const kept = fit(text, bytes, this.maxBytes - this.afterToolBytes)
-    this.afterTool += kept.text
-    this.afterToolBytes += kept.bytes
-    this.droppedAfterTool += bytes - kept.bytes
+  private startMessage() {
+    this.ended = false
+    if (this.current.text.trim()) this.previous = this.current
+    this.current = empty()
   }
+}
+
+interface Message { text: string; bytes: number; dropped: number }
+
+function empty(): Message {
+  return { text: '', bytes: 0, dropped: 0 }
 }
 
 /** The longest prefix of `text` within `room` bytes, never splitting a character. */

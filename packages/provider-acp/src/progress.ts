@@ -66,6 +66,9 @@ export class Progress {
           text: this.text(update.entries.slice(0, 100).map((entry) => `[${entry.status}] ${headChars(String(entry.content), 500)}`).join('\n')),
         })
       case 'usage_update': {
+        // Codex reports usage at the end of each model response: for an agent without message ids,
+        // that ends its message.
+        output.interrupted()
         // Context occupancy, not tokens spent; token usage may ride along in _meta.usage.
         const meta = (update as { _meta?: Record<string, unknown> | null })._meta
         if (meta && meta.usage !== undefined) this.tokens(meta.usage, 'usage_update _meta.usage')
@@ -76,6 +79,8 @@ export class Progress {
         return this.report(this.to.usage.context(used))
       }
       default:
+        // A command list, a mode change…: anything between two text chunks separates messages.
+        output.interrupted()
         return
     }
   }

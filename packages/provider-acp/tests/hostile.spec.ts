@@ -288,15 +288,16 @@ describe('provider-acp: hostile agents', function () {
       expect(result.diagnostic).to.not.include('hs-secret-123456')
     })
 
-    it('separate agent messages are joined with a newline', async () => {
+    it('separate agent messages are not glued: the output is the last one', async () => {
       const { run } = await start('messages')
-      expect((await run.result).output).to.equal('This may cause issues.\nFINAL ANSWER: 42')
+      expect((await run.result).output).to.equal('FINAL ANSWER: 42')
     })
 
     it('Codex-shaped messages without messageId: a tool call, its update or a thought between chunks separates them', async () => {
       const { run } = await start('codex-messages')
-      // The last tool call was announced by its update alone; the thought split the two messages after it.
-      expect((await run.result).output).to.equal('Checked the changelog too.\nFINAL ANSWER: 42')
+      // The last tool call was announced by its update alone; the thought split the two messages after it,
+      // and the output is the last message.
+      expect((await run.result).output).to.equal('FINAL ANSWER: 42')
     })
 
     it('the SDK\'s console.error about agent input goes to our scrubbed logger, not to the host\'s stderr', async () => {

@@ -17,21 +17,23 @@ describe('provider-acp: the output budget (OutputBuffer)', () => {
     expect(wide.text()).to.equal('ää')
   })
 
-  it('joins separate messages with a newline (a tool call between them, or a new messageId)', () => {
+  it('the output is the last message: a new messageId, or a tool call between, starts one', () => {
     const output = new OutputBuffer(1000)
     output.push('may cause issues.', 'm1')
     output.push('FINAL', 'm2')
     output.push(' ANSWER', 'm2')
-    expect(output.text()).to.equal('may cause issues.\nFINAL ANSWER')
+    expect(output.text()).to.equal('FINAL ANSWER')
     const split = new OutputBuffer(1000)
     split.push('Summary before.')
     split.toolCall()
     expect(split.text()).to.equal('Summary before.')
     split.push('   ')
-    expect(split.text()).to.equal('Summary before.\n   ')
+    expect(split.text(), 'a blank last message falls back to the last one with text').to.equal('Summary before.')
+    split.push('Summary after.')
+    expect(split.text()).to.equal('   Summary after.')
   })
 
-  it('without messageId, text on both sides of an interruption (a thought, a plan, a tool update) is two messages', () => {
+  it('without messageId, anything streamed between text chunks (a thought, a plan, usage, a tool update) ends a message', () => {
     const output = new OutputBuffer(1000)
     output.interrupted() // before any text: nothing to separate
     output.push('This may cause issues.')
@@ -39,6 +41,23 @@ describe('provider-acp: the output budget (OutputBuffer)', () => {
     output.interrupted()
     output.push('FINAL ANSWER')
     output.push(': 42')
-    expect(output.text()).to.equal('This may cause issues.\nFINAL ANSWER: 42')
+    expect(output.text()).to.equal('FINAL ANSWER: 42')
+  })
+
+  it('with message ids, the id alone decides: an update inside one message does not split it', () => {
+    const output = new OutputBuffer(1000)
+    output.push('Part one, ', 'm1')
+    output.interrupted()
+    output.push('part two.', 'm1')
+    expect(output.text()).to.equal('Part one, part two.')
+  })
+
+  it('a new turn starts afresh; until it says something, the earlier turn\'s output stands', () => {
+    const output = new OutputBuffer(1000)
+    output.push('first answer')
+    output.newTurn()
+    expect(output.text()).to.equal('first answer')
+    output.push('second answer')
+    expect(output.text()).to.equal('second answer')
   })
 })
