@@ -8,7 +8,7 @@ import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import * as ProviderSpawn from '@cordis-subagents/provider-spawn'
 import * as ProviderFork from '@cordis-subagents/provider-fork'
 
-export { SubagentTool, ProviderSpawn, ProviderFork }
+export { SubagentTool, ProviderSpawn }
 
 export const now = () => performance.now()
 
@@ -29,8 +29,6 @@ export function stats(samples: number[]): Stats {
 
 export const fmt = (x: number, digits = 1) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(digits))
 export const fmtStats = (s: Stats, unit = '', digits = 1) => `${fmt(s.median, digits)}${unit} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`
-export const kib = (bytes: number) => bytes / 1024
-export const mib = (bytes: number) => bytes / 1024 / 1024
 
 /**
  * Runs each system's `batch()` in rounds, interleaved A B A B …, after `warmup` untimed rounds.

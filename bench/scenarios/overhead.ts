@@ -3,7 +3,7 @@ import { generateText, stepCountIs, tool } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { z } from 'zod'
 import { type AgentRuntime, type GenerateRequest, type Message, withoutCallerTracing } from '@cordis-subagents/agent'
-import { CHILD, delegationModel, host, interleave, text, calls, type Stats } from '../lib.js'
+import { CHILD, delegationModel, host, interleave, type Stats } from '../lib.js'
 
 // ---------------------------------------------------------------------------------------------
 // The floor: the same three scripted model calls, no framework at all.
@@ -135,4 +135,3 @@ export async function overhead(options: { rounds: number; batch: number; warmup:
   }
 }
 
-export { text, calls }

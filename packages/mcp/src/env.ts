@@ -6,7 +6,7 @@
 export type EnvInherit = 'core' | 'all' | 'none'
 
 /** What `inherit: core` passes: what a shell and an `npx`/`node`-launched server need. */
-export const CORE_ENV: readonly string[] = [
+const CORE_ENV: readonly string[] = [
   'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_*', 'TERM', 'TMPDIR', 'TMP', 'TEMP', 'TZ', 'XDG_*',
   'NODE_PATH', 'NODE_EXTRA_CA_CERTS', 'NVM_DIR', 'COREPACK_HOME', 'npm_config_*', 'NPM_CONFIG_*',
   'SSL_CERT_FILE', 'SSL_CERT_DIR', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
@@ -14,7 +14,7 @@ export const CORE_ENV: readonly string[] = [
 ]
 
 /** Never inherited (case-insensitive globs), whatever `inherit` says; `env: { NAME: true }` passes one explicitly. */
-export const DEFAULT_EXCLUDE: readonly string[] = [
+const DEFAULT_EXCLUDE: readonly string[] = [
   '*KEY*', '*TOKEN*', '*SECRET*', '*PASS*', '*PWD*', '*CREDENTIAL*', '*AUTH*', '*COOKIE*',
   '*JWT*', '*DSN*', '*WEBHOOK*', '*SESSION*', '*PRIVATE*', 'PAT', '*_PAT', 'PAT_*', '*_PAT_*',
   'OTEL_EXPORTER_OTLP*_HEADERS',

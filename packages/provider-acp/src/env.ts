@@ -35,7 +35,7 @@ export const DEFAULT_EXCLUDE: readonly string[] = [
 const URL_USERINFO = /[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^\s/@]{1,1024}@/
 
 /** Our own variables: always set by the provider, never filtered by the policy. */
-export const OWN_PREFIX: typeof CROSSING_ENV_PREFIX = CROSSING_ENV_PREFIX
+const OWN_PREFIX: typeof CROSSING_ENV_PREFIX = CROSSING_ENV_PREFIX
 
 export interface EnvPolicy {
   inherit: EnvInherit

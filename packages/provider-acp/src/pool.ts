@@ -9,7 +9,7 @@ import type { Sdk } from './sdk.js'
 import type { RunSettings } from './settings.js'
 import { SpareBackoff, type SpareStatus } from './spare-backoff.js'
 
-export { SPARE_RETRY_BASE_MS, SPARE_RETRY_MAX_MS, type SpareStatus } from './spare-backoff.js'
+export { SPARE_RETRY_BASE_MS, type SpareStatus } from './spare-backoff.js'
 
 export interface PoolOptions {
   providerName: string
@@ -344,7 +344,7 @@ export class AgentPool implements ProcessSource {
 }
 
 /** What a run must share with a pooled process: the working directory, every environment variable, the MCP servers. */
-export function poolKey(settings: RunSettings): string {
+function poolKey(settings: RunSettings): string {
   const env = Object.entries(settings.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   return JSON.stringify([settings.cwd, env, settings.mcpServers])
 }

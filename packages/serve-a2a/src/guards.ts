@@ -8,7 +8,7 @@ export function isLoopback(host: string): boolean {
 }
 
 /** `host:port` as it appears in a Host header (IPv6 in brackets). */
-export function hostHeader(host: string, port: number): string {
+function hostHeader(host: string, port: number): string {
   const bare = host.replace(/^\[|\]$/g, '')
   return `${isIP(bare) === 6 ? `[${bare}]` : bare}:${port}`.toLowerCase()
 }
