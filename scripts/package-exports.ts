@@ -4,8 +4,8 @@
 // and commit the file. Run with `--conditions=cordis-subagents-source` so it reads src/.
 import { writeFileSync } from 'node:fs'
 import { relative } from 'node:path'
-import { currentSurface, PIN_FILE } from './lib/package-surface.js'
-import { ROOT } from './lib/workspace-packages.js'
+import { currentSurface, PIN_FILE } from './support/package-surface.js'
+import { ROOT } from './support/workspace-packages.js'
 
 const surface = await currentSurface()
 writeFileSync(PIN_FILE, `${JSON.stringify(surface, null, 2)}\n`)

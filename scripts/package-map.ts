@@ -3,8 +3,8 @@
 // is stale or a description is missing, more than one line, or too long.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { descriptionProblems, packageTable, withPackageMap } from './lib/package-map.js'
-import { ROOT, workspaceManifests } from './lib/workspace-packages.js'
+import { descriptionProblems, packageTable, withPackageMap } from './support/package-map.js'
+import { ROOT, workspaceManifests } from './support/workspace-packages.js'
 
 function main(argv: readonly string[]) {
   const file = join(ROOT, 'README.md')

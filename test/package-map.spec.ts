@@ -3,8 +3,8 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { descriptionProblems, END, layered, MAX_DESCRIPTION, packageTable, START, withPackageMap } from '../scripts/lib/package-map.js'
-import { type Manifest, ROOT, workspaceManifests } from '../scripts/lib/workspace-packages.js'
+import { descriptionProblems, END, layered, MAX_DESCRIPTION, packageTable, START, withPackageMap } from '../scripts/support/package-map.js'
+import { type Manifest, ROOT, workspaceManifests } from '../scripts/support/workspace-packages.js'
 
 const manifest = (name: string, dependencies: string[] = [], description = `the ${name} package`): Manifest => ({
   dir: `packages/${name}`, name: `@cordis-subagents/${name}`, description,

@@ -4,7 +4,7 @@
 // An intended change: run `npm run exports:pin`, document it in the package's README, commit both.
 import { readFileSync } from 'node:fs'
 import { expect } from 'chai'
-import { currentSurface, entryPoints, PIN_FILE, PROGRAM, type Surface, surfaceChanges } from '../scripts/lib/package-surface.js'
+import { currentSurface, entryPoints, PIN_FILE, PROGRAM, type Surface, surfaceChanges } from '../scripts/support/package-surface.js'
 
 const pinned = () => JSON.parse(readFileSync(PIN_FILE, 'utf8')) as Surface
 
