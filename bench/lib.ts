@@ -8,7 +8,7 @@ import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import * as ProviderSpawn from '@cordis-subagents/provider-spawn'
 import * as ProviderFork from '@cordis-subagents/provider-fork'
 
-export { SubagentTool, ProviderSpawn, ProviderFork }
+export { SubagentTool, ProviderSpawn }
 
 export const now = () => performance.now()
 

@@ -1,6 +1,6 @@
 import type { Model, ModelRequest, ModelResponse } from '@openai/agents'
 import { z } from 'zod'
-import { type GenerateRequest, type Message, withoutCallerTracing } from '@cordis-subagents/agent'
+import { type AgentRuntime, type GenerateRequest, type Message, withoutCallerTracing } from '@cordis-subagents/agent'
 import { CHILD, delegationModel, host, interleave, text, calls, type Stats } from '../lib.js'
 
 // ---------------------------------------------------------------------------------------------
@@ -155,4 +155,3 @@ export async function overhead(options: { rounds: number; batch: number; warmup:
   }
 }
 
-export { text, calls }

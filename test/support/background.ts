@@ -2,12 +2,12 @@
 // mode over a scripted provider, the control verbs, and a scripted parent agent.
 import type { Context, ForkScope } from 'cordis'
 import { type Agent, type AgentEvent, ScriptedModel, type ScriptedReply } from '@cordis-subagents/agent'
-import type { ProviderStartRequest, SubagentRun } from '@cordis-subagents/subagents-service'
+import type { SubagentRun } from '@cordis-subagents/subagents-service'
 import * as SubagentControl from '@cordis-subagents/subagent-control'
 import { loadProvider, loadTool, ProviderControl } from '../../packages/subagent-tool/tests/helpers.js'
 import { startHost, type Host, type HostOptions } from './host.js'
 
-export { ProviderControl, loadProvider, loadTool }
+export { ProviderControl, loadTool }
 
 /**
  * The kit's provider, extended with `send` on every run (the provider side of steering is not
@@ -76,9 +76,4 @@ export function tail(request: { messages: readonly { role: string; content: stri
 
 export function events(list: AgentEvent[], type: AgentEvent['type']): AgentEvent[] {
   return list.filter((event) => event.type === type)
-}
-
-/** The provider request of the nth start (1-based), for `runId`s. */
-export function nth(provider: ProviderControl, n: number): ProviderStartRequest {
-  return provider.calls[n - 1]
 }

@@ -1,7 +1,10 @@
 import { AgentRuntime } from './runtime.js'
 
-export * from './types.js'
-export * from './errors.js'
+export type {
+  AgentEvent, AgentUsage, AgentWork, AssistantMessage, ChatModel, FinishReason, GenerateRequest, GenerateResponse,
+  Message, ModelToolCall, RunOptions, RunResult, StopReason, ToolMessage, UserMessage,
+} from './types.js'
+export { AgentError, type AgentErrorCode } from './errors.js'
 export { Agent } from './agent.js'
 export type { AgentObserver } from './observers.js'
 export type { ContinueDecision, ContinueHook, ContinueState } from './continue-hooks.js'

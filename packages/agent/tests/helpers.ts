@@ -52,7 +52,7 @@ export function toolPlugin(...tools: Tool<any>[]) {
   }
 }
 
-export { makeTool, textInput } from '../../tools/tests/helpers.js'
+export { makeTool } from '../../tools/tests/helpers.js'
 
 /**
  * True when every assistant tool call has exactly one tool result after it, and no tool result

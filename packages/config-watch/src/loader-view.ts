@@ -12,7 +12,7 @@ export interface EntryOptions {
   [key: string]: unknown
 }
 
-export interface LoaderEntry {
+interface LoaderEntry {
   options: EntryOptions
   readonly disabled: boolean
   fork?: { runtime: { plugin: unknown } }

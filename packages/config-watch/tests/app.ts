@@ -42,7 +42,7 @@ ${options.watch === false ? '' : `- id: watch
 `}${options.extra ?? ''}`
 }
 
-export const TOOLS = ['subagent', 'subagent_fork']
+const TOOLS = ['subagent', 'subagent_fork']
 
 export interface TestApp {
   ctx: Context

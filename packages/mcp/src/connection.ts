@@ -10,7 +10,7 @@ export type Endpoint =
   | { kind: 'http'; url: URL; headers: Record<string, string> }
 
 /** The most `tools/list` pages read (a server that pages forever is cut off). */
-export const MAX_LIST_PAGES = 32
+const MAX_LIST_PAGES = 32
 /** The stderr tail kept for a crash diagnostic. */
 const STDERR_TAIL_CHARS = 2048
 

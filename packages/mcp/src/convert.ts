@@ -7,8 +7,6 @@ export interface ResultBounds {
   maxPartChars: number
 }
 
-export const DEFAULT_RESULT_BOUNDS: ResultBounds = { maxParts: 16, maxPartChars: 16 * 1024 }
-
 /**
  * An MCP `tools/call` result as our `ToolResult`: text parts as they are, binary parts (image,
  * audio, embedded blobs) as a one-line note with the mime type and size, links as their URI,

@@ -8,9 +8,9 @@ import { type ResultBounds, toToolResult } from './convert.js'
 import { mountedName } from './names.js'
 
 /** Longest description kept from a server (characters). */
-export const MAX_DESCRIPTION_CHARS = 4096
+const MAX_DESCRIPTION_CHARS = 4096
 /** Largest input schema accepted from a server (characters of JSON); a larger tool is skipped. */
-export const MAX_SCHEMA_CHARS = 64 * 1024
+const MAX_SCHEMA_CHARS = 64 * 1024
 
 export interface MountOptions {
   server: string

@@ -1,10 +1,7 @@
 import { NAME_PATTERN } from '@cordis-subagents/shared'
 
 /** Between the server's name and its tool's: `files__read_file`. */
-export const SEPARATOR = '__'
-
-/** A server name: short enough to leave room for tool names in our 64-character rule. */
-export const SERVER_NAME_PATTERN = /^[A-Za-z0-9-]{1,32}$/
+const SEPARATOR = '__'
 
 /**
  * Our name for a server's tool, or a reason it has none. Characters outside our rule (`.`, `/`,

@@ -7,7 +7,7 @@ type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam
 type ChatTool = OpenAI.Chat.ChatCompletionTool
 
 /** How much of a malformed `arguments` string is quoted back in `invalidInput`. */
-export const RAW_ARGUMENTS_LIMIT = 200
+const RAW_ARGUMENTS_LIMIT = 200
 
 /**
  * Our transcript → chat-completions `messages`. `system` becomes the first message. An
@@ -68,7 +68,7 @@ export function toChatTools(tools: readonly ToolSpec[]): ChatTool[] {
 }
 
 /** Decodes one tool call's `arguments`. Never throws: undecodable input is reported in `invalidInput`. */
-export function decodeArguments(raw: unknown): { input: unknown; invalidInput?: string } {
+function decodeArguments(raw: unknown): { input: unknown; invalidInput?: string } {
   if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return { input: {} }
   // A few servers send the arguments as an object instead of a JSON string.
   if (typeof raw === 'object' && !Array.isArray(raw)) return { input: raw }
@@ -97,7 +97,7 @@ export function truncate(text: string, limit = RAW_ARGUMENTS_LIMIT): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length - limit} more chars)`
 }
 
-export function toUsage(usage: OpenAI.CompletionUsage | null | undefined): Usage | undefined {
+function toUsage(usage: OpenAI.CompletionUsage | null | undefined): Usage | undefined {
   if (!usage || typeof usage !== 'object') return undefined
   const result: Usage = { inputTokens: count(usage.prompt_tokens), outputTokens: count(usage.completion_tokens) }
   const cached = usage.prompt_tokens_details?.cached_tokens
@@ -205,7 +205,7 @@ function uncounted(raw: readonly unknown[], from: number): number {
   return n
 }
 
-export function mapFinishReason(reason: string | null | undefined, hasToolCalls: boolean): FinishReason {
+function mapFinishReason(reason: string | null | undefined, hasToolCalls: boolean): FinishReason {
   switch (reason) {
     case 'length': return 'length'
     case 'content_filter': return 'refusal'

@@ -163,7 +163,7 @@ export function temperatureProblem(temperature: unknown): string | undefined {
  * A checked baseURL → the root the SDK appends paths to, and its query as the SDK's
  * `defaultQuery` (sent on every request, after the path: `/v1/chat/completions?api-version=…`).
  */
-export function splitBaseURL(url: URL): { root: string; query?: Record<string, string> } {
+function splitBaseURL(url: URL): { root: string; query?: Record<string, string> } {
   if (!url.search) return { root: url.toString() }
   const query: Record<string, string> = {}
   for (const [name, value] of url.searchParams) query[name] = value

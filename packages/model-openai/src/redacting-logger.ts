@@ -3,7 +3,7 @@ import { capForRedaction, Redactor } from '@cordis-subagents/shared'
 import type { Logger } from './model.js'
 
 /** Longest log line passed on (the SDK's debug lines carry whole request and response bodies). */
-export const LOG_LINE_LIMIT = 16 * 1024
+const LOG_LINE_LIMIT = 16 * 1024
 
 /**
  * Wraps the logger handed to the OpenAI SDK: each line (message and arguments, objects

@@ -115,7 +115,7 @@ export async function fetchAgentCard(cardUrl: URL, fetcher: typeof fetch, check:
 export type ProtocolFamily = '1.0' | '0.3'
 
 /** What every card gives us, whatever its version. */
-export interface CardSummary {
+interface CardSummary {
   name: string
   description: string
   /** `capabilities.streaming: true`: the agent streams (else send + polls). */
@@ -198,7 +198,7 @@ export function urlProblem(url: URL, allowHttp: boolean): string | undefined {
   return undefined
 }
 
-export function isLoopback(hostname: string): boolean {
+function isLoopback(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 }

@@ -163,7 +163,7 @@ export class TaskView {
 }
 
 /** The text of a message's or artifact's parts: text parts as they are, data parts as JSON, files named. */
-export function textOf(parts: Part[] | undefined): string {
+function textOf(parts: Part[] | undefined): string {
   if (!Array.isArray(parts)) return ''
   const out: string[] = []
   for (const part of parts.slice(0, MAX_PARTS)) {

@@ -60,7 +60,7 @@ const STATES: Record<string, TaskState> = {
 }
 
 /** A 0.3 state: its 1.0 equivalent; `unknown` and anything else ends the run as an unknown state. */
-export function stateOfV03(state: unknown): TaskState {
+function stateOfV03(state: unknown): TaskState {
   return typeof state === 'string' && Object.hasOwn(STATES, state) ? STATES[state] : TaskState.UNRECOGNIZED
 }
 
@@ -69,7 +69,7 @@ export function stateOfV03(state: unknown): TaskState {
  * StreamResponse. An event without `kind` that has an id and a status is a task: 0.2 servers
  * (VoltAgent's among them) stream whole task snapshots without it.
  */
-export function eventOf(raw: unknown): StreamResponse {
+function eventOf(raw: unknown): StreamResponse {
   const event = record(raw)
   const kind = event.kind ?? (typeof event.id === 'string' && event.status ? 'task' : undefined)
   switch (kind) {

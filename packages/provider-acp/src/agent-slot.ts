@@ -104,7 +104,7 @@ export class AgentSlot {
 }
 
 /** Whether any log target records `logger`'s debug lines (so work for them is worth doing). */
-export function debugEnabled(logger: Logger): boolean {
+function debugEnabled(logger: Logger): boolean {
   const targets = (logger.constructor as unknown as { targets?: unknown[] }).targets
   const getLevel = (logger as unknown as { getLevel?: (target?: unknown) => number }).getLevel
   if (!Array.isArray(targets) || typeof getLevel !== 'function') return true

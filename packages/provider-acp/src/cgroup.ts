@@ -80,7 +80,7 @@ export function createRunCgroup(): string | null {
 }
 
 /** Live members of the cgroup (empty when it is gone). */
-export function cgroupPids(path: string): number[] {
+function cgroupPids(path: string): number[] {
   try {
     return readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number)
   } catch {

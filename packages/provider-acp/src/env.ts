@@ -8,7 +8,7 @@ import { CROSSING_ENV_PREFIX, EnvMatcher, type EnvPolicy, excludedValues, policy
 export { CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, NOT_SECRET_NAMES } from '@cordis-subagents/shared'
 
 /** Our own variables: always set by the provider, never filtered by the policy. */
-export const OWN_PREFIX: typeof CROSSING_ENV_PREFIX = CROSSING_ENV_PREFIX
+const OWN_PREFIX: typeof CROSSING_ENV_PREFIX = CROSSING_ENV_PREFIX
 
 /** Variables the provider sets for the child (SUBAGENT_DEPTH, SUBAGENT_ALLOWED_TOOLS, …). */
 export type OwnVariables = Record<`${typeof OWN_PREFIX}${string}`, string>

@@ -6,7 +6,7 @@ export const MAX_QUEUED_FOLLOW_UPS = 32
 /** Most follow-up messages one run takes in all: each is a whole prompt turn of the agent. */
 export const MAX_FOLLOW_UPS_PER_RUN = 256
 /** Largest follow-up message, in UTF-16 code units (about 1 MiB of text, as the service allows). */
-export const MAX_FOLLOW_UP_LENGTH = MAX_MESSAGE_LENGTH
+const MAX_FOLLOW_UP_LENGTH = MAX_MESSAGE_LENGTH
 
 /**
  * The follow-up messages (`run.send`) of one ACP run. ACP has no way into a turn that is

@@ -17,7 +17,7 @@ interface ParentWithTools {
 }
 
 /** The most MCP servers passed on by `inheritMcpServers`. */
-export const MAX_INHERITED_MCP_SERVERS = 32
+const MAX_INHERITED_MCP_SERVERS = 32
 
 /**
  * `inheritMcpServers: true`: the MCP servers mounted in this app whose every tool the parent's view

@@ -7,7 +7,7 @@ import { agentText } from './sdk.js'
  */
 const ABORT_LIKE = /abort|cancel|stop|halt|terminate|interrupt|end[ _-]?turn/i
 
-export function isAbortLike(option: Acp.PermissionOption): boolean {
+function isAbortLike(option: Acp.PermissionOption): boolean {
   return ABORT_LIKE.test(option.optionId) || ABORT_LIKE.test(option.name ?? '')
 }
 
@@ -35,7 +35,7 @@ export function chooseReject(options: readonly Acp.PermissionOption[]): Acp.Perm
 }
 
 /** `allow_once` only: `allow_always` may be persisted by the adapter (e.g. into project settings). */
-export function chooseAllow(options: readonly Acp.PermissionOption[]): Acp.PermissionOption | undefined {
+function chooseAllow(options: readonly Acp.PermissionOption[]): Acp.PermissionOption | undefined {
   return options.find((option) => option.kind === 'allow_once')
 }
 

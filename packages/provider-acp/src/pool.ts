@@ -10,7 +10,7 @@ import type { RunSettings } from './settings.js'
 import { SpareBackoff, type SpareStatus } from './spare-backoff.js'
 import { poolKey, type Entry, type State } from './pool-entry.js'
 
-export { SPARE_RETRY_BASE_MS, SPARE_RETRY_MAX_MS, type SpareStatus } from './spare-backoff.js'
+export { SPARE_RETRY_BASE_MS, type SpareStatus } from './spare-backoff.js'
 export { poolKey } from './pool-entry.js'
 
 export interface PoolOptions {

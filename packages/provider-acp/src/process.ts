@@ -325,7 +325,7 @@ function streamClosed(stream: NodeJS.ReadableStream): Promise<void> {
   })
 }
 
-export function sleep(ms: number): Promise<void> {
+function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
 }
 

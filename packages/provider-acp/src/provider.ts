@@ -2,9 +2,10 @@ import { accessSync, constants, statSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
-import { countProblem, crossingEnv, crossingMeta, durationProblem } from '@cordis-subagents/shared'
+import { crossingEnv, crossingMeta } from '@cordis-subagents/shared'
 import { type ProviderStartRequest, type SubagentProvider, type SubagentRun, treeCrossing } from '@cordis-subagents/subagents-service'
 import { Config } from './config.js'
+import { rangeProblem } from './config-ranges.js'
 import { childEnv, EnvMatcher, envProblem, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
 import { AgentPool } from './pool.js'
@@ -47,6 +48,9 @@ const DEFAULTS = Config({ command: 'unused' })
  * Throws `ACP_INVALID_CONFIG` when `cwd` or `mcpServers` are unusable.
  */
 export function createAcpProvider(options: ProviderOptions): AcpProvider {
+  // The schema checks the ranges for a plugin load; a programmatic caller gets the same checks here.
+  const outOfRange = rangeProblem(options)
+  if (outOfRange) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${outOfRange}`)
   const baseDir = options.baseDir ?? process.cwd()
   const configuredCwd = options.cwd ? resolveCwd(options.cwd, baseDir) : undefined
   const mcpServers = checkMcpServers(options.mcpServers ?? [])
@@ -83,14 +87,6 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
   if (typeof settings.command !== 'string' || !settings.command) {
     throw new AcpError('ACP_INVALID_CONFIG', 'provider-acp: command is required (the executable of the ACP agent).')
   }
-  // The schema checks these for a plugin load; a programmatic caller gets the same checks here.
-  const problem = durationProblem('startupTimeout', settings.startupTimeout, { min: 1 })
-    ?? durationProblem('cancelGrace', settings.cancelGrace)
-    ?? durationProblem('killGrace', settings.killGrace)
-    ?? durationProblem('exitGrace', settings.exitGrace, { max: 60_000 })
-    ?? countProblem('maxOutputBytes', settings.maxOutputBytes, { min: 1 })
-    ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
-  if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
   const pool = createPool(options, providerName)
   const source: ProcessSource = pool ?? coldSource
   const resume = options.resume ?? DEFAULTS.resume!
@@ -155,7 +151,7 @@ function recordSession(ticket: ResumeTicket, starting: Promise<AcpRun>) {
   )
 }
 
-/** The pool for `warm` / `reuse` (checked like the schema would), or undefined when both are off. */
+/** The pool for `warm` / `reuse` (its options' ranges are checked by the caller), or undefined when both are off. */
 function createPool(options: ProviderOptions, providerName: string): AgentPool | undefined {
   const warm = options.warm ?? DEFAULTS.warm!
   const reuse = options.reuse ?? DEFAULTS.reuse!
@@ -167,12 +163,6 @@ function createPool(options: ProviderOptions, providerName: string): AgentPool |
     idleTimeout: options.idleTimeout ?? DEFAULTS.idleTimeout!,
     maxSpareFailures: options.maxSpareFailures ?? DEFAULTS.maxSpareFailures!,
   }
-  const problem = countProblem('spares', settings.spares, { min: 1, max: 16 })
-    ?? countProblem('maxSessionsPerProcess', settings.maxSessionsPerProcess, { min: 1, max: 1000 })
-    ?? countProblem('maxProcesses', settings.maxProcesses, { min: 1, max: 256 })
-    ?? durationProblem('idleTimeout', settings.idleTimeout, { min: 1, max: 24 * 3_600_000 })
-    ?? countProblem('maxSpareFailures', settings.maxSpareFailures, { min: 1, max: 100 })
-  if (problem) throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.${problem}`)
   return new AgentPool({ providerName, logger: options.logger, warm: !!warm, reuse: !!reuse, ...settings })
 }
 

@@ -17,7 +17,7 @@ export interface SpareStatus {
 
 /** After the n-th spare failure in a row the next spare waits `min(BASE · 2^(n-1), MAX)` ms. */
 export const SPARE_RETRY_BASE_MS = 500
-export const SPARE_RETRY_MAX_MS = 30_000
+const SPARE_RETRY_MAX_MS = 30_000
 const FAILURE_TEXT_LIMIT = 2000
 
 /** Spares that fail in a row: the next one waits longer (exponential, bounded), and after `max` none start. */

@@ -15,7 +15,7 @@ export function headChars(text: string, maxChars: number): string {
 }
 
 /** A string that shares no memory with `text` (UTF-16 round trip: every code unit kept). */
-export function copyString(text: string): string {
+function copyString(text: string): string {
   return Buffer.from(text, 'utf16le').toString('utf16le')
 }
 

@@ -8,10 +8,10 @@ import { AgentRuntime, type Agent } from '@cordis-subagents/agent'
 import type { ProviderStartRequest, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { type AcpProvider, createAcpProvider, liveProcessGroups, type ProviderOptions } from '../src/index.js'
 
-export const FIXTURE = fileURLToPath(new URL('./fixtures/agent.mjs', import.meta.url))
-export const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url))
+const FIXTURE = fileURLToPath(new URL('./fixtures/agent.mjs', import.meta.url))
+const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url))
 export const HOSTILE = fileURLToPath(new URL('./fixtures/hostile.mjs', import.meta.url))
-export const GRANDCHILD_MARK = 'acp-fixture-grandchild'
+const GRANDCHILD_MARK = 'acp-fixture-grandchild'
 
 /**
  * Other test runs (and benchmarks) may run these fixtures at the same time. Every process this
@@ -146,7 +146,7 @@ export function request(overrides: Partial<ProviderStartRequest> = {}): Provider
   }
 }
 
-export interface LogRecord {
+interface LogRecord {
   name: string
   type: string
   content: string

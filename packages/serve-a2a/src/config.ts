@@ -11,7 +11,7 @@ export interface BudgetConfig {
   maxChildren?: number
 }
 
-export interface SkillConfig {
+interface SkillConfig {
   id: string
   name: string
   description: string

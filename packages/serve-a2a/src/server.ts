@@ -178,5 +178,3 @@ function telemetryOf(ctx: Context): TelemetryLike | undefined {
   const telemetry = (ctx as unknown as { get(name: string): unknown }).get('telemetry') as Partial<TelemetryLike> | undefined
   return typeof telemetry?.continueTrace === 'function' ? telemetry as TelemetryLike : undefined
 }
-
-export default A2aServer

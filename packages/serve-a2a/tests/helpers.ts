@@ -46,7 +46,7 @@ export async function serve(config: Partial<Config> = {}, script: Script = () =>
 }
 
 /** fetch with extra headers on every request (a credential). */
-export function fetchWith(headers: Record<string, string>): typeof fetch {
+function fetchWith(headers: Record<string, string>): typeof fetch {
   return (input, init = {}) => {
     const merged = new Headers(init.headers)
     for (const [name, value] of Object.entries(headers)) merged.set(name, value)
@@ -129,12 +129,4 @@ export function raw(url: string, options: RawOptions = {}): Promise<{ status: nu
 /** A raw JSON-RPC POST with a JSON body. */
 export function rpc(url: string, body: unknown, headers: Record<string, string> = {}) {
   return raw(url, { headers: { 'Content-Type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
-}
-
-/** A 0.3 message/send body. */
-export function send03(text: string, id = 1) {
-  return {
-    jsonrpc: '2.0', id, method: 'message/send',
-    params: { message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text }] }, configuration: { blocking: true } },
-  }
 }

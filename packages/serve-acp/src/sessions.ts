@@ -2,7 +2,7 @@ import type { Agent } from '@cordis-subagents/agent'
 import type { TraceContextHeaders } from '@cordis-subagents/shared'
 
 /** Spend of a session's finished turns (what the next turn's reports start from). */
-export interface SessionSpend {
+interface SessionSpend {
   steps: number
   tokens: number
   toolCalls: number

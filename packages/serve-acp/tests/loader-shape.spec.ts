@@ -11,9 +11,10 @@ describe('@cordis-subagents/serve-acp entry (as the loader sees it)', () => {
     expect(mod).to.not.have.property('reusable')
     expect(mod.apply).to.be.a('function')
     expect(mod.Config).to.be.a('function')
-    expect(Object.keys(mod).sort()).to.deep.equal([
-      'Config', 'DEFAULT_STORE_LIMITS', 'PROTOCOL_VERSION', 'ServeAcpError', 'SessionStore',
-      'apply', 'defaultStoreDir', 'holdExit', 'inject', 'isSessionId', 'name', 'newSessionId',
+    expect(Object.keys(mod).sort()).to.deep.equal(['Config', 'ServeAcpError', 'apply', 'holdExit', 'inject', 'name'])
+    const testing = await import('@cordis-subagents/serve-acp/testing')
+    expect(Object.keys(testing).sort()).to.deep.equal([
+      'DEFAULT_STORE_LIMITS', 'SessionStore', 'isSessionId', 'newSessionId',
     ])
   })
 

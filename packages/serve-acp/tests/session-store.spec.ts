@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { DEFAULT_STORE_LIMITS, isSessionId, newSessionId, SessionStore } from '@cordis-subagents/serve-acp'
+import { DEFAULT_STORE_LIMITS, isSessionId, newSessionId, SessionStore } from '@cordis-subagents/serve-acp/testing'
 
 const { maxBytes: MAX_SESSION_BYTES, maxSessions: MAX_SESSIONS } = DEFAULT_STORE_LIMITS
 

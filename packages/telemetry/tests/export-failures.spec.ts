@@ -3,7 +3,8 @@
 // plugin records; test/telemetry-export.spec.ts runs both against real OTLP/HTTP receivers.
 import { expect } from 'chai'
 import type { ScriptedResponse } from '@cordis-subagents/agent'
-import { ARRAY_ATTRIBUTES, type ExportOutcome, failureKind, GEN_AI, type SpanExporterLike, warnOnExportFailure } from '@cordis-subagents/telemetry'
+import { ARRAY_ATTRIBUTES, type ExportOutcome, type SpanExporterLike, warnOnExportFailure } from '@cordis-subagents/telemetry'
+import { failureKind, GEN_AI } from '@cordis-subagents/telemetry/testing'
 import { startTracedHost, type TracedHost } from '../../../test/support/traced-host.js'
 
 /** An exporter answering each export with the next outcome of `outcomes`. */

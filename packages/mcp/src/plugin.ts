@@ -1,0 +1,113 @@
+import { resolve } from 'node:path'
+import type { Context } from 'cordis'
+import type {} from '@cordis-subagents/tools'
+import { describeError, Redactor } from '@cordis-subagents/shared'
+import type { Config } from './config.js'
+import { Connection, type Endpoint } from './connection.js'
+import { serverEnv, secretsOf, type EnvPolicy } from './env.js'
+import { McpError } from './errors.js'
+import { ToolMount } from './mount.js'
+import type { McpLaunch, McpServers } from './servers.js'
+
+export const name = 'mcp-client'
+export const reusable = true
+export const inject = { tools: { required: true }, mcp: { required: false } }
+
+/**
+ * One MCP server: connects (stdio or Streamable HTTP), mounts its tools as `name__tool`, follows
+ * `notifications/tools/list_changed`, and on unload removes the tools and stops (reaps) a stdio
+ * server. A server that cannot be reached fails this load only; one that goes away later has its
+ * tools removed and the error logged.
+ */
+export async function apply(ctx: Context, config: Config) {
+  const log = ctx.logger(`mcp:${config.name}`)
+  const { endpoint, launch, secrets } = endpointOf(ctx, config)
+  const redactor = new Redactor(secrets)
+  let disposed = false
+  let connection: Connection | undefined
+  ctx.on('dispose', () => {
+    disposed = true
+    void connection?.close()
+  })
+  connection = await Connection.open(endpoint, { timeout: config.startupTimeout ?? 30_000, redactor, clientName: `cordis-subagents:${config.name}` })
+  if (disposed) {
+    await connection.close()
+    return
+  }
+  const open = connection
+  const mount = new ToolMount(ctx, open, {
+    server: config.name,
+    allow: config.allow,
+    deny: config.deny ?? [],
+    maxTools: config.maxTools ?? 128,
+    callTimeout: config.callTimeout ?? 120_000,
+    bounds: { maxParts: config.maxContentParts ?? 16, maxPartChars: config.maxPartChars ?? 16 * 1024 },
+  }, log)
+
+  let syncing = Promise.resolve()
+  const resync = () => {
+    syncing = syncing.then(async () => {
+      if (disposed) return
+      try {
+        const tools = await open.listTools(config.startupTimeout ?? 30_000)
+        if (!disposed) mount.sync(tools)
+      } catch (error) {
+        if (!disposed) log.warn('%s: listing tools failed: %s', config.name, redactor.redact(describeError(error)))
+      }
+    })
+    return syncing
+  }
+  open.onToolsChanged = () => void resync()
+  open.onLost = (diagnostic) => {
+    if (disposed) return
+    mount.unmountAll()
+    log.error('MCP_SERVER_CLOSED: %s: the server went away (%s); its tools are removed. Reload the plugin to start it again.', config.name, diagnostic)
+  }
+  await resync()
+  if (disposed) return
+  const servers = ctx.get('mcp') as McpServers | undefined
+  servers?.add({ name: config.name, launch, tools: () => mount.names(), filtered: !!config.allow || !!config.deny?.length })
+  log.debug('%s: %d tools mounted', config.name, mount.names().length)
+}
+
+function endpointOf(ctx: Context, config: Config): { endpoint: Endpoint; launch: McpLaunch; secrets: string[] } {
+  const where = `mcp: server "${config.name}"`
+  if (!!config.command === !!config.url) {
+    throw new McpError('MCP_INVALID_CONFIG', `${where}: set exactly one of command (a stdio server) and url (a Streamable HTTP server).`)
+  }
+  const policy: EnvPolicy = { inherit: config.inherit ?? 'core', exclude: config.envExclude ?? [], set: config.env ?? {} }
+  const headers = config.headers ?? {}
+  const secrets = secretsOf(process.env, policy, headers)
+  if (config.command) {
+    const args = config.args ?? []
+    const env = serverEnv(process.env, policy)
+    const passed = Object.entries(policy.set).flatMap(([name, value]) =>
+      typeof value === 'string' ? [{ name, value }] : value === true && process.env[name] !== undefined ? [{ name, value: process.env[name]! }] : [])
+    return {
+      endpoint: {
+        kind: 'stdio', command: config.command, args, env,
+        cwd: resolve(ctx.baseDir ?? process.cwd(), config.cwd ?? '.'),
+        killGrace: config.killGrace ?? 2_000, maxMessageBytes: config.maxMessageBytes ?? 8 * 1024 * 1024,
+      },
+      launch: { name: config.name, command: config.command, args, env: passed },
+      secrets,
+    }
+  }
+  let url: URL
+  try {
+    url = new URL(config.url!)
+  } catch {
+    throw new McpError('MCP_INVALID_CONFIG', `${where}: url is not a URL.`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new McpError('MCP_INVALID_CONFIG', `${where}: url must be http or https, got ${url.protocol}`)
+  }
+  if (url.username || url.password) {
+    throw new McpError('MCP_INVALID_CONFIG', `${where}: put credentials in headers, not in the url.`)
+  }
+  return {
+    endpoint: { kind: 'http', url, headers },
+    launch: { type: 'http', name: config.name, url: url.href, headers: Object.entries(headers).map(([name, value]) => ({ name, value })) },
+    secrets,
+  }
+}

@@ -1,0 +1,6 @@
+/**
+ * Hooks for tests (`@cordis-subagents/mcp/testing`): the process groups of the stdio servers still
+ * running, for a test that checks none outlives its load. Not part of the plugin's API; it may change
+ * in any release.
+ */
+export { liveServerGroups } from './live-groups.js'

@@ -1,0 +1,24 @@
+import type { Context } from 'cordis'
+import type {} from '@cordis-subagents/subagents-service'
+import type { Config } from './config.js'
+import { createA2aProvider } from './provider.js'
+
+export const name = 'provider-a2a'
+export const reusable = true
+export const inject = ['subagents']
+
+/**
+ * Fetches and checks the agent card, then registers the provider. A card that cannot be fetched or
+ * used fails this plugin (logged with the URL and what is wrong); the rest of the app runs on.
+ */
+export async function apply(ctx: Context, config: Config) {
+  const controller = new AbortController()
+  ctx.on('dispose', () => controller.abort(new Error('the plugin was disposed while it fetched the agent card')))
+  const logger = ctx.logger('a2a')
+  const debug = (format: string, ...args: unknown[]) => logger.debug(format, ...args)
+  const provider = await createA2aProvider({ ...config, signal: controller.signal, debug })
+  // Runs still starting (waiting for the remote's first event) are not the service's yet: close them here.
+  ctx.on('dispose', () => provider.dispose())
+  ctx.subagents.register(provider)
+  logger.debug('%s: the remote agent %s (%s)', provider.name, provider.card.name, provider.cardUrl)
+}

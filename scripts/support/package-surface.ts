@@ -1,0 +1,98 @@
+// Every entry point the packages' package.json "exports" name, and the names each one exports: the
+// values an import sees at run time and the type-only names the TypeScript checker sees. What
+// test/package-surface.spec.ts compares with the pinned list.
+import { join } from 'node:path'
+import ts from 'typescript'
+import { type Manifest, ROOT, workspaceManifests } from './workspace-packages.js'
+
+export const PIN_FILE = join(ROOT, 'test', 'fixtures', 'package-exports.json')
+/** What the pin file holds for an entry point that is a program (a bin): it is never imported. */
+export const PROGRAM = 'program (a bin: not imported)'
+
+export interface EntryPoint {
+  /** What a user imports: `@cordis-subagents/mcp/serve`. */
+  specifier: string
+  /** The source file (the `cordis-subagents-source` condition's target), absolute. */
+  source: string
+  program: boolean
+}
+
+/** The entry points of `packages/*` (not `./package.json`), in folder and then subpath order. */
+export function entryPoints(manifests: readonly Manifest[] = workspaceManifests(['packages'])): EntryPoint[] {
+  return manifests.flatMap((manifest) => {
+    const bins = new Set(typeof manifest.bin === 'string' ? [manifest.bin] : Object.values(manifest.bin ?? {}))
+    return Object.entries(manifest.exports ?? {})
+      .filter(([subpath]) => subpath !== './package.json')
+      .map(([subpath, target]) => {
+        const conditions = target as { default?: string; 'cordis-subagents-source'?: string }
+        return {
+          specifier: manifest.name + subpath.slice(1),
+          source: join(ROOT, manifest.dir, conditions['cordis-subagents-source'] ?? ''),
+          program: bins.has(conditions.default ?? ''),
+        }
+      })
+  })
+}
+
+interface EntrySurface {
+  /** What `Object.keys(await import(specifier))` lists. */
+  values: string[]
+  /** Names only TypeScript sees (interfaces, type aliases, `export type`). */
+  types: string[]
+}
+
+export type Surface = Record<string, EntrySurface | typeof PROGRAM>
+
+/** The names each entry's source exports as TypeScript sees them, from one program over all entries. */
+function typeCheckedNames(points: readonly EntryPoint[]): Map<string, string[]> {
+  const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.test.json'), {}, {
+    ...ts.sys, onUnRecoverableConfigFileDiagnostic: (diagnostic) => { throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')) },
+  })!
+  const program = ts.createProgram(points.map((point) => point.source), { ...config.options, noEmit: true })
+  const checker = program.getTypeChecker()
+  return new Map(points.map((point) => {
+    const file = program.getSourceFile(point.source)
+    const symbol = file && checker.getSymbolAtLocation(file)
+    if (!symbol) throw new Error(`package-surface: ${point.specifier}: cannot read ${point.source}`)
+    return [point.specifier, checker.getExportsOfModule(symbol).map((entry) => entry.name)]
+  }))
+}
+
+/** Imports each entry point (the `cordis-subagents-source` condition makes that its src/) and lists its names, sorted. */
+export async function currentSurface(points: readonly EntryPoint[] = entryPoints()): Promise<Surface> {
+  const modules = points.filter((point) => !point.program)
+  const typeChecked = typeCheckedNames(modules)
+  const surface: Surface = {}
+  for (const point of points) {
+    if (point.program) {
+      surface[point.specifier] = PROGRAM
+      continue
+    }
+    const values = Object.keys(await import(point.specifier)).sort()
+    const types = typeChecked.get(point.specifier)!.filter((name) => !values.includes(name)).sort()
+    surface[point.specifier] = { values, types }
+  }
+  return surface
+}
+
+/** One line per difference between the pinned surface and the current one. */
+export function surfaceChanges(pinned: Surface, current: Surface): string[] {
+  const changes: string[] = []
+  for (const specifier of new Set([...Object.keys(pinned), ...Object.keys(current)])) {
+    const before = pinned[specifier]
+    const now = current[specifier]
+    if (before === undefined) changes.push(`${specifier}: a new entry point`)
+    else if (now === undefined) changes.push(`${specifier}: the entry point is gone`)
+    else if (typeof before === 'string' || typeof now === 'string') {
+      if (before !== now) changes.push(`${specifier}: ${JSON.stringify(before)} → ${JSON.stringify(now)}`)
+    } else {
+      for (const kind of ['values', 'types'] as const) {
+        const added = now[kind].filter((name) => !before[kind].includes(name))
+        const removed = before[kind].filter((name) => !now[kind].includes(name))
+        if (added.length) changes.push(`${specifier}: added ${kind === 'types' ? 'type ' : ''}${added.join(', ')}`)
+        if (removed.length) changes.push(`${specifier}: removed ${kind === 'types' ? 'type ' : ''}${removed.join(', ')}`)
+      }
+    }
+  }
+  return changes
+}
