@@ -36,8 +36,6 @@ export const fmt = (x: number, digits = 1) => (Math.abs(x) >= 100 ? x.toFixed(0)
 export const fmtStats = (s: Stats, unit = '', digits = 1) => `${fmt(s.median, digits)}${unit} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`
 /** Mean with GC, then the median with min–max, then the GC share when measured. */
 export const fmtMean = (s: Stats, unit = '', digits = 1) => `**${fmt(s.mean, digits)}${unit}** · ${fmtStats(s, unit, digits)}${s.gcShare === undefined ? '' : ` · GC ${fmt(s.gcShare * 100, 0)} %`}`
-export const kib = (bytes: number) => bytes / 1024
-export const mib = (bytes: number) => bytes / 1024 / 1024
 
 /**
  * Runs each system's `batch()` in rounds, interleaved A B A B …, after `warmup` untimed rounds.
@@ -97,7 +95,7 @@ export function machine() {
 }
 
 /** Where the reading models leave what they read, so the reads cannot be optimised away. */
-export const readSink = { chars: 0 }
+const readSink = { chars: 0 }
 
 /**
  * What any real adapter does with a request: visit every message and read its role and content

@@ -1,7 +1,7 @@
 import type { Model, ModelRequest, ModelResponse } from '@openai/agents'
 import { z } from 'zod'
-import { type AgentRuntime, type GenerateRequest, type Message, withoutCallerTracing } from '@cordis-subagents/agent'
-import { CHILD, delegationModel, host, interleave, text, calls, type Stats } from '../lib.js'
+import { type GenerateRequest, type Message, withoutCallerTracing } from '@cordis-subagents/agent'
+import { CHILD, delegationModel, host, interleave, type Stats } from '../lib.js'
 
 // ---------------------------------------------------------------------------------------------
 // The floor: the same three scripted model calls, no framework at all.

@@ -124,7 +124,3 @@ export function sse(res: ServerResponse, event: string, data: unknown) {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
 }
 
-/** Picks the first offered tool whose name ends with `suffix` (agents prefix MCP tools with the server name). */
-export function offered(request: ModelRequest, suffix: string): string | undefined {
-  return request.tools.find((name) => name === suffix || name.endsWith(`__${suffix}`) || name.endsWith(`_${suffix}`))
-}

@@ -21,7 +21,7 @@ export interface RealAgentApp {
   stop(): Promise<void>
 }
 
-export interface Delegation {
+interface Delegation {
   text: string
   stopReason: string
   diagnostic?: string

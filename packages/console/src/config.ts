@@ -24,7 +24,7 @@ export interface Config {
 /** Longest token accepted in config or read from a header (printable ASCII, no spaces). */
 export const MAX_TOKEN_LENGTH = 512
 /** Shortest configured token: a guessable one would make the credential decorative. */
-export const MIN_TOKEN_LENGTH = 16
+const MIN_TOKEN_LENGTH = 16
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
   host: Schema.string().default('127.0.0.1').description('Address to bind. Loopback by default; another address also needs `allowRemote`.'),

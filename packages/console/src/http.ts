@@ -10,7 +10,7 @@ import type { ViewHost } from './node-view.js'
 import { agentTranscriptPage, MAX_PAGE } from './transcript.js'
 
 /** Largest POST body read (a message to a child), bytes. */
-export const MAX_BODY_BYTES = 64 << 10
+const MAX_BODY_BYTES = 64 << 10
 
 /** The page: static files, no data in them (the data is behind the token). */
 const PAGE_DIR = new URL('../page/', import.meta.url)

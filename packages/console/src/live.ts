@@ -10,7 +10,7 @@ export interface Snapshot {
   nodes: NodeView[]
 }
 
-export interface Patch {
+interface Patch {
   now: number
   trees: TreeView[]
   nodes: NodeView[]

@@ -14,9 +14,6 @@ import SubagentConsole, { type Config } from '@cordis-subagents/console'
 /** A child whose prompt starts with this waits until its turn is aborted. */
 export const HOLD = 'Hold until cancelled'
 
-/** Root prompt → its first step's tool calls; children echo after one `lookup` call. */
-export type Script = (request: GenerateRequest) => ScriptedResponse
-
 const lastUser = (request: GenerateRequest) => [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? ''
 const hasResults = (request: GenerateRequest) => request.messages.at(-1)?.role === 'tool'
 

@@ -5,7 +5,7 @@
  */
 import { type EnvPolicy, policyEnv } from '@cordis-subagents/shared'
 
-export { CORE_ENV, DEFAULT_EXCLUDE, type EnvInherit, type EnvPolicy } from '@cordis-subagents/shared'
+export { type EnvInherit, type EnvPolicy } from '@cordis-subagents/shared'
 
 export function serverEnv(host: NodeJS.ProcessEnv, policy: EnvPolicy): Record<string, string> {
   return policyEnv(host, policy)

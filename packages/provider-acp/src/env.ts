@@ -3,15 +3,12 @@
  * → the configured `env`), then our own `SUBAGENT_*` variables. `childEnv` is the one place the
  * final env is assembled.
  */
-import { CROSSING_ENV_PREFIX, EnvMatcher, type EnvPolicy, excludedValues, policyEnv } from '@cordis-subagents/shared'
+import { type CROSSING_ENV_PREFIX, EnvMatcher, type EnvPolicy, excludedValues, policyEnv } from '@cordis-subagents/shared'
 
-export { CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, NOT_SECRET_NAMES } from '@cordis-subagents/shared'
+export { CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy } from '@cordis-subagents/shared'
 
-/** Our own variables: always set by the provider, never filtered by the policy. */
-const OWN_PREFIX: typeof CROSSING_ENV_PREFIX = CROSSING_ENV_PREFIX
-
-/** Variables the provider sets for the child (SUBAGENT_DEPTH, SUBAGENT_ALLOWED_TOOLS, …). */
-export type OwnVariables = Record<`${typeof OWN_PREFIX}${string}`, string>
+/** Variables the provider sets for the child (SUBAGENT_DEPTH, SUBAGENT_ALLOWED_TOOLS, …): never filtered by the policy. */
+export type OwnVariables = Record<`${typeof CROSSING_ENV_PREFIX}${string}`, string>
 
 /** The policy's environment, then our own `SUBAGENT_*` variables, which nothing can filter out. */
 export function childEnv(

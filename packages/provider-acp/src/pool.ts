@@ -11,7 +11,7 @@ import { SpareBackoff, type SpareStatus } from './spare-backoff.js'
 import { poolKey, type Entry, type State } from './pool-entry.js'
 
 export { SPARE_RETRY_BASE_MS, type SpareStatus } from './spare-backoff.js'
-export { poolKey } from './pool-entry.js'
+
 
 export interface PoolOptions {
   providerName: string

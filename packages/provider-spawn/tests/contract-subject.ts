@@ -44,7 +44,7 @@ const awaitFollowUp: Tool = {
  * A model that answers `COMPLETE` at once and keeps a `WAIT` call open until its signal aborts;
  * `inFlight` counts model calls still running (the observable "nothing left running").
  */
-export class ContractModel implements ChatModel {
+class ContractModel implements ChatModel {
   inFlight = 0
 
   async generate(request: GenerateRequest): Promise<GenerateResponse> {

@@ -6,10 +6,10 @@ import {
 } from '@cordis-subagents/agent'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import type { Config as SubagentConfig, SubagentOutcome, SubagentRunInfo, SubagentUpdate } from '@cordis-subagents/subagents-service'
-import { type Deferred, deferred, tick, until } from '../../../test/support/async.js'
+import { deferred, tick, until } from '../../../test/support/async.js'
 import { startHost } from '../../../test/support/host.js'
 
-export { type Deferred, deferred, tick, until }
+export { deferred, tick, until }
 
 /** `fork.status` of a plugin whose apply threw (cordis `ScopeStatus.FAILED`). */
 export const FAILED = 3
@@ -105,7 +105,7 @@ export function routed(routes: Record<string, Route>, fallback?: Route): Scripte
   })
 }
 
-export function describeCall(request: GenerateRequest): Call {
+function describeCall(request: GenerateRequest): Call {
   const messages = request.messages
   let start = messages.length - 1
   while (start >= 0 && messages[start].role !== 'user') start--
@@ -158,7 +158,7 @@ export function hang<T>(): Promise<T> {
 }
 
 /** The number in an agent id (`label-N`): the runtime's creation counter. */
-export function serial(agent: Agent): number {
+function serial(agent: Agent): number {
   return Number(agent.id.slice(agent.id.lastIndexOf('-') + 1))
 }
 

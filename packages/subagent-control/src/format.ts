@@ -17,7 +17,7 @@ export function statusLine(task: BackgroundTask): string {
 }
 
 /** Where an ended task's result went, in words. */
-export function whereDelivered(task: BackgroundTask): string {
+function whereDelivered(task: BackgroundTask): string {
   switch (task.delivery?.via) {
     case 'wait': return 'its result was returned by an earlier wait or cancel call'
     case 'message': return 'its result was delivered to you as a message marked [Background subagent …]'

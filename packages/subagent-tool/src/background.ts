@@ -66,7 +66,7 @@ function verbsSeenBy(agent: Agent, verbs: VerbNames | undefined): VerbNames | un
 type VerbNames = Readonly<Record<'wait' | 'status' | 'cancel' | 'send', string>>
 
 /** What the model reads right after a background start: the handle, how the result comes back, what it can do meanwhile. */
-export function startedText(
+function startedText(
   task: Pick<BackgroundTask, 'handle' | 'label'>,
   onTurnEnd: TurnEndPolicy,
   verbs: VerbNames | undefined,

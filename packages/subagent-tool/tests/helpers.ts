@@ -4,14 +4,13 @@ import { type Agent, ScriptedModel, type ScriptedReply } from '@cordis-subagents
 import type {
   Config as ServiceConfig, ProviderCapabilities, ProviderStartRequest,
 } from '@cordis-subagents/subagents-service'
-import { ALL_CAPABILITIES, FakeProvider, type FakeRun } from '@cordis-subagents/subagents-service/testing'
+import { ALL_CAPABILITIES, FakeProvider } from '@cordis-subagents/subagents-service/testing'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
-import { type Deferred, deferred, tick, until, isSettled } from '../../../test/support/async.js'
+import { deferred, tick, until, isSettled } from '../../../test/support/async.js'
 import type { LogRecord } from '../../../test/support/logs.js'
 import { startHost } from '../../../test/support/host.js'
 
-export { type Deferred, deferred, tick, until, isSettled }
-export type { LogRecord }
+export { deferred, tick, until, isSettled }
 
 export { SubagentTool }
 
@@ -54,10 +53,7 @@ export async function loadTool(ctx: Context, config: Record<string, unknown>): P
   return fork
 }
 
-export { ALL_CAPABILITIES as ALL, NO_CAPABILITIES as NONE } from '@cordis-subagents/subagents-service/testing'
-
-/** One run of a `ProviderControl`: the kit's `FakeRun`. */
-export type TestRun = FakeRun
+export { NO_CAPABILITIES as NONE } from '@cordis-subagents/subagents-service/testing'
 
 /**
  * The far side of a scripted provider: shared by every load of its plugin (so counts survive a

@@ -102,7 +102,7 @@ export function checkRequest(request: SubagentRequest) {
 
 const BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren', 'maxConcurrent', 'maxDepth']
 
-export function checkBudget(budget: BudgetLimits) {
+function checkBudget(budget: BudgetLimits) {
   if (!isObject(budget) || Array.isArray(budget)) invalidRequest('request.budget must be an object of limits.')
   for (const [key, value] of Object.entries(budget)) {
     if (value === undefined) continue

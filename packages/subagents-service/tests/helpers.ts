@@ -2,10 +2,10 @@ import type { Context } from 'cordis'
 import type AgentRuntime from '@cordis-subagents/agent'
 import type { Agent } from '@cordis-subagents/agent'
 import type { Config, SubagentProvider, SubagentRequest } from '@cordis-subagents/subagents-service'
-import { type Deferred, deferred, tick, isSettled } from '../../../test/support/async.js'
+import { deferred, tick, isSettled } from '../../../test/support/async.js'
 import { startHost } from '../../../test/support/host.js'
 
-export { type Deferred, deferred, tick, isSettled }
+export { deferred, tick, isSettled }
 
 export const FAILED = 3
 
@@ -39,7 +39,7 @@ export async function setup(config: Partial<Config> = {}, agents: AgentRuntime.C
 }
 
 // The fake provider is the kit's (one fake for every package's tests and for provider authors).
-export { ALL_CAPABILITIES as ALL, FakeProvider, FakeRun, NO_CAPABILITIES as NONE } from '@cordis-subagents/subagents-service/testing'
+export { ALL_CAPABILITIES as ALL, FakeProvider, NO_CAPABILITIES as NONE } from '@cordis-subagents/subagents-service/testing'
 
 /** A fresh plugin (never de-duplicated by cordis) that registers `provider` in its own scope. */
 export function providerPlugin(provider: SubagentProvider) {

@@ -25,7 +25,7 @@ export interface ToolViewOptions {
   maxResultBytes?: number
 }
 
-export function validateViewOptions(options: ToolViewOptions | undefined): void {
+function validateViewOptions(options: ToolViewOptions | undefined): void {
   if (options === undefined) return
   if (!options || typeof options !== 'object') throw new ToolError('INVALID_CONFIG', 'The view options must be an object such as { maxResultBytes: 65536 }.')
   if (options.maxResultBytes === undefined) return
@@ -42,7 +42,7 @@ export interface Ceiling {
   callerDepth: number
 }
 
-export function validateFilter(filter: ToolFilter): void {
+function validateFilter(filter: ToolFilter): void {
   const problem = toolFilterProblem(filter, 'The tool filter')
   if (problem) throw new ToolError('INVALID_FILTER', problem)
 }

@@ -3,7 +3,7 @@ import { Field, Model } from 'minato'
 import { quoteId } from './builder.js'
 
 /** The field types this driver stores; anything else fails `prepare` with a message naming the field. */
-export function columnType(field: Field, autoIncrement: boolean): string {
+function columnType(field: Field, autoIncrement: boolean): string {
   const { deftype, length, precision, scale } = field
   switch (deftype) {
     case 'primary':
