@@ -4,48 +4,18 @@
  * Boots the app from cordis.yml through @cordisjs/loader, runs the task on a root agent while it
  * prints a live delegation tree, then the answer and a usage line.
  */
-import { resolve } from 'node:path'
 import { clearLine, createInterface, cursorTo } from 'node:readline'
 import { Logger } from 'cordis'
 import type { Agent, AgentEvent, RunResult } from '@cordis-subagents/agent'
 import type { SubagentOutcome, SubagentRunInfo, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import type { Usage } from '@cordis-subagents/tools'
 import * as configWatch from '@cordis-subagents/config-watch'
-import { type App, DEFAULT_CONFIG, startApp } from './app.js'
+import { type App, startApp } from './app.js'
+import { parseArgs } from './options.js'
 import { jsonLine, terminalLine, terminalLog, terminalText } from './terminal-text.js'
 import { startGlobalTracing } from './tracing.js'
-import { BACKGROUND_TASK } from './demo-background.js'
 import { openView, VIEW_STAYS } from './view.js'
-export const DEFAULT_TASK = 'Which packages make up this repository, and how do they depend on each other? Also report the root workspace scripts.'
-
-interface Options {
-  json: boolean
-  interactive: boolean
-  verbose: boolean
-  view: boolean // --view: the live delegation view (packages/console) in a browser
-  config: string
-  task: string
-}
-
-function parseArgs(argv: string[]): Options {
-  const options: Options = { json: false, interactive: false, verbose: false, view: false, config: DEFAULT_CONFIG, task: '' }
-  const words: string[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]
-    if (arg === '--json') options.json = true
-    else if (arg === '--interactive' || arg === '-i') options.interactive = true
-    else if (arg === '--verbose' || arg === '-v') options.verbose = true
-    else if (arg === '--background') words.push(BACKGROUND_TASK)
-    else if (arg === '--view') options.view = true
-    else if (arg === '--config') options.config = resolve(argv[++i] ?? DEFAULT_CONFIG)
-    else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: npm start -- [--json] [--interactive] [--view] [--config cordis.yml] [--verbose] [--background | task]\n')
-      process.exit(0)
-    } else words.push(arg)
-  }
-  options.task = words.join(' ').trim() || DEFAULT_TASK
-  return options
-}
+export { DEFAULT_TASK } from './options.js'
 
 const tokens = (usage: Usage) => usage.inputTokens + usage.outputTokens
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`

@@ -1,0 +1,36 @@
+/** The quick start's command line (`npm start -- --help` prints it). */
+import { resolve } from 'node:path'
+import { DEFAULT_CONFIG } from './app.js'
+import { BACKGROUND_TASK } from './demo-background.js'
+
+export const DEFAULT_TASK = 'Which packages make up this repository, and how do they depend on each other? Also report the root workspace scripts.'
+
+export interface Options {
+  json: boolean
+  interactive: boolean
+  verbose: boolean
+  view: boolean // --view: the live delegation view (packages/console) in a browser
+  config: string
+  task: string
+}
+
+export function parseArgs(argv: string[]): Options {
+  const options: Options = { json: false, interactive: false, verbose: false, view: false, config: DEFAULT_CONFIG, task: '' }
+  const words: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    if (arg === '--json') options.json = true
+    else if (arg === '--interactive' || arg === '-i') options.interactive = true
+    else if (arg === '--verbose' || arg === '-v') options.verbose = true
+    else if (arg === '--background') words.push(BACKGROUND_TASK)
+    else if (arg === '--view') options.view = true
+    else if (arg === '--config') options.config = resolve(argv[++i] ?? DEFAULT_CONFIG)
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write('usage: npm start -- [--json] [--interactive] [--view] [--config cordis.yml] [--verbose] [--background | task]\n')
+      process.exit(0)
+    } else words.push(arg)
+  }
+  options.task = words.join(' ').trim() || DEFAULT_TASK
+  return options
+}
+
