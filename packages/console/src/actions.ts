@@ -3,19 +3,18 @@ import { ConsoleError } from './errors.js'
 import { backgroundTaskOf, CANCEL_REASON, type ViewHost } from './node-view.js'
 
 /**
- * Cancels one running child, through the public handles the host has: a background task (any
- * provider) is cancelled in its parent's book; an in-process child (spawn, fork) has its turn
- * aborted. A synchronous ACP / A2A delegation's handle is held by the tool call that started it,
- * which the service does not expose: `NOT_CANCELLABLE` says so.
+ * Cancels one running child: a background task (any provider) in its parent's book, so the book
+ * records the cancel; any other child (spawn, fork, ACP, A2A) through `ctx.subagents.cancel`, as
+ * the tool call holding it would. Its parent gets the result `aborted` and goes on.
  */
 export function cancelRun(host: ViewHost, runId: string): void {
   const node = running(host, runId)
   const task = backgroundTaskOf(host, node)
-  if (task?.live || node.agent) {
-    node.cancelledHere = true
-    return task?.live ? task.cancel(CANCEL_REASON) : node.agent!.abort(CANCEL_REASON)
-  }
-  throw new ConsoleError('NOT_CANCELLABLE', `Run ${runId} (${node.provider}) was started synchronously by its parent's tool call, which holds its only handle; cancel the parent's turn, or start such children with a background tool load (mode: background) to cancel them here.`)
+  node.cancelledHere = true
+  if (task?.live) return task.cancel(CANCEL_REASON)
+  if (host.subagents.cancel(runId, CANCEL_REASON)) return
+  node.cancelledHere = false
+  throw new ConsoleError('NOT_RUNNING', `Run ${runId} is no longer live in the service (it is ending); its end shows shortly.`)
 }
 
 /**

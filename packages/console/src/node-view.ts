@@ -76,7 +76,7 @@ export function nodeView(host: ViewHost, node: NodeRecord): NodeView {
     tokens: node.agent && running ? Math.max(node.tokens, tokensOf(node.agent)) : node.tokens,
     budget: node.agent ? budgetOf(node.agent, node.steps, node.root !== 'run' || running) : [],
     can: {
-      cancel: running && (task?.live === true || inProcessChild),
+      cancel: running && !node.root,
       send: running && (task?.run !== undefined || inProcessChild),
     },
   }

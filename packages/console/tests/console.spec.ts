@@ -112,25 +112,31 @@ describe('console: the tree, the transcript and the actions over HTTP (real Cont
     await agent.dispose()
   })
 
-  it('a synchronous child of a provider elsewhere cannot be cancelled from here: NOT_CANCELLABLE says why and what to do', async () => {
+  it('a synchronous child of a provider elsewhere is cancelled from here through ctx.subagents.cancel: its holder gets aborted, the rest goes on', async () => {
     host = await consoleHost(() => ({ text: 'unused' }))
     const fake = new FakeProvider('fake')
     host.ctx.subagents.register(fake)
     const parent = host.ctx.agents.create()
-    const run = await host.ctx.subagents.delegate('fake', { prompt: 'far away', label: 'far', parent, signal: new AbortController().signal })
+    const signal = new AbortController().signal
+    const run = await host.ctx.subagents.delegate('fake', { prompt: 'far away', label: 'far', parent, signal })
+    const sibling = await host.ctx.subagents.delegate('fake', { prompt: 'also far', label: 'sibling', parent, signal })
     const [synthetic, child] = (await snapshot()).nodes
     expect(synthetic).to.include({ transport: 'root', state: 'running', label: `agent ${parent.id}` })
     expect(child).to.include({ transport: 'remote', label: 'far', parentRunId: synthetic.runId })
-    expect(child.can).to.deep.equal({ cancel: false, send: false })
+    expect(child.can).to.deep.equal({ cancel: true, send: false })
     const reply = await post(`/api/runs/${child.runId}/cancel`, {})
-    expect(reply.status).to.equal(409)
-    const error = JSON.parse(reply.body).error
-    expect(error.code).to.equal('NOT_CANCELLABLE')
-    expect(error.message).to.match(/background tool load/)
-    expect(fake.runs[0].cancels).to.have.length(0)
-    fake.runs[0].complete('done')
-    await run.result
+    expect(reply.status).to.equal(200)
+    expect(fake.runs[0].cancels).to.deep.equal(['cancelled from the console'])
+    expect(await run.result).to.include({ stopReason: 'aborted' })
     await run.dispose()
+    await eventually(async () => (await snapshot()).nodes[1].state === 'ended', 'the cancelled child ended')
+    expect((await snapshot()).nodes[1]).to.include({ stopReason: 'aborted' })
+    expect(fake.runs[1].cancels, 'its sibling goes on').to.have.length(0)
+    const again = await post(`/api/runs/${child.runId}/cancel`, {})
+    expect(JSON.parse(again.body).error.code).to.equal('NOT_RUNNING')
+    fake.runs[1].complete('done')
+    await sibling.result
+    await sibling.dispose()
     await eventually(async () => (await snapshot()).nodes[0].state === 'ended', 'the stand-in root ends with its last child')
   })
 })

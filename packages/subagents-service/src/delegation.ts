@@ -169,7 +169,7 @@ export class Delegation implements SubagentHandle, SubagentStart {
     if (origin !== undefined) fields.origin = origin
     const info: SubagentRunInfo = this.runInfo = Object.freeze(fields)
     this.phase = 'live'
-    this.host.live.set(this.id, info)
+    this.host.live.set(this.id, this)
     this.host.events.emit('subagent/start', info)
     const pending = this.pending
     if (pending) {

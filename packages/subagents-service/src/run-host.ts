@@ -17,12 +17,18 @@ export interface Admission {
   gateKey: object
 }
 
+/** A run handed over and not yet disposed, as the service's host verbs see it. */
+export interface LiveRun {
+  readonly info: SubagentRunInfo
+  cancel(reason?: string): void
+}
+
 /** What a run needs of the service that started it. */
 export interface RunHost {
   events: SubagentEvents
   log: Logger
   /** Runs handed over and not yet disposed. */
-  live: Map<string, SubagentRunInfo>
+  live: Map<string, LiveRun>
   /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
   slots: WeakMap<Budget, Slot>
   /** Where a delegation without a trace context may get one (a tracing plugin). */

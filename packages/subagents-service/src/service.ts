@@ -18,7 +18,7 @@ import { admitChild, budgetOf, depthCeiling } from './limits.js'
 import { ParentGates } from './parent-gate.js'
 import { Delegation } from './delegation.js'
 import { aborted } from './run-parts.js'
-import type { Admission, RunHost } from './run-host.js'
+import type { Admission, LiveRun, RunHost } from './run-host.js'
 import { type Slot, TreeGates } from './tree-gate.js'
 import { TraceSources } from './trace-sources.js'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
@@ -58,7 +58,7 @@ export class SubagentService extends Service<Config> {
   static Config = Config
 
   private readonly providers = new Map<string, SubagentProvider>()
-  private readonly live = new Map<string, SubagentRunInfo>()
+  private readonly live = new Map<string, LiveRun>()
   private readonly parents = new ParentGates()
   private readonly trees = new TreeGates()
   /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
@@ -176,7 +176,19 @@ export class SubagentService extends Service<Config> {
 
   /** Runs handed over and not yet disposed. */
   runs(): SubagentRunInfo[] {
-    return [...this.live.values()]
+    return Array.from(this.live.values(), (run) => run.info)
+  }
+
+  /**
+   * Cancels one run handed over and not yet disposed, by id, as its holder's `cancel` would (the
+   * holder gets its result, stop reason `aborted`, and still disposes it): a host's verb for one
+   * child of a tree, e.g. from a live view, without stopping the rest. False when no such run is live.
+   */
+  cancel(runId: string, reason?: string): boolean {
+    const run = this.live.get(runId)
+    if (!run) return false
+    run.cancel(reason)
+    return true
   }
 
   /**

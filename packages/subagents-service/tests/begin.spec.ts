@@ -45,6 +45,24 @@ describe('ctx.subagents.begin: delegate with a cancel that works from the start'
     expect(h.ctx.subagents.runs()).to.deep.equal([])
   })
 
+  it('ctx.subagents.cancel(runId) cancels one live run as its holder would; false for a run that is not live', async () => {
+    const other = h.ctx.agents.create() // another parent: this harness gives each parent one slot
+    const first = await h.ctx.subagents.delegate('alpha', request(h.root))
+    const second = await h.ctx.subagents.delegate('alpha', request(other))
+    expect(h.ctx.subagents.cancel(first.id, 'from the live view')).to.equal(true)
+    expect(provider.runs[0].cancels).to.deep.equal(['from the live view'])
+    expect(await first.result).to.include({ stopReason: 'aborted' })
+    expect(provider.runs[1].cancels, 'the other run goes on').to.have.length(0)
+    expect(h.ctx.subagents.runs().map((info) => info.runId), 'the holder still disposes it').to.deep.equal([first.id, second.id])
+    await first.dispose()
+    expect(h.ctx.subagents.cancel(first.id)).to.equal(false)
+    expect(h.ctx.subagents.cancel('no-such-run')).to.equal(false)
+    provider.runs[1].complete('done')
+    expect(await second.result).to.include({ stopReason: 'completed' })
+    await second.dispose()
+    await other.dispose()
+  })
+
   it('dispose before the hand-over cancels the start: the handle rejects ABORTED, the provider\'s late run is stopped', async () => {
     provider.hold = deferred<void>()
     const started = h.ctx.subagents.begin('alpha', request(h.root))
