@@ -1,7 +1,7 @@
 import type { AgentCard } from '@a2a-js/sdk'
 import type { AgentCard as AgentCard03 } from 'a2a-sdk-v03'
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, isLoopback } from '@cordis-subagents/shared'
 import { LimitError } from './bounded-fetch.js'
 import { A2aError } from './errors.js'
 
@@ -196,11 +196,6 @@ export function urlProblem(url: URL, allowHttp: boolean): string | undefined {
     return `plain http to ${url.hostname}, which is not a loopback host (use https, or set allowHttp)`
   }
   return undefined
-}
-
-function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 }
 
 function reachProblem(error: unknown): string {

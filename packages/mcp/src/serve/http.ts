@@ -1,8 +1,9 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { ServedSession } from './session.js'
+import { defaultHosts, hostForUrl, hostHeader, sameSecret } from '@cordis-subagents/shared'
 import { serverSdk } from './sdk.js'
 
 export interface HttpOptions {
@@ -35,11 +36,11 @@ export class HttpFront {
   private readonly sessions = new Map<string, Live>()
   private sweeper?: NodeJS.Timeout
   private window = { start: 0, count: 0 }
-  private readonly expected: Buffer
+  private readonly expected: string
   url = ''
 
   constructor(private readonly options: HttpOptions) {
-    this.expected = Buffer.from(`Bearer ${options.token}`)
+    this.expected = `Bearer ${options.token}`
   }
 
   get sessionCount(): number {
@@ -63,9 +64,9 @@ export class HttpFront {
       server.listen(this.options.port, this.options.host, () => resolve())
     })
     const { port } = server.address() as AddressInfo
-    const shownHost = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host
-    this.url = `http://${shownHost}:${port}${this.options.path}`
-    this.hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shownHost}:${port}`, ...this.options.allowedHosts].map((h) => h.toLowerCase()))
+    this.url = `http://${hostForUrl(this.options.host)}:${port}${this.options.path}`
+    const own = [...defaultHosts('127.0.0.1', port), hostHeader(this.options.host, port)]
+    this.hosts = new Set([...own, ...this.options.allowedHosts].map((h) => h.toLowerCase()))
     this.sweeper = setInterval(() => this.sweep(), Math.min(this.options.sessionIdleTimeout, 60_000))
     this.sweeper.unref()
   }
@@ -133,8 +134,7 @@ export class HttpFront {
 
   private authorized(header: string | undefined): boolean {
     if (typeof header !== 'string') return false
-    const given = Buffer.from(header)
-    return given.length === this.expected.length && timingSafeEqual(given, this.expected)
+    return sameSecret(header, this.expected)
   }
 
   private admitRate(): boolean {
