@@ -1,6 +1,6 @@
 import type { BudgetSpend } from './budget.js'
 import type { ToolResult, ToolSpec, ToolUpdate, Usage } from '@cordis-subagents/tools'
-import type { BudgetBreach, WorkCounts } from '@cordis-subagents/shared'
+import type { BudgetBreach, PendingQuestion, WorkCounts } from '@cordis-subagents/shared'
 
 /** A tool call as a model emitted it. */
 export interface ModelToolCall {
@@ -75,6 +75,10 @@ export interface ChatModel {
  * `max-steps` is the per-turn step limit of one agent; `budget` a limit of the delegation tree.
  */
 export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'max-steps' | 'timeout' | 'budget'
+  /** The turn is parked on a question (`RunResult.question`); `agent.resume(answer)` continues it. */
+  | 'pending'
+  /** The host interrupted the turn (`agent.interrupt()`); the agent is idle and keeps its transcript. */
+  | 'interrupted'
 
 export interface RunResult {
   /** The last non-empty assistant text of this run (partial text survives abort and truncation). */
@@ -89,6 +93,8 @@ export interface RunResult {
   work: { own: WorkCounts; delegated: WorkCounts }
   /** With `stopReason: 'budget'`: which limit, its value, and the spend. */
   budget?: BudgetBreach
+  /** With `stopReason: 'pending'`: what the parked turn waits on. */
+  question?: PendingQuestion
 }
 
 export type AgentEvent =

@@ -1,5 +1,5 @@
 import type { Agent, Budget, BudgetBreach, BudgetLimits, Usage, WorkCounts } from '@cordis-subagents/agent'
-import type { ToolFilter } from '@cordis-subagents/shared'
+import type { PendingQuestion, ToolFilter } from '@cordis-subagents/shared'
 
 export type { ToolFilter }
 
@@ -102,6 +102,7 @@ export interface ProviderStartRequest extends Omit<SubagentRequest, 'budget'> {
  * agent's `maxSteps`) without a final answer; `stepLimit` says how many.
  */
 export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'max-steps' | 'timeout' | 'budget'
+  | 'pending' | 'interrupted' | 'closed'
 
 /**
  * What a **provider** settles its run's `result` with. The service checks it and hands holders a
@@ -122,6 +123,12 @@ export interface SubagentResult {
   stepLimit?: number
   /** Ignored: the service measures the duration itself (see `SubagentOutcome.durationMs`). */
   durationMs?: number
+  /**
+   * With `stopReason: 'pending'`: the question the child (or a run below it) waits on. The run is
+   * parked, not ended: `resume(answer)` continues it. `path` starts below this run (the service
+   * puts this run's id in front when it hands the question to the holder).
+   */
+  question?: PendingQuestion
 }
 
 /**
@@ -180,6 +187,12 @@ export interface SubagentRun {
    * without it cannot be steered (the service's handle throws `STEER_UNSUPPORTED`).
    */
   send?(message: string): void
+  /**
+   * Optional: continues a run whose result was `pending` with the answer to its question, and
+   * settles with its next result (which may be `pending` again). Never rejects. A provider without
+   * it cannot park: its children never ask.
+   */
+  resume?(answer: string): Promise<SubagentResult>
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { Usage, WorkCounts } from '@cordis-subagents/shared'
+import type { PendingQuestion, Usage, WorkCounts } from '@cordis-subagents/shared'
 
 export type { Usage }
 
@@ -37,6 +37,19 @@ export interface ToolResult {
    * below it). The caller counts the delegation itself and rolls this up as delegated work.
    */
   work?: WorkCounts
+  /**
+   * Set by a tool that cannot finish until someone answers a question (an ask tool, a delegation
+   * whose child asked). The calling agent parks its turn (`stopReason: 'pending'`) instead of
+   * answering the call; `content` is ignored. The tool must have `resume`.
+   */
+  suspend?: ToolSuspension
+}
+
+/** A suspended tool call: what it asks, and what its `resume` needs to go on (see `Tool.resume`). */
+export interface ToolSuspension {
+  question: PendingQuestion
+  /** JSON-serialisable state for `resume` (e.g. a child's run id), at most 4 KiB as JSON: it is checkpointed. */
+  state?: unknown
 }
 
 export type ToolInputSchema = z.ZodObject
@@ -59,6 +72,12 @@ export interface Tool<S extends ToolInputSchema = ToolInputSchema> {
    */
   maxCallerDepth?: number
   execute(input: z.output<S>, exec: ToolExecContext): ToolResult | Promise<ToolResult>
+  /**
+   * Continues a call this tool suspended, with the answer to its question. Its result answers the
+   * call; it may suspend again (a child that asks a second question). Called with a fresh `exec`
+   * (same `toolCallId`), possibly after a host restart, so it may rely only on `suspension.state`.
+   */
+  resume?(answer: string, suspension: ToolSuspension, exec: ToolExecContext): ToolResult | Promise<ToolResult>
 }
 
 /** What a model sees of a tool. `parameters` is a JSON Schema object. */
