@@ -1,7 +1,8 @@
 import type { Context } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
-import { type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, withoutCallerTracing } from '@cordis-subagents/agent'
-import { askParentTool } from './ask-shim.js'
+import {
+  type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, askParentTool, type RunResult, withoutCallerTracing,
+} from '@cordis-subagents/agent'
 import {
   type ProviderRunParts, type ProviderStartRequest, type RunRecord, startProviderRun, type SubagentProvider, type SubagentResult,
   type SubagentRun,
@@ -98,7 +99,7 @@ function childParts(
   let latest: SubagentResult | undefined
   /** Taken by `close`: the child as it was when closed (it is disposed right after). */
   let closedAt: AgentCheckpoint | undefined
-  const segment = (first: () => Promise<import('@cordis-subagents/agent').RunResult>): Promise<SubagentResult> => working = steering
+  const segment = (first: () => Promise<RunResult>): Promise<SubagentResult> => working = steering
     .run(first, next)
     .then((result) => latest = toSubagentResult(result, provider), (error): SubagentResult => ({
       stopReason: 'error',
