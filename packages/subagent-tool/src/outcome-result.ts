@@ -25,6 +25,8 @@ export interface OutcomeContext {
   parent: Agent
   /** Whether the call may suspend (false for a background call: its result is a message). */
   canSuspend: boolean
+  /** Told of each child the caller now holds parked (the tool load ends them at its unload). */
+  onParked?(run: SubagentHandle): void
 }
 
 /**
@@ -100,6 +102,7 @@ The subagent was stopped: there is no way to answer it here.`)
     return failed(toolResult, `The subagent asked a question, but it could not be kept waiting for an answer, so it was stopped.\n\n${code ? `${code}: ` : ''}${describeError(error)}`)
   }
   toolResult.metadata!.question = question
+  context.onParked?.(run)
   if (context.canSuspend && (options.questions === 'escalate' || !canReply)) {
     toolResult.suspend = { question: questionVia(run.id, question), state: { runId: run.id } }
     return toolResult
