@@ -11,8 +11,8 @@ export interface DelegateOptions
   provider: string
   timeout: number
   maxOutputBytes: number
-  /** What a child's question becomes (see `OutcomeOptions.questions`). */
-  questions: 'answer' | 'escalate'
+  /** What a child's question becomes (see `OutcomeOptions.questions`; default `answer`). */
+  questions?: 'answer' | 'escalate'
 }
 
 export interface DelegationInput {
