@@ -5,7 +5,7 @@ import type { ToolSuspension } from '@cordis-subagents/tools'
 export const MAX_SUSPENSION_STATE_BYTES = 4096
 
 /** Most choices a question may offer (an ACP permission has a handful). */
-export const MAX_QUESTION_OPTIONS = 64
+const MAX_QUESTION_OPTIONS = 64
 
 const MAX_ID_LENGTH = 256
 /** Longest option id or name of a question (an ACP permission option's name is a short label). */

@@ -50,7 +50,7 @@ export function nextRunId(): string {
   return RUN_ID_PREFIX + (++runCount).toString(36)
 }
 
-export type Writable<T> = { -readonly [K in keyof T]: T[K] }
+type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
 /** A run's info at the hand-over (frozen). */
 export function runInfoOf(
