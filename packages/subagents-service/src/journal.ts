@@ -1,5 +1,5 @@
 import type { PendingQuestion } from '@cordis-subagents/shared'
-import type { SubagentOutcome, SubagentRunInfo } from './types.js'
+import type { SubagentHandle, SubagentOutcome, SubagentRunInfo } from './types.js'
 
 /**
  * What the journal sees of a run: its identity, and the provider's checkpoint when it has one
@@ -29,6 +29,26 @@ export interface RunJournal {
   resumed(run: JournalledRun, questionId: string, answer: string): void
   /** The run ended (any final outcome, `closed` included). */
   settled(run: JournalledRun, outcome: SubagentOutcome): void
+  /**
+   * Optional: brings back a run this host no longer has live (parked or closed before a restart)
+   * from its record, through its provider's `restore`, so `ctx.subagents.resume(runId, …)` can
+   * continue it. Undefined when the journal has no such run.
+   */
+  reopen?(runId: string): Promise<SubagentHandle | undefined>
+}
+
+/** What a journal keeps of a run, and what a provider's `restore` rebuilds the child from. */
+export interface RunRecord {
+  runId: string
+  provider: string
+  parentId: string
+  label?: string
+  depth: number
+  state: 'running' | 'parked' | 'interrupted' | 'settled' | 'closed'
+  /** The provider run's `checkpoint()` (JSON). */
+  checkpoint?: unknown
+  question?: PendingQuestion
+  taskKey?: string
 }
 
 /** The journal of a host without durable storage: records nothing. */
