@@ -4,6 +4,7 @@ import { capDiagnostic } from './diagnostic.js'
 import { SubagentError } from './errors.js'
 import { asLimitStop, isIdleStop, normalise, reasonText, tokensOf } from './outcome.js'
 import { Parking, type ParkedRunPort } from './parking.js'
+import { restoredRunId } from './journal-restore.js'
 import { chargeReported, overspent } from './reported-spend.js'
 import { isObject, isRun } from './validate.js'
 import { aborted, discard, nextRunId, passOn, runInfoOf, startFailed } from './run-parts.js'
@@ -23,7 +24,6 @@ import type {
  */
 type Phase = 'admitting' | 'starting' | 'live' | 'rejected' | 'ended'
 
-
 /**
  * The run: one object from admission to dispose, and the one every holder gets. `begin` returns it
  * (as the `SubagentStart`), its `handle` fulfils with it (as the `SubagentHandle`) at the hand-over,
@@ -37,8 +37,7 @@ type Phase = 'admitting' | 'starting' | 'live' | 'rejected' | 'ended'
  * `dispose` all abort it, and the provider gets its signal.
  */
 export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort {
-  /** The service-minted run id (`info.runId`). */
-  readonly id = nextRunId()
+  /** The service-minted run id (`info.runId`); a run restored after a restart keeps its stored id. */ readonly id: string
   /** The child's identity as the provider knows it, once handed over. */
   childId?: string
   /** `delegate`'s promise: fulfils with this object at the hand-over, or rejects with nothing left running. */
@@ -71,6 +70,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** `request` must have passed the service's checks (its signal is an AbortSignal). */
   constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
+    this.id = restoredRunId(request) ?? nextRunId()
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
     this.parking = new Parking(this, host)
   }

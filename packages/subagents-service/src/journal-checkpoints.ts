@@ -1,7 +1,9 @@
 import type { Context, Logger } from 'cordis'
 import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import type { BackgroundRegistry } from './background.js'
+import type { ParkedRunInfo } from './host-verbs.js'
 import type { JournalledRun, RunJournal } from './journal.js'
+import { StoredRuns } from './journal-restore.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint, type StoredTaskKey } from './journal-store.js'
 import type { SubagentOutcome } from './types.js'
 
@@ -33,12 +35,27 @@ export class CheckpointJournal implements RunJournal {
   /** Run id → the id of the question it is parked on. */
   private readonly open = new Map<string, string>()
   private readonly failed = new Set<Kind>()
+  /** Runs of earlier starts: the parked ones `pending()` lists, and their restore. */
+  readonly stored: StoredRuns
 
   constructor(
+    ctx: Context,
     private readonly store: () => CheckpointStore | undefined,
     private readonly log: Logger,
     private readonly background?: BackgroundRegistry,
-  ) {}
+  ) {
+    this.stored = new StoredRuns(ctx, store, log)
+  }
+
+  /** Continues a run of an earlier start (see `StoredRuns.reopen`). */
+  reopen(runId: string, answer: string): Promise<SubagentOutcome | undefined> {
+    return this.stored.reopen(runId, answer)
+  }
+
+  /** Parked runs of earlier starts, read from the store at start. */
+  pending(): ParkedRunInfo[] {
+    return this.stored.pending()
+  }
 
   /** Resolves when every write queued so far has run (tests, and a host that stops). */
   async flush(): Promise<void> {
@@ -51,6 +68,11 @@ export class CheckpointJournal implements RunJournal {
     const path = parent ? `${parent.path}/${run.id}` : `${info.parentId}/${run.id}`
     if (info.childId) this.remember(info.childId, { runId: run.id, path })
     const checkpoint = safeCheckpoint(run)
+    if (this.stored.restored(run.id)) {
+      // A run of an earlier start, restored: its record keeps its path, parent and label.
+      this.write(run.id, 'start', (store) => store.save({ id: run.id, state: 'running', ...info.childId ? { agent: info.childId.slice(0, MAX_LABEL) } : {} }).then(() => {}))
+      return
+    }
     this.write(run.id, 'start', async (store) => {
       const record: StoredRunCheckpoint = {
         id: run.id, path, parent: parent?.runId ?? '', provider: info.provider, state: 'running', ...reattachOf(checkpoint),
@@ -68,6 +90,8 @@ export class CheckpointJournal implements RunJournal {
     const checkpoint = safeCheckpoint(run)
     this.write(run.id, 'park', async (store) => {
       await this.saveWithTranscript(store, { id: run.id, state: 'parked', stopReason: 'pending' }, checkpoint)
+      // A restored run parks again on the question it was stored with: that one is still pending.
+      if (await store.questions.get(id)) return
       await store.questions.ask({ id, runId: run.id, path: [run.id, ...question.path].join('/'), question: JSON.stringify(question) })
     })
   }
@@ -192,5 +216,25 @@ function capText(text: string, maxBytes: number): string {
 
 /** The journal a service uses: the checkpoints store when `ctx.checkpoints` is loaded, nothing written otherwise. */
 export function checkpointJournal(ctx: Context, log: Logger, background?: BackgroundRegistry): CheckpointJournal {
-  return new CheckpointJournal(() => ctx.get('checkpoints') as CheckpointStore | undefined ?? undefined, log, background)
+  return new CheckpointJournal(ctx, () => ctx.get('checkpoints' as never) as CheckpointStore | undefined ?? undefined, log, background)
+}
+
+/** What `useCheckpointJournal` needs of the service. */
+export interface JournalHost {
+  useJournal(journal: RunJournal): () => void
+  readonly background: BackgroundRegistry
+}
+
+/**
+ * Records runs in `ctx.checkpoints` while it is loaded: a checkpoints plugin that comes (after its
+ * database opened) installs the journal, one that goes puts the no-op journal back. Without it
+ * nothing is written. At start the parked runs of earlier starts are read for `pending()`.
+ */
+export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Logger): void {
+  ctx.inject(['checkpoints' as never], (inner) => {
+    const journal = checkpointJournal(inner, log, service.background)
+    const undo = service.useJournal(journal)
+    inner.on('dispose', () => undo())
+    journal.stored.load().catch((error: unknown) => log.warn('could not read the parked runs of earlier starts: %s', describeError(error)))
+  })
 }

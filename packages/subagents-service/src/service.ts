@@ -25,6 +25,8 @@ import { HostVerbs, type ParkedRunInfo } from './host-verbs.js'
 import { NO_JOURNAL, type RunJournal } from './journal.js'
 import { ParkedBook } from './parked-book.js'
 import { attach, taskKey, TaskKeys } from './task-keys.js'
+import { useCheckpointJournal } from './journal-checkpoints.js'
+import { startingProvider } from './journal-restore.js'
 import { describeError } from '@cordis-subagents/shared'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
 import type {
@@ -96,6 +98,7 @@ export class SubagentService extends Service<Config> {
       },
     }
     this.parked = new ParkedBook(this.log)
+    useCheckpointJournal(ctx, this, this.log)
   }
 
   protected override stop() {
@@ -327,7 +330,7 @@ export class SubagentService extends Service<Config> {
       run.abandon()
       throw error
     }
-    return run.callProvider(provider, admission)
+    return run.callProvider(startingProvider(provider, request), admission)
   }
 
   /** Frees the slots an admission holds in the per-parent and tree gates. */

@@ -1,0 +1,165 @@
+import type { Context, Logger } from 'cordis'
+import type { Agent } from '@cordis-subagents/agent'
+import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import type { Delegation } from './delegation.js'
+import { SubagentError } from './errors.js'
+import type { ParkedRunInfo } from './host-verbs.js'
+import type { RunRecord } from './journal.js'
+import type { CheckpointStore, StoredRun } from './journal-store.js'
+import type { SubagentOutcome, SubagentProvider, SubagentRequest } from './types.js'
+
+// Runs this host no longer has in memory (it restarted): listing the parked ones, and continuing
+// one through its provider's `restore`.
+
+/** Restore requests, and the record each restores (the service reads them at the provider call). */
+const restoring = new WeakMap<object, RunRecord>()
+
+/** The stored run's id for a restore request (the run keeps its id); undefined for a fresh delegation. */
+export function restoredRunId(request: object): string | undefined {
+  return restoring.get(request)?.runId
+}
+
+/** The provider to call for `request`: for a restore, the provider with its `restore` in place of `start`. */
+export function startingProvider(provider: SubagentProvider, request: object): SubagentProvider {
+  const record = restoring.get(request)
+  if (!record) return provider
+  const restore = provider.restore
+  if (typeof restore !== 'function') {
+    throw new SubagentError('UNSUPPORTED', `Provider "${provider.name}" cannot restore runs, so run ${record.runId} cannot be continued after a restart.`)
+  }
+  return Object.assign(Object.create(provider) as SubagentProvider, {
+    start: (providerRequest: Parameters<SubagentProvider['start']>[0]) => restore.call(provider, record, providerRequest),
+  })
+}
+
+/** Stored parked runs listed by `pending()` (read at start; those this start continues are dropped). */
+const MAX_STORED_PARKED = 1000
+
+export class StoredRuns {
+  private readonly parked = new Map<string, ParkedRunInfo>()
+  /** Runs being restored now: a second resume of one is refused rather than restoring it twice. */
+  private readonly reopening = new Set<string>()
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly store: () => CheckpointStore | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  /** Whether run `runId` is one this start restored (its stored path and parent stay as they were). */
+  restored(runId: string): boolean {
+    return this.reopening.has(runId)
+  }
+
+  /** Reads this host's parked runs from the store (at start). */
+  async load(): Promise<void> {
+    const store = this.store()
+    if (!store) return
+    const runs = await store.list({ state: 'parked', limit: MAX_STORED_PARKED })
+    for (const run of runs) {
+      if (run.host !== store.host) continue
+      const question = await this.questionOf(store, run.id)
+      if (question) this.parked.set(run.id, { runId: run.id, parentId: run.parent, question })
+    }
+  }
+
+  /** Stored parked runs (not live in this process). */
+  pending(): ParkedRunInfo[] {
+    return [...this.parked.values()]
+  }
+
+  /**
+   * Continues stored run `runId` with `answer` through its provider's `restore`: a parked run
+   * takes it as the answer to its question; an interrupted or closed one runs a new turn with it
+   * as the message. Undefined when the store has no such run.
+   */
+  async reopen(runId: string, answer: string): Promise<SubagentOutcome | undefined> {
+    const store = this.store()
+    if (!store) return undefined
+    const problem = answerProblem(answer)
+    if (problem) throw new SubagentError('INVALID_REQUEST', problem)
+    if (this.reopening.has(runId)) throw new SubagentError('NOT_PARKED', `Run ${runId} is being restored by another resume; wait for its outcome.`)
+    this.reopening.add(runId)
+    try {
+      const stored = await store.load(runId)
+      if (!stored) return undefined
+      const record = await this.recordOf(store, stored)
+      const outcome = await this.restore(stored, record, answer)
+      this.parked.delete(runId)
+      return outcome
+    } finally {
+      this.reopening.delete(runId)
+    }
+  }
+
+  private async recordOf(store: CheckpointStore, stored: StoredRun): Promise<RunRecord> {
+    const { id } = stored
+    if (stored.host !== store.host) {
+      throw new SubagentError('NOT_FOUND', `Run ${id} belongs to host "${stored.host}", not this one ("${store.host}"); resume it there.`)
+    }
+    if (stored.state === 'running') throw new SubagentError('NOT_PARKED', `Run ${id} is running in another start of this host; resume it there.`)
+    if (stored.state === 'settled') {
+      throw new SubagentError('NOT_PARKED', `Run ${id} ended (${stored.stopReason ?? 'settled'}); its result is in the checkpoint store (ctx.checkpoints.load).`)
+    }
+    const question = stored.state === 'parked' ? await this.questionOf(store, id) : undefined
+    if (stored.state === 'parked' && !question) throw new SubagentError('NOT_PARKED', `Run ${id} is parked, but its question is no longer pending in the store.`)
+    if (stored.transcript === undefined) {
+      throw new SubagentError('UNSUPPORTED', `Run ${id} has no stored checkpoint (its provider keeps none, or it was too large); it cannot be restored.`)
+    }
+    return {
+      runId: id,
+      provider: stored.provider,
+      parentId: stored.parent,
+      ...stored.label ? { label: stored.label } : {},
+      depth: Math.max(1, stored.path.split('/').length - 1),
+      state: stored.state,
+      checkpoint: stored.transcript,
+      ...question ? { question } : {},
+    }
+  }
+
+  /**
+   * Delegates through the service with the restore in place of the start. The parent agent of
+   * the first start is gone: the restored child's parent is a fresh root agent of this host (its
+   * runtime's default budget and tools), disposed once the run ends.
+   */
+  private async restore(stored: StoredRun, record: RunRecord, answer: string): Promise<SubagentOutcome> {
+    const agents = this.ctx.get('agents') as { create(options: { label?: string }): Agent } | undefined
+    if (!agents) throw new SubagentError('UNSUPPORTED', `Run ${stored.id} cannot be restored: no agent runtime (ctx.agents) is loaded.`)
+    const parent = agents.create({ label: `restored parent of ${stored.id}` })
+    const request: SubagentRequest = {
+      prompt: record.state === 'parked' ? `(run ${stored.id} restored to take the answer to its question)` : answer,
+      parent,
+      signal: new AbortController().signal,
+      ...record.label ? { label: record.label } : {},
+    }
+    restoring.set(request, record)
+    let run: Delegation
+    try {
+      run = await this.ctx.subagents.delegate(stored.provider, request) as Delegation
+    } catch (error) {
+      await parent.dispose()
+      throw error
+    }
+    void run.ended.then(() => run.dispose()).catch((error: unknown) => {
+      this.log.warn('restored run %s: dispose failed: %s', stored.id, describeError(error))
+    }).finally(() => parent.dispose())
+    const first = await run.result
+    if (record.state !== 'parked') return first
+    if (first.stopReason !== 'pending') {
+      this.log.warn('restored run %s was parked, but its provider restored it %s; the answer was not given', stored.id, first.stopReason)
+      return first
+    }
+    return run.resume(answer)
+  }
+
+  private async questionOf(store: CheckpointStore, runId: string): Promise<PendingQuestion | undefined> {
+    const [question] = await store.questions.pending({ runId })
+    if (!question) return undefined
+    try {
+      return JSON.parse(question.question) as PendingQuestion
+    } catch {
+      return undefined
+    }
+  }
+}
