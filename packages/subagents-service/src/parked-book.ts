@@ -3,6 +3,7 @@ import { describeError } from '@cordis-subagents/shared'
 import type { Logger } from 'cordis'
 import type { Delegation } from './delegation.js'
 import { SubagentError } from './errors.js'
+import type { SubagentHandle } from './types.js'
 
 /** Parked children one parent may hold at once; past it, the delegating tool reports `PARKED_LIMIT` and ends the child. */
 export const MAX_PARKED_PER_PARENT = 64
@@ -15,15 +16,28 @@ export const MAX_PARKED_PER_PARENT = 64
  */
 export class ParkedBook {
   private readonly books = new WeakMap<Agent, Map<string, Delegation>>()
+  private replyName?: string
 
-  constructor(private readonly log: Logger) {}
+  constructor(private readonly log: Logger, private readonly live: Map<string, Delegation>) {}
+
+  /** The name of the verb a control plugin gives models to answer a parked child (`subagent_reply`); the returned function withdraws it. */
+  useReply(name: string): () => void {
+    this.replyName = name
+    return () => { if (this.replyName === name) this.replyName = undefined }
+  }
+
+  get reply(): string | undefined {
+    return this.replyName
+  }
 
   /**
    * Takes over a parked run of `parent` (idempotent): it is disposed when it ends, or when the
    * parent is. Throws `PARKED_LIMIT` when the parent holds `MAX_PARKED_PER_PARENT` already, and
    * `INVALID_REQUEST` for a parent without an inbox (not an Agent of @cordis-subagents/agent).
    */
-  hold(parent: Agent, run: Delegation): void {
+  hold(parent: Agent, runId: string): void {
+    const run = this.live.get(runId)
+    if (!run) throw new SubagentError('NOT_FOUND', `Run ${runId} is not live; only a live run can be held.`)
     const book = this.of(parent)
     if (book.has(run.id)) return
     if (book.size >= MAX_PARKED_PER_PARENT) {
@@ -39,12 +53,12 @@ export class ParkedBook {
   }
 
   /** The parent's held run `runId`, if it holds it. */
-  get(parent: Agent, runId: string): Delegation | undefined {
+  get(parent: Agent, runId: string): SubagentHandle | undefined {
     return this.books.get(parent)?.get(runId)
   }
 
   /** The runs `parent` holds, oldest first. */
-  list(parent: Agent): Delegation[] {
+  list(parent: Agent): SubagentHandle[] {
     return [...this.books.get(parent)?.values() ?? []]
   }
 

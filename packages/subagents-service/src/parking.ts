@@ -92,9 +92,12 @@ export class Parking {
     }
   }
 
-  /** The latest outcome when ended or idle, else the next one. */
+  /**
+   * The latest outcome when ended or parked on a question, else the next one (an interrupted run
+   * waits for the host to wake or close it).
+   */
   current(): Promise<SubagentOutcome> {
-    if ((this.ended || this.idle) && this.latest) return Promise.resolve(this.latest)
+    if ((this.ended || this.state === 'parked') && this.latest) return Promise.resolve(this.latest)
     return this.next()
   }
 

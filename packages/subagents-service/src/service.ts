@@ -97,7 +97,7 @@ export class SubagentService extends Service<Config> {
         }
       },
     }
-    this.parked = new ParkedBook(this.log)
+    this.parked = new ParkedBook(this.log, this.live)
     useCheckpointJournal(ctx, this, this.log)
   }
 
@@ -247,8 +247,9 @@ export class SubagentService extends Service<Config> {
     const earlier = key && this.tasks.find(request.parent, key)
     if (earlier) return attach(earlier)
     const run = new Delegation(request, this.host)
+    run.admittedBy(this.admit(name, request, checked, run))
     if (key) this.tasks.record(request.parent, key, run)
-    return run.admittedBy(this.admit(name, request, checked, run))
+    return run
   }
 
   /**

@@ -261,8 +261,8 @@ export interface SubagentHandle extends SubagentRun {
    */
   resume(answer: string): Promise<SubagentOutcome>
   /**
-   * The run's latest outcome: the final one once ended, the pending / interrupted one while idle,
-   * else the next one to come. Never rejects.
+   * The run's latest outcome: the final one once ended, the pending one while parked, else the
+   * next one to come (an interrupted run's next outcome comes when the host wakes or closes it). Never rejects.
    */
   current(): Promise<SubagentOutcome>
   /** True for a handle a reattached delegation got: it shares the run with its owner; its `cancel` and `dispose` do nothing. */
