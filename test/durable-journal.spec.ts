@@ -4,7 +4,7 @@ import { strict as assert } from 'node:assert'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Logger } from 'cordis'
+import { Context, Logger } from 'cordis'
 import type { Checkpoints } from '@cordis-subagents/checkpoints'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { SubagentOutcome, SubagentRunInfo } from '@cordis-subagents/subagents-service'
@@ -41,7 +41,7 @@ function journalBehaviour(backend: () => Backend, before: () => Promise<void>) {
   beforeEach(async () => {
     await before()
     app = await startStore(backend())
-    journal = new CheckpointJournal(() => app.checkpoints, log)
+    journal = new CheckpointJournal(new Context(), () => app.checkpoints, log)
   })
   afterEach(async () => {
     await journal.flush()
@@ -153,7 +153,7 @@ describe('durable journal on SQLite', function () {
       limits: { maxTextBytes: 1000 },
     } as unknown as CheckpointStore
     const capture = captureLogs()
-    const journal = new CheckpointJournal(() => broken, new Logger('durable-test'))
+    const journal = new CheckpointJournal(new Context(), () => broken, new Logger('durable-test'))
     try {
       for (const id of ['a', 'b', 'c']) {
         const run = runOf(id, {})
@@ -172,7 +172,7 @@ describe('durable journal on SQLite', function () {
 
   it('writes nothing without a store', async () => {
     let asked = 0
-    const journal = new CheckpointJournal(() => { asked++; return undefined }, new Logger('durable-test'))
+    const journal = new CheckpointJournal(new Context(), () => { asked++; return undefined }, new Logger('durable-test'))
     journal.started(runOf('x', {}))
     journal.settled(runOf('x', {}), outcome({}))
     await journal.flush()

@@ -39,7 +39,9 @@ export interface HttpGuards {
 }
 
 /** The request handler: Host and Origin checked first, then the static page or the token-guarded API. */
-export function createHandler(host: ViewHost & { maxEntryChars: number }, live: LiveHub, guards: HttpGuards, log: (error: unknown) => void) {
+export function createHandler(
+  host: ViewHost & { maxEntryChars: number }, live: LiveHub, guards: HttpGuards, log: (error: unknown) => void,
+) {
   return (req: IncomingMessage, res: ServerResponse) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value)
     handle(req, res).catch((error) => {

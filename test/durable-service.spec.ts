@@ -1,0 +1,149 @@
+// ctx.subagents with ctx.checkpoints on a real SQLite file: runs are recorded as they park, resume
+// and settle; a second host start on the same file lists the parked run, resumes it through the
+// provider's restore (never a second start), and continues an interrupted run with a new turn.
+// The provider is a fixture at the far edge (it asks one question); everything else is real.
+import { strict as assert } from 'node:assert'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Context } from 'cordis'
+import { Database } from 'minato'
+import SQLiteDriver from '@minatojs/driver-sqlite'
+import { Checkpoints } from '@cordis-subagents/checkpoints'
+import type { PendingQuestion } from '@cordis-subagents/shared'
+import type { ProviderStartRequest, SubagentProvider, SubagentResult, SubagentRun } from '@cordis-subagents/subagents-service'
+import type { RunRecord } from '../packages/subagents-service/src/journal.js'
+import { serviceOf } from '../packages/checkpoints/tests/support.js'
+import { type Host, startHost } from './support/host.js'
+import { waitFor } from './support/host-process-wait.js'
+
+/** Counts of what the fixture provider was asked to do, across host starts (the same process). */
+const calls = { start: 0, restore: 0 }
+
+/** A child that asks one question (prompt "ask"), or never finishes its turn (prompt "hang"). */
+function askingProvider(): SubagentProvider {
+  const run = (id: string, first: Promise<SubagentResult>, state: { answered?: string }): SubagentRun => ({
+    id,
+    childId: `child-of-${id}`,
+    result: first,
+    cancel: () => {},
+    dispose: async () => {},
+    resume: async (answer) => {
+      state.answered = answer
+      return { stopReason: 'completed', output: `got ${answer}` }
+    },
+    checkpoint: () => ({ v: 1, answered: state.answered ?? null }),
+  })
+  const question = (request: ProviderStartRequest): PendingQuestion => ({ id: `q-${request.runId}`, kind: 'ask', text: 'Which colour?', path: [] })
+  return {
+    name: 'asker',
+    capabilities: { persona: false, toolFilter: false, depthLimit: false },
+    inheritsParentContext: false,
+    async start(request) {
+      calls.start++
+      const first = request.prompt === 'hang'
+        ? new Promise<SubagentResult>(() => {})
+        : Promise.resolve<SubagentResult>({ stopReason: 'pending', output: '', question: question(request) })
+      return run(request.runId, first, {})
+    },
+    async restore(record: RunRecord, request) {
+      calls.restore++
+      assert.deepEqual(record.checkpoint, { v: 1, answered: null })
+      const first = record.state === 'parked'
+        ? Promise.resolve<SubagentResult>({ stopReason: 'pending', output: '', question: record.question! })
+        : Promise.resolve<SubagentResult>({ stopReason: 'completed', output: `continued (${record.state}) with ${request.prompt}` })
+      return run(request.runId, first, {})
+    },
+  }
+}
+
+async function durableHost(file: string): Promise<Host> {
+  const host = await startHost({
+    before(ctx: Context) {
+      ctx.plugin(Database as never)
+      ctx.plugin(SQLiteDriver, { path: file })
+      ctx.plugin(Checkpoints, { host: 'durable-test' })
+      ctx.plugin({ name: 'asker', apply: (inner: Context) => { inner.subagents.register(askingProvider()) } })
+    },
+  })
+  await serviceOf(host.ctx, 'checkpoints')
+  return host
+}
+
+describe('ctx.subagents with ctx.checkpoints (SQLite): record, restart, restore', function () {
+  this.timeout(30_000)
+  let dir: string
+  const hosts: Host[] = []
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'durable-service-')) })
+  afterEach(async () => { for (const host of hosts.splice(0)) await host.stop() })
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('a parked run survives a host restart: pending() lists it from the store and resume() restores it (no second start)', async () => {
+    const file = join(dir, 'parked.db')
+    calls.start = calls.restore = 0
+    const first = await durableHost(file)
+    hosts.push(first)
+    const parent = first.ctx.agents.create({ label: 'root' })
+    const handle = await first.ctx.subagents.delegate('asker', { prompt: 'ask', label: 'colour', parent, signal: new AbortController().signal })
+    assert.equal((await handle.result).stopReason, 'pending')
+    const checkpoints = first.ctx.checkpoints
+    await waitFor(async () => (await checkpoints.questions.pending({ runId: handle.id })).length === 1, 'the question stored')
+    const parked = (await checkpoints.load(handle.id))!
+    assert.equal(parked.state, 'parked')
+    assert.equal(parked.label, 'colour')
+    assert.equal(parked.path, `${parent.id}/${handle.id}`)
+    assert.deepEqual(parked.transcript, { v: 1, answered: null })
+    await first.stop()
+
+    const second = await durableHost(file)
+    hosts.push(second)
+    await waitFor(() => second.ctx.subagents.pending().some((run) => run.runId === handle.id), 'the stored parked run listed')
+    const listed = second.ctx.subagents.pending().find((run) => run.runId === handle.id)!
+    assert.equal(listed.question.text, 'Which colour?')
+
+    await assert.rejects(second.ctx.subagents.resume(handle.id, ''), { code: 'INVALID_REQUEST' })
+    const outcome = await second.ctx.subagents.resume(handle.id, 'blue')
+    assert.equal(outcome.stopReason, 'completed')
+    assert.equal(outcome.output, 'got blue')
+    assert.deepEqual(calls, { start: 1, restore: 1 })
+    assert.ok(!second.ctx.subagents.pending().some((run) => run.runId === handle.id))
+    await waitFor(async () => (await second.ctx.checkpoints.load(handle.id))?.state === 'settled', 'the run settled in the store')
+    const settled = (await second.ctx.checkpoints.load(handle.id))!
+    assert.equal(settled.result, 'got blue')
+    assert.equal(settled.path, `${parent.id}/${handle.id}`, 'a restored run keeps its stored path')
+    assert.equal((await second.ctx.checkpoints.questions.get(`${handle.id}:q-${handle.id}`))!.answer, 'blue')
+    await assert.rejects(second.ctx.subagents.resume(handle.id, 'again'), { code: 'NOT_PARKED' })
+    await assert.rejects(second.ctx.subagents.resume('run-nobody', 'x'), { code: 'NOT_FOUND' })
+  })
+
+  it('a run mid-turn when its host went away is interrupted after the restart and resumes with a new turn on the message', async () => {
+    const file = join(dir, 'interrupted.db')
+    calls.start = calls.restore = 0
+    const first = await durableHost(file)
+    hosts.push(first)
+    const parent = first.ctx.agents.create({ label: 'root' })
+    const handle = await first.ctx.subagents.delegate('asker', { prompt: 'hang', parent, signal: new AbortController().signal })
+    await waitFor(async () => (await first.ctx.checkpoints.load(handle.id))?.state === 'running', 'the run recorded running')
+    await first.stop()
+
+    const second = await durableHost(file)
+    hosts.push(second)
+    assert.equal(second.ctx.checkpoints.interruptedAtStart, 1)
+    assert.equal((await second.ctx.checkpoints.load(handle.id))!.state, 'interrupted')
+    const outcome = await second.ctx.subagents.resume(handle.id, 'go on')
+    assert.equal(outcome.output, 'continued (interrupted) with go on')
+    assert.deepEqual(calls, { start: 1, restore: 1 })
+  })
+
+  it('without a checkpoints plugin nothing is recorded and a run unknown here is NOT_FOUND', async () => {
+    const host = await startHost({ before: (ctx) => { ctx.plugin({ name: 'asker', apply: (inner: Context) => { inner.subagents.register(askingProvider()) } }) } })
+    hosts.push(host)
+    const parent = host.ctx.agents.create({ label: 'root' })
+    const handle = await host.ctx.subagents.delegate('asker', { prompt: 'ask', parent, signal: new AbortController().signal })
+    assert.equal((await handle.result).stopReason, 'pending')
+    assert.equal(host.ctx.get('checkpoints' as never), undefined)
+    await assert.rejects(host.ctx.subagents.resume('run-elsewhere', 'x'), { code: 'NOT_FOUND' })
+    assert.equal((await host.ctx.subagents.resume(handle.id, 'red')).output, 'got red')
+    await handle.dispose()
+  })
+})
