@@ -204,19 +204,19 @@ export class SubagentService extends Service<Config> {
     return this.verbs.pending()
   }
 
-  /** Ends run `runId`'s turn in flight as `interrupted` (it stays, idle); fulfils with that outcome. Throws `NOT_FOUND`, `NOT_RUNNING`, `UNSUPPORTED`. */
+  /** Ends run `runId`'s turn in flight as `interrupted` (it stays, idle); fulfils with that outcome. Rejects `NOT_FOUND`, `NOT_RUNNING`, `UNSUPPORTED`. */
   interrupt(runId: string): Promise<SubagentOutcome> {
-    return this.verbs.find(runId).verbs.interrupt()
+    return this.verbs.act(runId, 'interrupt')
   }
 
-  /** Runs a turn of interrupted run `runId` on its inbox; fulfils with its outcome. Throws `NOT_FOUND`, `NOT_PARKED`, `UNSUPPORTED`. */
+  /** Runs a turn of interrupted run `runId` on its inbox; fulfils with its outcome. Rejects `NOT_FOUND`, `NOT_PARKED`, `UNSUPPORTED`. */
   wake(runId: string): Promise<SubagentOutcome> {
-    return this.verbs.find(runId).verbs.wake()
+    return this.verbs.act(runId, 'wake')
   }
 
-  /** Ends run `runId` `closed` after a checkpoint (a running turn is interrupted first). Throws `NOT_FOUND`, `NOT_RUNNING`, `UNSUPPORTED`. */
+  /** Ends run `runId` `closed` after a checkpoint (a running turn is interrupted first). Rejects `NOT_FOUND`, `NOT_RUNNING`, `UNSUPPORTED`. */
   close(runId: string): Promise<SubagentOutcome> {
-    return this.verbs.find(runId).verbs.close()
+    return this.verbs.act(runId, 'close')
   }
 
   /**
