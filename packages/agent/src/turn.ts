@@ -195,6 +195,8 @@ export class Turn {
       }
 
       leg.watch?.modelEnd(step, response)
+      // The model answered the messages this step read: they are part of the conversation now.
+      this.stepMessages = NO_MESSAGES
       this.own = addUsage(this.own, response.usage)
       agent.usage.own = addUsage(agent.usage.own, response.usage)
       if (response.usage) budget.charge('tokens', totalTokens(response.usage))
@@ -324,7 +326,10 @@ export class Turn {
     return this.finish(limit, limitDiagnostic(signal.reason as LimitError), breach)
   }
 
-  /** `agent.interrupt()`: the inbox messages this step read go back to the inbox (and out of the transcript), then the turn ends. */
+  /**
+   * `agent.interrupt()`: inbox messages this step read that the model has not answered yet go back to
+   * the inbox (and out of the transcript), then the turn ends.
+   */
   private interrupted(reason: TurnInterrupt): RunResult {
     const { agent } = this.owner
     const messages = this.stepMessages

@@ -133,17 +133,19 @@ describe('park and resume: a tool that suspends parks the turn, resume continues
       deep: { question: question('q-2', 'x', Array.from({ length: MAX_QUESTION_PATH + 1 }, (_, i) => `run-${i}`)) },
       kind: { question: { ...question('q-3', 'x'), kind: 'nope' as never } },
       cyclic: { question: question('q-4', 'x'), state: (() => { const o: Record<string, unknown> = {}; o.o = o; return o })() },
+      options: { question: { ...question('q-5', 'x'), options: [{ id: 'a', name: 'n'.repeat(1025) }] } },
     }
     const tool = askTool({ execute: ({ q }: { q: string }) => ({ content: '', suspend: bad[q] }) })
     const model = new ScriptedModel([{ toolCalls: Object.keys(bad).map((q) => ({ name: 'ask', input: { q } })) }, { text: 'ok' }])
     const agent = await agentWith(model, tool)
     const result = await agent.run('go')
     expect(result.stopReason).to.equal('completed')
-    const contents = model.requests[1].messages.slice(-4).map((message) => message.content)
+    const contents = model.requests[1].messages.slice(-5).map((message) => message.content)
     expect(contents[0]).to.match(/suspend\.state is \d+ bytes as JSON; at most 4096/)
     expect(contents[1]).to.match(/question\.path has 65 hops; at most 64/)
     expect(contents[2]).to.match(/question\.kind must be one of/)
     expect(contents[3]).to.match(/not JSON-serialisable/)
+    expect(contents[4]).to.match(/question\.options must be an array of at most 64 \{ id, name \} of 1-1024 characters/)
   })
 
   it('a question longer than MAX_QUESTION_LENGTH is cut with a marker; the state is kept as a JSON copy', async () => {
