@@ -22,7 +22,7 @@ const calls = { start: 0, restore: 0 }
 
 /** A child that asks one question (prompt "ask"), or never finishes its turn (prompt "hang"). */
 function askingProvider(): SubagentProvider {
-  const run = (id: string, first: Promise<SubagentResult>, state: { answered?: string }): SubagentRun => ({
+  const run = (id: string, first: Promise<SubagentResult>, state: { answered?: string; inbox?: string[]; restored?: string }): SubagentRun => ({
     id,
     childId: `child-of-${id}`,
     result: first,
@@ -32,6 +32,8 @@ function askingProvider(): SubagentProvider {
       state.answered = answer
       return { stopReason: 'completed', output: `got ${answer}` }
     },
+    send: (message) => { (state.inbox ??= []).push(message) },
+    wake: async () => ({ stopReason: 'completed', output: `continued (${state.restored}) with ${state.inbox?.join(' / ')}` }),
     checkpoint: () => ({ v: 1, answered: state.answered ?? null }),
   })
   const question = (request: ProviderStartRequest): PendingQuestion => ({ id: `q-${request.runId}`, kind: 'ask', text: 'Which colour?', path: [] })
@@ -49,10 +51,11 @@ function askingProvider(): SubagentProvider {
     async restore(record: RunRecord, request) {
       calls.restore++
       assert.deepEqual(record.checkpoint, { v: 1, answered: null })
+      // Like provider-spawn: a restored child waits, parked on its question or idle (interrupted).
       const first = record.state === 'parked'
         ? Promise.resolve<SubagentResult>({ stopReason: 'pending', output: '', question: record.question! })
-        : Promise.resolve<SubagentResult>({ stopReason: 'completed', output: `continued (${record.state}) with ${request.prompt}` })
-      return run(request.runId, first, {})
+        : Promise.resolve<SubagentResult>({ stopReason: 'interrupted', output: '' })
+      return run(request.runId, first, { restored: record.state })
     },
   }
 }

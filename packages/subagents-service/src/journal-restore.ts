@@ -128,7 +128,7 @@ export class StoredRuns {
     if (!agents) throw new SubagentError('UNSUPPORTED', `Run ${stored.id} cannot be restored: no agent runtime (ctx.agents) is loaded.`)
     const parent = agents.create({ label: `restored parent of ${stored.id}` })
     const request: SubagentRequest = {
-      prompt: record.state === 'parked' ? `(run ${stored.id} restored to take the answer to its question)` : answer,
+      prompt: `(run ${stored.id} restored after a restart)`,
       parent,
       signal: new AbortController().signal,
       ...record.label ? { label: record.label } : {},
@@ -145,12 +145,18 @@ export class StoredRuns {
       this.log.warn('restored run %s: dispose failed: %s', stored.id, describeError(error))
     }).finally(() => parent.dispose())
     const first = await run.result
-    if (record.state !== 'parked') return first
-    if (first.stopReason !== 'pending') {
-      this.log.warn('restored run %s was parked, but its provider restored it %s; the answer was not given', stored.id, first.stopReason)
+    if (first.stopReason === 'pending') return run.resume(answer)
+    if (first.stopReason !== 'interrupted') {
+      this.log.warn('restored run %s (%s) came back %s; the answer was not given', stored.id, record.state, first.stopReason)
       return first
     }
-    return run.resume(answer)
+    // Idle on its last completed turn: the answer is a message, and a turn runs on it.
+    const send = run.providerRun?.send
+    if (typeof send !== 'function') {
+      throw new SubagentError('UNSUPPORTED', `Provider "${stored.provider}" cannot take a message for restored run ${stored.id}, so it cannot run a new turn.`)
+    }
+    send.call(run.providerRun, answer)
+    return run.verbs.wake()
   }
 
   private async questionOf(store: CheckpointStore, runId: string): Promise<PendingQuestion | undefined> {
