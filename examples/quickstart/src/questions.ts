@@ -7,6 +7,6 @@ export function questionLines(question: PendingQuestion, interactive: boolean): 
   const from = question.path.length ? `subagent ${question.path.join(' → ')}` : 'the main agent'
   const lines = [`question from ${terminalLine(from)} (${question.kind}):`, question.text]
   if (question.options?.length) lines.push(`choices: ${question.options.map((option) => terminalLine(option.name)).join(' / ')}`)
-  lines.push(interactive ? 'your answer (the next line you type goes to it):' : 'Run with --interactive to answer it (the run stays parked until then).')
+  lines.push(interactive ? 'your answer (the next line you type goes to it):' : 'Run with --interactive to answer it; without an answer this run ends here.')
   return lines
 }
