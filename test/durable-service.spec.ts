@@ -3,6 +3,7 @@
 // provider's restore (never a second start), and continues an interrupted run with a new turn.
 // The provider is a fixture at the far edge (it asks one question); everything else is real.
 import { strict as assert } from 'node:assert'
+import { expect } from 'chai'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -45,7 +46,9 @@ function askingProvider(): SubagentProvider {
       calls.start++
       const first = request.prompt === 'hang'
         ? new Promise<SubagentResult>(() => {})
-        : Promise.resolve<SubagentResult>({ stopReason: 'pending', output: '', question: question(request) })
+        : request.prompt === 'done'
+          ? Promise.resolve<SubagentResult>({ stopReason: 'completed', output: 'done once' })
+          : Promise.resolve<SubagentResult>({ stopReason: 'pending', output: '', question: question(request) })
       return run(request.runId, first, {})
     },
     async restore(record: RunRecord, request) {
@@ -136,6 +139,43 @@ describe('ctx.subagents with ctx.checkpoints (SQLite): record, restart, restore'
     const outcome = await second.ctx.subagents.resume(handle.id, 'go on')
     assert.equal(outcome.output, 'continued (interrupted) with go on')
     assert.deepEqual(calls, { start: 1, restore: 1 })
+  })
+
+  it('reattach by task key across a restart: a settled task gives its recorded result, a parked one its question, no second start', async () => {
+    const file = join(dir, 'reattach.db')
+    calls.start = calls.restore = 0
+    const first = await durableHost(file)
+    hosts.push(first)
+    const parent = first.ctx.agents.create({ label: 'root' })
+    const signal = new AbortController().signal
+    const parked = await first.ctx.subagents.delegate('asker', { prompt: 'ask', parent, signal, reattach: true })
+    const done = await first.ctx.subagents.delegate('asker', { prompt: 'done', parent, signal, reattach: true })
+    expect((await parked.result).stopReason, 'parked').to.equal('pending')
+    expect((await done.result).output).to.equal('done once')
+    await done.dispose()
+    await waitFor(async () => (await first.ctx.checkpoints.load(parked.id))?.state === 'parked'
+      && (await first.ctx.checkpoints.load(done.id))?.state === 'settled', 'both recorded')
+    await first.stop()
+
+    const second = await durableHost(file)
+    hosts.push(second)
+    const again = second.ctx.agents.create({ label: 'root' })
+    assert.equal(again.id, parent.id, 'the re-run parent has the same id (the task key names it)')
+    const replayed = await second.ctx.subagents.delegate('asker', { prompt: 'done', parent: again, signal, reattach: true })
+    assert.equal((await replayed.result).output, 'done once')
+    await replayed.dispose()
+    const reattached = await second.ctx.subagents.delegate('asker', { prompt: 'ask', parent: again, signal, reattach: true })
+    const outcome = await reattached.result
+    assert.equal(outcome.stopReason, 'pending')
+    assert.equal(outcome.question?.text, 'Which colour?')
+    assert.deepEqual(calls, { start: 2, restore: 1 }, 'no second start of either task')
+    assert.equal((await reattached.resume('green')).output, 'got green')
+    await reattached.dispose()
+    assert.equal((await second.ctx.checkpoints.load(parked.id))!.state, 'closed', 'the old record says it was continued')
+    const fresh = await second.ctx.subagents.delegate('asker', { prompt: 'done', parent: again, signal })
+    assert.equal((await fresh.result).output, 'done once')
+    await fresh.dispose()
+    assert.equal(calls.start, 3, 'without reattach a task starts a child as before')
   })
 
   it('without a checkpoints plugin nothing is recorded and a run unknown here is NOT_FOUND', async () => {

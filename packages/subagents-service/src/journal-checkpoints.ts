@@ -5,7 +5,7 @@ import type { ParkedRunInfo } from './host-verbs.js'
 import type { JournalledRun, RunJournal } from './journal.js'
 import { StoredRuns } from './journal-restore.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint, type StoredTaskKey } from './journal-store.js'
-import type { SubagentOutcome } from './types.js'
+import type { SubagentOutcome, SubagentProvider } from './types.js'
 
 type Kind = 'start' | 'park' | 'resume' | 'settle' | 'claim'
 
@@ -50,6 +50,11 @@ export class CheckpointJournal implements RunJournal {
   /** Continues a run of an earlier start (see `StoredRuns.reopen`). */
   reopen(runId: string, answer: string): Promise<SubagentOutcome | undefined> {
     return this.stored.reopen(runId, answer)
+  }
+
+  /** A task recorded by an earlier start (see `StoredRuns.reattached`). */
+  reattached(provider: SubagentProvider, parentId: string, key: string, runId: string): Promise<SubagentProvider | undefined> {
+    return this.stored.reattached(provider, parentId, key, runId)
   }
 
   /** Parked runs of earlier starts, read from the store at start. */

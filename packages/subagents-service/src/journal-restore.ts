@@ -2,11 +2,13 @@ import type { Context, Logger } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
 import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import type { Delegation } from './delegation.js'
+import type { SubagentService } from './service.js'
 import { SubagentError } from './errors.js'
 import type { ParkedRunInfo } from './host-verbs.js'
-import type { RunRecord } from './journal.js'
+import type { RunJournal, RunRecord } from './journal.js'
 import type { CheckpointStore, StoredRun } from './journal-store.js'
-import type { SubagentOutcome, SubagentProvider, SubagentRequest } from './types.js'
+import { taskKey } from './task-keys.js'
+import type { SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult } from './types.js'
 
 // Runs this host no longer has in memory (it restarted): listing the parked ones, and continuing
 // one through its provider's `restore`.
@@ -29,6 +31,26 @@ export function startingProvider(provider: SubagentProvider, request: object): S
   }
   return Object.assign(Object.create(provider) as SubagentProvider, {
     start: (providerRequest: Parameters<SubagentProvider['start']>[0]) => restore.call(provider, record, providerRequest),
+  })
+}
+
+/**
+ * The provider the service calls for a delegation that passed its gates: the restore of a stored
+ * run (`reopen`), a run an earlier start recorded under the same task key (the journal's
+ * `reattached`), else the provider itself.
+ */
+export async function providerFor(provider: SubagentProvider, request: SubagentRequest, run: { id: string }, journal: RunJournal): Promise<SubagentProvider> {
+  const restoring = startingProvider(provider, request)
+  if (restoring !== provider || request.reattach !== true || !journal.reattached) return restoring
+  return await journal.reattached(provider, request.parent.id, taskKey(provider.name, request), run.id) ?? provider
+}
+
+/** A provider whose start gives back a result recorded by an earlier start (no child runs). */
+function replaying(provider: SubagentProvider, result: SubagentResult): SubagentProvider {
+  return Object.assign(Object.create(provider) as SubagentProvider, {
+    start: async (request: Parameters<SubagentProvider['start']>[0]) => ({
+      id: request.runId, result: Promise.resolve(result), cancel: () => {}, dispose: async () => {},
+    }),
   })
 }
 
@@ -92,6 +114,43 @@ export class StoredRuns {
     }
   }
 
+  /**
+   * A delegation under task key `key` that an earlier start of this host recorded (the store's
+   * claim): a run that ended `completed` or `closed` gives its recorded result again; a parked or
+   * interrupted one is restored (parked on its question, or idle) in place of a second child, and
+   * its old record is closed as continued by `runId`. Undefined: start a child as usual.
+   */
+  async reattached(provider: SubagentProvider, parentId: string, key: string, runId: string): Promise<SubagentProvider | undefined> {
+    const store = this.store()
+    if (!store) return undefined
+    try {
+      const claim = await store.tasks.get({ parent: parentId, provider: provider.name, agent: '', prompt: key })
+      const stored = claim && claim.runId !== runId ? await store.load(claim.runId) : undefined
+      if (!stored || stored.host !== store.host || this.reopening.has(stored.id)) return undefined
+      // The new run takes the key over (the journal claims it for `runId` when it starts).
+      const takeOver = () => store.tasks.release(claim!.key, stored.id)
+      if (stored.state === 'settled' || stored.state === 'closed') {
+        if (stored.stopReason !== 'completed' && stored.stopReason !== 'closed') return undefined
+        await takeOver()
+        return replaying(provider, { stopReason: stored.stopReason, output: stored.result ?? '', usage: stored.usage as never, work: stored.work as never })
+      }
+      if ((stored.state !== 'parked' && stored.state !== 'interrupted') || typeof provider.restore !== 'function') return undefined
+      const record = { ...await this.recordOf(store, stored), runId }
+      const { question } = record
+      await store.save({ id: stored.id, state: 'closed', stopReason: 'closed', result: `continued as run ${runId} (reattached by task key)` })
+      if (question) await store.questions.cancel(`${stored.id}:${question.id}`).catch(() => {})
+      this.parked.delete(stored.id)
+      await takeOver()
+      const restore = provider.restore
+      return Object.assign(Object.create(provider) as SubagentProvider, {
+        start: (request: Parameters<SubagentProvider['start']>[0]) => restore.call(provider, record, request),
+      })
+    } catch (error) {
+      this.log.warn('task key %s: the store could not be read for a reattach (a child is started): %s', key, describeError(error))
+      return undefined
+    }
+  }
+
   private async recordOf(store: CheckpointStore, stored: StoredRun): Promise<RunRecord> {
     const { id } = stored
     if (stored.host !== store.host) {
@@ -136,7 +195,7 @@ export class StoredRuns {
     restoring.set(request, record)
     let run: Delegation
     try {
-      run = await this.ctx.subagents.delegate(stored.provider, request) as Delegation
+      run = await (this.ctx.get('subagents') as SubagentService).delegate(stored.provider, request) as Delegation
     } catch (error) {
       await parent.dispose()
       throw error

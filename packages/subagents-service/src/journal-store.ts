@@ -85,7 +85,8 @@ export interface CheckpointStore {
   list(filter?: RunListFilter): Promise<StoredRun[]>
   readonly tasks: {
     claim(input: StoredTaskKey, runId: string): Promise<{ key: string; claimed: boolean; runId: string }>
-    get(input: StoredTaskKey): Promise<{ runId: string } | undefined>
+    get(input: StoredTaskKey): Promise<{ key: string; runId: string } | undefined>
+    release(key: string, runId: string): Promise<boolean>
   }
   readonly questions: {
     ask(ask: { runId: string; path: string; question: string; id?: string }): Promise<StoredQuestion>

@@ -1,6 +1,6 @@
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { ParkedRunInfo } from './host-verbs.js'
-import type { SubagentOutcome, SubagentRunInfo } from './types.js'
+import type { SubagentOutcome, SubagentProvider, SubagentRunInfo } from './types.js'
 
 /**
  * What the journal sees of a run: its identity, and the provider's checkpoint when it has one
@@ -39,6 +39,13 @@ export interface RunJournal {
   reopen?(runId: string, answer: string): Promise<SubagentOutcome | undefined>
   /** Optional: parked runs of earlier starts of this host (not live in this process). */
   pending?(): ParkedRunInfo[]
+  /**
+   * Optional: for a delegation started under task key `key` that this process has no run for,
+   * the provider to call instead of `provider` when an earlier start recorded that task (its
+   * result again, or its child restored), so a host restart never spawns it twice; undefined to
+   * start a child as usual. Never rejects.
+   */
+  reattached?(provider: SubagentProvider, parentId: string, key: string, runId: string): Promise<SubagentProvider | undefined>
 }
 
 /** What a journal keeps of a run, and what a provider's `restore` rebuilds the child from. */

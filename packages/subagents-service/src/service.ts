@@ -26,7 +26,7 @@ import { NO_JOURNAL, type RunJournal } from './journal.js'
 import { ParkedBook } from './parked-book.js'
 import { attach, taskKey, TaskKeys } from './task-keys.js'
 import { useCheckpointJournal } from './journal-checkpoints.js'
-import { startingProvider } from './journal-restore.js'
+import { providerFor } from './journal-restore.js'
 import { describeError } from '@cordis-subagents/shared'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
 import type {
@@ -331,7 +331,7 @@ export class SubagentService extends Service<Config> {
       run.abandon()
       throw error
     }
-    return run.callProvider(startingProvider(provider, request), admission)
+    return run.callProvider(await providerFor(provider, request, run, this.journal), admission)
   }
 
   /** Frees the slots an admission holds in the per-parent and tree gates. */
