@@ -23,7 +23,8 @@ const calls = { start: 0, restore: 0 }
 
 /** A child that asks one question (prompt "ask"), or never finishes its turn (prompt "hang"). */
 function askingProvider(): SubagentProvider {
-  const run = (id: string, first: Promise<SubagentResult>, state: { answered?: string; inbox?: string[]; restored?: string }): SubagentRun => ({
+  type State = { answered?: string; inbox?: string[]; restored?: string }
+  const run = (id: string, first: Promise<SubagentResult>, state: State): SubagentRun => ({
     id,
     childId: `child-of-${id}`,
     result: first,

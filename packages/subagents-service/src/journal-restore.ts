@@ -39,7 +39,9 @@ export function startingProvider(provider: SubagentProvider, request: object): S
  * run (`reopen`), a run an earlier start recorded under the same task key (the journal's
  * `reattached`), else the provider itself.
  */
-export async function providerFor(provider: SubagentProvider, request: SubagentRequest, run: { id: string }, journal: RunJournal): Promise<SubagentProvider> {
+export async function providerFor(
+  provider: SubagentProvider, request: SubagentRequest, run: { id: string }, journal: RunJournal,
+): Promise<SubagentProvider> {
   const restoring = startingProvider(provider, request)
   if (restoring !== provider || request.reattach !== true || !journal.reattached) return restoring
   return await journal.reattached(provider, request.parent.id, taskKey(provider.name, request), run.id) ?? provider
