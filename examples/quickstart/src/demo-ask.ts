@@ -8,8 +8,8 @@ import type { GenerateRequest, Message, ScriptedResponse } from '@cordis-subagen
  * answer (`agent.resume`), the child reads that package's package.json, and the parent relays it.
  */
 export const ASK_TASK = 'Ask me which package to summarize, then summarize it.'
-export const ASK_PROMPT = 'Ask which package the person wants summarized'
-export const ASK_QUESTION = 'Which package should I summarize? Name one folder of packages/ (for example: agent, tools, console).'
+const ASK_PROMPT = 'Ask which package the person wants summarized'
+const ASK_QUESTION = 'Which package should I summarize? Name one folder of packages/ (for example: agent, tools, console).'
 
 const START = 'subagent_ask'
 const ASK = 'ask_parent'

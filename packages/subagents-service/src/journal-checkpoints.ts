@@ -189,7 +189,7 @@ export class CheckpointJournal implements RunJournal {
 }
 
 /** What the store's task-key claim hashes: the service's key already covers model, persona and prompt. */
-export function taskKeyInput(run: Pick<JournalledRun, 'info' | 'taskKey'>): StoredTaskKey {
+function taskKeyInput(run: Pick<JournalledRun, 'info' | 'taskKey'>): StoredTaskKey {
   return { parent: run.info.parentId, provider: run.info.provider, agent: '', prompt: run.taskKey! }
 }
 
@@ -220,7 +220,7 @@ function capText(text: string, maxBytes: number): string {
 }
 
 /** The journal a service uses: the checkpoints store when `ctx.checkpoints` is loaded, nothing written otherwise. */
-export function checkpointJournal(ctx: Context, log: Logger, background?: BackgroundRegistry): CheckpointJournal {
+function checkpointJournal(ctx: Context, log: Logger, background?: BackgroundRegistry): CheckpointJournal {
   return new CheckpointJournal(ctx, () => ctx.get('checkpoints' as never) as CheckpointStore | undefined ?? undefined, log, background)
 }
 

@@ -22,7 +22,7 @@ export function restoredRunId(request: object): string | undefined {
 }
 
 /** The provider to call for `request`: for a restore, the provider with its `restore` in place of `start`. */
-export function startingProvider(provider: SubagentProvider, request: object): SubagentProvider {
+function startingProvider(provider: SubagentProvider, request: object): SubagentProvider {
   const record = restoring.get(request)
   if (!record) return provider
   const restore = provider.restore

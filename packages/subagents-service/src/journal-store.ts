@@ -4,7 +4,7 @@
 // fits this shape at compile time).
 
 /** States of a stored run (the store's `RunState`). */
-export type StoredRunState = 'running' | 'parked' | 'interrupted' | 'closed' | 'settled'
+type StoredRunState = 'running' | 'parked' | 'interrupted' | 'closed' | 'settled'
 
 /** The fields the journal writes (the store's `RunCheckpoint`). */
 export interface StoredRunCheckpoint {
@@ -52,7 +52,7 @@ export interface StoredRun {
   updatedAt: Date
 }
 
-export interface StoredQuestion {
+interface StoredQuestion {
   id: string
   runId: string
   path: string
@@ -69,7 +69,7 @@ export interface StoredTaskKey {
   prompt: string
 }
 
-export interface RunListFilter {
+interface RunListFilter {
   state?: StoredRunState | StoredRunState[]
   parent?: string
   root?: string
