@@ -22,7 +22,7 @@ import { waitFor } from './support/host-process-wait.js'
 const calls = { start: 0, restore: 0 }
 
 /** A child that asks one question (prompt "ask"), or never finishes its turn (prompt "hang"). */
-function askingProvider(): SubagentProvider {
+function askingProvider(options: { restore?: boolean } = {}): SubagentProvider {
   type State = { answered?: string; inbox?: string[]; restored?: string }
   const run = (id: string, first: Promise<SubagentResult>, state: State): SubagentRun => ({
     id,
@@ -52,7 +52,7 @@ function askingProvider(): SubagentProvider {
           : Promise.resolve<SubagentResult>({ stopReason: 'pending', output: '', question: question(request) })
       return run(request.runId, first, {})
     },
-    async restore(record: RunRecord, request) {
+    restore: options.restore === false ? undefined : async (record: RunRecord, request) => {
       calls.restore++
       assert.deepEqual(record.checkpoint, { v: 1, answered: null })
       // Like provider-spawn: a restored child waits, parked on its question or idle (interrupted).
@@ -64,13 +64,13 @@ function askingProvider(): SubagentProvider {
   }
 }
 
-async function durableHost(file: string): Promise<Host> {
+async function durableHost(file: string, options: { restore?: boolean } = {}): Promise<Host> {
   const host = await startHost({
     before(ctx: Context) {
       ctx.plugin(Database as never)
       ctx.plugin(SQLiteDriver, { path: file })
       ctx.plugin(Checkpoints, { host: 'durable-test' })
-      ctx.plugin({ name: 'asker', apply: (inner: Context) => { inner.subagents.register(askingProvider()) } })
+      ctx.plugin({ name: 'asker', apply: (inner: Context) => { inner.subagents.register(askingProvider(options)) } })
     },
   })
   await serviceOf(host.ctx, 'checkpoints')
@@ -177,6 +177,25 @@ describe('ctx.subagents with ctx.checkpoints (SQLite): record, restart, restore'
     assert.equal((await fresh.result).output, 'done once')
     await fresh.dispose()
     assert.equal(calls.start, 3, 'without reattach a task starts a child as before')
+  })
+
+  it('a stored run whose provider cannot restore is UNSUPPORTED and stays parked in the store', async () => {
+    const file = join(dir, 'unsupported.db')
+    const first = await durableHost(file)
+    hosts.push(first)
+    const handle = await first.ctx.subagents.delegate('asker', { prompt: 'ask', parent: first.ctx.agents.create(), signal: new AbortController().signal })
+    await handle.result
+    await waitFor(async () => (await first.ctx.checkpoints.load(handle.id))?.state === 'parked', 'the run parked in the store')
+    await first.stop()
+
+    const second = await durableHost(file, { restore: false })
+    hosts.push(second)
+    await assert.rejects(second.ctx.subagents.resume(handle.id, 'blue'), { code: 'UNSUPPORTED' })
+    assert.deepEqual(second.ctx.subagents.runs(), [])
+    assert.equal((await second.ctx.checkpoints.load(handle.id))!.state, 'parked')
+    const later = await second.ctx.subagents.delegate('asker', { prompt: 'done', parent: second.ctx.agents.create(), signal: new AbortController().signal })
+    assert.equal((await later.result).output, 'done once', 'the host delegates as before')
+    await later.dispose()
   })
 
   it('without a checkpoints plugin nothing is recorded and a run unknown here is NOT_FOUND', async () => {

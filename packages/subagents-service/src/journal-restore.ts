@@ -21,30 +21,33 @@ export function restoredRunId(request: object): string | undefined {
   return restoring.get(request)?.runId
 }
 
-/** The provider to call for `request`: for a restore, the provider with its `restore` in place of `start`. */
+/**
+ * The provider to call for `request`: for a restore, the provider with its `restore` in place of
+ * `start` (one without `restore` rejects the start `UNSUPPORTED`, so the service releases the
+ * run's slots as for any failed start).
+ */
 function startingProvider(provider: SubagentProvider, request: object): SubagentProvider {
   const record = restoring.get(request)
   if (!record) return provider
   const restore = provider.restore
-  if (typeof restore !== 'function') {
-    throw new SubagentError('UNSUPPORTED', `Provider "${provider.name}" cannot restore runs, so run ${record.runId} cannot be continued after a restart.`)
-  }
   return Object.assign(Object.create(provider) as SubagentProvider, {
-    start: (providerRequest: Parameters<SubagentProvider['start']>[0]) => restore.call(provider, record, providerRequest),
+    start: (providerRequest: Parameters<SubagentProvider['start']>[0]) => typeof restore === 'function'
+      ? restore.call(provider, record, providerRequest)
+      : Promise.reject(new SubagentError('UNSUPPORTED', `Provider "${provider.name}" cannot restore runs, so run ${record.runId} cannot be continued after a restart.`)),
   })
 }
 
 /**
  * The provider the service calls for a delegation that passed its gates: the restore of a stored
  * run (`reopen`), a run an earlier start recorded under the same task key (the journal's
- * `reattached`), else the provider itself.
+ * `reattached`), else the provider itself. Never rejects.
  */
 export async function providerFor(
   provider: SubagentProvider, request: SubagentRequest, run: { id: string }, journal: RunJournal,
 ): Promise<SubagentProvider> {
   const restoring = startingProvider(provider, request)
   if (restoring !== provider || request.reattach !== true || !journal.reattached) return restoring
-  return await journal.reattached(provider, request.parent.id, taskKey(provider.name, request), run.id) ?? provider
+  return await journal.reattached(provider, request.parent.id, taskKey(provider.name, request), run.id).catch(() => undefined) ?? provider
 }
 
 /** A provider whose start gives back a result recorded by an earlier start (no child runs). */
