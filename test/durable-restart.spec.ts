@@ -24,7 +24,7 @@ interface Phase {
   stderr: string[]
 }
 
-/** Starts the host in `phase`; resolves at its READY or DONE line (40 s at most), with every START line before it. */
+/** Starts the host in `phase`; resolves at its READY or DONE line (90 s at most), with every START line before it. */
 async function runHost(phase: 'first' | 'second', store: string): Promise<Phase> {
   const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=cordis-subagents-source', HOST, phase, store], {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,7 +36,7 @@ async function runHost(phase: 'first' | 'second', store: string): Promise<Phase>
   const keyword = phase === 'first' ? 'READY ' : 'DONE '
   try {
     const report = await new Promise<Record<string, any>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the ${phase} host gave no ${keyword.trim()} line in 40 s`)), 40_000)
+      const timer = setTimeout(() => reject(new Error(`the ${phase} host gave no ${keyword.trim()} line in 90 s`)), 90_000)
       lines.on('line', (line) => {
         if (line.startsWith('START ')) starts.push(line.slice(6))
         if (line.startsWith(keyword)) {
@@ -92,7 +92,7 @@ function restartBehaviour(store: () => Promise<string>) {
 }
 
 describe('durable restart: a host killed with SIGKILL and started again', function () {
-  this.timeout(120_000)
+  this.timeout(240_000)
 
   describe('on SQLite (a file in a temp dir)', () => {
     let dir: string

@@ -70,9 +70,9 @@ ctx.on('subagent/start', (info) => print(`START ${info.runId}`))
 const checkpoints = await new Promise<Checkpoints>((resolve) => ctx.inject(['checkpoints'], (inner) => resolve(inner.checkpoints)))
 await ctx.subagents.ready('spawn')
 
-/** Polls (every 20 ms, at most 20 s) until `check` gives a value. */
+/** Polls (every 20 ms, at most 60 s) until `check` gives a value. */
 async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  const deadline = Date.now() + 20_000
+  const deadline = Date.now() + 60_000
   for (;;) {
     const value = await check()
     if (value !== undefined) return value
