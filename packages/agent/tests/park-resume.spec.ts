@@ -208,6 +208,26 @@ describe('park and resume: a tool that suspends parks the turn, resume continues
     expect((await agent.run('again')).text).to.equal('next turn')
   })
 
+  it('the note for calls dropped past maxToolCallsPerStep comes after every call of the step is answered: by a resume, or by an aborted one', async () => {
+    ctx.plugin(toolPlugin(askTool()))
+    await ctx.lifecycle.flush()
+    const step = { toolCalls: [{ name: 'ask', input: { q: 'x' } }, { name: 'ask', input: { q: 'dropped' } }] }
+    ctx.agents.registerModel('m', new ScriptedModel([step, { text: 'one' }, step]))
+    const agent = ctx.agents.create({ model: 'm', maxToolCallsPerStep: 1 })
+    const tail = () => agent.transcript.messages.slice(-2).map((message) => `${message.role}: ${message.content.slice(0, 20)}`)
+    await agent.run('go')
+    expect(agent.transcript.messages.at(-1)?.role).to.equal('assistant')
+    await agent.resume('answered')
+    expect(agent.transcript.completed().slice(-3, -1).map((message) => `${message.role}: ${message.content.slice(0, 20)}`))
+      .to.deep.equal(['tool: x → answered', 'user: Not run: your last s'])
+    await agent.run('again')
+    const controller = new AbortController()
+    controller.abort('no')
+    expect((await agent.resume('late', { signal: controller.signal })).stopReason).to.equal('aborted')
+    expect(tail()).to.deep.equal(['tool: Cancelled: the run w', 'user: Not run: your last s'])
+    expect(isBalanced(agent.transcript.messages)).to.equal(true)
+  })
+
   it('dispose of a parked agent answers the open calls with an error result, so the transcript is balanced', async () => {
     const agent = await agentWith(new ScriptedModel([{ toolCalls: [{ name: 'ask', input: { q: 'x' } }, { name: 'echo', input: { text: 'e' } }] }]), askTool(), echo)
     await agent.run('go')
