@@ -66,11 +66,10 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts). */
   private readonly parking: Parking
   /** @internal the task key it was started under (reattach) */ taskKey?: string
-
   /** `request` must have passed the service's checks (its signal is an AbortSignal). */
   constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
-    // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.id = restoredRunId(request) ?? nextRunId()
+    // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
     this.parking = new Parking(this, host)
   }
