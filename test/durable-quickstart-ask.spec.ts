@@ -5,20 +5,29 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { acpAgentProcesses, buildQuickstart, ROOT, runCli } from './helpers.js'
+import { acpAgentProcesses, buildQuickstart, type Cli, ROOT, runCli } from './helpers.js'
 
 const QUESTION = /question from subagent run-[\w-]+( → run-[\w-]+)* \(ask\):\nWhich package should I summarize\? Name one folder of packages\/ \(for example: agent, tools, console\)\.\n/
 
 describe('quick start: a child asks, the person answers (--ask)', function () {
   this.timeout(90_000)
   before(() => buildQuickstart())
+  let cli: Cli | undefined
+  afterEach(async () => {
+    // A failed expectation leaves the CLI running: end it so the leak audit sees only real leaks.
+    if (cli && cli.child.exitCode === null && cli.child.signalCode === null) {
+      cli.child.kill('SIGKILL')
+      await cli.exited
+    }
+    cli = undefined
+  })
 
   it('--interactive: the question is printed at the root; the next line answers it and the child finishes with that package', async () => {
-    const cli = runCli(['--interactive', '--ask'])
+    cli = runCli(['--interactive', '--ask'])
     await cli.waitFor(/^> /m, 30_000)
     cli.child.stdin!.write('\n')
     await cli.waitFor(QUESTION, 30_000)
-    expect(cli.stdout()).to.match(/your answer \(the next line you type goes to it\):/)
+    await cli.waitFor(/your answer \(the next line you type goes to it\):\n/)
     cli.child.stdin!.write('\n')
     await cli.waitFor(/\(an answer cannot be empty; type your answer\)/)
     cli.child.stdin!.write('agent\n')
@@ -32,7 +41,7 @@ describe('quick start: a child asks, the person answers (--ask)', function () {
   })
 
   it('without --interactive the run ends pending: the question and how to answer it are printed, exit code 1', async () => {
-    const cli = runCli(['--ask'])
+    cli = runCli(['--ask'])
     await cli.waitFor(QUESTION, 30_000)
     await cli.waitFor(/Run with --interactive to answer it/)
     expect(await cli.exited, cli.stderr()).to.equal(1)
