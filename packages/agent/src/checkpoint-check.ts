@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path'
-import { type BudgetBreach, checkedUsage, type Usage, type WorkCounts } from '@cordis-subagents/shared'
+import { type BudgetBreach, checkedQuestion, checkedUsage, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import { AgentError } from './errors.js'
-import { acceptSuspension, checkQuestion } from './suspension.js'
+import { acceptSuspension } from './suspension.js'
 import type { AgentCheckpoint, ParkedTurnCheckpoint } from './checkpoint.js'
 import type { Message, ModelToolCall } from './types.js'
 
@@ -115,7 +115,7 @@ function parkedTurn(value: unknown, messages: readonly Message[]): ParkedTurnChe
   const given = object(value, where)
   const turnStart = count(given.turnStart, `${where}.turnStart`)
   if (turnStart > messages.length) fail(`${where}.turnStart`, `is past the last message (${messages.length})`)
-  const question = checkQuestion(given.question, false)
+  const question = checkedQuestion(given.question, { cut: false })
   if (typeof question === 'string') fail(where, `has a bad question: ${question}`)
   if (!Array.isArray(given.suspended)) fail(`${where}.suspended`, 'must be an array')
   const suspended = given.suspended.map((entry, i) => {

@@ -1,17 +1,8 @@
-import { MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, type PendingQuestion, type QuestionKind, utf8Length } from '@cordis-subagents/shared'
+import { checkedQuestion, utf8Length } from '@cordis-subagents/shared'
 import type { ToolSuspension } from '@cordis-subagents/tools'
 
 /** Largest `ToolSuspension.state`, as JSON in UTF-8 bytes: it is checkpointed with the parked turn. */
 export const MAX_SUSPENSION_STATE_BYTES = 4096
-
-/** Most choices a question may offer (an ACP permission has a handful). */
-const MAX_QUESTION_OPTIONS = 64
-
-const MAX_ID_LENGTH = 256
-/** Longest option id or name of a question (an ACP permission option's name is a short label). */
-const MAX_OPTION_LENGTH = 1024
-const KINDS: ReadonlySet<string> = new Set<QuestionKind>(['ask', 'permission', 'input-required', 'auth-required', 'budget'])
-const CUT_MARK = '\n[… the question was cut at 16384 characters]'
 
 /**
  * What a parked turn keeps of a tool's suspension: the question (its text capped at
@@ -21,7 +12,7 @@ const CUT_MARK = '\n[… the question was cut at 16384 characters]'
 export function acceptSuspension(suspension: unknown): ToolSuspension | { problem: string } {
   if (!suspension || typeof suspension !== 'object') return { problem: 'suspend must be an object { question, state? }' }
   const { question, state } = suspension as ToolSuspension
-  const checked = checkQuestion(question, true)
+  const checked = checkedQuestion(question)
   if (typeof checked === 'string') return { problem: checked }
   if (state === undefined) return { question: checked }
   let json: string | undefined
@@ -36,42 +27,4 @@ export function acceptSuspension(suspension: unknown): ToolSuspension | { proble
     return { problem: `suspend.state is ${bytes} bytes as JSON; at most ${MAX_SUSPENSION_STATE_BYTES} are kept (store a key, such as a run id, instead)` }
   }
   return { question: checked, state: JSON.parse(json) }
-}
-
-/**
- * A well-formed copy of `value` as a `PendingQuestion`, or what is wrong with it. `capText` cuts a
- * long text with a marker (a tool's live question); without it a long text is a problem (a restore).
- */
-export function checkQuestion(value: unknown, capText: boolean): PendingQuestion | string {
-  if (!value || typeof value !== 'object') return 'question must be an object { id, kind, text, path, options? }'
-  const { id, kind, text, path, options } = value as PendingQuestion
-  if (typeof id !== 'string' || !id || id.length > MAX_ID_LENGTH) return `question.id must be a string of 1-${MAX_ID_LENGTH} characters`
-  if (typeof kind !== 'string' || !KINDS.has(kind)) return `question.kind must be one of ${[...KINDS].join(', ')}, got ${JSON.stringify(kind)}`
-  if (typeof text !== 'string') return 'question.text must be a string'
-  if (text.length > MAX_QUESTION_LENGTH && !capText) return `question.text is longer than ${MAX_QUESTION_LENGTH} characters`
-  if (!Array.isArray(path) || path.some((hop) => typeof hop !== 'string' || !hop || hop.length > MAX_ID_LENGTH)) {
-    return 'question.path must be an array of run ids (non-empty strings)'
-  }
-  if (path.length > MAX_QUESTION_PATH) return `question.path has ${path.length} hops; at most ${MAX_QUESTION_PATH} are allowed`
-  const question: PendingQuestion = { id, kind, text: capText ? capQuestion(text) : text, path: [...path] }
-  if (options === undefined) return question
-  if (!Array.isArray(options) || options.length > MAX_QUESTION_OPTIONS
-    || options.some((option) => !option || !isShortText(option.id) || !isShortText(option.name))) {
-    return `question.options must be an array of at most ${MAX_QUESTION_OPTIONS} { id, name } of 1-${MAX_OPTION_LENGTH} characters each`
-  }
-  question.options = options.map((option) => ({ id: option.id, name: option.name }))
-  return question
-}
-
-function isShortText(value: unknown): boolean {
-  return typeof value === 'string' && value.length > 0 && value.length <= MAX_OPTION_LENGTH
-}
-
-function capQuestion(text: string): string {
-  if (text.length <= MAX_QUESTION_LENGTH) return text
-  let end = MAX_QUESTION_LENGTH - CUT_MARK.length
-  // Never leave half a surrogate pair.
-  const code = text.charCodeAt(end - 1)
-  if (code >= 0xd800 && code <= 0xdbff) end--
-  return text.slice(0, end) + CUT_MARK
 }

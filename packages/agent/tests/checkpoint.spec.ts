@@ -138,7 +138,7 @@ describe('checkpoint and restore: an agent as plain JSON, rebuilt later', () => 
       ['a result for no call', (cp) => { cp.messages.push({ role: 'tool', toolCallId: 'nope', name: 'x', content: 'y' }) }, /answers no open tool call \(nope\)/],
       ['a suspended call that is answered', (cp) => { cp.parked.suspended.pop() }, /parked\.suspended must be exactly the unanswered calls/],
       ['a question that is not the first call\'s', (cp) => { cp.parked.question.id = 'q-other' }, /parked\.question is not the first suspended call's question/],
-      ['a question of an unknown kind', (cp) => { cp.parked.question.kind = 'maybe' }, /bad question: question\.kind must be one of/],
+      ['a question of an unknown kind', (cp) => { cp.parked.question.kind = 'maybe' }, /bad question: the question's kind must be one of/],
       ['a state too large', (cp) => { cp.parked.suspended[0].suspension.state = 'x'.repeat(5000) }, /bad suspension: suspend\.state is \d+ bytes/],
       ['a turn start past the end', (cp) => { cp.parked.turnStart = 99 }, /parked\.turnStart is past the last message/],
       ['open calls and no parked turn', (cp) => { delete cp.parked }, /end with unanswered tool calls but the checkpoint has no parked turn/],

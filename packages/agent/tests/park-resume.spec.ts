@@ -142,10 +142,10 @@ describe('park and resume: a tool that suspends parks the turn, resume continues
     expect(result.stopReason).to.equal('completed')
     const contents = model.requests[1].messages.slice(-5).map((message) => message.content)
     expect(contents[0]).to.match(/suspend\.state is \d+ bytes as JSON; at most 4096/)
-    expect(contents[1]).to.match(/question\.path has 65 hops; at most 64/)
-    expect(contents[2]).to.match(/question\.kind must be one of/)
+    expect(contents[1]).to.match(/question's path must be an array of at most 64 run ids/)
+    expect(contents[2]).to.match(/question's kind must be one of/)
     expect(contents[3]).to.match(/not JSON-serialisable/)
-    expect(contents[4]).to.match(/question\.options must be an array of at most 64 \{ id, name \} of 1-1024 characters/)
+    expect(contents[4]).to.match(/question's options must be an array of at most 64 \{ id, name \} strings/)
   })
 
   it('a question longer than MAX_QUESTION_LENGTH is cut with a marker; the state is kept as a JSON copy', async () => {

@@ -7,16 +7,17 @@ const KINDS = new Set<string>(['ask', 'permission', 'input-required', 'auth-requ
 const MAX_ID_LENGTH = 256
 /** Most options a question may offer. */
 const MAX_OPTIONS = 64
-const CUT_MARK = '\n[question truncated]'
+const CUT_MARK = `\n[… the question was cut at ${MAX_QUESTION_LENGTH} characters]`
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
 const isId = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_LENGTH
 
 /**
- * A well-formed copy of `raw` (a text over `MAX_QUESTION_LENGTH` is cut with a marker), or a
- * string saying what is wrong with it.
+ * A well-formed copy of `raw`, or a string saying what is wrong with it. A text over
+ * `MAX_QUESTION_LENGTH` is cut with a marker (a live question), or with `cut: false` is a problem
+ * (a question read back from a checkpoint was cut when it was asked).
  */
-export function checkedQuestion(raw: unknown): PendingQuestion | string {
+export function checkedQuestion(raw: unknown, { cut = true }: { cut?: boolean } = {}): PendingQuestion | string {
   if (!isObject(raw)) return 'the question is not an object { id, kind, text, path }'
   if (!isId(raw.id)) return `the question's id must be a string of 1-${MAX_ID_LENGTH} characters`
   if (typeof raw.kind !== 'string' || !KINDS.has(raw.kind)) return `the question's kind must be one of ${[...KINDS].join(', ')}`
@@ -24,7 +25,8 @@ export function checkedQuestion(raw: unknown): PendingQuestion | string {
   if (!Array.isArray(raw.path) || raw.path.length > MAX_QUESTION_PATH || !raw.path.every(isId)) {
     return `the question's path must be an array of at most ${MAX_QUESTION_PATH} run ids`
   }
-  const text = raw.text.length > MAX_QUESTION_LENGTH ? raw.text.slice(0, MAX_QUESTION_LENGTH - CUT_MARK.length) + CUT_MARK : raw.text
+  if (raw.text.length > MAX_QUESTION_LENGTH && !cut) return `the question's text is longer than ${MAX_QUESTION_LENGTH} characters`
+  const text = raw.text.length > MAX_QUESTION_LENGTH ? cutText(raw.text) : raw.text
   const question: PendingQuestion = { id: raw.id, kind: raw.kind as QuestionKind, text, path: [...raw.path as string[]] }
   if (raw.options !== undefined) {
     const options = raw.options
@@ -47,4 +49,12 @@ export function answerProblem(answer: unknown): string | undefined {
 export function questionVia(runId: string, question: PendingQuestion): PendingQuestion {
   const path = [runId, ...question.path].slice(0, MAX_QUESTION_PATH)
   return { ...question, path }
+}
+
+function cutText(text: string): string {
+  let end = MAX_QUESTION_LENGTH - CUT_MARK.length
+  // Never leave half a surrogate pair.
+  const code = text.charCodeAt(end - 1)
+  if (code >= 0xd800 && code <= 0xdbff) end--
+  return text.slice(0, end) + CUT_MARK
 }

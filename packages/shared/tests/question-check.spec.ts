@@ -12,7 +12,7 @@ describe('questions from outside: checkedQuestion, answerProblem, questionVia', 
     expect((checked as { path: string[] }).path).to.not.equal(good.path)
     const long = checkedQuestion({ ...good, text: 'x'.repeat(MAX_QUESTION_LENGTH + 10) }) as { text: string }
     expect(long.text).to.have.length(MAX_QUESTION_LENGTH)
-    expect(long.text.endsWith('[question truncated]')).to.equal(true)
+    expect(long.text.endsWith(`[… the question was cut at ${MAX_QUESTION_LENGTH} characters]`)).to.equal(true)
   })
 
   it('says what is wrong with a malformed one', () => {
