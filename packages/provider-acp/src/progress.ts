@@ -102,6 +102,12 @@ export class Progress {
     this.to.emit({ kind: 'usage', usage: grown ?? this.to.usage.current() ?? usage, work: { steps, toolCalls, delegations } })
   }
 
+  /** The usage of a turn's `PromptResponse`, when it carries one. */
+  responseUsage(response: Acp.PromptResponse) {
+    const raw = (response as { usage?: unknown }).usage
+    if (raw !== undefined && raw !== null) this.tokens(raw, 'PromptResponse.usage')
+  }
+
   /** Token usage the agent reported (`_meta.usage`, `PromptResponse.usage`). */
   tokens(raw: unknown, where: string) {
     const tokens = readAcpUsage(raw)

@@ -72,6 +72,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     command: options.command,
     args: [...options.args ?? DEFAULTS.args!],
     permission: options.permission ?? DEFAULTS.permission!,
+    maxParkedMs: options.maxParkedMs ?? DEFAULTS.maxParkedMs!,
     startupTimeout: options.startupTimeout ?? DEFAULTS.startupTimeout!,
     cancelGrace: options.cancelGrace ?? DEFAULTS.cancelGrace!,
     killGrace: options.killGrace ?? DEFAULTS.killGrace!,
@@ -83,6 +84,9 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     mcpServers,
     logger: options.logger,
     reaps: new Reaps(options.logger, providerName),
+  }
+  if (!['reject', 'allow', 'escalate'].includes(settings.permission)) {
+    throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.permission must be reject, allow or escalate (got ${JSON.stringify(settings.permission)}).`)
   }
   if (typeof settings.command !== 'string' || !settings.command) {
     throw new AcpError('ACP_INVALID_CONFIG', 'provider-acp: command is required (the executable of the ACP agent).')

@@ -1,6 +1,7 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
 import type { Redactor } from '@cordis-subagents/shared'
+import type { PermissionMode } from './permission.js'
 import type { Reaps } from './reaps.js'
 import type { RunAs } from './run-as.js'
 
@@ -11,7 +12,9 @@ export interface RunSettings {
   args: string[]
   env: Record<string, string>
   cwd: string
-  permission: 'reject' | 'allow'
+  permission: PermissionMode
+  /** With `permission: escalate` (and a served host's question): how long a question may wait for an answer. */
+  maxParkedMs: number
   startupTimeout: number
   cancelGrace: number
   killGrace: number

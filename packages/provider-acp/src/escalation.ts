@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto'
+import type * as Acp from '@agentclientprotocol/sdk'
+import { MAX_QUESTION_OPTIONS, type PendingQuestion, type Redactor } from '@cordis-subagents/shared'
+import { SubagentError } from '@cordis-subagents/subagents-service'
+import type { Waiting } from './parking.js'
+import { chooseReject } from './permission.js'
+import { agentText } from './sdk.js'
+
+/** Most locations named in a permission question, and the longest of each. */
+const MAX_LOCATIONS = 10
+const LOCATION_CHARS = 300
+/** Longest tool input (JSON) shown in a permission question. */
+const INPUT_CHARS = 1000
+const OPTION_CHARS = 256
+
+const ALLOW_WORDS = new Set(['allow', 'yes', 'y', 'approve', 'ok'])
+const REJECT_WORDS = new Set(['reject', 'no', 'n', 'deny'])
+
+/** What a permission answer picks: an option, or `cancelled` (a "no" when the agent offered no reject option). */
+type Choice = Acp.PermissionOption | 'cancelled'
+
+/** An escalated permission request: the question for the holder, and the agent's answer once someone gives one. */
+export function escalatedPermission(
+  params: Acp.RequestPermissionRequest, redactor: Redactor,
+): { waiting: Waiting; response: Promise<Acp.RequestPermissionResponse> } {
+  const options = (Array.isArray(params.options) ? params.options : []).slice(0, MAX_QUESTION_OPTIONS)
+  const question = permissionQuestion(params, options, redactor)
+  let respond!: (response: Acp.RequestPermissionResponse) => void
+  const response = new Promise<Acp.RequestPermissionResponse>((resolve) => respond = resolve)
+  const waiting: Waiting = {
+    question,
+    accept(answer) {
+      const choice = chooseOption(answer, options)
+      if (!choice) {
+        throw new SubagentError('INVALID_REQUEST', `The answer ${JSON.stringify(agentText(answer.trim(), 100))} names none of the options `
+          + `${describeOptions(options, redactor) || '(the agent offered none)'}; answer with an option's id or name, or allow / reject.`)
+      }
+      return () => respond(choice === 'cancelled' ? { outcome: { outcome: 'cancelled' } } : { outcome: { outcome: 'selected', optionId: choice.optionId } })
+    },
+    drop: () => respond({ outcome: { outcome: 'cancelled' } }),
+  }
+  return { waiting, response }
+}
+
+/**
+ * The option an answer names: an option id, else an option name (both case-insensitive), else
+ * allow / yes → the first `allow_once` (else `allow_always`) option, reject / no → the least
+ * destructive reject option (as `permission: reject` picks it; `cancelled` when none is offered).
+ */
+export function chooseOption(answer: string, options: readonly Acp.PermissionOption[]): Choice | undefined {
+  const wanted = answer.trim().toLowerCase()
+  const byId = options.find((option) => String(option.optionId).toLowerCase() === wanted)
+  if (byId) return byId
+  const byName = options.find((option) => typeof option.name === 'string' && option.name.trim().toLowerCase() === wanted)
+  if (byName) return byName
+  const ofKind = (kind: string) => options.find((option) => option.kind === kind)
+  if (ALLOW_WORDS.has(wanted)) return ofKind('allow_once') ?? ofKind('allow_always')
+  if (REJECT_WORDS.has(wanted)) return chooseReject(options) ?? 'cancelled'
+  return undefined
+}
+
+/**
+ * The question for a permission request: the tool call (title, kind, locations, input; every
+ * part capped and scrubbed, control characters stripped) and the options on offer.
+ */
+function permissionQuestion(
+  params: Acp.RequestPermissionRequest, options: readonly Acp.PermissionOption[], redactor: Redactor,
+): PendingQuestion {
+  const call = (params.toolCall ?? {}) as Partial<Acp.ToolCallUpdate>
+  const lines = [`The agent asks permission for a tool call: ${agentText(String(call.title || call.toolCallId || 'a tool call'), 200)}`]
+  if (typeof call.kind === 'string') lines.push(`kind: ${agentText(call.kind, 50)}`)
+  const locations = Array.isArray(call.locations) ? call.locations.slice(0, MAX_LOCATIONS) : []
+  const paths = locations.map((location) => agentText(String(location?.path ?? ''), LOCATION_CHARS)).filter(Boolean)
+  if (paths.length) lines.push(`locations: ${paths.join(', ')}`)
+  const input = inputText(call.rawInput)
+  if (input) lines.push(`input: ${input}`)
+  const offered = describeOptions(options, redactor)
+  lines.push(offered ? `options: ${offered}` : 'options: none offered (answer reject to refuse)')
+  const question: PendingQuestion = { id: `q-${randomUUID()}`, kind: 'permission', text: redactor.redact(lines.join('\n')), path: [] }
+  // Ids are protocol tokens, passed as they are (an id longer than the cap can still be answered by name).
+  question.options = options.map((option) => ({
+    id: agentText(String(option.optionId), OPTION_CHARS),
+    name: redactor.redact(agentText(String(option.name ?? option.optionId), OPTION_CHARS)),
+  }))
+  return question
+}
+
+function describeOptions(options: readonly Acp.PermissionOption[], redactor: Redactor): string {
+  return redactor.redact(options.map((option) => {
+    const name = agentText(String(option.name ?? ''), 100)
+    const id = agentText(String(option.optionId), 100)
+    return `"${name || id}" (${id}${option.kind ? `, ${option.kind}` : ''})`
+  }).join('; '))
+}
+
+function inputText(raw: unknown): string {
+  if (raw === undefined || raw === null) return ''
+  let text: string
+  try {
+    text = typeof raw === 'string' ? raw : JSON.stringify(raw) ?? ''
+  } catch {
+    return ''
+  }
+  return agentText(text, INPUT_CHARS)
+}

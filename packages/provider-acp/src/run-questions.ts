@@ -1,0 +1,109 @@
+import type * as Acp from '@agentclientprotocol/sdk'
+import { headBytes, type PendingQuestion, questionFromMeta, type Redactor } from '@cordis-subagents/shared'
+import { capDiagnostic, SubagentError, type SubagentResult } from '@cordis-subagents/subagents-service'
+import { escalatedPermission } from './escalation.js'
+import { Outcomes, Parking, type Waiting } from './parking.js'
+
+export interface QuestionHooks {
+  /** The run's result so far (output, usage, work) with `stopReason: 'pending'`. */
+  pendingResult(): SubagentResult
+  /** Ends the run (a question waited too long). */
+  cancel(reason: string): void
+  /** A progress note for the holder. */
+  status(text: string): void
+  redactor: Redactor
+  maxParkedMs: number
+}
+
+/**
+ * The questions of one run and its outcomes: an escalated permission request (`permission:
+ * escalate`) or a served host of ours whose turn parked (`_meta.cordisSubagents.pending`) parks
+ * the run; `answer` (the run's `resume`) delivers the holder's answer and waits for the next outcome.
+ */
+export class RunQuestions {
+  readonly outcomes = new Outcomes()
+  /** False while a served host's turn ended on a question: no prompt is in flight. */
+  turnInFlight = true
+  private readonly parking: Parking
+  /** The question that waited maxParkedMs: the run ends `timeout`. */
+  private expired?: PendingQuestion
+
+  constructor(private readonly hooks: QuestionHooks) {
+    this.parking = new Parking({
+      maxParkedMs: hooks.maxParkedMs,
+      parked: (question) => this.outcomes.report({ ...hooks.pendingResult(), question }, true),
+      expired: (question) => {
+        this.expired = question
+        hooks.cancel(`the question waited maxParkedMs (${hooks.maxParkedMs} ms) without an answer`)
+      },
+    })
+  }
+
+  /** The question shown to the holder while the run is parked. */
+  get parked(): PendingQuestion | undefined {
+    return this.parking.question
+  }
+
+  /** A permission request to ask the holder; undefined when too many wait already (it is answered by policy then). */
+  escalate(params: Acp.RequestPermissionRequest, title: string): Promise<Acp.RequestPermissionResponse> | undefined {
+    const { waiting, response } = escalatedPermission(params, this.hooks.redactor)
+    if (!this.parking.add(waiting)) return undefined
+    this.hooks.status(`permission asked: ${title}`)
+    return response
+  }
+
+  /**
+   * A turn's end from a host of ours that parked on a question (`_meta.cordisSubagents.pending`
+   * with `end_turn`): parks this run on it, and `prompt(answer)` will be the next turn. False when
+   * the response carries no (well-formed) question.
+   */
+  served(response: Acp.PromptResponse, prompt: (answer: string) => void): boolean {
+    const question = response.stopReason === 'end_turn' ? questionFromMeta(response._meta) : undefined
+    if (!question) return false
+    this.turnInFlight = false
+    const waiting: Waiting = {
+      question,
+      accept: (answer) => () => {
+        this.turnInFlight = true
+        prompt(answer)
+      },
+      // No turn is in flight: nothing to tell the agent.
+      drop: () => {},
+    }
+    if (this.parking.add(waiting)) return true
+    this.turnInFlight = true
+    return false
+  }
+
+  /** The run's `resume` while it is live: throws `INVALID_REQUEST` when nothing waits or the answer does not fit. */
+  answer(answer: string): Promise<SubagentResult> {
+    if (!this.parking.question) {
+      throw new SubagentError('INVALID_REQUEST', 'This ACP run is not waiting for an answer (its turn is running); answer it when its result is pending.')
+    }
+    const next = this.outcomes.latest
+    this.parking.answer(answer)
+    this.hooks.status(`answered: ${headBytes(answer, 200)}`)
+    return next
+  }
+
+  /** Lets every waiting question go (escalated permission requests are answered `cancelled`, as after session/cancel). */
+  dropAll(): void {
+    this.parking.dropAll()
+  }
+
+  /**
+   * Reports the run's final result to the open outcome. After a question waited maxParkedMs the
+   * run was cancelled for it: it ends `timeout` (a limit is never a person's cancel), the question named.
+   */
+  finish(result: SubagentResult): void {
+    this.parking.dropAll()
+    if (this.expired) {
+      const what = this.hooks.redactor.redact(headBytes(this.expired.text, 300))
+      const note = `The run waited maxParkedMs (${this.hooks.maxParkedMs} ms) for an answer to its ${this.expired.kind} question `
+        + `(${JSON.stringify(what)}) and got none, so the question was answered cancelled and the run ended. `
+        + 'Answer pending questions sooner (ctx.subagents.pending() lists them), or raise maxParkedMs on the provider.'
+      result = { ...result, stopReason: 'timeout', diagnostic: capDiagnostic(result.diagnostic ? `${note} ${result.diagnostic}` : note) }
+    }
+    this.outcomes.report(result, false)
+  }
+}
