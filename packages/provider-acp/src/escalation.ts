@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type * as Acp from '@agentclientprotocol/sdk'
-import { MAX_QUESTION_OPTIONS, type PendingQuestion, type Redactor } from '@cordis-subagents/shared'
+import type { PendingQuestion, Redactor } from '@cordis-subagents/shared'
 import { SubagentError } from '@cordis-subagents/subagents-service'
 import type { Waiting } from './parking.js'
 import { chooseReject } from './permission.js'
@@ -11,7 +11,11 @@ const MAX_LOCATIONS = 10
 const LOCATION_CHARS = 300
 /** Longest tool input (JSON) shown in a permission question. */
 const INPUT_CHARS = 1000
-const OPTION_CHARS = 256
+/** Longest option name shown; an option id longer than `MAX_OPTION_ID` is left out of the question (its name still answers). */
+const OPTION_CHARS = 200
+const MAX_OPTION_ID = 256
+/** Most options read from a request (what a question may carry: shared's checkedQuestion refuses more). */
+const MAX_OPTIONS = 64
 
 const ALLOW_WORDS = new Set(['allow', 'yes', 'y', 'approve', 'ok'])
 const REJECT_WORDS = new Set(['reject', 'no', 'n', 'deny'])
@@ -23,7 +27,7 @@ type Choice = Acp.PermissionOption | 'cancelled'
 export function escalatedPermission(
   params: Acp.RequestPermissionRequest, redactor: Redactor,
 ): { waiting: Waiting; response: Promise<Acp.RequestPermissionResponse> } {
-  const options = (Array.isArray(params.options) ? params.options : []).slice(0, MAX_QUESTION_OPTIONS)
+  const options = (Array.isArray(params.options) ? params.options : []).slice(0, MAX_OPTIONS)
   const question = permissionQuestion(params, options, redactor)
   let respond!: (response: Acp.RequestPermissionResponse) => void
   const response = new Promise<Acp.RequestPermissionResponse>((resolve) => respond = resolve)
@@ -77,10 +81,10 @@ function permissionQuestion(
   const offered = describeOptions(options, redactor)
   lines.push(offered ? `options: ${offered}` : 'options: none offered (answer reject to refuse)')
   const question: PendingQuestion = { id: `q-${randomUUID()}`, kind: 'permission', text: redactor.redact(lines.join('\n')), path: [] }
-  // Ids are protocol tokens, passed as they are (an id longer than the cap can still be answered by name).
-  question.options = options.map((option) => ({
-    id: agentText(String(option.optionId), OPTION_CHARS),
-    name: redactor.redact(agentText(String(option.name ?? option.optionId), OPTION_CHARS)),
+  // Ids are protocol tokens, passed as they are; a name is shown scrubbed (and never empty).
+  question.options = options.filter((option) => isOptionId(String(option.optionId))).map((option) => ({
+    id: String(option.optionId),
+    name: redactor.redact(agentText(String(option.name || option.optionId), OPTION_CHARS)) || String(option.optionId),
   }))
   return question
 }
@@ -102,4 +106,8 @@ function inputText(raw: unknown): string {
     return ''
   }
   return agentText(text, INPUT_CHARS)
+}
+
+function isOptionId(id: string): boolean {
+  return id.length > 0 && id.length <= MAX_OPTION_ID
 }

@@ -1,4 +1,4 @@
-import { MAX_ANSWER_LENGTH, type PendingQuestion } from '@cordis-subagents/shared'
+import { answerProblem, type PendingQuestion } from '@cordis-subagents/shared'
 import { SubagentError, type SubagentResult } from '@cordis-subagents/subagents-service'
 
 /** Most questions of one run waiting at once (an agent asking several permissions in parallel); more are denied. */
@@ -52,11 +52,9 @@ export class Parking {
   answer(answer: unknown): void {
     const waiting = this.queue[0]
     if (!waiting) throw new SubagentError('INVALID_REQUEST', 'Nothing is waiting for an answer.')
-    if (typeof answer !== 'string' || !answer.trim()) throw new SubagentError('INVALID_REQUEST', 'An answer must be a non-empty string.')
-    if (answer.length > MAX_ANSWER_LENGTH) {
-      throw new SubagentError('INVALID_REQUEST', `An answer is at most ${MAX_ANSWER_LENGTH} characters (got ${answer.length}); shorten it.`)
-    }
-    const deliver = waiting.accept(answer)
+    const problem = answerProblem(answer)
+    if (problem) throw new SubagentError('INVALID_REQUEST', problem)
+    const deliver = waiting.accept(answer as string)
     this.queue.shift()
     clearTimeout(this.timer)
     deliver()
