@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto'
 import type * as Acp from '@agentclientprotocol/sdk'
-import type { PendingQuestion, Redactor } from '@cordis-subagents/shared'
+import { newQuestionId, type PendingQuestion, type Redactor } from '@cordis-subagents/shared'
 import { SubagentError } from '@cordis-subagents/subagents-service'
 import type { Waiting } from './parking.js'
 import { chooseReject } from './permission.js'
@@ -80,7 +79,7 @@ function permissionQuestion(
   if (input) lines.push(`input: ${input}`)
   const offered = describeOptions(options, redactor)
   lines.push(offered ? `options: ${offered}` : 'options: none offered (answer reject to refuse)')
-  const question: PendingQuestion = { id: `q-${randomUUID()}`, kind: 'permission', text: redactor.redact(lines.join('\n')), path: [] }
+  const question: PendingQuestion = { id: newQuestionId(), kind: 'permission', text: redactor.redact(lines.join('\n')), path: [] }
   // Ids are protocol tokens, passed as they are; a name is shown scrubbed (and never empty).
   question.options = options.filter((option) => isOptionId(String(option.optionId))).map((option) => ({
     id: String(option.optionId),
