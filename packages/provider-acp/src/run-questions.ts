@@ -75,13 +75,27 @@ export class RunQuestions {
     return false
   }
 
-  /** The run's `resume` while it is live: throws `INVALID_REQUEST` when nothing waits or the answer does not fit. */
+  /**
+   * The run's `resume` while it is live (throws `INVALID_REQUEST` when nothing waits). An answer
+   * the question does not take (no option named, empty, too long) leaves the run parked: the next
+   * outcome is `pending` with the same question again and a diagnostic that says why and lists the
+   * options. (A throw would reach the service as a failed resume, which ends the run.)
+   */
   answer(answer: string): Promise<SubagentResult> {
-    if (!this.parking.question) {
+    const question = this.parking.question
+    if (!question) {
       throw new SubagentError('INVALID_REQUEST', 'This ACP run is not waiting for an answer (its turn is running); answer it when its result is pending.')
     }
     const next = this.outcomes.latest
-    this.parking.answer(answer)
+    try {
+      this.parking.answer(answer)
+    } catch (error) {
+      if (!(error instanceof SubagentError)) throw error
+      this.hooks.status(`answer refused: ${error.message}`)
+      const diagnostic = capDiagnostic(`[INVALID_REQUEST] ${error.message} The question is asked again.`)
+      this.outcomes.report({ ...this.hooks.pendingResult(), diagnostic, question }, true)
+      return next
+    }
     this.hooks.status(`answered: ${headBytes(answer, 200)}`)
     return next
   }

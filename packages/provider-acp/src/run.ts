@@ -182,8 +182,8 @@ export class AcpRun implements SubagentRun {
   }
 
   /**
-   * Answers the parked question; resolves with the next outcome (`pending` again, or final). `INVALID_REQUEST`
-   * (the run stays parked) for an answer that does not fit, or while it runs; after its end, its final result.
+   * Answers the parked question; resolves with the next outcome (`pending` again, also for a refused answer;
+   * or final). Throws `INVALID_REQUEST` while the turn runs; after the end, resolves with the final result.
    */
   resume(answer: string): Promise<SubagentResult> {
     if (this.settled || this.cancelReason !== undefined) return this.questions.outcomes.latest

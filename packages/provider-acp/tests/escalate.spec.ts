@@ -89,15 +89,22 @@ describe('provider-acp: permission escalate (a permission request parks the run)
     expect(final).to.deep.include({ stopReason: 'completed', output: 'Delete build/: done (always). Delete dist/: refused, so I left it alone. ' })
   })
 
-  it('an answer that names no option is refused with INVALID_REQUEST listing the options; the run stays parked', async () => {
-    const { run } = await start('ask-permission')
-    await run.result
-    const wrong = thrown(() => run.resume('maybe later'))
-    expect(wrong.code).to.equal('INVALID_REQUEST')
-    expect(wrong.message).to.include('"maybe later"').and.include('"Allow" (yes, allow_once)').and.include('"Reject" (no, reject_once)')
-    for (const empty of ['', '   ']) expect(thrown(() => run.resume(empty)).code).to.equal('INVALID_REQUEST')
-    expect(thrown(() => run.resume('x'.repeat(2 * 1024 * 1024))).message).to.match(/at most \d+ characters/)
-    expect(run.question).to.not.equal(undefined)
+  it('an answer that names no option is refused: pending again, the same question, a diagnostic listing the options', async () => {
+    const { run, updates } = await start('ask-permission')
+    const question = (await run.result).question!
+    const again = await run.resume('maybe later')
+    expect(again.stopReason).to.equal('pending')
+    expect(again.question).to.deep.equal(question)
+    expect(again.diagnostic).to.match(/^\[INVALID_REQUEST\] The answer "maybe later" names none of the options /)
+    expect(again.diagnostic).to.include('"Allow" (yes, allow_once)').and.include('"Reject" (no, reject_once)')
+    expect(updates.some((update) => update.kind === 'status' && /^answer refused/.test(update.text!))).to.equal(true)
+    for (const bad of ['', '   ', 'x'.repeat(2 * 1024 * 1024)]) {
+      const refused = await run.resume(bad)
+      expect(refused.stopReason).to.equal('pending')
+      expect(refused.diagnostic).to.match(/^\[INVALID_REQUEST\] The answer (must be a non-empty string|is at most \d+ characters)/)
+    }
+    expect(run.question).to.deep.equal(question)
+    expect(isAlive(run.pid!)).to.equal(true)
     expect((await run.resume('yes')).stopReason).to.equal('completed')
   })
 
