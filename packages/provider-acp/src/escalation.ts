@@ -32,17 +32,22 @@ export function escalatedPermission(
   const response = new Promise<Acp.RequestPermissionResponse>((resolve) => respond = resolve)
   const waiting: Waiting = {
     question,
+    options: [...options],
     accept(answer) {
-      const choice = chooseOption(answer, options)
-      if (!choice) {
-        throw new SubagentError('INVALID_REQUEST', `The answer ${JSON.stringify(agentText(answer.trim(), 100))} names none of the options `
-          + `${describeOptions(options, redactor) || '(the agent offered none)'}; answer with an option's id or name, or allow / reject.`)
-      }
+      const choice = namedOption(answer, options, redactor)
       return () => respond(choice === 'cancelled' ? { outcome: { outcome: 'cancelled' } } : { outcome: { outcome: 'selected', optionId: choice.optionId } })
     },
     drop: () => respond({ outcome: { outcome: 'cancelled' } }),
   }
   return { waiting, response }
+}
+
+/** The option an answer names; throws `INVALID_REQUEST` listing the options when it names none. */
+export function namedOption(answer: string, options: readonly Acp.PermissionOption[], redactor: Redactor): Choice {
+  const choice = chooseOption(answer, options)
+  if (choice) return choice
+  throw new SubagentError('INVALID_REQUEST', `The answer ${JSON.stringify(agentText(answer.trim(), 100))} names none of the options `
+    + `${describeOptions(options, redactor) || '(the agent offered none)'}; answer with an option's id or name, or allow / reject.`)
 }
 
 /**

@@ -1,3 +1,4 @@
+import type * as Acp from '@agentclientprotocol/sdk'
 import { answerProblem, type PendingQuestion } from '@cordis-subagents/shared'
 import { SubagentError, type SubagentResult } from '@cordis-subagents/subagents-service'
 
@@ -7,6 +8,8 @@ export const MAX_WAITING_QUESTIONS = 8
 /** A question the run waits on, and how an answer reaches the agent. */
 export interface Waiting {
   question: PendingQuestion
+  /** A permission request's options (kept in the run's checkpoint, to read an answer after a restore). */
+  options?: Acp.PermissionOption[]
   /** Checks an answer (throws `INVALID_REQUEST` naming what would do) and returns what delivers it. */
   accept(answer: string): () => void
   /** The run ends without an answer (cancel, maxParkedMs, its process died): let the agent go. */
@@ -35,6 +38,11 @@ export class Parking {
   /** The question shown to the holder, while the run is parked. */
   get question(): PendingQuestion | undefined {
     return this.queue[0]?.question
+  }
+
+  /** What waits for the shown question, while the run is parked. */
+  get shown(): Waiting | undefined {
+    return this.queue[0]
   }
 
   /** Queues a question; false when `MAX_WAITING_QUESTIONS` already wait (the caller answers it some other way). */

@@ -1,7 +1,8 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import { headBytes, type PendingQuestion, questionFromMeta, type Redactor } from '@cordis-subagents/shared'
 import { capDiagnostic, SubagentError, type SubagentResult } from '@cordis-subagents/subagents-service'
-import { escalatedPermission } from './escalation.js'
+import { escalatedPermission, namedOption } from './escalation.js'
+import { type AcpCheckpoint, permissionAnswerPrompt } from './restore-point.js'
 import { Outcomes, Parking, type Waiting } from './parking.js'
 
 export interface QuestionHooks {
@@ -73,6 +74,36 @@ export class RunQuestions {
     if (this.parking.add(waiting)) return true
     this.turnInFlight = true
     return false
+  }
+
+  /** The parked question and a permission request's options, for the run's checkpoint (nothing while it runs). */
+  saved(): Pick<AcpCheckpoint, 'question' | 'options'> {
+    const waiting = this.parking.shown
+    if (!waiting) return {}
+    return waiting.options ? { question: waiting.question, options: waiting.options } : { question: waiting.question }
+  }
+
+  /**
+   * A run restored from a checkpoint parks on its recorded question. The agent's permission
+   * request died with its process, so the answer becomes the session's next prompt (for a
+   * permission: what was asked and the option chosen, see `permissionAnswerPrompt`).
+   */
+  restored(point: AcpCheckpoint & { question: PendingQuestion }, prompt: (text: string) => void): void {
+    const { question, options } = point
+    this.turnInFlight = false
+    this.parking.add({
+      question,
+      ...options ? { options } : {},
+      accept: (answer) => {
+        const text = question.kind === 'permission' && options
+          ? permissionAnswerPrompt(question, namedOption(answer, options, this.hooks.redactor)) : answer
+        return () => {
+          this.turnInFlight = true
+          prompt(text)
+        }
+      },
+      drop: () => {},
+    })
   }
 
   /**

@@ -1,5 +1,5 @@
 import type * as Acp from '@agentclientprotocol/sdk'
-import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import { deferred, describeError, onAbort, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentResult, SubagentRun, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { AcpError } from './errors.js'
 import { checkDirectory } from './working-directory.js'
@@ -8,6 +8,7 @@ import { aborted, Handshake } from './handshake.js'
 import { OutputBuffer } from './output.js'
 import { PermissionDesk } from './permission.js'
 import { RunQuestions } from './run-questions.js'
+import type { AcpCheckpoint } from './restore-point.js'
 import type { AgentSlot, ProcessKind } from './agent-slot.js'
 import { describeExit, type AgentProcess, type ExitInfo } from './process.js'
 import { turnFailure } from './turn-failure.js'
@@ -55,8 +56,7 @@ export class AcpRun implements SubagentRun {
   /** Escalated permission requests and a served host's questions; `result`, then one outcome per answer. */
   private readonly questions: RunQuestions
   private settled = false
-  private endRun!: () => void
-  private readonly ended = new Promise<void>((resolve) => this.endRun = resolve)
+  private readonly ended = deferred()
   private cancelReason?: string
   private cancelTimer?: NodeJS.Timeout
   /** When set, teardown skips the polite wait (grace already spent, or the process is gone). */
@@ -80,8 +80,7 @@ export class AcpRun implements SubagentRun {
     this.onUpdate = request.onUpdate
     const { logger, redactor, providerName } = settings
     this.questions = new RunQuestions({
-      pendingResult: () => this.results.result('pending'),
-      cancel: (reason) => this.cancel(reason),
+      pendingResult: () => this.results.result('pending'), cancel: (reason) => this.cancel(reason),
       status: (text) => this.emit({ kind: 'status', text: this.progress.text(text) }),
       redactor,
       maxParkedMs: settings.maxParkedMs,
@@ -93,10 +92,7 @@ export class AcpRun implements SubagentRun {
     this.proc = slot.proc
     this.pid = this.proc.pid
     this.progress = new Progress({
-      output,
-      usage,
-      redactor,
-      emit: (update) => this.emit(update),
+      output, usage, redactor, emit: (update) => this.emit(update),
       ignoredUsage: (where, why) => logger.debug('%s: ignored usage from %s: %s', providerName, where, why),
     })
     this.permissions = new PermissionDesk(settings.permission, {
@@ -121,7 +117,7 @@ export class AcpRun implements SubagentRun {
 
   /**
    * Spawns the agent and opens the session. Rejects with an `AcpError` (after the process group
-   * is gone) on any failure, timeout or abort before `session/new` succeeded.
+   * is gone) on any failure, timeout or abort before `session/new` succeeded (`settings.restore`: session/load).
    */
   static async start(settings: RunSettings, request: ProviderStartRequest, source: ProcessSource = coldSource): Promise<AcpRun> {
     const { signal } = request
@@ -165,7 +161,7 @@ export class AcpRun implements SubagentRun {
         run.emit({ kind: 'status', text: note ? `${kind} process (${note})` : `${kind} process` })
       }
       if (settings.resumeSessionId) run.emit({ kind: 'status', text: run.resumed ? 'resumed session' : 'new session (the earlier one could not be continued)' })
-      run.beginPrompt(request)
+      run.beginPrompt(request, settings.restore)
       return run
     }
   }
@@ -174,6 +170,11 @@ export class AcpRun implements SubagentRun {
   send(message: string): void {
     if (this.settled || this.cancelReason !== undefined) throw notRunning()
     this.followUps.push(message)
+  }
+
+  /** The session to continue after a restart (`restore`), with the parked question; undefined when the agent cannot load sessions. */
+  checkpoint(): AcpCheckpoint | undefined {
+    return this.childId && this.loadable ? { sessionId: this.childId, cwd: this.settings.cwd, ...this.questions.saved() } : undefined
   }
 
   /** The question the run is parked on (its latest outcome is `pending`); undefined while it runs and once it ended. */
@@ -217,7 +218,7 @@ export class AcpRun implements SubagentRun {
   dispose(): Promise<void> {
     return this.disposal ??= (async () => {
       if (!this.settled) this.cancel('the run was disposed')
-      await this.ended
+      await this.ended.promise
       const { reaps } = this.settings
       if (!reaps || reaps.stopped) await this.teardown()
     })()
@@ -226,17 +227,17 @@ export class AcpRun implements SubagentRun {
   // -------------------------------------------------------------------------------------------
   // The prompt turn
 
-  private beginPrompt(request: ProviderStartRequest) {
+  /** The first prompt turn; a run restored parked waits for the answer to its question first (see `restored`). */
+  private beginPrompt(request: ProviderStartRequest, parked?: AcpCheckpoint) {
     this.link.stage = 'prompt'
-    // The prompt goes out first, so a cancel for an already aborted signal follows it.
-    this.promptTurn(request.prompt).catch((error) => {
+    const turn = (text: string) => void this.promptTurn(text).catch((error) => {
       this.settle(this.results.result('error', `Internal error of the ACP provider: ${agentError(error)}`))
     })
+    // The prompt goes out first, so a cancel for an already aborted signal follows it.
+    if (parked?.question) this.questions.restored({ ...parked, question: parked.question }, turn)
+    else turn(request.prompt)
     const { signal } = request
-    const onAbort = () => this.cancel(signal.reason === undefined ? 'the request signal was aborted' : describeError(signal.reason))
-    signal.addEventListener('abort', onAbort, { once: true })
-    this.detachSignal = () => signal.removeEventListener('abort', onAbort)
-    if (signal.aborted) onAbort()
+    this.detachSignal = onAbort(signal, () => this.cancel(signal.reason === undefined ? 'the request signal was aborted' : describeError(signal.reason)))
   }
 
   private async promptTurn(prompt: string): Promise<void> {
@@ -252,17 +253,8 @@ export class AcpRun implements SubagentRun {
         if (this.settled) return
         if (next.kind === 'exit') return this.settle(this.diedResult(next.exit))
         if (next.kind === 'stop') {
-          if (this.cancelReason === undefined && this.questions.served(next.response, (answer) => {
-            this.output.newTurn()
-            void promptWith(answer)
-          })) {
-            this.progress.responseUsage(next.response)
-            continue
-          }
-          const followUp = this.followUpAfter(next.response)
-          if (followUp === undefined) return this.settle(this.stopResult(next.response))
-          void promptWith(followUp)
-          continue
+          if (this.goesOn(next.response, promptWith)) continue
+          return this.settle(this.stopResult(next.response))
         }
         this.progress.handle(next.update)
       }
@@ -277,17 +269,24 @@ export class AcpRun implements SubagentRun {
   }
 
   /**
-   * After a turn ended: the next follow-up when the turn ended `end_turn` and one waits (the run
-   * goes on with it in the same session), else undefined (the run settles with this turn).
+   * After a turn ended `end_turn`, the run goes on in the same session (true) when a host of ours
+   * parked on a question (the answer will be the next prompt) or a follow-up waits (sent now);
+   * else it settles with this turn.
    */
-  private followUpAfter(response: Acp.PromptResponse): string | undefined {
-    if (response.stopReason !== 'end_turn' || this.cancelReason !== undefined) return undefined
-    const followUp = this.followUps.next()
-    if (followUp === undefined) return undefined
+  private goesOn(response: Acp.PromptResponse, prompt: (text: string) => unknown): boolean {
+    if (response.stopReason !== 'end_turn' || this.cancelReason !== undefined) return false
+    const parked = this.questions.served(response, (answer) => {
+      this.output.newTurn()
+      prompt(answer)
+    })
+    const followUp = parked ? undefined : this.followUps.next()
+    if (!parked && followUp === undefined) return false
     this.progress.responseUsage(response)
+    if (parked) return true
     this.output.newTurn()
     this.emit({ kind: 'status', text: `follow-up message sent (turn ${this.followUps.turns})` })
-    return followUp
+    prompt(followUp!)
+    return true
   }
 
   private stopResult(response: Acp.PromptResponse): SubagentResult {
@@ -316,7 +315,7 @@ export class AcpRun implements SubagentRun {
     clearTimeout(this.cancelTimer)
     this.detachSignal?.()
     this.questions.finish(this.followUps.settle(result))
-    this.endRun()
+    this.ended.resolve()
     // Once the turn is over the process has nothing left to do for this run. The result is
     // handed back now; stopping the process (exitGrace, SIGTERM, the wait) goes on behind it.
     const reap = this.teardown()
