@@ -39,7 +39,7 @@ describe('serve-acp: a turn that parks on a question', function () {
     expect(said(served, sessionId)).to.match(/echoed: again$/)
   })
 
-  it('session/cancel while parked leaves the question open; a parked session is not closed to make room', async () => {
+  it('session/cancel while parked leaves the question open; a refused answer is INVALID_ANSWER; a parked session is not closed to make room', async () => {
     const served = await ws.serve(appYml({ serve: serveConfig('maxSessions: 1') }))
     const { sessionId } = await newSession(served, ws.dir)
     await prompt(served, sessionId, 'ask Proceed?')
@@ -47,6 +47,10 @@ describe('serve-acp: a turn that parks on a question', function () {
     const full = await refusal(newSession(served, ws.dir))
     expect((full.data as any).code).to.equal('TOO_MANY_SESSIONS')
     expect(full.message).to.include('waiting for an answer')
+    // An answer the agent refuses (blank) is INVALID_ANSWER, and the session stays parked.
+    const blank = await refusal(prompt(served, sessionId, '   '))
+    expect((blank.data as any).code).to.equal('INVALID_ANSWER')
+    expect(blank.message).to.include('waiting for an answer')
     await prompt(served, sessionId, 'yes')
     expect(said(served, sessionId)).to.equal('Proceed?told: yes')
     // Answered: the session is idle, and makes room for a new one.
