@@ -32,6 +32,11 @@ export class HostVerbs {
     return this.find(runId).resume(answer)
   }
 
+  /** One verb of the live run `runId`; a refusal rejects. */
+  async act(runId: string, verb: 'interrupt' | 'wake' | 'close'): Promise<SubagentOutcome> {
+    return this.find(runId).verbs[verb]()
+  }
+
   pending(): ParkedRunInfo[] {
     const parked: ParkedRunInfo[] = []
     for (const run of this.live.values()) {

@@ -67,7 +67,9 @@ export function runInfoOf(
 }
 
 /** Tells `subagent/start-failed` listeners (the provider was called; no run came of it), then gives the error back. */
-export function startFailed(events: SubagentEvents, runId: string, provider: string, request: SubagentRequest, error: SubagentError): SubagentError {
+export function startFailed(
+  events: SubagentEvents, runId: string, provider: string, request: SubagentRequest, error: SubagentError,
+): SubagentError {
   if (events.has('subagent/start-failed')) {
     events.emit('subagent/start-failed', {
       runId, provider, parentId: request.parent.id, error,
