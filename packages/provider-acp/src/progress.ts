@@ -1,7 +1,8 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import type { OutputBuffer } from './output.js'
-import { laterSpend, type Redactor, type SpendReport, spendFromMeta } from '@cordis-subagents/shared'
+import type { Logger } from 'cordis'
+import { describeError, laterSpend, type Redactor, type SpendReport, spendFromMeta } from '@cordis-subagents/shared'
 import { headChars } from './text.js'
 import { readAcpUsage, readContextUsed, type UsageTracker } from './usage.js'
 
@@ -17,6 +18,20 @@ export interface ProgressSinks {
   emit(update: SubagentUpdate): void
   /** Debug note for usage the agent reported in a shape we do not read. */
   ignoredUsage(where: string, why: string): void
+}
+
+/** The run's update sink: `onUpdate` until the run ended (`ended()`); a throwing listener is logged, never fatal. */
+export function updateSink(
+  onUpdate: ((update: SubagentUpdate) => void) | undefined, ended: () => boolean, log: { logger: Logger; providerName: string },
+): (update: SubagentUpdate) => void {
+  return (update) => {
+    if (!onUpdate || ended()) return
+    try {
+      onUpdate(update)
+    } catch (error) {
+      log.logger.warn('%s: onUpdate threw: %s', log.providerName, describeError(error))
+    }
+  }
 }
 
 /**

@@ -23,8 +23,10 @@ export interface QuestionHooks {
  */
 export class RunQuestions {
   readonly outcomes = new Outcomes()
-  /** False while a served host's turn ended on a question: no prompt is in flight. */
+  /** False while a served host's turn ended on a question, or a restored run waits: no prompt is in flight. */
   turnInFlight = true
+  /** A restored run's first prompt turn (after the answer, or on `wake`). */
+  private prompt?: (text: string) => void
   private readonly parking: Parking
   /** The question that waited maxParkedMs: the run ends `timeout`. */
   private expired?: PendingQuestion
@@ -86,11 +88,14 @@ export class RunQuestions {
   /**
    * A run restored from a checkpoint parks on its recorded question. The agent's permission
    * request died with its process, so the answer becomes the session's next prompt (for a
-   * permission: what was asked and the option chosen, see `permissionAnswerPrompt`).
+   * permission: what was asked and the option chosen, see `permissionAnswerPrompt`). One that was
+   * not parked is idle (`interrupted`) until `wake` prompts it with a message `send` queued.
    */
-  restored(point: AcpCheckpoint & { question: PendingQuestion }, prompt: (text: string) => void): void {
+  restored(point: AcpCheckpoint, prompt: (text: string) => void): void {
     const { question, options } = point
     this.turnInFlight = false
+    this.prompt = prompt
+    if (!question) return this.outcomes.report({ ...this.hooks.pendingResult(), stopReason: 'interrupted' }, true)
     this.parking.add({
       question,
       ...options ? { options } : {},
@@ -104,6 +109,18 @@ export class RunQuestions {
       },
       drop: () => {},
     })
+  }
+
+  /** `wake` of a run restored idle: prompts `message` (the oldest one `send` queued) as its next turn. */
+  wake(message: string | undefined): Promise<SubagentResult> {
+    if (this.turnInFlight || this.parking.question || !this.prompt) {
+      throw new SubagentError('INVALID_REQUEST', 'This ACP run is not idle (its turn is running or it waits for an answer); only a run restored idle can be woken.')
+    }
+    if (message === undefined) throw new SubagentError('INVALID_REQUEST', 'Nothing to wake on: send the run a message first.')
+    const next = this.outcomes.latest
+    this.turnInFlight = true
+    this.prompt(message)
+    return next
   }
 
   /**

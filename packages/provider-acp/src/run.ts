@@ -14,7 +14,7 @@ import { describeExit, type AgentProcess, type ExitInfo } from './process.js'
 import { turnFailure } from './turn-failure.js'
 import { FollowUps, notRunning } from './follow-ups.js'
 import { coldSource, handBack, type ProcessSource } from './process-source.js'
-import { Progress } from './progress.js'
+import { Progress, updateSink } from './progress.js'
 import { readStopReason, ResultBuilder, stderrSection } from './result.js'
 import { agentError, loadSdk, type Sdk } from './sdk.js'
 import { routeSdkConsole } from './sdk-console.js'
@@ -65,7 +65,8 @@ export class AcpRun implements SubagentRun {
   private disposal?: Promise<void>
   private detachSignal?: () => void
   private releaseConsole?: () => void
-  private readonly onUpdate?: (update: SubagentUpdate) => void
+  /** Progress to the holder (`onUpdate`): none after the end, and a throwing listener is logged. */
+  private readonly emit: (update: SubagentUpdate) => void
 
   private constructor(
     private readonly sdk: Sdk,
@@ -77,7 +78,7 @@ export class AcpRun implements SubagentRun {
   ) {
     this.processKind = kind
     this.id = request.runId
-    this.onUpdate = request.onUpdate
+    this.emit = updateSink(request.onUpdate, () => this.settled, settings)
     const { logger, redactor, providerName } = settings
     this.questions = new RunQuestions({
       pendingResult: () => this.results.result('pending'), cancel: (reason) => this.cancel(reason),
@@ -166,6 +167,12 @@ export class AcpRun implements SubagentRun {
     }
   }
 
+  /** A run restored idle (it was not parked): a turn on the oldest message `send` queued; resolves with its outcome. */
+  wake(): Promise<SubagentResult> {
+    if (this.settled || this.cancelReason !== undefined) return this.questions.outcomes.latest
+    return this.questions.wake(this.followUps.next())
+  }
+
   /** Queues a follow-up message: the next `session/prompt` once the current turn ended (see follow-ups.ts). */
   send(message: string): void {
     if (this.settled || this.cancelReason !== undefined) throw notRunning()
@@ -227,14 +234,14 @@ export class AcpRun implements SubagentRun {
   // -------------------------------------------------------------------------------------------
   // The prompt turn
 
-  /** The first prompt turn; a run restored parked waits for the answer to its question first (see `restored`). */
-  private beginPrompt(request: ProviderStartRequest, parked?: AcpCheckpoint) {
+  /** The first prompt turn; a restored run waits (for the answer to its question, or idle for `wake`) instead. */
+  private beginPrompt(request: ProviderStartRequest, restored?: AcpCheckpoint) {
     this.link.stage = 'prompt'
     const turn = (text: string) => void this.promptTurn(text).catch((error) => {
       this.settle(this.results.result('error', `Internal error of the ACP provider: ${agentError(error)}`))
     })
     // The prompt goes out first, so a cancel for an already aborted signal follows it.
-    if (parked?.question) this.questions.restored({ ...parked, question: parked.question }, turn)
+    if (restored) this.questions.restored(restored, turn)
     else turn(request.prompt)
     const { signal } = request
     this.detachSignal = onAbort(signal, () => this.cancel(signal.reason === undefined ? 'the request signal was aborted' : describeError(signal.reason)))
@@ -332,15 +339,6 @@ export class AcpRun implements SubagentRun {
     const reusable = this.answered && this.cancelReason === undefined && !this.hurry && this.slot.healthy
     return this.teardownPromise ??= handBack(this.source, this.slot, this.session, { reusable, hurry: this.hurry })
       .finally(() => this.releaseConsole?.())
-  }
-
-  private emit(update: SubagentUpdate) {
-    if (!this.onUpdate || this.settled) return
-    try {
-      this.onUpdate(update)
-    } catch (error) {
-      this.settings.logger.warn('%s: onUpdate threw: %s', this.settings.providerName, describeError(error))
-    }
   }
 
   private stderrSection(): string {

@@ -76,12 +76,23 @@ describe('provider-acp: restore a run after a restart (session/load)', () => {
       + 'that request could not be kept open. The answer is "Allow" (allow_once): make that tool call again now, and continue the task.')
   })
 
-  it('a run that was not parked continues its session with the request\'s prompt', async () => {
+  it('a run that was not parked comes back idle (interrupted); a message sent and wake() continue its session', async () => {
     const record = await parkedRecord()
-    const run = await start(host(), 'pause', { ...record, state: 'closed' })
-    const final = await run.result
+    const run = await start(host(), '(the request prompt is not sent)', { ...record, state: 'closed' })
+    expect((await run.result).stopReason).to.equal('interrupted')
+    expect(() => run.wake()).to.throw(/Nothing to wake on/)
+    run.send('pause')
+    const final = await run.wake()
     expect(final.stopReason, final.diagnostic).to.equal('completed')
     expect(JSON.parse(final.output)).to.deep.include({ sid: run.childId, turn: 1 })
+  })
+
+  it('cancel of a run restored idle ends it aborted at once', async () => {
+    const record = await parkedRecord()
+    const run = await start(host(), 'x', { ...record, state: 'interrupted' })
+    await run.result
+    run.cancel()
+    expect((await run.wake()).stopReason).to.equal('aborted')
   })
 
   it('an agent without loadSession, a session it no longer has, or a record without a checkpoint: ACP_RESTORE_FAILED, nothing left running', async () => {
