@@ -1,6 +1,7 @@
 import { Context, Schema } from 'cordis'
 import { duration } from '@cordis-subagents/shared'
 import { type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
+import { askScenario } from './demo-ask.js'
 import { backgroundParent } from './demo-background.js'
 
 /**
@@ -16,6 +17,7 @@ import { backgroundParent } from './demo-background.js'
  *                       entries, over A2A) in one step → aggregate.
  * Parent, later turns: `subagent_fork` (the child inherits the completed turns) → relay.
  * Parent, `--background`: see demo-background.ts (two background starts, own work, then collect).
+ * Parent, `--ask`: see demo-ask.ts (a child asks the person, through the root, which package to read).
  */
 export const name = 'demo-model'
 export const reusable = true
@@ -88,6 +90,8 @@ export function respond(request: GenerateRequest): ScriptedResponse {
   if (turn.prompt.startsWith(ROOT_PROMPT)) return rootChild(turn, request.system)
   if (turn.prompt.startsWith(FORK_PROMPT)) return forkChild(turn)
   if (turn.prompt.startsWith(REMOTE_PROMPT)) return remoteChild(turn, request.system)
+  const asking = askScenario(request, turn.prompt)
+  if (asking) return asking
   const background = backgroundParent(request, PACKAGES_PROMPT)
   if (background) return background
   if (turn.earlier.some((m) => m.role === 'user')) return parentFollowUp(turn)

@@ -120,6 +120,11 @@
       const input = event.target.elements.message
       if (input.value.trim()) act(node.runId, 'send', { message: input.value }).then((ok) => { if (ok) input.value = '' })
     })
+    $('.answer', el).addEventListener('submit', (event) => {
+      event.preventDefault()
+      const input = event.target.elements.answer
+      if (input.value.trim()) act(node.runId, 'answer', { answer: input.value }).then((ok) => { if (ok) input.value = '' })
+    })
     $('.older', el).addEventListener('click', () => pageTranscript(node.runId, -1))
     $('.newer', el).addEventListener('click', () => pageTranscript(node.runId, 1))
     elements.set(node.runId, el)
@@ -133,7 +138,7 @@
     transport.dataset.transport = node.transport
     $('.provider', el).textContent = node.transport === 'root' ? '' : node.provider
     $('.label', el).textContent = node.label
-    $('.state', el).textContent = node.state === 'running' ? 'running' : node.stopReason || 'ended'
+    $('.state', el).textContent = node.state === 'running' ? (node.question ? 'waiting for an answer' : 'running') : node.stopReason || 'ended'
     $('.counts', el).textContent = `${node.steps} steps · ${node.toolCalls} tool calls · ${node.tokens} tokens`
     const budget = $('.budget', el)
     budget.replaceChildren(...node.budget.map((use) => {
@@ -146,6 +151,9 @@
     $('.why', el).textContent = node.state === 'ended' && node.stopReason !== 'completed' ? `${node.stopReason}${node.diagnostic ? `: ${node.diagnostic}` : ''}` : ''
     $('.cancel', el).hidden = !node.can.cancel
     $('.send', el).hidden = !node.can.send
+    $('.question', el).hidden = !node.can.answer
+    const options = node.question?.options?.length ? ` (choose: ${node.question.options.map((option) => option.name).join(' / ')})` : ''
+    $('.question-text', el).textContent = node.question ? `${node.question.kind === 'ask' ? 'asks' : node.question.kind}: ${node.question.text}${options}` : ''
     $('.open', el).hidden = node.transport === 'root'
     tick(el, node)
   }
@@ -161,7 +169,7 @@
     result.textContent = ''
     try {
       await api(`/api/runs/${encodeURIComponent(runId)}/${verb}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body || {}) })
-      result.textContent = verb === 'send' ? 'sent' : 'cancelling…'
+      result.textContent = verb === 'send' ? 'sent' : verb === 'answer' ? 'answered' : 'cancelling…'
       return true
     } catch (error) {
       result.textContent = error.message

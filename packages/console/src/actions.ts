@@ -1,4 +1,4 @@
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, MAX_ANSWER_LENGTH } from '@cordis-subagents/shared'
 import { ConsoleError } from './errors.js'
 import { backgroundTaskOf, CANCEL_REASON, type ViewHost } from './node-view.js'
 
@@ -34,6 +34,22 @@ export function sendToRun(host: ViewHost, runId: string, message: unknown): void
     throw new ConsoleError(code === 'NOT_RUNNING' || code === 'DISPOSED' ? 'NOT_RUNNING' : code === 'STEER_UNSUPPORTED' ? 'NOT_STEERABLE' : 'INVALID_REQUEST', describeError(error))
   }
   throw new ConsoleError('NOT_STEERABLE', `Run ${runId} (${node.provider}) was started synchronously by its parent's tool call, which holds its only handle; start it with a background tool load to message it here.`)
+}
+
+/**
+ * Answers the question a parked child waits on, through `ctx.subagents.resume`: the run goes on
+ * with the answer (its next outcome goes to whoever holds the run, as a resume from the host's
+ * code would). Returns once the service took the answer; refusals come back as codes.
+ */
+export function answerRun(host: ViewHost, runId: string, answer: unknown, log: (error: unknown) => void): void {
+  if (typeof answer !== 'string' || !answer.trim() || answer.length > MAX_ANSWER_LENGTH) {
+    throw new ConsoleError('INVALID_REQUEST', `Send a JSON body { "answer": "…" } with a non-empty answer of at most ${MAX_ANSWER_LENGTH} characters.`)
+  }
+  const node = running(host, runId)
+  const parked = host.subagents.pending().some((run) => run.runId === runId)
+  if (!node.question || !parked) throw new ConsoleError('NOT_PARKED', `Run ${runId} is not waiting for an answer (it was answered, or it never asked).`)
+  host.store.resumed(runId)
+  host.subagents.resume(runId, answer).catch(log)
 }
 
 function running(host: ViewHost, runId: string) {

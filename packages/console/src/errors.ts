@@ -13,6 +13,7 @@ export type ConsoleCode =
   | 'NOT_RUNNING'
   | 'NOT_CANCELLABLE'
   | 'NOT_STEERABLE'
+  | 'NOT_PARKED'
 
 export class ConsoleError extends Error {
   constructor(readonly code: ConsoleCode, message: string) {
@@ -34,4 +35,5 @@ export const STATUS: Record<Exclude<ConsoleCode, 'INVALID_CONFIG' | 'LISTEN_FAIL
   NOT_RUNNING: 409,
   NOT_CANCELLABLE: 409,
   NOT_STEERABLE: 409,
+  NOT_PARKED: 409,
 }

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { sameSecret } from '@cordis-subagents/shared'
 import { MAX_TOKEN_LENGTH } from './config.js'
 import { ConsoleError, STATUS } from './errors.js'
-import { cancelRun, sendToRun } from './actions.js'
+import { answerRun, cancelRun, sendToRun } from './actions.js'
 import type { LiveHub } from './live.js'
 import { snapshot } from './live.js'
 import type { ViewHost } from './node-view.js'
@@ -39,7 +39,9 @@ export interface HttpGuards {
 }
 
 /** The request handler: Host and Origin checked first, then the static page or the token-guarded API. */
-export function createHandler(host: ViewHost & { maxEntryChars: number }, live: LiveHub, guards: HttpGuards) {
+export function createHandler(
+  host: ViewHost & { maxEntryChars: number }, live: LiveHub, guards: HttpGuards, log: (error: unknown) => void,
+) {
   return (req: IncomingMessage, res: ServerResponse) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value)
     handle(req, res).catch((error) => {
@@ -71,7 +73,7 @@ export function createHandler(host: ViewHost & { maxEntryChars: number }, live: 
       if (live.full) throw new ConsoleError('TOO_MANY_VIEWERS', 'Refused: too many live pages are open (maxViewers); close one.')
       return live.add(res)
     }
-    const match = /^\/api\/runs\/([A-Za-z0-9_.:-]{1,200})\/(transcript|cancel|send)$/.exec(url.pathname)
+    const match = /^\/api\/runs\/([A-Za-z0-9_.:-]{1,200})\/(transcript|cancel|send|answer)$/.exec(url.pathname)
     if (!match) throw new ConsoleError('NOT_FOUND', `Nothing at ${url.pathname.slice(0, 100)}.`)
     const [, runId, verb] = match
     if (verb === 'transcript') return json(res, transcript(runId, url), req.method)
@@ -79,6 +81,8 @@ export function createHandler(host: ViewHost & { maxEntryChars: number }, live: 
     if (verb === 'cancel') {
       await readBody(req)
       cancelRun(host, runId)
+    } else if (verb === 'answer') {
+      answerRun(host, runId, (await readBody(req) as { answer?: unknown } | undefined)?.answer, log)
     } else {
       sendToRun(host, runId, (await readBody(req) as { message?: unknown } | undefined)?.message)
     }

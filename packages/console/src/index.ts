@@ -56,6 +56,8 @@ export class SubagentConsole extends Service<Config> {
     ctx.on('subagent/start', (info) => store.start(info))
     ctx.on('subagent/update', (info, update) => store.update(info, update))
     ctx.on('subagent/end', (info, outcome) => store.end(info, outcome))
+    ctx.on('subagent/pending', (info, question) => store.parked(info, question))
+    ctx.on('subagent/resume', (info) => store.resumed(info.runId))
     ctx.agents.observe({
       runStart: (agent, prompt) => store.runStart(agent, prompt),
       runEnd: (agent, result) => store.runEnd(agent, result),
@@ -94,7 +96,7 @@ export class SubagentConsole extends Service<Config> {
       origins: new Set(originsOf(hosts).map((origin) => origin.toLowerCase())),
       token: this.token,
       refused: this.refused,
-    }))
+    }, (error) => this.ctx.logger('console').warn('an answer from the page could not resume its run: %s', error)))
     this.baseUrl = `http://${hostForUrl(config.host)}:${this.port}/`
     this.url = `${this.baseUrl}#token=${this.token}`
     this.ctx.logger('console').info('serving the delegation view at %s (token %s)', this.baseUrl, config.token ? 'configured' : 'generated for this start')

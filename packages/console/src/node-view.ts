@@ -35,8 +35,10 @@ export interface NodeView {
   stopReason?: string
   diagnostic?: string
   output?: string
-  /** What the page may offer: cancel it, send it a message. */
-  can: { cancel: boolean; send: boolean }
+  /** The question the run is parked on: the page shows it with an answer box. */
+  question?: { id: string; kind: string; text: string; path: string[]; options?: { id: string; name: string }[] }
+  /** What the page may offer: cancel it, send it a message, answer its question. */
+  can: { cancel: boolean; send: boolean; answer: boolean }
 }
 
 export interface TreeView {
@@ -77,11 +79,16 @@ export function nodeView(host: ViewHost, node: NodeRecord): NodeView {
     budget: node.agent ? budgetOf(node.agent, node.steps, node.root !== 'run' || running) : [],
     can: {
       cancel: running && !node.root,
-      send: running && (task?.run !== undefined || inProcessChild),
+      send: running && !node.question && (task?.run !== undefined || inProcessChild),
+      answer: running && !node.root && node.question !== undefined,
     },
   }
   for (const key of ['parentRunId', 'childId', 'endedAt', 'lastProgress', 'stopReason', 'diagnostic', 'output'] as const) {
     if (node[key] !== undefined) (view as unknown as Record<string, unknown>)[key] = node[key]
+  }
+  if (node.question) {
+    const { id, kind, text, path, options } = node.question
+    view.question = { id, kind, text, path: [...path], ...options ? { options: options.map(({ id, name }) => ({ id, name })) } : {} }
   }
   if (node.cancelledHere && node.endedAt !== undefined) view.diagnostic = `${CANCEL_REASON}${node.diagnostic ? `; ${node.diagnostic}` : ''}`
   return view

@@ -1,4 +1,5 @@
 import type { Agent, RunResult } from '@cordis-subagents/agent'
+import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { SubagentOutcome, SubagentRunInfo, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { cut, TranscriptRing } from './transcript.js'
 
@@ -28,6 +29,8 @@ export interface NodeRecord {
   output?: string
   /** A root run, or a stand-in for a parent the console never saw start (`synthetic`). */
   root?: 'run' | 'synthetic'
+  /** The question the run is parked on (`subagent/pending`), until it resumes or ends. */
+  question?: PendingQuestion
   /** Set when the console cancelled it: the page shows this beside the provider's diagnostic. */
   cancelledHere?: boolean
   /** The in-process agent of this node (root agent, spawn/fork child): its transcript, budget and inbox. */
@@ -146,9 +149,26 @@ export class TreeStore {
     this.changed(node.runId)
   }
 
+  /** The run parked on `question` (it waits for an answer; the page offers an answer box). */
+  parked(info: SubagentRunInfo, question: PendingQuestion): void {
+    const node = this.nodes.get(info.runId)
+    if (!node || node.endedAt !== undefined) return
+    node.question = { ...question, text: cut(question.text, this.limits.maxEntryChars) }
+    this.changed(node.runId)
+  }
+
+  /** The parked run goes on. */
+  resumed(runId: string): void {
+    const node = this.nodes.get(runId)
+    if (!node?.question) return
+    node.question = undefined
+    this.changed(node.runId)
+  }
+
   end(info: SubagentRunInfo, outcome: SubagentOutcome): void {
     const node = this.nodes.get(info.runId)
     if (!node) return
+    node.question = undefined
     node.endedAt = node.startedAt + outcome.durationMs
     node.stopReason = outcome.stopReason
     if (outcome.diagnostic) node.diagnostic = cut(outcome.diagnostic, this.limits.maxEntryChars)

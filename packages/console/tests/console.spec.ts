@@ -40,7 +40,7 @@ describe('console: the tree, the transcript and the actions over HTTP (real Cont
     for (const child of children) {
       expect(child).to.include({ steps: 2, toolCalls: 1, tokens: 20, background: false, depth: 1 })
       expect(child.budget[0]).to.deep.equal({ name: 'steps per turn', used: 2, limit: 25 })
-      expect(child.can).to.deep.equal({ cancel: false, send: false })
+      expect(child.can).to.deep.equal({ cancel: false, send: false, answer: false })
     }
     expect(children[0].output).to.equal('answer to child: one')
   })
@@ -123,7 +123,7 @@ describe('console: the tree, the transcript and the actions over HTTP (real Cont
     const [synthetic, child] = (await snapshot()).nodes
     expect(synthetic).to.include({ transport: 'root', state: 'running', label: `agent ${parent.id}` })
     expect(child).to.include({ transport: 'remote', label: 'far', parentRunId: synthetic.runId })
-    expect(child.can).to.deep.equal({ cancel: true, send: false })
+    expect(child.can).to.deep.equal({ cancel: true, send: false, answer: false })
     const reply = await post(`/api/runs/${child.runId}/cancel`, {})
     expect(reply.status).to.equal(200)
     expect(fake.runs[0].cancels).to.deep.equal(['cancelled from the console'])

@@ -4,6 +4,7 @@ import { capDiagnostic } from './diagnostic.js'
 import { SubagentError } from './errors.js'
 import { asLimitStop, isIdleStop, normalise, reasonText, tokensOf } from './outcome.js'
 import { Parking, type ParkedRunPort } from './parking.js'
+import { restoredRunId } from './journal-restore.js'
 import { chargeReported, overspent } from './reported-spend.js'
 import { isObject, isRun } from './validate.js'
 import { aborted, discard, nextRunId, passOn, runInfoOf, startFailed } from './run-parts.js'
@@ -36,8 +37,7 @@ type Phase = 'admitting' | 'starting' | 'live' | 'rejected' | 'ended'
  * `dispose` all abort it, and the provider gets its signal.
  */
 export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort {
-  /** The service-minted run id (`info.runId`). */
-  readonly id = nextRunId()
+  /** The service-minted run id (`info.runId`); a run restored after a restart keeps its stored id. */ readonly id: string
   /** The child's identity as the provider knows it, once handed over. */
   childId?: string
   /** `delegate`'s promise: fulfils with this object at the hand-over, or rejects with nothing left running. */
@@ -66,9 +66,9 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts). */
   private readonly parking: Parking
   /** @internal the task key it was started under (reattach) */ taskKey?: string
-
   /** `request` must have passed the service's checks (its signal is an AbortSignal). */
   constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
+    this.id = restoredRunId(request) ?? nextRunId()
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
     this.parking = new Parking(this, host)

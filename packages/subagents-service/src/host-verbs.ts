@@ -26,8 +26,8 @@ export class HostVerbs {
 
   async resume(runId: string, answer: string): Promise<SubagentOutcome> {
     if (typeof runId === 'string' && !this.live.has(runId)) {
-      const reopened = await this.journal().reopen?.(runId)
-      if (reopened) return reopened.resume(answer)
+      const reopened = await this.journal().reopen?.(runId, answer)
+      if (reopened) return reopened
     }
     return this.find(runId).resume(answer)
   }
@@ -43,6 +43,7 @@ export class HostVerbs {
       const { question } = run
       if (question && run.state === 'parked') parked.push({ runId: run.id, parentId: run.info.parentId, question })
     }
+    for (const run of this.journal().pending?.() ?? []) if (!this.live.has(run.runId)) parked.push(run)
     return parked
   }
 }

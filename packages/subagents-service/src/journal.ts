@@ -1,7 +1,8 @@
 import type { Logger } from 'cordis'
 import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import type { ParkedRunInfo } from './host-verbs.js'
 import type { JournalNote } from './run-host.js'
-import type { SubagentHandle, SubagentOutcome, SubagentRunInfo } from './types.js'
+import type { SubagentOutcome, SubagentProvider, SubagentRunInfo } from './types.js'
 
 /**
  * What the journal sees of a run: its identity, and the provider's checkpoint when it has one
@@ -32,11 +33,21 @@ export interface RunJournal {
   /** The run ended (any final outcome, `closed` included). */
   settled(run: JournalledRun, outcome: SubagentOutcome): void
   /**
-   * Optional: brings back a run this host no longer has live (parked or closed before a restart)
-   * from its record, through its provider's `restore`, so `ctx.subagents.resume(runId, …)` can
-   * continue it. Undefined when the journal has no such run.
+   * Optional: continues a run this host no longer has live (parked, interrupted or closed before a
+   * restart) with `answer`, through its provider's `restore`: a parked run takes it as the answer
+   * to its question, an interrupted or closed one runs a new turn with it. Fulfils with the run's
+   * next outcome; undefined when the journal has no such run (journal-restore.ts).
    */
-  reopen?(runId: string): Promise<SubagentHandle | undefined>
+  reopen?(runId: string, answer: string): Promise<SubagentOutcome | undefined>
+  /** Optional: parked runs of earlier starts of this host (not live in this process). */
+  pending?(): ParkedRunInfo[]
+  /**
+   * Optional: for a delegation started under task key `key` that this process has no run for,
+   * the provider to call instead of `provider` when an earlier start recorded that task (its
+   * result again, or its child restored), so a host restart never spawns it twice; undefined to
+   * start a child as usual. Never rejects.
+   */
+  reattached?(provider: SubagentProvider, parentId: string, key: string, runId: string): Promise<SubagentProvider | undefined>
 }
 
 /** What a journal keeps of a run, and what a provider's `restore` rebuilds the child from. */

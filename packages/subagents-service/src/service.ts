@@ -25,6 +25,8 @@ import { HostVerbs, type ParkedRunInfo } from './host-verbs.js'
 import { NO_JOURNAL, noteIn, type RunJournal } from './journal.js'
 import { ParkedBook } from './parked-book.js'
 import { attach, taskKey, TaskKeys } from './task-keys.js'
+import { useCheckpointJournal } from './journal-checkpoints.js'
+import { providerFor } from './journal-restore.js'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
@@ -89,6 +91,7 @@ export class SubagentService extends Service<Config> {
       note: noteIn(() => this.journal, this.log),
     }
     this.parked = new ParkedBook(this.log, this.live)
+    useCheckpointJournal(ctx, this, this.log)
   }
 
   protected override stop() {
@@ -327,7 +330,7 @@ export class SubagentService extends Service<Config> {
       run.abandon()
       throw error
     }
-    return run.callProvider(provider, admission)
+    return run.callProvider(await providerFor(provider, request, run, this.journal), admission)
   }
 
   /** Frees the slots an admission holds in the per-parent and tree gates. */

@@ -1,0 +1,245 @@
+import type { Context, Logger } from 'cordis'
+import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import type { BackgroundRegistry } from './background.js'
+import type { ParkedRunInfo } from './host-verbs.js'
+import type { JournalledRun, RunJournal } from './journal.js'
+import { StoredRuns } from './journal-restore.js'
+import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint, type StoredTaskKey } from './journal-store.js'
+import type { SubagentOutcome, SubagentProvider } from './types.js'
+
+type Kind = 'start' | 'park' | 'resume' | 'settle' | 'claim'
+
+/** Where a live run sits in the tree, so its own children's records get their path. */
+interface Place {
+  runId: string
+  path: string
+}
+
+/** Live or parked runs whose place is remembered (children look their parent up by agent id). */
+const MAX_PLACES = 10_000
+/** Longest label stored (the store's id bound). */
+const MAX_LABEL = 255
+
+/**
+ * The journal of a host with `ctx.checkpoints`: one database write per state change of a run
+ * (start, park, resume, settle), never per step. Writes run in the background, in order per run;
+ * a failed write is logged (once per kind of write, then at debug level) and the run goes on: the
+ * record is then stale, never the delegation broken. Looks the store up at each write, so a store
+ * that comes or goes while the host runs is picked up; without one nothing is written.
+ */
+export class CheckpointJournal implements RunJournal {
+  /** Each run's last queued write: the next one waits for it (the order of a run's states). */
+  private readonly queues = new Map<string, Promise<void>>()
+  /** Child agent id → that run's place. */
+  private readonly places = new Map<string, Place>()
+  /** Run id → the id of the question it is parked on. */
+  private readonly open = new Map<string, string>()
+  private readonly failed = new Set<Kind>()
+  /** Runs of earlier starts: the parked ones `pending()` lists, and their restore. */
+  readonly stored: StoredRuns
+
+  constructor(
+    ctx: Context,
+    private readonly store: () => CheckpointStore | undefined,
+    private readonly log: Logger,
+    private readonly background?: BackgroundRegistry,
+  ) {
+    this.stored = new StoredRuns(ctx, store, log)
+  }
+
+  /** Continues a run of an earlier start (see `StoredRuns.reopen`). */
+  reopen(runId: string, answer: string): Promise<SubagentOutcome | undefined> {
+    return this.stored.reopen(runId, answer)
+  }
+
+  /** A task recorded by an earlier start (see `StoredRuns.reattached`). */
+  reattached(provider: SubagentProvider, parentId: string, key: string, runId: string): Promise<SubagentProvider | undefined> {
+    return this.stored.reattached(provider, parentId, key, runId)
+  }
+
+  /** Parked runs of earlier starts, read from the store at start. */
+  pending(): ParkedRunInfo[] {
+    return this.stored.pending()
+  }
+
+  /** Resolves when every write queued so far has run (tests, and a host that stops). */
+  async flush(): Promise<void> {
+    while (this.queues.size) await Promise.all(this.queues.values())
+  }
+
+  started(run: JournalledRun): void {
+    const { info } = run
+    const parent = this.places.get(info.parentId)
+    const path = parent ? `${parent.path}/${run.id}` : `${info.parentId}/${run.id}`
+    if (info.childId) this.remember(info.childId, { runId: run.id, path })
+    const checkpoint = safeCheckpoint(run)
+    if (this.stored.restored(run.id)) {
+      // A run of an earlier start, restored: its record keeps its path, parent and label.
+      this.write(run.id, 'start', (store) => store.save({ id: run.id, state: 'running', ...info.childId ? { agent: info.childId.slice(0, MAX_LABEL) } : {} }).then(() => {}))
+      return
+    }
+    this.write(run.id, 'start', async (store) => {
+      const record: StoredRunCheckpoint = {
+        id: run.id, path, parent: parent?.runId ?? '', provider: info.provider, state: 'running', ...reattachOf(checkpoint),
+      }
+      if (info.childId) record.agent = info.childId.slice(0, MAX_LABEL)
+      if (info.label) record.label = info.label.slice(0, MAX_LABEL)
+      await this.saveWithTranscript(store, record, checkpoint)
+      if (run.taskKey) await this.claim(store, run)
+    })
+  }
+
+  parked(run: JournalledRun, question: PendingQuestion): void {
+    const id = storedQuestionId(run.id, question.id)
+    this.open.set(run.id, id)
+    const checkpoint = safeCheckpoint(run)
+    this.write(run.id, 'park', async (store) => {
+      await this.saveWithTranscript(store, { id: run.id, state: 'parked', stopReason: 'pending' }, checkpoint)
+      // A restored run parks again on the question it was stored with: that one is still pending.
+      if (await store.questions.get(id)) return
+      await store.questions.ask({ id, runId: run.id, path: [run.id, ...question.path].join('/'), question: JSON.stringify(question) })
+    })
+  }
+
+  resumed(run: JournalledRun, questionId: string, answer: string): void {
+    const id = storedQuestionId(run.id, questionId)
+    if (this.open.get(run.id) === id) this.open.delete(run.id)
+    this.write(run.id, 'resume', async (store) => {
+      await store.save({ id: run.id, state: 'running' })
+      const stored = await store.questions.get(id)
+      if (stored?.state === 'pending') await store.questions.answer(id, answer)
+    })
+  }
+
+  settled(run: JournalledRun, outcome: SubagentOutcome): void {
+    const question = this.open.get(run.id)
+    this.open.delete(run.id)
+    if (run.info.childId && this.places.get(run.info.childId)?.runId === run.id) this.places.delete(run.info.childId)
+    const task = this.background && [...this.background.live].find((candidate) => candidate.run?.id === run.id)
+    const keepTranscript = outcome.stopReason === 'closed' || outcome.stopReason === 'interrupted' || !!task
+    const checkpoint = keepTranscript ? safeCheckpoint(run) : undefined
+    this.write(run.id, 'settle', async (store) => {
+      const record: StoredRunCheckpoint = {
+        id: run.id,
+        state: outcome.stopReason === 'closed' ? 'closed' : outcome.stopReason === 'interrupted' ? 'interrupted' : 'settled',
+        stopReason: outcome.stopReason,
+        result: capText(outcome.output, store.limits.maxTextBytes),
+        work: { ...outcome.work },
+      }
+      if (outcome.usage) record.usage = { ...outcome.usage }
+      if (task) {
+        record.background = true
+        record.label = `${task.handle} ${task.label}`.slice(0, MAX_LABEL)
+        // Read when the write runs: a result delivered by then (a message, a wait) says how.
+        if (task.delivery) record.delivery = task.delivery.via
+      }
+      await this.saveWithTranscript(store, record, checkpoint)
+      if (question && (await store.questions.get(question))?.state === 'pending') await store.questions.cancel(question)
+    })
+  }
+
+  /** Saves `record` with the run's checkpoint as its transcript; one too large to keep is dropped (logged), the rest is saved. */
+  private async saveWithTranscript(store: CheckpointStore, record: StoredRunCheckpoint, checkpoint: unknown): Promise<void> {
+    if (checkpoint === undefined) {
+      await store.save(record)
+      return
+    }
+    try {
+      await store.save({ ...record, transcript: checkpoint })
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'CHECKPOINT_TOO_LARGE') throw error
+      this.log.warn('run %s: its checkpoint was not stored (%s); it cannot be restored after a restart', record.id, describeError(error))
+      await store.save(record)
+    }
+  }
+
+  /** Claims the run's task key in the store: a second claimer (another start, or an earlier run of this key) is logged. */
+  private async claim(store: CheckpointStore, run: JournalledRun): Promise<void> {
+    const claim = await store.tasks.claim(taskKeyInput(run), run.id)
+    if (!claim.claimed && claim.runId !== run.id) {
+      this.log.warn('run %s started under task key %s, which run %s holds in the checkpoint store', run.id, run.taskKey, claim.runId)
+    }
+  }
+
+  private remember(agentId: string, place: Place): void {
+    if (this.places.size >= MAX_PLACES) this.places.delete(this.places.keys().next().value!)
+    this.places.set(agentId, place)
+  }
+
+  private write(runId: string, kind: Kind, work: (store: CheckpointStore) => Promise<void>): void {
+    const store = this.store()
+    if (!store) return
+    const previous = this.queues.get(runId) ?? Promise.resolve()
+    const next = previous.then(() => work(store)).catch((error: unknown) => this.failure(runId, kind, error))
+    this.queues.set(runId, next)
+    void next.then(() => {
+      if (this.queues.get(runId) === next) this.queues.delete(runId)
+    })
+  }
+
+  private failure(runId: string, kind: Kind, error: unknown): void {
+    if (this.failed.has(kind)) {
+      this.log.debug('checkpoint %s of run %s failed: %s', kind, runId, describeError(error))
+      return
+    }
+    this.failed.add(kind)
+    this.log.warn('checkpoint %s of run %s failed (the run goes on; later %s failures are logged at debug level): %s',
+      kind, runId, kind, describeError(error))
+  }
+}
+
+/** What the store's task-key claim hashes: the service's key already covers model, persona and prompt. */
+function taskKeyInput(run: Pick<JournalledRun, 'info' | 'taskKey'>): StoredTaskKey {
+  return { parent: run.info.parentId, provider: run.info.provider, agent: '', prompt: run.taskKey! }
+}
+
+/** A provider's checkpoint may name how to reach its child again: an ACP session, an A2A task. */
+function reattachOf(checkpoint: unknown): Pick<StoredRunCheckpoint, 'sessionId' | 'taskId' | 'agentUrl'> {
+  if (!checkpoint || typeof checkpoint !== 'object') return {}
+  const fields: Pick<StoredRunCheckpoint, 'sessionId' | 'taskId' | 'agentUrl'> = {}
+  const { sessionId, taskId, agentUrl } = checkpoint as Record<string, unknown>
+  if (typeof sessionId === 'string' && sessionId && sessionId.length <= MAX_LABEL) fields.sessionId = sessionId
+  if (typeof taskId === 'string' && taskId && taskId.length <= MAX_LABEL) fields.taskId = taskId
+  if (typeof agentUrl === 'string' && agentUrl && agentUrl.length <= 2048) fields.agentUrl = agentUrl
+  return fields
+}
+
+function safeCheckpoint(run: JournalledRun): unknown {
+  try {
+    return run.checkpoint()
+  } catch {
+    return undefined
+  }
+}
+
+/** Cuts a text to `maxBytes` of UTF-8 (a result longer than the store keeps is stored cut, not dropped). */
+function capText(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8')
+  if (bytes.length <= maxBytes) return text
+  return bytes.subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '')
+}
+
+/** The journal a service uses: the checkpoints store when `ctx.checkpoints` is loaded, nothing written otherwise. */
+function checkpointJournal(ctx: Context, log: Logger, background?: BackgroundRegistry): CheckpointJournal {
+  return new CheckpointJournal(ctx, () => ctx.get('checkpoints' as never) as CheckpointStore | undefined ?? undefined, log, background)
+}
+
+/** What `useCheckpointJournal` needs of the service. */
+export interface JournalHost {
+  useJournal(journal: RunJournal): () => void
+  readonly background: BackgroundRegistry
+}
+
+/**
+ * Records runs in `ctx.checkpoints` while it is loaded: a checkpoints plugin that comes (after its
+ * database opened) installs the journal, one that goes puts the no-op journal back. Without it
+ * nothing is written. At start the parked runs of earlier starts are read for `pending()`.
+ */
+export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Logger): void {
+  ctx.inject(['checkpoints' as never], (inner) => {
+    const journal = checkpointJournal(inner, log, service.background)
+    const undo = service.useJournal(journal)
+    inner.on('dispose', () => undo())
+    journal.stored.load().catch((error: unknown) => log.warn('could not read the parked runs of earlier starts: %s', describeError(error)))
+  })
+}

@@ -1,0 +1,235 @@
+import type { Context, Logger } from 'cordis'
+import type { Agent } from '@cordis-subagents/agent'
+import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import type { Delegation } from './delegation.js'
+import type { SubagentService } from './service.js'
+import { SubagentError } from './errors.js'
+import type { ParkedRunInfo } from './host-verbs.js'
+import type { RunJournal, RunRecord } from './journal.js'
+import type { CheckpointStore, StoredRun } from './journal-store.js'
+import { taskKey } from './task-keys.js'
+import type { SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult } from './types.js'
+
+// Runs this host no longer has in memory (it restarted): listing the parked ones, and continuing
+// one through its provider's `restore`.
+
+/** Restore requests, and the record each restores (the service reads them at the provider call). */
+const restoring = new WeakMap<object, RunRecord>()
+
+/** The stored run's id for a restore request (the run keeps its id); undefined for a fresh delegation. */
+export function restoredRunId(request: object): string | undefined {
+  return restoring.get(request)?.runId
+}
+
+/**
+ * The provider to call for `request`: for a restore, the provider with its `restore` in place of
+ * `start` (one without `restore` rejects the start `UNSUPPORTED`, so the service releases the
+ * run's slots as for any failed start).
+ */
+function startingProvider(provider: SubagentProvider, request: object): SubagentProvider {
+  const record = restoring.get(request)
+  if (!record) return provider
+  const restore = provider.restore
+  return Object.assign(Object.create(provider) as SubagentProvider, {
+    start: (providerRequest: Parameters<SubagentProvider['start']>[0]) => typeof restore === 'function'
+      ? restore.call(provider, record, providerRequest)
+      : Promise.reject(new SubagentError('UNSUPPORTED', `Provider "${provider.name}" cannot restore runs, so run ${record.runId} cannot be continued after a restart.`)),
+  })
+}
+
+/**
+ * The provider the service calls for a delegation that passed its gates: the restore of a stored
+ * run (`reopen`), a run an earlier start recorded under the same task key (the journal's
+ * `reattached`), else the provider itself. Never rejects.
+ */
+export async function providerFor(
+  provider: SubagentProvider, request: SubagentRequest, run: { id: string }, journal: RunJournal,
+): Promise<SubagentProvider> {
+  const restoring = startingProvider(provider, request)
+  if (restoring !== provider || request.reattach !== true || !journal.reattached) return restoring
+  return await journal.reattached(provider, request.parent.id, taskKey(provider.name, request), run.id).catch(() => undefined) ?? provider
+}
+
+/** A provider whose start gives back a result recorded by an earlier start (no child runs). */
+function replaying(provider: SubagentProvider, result: SubagentResult): SubagentProvider {
+  return Object.assign(Object.create(provider) as SubagentProvider, {
+    start: async (request: Parameters<SubagentProvider['start']>[0]) => ({
+      id: request.runId, result: Promise.resolve(result), cancel: () => {}, dispose: async () => {},
+    }),
+  })
+}
+
+/** Stored parked runs listed by `pending()` (read at start; those this start continues are dropped). */
+const MAX_STORED_PARKED = 1000
+
+export class StoredRuns {
+  private readonly parked = new Map<string, ParkedRunInfo>()
+  /** Runs being restored now: a second resume of one is refused rather than restoring it twice. */
+  private readonly reopening = new Set<string>()
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly store: () => CheckpointStore | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  /** Whether run `runId` is one this start restored (its stored path and parent stay as they were). */
+  restored(runId: string): boolean {
+    return this.reopening.has(runId)
+  }
+
+  /** Reads this host's parked runs from the store (at start). */
+  async load(): Promise<void> {
+    const store = this.store()
+    if (!store) return
+    const runs = await store.list({ state: 'parked', limit: MAX_STORED_PARKED })
+    for (const run of runs) {
+      if (run.host !== store.host) continue
+      const question = await this.questionOf(store, run.id)
+      if (question) this.parked.set(run.id, { runId: run.id, parentId: run.parent, question })
+    }
+  }
+
+  /** Stored parked runs (not live in this process). */
+  pending(): ParkedRunInfo[] {
+    return [...this.parked.values()]
+  }
+
+  /**
+   * Continues stored run `runId` with `answer` through its provider's `restore`: a parked run
+   * takes it as the answer to its question; an interrupted or closed one runs a new turn with it
+   * as the message. Undefined when the store has no such run.
+   */
+  async reopen(runId: string, answer: string): Promise<SubagentOutcome | undefined> {
+    const store = this.store()
+    if (!store) return undefined
+    const problem = answerProblem(answer)
+    if (problem) throw new SubagentError('INVALID_REQUEST', problem)
+    if (this.reopening.has(runId)) throw new SubagentError('NOT_PARKED', `Run ${runId} is being restored by another resume; wait for its outcome.`)
+    this.reopening.add(runId)
+    try {
+      const stored = await store.load(runId)
+      if (!stored) return undefined
+      const record = await this.recordOf(store, stored)
+      const outcome = await this.restore(stored, record, answer)
+      this.parked.delete(runId)
+      return outcome
+    } finally {
+      this.reopening.delete(runId)
+    }
+  }
+
+  /**
+   * A delegation under task key `key` that an earlier start of this host recorded (the store's
+   * claim): a run that ended `completed` or `closed` gives its recorded result again; a parked or
+   * interrupted one is restored (parked on its question, or idle) in place of a second child, and
+   * its old record is closed as continued by `runId`. Undefined: start a child as usual.
+   */
+  async reattached(provider: SubagentProvider, parentId: string, key: string, runId: string): Promise<SubagentProvider | undefined> {
+    const store = this.store()
+    if (!store) return undefined
+    try {
+      const claim = await store.tasks.get({ parent: parentId, provider: provider.name, agent: '', prompt: key })
+      const stored = claim && claim.runId !== runId ? await store.load(claim.runId) : undefined
+      if (!stored || stored.host !== store.host || this.reopening.has(stored.id)) return undefined
+      // The new run takes the key over (the journal claims it for `runId` when it starts).
+      const takeOver = () => store.tasks.release(claim!.key, stored.id)
+      if (stored.state === 'settled' || stored.state === 'closed') {
+        if (stored.stopReason !== 'completed' && stored.stopReason !== 'closed') return undefined
+        await takeOver()
+        return replaying(provider, { stopReason: stored.stopReason, output: stored.result ?? '', usage: stored.usage as never, work: stored.work as never })
+      }
+      if ((stored.state !== 'parked' && stored.state !== 'interrupted') || typeof provider.restore !== 'function') return undefined
+      const record = { ...await this.recordOf(store, stored), runId }
+      const { question } = record
+      await store.save({ id: stored.id, state: 'closed', stopReason: 'closed', result: `continued as run ${runId} (reattached by task key)` })
+      if (question) await store.questions.cancel(`${stored.id}:${question.id}`).catch(() => {})
+      this.parked.delete(stored.id)
+      await takeOver()
+      const restore = provider.restore
+      return Object.assign(Object.create(provider) as SubagentProvider, {
+        start: (request: Parameters<SubagentProvider['start']>[0]) => restore.call(provider, record, request),
+      })
+    } catch (error) {
+      this.log.warn('task key %s: the store could not be read for a reattach (a child is started): %s', key, describeError(error))
+      return undefined
+    }
+  }
+
+  private async recordOf(store: CheckpointStore, stored: StoredRun): Promise<RunRecord> {
+    const { id } = stored
+    if (stored.host !== store.host) {
+      throw new SubagentError('NOT_FOUND', `Run ${id} belongs to host "${stored.host}", not this one ("${store.host}"); resume it there.`)
+    }
+    if (stored.state === 'running') throw new SubagentError('NOT_PARKED', `Run ${id} is running in another start of this host; resume it there.`)
+    if (stored.state === 'settled') {
+      throw new SubagentError('NOT_PARKED', `Run ${id} ended (${stored.stopReason ?? 'settled'}); its result is in the checkpoint store (ctx.checkpoints.load).`)
+    }
+    const question = stored.state === 'parked' ? await this.questionOf(store, id) : undefined
+    if (stored.state === 'parked' && !question) throw new SubagentError('NOT_PARKED', `Run ${id} is parked, but its question is no longer pending in the store.`)
+    if (stored.transcript === undefined) {
+      throw new SubagentError('UNSUPPORTED', `Run ${id} has no stored checkpoint (its provider keeps none, or it was too large); it cannot be restored.`)
+    }
+    return {
+      runId: id,
+      provider: stored.provider,
+      parentId: stored.parent,
+      ...stored.label ? { label: stored.label } : {},
+      depth: Math.max(1, stored.path.split('/').length - 1),
+      state: stored.state,
+      checkpoint: stored.transcript,
+      ...question ? { question } : {},
+    }
+  }
+
+  /**
+   * Delegates through the service with the restore in place of the start. The parent agent of
+   * the first start is gone: the restored child's parent is a fresh root agent of this host (its
+   * runtime's default budget and tools), disposed once the run ends.
+   */
+  private async restore(stored: StoredRun, record: RunRecord, answer: string): Promise<SubagentOutcome> {
+    const agents = this.ctx.get('agents') as { create(options: { label?: string }): Agent } | undefined
+    if (!agents) throw new SubagentError('UNSUPPORTED', `Run ${stored.id} cannot be restored: no agent runtime (ctx.agents) is loaded.`)
+    const parent = agents.create({ label: `restored parent of ${stored.id}` })
+    const request: SubagentRequest = {
+      prompt: `(run ${stored.id} restored after a restart)`,
+      parent,
+      signal: new AbortController().signal,
+      ...record.label ? { label: record.label } : {},
+    }
+    restoring.set(request, record)
+    let run: Delegation
+    try {
+      run = await (this.ctx.get('subagents') as SubagentService).delegate(stored.provider, request) as Delegation
+    } catch (error) {
+      await parent.dispose()
+      throw error
+    }
+    void run.ended.then(() => run.dispose()).catch((error: unknown) => {
+      this.log.warn('restored run %s: dispose failed: %s', stored.id, describeError(error))
+    }).finally(() => parent.dispose())
+    const first = await run.result
+    if (first.stopReason === 'pending') return run.resume(answer)
+    if (first.stopReason !== 'interrupted') {
+      this.log.warn('restored run %s (%s) came back %s; the answer was not given', stored.id, record.state, first.stopReason)
+      return first
+    }
+    // Idle on its last completed turn: the answer is a message, and a turn runs on it.
+    const send = run.providerRun?.send
+    if (typeof send !== 'function') {
+      throw new SubagentError('UNSUPPORTED', `Provider "${stored.provider}" cannot take a message for restored run ${stored.id}, so it cannot run a new turn.`)
+    }
+    send.call(run.providerRun, answer)
+    return run.verbs.wake()
+  }
+
+  private async questionOf(store: CheckpointStore, runId: string): Promise<PendingQuestion | undefined> {
+    const [question] = await store.questions.pending({ runId })
+    if (!question) return undefined
+    try {
+      return JSON.parse(question.question) as PendingQuestion
+    } catch {
+      return undefined
+    }
+  }
+}

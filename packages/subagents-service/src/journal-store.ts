@@ -1,0 +1,103 @@
+// The part of `ctx.checkpoints` (@cordis-subagents/checkpoints) the durable journal uses. The
+// service reads the store through `ctx.get('checkpoints')` and never imports that package, so a
+// host without it carries no database code (test/durable-journal.spec.ts checks the real store
+// fits this shape at compile time).
+
+/** States of a stored run (the store's `RunState`). */
+type StoredRunState = 'running' | 'parked' | 'interrupted' | 'closed' | 'settled'
+
+/** The fields the journal writes (the store's `RunCheckpoint`). */
+export interface StoredRunCheckpoint {
+  id: string
+  path?: string
+  parent?: string
+  provider?: string
+  agent?: string
+  state?: StoredRunState
+  stopReason?: string
+  usage?: Record<string, number>
+  work?: Record<string, number>
+  transcript?: unknown
+  turn?: number
+  result?: string
+  background?: boolean
+  label?: string
+  delivery?: string
+  sessionId?: string
+  taskId?: string
+  agentUrl?: string
+}
+
+/** A stored run as the store returns it (the fields the service reads). */
+export interface StoredRun {
+  id: string
+  path: string
+  root: string
+  parent: string
+  provider: string
+  agent: string
+  state: StoredRunState
+  stopReason?: string
+  transcript?: unknown
+  result?: string
+  usage: Record<string, number>
+  work: Record<string, number>
+  background: boolean
+  label: string
+  delivery: string
+  sessionId?: string
+  taskId?: string
+  agentUrl?: string
+  host: string
+  updatedAt: Date
+}
+
+interface StoredQuestion {
+  id: string
+  runId: string
+  path: string
+  question: string
+  state: 'pending' | 'answered' | 'cancelled'
+  answer?: string
+}
+
+/** What the store's task-key claim hashes. */
+export interface StoredTaskKey {
+  parent: string
+  provider: string
+  agent: string
+  prompt: string
+}
+
+interface RunListFilter {
+  state?: StoredRunState | StoredRunState[]
+  parent?: string
+  root?: string
+  background?: boolean
+  limit?: number
+}
+
+export interface CheckpointStore {
+  readonly host: string
+  readonly limits: { readonly maxTextBytes: number }
+  save(checkpoint: StoredRunCheckpoint): Promise<StoredRun>
+  load(id: string): Promise<StoredRun | undefined>
+  list(filter?: RunListFilter): Promise<StoredRun[]>
+  readonly tasks: {
+    claim(input: StoredTaskKey, runId: string): Promise<{ key: string; claimed: boolean; runId: string }>
+    get(input: StoredTaskKey): Promise<{ key: string; runId: string } | undefined>
+    release(key: string, runId: string): Promise<boolean>
+  }
+  readonly questions: {
+    ask(ask: { runId: string; path: string; question: string; id?: string }): Promise<StoredQuestion>
+    answer(id: string, answer: string): Promise<StoredQuestion>
+    cancel(id: string): Promise<StoredQuestion>
+    pending(filter?: { runId?: string }): Promise<StoredQuestion[]>
+    get(id: string): Promise<StoredQuestion | undefined>
+  }
+}
+
+/** The id a run's question is stored under: question ids are unique only within their run. */
+export function storedQuestionId(runId: string, questionId: string): string {
+  return `${runId}:${questionId}`
+}
