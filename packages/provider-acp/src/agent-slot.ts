@@ -12,7 +12,7 @@ export type ProcessKind = 'cold' | 'warm' | 'reused'
 
 /** The run currently served by a slot: it answers the agent's permission requests and hears of an overflow. */
 export interface SlotTenant {
-  answerPermission(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse
+  answerPermission(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse | Promise<Acp.RequestPermissionResponse>
   overflow(): void
 }
 
@@ -71,6 +71,12 @@ export class AgentSlot {
       if (parked) handle?.unref?.()
       else handle?.ref?.()
     }
+  }
+
+  /** A run opened or loaded `sessionId` here. */
+  opened(sessionId: string) {
+    if (!this.openSessions.has(sessionId)) this.sessions++
+    this.openSessions.add(sessionId)
   }
 
   /** After a clean turn: how long the agent may take to exit by itself at EOF before SIGTERM. */

@@ -12,7 +12,7 @@ interface FieldSchema {
 const fields = (Config as unknown as { dict: Record<string, FieldSchema> }).dict
 /** The numeric keys of the schema with their ranges; durations are named by how they are used. */
 const NUMERIC = Object.entries(fields).filter(([, schema]) => schema.type === 'number')
-const DURATIONS = new Set(['startupTimeout', 'cancelGrace', 'killGrace', 'exitGrace', 'idleTimeout'])
+const DURATIONS = new Set(['startupTimeout', 'cancelGrace', 'killGrace', 'exitGrace', 'idleTimeout', 'maxParkedMs'])
 
 /** The schema's numeric keys (for tests that walk them). */
 export const NUMERIC_KEYS: readonly string[] = NUMERIC.map(([key]) => key)

@@ -12,7 +12,8 @@ export interface Config {
   inherit?: EnvInherit
   envExclude?: string[]
   cwd?: string
-  permission?: 'reject' | 'allow'
+  permission?: 'reject' | 'allow' | 'escalate'
+  maxParkedMs?: number
   startupTimeout?: number
   cancelGrace?: number
   killGrace?: number
@@ -56,8 +57,11 @@ export const Config: Schema<Config> = Schema.object({
   permission: choice({
     reject: 'Deny (pick a reject option, so the agent can adapt)',
     allow: 'Allow once',
+    escalate: 'Ask the holder: the run parks (pending) with the request as its question until resume(answer)',
   }).default('reject')
-    .description('How permission requests of the agent are answered. Nobody is asked interactively.'),
+    .description('How permission requests of the agent are answered: by policy (reject, allow), or asked up the tree (escalate).'),
+  maxParkedMs: duration({ min: 1 }).default(3_600_000)
+    .description('Milliseconds a run may wait parked on a question (an escalated permission request, or a question of a served host of ours) before it ends as timeout, the question answered cancelled.'),
   startupTimeout: duration({ min: 1 }).default(30_000)
     .description('Milliseconds for the agent to start and open a session (initialize + session/new).'),
   cancelGrace: duration().default(5_000)

@@ -14,6 +14,8 @@ export type AcpErrorCode =
   | 'ACP_AUTH_REQUIRED'
   /** The request's signal aborted before the session was open. */
   | 'ABORTED'
+  /** `restore` (after a restart) cannot continue the run: no usable checkpoint, or the agent cannot load its session. */
+  | 'ACP_RESTORE_FAILED'
 
 export class AcpError extends Error {
   readonly code: AcpErrorCode

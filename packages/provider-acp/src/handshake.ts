@@ -17,7 +17,7 @@ export const EXIT_STATUS_MS = 400
 
 export interface HandshakeHooks {
   /** Answers the agent's permission requests (they may come as soon as the session exists). */
-  answerPermission(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse
+  answerPermission(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse | Promise<Acp.RequestPermissionResponse>
   /** Why the stream was cut (maxStreamBytes), when it was. */
   overflowed(): string | undefined
   /** The scrubbed stderr tail section for a diagnostic ('' when there is none). */

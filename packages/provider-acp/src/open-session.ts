@@ -1,5 +1,6 @@
 import { describeError } from '@cordis-subagents/shared'
 import type { AgentSlot } from './agent-slot.js'
+import { AcpError } from './errors.js'
 import type { Handshake } from './handshake.js'
 import type { RunSettings } from './settings.js'
 
@@ -9,12 +10,20 @@ import type { RunSettings } from './settings.js'
  */
 export async function openSession(link: Handshake, slot: AgentSlot, settings: RunSettings, signal: AbortSignal): Promise<boolean> {
   const resume = settings.resumeSessionId
+  if (resume && settings.restore && !link.canLoadSession) {
+    throw new AcpError('ACP_RESTORE_FAILED', `The ACP agent "${settings.command}" does not load sessions (no loadSession capability), `
+      + `so session ${resume} cannot be continued after a restart; delegate the task again.`)
+  }
   if (resume && link.canLoadSession) {
     try {
       await link.resumeSession(signal, settings, resume)
       return true
     } catch (error) {
       if (signal.aborted || !slot.healthy) throw error
+      if (settings.restore) {
+        throw new AcpError('ACP_RESTORE_FAILED', `The ACP agent "${settings.command}" could not load session ${resume} `
+          + `(${describeError(error)}); it cannot be continued after the restart. Delegate the task again.`, { cause: error })
+      }
       settings.logger.debug('%s: could not continue session %s (%s); opening a new one', settings.providerName, resume, describeError(error))
     }
   }

@@ -49,23 +49,36 @@ export interface PermissionHooks {
   status(text: string): void
   /** Debug log line for an allowed request. */
   granted(title: string, optionId: string): void
+  /**
+   * `permission: escalate`: parks the run on the request; resolves with the holder's answer
+   * (or `cancelled` when the run ends first). Undefined when too many requests wait already.
+   */
+  escalate?(params: Acp.RequestPermissionRequest, title: string): Promise<Acp.RequestPermissionResponse> | undefined
 }
 
+/** How the provider answers permission requests (config `permission`). */
+export type PermissionMode = 'reject' | 'allow' | 'escalate'
+
 /**
- * Answers an agent's permission requests by the provider's `permission` setting (nobody is
- * asked interactively) and remembers the denials for the diagnostic.
+ * Answers an agent's permission requests by the provider's `permission` setting (`escalate` asks
+ * the run's holder, see escalation.ts) and remembers the denials for the diagnostic.
  */
 export class PermissionDesk {
   readonly denials: string[] = []
 
-  constructor(readonly mode: 'reject' | 'allow', private readonly hooks: PermissionHooks) {}
+  constructor(readonly mode: PermissionMode, private readonly hooks: PermissionHooks) {}
 
-  answer(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse {
+  answer(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse | Promise<Acp.RequestPermissionResponse> {
     const title = agentText(String(params.toolCall?.title || params.toolCall?.toolCallId || 'a tool call'), 200)
     // After session/cancel the protocol wants every pending permission answered `cancelled`.
     if (this.hooks.closed()) return { outcome: { outcome: 'cancelled' } }
     const options = Array.isArray(params.options) ? params.options : []
     let note = ''
+    if (this.mode === 'escalate') {
+      const answered = this.hooks.escalate?.(params, title)
+      if (answered) return answered
+      note = '; too many permission requests were waiting for an answer at once'
+    }
     if (this.mode === 'allow') {
       const allow = chooseAllow(options)
       if (allow) {

@@ -1,3 +1,4 @@
+import type * as Acp from '@agentclientprotocol/sdk'
 import { describeError } from '@cordis-subagents/shared'
 import { AgentSlot, type ProcessKind } from './agent-slot.js'
 import { AcpError } from './errors.js'
@@ -60,4 +61,24 @@ export const coldSource: ProcessSource = {
   release(slot, { hurry }) {
     return slot.terminate(hurry ? 0 : slot.exitGrace)
   },
+}
+
+/**
+ * Hands a run's process back to its source: kept for another session when the pool takes it and
+ * the run ended cleanly (`reusable`), else close the connection → close stdin → SIGTERM after
+ * exitGrace → SIGKILL after killGrace → wait. The turn is over (or was given up on): the agent gets
+ * a short exitGrace to leave at EOF, then SIGTERM. Agents that ignore EOF once a session exists
+ * (Codex' and Claude's adapters) cost exitGrace, not cancelGrace; a cancelled run is still gone
+ * within cancelGrace + exitGrace + killGrace of the cancel.
+ */
+export async function handBack(
+  source: ProcessSource, slot: AgentSlot, session: Acp.ActiveSession | undefined, options: ReleaseOptions,
+): Promise<void> {
+  try {
+    session?.dispose()
+  } catch {
+    // best effort
+  }
+  if (slot.tenant && slot.link.stage === 'prompt') slot.link.stage = 'session/new'
+  await source.release(slot, options)
 }

@@ -1,7 +1,8 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import type { OutputBuffer } from './output.js'
-import { laterSpend, type Redactor, type SpendReport, spendFromMeta } from '@cordis-subagents/shared'
+import type { Logger } from 'cordis'
+import { describeError, laterSpend, type Redactor, type SpendReport, spendFromMeta } from '@cordis-subagents/shared'
 import { headChars } from './text.js'
 import { readAcpUsage, readContextUsed, type UsageTracker } from './usage.js'
 
@@ -17,6 +18,20 @@ export interface ProgressSinks {
   emit(update: SubagentUpdate): void
   /** Debug note for usage the agent reported in a shape we do not read. */
   ignoredUsage(where: string, why: string): void
+}
+
+/** The run's update sink: `onUpdate` until the run ended (`ended()`); a throwing listener is logged, never fatal. */
+export function updateSink(
+  onUpdate: ((update: SubagentUpdate) => void) | undefined, ended: () => boolean, log: { logger: Logger; providerName: string },
+): (update: SubagentUpdate) => void {
+  return (update) => {
+    if (!onUpdate || ended()) return
+    try {
+      onUpdate(update)
+    } catch (error) {
+      log.logger.warn('%s: onUpdate threw: %s', log.providerName, describeError(error))
+    }
+  }
 }
 
 /**
@@ -100,6 +115,12 @@ export class Progress {
     const grown = this.to.usage.tokens(usage)
     const { steps, toolCalls, delegations } = this.spend
     this.to.emit({ kind: 'usage', usage: grown ?? this.to.usage.current() ?? usage, work: { steps, toolCalls, delegations } })
+  }
+
+  /** The usage of a turn's `PromptResponse`, when it carries one. */
+  responseUsage(response: Acp.PromptResponse) {
+    const raw = (response as { usage?: unknown }).usage
+    if (raw !== undefined && raw !== null) this.tokens(raw, 'PromptResponse.usage')
   }
 
   /** Token usage the agent reported (`_meta.usage`, `PromptResponse.usage`). */

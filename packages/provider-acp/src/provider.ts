@@ -3,7 +3,9 @@ import { isAbsolute, resolve } from 'node:path'
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
 import { crossingEnv, crossingMeta } from '@cordis-subagents/shared'
-import { type ProviderStartRequest, type SubagentProvider, type SubagentRun, treeCrossing } from '@cordis-subagents/subagents-service'
+import {
+  type ProviderStartRequest, type RunRecord, type SubagentProvider, type SubagentRun, treeCrossing,
+} from '@cordis-subagents/subagents-service'
 import { Config } from './config.js'
 import { rangeProblem } from './config-ranges.js'
 import { childEnv, EnvMatcher, envProblem, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
@@ -14,6 +16,7 @@ import { resolveRunAs, warnIfRoot } from './run-as.js'
 import { coldSource, type ProcessSource } from './process-source.js'
 import { Reaps } from './reaps.js'
 import { AcpRun } from './run.js'
+import { type AcpCheckpoint, restorePoint } from './restore-point.js'
 import { SessionBook, type ResumeTicket } from './session-book.js'
 import { setTraceEnv, traceMeta } from './trace-context.js'
 import { Redactor } from '@cordis-subagents/shared'
@@ -72,6 +75,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     command: options.command,
     args: [...options.args ?? DEFAULTS.args!],
     permission: options.permission ?? DEFAULTS.permission!,
+    maxParkedMs: options.maxParkedMs ?? DEFAULTS.maxParkedMs!,
     startupTimeout: options.startupTimeout ?? DEFAULTS.startupTimeout!,
     cancelGrace: options.cancelGrace ?? DEFAULTS.cancelGrace!,
     killGrace: options.killGrace ?? DEFAULTS.killGrace!,
@@ -84,6 +88,9 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     logger: options.logger,
     reaps: new Reaps(options.logger, providerName),
   }
+  if (!['reject', 'allow', 'escalate'].includes(settings.permission)) {
+    throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.permission must be reject, allow or escalate (got ${JSON.stringify(settings.permission)}).`)
+  }
   if (typeof settings.command !== 'string' || !settings.command) {
     throw new AcpError('ACP_INVALID_CONFIG', 'provider-acp: command is required (the executable of the ACP agent).')
   }
@@ -94,33 +101,46 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.resume must be off, request or per-parent (got ${JSON.stringify(resume)}).`)
   }
   const book = new SessionBook()
+  /** A run for `request`; `restore`: continue that checkpoint's session (in its cwd) instead of opening one. */
+  const launch = (request: ProviderStartRequest, restore?: AcpCheckpoint): Promise<AcpRun> => {
+    const host = process.env
+    // A caller that is not a real Agent may carry no cwd: fall back to the app directory.
+    const parentCwd = typeof request.parent.cwd === 'string' && request.parent.cwd ? request.parent.cwd : baseDir
+    const cwd = restore?.cwd ?? configuredCwd ?? resolve(baseDir, parentCwd)
+    const crossing = treeCrossing(request)
+    // What is left of the budget changes with every delegation: a pooled process (spawned ahead of
+    // the request, or for an earlier one) gets it per session, in `_meta` only (see the README).
+    const own = crossingEnv(crossing, { budget: !pool }) as OwnVariables
+    const sessionMeta: Record<string, unknown> = { ...crossingMeta(crossing), ...traceMeta(request.traceContext) }
+    const ticket = !restore && wantsResume(resume, request) ? book.take(request.parent, cwd) : undefined
+    const starting = AcpRun.start({
+      ...settings,
+      cwd,
+      ...options.inheritedMcpServers ? { mcpServers: [...mcpServers, ...options.inheritedMcpServers(request.parent, mcpServers)] } : {},
+      env: setTraceEnv(childEnv(host, policy, own, matcher), pool ? undefined : request.traceContext),
+      redactor: new Redactor(secretValues(host, policy, matcher)),
+      sessionMeta,
+      ...request.traceContext ? { promptMeta: traceMeta(request.traceContext) } : {},
+      ...ticket?.sessionId ? { resumeSessionId: ticket.sessionId } : {},
+      ...restore ? { resumeSessionId: restore.sessionId, restore } : {},
+    }, request, source)
+    if (ticket) recordSession(ticket, starting)
+    return starting
+  }
   const provider: AcpProvider = {
     name: providerName,
     capabilities: { persona: false, toolFilter: false, depthLimit: false },
     inheritsParentContext: false,
-    start(request: ProviderStartRequest): Promise<SubagentRun> {
-      const host = process.env
-      // A caller that is not a real Agent may carry no cwd: fall back to the app directory.
-      const parentCwd = typeof request.parent.cwd === 'string' && request.parent.cwd ? request.parent.cwd : baseDir
-      const cwd = configuredCwd ?? resolve(baseDir, parentCwd)
-      const crossing = treeCrossing(request)
-      // What is left of the budget changes with every delegation: a pooled process (spawned ahead of
-      // the request, or for an earlier one) gets it per session, in `_meta` only (see the README).
-      const own = crossingEnv(crossing, { budget: !pool }) as OwnVariables
-      const sessionMeta: Record<string, unknown> = { ...crossingMeta(crossing), ...traceMeta(request.traceContext) }
-      const ticket = wantsResume(resume, request) ? book.take(request.parent, cwd) : undefined
-      const starting = AcpRun.start({
-        ...settings,
-        cwd,
-        ...options.inheritedMcpServers ? { mcpServers: [...mcpServers, ...options.inheritedMcpServers(request.parent, mcpServers)] } : {},
-        env: setTraceEnv(childEnv(host, policy, own, matcher), pool ? undefined : request.traceContext),
-        redactor: new Redactor(secretValues(host, policy, matcher)),
-        sessionMeta,
-        ...request.traceContext ? { promptMeta: traceMeta(request.traceContext) } : {},
-        ...ticket?.sessionId ? { resumeSessionId: ticket.sessionId } : {},
-      }, request, source)
-      if (ticket) recordSession(ticket, starting)
-      return starting
+    start: (request: ProviderStartRequest): Promise<SubagentRun> => launch(request),
+    /**
+     * After a host restart: continues a journalled run's ACP session with session/load (the agent
+     * must advertise loadSession and still have it). A parked run is parked again on its question;
+     * any other continues with the request's prompt. Rejects `ACP_RESTORE_FAILED` otherwise.
+     */
+    restore(record: RunRecord, request: ProviderStartRequest): Promise<SubagentRun> {
+      const point = restorePoint(record)
+      if (typeof point === 'string') return Promise.reject(new AcpError('ACP_RESTORE_FAILED', `provider-acp cannot restore: ${point}; delegate the task again.`))
+      return launch(request, point)
     },
     async stop() {
       book.clear()

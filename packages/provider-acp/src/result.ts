@@ -2,6 +2,7 @@ import { utf8Length, type Redactor } from '@cordis-subagents/shared'
 import { capDiagnostic, MAX_DIAGNOSTIC_BYTES } from '@cordis-subagents/subagents-service'
 import type { SubagentResult, SubagentStopReason } from '@cordis-subagents/subagents-service'
 import type { OutputBuffer } from './output.js'
+import type { PermissionMode } from './permission.js'
 import { tailBytes } from './text.js'
 import type { UsageTracker } from './usage.js'
 
@@ -40,7 +41,7 @@ export interface ResultSources {
   output: OutputBuffer
   usage: UsageTracker
   denials: readonly string[]
-  permission: 'reject' | 'allow'
+  permission: PermissionMode
   maxOutputBytes: number
   redactor: Redactor
   /** The work a host of ours reported over the crossing, when it did. */
@@ -64,6 +65,11 @@ export class ResultBuilder {
     const work = this.from.work()
     if (work) result.work = { steps: work.steps, toolCalls: work.toolCalls, delegations: work.delegations }
     return result
+  }
+
+  /** An error result with `tail` (the stderr section), and no usage (the turn failed, its usage is unknown). */
+  failure(headline: string, tail: string): SubagentResult {
+    return { stopReason: 'error', output: this.outputText(), diagnostic: this.diagnostic(headline, tail) }
   }
 
   /** The agent's message text after its last tool call; all its message text when that is empty. */

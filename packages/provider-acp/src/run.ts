@@ -1,19 +1,22 @@
 import type * as Acp from '@agentclientprotocol/sdk'
-import { describeError } from '@cordis-subagents/shared'
+import { deferred, describeError, onAbort, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentResult, SubagentRun, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { AcpError } from './errors.js'
 import { checkDirectory } from './working-directory.js'
 import { openSession } from './open-session.js'
-import { aborted, EXIT_STATUS_MS, Handshake } from './handshake.js'
+import { aborted, Handshake } from './handshake.js'
 import { OutputBuffer } from './output.js'
 import { PermissionDesk } from './permission.js'
+import { RunQuestions } from './run-questions.js'
+import type { AcpCheckpoint } from './restore-point.js'
 import type { AgentSlot, ProcessKind } from './agent-slot.js'
-import { describeExit, raceTimeout, type AgentProcess, type ExitInfo } from './process.js'
+import { describeExit, type AgentProcess, type ExitInfo } from './process.js'
+import { turnFailure } from './turn-failure.js'
 import { FollowUps, notRunning } from './follow-ups.js'
-import { coldSource, type ProcessSource } from './process-source.js'
-import { Progress } from './progress.js'
+import { coldSource, handBack, type ProcessSource } from './process-source.js'
+import { Progress, updateSink } from './progress.js'
 import { readStopReason, ResultBuilder, stderrSection } from './result.js'
-import { agentError, describeRequestError, isAuthError, loadSdk, MAX_MESSAGE_BYTES, type Sdk } from './sdk.js'
+import { agentError, loadSdk, type Sdk } from './sdk.js'
 import { routeSdkConsole } from './sdk-console.js'
 import type { RunSettings } from './settings.js'
 import { promptWithMeta } from './trace-context.js'
@@ -50,8 +53,10 @@ export class AcpRun implements SubagentRun {
   private readonly results: ResultBuilder
   private readonly output: OutputBuffer
   private readonly followUps = new FollowUps()
-  private settleResult!: (result: SubagentResult) => void
+  /** Escalated permission requests and a served host's questions; `result`, then one outcome per answer. */
+  private readonly questions: RunQuestions
   private settled = false
+  private readonly ended = deferred()
   private cancelReason?: string
   private cancelTimer?: NodeJS.Timeout
   /** When set, teardown skips the polite wait (grace already spent, or the process is gone). */
@@ -60,7 +65,8 @@ export class AcpRun implements SubagentRun {
   private disposal?: Promise<void>
   private detachSignal?: () => void
   private releaseConsole?: () => void
-  private readonly onUpdate?: (update: SubagentUpdate) => void
+  /** Progress to the holder (`onUpdate`): none after the end, and a throwing listener is logged. */
+  private readonly emit: (update: SubagentUpdate) => void
 
   private constructor(
     private readonly sdk: Sdk,
@@ -72,25 +78,29 @@ export class AcpRun implements SubagentRun {
   ) {
     this.processKind = kind
     this.id = request.runId
-    this.onUpdate = request.onUpdate
-    this.result = new Promise<SubagentResult>((resolve) => this.settleResult = resolve)
+    this.emit = updateSink(request.onUpdate, () => this.settled, settings)
     const { logger, redactor, providerName } = settings
+    this.questions = new RunQuestions({
+      pendingResult: () => this.results.result('pending'), cancel: (reason) => this.cancel(reason),
+      status: (text) => this.emit({ kind: 'status', text: this.progress.text(text) }),
+      redactor,
+      maxParkedMs: settings.maxParkedMs,
+    })
+    this.result = this.questions.outcomes.first
     // Room for the note that says text was dropped, so text + note fit maxOutputBytes.
     const output = this.output = new OutputBuffer(settings.maxOutputBytes - Math.min(256, Math.floor(settings.maxOutputBytes / 4)))
     const usage = new UsageTracker()
     this.proc = slot.proc
     this.pid = this.proc.pid
     this.progress = new Progress({
-      output,
-      usage,
-      redactor,
-      emit: (update) => this.emit(update),
+      output, usage, redactor, emit: (update) => this.emit(update),
       ignoredUsage: (where, why) => logger.debug('%s: ignored usage from %s: %s', providerName, where, why),
     })
     this.permissions = new PermissionDesk(settings.permission, {
       closed: () => this.settled || this.cancelReason !== undefined,
       status: (text) => this.emit({ kind: 'status', text: this.progress.text(text) }),
       granted: (title, optionId) => logger.debug('%s: allowed "%s" (%s)', providerName, redactor.redact(title), optionId),
+      escalate: (params, title) => this.questions.escalate(params, title),
     })
     this.results = new ResultBuilder({
       output, usage, denials: this.permissions.denials, permission: settings.permission, maxOutputBytes: settings.maxOutputBytes, redactor,
@@ -108,7 +118,7 @@ export class AcpRun implements SubagentRun {
 
   /**
    * Spawns the agent and opens the session. Rejects with an `AcpError` (after the process group
-   * is gone) on any failure, timeout or abort before `session/new` succeeded.
+   * is gone) on any failure, timeout or abort before `session/new` succeeded (`settings.restore`: session/load).
    */
   static async start(settings: RunSettings, request: ProviderStartRequest, source: ProcessSource = coldSource): Promise<AcpRun> {
     const { signal } = request
@@ -144,8 +154,7 @@ export class AcpRun implements SubagentRun {
       }
       run.session = run.link.session!
       run.childId = run.session.sessionId
-      if (!slot.openSessions.has(run.childId)) slot.sessions++
-      slot.openSessions.add(run.childId)
+      slot.opened(run.childId)
       source.opened?.(slot, run.childId)
       run.loadable = run.link.canLoadSession
       if (source.pooled) {
@@ -153,9 +162,15 @@ export class AcpRun implements SubagentRun {
         run.emit({ kind: 'status', text: note ? `${kind} process (${note})` : `${kind} process` })
       }
       if (settings.resumeSessionId) run.emit({ kind: 'status', text: run.resumed ? 'resumed session' : 'new session (the earlier one could not be continued)' })
-      run.beginPrompt(request)
+      run.beginPrompt(request, settings.restore)
       return run
     }
+  }
+
+  /** A run restored idle (it was not parked): a turn on the oldest message `send` queued; resolves with its outcome. */
+  wake(): Promise<SubagentResult> {
+    if (this.settled || this.cancelReason !== undefined) return this.questions.outcomes.latest
+    return this.questions.wake(this.followUps.next())
   }
 
   /** Queues a follow-up message: the next `session/prompt` once the current turn ended (see follow-ups.ts). */
@@ -164,10 +179,32 @@ export class AcpRun implements SubagentRun {
     this.followUps.push(message)
   }
 
+  /** The session to continue after a restart (`restore`), with the parked question; undefined when the agent cannot load sessions. */
+  checkpoint(): AcpCheckpoint | undefined {
+    return this.childId && this.loadable ? { sessionId: this.childId, cwd: this.settings.cwd, ...this.questions.saved() } : undefined
+  }
+
+  /** The question the run is parked on (its latest outcome is `pending`); undefined while it runs and once it ended. */
+  get question(): PendingQuestion | undefined {
+    return this.settled || this.cancelReason !== undefined ? undefined : this.questions.parked
+  }
+
+  /**
+   * Answers the parked question; resolves with the next outcome (`pending` again, also for a refused answer;
+   * or final). Throws `INVALID_REQUEST` while the turn runs; after the end, resolves with the final result.
+   */
+  resume(answer: string): Promise<SubagentResult> {
+    if (this.settled || this.cancelReason !== undefined) return this.questions.outcomes.latest
+    return this.questions.answer(answer)
+  }
+
   cancel(reason?: string): void {
     if (this.settled || this.cancelReason !== undefined) return
     this.cancelReason = reason || 'cancelled by the holder'
     this.followUps.close()
+    this.questions.dropAll()
+    // A served host's turn that ended on a question: no turn to cancel.
+    if (!this.questions.turnInFlight) return this.settle(this.results.result('aborted', `Cancelled (${this.cancelReason}) while waiting for an answer.`))
     const { settings, link } = this
     settings.logger.debug('%s: cancelling run %s (%s)', settings.providerName, this.id, this.cancelReason)
     if (this.session && link.connection) {
@@ -188,7 +225,7 @@ export class AcpRun implements SubagentRun {
   dispose(): Promise<void> {
     return this.disposal ??= (async () => {
       if (!this.settled) this.cancel('the run was disposed')
-      await this.result
+      await this.ended.promise
       const { reaps } = this.settings
       if (!reaps || reaps.stopped) await this.teardown()
     })()
@@ -197,17 +234,17 @@ export class AcpRun implements SubagentRun {
   // -------------------------------------------------------------------------------------------
   // The prompt turn
 
-  private beginPrompt(request: ProviderStartRequest) {
+  /** The first prompt turn; a restored run waits (for the answer to its question, or idle for `wake`) instead. */
+  private beginPrompt(request: ProviderStartRequest, restored?: AcpCheckpoint) {
     this.link.stage = 'prompt'
-    // The prompt goes out first, so a cancel for an already aborted signal follows it.
-    this.promptTurn(request.prompt).catch((error) => {
+    const turn = (text: string) => void this.promptTurn(text).catch((error) => {
       this.settle(this.results.result('error', `Internal error of the ACP provider: ${agentError(error)}`))
     })
+    // The prompt goes out first, so a cancel for an already aborted signal follows it.
+    if (restored) this.questions.restored(restored, turn)
+    else turn(request.prompt)
     const { signal } = request
-    const onAbort = () => this.cancel(signal.reason === undefined ? 'the request signal was aborted' : describeError(signal.reason))
-    signal.addEventListener('abort', onAbort, { once: true })
-    this.detachSignal = () => signal.removeEventListener('abort', onAbort)
-    if (signal.aborted) onAbort()
+    this.detachSignal = onAbort(signal, () => this.cancel(signal.reason === undefined ? 'the request signal was aborted' : describeError(signal.reason)))
   }
 
   private async promptTurn(prompt: string): Promise<void> {
@@ -223,59 +260,47 @@ export class AcpRun implements SubagentRun {
         if (this.settled) return
         if (next.kind === 'exit') return this.settle(this.diedResult(next.exit))
         if (next.kind === 'stop') {
-          const followUp = this.followUpAfter(next.response)
-          if (followUp === undefined) return this.settle(this.stopResult(next.response))
-          void promptWith(followUp)
-          continue
+          if (this.goesOn(next.response, promptWith)) continue
+          return this.settle(this.stopResult(next.response))
         }
         this.progress.handle(next.update)
       }
     } catch (error) {
       if (this.settled) return
-      // The agent answered session/prompt with a JSON-RPC error: the turn failed, the connection did not.
-      if (error instanceof this.sdk.RequestError) {
-        const headline = isAuthError(error)
-          ? `[ACP_AUTH_REQUIRED] ${this.link.authGuidance(error)}`
-          : `The agent answered session/prompt with an error: ${describeRequestError(error)}.`
-        return this.settle(this.failure(headline))
-      }
-      const tooLarge = (error as Error)?.name === 'MessageTooLargeError'
-      const exit = tooLarge ? undefined : await raceTimeout(proc.settledExit, EXIT_STATUS_MS)
+      const failed = await turnFailure(error, this.sdk, this.link, proc)
       if (this.settled) return
-      if (exit) return this.settle(this.diedResult(exit))
-      this.hurry = true
-      this.settle(this.failure(tooLarge
-        ? `The agent sent a single ACP message larger than ${MAX_MESSAGE_BYTES} bytes (the per-message limit); the run was stopped.`
-        : `The ACP connection to the agent failed during the prompt: ${agentError(error)}.`))
+      if ('exit' in failed) return this.settle(this.diedResult(failed.exit))
+      if (failed.hurry) this.hurry = true
+      this.settle(this.results.failure(failed.headline, this.stderrSection()))
     }
   }
 
   /**
-   * After a turn ended: the next follow-up when the turn ended `end_turn` and one waits (the run
-   * goes on with it in the same session), else undefined (the run settles with this turn).
+   * After a turn ended `end_turn`, the run goes on in the same session (true) when a host of ours
+   * parked on a question (the answer will be the next prompt) or a follow-up waits (sent now);
+   * else it settles with this turn.
    */
-  private followUpAfter(response: Acp.PromptResponse): string | undefined {
-    if (response.stopReason !== 'end_turn' || this.cancelReason !== undefined) return undefined
-    const followUp = this.followUps.next()
-    if (followUp === undefined) return undefined
-    const raw = (response as { usage?: unknown }).usage
-    if (raw !== undefined && raw !== null) this.progress.tokens(raw, 'PromptResponse.usage')
+  private goesOn(response: Acp.PromptResponse, prompt: (text: string) => unknown): boolean {
+    if (response.stopReason !== 'end_turn' || this.cancelReason !== undefined) return false
+    const parked = this.questions.served(response, (answer) => {
+      this.output.newTurn()
+      prompt(answer)
+    })
+    const followUp = parked ? undefined : this.followUps.next()
+    if (!parked && followUp === undefined) return false
+    this.progress.responseUsage(response)
+    if (parked) return true
     this.output.newTurn()
     this.emit({ kind: 'status', text: `follow-up message sent (turn ${this.followUps.turns})` })
-    return followUp
+    prompt(followUp!)
+    return true
   }
 
   private stopResult(response: Acp.PromptResponse): SubagentResult {
     this.answered = true
     const { stopReason, headline } = readStopReason(response.stopReason, this.cancelReason)
-    const raw = (response as { usage?: unknown }).usage
-    if (raw !== undefined && raw !== null) this.progress.tokens(raw, 'PromptResponse.usage')
+    this.progress.responseUsage(response)
     return this.results.result(stopReason, headline)
-  }
-
-  /** An error result with the stderr tail, and no usage (the turn failed, its usage is unknown). */
-  private failure(headline: string): SubagentResult {
-    return { stopReason: 'error', output: this.results.outputText(), diagnostic: this.results.diagnostic(headline, this.stderrSection()) }
   }
 
   private diedResult(exit: ExitInfo): SubagentResult {
@@ -296,7 +321,8 @@ export class AcpRun implements SubagentRun {
     this.settled = true
     clearTimeout(this.cancelTimer)
     this.detachSignal?.()
-    this.settleResult(this.followUps.settle(result))
+    this.questions.finish(this.followUps.settle(result))
+    this.ended.resolve()
     // Once the turn is over the process has nothing left to do for this run. The result is
     // handed back now; stopping the process (exitGrace, SIGTERM, the wait) goes on behind it.
     const reap = this.teardown()
@@ -308,40 +334,11 @@ export class AcpRun implements SubagentRun {
   // -------------------------------------------------------------------------------------------
   // Teardown
 
-  /**
-   * Hands the process back: kept for another session when the pool takes it and the turn ended
-   * cleanly, else close the connection → close stdin → SIGTERM after exitGrace → SIGKILL after
-   * killGrace → wait.
-   */
+  /** Hands the process back (see `handBack`); a cancelled run's process is never reused (a timeout is a cancel too). */
   private teardown(): Promise<void> {
-    return this.teardownPromise ??= (async () => {
-      try {
-        this.session?.dispose()
-      } catch {
-        // best effort
-      }
-      if (this.slot.tenant && this.link.stage === 'prompt') this.link.stage = 'session/new'
-      // The turn is over (or was given up on): the agent gets a short exitGrace to leave at EOF,
-      // then SIGTERM. Agents that ignore EOF once a session exists (Codex' and Claude's adapters)
-      // cost exitGrace, not cancelGrace. A cancelled run is still gone within cancelGrace +
-      // exitGrace + killGrace of the cancel. A cancelled run's process is never reused (a
-      // timeout is a cancel too), nor one that overflowed, died or ended its turn without an answer.
-      const reusable = this.answered && this.cancelReason === undefined && !this.hurry && this.slot.healthy
-      try {
-        await this.source.release(this.slot, { reusable, hurry: this.hurry })
-      } finally {
-        this.releaseConsole?.()
-      }
-    })()
-  }
-
-  private emit(update: SubagentUpdate) {
-    if (!this.onUpdate || this.settled) return
-    try {
-      this.onUpdate(update)
-    } catch (error) {
-      this.settings.logger.warn('%s: onUpdate threw: %s', this.settings.providerName, describeError(error))
-    }
+    const reusable = this.answered && this.cancelReason === undefined && !this.hurry && this.slot.healthy
+    return this.teardownPromise ??= handBack(this.source, this.slot, this.session, { reusable, hurry: this.hurry })
+      .finally(() => this.releaseConsole?.())
   }
 
   private stderrSection(): string {

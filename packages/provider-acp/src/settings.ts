@@ -1,6 +1,8 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
 import type { Redactor } from '@cordis-subagents/shared'
+import type { PermissionMode } from './permission.js'
+import type { AcpCheckpoint } from './restore-point.js'
 import type { Reaps } from './reaps.js'
 import type { RunAs } from './run-as.js'
 
@@ -11,7 +13,9 @@ export interface RunSettings {
   args: string[]
   env: Record<string, string>
   cwd: string
-  permission: 'reject' | 'allow'
+  permission: PermissionMode
+  /** With `permission: escalate` (and a served host's question): how long a question may wait for an answer. */
+  maxParkedMs: number
   startupTimeout: number
   cancelGrace: number
   killGrace: number
@@ -33,6 +37,11 @@ export interface RunSettings {
   promptMeta?: Record<string, unknown>
   /** Continue this earlier session (session/load) when the agent can load sessions. */
   resumeSessionId?: string
+  /**
+   * A run restored after a restart (`provider.restore`): `resumeSessionId` must be loaded (no new
+   * session instead), and a parked run waits for the answer to its question before it prompts.
+   */
+  restore?: AcpCheckpoint
   /** The provider's background teardowns; without it a run's dispose waits for its own. */
   reaps?: Reaps
 }

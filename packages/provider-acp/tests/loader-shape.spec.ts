@@ -33,6 +33,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
       args: [],
       env: {},
       permission: 'reject',
+      maxParkedMs: 3_600_000,
       startupTimeout: 30_000,
       cancelGrace: 5_000,
       killGrace: 3_000,
@@ -55,6 +56,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
     })
     expect(() => Config({ command: 'npx', inherit: 'some' } as never)).to.throw(/inherit/)
     expect(() => Config({ command: 'npx', permission: 'sometimes' } as never)).to.throw(/permission/)
+    expect(Config({ command: 'npx', permission: 'escalate' } as never).permission).to.equal('escalate')
     expect(Config({ command: 'x', env: { A: 'b', OPENAI_API_KEY: true, HOME: false } } as never).env)
       .to.deep.equal({ A: 'b', OPENAI_API_KEY: true, HOME: false })
   })
@@ -62,7 +64,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
   it('every Config key has a description (for the Koishi console)', async () => {
     const { Config } = await import('@cordis-subagents/provider-acp')
     const dict = (Config as unknown as { dict: Record<string, { meta?: { description?: unknown } }> }).dict
-    expect(Object.keys(dict)).to.have.length(27)
+    expect(Object.keys(dict)).to.have.length(28)
     for (const [key, schema] of Object.entries(dict)) {
       expect(schema.meta?.description, key).to.be.ok
     }

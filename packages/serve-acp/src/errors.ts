@@ -12,6 +12,8 @@ export type ServeAcpErrorCode =
   | 'LOAD_UNSUPPORTED'
   | 'SESSION_NOT_STORED'
   | 'TURN_FAILED'
+  /** A prompt to a session parked on a question that the agent does not take as the answer. */
+  | 'INVALID_ANSWER'
 
 export class ServeAcpError extends Error {
   constructor(readonly code: ServeAcpErrorCode, message: string) {

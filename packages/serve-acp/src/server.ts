@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises'
 import { isAbsolute } from 'node:path'
 import type { Context, Logger } from 'cordis'
-import type { Agent, AgentEvent, BudgetSpend, Message, RunResult } from '@cordis-subagents/agent'
-import { type Crossing, describeError, spendValue, type TraceContextHeaders } from '@cordis-subagents/shared'
+import type { Agent, AgentEvent, BudgetSpend, Message, RunOptions, RunResult } from '@cordis-subagents/agent'
+import { type Crossing, describeError, questionMeta, spendValue, type TraceContextHeaders } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
 import type { AcpTransport, Config } from './config.js'
 import type { ServeAcpErrorCode } from './errors.js'
@@ -142,7 +142,7 @@ export class AcpServer {
     const telemetry = ctx.get('telemetry') as Telemetry | undefined
     telemetry?.continueTrace(session.agent, promptTrace(meta) ?? session.trace)
     try {
-      const result = await session.agent.run(text, {
+      const options = {
         signal: controller.signal,
         onSpend: reporter.charge,
         onEvent: (event: AgentEvent) => {
@@ -150,12 +150,17 @@ export class AcpServer {
           const update = eventUpdate(event)
           if (update) pending.push(notify(update))
         },
-      })
+      }
+      // A session whose last turn parked on a question takes this prompt as the answer.
+      const result = session.agent.parked ? await this.answer(session, text, options) : await session.agent.run(text, options)
+      // The question is the turn's message, so a client that does not read `_meta` (a person in Zed) sees it too.
+      if (result.stopReason === 'pending' && result.question) pending.push(notify({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: result.question.text } }))
       await Promise.all(pending)
       await reporter.finish()
       const last = reporter.last
       if (last) session.spent = totals(base, last)
-      const stopReason = Object.hasOwn(STOPS, result.stopReason) ? STOPS[result.stopReason] : undefined
+      const parked = result.stopReason === 'pending' && result.question
+      const stopReason = parked ? 'end_turn' : Object.hasOwn(STOPS, result.stopReason) ? STOPS[result.stopReason] : undefined
       // A failed turn (error, max-steps, timeout, budget) is a JSON-RPC error, so the parent sees an `error` result with the diagnostic.
       if (!stopReason) {
         const why = result.diagnostic || `the agent's turn ended with ${result.stopReason}`
@@ -164,10 +169,22 @@ export class AcpServer {
       // ACP's Usage is cumulative over the session ("across all turns"): the session agent's total.
       const { inputTokens, outputTokens, cachedInputTokens } = session.agent.usage.total
       const cached = cachedInputTokens === undefined ? {} : { cachedReadTokens: cachedInputTokens }
-      return { stopReason, usage: { totalTokens: inputTokens + outputTokens, inputTokens, outputTokens, ...cached } } as any
+      const usage = { totalTokens: inputTokens + outputTokens, inputTokens, outputTokens, ...cached }
+      // Parked: the turn ends with the question in `_meta.cordisSubagents.pending` (the crossing); the next prompt answers it.
+      return (parked ? { stopReason, usage, _meta: questionMeta(parked) } : { stopReason, usage }) as any
     } finally {
       session.controller = undefined
       await this.persist(session)
+    }
+  }
+
+  /** `agent.resume(answer)`; an answer the agent refuses is a JSON-RPC error, and the session stays parked. */
+  private async answer(session: Session, text: string, options: RunOptions): Promise<RunResult> {
+    try {
+      return await session.agent.resume(text, options)
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'INVALID_PROMPT') throw error
+      throw this.refuse('INVALID_ANSWER', `the session is waiting for an answer to its question, and this prompt is not one: ${describeError(error)}`)
     }
   }
 
@@ -180,7 +197,7 @@ export class AcpServer {
       throw this.refuse('DEPTH_EXCEEDED', `depth ${depth} is deeper than this server allows (ceiling ${ceiling}); delegate from a shallower agent or raise maxDepth`, 'invalidRequest', { depth, ceiling })
     }
     const closed = this.sessions.makeRoom()
-    if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn; wait for one to end`, 'invalidRequest')
+    if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn or waiting for an answer; wait for one to end`, 'invalidRequest')
     for (const old of closed) void old.agent.dispose()
     const agent = ctx.agents.create({
       cwd,

@@ -26,7 +26,7 @@ export interface Session {
 /**
  * The live sessions, least recently used first, bounded by `max`. Making room closes the least
  * recently used idle session (its agent is disposed; a stored one can be loaded again); when every
- * session is running a turn there is no room.
+ * session is running a turn or parked on a question there is no room.
  */
 export class SessionTable {
   private readonly sessions = new Map<string, Session>()
@@ -52,7 +52,8 @@ export class SessionTable {
     const closed: Session[] = []
     for (const session of this.sessions.values()) {
       if (this.sessions.size - closed.length < this.max) break
-      if (!session.controller) closed.push(session)
+      // A parked session (its turn waits for an answer, the next prompt) is not idle: closing it would lose the question.
+      if (!session.controller && !session.agent.parked) closed.push(session)
     }
     if (this.sessions.size - closed.length >= this.max) return undefined
     for (const session of closed) this.sessions.delete(session.id)

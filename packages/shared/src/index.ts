@@ -29,5 +29,8 @@ export {
 export { addUsage, checkedUsage, checkedWork, countOf, emptyUsage, isCount, totalTokens, type Usage } from './usage.js'
 export { MAX_MESSAGE_LENGTH } from './messages.js'
 export { withoutCallerTracing } from './caller-tracing.js'
-export { MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, newQuestionId, type PendingQuestion, type QuestionKind } from './questions.js'
+export {
+  MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, newQuestionId, type PendingQuestion, type QuestionKind,
+} from './questions.js'
 export { answerProblem, checkedQuestion, questionVia } from './question-check.js'
+export { PENDING_KEY, questionFromMeta, questionMeta, questionValue } from './crossing-question.js'
