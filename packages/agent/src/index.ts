@@ -6,6 +6,8 @@ export type {
 } from './types.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
 export { Agent } from './agent.js'
+export type { AgentCheckpoint, ParkedTurnCheckpoint } from './checkpoint.js'
+export { MAX_SUSPENSION_STATE_BYTES } from './suspension.js'
 export type { AgentObserver } from './observers.js'
 export type { ContinueDecision, ContinueHook, ContinueState } from './continue-hooks.js'
 export { Transcript } from './transcript.js'
