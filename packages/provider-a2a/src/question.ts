@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto'
 import { TaskState } from '@a2a-js/sdk'
-import { type PendingQuestion, questionFromMeta, questionText, type Redactor } from '@cordis-subagents/shared'
+import { foreignQuestion, newQuestionId, type PendingQuestion, questionFromMeta, type Redactor } from '@cordis-subagents/shared'
 
 /**
  * The question an interrupted remote task asks: the status message's text (redacted, control
@@ -17,11 +16,6 @@ export function questionOf(
     ? 'The remote agent needs authentication and did not say how: answer with what it needs, or close the run.'
     : 'The remote agent needs more input and did not say what.'
   const described = questionFromMeta(meta)
-  return {
-    id: described.id ?? `q-${randomUUID()}`,
-    kind,
-    text: questionText(redactor.redact(text)) || fallback,
-    path: [],
-    ...described.options ? { options: described.options } : {},
-  }
+  const base: Omit<PendingQuestion, 'text'> = { id: described.id ?? newQuestionId(), kind, path: [], ...described.options ? { options: described.options } : {} }
+  return foreignQuestion(base, redactor.redact(text), fallback)
 }

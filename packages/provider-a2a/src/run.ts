@@ -1,5 +1,5 @@
 import type { StreamResponse } from '@a2a-js/sdk'
-import { describeError, MAX_ANSWER_LENGTH, type PendingQuestion, type Redactor } from '@cordis-subagents/shared'
+import { answerProblem, describeError, type PendingQuestion, type Redactor } from '@cordis-subagents/shared'
 import {
   type ProviderStartRequest, startProviderRun, type SubagentResult, type SubagentRun, type SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
@@ -48,10 +48,9 @@ export interface LiveRun {
  * task and follows it again. Cancel sends `CancelTask`; dispose cancels a task still running or
  * waiting, stops every request of the run and waits for them.
  */
-export async function startA2aRun(settings: RunSettings, request: ProviderStartRequest): Promise<SubagentRun> {
-  let a2a!: A2aRun
-  const run = await startProviderRun(request, async () => {
-    a2a = new A2aRun(settings, request)
+export function startA2aRun(settings: RunSettings, request: ProviderStartRequest): Promise<SubagentRun> {
+  return startProviderRun(request, async ({ update }) => {
+    const a2a = new A2aRun(settings, request, update)
     settings.live.add(a2a)
     try {
       await a2a.open()
@@ -63,20 +62,16 @@ export async function startA2aRun(settings: RunSettings, request: ProviderStartR
       ...a2a.view.taskId ? { childId: a2a.view.taskId } : {},
       begin: () => a2a.follow(),
       cancel: (reason) => a2a.cancel(reason),
+      resume: (answer) => a2a.resume(answer),
       dispose: () => a2a.dispose().finally(() => settings.live.delete(a2a)),
     }
   })
-  // After the first result (pending) the author kit no longer forwards a cancel: the run does.
-  const cancelFirst = run.cancel
-  return { ...run, cancel: (reason) => a2a.settledOnce ? a2a.cancel(reason) : cancelFirst(reason), resume: (answer) => a2a.resume(answer) }
 }
 
 class A2aRun implements LiveRun, Follower {
   readonly view: TaskView
   readonly wire: A2aWire
   readonly limits: RunSettings
-  /** Set once the first phase settled: later cancels come to the run directly. */
-  settledOnce = false
   /** Aborts every request of the current phase (dispose, a cancel that got no answer in time); renewed per phase. */
   private transport = new AbortController()
   private readonly trace: Record<string, string>
@@ -98,7 +93,11 @@ class A2aRun implements LiveRun, Follower {
   private stopped = false
   private disposal?: Promise<void>
 
-  constructor(private readonly settings: RunSettings, private readonly request: ProviderStartRequest) {
+  constructor(
+    private readonly settings: RunSettings,
+    private readonly request: ProviderStartRequest,
+    private readonly update: (update: SubagentUpdate) => void,
+  ) {
     this.view = new TaskView(settings.maxOutputBytes)
     this.wire = settings.wire
     this.limits = settings
@@ -201,7 +200,6 @@ class A2aRun implements LiveRun, Follower {
     // Requests made while parked (a cancel) get a transport of their own.
     this.transport = new AbortController()
     this.accepting = false
-    this.settledOnce = true
     const { view, cancelReason, graceExpired, failure } = this
     const result = phaseResult({ ...this.settings, view, cancelReason, graceExpired, failure })
     if (result.stopReason === 'pending' && !this.disposal) this.park(result.question!)
@@ -236,10 +234,9 @@ class A2aRun implements LiveRun, Follower {
       return refused('aborted', `The run was ${how} while it waited for an answer.`)
     }
     if (!question) return refused('error', 'The run is not waiting for an answer (no question is pending).')
-    if (typeof answer !== 'string' || !answer.trim() || answer.length > MAX_ANSWER_LENGTH) {
-      // Still parked: the holder can answer again.
-      return { stopReason: 'pending', output: '', question, diagnostic: `An answer must be 1 to ${MAX_ANSWER_LENGTH} characters.` }
-    }
+    const problem = answerProblem(answer)
+    // Still parked: the holder can answer again.
+    if (problem) return { stopReason: 'pending', output: '', question, diagnostic: problem }
     this.parked = undefined
     clearTimeout(this.parkTimer)
     this.view.answer()
@@ -253,7 +250,6 @@ class A2aRun implements LiveRun, Follower {
     } catch (error) {
       const why = this.describe(error)
       this.accepting = false
-      this.settledOnce = true
       this.transport = new AbortController()
       return phaseResult({
         ...this.settings, view: this.view, cancelReason: this.cancelReason, graceExpired: this.graceExpired,
@@ -319,7 +315,7 @@ class A2aRun implements LiveRun, Follower {
   forward(updates: SubagentUpdate[]) {
     if (!this.accepting) return
     for (const update of updates) {
-      this.request.onUpdate?.(update.text === undefined ? update : { ...update, text: this.settings.redactor.redact(update.text) })
+      this.update(update.text === undefined ? update : { ...update, text: this.settings.redactor.redact(update.text) })
     }
   }
 

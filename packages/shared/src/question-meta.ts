@@ -6,12 +6,12 @@
 import { stripControl } from './control.js'
 import { CROSSING_KEY } from './crossing.js'
 import { MAX_QUESTION_LENGTH, type PendingQuestion, type QuestionKind } from './questions.js'
+import { checkedQuestion } from './question-check.js'
 
 /** Most answer options read from a question; more are dropped. */
 export const MAX_QUESTION_OPTIONS = 32
 /** Longest option id or name (characters); a longer option is dropped. */
 const MAX_OPTION_CHARS = 200
-const CUT_MARK = '… [question cut]'
 const KINDS = new Set<QuestionKind>(['ask', 'permission', 'input-required', 'auth-required', 'budget'])
 
 /** What a serving host puts in the status message's metadata for a question (under `cordisSubagents`). */
@@ -35,10 +35,16 @@ export function questionFromMeta(meta: unknown): { id?: string; kind?: QuestionK
   return read
 }
 
-/** Question text someone else chose: control characters out, cut at `MAX_QUESTION_LENGTH` with a marker. */
-export function questionText(text: string): string {
+/**
+ * A question built from text someone else chose: control characters out, the text cut at
+ * `MAX_QUESTION_LENGTH` with a marker (by `checkedQuestion`), `fallback` when it says nothing.
+ */
+export function foreignQuestion(base: Omit<PendingQuestion, 'text'>, text: string, fallback: string): PendingQuestion {
   const clean = stripControl(text.length > MAX_QUESTION_LENGTH * 2 ? text.slice(0, MAX_QUESTION_LENGTH * 2) : text).trim()
-  return clean.length > MAX_QUESTION_LENGTH ? clean.slice(0, MAX_QUESTION_LENGTH - CUT_MARK.length) + CUT_MARK : clean
+  const checked = checkedQuestion({ ...base, text: clean || fallback })
+  // Only a caller's own malformed base can fail the check (ids and options come from the readers above).
+  if (typeof checked === 'string') throw new Error(checked)
+  return checked
 }
 
 function optionsOf(raw: unknown): PendingQuestion['options'] {
