@@ -78,7 +78,8 @@ export class AgentTaskExecutor implements AgentExecutor {
   constructor(private readonly host: ExecutorHost, env: NodeJS.ProcessEnv = process.env) {
     this.fromEnv = crossingFromEnv(env).crossing
     this.buses = host.buses ?? new DefaultExecutionEventBusManager()
-    this.parked = new ParkedTasks({ max: host.config.maxParkedTasks, timeout: host.config.parkedTimeout, expire: (task) => this.expire(task) })
+    const { maxParkedTasks: max, parkedTimeout: timeout } = host.config
+    this.parked = new ParkedTasks({ max, timeout, expire: (task) => this.expire(task) })
   }
 
   /** Running or parked (a store never evicts it). */
@@ -202,7 +203,9 @@ export class AgentTaskExecutor implements AgentExecutor {
    * Runs one leg of the task's turn and publishes its end: `pending` parks the task (the agent
    * stays); any other stop reason ends it by the states table and disposes the agent.
    */
-  private async drive(request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, agent: Agent, signal: AbortSignal, leg: Leg): Promise<void> {
+  private async drive(
+    request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, agent: Agent, signal: AbortSignal, leg: Leg,
+  ): Promise<void> {
     const spend = new SpendReporter((value) => events.working(undefined, value))
     let progress = 0
     let keep = false

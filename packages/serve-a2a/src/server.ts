@@ -71,6 +71,11 @@ export class A2aServer extends Service<Config> {
     return this.executor?.runningCount ?? 0
   }
 
+  /** Tasks waiting for an answer now (their agent asked: input-required). */
+  get parkedTasks(): number {
+    return this.executor?.parkedCount ?? 0
+  }
+
   /** Requests refused so far, by code (UNAUTHENTICATED, FORBIDDEN_HOST, ...). */
   get refusals(): Record<string, number> {
     return Object.fromEntries(this.refused)
@@ -80,7 +85,9 @@ export class A2aServer extends Service<Config> {
     const { config } = this
     const logger = this.ctx.logger('a2a-server')
     const slots = new TaskSlots(config.maxConcurrentTasks, config.maxTasksPerCredential ?? config.maxConcurrentTasks)
-    let handler: { cancelTask(params: { tenant: string; id: string; metadata: undefined }, context: ServerCallContext): Promise<unknown> } | undefined
+    type CancelParams = { tenant: string; id: string; metadata: undefined }
+    type Canceller = { cancelTask(params: CancelParams, context: ServerCallContext): Promise<unknown> }
+    let handler: Canceller | undefined
     const executor = this.executor = new AgentTaskExecutor({
       agents: this.ctx.agents,
       tools: this.ctx.tools,

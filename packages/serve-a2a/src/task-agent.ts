@@ -1,11 +1,12 @@
-import type { Agent, AgentRuntime, BudgetLimits } from '@cordis-subagents/agent'
+import { type Agent, type AgentRuntime, askParentTool, type BudgetLimits } from '@cordis-subagents/agent'
 import { type Crossing, CROSSING_BUDGET_KEYS } from '@cordis-subagents/shared'
 import type { ToolRegistry } from '@cordis-subagents/tools'
 import type { BudgetConfig, Config } from './config.js'
 
 /**
  * The agent of one task: the configured model, persona (`{depth}` replaced), cwd, tools under
- * the parent's tool ceiling, and the root limits the config and the parent's crossing allow.
+ * the parent's tool ceiling (plus the ask tool with `askParent`: the client answers it), and the
+ * root limits the config and the parent's crossing allow.
  */
 export function createTaskAgent(host: { agents: AgentRuntime; tools: ToolRegistry; config: Config }, crossing: Crossing): Agent {
   const { config } = host
@@ -27,6 +28,8 @@ function toolsFor(host: { tools: ToolRegistry; config: Config }, crossing: Cross
   const filter = { ...tools?.allow?.length ? { allow: tools.allow } : {}, ...tools?.deny?.length ? { deny: tools.deny } : {} }
   let view = host.tools.view(Object.keys(filter).length ? filter : undefined)
   if (crossing.allowedTools) view = view.restrict({ allow: crossing.allowedTools })
+  // The ask tool is this server's own, answered by the client: not one of the parent's tools its ceiling names.
+  if (host.config.askParent) view = view.with(askParentTool({ name: host.config.askParentTool }))
   return view
 }
 
