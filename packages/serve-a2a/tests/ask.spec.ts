@@ -45,6 +45,23 @@ function watchAgents(served: Served): Agent[] {
   return agents
 }
 
+/**
+ * Whether the request handler's bus manager still holds a task's bus. The manager is the
+ * executor's (`executor.buses`, private to the server); the call context is the one the SDK
+ * created the bus under, seen when the bus is made.
+ */
+function watchBuses(served: Served): { live(taskId: string): boolean } {
+  type Buses = { createOrGetByTaskId(id: string, context?: unknown): unknown; getByTaskId(id: string, context?: unknown): unknown }
+  const buses = (served.server as unknown as { executor: { buses: Buses } }).executor.buses
+  const contexts = new Map<string, unknown>()
+  const create = buses.createOrGetByTaskId.bind(buses)
+  buses.createOrGetByTaskId = (id, context) => {
+    contexts.set(id, context)
+    return create(id, context)
+  }
+  return { live: (taskId) => buses.getByTaskId(taskId, contexts.get(taskId)) !== undefined }
+}
+
 async function until(check: () => boolean, what: string, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms
   while (!check()) {
@@ -141,7 +158,9 @@ describe('serve-a2a: a served agent that asks', function () {
     served = await serve({ askParent: true }, asker)
     const client = await client10(served.server.url, bearer(served.server.token))
     const agents = watchAgents(served)
+    const released = watchBuses(served)
     const parked = await client.sendMessage(message10('go') as never) as Task
+    expect(released.live(parked.id), 'the SDK keeps the bus of a waiting task').to.equal(true)
     expect(agents).to.have.length(1)
     expect(agents[0].parked?.text).to.equal('Which file should I read?')
     const cancelled = await client.cancelTask({ tenant: '', id: parked.id, metadata: undefined } as never)
@@ -152,15 +171,18 @@ describe('serve-a2a: a served agent that asks', function () {
     const refused = await client.sendMessage(answer10('too late', parked) as never).then(() => undefined, (error: Error) => error)
     expect(refused?.message).to.match(/terminal state/)
     await until(() => agents[0].disposed, 'the parked agent was disposed')
+    expect(released.live(parked.id), 'the bus of the cancelled task was released').to.equal(false)
   })
 
   it('parkedTimeout: an unanswered task is cancelled (the store says canceled) and its agent disposed', async () => {
     served = await serve({ askParent: true, parkedTimeout: 100 }, asker)
     const agents = watchAgents(served)
+    const released = watchBuses(served)
     const client = await client10(served.server.url, bearer(served.server.token))
     const parked = await client.sendMessage(message10('go') as never) as Task
     await until(() => served.server.parkedTasks === 0, 'the parked task expired')
     await until(() => agents[0].disposed, 'the parked agent was disposed')
+    expect(released.live(parked.id), 'the bus of the expired task was released').to.equal(false)
     const stored = await client.getTask({ tenant: '', id: parked.id, historyLength: 0 } as never)
     expect(stored.status?.state).to.equal(TaskState.TASK_STATE_CANCELED)
     expect(statusText(stored)).to.match(/no answer came within 100 ms \(parkedTimeout\)/)
