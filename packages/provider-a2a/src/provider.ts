@@ -148,6 +148,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     protocol: card.protocol,
     cardUrl: cardUrl.href,
     start: (request: ProviderStartRequest): Promise<SubagentRun> => startA2aRun(runSettings, request),
+    restore: (record, request) => startA2aRun(runSettings, request, record),
     dispose: async () => {
       await Promise.all([...live].map((run) => run.stop()))
     },

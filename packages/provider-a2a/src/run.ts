@@ -1,7 +1,7 @@
 import type { StreamResponse } from '@a2a-js/sdk'
-import { answerProblem, describeError, type PendingQuestion, type Redactor } from '@cordis-subagents/shared'
+import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import {
-  type ProviderStartRequest, startProviderRun, type SubagentResult, type SubagentRun, type SubagentUpdate,
+  type ProviderStartRequest, type RunRecord, startProviderRun, type SubagentResult, type SubagentRun, type SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
 import { LimitError } from './bounded-fetch.js'
 import { crossingMetadata, traceHeaders } from './crossing.js'
@@ -10,35 +10,10 @@ import { boundedFirstEvent, type Follower, followStream, pollTask } from './foll
 import { phaseResult } from './run-result.js'
 import { isActive, isFinal, isInterrupted } from './task-state.js'
 import { TaskView } from './task-view.js'
+import type { LiveRun, RunSettings } from './run-settings.js'
 import { type A2aWire, isTask, type Outgoing, type WireOptions } from './wire.js'
 
-export interface RunSettings {
-  /** The remote's protocol version, spoken by its SDK's client. */
-  wire: A2aWire
-  /** The card says the agent streams: a streamed send; else a send + task polls. */
-  streaming: boolean
-  /** For diagnostics: the agent card's name and where it is. */
-  agentName: string
-  requestTimeout: number
-  idleTimeout: number
-  pollInterval: number
-  /** A polled task showing no change this long has failed silently. */
-  stuckTimeout: number
-  cancelGrace: number
-  /** How long a parked run (its task waiting for our answer) is kept before its task is cancelled; 0: no limit. */
-  parkedTimeout: number
-  maxOutputBytes: number
-  redactor: Redactor
-  /** Debug log (the plugin's logger); the provider logs what it ignored there. */
-  debug: (format: string, ...args: unknown[]) => void
-  /** Every run of the provider not yet disposed, starting ones included: stopped when the plugin is. */
-  live: Set<LiveRun>
-}
-
-/** A run as the provider sees it: `stop()` closes its requests at once (starting) or disposes it. */
-export interface LiveRun {
-  stop(): Promise<void>
-}
+export type { LiveRun, RunSettings } from './run-settings.js'
 
 /**
  * One delegation to a remote A2A agent. `start` fulfils once the remote accepted the task (its
@@ -48,12 +23,13 @@ export interface LiveRun {
  * task and follows it again. Cancel sends `CancelTask`; dispose cancels a task still running or
  * waiting, stops every request of the run and waits for them.
  */
-export function startA2aRun(settings: RunSettings, request: ProviderStartRequest): Promise<SubagentRun> {
+export function startA2aRun(settings: RunSettings, request: ProviderStartRequest, record?: RunRecord): Promise<SubagentRun> {
   return startProviderRun(request, async ({ update }) => {
     const a2a = new A2aRun(settings, request, update)
     settings.live.add(a2a)
     try {
-      await a2a.open()
+      if (record) await a2a.reattach(record)
+      else await a2a.open()
     } catch (error) {
       settings.live.delete(a2a)
       throw error
@@ -63,6 +39,7 @@ export function startA2aRun(settings: RunSettings, request: ProviderStartRequest
       begin: () => a2a.follow(),
       cancel: (reason) => a2a.cancel(reason),
       resume: (answer) => a2a.resume(answer),
+      checkpoint: () => a2a.checkpoint(),
       dispose: () => a2a.dispose().finally(() => settings.live.delete(a2a)),
     }
   })
@@ -89,6 +66,8 @@ class A2aRun implements LiveRun, Follower {
   private parked?: PendingQuestion
   private parkTimer?: NodeJS.Timeout
   private expired = false
+  /** A restored run's recorded question: its id is kept when the task still asks it. */
+  private recorded?: PendingQuestion
   private opened = false
   private stopped = false
   private disposal?: Promise<void>
@@ -148,6 +127,31 @@ class A2aRun implements LiveRun, Follower {
     this.opened = true
   }
 
+  /**
+   * Reattaches to the task a journal recorded (after a host restart): reads it back with `GetTask`;
+   * the run then follows it by polls (a task waiting for an answer parks the run again at once).
+   * Rejects `A2A_RESTORE_FAILED` when the record names no task or the remote cannot tell about it.
+   */
+  async reattach(record: RunRecord): Promise<void> {
+    const saved = record.checkpoint as { taskId?: unknown } | undefined
+    const taskId = typeof saved?.taskId === 'string' && saved.taskId ? saved.taskId.slice(0, 256) : undefined
+    if (!taskId) throw new A2aError('A2A_RESTORE_FAILED', `The record of run ${record.runId} names no remote task (checkpoint.taskId); it cannot be reattached.`)
+    try {
+      this.forward(this.view.applyTask(await this.wire.getTask(taskId, this.options())))
+    } catch (error) {
+      const why = this.describe(error)
+      this.transport.abort()
+      throw new A2aError('A2A_RESTORE_FAILED', `Task ${taskId} of the remote agent ${this.settings.agentName} could not be read back: ${why}.`, { cause: error })
+    }
+    this.recorded = record.question
+    this.opened = true
+  }
+
+  /** What a journal keeps to reattach after a restart: the task and its context. */
+  checkpoint(): { taskId?: string; contextId?: string } {
+    return { ...this.view.taskId ? { taskId: this.view.taskId } : {}, ...this.view.contextId ? { contextId: this.view.contextId } : {} }
+  }
+
   /** One message to the remote: a stream up to its first event, or a send and its answer. Closes what it opened on failure. */
   private async send(message: Outgoing): Promise<void> {
     try {
@@ -179,7 +183,8 @@ class A2aRun implements LiveRun, Follower {
   /** Follows the task to its end or to its next question; never rejects (a failure is an `error` result). */
   follow(): Promise<SubagentResult> {
     if (this.following) return this.following
-    const phase = this.settings.streaming ? followStream(this, this.stream!) : pollTask(this, () => this.transport.signal.aborted)
+    // A stream when the last send opened one; else polls (a send without streaming, a reattached task).
+    const phase = this.stream ? followStream(this, this.stream) : pollTask(this, () => this.transport.signal.aborted)
     return this.following = phase
       .then(() => this.phaseEnd(), (error) => {
         this.failure ??= this.describe(error)
@@ -202,6 +207,8 @@ class A2aRun implements LiveRun, Follower {
     this.accepting = false
     const { view, cancelReason, graceExpired, failure } = this
     const result = phaseResult({ ...this.settings, view, cancelReason, graceExpired, failure })
+    if (result.stopReason === 'pending' && this.recorded?.kind === result.question!.kind) result.question = { ...result.question!, id: this.recorded.id }
+    this.recorded = undefined
     if (result.stopReason === 'pending' && !this.disposal) this.park(result.question!)
     return result
   }

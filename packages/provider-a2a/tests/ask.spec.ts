@@ -137,6 +137,50 @@ for (const mode of RUN_MODES) {
       expect(server.sends).to.have.length(2)
     })
 
+    it('restore (a restarted host): a fresh provider reattaches by task id; the task asks again with the recorded id; the answer completes it', async () => {
+      const { run, first } = await park('input')
+      const checkpoint = JSON.parse(JSON.stringify(run.checkpoint!()))
+      expect(checkpoint.taskId).to.equal(run.childId)
+      const record = { runId: 'run-restored', provider: 'a2a', parentId: 'parent-1', depth: 1, state: 'parked' as const, checkpoint, question: first.question }
+      const fresh = await provider(server.url)
+      const restored = await within(fresh.restore!(record, request({ prompt: 'not sent' })), BOUND, 'restore')
+      runs.push(restored)
+      expect(restored.childId).to.equal(run.childId)
+      const again = await within(restored.result, BOUND, 'the restored run\'s result')
+      expect(again.stopReason).to.equal('pending')
+      expect(again.question).to.deep.equal(first.question)
+      const done = await resume(restored, 'restored.txt')
+      expect(done).to.include({ stopReason: 'completed', output: 'answered: restored.txt' })
+      // No second task: the prompt was not sent again, the answer went to the recorded task.
+      expect(server.sends.map((send) => send.followUp?.taskId)).to.deep.equal([undefined, run.childId])
+    })
+
+    it('restore of a task still running follows it by polls; its cancel reaches the remote task', async () => {
+      const remote = await provider(server.url)
+      const original = await within(remote.start(request({ prompt: 'wait' })), BOUND, 'start')
+      runs.push(original)
+      await until(() => server.running() === 1, 'the remote execution started')
+      const record = { runId: 'run-restored', provider: 'a2a', parentId: 'parent-1', depth: 1, state: 'running' as const, checkpoint: original.checkpoint!() }
+      const restored = await within((await provider(server.url)).restore!(record, request()), BOUND, 'restore')
+      runs.push(restored)
+      restored.cancel('the host gave up')
+      const result = await within(restored.result, BOUND, 'the restored run\'s result')
+      expect(result.stopReason).to.equal('aborted')
+      expect(server.cancelRequests).to.deep.equal([original.childId])
+      await until(() => server.running() === 0, 'the remote execution ended')
+    })
+
+    it('restore of a record without a task, or of a task the remote does not know, rejects A2A_RESTORE_FAILED', async () => {
+      const remote = await provider(server.url)
+      const base = { runId: 'run-r', provider: 'a2a', parentId: 'parent-1', depth: 1, state: 'parked' as const }
+      const none = await remote.restore!({ ...base, checkpoint: {} }, request()).then(() => undefined, (error) => error)
+      expect(none).to.include({ code: 'A2A_RESTORE_FAILED' })
+      expect(none.message).to.match(/names no remote task/)
+      const unknown = await remote.restore!({ ...base, checkpoint: { taskId: 'no-such-task' } }, request()).then(() => undefined, (error) => error)
+      expect(unknown).to.include({ code: 'A2A_RESTORE_FAILED' })
+      expect(unknown.message).to.match(/Task no-such-task of the remote agent "scripted agent" at http:\/\/127\.0\.0\.1:\d+ could not be read back/)
+    })
+
     it('a remote gone while the run is parked: the answer is not taken → an error naming the question', async () => {
       const { run, first } = await park('input', { requestTimeout: 1_000 })
       await server.kill()
