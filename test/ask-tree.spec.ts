@@ -129,6 +129,38 @@ describe('ask, park and resume across a tree of spawn children', () => {
     expect(ctx.subagents.runs()).to.deep.equal([])
   })
 
+  it('background: a child\'s question comes back as its result; the parent answers it with subagent_reply', async () => {
+    const { ctx } = host
+    const child = new ScriptedModel((request) => hasTool(request)
+      ? { text: `Used port ${lastTool(request)}.` }
+      : { toolCalls: [{ name: 'ask_parent', input: { question: 'Which port?' } }] })
+    let collected = ''
+    const root = new ScriptedModel((request, index) => {
+      if (index === 0) return { toolCalls: [{ name: 'subagent', input: { description: 'serve', prompt: 'Start the server.' } }] }
+      if (index === 1) return { toolCalls: [{ name: 'subagent_wait', input: { handles: ['bg-1'] } }] }
+      if (index === 2) {
+        collected = lastTool(request)
+        const handle = /subagent_reply \{ "handle": "([^"]+)"/.exec(collected)![1]
+        return { toolCalls: [{ name: 'subagent_reply', input: { handle, answer: '8080' } }] }
+      }
+      return { text: `Root: ${lastTool(request)}` }
+    })
+    ctx.agents.registerModel('child', child)
+    ctx.agents.registerModel('root', root)
+    await load([
+      [Spawn, { name: 'spawn', askParent: true }],
+      [SubagentTool, { provider: 'spawn', mode: 'background', agentOptions: { model: 'child' } }],
+      [SubagentControl, {}],
+    ])
+    const agent = ctx.agents.create({ model: 'root' })
+    const result = await agent.run('Serve it.')
+    expect(collected).to.include('[Background subagent bg-1 "serve" asks a question]')
+    expect(collected).to.include('Which port?')
+    expect(result.text).to.equal('Root: Used port 8080.')
+    expect(starts).to.have.length(1)
+    expect(ctx.subagents.runs()).to.deep.equal([])
+  })
+
   it('a reply to a handle that is not a parked child of the caller is an error result; nothing is resumed', async () => {
     const { ctx } = host
     const root = new ScriptedModel([

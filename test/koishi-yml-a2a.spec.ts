@@ -3,15 +3,15 @@
 // koishi-yml.spec.ts for why it runs in a child process). The fixture's client plugin calls the
 // server over HTTP without and with the generated token, prints `RESULT <json>` and stops the app;
 // exit code 0 shows the server closed its socket and connections.
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { offlineEnv, ROOT } from './helpers.js'
+import { koishiStartResult } from './support/koishi-start.js'
+import { ROOT } from './helpers.js'
 
 const FIXTURE = join(ROOT, 'test/fixtures/koishi-yml-a2a')
-const KOISHI_CLI = join(ROOT, 'node_modules/koishi/lib/cli/index.js')
 
 describe('koishi.yml serving an agent over A2A (serve-a2a, `koishi start`)', function () {
   this.timeout(60_000)
@@ -29,25 +29,7 @@ describe('koishi.yml serving an agent over A2A (serve-a2a, `koishi start`)', fun
   })
 
   it('serves on 127.0.0.1, refuses a caller without the token, answers with it, and exits 0 when the app stops', async () => {
-    const env = offlineEnv()
-    for (const key of Object.keys(env)) if (key === 'NODE_OPTIONS' || key.startsWith('KOISHI_')) delete env[key]
-    const child = spawn(process.execPath, [KOISHI_CLI, 'start', 'koishi.yml'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout!.on('data', (chunk) => { stdout += chunk })
-    child.stderr!.on('data', (chunk) => { stderr += chunk })
-    const code = await new Promise<number | null>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL')
-        reject(new Error(`koishi start did not exit within 40 s\nstdout:\n${stdout}\nstderr:\n${stderr}`))
-      }, 40_000)
-      child.on('close', (exit) => { clearTimeout(timer); resolve(exit) })
-    })
-    expect(code, `stdout:\n${stdout}\nstderr:\n${stderr}`).to.equal(0)
-    expect(`${stdout}\n${stderr}`).to.not.match(/\[E\]|cannot resolve plugin/)
-    const line = stdout.split('\n').find((l) => l.startsWith('RESULT '))
-    expect(line, stdout).to.not.equal(undefined)
-    const result = JSON.parse(line!.slice('RESULT '.length))
+    const result = await koishiStartResult(project, 40_000)
     expect(result.error).to.equal(undefined)
     expect(result.url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(result).to.deep.include({ anonymous: 401, status: 200, state: 'TASK_STATE_COMPLETED', answer: 'koishi answers: hello' })

@@ -3,14 +3,14 @@
 // A copy runs in a temporary project whose node_modules links to this repository's, with
 // test/fixtures/koishi-yml-mcp/probe.cjs appended: its spawn child reads notes.txt of the project
 // through files__read_text_file. Exit code 0 shows the server process went with the plugin.
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { offlineEnv, QUICKSTART, ROOT } from './helpers.js'
+import { koishiStartResult } from './support/koishi-start.js'
+import { QUICKSTART, ROOT } from './helpers.js'
 
-const KOISHI_CLI = join(ROOT, 'node_modules/koishi/lib/cli/index.js')
 const NOTES = 'The notes say: offline and read-only.'
 
 describe('examples/quickstart/koishi.yml: the quick start\'s MCP server in a Koishi app (`koishi start`)', function () {
@@ -33,25 +33,7 @@ describe('examples/quickstart/koishi.yml: the quick start\'s MCP server in a Koi
 
   it('mounts server-filesystem read-only as files__*, a spawn child reads a file with it, and the app exits 0', async () => {
     expect(readFileSync(join(QUICKSTART, 'koishi.yml'), 'utf8')).to.include('@modelcontextprotocol/server-filesystem')
-    const env = offlineEnv()
-    for (const key of Object.keys(env)) if (key === 'NODE_OPTIONS' || key.startsWith('KOISHI_')) delete env[key]
-    const child = spawn(process.execPath, [KOISHI_CLI, 'start', 'koishi.yml'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout!.on('data', (chunk) => { stdout += chunk })
-    child.stderr!.on('data', (chunk) => { stderr += chunk })
-    const code = await new Promise<number | null>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL')
-        reject(new Error(`koishi start did not exit within 45 s\nstdout:\n${stdout}\nstderr:\n${stderr}`))
-      }, 45_000)
-      child.on('close', (exit) => { clearTimeout(timer); resolve(exit) })
-    })
-    expect(code, `stdout:\n${stdout}\nstderr:\n${stderr}`).to.equal(0)
-    expect(`${stdout}\n${stderr}`).to.not.match(/\[E\]|cannot resolve plugin/)
-    const line = stdout.split('\n').find((l) => l.startsWith('RESULT '))
-    expect(line, `stdout:\n${stdout}\nstderr:\n${stderr}`).to.not.equal(undefined)
-    const result = JSON.parse(line!.slice('RESULT '.length))
+    const result = await koishiStartResult(project, 45_000)
     expect(result.error).to.equal(undefined)
     expect(result.tools).to.include.members(['subagent', 'list_files', 'files__read_text_file', 'files__list_directory'])
     expect(result.tools.filter((name: string) => /^files__.*(write|edit|move|create)/.test(name))).to.deep.equal([])

@@ -14,37 +14,16 @@
 // a copy. delegate.cjs runs one delegation once the app is
 // ready and prints `RESULT <json>`. Koishi without a server plugin exits by itself once the event
 // loop is empty, so exit code 0 also shows the plugins left nothing running.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { offlineEnv, ROOT } from './helpers.js'
+import { koishiStart, type KoishiRun as Run } from './support/koishi-start.js'
+import { ROOT } from './helpers.js'
 
 const FIXTURE = join(ROOT, 'test/fixtures/koishi-yml')
-const KOISHI_CLI = join(ROOT, 'node_modules/koishi/lib/cli/index.js')
 const PACKAGES = ['tools', 'agent', 'subagents-service', 'provider-spawn', 'provider-fork', 'subagent-tool']
-
-interface Run { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
-
-function koishiStart(cwd: string, guard: number): { child: ChildProcess, done: Promise<Run> } {
-  const env = offlineEnv()
-  for (const key of Object.keys(env)) if (key === 'NODE_OPTIONS' || key.startsWith('KOISHI_')) delete env[key]
-  const child = spawn(process.execPath, [KOISHI_CLI, 'start', 'koishi.yml'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout!.on('data', (chunk) => { stdout += chunk })
-  child.stderr!.on('data', (chunk) => { stderr += chunk })
-  const done = new Promise<Run>((resolve, reject) => {
-    // A worker that never exits has something of ours still running: fail with its output.
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`koishi start did not exit within ${guard} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`))
-    }, guard)
-    child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stdout, stderr }) })
-  })
-  return { child, done }
-}
 
 describe('koishi.yml loaded by Koishi\'s own loader (`koishi start`)', function () {
   this.timeout(30_000)

@@ -129,7 +129,8 @@ export class Agent {
 
   /**
    * Interrupts the running turn, if any: it ends `interrupted` (not `aborted`), the agent stays
-   * usable with its transcript, and the inbox messages the interrupted step had read go back to the inbox.
+   * usable with its transcript, and inbox messages the interrupted step had read but the model had
+   * not answered yet go back to the inbox.
    */
   interrupt(reason?: unknown): void {
     this.current?.abort.abort(new TurnInterrupt(reason))

@@ -4,6 +4,7 @@ import type { ToolSuspension } from '@cordis-subagents/tools'
 import type { Agent } from './agent.js'
 import type { TurnOwner } from './agent-init.js'
 import { Turn } from './turn.js'
+import type { ParkedStep } from './parked-turn.js'
 import type { Message, ModelToolCall } from './types.js'
 
 /**
@@ -106,7 +107,21 @@ export function restoreTurn(agent: Agent, owner: TurnOwner, checkpoint: AgentChe
   if (!saved) return undefined
   agent.transcript.reopenTurn(saved.turnStart)
   const turn = new Turn(owner, agent.budget)
-  turn.restoreParked(saved)
+  turn.text = saved.text
+  turn.steps = saved.steps
+  turn.toolCalls = saved.toolCalls
+  turn.own = { ...saved.usage.own }
+  turn.delegated = { ...saved.usage.delegated }
+  turn.ownWork = { ...saved.work.own }
+  turn.delegatedWork = { ...saved.work.delegated }
+  turn.refusedFor = saved.refusedFor
+  // The agent's work tally in the checkpoint already counts them.
+  turn.reported = { steps: saved.steps, toolCalls: saved.toolCalls }
+  const parked: ParkedStep = { step: saved.step, question: saved.question, suspended: saved.suspended }
+  if (saved.note !== undefined) parked.note = saved.note
+  if (saved.budget) parked.budget = saved.budget
+  turn.parked = parked
+  turn.parkedAt = Date.now()
   if (owner.ownsRootBudget) {
     agent.budget.charge('steps', saved.steps)
     agent.budget.charge('toolCalls', saved.toolCalls)

@@ -25,7 +25,7 @@ export function isInterrupt(reason: unknown): reason is TurnInterrupt {
 export function interruptDiagnostic(interrupt: TurnInterrupt): string {
   const { reason } = interrupt
   const why = typeof reason === 'string' && reason ? `: ${reason}` : reason instanceof Error ? `: ${reason.message}` : ''
-  return `Interrupted${why}. The agent is idle and keeps its transcript; messages it had just read are back in its inbox.`
+  return `Interrupted${why}. The agent is idle and keeps its transcript; inbox messages the model had not answered yet are back in its inbox.`
 }
 
 export function budgetDiagnostic(breach: BudgetBreach): string {

@@ -5,9 +5,11 @@ import type { ToolSuspension } from '@cordis-subagents/tools'
 export const MAX_SUSPENSION_STATE_BYTES = 4096
 
 /** Most choices a question may offer (an ACP permission has a handful). */
-export const MAX_QUESTION_OPTIONS = 64
+const MAX_QUESTION_OPTIONS = 64
 
 const MAX_ID_LENGTH = 256
+/** Longest option id or name of a question (an ACP permission option's name is a short label). */
+const MAX_OPTION_LENGTH = 1024
 const KINDS: ReadonlySet<string> = new Set<QuestionKind>(['ask', 'permission', 'input-required', 'auth-required', 'budget'])
 const CUT_MARK = '\n[… the question was cut at 16384 characters]'
 
@@ -54,11 +56,15 @@ export function checkQuestion(value: unknown, capText: boolean): PendingQuestion
   const question: PendingQuestion = { id, kind, text: capText ? capQuestion(text) : text, path: [...path] }
   if (options === undefined) return question
   if (!Array.isArray(options) || options.length > MAX_QUESTION_OPTIONS
-    || options.some((option) => !option || typeof option.id !== 'string' || typeof option.name !== 'string')) {
-    return `question.options must be an array of at most ${MAX_QUESTION_OPTIONS} { id, name } strings`
+    || options.some((option) => !option || !isShortText(option.id) || !isShortText(option.name))) {
+    return `question.options must be an array of at most ${MAX_QUESTION_OPTIONS} { id, name } of 1-${MAX_OPTION_LENGTH} characters each`
   }
   question.options = options.map((option) => ({ id: option.id, name: option.name }))
   return question
+}
+
+function isShortText(value: unknown): boolean {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_OPTION_LENGTH
 }
 
 function capQuestion(text: string): string {

@@ -10,7 +10,6 @@ import type { InboxDelegation, InboxMessage } from './inbox.js'
 import { openLeg, type Leg } from './turn-leg.js'
 import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
 import type { TurnOwner } from './agent-init.js'
-import type { ParkedTurnCheckpoint } from './checkpoint.js'
 import type { GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason } from './types.js'
 
 const NO_MESSAGES: InboxMessage[] = []
@@ -35,7 +34,7 @@ export class Turn {
   parkedAt = 0
   readonly limits: TurnLimits
   /** Steps and tool calls already added to the agent's work tally (a parked turn reports as it parks). */
-  private reported = { steps: 0, toolCalls: 0 }
+  reported = { steps: 0, toolCalls: 0 }
   /** Inbox messages read at the current step, and where the first one sits in the transcript (for `interrupt`). */
   private stepMessages = NO_MESSAGES
   private stepMessagesAt = 0
@@ -63,7 +62,7 @@ export class Turn {
     this.budget.pauseClock(Date.now() - this.parkedAt)
     this.leg = openLeg(this, this.owner, abort, options, answer, parked.question.id)
     this.leg.emit?.({ type: 'resumed', step: parked.step, questionId: parked.question.id })
-    if (abort.signal.aborted) return this.stopForAbort()
+    if (abort.signal.aborted) return this.abandon(parked)
     if (parked.budget) {
       if (parked.budget.budget === 'toolCalls') {
         const still = this.limits.reached(() => this.budget.check('toolCalls'))
@@ -75,7 +74,7 @@ export class Turn {
       return this.loop()
     }
     const outcome = await answerSuspended(this, this.owner, this.leg, parked, answer)
-    if (outcome === 'aborted') return this.stopForAbort()
+    if (outcome === 'aborted') return this.abandon(parked)
     if (outcome) return this.parkOn(outcome)
     return this.loop()
   }
@@ -85,29 +84,20 @@ export class Turn {
     const parked = this.parked
     if (!parked) return
     this.parked = undefined
+    this.answerOpenCalls(parked, reason)
+    this.owner.agent.transcript.endTurn()
+  }
+
+  /** A resume aborted before the parked step was fully answered: its open calls get the cancel result, then the turn ends. */
+  private abandon(parked: ParkedStep): RunResult {
+    this.answerOpenCalls(parked, 'Cancelled: the run was aborted before this tool call was answered.')
+    return this.stopForAbort()
+  }
+
+  private answerOpenCalls(parked: ParkedStep, reason: string): void {
     const { transcript } = this.owner.agent
     transcript.balance(reason)
     if (parked.note) transcript.push({ role: 'user', content: parked.note })
-    transcript.endTurn()
-  }
-
-  /** Rebuilds this (new) turn as the parked turn a checkpoint holds (see `restoreTurn`). */
-  restoreParked(saved: ParkedTurnCheckpoint): void {
-    this.text = saved.text
-    this.steps = saved.steps
-    this.toolCalls = saved.toolCalls
-    this.own = { ...saved.usage.own }
-    this.delegated = { ...saved.usage.delegated }
-    this.ownWork = { ...saved.work.own }
-    this.delegatedWork = { ...saved.work.delegated }
-    this.refusedFor = saved.refusedFor
-    // The agent's work tally in the checkpoint already counts them.
-    this.reported = { steps: saved.steps, toolCalls: saved.toolCalls }
-    const parked: ParkedStep = { step: saved.step, question: saved.question, suspended: saved.suspended }
-    if (saved.note !== undefined) parked.note = saved.note
-    if (saved.budget) parked.budget = saved.budget
-    this.parked = parked
-    this.parkedAt = Date.now()
   }
 
   /** A tool call's result: into the transcript, its usage and work into the tallies. */
@@ -195,6 +185,8 @@ export class Turn {
       }
 
       leg.watch?.modelEnd(step, response)
+      // The model answered the messages this step read: they are part of the conversation now.
+      this.stepMessages = NO_MESSAGES
       this.own = addUsage(this.own, response.usage)
       agent.usage.own = addUsage(agent.usage.own, response.usage)
       if (response.usage) budget.charge('tokens', totalTokens(response.usage))
@@ -324,7 +316,10 @@ export class Turn {
     return this.finish(limit, limitDiagnostic(signal.reason as LimitError), breach)
   }
 
-  /** `agent.interrupt()`: the inbox messages this step read go back to the inbox (and out of the transcript), then the turn ends. */
+  /**
+   * `agent.interrupt()`: inbox messages this step read that the model has not answered yet go back to
+   * the inbox (and out of the transcript), then the turn ends.
+   */
   private interrupted(reason: TurnInterrupt): RunResult {
     const { agent } = this.owner
     const messages = this.stepMessages

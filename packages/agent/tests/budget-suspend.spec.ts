@@ -86,6 +86,39 @@ describe('onBudget suspend: a run parks at a limit instead of stopping', () => {
     expect(model.requests[1].tools.map((tool) => tool.name)).to.include('echo')
   })
 
+  it('a resume goes on with the same tree budget (a root\'s is renewed by run, not by resume) and reports spend to its onSpend', async () => {
+    const model = new ScriptedModel([
+      { toolCalls: [{ name: 'ask_parent', input: { question: 'go on?' } }] },
+      { toolCalls: [{ name: 'echo', input: { text: 'a' } }] },
+      { toolCalls: [{ name: 'echo', input: { text: 'b' } }] },
+      { text: 'never reached' },
+    ])
+    ctx.agents.registerModel('m', model)
+    const agent = ctx.agents.create({ model: 'm', budget: { maxSteps: 3 } })
+    expect((await agent.run('go')).stopReason).to.equal('pending')
+    const spends: number[] = []
+    const result = await agent.resume('yes', { onSpend: (spent) => spends.push(spent.steps) })
+    expect(result).to.include({ stopReason: 'budget', steps: 3 })
+    expect(result.budget).to.deep.equal({ budget: 'steps', limit: 3, spent: 3 })
+    expect(model.callCount).to.equal(3)
+    expect(spends.filter((steps, i) => steps !== spends[i - 1])).to.deep.equal([2, 3])
+  })
+
+  it('a turn parked at a budget restores parked at it; the restored root budget is charged with what the turn spent', async () => {
+    ctx.agents.onBudget((event) => event.suspend())
+    ctx.agents.registerModel('m', new ScriptedModel([{ toolCalls: [{ name: 'echo', input: { text: 'a' } }] }, { text: 'after restore' }]))
+    const agent = ctx.agents.create({ model: 'm', budget: { maxSteps: 1 } })
+    const parked = await agent.run('go')
+    const checkpoint = JSON.parse(JSON.stringify(agent.checkpoint()))
+    await agent.dispose()
+    const restored = ctx.agents.create({ restore: checkpoint, budget: { maxSteps: 1 } })
+    expect(restored.parked).to.deep.equal(parked.question)
+    expect(restored.budget.spent.steps).to.equal(1)
+    expect((await restored.resume('no extension')).stopReason).to.equal('pending')
+    restored.budget.extend({ budget: 'steps', limit: 1, spent: 1 }, 1)
+    expect(await restored.resume('extended')).to.include({ stopReason: 'completed', text: 'after restore', steps: 2 })
+  })
+
   it('the wall-clock deadline moves by the time the turn was parked', async () => {
     ctx.agents.registerModel('m', new ScriptedModel([{ toolCalls: [{ name: 'ask_parent', input: { question: 'wait?' } }] }, { text: 'ok' }]))
     const agent = ctx.agents.create({ model: 'm', budget: { maxWallMs: 600_000 } })

@@ -2,7 +2,7 @@
 import { expect } from 'chai'
 import type { Context } from 'cordis'
 import { z } from 'zod'
-import { type Agent, AgentError, type ChatModel, ScriptedModel } from '@cordis-subagents/agent'
+import { type Agent, AgentError, askParentTool, type ChatModel, ScriptedModel } from '@cordis-subagents/agent'
 import { deferred, isBalanced, setup, tick, toolPlugin } from './helpers.js'
 
 describe('interrupt and wake: host verbs on an agent', () => {
@@ -68,15 +68,44 @@ describe('interrupt and wake: host verbs on an agent', () => {
     await started.promise
     agent.interrupt()
     const result = await running
-    expect(result).to.include({ stopReason: 'interrupted', diagnostic: 'Interrupted. The agent is idle and keeps its transcript; messages it had just read are back in its inbox.' })
+    expect(result).to.include({ stopReason: 'interrupted', diagnostic: 'Interrupted. The agent is idle and keeps its transcript; inbox messages the model had not answered yet are back in its inbox.' })
     expect(isBalanced(agent.transcript.messages)).to.equal(true)
     expect(agent.transcript.messages).to.have.length(3)
   })
 
+  it('messages the model already answered stay in the transcript when the step is interrupted during its tool calls', async () => {
+    const started = deferred<void>()
+    const tool = {
+      name: 'slow', description: 'never ends', input: z.object({}),
+      execute: async (_input: unknown, exec: { signal: AbortSignal }) => {
+        started.resolve()
+        await new Promise((resolve) => exec.signal.addEventListener('abort', resolve))
+        return { content: 'late' }
+      },
+    }
+    ctx.plugin(toolPlugin(tool))
+    await ctx.lifecycle.flush()
+    const agent = agentWith(new ScriptedModel([{ toolCalls: [{ name: 'slow', input: {} }] }]))
+    agent.inbox.post('acted on')
+    const running = agent.run('go')
+    await started.promise
+    agent.interrupt()
+    expect((await running).stopReason).to.equal('interrupted')
+    expect(agent.inbox.size).to.equal(0)
+    expect(agent.transcript.messages.map((message) => message.role === 'tool' ? 'result' : message.content)).to.deep.equal(['go', 'acted on', '', 'result'])
+    expect(isBalanced(agent.transcript.messages)).to.equal(true)
+  })
+
   it('interrupt of an idle or parked agent does nothing', async () => {
-    const agent = agentWith(new ScriptedModel([{ text: 'a' }]))
+    ctx.plugin(toolPlugin(askParentTool()))
+    await ctx.lifecycle.flush()
+    const agent = agentWith(new ScriptedModel([{ text: 'a' }, { toolCalls: [{ name: 'ask_parent', input: { question: 'ok?' } }] }, { text: 'b' }]))
     agent.interrupt()
     expect((await agent.run('go')).stopReason).to.equal('completed')
+    expect((await agent.run('ask')).stopReason).to.equal('pending')
+    agent.interrupt('nothing runs')
+    expect(agent.parked?.text).to.equal('ok?')
+    expect(await agent.resume('yes')).to.include({ stopReason: 'completed', text: 'b' })
   })
 
   it('wake runs a turn on the inbox with no new prompt; EMPTY_INBOX when nothing waits', async () => {

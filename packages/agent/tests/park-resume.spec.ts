@@ -133,17 +133,19 @@ describe('park and resume: a tool that suspends parks the turn, resume continues
       deep: { question: question('q-2', 'x', Array.from({ length: MAX_QUESTION_PATH + 1 }, (_, i) => `run-${i}`)) },
       kind: { question: { ...question('q-3', 'x'), kind: 'nope' as never } },
       cyclic: { question: question('q-4', 'x'), state: (() => { const o: Record<string, unknown> = {}; o.o = o; return o })() },
+      options: { question: { ...question('q-5', 'x'), options: [{ id: 'a', name: 'n'.repeat(1025) }] } },
     }
     const tool = askTool({ execute: ({ q }: { q: string }) => ({ content: '', suspend: bad[q] }) })
     const model = new ScriptedModel([{ toolCalls: Object.keys(bad).map((q) => ({ name: 'ask', input: { q } })) }, { text: 'ok' }])
     const agent = await agentWith(model, tool)
     const result = await agent.run('go')
     expect(result.stopReason).to.equal('completed')
-    const contents = model.requests[1].messages.slice(-4).map((message) => message.content)
+    const contents = model.requests[1].messages.slice(-5).map((message) => message.content)
     expect(contents[0]).to.match(/suspend\.state is \d+ bytes as JSON; at most 4096/)
     expect(contents[1]).to.match(/question\.path has 65 hops; at most 64/)
     expect(contents[2]).to.match(/question\.kind must be one of/)
     expect(contents[3]).to.match(/not JSON-serialisable/)
+    expect(contents[4]).to.match(/question\.options must be an array of at most 64 \{ id, name \} of 1-1024 characters/)
   })
 
   it('a question longer than MAX_QUESTION_LENGTH is cut with a marker; the state is kept as a JSON copy', async () => {
@@ -204,6 +206,26 @@ describe('park and resume: a tool that suspends parks the turn, resume continues
     expect(agent.parked).to.equal(undefined)
     expect(isBalanced(agent.transcript.messages)).to.equal(true)
     expect((await agent.run('again')).text).to.equal('next turn')
+  })
+
+  it('the note for calls dropped past maxToolCallsPerStep comes after every call of the step is answered: by a resume, or by an aborted one', async () => {
+    ctx.plugin(toolPlugin(askTool()))
+    await ctx.lifecycle.flush()
+    const step = { toolCalls: [{ name: 'ask', input: { q: 'x' } }, { name: 'ask', input: { q: 'dropped' } }] }
+    ctx.agents.registerModel('m', new ScriptedModel([step, { text: 'one' }, step]))
+    const agent = ctx.agents.create({ model: 'm', maxToolCallsPerStep: 1 })
+    const tail = () => agent.transcript.messages.slice(-2).map((message) => `${message.role}: ${message.content.slice(0, 20)}`)
+    await agent.run('go')
+    expect(agent.transcript.messages.at(-1)?.role).to.equal('assistant')
+    await agent.resume('answered')
+    expect(agent.transcript.completed().slice(-3, -1).map((message) => `${message.role}: ${message.content.slice(0, 20)}`))
+      .to.deep.equal(['tool: x → answered', 'user: Not run: your last s'])
+    await agent.run('again')
+    const controller = new AbortController()
+    controller.abort('no')
+    expect((await agent.resume('late', { signal: controller.signal })).stopReason).to.equal('aborted')
+    expect(tail()).to.deep.equal(['tool: Cancelled: the run w', 'user: Not run: your last s'])
+    expect(isBalanced(agent.transcript.messages)).to.equal(true)
   })
 
   it('dispose of a parked agent answers the open calls with an error result, so the transcript is balanced', async () => {

@@ -7,24 +7,14 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
 import { type App, settle, startApp } from '@cordis-subagents/quickstart/app'
-import { eventually, serverBin } from './helpers.js'
+import { CORE_ENTRIES, eventually, serverBin } from './helpers.js'
 
-const MODEL_PLUGIN = fileURLToPath(new URL('./fixtures/model-plugin.ts', import.meta.url))
 const ACP_FIXTURE = fileURLToPath(new URL('../../provider-acp/tests/fixtures/agent.mjs', import.meta.url))
 
 function config(dir: string) {
   const node = JSON.stringify(process.execPath)
   return `
-- id: tools
-  name: '@cordis-subagents/tools'
-- id: agents
-  name: '@cordis-subagents/agent'
-  config:
-    model: test
-- id: model
-  name: ${JSON.stringify(MODEL_PLUGIN)}
-- id: subagents
-  name: '@cordis-subagents/subagents-service'
+${CORE_ENTRIES}
 - id: servers
   name: '@cordis-subagents/mcp/servers'
 - id: files

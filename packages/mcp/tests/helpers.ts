@@ -9,6 +9,18 @@ import * as client from '@cordis-subagents/mcp'
 
 const require = createRequire(import.meta.url)
 
+/** The entries every loader spec here starts with: tools, agents (model `test`), the fixture model plugin, the service. */
+export const CORE_ENTRIES = `- id: tools
+  name: '@cordis-subagents/tools'
+- id: agents
+  name: '@cordis-subagents/agent'
+  config:
+    model: test
+- id: model
+  name: ${JSON.stringify(fileURLToPath(new URL('./fixtures/model-plugin.ts', import.meta.url)))}
+- id: subagents
+  name: '@cordis-subagents/subagents-service'`
+
 export const FIXTURE_SERVER = fileURLToPath(new URL('./fixtures/server.mjs', import.meta.url))
 
 /** The bin file of an npm MCP server package (run with node: offline, no npx). */

@@ -6,12 +6,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { type App, startApp } from '@cordis-subagents/quickstart/app'
-import { alive, client, eventually, readLog, serverBin } from './helpers.js'
+import { CORE_ENTRIES, alive, client, eventually, readLog, serverBin } from './helpers.js'
 import { toolsSeen } from './fixtures/model-plugin.js'
 
 /** The pid of this process's child whose command line mentions `what`. */
@@ -22,20 +21,10 @@ function childPid(what: string): number {
   return Number(line.trim().split(/\s+/)[0])
 }
 
-const MODEL_PLUGIN = fileURLToPath(new URL('./fixtures/model-plugin.ts', import.meta.url))
 
 function config(dir: string) {
   return `
-- id: tools
-  name: '@cordis-subagents/tools'
-- id: agents
-  name: '@cordis-subagents/agent'
-  config:
-    model: test
-- id: model
-  name: ${JSON.stringify(MODEL_PLUGIN)}
-- id: subagents
-  name: '@cordis-subagents/subagents-service'
+${CORE_ENTRIES}
 - id: spawn
   name: '@cordis-subagents/provider-spawn'
 - id: files

@@ -8,22 +8,12 @@ import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { alive, eventually, readLog } from './helpers.js'
+import { CORE_ENTRIES, alive, eventually, readLog } from './helpers.js'
 
 const BIN = fileURLToPath(new URL('../src/bin.ts', import.meta.url))
-const MODEL_PLUGIN = fileURLToPath(new URL('./fixtures/model-plugin.ts', import.meta.url))
 
 const CONFIG = `
-- id: tools
-  name: '@cordis-subagents/tools'
-- id: agents
-  name: '@cordis-subagents/agent'
-  config:
-    model: test
-- id: model
-  name: ${JSON.stringify(MODEL_PLUGIN)}
-- id: subagents
-  name: '@cordis-subagents/subagents-service'
+${CORE_ENTRIES}
 - id: spawn
   name: '@cordis-subagents/provider-spawn'
 - id: tool-subagent

@@ -1,6 +1,6 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { DeadlineQueue } from '@cordis-subagents/shared'
-import type { BackgroundTask, SubagentService, SubagentUpdate, TurnEndPolicy } from '@cordis-subagents/subagents-service'
+import type { BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy } from '@cordis-subagents/subagents-service'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation } from './call.js'
 
@@ -19,6 +19,7 @@ export function startInBackground(
   exec: ToolExecContext,
   inFlight: Set<InFlight>,
   deadlines: DeadlineQueue | undefined,
+  onParked?: (run: SubagentHandle) => void,
 ): ToolResult {
   let task: BackgroundTask
   try {
@@ -44,6 +45,7 @@ export function startInBackground(
     onCall: (call) => cancel = (reason) => call.cancel('parent', reason),
     onStarted: (run) => task.markStarted(run),
     background: true,
+    onParked,
   })
   task.follow((reason) => cancel(reason), running)
   return {

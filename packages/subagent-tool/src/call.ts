@@ -11,8 +11,8 @@ export interface DelegateOptions
   provider: string
   timeout: number
   maxOutputBytes: number
-  /** What a child's question becomes (see `OutcomeOptions.questions`). */
-  questions: 'answer' | 'escalate'
+  /** What a child's question becomes (see `OutcomeOptions.questions`; default `answer`). */
+  questions?: 'answer' | 'escalate'
 }
 
 export interface DelegationInput {
@@ -34,6 +34,8 @@ export interface CallHooks {
   onStarted?(run: SubagentHandle): void
   /** A background call: its result is a message, so it cannot suspend on a child's question. */
   background?: boolean
+  /** The call left its child parked (held by the caller until answered). */
+  onParked?(run: SubagentHandle): void
 }
 
 /**
@@ -95,7 +97,7 @@ export async function runDelegation(
   }
   hooks.onStarted?.(run)
   if (call.cause) run.dispose().catch(noop)
-  return settleCall(subagents, run, run.result, call, options, exec, startedAt, !hooks.background)
+  return settleCall(subagents, run, run.result, call, options, exec, startedAt, !hooks.background, hooks.onParked)
 }
 
 /**
@@ -105,7 +107,7 @@ export async function runDelegation(
  */
 export async function continueParked(
   subagents: SubagentService, options: OutcomeOptions, runId: string, answer: string, exec: ToolExecContext,
-  inFlight: Set<InFlight>, deadlines: DeadlineQueue | undefined, canSuspend: boolean,
+  inFlight: Set<InFlight>, deadlines: DeadlineQueue | undefined, canSuspend: boolean, onParked?: (run: SubagentHandle) => void,
 ): Promise<ToolResult> {
   const parent = exec.agent as Agent
   const run = typeof runId === 'string' ? subagents.parked.get(parent, runId) : undefined
@@ -121,13 +123,13 @@ export async function continueParked(
   }
   const call = new CallCancellation(options, exec, inFlight, deadlines)
   call.run = run as SubagentHandle & SubagentStart
-  return settleCall(subagents, run, next, call, options, exec, Date.now(), canSuspend)
+  return settleCall(subagents, run, next, call, options, exec, Date.now(), canSuspend, onParked)
 }
 
 /** Waits for the outcome (through host interrupts), disposes a run that ended, and formats the result. */
 async function settleCall(
   subagents: SubagentService, run: SubagentHandle, first: Promise<SubagentOutcome>, call: CallCancellation,
-  options: OutcomeOptions, exec: ToolExecContext, startedAt: number, canSuspend: boolean,
+  options: OutcomeOptions, exec: ToolExecContext, startedAt: number, canSuspend: boolean, onParked?: (run: SubagentHandle) => void,
 ): Promise<ToolResult> {
   let outcome: SubagentOutcome | undefined
   let resultError: unknown
@@ -150,7 +152,7 @@ async function settleCall(
     call.end()
   }
   return outcomeResult(subagents, run, outcome, options, {
-    cause: call.cause, resultError, disposeError, durationMs: Date.now() - startedAt, parent: exec.agent as Agent, canSuspend,
+    cause: call.cause, resultError, disposeError, durationMs: Date.now() - startedAt, parent: exec.agent as Agent, canSuspend, onParked,
   })
 }
 

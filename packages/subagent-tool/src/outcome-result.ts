@@ -10,8 +10,8 @@ export interface OutcomeOptions {
   provider: string
   timeout: number
   maxOutputBytes: number
-  /** What a `pending` child becomes: a question for the caller's model (`answer`), or the call's own suspension (`escalate`). */
-  questions: 'answer' | 'escalate'
+  /** What a `pending` child becomes: a question for the caller's model (`answer`, default), or the call's suspension (`escalate`). */
+  questions?: 'answer' | 'escalate'
 }
 
 /** What else the call knows of how it went. */
@@ -25,6 +25,8 @@ export interface OutcomeContext {
   parent: Agent
   /** Whether the call may suspend (false for a background call: its result is a message). */
   canSuspend: boolean
+  /** Told of each child the caller now holds parked (the tool load ends them at its unload). */
+  onParked?(run: SubagentHandle): void
 }
 
 /**
@@ -80,7 +82,8 @@ export function outcomeResult(
  * caller has no reply verb to answer with.
  */
 function pendingResult(
-  subagents: SubagentService, run: SubagentHandle, outcome: SubagentOutcome, options: OutcomeOptions, context: OutcomeContext, toolResult: ToolResult,
+  subagents: SubagentService, run: SubagentHandle, outcome: SubagentOutcome, options: OutcomeOptions, context: OutcomeContext,
+  toolResult: ToolResult,
 ): ToolResult {
   const question = outcome.question!
   const reply = subagents.parked.reply
@@ -97,9 +100,11 @@ The subagent was stopped: there is no way to answer it here.`)
   } catch (error) {
     run.dispose().catch(() => {})
     const code = (error as { code?: string }).code
-    return failed(toolResult, `The subagent asked a question, but it could not be kept waiting for an answer, so it was stopped.\n\n${code ? `${code}: ` : ''}${describeError(error)}`)
+    const why = `${code ? `${code}: ` : ''}${describeError(error)}`
+    return failed(toolResult, `The subagent asked a question, but it could not be kept waiting for an answer, so it was stopped.\n\n${why}`)
   }
   toolResult.metadata!.question = question
+  context.onParked?.(run)
   if (context.canSuspend && (options.questions === 'escalate' || !canReply)) {
     toolResult.suspend = { question: questionVia(run.id, question), state: { runId: run.id } }
     return toolResult

@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import { DeadlineQueue, missingCapability, withoutCallerTracing } from '@cordis-subagents/shared'
-import type { SubagentProvider } from '@cordis-subagents/subagents-service'
+import type { SubagentHandle, SubagentProvider } from '@cordis-subagents/subagents-service'
 import { continueParked, runDelegation, type InFlight } from './call.js'
 import { startInBackground } from './background.js'
 import { checkToolFilter, type Config, NOTE_ROOM_BYTES } from './config.js'
@@ -21,6 +21,12 @@ export function apply(ctx: Context, config: Config) {
   // Claim the name first: a duplicate fails this plugin at load, whether or not providers exist.
   const reservation = ctx.tools.reserve(config.toolName)
   const inFlight = new Set<InFlight>()
+  // Children this load's calls left parked: still parked at the unload, they are ended (nobody could resume them here).
+  const parked = new Set<SubagentHandle>()
+  const onParked = (run: SubagentHandle) => {
+    for (const held of parked) if (held.state === 'ended') parked.delete(held)
+    parked.add(run)
+  }
   // Every call of this load has the same timeout: one queue, one timer, whatever the fan-out.
   const deadlines = config.timeout > 0 ? new DeadlineQueue(config.timeout) : undefined
   const subagents = withoutCallerTracing(ctx.subagents)
@@ -44,14 +50,14 @@ export function apply(ctx: Context, config: Config) {
       execute: (input, exec) => {
         // A call the registry looked up just before the unload must not start a run nobody owns.
         if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
-        if (config.mode === 'background') return startInBackground(subagents, config, input, exec, inFlight, deadlines)
-        return runDelegation(subagents, config, input, exec, inFlight, deadlines)
+        if (config.mode === 'background') return startInBackground(subagents, config, input, exec, inFlight, deadlines, onParked)
+        return runDelegation(subagents, config, input, exec, inFlight, deadlines, { onParked })
       },
       // A call that suspended on its child's question (`questions: escalate`) goes on with the answer.
       resume: (answer, suspension, exec) => {
         const runId = (suspension.state as { runId?: unknown } | undefined)?.runId
         if (unloaded) return { isError: true, content: 'The answer was not passed on: the subagent tool was unloaded.' }
-        return continueParked(subagents, config, String(runId), answer, exec, inFlight, deadlines, true)
+        return continueParked(subagents, config, String(runId), answer, exec, inFlight, deadlines, true, onParked)
       },
     })
     logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)
@@ -75,6 +81,8 @@ export function apply(ctx: Context, config: Config) {
   ctx.on('dispose', () => {
     unloaded = true
     for (const run of [...inFlight]) run.cancel('unload')
+    for (const run of parked) if (run.state !== 'ended') run.dispose().catch(() => {})
+    parked.clear()
   })
 }
 

@@ -157,7 +157,9 @@ function deferredVoid(): { promise: Promise<void>; resolve: () => void } {
 
 /** The header of a result delivered as a message; it says who the result is from and how it ended. */
 export function resultHeader(task: BackgroundTask): string {
-  const ended = task.cancelledBecause ? `was cancelled (${task.cancelledBecause})` : task.result?.isError ? 'ended with an error' : 'finished'
+  const asks = (task.result?.metadata as { stopReason?: unknown } | undefined)?.stopReason === 'pending'
+  const ended = task.cancelledBecause ? `was cancelled (${task.cancelledBecause})`
+    : task.result?.isError ? 'ended with an error' : asks ? 'asks a question' : 'finished'
   return `[Background subagent ${task.handle} ${JSON.stringify(task.label)} ${ended}]`
 }
 

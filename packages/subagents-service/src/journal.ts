@@ -1,4 +1,6 @@
-import type { PendingQuestion } from '@cordis-subagents/shared'
+import type { Logger } from 'cordis'
+import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import type { JournalNote } from './run-host.js'
 import type { SubagentHandle, SubagentOutcome, SubagentRunInfo } from './types.js'
 
 /**
@@ -58,3 +60,14 @@ export const NO_JOURNAL: RunJournal = Object.freeze({
   resumed() {},
   settled() {},
 })
+
+/** Calls one hook of the journal `current()` gives; a hook that throws is logged and ignored. */
+export function noteIn(current: () => RunJournal, log: Logger): JournalNote {
+  return (hook, ...args) => {
+    try {
+      (current()[hook] as (...a: unknown[]) => void)(...args)
+    } catch (error) {
+      log.warn('journal hook %s failed (ignored): %s', hook, describeError(error))
+    }
+  }
+}

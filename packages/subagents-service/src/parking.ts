@@ -32,9 +32,9 @@ export class Parking {
   private latest?: SubagentOutcome
   private ended = false
   private waiters: ((outcome: SubagentOutcome) => void)[] = []
-  private settleFinal!: (outcome: SubagentOutcome) => void
-  /** The run's final outcome (never `pending` / `interrupted`); never rejects. */
-  readonly final = new Promise<SubagentOutcome>((resolve) => this.settleFinal = resolve)
+  /** Made on first ask (most runs are never held): see `final`. */
+  private settleFinal?: (outcome: SubagentOutcome) => void
+  private finalOutcome?: Promise<SubagentOutcome>
 
   constructor(private readonly run: ParkedRunPort, private readonly host: RunHost) {}
 
@@ -42,6 +42,12 @@ export class Parking {
     if (this.ended) return 'ended'
     if (!this.idle) return 'running'
     return this.idle.stopReason === 'pending' ? 'parked' : 'interrupted'
+  }
+
+  /** The run's final outcome (never `pending` / `interrupted`); never rejects. */
+  get final(): Promise<SubagentOutcome> {
+    if (this.ended) return Promise.resolve(this.latest!)
+    return this.finalOutcome ??= new Promise((resolve) => this.settleFinal = resolve)
   }
 
   /** The final outcome once the run ended. */
@@ -58,7 +64,7 @@ export class Parking {
     this.latest = outcome
     this.ended = final
     this.idle = final ? undefined : outcome
-    if (final) this.settleFinal(outcome)
+    if (final) this.settleFinal?.(outcome)
     const waiters = this.waiters
     this.waiters = []
     for (const waiter of waiters) waiter(outcome)

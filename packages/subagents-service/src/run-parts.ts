@@ -50,7 +50,7 @@ export function nextRunId(): string {
   return RUN_ID_PREFIX + (++runCount).toString(36)
 }
 
-export type Writable<T> = { -readonly [K in keyof T]: T[K] }
+type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
 /** A run's info at the hand-over (frozen). */
 export function runInfoOf(
@@ -67,7 +67,9 @@ export function runInfoOf(
 }
 
 /** Tells `subagent/start-failed` listeners (the provider was called; no run came of it), then gives the error back. */
-export function startFailed(events: SubagentEvents, runId: string, provider: string, request: SubagentRequest, error: SubagentError): SubagentError {
+export function startFailed(
+  events: SubagentEvents, runId: string, provider: string, request: SubagentRequest, error: SubagentError,
+): SubagentError {
   if (events.has('subagent/start-failed')) {
     events.emit('subagent/start-failed', {
       runId, provider, parentId: request.parent.id, error,

@@ -22,10 +22,9 @@ import { type Slot, TreeGates } from './tree-gate.js'
 import { TraceSources } from './trace-sources.js'
 import { ProviderWaiters } from './provider-waiters.js'
 import { HostVerbs, type ParkedRunInfo } from './host-verbs.js'
-import { NO_JOURNAL, type RunJournal } from './journal.js'
+import { NO_JOURNAL, noteIn, type RunJournal } from './journal.js'
 import { ParkedBook } from './parked-book.js'
 import { attach, taskKey, TaskKeys } from './task-keys.js'
-import { describeError } from '@cordis-subagents/shared'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
@@ -87,13 +86,7 @@ export class SubagentService extends Service<Config> {
       events: this.events, log: this.log, live: this.live, slots: this.slots, traces: this.traces,
       release: (admission) => this.releaseSlots(admission),
       refund: (admission) => admission.parentBudget?.charge('children', -1),
-      note: (hook, ...args) => {
-        try {
-          (this.journal[hook] as (...a: unknown[]) => void)(...args)
-        } catch (error) {
-          this.log.warn('journal hook %s failed (ignored): %s', hook, describeError(error))
-        }
-      },
+      note: noteIn(() => this.journal, this.log),
     }
     this.parked = new ParkedBook(this.log, this.live)
   }
@@ -201,7 +194,10 @@ export class SubagentService extends Service<Config> {
     return this.verbs.pending()
   }
 
-  /** Ends run `runId`'s turn in flight as `interrupted` (it stays, idle); fulfils with that outcome. Rejects `NOT_FOUND`, `NOT_RUNNING`, `UNSUPPORTED`. */
+  /**
+   * Ends run `runId`'s turn in flight as `interrupted` (it stays, idle, with its transcript);
+   * fulfils with that outcome. Rejects `NOT_FOUND`, `NOT_RUNNING`, `UNSUPPORTED`.
+   */
   interrupt(runId: string): Promise<SubagentOutcome> {
     return this.verbs.act(runId, 'interrupt')
   }
@@ -211,7 +207,10 @@ export class SubagentService extends Service<Config> {
     return this.verbs.act(runId, 'wake')
   }
 
-  /** Ends run `runId` `closed` after a checkpoint (a running turn is interrupted first). Rejects `NOT_FOUND`, `NOT_RUNNING`, `UNSUPPORTED`. */
+  /**
+   * Ends run `runId` `closed` after a checkpoint (a running turn is interrupted first). Rejects
+   * `NOT_FOUND`, `NOT_RUNNING`, `UNSUPPORTED`.
+   */
   close(runId: string): Promise<SubagentOutcome> {
     return this.verbs.act(runId, 'close')
   }

@@ -62,7 +62,7 @@ export function attach(run: Delegation): SubagentStart {
  * the run's outcome as of the attach: the final one once ended, the pending one while parked,
  * else the next one.
  */
-export class AttachedHandle implements SubagentHandle {
+class AttachedHandle implements SubagentHandle {
   readonly attached = true
   readonly result: Promise<SubagentOutcome>
 
