@@ -8,6 +8,8 @@ export type A2aErrorCode =
   | 'A2A_CARD_INVALID'
   /** The remote did not accept the task: the send failed, timed out or was answered with an error. */
   | 'A2A_SEND_FAILED'
+  /** `restore`: the record names no task, or the remote could not be asked about it (not found, unreachable). */
+  | 'A2A_RESTORE_FAILED'
   /** The request's signal aborted before the remote accepted the task (or sent its first stream event), or the plugin stopped. */
   | 'ABORTED'
 

@@ -18,6 +18,7 @@ export {
   crossingEnv, crossingFromEnv, crossingFromMeta, crossingMeta, crossingTrace, crossingValue, depthRefusal, laterSpend,
   MAX_ALLOWED_TOOLS, type SpendReport, spendFromMeta, spendValue, strictestCrossing,
 } from './crossing.js'
+export { foreignQuestion, MAX_QUESTION_OPTIONS, questionFromMeta, questionMeta } from './question-meta.js'
 export { lazily } from './lazy.js'
 export { defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost } from './host-guards.js'
 export {
