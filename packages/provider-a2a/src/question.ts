@@ -15,7 +15,7 @@ export function questionOf(
   const fallback = kind === 'auth-required'
     ? 'The remote agent needs authentication and did not say how: answer with what it needs, or close the run.'
     : 'The remote agent needs more input and did not say what.'
-  const described = questionFromMeta(meta)
-  const base: Omit<PendingQuestion, 'text'> = { id: described.id ?? newQuestionId(), kind, path: [], ...described.options ? { options: described.options } : {} }
+  const ours = questionFromMeta(meta)
+  const base: Omit<PendingQuestion, 'text'> = { id: ours?.id ?? newQuestionId(), kind, path: [], ...ours?.options ? { options: ours.options } : {} }
   return foreignQuestion(base, redactor.redact(text), fallback)
 }

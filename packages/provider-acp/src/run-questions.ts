@@ -18,7 +18,7 @@ export interface QuestionHooks {
 
 /**
  * The questions of one run and its outcomes: an escalated permission request (`permission:
- * escalate`) or a served host of ours whose turn parked (`_meta.cordisSubagents.pending`) parks
+ * escalate`) or a served host of ours whose turn parked (`_meta.cordisSubagents.question`) parks
  * the run; `answer` (the run's `resume`) delivers the holder's answer and waits for the next outcome.
  */
 export class RunQuestions {
@@ -56,7 +56,7 @@ export class RunQuestions {
   }
 
   /**
-   * A turn's end from a host of ours that parked on a question (`_meta.cordisSubagents.pending`
+   * A turn's end from a host of ours that parked on a question (`_meta.cordisSubagents.question`
    * with `end_turn`): parks this run on it, and `prompt(answer)` will be the next turn. False when
    * the response carries no (well-formed) question.
    */

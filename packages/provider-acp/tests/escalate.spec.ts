@@ -1,7 +1,7 @@
 /// <reference types="mocha" />
 // permission: escalate against fixture agents (real subprocesses): a permission request parks the
 // run with a question, resume(answer) answers it and the run goes on; plus a served host of ours
-// whose turn ends on a question (`_meta.cordisSubagents.pending`).
+// whose turn ends on a question (`_meta.cordisSubagents.question`).
 import { expect } from 'chai'
 import type { SubagentRun } from '@cordis-subagents/subagents-service'
 import type { AcpRun } from '@cordis-subagents/provider-acp/testing'
@@ -146,7 +146,7 @@ describe('provider-acp: permission escalate (a permission request parks the run)
   })
 })
 
-describe('provider-acp: a served host of ours whose turn ends on a question (_meta.cordisSubagents.pending)', () => {
+describe('provider-acp: a served host of ours whose turn ends on a question (_meta.cordisSubagents.question)', () => {
   const runs: SubagentRun[] = []
 
   async function start(arg?: string, options = {}) {

@@ -170,7 +170,7 @@ export class AcpServer {
       const { inputTokens, outputTokens, cachedInputTokens } = session.agent.usage.total
       const cached = cachedInputTokens === undefined ? {} : { cachedReadTokens: cachedInputTokens }
       const usage = { totalTokens: inputTokens + outputTokens, inputTokens, outputTokens, ...cached }
-      // Parked: the turn ends with the question in `_meta.cordisSubagents.pending` (the crossing); the next prompt answers it.
+      // Parked: the turn ends with the question in `_meta.cordisSubagents.question` (the crossing); the next prompt answers it.
       return (parked ? { stopReason, usage, _meta: questionMeta(parked) } : { stopReason, usage }) as any
     } finally {
       session.controller = undefined

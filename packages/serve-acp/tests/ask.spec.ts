@@ -1,8 +1,8 @@
 // serve-acp with an agent whose turn parks on a question (a tool that suspends): the prompt turn
-// ends end_turn with the question as its message and in `_meta.cordisSubagents.pending`; the next
+// ends end_turn with the question as its message and in `_meta.cordisSubagents.question`; the next
 // prompt in the session is the answer (agent.resume). Through the bin, driven by an ACP client.
 import { expect } from 'chai'
-import { PENDING_KEY, questionFromMeta } from '@cordis-subagents/shared'
+import { QUESTION_KEY, questionFromMeta } from '@cordis-subagents/shared'
 import { appYml, build, newSession, prompt, refusal, said, sdk, Workspace } from './helpers.js'
 
 describe('serve-acp: a turn that parks on a question', function () {
@@ -23,7 +23,7 @@ describe('serve-acp: a turn that parks on a question', function () {
     const question = questionFromMeta(parked._meta)!
     expect(question).to.deep.include({ kind: 'ask', text: 'Which branch should I merge?', path: [] })
     expect(question.id).to.match(/^q-/)
-    expect(Object.keys((parked._meta as any).cordisSubagents)).to.deep.equal([PENDING_KEY])
+    expect(Object.keys((parked._meta as any).cordisSubagents)).to.deep.equal([QUESTION_KEY])
     expect(said(served, sessionId)).to.equal('Which branch should I merge?')
     // One model call so far (10 + 5 tokens).
     expect((parked as { usage?: unknown }).usage).to.deep.equal({ totalTokens: 15, inputTokens: 10, outputTokens: 5 })

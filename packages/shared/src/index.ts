@@ -18,7 +18,6 @@ export {
   crossingEnv, crossingFromEnv, crossingFromMeta, crossingMeta, crossingTrace, crossingValue, depthRefusal, laterSpend,
   MAX_ALLOWED_TOOLS, type SpendReport, spendFromMeta, spendValue, strictestCrossing,
 } from './crossing.js'
-export { foreignQuestion, MAX_QUESTION_OPTIONS, questionFromMeta, questionMeta } from './question-meta.js'
 export { lazily } from './lazy.js'
 export { defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost } from './host-guards.js'
 export {
@@ -34,4 +33,4 @@ export {
   MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, newQuestionId, type PendingQuestion, type QuestionKind,
 } from './questions.js'
 export { answerProblem, checkedQuestion, questionVia } from './question-check.js'
-export { PENDING_KEY, questionFromMeta, questionMeta, questionValue } from './crossing-question.js'
+export { foreignQuestion, QUESTION_KEY, questionFromMeta, questionMeta } from './crossing-question.js'

@@ -1,13 +1,13 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
-import { CROSSING_KEY, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, PENDING_KEY, questionFromMeta, questionMeta } from '@cordis-subagents/shared'
+import { CROSSING_KEY, foreignQuestion, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, QUESTION_KEY, questionFromMeta, questionMeta } from '@cordis-subagents/shared'
 
 describe('shared: the crossing of a pending question (a parked turn, upwards)', () => {
   const question = {
     id: 'q-1', kind: 'permission' as const, text: 'Delete build/?', path: ['run-a', 'run-b'],
     options: [{ id: 'yes', name: 'Allow' }, { id: 'no', name: 'Reject' }],
   }
-  const wrap = (pending: unknown) => ({ [CROSSING_KEY]: { [PENDING_KEY]: pending } })
+  const wrap = (pending: unknown) => ({ [CROSSING_KEY]: { [QUESTION_KEY]: pending } })
 
   it('what a writer puts in _meta, a reader gets back (through JSON, as on the wire)', () => {
     const meta = questionMeta(question)
@@ -31,5 +31,14 @@ describe('shared: the crossing of a pending question (a parked turn, upwards)', 
   it('a too long text is cut (checkedQuestion), not refused', () => {
     const long = questionFromMeta(wrap({ ...question, text: 'x'.repeat(MAX_QUESTION_LENGTH * 2) }))!
     expect(long.text.length).to.equal(MAX_QUESTION_LENGTH)
+  })
+
+  it('foreignQuestion (a peer that is not ours) strips control characters, cuts a long text with a marker, and falls back when it says nothing', () => {
+    const base = { id: 'q-3', kind: 'input-required' as const, path: [] }
+    expect(foreignQuestion(base, '\u001b[2J Which\u0007 file? ', 'fallback').text).to.equal('Which file?')
+    expect(foreignQuestion(base, '   ', 'fallback').text).to.equal('fallback')
+    const long = foreignQuestion(base, 'y'.repeat(MAX_QUESTION_LENGTH * 3), 'fallback').text
+    expect(long).to.have.length(MAX_QUESTION_LENGTH)
+    expect(long).to.match(/\[… the question was cut at 16384 characters\]$/)
   })
 })
