@@ -55,7 +55,7 @@ export class EndpointPool {
 
   /**
    * Where a task should start, best first: the healthy endpoints by fewest outstanding tasks (ties:
-   * round-robin from where the last start began), then the unhealthy ones by their retry time
+   * round-robin after the endpoint that took the last task), then the unhealthy ones by their retry time
    * (past backoff first). Endpoints whose card was never read cannot take a task.
    */
   order(): Endpoint[] {
@@ -69,7 +69,7 @@ export class EndpointPool {
     return [...up, ...down]
   }
 
-  /** A start began on `endpoint`: the next tie goes to the endpoint after it. */
+  /** `endpoint` took a task: the next tie goes to the endpoint after it. */
   began(endpoint: Endpoint): void {
     this.cursor = (this.endpoints.indexOf(endpoint) + 1) % this.endpoints.length
   }

@@ -19,7 +19,6 @@ export async function startOnPool(pool: EndpointPool, base: PoolRunSettings, req
   pool.refreshDue()
   const order = pool.order()
   if (!order.length) throw new A2aError('A2A_SEND_FAILED', `No agent host can take the task: no endpoint's agent card could be read yet (${lastErrors(pool, new Map())}). They are read again after their backoff.`)
-  pool.began(order[0])
   const tried = new Map<Endpoint, string>()
   for (const endpoint of order) {
     const route = new TaskRoute(pool, endpoint, base.pollInterval)
@@ -42,6 +41,7 @@ export async function startOnPool(pool: EndpointPool, base: PoolRunSettings, req
       continue
     }
     endpoint.markUp()
+    pool.began(endpoint)
     run.origin = endpoint.host
     void run.result.then(() => endpoint.outstanding--)
     return run
