@@ -13,6 +13,13 @@ const BOUND = 10_000
 /** A task store that remembers the call context it saw, so a test can write a task as the hosts would. */
 class SharedStore extends InMemoryTaskStore {
   context?: ServerCallContext
+  /** Task reads (a `tasks/get` is one). */
+  loads = 0
+  override async load(id: string, context: ServerCallContext) {
+    this.loads++
+    return super.load(id, context)
+  }
+
   override async save(task: Task, context: ServerCallContext) {
     this.context = context
     return super.save(task, context)
@@ -132,6 +139,28 @@ describe('provider-a2a: endpoints that fail', function () {
     await within(run.dispose(), BOUND, 'dispose')
     expect(sendsOf(hosts)).to.deep.equal([1, 0])
     expect(remote.endpoints().map((endpoint) => endpoint.healthy)).to.deep.equal([false, true])
+  })
+
+  it('one url whose stream is cut while its host still runs the task (a proxy dropped it): the run follows the task by polls there', async () => {
+    const store = new SharedStore()
+    const [host] = await servers(1, { taskStore: store })
+    const remote = await pool([host.url])
+    closers.push(remote.dispose)
+    const run = await within(remote.start(request({ prompt: 'wait' })), BOUND, 'start')
+    await until(() => host.running() === 1, 'the task runs')
+    const loads = store.loads
+    host.dropConnections()
+    // Polled there (tasks/get reads the store), and still followed: a cancel reaches the host and
+    // the run ends aborted with the remote's confirmation.
+    await until(() => store.loads > loads + 1, 'tasks/get polls after the stream was cut')
+    expect(remote.endpoints()[0]).to.include({ healthy: true, outstanding: 1 })
+    run.cancel('enough')
+    const result = await within(run.result, BOUND, 'result')
+    expect(result).to.include({ stopReason: 'aborted' })
+    expect(result.diagnostic).to.match(/The remote task was canceled/)
+    expect(host.cancels).to.deep.equal([run.childId])
+    expect(host.sends).to.have.length(1)
+    await within(run.dispose(), BOUND, 'dispose')
   })
 
   it('every endpoint down: the start rejects A2A_SEND_FAILED listing each endpoint and its error', async () => {
