@@ -20,6 +20,7 @@ export interface Config {
   pollInterval?: number
   stuckTimeout?: number
   cancelGrace?: number
+  parkedTimeout?: number
   cardRefreshInterval?: number
   retryDelay?: number
   maxResponseBytes?: number
@@ -57,6 +58,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('Milliseconds a polled task may answer with no change (same state, no new status, message or artifact) before the run ends as an error: its executor has likely failed without saying so.'),
   cancelGrace: duration().default(5_000)
     .description('Milliseconds the remote gets after `CancelTask` to report the task canceled before the run ends (as aborted) without it.'),
+  parkedTimeout: duration().default(86_400_000)
+    .description('Milliseconds a run whose remote task asks a question (input-required, auth-required) waits for the answer before the task is cancelled; 0: no limit. No other timer runs while a run waits.'),
   cardRefreshInterval: duration({ min: 10 }).default(60_000)
     .description('Milliseconds after which an endpoint\'s agent card is read again (in the background, when a task starts). A read that succeeds marks the endpoint healthy; one that fails marks it unhealthy.'),
   retryDelay: duration({ min: 10 }).default(1_000)

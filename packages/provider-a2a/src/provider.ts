@@ -69,6 +69,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     pollInterval: options.pollInterval ?? DEFAULTS.pollInterval!,
     stuckTimeout: options.stuckTimeout ?? DEFAULTS.stuckTimeout!,
     cancelGrace: options.cancelGrace ?? DEFAULTS.cancelGrace!,
+    parkedTimeout: options.parkedTimeout ?? DEFAULTS.parkedTimeout!,
     cardRefreshInterval: options.cardRefreshInterval ?? DEFAULTS.cardRefreshInterval!,
     retryDelay: options.retryDelay ?? DEFAULTS.retryDelay!,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes!,
@@ -81,6 +82,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     ?? durationProblem('pollInterval', settings.pollInterval, { min: 50 })
     ?? durationProblem('stuckTimeout', settings.stuckTimeout, { min: 1 })
     ?? durationProblem('cancelGrace', settings.cancelGrace)
+    ?? durationProblem('parkedTimeout', settings.parkedTimeout)
     ?? durationProblem('cardRefreshInterval', settings.cardRefreshInterval, { min: 10 })
     ?? durationProblem('retryDelay', settings.retryDelay, { min: 10 })
     ?? countProblem('maxResponseBytes', settings.maxResponseBytes, { min: 1024 })
@@ -128,6 +130,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     pollInterval: settings.pollInterval,
     stuckTimeout: settings.stuckTimeout,
     cancelGrace: settings.cancelGrace,
+    parkedTimeout: settings.parkedTimeout,
     maxOutputBytes: settings.maxOutputBytes,
     redactor,
   }

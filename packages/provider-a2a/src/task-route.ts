@@ -3,7 +3,7 @@ import { LimitError } from './bounded-fetch.js'
 import type { Endpoint } from './endpoint.js'
 import type { EndpointPool } from './endpoint-pool.js'
 import { describeFailure, type Exchange, isNetworkFailure, watchExchanges } from './host-failure.js'
-import { isFinal, stateName } from './task-state.js'
+import { isFinal, isInterrupted, stateName } from './task-state.js'
 import { type A2aWire, isTask, type Outgoing, TaskGoneError, type WireOptions } from './wire.js'
 
 /**
@@ -80,8 +80,9 @@ export class TaskRoute implements A2aWire {
           break
         }
         this.noteEvent(next.value)
+        // The run stops reading once the task is final or asks us something (it parks): then the
+        // stream is closed from there. A stream that ends by itself is looked at below.
         yield next.value
-        if (this.done) return undefined
       }
     } catch (error) {
       if (options.signal.aborted || !this.taskId || error instanceof LimitError || !isNetworkFailure(error)) throw error
@@ -89,8 +90,9 @@ export class TaskRoute implements A2aWire {
     } finally {
       await inner.return?.(undefined)?.catch?.(() => {})
     }
-    // No task yet: the run reports the send as failed. A direct message or a final state: nothing to follow.
-    if (!this.taskId || this.done) return undefined
+    // No task yet: the run reports the send as failed. A direct message, a final state, or a task
+    // waiting for our answer (the run parks): nothing to follow.
+    if (!this.taskId || this.settled) return undefined
     yield* this.rescue(why, options)
     return undefined
   }
@@ -132,7 +134,7 @@ export class TaskRoute implements A2aWire {
         mark = now
         yield { payload: { $case: 'task', value: task } }
       }
-      if (this.done) return
+      if (this.settled) return
       await pause(this.pollInterval, options.signal)
       try {
         task = await this.getTask(task.id || this.taskId!, options)
@@ -166,8 +168,9 @@ export class TaskRoute implements A2aWire {
     return isNetworkFailure(error) || error instanceof LimitError || (status !== undefined && status >= 500)
   }
 
-  private get done(): boolean {
-    return this.direct || (this.state !== undefined && isFinal(this.state))
+  /** Nothing more to follow for now: a direct answer, a final state, or a question for us. */
+  private get settled(): boolean {
+    return this.direct || (this.state !== undefined && (isFinal(this.state) || isInterrupted(this.state)))
   }
 
   private noteEvent(event: StreamResponse): void {

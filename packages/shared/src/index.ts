@@ -29,4 +29,6 @@ export {
 export { addUsage, checkedUsage, checkedWork, countOf, emptyUsage, isCount, totalTokens, type Usage } from './usage.js'
 export { MAX_MESSAGE_LENGTH } from './messages.js'
 export { withoutCallerTracing } from './caller-tracing.js'
-export { MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, type PendingQuestion, type QuestionKind } from './questions.js'
+export { MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, newQuestionId, type PendingQuestion, type QuestionKind } from './questions.js'
+export { answerProblem, checkedQuestion, questionVia } from './question-check.js'
+export { foreignQuestion, MAX_QUESTION_OPTIONS, questionFromMeta, questionMeta } from './question-meta.js'

@@ -2,7 +2,7 @@ import { countProblem, describeError, toolFilterProblem } from '@cordis-subagent
 import { z } from 'zod'
 import { ToolError } from './errors.js'
 import { capResult, MIN_RESULT_BYTES } from './result-cap.js'
-import type { Tool, ToolCall, ToolExecContext, ToolFilter, ToolResult, ToolSpec } from './types.js'
+import type { Tool, ToolCall, ToolExecContext, ToolFilter, ToolResult, ToolSpec, ToolSuspension } from './types.js'
 
 export interface RegisteredTool {
   tool: Tool
@@ -176,15 +176,47 @@ export class ToolView {
       if (exec?.signal?.aborted) {
         return { isError: true, content: `Tool "${name}" was not run: the call was aborted before it started.` }
       }
-      const result = await entry.tool.execute(parsed.data, exec)
-      if (!result || typeof result !== 'object' || typeof result.content !== 'string') {
-        return { isError: true, content: `Tool "${name}" returned an invalid result (expected { content: string }).` }
-      }
-      return result
+      return checkResult(entry.tool, name, await entry.tool.execute(parsed.data, exec))
     } catch (error) {
       return { isError: true, content: `Tool "${name}" failed: ${describeError(error)}` }
     }
   }
+
+  /**
+   * Continues a call the tool suspended (`ToolResult.suspend`) with the answer to its question:
+   * calls `tool.resume(answer, suspension, exec)`. Never throws or rejects, like `execute`: a tool
+   * that is gone or hidden now, or has no `resume`, an aborted signal, or a throwing `resume` all
+   * become an `isError` result. The result may suspend again.
+   */
+  async resume(call: ToolCall, answer: string, suspension: ToolSuspension, exec: ToolExecContext): Promise<ToolResult> {
+    return capResult(await this.continueCall(call, answer, suspension, exec), this.resultCap)
+  }
+
+  private async continueCall(call: ToolCall, answer: string, suspension: ToolSuspension, exec: ToolExecContext): Promise<ToolResult> {
+    const name = typeof call?.name === 'string' ? call.name : String(call?.name)
+    try {
+      const entry = this.lookUp(name)
+      if (!entry) return { isError: true, content: `Tool "${name}" is no longer available, so the question it asked cannot be answered.` }
+      if (typeof entry.tool.resume !== 'function') return { isError: true, content: noResume(name) }
+      if (exec?.signal?.aborted) return { isError: true, content: `Tool "${name}" was not resumed: the call was aborted before it started.` }
+      return checkResult(entry.tool, name, await entry.tool.resume(answer, suspension, exec))
+    } catch (error) {
+      return { isError: true, content: `Tool "${name}" failed when resumed: ${describeError(error)}` }
+    }
+  }
+}
+
+function noResume(name: string): string {
+  return `Tool "${name}" asked a question (suspend) but cannot be resumed (it has no resume method); the call failed. This is a bug in the tool.`
+}
+
+/** A tool's result as the caller may use it: malformed results, and suspensions nobody could resume, become errors. */
+function checkResult(tool: Tool, name: string, result: ToolResult): ToolResult {
+  if (!result || typeof result !== 'object' || typeof result.content !== 'string') {
+    return { isError: true, content: `Tool "${name}" returned an invalid result (expected { content: string }).` }
+  }
+  if (result.suspend !== undefined && typeof tool.resume !== 'function') return { isError: true, content: noResume(name) }
+  return result
 }
 
 /**
