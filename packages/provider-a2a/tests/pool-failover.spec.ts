@@ -116,30 +116,32 @@ describe('provider-a2a: endpoints that fail', function () {
     })
   }
 
-  it('a host that dies mid-task while another host shares its task store: the run continues there and ends with the stored result, sent once', async () => {
-    const store = new SharedStore()
-    const hosts = await servers(2, { taskStore: store })
-    const remote = await pool(hosts.map((host) => host.url), { idleTimeout: 5_000 })
-    closers.push(remote.dispose)
-    const built = request({ prompt: 'wait' })
-    const run = await within(remote.start(built), BOUND, 'start')
-    expect(run.origin).to.equal(hostOf(hosts[0]))
-    await until(() => hosts[0].running() === 1, 'the task runs')
-    await hosts[0].crash()
-    // What a surviving host would write when it finished the task (here: the test, as that host).
-    await until(() => remote.endpoints()[0].healthy === false, 'the dead host noticed')
-    const task = (await store.load(run.childId!, store.context!))!
-    await store.save({
-      ...task,
-      status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() },
-      artifacts: [{ artifactId: 'answer', name: 'answer', description: '', parts: [{ content: { $case: 'text', value: 'finished elsewhere' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] }],
-    }, store.context!)
-    const result = await within(run.result, BOUND, 'the result through the other host')
-    expect(result).to.include({ stopReason: 'completed', output: 'finished elsewhere' })
-    await within(run.dispose(), BOUND, 'dispose')
-    expect(sendsOf(hosts)).to.deep.equal([1, 0])
-    expect(remote.endpoints().map((endpoint) => endpoint.healthy)).to.deep.equal([false, true])
-  })
+  for (const streaming of [true, false]) {
+    it(`${streaming ? 'streamed' : 'polled'}: a host that dies mid-task while another host shares its task store: the run continues there and ends with the stored result, sent once`, async () => {
+      const store = new SharedStore()
+      const hosts = await servers(2, { taskStore: store, streaming })
+      const remote = await pool(hosts.map((host) => host.url), { idleTimeout: 5_000 })
+      closers.push(remote.dispose)
+      const built = request({ prompt: 'wait' })
+      const run = await within(remote.start(built), BOUND, 'start')
+      expect(run.origin).to.equal(hostOf(hosts[0]))
+      await until(() => hosts[0].running() === 1, 'the task runs')
+      await hosts[0].crash()
+      // What a surviving host would write when it finished the task (here: the test, as that host).
+      await until(() => remote.endpoints()[0].healthy === false, 'the dead host noticed')
+      const task = (await store.load(run.childId!, store.context!))!
+      await store.save({
+        ...task,
+        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() },
+        artifacts: [{ artifactId: 'answer', name: 'answer', description: '', parts: [{ content: { $case: 'text', value: 'finished elsewhere' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] }],
+      }, store.context!)
+      const result = await within(run.result, BOUND, 'the result through the other host')
+      expect(result).to.include({ stopReason: 'completed', output: 'finished elsewhere' })
+      await within(run.dispose(), BOUND, 'dispose')
+      expect(sendsOf(hosts)).to.deep.equal([1, 0])
+      expect(remote.endpoints().map((endpoint) => endpoint.healthy)).to.deep.equal([false, true])
+    })
+  }
 
   it('one url whose stream is cut while its host still runs the task (a proxy dropped it): the run follows the task by polls there', async () => {
     const store = new SharedStore()
