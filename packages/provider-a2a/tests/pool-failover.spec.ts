@@ -5,6 +5,7 @@ import { expect } from 'chai'
 import { InMemoryTaskStore, type ServerCallContext } from '@a2a-js/sdk/server'
 import { type Task, TaskState } from '@a2a-js/sdk'
 import type { A2aError } from '../src/index.js'
+import { startHostileRemote } from './fixtures/hostile-remote.js'
 import { type ScriptedServer, startScriptedServer } from './fixtures/scripted-server.js'
 import { pool, request, until, within } from './helpers.js'
 
@@ -89,6 +90,22 @@ describe('provider-a2a: endpoints that fail', function () {
     expect(sendsOf(hosts)).to.deep.equal([0, 1])
     expect(other.endpoints()[0]).to.include({ healthy: false, outstanding: 0 })
   })
+
+  for (const streaming of [true, false]) {
+    it(`${streaming ? 'streamed' : 'polled'}: a host that read the request and dropped the connection is not failed over (it may run the task)`, async () => {
+      const dropping = await startHostileRemote({ version: '1.0', streaming, handler: (_rpc, res) => void res.socket?.destroy() })
+      closers.push(dropping.close)
+      const [host] = await servers(1, { streaming })
+      const remote = await pool([dropping.url, host.url])
+      closers.push(remote.dispose)
+      const error = await within(remote.start(request({ prompt: 'complete' })).then(() => undefined, (failure: A2aError) => failure), BOUND, 'start')
+      expect(error).to.have.property('code', 'A2A_SEND_FAILED')
+      expect(error!.message).to.match(/"hostile" at http:\/\/127\.0\.0\.1:\d+ did not accept the task/)
+      expect(dropping.calls.map((call) => call.call)).to.deep.equal([streaming ? 'stream' : 'send'])
+      expect(host.sends).to.have.length(0)
+      expect(remote.endpoints()[0]).to.include({ healthy: false, outstanding: 0 })
+    })
+  }
 
   for (const streaming of [true, false]) {
     it(`${streaming ? 'streamed' : 'polled'}: a host that dies mid-task ends the run with an error naming the host and the task, and no other host runs it`, async () => {
