@@ -23,7 +23,6 @@ import type {
  */
 type Phase = 'admitting' | 'starting' | 'live' | 'rejected' | 'ended'
 
-
 /**
  * The run: one object from admission to dispose, and the one every holder gets. `begin` returns it
  * (as the `SubagentStart`), its `handle` fulfils with it (as the `SubagentHandle`) at the hand-over,
@@ -175,7 +174,8 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
 
   /** Passes a follow-up message to the provider's run, refusing what it cannot take with a code. */
   send(message: string): void {
-    sendFollowUp(this.run, this.provider?.name, this.id, this.open && this.parking.state === 'running', message)
+    // An interrupted run takes messages for its next wake; a parked one waits for an answer instead.
+    sendFollowUp(this.run, this.provider?.name, this.id, this.open && this.parking.state !== 'parked', message)
   }
 
   get state(): SubagentRunState { return this.phase === 'ended' ? 'ended' : this.parking.state }
