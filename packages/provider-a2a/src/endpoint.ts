@@ -139,12 +139,14 @@ export class Endpoint {
   /** The host answered (its card, a task it accepted or finished): healthy. */
   markUp(): void {
     if (this.healthy || !this.loaded) return
+    // Told only when it recovers: the first read at load is no news.
+    const recovered = this.failures > 0
     this.healthy = true
     this.since = Date.now()
     this.lastError = undefined
     this.failures = 0
     this.retryAt = 0
-    this.settings.onHealth(this)
+    if (recovered) this.settings.onHealth(this)
   }
 
   snapshot(): EndpointHealth {

@@ -6,6 +6,7 @@ import SubagentService from '@cordis-subagents/subagents-service'
 import * as a2aPlugin from '../src/index.js'
 import { type A2aError, createA2aProvider } from '../src/index.js'
 import { startScriptedServer } from './fixtures/scripted-server.js'
+import { captureLogs } from '../../../test/support/logs.js'
 import { deadUrl, pool, within } from './helpers.js'
 
 async function rejection(promise: Promise<unknown>): Promise<A2aError> {
@@ -78,5 +79,30 @@ describe('provider-a2a: url or urls', function () {
     const provider = ctx.subagents.get('hosts') as unknown as a2aPlugin.A2aProvider
     expect(provider.endpoints().map((endpoint) => [endpoint.healthy, endpoint.streaming])).to.deep.equal([[true, true], [true, false]])
     await within(ctx.stop(), 10_000, 'ctx.stop()')
+  })
+
+  it('the plugin logs an endpoint turning unhealthy (warning, with the error) and healthy again (info)', async () => {
+    const [one, two] = [await startScriptedServer({ streaming: true }), await startScriptedServer({ streaming: true })]
+    closers.push(one.close, two.close)
+    const logs = captureLogs()
+    try {
+      const ctx = new Context()
+      ctx.plugin(SubagentService)
+      ctx.plugin(a2aPlugin, { name: 'hosts', urls: [one.url, two.url] } as a2aPlugin.Config)
+      await ctx.start()
+      await ctx.lifecycle.flush()
+      const provider = ctx.subagents.get('hosts') as unknown as a2aPlugin.A2aProvider
+      one.failWith(503)
+      await within(provider.refreshEndpoints(), 10_000, 'refresh')
+      one.failWith(undefined)
+      await within(provider.refreshEndpoints(), 10_000, 'refresh')
+      await within(ctx.stop(), 10_000, 'ctx.stop()')
+    } finally {
+      logs.restore()
+    }
+    const lines = logs.records.filter((record) => record.name === 'a2a' && record.type !== 'debug').map((record) => `${record.type} ${record.content}`)
+    expect(lines, lines.join('\n')).to.have.length(2)
+    expect(lines[0]).to.match(new RegExp(`^warn hosts: the agent host ${one.url}/ is unhealthy \\(retried after \\d+ ms\\): Could not fetch the agent card .*HTTP 503`))
+    expect(lines[1]).to.equal(`info hosts: the agent host ${one.url}/ is healthy again`)
   })
 })
