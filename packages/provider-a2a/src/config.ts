@@ -1,10 +1,14 @@
 import { Schema } from 'cordis'
 import { count, duration } from '@cordis-subagents/shared'
 
-/** Plugin config. Only `url` is required; the schema fills the other defaults. */
+/** Most endpoints one provider load spreads its tasks over. */
+export const MAX_ENDPOINTS = 32
+
+/** Plugin config. `url` or `urls` (exactly one) is required; the schema fills the other defaults. */
 export interface Config {
   name?: string
-  url: string
+  url?: string
+  urls?: string[]
   bearerTokenEnv?: string
   bearerToken?: string
   headersFromEnv?: Record<string, string>
@@ -17,6 +21,8 @@ export interface Config {
   stuckTimeout?: number
   cancelGrace?: number
   parkedTimeout?: number
+  cardRefreshInterval?: number
+  retryDelay?: number
   maxResponseBytes?: number
   maxStreamBytes?: number
   maxOutputBytes?: number
@@ -26,8 +32,10 @@ export interface Config {
 export const Config: Schema<Config> = Schema.object({
   name: Schema.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).default('a2a')
     .description('Provider name the subagent tool refers to (`provider: a2a`). Load the plugin twice with different names for two remote agents.'),
-  url: Schema.string().required()
-    .description('The remote agent: its base URL (`http://127.0.0.1:41241`, the card is read from `/.well-known/agent-card.json`) or the full URL of its agent card (a path ending in `.json`).'),
+  url: Schema.string()
+    .description('The remote agent: its base URL (`http://127.0.0.1:41241`, the card is read from `/.well-known/agent-card.json`) or the full URL of its agent card (a path ending in `.json`). One URL, e.g. a load balancer. Give `url` or `urls`, not both.'),
+  urls: Schema.array(Schema.string()).default(undefined as unknown as string[])
+    .description(`Several hosts of the same agent (1-${MAX_ENDPOINTS} URLs, each like \`url\`): each task starts on the healthy one with the fewest tasks running, and a host that cannot be reached is failed over. Give \`url\` or \`urls\`, not both.`),
   bearerTokenEnv: Schema.string()
     .description('Name of an environment variable holding a bearer token: every request carries `Authorization: Bearer <value>`. The value is never logged nor put in a diagnostic.'),
   bearerToken: Schema.string().role('secret')
@@ -52,6 +60,10 @@ export const Config: Schema<Config> = Schema.object({
     .description('Milliseconds the remote gets after `CancelTask` to report the task canceled before the run ends (as aborted) without it.'),
   parkedTimeout: duration().default(86_400_000)
     .description('Milliseconds a run whose remote task asks a question (input-required, auth-required) waits for the answer before the task is cancelled; 0: no limit. No other timer runs while a run waits.'),
+  cardRefreshInterval: duration({ min: 10 }).default(60_000)
+    .description('Milliseconds after which an endpoint\'s agent card is read again (in the background, when a task starts). A read that succeeds marks the endpoint healthy; one that fails marks it unhealthy.'),
+  retryDelay: duration({ min: 10 }).default(1_000)
+    .description('Milliseconds before an unhealthy endpoint\'s card is read again; doubles with each failure in a row, up to `cardRefreshInterval`.'),
   maxResponseBytes: count({ min: 1024 }).default(4 * 1024 * 1024)
     .description('Largest body of one answer (the card, a send, a poll) in bytes; more is an error naming this limit.'),
   maxStreamBytes: count({ min: 1024 }).default(64 * 1024 * 1024)

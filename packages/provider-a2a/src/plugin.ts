@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import type {} from '@cordis-subagents/subagents-service'
 import type { Config } from './config.js'
+import type { EndpointHealth } from './endpoint.js'
 import { createA2aProvider } from './provider.js'
 
 export const name = 'provider-a2a'
@@ -16,9 +17,13 @@ export async function apply(ctx: Context, config: Config) {
   ctx.on('dispose', () => controller.abort(new Error('the plugin was disposed while it fetched the agent card')))
   const logger = ctx.logger('a2a')
   const debug = (format: string, ...args: unknown[]) => logger.debug(format, ...args)
-  const provider = await createA2aProvider({ ...config, signal: controller.signal, debug })
+  const onHealth = (health: EndpointHealth) => {
+    if (health.healthy) logger.info('%s: the agent host %s is healthy again', config.name, health.url)
+    else logger.warn('%s: the agent host %s is unhealthy (retried after %d ms): %s', config.name, health.url, Math.max(0, (health.retryAt ?? 0) - Date.now()), health.lastError)
+  }
+  const provider = await createA2aProvider({ ...config, signal: controller.signal, debug, onHealth })
   // Runs still starting (waiting for the remote's first event) are not the service's yet: close them here.
   ctx.on('dispose', () => provider.dispose())
   ctx.subagents.register(provider)
-  logger.debug('%s: the remote agent %s (%s)', provider.name, provider.card.name, provider.cardUrl)
+  logger.debug('%s: the remote agent %s (%s; %d endpoints)', provider.name, provider.card.name, provider.cardUrl, provider.endpoints().length)
 }

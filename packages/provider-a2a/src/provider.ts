@@ -1,19 +1,16 @@
 import type { AgentCard } from '@a2a-js/sdk'
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client'
 import type { AgentCard as AgentCard03 } from 'a2a-sdk-v03'
-import {
-  ClientFactory as ClientFactoryV03, ClientFactoryOptions as ClientFactoryOptionsV03, JsonRpcTransportFactory as JsonRpcTransportFactoryV03,
-} from 'a2a-sdk-v03/client'
-import { countProblem, durationProblem, Redactor, stripControl } from '@cordis-subagents/shared'
+import { countProblem, durationProblem, Redactor } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { boundedFetch, type FetchLimits } from './bounded-fetch.js'
-import { cardUrlOf, fetchAgentCard, type LoadedCard, type ProtocolFamily, urlProblem } from './card.js'
-import { Config } from './config.js'
+import { type ProtocolFamily, urlProblem } from './card.js'
+import { Config, MAX_ENDPOINTS } from './config.js'
+import { type EndpointHealth, oneLine } from './endpoint.js'
+import { EndpointPool } from './endpoint-pool.js'
 import { A2aError } from './errors.js'
-import { stripInvisible } from './invisible.js'
-import { type LiveRun, startA2aRun } from './run.js'
-import { type A2aWire, wireV1 } from './wire.js'
-import { wireV03 } from './wire-v03.js'
+import { recordingFetch } from './host-failure.js'
+import { restoreOnPool, startOnPool } from './pool-start.js'
+import { type LiveRun } from './run.js'
 
 export interface ProviderOptions extends Config {
   /** Environment to read `bearerTokenEnv` / `headersFromEnv` from (default `process.env`). */
@@ -22,17 +19,26 @@ export interface ProviderOptions extends Config {
   signal?: AbortSignal
   /** Debug log (the plugin passes its logger's `debug`); nothing is logged without it. */
   debug?: (format: string, ...args: unknown[]) => void
+  /** Told when an endpoint turns unhealthy or healthy again (the plugin logs it as a warning / info). */
+  onHealth?: (health: EndpointHealth) => void
 }
 
 /** The a2a provider, plus the agent card it was built from. */
 export interface A2aProvider extends SubagentProvider {
-  /** The card in its version's SDK shape, with only the interfaces this provider may use. */
+  /**
+   * The card in its version's SDK shape, with only the interfaces this provider may use. With
+   * `urls`: the card of the first endpoint (in config order) whose card was read at load.
+   */
   readonly card: AgentCard | AgentCard03
-  /** The protocol spoken with this remote: `1.0` when its card offers it, else `0.3` (A2A 0.2/0.3). */
+  /** The protocol spoken with this remote: `1.0` when its card offers it, else `0.3` (A2A 0.2/0.3). With `urls`: that endpoint's. */
   readonly protocol: ProtocolFamily
-  /** Where the card was read from. */
+  /** Where that card was read from. */
   readonly cardUrl: string
-  /** Closes every run's requests: starting ones at once (their start rejects `ABORTED`), started ones disposed (their task cancelled). */
+  /** Every endpoint's health and load, in config order (a snapshot). */
+  endpoints(): EndpointHealth[]
+  /** Reads every endpoint's card now (a success marks it healthy, a failure unhealthy); resolves with their health. */
+  refreshEndpoints(): Promise<EndpointHealth[]>
+  /** Closes every run's requests: starting ones at once (start rejects `ABORTED`), started ones disposed; stops card reads. */
   dispose(): Promise<void>
 }
 
@@ -46,11 +52,11 @@ const REDACT_CHARS = 64 * 1024
 const MAX_CARD_DESCRIPTION = 300
 
 /**
- * Builds the `a2a` provider: checks the config, fetches and checks the agent card (bounded by
- * `cardTimeout`), and makes the client of the card's protocol version (the 1.x SDK for A2A 1.0,
- * the 0.3 SDK for A2A 0.2/0.3) that every run uses. The plugin calls this at load;
- * it is exported for programmatic use. Rejects `A2A_INVALID_CONFIG`, `A2A_CARD_UNREACHABLE` or
- * `A2A_CARD_INVALID` naming the URL and what is wrong.
+ * Builds the `a2a` provider: checks the config, reads and checks each endpoint's agent card
+ * (bounded by `cardTimeout`), and makes, per endpoint, the client of its card's protocol version
+ * (the 1.x SDK for A2A 1.0, the 0.3 SDK for A2A 0.2/0.3). The plugin calls this at load; it is
+ * exported for programmatic use. Rejects `A2A_INVALID_CONFIG`, or `A2A_CARD_UNREACHABLE` /
+ * `A2A_CARD_INVALID` naming the URL and what is wrong when no endpoint's card can be used.
  */
 export async function createA2aProvider(options: ProviderOptions): Promise<A2aProvider> {
   const settings = {
@@ -64,6 +70,8 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     stuckTimeout: options.stuckTimeout ?? DEFAULTS.stuckTimeout!,
     cancelGrace: options.cancelGrace ?? DEFAULTS.cancelGrace!,
     parkedTimeout: options.parkedTimeout ?? DEFAULTS.parkedTimeout!,
+    cardRefreshInterval: options.cardRefreshInterval ?? DEFAULTS.cardRefreshInterval!,
+    retryDelay: options.retryDelay ?? DEFAULTS.retryDelay!,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes!,
     maxStreamBytes: options.maxStreamBytes ?? DEFAULTS.maxStreamBytes!,
     maxOutputBytes: options.maxOutputBytes ?? DEFAULTS.maxOutputBytes!,
@@ -75,58 +83,48 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     ?? durationProblem('stuckTimeout', settings.stuckTimeout, { min: 1 })
     ?? durationProblem('cancelGrace', settings.cancelGrace)
     ?? durationProblem('parkedTimeout', settings.parkedTimeout)
+    ?? durationProblem('cardRefreshInterval', settings.cardRefreshInterval, { min: 10 })
+    ?? durationProblem('retryDelay', settings.retryDelay, { min: 10 })
     ?? countProblem('maxResponseBytes', settings.maxResponseBytes, { min: 1024 })
     ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
     ?? countProblem('maxOutputBytes', settings.maxOutputBytes, { min: 1 })
   if (problem) throw invalid(problem)
   if (typeof settings.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(settings.name)) throw invalid(`name must be 1-64 of A-Z a-z 0-9 _ -, got ${JSON.stringify(settings.name)}.`)
-
-  let url: URL
-  try {
-    url = new URL(options.url)
-  } catch {
-    throw invalid(`url ${JSON.stringify(options.url)} is not a URL. Give the remote agent's base URL (http://127.0.0.1:41241) or its agent card's URL.`)
-  }
-  const where = urlProblem(url, settings.allowHttp)
-  if (where) throw invalid(`url ${url.origin}${url.pathname} cannot be used: ${where}.`)
+  const urls = endpointUrls(options, settings.allowHttp)
   const { headers, secrets } = authHeaders(options, options.env ?? process.env)
   // One redactor for everything remote text reaches: the description, progress, output (up to
   // maxOutputBytes, hence the size) and diagnostics. A remote may echo our credentials anywhere.
   const redactor = new Redactor(secrets, { maxChars: Math.max(REDACT_CHARS, settings.maxOutputBytes) })
 
-  const cardUrl = cardUrlOf(url)
-  const cardFetch = boundedFetch({
-    requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
-    maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
-  }, () => headers)
-  let card: LoadedCard
-  try {
-    card = await fetchAgentCard(cardUrl, withSignal(cardFetch, options.signal), settings)
-  } catch (error) {
-    // A card's problems quote its text (interface URLs): credentials it echoes are masked.
-    if (error instanceof A2aError) throw new A2aError(error.code, stripInvisible(redactor.redact(error.message)), { cause: error.cause })
-    throw error
-  }
-
   const limits: FetchLimits = {
     requestTimeout: settings.requestTimeout, idleTimeout: settings.idleTimeout,
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxStreamBytes,
   }
-  const fetchImpl = boundedFetch(limits, () => headers)
-  let wire: A2aWire
+  const onHealth = options.onHealth
+  const pool = new EndpointPool(urls, {
+    check: settings,
+    cardFetch: boundedFetch({
+      requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
+      maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
+    }, () => headers),
+    requestFetch: recordingFetch(boundedFetch(limits, () => headers)),
+    redactor,
+    cardRefreshInterval: settings.cardRefreshInterval,
+    retryDelay: settings.retryDelay,
+    onHealth: onHealth ? (endpoint) => onHealth(endpoint.snapshot()) : () => {},
+  })
   try {
-    wire = await wireFor(card, fetchImpl)
+    await pool.load(options.signal)
   } catch (error) {
-    throw new A2aError('A2A_CARD_INVALID', `The agent card at ${cardUrl.href} cannot be used: ${redactor.redact(String((error as Error)?.message ?? error))}`)
+    await pool.dispose()
+    throw error
   }
-  const agentName = `"${redactor.redact(oneLine(card.name, 80))}" at ${cardUrl.origin}`
+  const first = pool.endpoints.find((endpoint) => endpoint.loaded)!
+  const { card, agentName } = first.loaded!
   const live = new Set<LiveRun>()
   const runSettings = {
     debug: options.debug ?? (() => {}),
     live,
-    wire,
-    streaming: card.streaming,
-    agentName,
     requestTimeout: settings.requestTimeout,
     idleTimeout: settings.idleTimeout,
     pollInterval: settings.pollInterval,
@@ -146,27 +144,41 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     inheritsParentContext: false,
     card: card.card,
     protocol: card.protocol,
-    cardUrl: cardUrl.href,
-    start: (request: ProviderStartRequest): Promise<SubagentRun> => startA2aRun(runSettings, request),
-    restore: (record, request) => startA2aRun(runSettings, request, record),
+    cardUrl: first.cardUrl.href,
+    endpoints: () => pool.snapshot(),
+    refreshEndpoints: () => pool.refreshAll(),
+    start: (request: ProviderStartRequest): Promise<SubagentRun> => startOnPool(pool, runSettings, request),
+    restore: (record, request) => restoreOnPool(pool, runSettings, request, record),
     dispose: async () => {
-      await Promise.all([...live].map((run) => run.stop()))
+      await Promise.all([pool.dispose(), ...[...live].map((run) => run.stop())])
     },
   }
 }
 
-/** The client of the card's protocol version, on our bounded fetch (the SDK picks the first usable interface). */
-async function wireFor(card: LoadedCard, fetchImpl: typeof fetch): Promise<A2aWire> {
-  if (card.protocol === '1.0') {
-    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
-    }))
-    return wireV1(await factory.createFromAgentCard(card.card))
+/** The configured endpoints: `url` or `urls` (exactly one), each an http(s) URL we may use, no duplicates. */
+function endpointUrls(options: ProviderOptions, allowHttp: boolean): URL[] {
+  const hasUrl = options.url !== undefined && options.url !== ''
+  if (hasUrl === (options.urls !== undefined)) {
+    throw invalid(hasUrl ? 'url and urls are both set; give one (urls for several hosts).' : 'url is required: the remote agent\'s base URL or its agent card\'s URL (or urls: a list of such URLs, one per host).')
   }
-  const factory = new ClientFactoryV03(ClientFactoryOptionsV03.createFrom(ClientFactoryOptionsV03.default, {
-    transports: [new JsonRpcTransportFactoryV03({ fetchImpl })],
-  }))
-  return wireV03(await factory.createFromAgentCard(card.card))
+  const given = hasUrl ? [options.url!] : options.urls!
+  const key = hasUrl ? 'url' : 'urls'
+  if (!Array.isArray(given) || given.length < 1 || given.length > MAX_ENDPOINTS) throw invalid(`urls must list 1-${MAX_ENDPOINTS} URLs, got ${Array.isArray(given) ? given.length : typeof given}.`)
+  const seen = new Set<string>()
+  return given.map((text, i) => {
+    const where = hasUrl ? key : `${key}[${i}]`
+    let url: URL
+    try {
+      url = new URL(text)
+    } catch {
+      throw invalid(`${where} ${JSON.stringify(text)} is not a URL. Give the remote agent's base URL (http://127.0.0.1:41241) or its agent card's URL.`)
+    }
+    const problem = urlProblem(url, allowHttp)
+    if (problem) throw invalid(`${where} ${url.origin}${url.pathname} cannot be used: ${problem}.`)
+    if (seen.has(url.href)) throw invalid(`${where} ${url.href} is listed twice; list each host once.`)
+    seen.add(url.href)
+    return url
+  })
 }
 
 /** The configured auth headers, read from the environment, and their values (to keep them out of diagnostics). */
@@ -194,17 +206,6 @@ function authHeaders(options: ProviderOptions, env: NodeJS.ProcessEnv): { header
   return { headers, secrets }
 }
 
-function withSignal(fetcher: typeof fetch, signal: AbortSignal | undefined): typeof fetch {
-  if (!signal) return fetcher
-  return (input, init = {}) => fetcher(input, { ...init, signal })
-}
-
 function invalid(problem: string): A2aError {
   return new A2aError('A2A_INVALID_CONFIG', `provider-a2a: config.${problem}`)
-}
-
-/** Card text as one line for the model: no control or invisible formatting characters, cut at `max`. */
-function oneLine(text: string, max: number): string {
-  const flat = stripInvisible(stripControl(String(text))).replace(/\s+/g, ' ').trim()
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat
 }

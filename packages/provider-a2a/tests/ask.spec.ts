@@ -5,7 +5,7 @@ import { expect } from 'chai'
 import type { SubagentResult, SubagentRun } from '@cordis-subagents/subagents-service'
 import { startScriptedServer, type ScriptedServer } from './fixtures/scripted-server.js'
 import { startScriptedServerV03 } from './fixtures/scripted-server-v03.js'
-import { provider, request, RUN_MODES, until, within } from './helpers.js'
+import { pool, provider, request, RUN_MODES, until, within } from './helpers.js'
 
 const BOUND = 10_000
 
@@ -153,6 +153,32 @@ for (const mode of RUN_MODES) {
       expect(done).to.include({ stopReason: 'completed', output: 'answered: restored.txt' })
       // No second task: the prompt was not sent again, the answer went to the recorded task.
       expect(server.sends.map((send) => send.followUp?.taskId)).to.deep.equal([undefined, run.childId])
+    })
+
+    it('restore with several endpoints: the checkpoint names the host that took the task; a fresh pool reattaches there, not on the other host', async () => {
+      const other = mode.version === '1.0' ? await startScriptedServer(mode) : await startScriptedServerV03(mode)
+      try {
+        const { run, first } = await park('input')
+        const checkpoint = JSON.parse(JSON.stringify(run.checkpoint!()))
+        // `park` used a one-URL provider: record it as a pool run would (the host that took it).
+        const taken = await pool([other.url, server.url])
+        const direct = await within(taken.start(request({ prompt: 'input' })), BOUND, 'start on the pool')
+        runs.push(direct)
+        expect((await within(direct.result, BOUND, 'pool result')).stopReason).to.equal('pending')
+        const owner = (direct.checkpoint!() as { endpoint: string }).endpoint
+        expect([new URL(other.url).href, new URL(server.url).href]).to.include(owner)
+        const record = { runId: 'run-pooled', provider: 'a2a', parentId: 'parent-1', depth: 1, state: 'parked' as const, checkpoint: { ...checkpoint, endpoint: new URL(server.url).href }, question: first.question }
+        const fresh = await pool([other.url, server.url])
+        const restored = await within(fresh.restore!(record, request({ prompt: 'not sent' })), BOUND, 'restore')
+        runs.push(restored)
+        expect(restored.origin).to.equal(new URL(server.url).host)
+        expect((await within(restored.result, BOUND, 'restored result')).question).to.deep.equal(first.question)
+        expect(await resume(restored, 'pooled.txt')).to.include({ stopReason: 'completed', output: 'answered: pooled.txt' })
+        expect(server.sends.filter((send) => send.followUp?.taskId === run.childId)).to.have.length(1)
+      } finally {
+        await Promise.all(runs.splice(0).map((run) => within(run.dispose(), BOUND, 'dispose')))
+        await other.close()
+      }
     })
 
     it('restore of a task still running follows it by polls; its cancel reaches the remote task', async () => {

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { Agent } from '@cordis-subagents/agent'
 import type { ProviderStartRequest, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { type A2aProvider, createA2aProvider, type ProviderOptions } from '../src/index.js'
@@ -26,6 +28,20 @@ export function request(overrides: Partial<ProviderStartRequest> = {}): Provider
 /** A provider for `url` with short, test-sized limits (overridable). */
 export function provider(url: string, options: Partial<ProviderOptions> = {}): Promise<A2aProvider> {
   return createA2aProvider({ url, cardTimeout: 3_000, requestTimeout: 3_000, pollInterval: 50, cancelGrace: 2_000, ...options })
+}
+
+/** A provider over several endpoints (`urls`), with the same test-sized limits. */
+export function pool(urls: string[], options: Partial<ProviderOptions> = {}): Promise<A2aProvider> {
+  return createA2aProvider({ urls, cardTimeout: 3_000, requestTimeout: 3_000, pollInterval: 50, cancelGrace: 2_000, ...options })
+}
+
+/** A loopback URL nothing listens on (a port the system just gave out and took back). */
+export async function deadUrl(): Promise<string> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return `http://127.0.0.1:${port}`
 }
 
 /** `check()` becoming true within `ms` (a bounded wait, not a speed check). */

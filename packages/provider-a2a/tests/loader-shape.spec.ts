@@ -16,9 +16,9 @@ describe('@cordis-subagents/provider-a2a entry (as the loader sees it)', () => {
     ])
   })
 
-  it('Config requires url and fills the documented defaults', async () => {
+  it('Config fills the documented defaults (url or urls, exactly one, is checked at load: see pool-config.spec.ts)', async () => {
     const { Config } = await import('@cordis-subagents/provider-a2a')
-    expect(() => Config({} as never)).to.throw(/url/)
+    expect(Config({ urls: ['http://127.0.0.1:41241'] })).to.include.keys('urls').and.not.include.keys('url')
     expect(Config({ url: 'http://127.0.0.1:41241' })).to.deep.equal({
       name: 'a2a',
       url: 'http://127.0.0.1:41241',
@@ -32,6 +32,8 @@ describe('@cordis-subagents/provider-a2a entry (as the loader sees it)', () => {
       stuckTimeout: 600_000,
       cancelGrace: 5_000,
       parkedTimeout: 86_400_000,
+      cardRefreshInterval: 60_000,
+      retryDelay: 1_000,
       maxResponseBytes: 4 * 1024 * 1024,
       maxStreamBytes: 64 * 1024 * 1024,
       maxOutputBytes: 1024 * 1024,
