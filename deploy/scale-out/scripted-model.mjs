@@ -3,6 +3,7 @@
 // - every model call is appended to SCALE_OUT_CALL_LOG as `<host>\t<job>\t<step>` (the job is the
 //   `[job:<id>]` tag of the prompt; step 1 = a new run), so a test counts executions per host;
 // - a prompt with `[hold]` waits until its run is aborted (at most SCALE_OUT_HOLD_MS, default 60 s);
+//   `[wait:<ms>]` makes each of its model calls take that long (at most the same bound);
 // - a prompt with `[loop]` calls list_files forever (only a budget or maxSteps stops it).
 // Plain JavaScript: the hosts load it by path, without a build step of its own.
 import { appendFileSync } from 'node:fs'
@@ -22,7 +23,9 @@ export function apply(ctx) {
     const prompt = lastUserText(request.messages)
     const job = /\[job:([\w-]{1,64})\]/.exec(prompt)?.[1] ?? '-'
     if (LOG) appendFileSync(LOG, `${HOST}\t${job}\t${stepOf(request.messages)}\n`)
+    const wait = Number(/\[wait:(\d{1,6})\]/.exec(prompt)?.[1] ?? NaN)
     if (prompt.includes('[hold]')) await sleep(HOLD, request.signal)
+    else if (wait >= 0) await sleep(Math.min(wait, HOLD), request.signal)
     else if (DELAY) await sleep(DELAY, request.signal)
     const reply = prompt.includes('[loop]')
       ? { text: 'Looking again.', toolCalls: [{ name: 'list_files', input: { path: '.' } }] }
