@@ -47,7 +47,8 @@ export class SharedState {
     this.store = new PostgresTaskStore(sql, {
       names, max: options.maxStoredTasks, ttl: options.taskTtl, hostId: () => this.lease.id, isLocal: (key) => this.buses.has(key),
     })
-    this.feed = new TaskFeed(sql, names, (ref) => void this.cancelHere(ref))
+    // A follower re-reads its task at least every lease, whatever the notifications do.
+    this.feed = new TaskFeed(sql, names, (ref) => void this.cancelHere(ref), options.config.leaseMs)
   }
 
   /** Connects, creates the tables when missing, takes a lease and listens; a failure closes what was opened. */

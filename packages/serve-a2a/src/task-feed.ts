@@ -12,7 +12,11 @@ export const MAX_WATCHERS = 1024
 
 /** One watcher: woken (coalesced) when its task changes, or closed. */
 export interface TaskWatch {
-  /** Resolves with true at the next change after the last call, false once closed. */
+  /**
+   * Resolves with true at the next change after the last call (or after `recheckMs` without one:
+   * a notification lost while the listening connection reconnected must not leave a follower
+   * waiting forever), false once closed.
+   */
   changed(): Promise<boolean>
   close(): void
 }
@@ -28,7 +32,10 @@ export class TaskFeed {
   private readonly listening: Array<{ unlisten(): Promise<void> }> = []
   private closed = false
 
-  constructor(private readonly sql: Sql, private readonly names: SharedNames, private readonly onCancel: (ref: TaskRef) => void) {}
+  constructor(
+    private readonly sql: Sql, private readonly names: SharedNames, private readonly onCancel: (ref: TaskRef) => void,
+    private readonly recheckMs: number,
+  ) {}
 
   get watching(): number {
     let count = 0
@@ -48,7 +55,7 @@ export class TaskFeed {
   watch(ref: TaskRef): TaskWatch | undefined {
     if (this.closed || this.watching >= MAX_WATCHERS) return undefined
     const key = keyOfRef(ref)
-    const watcher = new Watcher(() => {
+    const watcher = new Watcher(this.recheckMs, () => {
       const set = this.watchers.get(key)
       set?.delete(watcher)
       if (set && !set.size) this.watchers.delete(key)
@@ -82,15 +89,13 @@ class Watcher implements TaskWatch {
   private pending = false
   private done = false
   private waiter?: (value: boolean) => void
+  private timer?: NodeJS.Timeout
 
-  constructor(private readonly detach: () => void) {}
+  constructor(private readonly recheckMs: number, private readonly detach: () => void) {}
 
   wake(): void {
-    if (this.waiter) {
-      const resolve = this.waiter
-      this.waiter = undefined
-      resolve(true)
-    } else this.pending = true
+    if (this.waiter) this.settle(true)
+    else this.pending = true
   }
 
   changed(): Promise<boolean> {
@@ -99,15 +104,24 @@ class Watcher implements TaskWatch {
       this.pending = false
       return Promise.resolve(true)
     }
-    return new Promise((resolve) => { this.waiter = resolve })
+    return new Promise((resolve) => {
+      this.waiter = resolve
+      this.timer = setTimeout(() => this.settle(true), this.recheckMs)
+    })
   }
 
   close(): void {
     if (this.done) return
     this.done = true
     this.detach()
-    this.waiter?.(false)
+    this.settle(false)
+  }
+
+  private settle(value: boolean): void {
+    clearTimeout(this.timer)
+    const resolve = this.waiter
     this.waiter = undefined
+    resolve?.(value)
   }
 }
 

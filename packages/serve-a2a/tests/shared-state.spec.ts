@@ -7,6 +7,8 @@ import AgentRuntime, { type GenerateRequest, ScriptedModel } from '@cordis-subag
 import ToolRegistry from '@cordis-subagents/tools'
 import { Context } from 'cordis'
 import A2aServer, { ServeA2aError } from '../src/index.js'
+import { namesOf } from '../src/shared-schema.js'
+import { TaskFeed } from '../src/task-feed.js'
 import { bearer, rpc, serve, type Served } from './helpers.js'
 import { dropSchema, freshSchema, PG_URL, withPg } from './shared-support.js'
 
@@ -177,6 +179,19 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     await bounded.ctx.stop()
     const open = await withPg((sql) => sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'serve-a2a host-bound%'`)
     expect(open[0].n).to.equal(0)
+  })
+
+  it('a follower re-reads its task every lease even when no notification comes (one lost while reconnecting)', async () => {
+    await withPg(async (sql) => {
+      const feed = new TaskFeed(sql, namesOf(schema), () => {}, 150)
+      const watch = feed.watch({ tenant: '', scope: 'credential-1', id: 'nobody-notifies-this' })!
+      expect(await watch.changed()).to.equal(true)
+      const closed = watch.changed()
+      watch.close()
+      expect(await closed).to.equal(false)
+      expect(feed.watching).to.equal(0)
+      await feed.stop()
+    })
   })
 
   it('fails loudly: a URL variable not set, both url forms, a database that does not answer (the password never shown)', async () => {
