@@ -74,6 +74,8 @@ export class Budget {
   private ownDeadline: number
   /** An in-process agent spends from this budget itself; reported totals are then not charged again. */
   private adopted = false
+  /** Time this run's turn spent parked: moved out of its own deadline and its reported wall time. */
+  private pausedMs = 0
   /** On a tree's root: told after every charge anywhere in the tree (a served agent reporting its spend). */
   private watcher?: (spent: Readonly<BudgetSpend>) => void
 
@@ -173,12 +175,22 @@ export class Budget {
   /** Wall time: a breach once a deadline on the chain has passed, naming the run that holds it. */
   overtime(now = Date.now()): BudgetBreach | undefined {
     const node = this.wallBreach(now)
-    return node && { budget: 'wallMs', limit: node.limits.maxWallMs, spent: now - node.startedAt }
+    return node && { budget: 'wallMs', limit: node.limits.maxWallMs, spent: now - node.startedAt - node.pausedMs }
   }
 
   private wallBreach(now: number): Budget | undefined {
     for (let node = this.wallHolder; node; node = node.parent?.wallHolder) if (now >= node.ownDeadline) return node
     return undefined
+  }
+
+  /**
+   * Moves this run's own deadline `ms` later: the time its turn was parked on a question does not
+   * count toward its wall time. Runs that inherit the deadline see it through `deadline`.
+   */
+  pauseClock(ms: number): void {
+    if (!(ms > 0) || this.ownDeadline === Infinity) return
+    this.ownDeadline += ms
+    this.pausedMs += ms
   }
 
   /** Adds spend to this run, to every run above holding a limit for it, and to the tree's root. */

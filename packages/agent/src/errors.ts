@@ -7,6 +7,9 @@ export type AgentErrorCode =
   | 'DUPLICATE_MODEL'
   | 'INBOX_FULL'
   | 'MODEL_GATE_FULL'
+  | 'PARKED'
+  | 'NOT_PARKED'
+  | 'EMPTY_INBOX'
 
 import type { RunOptions } from './types.js'
 

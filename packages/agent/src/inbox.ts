@@ -80,6 +80,16 @@ export class Inbox {
     return taken
   }
 
+  /**
+   * Puts messages a turn had read back at the front of the queue, in order (an interrupted turn's).
+   * Dropped when the inbox is closed. Not capped: they were in the queue before.
+   */
+  putBack(messages: InboxMessage[]): void {
+    if (this.closed || !messages.length) return
+    this.queue.unshift(...messages)
+    this.signal()
+  }
+
   /** Keeps the running turn (and any later one) from ending until the returned release is called. */
   hold(): () => void {
     if (this.closed) throw new AgentError('DISPOSED', `Agent ${this.owner} has been disposed; nothing can hold its turn.`)

@@ -15,8 +15,12 @@ export interface AgentObserver {
    * call for it, and a run nobody watches pays nothing per step (a tracer with no SDK behind it
    * declines every run it would not record).
    */
-  runStart?(agent: Agent, prompt: string): unknown
-  /** The run ended (every model and tool call of it ended before). */
+  runStart?(agent: Agent, prompt: string, resumed?: string): unknown
+  /**
+   * The run ended (every model and tool call of it ended before). A turn that parks on a question
+   * ends its run here with `stopReason: 'pending'`; `agent.resume(answer)` starts a new run of the
+   * same turn: `runStart(agent, answer, questionId)`, and its result's tallies cover the whole turn.
+   */
   runEnd?(agent: Agent, result: RunResult): void
   /** A model call began: `model` is the agent's model ref (`name` or `name:modelId`), when it names one. */
   modelCallStart?(agent: Agent, step: number, model: string | undefined): void
@@ -89,7 +93,7 @@ export class Observers {
    * Tells the observers that `agent` begins a run; the watch reports the rest of it to those that
    * did not decline it. Undefined when nobody watches the run.
    */
-  watch(agent: Agent, prompt: string): RunWatch | undefined {
+  watch(agent: Agent, prompt: string, resumed?: string): RunWatch | undefined {
     if (!this.list.length) return undefined
     const observers = this.list
     // Built only once an observer declines; until then the shared list serves as is.
@@ -98,7 +102,7 @@ export class Observers {
       const observer = observers[i]
       let declined = false
       try {
-        declined = observer.runStart?.(agent, prompt) === false
+        declined = (resumed === undefined ? observer.runStart?.(agent, prompt) : observer.runStart?.(agent, prompt, resumed)) === false
       } catch { /* ignored: an observer must never break the loop */ }
       if (declined) watching ??= observers.slice(0, i)
       else watching?.push(observer)

@@ -3,8 +3,9 @@ import { Context, Schema, Service } from 'cordis'
 import { count, countProblem, crossingFromEnv } from '@cordis-subagents/shared'
 import { type ToolRegistry, type ToolView } from '@cordis-subagents/tools'
 import { type BudgetBreach, describeError, withoutCallerTracing } from '@cordis-subagents/shared'
-import { Agent, type AgentHost } from './agent.js'
-import { isFrozenHistory } from './history.js'
+import { Agent, type AgentHost, type AgentInit } from './agent.js'
+import type { AgentCheckpoint } from './checkpoint.js'
+import { checkOptions, checkRestoreOptions } from './create-options.js'
 import { Budget, BUDGET_KEYS, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
 import { type AgentObserver, Observers } from './observers.js'
@@ -42,6 +43,12 @@ export interface CreateAgentOptions {
    * (what a provider passes for a child). A root agent's limits are min(these, the runtime's `budget`).
    */
   budget?: BudgetLimits | Budget
+  /**
+   * Rebuilds the agent a checkpoint holds (`agent.checkpoint()`, possibly read back from a
+   * database): same id, settings, transcript, tallies, parked turn. Only `parent`, `tools` and
+   * `budget` may be given with it. Checked strictly: `INVALID_OPTIONS` names what is wrong.
+   */
+  restore?: AgentCheckpoint
 }
 
 /** What an `onBudget` handler sees when a run reaches a limit. */
@@ -50,6 +57,12 @@ export interface BudgetEvent {
   breach: BudgetBreach
   /** Raises the limit that was reached by `by` (steps, tokens, tool calls, ms). The run re-checks after every handler. */
   extend(by: number): void
+  /**
+   * Parks the run instead of stopping it, when the limit is still reached after every handler: it
+   * returns `pending` with a `budget` question, and `agent.resume(answer)` re-checks the budget
+   * (extend it first: `agent.budget.extend(breach, n)`). Parks before its next model call.
+   */
+  suspend(): void
 }
 
 const MODEL_NAME = /^[A-Za-z0-9_.\-/]{1,64}$/
@@ -173,9 +186,10 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     return this.observers.size
   }
 
-  private budgetReached(agent: Agent, breach: BudgetBreach): void {
-    if (!this.budgetHandlers.size) return
-    const event: BudgetEvent = { agent, breach, extend: (by) => agent.budget.extend(breach, by) }
+  private budgetReached(agent: Agent, breach: BudgetBreach): boolean {
+    if (!this.budgetHandlers.size) return false
+    let suspend = false
+    const event: BudgetEvent = { agent, breach, extend: (by) => agent.budget.extend(breach, by), suspend: () => { suspend = true } }
     for (const handler of [...this.budgetHandlers]) {
       try {
         handler(event)
@@ -183,6 +197,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
         this.ctx.logger('agents').warn('an onBudget handler failed (ignored): %s', describeError(error))
       }
     }
+    return suspend
   }
 
   /** Registers a model in the caller's scope. Throws `INVALID_MODEL` or `DUPLICATE_MODEL`. */
@@ -223,38 +238,58 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     return colon < 0 ? { model, name } : { model, name, modelId: ref.slice(colon + 1) }
   }
 
+  /**
+   * A new agent, or (with `restore`: what `agent.checkpoint()` returned, as JSON) the agent a
+   * checkpoint holds, rebuilt with its id, settings, transcript, tallies and parked turn.
+   */
   create(options: CreateAgentOptions = {}): Agent {
     checkOptions(options)
     const { parent } = options
     if (parent !== undefined && !(parent instanceof Agent)) {
       throw new AgentError('INVALID_OPTIONS', 'options.parent must be an Agent created by ctx.agents.')
     }
+    if (options.restore !== undefined) return this.restore(options)
     const maxSteps = options.maxSteps ?? this.config.maxSteps ?? DEFAULTS.maxSteps!
     const maxToolCallsPerStep = options.maxToolCallsPerStep ?? this.config.maxToolCallsPerStep ?? DEFAULTS.maxToolCallsPerStep!
     const problem = countProblem('options.maxSteps', maxSteps, { min: 1 })
       ?? countProblem('options.maxToolCallsPerStep', maxToolCallsPerStep, { min: 1 })
     if (problem) throw new AgentError('INVALID_OPTIONS', problem)
-    const carved = options.budget instanceof Budget ? options.budget : undefined
-    const limits = carved ? undefined : options.budget as BudgetLimits | undefined
-    const id = `${options.label ?? 'agent'}-${++this.counter}`
-    const depth = parent ? parent.depth + 1 : this.rootDepth
-    const tools = parent ? options.tools ?? parent.tools : this.rootTools(options.tools)
-    return new Agent(this.host, {
-      id,
-      parent,
-      depth,
+    return this.build(options, {
+      id: `${options.label ?? 'agent'}-${++this.counter}`,
+      depth: parent ? parent.depth + 1 : this.rootDepth,
       // A parent's cwd is already absolute.
       cwd: options.cwd === undefined && parent ? parent.cwd : resolve(options.cwd ?? this.config.cwd ?? process.cwd()),
       persona: options.persona ?? this.config.persona,
       model: options.model ?? parent?.model ?? this.config.model,
-      // Every agent below depth 0 (a child here, or a root whose host a parent elsewhere started)
-      // loses the tools meant for shallower agents (`maxCallerDepth`, e.g. a non-nested delegation tool).
-      tools: depth > 0 ? tools.forDepth(depth) : tools,
       seed: options.seed,
       maxSteps,
       maxTokens: options.maxTokens ?? this.config.maxTokens,
       label: options.label,
       maxToolCallsPerStep,
+    })
+  }
+
+  private restore(options: CreateAgentOptions): Agent {
+    const checkpoint = checkRestoreOptions(options)
+    // Ids minted from now on skip the restored one (ids are `<label>-<n>` with one counter per runtime).
+    const minted = /-(\d+)$/.exec(checkpoint.id)
+    if (minted && Number.isSafeInteger(Number(minted[1]))) this.counter = Math.max(this.counter, Number(minted[1]))
+    const { v: _, messages, usage: __, work: ___, parked: ____, ...settings } = checkpoint
+    return this.build(options, { ...settings, seed: messages, restore: checkpoint })
+  }
+
+  /** The agent, given what `create` or `restore` resolved: its tools and budget come from the options and the parent. */
+  private build(options: CreateAgentOptions, init: Omit<AgentInit, 'parent' | 'tools' | 'budget' | 'budgetLimits'>): Agent {
+    const { parent } = options
+    const carved = options.budget instanceof Budget ? options.budget : undefined
+    const limits = carved ? undefined : options.budget as BudgetLimits | undefined
+    const tools = parent ? options.tools ?? parent.tools : this.rootTools(options.tools)
+    return new Agent(this.host, {
+      ...init,
+      parent,
+      // Every agent below depth 0 (a child here, or a root whose host a parent elsewhere started)
+      // loses the tools meant for shallower agents (`maxCallerDepth`, e.g. a non-nested delegation tool).
+      tools: init.depth > 0 ? tools.forDepth(init.depth) : tools,
       budget: carved,
       budgetLimits: parent ? limits : lowest(this.rootLimits, limits),
     })
@@ -263,46 +298,6 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
 
 /** The schema's defaults: the one place they are written (a programmatic `new AgentRuntime(ctx, {})` gets the same). */
 const DEFAULTS = AgentRuntime.Config({})
-
-const ROLES = new Set(['user', 'assistant', 'tool'])
-
-/** Catches misuse at `create`, where it is easy to trace, rather than as an odd failure mid-run. */
-function checkOptions(options: CreateAgentOptions): void {
-  if (options === null || typeof options !== 'object') {
-    throw new AgentError('INVALID_OPTIONS', 'create() takes an options object.')
-  }
-  for (const key of ['model', 'persona', 'cwd', 'label'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'string') {
-      throw new AgentError('INVALID_OPTIONS', `options.${key} must be a string, got ${typeof options[key]}.`)
-    }
-  }
-  const { maxTokens, tools, seed } = options
-  if (options.budget !== undefined && !(options.budget instanceof Budget)) {
-    const problem = budgetProblem(options.budget, 'options.budget')
-    if (problem) throw new AgentError('INVALID_OPTIONS', problem)
-  }
-  const tokensProblem = maxTokens === undefined ? undefined : countProblem('options.maxTokens', maxTokens, { min: 1 })
-  if (tokensProblem) throw new AgentError('INVALID_OPTIONS', tokensProblem)
-  if (tools !== undefined && !isToolView(tools)) {
-    throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
-  }
-  // Another transcript's completed() was validated when its messages were appended.
-  if (seed !== undefined && !isFrozenHistory(seed)) {
-    if (!Array.isArray(seed)) throw new AgentError('INVALID_OPTIONS', 'options.seed must be an array of transcript messages.')
-    seed.forEach((message, i) => {
-      if (!message || !ROLES.has(message.role) || typeof message.content !== 'string') {
-        throw new AgentError('INVALID_OPTIONS', `options.seed[${i}] is not a transcript message ({ role: 'user' | 'assistant' | 'tool', content: string }).`)
-      }
-    })
-  }
-}
-
-function isToolView(value: unknown): value is ToolView {
-  const view = value as ToolView | null
-  return !!view && typeof view === 'object' && typeof view.list === 'function'
-    && typeof view.execute === 'function' && typeof view.restrict === 'function' && typeof view.has === 'function'
-    && typeof view.forDepth === 'function'
-}
 
 /** The most restrictive of each limit. */
 function lowest(a: BudgetLimits | undefined, b: BudgetLimits | undefined): BudgetLimits {

@@ -10,6 +10,24 @@ export function abortDiagnostic(signal: AbortSignal): string {
   return 'Aborted.'
 }
 
+/** The abort reason of `agent.interrupt(reason)`: the turn ends `interrupted`, not `aborted`. */
+export class TurnInterrupt extends Error {
+  override name = 'TurnInterrupt'
+  constructor(readonly reason?: unknown) {
+    super(typeof reason === 'string' && reason ? reason : reason instanceof Error ? reason.message : 'interrupted')
+  }
+}
+
+export function isInterrupt(reason: unknown): reason is TurnInterrupt {
+  return reason instanceof TurnInterrupt
+}
+
+export function interruptDiagnostic(interrupt: TurnInterrupt): string {
+  const { reason } = interrupt
+  const why = typeof reason === 'string' && reason ? `: ${reason}` : reason instanceof Error ? `: ${reason.message}` : ''
+  return `Interrupted${why}. The agent is idle and keeps its transcript; messages it had just read are back in its inbox.`
+}
+
 export function budgetDiagnostic(breach: BudgetBreach): string {
   return `Stopped by ${describeBreach(breach)}; the answer so far is partial. Raise the budget, or give a narrower task.`
 }

@@ -1,6 +1,7 @@
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from './agent.js'
 import type { RunWatch } from './observers.js'
+import { acceptSuspension } from './suspension.js'
 import type { AgentEvent, ModelToolCall } from './types.js'
 
 /** One step's tool calls, as the agent's loop hands them over. */
@@ -36,7 +37,7 @@ export function runToolCalls({ agent, calls, refusals, step, signal, aborted, em
       const exec: ToolExecContext = { signal, agent, toolCallId: call.id }
       if (emit) exec.onUpdate = (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update })
       const pending = agent.tools.execute({ id: call.id, name: call.name, input: call.input }, exec)
-      result = await Promise.race([track(pending), aborted]).catch(cancelled)
+      result = checkSuspended(call, await Promise.race([track(pending), aborted]).catch(cancelled))
     }
     watch?.toolEnd(step, call, result)
     emit?.({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
@@ -44,6 +45,17 @@ export function runToolCalls({ agent, calls, refusals, step, signal, aborted, em
   }))
 }
 
-function cancelled(): ToolResult {
+export function cancelled(): ToolResult {
   return { isError: true, content: 'Cancelled: the run was aborted before this tool call finished.' }
+}
+
+/**
+ * A result that suspends, as the turn may park on it (its question capped, its state a JSON copy),
+ * or an error result naming what makes the suspension unusable. Any other result as it is.
+ */
+export function checkSuspended(call: ModelToolCall, result: ToolResult): ToolResult {
+  if (result.suspend === undefined) return result
+  const accepted = acceptSuspension(result.suspend)
+  if ('problem' in accepted) return { isError: true, content: `Tool "${call.name}" asked a question that cannot be parked: ${accepted.problem}.` }
+  return { ...result, suspend: accepted }
 }

@@ -80,6 +80,20 @@ export class Transcript {
     this.turnStart = undefined
   }
 
+  /** Reopens the last turn at `start` (a restored parked turn: its messages are in flight again). */
+  reopenTurn(start: number): void {
+    if (!Number.isSafeInteger(start) || start < this.base.length || start > this.length) throw new RangeError(`turn start ${start} is outside the transcript`)
+    this.turnStart = start
+  }
+
+  /** Removes `count` messages at `at` of the turn in flight (read inbox messages an interrupt puts back). */
+  removeInFlight(at: number, count: number): void {
+    if (this.turnStart === undefined || at < this.turnStart || at + count > this.length) {
+      throw new RangeError('only messages of the turn in flight can be removed')
+    }
+    this.own.splice(at - this.base.length, count)
+  }
+
   push(message: Message): void {
     this.own.push(freezeMessage(message))
   }

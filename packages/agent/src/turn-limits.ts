@@ -20,8 +20,18 @@ export class TurnLimits {
   constructor(
     private readonly budget: Budget,
     private readonly maxToolCallsPerStep: number,
-    private readonly onBreach: (breach: BudgetBreach) => void,
+    private readonly onBreach: (breach: BudgetBreach) => boolean,
   ) {}
+
+  /** A breach a handler asked to suspend at (`BudgetEvent.suspend()`); the loop parks at its next step boundary. */
+  private suspendFor?: BudgetBreach
+
+  /** The breach to park at, if a handler asked to suspend; cleared. */
+  takeSuspension(): BudgetBreach | undefined {
+    const breach = this.suspendFor
+    this.suspendFor = undefined
+    return breach
+  }
 
   /**
    * Decides which calls of a step run: no more than the tool-call budget allows (the response was
@@ -66,8 +76,10 @@ export class TurnLimits {
   reached(find: () => BudgetBreach | undefined): BudgetBreach | undefined {
     const breach = find()
     if (!breach) return undefined
-    this.onBreach(breach)
-    return find()
+    const suspend = this.onBreach(breach)
+    const after = find()
+    if (after && suspend) this.suspendFor ??= after
+    return after
   }
 
   /** One timer per run, only where this run's wall-time limit is tighter than its parent's (which has its own). */
@@ -83,6 +95,8 @@ export class TurnLimits {
     const fire = () => {
       const breach = this.reached(() => budget.overtime())
       if (!breach) return arm()
+      // A handler asked to suspend: the step in flight finishes, and the turn parks before the next.
+      if (this.suspendFor) return
       abort.abort(new LimitError('BUDGET_EXCEEDED', `Stopped by ${describeBreach(breach)}.`, breach))
     }
     arm()

@@ -108,6 +108,10 @@ export type AgentEvent =
   | { type: 'message'; step: number; content: string }
   /** The turn would end but holds are open (see `Agent.inbox`): it waits for a message or for them to close. */
   | { type: 'waiting'; step: number; holds: number }
+  /** The turn parked on `question` (a tool suspended, or a budget handler asked to suspend); the run returns `pending`. */
+  | { type: 'pending'; step: number; question: PendingQuestion }
+  /** `agent.resume(answer)` continues the turn parked on question `questionId`. */
+  | { type: 'resumed'; step: number; questionId: string }
 
 export interface RunOptions {
   signal?: AbortSignal

@@ -16,6 +16,7 @@ export interface Config {
   pollInterval?: number
   stuckTimeout?: number
   cancelGrace?: number
+  parkedTimeout?: number
   maxResponseBytes?: number
   maxStreamBytes?: number
   maxOutputBytes?: number
@@ -49,6 +50,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('Milliseconds a polled task may answer with no change (same state, no new status, message or artifact) before the run ends as an error: its executor has likely failed without saying so.'),
   cancelGrace: duration().default(5_000)
     .description('Milliseconds the remote gets after `CancelTask` to report the task canceled before the run ends (as aborted) without it.'),
+  parkedTimeout: duration().default(86_400_000)
+    .description('Milliseconds a run whose remote task asks a question (input-required, auth-required) waits for the answer before the task is cancelled; 0: no limit. No other timer runs while a run waits.'),
   maxResponseBytes: count({ min: 1024 }).default(4 * 1024 * 1024)
     .description('Largest body of one answer (the card, a send, a poll) in bytes; more is an error naming this limit.'),
   maxStreamBytes: count({ min: 1024 }).default(64 * 1024 * 1024)

@@ -63,6 +63,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     pollInterval: options.pollInterval ?? DEFAULTS.pollInterval!,
     stuckTimeout: options.stuckTimeout ?? DEFAULTS.stuckTimeout!,
     cancelGrace: options.cancelGrace ?? DEFAULTS.cancelGrace!,
+    parkedTimeout: options.parkedTimeout ?? DEFAULTS.parkedTimeout!,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes!,
     maxStreamBytes: options.maxStreamBytes ?? DEFAULTS.maxStreamBytes!,
     maxOutputBytes: options.maxOutputBytes ?? DEFAULTS.maxOutputBytes!,
@@ -73,6 +74,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     ?? durationProblem('pollInterval', settings.pollInterval, { min: 50 })
     ?? durationProblem('stuckTimeout', settings.stuckTimeout, { min: 1 })
     ?? durationProblem('cancelGrace', settings.cancelGrace)
+    ?? durationProblem('parkedTimeout', settings.parkedTimeout)
     ?? countProblem('maxResponseBytes', settings.maxResponseBytes, { min: 1024 })
     ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
     ?? countProblem('maxOutputBytes', settings.maxOutputBytes, { min: 1 })
@@ -130,6 +132,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     pollInterval: settings.pollInterval,
     stuckTimeout: settings.stuckTimeout,
     cancelGrace: settings.cancelGrace,
+    parkedTimeout: settings.parkedTimeout,
     maxOutputBytes: settings.maxOutputBytes,
     redactor,
   }

@@ -1,14 +1,16 @@
-import type { StreamResponse, Task } from '@a2a-js/sdk'
-import { capBytes, describeError, type Redactor } from '@cordis-subagents/shared'
+import type { StreamResponse } from '@a2a-js/sdk'
+import { answerProblem, describeError, type PendingQuestion, type Redactor } from '@cordis-subagents/shared'
 import {
-  capDiagnostic, type ProviderStartRequest, startProviderRun, type SubagentResult, type SubagentRun, type SubagentUpdate,
+  type ProviderStartRequest, startProviderRun, type SubagentResult, type SubagentRun, type SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
 import { LimitError } from './bounded-fetch.js'
 import { crossingMetadata, traceHeaders } from './crossing.js'
 import { A2aError } from './errors.js'
-import { isActive, isFinal, outcomeOf, stateName } from './task-state.js'
+import { boundedFirstEvent, type Follower, followStream, pollTask } from './follow.js'
+import { phaseResult } from './run-result.js'
+import { isActive, isFinal, isInterrupted } from './task-state.js'
 import { TaskView } from './task-view.js'
-import { type A2aWire, isTask, type Outgoing, TaskGoneError, type WireOptions } from './wire.js'
+import { type A2aWire, isTask, type Outgoing, type WireOptions } from './wire.js'
 
 export interface RunSettings {
   /** The remote's protocol version, spoken by its SDK's client. */
@@ -23,6 +25,8 @@ export interface RunSettings {
   /** A polled task showing no change this long has failed silently. */
   stuckTimeout: number
   cancelGrace: number
+  /** How long a parked run (its task waiting for our answer) is kept before its task is cancelled; 0: no limit. */
+  parkedTimeout: number
   maxOutputBytes: number
   redactor: Redactor
   /** Debug log (the plugin's logger); the provider logs what it ignored there. */
@@ -39,33 +43,38 @@ export interface LiveRun {
 /**
  * One delegation to a remote A2A agent. `start` fulfils once the remote accepted the task (its
  * first event, or the send's answer): the task id is the run's `childId`. From then on the run
- * follows the task (stream, or polls) to a final state; cancel sends `CancelTask`; dispose cancels
- * a task still running, stops every request of the run and waits for them.
+ * follows the task (stream, or polls) to a final state, or parks when the task asks us
+ * (input-required / auth-required: result `pending`); `resume(answer)` sends the answer on the same
+ * task and follows it again. Cancel sends `CancelTask`; dispose cancels a task still running or
+ * waiting, stops every request of the run and waits for them.
  */
 export function startA2aRun(settings: RunSettings, request: ProviderStartRequest): Promise<SubagentRun> {
   return startProviderRun(request, async ({ update }) => {
-    const run = new A2aRun(settings, request, update)
-    settings.live.add(run)
+    const a2a = new A2aRun(settings, request, update)
+    settings.live.add(a2a)
     try {
-      await run.open()
+      await a2a.open()
     } catch (error) {
-      settings.live.delete(run)
+      settings.live.delete(a2a)
       throw error
     }
     return {
-      ...run.view.taskId ? { childId: run.view.taskId } : {},
-      begin: () => run.follow(),
-      cancel: (reason) => run.cancel(reason),
-      dispose: () => run.dispose().finally(() => settings.live.delete(run)),
+      ...a2a.view.taskId ? { childId: a2a.view.taskId } : {},
+      begin: () => a2a.follow(),
+      cancel: (reason) => a2a.cancel(reason),
+      resume: (answer) => a2a.resume(answer),
+      dispose: () => a2a.dispose().finally(() => settings.live.delete(a2a)),
     }
   })
 }
 
-class A2aRun implements LiveRun {
+class A2aRun implements LiveRun, Follower {
   readonly view: TaskView
-  /** Aborts every request of this run (dispose, a cancel that got no answer in time). */
-  private readonly transport = new AbortController()
-  private readonly options: WireOptions
+  readonly wire: A2aWire
+  readonly limits: RunSettings
+  /** Aborts every request of the current phase (dispose, a cancel that got no answer in time); renewed per phase. */
+  private transport = new AbortController()
+  private readonly trace: Record<string, string>
   private stream?: AsyncIterator<StreamResponse>
   private cancelReason?: string
   private cancelling?: Promise<void>
@@ -74,6 +83,12 @@ class A2aRun implements LiveRun {
   private following?: Promise<SubagentResult>
   private wake?: () => void
   private failure?: string
+  /** Updates go to the parent while a phase is followed (never after its result). */
+  private accepting = true
+  /** The question the run is parked on, until `resume` or the parked timeout. */
+  private parked?: PendingQuestion
+  private parkTimer?: NodeJS.Timeout
+  private expired = false
   private opened = false
   private stopped = false
   private disposal?: Promise<void>
@@ -84,7 +99,21 @@ class A2aRun implements LiveRun {
     private readonly update: (update: SubagentUpdate) => void,
   ) {
     this.view = new TaskView(settings.maxOutputBytes)
-    this.options = { signal: this.transport.signal, serviceParameters: traceHeaders(request) }
+    this.wire = settings.wire
+    this.limits = settings
+    this.trace = traceHeaders(request)
+  }
+
+  options(): WireOptions {
+    return { signal: this.transport.signal, serviceParameters: this.trace }
+  }
+
+  abort(reason?: unknown): void {
+    this.transport.abort(reason)
+  }
+
+  fail(why: string): void {
+    this.failure ??= why
   }
 
   /**
@@ -94,32 +123,21 @@ class A2aRun implements LiveRun {
    * is no task id yet to cancel, and an open stream would outlive the run.
    */
   async open(): Promise<void> {
-    const message = this.message()
     const onAbort = () => this.transport.abort(this.request.signal.reason)
     try {
       if (this.settings.streaming) {
         this.request.signal.addEventListener('abort', onAbort, { once: true })
         if (this.request.signal.aborted) onAbort()
-        this.stream = this.settings.wire.stream(message, this.options)
-        const first = await this.boundedFirstEvent(this.stream)
-        if (first.done) throw new Error('the stream ended before its first event')
-        this.forward(this.view.apply(first.value))
-      } else {
-        const answer = await this.settings.wire.send(message, this.options)
-        if (isTask(answer)) this.forward(this.view.applyTask(answer))
-        else this.forward(this.view.apply({ payload: { $case: 'message', value: answer } }))
       }
+      await this.send(this.message(this.request.prompt))
     } catch (error) {
-      this.transport.abort()
-      await this.stream?.return?.(undefined).catch(() => {})
       if (this.stopped) {
         throw new A2aError('ABORTED', `The provider was stopped while the remote agent ${this.settings.agentName} was accepting the task; its request was closed.`)
       }
       if (this.settings.streaming && this.request.signal.aborted) {
         throw new A2aError('ABORTED', `The delegation was aborted before the remote agent ${this.settings.agentName} sent its first event; the stream was closed.`)
       }
-      const why = this.describe(error)
-      throw new A2aError('A2A_SEND_FAILED', `The remote agent ${this.settings.agentName} did not accept the task: ${why}.`, { cause: error })
+      throw new A2aError('A2A_SEND_FAILED', `The remote agent ${this.settings.agentName} did not accept the task: ${this.describe(error)}.`, { cause: error })
     } finally {
       this.request.signal.removeEventListener('abort', onAbort)
     }
@@ -130,6 +148,26 @@ class A2aRun implements LiveRun {
     this.opened = true
   }
 
+  /** One message to the remote: a stream up to its first event, or a send and its answer. Closes what it opened on failure. */
+  private async send(message: Outgoing): Promise<void> {
+    try {
+      if (this.settings.streaming) {
+        this.stream = this.wire.stream(message, this.options())
+        const first = await boundedFirstEvent(this, this.stream)
+        if (first.done) throw new Error('the stream ended before its first event')
+        this.forward(this.view.apply(first.value))
+      } else {
+        const answer = await this.wire.send(message, this.options())
+        if (isTask(answer)) this.forward(this.view.applyTask(answer))
+        else this.forward(this.view.apply({ payload: { $case: 'message', value: answer } }))
+      }
+    } catch (error) {
+      this.transport.abort()
+      await this.stream?.return?.(undefined).catch(() => {})
+      throw error
+    }
+  }
+
   /** The provider is going away: a starting run closes its request at once, a started one is disposed. */
   stop(): Promise<void> {
     this.stopped = true
@@ -138,16 +176,16 @@ class A2aRun implements LiveRun {
     return Promise.resolve()
   }
 
-  /** Follows the task to its end; never rejects (a failure is an `error` result). */
+  /** Follows the task to its end or to its next question; never rejects (a failure is an `error` result). */
   follow(): Promise<SubagentResult> {
-    return this.following ??= (this.settings.streaming ? this.followStream() : this.poll())
-      .then(() => this.result(), (error) => {
+    if (this.following) return this.following
+    const phase = this.settings.streaming ? followStream(this, this.stream!) : pollTask(this, () => this.transport.signal.aborted)
+    return this.following = phase
+      .then(() => this.phaseEnd(), (error) => {
         this.failure ??= this.describe(error)
-        return this.result()
+        return this.phaseEnd()
       })
       .finally(() => {
-        clearTimeout(this.graceTimer)
-        this.transport.abort()
         if (this.view.foreign) {
           const first = this.settings.redactor.redact(JSON.stringify(this.view.firstForeignId))
           this.settings.debug('run %s (task %s): ignored %d events for other task ids (the first: %s)', this.request.runId, this.view.taskId, this.view.foreign, first)
@@ -155,88 +193,78 @@ class A2aRun implements LiveRun {
       })
   }
 
-  /** The stream's first event, or a `LimitError` after `requestTimeout` (bytes that are no event do not count). */
-  private async boundedFirstEvent(stream: AsyncIterator<StreamResponse>) {
-    const limit = this.settings.requestTimeout
-    const timer = setTimeout(() => this.transport.abort(new LimitError(`no first event within ${limit} ms (requestTimeout)`)), limit)
-    try {
-      return await stream.next()
-    } finally {
-      clearTimeout(timer)
-    }
+  /** The phase's result; a `pending` one parks the run (no request open, only the parked timeout). */
+  private phaseEnd(): SubagentResult {
+    clearTimeout(this.graceTimer)
+    this.transport.abort()
+    // Requests made while parked (a cancel) get a transport of their own.
+    this.transport = new AbortController()
+    this.accepting = false
+    const { view, cancelReason, graceExpired, failure } = this
+    const result = phaseResult({ ...this.settings, view, cancelReason, graceExpired, failure })
+    if (result.stopReason === 'pending' && !this.disposal) this.park(result.question!)
+    return result
   }
 
-  /** Follows the stream; `idleTimeout` counts from the last event (keep-alive comments do not keep a run alive). */
-  private async followStream(): Promise<void> {
-    const stream = this.stream!
-    const idle = this.settings.idleTimeout
-    let timer: NodeJS.Timeout | undefined
-    const arm = () => {
-      clearTimeout(timer)
-      timer = setTimeout(() => this.transport.abort(
-        new LimitError(`the stream was silent for ${idle} ms (idleTimeout): no event came (keep-alive comments do not count)`),
-      ), idle)
-    }
-    try {
-      arm()
-      while (!this.done()) {
-        const next = await stream.next()
-        arm()
-        if (next.done) {
-          if (!this.done()) this.failure ??= `the stream ended while the task was ${stateName(this.view.state)}`
-          return
-        }
-        this.forward(this.view.apply(next.value))
-      }
-    } finally {
-      clearTimeout(timer)
-      await stream.return?.(undefined).catch(() => {})
-    }
+  private park(question: PendingQuestion): void {
+    this.parked = question
+    const limit = this.settings.parkedTimeout
+    if (!limit) return
+    this.parkTimer = setTimeout(() => {
+      this.expired = true
+      this.settings.debug('run %s (task %s): no answer within %d ms (parkedTimeout); cancelling the task', this.request.runId, this.view.taskId, limit)
+      this.cancel(`no answer came within ${limit} ms (parkedTimeout)`)
+    }, limit)
+    this.parkTimer.unref?.()
   }
 
   /**
-   * Polls the task to its end. A task the remote no longer knows ends the run at once; one that
-   * answers without any change for `stuckTimeout` (an executor that threw leaves its task
-   * `working` forever) ends it too: both are errors naming the task and what was seen.
+   * Answers the question the run is parked on: the answer goes as a message on the same task
+   * (task id and context id), and the run follows the task to its next result (which may ask
+   * again). Never rejects: a run not parked, cancelled, expired or disposed gets a result saying so.
    */
-  private async poll(): Promise<void> {
-    let lastAnswer = Date.now()
-    let lastProgress = Date.now()
-    let mark = this.view.progressMark()
-    while (!this.done()) {
-      await this.sleep(this.settings.pollInterval)
-      if (this.done() || this.transport.signal.aborted) return
-      let task: Task
-      try {
-        task = await this.settings.wire.getTask(this.view.taskId!, this.options)
-      } catch (error) {
-        if (error instanceof TaskGoneError) {
-          throw new Error(`the remote no longer knows the task (task not found: ${this.settings.redactor.redact(error.message)}); it was lost or its executor failed`)
-        }
-        if (this.transport.signal.aborted) throw error
-        if (Date.now() - lastAnswer > this.settings.idleTimeout) {
-          throw new Error(`no poll was answered for ${this.settings.idleTimeout} ms (idleTimeout); the last error: ${this.describe(error)}`)
-        }
-        continue
-      }
-      lastAnswer = Date.now()
-      this.forward(this.view.applyTask(task))
-      const now = this.view.progressMark()
-      if (now !== mark) {
-        mark = now
-        lastProgress = lastAnswer
-      } else if (!this.done() && lastAnswer - lastProgress > this.settings.stuckTimeout) {
-        throw new Error(`the task showed no progress for ${this.settings.stuckTimeout} ms (stuckTimeout): `
-          + `still ${stateName(this.view.state)}, no new status, message or artifact; its executor has likely failed`)
-      }
+  async resume(answer: string): Promise<SubagentResult> {
+    const question = this.parked
+    const refused = (stopReason: SubagentResult['stopReason'], diagnostic: string): SubagentResult => ({ stopReason, output: '', diagnostic })
+    if (this.expired) {
+      return refused('timeout', `The remote task ${this.view.taskId} waited longer than ${this.settings.parkedTimeout} ms (parkedTimeout) for an answer and was cancelled.`)
     }
+    if (this.cancelReason !== undefined || this.disposal || this.stopped) {
+      const how = this.disposal || this.stopped ? 'disposed' : `cancelled (${this.cancelReason})`
+      return refused('aborted', `The run was ${how} while it waited for an answer.`)
+    }
+    if (!question) return refused('error', 'The run is not waiting for an answer (no question is pending).')
+    const problem = answerProblem(answer)
+    // Still parked: the holder can answer again.
+    if (problem) return { stopReason: 'pending', output: '', question, diagnostic: problem }
+    this.parked = undefined
+    clearTimeout(this.parkTimer)
+    this.view.answer()
+    this.failure = undefined
+    this.following = undefined
+    this.stream = undefined
+    this.accepting = true
+    const message = { ...this.message(answer), taskId: this.view.taskId, contextId: this.view.contextId || undefined }
+    try {
+      await this.send(message)
+    } catch (error) {
+      const why = this.describe(error)
+      this.accepting = false
+      this.transport = new AbortController()
+      return phaseResult({
+        ...this.settings, view: this.view, cancelReason: this.cancelReason, graceExpired: this.graceExpired,
+        failure: `it did not take the answer to question ${question.id}: ${why}`,
+      })
+    }
+    return this.follow()
   }
 
-  private done(): boolean {
-    return this.view.directMessage || (this.view.state !== undefined && isFinal(this.view.state)) || this.graceExpired
+  done(): boolean {
+    const state = this.view.state
+    return this.view.directMessage || (state !== undefined && isFinal(state)) || this.graceExpired || this.view.asking()
   }
 
-  /** Sends `CancelTask` once (when the task is still running); the result follows from the task's state. */
+  /** Sends `CancelTask` once (when the task is still running or waiting); the result follows from the task's state. */
   cancel(reason?: string): void {
     if (this.cancelReason !== undefined) return
     this.cancelReason = reason || 'cancelled'
@@ -251,9 +279,9 @@ class A2aRun implements LiveRun {
   }
 
   private async sendCancel(): Promise<void> {
-    if (!this.view.taskId || !isActive(this.view.state)) return
+    if (!this.view.taskId || !(isActive(this.view.state) || isInterrupted(this.view.state))) return
     try {
-      const task = await this.settings.wire.cancelTask(this.view.taskId, this.options)
+      const task = await this.wire.cancelTask(this.view.taskId, this.options())
       this.forward(this.view.applyTask(task))
       this.wake?.()
     } catch {
@@ -266,8 +294,11 @@ class A2aRun implements LiveRun {
   }
 
   private async disposeOnce(): Promise<void> {
-    // A task still running remotely is cancelled, so disposing leaves nothing running there.
-    if (!this.done() && this.view.taskId && isActive(this.view.state)) this.cancel('the run was disposed')
+    clearTimeout(this.parkTimer)
+    this.parked = undefined
+    // A task still running or waiting for us is cancelled, so disposing leaves nothing running there.
+    const state = this.view.state
+    if (this.view.taskId && !this.graceExpired && (isActive(state) || isInterrupted(state))) this.cancel('the run was disposed')
     await this.cancelling
     clearTimeout(this.graceTimer)
     this.transport.abort()
@@ -276,52 +307,19 @@ class A2aRun implements LiveRun {
     await this.following?.catch(() => {})
   }
 
-  private result(): SubagentResult {
-    const { text, truncated } = this.view.output()
-    const spend = this.view.spend
-    const usage = {
-      ...this.view.usage ? { usage: this.view.usage } : {},
-      ...spend ? { work: { steps: spend.steps, toolCalls: spend.toolCalls, delegations: spend.delegations } } : {},
-    }
-    const notes: string[] = []
-    if (truncated) notes.push(`The output was cut at ${this.settings.maxOutputBytes} bytes (maxOutputBytes).`)
-    const finish = (result: SubagentResult) => {
-      const diagnostic = [result.diagnostic, ...notes].filter(Boolean).join(' ')
-      // The output is the remote's text too: redacted, and cut again (a mask may be longer than what it hides).
-      const output = capBytes(this.settings.redactor.redact(result.output), this.settings.maxOutputBytes, '')
-      return { ...result, output, ...diagnostic ? { diagnostic: capDiagnostic(this.settings.redactor.redact(diagnostic)) } : {}, ...usage }
-    }
-    if (this.view.directMessage) return finish({ stopReason: 'completed', output: text })
-    const state = this.view.state
-    if (state !== undefined && isFinal(state)) {
-      const outcome = outcomeOf(state, this.view.lastAgentText)
-      const stopReason = outcome.stopReason === 'error' && this.view.refinedStop ? this.view.refinedStop : outcome.stopReason
-      return finish({ stopReason, output: text, ...outcome.headline ? { diagnostic: `${outcome.headline} (task ${this.view.taskId})` } : {} })
-    }
-    if (this.cancelReason !== undefined) {
-      const unconfirmed = this.graceExpired ? ` The remote did not confirm within ${this.settings.cancelGrace} ms (cancelGrace); task ${this.view.taskId} was last ${stateName(state)}.` : ''
-      return finish({ stopReason: 'aborted', output: text, diagnostic: `Cancelled: ${this.cancelReason}.${unconfirmed}` })
-    }
-    return finish({
-      stopReason: 'error',
-      output: text,
-      diagnostic: `Lost the remote task ${this.view.taskId} of ${this.settings.agentName} (last state ${stateName(state)}): ${this.failure ?? 'it ended without a final state'}.`,
-    })
+  private message(prompt: string): Outgoing {
+    return { prompt, metadata: { cordisSubagents: crossingMetadata(this.request) } }
   }
 
-  private message(): Outgoing {
-    return { prompt: this.request.prompt, metadata: { cordisSubagents: crossingMetadata(this.request) } }
-  }
-
-  /** Progress to the parent; the remote's words pass the redactor (it may echo our credentials). */
-  private forward(updates: SubagentUpdate[]) {
+  /** Progress to the parent while a phase is followed; the remote's words pass the redactor (it may echo our credentials). */
+  forward(updates: SubagentUpdate[]) {
+    if (!this.accepting) return
     for (const update of updates) {
       this.update(update.text === undefined ? update : { ...update, text: this.settings.redactor.redact(update.text) })
     }
   }
 
-  /** Waits `ms`, or less when woken (cancel, dispose). */
-  private sleep(ms: number): Promise<void> {
+  sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms)
       const wake = this.wake = done
@@ -333,7 +331,7 @@ class A2aRun implements LiveRun {
     })
   }
 
-  private describe(error: unknown): string {
+  describe(error: unknown): string {
     const reason = this.transport.signal.reason
     if (reason instanceof LimitError) return reason.message
     if (error instanceof LimitError) return error.message

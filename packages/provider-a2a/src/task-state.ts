@@ -2,13 +2,17 @@ import { TaskState } from '@a2a-js/sdk'
 import type { SubagentStopReason } from '@cordis-subagents/subagents-service'
 
 /**
- * Task states that end the run: terminal ones, interrupted ones (a child cannot answer a question),
- * and a state this protocol version does not know (UNRECOGNIZED: following it could never end).
+ * Task states that end the run: terminal ones, and a state this protocol version does not know
+ * (UNRECOGNIZED: following it could never end). Interrupted states park it instead (`isInterrupted`).
  */
 export function isFinal(state: TaskState): boolean {
   return state === TaskState.UNRECOGNIZED || state === TaskState.TASK_STATE_COMPLETED || state === TaskState.TASK_STATE_FAILED
     || state === TaskState.TASK_STATE_CANCELED || state === TaskState.TASK_STATE_REJECTED
-    || state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED
+}
+
+/** States in which the remote task waits for a message from us (input-required, auth-required): the run parks. */
+export function isInterrupted(state: TaskState | undefined): boolean {
+  return state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED
 }
 
 /** States in which the remote task is still running (submitted, working); anything else needs no cancel. */
@@ -24,8 +28,8 @@ export interface StateOutcome {
 
 /**
  * A final task state as one of our stop reasons: completed → completed, canceled → aborted,
- * failed / rejected → error, input-required / auth-required → error quoting the agent's question
- * (a child cannot ask its parent's user), anything else → error naming the state.
+ * failed / rejected → error, anything else → error naming the state. (input-required and
+ * auth-required are not final: the run parks with a question, see `question.ts`.)
  */
 export function outcomeOf(state: TaskState, agentText: string): StateOutcome {
   // The agent's words are quoted after the headline (never as "auth…: <words>", which reads as a credential).
@@ -35,10 +39,6 @@ export function outcomeOf(state: TaskState, agentText: string): StateOutcome {
     case TaskState.TASK_STATE_CANCELED: return { stopReason: 'aborted', headline: `The remote task was canceled.${said}` }
     case TaskState.TASK_STATE_FAILED: return { stopReason: 'error', headline: `The remote task failed.${said}` }
     case TaskState.TASK_STATE_REJECTED: return { stopReason: 'error', headline: `The remote agent rejected the task.${said}` }
-    case TaskState.TASK_STATE_INPUT_REQUIRED:
-      return { stopReason: 'error', headline: `The remote agent needs more input, which a delegated task cannot give: put what it asks for in the prompt and delegate again.${said || ' (It did not say what.)'}` }
-    case TaskState.TASK_STATE_AUTH_REQUIRED:
-      return { stopReason: 'error', headline: `The remote agent needs authentication (configure bearerTokenEnv or headersFromEnv for this provider).${said}` }
     default: return { stopReason: 'error', headline: `The remote task ended in an unknown state (${stateName(state)}).${said}` }
   }
 }

@@ -2,6 +2,7 @@ import { Role, type Artifact, type Message, type Part, type StreamResponse, type
 import { capBytes, laterSpend, type SpendReport, spendFromMeta, stripControl } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { ArtifactText } from './artifact-text.js'
+import { isInterrupted } from './task-state.js'
 
 type Usage = NonNullable<SubagentResult['usage']>
 
@@ -20,7 +21,13 @@ const REFINED_STOPS = new Set<SubagentStopReason>(['error', 'max-tokens', 'refus
  */
 export class TaskView {
   taskId?: string
+  /** The task's context (a follow-up message names it with the task id). */
+  contextId = ''
   state?: TaskState
+  /** Text of the current status's message ('' when the status has none): an interrupted task's question. */
+  statusText = ''
+  /** Metadata of the current status message (a remote of ours describes its question there). */
+  statusMeta?: Record<string, unknown>
   /** Text of the latest agent message (a status message, or a direct Message answer). */
   lastAgentText = ''
   /** Set when the answer was a Message (no task): the exchange is over. */
@@ -36,6 +43,10 @@ export class TaskView {
   firstForeignId?: string
   /** The latest status timestamp seen (a remote updating it is making progress). */
   private statusStamp = ''
+  /** Identity of the current status (timestamp and message id), to tell a new question from the one answered. */
+  private statusId = ''
+  /** The status the run parked on, while its answer is on its way; undefined once the task moved on. */
+  private answered?: string
   private readonly artifacts: ArtifactText
   private truncated = false
 
@@ -59,9 +70,11 @@ export class TaskView {
         const update = payload.value
         if (this.isForeign(update.taskId)) return []
         this.taskId ||= update.taskId
-        if (update.status) this.state = update.status.state
+        this.contextId ||= update.contextId ?? ''
+        if (update.status) this.noteStatus(update.status)
         this.noteExtension(update.metadata)
         const text = update.status?.message ? this.noteMessage(update.status.message) : ''
+        if (update.status) this.statusText = text
         return this.withSpend(progressOf(update.metadata, text))
       }
       case 'artifactUpdate': {
@@ -79,16 +92,40 @@ export class TaskView {
   applyTask(task: Task): SubagentUpdate[] {
     if (this.isForeign(task.id)) return []
     this.taskId ||= task.id
+    this.contextId ||= task.contextId ?? ''
     const before = this.state
-    if (task.status) this.state = task.status.state
-    if (typeof task.status?.timestamp === 'string') this.statusStamp = task.status.timestamp.slice(0, 64)
+    if (task.status) this.noteStatus(task.status)
     this.noteExtension(task.metadata)
     // A snapshot lists every artifact: it replaces what we had (an empty list is a stream's first event).
     if (task.artifacts?.length) this.artifacts.reset()
     for (const artifact of task.artifacts ?? []) this.noteArtifact(artifact, false)
     const text = task.status?.message ? this.noteMessage(task.status.message) : ''
+    if (task.status) this.statusText = text
     if (text && before !== this.state) return this.withSpend(progressOf(undefined, text))
     return this.withSpend([])
+  }
+
+  /**
+   * The task waits for a message from us, and not for the one just sent: after `answer()`, the
+   * interrupted status answered (a snapshot may repeat it) counts only once the task left it or
+   * shows another status (a new timestamp or message).
+   */
+  asking(): boolean {
+    return isInterrupted(this.state) && (this.answered === undefined || this.answered !== this.statusId)
+  }
+
+  /** An answer to the current question is being sent: forget the question's text (the output rule starts again). */
+  answer(): void {
+    this.answered = this.statusId
+    this.lastAgentText = ''
+  }
+
+  private noteStatus(status: NonNullable<Task['status']>) {
+    this.state = status.state
+    if (typeof status.timestamp === 'string') this.statusStamp = status.timestamp.slice(0, 64)
+    this.statusId = `${typeof status.timestamp === 'string' ? status.timestamp.slice(0, 64) : ''}|${status.message?.messageId?.slice(0, 100) ?? ''}`
+    this.statusMeta = status.message?.metadata
+    if (!isInterrupted(status.state)) this.answered = undefined
   }
 
   /** `updates`, plus a `usage` update carrying the tree's work when a report grew it (the parent charges it). */

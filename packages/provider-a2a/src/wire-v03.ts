@@ -4,7 +4,6 @@ import { type Client as ClientV03, TaskNotFoundError } from 'a2a-sdk-v03/client'
 import { MAX_PARTS } from './task-view.js'
 import { type A2aWire, gettingTask, type Outgoing } from './wire.js'
 
-
 /**
  * A2A 0.2/0.3 through the 0.3 SDK's client (`message/stream`, `message/send`, `tasks/get`,
  * `tasks/cancel`; parts `{ kind: 'text' }`; states as lowercase strings). Answers are converted to
@@ -18,6 +17,8 @@ export function wireV03(client: ClientV03): A2aWire {
       role: 'user' as const,
       parts: [{ kind: 'text' as const, text: message.prompt }],
       metadata: message.metadata,
+      ...message.taskId ? { taskId: message.taskId } : {},
+      ...message.contextId ? { contextId: message.contextId } : {},
     },
     configuration: { blocking },
   })

@@ -3,10 +3,15 @@ import { type Message, Role, type StreamResponse, type Task } from '@a2a-js/sdk'
 import type { Client } from '@a2a-js/sdk/client'
 import { TaskNotFoundError } from '@a2a-js/sdk/errors'
 
-/** The one message a run sends: the prompt as one text part, the crossing in its metadata. */
+/**
+ * A message a run sends: the prompt (or an answer) as one text part, the crossing in its metadata.
+ * An answer to an interrupted task names the task and its context.
+ */
 export interface Outgoing {
   prompt: string
   metadata: Record<string, unknown>
+  taskId?: string
+  contextId?: string
 }
 
 /** Per-request options: the run's abort signal and the trace headers. */
@@ -55,8 +60,8 @@ export function wireV1(client: Client): A2aWire {
     tenant: '',
     message: {
       messageId: randomUUID(),
-      contextId: '',
-      taskId: '',
+      contextId: message.contextId ?? '',
+      taskId: message.taskId ?? '',
       role: Role.ROLE_USER,
       parts: [{ content: { $case: 'text' as const, value: message.prompt }, mediaType: 'text/plain', filename: '', metadata: undefined }],
       metadata: message.metadata,

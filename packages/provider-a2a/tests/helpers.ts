@@ -48,3 +48,12 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
     clearTimeout(timer)
   }
 }
+
+/** Every transport mode the runs are tested in: both versions, streamed and polled; 1.0 also over HTTP+JSON. */
+export const RUN_MODES = [
+  { streaming: true, binding: 'JSONRPC' as const, version: '1.0' },
+  { streaming: false, binding: 'JSONRPC' as const, version: '1.0' },
+  { streaming: true, binding: 'HTTP+JSON' as const, version: '1.0' },
+  { streaming: true, binding: 'JSONRPC' as const, version: '0.3' },
+  { streaming: false, binding: 'JSONRPC' as const, version: '0.3' },
+]

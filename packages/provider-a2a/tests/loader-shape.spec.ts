@@ -31,6 +31,7 @@ describe('@cordis-subagents/provider-a2a entry (as the loader sees it)', () => {
       pollInterval: 1_000,
       stuckTimeout: 600_000,
       cancelGrace: 5_000,
+      parkedTimeout: 86_400_000,
       maxResponseBytes: 4 * 1024 * 1024,
       maxStreamBytes: 64 * 1024 * 1024,
       maxOutputBytes: 1024 * 1024,

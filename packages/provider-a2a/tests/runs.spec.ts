@@ -1,20 +1,15 @@
 // Runs against a server built from the SDK's own server classes (scripted executor) on 127.0.0.1:
-// every task state, progress, output, cancel mid-stream, the server going away, what crosses the wire.
+// every task state (input-required and auth-required: ask.spec.ts), progress, output, cancel
+// mid-stream, the server going away, what crosses the wire.
 import { expect } from 'chai'
 import type { SubagentResult } from '@cordis-subagents/subagents-service'
 import { startScriptedServer, type ScriptedServer } from './fixtures/scripted-server.js'
 import { startScriptedServerV03 } from './fixtures/scripted-server-v03.js'
-import { fakeParent, provider, request, until, within } from './helpers.js'
+import { fakeParent, provider, request, RUN_MODES, until, within } from './helpers.js'
 
 const BOUND = 10_000
 
-for (const mode of [
-  { streaming: true, binding: 'JSONRPC' as const, version: '1.0' },
-  { streaming: false, binding: 'JSONRPC' as const, version: '1.0' },
-  { streaming: true, binding: 'HTTP+JSON' as const, version: '1.0' },
-  { streaming: true, binding: 'JSONRPC' as const, version: '0.3' },
-  { streaming: false, binding: 'JSONRPC' as const, version: '0.3' },
-]) {
+for (const mode of RUN_MODES) {
   describe(`provider-a2a runs (A2A ${mode.version}, ${mode.streaming ? 'streaming' : 'send + polls'}, ${mode.binding})`, function () {
     this.timeout(20_000)
     let server: ScriptedServer
@@ -52,8 +47,6 @@ for (const mode of [
     const states: Array<[string, string, RegExp]> = [
       ['fail', 'error', /^The remote task failed\. It said: "it broke: the disk is full" \(task [0-9a-f-]+\)$/],
       ['reject', 'error', /^The remote agent rejected the task\. It said: "I do not do that kind of task"/],
-      ['input', 'error', /needs more input, which a delegated task cannot give: put what it asks for in the prompt and delegate again\. It said: "Which file should I read\?"/],
-      ['auth', 'error', /needs authentication \(configure bearerTokenEnv or headersFromEnv for this provider\)\. It said: "Sign in first"/],
       ['self-cancel', 'aborted', /The remote task was canceled\. It said: "I gave up"/],
       ['unknown', 'error', /ended in an unknown state \(unrecognized\)\. It said: "a state from the future"/],
       ['budget', 'budget', /The remote task failed\. It said: "the budget maxSteps \(1\) was reached"/],

@@ -308,8 +308,9 @@ describe('provider-fork: configuration', () => {
   })
 
   it('Config: name defaults to fork; maxSteps and description are optional', () => {
-    expect(Fork.Config({})).to.deep.equal({ name: 'fork' })
-    expect(Fork.Config({ name: 'fork2', maxSteps: 2 })).to.deep.equal({ name: 'fork2', maxSteps: 2 })
+    const ask = { askParent: false, askParentTool: 'ask_parent' }
+    expect(Fork.Config({})).to.deep.equal({ name: 'fork', ...ask })
+    expect(Fork.Config({ name: 'fork2', maxSteps: 2 })).to.deep.equal({ name: 'fork2', maxSteps: 2, ...ask })
     expect(() => Fork.Config({ name: 'no/slash' })).to.throw()
     expect(() => Fork.Config({ maxSteps: 0 })).to.throw()
   })

@@ -6,6 +6,8 @@ export interface InProcessConfig {
   name: string
   maxSteps?: number
   description?: string
+  askParent: boolean
+  askParentTool: string
 }
 
 export namespace InProcessConfig {
@@ -18,5 +20,7 @@ export function inProcessConfig(defaultName: string): Schema<InProcessConfig.Inp
     name: Schema.string().pattern(NAME_PATTERN).default(defaultName).description('Provider name that subagent tools bind to.'),
     maxSteps: count({ min: 1 }).description('Step limit of each child (default: the agent runtime\'s `maxSteps`).'),
     description: Schema.string().description('Appended to the description of tools bound to this provider.'),
+    askParent: Schema.boolean().default(false).description('Give each child an ask tool: calling it parks the child on a question for its parent (the delegating tool\'s `questions` decides who answers). Parked, the child makes no model calls.'),
+    askParentTool: Schema.string().pattern(NAME_PATTERN).default('ask_parent').description('Name of the ask tool the children get (with `askParent`). It shadows a registered tool of the same name for them.'),
   })
 }

@@ -1,10 +1,14 @@
 import type { Context } from 'cordis'
-import { addWork, describeError } from '@cordis-subagents/shared'
-import { type AgentEvent, type AgentRuntime, type RunResult, withoutCallerTracing } from '@cordis-subagents/agent'
+import { describeError } from '@cordis-subagents/shared'
 import {
-  type ProviderStartRequest, startProviderRun, type SubagentProvider, type SubagentResult, type SubagentRun,
-  type SubagentUpdate,
+  type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, askParentTool, type RunResult, withoutCallerTracing,
+} from '@cordis-subagents/agent'
+import {
+  type ProviderRunParts, type ProviderStartRequest, type RunRecord, startProviderRun, type SubagentProvider, type SubagentResult,
+  type SubagentRun,
 } from '@cordis-subagents/subagents-service'
+import type { ToolView } from '@cordis-subagents/tools'
+import { forward, toSubagentResult } from './child-result.js'
 import { Steering } from './steering.js'
 
 export const SUBAGENT_NOTE = [
@@ -20,6 +24,10 @@ export interface InProcessProviderOptions {
   inheritsParentContext: boolean
   /** Step limit of each child; default: the agent runtime's. */
   maxSteps?: number
+  /** Give each child an ask tool (`askParentTool`), so it can ask its parent a question and park. */
+  askParent?: boolean
+  /** The ask tool's name (default `ask_parent`). */
+  askParentTool?: string
 }
 
 /**
@@ -29,91 +37,110 @@ export interface InProcessProviderOptions {
 export function createInProcessProvider(ctx: Context, options: InProcessProviderOptions): SubagentProvider {
   // Resolved at the first start, not at apply: a provider reloaded often never pays for it.
   let agents: AgentRuntime | undefined
+  const runtime = () => agents ??= withoutCallerTracing(ctx.agents)
   return {
     name: options.name,
     description: options.description,
     capabilities: { persona: true, toolFilter: true, depthLimit: true },
     inheritsParentContext: options.inheritsParentContext,
-    start: (request) => startChild(agents ??= withoutCallerTracing(ctx.agents), options, request),
+    start: (request) => startChild(options, request, (tools) => {
+      const agents = runtime()
+      const { parent } = request
+      const persona = request.persona ?? agents.config.persona
+      return agents.create({
+        parent,
+        label: options.name,
+        model: request.agentOptions?.model ?? parent.model,
+        persona: persona ? `${persona}\n\n${SUBAGENT_NOTE}` : SUBAGENT_NOTE,
+        tools,
+        // Shared, not copied: the parent's completed turns are immutable (never its turn in flight).
+        seed: options.inheritsParentContext ? parent.transcript.completed() : undefined,
+        maxSteps: options.maxSteps,
+        // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
+        ...request.budget ? { budget: request.budget } : {},
+      })
+    }),
+    // After a restart: the child comes back from its checkpoint, parked if it was, else interrupted.
+    restore: (record: RunRecord, request) => startChild(options, request, (tools) => runtime().create({
+      restore: record.checkpoint as AgentCheckpoint,
+      parent: request.parent,
+      tools,
+      ...request.budget ? { budget: request.budget } : {},
+    }), true),
   }
 }
 
-async function startChild(agents: AgentRuntime, options: InProcessProviderOptions, request: ProviderStartRequest): Promise<SubagentRun> {
+async function startChild(
+  options: InProcessProviderOptions, request: ProviderStartRequest, create: (tools: ToolView) => Agent, restored = false,
+): Promise<SubagentRun> {
   let steering!: Steering
   // The run helper rejects an aborted request before the child exists, and disposes a child whose
   // start was aborted while it was being created: nothing is left running either way.
   const run = await startProviderRun(request, ({ update }) => {
-    const { parent } = request
-    const persona = request.persona ?? agents.config.persona
-    const child = agents.create({
-      parent,
-      label: options.name,
-      model: request.agentOptions?.model ?? parent.model,
-      persona: persona ? `${persona}\n\n${SUBAGENT_NOTE}` : SUBAGENT_NOTE,
-      tools: request.toolFilter ? parent.tools.restrict(request.toolFilter) : parent.tools,
-      // Shared, not copied: the parent's completed turns are immutable (never its turn in flight).
-      seed: options.inheritsParentContext ? parent.transcript.completed() : undefined,
-      maxSteps: options.maxSteps,
-      // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
-      ...request.budget ? { budget: request.budget } : {},
-    })
+    let tools = request.toolFilter ? request.parent.tools.restrict(request.toolFilter) : request.parent.tools
+    if (options.askParent) tools = tools.with(askParentTool(options.askParentTool ? { name: options.askParentTool } : {}))
+    const child = create(tools)
     steering = new Steering(child)
-    // Progress is built only while someone takes it (the caller's onUpdate or a subagent/update listener).
-    const wanted = request.wantsUpdates ?? always
-    const onEvent = (event: AgentEvent) => { if (wanted()) forward(event, update) }
-    let working: Promise<SubagentResult> | undefined
-    return {
-      childId: child.id,
-      begin: () => working = steering
-        .run(request.prompt, (prompt) => child.run(prompt, { signal: request.signal, onEvent }))
-        .then((run) => toSubagentResult(run, options.name), (error): SubagentResult => ({
-          stopReason: 'error',
-          output: '',
-          diagnostic: `The child agent could not run: ${describeError(error)}`,
-        })),
-      // A limit that aborted the request (a timeout, a budget) stays the child's abort reason, so
-      // the child and its own delegations end `timeout` / `budget` too, not `aborted`.
-      cancel: (reason) => {
-        steering.close()
-        child.abort(request.signal.aborted ? request.signal.reason : new Error(reason ?? 'cancelled'))
-      },
-      // Idempotent: aborts a turn still running and waits until it and its tools are idle, then
-      // for the result (the turn's end settles it a few ticks later; no follow-up turn starts
-      // once the child is disposed), so the run helper never has to settle it for us.
-      dispose: async () => {
-        await child.dispose()
-        await working
-      },
-    }
+    return childParts(child, steering, options.name, request, update, restored)
   })
   return { ...run, send: (message: string) => steering.send(message) }
 }
 
-function toSubagentResult(run: RunResult, provider: string): SubagentResult {
-  const work = addWork(run.work.own, run.work.delegated)
-  // Built by assignment: V8 runs `{ ...base, stopReason }` on a slow path (≈ 0.7 µs per child).
-  const result: SubagentResult = { stopReason: run.stopReason, output: run.text, usage: run.usage, work }
-  if (run.stopReason === 'max-steps') {
-    // The turn ends at its limit, so its own model calls are the limit.
-    result.stepLimit = run.steps
-    result.diagnostic = `The child hit its step limit (${run.steps} steps) without a final answer. `
-      + `Give it a narrower task, or raise \`maxSteps\` of the "${provider}" provider.`
+/** The run's parts over one child agent: its first turn, and the verbs that continue, interrupt, wake and close it. */
+function childParts(
+  child: Agent, steering: Steering, provider: string, request: ProviderStartRequest,
+  update: Parameters<typeof forward>[1], restored: boolean,
+): ProviderRunParts {
+  // Progress is built only while someone takes it (the caller's onUpdate or a subagent/update listener).
+  const wanted = request.wantsUpdates ?? always
+  const runOptions = { signal: request.signal, onEvent: (event: AgentEvent) => { if (wanted()) forward(event, update) } }
+  const next = (prompt: string) => child.run(prompt, runOptions)
+  let working: Promise<SubagentResult> | undefined
+  let latest: SubagentResult | undefined
+  /** Taken by `close`: the child as it was when closed (it is disposed right after). */
+  let closedAt: AgentCheckpoint | undefined
+  const segment = (first: () => Promise<RunResult>): Promise<SubagentResult> => working = steering
+    .run(first, next)
+    .then((result) => latest = toSubagentResult(result, provider), (error): SubagentResult => ({
+      stopReason: 'error',
+      output: '',
+      diagnostic: `The child agent could not run: ${describeError(error)}`,
+    }))
+  const idle = (): SubagentResult => {
+    const question = child.parked
+    const result: SubagentResult = { ...latest ?? { output: '' }, stopReason: question ? 'pending' : 'interrupted' }
+    if (question) result.question = question
     return result
   }
-  if (run.diagnostic) result.diagnostic = run.diagnostic
-  if (run.budget) result.budget = run.budget
-  return result
+  return {
+    childId: child.id,
+    // A restored child does not run at once: it is parked (as it was) or interrupted, and waits for the host.
+    begin: () => restored ? Promise.resolve(idle()) : segment(() => child.run(request.prompt, runOptions)),
+    resume: (answer) => segment(() => child.resume(answer, runOptions)),
+    interrupt: () => child.interrupt('interrupted by the host'),
+    wake: () => child.inbox.size ? segment(() => child.wake(runOptions)) : Promise.resolve({
+      ...idle(), diagnostic: 'Nothing waits in its inbox to wake on: send it a message first.',
+    }),
+    close: async () => {
+      closedAt = child.checkpoint()
+      steering.close()
+      return { ...latest ?? { output: '' }, stopReason: 'closed', question: undefined }
+    },
+    checkpoint: () => closedAt ?? child.checkpoint(),
+    // A limit that aborted the request (a timeout, a budget) stays the child's abort reason, so
+    // the child and its own delegations end `timeout` / `budget` too, not `aborted`.
+    cancel: (reason) => {
+      steering.close()
+      child.abort(request.signal.aborted ? request.signal.reason : new Error(reason ?? 'cancelled'))
+    },
+    // Idempotent: aborts a turn still running and waits until it and its tools are idle, then
+    // for the result (the turn's end settles it a few ticks later; no follow-up turn starts
+    // once the child is disposed), so the run helper never has to settle it for us.
+    dispose: async () => {
+      await child.dispose()
+      await working
+    },
+  }
 }
 
 const always = () => true
-
-function forward(event: AgentEvent, send: (update: SubagentUpdate) => void) {
-  let update: SubagentUpdate | undefined
-  switch (event.type) {
-    case 'step-start': update = { kind: 'step', step: event.step }; break
-    case 'text': update = { kind: 'text', text: event.text, step: event.step }; break
-    case 'tool-call': update = { kind: 'tool-call', tool: event.call.name, step: event.step }; break
-    case 'tool-result': update = { kind: 'tool-result', tool: event.name, isError: !!event.result.isError, step: event.step }; break
-  }
-  if (update) send(update)
-}

@@ -25,6 +25,8 @@ export class Steering {
   private readonly mine = new Set<InboxMessage>()
   /** Follow-ups still waiting when the run closed (withdrawn, and reported in the diagnostic). */
   private unread = 0
+  /** The sum of this run's turns before the one in flight (or parked), once there were any. */
+  private before?: RunResult
 
   constructor(private readonly child: Agent) {}
 
@@ -46,25 +48,34 @@ export class Steering {
   }
 
   /**
-   * Runs `turn(prompt)`, then one more turn for each time a `completed` turn ended with follow-ups
-   * unread, and closes: the decision to settle and the close happen together, so a send either
-   * made it into a turn or throws. Usage and work of every turn add up; the text is the last
-   * non-empty one (the one output rule); the stop reason is the last turn's.
+   * Runs `first()` (a turn: `run`, `resume` or `wake`), then one more turn (`turn`) for each time a
+   * `completed` turn ended with follow-ups unread. A final result closes the steering: the decision
+   * to settle and the close happen together, so a send either made it into a turn or throws. A
+   * `pending` / `interrupted` result leaves it open for the segment that continues the run. Usage
+   * and work of every turn of the run add up (a resumed turn's result already covers its whole
+   * turn); the text is the last non-empty one (the one output rule); the stop reason is the last turn's.
    */
-  async run(prompt: string, turn: (prompt: string) => Promise<RunResult>): Promise<RunResult> {
+  async run(first: () => Promise<RunResult>, turn: (prompt: string) => Promise<RunResult>): Promise<RunResult> {
     let total: RunResult
+    let idle = false
     try {
-      total = await turn(prompt)
-      while (this.open && !this.child.disposed && total.stopReason === 'completed') {
+      let current = await first()
+      total = this.before ? combine(this.before, current) : current
+      while (this.open && !this.child.disposed && current.stopReason === 'completed') {
         const waiting = this.child.inbox.withdraw(this.mine)
         if (!waiting.length) break
         // The oldest follow-up is the turn's prompt; the rest are read before its first model call.
         this.mine.clear()
         for (const message of waiting.slice(1)) this.mine.add(this.post(message.content))
-        total = combine(total, await turn(waiting[0].content))
+        this.before = total
+        current = await turn(waiting[0].content)
+        total = combine(this.before, current)
       }
+      // A parked turn goes on later (its resumed result covers it whole); an interrupted one is done.
+      if (current.stopReason === 'interrupted') this.before = total
+      idle = current.stopReason === 'pending' || current.stopReason === 'interrupted'
     } finally {
-      this.close()
+      if (!idle) this.close()
     }
     const { unread } = this
     if (!unread) return total
@@ -102,5 +113,6 @@ function combine(earlier: RunResult, later: RunResult): RunResult {
   }
   if (later.diagnostic) result.diagnostic = later.diagnostic
   if (later.budget) result.budget = later.budget
+  if (later.question) result.question = later.question
   return result
 }

@@ -13,9 +13,12 @@ describe('provider-spawn: configuration', () => {
   })
 
   it('Config: name defaults to spawn, maxSteps and description are optional, bad values are rejected', () => {
-    expect(Spawn.Config({})).to.deep.equal({ name: 'spawn' })
+    const ask = { askParent: false, askParentTool: 'ask_parent' }
+    expect(Spawn.Config({})).to.deep.equal({ name: 'spawn', ...ask })
     expect(Spawn.Config({ name: 'spawn2', maxSteps: 5, description: 'in-process' }))
-      .to.deep.equal({ name: 'spawn2', maxSteps: 5, description: 'in-process' })
+      .to.deep.equal({ name: 'spawn2', maxSteps: 5, description: 'in-process', ...ask })
+    expect(Spawn.Config({ askParent: true, askParentTool: 'ask_boss' })).to.include({ askParent: true, askParentTool: 'ask_boss' })
+    expect(() => Spawn.Config({ askParentTool: 'no spaces' })).to.throw()
     expect(() => Spawn.Config({ name: 'has space' })).to.throw()
     expect(() => Spawn.Config({ name: '' })).to.throw()
     expect(() => Spawn.Config({ maxSteps: 0 })).to.throw()

@@ -34,6 +34,10 @@ export interface Config {
   maxTasksPerCredential?: number
   maxStoredTasks: number
   taskTtl: number
+  maxParkedTasks: number
+  parkedTimeout: number
+  askParent: boolean
+  askParentTool: string
   maxBodyBytes: number
   rateLimit: number
   model?: string
@@ -92,6 +96,14 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .description('Tasks kept for GetTask / ListTasks, across credentials. Past it the oldest finished task is evicted. At least `maxConcurrentTasks`.'),
   taskTtl: duration({ min: 1000 }).default(15 * 60_000)
     .description('Milliseconds a finished task is kept after its last update; then it is evicted (GetTask answers task not found).'),
+  maxParkedTasks: count({ min: 1 }).default(64)
+    .description('Tasks waiting for an answer at once on this server (their agent asked a question: input-required), across credentials; each keeps its agent in memory. A turn that would park past it ends the task failed (TOO_MANY_PARKED).'),
+  parkedTimeout: duration().default(24 * 3_600_000)
+    .description('Milliseconds a task waits for its answer before it is cancelled and its agent disposed; 0: no limit. The agent\'s wall-clock budget does not run meanwhile.'),
+  askParent: Schema.boolean().default(false)
+    .description('Give the served agent an ask tool (`askParentTool` of @cordis-subagents/agent): calling it parks the task on a question (input-required) for the client; the client\'s next message on the task is the answer.'),
+  askParentTool: Schema.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).default('ask_parent')
+    .description('Name of the ask tool (with `askParent`). It shadows a registered tool of the same name for the served agent.'),
   maxBodyBytes: count({ min: 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024)
     .description('Largest request body in bytes; a bigger one is refused (HTTP 413, BODY_TOO_LARGE) before it is parsed.'),
   rateLimit: count({ min: 1 }).default(600)

@@ -1,17 +1,22 @@
-import { randomUUID } from 'node:crypto'
-import { Role, type Message, type Part, TaskState } from '@a2a-js/sdk'
-import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
-import type { Agent, AgentRuntime, BudgetLimits, BudgetSpend, RunResult } from '@cordis-subagents/agent'
+import { type Message, TaskState } from '@a2a-js/sdk'
 import {
-  type Crossing, crossingFromEnv, crossingFromMeta, crossingTrace, CROSSING_BUDGET_KEYS, CROSSING_KEY, depthRefusal, spendValue,
-  strictestCrossing, type TraceContextHeaders,
+  type AgentExecutor, DefaultExecutionEventBusManager, type ExecutionEventBus, type ExecutionEventBusManager, type RequestContext,
+  type ServerCallContext,
+} from '@a2a-js/sdk/server'
+import type { Agent, AgentRuntime, RunOptions, RunResult } from '@cordis-subagents/agent'
+import {
+  answerProblem, type Crossing, crossingFromEnv, crossingFromMeta, crossingTrace, depthRefusal, strictestCrossing, type TraceContextHeaders,
 } from '@cordis-subagents/shared'
 import type { ToolRegistry } from '@cordis-subagents/tools'
-import type { BudgetConfig, Config } from './config.js'
+import type { Config } from './config.js'
 import type { Slot, TaskSlots } from './guards.js'
+import { type ParkedTask, ParkedTasks } from './parked-tasks.js'
+import { finalSpend, SpendReporter } from './spend-report.js'
+import { createTaskAgent } from './task-agent.js'
+import { TaskEvents } from './task-events.js'
 import { scopeOf, taskKey } from './task-store.js'
 
-/** Progress updates (tool calls) sent per task; more are not sent (each one is kept in the task's history). */
+/** Progress updates (tool calls) sent per turn of a task; more are not sent (each one is kept in the task's history). */
 const MAX_PROGRESS_UPDATES = 64
 /** Longest prompt text taken from a message (characters); the body cap bounds it first. */
 const MAX_PROMPT_CHARS = 1024 * 1024
@@ -24,6 +29,13 @@ export interface ExecutorHost {
   slots: TaskSlots
   config: Config
   log: { debug(format: string, ...args: unknown[]): void }
+  /**
+   * The request handler's bus manager (default: one the executor makes, `executor.buses`, which
+   * the server hands to the request handler): the bus of a parked task that ends is released through it.
+   */
+  buses?: ExecutionEventBusManager
+  /** Cancels a task through the request handler (the store records it); used when a parked task expires. */
+  cancelTask?(taskId: string, context: ServerCallContext): Promise<unknown>
 }
 
 /** The user the HTTP layer builds per request: its credential scope and the task slot reserved for a send. */
@@ -40,29 +52,48 @@ interface Running {
   done: Promise<void>
 }
 
+/** One leg of a task's turn: the first `run`, or a `resume` with the answer. */
+type Leg = (options: RunOptions) => Promise<RunResult>
+
 /**
  * Runs one agent of `ctx.agents` per task and translates its run into A2A events (1.0 shapes; the
  * SDK translates them for 0.3 clients). Honours the crossing a parent sends in
- * `metadata.cordisSubagents` and reports the spend of the task's whole tree as it goes.
+ * `metadata.cordisSubagents` and reports the spend of the task's whole tree as it goes. A turn that
+ * ends `pending` parks the task (input-required, the question as the status message); the next
+ * message on the task is the answer (`agent.resume`).
  */
 export class AgentTaskExecutor implements AgentExecutor {
+  /** The bus manager to hand the request handler (unless the host brought one). */
+  readonly buses: ExecutionEventBusManager
   /** Running tasks by their event bus: the SDK hands the bus of the caller's own task to `cancelTask`. */
   private readonly running = new Map<ExecutionEventBus, Running>()
   private readonly runningKeys = new Set<string>()
+  private readonly parked: ParkedTasks
+  /** Agents of parked tasks that ended (cancel, expiry) still being disposed; `stop` waits for them. */
+  private readonly disposing = new Set<Promise<void>>()
   private stopped = false
   /** What a parent host of ours passed this process (SUBAGENT_*): it bounds every task here too. */
   private readonly fromEnv: Crossing
 
   constructor(private readonly host: ExecutorHost, env: NodeJS.ProcessEnv = process.env) {
     this.fromEnv = crossingFromEnv(env).crossing
+    this.buses = host.buses ?? new DefaultExecutionEventBusManager()
+    const { maxParkedTasks: max, parkedTimeout: timeout } = host.config
+    this.parked = new ParkedTasks({ max, timeout, expire: (task) => this.expire(task) })
   }
 
+  /** Running or parked (a store never evicts it). */
   isRunning(key: string): boolean {
-    return this.runningKeys.has(key)
+    return this.runningKeys.has(key) || this.parked.has(key)
   }
 
   get runningCount(): number {
     return this.running.size
+  }
+
+  /** Tasks waiting for an answer now. */
+  get parkedCount(): number {
+    return this.parked.size
   }
 
   async execute(request: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -81,13 +112,21 @@ export class AgentTaskExecutor implements AgentExecutor {
       return
     }
     const key = taskKey(request.context, taskId)
+    const busy = this.running.get(bus)
+    if (request.task && busy) {
+      // A message to a task that is running: not a turn of its own; this call follows the running one to its end.
+      slot.release()
+      await busy.done
+      return
+    }
     const controller = new AbortController()
     let finish!: () => void
     const entry: Running = { key, controller, done: new Promise<void>((resolve) => { finish = resolve }) }
     this.running.set(bus, entry)
     this.runningKeys.add(key)
     try {
-      await this.run(request, events, controller.signal)
+      if (request.task) await this.answer(request, events, bus, controller.signal)
+      else await this.start(request, events, bus, controller.signal)
     } finally {
       this.running.delete(bus)
       this.runningKeys.delete(key)
@@ -96,23 +135,31 @@ export class AgentTaskExecutor implements AgentExecutor {
     }
   }
 
+  /** Ends a running task's turn (canceled), or a parked task at once (its agent disposed). */
   async cancelTask(_taskId: string, bus: ExecutionEventBus): Promise<void> {
-    this.running.get(bus)?.controller.abort(new Error('cancelled by the client (CancelTask)'))
+    const running = this.running.get(bus)
+    if (running) {
+      running.controller.abort(new Error('cancelled by the client (CancelTask)'))
+      return
+    }
+    const parked = this.parked.takeByBus(bus)
+    if (parked) this.endParked(parked, parked.expired ? `no answer came within ${this.host.config.parkedTimeout} ms (parkedTimeout)` : 'cancelled by the client (CancelTask)')
   }
 
-  /** Aborts every running task and waits for their runs to end (their final events are published). */
+  /** Aborts every running task and waits for their runs to end (their final events are published); parked agents are disposed. */
   async stop(): Promise<void> {
     this.stopped = true
     const runs = [...this.running.values()]
     for (const run of runs) run.controller.abort(new Error('the A2A server is stopping'))
-    await Promise.all(runs.map((run) => run.done))
+    for (const task of this.parked.drain()) this.dispose(task.agent)
+    await Promise.all([...runs.map((run) => run.done), ...this.disposing])
   }
 
-  private async run(request: RequestContext, events: TaskEvents, signal: AbortSignal): Promise<void> {
-    const { config } = this.host
+  /** A new task: its agent (unless the crossing refuses it), and its first turn. */
+  private async start(request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, signal: AbortSignal): Promise<void> {
     const { userMessage } = request
     const crossing = strictestCrossing(crossingFromMeta(userMessage.metadata), crossingFromMeta(request.request.metadata), this.fromEnv)
-    const refusal = depthRefusal(crossing, config.maxDepth)
+    const refusal = depthRefusal(crossing, this.host.config.maxDepth)
     if (refusal) {
       events.end(TaskState.TASK_STATE_REJECTED,
         `Refused: this task would run at depth ${refusal.depth}, deeper than the ceiling ${refusal.ceiling} of its delegation tree.`,
@@ -121,27 +168,50 @@ export class AgentTaskExecutor implements AgentExecutor {
     }
     let agent: Agent
     try {
-      agent = this.host.agents.create({
-        label: 'a2a',
-        model: config.model,
-        // `{depth}` in the persona: how deep in its delegation tree this task runs (the parent says; else this host's root depth).
-        persona: config.persona?.replaceAll('{depth}', String(crossing.depth ?? this.host.agents.rootDepth)),
-        cwd: config.cwd,
-        tools: this.toolsFor(crossing),
-        budget: this.budgetFor(crossing),
-      })
+      agent = createTaskAgent(this.host, crossing)
     } catch (error) {
       events.end(TaskState.TASK_STATE_FAILED, `The served agent could not be created: ${(error as Error).message}`, { stopReason: 'error' })
       return
     }
     this.host.telemetry()?.continueTrace(agent, crossingTrace(crossing))
-    const scope = scopeOf(request.context)
-    this.host.log.debug('task %s of %s runs (depth %s)', request.taskId, scope, crossing.depth ?? 'not given')
+    this.host.log.debug('task %s of %s runs (depth %s)', request.taskId, scopeOf(request.context), crossing.depth ?? 'not given')
+    const prompt = promptOf(userMessage)
+    await this.drive(request, events, bus, agent, signal, (options) => agent.run(prompt, options))
+  }
+
+  /** A message on a known task: the answer to its parked agent's question. */
+  private async answer(request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, signal: AbortSignal): Promise<void> {
+    const parked = this.parked.take(taskKey(request.context, request.taskId))
+    if (!parked) {
+      events.end(TaskState.TASK_STATE_FAILED,
+        `Task ${request.taskId} is not waiting for an answer on this server: its question expired or was cancelled, or it waited on another server or before a restart. Start a new task.`,
+        { stopReason: 'error', code: 'NOT_PARKED' })
+      return
+    }
+    const answer = promptOf(request.userMessage)
+    const problem = answerProblem(answer)
+    if (problem) {
+      // Still waiting: the same question again, saying what was wrong with the answer.
+      this.parkAgain(parked, events, `${parked.question.text}\n\n(${problem})`)
+      return
+    }
+    this.host.log.debug('task %s of %s: answer to question %s', request.taskId, scopeOf(request.context), parked.question.id)
+    await this.drive(request, events, bus, parked.agent, signal, (options) => parked.agent.resume(answer, options))
+  }
+
+  /**
+   * Runs one leg of the task's turn and publishes its end: `pending` parks the task (the agent
+   * stays); any other stop reason ends it by the states table and disposes the agent.
+   */
+  private async drive(
+    request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, agent: Agent, signal: AbortSignal, leg: Leg,
+  ): Promise<void> {
     const spend = new SpendReporter((value) => events.working(undefined, value))
     let progress = 0
+    let keep = false
     try {
       events.working()
-      const result = await agent.run(promptOf(request.userMessage), {
+      const result = await leg({
         signal,
         onSpend: (spent) => spend.report(spent),
         onEvent: (event) => {
@@ -150,148 +220,66 @@ export class AgentTaskExecutor implements AgentExecutor {
         },
       })
       spend.stop()
-      if (result.text) events.artifact(result.text)
-      const state = result.stopReason === 'completed' ? TaskState.TASK_STATE_COMPLETED
-        : result.stopReason === 'aborted' ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_FAILED
-      const said = state === TaskState.TASK_STATE_COMPLETED ? undefined : (result.diagnostic || `the agent's turn ended with ${result.stopReason}`)
-      events.end(state, said, { stopReason: result.stopReason, ...finalSpend(result, spend.last) })
-      this.host.log.debug('task %s of %s ended %s', request.taskId, scope, result.stopReason)
+      const ours = { stopReason: result.stopReason, ...finalSpend(result, spend.last) }
+      if (result.stopReason === 'pending' && result.question) {
+        const { taskId, contextId, context } = request
+        keep = this.parked.add({ key: taskKey(context, taskId), taskId, contextId, agent, question: result.question, bus, context })
+        if (keep) events.park(result.question, ours)
+        else {
+          events.end(TaskState.TASK_STATE_FAILED,
+            `The agent asked a question, but ${this.parked.max} tasks already wait for answers on this server (maxParkedTasks); answer or cancel one of them and start again.`,
+            { ...ours, stopReason: 'error', code: 'TOO_MANY_PARKED' })
+        }
+      } else {
+        if (result.text) events.artifact(result.text)
+        const state = result.stopReason === 'completed' ? TaskState.TASK_STATE_COMPLETED
+          : result.stopReason === 'aborted' ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_FAILED
+        const said = state === TaskState.TASK_STATE_COMPLETED ? undefined : (result.diagnostic || `the agent's turn ended with ${result.stopReason}`)
+        events.end(state, said, ours)
+      }
+      this.host.log.debug('task %s of %s: the turn ended %s', request.taskId, scopeOf(request.context), result.stopReason)
+    } catch (error) {
+      // run/resume refused (the agent is busy or not parked): the task ends.
+      events.end(TaskState.TASK_STATE_FAILED, `The served agent could not go on: ${(error as Error).message}`, { stopReason: 'error' })
     } finally {
       spend.stop()
-      await agent.dispose()
+      if (!keep) await agent.dispose()
     }
   }
 
-  /** The configured tools, under the parent's tool ceiling (an intersection: never more than either). */
-  private toolsFor(crossing: Crossing) {
-    const { tools } = this.host.config
-    // The schema fills an absent list with []: an empty list is "not given", not "nothing".
-    const filter = { ...tools?.allow?.length ? { allow: tools.allow } : {}, ...tools?.deny?.length ? { deny: tools.deny } : {} }
-    let view = this.host.tools.view(Object.keys(filter).length ? filter : undefined)
-    if (crossing.allowedTools) view = view.restrict({ allow: crossing.allowedTools })
-    return view
-  }
-
-  /**
-   * The task's root limits: the configured budget lowered by the parent's remaining budget, and the
-   * depth ceiling counted from here (a root run here is `rootDepth`; the parent said how deep it is).
-   */
-  private budgetFor(crossing: Crossing): BudgetLimits | undefined {
-    const limits: BudgetLimits = lowest(this.host.config.budget, crossing.budget)
-    const ceiling = Math.min(crossing.maxDepth ?? Infinity, this.host.config.maxDepth ?? Infinity)
-    if (ceiling !== Infinity) {
-      const depth = crossing.depth ?? this.host.agents.rootDepth
-      limits.maxDepth = this.host.agents.rootDepth + Math.max(0, ceiling - depth)
-    }
-    return Object.keys(limits).length ? limits : undefined
-  }
-}
-
-/** The A2A events of one task, in the SDK's 1.0 shapes. */
-class TaskEvents {
-  constructor(private readonly bus: ExecutionEventBus, private readonly taskId: string, private readonly contextId: string) {}
-
-  /** The first event of every execution: the task (a follow-up message re-announces its task). */
-  task(request: RequestContext): void {
-    this.bus.publish(AgentEvent.task(request.task ?? {
-      id: this.taskId, contextId: this.contextId,
-      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-      artifacts: [], history: [request.userMessage], metadata: undefined,
-    }))
-  }
-
-  working(text?: string, ours?: Record<string, unknown>): void {
-    this.status(TaskState.TASK_STATE_WORKING, text, ours)
-  }
-
-  artifact(text: string): void {
-    this.bus.publish(AgentEvent.artifactUpdate({
-      taskId: this.taskId, contextId: this.contextId, append: false, lastChunk: true, metadata: undefined,
-      artifact: { artifactId: 'answer', name: 'answer', description: '', parts: [textPart(text)], metadata: undefined, extensions: [] },
-    }))
-  }
-
-  /** A final state, then the end of the execution. */
-  end(state: TaskState, text: string | undefined, ours: Record<string, unknown>): void {
-    this.status(state, text, ours)
-    this.bus.finished()
-  }
-
-  private status(state: TaskState, text: string | undefined, ours: Record<string, unknown> | undefined): void {
-    this.bus.publish(AgentEvent.statusUpdate({
-      taskId: this.taskId, contextId: this.contextId,
-      metadata: ours ? { [CROSSING_KEY]: ours } : undefined,
-      status: { state, message: text === undefined ? undefined : this.message(text), timestamp: new Date().toISOString() },
-    }))
-  }
-
-  private message(text: string): Message {
-    return {
-      messageId: randomUUID(), contextId: this.contextId, taskId: this.taskId, role: Role.ROLE_AGENT,
-      parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [],
+  private parkAgain(parked: ParkedTask, events: TaskEvents, text: string): void {
+    if (this.parked.add(parked)) events.park({ ...parked.question, text }, { stopReason: 'pending' })
+    else {
+      events.end(TaskState.TASK_STATE_FAILED, 'The task could not wait again (maxParkedTasks).', { stopReason: 'error', code: 'TOO_MANY_PARKED' })
+      this.dispose(parked.agent)
     }
   }
-}
 
-/**
- * Coalesces the run's spend (called synchronously after every charge) into at most one report per
- * event-loop turn; the newest spend always wins, and the final status carries the last one.
- */
-class SpendReporter {
-  last?: Readonly<BudgetSpend>
-  private pending?: NodeJS.Immediate
-
-  constructor(private readonly send: (value: Record<string, unknown>) => void) {}
-
-  report(spent: Readonly<BudgetSpend>): void {
-    this.last = { ...spent }
-    this.pending ??= setImmediate(() => {
-      this.pending = undefined
-      if (this.last) this.send(spendValue(spendOf(this.last)))
-    })
+  /** `parkedTimeout` passed: the task is cancelled through the request handler (the store records it), else ended here. */
+  private expire(task: ParkedTask): void {
+    this.host.log.debug('task %s: no answer within %d ms (parkedTimeout); cancelling it', task.taskId, this.host.config.parkedTimeout)
+    const fallback = () => {
+      const left = this.parked.take(task.key)
+      if (left) this.endParked(left, `no answer came within ${this.host.config.parkedTimeout} ms (parkedTimeout)`)
+    }
+    if (!this.host.cancelTask) return fallback()
+    this.host.cancelTask(task.taskId, task.context).then(fallback, fallback)
   }
 
-  /** Sends what is pending now (the last report is never dropped), then stops. */
-  stop(): void {
-    if (!this.pending) return
-    clearImmediate(this.pending)
-    this.pending = undefined
-    if (this.last) this.send(spendValue(spendOf(this.last)))
+  /** Ends a parked task (canceled), disposes its agent and releases the bus the SDK kept for it. */
+  private endParked(task: ParkedTask, why: string): void {
+    new TaskEvents(task.bus, task.taskId, task.contextId).end(TaskState.TASK_STATE_CANCELED, `Cancelled while waiting for an answer: ${why}.`, { stopReason: 'aborted' })
+    this.buses.cleanupByTaskId(task.taskId, task.context)
+    this.dispose(task.agent)
+  }
+
+  private dispose(agent: Agent): void {
+    const disposal = agent.dispose().catch(() => {}).finally(() => this.disposing.delete(disposal))
+    this.disposing.add(disposal)
   }
 }
 
-function spendOf(spent: Readonly<BudgetSpend>) {
-  return { tokens: spent.tokens, steps: spent.steps, toolCalls: spent.toolCalls, delegations: spent.children }
-}
-
-/** The whole tree's spend at the end: the last reported counts (never less than the run's own), with the run's usage. */
-function finalSpend(result: RunResult, last: Readonly<BudgetSpend> | undefined): Record<string, unknown> {
-  const { own, delegated } = result.work
-  const usage = { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens,
-    ...result.usage.cachedInputTokens === undefined ? {} : { cachedInputTokens: result.usage.cachedInputTokens } }
-  return spendValue({
-    tokens: Math.max(last?.tokens ?? 0, usage.inputTokens + usage.outputTokens),
-    steps: Math.max(last?.steps ?? 0, own.steps + delegated.steps),
-    toolCalls: Math.max(last?.toolCalls ?? 0, own.toolCalls + delegated.toolCalls),
-    delegations: Math.max(last?.children ?? 0, own.delegations + delegated.delegations),
-    usage,
-  })
-}
-
-function lowest(config: BudgetConfig | undefined, given: Crossing['budget']): BudgetLimits {
-  const limits: BudgetLimits = {}
-  for (const key of CROSSING_BUDGET_KEYS) {
-    const values = [config?.[key], given?.[key]].filter((value): value is number => value !== undefined)
-    if (values.length) limits[key] = Math.min(...values)
-  }
-  return limits
-}
-
-function textPart(text: string): Part {
-  return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined }
-}
-
-/** The prompt: the text parts of the message (data and files are not read by this agent). */
+/** The prompt (or an answer): the text parts of the message (data and files are not read by this agent). */
 function promptOf(message: Message): string {
   let text = ''
   for (const part of message.parts ?? []) {

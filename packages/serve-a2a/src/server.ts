@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { Context, Service } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
 import type { TraceContextHeaders } from '@cordis-subagents/shared'
+import type { ServerCallContext } from '@a2a-js/sdk/server'
 import { Credentials } from './auth.js'
 import { agentCard, CARD_PATH } from './card.js'
 import { Config } from './config.js'
@@ -80,6 +81,11 @@ export class A2aServer extends Service<Config> {
     return this.executor?.runningCount ?? 0
   }
 
+  /** Tasks waiting for an answer now (their agent asked: input-required). */
+  get parkedTasks(): number {
+    return this.executor?.parkedCount ?? 0
+  }
+
   /** Requests refused so far, by code (UNAUTHENTICATED, FORBIDDEN_HOST, ...). */
   get refusals(): Record<string, number> {
     return Object.fromEntries(this.refused)
@@ -89,6 +95,10 @@ export class A2aServer extends Service<Config> {
     const { config } = this
     const logger = this.ctx.logger('a2a-server')
     const slots = new TaskSlots(config.maxConcurrentTasks, config.maxTasksPerCredential ?? config.maxConcurrentTasks)
+    type CancelParams = { tenant: string; id: string; metadata: undefined }
+    type Canceller = { cancelTask(params: CancelParams, context: ServerCallContext): Promise<unknown> }
+    let handler: Canceller | undefined
+    const shared = this.shared = this.sharedUrl ? await openShared(config, this.sharedUrl, logger) : undefined
     const executor = this.executor = new AgentTaskExecutor({
       agents: this.ctx.agents,
       tools: this.ctx.tools,
@@ -96,8 +106,10 @@ export class A2aServer extends Service<Config> {
       slots,
       config,
       log: logger,
+      cancelTask: (id, context) => handler!.cancelTask({ tenant: context.tenant ?? '', id, metadata: undefined }, context),
+      // Shared: the buses say which tasks run (or are parked) on this host.
+      ...shared ? { buses: shared.buses } : {},
     })
-    const shared = this.shared = this.sharedUrl ? await openShared(config, this.sharedUrl, logger) : undefined
     const store = this.store = shared?.store ?? new BoundedTaskStore({
       max: config.maxStoredTasks, ttl: config.taskTtl, isRunning: (key) => executor.isRunning(key),
     })
@@ -121,7 +133,9 @@ export class A2aServer extends Service<Config> {
     const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
     const server = await import('@a2a-js/sdk/server')
     const card = agentCard(config, base)
-    const requestHandler = shared ? shared.handlerFor(card, executor) : new server.DefaultRequestHandler(card, store, executor)
+    const requestHandler = handler = shared
+      ? shared.handlerFor(card, executor)
+      : new server.DefaultRequestHandler(card, store, executor, executor.buses)
     const { app, drained } = await createApp({
       credentials: this.credentials,
       hosts: new Set(hosts.map((host) => host.toLowerCase())),

@@ -18,6 +18,7 @@ export {
   crossingEnv, crossingFromEnv, crossingFromMeta, crossingMeta, crossingTrace, crossingValue, depthRefusal, laterSpend,
   MAX_ALLOWED_TOOLS, type SpendReport, spendFromMeta, spendValue, strictestCrossing,
 } from './crossing.js'
+export { foreignQuestion, MAX_QUESTION_OPTIONS, questionFromMeta, questionMeta } from './question-meta.js'
 export { lazily } from './lazy.js'
 export { defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost } from './host-guards.js'
 export {
@@ -29,4 +30,5 @@ export {
 export { addUsage, checkedUsage, checkedWork, countOf, emptyUsage, isCount, totalTokens, type Usage } from './usage.js'
 export { MAX_MESSAGE_LENGTH } from './messages.js'
 export { withoutCallerTracing } from './caller-tracing.js'
-export { MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, type PendingQuestion, type QuestionKind } from './questions.js'
+export { MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, newQuestionId, type PendingQuestion, type QuestionKind } from './questions.js'
+export { answerProblem, checkedQuestion, questionVia } from './question-check.js'

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { MAX_MESSAGE_LENGTH } from './messages.js'
 
 /** Longest question a child may ask (characters); a longer one is cut with a marker. */
@@ -32,4 +33,9 @@ export interface PendingQuestion {
   path: string[]
   /** Choices the asker offers (an ACP permission's options); the answer should be one `id` or `name`. */
   options?: { id: string; name: string }[]
+}
+
+/** A fresh question id (`q-` + a random UUID): unique across hosts and restarts. */
+export function newQuestionId(): string {
+  return `q-${randomUUID()}`
 }

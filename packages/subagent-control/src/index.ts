@@ -1,5 +1,6 @@
 import { Context, Schema } from 'cordis'
 import { duration, NAME_PATTERN, withoutCallerTracing } from '@cordis-subagents/shared'
+import type { InFlight } from '@cordis-subagents/subagent-tool'
 import { buildVerbs, type VerbNames } from './verbs.js'
 
 export const name = 'subagent-control'
@@ -7,12 +8,13 @@ export const reusable = true
 export const inject = ['tools', 'subagents']
 
 export interface Config {
-  /** The verbs are named `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`. */
+  /** The verbs are named `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`, `<prefix>_reply`. */
   prefix: string
   waitTimeout: number
   maxWaitTimeout: number
   cancelGrace: number
   startWait: number
+  replyTimeout: number
   /** Whether agents at depth >= 1 (children) get the verbs too. false: only depth-0 agents have them. */
   nested: boolean
 }
@@ -26,6 +28,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxWaitTimeout: duration({ min: 1000 }).default(600_000).description('Longest wait the model may ask for (ms).'),
   cancelGrace: duration().default(5_000).description('How long a cancel call waits for the child to stop, to return its last result (ms).'),
   nested: Schema.boolean().default(false).description('Children get the verbs too. Set it with a `nested: true` background subagent tool, so children that start background children can wait for, steer and cancel them. Default false: only agents at depth 0 have the verbs (a child without background children has no handles to act on).'),
+  replyTimeout: duration().default(30 * 60_000).description('How long a reply call waits for the answered child\'s next result before it cancels the child (ms; 0 = no limit). Like the subagent tool\'s timeout, it runs only while the child works.'),
   startWait: duration().default(10_000).description('How long a send call waits for a child that is still starting (queued for a slot, or its provider setting up) before it gives up (ms).'),
 })
 
@@ -38,12 +41,19 @@ export function apply(ctx: Context, config: Config) {
     status: `${config.prefix}_status`,
     cancel: `${config.prefix}_cancel`,
     send: `${config.prefix}_send`,
+    reply: `${config.prefix}_reply`,
   }
   const subagents = withoutCallerTracing(ctx.subagents)
-  const { waitTimeout, maxWaitTimeout, cancelGrace, startWait } = config
-  for (const tool of buildVerbs(subagents, { names, waitTimeout, maxWaitTimeout, cancelGrace, startWait })) {
+  const { waitTimeout, maxWaitTimeout, cancelGrace, startWait, replyTimeout } = config
+  const replies = new Set<InFlight>()
+  for (const tool of buildVerbs(subagents, { names, waitTimeout, maxWaitTimeout, cancelGrace, startWait, replyTimeout, replies })) {
     // Not nested: agents at depth >= 1 neither list the verbs nor can call them (an unknown tool).
     ctx.tools.register(config.nested ? tool : { ...tool, maxCallerDepth: 0 })
   }
-  ctx.effect(() => subagents.background.useVerbs(names))
+  const { reply, ...background } = names
+  ctx.effect(() => subagents.background.useVerbs(background))
+  ctx.effect(() => subagents.parked.useReply(reply))
+  ctx.on('dispose', () => {
+    for (const call of [...replies]) call.cancel('unload')
+  })
 }

@@ -1,15 +1,18 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { ParentBackground, SubagentService } from '@cordis-subagents/subagents-service'
 import type { Tool, ToolExecContext, ToolResult } from '@cordis-subagents/tools'
+import type { InFlight } from '@cordis-subagents/subagent-tool'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { seconds, statusLine, waitResult } from './format.js'
+import { buildReply } from './reply.js'
 
 export interface VerbNames {
   wait: string
   status: string
   cancel: string
   send: string
+  reply: string
 }
 
 export interface VerbOptions {
@@ -22,6 +25,10 @@ export interface VerbOptions {
   cancelGrace: number
   /** How long a send waits for a child that is still starting to be handed over (ms). */
   startWait: number
+  /** How long a reply waits for the child's next outcome before it cancels the child (ms; 0: no limit). */
+  replyTimeout: number
+  /** The replies in flight (the plugin cancels them at unload). */
+  replies: Set<InFlight>
 }
 
 /** Most handles one call names. */
@@ -127,7 +134,7 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
     },
   }
 
-  return [wait, status, cancel, send]
+  return [wait, status, cancel, send, buildReply(subagents, options)]
 }
 
 /** Waits for `promise`, at most `ms` or until `signal` aborts (never rejects). */

@@ -43,6 +43,7 @@ export function startInBackground(
   }, inFlight, deadlines, {
     onCall: (call) => cancel = (reason) => call.cancel('parent', reason),
     onStarted: (run) => task.markStarted(run),
+    background: true,
   })
   task.follow((reason) => cancel(reason), running)
   return {

@@ -1,16 +1,18 @@
 import type { Agent } from '@cordis-subagents/agent'
-import type { SubagentHandle, SubagentRequest, SubagentResult, SubagentService, SubagentStart } from '@cordis-subagents/subagents-service'
+import type { SubagentHandle, SubagentOutcome, SubagentRequest, SubagentService, SubagentStart } from '@cordis-subagents/subagents-service'
 import { type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
-import { emptyWork, LimitError, limitStop } from '@cordis-subagents/shared'
-import { type DeadlineQueue, describeError, onAbort } from '@cordis-subagents/shared'
-import { type CancelCause, capOutput, failureText, headline } from './result.js'
+import { type DeadlineQueue, describeError, LimitError, limitStop, onAbort } from '@cordis-subagents/shared'
+import { type CancelCause, headline } from './result.js'
+import { type OutcomeOptions, outcomeResult } from './outcome-result.js'
 
 /** The request options a tool load passes on (the service documents each), plus the tool's own. */
 export interface DelegateOptions
-  extends Pick<SubagentRequest, 'agentOptions' | 'persona' | 'toolFilter' | 'maxDepth' | 'budget' | 'resume'> {
+  extends Pick<SubagentRequest, 'agentOptions' | 'persona' | 'toolFilter' | 'maxDepth' | 'budget' | 'resume' | 'reattach'> {
   provider: string
   timeout: number
   maxOutputBytes: number
+  /** What a child's question becomes (see `OutcomeOptions.questions`). */
+  questions: 'answer' | 'escalate'
 }
 
 export interface DelegationInput {
@@ -30,6 +32,8 @@ export interface CallHooks {
   onCall?(call: InFlight): void
   /** The service handed the run over (a background delegation keeps it, to steer it). */
   onStarted?(run: SubagentHandle): void
+  /** A background call: its result is a message, so it cannot suspend on a child's question. */
+  background?: boolean
 }
 
 /**
@@ -74,6 +78,7 @@ export async function runDelegation(
   if (options.maxDepth !== undefined) request.maxDepth = options.maxDepth
   if (options.budget) request.budget = options.budget
   if (options.resume !== undefined) request.resume = options.resume
+  if (options.reattach) request.reattach = true
 
   let run: SubagentHandle
   try {
@@ -90,58 +95,63 @@ export async function runDelegation(
   }
   hooks.onStarted?.(run)
   if (call.cause) run.dispose().catch(noop)
+  return settleCall(subagents, run, run.result, call, options, exec, startedAt, !hooks.background)
+}
 
-  let result: SubagentResult | undefined
+/**
+ * Continues a parked child of `exec.agent` with an answer (a suspended call's `resume`, or
+ * `subagent_reply`) and turns its next outcome into a tool result, as a first outcome would be.
+ * The tool's timeout runs again, in full, while the child works; the caller's abort cancels it.
+ */
+export async function continueParked(
+  subagents: SubagentService, options: OutcomeOptions, runId: string, answer: string, exec: ToolExecContext,
+  inFlight: Set<InFlight>, deadlines: DeadlineQueue | undefined, canSuspend: boolean,
+): Promise<ToolResult> {
+  const parent = exec.agent as Agent
+  const run = typeof runId === 'string' ? subagents.parked.get(parent, runId) : undefined
+  if (!run) {
+    return { isError: true, content: `You have no parked subagent ${JSON.stringify(runId)}: it was answered already, ended, or is not yours.` }
+  }
+  let next: Promise<SubagentOutcome>
+  try {
+    next = run.resume(answer)
+  } catch (error) {
+    const code = (error as { code?: string })?.code
+    return { isError: true, content: `The answer was not passed on.\n\n${code ? `${code}: ` : ''}${describeError(error)}` }
+  }
+  const call = new CallCancellation(options, exec, inFlight, deadlines)
+  call.run = run as SubagentHandle & SubagentStart
+  return settleCall(subagents, run, next, call, options, exec, Date.now(), canSuspend)
+}
+
+/** Waits for the outcome (through host interrupts), disposes a run that ended, and formats the result. */
+async function settleCall(
+  subagents: SubagentService, run: SubagentHandle, first: Promise<SubagentOutcome>, call: CallCancellation,
+  options: OutcomeOptions, exec: ToolExecContext, startedAt: number, canSuspend: boolean,
+): Promise<ToolResult> {
+  let outcome: SubagentOutcome | undefined
   let resultError: unknown
   let disposeError: unknown
   try {
-    result = await run.result
+    outcome = await first
+    // An interrupted child waits for the host to wake or close it; so does this call (its timeout still runs).
+    while (outcome.stopReason === 'interrupted' && run.state === 'interrupted') outcome = await run.current()
   } catch (error) {
+    outcome = undefined
     resultError = error
   }
+  const parked = outcome?.stopReason === 'pending' && run.state === 'parked'
   try {
-    await run.dispose()
+    // A parked child is not disposed: the parked book takes it over (see outcomeResult).
+    if (!parked) await run.dispose()
   } catch (error) {
     disposeError = error
   } finally {
     call.end()
   }
-
-  const durationMs = Date.now() - startedAt
-  // A delegation that started counts as one, whatever its end; its tree's work rolls up into the caller.
-  const work = result?.work ?? emptyWork()
-  const metadata = {
-    provider: options.provider,
-    runId: run.id,
-    childId: run.childId,
-    stopReason: result?.stopReason ?? 'error',
-    durationMs,
-    usage: result?.usage,
-    work,
-    ...result?.budget ? { budget: result.budget } : {},
-    ...result?.stepLimit === undefined ? {} : { stepLimit: result.stepLimit },
-  }
-  // Filled in by assignment: `{ ...base, content }` takes V8's slow path for literals with a spread.
-  const toolResult: ToolResult = { metadata, work, content: '' }
-  if (result?.usage) toolResult.usage = result.usage
-
-  if (!result) {
-    const diagnostic = [`the run's result failed: ${describeError(resultError)}`]
-    if (disposeError) diagnostic.push(`cleanup also failed: ${describeError(disposeError)}`)
-    return failed(toolResult, failureText('Subagent failed.', diagnostic.join('; '), '', options.maxOutputBytes))
-  }
-  if (result.stopReason !== 'completed') {
-    let diagnostic = result.diagnostic
-    if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
-    const head = headline(result, call.cause, options.timeout)
-    return failed(toolResult, failureText(head, diagnostic, result.output, options.maxOutputBytes))
-  }
-  if (disposeError) {
-    return failed(toolResult,
-      failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), result.output, options.maxOutputBytes, true))
-  }
-  toolResult.content = result.output.trim() ? capOutput(result.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
-  return toolResult
+  return outcomeResult(subagents, run, outcome, options, {
+    cause: call.cause, resultError, disposeError, durationMs: Date.now() - startedAt, parent: exec.agent as Agent, canSuspend,
+  })
 }
 
 /**
@@ -161,7 +171,7 @@ class CallCancellation implements InFlight {
   private readonly cancelDeadline?: () => void
 
   constructor(
-    private readonly options: DelegateOptions,
+    private readonly options: { timeout: number },
     private readonly exec: ToolExecContext,
     private readonly inFlight: Set<InFlight>,
     deadlines: DeadlineQueue | undefined,
@@ -201,11 +211,6 @@ class CallCancellation implements InFlight {
 
 const noop = () => {}
 
-function failed(toolResult: ToolResult, content: string): ToolResult {
-  toolResult.isError = true
-  toolResult.content = content
-  return toolResult
-}
 
 /**
  * Why the run is cancelled, as its abort reason: a timeout is a limit (the run ends `timeout`),

@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import { DeadlineQueue, missingCapability, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { SubagentProvider } from '@cordis-subagents/subagents-service'
-import { runDelegation, type InFlight } from './call.js'
+import { continueParked, runDelegation, type InFlight } from './call.js'
 import { startInBackground } from './background.js'
 import { checkToolFilter, type Config, NOTE_ROOM_BYTES } from './config.js'
 import { inputSchema } from './input.js'
@@ -46,6 +46,12 @@ export function apply(ctx: Context, config: Config) {
         if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
         if (config.mode === 'background') return startInBackground(subagents, config, input, exec, inFlight, deadlines)
         return runDelegation(subagents, config, input, exec, inFlight, deadlines)
+      },
+      // A call that suspended on its child's question (`questions: escalate`) goes on with the answer.
+      resume: (answer, suspension, exec) => {
+        const runId = (suspension.state as { runId?: unknown } | undefined)?.runId
+        if (unloaded) return { isError: true, content: 'The answer was not passed on: the subagent tool was unloaded.' }
+        return continueParked(subagents, config, String(runId), answer, exec, inFlight, deadlines, true)
       },
     })
     logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)

@@ -38,6 +38,9 @@ export function headline(result: SubagentResult, cause: CancelCause | undefined,
     case 'error': return 'Subagent failed.'
     case 'max-tokens': return 'Subagent ran out of output tokens before finishing.'
     case 'refusal': return 'Subagent refused the task.'
+    case 'closed': return 'Subagent was closed by the host before it finished (its work so far was checkpointed).'
+    case 'interrupted': return 'Subagent was interrupted by the host.'
+    case 'pending': return 'Subagent asked a question, but it is no longer waiting for an answer.'
     default: return `Subagent ended with an unrecognised stop reason "${String(result.stopReason)}".`
   }
 }

@@ -1,3 +1,4 @@
+import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { SubagentProvider } from '@cordis-subagents/subagents-service'
 
 /** The model-facing description of a delegation tool, derived from what its provider's child can see. */
@@ -37,3 +38,13 @@ export function describePrompt(provider: Pick<SubagentProvider, 'inheritsParentC
 }
 
 export const LABEL_DESCRIPTION = 'A short label (3-10 words) for this delegation, shown in progress displays.'
+
+/** What the caller's model reads when its child asks a question (`questions: answer`). */
+export function questionText(runId: string, question: PendingQuestion, reply: string | undefined): string {
+  const lines = [`Subagent ${runId} asks you a question and waits for your answer (it is parked; it does nothing meanwhile):`, '', question.text]
+  if (question.options?.length) lines.push('', `Options: ${question.options.map((option) => `${option.id} (${option.name})`).join(', ')}.`)
+  lines.push('', reply
+    ? `Answer it with ${reply} { "handle": "${runId}", "answer": "…" }: that call returns the subagent's next result (its answer, or its next question). If you cannot answer it yourself, ask your own parent first if you can.`
+    : 'You have no tool to answer it with.')
+  return lines.join('\n')
+}

@@ -23,7 +23,7 @@ describe('subagent-tool: config', () => {
 
   it('omitted options add no keys to the resolved config', () => {
     const config = SubagentTool.Config({ provider: 'x' })
-    expect(config).to.deep.equal({ provider: 'x', toolName: 'subagent', timeout: 30 * 60_000, maxOutputBytes: 64 * 1024, mode: 'sync', onTurnEnd: 'wait', nested: false })
+    expect(config).to.deep.equal({ provider: 'x', toolName: 'subagent', timeout: 30 * 60_000, maxOutputBytes: 64 * 1024, mode: 'sync', onTurnEnd: 'wait', nested: false, questions: 'answer', reattach: false })
     for (const key of ['agentOptions', 'toolFilter', 'persona', 'maxDepth']) expect(config).to.not.have.property(key)
   })
 

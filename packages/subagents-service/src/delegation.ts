@@ -1,18 +1,17 @@
 import type { Budget } from '@cordis-subagents/agent'
-import { onAbort } from '@cordis-subagents/shared'
+import { checkedWork, describeError, limitStop, onAbort, type PendingQuestion } from '@cordis-subagents/shared'
 import { capDiagnostic } from './diagnostic.js'
-import { describeError } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
-import { checkedWork, limitStop } from '@cordis-subagents/shared'
-import { asLimitStop, normalise, reasonText, tokensOf } from './outcome.js'
+import { asLimitStop, isIdleStop, normalise, reasonText, tokensOf } from './outcome.js'
+import { Parking, type ParkedRunPort } from './parking.js'
 import { chargeReported, overspent } from './reported-spend.js'
 import { isObject, isRun } from './validate.js'
-import { aborted, discard, nextRunId, passOn, type Writable } from './run-parts.js'
+import { aborted, discard, nextRunId, passOn, runInfoOf, startFailed } from './run-parts.js'
 import { sendFollowUp } from './steer.js'
 import type { Admission, RunHost } from './run-host.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo,
-  SubagentStart, SubagentUpdate,
+  SubagentRunState, SubagentStart, SubagentUpdate,
 } from './types.js'
 
 /**
@@ -23,7 +22,6 @@ import type {
  * - `ended`: the result settled (`subagent/end` was emitted); the run may still await `dispose`.
  */
 type Phase = 'admitting' | 'starting' | 'live' | 'rejected' | 'ended'
-
 
 /**
  * The run: one object from admission to dispose, and the one every holder gets. `begin` returns it
@@ -37,7 +35,7 @@ type Phase = 'admitting' | 'starting' | 'live' | 'rejected' | 'ended'
  * however many runs it starts), the holder's `cancel` (before or after the hand-over) and
  * `dispose` all abort it, and the provider gets its signal.
  */
-export class Delegation implements SubagentHandle, SubagentStart {
+export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort {
   /** The service-minted run id (`info.runId`). */
   readonly id = nextRunId()
   /** The child's identity as the provider knows it, once handed over. */
@@ -59,17 +57,21 @@ export class Delegation implements SubagentHandle, SubagentStart {
   private runInfo?: SubagentRunInfo
   private startedAt = 0
   private settle!: (outcome: SubagentOutcome) => void
-  /** Never rejects; settles after `subagent/end` was emitted. */
+  /** The first outcome; never rejects. A final one settles after `subagent/end` was emitted; a `pending` one with no end. */
   readonly result = new Promise<SubagentOutcome>((resolve) => this.settle = resolve)
   private disposal?: Promise<void>
   private stopWaitingForCaller: () => void = noop
   /** Set while the provider's `start` is pending: a cancel rejects the start at once. */
   private stopWaitingForStart?: () => void
+  /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts). */
+  private readonly parking: Parking
+  /** @internal the task key it was started under (reattach) */ taskKey?: string
 
   /** `request` must have passed the service's checks (its signal is an AbortSignal). */
   constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
+    this.parking = new Parking(this, host)
   }
 
   /** @internal Aborts when the caller's signal does, or on `cancel` / `dispose`; gates and the provider wait on it. */
@@ -137,7 +139,7 @@ export class Delegation implements SubagentHandle, SubagentStart {
       this.phase = 'rejected'
       this.detachCaller()
       starting.then((late) => discard(this.host.log, provider.name, late), () => {}).finally(() => this.refundAndRelease())
-      throw this.startFailed(aborted('before the provider handed the run over'))
+      throw startFailed(this.host.events, this.id, provider.name, request, aborted('before the provider handed the run over'))
     }
     if ('error' in outcome) {
       const { error } = outcome
@@ -158,50 +160,53 @@ export class Delegation implements SubagentHandle, SubagentStart {
   private handOver(run: SubagentRun): SubagentHandle {
     const { provider, request } = this
     this.run = run
-    const childId = this.childId = typeof run.childId === 'string' ? run.childId : undefined
-    const origin = typeof run.origin === 'string' && run.origin ? run.origin.slice(0, 32) : undefined
-    // Built by assignment: a literal with a spread in it takes V8's slow path (≈ 0.2–0.7 µs each).
-    const fields: Writable<SubagentRunInfo> = {
-      runId: this.id, provider: provider.name, parentId: request.parent.id, depth: this.admission.depth, startedAt: this.startedAt,
-    }
-    if (request.label !== undefined) fields.label = request.label
-    if (childId !== undefined) fields.childId = childId
-    if (origin !== undefined) fields.origin = origin
-    const info: SubagentRunInfo = this.runInfo = Object.freeze(fields)
+    const info: SubagentRunInfo = this.runInfo = runInfoOf(this.id, provider.name, request, run, this.admission.depth, this.startedAt)
+    this.childId = info.childId
     this.phase = 'live'
     this.host.live.set(this.id, this)
     this.host.events.emit('subagent/start', info)
-    const pending = this.pending
-    if (pending) {
-      this.pending = undefined
-      for (const update of pending) this.host.events.emit('subagent/update', info, update)
-    }
-
-    let providerResult: Promise<unknown>
-    try {
-      providerResult = Promise.resolve(run.result)
-    } catch (error) {
-      providerResult = Promise.reject(error)
-    }
-    providerResult.then(
-      (raw) => this.finish(normalise(provider.name, raw)),
-      (error) => this.finish({
-        stopReason: 'error',
-        output: '',
-        diagnostic: capDiagnostic(`Subagent provider "${provider.name}" failed the run: ${describeError(error)}`),
-      }),
-    )
+    this.host.note('started', this)
+    for (const update of this.pending ?? []) this.host.events.emit('subagent/update', info, update)
+    this.pending = undefined
+    this.parking.follow(() => run.result, 'failed the run')
     return this
   }
 
   /** Passes a follow-up message to the provider's run, refusing what it cannot take with a code. */
   send(message: string): void {
-    sendFollowUp(this.run, this.provider?.name, this.id, this.phase === 'live' && !this.cancelled, message)
+    // An interrupted run takes messages for its next wake; a parked one waits for an answer instead.
+    sendFollowUp(this.run, this.provider?.name, this.id, this.open && this.parking.state !== 'parked', message)
+  }
+
+  get state(): SubagentRunState { return this.phase === 'ended' ? 'ended' : this.parking.state }
+  get question(): PendingQuestion | undefined { return this.parking.question }
+  readonly resume = (answer: string): Promise<SubagentOutcome> => this.parking.resume(answer)
+  readonly current = (): Promise<SubagentOutcome> => this.parking.current()
+  /** @internal The provider run's checkpoint (JSON), or undefined when it has none or fails. */
+  checkpoint(): unknown { return this.parking.checkpoint() }
+  /** @internal The idle side (host verbs act through it); the final outcome; whether the start failed (nothing handed over). */
+  get verbs(): Parking { return this.parking }
+  get ended(): Promise<SubagentOutcome> { return this.parking.final }
+  get rejected(): boolean { return this.phase === 'rejected' }
+  /** @internal for the parking: the provider's name and run, and whether the run is handed over, not ended, not cancelled. */
+  get providerName(): string { return this.provider?.name }
+  get providerRun(): SubagentRun | undefined { return this.run }
+  get open(): boolean { return this.phase === 'live' && !this.cancelled }
+
+  /** @internal A provider result: parks the run on `pending` / `interrupted`, settles it on any other. */
+  arrive(raw: unknown): void {
+    if (this.phase === 'ended') return
+    const result = normalise(this.provider.name, raw)
+    if (!isIdleStop(result.stopReason)) return this.finish(result)
+    // A cancelled run does not park: it ends (the cancel is why).
+    if (this.cancelled) return this.finish({ stopReason: 'aborted', output: result.output, diagnostic: 'The run was cancelled.' })
+    this.settle(this.parking.park(this.seal(result)))
   }
 
   /** Aborts the provider's signal and, after the hand-over, calls the run's `cancel` once. */
   private stop(reason?: string, signalReason?: unknown): void {
     if (this.cancelled || this.phase === 'ended' || this.phase === 'rejected') return
+    const idle = this.run && this.parking.state !== 'running'
     this.cancelled = true
     const stop = limitStop(signalReason)
     if (stop) this.limit = { stop, reason: signalReason }
@@ -213,6 +218,8 @@ export class Delegation implements SubagentHandle, SubagentStart {
     } catch (error) {
       this.host.log.warn('provider %s: cancel() of run %s threw: %s', this.provider.name, this.id, describeError(error))
     }
+    // An idle run has no turn whose end would settle it: it ends here.
+    if (idle) this.finish(this.parking.cancelled(reason))
   }
 
   /**
@@ -259,15 +266,24 @@ export class Delegation implements SubagentHandle, SubagentStart {
     this.phase = 'ended'
     // Nothing left to cancel: let go of the caller's signal now rather than at dispose.
     this.detachCaller()
-    const settled: SubagentResult = this.limit ? asLimitStop(raw, this.limit.stop, this.limit.reason) : raw
-    if (this.budget) chargeReported(this.budget, settled.usage, settled.work)
-    const outcome: SubagentOutcome = Object.assign({}, settled) as SubagentOutcome
-    outcome.work = settled.work ?? checkedWork(undefined)
-    outcome.durationMs = Math.max(0, Date.now() - this.startedAt)
-    Object.freeze(outcome)
+    const outcome = this.seal(this.limit ? asLimitStop(raw, this.limit.stop, this.limit.reason) : raw)
     this.host.events.emit('subagent/end', this.runInfo!, outcome)
+    this.host.note('settled', this, outcome)
+    this.parking.deliver(outcome, true)
+    // `result` is the first outcome (a later settle does nothing).
     this.settle(outcome)
   }
+
+  /** A result as holders get it: spend charged, `work` and `durationMs` set, frozen. */
+  private seal(settled: SubagentResult): SubagentOutcome {
+    if (this.budget) chargeReported(this.budget, settled.usage, settled.work)
+    const outcome: SubagentOutcome = Object.assign({}, settled) as SubagentOutcome
+    if (outcome.question === undefined) delete outcome.question
+    outcome.work = settled.work ?? checkedWork(undefined)
+    outcome.durationMs = Math.max(0, Date.now() - this.startedAt)
+    return Object.freeze(outcome)
+  }
+
 
   private readonly onUpdate = (update: SubagentUpdate): void => {
     if (this.phase === 'ended' || this.phase === 'rejected') return
@@ -304,22 +320,9 @@ export class Delegation implements SubagentHandle, SubagentStart {
     this.stopWaitingForCaller = noop
   }
 
-  /** Tells `subagent/start-failed` listeners (the provider was called; no run came of it), then gives the error back. */
-  private startFailed(error: SubagentError): SubagentError {
-    const { events } = this.host
-    if (events.has('subagent/start-failed')) {
-      const { request } = this
-      events.emit('subagent/start-failed', {
-        runId: this.id, provider: this.provider.name, parentId: request.parent.id, error,
-        ...request.label === undefined ? {} : { label: request.label },
-      })
-    }
-    return error
-  }
-
   /** Rejects the start after the provider was called (so `subagent/start-failed` is emitted). */
   private reject(error: SubagentError, leftover?: unknown): never {
-    this.startFailed(error)
+    startFailed(this.host.events, this.id, this.provider.name, this.request, error)
     this.phase = 'rejected'
     this.detachCaller()
     if (leftover === undefined) {

@@ -29,6 +29,14 @@ export type SubagentErrorCode =
   | 'BACKGROUND_LIMIT'
   /** A background handle this parent does not have. */
   | 'UNKNOWN_HANDLE'
+  /** A host verb (`resume`, `interrupt`, `wake`, `close`) named a run id that is not live here (nor in the journal). */
+  | 'NOT_FOUND'
+  /** `resume` on a run that is not parked on a question (or `wake` on one that is not interrupted). */
+  | 'NOT_PARKED'
+  /** A host verb the run's provider cannot do (it lacks `resume`, `interrupt`, `wake` or `close`). */
+  | 'UNSUPPORTED'
+  /** A parent already holds the most parked children (`MAX_PARKED_PER_PARENT`); answer or close one first. */
+  | 'PARKED_LIMIT'
 
 /** The capability a provider must declare to accept a request option. */
 export type SubagentCapability = 'persona' | 'toolFilter' | 'depthLimit'

@@ -1,5 +1,5 @@
 import type { Context, Logger } from 'cordis'
-import { describeError, emitIsolatedOn, hasListenersOn, withoutCallerTracing } from '@cordis-subagents/shared'
+import { describeError, emitIsolatedOn, hasListenersOn, type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { SubagentError } from './errors.js'
 import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
 
@@ -13,8 +13,12 @@ declare module 'cordis' {
     'subagent/start'(info: SubagentRunInfo): void
     /** A provider reported progress of a run (between `start` and `end`). */
     'subagent/update'(info: SubagentRunInfo, update: SubagentUpdate): void
-    /** A run's result settled. */
+    /** A run's final outcome settled (never for `pending` / `interrupted`: those park it). */
     'subagent/end'(info: SubagentRunInfo, result: SubagentOutcome): void
+    /** A run parked on a question (its path from below this run); `resume` continues it. */
+    'subagent/pending'(info: SubagentRunInfo, question: PendingQuestion): void
+    /** A parked run goes on with the answer to question `questionId`. */
+    'subagent/resume'(info: SubagentRunInfo, questionId: string): void
     /**
      * The provider was asked to start a child but the run was never handed over (its start failed,
      * or it was aborted first): `delegate` rejected with `error`. Nothing of the run is left.
@@ -30,6 +34,8 @@ export interface SubagentEventMap {
   'subagent/start': [info: SubagentRunInfo]
   'subagent/update': [info: SubagentRunInfo, update: SubagentUpdate]
   'subagent/end': [info: SubagentRunInfo, result: SubagentOutcome]
+  'subagent/pending': [info: SubagentRunInfo, question: PendingQuestion]
+  'subagent/resume': [info: SubagentRunInfo, questionId: string]
   'subagent/start-failed': [failure: SubagentStartFailure]
 }
 

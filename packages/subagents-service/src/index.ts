@@ -6,11 +6,16 @@ export default SubagentService
 export { Config, DEFAULTS } from './config.js'
 export type {
   ProviderCapabilities, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
-  SubagentRun, SubagentRunInfo, SubagentStart, SubagentStopReason, SubagentUpdate, ToolFilter, TraceContext, TraceContextSource,
+  SubagentRun, SubagentRunInfo, SubagentRunState, SubagentStart, SubagentStopReason, SubagentUpdate, ToolFilter, TraceContext,
+  TraceContextSource,
 } from './types.js'
+export { type JournalledRun, NO_JOURNAL, type RunJournal, type RunRecord } from './journal.js'
+export { MAX_PARKED_PER_PARENT, ParkedBook } from './parked-book.js'
+export { MAX_TASK_KEYS_PER_PARENT, taskKey } from './task-keys.js'
+export type { ParkedRunInfo } from './host-verbs.js'
 export { type SubagentCapability, SubagentError, type SubagentErrorCode, type SubagentErrorOptions } from './errors.js'
 export type { SubagentEventMap, SubagentStartFailure } from './events.js'
-export { STOP_REASONS } from './outcome.js'
+export { isIdleStop, STOP_REASONS } from './outcome.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
 export { MAX_ALLOWED_TOOLS, PASSED_LIMITS, treeCrossing, type TreeCrossing } from './crossing.js'
 export { type ProviderRunParts, type ProviderRunTools, startProviderRun } from './provider-run.js'

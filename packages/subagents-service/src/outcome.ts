@@ -1,12 +1,20 @@
-import { type BudgetBreach, checkedUsage, checkedWork, describeBreach, isCount, type Usage } from '@cordis-subagents/shared'
+import { type BudgetBreach, checkedQuestion, checkedUsage, checkedWork, describeBreach, isCount, type Usage } from '@cordis-subagents/shared'
 import { capDiagnostic } from './diagnostic.js'
 import { describeError } from '@cordis-subagents/shared'
+import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason } from './types.js'
 import { isObject } from './validate.js'
 
 // What a provider settles a run with, made well-formed: stop reason, output, usage, work, limits.
 
-export const STOP_REASONS: readonly SubagentStopReason[] = ['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps', 'timeout', 'budget']
+export const STOP_REASONS: readonly SubagentStopReason[] = [
+  'completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps', 'timeout', 'budget', 'pending', 'interrupted', 'closed',
+]
+
+/** Stop reasons that leave the run parked rather than ended: it keeps its child, slots and transcript. */
+export function isIdleStop(stopReason: SubagentStopReason): stopReason is 'pending' | 'interrupted' {
+  return stopReason === 'pending' || stopReason === 'interrupted'
+}
 
 const ANY_STOP = new Set<string>(STOP_REASONS)
 
@@ -51,6 +59,16 @@ export function normalise(providerName: string, raw: unknown): SubagentResult {
     output = ''
     stopReason = 'error'
   }
+  let question: PendingQuestion | undefined
+  if (stopReason === 'pending') {
+    const checked = checkedQuestion(raw.question)
+    if (typeof checked === 'string') {
+      problems.push(`a pending result needs a question: ${checked}`)
+      stopReason = 'error'
+    } else {
+      question = checked
+    }
+  }
   let diagnostic = raw.diagnostic === undefined || raw.diagnostic === null ? undefined : reasonText(raw.diagnostic)
   if (problems.length) {
     const headline = `Subagent provider "${providerName}" returned a malformed result: ${problems.join('; ')}.`
@@ -63,6 +81,7 @@ export function normalise(providerName: string, raw: unknown): SubagentResult {
   result.work = checkedWork(raw.work)
   if (isObject(raw.budget)) result.budget = raw.budget as unknown as BudgetBreach
   if (stopReason === 'max-steps' && isCount(raw.stepLimit)) result.stepLimit = raw.stepLimit
+  if (question) result.question = question
   return result
 }
 

@@ -1,6 +1,7 @@
 import { capDiagnostic } from './diagnostic.js'
 import { describeError } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
+import { isIdleStop } from './outcome.js'
 import type { ProviderStartRequest, SubagentResult, SubagentRun, SubagentUpdate } from './types.js'
 
 /** What a provider's `setup` gives back once its child exists (before it starts working). */
@@ -16,6 +17,16 @@ export interface ProviderRunParts {
   cancel(reason?: string): void
   /** Releases the child; resolves once it is quiescent. Called once. */
   dispose(): Promise<void> | void
+  /** Optional (see `SubagentRun.resume`): continues a child whose last result was `pending`. May reject (an `error` result). */
+  resume?(answer: string): Promise<SubagentResult>
+  /** Optional (see `SubagentRun.interrupt`): ends the child's turn in flight as `interrupted`. */
+  interrupt?(): void
+  /** Optional (see `SubagentRun.wake`): a turn of an interrupted child on its inbox. May reject. */
+  wake?(): Promise<SubagentResult>
+  /** Optional (see `SubagentRun.close`): ends an idle child `closed`. May reject. */
+  close?(): Promise<SubagentResult>
+  /** Optional (see `SubagentRun.checkpoint`): the child's state as JSON. */
+  checkpoint?(): unknown
 }
 
 /** What `setup` may use: the run's signal, and an update sink that drops updates after the end. */
@@ -37,7 +48,10 @@ export interface ProviderRunTools {
  *   signal aborts;
  * - makes `dispose()` idempotent (every call returns the same promise), calls your `dispose`
  *   once, and settles a result still pending after it as `aborted`;
- * - drops updates sent after the result settled.
+ * - drops updates sent after the result settled (a `pending` or `interrupted` result is not
+ *   final: updates of the turns `resume` / `wake` run still pass);
+ * - wraps your optional `resume`, `wake` and `close` so they never reject, and refuses them
+ *   (`NOT_RUNNING`) once a final result settled or the run was disposed.
  *
  * A `setup` that throws rejects `start` with its error: it must leave nothing running.
  */
@@ -48,10 +62,12 @@ export async function startProviderRun(
   const { signal } = request
   if (signal.aborted) throw abortedStart('before the provider started it')
   let settled = false
+  /** A result that is not `pending` / `interrupted` settled: the run is over. */
+  let final = false
   const tools: ProviderRunTools = {
     signal,
     update: (update) => {
-      if (!settled) request.onUpdate?.(update)
+      if (!final) request.onUpdate?.(update)
     },
   }
   const parts = await setup(tools)
@@ -65,12 +81,17 @@ export async function startProviderRun(
   const finish = (value: SubagentResult) => {
     if (settled) return
     settled = true
-    signal.removeEventListener('abort', onAbort)
+    track(value)
     settle(value)
+  }
+  const track = (value: SubagentResult) => {
+    if (final || isIdleStop(value?.stopReason)) return
+    final = true
+    signal.removeEventListener('abort', onAbort)
   }
   let cancelled = false
   const cancel = (reason?: string) => {
-    if (cancelled || settled) return
+    if (cancelled || final) return
     cancelled = true
     try {
       parts.cancel(reason)
@@ -111,6 +132,26 @@ export async function startProviderRun(
     })(),
   }
   if (parts.childId !== undefined) run.childId = parts.childId
+  const later = (call: () => Promise<SubagentResult>): Promise<SubagentResult> => {
+    if (final || disposal) return Promise.resolve({ stopReason: 'error', output: '', diagnostic: 'The child has ended or was disposed; it cannot go on.' })
+    let next: Promise<SubagentResult>
+    try {
+      next = Promise.resolve(call())
+    } catch (error) {
+      next = Promise.reject(error)
+    }
+    return next.then((value) => { track(value); return value }, (error): SubagentResult => {
+      const failed: SubagentResult = { stopReason: 'error', output: '', diagnostic: capDiagnostic(`The child failed: ${describeError(error)}`) }
+      track(failed)
+      return failed
+    })
+  }
+  const { resume, interrupt, wake, close, checkpoint } = parts
+  if (resume) run.resume = (answer) => later(() => resume.call(parts, answer))
+  if (wake) run.wake = () => later(() => wake.call(parts))
+  if (close) run.close = () => later(() => close.call(parts))
+  if (interrupt) run.interrupt = () => { if (!final && !disposal) interrupt.call(parts) }
+  if (checkpoint) run.checkpoint = () => checkpoint.call(parts)
   return run
 }
 

@@ -1,9 +1,10 @@
 import type { Logger } from 'cordis'
 import type { Budget } from '@cordis-subagents/agent'
 import type { SubagentEvents } from './events.js'
+import type { RunJournal } from './journal.js'
 import type { TraceSources } from './trace-sources.js'
 import type { Slot } from './tree-gate.js'
-import type { SubagentRunInfo } from './types.js'
+import type { Delegation } from './delegation.js'
 
 /** A start the service admitted: its place in the tree and the slots it holds. */
 export interface Admission {
@@ -18,10 +19,10 @@ export interface Admission {
 }
 
 /** A run handed over and not yet disposed, as the service's host verbs see it. */
-export interface LiveRun {
-  readonly info: SubagentRunInfo
-  cancel(reason?: string): void
-}
+export type LiveRun = Delegation
+
+/** Calls one journal hook; a hook that throws is logged and ignored. */
+export type JournalNote = <K extends Exclude<keyof RunJournal, 'reopen'>>(hook: K, ...args: Parameters<RunJournal[K]>) => void
 
 /** What a run needs of the service that started it. */
 export interface RunHost {
@@ -37,4 +38,6 @@ export interface RunHost {
   release(admission: Admission): void
   /** Gives the parent back the delegation its admission was charged. */
   refund(admission: Admission): void
+  /** Records the run's life in the service's journal (`NO_JOURNAL` without durable storage). */
+  note: JournalNote
 }

@@ -1,7 +1,8 @@
 import type { Logger } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
-import type { ProviderStartRequest, SubagentRequest, SubagentRun } from './types.js'
+import type { SubagentEvents } from './events.js'
+import type { ProviderStartRequest, SubagentRequest, SubagentRun, SubagentRunInfo } from './types.js'
 
 /** Stops and releases a run that will never be handed over. */
 export async function discard(log: Logger, providerName: string, run: unknown): Promise<void> {
@@ -50,3 +51,28 @@ export function nextRunId(): string {
 }
 
 export type Writable<T> = { -readonly [K in keyof T]: T[K] }
+
+/** A run's info at the hand-over (frozen). */
+export function runInfoOf(
+  runId: string, provider: string, request: SubagentRequest, run: SubagentRun, depth: number, startedAt: number,
+): SubagentRunInfo {
+  const childId = typeof run.childId === 'string' ? run.childId : undefined
+  const origin = typeof run.origin === 'string' && run.origin ? run.origin.slice(0, 32) : undefined
+  // Built by assignment: a literal with a spread in it takes V8's slow path (≈ 0.2–0.7 µs each).
+  const fields: Writable<SubagentRunInfo> = { runId, provider, parentId: request.parent.id, depth, startedAt }
+  if (request.label !== undefined) fields.label = request.label
+  if (childId !== undefined) fields.childId = childId
+  if (origin !== undefined) fields.origin = origin
+  return Object.freeze(fields)
+}
+
+/** Tells `subagent/start-failed` listeners (the provider was called; no run came of it), then gives the error back. */
+export function startFailed(events: SubagentEvents, runId: string, provider: string, request: SubagentRequest, error: SubagentError): SubagentError {
+  if (events.has('subagent/start-failed')) {
+    events.emit('subagent/start-failed', {
+      runId, provider, parentId: request.parent.id, error,
+      ...request.label === undefined ? {} : { label: request.label },
+    })
+  }
+  return error
+}

@@ -8,7 +8,6 @@
 //   → dispose                       the provider's dispose; slots released
 // Background: the tool records a task (background.ts), begins on this same path, binds the two.
 import { Context, Logger, Service } from 'cordis'
-import { MAX_TIMER_MS } from '@cordis-subagents/shared'
 import type { Budget } from '@cordis-subagents/agent'
 import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
@@ -21,8 +20,16 @@ import { aborted } from './run-parts.js'
 import type { Admission, LiveRun, RunHost } from './run-host.js'
 import { type Slot, TreeGates } from './tree-gate.js'
 import { TraceSources } from './trace-sources.js'
+import { ProviderWaiters } from './provider-waiters.js'
+import { HostVerbs, type ParkedRunInfo } from './host-verbs.js'
+import { NO_JOURNAL, type RunJournal } from './journal.js'
+import { ParkedBook } from './parked-book.js'
+import { attach, taskKey, TaskKeys } from './task-keys.js'
+import { describeError } from '@cordis-subagents/shared'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
-import type { SubagentHandle, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource } from './types.js'
+import type {
+  SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
+} from './types.js'
 
 /** A request that passed the checks, and its place in the tree. */
 interface Checked {
@@ -36,13 +43,6 @@ interface Checked {
 
 const noop = () => {}
 
-/** How long `ready` waits for a provider by default. */
-const DEFAULT_READY_TIMEOUT = 30_000
-
-interface ProviderWaiter {
-  done(provider: SubagentProvider): void
-  fail(error: SubagentError): void
-}
 
 declare module 'cordis' {
   interface Context {
@@ -59,6 +59,9 @@ export class SubagentService extends Service<Config> {
 
   private readonly providers = new Map<string, SubagentProvider>()
   private readonly live = new Map<string, LiveRun>()
+  private journal: RunJournal = NO_JOURNAL
+  private readonly verbs = new HostVerbs(this.live, () => this.journal)
+  private readonly tasks = new TaskKeys()
   private readonly parents = new ParentGates()
   private readonly trees = new TreeGates()
   /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
@@ -68,10 +71,12 @@ export class SubagentService extends Service<Config> {
   private readonly events: SubagentEvents
   private readonly host: RunHost
   private readonly traces = new TraceSources()
-  /** Callers of `ready` waiting for a provider, by name. */
-  private readonly awaiting = new Map<string, Set<ProviderWaiter>>()
+  /** Callers of `ready` waiting for a provider. */
+  private readonly waiters = new ProviderWaiters()
   /** Background delegations of every parent (see `BackgroundRegistry`). */
   readonly background = new BackgroundRegistry((parent, task, reason) => this.log.warn('background result %s of %s lost: %s', task.handle, parent.id, reason))
+  /** Parked children their parents hold until answered (see `ParkedBook`). */
+  readonly parked: ParkedBook
 
   constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'subagents', true)
@@ -82,7 +87,15 @@ export class SubagentService extends Service<Config> {
       events: this.events, log: this.log, live: this.live, slots: this.slots, traces: this.traces,
       release: (admission) => this.releaseSlots(admission),
       refund: (admission) => admission.parentBudget?.charge('children', -1),
+      note: (hook, ...args) => {
+        try {
+          (this.journal[hook] as (...a: unknown[]) => void)(...args)
+        } catch (error) {
+          this.log.warn('journal hook %s failed (ignored): %s', hook, describeError(error))
+        }
+      },
     }
+    this.parked = new ParkedBook(this.log, this.live)
   }
 
   protected override stop() {
@@ -91,10 +104,7 @@ export class SubagentService extends Service<Config> {
     const error = () => new SubagentError('ABORTED', 'The subagents service stopped while this start was waiting for a slot.')
     this.trees.failAll(error)
     this.parents.failAll(error)
-    for (const waiters of this.awaiting.values()) {
-      for (const waiter of waiters) waiter.fail(new SubagentError('ABORTED', 'The subagents service stopped while waiting for a provider.'))
-    }
-    this.awaiting.clear()
+    this.waiters.failAll()
   }
 
   /**
@@ -118,11 +128,7 @@ export class SubagentService extends Service<Config> {
     })
     this.events.emit('subagent/provider-added', provider)
     // After the event: a tool bound to this provider is mounted by the time a waiter resumes.
-    const waiters = this.awaiting.get(name)
-    if (waiters) {
-      this.awaiting.delete(name)
-      for (const waiter of waiters) waiter.done(provider)
-    }
+    this.waiters.registered(provider)
     return dispose
   }
 
@@ -136,33 +142,7 @@ export class SubagentService extends Service<Config> {
   ready(name: string, options: { timeout?: number; signal?: AbortSignal } = {}): Promise<SubagentProvider> {
     const present = this.providers.get(name)
     if (present) return Promise.resolve(present)
-    const timeout = options.timeout ?? DEFAULT_READY_TIMEOUT
-    if (typeof name !== 'string' || !Number.isSafeInteger(timeout) || timeout < 0 || timeout > MAX_TIMER_MS) {
-      return Promise.reject(new SubagentError('INVALID_REQUEST',
-        `ready(name, { timeout }) takes a provider name and a timeout of 0-${MAX_TIMER_MS} ms (got ${JSON.stringify(name)}, ${String(timeout)}).`))
-    }
-    if (this.stopped) return Promise.reject(new SubagentError('ABORTED', 'The subagents service has stopped.'))
-    if (options.signal?.aborted) return Promise.reject(new SubagentError('ABORTED', `Stopped waiting for provider "${name}".`))
-    return new Promise<SubagentProvider>((resolve, reject) => {
-      let waiters = this.awaiting.get(name)
-      if (!waiters) this.awaiting.set(name, waiters = new Set())
-      const settle = () => {
-        clearTimeout(timer)
-        options.signal?.removeEventListener('abort', onAbort)
-        waiters!.delete(waiter)
-        if (!waiters!.size && this.awaiting.get(name) === waiters) this.awaiting.delete(name)
-      }
-      const waiter: ProviderWaiter = {
-        done: (provider) => { settle(); resolve(provider) },
-        fail: (error) => { settle(); reject(error) },
-      }
-      const onAbort = () => waiter.fail(new SubagentError('ABORTED', `Stopped waiting for provider "${name}".`))
-      const timer = timeout ? setTimeout(() => waiter.fail(new SubagentError('NO_PROVIDER',
-        `Subagent provider "${name}" was not registered within ${timeout} ms. Check that its plugin is loaded and its config is valid (a plugin that failed to load says why in the log).`)),
-      timeout) : undefined
-      options.signal?.addEventListener('abort', onAbort, { once: true })
-      waiters.add(waiter)
-    })
+    return this.waiters.wait(name, options, this.stopped)
   }
 
   get(name: string): SubagentProvider | undefined {
@@ -192,6 +172,51 @@ export class SubagentService extends Service<Config> {
   }
 
   /**
+   * Where runs are recorded (a durable store's journal; `NO_JOURNAL` by default), scoped to the
+   * caller: disposing it puts the no-op journal back.
+   */
+  useJournal(journal: RunJournal): () => void {
+    return this.ctx.effect(() => {
+      this.journal = journal
+      return () => { if (this.journal === journal) this.journal = NO_JOURNAL }
+    })
+  }
+
+  /** The live run `runId` (handed over, not disposed), or undefined. */
+  run(runId: string): SubagentHandle | undefined {
+    return this.live.get(runId)
+  }
+
+  /**
+   * Answers the question run `runId` is parked on; fulfils with its next outcome. A run this host
+   * no longer has live is looked up in the journal (restored after a restart). Rejects
+   * `NOT_FOUND`, `NOT_PARKED`, `INVALID_REQUEST` (empty or too long an answer), `UNSUPPORTED`.
+   */
+  resume(runId: string, answer: string): Promise<SubagentOutcome> {
+    return this.verbs.resume(runId, answer)
+  }
+
+  /** The runs of this host parked on a question. */
+  pending(): ParkedRunInfo[] {
+    return this.verbs.pending()
+  }
+
+  /** Ends run `runId`'s turn in flight as `interrupted` (it stays, idle); fulfils with that outcome. Rejects `NOT_FOUND`, `NOT_RUNNING`, `UNSUPPORTED`. */
+  interrupt(runId: string): Promise<SubagentOutcome> {
+    return this.verbs.act(runId, 'interrupt')
+  }
+
+  /** Runs a turn of interrupted run `runId` on its inbox; fulfils with its outcome. Rejects `NOT_FOUND`, `NOT_PARKED`, `UNSUPPORTED`. */
+  wake(runId: string): Promise<SubagentOutcome> {
+    return this.verbs.act(runId, 'wake')
+  }
+
+  /** Ends run `runId` `closed` after a checkpoint (a running turn is interrupted first). Rejects `NOT_FOUND`, `NOT_RUNNING`, `UNSUPPORTED`. */
+  close(runId: string): Promise<SubagentOutcome> {
+    return this.verbs.act(runId, 'close')
+  }
+
+  /**
    * Delegates `request` to a child started through provider `name`. Fulfilling is the hand-over:
    * the caller then owns the run and must `dispose()` it. Rejects with a `SubagentError`; nothing
    * is left running then.
@@ -215,8 +240,13 @@ export class SubagentService extends Service<Config> {
     }
     // The provider gets the checked copy of the trace context, never the caller's object.
     if (checked.traceContext) request = { ...request, traceContext: checked.traceContext }
+    const key = request.reattach === true ? taskKey(name, request) : undefined
+    const earlier = key && this.tasks.find(request.parent, key)
+    if (earlier) return attach(earlier)
     const run = new Delegation(request, this.host)
-    return run.admittedBy(this.admit(name, request, checked, run))
+    run.admittedBy(this.admit(name, request, checked, run))
+    if (key) this.tasks.record(request.parent, key, run)
+    return run
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Agent, Budget, BudgetBreach, BudgetLimits, Usage, WorkCounts } from '@cordis-subagents/agent'
 import type { PendingQuestion, ToolFilter } from '@cordis-subagents/shared'
+import type { RunRecord } from './journal.js'
 
 export type { ToolFilter }
 
@@ -24,6 +25,11 @@ export interface SubagentProvider {
    * Rejecting means nothing is left running.
    */
   start(request: ProviderStartRequest): Promise<SubagentRun>
+  /**
+   * Optional: rebuilds a run from a journal's record (spawn/fork: the child agent from its
+   * checkpoint), parked if it was. Used after a host restart; rejecting leaves nothing running.
+   */
+  restore?(record: RunRecord, request: ProviderStartRequest): Promise<SubagentRun>
 }
 
 export interface SubagentRequest {
@@ -51,6 +57,12 @@ export interface SubagentRequest {
    * runs elsewhere to continue the trace: provider-acp passes it in `_meta` and the environment.
    */
   traceContext?: TraceContext
+  /**
+   * Reattach by task key: when this parent already delegated the same task (same provider, model,
+   * persona and prompt) and that run is live, parked, or ended `completed` / `closed` and still
+   * retained, the start gets an attached handle to that run instead of a second child.
+   */
+  reattach?: boolean
   /** The id of the parent's tool call that delegates (set by subagent-tool), for observers that link the two. */
   toolCallId?: string
   onUpdate?: (update: SubagentUpdate) => void
@@ -125,8 +137,8 @@ export interface SubagentResult {
   durationMs?: number
   /**
    * With `stopReason: 'pending'`: the question the child (or a run below it) waits on. The run is
-   * parked, not ended: `resume(answer)` continues it. `path` starts below this run (the service
-   * puts this run's id in front when it hands the question to the holder).
+   * parked, not ended: `resume(answer)` continues it. `path` starts below this run (a holder that
+   * hands the question further up, such as subagent-tool, puts this run's id in front).
    */
   question?: PendingQuestion
 }
@@ -193,7 +205,24 @@ export interface SubagentRun {
    * it cannot park: its children never ask.
    */
   resume?(answer: string): Promise<SubagentResult>
+  /**
+   * Optional: ends the child's turn in flight as `interrupted` (the result the holder waits on
+   * settles so). The child stays, keeps its transcript, and can be woken (`wake`) or closed.
+   */
+  interrupt?(): void
+  /** Optional: runs a turn of an `interrupted` child on what is in its inbox; settles with that turn's result. Never rejects. */
+  wake?(): Promise<SubagentResult>
+  /**
+   * Optional: ends a parked or interrupted child for good after taking its checkpoint; settles
+   * with `closed` (and the child's output so far). Never rejects.
+   */
+  close?(): Promise<SubagentResult>
+  /** Optional: the child's state as JSON (spawn/fork: the agent's checkpoint), for a journal that keeps parked runs across a restart. */
+  checkpoint?(): unknown
 }
+
+/** Where a handed-over run is: `running` a turn, `parked` on a question, `interrupted` (idle), or `ended`. */
+export type SubagentRunState = 'running' | 'parked' | 'interrupted' | 'ended'
 
 /**
  * What `ctx.subagents.begin` returns: `delegate`'s promise, and a cancel that works before the
@@ -221,6 +250,23 @@ export interface SubagentHandle extends SubagentRun {
   result: Promise<SubagentOutcome>
   /** Steers the child (see `SubagentRun.send`); throws `STEER_UNSUPPORTED`, `NOT_RUNNING` or `INVALID_REQUEST`. */
   send(message: string): void
+  /** Where the run is now. */
+  readonly state: SubagentRunState
+  /** The question the run is parked on (state `parked`), path as the provider gave it (from below this run). */
+  readonly question?: PendingQuestion
+  /**
+   * Answers the question the run is parked on and settles with its next outcome (`pending` again
+   * when it asks another). `result` stays the first outcome. Throws `NOT_PARKED`,
+   * `INVALID_REQUEST` (empty or longer than `MAX_ANSWER_LENGTH`), `UNSUPPORTED`.
+   */
+  resume(answer: string): Promise<SubagentOutcome>
+  /**
+   * The run's latest outcome: the final one once ended, the pending one while parked, else the
+   * next one to come (an interrupted run's next outcome comes when the host wakes or closes it). Never rejects.
+   */
+  current(): Promise<SubagentOutcome>
+  /** True for a handle a reattached delegation got: it shares the run with its owner; its `cancel` and `dispose` do nothing. */
+  readonly attached?: boolean
 }
 
 export interface SubagentRunInfo {

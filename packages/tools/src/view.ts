@@ -2,7 +2,8 @@ import { countProblem, describeError, toolFilterProblem } from '@cordis-subagent
 import { z } from 'zod'
 import { ToolError } from './errors.js'
 import { capResult, MIN_RESULT_BYTES } from './result-cap.js'
-import type { Tool, ToolCall, ToolExecContext, ToolFilter, ToolResult, ToolSpec } from './types.js'
+import type { Tool, ToolCall, ToolExecContext, ToolFilter, ToolResult, ToolSpec, ToolSuspension } from './types.js'
+import { checkTool } from './tool-spec.js'
 
 export interface RegisteredTool {
   tool: Tool
@@ -71,6 +72,8 @@ export class ToolView {
   readonly callerDepth: number
   /** The last view `forDepth` made from this one. */
   private deeper?: ToolView
+  /** Tools only this view (and the views `forDepth` makes from it) has, by name (see `with`). */
+  private own?: ReadonlyMap<string, RegisteredTool>
 
   constructor(
     private readonly source: ToolSource,
@@ -102,11 +105,28 @@ export class ToolView {
 
   list(): ToolSpec[] {
     const specs: ToolSpec[] = []
+    const own = this.own
     for (const entry of this.source.values()) {
       // Specs are deeply frozen at registration, so handing out the same objects is safe.
-      if (this.reaches(entry) && this.visible(entry.spec.name)) specs.push(entry.spec)
+      if (!own?.has(entry.spec.name) && this.reaches(entry) && this.visible(entry.spec.name)) specs.push(entry.spec)
     }
+    if (own) for (const entry of own.values()) specs.push(entry.spec)
     return specs
+  }
+
+  /**
+   * This view plus one tool of its own that is not in the registry (e.g. the `ask_parent` tool a
+   * provider gives each child): it shadows a registered tool of the same name, is kept by
+   * `forDepth` (the agent's own view), and is not passed on by `restrict` (a child's ceiling).
+   * Throws `INVALID_TOOL` for a malformed tool.
+   */
+  with(tool: Tool<any>): ToolView {
+    const spec = checkTool(tool)
+    const view = new ToolView(this.source, undefined, this.ceiling(this.callerDepth))
+    const own = new Map(this.own)
+    own.set(spec.name, { tool, spec })
+    view.own = own
+    return view
   }
 
   /** A narrower view: it sees no more tools, and gets no larger results, than this one. */
@@ -125,7 +145,10 @@ export class ToolView {
     }
     if (depth <= this.callerDepth) return this
     // Siblings ask for the same depth: they share one view instead of one each.
-    if (this.deeper?.callerDepth !== depth) this.deeper = new ToolView(this.source, undefined, this.ceiling(depth))
+    if (this.deeper?.callerDepth !== depth) {
+      this.deeper = new ToolView(this.source, undefined, this.ceiling(depth))
+      this.deeper.own = this.own
+    }
     return this.deeper
   }
 
@@ -140,6 +163,8 @@ export class ToolView {
 
   /** The registered tool behind `name` when this view sees it. */
   private lookUp(name: string): RegisteredTool | undefined {
+    const own = this.own?.get(name)
+    if (own) return own
     if (!this.visible(name)) return undefined
     const entry = this.source.get(name)
     return entry && this.reaches(entry) ? entry : undefined
@@ -176,15 +201,47 @@ export class ToolView {
       if (exec?.signal?.aborted) {
         return { isError: true, content: `Tool "${name}" was not run: the call was aborted before it started.` }
       }
-      const result = await entry.tool.execute(parsed.data, exec)
-      if (!result || typeof result !== 'object' || typeof result.content !== 'string') {
-        return { isError: true, content: `Tool "${name}" returned an invalid result (expected { content: string }).` }
-      }
-      return result
+      return checkResult(entry.tool, name, await entry.tool.execute(parsed.data, exec))
     } catch (error) {
       return { isError: true, content: `Tool "${name}" failed: ${describeError(error)}` }
     }
   }
+
+  /**
+   * Continues a call the tool suspended (`ToolResult.suspend`) with the answer to its question:
+   * calls `tool.resume(answer, suspension, exec)`. Never throws or rejects, like `execute`: a tool
+   * that is gone or hidden now, or has no `resume`, an aborted signal, or a throwing `resume` all
+   * become an `isError` result. The result may suspend again.
+   */
+  async resume(call: ToolCall, answer: string, suspension: ToolSuspension, exec: ToolExecContext): Promise<ToolResult> {
+    return capResult(await this.continueCall(call, answer, suspension, exec), this.resultCap)
+  }
+
+  private async continueCall(call: ToolCall, answer: string, suspension: ToolSuspension, exec: ToolExecContext): Promise<ToolResult> {
+    const name = typeof call?.name === 'string' ? call.name : String(call?.name)
+    try {
+      const entry = this.lookUp(name)
+      if (!entry) return { isError: true, content: `Tool "${name}" is no longer available, so the question it asked cannot be answered.` }
+      if (typeof entry.tool.resume !== 'function') return { isError: true, content: noResume(name) }
+      if (exec?.signal?.aborted) return { isError: true, content: `Tool "${name}" was not resumed: the call was aborted before it started.` }
+      return checkResult(entry.tool, name, await entry.tool.resume(answer, suspension, exec))
+    } catch (error) {
+      return { isError: true, content: `Tool "${name}" failed when resumed: ${describeError(error)}` }
+    }
+  }
+}
+
+function noResume(name: string): string {
+  return `Tool "${name}" asked a question (suspend) but cannot be resumed (it has no resume method); the call failed. This is a bug in the tool.`
+}
+
+/** A tool's result as the caller may use it: malformed results, and suspensions nobody could resume, become errors. */
+function checkResult(tool: Tool, name: string, result: ToolResult): ToolResult {
+  if (!result || typeof result !== 'object' || typeof result.content !== 'string') {
+    return { isError: true, content: `Tool "${name}" returned an invalid result (expected { content: string }).` }
+  }
+  if (result.suspend !== undefined && typeof tool.resume !== 'function') return { isError: true, content: noResume(name) }
+  return result
 }
 
 /**

@@ -33,6 +33,15 @@ export class FakeRun {
   /** When set, `run.send` throws it. */
   sendError?: unknown
   readonly run: SubagentRun
+  /** The turn in flight: `outcome` first, then the one each `resume` / `wake` / `close` starts. */
+  turn: Deferred<unknown> = this.outcome
+  /** Answers `resume` took (a `parkable` provider's runs). */
+  readonly answers: string[] = []
+  /** Calls of `interrupt`, `wake` and `close`. */
+  readonly verbs: string[] = []
+  /** What `checkpoint()` returns. */
+  checkpointValue: unknown = { fake: 'checkpoint' }
+  private questions = 0
 
   constructor(readonly request: ProviderStartRequest, childId?: string) {
     this.run = {
@@ -41,15 +50,15 @@ export class FakeRun {
       result: this.outcome.promise as Promise<SubagentResult>,
       cancel: (reason) => {
         this.cancels.push(reason)
-        if (this.settleOnCancel && !this.outcome.settled) {
-          this.outcome.resolve({ stopReason: 'aborted', output: this.partialOutput, diagnostic: `cancelled: ${reason}` })
+        if (this.settleOnCancel && !this.turn.settled) {
+          this.turn.resolve({ stopReason: 'aborted', output: this.partialOutput, diagnostic: `cancelled: ${reason}` })
         }
       },
       dispose: async () => {
         this.disposeCalls++
         if (this.disposeGate) await this.disposeGate.promise
-        if (this.settleOnDispose && !this.outcome.settled) {
-          this.outcome.resolve({ stopReason: 'aborted', output: '', diagnostic: 'disposed' })
+        if (this.settleOnDispose && !this.turn.settled) {
+          this.turn.resolve({ stopReason: 'aborted', output: '', diagnostic: 'disposed' })
         }
         if (this.disposeError !== undefined) throw this.disposeError
       },
@@ -59,18 +68,43 @@ export class FakeRun {
   /** What a steerable run's `send` does: refuses once the result settled, else records the message. */
   receive(message: string): void {
     if (this.sendError !== undefined) throw this.sendError
-    if (this.outcome.settled) throw new SubagentError('NOT_RUNNING', 'The fake run has ended.')
+    if (this.turn.settled) throw new SubagentError('NOT_RUNNING', 'The fake run has ended.')
     this.sent.push(message)
   }
 
   /** Settles the result as `completed`. */
   complete(output = 'done', extra: Partial<SubagentResult> = {}): void {
-    this.outcome.resolve({ stopReason: 'completed', output, ...extra })
+    this.turn.resolve({ stopReason: 'completed', output, ...extra })
+  }
+
+  /** Parks the turn in flight on a question (`pending`, kind `ask`, path `[]`). */
+  ask(text = 'Which file?', extra: Partial<SubagentResult> = {}): void {
+    this.turn.resolve({ stopReason: 'pending', output: '', question: { id: `q-${this.request.runId}-${++this.questions}`, kind: 'ask', text, path: [] }, ...extra })
+  }
+
+  /** Gives the run `resume`, `interrupt`, `wake`, `close` and `checkpoint`, each starting (or ending) a turn the test settles. */
+  parkable(): void {
+    const next = () => (this.turn = deferred<unknown>()).promise as Promise<SubagentResult>
+    Object.assign(this.run, {
+      resume: (answer: string) => { this.answers.push(answer); return next() },
+      interrupt: () => {
+        this.verbs.push('interrupt')
+        this.turn.resolve({ stopReason: 'interrupted', output: this.partialOutput })
+      },
+      wake: () => { this.verbs.push('wake'); return next() },
+      close: () => {
+        this.verbs.push('close')
+        const closing = next()
+        this.turn.resolve({ stopReason: 'closed', output: this.partialOutput })
+        return closing
+      },
+      checkpoint: () => this.checkpointValue,
+    })
   }
 
   /** Settles the result with anything (defaults: `completed`, empty output). */
   finish(result: Partial<SubagentResult> | Record<string, unknown>): void {
-    this.outcome.resolve({ stopReason: 'completed', output: '', ...result })
+    this.turn.resolve({ stopReason: 'completed', output: '', ...result })
   }
 
   /** Reports progress through the request's `onUpdate`, as a provider does. */
@@ -103,6 +137,8 @@ export class FakeProvider implements SubagentProvider {
   runDefaults: Partial<Pick<FakeRun, 'settleOnCancel' | 'settleOnDispose' | 'partialOutput'>> = {}
   /** Runs get `send` (recorded in `FakeRun.sent`); without it they cannot be steered. */
   steerable = false
+  /** Runs get `resume`, `interrupt`, `wake`, `close` and `checkpoint` (see `FakeRun.parkable`). */
+  parkable = false
 
   constructor(readonly name: string, capabilities: ProviderCapabilities = ALL_CAPABILITIES) {
     this.capabilities = { ...capabilities }
@@ -116,6 +152,7 @@ export class FakeProvider implements SubagentProvider {
     if (this.fakeRun !== undefined) return this.fakeRun as SubagentRun
     const run = Object.assign(new FakeRun(request, `child-${this.calls.length}`), this.runDefaults)
     if (this.steerable) run.run.send = (message) => run.receive(message)
+    if (this.parkable) run.parkable()
     this.runs.push(run)
     this.onRun?.(run)
     return run.run

@@ -1,0 +1,70 @@
+import { countProblem } from '@cordis-subagents/shared'
+import type { ToolView } from '@cordis-subagents/tools'
+import { isFrozenHistory } from './history.js'
+import { Budget, budgetProblem } from './budget.js'
+import { AgentError } from './errors.js'
+import { checkCheckpoint } from './checkpoint-check.js'
+import type { AgentCheckpoint } from './checkpoint.js'
+import type { CreateAgentOptions } from './runtime.js'
+
+// What `ctx.agents.create` checks before it builds an agent.
+
+const ROLES = new Set(['user', 'assistant', 'tool'])
+
+/** Catches misuse at `create`, where it is easy to trace, rather than as an odd failure mid-run. */
+export function checkOptions(options: CreateAgentOptions): void {
+  if (options === null || typeof options !== 'object') {
+    throw new AgentError('INVALID_OPTIONS', 'create() takes an options object.')
+  }
+  for (const key of ['model', 'persona', 'cwd', 'label'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'string') {
+      throw new AgentError('INVALID_OPTIONS', `options.${key} must be a string, got ${typeof options[key]}.`)
+    }
+  }
+  const { maxTokens, tools, seed } = options
+  if (options.budget !== undefined && !(options.budget instanceof Budget)) {
+    const problem = budgetProblem(options.budget, 'options.budget')
+    if (problem) throw new AgentError('INVALID_OPTIONS', problem)
+  }
+  const tokensProblem = maxTokens === undefined ? undefined : countProblem('options.maxTokens', maxTokens, { min: 1 })
+  if (tokensProblem) throw new AgentError('INVALID_OPTIONS', tokensProblem)
+  if (tools !== undefined && !isToolView(tools)) {
+    throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
+  }
+  // Another transcript's completed() was validated when its messages were appended.
+  if (seed !== undefined && !isFrozenHistory(seed)) {
+    if (!Array.isArray(seed)) throw new AgentError('INVALID_OPTIONS', 'options.seed must be an array of transcript messages.')
+    seed.forEach((message, i) => {
+      if (!message || !ROLES.has(message.role) || typeof message.content !== 'string') {
+        throw new AgentError('INVALID_OPTIONS', `options.seed[${i}] is not a transcript message ({ role: 'user' | 'assistant' | 'tool', content: string }).`)
+      }
+    })
+  }
+}
+
+function isToolView(value: unknown): value is ToolView {
+  const view = value as ToolView | null
+  return !!view && typeof view === 'object' && typeof view.list === 'function'
+    && typeof view.execute === 'function' && typeof view.restrict === 'function' && typeof view.has === 'function'
+    && typeof view.forDepth === 'function'
+}
+
+/** The options `restore` may come with: the rest is what the checkpoint holds. */
+const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget'])
+
+/**
+ * The checkpoint of `create({ restore })`, checked; `INVALID_OPTIONS` for an option it cannot come
+ * with or a depth that does not fit the parent.
+ */
+export function checkRestoreOptions(options: CreateAgentOptions): AgentCheckpoint {
+  const extra = Object.keys(options).filter((key) => options[key as keyof CreateAgentOptions] !== undefined && !WITH_RESTORE.has(key))
+  if (extra.length) {
+    throw new AgentError('INVALID_OPTIONS', `options.restore comes with only parent, tools and budget; the checkpoint holds the rest (drop ${extra.join(', ')}).`)
+  }
+  const checkpoint = checkCheckpoint(options.restore)
+  const { parent } = options
+  if (parent && parent.depth + 1 !== checkpoint.depth) {
+    throw new AgentError('INVALID_OPTIONS', `options.restore.depth is ${checkpoint.depth} but the parent's child depth is ${parent.depth + 1}; restore the agent under the parent it had.`)
+  }
+  return checkpoint
+}

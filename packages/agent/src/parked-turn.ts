@@ -1,0 +1,71 @@
+import { type BudgetBreach, describeBreach, newQuestionId, type PendingQuestion } from '@cordis-subagents/shared'
+import type { ToolExecContext, ToolResult, ToolSuspension } from '@cordis-subagents/tools'
+import { cancelled, checkSuspended } from './tool-step.js'
+import type { TurnOwner } from './agent-init.js'
+import type { Leg } from './turn-leg.js'
+import type { ModelToolCall } from './types.js'
+
+/** A call of the parked step that waits for an answer, with what its tool's `resume` needs. */
+export interface SuspendedCall {
+  call: ModelToolCall
+  suspension: ToolSuspension
+}
+
+/** What a parked turn waits on. */
+export interface ParkedStep {
+  /** The step whose calls suspended (for a budget park: the last step made). */
+  step: number
+  /** The question asked now: the first suspended call's, or the budget's. */
+  question: PendingQuestion
+  /** The step's calls still waiting, in call order; the first is answered by the next `resume`. Empty for a budget park. */
+  suspended: SuspendedCall[]
+  /** The note answering calls dropped past `maxToolCallsPerStep`: appended once every call is answered. */
+  note?: string
+  /** Set when the turn parked at a budget (`onBudget` → `suspend()`). */
+  budget?: BudgetBreach
+}
+
+/** The question of a turn parked at a budget limit. */
+export function budgetQuestion(breach: BudgetBreach): PendingQuestion {
+  return {
+    id: newQuestionId(),
+    kind: 'budget',
+    text: `The run reached ${describeBreach(breach)} and was suspended. Extend the budget, then resume it to go on (resuming without an extension stops or suspends it again).`,
+    path: [],
+  }
+}
+
+/**
+ * Gives `answer` to the first suspended call of a parked step (its tool's `resume`, with a fresh
+ * exec: same call id, this leg's signal). Returns the step parked again (that call suspended again,
+ * or other calls still wait), `'aborted'` when the leg was aborted first, or undefined once every
+ * call of the step is answered (the loop goes on with the next model call).
+ */
+export async function answerSuspended(
+  turn: { answer(call: ModelToolCall, result: ToolResult): void },
+  owner: TurnOwner, leg: Leg, parked: ParkedStep, answer: string,
+): Promise<ParkedStep | 'aborted' | undefined> {
+  const [first, ...rest] = parked.suspended
+  const { agent } = owner
+  const { call } = first
+  const { step } = parked
+  const exec: ToolExecContext = { signal: leg.abort.signal, agent, toolCallId: call.id }
+  const { emit } = leg
+  if (emit) exec.onUpdate = (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update })
+  leg.abort.raiseListenerLimit()
+  leg.watch?.toolStart(step, call)
+  let aborted = false
+  const pending = owner.track(agent.tools.resume(call, answer, first.suspension, exec))
+  const result = checkSuspended(call, await Promise.race([pending, leg.abort.aborted]).catch(() => {
+    aborted = true
+    return cancelled()
+  }))
+  leg.watch?.toolEnd(step, call, result)
+  emit?.({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
+  if (aborted) return 'aborted'
+  if (result.suspend) return { ...parked, question: result.suspend.question, suspended: [{ call, suspension: result.suspend }, ...rest] }
+  turn.answer(call, result)
+  if (rest.length) return { ...parked, question: rest[0].suspension.question, suspended: rest }
+  if (parked.note) agent.transcript.push({ role: 'user', content: parked.note })
+  return undefined
+}

@@ -1,0 +1,339 @@
+import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, type LimitError, limitStop, type PendingQuestion, totalTokens } from '@cordis-subagents/shared'
+import type { ToolResult } from '@cordis-subagents/tools'
+import type { TurnAbort } from './turn-abort.js'
+import type { Budget } from './budget.js'
+import { TurnLimits } from './turn-limits.js'
+import { finishDiagnostic, normalizeResponse } from './response.js'
+import { abortDiagnostic, budgetDiagnostic, FINISH_STOPS, interruptDiagnostic, isInterrupt, limitDiagnostic, policyDiagnostic, type TurnInterrupt } from './stops.js'
+import { runToolCalls } from './tool-step.js'
+import type { InboxDelegation, InboxMessage } from './inbox.js'
+import { openLeg, type Leg } from './turn-leg.js'
+import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
+import type { TurnOwner } from './agent-init.js'
+import type { ParkedTurnCheckpoint } from './checkpoint.js'
+import type { GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason } from './types.js'
+
+const NO_MESSAGES: InboxMessage[] = []
+
+/**
+ * One turn of an agent: from its prompt (or a wake) to its final stop. A turn that parks on a
+ * question (`pending`) keeps its tallies and its suspended calls here until `resume` continues it;
+ * each `start` / `resume` call is one *leg* (its own signal, listeners and wall-clock timer).
+ */
+export class Turn {
+  text = ''
+  steps = 0
+  toolCalls = 0
+  own = emptyUsage()
+  delegated = emptyUsage()
+  ownWork = emptyWork()
+  delegatedWork = emptyWork()
+  /** Set once tool calls were refused for the tool-call budget: the model gets one last step, without tools. */
+  refusedFor?: BudgetBreach
+  /** What the turn waits on while parked. */
+  parked?: ParkedStep
+  parkedAt = 0
+  readonly limits: TurnLimits
+  /** Steps and tool calls already added to the agent's work tally (a parked turn reports as it parks). */
+  private reported = { steps: 0, toolCalls: 0 }
+  /** Inbox messages read at the current step, and where the first one sits in the transcript (for `interrupt`). */
+  private stepMessages = NO_MESSAGES
+  private stepMessagesAt = 0
+  private leg!: Leg
+
+  constructor(private readonly owner: TurnOwner, readonly budget: Budget) {
+    this.limits = new TurnLimits(budget, owner.agent.maxToolCallsPerStep, (breach) => owner.host.budgetReached(owner.agent, breach))
+  }
+
+  /** Runs the turn from its prompt (none for a wake: the inbox is its input). */
+  start(prompt: string | undefined, abort: TurnAbort, options: RunOptions): Promise<RunResult> {
+    const { transcript } = this.owner.agent
+    this.leg = openLeg(this, this.owner, abort, options, prompt ?? '')
+    transcript.beginTurn()
+    if (prompt !== undefined) transcript.push({ role: 'user', content: prompt })
+    if (abort.signal.aborted) return Promise.resolve(this.stopForAbort())
+    return this.loop()
+  }
+
+  /** Continues the parked turn with `answer`: to the suspended call it answers, or past the budget it waited on. */
+  async resume(answer: string, abort: TurnAbort, options: RunOptions): Promise<RunResult> {
+    const parked = this.parked!
+    this.parked = undefined
+    // Parked time does not count toward this run's wall-time budget.
+    this.budget.pauseClock(Date.now() - this.parkedAt)
+    this.leg = openLeg(this, this.owner, abort, options, answer, parked.question.id)
+    this.leg.emit?.({ type: 'resumed', step: parked.step, questionId: parked.question.id })
+    if (abort.signal.aborted) return this.stopForAbort()
+    if (parked.budget) {
+      if (parked.budget.budget === 'toolCalls') {
+        const still = this.limits.reached(() => this.budget.check('toolCalls'))
+        const suspendFor = this.limits.takeSuspension()
+        if (suspendFor) return this.parkOn({ step: parked.step, question: budgetQuestion(suspendFor), suspended: [], budget: suspendFor })
+        if (still) return this.stopForBudget(still)
+        this.refusedFor = undefined
+      }
+      return this.loop()
+    }
+    const outcome = await answerSuspended(this, this.owner, this.leg, parked, answer)
+    if (outcome === 'aborted') return this.stopForAbort()
+    if (outcome) return this.parkOn(outcome)
+    return this.loop()
+  }
+
+  /** Ends a parked turn for good (its agent is disposed): the open calls get an error result, the transcript is balanced. */
+  close(reason: string): void {
+    const parked = this.parked
+    if (!parked) return
+    this.parked = undefined
+    const { transcript } = this.owner.agent
+    transcript.balance(reason)
+    if (parked.note) transcript.push({ role: 'user', content: parked.note })
+    transcript.endTurn()
+  }
+
+  /** Rebuilds this (new) turn as the parked turn a checkpoint holds (see `restoreTurn`). */
+  restoreParked(saved: ParkedTurnCheckpoint): void {
+    this.text = saved.text
+    this.steps = saved.steps
+    this.toolCalls = saved.toolCalls
+    this.own = { ...saved.usage.own }
+    this.delegated = { ...saved.usage.delegated }
+    this.ownWork = { ...saved.work.own }
+    this.delegatedWork = { ...saved.work.delegated }
+    this.refusedFor = saved.refusedFor
+    // The agent's work tally in the checkpoint already counts them.
+    this.reported = { steps: saved.steps, toolCalls: saved.toolCalls }
+    const parked: ParkedStep = { step: saved.step, question: saved.question, suspended: saved.suspended }
+    if (saved.note !== undefined) parked.note = saved.note
+    if (saved.budget) parked.budget = saved.budget
+    this.parked = parked
+    this.parkedAt = Date.now()
+  }
+
+  /** A tool call's result: into the transcript, its usage and work into the tallies. */
+  answer(call: ModelToolCall, result: ToolResult): void {
+    this.rollUp(result)
+    this.owner.agent.transcript.push({
+      role: 'tool',
+      toolCallId: call.id,
+      name: call.name,
+      content: result.content,
+      ...(result.isError ? { isError: true } : {}),
+    })
+  }
+
+  private async loop(): Promise<RunResult> {
+    const { agent, host } = this.owner
+    const { budget, limits, leg } = this
+    const { signal } = leg.abort
+    const resolved = host.resolveModel(agent.model)
+    if ('error' in resolved) return this.finish('error', resolved.error)
+    const complete = () => (this.refusedFor ? this.stopForBudget(this.refusedFor) : this.finish('completed'))
+
+    while (true) {
+      if (signal.aborted) return this.stopForAbort()
+      if (this.steps >= agent.maxSteps) {
+        return this.finish('max-steps', `Stopped after ${agent.maxSteps} steps without a final answer (the step limit).`)
+      }
+      const before = limits.reached(() => budget.overtime() ?? budget.check('steps') ?? budget.check('tokens'))
+      const suspendFor = limits.takeSuspension()
+      if (suspendFor) return this.parkOn({ step: this.steps, question: budgetQuestion(suspendFor), suspended: [], budget: suspendFor })
+      if (before) return this.stopForBudget(before)
+      if (host.continueHooks.size) {
+        const reason = host.continueHooks.ask(agent, this.steps + 1)
+        if (reason !== undefined) return this.finish('budget', policyDiagnostic(reason, this.steps + 1))
+      }
+      const step = ++this.steps
+      budget.charge('steps', 1)
+      leg.emit?.({ type: 'step-start', step })
+      this.stepMessagesAt = agent.transcript.length
+      this.stepMessages = agent.inbox.size ? agent.inbox.take() : NO_MESSAGES
+      for (const { content, delegation } of this.stepMessages) {
+        agent.transcript.push({ role: 'user', content })
+        if (delegation) this.rollUp(delegation)
+        leg.emit?.({ type: 'message', step, content })
+      }
+
+      // The gate wraps the model call only: its slot is held until the call settles, never across tools.
+      let release: (() => void) | undefined
+      const gate = host.modelGate
+      if (gate) {
+        try {
+          release = await gate.acquire(resolved.name, signal)
+        } catch (error) {
+          if (signal.aborted) return this.stopForAbort()
+          return this.finish('error', describeError(error))
+        }
+        if (signal.aborted) {
+          release()
+          return this.stopForAbort()
+        }
+      }
+
+      let response: GenerateResponse
+      try {
+        leg.watch?.modelStart(step, agent.model)
+        const generation = this.owner.track(resolved.model.generate({
+          system: agent.persona,
+          messages: agent.transcript.snapshot(),
+          tools: this.refusedFor ? [] : agent.tools.list(),
+          signal,
+          maxTokens: agent.maxTokens,
+          modelId: resolved.modelId,
+          maxToolCalls: agent.maxToolCallsPerStep,
+        }))
+        if (release) {
+          generation.then(release, release)
+          release = undefined
+        }
+        response = normalizeResponse(await Promise.race([generation, leg.abort.aborted]), `${agent.id}-${step}`, agent.maxToolCallsPerStep)
+      } catch (error) {
+        release?.() // generate() threw before returning a promise: no call holds the slot
+        leg.watch?.modelEnd(step, undefined, error, signal.aborted)
+        if (signal.aborted) return this.stopForAbort()
+        return this.finish('error', `The model "${agent.model ?? 'default'}" failed: ${describeError(error)}`)
+      }
+
+      leg.watch?.modelEnd(step, response)
+      this.own = addUsage(this.own, response.usage)
+      agent.usage.own = addUsage(agent.usage.own, response.usage)
+      if (response.usage) budget.charge('tokens', totalTokens(response.usage))
+      if (response.text.trim()) {
+        this.text = response.text
+        leg.emit?.({ type: 'text', step, text: response.text })
+      }
+      const calls = response.toolCalls
+      agent.transcript.push(calls.length
+        ? { role: 'assistant', content: response.text, toolCalls: calls }
+        : { role: 'assistant', content: response.text })
+      leg.emit?.({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
+      // Calls past maxToolCallsPerStep were cut from the response: one note answers them all, after the kept calls' results.
+      const note = response.droppedToolCalls ? limits.droppedCallsNote(calls.length, response.droppedToolCalls) : undefined
+      const noteDropped = () => {
+        if (note) agent.transcript.push({ role: 'user', content: note })
+      }
+
+      const failure = FINISH_STOPS[response.finishReason]
+      if (failure) {
+        const diagnostic = response.diagnostic ?? finishDiagnostic(response.finishReason)
+        agent.transcript.balance(`Not run: the model's response ended with "${response.finishReason}".`)
+        noteDropped()
+        return this.finish(failure, diagnostic)
+      }
+      if (!calls.length) {
+        // Messages that arrived meanwhile get one more step, open holds are waited for first; with
+        // no step left the answer stands and the messages wait for the next turn.
+        if (this.steps >= agent.maxSteps) return complete()
+        while (!agent.inbox.size && agent.inbox.held) {
+          leg.emit?.({ type: 'waiting', step, holds: agent.inbox.held })
+          try {
+            await Promise.race([agent.inbox.changed(), leg.abort.aborted])
+          } catch {
+            return this.stopForAbort()
+          }
+        }
+        if (signal.aborted) return this.stopForAbort()
+        if (!agent.inbox.size) return complete()
+        continue
+      }
+      if (this.refusedFor) {
+        // It was told its tool budget is spent and still asks for tools: stop here, loudly.
+        const breach = budget.check('toolCalls') ?? this.refusedFor
+        agent.transcript.balance(`Not run: ${describeBreach(breach)} is spent.`)
+        noteDropped()
+        return this.stopForBudget(breach)
+      }
+
+      const plan = limits.admit(calls)
+      if (plan.refusedFor) this.refusedFor = plan.refusedFor
+      this.toolCalls += plan.admitted
+      leg.abort.raiseListenerLimit()
+      const results = await runToolCalls({
+        agent, calls, refusals: plan.refusals, step, signal, aborted: leg.abort.aborted, emit: leg.emit, watch: leg.watch,
+        track: (work) => this.owner.track(work),
+      })
+      let suspended: SuspendedCall[] | undefined
+      for (let i = 0; i < results.length; i++) {
+        const suspension = results[i].suspend
+        if (suspension) (suspended ??= []).push({ call: calls[i], suspension })
+        else this.answer(calls[i], results[i])
+      }
+      if (suspended) return this.parkOn({ step, question: suspended[0].suspension.question, suspended, note })
+      noteDropped()
+    }
+  }
+
+  /** A delegation's usage and work (a tool result, or a background child's result read from the inbox). */
+  private rollUp(result: InboxDelegation): void {
+    const { agent } = this.owner
+    this.delegated = addUsage(this.delegated, result.usage)
+    agent.usage.delegated = addUsage(agent.usage.delegated, result.usage)
+    if (!result.work) return
+    this.ownWork.delegations++
+    agent.work.own.delegations++
+    this.delegatedWork = addWork(this.delegatedWork, result.work)
+    agent.work.delegated = addWork(agent.work.delegated, result.work)
+  }
+
+  private parkOn(parked: ParkedStep): RunResult {
+    this.parked = parked
+    // An interrupt after the resume must not put back messages a completed model call already read.
+    this.stepMessages = NO_MESSAGES
+    this.parkedAt = Date.now()
+    this.leg.emit?.({ type: 'pending', step: parked.step, question: parked.question })
+    return this.end('pending', undefined, undefined, parked.question)
+  }
+
+  private finish(stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach): RunResult {
+    this.owner.agent.transcript.endTurn()
+    return this.end(stopReason, diagnostic, breach)
+  }
+
+  private end(stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach, question?: PendingQuestion): RunResult {
+    this.leg.close()
+    const { agent } = this.owner
+    this.ownWork = { steps: this.steps, toolCalls: this.toolCalls, delegations: this.ownWork.delegations }
+    const { reported } = this
+    agent.work.own = addWork(agent.work.own, { steps: this.steps - reported.steps, toolCalls: this.toolCalls - reported.toolCalls })
+    this.reported = { steps: this.steps, toolCalls: this.toolCalls }
+    const result: RunResult = {
+      text: this.text,
+      stopReason,
+      usage: addUsage(this.own, this.delegated),
+      steps: this.steps,
+      toolCalls: this.toolCalls,
+      work: { own: this.ownWork, delegated: this.delegatedWork },
+    }
+    if (diagnostic) result.diagnostic = diagnostic
+    if (breach) result.budget = breach
+    if (question) result.question = question
+    this.leg.watch?.end(result)
+    return result
+  }
+
+  private stopForBudget(breach: BudgetBreach): RunResult {
+    return this.finish('budget', budgetDiagnostic(breach), breach)
+  }
+
+  private stopForAbort(): RunResult {
+    const { signal } = this.leg.abort
+    if (isInterrupt(signal.reason)) return this.interrupted(signal.reason)
+    const limit = limitStop(signal.reason)
+    if (!limit) return this.finish('aborted', abortDiagnostic(signal))
+    const breach = (signal.reason as LimitError).breach
+    return this.finish(limit, limitDiagnostic(signal.reason as LimitError), breach)
+  }
+
+  /** `agent.interrupt()`: the inbox messages this step read go back to the inbox (and out of the transcript), then the turn ends. */
+  private interrupted(reason: TurnInterrupt): RunResult {
+    const { agent } = this.owner
+    const messages = this.stepMessages
+    if (messages.length) {
+      this.stepMessages = NO_MESSAGES
+      agent.transcript.removeInFlight(this.stepMessagesAt, messages.length)
+      // Their usage and work were rolled into this turn already: they go back as plain messages.
+      agent.inbox.putBack(messages.map((message) => ({ content: message.content })))
+    }
+    return this.finish('interrupted', interruptDiagnostic(reason))
+  }
+}

@@ -1,0 +1,61 @@
+import { capBytes, type Redactor } from '@cordis-subagents/shared'
+import { capDiagnostic, type SubagentResult } from '@cordis-subagents/subagents-service'
+import { questionOf } from './question.js'
+import { isFinal, outcomeOf, stateName } from './task-state.js'
+import type { TaskView } from './task-view.js'
+
+/** How one phase of a run ended, besides what its task view holds. */
+export interface PhaseEnd {
+  view: TaskView
+  redactor: Redactor
+  maxOutputBytes: number
+  cancelGrace: number
+  agentName: string
+  cancelReason?: string
+  graceExpired: boolean
+  failure?: string
+}
+
+/**
+ * The result of one phase, by the task view: a direct message or a final state by the states
+ * table; a cancel asked for → aborted; an interrupted task asking us → `pending` with its
+ * question; anything else lost the task → error. Output and diagnostic are redacted and capped;
+ * the usage and work a remote of ours reported ride along.
+ */
+export function phaseResult(end: PhaseEnd): SubagentResult {
+  const { view, redactor, maxOutputBytes } = end
+  const { text, truncated } = view.output()
+  const spend = view.spend
+  const usage = {
+    ...view.usage ? { usage: view.usage } : {},
+    ...spend ? { work: { steps: spend.steps, toolCalls: spend.toolCalls, delegations: spend.delegations } } : {},
+  }
+  const notes: string[] = []
+  if (truncated) notes.push(`The output was cut at ${maxOutputBytes} bytes (maxOutputBytes).`)
+  const finish = (result: SubagentResult) => {
+    const diagnostic = [result.diagnostic, ...notes].filter(Boolean).join(' ')
+    // The output is the remote's text too: redacted, and cut again (a mask may be longer than what it hides).
+    const output = capBytes(redactor.redact(result.output), maxOutputBytes, '')
+    return { ...result, output, ...diagnostic ? { diagnostic: capDiagnostic(redactor.redact(diagnostic)) } : {}, ...usage }
+  }
+  if (view.directMessage) return finish({ stopReason: 'completed', output: text })
+  const state = view.state
+  if (state !== undefined && isFinal(state)) {
+    const outcome = outcomeOf(state, view.lastAgentText)
+    const stopReason = outcome.stopReason === 'error' && view.refinedStop ? view.refinedStop : outcome.stopReason
+    return finish({ stopReason, output: text, ...outcome.headline ? { diagnostic: `${outcome.headline} (task ${view.taskId})` } : {} })
+  }
+  if (end.cancelReason !== undefined) {
+    const unconfirmed = end.graceExpired ? ` The remote did not confirm within ${end.cancelGrace} ms (cancelGrace); task ${view.taskId} was last ${stateName(state)}.` : ''
+    return finish({ stopReason: 'aborted', output: text, diagnostic: `Cancelled: ${end.cancelReason}.${unconfirmed}` })
+  }
+  if (view.asking()) {
+    // The question is the status text: not repeated as output.
+    return finish({ stopReason: 'pending', output: '', question: questionOf(state, view.statusText, view.statusMeta, redactor) })
+  }
+  return finish({
+    stopReason: 'error',
+    output: text,
+    diagnostic: `Lost the remote task ${view.taskId} of ${end.agentName} (last state ${stateName(state)}): ${end.failure ?? 'it ended without a final state'}.`,
+  })
+}

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto'
+import { Role, type Message, type Part, TaskState } from '@a2a-js/sdk'
+import { AgentEvent, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
+import { CROSSING_KEY, type PendingQuestion, questionMeta } from '@cordis-subagents/shared'
+
+/** The A2A events of one task, in the SDK's 1.0 shapes. */
+export class TaskEvents {
+  constructor(private readonly bus: ExecutionEventBus, private readonly taskId: string, private readonly contextId: string) {}
+
+  /** The first event of every execution: the task (a follow-up message re-announces its task). */
+  task(request: RequestContext): void {
+    this.bus.publish(AgentEvent.task(request.task ?? {
+      id: this.taskId, contextId: this.contextId,
+      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+      artifacts: [], history: [request.userMessage], metadata: undefined,
+    }))
+  }
+
+  working(text?: string, ours?: Record<string, unknown>): void {
+    this.status(TaskState.TASK_STATE_WORKING, text, ours)
+  }
+
+  artifact(text: string): void {
+    this.bus.publish(AgentEvent.artifactUpdate({
+      taskId: this.taskId, contextId: this.contextId, append: false, lastChunk: true, metadata: undefined,
+      artifact: { artifactId: 'answer', name: 'answer', description: '', parts: [textPart(text)], metadata: undefined, extensions: [] },
+    }))
+  }
+
+  /**
+   * The task waits for an answer: input-required, the question as the status message (its id,
+   * kind and options in the message's `metadata.cordisSubagents.question`), then the end of this
+   * execution (the next message on the task resumes the agent).
+   */
+  park(question: PendingQuestion, ours: Record<string, unknown>): void {
+    this.publishStatus(TaskState.TASK_STATE_INPUT_REQUIRED, this.message(question.text, questionMeta(question)), ours)
+    this.bus.finished()
+  }
+
+  /** A final state, then the end of the execution. */
+  end(state: TaskState, text: string | undefined, ours: Record<string, unknown>): void {
+    this.status(state, text, ours)
+    this.bus.finished()
+  }
+
+  private status(state: TaskState, text: string | undefined, ours: Record<string, unknown> | undefined): void {
+    this.publishStatus(state, text === undefined ? undefined : this.message(text), ours)
+  }
+
+  private publishStatus(state: TaskState, message: Message | undefined, ours: Record<string, unknown> | undefined): void {
+    this.bus.publish(AgentEvent.statusUpdate({
+      taskId: this.taskId, contextId: this.contextId,
+      metadata: ours ? { [CROSSING_KEY]: ours } : undefined,
+      status: { state, message, timestamp: new Date().toISOString() },
+    }))
+  }
+
+  private message(text: string, metadata?: Record<string, unknown>): Message {
+    return {
+      messageId: randomUUID(), contextId: this.contextId, taskId: this.taskId, role: Role.ROLE_AGENT,
+      parts: [textPart(text)], metadata, extensions: [], referenceTaskIds: [],
+    }
+  }
+}
+
+
+function textPart(text: string): Part {
+  return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined }
+}
+

@@ -1,0 +1,115 @@
+import { emptyWork, questionVia, describeError } from '@cordis-subagents/shared'
+import type { SubagentHandle, SubagentOutcome, SubagentService } from '@cordis-subagents/subagents-service'
+import type { ToolResult } from '@cordis-subagents/tools'
+import type { Agent } from '@cordis-subagents/agent'
+import { type CancelCause, capOutput, failureText, headline } from './result.js'
+import { questionText } from './wording.js'
+
+/** How a call turns a child's outcome into its tool result. */
+export interface OutcomeOptions {
+  provider: string
+  timeout: number
+  maxOutputBytes: number
+  /** What a `pending` child becomes: a question for the caller's model (`answer`), or the call's own suspension (`escalate`). */
+  questions: 'answer' | 'escalate'
+}
+
+/** What else the call knows of how it went. */
+export interface OutcomeContext {
+  cause?: CancelCause
+  /** Why the run's result failed (a run that broke its never-rejects promise). */
+  resultError?: unknown
+  disposeError?: unknown
+  durationMs: number
+  /** The calling agent: it holds a parked child until the child is answered. */
+  parent: Agent
+  /** Whether the call may suspend (false for a background call: its result is a message). */
+  canSuspend: boolean
+}
+
+/**
+ * The tool result of a delegation's outcome (the first one, or one after a `subagent_reply` or a
+ * resume): the child's answer, a failure with its headline and diagnostic, or, for a child parked
+ * on a question, that question (for the caller's model, or as the call's suspension).
+ */
+export function outcomeResult(
+  subagents: SubagentService, run: SubagentHandle, outcome: SubagentOutcome | undefined, options: OutcomeOptions, context: OutcomeContext,
+): ToolResult {
+  const work = outcome?.work ?? emptyWork()
+  const metadata: Record<string, unknown> = {
+    provider: options.provider,
+    runId: run.id,
+    childId: run.childId,
+    stopReason: outcome?.stopReason ?? 'error',
+    durationMs: context.durationMs,
+    usage: outcome?.usage,
+    work,
+  }
+  if (outcome?.budget) metadata.budget = outcome.budget
+  if (outcome?.stepLimit !== undefined) metadata.stepLimit = outcome.stepLimit
+  // Filled in by assignment: `{ ...base, content }` takes V8's slow path for literals with a spread.
+  const toolResult: ToolResult = { metadata, work, content: '' }
+  if (outcome?.usage) toolResult.usage = outcome.usage
+  const { disposeError, cause } = context
+
+  if (!outcome) {
+    const diagnostic = [`the run's result failed: ${describeError(context.resultError)}`]
+    if (disposeError) diagnostic.push(`cleanup also failed: ${describeError(disposeError)}`)
+    return failed(toolResult, failureText('Subagent failed.', diagnostic.join('; '), '', options.maxOutputBytes))
+  }
+  if (outcome.stopReason === 'pending' && outcome.question && run.state === 'parked') {
+    return pendingResult(subagents, run, outcome, options, context, toolResult)
+  }
+  if (outcome.stopReason !== 'completed') {
+    let diagnostic = outcome.diagnostic
+    if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
+    return failed(toolResult, failureText(headline(outcome, cause, options.timeout), diagnostic, outcome.output, options.maxOutputBytes))
+  }
+  if (disposeError) {
+    return failed(toolResult,
+      failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), outcome.output, options.maxOutputBytes, true))
+  }
+  toolResult.content = outcome.output.trim() ? capOutput(outcome.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
+  return toolResult
+}
+
+/**
+ * A child parked on a question: the calling agent holds it (the parked book disposes it when it
+ * ends, or with the caller), and the call either suspends with the question (escalate) or gives
+ * the caller's model the question and how to answer it (answer). `answer` escalates when the
+ * caller has no reply verb to answer with.
+ */
+function pendingResult(
+  subagents: SubagentService, run: SubagentHandle, outcome: SubagentOutcome, options: OutcomeOptions, context: OutcomeContext, toolResult: ToolResult,
+): ToolResult {
+  const question = outcome.question!
+  const reply = subagents.parked.reply
+  const canReply = !!reply && !!context.parent.tools?.has(reply)
+  if (!canReply && !context.canSuspend) {
+    // Nobody could ever answer it: end it rather than keep it parked.
+    run.dispose().catch(() => {})
+    return failed(toolResult, `${questionText(run.id, question, undefined)}
+
+The subagent was stopped: there is no way to answer it here.`)
+  }
+  try {
+    subagents.parked.hold(context.parent, run.id)
+  } catch (error) {
+    run.dispose().catch(() => {})
+    const code = (error as { code?: string }).code
+    return failed(toolResult, `The subagent asked a question, but it could not be kept waiting for an answer, so it was stopped.\n\n${code ? `${code}: ` : ''}${describeError(error)}`)
+  }
+  toolResult.metadata!.question = question
+  if (context.canSuspend && (options.questions === 'escalate' || !canReply)) {
+    toolResult.suspend = { question: questionVia(run.id, question), state: { runId: run.id } }
+    return toolResult
+  }
+  toolResult.content = questionText(run.id, question, reply)
+  return toolResult
+}
+
+function failed(toolResult: ToolResult, content: string): ToolResult {
+  toolResult.isError = true
+  toolResult.content = content
+  return toolResult
+}

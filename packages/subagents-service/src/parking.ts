@@ -1,0 +1,186 @@
+import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import { capDiagnostic } from './diagnostic.js'
+import { SubagentError } from './errors.js'
+import type { RunHost } from './run-host.js'
+import type { SubagentOutcome, SubagentResult, SubagentRun, SubagentRunInfo, SubagentRunState } from './types.js'
+
+// A run's turns after the first: where it is parked, and the host verbs that move it on.
+
+/** What the parking needs of its run (the `Delegation`). */
+export interface ParkedRunPort {
+  readonly id: string
+  readonly info: SubagentRunInfo
+  readonly taskKey?: string
+  checkpoint(): unknown
+  readonly providerName: string
+  /** The provider's run, once handed over. */
+  readonly providerRun: SubagentRun | undefined
+  /** Handed over, not ended, not cancelled. */
+  readonly open: boolean
+  /** Takes a provider result (normalised by the run): parks on `pending` / `interrupted`, settles on any other. */
+  arrive(raw: unknown): void
+}
+
+/**
+ * The idle side of a run: the outcome it is parked on (`pending` with its question, or
+ * `interrupted`), the waiters for its next outcome, and the verbs that move it on (`resume`,
+ * `wake`, `interrupt`, `close`). A parked run makes no calls and holds no timers here.
+ */
+export class Parking {
+  /** The outcome the run is idle on, while it is. */
+  private idle?: SubagentOutcome
+  private latest?: SubagentOutcome
+  private ended = false
+  private waiters: ((outcome: SubagentOutcome) => void)[] = []
+  private settleFinal!: (outcome: SubagentOutcome) => void
+  /** The run's final outcome (never `pending` / `interrupted`); never rejects. */
+  readonly final = new Promise<SubagentOutcome>((resolve) => this.settleFinal = resolve)
+
+  constructor(private readonly run: ParkedRunPort, private readonly host: RunHost) {}
+
+  get state(): SubagentRunState {
+    if (this.ended) return 'ended'
+    if (!this.idle) return 'running'
+    return this.idle.stopReason === 'pending' ? 'parked' : 'interrupted'
+  }
+
+  /** The final outcome once the run ended. */
+  get ending(): SubagentOutcome | undefined {
+    return this.ended ? this.latest : undefined
+  }
+
+  get question(): PendingQuestion | undefined {
+    return this.idle?.question
+  }
+
+  /** An outcome arrived: idle on a pending / interrupted one; `final` ends the run for good. */
+  deliver(outcome: SubagentOutcome, final: boolean): void {
+    this.latest = outcome
+    this.ended = final
+    this.idle = final ? undefined : outcome
+    if (final) this.settleFinal(outcome)
+    const waiters = this.waiters
+    this.waiters = []
+    for (const waiter of waiters) waiter(outcome)
+  }
+
+  /** The run parks on `outcome` (`pending` or `interrupted`): tells listeners and the journal; gives the outcome back. */
+  park(outcome: SubagentOutcome): SubagentOutcome {
+    this.deliver(outcome, false)
+    const { question } = outcome
+    if (question) {
+      this.host.note('parked', this.run, question)
+      this.host.events.emit('subagent/pending', this.run.info, question)
+    }
+    return outcome
+  }
+
+  /** The result of a run cancelled while idle (no turn of it would settle it). */
+  cancelled(reason: string | undefined): SubagentResult {
+    const where = this.question ? `parked on the question ${JSON.stringify(this.question.text.slice(0, 200))}` : 'interrupted'
+    const output = this.latest?.output ?? ''
+    return { stopReason: 'aborted', output, diagnostic: capDiagnostic(`The run was cancelled while ${where}${reason ? `: ${reason}` : ''}.`) }
+  }
+
+  /** The provider run's checkpoint (JSON), or undefined when it has none or it throws. */
+  checkpoint(): unknown {
+    try {
+      return this.run.providerRun?.checkpoint?.()
+    } catch (error) {
+      this.host.log.warn('provider %s: checkpoint() of run %s threw: %s', this.run.providerName, this.run.id, describeError(error))
+      return undefined
+    }
+  }
+
+  /**
+   * The latest outcome when ended or parked on a question, else the next one (an interrupted run
+   * waits for the host to wake or close it).
+   */
+  current(): Promise<SubagentOutcome> {
+    if ((this.ended || this.state === 'parked') && this.latest) return Promise.resolve(this.latest)
+    return this.next()
+  }
+
+  /** The next outcome to arrive. */
+  next(): Promise<SubagentOutcome> {
+    return new Promise((resolve) => this.waiters.push(resolve))
+  }
+
+  resume(answer: string): Promise<SubagentOutcome> {
+    const question = this.question
+    if (!question || !this.run.open) {
+      throw new SubagentError('NOT_PARKED', `Run ${this.run.id} is ${this.state}, not parked on a question; only a parked run takes an answer.`)
+    }
+    const problem = answerProblem(answer)
+    if (problem) throw new SubagentError('INVALID_REQUEST', problem)
+    const resume = this.verb('resume')
+    return this.goOn(() => {
+      this.host.note('resumed', this.run, question.id, answer)
+      this.host.events.emit('subagent/resume', this.run.info, question.id)
+      return resume(answer)
+    })
+  }
+
+  wake(): Promise<SubagentOutcome> {
+    if (this.state !== 'interrupted' || !this.run.open) {
+      throw new SubagentError('NOT_PARKED', `Run ${this.run.id} is ${this.state}; only an interrupted run can be woken.`)
+    }
+    const wake = this.verb('wake')
+    return this.goOn(() => wake())
+  }
+
+  /** Ends the turn in flight as `interrupted`; resolves with that outcome. */
+  interrupt(): Promise<SubagentOutcome> {
+    if (this.state !== 'running' || !this.run.open) {
+      throw new SubagentError('NOT_RUNNING', `Run ${this.run.id} is ${this.state}; only a running turn can be interrupted.`)
+    }
+    const interrupt = this.verb('interrupt')
+    const next = this.next()
+    interrupt()
+    return next
+  }
+
+  /** Ends the run `closed` (a running one is interrupted first); resolves with the final outcome. */
+  async close(): Promise<SubagentOutcome> {
+    if (this.ended || !this.run.open) throw new SubagentError('NOT_RUNNING', `Run ${this.run.id} has ended; there is nothing to close.`)
+    const close = this.verb('close')
+    if (this.state === 'running') {
+      const outcome = await this.interrupt()
+      if (this.ended) return outcome
+    }
+    return this.goOn(() => close())
+  }
+
+  /** The provider run's verb, bound; `UNSUPPORTED` when it has none. */
+  private verb<K extends 'resume' | 'wake' | 'interrupt' | 'close'>(name: K): NonNullable<SubagentRun[K]> {
+    const run = this.run.providerRun as SubagentRun
+    const verb = run?.[name]
+    if (typeof verb !== 'function') {
+      throw new SubagentError('UNSUPPORTED', `Provider "${this.run.providerName}" cannot ${name} its runs.`)
+    }
+    return (verb as (...args: unknown[]) => unknown).bind(run) as NonNullable<SubagentRun[K]>
+  }
+
+  /** Leaves the idle outcome and hands the provider's next result to the run. */
+  private goOn(call: () => Promise<SubagentResult> | void): Promise<SubagentOutcome> {
+    this.idle = undefined
+    const next = this.next()
+    this.follow(call, `failed to continue run ${this.run.id}`)
+    return next
+  }
+
+  /** Hands what `call` settles with to the run; a throw or rejection becomes an `error` result. */
+  follow(call: () => unknown, failed: string): void {
+    let result: Promise<unknown>
+    try {
+      result = Promise.resolve(call())
+    } catch (error) {
+      result = Promise.reject(error)
+    }
+    result.then((raw) => this.run.arrive(raw), (error) => this.run.arrive({
+      stopReason: 'error',
+      output: '',
+      diagnostic: capDiagnostic(`Subagent provider "${this.run.providerName}" ${failed}: ${describeError(error)}`),
+    }))
+  }
+}

@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto'
+import type { Delegation } from './delegation.js'
+import type { SubagentHandle, SubagentOutcome, SubagentRequest, SubagentRunInfo, SubagentRunState, SubagentStart } from './types.js'
+import type { PendingQuestion } from '@cordis-subagents/shared'
+
+/** Task keys one parent remembers in memory; past it the oldest ended run's key goes first (else the oldest). */
+export const MAX_TASK_KEYS_PER_PARENT = 1000
+
+/** Ended runs a task key still reattaches to: their outcome is the task's answer. Any other ending is forgotten (a retry starts afresh). */
+const RETAINED = new Set(['completed', 'closed'])
+
+/** The task key of a delegation: sha256 over the parent's id, the provider, the model, the persona and the prompt. */
+export function taskKey(provider: string, request: SubagentRequest): string {
+  const parts = [request.parent.id, provider, request.agentOptions?.model ?? '', request.persona ?? '', request.prompt]
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex')
+}
+
+/**
+ * Reattach by task key, in memory: per parent agent (weakly), the run each task key last started.
+ * A key finds its run while it is starting, running, parked or interrupted, or ended `completed`
+ * / `closed`; a run that failed to start or ended otherwise is forgotten.
+ */
+export class TaskKeys {
+  private readonly books = new WeakMap<object, Map<string, Delegation>>()
+
+  find(parent: object, key: string): Delegation | undefined {
+    const book = this.books.get(parent)
+    const run = book?.get(key)
+    if (!run) return undefined
+    const ending = run.verbs.ending
+    if (run.rejected || (ending && !RETAINED.has(ending.stopReason))) {
+      book!.delete(key)
+      return undefined
+    }
+    return run
+  }
+
+  record(parent: object, key: string, run: Delegation): void {
+    let book = this.books.get(parent)
+    if (!book) this.books.set(parent, book = new Map())
+    if (book.size >= MAX_TASK_KEYS_PER_PARENT) {
+      let evict: string | undefined
+      for (const [k, r] of book) {
+        if (r.state === 'ended' || r.rejected) { evict = k; break }
+      }
+      book.delete(evict ?? book.keys().next().value!)
+    }
+    book.set(key, run)
+    run.taskKey = key
+    run.handle.catch(() => { if (book!.get(key) === run) book!.delete(key) })
+  }
+}
+
+/** A second holder's start of a reattached run: it fulfils with an attached handle once the run is handed over. */
+export function attach(run: Delegation): SubagentStart {
+  return { handle: run.handle.then(() => new AttachedHandle(run)), cancel: () => {} }
+}
+
+/**
+ * The run another call of the same task started, shared: it reads, steers and answers the run,
+ * but does not own it (its `cancel` and `dispose` do nothing; the owner disposes). `result` is
+ * the run's outcome as of the attach: the final one once ended, the pending one while parked,
+ * else the next one.
+ */
+export class AttachedHandle implements SubagentHandle {
+  readonly attached = true
+  readonly result: Promise<SubagentOutcome>
+
+  constructor(private readonly run: Delegation) {
+    this.result = run.current()
+  }
+
+  get id(): string { return this.run.id }
+  get info(): SubagentRunInfo { return this.run.info }
+  get childId(): string | undefined { return this.run.childId }
+  get state(): SubagentRunState { return this.run.state }
+  get question(): PendingQuestion | undefined { return this.run.question }
+  resume(answer: string): Promise<SubagentOutcome> { return this.run.resume(answer) }
+  current(): Promise<SubagentOutcome> { return this.run.current() }
+  send(message: string): void { this.run.send(message) }
+  cancel(): void {}
+  dispose(): Promise<void> { return Promise.resolve() }
+}
