@@ -1,5 +1,8 @@
-import type { CancelTaskRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '@a2a-js/sdk'
-import { TaskNotCancelableError } from '@a2a-js/sdk/errors'
+import type {
+  CancelTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskArtifactUpdateEvent,
+  TaskStatusUpdateEvent,
+} from '@a2a-js/sdk'
+import { TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/errors'
 import { type AgentExecutor, DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server'
 import type { AgentCard } from '@a2a-js/sdk'
 import type { LocalBuses } from './local-buses.js'
@@ -21,6 +24,30 @@ export class SharedRequestHandler extends DefaultRequestHandler {
     private readonly shared: { store: PostgresTaskStore; buses: LocalBuses; feed: TaskFeed; cancelWaitMs: number },
   ) {
     super(card, shared.store, executor, shared.buses)
+  }
+
+  override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    await this.refuseElsewhere(params, context)
+    return super.sendMessage(params, context)
+  }
+
+  override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse> {
+    await this.refuseElsewhere(params, context)
+    return yield* super.sendMessageStream(params, context)
+  }
+
+  /**
+   * A message on an unfinished task that waits (for an answer) on another host: that host holds
+   * its agent, so this one cannot resume it. Refused, naming the host; the task stays as it is.
+   */
+  private async refuseElsewhere(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
+    const id = params.message?.taskId
+    if (!id || this.shared.buses.getByTaskId(id, context)) return
+    const task = await this.shared.store.load(id, context)
+    if (!task || isFinal(task)) return
+    const host = await this.shared.store.ownerName(id, context)
+    throw new UnsupportedOperationError(`Task ${id} waits on another host (${host ?? 'unknown'}), which holds its agent; this host cannot continue it. `
+      + 'Send the message so that it reaches that host (route by task), or start a new task.')
   }
 
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {

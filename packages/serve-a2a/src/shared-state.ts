@@ -45,7 +45,7 @@ export class SharedState {
     const names = namesOf(options.config.schema)
     this.lease = new HostLease(sql, names, options.config.hostName, options.config.leaseMs)
     this.store = new PostgresTaskStore(sql, {
-      names, max: options.maxStoredTasks, ttl: options.taskTtl, hostId: () => this.lease.id, isLocal: (key) => this.buses.has(key),
+      names, max: options.maxStoredTasks, ttl: options.taskTtl, hostId: () => this.lease.id,
     })
     // A follower re-reads its task at least every lease, whatever the notifications do.
     this.feed = new TaskFeed(sql, names, (ref) => void this.cancelHere(ref), options.config.leaseMs)
@@ -129,6 +129,8 @@ export class SharedState {
   private async reap(): Promise<void> {
     const reaped = await this.lease.reap()
     if (reaped) this.options.log.info('shared state: %d task(s) of lost hosts marked failed', reaped)
+    const orphans = await this.lease.reapOwn((ref) => this.buses.has(keyOfRef(ref)))
+    if (orphans) this.options.log.warn('shared state: %d task(s) of this host ended without their final state saved; marked failed', orphans)
     await this.store.sweep()
   }
 

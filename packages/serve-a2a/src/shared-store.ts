@@ -3,7 +3,7 @@ import type { ServerCallContext } from '@a2a-js/sdk/server'
 import type postgres from 'postgres'
 import { decodeTask, encodeTask } from './task-codec.js'
 import { FINAL_STATES, RUNNING_STATES, type SharedNames } from './shared-schema.js'
-import { scopeOf, type ServeTaskStore, taskKey } from './task-store.js'
+import { scopeOf, type ServeTaskStore } from './task-store.js'
 
 type Sql = postgres.Sql
 
@@ -30,10 +30,12 @@ export interface PostgresTaskStoreOptions {
   names: SharedNames
   max: number
   ttl: number
-  /** This host's current lease id: written as the owner of the tasks it runs. */
+  /**
+   * This host's current lease id: written as the owner of every task it saves. Only the host
+   * running a task saves it (its send's result manager; other hosts forward cancels and only read),
+   * and a save may come after the SDK released the task's bus, so "saved here" is the test.
+   */
   hostId: () => string
-  /** Whether the task under this key runs here now (its event bus is on this host). */
-  isLocal: (key: string) => boolean
 }
 
 /**
@@ -55,9 +57,17 @@ export class PostgresTaskStore implements ServeTaskStore {
     return rows.length ? decodeTask(rows[0].task as string) : undefined
   }
 
+  /** The name of the host whose lease last saved the task (`<hostName>` of `<hostName>#<id>`), if any. */
+  async ownerName(taskId: string, context: ServerCallContext): Promise<string | undefined> {
+    const { tenant, scope, id } = refOf(context, taskId)
+    const rows = await this.sql.unsafe(`SELECT owner FROM ${this.options.names.tasks} WHERE tenant = $1 AND scope = $2 AND id = $3`, [tenant, scope, id])
+    const owner = rows[0]?.owner as string | null | undefined
+    return owner ? owner.slice(0, owner.lastIndexOf('#')) || owner : undefined
+  }
+
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const ref = refOf(context, task.id)
-    const owner = this.options.isLocal(taskKey(context, task.id)) ? this.options.hostId() : null
+    const owner = this.options.hostId()
     const state = task.status?.state ?? 0
     const statusAt = task.status?.timestamp ? new Date(task.status.timestamp) : null
     const { tasks, taskChannel } = this.options.names

@@ -131,6 +131,17 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     // A finished task is not cancelable, from any host, and an unknown id is not found.
     const again = await call(a.server.url, 'CancelTask', { id: (await send(b.server.url, 'quick')).body.result.task.id })
     expect(again.body.error?.message).to.match(/not cancelable/i)
+    // A message on a task that runs (or waits for an answer) on another host is refused there, naming the host.
+    modelA.reset()
+    const callsOnB = modelB.state.calls
+    const held: string = (await send(a.server.url, 'hold for a follow-up', true)).body.result.task.id
+    await until(() => modelA.state.calls === 2, 'the second task runs on A')
+    const followUp = await call(b.server.url, 'SendMessage', {
+      message: { messageId: randomUUID(), taskId: held, role: 'ROLE_USER', parts: [{ text: 'the answer' }] },
+    })
+    expect(followUp.body.error?.message, JSON.stringify(followUp.body)).to.match(new RegExp(`${held} waits on another host \\(host-a\\)`))
+    expect(modelB.state.calls).to.equal(callsOnB)
+    expect((await call(b.server.url, 'CancelTask', { id: held })).body.result?.status?.state).to.equal('TASK_STATE_CANCELED')
     const unknown = await call(b.server.url, 'CancelTask', { id: randomUUID() })
     expect(unknown.body.error?.message).to.match(/not found/i)
   })
@@ -159,6 +170,21 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     const after = await call(b.server.url, 'GetTask', { id })
     expect(after.body.result.status.state).to.equal('TASK_STATE_FAILED')
     expect(modelA.state.calls).to.equal(1)
+  })
+
+  it('a task whose final state was never saved (a database error then) is failed by its own host (STATE_LOST), not left working', async () => {
+    const a = await host('host-a', holdingModel())
+    const done = await send(a.server.url, 'finished, but the end is lost')
+    const id: string = done.body.result.task.id
+    // As if the final save had failed: the row still says working, its last update a while ago.
+    await withPg((sql) => sql.unsafe(`UPDATE "${schema}".a2a_tasks SET state = 2, updated_at = now() - interval '10 seconds',
+      task = jsonb_set(task, '{status,state}', '2') WHERE id = $1`, [id]))
+    const failed = await until(async () => {
+      const got = await call(a.server.url, 'GetTask', { id })
+      return got.body.result.status.state === 'TASK_STATE_FAILED' ? got.body.result : undefined
+    }, 'host-a fails its orphan')
+    expect(failed.metadata.cordisSubagents).to.deep.include({ code: 'STATE_LOST', host: 'host-a' })
+    expect(JSON.stringify(failed.status.message)).to.include('its final state could not be saved')
   })
 
   it('the store is bounded across hosts (maxStoredTasks) and a stopped host leaves no connection behind', async () => {
