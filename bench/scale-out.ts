@@ -163,8 +163,13 @@ async function main(): Promise<void> {
     '- **nginx costs one more loopback hop** (and a proxy parse) per request: the ratio above is what it adds to a',
     '  whole task here; with real model calls (seconds) it is noise.',
     '- **The shared store** costs what the SDK\'s result manager does per task event (load + save, now SQL: one',
-    '  `SELECT` and one `INSERT … ON CONFLICT` with its `NOTIFY` per event; about six events per task) plus the',
-    '  lease timers. It is the price of any host answering for any task; a single host keeps the in-memory store.',
+    '  `SELECT` and one `INSERT … ON CONFLICT` with its `NOTIFY` per event; five saves and six loads per task).',
+    '  A load is about 1 ms; a save is a commit, and PostgreSQL waits for its WAL to reach the disk',
+    '  (`synchronous_commit` on): on this machine\'s shared disk that is 5–10 ms and more under other work, and it',
+    '  dominates the difference. A deployment that may lose the last fraction of a second of task updates in a',
+    '  database crash can set `ALTER ROLE <role> SET synchronous_commit = off` (a task whose end was lost is then',
+    '  failed by its host, `STATE_LOST`). It is the price of any host answering for any task; one host keeps the',
+    '  in-memory store.',
     '',
   ]
   writeFileSync(new URL('SCALE-OUT.md', import.meta.url), lines.join('\n'))
