@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT } from '../helpers.js'
 
-export interface ScaleOutHost {
+interface ScaleOutHost {
   name: string
   url: string
   pid: number

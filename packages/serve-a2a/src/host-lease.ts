@@ -10,9 +10,9 @@ type Sql = postgres.Sql
 /** Most tasks one reap marks failed (the next reap takes the rest). */
 const REAP_BATCH = 200
 /** Code in the final status metadata of a task whose host was lost. */
-export const HOST_LOST = 'HOST_LOST'
+const HOST_LOST = 'HOST_LOST'
 /** Code of a task whose run ended on its host but whose final state was never saved. */
-export const STATE_LOST = 'STATE_LOST'
+const STATE_LOST = 'STATE_LOST'
 
 /**
  * This host's lease in the shared store: a row renewed every third of `leaseMs`, by the

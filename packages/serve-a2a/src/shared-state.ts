@@ -147,6 +147,6 @@ export class SharedState {
 }
 
 /** The URL without its password, for messages. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   return url.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@')
 }

@@ -8,7 +8,7 @@ type ListenMeta = postgres.ListenMeta
 /** Longest notification payload read (PostgreSQL caps them at 8000 bytes; ours are a few hundred). */
 const MAX_PAYLOAD = 8000
 /** Watchers of one host at once (remote resubscribers and forwarded cancels); more are refused. */
-export const MAX_WATCHERS = 1024
+const MAX_WATCHERS = 1024
 
 /** One watcher: woken (coalesced) when its task changes, or closed. */
 export interface TaskWatch {
