@@ -95,16 +95,13 @@ NAMES=()
 PORTS=()
 UPSTREAMS=""
 for i in $(seq 1 "$HOSTS"); do
-  name="host-$(printf "\\x$(printf %x $((96 + i)))")"
-  hport="$(free_port)"
-  NAMES+=("$name")
-  PORTS+=("$hport")
-  UPSTREAMS+="    server 127.0.0.1:$hport max_fails=1 fail_timeout=3s;"$'\n'
+  NAMES+=("host-$(printf "\\x$(printf %x $((96 + i)))")")
 done
 sed "s#@SCALE_OUT_DIR@#$DIR#g" "$DIR/host.yml" >"$STATE/host.yml"
 for i in "${!NAMES[@]}"; do
   name="${NAMES[$i]}"
-  env SCALE_OUT_HOST_NAME="$name" SCALE_OUT_HOST_PORT="${PORTS[$i]}" SCALE_OUT_PUBLIC_URL="http://127.0.0.1:$PORT" \
+  # Port 0: each host binds a free port itself (no race with other programs) and prints its URL.
+  env SCALE_OUT_HOST_NAME="$name" SCALE_OUT_HOST_PORT=0 SCALE_OUT_PUBLIC_URL="http://127.0.0.1:$PORT" \
     SCALE_OUT_SCHEMA="$SCHEMA" SCALE_OUT_TOKEN="$TOKEN" A2A_DATABASE_URL="$PG_URL" SCALE_OUT_LEASE_MS="$LEASE_MS" \
     SCALE_OUT_CALL_LOG="$STATE/calls-$name.log" OTEL_SERVICE_NAME="scale-out-$name" \
     ${SCALE_OUT_TRACES:+QUICKSTART_TRACE_FILE="$STATE/spans-$name.jsonl"} \
@@ -121,6 +118,11 @@ for i in "${!NAMES[@]}"; do
     sleep 0.1
   done
   grep -q '"url"' "$STATE/$name.out" 2>/dev/null || { tail -n 20 "$STATE/$name.log" >&2; fail "$name did not start (its log is above)"; }
+  # The card advertises nginx's URL (publicUrl); the log line says the bound address ("serving <public> from <bound>").
+  hport="$(sed -nE 's#.*serving .* from http://127\.0\.0\.1:([0-9]+) .*#\1#p' "$STATE/$name.log" | head -n 1)"
+  [ -n "$hport" ] || { tail -n 20 "$STATE/$name.log" >&2; fail "$name did not say which port it bound"; }
+  PORTS+=("$hport")
+  UPSTREAMS+="    server 127.0.0.1:$hport max_fails=1 fail_timeout=3s;"$'\n'
 done
 
 # --- nginx --------------------------------------------------------------------------------------

@@ -153,8 +153,10 @@ export class A2aServer extends Service<Config> {
     if (config.auth === 'none') {
       logger.warn('serving %s WITHOUT authentication (auth: none): any process on this machine can run tasks', this.url)
     } else {
-      logger.info('serving %s (auth: %s, %d credential%s%s)', this.url, config.auth, this.credentialCount,
-        this.credentialCount === 1 ? '' : 's', this.token ? ', generated for this start' : '')
+      // Behind a proxy (publicUrl) the bound address is said too: the proxy's upstream.
+      const bound = `http://${hostForUrl(config.host)}:${this.port}`
+      logger.info('serving %s%s (auth: %s, %d credential%s%s)', this.url, base === bound ? '' : ` from ${bound}`, config.auth,
+        this.credentialCount, this.credentialCount === 1 ? '' : 's', this.token ? ', generated for this start' : '')
     }
     this.ctx.on('dispose', () => sweeper())
   }
