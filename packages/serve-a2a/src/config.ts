@@ -49,6 +49,18 @@ export interface Config {
   name: string
   description: string
   skills: SkillConfig[]
+  shared?: SharedConfig
+}
+
+/** The shared task state of several hosts behind one load balancer (PostgreSQL; shared-store.ts). */
+export interface SharedConfig {
+  url?: string
+  urlFromEnv?: string
+  schema: string
+  hostName: string
+  leaseMs: number
+  poolSize: number
+  cancelWaitMs: number
 }
 
 const limit = (text: string) => count().description(text)
@@ -120,4 +132,13 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     tags: Schema.array(Schema.string()).default([]),
     examples: Schema.array(Schema.string()).default([]),
   })).default([]).description('The agent card\'s skills (default: one `general` skill named after the card).'),
+  shared: Schema.object({
+    url: Schema.string().role('secret').description('PostgreSQL connection URL (`postgres://user:password@host:5432/db`). Prefer `urlFromEnv`: a URL holds a password.'),
+    urlFromEnv: Schema.string().description('Name of an environment variable holding the connection URL. A variable that is not set fails the load.'),
+    schema: Schema.string().pattern(/^[a-z_][a-z0-9_]{0,40}$/).default('public').description('PostgreSQL schema of the tables (`a2a_tasks`, `a2a_hosts`); also names the notification channels, so deployments sharing a database do not hear each other.'),
+    hostName: Schema.string().pattern(/^[A-Za-z0-9_.-]{1,64}$/).default('a2a-host').description('This host\'s name in leases, logs and the status of a task it lost (give each host its own).'),
+    leaseMs: duration({ min: 1000, max: 10 * 60_000 }).default(15_000).description('How long a host\'s lease lasts without renewal (renewed every third of it). A task whose host stops renewing is marked failed about this long after.'),
+    poolSize: count({ min: 1, max: 64 }).default(4).description('Connections of this host\'s pool (one more listens for notifications).'),
+    cancelWaitMs: duration({ min: 100, max: 10 * 60_000 }).default(10_000).description('How long a cancel forwarded to the host running the task waits for it to end.'),
+  }).description('Shared task state: with it, the tasks and their events live in PostgreSQL, so any host behind a load balancer answers GetTask, resubscribe and cancel for any task (README: Scale out). Without it, tasks live in this process.'),
 })

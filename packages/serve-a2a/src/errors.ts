@@ -5,6 +5,7 @@ export type ServeA2aCode =
   | 'INVALID_CONFIG'
   | 'MISSING_CREDENTIAL'
   | 'LISTEN_FAILED'
+  | 'STORE_UNAVAILABLE'
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN_HOST'
   | 'FORBIDDEN_ORIGIN'
@@ -21,7 +22,7 @@ export class ServeA2aError extends Error {
 }
 
 /** HTTP status and JSON-RPC error code of each refusal made before the SDK sees a request. */
-const REFUSALS: Record<Exclude<ServeA2aCode, 'INVALID_CONFIG' | 'MISSING_CREDENTIAL' | 'LISTEN_FAILED'>, { status: number; rpc: number }> = {
+const REFUSALS: Record<Exclude<ServeA2aCode, 'INVALID_CONFIG' | 'MISSING_CREDENTIAL' | 'LISTEN_FAILED' | 'STORE_UNAVAILABLE'>, { status: number; rpc: number }> = {
   UNAUTHENTICATED: { status: 401, rpc: -32050 },
   FORBIDDEN_HOST: { status: 403, rpc: -32051 },
   FORBIDDEN_ORIGIN: { status: 403, rpc: -32052 },

@@ -11,7 +11,8 @@ import { ServeA2aError } from './errors.js'
 import { AgentTaskExecutor } from './executor.js'
 import { defaultHosts, isLoopback, originsOf, RateLimiter, TaskSlots, urlHost } from './guards.js'
 import { createApp } from './http.js'
-import { BoundedTaskStore } from './task-store.js'
+import type { SharedState, SharedStateOptions } from './shared-state.js'
+import { BoundedTaskStore, type ServeTaskStore } from './task-store.js'
 
 declare module 'cordis' {
   interface Context {
@@ -47,7 +48,10 @@ export class A2aServer extends Service<Config> {
 
   private readonly credentials: Credentials
   private executor?: AgentTaskExecutor
-  private store?: BoundedTaskStore
+  private store?: ServeTaskStore
+  /** The connection URL of the shared store (`shared.url` / `shared.urlFromEnv`), read at load. */
+  private readonly sharedUrl?: string
+  private shared?: SharedState
   private http?: Server
   private readonly refused = new Map<string, number>()
   private drained?: (ms: number) => Promise<void>
@@ -59,6 +63,12 @@ export class A2aServer extends Service<Config> {
     this.credentials = credentials
     this.token = generated
     this.credentialCount = credentials.count
+    this.sharedUrl = sharedUrlOf(this.config, process.env)
+  }
+
+  /** This host's lease id in the shared store (`<hostName>#<8 hex>`), when `shared` is configured and it runs. */
+  get sharedHostId(): string | undefined {
+    return this.shared?.hostId
   }
 
   /** Tasks kept for GetTask / ListTasks now (all credentials). */
@@ -88,6 +98,7 @@ export class A2aServer extends Service<Config> {
     type CancelParams = { tenant: string; id: string; metadata: undefined }
     type Canceller = { cancelTask(params: CancelParams, context: ServerCallContext): Promise<unknown> }
     let handler: Canceller | undefined
+    const shared = this.shared = this.sharedUrl ? await openShared(config, this.sharedUrl, logger) : undefined
     const executor = this.executor = new AgentTaskExecutor({
       agents: this.ctx.agents,
       tools: this.ctx.tools,
@@ -96,12 +107,23 @@ export class A2aServer extends Service<Config> {
       config,
       log: logger,
       cancelTask: (id, context) => handler!.cancelTask({ tenant: context.tenant ?? '', id, metadata: undefined }, context),
+      // Shared: the buses say which tasks run (or are parked) on this host.
+      ...shared ? { buses: shared.buses } : {},
     })
-    const store = this.store = new BoundedTaskStore({
+    const store = this.store = shared?.store ?? new BoundedTaskStore({
       max: config.maxStoredTasks, ttl: config.taskTtl, isRunning: (key) => executor.isRunning(key),
     })
-    const sweeper = this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
-    const http = this.http = await listen(config.host, config.port)
+    // The shared state sweeps the shared store itself (with its lease timers).
+    const sweeper = shared ? () => {} : this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
+    let http: Server
+    try {
+      http = this.http = await listen(config.host, config.port)
+    } catch (error) {
+      sweeper()
+      this.shared = undefined
+      await shared?.close()
+      throw error
+    }
     this.port = (http.address() as AddressInfo).port
     const base = config.publicUrl ? config.publicUrl.replace(/\/+$/, '') : `http://${hostForUrl(config.host)}:${this.port}`
     const publicUrl = config.publicUrl ? new URL(config.publicUrl) : undefined
@@ -110,7 +132,10 @@ export class A2aServer extends Service<Config> {
       : [...defaultHosts(config.host, this.port), ...publicUrl ? [urlHost(publicUrl)] : []]
     const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
     const server = await import('@a2a-js/sdk/server')
-    const requestHandler = handler = new server.DefaultRequestHandler(agentCard(config, base), store, executor, executor.buses)
+    const card = agentCard(config, base)
+    const requestHandler = handler = shared
+      ? shared.handlerFor(card, executor)
+      : new server.DefaultRequestHandler(card, store, executor, executor.buses)
     const { app, drained } = await createApp({
       credentials: this.credentials,
       hosts: new Set(hosts.map((host) => host.toLowerCase())),
@@ -128,8 +153,10 @@ export class A2aServer extends Service<Config> {
     if (config.auth === 'none') {
       logger.warn('serving %s WITHOUT authentication (auth: none): any process on this machine can run tasks', this.url)
     } else {
-      logger.info('serving %s (auth: %s, %d credential%s%s)', this.url, config.auth, this.credentialCount,
-        this.credentialCount === 1 ? '' : 's', this.token ? ', generated for this start' : '')
+      // Behind a proxy (publicUrl) the bound address is said too: the proxy's upstream.
+      const bound = `http://${hostForUrl(config.host)}:${this.port}`
+      logger.info('serving %s%s (auth: %s, %d credential%s%s)', this.url, base === bound ? '' : ` from ${bound}`, config.auth,
+        this.credentialCount, this.credentialCount === 1 ? '' : 's', this.token ? ', generated for this start' : '')
     }
     this.ctx.on('dispose', () => sweeper())
   }
@@ -145,7 +172,9 @@ export class A2aServer extends Service<Config> {
     await this.executor?.stop()
     await this.drained?.(STOP_DRAIN_MS)
     http?.closeAllConnections()
-    this.store?.clear()
+    await this.store?.clear()
+    await this.shared?.close()
+    this.shared = undefined
     this.url = ''
     this.cardUrl = ''
   }
@@ -168,6 +197,20 @@ function checked(config: Config): Config {
     }
   }
   return config
+}
+
+function sharedUrlOf(config: Config, env: NodeJS.ProcessEnv): string | undefined {
+  const { url, urlFromEnv } = config.shared ?? {}
+  if (url && urlFromEnv) throw new ServeA2aError('INVALID_CONFIG', 'shared: give the connection URL once, in `url` or in `urlFromEnv`, not both.')
+  const value = urlFromEnv ? env[urlFromEnv] : url
+  if (urlFromEnv && !value) throw new ServeA2aError('MISSING_CREDENTIAL', `shared.urlFromEnv: the environment variable ${urlFromEnv} is not set (or empty); set it to the PostgreSQL URL, or remove \`shared\`.`)
+  if (value !== undefined && !/^postgres(ql)?:\/\/./.test(value)) throw new ServeA2aError('INVALID_CONFIG', 'shared: the connection URL must start with postgres:// or postgresql:// (its value is not shown).')
+  return value || undefined
+}
+
+async function openShared(config: Config, url: string, log: SharedStateOptions['log']): Promise<SharedState> {
+  const { SharedState } = await import('./shared-state.js')
+  return SharedState.open({ config: config.shared!, url, maxStoredTasks: config.maxStoredTasks, taskTtl: config.taskTtl, log })
 }
 
 function listen(host: string, port: number): Promise<Server> {

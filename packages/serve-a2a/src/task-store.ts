@@ -15,6 +15,19 @@ export function taskKey(context: ServerCallContext | undefined, taskId: string):
   return `${context?.tenant ?? ''}\u0000${scopeOf(context)}\u0000${taskId}`
 }
 
+/**
+ * Where a server keeps its tasks: in this process (`BoundedTaskStore`) or shared by several hosts
+ * (`PostgresTaskStore`). Both are scoped per credential and bounded.
+ */
+export interface ServeTaskStore extends TaskStore {
+  /** Tasks held now (all credentials); the shared store's last counted value. */
+  readonly size: number
+  /** Evicts what the bounds say must go (expired, past the cap); running tasks stay. */
+  sweep(): void | Promise<void>
+  /** Drops what this server holds (memory) or lets go of its connections (shared). */
+  clear(): void | Promise<void>
+}
+
 interface Entry {
   task: Task
   savedAt: number
@@ -26,7 +39,7 @@ interface Entry {
  * running is evicted `ttl` ms after its last update, and past `max` tasks the least recently
  * updated one that is not running goes first. Map order is update order, so both sweeps stop early.
  */
-export class BoundedTaskStore implements TaskStore {
+export class BoundedTaskStore implements ServeTaskStore {
   private readonly entries = new Map<string, Entry>()
 
   constructor(private readonly options: {

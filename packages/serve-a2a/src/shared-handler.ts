@@ -1,0 +1,123 @@
+import type {
+  CancelTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, TaskArtifactUpdateEvent,
+  TaskStatusUpdateEvent,
+} from '@a2a-js/sdk'
+import { TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/errors'
+import { type AgentExecutor, DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server'
+import type { AgentCard } from '@a2a-js/sdk'
+import type { LocalBuses } from './local-buses.js'
+import { FINAL_STATES, STATE } from './shared-schema.js'
+import { type PostgresTaskStore, refOf } from './shared-store.js'
+import type { TaskFeed, TaskWatch } from './task-feed.js'
+
+/**
+ * The SDK's request handler, for a task that runs on another host behind the same load balancer:
+ * - cancel is forwarded to the host running it (over the feed), and answered once that host has
+ *   ended the task (or not within `cancelWaitMs`: not cancelable, saying why);
+ * - resubscribe follows the task in the shared store, woken by the feed: the task, then its
+ *   artifact and status changes, until a final state (its own host's, or the lease's `failed`).
+ * A task running here, unknown, or already final goes to the SDK's own handling.
+ */
+export class SharedRequestHandler extends DefaultRequestHandler {
+  constructor(
+    card: AgentCard, executor: AgentExecutor,
+    private readonly shared: { store: PostgresTaskStore; buses: LocalBuses; feed: TaskFeed; cancelWaitMs: number },
+  ) {
+    super(card, shared.store, executor, shared.buses)
+  }
+
+  override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    await this.refuseElsewhere(params, context)
+    return super.sendMessage(params, context)
+  }
+
+  override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse> {
+    await this.refuseElsewhere(params, context)
+    return yield* super.sendMessageStream(params, context)
+  }
+
+  /**
+   * A message on an unfinished task that waits (for an answer) on another host: that host holds
+   * its agent, so this one cannot resume it. Refused, naming the host; the task stays as it is.
+   */
+  private async refuseElsewhere(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
+    const id = params.message?.taskId
+    if (!id || this.shared.buses.getByTaskId(id, context)) return
+    const task = await this.shared.store.load(id, context)
+    if (!task || isFinal(task)) return
+    const host = await this.shared.store.ownerName(id, context)
+    throw new UnsupportedOperationError(`Task ${id} waits on another host (${host ?? 'unknown'}), which holds its agent; this host cannot continue it. `
+      + 'Send the message so that it reaches that host (route by task), or start a new task.')
+  }
+
+  override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    const task = this.shared.buses.getByTaskId(params.id, context) ? undefined : await this.shared.store.load(params.id, context)
+    if (!task || isFinal(task)) return super.cancelTask(params, context)
+    const ref = refOf(context, params.id)
+    const watch = this.watch(params.id, context)
+    let timer: NodeJS.Timeout | undefined
+    try {
+      await this.shared.feed.requestCancel(ref)
+      const timedOut = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), this.shared.cancelWaitMs) })
+      const load = () => this.shared.store.load(params.id, context)
+      let latest = await load()
+      while (latest && !isFinal(latest) && await Promise.race([watch.changed(), timedOut])) latest = await load()
+      if (latest?.status?.state === STATE.CANCELED) return latest
+      throw new TaskNotCancelableError(latest && isFinal(latest)
+        ? `Task not cancelable: ${params.id} ended (state ${latest.status?.state}) before the cancel reached it.`
+        : `Task not cancelable now: the host running ${params.id} did not confirm the cancel within ${this.shared.cancelWaitMs} ms. If it died, its lease marks the task failed; else try again.`)
+    } finally {
+      clearTimeout(timer)
+      watch.close()
+    }
+  }
+
+  override async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    if (this.shared.buses.getByTaskId(params.id, context)) return yield* super.resubscribe(params, context)
+    // Watch before reading, so no change between the read and the watch is missed.
+    const watch = this.watch(params.id, context)
+    try {
+      let last = await this.shared.store.load(params.id, context)
+      if (!last || isFinal(last)) return yield* super.resubscribe(params, context)
+      yield { payload: { $case: 'task', value: last } }
+      while (await watch.changed()) {
+        const now = await this.shared.store.load(params.id, context)
+        if (!now) return
+        for (const event of changes(last, now)) yield event
+        last = now
+        if (isFinal(now)) return
+      }
+    } finally {
+      watch.close()
+    }
+  }
+
+  private watch(id: string, context: ServerCallContext): TaskWatch {
+    const watch = this.shared.feed.watch(refOf(context, id))
+    if (!watch) throw new TaskNotCancelableError(`This host follows too many tasks of other hosts now; retry the request (another host may take it).`)
+    return watch
+  }
+}
+
+function isFinal(task: Task): boolean {
+  return (FINAL_STATES as readonly number[]).includes(task.status?.state ?? 0)
+}
+
+/** What changed from `before` to `after`, as the events a local subscriber would have seen: artifacts first, then the status. */
+function changes(before: Task, after: Task): StreamResponse[] {
+  const events: StreamResponse[] = []
+  const known = new Map((before.artifacts ?? []).map((artifact) => [artifact.artifactId, JSON.stringify(artifact)]))
+  for (const artifact of after.artifacts ?? []) {
+    if (known.get(artifact.artifactId) === JSON.stringify(artifact)) continue
+    const value: TaskArtifactUpdateEvent = {
+      taskId: after.id, contextId: after.contextId, artifact, append: false, lastChunk: true, metadata: undefined,
+    }
+    events.push({ payload: { $case: 'artifactUpdate', value } })
+  }
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+  if (!same(before.status, after.status) || !same(before.metadata, after.metadata)) {
+    const value: TaskStatusUpdateEvent = { taskId: after.id, contextId: after.contextId, status: after.status, metadata: after.metadata }
+    events.push({ payload: { $case: 'statusUpdate', value } })
+  }
+  return events
+}

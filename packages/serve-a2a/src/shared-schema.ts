@@ -1,0 +1,63 @@
+import type postgres from 'postgres'
+
+type Sql = postgres.Sql
+
+/** Task states of the SDK (1.x numbers) the shared store reasons about. */
+export const STATE = { SUBMITTED: 1, WORKING: 2, COMPLETED: 3, FAILED: 4, CANCELED: 5, REJECTED: 7 } as const
+/** Final states: a task in one never changes state again (the store refuses it). */
+export const FINAL_STATES = [STATE.COMPLETED, STATE.FAILED, STATE.CANCELED, STATE.REJECTED]
+/** States of a task being worked on: never evicted, reaped when their host's lease ends. */
+export const RUNNING_STATES = [STATE.SUBMITTED, STATE.WORKING]
+
+/** Qualified table names and notification channels of one deployment (one schema). */
+export interface SharedNames {
+  schema: string
+  tasks: string
+  hosts: string
+  /** "a task changed" pings: `<version> <key JSON>`. */
+  taskChannel: string
+  /** Cancel requests for a task running on another host: `<key JSON>`. */
+  cancelChannel: string
+}
+
+/** `schema` is checked by the config's pattern (lower-case identifier), so it is quoted as is. */
+export function namesOf(schema: string): SharedNames {
+  return {
+    schema,
+    tasks: `"${schema}".a2a_tasks`,
+    hosts: `"${schema}".a2a_hosts`,
+    taskChannel: `a2a_task_${schema}`,
+    cancelChannel: `a2a_cancel_${schema}`,
+  }
+}
+
+/**
+ * Creates the schema, tables and indexes when missing. Hosts starting together serialize on an
+ * advisory lock (CREATE ... IF NOT EXISTS alone races on the catalog).
+ */
+export async function ensureTables(sql: Sql, names: SharedNames): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext(${`serve-a2a:${names.schema}`}))`
+    await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS "${names.schema}"`)
+    await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${names.tasks} (
+      tenant text NOT NULL,
+      scope text NOT NULL,
+      id text NOT NULL,
+      context_id text NOT NULL DEFAULT '',
+      state integer NOT NULL,
+      status_at timestamptz,
+      task jsonb NOT NULL,
+      owner text,
+      version bigint NOT NULL DEFAULT 1,
+      updated_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (tenant, scope, id))`)
+    await tx.unsafe(`CREATE INDEX IF NOT EXISTS a2a_tasks_updated ON ${names.tasks} (updated_at)`)
+    await tx.unsafe(`CREATE INDEX IF NOT EXISTS a2a_tasks_scope_updated ON ${names.tasks} (tenant, scope, updated_at DESC)`)
+    await tx.unsafe(`CREATE INDEX IF NOT EXISTS a2a_tasks_live_owner ON ${names.tasks} (owner) WHERE state NOT IN (${FINAL_STATES.join(', ')})`)
+    await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${names.hosts} (
+      id text PRIMARY KEY,
+      name text NOT NULL,
+      lease_until timestamptz NOT NULL,
+      started_at timestamptz NOT NULL DEFAULT now())`)
+  })
+}

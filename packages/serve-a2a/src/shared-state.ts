@@ -1,0 +1,152 @@
+import type { AgentCard } from '@a2a-js/sdk'
+import type { AgentExecutor } from '@a2a-js/sdk/server'
+import postgres from 'postgres'
+import type { SharedConfig } from './config.js'
+import { ServeA2aError } from './errors.js'
+import { HostLease } from './host-lease.js'
+import { LocalBuses } from './local-buses.js'
+import { SharedRequestHandler } from './shared-handler.js'
+import { ensureTables, namesOf } from './shared-schema.js'
+import { keyOfRef, PostgresTaskStore, type TaskRef } from './shared-store.js'
+import { TaskFeed } from './task-feed.js'
+
+/** A query that does not answer in this long fails (a stuck database must not hold a request forever). */
+const STATEMENT_TIMEOUT_MS = 10_000
+/** Connecting at start gives up after this long (seconds, the client's unit). */
+const CONNECT_TIMEOUT_S = 10
+
+export interface SharedStateOptions {
+  config: SharedConfig
+  /** The connection URL (from `url` or `urlFromEnv`, read at load). */
+  url: string
+  maxStoredTasks: number
+  taskTtl: number
+  log: { info(format: string, ...args: unknown[]): void; warn(format: string, ...args: unknown[]): void }
+}
+
+/**
+ * Shared task state of one host: the PostgreSQL store, this host's lease, the LISTEN/NOTIFY feed
+ * and the request handler that answers for other hosts' tasks. Timers: the lease is renewed every
+ * third of `leaseMs`; every half of it, unfinished tasks of expired leases are failed and the
+ * store is swept (a few indexed statements).
+ */
+export class SharedState {
+  readonly buses = new LocalBuses()
+  readonly store: PostgresTaskStore
+  private readonly lease: HostLease
+  private readonly feed: TaskFeed
+  private handler?: SharedRequestHandler
+  private readonly timers: NodeJS.Timeout[] = []
+  private readonly busy = new Map<string, Promise<void>>()
+  private closed = false
+  private executor?: AgentExecutor
+
+  private constructor(private readonly sql: postgres.Sql, private readonly options: SharedStateOptions) {
+    const names = namesOf(options.config.schema)
+    this.lease = new HostLease(sql, names, options.config.hostName, options.config.leaseMs)
+    this.store = new PostgresTaskStore(sql, {
+      names, max: options.maxStoredTasks, ttl: options.taskTtl, hostId: () => this.lease.id,
+    })
+    // A follower re-reads its task at least every lease, whatever the notifications do.
+    this.feed = new TaskFeed(sql, names, (ref) => void this.cancelHere(ref), options.config.leaseMs)
+  }
+
+  /** Connects, creates the tables when missing, takes a lease and listens; a failure closes what was opened. */
+  static async open(options: SharedStateOptions): Promise<SharedState> {
+    const sql = postgres(options.url, {
+      max: options.config.poolSize,
+      connect_timeout: CONNECT_TIMEOUT_S,
+      idle_timeout: 60,
+      onnotice: () => {},
+      connection: { statement_timeout: STATEMENT_TIMEOUT_MS, application_name: `serve-a2a ${options.config.hostName}` },
+    })
+    const state = new SharedState(sql, options)
+    try {
+      await ensureTables(sql, namesOf(options.config.schema))
+      await state.lease.register()
+      await state.feed.start()
+      await state.store.sweep()
+    } catch (error) {
+      await sql.end({ timeout: 1 }).catch(() => {})
+      throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and two tables), or remove \`shared\` to keep tasks in this process.`)
+    }
+    state.every(options.config.leaseMs / 3, 'renew', () => state.renew())
+    state.every(options.config.leaseMs / 2, 'reap', () => state.reap())
+    return state
+  }
+
+  get hostId(): string {
+    return this.lease.id
+  }
+
+  /** The request handler of this host (it runs `executor`'s tasks, and answers for other hosts'). */
+  handlerFor(card: AgentCard, executor: AgentExecutor): SharedRequestHandler {
+    this.executor = executor
+    return this.handler = new SharedRequestHandler(card, executor, {
+      store: this.store, buses: this.buses, feed: this.feed, cancelWaitMs: this.options.config.cancelWaitMs,
+    })
+  }
+
+  /** Stops the timers and the feed, ends the lease (its unfinished tasks are failed by the next reap) and closes the pool. */
+  async close(): Promise<void> {
+    this.closed = true
+    for (const timer of this.timers.splice(0)) clearInterval(timer)
+    await Promise.all(this.busy.values())
+    await this.feed.stop()
+    await this.lease.release().catch(() => {})
+    await this.sql.end({ timeout: 2 }).catch(() => {})
+  }
+
+  private every(ms: number, name: string, job: () => Promise<void>): void {
+    const timer = setInterval(() => {
+      if (this.busy.has(name) || this.closed) return
+      this.busy.set(name, job().catch((error: Error) => {
+        if (!this.closed) this.options.log.warn('shared state: %s failed: %s', name, error.message)
+      }).finally(() => this.busy.delete(name)))
+    }, Math.max(100, Math.floor(ms)))
+    timer.unref()
+    this.timers.push(timer)
+  }
+
+  /**
+   * Renews the lease. A lost one (expired before renewal: the database or this process stalled)
+   * fails this host's unfinished tasks as any reaper would (HOST_LOST, never "canceled"), stops
+   * their runs here, and only then takes a new lease, so nothing of the old one is saved under it.
+   */
+  private async renew(): Promise<void> {
+    if (await this.lease.renew() || this.closed) return
+    const lost = this.lease.id
+    this.options.log.warn('shared state: the lease %s expired before it was renewed (the database or this process stalled); its tasks are failed and their runs stopped here', lost)
+    await this.lease.reap()
+    for (const key of this.buses.keys()) {
+      const local = this.buses.get(key)
+      const bus = local && this.buses.getByTaskId(local.taskId, local.context)
+      if (bus) await this.executor?.cancelTask(local.taskId, bus)
+    }
+    await this.lease.renewLost()
+  }
+
+  private async reap(): Promise<void> {
+    const reaped = await this.lease.reap()
+    if (reaped) this.options.log.info('shared state: %d task(s) of lost hosts marked failed', reaped)
+    const orphans = await this.lease.reapOwn((ref) => this.buses.has(keyOfRef(ref)))
+    if (orphans) this.options.log.warn('shared state: %d task(s) of this host ended without their final state saved; marked failed', orphans)
+    await this.store.sweep()
+  }
+
+  /** A cancel another host forwarded: acted on only when the task runs here. */
+  private async cancelHere(ref: TaskRef): Promise<void> {
+    const local = this.buses.get(keyOfRef(ref))
+    if (local) await this.cancelLocal(local.taskId, local.context)
+  }
+
+  private async cancelLocal(taskId: string, context: Parameters<SharedRequestHandler['cancelTask']>[1] | undefined): Promise<void> {
+    if (!this.handler || !context) return
+    await this.handler.cancelTask({ tenant: context.tenant ?? '', id: taskId, metadata: undefined }, context).catch(() => {})
+  }
+}
+
+/** The URL without its password, for messages. */
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@')
+}

@@ -1,0 +1,242 @@
+// Two serve-a2a hosts sharing their tasks in PostgreSQL (`shared`): any host answers GetTask,
+// ListTasks, SubscribeToTask and CancelTask for a task another host runs; a host whose lease
+// expires has its unfinished tasks failed by another host, and stops running them itself.
+import { randomUUID } from 'node:crypto'
+import { expect } from 'chai'
+import AgentRuntime, { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
+import ToolRegistry from '@cordis-subagents/tools'
+import { Context } from 'cordis'
+import A2aServer, { ServeA2aError } from '../src/index.js'
+import { namesOf } from '../src/shared-schema.js'
+import { TaskFeed } from '../src/task-feed.js'
+import { bearer, rpc, serve, type Served } from './helpers.js'
+import { dropSchema, freshSchema, PG_URL, withPg } from './shared-support.js'
+
+const TOKEN = 'shared-state-token-0123456789'
+const V1 = { 'A2A-Version': '1.0', ...bearer(TOKEN) }
+
+/** A model that holds a task whose prompt says `hold` until released or aborted; counts runs and aborts. */
+function holdingModel() {
+  const state = { calls: 0, aborted: 0, release: () => {} }
+  let gate = new Promise<void>((resolve) => { state.release = resolve })
+  const script = async (request: GenerateRequest) => {
+    state.calls++
+    const prompt = request.messages.find((message) => message.role === 'user')?.content ?? ''
+    if (prompt.includes('hold')) {
+      await new Promise<void>((resolve, reject) => {
+        request.signal.addEventListener('abort', () => { state.aborted++; reject(request.signal.reason) }, { once: true })
+        void gate.then(resolve)
+      })
+    }
+    return ScriptedModel.text(`answer to ${prompt}`)
+  }
+  return { state, script, reset: () => { gate = new Promise<void>((resolve) => { state.release = resolve }) } }
+}
+
+function send(url: string, text: string, returnImmediately = false) {
+  return rpc(url, {
+    jsonrpc: '2.0', id: 1, method: 'SendMessage',
+    params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] }, configuration: { returnImmediately } },
+  }, V1)
+}
+
+function call(url: string, method: string, params: Record<string, unknown>) {
+  return rpc(url, { jsonrpc: '2.0', id: 2, method, params }, V1)
+}
+
+async function until<T>(check: () => T | Promise<T>, what: string, ms = 15_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const value = await check()
+    if (value) return value as NonNullable<T>
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+/** The SSE `data:` events of a streaming JSON-RPC call, parsed, until the stream ends. */
+async function sse(url: string, method: string, params: unknown): Promise<any[]> {
+  const response = await fetch(`${url}/a2a/jsonrpc`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', ...V1 },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 3, method, params }),
+  })
+  const text = await response.text()
+  return text.split('\n').filter((line) => line.startsWith('data:')).map((line) => JSON.parse(line.slice(5)))
+}
+
+describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
+  this.timeout(60_000)
+  let schema: string
+  const hosts: Served[] = []
+
+  async function host(name: string, model: ReturnType<typeof holdingModel>, extra: Record<string, unknown> = {}): Promise<Served> {
+    const shared = { url: PG_URL, schema, hostName: name, leaseMs: 1000, ...extra }
+    const served = await serve({ tokens: [TOKEN], shared: shared as never }, model.script)
+    hosts.push(served)
+    return served
+  }
+
+  beforeEach(async () => {
+    schema = freshSchema()
+    await withPg(async () => {})
+  })
+
+  afterEach(async () => {
+    for (const served of hosts.splice(0)) await served.ctx.stop()
+    await dropSchema(schema)
+  })
+
+  it('a task run on one host is read, listed and followed to its end on another', async () => {
+    const modelA = holdingModel()
+    const a = await host('host-a', modelA)
+    const b = await host('host-b', holdingModel())
+    const done = await send(a.server.url, 'plain question')
+    const id: string = done.body.result.task.id
+    const got = await call(b.server.url, 'GetTask', { id })
+    expect(got.body.result.status.state).to.equal('TASK_STATE_COMPLETED')
+    expect(JSON.stringify(got.body.result.artifacts)).to.include('answer to plain question')
+    const listed = await call(b.server.url, 'ListTasks', { includeArtifacts: true })
+    expect(listed.body.result.tasks.map((task: { id: string }) => task.id)).to.deep.equal([id])
+
+    // A running task: resubscribe on B sees the task, then A's answer and the final state.
+    const started = await send(a.server.url, 'hold this', true)
+    const held: string = started.body.result.task.id
+    await until(() => a.server.runningTasks === 1, 'the task runs on A')
+    const following = sse(b.server.url, 'SubscribeToTask', { id: held })
+    await until(async () => (await call(b.server.url, 'GetTask', { id: held })).body.result.status.state === 'TASK_STATE_WORKING', 'B sees it working')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    modelA.state.release()
+    const events = await following
+    const kinds = events.map((event) => Object.keys(event.result)[0])
+    expect(kinds[0], JSON.stringify(events)).to.equal('task')
+    expect(JSON.stringify(events)).to.include('answer to hold this')
+    expect(events.at(-1).result.statusUpdate.status.state).to.equal('TASK_STATE_COMPLETED')
+    expect(modelA.state.calls).to.equal(2)
+    expect(b.model.callCount).to.equal(0)
+  })
+
+  it('cancel through another host reaches the host running the task: its run is aborted and the task ends canceled', async () => {
+    const modelA = holdingModel()
+    const modelB = holdingModel()
+    const a = await host('host-a', modelA)
+    const b = await host('host-b', modelB)
+    const started = await send(a.server.url, 'hold then cancel', true)
+    const id: string = started.body.result.task.id
+    await until(() => modelA.state.calls === 1, 'the model runs on A')
+    const canceled = await call(b.server.url, 'CancelTask', { id })
+    expect(canceled.body.result?.status?.state, JSON.stringify(canceled.body)).to.equal('TASK_STATE_CANCELED')
+    expect(modelA.state.aborted).to.equal(1)
+    await until(() => a.server.runningTasks === 0, 'A\'s run ended')
+    expect(modelB.state.calls).to.equal(0)
+    // A finished task is not cancelable, from any host, and an unknown id is not found.
+    const again = await call(a.server.url, 'CancelTask', { id: (await send(b.server.url, 'quick')).body.result.task.id })
+    expect(again.body.error?.message).to.match(/not cancelable/i)
+    // A message on a task that runs (or waits for an answer) on another host is refused there, naming the host.
+    modelA.reset()
+    const callsOnB = modelB.state.calls
+    const held: string = (await send(a.server.url, 'hold for a follow-up', true)).body.result.task.id
+    await until(() => modelA.state.calls === 2, 'the second task runs on A')
+    const followUp = await call(b.server.url, 'SendMessage', {
+      message: { messageId: randomUUID(), taskId: held, role: 'ROLE_USER', parts: [{ text: 'the answer' }] },
+    })
+    expect(followUp.body.error?.message, JSON.stringify(followUp.body)).to.match(new RegExp(`${held} waits on another host \\(host-a\\)`))
+    expect(modelB.state.calls).to.equal(callsOnB)
+    expect((await call(b.server.url, 'CancelTask', { id: held })).body.result?.status?.state).to.equal('TASK_STATE_CANCELED')
+    const unknown = await call(b.server.url, 'CancelTask', { id: randomUUID() })
+    expect(unknown.body.error?.message).to.match(/not found/i)
+  })
+
+  it('a host whose lease expires: another host fails its unfinished task (HOST_LOST), and the host stops the run itself', async () => {
+    const modelA = holdingModel()
+    const a = await host('host-a', modelA)
+    const b = await host('host-b', holdingModel())
+    const started = await send(a.server.url, 'hold while the lease goes', true)
+    const id: string = started.body.result.task.id
+    await until(() => modelA.state.calls === 1, 'the model runs on A')
+    // As if host-a had stalled past its lease: its row expires (by the database's clock).
+    const lost = a.server.sharedHostId!
+    await withPg((sql) => sql.unsafe(`UPDATE "${schema}".a2a_hosts SET lease_until = now() - interval '1 second' WHERE id = $1`, [lost]))
+    const failed = await until(async () => {
+      const got = await call(b.server.url, 'GetTask', { id })
+      return got.body.result.status.state === 'TASK_STATE_FAILED' ? got.body.result : undefined
+    }, 'the task is failed by a reaper')
+    expect(JSON.stringify(failed.status.message)).to.match(/host-a .*stopped renewing its lease/)
+    expect(failed.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: 'host-a', stopReason: 'error' })
+    // host-a notices at its next renewal: it aborts the run (nothing keeps running) and takes a new lease.
+    await until(() => modelA.state.aborted === 1, 'host-a aborted its run')
+    await until(() => a.server.runningTasks === 0, 'host-a has no running task')
+    expect(a.server.sharedHostId).to.not.equal(lost)
+    // Its late write (canceled) did not change the failed task.
+    const after = await call(b.server.url, 'GetTask', { id })
+    expect(after.body.result.status.state).to.equal('TASK_STATE_FAILED')
+    expect(modelA.state.calls).to.equal(1)
+  })
+
+  it('a task whose final state was never saved (a database error then) is failed by its own host (STATE_LOST), not left working', async () => {
+    const a = await host('host-a', holdingModel())
+    const done = await send(a.server.url, 'finished, but the end is lost')
+    const id: string = done.body.result.task.id
+    // As if the final save had failed: the row still says working, its last update a while ago.
+    await withPg((sql) => sql.unsafe(`UPDATE "${schema}".a2a_tasks SET state = 2, updated_at = now() - interval '10 seconds',
+      task = jsonb_set(task, '{status,state}', '2') WHERE id = $1`, [id]))
+    const failed = await until(async () => {
+      const got = await call(a.server.url, 'GetTask', { id })
+      return got.body.result.status.state === 'TASK_STATE_FAILED' ? got.body.result : undefined
+    }, 'host-a fails its orphan')
+    expect(failed.metadata.cordisSubagents).to.deep.include({ code: 'STATE_LOST', host: 'host-a' })
+    expect(JSON.stringify(failed.status.message)).to.include('its final state could not be saved')
+  })
+
+  it('the store is bounded across hosts (maxStoredTasks) and a stopped host leaves no connection behind', async () => {
+    const a = await host('host-bound-a', holdingModel(), {})
+    hosts.pop()
+    await a.ctx.stop()
+    const bounded = await serve({ tokens: [TOKEN], maxStoredTasks: 4, maxConcurrentTasks: 2, taskTtl: 600_000, shared: { url: PG_URL, schema, hostName: 'host-bound', leaseMs: 1000 } as never }, holdingModel().script)
+    hosts.push(bounded)
+    const ids: string[] = []
+    for (let i = 0; i < 10; i++) ids.push((await send(bounded.server.url, `task ${i}`)).body.result.task.id)
+    const count = () => withPg(async (sql) => Number((await sql.unsafe(`SELECT count(*) AS n FROM "${schema}".a2a_tasks`))[0].n))
+    await until(async () => await count() <= 4, 'the sweep evicts down to maxStoredTasks')
+    await until(() => bounded.server.storedTasks > 0 && bounded.server.storedTasks <= 4, 'storedTasks reports the shared count')
+    // The least recently updated go first: the newest is kept, the oldest is gone.
+    expect((await call(bounded.server.url, 'GetTask', { id: ids[9] })).body.result?.id).to.equal(ids[9])
+    expect((await call(bounded.server.url, 'GetTask', { id: ids[0] })).body.error?.message).to.match(/not found/i)
+    hosts.pop()
+    await bounded.ctx.stop()
+    const open = await withPg((sql) => sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'serve-a2a host-bound%'`)
+    expect(open[0].n).to.equal(0)
+  })
+
+  it('a follower re-reads its task every lease even when no notification comes (one lost while reconnecting)', async () => {
+    await withPg(async (sql) => {
+      const feed = new TaskFeed(sql, namesOf(schema), () => {}, 150)
+      const watch = feed.watch({ tenant: '', scope: 'credential-1', id: 'nobody-notifies-this' })!
+      expect(await watch.changed()).to.equal(true)
+      const closed = watch.changed()
+      watch.close()
+      expect(await closed).to.equal(false)
+      expect(feed.watching).to.equal(0)
+      await feed.stop()
+    })
+  })
+
+  it('fails loudly: a URL variable not set, both url forms, a database that does not answer (the password never shown)', async () => {
+    const load = (shared: Record<string, unknown>) => () => new A2aServer(new Context(), { tokens: [TOKEN], shared } as never)
+    expect(load({ urlFromEnv: 'SERVE_A2A_NOT_SET_ANYWHERE' })).to.throw(ServeA2aError, /SERVE_A2A_NOT_SET_ANYWHERE is not set/).with.property('code', 'MISSING_CREDENTIAL')
+    expect(load({ url: PG_URL, urlFromEnv: 'X' })).to.throw(ServeA2aError, /not both/).with.property('code', 'INVALID_CONFIG')
+    expect(load({ url: 'mysql://x' })).to.throw(ServeA2aError, /postgres:\/\//).with.property('code', 'INVALID_CONFIG')
+    const ctx = new Context()
+    const errors: Error[] = []
+    ctx.on('internal/error', (error: Error) => { errors.push(error) })
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(AgentRuntime, {})
+    ctx.plugin(A2aServer, { tokens: [TOKEN], shared: { url: 'postgres://nobody:secret-pass@127.0.0.1:1/none', schema } } as never)
+    await ctx.start()
+    await ctx.lifecycle.flush()
+    await until(() => errors.length, 'the load fails')
+    expect(errors[0]).to.be.instanceOf(ServeA2aError).with.property('code', 'STORE_UNAVAILABLE')
+    expect(errors[0].message).to.include('127.0.0.1:1').and.not.include('secret-pass')
+    expect(ctx.get('a2aServer')?.url ?? '').to.equal('')
+    await ctx.stop()
+  })
+})

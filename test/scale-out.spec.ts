@@ -1,0 +1,253 @@
+// The scale-out deployment, run for real on loopback by deploy/scale-out/run.sh: PostgreSQL (the
+// shared task store), 3 serving hosts of the quick start's agent, nginx in front. The parent here
+// is a real cordis app delegating through provider-a2a to nginx's URL. It checks: 300 delegations
+// spread over the hosts, each run once; cancel through another host than the one running the task;
+// one trace across hosts; one tree budget across hosts; a host SIGKILLed mid-task (its tasks end
+// with a clear error within the lease, nothing hangs, nothing runs twice). Fails, never skips,
+// without PostgreSQL or nginx (run.sh says how to get them).
+import { execFileSync } from 'node:child_process'
+import { expect } from 'chai'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { ScriptedModel } from '@cordis-subagents/agent'
+import type { SubagentResult } from '@cordis-subagents/subagents-service'
+import * as a2a from '@cordis-subagents/provider-a2a'
+import * as SubagentTool from '@cordis-subagents/subagent-tool'
+import Telemetry from '@cordis-subagents/telemetry'
+import { REMOTE_PROMPT } from '@cordis-subagents/quickstart/demo-model'
+import * as workspaceTools from '@cordis-subagents/quickstart/workspace-tools'
+import { alive, ROOT } from './helpers.js'
+import { type Host, startHost } from './support/host.js'
+import { type ScaleOut, startScaleOut } from './support/scale-out.js'
+
+const DELEGATIONS = 300
+/** Delegations in flight at once: under the hosts' 3 × 16 task slots. */
+const IN_FLIGHT = 24
+const LEASE_MS = 3000
+const prompt = (job: string, tags = '') => `${REMOTE_PROMPT} (list_files on ".") and say which are directories. [job:${job}]${tags}`
+
+async function until<T>(check: () => T | Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const value = await check()
+    if (value) return value as NonNullable<T>
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** Runs `jobs` with at most `limit` at once. */
+async function pool<T>(count: number, limit: number, job: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count)
+  let next = 0
+  await Promise.all(Array.from({ length: limit }, async () => {
+    while (next < count) {
+      const index = next++
+      results[index] = await job(index)
+    }
+  }))
+  return results
+}
+
+describe('scale-out: 3 hosts behind nginx with shared state in PostgreSQL (deploy/scale-out/run.sh)', function () {
+  this.timeout(110_000)
+  let deployment: ScaleOut
+  let host: Host
+  let exporter: InMemorySpanExporter
+
+  before(async function () {
+    this.timeout(150_000)
+    execFileSync(process.execPath, [`${ROOT}/node_modules/typescript/bin/tsc`, '-b'], { cwd: ROOT, stdio: 'pipe' })
+    deployment = await startScaleOut({ SCALE_OUT_LEASE_MS: String(LEASE_MS), SCALE_OUT_TRACES: '1', SCALE_OUT_MODEL_DELAY: '5' })
+    exporter = new InMemorySpanExporter()
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+    host = await startHost({
+      subagents: { maxChildren: 64 },
+      before(ctx) {
+        ctx.plugin(Telemetry, { tracerProvider: provider })
+        // The parent's tools are the ceiling it sends along: the remote agent may use list_files because the parent may.
+        ctx.plugin(workspaceTools, { root: ROOT } as never)
+        ctx.plugin(a2a, { name: 'remote', url: deployment.url, bearerToken: deployment.token, cancelGrace: 10_000 } as a2a.Config)
+        ctx.plugin(SubagentTool, { provider: 'remote', toolName: 'subagent_remote' })
+      },
+    })
+    await host.ctx.subagents.ready('remote', { timeout: 30_000 })
+  })
+
+  after(async function () {
+    this.timeout(60_000)
+    await host?.stop()
+    if (!deployment) return
+    const code = await deployment.stop()
+    expect(code, deployment.stderr()).to.equal(0)
+    for (const pid of [...deployment.hosts.map((h) => h.pid), deployment.nginxPid]) expect(alive(pid), `pid ${pid} after run.sh stopped`).to.equal(false)
+  })
+
+  /** One delegation through nginx, disposed after; its result. */
+  type Started = { cancel(reason?: string): void; info: { childId?: string } }
+  async function delegate(text: string, parent = host.ctx.agents.create(), onRun?: (run: Started) => void): Promise<SubagentResult> {
+    const run = await host.ctx.subagents.delegate('remote', { prompt: text, parent, signal: new AbortController().signal })
+    onRun?.(run)
+    try {
+      return await run.result
+    } finally {
+      await run.dispose()
+    }
+  }
+
+  const hostOfPid = (output: string) => {
+    const pid = Number(/pid (\d+)\)/.exec(output)?.[1])
+    return deployment.hosts.find((h) => h.pid === pid)?.name ?? `unknown pid ${pid}`
+  }
+
+  it(`${DELEGATIONS} delegations through nginx complete, spread over the 3 hosts, each run exactly once`, async () => {
+    const parents = Array.from({ length: DELEGATIONS / 10 }, () => host.ctx.agents.create())
+    const results = await pool(DELEGATIONS, IN_FLIGHT, (i) => delegate(prompt(`d${i}`), parents[i % parents.length]))
+    await Promise.all(parents.map((parent) => parent.dispose()))
+    const perHost = new Map<string, number>()
+    for (const result of results) {
+      expect(result.stopReason, result.diagnostic).to.equal('completed')
+      expect(result.output).to.match(/top-level entries; directories: .*packages/)
+      perHost.set(hostOfPid(result.output), (perHost.get(hostOfPid(result.output)) ?? 0) + 1)
+    }
+    console.log(`      per host: ${[...perHost].map(([name, n]) => `${name} ${n}`).join(', ')}`)
+    expect([...perHost.keys()].sort()).to.deep.equal(deployment.hosts.map((h) => h.name).sort())
+    for (const [name, n] of perHost) expect(n, name).to.be.at.least(DELEGATIONS / 10)
+    // Executions, counted by the model at the edge: every job started once, on the host that answered it.
+    const starts = deployment.calls().filter((call) => call.job.startsWith('d') && call.step === 1)
+    expect(starts).to.have.length(DELEGATIONS)
+    expect(new Set(starts.map((call) => call.job)).size).to.equal(DELEGATIONS)
+    for (const [name, n] of perHost) expect(starts.filter((call) => call.host === name), name).to.have.length(n)
+  })
+
+  it('cancel through another host than the one running the task: the running host stops it, every host reads it canceled', async () => {
+    const [a, b, c] = deployment.hosts
+    const call = (url: string, method: string, params: unknown) => rpc(deployment, url, method, params)
+    const sent = await call(a.url, 'SendMessage', {
+      message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text: prompt('cancel-1', ' [hold]') }] },
+      configuration: { returnImmediately: true },
+    })
+    const id: string = sent.result.task.id
+    await until(() => deployment.calls().some((x) => x.job === 'cancel-1'), 'the task runs on host-a')
+    const canceled = await call(b.url, 'CancelTask', { id })
+    expect(canceled.result?.status?.state, JSON.stringify(canceled)).to.equal('TASK_STATE_CANCELED')
+    expect((await call(c.url, 'GetTask', { id })).result.status.state).to.equal('TASK_STATE_CANCELED')
+    expect(deployment.calls().filter((x) => x.job === 'cancel-1')).to.deep.equal([{ host: a.name, job: 'cancel-1', step: 1 }])
+
+    // The same through provider-a2a and nginx: run.cancel() sends CancelTask to whichever host nginx picks.
+    const result = await delegate(prompt('cancel-2', ' [hold]'), undefined, (run) => {
+      void until(() => deployment.calls().some((x) => x.job === 'cancel-2'), 'cancel-2 runs').then(() => run.cancel('the test cancels'))
+    })
+    expect(result.stopReason, result.diagnostic).to.equal('aborted')
+    expect(result.diagnostic ?? '').to.match(/canceled/i)
+    expect(deployment.calls().filter((x) => x.job === 'cancel-2')).to.have.length(1)
+  })
+
+  it('one trace across hosts: each remote task continues the parent\'s trace under its delegating call', async () => {
+    exporter.reset()
+    const jobs = ['t1', 't2', 't3']
+    host.ctx.agents.registerModel('fan-out', new ScriptedModel([
+      { toolCalls: jobs.map((job) => ({ name: 'subagent_remote', input: { description: `part ${job}`, prompt: prompt(job, ' [wait:400]') } })) },
+      { text: 'gathered' },
+    ]))
+    const parent = host.ctx.agents.create({ model: 'fan-out' })
+    const run = await parent.run('fan out over the hosts')
+    await parent.dispose()
+    expect(run.text).to.equal('gathered')
+    const ours = exporter.getFinishedSpans()
+    const root = ours.find((span) => span.name.startsWith('invoke_agent') && !span.parentSpanContext)
+    expect(root, ours.map((span) => span.name).join(', ')).to.not.equal(undefined)
+    const traceId = root!.spanContext().traceId
+    const delegating = ours.filter((span) => span.name === 'subagent remote')
+    expect(delegating).to.have.length(3)
+    expect(delegating.every((span) => span.spanContext().traceId === traceId)).to.equal(true)
+    const remote = await until(() => {
+      const found = deployment.spans().filter((span) => span.traceId === traceId && span.name === 'invoke_agent a2a')
+      return found.length === 3 ? found : undefined
+    }, 'the hosts exported the three remote runs')
+    expect(remote.map((span) => span.parentSpanId).sort()).to.deep.equal(delegating.map((span) => span.spanContext().spanId).sort())
+    const hosts = new Set(remote.map((span) => span.host))
+    console.log(`      the trace's remote runs ran on: ${[...hosts].join(', ')}`)
+    expect(hosts.size).to.be.at.least(2)
+    // Every span the hosts wrote for these runs (model calls, tools) is in the same trace.
+    const runIds = new Set(remote.map((span) => span.spanId))
+    const children = deployment.spans().filter((span) => span.parentSpanId && runIds.has(span.parentSpanId))
+    expect(children.length).to.be.at.least(3 * 3)
+    expect(children.every((span) => span.traceId === traceId)).to.equal(true)
+  })
+
+  it('one tree budget across hosts: children on different hosts report their spend, the parent stops them at its limit', async () => {
+    const MAX_STEPS = 6
+    const jobs = ['b1', 'b2', 'b3']
+    host.ctx.agents.registerModel('budget-root', new ScriptedModel([
+      { toolCalls: jobs.map((job) => ({ name: 'subagent_remote', input: { description: `loop ${job}`, prompt: prompt(job, ' [loop] [wait:600]') } })) },
+      { text: 'done' },
+    ]))
+    const parent = host.ctx.agents.create({ model: 'budget-root', budget: { maxSteps: MAX_STEPS } })
+    const result = await parent.run('fan out under a budget')
+    const toolResults = parent.transcript.messages.filter((message) => message.role === 'tool')
+    expect(toolResults).to.have.length(jobs.length)
+    for (const message of toolResults) {
+      expect(message.isError, message.content).to.equal(true)
+      expect(message.content).to.match(/budget/i)
+    }
+    const calls = deployment.calls().filter((call) => jobs.includes(call.job))
+    const hosts = new Set(calls.map((call) => call.host))
+    console.log(`      tree budget across hosts (${[...hosts].join(', ')}): root ${result.steps} + children ${calls.length} model calls (bound ${MAX_STEPS + jobs.length})`)
+    expect(hosts.size).to.be.at.least(2)
+    expect(result.steps + calls.length).to.be.at.most(MAX_STEPS + jobs.length)
+    expect(parent.budget.spent.steps).to.be.at.least(Math.min(result.steps + calls.length, MAX_STEPS + 1))
+    await parent.dispose()
+  })
+
+  it('a host SIGKILLed mid-task: its tasks end with a clear error within the lease, the others finish, nothing hangs or runs twice', async () => {
+    const jobs = Array.from({ length: 6 }, (_, i) => `k${i}`)
+    const started = new Map<string, Started>()
+    const results = jobs.map((job) => delegate(prompt(job, ' [hold]'), undefined, (run) => started.set(job, run)))
+    // Mid-task: every host acknowledged its task (the parent's run started: the stream's first event
+    // came) and its model is working on it.
+    const running = await until(() => {
+      const starts = deployment.calls().filter((call) => jobs.includes(call.job))
+      return starts.length === jobs.length && started.size === jobs.length ? starts : undefined
+    }, 'the six tasks run')
+    const victim = deployment.hosts.find((h) => running.some((call) => call.host === h.name && alive(h.pid)))!
+    const lost = running.filter((call) => call.host === victim.name).map((call) => call.job)
+    const kept = jobs.filter((job) => !lost.includes(job))
+    console.log(`      SIGKILL ${victim.name}: its tasks ${lost.join(', ')}; the others ${kept.join(', ')}`)
+    process.kill(victim.pid, 'SIGKILL')
+    // The parent's runs of the lost tasks end as errors (the stream broke), without waiting for anything.
+    for (const job of lost) {
+      const result = await results[jobs.indexOf(job)]
+      expect(result.stopReason, `${job}: ${result.diagnostic}`).to.equal('error')
+      expect(result.diagnostic).to.match(/stream|connection|terminated|socket|ended/i)
+    }
+    // The shared store marks them failed within the lease: any surviving host answers GetTask (through nginx).
+    for (const job of lost) {
+      const task = await until(async () => {
+        const got = await rpc(deployment, deployment.url, 'GetTask', { id: started.get(job)!.info.childId })
+        return got.result?.status?.state === 'TASK_STATE_FAILED' ? got.result : undefined
+      }, `${job} is failed in the shared store`, LEASE_MS * 10)
+      expect(JSON.stringify(task.status.message)).to.include(`The host ${victim.name} that ran this task stopped renewing its lease`)
+      expect(task.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: victim.name })
+    }
+    // The other hosts' tasks were untouched: they still run; cancel them (through nginx) and they end aborted.
+    for (const job of kept) started.get(job)!.cancel('the test is done')
+    for (const job of kept) expect((await results[jobs.indexOf(job)]).stopReason, job).to.equal('aborted')
+    // Nothing ran twice, and new delegations go to the surviving hosts.
+    expect(deployment.calls().filter((call) => jobs.includes(call.job))).to.have.length(jobs.length)
+    const after = await Promise.all([1, 2, 3, 4].map((i) => delegate(prompt(`after-${i}`))))
+    for (const result of after) {
+      expect(result.stopReason, result.diagnostic).to.equal('completed')
+      expect(hostOfPid(result.output)).to.not.equal(victim.name)
+    }
+  })
+})
+
+/** A JSON-RPC call (A2A 1.0) with the deployment's token, to nginx or to one host directly. */
+async function rpc(deployment: ScaleOut, url: string, method: string, params: unknown): Promise<any> {
+  const response = await fetch(`${url}/a2a/jsonrpc`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', Authorization: `Bearer ${deployment.token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  })
+  return response.json()
+}
