@@ -25,7 +25,7 @@ export function questionMeta(question: PendingQuestion): Record<string, unknown>
   return { [CROSSING_KEY]: { [QUESTION_KEY]: value } }
 }
 
-/** The question in a `_meta` / `metadata` object (the one holding `cordisSubagents`), or undefined when there is none or it is malformed. */
+/** The question in a `_meta` / `metadata` object (the one holding `cordisSubagents`); undefined when there is none or it is malformed. */
 export function questionFromMeta(meta: unknown): PendingQuestion | undefined {
   const given = isRecord(meta) ? meta[CROSSING_KEY] : undefined
   if (!isRecord(given) || given[QUESTION_KEY] === undefined) return undefined
