@@ -70,7 +70,7 @@ function codesOf(error: unknown): string[] {
 }
 
 /** The request never reached the host (refused, no such host, unreachable, TLS refused). */
-export function isConnectFailure(error: unknown): boolean {
+function isConnectFailure(error: unknown): boolean {
   return codesOf(error).some((code) => CONNECT_CODES.has(code) || code.startsWith('ERR_TLS_') || code.startsWith('CERT_'))
 }
 
@@ -83,7 +83,7 @@ export function isNetworkFailure(error: unknown): boolean {
 }
 
 /** 5xx but 504: the host (or the gateway before it) says it did not take the request. */
-export function isRefusingStatus(status: number | undefined): boolean {
+function isRefusingStatus(status: number | undefined): boolean {
   return status !== undefined && status >= 500 && status <= 599 && status !== 504
 }
 
