@@ -155,7 +155,7 @@ for (const mode of RUN_MODES) {
       expect(server.sends.map((send) => send.followUp?.taskId)).to.deep.equal([undefined, run.childId])
     })
 
-    it('restore with several endpoints: the checkpoint names the host that took the task; a fresh pool reattaches there, not on the other host', async () => {
+    it('restore with several endpoints: the checkpoint names the host that took the task; a fresh pool reattaches on that host and the answer completes the task there', async () => {
       const other = mode.version === '1.0' ? await startScriptedServer(mode) : await startScriptedServerV03(mode)
       try {
         const { run, first } = await park('input')
