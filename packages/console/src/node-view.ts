@@ -108,8 +108,8 @@ export function backgroundTaskOf(host: ViewHost, node: NodeRecord): BackgroundTa
 
 /**
  * How the child is reached. In-process children are seen by the agent observer (fork: the
- * provider inherits the parent's context); provider-acp reports how it got its agent process
- * (`origin`) when it pools processes; provider-a2a describes itself as "over A2A"; else a
+ * provider inherits the parent's context); provider-a2a carries its remote's agent card;
+ * provider-acp reports how it got its agent process (`origin`) when it pools processes; else a
  * description naming ACP or A2A, or the providers' default names. Config `transports` overrides it.
  */
 function transportOf(host: ViewHost, node: NodeRecord): Transport | 'root' {
@@ -118,6 +118,8 @@ function transportOf(host: ViewHost, node: NodeRecord): Transport | 'root' {
   if (configured) return configured
   const provider = host.subagents.get(node.provider)
   if (node.agent) return provider?.inheritsParentContext ? 'fork' : 'spawn'
+  // provider-a2a carries the remote's agent card (its `origin` is the host that took the task).
+  if (provider && 'card' in provider && 'protocol' in provider) return 'a2a'
   if (node.origin) return 'acp'
   const description = provider?.description ?? ''
   if (/\bA2A\b/.test(description)) return 'a2a'
