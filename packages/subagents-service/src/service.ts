@@ -7,6 +7,9 @@
 //   → result                        the provider's result, normalised (outcome.ts); subagent/end
 //   → dispose                       the provider's dispose; slots released
 // Background: the tool records a task (background.ts), begins on this same path, binds the two.
+// Parked: a `pending` result asks a question; the run parks (parking.ts) and `resume(answer)`
+//   continues it to its next result; host verbs by run id in host-verbs.ts. Each state change is
+//   written to the journal (journal.ts; journal-*.ts when ctx.checkpoints is loaded).
 import { Context, Logger, Service } from 'cordis'
 import type { Budget } from '@cordis-subagents/agent'
 import { Config, resolveConfig } from './config.js'
