@@ -7,9 +7,8 @@
 //   → result                        the provider's result, normalised (outcome.ts); subagent/end
 //   → dispose                       the provider's dispose; slots released
 // Background: the tool records a task (background.ts), begins on this same path, binds the two.
-// Parked: a `pending` result asks a question; the run parks (parking.ts) and `resume(answer)`
-//   continues it to its next result; host verbs by run id in host-verbs.ts. Each state change is
-//   written to the journal (journal.ts; journal-*.ts when ctx.checkpoints is loaded).
+// Parked: a `pending` result parks the run (parking.ts); `resume(answer)` continues it (host verbs:
+//   host-verbs.ts). Each state change goes to the journal (journal.ts; journal-*.ts with ctx.checkpoints).
 import { Context, Logger, Service } from 'cordis'
 import type { Budget } from '@cordis-subagents/agent'
 import { Config, resolveConfig } from './config.js'
@@ -46,7 +45,6 @@ interface Checked {
 }
 
 const noop = () => {}
-
 
 declare module 'cordis' {
   interface Context {
