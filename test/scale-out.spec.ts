@@ -177,9 +177,12 @@ describe('scale-out: 3 hosts behind nginx with shared state in PostgreSQL (deplo
 
   it('one tree budget across hosts: children on different hosts report their spend, the parent stops them at its limit', async () => {
     const MAX_STEPS = 6
+    // Each child model call takes 2 s, so a child's spend report and the parent's cancel have 2 s to
+    // cross nginx before that child could start one more call: the bound below allows one call in
+    // flight per child past the limit, and no more.
     const jobs = ['b1', 'b2', 'b3']
     host.ctx.agents.registerModel('budget-root', new ScriptedModel([
-      { toolCalls: jobs.map((job) => ({ name: 'subagent_remote', input: { description: `loop ${job}`, prompt: prompt(job, ' [loop] [wait:600]') } })) },
+      { toolCalls: jobs.map((job) => ({ name: 'subagent_remote', input: { description: `loop ${job}`, prompt: prompt(job, ' [loop] [wait:2000]') } })) },
       { text: 'done' },
     ]))
     const parent = host.ctx.agents.create({ model: 'budget-root', budget: { maxSteps: MAX_STEPS } })
