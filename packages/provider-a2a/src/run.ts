@@ -1,7 +1,7 @@
 import type { StreamResponse } from '@a2a-js/sdk'
 import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import {
-  type ProviderStartRequest, type RunRecord, startProviderRun, type SubagentResult, type SubagentRun, type SubagentUpdate,
+  type ProviderStartRequest, type RunRecord, SubagentError, type SubagentResult, type SubagentRun, type SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
 import { LimitError } from './bounded-fetch.js'
 import { crossingMetadata, traceHeaders } from './crossing.js'
@@ -23,26 +23,50 @@ export type { LiveRun, RunSettings } from './run-settings.js'
  * task and follows it again. Cancel sends `CancelTask`; dispose cancels a task still running or
  * waiting, stops every request of the run and waits for them.
  */
-export function startA2aRun(settings: RunSettings, request: ProviderStartRequest, record?: RunRecord): Promise<SubagentRun> {
-  return startProviderRun(request, async ({ update }) => {
-    const a2a = new A2aRun(settings, request, update)
-    settings.live.add(a2a)
-    try {
-      if (record) await a2a.reattach(record)
-      else await a2a.open()
-    } catch (error) {
-      settings.live.delete(a2a)
-      throw error
-    }
-    return {
-      ...a2a.view.taskId ? { childId: a2a.view.taskId } : {},
-      begin: () => a2a.follow(),
-      cancel: (reason) => a2a.cancel(reason),
-      resume: (answer) => a2a.resume(answer),
-      checkpoint: () => a2a.checkpoint(),
-      dispose: () => a2a.dispose().finally(() => settings.live.delete(a2a)),
-    }
-  })
+export async function startA2aRun(settings: RunSettings, request: ProviderStartRequest, record?: RunRecord): Promise<SubagentRun> {
+  const { signal } = request
+  if (signal.aborted) throw abortedStart('before the provider started it')
+  const a2a = new A2aRun(settings, request, (update) => request.onUpdate?.(update))
+  settings.live.add(a2a)
+  const dispose = () => a2a.dispose().finally(() => settings.live.delete(a2a))
+  try {
+    if (record) await a2a.reattach(record)
+    else await a2a.open()
+  } catch (error) {
+    settings.live.delete(a2a)
+    throw error
+  }
+  if (signal.aborted) {
+    await dispose()
+    throw abortedStart('while the remote agent was accepting the task; the task was cancelled')
+  }
+  // The signal aborting is a cancel; once the run is over nothing listens.
+  const onAbort = () => a2a.cancel(reasonOf(signal.reason))
+  signal.addEventListener('abort', onAbort, { once: true })
+  const track = (result: SubagentResult) => {
+    if (result.stopReason !== 'pending') signal.removeEventListener('abort', onAbort)
+    return result
+  }
+  let disposal: Promise<void> | undefined
+  const run: SubagentRun = {
+    id: request.runId,
+    result: a2a.follow().then(track),
+    cancel: (reason) => a2a.cancel(reason),
+    resume: (answer) => a2a.resume(answer).then(track),
+    checkpoint: () => a2a.checkpoint(),
+    dispose: () => disposal ??= (signal.removeEventListener('abort', onAbort), dispose()),
+  }
+  if (a2a.view.taskId) run.childId = a2a.view.taskId
+  return run
+}
+
+function abortedStart(when: string): SubagentError {
+  return new SubagentError('ABORTED', `The delegation was aborted ${when}; no child is running.`)
+}
+
+function reasonOf(reason: unknown): string | undefined {
+  if (reason === undefined) return undefined
+  return typeof reason === 'string' ? reason : describeError(reason)
 }
 
 class A2aRun implements LiveRun, Follower {
@@ -69,6 +93,8 @@ class A2aRun implements LiveRun, Follower {
   /** A restored run's recorded question: its id is kept when the task still asks it. */
   private recorded?: PendingQuestion
   private opened = false
+  /** A final result (not `pending`) settled: a later cancel does nothing. */
+  private ended = false
   private stopped = false
   private disposal?: Promise<void>
 
@@ -210,6 +236,7 @@ class A2aRun implements LiveRun, Follower {
     if (result.stopReason === 'pending' && this.recorded?.kind === result.question!.kind) result.question = { ...result.question!, id: this.recorded.id }
     this.recorded = undefined
     if (result.stopReason === 'pending' && !this.disposal) this.park(result.question!)
+    else if (result.stopReason !== 'pending') this.ended = true
     return result
   }
 
@@ -273,7 +300,7 @@ class A2aRun implements LiveRun, Follower {
 
   /** Sends `CancelTask` once (when the task is still running or waiting); the result follows from the task's state. */
   cancel(reason?: string): void {
-    if (this.cancelReason !== undefined) return
+    if (this.cancelReason !== undefined || this.ended) return
     this.cancelReason = reason || 'cancelled'
     this.graceTimer = setTimeout(() => {
       // The remote did not confirm in time: stop following it (the run ends aborted).

@@ -100,8 +100,8 @@ for (const mode of RUN_MODES) {
       await within(run.dispose(), BOUND, 'dispose')
       expect(server.cancelRequests).to.deep.equal([run.childId])
       const next = await resume(run, 'too late')
-      expect(next.stopReason).to.equal('error')
-      expect(next.diagnostic).to.match(/ended or was disposed/)
+      expect(next.stopReason).to.equal('aborted')
+      expect(next.diagnostic).to.match(/The run was disposed while it waited for an answer/)
       expect(server.sends).to.have.length(1)
     })
 
@@ -133,7 +133,7 @@ for (const mode of RUN_MODES) {
       expect((await resume(run, 'ok.txt')).stopReason).to.equal('completed')
       const again = await resume(run, 'more')
       expect(again.stopReason).to.equal('error')
-      expect(again.diagnostic).to.match(/ended or was disposed/)
+      expect(again.diagnostic).to.match(/The run is not waiting for an answer/)
       expect(server.sends).to.have.length(2)
     })
 

@@ -4,8 +4,7 @@ import {
   type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, askParentTool, type RunResult, withoutCallerTracing,
 } from '@cordis-subagents/agent'
 import {
-  type ProviderRunParts, type ProviderStartRequest, type RunRecord, startProviderRun, type SubagentProvider, type SubagentResult,
-  type SubagentRun,
+  type ProviderStartRequest, type RunRecord, SubagentError, type SubagentProvider, type SubagentResult, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
 import type { ToolView } from '@cordis-subagents/tools'
 import { forward, toSubagentResult } from './child-result.js'
@@ -70,35 +69,52 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
   }
 }
 
-async function startChild(
+/**
+ * Creates the child and hands its run over at once (creating an agent is synchronous, so no abort
+ * can land in between). The run is plain: the service's run (`Delegation`) holds the once-only
+ * guards above it; what is left here is what only this provider knows.
+ */
+function startChild(
   options: InProcessProviderOptions, request: ProviderStartRequest, create: (tools: ToolView) => Agent, restored = false,
 ): Promise<SubagentRun> {
-  let steering!: Steering
-  // The run helper rejects an aborted request before the child exists, and disposes a child whose
-  // start was aborted while it was being created: nothing is left running either way.
-  const run = await startProviderRun(request, ({ update }) => {
-    let tools = request.toolFilter ? request.parent.tools.restrict(request.toolFilter) : request.parent.tools
-    if (options.askParent) tools = tools.with(askParentTool(options.askParentTool ? { name: options.askParentTool } : {}))
-    const child = create(tools)
-    steering = new Steering(child)
-    return childParts(child, steering, options.name, request, update, restored)
-  })
-  return { ...run, send: (message: string) => steering.send(message) }
+  if (request.signal.aborted) return Promise.reject(aborted('before the provider started it; no child was created'))
+  let tools = request.toolFilter ? request.parent.tools.restrict(request.toolFilter) : request.parent.tools
+  if (options.askParent) tools = tools.with(askParentTool(options.askParentTool ? { name: options.askParentTool } : {}))
+  let child: Agent
+  try {
+    child = create(tools)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+  // Creating reads the parent (its cwd, its tools): an abort can land right there.
+  if (request.signal.aborted) {
+    return child.dispose().then(() => {
+      throw aborted('while the provider was creating its child; the child was disposed and never ran')
+    })
+  }
+  return Promise.resolve(childRun(child, options.name, request, restored))
 }
 
-/** The run's parts over one child agent: its first turn, and the verbs that continue, interrupt, wake and close it. */
-function childParts(
-  child: Agent, steering: Steering, provider: string, request: ProviderStartRequest,
-  update: Parameters<typeof forward>[1], restored: boolean,
-): ProviderRunParts {
+/**
+ * The run over one child agent: its first turn as `result`, and the verbs that continue,
+ * interrupt, wake and close it. Every verb is safe to call twice and after the end: `cancel` and
+ * `dispose` go to the agent, which ignores a second abort and disposes once.
+ */
+function childRun(child: Agent, provider: string, request: ProviderStartRequest, restored: boolean): SubagentRun {
+  const steering = new Steering(child)
+  const update = request.onUpdate
   // Progress is built only while someone takes it (the caller's onUpdate or a subagent/update listener).
   const wanted = request.wantsUpdates ?? always
-  const runOptions = { signal: request.signal, onEvent: (event: AgentEvent) => { if (wanted()) forward(event, update) } }
+  const runOptions = {
+    signal: request.signal,
+    onEvent: update ? (event: AgentEvent) => { if (wanted()) forward(event, update) } : undefined,
+  }
   const next = (prompt: string) => child.run(prompt, runOptions)
   let working: Promise<SubagentResult> | undefined
   let latest: SubagentResult | undefined
   /** Taken by `close`: the child as it was when closed (it is disposed right after). */
   let closedAt: AgentCheckpoint | undefined
+  let disposal: Promise<void> | undefined
   const segment = (first: () => Promise<RunResult>): Promise<SubagentResult> => working = steering
     .run(first, next)
     .then((result) => latest = toSubagentResult(result, provider), (error): SubagentResult => ({
@@ -113,9 +129,11 @@ function childParts(
     return result
   }
   return {
+    id: request.runId,
     childId: child.id,
     // A restored child does not run at once: it is parked (as it was) or interrupted, and waits for the host.
-    begin: () => restored ? Promise.resolve(idle()) : segment(() => child.run(request.prompt, runOptions)),
+    result: restored ? Promise.resolve(idle()) : segment(() => child.run(request.prompt, runOptions)),
+    send: (message: string) => steering.send(message),
     resume: (answer) => segment(() => child.resume(answer, runOptions)),
     interrupt: () => child.interrupt('interrupted by the host'),
     wake: () => child.inbox.size ? segment(() => child.wake(runOptions)) : Promise.resolve({
@@ -133,14 +151,15 @@ function childParts(
       steering.close()
       child.abort(request.signal.aborted ? request.signal.reason : new Error(reason ?? 'cancelled'))
     },
-    // Idempotent: aborts a turn still running and waits until it and its tools are idle, then
-    // for the result (the turn's end settles it a few ticks later; no follow-up turn starts
-    // once the child is disposed), so the run helper never has to settle it for us.
-    dispose: async () => {
-      await child.dispose()
-      await working
-    },
+    // Aborts a turn still running and waits until it and its tools are idle, then for the result
+    // (the turn's end settles it a few ticks later; no follow-up turn starts once the child is
+    // disposed), so the result is always settled once dispose is done. Every call gets the same promise.
+    dispose: () => disposal ??= child.dispose().then(() => working).then(() => {}),
   }
+}
+
+function aborted(when: string): SubagentError {
+  return new SubagentError('ABORTED', `The delegation was aborted ${when}.`)
 }
 
 const always = () => true

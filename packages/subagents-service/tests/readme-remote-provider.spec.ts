@@ -1,12 +1,13 @@
 /// <reference types="mocha" />
-// The README's remote provider (written with the provider kit), verbatim, run through the
+// The README's remote provider (a plain run: the service holds the once-only guards above it), verbatim, run through the
 // provider contract suite against a real HTTP server on 127.0.0.1 playing the remote agent.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Context } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
-import SubagentService, { startProviderRun, type SubagentProvider } from '@cordis-subagents/subagents-service'
+import SubagentService, { SubagentError, type SubagentProvider, type SubagentResult } from '@cordis-subagents/subagents-service'
 import { describeProviderContract } from '@cordis-subagents/subagents-service/testing'
+import { expect } from 'chai'
 import { until } from '../../../test/support/async.js'
 
 // ---- verbatim from README.md, "A remote provider, step by step" ----
@@ -19,11 +20,13 @@ const remote = {
       description: 'A remote agent behind an HTTP endpoint.',
       capabilities: { persona: false, toolFilter: false, depthLimit: false },
       inheritsParentContext: false,
-      start: (request) => startProviderRun(request, ({ update }) => {
+      start: async (request) => {
+        if (request.signal.aborted) throw new SubagentError('ABORTED', 'The delegation was aborted before it started.')
         const http = new AbortController()
-        let working: Promise<unknown> = Promise.resolve()
-        const ask = async () => {
-          update({ kind: 'status', text: 'sent to the remote agent' })
+        const stop = () => http.abort()
+        request.signal.addEventListener('abort', stop, { once: true })
+        const ask = async (): Promise<SubagentResult> => {
+          request.onUpdate?.({ kind: 'status', text: 'sent to the remote agent' })
           try {
             const response = await fetch(config.url, {
               method: 'POST',
@@ -31,26 +34,29 @@ const remote = {
               body: JSON.stringify({ task: request.prompt, depth: request.depth }),
               signal: http.signal,
             })
-            if (!response.ok) {
-              return { stopReason: 'error' as const, output: '', diagnostic: `The remote agent answered HTTP ${response.status}.` }
-            }
+            if (!response.ok) return { stopReason: 'error', output: '', diagnostic: `The remote agent answered HTTP ${response.status}.` }
             const body = await response.json() as { output?: unknown }
-            return { stopReason: 'completed' as const, output: String(body.output ?? '') }
+            return { stopReason: 'completed', output: String(body.output ?? '') }
           } catch (error) {
-            if (http.signal.aborted) return { stopReason: 'aborted' as const, output: '' }
-            throw error // becomes { stopReason: 'error', diagnostic } through startProviderRun
+            if (http.signal.aborted) return { stopReason: 'aborted', output: '' }
+            return { stopReason: 'error', output: '', diagnostic: `The remote agent failed: ${String(error)}` }
+          } finally {
+            request.signal.removeEventListener('abort', stop)
           }
         }
+        // `result` never rejects: every way `ask` ends is a result.
+        const result = ask()
         return {
-          begin: () => (working = ask()),
-          cancel: () => http.abort(),
+          id: request.runId,
+          result,
+          cancel: stop,
           // Quiescent means our request is over, not only asked to stop.
           dispose: async () => {
-            http.abort()
-            await working.catch(() => {})
+            stop()
+            await result
           },
         }
-      }),
+      },
     }
     ctx.subagents.register(provider)
   },
@@ -100,4 +106,21 @@ describeProviderContract('README remote provider (HTTP on 127.0.0.1)', async () 
       await new Promise<void>((resolve) => agent.server.close(() => resolve()))
     },
   }
+})
+
+describe('README remote provider: the code above is the README\'s', () => {
+  it('matches the README block line for line (indentation aside)', async () => {
+    const { readFile } = await import('node:fs/promises')
+    const block = (text: string) => {
+      const from = text.indexOf('const provider: SubagentProvider')
+      const to = text.indexOf('ctx.subagents.register(provider)', from)
+      return text.slice(from, to).split('\n').map((line) => line.trim()).filter(Boolean)
+    }
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+    const here = await readFile(new URL(import.meta.url), 'utf8')
+    const section = readme.slice(readme.indexOf('### A remote provider, step by step'))
+    const expected = block(section)
+    expect(expected.length).to.be.greaterThan(20)
+    expect(block(here)).to.deep.equal(expected)
+  })
 })

@@ -3,4 +3,3 @@ export {
   describeProviderContract, type ProviderContractOptions, type ProviderContractSubject, type ProviderSteeringSubject,
 } from './contract.js'
 export { ALL_CAPABILITIES, type Deferred, deferred, FakeProvider, FakeRun, NO_CAPABILITIES } from './fake-provider.js'
-export { type ProviderRunParts, type ProviderRunTools, startProviderRun } from '../provider-run.js'
