@@ -168,8 +168,23 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     this.host.note('started', this)
     for (const update of this.pending ?? []) this.host.events.emit('subagent/update', info, update)
     this.pending = undefined
-    this.parking.follow(() => run.result, 'failed the run')
+    this.follow(() => run.result, 'failed the run')
     return this
+  }
+
+  /** @internal Hands what `call` settles with to `arrive`; a throw or rejection becomes an `error` result. */
+  follow(call: () => unknown, failed: string): void {
+    let result: Promise<unknown>
+    try {
+      result = Promise.resolve(call())
+    } catch (error) {
+      result = Promise.reject(error)
+    }
+    result.then((raw) => this.arrive(raw), (error) => this.arrive({
+      stopReason: 'error',
+      output: '',
+      diagnostic: capDiagnostic(`Subagent provider "${this.provider.name}" ${failed}: ${describeError(error)}`),
+    }))
   }
 
   /** Passes a follow-up message to the provider's run, refusing what it cannot take with a code. */
@@ -193,8 +208,8 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   get providerRun(): SubagentRun | undefined { return this.run }
   get open(): boolean { return this.phase === 'live' && !this.cancelled }
 
-  /** @internal A provider result: parks the run on `pending` / `interrupted`, settles it on any other. */
-  arrive(raw: unknown): void {
+  /** A provider result: parks the run on `pending` / `interrupted`, settles it on any other. */
+  private arrive(raw: unknown): void {
     if (this.phase === 'ended') return
     const result = normalise(this.provider.name, raw)
     if (!isIdleStop(result.stopReason)) return this.finish(result)

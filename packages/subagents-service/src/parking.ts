@@ -17,8 +17,8 @@ export interface ParkedRunPort {
   readonly providerRun: SubagentRun | undefined
   /** Handed over, not ended, not cancelled. */
   readonly open: boolean
-  /** Takes a provider result (normalised by the run): parks on `pending` / `interrupted`, settles on any other. */
-  arrive(raw: unknown): void
+  /** Hands what `call` settles with to the run (a throw or rejection: an `error` result), which parks or settles on it. */
+  follow(call: () => unknown, failed: string): void
 }
 
 /**
@@ -171,22 +171,8 @@ export class Parking {
   private goOn(call: () => Promise<SubagentResult> | void): Promise<SubagentOutcome> {
     this.idle = undefined
     const next = this.next()
-    this.follow(call, `failed to continue run ${this.run.id}`)
+    this.run.follow(call, `failed to continue run ${this.run.id}`)
     return next
   }
 
-  /** Hands what `call` settles with to the run; a throw or rejection becomes an `error` result. */
-  follow(call: () => unknown, failed: string): void {
-    let result: Promise<unknown>
-    try {
-      result = Promise.resolve(call())
-    } catch (error) {
-      result = Promise.reject(error)
-    }
-    result.then((raw) => this.run.arrive(raw), (error) => this.run.arrive({
-      stopReason: 'error',
-      output: '',
-      diagnostic: capDiagnostic(`Subagent provider "${this.run.providerName}" ${failed}: ${describeError(error)}`),
-    }))
-  }
 }

@@ -2,13 +2,12 @@
 //   begin(name, request)            check: provider, capabilities, request, depth (validate.ts, limits.ts)
 //   → new Delegation                the run, from here to dispose: guards, controller, events (delegation.ts)
 //   → admit                         per-parent and tree slots, the parent's budget (parent-gate.ts, tree-gate.ts)
-//   → callProvider(provider)        provider.start(request + the run's signal, onUpdate) (provider code)
-//   → hand-over                     `handle` fulfils with the same Delegation; subagent/start
-//   → result                        the provider's result, normalised (outcome.ts); subagent/end
-//   → dispose                       the provider's dispose; slots released
+//   → callProvider(provider)        provider.start(request + the run's signal, onUpdate): a plain run (provider code)
+//   → hand-over, then follow        `handle` fulfils with the same Delegation; subagent/start; its result → arrive
+//   → result → dispose              normalised (outcome.ts); subagent/end; the provider's dispose; slots released
 // Background: the tool records a task (background.ts), begins on this same path, binds the two.
-// Parked: a `pending` result parks the run (parking.ts); `resume(answer)` continues it (host verbs:
-//   host-verbs.ts). Each state change goes to the journal (journal.ts; journal-*.ts with ctx.checkpoints).
+// Parked: a `pending` result parks the run (parking.ts); `resume(answer)` continues it (host-verbs.ts).
+//   Each state change goes to the journal (journal.ts; journal-*.ts with ctx.checkpoints).
 import { Context, Logger, Service } from 'cordis'
 import type { Budget } from '@cordis-subagents/agent'
 import { Config, resolveConfig } from './config.js'
@@ -28,7 +27,7 @@ import { NO_JOURNAL, noteIn, type RunJournal } from './journal.js'
 import { ParkedBook } from './parked-book.js'
 import { attach, taskKey, TaskKeys } from './task-keys.js'
 import { useCheckpointJournal } from './journal-checkpoints.js'
-import { providerFor } from './journal-restore.js'
+import { providerFor, restoredRunId } from './journal-restore.js'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
@@ -294,7 +293,6 @@ export class SubagentService extends Service<Config> {
       run.abandon()
       throw error
     }
-
     const key: object = request.parent
     const perParent = Math.min(this.config.maxConcurrentPerParent, request.budget?.maxConcurrent ?? Infinity)
     let slot: Slot | undefined
@@ -331,7 +329,9 @@ export class SubagentService extends Service<Config> {
       run.abandon()
       throw error
     }
-    return run.callProvider(await providerFor(provider, request, run, this.journal), admission)
+    const plain = request.reattach !== true && restoredRunId(request) === undefined
+    // A plain delegation calls its provider; a restore or a reattach asks the journal which (journal-restore.ts).
+    return run.callProvider(plain ? provider : await providerFor(provider, request, run, this.journal), admission)
   }
 
   /** Frees the slots an admission holds in the per-parent and tree gates. */
