@@ -46,7 +46,9 @@ export class Agent {
   private current?: { abort: TurnAbort; done: Promise<unknown> }
   /** The turn parked on a question, until `resume` continues it or `dispose` closes it. */
   private parkedTurn?: Turn
-  private readonly inFlight = new Set<Promise<unknown>>()
+  /** Model calls and tool work that may outlive an aborted turn (see `track`), and who waits for them to settle. */
+  private inFlight = 0
+  private settled?: () => void
   private disposal?: Promise<void>
 
   constructor(host: AgentHost, init: AgentInit) {
@@ -156,7 +158,7 @@ export class Agent {
         current.abort.abort(new AgentError('DISPOSED', `Agent ${this.id} was disposed.`))
         await current.done.catch(() => {})
       }
-      while (this.inFlight.size) await Promise.allSettled([...this.inFlight])
+      if (this.inFlight) await new Promise<void>((resolve) => this.settled = resolve)
     })()
     return this.disposal
   }
@@ -208,8 +210,15 @@ export class Agent {
   private track<T>(work: T | Promise<T>): Promise<T> {
     // A model that returns a plain object instead of a promise still works and is still tracked.
     const pending = Promise.resolve(work)
-    this.inFlight.add(pending)
-    pending.then(() => this.inFlight.delete(pending), () => this.inFlight.delete(pending))
+    this.inFlight++
+    pending.then(this.untrack, this.untrack)
     return pending
+  }
+
+  private readonly untrack = (): void => {
+    if (--this.inFlight || !this.settled) return
+    const settled = this.settled
+    this.settled = undefined
+    settled()
   }
 }

@@ -29,8 +29,9 @@ export interface InboxMessage {
  */
 export class Inbox {
   private readonly queue: InboxMessage[] = []
-  private readonly closeListeners = new Set<(unread: readonly InboxMessage[]) => void>()
-  private readonly holds = new Set<object>()
+  // Made on first use: most inboxes never get a close listener or a hold (an agent costs less).
+  private closeListeners?: Set<(unread: readonly InboxMessage[]) => void>
+  private holds?: Set<object>
   private wake?: () => void
   private closed = false
 
@@ -42,7 +43,7 @@ export class Inbox {
 
   /** Open holds: work the running turn waits for before it ends. */
   get held(): number {
-    return this.holds.size
+    return this.holds?.size ?? 0
   }
 
   /**
@@ -94,9 +95,10 @@ export class Inbox {
   hold(): () => void {
     if (this.closed) throw new AgentError('DISPOSED', `Agent ${this.owner} has been disposed; nothing can hold its turn.`)
     const token = {}
-    this.holds.add(token)
+    const holds = this.holds ??= new Set()
+    holds.add(token)
     return () => {
-      if (this.holds.delete(token)) this.signal()
+      if (holds.delete(token)) this.signal()
     }
   }
 
@@ -119,13 +121,14 @@ export class Inbox {
       queueMicrotask(() => listener([]))
       return () => {}
     }
-    this.closeListeners.add(listener)
-    return () => { this.closeListeners.delete(listener) }
+    const listeners = this.closeListeners ??= new Set()
+    listeners.add(listener)
+    return () => { listeners.delete(listener) }
   }
 
   /** Resolves at the next post or release (at once when a message already waits or nothing holds). */
   changed(): Promise<void> {
-    if (this.queue.length || !this.holds.size) return Promise.resolve()
+    if (this.queue.length || !this.holds?.size) return Promise.resolve()
     return new Promise((resolve) => {
       const previous = this.wake
       this.wake = () => {
@@ -138,11 +141,11 @@ export class Inbox {
   /** Drops waiting messages and holds; later posts and holds throw `DISPOSED`. */
   close(): string[] {
     this.closed = true
-    this.holds.clear()
+    this.holds?.clear()
     const unread = this.take()
     this.signal()
-    const listeners = [...this.closeListeners]
-    this.closeListeners.clear()
+    const listeners = [...this.closeListeners ?? []]
+    this.closeListeners?.clear()
     for (const listener of listeners) {
       try {
         listener(unread)

@@ -92,74 +92,108 @@ function startChild(
       throw aborted('while the provider was creating its child; the child was disposed and never ran')
     })
   }
-  return Promise.resolve(childRun(child, options.name, request, restored))
+  return Promise.resolve(new ChildRun(child, options.name, request, restored))
 }
 
 /**
  * The run over one child agent: its first turn as `result`, and the verbs that continue,
  * interrupt, wake and close it. Every verb is safe to call twice and after the end: `cancel` and
- * `dispose` go to the agent, which ignores a second abort and disposes once.
+ * `dispose` go to the agent, which ignores a second abort and disposes once. A class, not closures
+ * per run: a wide fan-out keeps thousands alive at once.
  */
-function childRun(child: Agent, provider: string, request: ProviderStartRequest, restored: boolean): SubagentRun {
-  const steering = new Steering(child)
-  const update = request.onUpdate
-  // Progress is built only while someone takes it (the caller's onUpdate or a subagent/update listener).
-  const wanted = request.wantsUpdates ?? always
-  const runOptions = {
-    signal: request.signal,
-    onEvent: update ? (event: AgentEvent) => { if (wanted()) forward(event, update) } : undefined,
-  }
-  const next = (prompt: string) => child.run(prompt, runOptions)
-  let working: Promise<SubagentResult> | undefined
-  let latest: SubagentResult | undefined
+class ChildRun implements SubagentRun {
+  readonly id: string
+  readonly childId: string
+  readonly result: Promise<SubagentResult>
+  private readonly steering: Steering
+  private readonly runOptions: { signal: AbortSignal; onEvent?: (event: AgentEvent) => void }
+  private working?: Promise<SubagentResult>
+  private latest?: SubagentResult
   /** Taken by `close`: the child as it was when closed (it is disposed right after). */
-  let closedAt: AgentCheckpoint | undefined
-  let disposal: Promise<void> | undefined
-  const segment = (first: () => Promise<RunResult>): Promise<SubagentResult> => working = steering
-    .run(first, next)
-    .then((result) => latest = toSubagentResult(result, provider), (error): SubagentResult => ({
-      stopReason: 'error',
-      output: '',
-      diagnostic: `The child agent could not run: ${describeError(error)}`,
-    }))
-  const idle = (): SubagentResult => {
-    const question = child.parked
-    const result: SubagentResult = { ...latest ?? { output: '' }, stopReason: question ? 'pending' : 'interrupted' }
+  private closedAt?: AgentCheckpoint
+  private disposal?: Promise<void>
+
+  constructor(
+    private readonly child: Agent, private readonly provider: string, private readonly request: ProviderStartRequest, restored: boolean,
+  ) {
+    this.id = request.runId
+    this.childId = child.id
+    this.steering = new Steering(child)
+    const update = request.onUpdate
+    // Progress is built only while someone takes it (the caller's onUpdate or a subagent/update listener).
+    const wanted = request.wantsUpdates ?? always
+    this.runOptions = { signal: request.signal, onEvent: update ? (event) => { if (wanted()) forward(event, update) } : undefined }
+    // A restored child does not run at once: it is parked (as it was) or interrupted, and waits for the host.
+    this.result = restored ? Promise.resolve(this.idle()) : this.segment(() => child.run(request.prompt, this.runOptions))
+  }
+
+  send(message: string): void {
+    this.steering.send(message)
+  }
+
+  resume(answer: string): Promise<SubagentResult> {
+    return this.segment(() => this.child.resume(answer, this.runOptions))
+  }
+
+  interrupt(): void {
+    this.child.interrupt('interrupted by the host')
+  }
+
+  wake(): Promise<SubagentResult> {
+    if (this.child.inbox.size) return this.segment(() => this.child.wake(this.runOptions))
+    return Promise.resolve({ ...this.idle(), diagnostic: 'Nothing waits in its inbox to wake on: send it a message first.' })
+  }
+
+  async close(): Promise<SubagentResult> {
+    this.closedAt = this.child.checkpoint()
+    this.steering.close()
+    return { ...this.latest ?? { output: '' }, stopReason: 'closed', question: undefined }
+  }
+
+  checkpoint(): AgentCheckpoint {
+    return this.closedAt ?? this.child.checkpoint()
+  }
+
+  /**
+   * A limit that aborted the request (a timeout, a budget) stays the child's abort reason, so the
+   * child and its own delegations end `timeout` / `budget` too, not `aborted`.
+   */
+  cancel(reason?: string): void {
+    this.steering.close()
+    const { signal } = this.request
+    this.child.abort(signal.aborted ? signal.reason : new Error(reason ?? 'cancelled'))
+  }
+
+  /**
+   * Aborts a turn still running and waits until it and its tools are idle, then for the result
+   * (the turn's end settles it a few ticks later; no follow-up turn starts once the child is
+   * disposed), so the result is always settled once dispose is done. Every call gets the same promise.
+   */
+  dispose(): Promise<void> {
+    return this.disposal ??= this.child.dispose().then(() => this.working).then(noop)
+  }
+
+  private segment(first: () => Promise<RunResult>): Promise<SubagentResult> {
+    return this.working = this.steering
+      .run(first, (prompt) => this.child.run(prompt, this.runOptions))
+      .then((result) => this.latest = toSubagentResult(result, this.provider), (error): SubagentResult => ({
+        stopReason: 'error',
+        output: '',
+        diagnostic: `The child agent could not run: ${describeError(error)}`,
+      }))
+  }
+
+  private idle(): SubagentResult {
+    const question = this.child.parked
+    const result: SubagentResult = { ...this.latest ?? { output: '' }, stopReason: question ? 'pending' : 'interrupted' }
     if (question) result.question = question
     return result
   }
-  return {
-    id: request.runId,
-    childId: child.id,
-    // A restored child does not run at once: it is parked (as it was) or interrupted, and waits for the host.
-    result: restored ? Promise.resolve(idle()) : segment(() => child.run(request.prompt, runOptions)),
-    send: (message: string) => steering.send(message),
-    resume: (answer) => segment(() => child.resume(answer, runOptions)),
-    interrupt: () => child.interrupt('interrupted by the host'),
-    wake: () => child.inbox.size ? segment(() => child.wake(runOptions)) : Promise.resolve({
-      ...idle(), diagnostic: 'Nothing waits in its inbox to wake on: send it a message first.',
-    }),
-    close: async () => {
-      closedAt = child.checkpoint()
-      steering.close()
-      return { ...latest ?? { output: '' }, stopReason: 'closed', question: undefined }
-    },
-    checkpoint: () => closedAt ?? child.checkpoint(),
-    // A limit that aborted the request (a timeout, a budget) stays the child's abort reason, so
-    // the child and its own delegations end `timeout` / `budget` too, not `aborted`.
-    cancel: (reason) => {
-      steering.close()
-      child.abort(request.signal.aborted ? request.signal.reason : new Error(reason ?? 'cancelled'))
-    },
-    // Aborts a turn still running and waits until it and its tools are idle, then for the result
-    // (the turn's end settles it a few ticks later; no follow-up turn starts once the child is
-    // disposed), so the result is always settled once dispose is done. Every call gets the same promise.
-    dispose: () => disposal ??= child.dispose().then(() => working).then(() => {}),
-  }
 }
+
+const always = () => true
+const noop = () => {}
 
 function aborted(when: string): SubagentError {
   return new SubagentError('ABORTED', `The delegation was aborted ${when}.`)
 }
-
-const always = () => true

@@ -8,6 +8,9 @@ import { capDiagnostic, SubagentError } from '@cordis-subagents/subagents-servic
  */
 export const MAX_FOLLOW_UPS_PER_RUN = 1024
 
+/** The follow-ups of a run that has taken none: a run makes a set of its own at its first send. */
+const NONE: ReadonlySet<InboxMessage> = new Set()
+
 /**
  * Follow-up messages (`run.send`) for an in-process child. While a turn runs, a message goes to
  * the child's inbox, which its loop reads as a user message before its next model call. A turn
@@ -22,7 +25,7 @@ export class Steering {
    * This run's follow-ups posted to the child's inbox and maybe not read yet. The inbox also holds
    * the results of the child's own background children: those are never taken or counted here.
    */
-  private readonly mine = new Set<InboxMessage>()
+  private mine?: Set<InboxMessage>
   /** Follow-ups still waiting when the run closed (withdrawn, and reported in the diagnostic). */
   private unread = 0
   /** The sum of this run's turns before the one in flight (or parked), once there were any. */
@@ -35,7 +38,7 @@ export class Steering {
     if (this.taken >= MAX_FOLLOW_UPS_PER_RUN) {
       throw new SubagentError('INVALID_REQUEST', `This run already took ${MAX_FOLLOW_UPS_PER_RUN} follow-up messages (the limit per run); wait for its result, then delegate again.`)
     }
-    this.mine.add(this.post(message))
+    (this.mine ??= new Set()).add(this.post(message))
     this.taken++
   }
 
@@ -43,8 +46,8 @@ export class Steering {
   close(): void {
     if (!this.open) return
     this.open = false
-    this.unread = this.child.inbox.withdraw(this.mine).length
-    this.mine.clear()
+    this.unread = this.child.inbox.withdraw(this.mine ?? NONE).length
+    this.mine = undefined
   }
 
   /**
@@ -55,21 +58,41 @@ export class Steering {
    * and work of every turn of the run add up (a resumed turn's result already covers its whole
    * turn); the text is the last non-empty one (the one output rule); the stop reason is the last turn's.
    */
-  async run(first: () => Promise<RunResult>, turn: (prompt: string) => Promise<RunResult>): Promise<RunResult> {
-    let total: RunResult
+  run(first: () => Promise<RunResult>, turn: (prompt: string) => Promise<RunResult>): Promise<RunResult> {
+    // A promise chain, not an async function: a run waiting on its child's turn holds one
+    // reaction here, not a suspended frame (a wide fan-out keeps thousands waiting).
+    let started: Promise<RunResult>
+    try {
+      started = first()
+    } catch (error) {
+      this.close()
+      return Promise.reject(error)
+    }
+    return this.follow(started, turn)
+  }
+
+  private follow(turnDone: Promise<RunResult>, turn: (prompt: string) => Promise<RunResult>): Promise<RunResult> {
+    return turnDone.then((current) => this.after(current, this.before ? combine(this.before, current) : current, turn), (error) => {
+      this.close()
+      throw error
+    })
+  }
+
+  /** After a turn: one more turn when a `completed` one left follow-ups unread, else the run's result. */
+  private after(current: RunResult, total: RunResult, turn: (prompt: string) => Promise<RunResult>): RunResult | Promise<RunResult> {
     let idle = false
     try {
-      let current = await first()
-      total = this.before ? combine(this.before, current) : current
-      while (this.open && !this.child.disposed && current.stopReason === 'completed') {
-        const waiting = this.child.inbox.withdraw(this.mine)
-        if (!waiting.length) break
-        // The oldest follow-up is the turn's prompt; the rest are read before its first model call.
-        this.mine.clear()
-        for (const message of waiting.slice(1)) this.mine.add(this.post(message.content))
-        this.before = total
-        current = await turn(waiting[0].content)
-        total = combine(this.before, current)
+      if (this.open && !this.child.disposed && current.stopReason === 'completed') {
+        const waiting = this.child.inbox.withdraw(this.mine ?? NONE)
+        if (waiting.length) {
+          // The oldest follow-up is the turn's prompt; the rest are read before its first model call.
+          const mine = this.mine = new Set()
+          for (const message of waiting.slice(1)) mine.add(this.post(message.content))
+          this.before = total
+          const next = turn(waiting[0].content)
+          idle = true // the next turn decides
+          return this.follow(next, turn)
+        }
       }
       // A parked turn goes on later (its resumed result covers it whole); an interrupted one is done.
       if (current.stopReason === 'interrupted') this.before = total

@@ -126,18 +126,29 @@ export async function continueParked(
   return settleCall(subagents, run, next, call, options, exec, Date.now(), canSuspend, onParked)
 }
 
-/** Waits for the outcome (through host interrupts), disposes a run that ended, and formats the result. */
-async function settleCall(
+/**
+ * Waits for the outcome (through host interrupts), disposes a run that ended, and formats the
+ * result. Waits with `then`, not in an async frame: a wide fan-out keeps thousands of calls waiting.
+ */
+function settleCall(
   subagents: SubagentService, run: SubagentHandle, first: Promise<SubagentOutcome>, call: CallCancellation,
   options: OutcomeOptions, exec: ToolExecContext, startedAt: number, canSuspend: boolean, onParked?: (run: SubagentHandle) => void,
 ): Promise<ToolResult> {
-  let outcome: SubagentOutcome | undefined
-  let resultError: unknown
+  const finish = (outcome: SubagentOutcome | undefined, resultError?: unknown) =>
+    finishCall(subagents, run, outcome, resultError, call, options, exec, startedAt, canSuspend, onParked)
+  return first.then((outcome) => finish(outcome), (error) => finish(undefined, error))
+}
+
+async function finishCall(
+  subagents: SubagentService, run: SubagentHandle, first: SubagentOutcome | undefined, firstError: unknown, call: CallCancellation,
+  options: OutcomeOptions, exec: ToolExecContext, startedAt: number, canSuspend: boolean, onParked?: (run: SubagentHandle) => void,
+): Promise<ToolResult> {
+  let outcome = first
+  let resultError = firstError
   let disposeError: unknown
   try {
-    outcome = await first
     // An interrupted child waits for the host to wake or close it; so does this call (its timeout still runs).
-    while (outcome.stopReason === 'interrupted' && run.state === 'interrupted') outcome = await run.current()
+    while (outcome && outcome.stopReason === 'interrupted' && run.state === 'interrupted') outcome = await run.current()
   } catch (error) {
     outcome = undefined
     resultError = error

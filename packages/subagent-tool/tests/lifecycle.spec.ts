@@ -148,7 +148,7 @@ describe('subagent-tool: lifecycle', () => {
     const provider = await loadProvider(h.ctx, spawn, { name: 'spawn' })
     await loadTool(h.ctx, { provider: 'spawn' })
     const pending = call(h.ctx, INPUT)
-    await until(() => spawn.runs.length === 1, 'the run started')
+    await until(() => h.ctx.subagents.runs().length === 1, 'the run was handed over')
 
     provider.update({ name: 'spawn', description: 'reloaded' })
     await h.ctx.lifecycle.flush()
@@ -171,7 +171,7 @@ describe('subagent-tool: lifecycle', () => {
     const provider = await loadProvider(h.ctx, spawn, { name: 'spawn' })
     await loadTool(h.ctx, { provider: 'spawn' })
     const pending = call(h.ctx, INPUT)
-    await until(() => spawn.runs.length === 1, 'the run started')
+    await until(() => h.ctx.subagents.runs().length === 1, 'the run was handed over')
     provider.dispose()
     await tick()
     expect(h.ctx.tools.has('subagent')).to.equal(false)
@@ -187,7 +187,7 @@ describe('subagent-tool: lifecycle', () => {
     const tool = await loadTool(h.ctx, { provider: 'spawn' })
     spawn.onRun = (run) => { run.partialOutput = 'half an answer' }
     const pending = call(h.ctx, INPUT)
-    await until(() => spawn.runs.length === 1, 'the run started')
+    await until(() => h.ctx.subagents.runs().length === 1, 'the run was handed over')
 
     tool.dispose()
     const result = await pending
@@ -227,7 +227,7 @@ describe('subagent-tool: lifecycle', () => {
     await loadProvider(h.ctx, spawn, { name: 'spawn' })
     const tool = await loadTool(h.ctx, { provider: 'spawn' })
     const pending = call(h.ctx, INPUT)
-    await until(() => spawn.runs.length === 1, 'the run started')
+    await until(() => h.ctx.subagents.runs().length === 1, 'the run was handed over')
     tool.update({ provider: 'spawn', toolName: 'helper' })
     await h.ctx.lifecycle.flush()
     expect(h.ctx.tools.list().map((s) => s.name)).to.deep.equal(['helper'])
@@ -240,17 +240,19 @@ describe('subagent-tool: lifecycle', () => {
     expect(h.errors).to.deep.equal([])
   })
 
-  it('a call already on its way in when the tool is unloaded starts no run', async () => {
+  it('a call that starts in the same tick the tool is unloaded ends with the unload headline; its run is cancelled and disposed once', async () => {
     const spawn = new ProviderControl()
     await loadProvider(h.ctx, spawn, { name: 'spawn' })
     const tool = await loadTool(h.ctx, { provider: 'spawn' })
-    // The registry looks the tool up synchronously and validates input asynchronously.
+    // A call runs synchronously up to the provider's start, so the unload finds its run starting.
     const pending = call(h.ctx, INPUT)
     tool.dispose()
     const result = await pending
     expect(result.isError).to.equal(true)
     expect(result.content).to.contain('the subagent tool was unloaded')
-    expect(spawn.starts).to.have.length(0)
+    await until(() => spawn.runs.every((run) => run.disposeCalls === 1), 'every run it started was disposed')
+    expect(spawn.runs.every((run) => run.cancels.length === 1)).to.equal(true)
+    expect(h.ctx.subagents.runs()).to.deep.equal([])
   })
 
   it('a tool plugin disposed while waiting for its provider never mounts later', async () => {

@@ -175,36 +175,50 @@ export class ToolView {
    * aborted signal, invalid input, a throwing tool, a malformed result) is an `isError`
    * result the model can read. Every result's content, a failure's too, is capped at `resultCap`.
    */
-  async execute(call: ToolCall, exec: ToolExecContext): Promise<ToolResult> {
-    return capResult(await this.run(call, exec), this.resultCap)
-  }
-
-  private async run(call: ToolCall, exec: ToolExecContext): Promise<ToolResult> {
+  execute(call: ToolCall, exec: ToolExecContext): Promise<ToolResult> {
+    // Not an async function: a call that waits on its tool (a delegation, for minutes) holds one
+    // promise reaction here, not two suspended frames (a wide fan-out keeps thousands waiting).
     let name = '(unnamed)'
     try {
       name = typeof call?.name === 'string' ? call.name : String(call?.name)
       const entry = this.lookUp(name)
       if (!entry) {
         const available = this.names()
-        return {
+        return this.done({
           isError: true,
           content: `Unknown tool "${name}". Available tools: ${available.length ? available.join(', ') : '(none)'}.`,
-        }
+        })
       }
-      if (exec?.signal?.aborted) {
-        return { isError: true, content: `Tool "${name}" was not run: the call was aborted before it started.` }
+      if (exec?.signal?.aborted) return this.done(notRun(name))
+      const parsed = parseInput(entry.tool.input, call.input ?? {})
+      if (parsed instanceof Promise) {
+        return parsed.then((later) => this.call(entry.tool, name, later, exec), (error) => this.done(failed(name, error)))
       }
-      const parsed = await parseInput(entry.tool.input, call.input ?? {})
-      if (!parsed.success) {
-        return { isError: true, content: `Invalid input for tool "${name}":\n${z.prettifyError(parsed.error)}` }
-      }
-      if (exec?.signal?.aborted) {
-        return { isError: true, content: `Tool "${name}" was not run: the call was aborted before it started.` }
-      }
-      return checkResult(entry.tool, name, await entry.tool.execute(parsed.data, exec))
+      return this.call(entry.tool, name, parsed, exec)
     } catch (error) {
-      return { isError: true, content: `Tool "${name}" failed: ${describeError(error)}` }
+      return this.done(failed(name, error))
     }
+  }
+
+  /** Runs the tool on its parsed input; every way it ends is a capped result. */
+  private call(tool: Tool, name: string, parsed: z.ZodSafeParseResult<unknown>, exec: ToolExecContext): Promise<ToolResult> {
+    try {
+      if (!parsed.success) return this.done({ isError: true, content: `Invalid input for tool "${name}":\n${z.prettifyError(parsed.error)}` })
+      if (exec?.signal?.aborted) return this.done(notRun(name))
+      return Promise.resolve(tool.execute(parsed.data as Record<string, unknown>, exec)).then((result) => {
+        try {
+          return capResult(checkResult(tool, name, result), this.resultCap)
+        } catch (error) {
+          return capResult(failed(name, error), this.resultCap)
+        }
+      }, (error) => capResult(failed(name, error), this.resultCap))
+    } catch (error) {
+      return this.done(failed(name, error))
+    }
+  }
+
+  private done(result: ToolResult): Promise<ToolResult> {
+    return Promise.resolve(capResult(result, this.resultCap))
   }
 
   /**
@@ -236,6 +250,14 @@ function noResume(name: string): string {
 }
 
 /** A tool's result as the caller may use it: malformed results, and suspensions nobody could resume, become errors. */
+function notRun(name: string): ToolResult {
+  return { isError: true, content: `Tool "${name}" was not run: the call was aborted before it started.` }
+}
+
+function failed(name: string, error: unknown): ToolResult {
+  return { isError: true, content: `Tool "${name}" failed: ${describeError(error)}` }
+}
+
 function checkResult(tool: Tool, name: string, result: ToolResult): ToolResult {
   if (!result || typeof result !== 'object' || typeof result.content !== 'string') {
     return { isError: true, content: `Tool "${name}" returned an invalid result (expected { content: string }).` }
