@@ -181,29 +181,44 @@ export class Agent {
   }
 
   /** One leg of a turn (`run`, `wake`, `resume`): the abort wiring, and a turn that parks kept for `resume`. */
-  private async drive(turn: Turn, options: RunOptions, go: (turn: Turn, abort: TurnAbort) => Promise<RunResult>): Promise<RunResult> {
+  private drive(turn: Turn, options: RunOptions, go: (turn: Turn, abort: TurnAbort) => Promise<RunResult>): Promise<RunResult> {
+    // A promise chain, not an async function: a child waiting on its model holds no suspended frame here.
     const abort = new TurnAbort()
-    const onAbort = () => abort.abort(options.signal?.reason)
-    if (options.signal?.aborted) abort.abort(options.signal.reason)
-    else options.signal?.addEventListener('abort', onAbort, { once: true })
+    const { signal } = options
+    const onAbort = () => abort.abort(signal?.reason)
+    if (signal?.aborted) abort.abort(signal.reason)
+    else signal?.addEventListener('abort', onAbort, { once: true })
     // Mark the agent busy before the turn starts: the turn runs synchronously up to its first
     // await (events, the model call), and a run started from there must see BUSY.
     const current: { abort: TurnAbort; done: Promise<unknown> } = { abort, done: Promise.resolve() }
     this.current = current
-    try {
-      const done = go(turn, abort)
-      current.done = done
-      const result = await done
-      if (result.stopReason === 'pending') {
-        // Disposed while the leg ran: the turn is closed at once (dispose waits for this leg first).
-        if (this.disposal) turn.close(CLOSED_WHILE_PARKED)
-        else this.parkedTurn = turn
-      }
-      return result
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort)
+    const end = () => {
+      signal?.removeEventListener('abort', onAbort)
       this.current = undefined
     }
+    let done: Promise<RunResult>
+    try {
+      done = go(turn, abort)
+    } catch (error) {
+      end()
+      return Promise.reject(error)
+    }
+    current.done = done
+    return done.then((result) => {
+      try {
+        if (result.stopReason === 'pending') {
+          // Disposed while the leg ran: the turn is closed at once (dispose waits for this leg first).
+          if (this.disposal) turn.close(CLOSED_WHILE_PARKED)
+          else this.parkedTurn = turn
+        }
+        return result
+      } finally {
+        end()
+      }
+    }, (error: unknown) => {
+      end()
+      throw error
+    })
   }
 
   /** Remembers work that may outlive an aborted turn, so `dispose` can wait for it. */

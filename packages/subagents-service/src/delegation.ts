@@ -195,8 +195,8 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
 
   get state(): SubagentRunState { return this.phase === 'ended' ? 'ended' : this.parking.state }
   get question(): PendingQuestion | undefined { return this.parking.question }
-  readonly resume = (answer: string): Promise<SubagentOutcome> => this.parking.resume(answer)
-  readonly current = (): Promise<SubagentOutcome> => this.parking.current()
+  resume(answer: string): Promise<SubagentOutcome> { return this.parking.resume(answer) }
+  current(): Promise<SubagentOutcome> { return this.parking.current() }
   /** @internal The provider run's checkpoint (JSON), or undefined when it has none or fails. */
   checkpoint(): unknown { return this.parking.checkpoint() }
   /** @internal The idle side (host verbs act through it); the final outcome; whether the start failed (nothing handed over). */
