@@ -53,11 +53,14 @@ export class SubagentConsole extends Service<Config> {
     const { flushInterval, maxViewerBufferBytes: maxBuffer, maxViewers } = this.config
     this.live = new LiveHub(this.host, { flushInterval, maxBuffer, maxViewers })
     const { store } = this
-    ctx.on('subagent/start', (info) => store.start(info))
-    ctx.on('subagent/update', (info, update) => store.update(info, update))
-    ctx.on('subagent/end', (info, outcome) => store.end(info, outcome))
-    ctx.on('subagent/pending', (info, question) => store.parked(info, question))
-    ctx.on('subagent/resume', (info) => store.resumed(info.runId))
+    // Direct listeners, not `ctx.on`: a cordis listener pays cordis' caller tracing on every call.
+    ctx.subagents.observe({
+      'subagent/start': (info) => store.start(info),
+      'subagent/update': (info, update) => store.update(info, update),
+      'subagent/end': (info, outcome) => store.end(info, outcome),
+      'subagent/pending': (info, question) => store.parked(info, question),
+      'subagent/resume': (info) => store.resumed(info.runId),
+    })
     ctx.agents.observe({
       runStart: (agent, prompt) => store.runStart(agent, prompt),
       runEnd: (agent, result) => store.runEnd(agent, result),

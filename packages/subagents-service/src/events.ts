@@ -48,6 +48,11 @@ export interface SubagentStartFailure {
   error: SubagentError
 }
 
+/** Direct listeners of some of the service's events, by event name (see `SubagentEvents.observe`). */
+export type SubagentEventHandlers = { [K in keyof SubagentEventMap]?: (...args: SubagentEventMap[K]) => void }
+
+type AnyHandler = (...args: unknown[]) => void
+
 /**
  * Emits the service's events with every listener isolated: a listener that throws or rejects is
  * logged and never reaches the service (a consumer must not veto a registration or a run's end).
@@ -63,14 +68,47 @@ export class SubagentEvents {
     this.lifecycle = withoutCallerTracing(ctx.lifecycle)
   }
 
+  /** Direct listeners by event (`observe`): called without cordis' per-call caller tracing. */
+  private readonly direct = new Map<string, Set<AnyHandler>>()
+
   /** Whether event `name` has a listener now (so an emitter can skip building what nobody reads). */
   has(name: keyof SubagentEventMap): boolean {
-    return hasListenersOn(this.lifecycle, name)
+    return this.direct.has(name) || hasListenersOn(this.lifecycle, name)
+  }
+
+  /**
+   * Calls each handler as its event is emitted, after the cordis listeners, isolated like them.
+   * For a consumer on the hot path (a tracer): a cordis listener goes through cordis' caller
+   * tracing on every call (it builds a shadow context). Returns the unsubscribe.
+   */
+  observe(handlers: SubagentEventHandlers): () => void {
+    const added: [string, AnyHandler][] = []
+    for (const [name, handler] of Object.entries(handlers)) {
+      if (typeof handler !== 'function') continue
+      const set = this.direct.get(name) ?? new Set()
+      set.add(handler as AnyHandler)
+      this.direct.set(name, set)
+      added.push([name, handler as AnyHandler])
+    }
+    return () => {
+      for (const [name, handler] of added) {
+        const set = this.direct.get(name)
+        if (set?.delete(handler) && !set.size) this.direct.delete(name)
+      }
+    }
   }
 
   emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void {
-    emitIsolatedOn(this.lifecycle, name, args, (error) => {
-      this.log.warn('a listener of %s failed (ignored): %s', name, describeError(error))
-    })
+    const failed = (error: unknown) => this.log.warn('a listener of %s failed (ignored): %s', name, describeError(error))
+    emitIsolatedOn(this.lifecycle, name, args, failed)
+    const direct = this.direct.get(name)
+    if (!direct) return
+    for (const handler of [...direct]) {
+      try {
+        handler(...args)
+      } catch (error) {
+        failed(error)
+      }
+    }
   }
 }

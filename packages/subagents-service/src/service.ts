@@ -13,7 +13,7 @@ import type { Budget } from '@cordis-subagents/agent'
 import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
 import { BackgroundRegistry } from './background.js'
-import { SubagentEvents } from './events.js'
+import { type SubagentEventHandlers, SubagentEvents } from './events.js'
 import { admitChild, budgetOf, depthCeiling } from './limits.js'
 import { ParentGates } from './parent-gate.js'
 import { Delegation } from './delegation.js'
@@ -260,6 +260,15 @@ export class SubagentService extends Service<Config> {
   traceDelegations(source: TraceContextSource): () => void {
     if (typeof source !== 'function') throw new SubagentError('INVALID_REQUEST', 'traceDelegations() takes a function (request, provider) => traceContext | undefined.')
     return this.ctx.effect(() => this.traces.add(source))
+  }
+
+  /**
+   * Listens to the service's events with `{ 'subagent/end': (info, outcome) => …, … }`, like
+   * `ctx.on` but without cordis' caller tracing on every call (for a tracer on the hot path). Scoped to the caller.
+   */
+  observe(handlers: SubagentEventHandlers): () => void {
+    if (!isObject(handlers)) throw new SubagentError('INVALID_REQUEST', 'observe() takes an object of handlers by event name.')
+    return this.ctx.effect(() => this.events.observe(handlers))
   }
 
   /** What is wrong with the request or its place in the tree, before anything waits. */

@@ -44,25 +44,32 @@ export class Telemetry extends Service<Config> {
     if (this.config.fromEnvironment) this.environment = environmentParent(process.env)
     // The runtime itself, not its caller-tracing proxy (a shadow context per read): its config is read on every model call.
     const agents = withoutCallerTracing(ctx.agents)
-    this.runs = new RunSpans({
+    // The closures below run per run and per event: they close over plain locals, never `this`
+    // (a cordis service is reached through its tracing proxy, which builds a shadow context per read).
+    const remote = this.remote
+    const environment = this.environment
+    const runs: RunSpans = this.runs = new RunSpans({
       tracer,
       recording,
       content,
       flatAttributes: !!this.config.flatAttributes,
       defaultModel: () => agents.config.model,
-      parentOf: (agent) => this.parentOf(agent),
+      parentOf: (agent): RunParent | undefined => parentOf(delegations, remote, environment, agent),
     })
-    this.delegations = new DelegationSpans(tracer, this.runs, content, recording)
-    ctx.agents.observe(this.runs)
+    const delegations: DelegationSpans = this.delegations = new DelegationSpans(tracer, runs, content, recording)
+    ctx.agents.observe(runs)
     ctx.inject(['subagents'], (ctx) => {
-      ctx.subagents.traceDelegations(this.delegations.source)
+      ctx.subagents.traceDelegations(delegations.source)
+      // Direct listeners, not `ctx.on`: a cordis listener pays cordis' caller tracing on every call.
+      ctx.subagents.observe({
+        'subagent/start': (info) => delegations.started(info),
+        'subagent/end': (info, outcome) => delegations.ended(info, outcome),
+        'subagent/start-failed': (failure) => delegations.failedToStart(failure.runId, failure.error),
+      })
     })
-    ctx.on('subagent/start', (info) => this.delegations.started(info))
-    ctx.on('subagent/end', (info, outcome) => this.delegations.ended(info, outcome))
-    ctx.on('subagent/start-failed', (failure) => this.delegations.failedToStart(failure.runId, failure.error))
     ctx.on('dispose', () => {
-      this.runs.closeAll()
-      this.delegations.closeAll()
+      runs.closeAll()
+      delegations.closeAll()
     })
   }
 
@@ -78,12 +85,16 @@ export class Telemetry extends Service<Config> {
     return !!parent
   }
 
-  private parentOf(agent: Agent): RunParent | undefined {
-    const delegated = this.delegations.parentOf(agent)
-    if (delegated) return delegated
-    const remote = this.remote.get(agent)
-    if (remote) return { context: remote }
-    if (agent.parent) return undefined
-    return this.environment ? { context: this.environment } : undefined
-  }
+}
+
+/** Where a run of `agent` hangs: its delegation's span, a remote trace it continues, or the environment's (a root). */
+function parentOf(
+  delegations: DelegationSpans, remote: WeakMap<Agent, OtelContext>, environment: OtelContext | undefined, agent: Agent,
+): RunParent | undefined {
+  const delegated = delegations.parentOf(agent)
+  if (delegated) return delegated
+  const continued = remote.get(agent)
+  if (continued) return { context: continued }
+  if (agent.parent) return undefined
+  return environment ? { context: environment } : undefined
 }
