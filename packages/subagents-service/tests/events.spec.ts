@@ -206,64 +206,54 @@ describe('subagent/start, subagent/update, subagent/end', () => {
     await a.dispose()
     await b.dispose()
   })
-})
 
-describe('ctx.subagents.observe: direct listeners', () => {
-  let h: Harness
-  let provider: FakeProvider
-
-  beforeEach(async () => {
-    h = await setup()
-    provider = new FakeProvider('alpha')
-    h.ctx.subagents.register(provider)
-  })
-  afterEach(async () => { await h.stop() })
-
-  it('gets the same events and arguments as cordis listeners, after them; a throwing handler is logged and stops nothing', async () => {
-    const order: string[] = []
-    h.ctx.on('subagent/end', () => { order.push('cordis:end') })
-    const seen: unknown[][] = []
-    h.ctx.subagents.observe({
-      'subagent/start': (info) => { seen.push(['start', info]); throw new Error('observer broke') },
-      'subagent/update': (info, update) => { seen.push(['update', info, update]) },
-      'subagent/end': (info, outcome) => { order.push('direct:end'); seen.push(['end', info, outcome]) },
+  describe('ctx.subagents.observe: direct listeners', () => {
+    it('gets the same events and arguments as cordis listeners, after them; a throwing handler is logged and stops nothing', async () => {
+      const order: string[] = []
+      h.ctx.on('subagent/end', () => { order.push('cordis:end') })
+      const seen: unknown[][] = []
+      h.ctx.subagents.observe({
+        'subagent/start': (info) => { seen.push(['start', info]); throw new Error('observer broke') },
+        'subagent/update': (info, update) => { seen.push(['update', info, update]) },
+        'subagent/end': (info, outcome) => { order.push('direct:end'); seen.push(['end', info, outcome]) },
+      })
+      const run = await h.ctx.subagents.delegate('alpha', request(h.root))
+      provider.last.update('text', 'working')
+      provider.last.complete('done')
+      const outcome = await run.result
+      expect(seen.map((entry) => entry[0])).to.deep.equal(['start', 'update', 'end'])
+      expect(seen[0][1]).to.equal(run.info)
+      expect(seen[1][2]).to.deep.equal({ kind: 'text', text: 'working' })
+      expect(seen[2][2]).to.equal(outcome)
+      expect(outcome.output).to.equal('done')
+      expect(order).to.deep.equal(['cordis:end', 'direct:end'])
+      expect(h.warnings.join('\n')).to.include('observer broke')
+      await run.dispose()
     })
-    const run = await h.ctx.subagents.delegate('alpha', request(h.root))
-    provider.last.update('text', 'working')
-    provider.last.complete('done')
-    const outcome = await run.result
-    expect(seen.map((entry) => entry[0])).to.deep.equal(['start', 'update', 'end'])
-    expect(seen[0][1]).to.equal(run.info)
-    expect(seen[1][2]).to.deep.equal({ kind: 'text', text: 'working' })
-    expect(seen[2][2]).to.equal(outcome)
-    expect(outcome.output).to.equal('done')
-    expect(order).to.deep.equal(['cordis:end', 'direct:end'])
-    expect(h.warnings.join('\n')).to.include('observer broke')
-    await run.dispose()
-  })
 
-  it('counts as a listener for has() (updates are built for it), and goes with the plugin that observed', async () => {
-    const seen: string[] = []
-    const fork = h.ctx.plugin({
-      name: 'observer',
-      apply: (ctx: typeof h.ctx) => {
-        ctx.subagents.observe({ 'subagent/update': (_info, update) => { seen.push(update.text ?? update.kind) } })
-      },
+    it('counts as a listener for has() (updates are built for it), and goes with the plugin that observed', async () => {
+      const seen: string[] = []
+      const fork = h.ctx.plugin({
+        name: 'observer',
+        apply: (ctx: typeof h.ctx) => {
+          ctx.subagents.observe({ 'subagent/update': (_info, update) => { seen.push(update.text ?? update.kind) } })
+        },
+      })
+      await h.ctx.lifecycle.flush()
+      const first = await h.ctx.subagents.begin('alpha', request(h.root)).handle
+      expect(provider.calls[0].wantsUpdates!()).to.equal(true)
+      provider.last.update('text', 'one')
+      fork.dispose()
+      expect(provider.calls[0].wantsUpdates!()).to.equal(false)
+      provider.last.update('text', 'two')
+      expect(seen).to.deep.equal(['one'])
+      provider.last.complete()
+      await first.result
+      await first.dispose()
     })
-    await h.ctx.lifecycle.flush()
-    const first = await h.ctx.subagents.begin('alpha', request(h.root)).handle
-    expect(provider.calls[0].wantsUpdates!()).to.equal(true)
-    provider.last.update('text', 'one')
-    fork.dispose()
-    expect(provider.calls[0].wantsUpdates!()).to.equal(false)
-    provider.last.update('text', 'two')
-    expect(seen).to.deep.equal(['one'])
-    provider.last.complete()
-    await first.result
-    await first.dispose()
-  })
 
-  it('rejects a handler map that is not an object', () => {
-    expect(() => h.ctx.subagents.observe(undefined as never)).to.throw().with.property('code', 'INVALID_REQUEST')
+    it('rejects a handler map that is not an object', () => {
+      expect(() => h.ctx.subagents.observe(undefined as never)).to.throw().with.property('code', 'INVALID_REQUEST')
+    })
   })
 })
