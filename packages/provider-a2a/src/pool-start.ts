@@ -3,7 +3,8 @@ import type { Endpoint } from './endpoint.js'
 import type { EndpointPool } from './endpoint-pool.js'
 import { A2aError } from './errors.js'
 import { classifySend } from './host-failure.js'
-import { type RunSettings, startA2aRun } from './run.js'
+import type { RunSettings } from './run-settings.js'
+import { startA2aRun } from './start-run.js'
 import { TaskRoute } from './task-route.js'
 
 /** A run's settings but what each endpoint has of its own. */

@@ -1,8 +1,6 @@
 import type { StreamResponse } from '@a2a-js/sdk'
 import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import {
-  type ProviderStartRequest, type RunRecord, SubagentError, type SubagentResult, type SubagentRun, type SubagentUpdate,
-} from '@cordis-subagents/subagents-service'
+import type { ProviderStartRequest, RunRecord, SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { LimitError } from './bounded-fetch.js'
 import { crossingMetadata, traceHeaders } from './crossing.js'
 import { A2aError } from './errors.js'
@@ -15,61 +13,8 @@ import { type A2aWire, isTask, type Outgoing, type WireOptions } from './wire.js
 
 export type { LiveRun, RunSettings } from './run-settings.js'
 
-/**
- * One delegation to a remote A2A agent. `start` fulfils once the remote accepted the task (its
- * first event, or the send's answer): the task id is the run's `childId`. From then on the run
- * follows the task (stream, or polls) to a final state, or parks when the task asks us
- * (input-required / auth-required: result `pending`); `resume(answer)` sends the answer on the same
- * task and follows it again. Cancel sends `CancelTask`; dispose cancels a task still running or
- * waiting, stops every request of the run and waits for them.
- */
-export async function startA2aRun(settings: RunSettings, request: ProviderStartRequest, record?: RunRecord): Promise<SubagentRun> {
-  const { signal } = request
-  if (signal.aborted) throw abortedStart('before the provider started it')
-  const a2a = new A2aRun(settings, request, (update) => request.onUpdate?.(update))
-  settings.live.add(a2a)
-  const dispose = () => a2a.dispose().finally(() => settings.live.delete(a2a))
-  try {
-    if (record) await a2a.reattach(record)
-    else await a2a.open()
-  } catch (error) {
-    settings.live.delete(a2a)
-    throw error
-  }
-  if (signal.aborted) {
-    await dispose()
-    throw abortedStart('while the remote agent was accepting the task; the task was cancelled')
-  }
-  // The signal aborting is a cancel; once the run is over nothing listens.
-  const onAbort = () => a2a.cancel(reasonOf(signal.reason))
-  signal.addEventListener('abort', onAbort, { once: true })
-  const track = (result: SubagentResult) => {
-    if (result.stopReason !== 'pending') signal.removeEventListener('abort', onAbort)
-    return result
-  }
-  let disposal: Promise<void> | undefined
-  const run: SubagentRun = {
-    id: request.runId,
-    result: a2a.follow().then(track),
-    cancel: (reason) => a2a.cancel(reason),
-    resume: (answer) => a2a.resume(answer).then(track),
-    checkpoint: () => a2a.checkpoint(),
-    dispose: () => disposal ??= (signal.removeEventListener('abort', onAbort), dispose()),
-  }
-  if (a2a.view.taskId) run.childId = a2a.view.taskId
-  return run
-}
-
-function abortedStart(when: string): SubagentError {
-  return new SubagentError('ABORTED', `The delegation was aborted ${when}; no child is running.`)
-}
-
-function reasonOf(reason: unknown): string | undefined {
-  if (reason === undefined) return undefined
-  return typeof reason === 'string' ? reason : describeError(reason)
-}
-
-class A2aRun implements LiveRun, Follower {
+/** The state of one delegation to a remote A2A agent: its task, its requests, its question (see `startA2aRun`). */
+export class A2aRun implements LiveRun, Follower {
   readonly view: TaskView
   readonly wire: A2aWire
   readonly limits: RunSettings

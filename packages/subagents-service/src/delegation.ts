@@ -1,13 +1,13 @@
 import type { Budget } from '@cordis-subagents/agent'
-import { checkedWork, describeError, limitStop, onAbort, type PendingQuestion } from '@cordis-subagents/shared'
+import { describeError, limitStop, onAbort, type PendingQuestion } from '@cordis-subagents/shared'
 import { capDiagnostic } from './diagnostic.js'
 import { SubagentError } from './errors.js'
-import { asLimitStop, isIdleStop, normalise, reasonText, tokensOf } from './outcome.js'
+import { asLimitStop, isIdleStop, normalise, reasonText, sealed } from './outcome.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { restoredRunId } from './journal-restore.js'
-import { chargeReported, overspent } from './reported-spend.js'
-import { isObject, isRun } from './validate.js'
-import { aborted, discard, nextRunId, passOn, runInfoOf, startFailed } from './run-parts.js'
+import { chargeReported, chargeUsage, isEmptyUsage } from './reported-spend.js'
+import { isRun } from './validate.js'
+import { aborted, discard, nextRunId, passOn, promiseOf, runInfoOf, startFailed } from './run-parts.js'
 import { sendFollowUp } from './steer.js'
 import type { Admission, RunHost } from './run-host.js'
 import type {
@@ -120,12 +120,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     if (budget) providerRequest.budget = budget
     host.traces.apply(providerRequest, provider.name, host.log)
     this.startedAt = Date.now()
-    let starting: Promise<unknown>
-    try {
-      starting = Promise.resolve(provider.start(providerRequest))
-    } catch (error) {
-      starting = Promise.reject(error)
-    }
+    const starting = promiseOf(() => provider.start(providerRequest))
 
     // Only `cancel` aborts the run's signal, so it ends this wait itself: no listener on the signal.
     const outcome = await new Promise<{ run: unknown } | { error: unknown } | null>((resolve) => {
@@ -174,13 +169,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
 
   /** @internal Hands what `call` settles with to `arrive`; a throw or rejection becomes an `error` result. */
   follow(call: () => unknown, failed: string): void {
-    let result: Promise<unknown>
-    try {
-      result = Promise.resolve(call())
-    } catch (error) {
-      result = Promise.reject(error)
-    }
-    result.then((raw) => this.arrive(raw), (error) => this.arrive({
+    promiseOf(call).then((raw) => this.arrive(raw), (error) => this.arrive({
       stopReason: 'error',
       output: '',
       diagnostic: capDiagnostic(`Subagent provider "${this.provider.name}" ${failed}: ${describeError(error)}`),
@@ -292,23 +281,15 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** A result as holders get it: spend charged, `work` and `durationMs` set, frozen. */
   private seal(settled: SubagentResult): SubagentOutcome {
     if (this.budget) chargeReported(this.budget, settled.usage, settled.work)
-    const outcome: SubagentOutcome = Object.assign({}, settled) as SubagentOutcome
-    if (outcome.question === undefined) delete outcome.question
-    outcome.work = settled.work ?? checkedWork(undefined)
-    outcome.durationMs = Math.max(0, Date.now() - this.startedAt)
-    return Object.freeze(outcome)
+    return sealed(settled, this.startedAt)
   }
-
 
   private readonly onUpdate = (update: SubagentUpdate): void => {
     if (this.phase === 'ended' || this.phase === 'rejected') return
     if (update?.kind === 'usage') {
-      if (tokensOf(update.usage) === undefined && !isObject(update.work)) return
-      if (this.budget) {
-        chargeReported(this.budget, update.usage, update.work)
-        const stop = overspent(this.budget)
-        if (stop) this.stop(undefined, stop)
-      }
+      if (isEmptyUsage(update)) return
+      const stop = this.budget && chargeUsage(this.budget, update)
+      if (stop) this.stop(undefined, stop)
     }
     const forward = this.request.onUpdate
     if (forward) {

@@ -103,7 +103,8 @@ export class SubagentEvents {
     emitIsolatedOn(this.lifecycle, name, args, failed)
     const direct = this.direct.get(name)
     if (!direct) return
-    for (const handler of [...direct]) {
+    // A live Set: a handler that unsubscribes (itself or another) while this runs is fine.
+    for (const handler of direct) {
       try {
         handler(...args)
       } catch (error) {

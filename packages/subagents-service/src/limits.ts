@@ -6,12 +6,33 @@ import type { SubagentRequest } from './types.js'
 // The tree limits checked before a start: the depth ceiling, the parent's budget, the delegation count.
 
 /** The parent's live budget, when it has one (agents of `ctx.agents` do). */
-export function budgetOf(parent: SubagentRequest['parent']): Budget | undefined {
+function budgetOf(parent: SubagentRequest['parent']): Budget | undefined {
   const budget = (parent as { budget?: unknown }).budget as Budget | undefined
   return budget && typeof budget.child === 'function' && typeof budget.check === 'function' ? budget : undefined
 }
 
-export function depthCeiling(
+/** Where a child of the request's parent would stand in its tree. */
+export interface TreePlace {
+  depth: number
+  parentBudget?: Budget
+  /** The deepest depth allowed below this parent. */
+  ceiling: number
+}
+
+/** The child's depth, the parent's budget and the depth ceiling; `DEPTH_EXCEEDED` when the child would pass it. */
+export function placeInTree(request: SubagentRequest, deploymentMaxDepth: number): TreePlace {
+  const depth = request.parent.depth + 1
+  const parentBudget = budgetOf(request.parent)
+  const ceiling = depthCeiling(deploymentMaxDepth, request.maxDepth, parentBudget)
+  if (depth > ceiling.max) {
+    throw new SubagentError('DEPTH_EXCEEDED',
+      `A child of "${request.parent.id}" would have depth ${depth}, more than ${ceiling.source} ${ceiling.max}; answer without delegating further.`,
+      { attempted: depth, max: ceiling.max })
+  }
+  return { depth, parentBudget, ceiling: ceiling.max }
+}
+
+function depthCeiling(
   deployment: number, requested: number | undefined, budget: Budget | undefined,
 ): { max: number; source: string } {
   let ceiling = { max: deployment, source: 'the deployment\'s maxDepth' }

@@ -2,7 +2,7 @@ import { type BudgetBreach, checkedQuestion, checkedUsage, checkedWork, describe
 import { capDiagnostic } from './diagnostic.js'
 import { describeError } from '@cordis-subagents/shared'
 import type { PendingQuestion } from '@cordis-subagents/shared'
-import type { SubagentResult, SubagentStopReason } from './types.js'
+import type { SubagentOutcome, SubagentResult, SubagentStopReason } from './types.js'
 import { isObject } from './validate.js'
 
 // What a provider settles a run with, made well-formed: stop reason, output, usage, work, limits.
@@ -97,4 +97,13 @@ export function reasonText(reason: unknown): string | undefined {
   if (reason === undefined) return undefined
   if (typeof reason === 'string') return reason
   return describeError(reason)
+}
+
+/** A settled result as holders get it: `work` and `durationMs` set, no empty `question`, frozen. */
+export function sealed(settled: SubagentResult, startedAt: number): SubagentOutcome {
+  const outcome: SubagentOutcome = Object.assign({}, settled) as SubagentOutcome
+  if (outcome.question === undefined) delete outcome.question
+  outcome.work = settled.work ?? checkedWork(undefined)
+  outcome.durationMs = Math.max(0, Date.now() - startedAt)
+  return Object.freeze(outcome)
 }

@@ -4,6 +4,15 @@ import { SubagentError } from './errors.js'
 import type { SubagentEvents } from './events.js'
 import type { ProviderStartRequest, SubagentRequest, SubagentRun, SubagentRunInfo } from './types.js'
 
+/** What `call` returns, as a promise: a throw becomes a rejection. */
+export function promiseOf(call: () => unknown): Promise<unknown> {
+  try {
+    return Promise.resolve(call())
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
 /** Stops and releases a run that will never be handed over. */
 export async function discard(log: Logger, providerName: string, run: unknown): Promise<void> {
   if (!run || typeof run !== 'object') return

@@ -14,7 +14,7 @@ import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
 import { BackgroundRegistry } from './background.js'
 import { type SubagentEventHandlers, SubagentEvents } from './events.js'
-import { admitChild, budgetOf, depthCeiling } from './limits.js'
+import { admitChild, placeInTree, type TreePlace } from './limits.js'
 import { ParentGates } from './parent-gate.js'
 import { Delegation } from './delegation.js'
 import { aborted } from './run-parts.js'
@@ -33,13 +33,8 @@ import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
 } from './types.js'
 
-/** A request that passed the checks, and its place in the tree. */
-interface Checked {
-  depth: number
-  parentBudget?: Budget
-  /** The deepest depth allowed below this parent. */
-  ceiling: number
-  /** The request's trace context, as a checked copy. */
+/** A request that passed the checks: its place in the tree, and its checked trace context. */
+interface Checked extends TreePlace {
   traceContext?: SubagentRequest['traceContext']
 }
 
@@ -280,15 +275,7 @@ export class SubagentService extends Service<Config> {
     checkCapabilities(provider, request)
     checkRequest(request)
     const traceContext = checkTraceContext(request)
-    const depth = request.parent.depth + 1
-    const parentBudget = budgetOf(request.parent)
-    const ceiling = depthCeiling(this.config.maxDepth, request.maxDepth, parentBudget)
-    if (depth > ceiling.max) {
-      throw new SubagentError('DEPTH_EXCEEDED',
-        `A child of "${request.parent.id}" would have depth ${depth}, more than ${ceiling.source} ${ceiling.max}; answer without delegating further.`,
-        { attempted: depth, max: ceiling.max })
-    }
-    return { depth, parentBudget, ceiling: ceiling.max, traceContext }
+    return { ...placeInTree(request, this.config.maxDepth), traceContext }
   }
 
   /** Waits for the per-parent and per-tree slots (on the run's signal), then has the run call its provider. */
