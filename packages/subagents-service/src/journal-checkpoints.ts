@@ -19,6 +19,8 @@ interface Place {
 const MAX_PLACES = 10_000
 /** Longest label stored (the store's id bound). */
 const MAX_LABEL = 255
+/** Longest a run's outcome waits for its record before its holders get it anyway (a hung store; logged). */
+export const RECORD_WAIT_MS = 5000
 
 /**
  * The journal of a host with `ctx.checkpoints`: one database write per state change of a run
@@ -60,6 +62,25 @@ export class CheckpointJournal implements RunJournal {
   /** Parked runs of earlier starts, read from the store at start. */
   pending(): ParkedRunInfo[] {
     return this.stored.pending()
+  }
+
+  /**
+   * Resolves once every write queued so far for run `runId` has run (or failed), or after
+   * `RECORD_WAIT_MS` (logged: the record may be missing); undefined when none is queued.
+   */
+  recorded(runId: string): Promise<void> | undefined {
+    const queued = this.queues.get(runId)
+    if (!queued) return undefined
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.log.warn('run %s: its record was not written within %d ms (the store is slow or hung); its outcome is given without it', runId, RECORD_WAIT_MS)
+        resolve()
+      }, RECORD_WAIT_MS)
+      void queued.then(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
   }
 
   /** Resolves when every write queued so far has run (tests, and a host that stops). */
