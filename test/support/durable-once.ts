@@ -19,7 +19,7 @@ import { tick } from './async.js'
 export const turns = { start: 0, restore: 0, answer: 0 }
 
 /** Prompt "done": completes at once; "ask": parks on one question, completes with the answer. */
-function onceProvider(): SubagentProvider {
+export function onceProvider(): SubagentProvider {
   const run = (id: string, first: Promise<SubagentResult>): SubagentRun => ({
     id,
     childId: `child-of-${id}`,

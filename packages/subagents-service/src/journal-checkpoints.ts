@@ -4,6 +4,7 @@ import type { BackgroundRegistry } from './background.js'
 import type { ParkedRunInfo } from './host-verbs.js'
 import type { JournalledRun, RunJournal } from './journal.js'
 import { StoredRuns } from './journal-restore.js'
+import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint, type StoredTaskKey } from './journal-store.js'
 import type { SubagentOutcome, SubagentProvider } from './types.js'
 
@@ -251,16 +252,41 @@ export interface JournalHost {
   readonly background: BackgroundRegistry
 }
 
+/** Longest a host's exit (a signal to a cordis or Koishi app: its `exit` event) waits for queued writes. */
+export const EXIT_FLUSH_MS = 5000
+
 /**
  * Records runs in `ctx.checkpoints` while it is loaded: a checkpoints plugin that comes (after its
- * database opened) installs the journal, one that goes puts the no-op journal back. Without it
- * nothing is written. At start the parked runs of earlier starts are read for `pending()`.
+ * database opened) installs the journal, one that goes puts the no-op journal back. Until the
+ * first store is ready, a loaded checkpoints plugin's runs wait for it (journal-waiting.ts).
+ * Without it nothing is written. At start the parked runs of earlier starts are read for
+ * `pending()`. At the app's `exit` (the loader awaits it before the process exits on a signal)
+ * queued writes run first, for at most `EXIT_FLUSH_MS`.
  */
 export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Logger): void {
+  const waiting = new WaitingJournal(log, () => checkpointsLoaded(ctx))
+  let undoWaiting: (() => void) | undefined = service.useJournal(waiting)
+  ctx.on('dispose', () => waiting.close())
   ctx.inject(['checkpoints' as never], (inner) => {
+    undoWaiting?.()
+    undoWaiting = undefined
     const journal = checkpointJournal(inner, log, service.background)
     const undo = service.useJournal(journal)
+    waiting.replay(journal)
     inner.on('dispose', () => undo())
+    // The loader's `exit` event (not in cordis' own event map).
+    ;(inner as unknown as { on(name: 'exit', listener: () => Promise<void>): void }).on('exit', () => flushWithin(journal, EXIT_FLUSH_MS, log))
     journal.stored.load().catch((error: unknown) => log.warn('could not read the parked runs of earlier starts: %s', describeError(error)))
   })
+}
+
+/** Resolves once `journal`'s queued writes ran, or after `ms` (logged). */
+async function flushWithin(journal: CheckpointJournal, ms: number, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), ms) })
+  try {
+    if (await Promise.race([journal.flush(), late]) === 'late') log.warn('exit: checkpoint writes still queued after %d ms were not waited for', ms)
+  } finally {
+    clearTimeout(timer)
+  }
 }
