@@ -5,9 +5,12 @@ import { expect } from 'chai'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import postgres from 'postgres'
 import type { Backend } from '../packages/checkpoints/tests/support.js'
-import { freshPostgres } from '../packages/checkpoints/tests/support.js'
+import { freshPostgres, PG_URL } from '../packages/checkpoints/tests/support.js'
 import { type OnceHost, startOnceHost, turns } from './support/durable-once.js'
+import { captureLogs } from './support/logs.js'
+import { deferred } from './support/async.js'
 
 function stopBehaviour(kind: Backend['kind']) {
   let dir: string
@@ -51,5 +54,38 @@ function stopBehaviour(kind: Backend['kind']) {
 describe('a clean stop right after children settle (issue 38, item 1)', function () {
   this.timeout(120_000)
   describe('on SQLite', () => stopBehaviour('sqlite'))
-  describe('on PostgreSQL (CHECKPOINTS_PG_URL)', () => stopBehaviour('postgres'))
+  describe('on PostgreSQL (CHECKPOINTS_PG_URL)', () => {
+    stopBehaviour('postgres')
+
+    it('a hung store delays an outcome by a bound, never forever, and neither the exit nor the stop waits for it', async () => {
+      await freshPostgres()
+      const host = await startOnceHost({ kind: 'postgres' }, 'service-first')
+      // Another session holds the runs table: every write of the store waits on the lock (a hung database).
+      const holder = postgres(PG_URL, { max: 1, onnotice: () => {} })
+      const released = deferred()
+      const locked = deferred()
+      const lock = holder.begin(async (tx) => {
+        await tx`LOCK TABLE subagent_run IN ACCESS EXCLUSIVE MODE`
+        locked.resolve()
+        await released.promise
+      })
+      const logs = captureLogs()
+      try {
+        await locked.promise
+        const parent = host.ctx.agents.create({ label: 'root' })
+        const child = await host.ctx.subagents.delegate('once', { prompt: 'done', label: 'hung', parent, signal: new AbortController().signal })
+        expect((await child.result).output).to.equal('done hung')
+        expect(logs.records.some((record) => record.type === 'warn' && /its record was not written within 5000 ms/.test(record.content))).to.equal(true)
+        await (host.ctx as unknown as { parallel(name: 'exit', signal: string): Promise<void> }).parallel('exit', 'SIGTERM')
+        expect(logs.records.some((record) => record.type === 'warn' && /exit: checkpoint writes still queued after 5000 ms/.test(record.content))).to.equal(true)
+        await host.stop()
+      } finally {
+        logs.restore()
+        released.resolve()
+        await lock.catch(() => {})
+        await holder.end({ timeout: 1 })
+        await host.stop()
+      }
+    })
+  })
 })

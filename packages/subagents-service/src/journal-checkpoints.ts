@@ -21,7 +21,7 @@ const MAX_PLACES = 10_000
 /** Longest label stored (the store's id bound). */
 const MAX_LABEL = 255
 /** Longest a run's outcome waits for its record before its holders get it anyway (a hung store; logged). */
-export const RECORD_WAIT_MS = 5000
+const RECORD_WAIT_MS = 5000
 
 /**
  * The journal of a host with `ctx.checkpoints`: one database write per state change of a run
@@ -253,7 +253,7 @@ export interface JournalHost {
 }
 
 /** Longest a host's exit (a signal to a cordis or Koishi app: its `exit` event) waits for queued writes. */
-export const EXIT_FLUSH_MS = 5000
+const EXIT_FLUSH_MS = 5000
 
 /**
  * Records runs in `ctx.checkpoints` while it is loaded: a checkpoints plugin that comes (after its

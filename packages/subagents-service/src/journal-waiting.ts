@@ -4,9 +4,9 @@ import type { JournalledRun, RunJournal } from './journal.js'
 import type { SubagentOutcome } from './types.js'
 
 /** Most state changes kept while `ctx.checkpoints` is loading; later ones are not recorded (counted, logged). */
-export const MAX_WAITING_NOTES = 1000
+const MAX_WAITING_NOTES = 1000
 /** Longest the kept state changes wait for `ctx.checkpoints`; then they are dropped (logged). */
-export const MAX_WAITING_MS = 60_000
+const MAX_WAITING_MS = 60_000
 
 type Hook = 'started' | 'parked' | 'resumed' | 'settled'
 type Note = { hook: Hook; args: unknown[] }
