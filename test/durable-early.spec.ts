@@ -42,7 +42,9 @@ async function earlyApp(backend: Backend) {
   }
 }
 
-const done = (id: string): SubagentOutcome => ({ stopReason: 'completed', output: `done ${id}`, work: { steps: 1, toolCalls: 0, delegations: 0 }, durationMs: 1 })
+const done = (id: string): SubagentOutcome => ({
+  stopReason: 'completed', output: `done ${id}`, work: { steps: 1, toolCalls: 0, delegations: 0 }, durationMs: 1,
+})
 const runOf = (id: string) => ({
   id, checkpoint: () => undefined,
   info: Object.freeze({ runId: id, provider: 'once', parentId: 'agent-root', depth: 1, startedAt: Date.now() }) as SubagentRunInfo,
@@ -69,7 +71,8 @@ function earlyBehaviour(kind: Backend['kind']) {
     expect(app.ctx.get('checkpoints'), 'the store is not ready yet').to.equal(undefined)
     const checkpoints = await app.openDatabase()
     await waitFor(async () => (await checkpoints.load(child.id))?.state === 'settled', 'the early run recorded')
-    expect(await checkpoints.load(child.id)).to.include({ stopReason: 'completed', result: 'done early', label: 'early', path: `${parent.id}/${child.id}` })
+    expect(await checkpoints.load(child.id))
+      .to.include({ stopReason: 'completed', result: 'done early', label: 'early', path: `${parent.id}/${child.id}` })
   })
 
   it('past the count bound, the kept runs are recorded and the rest are logged once with their count', async () => {
@@ -107,7 +110,8 @@ function earlyBehaviour(kind: Backend['kind']) {
       await tick()
       const warnings = logs.records.filter((record) => record.type === 'warn' && /not recorded/.test(record.content))
       expect(warnings.map((record) => record.content.replace(/Runs: .*/, ''))).to.deep.equal([
-        '2 run(s) were not recorded in ctx.checkpoints (the host stopped before it was ready): they cannot be listed, resumed or re-read after a restart. ',
+        '2 run(s) were not recorded in ctx.checkpoints (the host stopped before it was ready): '
+        + 'they cannot be listed, resumed or re-read after a restart. ',
       ])
     } finally {
       logs.restore()
@@ -120,7 +124,8 @@ function earlyBehaviour(kind: Backend['kind']) {
     const first = await startOnceHost(backend, 'service-first')
     hosts.push(first)
     const parent = first.ctx.agents.create({ label: 'root' })
-    const child = await first.ctx.subagents.delegate('once', { prompt: 'ask', label: 'asked', parent, signal: new AbortController().signal })
+    const signal = new AbortController().signal
+    const child = await first.ctx.subagents.delegate('once', { prompt: 'ask', label: 'asked', parent, signal })
     // What the loader's daemon does on SIGTERM before process.exit() (cordis/lib/worker).
     await (first.ctx as unknown as { parallel(name: 'exit', signal: string): Promise<void> }).parallel('exit', 'SIGTERM')
     await first.stop()

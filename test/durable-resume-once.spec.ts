@@ -34,7 +34,8 @@ function resumeBehaviour(kind: Backend['kind']) {
     const first = await start()
     const parent = first.ctx.agents.create({ label: 'root' })
     const signal = new AbortController().signal
-    const children = await Promise.all(Array.from({ length: count }, () => first.ctx.subagents.delegate('once', { prompt: 'ask', parent, signal })))
+    const ask = () => first.ctx.subagents.delegate('once', { prompt: 'ask', parent, signal })
+    const children = await Promise.all(Array.from({ length: count }, ask))
     for (const child of children) expect((await child.result).stopReason).to.equal('pending')
     await first.stop()
     return children.map((child) => child.id)
@@ -65,7 +66,8 @@ function resumeBehaviour(kind: Backend['kind']) {
       const before = { ...turns }
       const results = await Promise.allSettled([host.ctx.subagents.resume(id, 'blue'), host.ctx.subagents.resume(id, 'red')])
       expect(results.filter((result) => result.status === 'fulfilled'), `resumes of ${id}`).to.have.length(1)
-      expect(results.map((result) => result.status === 'rejected' && (result.reason as { code: string }).code).filter(Boolean)).to.deep.equal(['NOT_PARKED'])
+      const codes = results.map((result) => result.status === 'rejected' && (result.reason as { code: string }).code).filter(Boolean)
+      expect(codes).to.deep.equal(['NOT_PARKED'])
       expect(turns).to.deep.equal({ ...before, restore: before.restore + 1, answer: before.answer + 1 })
     }
   })

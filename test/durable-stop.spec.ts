@@ -20,7 +20,7 @@ function stopBehaviour(kind: Backend['kind']) {
   after(() => rmSync(dir, { recursive: true, force: true }))
 
   for (const order of ['service-first', 'database-first'] as const) {
-    it(`${order}: each child that settled before ctx.stop() is recorded once with its result, and a resume never runs it again`, async () => {
+    it(`${order}: each child settled before ctx.stop() is recorded once with its result, and a resume never runs it again`, async () => {
       const backend: Backend = kind === 'sqlite' ? { kind, path: join(dir, `${order}.db`) } : { kind }
       if (kind === 'postgres') await freshPostgres()
       for (let round = 0; round < 4; round++) {
@@ -28,7 +28,8 @@ function stopBehaviour(kind: Backend['kind']) {
         hosts.push(first)
         const parent = first.ctx.agents.create({ label: 'root' })
         const signal = new AbortController().signal
-        const children = await Promise.all(['a', 'b'].map((label) => first.ctx.subagents.delegate('once', { prompt: 'done', label, parent, signal })))
+        const delegate = (label: string) => first.ctx.subagents.delegate('once', { prompt: 'done', label, parent, signal })
+        const children = await Promise.all(['a', 'b'].map(delegate))
         const outcomes = await Promise.all(children.map((child) => child.result))
         expect(outcomes.map((outcome) => outcome.output)).to.deep.equal(['done a', 'done b'])
         await first.stop()
@@ -38,9 +39,11 @@ function stopBehaviour(kind: Backend['kind']) {
         const before = { ...turns }
         for (const [index, child] of children.entries()) {
           const record = await second.ctx.checkpoints.load(child.id)
-          expect(record, `round ${round}: the record of child ${index}`).to.include({ state: 'settled', stopReason: 'completed', result: outcomes[index].output })
+          expect(record, `round ${round}: the record of child ${index}`)
+            .to.include({ state: 'settled', stopReason: 'completed', result: outcomes[index].output })
           expect((await second.ctx.checkpoints.list({ root: record!.root })).filter((run) => run.id === child.id)).to.have.length(1)
-          const error = await second.ctx.subagents.resume(child.id, 'again').then(() => undefined, (reason: unknown) => reason as { code: string; message: string })
+          const error = await second.ctx.subagents.resume(child.id, 'again')
+            .then(() => undefined, (reason: unknown) => reason as { code: string; message: string })
           expect(error?.code, `round ${round}: resume of a settled child`).to.equal('NOT_PARKED')
           expect(error?.message).to.match(/ended \(completed\) and never runs again/)
         }
@@ -73,11 +76,13 @@ describe('a clean stop right after children settle (issue 38, item 1)', function
       try {
         await locked.promise
         const parent = host.ctx.agents.create({ label: 'root' })
-        const child = await host.ctx.subagents.delegate('once', { prompt: 'done', label: 'hung', parent, signal: new AbortController().signal })
+        const signal = new AbortController().signal
+        const child = await host.ctx.subagents.delegate('once', { prompt: 'done', label: 'hung', parent, signal })
         expect((await child.result).output).to.equal('done hung')
-        expect(logs.records.some((record) => record.type === 'warn' && /its record was not written within 5000 ms/.test(record.content))).to.equal(true)
+        const warned = (pattern: RegExp) => logs.records.some((record) => record.type === 'warn' && pattern.test(record.content))
+        expect(warned(/its record was not written within 5000 ms/)).to.equal(true)
         await (host.ctx as unknown as { parallel(name: 'exit', signal: string): Promise<void> }).parallel('exit', 'SIGTERM')
-        expect(logs.records.some((record) => record.type === 'warn' && /exit: checkpoint writes still queued after 5000 ms/.test(record.content))).to.equal(true)
+        expect(warned(/exit: checkpoint writes still queued after 5000 ms/)).to.equal(true)
         await host.stop()
       } finally {
         logs.restore()

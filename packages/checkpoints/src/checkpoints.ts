@@ -17,6 +17,9 @@ declare module 'cordis' {
   }
 }
 
+/** A state for `transition` with the other fields to change along with it. */
+export type RunTransition = Omit<RunCheckpoint, 'id'> & { state: RunState }
+
 export interface RunFilter {
   state?: RunState | RunState[]
   parent?: string
@@ -114,7 +117,7 @@ export class Checkpoints extends Service {
    * True when this call moved it; false when the run is in another state (or missing). `to` may
    * carry the other fields to change with it (host and instance are set to this start).
    */
-  async transition(id: string, from: RunState | RunState[], to: RunState | Omit<RunCheckpoint, 'id'> & { state: RunState }): Promise<boolean> {
+  async transition(id: string, from: RunState | RunState[], to: RunState | RunTransition): Promise<boolean> {
     const states = (Array.isArray(from) ? from : [from]).map(checkState)
     const { id: key, ...changes } = toRow({ ...typeof to === 'string' ? { state: to } : to, id }, this.limits)
     return await this.rows.run(key!, async () => {
@@ -130,7 +133,8 @@ export class Checkpoints extends Service {
     const run = await this.load(id)
     if (!run) return new CheckpointError('CHECKPOINT_NOT_FOUND', `no run ${id} (it may have been swept).`)
     return new CheckpointError('RUN_SETTLED',
-      `run ${id} settled (${run.stopReason ?? 'settled'}) and cannot be ${what}: a settled run never starts again; read its result with load().`)
+      `run ${id} settled (${run.stopReason ?? 'settled'}) and cannot be ${what}: a settled run never starts again; `
+      + 'read its result with load().')
   }
 
   private async makeRoom(): Promise<void> {

@@ -74,7 +74,8 @@ export class CheckpointJournal implements RunJournal {
     if (!queued) return undefined
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        this.log.warn('run %s: its record was not written within %d ms (the store is slow or hung); its outcome is given without it', runId, RECORD_WAIT_MS)
+        this.log.warn('run %s: its record was not written within %d ms (the store is slow or hung); its outcome is given without it',
+          runId, RECORD_WAIT_MS)
         resolve()
       }, RECORD_WAIT_MS)
       void queued.then(() => {
@@ -275,7 +276,8 @@ export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Lo
     waiting.replay(journal)
     inner.on('dispose', () => undo())
     // The loader's `exit` event (not in cordis' own event map).
-    ;(inner as unknown as { on(name: 'exit', listener: () => Promise<void>): void }).on('exit', () => flushWithin(journal, EXIT_FLUSH_MS, log))
+    const app = inner as unknown as { on(name: 'exit', listener: () => Promise<void>): void }
+    app.on('exit', () => flushWithin(journal, EXIT_FLUSH_MS, log))
     journal.stored.load().catch((error: unknown) => log.warn('could not read the parked runs of earlier starts: %s', describeError(error)))
   })
 }
@@ -285,7 +287,9 @@ async function flushWithin(journal: CheckpointJournal, ms: number, log: Logger):
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), ms) })
   try {
-    if (await Promise.race([journal.flush(), late]) === 'late') log.warn('exit: checkpoint writes still queued after %d ms were not waited for', ms)
+    if (await Promise.race([journal.flush(), late]) === 'late') {
+      log.warn('exit: checkpoint writes still queued after %d ms were not waited for', ms)
+    }
   } finally {
     clearTimeout(timer)
   }

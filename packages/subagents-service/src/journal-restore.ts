@@ -174,7 +174,8 @@ export class StoredRuns {
       throw new SubagentError('NOT_FOUND', `Run ${id} belongs to host "${stored.host}", not this one ("${store.host}"); resume it there.`)
     }
     if (stored.state === 'running') {
-      throw new SubagentError('NOT_PARKED', `Run ${id} is running (another resume is continuing it, or another start of this host runs it); wait for its outcome.`)
+      throw new SubagentError('NOT_PARKED',
+        `Run ${id} is running (another resume is continuing it, or another start of this host runs it); wait for its outcome.`)
     }
     if (stored.state === 'settled') throw ended(stored)
     const question = stored.state === 'parked' ? await this.questionOf(store, id) : undefined
@@ -254,5 +255,6 @@ export class StoredRuns {
 /** A settled run never runs again: its resume is refused, naming how it ended and where its result is. */
 function ended(stored: StoredRun): SubagentError {
   return new SubagentError('NOT_PARKED',
-    `Run ${stored.id} ended (${stored.stopReason ?? 'settled'}) and never runs again; its result is in the checkpoint store (ctx.checkpoints.load).`)
+    `Run ${stored.id} ended (${stored.stopReason ?? 'settled'}) and never runs again; `
+    + 'its result is in the checkpoint store (ctx.checkpoints.load).')
 }

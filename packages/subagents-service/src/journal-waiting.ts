@@ -83,8 +83,9 @@ export class WaitingJournal implements RunJournal {
   }
 
   private warn(why: string): void {
-    this.log.warn('%d run(s) were not recorded in ctx.checkpoints (%s): they cannot be listed, resumed or re-read after a restart. Runs: %s',
-      this.lost.size, why, [...this.lost].slice(0, 10).join(', ') + (this.lost.size > 10 ? ', …' : ''))
+    const runs = [...this.lost].slice(0, 10).join(', ') + (this.lost.size > 10 ? ', …' : '')
+    const text = '%d run(s) were not recorded in ctx.checkpoints (%s): they cannot be listed, resumed or re-read after a restart. Runs: %s'
+    this.log.warn(text, this.lost.size, why, runs)
     this.lost.clear()
   }
 }
