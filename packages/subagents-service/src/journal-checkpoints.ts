@@ -264,6 +264,9 @@ const EXIT_FLUSH_MS = 5000
  * `pending()`. At the app's `exit` (the loader awaits it before the process exits on a signal)
  * queued writes run first, for at most `EXIT_FLUSH_MS`.
  */
+// No flush on dispose: cordis 3.18 disposes synchronously and removes `ctx.database` in the same pass
+// as this journal, so a write queued then has no database left. Outcomes wait for their records
+// instead (`recorded`), and the loader's awaited `exit` event flushes.
 export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Logger): void {
   const waiting = new WaitingJournal(log, () => checkpointsLoaded(ctx))
   let undoWaiting: (() => void) | undefined = service.useJournal(waiting)
