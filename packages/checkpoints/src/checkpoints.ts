@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { Context, Service } from 'cordis'
 import { $ } from 'minato'
-import { toRecord, toRow } from './codec.js'
+import { checkState, toRecord, toRow } from './codec.js'
 import { Config, type Limits } from './config.js'
 import { CheckpointError } from './errors.js'
+import { KeyLocks } from './locks.js'
 import { Questions } from './questions.js'
-import { declareTables, type RunCheckpoint, type RunRecord, type RunState, TABLES } from './records.js'
+import { declareTables, type RunCheckpoint, type RunRecord, type RunRow, type RunState, TABLES } from './records.js'
 import { sweep, type SweepReport, trimToCount } from './retention.js'
 import type { StoreContext } from './store.js'
 import { TaskKeys } from './task-keys.js'
@@ -15,6 +16,9 @@ declare module 'cordis' {
     checkpoints: Checkpoints
   }
 }
+
+/** A state for `transition` with the other fields to change along with it. */
+export type RunTransition = Omit<RunCheckpoint, 'id'> & { state: RunState }
 
 export interface RunFilter {
   state?: RunState | RunState[]
@@ -31,6 +35,8 @@ export interface RunFilter {
  * once the host's own `running` runs of an earlier start are marked `interrupted`.
  */
 export class Checkpoints extends Service {
+  /** The service's name, declared so a host can tell a checkpoints plugin is loaded before it is ready. */
+  static readonly [Service.provide] = 'checkpoints'
   static inject = ['model', 'database']
   static Config = Config
 
@@ -42,6 +48,8 @@ export class Checkpoints extends Service {
   /** How many runs this start found `running` from an earlier start of this host and marked `interrupted`. */
   interruptedAtStart = 0
   private readonly store: StoreContext
+  /** Writes of one run, in order within this start (see locks.ts). */
+  private readonly rows = new KeyLocks()
 
   constructor(ctx: Context, config: Config = {}) {
     super(ctx, 'checkpoints')
@@ -76,9 +84,15 @@ export class Checkpoints extends Service {
   /**
    * Creates or updates a run: only the fields given change. A new run needs `path`, `provider`
    * and `state`; it is refused with CHECKPOINT_LIMIT when `maxRuns` are kept and none is sweepable.
+   * A settled run keeps its state: a save that would move it to another state is refused with
+   * RUN_SETTLED (its other fields may still be updated).
    */
   async save(checkpoint: RunCheckpoint): Promise<RunRecord> {
     const row = toRow(checkpoint, this.limits)
+    return await this.rows.run(row.id!, () => this.saveNow(row))
+  }
+
+  private async saveNow(row: Partial<RunRow>): Promise<RunRecord> {
     const db = this.ctx.database
     const now = new Date()
     const [existing] = await db.get(TABLES.runs, { id: row.id! }, { fields: ['id'] })
@@ -90,9 +104,37 @@ export class Checkpoints extends Service {
       await db.upsert(TABLES.runs, [{ ...row, host: this.host, instance: this.instance, createdAt: now, updatedAt: now }])
     } else {
       const { id, ...changes } = row
-      await db.set(TABLES.runs, { id: id! }, { ...changes, host: this.host, instance: this.instance, updatedAt: now })
+      const query = row.state === undefined || row.state === 'settled' ? { id: id! } : { id: id!, state: { $ne: 'settled' } }
+      const result = await db.set(TABLES.runs, query, { ...changes, host: this.host, instance: this.instance, updatedAt: now })
+      if (!result.matched) throw await this.notMoved(id!, `moved to ${row.state}`)
     }
     return (await this.load(row.id!))!
+  }
+
+  /**
+   * Moves run `id` to state `to` only if it is in one of the states `from` now, atomically (one
+   * conditional UPDATE; on PostgreSQL it holds across hosts): of two callers racing, one moves it.
+   * True when this call moved it; false when the run is in another state (or missing). `to` may
+   * carry the other fields to change with it (host and instance are set to this start).
+   */
+  async transition(id: string, from: RunState | RunState[], to: RunState | RunTransition): Promise<boolean> {
+    const states = (Array.isArray(from) ? from : [from]).map(checkState)
+    const { id: key, ...changes } = toRow({ ...typeof to === 'string' ? { state: to } : to, id }, this.limits)
+    return await this.rows.run(key!, async () => {
+      const query = { id: key!, state: states.filter((state) => state !== 'settled' || changes.state === 'settled') }
+      const result = await this.ctx.database.set(TABLES.runs, query as never,
+        { ...changes, host: this.host, instance: this.instance, updatedAt: new Date() })
+      return (result.matched ?? 0) > 0
+    })
+  }
+
+  /** Why run `id` could not be moved: it is settled, or it does not exist. */
+  private async notMoved(id: string, what: string): Promise<CheckpointError> {
+    const run = await this.load(id)
+    if (!run) return new CheckpointError('CHECKPOINT_NOT_FOUND', `no run ${id} (it may have been swept).`)
+    return new CheckpointError('RUN_SETTLED',
+      `run ${id} settled (${run.stopReason ?? 'settled'}) and cannot be ${what}: a settled run never starts again; `
+      + 'read its result with load().')
   }
 
   private async makeRoom(): Promise<void> {

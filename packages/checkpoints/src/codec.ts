@@ -12,7 +12,7 @@ export function checkId(what: string, value: unknown, max = MAX_ID_LENGTH): stri
   return value
 }
 
-function checkState(value: unknown): RunState {
+export function checkState(value: unknown): RunState {
   if (!RUN_STATES.includes(value as RunState)) {
     throw new CheckpointError('CHECKPOINT_INVALID', `state must be one of ${RUN_STATES.join(', ')}, got ${JSON.stringify(value)}.`)
   }

@@ -12,6 +12,8 @@ export type CheckpointErrorCode =
   | 'CHECKPOINT_NOT_FOUND'
   /** The question was already answered or cancelled. */
   | 'QUESTION_NOT_PENDING'
+  /** A save would move a settled run to another state: a settled run never starts again. */
+  | 'RUN_SETTLED'
 
 export class CheckpointError extends Error {
   readonly code: CheckpointErrorCode

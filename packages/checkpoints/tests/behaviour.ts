@@ -76,6 +76,29 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect((await checkpoints.load('r1'))!.transcript).to.deep.equal(['small'])
   })
 
+  it('moves a run between states atomically: of racing transitions one wins, and a settled run never goes back', async () => {
+    app = await startStore(backend())
+    const { checkpoints } = app
+    await checkpoints.save({ ...ROOT, id: 'p1', path: 'r1/p1', state: 'parked' })
+    for (let round = 0; round < 25; round++) {
+      const from = (['parked', 'interrupted', 'closed'] as const)[round % 3]
+      await checkpoints.save({ id: 'p1', state: from })
+      const resumable = ['parked', 'interrupted', 'closed'] as const
+      const moved = await Promise.all(Array.from({ length: 4 }, () => checkpoints.transition('p1', [...resumable], 'running')))
+      expect(moved.filter(Boolean), `round ${round}`).to.have.length(1)
+      expect((await checkpoints.load('p1'))!.state).to.equal('running')
+    }
+    expect(await checkpoints.transition('p1', 'running', { state: 'settled', stopReason: 'completed', result: 'done' })).to.equal(true)
+    expect(await checkpoints.transition('p1', ['parked', 'interrupted', 'closed', 'running', 'settled'], 'running')).to.equal(false)
+    expect(await checkpoints.transition('missing', 'parked', 'running')).to.equal(false)
+    const refused = await rejection(checkpoints.save({ id: 'p1', state: 'running' }))
+    expect(refused.code).to.equal('RUN_SETTLED')
+    expect(refused.message).to.match(/never starts again/)
+    expect((await rejection(checkpoints.setState('p1', 'parked'))).code).to.equal('RUN_SETTLED')
+    await checkpoints.save({ id: 'p1', state: 'settled', delivery: 'message' })
+    expect(await checkpoints.load('p1')).to.include({ state: 'settled', stopReason: 'completed', result: 'done', delivery: 'message' })
+  })
+
   it('claims a task key once: every other claimer gets the winner\'s run id', async () => {
     app = await startStore(backend())
     const input = { parent: 'r1', provider: 'spawn', agent: 'coder', prompt: 'fix the bug' }

@@ -204,7 +204,8 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     if (!isIdleStop(result.stopReason)) return this.finish(result)
     // A cancelled run does not park: it ends (the cancel is why).
     if (this.cancelled) return this.finish({ stopReason: 'aborted', output: result.output, diagnostic: 'The run was cancelled.' })
-    this.settle(this.parking.park(this.seal(result)))
+    const parked = this.parking.park(this.seal(result))
+    this.host.afterRecorded(this.id, () => this.settle(parked))
   }
 
   /** Aborts the provider's signal and, after the hand-over, calls the run's `cancel` once. */
@@ -273,9 +274,12 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     const outcome = this.seal(this.limit ? asLimitStop(raw, this.limit.stop, this.limit.reason) : raw)
     this.host.events.emit('subagent/end', this.runInfo!, outcome)
     this.host.note('settled', this, outcome)
-    this.parking.deliver(outcome, true)
-    // `result` is the first outcome (a later settle does nothing).
-    this.settle(outcome)
+    // Holders get the outcome once it is recorded: a stop right after loses nothing (journal.ts).
+    this.host.afterRecorded(this.id, () => {
+      this.parking.deliver(outcome, true)
+      // `result` is the first outcome (a later settle does nothing).
+      this.settle(outcome)
+    })
   }
 
   /** A result as holders get it: spend charged, `work` and `durationMs` set, frozen. */

@@ -4,6 +4,7 @@ import type { BackgroundRegistry } from './background.js'
 import type { ParkedRunInfo } from './host-verbs.js'
 import type { JournalledRun, RunJournal } from './journal.js'
 import { StoredRuns } from './journal-restore.js'
+import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint, type StoredTaskKey } from './journal-store.js'
 import type { SubagentOutcome, SubagentProvider } from './types.js'
 
@@ -19,6 +20,8 @@ interface Place {
 const MAX_PLACES = 10_000
 /** Longest label stored (the store's id bound). */
 const MAX_LABEL = 255
+/** Longest a run's outcome waits for its record before its holders get it anyway (a hung store; logged). */
+const RECORD_WAIT_MS = 5000
 
 /**
  * The journal of a host with `ctx.checkpoints`: one database write per state change of a run
@@ -60,6 +63,26 @@ export class CheckpointJournal implements RunJournal {
   /** Parked runs of earlier starts, read from the store at start. */
   pending(): ParkedRunInfo[] {
     return this.stored.pending()
+  }
+
+  /**
+   * Resolves once every write queued so far for run `runId` has run (or failed), or after
+   * `RECORD_WAIT_MS` (logged: the record may be missing); undefined when none is queued.
+   */
+  recorded(runId: string): Promise<void> | undefined {
+    const queued = this.queues.get(runId)
+    if (!queued) return undefined
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.log.warn('run %s: its record was not written within %d ms (the store is slow or hung); its outcome is given without it',
+          runId, RECORD_WAIT_MS)
+        resolve()
+      }, RECORD_WAIT_MS)
+      void queued.then(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
   }
 
   /** Resolves when every write queued so far has run (tests, and a host that stops). */
@@ -230,16 +253,47 @@ export interface JournalHost {
   readonly background: BackgroundRegistry
 }
 
+/** Longest a host's exit (a signal to a cordis or Koishi app: its `exit` event) waits for queued writes. */
+const EXIT_FLUSH_MS = 5000
+
 /**
  * Records runs in `ctx.checkpoints` while it is loaded: a checkpoints plugin that comes (after its
- * database opened) installs the journal, one that goes puts the no-op journal back. Without it
- * nothing is written. At start the parked runs of earlier starts are read for `pending()`.
+ * database opened) installs the journal, one that goes puts the no-op journal back. Until the
+ * first store is ready, a loaded checkpoints plugin's runs wait for it (journal-waiting.ts).
+ * Without it nothing is written. At start the parked runs of earlier starts are read for
+ * `pending()`. At the app's `exit` (the loader awaits it before the process exits on a signal)
+ * queued writes run first, for at most `EXIT_FLUSH_MS`.
  */
+// No flush on dispose: cordis 3.18 disposes synchronously and removes `ctx.database` in the same pass
+// as this journal, so a write queued then has no database left. Outcomes wait for their records
+// instead (`recorded`), and the loader's awaited `exit` event flushes.
 export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Logger): void {
+  const waiting = new WaitingJournal(log, () => checkpointsLoaded(ctx))
+  let undoWaiting: (() => void) | undefined = service.useJournal(waiting)
+  ctx.on('dispose', () => waiting.close())
   ctx.inject(['checkpoints' as never], (inner) => {
+    undoWaiting?.()
+    undoWaiting = undefined
     const journal = checkpointJournal(inner, log, service.background)
     const undo = service.useJournal(journal)
+    waiting.replay(journal)
     inner.on('dispose', () => undo())
+    // The loader's `exit` event (not in cordis' own event map).
+    const app = inner as unknown as { on(name: 'exit', listener: () => Promise<void>): void }
+    app.on('exit', () => flushWithin(journal, EXIT_FLUSH_MS, log))
     journal.stored.load().catch((error: unknown) => log.warn('could not read the parked runs of earlier starts: %s', describeError(error)))
   })
+}
+
+/** Resolves once `journal`'s queued writes ran, or after `ms` (logged). */
+async function flushWithin(journal: CheckpointJournal, ms: number, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), ms) })
+  try {
+    if (await Promise.race([journal.flush(), late]) === 'late') {
+      log.warn('exit: checkpoint writes still queued after %d ms were not waited for', ms)
+    }
+  } finally {
+    clearTimeout(timer)
+  }
 }

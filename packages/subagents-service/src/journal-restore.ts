@@ -98,7 +98,10 @@ export class StoredRuns {
   /**
    * Continues stored run `runId` with `answer` through its provider's `restore`: a parked run
    * takes it as the answer to its question; an interrupted or closed one runs a new turn with it
-   * as the message. Undefined when the store has no such run.
+   * as the message. Undefined when the store has no such run. The store's compare-and-set moves
+   * the run to `running` first, so of two resumes (in this start, or another start of this host on
+   * the same database) one continues it and the other is refused; a settled run is refused
+   * `NOT_PARKED` naming how it ended, and never runs again.
    */
   async reopen(runId: string, answer: string): Promise<SubagentOutcome | undefined> {
     const store = this.store()
@@ -111,12 +114,21 @@ export class StoredRuns {
       const stored = await store.load(runId)
       if (!stored) return undefined
       const record = await this.recordOf(store, stored)
-      const outcome = await this.restore(stored, record, answer)
+      if (!await store.transition(runId, stored.state, 'running')) throw await this.notContinued(store, runId)
+      const outcome = await this.restore(stored, record, answer, () => store.transition(runId, 'running', stored.state))
       this.parked.delete(runId)
       return outcome
     } finally {
       this.reopening.delete(runId)
     }
+  }
+
+  /** Why stored run `runId` could not be moved to running: another resume took it, or it ended. */
+  private async notContinued(store: CheckpointStore, runId: string): Promise<SubagentError> {
+    const now = await store.load(runId)
+    if (now?.state === 'settled') return ended(now)
+    return new SubagentError('NOT_PARKED',
+      `Run ${runId} is ${now?.state ?? 'gone from the store'}: another resume is continuing it (or did); wait for its outcome.`)
   }
 
   /**
@@ -161,10 +173,11 @@ export class StoredRuns {
     if (stored.host !== store.host) {
       throw new SubagentError('NOT_FOUND', `Run ${id} belongs to host "${stored.host}", not this one ("${store.host}"); resume it there.`)
     }
-    if (stored.state === 'running') throw new SubagentError('NOT_PARKED', `Run ${id} is running in another start of this host; resume it there.`)
-    if (stored.state === 'settled') {
-      throw new SubagentError('NOT_PARKED', `Run ${id} ended (${stored.stopReason ?? 'settled'}); its result is in the checkpoint store (ctx.checkpoints.load).`)
+    if (stored.state === 'running') {
+      throw new SubagentError('NOT_PARKED',
+        `Run ${id} is running (another resume is continuing it, or another start of this host runs it); wait for its outcome.`)
     }
+    if (stored.state === 'settled') throw ended(stored)
     const question = stored.state === 'parked' ? await this.questionOf(store, id) : undefined
     if (stored.state === 'parked' && !question) throw new SubagentError('NOT_PARKED', `Run ${id} is parked, but its question is no longer pending in the store.`)
     if (stored.transcript === undefined) {
@@ -187,9 +200,12 @@ export class StoredRuns {
    * the first start is gone: the restored child's parent is a fresh root agent of this host (its
    * runtime's default budget and tools), disposed once the run ends.
    */
-  private async restore(stored: StoredRun, record: RunRecord, answer: string): Promise<SubagentOutcome> {
+  private async restore(stored: StoredRun, record: RunRecord, answer: string, putBack: () => Promise<unknown>): Promise<SubagentOutcome> {
     const agents = this.ctx.get('agents') as { create(options: { label?: string }): Agent } | undefined
-    if (!agents) throw new SubagentError('UNSUPPORTED', `Run ${stored.id} cannot be restored: no agent runtime (ctx.agents) is loaded.`)
+    if (!agents) {
+      await putBack().catch(() => {})
+      throw new SubagentError('UNSUPPORTED', `Run ${stored.id} cannot be restored: no agent runtime (ctx.agents) is loaded.`)
+    }
     const parent = agents.create({ label: `restored parent of ${stored.id}` })
     const request: SubagentRequest = {
       prompt: `(run ${stored.id} restored after a restart)`,
@@ -202,6 +218,8 @@ export class StoredRuns {
     try {
       run = await (this.ctx.get('subagents') as SubagentService).delegate(stored.provider, request) as Delegation
     } catch (error) {
+      // Nothing was handed over: the run is as it was stored, for a later resume.
+      await putBack().catch(() => {})
       await parent.dispose()
       throw error
     }
@@ -232,4 +250,11 @@ export class StoredRuns {
       return undefined
     }
   }
+}
+
+/** A settled run never runs again: its resume is refused, naming how it ended and where its result is. */
+function ended(stored: StoredRun): SubagentError {
+  return new SubagentError('NOT_PARKED',
+    `Run ${stored.id} ended (${stored.stopReason ?? 'settled'}) and never runs again; `
+    + 'its result is in the checkpoint store (ctx.checkpoints.load).')
 }

@@ -83,6 +83,8 @@ export interface CheckpointStore {
   save(checkpoint: StoredRunCheckpoint): Promise<StoredRun>
   load(id: string): Promise<StoredRun | undefined>
   list(filter?: RunListFilter): Promise<StoredRun[]>
+  /** Atomic compare-and-set of a run's state: true when this call moved it (of racing callers, one does). */
+  transition(id: string, from: StoredRunState | StoredRunState[], to: StoredRunState): Promise<boolean>
   readonly tasks: {
     claim(input: StoredTaskKey, runId: string): Promise<{ key: string; claimed: boolean; runId: string }>
     get(input: StoredTaskKey): Promise<{ key: string; runId: string } | undefined>

@@ -48,6 +48,12 @@ export interface RunJournal {
    * start a child as usual. Never rejects.
    */
   reattached?(provider: SubagentProvider, parentId: string, key: string, runId: string): Promise<SubagentProvider | undefined>
+  /**
+   * Optional: resolves once every write queued so far for run `runId` has run (or failed), within
+   * a bound; undefined when none is queued. The service hands a run's outcome to its holders only
+   * then, so an outcome a caller saw is in the store even if the host stops right after.
+   */
+  recorded?(runId: string): Promise<void> | undefined
 }
 
 /** What a journal keeps of a run, and what a provider's `restore` rebuilds the child from. */
@@ -80,5 +86,19 @@ export function noteIn(current: () => RunJournal, log: Logger): JournalNote {
     } catch (error) {
       log.warn('journal hook %s failed (ignored): %s', hook, describeError(error))
     }
+  }
+}
+
+/** Calls `then` once the journal `current()` gives has recorded a run's queued writes; at once when it has none queued. */
+export function afterRecordedIn(current: () => RunJournal): (runId: string, then: () => void) => void {
+  return (runId, then) => {
+    let recorded: Promise<void> | undefined
+    try {
+      recorded = current().recorded?.(runId)
+    } catch {
+      recorded = undefined
+    }
+    if (recorded) void recorded.then(then, then)
+    else then()
   }
 }

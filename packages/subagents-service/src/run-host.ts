@@ -22,7 +22,8 @@ export interface Admission {
 export type LiveRun = Delegation
 
 /** Calls one journal hook; a hook that throws is logged and ignored. */
-export type JournalNote = <K extends Exclude<keyof RunJournal, 'reopen' | 'pending' | 'reattached'>>(hook: K, ...args: Parameters<RunJournal[K]>) => void
+export type JournalNote = <K extends Exclude<keyof RunJournal, 'reopen' | 'pending' | 'reattached' | 'recorded'>>(
+  hook: K, ...args: Parameters<RunJournal[K]>) => void
 
 /** What a run needs of the service that started it. */
 export interface RunHost {
@@ -40,4 +41,6 @@ export interface RunHost {
   refund(admission: Admission): void
   /** Records the run's life in the service's journal (`NO_JOURNAL` without durable storage). */
   note: JournalNote
+  /** Calls `then` once the journal has recorded run `runId`'s writes so far (bounded), at once when nothing is queued. */
+  afterRecorded(runId: string, then: () => void): void
 }

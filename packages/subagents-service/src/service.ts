@@ -23,7 +23,7 @@ import { type Slot, TreeGates } from './tree-gate.js'
 import { TraceSources } from './trace-sources.js'
 import { ProviderWaiters } from './provider-waiters.js'
 import { HostVerbs, type ParkedRunInfo } from './host-verbs.js'
-import { NO_JOURNAL, noteIn, type RunJournal } from './journal.js'
+import { afterRecordedIn, NO_JOURNAL, noteIn, type RunJournal } from './journal.js'
 import { ParkedBook } from './parked-book.js'
 import { attach, taskKey, TaskKeys } from './task-keys.js'
 import { useCheckpointJournal } from './journal-checkpoints.js'
@@ -84,6 +84,7 @@ export class SubagentService extends Service<Config> {
       release: (admission) => this.releaseSlots(admission),
       refund: (admission) => admission.parentBudget?.charge('children', -1),
       note: noteIn(() => this.journal, this.log),
+      afterRecorded: afterRecordedIn(() => this.journal),
     }
     this.parked = new ParkedBook(this.log, this.live)
     useCheckpointJournal(ctx, this, this.log)

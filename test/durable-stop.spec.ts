@@ -1,0 +1,96 @@
+// Issue 38, item 1: a clean stop right after children settle loses nothing. Two children settle,
+// the host stops at once (no wait), in both plugin orders, on SQLite and PostgreSQL; a restart on
+// the same store finds each settled run once, with its result, and a resume never runs it again.
+import { expect } from 'chai'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import type { Backend } from '../packages/checkpoints/tests/support.js'
+import { freshPostgres, PG_URL } from '../packages/checkpoints/tests/support.js'
+import { type OnceHost, startOnceHost, turns } from './support/durable-once.js'
+import { captureLogs } from './support/logs.js'
+import { deferred } from './support/async.js'
+
+function stopBehaviour(kind: Backend['kind']) {
+  let dir: string
+  const hosts: OnceHost[] = []
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'durable-stop-')) })
+  afterEach(async () => { for (const host of hosts.splice(0)) await host.stop() })
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  for (const order of ['service-first', 'database-first'] as const) {
+    it(`${order}: each child settled before ctx.stop() is recorded once with its result, and a resume never runs it again`, async () => {
+      const backend: Backend = kind === 'sqlite' ? { kind, path: join(dir, `${order}.db`) } : { kind }
+      if (kind === 'postgres') await freshPostgres()
+      for (let round = 0; round < 4; round++) {
+        const first = await startOnceHost(backend, order)
+        hosts.push(first)
+        const parent = first.ctx.agents.create({ label: 'root' })
+        const signal = new AbortController().signal
+        const delegate = (label: string) => first.ctx.subagents.delegate('once', { prompt: 'done', label, parent, signal })
+        const children = await Promise.all(['a', 'b'].map(delegate))
+        const outcomes = await Promise.all(children.map((child) => child.result))
+        expect(outcomes.map((outcome) => outcome.output)).to.deep.equal(['done a', 'done b'])
+        await first.stop()
+
+        const second = await startOnceHost(backend, order)
+        hosts.push(second)
+        const before = { ...turns }
+        for (const [index, child] of children.entries()) {
+          const record = await second.ctx.checkpoints.load(child.id)
+          expect(record, `round ${round}: the record of child ${index}`)
+            .to.include({ state: 'settled', stopReason: 'completed', result: outcomes[index].output })
+          expect((await second.ctx.checkpoints.list({ root: record!.root })).filter((run) => run.id === child.id)).to.have.length(1)
+          const error = await second.ctx.subagents.resume(child.id, 'again')
+            .then(() => undefined, (reason: unknown) => reason as { code: string; message: string })
+          expect(error?.code, `round ${round}: resume of a settled child`).to.equal('NOT_PARKED')
+          expect(error?.message).to.match(/ended \(completed\) and never runs again/)
+        }
+        expect(turns).to.deep.equal(before, 'no child turn ran after the restart')
+        await second.stop()
+      }
+    })
+  }
+}
+
+describe('a clean stop right after children settle (issue 38, item 1)', function () {
+  this.timeout(120_000)
+  describe('on SQLite', () => stopBehaviour('sqlite'))
+  describe('on PostgreSQL (CHECKPOINTS_PG_URL)', () => {
+    stopBehaviour('postgres')
+
+    it('a hung store delays an outcome by a bound, never forever, and neither the exit nor the stop waits for it', async () => {
+      await freshPostgres()
+      const host = await startOnceHost({ kind: 'postgres' }, 'service-first')
+      // Another session holds the runs table: every write of the store waits on the lock (a hung database).
+      const holder = postgres(PG_URL, { max: 1, onnotice: () => {} })
+      const released = deferred()
+      const locked = deferred()
+      const lock = holder.begin(async (tx) => {
+        await tx`LOCK TABLE subagent_run IN ACCESS EXCLUSIVE MODE`
+        locked.resolve()
+        await released.promise
+      })
+      const logs = captureLogs()
+      try {
+        await locked.promise
+        const parent = host.ctx.agents.create({ label: 'root' })
+        const signal = new AbortController().signal
+        const child = await host.ctx.subagents.delegate('once', { prompt: 'done', label: 'hung', parent, signal })
+        expect((await child.result).output).to.equal('done hung')
+        const warned = (pattern: RegExp) => logs.records.some((record) => record.type === 'warn' && pattern.test(record.content))
+        expect(warned(/its record was not written within 5000 ms/)).to.equal(true)
+        await (host.ctx as unknown as { parallel(name: 'exit', signal: string): Promise<void> }).parallel('exit', 'SIGTERM')
+        expect(warned(/exit: checkpoint writes still queued after 5000 ms/)).to.equal(true)
+        await host.stop()
+      } finally {
+        logs.restore()
+        released.resolve()
+        await lock.catch(() => {})
+        await holder.end({ timeout: 1 })
+        await host.stop()
+      }
+    })
+  })
+})
