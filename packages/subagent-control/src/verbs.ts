@@ -6,6 +6,7 @@ import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { seconds, statusLine, waitResult } from './format.js'
 import { buildReply } from './reply.js'
+import { buildResult } from './result-verb.js'
 
 export interface VerbNames {
   wait: string
@@ -13,6 +14,7 @@ export interface VerbNames {
   cancel: string
   send: string
   reply: string
+  result: string
 }
 
 export interface VerbOptions {
@@ -29,6 +31,8 @@ export interface VerbOptions {
   replyTimeout: number
   /** The replies in flight (the plugin cancels them at unload). */
   replies: Set<InFlight>
+  /** Most bytes of output one result call returns. */
+  pageBytes: number
 }
 
 /** Most handles one call names. */
@@ -134,7 +138,7 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
     },
   }
 
-  return [wait, status, cancel, send, buildReply(subagents, options)]
+  return [wait, status, cancel, send, buildReply(subagents, options), buildResult(subagents, options)]
 }
 
 /** Waits for `promise`, at most `ms` or until `signal` aborts (never rejects). */
