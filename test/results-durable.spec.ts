@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import type { Context } from 'cordis'
 import { Database } from 'minato'
 import SQLiteDriver from '@minatojs/driver-sqlite'
-import { type GenerateRequest, type Message, ScriptedModel } from '@cordis-subagents/agent'
+import { z } from 'zod'
+import { type Agent, type GenerateRequest, type Message, ScriptedModel } from '@cordis-subagents/agent'
 import { Checkpoints } from '@cordis-subagents/checkpoints'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import * as SubagentControl from '@cordis-subagents/subagent-control'
@@ -104,5 +105,48 @@ describe('results re-read across a host restart (ctx.checkpoints on SQLite)', fu
     expect(refused).to.include({ isError: true })
     expect(refused.content).to.match(/^You have no ended subagent/)
     expect(child.callCount).to.equal(0)
+  })
+
+  it('a grandchild\'s stored result belongs to the child that started it: only that agent\'s verb reads it after a restart', async () => {
+    const file = join(dir, 'nested.db')
+    const first = await durableHost(file, childModel())
+    hosts.push(first)
+    // The child delegates in a tool call of its own: its agent is the grandchild's parent.
+    let middle: Agent | undefined
+    let nestedId = ''
+    first.ctx.tools.register({
+      name: 'delegate_here', description: 'delegates one task', input: z.strictObject({}),
+      execute: async (_input, exec) => {
+        middle = exec.agent as Agent
+        const run = await first.ctx.subagents.delegate('spawn', {
+          prompt: 'Short report.', parent: middle, signal: exec.signal, agentOptions: { model: 'child' },
+        })
+        nestedId = run.id
+        const outcome = await run.result
+        await run.dispose()
+        return { content: outcome.output }
+      },
+    })
+    first.ctx.agents.registerModel('middle', new ScriptedModel([{ toolCalls: [{ name: 'delegate_here', input: {} }] }, { text: 'relayed' }]))
+    const root = first.ctx.agents.create({ label: 'root' })
+    const outer = await first.ctx.subagents.delegate('spawn', { prompt: 'Delegate it.', parent: root, signal: new AbortController().signal, agentOptions: { model: 'middle' } })
+    expect((await outer.result).output).to.equal('relayed')
+    await outer.dispose()
+    const store = first.ctx.checkpoints
+    await waitFor(async () => (await store.load(nestedId))?.state === 'settled' && (await store.load(outer.id))?.state === 'settled', 'both recorded')
+    expect((await store.load(nestedId))!.parent, 'stored under its parent run').to.equal(outer.id)
+    await first.stop()
+
+    const second = await durableHost(file, childModel())
+    hosts.push(second)
+    const kept = await second.ctx.subagents.result(nestedId)
+    expect(kept).to.include({ output: 'short and whole', parentId: middle!.id, source: 'store' })
+    expect((await second.ctx.subagents.result(outer.id)).parentId).to.equal(root.id)
+    const exec = (agent: { id: string }) => ({ signal: new AbortController().signal, agent: agent as never, toolCallId: 'c' })
+    const rootAgain = second.ctx.agents.create({ label: 'root' })
+    const refused = await rootAgain.tools.execute({ name: 'subagent_result', input: { handle: nestedId } }, exec(rootAgain))
+    expect(refused.content, 'the root did not start the grandchild').to.match(/^You have no ended subagent/)
+    const own = await rootAgain.tools.execute({ name: 'subagent_result', input: { handle: outer.id } }, exec(rootAgain))
+    expect(own.content).to.match(/ended completed[\s\S]*relayed[\s\S]*\[End of the output\.\]$/)
   })
 })

@@ -22,7 +22,7 @@ export interface OutputRoom {
 }
 
 /** Bytes kept under the caller's result cap for our truncation note (run ids and verb names are short). */
-export const TRUNCATION_NOTE_BYTES = 512
+const TRUNCATION_NOTE_BYTES = 512
 
 /**
  * Cuts `text` to at most `maxBytes` of UTF-8 without splitting a character; says what was cut and,
