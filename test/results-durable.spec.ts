@@ -1,7 +1,8 @@
 // Results are re-readable across a host restart (issue 38, item 11): with ctx.checkpoints on a real
-// SQLite file, a run that ended before the restart reads again from the store, through
-// ctx.subagents.result(runId) and through the parent's subagent_result; its output is as long as
-// the store keeps (maxTextBytes) and says so. Nothing is re-run. ScriptedModel at the edge only.
+// SQLite file and on a real PostgreSQL (CHECKPOINTS_PG_URL; .ci/postgres starts one), a run that
+// ended before the restart reads again from the store, through ctx.subagents.result(runId) and
+// through the parent's subagent_result; its output is as long as the store keeps (maxTextBytes)
+// and says so. Nothing is re-run. ScriptedModel at the edge only.
 import { expect } from 'chai'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -9,12 +10,13 @@ import { join } from 'node:path'
 import type { Context } from 'cordis'
 import { Database } from 'minato'
 import SQLiteDriver from '@minatojs/driver-sqlite'
+import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
 import { z } from 'zod'
 import { type Agent, type GenerateRequest, type Message, ScriptedModel } from '@cordis-subagents/agent'
 import { Checkpoints } from '@cordis-subagents/checkpoints'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import * as SubagentControl from '@cordis-subagents/subagent-control'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
+import { freshPostgres, PG_URL, serviceOf } from '../packages/checkpoints/tests/support.js'
 import { type Host, startHost } from './support/host.js'
 import { waitFor } from './support/host-process-wait.js'
 
@@ -33,11 +35,13 @@ function childModel(): ScriptedModel {
     : { text: said(request, 'Short') ? 'short and whole' : LONG })
 }
 
-async function durableHost(file: string, child: ScriptedModel): Promise<Host> {
+/** A SQLite file's path, or undefined for the PostgreSQL at PG_URL. */
+async function durableHost(file: string | undefined, child: ScriptedModel): Promise<Host> {
   const host = await startHost({
     before(ctx: Context) {
       ctx.plugin(Database as never)
-      ctx.plugin(SQLiteDriver, { path: file })
+      if (file) ctx.plugin(SQLiteDriver, { path: file })
+      else ctx.plugin(PostgresDriver as never, { url: PG_URL })
       ctx.plugin(Checkpoints, { host: 'results-test', maxTextBytes: MAX_TEXT })
       ctx.agents.registerModel('child', child)
       ctx.plugin(Spawn as never, { name: 'spawn', askParent: true })
@@ -48,16 +52,19 @@ async function durableHost(file: string, child: ScriptedModel): Promise<Host> {
   return host
 }
 
-describe('results re-read across a host restart (ctx.checkpoints on SQLite)', function () {
+for (const backend of ['sqlite', 'postgres'] as const) describe(`results re-read across a host restart (ctx.checkpoints on ${backend})`, function () {
   this.timeout(30_000)
   let dir: string
   const hosts: Host[] = []
+  /** The store of one test: a fresh SQLite file, or the PostgreSQL with its tables dropped. */
+  const storeFor = (name: string) => backend === 'sqlite' ? join(dir, name) : undefined
   before(() => { dir = mkdtempSync(join(tmpdir(), 'results-durable-')) })
+  beforeEach(async () => { if (backend === 'postgres') await freshPostgres() })
   afterEach(async () => { for (const host of hosts.splice(0)) await host.stop() })
   after(() => rmSync(dir, { recursive: true, force: true }))
 
   it('an ended run reads again from the store after a restart, capped at maxTextBytes and saying so; nothing runs again', async () => {
-    const file = join(dir, 'results.db')
+    const file = storeFor('results.db')
     const first = await durableHost(file, childModel())
     hosts.push(first)
     const parent = first.ctx.agents.create({ label: 'root' })
@@ -108,7 +115,7 @@ describe('results re-read across a host restart (ctx.checkpoints on SQLite)', fu
   })
 
   it('a grandchild\'s stored result belongs to the child that started it: only that agent\'s verb reads it after a restart', async () => {
-    const file = join(dir, 'nested.db')
+    const file = storeFor('nested.db')
     const first = await durableHost(file, childModel())
     hosts.push(first)
     // The child delegates in a tool call of its own: its agent is the grandchild's parent.
