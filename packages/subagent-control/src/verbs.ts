@@ -64,7 +64,7 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
       if (!parent) return none
       const timeoutMs = input.timeoutSeconds ? input.timeoutSeconds * 1000 : options.waitTimeout
       try {
-        return waitResult(await parent.wait(input.handles, input.mode ?? 'all', timeoutMs, exec.signal), timeoutMs)
+        return waitResult(await parent.wait(input.handles, input.mode ?? 'all', timeoutMs, exec.signal), timeoutMs, undefined, names.result)
       } catch (error) {
         return failed(error)
       }
@@ -99,7 +99,10 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
       if (!parent) return none
       try {
         const task = parent.get(input.handle)
-        if (!task.live) return waitResult(await parent.wait([task.handle], 'all', 0, exec.signal), 0, `${task.handle} had already ended; nothing to cancel.`)
+        if (!task.live) {
+          const report = await parent.wait([task.handle], 'all', 0, exec.signal)
+          return waitResult(report, 0, `${task.handle} had already ended; nothing to cancel.`, names.result)
+        }
         task.cancel(`you cancelled it with ${names.cancel}`)
         const report = await parent.wait([task.handle], 'all', options.cancelGrace, exec.signal)
         if (report.collected.length) return { ...waitResult(report, options.cancelGrace, `Cancelled ${task.handle}.`), isError: false }
