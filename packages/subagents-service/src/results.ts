@@ -3,7 +3,7 @@ import type { SubagentOutcome, SubagentRunInfo, SubagentStopReason } from './typ
 
 /** Final outcomes the in-memory book keeps (the most recent ones; older ones are forgotten first). */
 export const MAX_KEPT_RESULTS = 256
-/** UTF-8 bytes of output the in-memory book keeps in all; one output longer than this is kept cut to it. */
+/** UTF-8 bytes of output (and diagnostics) the in-memory book keeps in all; one output longer than this is kept cut to it. */
 export const MAX_KEPT_RESULT_BYTES = 16 * 1024 * 1024
 
 /** What `ctx.subagents.result(runId)` gives: a run's final outcome, read again without re-running anything. */
@@ -72,7 +72,10 @@ export class ResultBook {
       work: { ...outcome.work }, endedAt: Date.now(), source: 'memory', truncated,
     }
     if (info.label !== undefined) result.label = info.label
-    if (outcome.diagnostic !== undefined) result.diagnostic = outcome.diagnostic
+    if (outcome.diagnostic !== undefined) {
+      result.diagnostic = outcome.diagnostic
+      bytes += Buffer.byteLength(outcome.diagnostic, 'utf8')
+    }
     if (outcome.usage) result.usage = { ...outcome.usage }
     this.drop(info.runId)
     this.forgotten.delete(info.runId)
@@ -91,7 +94,7 @@ export class ResultBook {
     return this.forgotten.has(runId)
   }
 
-  /** How many outcomes and bytes of output are kept now. */
+  /** How many outcomes, and bytes of output and diagnostics, are kept now. */
   get size(): { results: number; bytes: number } {
     return { results: this.entries.size, bytes: this.bytes }
   }

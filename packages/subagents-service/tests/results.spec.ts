@@ -102,6 +102,8 @@ describe('ResultBook: bounded by count and bytes', () => {
     book.record(info('a'), outcome('second'))
     expect(book.size).to.deep.equal({ results: 1, bytes: 6 })
     expect(book.get('a')!.output).to.equal('second')
+    book.record(info('b'), { ...outcome('out'), stopReason: 'error', diagnostic: 'why' })
+    expect(book.size, 'a diagnostic counts too').to.deep.equal({ results: 2, bytes: 12 })
     const none = new ResultBook({ maxResults: 0, maxBytes: 100 })
     none.record(info('a'), outcome('x'))
     expect(none.get('a')).to.equal(undefined)
