@@ -113,6 +113,9 @@ describe('results are re-readable: ctx.subagents.result(runId) and subagent_resu
       { toolCalls: [{ name: 'subagent_wait', input: {} }] },
       { toolCalls: [{ name: 'subagent_result', input: { handle: 'bg-1', offset: 0, length: 300 } }] },
       { toolCalls: [{ name: 'subagent_result', input: { handle: 'bg-1', offset: 0, length: 300 } }] },
+      // Offset 10 is the 2-byte 'é': a 1-byte page shows it whole, and reads on after it.
+      { toolCalls: [{ name: 'subagent_result', input: { handle: 'bg-1', offset: 11, length: 1 } }] },
+      { toolCalls: [{ name: 'subagent_result', input: { handle: 'bg-1', offset: 10, length: 1 } }] },
       { text: 'done' },
     ])
     host.ctx.agents.registerModel('parent', model)
@@ -126,6 +129,12 @@ describe('results are re-readable: ctx.subagents.result(runId) and subagent_resu
     expect(Buffer.byteLength(pageText(once))).to.equal(Number(end))
     expect(pageText(once)).to.equal(LONG.slice(0, pageText(once).length))
     expect(once).to.match(/\[\d+ more bytes: read on with subagent_result \{ "handle": "bg-1", "offset": \d+ \}\.\]$/)
+    const [inside, tiny] = [model.requests[5], model.requests[6]].map((request) => lastTool(request)!)
+    expect(inside).to.match(/this is bytes 12 to 13\./)
+    expect(pageText(inside)).to.equal(' ')
+    expect(tiny).to.match(/this is bytes 10 to 12\./)
+    expect(pageText(tiny)).to.equal('é')
+    expect(tiny).to.match(/read on with subagent_result \{ "handle": "bg-1", "offset": 12 \}/)
     expect(child.callCount).to.equal(1)
   })
 

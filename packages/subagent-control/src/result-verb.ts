@@ -94,6 +94,8 @@ function pageResult(kept: KeptResult, handle: string, offset: number, length: nu
   while (start < total && isContinuation(bytes[start])) start++
   let end = Math.min(start + length, total)
   while (end < total && end > start && isContinuation(bytes[end])) end--
+  // A character longer than the page is shown whole: a page always moves the offset on.
+  if (end === start && start < total) while (++end < total && isContinuation(bytes[end]));
   const lines = [`${about}. Its output is ${total} bytes; this is bytes ${start} to ${end}.`]
   if (kept.diagnostic && start === 0) lines.push(`Diagnostic: ${kept.diagnostic}`)
   lines.push('', bytes.subarray(start, end).toString('utf8'), '')
