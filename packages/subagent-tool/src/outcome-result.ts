@@ -85,7 +85,8 @@ function outputRoom(subagents: SubagentService, runId: string, maxBytes: number,
   const room: OutputRoom = { maxBytes }
   const tools = parent.tools as Agent['tools'] | undefined
   if (typeof tools?.resultCap === 'number') room.resultCap = tools.resultCap
-  const verb = subagents.results.verb
+  // Optional: a service-shaped object without the book (a caller's stand-in) just names no verb.
+  const verb = (subagents.results as SubagentService['results'] | undefined)?.verb
   if (verb && runId.length <= 255 && tools?.has(verb)) room.readMore = { verb, runId }
   return room
 }
