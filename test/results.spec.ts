@@ -58,9 +58,9 @@ describe('results are re-readable: ctx.subagents.result(runId) and subagent_resu
   let host: Host
   let child: ScriptedModel
 
-  async function load(tool: Record<string, unknown> = {}, spawn: Record<string, unknown> = {}) {
+  async function load(tool: Record<string, unknown> = {}, spawn: Record<string, unknown> = {}, text = LONG) {
     host = await startHost()
-    child = new ScriptedModel(() => ({ text: LONG }))
+    child = new ScriptedModel(() => ({ text }))
     host.ctx.agents.registerModel('child', child)
     host.ctx.plugin(Spawn as never, { name: 'spawn', ...spawn })
     host.ctx.plugin(SubagentTool as never, { provider: 'spawn', agentOptions: { model: 'child' }, ...tool })
@@ -104,6 +104,14 @@ describe('results are re-readable: ctx.subagents.result(runId) and subagent_resu
     for (const page of pages) expect(Buffer.byteLength(page)).to.be.at.most(2048)
     const head = first.slice(0, first.indexOf('\n\n[Output truncated'))
     expect(head + pages.map(pageText).join('')).to.equal(LONG)
+  })
+
+  it('an output that fits the caller\'s lower cap whole is not cut', async () => {
+    const fits = 'x'.repeat(2000)
+    await load({}, {}, fits)
+    const { agent, seen } = readingParent(host.ctx, host.ctx.tools.view(undefined, { maxResultBytes: 2048 }))
+    await agent.run('Survey the project.')
+    expect(seen).to.deep.equal([fits])
   })
 
   it('a background child\'s result reads again by its handle, as often as asked', async () => {

@@ -36,10 +36,15 @@ export function capOutput(text: string, maxBytes: number, readMore?: ReadMore): 
   return `${cut}\n\n[Output truncated: the subagent returned ${utf8Length(text)} bytes; the first ${shown} are shown.${more}]`
 }
 
-/** Caps the output that follows `prefixBytes` of other text in a result, under the load's and the caller's caps. */
+/**
+ * Caps the output that follows `prefixBytes` of other text in a result, under the load's and the
+ * caller's caps; a cut one leaves room under the caller's cap for its note.
+ */
 export function capOutputIn(text: string, room: OutputRoom, prefixBytes = 0): string {
-  const underCaller = room.resultCap === undefined ? Infinity : room.resultCap - prefixBytes - TRUNCATION_NOTE_BYTES
-  return capOutput(text, Math.max(0, Math.min(room.maxBytes, underCaller)), room.readMore)
+  const underCaller = room.resultCap === undefined ? Infinity : room.resultCap - prefixBytes
+  const whole = Math.min(room.maxBytes, underCaller)
+  if (text.length * 3 <= whole || Buffer.byteLength(text, 'utf8') <= whole) return text
+  return capOutput(text, Math.max(0, Math.min(room.maxBytes, underCaller - TRUNCATION_NOTE_BYTES)), room.readMore)
 }
 
 export function headline(result: SubagentResult, cause: CancelCause | undefined, timeoutMs: number): string {
