@@ -56,7 +56,7 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect(tail(model.requests[3], 1)[0]).to.match(/^tool\(subagent_wait\): \[Background subagent bg-2 "beta" finished\]\n\nbeta result\n\n---\n\nStill running:\n- bg-1 "alpha" \(fake\): running/)
     const all = tail(model.requests[4], 1)[0]
     expect(all).to.include('[Background subagent bg-1 "alpha" finished]\n\nalpha result')
-    expect(all).to.include('bg-2 "beta": its result was returned by an earlier wait or cancel call; it is not repeated here.')
+    expect(all).to.include('bg-2 "beta": its result was returned by an earlier wait or cancel call; it is not repeated here (subagent_result { "handle": "bg-2" } reads it again).')
     expect(all.match(/beta result/g)).to.equal(null)
     expect(result.usage.inputTokens).to.be.greaterThanOrEqual(20)
     expect(agent.usage.delegated).to.deep.equal({ inputTokens: 20, outputTokens: 10 })
@@ -409,7 +409,8 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     const after = await view.execute({ name: 'subagent_wait', input: {} }, exec)
     expect(after.content).to.match(/You have no background subagents running/)
     const again = await view.execute({ name: 'subagent_wait', input: { handles: ['bg-1'] } }, exec)
-    expect(again.content).to.equal('bg-1 "only": its result was delivered to you as a message marked [Background subagent …]; it is not repeated here.')
+    expect(again.content).to.equal('bg-1 "only": its result was delivered to you as a message marked [Background subagent …]; it is not repeated here '
+      + '(subagent_result { "handle": "bg-1" } reads it again).')
   })
 
   it('the start says what the model can do next, and the tool description says it runs in the background', async () => {

@@ -26,11 +26,17 @@ function whereDelivered(task: BackgroundTask): string {
   }
 }
 
-/** A wait's (or a cancel's) tool result: the results it collects in the synchronous format, then what else it knows. */
-export function waitResult(report: WaitReport, timeoutMs: number, lead?: string): ToolResult {
+/**
+ * A wait's (or a cancel's) tool result: the results it collects in the synchronous format, then
+ * what else it knows. A result delivered before is not repeated; `readVerb` (subagent_result) reads it again.
+ */
+export function waitResult(report: WaitReport, timeoutMs: number, lead?: string, readVerb?: string): ToolResult {
   const parts: string[] = lead ? [lead] : []
   for (const task of report.collected) parts.push(`${resultHeader(task)}\n\n${task.result!.content}`)
-  for (const task of report.delivered) parts.push(`${task.handle} ${JSON.stringify(task.label)}: ${whereDelivered(task)}; it is not repeated here.`)
+  for (const task of report.delivered) {
+    const again = readVerb && task.run ? ` (${readVerb} { "handle": "${task.handle}" } reads it again)` : ''
+    parts.push(`${task.handle} ${JSON.stringify(task.label)}: ${whereDelivered(task)}; it is not repeated here${again}.`)
+  }
   if (report.running.length) {
     const why = report.aborted ? 'The wait was cancelled (your turn was aborted).'
       : report.timedOut ? `Nothing more ended within ${seconds(timeoutMs)}.`

@@ -1,5 +1,5 @@
 import { Context, Schema } from 'cordis'
-import { duration, NAME_PATTERN, withoutCallerTracing } from '@cordis-subagents/shared'
+import { count, duration, NAME_PATTERN, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { InFlight } from '@cordis-subagents/subagent-tool'
 import { buildVerbs, type VerbNames } from './verbs.js'
 
@@ -8,13 +8,15 @@ export const reusable = true
 export const inject = ['tools', 'subagents']
 
 export interface Config {
-  /** The verbs are named `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`, `<prefix>_reply`. */
+  /** The verbs are named `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`, `<prefix>_reply`, `<prefix>_result`. */
   prefix: string
   waitTimeout: number
   maxWaitTimeout: number
   cancelGrace: number
   startWait: number
   replyTimeout: number
+  /** Most bytes of a child's output one `<prefix>_result` call returns. */
+  pageBytes: number
   /** Whether agents at depth >= 1 (children) get the verbs too. false: only depth-0 agents have them. */
   nested: boolean
 }
@@ -23,12 +25,13 @@ export interface Config {
 const MAX_PREFIX = 64 - '_status'.length
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  prefix: Schema.string().pattern(NAME_PATTERN).max(MAX_PREFIX).default('subagent').description('The tools are `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel` and `<prefix>_send`.'),
+  prefix: Schema.string().pattern(NAME_PATTERN).max(MAX_PREFIX).default('subagent').description('The tools are `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`, `<prefix>_reply` and `<prefix>_result`.'),
   waitTimeout: duration({ min: 1000 }).default(60_000).description('How long a wait call waits when the model names no timeout (ms).'),
   maxWaitTimeout: duration({ min: 1000 }).default(600_000).description('Longest wait the model may ask for (ms).'),
   cancelGrace: duration().default(5_000).description('How long a cancel call waits for the child to stop, to return its last result (ms).'),
   nested: Schema.boolean().default(false).description('Children get the verbs too. Set it with a `nested: true` background subagent tool, so children that start background children can wait for, steer and cancel them. Default false: only agents at depth 0 have the verbs (a child without background children has no handles to act on).'),
   replyTimeout: duration().default(30 * 60_000).description('How long a reply call waits for the answered child\'s next result before it cancels the child (ms; 0 = no limit). Like the subagent tool\'s timeout, it runs only while the child works.'),
+  pageBytes: count({ min: 256, max: 1024 * 1024 }).default(32 * 1024).description('Most bytes of a child\'s output one `<prefix>_result` call returns (a page; the model reads on from the offset it names). Never more than the caller\'s tool result cap allows.'),
   startWait: duration().default(10_000).description('How long a send call waits for a child that is still starting (queued for a slot, or its provider setting up) before it gives up (ms).'),
 })
 
@@ -42,17 +45,20 @@ export function apply(ctx: Context, config: Config) {
     cancel: `${config.prefix}_cancel`,
     send: `${config.prefix}_send`,
     reply: `${config.prefix}_reply`,
+    result: `${config.prefix}_result`,
   }
   const subagents = withoutCallerTracing(ctx.subagents)
-  const { waitTimeout, maxWaitTimeout, cancelGrace, startWait, replyTimeout } = config
+  const { waitTimeout, maxWaitTimeout, cancelGrace, startWait, replyTimeout, pageBytes } = config
   const replies = new Set<InFlight>()
-  for (const tool of buildVerbs(subagents, { names, waitTimeout, maxWaitTimeout, cancelGrace, startWait, replyTimeout, replies })) {
+  const options = { names, waitTimeout, maxWaitTimeout, cancelGrace, startWait, replyTimeout, replies, pageBytes }
+  for (const tool of buildVerbs(subagents, options)) {
     // Not nested: agents at depth >= 1 neither list the verbs nor can call them (an unknown tool).
     ctx.tools.register(config.nested ? tool : { ...tool, maxCallerDepth: 0 })
   }
-  const { reply, ...background } = names
+  const { reply, result, ...background } = names
   ctx.effect(() => subagents.background.useVerbs(background))
   ctx.effect(() => subagents.parked.useReply(reply))
+  ctx.effect(() => subagents.results.useVerb(result))
   ctx.on('dispose', () => {
     for (const call of [...replies]) call.cancel('unload')
   })

@@ -6,6 +6,7 @@ import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { seconds, statusLine, waitResult } from './format.js'
 import { buildReply } from './reply.js'
+import { buildResult } from './result-verb.js'
 
 export interface VerbNames {
   wait: string
@@ -13,6 +14,7 @@ export interface VerbNames {
   cancel: string
   send: string
   reply: string
+  result: string
 }
 
 export interface VerbOptions {
@@ -29,6 +31,8 @@ export interface VerbOptions {
   replyTimeout: number
   /** The replies in flight (the plugin cancels them at unload). */
   replies: Set<InFlight>
+  /** Most bytes of output one result call returns. */
+  pageBytes: number
 }
 
 /** Most handles one call names. */
@@ -60,7 +64,7 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
       if (!parent) return none
       const timeoutMs = input.timeoutSeconds ? input.timeoutSeconds * 1000 : options.waitTimeout
       try {
-        return waitResult(await parent.wait(input.handles, input.mode ?? 'all', timeoutMs, exec.signal), timeoutMs)
+        return waitResult(await parent.wait(input.handles, input.mode ?? 'all', timeoutMs, exec.signal), timeoutMs, undefined, names.result)
       } catch (error) {
         return failed(error)
       }
@@ -95,7 +99,10 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
       if (!parent) return none
       try {
         const task = parent.get(input.handle)
-        if (!task.live) return waitResult(await parent.wait([task.handle], 'all', 0, exec.signal), 0, `${task.handle} had already ended; nothing to cancel.`)
+        if (!task.live) {
+          const report = await parent.wait([task.handle], 'all', 0, exec.signal)
+          return waitResult(report, 0, `${task.handle} had already ended; nothing to cancel.`, names.result)
+        }
         task.cancel(`you cancelled it with ${names.cancel}`)
         const report = await parent.wait([task.handle], 'all', options.cancelGrace, exec.signal)
         if (report.collected.length) return { ...waitResult(report, options.cancelGrace, `Cancelled ${task.handle}.`), isError: false }
@@ -134,7 +141,7 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
     },
   }
 
-  return [wait, status, cancel, send, buildReply(subagents, options)]
+  return [wait, status, cancel, send, buildReply(subagents, options), buildResult(subagents, options)]
 }
 
 /** Waits for `promise`, at most `ms` or until `signal` aborts (never rejects). */

@@ -23,9 +23,10 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
   })
 
   it('resolves bounded defaults; a wait default above the maximum or a bad prefix fails the load', async () => {
-    expect(SubagentControl.Config({})).to.deep.equal({ prefix: 'subagent', waitTimeout: 60_000, maxWaitTimeout: 600_000, cancelGrace: 5_000, startWait: 10_000, replyTimeout: 30 * 60_000, nested: false })
+    expect(SubagentControl.Config({})).to.deep.equal({ prefix: 'subagent', waitTimeout: 60_000, maxWaitTimeout: 600_000, cancelGrace: 5_000, startWait: 10_000, replyTimeout: 30 * 60_000, pageBytes: 32 * 1024, nested: false })
     expect(() => SubagentControl.Config({ maxWaitTimeout: 2 ** 31 })).to.throw()
     expect(() => SubagentControl.Config({ prefix: 'a b' })).to.throw()
+    expect(() => SubagentControl.Config({ pageBytes: 100 })).to.throw()
     expect(() => SubagentControl.Config({ prefix: 'x'.repeat(58) })).to.throw()
     host = await startHost()
     const fork = host.ctx.plugin(SubagentControl as any, { waitTimeout: 700_000 })
@@ -34,7 +35,7 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
     expect(host.ctx.tools.view().list()).to.deep.equal([])
   })
 
-  it('registers the five verbs with strict, small schemas; two loads with different prefixes coexist, the same prefix twice fails the second', async () => {
+  it('registers the six verbs with strict, small schemas; two loads with different prefixes coexist, the same prefix twice fails the second', async () => {
     host = await startHost()
     host.ctx.plugin(SubagentControl as any, {})
     host.ctx.plugin(SubagentControl as any, { prefix: 'bg' })
@@ -43,7 +44,8 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
     expect(twice.status).to.equal(FAILED)
     const list = host.ctx.tools.view().list()
     expect(list.map((tool) => tool.name).sort()).to.deep.equal([
-      'bg_cancel', 'bg_reply', 'bg_send', 'bg_status', 'bg_wait', 'subagent_cancel', 'subagent_reply', 'subagent_send', 'subagent_status', 'subagent_wait',
+      'bg_cancel', 'bg_reply', 'bg_result', 'bg_send', 'bg_status', 'bg_wait',
+      'subagent_cancel', 'subagent_reply', 'subagent_result', 'subagent_send', 'subagent_status', 'subagent_wait',
     ])
     for (const tool of list) expect(tool.parameters, tool.name).to.include({ additionalProperties: false })
     const wait = list.find((tool) => tool.name === 'subagent_wait')!.parameters as { properties: Record<string, { maximum?: number }> }
@@ -55,6 +57,10 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
     expect(host.ctx.subagents.parked.reply).to.equal('bg_reply')
     const reply = list.find((tool) => tool.name === 'subagent_reply')!.parameters as { required: string[] }
     expect(reply.required).to.deep.equal(['handle', 'answer'])
+    expect(host.ctx.subagents.results.verb).to.equal('bg_result')
+    const result = list.find((tool) => tool.name === 'subagent_result')!.parameters as { required: string[]; properties: Record<string, { maximum?: number }> }
+    expect(result.required).to.deep.equal(['handle'])
+    expect(result.properties.length.maximum).to.equal(32 * 1024)
   })
 
   it('by default a child (depth >= 1) has no verbs: not listed, and a call by name is an unknown tool; `nested: true` gives them to children', async () => {
@@ -64,12 +70,12 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
     await host.ctx.lifecycle.flush()
     const root = host.ctx.agents.create({})
     const child = host.ctx.agents.create({ parent: root })
-    const verbs = (prefix: string) => ['cancel', 'reply', 'send', 'status', 'wait'].map((verb) => `${prefix}_${verb}`)
+    const verbs = (prefix: string) => ['cancel', 'reply', 'result', 'send', 'status', 'wait'].map((verb) => `${prefix}_${verb}`)
     expect(root.tools.names().sort()).to.deep.equal([...verbs('deep'), ...verbs('subagent')])
     expect(child.tools.names().sort()).to.deep.equal(verbs('deep'))
     const exec = { signal: new AbortController().signal, agent: child, toolCallId: 'c' }
     const hidden = await child.tools.execute({ name: 'subagent_status', input: {} }, exec)
-    expect(hidden).to.deep.equal({ isError: true, content: `Unknown tool "subagent_status". Available tools: deep_wait, deep_status, deep_cancel, deep_send, deep_reply.` })
+    expect(hidden).to.deep.equal({ isError: true, content: `Unknown tool "subagent_status". Available tools: deep_wait, deep_status, deep_cancel, deep_send, deep_reply, deep_result.` })
     const nested = await child.tools.execute({ name: 'deep_status', input: {} }, exec)
     expect(nested.content).to.equal('You have no background subagents. Start one with a background subagent tool first.')
     plain.update({ nested: true })

@@ -2,7 +2,7 @@ import { emptyWork, questionVia, describeError } from '@cordis-subagents/shared'
 import type { SubagentHandle, SubagentOutcome, SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
-import { type CancelCause, capOutput, failureText, headline } from './result.js'
+import { type CancelCause, capOutputIn, failureText, headline, type OutputRoom } from './result.js'
 import { questionText } from './wording.js'
 
 /** How a call turns a child's outcome into its tool result. */
@@ -53,11 +53,12 @@ export function outcomeResult(
   const toolResult: ToolResult = { metadata, work, content: '' }
   if (outcome?.usage) toolResult.usage = outcome.usage
   const { disposeError, cause } = context
+  const room = outputRoom(subagents, run.id, options.maxOutputBytes, context.parent)
 
   if (!outcome) {
     const diagnostic = [`the run's result failed: ${describeError(context.resultError)}`]
     if (disposeError) diagnostic.push(`cleanup also failed: ${describeError(disposeError)}`)
-    return failed(toolResult, failureText('Subagent failed.', diagnostic.join('; '), '', options.maxOutputBytes))
+    return failed(toolResult, failureText('Subagent failed.', diagnostic.join('; '), '', room))
   }
   if (outcome.stopReason === 'pending' && outcome.question && run.state === 'parked') {
     return pendingResult(subagents, run, outcome, options, context, toolResult)
@@ -65,14 +66,29 @@ export function outcomeResult(
   if (outcome.stopReason !== 'completed') {
     let diagnostic = outcome.diagnostic
     if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
-    return failed(toolResult, failureText(headline(outcome, cause, options.timeout), diagnostic, outcome.output, options.maxOutputBytes))
+    return failed(toolResult, failureText(headline(outcome, cause, options.timeout), diagnostic, outcome.output, room))
   }
   if (disposeError) {
     return failed(toolResult,
-      failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), outcome.output, options.maxOutputBytes, true))
+      failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), outcome.output, room, true))
   }
-  toolResult.content = outcome.output.trim() ? capOutput(outcome.output, options.maxOutputBytes) : '(The subagent finished without a final message.)'
+  toolResult.content = outcome.output.trim() ? capOutputIn(outcome.output, room) : '(The subagent finished without a final message.)'
   return toolResult
+}
+
+/**
+ * The room for the child's output in the caller's tool result: the load's `maxOutputBytes`, and
+ * under the caller's own result cap (a tool view may cap lower than the registry), so our note is
+ * never cut off. A cut output names the verb that reads the rest when the caller can call it.
+ */
+function outputRoom(subagents: SubagentService, runId: string, maxBytes: number, parent: Agent): OutputRoom {
+  const room: OutputRoom = { maxBytes }
+  const tools = parent.tools as Agent['tools'] | undefined
+  if (typeof tools?.resultCap === 'number') room.resultCap = tools.resultCap
+  // Optional: a service-shaped object without the book (a caller's stand-in) just names no verb.
+  const verb = (subagents.results as SubagentService['results'] | undefined)?.verb
+  if (verb && runId.length <= 255 && tools?.has(verb)) room.readMore = { verb, runId }
+  return room
 }
 
 /**

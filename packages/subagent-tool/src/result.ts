@@ -1,14 +1,50 @@
 import type { SubagentResult } from '@cordis-subagents/subagents-service'
 import { headBytes, utf8Length } from '@cordis-subagents/shared'
 import { describeBreach } from '@cordis-subagents/shared'
+import { readMoreText } from './wording.js'
 
 export type CancelCause = 'parent' | 'timeout' | 'unload'
 
-/** Cuts `text` to at most `maxBytes` of UTF-8 without splitting a character; says what was cut. */
-export function capOutput(text: string, maxBytes: number): string {
+/** The verb that reads a run's whole output in pages (subagent-control's `subagent_result`), and the run. */
+export interface ReadMore {
+  verb: string
+  runId: string
+}
+
+/** How much of a child's output one tool result may show, and how the model reads the rest. */
+export interface OutputRoom {
+  /** The tool load's `maxOutputBytes`. */
+  maxBytes: number
+  /** The caller's cap on a whole tool result (its tool view's `resultCap`), when known: output and notes stay under it. */
+  resultCap?: number
+  /** Set when the caller can read the whole output with a verb: a cut output's note names it. */
+  readMore?: ReadMore
+}
+
+/** Bytes kept under the caller's result cap for our truncation note (run ids and verb names are short). */
+const TRUNCATION_NOTE_BYTES = 512
+
+/**
+ * Cuts `text` to at most `maxBytes` of UTF-8 without splitting a character; says what was cut and,
+ * with `readMore`, how to read the rest (from the byte offset where the shown part ends).
+ */
+export function capOutput(text: string, maxBytes: number, readMore?: ReadMore): string {
   const cut = headBytes(text, maxBytes)
   if (cut === text) return text
-  return `${cut}\n\n[Output truncated: the subagent returned ${utf8Length(text)} bytes; the first ${utf8Length(cut)} are shown.]`
+  const shown = utf8Length(cut)
+  const more = readMore ? ` ${readMoreText(readMore.verb, readMore.runId, shown)}` : ''
+  return `${cut}\n\n[Output truncated: the subagent returned ${utf8Length(text)} bytes; the first ${shown} are shown.${more}]`
+}
+
+/**
+ * Caps the output that follows `prefixBytes` of other text in a result, under the load's and the
+ * caller's caps; a cut one leaves room under the caller's cap for its note.
+ */
+export function capOutputIn(text: string, room: OutputRoom, prefixBytes = 0): string {
+  const underCaller = room.resultCap === undefined ? Infinity : room.resultCap - prefixBytes
+  const whole = Math.min(room.maxBytes, underCaller)
+  if (text.length * 3 <= whole || Buffer.byteLength(text, 'utf8') <= whole) return text
+  return capOutput(text, Math.max(0, Math.min(room.maxBytes, underCaller - TRUNCATION_NOTE_BYTES)), room.readMore)
 }
 
 export function headline(result: SubagentResult, cause: CancelCause | undefined, timeoutMs: number): string {
@@ -46,14 +82,15 @@ export function headline(result: SubagentResult, cause: CancelCause | undefined,
 }
 
 /** The text of a failed delegation: headline, diagnostic, and any partial output clearly labelled. */
-export function failureText(head: string, diagnostic: string | undefined, output: string, maxBytes: number, finished = false): string {
+export function failureText(head: string, diagnostic: string | undefined, output: string, room: OutputRoom, finished = false): string {
   const parts = [head]
   if (diagnostic) parts.push(`Diagnostic: ${diagnostic}`)
   const label = finished
     ? 'Output (the subagent finished; only its cleanup failed):'
     : 'Partial output (the subagent did not finish; treat this as incomplete):'
-  parts.push(output.trim() ? `${label}\n${capOutput(output, maxBytes)}` : 'No output was produced.')
-  return parts.join('\n\n')
+  if (!output.trim()) return [...parts, 'No output was produced.'].join('\n\n')
+  const prefix = `${parts.join('\n\n')}\n\n${label}\n`
+  return prefix + capOutputIn(output, room, utf8Length(prefix))
 }
 
 function formatMs(ms: number): string {

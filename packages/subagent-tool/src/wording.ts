@@ -48,3 +48,8 @@ export function questionText(runId: string, question: PendingQuestion, reply: st
     : 'You have no tool to answer it with.')
   return lines.join('\n')
 }
+
+/** How the model reads the rest of run `runId`'s output, after the `shown` bytes it has (the note of a cut result). */
+export function readMoreText(verb: string, runId: string, shown: number): string {
+  return `The whole output is kept: read the rest with ${verb} { "handle": "${runId}", "offset": ${shown} }.`
+}

@@ -37,6 +37,10 @@ export type SubagentErrorCode =
   | 'UNSUPPORTED'
   /** A parent already holds the most parked children (`MAX_PARKED_PER_PARENT`); answer or close one first. */
   | 'PARKED_LIMIT'
+  /** `result(runId)` of a run that has not ended: it is running, parked on a question, or interrupted. */
+  | 'NOT_ENDED'
+  /** `result(runId)` of a run that ended here, but whose result is no longer kept (in memory or in the store). */
+  | 'RESULT_EXPIRED'
 
 /** The capability a provider must declare to accept a request option. */
 export type SubagentCapability = 'persona' | 'toolFilter' | 'depthLimit'

@@ -27,6 +27,8 @@ import { afterRecordedIn, NO_JOURNAL, noteIn, type RunJournal } from './journal.
 import { ParkedBook } from './parked-book.js'
 import { attach, taskKey, TaskKeys } from './task-keys.js'
 import { useCheckpointJournal } from './journal-checkpoints.js'
+import { readResult } from './result-read.js'
+import { type KeptResult, ResultBook } from './results.js'
 import { providerFor, restoredRunId } from './journal-restore.js'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
 import type {
@@ -73,6 +75,8 @@ export class SubagentService extends Service<Config> {
   readonly background = new BackgroundRegistry((parent, task, reason) => this.log.warn('background result %s of %s lost: %s', task.handle, parent.id, reason))
   /** Parked children their parents hold until answered (see `ParkedBook`). */
   readonly parked: ParkedBook
+  /** The latest final outcomes by run id, bounded (see `ResultBook`); `result(runId)` reads them. */
+  readonly results = new ResultBook()
 
   constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'subagents', true)
@@ -87,6 +91,7 @@ export class SubagentService extends Service<Config> {
       afterRecorded: afterRecordedIn(() => this.journal),
     }
     this.parked = new ParkedBook(this.log, this.live)
+    this.events.observe({ 'subagent/end': (info, outcome) => this.results.record(info, outcome) })
     useCheckpointJournal(ctx, this, this.log)
   }
 
@@ -137,19 +142,13 @@ export class SubagentService extends Service<Config> {
     return this.waiters.wait(name, options, this.stopped)
   }
 
-  get(name: string): SubagentProvider | undefined {
-    return this.providers.get(name)
-  }
+  get(name: string): SubagentProvider | undefined { return this.providers.get(name) }
 
   /** Registered providers, in registration order. */
-  list(): SubagentProvider[] {
-    return [...this.providers.values()]
-  }
+  list(): SubagentProvider[] { return [...this.providers.values()] }
 
   /** Runs handed over and not yet disposed. */
-  runs(): SubagentRunInfo[] {
-    return Array.from(this.live.values(), (run) => run.info)
-  }
+  runs(): SubagentRunInfo[] { return Array.from(this.live.values(), (run) => run.info) }
 
   /**
    * Cancels one run handed over and not yet disposed, by id, as its holder's `cancel` would (the
@@ -175,9 +174,10 @@ export class SubagentService extends Service<Config> {
   }
 
   /** The live run `runId` (handed over, not disposed), or undefined. */
-  run(runId: string): SubagentHandle | undefined {
-    return this.live.get(runId)
-  }
+  run(runId: string): SubagentHandle | undefined { return this.live.get(runId) }
+
+  /** Run `runId`'s final outcome, read again without re-running it (see result-read.ts). */
+  result(runId: string): Promise<KeptResult> { return readResult(runId, this.results, this.live, this.ctx) }
 
   /**
    * Answers the question run `runId` is parked on; fulfils with its next outcome. A run this host

@@ -1,0 +1,111 @@
+// ctx.subagents.result(runId) and the book behind it: every final outcome kept by run id, bounded
+// by count and bytes, read again without touching the run; stable codes for what it cannot give.
+import { expect } from 'chai'
+import { MAX_KEPT_RESULTS, ResultBook, type SubagentOutcome, type SubagentRunInfo } from '@cordis-subagents/subagents-service'
+import { FakeProvider, type Harness, providerPlugin, rejection, request, setup } from './helpers.js'
+
+const info = (runId: string): SubagentRunInfo => ({ runId, provider: 'fake', parentId: 'agent-1', depth: 1, startedAt: 0 })
+const outcome = (output: string): SubagentOutcome => ({ stopReason: 'completed', output, work: { steps: 1, toolCalls: 0, delegations: 0 }, durationMs: 1 })
+
+describe('ctx.subagents.result(runId): results kept by run id', () => {
+  let h: Harness
+  let fake: FakeProvider
+
+  beforeEach(async () => {
+    h = await setup()
+    fake = new FakeProvider('fake')
+    fake.parkable = true
+    h.ctx.plugin(providerPlugin(fake))
+    await h.ctx.lifecycle.flush()
+  })
+  afterEach(async () => { await h.stop() })
+
+  it('keeps each final outcome; reading it again calls nothing of the provider, even after the run was disposed', async () => {
+    const run = await h.ctx.subagents.delegate('fake', request(h.root, { label: 'sum' }))
+    fake.last.complete('the answer', { usage: { inputTokens: 3, outputTokens: 4 }, diagnostic: 'fine' })
+    await run.result
+    await run.dispose()
+    const calls = fake.calls.length
+    const kept = await h.ctx.subagents.result(run.id)
+    expect(kept).to.deep.include({
+      runId: run.id, provider: 'fake', parentId: h.root.id, label: 'sum', stopReason: 'completed', output: 'the answer', diagnostic: 'fine',
+      usage: { inputTokens: 3, outputTokens: 4 }, source: 'memory', truncated: false,
+    })
+    expect(Object.isFrozen(kept)).to.equal(true)
+    expect(await h.ctx.subagents.result(run.id)).to.equal(kept)
+    expect(fake.calls.length).to.equal(calls)
+    expect(fake.last.disposeCalls).to.equal(1)
+  })
+
+  it('a live run is NOT_ENDED (running, parked, interrupted: each named, with what to do); unknown ids are NOT_FOUND', async () => {
+    const run = await h.ctx.subagents.delegate('fake', request(h.root))
+    const running = await rejection(h.ctx.subagents.result(run.id))
+    expect(running).to.include({ code: 'NOT_ENDED' })
+    expect(running.message).to.match(/is running.*wait for it/)
+    fake.last.ask('Which file?')
+    await run.result
+    expect((await rejection(h.ctx.subagents.result(run.id))).message).to.match(/is parked.*resume/)
+    const next = run.resume('a.txt')
+    fake.last.run.interrupt!()
+    await next
+    expect((await rejection(h.ctx.subagents.result(run.id))).message).to.match(/is interrupted.*wake or close/)
+    const closed = h.ctx.subagents.close(run.id)
+    expect((await closed).stopReason).to.equal('closed')
+    expect(await h.ctx.subagents.result(run.id)).to.include({ stopReason: 'closed' })
+    expect(fake.last.answers).to.deep.equal(['a.txt'])
+    await run.dispose()
+
+    expect(await rejection(h.ctx.subagents.result('run-none'))).to.include({ code: 'NOT_FOUND' })
+    for (const bad of ['', 42, 'x'.repeat(256)]) {
+      expect(await rejection(h.ctx.subagents.result(bad as string))).to.include({ code: 'INVALID_REQUEST' })
+    }
+  })
+
+  it(`keeps the last ${MAX_KEPT_RESULTS} results; an older one reads RESULT_EXPIRED, saying what is kept`, async () => {
+    fake.onRun = (run) => run.complete(`answer ${run.request.runId}`)
+    const ids: string[] = []
+    for (let i = 0; i <= MAX_KEPT_RESULTS; i++) {
+      // A root of its own each: one tree may start only maxChildren (16) delegations.
+      const run = await h.ctx.subagents.delegate('fake', request(h.ctx.agents.create({ label: 'root' })))
+      await run.result
+      await run.dispose()
+      ids.push(run.id)
+    }
+    expect(h.ctx.subagents.results.size.results).to.equal(MAX_KEPT_RESULTS)
+    const expired = await rejection(h.ctx.subagents.result(ids[0]))
+    expect(expired).to.include({ code: 'RESULT_EXPIRED' })
+    expect(expired.message).to.match(/last 256 results \(16 MiB of output\); load @cordis-subagents\/checkpoints/)
+    expect((await h.ctx.subagents.result(ids[1])).output).to.equal(`answer ${ids[1]}`)
+    expect((await h.ctx.subagents.result(ids.at(-1)!)).output).to.equal(`answer ${ids.at(-1)}`)
+  })
+})
+
+describe('ResultBook: bounded by count and bytes', () => {
+  it('forgets the oldest past its byte bound, and keeps one output longer than it cut (never inside a character)', () => {
+    const book = new ResultBook({ maxResults: 10, maxBytes: 12 })
+    book.record(info('a'), outcome('12345678'))
+    book.record(info('b'), outcome('abcdefgh'))
+    expect(book.get('a')).to.equal(undefined)
+    expect(book.wasForgotten('a')).to.equal(true)
+    expect(book.size).to.deep.equal({ results: 1, bytes: 8 })
+    book.record(info('c'), outcome('😀😀😀😀'))
+    expect(book.get('b')).to.equal(undefined)
+    expect(book.get('c')).to.include({ output: '😀😀😀', truncated: true })
+    expect(book.size).to.deep.equal({ results: 1, bytes: 12 })
+    book.record(info('d'), outcome('😀😀😀😀' + 'é'))
+    expect(book.get('d')!.output).to.equal('😀😀😀')
+  })
+
+  it('a second outcome of one run replaces the first; a book of size 0 keeps nothing', () => {
+    const book = new ResultBook({ maxResults: 2, maxBytes: 100 })
+    book.record(info('a'), outcome('first'))
+    book.record(info('a'), outcome('second'))
+    expect(book.size).to.deep.equal({ results: 1, bytes: 6 })
+    expect(book.get('a')!.output).to.equal('second')
+    book.record(info('b'), { ...outcome('out'), stopReason: 'error', diagnostic: 'why' })
+    expect(book.size, 'a diagnostic counts too').to.deep.equal({ results: 2, bytes: 12 })
+    const none = new ResultBook({ maxResults: 0, maxBytes: 100 })
+    none.record(info('a'), outcome('x'))
+    expect(none.get('a')).to.equal(undefined)
+  })
+})
