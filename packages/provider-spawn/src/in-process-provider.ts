@@ -7,6 +7,7 @@ import {
   type ProviderStartRequest, type RunRecord, SubagentError, type SubagentProvider, type SubagentResult, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
 import type { ToolView } from '@cordis-subagents/tools'
+import { childCheckpoint } from './child-checkpoint.js'
 import { forward, toSubagentResult } from './child-result.js'
 import { Steering } from './steering.js'
 
@@ -150,8 +151,9 @@ class ChildRun implements SubagentRun {
     return { ...this.latest ?? { output: '' }, stopReason: 'closed', question: undefined }
   }
 
+  /** Mid-turn, the turn in flight up to its last completed step (its prompt at least) is part of it. */
   checkpoint(): AgentCheckpoint {
-    return this.closedAt ?? this.child.checkpoint()
+    return this.closedAt ?? childCheckpoint(this.child)
   }
 
   /**
