@@ -37,6 +37,10 @@ export type SubagentErrorCode =
   | 'UNSUPPORTED'
   /** A parent already holds the most parked children (`MAX_PARKED_PER_PARENT`); answer or close one first. */
   | 'PARKED_LIMIT'
+  /** `continue` on a run that has not ended (it runs, is parked or interrupted: `send`, `resume` or `wake` it instead). */
+  | 'NOT_SETTLED'
+  /** `continue` on a run that already took the most continues (`MAX_CONTINUES_PER_RUN`); delegate a new task instead. */
+  | 'CONTINUE_LIMIT'
 
 /** The capability a provider must declare to accept a request option. */
 export type SubagentCapability = 'persona' | 'toolFilter' | 'depthLimit'
