@@ -8,7 +8,7 @@ export const reusable = true
 export const inject = ['tools', 'subagents']
 
 export interface Config {
-  /** The verbs are named `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`, `<prefix>_reply`. */
+  /** The verbs are named `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`, `<prefix>_reply`, `<prefix>_continue`. */
   prefix: string
   waitTimeout: number
   maxWaitTimeout: number
@@ -19,16 +19,16 @@ export interface Config {
   nested: boolean
 }
 
-/** The longest a prefix can be so that `<prefix>_status` is still a valid tool name (64 characters). */
-const MAX_PREFIX = 64 - '_status'.length
+/** The longest a prefix can be so that `<prefix>_continue` is still a valid tool name (64 characters). */
+const MAX_PREFIX = 64 - '_continue'.length
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  prefix: Schema.string().pattern(NAME_PATTERN).max(MAX_PREFIX).default('subagent').description('The tools are `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel` and `<prefix>_send`.'),
+  prefix: Schema.string().pattern(NAME_PATTERN).max(MAX_PREFIX).default('subagent').description('The tools are `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`, `<prefix>_reply` and `<prefix>_continue`.'),
   waitTimeout: duration({ min: 1000 }).default(60_000).description('How long a wait call waits when the model names no timeout (ms).'),
   maxWaitTimeout: duration({ min: 1000 }).default(600_000).description('Longest wait the model may ask for (ms).'),
   cancelGrace: duration().default(5_000).description('How long a cancel call waits for the child to stop, to return its last result (ms).'),
   nested: Schema.boolean().default(false).description('Children get the verbs too. Set it with a `nested: true` background subagent tool, so children that start background children can wait for, steer and cancel them. Default false: only agents at depth 0 have the verbs (a child without background children has no handles to act on).'),
-  replyTimeout: duration().default(30 * 60_000).description('How long a reply call waits for the answered child\'s next result before it cancels the child (ms; 0 = no limit). Like the subagent tool\'s timeout, it runs only while the child works.'),
+  replyTimeout: duration().default(30 * 60_000).description('How long a reply or continue call waits for the child\'s next result before it cancels the child (ms; 0 = no limit). Like the subagent tool\'s timeout, it runs only while the child works.'),
   startWait: duration().default(10_000).description('How long a send call waits for a child that is still starting (queued for a slot, or its provider setting up) before it gives up (ms).'),
 })
 
@@ -42,6 +42,7 @@ export function apply(ctx: Context, config: Config) {
     cancel: `${config.prefix}_cancel`,
     send: `${config.prefix}_send`,
     reply: `${config.prefix}_reply`,
+    continue: `${config.prefix}_continue`,
   }
   const subagents = withoutCallerTracing(ctx.subagents)
   const { waitTimeout, maxWaitTimeout, cancelGrace, startWait, replyTimeout } = config
@@ -50,7 +51,7 @@ export function apply(ctx: Context, config: Config) {
     // Not nested: agents at depth >= 1 neither list the verbs nor can call them (an unknown tool).
     ctx.tools.register(config.nested ? tool : { ...tool, maxCallerDepth: 0 })
   }
-  const { reply, ...background } = names
+  const { reply, continue: _continue, ...background } = names
   ctx.effect(() => subagents.background.useVerbs(background))
   ctx.effect(() => subagents.parked.useReply(reply))
   ctx.on('dispose', () => {
