@@ -171,6 +171,6 @@ export class ContinuableRuns {
 
 function notContinuable(runId: string, scoped: boolean): SubagentError {
   return new SubagentError('NOT_FOUND', `No run ${JSON.stringify(runId.slice(0, 100))} can be continued${scoped ? ' by you' : ''}: `
-    + `it never ended here${scoped ? ', is not one you delegated,' : ''} or ended more than ${CONTINUE_WINDOW_MS / 60_000} min ago, `
-    + 'or its provider cannot continue runs (see ctx.subagents.continuable()).')
+    + `it did not end on this host${scoped ? ', is not one you delegated' : ''}, ended more than ${CONTINUE_WINDOW_MS / 60_000} min ago, `
+    + 'or its provider cannot continue runs (see ctx.subagents.continuable.list()). Delegate a new task instead.')
 }
