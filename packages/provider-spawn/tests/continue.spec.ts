@@ -96,6 +96,26 @@ describe('in-process provider: continuing a child whose run ended', () => {
     expect(h.ctx.subagents.continuable.list(parent).map((run) => run.runId)).to.deep.equal([first.id])
   })
 
+  it('a run stays continuable for CONTINUE_WINDOW_MS after it ended, and the service keeps at most MAX_CONTINUABLE_RUNS', async () => {
+    const { CONTINUE_WINDOW_MS, MAX_CONTINUABLE_RUNS } = await import('@cordis-subagents/subagents-service')
+    h.ctx.subagents.register(createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false }))
+    const parent = parentAgent()
+    const run = await h.ctx.subagents.delegate('spawn', { prompt: 'write the report', parent, signal: new AbortController().signal })
+    const outcome = await run.result
+    // As if it had ended a window ago (the book is told the end time; no clock is waited on).
+    h.ctx.subagents.continuable.ended(h.ctx.subagents.run(run.id) as never, outcome, Date.now() - CONTINUE_WINDOW_MS)
+    await run.dispose()
+    expect(h.ctx.subagents.continuable.list()).to.deep.equal([])
+    expect(await codeOf(h.ctx.subagents.continue(run.id, 'more'))).to.equal('NOT_FOUND')
+
+    const ids: string[] = []
+    for (let i = 0; i <= MAX_CONTINUABLE_RUNS; i++) ids.push((await finished('spawn', parentAgent({ budget: { maxChildren: 1 } }))).id)
+    const kept = h.ctx.subagents.continuable.list().map((entry) => entry.runId)
+    expect(kept).to.have.length(MAX_CONTINUABLE_RUNS)
+    expect(kept, 'the one that ended first is dropped').to.deep.equal(ids.slice(1))
+    expect(await codeOf(h.ctx.subagents.continue(ids[0], 'more'))).to.equal('NOT_FOUND')
+  })
+
   it('a run takes at most MAX_CONTINUES_PER_RUN continues (CONTINUE_LIMIT)', async () => {
     const { MAX_CONTINUES_PER_RUN } = await import('@cordis-subagents/subagents-service')
     h.ctx.subagents.register(createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false }))

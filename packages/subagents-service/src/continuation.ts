@@ -104,10 +104,10 @@ export class ContinuableRuns {
 
   /** The runs that can be continued now (only `parent`'s children when given), the most recently ended last. */
   list(parent?: Agent): ContinuableRunInfo[] {
-    this.trim(Date.now())
     const listed: ContinuableRunInfo[] = []
+    const now = Date.now()
     for (const entry of this.book.values()) {
-      if (parent && entry.parent !== parent) continue
+      if ((parent && entry.parent !== parent) || expired(entry, now)) continue
       const { run: _run, parent: _parent, ...info } = entry
       listed.push(info)
     }
@@ -128,7 +128,8 @@ export class ContinuableRuns {
     if (this.inFlight.has(runId)) throw new SubagentError('NOT_SETTLED', `Run ${runId} is being continued already; wait for that turn's result.`)
     this.trim(Date.now())
     const entry = this.book.get(runId)
-    if (!entry || (options.parent && entry.parent !== options.parent)) throw notContinuable(runId, !!options.parent)
+    const foreign = options.parent && entry?.parent !== options.parent
+    if (!entry || expired(entry, Date.now()) || foreign) throw notContinuable(runId, !!options.parent)
     if (entry.continues >= MAX_CONTINUES_PER_RUN) {
       throw new SubagentError('CONTINUE_LIMIT', `Run ${runId} was continued ${entry.continues} times (the limit per run); delegate a new task instead.`)
     }
@@ -156,7 +157,7 @@ export class ContinuableRuns {
   /** Drops what ended longer than `CONTINUE_WINDOW_MS` ago, and the oldest past `MAX_CONTINUABLE_RUNS`. */
   private trim(now: number): void {
     for (const [runId, entry] of this.book) {
-      if (this.book.size <= MAX_CONTINUABLE_RUNS && now - entry.endedAt < CONTINUE_WINDOW_MS) break
+      if (this.book.size <= MAX_CONTINUABLE_RUNS && !expired(entry, now)) break
       this.book.delete(runId)
     }
   }
@@ -167,6 +168,11 @@ export class ContinuableRuns {
     if (!agents) throw new SubagentError('UNSUPPORTED', `Run ${runId} cannot be continued: its parent is gone and no agent runtime (ctx.agents) is loaded.`)
     return agents.create({ label: `continuing parent of ${runId}` })
   }
+}
+
+/** Ended longer than `CONTINUE_WINDOW_MS` ago (an entry put back after a failed continue may sit behind newer ones). */
+function expired(entry: Entry, now: number): boolean {
+  return now - entry.endedAt >= CONTINUE_WINDOW_MS
 }
 
 function notContinuable(runId: string, scoped: boolean): SubagentError {
