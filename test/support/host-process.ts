@@ -35,7 +35,11 @@ const never = (signal: AbortSignal) => new Promise<never>((_, reject) => signal.
 
 function respond(request: GenerateRequest): ScriptedResponse | Promise<ScriptedResponse> {
   const first = firstUser(request)
-  if (lastUser(request) === 'please finish') return { text: 'finished after the restart' }
+  if (lastUser(request) === 'please finish') {
+    // The restored child must still have its task (issue 38, item 3): its original prompt comes first.
+    const users = request.messages.filter((m) => m.role === 'user').map((m) => m.content)
+    return { text: first.startsWith('hang:') ? 'finished after the restart' : `lost its task: saw ${JSON.stringify(users)}` }
+  }
   if (first.startsWith('bg:')) return { text: 'one two three' }
   if (first.startsWith('ask:')) {
     const answer = toolResult(request, 'ask_parent')

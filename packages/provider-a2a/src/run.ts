@@ -47,6 +47,8 @@ export class A2aRun implements LiveRun, Follower {
     private readonly settings: RunSettings,
     private readonly request: ProviderStartRequest,
     private readonly update: (update: SubagentUpdate) => void,
+    /** A continue of an ended run: its prompt goes to the earlier task's context (a new task there). */
+    private readonly continuing?: { contextId: string },
   ) {
     this.view = new TaskView(settings.maxOutputBytes)
     this.wire = settings.wire
@@ -79,7 +81,7 @@ export class A2aRun implements LiveRun, Follower {
         this.request.signal.addEventListener('abort', onAbort, { once: true })
         if (this.request.signal.aborted) onAbort()
       }
-      await this.send(this.message(this.request.prompt))
+      await this.send({ ...this.message(this.request.prompt), ...this.continuing })
     } catch (error) {
       if (this.stopped) {
         throw new A2aError('ABORTED', `The provider was stopped while the remote agent ${this.settings.agentName} was accepting the task; its request was closed.`)

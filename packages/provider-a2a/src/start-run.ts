@@ -13,10 +13,12 @@ import type { RunSettings } from './run-settings.js'
  * task and follows it again. Cancel sends `CancelTask`; dispose cancels a task still running or
  * waiting, stops every request of the run and waits for them.
  */
-export async function startA2aRun(settings: RunSettings, request: ProviderStartRequest, record?: RunRecord): Promise<SubagentRun> {
+export async function startA2aRun(
+  settings: RunSettings, request: ProviderStartRequest, record?: RunRecord, continuing?: { contextId: string },
+): Promise<SubagentRun> {
   const { signal } = request
   if (signal.aborted) throw abortedStart('before the provider started it')
-  const a2a = new A2aRun(settings, request, (update) => request.onUpdate?.(update))
+  const a2a = new A2aRun(settings, request, (update) => request.onUpdate?.(update), continuing)
   settings.live.add(a2a)
   const dispose = () => a2a.dispose().finally(() => settings.live.delete(a2a))
   try {
@@ -44,6 +46,14 @@ export async function startA2aRun(settings: RunSettings, request: ProviderStartR
     cancel: (reason) => a2a.cancel(reason),
     resume: (answer) => a2a.resume(answer).then(track),
     checkpoint: () => a2a.checkpoint(),
+    // A new task in the same context on the same agent host, so the remote sees the earlier task's conversation.
+    continueWith: (message, next) => {
+      const contextId = a2a.view.contextId
+      if (!contextId) {
+        return Promise.reject(new SubagentError('UNSUPPORTED', `The remote agent ${settings.agentName} gave run ${request.runId} no context id, so a follow-up would not see its earlier task; delegate a new task instead.`))
+      }
+      return startA2aRun(settings, { ...next, prompt: message }, undefined, { contextId })
+    },
     dispose: () => disposal ??= (signal.removeEventListener('abort', onAbort), dispose()),
   }
   if (a2a.view.taskId) run.childId = a2a.view.taskId

@@ -7,6 +7,7 @@ import {
   type ProviderStartRequest, type RunRecord, SubagentError, type SubagentProvider, type SubagentResult, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
 import type { ToolView } from '@cordis-subagents/tools'
+import { childCheckpoint } from './child-checkpoint.js'
 import { forward, toSubagentResult } from './child-result.js'
 import { Steering } from './steering.js'
 
@@ -37,12 +38,19 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
   // Resolved at the first start, not at apply: a provider reloaded often never pays for it.
   let agents: AgentRuntime | undefined
   const runtime = () => agents ??= withoutCallerTracing(ctx.agents)
+  // A new turn of a child whose run ended (a continue): its settings and transcript, in a new agent below the request's parent.
+  const again: Again = (checkpoint, request) => startChild(options, request, again, (tools) => runtime().create({
+    restore: checkpoint,
+    parent: request.parent,
+    tools,
+    ...request.budget ? { budget: request.budget } : {},
+  }))
   return {
     name: options.name,
     description: options.description,
     capabilities: { persona: true, toolFilter: true, depthLimit: true },
     inheritsParentContext: options.inheritsParentContext,
-    start: (request) => startChild(options, request, (tools) => {
+    start: (request) => startChild(options, request, again, (tools) => {
       const agents = runtime()
       const { parent } = request
       const persona = request.persona ?? agents.config.persona
@@ -60,7 +68,7 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
       })
     }),
     // After a restart: the child comes back from its checkpoint, parked if it was, else interrupted.
-    restore: (record: RunRecord, request) => startChild(options, request, (tools) => runtime().create({
+    restore: (record: RunRecord, request) => startChild(options, request, again, (tools) => runtime().create({
       restore: record.checkpoint as AgentCheckpoint,
       parent: request.parent,
       tools,
@@ -75,7 +83,7 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
  * guards above it; what is left here is what only this provider knows.
  */
 function startChild(
-  options: InProcessProviderOptions, request: ProviderStartRequest, create: (tools: ToolView) => Agent, restored = false,
+  options: InProcessProviderOptions, request: ProviderStartRequest, again: Again, create: (tools: ToolView) => Agent, restored = false,
 ): Promise<SubagentRun> {
   if (request.signal.aborted) return Promise.reject(aborted('before the provider started it; no child was created'))
   let tools = request.toolFilter ? request.parent.tools.restrict(request.toolFilter) : request.parent.tools
@@ -92,7 +100,7 @@ function startChild(
       throw aborted('while the provider was creating its child; the child was disposed and never ran')
     })
   }
-  return Promise.resolve(new ChildRun(child, options.name, request, restored))
+  return Promise.resolve(new ChildRun(child, options.name, request, again, restored))
 }
 
 /**
@@ -114,7 +122,8 @@ class ChildRun implements SubagentRun {
   private disposal?: Promise<void>
 
   constructor(
-    private readonly child: Agent, private readonly provider: string, private readonly request: ProviderStartRequest, restored: boolean,
+    private readonly child: Agent, private readonly provider: string, private readonly request: ProviderStartRequest,
+    private readonly again: Again, restored: boolean,
   ) {
     this.id = request.runId
     this.childId = child.id
@@ -150,8 +159,18 @@ class ChildRun implements SubagentRun {
     return { ...this.latest ?? { output: '' }, stopReason: 'closed', question: undefined }
   }
 
+  /** Mid-turn, the turn in flight up to its last completed step (its prompt at least) is part of it. */
   checkpoint(): AgentCheckpoint {
-    return this.closedAt ?? this.child.checkpoint()
+    return this.closedAt ?? childCheckpoint(this.child)
+  }
+
+  /** A new run of this child on its transcript, `message` its next turn; the tool ceiling its delegation gave it stays. */
+  continueWith(message: string, request: ProviderStartRequest): Promise<SubagentRun> {
+    if (this.child.running || this.child.parked) {
+      return Promise.reject(new SubagentError('NOT_SETTLED', `Run ${this.id} has a turn running or parked; only an ended run can be continued.`))
+    }
+    const next: ProviderStartRequest = { ...request, prompt: message, toolFilter: this.request.toolFilter }
+    return this.again(this.closedAt ?? this.child.checkpoint(), next)
   }
 
   /**
@@ -190,6 +209,9 @@ class ChildRun implements SubagentRun {
     return result
   }
 }
+
+/** Starts a run of a child rebuilt from `checkpoint` whose first turn is `request.prompt`. */
+type Again = (checkpoint: AgentCheckpoint, request: ProviderStartRequest) => Promise<SubagentRun>
 
 const always = () => true
 const noop = () => {}

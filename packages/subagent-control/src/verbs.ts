@@ -7,6 +7,7 @@ import { z } from 'zod'
 import { seconds, statusLine, waitResult } from './format.js'
 import { buildReply } from './reply.js'
 import { buildResult } from './result-verb.js'
+import { buildContinue } from './continue.js'
 
 export interface VerbNames {
   wait: string
@@ -15,6 +16,7 @@ export interface VerbNames {
   send: string
   reply: string
   result: string
+  continue: string
 }
 
 export interface VerbOptions {
@@ -27,7 +29,7 @@ export interface VerbOptions {
   cancelGrace: number
   /** How long a send waits for a child that is still starting to be handed over (ms). */
   startWait: number
-  /** How long a reply waits for the child's next outcome before it cancels the child (ms; 0: no limit). */
+  /** How long a reply or continue waits for the child's next outcome before it cancels the child (ms; 0: no limit). */
   replyTimeout: number
   /** The replies in flight (the plugin cancels them at unload). */
   replies: Set<InFlight>
@@ -141,7 +143,7 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
     },
   }
 
-  return [wait, status, cancel, send, buildReply(subagents, options), buildResult(subagents, options)]
+  return [wait, status, cancel, send, buildReply(subagents, options), buildResult(subagents, options), buildContinue(subagents, options)]
 }
 
 /** Waits for `promise`, at most `ms` or until `signal` aborts (never rejects). */

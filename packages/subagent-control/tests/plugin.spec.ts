@@ -44,8 +44,8 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
     expect(twice.status).to.equal(FAILED)
     const list = host.ctx.tools.view().list()
     expect(list.map((tool) => tool.name).sort()).to.deep.equal([
-      'bg_cancel', 'bg_reply', 'bg_result', 'bg_send', 'bg_status', 'bg_wait',
-      'subagent_cancel', 'subagent_reply', 'subagent_result', 'subagent_send', 'subagent_status', 'subagent_wait',
+      'bg_cancel', 'bg_continue', 'bg_reply', 'bg_result', 'bg_send', 'bg_status', 'bg_wait',
+      'subagent_cancel', 'subagent_continue', 'subagent_reply', 'subagent_result', 'subagent_send', 'subagent_status', 'subagent_wait',
     ])
     for (const tool of list) expect(tool.parameters, tool.name).to.include({ additionalProperties: false })
     const wait = list.find((tool) => tool.name === 'subagent_wait')!.parameters as { properties: Record<string, { maximum?: number }> }
@@ -61,6 +61,8 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
     const result = list.find((tool) => tool.name === 'subagent_result')!.parameters as { required: string[]; properties: Record<string, { maximum?: number }> }
     expect(result.required).to.deep.equal(['handle'])
     expect(result.properties.length.maximum).to.equal(32 * 1024)
+    const continued = list.find((tool) => tool.name === 'subagent_continue')!.parameters as { required: string[] }
+    expect(continued.required).to.deep.equal(['subagent', 'message'])
   })
 
   it('by default a child (depth >= 1) has no verbs: not listed, and a call by name is an unknown tool; `nested: true` gives them to children', async () => {
@@ -70,12 +72,12 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
     await host.ctx.lifecycle.flush()
     const root = host.ctx.agents.create({})
     const child = host.ctx.agents.create({ parent: root })
-    const verbs = (prefix: string) => ['cancel', 'reply', 'result', 'send', 'status', 'wait'].map((verb) => `${prefix}_${verb}`)
+    const verbs = (prefix: string) => ['cancel', 'continue', 'reply', 'result', 'send', 'status', 'wait'].map((verb) => `${prefix}_${verb}`)
     expect(root.tools.names().sort()).to.deep.equal([...verbs('deep'), ...verbs('subagent')])
     expect(child.tools.names().sort()).to.deep.equal(verbs('deep'))
     const exec = { signal: new AbortController().signal, agent: child, toolCallId: 'c' }
     const hidden = await child.tools.execute({ name: 'subagent_status', input: {} }, exec)
-    expect(hidden).to.deep.equal({ isError: true, content: `Unknown tool "subagent_status". Available tools: deep_wait, deep_status, deep_cancel, deep_send, deep_reply, deep_result.` })
+    expect(hidden).to.deep.equal({ isError: true, content: `Unknown tool "subagent_status". Available tools: deep_wait, deep_status, deep_cancel, deep_send, deep_reply, deep_result, deep_continue.` })
     const nested = await child.tools.execute({ name: 'deep_status', input: {} }, exec)
     expect(nested.content).to.equal('You have no background subagents. Start one with a background subagent tool first.')
     plain.update({ nested: true })

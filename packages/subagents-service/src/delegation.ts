@@ -1,10 +1,11 @@
-import type { Budget } from '@cordis-subagents/agent'
+import type { Agent, Budget } from '@cordis-subagents/agent'
 import { describeError, limitStop, onAbort, type PendingQuestion } from '@cordis-subagents/shared'
 import { capDiagnostic } from './diagnostic.js'
 import { SubagentError } from './errors.js'
 import { asLimitStop, isIdleStop, normalise, reasonText, sealed } from './outcome.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { restoredRunId } from './journal-restore.js'
+import { continuedRunId } from './continuation.js'
 import { chargeReported, chargeUsage, isEmptyUsage } from './reported-spend.js'
 import { isRun } from './validate.js'
 import { aborted, discard, nextRunId, passOn, promiseOf, runInfoOf, startFailed } from './run-parts.js'
@@ -68,7 +69,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** @internal the task key it was started under (reattach) */ taskKey?: string
   /** `request` must have passed the service's checks (its signal is an AbortSignal). */
   constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
-    this.id = restoredRunId(request) ?? nextRunId()
+    this.id = restoredRunId(request) ?? continuedRunId(request) ?? nextRunId()
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
     this.parking = new Parking(this, host)
@@ -195,6 +196,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** @internal for the parking: the provider's name and run, and whether the run is handed over, not ended, not cancelled. */
   get providerName(): string { return this.provider?.name }
   get providerRun(): SubagentRun | undefined { return this.run }
+  /** @internal the agent that delegated it */ get parent(): Agent { return this.request.parent }
   get open(): boolean { return this.phase === 'live' && !this.cancelled }
 
   /** A provider result: parks the run on `pending` / `interrupted`, settles it on any other. */
@@ -257,7 +259,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
         diagnostic: `Subagent provider "${this.provider.name}" disposed the run without settling its result.`,
       })
     }
-    this.host.live.delete(this.id)
+    if (this.host.live.get(this.id) === this) this.host.live.delete(this.id) // a continue may hold the id by now
     this.release()
     if (failure !== undefined) {
       throw new SubagentError('DISPOSE_FAILED',

@@ -41,6 +41,10 @@ export type SubagentErrorCode =
   | 'NOT_ENDED'
   /** `result(runId)` of a run that ended here, but whose result is no longer kept (in memory or in the store). */
   | 'RESULT_EXPIRED'
+  /** `continue` on a run that has not ended (it runs, is parked or interrupted: `send`, `resume` or `wake` it instead). */
+  | 'NOT_SETTLED'
+  /** `continue` on a run that already took the most continues (`MAX_CONTINUES_PER_RUN`); delegate a new task instead. */
+  | 'CONTINUE_LIMIT'
 
 /** The capability a provider must declare to accept a request option. */
 export type SubagentCapability = 'persona' | 'toolFilter' | 'depthLimit'

@@ -128,7 +128,8 @@ export class CheckpointJournal implements RunJournal {
     const id = storedQuestionId(run.id, questionId)
     if (this.open.get(run.id) === id) this.open.delete(run.id)
     this.write(run.id, 'resume', async (store) => {
-      await store.save({ id: run.id, state: 'running' })
+      // Taken when the write runs, the turn going on: a restore must not find it parked on the answered question.
+      await this.saveWithTranscript(store, { id: run.id, state: 'running' }, safeCheckpoint(run))
       const stored = await store.questions.get(id)
       if (stored?.state === 'pending') await store.questions.answer(id, answer)
     })

@@ -19,6 +19,11 @@ export interface TreePlace {
   ceiling: number
 }
 
+/** A request that passed the service's checks: its place in the tree, and its checked trace context. */
+export interface Checked extends TreePlace {
+  traceContext?: SubagentRequest['traceContext']
+}
+
 /** The child's depth, the parent's budget and the depth ceiling; `DEPTH_EXCEEDED` when the child would pass it. */
 export function placeInTree(request: SubagentRequest, deploymentMaxDepth: number): TreePlace {
   const depth = request.parent.depth + 1

@@ -14,7 +14,7 @@ import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
 import { BackgroundRegistry } from './background.js'
 import { type SubagentEventHandlers, SubagentEvents } from './events.js'
-import { admitChild, placeInTree, type TreePlace } from './limits.js'
+import { admitChild, type Checked, placeInTree } from './limits.js'
 import { ParentGates } from './parent-gate.js'
 import { Delegation } from './delegation.js'
 import { aborted } from './run-parts.js'
@@ -30,15 +30,11 @@ import { useCheckpointJournal } from './journal-checkpoints.js'
 import { readResult } from './result-read.js'
 import { type KeptResult, ResultBook } from './results.js'
 import { providerFor, restoredRunId } from './journal-restore.js'
+import { ContinuableRuns, type ContinueOptions, continuedProvider } from './continuation.js'
 import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
 } from './types.js'
-
-/** A request that passed the checks: its place in the tree, and its checked trace context. */
-interface Checked extends TreePlace {
-  traceContext?: SubagentRequest['traceContext']
-}
 
 const noop = () => {}
 
@@ -77,6 +73,7 @@ export class SubagentService extends Service<Config> {
   readonly parked: ParkedBook
   /** The latest final outcomes by run id, bounded (see `ResultBook`); `result(runId)` reads them. */
   readonly results = new ResultBook()
+  /** Ended runs that `continue` can take a new turn of (see `ContinuableRuns`). */ readonly continuable: ContinuableRuns
 
   constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'subagents', true)
@@ -92,6 +89,7 @@ export class SubagentService extends Service<Config> {
     }
     this.parked = new ParkedBook(this.log, this.live)
     this.events.observe({ 'subagent/end': (info, outcome) => this.results.record(info, outcome) })
+    this.continuable = new ContinuableRuns(ctx, this.live, this.events, (name, request) => this.begin(name, request))
     useCheckpointJournal(ctx, this, this.log)
   }
 
@@ -214,6 +212,11 @@ export class SubagentService extends Service<Config> {
     return this.verbs.act(runId, 'close')
   }
 
+  /** A new turn of run `runId`, which ended, on `message`; hands over as `delegate` does (see `ContinuableRuns.continue`). */
+  continue(runId: string, message: string, options?: ContinueOptions): Promise<SubagentHandle> {
+    return this.continuable.continue(runId, message, options)
+  }
+
   /**
    * Delegates `request` to a child started through provider `name`. Fulfilling is the hand-over:
    * the caller then owns the run and must `dispose()` it. Rejects with a `SubagentError`; nothing
@@ -327,8 +330,9 @@ export class SubagentService extends Service<Config> {
       throw error
     }
     const plain = request.reattach !== true && restoredRunId(request) === undefined
-    // A plain delegation calls its provider; a restore or a reattach asks the journal which (journal-restore.ts).
-    return run.callProvider(plain ? provider : await providerFor(provider, request, run, this.journal), admission)
+    // A plain delegation calls its provider (a continue: the ended run's continueWith); a restore or a reattach asks the journal which.
+    const chosen = plain ? continuedProvider(provider, request) ?? provider : await providerFor(provider, request, run, this.journal)
+    return run.callProvider(chosen, admission)
   }
 
   /** Frees the slots an admission holds in the per-parent and tree gates. */

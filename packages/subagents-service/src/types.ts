@@ -219,6 +219,13 @@ export interface SubagentRun {
   close?(): Promise<SubagentResult>
   /** Optional: the child's state as JSON (spawn/fork: the agent's checkpoint), for a journal that keeps parked runs across a restart. */
   checkpoint?(): unknown
+  /**
+   * Optional: a new turn of this run's child after its result settled (`ctx.subagents.continue`):
+   * a new run of the same child on its whole transcript (spawn/fork) or context (A2A), whose first
+   * turn is `message` (`request.prompt`). The service calls it only for a run that ended, with a
+   * request it admitted like a delegation's (same run id); rejecting leaves nothing running.
+   */
+  continueWith?(message: string, request: ProviderStartRequest): Promise<SubagentRun>
 }
 
 /** Where a handed-over run is: `running` a turn, `parked` on a question, `interrupted` (idle), or `ended`. */
