@@ -128,6 +128,21 @@ export class Checkpoints extends Service {
     })
   }
 
+  /**
+   * Takes ended run `id` (settled or closed) back to `running` for a new turn someone asked for
+   * (`ctx.subagents.continue`): the one move out of `settled` the store makes, atomically, so of two
+   * continues racing one wins. A restore or a resume never uses it: they go through `transition`,
+   * which never moves a settled run. False when the run is not ended (or missing).
+   */
+  async continueRun(id: string): Promise<boolean> {
+    const { id: key } = toRow({ id }, this.limits)
+    return await this.rows.run(key!, async () => {
+      const result = await this.ctx.database.set(TABLES.runs, { id: key!, state: ['settled', 'closed'] } as never,
+        { state: 'running', host: this.host, instance: this.instance, updatedAt: new Date() })
+      return (result.matched ?? 0) > 0
+    })
+  }
+
   /** Why run `id` could not be moved: it is settled, or it does not exist. */
   private async notMoved(id: string, what: string): Promise<CheckpointError> {
     const run = await this.load(id)

@@ -99,6 +99,20 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect(await checkpoints.load('p1')).to.include({ state: 'settled', stopReason: 'completed', result: 'done', delivery: 'message' })
   })
 
+  it('continueRun takes an ended run back to running for a continue, once of racing callers, and nothing else', async () => {
+    app = await startStore(backend())
+    const { checkpoints } = app
+    await checkpoints.save({ ...ROOT, id: 'c1', path: 'r1/c1', state: 'running' })
+    expect(await checkpoints.continueRun('c1'), 'a running run is not ended').to.equal(false)
+    for (let round = 0; round < 10; round++) {
+      await checkpoints.transition('c1', 'running', { state: round % 2 ? 'closed' : 'settled', stopReason: 'completed', result: `turn ${round}` })
+      const moved = await Promise.all(Array.from({ length: 4 }, () => checkpoints.continueRun('c1')))
+      expect(moved.filter(Boolean), `round ${round}`).to.have.length(1)
+      expect((await checkpoints.load('c1'))!.state).to.equal('running')
+    }
+    expect(await checkpoints.continueRun('missing')).to.equal(false)
+  })
+
   it('claims a task key once: every other claimer gets the winner\'s run id', async () => {
     app = await startStore(backend())
     const input = { parent: 'r1', provider: 'spawn', agent: 'coder', prompt: 'fix the bug' }

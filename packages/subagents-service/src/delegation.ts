@@ -67,9 +67,12 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts). */
   private readonly parking: Parking
   /** @internal the task key it was started under (reattach) */ taskKey?: string
+  /** @internal a new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended back to running */ readonly continues: boolean
   /** `request` must have passed the service's checks (its signal is an AbortSignal). */
   constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
-    this.id = restoredRunId(request) ?? continuedRunId(request) ?? nextRunId()
+    const continued = continuedRunId(request)
+    this.continues = continued !== undefined
+    this.id = restoredRunId(request) ?? continued ?? nextRunId()
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
     this.parking = new Parking(this, host)

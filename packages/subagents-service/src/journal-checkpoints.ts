@@ -101,6 +101,14 @@ export class CheckpointJournal implements RunJournal {
       this.write(run.id, 'start', (store) => store.save({ id: run.id, state: 'running', ...info.childId ? { agent: info.childId.slice(0, MAX_LABEL) } : {} }).then(() => {}))
       return
     }
+    if (run.continues) {
+      // An explicit new turn of an ended run: the one move out of an ended state the store allows, as a compare-and-set.
+      this.write(run.id, 'start', async (store) => {
+        if (!await store.continueRun(run.id)) return
+        await this.saveWithTranscript(store, { id: run.id, state: 'running' }, checkpoint)
+      })
+      return
+    }
     this.write(run.id, 'start', async (store) => {
       const record: StoredRunCheckpoint = {
         id: run.id, path, parent: parent?.runId ?? '', provider: info.provider, state: 'running', ...reattachOf(checkpoint),

@@ -85,6 +85,8 @@ export interface CheckpointStore {
   list(filter?: RunListFilter): Promise<StoredRun[]>
   /** Atomic compare-and-set of a run's state: true when this call moved it (of racing callers, one does). */
   transition(id: string, from: StoredRunState | StoredRunState[], to: StoredRunState): Promise<boolean>
+  /** Ended (settled or closed) → running for a continue's new turn, atomically; false when the run is not ended. */
+  continueRun(id: string): Promise<boolean>
   readonly tasks: {
     claim(input: StoredTaskKey, runId: string): Promise<{ key: string; claimed: boolean; runId: string }>
     get(input: StoredTaskKey): Promise<{ key: string; runId: string } | undefined>

@@ -13,6 +13,8 @@ export interface JournalledRun {
   readonly info: SubagentRunInfo
   /** The task key the run was started under (see `taskKey`), when it had one. */
   readonly taskKey?: string
+  /** A new turn of a run that ended (`ctx.subagents.continue`), under its id: its record is taken back from ended to running. */
+  readonly continues?: boolean
   /** The provider run's checkpoint (JSON), or undefined when its provider cannot checkpoint. */
   checkpoint(): unknown
 }
