@@ -14,6 +14,8 @@ import type { AgentUsage, AgentWork, RunOptions, RunResult } from './types.js'
 
 export type { AgentHost, AgentInit } from './agent-init.js'
 
+const disposed = (id: string) => new AgentError('DISPOSED', `Agent ${id} has been disposed; create a new agent.`)
+
 const CLOSED_WHILE_PARKED = 'Closed while waiting for an answer: the agent was disposed before anyone answered the question.'
 
 export class Agent {
@@ -46,6 +48,10 @@ export class Agent {
   private current?: { abort: TurnAbort; done: Promise<unknown> }
   /** The turn parked on a question, until `resume` continues it or `dispose` closes it. */
   private parkedTurn?: Turn
+  /** The question `resume` answered last, until the next `run` / `wake`: a second answer to it is refused. */
+  private answered?: PendingQuestion
+  /** The next leg's result, made when someone asks for it (`nextResult`). */
+  private nextLeg?: { promise: Promise<RunResult>; resolve(result: RunResult): void; reject(error: unknown): void }
   /** Model calls and tool work that may outlive an aborted turn (see `track`), and who waits for them to settle. */
   private inFlight = 0
   private settled?: () => void
@@ -112,16 +118,43 @@ export class Agent {
    */
   async resume(answer: string, options: RunOptions = {}): Promise<RunResult> {
     if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
-    if (this.current) throw new AgentError('BUSY', `Agent ${this.id} is already running a turn; wait for it or abort it first.`)
     const turn = this.parkedTurn
+    const answered = !turn && this.answered
+      ? `its question ${this.answered.id} (${JSON.stringify(this.answered.text.slice(0, 200))}) was answered already and the turn went on with that answer`
+      : undefined
+    if (this.current) {
+      throw new AgentError('BUSY', answered
+        ? `Agent ${this.id} is already running a turn: ${answered}; read its result with agent.nextResult().`
+        : `Agent ${this.id} is already running a turn; wait for it or abort it first.`)
+    }
+    if (answered) throw new AgentError('ALREADY_ANSWERED', `Agent ${this.id} is not waiting for an answer: ${answered}. Nothing was passed on.`)
     if (!turn) throw new AgentError('NOT_PARKED', `Agent ${this.id} is not waiting for an answer (agent.parked is undefined); start a turn with run().`)
     if (typeof answer !== 'string' || !answer.trim()) throw new AgentError('INVALID_PROMPT', 'The answer must be a non-empty string.')
     if (answer.length > MAX_ANSWER_LENGTH) {
       throw new AgentError('INVALID_PROMPT', `An answer is at most ${MAX_ANSWER_LENGTH} characters (got ${answer.length}); shorten it.`)
     }
     checkRunArguments(answer, options)
+    this.answered = turn.parked?.question
     this.parkedTurn = undefined
     return this.drive(turn, options, (parked, abort) => parked.resume(answer, abort, options))
+  }
+
+  /**
+   * The result of the leg running now (`run`, `wake`, `resume`), else of the next one to start,
+   * whoever starts it: a root agent parked on a child's question goes on when someone answers the
+   * child by run id (a live page, the host through `ctx.subagents.resume`), and whoever holds the
+   * root reads its continued turn here. Every caller until that leg ends gets the same promise.
+   * Rejects with `DISPOSED` when the agent is disposed first.
+   */
+  nextResult(): Promise<RunResult> {
+    if (this.disposal && !this.current) return Promise.reject(disposed(this.id))
+    if (this.nextLeg) return this.nextLeg.promise
+    let settle!: { resolve(result: RunResult): void; reject(error: unknown): void }
+    const promise = new Promise<RunResult>((resolve, reject) => settle = { resolve, reject })
+    // A caller that stops listening must not leave an unhandled rejection behind at dispose.
+    promise.catch(() => {})
+    this.nextLeg = { promise, ...settle }
+    return promise
   }
 
   /** Aborts the running turn, if any; it ends `aborted` with `reason` in its diagnostic. */
@@ -159,6 +192,8 @@ export class Agent {
         await current.done.catch(() => {})
       }
       if (this.inFlight) await new Promise<void>((resolve) => this.settled = resolve)
+      this.nextLeg?.reject(disposed(this.id))
+      this.nextLeg = undefined
     })()
     return this.disposal
   }
@@ -173,6 +208,7 @@ export class Agent {
 
   /** A new turn; a root agent's budget is renewed for it (a tree's limits are per root run). */
   private newTurn(): Turn {
+    this.answered = undefined
     if (this.owner.ownsRootBudget) {
       this.budget = Budget.root(this.budgetLimits)
       this.budget.adopt()
@@ -211,6 +247,9 @@ export class Agent {
           if (this.disposal) turn.close(CLOSED_WHILE_PARKED)
           else this.parkedTurn = turn
         }
+        const next = this.nextLeg
+        this.nextLeg = undefined
+        next?.resolve(result)
         return result
       } finally {
         end()
