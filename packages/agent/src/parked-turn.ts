@@ -65,7 +65,9 @@ export async function answerSuspended(
 }
 
 /** One suspended call's tool `resume`; undefined when the leg was aborted first. */
-async function resumeCall(owner: TurnOwner, leg: Leg, step: number, suspended: SuspendedCall, answer: string): Promise<ToolResult | undefined> {
+async function resumeCall(
+  owner: TurnOwner, leg: Leg, step: number, suspended: SuspendedCall, answer: string,
+): Promise<ToolResult | undefined> {
   const { agent } = owner
   const { call } = suspended
   const exec: ToolExecContext = { signal: leg.abort.signal, agent, toolCallId: call.id }

@@ -33,7 +33,7 @@ export type SubagentErrorCode =
   | 'NOT_FOUND'
   /** `resume` on a run that is not parked on a question (or `wake` on one that is not interrupted). */
   | 'NOT_PARKED'
-  /** An answer to a question that was answered already (by anyone: a page, a host, the parent's model); its result went to the waiting parent. */
+  /** An answer to a question answered already (by anyone: a page, a host, the parent's model); its result went to the waiting parent. */
   | 'ALREADY_ANSWERED'
   /** A host verb the run's provider cannot do (it lacks `resume`, `interrupt`, `wake` or `close`). */
   | 'UNSUPPORTED'

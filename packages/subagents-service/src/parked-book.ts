@@ -19,6 +19,12 @@ export interface HoldOptions {
   onAnsweredElsewhere?(next: Promise<SubagentOutcome>, question: PendingQuestion): void
 }
 
+/** The holder's answer: its child and the outcome the answer leads to. */
+export interface HeldAnswer {
+  run: SubagentHandle
+  next: Promise<SubagentOutcome>
+}
+
 interface Held {
   run: Delegation
   options: HoldOptions
@@ -105,7 +111,7 @@ export class ParkedBook {
    * the same reattached task) is joined, not answered again. Undefined when `parent` holds no such
    * child; throws `ALREADY_ANSWERED`, `NOT_PARKED`, `INVALID_REQUEST` or `UNSUPPORTED` as `run.resume`.
    */
-  answer(parent: Agent, runId: string, answer: string, questionId?: string): { run: SubagentHandle; next: Promise<SubagentOutcome> } | undefined {
+  answer(parent: Agent, runId: string, answer: string, questionId?: string): HeldAnswer | undefined {
     const held = this.books.get(parent)?.get(runId)
     const run = held?.run ?? this.answered.get(parent)?.get(runId)
     if (!run) return undefined
