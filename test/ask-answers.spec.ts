@@ -149,6 +149,39 @@ describe('one question, one answer: whoever answers, the waiting parent gets the
     await until(() => ctx.subagents.runs().length === 0, 'the child was disposed')
   })
 
+  it('answer mode: the tool\'s timeout bounds a child answered by run id; the parent reads the timeout, not a hang', async () => {
+    const { ctx } = host
+    const child = new ScriptedModel((request) => hasTool(request)
+      // After the answer the child never finishes on its own: only the cancel ends its turn.
+      ? new Promise<never>((_, reject) => request.signal!.addEventListener('abort', () => reject(request.signal!.reason), { once: true }))
+      : { toolCalls: [{ name: 'ask_parent', input: { question: 'Which colour?' } }] })
+    let delivered = ''
+    const root = new ScriptedModel((request, index) => {
+      if (index === 0) return { toolCalls: [{ name: 'subagent', input: { description: 'paint', prompt: 'Paint the shed.' } }] }
+      if (index === 1) {
+        const handle = /subagent_reply \{ "handle": "([^"]+)"/.exec(lastTool(request))![1]
+        void ctx.subagents.resume(handle, 'blue')
+        return { text: 'I will wait for the answer.' }
+      }
+      delivered = String(request.messages.at(-1)!.content)
+      return { text: 'done' }
+    })
+    ctx.agents.registerModel('child', child)
+    ctx.agents.registerModel('root', root)
+    await load([
+      [Spawn, { name: 'spawn', askParent: true }],
+      [SubagentTool, { provider: 'spawn', timeout: 2000, agentOptions: { model: 'child' } }],
+      [SubagentControl, {}],
+    ])
+    const agent = ctx.agents.create({ model: 'root' })
+    expect((await agent.run('Get the shed painted.')).stopReason).to.equal('completed')
+    expect(delivered).to.include('was answered by someone else')
+    expect(delivered).to.include('Its next result (a failure) follows.')
+    expect(delivered).to.include('Subagent was stopped by a timeout.')
+    expect(delivered).to.include('the subagent tool\'s timeout of 2000 ms elapsed after its question was answered')
+    await until(() => ctx.subagents.runs().length === 0, 'the child was disposed')
+  })
+
   it('reattach + escalate: two identical calls share one child and one question; one answer reaches both calls', async () => {
     const { ctx } = host
     const child = new ScriptedModel((request) => hasTool(request)
