@@ -110,6 +110,47 @@ describe('one question, one answer: whoever answers, the waiting parent gets the
     expect([root.callCount, child.callCount, grand.callCount]).to.deep.equal([2, 2, 2])
   })
 
+  it('escalate: a root that asks another question first: an answer by run id to its other child reaches that call at once', async () => {
+    const { ctx } = host
+    const kid = new ScriptedModel((request) => {
+      const answers = request.messages.filter((message: Message) => message.role === 'tool').map((message) => String(message.content))
+      if (request.messages[0].content === 'Task A.') return answers.length ? { text: `A done ${answers[0]}` } : { toolCalls: [{ name: 'ask_parent', input: { question: 'Which A?' } }] }
+      if (answers.length < 2) return { toolCalls: [{ name: 'ask_parent', input: { question: answers.length ? 'And then?' : 'Which B?' } }] }
+      return { text: `B done ${answers.join(' ')}` }
+    })
+    const root = new ScriptedModel((request) => hasTool(request) ? { text: toolContents(request).join(' | ') } : {
+      toolCalls: [
+        { name: 'subagent', input: { description: 'a', prompt: 'Task A.' } },
+        { name: 'subagent', input: { description: 'b', prompt: 'Task B.' } },
+      ],
+    })
+    ctx.agents.registerModel('kid', kid)
+    ctx.agents.registerModel('root', root)
+    await load([
+      [Spawn, { name: 'spawn', askParent: true }],
+      [SubagentTool, { provider: 'spawn', questions: 'escalate', agentOptions: { model: 'kid' } }],
+    ])
+    const agent = ctx.agents.create({ model: 'root' })
+    const first = await agent.run('Do both.')
+    expect(first.question).to.include({ text: 'Which A?' })
+    const b = starts.find((info) => info.label === 'b')!.runId
+    expect(agent.waitingOn.map((question) => question.text)).to.deep.equal(['Which A?', 'Which B?'])
+    // B is answered on the page (twice: it asks again); each answer reaches the root's call on B at
+    // once, and the root parks again on what it still waits for, A's question first.
+    const waits = () => agent.running ? [] : agent.waitingOn.map((question) => question.text)
+    expect(await ctx.subagents.resume(b, 'x')).to.deep.include({ stopReason: 'pending' })
+    await until(() => waits().join() === 'Which A?,And then?', 'the root waits on A and on B\'s second question')
+    expect(await ctx.subagents.resume(b, 'y')).to.include({ stopReason: 'completed', output: 'B done x y' })
+    await until(() => waits().join() === 'Which A?', 'the root waits on A only')
+    expect(ctx.subagents.pending().map((parked) => parked.question.text)).to.deep.equal(['Which A?'])
+    const done = await agent.resume('alpha')
+    expect(done.stopReason).to.equal('completed')
+    // Each call's result, in the order the calls were answered.
+    expect(done.text).to.equal('B done x y | A done alpha')
+    expect(kid.callCount).to.equal(5)
+    await until(() => ctx.subagents.runs().length === 0, 'every child was disposed')
+  })
+
   it('answer mode: a child answered by run id brings its result to the parent\'s turn; the parent\'s own reply is ALREADY_ANSWERED', async () => {
     const { ctx } = host
     const child = new ScriptedModel((request) => hasTool(request)
@@ -143,7 +184,7 @@ describe('one question, one answer: whoever answers, the waiting parent gets the
     expect(result.stopReason).to.equal('completed')
     expect(delivered).to.include(`[Subagent ${handle}: its question "Which colour?" was answered by someone else`)
     expect(delivered).to.include('Painted it blue.')
-    expect(result.text).to.match(/^Root: The answer was not passed on\.\n\nALREADY_ANSWERED: The question q-\S+ of run run-\S+ \("Which colour\?"\) was answered already/)
+    expect(result.text).to.match(/^Root: The answer was not passed on\.\n\nALREADY_ANSWERED: The question q-\S+ \("Which colour\?"\) of run run-\S+ was answered already/)
     expect(child.callCount).to.equal(2)
     expect(lastTool(child.requests.at(-1)!)).to.equal('blue')
     await until(() => ctx.subagents.runs().length === 0, 'the child was disposed')

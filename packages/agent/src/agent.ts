@@ -10,7 +10,9 @@ import { Turn } from './turn.js'
 import { TurnInterrupt } from './stops.js'
 import { type AgentCheckpoint, restoreTurn, takeCheckpoint } from './checkpoint.js'
 import type { AgentHost, AgentInit, TurnOwner } from './agent-init.js'
-import type { AgentUsage, AgentWork, RunOptions, RunResult } from './types.js'
+import type { AgentUsage, AgentWork, ResumeOptions, RunOptions, RunResult } from './types.js'
+import { answerRefusal } from './answer-checks.js'
+import { questionsOf } from './parked-turn.js'
 
 export type { AgentHost, AgentInit } from './agent-init.js'
 
@@ -94,6 +96,12 @@ export class Agent {
     return this.parkedTurn?.parked?.question
   }
 
+  /** Every question the parked turn waits on (its step's suspended calls, in call order, each once); `parked` is the first. */
+  get waitingOn(): PendingQuestion[] {
+    const parked = this.parkedTurn?.parked
+    return parked ? questionsOf(parked) : []
+  }
+
   /**
    * Runs one turn. Rejects only for misuse (`BUSY`, `PARKED`, `DISPOSED`, `INVALID_PROMPT`,
    * `INVALID_OPTIONS`); model and tool failures end in a stop reason.
@@ -113,30 +121,24 @@ export class Agent {
   }
 
   /**
-   * Continues the parked turn with `answer` (see `parked`). Resolves with the turn's next outcome:
-   * its tallies cover the whole turn. Rejects with `NOT_PARKED`, `BUSY`, `DISPOSED`, `INVALID_PROMPT`.
+   * Continues the parked turn with `answer` to its question (`parked`, or `options.questionId`:
+   * one of `waitingOn`). Resolves with the turn's next outcome: its tallies cover the whole turn.
+   * Rejects with `ALREADY_ANSWERED`, `NOT_PARKED`, `BUSY`, `DISPOSED`, `INVALID_PROMPT`, `INVALID_OPTIONS`.
    */
-  async resume(answer: string, options: RunOptions = {}): Promise<RunResult> {
+  async resume(answer: string, options: ResumeOptions = {}): Promise<RunResult> {
     if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
     const turn = this.parkedTurn
-    const answered = !turn && this.answered
-      ? `its question ${this.answered.id} (${JSON.stringify(this.answered.text.slice(0, 200))}) was answered already and the turn went on with that answer`
-      : undefined
-    if (this.current) {
-      throw new AgentError('BUSY', answered
-        ? `Agent ${this.id} is already running a turn: ${answered}; read its result with agent.nextResult().`
-        : `Agent ${this.id} is already running a turn; wait for it or abort it first.`)
-    }
-    if (answered) throw new AgentError('ALREADY_ANSWERED', `Agent ${this.id} is not waiting for an answer: ${answered}. Nothing was passed on.`)
-    if (!turn) throw new AgentError('NOT_PARKED', `Agent ${this.id} is not waiting for an answer (agent.parked is undefined); start a turn with run().`)
+    const refused = answerRefusal(this.id, !!this.current, turn?.parked, this.answered, options?.questionId)
+    if (refused) throw refused
     if (typeof answer !== 'string' || !answer.trim()) throw new AgentError('INVALID_PROMPT', 'The answer must be a non-empty string.')
     if (answer.length > MAX_ANSWER_LENGTH) {
       throw new AgentError('INVALID_PROMPT', `An answer is at most ${MAX_ANSWER_LENGTH} characters (got ${answer.length}); shorten it.`)
     }
     checkRunArguments(answer, options)
-    this.answered = turn.parked?.question
+    const { questionId } = options
+    this.answered = questionId === undefined ? turn!.parked!.question : this.waitingOn.find((question) => question.id === questionId)
     this.parkedTurn = undefined
-    return this.drive(turn, options, (parked, abort) => parked.resume(answer, abort, options))
+    return this.drive(turn!, options, (parked, abort) => parked.resume(answer, abort, options, questionId))
   }
 
   /**

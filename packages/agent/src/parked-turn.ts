@@ -25,6 +25,14 @@ export interface ParkedStep {
   budget?: BudgetBreach
 }
 
+/** The questions a parked step waits on, in call order, each once (a budget park: its one question). */
+export function questionsOf(parked: ParkedStep): PendingQuestion[] {
+  if (!parked.suspended.length) return [parked.question]
+  const seen = new Map<string, PendingQuestion>()
+  for (const { suspension: { question } } of parked.suspended) if (!seen.has(question.id)) seen.set(question.id, question)
+  return [...seen.values()]
+}
+
 /** The question of a turn parked at a budget limit. */
 export function budgetQuestion(breach: BudgetBreach): PendingQuestion {
   return {
@@ -36,8 +44,8 @@ export function budgetQuestion(breach: BudgetBreach): PendingQuestion {
 }
 
 /**
- * Gives `answer` to the first suspended call of a parked step, and to every other call of the step
- * suspended on the same question (one question, one answer: two reattached calls of one task share
+ * Gives `answer` to every call of a parked step suspended on `questionId` (default: the question
+ * asked now, the first call's): one question, one answer (two reattached calls of one task share
  * their child's question). Each gets its tool's `resume` with a fresh exec (same call id, this
  * leg's signal), in call order. Returns the step parked again (a call suspended again, or calls on
  * other questions still wait), `'aborted'` when the leg was aborted first, or undefined once every
@@ -45,9 +53,8 @@ export function budgetQuestion(breach: BudgetBreach): PendingQuestion {
  */
 export async function answerSuspended(
   turn: { answer(call: ModelToolCall, result: ToolResult): void },
-  owner: TurnOwner, leg: Leg, parked: ParkedStep, answer: string,
+  owner: TurnOwner, leg: Leg, parked: ParkedStep, answer: string, questionId = parked.question.id,
 ): Promise<ParkedStep | 'aborted' | undefined> {
-  const questionId = parked.suspended[0].suspension.question.id
   const waiting: SuspendedCall[] = []
   for (const suspended of parked.suspended) {
     if (suspended.suspension.question.id !== questionId) {

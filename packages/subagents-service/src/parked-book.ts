@@ -90,7 +90,7 @@ export class ParkedBook {
       if (book.get(run.id) !== held) return
       book.delete(run.id)
       run.verbs.answers.listener = undefined
-      if (run.verbs.answers.answered) this.remember(parent, run)
+      if (run.verbs.answers.any) this.remember(parent, run)
       this.dispose(run)
     })
   }
@@ -141,19 +141,23 @@ export class ParkedBook {
 
   /**
    * The escalated holder's turn is parked on `question`: continue it with the same answer (its
-   * call joins the child's answer). A child agent goes on through its own run (which tells its
-   * holder in turn); a root agent through `agent.resume`. A holder parked on another question first
-   * is left parked: its call joins this answer when its turn gets to it.
+   * calls on that question join the child's answer). A child agent goes on through its own run
+   * (which tells its holder in turn), when that question is the one its turn asks first; a root
+   * agent through `agent.resume(answer, { questionId })`, wherever the question is in its step
+   * (its other calls keep waiting, and the root parks again on them). A child holder whose turn
+   * asks another question first stays parked: its call joins this answer when its turn gets to it.
    */
   private continueHolder(parent: Agent, question: PendingQuestion, answer: string): void {
-    if (parent.disposed || parent.parked?.id !== question.id) return
+    if (parent.disposed) return
     const failed = (error: unknown) => this.log.warn('continuing agent %s after its child was answered failed: %s', parent.id, describeError(error))
     const own = this.runOf(parent)
     try {
       if (own) {
-        if (own.state === 'parked' && own.question?.id === question.id) own.resume(answer, question.id).catch(failed)
-      } else if (!parent.parent) {
-        parent.resume(answer).catch(failed)
+        if (parent.parked?.id === question.id && own.state === 'parked' && own.question?.id === question.id) {
+          own.resume(answer, question.id).catch(failed)
+        }
+      } else if (!parent.parent && parent.waitingOn.some((waiting) => waiting.id === question.id)) {
+        parent.resume(answer, { questionId: question.id }).catch(failed)
       }
     } catch (error) {
       failed(error)
