@@ -7,6 +7,8 @@ import type { SubagentHandle, SubagentOutcome } from './types.js'
 
 /** Parked children one parent may hold at once; past it, the delegating tool reports `PARKED_LIMIT` and ends the child. */
 export const MAX_PARKED_PER_PARENT = 64
+/** Ended children whose answer a late call of the parent can still join (the newest). */
+const MAX_JOINABLE_PER_PARENT = 16
 
 /** How the holder waits for a held child's answer (see `ParkedBook.hold`). */
 export interface HoldOptions {
@@ -46,7 +48,7 @@ interface Held {
  */
 export class ParkedBook {
   private readonly books = new WeakMap<Agent, Map<string, Held>>()
-  /** Held children that ended after an answer: a call still suspended on that question joins it (newest `MAX_PARKED_PER_PARENT`). */
+  /** Held children that ended after an answer: a call still suspended on that question joins it (newest `MAX_JOINABLE_PER_PARENT`). */
   private readonly answered = new WeakMap<Agent, Map<string, Delegation>>()
   private replyName?: string
 
@@ -173,7 +175,7 @@ export class ParkedBook {
   private remember(parent: Agent, run: Delegation): void {
     let answered = this.answered.get(parent)
     if (!answered) this.answered.set(parent, answered = new Map())
-    if (answered.size >= MAX_PARKED_PER_PARENT) answered.delete(answered.keys().next().value!)
+    if (answered.size >= MAX_JOINABLE_PER_PARENT) answered.delete(answered.keys().next().value!)
     answered.set(run.id, run)
   }
 
