@@ -5,7 +5,7 @@ import type { SubagentOutcome } from './types.js'
 // One question, one answer: the questions a run answered, and the outcome each answer led to.
 
 /** Answered questions a run remembers for late waiters (the newest); an older one is still refused, but no longer joined. */
-export const MAX_ANSWERED_PER_RUN = 16
+const MAX_ANSWERED_PER_RUN = 16
 
 /** Told once for each answer a run takes (whoever gave it), after the run went on with it. */
 export type AnswerListener = (question: PendingQuestion, answer: string, next: Promise<SubagentOutcome>) => void
