@@ -54,9 +54,9 @@ describe('one question, one answer: an agent parked on suspended calls', () => {
     expect(done.stopReason).to.equal('completed')
     expect(resumed).to.deep.equal(['region=eu', 'region=eu'])
     expect(isBalanced(agent.transcript.messages)).to.equal(true)
-    const again = await agent.resume('us').catch((error: AgentError) => error)
+    const again = await agent.resume('us').then(() => undefined, (error: AgentError) => error)
     expect(again).to.be.instanceOf(AgentError).with.property('code', 'ALREADY_ANSWERED')
-    expect(again.message).to.match(/question q-region \("region"\) was answered already/)
+    expect(again!.message).to.match(/question q-region \("region"\) was answered already/)
     // A new turn starts afresh: nothing is parked, and nothing was answered in it.
     await agent.run('again')
     expect(await code(agent.resume('x'))).to.equal('NOT_PARKED')
