@@ -46,4 +46,29 @@ describe('quick start: a child asks, the person answers (--ask)', function () {
     await cli.waitFor(/Run with --interactive to answer it/)
     expect(await cli.exited, cli.stderr()).to.equal(1)
   })
+
+  it('--interactive --view: the live page answers the question; the root goes on and the terminal prints its result', async () => {
+    cli = runCli(['--interactive', '--ask', '--view'])
+    await cli.waitFor(/^> /m, 30_000)
+    const [, base, token] = /view: (http:\/\/[^\s#]+)#token=(\S+)/.exec(cli.stderr())!
+    const api = (path: string, init: RequestInit = {}) => fetch(new URL(path, base), { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } })
+    cli.child.stdin!.write('\n')
+    await cli.waitFor(QUESTION, 30_000)
+    let runId: string | undefined
+    for (let i = 0; i < 500 && !runId; i++) {
+      const { nodes } = await (await api('/api/snapshot')).json() as { nodes: { runId: string; can: { answer: boolean } }[] }
+      runId = nodes.find((node) => node.can.answer)?.runId
+      if (!runId) await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(runId, 'the page offers an answer box').to.be.a('string')
+    const answered = await api(`/api/runs/${runId}/answer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ answer: 'agent' }) })
+    expect(answered.status).to.equal(200)
+    await cli.waitFor(/\(the question was answered elsewhere, on the live page; the turn went on\)/, 30_000)
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'packages/agent/package.json'), 'utf8'))
+    await cli.waitFor(new RegExp(`From the subagent that asked you:\\n${pkg.name.replace(/[/]/g, '\\/')}: `), 30_000)
+    await cli.waitFor(/usage: parent [^\n]*/)
+    cli.child.stdin!.end()
+    expect(await cli.exited, cli.stderr()).to.equal(0)
+    expect(acpAgentProcesses()).to.deep.equal([])
+  })
 })

@@ -68,28 +68,54 @@ async function main() {
 
   /** The question the last turn parked on: the next line answers it (`agent.resume`). */
   let awaiting: PendingQuestion | undefined
+  type Before = { own: typeof agent.usage.own; delegated: typeof agent.usage.delegated }
+  const usageNow = (): Before => ({ own: { ...agent.usage.own }, delegated: { ...agent.usage.delegated } })
   const runTurn = async (task: string, answering?: PendingQuestion) => {
     if (!options.json && !answering) {
       out(`task: ${terminalLine(task)}`)
       out(`tools: ${ctx.tools.list().map((tool) => terminalLine(tool.name)).join(', ')}`)
     }
-    const before = { own: { ...agent.usage.own }, delegated: { ...agent.usage.delegated } }
+    const before = usageNow()
     const started = Date.now()
     current = new AbortController()
     tree.startTurn()
     const runOptions = { signal: current.signal, onEvent: tree.onRootEvent }
+    // Taken before the turn goes on: a result that comes back here is not reported as answered elsewhere.
+    awaiting = undefined
     const result: RunResult = answering ? await agent.resume(task, runOptions) : await agent.run(task, runOptions)
-    awaiting = result.stopReason === 'pending' ? result.question : undefined
     tree.stopHeartbeat()
     current = undefined
-    const ms = Date.now() - started
+    return report(task, answering, result, Date.now() - started, before)
+  }
+
+  /**
+   * The root parked on `question`: an answer given elsewhere (the live page's answer box, the host
+   * by run id) continues it without the terminal. Its result is reported as a terminal answer's is.
+   */
+  const watchAnswers = (question: PendingQuestion) => {
+    const started = Date.now()
+    const before = usageNow()
+    agent.nextResult().then((result) => {
+      if (awaiting?.id !== question.id || shuttingDown) return
+      if (!options.json) out('\n(the question was answered elsewhere, on the live page; the turn went on)')
+      report(question.text, question, result, Date.now() - started, before, true)
+      if (!options.interactive && options.view && !awaiting) process.stderr.write(`${VIEW_STAYS}\n`)
+    }, () => {})
+  }
+
+  const report = (
+    task: string, answering: PendingQuestion | undefined, result: RunResult, ms: number, before: Before, elsewhere = false,
+  ) => {
+    awaiting = result.stopReason === 'pending' ? result.question : undefined
     // Interrupted: the turn was cancelled by Ctrl-C; the app is going down, nothing more to report.
     if (shuttingDown) return result
+    if (awaiting) watchAnswers(awaiting)
     if (options.json) {
       // One line of JSON; values exact, with every control character escaped.
       process.stdout.write(jsonLine({
         task,
         ...answering ? { answering: answering.id } : {},
+        ...elsewhere ? { answeredElsewhere: true } : {},
         answer: result.text,
         stopReason: result.stopReason,
         ...(result.diagnostic ? { diagnostic: result.diagnostic } : {}),
@@ -172,6 +198,12 @@ async function main() {
     busy = true
     while (queue.length && !shuttingDown) {
       const line = queue.shift()!
+      if (awaiting && agent.parked?.id !== awaiting.id) {
+        plain('(that question was answered already, on the live page; its turn goes on and its result shows here)')
+        continue
+      }
+      // A turn an answer from the page continued is still running: the next task waits for it.
+      if (agent.running) await agent.nextResult().catch(() => {})
       if (awaiting) {
         // The person's line answers the question the root run is parked on.
         if (!line.trim()) {

@@ -10,9 +10,13 @@ import { Turn } from './turn.js'
 import { TurnInterrupt } from './stops.js'
 import { type AgentCheckpoint, restoreTurn, takeCheckpoint } from './checkpoint.js'
 import type { AgentHost, AgentInit, TurnOwner } from './agent-init.js'
-import type { AgentUsage, AgentWork, RunOptions, RunResult } from './types.js'
+import type { AgentUsage, AgentWork, ResumeOptions, RunOptions, RunResult } from './types.js'
+import { answerRefusal } from './answer-checks.js'
+import { questionsOf } from './parked-turn.js'
 
 export type { AgentHost, AgentInit } from './agent-init.js'
+
+const disposed = (id: string) => new AgentError('DISPOSED', `Agent ${id} has been disposed; create a new agent.`)
 
 const CLOSED_WHILE_PARKED = 'Closed while waiting for an answer: the agent was disposed before anyone answered the question.'
 
@@ -46,6 +50,10 @@ export class Agent {
   private current?: { abort: TurnAbort; done: Promise<unknown> }
   /** The turn parked on a question, until `resume` continues it or `dispose` closes it. */
   private parkedTurn?: Turn
+  /** The question `resume` answered last, until the next `run` / `wake`: a second answer to it is refused. */
+  private answered?: PendingQuestion
+  /** The next leg's result, made when someone asks for it (`nextResult`). */
+  private nextLeg?: { promise: Promise<RunResult>; resolve(result: RunResult): void; reject(error: unknown): void }
   /** Model calls and tool work that may outlive an aborted turn (see `track`), and who waits for them to settle. */
   private inFlight = 0
   private settled?: () => void
@@ -88,6 +96,12 @@ export class Agent {
     return this.parkedTurn?.parked?.question
   }
 
+  /** Every question the parked turn waits on (its step's suspended calls, in call order, each once); `parked` is the first. */
+  get waitingOn(): PendingQuestion[] {
+    const parked = this.parkedTurn?.parked
+    return parked ? questionsOf(parked) : []
+  }
+
   /**
    * Runs one turn. Rejects only for misuse (`BUSY`, `PARKED`, `DISPOSED`, `INVALID_PROMPT`,
    * `INVALID_OPTIONS`); model and tool failures end in a stop reason.
@@ -107,21 +121,42 @@ export class Agent {
   }
 
   /**
-   * Continues the parked turn with `answer` (see `parked`). Resolves with the turn's next outcome:
-   * its tallies cover the whole turn. Rejects with `NOT_PARKED`, `BUSY`, `DISPOSED`, `INVALID_PROMPT`.
+   * Continues the parked turn with `answer` to its question (`parked`, or `options.questionId`:
+   * one of `waitingOn`). Resolves with the turn's next outcome: its tallies cover the whole turn.
+   * Rejects with `ALREADY_ANSWERED`, `NOT_PARKED`, `BUSY`, `DISPOSED`, `INVALID_PROMPT`, `INVALID_OPTIONS`.
    */
-  async resume(answer: string, options: RunOptions = {}): Promise<RunResult> {
+  async resume(answer: string, options: ResumeOptions = {}): Promise<RunResult> {
     if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
-    if (this.current) throw new AgentError('BUSY', `Agent ${this.id} is already running a turn; wait for it or abort it first.`)
     const turn = this.parkedTurn
-    if (!turn) throw new AgentError('NOT_PARKED', `Agent ${this.id} is not waiting for an answer (agent.parked is undefined); start a turn with run().`)
+    const refused = answerRefusal(this.id, !!this.current, turn?.parked, this.answered, options?.questionId)
+    if (refused) throw refused
     if (typeof answer !== 'string' || !answer.trim()) throw new AgentError('INVALID_PROMPT', 'The answer must be a non-empty string.')
     if (answer.length > MAX_ANSWER_LENGTH) {
       throw new AgentError('INVALID_PROMPT', `An answer is at most ${MAX_ANSWER_LENGTH} characters (got ${answer.length}); shorten it.`)
     }
     checkRunArguments(answer, options)
+    const { questionId } = options
+    this.answered = questionId === undefined ? turn!.parked!.question : this.waitingOn.find((question) => question.id === questionId)
     this.parkedTurn = undefined
-    return this.drive(turn, options, (parked, abort) => parked.resume(answer, abort, options))
+    return this.drive(turn!, options, (parked, abort) => parked.resume(answer, abort, options, questionId))
+  }
+
+  /**
+   * The result of the leg running now (`run`, `wake`, `resume`), else of the next one to start,
+   * whoever starts it: a root agent parked on a child's question goes on when someone answers the
+   * child by run id (a live page, the host through `ctx.subagents.resume`), and whoever holds the
+   * root reads its continued turn here. Every caller until that leg ends gets the same promise.
+   * Rejects with `DISPOSED` when the agent is disposed first.
+   */
+  nextResult(): Promise<RunResult> {
+    if (this.disposal && !this.current) return Promise.reject(disposed(this.id))
+    if (this.nextLeg) return this.nextLeg.promise
+    let settle!: { resolve(result: RunResult): void; reject(error: unknown): void }
+    const promise = new Promise<RunResult>((resolve, reject) => settle = { resolve, reject })
+    // A caller that stops listening must not leave an unhandled rejection behind at dispose.
+    promise.catch(() => {})
+    this.nextLeg = { promise, ...settle }
+    return promise
   }
 
   /** Aborts the running turn, if any; it ends `aborted` with `reason` in its diagnostic. */
@@ -159,6 +194,8 @@ export class Agent {
         await current.done.catch(() => {})
       }
       if (this.inFlight) await new Promise<void>((resolve) => this.settled = resolve)
+      this.nextLeg?.reject(disposed(this.id))
+      this.nextLeg = undefined
     })()
     return this.disposal
   }
@@ -173,6 +210,7 @@ export class Agent {
 
   /** A new turn; a root agent's budget is renewed for it (a tree's limits are per root run). */
   private newTurn(): Turn {
+    this.answered = undefined
     if (this.owner.ownsRootBudget) {
       this.budget = Budget.root(this.budgetLimits)
       this.budget.adopt()
@@ -211,6 +249,9 @@ export class Agent {
           if (this.disposal) turn.close(CLOSED_WHILE_PARKED)
           else this.parkedTurn = turn
         }
+        const next = this.nextLeg
+        this.nextLeg = undefined
+        next?.resolve(result)
         return result
       } finally {
         end()

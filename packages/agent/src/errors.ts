@@ -9,6 +9,7 @@ export type AgentErrorCode =
   | 'MODEL_GATE_FULL'
   | 'PARKED'
   | 'NOT_PARKED'
+  | 'ALREADY_ANSWERED'
   | 'EMPTY_INBOX'
 
 import type { RunOptions } from './types.js'

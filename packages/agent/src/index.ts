@@ -2,7 +2,7 @@ import { AgentRuntime } from './runtime.js'
 
 export type {
   AgentEvent, AgentUsage, AgentWork, AssistantMessage, ChatModel, FinishReason, GenerateRequest, GenerateResponse,
-  Message, ModelToolCall, RunOptions, RunResult, StopReason, ToolMessage, UserMessage,
+  Message, ModelToolCall, ResumeOptions, RunOptions, RunResult, StopReason, ToolMessage, UserMessage,
 } from './types.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
 export { Agent } from './agent.js'

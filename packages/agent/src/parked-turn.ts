@@ -25,6 +25,14 @@ export interface ParkedStep {
   budget?: BudgetBreach
 }
 
+/** The questions a parked step waits on, in call order, each once (a budget park: its one question). */
+export function questionsOf(parked: ParkedStep): PendingQuestion[] {
+  if (!parked.suspended.length) return [parked.question]
+  const seen = new Map<string, PendingQuestion>()
+  for (const { suspension: { question } } of parked.suspended) if (!seen.has(question.id)) seen.set(question.id, question)
+  return [...seen.values()]
+}
+
 /** The question of a turn parked at a budget limit. */
 export function budgetQuestion(breach: BudgetBreach): PendingQuestion {
   return {
@@ -36,36 +44,51 @@ export function budgetQuestion(breach: BudgetBreach): PendingQuestion {
 }
 
 /**
- * Gives `answer` to the first suspended call of a parked step (its tool's `resume`, with a fresh
- * exec: same call id, this leg's signal). Returns the step parked again (that call suspended again,
- * or other calls still wait), `'aborted'` when the leg was aborted first, or undefined once every
+ * Gives `answer` to every call of a parked step suspended on `questionId` (default: the question
+ * asked now, the first call's): one question, one answer (two reattached calls of one task share
+ * their child's question). Each gets its tool's `resume` with a fresh exec (same call id, this
+ * leg's signal), in call order. Returns the step parked again (a call suspended again, or calls on
+ * other questions still wait), `'aborted'` when the leg was aborted first, or undefined once every
  * call of the step is answered (the loop goes on with the next model call).
  */
 export async function answerSuspended(
   turn: { answer(call: ModelToolCall, result: ToolResult): void },
-  owner: TurnOwner, leg: Leg, parked: ParkedStep, answer: string,
+  owner: TurnOwner, leg: Leg, parked: ParkedStep, answer: string, questionId = parked.question.id,
 ): Promise<ParkedStep | 'aborted' | undefined> {
-  const [first, ...rest] = parked.suspended
+  const waiting: SuspendedCall[] = []
+  for (const suspended of parked.suspended) {
+    if (suspended.suspension.question.id !== questionId) {
+      waiting.push(suspended)
+      continue
+    }
+    const result = await resumeCall(owner, leg, parked.step, suspended, answer)
+    if (!result) return 'aborted'
+    if (result.suspend) waiting.push({ call: suspended.call, suspension: result.suspend })
+    else turn.answer(suspended.call, result)
+  }
+  if (waiting.length) return { ...parked, question: waiting[0].suspension.question, suspended: waiting }
+  if (parked.note) owner.agent.transcript.push({ role: 'user', content: parked.note })
+  return undefined
+}
+
+/** One suspended call's tool `resume`; undefined when the leg was aborted first. */
+async function resumeCall(
+  owner: TurnOwner, leg: Leg, step: number, suspended: SuspendedCall, answer: string,
+): Promise<ToolResult | undefined> {
   const { agent } = owner
-  const { call } = first
-  const { step } = parked
+  const { call } = suspended
   const exec: ToolExecContext = { signal: leg.abort.signal, agent, toolCallId: call.id }
   const { emit } = leg
   if (emit) exec.onUpdate = (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update })
   leg.abort.raiseListenerLimit()
   leg.watch?.toolStart(step, call)
   let aborted = false
-  const pending = owner.track(agent.tools.resume(call, answer, first.suspension, exec))
+  const pending = owner.track(agent.tools.resume(call, answer, suspended.suspension, exec))
   const result = checkSuspended(call, await Promise.race([pending, leg.abort.aborted]).catch(() => {
     aborted = true
     return cancelled()
   }))
   leg.watch?.toolEnd(step, call, result)
   emit?.({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
-  if (aborted) return 'aborted'
-  if (result.suspend) return { ...parked, question: result.suspend.question, suspended: [{ call, suspension: result.suspend }, ...rest] }
-  turn.answer(call, result)
-  if (rest.length) return { ...parked, question: rest[0].suspension.question, suspended: rest }
-  if (parked.note) agent.transcript.push({ role: 'user', content: parked.note })
-  return undefined
+  return aborted ? undefined : result
 }

@@ -55,13 +55,13 @@ export class Turn {
   }
 
   /** Continues the parked turn with `answer`: to the suspended call it answers, or past the budget it waited on. */
-  async resume(answer: string, abort: TurnAbort, options: RunOptions): Promise<RunResult> {
+  async resume(answer: string, abort: TurnAbort, options: RunOptions, questionId = this.parked!.question.id): Promise<RunResult> {
     const parked = this.parked!
     this.parked = undefined
     // Parked time does not count toward this run's wall-time budget.
     this.budget.pauseClock(Date.now() - this.parkedAt)
-    this.leg = openLeg(this, this.owner, abort, options, answer, parked.question.id)
-    this.leg.emit?.({ type: 'resumed', step: parked.step, questionId: parked.question.id })
+    this.leg = openLeg(this, this.owner, abort, options, answer, questionId)
+    this.leg.emit?.({ type: 'resumed', step: parked.step, questionId })
     if (abort.signal.aborted) return this.abandon(parked)
     if (parked.budget) {
       if (parked.budget.budget === 'toolCalls') {
@@ -73,7 +73,7 @@ export class Turn {
       }
       return this.loop()
     }
-    const outcome = await answerSuspended(this, this.owner, this.leg, parked, answer)
+    const outcome = await answerSuspended(this, this.owner, this.leg, parked, answer, questionId)
     if (outcome === 'aborted') return this.abandon(parked)
     if (outcome) return this.parkOn(outcome)
     return this.loop()

@@ -125,6 +125,14 @@ export interface RunOptions {
   onSpend?: (spent: Readonly<BudgetSpend>) => void
 }
 
+export interface ResumeOptions extends RunOptions {
+  /**
+   * The question to answer: one of `agent.waitingOn` (default: the first, `agent.parked`). Every
+   * call of the parked step suspended on it gets the answer; calls on other questions keep waiting.
+   */
+  questionId?: string
+}
+
 export interface AgentUsage {
   /** Tokens spent by this agent's own model calls. */
   own: Usage

@@ -47,8 +47,12 @@ export function answerRun(host: ViewHost, runId: string, answer: unknown, log: (
   }
   const node = running(host, runId)
   const parked = host.subagents.pending().some((run) => run.runId === runId)
+  if (!node.question && node.answered) {
+    throw new ConsoleError('ALREADY_ANSWERED', `Run ${runId}'s question ${node.answered} was answered already; its result goes to the parent that waits for it.`)
+  }
   if (!node.question || !parked) throw new ConsoleError('NOT_PARKED', `Run ${runId} is not waiting for an answer (it was answered, or it never asked).`)
   host.store.resumed(runId)
+  // Its next outcome goes to the parent that waits for it (its tool call, or the root's turn: see agent.nextResult()).
   host.subagents.resume(runId, answer).catch(log)
 }
 

@@ -14,6 +14,7 @@ export type ConsoleCode =
   | 'NOT_CANCELLABLE'
   | 'NOT_STEERABLE'
   | 'NOT_PARKED'
+  | 'ALREADY_ANSWERED'
 
 export class ConsoleError extends Error {
   constructor(readonly code: ConsoleCode, message: string) {
@@ -36,4 +37,5 @@ export const STATUS: Record<Exclude<ConsoleCode, 'INVALID_CONFIG' | 'LISTEN_FAIL
   NOT_CANCELLABLE: 409,
   NOT_STEERABLE: 409,
   NOT_PARKED: 409,
+  ALREADY_ANSWERED: 409,
 }

@@ -62,7 +62,7 @@ export class SubagentConsole extends Service<Config> {
       'subagent/resume': (info) => store.resumed(info.runId),
     })
     ctx.agents.observe({
-      runStart: (agent, prompt) => store.runStart(agent, prompt),
+      runStart: (agent, prompt, resumed) => store.runStart(agent, prompt, resumed),
       runEnd: (agent, result) => store.runEnd(agent, result),
       modelCallEnd: (agent, step) => { if (!agent.parent) store.rootStep(agent, step) },
       toolCallStart: (agent, step, call) => { if (!agent.parent) store.rootStep(agent, step, `calls ${call.name}`) },

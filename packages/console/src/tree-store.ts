@@ -31,6 +31,8 @@ export interface NodeRecord {
   root?: 'run' | 'synthetic'
   /** The question the run is parked on (`subagent/pending`), until it resumes or ends. */
   question?: PendingQuestion
+  /** The id of the question it was answered on last (a second answer is `ALREADY_ANSWERED`). */
+  answered?: string
   /** Set when the console cancelled it: the page shows this beside the provider's diagnostic. */
   cancelledHere?: boolean
   /** The in-process agent of this node (root agent, spawn/fork child): its transcript, budget and inbox. */
@@ -73,11 +75,18 @@ export class TreeStore {
   ) {}
 
   /** An agent of the runtime begins a run. */
-  runStart(agent: Agent, prompt: string): void {
+  runStart(agent: Agent, prompt: string, resumed?: string): void {
     if (agent.parent) {
       this.pendingAgents.delete(agent.id)
       this.pendingAgents.set(agent.id, agent)
       if (this.pendingAgents.size > MAX_PENDING_AGENTS) this.pendingAgents.delete(this.pendingAgents.keys().next().value!)
+      return
+    }
+    // A root turn parked on a question goes on (answered here, on the page, or by the host): the same node, not a second root.
+    const parked = resumed === undefined ? undefined : this.nodeOf(agent)
+    if (parked?.root === 'run' && parked.stopReason === 'pending') {
+      Object.assign(parked, { endedAt: undefined, stopReason: undefined, output: undefined, diagnostic: undefined })
+      this.changed(parked.runId)
       return
     }
     const runId = `root-${++this.sequence}`
@@ -161,6 +170,7 @@ export class TreeStore {
   resumed(runId: string): void {
     const node = this.nodes.get(runId)
     if (!node?.question) return
+    node.answered = node.question.id
     node.question = undefined
     this.changed(node.runId)
   }

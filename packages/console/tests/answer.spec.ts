@@ -2,6 +2,10 @@
 // /api/runs/:id/answer resumes it through ctx.subagents.resume, behind the same token, Host and
 // Origin checks as cancel and send. The child is a fixture provider that asks one question.
 import { expect } from 'chai'
+import type { GenerateRequest, Message } from '@cordis-subagents/agent'
+import * as ProviderSpawn from '@cordis-subagents/provider-spawn'
+import { deferred } from '@cordis-subagents/shared'
+import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import type { SubagentProvider, SubagentResult } from '@cordis-subagents/subagents-service'
 import type { NodeView } from '@cordis-subagents/console'
 import { bearer, call, consoleHost, eventually } from './helpers.js'
@@ -96,5 +100,36 @@ describe('console: answering a parked child from the page', function () {
     expect(JSON.parse(reply.body).error.code).to.equal('NOT_PARKED')
     run.cancel()
     await run.dispose()
+  })
+
+  it('an answer from the page reaches the root parked on it: its node goes on (one root), and a second answer is ALREADY_ANSWERED', async () => {
+    const gate = deferred<void>()
+    const results = (request: GenerateRequest) => request.messages.filter((m: Message) => m.role === 'tool').map((m) => String(m.content))
+    host = await consoleHost(((request: GenerateRequest) => {
+      const [answer] = results(request)
+      if (request.messages[0]?.content === 'Paint the shed.') {
+        // The child works on its answer until the test opens the gate.
+        return answer === undefined ? { toolCalls: [{ name: 'ask_parent', input: { question: 'Which colour?' } }] } : gate.promise.then(() => ({ text: `painted ${answer}` }))
+      }
+      return answer === undefined ? { toolCalls: [{ name: 'ask_child', input: { description: 'paint', prompt: 'Paint the shed.' } }] } : { text: `Root: ${answer}` }
+    }) as never)
+    host.ctx.plugin(ProviderSpawn, { name: 'spawn-ask', askParent: true })
+    host.ctx.plugin(SubagentTool, { provider: 'spawn-ask', toolName: 'ask_child', questions: 'escalate' })
+    await host.ctx.lifecycle.flush()
+    const agent = host.ctx.agents.create({ label: 'main' })
+    expect((await agent.run('Get the shed painted.')).stopReason).to.equal('pending')
+    const continued = agent.nextResult()
+    await eventually(async () => (await snapshot()).nodes.some((node) => node.can.answer), 'the answer box offered')
+    const child = (await snapshot()).nodes.find((node) => node.can.answer)!
+    expect((await post(`/api/runs/${child.runId}/answer`, { answer: 'blue' })).status).to.equal(200)
+    const again = await post(`/api/runs/${child.runId}/answer`, { answer: 'red' })
+    expect(again.status).to.equal(409)
+    expect(JSON.parse(again.body).error.code).to.equal('ALREADY_ANSWERED')
+    gate.resolve()
+    const done = await continued
+    expect(done).to.include({ stopReason: 'completed', text: 'Root: painted blue' })
+    await eventually(async () => (await snapshot()).nodes.every((node) => node.state === 'ended'), 'the tree ended')
+    const roots = (await snapshot()).nodes.filter((node) => node.transport === 'root')
+    expect(roots.map((node) => [node.label, node.stopReason])).to.deep.equal([['main', 'completed']])
   })
 })

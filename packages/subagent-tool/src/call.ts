@@ -103,24 +103,28 @@ export async function runDelegation(
 /**
  * Continues a parked child of `exec.agent` with an answer (a suspended call's `resume`, or
  * `subagent_reply`) and turns its next outcome into a tool result, as a first outcome would be.
- * The tool's timeout runs again, in full, while the child works; the caller's abort cancels it.
+ * A suspended call names the `questionId` it waits on: when that question was answered already
+ * (by a page or the host by run id, or for another call of the same reattached task), the call
+ * joins that answer and gets the child's outcome; nothing is answered twice. The tool's timeout
+ * runs again, in full, while the child works; the caller's abort cancels it.
  */
 export async function continueParked(
   subagents: SubagentService, options: OutcomeOptions, runId: string, answer: string, exec: ToolExecContext,
   inFlight: Set<InFlight>, deadlines: DeadlineQueue | undefined, canSuspend: boolean, onParked?: (run: SubagentHandle) => void,
+  questionId?: string,
 ): Promise<ToolResult> {
   const parent = exec.agent as Agent
-  const run = typeof runId === 'string' ? subagents.parked.get(parent, runId) : undefined
-  if (!run) {
-    return { isError: true, content: `You have no parked subagent ${JSON.stringify(runId)}: it was answered already, ended, or is not yours.` }
-  }
-  let next: Promise<SubagentOutcome>
+  let answered: { run: SubagentHandle; next: Promise<SubagentOutcome> } | undefined
   try {
-    next = run.resume(answer)
+    answered = typeof runId === 'string' ? subagents.parked.answer(parent, runId, answer, questionId) : undefined
   } catch (error) {
     const code = (error as { code?: string })?.code
     return { isError: true, content: `The answer was not passed on.\n\n${code ? `${code}: ` : ''}${describeError(error)}` }
   }
+  if (!answered) {
+    return { isError: true, content: `You have no parked subagent ${JSON.stringify(runId)}: it was answered already, ended, or is not yours.` }
+  }
+  const { run, next } = answered
   const call = new CallCancellation(options, exec, inFlight, deadlines)
   call.run = run as SubagentHandle & SubagentStart
   return settleCall(subagents, run, next, call, options, exec, Date.now(), canSuspend, onParked)

@@ -1,9 +1,10 @@
 import { emptyWork, questionVia, describeError } from '@cordis-subagents/shared'
-import type { SubagentHandle, SubagentOutcome, SubagentService } from '@cordis-subagents/subagents-service'
+import type { HoldOptions, SubagentHandle, SubagentOutcome, SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
 import { type CancelCause, capOutputIn, failureText, headline, type OutputRoom } from './result.js'
 import { questionText } from './wording.js'
+import { passOnAnswered } from './answered-elsewhere.js'
 
 /** How a call turns a child's outcome into its tool result. */
 export interface OutcomeOptions {
@@ -111,8 +112,14 @@ function pendingResult(
 
 The subagent was stopped: there is no way to answer it here.`)
   }
+  // Escalated, the caller's turn parks on the question (an answer given elsewhere continues it);
+  // else its model has the question, and an answer given elsewhere comes to it as a message.
+  const suspends = context.canSuspend && (options.questions === 'escalate' || !canReply)
+  const hold: HoldOptions = suspends
+    ? { escalated: true }
+    : { onAnsweredElsewhere: (next, asked) => passOnAnswered(subagents, run, next, asked, options, context, outcomeResult) }
   try {
-    subagents.parked.hold(context.parent, run.id)
+    subagents.parked.hold(context.parent, run.id, hold)
   } catch (error) {
     run.dispose().catch(() => {})
     const code = (error as { code?: string }).code
@@ -121,7 +128,7 @@ The subagent was stopped: there is no way to answer it here.`)
   }
   toolResult.metadata!.question = question
   context.onParked?.(run)
-  if (context.canSuspend && (options.questions === 'escalate' || !canReply)) {
+  if (suspends) {
     toolResult.suspend = { question: questionVia(run.id, question), state: { runId: run.id } }
     return toolResult
   }

@@ -57,7 +57,8 @@ export function apply(ctx: Context, config: Config) {
       resume: (answer, suspension, exec) => {
         const runId = (suspension.state as { runId?: unknown } | undefined)?.runId
         if (unloaded) return { isError: true, content: 'The answer was not passed on: the subagent tool was unloaded.' }
-        return continueParked(subagents, config, String(runId), answer, exec, inFlight, deadlines, true, onParked)
+        // The question the call waits on: answered already (by run id, or for a reattached twin), the call joins that answer.
+        return continueParked(subagents, config, String(runId), answer, exec, inFlight, deadlines, true, onParked, suspension.question.id)
       },
     })
     logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)

@@ -53,3 +53,14 @@ export function questionText(runId: string, question: PendingQuestion, reply: st
 export function readMoreText(verb: string, runId: string, shown: number): string {
   return `The whole output is kept: read the rest with ${verb} { "handle": "${runId}", "offset": ${shown} }.`
 }
+
+/** The message that brings the caller a child's result after someone else answered its question. */
+export function answeredElsewhereText(runId: string, question: PendingQuestion, result: { content: string; isError?: boolean }): string {
+  const asked = JSON.stringify(question.text.slice(0, 200))
+  return [
+    `[Subagent ${runId}: its question ${asked} was answered by someone else (not through your reply); do not answer it again. `
+      + `Its next result${result.isError ? ' (a failure)' : ''} follows.]`,
+    '',
+    result.content,
+  ].join('\n')
+}

@@ -188,7 +188,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
 
   get state(): SubagentRunState { return this.phase === 'ended' ? 'ended' : this.parking.state }
   get question(): PendingQuestion | undefined { return this.parking.question }
-  resume(answer: string): Promise<SubagentOutcome> { return this.parking.resume(answer) }
+  resume(answer: string, questionId?: string): Promise<SubagentOutcome> { return this.parking.resume(answer, questionId) }
   current(): Promise<SubagentOutcome> { return this.parking.current() }
   /** @internal The provider run's checkpoint (JSON), or undefined when it has none or fails. */
   checkpoint(): unknown { return this.parking.checkpoint() }

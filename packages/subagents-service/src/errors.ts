@@ -33,6 +33,8 @@ export type SubagentErrorCode =
   | 'NOT_FOUND'
   /** `resume` on a run that is not parked on a question (or `wake` on one that is not interrupted). */
   | 'NOT_PARKED'
+  /** An answer to a question answered already (by anyone: a page, a host, the parent's model); its result went to the waiting parent. */
+  | 'ALREADY_ANSWERED'
   /** A host verb the run's provider cannot do (it lacks `resume`, `interrupt`, `wake` or `close`). */
   | 'UNSUPPORTED'
   /** A parent already holds the most parked children (`MAX_PARKED_PER_PARENT`); answer or close one first. */

@@ -10,7 +10,7 @@ export type {
   TraceContextSource,
 } from './types.js'
 export { type JournalledRun, NO_JOURNAL, type RunJournal, type RunRecord } from './journal.js'
-export { MAX_PARKED_PER_PARENT, ParkedBook } from './parked-book.js'
+export { type HoldOptions, MAX_PARKED_PER_PARENT, ParkedBook } from './parked-book.js'
 export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, ResultBook, type ResultLimits } from './results.js'
 export { MAX_TASK_KEYS_PER_PARENT, taskKey } from './task-keys.js'
 export type { ParkedRunInfo } from './host-verbs.js'

@@ -1,21 +1,55 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import type { Logger } from 'cordis'
 import type { Delegation } from './delegation.js'
 import { SubagentError } from './errors.js'
-import type { SubagentHandle } from './types.js'
+import type { SubagentHandle, SubagentOutcome } from './types.js'
 
 /** Parked children one parent may hold at once; past it, the delegating tool reports `PARKED_LIMIT` and ends the child. */
 export const MAX_PARKED_PER_PARENT = 64
+/** Ended children whose answer a late call of the parent can still join (the newest). */
+const MAX_JOINABLE_PER_PARENT = 16
+
+/** How the holder waits for a held child's answer (see `ParkedBook.hold`). */
+export interface HoldOptions {
+  /** The holder's tool call suspended on the child's question (escalate): its turn is parked on it. */
+  escalated?: boolean
+  /**
+   * The holder's model was given the question (answer mode): called when someone else answers it
+   * (a page, the host by run id), with the outcome that answer leads to, to pass on to the holder.
+   */
+  onAnsweredElsewhere?(next: Promise<SubagentOutcome>, question: PendingQuestion): void
+}
+
+/** The holder's answer: its child and the outcome the answer leads to. */
+export interface HeldAnswer {
+  run: SubagentHandle
+  next: Promise<SubagentOutcome>
+}
+
+interface Held {
+  run: Delegation
+  options: HoldOptions
+  /** Set while the holder itself answers (its answer is not news to it). */
+  answering: boolean
+}
 
 /**
  * `ctx.subagents.parked`: the children that parked on a question and wait for their parent (its
  * model through `subagent_reply`, or an escalated tool call's resume). The book owns them: it
  * disposes each one once it ends, and every one still held when its parent agent is disposed.
  * A parent's book lives as long as the parent agent object (keyed weakly).
+ *
+ * One question, one answer: whoever answers a held child (its holder, a page or the host by run
+ * id), the holder gets the outcome. A child answered elsewhere goes on at once; an escalated
+ * holder parked on that question is continued too (its own holder in turn, up to the root agent,
+ * which `agent.resume`s: its holder reads the result with `agent.nextResult()`), and its suspended
+ * call joins the answer instead of giving another.
  */
 export class ParkedBook {
-  private readonly books = new WeakMap<Agent, Map<string, Delegation>>()
+  private readonly books = new WeakMap<Agent, Map<string, Held>>()
+  /** Held children that ended after an answer: a call still suspended on that question joins it (newest `MAX_JOINABLE_PER_PARENT`). */
+  private readonly answered = new WeakMap<Agent, Map<string, Delegation>>()
   private replyName?: string
 
   constructor(private readonly log: Logger, private readonly live: Map<string, Delegation>) {}
@@ -31,38 +65,121 @@ export class ParkedBook {
   }
 
   /**
-   * Takes over a parked run of `parent` (idempotent): it is disposed when it ends, or when the
-   * parent is. Throws `PARKED_LIMIT` when the parent holds `MAX_PARKED_PER_PARENT` already, and
-   * `INVALID_REQUEST` for a parent without an inbox (not an Agent of @cordis-subagents/agent).
+   * Takes over a parked run of `parent` (idempotent; a second hold updates `options`): it is
+   * disposed when it ends, or when the parent is. Throws `PARKED_LIMIT` when the parent holds
+   * `MAX_PARKED_PER_PARENT` already, and `INVALID_REQUEST` for a parent without an inbox (not an
+   * Agent of @cordis-subagents/agent).
    */
-  hold(parent: Agent, runId: string): void {
+  hold(parent: Agent, runId: string, options: HoldOptions = {}): void {
     const run = this.live.get(runId)
     if (!run) throw new SubagentError('NOT_FOUND', `Run ${runId} is not live; only a live run can be held.`)
     const book = this.of(parent)
-    if (book.has(run.id)) return
+    const known = book.get(run.id)
+    if (known) {
+      known.options = options
+      return
+    }
     if (book.size >= MAX_PARKED_PER_PARENT) {
       throw new SubagentError('PARKED_LIMIT',
         `Agent ${parent.id} already has ${MAX_PARKED_PER_PARENT} parked children waiting for answers; answer or close one of them first.`)
     }
-    book.set(run.id, run)
+    const held: Held = { run, options, answering: false }
+    book.set(run.id, held)
+    run.verbs.answers.listener = (question, answer, next) => {
+      if (!held.answering) this.answeredElsewhere(parent, held, question, answer, next)
+    }
     run.ended.then(() => {
-      if (book.get(run.id) !== run) return
+      if (book.get(run.id) !== held) return
       book.delete(run.id)
+      run.verbs.answers.listener = undefined
+      if (run.verbs.answers.any) this.remember(parent, run)
       this.dispose(run)
     })
   }
 
   /** The parent's held run `runId`, if it holds it. */
   get(parent: Agent, runId: string): SubagentHandle | undefined {
-    return this.books.get(parent)?.get(runId)
+    return this.books.get(parent)?.get(runId)?.run
   }
 
   /** The runs `parent` holds, oldest first. */
   list(parent: Agent): SubagentHandle[] {
-    return [...this.books.get(parent)?.values() ?? []]
+    return [...this.books.get(parent)?.values() ?? []].map((held) => held.run)
   }
 
-  private of(parent: Agent): Map<string, Delegation> {
+  /**
+   * The holder answers its child `runId`: fulfils with the child's next outcome. Given the
+   * `questionId` its call waits on, a question answered already (elsewhere, or for another call of
+   * the same reattached task) is joined, not answered again. Undefined when `parent` holds no such
+   * child; throws `ALREADY_ANSWERED`, `NOT_PARKED`, `INVALID_REQUEST` or `UNSUPPORTED` as `run.resume`.
+   */
+  answer(parent: Agent, runId: string, answer: string, questionId?: string): HeldAnswer | undefined {
+    const held = this.books.get(parent)?.get(runId)
+    const run = held?.run ?? this.answered.get(parent)?.get(runId)
+    if (!run) return undefined
+    const joined = questionId === undefined || run.question?.id === questionId ? undefined : run.verbs.answers.join(questionId)
+    if (joined) return { run, next: joined }
+    if (!held) throw run.verbs.answers.refusal(run.id, run.state, questionId)
+    held.answering = true
+    try {
+      return { run, next: run.resume(answer, questionId) }
+    } finally {
+      held.answering = false
+    }
+  }
+
+  /** Someone other than the holder answered its child: the holder gets the outcome. */
+  private answeredElsewhere(parent: Agent, held: Held, question: PendingQuestion, answer: string, next: Promise<SubagentOutcome>): void {
+    const { onAnsweredElsewhere, escalated } = held.options
+    if (onAnsweredElsewhere) {
+      try {
+        onAnsweredElsewhere(next, question)
+      } catch (error) {
+        this.log.warn('passing on the answered question of run %s failed: %s', held.run.id, describeError(error))
+      }
+    }
+    if (escalated) this.continueHolder(parent, question, answer)
+  }
+
+  /**
+   * The escalated holder's turn is parked on `question`: continue it with the same answer (its
+   * calls on that question join the child's answer). A child agent goes on through its own run
+   * (which tells its holder in turn), when that question is the one its turn asks first; a root
+   * agent through `agent.resume(answer, { questionId })`, wherever the question is in its step
+   * (its other calls keep waiting, and the root parks again on them). A child holder whose turn
+   * asks another question first stays parked: its call joins this answer when its turn gets to it.
+   */
+  private continueHolder(parent: Agent, question: PendingQuestion, answer: string): void {
+    if (parent.disposed) return
+    const failed = (error: unknown) => this.log.warn('continuing agent %s after its child was answered failed: %s', parent.id, describeError(error))
+    const own = this.runOf(parent)
+    try {
+      if (own) {
+        if (parent.parked?.id === question.id && own.state === 'parked' && own.question?.id === question.id) {
+          own.resume(answer, question.id).catch(failed)
+        }
+      } else if (!parent.parent && parent.waitingOn.some((waiting) => waiting.id === question.id)) {
+        parent.resume(answer, { questionId: question.id }).catch(failed)
+      }
+    } catch (error) {
+      failed(error)
+    }
+  }
+
+  /** The live run whose child is `agent`. */
+  private runOf(agent: Agent): Delegation | undefined {
+    for (const run of this.live.values()) if (run.childId === agent.id) return run
+    return undefined
+  }
+
+  private remember(parent: Agent, run: Delegation): void {
+    let answered = this.answered.get(parent)
+    if (!answered) this.answered.set(parent, answered = new Map())
+    if (answered.size >= MAX_JOINABLE_PER_PARENT) answered.delete(answered.keys().next().value!)
+    answered.set(run.id, run)
+  }
+
+  private of(parent: Agent): Map<string, Held> {
     let book = this.books.get(parent)
     if (book) return book
     const inbox = (parent as Partial<Agent> | undefined)?.inbox
@@ -75,7 +192,8 @@ export class ParkedBook {
     inbox.onClose(() => {
       const runs = [...held.values()]
       held.clear()
-      for (const run of runs) this.dispose(run)
+      this.answered.delete(parent)
+      for (const { run } of runs) this.dispose(run)
     })
     return book
   }

@@ -1,4 +1,5 @@
 import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import { Answers } from './answers.js'
 import { capDiagnostic } from './diagnostic.js'
 import { SubagentError } from './errors.js'
 import type { RunHost } from './run-host.js'
@@ -35,6 +36,8 @@ export class Parking {
   /** Made on first ask (most runs are never held): see `final`. */
   private settleFinal?: (outcome: SubagentOutcome) => void
   private finalOutcome?: Promise<SubagentOutcome>
+  /** The question answered last and where its answer led (one question, one answer). */
+  readonly answers = new Answers()
 
   constructor(private readonly run: ParkedRunPort, private readonly host: RunHost) {}
 
@@ -112,19 +115,25 @@ export class Parking {
     return new Promise((resolve) => this.waiters.push(resolve))
   }
 
-  resume(answer: string): Promise<SubagentOutcome> {
+  /**
+   * Answers the question the run is parked on (`questionId`, when given, must be that question).
+   * Refuses `ALREADY_ANSWERED` for a question answered before, `NOT_PARKED` when nothing is asked.
+   */
+  resume(answer: string, questionId?: string): Promise<SubagentOutcome> {
     const question = this.question
-    if (!question || !this.run.open) {
-      throw new SubagentError('NOT_PARKED', `Run ${this.run.id} is ${this.state}, not parked on a question; only a parked run takes an answer.`)
+    if (!question || !this.run.open || (questionId !== undefined && question.id !== questionId)) {
+      throw this.answers.refusal(this.run.id, this.state, questionId)
     }
     const problem = answerProblem(answer)
     if (problem) throw new SubagentError('INVALID_REQUEST', problem)
     const resume = this.verb('resume')
-    return this.goOn(() => {
+    const next = this.goOn(() => {
       this.host.note('resumed', this.run, question.id, answer)
       this.host.events.emit('subagent/resume', this.run.info, question.id)
       return resume(answer)
     })
+    this.answers.took(question, answer, next)
+    return next
   }
 
   wake(): Promise<SubagentOutcome> {

@@ -263,8 +263,9 @@ export interface SubagentHandle extends SubagentRun {
   readonly question?: PendingQuestion
   /**
    * Answers the question the run is parked on and settles with its next outcome (`pending` again
-   * when it asks another). `result` stays the first outcome. Throws `NOT_PARKED`,
-   * `INVALID_REQUEST` (empty or longer than `MAX_ANSWER_LENGTH`), `UNSUPPORTED`.
+   * when it asks another). `result` stays the first outcome. Throws `ALREADY_ANSWERED` (its
+   * question was answered, by anyone), `NOT_PARKED`, `INVALID_REQUEST` (empty or longer than
+   * `MAX_ANSWER_LENGTH`), `UNSUPPORTED`.
    */
   resume(answer: string): Promise<SubagentOutcome>
   /**
