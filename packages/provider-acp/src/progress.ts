@@ -93,6 +93,11 @@ export class Progress {
         if (typeof used === 'string') return this.to.ignoredUsage('usage_update', used)
         return this.report(this.to.usage.context(used))
       }
+      case 'notice': {
+        // Fire-and-forget information for the user (we advertise session notices): progress, not turn content.
+        const { severity, title, description } = update
+        return emit({ kind: 'status', text: this.text(`${String(severity)}: ${String(title)}${description ? ` ${String(description)}` : ''}`) })
+      }
       case 'available_commands_update':
       case 'current_mode_update':
       case 'config_option_update':

@@ -29,4 +29,10 @@ describe('provider-acp: message boundaries without messageId', function () {
     expect((await run.result).output).to.equal('FINAL ANSWER')
     expect(updates.filter((update) => update.kind === 'text').map((update) => update.text)).to.deep.equal(['FINAL ', 'ANS', 'WER'])
   })
+
+  it('the client advertises session notices: a warning sent as a notice is progress, never part of the output', async () => {
+    const { run, updates } = await start('warning-first')
+    expect((await run.result).output).to.equal('FINAL ANSWER')
+    expect(updates).to.deep.include({ kind: 'status', text: 'warning: Model metadata for `fake-model` not found. Using fallback metadata.' })
+  })
 })
