@@ -9,6 +9,13 @@
 // - exec_command:    "FINAL ANSWER" there; since, the same script gave "…cause issues.FINAL ANSWER": without
 //                     bubblewrap the sandboxed command shows no tool_call, only the usage_update that ends
 //                     the model response (the boundary provider-acp now uses)
+//
+// Issue 40, the raw ACP traffic both ways with codex-acp 0.16.0: the unknown-model warning goes out 2-5 ms
+// after our session/prompt, before Codex asks the model, and the next update is the model's first text chunk
+// (Codex's turn-start events are only logged; no messageId, no notice). The first case passed only where
+// codex-acp's available_commands_update, sent on a 200 ms timer after session/new, happened to land in
+// between; that update no longer ends a message, so the case fails everywhere until codex-acp marks its
+// messages (messageId) or sends the warning as a notice (provider-acp advertises session notices).
 import { expect } from 'chai'
 import type { ModelRequest, Reply } from './support/fake-model-server.js'
 import { CODEX_KNOWN_MODEL, type RealAgent } from './support/real-agents.js'

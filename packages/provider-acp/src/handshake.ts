@@ -173,8 +173,9 @@ export class Handshake {
     try {
       init = await connection.agent.request(sdk.methods.agent.initialize, {
         protocolVersion: PROTOCOL_VERSION,
-        // We offer no file system and no terminal: the agent works with its own tools.
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        // We offer no file system and no terminal: the agent works with its own tools. Notices: an agent that
+        // knows them sends its warnings as `notice` updates, not as message text glued to the answer.
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { notices: {} } },
         clientInfo: CLIENT_INFO,
       })
     } catch (error) {

@@ -2,11 +2,14 @@
  * The agent's last message, kept within a byte budget while the turn streams.
  *
  * The output rule: the child's final text is its last message. A message is the text under one
- * `messageId`; for agents that send none (Codex), a message ends at anything else the agent
+ * `messageId`; for agents that send none (Codex), a message ends at other turn work the agent
  * streams (a tool call or its update, a thought, a plan, a usage update at the end of a model
- * response, a command list). A blank last message falls back to the last one with text, and a
- * turn without text to the output of the latest earlier turn that had some. Each message keeps its
- * first `maxBytes` UTF-8 bytes; what does not fit is counted, not kept.
+ * response, an update type we do not know). Session-state updates (commands, mode, config options,
+ * session info) do not end it: agents send them on their own schedule, so a boundary there would
+ * depend on timing. Text sent right before a message with nothing between (Codex's warning at the
+ * start of a turn) is part of that message. A blank last message falls back to the last one with
+ * text, and a turn without text to the output of the latest earlier turn that had some. Each
+ * message keeps its first `maxBytes` UTF-8 bytes; what does not fit is counted, not kept.
  */
 export class OutputBuffer {
   private current: Message = empty()

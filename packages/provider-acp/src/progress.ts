@@ -93,8 +93,21 @@ export class Progress {
         if (typeof used === 'string') return this.to.ignoredUsage('usage_update', used)
         return this.report(this.to.usage.context(used))
       }
+      case 'notice': {
+        // Fire-and-forget information for the user (we advertise session notices): progress, not turn content.
+        const { severity, title, description } = update
+        return emit({ kind: 'status', text: this.text(`${String(severity)}: ${String(title)}${description ? ` ${String(description)}` : ''}`) })
+      }
+      case 'available_commands_update':
+      case 'current_mode_update':
+      case 'config_option_update':
+      case 'session_info_update':
+        // Session state, not turn content. Agents send these on their own schedule (codex-acp announces its
+        // commands 200 ms after session/new), so one may land inside a message: a boundary there would
+        // depend on timing (issue 40).
+        return
       default:
-        // A command list, a mode change…: anything between two text chunks separates messages.
+        // A user message chunk (a replay), an update type we do not know: it separates messages.
         output.interrupted()
         return
     }
