@@ -14,8 +14,8 @@
 // after our session/prompt, before Codex asks the model, and the next update is the model's first text chunk
 // (Codex's turn-start events are only logged; no messageId, no notice). The first case passed only where
 // codex-acp's available_commands_update, sent on a 200 ms timer after session/new, happened to land in
-// between; that update no longer ends a message, so the case fails everywhere until codex-acp marks its
-// messages (messageId) or sends the warning as a notice (provider-acp advertises session notices).
+// between; that update no longer ends a message. provider-acp now knows this one warning of codex-acp as a
+// notice sent as text (src/agent-notices.ts: that agent, one whole chunk), so the case holds on any machine.
 import { expect } from 'chai'
 import type { ModelRequest, Reply } from './support/fake-model-server.js'
 import { CODEX_KNOWN_MODEL, type RealAgent } from './support/real-agents.js'

@@ -36,6 +36,8 @@ export class Handshake {
   private authMethods: Acp.AuthMethod[] = []
   /** The agent advertised `loadSession` in its initialize answer. */
   canLoadSession = false
+  /** The agent's name from its initialize answer (`agentInfo.name`), when it gave a short one. */
+  agentName?: string
 
   constructor(
     private readonly sdk: Sdk,
@@ -194,6 +196,8 @@ export class Handshake {
     }
     this.authMethods = Array.isArray(init.authMethods) ? init.authMethods.slice(0, 16) : []
     this.canLoadSession = (init.agentCapabilities as { loadSession?: unknown } | undefined)?.loadSession === true
+    const name = (init as { agentInfo?: { name?: unknown } | null }).agentInfo?.name
+    if (typeof name === 'string' && name.length <= 64) this.agentName = name
   }
 
   private async newSession(session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): Promise<void> {

@@ -1,5 +1,6 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
+import { isAgentNotice } from './agent-notices.js'
 import type { OutputBuffer } from './output.js'
 import type { Logger } from 'cordis'
 import { describeError, laterSpend, type Redactor, type SpendReport, spendFromMeta } from '@cordis-subagents/shared'
@@ -18,6 +19,8 @@ export interface ProgressSinks {
   emit(update: SubagentUpdate): void
   /** Debug note for usage the agent reported in a shape we do not read. */
   ignoredUsage(where: string, why: string): void
+  /** The agent's name from initialize (`agentInfo.name`), for its known notices sent as message text (agent-notices.ts). */
+  agentName(): string | undefined
 }
 
 /** The run's update sink: `onUpdate` until the run ended (`ended()`); a throwing listener is logged, never fatal. */
@@ -51,6 +54,7 @@ export class Progress {
       case 'agent_message_chunk': {
         if (update.content.type !== 'text' || typeof update.content.text !== 'string') return
         const { text } = update.content
+        if (isAgentNotice(this.to.agentName(), text)) return emit({ kind: 'status', text: this.text(text) })
         output.push(text, typeof update.messageId === 'string' ? update.messageId : undefined)
         return emit({ kind: 'text', text: this.text(text) })
       }

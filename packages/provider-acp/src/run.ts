@@ -95,6 +95,7 @@ export class AcpRun implements SubagentRun {
     this.progress = new Progress({
       output, usage, redactor, emit: (update) => this.emit(update),
       ignoredUsage: (where, why) => logger.debug('%s: ignored usage from %s: %s', providerName, where, why),
+      agentName: () => this.link.agentName,
     })
     this.permissions = new PermissionDesk(settings.permission, {
       closed: () => this.settled || this.cancelReason !== undefined,
