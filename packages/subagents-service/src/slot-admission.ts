@@ -1,0 +1,50 @@
+import type { Budget } from '@cordis-subagents/agent'
+import { SubagentError } from './errors.js'
+import type { ParentGates } from './parent-gate.js'
+import { aborted } from './run-parts.js'
+import type { SlotHolder } from './slot-holders.js'
+import type { Slot, TreeGates } from './tree-gate.js'
+
+// A start's wait for its slots: the parent's (maxConcurrentPerParent), then its tree's (maxConcurrent).
+// A refusal or an abort of the wait (the tool's timeout, a cancel) names what holds the slots.
+
+export interface SlotRequest {
+  /** The per-parent gate's key (the parent agent) and its id, for messages. */
+  key: object
+  parentId: string
+  perParent: number
+  /** The tree's gate, its limit, and the parent's own tree slot (lent to its first child), when the parent has a budget. */
+  tree?: { root: Budget; limit: number; lender?: Slot }
+  holder: SlotHolder
+  signal: AbortSignal
+}
+
+/**
+ * Takes a per-parent slot and, with a tree, a tree slot; resolves with the tree slot. Rejects
+ * `PARKED_LIMIT` at once when every slot of the parent is held by a parked or interrupted child
+ * (only an answer, a wake, a close or `maxParkedMs` frees one: waiting would block the parent that
+ * must answer), and `ABORTED` naming the holders when the signal aborts while waiting.
+ */
+export async function takeSlots(parents: ParentGates, trees: TreeGates, request: SlotRequest): Promise<Slot | undefined> {
+  const { key, parentId, perParent, tree, holder, signal } = request
+  // A free slot is taken at once: no promise, and no tick, for the common case.
+  if (!parents.tryAcquire(key, perParent, holder)) {
+    if (parents.heldByIdle(key, perParent)) {
+      throw new SubagentError('PARKED_LIMIT', `Agent "${parentId}" cannot start another child now: all ${perParent} of its slots `
+        + `(maxConcurrentPerParent) are held by children that wait for an answer or a wake: ${parents.describe(key)}. `
+        + 'A parked child keeps its slot until it is answered, closed, or its provider\'s maxParkedMs passes. '
+        + 'Answer one (subagent_reply, or ctx.subagents.resume(runId, answer)) or close it, then delegate again.')
+    }
+    await parents.acquire(key, perParent, holder, signal, () =>
+      aborted(`while the start was waiting for a slot of agent "${parentId}" (all ${perParent} of maxConcurrentPerParent held: ${parents.describe(key)})`))
+  }
+  if (!tree) return undefined
+  const { root, limit, lender } = tree
+  try {
+    return trees.tryAcquire(root, limit, lender, holder) ?? await trees.acquire(root, limit, lender, signal, () =>
+      aborted(`while the start was waiting for a slot of its tree (all ${limit} of maxConcurrent held: ${trees.describe(root)})`), holder)
+  } catch (error) {
+    parents.release(key, holder)
+    throw error
+  }
+}
