@@ -26,7 +26,9 @@ export class ParkTimer {
 }
 
 /** The result of a child whose question waited `maxParkedMs`: `timeout`, its output so far, the question named. */
-export function expiredResult(latest: SubagentResult | undefined, question: PendingQuestion, maxParkedMs: number, provider: string): SubagentResult {
+export function expiredResult(
+  latest: SubagentResult | undefined, question: PendingQuestion, maxParkedMs: number, provider: string,
+): SubagentResult {
   const what = JSON.stringify(question.text.slice(0, 300))
   const diagnostic = capDiagnostic(`The child waited maxParkedMs (${maxParkedMs} ms) for an answer to its question ${what} and got none, `
     + 'so it was ended. Answer pending questions sooner (ctx.subagents.pending() lists them), '

@@ -294,9 +294,9 @@ export class SubagentService extends Service<Config> {
     const perParent = Math.min(this.config.maxConcurrentPerParent, request.budget?.maxConcurrent ?? Infinity)
     let slot: Slot | undefined
     try {
-      const tree = parentBudget && {
-        root: parentBudget.root, limit: Math.min(this.config.maxConcurrent, parentBudget.root.limits.maxConcurrent), lender: this.slots.get(parentBudget),
-      }
+      const root = parentBudget?.root
+      const limit = root && Math.min(this.config.maxConcurrent, root.limits.maxConcurrent)
+      const tree = root && { root, limit: limit!, lender: this.slots.get(parentBudget!) }
       slot = await takeSlots(this.parents, this.trees, { key, parentId: request.parent.id, perParent, tree, holder: run, signal })
     } catch (error) {
       parentBudget?.charge('children', -1)
