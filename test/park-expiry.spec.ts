@@ -12,12 +12,17 @@ import { Checkpoints } from '@cordis-subagents/checkpoints'
 import { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import * as Fork from '@cordis-subagents/provider-fork'
+import * as SubagentTool from '@cordis-subagents/subagent-tool'
+import * as SubagentControl from '@cordis-subagents/subagent-control'
+import { z } from 'zod'
 import type { SubagentOutcome, SubagentRunInfo } from '@cordis-subagents/subagents-service'
 import { serviceOf } from '../packages/checkpoints/tests/support.js'
 import { type Host, startHost } from './support/host.js'
 import { waitFor } from './support/host-process-wait.js'
+import { until } from './support/async.js'
 
 const hasTool = (request: GenerateRequest) => request.messages.some((message) => message.role === 'tool')
+const lastUser = (request: GenerateRequest) => String([...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '')
 const asker = () => new ScriptedModel((request) => hasTool(request)
   ? { text: 'answered' }
   : { toolCalls: [{ name: 'ask_parent', input: { question: 'Which colour?' } }] })
@@ -102,5 +107,41 @@ describe('maxParkedMs of spawn and fork: an unanswered question ends the run at 
     await left.dispose()
     // The answered run's timer was cleared: it ended once, completed.
     expect(ends).to.deep.equal(['completed', 'timeout'])
+  })
+
+  it('the waiting parent (questions: answer) learns it: a note in its inbox, read before its next model call', async () => {
+    host = await startHost()
+    const { ctx } = host
+    ctx.agents.registerModel('child', asker())
+    let ended = false
+    ctx.on('subagent/end', () => { ended = true })
+    // The parent's model delegates, reads the question, then works on (a tool that returns once the child ended).
+    ctx.tools.register({
+      name: 'work_on', description: 'other work', input: z.strictObject({}),
+      execute: async () => {
+        await new Promise<void>((resolve) => ctx.on('subagent/end', () => resolve()))
+        await until(() => lead.inbox.size > 0, 'the note posted')
+        return { content: 'worked' }
+      },
+    })
+    const seen: string[] = []
+    let lead: ReturnType<typeof ctx.agents.create>
+    ctx.agents.registerModel('lead', new ScriptedModel((request, index) => {
+      if (index === 0) return { toolCalls: [{ name: 'subagent', input: { description: 'colour', prompt: 'Pick a colour.' } }] }
+      if (index === 1) return { toolCalls: [{ name: 'work_on', input: {} }] }
+      seen.push(lastUser(request))
+      return { text: 'noted' }
+    }))
+    ctx.plugin(Spawn as never, { name: 'spawn', askParent: true, maxParkedMs: 100 })
+    ctx.plugin(SubagentTool as never, { provider: 'spawn', agentOptions: { model: 'child' } })
+    ctx.plugin(SubagentControl as never, {})
+    await ctx.lifecycle.flush()
+    lead = ctx.agents.create({ model: 'lead' })
+    const result = await lead.run('Get a colour picked.')
+    expect(result.stopReason).to.equal('completed')
+    expect(ended).to.equal(true)
+    expect(seen).to.have.length(1)
+    expect(seen[0]).to.match(/^Subagent run-\S+ \("colour"\) ended timeout while it waited for your answer; it takes no answer any more\. The child waited maxParkedMs/)
+    expect(ctx.subagents.runs()).to.deep.equal([])
   })
 })

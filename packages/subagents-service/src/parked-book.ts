@@ -3,6 +3,7 @@ import { describeError } from '@cordis-subagents/shared'
 import type { Logger } from 'cordis'
 import type { Delegation } from './delegation.js'
 import { SubagentError } from './errors.js'
+import { idleEndNote } from './park-expiry.js'
 import type { SubagentHandle } from './types.js'
 
 /** Parked children one parent may hold at once; past it, the delegating tool reports `PARKED_LIMIT` and ends the child. */
@@ -45,9 +46,10 @@ export class ParkedBook {
         `Agent ${parent.id} already has ${MAX_PARKED_PER_PARENT} parked children waiting for answers; answer or close one of them first.`)
     }
     book.set(run.id, run)
-    run.ended.then(() => {
+    run.ended.then((outcome) => {
       if (book.get(run.id) !== run) return
       book.delete(run.id)
+      this.tell(parent, idleEndNote(run, outcome))
       this.dispose(run)
     })
   }
@@ -78,6 +80,16 @@ export class ParkedBook {
       for (const run of runs) this.dispose(run)
     })
     return book
+  }
+
+  /** Posts `note` to the parent's inbox (its model reads it at its next step); a closed or full inbox is logged. */
+  private tell(parent: Agent, note: string | undefined): void {
+    if (!note) return
+    try {
+      parent.inbox.post(note)
+    } catch (error) {
+      this.log.warn('the note to %s that a parked child ended was not posted: %s', parent.id, describeError(error))
+    }
   }
 
   private dispose(run: Delegation): void {
