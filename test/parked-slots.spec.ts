@@ -105,4 +105,23 @@ describe('parked children and slots: refusals and slot waits name what holds the
     expect(error.code).to.equal('ABORTED')
     expect(error.message).to.include(`waiting for a slot of its tree (all 1 of maxConcurrent held: 1 running (${runs[0].id} "work 1"))`)
   })
+
+  it('every working slot of the tree held by parked children: refused at once (PARKED_LIMIT), naming them', async () => {
+    const parent = await setup({ maxConcurrent: 2 })
+    for (const prompt of ['ask 1', 'ask 2']) {
+      const run = await delegate(parent, prompt)
+      runs.push(run)
+      expect((await run.result).stopReason).to.equal('pending')
+    }
+    const error = await rejection(delegate(parent, 'ask 3'))
+    expect(error.code).to.equal('PARKED_LIMIT')
+    expect(error.message).to.include('all 2 working slots of its tree (maxConcurrent) are held by runs that wait for an answer or a wake: '
+      + `2 parked on a question (${runs[0].id} "ask 1", ${runs[1].id} "ask 2")`)
+    // The refused start took no per-parent slot: once one child is answered and disposed, a start goes through.
+    expect((await runs[0].resume('blue')).stopReason).to.equal('completed')
+    await runs.shift()!.dispose()
+    const next = await delegate(parent, 'ask 3')
+    runs.push(next)
+    expect((await next.result).stopReason).to.equal('pending')
+  })
 })

@@ -21,7 +21,7 @@ export interface SlotRequest {
 
 /**
  * Takes a per-parent slot and, with a tree, a tree slot; resolves with the tree slot. Rejects
- * `PARKED_LIMIT` at once when every slot of the parent is held by a parked or interrupted child
+ * `PARKED_LIMIT` at once when every slot of the parent (or of the tree) is held by a parked or interrupted run
  * (only an answer, a wake, a close or `maxParkedMs` frees one: waiting would block the parent that
  * must answer), and `ABORTED` naming the holders when the signal aborts while waiting.
  */
@@ -41,7 +41,15 @@ export async function takeSlots(parents: ParentGates, trees: TreeGates, request:
   if (!tree) return undefined
   const { root, limit, lender } = tree
   try {
-    return trees.tryAcquire(root, limit, lender, holder) ?? await trees.acquire(root, limit, lender, signal, () =>
+    const slot = trees.tryAcquire(root, limit, lender, holder)
+    if (slot) return slot
+    if (trees.heldByIdle(root, limit)) {
+      throw new SubagentError('PARKED_LIMIT', `Agent "${parentId}" cannot start another child now: all ${limit} working slots of its tree `
+        + `(maxConcurrent) are held by runs that wait for an answer or a wake: ${trees.describe(root)}. `
+        + 'A parked run keeps its slot until it is answered, closed, or its provider\'s maxParkedMs passes. '
+        + 'Answer one (ctx.subagents.pending() lists them) or close it, then delegate again.')
+    }
+    return await trees.acquire(root, limit, lender, signal, () =>
       aborted(`while the start was waiting for a slot of its tree (all ${limit} of maxConcurrent held: ${trees.describe(root)})`), holder)
   } catch (error) {
     parents.release(key, holder)

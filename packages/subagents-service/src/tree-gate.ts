@@ -1,4 +1,4 @@
-import { describeHolders, type SlotHolder } from './slot-holders.js'
+import { describeHolders, isIdleHolder, type SlotHolder } from './slot-holders.js'
 import { type Gate, type Waiter, waitInQueue } from './waiters.js'
 
 /**
@@ -48,6 +48,14 @@ export class TreeGates {
     const slot = this.tryAcquire(tree, limit, parent, holder)
     if (slot) return Promise.resolve(slot)
     return waitInQueue<Slot, TreeWaiter>(this.trees.get(tree)!.queue, { parent, holder }, signal, onAbort, () => this.forget(tree))
+  }
+
+  /** Whether every slot of `tree` is its own and held by a parked or interrupted run (only answers, wakes or closes free one). */
+  heldByIdle(tree: object, limit: number): boolean {
+    const entry = this.trees.get(tree)
+    if (!entry || entry.active < limit || entry.own.size < entry.active) return false
+    for (const slot of entry.own) if (!slot.holder || !isIdleHolder(slot.holder)) return false
+    return true
   }
 
   /** What holds the tree's own slots now (bounded; for a start that waited too long). */
