@@ -16,7 +16,8 @@ import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import * as SubagentControl from '@cordis-subagents/subagent-control'
 import { z } from 'zod'
 import type { SubagentOutcome, SubagentRunInfo } from '@cordis-subagents/subagents-service'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
+import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
+import { freshPostgres, PG_URL, serviceOf } from '../packages/checkpoints/tests/support.js'
 import { type Host, startHost } from './support/host.js'
 import { waitFor } from './support/host-process-wait.js'
 import { until } from './support/async.js'
@@ -42,21 +43,29 @@ describe('maxParkedMs of spawn and fork: an unanswered question ends the run at 
   afterEach(async () => { await host?.stop(); host = undefined })
   after(() => rmSync(dir, { recursive: true, force: true }))
 
-  it('spawn on SQLite: subagent/end (timeout) fires, the store cancels the question, pending() drops it, waiters get it', async () => {
-    host = await startHost({
-      before(ctx: Context) {
-        ctx.plugin(Database as never)
-        ctx.plugin(SQLiteDriver, { path: join(dir, 'expiry.db') })
-        ctx.plugin(Checkpoints, { host: 'expiry-test' })
-      },
+  for (const store of ['SQLite', 'PostgreSQL'] as const) {
+    it(`spawn on ${store}: subagent/end (timeout) fires, the store cancels the question, pending() drops it, waiters get it`, async () => {
+      if (store === 'PostgreSQL') await freshPostgres()
+      host = await startHost({
+        before(ctx: Context) {
+          ctx.plugin(Database as never)
+          if (store === 'SQLite') ctx.plugin(SQLiteDriver, { path: join(dir, 'expiry.db') })
+          else ctx.plugin(PostgresDriver as never, { url: PG_URL })
+          ctx.plugin(Checkpoints, { host: 'expiry-test' })
+        },
+      })
+      await expiresOnStore(host)
     })
-    await serviceOf(host.ctx, 'checkpoints')
-    const { ctx } = host
+  }
+
+  async function expiresOnStore(app: Host) {
+    await serviceOf(app.ctx, 'checkpoints')
+    const { ctx } = app
     ctx.agents.registerModel('child', asker())
     ctx.plugin(Spawn as never, { name: 'spawn', askParent: true, maxParkedMs: 100 })
     await ctx.lifecycle.flush()
     let id = ''
-    const ended = endOf(host, () => id)
+    const ended = endOf(app, () => id)
     const run = await ctx.subagents.delegate('spawn', {
       prompt: 'Pick a colour.', parent: ctx.agents.create({ label: 'host' }), signal: new AbortController().signal, agentOptions: { model: 'child' },
     })
@@ -82,7 +91,7 @@ describe('maxParkedMs of spawn and fork: an unanswered question ends the run at 
     // A late answer is refused: the run ended.
     expect(() => run.resume('blue')).to.throw().with.property('code', 'NOT_PARKED')
     await run.dispose()
-  })
+  }
 
   it('fork: the same bound; an answer in time clears it (the run completes, no timeout later)', async () => {
     host = await startHost()
