@@ -20,10 +20,8 @@ import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
 import { freshPostgres, PG_URL, serviceOf } from '../packages/checkpoints/tests/support.js'
 import { type Host, startHost } from './support/host.js'
 import { waitFor } from './support/host-process-wait.js'
-import { until } from './support/async.js'
 
 const hasTool = (request: GenerateRequest) => request.messages.some((message) => message.role === 'tool')
-const lastUser = (request: GenerateRequest) => String([...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '')
 const asker = () => new ScriptedModel((request) => hasTool(request)
   ? { text: 'answered' }
   : { toolCalls: [{ name: 'ask_parent', input: { question: 'Which colour?' } }] })
@@ -75,7 +73,6 @@ describe('maxParkedMs of spawn and fork: an unanswered question ends the run at 
     const question = first.question!
     expect(ctx.subagents.pending().map((parked) => parked.runId)).to.deep.equal([run.id])
     const storedQuestion = `${run.id}:${question.id}`
-    await waitFor(async () => (await ctx.checkpoints.questions.get(storedQuestion))?.state === 'pending', 'the question stored')
 
     // Nobody answers and nobody calls resume: the end comes by itself.
     const { outcome } = await ended
@@ -87,7 +84,8 @@ describe('maxParkedMs of spawn and fork: an unanswered question ends the run at 
     expect(await run.current()).to.equal(outcome)
     await waitFor(async () => (await ctx.checkpoints.load(run.id))?.stopReason === 'timeout', 'the run settled timeout in the store')
     expect((await ctx.checkpoints.load(run.id))!.state).to.equal('settled')
-    expect((await ctx.checkpoints.questions.get(storedQuestion))!.state).to.equal('cancelled')
+    // Stored when it parked (the journal writes a run's states in order), cancelled when it expired.
+    await waitFor(async () => (await ctx.checkpoints.questions.get(storedQuestion))?.state === 'cancelled', 'the question cancelled in the store')
     // A late answer is refused: the run ended.
     expect(() => run.resume('blue')).to.throw().with.property('code', 'NOT_PARKED')
     await run.dispose()
@@ -124,33 +122,34 @@ describe('maxParkedMs of spawn and fork: an unanswered question ends the run at 
     ctx.agents.registerModel('child', asker())
     let ended = false
     ctx.on('subagent/end', () => { ended = true })
-    // The parent's model delegates, reads the question, then works on (a tool that returns once the child ended).
+    // The parent's model delegates, reads the question, then works on (a tool that returns once the
+    // child ended and its parked book let it go, i.e. after the note was posted).
     ctx.tools.register({
       name: 'work_on', description: 'other work', input: z.strictObject({}),
       execute: async () => {
-        await new Promise<void>((resolve) => ctx.on('subagent/end', () => resolve()))
-        await until(() => lead.inbox.size > 0, 'the note posted')
+        await waitFor(() => ended && !ctx.subagents.runs().length, 'the child ended and disposed')
         return { content: 'worked' }
       },
     })
-    const seen: string[] = []
-    let lead: ReturnType<typeof ctx.agents.create>
+    let last: GenerateRequest | undefined
     ctx.agents.registerModel('lead', new ScriptedModel((request, index) => {
       if (index === 0) return { toolCalls: [{ name: 'subagent', input: { description: 'colour', prompt: 'Pick a colour.' } }] }
       if (index === 1) return { toolCalls: [{ name: 'work_on', input: {} }] }
-      seen.push(lastUser(request))
+      last = request
       return { text: 'noted' }
     }))
     ctx.plugin(Spawn as never, { name: 'spawn', askParent: true, maxParkedMs: 100 })
     ctx.plugin(SubagentTool as never, { provider: 'spawn', agentOptions: { model: 'child' } })
     ctx.plugin(SubagentControl as never, {})
     await ctx.lifecycle.flush()
-    lead = ctx.agents.create({ model: 'lead' })
+    const lead = ctx.agents.create({ model: 'lead' })
     const result = await lead.run('Get a colour picked.')
     expect(result.stopReason).to.equal('completed')
     expect(ended).to.equal(true)
-    expect(seen).to.have.length(1)
-    expect(seen[0]).to.match(/^Subagent run-\S+ \("colour"\) ended timeout while it waited for your answer; it takes no answer any more\. The child waited maxParkedMs/)
+    // Read before the model call after the expiry (the second or the third, as the timer fell).
+    const notes = last!.messages.filter((message) => message.role === 'user' && String(message.content).startsWith('Subagent run-'))
+    expect(notes).to.have.length(1)
+    expect(String(notes[0].content)).to.match(/^Subagent run-\S+ \("colour"\) ended timeout while it waited for your answer; it takes no answer any more\. The child waited maxParkedMs/)
     expect(ctx.subagents.runs()).to.deep.equal([])
   })
 })
