@@ -297,7 +297,9 @@ export class SubagentService extends Service<Config> {
       const root = parentBudget?.root
       const limit = root && Math.min(this.config.maxConcurrent, root.limits.maxConcurrent)
       const tree = root && { root, limit: limit!, lender: this.slots.get(parentBudget!) }
-      slot = await takeSlots(this.parents, this.trees, { key, parentId: request.parent.id, perParent, tree, holder: run, signal })
+      const taken = takeSlots(this.parents, this.trees, { key, parentId: request.parent.id, perParent, tree, holder: run, signal })
+      // A free slot is taken at once: no promise, and no tick, for the common case.
+      slot = taken instanceof Promise ? await taken : taken
     } catch (error) {
       parentBudget?.charge('children', -1)
       run.abandon()
