@@ -195,6 +195,8 @@ export class A2aRun implements LiveRun, Follower {
       this.expired = true
       this.settings.debug('run %s (task %s): no answer within %d ms (parkedTimeout); cancelling the task', this.request.runId, this.view.taskId, limit)
       this.cancel(`no answer came within ${limit} ms (parkedTimeout)`)
+      // Nothing follows the task while parked: the service ends the run now, not at the next resume.
+      this.request.onIdleEnd?.(this.expiredResult())
     }, limit)
     this.parkTimer.unref?.()
   }
@@ -207,9 +209,7 @@ export class A2aRun implements LiveRun, Follower {
   async resume(answer: string): Promise<SubagentResult> {
     const question = this.parked
     const refused = (stopReason: SubagentResult['stopReason'], diagnostic: string): SubagentResult => ({ stopReason, output: '', diagnostic })
-    if (this.expired) {
-      return refused('timeout', `The remote task ${this.view.taskId} waited longer than ${this.settings.parkedTimeout} ms (parkedTimeout) for an answer and was cancelled.`)
-    }
+    if (this.expired) return this.expiredResult()
     if (this.cancelReason !== undefined || this.disposal || this.stopped) {
       const how = this.disposal || this.stopped ? 'disposed' : `cancelled (${this.cancelReason})`
       return refused('aborted', `The run was ${how} while it waited for an answer.`)
@@ -238,6 +238,11 @@ export class A2aRun implements LiveRun, Follower {
       })
     }
     return this.follow()
+  }
+
+  private expiredResult(): SubagentResult {
+    const diagnostic = `The remote task ${this.view.taskId} waited longer than ${this.settings.parkedTimeout} ms (parkedTimeout) for an answer and was cancelled.`
+    return { stopReason: 'timeout', output: '', diagnostic }
   }
 
   done(): boolean {

@@ -124,6 +124,18 @@ for (const mode of RUN_MODES) {
       expect(next.diagnostic).to.match(/waited longer than 100 ms \(parkedTimeout\) for an answer and was cancelled/)
     })
 
+    it('parkedTimeout: the end is reported at once through onIdleEnd, so the service ends the run without waiting for a resume', async () => {
+      const ended: SubagentResult[] = []
+      const remote = await provider(server.url, { parkedTimeout: 100 })
+      const run = await within(remote.start(request({ prompt: 'input', onIdleEnd: (result) => { ended.push(result) } })), BOUND, 'start')
+      runs.push(run)
+      expect((await within(run.result, BOUND, 'first result')).stopReason).to.equal('pending')
+      await until(() => ended.length === 1, 'the expiry reported')
+      expect(ended[0].stopReason).to.equal('timeout')
+      expect(ended[0].diagnostic).to.match(/waited longer than 100 ms \(parkedTimeout\) for an answer and was cancelled/)
+      await until(() => server.cancelRequests.length === 1, 'the parked task was cancelled')
+    })
+
     it('an empty answer leaves the run parked (pending again, saying why); resume on a finished run is an error result', async () => {
       const { run, first } = await park('input')
       const empty = await resume(run, '  ')

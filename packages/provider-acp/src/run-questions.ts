@@ -14,6 +14,8 @@ export interface QuestionHooks {
   status(text: string): void
   redactor: Redactor
   maxParkedMs: number
+  /** The run ended while parked or idle (nothing waits on a turn of it): the service ends it with `result` at once. */
+  idleEnded(result: SubagentResult): void
 }
 
 /**
@@ -158,6 +160,8 @@ export class RunQuestions {
    * run was cancelled for it: it ends `timeout` (a limit is never a person's cancel), the question named.
    */
   finish(result: SubagentResult): void {
+    // Expired: the cancel that followed dropped the question already.
+    const idle = !!this.expired || !!this.parking.question || !this.turnInFlight
     this.parking.dropAll()
     if (this.expired) {
       const what = this.hooks.redactor.redact(headBytes(this.expired.text, 300))
@@ -167,5 +171,6 @@ export class RunQuestions {
       result = { ...result, stopReason: 'timeout', diagnostic: capDiagnostic(result.diagnostic ? `${note} ${result.diagnostic}` : note) }
     }
     this.outcomes.report(result, false)
+    if (idle) this.hooks.idleEnded(result)
   }
 }

@@ -85,6 +85,7 @@ export class AcpRun implements SubagentRun {
       status: (text) => this.emit({ kind: 'status', text: this.progress.text(text) }),
       redactor,
       maxParkedMs: settings.maxParkedMs,
+      idleEnded: (result) => request.onIdleEnd?.(result),
     })
     this.result = this.questions.outcomes.first
     // Room for the note that says text was dropped, so text + note fit maxOutputBytes.

@@ -308,8 +308,9 @@ describe('provider-fork: configuration', () => {
   })
 
   it('Config: name defaults to fork; maxSteps and description are optional', () => {
-    expect(Fork.Config({})).to.deep.equal({ name: 'fork', askParent: false, askParentTool: 'ask_parent' })
-    expect(Fork.Config({ name: 'fork2', maxSteps: 2 })).to.deep.equal({ name: 'fork2', maxSteps: 2, askParent: false, askParentTool: 'ask_parent' })
+    const defaults = { askParent: false, askParentTool: 'ask_parent', maxParkedMs: 3_600_000 }
+    expect(Fork.Config({})).to.deep.equal({ name: 'fork', ...defaults })
+    expect(Fork.Config({ name: 'fork2', maxSteps: 2 })).to.deep.equal({ name: 'fork2', maxSteps: 2, ...defaults })
     expect(() => Fork.Config({ name: 'no/slash' })).to.throw()
     expect(() => Fork.Config({ maxSteps: 0 })).to.throw()
   })

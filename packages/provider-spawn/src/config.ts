@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { count, NAME_PATTERN } from '@cordis-subagents/shared'
+import { count, duration, NAME_PATTERN } from '@cordis-subagents/shared'
 
 /** Config shared by the in-process providers (`spawn`, `fork`). */
 export interface InProcessConfig {
@@ -8,7 +8,11 @@ export interface InProcessConfig {
   description?: string
   askParent: boolean
   askParentTool: string
+  maxParkedMs: number
 }
+
+/** How long a child may wait parked on a question by default (1 h), as provider-acp's `maxParkedMs`. */
+export const DEFAULT_MAX_PARKED_MS = 3_600_000
 
 export namespace InProcessConfig {
   /** What a user writes: every key is optional (`name` has a default). */
@@ -22,5 +26,6 @@ export function inProcessConfig(defaultName: string): Schema<InProcessConfig.Inp
     description: Schema.string().description('Appended to the description of tools bound to this provider.'),
     askParent: Schema.boolean().default(false).description('Give each child an ask tool: calling it parks the child on a question for its parent (the delegating tool\'s `questions` decides who answers). Parked, the child makes no model calls.'),
     askParentTool: Schema.string().pattern(NAME_PATTERN).default('ask_parent').description('Name of the ask tool the children get (with `askParent`). It shadows a registered tool of the same name for them.'),
+    maxParkedMs: duration({ min: 1 }).default(DEFAULT_MAX_PARKED_MS).description('Milliseconds a child may wait parked on a question; then it ends as timeout at once (subagent/end, the journal, pending()) and its parent gets that result.'),
   })
 }

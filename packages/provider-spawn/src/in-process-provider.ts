@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import {
   type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, askParentTool, type RunResult, withoutCallerTracing,
 } from '@cordis-subagents/agent'
@@ -10,6 +10,8 @@ import type { ToolView } from '@cordis-subagents/tools'
 import { childCheckpoint } from './child-checkpoint.js'
 import { forward, toSubagentResult } from './child-result.js'
 import { Steering } from './steering.js'
+import { DEFAULT_MAX_PARKED_MS } from './config.js'
+import { expiredResult, ParkTimer } from './park-timer.js'
 
 export const SUBAGENT_NOTE = [
   'You are a subagent: another agent delegated this task to you.',
@@ -28,6 +30,8 @@ export interface InProcessProviderOptions {
   askParent?: boolean
   /** The ask tool's name (default `ask_parent`). */
   askParentTool?: string
+  /** Milliseconds a child may wait parked on a question before it ends `timeout` (default 1 h). */
+  maxParkedMs?: number
 }
 
 /**
@@ -100,7 +104,7 @@ function startChild(
       throw aborted('while the provider was creating its child; the child was disposed and never ran')
     })
   }
-  return Promise.resolve(new ChildRun(child, options.name, request, again, restored))
+  return Promise.resolve(new ChildRun(child, options.name, request, again, new ParkTimer(options.maxParkedMs ?? DEFAULT_MAX_PARKED_MS), restored))
 }
 
 /**
@@ -120,10 +124,12 @@ class ChildRun implements SubagentRun {
   /** Taken by `close`: the child as it was when closed (it is disposed right after). */
   private closedAt?: AgentCheckpoint
   private disposal?: Promise<void>
+  /** Set once its question waited `maxParkedMs`: the run ended `timeout` (a late answer gets this). */
+  private expired?: SubagentResult
 
   constructor(
     private readonly child: Agent, private readonly provider: string, private readonly request: ProviderStartRequest,
-    private readonly again: Again, restored: boolean,
+    private readonly again: Again, private readonly parkTimer: ParkTimer, restored: boolean,
   ) {
     this.id = request.runId
     this.childId = child.id
@@ -133,7 +139,7 @@ class ChildRun implements SubagentRun {
     const wanted = request.wantsUpdates ?? always
     this.runOptions = { signal: request.signal, onEvent: update ? (event) => { if (wanted()) forward(event, update) } : undefined }
     // A restored child does not run at once: it is parked (as it was) or interrupted, and waits for the host.
-    this.result = restored ? Promise.resolve(this.idle()) : this.segment(() => child.run(request.prompt, this.runOptions))
+    this.result = restored ? Promise.resolve(this.parkedOn(this.idle())) : this.segment(() => child.run(request.prompt, this.runOptions))
   }
 
   send(message: string): void {
@@ -141,6 +147,8 @@ class ChildRun implements SubagentRun {
   }
 
   resume(answer: string): Promise<SubagentResult> {
+    if (this.expired) return Promise.resolve(this.expired)
+    this.parkTimer.clear()
     return this.segment(() => this.child.resume(answer, this.runOptions))
   }
 
@@ -155,6 +163,7 @@ class ChildRun implements SubagentRun {
 
   async close(): Promise<SubagentResult> {
     this.closedAt = this.child.checkpoint()
+    this.parkTimer.clear()
     this.steering.close()
     return { ...this.latest ?? { output: '' }, stopReason: 'closed', question: undefined }
   }
@@ -178,6 +187,7 @@ class ChildRun implements SubagentRun {
    * child and its own delegations end `timeout` / `budget` too, not `aborted`.
    */
   cancel(reason?: string): void {
+    this.parkTimer.clear()
     this.steering.close()
     const { signal } = this.request
     this.child.abort(signal.aborted ? signal.reason : new Error(reason ?? 'cancelled'))
@@ -189,17 +199,33 @@ class ChildRun implements SubagentRun {
    * disposed), so the result is always settled once dispose is done. Every call gets the same promise.
    */
   dispose(): Promise<void> {
+    this.parkTimer.clear()
     return this.disposal ??= this.child.dispose().then(() => this.working).then(noop)
   }
 
   private segment(first: () => Promise<RunResult>): Promise<SubagentResult> {
     return this.working = this.steering
       .run(first, (prompt) => this.child.run(prompt, this.runOptions))
-      .then((result) => this.latest = toSubagentResult(result, this.provider), (error): SubagentResult => ({
+      .then((result) => this.parkedOn(this.latest = toSubagentResult(result, this.provider)), (error): SubagentResult => ({
         stopReason: 'error',
         output: '',
         diagnostic: `The child agent could not run: ${describeError(error)}`,
       }))
+  }
+
+  /** A `pending` result starts the `maxParkedMs` bound; passes the result on. */
+  private parkedOn(result: SubagentResult): SubagentResult {
+    const { question } = result
+    if (result.stopReason === 'pending' && question && !this.disposal) this.parkTimer.arm(() => this.expire(question))
+    return result
+  }
+
+  /** The question waited `maxParkedMs`: the run ends `timeout`, reported to the service at once (nothing waits on a turn). */
+  private expire(question: PendingQuestion): void {
+    if (this.disposal || this.child.parked?.id !== question.id) return
+    this.expired = expiredResult(this.latest, question, this.parkTimer.maxParkedMs, this.provider)
+    this.steering.close()
+    this.request.onIdleEnd?.(this.expired)
   }
 
   private idle(): SubagentResult {

@@ -13,7 +13,7 @@ describe('provider-spawn: configuration', () => {
   })
 
   it('Config: name defaults to spawn, maxSteps and description are optional, bad values are rejected', () => {
-    const ask = { askParent: false, askParentTool: 'ask_parent' }
+    const ask = { askParent: false, askParentTool: 'ask_parent', maxParkedMs: 3_600_000 }
     expect(Spawn.Config({})).to.deep.equal({ name: 'spawn', ...ask })
     expect(Spawn.Config({ name: 'spawn2', maxSteps: 5, description: 'in-process' }))
       .to.deep.equal({ name: 'spawn2', maxSteps: 5, description: 'in-process', ...ask })
@@ -23,6 +23,9 @@ describe('provider-spawn: configuration', () => {
     expect(() => Spawn.Config({ name: '' })).to.throw()
     expect(() => Spawn.Config({ maxSteps: 0 })).to.throw()
     expect(() => Spawn.Config({ maxSteps: 1.5 })).to.throw()
+    expect(Spawn.Config({ maxParkedMs: 50 })).to.include({ maxParkedMs: 50 })
+    expect(() => Spawn.Config({ maxParkedMs: 0 })).to.throw()
+    expect(() => Spawn.Config({ maxParkedMs: 2 ** 31 })).to.throw()
   })
 
   it('registers a provider with every capability and no parent context', async () => {

@@ -23,7 +23,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxConcurrent: count({ min: 1 }).default(DEFAULTS.maxConcurrent)
     .description('Delegated runs of one tree working at once. Further starts wait FIFO; a parent waiting on its children lends them its slot, so nesting never deadlocks.'),
   maxConcurrentPerParent: count({ min: 1 }).default(DEFAULTS.maxConcurrentPerParent)
-    .description('How many children one parent agent may have live at once (started and not yet disposed). Further starts wait in FIFO order.'),
+    .description('How many children one parent agent may have live at once (started and not yet disposed; a parked child is live). Further starts wait in FIFO order; when parked or interrupted children hold every slot, a start is refused at once (PARKED_LIMIT).'),
 }) as Schema<Partial<Config>, Config>
 
 /** The config with defaults filled in; a value out of range throws (the plugin fails at load). */

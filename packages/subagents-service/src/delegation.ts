@@ -4,6 +4,7 @@ import { capDiagnostic } from './diagnostic.js'
 import { SubagentError } from './errors.js'
 import { asLimitStop, isIdleStop, normalise, reasonText, sealed } from './outcome.js'
 import { Parking, type ParkedRunPort } from './parking.js'
+import { idleEnd } from './park-expiry.js'
 import { restoredRunId } from './journal-restore.js'
 import { continuedRunId } from './continuation.js'
 import { chargeReported, chargeUsage, isEmptyUsage } from './reported-spend.js'
@@ -120,6 +121,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     const providerRequest = passOn(request, {
       prompt: request.prompt, parent: request.parent, signal: this.controller.signal, onUpdate: this.onUpdate,
       wantsUpdates: this.wantsUpdates, runId: this.id, depth: admission.depth, maxDepthCeiling: admission.ceiling,
+      onIdleEnd: idleEnd(this, host.log),
     })
     if (budget) providerRequest.budget = budget
     host.traces.apply(providerRequest, provider.name, host.log)

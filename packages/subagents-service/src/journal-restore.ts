@@ -8,6 +8,7 @@ import type { ParkedRunInfo } from './host-verbs.js'
 import type { RunJournal, RunRecord } from './journal.js'
 import type { CheckpointStore, StoredRun } from './journal-store.js'
 import { taskKey } from './task-keys.js'
+import { wokenOnReattach } from './reattach-wake.js'
 import type { SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult } from './types.js'
 
 // Runs this host no longer has in memory (it restarted): listing the parked ones, and continuing
@@ -160,7 +161,7 @@ export class StoredRuns {
       await takeOver()
       const restore = provider.restore
       return Object.assign(Object.create(provider) as SubagentProvider, {
-        start: (request: Parameters<SubagentProvider['start']>[0]) => restore.call(provider, record, request),
+        start: (request: Parameters<SubagentProvider['start']>[0]) => wokenOnReattach(restore.call(provider, record, request), runId),
       })
     } catch (error) {
       this.log.warn('task key %s: the store could not be read for a reattach (a child is started): %s', key, describeError(error))

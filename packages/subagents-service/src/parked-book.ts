@@ -3,6 +3,7 @@ import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import type { Logger } from 'cordis'
 import type { Delegation } from './delegation.js'
 import { SubagentError } from './errors.js'
+import { idleEndNote } from './park-expiry.js'
 import type { SubagentHandle, SubagentOutcome } from './types.js'
 
 /** Parked children one parent may hold at once; past it, the delegating tool reports `PARKED_LIMIT` and ends the child. */
@@ -88,11 +89,12 @@ export class ParkedBook {
     run.verbs.answers.listener = (question, answer, next) => {
       if (!held.answering) this.answeredElsewhere(parent, held, question, answer, next)
     }
-    run.ended.then(() => {
+    run.ended.then((outcome) => {
       if (book.get(run.id) !== held) return
       book.delete(run.id)
       run.verbs.answers.listener = undefined
       if (run.verbs.answers.any) this.remember(parent, run)
+      this.tell(parent, idleEndNote(run, outcome))
       this.dispose(run)
     })
   }
@@ -196,6 +198,16 @@ export class ParkedBook {
       for (const { run } of runs) this.dispose(run)
     })
     return book
+  }
+
+  /** Posts `note` to the parent's inbox (its model reads it at its next step); a closed or full inbox is logged. */
+  private tell(parent: Agent, note: string | undefined): void {
+    if (!note) return
+    try {
+      parent.inbox.post(note)
+    } catch (error) {
+      this.log.warn('the note to %s that a parked child ended was not posted: %s', parent.id, describeError(error))
+    }
   }
 
   private dispose(run: Delegation): void {

@@ -4,6 +4,7 @@ import type { SubagentEvents } from './events.js'
 import type { RunJournal } from './journal.js'
 import type { TraceSources } from './trace-sources.js'
 import type { Slot } from './tree-gate.js'
+import type { SlotHolder } from './slot-holders.js'
 import type { Delegation } from './delegation.js'
 
 /** A start the service admitted: its place in the tree and the slots it holds. */
@@ -16,6 +17,8 @@ export interface Admission {
   slot?: Slot
   /** The per-parent gate's key: the parent agent. */
   gateKey: object
+  /** The run that holds the slots (named when a start waits for them). */
+  holder: SlotHolder
 }
 
 /** A run handed over and not yet disposed, as the service's host verbs see it. */

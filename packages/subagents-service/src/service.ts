@@ -16,6 +16,7 @@ import { BackgroundRegistry } from './background.js'
 import { type SubagentEventHandlers, SubagentEvents } from './events.js'
 import { admitChild, type Checked, placeInTree } from './limits.js'
 import { ParentGates } from './parent-gate.js'
+import { takeSlots } from './slot-admission.js'
 import { Delegation } from './delegation.js'
 import { aborted } from './run-parts.js'
 import type { Admission, LiveRun, RunHost } from './run-host.js'
@@ -297,26 +298,18 @@ export class SubagentService extends Service<Config> {
     const perParent = Math.min(this.config.maxConcurrentPerParent, request.budget?.maxConcurrent ?? Infinity)
     let slot: Slot | undefined
     try {
+      const root = parentBudget?.root
+      const limit = root && Math.min(this.config.maxConcurrent, root.limits.maxConcurrent)
+      const tree = root && { root, limit: limit!, lender: this.slots.get(parentBudget!) }
+      const taken = takeSlots(this.parents, this.trees, { key, parentId: request.parent.id, perParent, tree, holder: run, signal })
       // A free slot is taken at once: no promise, and no tick, for the common case.
-      if (!this.parents.tryAcquire(key, perParent)) {
-        await this.parents.acquire(key, perParent, signal, () => aborted('while the start was waiting for a slot'))
-      }
-      if (parentBudget) {
-        const root = parentBudget.root
-        const limit = Math.min(this.config.maxConcurrent, root.limits.maxConcurrent)
-        const lender = this.slots.get(parentBudget)
-        slot = this.trees.tryAcquire(root, limit, lender) ?? await this.trees.acquire(root, limit, lender, signal,
-          () => aborted('while the start was waiting for a slot')).catch((error) => {
-          this.parents.release(key)
-          throw error
-        })
-      }
+      slot = taken instanceof Promise ? await taken : taken
     } catch (error) {
       parentBudget?.charge('children', -1)
       run.abandon()
       throw error
     }
-    const admission: Admission = { depth, ceiling, parentBudget, slot, gateKey: key }
+    const admission: Admission = { depth, ceiling, parentBudget, slot, gateKey: key, holder: run }
     let provider: SubagentProvider
     try {
       if (this.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
@@ -338,7 +331,7 @@ export class SubagentService extends Service<Config> {
   /** Frees the slots an admission holds in the per-parent and tree gates. */
   private releaseSlots(admission: Admission): void {
     if (admission.slot) this.trees.release(admission.parentBudget!.root, admission.slot)
-    this.parents.release(admission.gateKey)
+    this.parents.release(admission.gateKey, admission.holder)
   }
 
   private lookup(name: string, context: string): SubagentProvider {

@@ -1,3 +1,4 @@
+import { describeHolders, isIdleHolder, type SlotHolder } from './slot-holders.js'
 import { type Gate, type Waiter, waitInQueue } from './waiters.js'
 
 /**
@@ -14,14 +15,19 @@ export interface Slot {
   readonly lender?: Slot
   /** Lent to a child right now. */
   lent: boolean
+  /** The run it was taken for (named when a start waits too long for a slot). */
+  readonly holder?: SlotHolder
 }
 
 interface TreeWaiter extends Waiter<Slot> {
   parent?: Slot
+  holder?: SlotHolder
 }
 
-/** `active`: slots of the tree's own in use (borrowed slots are not counted again). */
-type Tree = Gate<TreeWaiter>
+/** `active`: slots of the tree's own in use (borrowed slots are not counted again); `own`: those slots. */
+interface Tree extends Gate<TreeWaiter> {
+  own: Set<Slot>
+}
 
 export class TreeGates {
   private readonly trees = new Map<object, Tree>()
@@ -36,23 +42,39 @@ export class TreeGates {
    * once when the parent can lend or a slot is free; otherwise waits FIFO. Rejects with
    * `onAbort()`'s error when `signal` aborts while waiting.
    */
-  acquire(tree: object, limit: number, parent: Slot | undefined, signal: AbortSignal, onAbort: () => Error): Promise<Slot> {
-    const slot = this.tryAcquire(tree, limit, parent)
+  acquire(
+    tree: object, limit: number, parent: Slot | undefined, signal: AbortSignal, onAbort: () => Error, holder?: SlotHolder,
+  ): Promise<Slot> {
+    const slot = this.tryAcquire(tree, limit, parent, holder)
     if (slot) return Promise.resolve(slot)
-    return waitInQueue<Slot, TreeWaiter>(this.trees.get(tree)!.queue, { parent }, signal, onAbort, () => this.forget(tree))
+    return waitInQueue<Slot, TreeWaiter>(this.trees.get(tree)!.queue, { parent, holder }, signal, onAbort, () => this.forget(tree))
+  }
+
+  /** Whether every slot of `tree` is its own and held by a parked or interrupted run (only answers, wakes or closes free one). */
+  heldByIdle(tree: object, limit: number): boolean {
+    const entry = this.trees.get(tree)
+    if (!entry || entry.active < limit || entry.own.size < entry.active) return false
+    for (const slot of entry.own) if (!slot.holder || !isIdleHolder(slot.holder)) return false
+    return true
+  }
+
+  /** What holds the tree's own slots now (bounded; for a start that waited too long). */
+  describe(tree: object): string {
+    const entry = this.trees.get(tree)
+    return entry ? describeHolders([...entry.own].flatMap((slot) => slot.holder ? [slot.holder] : [])) : 'none'
   }
 
   /** The slot `acquire` would resolve with at once (the parent's to lend, or a free one); undefined when it would wait. */
-  tryAcquire(tree: object, limit: number, parent: Slot | undefined): Slot | undefined {
+  tryAcquire(tree: object, limit: number, parent: Slot | undefined, holder?: SlotHolder): Slot | undefined {
     if (parent && !parent.lent) {
       parent.lent = true
-      return { lender: parent, lent: false }
+      return { lender: parent, lent: false, holder }
     }
     let entry = this.trees.get(tree)
-    if (!entry) this.trees.set(tree, entry = { active: 0, queue: [] })
+    if (!entry) this.trees.set(tree, entry = { active: 0, queue: [], own: new Set() })
     if (entry.active >= limit || entry.queue.length) return undefined
     entry.active++
-    return { lent: false }
+    return this.own(entry, holder)
   }
 
   /** Gives `slot` back: to the next waiting child of its lender, else the next waiter of the tree. */
@@ -60,14 +82,18 @@ export class TreeGates {
     const entry = this.trees.get(tree)
     if (slot.lender) {
       const index = entry ? entry.queue.findIndex((waiter) => waiter.parent === slot.lender) : -1
-      if (index >= 0) return entry!.queue.splice(index, 1)[0].grant({ lender: slot.lender, lent: false })
+      if (index >= 0) {
+        const next = entry!.queue.splice(index, 1)[0]
+        return next.grant({ lender: slot.lender, lent: false, holder: next.holder })
+      }
       slot.lender.lent = false
       return
     }
     if (!entry) return
+    entry.own.delete(slot)
     const next = entry.queue.shift()
     // A waiter's parent is always lending already (else it would have borrowed at once): hand the slot on.
-    if (next) return next.grant({ lent: false })
+    if (next) return next.grant(this.own(entry, next.holder))
     entry.active--
     this.forget(tree)
   }
@@ -77,6 +103,12 @@ export class TreeGates {
     for (const entry of this.trees.values()) {
       for (const waiter of entry.queue.splice(0)) waiter.fail(error())
     }
+  }
+
+  private own(entry: Tree, holder: SlotHolder | undefined): Slot {
+    const slot: Slot = { lent: false, holder }
+    entry.own.add(slot)
+    return slot
   }
 
   private forget(tree: object) {

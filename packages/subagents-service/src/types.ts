@@ -96,6 +96,13 @@ export interface ProviderStartRequest extends Omit<SubagentRequest, 'budget'> {
    * send those regardless.
    */
   wantsUpdates?(): boolean
+  /**
+   * For a run that ends while idle (parked on a question or interrupted: nothing waits on a turn
+   * of it), e.g. its `maxParkedMs` passed or its process died: report the final result here and
+   * the service ends the run at once (`subagent/end`, the journal, `pending()`, every waiter).
+   * Ignored while a turn runs and after the end. Always set by the service; never throws.
+   */
+  onIdleEnd?(result: SubagentResult): void
   /** The child's depth: `parent.depth + 1`. */
   depth: number
   /** The deepest depth allowed in this tree (the deployment's ceiling, lowered by the request and the tree); always set by the service. */
