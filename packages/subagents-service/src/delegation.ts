@@ -8,8 +8,7 @@ import { idleEnd } from './park-expiry.js'
 import { restoredRunId } from './journal-restore.js'
 import { continuedRunId } from './continuation.js'
 import { chargeReported, chargeUsage, isEmptyUsage } from './reported-spend.js'
-import { isRun } from './validate.js'
-import { aborted, discard, nextRunId, passOn, promiseOf, runInfoOf, startFailed } from './run-parts.js'
+import { aborted, discard, nextRunId, passOn, promiseOf, runInfoOf, startFailed, startRefusal } from './run-parts.js'
 import { sendFollowUp } from './steer.js'
 import type { Admission, RunHost } from './run-host.js'
 import type {
@@ -68,7 +67,8 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts). */
   private readonly parking: Parking
   /** @internal the task key it was started under (reattach) */ taskKey?: string
-  /** @internal a new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended back to running */ readonly continues: boolean
+  /** @internal a new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running */
+  readonly continues: boolean
   /** `request` must have passed the service's checks (its signal is an AbortSignal). */
   constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
     const continued = continuedRunId(request)
@@ -142,20 +142,9 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
       starting.then((late) => discard(this.host.log, provider.name, late), () => {}).finally(() => this.refundAndRelease())
       throw startFailed(this.host.events, this.id, provider.name, request, aborted('before the provider handed the run over'))
     }
-    if ('error' in outcome) {
-      const { error } = outcome
-      if (error instanceof SubagentError) this.reject(error)
-      this.reject(new SubagentError('PROVIDER_START_FAILED',
-        capDiagnostic(`Subagent provider "${provider.name}" failed to start a child: ${describeError(error)}`),
-        { cause: error }))
-    }
-    const candidate = (outcome as { run: unknown }).run
-    if (!isRun(candidate)) {
-      this.reject(new SubagentError('PROVIDER_START_FAILED',
-        `Subagent provider "${provider.name}" fulfilled start() with something that is not a run (needs result, cancel, dispose).`),
-      candidate)
-    }
-    return this.handOver(candidate as SubagentRun)
+    const refusal = startRefusal(provider.name, outcome)
+    if (refusal) this.reject(refusal.error, refusal.leftover)
+    return this.handOver((outcome as { run: SubagentRun }).run)
   }
 
   private handOver(run: SubagentRun): SubagentHandle {

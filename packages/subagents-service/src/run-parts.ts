@@ -1,8 +1,10 @@
 import type { Logger } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
+import { capDiagnostic } from './diagnostic.js'
 import { SubagentError } from './errors.js'
 import type { SubagentEvents } from './events.js'
 import type { ProviderStartRequest, SubagentRequest, SubagentRun, SubagentRunInfo } from './types.js'
+import { isRun } from './validate.js'
 
 /** What `call` returns, as a promise: a throw becomes a rejection. */
 export function promiseOf(call: () => unknown): Promise<unknown> {
@@ -86,4 +88,26 @@ export function startFailed(
     })
   }
   return error
+}
+
+/**
+ * Why a provider's settled `start` cannot be handed over: its rejection (a `SubagentError` as it is,
+ * anything else as `PROVIDER_START_FAILED`), or a fulfilment that is not a run (kept to be
+ * discarded); undefined for a run.
+ */
+export function startRefusal(
+  providerName: string, outcome: { run: unknown } | { error: unknown },
+): { error: SubagentError; leftover?: unknown } | undefined {
+  if ('error' in outcome) {
+    const { error } = outcome
+    if (error instanceof SubagentError) return { error }
+    return { error: new SubagentError('PROVIDER_START_FAILED',
+      capDiagnostic(`Subagent provider "${providerName}" failed to start a child: ${describeError(error)}`), { cause: error }) }
+  }
+  if (isRun(outcome.run)) return undefined
+  return {
+    error: new SubagentError('PROVIDER_START_FAILED',
+      `Subagent provider "${providerName}" fulfilled start() with something that is not a run (needs result, cancel, dispose).`),
+    leftover: outcome.run,
+  }
 }
