@@ -180,7 +180,8 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   get state(): SubagentRunState { return this.phase === 'ended' ? 'ended' : this.parking.state }
   get question(): PendingQuestion | undefined { return this.parking.question }
   resume(answer: string, questionId?: string): Promise<SubagentOutcome> { return this.parking.resume(answer, questionId) }
-  current(): Promise<SubagentOutcome> { return this.parking.current() }
+  /** Once ended, the final outcome (it reaches the parking only after its record is written: see `finish`). */
+  current(): Promise<SubagentOutcome> { return this.phase === 'ended' ? this.parking.final : this.parking.current() }
   /** @internal The provider run's checkpoint (JSON), or undefined when it has none or fails. */
   checkpoint(): unknown { return this.parking.checkpoint() }
   /** @internal The idle side (host verbs act through it); the final outcome; whether the start failed (nothing handed over). */
