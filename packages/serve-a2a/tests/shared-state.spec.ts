@@ -1,6 +1,7 @@
 // Two serve-a2a hosts sharing their tasks in PostgreSQL (`shared`): any host answers GetTask,
 // ListTasks, SubscribeToTask and CancelTask for a task another host runs; a host whose lease
-// expires has its unfinished tasks failed by another host, and stops running them itself.
+// expires has its unfinished tasks interrupted by another host (any host continues them), and
+// stops running them itself.
 import { randomUUID } from 'node:crypto'
 import { expect } from 'chai'
 import AgentRuntime, { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
@@ -131,7 +132,7 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     // A finished task is not cancelable, from any host, and an unknown id is not found.
     const again = await call(a.server.url, 'CancelTask', { id: (await send(b.server.url, 'quick')).body.result.task.id })
     expect(again.body.error?.message).to.match(/not cancelable/i)
-    // A message on a task that runs (or waits for an answer) on another host is refused there, naming the host.
+    // A message on a task that runs on another (live) host is refused there, naming the host.
     modelA.reset()
     const callsOnB = modelB.state.calls
     const held: string = (await send(a.server.url, 'hold for a follow-up', true)).body.result.task.id
@@ -139,36 +140,47 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     const followUp = await call(b.server.url, 'SendMessage', {
       message: { messageId: randomUUID(), taskId: held, role: 'ROLE_USER', parts: [{ text: 'the answer' }] },
     })
-    expect(followUp.body.error?.message, JSON.stringify(followUp.body)).to.match(new RegExp(`${held} waits on another host \\(host-a\\)`))
+    expect(followUp.body.error?.message, JSON.stringify(followUp.body)).to.match(new RegExp(`${held} is running on host host-a`))
     expect(modelB.state.calls).to.equal(callsOnB)
     expect((await call(b.server.url, 'CancelTask', { id: held })).body.result?.status?.state).to.equal('TASK_STATE_CANCELED')
     const unknown = await call(b.server.url, 'CancelTask', { id: randomUUID() })
     expect(unknown.body.error?.message).to.match(/not found/i)
   })
 
-  it('a host whose lease expires: another host fails its unfinished task (HOST_LOST), and the host stops the run itself', async () => {
+  it('a host whose lease expires: another host interrupts its task (HOST_LOST), the host stops the run itself, any host continues it', async () => {
     const modelA = holdingModel()
+    const modelB = holdingModel()
     const a = await host('host-a', modelA)
-    const b = await host('host-b', holdingModel())
+    const b = await host('host-b', modelB)
     const started = await send(a.server.url, 'hold while the lease goes', true)
     const id: string = started.body.result.task.id
     await until(() => modelA.state.calls === 1, 'the model runs on A')
     // As if host-a had stalled past its lease: its row expires (by the database's clock).
     const lost = a.server.sharedHostId!
     await withPg((sql) => sql.unsafe(`UPDATE "${schema}".a2a_hosts SET lease_until = now() - interval '1 second' WHERE id = $1`, [lost]))
-    const failed = await until(async () => {
+    const interrupted = await until(async () => {
       const got = await call(b.server.url, 'GetTask', { id })
-      return got.body.result.status.state === 'TASK_STATE_FAILED' ? got.body.result : undefined
-    }, 'the task is failed by a reaper')
-    expect(JSON.stringify(failed.status.message)).to.match(/host-a .*stopped renewing its lease/)
-    expect(failed.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: 'host-a', stopReason: 'error' })
+      return got.body.result.status.state === 'TASK_STATE_INPUT_REQUIRED' ? got.body.result : undefined
+    }, 'the task is interrupted by a reaper')
+    expect(JSON.stringify(interrupted.status.message)).to.match(/host-a .*died mid-turn/)
+    expect(interrupted.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: 'host-a', stopReason: 'interrupted' })
     // host-a notices at its next renewal: it aborts the run (nothing keeps running) and takes a new lease.
     await until(() => modelA.state.aborted === 1, 'host-a aborted its run')
     await until(() => a.server.runningTasks === 0, 'host-a has no running task')
     expect(a.server.sharedHostId).to.not.equal(lost)
-    // Its late write (canceled) did not change the failed task.
+    // Its late write (canceled) did not change the interrupted task.
     const after = await call(b.server.url, 'GetTask', { id })
-    expect(after.body.result.status.state).to.equal('TASK_STATE_FAILED')
+    expect(after.body.result.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
+    expect(modelA.state.calls).to.equal(1)
+    // A message through host-b continues it there: the lost turn runs again, then reads the message.
+    modelB.state.release()
+    const continued = await rpc(b.server.url, {
+      jsonrpc: '2.0', id: 4, method: 'SendMessage',
+      params: { message: { messageId: randomUUID(), taskId: id, contextId: interrupted.contextId, role: 'ROLE_USER', parts: [{ text: 'go on' }] } },
+    }, V1)
+    expect(continued.body.result?.task?.status?.state, JSON.stringify(continued.body)).to.equal('TASK_STATE_COMPLETED')
+    expect(JSON.stringify(continued.body.result.task.artifacts)).to.include('answer to hold while the lease goes')
+    expect(modelB.state.calls).to.equal(1)
     expect(modelA.state.calls).to.equal(1)
   })
 
