@@ -1,4 +1,4 @@
-import { type Message, TaskState } from '@a2a-js/sdk'
+import { TaskState } from '@a2a-js/sdk'
 import {
   type AgentExecutor, DefaultExecutionEventBusManager, type ExecutionEventBus, type ExecutionEventBusManager, type RequestContext,
   type ServerCallContext,
@@ -277,7 +277,8 @@ export class AgentTaskExecutor implements AgentExecutor {
       const ours = { stopReason: result.stopReason, ...finalSpend(result, spend.last) }
       if (result.stopReason === 'pending' && result.question) {
         const { taskId, contextId, context } = request
-        keep = this.parked.add({ key: taskKey(context, taskId), taskId, contextId, agent, crossing, question: result.question, bus, context })
+        const key = taskKey(context, taskId)
+        keep = this.parked.add({ key, taskId, contextId, agent, crossing, question: result.question, bus, context })
         if (keep) {
           // Saved before the client hears of the question: from then on any host can take the answer.
           await saveTurn(this.host, request, held)

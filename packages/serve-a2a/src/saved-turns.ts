@@ -56,7 +56,7 @@ export class PostgresTurns implements TurnSaver {
       [tenant, scope, id, this.hostId()])
   }
 
-  /** The task ($1-$3) belongs to another lease than `$param` (taken over, or this host's lease was lost): its turn is not this host's to write. */
+  /** The task ($1-$3) belongs to another lease than `$param` (taken over, or this host's lease was lost): not this host's to write. */
   private ownedElsewhere(param: number): string {
     return `SELECT 1 FROM ${this.names.tasks} t WHERE t.tenant = $1 AND t.scope = $2 AND t.id = $3 AND t.owner IS DISTINCT FROM $${param}`
   }

@@ -108,7 +108,9 @@ export class A2aServer extends Service<Config> {
       log: logger,
       cancelTask: (id, context) => handler!.cancelTask({ tenant: context.tenant ?? '', id, metadata: undefined }, context),
       // Shared: the buses say which tasks run (or are parked) on this host; each turn is saved for the other hosts.
-      ...shared ? { buses: shared.buses, turns: shared.turns, warn: (format: string, ...args: unknown[]) => logger.warn(format, ...args) } : {},
+      ...shared ? {
+        buses: shared.buses, turns: shared.turns, warn: (format: string, ...args: unknown[]) => void logger.warn(format, ...args),
+      } : {},
     })
     const store = this.store = shared?.store ?? new BoundedTaskStore({
       max: config.maxStoredTasks, ttl: config.taskTtl, isRunning: (key) => executor.isRunning(key),

@@ -24,8 +24,9 @@ export interface TaskWatch {
 /**
  * The event fan-out between hosts, over PostgreSQL LISTEN/NOTIFY (no other service): the store
  * notifies `taskChannel` when a task is saved (delivered on commit), a host forwards a cancel
- * on `cancelChannel`, and a host that claimed a waiting task says so on `movedChannel`. Each host holds one listening connection and hands pings to the watchers of
- * that task in this process. A ping says only "this task changed": watchers read the task itself.
+ * on `cancelChannel`, and a host that claimed a waiting task says so on `movedChannel`. Each
+ * host holds one listening connection and hands pings to the watchers of that task in this
+ * process. A ping says only "this task changed": watchers read the task itself.
  */
 export class TaskFeed {
   private readonly watchers = new Map<string, Set<Watcher>>()
