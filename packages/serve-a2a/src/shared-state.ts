@@ -74,7 +74,7 @@ export class SharedState {
       await state.store.sweep()
     } catch (error) {
       await sql.end({ timeout: 1 }).catch(() => {})
-      throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and two tables), or remove \`shared\` to keep tasks in this process.`)
+      throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and three tables), or remove \`shared\` to keep tasks in this process.`)
     }
     state.every(options.config.leaseMs / 3, 'renew', () => state.renew())
     state.every(options.config.leaseMs / 2, 'reap', () => state.reap())
