@@ -47,6 +47,21 @@ describe('serve-a2a shared: a host dies (SIGKILL) with a task parked, idle or mi
     expect(await b.stats()).to.deep.equal({ parked: 0, running: 0 })
   })
 
+  it('parked, then answered: the host running the answered turn dies in it; the next host runs that turn again with the same answer', async () => {
+    const a = await d.start('host-a')
+    const b = await d.start('host-b')
+    const parked = (await d.rpc(a, 'SendMessage', { message: message('[ask] paint the gate [job:p2]') })).result.task
+    const answering = await d.rpc(b, 'SendMessage', { message: message('[hold] red', parked), configuration: { returnImmediately: true } })
+    expect(answering.result?.task?.id, JSON.stringify(answering)).to.equal(parked.id)
+    await until(() => d.calls('p2').length === 2, 'host-b runs the answered turn')
+    await b.kill()
+    await until(async () => (await d.rpc(a, 'GetTask', { id: parked.id })).result.status.state === 'TASK_STATE_INPUT_REQUIRED', 'interrupted')
+    const done = await d.rpc(a, 'SendMessage', { message: message('quickly', parked) })
+    expect(done.result?.task?.status?.state, JSON.stringify(done)).to.equal('TASK_STATE_COMPLETED')
+    expect(JSON.stringify(done.result.task.artifacts)).to.include('painted [hold] red, then quickly')
+    expect(d.calls('p2')).to.deep.equal(['host-a ask', 'host-b hold', 'host-a finish'])
+  })
+
   it('mid-turn: any host sees the task interrupted as soon as its owner is gone; a message through any host runs the lost turn again there, once', async () => {
     const a = await d.start('host-a')
     const b = await d.start('host-b')

@@ -5,7 +5,8 @@
 //   `<host>\t<job>\t<what>`, so a test counts calls per task across process deaths).
 // Prints `READY <url>` once it serves; a line `stats` on stdin prints `STATS {"parked":n,"running":n}`;
 // it stops cleanly when stdin ends. The model, by the turn's first user message:
-//   `[ask]`   asks `Which colour?` (ask_parent), then answers `painted <answer>`;
+//   `[ask]`   asks `Which colour?` (ask_parent), then answers `painted <answer>` (holds first when the
+//             answer says [hold] and no message came after it; answers `painted <answer>, then <message>` after one);
 //   `[hold]`  holds while the last user message says [hold] (until aborted), then answers `finished: <last message>`;
 //   otherwise answers `done`.
 import { appendFileSync } from 'node:fs'
@@ -27,11 +28,14 @@ function respond(request: GenerateRequest): Promise<ScriptedResponse> | Scripted
   const first = all[0] ?? ''
   const last = all.at(-1) ?? ''
   const job = /\[job:([\w-]{1,64})\]/.exec(first)?.[1] ?? '-'
-  const answer = request.messages.find((m) => m.role === 'tool' && m.name === 'ask_parent')
-  const what = first.includes('[ask]') ? (answer ? 'finish' : 'ask') : last.includes('[hold]') ? 'hold' : `reply:${last}`
+  const answerAt = request.messages.findIndex((m) => m.role === 'tool' && m.name === 'ask_parent')
+  const answer = answerAt >= 0 ? request.messages[answerAt] : undefined
+  const after = answer ? request.messages.slice(answerAt + 1).filter((m) => m.role === 'user').map((m) => m.content) : []
+  const asking = answer ? (answer.content.includes('[hold]') && !after.length ? 'hold' : 'finish') : 'ask'
+  const what = first.includes('[ask]') ? asking : last.includes('[hold]') ? 'hold' : `reply:${last}`
   appendFileSync(env.CALL_LOG!, `${HOST}\t${job}\t${what}\n`)
   if (what === 'ask') return { toolCalls: [{ name: 'ask_parent', input: { question: 'Which colour?' } }] }
-  if (what === 'finish') return { text: `painted ${answer!.content}` }
+  if (what === 'finish') return { text: `painted ${answer!.content}${after.length ? `, then ${after.join(' ')}` : ''}` }
   if (what === 'hold') {
     return new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }))
   }

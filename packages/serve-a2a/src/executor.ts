@@ -227,6 +227,8 @@ export class AgentTaskExecutor implements AgentExecutor {
     const problem = answerProblem(answer)
     if (problem) {
       // Still waiting: the same question again, saying what was wrong with the answer.
+      // Saved again first: a task taken over from another host has no saved turn left after its claim.
+      await saveTurn(this.host, request, parked)
       this.parkAgain(parked, events, `${parked.question.text}\n\n(${problem})`)
       return
     }

@@ -48,11 +48,16 @@ export class HostLease {
       [this.id, this.name, this.leaseMs, this.lockKey])
   }
 
-  /** Renews the lease (on the lock's own session, which must still hold the lock); false when it was lost. */
+  /** Renews the lease (on the lock's own session, which must still hold the lock); false when it was lost (also: that session broke). */
   async renew(): Promise<boolean> {
     const rows = await this.session!.unsafe(`UPDATE ${this.names.hosts} SET lease_until = now() + $2 * interval '1 millisecond'
       WHERE id = $1 AND lease_until > now() AND EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
         AND classid = ${this.names.lockSpace}::oid AND objid = $3::oid AND objsubid = 2) RETURNING id`, [this.id, this.leaseMs, this.lockKey])
+      .catch((error: { code?: unknown }) => {
+        // The session (and with it the lock) is gone: other hosts already count this lease as gone.
+        if (typeof error?.code === 'string' && error.code.startsWith('CONNECTION_')) return []
+        throw error
+      })
     return rows.length > 0
   }
 

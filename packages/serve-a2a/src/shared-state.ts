@@ -60,7 +60,8 @@ export class SharedState {
   /** Connects, creates the tables when missing, takes a lease and listens; a failure closes what was opened. */
   static async open(options: SharedStateOptions): Promise<SharedState> {
     const sql = postgres(options.url, {
-      max: options.config.poolSize,
+      // One more than the pool: the connection holding this host's liveness lock (HostLease).
+      max: options.config.poolSize + 1,
       connect_timeout: CONNECT_TIMEOUT_S,
       idle_timeout: 60,
       onnotice: () => {},
@@ -124,7 +125,7 @@ export class SharedState {
   private async renew(): Promise<void> {
     if (await this.lease.renew() || this.closed) return
     const lost = this.lease.id
-    this.options.log.warn('shared state: the lease %s expired before it was renewed (the database or this process stalled); its tasks are failed and their runs stopped here', lost)
+    this.options.log.warn('shared state: the lease %s was lost (it expired before it was renewed, or its lock\'s session broke: the database or this process stalled); its tasks are interrupted and their runs stopped here', lost)
     await this.lease.reap(this.options.parkedTimeout)
     // The new lease first: the ends of the runs stopped below are saved under it, so the rows of the
     // old lease's tasks (interrupted or failed by the reap) refuse them.
