@@ -1,7 +1,7 @@
 // Two serve-a2a hosts sharing their tasks in PostgreSQL (`shared`): any host answers GetTask,
 // ListTasks, SubscribeToTask and CancelTask for a task another host runs; a host whose lease
 // expires has its unfinished tasks interrupted by another host (any host continues them), and
-// stops running them itself.
+// stops running them itself; an answer through any host continues a waiting task, once.
 import { randomUUID } from 'node:crypto'
 import { expect } from 'chai'
 import AgentRuntime, { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
@@ -182,6 +182,56 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     expect(JSON.stringify(continued.body.result.task.artifacts)).to.include('answer to hold while the lease goes')
     expect(modelB.state.calls).to.equal(1)
     expect(modelA.state.calls).to.equal(1)
+  })
+
+  /** Two hosts serving an agent that asks (`askParent`); `finished` counts the turns that went on after an answer. */
+  async function askingHosts(names: string[]) {
+    const counts = { asked: 0, finished: 0 }
+    const script = (request: GenerateRequest) => {
+      const answer = request.messages.find((message) => message.role === 'tool' && message.name === 'ask_parent')
+      if (!answer) counts.asked++
+      else counts.finished++
+      return answer ? ScriptedModel.text(`painted ${answer.content}`) : { toolCalls: [{ name: 'ask_parent', input: { question: 'Which colour?' } }] }
+    }
+    const served: Served[] = []
+    for (const name of names) {
+      const shared = { url: PG_URL, schema, hostName: name, leaseMs: 1000 }
+      served.push(await serve({ tokens: [TOKEN], askParent: true, shared: shared as never }, script))
+      hosts.push(served.at(-1)!)
+    }
+    return { counts, served }
+  }
+
+  const answer = (url: string, task: { id: string; contextId: string }, text: string) => rpc(url, {
+    jsonrpc: '2.0', id: 5, method: 'SendMessage',
+    params: { message: { messageId: randomUUID(), taskId: task.id, contextId: task.contextId, role: 'ROLE_USER', parts: [{ text }] } },
+  }, V1)
+
+  it('two answers at once through two hosts: one continues the task, the other is told; the answered turn runs once', async () => {
+    const { counts, served: [a, b] } = await askingHosts(['host-a', 'host-b'])
+    for (let round = 0; round < 6; round++) {
+      const task = (await send(a.server.url, `paint round ${round}`)).body.result.task
+      expect(task.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
+      const replies = await Promise.all([answer(a.server.url, task, 'red'), answer(b.server.url, task, 'blue')])
+      const done = replies.filter((reply) => reply.body.result?.task?.status?.state === 'TASK_STATE_COMPLETED')
+      expect(done, JSON.stringify(replies.map((reply) => reply.body))).to.have.length(1)
+      const other = replies.find((reply) => !done.includes(reply))!
+      expect(other.body.error?.message, JSON.stringify(other.body)).to.match(/just continued|terminal state/)
+      expect(counts.finished, `round ${round}`).to.equal(round + 1)
+    }
+    await until(() => a.server.parkedTasks === 0 && b.server.parkedTasks === 0, 'no agent is left parked')
+    expect(counts.asked).to.equal(6)
+  })
+
+  it('a host stopped cleanly with a task waiting for an answer: the answer through another host continues it', async () => {
+    const { counts, served: [a, b] } = await askingHosts(['host-a', 'host-b'])
+    const task = (await send(a.server.url, 'paint before the stop')).body.result.task
+    hosts.splice(hosts.indexOf(a), 1)
+    await a.ctx.stop()
+    const reply = await answer(b.server.url, task, 'green')
+    expect(reply.body.result?.task?.status?.state, JSON.stringify(reply.body)).to.equal('TASK_STATE_COMPLETED')
+    expect(JSON.stringify(reply.body.result.task.artifacts)).to.include('painted green')
+    expect(counts).to.deep.equal({ asked: 1, finished: 1 })
   })
 
   it('a task whose final state was never saved (a database error then) is failed by its own host (STATE_LOST), not left working', async () => {
