@@ -1,4 +1,4 @@
-// Serve-a2a hosts of one shared deployment as real processes (test/support/a2a-shared-host.ts),
+// Serve-a2a hosts of one shared deployment as real processes (test/fixtures/a2a-shared-host.ts),
 // on loopback, with their tasks in a fresh PostgreSQL schema; every model call logged to a file.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -8,11 +8,11 @@ import { join } from 'node:path'
 import postgres from 'postgres'
 import { ROOT } from '../helpers.js'
 
-export const PG_URL = process.env.CHECKPOINTS_PG_URL ?? 'postgres://subagents:subagents@127.0.0.1:5432/subagents_test'
-const HOST = join(ROOT, 'test/support/a2a-shared-host.ts')
+const PG_URL = process.env.CHECKPOINTS_PG_URL ?? 'postgres://subagents:subagents@127.0.0.1:5432/subagents_test'
+const HOST = join(ROOT, 'test/fixtures/a2a-shared-host.ts')
 const TOKEN = 'host-failure-token-0123456789abcdef'
 
-export interface SharedHost {
+interface SharedHost {
   name: string
   url: string
   pid: number

@@ -16,7 +16,7 @@ const REAP_BATCH = 200
  * host's database session ended (the session-level advisory lock it holds is released by
  * PostgreSQL the moment the session ends: a killed process's socket closes at once).
  */
-export function leaseGone(names: SharedNames, h = 'h'): string {
+function leaseGone(names: SharedNames, h = 'h'): string {
   return `(${h}.id IS NULL OR ${h}.lease_until < now() OR (${h}.lock_key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND l.classid = ${names.lockSpace}::oid AND l.objid = ${h}.lock_key::oid)))`

@@ -4,12 +4,12 @@ import { CROSSING_KEY } from '@cordis-subagents/shared'
 import { STATE } from './shared-schema.js'
 
 /** Code in the status metadata of a task whose host was lost (failed, or interrupted when it can go on). */
-export const HOST_LOST = 'HOST_LOST'
+const HOST_LOST = 'HOST_LOST'
 /** Code of a task whose run ended on its host but whose final state was never saved. */
 const STATE_LOST = 'STATE_LOST'
 
 /** `<hostName>` of a lease id `<hostName>#<8 hex>`. */
-export function hostOf(owner: string | null | undefined): string | undefined {
+function hostOf(owner: string | null | undefined): string | undefined {
   return owner ? owner.slice(0, owner.lastIndexOf('#')) || owner : undefined
 }
 

@@ -6,7 +6,7 @@ import { type SharedNames, STATE } from './shared-schema.js'
 import { refOf, type TaskRef } from './shared-store.js'
 
 /** A saved turn larger than this (its agent's whole transcript, as JSON) is not saved: the task cannot be continued elsewhere. */
-export const MAX_SAVED_TURN_BYTES = 8 * 1024 * 1024
+const MAX_SAVED_TURN_BYTES = 8 * 1024 * 1024
 
 /**
  * What another host needs to continue a task: its agent's checkpoint and the crossing it runs
