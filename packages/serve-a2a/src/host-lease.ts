@@ -6,7 +6,6 @@ import { decodeTask, encodeTask } from './task-codec.js'
 import { FINAL_STATES, RUNNING_STATES, type SharedNames, STATE } from './shared-schema.js'
 
 type Sql = postgres.Sql
-type Reserved = postgres.ReservedSql
 
 /** Most tasks one reap changes (the next reap takes the rest). */
 const REAP_BATCH = 200
@@ -14,10 +13,13 @@ const REAP_BATCH = 200
 /**
  * Whether the lease `h` (a row of the hosts table, or none) is gone: expired, released, or its
  * host's database session ended (the session-level advisory lock it holds is released by
- * PostgreSQL the moment the session ends: a killed process's socket closes at once).
+ * PostgreSQL the moment the session ends: a killed process's socket closes at once). A lock
+ * taken before the database server started last was lost to its restart, not to its host's
+ * death: then only the lease tells (the host takes its lock again at its next renewal).
  */
 function leaseGone(names: SharedNames, h = 'h'): string {
-  return `(${h}.id IS NULL OR ${h}.lease_until < now() OR (${h}.lock_key IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_locks l
+  return `(${h}.id IS NULL OR ${h}.lease_until < now() OR (${h}.lock_key IS NOT NULL AND ${h}.locked_at > pg_postmaster_start_time()
+    AND NOT EXISTS (SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
       AND l.classid = ${names.lockSpace}::oid AND l.objid = ${h}.lock_key::oid)))`
 }
@@ -33,49 +35,58 @@ function leaseGone(names: SharedNames, h = 'h'): string {
 export class HostLease {
   id: string
   private lockKey = 0
-  private session?: Reserved
 
-  constructor(private readonly sql: Sql, private readonly names: SharedNames, readonly name: string, readonly leaseMs: number) {
+  /** `lock` is a one-connection client of its own: its session holds the lock (it reconnects without it after a break). */
+  constructor(
+    private readonly sql: Sql, private readonly lock: Sql, private readonly names: SharedNames,
+    readonly name: string, readonly leaseMs: number,
+  ) {
     this.id = newId(name)
   }
 
-  /** Takes the lock (on a reserved connection), then the lease row: a row never names a lock not yet held. */
+  /** Takes the lock, then the lease row: a row never names a lock not yet held. */
   async register(): Promise<void> {
-    this.session ??= await this.sql.reserve()
     this.lockKey = randomInt(1, 2 ** 31 - 1)
-    await this.session.unsafe(`SELECT pg_advisory_lock(${this.names.lockSpace}, $1)`, [this.lockKey])
-    await this.sql.unsafe(`INSERT INTO ${this.names.hosts} (id, name, lease_until, lock_key) VALUES ($1, $2, now() + $3 * interval '1 millisecond', $4)`,
-      [this.id, this.name, this.leaseMs, this.lockKey])
+    await this.lock.unsafe(`SELECT pg_advisory_lock(${this.names.lockSpace}, $1)`, [this.lockKey])
+    await this.sql.unsafe(`INSERT INTO ${this.names.hosts} (id, name, lease_until, lock_key, locked_at)
+      VALUES ($1, $2, now() + $3 * interval '1 millisecond', $4, now())`, [this.id, this.name, this.leaseMs, this.lockKey])
   }
 
-  /** Renews the lease (on the lock's own session, which must still hold the lock); false when it was lost (also: that session broke). */
+  /** Renews the lease, on the lock's session, which must still hold the lock; false when it was lost. */
   async renew(): Promise<boolean> {
-    const rows = await this.session!.unsafe(`UPDATE ${this.names.hosts} SET lease_until = now() + $2 * interval '1 millisecond'
+    const rows = await this.lock.unsafe(`UPDATE ${this.names.hosts} SET lease_until = now() + $2 * interval '1 millisecond'
       WHERE id = $1 AND lease_until > now() AND EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
         AND classid = ${this.names.lockSpace}::oid AND objid = $3::oid AND objsubid = 2) RETURNING id`, [this.id, this.leaseMs, this.lockKey])
-      .catch((error: { code?: unknown }) => {
-        // The session (and with it the lock) is gone: other hosts already count this lease as gone.
-        if (typeof error?.code === 'string' && error.code.startsWith('CONNECTION_')) return []
-        throw error
-      })
-    return rows.length > 0
+    return rows.length > 0 || this.relock()
   }
 
-  /** A new lease after the old one was lost (tasks of the old one are not this lease's); a new session when the old one broke. */
+  /**
+   * The lock was lost to a restart of the database server (taken before it started), while the
+   * lease still runs: no host counted this lease as gone, so it is kept, with the same lock taken
+   * again. Any other loss of the lock (this host's session alone ended) loses the lease.
+   */
+  private async relock(): Promise<boolean> {
+    const [row] = await this.sql.unsafe(`SELECT (lease_until > now() AND locked_at < pg_postmaster_start_time()) AS restarted
+      FROM ${this.names.hosts} WHERE id = $1`, [this.id])
+    if (!row?.restarted) return false
+    const [taken] = await this.lock.unsafe(`SELECT pg_try_advisory_lock(${this.names.lockSpace}, $1) AS ok`, [this.lockKey])
+    if (!taken?.ok) return false
+    const kept = await this.lock.unsafe(`UPDATE ${this.names.hosts} SET locked_at = now(), lease_until = now() + $2 * interval '1 millisecond'
+      WHERE id = $1 AND lease_until > now() RETURNING id`, [this.id, this.leaseMs])
+    return kept.length > 0
+  }
+
+  /** A new lease (and lock) after the old one was lost: tasks of the old one are not this lease's. */
   async renewLost(): Promise<void> {
-    const old = this.session
-    this.session = undefined
-    old?.release()
+    await this.lock.unsafe(`SELECT pg_advisory_unlock(${this.names.lockSpace}, $1)`, [this.lockKey]).catch(() => {})
     this.id = newId(this.name)
     await this.register()
   }
 
-  /** Ends the lease at a clean stop; the lock goes with the session. Parked tasks stay for any host to continue. */
+  /** Ends the lease at a clean stop (the lock's client is closed by the shared state). Waiting tasks stay for any host. */
   async release(): Promise<void> {
     await this.sql.unsafe(`DELETE FROM ${this.names.hosts} WHERE id = $1`, [this.id])
-    await this.session?.unsafe(`SELECT pg_advisory_unlock(${this.names.lockSpace}, $1)`, [this.lockKey]).catch(() => {})
-    this.session?.release()
-    this.session = undefined
+    await this.lock.unsafe(`SELECT pg_advisory_unlock(${this.names.lockSpace}, $1)`, [this.lockKey]).catch(() => {})
   }
 
   /** Whether the lease `owner` (a lease id) is gone (see `leaseGone`). */

@@ -70,6 +70,7 @@ export async function ensureTables(sql: Sql, names: SharedNames): Promise<void> 
       started_at timestamptz NOT NULL DEFAULT now())`)
     // Added after the first release: tables created by an older host get the column here.
     await tx.unsafe(`ALTER TABLE ${names.hosts} ADD COLUMN IF NOT EXISTS lock_key integer`)
+    await tx.unsafe(`ALTER TABLE ${names.hosts} ADD COLUMN IF NOT EXISTS locked_at timestamptz`)
     await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${names.turns} (
       tenant text NOT NULL,
       scope text NOT NULL,

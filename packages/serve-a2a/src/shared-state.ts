@@ -46,9 +46,11 @@ export class SharedState {
   private closed = false
   private executor?: AgentExecutor & TakeOver
 
-  private constructor(private readonly sql: postgres.Sql, private readonly options: SharedStateOptions) {
+  private constructor(
+    private readonly sql: postgres.Sql, private readonly lock: postgres.Sql, private readonly options: SharedStateOptions,
+  ) {
     const names = namesOf(options.config.schema)
-    this.lease = new HostLease(sql, names, options.config.hostName, options.config.leaseMs)
+    this.lease = new HostLease(sql, lock, names, options.config.hostName, options.config.leaseMs)
     this.store = new PostgresTaskStore(sql, {
       names, max: options.maxStoredTasks, ttl: options.taskTtl, hostId: () => this.lease.id,
     })
@@ -60,14 +62,21 @@ export class SharedState {
   /** Connects, creates the tables when missing, takes a lease and listens; a failure closes what was opened. */
   static async open(options: SharedStateOptions): Promise<SharedState> {
     const sql = postgres(options.url, {
-      // One more than the pool: the connection holding this host's liveness lock (HostLease).
-      max: options.config.poolSize + 1,
+      max: options.config.poolSize,
       connect_timeout: CONNECT_TIMEOUT_S,
       idle_timeout: 60,
       onnotice: () => {},
       connection: { statement_timeout: STATEMENT_TIMEOUT_MS, application_name: `serve-a2a ${options.config.hostName}` },
     })
-    const state = new SharedState(sql, options)
+    // The session holding this host's liveness lock: never recycled (that would drop the lock).
+    const lock = postgres(options.url, {
+      max: 1,
+      connect_timeout: CONNECT_TIMEOUT_S,
+      max_lifetime: 0,
+      onnotice: () => {},
+      connection: { statement_timeout: STATEMENT_TIMEOUT_MS, application_name: `serve-a2a ${options.config.hostName} lock` },
+    })
+    const state = new SharedState(sql, lock, options)
     try {
       await ensureTables(sql, namesOf(options.config.schema))
       await state.lease.register()
@@ -75,6 +84,7 @@ export class SharedState {
       await state.store.sweep()
     } catch (error) {
       await sql.end({ timeout: 1 }).catch(() => {})
+      await lock.end({ timeout: 1 }).catch(() => {})
       throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and three tables), or remove \`shared\` to keep tasks in this process.`)
     }
     state.every(options.config.leaseMs / 3, 'renew', () => state.renew())
@@ -96,7 +106,7 @@ export class SharedState {
     })
   }
 
-  /** Stops the timers and the feed, ends the lease (its unfinished tasks are failed by the next reap) and closes the pool. */
+  /** Stops the timers and the feed, ends the lease (its waiting tasks stay for any host) and closes the pool and the lock's session. */
   async close(): Promise<void> {
     this.closed = true
     for (const timer of this.timers.splice(0)) clearInterval(timer)
@@ -104,6 +114,7 @@ export class SharedState {
     await this.feed.stop()
     await this.lease.release().catch(() => {})
     await this.sql.end({ timeout: 2 }).catch(() => {})
+    await this.lock.end({ timeout: 2 }).catch(() => {})
   }
 
   private every(ms: number, name: string, job: () => Promise<void>): void {

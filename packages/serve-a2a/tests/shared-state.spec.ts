@@ -184,6 +184,28 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     expect(modelA.state.calls).to.equal(1)
   })
 
+  it('a host whose database session alone ends is gone at once: its task is interrupted, and it stops the run under a new lease', async () => {
+    const modelA = holdingModel()
+    // Renewed every 5 s, expiring after 15 s: what B sees below comes from the lock, not the lease.
+    const a = await host('host-a', modelA, { leaseMs: 15_000 })
+    const b = await host('host-b', holdingModel(), { leaseMs: 15_000 })
+    const id: string = (await send(a.server.url, 'hold, then lose the session', true)).body.result.task.id
+    await until(() => modelA.state.calls === 1, 'the model runs on A')
+    const lost = a.server.sharedHostId!
+    await withPg((sql) => sql.unsafe(`SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN "${schema}".a2a_hosts h ON l.objid = h.lock_key::oid
+      WHERE h.id = $1 AND l.locktype = 'advisory' AND l.objsubid = 2`, [lost]))
+    // B sees the lock gone when asked.
+    const task = await until(async () => {
+      const got = (await call(b.server.url, 'GetTask', { id })).body.result
+      return got.status.state === 'TASK_STATE_INPUT_REQUIRED' ? got : undefined
+    }, 'B interrupts the task', 15_000)
+    expect(task.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: 'host-a', stopReason: 'interrupted' })
+    // host-a finds its lock gone at its next renewal: a new lease, and the run stopped (its late save ignored).
+    await until(() => modelA.state.aborted === 1 && a.server.runningTasks === 0, 'host-a stopped the run', 30_000)
+    expect(a.server.sharedHostId).to.not.equal(lost)
+    expect((await call(b.server.url, 'GetTask', { id })).body.result.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
+  })
+
   /** Two hosts serving an agent that asks (`askParent`); `finished` counts the turns that went on after an answer. */
   async function askingHosts(names: string[]) {
     const counts = { asked: 0, finished: 0 }
