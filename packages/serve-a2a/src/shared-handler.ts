@@ -34,7 +34,8 @@ interface SharedParts {
  * - cancel is forwarded to the host running it (over the feed), and answered once that host has
  *   ended the task (or not within `cancelWaitMs`: not cancelable, saying why);
  * - resubscribe follows the task in the shared store, woken by the feed: the task, then its
- *   artifact and status changes, until a final state (its own host's, or the lease's `failed`).
+ *   artifact and status changes, until a final state or one waiting for a message (a question,
+ *   or `interrupted`: its host died);
  * - a message on a task waiting for one (input-required: a question, or a turn its dead host
  *   lost) claims it: the task moves here, its saved agent is rebuilt and goes on (the host that
  *   held it lets it go); a message on a task running on a host that died interrupts it first;
@@ -137,14 +138,21 @@ export class SharedRequestHandler extends DefaultRequestHandler {
     const watch = this.watch(params.id, context)
     try {
       let last = await this.shared.store.load(params.id, context)
+      if (last && isRunning(last)) {
+        // Its host may be dead: then the follower sees the task interrupted now, not at the next reap.
+        await this.shared.actForGone(refOf(context, params.id))
+        last = await this.shared.store.load(params.id, context)
+      }
       if (!last || isFinal(last)) return yield* super.resubscribe(params, context)
       yield { payload: { $case: 'task', value: last } }
+      // A stream ends where the task waits for a message, as a local one does.
+      if (isWaiting(last)) return
       while (await watch.changed()) {
         const now = await this.shared.store.load(params.id, context)
         if (!now) return
         for (const event of changes(last, now)) yield event
         last = now
-        if (isFinal(now)) return
+        if (isFinal(now) || isWaiting(now)) return
       }
     } finally {
       watch.close()
@@ -160,6 +168,10 @@ export class SharedRequestHandler extends DefaultRequestHandler {
 
 function isFinal(task: Task): boolean {
   return (FINAL_STATES as readonly number[]).includes(task.status?.state ?? 0)
+}
+
+function isWaiting(task: Task): boolean {
+  return task.status?.state === STATE.INPUT_REQUIRED
 }
 
 function isRunning(task: Task): boolean {

@@ -192,6 +192,9 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     const id: string = (await send(a.server.url, 'hold, then lose the session', true)).body.result.task.id
     await until(() => modelA.state.calls === 1, 'the model runs on A')
     const lost = a.server.sharedHostId!
+    // A follower on B: its stream ends where the task waits (interrupted), like a local one at a question.
+    await until(async () => (await call(b.server.url, 'GetTask', { id })).body.result.status.state === 'TASK_STATE_WORKING', 'B sees it working')
+    const following = sse(b.server.url, 'SubscribeToTask', { id })
     await withPg((sql) => sql.unsafe(`SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN "${schema}".a2a_hosts h ON l.objid = h.lock_key::oid
       WHERE h.id = $1 AND l.locktype = 'advisory' AND l.objsubid = 2`, [lost]))
     // B sees the lock gone when asked.
@@ -200,6 +203,8 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
       return got.status.state === 'TASK_STATE_INPUT_REQUIRED' ? got : undefined
     }, 'B interrupts the task', 15_000)
     expect(task.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: 'host-a', stopReason: 'interrupted' })
+    const events = await following
+    expect(events.at(-1).result.statusUpdate?.status?.state, JSON.stringify(events)).to.equal('TASK_STATE_INPUT_REQUIRED')
     // host-a finds its lock gone at its next renewal: a new lease, and the run stopped (its late save ignored).
     await until(() => modelA.state.aborted === 1 && a.server.runningTasks === 0, 'host-a stopped the run', 30_000)
     expect(a.server.sharedHostId).to.not.equal(lost)
