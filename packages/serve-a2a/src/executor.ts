@@ -58,7 +58,6 @@ interface Running {
 /** One leg of a task's turn: the first `run`, or a `resume` with the answer. */
 type Leg = (options: RunOptions) => Promise<RunResult>
 
-
 /**
  * Runs one agent of `ctx.agents` per task and translates its run into A2A events (1.0 shapes; the
  * SDK translates them for 0.3 clients). Honours the crossing a parent sends in

@@ -28,10 +28,11 @@ export interface SharedStateOptions {
 }
 
 /**
- * Shared task state of one host: the PostgreSQL store, this host's lease, the LISTEN/NOTIFY feed
- * and the request handler that answers for other hosts' tasks. Timers: the lease is renewed every
- * third of `leaseMs`; every half of it, unfinished tasks of expired leases are failed and the
- * store is swept (a few indexed statements).
+ * Shared task state of one host: the PostgreSQL store and saved turns, this host's lease and
+ * liveness lock, the LISTEN/NOTIFY feed and the request handler that answers for (and takes over)
+ * other hosts' tasks. Timers: the lease is renewed every third of `leaseMs`; every half of it, the
+ * unfinished tasks of gone leases are interrupted (or failed, or expired) and the store is swept
+ * (a few indexed statements).
  */
 export class SharedState {
   readonly buses = new LocalBuses()
