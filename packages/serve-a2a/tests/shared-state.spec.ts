@@ -212,7 +212,7 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
   })
 
   /** Two hosts serving an agent that asks (`askParent`); `finished` counts the turns that went on after an answer. */
-  async function askingHosts(names: string[]) {
+  async function askingHosts(names: string[], parkedTimeouts: number[] = []) {
     const counts = { asked: 0, finished: 0 }
     const script = (request: GenerateRequest) => {
       const answer = request.messages.find((message) => message.role === 'tool' && message.name === 'ask_parent')
@@ -221,9 +221,10 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
       return answer ? ScriptedModel.text(`painted ${answer.content}`) : { toolCalls: [{ name: 'ask_parent', input: { question: 'Which colour?' } }] }
     }
     const served: Served[] = []
-    for (const name of names) {
+    for (const [i, name] of names.entries()) {
       const shared = { url: PG_URL, schema, hostName: name, leaseMs: 1000 }
-      served.push(await serve({ tokens: [TOKEN], askParent: true, shared: shared as never }, script))
+      const parkedTimeout = parkedTimeouts[i] ?? 600_000
+      served.push(await serve({ tokens: [TOKEN], askParent: true, parkedTimeout, shared: shared as never }, script))
       hosts.push(served.at(-1)!)
     }
     return { counts, served }
@@ -259,6 +260,18 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     expect(reply.body.result?.task?.status?.state, JSON.stringify(reply.body)).to.equal('TASK_STATE_COMPLETED')
     expect(JSON.stringify(reply.body.result.task.artifacts)).to.include('painted green')
     expect(counts).to.deep.equal({ asked: 1, finished: 1 })
+  })
+
+  it('a waiting task whose host is gone is canceled parkedTimeout after its last update by another host\'s reaper', async () => {
+    const { served: [a, b] } = await askingHosts(['host-a', 'host-b'], [600_000, 300])
+    const task = (await send(a.server.url, 'paint, then nobody answers')).body.result.task
+    hosts.splice(hosts.indexOf(a), 1)
+    await a.ctx.stop()
+    const canceled = await until(async () => {
+      const got = (await call(b.server.url, 'GetTask', { id: task.id })).body.result
+      return got.status.state === 'TASK_STATE_CANCELED' ? got : undefined
+    }, 'host-b expires the orphan')
+    expect(JSON.stringify(canceled.status.message)).to.match(/no answer came within 300 ms.*host-a had died/)
   })
 
   it('a task whose final state was never saved (a database error then) is failed by its own host (STATE_LOST), not left working', async () => {
