@@ -40,6 +40,9 @@ describe('serve-a2a shared: a host dies (SIGKILL) with a task parked, idle or mi
     const parked = (await d.rpc(a, 'SendMessage', { message: message('[ask] paint the fence [job:p1]') })).result.task
     expect(parked.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
     await a.kill()
+    // A message the SDK refuses after it was claimed (its context id is wrong) gives the claim back.
+    const refused = await d.rpc(b, 'SendMessage', { message: message('wrong context', { id: parked.id, contextId: 'another-context' }) })
+    expect(refused.error?.message, JSON.stringify(refused)).to.match(/contextId mismatch/)
     const answered = await d.rpc(b, 'SendMessage', { message: message('red', parked) })
     expect(answered.result?.task?.status?.state, JSON.stringify(answered)).to.equal('TASK_STATE_COMPLETED')
     expect(JSON.stringify(answered.result.task.artifacts)).to.include('painted red')

@@ -145,9 +145,11 @@ export class AgentTaskExecutor implements AgentExecutor {
     this.adopted.set(key, saved)
   }
 
-  /** Forgets an adopted turn its message never reached (the request failed first). */
-  forget(key: string): void {
+  /** Takes back an adopted turn its message never reached (the request failed first); undefined once it was used. */
+  forget(key: string): SavedTurn | undefined {
+    const saved = this.adopted.get(key)
     this.adopted.delete(key)
+    return saved
   }
 
   /** Another host took this parked task over: its agent here is disposed, without an event (the task goes on there). */

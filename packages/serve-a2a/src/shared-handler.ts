@@ -14,7 +14,7 @@ import type { TaskFeed, TaskWatch } from './task-feed.js'
 /** What the handler asks of the executor when a task moves between hosts. */
 export interface TakeOver {
   adopt(key: string, saved: SavedTurn): void
-  forget(key: string): void
+  forget(key: string): SavedTurn | undefined
   release(key: string, taskId: string, context: ServerCallContext | undefined): void
 }
 
@@ -56,7 +56,7 @@ export class SharedRequestHandler extends DefaultRequestHandler {
     try {
       return await super.sendMessage(params, context)
     } finally {
-      if (key) this.shared.executor.forget(key)
+      if (key) await this.unclaim(key, params, context)
     }
   }
 
@@ -65,8 +65,14 @@ export class SharedRequestHandler extends DefaultRequestHandler {
     try {
       return yield* super.sendMessageStream(params, context)
     } finally {
-      if (key) this.shared.executor.forget(key)
+      if (key) await this.unclaim(key, params, context)
     }
+  }
+
+  /** A claimed turn the request never ran (it failed first) goes back to the store, so the task can still be continued. */
+  private async unclaim(key: string, params: SendMessageRequest, context: ServerCallContext): Promise<void> {
+    const left = this.shared.executor.forget(key)
+    if (left) await this.shared.turns.save(params.message!.taskId, context, left).catch(() => {})
   }
 
   override async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
