@@ -146,9 +146,10 @@ export class TaskRoute implements A2aWire {
 
   /**
    * The task, read at its owner. An answer of 5xx comes from something that answers (a load
-   * balancer in front of several hosts, whose connection to the dead host broke): asked again
-   * after `pollInterval`, it may reach a live host. At most `GATEWAY_TRIES` reads; a failure to
-   * connect is not read again (the endpoint itself is down).
+   * balancer in front of several hosts, whose kept-alive connection to the dead host broke): asked
+   * again, at once (the balancer has marked that host failed) and then after `pollInterval`, it may
+   * reach a live host. At most `GATEWAY_TRIES` reads; a failure to connect is not read again (the
+   * endpoint itself is down).
    */
   private async readAtOwner(id: string, options: WireOptions): Promise<{ task?: Task; error?: unknown }> {
     for (let attempt = 1; ; attempt++) {
@@ -158,7 +159,7 @@ export class TaskRoute implements A2aWire {
         if (options.signal.aborted) throw error
         const { status } = this.exchange
         if (attempt >= GATEWAY_TRIES || error instanceof TaskGoneError || status === undefined || status < 500) return { error }
-        await pause(this.pollInterval, options.signal)
+        await pause(attempt === 1 ? 0 : this.pollInterval, options.signal)
       }
     }
   }
