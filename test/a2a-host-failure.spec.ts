@@ -50,6 +50,23 @@ describe('serve-a2a shared: a host dies (SIGKILL) with a task parked, idle or mi
     expect(await b.stats()).to.deep.equal({ parked: 0, running: 0 })
   })
 
+  it('a waiting task of a dead host, and an interrupted one, are canceled through any host at once', async () => {
+    const a = await d.start('host-a')
+    const b = await d.start('host-b')
+    const parked = (await d.rpc(a, 'SendMessage', { message: message('[ask] paint the door [job:c1]') })).result.task
+    const held = (await d.rpc(a, 'SendMessage', { message: message('[hold] idle then cancel [job:c2]'), configuration: { returnImmediately: true } })).result.task
+    await until(() => d.calls('c2').length === 1, 'host-a works on the second task')
+    await a.kill()
+    await until(async () => (await d.rpc(b, 'GetTask', { id: held.id })).result.status.state === 'TASK_STATE_INPUT_REQUIRED', 'interrupted')
+    for (const task of [parked, held]) {
+      const canceled = await d.rpc(b, 'CancelTask', { id: task.id })
+      expect(canceled.result?.status?.state, JSON.stringify(canceled)).to.equal('TASK_STATE_CANCELED')
+      expect((await d.rpc(b, 'GetTask', { id: task.id })).result.status.state).to.equal('TASK_STATE_CANCELED')
+    }
+    expect(d.calls('c1')).to.deep.equal(['host-a ask'])
+    expect(d.calls('c2')).to.deep.equal(['host-a hold'])
+  })
+
   it('parked, then answered: the host running the answered turn dies in it; the next host runs that turn again with the same answer', async () => {
     const a = await d.start('host-a')
     const b = await d.start('host-b')

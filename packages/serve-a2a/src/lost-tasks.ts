@@ -41,6 +41,11 @@ export function expiredTask(task: Task, owner: string | null, timeout: number): 
   return withStatus(task, STATE.CANCELED, text, { stopReason: 'aborted', host })
 }
 
+/** The task, canceled by its client while it waited for a message (its agent, if any, is let go). */
+export function canceledTask(task: Task): Task {
+  return withStatus(task, STATE.CANCELED, 'Cancelled while waiting for a message: cancelled by the client (CancelTask).', { stopReason: 'aborted' })
+}
+
 /** The task, failed: its run ended on its host, but the end was never saved (a database error then). */
 export function endedTask(task: Task, host: string): Task {
   const text = `The host ${host} ran this task, but its final state could not be saved (the database failed then), so how it ended is unknown. Send it again if you need its answer.`

@@ -6,6 +6,7 @@ import { TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/e
 import { type AgentExecutor, DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server'
 import type { AgentCard } from '@a2a-js/sdk'
 import type { LocalBuses } from './local-buses.js'
+import { canceledTask } from './lost-tasks.js'
 import type { PostgresTurns, SavedTurn } from './saved-turns.js'
 import { FINAL_STATES, RUNNING_STATES, STATE } from './shared-schema.js'
 import { keyOfRef, type PostgresTaskStore, refOf, type TaskRef } from './shared-store.js'
@@ -120,6 +121,12 @@ export class SharedRequestHandler extends DefaultRequestHandler {
     const task = this.shared.buses.getByTaskId(params.id, context) ? undefined : await this.shared.store.load(params.id, context)
     if (!task || isFinal(task)) return super.cancelTask(params, context)
     const ref = refOf(context, params.id)
+    // Waiting for a message (its host may be dead, or it is interrupted): claimed here and canceled in the store.
+    if (isWaiting(task) && (await this.shared.turns.claim(ref)).claimed) {
+      const canceled = canceledTask(task)
+      await this.shared.store.save(canceled, context)
+      return canceled
+    }
     const watch = this.watch(params.id, context)
     let timer: NodeJS.Timeout | undefined
     try {
@@ -131,7 +138,7 @@ export class SharedRequestHandler extends DefaultRequestHandler {
       if (latest?.status?.state === STATE.CANCELED) return latest
       throw new TaskNotCancelableError(latest && isFinal(latest)
         ? `Task not cancelable: ${params.id} ended (state ${latest.status?.state}) before the cancel reached it.`
-        : `Task not cancelable now: the host running ${params.id} did not confirm the cancel within ${this.shared.cancelWaitMs} ms. If it died, its lease marks the task failed; else try again.`)
+        : `Task not cancelable now: the host running ${params.id} did not confirm the cancel within ${this.shared.cancelWaitMs} ms. If it died, the task is interrupted (GetTask shows it) and can be canceled then; else try again.`)
     } finally {
       clearTimeout(timer)
       watch.close()
