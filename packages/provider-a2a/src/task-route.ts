@@ -6,6 +6,9 @@ import { describeFailure, type Exchange, isNetworkFailure, watchExchanges } from
 import { isFinal, isInterrupted, stateName } from './task-state.js'
 import { type A2aWire, isTask, type Outgoing, TaskGoneError, type WireOptions } from './wire.js'
 
+/** Reads of a task whose stream broke, at an endpoint that answers 5xx (see `readAtOwner`). */
+const GATEWAY_TRIES = 3
+
 /**
  * The wire one run talks through: the endpoint that took its task, and, when that host goes away
  * mid-task, any other endpoint of the pool that answers for the task (several hosts on one shared
@@ -100,14 +103,9 @@ export class TaskRoute implements A2aWire {
   /** The stream is gone mid-task: the owner may still answer (a proxy cut the stream), else another endpoint. */
   private async *rescue(why: string, options: WireOptions): AsyncGenerator<StreamResponse> {
     const id = this.taskId!
-    let task: Task | undefined
-    let ownerError: unknown
-    try {
-      task = await wireOf(this.owner).getTask(id, options)
-    } catch (error) {
-      if (options.signal.aborted) throw error
-      ownerError = error
-    }
+    const read = await this.readAtOwner(id, options)
+    const ownerError = read.error
+    let task = read.task
     if (!task) {
       const gone = this.owner
       if (!(ownerError instanceof TaskGoneError)) gone.markDown(`it went away while running task ${id}: ${why}`)
@@ -142,6 +140,26 @@ export class TaskRoute implements A2aWire {
         if (options.signal.aborted) throw error
         if (error instanceof TaskGoneError) throw new Error(`the agent host ${this.owner.host} no longer knows task ${this.taskId} (${describeFailure(error)})`)
         // An unanswered poll: the next one may be answered; the run's idleTimeout bounds the wait.
+      }
+    }
+  }
+
+  /**
+   * The task, read at its owner. An answer of 5xx comes from something that answers (a load
+   * balancer in front of several hosts, whose kept-alive connection to the dead host broke): asked
+   * again, at once (the balancer has marked that host failed) and then after `pollInterval`, it may
+   * reach a live host. At most `GATEWAY_TRIES` reads; a failure to connect is not read again (the
+   * endpoint itself is down).
+   */
+  private async readAtOwner(id: string, options: WireOptions): Promise<{ task?: Task; error?: unknown }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return { task: await wireOf(this.owner).getTask(id, options) }
+      } catch (error) {
+        if (options.signal.aborted) throw error
+        const { status } = this.exchange
+        if (attempt >= GATEWAY_TRIES || error instanceof TaskGoneError || status === undefined || status < 500) return { error }
+        await pause(attempt === 1 ? 0 : this.pollInterval, options.signal)
       }
     }
   }

@@ -182,6 +182,26 @@ describe('provider-a2a: endpoints that fail', function () {
     await within(run.dispose(), BOUND, 'dispose')
   })
 
+  it('one url (a load balancer) whose first read after the stream broke answers 502: the run reads again and follows the task there', async () => {
+    const store = new SharedStore()
+    const [host] = await servers(1, { taskStore: store })
+    const remote = await pool([host.url])
+    closers.push(remote.dispose)
+    const run = await within(remote.start(request({ prompt: 'wait' })), BOUND, 'start')
+    await until(() => host.running() === 1, 'the task runs')
+    const loads = store.loads
+    // As nginx answers when its kept-alive connection to a host that died breaks under the read.
+    host.failWith(502, 1)
+    host.dropConnections()
+    await until(() => store.loads > loads, 'a later tasks/get read the task')
+    expect(host.refusals()).to.equal(1)
+    run.cancel('enough')
+    const result = await within(run.result, BOUND, 'result')
+    expect(result, result.diagnostic).to.include({ stopReason: 'aborted' })
+    expect(host.cancels).to.deep.equal([run.childId])
+    await within(run.dispose(), BOUND, 'dispose')
+  })
+
   it('every endpoint down: the start rejects A2A_SEND_FAILED listing each endpoint and its error', async () => {
     const hosts = await servers(3)
     const remote = await pool(hosts.map((host) => host.url))

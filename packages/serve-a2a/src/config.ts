@@ -137,8 +137,8 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     urlFromEnv: Schema.string().description('Name of an environment variable holding the connection URL. A variable that is not set fails the load.'),
     schema: Schema.string().pattern(/^[a-z_][a-z0-9_]{0,40}$/).default('public').description('PostgreSQL schema of the tables (`a2a_tasks`, `a2a_hosts`); also names the notification channels, so deployments sharing a database do not hear each other.'),
     hostName: Schema.string().pattern(/^[A-Za-z0-9_.-]{1,64}$/).default('a2a-host').description('This host\'s name in leases, logs and the status of a task it lost (give each host its own).'),
-    leaseMs: duration({ min: 1000, max: 10 * 60_000 }).default(15_000).description('How long a host\'s lease lasts without renewal (renewed every third of it). A task whose host stops renewing is marked failed about this long after.'),
-    poolSize: count({ min: 1, max: 64 }).default(4).description('Connections of this host\'s pool (one more listens for notifications).'),
+    leaseMs: duration({ min: 1000, max: 10 * 60_000 }).default(15_000).description('How long a host\'s lease lasts without renewal (renewed every third of it). A host that dies is seen at once (its database session ends); one that hangs is seen when its lease runs out, and its tasks are then interrupted.'),
+    poolSize: count({ min: 1, max: 64 }).default(4).description('Connections of this host\'s pool for queries (one more listens for notifications, one more holds its liveness lock).'),
     cancelWaitMs: duration({ min: 100, max: 10 * 60_000 }).default(10_000).description('How long a cancel forwarded to the host running the task waits for it to end.'),
   }).description('Shared task state: with it, the tasks and their events live in PostgreSQL, so any host behind a load balancer answers GetTask, resubscribe and cancel for any task (README: Scale out). Without it, tasks live in this process.'),
 })

@@ -1,4 +1,4 @@
-import { type Message, TaskState } from '@a2a-js/sdk'
+import { TaskState } from '@a2a-js/sdk'
 import {
   type AgentExecutor, DefaultExecutionEventBusManager, type ExecutionEventBus, type ExecutionEventBusManager, type RequestContext,
   type ServerCallContext,
@@ -11,15 +11,15 @@ import type { ToolRegistry } from '@cordis-subagents/tools'
 import type { Config } from './config.js'
 import type { Slot, TaskSlots } from './guards.js'
 import { type ParkedTask, ParkedTasks } from './parked-tasks.js'
+import type { SavedTurn, TurnSaver } from './saved-turns.js'
+import { type Held, restoreHeld, saveTurn } from './turn-keeping.js'
 import { finalSpend, SpendReporter } from './spend-report.js'
 import { createTaskAgent } from './task-agent.js'
-import { TaskEvents } from './task-events.js'
+import { promptOf, TaskEvents } from './task-events.js'
 import { scopeOf, taskKey } from './task-store.js'
 
 /** Progress updates (tool calls) sent per turn of a task; more are not sent (each one is kept in the task's history). */
 const MAX_PROGRESS_UPDATES = 64
-/** Longest prompt text taken from a message (characters); the body cap bounds it first. */
-const MAX_PROMPT_CHARS = 1024 * 1024
 
 /** What the executor needs from the host; `telemetry` is read per task (it may come and go). */
 export interface ExecutorHost {
@@ -36,6 +36,9 @@ export interface ExecutorHost {
   buses?: ExecutionEventBusManager
   /** Cancels a task through the request handler (the store records it); used when a parked task expires. */
   cancelTask?(taskId: string, context: ServerCallContext): Promise<unknown>
+  /** Shared: where each turn's start and each park are saved, so another host can continue the task. */
+  turns?: TurnSaver
+  warn?(format: string, ...args: unknown[]): void
 }
 
 /** The user the HTTP layer builds per request: its credential scope and the task slot reserved for a send. */
@@ -72,6 +75,8 @@ export class AgentTaskExecutor implements AgentExecutor {
   /** Agents of parked tasks that ended (cancel, expiry) still being disposed; `stop` waits for them. */
   private readonly disposing = new Set<Promise<void>>()
   private stopped = false
+  /** Saved turns of tasks claimed from another host, by key, until their message is executed here. */
+  private readonly adopted = new Map<string, SavedTurn>()
   /** What a parent host of ours passed this process (SUBAGENT_*): it bounds every task here too. */
   private readonly fromEnv: Crossing
 
@@ -135,6 +140,26 @@ export class AgentTaskExecutor implements AgentExecutor {
     }
   }
 
+  /** A task claimed from another host: its next message here continues it from `saved`. */
+  adopt(key: string, saved: SavedTurn): void {
+    this.adopted.set(key, saved)
+  }
+
+  /** Takes back an adopted turn its message never reached (the request failed first); undefined once it was used. */
+  forget(key: string): SavedTurn | undefined {
+    const saved = this.adopted.get(key)
+    this.adopted.delete(key)
+    return saved
+  }
+
+  /** Another host took this parked task over: its agent here is disposed, without an event (the task goes on there). */
+  release(key: string, taskId: string, context: ServerCallContext | undefined): void {
+    const parked = this.parked.take(key)
+    if (!parked) return
+    this.buses.cleanupByTaskId(taskId, context)
+    this.dispose(parked.agent)
+  }
+
   /** Ends a running task's turn (canceled), or a parked task at once (its agent disposed). */
   async cancelTask(_taskId: string, bus: ExecutionEventBus): Promise<void> {
     const running = this.running.get(bus)
@@ -176,12 +201,23 @@ export class AgentTaskExecutor implements AgentExecutor {
     this.host.telemetry()?.continueTrace(agent, crossingTrace(crossing))
     this.host.log.debug('task %s of %s runs (depth %s)', request.taskId, scopeOf(request.context), crossing.depth ?? 'not given')
     const prompt = promptOf(userMessage)
-    await this.drive(request, events, bus, agent, signal, (options) => agent.run(prompt, options))
+    await saveTurn(this.host, request, { agent, crossing }, { leg: 'run', input: prompt })
+    await this.drive(request, events, bus, { agent, crossing }, signal, (options) => agent.run(prompt, options))
   }
 
   /** A message on a known task: the answer to its parked agent's question. */
   private async answer(request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, signal: AbortSignal): Promise<void> {
-    const parked = this.parked.take(taskKey(request.context, request.taskId))
+    const key = taskKey(request.context, request.taskId)
+    const saved = this.adopted.get(key)
+    this.adopted.delete(key)
+    let parked = this.parked.take(key)
+    if (!parked && saved) {
+      const held = restoreHeld(this.host, saved, events)
+      if (!held) return
+      if (saved.turn) return this.rerun(request, events, bus, held, saved.turn, signal)
+      const { taskId, contextId, context } = request
+      parked = { key, taskId, contextId, agent: held.agent, crossing: held.crossing, question: held.agent.parked!, bus, context }
+    }
     if (!parked) {
       events.end(TaskState.TASK_STATE_FAILED,
         `Task ${request.taskId} is not waiting for an answer on this server: its question expired or was cancelled, or it waited on another server or before a restart. Start a new task.`,
@@ -192,11 +228,31 @@ export class AgentTaskExecutor implements AgentExecutor {
     const problem = answerProblem(answer)
     if (problem) {
       // Still waiting: the same question again, saying what was wrong with the answer.
+      // Saved again first: a task taken over from another host has no saved turn left after its claim.
+      await saveTurn(this.host, request, parked)
       this.parkAgain(parked, events, `${parked.question.text}\n\n(${problem})`)
       return
     }
     this.host.log.debug('task %s of %s: answer to question %s', request.taskId, scopeOf(request.context), parked.question.id)
-    await this.drive(request, events, bus, parked.agent, signal, (options) => parked.agent.resume(answer, options))
+    const { agent } = parked
+    await saveTurn(this.host, request, parked, { leg: 'resume', input: answer })
+    await this.drive(request, events, bus, parked, signal, (options) => agent.resume(answer, options))
+  }
+
+  /**
+   * An interrupted turn (its host died mid-turn), run again from its start on the restored agent;
+   * the client's new message (and any earlier ones of the same kind) is read after the turn's input.
+   */
+  private async rerun(
+    request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, held: Held, turn: NonNullable<SavedTurn['turn']>, signal: AbortSignal,
+  ): Promise<void> {
+    const message = promptOf(request.userMessage)
+    const messages = [...turn.messages ?? [], ...message.trim() ? [message] : []]
+    for (const text of messages) held.agent.inbox.post(text)
+    this.host.log.debug('task %s of %s: its interrupted turn runs again here', request.taskId, scopeOf(request.context))
+    await saveTurn(this.host, request, held, { ...turn, messages })
+    const { agent } = held
+    await this.drive(request, events, bus, held, signal, (options) => turn.leg === 'run' ? agent.run(turn.input, options) : agent.resume(turn.input, options))
   }
 
   /**
@@ -204,8 +260,9 @@ export class AgentTaskExecutor implements AgentExecutor {
    * stays); any other stop reason ends it by the states table and disposes the agent.
    */
   private async drive(
-    request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, agent: Agent, signal: AbortSignal, leg: Leg,
+    request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, held: Held, signal: AbortSignal, leg: Leg,
   ): Promise<void> {
+    const { agent, crossing } = held
     const spend = new SpendReporter((value) => events.working(undefined, value))
     let progress = 0
     let keep = false
@@ -223,9 +280,13 @@ export class AgentTaskExecutor implements AgentExecutor {
       const ours = { stopReason: result.stopReason, ...finalSpend(result, spend.last) }
       if (result.stopReason === 'pending' && result.question) {
         const { taskId, contextId, context } = request
-        keep = this.parked.add({ key: taskKey(context, taskId), taskId, contextId, agent, question: result.question, bus, context })
-        if (keep) events.park(result.question, ours)
-        else {
+        const key = taskKey(context, taskId)
+        keep = this.parked.add({ key, taskId, contextId, agent, crossing, question: result.question, bus, context })
+        if (keep) {
+          // Saved before the client hears of the question: from then on any host can take the answer.
+          await saveTurn(this.host, request, held)
+          events.park(result.question, ours)
+        } else {
           events.end(TaskState.TASK_STATE_FAILED,
             `The agent asked a question, but ${this.parked.max} tasks already wait for answers on this server (maxParkedTasks); answer or cancel one of them and start again.`,
             { ...ours, stopReason: 'error', code: 'TOO_MANY_PARKED' })
@@ -243,7 +304,10 @@ export class AgentTaskExecutor implements AgentExecutor {
       events.end(TaskState.TASK_STATE_FAILED, `The served agent could not go on: ${(error as Error).message}`, { stopReason: 'error' })
     } finally {
       spend.stop()
-      if (!keep) await agent.dispose()
+      if (!keep) {
+        await agent.dispose()
+        await this.host.turns?.drop(request.taskId, request.context).catch(() => {})
+      }
     }
   }
 
@@ -277,14 +341,4 @@ export class AgentTaskExecutor implements AgentExecutor {
     const disposal = agent.dispose().catch(() => {}).finally(() => this.disposing.delete(disposal))
     this.disposing.add(disposal)
   }
-}
-
-/** The prompt (or an answer): the text parts of the message (data and files are not read by this agent). */
-function promptOf(message: Message): string {
-  let text = ''
-  for (const part of message.parts ?? []) {
-    if (part.content?.$case === 'text' && typeof part.content.value === 'string') text += part.content.value
-    if (text.length > MAX_PROMPT_CHARS) return text.slice(0, MAX_PROMPT_CHARS)
-  }
-  return text
 }

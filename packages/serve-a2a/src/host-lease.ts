@@ -1,73 +1,137 @@
-import { randomUUID } from 'node:crypto'
+import { randomInt, randomUUID } from 'node:crypto'
 import type { Task } from '@a2a-js/sdk'
 import type postgres from 'postgres'
-import { CROSSING_KEY } from '@cordis-subagents/shared'
+import { endedTask, expiredTask, interruptedTask, lostTask } from './lost-tasks.js'
 import { decodeTask, encodeTask } from './task-codec.js'
-import { FINAL_STATES, type SharedNames, STATE } from './shared-schema.js'
+import { FINAL_STATES, RUNNING_STATES, type SharedNames, STATE } from './shared-schema.js'
 
 type Sql = postgres.Sql
 
-/** Most tasks one reap marks failed (the next reap takes the rest). */
+/** Most tasks one reap changes (the next reap takes the rest). */
 const REAP_BATCH = 200
-/** Code in the final status metadata of a task whose host was lost. */
-const HOST_LOST = 'HOST_LOST'
-/** Code of a task whose run ended on its host but whose final state was never saved. */
-const STATE_LOST = 'STATE_LOST'
+
+/**
+ * Whether the lease `h` (a row of the hosts table, or none) is gone: expired, released, or its
+ * host's database session ended (the session-level advisory lock it holds is released by
+ * PostgreSQL the moment the session ends: a killed process's socket closes at once). A lock
+ * taken before the database server started last was lost to its restart, not to its host's
+ * death: then only the lease tells (the host takes its lock again at its next renewal).
+ */
+function leaseGone(names: SharedNames, h = 'h'): string {
+  return `(${h}.id IS NULL OR ${h}.lease_until < now() OR (${h}.lock_key IS NOT NULL AND ${h}.locked_at > pg_postmaster_start_time()
+    AND NOT EXISTS (SELECT 1 FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND l.classid = ${names.lockSpace}::oid AND l.objid = ${h}.lock_key::oid)))`
+}
 
 /**
  * This host's lease in the shared store: a row renewed every third of `leaseMs`, by the
- * database's clock (hosts' clocks may differ). A task is owned by the lease that ran it; when a
- * lease is not renewed in time (the host died, hung, or lost the database), any host's reaper
- * marks its unfinished tasks failed. A lease found expired at renewal is lost for good: the host
- * must stop its tasks (they were, or are about to be, failed) and take a new lease (a new id).
+ * database's clock (hosts' clocks may differ), plus a session-level advisory lock held on a
+ * connection of its own, so its death is seen at once rather than when the lease runs out. A task
+ * is owned by the lease that ran it; when the lease is gone, any host's reaper acts for its tasks
+ * (interrupted, failed, or left for any host to continue: see `reap`). A lease found expired (or
+ * its lock lost) at renewal is lost for good: the host stops its tasks and takes a new lease.
  */
 export class HostLease {
   id: string
+  private lockKey = 0
 
-  constructor(private readonly sql: Sql, private readonly names: SharedNames, readonly name: string, readonly leaseMs: number) {
+  /** `lock` is a one-connection client of its own: its session holds the lock (it reconnects without it after a break). */
+  constructor(
+    private readonly sql: Sql, private readonly lock: Sql, private readonly names: SharedNames,
+    readonly name: string, readonly leaseMs: number,
+  ) {
     this.id = newId(name)
   }
 
+  /** Takes the lock, then the lease row: a row never names a lock not yet held. */
   async register(): Promise<void> {
-    await this.sql.unsafe(`INSERT INTO ${this.names.hosts} (id, name, lease_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')`,
-      [this.id, this.name, this.leaseMs])
+    this.lockKey = randomInt(1, 2 ** 31 - 1)
+    await this.lock.unsafe(`SELECT pg_advisory_lock(${this.names.lockSpace}, $1)`, [this.lockKey])
+    await this.sql.unsafe(`INSERT INTO ${this.names.hosts} (id, name, lease_until, lock_key, locked_at)
+      VALUES ($1, $2, now() + $3 * interval '1 millisecond', $4, now())`, [this.id, this.name, this.leaseMs, this.lockKey])
   }
 
-  /** Renews the lease; false when it had already expired (then `renewLost` takes a new one). */
+  /** Renews the lease, on the lock's session, which must still hold the lock; false when it was lost. */
   async renew(): Promise<boolean> {
-    const rows = await this.sql.unsafe(`UPDATE ${this.names.hosts} SET lease_until = now() + $2 * interval '1 millisecond'
-      WHERE id = $1 AND lease_until > now() RETURNING id`, [this.id, this.leaseMs])
-    return rows.length > 0
+    const rows = await this.lock.unsafe(`UPDATE ${this.names.hosts} SET lease_until = now() + $2 * interval '1 millisecond'
+      WHERE id = $1 AND lease_until > now() AND EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
+        AND classid = ${this.names.lockSpace}::oid AND objid = $3::oid AND objsubid = 2) RETURNING id`, [this.id, this.leaseMs, this.lockKey])
+    return rows.length > 0 || this.relock()
   }
 
-  /** A new lease after the old one was lost (tasks of the old one are not this lease's). */
+  /**
+   * The lock was lost to a restart of the database server (taken before it started), while the
+   * lease still runs: no host counted this lease as gone, so it is kept, with the same lock taken
+   * again. Any other loss of the lock (this host's session alone ended) loses the lease.
+   */
+  private async relock(): Promise<boolean> {
+    const [row] = await this.sql.unsafe(`SELECT (lease_until > now() AND locked_at < pg_postmaster_start_time()) AS restarted
+      FROM ${this.names.hosts} WHERE id = $1`, [this.id])
+    if (!row?.restarted) return false
+    const [taken] = await this.lock.unsafe(`SELECT pg_try_advisory_lock(${this.names.lockSpace}, $1) AS ok`, [this.lockKey])
+    if (!taken?.ok) return false
+    const kept = await this.lock.unsafe(`UPDATE ${this.names.hosts} SET locked_at = now(), lease_until = now() + $2 * interval '1 millisecond'
+      WHERE id = $1 AND lease_until > now() RETURNING id`, [this.id, this.leaseMs])
+    return kept.length > 0
+  }
+
+  /** A new lease (and lock) after the old one was lost: tasks of the old one are not this lease's. */
   async renewLost(): Promise<void> {
+    await this.lock.unsafe(`SELECT pg_advisory_unlock(${this.names.lockSpace}, $1)`, [this.lockKey]).catch(() => {})
     this.id = newId(this.name)
     await this.register()
   }
 
-  /** Ends the lease at a clean stop: a task this host still held (not finished) is failed by the next reap. */
+  /** Ends the lease at a clean stop (the lock's client is closed by the shared state). Waiting tasks stay for any host. */
   async release(): Promise<void> {
     await this.sql.unsafe(`DELETE FROM ${this.names.hosts} WHERE id = $1`, [this.id])
+    await this.lock.unsafe(`SELECT pg_advisory_unlock(${this.names.lockSpace}, $1)`, [this.lockKey]).catch(() => {})
+  }
+
+  /** Whether the lease `owner` (a lease id) is gone (see `leaseGone`). */
+  async isGone(owner: string): Promise<boolean> {
+    const [row] = await this.sql.unsafe(`SELECT ${leaseGone(this.names)} AS gone FROM (SELECT 1) one
+      LEFT JOIN ${this.names.hosts} h ON h.id = $1`, [owner])
+    return row.gone as boolean
   }
 
   /**
-   * Marks failed every unfinished task whose lease ended (expired, or released), and a task no
-   * host ever owned that did not move for a lease. Each task is updated only if it did not change
-   * since it was read (its version), so reapers on several hosts fail it once. Returns how many.
+   * Acts for the unfinished tasks whose lease is gone: a task mid-turn becomes `interrupted`
+   * (input-required) when its turn's start was saved, else `failed` (HOST_LOST); a task waiting for
+   * an answer stays as it is (any host continues it) until `parkedTimeout` after its last update,
+   * then it is canceled. A task no host ever owned that did not move for a lease is failed. Each
+   * change is made only if the task did not change since it was read (its version), so reapers on
+   * several hosts act once. `only` limits it to one task (a request found it). Returns how many.
    */
-  async reap(): Promise<number> {
-    const { tasks, hosts } = this.names
-    const rows = await this.sql.unsafe(`SELECT t.tenant, t.scope, t.id, t.version, t.owner, t.task::text AS task FROM ${tasks} t
+  async reap(parkedTimeout: number, only?: { tenant: string; scope: string; id: string }): Promise<number> {
+    const { tasks, hosts, turns } = this.names
+    const values: unknown[] = [this.leaseMs, parkedTimeout]
+    const one = only ? `AND t.tenant = $${values.push(only.tenant)} AND t.scope = $${values.push(only.scope)} AND t.id = $${values.push(only.id)}` : ''
+    const rows = await this.sql.unsafe(`SELECT t.tenant, t.scope, t.id, t.version, t.owner, t.state, t.task::text AS task,
+        (s.id IS NOT NULL) AS saved FROM ${tasks} t
       LEFT JOIN ${hosts} h ON h.id = t.owner
-      WHERE t.state NOT IN (${FINAL_STATES.join(', ')})
-        AND (CASE WHEN t.owner IS NULL THEN t.updated_at < now() - $1 * interval '1 millisecond' ELSE h.id IS NULL OR h.lease_until < now() END)
-      LIMIT ${REAP_BATCH}`, [this.leaseMs])
+      LEFT JOIN ${turns} s ON s.tenant = t.tenant AND s.scope = t.scope AND s.id = t.id
+      WHERE t.state NOT IN (${FINAL_STATES.join(', ')}) ${one}
+        AND (CASE WHEN t.state = ${STATE.INPUT_REQUIRED} THEN (t.owner IS NULL OR ${leaseGone(this.names)})
+            AND (s.id IS NULL OR ($2 > 0 AND t.updated_at < now() - $2 * interval '1 millisecond'))
+          WHEN t.owner IS NULL THEN t.state IN (${RUNNING_STATES.join(', ')}) AND t.updated_at < now() - $1 * interval '1 millisecond'
+          ELSE ${leaseGone(this.names)} END)
+      LIMIT ${REAP_BATCH}`, values as never[])
     let reaped = 0
-    for (const row of rows) reaped += await this.fail(row, lostTask(decodeTask(row.task as string), row.owner as string | null))
+    for (const row of rows) {
+      const task = decodeTask(row.task as string)
+      const owner = row.owner as string | null
+      // Waiting, saved (the query chose only the expired ones), whoever held it.
+      if (row.state === STATE.INPUT_REQUIRED && row.saved) reaped += await this.write(row, expiredTask(task, owner, parkedTimeout), null)
+      else if (row.saved && owner) reaped += await this.write(row, interruptedTask(task, owner), owner)
+      else reaped += await this.write(row, lostTask(task, owner), owner)
+    }
     // Host rows long expired and holding no unfinished task are history.
-    await this.sql.unsafe(`DELETE FROM ${hosts} h WHERE h.lease_until < now() - $1 * interval '10 millisecond'
-      AND NOT EXISTS (SELECT 1 FROM ${tasks} t WHERE t.owner = h.id AND t.state NOT IN (${FINAL_STATES.join(', ')}))`, [this.leaseMs])
+    if (!only) {
+      await this.sql.unsafe(`DELETE FROM ${hosts} h WHERE h.lease_until < now() - $1 * interval '10 millisecond'
+        AND NOT EXISTS (SELECT 1 FROM ${tasks} t WHERE t.owner = h.id AND t.state NOT IN (${FINAL_STATES.join(', ')}))`, [this.leaseMs])
+    }
     return reaped
   }
 
@@ -81,19 +145,19 @@ export class HostLease {
     let reaped = 0
     for (const row of rows) {
       if (runsHere(row as never)) continue
-      reaped += await this.fail(row, endedTask(decodeTask(row.task as string), this.name))
+      reaped += await this.write(row, endedTask(decodeTask(row.task as string), this.name), row.owner as string)
     }
     return reaped
   }
 
-  /** Saves `failed` over the row if it did not change since it was read; 1 when it did. */
-  private async fail(row: Row, failed: Task): Promise<number> {
-    const done = await this.sql.unsafe(`WITH failed AS (
-        UPDATE ${this.names.tasks} SET task = ($5::text)::jsonb, state = $6, status_at = now(), version = version + 1, updated_at = now()
+  /** Saves `task` over the row (owner `owner`) if it did not change since it was read; 1 when it did. */
+  private async write(row: Row, task: Task, owner: string | null): Promise<number> {
+    const done = await this.sql.unsafe(`WITH saved AS (
+        UPDATE ${this.names.tasks} SET task = ($5::text)::jsonb, state = $6, owner = $9, status_at = now(), version = version + 1, updated_at = now()
         WHERE tenant = $1 AND scope = $2 AND id = $3 AND version = $4 RETURNING version)
-      SELECT pg_notify($7, version::text || ' ' || $8) FROM failed`,
-    [row.tenant, row.scope, row.id, row.version, encodeTask(failed), STATE.FAILED, this.names.taskChannel,
-      JSON.stringify([row.tenant, row.scope, row.id])] as never[])
+      SELECT pg_notify($7, version::text || ' ' || $8) FROM saved`,
+    [row.tenant, row.scope, row.id, row.version, encodeTask(task), task.status!.state, this.names.taskChannel,
+      JSON.stringify([row.tenant, row.scope, row.id]), owner] as never[])
     return done.length
   }
 }
@@ -102,39 +166,4 @@ type Row = Record<string, unknown>
 
 function newId(name: string): string {
   return `${name}#${randomUUID().slice(0, 8)}`
-}
-
-/** The task, failed: its host is gone, and with it the run (nothing resumes it elsewhere). */
-function lostTask(task: Task, owner: string | null): Task {
-  const host = owner ? owner.slice(0, owner.lastIndexOf('#')) || owner : undefined
-  const text = host
-    ? `The host ${host} that ran this task stopped renewing its lease (it died, hung or lost the database) before the task ended. The task did not finish and was not resumed elsewhere: send it again.`
-    : 'No host took this task within a lease (it was never started). Send it again.'
-  return failedTask(task, text, HOST_LOST, host)
-}
-
-/** The task, failed: its run ended on its host, but the end was never saved (a database error then). */
-function endedTask(task: Task, host: string): Task {
-  const text = `The host ${host} ran this task, but its final state could not be saved (the database failed then), so how it ended is unknown. Send it again if you need its answer.`
-  return failedTask(task, text, STATE_LOST, host)
-}
-
-function failedTask(task: Task, text: string, code: string, host: string | undefined): Task {
-  task.status = {
-    state: STATE.FAILED,
-    timestamp: new Date().toISOString(),
-    message: {
-      messageId: randomUUID(), contextId: task.contextId, taskId: task.id, role: 2 /* ROLE_AGENT */,
-      parts: [{ content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined }],
-      metadata: undefined, extensions: [], referenceTaskIds: [],
-    },
-  }
-  const ours = task.metadata?.[CROSSING_KEY]
-  task.metadata = { ...task.metadata, [CROSSING_KEY]: { ...isRecord(ours) ? ours : {}, stopReason: 'error', code, ...host ? { host } : {} } }
-  task.history = [...task.history ?? [], task.status.message!]
-  return task
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return !!value && typeof value === 'object' && !Array.isArray(value)
 }

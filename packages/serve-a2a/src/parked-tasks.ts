@@ -1,6 +1,6 @@
 import type { ExecutionEventBus, ServerCallContext } from '@a2a-js/sdk/server'
 import type { Agent } from '@cordis-subagents/agent'
-import type { PendingQuestion } from '@cordis-subagents/shared'
+import type { Crossing, PendingQuestion } from '@cordis-subagents/shared'
 
 /** A task whose agent's turn is parked on a question: the task is input-required, the agent waits in memory. */
 export interface ParkedTask {
@@ -14,6 +14,8 @@ export interface ParkedTask {
   bus: ExecutionEventBus
   /** The call context the task was started under (its credential), for the cancel an expiry sends. */
   context: ServerCallContext
+  /** The crossing the task runs under (saved with its turn, so another host can rebuild its agent). */
+  crossing: Crossing
   /** Set when `parkedTimeout` passed: the cancel that follows says so. */
   expired?: boolean
 }

@@ -107,8 +107,10 @@ export class A2aServer extends Service<Config> {
       config,
       log: logger,
       cancelTask: (id, context) => handler!.cancelTask({ tenant: context.tenant ?? '', id, metadata: undefined }, context),
-      // Shared: the buses say which tasks run (or are parked) on this host.
-      ...shared ? { buses: shared.buses } : {},
+      // Shared: the buses say which tasks run (or are parked) on this host; each turn is saved for the other hosts.
+      ...shared ? {
+        buses: shared.buses, turns: shared.turns, warn: (format: string, ...args: unknown[]) => void logger.warn(format, ...args),
+      } : {},
     })
     const store = this.store = shared?.store ?? new BoundedTaskStore({
       max: config.maxStoredTasks, ttl: config.taskTtl, isRunning: (key) => executor.isRunning(key),
@@ -210,7 +212,9 @@ function sharedUrlOf(config: Config, env: NodeJS.ProcessEnv): string | undefined
 
 async function openShared(config: Config, url: string, log: SharedStateOptions['log']): Promise<SharedState> {
   const { SharedState } = await import('./shared-state.js')
-  return SharedState.open({ config: config.shared!, url, maxStoredTasks: config.maxStoredTasks, taskTtl: config.taskTtl, log })
+  return SharedState.open({
+    config: config.shared!, url, maxStoredTasks: config.maxStoredTasks, taskTtl: config.taskTtl, parkedTimeout: config.parkedTimeout, log,
+  })
 }
 
 function listen(host: string, port: number): Promise<Server> {

@@ -3,7 +3,7 @@ import type postgres from 'postgres'
 type Sql = postgres.Sql
 
 /** Task states of the SDK (1.x numbers) the shared store reasons about. */
-export const STATE = { SUBMITTED: 1, WORKING: 2, COMPLETED: 3, FAILED: 4, CANCELED: 5, REJECTED: 7 } as const
+export const STATE = { SUBMITTED: 1, WORKING: 2, COMPLETED: 3, FAILED: 4, CANCELED: 5, INPUT_REQUIRED: 6, REJECTED: 7 } as const
 /** Final states: a task in one never changes state again (the store refuses it). */
 export const FINAL_STATES = [STATE.COMPLETED, STATE.FAILED, STATE.CANCELED, STATE.REJECTED]
 /** States of a task being worked on: never evicted, reaped when their host's lease ends. */
@@ -14,10 +14,16 @@ export interface SharedNames {
   schema: string
   tasks: string
   hosts: string
+  /** The saved turn of each unfinished task (the agent's checkpoint), so any host can continue it. */
+  turns: string
   /** "a task changed" pings: `<version> <key JSON>`. */
   taskChannel: string
   /** Cancel requests for a task running on another host: `<key JSON>`. */
   cancelChannel: string
+  /** A task another host claimed (it continues it): `<lease id> <key JSON>`; the host that held it lets it go. */
+  movedChannel: string
+  /** The first key of every host's liveness lock (`pg_advisory_lock(lockSpace, lock_key)`). */
+  lockSpace: string
 }
 
 /** `schema` is checked by the config's pattern (lower-case identifier), so it is quoted as is. */
@@ -26,8 +32,11 @@ export function namesOf(schema: string): SharedNames {
     schema,
     tasks: `"${schema}".a2a_tasks`,
     hosts: `"${schema}".a2a_hosts`,
+    turns: `"${schema}".a2a_turns`,
     taskChannel: `a2a_task_${schema}`,
     cancelChannel: `a2a_cancel_${schema}`,
+    movedChannel: `a2a_moved_${schema}`,
+    lockSpace: `(hashtext('serve-a2a:${schema}') & 2147483647)`,
   }
 }
 
@@ -59,5 +68,15 @@ export async function ensureTables(sql: Sql, names: SharedNames): Promise<void> 
       name text NOT NULL,
       lease_until timestamptz NOT NULL,
       started_at timestamptz NOT NULL DEFAULT now())`)
+    // Added after the first release: tables created by an older host get the column here.
+    await tx.unsafe(`ALTER TABLE ${names.hosts} ADD COLUMN IF NOT EXISTS lock_key integer`)
+    await tx.unsafe(`ALTER TABLE ${names.hosts} ADD COLUMN IF NOT EXISTS locked_at timestamptz`)
+    await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${names.turns} (
+      tenant text NOT NULL,
+      scope text NOT NULL,
+      id text NOT NULL,
+      saved jsonb NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (tenant, scope, id))`)
   })
 }

@@ -5,9 +5,10 @@ import type { SharedConfig } from './config.js'
 import { ServeA2aError } from './errors.js'
 import { HostLease } from './host-lease.js'
 import { LocalBuses } from './local-buses.js'
-import { SharedRequestHandler } from './shared-handler.js'
+import { SharedRequestHandler, type TakeOver } from './shared-handler.js'
 import { ensureTables, namesOf } from './shared-schema.js'
 import { keyOfRef, PostgresTaskStore, type TaskRef } from './shared-store.js'
+import { PostgresTurns } from './saved-turns.js'
 import { TaskFeed } from './task-feed.js'
 
 /** A query that does not answer in this long fails (a stuck database must not hold a request forever). */
@@ -21,34 +22,42 @@ export interface SharedStateOptions {
   url: string
   maxStoredTasks: number
   taskTtl: number
+  /** The server's `parkedTimeout`: a waiting task whose host died is canceled this long after its last update. */
+  parkedTimeout: number
   log: { info(format: string, ...args: unknown[]): void; warn(format: string, ...args: unknown[]): void }
 }
 
 /**
- * Shared task state of one host: the PostgreSQL store, this host's lease, the LISTEN/NOTIFY feed
- * and the request handler that answers for other hosts' tasks. Timers: the lease is renewed every
- * third of `leaseMs`; every half of it, unfinished tasks of expired leases are failed and the
- * store is swept (a few indexed statements).
+ * Shared task state of one host: the PostgreSQL store and saved turns, this host's lease and
+ * liveness lock, the LISTEN/NOTIFY feed and the request handler that answers for (and takes over)
+ * other hosts' tasks. Timers: the lease is renewed every third of `leaseMs`; every half of it, the
+ * unfinished tasks of gone leases are interrupted (or failed, or expired) and the store is swept
+ * (a few indexed statements).
  */
 export class SharedState {
   readonly buses = new LocalBuses()
   readonly store: PostgresTaskStore
+  /** The saved turns (the executor saves each turn's start and each park through it). */
+  readonly turns: PostgresTurns
   private readonly lease: HostLease
   private readonly feed: TaskFeed
   private handler?: SharedRequestHandler
   private readonly timers: NodeJS.Timeout[] = []
   private readonly busy = new Map<string, Promise<void>>()
   private closed = false
-  private executor?: AgentExecutor
+  private executor?: AgentExecutor & TakeOver
 
-  private constructor(private readonly sql: postgres.Sql, private readonly options: SharedStateOptions) {
+  private constructor(
+    private readonly sql: postgres.Sql, private readonly lock: postgres.Sql, private readonly options: SharedStateOptions,
+  ) {
     const names = namesOf(options.config.schema)
-    this.lease = new HostLease(sql, names, options.config.hostName, options.config.leaseMs)
+    this.lease = new HostLease(sql, lock, names, options.config.hostName, options.config.leaseMs)
     this.store = new PostgresTaskStore(sql, {
       names, max: options.maxStoredTasks, ttl: options.taskTtl, hostId: () => this.lease.id,
     })
+    this.turns = new PostgresTurns(sql, names, () => this.lease.id, options.log.warn.bind(options.log))
     // A follower re-reads its task at least every lease, whatever the notifications do.
-    this.feed = new TaskFeed(sql, names, (ref) => void this.cancelHere(ref), options.config.leaseMs)
+    this.feed = new TaskFeed(sql, names, (ref) => void this.cancelHere(ref), options.config.leaseMs, (ref, by) => this.movedAway(ref, by))
   }
 
   /** Connects, creates the tables when missing, takes a lease and listens; a failure closes what was opened. */
@@ -60,7 +69,15 @@ export class SharedState {
       onnotice: () => {},
       connection: { statement_timeout: STATEMENT_TIMEOUT_MS, application_name: `serve-a2a ${options.config.hostName}` },
     })
-    const state = new SharedState(sql, options)
+    // The session holding this host's liveness lock: never recycled (that would drop the lock).
+    const lock = postgres(options.url, {
+      max: 1,
+      connect_timeout: CONNECT_TIMEOUT_S,
+      max_lifetime: 0,
+      onnotice: () => {},
+      connection: { statement_timeout: STATEMENT_TIMEOUT_MS, application_name: `serve-a2a ${options.config.hostName} lock` },
+    })
+    const state = new SharedState(sql, lock, options)
     try {
       await ensureTables(sql, namesOf(options.config.schema))
       await state.lease.register()
@@ -68,7 +85,8 @@ export class SharedState {
       await state.store.sweep()
     } catch (error) {
       await sql.end({ timeout: 1 }).catch(() => {})
-      throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and two tables), or remove \`shared\` to keep tasks in this process.`)
+      await lock.end({ timeout: 1 }).catch(() => {})
+      throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and three tables), or remove \`shared\` to keep tasks in this process.`)
     }
     state.every(options.config.leaseMs / 3, 'renew', () => state.renew())
     state.every(options.config.leaseMs / 2, 'reap', () => state.reap())
@@ -80,14 +98,16 @@ export class SharedState {
   }
 
   /** The request handler of this host (it runs `executor`'s tasks, and answers for other hosts'). */
-  handlerFor(card: AgentCard, executor: AgentExecutor): SharedRequestHandler {
+  handlerFor(card: AgentCard, executor: AgentExecutor & TakeOver): SharedRequestHandler {
     this.executor = executor
     return this.handler = new SharedRequestHandler(card, executor, {
       store: this.store, buses: this.buses, feed: this.feed, cancelWaitMs: this.options.config.cancelWaitMs,
+      turns: this.turns, executor,
+      actForGone: async (ref) => void await this.lease.reap(this.options.parkedTimeout, ref),
     })
   }
 
-  /** Stops the timers and the feed, ends the lease (its unfinished tasks are failed by the next reap) and closes the pool. */
+  /** Stops the timers and the feed, ends the lease (its waiting tasks stay for any host) and closes the pool and the lock's session. */
   async close(): Promise<void> {
     this.closed = true
     for (const timer of this.timers.splice(0)) clearInterval(timer)
@@ -95,6 +115,7 @@ export class SharedState {
     await this.feed.stop()
     await this.lease.release().catch(() => {})
     await this.sql.end({ timeout: 2 }).catch(() => {})
+    await this.lock.end({ timeout: 2 }).catch(() => {})
   }
 
   private every(ms: number, name: string, job: () => Promise<void>): void {
@@ -116,22 +137,32 @@ export class SharedState {
   private async renew(): Promise<void> {
     if (await this.lease.renew() || this.closed) return
     const lost = this.lease.id
-    this.options.log.warn('shared state: the lease %s expired before it was renewed (the database or this process stalled); its tasks are failed and their runs stopped here', lost)
-    await this.lease.reap()
+    this.options.log.warn('shared state: the lease %s was lost (it expired before it was renewed, or its lock\'s session broke: the database or this process stalled); its tasks are interrupted and their runs stopped here', lost)
+    await this.lease.reap(this.options.parkedTimeout)
+    // The new lease first: the ends of the runs stopped below are saved under it, so the rows of the
+    // old lease's tasks (interrupted or failed by the reap) refuse them.
+    await this.lease.renewLost()
     for (const key of this.buses.keys()) {
       const local = this.buses.get(key)
       const bus = local && this.buses.getByTaskId(local.taskId, local.context)
       if (bus) await this.executor?.cancelTask(local.taskId, bus)
     }
-    await this.lease.renewLost()
   }
 
   private async reap(): Promise<void> {
-    const reaped = await this.lease.reap()
-    if (reaped) this.options.log.info('shared state: %d task(s) of lost hosts marked failed', reaped)
+    const reaped = await this.lease.reap(this.options.parkedTimeout)
+    if (reaped) this.options.log.info('shared state: %d task(s) of lost hosts interrupted, failed or expired', reaped)
     const orphans = await this.lease.reapOwn((ref) => this.buses.has(keyOfRef(ref)))
     if (orphans) this.options.log.warn('shared state: %d task(s) of this host ended without their final state saved; marked failed', orphans)
     await this.store.sweep()
+  }
+
+  /** Another host claimed a task: if it waited here, its agent here is let go (the task goes on there). */
+  private movedAway(ref: TaskRef, by: string): void {
+    if (by === this.lease.id) return
+    const key = keyOfRef(ref)
+    const local = this.buses.get(key)
+    this.executor?.release(key, ref.id, local?.context)
   }
 
   /** A cancel another host forwarded: acted on only when the task runs here. */

@@ -43,7 +43,8 @@ export interface PostgresTaskStoreOptions {
  * state, the host running it), scoped per credential like the in-memory store. Every save is one
  * statement that also notifies the other hosts (`taskChannel`), delivered when it commits, so a
  * host that is told reads at least that version. A task in a final state never changes state
- * again: a late write of its former host (or of a cancel racing the end) is ignored by the row.
+ * again: a late write of its former host (or of a cancel racing the end) is ignored by the row. A
+ * save by another lease than the task's owner is ignored too (a task another host took over).
  */
 export class PostgresTaskStore implements ServeTaskStore {
   /** Tasks counted at the last sweep (all credentials, all hosts). */
@@ -77,7 +78,7 @@ export class PostgresTaskStore implements ServeTaskStore {
         ON CONFLICT (tenant, scope, id) DO UPDATE SET
           context_id = excluded.context_id, state = excluded.state, status_at = excluded.status_at, task = excluded.task,
           owner = COALESCE(excluded.owner, t.owner), version = t.version + 1, updated_at = now()
-        WHERE t.state NOT IN (${FINAL_STATES.join(', ')}) OR t.state = excluded.state
+        WHERE (t.state NOT IN (${FINAL_STATES.join(', ')}) OR t.state = excluded.state) AND (t.owner IS NULL OR t.owner = excluded.owner)
         RETURNING version)
       SELECT pg_notify($9, version::text || ' ' || $10) FROM saved`,
     [ref.tenant, ref.scope, ref.id, task.contextId ?? '', state, isNaN(statusAt?.getTime() ?? 0) ? null : statusAt, encodeTask(task), owner,
@@ -118,6 +119,9 @@ export class PostgresTaskStore implements ServeTaskStore {
     await this.sql.unsafe(`DELETE FROM ${tasks} t USING (
         SELECT tenant, scope, id FROM ${tasks} WHERE ${idle} ORDER BY updated_at LIMIT greatest(0, (SELECT count(*) FROM ${tasks}) - $1)
       ) old WHERE t.tenant = old.tenant AND t.scope = old.scope AND t.id = old.id`, [this.options.max])
+    // A saved turn is kept while its task waits or runs; past that (or once the task is gone) it is garbage.
+    await this.sql.unsafe(`DELETE FROM ${this.options.names.turns} s WHERE s.updated_at < now() - interval '1 minute' AND NOT EXISTS (SELECT 1 FROM ${tasks} t
+      WHERE t.tenant = s.tenant AND t.scope = s.scope AND t.id = s.id AND t.state NOT IN (${FINAL_STATES.join(', ')}))`)
     const [{ count }] = await this.sql.unsafe(`SELECT count(*)::int AS count FROM ${tasks}`)
     this.size = count as number
   }

@@ -1,4 +1,4 @@
-import { type Agent, type AgentRuntime, askParentTool, type BudgetLimits } from '@cordis-subagents/agent'
+import { type Agent, type AgentCheckpoint, type AgentRuntime, askParentTool, type BudgetLimits } from '@cordis-subagents/agent'
 import { type Crossing, CROSSING_BUDGET_KEYS } from '@cordis-subagents/shared'
 import type { ToolRegistry } from '@cordis-subagents/tools'
 import type { BudgetConfig, Config } from './config.js'
@@ -54,4 +54,12 @@ function lowest(config: BudgetConfig | undefined, given: Crossing['budget']): Bu
     if (values.length) limits[key] = Math.min(...values)
   }
   return limits
+}
+
+/** The agent of a task another host saved (its checkpoint), rebuilt here with the same crossing's tools and limits. */
+export function restoreTaskAgent(
+  host: { agents: AgentRuntime; tools: ToolRegistry; config: Config }, crossing: Crossing, checkpoint: AgentCheckpoint,
+): Agent {
+  const budget = budgetFor(host, crossing)
+  return host.agents.create({ restore: checkpoint, tools: toolsFor(host, crossing), ...budget ? { budget } : {} })
 }

@@ -68,3 +68,16 @@ function textPart(text: string): Part {
   return { content: { $case: 'text', value: text }, mediaType: 'text/plain', filename: '', metadata: undefined }
 }
 
+
+/** Longest prompt text taken from a message (characters); the body cap bounds it first. */
+const MAX_PROMPT_CHARS = 1024 * 1024
+
+/** The prompt (or an answer): the text parts of the message (data and files are not read by this agent). */
+export function promptOf(message: Message): string {
+  let text = ''
+  for (const part of message.parts ?? []) {
+    if (part.content?.$case === 'text' && typeof part.content.value === 'string') text += part.content.value
+    if (text.length > MAX_PROMPT_CHARS) return text.slice(0, MAX_PROMPT_CHARS)
+  }
+  return text
+}

@@ -23,9 +23,10 @@ export interface TaskWatch {
 
 /**
  * The event fan-out between hosts, over PostgreSQL LISTEN/NOTIFY (no other service): the store
- * notifies `taskChannel` when a task is saved (delivered on commit), and a host forwards a cancel
- * on `cancelChannel`. Each host holds one listening connection and hands pings to the watchers of
- * that task in this process. A ping says only "this task changed": watchers read the task itself.
+ * notifies `taskChannel` when a task is saved (delivered on commit), a host forwards a cancel
+ * on `cancelChannel`, and a host that claimed a waiting task says so on `movedChannel`. Each
+ * host holds one listening connection and hands pings to the watchers of that task in this
+ * process. A ping says only "this task changed": watchers read the task itself.
  */
 export class TaskFeed {
   private readonly watchers = new Map<string, Set<Watcher>>()
@@ -34,7 +35,7 @@ export class TaskFeed {
 
   constructor(
     private readonly sql: Sql, private readonly names: SharedNames, private readonly onCancel: (ref: TaskRef) => void,
-    private readonly recheckMs: number,
+    private readonly recheckMs: number, private readonly onMoved: (ref: TaskRef, by: string) => void = () => {},
   ) {}
 
   get watching(): number {
@@ -48,6 +49,12 @@ export class TaskFeed {
     this.listening.push(await this.sql.listen(this.names.cancelChannel, (payload) => {
       const ref = parseRef(payload)
       if (ref) this.onCancel(ref)
+    }) as ListenMeta)
+    this.listening.push(await this.sql.listen(this.names.movedChannel, (payload) => {
+      // `<claiming lease id> <key JSON>`
+      const space = payload.indexOf(' ')
+      const ref = space > 0 ? parseRef(payload.slice(space + 1)) : undefined
+      if (ref) this.onMoved(ref, payload.slice(0, space))
     }) as ListenMeta)
   }
 

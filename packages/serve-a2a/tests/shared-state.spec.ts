@@ -1,6 +1,7 @@
 // Two serve-a2a hosts sharing their tasks in PostgreSQL (`shared`): any host answers GetTask,
 // ListTasks, SubscribeToTask and CancelTask for a task another host runs; a host whose lease
-// expires has its unfinished tasks failed by another host, and stops running them itself.
+// expires has its unfinished tasks interrupted by another host (any host continues them), and
+// stops running them itself; an answer through any host continues a waiting task, once.
 import { randomUUID } from 'node:crypto'
 import { expect } from 'chai'
 import AgentRuntime, { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
@@ -131,7 +132,7 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     // A finished task is not cancelable, from any host, and an unknown id is not found.
     const again = await call(a.server.url, 'CancelTask', { id: (await send(b.server.url, 'quick')).body.result.task.id })
     expect(again.body.error?.message).to.match(/not cancelable/i)
-    // A message on a task that runs (or waits for an answer) on another host is refused there, naming the host.
+    // A message on a task that runs on another (live) host is refused there, naming the host.
     modelA.reset()
     const callsOnB = modelB.state.calls
     const held: string = (await send(a.server.url, 'hold for a follow-up', true)).body.result.task.id
@@ -139,37 +140,138 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     const followUp = await call(b.server.url, 'SendMessage', {
       message: { messageId: randomUUID(), taskId: held, role: 'ROLE_USER', parts: [{ text: 'the answer' }] },
     })
-    expect(followUp.body.error?.message, JSON.stringify(followUp.body)).to.match(new RegExp(`${held} waits on another host \\(host-a\\)`))
+    expect(followUp.body.error?.message, JSON.stringify(followUp.body)).to.match(new RegExp(`${held} is running on host host-a`))
     expect(modelB.state.calls).to.equal(callsOnB)
     expect((await call(b.server.url, 'CancelTask', { id: held })).body.result?.status?.state).to.equal('TASK_STATE_CANCELED')
     const unknown = await call(b.server.url, 'CancelTask', { id: randomUUID() })
     expect(unknown.body.error?.message).to.match(/not found/i)
   })
 
-  it('a host whose lease expires: another host fails its unfinished task (HOST_LOST), and the host stops the run itself', async () => {
+  it('a host whose lease expires: another host interrupts its task (HOST_LOST), the host stops the run itself, any host continues it', async () => {
     const modelA = holdingModel()
+    const modelB = holdingModel()
     const a = await host('host-a', modelA)
-    const b = await host('host-b', holdingModel())
+    const b = await host('host-b', modelB)
     const started = await send(a.server.url, 'hold while the lease goes', true)
     const id: string = started.body.result.task.id
     await until(() => modelA.state.calls === 1, 'the model runs on A')
     // As if host-a had stalled past its lease: its row expires (by the database's clock).
     const lost = a.server.sharedHostId!
     await withPg((sql) => sql.unsafe(`UPDATE "${schema}".a2a_hosts SET lease_until = now() - interval '1 second' WHERE id = $1`, [lost]))
-    const failed = await until(async () => {
+    const interrupted = await until(async () => {
       const got = await call(b.server.url, 'GetTask', { id })
-      return got.body.result.status.state === 'TASK_STATE_FAILED' ? got.body.result : undefined
-    }, 'the task is failed by a reaper')
-    expect(JSON.stringify(failed.status.message)).to.match(/host-a .*stopped renewing its lease/)
-    expect(failed.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: 'host-a', stopReason: 'error' })
+      return got.body.result.status.state === 'TASK_STATE_INPUT_REQUIRED' ? got.body.result : undefined
+    }, 'the task is interrupted by a reaper')
+    expect(JSON.stringify(interrupted.status.message)).to.match(/host-a .*died mid-turn/)
+    expect(interrupted.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: 'host-a', stopReason: 'interrupted' })
     // host-a notices at its next renewal: it aborts the run (nothing keeps running) and takes a new lease.
     await until(() => modelA.state.aborted === 1, 'host-a aborted its run')
     await until(() => a.server.runningTasks === 0, 'host-a has no running task')
     expect(a.server.sharedHostId).to.not.equal(lost)
-    // Its late write (canceled) did not change the failed task.
+    // Its late write (canceled) did not change the interrupted task.
     const after = await call(b.server.url, 'GetTask', { id })
-    expect(after.body.result.status.state).to.equal('TASK_STATE_FAILED')
+    expect(after.body.result.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
     expect(modelA.state.calls).to.equal(1)
+    // A message through host-b continues it there: the lost turn runs again, then reads the message.
+    modelB.state.release()
+    const continued = await rpc(b.server.url, {
+      jsonrpc: '2.0', id: 4, method: 'SendMessage',
+      params: { message: { messageId: randomUUID(), taskId: id, contextId: interrupted.contextId, role: 'ROLE_USER', parts: [{ text: 'go on' }] } },
+    }, V1)
+    expect(continued.body.result?.task?.status?.state, JSON.stringify(continued.body)).to.equal('TASK_STATE_COMPLETED')
+    expect(JSON.stringify(continued.body.result.task.artifacts)).to.include('answer to hold while the lease goes')
+    expect(modelB.state.calls).to.equal(1)
+    expect(modelA.state.calls).to.equal(1)
+  })
+
+  it('a host whose database session alone ends is gone at once: its task is interrupted, and it stops the run under a new lease', async () => {
+    const modelA = holdingModel()
+    // Renewed every 5 s, expiring after 15 s: what B sees below comes from the lock, not the lease.
+    const a = await host('host-a', modelA, { leaseMs: 15_000 })
+    const b = await host('host-b', holdingModel(), { leaseMs: 15_000 })
+    const id: string = (await send(a.server.url, 'hold, then lose the session', true)).body.result.task.id
+    await until(() => modelA.state.calls === 1, 'the model runs on A')
+    const lost = a.server.sharedHostId!
+    // A follower on B: its stream ends where the task waits (interrupted), like a local one at a question.
+    await until(async () => (await call(b.server.url, 'GetTask', { id })).body.result.status.state === 'TASK_STATE_WORKING', 'B sees it working')
+    const following = sse(b.server.url, 'SubscribeToTask', { id })
+    await withPg((sql) => sql.unsafe(`SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN "${schema}".a2a_hosts h ON l.objid = h.lock_key::oid
+      WHERE h.id = $1 AND l.locktype = 'advisory' AND l.objsubid = 2`, [lost]))
+    // B sees the lock gone when asked.
+    const task = await until(async () => {
+      const got = (await call(b.server.url, 'GetTask', { id })).body.result
+      return got.status.state === 'TASK_STATE_INPUT_REQUIRED' ? got : undefined
+    }, 'B interrupts the task', 15_000)
+    expect(task.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: 'host-a', stopReason: 'interrupted' })
+    const events = await following
+    expect(events.at(-1).result.statusUpdate?.status?.state, JSON.stringify(events)).to.equal('TASK_STATE_INPUT_REQUIRED')
+    // host-a finds its lock gone at its next renewal: a new lease, and the run stopped (its late save ignored).
+    await until(() => modelA.state.aborted === 1 && a.server.runningTasks === 0, 'host-a stopped the run', 30_000)
+    expect(a.server.sharedHostId).to.not.equal(lost)
+    expect((await call(b.server.url, 'GetTask', { id })).body.result.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
+  })
+
+  /** Two hosts serving an agent that asks (`askParent`); `finished` counts the turns that went on after an answer. */
+  async function askingHosts(names: string[], parkedTimeouts: number[] = []) {
+    const counts = { asked: 0, finished: 0 }
+    const script = (request: GenerateRequest) => {
+      const answer = request.messages.find((message) => message.role === 'tool' && message.name === 'ask_parent')
+      if (!answer) counts.asked++
+      else counts.finished++
+      return answer ? ScriptedModel.text(`painted ${answer.content}`) : { toolCalls: [{ name: 'ask_parent', input: { question: 'Which colour?' } }] }
+    }
+    const served: Served[] = []
+    for (const [i, name] of names.entries()) {
+      const shared = { url: PG_URL, schema, hostName: name, leaseMs: 1000 }
+      const parkedTimeout = parkedTimeouts[i] ?? 600_000
+      served.push(await serve({ tokens: [TOKEN], askParent: true, parkedTimeout, shared: shared as never }, script))
+      hosts.push(served.at(-1)!)
+    }
+    return { counts, served }
+  }
+
+  const answer = (url: string, task: { id: string; contextId: string }, text: string) => rpc(url, {
+    jsonrpc: '2.0', id: 5, method: 'SendMessage',
+    params: { message: { messageId: randomUUID(), taskId: task.id, contextId: task.contextId, role: 'ROLE_USER', parts: [{ text }] } },
+  }, V1)
+
+  it('two answers at once through two hosts: one continues the task, the other is told; the answered turn runs once', async () => {
+    const { counts, served: [a, b] } = await askingHosts(['host-a', 'host-b'])
+    for (let round = 0; round < 6; round++) {
+      const task = (await send(a.server.url, `paint round ${round}`)).body.result.task
+      expect(task.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
+      const replies = await Promise.all([answer(a.server.url, task, 'red'), answer(b.server.url, task, 'blue')])
+      const done = replies.filter((reply) => reply.body.result?.task?.status?.state === 'TASK_STATE_COMPLETED')
+      expect(done, JSON.stringify(replies.map((reply) => reply.body))).to.have.length(1)
+      const other = replies.find((reply) => !done.includes(reply))!
+      expect(other.body.error?.message, JSON.stringify(other.body)).to.match(/just continued|terminal state/)
+      expect(counts.finished, `round ${round}`).to.equal(round + 1)
+    }
+    await until(() => a.server.parkedTasks === 0 && b.server.parkedTasks === 0, 'no agent is left parked')
+    expect(counts.asked).to.equal(6)
+  })
+
+  it('a host stopped cleanly with a task waiting for an answer: the answer through another host continues it', async () => {
+    const { counts, served: [a, b] } = await askingHosts(['host-a', 'host-b'])
+    const task = (await send(a.server.url, 'paint before the stop')).body.result.task
+    hosts.splice(hosts.indexOf(a), 1)
+    await a.ctx.stop()
+    const reply = await answer(b.server.url, task, 'green')
+    expect(reply.body.result?.task?.status?.state, JSON.stringify(reply.body)).to.equal('TASK_STATE_COMPLETED')
+    expect(JSON.stringify(reply.body.result.task.artifacts)).to.include('painted green')
+    expect(counts).to.deep.equal({ asked: 1, finished: 1 })
+  })
+
+  it('a waiting task whose host is gone is canceled parkedTimeout after its last update by another host\'s reaper', async () => {
+    const { served: [a, b] } = await askingHosts(['host-a', 'host-b'], [600_000, 300])
+    const task = (await send(a.server.url, 'paint, then nobody answers')).body.result.task
+    hosts.splice(hosts.indexOf(a), 1)
+    await a.ctx.stop()
+    const canceled = await until(async () => {
+      const got = (await call(b.server.url, 'GetTask', { id: task.id })).body.result
+      return got.status.state === 'TASK_STATE_CANCELED' ? got : undefined
+    }, 'host-b expires the orphan')
+    expect(JSON.stringify(canceled.status.message)).to.match(/no answer came within 300 ms.*host-a had died/)
   })
 
   it('a task whose final state was never saved (a database error then) is failed by its own host (STATE_LOST), not left working', async () => {

@@ -1,0 +1,84 @@
+import type { ServerCallContext } from '@a2a-js/sdk/server'
+import type postgres from 'postgres'
+import type { AgentCheckpoint } from '@cordis-subagents/agent'
+import type { Crossing } from '@cordis-subagents/shared'
+import { type SharedNames, STATE } from './shared-schema.js'
+import { refOf, type TaskRef } from './shared-store.js'
+
+/** A saved turn larger than this (its agent's whole transcript, as JSON) is not saved: the task cannot be continued elsewhere. */
+const MAX_SAVED_TURN_BYTES = 8 * 1024 * 1024
+
+/**
+ * What another host needs to continue a task: its agent's checkpoint and the crossing it runs
+ * under; while a turn runs, also that turn's leg and input (the checkpoint then holds only the
+ * turns before it) and the messages sent since, so a host that takes over an interrupted task runs
+ * that turn again.
+ */
+export interface SavedTurn {
+  v: 1
+  crossing: Crossing
+  agent: AgentCheckpoint
+  turn?: { leg: 'run' | 'resume'; input: string; messages?: string[] }
+}
+
+/** Saving and dropping a task's turn; `undefined` for a host without a shared store. */
+export interface TurnSaver {
+  save(taskId: string, context: ServerCallContext | undefined, saved: SavedTurn): Promise<void>
+  drop(taskId: string, context: ServerCallContext | undefined): Promise<void>
+}
+
+/**
+ * The saved turns of the shared store (`a2a_turns`, one row per unfinished task that has one).
+ * Claiming a task takes its saved turn out of the table and makes the claimer the task's owner in
+ * one statement: whoever deletes the row continues the task, so it continues once.
+ */
+export class PostgresTurns implements TurnSaver {
+  constructor(
+    private readonly sql: postgres.Sql, private readonly names: SharedNames, private readonly hostId: () => string,
+    private readonly warn: (format: string, ...args: unknown[]) => void,
+  ) {}
+
+  async save(taskId: string, context: ServerCallContext | undefined, saved: SavedTurn): Promise<void> {
+    const ref = refOf(context, taskId)
+    const text = JSON.stringify(saved)
+    if (Buffer.byteLength(text) > MAX_SAVED_TURN_BYTES) {
+      this.warn('task %s: its turn (%d bytes) is over %d bytes and is not saved; if this host dies, the task fails (HOST_LOST)', taskId, text.length, MAX_SAVED_TURN_BYTES)
+      return this.drop(taskId, context)
+    }
+    await this.sql.unsafe(`INSERT INTO ${this.names.turns} (tenant, scope, id, saved) SELECT $1, $2, $3, ($4::text)::jsonb
+      WHERE NOT EXISTS (${this.ownedElsewhere(5)})
+      ON CONFLICT (tenant, scope, id) DO UPDATE SET saved = excluded.saved, updated_at = now()`, [ref.tenant, ref.scope, ref.id, text, this.hostId()])
+  }
+
+  async drop(taskId: string, context: ServerCallContext | undefined): Promise<void> {
+    const { tenant, scope, id } = refOf(context, taskId)
+    await this.sql.unsafe(`DELETE FROM ${this.names.turns} WHERE tenant = $1 AND scope = $2 AND id = $3 AND NOT EXISTS (${this.ownedElsewhere(4)})`,
+      [tenant, scope, id, this.hostId()])
+  }
+
+  /** The task ($1-$3) belongs to another lease than `$param` (taken over, or this host's lease was lost): not this host's to write. */
+  private ownedElsewhere(param: number): string {
+    return `SELECT 1 FROM ${this.names.tasks} t WHERE t.tenant = $1 AND t.scope = $2 AND t.id = $3 AND t.owner IS DISTINCT FROM $${param}`
+  }
+
+  /**
+   * Claims a task waiting for a message (input-required) to run its next turn here: takes its saved
+   * turn (undefined when there was none) and makes this host its owner; the host that held it is
+   * told (`movedChannel`: `<claiming lease id> <key JSON>`). `claimed` is false when another host took it first (or it is not
+   * waiting). A task this host owns is claimed without a saved turn (its agent is here).
+   */
+  async claim(ref: TaskRef): Promise<{ claimed: boolean; saved?: SavedTurn }> {
+    const { turns, tasks, movedChannel } = this.names
+    const [row] = await this.sql.unsafe(`WITH taken AS (
+        DELETE FROM ${turns} WHERE tenant = $1 AND scope = $2 AND id = $3 RETURNING saved::text AS saved),
+      task AS (
+        UPDATE ${tasks} t SET owner = $4, version = version + 1, updated_at = now()
+        WHERE tenant = $1 AND scope = $2 AND id = $3 AND state = ${STATE.INPUT_REQUIRED} AND (EXISTS (SELECT 1 FROM taken) OR owner = $4)
+        RETURNING (SELECT owner FROM ${tasks} WHERE tenant = $1 AND scope = $2 AND id = $3) AS before)
+      SELECT (SELECT saved FROM taken) AS saved, (SELECT before FROM task) AS before, EXISTS (SELECT 1 FROM task) AS claimed,
+        (SELECT pg_notify($5, $6) FROM task WHERE before IS DISTINCT FROM $4) AS told`,
+    [ref.tenant, ref.scope, ref.id, this.hostId(), movedChannel, `${this.hostId()} ${JSON.stringify([ref.tenant, ref.scope, ref.id])}`])
+    const saved = row.saved ? JSON.parse(row.saved as string) as SavedTurn : undefined
+    return { claimed: row.claimed as boolean, ...saved ? { saved } : {} }
+  }
+}
