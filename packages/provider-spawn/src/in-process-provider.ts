@@ -104,7 +104,8 @@ function startChild(
       throw aborted('while the provider was creating its child; the child was disposed and never ran')
     })
   }
-  return Promise.resolve(new ChildRun(child, options.name, request, again, new ParkTimer(options.maxParkedMs ?? DEFAULT_MAX_PARKED_MS), restored))
+  const parkTimer = new ParkTimer(options.maxParkedMs ?? DEFAULT_MAX_PARKED_MS)
+  return Promise.resolve(new ChildRun(child, options.name, request, again, parkTimer, restored))
 }
 
 /**

@@ -8,7 +8,10 @@ export const reusable = true
 export const inject = ['tools', 'subagents']
 
 export interface Config {
-  /** The verbs are named `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`, `<prefix>_reply`, `<prefix>_result`, `<prefix>_continue`. */
+  /**
+   * The verbs are named `<prefix>_wait`, `<prefix>_status`, `<prefix>_cancel`, `<prefix>_send`, `<prefix>_reply`,
+   * `<prefix>_result`, `<prefix>_continue`.
+   */
   prefix: string
   waitTimeout: number
   maxWaitTimeout: number
