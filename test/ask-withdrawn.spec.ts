@@ -49,16 +49,25 @@ describe('escalate: a question nobody can answer any more is withdrawn up to the
   })
   afterEach(async () => { await host?.stop() })
 
-  /** root → middle (spawn) → grandchild (spawn-ask, asks "Which region?"); the deploy tool's questions as `grandQuestions`. */
-  async function threeLevels(maxParkedMs: number, grandQuestions: 'escalate' | 'answer' = 'escalate', middle?: ScriptedModel) {
+  interface Tree {
+    /** The middle's deploy tool (default escalate). */
+    grandQuestions?: 'escalate' | 'answer'
+    /** The root's subagent tool (default escalate). */
+    rootQuestions?: 'escalate' | 'answer'
+    middle?: ScriptedModel
+    top?: ScriptedModel
+  }
+
+  /** root → middle (spawn) → grandchild (spawn-ask, asks "Which region?"). */
+  async function threeLevels(maxParkedMs: number, tree: Tree = {}) {
     const { ctx } = host
     const grand = new ScriptedModel((request) => hasTool(request)
       ? { text: `Deployed to ${lastTool(request)}.` }
       : { toolCalls: [{ name: 'ask_parent', input: { question: 'Which region?' } }] })
-    const child = middle ?? new ScriptedModel((request) => hasTool(request)
+    const child = tree.middle ?? new ScriptedModel((request) => hasTool(request)
       ? { text: `Child relays: ${lastTool(request)}` }
       : { toolCalls: [{ name: 'deploy', input: { description: 'deploy it', prompt: 'Deploy the service.' } }] })
-    const root = new ScriptedModel((request) => hasTool(request)
+    const root = tree.top ?? new ScriptedModel((request) => hasTool(request)
       ? { text: `Root done: ${lastTool(request)}` }
       : { toolCalls: [{ name: 'subagent', input: { description: 'ship it', prompt: 'Ship the release.' } }] })
     ctx.agents.registerModel('grand', grand)
@@ -66,7 +75,8 @@ describe('escalate: a question nobody can answer any more is withdrawn up to the
     ctx.agents.registerModel('root', root)
     ctx.plugin(Spawn as never, { name: 'spawn' })
     ctx.plugin(Spawn as never, { name: 'spawn-ask', askParent: true, maxParkedMs })
-    ctx.plugin(SubagentTool as never, { provider: 'spawn', questions: 'escalate', agentOptions: { model: 'child' } })
+    const { rootQuestions = 'escalate', grandQuestions = 'escalate' } = tree
+    ctx.plugin(SubagentTool as never, { provider: 'spawn', questions: rootQuestions, agentOptions: { model: 'child' } })
     ctx.plugin(SubagentTool as never, { provider: 'spawn-ask', toolName: 'deploy', nested: true, questions: grandQuestions, agentOptions: { model: 'grand' } })
     await ctx.lifecycle.flush()
     const agent = ctx.agents.create({ model: 'root' })
@@ -141,6 +151,35 @@ describe('escalate: a question nobody can answer any more is withdrawn up to the
     await expectNothingWaits(agent, question.id)
   })
 
+  it('a root in answer mode: its model reads the middle\'s next result as a message, headed that the question was withdrawn', async () => {
+    const { ctx } = host
+    // The root's model reads the question, then works on until the middle ended (the grandchild's end withdrew its question).
+    ctx.tools.register({
+      name: 'work_on', description: 'other work', input: z.strictObject({}),
+      execute: async () => {
+        await waitFor(() => starts.length === 2 && ends.has(starts[0].runId), 'the middle ended')
+        return { content: 'worked' }
+      },
+    })
+    let read: GenerateRequest | undefined
+    const root = new ScriptedModel((request, index) => {
+      if (index === 0) return { toolCalls: [{ name: 'subagent', input: { description: 'ship it', prompt: 'Ship the release.' } }] }
+      if (index === 1) return { toolCalls: [{ name: 'work_on', input: {} }] }
+      if (String(request.messages.at(-1)!.content).startsWith('[Subagent')) read = request
+      return { text: 'Root: noted.' }
+    })
+    // The root's load answers (its model replies with subagent_reply); the middle's deploy escalates.
+    ctx.plugin(SubagentControl as never, {})
+    const { agent } = await threeLevels(100, { rootQuestions: 'answer', top: root })
+    const result = await agent.run('Release v2.')
+    expect(result.stopReason).to.equal('completed')
+    const message = String(read!.messages.at(-1)!.content)
+    expect(message).to.match(/^\[Subagent run-\S+: its question "Which region\?" was withdrawn \(whoever asked it ended without an answer/)
+    expect(message).to.include('Child relays: Subagent was stopped by a timeout.')
+    expect(ctx.subagents.pending()).to.deep.equal([])
+    await waitFor(() => ctx.subagents.runs().length === 0, 'every child was disposed')
+  })
+
   it('answer mode is unchanged: the middle\'s model had the question, and reads the expiry as the inbox note', async () => {
     const { ctx } = host
     // The middle's model reads the question, then works on until the grandchild ended (a tool that returns after it).
@@ -160,7 +199,7 @@ describe('escalate: a question nobody can answer any more is withdrawn up to the
     })
     // The middle can answer (subagent_reply), so its deploy tool gives its model the question.
     ctx.plugin(SubagentControl as never, { nested: true })
-    const { agent } = await threeLevels(100, 'answer', middle)
+    const { agent } = await threeLevels(100, { grandQuestions: 'answer', middle })
     const result = await agent.run('Release v2.')
     // Nothing parked above the middle: the root's turn ran through.
     expect(result.stopReason).to.equal('completed')
