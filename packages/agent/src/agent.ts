@@ -11,7 +11,7 @@ import { TurnInterrupt } from './stops.js'
 import { type AgentCheckpoint, restoreTurn, takeCheckpoint } from './checkpoint.js'
 import type { AgentHost, AgentInit, TurnOwner } from './agent-init.js'
 import type { AgentUsage, AgentWork, ResumeOptions, RunOptions, RunResult } from './types.js'
-import { answerRefusal } from './answer-checks.js'
+import { answerRefusal, withdrawalRefusal } from './answer-checks.js'
 import { questionsOf } from './parked-turn.js'
 
 export type { AgentHost, AgentInit } from './agent-init.js'
@@ -50,8 +50,9 @@ export class Agent {
   private current?: { abort: TurnAbort; done: Promise<unknown> }
   /** The turn parked on a question, until `resume` continues it or `dispose` closes it. */
   private parkedTurn?: Turn
-  /** The question `resume` answered last, until the next `run` / `wake`: a second answer to it is refused. */
+  /** The question `resume` answered (or `withdraw` withdrew) last, until the next `run` / `wake`: an answer to it is refused. */
   private answered?: PendingQuestion
+  private answeredWithdrawn = false
   /** The next leg's result, made when someone asks for it (`nextResult`). */
   private nextLeg?: { promise: Promise<RunResult>; resolve(result: RunResult): void; reject(error: unknown): void }
   /** Model calls and tool work that may outlive an aborted turn (see `track`), and who waits for them to settle. */
@@ -128,7 +129,7 @@ export class Agent {
   async resume(answer: string, options: ResumeOptions = {}): Promise<RunResult> {
     if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
     const turn = this.parkedTurn
-    const refused = answerRefusal(this.id, !!this.current, turn?.parked, this.answered, options?.questionId)
+    const refused = answerRefusal(this.id, !!this.current, turn?.parked, this.answered, options?.questionId, this.answeredWithdrawn)
     if (refused) throw refused
     if (typeof answer !== 'string' || !answer.trim()) throw new AgentError('INVALID_PROMPT', 'The answer must be a non-empty string.')
     if (answer.length > MAX_ANSWER_LENGTH) {
@@ -137,8 +138,30 @@ export class Agent {
     checkRunArguments(answer, options)
     const { questionId } = options
     this.answered = questionId === undefined ? turn!.parked!.question : this.waitingOn.find((question) => question.id === questionId)
+    this.answeredWithdrawn = false
     this.parkedTurn = undefined
     return this.drive(turn!, options, (parked, abort) => parked.resume(answer, abort, options, questionId))
+  }
+
+  /**
+   * Continues the parked turn past question `questionId` (one of `waitingOn`, asked by a suspended
+   * tool call) without an answer: whoever asked it no longer waits for one (a child that asked it
+   * ended: its `maxParkedMs` passed, it was cancelled or closed). Each call suspended on it gets its
+   * tool's `withdrawn` result (a delegation: the child's outcome) instead of an answer; nothing is
+   * answered, and a later `resume` for it is refused `NOT_PARKED`. Calls on other questions keep
+   * waiting. Resolves like `resume`; rejects with `NOT_PARKED`, `BUSY`, `DISPOSED`, `INVALID_OPTIONS`.
+   */
+  async withdraw(questionId: string, options: RunOptions = {}): Promise<RunResult> {
+    if (this.disposal) throw disposed(this.id)
+    const turn = this.parkedTurn
+    const refused = answerRefusal(this.id, !!this.current, turn?.parked, this.answered, questionId, this.answeredWithdrawn)
+      ?? withdrawalRefusal(this.id, turn!.parked!, questionId)
+    if (refused) throw refused
+    checkRunArguments('', options)
+    this.answered = this.waitingOn.find((question) => question.id === questionId)
+    this.answeredWithdrawn = true
+    this.parkedTurn = undefined
+    return this.drive(turn!, options, (parked, abort) => parked.resume(undefined, abort, options, questionId))
   }
 
   /**
@@ -211,6 +234,7 @@ export class Agent {
   /** A new turn; a root agent's budget is renewed for it (a tree's limits are per root run). */
   private newTurn(): Turn {
     this.answered = undefined
+    this.answeredWithdrawn = false
     if (this.owner.ownsRootBudget) {
       this.budget = Budget.root(this.budgetLimits)
       this.budget.adopt()

@@ -47,13 +47,14 @@ export function budgetQuestion(breach: BudgetBreach): PendingQuestion {
  * Gives `answer` to every call of a parked step suspended on `questionId` (default: the question
  * asked now, the first call's): one question, one answer (two reattached calls of one task share
  * their child's question). Each gets its tool's `resume` with a fresh exec (same call id, this
- * leg's signal), in call order. Returns the step parked again (a call suspended again, or calls on
- * other questions still wait), `'aborted'` when the leg was aborted first, or undefined once every
- * call of the step is answered (the loop goes on with the next model call).
+ * leg's signal), in call order; with no answer (the question was withdrawn) its tool's `withdrawn`.
+ * Returns the step parked again (a call suspended again, or calls on other questions still wait),
+ * `'aborted'` when the leg was aborted first, or undefined once every call of the step is answered
+ * (the loop goes on with the next model call).
  */
 export async function answerSuspended(
   turn: { answer(call: ModelToolCall, result: ToolResult): void },
-  owner: TurnOwner, leg: Leg, parked: ParkedStep, answer: string, questionId = parked.question.id,
+  owner: TurnOwner, leg: Leg, parked: ParkedStep, answer: string | undefined, questionId = parked.question.id,
 ): Promise<ParkedStep | 'aborted' | undefined> {
   const waiting: SuspendedCall[] = []
   for (const suspended of parked.suspended) {
@@ -71,9 +72,9 @@ export async function answerSuspended(
   return undefined
 }
 
-/** One suspended call's tool `resume`; undefined when the leg was aborted first. */
+/** One suspended call's tool `resume` (`withdrawn` without an answer); undefined when the leg was aborted first. */
 async function resumeCall(
-  owner: TurnOwner, leg: Leg, step: number, suspended: SuspendedCall, answer: string,
+  owner: TurnOwner, leg: Leg, step: number, suspended: SuspendedCall, answer: string | undefined,
 ): Promise<ToolResult | undefined> {
   const { agent } = owner
   const { call } = suspended
@@ -83,7 +84,9 @@ async function resumeCall(
   leg.abort.raiseListenerLimit()
   leg.watch?.toolStart(step, call)
   let aborted = false
-  const pending = owner.track(agent.tools.resume(call, answer, suspended.suspension, exec))
+  const pending = owner.track(answer === undefined
+    ? agent.tools.withdrawn(call, suspended.suspension, exec)
+    : agent.tools.resume(call, answer, suspended.suspension, exec))
   const result = checkSuspended(call, await Promise.race([pending, leg.abort.aborted]).catch(() => {
     aborted = true
     return cancelled()

@@ -54,14 +54,19 @@ export class Turn {
     return this.loop()
   }
 
-  /** Continues the parked turn with `answer`: to the suspended call it answers, or past the budget it waited on. */
-  async resume(answer: string, abort: TurnAbort, options: RunOptions, questionId = this.parked!.question.id): Promise<RunResult> {
+  /**
+   * Continues the parked turn with `answer`: to the suspended calls it answers, or past the budget
+   * it waited on. Without an answer, question `questionId` was withdrawn: its calls' tools give their results.
+   */
+  async resume(
+    answer: string | undefined, abort: TurnAbort, options: RunOptions, questionId = this.parked!.question.id,
+  ): Promise<RunResult> {
     const parked = this.parked!
     this.parked = undefined
     // Parked time does not count toward this run's wall-time budget.
     this.budget.pauseClock(Date.now() - this.parkedAt)
-    this.leg = openLeg(this, this.owner, abort, options, answer, questionId)
-    this.leg.emit?.({ type: 'resumed', step: parked.step, questionId })
+    this.leg = openLeg(this, this.owner, abort, options, answer ?? '', questionId)
+    this.leg.emit?.(answer === undefined ? { type: 'resumed', step: parked.step, questionId, withdrawn: true } : { type: 'resumed', step: parked.step, questionId })
     if (abort.signal.aborted) return this.abandon(parked)
     if (parked.budget) {
       if (parked.budget.budget === 'toolCalls') {

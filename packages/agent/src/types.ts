@@ -110,8 +110,8 @@ export type AgentEvent =
   | { type: 'waiting'; step: number; holds: number }
   /** The turn parked on `question` (a tool suspended, or a budget handler asked to suspend); the run returns `pending`. */
   | { type: 'pending'; step: number; question: PendingQuestion }
-  /** `agent.resume(answer)` continues the turn parked on question `questionId`. */
-  | { type: 'resumed'; step: number; questionId: string }
+  /** `agent.resume(answer)` continues the turn parked on question `questionId`; `agent.withdraw` too (`withdrawn`, no answer). */
+  | { type: 'resumed'; step: number; questionId: string; withdrawn?: true }
 
 export interface RunOptions {
   signal?: AbortSignal

@@ -153,6 +153,13 @@ class ChildRun implements SubagentRun {
     return this.segment(() => this.child.resume(answer, this.runOptions))
   }
 
+  /** Goes on past a question its grandchild asked and can no longer answer (it ended): the calls on it get that child's outcome. */
+  withdraw(questionId: string): Promise<SubagentResult> {
+    if (this.expired) return Promise.resolve(this.expired)
+    this.parkTimer.clear()
+    return this.segment(() => this.child.withdraw(questionId, this.runOptions))
+  }
+
   interrupt(): void {
     this.child.interrupt('interrupted by the host')
   }

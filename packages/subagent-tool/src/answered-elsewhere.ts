@@ -10,14 +10,15 @@ type Format = (
 
 /**
  * A child whose question the caller's model was given (answer mode) was answered by someone else
- * (a live page, the host by run id): its next outcome comes to the caller as an inbox message,
+ * (a live page, the host by run id), or went on without an answer (`withdrawn`: whoever asked it
+ * below ended unanswered): its next outcome comes to the caller as an inbox message,
  * formatted as the tool formats a result (another question included), with its usage and work.
  * The caller's turn waits for it (an inbox hold); an idle caller reads it on its next turn. The
  * tool's `timeout` bounds the child's work, as it bounds a reply's: past it the child is cancelled.
  */
 export function passOnAnswered(
   subagents: SubagentService, run: SubagentHandle, next: Promise<SubagentOutcome>, question: PendingQuestion,
-  options: OutcomeOptions, context: OutcomeContext, format: Format,
+  options: OutcomeOptions, context: OutcomeContext, format: Format, withdrawn = false,
 ): void {
   const { inbox } = context.parent
   let release: () => void
@@ -37,7 +38,7 @@ export function passOnAnswered(
   next.then((outcome) => {
     // A message cannot suspend: a further question goes to the caller's model again.
     const result = format(subagents, run, outcome, options, { ...context, durationMs: Date.now() - startedAt, canSuspend: false })
-    inbox.post(answeredElsewhereText(run.id, question, result), { usage: result.usage, work: result.work })
+    inbox.post(answeredElsewhereText(run.id, question, result, withdrawn), { usage: result.usage, work: result.work })
   }).catch(() => {
     // The caller was disposed meanwhile, or its inbox is full: there is nobody to read it.
   }).finally(() => {

@@ -105,18 +105,21 @@ export async function runDelegation(
  * `subagent_reply`) and turns its next outcome into a tool result, as a first outcome would be.
  * A suspended call names the `questionId` it waits on: when that question was answered already
  * (by a page or the host by run id, or for another call of the same reattached task), the call
- * joins that answer and gets the child's outcome; nothing is answered twice. The tool's timeout
- * runs again, in full, while the child works; the caller's abort cancels it.
+ * joins that answer and gets the child's outcome; nothing is answered twice. Without an answer
+ * (`withdrawn`: the question was withdrawn, the child ended or went on without one) the call gets
+ * the child's outcome. The tool's timeout runs again, in full, while the child works; the caller's abort cancels it.
  */
 export async function continueParked(
-  subagents: SubagentService, options: OutcomeOptions, runId: string, answer: string, exec: ToolExecContext,
+  subagents: SubagentService, options: OutcomeOptions, runId: string, answer: string | undefined, exec: ToolExecContext,
   inFlight: Set<InFlight>, deadlines: DeadlineQueue | undefined, canSuspend: boolean, onParked?: (run: SubagentHandle) => void,
   questionId?: string,
 ): Promise<ToolResult> {
   const parent = exec.agent as Agent
   let answered: { run: SubagentHandle; next: Promise<SubagentOutcome> } | undefined
   try {
-    answered = typeof runId === 'string' ? subagents.parked.answer(parent, runId, answer, questionId) : undefined
+    if (typeof runId !== 'string') answered = undefined
+    else if (answer === undefined) answered = questionId === undefined ? undefined : subagents.parked.withdrawn(parent, runId, questionId)
+    else answered = subagents.parked.answer(parent, runId, answer, questionId)
   } catch (error) {
     const code = (error as { code?: string })?.code
     return { isError: true, content: `The answer was not passed on.\n\n${code ? `${code}: ` : ''}${describeError(error)}` }

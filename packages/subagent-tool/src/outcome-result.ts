@@ -117,7 +117,10 @@ The subagent was stopped: there is no way to answer it here.`)
   const suspends = context.canSuspend && (options.questions === 'escalate' || !canReply)
   const hold: HoldOptions = suspends
     ? { escalated: true }
-    : { onAnsweredElsewhere: (next, asked) => passOnAnswered(subagents, run, next, asked, options, context, outcomeResult) }
+    : {
+      onAnsweredElsewhere: (next, asked, withdrawn) =>
+        passOnAnswered(subagents, run, next, asked, options, context, outcomeResult, withdrawn),
+    }
   try {
     subagents.parked.hold(context.parent, run.id, hold)
   } catch (error) {

@@ -60,6 +60,13 @@ export function apply(ctx: Context, config: Config) {
         // The question the call waits on: answered already (by run id, or for a reattached twin), the call joins that answer.
         return continueParked(subagents, config, String(runId), answer, exec, inFlight, deadlines, true, onParked, suspension.question.id)
       },
+      // Its question was withdrawn (the child ended unanswered, or went on without an answer): the call gets the child's outcome.
+      withdrawn: (suspension, exec) => {
+        const runId = (suspension.state as { runId?: unknown } | undefined)?.runId
+        if (unloaded) return { isError: true, content: 'The subagent\'s outcome was not passed on: the subagent tool was unloaded.' }
+        const questionId = suspension.question.id
+        return continueParked(subagents, config, String(runId), undefined, exec, inFlight, deadlines, true, onParked, questionId)
+      },
     })
     logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)
   }

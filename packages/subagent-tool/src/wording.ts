@@ -54,12 +54,19 @@ export function readMoreText(verb: string, runId: string, shown: number): string
   return `The whole output is kept: read the rest with ${verb} { "handle": "${runId}", "offset": ${shown} }.`
 }
 
-/** The message that brings the caller a child's result after someone else answered its question. */
-export function answeredElsewhereText(runId: string, question: PendingQuestion, result: { content: string; isError?: boolean }): string {
+/**
+ * The message that brings the caller a child's result after someone else answered its question,
+ * or after it was withdrawn (whoever asked it below ended, so the child went on without an answer).
+ */
+export function answeredElsewhereText(
+  runId: string, question: PendingQuestion, result: { content: string; isError?: boolean }, withdrawn = false,
+): string {
   const asked = JSON.stringify(question.text.slice(0, 200))
+  const how = withdrawn
+    ? 'was withdrawn (whoever asked it ended without an answer, and the subagent went on without one); do not answer it.'
+    : 'was answered by someone else (not through your reply); do not answer it again.'
   return [
-    `[Subagent ${runId}: its question ${asked} was answered by someone else (not through your reply); do not answer it again. `
-      + `Its next result${result.isError ? ' (a failure)' : ''} follows.]`,
+    `[Subagent ${runId}: its question ${asked} ${how} Its next result${result.isError ? ' (a failure)' : ''} follows.]`,
     '',
     result.content,
   ].join('\n')

@@ -7,8 +7,11 @@ import type { SubagentOutcome } from './types.js'
 /** Answered questions a run remembers for late waiters (the newest); an older one is still refused, but no longer joined. */
 const MAX_ANSWERED_PER_RUN = 16
 
-/** Told once for each answer a run takes (whoever gave it), after the run went on with it. */
-export type AnswerListener = (question: PendingQuestion, answer: string, next: Promise<SubagentOutcome>) => void
+/**
+ * Told once for each answer a run takes (whoever gave it), after the run went on with it; `answer`
+ * undefined when the question was withdrawn instead (the run went on without an answer).
+ */
+export type AnswerListener = (question: PendingQuestion, answer: string | undefined, next: Promise<SubagentOutcome>) => void
 
 /**
  * The answer side of a parked run: the questions it answered and the next outcome each answer led
@@ -18,6 +21,8 @@ export type AnswerListener = (question: PendingQuestion, answer: string, next: P
 export class Answers {
   private readonly answered = new Map<string, Promise<SubagentOutcome>>()
   private last?: PendingQuestion
+  /** Questions among `answered` that were withdrawn, not answered. */
+  private readonly withdrawn = new Set<string>()
   /** The run's holder (the parked book), told of every answer. */
   listener?: AnswerListener
 
@@ -28,11 +33,27 @@ export class Answers {
 
   /** Records that `question` was answered with `answer`; `next` is the outcome it leads to. */
   took(question: PendingQuestion, answer: string, next: Promise<SubagentOutcome>): void {
+    this.keep(question, next)
+    this.listener?.(question, answer, next)
+  }
+
+  /** Records that `question` was withdrawn (the run went on without an answer); `next` is the outcome that leads to. */
+  withdrew(question: PendingQuestion, next: Promise<SubagentOutcome>): void {
+    this.keep(question, next)
+    this.withdrawn.add(question.id)
+    this.listener?.(question, undefined, next)
+  }
+
+  private keep(question: PendingQuestion, next: Promise<SubagentOutcome>): void {
     this.last = question
     this.answered.delete(question.id)
+    this.withdrawn.delete(question.id)
     this.answered.set(question.id, next)
-    if (this.answered.size > MAX_ANSWERED_PER_RUN) this.answered.delete(this.answered.keys().next().value!)
-    this.listener?.(question, answer, next)
+    if (this.answered.size > MAX_ANSWERED_PER_RUN) {
+      const oldest = this.answered.keys().next().value!
+      this.answered.delete(oldest)
+      this.withdrawn.delete(oldest)
+    }
   }
 
   /**
@@ -50,10 +71,16 @@ export class Answers {
 
   /**
    * Why run `runId` (in `state`) takes no answer now: `ALREADY_ANSWERED` when the question meant
-   * (`questionId`, else the one asked last) was answered already, else `NOT_PARKED`.
+   * (`questionId`, else the one asked last) was answered already, `NOT_PARKED` when it was
+   * withdrawn or nothing is asked.
    */
   refusal(runId: string, state: string, questionId?: string): SubagentError {
     const last = this.last
+    const meant = questionId ?? last?.id
+    if (meant !== undefined && this.withdrawn.has(meant)) {
+      return new SubagentError('NOT_PARKED', `The question ${meant} of run ${runId} was withdrawn: whoever asked it ended without an answer, `
+        + `and the run went on without one. The run is ${state}; nothing was passed on.`)
+    }
     if (last && (questionId === undefined || this.answered.has(questionId) || questionId === last.id)) {
       const which = questionId === undefined || questionId === last.id ? `${last.id} (${JSON.stringify(last.text.slice(0, 200))})` : questionId
       return new SubagentError('ALREADY_ANSWERED', `The question ${which} of run ${runId} was answered already; its result went to the `

@@ -17,7 +17,10 @@ declare module 'cordis' {
     'subagent/end'(info: SubagentRunInfo, result: SubagentOutcome): void
     /** A run parked on a question (its path from below this run); `resume` continues it. */
     'subagent/pending'(info: SubagentRunInfo, question: PendingQuestion): void
-    /** A parked run goes on with the answer to question `questionId`. */
+    /**
+     * A parked run goes on with the answer to question `questionId`, or without one when that
+     * question was withdrawn (whoever asked it, below the run, ended unanswered).
+     */
     'subagent/resume'(info: SubagentRunInfo, questionId: string): void
     /**
      * The provider was asked to start a child but the run was never handed over (its start failed,

@@ -143,6 +143,16 @@ export class CheckpointJournal implements RunJournal {
     })
   }
 
+  withdrawn(run: JournalledRun, questionId: string): void {
+    const id = storedQuestionId(run.id, questionId)
+    if (this.open.get(run.id) === id) this.open.delete(run.id)
+    this.write(run.id, 'resume', async (store) => {
+      // As `resumed`, but the question is cancelled, not answered: nobody can answer it any more.
+      await this.saveWithTranscript(store, { id: run.id, state: 'running' }, safeCheckpoint(run))
+      if ((await store.questions.get(id))?.state === 'pending') await store.questions.cancel(id)
+    })
+  }
+
   settled(run: JournalledRun, outcome: SubagentOutcome): void {
     const question = this.open.get(run.id)
     this.open.delete(run.id)

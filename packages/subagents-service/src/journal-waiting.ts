@@ -8,7 +8,7 @@ const MAX_WAITING_NOTES = 1000
 /** Longest the kept state changes wait for `ctx.checkpoints`; then they are dropped (logged). */
 const MAX_WAITING_MS = 60_000
 
-type Hook = 'started' | 'parked' | 'resumed' | 'settled'
+type Hook = 'started' | 'parked' | 'resumed' | 'withdrawn' | 'settled'
 type Note = { hook: Hook; args: unknown[] }
 
 export interface WaitingBounds {
@@ -38,6 +38,7 @@ export class WaitingJournal implements RunJournal {
   started(run: JournalledRun): void { this.keep(run, 'started', [run]) }
   parked(run: JournalledRun, question: PendingQuestion): void { this.keep(run, 'parked', [run, question]) }
   resumed(run: JournalledRun, questionId: string, answer: string): void { this.keep(run, 'resumed', [run, questionId, answer]) }
+  withdrawn(run: JournalledRun, questionId: string): void { this.keep(run, 'withdrawn', [run, questionId]) }
   settled(run: JournalledRun, outcome: SubagentOutcome): void { this.keep(run, 'settled', [run, outcome]) }
 
   /** Writes the kept state changes, in order, through `journal` (the store is ready); keeps nothing after. */
@@ -45,7 +46,7 @@ export class WaitingJournal implements RunJournal {
     const notes = this.finish()
     for (const { hook, args } of notes) {
       try {
-        (journal[hook] as (...a: unknown[]) => void)(...args)
+        (journal[hook] as ((...a: unknown[]) => void) | undefined)?.apply(journal, args)
       } catch {
         // A journal hook never throws (journal.ts); a failed write is logged by the journal.
       }

@@ -32,6 +32,11 @@ export interface RunJournal {
   parked(run: JournalledRun, question: PendingQuestion): void
   /** The parked run goes on with `answer` to question `questionId`. */
   resumed(run: JournalledRun, questionId: string, answer: string): void
+  /**
+   * Optional: the parked run goes on past question `questionId` without an answer (it was withdrawn:
+   * whoever asked it ended); the question will never be answered.
+   */
+  withdrawn?(run: JournalledRun, questionId: string): void
   /** The run ended (any final outcome, `closed` included). */
   settled(run: JournalledRun, outcome: SubagentOutcome): void
   /**
@@ -84,7 +89,10 @@ export const NO_JOURNAL: RunJournal = Object.freeze({
 export function noteIn(current: () => RunJournal, log: Logger): JournalNote {
   return (hook, ...args) => {
     try {
-      (current()[hook] as (...a: unknown[]) => void)(...args)
+      const journal = current()
+      // An optional hook a journal does not have is skipped.
+      const call = journal[hook] as ((...a: unknown[]) => void) | undefined
+      if (call) call.apply(journal, args)
     } catch (error) {
       log.warn('journal hook %s failed (ignored): %s', hook, describeError(error))
     }

@@ -17,9 +17,10 @@ export interface HoldOptions {
   escalated?: boolean
   /**
    * The holder's model was given the question (answer mode): called when someone else answers it
-   * (a page, the host by run id), with the outcome that answer leads to, to pass on to the holder.
+   * (a page, the host by run id), with the outcome that answer leads to, to pass on to the holder;
+   * `withdrawn` when the child went on without an answer instead (whoever asked it below ended).
    */
-  onAnsweredElsewhere?(next: Promise<SubagentOutcome>, question: PendingQuestion): void
+  onAnsweredElsewhere?(next: Promise<SubagentOutcome>, question: PendingQuestion, withdrawn: boolean): void
 }
 
 /** The holder's answer: its child and the outcome the answer leads to. */
@@ -33,6 +34,8 @@ interface Held {
   options: HoldOptions
   /** Set while the holder itself answers (its answer is not news to it). */
   answering: boolean
+  /** The question the holder was given last (an escalated holder's calls suspend on it). */
+  question?: PendingQuestion
 }
 
 /**
@@ -45,11 +48,17 @@ interface Held {
  * id), the holder gets the outcome. A child answered elsewhere goes on at once; an escalated
  * holder parked on that question is continued too (its own holder in turn, up to the root agent,
  * which `agent.resume`s: its holder reads the result with `agent.nextResult()`), and its suspended
- * call joins the answer instead of giving another.
+ * call joins the answer instead of giving another. A child that ends while an escalated holder's
+ * calls wait on its question (its `maxParkedMs` passed, it was cancelled or closed) withdraws that
+ * question: the holder goes on without an answer, its calls get the child's outcome, and so on up
+ * to the root (`agent.withdraw`), so no ancestor waits on a question nobody can answer.
  */
 export class ParkedBook {
   private readonly books = new WeakMap<Agent, Map<string, Held>>()
-  /** Held children that ended after an answer: a call still suspended on that question joins it (newest `MAX_JOINABLE_PER_PARENT`). */
+  /**
+   * Held children that ended after an answer, or whose end withdrew their question: a call still
+   * suspended on that question joins the answer or gets the end (newest `MAX_JOINABLE_PER_PARENT`).
+   */
   private readonly answered = new WeakMap<Agent, Map<string, Delegation>>()
   private replyName?: string
 
@@ -78,13 +87,14 @@ export class ParkedBook {
     const known = book.get(run.id)
     if (known) {
       known.options = options
+      known.question = run.question ?? known.question
       return
     }
     if (book.size >= MAX_PARKED_PER_PARENT) {
       throw new SubagentError('PARKED_LIMIT',
         `Agent ${parent.id} already has ${MAX_PARKED_PER_PARENT} parked children waiting for answers; answer or close one of them first.`)
     }
-    const held: Held = { run, options, answering: false }
+    const held: Held = { run, options, answering: false, question: run.question }
     book.set(run.id, held)
     run.verbs.answers.listener = (question, answer, next) => {
       if (!held.answering) this.answeredElsewhere(parent, held, question, answer, next)
@@ -93,8 +103,13 @@ export class ParkedBook {
       if (book.get(run.id) !== held) return
       book.delete(run.id)
       run.verbs.answers.listener = undefined
-      if (run.verbs.answers.any) this.remember(parent, run)
-      this.tell(parent, idleEndNote(run, outcome))
+      // An escalated holder's calls may still wait on its question: nobody can answer it any more.
+      const { question } = held
+      const escalated = held.options.escalated && question
+      if (run.verbs.answers.any || escalated) this.remember(parent, run)
+      const note = () => this.tell(parent, idleEndNote(run, outcome))
+      if (escalated) this.withdrawFrom(parent, question, note)
+      else note()
       this.dispose(run)
     })
   }
@@ -130,17 +145,70 @@ export class ParkedBook {
     }
   }
 
-  /** Someone other than the holder answered its child: the holder gets the outcome. */
-  private answeredElsewhere(parent: Agent, held: Held, question: PendingQuestion, answer: string, next: Promise<SubagentOutcome>): void {
+  /**
+   * The holder's call suspended on question `questionId` of its child `runId`, which was withdrawn
+   * (`agent.withdraw`): fulfils with the outcome the call gets instead of an answer's: the child's
+   * next outcome when it went on without one, its final one when it ended. A child still parked on
+   * that question is cancelled first (nobody waits for its answer). Undefined when `parent` holds no such child.
+   */
+  withdrawn(parent: Agent, runId: string, questionId: string): HeldAnswer | undefined {
+    const run = this.books.get(parent)?.get(runId)?.run ?? this.answered.get(parent)?.get(runId)
+    if (!run) return undefined
+    const joined = run.verbs.answers.join(questionId)
+    if (joined) return { run, next: joined }
+    if (run.state === 'parked' && run.question?.id === questionId) {
+      run.cancel(`its question ${questionId} was withdrawn: the agent that waited for its answer went on without one`)
+    }
+    return { run, next: run.state === 'ended' ? run.ended : run.current() }
+  }
+
+  /** Someone other than the holder answered its child (or withdrew its question: no `answer`): the holder gets the outcome. */
+  private answeredElsewhere(
+    parent: Agent, held: Held, question: PendingQuestion, answer: string | undefined, next: Promise<SubagentOutcome>,
+  ): void {
     const { onAnsweredElsewhere, escalated } = held.options
     if (onAnsweredElsewhere) {
       try {
-        onAnsweredElsewhere(next, question)
+        onAnsweredElsewhere(next, question, answer === undefined)
       } catch (error) {
         this.log.warn('passing on the answered question of run %s failed: %s', held.run.id, describeError(error))
       }
     }
-    if (escalated) this.continueHolder(parent, question, answer)
+    if (!escalated) return
+    if (answer === undefined) this.withdrawFrom(parent, question)
+    else this.continueHolder(parent, question, answer)
+  }
+
+  /**
+   * The escalated holder's calls may wait on `question`, which nobody can answer any more (the child
+   * that asked it ended, or went on without an answer): the holder's turn goes on without one, its
+   * calls get the child's outcome. A child agent through its own run's `withdraw` (which tells its
+   * holder in turn), a root agent through `agent.withdraw` (its holder reads `agent.nextResult()`).
+   * A holder busy with a turn is checked again once that leg ends (it may park on the question
+   * again); `otherwise` runs when it does not wait on the question.
+   */
+  private withdrawFrom(parent: Agent, question: PendingQuestion, otherwise?: () => void): void {
+    if (parent.disposed) return
+    const own = this.runOf(parent)
+    if (own ? own.state === 'running' : parent.running) {
+      const legEnded: Promise<unknown> = own ? own.current() : parent.nextResult()
+      legEnded.then(() => this.withdrawFrom(parent, question, otherwise), () => {})
+      return
+    }
+    if (!waitsOn(parent, question.id)) {
+      otherwise?.()
+      return
+    }
+    const failed = (error: unknown) => this.log.warn('agent %s: withdrawing question %s failed: %s', parent.id, question.id, describeError(error))
+    try {
+      if (own) {
+        if (own.state === 'parked') own.verbs.withdraw(question.id).catch(failed)
+      } else if (!parent.parent) {
+        parent.withdraw(question.id).catch(failed)
+      }
+    } catch (error) {
+      failed(error)
+    }
   }
 
   /**
@@ -213,4 +281,9 @@ export class ParkedBook {
   private dispose(run: Delegation): void {
     run.dispose().catch((error) => this.log.warn('disposing parked run %s failed: %s', run.id, describeError(error)))
   }
+}
+
+/** Whether `agent`'s parked turn waits on question `questionId`. */
+function waitsOn(agent: Agent, questionId: string): boolean {
+  return !agent.disposed && agent.waitingOn.some((waiting) => waiting.id === questionId)
 }

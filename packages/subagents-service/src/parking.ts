@@ -136,6 +136,27 @@ export class Parking {
     return next
   }
 
+  /**
+   * Goes on past question `questionId` of the parked turn without an answer: whoever asked it (a
+   * child of this run's child) ended, so the call that waited on it gets that child's outcome (the
+   * provider's `withdraw`). Recorded as withdrawn, not answered: a later answer to it is refused
+   * `NOT_PARKED`. Throws `NOT_PARKED` when the run is not parked, `UNSUPPORTED` without the verb.
+   */
+  withdraw(questionId: string): Promise<SubagentOutcome> {
+    const question = this.question
+    if (!question || !this.run.open) throw this.answers.refusal(this.run.id, this.state, questionId)
+    const withdraw = this.verb('withdraw')
+    // Its own question (the one its holder's call waits on) ends here; a later one of its turn leaves it asked.
+    const own = question.id === questionId
+    const next = this.goOn(() => {
+      this.host.note('withdrawn', this.run, questionId)
+      if (own) this.host.events.emit('subagent/resume', this.run.info, questionId)
+      return withdraw(questionId)
+    })
+    if (own) this.answers.withdrew(question, next)
+    return next
+  }
+
   wake(): Promise<SubagentOutcome> {
     if (this.state !== 'interrupted' || !this.run.open) {
       throw new SubagentError('NOT_PARKED', `Run ${this.run.id} is ${this.state}; only an interrupted run can be woken.`)
@@ -167,7 +188,7 @@ export class Parking {
   }
 
   /** The provider run's verb, bound; `UNSUPPORTED` when it has none. */
-  private verb<K extends 'resume' | 'wake' | 'interrupt' | 'close'>(name: K): NonNullable<SubagentRun[K]> {
+  private verb<K extends 'resume' | 'withdraw' | 'wake' | 'interrupt' | 'close'>(name: K): NonNullable<SubagentRun[K]> {
     const run = this.run.providerRun as SubagentRun
     const verb = run?.[name]
     if (typeof verb !== 'function') {

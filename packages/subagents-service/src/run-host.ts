@@ -26,7 +26,7 @@ export type LiveRun = Delegation
 
 /** Calls one journal hook; a hook that throws is logged and ignored. */
 export type JournalNote = <K extends Exclude<keyof RunJournal, 'reopen' | 'pending' | 'reattached' | 'recorded'>>(
-  hook: K, ...args: Parameters<RunJournal[K]>) => void
+  hook: K, ...args: Parameters<NonNullable<RunJournal[K]>>) => void
 
 /** What a run needs of the service that started it. */
 export interface RunHost {

@@ -213,6 +213,13 @@ export interface SubagentRun {
    */
   resume?(answer: string): Promise<SubagentResult>
   /**
+   * Optional: continues a `pending` run past question `questionId` of its parked turn without an
+   * answer: whoever asked it (a child of this child) ended, so nobody can answer it any more; the
+   * tool call that waited on it gets that child's outcome instead (spawn/fork: `agent.withdraw`).
+   * Settles with the run's next result. Never rejects. Without it such a run waits for its own bound.
+   */
+  withdraw?(questionId: string): Promise<SubagentResult>
+  /**
    * Optional: ends the child's turn in flight as `interrupted` (the result the holder waits on
    * settles so). The child stays, keeps its transcript, and can be woken (`wake`) or closed.
    */

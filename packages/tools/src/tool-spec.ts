@@ -26,6 +26,9 @@ export function checkTool(tool: Tool<any>): ToolSpec {
   if (tool.resume !== undefined && typeof tool.resume !== 'function') {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has a resume that is not a function: give a resume(answer, suspension, exec) method, or omit it.`)
   }
+  if (tool.withdrawn !== undefined && typeof tool.withdrawn !== 'function') {
+    throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has a withdrawn that is not a function: give a withdrawn(suspension, exec) method, or omit it.`)
+  }
   const { maxCallerDepth } = tool
   if (maxCallerDepth !== undefined && (typeof maxCallerDepth !== 'number' || !Number.isSafeInteger(maxCallerDepth) || maxCallerDepth < 0)) {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has maxCallerDepth ${String(maxCallerDepth)}: use an integer >= 0 (0: only agents at depth 0 see it), or omit it so agents at every depth do.`)

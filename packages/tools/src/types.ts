@@ -78,6 +78,13 @@ export interface Tool<S extends ToolInputSchema = ToolInputSchema> {
    * (same `toolCallId`), possibly after a host restart, so it may rely only on `suspension.state`.
    */
   resume?(answer: string, suspension: ToolSuspension, exec: ToolExecContext): ToolResult | Promise<ToolResult>
+  /**
+   * Optional: continues a call this tool suspended whose question was withdrawn (whoever asked it
+   * no longer waits for an answer, e.g. a child that asked it ended): gives the call's result
+   * without an answer (a delegation: its child's outcome). Called with a fresh `exec`, like `resume`;
+   * it may suspend again. Without it the call gets an error result saying the question was withdrawn.
+   */
+  withdrawn?(suspension: ToolSuspension, exec: ToolExecContext): ToolResult | Promise<ToolResult>
 }
 
 /** What a model sees of a tool. `parameters` is a JSON Schema object. */

@@ -231,18 +231,37 @@ export class ToolView {
     return capResult(await this.continueCall(call, answer, suspension, exec), this.resultCap)
   }
 
-  private async continueCall(call: ToolCall, answer: string, suspension: ToolSuspension, exec: ToolExecContext): Promise<ToolResult> {
+  /**
+   * Continues a suspended call whose question was withdrawn (nobody waits for its answer any more):
+   * calls `tool.withdrawn(suspension, exec)`. A tool without `withdrawn` gets an `isError` result
+   * that says so; otherwise as `resume` (never throws or rejects; the result may suspend again).
+   */
+  async withdrawn(call: ToolCall, suspension: ToolSuspension, exec: ToolExecContext): Promise<ToolResult> {
+    return capResult(await this.continueCall(call, undefined, suspension, exec), this.resultCap)
+  }
+
+  /** `answer` undefined: the question was withdrawn. */
+  private async continueCall(
+    call: ToolCall, answer: string | undefined, suspension: ToolSuspension, exec: ToolExecContext,
+  ): Promise<ToolResult> {
     const name = typeof call?.name === 'string' ? call.name : String(call?.name)
     try {
       const entry = this.lookUp(name)
       if (!entry) return { isError: true, content: `Tool "${name}" is no longer available, so the question it asked cannot be answered.` }
       if (typeof entry.tool.resume !== 'function') return { isError: true, content: noResume(name) }
       if (exec?.signal?.aborted) return { isError: true, content: `Tool "${name}" was not resumed: the call was aborted before it started.` }
-      return checkResult(entry.tool, name, await entry.tool.resume(answer, suspension, exec))
+      if (answer !== undefined) return checkResult(entry.tool, name, await entry.tool.resume(answer, suspension, exec))
+      if (typeof entry.tool.withdrawn !== 'function') return { isError: true, content: withdrawnText(name, suspension) }
+      return checkResult(entry.tool, name, await entry.tool.withdrawn(suspension, exec))
     } catch (error) {
       return { isError: true, content: `Tool "${name}" failed when resumed: ${describeError(error)}` }
     }
   }
+}
+
+function withdrawnText(name: string, suspension: ToolSuspension): string {
+  const asked = JSON.stringify(String(suspension?.question?.text ?? '').slice(0, 200))
+  return `Tool "${name}" got no answer: its question ${asked} was withdrawn (whoever asked it no longer waits for an answer), so the call ended without a result.`
 }
 
 function noResume(name: string): string {
