@@ -1,0 +1,151 @@
+// Random schedules for test/durable-schedules.spec.ts and the runner that plays one against real
+// host processes on one store. A step picks its task by index among the tasks it applies to
+// (`pick` modulo their count; a step with none is a no-op), so fast-check shrinks a failing
+// schedule to the few steps that matter.
+import fc from 'fast-check'
+import { HostProcess, readLog } from './durable-schedule-client.js'
+import { checkLog, checkRestart, lastEnd, type StoreView } from './durable-schedule-invariants.js'
+import type { Kind, LogEntry, Mode } from './durable-schedule-model.js'
+
+export type Step =
+  | { op: 'start'; mode: Mode; kind: Kind }
+  | { op: 'reply' | 'answerRoot' | 'answerId' | 'reattach' | 'resumeRun'; pick: number }
+  | { op: 'stop' | 'kill' }
+
+const pick = fc.nat({ max: 7 })
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('start' as const), mode: fc.constantFrom<Mode>('answer', 'escalate', 'bg'), kind: fc.constantFrom<Kind>('finish', 'ask', 'hang') }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('reply' as const, 'answerRoot' as const, 'answerId' as const), pick }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('reattach' as const, 'resumeRun' as const), pick }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('stop' as const, 'kill' as const) }) },
+)
+
+/** A schedule: 2–10 steps, at most 3 of them restarts (each one is a host process). */
+export const schedules = fc.array(step, { minLength: 2, maxLength: 10 })
+  .filter((steps) => steps.filter((s) => s.op === 'stop' || s.op === 'kill').length <= 3)
+
+interface Task {
+  name: string
+  mode: Mode
+  kind: Kind
+  /** The host generation whose process holds this task's root, and the root's state there. */
+  gen: number
+  root: string
+  /** Parked on a question nobody answered yet (as far as the harness saw). */
+  parked: boolean
+}
+
+export interface Played {
+  violations: string[]
+  /** What happened, step by step, for the report. */
+  trace: string[]
+}
+
+/** Plays `steps` on `store` (a SQLite file or `postgres`), logging to `logFile`; resolves with the violations. */
+export async function play(steps: Step[], store: string, logFile: string): Promise<Played> {
+  const trace: string[] = []
+  const violations: string[] = []
+  const tasks: Task[] = []
+  let gen = 0
+  let { host } = await HostProcess.start(store, logFile)
+  const log = (): LogEntry[] => readLog(logFile)
+  const runOf = (task: Task) => log().findLast((e) => e.k === 'start' && e.task === task.name)?.runId as string | undefined
+  const note = (what: string, reply: Record<string, unknown>) => {
+    const { n: _n, ...rest } = reply
+    trace.push(`${what} → ${JSON.stringify(rest).slice(0, 300)}`)
+  }
+  const rest = (task: Task, reply: Record<string, any>) => {
+    if (reply.skipped) return
+    task.gen = gen
+    task.root = reply.state
+    task.parked = reply.state === 'waiting' || reply.state === 'pending'
+  }
+  let answers = 0
+  try {
+    for (const s of steps) {
+      if (s.op === 'start') {
+        const task: Task = { name: `T${tasks.length + 1}`, mode: s.mode, kind: s.kind, gen, root: 'none', parked: false }
+        tasks.push(task)
+        const reply = await host.send({ cmd: 'start', task: task.name, mode: s.mode, kind: s.kind })
+        note(`start ${task.name} ${s.mode} ${s.kind}`, reply)
+        rest(task, reply)
+      } else if (s.op === 'stop' || s.op === 'kill') {
+        const parked = tasks.filter((t) => t.parked).map(runOf).filter((id): id is string => !!id)
+        if (s.op === 'stop') note('stop', await host.stop())
+        else {
+          await host.kill()
+          trace.push('SIGKILL')
+        }
+        const before = log().length
+        gen++
+        host = (await HostProcess.start(store, logFile)).host
+        const view = await host.send({ cmd: 'store' }) as unknown as StoreView
+        note('restart; store', { n: 0, pending: view.pending, records: view.records.map((r) => `${r.label}:${r.state}`) })
+        violations.push(...checkRestart(log(), before, s.op, view, parked))
+        for (const task of tasks) task.parked = view.pending.includes(runOf(task) ?? '')
+      } else {
+        const live = (t: Task) => t.gen === gen
+        const candidates = tasks.filter({
+          reply: (t: Task) => live(t) && t.root === 'waiting',
+          answerRoot: (t: Task) => live(t) && t.root === 'pending',
+          answerId: (t: Task) => t.parked && !!runOf(t),
+          reattach: (t: Task) => !live(t) || t.root === 'done' || t.root === 'failed',
+          resumeRun: (t: Task) => !t.parked && !!runOf(t) && !(live(t) && t.root === 'hanging'),
+        }[s.op])
+        if (!candidates.length) continue
+        const task = candidates[s.pick % candidates.length]
+        const answer = `A${++answers}`
+        if (s.op === 'reply' || s.op === 'answerRoot') {
+          const reply = await host.send({ cmd: s.op === 'reply' ? 'reply' : 'answer-root', task: task.name, answer })
+          note(`${s.op} ${task.name} ${answer}`, reply)
+          rest(task, reply)
+        } else if (s.op === 'reattach') {
+          const reply = await host.send({ cmd: 'reattach', task: task.name, mode: task.mode, kind: task.kind })
+          note(`reattach ${task.name}`, reply)
+          rest(task, reply)
+        } else {
+          const reply = await host.send({ cmd: 'resume', runId: runOf(task), answer })
+          note(`${s.op} ${task.name} (${runOf(task)}) ${answer}`, reply)
+          if (s.op === 'answerId' && !reply.error) task.parked = reply.stopReason === 'pending'
+        }
+      }
+      violations.push(...checkLog(log()))
+      if (violations.length) break
+    }
+    if (!violations.length) violations.push(...await checkDelivery(host, tasks.filter((t) => t.gen === gen), log, trace))
+    violations.push(...checkLog(log()))
+    await host.stop()
+  } finally {
+    await host.kill()
+  }
+  return { violations: [...new Set(violations)], trace }
+}
+
+/**
+ * The answer reaches the waiting parent: every live root whose child completed sees the child's
+ * output in its transcript, within the bound. A root model still waiting to reply (its child was
+ * answered by run id) is let reply, as a model would; its reply must bring the child's result.
+ */
+async function checkDelivery(host: HostProcess, live: Task[], log: () => LogEntry[], trace: string[]): Promise<string[]> {
+  const violations: string[] = []
+  for (const task of live) {
+    const end = lastEnd(log(), task.name)
+    if (end?.stopReason !== 'completed') continue
+    if (task.root === 'waiting') {
+      const reply = await host.send({ cmd: 'reply', task: task.name, answer: 'late reply' })
+      trace.push(`reply ${task.name} late reply → ${JSON.stringify(reply).slice(0, 200)}`)
+    }
+    const deadline = Date.now() + 10_000
+    let seen = ''
+    let state = ''
+    do {
+      const { roots } = await host.send({ cmd: 'roots' })
+      seen = roots[task.name]?.seen ?? ''
+      state = roots[task.name]?.state ?? 'gone'
+      if (seen.includes(end.output)) break
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    } while (Date.now() < deadline)
+    if (!seen.includes(end.output)) violations.push(`root of ${task.name} (${task.mode}) never got its child's result ${JSON.stringify(end.output)}; it is ${state}`)
+  }
+  return violations
+}
