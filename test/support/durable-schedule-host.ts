@@ -34,7 +34,7 @@ const QUIET_MS = 20_000
 const log = logTo(logFile)
 const out = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const taskOf = (label: string) => /\bT\d+\b/.exec(label)?.[0] ?? label
+const taskOf = (label = '') => /\bT\d+\b/.exec(label)?.[0] ?? label
 
 type RootState = 'running' | 'waiting' | 'done' | 'pending' | 'failed'
 interface Root { agent: Agent; state: RootState; output?: string; error?: string }
@@ -171,7 +171,8 @@ async function execute(command: Command): Promise<Record<string, unknown>> {
     }
   }
   if (cmd === 'store') {
-    const records = (await checkpoints.list()).map((r) => ({ id: r.id, label: r.label, state: r.state, stopReason: r.stopReason, result: r.result }))
+    const records = (await checkpoints.list())
+      .map((r) => ({ id: r.id, label: r.label, state: r.state, stopReason: r.stopReason, result: r.result }))
     // pending() is read from the store when the journal appears: give it the bound to agree.
     const deadline = Date.now() + QUIET_MS
     let questions: string[], pending: string[]

@@ -49,7 +49,7 @@ export async function play(steps: Step[], store: string, logFile: string): Promi
   let gen = 0
   let { host } = await HostProcess.start(store, logFile)
   const log = (): LogEntry[] => readLog(logFile)
-  const runOf = (task: Task) => log().findLast((e) => e.k === 'start' && e.task === task.name)?.runId as string | undefined
+  const runOf = (task: Task) => log().flatMap((e) => e.k === 'start' && e.task === task.name ? [e.runId] : []).at(-1)
   const note = (what: string, reply: Record<string, unknown>) => {
     const { n: _n, ...rest } = reply
     trace.push(`${what} → ${JSON.stringify(rest).slice(0, 300)}`)
@@ -83,7 +83,7 @@ export async function play(steps: Step[], store: string, logFile: string): Promi
         note('restart; store', { n: 0, pending: view.pending, records: view.records.map((r) => `${r.label}:${r.state}`) })
         violations.push(...checkRestart(log(), before, s.op, view, parked))
         for (const task of tasks) task.parked = view.pending.includes(runOf(task) ?? '')
-      } else {
+      } else if ('pick' in s) {
         const live = (t: Task) => t.gen === gen
         const candidates = tasks.filter({
           reply: (t: Task) => live(t) && t.root === 'waiting',
