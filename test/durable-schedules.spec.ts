@@ -5,8 +5,9 @@
 // a real SQLite file and a real PostgreSQL. The harness: test/support/durable-schedule-*.ts; the
 // invariants and what a SIGKILL may lose: RELIABILITY.md, "Durable schedules".
 //
-// DURABLE_RUNS (default 6 per store), DURABLE_SEED and DURABLE_PATH (replay what a failure prints),
-// DURABLE_STORE=sqlite|postgres (one store only).
+// DURABLE_RUNS (default 20 per store), DURABLE_SEED and DURABLE_PATH (replay what a failure prints),
+// DURABLE_STORE=sqlite|postgres (one store only), DURABLE_FOCUS=<regex> (fail only on matching violations),
+// DURABLE_SHRINK=0 (report the first failing schedule unshrunk).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,10 +15,12 @@ import fc from 'fast-check'
 import { freshPostgres } from '../packages/checkpoints/tests/support.js'
 import { play, schedules, type Step } from './support/durable-schedule-steps.js'
 
-const RUNS = Number(process.env.DURABLE_RUNS ?? 6)
+const RUNS = Number(process.env.DURABLE_RUNS ?? 20)
 const SEED = process.env.DURABLE_SEED === undefined ? undefined : Number(process.env.DURABLE_SEED)
 const PATH = process.env.DURABLE_PATH
 const ONLY = process.env.DURABLE_STORE
+/** Count only the violations matching this pattern (to shrink a schedule for one invariant while others fail too). */
+const FOCUS = process.env.DURABLE_FOCUS ? new RegExp(process.env.DURABLE_FOCUS) : undefined
 
 const describeStep = (s: Step) => 'pick' in s ? `${s.op}#${s.pick}` : s.op === 'start' ? `start ${s.mode} ${s.kind}` : s.op
 
@@ -28,7 +31,7 @@ function property(name: string, fresh: (n: number) => Promise<string>, dir: () =
     let played = 0
     await fc.assert(fc.asyncProperty(schedules, async (steps) => {
       const store = await fresh(++n)
-      const result = await play(steps, store, join(dir(), `schedule-${n}.log`))
+      const result = await play(steps, store, join(dir(), `schedule-${n}.log`), (v) => !FOCUS || FOCUS.test(v))
       played++
       if (result.violations.length) {
         throw new Error(`${result.violations.join('\n')}\nschedule: ${steps.map(describeStep).join(', ')}\ntrace:\n  ${result.trace.join('\n  ')}`)

@@ -41,10 +41,11 @@ export interface Played {
   trace: string[]
 }
 
-/** Plays `steps` on `store` (a SQLite file or `postgres`), logging to `logFile`; resolves with the violations. */
-export async function play(steps: Step[], store: string, logFile: string): Promise<Played> {
+/** Plays `steps` on `store` (a SQLite file or `postgres`), logging to `logFile`; resolves with the violations `keep` keeps. */
+export async function play(steps: Step[], store: string, logFile: string, keep = (_violation: string) => true): Promise<Played> {
   const trace: string[] = []
   const violations: string[] = []
+  const found = (list: string[]) => violations.push(...list.filter(keep))
   const tasks: Task[] = []
   let gen = 0
   let { host } = await HostProcess.start(store, logFile)
@@ -81,7 +82,7 @@ export async function play(steps: Step[], store: string, logFile: string): Promi
         host = (await HostProcess.start(store, logFile)).host
         const view = await host.send({ cmd: 'store' }) as unknown as StoreView
         note('restart; store', { n: 0, pending: view.pending, records: view.records.map((r) => `${r.label}:${r.state}`) })
-        violations.push(...checkRestart(log(), before, s.op, view, parked))
+        found(checkRestart(log(), before, s.op, view, parked))
         for (const task of tasks) task.parked = view.pending.includes(runOf(task) ?? '')
       } else if ('pick' in s) {
         const live = (t: Task) => t.gen === gen
@@ -109,11 +110,11 @@ export async function play(steps: Step[], store: string, logFile: string): Promi
           if (s.op === 'answerId' && !reply.error) task.parked = reply.stopReason === 'pending'
         }
       }
-      violations.push(...checkLog(log()))
+      found(checkLog(log()))
       if (violations.length) break
     }
-    if (!violations.length) violations.push(...await checkDelivery(host, tasks.filter((t) => t.gen === gen), log, trace))
-    violations.push(...checkLog(log()))
+    if (!violations.length) found(await checkDelivery(host, tasks.filter((t) => t.gen === gen), log, trace))
+    found(checkLog(log()))
     await host.stop()
   } finally {
     await host.kill()
