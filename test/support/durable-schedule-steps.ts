@@ -3,7 +3,7 @@
 // (`pick` modulo their count; a step with none is a no-op), so fast-check shrinks a failing
 // schedule to the few steps that matter.
 import fc from 'fast-check'
-import { HostProcess, readLog } from './durable-schedule-client.js'
+import { BoundError, HostProcess, readLog } from './durable-schedule-client.js'
 import { checkLog, checkRestart, lastEnd, type StoreView } from './durable-schedule-invariants.js'
 import type { Kind, LogEntry, Mode } from './durable-schedule-model.js'
 
@@ -20,8 +20,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('stop' as const, 'kill' as const) }) },
 )
 
-/** A schedule: 2–10 steps, at most 3 of them restarts (each one is a host process). */
-export const schedules = fc.array(step, { minLength: 2, maxLength: 10 })
+/** A schedule: 1–10 steps, at most 3 of them restarts (each one is a host process). */
+export const schedules = fc.array(step, { minLength: 1, maxLength: 10 })
   .filter((steps) => steps.filter((s) => s.op === 'stop' || s.op === 'kill').length <= 3)
 
 interface Task {
@@ -54,6 +54,7 @@ export async function play(steps: Step[], store: string, logFile: string, keep =
   const note = (what: string, reply: Record<string, unknown>) => {
     const { n: _n, ...rest } = reply
     trace.push(`${what} → ${JSON.stringify(rest).slice(0, 300)}`)
+    if (typeof reply.note === 'string') found([`${what}: ${reply.note}`])
   }
   const rest = (task: Task, reply: Record<string, any>) => {
     if (reply.skipped) return
@@ -116,6 +117,9 @@ export async function play(steps: Step[], store: string, logFile: string, keep =
     if (!violations.length) found(await checkDelivery(host, tasks.filter((t) => t.gen === gen), log, trace))
     found(checkLog(log()))
     await host.stop()
+  } catch (error) {
+    if (!(error instanceof BoundError)) throw error
+    found([`a waiter outlived its bound: ${error.message}`])
   } finally {
     await host.kill()
   }
