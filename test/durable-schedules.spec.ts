@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { freshPostgres } from '../packages/checkpoints/tests/support.js'
-import { play, schedules, type Step } from './support/durable-schedule-steps.js'
+import { play, schedules, type Step, World } from './support/durable-schedule-steps.js'
 
 const RUNS = Number(process.env.DURABLE_RUNS ?? 20)
 const SEED = process.env.DURABLE_SEED === undefined ? undefined : Number(process.env.DURABLE_SEED)
@@ -29,15 +29,30 @@ function property(name: string, fresh: (n: number) => Promise<string>, dir: () =
     this.timeout(Math.max(600_000, RUNS * 90_000))
     let n = 0
     let played = 0
-    await fc.assert(fc.asyncProperty(schedules, async (steps) => {
-      const store = await fresh(++n)
-      const result = await play(steps, store, join(dir(), `schedule-${n}.log`), (v) => !FOCUS || FOCUS.test(v))
-      played++
-      if (result.violations.length) {
-        throw new Error(`${result.violations.join('\n')}\nschedule: ${steps.map(describeStep).join(', ')}\ntrace:\n  ${result.trace.join('\n  ')}`)
-      }
-    }), { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: process.env.DURABLE_SHRINK === '0' })
-    console.log(`      durable (${name}): ${played} schedules played, every invariant held`)
+    let world: World | undefined
+    // After the first failure (fast-check then shrinks) every schedule gets a world of its own, so
+    // the shrunk schedule fails on its own; before it, schedules share one while none fails.
+    let failed = false
+    try {
+      await fc.assert(fc.asyncProperty(schedules, async (steps) => {
+        if (!world || failed) {
+          await world?.close().catch(() => {})
+          world = await World.open(await fresh(++n), join(dir(), `world-${n}.log`))
+        }
+        const result = await play(steps, world, (v) => !FOCUS || FOCUS.test(v)).catch((error: Error) => {
+          failed = true
+          throw error
+        })
+        played++
+        if (result.violations.length) {
+          failed = true
+          throw new Error(`${result.violations.join('\n')}\nschedule: ${steps.map(describeStep).join(', ')}\ntrace:\n  ${result.trace.join('\n  ')}`)
+        }
+      }), { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: process.env.DURABLE_SHRINK === '0' })
+    } finally {
+      await (world as World | undefined)?.close().catch(() => {})
+    }
+    console.log(`      durable (${name}): ${played} schedules played on ${n} stores, every invariant held`)
   })
 }
 

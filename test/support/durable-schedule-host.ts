@@ -80,12 +80,19 @@ ctx.on('subagent/end', (info, outcome) => {
   void acknowledge(info.runId)
 })
 
-/** Logs `durable` once the store reads the run back ended: from then on a SIGKILL may not lose it. */
-async function acknowledge(runId: string): Promise<void> {
+ctx.on('subagent/pending', (info) => void acknowledge(info.runId, 'parked'))
+
+/**
+ * Logs `durable` once the store reads the run back ended (or its question pending): from then on a
+ * SIGKILL may not lose that state. Gives up silently after the bound (the invariants then excuse nothing).
+ */
+async function acknowledge(runId: string, what: 'settled' | 'parked' = 'settled'): Promise<void> {
   const deadline = Date.now() + QUIET_MS
   while (Date.now() < deadline) {
-    const record = await checkpoints.load(runId).catch(() => undefined)
-    if (record?.state === 'settled' || record?.state === 'closed') return log({ k: 'durable', runId })
+    const stored = what === 'parked'
+      ? (await checkpoints.questions.pending({ runId }).catch(() => [])).length > 0
+      : ['settled', 'closed'].includes((await checkpoints.load(runId).catch(() => undefined))?.state ?? '')
+    if (stored) return log({ k: 'durable', runId, what })
     await sleep(25)
   }
 }

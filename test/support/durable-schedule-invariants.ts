@@ -54,12 +54,16 @@ export interface StoreView {
  * (`durable`) before a SIGKILL, is recorded ended with its result; a run that ended without the
  * acknowledgement before a SIGKILL may come back `interrupted` (its settle was the write in flight).
  * `pending()` equals the stored pending questions, none of them of an ended run, and every run the
- * harness left parked and unanswered is among them.
+ * harness left parked and unanswered is among them (after a SIGKILL: those whose park the host
+ * acknowledged, i.e. read its question back from the store).
  */
 export function checkRestart(log: LogEntry[], before: number, how: 'stop' | 'kill', store: StoreView, parked: string[]): string[] {
   const violations: string[] = []
   const records = new Map(store.records.map((record) => [record.id, record]))
-  const durable = new Set(log.slice(0, before).flatMap((entry) => entry.k === 'durable' ? [entry.runId] : []))
+  const acknowledged = (what: 'settled' | 'parked') =>
+    new Set(log.slice(0, before).flatMap((entry) => entry.k === 'durable' && entry.what === what ? [entry.runId] : []))
+  const durable = acknowledged('settled')
+  const parkAcknowledged = acknowledged('parked')
   const ends = new Map<string, End>()
   for (const entry of log.slice(0, before)) if (entry.k === 'end' && FINAL.has(entry.stopReason)) ends.set(entry.runId, entry)
   for (const [runId, end] of ends) {
@@ -67,7 +71,7 @@ export function checkRestart(log: LogEntry[], before: number, how: 'stop' | 'kil
     const must = how === 'stop' || durable.has(runId)
     const what = `${end.task}'s run ${runId} ended ${end.stopReason} before the ${how === 'stop' ? 'clean stop' : 'SIGKILL'}`
     if (!record) {
-      violations.push(`${what} and has no record`)
+      violations.push(`${what}${must && how === 'kill' ? ' (acknowledged)' : ''} and has no record`)
       continue
     }
     const ok = record.state === 'settled' || record.state === 'closed' || (!must && record.state === 'interrupted')
@@ -80,7 +84,10 @@ export function checkRestart(log: LogEntry[], before: number, how: 'stop' | 'kil
   const questions = [...store.questions].sort()
   if (pending.join() !== questions.join()) violations.push(`pending() lists ${pending.join(', ') || 'nothing'}, the store's questions are ${questions.join(', ') || 'none'}`)
   for (const runId of questions) if (ends.has(runId)) violations.push(`run ${runId} ended ${ends.get(runId)!.stopReason} but its question is still pending`)
-  for (const runId of parked) if (!ends.has(runId) && !pending.includes(runId)) violations.push(`run ${runId} was parked unanswered at the ${how} but pending() does not list it`)
+  for (const runId of parked) {
+    if (ends.has(runId) || pending.includes(runId) || (how === 'kill' && !parkAcknowledged.has(runId))) continue
+    violations.push(`run ${runId} was parked unanswered${how === 'kill' ? ' (acknowledged)' : ''} at the ${how} but pending() does not list it`)
+  }
   return violations
 }
 

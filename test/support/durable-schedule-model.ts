@@ -16,7 +16,7 @@ export type LogEntry =
   | { k: 'call'; pid: number; who: string; last: string; answers: string[] }
   | { k: 'start'; pid: number; runId: string; task: string }
   | { k: 'end'; pid: number; runId: string; task: string; stopReason: string; output: string }
-  | { k: 'durable'; pid: number; runId: string }
+  | { k: 'durable'; pid: number; runId: string; what: 'settled' | 'parked' }
 
 export const TOOL: Record<Mode, string> = { answer: 'subagent', escalate: 'subagent_esc', bg: 'subagent_bg' }
 export const rootPrompt = (task: string, mode: Mode, kind: Kind) => `ROOT ${task} mode=${mode} kind=${kind}`

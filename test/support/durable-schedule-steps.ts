@@ -14,14 +14,14 @@ export type Step =
 
 const pick = fc.nat({ max: 7 })
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('start' as const), mode: fc.constantFrom<Mode>('answer', 'escalate', 'bg'), kind: fc.constantFrom<Kind>('finish', 'ask', 'hang') }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('start' as const), mode: fc.constantFrom<Mode>('answer', 'escalate', 'bg'), kind: fc.constantFrom<Kind>('finish', 'ask', 'hang') }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('reply' as const, 'answerRoot' as const, 'answerId' as const), pick }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('reattach' as const, 'resumeRun' as const), pick }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('reattach' as const, 'resumeRun' as const), pick }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('stop' as const, 'kill' as const) }) },
 )
 
 /** A schedule: 1–10 steps, at most 3 of them restarts (each one is a host process). */
-export const schedules = fc.array(step, { minLength: 1, maxLength: 10 })
+export const schedules = fc.array(step, { minLength: 1, maxLength: 10, size: 'medium' })
   .filter((steps) => steps.filter((s) => s.op === 'stop' || s.op === 'kill').length <= 3)
 
 interface Task {
@@ -41,15 +41,48 @@ export interface Played {
   trace: string[]
 }
 
-/** Plays `steps` on `store` (a SQLite file or `postgres`), logging to `logFile`; resolves with the violations `keep` keeps. */
-export async function play(steps: Step[], store: string, logFile: string, keep = (_violation: string) => true): Promise<Played> {
-  const trace: string[] = []
+/**
+ * One store, its log and the host process on it, reused by consecutive schedules: a schedule
+ * without a stop or kill costs no process start. Task names (`T<n>`) and answers count over the
+ * world, so every invariant holds over its whole log. A stop or kill restarts the host in place.
+ */
+export class World {
+  host!: HostProcess
+  gen = 0
+  tasks = 0
+  answers = 0
+  schedules = 0
+
+  private constructor(readonly store: string, readonly logFile: string) {}
+
+  static async open(store: string, logFile: string): Promise<World> {
+    const world = new World(store, logFile)
+    world.host = (await HostProcess.start(store, logFile)).host
+    return world
+  }
+
+  async restart(): Promise<void> {
+    this.gen++
+    this.host = (await HostProcess.start(this.store, this.logFile)).host
+  }
+
+  /** A clean stop of the host, else a kill. */
+  async close(): Promise<void> {
+    try {
+      await this.host.stop()
+    } finally {
+      await this.host.kill()
+    }
+  }
+}
+
+/** Plays `steps` in `world`; resolves with the violations `keep` keeps. A world that threw or found one must not be reused. */
+export async function play(steps: Step[], world: World, keep = (_violation: string) => true): Promise<Played> {
+  const trace: string[] = world.schedules++ ? [`(after ${world.schedules - 1} earlier schedules on this store)`] : []
   const violations: string[] = []
   const found = (list: string[]) => violations.push(...list.filter(keep))
   const tasks: Task[] = []
-  let gen = 0
-  let { host } = await HostProcess.start(store, logFile)
-  const log = (): LogEntry[] => readLog(logFile)
+  const log = (): LogEntry[] => readLog(world.logFile)
   const runOf = (task: Task) => log().flatMap((e) => e.k === 'start' && e.task === task.name ? [e.runId] : []).at(-1)
   const note = (what: string, reply: Record<string, unknown>) => {
     const { n: _n, ...rest } = reply
@@ -58,35 +91,33 @@ export async function play(steps: Step[], store: string, logFile: string, keep =
   }
   const rest = (task: Task, reply: Record<string, any>) => {
     if (reply.skipped) return
-    task.gen = gen
+    task.gen = world.gen
     task.root = reply.state
     task.parked = reply.state === 'waiting' || reply.state === 'pending'
   }
-  let answers = 0
   try {
     for (const s of steps) {
       if (s.op === 'start') {
-        const task: Task = { name: `T${tasks.length + 1}`, mode: s.mode, kind: s.kind, gen, root: 'none', parked: false }
+        const task: Task = { name: `T${++world.tasks}`, mode: s.mode, kind: s.kind, gen: world.gen, root: 'none', parked: false }
         tasks.push(task)
-        const reply = await host.send({ cmd: 'start', task: task.name, mode: s.mode, kind: s.kind })
+        const reply = await world.host.send({ cmd: 'start', task: task.name, mode: s.mode, kind: s.kind })
         note(`start ${task.name} ${s.mode} ${s.kind}`, reply)
         rest(task, reply)
       } else if (s.op === 'stop' || s.op === 'kill') {
         const parked = tasks.filter((t) => t.parked).map(runOf).filter((id): id is string => !!id)
-        if (s.op === 'stop') note('stop', await host.stop())
+        if (s.op === 'stop') note('stop', await world.host.stop())
         else {
-          await host.kill()
+          await world.host.kill()
           trace.push('SIGKILL')
         }
         const before = log().length
-        gen++
-        host = (await HostProcess.start(store, logFile)).host
-        const view = await host.send({ cmd: 'store' }) as unknown as StoreView
+        await world.restart()
+        const view = await world.host.send({ cmd: 'store' }) as unknown as StoreView
         note('restart; store', { n: 0, pending: view.pending, records: view.records.map((r) => `${r.label}:${r.state}`) })
         found(checkRestart(log(), before, s.op, view, parked))
         for (const task of tasks) task.parked = view.pending.includes(runOf(task) ?? '')
       } else if ('pick' in s) {
-        const live = (t: Task) => t.gen === gen
+        const live = (t: Task) => t.gen === world.gen
         const candidates = tasks.filter({
           reply: (t: Task) => live(t) && t.root === 'waiting',
           answerRoot: (t: Task) => live(t) && t.root === 'pending',
@@ -96,17 +127,17 @@ export async function play(steps: Step[], store: string, logFile: string, keep =
         }[s.op])
         if (!candidates.length) continue
         const task = candidates[s.pick % candidates.length]
-        const answer = `A${++answers}`
+        const answer = `A${++world.answers}`
         if (s.op === 'reply' || s.op === 'answerRoot') {
-          const reply = await host.send({ cmd: s.op === 'reply' ? 'reply' : 'answer-root', task: task.name, answer })
+          const reply = await world.host.send({ cmd: s.op === 'reply' ? 'reply' : 'answer-root', task: task.name, answer })
           note(`${s.op} ${task.name} ${answer}`, reply)
           rest(task, reply)
         } else if (s.op === 'reattach') {
-          const reply = await host.send({ cmd: 'reattach', task: task.name, mode: task.mode, kind: task.kind })
+          const reply = await world.host.send({ cmd: 'reattach', task: task.name, mode: task.mode, kind: task.kind })
           note(`reattach ${task.name}`, reply)
           rest(task, reply)
         } else {
-          const reply = await host.send({ cmd: 'resume', runId: runOf(task), answer })
+          const reply = await world.host.send({ cmd: 'resume', runId: runOf(task), answer })
           note(`${s.op} ${task.name} (${runOf(task)}) ${answer}`, reply)
           if (s.op === 'answerId' && !reply.error) task.parked = reply.stopReason === 'pending'
         }
@@ -114,14 +145,11 @@ export async function play(steps: Step[], store: string, logFile: string, keep =
       found(checkLog(log()))
       if (violations.length) break
     }
-    if (!violations.length) found(await checkDelivery(host, tasks.filter((t) => t.gen === gen), log, trace))
+    if (!violations.length) found(await checkDelivery(world.host, tasks.filter((t) => t.gen === world.gen), log, trace))
     found(checkLog(log()))
-    await host.stop()
   } catch (error) {
     if (!(error instanceof BoundError)) throw error
     found([`a waiter outlived its bound: ${error.message}`])
-  } finally {
-    await host.kill()
   }
   return { violations: [...new Set(violations)], trace }
 }
