@@ -35,7 +35,7 @@ function property(name: string, fresh: (n: number) => Promise<string>, dir: () =
     let failed = false
     try {
       await fc.assert(fc.asyncProperty(schedules, async (steps) => {
-        if (!world || failed) {
+        if (!world || failed || world.tainted) {
           await world?.close().catch(() => {})
           world = await World.open(await fresh(++n), join(dir(), `world-${n}.log`))
         }

@@ -50,14 +50,15 @@ export interface StoreView {
 }
 
 /**
- * After a restart: every run that ended before a clean stop, or whose settle the host acknowledged
+ * After a restart (`log` up to `before`; `since` where the stopped host's generation began): every
+ * run that ended under that host before a clean stop, or whose settle the host acknowledged
  * (`durable`) before a SIGKILL, is recorded ended with its result; a run that ended without the
  * acknowledgement before a SIGKILL may come back `interrupted` (its settle was the write in flight).
  * `pending()` equals the stored pending questions, none of them of an ended run, and every run the
  * harness left parked and unanswered is among them (after a SIGKILL: those whose park the host
  * acknowledged, i.e. read its question back from the store).
  */
-export function checkRestart(log: LogEntry[], before: number, how: 'stop' | 'kill', store: StoreView, parked: string[]): string[] {
+export function checkRestart(log: LogEntry[], since: number, before: number, how: 'stop' | 'kill', store: StoreView, parked: string[]): string[] {
   const violations: string[] = []
   const records = new Map(store.records.map((record) => [record.id, record]))
   const acknowledged = (what: 'settled' | 'parked') =>
@@ -66,7 +67,10 @@ export function checkRestart(log: LogEntry[], before: number, how: 'stop' | 'kil
   const parkAcknowledged = acknowledged('parked')
   const ends = new Map<string, End>()
   for (const entry of log.slice(0, before)) if (entry.k === 'end' && FINAL.has(entry.stopReason)) ends.set(entry.runId, entry)
+  // Runs that ended under the host just stopped or killed; earlier ones were checked at their restart.
+  const mine = new Set(log.slice(since, before).flatMap((entry) => entry.k === 'end' ? [entry.runId] : []))
   for (const [runId, end] of ends) {
+    if (!mine.has(runId)) continue
     const record = records.get(runId)
     const must = how === 'stop' || durable.has(runId)
     const what = `${end.task}'s run ${runId} ended ${end.stopReason} before the ${how === 'stop' ? 'clean stop' : 'SIGKILL'}`

@@ -52,6 +52,10 @@ export class World {
   tasks = 0
   answers = 0
   schedules = 0
+  /** Where the log of the running host's generation starts (what the next restart checks). */
+  since = 0
+  /** A violation was found here (kept or not): the next schedule needs a fresh world. */
+  tainted = false
 
   private constructor(readonly store: string, readonly logFile: string) {}
 
@@ -80,7 +84,10 @@ export class World {
 export async function play(steps: Step[], world: World, keep = (_violation: string) => true): Promise<Played> {
   const trace: string[] = world.schedules++ ? [`(after ${world.schedules - 1} earlier schedules on this store)`] : []
   const violations: string[] = []
-  const found = (list: string[]) => violations.push(...list.filter(keep))
+  const found = (list: string[]) => {
+    if (list.length) world.tainted = true
+    violations.push(...list.filter(keep))
+  }
   const tasks: Task[] = []
   const log = (): LogEntry[] => readLog(world.logFile)
   const runOf = (task: Task) => log().flatMap((e) => e.k === 'start' && e.task === task.name ? [e.runId] : []).at(-1)
@@ -111,10 +118,12 @@ export async function play(steps: Step[], world: World, keep = (_violation: stri
           trace.push('SIGKILL')
         }
         const before = log().length
+        const since = world.since
+        world.since = before
         await world.restart()
         const view = await world.host.send({ cmd: 'store' }) as unknown as StoreView
         note('restart; store', { n: 0, pending: view.pending, records: view.records.map((r) => `${r.label}:${r.state}`) })
-        found(checkRestart(log(), before, s.op, view, parked))
+        found(checkRestart(log(), since, before, s.op, view, parked))
         for (const task of tasks) task.parked = view.pending.includes(runOf(task) ?? '')
       } else if ('pick' in s) {
         const live = (t: Task) => t.gen === world.gen
@@ -148,6 +157,7 @@ export async function play(steps: Step[], world: World, keep = (_violation: stri
     if (!violations.length) found(await checkDelivery(world.host, tasks.filter((t) => t.gen === world.gen), log, trace))
     found(checkLog(log()))
   } catch (error) {
+    world.tainted = true
     if (!(error instanceof BoundError)) throw error
     found([`a waiter outlived its bound: ${error.message}`])
   }
