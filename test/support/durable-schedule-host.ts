@@ -179,7 +179,7 @@ async function execute(command: Command): Promise<Record<string, unknown>> {
   }
   if (cmd === 'store') {
     const records = (await checkpoints.list())
-      .map((r) => ({ id: r.id, label: r.label, state: r.state, stopReason: r.stopReason, result: r.result }))
+      .map((r) => ({ id: r.id, path: r.path, label: r.label, state: r.state, stopReason: r.stopReason, result: r.result }))
     // pending() is read from the store when the journal appears: give it the bound to agree.
     const deadline = Date.now() + QUIET_MS
     let questions: string[], pending: string[]
