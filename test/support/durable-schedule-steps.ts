@@ -17,7 +17,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ op: fc.constant('start' as const), mode: fc.constantFrom<Mode>('answer', 'escalate', 'bg'), kind: fc.constantFrom<Kind>('finish', 'ask', 'hang') }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('reply' as const, 'answerRoot' as const, 'answerId' as const), pick }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('reattach' as const, 'resumeRun' as const), pick }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('stop' as const, 'kill' as const) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constantFrom('stop' as const, 'kill' as const) }) },
 )
 
 /** A schedule: 1–10 steps, at most 3 of them restarts (each one is a host process). */
