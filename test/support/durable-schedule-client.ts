@@ -14,7 +14,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
  * Every reply must arrive within this bound (generous: a loaded 2-core machine starts a tsx host in
  * a few seconds; the host gives up on a task that does not come to rest after 20 s and says so).
  */
-export const REPLY_BOUND_MS = 45_000
+const REPLY_BOUND_MS = 45_000
 
 export type Reply = Record<string, any> & { n: number }
 

@@ -18,14 +18,14 @@ export type LogEntry =
   | { k: 'end'; pid: number; runId: string; task: string; stopReason: string; output: string }
   | { k: 'durable'; pid: number; runId: string; what: 'settled' | 'parked' }
 
-export const TOOL: Record<Mode, string> = { answer: 'subagent', escalate: 'subagent_esc', bg: 'subagent_bg' }
+const TOOL: Record<Mode, string> = { answer: 'subagent', escalate: 'subagent_esc', bg: 'subagent_bg' }
 export const rootPrompt = (task: string, mode: Mode, kind: Kind) => `ROOT ${task} mode=${mode} kind=${kind}`
-export const childPrompt = (task: string, kind: Kind) => `${task} ${kind}: do the task`
-export const childQuestion = (task: string) => `${task} question?`
+const childPrompt = (task: string, kind: Kind) => `${task} ${kind}: do the task`
+const childQuestion = (task: string) => `${task} question?`
 /** What a child that asked answers once it has `answer`. */
-export const answeredOutput = (task: string, answer: string) => `${task} got ${answer}`
-export const finishedOutput = (task: string) => `${task} result`
-export const resumedOutput = (task: string, message: string) => `${task} resumed with ${message}`
+const answeredOutput = (task: string, answer: string) => `${task} got ${answer}`
+const finishedOutput = (task: string) => `${task} result`
+const resumedOutput = (task: string, message: string) => `${task} resumed with ${message}`
 
 export function logTo(file: string): (entry: Record<string, unknown> & { k: LogEntry['k'] }) => void {
   return (entry) => appendFileSync(file, `${JSON.stringify({ ...entry, pid: process.pid })}\n`)
@@ -35,7 +35,7 @@ const text = (message: Message) => String((message as { content?: unknown }).con
 const users = (request: GenerateRequest) => request.messages.filter((m) => m.role === 'user').map(text)
 
 /** The root's parent-model replies the harness has not sent yet: task → the model call waiting for it. */
-export interface ReplyDesk {
+interface ReplyDesk {
   wait(task: string, signal: AbortSignal): Promise<string>
 }
 
