@@ -52,6 +52,8 @@ export class World {
   tasks = 0
   answers = 0
   schedules = 0
+  /** The schedules played here, for a failure that needs its predecessors. */
+  readonly history: string[] = []
   /** Where the log of the running host's generation starts (what the next restart checks). */
   since = 0
   /** A violation was found here (kept or not): the next schedule needs a fresh world. */
@@ -82,7 +84,8 @@ export class World {
 
 /** Plays `steps` in `world`; resolves with the violations `keep` keeps. A world that threw or found one must not be reused. */
 export async function play(steps: Step[], world: World, keep = (_violation: string) => true): Promise<Played> {
-  const trace: string[] = world.schedules++ ? [`(after ${world.schedules - 1} earlier schedules on this store)`] : []
+  const trace: string[] = world.schedules++ ? [`(after ${world.schedules - 1} earlier schedules on this store: ${world.history.join(' | ')})`] : []
+  world.history.push(steps.map((s) => 'pick' in s ? `${s.op}#${s.pick}` : s.op === 'start' ? `start ${s.mode} ${s.kind}` : s.op).join(', '))
   const violations: string[] = []
   const found = (list: string[]) => {
     if (list.length) world.tainted = true
