@@ -192,6 +192,7 @@ async function execute(command: Command): Promise<Record<string, unknown>> {
     return { records, questions, pending, interruptedAtStart: checkpoints.interruptedAtStart }
   }
   if (cmd === 'stop') {
+    log({ k: 'stopping' })
     await ctx.stop()
     return { stopped: true }
   }

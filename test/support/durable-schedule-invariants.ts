@@ -7,18 +7,24 @@ type End = Extract<LogEntry, { k: 'end' }>
 /** Outcomes after which a run never runs again (`interrupted` and `pending` are not final). */
 const FINAL = new Set(['completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps', 'timeout', 'budget', 'closed'])
 
-/** Log invariants: a settled run never starts again, makes no model call, keeps its task; each question is answered at most once. */
+/**
+ * Log invariants: a settled run never starts again and makes no model call; a completed task's child never runs again
+ * (a reattach replays its result); a restored child keeps its task; each question is answered at most once.
+ */
 export function checkLog(log: LogEntry[]): string[] {
   const violations: string[] = []
   const ended = new Map<string, End>()
   const latest = new Map<string, string>()
   const completedTask = new Map<string, string>()
   const answers = new Map<string, Set<string>>()
+  // A clean stop disposes the host's parked and running runs: those ends are the stop's, not settles
+  // (a parked run stays parked in the store).
+  const stopping = new Set<number>()
   log.forEach((entry, i) => {
+    if (entry.k === 'stopping') stopping.add(entry.pid)
+    if (entry.k === 'end' && stopping.has(entry.pid)) return
     if (entry.k === 'start') {
       if (ended.has(entry.runId)) violations.push(`settled run ${entry.runId} (${entry.task}, ${ended.get(entry.runId)!.stopReason}) started again`)
-      const done = completedTask.get(entry.task)
-      if (done && done !== entry.runId) violations.push(`task ${entry.task} completed as ${done} and got a second child ${entry.runId}`)
       latest.set(entry.task, entry.runId)
     }
     if (entry.k === 'end' && FINAL.has(entry.stopReason)) {
@@ -34,6 +40,12 @@ export function checkLog(log: LogEntry[]): string[] {
     for (const answer of entry.answers) seen.add(answer)
     answers.set(entry.who, seen)
     if (seen.size > 1) violations.push(`the question of ${entry.who} was answered more than once: ${[...seen].join(', ')}`)
+    // A reattach of a completed task gives its recorded result (a replay: a start, no model call); a model call is a second child.
+    const done = completedTask.get(entry.who)
+    if (done) {
+      violations.push(`task ${entry.who} completed as ${done} and its child ran again (a model call)`)
+      return
+    }
     const run = latest.get(entry.who)
     if (!run || !ended.has(run)) return
     // A fresh child's first call comes before its start line: a start of another run of the task later makes it legitimate.
@@ -66,7 +78,12 @@ export function checkRestart(log: LogEntry[], since: number, before: number, how
   const durable = acknowledged('settled')
   const parkAcknowledged = acknowledged('parked')
   const ends = new Map<string, End>()
-  for (const entry of log.slice(0, before)) if (entry.k === 'end' && FINAL.has(entry.stopReason)) ends.set(entry.runId, entry)
+  const stopping = new Set<number>()
+  for (const entry of log.slice(0, before)) {
+    if (entry.k === 'stopping') stopping.add(entry.pid)
+    // Ends the clean stop itself caused (it disposes parked and running runs) are not settles before it.
+    else if (entry.k === 'end' && FINAL.has(entry.stopReason) && !stopping.has(entry.pid)) ends.set(entry.runId, entry)
+  }
   // Runs that ended under the host just stopped or killed; earlier ones were checked at their restart.
   const mine = new Set(log.slice(since, before).flatMap((entry) => entry.k === 'end' ? [entry.runId] : []))
   for (const [runId, end] of ends) {

@@ -17,6 +17,8 @@ export type LogEntry =
   | { k: 'start'; pid: number; runId: string; task: string }
   | { k: 'end'; pid: number; runId: string; task: string; stopReason: string; output: string }
   | { k: 'durable'; pid: number; runId: string; what: 'settled' | 'parked' }
+  /** The host begins a clean stop: what ends after it (parked and running runs disposed by the stop) did not settle before it. */
+  | { k: 'stopping'; pid: number }
 
 const TOOL: Record<Mode, string> = { answer: 'subagent', escalate: 'subagent_esc', bg: 'subagent_bg' }
 export const rootPrompt = (task: string, mode: Mode, kind: Kind) => `ROOT ${task} mode=${mode} kind=${kind}`
