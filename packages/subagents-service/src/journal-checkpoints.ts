@@ -115,8 +115,10 @@ export class CheckpointJournal implements RunJournal {
       }
       if (info.childId) record.agent = info.childId.slice(0, MAX_LABEL)
       if (info.label) record.label = info.label.slice(0, MAX_LABEL)
-      await this.saveWithTranscript(store, record, checkpoint)
+      // The claim first: a stop between the two writes then leaves a claim without a run (the next
+      // reattach starts afresh), never a run without its claim (which a later reattach would run twice).
       if (run.taskKey) await this.claim(store, run)
+      await this.saveWithTranscript(store, record, checkpoint)
     })
   }
 

@@ -144,6 +144,8 @@ export class StoredRuns {
     try {
       const claim = await store.tasks.get({ parent: parentId, provider: provider.name, agent: '', prompt: key })
       const stored = claim && claim.runId !== runId ? await store.load(claim.runId) : undefined
+      // A claim whose run was never recorded (the host stopped between the two writes): the new run takes the key.
+      if (claim && claim.runId !== runId && !stored) await store.tasks.release(claim.key, claim.runId)
       if (!stored || stored.host !== store.host || this.reopening.has(stored.id)) return undefined
       // The new run takes the key over (the journal claims it for `runId` when it starts).
       const takeOver = () => store.tasks.release(claim!.key, stored.id)
