@@ -305,8 +305,9 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     expect((await call(bounded.server.url, 'GetTask', { id: ids[0] })).body.error?.message).to.match(/not found/i)
     hosts.pop()
     await bounded.ctx.stop()
-    const open = await withPg((sql) => sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'serve-a2a host-bound%'`)
-    expect(open[0].n).to.equal(0)
+    // The pool and the host's lock connection close as the stop disposes them (cordis awaits no async dispose): poll, bounded.
+    const open = async () => (await withPg((sql) => sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'serve-a2a host-bound%'`))[0].n
+    await until(async () => await open() === 0, 'the stopped host closed every connection')
   })
 
   it('a follower re-reads its task every lease even when no notification comes (one lost while reconnecting)', async () => {
