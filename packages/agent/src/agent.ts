@@ -127,7 +127,7 @@ export class Agent {
    * Rejects with `ALREADY_ANSWERED`, `NOT_PARKED`, `BUSY`, `DISPOSED`, `INVALID_PROMPT`, `INVALID_OPTIONS`.
    */
   async resume(answer: string, options: ResumeOptions = {}): Promise<RunResult> {
-    if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
+    if (this.disposal) throw disposed(this.id)
     const turn = this.parkedTurn
     const refused = answerRefusal(this.id, !!this.current, turn?.parked, this.answered, options?.questionId, this.answeredWithdrawn)
     if (refused) throw refused
@@ -224,7 +224,7 @@ export class Agent {
   }
 
   private checkIdle(): void {
-    if (this.disposal) throw new AgentError('DISPOSED', `Agent ${this.id} has been disposed; create a new agent.`)
+    if (this.disposal) throw disposed(this.id)
     if (this.current) throw new AgentError('BUSY', `Agent ${this.id} is already running a turn; wait for it or abort it first.`)
     if (this.parkedTurn) {
       throw new AgentError('PARKED', `Agent ${this.id} is parked on a question (agent.parked); answer it with resume(answer), or dispose the agent.`)
@@ -259,10 +259,17 @@ export class Agent {
       this.current = undefined
     }
     let done: Promise<RunResult>
+    // A leg that fails ends every `nextResult()` waiting for it too, with its error.
+    const failed = (error: unknown) => {
+      end()
+      const next = this.nextLeg
+      this.nextLeg = undefined
+      next?.reject(error)
+    }
     try {
       done = go(turn, abort)
     } catch (error) {
-      end()
+      failed(error)
       return Promise.reject(error)
     }
     current.done = done
@@ -281,7 +288,7 @@ export class Agent {
         end()
       }
     }, (error: unknown) => {
-      end()
+      failed(error)
       throw error
     })
   }
