@@ -1,12 +1,10 @@
 import type { Agent } from '@cordis-subagents/agent'
-import type {
-  ContinuableRunInfo, SubagentHandle, SubagentOutcome, SubagentService, SubagentStart,
-} from '@cordis-subagents/subagents-service'
-import { DEFAULT_MAX_OUTPUT_BYTES, outcomeResult } from '@cordis-subagents/subagent-tool'
-import type { Tool, ToolResult } from '@cordis-subagents/tools'
-import { LimitError, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
+import type { ContinuableRunInfo, SubagentHandle, SubagentService } from '@cordis-subagents/subagents-service'
+import { DEFAULT_MAX_OUTPUT_BYTES, settleStarted } from '@cordis-subagents/subagent-tool'
+import type { Tool } from '@cordis-subagents/tools'
+import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
-import { seconds } from './format.js'
+import { BACKGROUND_HANDLE, failed } from './format.js'
 import type { VerbOptions } from './verbs.js'
 
 /** Most continuable subagents a refusal lists. */
@@ -46,48 +44,22 @@ export function buildContinue(subagents: SubagentService, options: VerbOptions):
       } catch (error) {
         return failed(error)
       }
-      return settle(subagents, run, parent, options)
+      const result = await settleStarted(subagents, run, {
+        provider: run.info.provider, timeout: options.replyTimeout, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, questions: 'answer',
+      }, exec, options.replies)
+      return { ...result, content: `[Subagent ${run.id} continued]\n\n${result.content}` }
     },
   }
 }
 
 /** The run id `name` stands for among the caller's own finished subagents (the most recent of a description). */
 function pick(subagents: SubagentService, parent: Agent, own: ContinuableRunInfo[], name: string): string | undefined {
-  if (/^bg-[1-9][0-9]{0,8}$/.test(name)) return subagents.background.peek(parent)?.get(name).run?.id
+  if (BACKGROUND_HANDLE.test(name)) return subagents.background.peek(parent)?.get(name).run?.id
   return own.find((run) => run.runId === name)?.runId ?? own.findLast((run) => run.label === name)?.runId
-}
-
-/** Waits for the new turn (at most `replyTimeout`: then it is cancelled as a timeout), then formats it as the subagent tool would. */
-async function settle(subagents: SubagentService, run: SubagentHandle, parent: Agent, options: VerbOptions): Promise<ToolResult> {
-  const startedAt = Date.now()
-  let timer: NodeJS.Timeout | undefined
-  if (options.replyTimeout) {
-    const limit = new LimitError('TIMEOUT', `the continued subagent did not answer within ${seconds(options.replyTimeout)}`)
-    // The handle is the service's run: its cancel takes a limit, so the turn ends `timeout`.
-    timer = setTimeout(() => (run as SubagentHandle & SubagentStart).cancel(limit), options.replyTimeout)
-  }
-  let outcome: SubagentOutcome
-  try {
-    outcome = await run.result
-  } finally {
-    clearTimeout(timer)
-  }
-  const parked = outcome.stopReason === 'pending' && run.state === 'parked'
-  let disposeError: unknown
-  if (!parked) await run.dispose().catch((error: unknown) => { disposeError = error })
-  const result = outcomeResult(subagents, run, outcome, {
-    provider: run.info.provider, timeout: options.replyTimeout, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, questions: 'answer',
-  }, { durationMs: Date.now() - startedAt, parent, canSuspend: false, disposeError })
-  return { ...result, content: `[Subagent ${run.id} continued]\n\n${result.content}` }
 }
 
 function unknownText(name: string, own: ContinuableRunInfo[]): string {
   const listed = own.slice(-MAX_LISTED).reverse().map((run) => `${JSON.stringify(run.label ?? '')} (${run.runId})`)
   return `You have no finished subagent ${JSON.stringify(name.slice(0, 100))} that can be continued. `
     + (listed.length ? `Yours, most recent first: ${listed.join(', ')}.` : 'None of yours can be continued now (a subagent stays continuable for a while after it finished).')
-}
-
-function failed(error: unknown): ToolResult {
-  const code = (error as { code?: string })?.code
-  return { isError: true, content: `${code ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}` }
 }

@@ -1,6 +1,6 @@
 import { type BackgroundTask, resultHeader, type WaitReport } from '@cordis-subagents/subagents-service'
 import { type ToolResult, type Usage } from '@cordis-subagents/tools'
-import { addUsage, emptyUsage, type WorkCounts } from '@cordis-subagents/shared'
+import { addUsage, describeError, emptyUsage, type WorkCounts } from '@cordis-subagents/shared'
 
 /** One task as a status line: handle, label, state, elapsed, steps, last progress, where its result went. */
 export function statusLine(task: BackgroundTask): string {
@@ -82,4 +82,13 @@ function rollUp(tasks: BackgroundTask[]): { usage?: Usage; work?: WorkCounts } {
 
 export function seconds(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`
+}
+
+/** A background handle as the start call returns it (`bg-1`): bounded digits, no backtracking. */
+export const BACKGROUND_HANDLE = /^bg-[1-9][0-9]{0,8}$/
+
+/** A refusal as a tool result: the error's code, then its message. */
+export function failed(error: unknown): ToolResult {
+  const code = (error as { code?: string })?.code
+  return { isError: true, content: `${code ? `${code}: ` : ''}${describeError(error)}` }
 }

@@ -1,13 +1,12 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { KeptResult, SubagentService } from '@cordis-subagents/subagents-service'
 import type { Tool, ToolResult } from '@cordis-subagents/tools'
-import { describeError } from '@cordis-subagents/shared'
 import { z } from 'zod'
+import { BACKGROUND_HANDLE, failed } from './format.js'
 import type { VerbOptions } from './verbs.js'
 
 /** Bytes of a page's result kept for its header and footer, under the caller's result cap. */
 const FRAME_BYTES = 1024
-const BACKGROUND_HANDLE = /^bg-[1-9][0-9]{0,8}$/
 
 /**
  * `<prefix>_result`: reads the output of one of the caller's ended children again, a page at a
@@ -76,10 +75,6 @@ function notYours(handle: string): ToolResult {
   }
 }
 
-function failed(error: unknown): ToolResult {
-  const code = (error as { code?: string })?.code
-  return { isError: true, content: `${code ? `${code}: ` : ''}${describeError(error)}` }
-}
 
 /** One page of `kept.output`: bytes [offset, offset + length), moved to character boundaries, framed with where it is. */
 function pageResult(kept: KeptResult, handle: string, offset: number, length: number, verb: string): ToolResult {

@@ -4,7 +4,7 @@ import type { Tool, ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import type { InFlight } from '@cordis-subagents/subagent-tool'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
-import { seconds, statusLine, waitResult } from './format.js'
+import { BACKGROUND_HANDLE, failed, seconds, statusLine, waitResult } from './format.js'
 import { buildReply } from './reply.js'
 import { buildResult } from './result-verb.js'
 import { buildContinue } from './continue.js'
@@ -39,7 +39,7 @@ export interface VerbOptions {
 
 /** Most handles one call names. */
 const MAX_HANDLES = 64
-const HANDLE = z.string().regex(/^bg-[1-9][0-9]{0,8}$/, 'A handle looks like "bg-1" (as the start call returned it).')
+const HANDLE = z.string().regex(BACKGROUND_HANDLE, 'A handle looks like "bg-1" (as the start call returned it).')
 
 /** The four tools; each acts only on the calling agent's own background children. */
 export function buildVerbs(subagents: SubagentService, options: VerbOptions): Tool<any>[] {
@@ -163,7 +163,3 @@ async function within(promise: Promise<void>, ms: number, signal: AbortSignal): 
   signal.removeEventListener('abort', onAbort!)
 }
 
-function failed(error: unknown): ToolResult {
-  const code = (error as { code?: string })?.code
-  return { isError: true, content: `${code ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}` }
-}

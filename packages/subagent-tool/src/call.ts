@@ -134,6 +134,19 @@ export async function continueParked(
 }
 
 /**
+ * Settles a run another verb started for the caller (a continue) as a call of the tool: the
+ * caller's abort, the timeout (`options.timeout`) and the owner's unload (`inFlight`) cancel it;
+ * its outcome is formatted as a first outcome would be. A question it asks comes back to the caller.
+ */
+export function settleStarted(
+  subagents: SubagentService, run: SubagentHandle, options: OutcomeOptions, exec: ToolExecContext, inFlight: Set<InFlight>,
+): Promise<ToolResult> {
+  const call = new CallCancellation(options, exec, inFlight, undefined)
+  call.run = run as SubagentHandle & SubagentStart
+  return settleCall(subagents, run, run.result, call, options, exec, Date.now(), false)
+}
+
+/**
  * Waits for the outcome (through host interrupts), disposes a run that ended, and formats the
  * result. Waits with `then`, not in an async frame: a wide fan-out keeps thousands of calls waiting.
  */

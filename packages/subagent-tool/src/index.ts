@@ -8,6 +8,6 @@ export const inject = ['tools', 'subagents']
 export { Config, DEFAULT_MAX_OUTPUT_BYTES } from './config.js'
 export { apply } from './plugin.js'
 export { describePrompt, describeTool } from './wording.js'
-export { continueParked, type InFlight } from './call.js'
+export { continueParked, type InFlight, settleStarted } from './call.js'
 export { outcomeResult, type OutcomeContext, type OutcomeOptions } from './outcome-result.js'
 export { questionText } from './wording.js'
