@@ -60,11 +60,14 @@ export class ResultBook {
     const { maxResults, maxBytes } = this.limits
     if (maxResults < 1) return
     let output = outcome.output
+    // The diagnostic counts too: the output is cut to what it leaves, so the new entry alone fits the bound.
+    const diagnosticBytes = outcome.diagnostic === undefined ? 0 : Buffer.byteLength(outcome.diagnostic, 'utf8')
+    const room = Math.max(0, maxBytes - diagnosticBytes)
     let bytes = Buffer.byteLength(output, 'utf8')
-    const truncated = bytes > maxBytes
+    const truncated = bytes > room
     if (truncated) {
       // A fresh copy of the head: a slice would keep the whole output alive behind it.
-      output = Buffer.from(headBytes(output, maxBytes), 'utf8').toString('utf8')
+      output = Buffer.from(headBytes(output, room), 'utf8').toString('utf8')
       bytes = Buffer.byteLength(output, 'utf8')
     }
     const result: KeptResult = {
@@ -74,14 +77,15 @@ export class ResultBook {
     if (info.label !== undefined) result.label = info.label
     if (outcome.diagnostic !== undefined) {
       result.diagnostic = outcome.diagnostic
-      bytes += Buffer.byteLength(outcome.diagnostic, 'utf8')
+      bytes += diagnosticBytes
     }
     if (outcome.usage) result.usage = { ...outcome.usage }
     this.drop(info.runId)
     this.forgotten.delete(info.runId)
     this.entries.set(info.runId, { result: Object.freeze(result), bytes })
     this.bytes += bytes
-    while (this.entries.size > maxResults || this.bytes > maxBytes) this.forget(this.entries.keys().next().value!)
+    // The oldest go first; the entry just kept is never the one forgotten.
+    while (this.entries.size > maxResults || (this.bytes > maxBytes && this.entries.size > 1)) this.forget(this.entries.keys().next().value!)
   }
 
   /** The kept outcome of run `runId`, or undefined. */

@@ -108,4 +108,13 @@ describe('ResultBook: bounded by count and bytes', () => {
     none.record(info('a'), outcome('x'))
     expect(none.get('a')).to.equal(undefined)
   })
+
+  it('an output near the byte bound with a diagnostic is cut to leave it room: the new outcome is kept, never forgotten at once', () => {
+    const book = new ResultBook({ maxResults: 10, maxBytes: 12 })
+    book.record(info('a'), outcome('1234'))
+    book.record(info('b'), { ...outcome('abcdefghijkl'), stopReason: 'error', diagnostic: 'why' })
+    expect(book.get('b')).to.include({ output: 'abcdefghi', truncated: true, diagnostic: 'why' })
+    expect(book.get('a'), 'the older one makes room').to.equal(undefined)
+    expect(book.size).to.deep.equal({ results: 1, bytes: 12 })
+  })
 })
