@@ -41,8 +41,9 @@ export class PostgresTurns implements TurnSaver {
   async save(taskId: string, context: ServerCallContext | undefined, saved: SavedTurn): Promise<void> {
     const ref = refOf(context, taskId)
     const text = JSON.stringify(saved)
-    if (Buffer.byteLength(text) > MAX_SAVED_TURN_BYTES) {
-      this.warn('task %s: its turn (%d bytes) is over %d bytes and is not saved; if this host dies, the task fails (HOST_LOST)', taskId, text.length, MAX_SAVED_TURN_BYTES)
+    const bytes = Buffer.byteLength(text)
+    if (bytes > MAX_SAVED_TURN_BYTES) {
+      this.warn('task %s: its turn (%d bytes) is over %d bytes and is not saved; if this host dies, the task fails (HOST_LOST)', taskId, bytes, MAX_SAVED_TURN_BYTES)
       return this.drop(taskId, context)
     }
     await this.sql.unsafe(`INSERT INTO ${this.names.turns} (tenant, scope, id, saved) SELECT $1, $2, $3, ($4::text)::jsonb
