@@ -85,7 +85,8 @@ export class ResultBook {
     this.entries.set(info.runId, { result: Object.freeze(result), bytes })
     this.bytes += bytes
     // The oldest go first; the entry just kept is never the one forgotten.
-    while (this.entries.size > maxResults || (this.bytes > maxBytes && this.entries.size > 1)) this.forget(this.entries.keys().next().value!)
+    const over = () => this.entries.size > maxResults || (this.bytes > maxBytes && this.entries.size > 1)
+    while (over()) this.forget(this.entries.keys().next().value!)
   }
 
   /** The kept outcome of run `runId`, or undefined. */
