@@ -42,13 +42,15 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
   // Resolved at the first start, not at apply: a provider reloaded often never pays for it.
   let agents: AgentRuntime | undefined
   const runtime = () => agents ??= withoutCallerTracing(ctx.agents)
-  // A new turn of a child whose run ended (a continue): its settings and transcript, in a new agent below the request's parent.
-  const again: Again = (checkpoint, request) => startChild(options, request, again, (tools) => runtime().create({
+  // A child rebuilt from its checkpoint (its settings and transcript), in a new agent below the request's parent.
+  const fromCheckpoint = (checkpoint: AgentCheckpoint, request: ProviderStartRequest) => (tools: ToolView) => runtime().create({
     restore: checkpoint,
     parent: request.parent,
     tools,
     ...request.budget ? { budget: request.budget } : {},
-  }))
+  })
+  // A new turn of a child whose run ended (a continue).
+  const again: Again = (checkpoint, request) => startChild(options, request, again, fromCheckpoint(checkpoint, request))
   return {
     name: options.name,
     description: options.description,
@@ -72,12 +74,8 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
       })
     }),
     // After a restart: the child comes back from its checkpoint, parked if it was, else interrupted.
-    restore: (record: RunRecord, request) => startChild(options, request, again, (tools) => runtime().create({
-      restore: record.checkpoint as AgentCheckpoint,
-      parent: request.parent,
-      tools,
-      ...request.budget ? { budget: request.budget } : {},
-    }), true),
+    restore: (record: RunRecord, request) =>
+      startChild(options, request, again, fromCheckpoint(record.checkpoint as AgentCheckpoint, request), true),
   }
 }
 
