@@ -89,13 +89,6 @@ export class HostLease {
     await this.lock.unsafe(`SELECT pg_advisory_unlock(${this.names.lockSpace}, $1)`, [this.lockKey]).catch(() => {})
   }
 
-  /** Whether the lease `owner` (a lease id) is gone (see `leaseGone`). */
-  async isGone(owner: string): Promise<boolean> {
-    const [row] = await this.sql.unsafe(`SELECT ${leaseGone(this.names)} AS gone FROM (SELECT 1) one
-      LEFT JOIN ${this.names.hosts} h ON h.id = $1`, [owner])
-    return row.gone as boolean
-  }
-
   /**
    * Acts for the unfinished tasks whose lease is gone: a task mid-turn becomes `interrupted`
    * (input-required) when its turn's start was saved, else `failed` (HOST_LOST); a task waiting for
