@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { delay, type HostApp } from './host-app.js'
+import type { HostApp } from './host-app.js'
 
 /** A cordis app driven by @cordisjs/loader reading `filename`. */
 export async function cordisApp(filename: string): Promise<HostApp> {
@@ -31,7 +31,9 @@ async function settle(ctx: Context, errorCount: () => number, timeout: number): 
     // An entry that failed to import never gets a fork: once errors were logged and nothing moves for a while, stop waiting.
     quiet = errorCount() ? quiet + 1 : 0
     if (quiet > 20) return
-    await delay(10)
+    // A timer that holds the process: while entries still load, it may be all the event loop has left
+    // (an unref'd one let the process exit with 13, its start's await unsettled, on a loaded machine).
+    await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
 
