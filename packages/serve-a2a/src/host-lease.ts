@@ -17,7 +17,7 @@ const REAP_BATCH = 200
  * taken before the database server started last was lost to its restart, not to its host's
  * death: then only the lease tells (the host takes its lock again at its next renewal).
  */
-function leaseGone(names: SharedNames, h = 'h'): string {
+export function leaseGone(names: SharedNames, h = 'h'): string {
   return `(${h}.id IS NULL OR ${h}.lease_until < now() OR (${h}.lock_key IS NOT NULL AND ${h}.locked_at > pg_postmaster_start_time()
     AND NOT EXISTS (SELECT 1 FROM pg_locks l
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())

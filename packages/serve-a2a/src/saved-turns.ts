@@ -2,6 +2,7 @@ import type { ServerCallContext } from '@a2a-js/sdk/server'
 import type postgres from 'postgres'
 import type { AgentCheckpoint } from '@cordis-subagents/agent'
 import type { Crossing } from '@cordis-subagents/shared'
+import { leaseGone } from './host-lease.js'
 import { type SharedNames, STATE } from './shared-schema.js'
 import { refOf, type TaskRef } from './shared-store.js'
 
@@ -69,9 +70,14 @@ export class PostgresTurns implements TurnSaver {
    * waiting). A task this host owns is claimed without a saved turn (its agent is here).
    */
   async claim(ref: TaskRef): Promise<{ claimed: boolean; saved?: SavedTurn }> {
-    const { turns, tasks, movedChannel } = this.names
+    const { turns, tasks, hosts, movedChannel } = this.names
+    // Only a waiting turn is taken: a park save, or the turn of a task whose owner's lease is gone (interrupted). A
+    // turn-start save of a live owner belongs to a turn running there (claimed a moment ago): taking it would run it twice.
     const [row] = await this.sql.unsafe(`WITH taken AS (
-        DELETE FROM ${turns} WHERE tenant = $1 AND scope = $2 AND id = $3 RETURNING saved::text AS saved),
+        DELETE FROM ${turns} WHERE tenant = $1 AND scope = $2 AND id = $3 AND (NOT (saved ? 'turn') OR EXISTS (
+          SELECT 1 FROM ${tasks} o LEFT JOIN ${hosts} h ON h.id = o.owner
+          WHERE o.tenant = $1 AND o.scope = $2 AND o.id = $3 AND o.owner IS DISTINCT FROM $4 AND (o.owner IS NULL OR ${leaseGone(this.names)})))
+        RETURNING saved::text AS saved),
       task AS (
         UPDATE ${tasks} t SET owner = $4, version = version + 1, updated_at = now()
         WHERE tenant = $1 AND scope = $2 AND id = $3 AND state = ${STATE.INPUT_REQUIRED} AND (EXISTS (SELECT 1 FROM taken) OR owner = $4)
