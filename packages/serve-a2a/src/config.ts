@@ -34,6 +34,8 @@ export interface Config {
   maxTasksPerCredential?: number
   maxStoredTasks: number
   taskTtl: number
+  maxHistoryBytes: number
+  maxFollowUpsPerTask: number
   maxParkedTasks: number
   parkedTimeout: number
   askParent: boolean
@@ -96,6 +98,10 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .description('Tasks kept for GetTask / ListTasks, across credentials. Past it the oldest finished task is evicted. At least `maxConcurrentTasks`.'),
   taskTtl: duration({ min: 1000 }).default(15 * 60_000)
     .description('Milliseconds a finished task is kept after its last update; then it is evicted (GetTask answers task not found).'),
+  maxHistoryBytes: count({ min: 16 * 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024)
+    .description('Bytes of one task\'s kept history (its messages as JSON). Past it the oldest messages are trimmed, and a marker message first in the history says how many; the newest message always stays.'),
+  maxFollowUpsPerTask: count({ min: 1, max: 256 }).default(4)
+    .description('Messages on one task in flight at once (an answer, or messages sent while its turn runs: each waits for the turn to end). More are refused (TOO_MANY_FOLLOW_UPS).'),
   maxParkedTasks: count({ min: 1 }).default(64)
     .description('Tasks waiting for an answer at once on this server (their agent asked a question: input-required), across credentials; each keeps its agent in memory. A turn that would park past it ends the task failed (TOO_MANY_PARKED).'),
   parkedTimeout: duration().default(24 * 3_600_000)

@@ -113,7 +113,7 @@ export class A2aServer extends Service<Config> {
       } : {},
     })
     const store = this.store = shared?.store ?? new BoundedTaskStore({
-      max: config.maxStoredTasks, ttl: config.taskTtl, isRunning: (key) => executor.isRunning(key),
+      max: config.maxStoredTasks, ttl: config.taskTtl, maxHistoryBytes: config.maxHistoryBytes, isRunning: (key) => executor.isRunning(key),
     })
     // The shared state sweeps the shared store itself (with its lease timers).
     const sweeper = shared ? () => {} : this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
@@ -133,11 +133,11 @@ export class A2aServer extends Service<Config> {
       ? config.allowedHosts
       : [...defaultHosts(config.host, this.port), ...publicUrl ? [urlHost(publicUrl)] : []]
     const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
-    const server = await import('@a2a-js/sdk/server')
+    const { TaskRequestHandler } = await import('./task-handler.js')
     const card = agentCard(config, base)
     const requestHandler = handler = shared
-      ? shared.handlerFor(card, executor)
-      : new server.DefaultRequestHandler(card, store, executor, executor.buses)
+      ? shared.handlerFor(card, executor, config.maxFollowUpsPerTask)
+      : new TaskRequestHandler(card, store, executor, executor.buses, config.maxFollowUpsPerTask)
     const { app, drained } = await createApp({
       credentials: this.credentials,
       hosts: new Set(hosts.map((host) => host.toLowerCase())),
@@ -213,7 +213,7 @@ function sharedUrlOf(config: Config, env: NodeJS.ProcessEnv): string | undefined
 async function openShared(config: Config, url: string, log: SharedStateOptions['log']): Promise<SharedState> {
   const { SharedState } = await import('./shared-state.js')
   return SharedState.open({
-    config: config.shared!, url, maxStoredTasks: config.maxStoredTasks, taskTtl: config.taskTtl, parkedTimeout: config.parkedTimeout, log,
+    config: config.shared!, url, maxStoredTasks: config.maxStoredTasks, taskTtl: config.taskTtl, maxHistoryBytes: config.maxHistoryBytes, parkedTimeout: config.parkedTimeout, log,
   })
 }
 

@@ -3,7 +3,7 @@ import type {
   TaskStatusUpdateEvent,
 } from '@a2a-js/sdk'
 import { TaskNotCancelableError, UnsupportedOperationError } from '@a2a-js/sdk/errors'
-import { type AgentExecutor, DefaultRequestHandler, type ServerCallContext } from '@a2a-js/sdk/server'
+import type { AgentExecutor, ServerCallContext } from '@a2a-js/sdk/server'
 import type { AgentCard } from '@a2a-js/sdk'
 import type { LocalBuses } from './local-buses.js'
 import { canceledTask } from './lost-tasks.js'
@@ -11,6 +11,7 @@ import type { PostgresTurns, SavedTurn } from './saved-turns.js'
 import { FINAL_STATES, RUNNING_STATES, STATE } from './shared-schema.js'
 import { keyOfRef, type PostgresTaskStore, refOf, type TaskRef } from './shared-store.js'
 import type { TaskFeed, TaskWatch } from './task-feed.js'
+import { TaskRequestHandler } from './task-handler.js'
 
 /** What the handler asks of the executor when a task moves between hosts. */
 export interface TakeOver {
@@ -44,12 +45,12 @@ interface SharedParts {
  *   broke learns at once that the task was interrupted.
  * A task running here, unknown, or already final goes to the SDK's own handling.
  */
-export class SharedRequestHandler extends DefaultRequestHandler {
+export class SharedRequestHandler extends TaskRequestHandler {
   constructor(
-    card: AgentCard, executor: AgentExecutor,
+    card: AgentCard, executor: AgentExecutor, maxFollowUpsPerTask: number,
     private readonly shared: SharedParts,
   ) {
-    super(card, shared.store, executor, shared.buses)
+    super(card, shared.store, executor, shared.buses, maxFollowUpsPerTask)
   }
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {

@@ -22,6 +22,8 @@ export interface SharedStateOptions {
   url: string
   maxStoredTasks: number
   taskTtl: number
+  /** The server's `maxHistoryBytes`: each saved task's history is trimmed to it. */
+  maxHistoryBytes: number
   /** The server's `parkedTimeout`: a waiting task whose host died is canceled this long after its last update. */
   parkedTimeout: number
   log: { info(format: string, ...args: unknown[]): void; warn(format: string, ...args: unknown[]): void }
@@ -53,7 +55,7 @@ export class SharedState {
     const names = namesOf(options.config.schema)
     this.lease = new HostLease(sql, lock, names, options.config.hostName, options.config.leaseMs)
     this.store = new PostgresTaskStore(sql, {
-      names, max: options.maxStoredTasks, ttl: options.taskTtl, hostId: () => this.lease.id,
+      names, max: options.maxStoredTasks, ttl: options.taskTtl, maxHistoryBytes: options.maxHistoryBytes, hostId: () => this.lease.id,
     })
     this.turns = new PostgresTurns(sql, names, () => this.lease.id, options.log.warn.bind(options.log))
     // A follower re-reads its task at least every lease, whatever the notifications do.
@@ -98,9 +100,9 @@ export class SharedState {
   }
 
   /** The request handler of this host (it runs `executor`'s tasks, and answers for other hosts'). */
-  handlerFor(card: AgentCard, executor: AgentExecutor & TakeOver): SharedRequestHandler {
+  handlerFor(card: AgentCard, executor: AgentExecutor & TakeOver, maxFollowUpsPerTask: number): SharedRequestHandler {
     this.executor = executor
-    return this.handler = new SharedRequestHandler(card, executor, {
+    return this.handler = new SharedRequestHandler(card, executor, maxFollowUpsPerTask, {
       store: this.store, buses: this.buses, feed: this.feed, cancelWaitMs: this.options.config.cancelWaitMs,
       turns: this.turns, executor,
       actForGone: async (ref) => void await this.lease.reap(this.options.parkedTimeout, ref),

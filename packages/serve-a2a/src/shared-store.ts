@@ -2,6 +2,8 @@ import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk'
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import type postgres from 'postgres'
 import { decodeTask, encodeTask } from './task-codec.js'
+import { boundHistory } from './task-history.js'
+import { MAX_LIST_BYTES } from './task-summary.js'
 import { FINAL_STATES, RUNNING_STATES, type SharedNames } from './shared-schema.js'
 import { scopeOf, type ServeTaskStore } from './task-store.js'
 
@@ -30,6 +32,8 @@ export interface PostgresTaskStoreOptions {
   names: SharedNames
   max: number
   ttl: number
+  /** A task's history is trimmed (oldest first) to this many bytes when saved. */
+  maxHistoryBytes: number
   /**
    * This host's current lease id: written as the owner of every task it saves. Only the host
    * running a task saves it (its send's result manager; other hosts forward cancels and only read),
@@ -81,7 +85,7 @@ export class PostgresTaskStore implements ServeTaskStore {
         WHERE (t.state NOT IN (${FINAL_STATES.join(', ')}) OR t.state = excluded.state) AND (t.owner IS NULL OR t.owner = excluded.owner)
         RETURNING version)
       SELECT pg_notify($9, version::text || ' ' || $10) FROM saved`,
-    [ref.tenant, ref.scope, ref.id, task.contextId ?? '', state, isNaN(statusAt?.getTime() ?? 0) ? null : statusAt, encodeTask(task), owner,
+    [ref.tenant, ref.scope, ref.id, task.contextId ?? '', state, isNaN(statusAt?.getTime() ?? 0) ? null : statusAt, encodeTask(boundHistory({ ...task }, this.options.maxHistoryBytes)), owner,
       taskChannel, JSON.stringify([ref.tenant, ref.scope, ref.id])])
   }
 
@@ -95,15 +99,21 @@ export class PostgresTaskStore implements ServeTaskStore {
     if (params.contextId) where.push(`context_id = $${values.push(params.contextId)}`)
     if (params.status) where.push(`state = $${values.push(params.status)}`)
     if (after && !isNaN(after.getTime())) where.push(`status_at > $${values.push(after)}`)
-    const rows = await this.sql.unsafe(`SELECT task::text AS task, count(*) OVER () AS total FROM ${this.options.names.tasks}
-      WHERE ${where.join(' AND ')} ORDER BY updated_at DESC, id OFFSET $${values.push(offset)} LIMIT $${values.push(pageSize)}`, values as never[])
+    const history = Math.max(0, Math.min(params.historyLength ?? 0, 1_000_000))
+    // Summaries, built in the database (only their parts are read here), cut where the page would pass MAX_LIST_BYTES (the first stays).
+    const rows = await this.sql.unsafe(`SELECT summary::text AS summary, total FROM (
+        SELECT summary, total, row_number() OVER w AS rn, sum(octet_length(summary::text)) OVER w AS running FROM (
+          SELECT updated_at, id, count(*) OVER () AS total, jsonb_build_object('id', id, 'contextId', task->'contextId',
+            'status', task->'status', 'metadata', task->'metadata',
+            'history', (SELECT coalesce(jsonb_agg(m ORDER BY i), '[]'::jsonb) FROM jsonb_array_elements(coalesce(task->'history', '[]'::jsonb))
+              WITH ORDINALITY e(m, i) WHERE i > jsonb_array_length(coalesce(task->'history', '[]'::jsonb)) - $${values.push(history)}::int),
+            'artifacts', CASE WHEN $${values.push(!!params.includeArtifacts)}::boolean THEN coalesce(task->'artifacts', '[]'::jsonb) ELSE '[]'::jsonb END
+          ) AS summary FROM ${this.options.names.tasks}
+          WHERE ${where.join(' AND ')} ORDER BY updated_at DESC, id OFFSET $${values.push(offset)} LIMIT $${values.push(pageSize)}
+        ) page WINDOW w AS (ORDER BY updated_at DESC, id ROWS UNBOUNDED PRECEDING)
+      ) sized WHERE rn = 1 OR running <= $${values.push(MAX_LIST_BYTES)} ORDER BY rn`, values as never[])
     const total = rows.length ? Number(rows[0].total) : 0
-    const tasks = rows.map((row) => {
-      const task = decodeTask(row.task as string)
-      if (!params.includeArtifacts) task.artifacts = []
-      if (params.historyLength !== undefined) task.history = params.historyLength > 0 ? task.history.slice(-params.historyLength) : []
-      return task
-    })
+    const tasks = rows.map((row) => withoutNulls(decodeTask(row.summary as string)))
     const next = offset + tasks.length
     return { tasks, nextPageToken: next < total ? String(next) : '', pageSize, totalSize: total }
   }
@@ -128,4 +138,10 @@ export class PostgresTaskStore implements ServeTaskStore {
 
   /** The tasks stay for the other hosts; the connections are closed by the shared state. */
   clear(): void {}
+}
+
+/** A summary's fields the stored task did not have come back as null: dropped (the SDK's types say undefined). */
+function withoutNulls(task: Task): Task {
+  for (const key of Object.keys(task) as Array<keyof Task>) if (task[key] === null) delete task[key]
+  return task
 }

@@ -5,7 +5,16 @@ const BYTES = '$bytes'
 
 /** A task as JSON text for the shared store: bytes become `{ "$bytes": base64 }`, undefined fields drop. */
 export function encodeTask(task: Task): string {
-  return JSON.stringify(task, function (this: Record<string, unknown>, key, value) {
+  return encode(task)
+}
+
+/** The size of a value as stored JSON (bytes as base64), in bytes. */
+export function encodedBytes(value: unknown): number {
+  return Buffer.byteLength(encode(value) ?? '')
+}
+
+function encode(value: unknown): string {
+  return JSON.stringify(value, function (this: Record<string, unknown>, key, value) {
     const original = this[key]
     return original instanceof Uint8Array ? { [BYTES]: Buffer.from(original).toString('base64') } : value
   })

@@ -1,6 +1,8 @@
 import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk'
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
 import { ANONYMOUS } from './auth.js'
+import { boundHistory, DEFAULT_MAX_HISTORY_BYTES } from './task-history.js'
+import { fitPage, summaryOf } from './task-summary.js'
 
 const DEFAULT_PAGE_SIZE = 50
 const MAX_PAGE_SIZE = 100
@@ -47,6 +49,8 @@ export class BoundedTaskStore implements ServeTaskStore {
     ttl: number
     /** Whether the task under this key is running (never evicted). */
     isRunning: (key: string) => boolean
+    /** A task's history is trimmed (oldest first) to this many bytes when saved; default 1 MiB. */
+    maxHistoryBytes?: number
     now?: () => number
   }) {}
 
@@ -64,7 +68,7 @@ export class BoundedTaskStore implements ServeTaskStore {
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const key = taskKey(context, task.id)
     this.entries.delete(key)
-    this.entries.set(key, { task: structuredClone(task), savedAt: this.now() })
+    this.entries.set(key, { task: structuredClone(boundHistory({ ...task }, this.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES)), savedAt: this.now() })
     this.sweep()
   }
 
@@ -83,12 +87,7 @@ export class BoundedTaskStore implements ServeTaskStore {
       tasks.push(task)
     }
     const offset = /^\d{1,9}$/.test(params.pageToken ?? '') ? Number(params.pageToken) : 0
-    const page = tasks.slice(offset, offset + pageSize).map((task) => {
-      const copy = structuredClone(task)
-      if (!params.includeArtifacts) copy.artifacts = []
-      if (params.historyLength !== undefined) copy.history = params.historyLength > 0 ? copy.history.slice(-params.historyLength) : []
-      return copy
-    })
+    const page = fitPage(tasks.slice(offset, offset + pageSize), (task) => summaryOf(task, params))
     const next = offset + page.length
     return { tasks: page, nextPageToken: next < tasks.length ? String(next) : '', pageSize, totalSize: tasks.length }
   }
