@@ -5,7 +5,7 @@ import type { AgentExecutionEvent, ExecutionEventBus, ExecutionEventBusManager, 
 import { taskKey } from './task-store.js'
 
 /** Most `referenceTaskIds` one message may carry; more are refused (TOO_MANY_REFERENCES). */
-export const MAX_REFERENCE_TASK_IDS = 16
+const MAX_REFERENCE_TASK_IDS = 16
 
 /** States that end a turn: every message that waited on it stops following it there. */
 const TURN_ENDS: readonly number[] = [

@@ -213,7 +213,8 @@ function sharedUrlOf(config: Config, env: NodeJS.ProcessEnv): string | undefined
 async function openShared(config: Config, url: string, log: SharedStateOptions['log']): Promise<SharedState> {
   const { SharedState } = await import('./shared-state.js')
   return SharedState.open({
-    config: config.shared!, url, maxStoredTasks: config.maxStoredTasks, taskTtl: config.taskTtl, maxHistoryBytes: config.maxHistoryBytes, parkedTimeout: config.parkedTimeout, log,
+    config: config.shared!, url, maxStoredTasks: config.maxStoredTasks, taskTtl: config.taskTtl, maxHistoryBytes: config.maxHistoryBytes,
+    parkedTimeout: config.parkedTimeout, log,
   })
 }
 

@@ -68,7 +68,8 @@ export class BoundedTaskStore implements ServeTaskStore {
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const key = taskKey(context, task.id)
     this.entries.delete(key)
-    this.entries.set(key, { task: structuredClone(boundHistory({ ...task }, this.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES)), savedAt: this.now() })
+    const bounded = boundHistory({ ...task }, this.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES)
+    this.entries.set(key, { task: structuredClone(bounded), savedAt: this.now() })
     this.sweep()
   }
 

@@ -28,6 +28,8 @@ describe('@cordis-subagents/serve-a2a entry (as the loader sees it)', () => {
       allowedOrigins: [],
       maxConcurrentTasks: 8,
       maxStoredTasks: 500,
+      maxHistoryBytes: 1024 * 1024,
+      maxFollowUpsPerTask: 4,
       taskTtl: 900_000,
       maxParkedTasks: 64,
       parkedTimeout: 86_400_000,
