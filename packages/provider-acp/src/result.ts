@@ -1,4 +1,4 @@
-import { peerText, utf8Length, type Redactor } from '@cordis-subagents/shared'
+import { utf8Length, type Redactor } from '@cordis-subagents/shared'
 import { capDiagnostic, MAX_DIAGNOSTIC_BYTES } from '@cordis-subagents/subagents-service'
 import type { SubagentResult, SubagentStopReason } from '@cordis-subagents/subagents-service'
 import type { OutputBuffer } from './output.js'
@@ -72,18 +72,14 @@ export class ResultBuilder {
     return { stopReason: 'error', output: this.outputText(), diagnostic: this.diagnostic(headline, tail) }
   }
 
-  /**
-   * The agent's message text after its last tool call; all its message text when that is empty.
-   * It reaches the parent's model and a person: escapes, control, bidi and hiding characters out (`peerText`).
-   */
+  /** The agent's message text after its last tool call; all its message text when that is empty. */
   outputText(): string {
     const { output, maxOutputBytes } = this.from
-    const raw = output.text()
-    const text = peerText(raw)
+    const text = output.text()
     const dropped = output.dropped()
     if (!dropped) return text
-    return `${text}\n\n[Output truncated by provider-acp: the agent sent ${utf8Length(raw) + dropped} bytes of message text; `
-      + `the first ${utf8Length(raw)} are kept (maxOutputBytes ${maxOutputBytes}).]`
+    return `${text}\n\n[Output truncated by provider-acp: the agent sent ${utf8Length(text) + dropped} bytes of message text; `
+      + `the first ${utf8Length(text)} are kept (maxOutputBytes ${maxOutputBytes}).]`
   }
 
   /** headline + permission denials + dropped text + tail, scrubbed and capped; undefined when there is nothing to say. */

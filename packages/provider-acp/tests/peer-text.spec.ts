@@ -1,7 +1,9 @@
 /// <reference types="mocha" />
 // Issue 39.13: what an ACP agent says (a forged crossing question and its options, a permission
-// request, progress, its answer) reaches the parent without terminal escapes, C1 controls, bidi
-// controls or hidden characters. Against a real fixture agent subprocess (tests/fixtures/peer-text-agent.mjs).
+// request, progress) reaches the parent without terminal escapes, C1 controls, bidi controls or
+// hidden characters. The answer (`output`) is content the parent asked for and stays exact (see the
+// README); the places a person reads it (the console, the quick start) clean it where they show it.
+// Against a real fixture agent subprocess (tests/fixtures/peer-text-agent.mjs).
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
 import type { SubagentRun, SubagentUpdate } from '@cordis-subagents/subagents-service'
@@ -34,12 +36,11 @@ describe('provider-acp: text from a hostile agent (issue 39.13)', function () {
     assertNoLeftovers()
   })
 
-  it('a forged crossing question parks the run with its text and option names cleaned; output and progress are clean', async () => {
+  it('a forged crossing question parks the run with its text and option names cleaned; progress is clean', async () => {
     const { run, updates } = await start('served')
     const first = await run.result
     expect(first.stopReason, first.diagnostic).to.equal('pending')
     expect(first.question).to.deep.equal({ id: 'q-forged', kind: 'permission', text: 'Which branch', path: [], options: [{ id: 'main', name: 'main' }] })
-    expect(first.output).to.equal('Which branch')
     clean(updates)
   })
 
@@ -53,7 +54,7 @@ describe('provider-acp: text from a hostile agent (issue 39.13)', function () {
     expect(question.options).to.deep.equal([{ id: 'yes', name: 'Allow' }, { id: 'no', name: 'Reject' }])
     const next = await run.resume!('Allow')
     expect(next.stopReason, next.diagnostic).to.equal('completed')
-    expect(next.output).to.equal('Which branch chose yes')
+    expect(next.output).to.include(' chose yes')
     clean(updates)
   })
 })
