@@ -7,6 +7,7 @@ import { answerRun, cancelRun, sendToRun } from './actions.js'
 import type { LiveHub } from './live.js'
 import { snapshot } from './live.js'
 import type { ViewHost } from './node-view.js'
+import { pageJson } from './page-json.js'
 import { agentTranscriptPage, MAX_PAGE } from './transcript.js'
 
 /** Largest POST body read (a message to a child), bytes. */
@@ -109,7 +110,7 @@ export function createHandler(
 
 function json(res: ServerResponse, body: unknown, method: string | undefined): void {
   if (method !== 'GET') throw new ConsoleError('METHOD_NOT_ALLOWED', 'Read it with GET.')
-  const text = JSON.stringify(body)
+  const text = pageJson(body)
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
   res.end(text)
 }

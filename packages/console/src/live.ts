@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import { nodeView, type NodeView, treeView, type TreeView, type ViewHost } from './node-view.js'
+import { pageJson } from './page-json.js'
 
 /** An SSE comment every this many ms keeps idle connections (and proxies) open. */
 const KEEPALIVE_MS = 15_000
@@ -132,7 +133,7 @@ export class LiveHub {
       this.dropped++
       return
     }
-    viewer.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    viewer.res.write(`event: ${event}\ndata: ${pageJson(data)}\n\n`)
   }
 
   private broadcast(text: string): void {

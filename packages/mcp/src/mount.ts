@@ -2,10 +2,11 @@ import type { Context, Logger } from 'cordis'
 import { z } from 'zod'
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import type { Tool, ToolResult } from '@cordis-subagents/tools'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, peerLine, peerText } from '@cordis-subagents/shared'
 import type { Connection } from './connection.js'
 import { type ResultBounds, toToolResult } from './convert.js'
 import { mountedName } from './names.js'
+import { peerSchema } from './peer-schema.js'
 
 /** Longest description kept from a server (characters). */
 const MAX_DESCRIPTION_CHARS = 4096
@@ -55,15 +56,15 @@ export class ToolMount {
       if (!this.admitted(tool.name)) continue
       const named = mountedName(this.options.server, tool.name)
       if ('skip' in named) {
-        this.log.warn('%s: tool %s skipped: %s', this.options.server, JSON.stringify(String(tool.name).slice(0, 100)), named.skip)
+        this.log.warn('%s: tool %s skipped: %s', this.options.server, JSON.stringify(peerLine(String(tool.name).slice(0, 100))), named.skip)
         continue
       }
       if (wanted.has(named.name)) {
-        this.log.warn('%s: tool %s skipped: another of its tools is also named %s', this.options.server, JSON.stringify(tool.name), named.name)
+        this.log.warn('%s: tool %s skipped: another of its tools is also named %s', this.options.server, JSON.stringify(peerLine(tool.name)), named.name)
         continue
       }
       if (wanted.size >= this.options.maxTools) {
-        this.log.warn('%s: more than maxTools (%d) tools; %s and later ones skipped', this.options.server, this.options.maxTools, tool.name)
+        this.log.warn('%s: more than maxTools (%d) tools; %s and later ones skipped', this.options.server, this.options.maxTools, peerLine(tool.name))
         break
       }
       wanted.set(named.name, { key: JSON.stringify([tool.name, tool.description ?? '', tool.inputSchema]), tool })
@@ -77,7 +78,7 @@ export class ToolMount {
     for (const [name, { key, tool }] of wanted) {
       if (this.mounted.has(name)) continue
       if (key.length > MAX_SCHEMA_CHARS) {
-        this.log.warn('%s: tool %s skipped: its description and input schema are over %d characters', this.options.server, tool.name, MAX_SCHEMA_CHARS)
+        this.log.warn('%s: tool %s skipped: its description and input schema are over %d characters', this.options.server, peerLine(tool.name), MAX_SCHEMA_CHARS)
         continue
       }
       try {
@@ -101,8 +102,10 @@ export class ToolMount {
 
   private toTool(name: string, tool: McpTool): Tool {
     const { connection, options } = this
-    const parameters = objectSchema(tool.inputSchema)
-    const description = (tool.description?.trim() || tool.title || `The ${tool.name} tool of the MCP server ${options.server}.`).slice(0, MAX_DESCRIPTION_CHARS)
+    // What the server says about its tool reaches a model and a person: cleaned by the shared rule.
+    const parameters = peerSchema(objectSchema(tool.inputSchema))
+    const said = peerText(String(tool.description ?? '')).trim() || peerLine(String(tool.title ?? '')).trim()
+    const description = (said || `The ${name} tool of the MCP server ${options.server}.`).slice(0, MAX_DESCRIPTION_CHARS)
     return {
       name,
       description,
@@ -115,7 +118,7 @@ export class ToolMount {
             timeout: options.callTimeout,
             onProgress: exec.onUpdate && ((p) => exec.onUpdate!({
               kind: 'progress',
-              text: p.message ? p.message.slice(0, 1024) : undefined,
+              text: p.message ? peerLine(p.message.slice(0, 1024)) : undefined,
               data: { progress: p.progress, total: p.total },
             })),
           })

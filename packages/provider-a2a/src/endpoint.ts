@@ -2,10 +2,9 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTrans
 import {
   ClientFactory as ClientFactoryV03, ClientFactoryOptions as ClientFactoryOptionsV03, JsonRpcTransportFactory as JsonRpcTransportFactoryV03,
 } from 'a2a-sdk-v03/client'
-import { type Redactor, stripControl } from '@cordis-subagents/shared'
+import { peerLine, type Redactor } from '@cordis-subagents/shared'
 import { type CardCheck, cardUrlOf, fetchAgentCard, type LoadedCard, type ProtocolFamily } from './card.js'
 import { A2aError } from './errors.js'
-import { stripInvisible } from './invisible.js'
 import { type A2aWire, wireV1 } from './wire.js'
 import { wireV03 } from './wire-v03.js'
 
@@ -115,7 +114,7 @@ export class Endpoint {
       if (signal.aborted) return
       // A card's problems quote its text (interface URLs): credentials it echoes are masked.
       const clean = error instanceof A2aError
-        ? new A2aError(error.code, stripInvisible(settings.redactor.redact(error.message)), { cause: error.cause })
+        ? new A2aError(error.code, settings.redactor.redact(error.message), { cause: error.cause })
         : new A2aError('A2A_CARD_UNREACHABLE', `Could not read the agent card at ${this.cardUrl.href}: ${settings.redactor.redact(String(error))}`)
       if (!this.loaded) this.loadError = clean
       this.checkedAt = Date.now()
@@ -180,6 +179,6 @@ function withSignal(fetcher: typeof fetch, signal: AbortSignal): typeof fetch {
 
 /** Card text as one line for the model: no control or invisible formatting characters, cut at `max`. */
 export function oneLine(text: string, max: number): string {
-  const flat = stripInvisible(stripControl(String(text))).replace(/\s+/g, ' ').trim()
+  const flat = peerLine(String(text)).replace(/\s+/g, ' ').trim()
   return flat.length > max ? `${flat.slice(0, max)}…` : flat
 }

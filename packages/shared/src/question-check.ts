@@ -1,12 +1,17 @@
+import { peerLine, peerText } from './peer-text.js'
 import { MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, type PendingQuestion, type QuestionKind } from './questions.js'
 
 // A question or an answer from outside (a provider, a model, a host), checked before it rides a tree.
+// A question's text and option names are shown to a model or a person: `peerText` / `peerLine` clean
+// them here, the one place every question passes (a provider's result, a crossing, a checkpoint).
 
 const KINDS = new Set<string>(['ask', 'permission', 'input-required', 'auth-required', 'budget'] satisfies QuestionKind[])
 /** Longest question id, run id on a path, option id or option name (characters). */
 const MAX_ID_LENGTH = 256
 /** Most options a question may offer. */
 const MAX_OPTIONS = 64
+/** Most characters of a question's text looked at (cleaned); a text over `MAX_QUESTION_LENGTH` is cut after cleaning. */
+const MAX_SCAN = MAX_QUESTION_LENGTH * 4
 const CUT_MARK = `\n[… the question was cut at ${MAX_QUESTION_LENGTH} characters]`
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
@@ -21,19 +26,22 @@ export function checkedQuestion(raw: unknown, { cut = true }: { cut?: boolean } 
   if (!isObject(raw)) return 'the question is not an object { id, kind, text, path }'
   if (!isId(raw.id)) return `the question's id must be a string of 1-${MAX_ID_LENGTH} characters`
   if (typeof raw.kind !== 'string' || !KINDS.has(raw.kind)) return `the question's kind must be one of ${[...KINDS].join(', ')}`
-  if (typeof raw.text !== 'string' || !raw.text.trim()) return 'the question\'s text must be a non-empty string'
+  // Only a bounded head is cleaned: a text longer than that is cut anyway.
+  const given = typeof raw.text === 'string' ? peerText(raw.text.length > MAX_SCAN ? raw.text.slice(0, MAX_SCAN) : raw.text) : undefined
+  if (given === undefined || !given.trim()) return 'the question\'s text must be a non-empty string'
   if (!Array.isArray(raw.path) || raw.path.length > MAX_QUESTION_PATH || !raw.path.every(isId)) {
     return `the question's path must be an array of at most ${MAX_QUESTION_PATH} run ids`
   }
-  if (raw.text.length > MAX_QUESTION_LENGTH && !cut) return `the question's text is longer than ${MAX_QUESTION_LENGTH} characters`
-  const text = raw.text.length > MAX_QUESTION_LENGTH ? cutText(raw.text) : raw.text
+  if ((given.length > MAX_QUESTION_LENGTH || (raw.text as string).length > MAX_SCAN) && !cut) return `the question's text is longer than ${MAX_QUESTION_LENGTH} characters`
+  const text = given.length > MAX_QUESTION_LENGTH ? cutText(given) : given
   const question: PendingQuestion = { id: raw.id, kind: raw.kind as QuestionKind, text, path: [...raw.path as string[]] }
   if (raw.options !== undefined) {
     const options = raw.options
     if (!Array.isArray(options) || options.length > MAX_OPTIONS || !options.every((o) => isObject(o) && isId(o.id) && isId(o.name))) {
       return `the question's options must be an array of at most ${MAX_OPTIONS} { id, name } strings`
     }
-    question.options = options.map((o: { id: string; name: string }) => ({ id: o.id, name: o.name }))
+    // An id is a protocol token, passed back as it is; a name is shown (and never empty).
+    question.options = options.map((o: { id: string; name: string }) => ({ id: o.id, name: peerLine(o.name).trim() || o.id }))
   }
   return question
 }

@@ -7,7 +7,7 @@
  * time is linear in the text, and the text is capped first (`Redactor` caps at `maxChars`).
  */
 import { isHighSurrogate, isPlaceholderValue, isTokenChar, redactCredentialShapes, Splice } from './credential-shapes.js'
-import { stripControl } from './control.js'
+import { stripControl } from './peer-text.js'
 
 export { REDACTED } from './credential-shapes.js'
 
