@@ -27,12 +27,21 @@ async function prepare(pg: EmbeddedPostgres): Promise<void> {
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+let signalled = false
 
+/** Stops the server, then dies of the same signal as without us. A Ctrl-C reaches this process twice
+ * (from the terminal and forwarded by mocha's launcher): the handler stays on until the server is gone. */
 function onSignal(signal: NodeJS.Signals) {
+  if (signalled) return
+  signalled = true
   void stopServer().finally(() => {
-    // Die of the same signal, as without us.
+    removeSignalHandlers()
     process.kill(process.pid, signal)
   })
+}
+
+function removeSignalHandlers() {
+  for (const signal of SIGNALS) process.off(signal, onSignal)
 }
 
 function onExit() {
@@ -40,7 +49,6 @@ function onExit() {
 }
 
 async function stopServer(): Promise<void> {
-  for (const signal of SIGNALS) process.off(signal, onSignal)
   process.off('exit', onExit)
   const running = server
   server = undefined
@@ -51,12 +59,13 @@ async function stopServer(): Promise<void> {
 if (!process.env.CHECKPOINTS_PG_URL) {
   const started = Date.now()
   server = await startEmbeddedPostgres()
-  for (const signal of SIGNALS) process.once(signal, onSignal)
+  for (const signal of SIGNALS) process.on(signal, onSignal)
   process.once('exit', onExit)
   try {
     await prepare(server)
   } catch (error) {
     await stopServer()
+    removeSignalHandlers()
     throw new Error(`the test PostgreSQL started but its role and database could not be created: ${(error as Error).message}`, { cause: error })
   }
   process.env[FIXTURE_PID_ENV] = String(server.pid)
@@ -68,4 +77,5 @@ process.env.SCALE_OUT_PG_URL ??= process.env.CHECKPOINTS_PG_URL
 
 export async function mochaGlobalTeardown() {
   await stopServer()
+  removeSignalHandlers()
 }
