@@ -4,7 +4,8 @@
 module.exports = {
   'node-option': ['import=tsx', 'conditions=cordis-subagents-source', 'no-experimental-require-module'],
   extension: ['ts'],
-  require: ['test/setup/root-hooks.ts'],
+  // test-postgres.ts starts the run's PostgreSQL (unless CHECKPOINTS_PG_URL is set) before any spec loads.
+  require: ['test/setup/test-postgres.ts', 'test/setup/root-hooks.ts'],
   timeout: 20000,
   // Leaks are caught by the root leak audit (test/setup/root-hooks.ts); --exit only keeps a
   // runner-side straggler (tsx's compiler service) from holding CI open after a clean audit.

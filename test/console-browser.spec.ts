@@ -1,14 +1,14 @@
-// The live delegation view (packages/console) in a real browser: Debian's chromium driven by
-// playwright-core, against the quick start run with --view, as a person uses it.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+// The live delegation view (packages/console) in a real browser: the Chromium from npm (or CHROMIUM_PATH,
+// test/support/browser.ts) driven by playwright-core, against the quick start run with --view, as a person uses it.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
 import { type BrowserContext, chromium, type Page } from 'playwright-core'
 import { buildQuickstart, type Cli, offlineEnv, ROOT, runCli } from './helpers.js'
 import { call } from '../packages/console/tests/helpers.js'
+import { testBrowser } from './support/browser.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = join(ROOT, 'test-artifacts')
 
 /** Starts the quick start with --view and waits for the URL it prints (stderr). */
@@ -42,15 +42,16 @@ describe('console in a real browser (chromium + playwright-core) during the quic
   let cli: Cli | undefined
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH)`)
+    const chromiumBinary = await testBrowser()
     buildQuickstart()
     mkdirSync(ARTIFACTS, { recursive: true })
     profile = mkdtempSync(join(tmpdir(), 'console-chromium-'))
     browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      executablePath: chromiumBinary.executablePath,
+      env: { ...process.env, ...chromiumBinary.env },
       headless: true,
       viewport: { width: 1280, height: 900 },
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: chromiumBinary.args,
     })
   })
 

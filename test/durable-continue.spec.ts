@@ -73,7 +73,7 @@ describe('durable: continuing a run that ended', function () {
     behaviour((ctx) => ctx.plugin(SQLiteDriver, { path: join(dir, `${Date.now()}.db`) }))
   })
 
-  describe('on PostgreSQL (CHECKPOINTS_PG_URL; .ci/postgres starts one)', () => {
+  describe('on PostgreSQL (CHECKPOINTS_PG_URL; the test run starts one)', () => {
     behaviour((ctx) => ctx.plugin(PostgresDriver as never, { url: PG_URL }), freshPostgres)
   })
 })

@@ -101,7 +101,7 @@ describe('durable restart: a host killed with SIGKILL and started again', functi
     restartBehaviour(async () => join(dir, 'tree.db'))
   })
 
-  describe('on PostgreSQL (CHECKPOINTS_PG_URL; .ci/postgres starts one)', () => {
+  describe('on PostgreSQL (CHECKPOINTS_PG_URL; the test run starts one)', () => {
     restartBehaviour(async () => {
       await freshPostgres()
       return 'postgres'

@@ -93,7 +93,7 @@ describe('durable: a child answered, then its host dies mid-turn', function () {
     behaviour((ctx) => ctx.plugin(SQLiteDriver, { path: join(dir, `${Date.now()}.db`) }))
   })
 
-  describe('on PostgreSQL (CHECKPOINTS_PG_URL; .ci/postgres starts one)', () => {
+  describe('on PostgreSQL (CHECKPOINTS_PG_URL; the test run starts one)', () => {
     behaviour((ctx) => ctx.plugin(PostgresDriver as never, { url: PG_URL }), freshPostgres)
   })
 })

@@ -73,7 +73,7 @@ describe('durable schedules: exactly once across stops, SIGKILLs, restarts and a
 
   if (ONLY !== 'postgres') property('SQLite', 'sqlite', async (n) => join(dir, `store-${n}.db`), () => dir)
   if (ONLY !== 'sqlite') {
-    property('PostgreSQL (CHECKPOINTS_PG_URL; .ci/postgres starts one)', 'postgres', async () => {
+    property('PostgreSQL (CHECKPOINTS_PG_URL; the test run starts one)', 'postgres', async () => {
       await freshPostgres()
       return 'postgres'
     }, () => dir)

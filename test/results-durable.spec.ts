@@ -1,5 +1,5 @@
 // Results are re-readable across a host restart (issue 38, item 11): with ctx.checkpoints on a real
-// SQLite file and on a real PostgreSQL (CHECKPOINTS_PG_URL; .ci/postgres starts one), a run that
+// SQLite file and on a real PostgreSQL (CHECKPOINTS_PG_URL; the test run starts one), a run that
 // ended before the restart reads again from the store, through ctx.subagents.result(runId) and
 // through the parent's subagent_result; its output is as long as the store keeps (maxTextBytes)
 // and says so. Nothing is re-run. ScriptedModel at the edge only.

@@ -6,7 +6,7 @@
 #                                     stdin ends or SIGINT/SIGTERM, then stop and remove everything
 #   deploy/scale-out/run.sh --smoke   start, send one task through nginx, check it completed, stop
 #
-# Environment (all optional): SCALE_OUT_PG_URL (default the role and database .ci/postgres creates),
+# Environment (all optional): SCALE_OUT_PG_URL (default postgres://subagents:subagents@127.0.0.1:5432/subagents_test),
 # SCALE_OUT_PORT (nginx; default a free port), SCALE_OUT_HOSTS (default 3), SCALE_OUT_LEASE_MS
 # (default 15000), SCALE_OUT_TOKEN (default random), SCALE_OUT_TRACES=1 (hosts write their spans to
 # <state>/spans-<host>.jsonl), SCALE_OUT_MODEL_DELAY (ms per model call, default 20), SCALE_OUT_KEEP=1
@@ -27,7 +27,7 @@ redacted() { sed -E 's#//([^:/@]+):[^@/]*@#//\1:***@#' <<<"$1"; }
 
 # --- what is needed, with how to get it --------------------------------------------------------
 command -v node >/dev/null || fail "node is not on PATH"
-command -v psql >/dev/null || fail "psql is missing: apt-get install -y postgresql-client (or run .ci/postgres as root)"
+command -v psql >/dev/null || fail "psql is missing: apt-get install -y postgresql-client"
 if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
   if [ "$(id -u)" = 0 ]; then
     say "installing nginx (Debian)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
@@ -36,13 +36,8 @@ if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
   fi
 fi
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
-if ! psql "$PG_URL" -qtAc 'SELECT 1' >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && [ -z "${SCALE_OUT_PG_URL:-}" ]; then
-    say "PostgreSQL not reachable: starting it with .ci/postgres"; "$ROOT/.ci/postgres" >&2
-  fi
-  psql "$PG_URL" -qtAc 'SELECT 1' >/dev/null 2>&1 \
-    || fail "PostgreSQL is not reachable at $(redacted "$PG_URL"): start it and create the role and database with .ci/postgres (as root), or set SCALE_OUT_PG_URL"
-fi
+psql "$PG_URL" -qtAc 'SELECT 1' >/dev/null 2>&1 \
+  || fail "PostgreSQL is not reachable at $(redacted "$PG_URL"): set SCALE_OUT_PG_URL to a database you own (npm run test:deploy sets it to the test run's own server)"
 [ -f "$ROOT/examples/quickstart/lib/a2a-server.js" ] && [ -f "$ROOT/packages/serve-a2a/lib/shared-state.js" ] \
   || fail "the packages are not built: run npm run build (tsc -b) first"
 

@@ -2,6 +2,7 @@
 // child processes, active handles or process-level listeners behind.
 import { execFileSync } from 'node:child_process'
 import { Logger } from 'cordis'
+import { FIXTURE_PID_ENV } from './test-postgres.js'
 
 // Many tests load bad configs on purpose; cordis would print each expected error with its stack.
 // Keep the terminal for mocha's report (tests that read log lines install their own targets).
@@ -64,6 +65,12 @@ function isCompilerService(line: string): boolean {
   return /esbuild\S* --service=/.test(line)
 }
 
+/** The run's own PostgreSQL (./test-postgres.ts), stopped after this audit by the global teardown. */
+function isFixtureServer(line: string): boolean {
+  const pid = process.env[FIXTURE_PID_ENV]
+  return pid !== undefined && line.startsWith(`${pid} `)
+}
+
 function excess(now: Map<string, number>, base: Map<string, number>): string[] {
   const extra: string[] = []
   for (const [kind, count] of now) {
@@ -87,7 +94,7 @@ export const mochaHooks = {
     for (let attempt = 0; attempt < 20; attempt++) {
       leaked = excess(countBy(activeResources()), baseline)
       listeners = excess(countBy(processListeners()), listenerBaseline)
-      children = childProcesses().filter((line) => !isCompilerService(line))
+      children = childProcesses().filter((line) => !isCompilerService(line) && !isFixtureServer(line))
       if (!leaked.length && !listeners.length && !children.length) return
       await new Promise((resolve) => setTimeout(resolve, 100).unref())
     }

@@ -42,7 +42,7 @@ export async function deployment(leaseMs: number): Promise<Deployment> {
     await sql`SELECT 1`
   } catch (error) {
     await sql.end({ timeout: 1 })
-    throw new Error(`PostgreSQL is not reachable at ${PG_URL.replace(/:[^:@/]*@/, ':***@')}: run .ci/postgres (as root) or set CHECKPOINTS_PG_URL`, { cause: error })
+    throw new Error(`PostgreSQL is not reachable at ${PG_URL.replace(/:[^:@/]*@/, ':***@')}: the test run starts one (test/setup/test-postgres.ts) unless CHECKPOINTS_PG_URL names yours`, { cause: error })
   }
   return {
     schema,

@@ -12,11 +12,13 @@ interface ScaleOutHost {
   pid: number
 }
 
-export interface ScaleOut {
-  url: string
+/** A running scale-out deployment, behind nginx (startScaleOut) or as a bare pool of hosts (./scale-out-pool.ts). */
+export interface Deployment {
   hosts: ScaleOutHost[]
-  nginxPid: number
-  state: string
+  /** Every process the deployment started that must be gone after stop(). */
+  pids: number[]
+  /** A URL that reaches the deployment's tasks: nginx, or a host that is still alive. */
+  front(): string
   token: string
   schema: string
   leaseMs: number
@@ -24,11 +26,33 @@ export interface ScaleOut {
   calls(): Array<{ host: string; job: string; step: number }>
   /** The spans the hosts exported (SCALE_OUT_TRACES=1), each with the host that wrote it. */
   spans(): Array<{ host: string; name: string; traceId: string; spanId: string; parentSpanId?: string }>
-  /** The upstream (host:port) of each POST nginx passed on. */
-  upstreams(): string[]
-  /** Closes run.sh's stdin and waits for it to stop everything; its exit code. */
+  /** Stops everything; 0 when it stopped cleanly. */
   stop(): Promise<number | null>
   stderr(): string
+}
+
+export interface ScaleOut extends Deployment {
+  url: string
+  nginxPid: number
+  state: string
+  /** The upstream (host:port) of each POST nginx passed on. */
+  upstreams(): string[]
+}
+
+/** What the hosts write into the state directory: their model-call logs and span files. */
+export function readState(state: string): Pick<Deployment, 'calls' | 'spans'> {
+  const lines = (file: string) => existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []
+  const files = (prefix: string) => existsSync(state) ? readdirSync(state).filter((name) => name.startsWith(prefix)) : []
+  return {
+    calls: () => files('calls-').flatMap((file) => lines(join(state, file)).map((line) => {
+      const [host, job, step] = line.split('\t')
+      return { host, job, step: Number(step) }
+    })),
+    spans: () => files('spans-').flatMap((file) => lines(join(state, file)).map((line) => {
+      const span = JSON.parse(line)
+      return { host: file.slice('spans-'.length, -'.jsonl'.length), name: span.name, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId }
+    })),
+  }
 }
 
 export async function startScaleOut(env: Record<string, string>, timeoutMs = 90_000): Promise<ScaleOut> {
@@ -58,24 +82,18 @@ export async function startScaleOut(env: Record<string, string>, timeoutMs = 90_
   })
   const state: string = ready.state
   const lines = (file: string) => existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []
-  const files = (prefix: string) => readdirSync(state).filter((name) => name.startsWith(prefix))
   let stopping: Promise<number | null> | undefined
   return {
     url: ready.url,
     hosts: ready.hosts,
     nginxPid: ready.nginxPid,
+    pids: [...ready.hosts.map((host: ScaleOutHost) => host.pid), ready.nginxPid],
+    front: () => ready.url,
     state,
     token: readFileSync(ready.tokenFile, 'utf8'),
     schema: ready.schema,
     leaseMs: ready.leaseMs,
-    calls: () => files('calls-').flatMap((file) => lines(join(state, file)).map((line) => {
-      const [host, job, step] = line.split('\t')
-      return { host, job, step: Number(step) }
-    })),
-    spans: () => files('spans-').flatMap((file) => lines(join(state, file)).map((line) => {
-      const span = JSON.parse(line)
-      return { host: file.slice('spans-'.length, -'.jsonl'.length), name: span.name, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId }
-    })),
+    ...readState(state),
     upstreams: () => lines(join(state, 'nginx-access.log')).filter((line) => line.startsWith('POST ')).map((line) => line.split(' ')[3]),
     stop: () => stopping ??= (async () => {
       child.stdin!.end()

@@ -6,7 +6,7 @@ import postgres from 'postgres'
 import { Checkpoints, type Config, TABLES } from '@cordis-subagents/checkpoints'
 import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
 
-/** What `.ci/postgres` sets up. */
+/** The test run's own server (test/setup/test-postgres.ts starts it), unless CHECKPOINTS_PG_URL names yours. */
 export const PG_URL = process.env.CHECKPOINTS_PG_URL ?? 'postgres://subagents:subagents@127.0.0.1:5432/subagents_test'
 
 export type Backend = { kind: 'sqlite'; path: string } | { kind: 'postgres' }
@@ -25,8 +25,8 @@ export async function freshPostgres(): Promise<void> {
     await sql.unsafe(`DROP TABLE IF EXISTS ${Object.values(TABLES).map((t) => `"${t}"`).join(', ')}`)
   } catch (error) {
     throw new Error(`PostgreSQL is not reachable at ${PG_URL.replace(/:[^:@/]*@/, ':***@')} (${(error as Error).message}). `
-      + 'Start it and create the test role and database with `.ci/postgres` (as root: installs Debian\'s postgresql, '
-      + 'starts the cluster), or point CHECKPOINTS_PG_URL at a server you own.', { cause: error })
+      + 'Run the specs through mocha (its test/setup/test-postgres.ts starts a PostgreSQL from npm when CHECKPOINTS_PG_URL is unset), '
+      + 'or point CHECKPOINTS_PG_URL at a server you own with that role and database.', { cause: error })
   } finally {
     await sql.end({ timeout: 1 })
   }

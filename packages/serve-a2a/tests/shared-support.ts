@@ -1,4 +1,4 @@
-// PostgreSQL for the shared-state specs: the server .ci/postgres starts (the checkpoints specs' one),
+// PostgreSQL for the shared-state specs: the test run's own (test/setup/test-postgres.ts; the checkpoints specs' one),
 // a schema of our own per run, dropped after.
 import { randomBytes } from 'node:crypto'
 import postgres from 'postgres'
@@ -18,7 +18,7 @@ export async function withPg<T>(fn: (sql: postgres.Sql) => Promise<T>): Promise<
       await sql`SELECT 1`
     } catch (error) {
       throw new Error(`PostgreSQL is not reachable at ${PG_URL.replace(/:[^:@/]*@/, ':***@')} (${(error as Error).message}). `
-        + 'Start it and create the test role and database with `.ci/postgres` (as root: installs Debian\'s postgresql and starts the cluster), '
+        + 'Run the specs through mocha (its test/setup/test-postgres.ts starts a PostgreSQL from npm when CHECKPOINTS_PG_URL is unset), '
         + 'or point SERVE_A2A_PG_URL at a server you own.', { cause: error })
     }
     return await fn(sql)
