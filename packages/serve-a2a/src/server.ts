@@ -57,13 +57,16 @@ export class A2aServer extends Service<Config> {
   private drained?: (ms: number) => Promise<void>
 
   constructor(ctx: Context, config?: Partial<Config>) {
+    // Checked before `super`: a Service registers its start at construction, and a refused config must not reach it.
+    const valid = checked(Config((config ?? {}) as Config))
+    const { credentials, generated } = Credentials.fromConfig(valid, process.env)
+    const sharedUrl = sharedUrlOf(valid, process.env)
     super(ctx, 'a2aServer')
-    this.config = checked(Config((config ?? {}) as Config))
-    const { credentials, generated } = Credentials.fromConfig(this.config, process.env)
+    this.config = valid
     this.credentials = credentials
     this.token = generated
     this.credentialCount = credentials.count
-    this.sharedUrl = sharedUrlOf(this.config, process.env)
+    this.sharedUrl = sharedUrl
   }
 
   /** This host's lease id in the shared store (`<hostName>#<8 hex>`), when `shared` is configured and it runs. */
