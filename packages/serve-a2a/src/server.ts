@@ -102,6 +102,8 @@ export class A2aServer extends Service<Config> {
     type Canceller = { cancelTask(params: CancelParams, context: ServerCallContext): Promise<unknown> }
     let handler: Canceller | undefined
     const shared = this.shared = this.sharedUrl ? await openShared(config, this.sharedUrl, logger) : undefined
+    // Every host of a store files a token's tasks under the same scope, wherever the token is in its list.
+    if (shared) this.credentials.useScopeKey(shared.scopeKey)
     const executor = this.executor = new AgentTaskExecutor({
       agents: this.ctx.agents,
       tools: this.ctx.tools,
@@ -163,6 +165,7 @@ export class A2aServer extends Service<Config> {
       logger.info('serving %s%s (auth: %s, %d credential%s%s)', this.url, base === bound ? '' : ` from ${bound}`, config.auth,
         this.credentialCount, this.credentialCount === 1 ? '' : 's', this.token ? ', generated for this start' : '')
     }
+    if (shared && this.token) logger.warn('shared: the token of this host was generated for this start, so no other host accepts it; give every host the same tokens (tokensFromEnv)')
     this.ctx.on('dispose', () => sweeper())
   }
 

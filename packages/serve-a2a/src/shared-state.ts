@@ -6,7 +6,7 @@ import { ServeA2aError } from './errors.js'
 import { HostLease } from './host-lease.js'
 import { LocalBuses } from './local-buses.js'
 import { SharedRequestHandler, type TakeOver } from './shared-handler.js'
-import { ensureTables, namesOf } from './shared-schema.js'
+import { ensureTables, namesOf, readScopeKey } from './shared-schema.js'
 import { keyOfRef, PostgresTaskStore, type TaskRef } from './shared-store.js'
 import { PostgresTurns } from './saved-turns.js'
 import { TaskFeed } from './task-feed.js'
@@ -46,6 +46,8 @@ export class SharedState {
   private readonly busy = new Map<string, Promise<void>>()
   private closed = false
   private executor?: AgentExecutor & TakeOver
+  /** The store's key for naming credential scopes (the same on every host of the store). */
+  scopeKey: Buffer = Buffer.alloc(0)
 
   private constructor(
     private readonly sql: postgres.Sql, private readonly lock: postgres.Sql, private readonly options: SharedStateOptions,
@@ -80,13 +82,16 @@ export class SharedState {
     const state = new SharedState(sql, lock, options)
     try {
       await ensureTables(sql, namesOf(options.config.schema))
+      const { key, legacy } = await readScopeKey(sql, namesOf(options.config.schema))
+      state.scopeKey = key
+      if (legacy) options.log.warn('shared: %d task(s) were filed by an older version under list positions (credential-<n>); no credential reaches them now, and taskTtl evicts them', legacy)
       await state.lease.register()
       await state.feed.start()
       await state.store.sweep()
     } catch (error) {
       await sql.end({ timeout: 1 }).catch(() => {})
       await lock.end({ timeout: 1 }).catch(() => {})
-      throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and three tables), or remove \`shared\` to keep tasks in this process.`)
+      throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and its tables), or remove \`shared\` to keep tasks in this process.`)
     }
     state.every(options.config.leaseMs / 3, 'renew', () => state.renew())
     state.every(options.config.leaseMs / 2, 'reap', () => state.reap())
