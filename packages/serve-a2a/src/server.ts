@@ -9,7 +9,7 @@ import { agentCard, CARD_PATH } from './card.js'
 import { Config } from './config.js'
 import { ServeA2aError } from './errors.js'
 import { AgentTaskExecutor } from './executor.js'
-import { defaultHosts, isLoopback, originsOf, RateLimiter, TaskSlots, urlHost } from './guards.js'
+import { defaultHosts, isLoopback, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
 import { createApp } from './http.js'
 import type { SharedState, SharedStateOptions } from './shared-state.js'
 import { BoundedTaskStore, type ServeTaskStore } from './task-store.js'
@@ -124,7 +124,7 @@ export class A2aServer extends Service<Config> {
     const sweeper = shared ? () => {} : this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
     let http: Server
     try {
-      http = this.http = await listen(config.host, config.port)
+      http = this.http = await listen(config)
     } catch (error) {
       sweeper()
       this.shared = undefined
@@ -149,6 +149,9 @@ export class A2aServer extends Service<Config> {
       origins: new Set(origins.map((origin) => origin.toLowerCase())),
       rate: new RateLimiter(config.rateLimit),
       slots,
+      subscriptions: new Subscriptions({
+        total: config.maxSubscriptions, perCredential: config.maxSubscriptionsPerCredential, perTask: config.maxSubscriptionsPerTask,
+      }),
       maxBodyBytes: config.maxBodyBytes,
       requestHandler,
       refused: this.refused,
@@ -223,9 +226,16 @@ async function openShared(config: Config, url: string, log: SharedStateOptions['
   })
 }
 
-function listen(host: string, port: number): Promise<Server> {
+/** How often Node checks requests against `requestTimeout` and `headersTimeout` (its default, 30 s, let a 60 s limit cut at 90 s). */
+const TIMEOUT_CHECK_MS = 1_000
+
+function listen({ host, port, requestTimeout, maxConnections }: Config): Promise<Server> {
   return import('node:http').then(({ createServer }) => new Promise<Server>((resolve, reject) => {
-    const http = createServer({ requestTimeout: 60_000, headersTimeout: 30_000 })
+    const http = createServer({
+      requestTimeout, headersTimeout: Math.min(30_000, requestTimeout), connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+    })
+    // Past it, Node closes each new connection as it arrives (half-open ones included).
+    http.maxConnections = maxConnections
     http.once('error', (error: NodeJS.ErrnoException) => {
       reject(new ServeA2aError('LISTEN_FAILED', `could not listen on ${host}:${port} (${error.code ?? error.message}); choose another port or host.`))
     })
