@@ -1,7 +1,7 @@
 /** Longest `tenant` accepted, in UTF-8 bytes (a task is filed under it; PostgreSQL keys and notifications are bounded). */
-export const MAX_TENANT_BYTES = 256
+const MAX_TENANT_BYTES = 256
 /** Longest task, context or message id accepted from a client, in UTF-8 bytes (ours are 36-character UUIDs). */
-export const MAX_ID_BYTES = 256
+const MAX_ID_BYTES = 256
 
 /**
  * What is wrong with a JSON-RPC request's params before any task is read or started, or undefined:

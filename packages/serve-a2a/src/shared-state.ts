@@ -7,7 +7,7 @@ import { HostLease } from './host-lease.js'
 import { LocalBuses } from './local-buses.js'
 import { SharedRequestHandler, type TakeOver } from './shared-handler.js'
 import { ensureTables, namesOf, readScopeKey } from './shared-schema.js'
-import { keyOfRef, PostgresTaskStore, type TaskRef } from './shared-store.js'
+import { keyOfRef, PostgresTaskStore, refOf, type TaskRef } from './shared-store.js'
 import { PostgresTurns } from './saved-turns.js'
 import { TaskFeed } from './task-feed.js'
 
@@ -141,6 +141,7 @@ export class SharedState {
    */
   private async renew(): Promise<void> {
     if (await this.lease.renew() || this.closed) return
+    if (await this.lease.revive()) return this.reconcile()
     const lost = this.lease.id
     this.options.log.warn('shared state: the lease %s was lost (it expired before it was renewed, or its lock\'s session broke: the database or this process stalled); its tasks are interrupted and their runs stopped here', lost)
     await this.lease.reap(this.options.parkedTimeout)
@@ -151,6 +152,19 @@ export class SharedState {
       const local = this.buses.get(key)
       const bus = local && this.buses.getByTaskId(local.taskId, local.context)
       if (bus) await this.executor?.cancelTask(local.taskId, bus)
+    }
+  }
+
+  /**
+   * After a pause past the lease (revived, same id): each task here that another host continued, or
+   * that ended meanwhile, stops here; the others go on, so a turn that completes keeps its answer.
+   */
+  private async reconcile(): Promise<void> {
+    this.options.log.warn('shared state: the lease %s ran out while this host was paused, and is renewed; its tasks no other host took go on here', this.lease.id)
+    for (const key of this.buses.keys()) {
+      const local = this.buses.get(key)
+      const bus = local && this.buses.getByTaskId(local.taskId, local.context)
+      if (bus && !await this.lease.keep(refOf(local.context, local.taskId))) await this.executor?.cancelTask(local.taskId, bus)
     }
   }
 
