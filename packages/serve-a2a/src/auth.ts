@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Request } from 'express'
 import { type AuthMode, type Config } from './config.js'
 import { ServeA2aError } from './errors.js'
@@ -10,14 +10,24 @@ export const ANONYMOUS = 'anonymous'
 const MAX_CREDENTIAL_LENGTH = 4096
 
 /**
- * The accepted credentials, kept only as SHA-256 digests. Each one is its own scope
- * (`credential-1`, …): the id, never the value, is what tasks are filed under and what is logged.
+ * The accepted credentials, kept only as SHA-256 digests. Each one is its own scope, named by a
+ * keyed hash of the credential (`cred-<32 hex>`, HMAC-SHA256 of its digest): the same token gets
+ * the same scope on every host holding the same key, whatever its position in each host's list,
+ * and the scope, never the value, is what tasks are filed under and what is logged. The key is
+ * random per process until `useScopeKey` gives the one of a shared store.
  */
 export class Credentials {
   private readonly digests: Buffer[]
+  private scopes: string[] = []
 
   private constructor(values: string[], readonly mode: AuthMode, private readonly header: string) {
     this.digests = values.map(digest)
+    this.useScopeKey(randomBytes(32))
+  }
+
+  /** Names every scope with `key` (the shared store's: all hosts of a deployment file a token's tasks alike). */
+  useScopeKey(key: Buffer): void {
+    this.scopes = this.digests.map((known) => `cred-${createHmac('sha256', key).update(known).digest('hex').slice(0, 32)}`)
   }
 
   /**
@@ -72,7 +82,7 @@ export class Credentials {
     this.digests.forEach((known, index) => {
       if (timingSafeEqual(known, given) && found < 0) found = index
     })
-    return found < 0 ? undefined : `credential-${found + 1}`
+    return found < 0 ? undefined : this.scopes[found]
   }
 }
 

@@ -42,6 +42,11 @@ export interface Config {
   askParentTool: string
   maxBodyBytes: number
   rateLimit: number
+  maxSubscriptions: number
+  maxSubscriptionsPerCredential: number
+  maxSubscriptionsPerTask: number
+  maxConnections: number
+  requestTimeout: number
   model?: string
   persona?: string
   cwd?: string
@@ -114,6 +119,16 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .description('Largest request body in bytes; a bigger one is refused (HTTP 413, BODY_TOO_LARGE) before it is parsed.'),
   rateLimit: count({ min: 1 }).default(600)
     .description('Requests per minute per credential (a sliding minute). More are refused (HTTP 429, RATE_LIMITED).'),
+  maxSubscriptions: count({ min: 1 }).default(256)
+    .description('Open SubscribeToTask streams (0.3: tasks/resubscribe) at once on this server, across credentials; each may stay open while its task waits (up to `parkedTimeout`). More are refused (HTTP 429, TOO_MANY_SUBSCRIPTIONS).'),
+  maxSubscriptionsPerCredential: count({ min: 1 }).default(64)
+    .description('Open SubscribeToTask streams of one credential at once.'),
+  maxSubscriptionsPerTask: count({ min: 1 }).default(8)
+    .description('Open SubscribeToTask streams on one task at once.'),
+  maxConnections: count({ min: 1, max: 65_536 }).default(1024)
+    .description('Open TCP connections at once (idle, half-open or streaming); a connection past it is closed as it arrives.'),
+  requestTimeout: duration({ min: 1000, max: 10 * 60_000 }).default(60_000)
+    .description('Milliseconds a client has to send a whole request (headers within the lesser of this and 30 s); a slower one is answered 408 and closed. Streams being answered are not cut by it.'),
   model: Schema.string().description('Model ref of the served agent (default: the runtime\'s default model).'),
   persona: Schema.string().role('textarea').description('System prompt of the served agent (default: the runtime\'s deployment persona). `{depth}` is replaced by the depth the task runs at (sent by a delegating parent; else this host\'s root depth).'),
   cwd: Schema.string().description('Working directory of the served agent (default: the runtime\'s).'),

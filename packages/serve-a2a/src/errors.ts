@@ -12,6 +12,8 @@ export type ServeA2aCode =
   | 'BODY_TOO_LARGE'
   | 'RATE_LIMITED'
   | 'TOO_MANY_TASKS'
+  | 'TOO_MANY_SUBSCRIPTIONS'
+  | 'INVALID_PARAMS'
   | 'NOT_FOUND'
 
 export class ServeA2aError extends Error {
@@ -29,6 +31,9 @@ const REFUSALS: Record<Exclude<ServeA2aCode, 'INVALID_CONFIG' | 'MISSING_CREDENT
   BODY_TOO_LARGE: { status: 413, rpc: -32053 },
   RATE_LIMITED: { status: 429, rpc: -32054 },
   TOO_MANY_TASKS: { status: 429, rpc: -32055 },
+  TOO_MANY_SUBSCRIPTIONS: { status: 429, rpc: -32056 },
+  // JSON-RPC's own "invalid params": every A2A client knows it.
+  INVALID_PARAMS: { status: 400, rpc: -32602 },
   NOT_FOUND: { status: 404, rpc: -32601 },
 }
 

@@ -306,7 +306,7 @@ export class AgentTaskExecutor implements AgentExecutor {
       spend.stop()
       if (!keep) {
         await agent.dispose()
-        await this.host.turns?.drop(request.taskId, request.context).catch(() => {})
+        await this.host.turns?.dropEnded(request.taskId, request.context).catch(() => {})
       }
     }
   }

@@ -64,3 +64,48 @@ export class TaskSlots {
     }
   }
 }
+
+/** Which limit a refused subscription hit. */
+export type SubscriptionLimit = { full: 'server' | 'credential' | 'task'; limit: number }
+
+/**
+ * Open task subscriptions (SubscribeToTask streams): in total, per credential and per task. Each
+ * may stay open as long as its task waits, so they are counted while open; memory is one count per
+ * credential and per task with a subscription open (at most `maxTotal` entries each).
+ */
+export class Subscriptions {
+  private total = 0
+  private readonly perScope = new Map<string, number>()
+  private readonly perTask = new Map<string, number>()
+
+  constructor(private readonly limits: { total: number; perCredential: number; perTask: number }) {}
+
+  get open(): number {
+    return this.total
+  }
+
+  /** A release for one more subscription of `scope` on `task` (a key that includes the scope), or which limit is full. */
+  take(scope: string, task: string): (() => void) | SubscriptionLimit {
+    const { total, perCredential, perTask } = this.limits
+    if (this.total >= total) return { full: 'server', limit: total }
+    if ((this.perScope.get(scope) ?? 0) >= perCredential) return { full: 'credential', limit: perCredential }
+    if ((this.perTask.get(task) ?? 0) >= perTask) return { full: 'task', limit: perTask }
+    this.total++
+    bump(this.perScope, scope, 1)
+    bump(this.perTask, task, 1)
+    let held = true
+    return () => {
+      if (!held) return
+      held = false
+      this.total--
+      bump(this.perScope, scope, -1)
+      bump(this.perTask, task, -1)
+    }
+  }
+}
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const value = (counts.get(key) ?? 0) + by
+  if (value > 0) counts.set(key, value)
+  else counts.delete(key)
+}

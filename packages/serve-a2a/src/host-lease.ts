@@ -1,7 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto'
 import type { Task } from '@a2a-js/sdk'
 import type postgres from 'postgres'
-import { endedTask, expiredTask, interruptedTask, lostTask } from './lost-tasks.js'
+import { endedTask, expiredTask, interruptedTask, lostTask, resumedTask } from './lost-tasks.js'
 import { decodeTask, encodeTask } from './task-codec.js'
 import { FINAL_STATES, RUNNING_STATES, type SharedNames, STATE } from './shared-schema.js'
 
@@ -74,6 +74,33 @@ export class HostLease {
     const kept = await this.lock.unsafe(`UPDATE ${this.names.hosts} SET locked_at = now(), lease_until = now() + $2 * interval '1 millisecond'
       WHERE id = $1 AND lease_until > now() RETURNING id`, [this.id, this.leaseMs])
     return kept.length > 0
+  }
+
+  /**
+   * A lease that ran out while its host was paused (stopped, frozen, starved) but whose lock this
+   * session still holds: renewed under the same id, so the tasks no other host took meanwhile stay
+   * this host's (see `keep`). False when the lock is gone or the row was removed.
+   */
+  async revive(): Promise<boolean> {
+    const rows = await this.lock.unsafe(`UPDATE ${this.names.hosts} SET lease_until = now() + $2 * interval '1 millisecond'
+      WHERE id = $1 AND EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
+        AND classid = ${this.names.lockSpace}::oid AND objid = $3::oid AND objsubid = 2) RETURNING id`, [this.id, this.leaseMs, this.lockKey])
+    return rows.length > 0
+  }
+
+  /**
+   * Whether a task running (or waiting) here is still this lease's after a revival: false when
+   * another host continued it or it ended meanwhile (its run here must stop). A turn a reaper marked
+   * interrupted meanwhile is marked working again: it runs on here.
+   */
+  async keep(ref: { tenant: string; scope: string; id: string }): Promise<boolean> {
+    const [row] = await this.sql.unsafe(`SELECT tenant, scope, id, version, owner, state, task::text AS task FROM ${this.names.tasks}
+      WHERE tenant = $1 AND scope = $2 AND id = $3`, [ref.tenant, ref.scope, ref.id])
+    if (!row || row.owner !== this.id || (FINAL_STATES as readonly number[]).includes(row.state as number)) return false
+    const task = decodeTask(row.task as string)
+    const ours = task.metadata?.cordisSubagents as { stopReason?: unknown } | undefined
+    if (row.state !== STATE.INPUT_REQUIRED || ours?.stopReason !== 'interrupted') return true
+    return await this.write(row, resumedTask(task, this.name), this.id) > 0
   }
 
   /** A new lease (and lock) after the old one was lost: tasks of the old one are not this lease's. */

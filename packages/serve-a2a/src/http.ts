@@ -3,11 +3,14 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server'
 import { ANONYMOUS, type Credentials } from './auth.js'
 import { CARD_PATH, JSONRPC_PATH } from './card.js'
 import { refuse } from './errors.js'
+import { paramsProblem } from './request-checks.js'
 import type { ScopedUser } from './executor.js'
-import type { RateLimiter, Slot, TaskSlots } from './guards.js'
+import type { RateLimiter, Slot, Subscriptions, TaskSlots } from './guards.js'
 
 /** JSON-RPC methods that start a task (1.0 and 0.3 names). */
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream'])
+/** JSON-RPC methods that follow a task on a stream (1.0 and 0.3 names). */
+const SUBSCRIBE_METHODS = new Set(['SubscribeToTask', 'tasks/resubscribe'])
 
 export interface HttpGuards {
   credentials: Credentials
@@ -17,6 +20,7 @@ export interface HttpGuards {
   origins: Set<string>
   rate: RateLimiter
   slots: TaskSlots
+  subscriptions: Subscriptions
   maxBodyBytes: number
   requestHandler: A2ARequestHandler
   /** How many requests were refused, by code (for logs at debug level and tests; never the credential). */
@@ -83,11 +87,34 @@ export async function createApp(guards: HttpGuards) {
       count('BODY_TOO_LARGE')
       return refuse(res, 'BODY_TOO_LARGE', `Refused: the request body is larger than ${guards.maxBodyBytes} bytes (maxBodyBytes).`)
     }
+    // The client went away mid-body (or was cut at requestTimeout): nobody to answer.
+    if (error?.type === 'request.aborted') return
     if (error?.type === 'entity.parse.failed') {
       res.status(200).json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON.' } })
       return
     }
     next(error)
+  })
+  // Before any task is read or started: a request the store could never keep is refused, not run.
+  app.use(JSONRPC_PATH, (req: Request, res: Response, next: NextFunction) => {
+    const problem = isRecord(req.body) ? paramsProblem(req.body.params) : undefined
+    if (!problem) return next()
+    count('INVALID_PARAMS')
+    return refuse(res, 'INVALID_PARAMS', `Refused: ${problem}`)
+  })
+  app.use(JSONRPC_PATH, (req: Request, res: Response, next: NextFunction) => {
+    const method = req.method === 'POST' && isRecord(req.body) ? req.body.method : undefined
+    if (typeof method !== 'string' || !SUBSCRIBE_METHODS.has(method)) return next()
+    const scope = users.get(req)!.userName
+    const params = isRecord(req.body.params) ? req.body.params : {}
+    const release = guards.subscriptions.take(scope, JSON.stringify([params.tenant ?? '', scope, params.id ?? '']))
+    if (typeof release !== 'function') {
+      count('TOO_MANY_SUBSCRIPTIONS')
+      const which = { server: 'on this server (maxSubscriptions)', credential: 'for this credential (maxSubscriptionsPerCredential)', task: 'on this task (maxSubscriptionsPerTask)' }
+      return refuse(res, 'TOO_MANY_SUBSCRIPTIONS', `Refused: ${release.limit} subscriptions are already open ${which[release.full]}; close one (or poll GetTask) and retry.`)
+    }
+    res.once('close', release)
+    next()
   })
   app.use(JSONRPC_PATH, (req: Request, res: Response, next: NextFunction) => {
     const method = req.method === 'POST' && isRecord(req.body) ? req.body.method : undefined

@@ -34,6 +34,12 @@ export function interruptedTask(task: Task, owner: string | null): Task {
   return withStatus(task, STATE.INPUT_REQUIRED, text, { stopReason: 'interrupted', code: HOST_LOST, host })
 }
 
+/** The task, working again: its host was paused past its lease (a reaper marked it interrupted), went on, and runs the turn on. */
+export function resumedTask(task: Task, host: string): Task {
+  const text = `The host ${host} that runs this task was paused past its lease and went on; no other host had taken the task, so its turn runs on there.`
+  return withStatus(task, STATE.WORKING, text, { stopReason: undefined, code: undefined, host: undefined })
+}
+
 /** The task, canceled: it waited for an answer on a host that died, and no answer came within `parkedTimeout`. */
 export function expiredTask(task: Task, owner: string | null, timeout: number): Task {
   const host = hostOf(owner) ?? 'unknown'

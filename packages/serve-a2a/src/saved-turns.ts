@@ -3,7 +3,7 @@ import type postgres from 'postgres'
 import type { AgentCheckpoint } from '@cordis-subagents/agent'
 import type { Crossing } from '@cordis-subagents/shared'
 import { leaseGone } from './host-lease.js'
-import { type SharedNames, STATE } from './shared-schema.js'
+import { FINAL_STATES, type SharedNames, STATE } from './shared-schema.js'
 import { refOf, type TaskRef } from './shared-store.js'
 
 /** A saved turn larger than this (its agent's whole transcript, as JSON) is not saved: the task cannot be continued elsewhere. */
@@ -25,7 +25,8 @@ export interface SavedTurn {
 /** Saving and dropping a task's turn; `undefined` for a host without a shared store. */
 export interface TurnSaver {
   save(taskId: string, context: ServerCallContext | undefined, saved: SavedTurn): Promise<void>
-  drop(taskId: string, context: ServerCallContext | undefined): Promise<void>
+  /** Drops the saved turn of a task whose turn ended (kept until its final state is stored). */
+  dropEnded(taskId: string, context: ServerCallContext | undefined): Promise<void>
 }
 
 /**
@@ -52,10 +53,22 @@ export class PostgresTurns implements TurnSaver {
       ON CONFLICT (tenant, scope, id) DO UPDATE SET saved = excluded.saved, updated_at = now()`, [ref.tenant, ref.scope, ref.id, text, this.hostId()])
   }
 
-  async drop(taskId: string, context: ServerCallContext | undefined): Promise<void> {
+  private async drop(taskId: string, context: ServerCallContext | undefined): Promise<void> {
     const { tenant, scope, id } = refOf(context, taskId)
     await this.sql.unsafe(`DELETE FROM ${this.names.turns} WHERE tenant = $1 AND scope = $2 AND id = $3 AND NOT EXISTS (${this.ownedElsewhere(4)})`,
       [tenant, scope, id, this.hostId()])
+  }
+
+  /**
+   * Drops the saved turn of a task whose turn ended here, once its final state is stored. Until
+   * then it stays: a reaper racing the final save (this host's lease ran out) interrupts the task
+   * rather than failing it, and the final save still lands; the sweep removes what is left.
+   */
+  async dropEnded(taskId: string, context: ServerCallContext | undefined): Promise<void> {
+    const { tenant, scope, id } = refOf(context, taskId)
+    await this.sql.unsafe(`DELETE FROM ${this.names.turns} s WHERE s.tenant = $1 AND s.scope = $2 AND s.id = $3
+      AND EXISTS (SELECT 1 FROM ${this.names.tasks} t WHERE t.tenant = $1 AND t.scope = $2 AND t.id = $3 AND t.state IN (${FINAL_STATES.join(', ')}))`,
+    [tenant, scope, id])
   }
 
   /** The task ($1-$3) belongs to another lease than `$param` (taken over, or this host's lease was lost): not this host's to write. */

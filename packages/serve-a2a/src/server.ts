@@ -9,7 +9,7 @@ import { agentCard, CARD_PATH } from './card.js'
 import { Config } from './config.js'
 import { ServeA2aError } from './errors.js'
 import { AgentTaskExecutor } from './executor.js'
-import { defaultHosts, isLoopback, originsOf, RateLimiter, TaskSlots, urlHost } from './guards.js'
+import { defaultHosts, isLoopback, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
 import { createApp } from './http.js'
 import type { SharedState, SharedStateOptions } from './shared-state.js'
 import { BoundedTaskStore, type ServeTaskStore } from './task-store.js'
@@ -57,13 +57,16 @@ export class A2aServer extends Service<Config> {
   private drained?: (ms: number) => Promise<void>
 
   constructor(ctx: Context, config?: Partial<Config>) {
+    // Checked before `super`: a Service registers its start at construction, and a refused config must not reach it.
+    const valid = checked(Config((config ?? {}) as Config))
+    const { credentials, generated } = Credentials.fromConfig(valid, process.env)
+    const sharedUrl = sharedUrlOf(valid, process.env)
     super(ctx, 'a2aServer')
-    this.config = checked(Config((config ?? {}) as Config))
-    const { credentials, generated } = Credentials.fromConfig(this.config, process.env)
+    this.config = valid
     this.credentials = credentials
     this.token = generated
     this.credentialCount = credentials.count
-    this.sharedUrl = sharedUrlOf(this.config, process.env)
+    this.sharedUrl = sharedUrl
   }
 
   /** This host's lease id in the shared store (`<hostName>#<8 hex>`), when `shared` is configured and it runs. */
@@ -99,6 +102,8 @@ export class A2aServer extends Service<Config> {
     type Canceller = { cancelTask(params: CancelParams, context: ServerCallContext): Promise<unknown> }
     let handler: Canceller | undefined
     const shared = this.shared = this.sharedUrl ? await openShared(config, this.sharedUrl, logger) : undefined
+    // Every host of a store files a token's tasks under the same scope, wherever the token is in its list.
+    if (shared) this.credentials.useScopeKey(shared.scopeKey)
     const executor = this.executor = new AgentTaskExecutor({
       agents: this.ctx.agents,
       tools: this.ctx.tools,
@@ -119,7 +124,7 @@ export class A2aServer extends Service<Config> {
     const sweeper = shared ? () => {} : this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
     let http: Server
     try {
-      http = this.http = await listen(config.host, config.port)
+      http = this.http = await listen(config)
     } catch (error) {
       sweeper()
       this.shared = undefined
@@ -144,6 +149,9 @@ export class A2aServer extends Service<Config> {
       origins: new Set(origins.map((origin) => origin.toLowerCase())),
       rate: new RateLimiter(config.rateLimit),
       slots,
+      subscriptions: new Subscriptions({
+        total: config.maxSubscriptions, perCredential: config.maxSubscriptionsPerCredential, perTask: config.maxSubscriptionsPerTask,
+      }),
       maxBodyBytes: config.maxBodyBytes,
       requestHandler,
       refused: this.refused,
@@ -160,6 +168,7 @@ export class A2aServer extends Service<Config> {
       logger.info('serving %s%s (auth: %s, %d credential%s%s)', this.url, base === bound ? '' : ` from ${bound}`, config.auth,
         this.credentialCount, this.credentialCount === 1 ? '' : 's', this.token ? ', generated for this start' : '')
     }
+    if (shared && this.token) logger.warn('shared: the token of this host was generated for this start, so no other host accepts it; give every host the same tokens (tokensFromEnv)')
     this.ctx.on('dispose', () => sweeper())
   }
 
@@ -218,9 +227,16 @@ async function openShared(config: Config, url: string, log: SharedStateOptions['
   })
 }
 
-function listen(host: string, port: number): Promise<Server> {
+/** How often Node checks requests against `requestTimeout` and `headersTimeout` (its default, 30 s, let a 60 s limit cut at 90 s). */
+const TIMEOUT_CHECK_MS = 1_000
+
+function listen({ host, port, requestTimeout, maxConnections }: Config): Promise<Server> {
   return import('node:http').then(({ createServer }) => new Promise<Server>((resolve, reject) => {
-    const http = createServer({ requestTimeout: 60_000, headersTimeout: 30_000 })
+    const http = createServer({
+      requestTimeout, headersTimeout: Math.min(30_000, requestTimeout), connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+    })
+    // Past it, Node closes each new connection as it arrives (half-open ones included).
+    http.maxConnections = maxConnections
     http.once('error', (error: NodeJS.ErrnoException) => {
       reject(new ServeA2aError('LISTEN_FAILED', `could not listen on ${host}:${port} (${error.code ?? error.message}); choose another port or host.`))
     })

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type postgres from 'postgres'
 
 type Sql = postgres.Sql
@@ -16,6 +17,8 @@ export interface SharedNames {
   hosts: string
   /** The saved turn of each unfinished task (the agent's checkpoint), so any host can continue it. */
   turns: string
+  /** Settings of the deployment every host reads: the key naming credential scopes (`scope-key`). */
+  meta: string
   /** "a task changed" pings: `<version> <key JSON>`. */
   taskChannel: string
   /** Cancel requests for a task running on another host: `<key JSON>`. */
@@ -33,6 +36,7 @@ export function namesOf(schema: string): SharedNames {
     tasks: `"${schema}".a2a_tasks`,
     hosts: `"${schema}".a2a_hosts`,
     turns: `"${schema}".a2a_turns`,
+    meta: `"${schema}".a2a_meta`,
     taskChannel: `a2a_task_${schema}`,
     cancelChannel: `a2a_cancel_${schema}`,
     movedChannel: `a2a_moved_${schema}`,
@@ -78,5 +82,19 @@ export async function ensureTables(sql: Sql, names: SharedNames): Promise<void> 
       saved jsonb NOT NULL,
       updated_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (tenant, scope, id))`)
+    await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${names.meta} (name text PRIMARY KEY, value text NOT NULL)`)
+    // The first host of a store draws the key; every later one reads it (the insert keeps the first).
+    await tx.unsafe(`INSERT INTO ${names.meta} (name, value) VALUES ('scope-key', $1) ON CONFLICT (name) DO NOTHING`, [randomBytes(32).toString('hex')])
   })
+}
+
+/**
+ * The key every host of the store names credential scopes with (HMAC of each credential), and how
+ * many tasks an older version filed by list position (`credential-<n>`): no credential reaches
+ * those any more (a position named different tokens on different hosts), so they age out.
+ */
+export async function readScopeKey(sql: Sql, names: SharedNames): Promise<{ key: Buffer; legacy: number }> {
+  const [row] = await sql.unsafe(`SELECT value, (SELECT count(*)::int FROM ${names.tasks} WHERE scope LIKE 'credential-%') AS legacy
+    FROM ${names.meta} WHERE name = 'scope-key'`)
+  return { key: Buffer.from(row.value as string, 'hex'), legacy: row.legacy as number }
 }

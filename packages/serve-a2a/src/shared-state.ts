@@ -6,8 +6,8 @@ import { ServeA2aError } from './errors.js'
 import { HostLease } from './host-lease.js'
 import { LocalBuses } from './local-buses.js'
 import { SharedRequestHandler, type TakeOver } from './shared-handler.js'
-import { ensureTables, namesOf } from './shared-schema.js'
-import { keyOfRef, PostgresTaskStore, type TaskRef } from './shared-store.js'
+import { ensureTables, namesOf, readScopeKey } from './shared-schema.js'
+import { keyOfRef, PostgresTaskStore, refOf, type TaskRef } from './shared-store.js'
 import { PostgresTurns } from './saved-turns.js'
 import { TaskFeed } from './task-feed.js'
 
@@ -48,6 +48,8 @@ export class SharedState {
   private readonly busy = new Map<string, Promise<void>>()
   private closed = false
   private executor?: AgentExecutor & TakeOver
+  /** The store's key for naming credential scopes (the same on every host of the store). */
+  scopeKey: Buffer = Buffer.alloc(0)
 
   private constructor(
     private readonly sql: postgres.Sql, private readonly lock: postgres.Sql, private readonly options: SharedStateOptions,
@@ -82,13 +84,16 @@ export class SharedState {
     const state = new SharedState(sql, lock, options)
     try {
       await ensureTables(sql, namesOf(options.config.schema))
+      const { key, legacy } = await readScopeKey(sql, namesOf(options.config.schema))
+      state.scopeKey = key
+      if (legacy) options.log.warn('shared: %d task(s) were filed by an older version under list positions (credential-<n>); no credential reaches them now, and taskTtl evicts them', legacy)
       await state.lease.register()
       await state.feed.start()
       await state.store.sweep()
     } catch (error) {
       await sql.end({ timeout: 1 }).catch(() => {})
       await lock.end({ timeout: 1 }).catch(() => {})
-      throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and three tables), or remove \`shared\` to keep tasks in this process.`)
+      throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and its tables), or remove \`shared\` to keep tasks in this process.`)
     }
     state.every(options.config.leaseMs / 3, 'renew', () => state.renew())
     state.every(options.config.leaseMs / 2, 'reap', () => state.reap())
@@ -138,6 +143,7 @@ export class SharedState {
    */
   private async renew(): Promise<void> {
     if (await this.lease.renew() || this.closed) return
+    if (await this.lease.revive()) return this.reconcile()
     const lost = this.lease.id
     this.options.log.warn('shared state: the lease %s was lost (it expired before it was renewed, or its lock\'s session broke: the database or this process stalled); its tasks are interrupted and their runs stopped here', lost)
     await this.lease.reap(this.options.parkedTimeout)
@@ -148,6 +154,19 @@ export class SharedState {
       const local = this.buses.get(key)
       const bus = local && this.buses.getByTaskId(local.taskId, local.context)
       if (bus) await this.executor?.cancelTask(local.taskId, bus)
+    }
+  }
+
+  /**
+   * After a pause past the lease (revived, same id): each task here that another host continued, or
+   * that ended meanwhile, stops here; the others go on, so a turn that completes keeps its answer.
+   */
+  private async reconcile(): Promise<void> {
+    this.options.log.warn('shared state: the lease %s ran out while this host was paused, and is renewed; its tasks no other host took go on here', this.lease.id)
+    for (const key of this.buses.keys()) {
+      const local = this.buses.get(key)
+      const bus = local && this.buses.getByTaskId(local.taskId, local.context)
+      if (bus && !await this.lease.keep(refOf(local.context, local.taskId))) await this.executor?.cancelTask(local.taskId, bus)
     }
   }
 

@@ -147,7 +147,7 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     expect(unknown.body.error?.message).to.match(/not found/i)
   })
 
-  it('a host whose lease expires: another host interrupts its task (HOST_LOST), the host stops the run itself, any host continues it', async () => {
+  it('a host whose lease expires while it still runs: another host interrupts its task (HOST_LOST); the host renews the same lease and finishes the turn', async () => {
     const modelA = holdingModel()
     const modelB = holdingModel()
     const a = await host('host-a', modelA)
@@ -155,7 +155,7 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     const started = await send(a.server.url, 'hold while the lease goes', true)
     const id: string = started.body.result.task.id
     await until(() => modelA.state.calls === 1, 'the model runs on A')
-    // As if host-a had stalled past its lease: its row expires (by the database's clock).
+    // As if host-a had stalled past its lease: its row expires (by the database's clock); its lock is still held.
     const lost = a.server.sharedHostId!
     await withPg((sql) => sql.unsafe(`UPDATE "${schema}".a2a_hosts SET lease_until = now() - interval '1 second' WHERE id = $1`, [lost]))
     const interrupted = await until(async () => {
@@ -164,24 +164,28 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     }, 'the task is interrupted by a reaper')
     expect(JSON.stringify(interrupted.status.message)).to.match(/host-a .*died mid-turn/)
     expect(interrupted.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: 'host-a', stopReason: 'interrupted' })
-    // host-a notices at its next renewal: it aborts the run (nothing keeps running) and takes a new lease.
-    await until(() => modelA.state.aborted === 1, 'host-a aborted its run')
-    await until(() => a.server.runningTasks === 0, 'host-a has no running task')
-    expect(a.server.sharedHostId).to.not.equal(lost)
-    // Its late write (canceled) did not change the interrupted task.
-    const after = await call(b.server.url, 'GetTask', { id })
-    expect(after.body.result.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
-    expect(modelA.state.calls).to.equal(1)
-    // A message through host-b continues it there: the lost turn runs again, then reads the message.
-    modelB.state.release()
-    const continued = await rpc(b.server.url, {
+    // host-a notices at its next renewal: nobody took the task, so the same lease goes on and the task works again.
+    const working = await until(async () => {
+      const got = (await call(b.server.url, 'GetTask', { id })).body.result
+      return got.status.state === 'TASK_STATE_WORKING' ? got : undefined
+    }, 'host-a takes its task back')
+    expect(JSON.stringify(working.status.message)).to.match(/host-a that runs this task was paused past its lease and went on/)
+    expect(a.server.sharedHostId).to.equal(lost)
+    expect(modelA.state.aborted).to.equal(0)
+    // It runs there: a message through host-b is refused, naming host-a.
+    const joined = await rpc(b.server.url, {
       jsonrpc: '2.0', id: 4, method: 'SendMessage',
       params: { message: { messageId: randomUUID(), taskId: id, contextId: interrupted.contextId, role: 'ROLE_USER', parts: [{ text: 'go on' }] } },
     }, V1)
-    expect(continued.body.result?.task?.status?.state, JSON.stringify(continued.body)).to.equal('TASK_STATE_COMPLETED')
-    expect(JSON.stringify(continued.body.result.task.artifacts)).to.include('answer to hold while the lease goes')
-    expect(modelB.state.calls).to.equal(1)
+    expect(joined.body.error?.message, JSON.stringify(joined.body)).to.match(new RegExp(`${id} is running on host host-a`))
+    modelA.state.release()
+    const done = await until(async () => {
+      const got = (await call(b.server.url, 'GetTask', { id })).body.result
+      return got.status.state === 'TASK_STATE_COMPLETED' ? got : undefined
+    }, 'the turn completes on host-a')
+    expect(JSON.stringify(done.artifacts)).to.include('answer to hold while the lease goes')
     expect(modelA.state.calls).to.equal(1)
+    expect(modelB.state.calls).to.equal(0)
   })
 
   it('a host whose database session alone ends is gone at once: its task is interrupted, and it stops the run under a new lease', async () => {

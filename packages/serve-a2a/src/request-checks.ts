@@ -1,0 +1,51 @@
+/** Longest `tenant` accepted, in UTF-8 bytes (a task is filed under it; PostgreSQL keys and notifications are bounded). */
+const MAX_TENANT_BYTES = 256
+/** Longest task, context or message id accepted from a client, in UTF-8 bytes (ours are 36-character UUIDs). */
+const MAX_ID_BYTES = 256
+
+/**
+ * What is wrong with a JSON-RPC request's params before any task is read or started, or undefined:
+ * a NUL character anywhere (PostgreSQL text and JSONB cannot hold one, so a task carrying it could
+ * never be saved), or a tenant or id longer than the bounds above. Linear in the body (capped by
+ * `maxBodyBytes`), without recursion (a deeply nested body cannot overflow the stack).
+ */
+export function paramsProblem(params: unknown): string | undefined {
+  if (!isRecord(params)) return undefined
+  const message = isRecord(params.message) ? params.message : {}
+  const ids: Array<[string, unknown]> = [
+    ['id', params.id], ['contextId', params.contextId], ['message.taskId', message.taskId], ['message.contextId', message.contextId],
+    ['message.messageId', message.messageId],
+  ]
+  if (typeof params.tenant === 'string' && Buffer.byteLength(params.tenant) > MAX_TENANT_BYTES) {
+    return `tenant is longer than ${MAX_TENANT_BYTES} bytes; use a shorter tenant name.`
+  }
+  for (const [name, value] of ids) {
+    if (typeof value === 'string' && Buffer.byteLength(value) > MAX_ID_BYTES) return `${name} is longer than ${MAX_ID_BYTES} bytes; ids this server hands out are UUIDs.`
+  }
+  for (const [key, value] of Object.entries(params)) {
+    if (key.includes('\u0000') || holdsNul(value)) return `${key.includes('\u0000') ? 'a field name' : key} holds a NUL character (U+0000), which this server does not store; remove it.`
+  }
+  return undefined
+}
+
+function holdsNul(root: unknown): boolean {
+  const stack: unknown[] = [root]
+  while (stack.length) {
+    const value = stack.pop()
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return true
+    } else if (Array.isArray(value)) {
+      for (const item of value) stack.push(item)
+    } else if (value && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        if (key.includes('\u0000')) return true
+        stack.push(item)
+      }
+    }
+  }
+  return false
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return !!value && typeof value === 'object' && !Array.isArray(value)
+}
