@@ -88,8 +88,9 @@ describe('mcp/serve over HTTP: hostile inputs (issue 39)', function () {
       '/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server/mcp', '/.well-known/openid-configuration',
       '/register', '/authorize', '/token',
     ]
+    const tokens: Record<string, string>[] = [{}, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${SERVE_TOKEN}` }]
     for (const path of paths) {
-      for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${SERVE_TOKEN}` }]) {
+      for (const headers of tokens) {
         const answer = await send(ctx, { method: 'GET', path, headers })
         expect(answer.status, `${path} ${JSON.stringify(headers)}`).to.equal(404)
         expect(answer.headers).to.not.have.property('www-authenticate')
