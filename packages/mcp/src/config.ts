@@ -19,6 +19,7 @@ export interface Config {
   callTimeout?: number
   killGrace?: number
   maxTools?: number
+  relistInterval?: number
   maxMessageBytes?: number
   maxContentParts?: number
   maxPartChars?: number
@@ -59,6 +60,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('Stdio server: milliseconds between closing stdin, SIGTERM and SIGKILL of its process group at unload.'),
   maxTools: count({ min: 1, max: 1024 }).default(128)
     .description('Most tools mounted from this server; more are skipped with a warning.'),
+  relistInterval: duration({ max: 60_000 }).default(1_000)
+    .description('Least milliseconds between two re-lists of the server\'s tools; tools/list_changed notifications meanwhile become one re-list.'),
   maxMessageBytes: count({ min: 1024, max: 256 * 1024 * 1024 }).default(8 * 1024 * 1024)
     .description('Stdio server: the largest message it may send (bytes); a longer one closes the connection.'),
   maxContentParts: count({ min: 1, max: 1024 }).default(16)

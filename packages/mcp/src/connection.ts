@@ -35,13 +35,18 @@ export class Connection {
     private readonly redactor: Redactor,
   ) {}
 
+  /** Checks a server's JSON Schema on the host, regexes on RE2 (see validation.ts). */
+  get schemaCheck(): ClientSdk['schemaCheck'] {
+    return this.sdk.schemaCheck
+  }
+
   get pid(): number | undefined {
     return this.stdio?.pid
   }
 
   static async open(endpoint: Endpoint, options: { timeout: number; redactor: Redactor; clientName: string }): Promise<Connection> {
     const sdk = await clientSdk()
-    const client = new sdk.Client({ name: options.clientName, version: '0.1.0' }, { capabilities: {} })
+    const client = new sdk.Client({ name: options.clientName, version: '0.1.0' }, { capabilities: {}, jsonSchemaValidator: sdk.outputSchemas })
     let connection!: Connection
     let stdio: StdioProcess | undefined
     let transport

@@ -101,15 +101,18 @@ export class ToolMount {
   }
 
   private toTool(name: string, tool: McpTool): Tool {
-    const { connection, options } = this
+    const { connection, options, log } = this
     // What the server says about its tool reaches a model and a person: cleaned by the shared rule.
     const parameters = peerSchema(objectSchema(tool.inputSchema))
     const said = peerText(String(tool.description ?? '')).trim() || peerLine(String(tool.title ?? '')).trim()
     const description = (said || `The ${name} tool of the MCP server ${options.server}.`).slice(0, MAX_DESCRIPTION_CHARS)
+    const check = connection.schemaCheck(parameters, (reason) => log.warn('%s: tool %s: %s', options.server, name, reason))
     return {
       name,
       description,
-      input: validatorFor(parameters),
+      input: z.looseObject({}).superRefine((value, ctx) => {
+        for (const { path, message } of check(value)) ctx.addIssue({ code: 'custom', path, message })
+      }),
       parameters,
       async execute(input, exec): Promise<ToolResult> {
         try {
@@ -134,19 +137,4 @@ export class ToolMount {
 function objectSchema(schema: unknown): Record<string, unknown> {
   const given = schema && typeof schema === 'object' && !Array.isArray(schema) ? schema as Record<string, unknown> : {}
   return given.type === 'object' ? given : { type: 'object' }
-}
-
-/**
- * A zod validator for the server's JSON Schema (zod's own `fromJSONSchema`), so a model's bad input
- * is answered before the server sees it. A schema zod cannot read (`$ref` to elsewhere, exotic
- * keywords) falls back to "any object": the server still validates.
- */
-function validatorFor(schema: Record<string, unknown>): z.ZodObject {
-  try {
-    const validator = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0])
-    if (validator instanceof z.ZodObject) return validator
-  } catch {
-    // fall through
-  }
-  return z.looseObject({})
 }

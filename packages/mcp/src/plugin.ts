@@ -7,6 +7,7 @@ import { Connection, type Endpoint } from './connection.js'
 import { serverEnv, secretsOf, type EnvPolicy } from './env.js'
 import { McpError } from './errors.js'
 import { ToolMount } from './mount.js'
+import { Relister } from './relist.js'
 import type { McpLaunch, McpServers } from './servers.js'
 
 export const name = 'mcp-client'
@@ -44,26 +45,24 @@ export async function apply(ctx: Context, config: Config) {
     bounds: { maxParts: config.maxContentParts ?? 16, maxPartChars: config.maxPartChars ?? 16 * 1024 },
   }, log)
 
-  let syncing = Promise.resolve()
-  const resync = () => {
-    syncing = syncing.then(async () => {
-      if (disposed) return
-      try {
-        const tools = await open.listTools(config.startupTimeout ?? 30_000)
-        if (!disposed) mount.sync(tools)
-      } catch (error) {
-        if (!disposed) log.warn('%s: listing tools failed: %s', config.name, redactor.redact(describeError(error)))
-      }
-    })
-    return syncing
-  }
-  open.onToolsChanged = () => void resync()
+  const relister = new Relister(async () => {
+    if (disposed) return
+    try {
+      const tools = await open.listTools(config.startupTimeout ?? 30_000)
+      if (!disposed) mount.sync(tools)
+    } catch (error) {
+      if (!disposed) log.warn('%s: listing tools failed: %s', config.name, redactor.redact(describeError(error)))
+    }
+  }, config.relistInterval ?? 1_000)
+  ctx.on('dispose', () => relister.close())
+  open.onToolsChanged = () => relister.changed()
   open.onLost = (diagnostic) => {
     if (disposed) return
+    relister.close()
     mount.unmountAll()
     log.error('MCP_SERVER_CLOSED: %s: the server went away (%s); its tools are removed. Reload the plugin to start it again.', config.name, diagnostic)
   }
-  await resync()
+  await relister.first()
   if (disposed) return
   const servers = ctx.get('mcp') as McpServers | undefined
   servers?.add({ name: config.name, launch, tools: () => mount.names(), filtered: !!config.allow || !!config.deny?.length })

@@ -1,13 +1,14 @@
 /**
- * `@modelcontextprotocol/sdk`, imported on first use: its cold import takes a large part of a
- * second (zod schemas for the whole protocol), which an app that never connects should not pay.
+ * `@modelcontextprotocol/sdk` (and our schema validation on ajv and re2js), imported on first use:
+ * their cold import takes a large part of a second, which an app that never connects should not pay.
  */
 export async function clientSdk() {
-  const [client, http, stdio, types] = await Promise.all([
+  const [client, http, stdio, types, validation] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/shared/stdio.js'),
     import('@modelcontextprotocol/sdk/types.js'),
+    import('./validation.js'),
   ])
   return {
     Client: client.Client,
@@ -17,6 +18,8 @@ export async function clientSdk() {
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
     ErrorCode: types.ErrorCode,
     McpError: types.McpError,
+    outputSchemas: validation.outputSchemas,
+    schemaCheck: validation.schemaCheck,
   }
 }
 

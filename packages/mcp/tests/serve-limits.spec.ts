@@ -4,31 +4,10 @@
 // closing every session and the listener.
 import { request } from 'node:http'
 import { expect } from 'chai'
-import { Context } from 'cordis'
-import { z } from 'zod'
-import ToolRegistry from '@cordis-subagents/tools'
-import AgentRuntime, { ScriptedModel } from '@cordis-subagents/agent'
+import type { Context } from 'cordis'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import McpServe from '@cordis-subagents/mcp/serve'
-
-async function app(config: Record<string, unknown>) {
-  const ctx = new Context()
-  ctx.plugin(ToolRegistry)
-  ctx.plugin(AgentRuntime, { model: 'test' })
-  ctx.plugin({ name: 'model', inject: ['agents'], apply: (c: Context) => { c.agents.registerModel('test', new ScriptedModel([])) } })
-  ctx.plugin({
-    name: 'whoami', inject: ['tools'],
-    apply: (c: Context) => {
-      c.tools.register({ name: 'whoami', description: 'Says who calls.', input: z.object({}), execute: (_input, exec) => ({ content: `caller depth ${exec.agent.depth}` }) })
-    },
-  })
-  ctx.plugin(McpServe, { transport: 'http', tools: ['whoami', 'absent'], token: 'spec-token-0123456789', ...config })
-  await ctx.start()
-  await ctx.lifecycle.flush()
-  for (let i = 0; i < 200 && !ctx.get('mcpServe')?.url; i++) await new Promise((resolve) => setTimeout(resolve, 20))
-  return ctx
-}
+import { serveApp as app } from './serve-app.js'
 
 function connect(ctx: Context) {
   const client = new Client({ name: 'spec', version: '1.0.0' })

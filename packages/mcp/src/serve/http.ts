@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { ServedSession } from './session.js'
 import { defaultHosts, hostForUrl, hostHeader, sameSecret } from '@cordis-subagents/shared'
-import { serverSdk } from './sdk.js'
+import { type ServerSdk, serverSdk } from './sdk.js'
 
 export interface HttpOptions {
   host: string
@@ -34,6 +34,8 @@ interface Live {
 export class HttpFront {
   private server?: HttpServer
   private readonly sessions = new Map<string, Live>()
+  /** Initialize requests between the cap check and their session's id (counted against maxSessions). */
+  private reserved = 0
   private sweeper?: NodeJS.Timeout
   private window = { start: 0, count: 0 }
   private readonly expected: string
@@ -91,11 +93,10 @@ export class HttpFront {
     if (!this.hosts.has(String(req.headers.host ?? '').toLowerCase())) return reply(res, 403, 'forbidden Host header')
     const origin = req.headers.origin
     if (origin !== undefined && !this.options.allowedOrigins.includes(origin)) return reply(res, 403, 'forbidden Origin')
-    if (!this.authorized(req.headers.authorization)) {
-      res.setHeader('WWW-Authenticate', 'Bearer')
-      return reply(res, 401, 'a bearer token is required (Authorization: Bearer <token>)')
-    }
-    if (url.pathname !== this.options.path) return reply(res, 404, 'not found')
+    // Before the token: OAuth discovery (/.well-known/oauth-*, /register, /authorize) finds nothing here.
+    if (url.pathname !== this.options.path) return reply(res, 404, `not found: the MCP endpoint is ${this.options.path}; this server does not do OAuth`)
+    const refused = this.refusal(req.headers.authorization)
+    if (refused) return reply(res, 401, refused)
     if (!this.admitRate()) return reply(res, 429, 'too many requests')
 
     let body: unknown
@@ -117,24 +118,52 @@ export class HttpFront {
     if (id !== undefined) return reply(res, 404, 'unknown or expired session')
     const sdk = await serverSdk()
     if (req.method !== 'POST' || !sdk.isInitializeRequest(body)) return reply(res, 400, 'no session: start with an initialize request')
-    if (this.sessions.size >= this.options.maxSessions && !this.evictIdlest()) return reply(res, 503, 'too many sessions')
+    if (this.sessions.size + this.reserved >= this.options.maxSessions && !this.evictIdlest()) return reply(res, 503, 'too many sessions')
+    // The slot is taken before the first await, so concurrent initialize requests cannot all pass the check.
+    this.reserved++
+    let held = true
+    const release = () => {
+      if (held) this.reserved--
+      held = false
+    }
+    try {
+      await this.open(sdk, req, res, body, release)
+    } finally {
+      release()
+    }
+  }
+
+  /** A new session for an initialize request; it counts in `sessions` once the SDK gives it an id. */
+  private async open(sdk: ServerSdk, req: IncomingMessage, res: ServerResponse, body: unknown, release: () => void) {
     const session = await this.options.newSession()
     const transport: StreamableHTTPServerTransport = new sdk.StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sessionId) => { this.sessions.set(sessionId, { transport, session, lastSeen: Date.now() }) },
+      onsessioninitialized: (sessionId) => {
+        release()
+        this.sessions.set(sessionId, { transport, session, lastSeen: Date.now() })
+      },
     })
     transport.onclose = () => {
       const sessionId = transport.sessionId
       if (sessionId && this.sessions.get(sessionId)?.transport === transport) this.sessions.delete(sessionId)
       void session.close()
     }
-    await session.server.connect(transport)
-    await transport.handleRequest(req, res, body)
+    try {
+      await session.server.connect(transport)
+      await transport.handleRequest(req, res, body)
+    } finally {
+      const sessionId = transport.sessionId
+      if (!sessionId || this.sessions.get(sessionId)?.transport !== transport) await this.end({ transport, session, lastSeen: 0 })
+    }
   }
 
-  private authorized(header: string | undefined): boolean {
-    if (typeof header !== 'string') return false
-    return sameSecret(header, this.expected)
+  /** Why a request is refused (401), or undefined for the right token. No OAuth challenge: there is no OAuth here. */
+  private refusal(header: string | undefined): string | undefined {
+    if (typeof header !== 'string' || !header) {
+      return 'missing token: send Authorization: Bearer <token> (the serve config\'s token, or ctx.mcpServe.token); this server does not do OAuth'
+    }
+    if (sameSecret(header, this.expected)) return undefined
+    return 'wrong token: the Authorization header does not carry this server\'s bearer token (Authorization: Bearer <token>); this server does not do OAuth'
   }
 
   private admitRate(): boolean {

@@ -15,3 +15,5 @@ export async function serverSdk() {
     StdioServerTransport: stdio.StdioServerTransport,
   }
 }
+
+export type ServerSdk = Awaited<ReturnType<typeof serverSdk>>
