@@ -29,10 +29,8 @@ export const CROSSING_ENV = {
 } as const
 
 /**
- * `SUBAGENT_CROSSING_FOR`: a nonce naming the ACP connection the environment's tool ceiling is for.
- * Every descendant inherits the environment (a third-party agent passes it to the MCP servers it
- * starts), but only the direct child hears the nonce again, in `_meta.cordisSubagents.crossingFor`
- * of the `initialize` request of its parent: the ceiling applies once that request proves it.
+ * `SUBAGENT_CROSSING_FOR`: names the process the env's tool ceiling is for. Every descendant inherits the
+ * env, but only the direct child hears the nonce again (`initialize` `_meta.cordisSubagents.crossingFor`).
  */
 const NONCE = /^[A-Za-z0-9_-]{16,64}$/
 
@@ -120,8 +118,7 @@ export function crossingEnv(crossing: Crossing, options: { budget?: boolean; for
   const budget = options.budget === false ? undefined : cleanBudget(crossing.budget)
   if (budget) env[CROSSING_ENV.budget] = JSON.stringify(budget)
   const tools = cleanTools(crossing.allowedTools)
-  // Without a nonce a reader of this version would not apply it: the ceiling then travels in `_meta` only.
-  if (tools && options.for !== undefined && NONCE.test(options.for)) {
+  if (tools && options.for !== undefined && NONCE.test(options.for)) { // no nonce: the ceiling goes in `_meta` only
     env[CROSSING_ENV.allowedTools] = tools.join(',')
     env[CROSSING_ENV.crossingFor] = options.for
   }
@@ -172,12 +169,9 @@ export function crossingFromMeta(meta: unknown): Crossing {
 }
 
 /**
- * The crossing in a process's environment. A variable that is set but malformed is dropped and
- * named in `problems` (so the host can warn); nothing is thrown. Depth, depth ceiling and budget
- * are tree-wide bounds any descendant may honour (they only lower limits, and keep a loop through
- * a third-party agent bounded). The tool ceiling names the parent's tools: it is returned apart, as
- * `scoped`, for the process whose ACP parent names its nonce (`SUBAGENT_CROSSING_FOR`), never in
- * `crossing`; without a nonce (a parent older than the scoping) it is not applied from here at all.
+ * The crossing in a process's environment; a malformed variable is dropped and named in `problems`.
+ * Depth, ceiling and budget are tree-wide bounds any descendant honours (a loop through a third-party agent
+ * stays bounded). The tool ceiling comes apart, as `scoped`, for the child its nonce names; without one, never.
  */
 export function crossingFromEnv(
   env: Record<string, string | undefined> = process.env,
