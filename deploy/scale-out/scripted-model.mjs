@@ -4,7 +4,8 @@
 //   `[job:<id>]` tag of the prompt; step 1 = a new run), so a test counts executions per host;
 // - a prompt with `[hold]` waits until its run is aborted (at most SCALE_OUT_HOLD_MS, default 60 s);
 //   `[wait:<ms>]` makes each of its model calls take that long (at most the same bound);
-// - a prompt with `[loop]` calls list_files forever (only a budget or maxSteps stops it).
+// - a prompt with `[loop]` calls list_files forever (only a budget or maxSteps stops it);
+// - a prompt with `[read:<path>]` calls read_file on that path and answers with what it returned.
 // Plain JavaScript: the hosts load it by path, without a build step of its own.
 import { appendFileSync } from 'node:fs'
 import { ScriptedModel } from '@cordis-subagents/agent'
@@ -27,11 +28,19 @@ export function apply(ctx) {
     if (prompt.includes('[hold]')) await sleep(HOLD, request.signal)
     else if (wait >= 0) await sleep(Math.min(wait, HOLD), request.signal)
     else if (DELAY) await sleep(DELAY, request.signal)
+    const read = /\[read:([^\]]{1,200})\]/.exec(prompt)?.[1]
     const reply = prompt.includes('[loop]')
       ? { text: 'Looking again.', toolCalls: [{ name: 'list_files', input: { path: '.' } }] }
-      : respond(request)
+      : read ? readReply(request.messages, read) : respond(request)
     return { ...reply, usage: { inputTokens: 40, outputTokens: 10 } }
   }))
+}
+
+/** `[read:<path>]`: read_file first, then the result as the answer (`read: <content>` or `refused: <error>`). */
+function readReply(messages, path) {
+  const last = messages.at(-1)
+  if (last?.role !== 'tool') return { toolCalls: [{ name: 'read_file', input: { path } }] }
+  return { text: `${last.isError ? 'refused' : 'read'}: ${last.content}` }
 }
 
 function lastUserText(messages) {

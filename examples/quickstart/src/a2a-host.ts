@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Context, Schema, Service } from 'cordis'
-import { duration } from '@cordis-subagents/shared'
+import { choice, duration, type EnvInherit, envProblem, policyEnv } from '@cordis-subagents/shared'
 
 declare module 'cordis' {
   interface Context {
@@ -13,12 +13,38 @@ export interface Config {
   root?: string
   startupTimeout: number
   killGrace: number
+  inherit: EnvInherit
+  envExclude: string[]
+  env: Record<string, string | boolean>
+}
+
+/**
+ * What the server needs of this process's environment beyond `inherit: core`: the model choice and
+ * its key, where spans go, the demo model's pace. Passed by name (`true`), like provider-acp's `env`.
+ */
+const SERVER_ENV: Record<string, boolean> = {
+  OPENAI_API_KEY: true,
+  OPENAI_BASE_URL: true,
+  OPENAI_MODEL: true,
+  OTEL_EXPORTER_OTLP_ENDPOINT: true,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: true,
+  OTEL_EXPORTER_OTLP_HEADERS: true,
+  QUICKSTART_TRACE_FILE: true,
+  QUICKSTART_DEMO_DELAY: true,
 }
 
 export const Config: Schema<Config> = Schema.object({
   root: Schema.string().description('Workspace the served agent reads (its tools are confined to it). Default: the app\'s working directory.'),
   startupTimeout: duration({ min: 1 }).default(20_000).description('Milliseconds for the server to start listening.'),
   killGrace: duration().default(3_000).description('Milliseconds between SIGTERM and SIGKILL when the plugin stops.'),
+  inherit: choice({
+    core: 'Only PATH, HOME, USER, LANG, LC_*, TERM, TMPDIR, TZ, XDG_*, npm/Node settings and proxies',
+    all: 'This process\'s whole environment, minus excluded names',
+    none: 'Nothing: only `env`',
+  }).default('core').description('Which of this process\'s environment variables the server inherits (provider-acp\'s env policy). Credentials (*KEY*, *TOKEN*, *SECRET*, *PASS*, …) are never inherited.'),
+  envExclude: Schema.array(String).default([]).description('More variable names never inherited, as case-insensitive globs.'),
+  env: Schema.dict(Schema.union([String, Boolean])).default(SERVER_ENV)
+    .description('Environment changes for the server, after `inherit` and `envExclude`: a string sets, `true` passes this process\'s value through, `false` removes. Default: the model, telemetry and demo settings by name.'),
 })
 
 /**
@@ -42,13 +68,17 @@ export class QuickstartA2a extends Service<Config> {
   constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'quickstartA2a')
     this.config = Config(config as Config)
+    const problem = envProblem(this.config.env)
+    if (problem) throw new Error(`a2a-host: config.${problem}`)
   }
 
   protected override async start() {
     const script = fileURLToPath(new URL('../lib/a2a-server.js', import.meta.url))
     const args = [script, '--exit-with-stdin', ...this.config.root ? ['--root', this.config.root] : []]
     // Its stdin is ours: if this process dies without stopping it, the pipe closes and it exits.
-    const child = this.child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: process.env })
+    const { inherit, envExclude: exclude, env: set } = this.config
+    const env = policyEnv(process.env, { inherit, exclude, set })
+    const child = this.child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env })
     this.pid = child.pid
     let stderr = ''
     child.stderr!.on('data', (chunk: Buffer) => { stderr = (stderr + chunk).slice(-2048) })

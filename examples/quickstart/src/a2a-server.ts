@@ -7,12 +7,11 @@
  * only its parent (the a2a-host plugin) reads; logs go to stderr. With --exit-with-stdin it exits
  * when its stdin ends (the host's process died).
  */
+import { statSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type {} from '@cordis-subagents/serve-a2a'
-import { startApp } from './app.js'
-import { startGlobalTracing } from './tracing.js'
 
 // stdout carries only the one "listening" line: cordis' logger (console.log) goes to stderr.
 console.log = console.error
@@ -25,8 +24,18 @@ const { values: args } = parseArgs({
     'exit-with-stdin': { type: 'boolean', default: false },
   },
 })
-process.env.QUICKSTART_A2A_ROOT = resolve(args.root ?? process.cwd())
+const root = resolve(args.root ?? process.cwd())
+if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) {
+  process.stderr.write(`a2a-server: --root ${root} is not a directory; give the workspace the agent may read\n`)
+  process.exit(2)
+}
+// Before the loader is imported: @cordisjs/loader snapshots process.env when it is imported and
+// restores that snapshot when it starts, so a variable set after the import never reaches the
+// config's `!!js` (the server then served the working directory to every token holder).
+process.env.QUICKSTART_A2A_ROOT = root
 const config = args.config ?? fileURLToPath(new URL('../a2a-server.yml', import.meta.url))
+const { startApp } = await import('./app.js')
+const { startGlobalTracing } = await import('./tracing.js')
 
 // With an OTLP endpoint (or QUICKSTART_TRACE_FILE), a task continues the trace of the delegating call.
 const tracing = await startGlobalTracing('cordis-subagents-a2a-server')

@@ -11,6 +11,7 @@ import { AgentError } from './errors.js'
 import { type AgentObserver, Observers } from './observers.js'
 import { type ContinueHook, ContinueHooks } from './continue-hooks.js'
 import { ModelGate } from './model-gate.js'
+import { RootCeiling } from './root-ceiling.js'
 import type { ChatModel, Message } from './types.js'
 
 declare module 'cordis' {
@@ -97,11 +98,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   readonly rootDepth: number
   /** Limits of root runs: the config's, lowered by what a parent host passed in `SUBAGENT_BUDGET`. */
   readonly rootLimits: BudgetLimits
-  /**
-   * The tools a parent host of ours allows (`SUBAGENT_ALLOWED_TOOLS`, set by provider-acp): the
-   * ceiling of every root agent here, so an ACP child never uses a tool its parent could not.
-   */
-  readonly rootCeiling?: readonly string[]
+  private readonly ceiling: RootCeiling
   private readonly budgetHandlers = new Set<(event: BudgetEvent) => void>()
   private readonly observers = new Observers()
   private readonly continueHooks: ContinueHooks
@@ -129,7 +126,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       modelGate: this.modelGate,
     }
     // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared).
-    const { crossing, problems } = crossingFromEnv(process.env)
+    const { crossing, problems, scoped } = crossingFromEnv(process.env)
     for (const problem of problems) logger.warn('ignoring %s', problem)
     this.rootDepth = crossing.depth ?? config.depth ?? DEFAULTS.depth!
     const configProblem = budgetProblem(config.budget, 'agents config budget')
@@ -138,13 +135,22 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       ? { ...crossing.budget, ...crossing.maxDepth === undefined ? {} : { maxDepth: crossing.maxDepth } }
       : undefined
     this.rootLimits = lowest(config.budget, envBudget)
-    this.rootCeiling = crossing.allowedTools
+    this.ceiling = new RootCeiling(scoped)
   }
 
-  /** A root agent's tools: the given view (else every tool), under the parent host's ceiling when there is one. */
+  /** A parent host's tool ceiling (`SUBAGENT_ALLOWED_TOOLS`) once bound: every root agent created from then on is under it. */
+  get rootCeiling(): readonly string[] | undefined {
+    return this.ceiling.tools
+  }
+
+  /** Binds that ceiling when `nonce` is its `SUBAGENT_CROSSING_FOR` (serve-acp: the parent's `initialize`); whether one applies now. */
+  bindCrossing(nonce: unknown): boolean {
+    return this.ceiling.bind(nonce)
+  }
+
+  /** A root agent's tools: the given view (else every tool), under the bound ceiling. */
   private rootTools(tools: ToolView | undefined): ToolView {
-    const view = tools ?? this.registry.view()
-    return this.rootCeiling ? view.restrict({ allow: [...this.rootCeiling] }) : view
+    return this.ceiling.apply(tools ?? this.registry.view())
   }
 
   /**

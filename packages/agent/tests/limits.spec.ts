@@ -335,13 +335,20 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
       }
     })
 
-    it('SUBAGENT_ALLOWED_TOOLS (a parent host\'s tool ceiling over ACP) restricts every root agent, even one given a view', async () => {
-      const saved = process.env.SUBAGENT_ALLOWED_TOOLS
+    it('SUBAGENT_ALLOWED_TOOLS (a parent host\'s tool ceiling over ACP), once its nonce binds it, restricts every root agent, even one given a view', async () => {
+      const saved = { tools: process.env.SUBAGENT_ALLOWED_TOOLS, for: process.env.SUBAGENT_CROSSING_FOR }
       try {
         process.env.SUBAGENT_ALLOWED_TOOLS = 'echo,not a name,missing'
+        process.env.SUBAGENT_CROSSING_FOR = 'the-nonce-of-this-child'
         const child = await setup()
         child.ctx.plugin(toolPlugin(makeTool('echo', {}), makeTool('secret', {})))
         await child.ctx.lifecycle.flush()
+        // Unbound (a process the environment reached two hops away): no ceiling. A wrong nonce binds nothing.
+        expect(child.ctx.agents.rootCeiling).to.equal(undefined)
+        expect(child.ctx.agents.create().tools.has('secret')).to.equal(true)
+        expect(child.ctx.agents.bindCrossing('another-nonce-entirely')).to.equal(false)
+        expect(child.ctx.agents.rootCeiling).to.equal(undefined)
+        expect(child.ctx.agents.bindCrossing('the-nonce-of-this-child')).to.equal(true)
         expect(child.ctx.agents.rootCeiling).to.deep.equal(['echo', 'missing'])
         expect(child.ctx.agents.create().tools.list().map((t) => t.name)).to.deep.equal(['echo'])
         expect(child.ctx.agents.create({ tools: child.ctx.tools.view() }).tools.has('secret')).to.equal(false)
@@ -353,11 +360,22 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
         const none = await setup()
         none.ctx.plugin(toolPlugin(makeTool('echo', {})))
         await none.ctx.lifecycle.flush()
+        none.ctx.agents.bindCrossing('the-nonce-of-this-child')
         expect(none.ctx.agents.create().tools.list()).to.deep.equal([]) // the parent could use no tool
-        await Promise.all([child.ctx.stop(), none.ctx.stop()])
+        // A parent older than the nonce: the variable alone is never applied (a session's `_meta` ceiling still is).
+        delete process.env.SUBAGENT_CROSSING_FOR
+        process.env.SUBAGENT_ALLOWED_TOOLS = 'echo'
+        const old = await setup()
+        old.ctx.plugin(toolPlugin(makeTool('echo', {}), makeTool('secret', {})))
+        await old.ctx.lifecycle.flush()
+        expect(old.ctx.agents.bindCrossing(undefined)).to.equal(false)
+        expect(old.ctx.agents.create().tools.has('secret')).to.equal(true)
+        await Promise.all([child.ctx.stop(), none.ctx.stop(), old.ctx.stop()])
       } finally {
-        if (saved === undefined) delete process.env.SUBAGENT_ALLOWED_TOOLS
-        else process.env.SUBAGENT_ALLOWED_TOOLS = saved
+        for (const [name, value] of [['SUBAGENT_ALLOWED_TOOLS', saved.tools], ['SUBAGENT_CROSSING_FOR', saved.for]] as const) {
+          if (value === undefined) delete process.env[name]
+          else process.env[name] = value
+        }
       }
     })
 

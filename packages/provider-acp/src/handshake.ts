@@ -1,5 +1,6 @@
 import { Readable, Writable } from 'node:stream'
 import type * as Acp from '@agentclientprotocol/sdk'
+import { CROSSING_ENV, crossingForMeta } from '@cordis-subagents/shared'
 import { capDiagnostic } from '@cordis-subagents/subagents-service'
 import { AcpError } from './errors.js'
 import { describeExit, raceTimeout, type AgentProcess, type ExitInfo } from './process.js'
@@ -172,8 +173,11 @@ export class Handshake {
     )
     const connection = this.connection = app.connect(stream)
     let init: Acp.InitializeResponse
+    // The nonce of the env's tool ceiling, heard only by this direct child (not by what it starts with its env).
+    const crossingFor = settings.env[CROSSING_ENV.crossingFor]
     try {
       init = await connection.agent.request(sdk.methods.agent.initialize, {
+        ...crossingFor ? { _meta: crossingForMeta(crossingFor) } : {},
         protocolVersion: PROTOCOL_VERSION,
         // We offer no file system and no terminal: the agent works with its own tools. Notices: an agent that
         // knows them sends its warnings as `notice` updates, not as message text glued to the answer.

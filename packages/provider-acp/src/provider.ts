@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { accessSync, constants, statSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import type * as Acp from '@agentclientprotocol/sdk'
@@ -101,6 +102,9 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.resume must be off, request or per-parent (got ${JSON.stringify(resume)}).`)
   }
   const book = new SessionBook()
+  // Names this provider's children as the processes the env's tool ceiling is for (handshake: initialize `_meta`).
+  // One per provider, so pooled processes still match by environment.
+  const crossingFor = randomBytes(18).toString('base64url')
   /** A run for `request`; `restore`: continue that checkpoint's session (in its cwd) instead of opening one. */
   const launch = (request: ProviderStartRequest, restore?: AcpCheckpoint): Promise<AcpRun> => {
     const host = process.env
@@ -110,7 +114,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     const crossing = treeCrossing(request)
     // What is left of the budget changes with every delegation: a pooled process (spawned ahead of
     // the request, or for an earlier one) gets it per session, in `_meta` only (see the README).
-    const own = crossingEnv(crossing, { budget: !pool }) as OwnVariables
+    const own = crossingEnv(crossing, { budget: !pool, for: crossingFor }) as OwnVariables
     const sessionMeta: Record<string, unknown> = { ...crossingMeta(crossing), ...traceMeta(request.traceContext) }
     const ticket = !restore && wantsResume(resume, request) ? book.take(request.parent, cwd) : undefined
     const starting = AcpRun.start({

@@ -384,12 +384,17 @@ describe('provider-acp: hostile agents', function () {
       const echoed = JSON.parse((await run.result).output)
       expect(echoed.env).to.equal('read_file,subagent_acp')
       expect(echoed.meta).to.deep.equal({ cordisSubagents: { depth: 1, allowedTools: ['read_file', 'subagent_acp'] } })
+      // Issue 39: the env ceiling names its process by a nonce that only initialize (the direct child) hears again.
+      expect(echoed.for).to.match(/^[A-Za-z0-9_-]{24}$/)
+      expect(echoed.initMeta).to.deep.equal({ cordisSubagents: { crossingFor: echoed.for } })
     })
 
     it('a caller without a tool view claims no ceiling (no variable), but the depth still goes in _meta', async () => {
       const { run } = await start('allowed-tools')
       const echoed = JSON.parse((await run.result).output)
       expect(echoed.env).to.equal(null)
+      expect(echoed.for).to.equal(null)
+      expect(echoed.initMeta).to.equal(null)
       expect(echoed.meta).to.deep.equal({ cordisSubagents: { depth: 1 } })
     })
   })

@@ -14,6 +14,8 @@ export type ServeAcpErrorCode =
   | 'TURN_FAILED'
   /** A prompt to a session parked on a question that the agent does not take as the answer. */
   | 'INVALID_ANSWER'
+  /** A prompt to a session whose parent's tool ceiling leaves none of the served tools. */
+  | 'NO_TOOLS_LEFT'
 
 export class ServeAcpError extends Error {
   constructor(readonly code: ServeAcpErrorCode, message: string) {

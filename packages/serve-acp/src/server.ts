@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { isAbsolute } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import type { Agent, AgentEvent, BudgetSpend, Message, RunOptions, RunResult } from '@cordis-subagents/agent'
-import { type Crossing, describeError, questionMeta, spendValue, type TraceContextHeaders } from '@cordis-subagents/shared'
+import { type Crossing, crossingForFrom, describeError, questionMeta, spendValue, type TraceContextHeaders } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
 import type { AcpTransport, Config } from './config.js'
 import type { ServeAcpErrorCode } from './errors.js'
@@ -33,7 +33,7 @@ export interface ServerParts {
   config: Config
   sdk: Sdk
   logger: Logger
-  /** The crossing of this process's environment (ctx.agents applies its budget and tool ceiling to every root agent). */
+  /** The crossing of this process's environment (ctx.agents applies its budget, and its tool ceiling once `initialize` binds it). */
   env: Crossing
   version: string
 }
@@ -78,12 +78,16 @@ export class AcpServer {
     const { sdk, config } = this.parts
     const methods = sdk.methods
     return sdk.agent({ name: config.name })
-      .onRequest(methods.agent.initialize, async ({ params }) => ({
-        protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
-        agentCapabilities: { loadSession: !!this.store },
-        authMethods: [],
-        agentInfo: { name: config.name, version: this.parts.version, ...config.title ? { title: config.title } : {} },
-      }))
+      .onRequest(methods.agent.initialize, async ({ params }) => {
+        // The parent that started us names the env's tool ceiling as ours: only now does it apply.
+        this.bindCrossing(params._meta)
+        return {
+          protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
+          agentCapabilities: { loadSession: !!this.store },
+          authMethods: [],
+          agentInfo: { name: config.name, version: this.parts.version, ...config.title ? { title: config.title } : {} },
+        }
+      })
       .onRequest(methods.agent.session.new, async ({ params }) => {
         const cwd = await this.sessionCwd(params.cwd)
         const id = newSessionId()
@@ -115,6 +119,7 @@ export class AcpServer {
         if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${JSON.stringify(params.sessionId).slice(0, 120)}; create one with session/new or load it`)
         // One turn at a time: a second prompt must not take over the running turn's cancel.
         if (session.controller) throw this.refuse('TURN_RUNNING', 'a turn is already running in this session; wait for it or send session/cancel', 'invalidRequest')
+        this.checkTools(session)
         const text = promptText(params.prompt, config.maxPromptChars)
         if (typeof text !== 'string') {
           throw this.refuse('PROMPT_TOO_LARGE', `the prompt has more than ${config.maxPromptChars} characters (maxPromptChars); send a shorter one`)
@@ -234,6 +239,26 @@ export class AcpServer {
     }
     if (!stored) throw this.refuse('SESSION_NOT_STORED', `session ${id} is not in the store (${this.store!.dir}); it may have been pruned (maxStoredSessions)`)
     return stored.messages
+  }
+
+  private bindCrossing(meta: unknown): void {
+    const nonce = crossingForFrom(meta)
+    if (nonce !== undefined && !this.parts.ctx.agents.bindCrossing(nonce)) {
+      this.parts.logger.warn('the ACP client named a crossing (initialize _meta) that is not this process\'s SUBAGENT_CROSSING_FOR; no env tool ceiling applies')
+    }
+  }
+
+  /**
+   * A session whose parent's tool ceiling leaves none of the tools served here would answer from the
+   * model alone as if it had worked: refused, so the parent gets an error saying why.
+   */
+  private checkTools(session: Session): void {
+    if (session.agent.tools.list().length) return
+    const served = this.tools(undefined).list().map((tool) => tool.name).sort()
+    if (!served.length) return
+    const shown = served.slice(0, 8).join(', ') + (served.length > 8 ? `, … (${served.length})` : '')
+    throw this.refuse('NO_TOOLS_LEFT', `the parent's tool ceiling leaves this agent none of the tools it serves (${shown}); `
+      + 'give the delegating agent the tools the child needs, or delegate this task elsewhere', 'invalidRequest')
   }
 
   /** ctx.tools under the configured filter and the session's `_meta` ceiling (ctx.agents adds the env ceiling). */

@@ -33,8 +33,12 @@ describe('serve-acp honours the crossing from env and _meta', function () {
     expect(said(served, shallow)).to.equal('persona: served at depth 1')
   })
 
+  // The env tool ceiling names this process by a nonce the parent repeats in initialize `_meta` (issue 39).
+  const NONCE = 'nonce-of-this-acp-child'
+  const bound = (tools: string) => [{ SUBAGENT_ALLOWED_TOOLS: tools, SUBAGENT_CROSSING_FOR: NONCE }, meta({ crossingFor: NONCE })] as const
+
   it('tool ceiling: config tools, SUBAGENT_ALLOWED_TOOLS and _meta allowedTools intersect', async () => {
-    const served = await ws.serve(yml(), { SUBAGENT_ALLOWED_TOOLS: 'echo,secret' })
+    const served = await ws.serve(yml(), ...bound('echo,secret'))
     const all = (await newSession(served, ws.dir)).sessionId
     await prompt(served, all, 'tools?')
     expect(said(served, all)).to.equal('tools: echo,secret')
@@ -42,7 +46,7 @@ describe('serve-acp honours the crossing from env and _meta', function () {
     await prompt(served, narrowed, 'tools?')
     expect(said(served, narrowed)).to.equal('tools: secret')
 
-    const envOnly = await ws.serve(yml(), { SUBAGENT_ALLOWED_TOOLS: 'echo' })
+    const envOnly = await ws.serve(yml(), ...bound('echo'))
     // _meta cannot widen what the environment allows.
     const widened = (await newSession(envOnly, ws.dir, meta({ allowedTools: ['echo', 'secret'] }))).sessionId
     await prompt(envOnly, widened, 'tools?')
@@ -52,6 +56,31 @@ describe('serve-acp honours the crossing from env and _meta', function () {
     const session = (await newSession(denied, ws.dir, meta({ allowedTools: ['secret', 'echo'] }))).sessionId
     await prompt(denied, session, 'tools?')
     expect(said(denied, session)).to.equal('tools: echo')
+  })
+
+  it('issue 39: the env tool ceiling applies only when initialize names its nonce; a session left with no tools is refused', async () => {
+    // What a process two hops away sees: the variables, but its client never says the nonce.
+    const [env] = bound('echo')
+    for (const init of [undefined, meta({ crossingFor: 'some-other-parents-nonce' })]) {
+      const unbound = await ws.serve(yml(), env, init)
+      const session = (await newSession(unbound, ws.dir)).sessionId
+      await prompt(unbound, session, 'tools?')
+      expect(said(unbound, session)).to.equal('tools: ask,echo,secret')
+    }
+    // A parent older than the nonce: the variable alone is not applied; its session `_meta` ceiling is.
+    const old = await ws.serve(yml(), { SUBAGENT_ALLOWED_TOOLS: 'echo' })
+    const oldSession = (await newSession(old, ws.dir, meta({ allowedTools: ['echo'] }))).sessionId
+    await prompt(old, oldSession, 'tools?')
+    expect(said(old, oldSession)).to.equal('tools: echo')
+    // A ceiling that leaves none of the served tools: the prompt is refused with a code, nothing runs.
+    const emptied = await ws.serve(yml(), ...bound('subagent_acp'))
+    const empty = (await newSession(emptied, ws.dir)).sessionId
+    const error = await refusal(prompt(emptied, empty, 'tools?'))
+    expect(error.data).to.deep.equal({ code: 'NO_TOOLS_LEFT' })
+    expect(error.message, error.message).to.include('leaves this agent none of the tools it serves (ask, echo, secret); give the delegating agent')
+    expect(said(emptied, empty)).to.equal('')
+    const emptiedByMeta = (await newSession(old, ws.dir, meta({ allowedTools: ['not-here'] }))).sessionId
+    expect((await refusal(prompt(old, emptiedByMeta, 'tools?'))).data).to.deep.equal({ code: 'NO_TOOLS_LEFT' })
   })
 
   it('budget: the lowest of config, SUBAGENT_BUDGET and _meta stops a looping turn with an error naming the limit', async () => {

@@ -62,11 +62,13 @@ export class Workspace {
     return path
   }
 
-  /** Starts the bin on `yml` (its store in this workspace unless the yml says otherwise) and initializes. */
-  async serve(yml: string, env: Record<string, string> = {}): Promise<Served & { init: any }> {
+  /** Starts the bin on `yml` (its store in this workspace unless the yml says otherwise) and initializes (with `initMeta` as `_meta`). */
+  async serve(yml: string, env: Record<string, string> = {}, initMeta?: Record<string, unknown>): Promise<Served & { init: any }> {
     const served = start(this.file(`app-${this.running.length}.yml`, yml), { ...env })
     this.running.push(served)
-    const init = await served.connection.agent.request(sdk.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })
+    const init = await served.connection.agent.request(sdk.methods.agent.initialize, {
+      protocolVersion: 1, clientCapabilities: {}, ...initMeta ? { _meta: initMeta } : {},
+    })
     return Object.assign(served, { init })
   }
 

@@ -6,6 +6,7 @@
 // Down (parent → child): depth, depth ceiling, remaining budget, tool ceiling, trace context.
 //   - ACP: the `SUBAGENT_*` environment variables of a process started for the run, and
 //     `_meta.cordisSubagents` of session/new (per session, so a pooled process gets it too);
+//     the environment's tool ceiling is scoped to the direct child (see `ScopedCeiling`);
 //   - A2A: `metadata.cordisSubagents` of the message.
 // Up (child → parent): cumulative usage and work of the child's whole tree, as it goes.
 //   - ACP: `_meta.cordisSubagents` of a `usage_update` session update;
@@ -24,7 +25,14 @@ export const CROSSING_ENV = {
   maxDepth: 'SUBAGENT_MAX_DEPTH',
   budget: 'SUBAGENT_BUDGET',
   allowedTools: 'SUBAGENT_ALLOWED_TOOLS',
+  crossingFor: 'SUBAGENT_CROSSING_FOR',
 } as const
+
+/**
+ * `SUBAGENT_CROSSING_FOR`: names the process the env's tool ceiling is for. Every descendant inherits the
+ * env, but only the direct child hears the nonce again (`initialize` `_meta.cordisSubagents.crossingFor`).
+ */
+const NONCE = /^[A-Za-z0-9_-]{16,64}$/
 
 /** Every crossing variable starts with this; a parent's env policy never filters them out. */
 export const CROSSING_ENV_PREFIX = 'SUBAGENT_'
@@ -52,6 +60,12 @@ export interface Crossing {
   /** W3C trace context of the delegating call. */
   traceparent?: string
   tracestate?: string
+}
+
+/** The environment's tool ceiling, held until the ACP `initialize` of the parent names `for` (see `CROSSING_ENV.crossingFor`). */
+export interface ScopedCeiling {
+  for: string
+  allowedTools: string[]
 }
 
 /** What a child reports up: cumulative over its run, for its whole tree (it and everything below). */
@@ -97,15 +111,30 @@ export function crossingMeta(crossing: Crossing): Record<string, unknown> {
  * leaves the budget out (a pooled process serves several runs: it gets each one's in `_meta`).
  * Trace context travels as `TRACEPARENT`/`TRACESTATE`, which the provider sets itself.
  */
-export function crossingEnv(crossing: Crossing, options: { budget?: boolean } = {}): Record<string, string> {
+export function crossingEnv(crossing: Crossing, options: { budget?: boolean; for?: string } = {}): Record<string, string> {
   const env: Record<string, string> = {}
   if (isCount(crossing.depth)) env[CROSSING_ENV.depth] = String(crossing.depth)
   if (isCount(crossing.maxDepth)) env[CROSSING_ENV.maxDepth] = String(crossing.maxDepth)
   const budget = options.budget === false ? undefined : cleanBudget(crossing.budget)
   if (budget) env[CROSSING_ENV.budget] = JSON.stringify(budget)
   const tools = cleanTools(crossing.allowedTools)
-  if (tools) env[CROSSING_ENV.allowedTools] = tools.join(',')
+  if (tools && options.for !== undefined && NONCE.test(options.for)) { // no nonce: the ceiling goes in `_meta` only
+    env[CROSSING_ENV.allowedTools] = tools.join(',')
+    env[CROSSING_ENV.crossingFor] = options.for
+  }
   return env
+}
+
+/** `{ cordisSubagents: { crossingFor } }`: the `_meta` of the `initialize` request that binds the environment's ceiling. */
+export function crossingForMeta(nonce: string): Record<string, unknown> {
+  return { [CROSSING_KEY]: { crossingFor: nonce } }
+}
+
+/** The nonce in an `initialize` request's `_meta`, or undefined when there is none (or it is malformed). */
+export function crossingForFrom(meta: unknown): string | undefined {
+  const given = isRecord(meta) ? meta[CROSSING_KEY] : undefined
+  const nonce = isRecord(given) ? given.crossingFor : undefined
+  return typeof nonce === 'string' && NONCE.test(nonce) ? nonce : undefined
 }
 
 /** A spend report as the value of `cordisSubagents` (merged with whatever else the child sends there). */
@@ -140,10 +169,13 @@ export function crossingFromMeta(meta: unknown): Crossing {
 }
 
 /**
- * The crossing in a process's environment. A variable that is set but malformed is dropped and
- * named in `problems` (so the host can warn); nothing is thrown.
+ * The crossing in a process's environment; a malformed variable is dropped and named in `problems`.
+ * Depth, ceiling and budget are tree-wide bounds any descendant honours (a loop through a third-party agent
+ * stays bounded). The tool ceiling comes apart, as `scoped`, for the child its nonce names; without one, never.
  */
-export function crossingFromEnv(env: Record<string, string | undefined> = process.env): { crossing: Crossing; problems: string[] } {
+export function crossingFromEnv(
+  env: Record<string, string | undefined> = process.env,
+): { crossing: Crossing; problems: string[]; scoped?: ScopedCeiling } {
   const crossing: Crossing = {}
   const problems: string[] = []
   const depth = envCount(env[CROSSING_ENV.depth])
@@ -159,7 +191,11 @@ export function crossingFromEnv(env: Record<string, string | undefined> = proces
     else if (budget) crossing.budget = budget
   }
   const tools = env[CROSSING_ENV.allowedTools]
-  if (tools !== undefined) crossing.allowedTools = toolsFrom(tools) ?? []
+  if (tools === undefined) return { crossing, problems }
+  const nonce = env[CROSSING_ENV.crossingFor]
+  if (nonce !== undefined && NONCE.test(nonce)) return { crossing, problems, scoped: { for: nonce, allowedTools: toolsFrom(tools) ?? [] } }
+  problems.push(`${CROSSING_ENV.allowedTools} without a valid ${CROSSING_ENV.crossingFor} (a parent older than the scoped crossing): `
+    + 'it may be meant for another process, so only a session\'s `_meta` ceiling applies')
   return { crossing, problems }
 }
 

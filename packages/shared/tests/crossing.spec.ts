@@ -2,8 +2,8 @@
 import { expect } from 'chai'
 import fc from 'fast-check'
 import {
-  CROSSING_ENV, CROSSING_KEY, crossingEnv, crossingFromEnv, crossingFromMeta, crossingMeta, depthRefusal, laterSpend,
-  MAX_ALLOWED_TOOLS, spendFromMeta, spendValue, strictestCrossing,
+  CROSSING_ENV, CROSSING_KEY, crossingEnv, crossingForFrom, crossingForMeta, crossingFromEnv, crossingFromMeta, crossingMeta, depthRefusal,
+  laterSpend, MAX_ALLOWED_TOOLS, spendFromMeta, spendValue, strictestCrossing,
 } from '@cordis-subagents/shared'
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
@@ -21,20 +21,40 @@ describe('shared: the crossing (parent ⇄ child elsewhere)', () => {
     expect(crossingFromMeta(JSON.parse(JSON.stringify(meta)))).to.deep.equal({ ...crossing, allowedTools: ['list_files', 'read_file'] })
   })
 
+  const NONCE = 'nonce-of-the-direct-child'
+
   it('what a writer puts in the environment, a reader gets back (budget left out for a pooled process)', () => {
-    const env = crossingEnv(crossing)
+    const env = crossingEnv(crossing, { for: NONCE })
     expect(env).to.deep.equal({
       [CROSSING_ENV.depth]: '2', [CROSSING_ENV.maxDepth]: '3', [CROSSING_ENV.budget]: '{"maxSteps":6,"maxTokens":1000}',
-      [CROSSING_ENV.allowedTools]: 'list_files,read_file',
+      [CROSSING_ENV.allowedTools]: 'list_files,read_file', [CROSSING_ENV.crossingFor]: NONCE,
     })
+    // The tool ceiling is held apart, for the process whose ACP parent names the nonce.
     expect(crossingFromEnv(env)).to.deep.equal({
-      crossing: { depth: 2, maxDepth: 3, budget: { maxSteps: 6, maxTokens: 1000 }, allowedTools: ['list_files', 'read_file'] }, problems: [],
+      crossing: { depth: 2, maxDepth: 3, budget: { maxSteps: 6, maxTokens: 1000 } }, problems: [],
+      scoped: { for: NONCE, allowedTools: ['list_files', 'read_file'] },
     })
     expect(crossingEnv(crossing, { budget: false })).to.not.have.property(CROSSING_ENV.budget)
   })
 
+  it('issue 39: the env tool ceiling is scoped to the child its nonce names; without a nonce it is not applied', () => {
+    // A writer without a nonce leaves the ceiling to `_meta`.
+    expect(crossingEnv(crossing)).to.not.have.property(CROSSING_ENV.allowedTools)
+    expect(crossingEnv(crossing, { for: 'short' })).to.not.have.property(CROSSING_ENV.crossingFor)
+    // A variable from a parent older than the scoping is named as a problem and never applied.
+    const old = crossingFromEnv({ [CROSSING_ENV.allowedTools]: 'read_file', [CROSSING_ENV.depth]: '1' })
+    expect(old.crossing).to.deep.equal({ depth: 1 })
+    expect(old.scoped).to.equal(undefined)
+    expect(old.problems.join(' ')).to.match(/SUBAGENT_ALLOWED_TOOLS without a valid SUBAGENT_CROSSING_FOR/)
+    // The nonce comes back in initialize `_meta`; anything else there is not a nonce.
+    expect(crossingForFrom(JSON.parse(JSON.stringify(crossingForMeta(NONCE))))).to.equal(NONCE)
+    for (const meta of [undefined, {}, { [CROSSING_KEY]: { crossingFor: 7 } }, { [CROSSING_KEY]: { crossingFor: 'x'.repeat(65) } }, crossingForMeta('a b c d e f g h i j')]) {
+      expect(crossingForFrom(meta)).to.equal(undefined)
+    }
+  })
+
   it('an empty tool ceiling crosses as "no tools", never as "no ceiling"', () => {
-    expect(crossingFromEnv(crossingEnv({ allowedTools: [] })).crossing.allowedTools).to.deep.equal([])
+    expect(crossingFromEnv(crossingEnv({ allowedTools: [] }, { for: NONCE })).scoped?.allowedTools).to.deep.equal([])
     expect(crossingFromMeta(crossingMeta({ allowedTools: [] })).allowedTools).to.deep.equal([])
     expect(crossingFromMeta(crossingMeta({})).allowedTools).to.equal(undefined)
   })
