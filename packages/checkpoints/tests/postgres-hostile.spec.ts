@@ -88,13 +88,14 @@ describe('checkpoints on PostgreSQL with standard_conforming_strings = off (issu
     app = await startStore({ kind: 'postgres' })
     const { checkpoints } = app
     const transcript = [...STRINGS.map((content) => ({ role: 'user', content })), { role: 'tool', content: 'real NUL \u0000 in JSON' }]
-    const usage = { note: STRINGS[0], inputTokens: 1 }
+    // usage and work are counts keyed by name: hostile keys.
+    const usage = { [STRINGS[0]]: 1, inputTokens: 2 }
     await checkpoints.save({ ...ROW, id: 'r1', path: 'r1', transcript, usage, result: STRINGS.join('|') })
-    await checkpoints.save({ id: 'r1', work: { toolCalls: 1, last: STRINGS[1] } })
+    await checkpoints.save({ id: 'r1', work: { toolCalls: 1, [STRINGS[1]]: 3 } })
     const record = (await checkpoints.load('r1'))!
     expect(record.transcript).to.deep.equal(transcript)
     expect(record.usage).to.deep.equal(usage)
-    expect(record.work).to.deep.equal({ toolCalls: 1, last: STRINGS[1] })
+    expect(record.work).to.deep.equal({ toolCalls: 1, [STRINGS[1]]: 3 })
     expect(record.result).to.equal(STRINGS.join('|'))
     const asked = await checkpoints.questions.ask({ runId: 'r1', path: 'r1', question: STRINGS[3] })
     await checkpoints.questions.answer(asked.id, STRINGS[0])
