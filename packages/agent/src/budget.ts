@@ -1,4 +1,4 @@
-import type { BudgetBreach, BudgetName } from '@cordis-subagents/shared'
+import { addCounts, type BudgetBreach, type BudgetName, MAX_REPORTED_COUNT } from '@cordis-subagents/shared'
 
 /**
  * Limits of one run and everything below it. Omitted means "no limit of its own" (the parent's
@@ -78,6 +78,8 @@ export class Budget {
   private pausedMs = 0
   /** On a tree's root: told after every charge anywhere in the tree (a served agent reporting its spend). */
   private watcher?: (spent: Readonly<BudgetSpend>) => void
+  /** Budgets a report from outside charged here at MAX_REPORTED_COUNT (it claimed that much or more). */
+  private clamped?: Set<Counted>
 
   private constructor(parent: Budget | undefined, own: BudgetLimits, now: number) {
     this.parent = parent
@@ -196,14 +198,15 @@ export class Budget {
   /** Adds spend to this run, to every run above holding a limit for it, and to the tree's root. */
   charge(name: Counted, amount: number): void {
     if (!amount) return
-    this.spent[name] += amount
+    // Saturating: however many reports a tree sums, spend stays a safe integer.
+    this.spent[name] = addCounts(this.spent[name], amount)
     let rootCharged = this === this.root
     for (let node = this.binding[name]; node; node = node.parent?.binding[name]) {
       if (node === this) continue
-      node.spent[name] += amount
+      node.spent[name] = addCounts(node.spent[name], amount)
       if (node === this.root) rootCharged = true
     }
-    if (!rootCharged) this.root.spent[name] += amount
+    if (!rootCharged) this.root.spent[name] = addCounts(this.root.spent[name], amount)
     this.root.watcher?.(this.root.spent)
   }
 
@@ -232,11 +235,13 @@ export class Budget {
   /**
    * Charges any counted budget reported as a running total (steps, tool calls and delegations a
    * child elsewhere reports with its tokens): only the growth beyond this run's spend counts. A
-   * no-op for a budget an in-process agent spends from itself.
+   * total is clamped to MAX_REPORTED_COUNT (and `exceeded` then says so). A no-op for a budget an
+   * in-process agent spends from itself.
    */
   chargeUpTo(name: Counted, total: number): void {
     if (this.adopted || !Number.isFinite(total)) return
-    const growth = Math.floor(total) - this.spent[name]
+    if (total >= MAX_REPORTED_COUNT) (this.clamped ??= new Set()).add(name)
+    const growth = Math.min(Math.floor(total), MAX_REPORTED_COUNT) - this.spent[name]
     if (growth > 0) this.charge(name, growth)
   }
 
@@ -249,7 +254,8 @@ export class Budget {
     for (const name of COUNTED) {
       for (let node = this.binding[name]; node; node = node.parent?.binding[name]) {
         const limit = node.limits[LIMIT_OF[name]]
-        if (node.spent[name] > limit) return { budget: name, limit, spent: node.spent[name] }
+        if (node.spent[name] <= limit) continue
+        return { budget: name, limit, spent: node.spent[name], ...this.clamped?.has(name) ? { clamped: true } : {} }
       }
     }
     return undefined

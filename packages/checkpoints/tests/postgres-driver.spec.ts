@@ -33,7 +33,7 @@ async function dropProbe() {
   }
 }
 
-async function startDriver(withExtra = false): Promise<Context> {
+async function startDriver(withExtra = false, initial = 'none'): Promise<Context> {
   const ctx = new Context()
   ctx.plugin(Database as never)
   ctx.plugin(PostgresDriver as never, { url: PG_URL })
@@ -41,7 +41,7 @@ async function startDriver(withExtra = false): Promise<Context> {
   await serviceOf(ctx, 'database')
   ctx.model.extend(TABLE, {
     id: 'string', n: 'unsigned', flag: 'boolean', at: 'timestamp', body: 'text',
-    ...withExtra ? { extra: { type: 'string', initial: 'none' } } : {},
+    ...withExtra ? { extra: { type: 'string', initial } } : {},
   } as never, { primary: 'id' })
   return ctx
 }
@@ -116,5 +116,28 @@ describe('minato PostgreSQL driver (@cordis-subagents/checkpoints/postgres)', fu
     ctx = await startDriver(true)
     const [row] = await ctx.database.get(TABLE, { id: 'kept' })
     expect(row).to.include({ body: 'old', extra: 'none' })
+  })
+  it('binds only the values a statement names (minato drops a condition that cannot match) and quotes DDL defaults exactly', async () => {
+    ctx = await startDriver(true, `it's \\ a "default"`)
+    await ctx.database.create(TABLE, { id: 'a', n: 1, flag: true, at: new Date(0), body: 'x' })
+    await ctx.database.create(TABLE, { id: 'b', n: 2, flag: true, at: new Date(0), body: 'y' })
+    const either = await ctx.database.get(TABLE, { $or: [{ id: 'a', n: [] }, { body: 'y' }] } as never)
+    expect(either.map((row) => row.id)).to.deep.equal(['b'])
+    expect(await ctx.database.set(TABLE, { $or: [{ id: 'b', n: [] }, { id: 'a' }] } as never, { body: 'z' })).to.include({ matched: 1 })
+    const [row] = await ctx.database.get(TABLE, { id: 'a' })
+    expect(row).to.include({ body: 'z', extra: `it's \\ a "default"` })
+  })
+
+  it('refuses to start on a url that turns standard_conforming_strings off (CHECKPOINTS_INVALID_CONFIG)', async () => {
+    ctx = new Context()
+    ctx.plugin(Database as never)
+    const errors: unknown[] = []
+    const fork = ctx.plugin(PostgresDriver as never, { url: `${PG_URL}?standard_conforming_strings=off` })
+    fork.ctx.on('internal/error', (error: unknown) => errors.push(error))
+    await ctx.start()
+    await ctx.lifecycle.flush()
+    expect(errors.map((error) => (error as { code?: string }).code)).to.deep.equal(['CHECKPOINTS_INVALID_CONFIG'])
+    expect(String(errors[0])).to.match(/standard_conforming_strings to off.*remove that parameter/)
+    expect(ctx.get('database'), 'no database on a refused driver').to.equal(undefined)
   })
 })

@@ -1,5 +1,5 @@
 import { Role, type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
-import { capBytes, laterSpend, type SpendReport, spendFromMeta, stripControl } from '@cordis-subagents/shared'
+import { capBytes, checkedUsage, laterSpend, type SpendReport, spendFromMeta, stripControl } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { ArtifactText } from './artifact-text.js'
 import { isInterrupted } from './task-state.js'
@@ -185,7 +185,7 @@ export class TaskView {
   private noteExtension(metadata: Record<string, unknown> | undefined) {
     const ours = metadata?.cordisSubagents as { usage?: unknown; stopReason?: unknown } | undefined
     if (!ours || typeof ours !== 'object') return
-    const usage = usageOf(ours.usage)
+    const usage = checkedUsage(ours.usage)
     if (usage) this.usage = usage
     const spend = spendFromMeta(metadata)
     if (spend) {
@@ -220,16 +220,6 @@ function safeJson(value: unknown): string {
   } catch {
     return ''
   }
-}
-
-function usageOf(value: unknown): Usage | undefined {
-  const given = value as Record<string, unknown> | null | undefined
-  if (!given || typeof given !== 'object') return undefined
-  const isCount = (n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
-  if (!isCount(given.inputTokens) || !isCount(given.outputTokens)) return undefined
-  const usage: Usage = { inputTokens: given.inputTokens as number, outputTokens: given.outputTokens as number }
-  if (isCount(given.cachedInputTokens)) usage.cachedInputTokens = given.cachedInputTokens as number
-  return usage
 }
 
 /**

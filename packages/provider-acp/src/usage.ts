@@ -1,11 +1,10 @@
+import { reportedCount } from '@cordis-subagents/shared'
 import type { SubagentResult } from '@cordis-subagents/subagents-service'
 
 export type Usage = NonNullable<SubagentResult['usage']>
 
-/** A token count we accept from an agent: a non-negative safe integer. */
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined
-}
+/** A token count we accept from an agent: a non-negative safe integer, clamped to MAX_REPORTED_COUNT. */
+const count = reportedCount
 
 /**
  * ACP's (unstable) `Usage`, as sent in `PromptResponse.usage`: cumulative over the session,

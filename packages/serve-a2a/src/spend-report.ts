@@ -1,5 +1,5 @@
 import type { BudgetSpend, RunResult } from '@cordis-subagents/agent'
-import { spendValue } from '@cordis-subagents/shared'
+import { addCounts, spendValue } from '@cordis-subagents/shared'
 
 /**
  * Coalesces the run's spend (called synchronously after every charge) into at most one report per
@@ -38,10 +38,10 @@ export function finalSpend(result: RunResult, last: Readonly<BudgetSpend> | unde
   const usage = { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens,
     ...result.usage.cachedInputTokens === undefined ? {} : { cachedInputTokens: result.usage.cachedInputTokens } }
   return spendValue({
-    tokens: Math.max(last?.tokens ?? 0, usage.inputTokens + usage.outputTokens),
-    steps: Math.max(last?.steps ?? 0, own.steps + delegated.steps),
-    toolCalls: Math.max(last?.toolCalls ?? 0, own.toolCalls + delegated.toolCalls),
-    delegations: Math.max(last?.children ?? 0, own.delegations + delegated.delegations),
+    tokens: Math.max(last?.tokens ?? 0, addCounts(usage.inputTokens, usage.outputTokens)),
+    steps: Math.max(last?.steps ?? 0, addCounts(own.steps, delegated.steps)),
+    toolCalls: Math.max(last?.toolCalls ?? 0, addCounts(own.toolCalls, delegated.toolCalls)),
+    delegations: Math.max(last?.children ?? 0, addCounts(own.delegations, delegated.delegations)),
     usage,
   })
 }

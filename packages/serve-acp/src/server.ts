@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { isAbsolute } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import type { Agent, AgentEvent, BudgetSpend, Message, RunOptions, RunResult } from '@cordis-subagents/agent'
-import { type Crossing, crossingForFrom, describeError, questionMeta, spendValue, type TraceContextHeaders } from '@cordis-subagents/shared'
+import { addCounts, type Crossing, crossingForFrom, describeError, questionMeta, spendValue, type TraceContextHeaders } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
 import type { AcpTransport, Config } from './config.js'
 import type { ServeAcpErrorCode } from './errors.js'
@@ -174,7 +174,7 @@ export class AcpServer {
       // ACP's Usage is cumulative over the session ("across all turns"): the session agent's total.
       const { inputTokens, outputTokens, cachedInputTokens } = session.agent.usage.total
       const cached = cachedInputTokens === undefined ? {} : { cachedReadTokens: cachedInputTokens }
-      const usage = { totalTokens: inputTokens + outputTokens, inputTokens, outputTokens, ...cached }
+      const usage = { totalTokens: addCounts(inputTokens, outputTokens), inputTokens, outputTokens, ...cached }
       // Parked: the turn ends with the question in `_meta.cordisSubagents.question` (the crossing); the next prompt answers it.
       return (parked ? { stopReason, usage, _meta: questionMeta(parked) } : { stopReason, usage }) as any
     } finally {
@@ -302,10 +302,10 @@ function reportOf(base: { steps: number; tokens: number; toolCalls: number; dele
 
 function totals(base: { steps: number; tokens: number; toolCalls: number; delegations: number }, spent: BudgetSpend) {
   return {
-    steps: base.steps + spent.steps,
-    tokens: base.tokens + spent.tokens,
-    toolCalls: base.toolCalls + spent.toolCalls,
-    delegations: base.delegations + spent.children,
+    steps: addCounts(base.steps, spent.steps),
+    tokens: addCounts(base.tokens, spent.tokens),
+    toolCalls: addCounts(base.toolCalls, spent.toolCalls),
+    delegations: addCounts(base.delegations, spent.children),
   }
 }
 

@@ -15,6 +15,7 @@
 
 import { traceContextFrom, type TraceContextHeaders } from './trace-context.js'
 import { NAME_PATTERN } from './names.js'
+import { addCounts, reportedCount } from './usage.js'
 
 /** The key of the crossing in ACP `_meta` and A2A `metadata`. */
 export const CROSSING_KEY = 'cordisSubagents'
@@ -245,21 +246,23 @@ export function crossingTrace(crossing: Crossing): TraceContextHeaders | undefin
 
 /**
  * A spend report in a `_meta` / `metadata` object, or undefined when there is none or it is
- * malformed. Counts must be non-negative safe integers; `usage`, when present, must be well-formed
- * (cached tokens are capped at the input tokens), and `tokens` is at least its total.
+ * malformed. Counts must be non-negative safe integers, each clamped to MAX_REPORTED_COUNT (so is
+ * `tokens`); `usage`, when present, must be well-formed (cached tokens are capped at the input
+ * tokens), and `tokens` is at least its total.
  */
 export function spendFromMeta(meta: unknown): SpendReport | undefined {
   const given = isRecord(meta) ? meta[CROSSING_KEY] : undefined
   if (!isRecord(given) || !isRecord(given.work)) return undefined
-  const { work } = given
-  if (!isCount(work.steps) || !isCount(work.toolCalls) || !isCount(work.delegations)) return undefined
-  const report: SpendReport = { tokens: 0, steps: work.steps, toolCalls: work.toolCalls, delegations: work.delegations }
+  const [steps, toolCalls, delegations] = [given.work.steps, given.work.toolCalls, given.work.delegations].map(reportedCount)
+  if (steps === undefined || toolCalls === undefined || delegations === undefined) return undefined
+  const report: SpendReport = { tokens: 0, steps, toolCalls, delegations }
   const usage = usageFrom(given.usage)
   if (usage) {
     report.usage = usage
-    report.tokens = usage.inputTokens + usage.outputTokens
+    report.tokens = reportedCount(addCounts(usage.inputTokens, usage.outputTokens))!
   }
-  if (isCount(given.tokens)) report.tokens = Math.max(report.tokens, given.tokens)
+  const tokens = reportedCount(given.tokens)
+  if (tokens !== undefined) report.tokens = Math.max(report.tokens, tokens)
   return report
 }
 
@@ -280,9 +283,11 @@ export function laterSpend(a: SpendReport | undefined, b: SpendReport): SpendRep
 // ---- helpers -------------------------------------------------------------------------------
 
 function usageFrom(value: unknown): SpendReport['usage'] | undefined {
-  if (!isRecord(value) || !isCount(value.inputTokens) || !isCount(value.outputTokens)) return undefined
-  const usage: NonNullable<SpendReport['usage']> = { inputTokens: value.inputTokens, outputTokens: value.outputTokens }
-  if (isCount(value.cachedInputTokens)) usage.cachedInputTokens = Math.min(value.cachedInputTokens, value.inputTokens)
+  if (!isRecord(value)) return undefined
+  const [inputTokens, outputTokens, cached] = [value.inputTokens, value.outputTokens, value.cachedInputTokens].map(reportedCount)
+  if (inputTokens === undefined || outputTokens === undefined) return undefined
+  const usage: NonNullable<SpendReport['usage']> = { inputTokens, outputTokens }
+  if (cached !== undefined) usage.cachedInputTokens = Math.min(cached, inputTokens)
   return usage
 }
 

@@ -26,7 +26,9 @@ export {
 export {
   addWork, type BudgetBreach, type BudgetName, describeBreach, emptyWork, type LimitCode, LimitError, limitStop, type WorkCounts,
 } from './limits.js'
-export { addUsage, checkedUsage, checkedWork, countOf, emptyUsage, isCount, totalTokens, type Usage } from './usage.js'
+export {
+  addCounts, addUsage, checkedUsage, checkedWork, countOf, emptyUsage, isCount, MAX_REPORTED_COUNT, reportedCount, totalTokens, type Usage,
+} from './usage.js'
 export { MAX_MESSAGE_LENGTH } from './messages.js'
 export { withoutCallerTracing } from './caller-tracing.js'
 export {

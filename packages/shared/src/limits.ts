@@ -1,4 +1,4 @@
-import { countOf } from './usage.js'
+import { addCounts, countOf, MAX_REPORTED_COUNT } from './usage.js'
 
 /**
  * The vocabulary of limits shared by every layer: which budget ran out, and the abort reason that
@@ -14,6 +14,8 @@ export interface BudgetBreach {
   budget: BudgetName
   limit: number
   spent: number
+  /** A report from outside that took the spend past the limit claimed more than MAX_REPORTED_COUNT and was clamped. */
+  clamped?: boolean
 }
 
 /** Work done, counted alongside tokens: model calls, tool calls and delegations started. */
@@ -55,7 +57,10 @@ const BUDGET_WORDS: Record<BudgetName, string> = {
 
 /** "the tokens budget (limit 1000, spent 1000)": one phrasing for every layer's messages. */
 export function describeBreach(breach: BudgetBreach): string {
-  return `the ${breach.budget} budget (${breach.limit} ${BUDGET_WORDS[breach.budget]}; ${breach.spent} spent)`
+  const clamped = breach.clamped
+    ? `, counting a report from a child elsewhere clamped to the per-report maximum of ${MAX_REPORTED_COUNT} ${BUDGET_WORDS[breach.budget]}`
+    : ''
+  return `the ${breach.budget} budget (${breach.limit} ${BUDGET_WORDS[breach.budget]}; ${breach.spent} spent${clamped})`
 }
 
 export function emptyWork(): WorkCounts {
@@ -65,8 +70,8 @@ export function emptyWork(): WorkCounts {
 export function addWork(a: WorkCounts, b: Partial<WorkCounts> | undefined): WorkCounts {
   if (!b) return a
   return {
-    steps: a.steps + countOf(b.steps),
-    toolCalls: a.toolCalls + countOf(b.toolCalls),
-    delegations: a.delegations + countOf(b.delegations),
+    steps: addCounts(a.steps, countOf(b.steps)),
+    toolCalls: addCounts(a.toolCalls, countOf(b.toolCalls)),
+    delegations: addCounts(a.delegations, countOf(b.delegations)),
   }
 }

@@ -8,14 +8,31 @@ export interface Usage {
   cachedInputTokens?: number
 }
 
+/**
+ * The most one report from outside (a child elsewhere, a provider, a tool result) may claim of any
+ * count: tokens, model calls, tool calls, delegations. A larger count is clamped to it, so a tree
+ * summing reports stays far inside the safe integers; no real run comes near it.
+ */
+export const MAX_REPORTED_COUNT = 1_000_000_000_000
+
 /** A count from outside: a finite non-negative integer. */
 export function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
 }
 
-/** A count from outside (a tool result, a provider) as a number: itself when it is a count, else 0. */
+/** A count from outside, clamped to MAX_REPORTED_COUNT; undefined when it is not a count (negative, fractional, unsafe, not a number). */
+export function reportedCount(value: unknown): number | undefined {
+  return isCount(value) ? Math.min(value, MAX_REPORTED_COUNT) : undefined
+}
+
+/** A count from outside (a tool result, a provider) as a number: itself (clamped) when it is a count, else 0. */
 export function countOf(value: unknown): number {
-  return isCount(value) ? value : 0
+  return reportedCount(value) ?? 0
+}
+
+/** a + b for counts, saturating at Number.MAX_SAFE_INTEGER (a sum never leaves the safe integers). */
+export function addCounts(a: number, b: number): number {
+  return Math.min(a + b, Number.MAX_SAFE_INTEGER)
 }
 
 export function emptyUsage(): Usage {
@@ -26,30 +43,33 @@ export function emptyUsage(): Usage {
 export function addUsage(a: Usage, b: Usage | undefined): Usage {
   if (!b) return a
   const sum: Usage = {
-    inputTokens: a.inputTokens + (b.inputTokens || 0),
-    outputTokens: a.outputTokens + (b.outputTokens || 0),
+    inputTokens: addCounts(a.inputTokens, b.inputTokens || 0),
+    outputTokens: addCounts(a.outputTokens, b.outputTokens || 0),
   }
   if (a.cachedInputTokens !== undefined || b.cachedInputTokens !== undefined) {
-    sum.cachedInputTokens = (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0)
+    sum.cachedInputTokens = addCounts(a.cachedInputTokens ?? 0, b.cachedInputTokens ?? 0)
   }
   return sum
 }
 
 export function totalTokens(usage: Usage): number {
-  return usage.inputTokens + usage.outputTokens
+  return addCounts(usage.inputTokens, usage.outputTokens)
 }
 
-/** A usage from outside whose counts are finite non-negative integers; anything else is undefined. */
+/** A usage from outside whose counts are finite non-negative integers (each clamped to MAX_REPORTED_COUNT); anything else is undefined. */
 export function checkedUsage(usage: unknown): Usage | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined
-  const { inputTokens, outputTokens, cachedInputTokens } = usage as Record<string, unknown>
-  if (!isCount(inputTokens) || !isCount(outputTokens)) return undefined
+  const record = usage as Record<string, unknown>
+  const inputTokens = reportedCount(record.inputTokens)
+  const outputTokens = reportedCount(record.outputTokens)
+  if (inputTokens === undefined || outputTokens === undefined) return undefined
   const checked: Usage = { inputTokens, outputTokens }
-  if (isCount(cachedInputTokens)) checked.cachedInputTokens = cachedInputTokens
+  const cached = reportedCount(record.cachedInputTokens)
+  if (cached !== undefined) checked.cachedInputTokens = cached
   return checked
 }
 
-/** Work counts from outside, each a non-negative integer (0 where missing or malformed). */
+/** Work counts from outside, each a non-negative integer clamped to MAX_REPORTED_COUNT (0 where missing or malformed). */
 export function checkedWork(work: unknown): WorkCounts {
   const counts = (typeof work === 'object' && work !== null ? work : {}) as Record<string, unknown>
   return { steps: countOf(counts.steps), toolCalls: countOf(counts.toolCalls), delegations: countOf(counts.delegations) }

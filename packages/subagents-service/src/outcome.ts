@@ -1,4 +1,4 @@
-import { type BudgetBreach, checkedQuestion, checkedUsage, checkedWork, describeBreach, isCount, type Usage } from '@cordis-subagents/shared'
+import { type BudgetBreach, checkedQuestion, checkedUsage, checkedWork, describeBreach, isCount, totalTokens, type Usage } from '@cordis-subagents/shared'
 import { capDiagnostic } from './diagnostic.js'
 import { describeError } from '@cordis-subagents/shared'
 import type { PendingQuestion } from '@cordis-subagents/shared'
@@ -35,7 +35,7 @@ export function asLimitStop(raw: SubagentResult, stop: 'timeout' | 'budget', rea
 /** Input + output tokens of a usage from outside, or undefined when it is not well-formed. */
 export function tokensOf(usage: Usage | undefined): number | undefined {
   const checked = checkedUsage(usage)
-  return checked ? checked.inputTokens + checked.outputTokens : undefined
+  return checked ? totalTokens(checked) : undefined
 }
 
 /** Turns whatever the provider's result fulfilled with into a well-formed result. */

@@ -1,8 +1,9 @@
 import { Dict, isNullable, makeArray } from 'cosmokit'
-import { Driver, Eval, executeUpdate, Field, isEvalExpr, RuntimeError, Selection, z } from 'minato'
+import { Driver, Eval, executeUpdate, Field, isEvalExpr, Model, RuntimeError, Selection, z } from 'minato'
 import postgres from 'postgres'
 import { isBracketed } from '@minatojs/sql-utils'
-import { PostgresBuilder, quoteId } from './builder.js'
+import { CheckpointError } from '../errors.js'
+import { PostgresBuilder, quoteId, type Statement } from './builder.js'
 import { planTable } from './schema.js'
 
 type Sql = postgres.Sql
@@ -27,7 +28,6 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
   static override name = 'postgres'
 
   sql!: Sql
-  private readonly builder = new PostgresBuilder(this)
 
   async start(): Promise<void> {
     const { url, maxConnections, connectTimeout, idleTimeout } = this.config
@@ -36,13 +36,22 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
       connect_timeout: Math.ceil(connectTimeout / 1000),
       idle_timeout: Math.ceil(idleTimeout / 1000),
       onnotice: () => {},
+      // Values travel as bind parameters; this pin keeps any literal text meaning what it says too.
+      connection: { standard_conforming_strings: 'on' },
     })
     this.defineTypes()
+    let pinned: string
     try {
-      await this.sql`SELECT 1`
+      const [row] = await this.sql`SHOW standard_conforming_strings`
+      pinned = row.standard_conforming_strings as string
     } catch (error) {
       await this.sql.end({ timeout: 0 })
       throw error
+    }
+    if (pinned !== 'on') {
+      await this.sql.end({ timeout: 0 })
+      throw new CheckpointError('CHECKPOINTS_INVALID_CONFIG', `postgres: the url sets standard_conforming_strings to ${pinned}; `
+        + 'this driver needs it on: remove that parameter from the url.')
     }
   }
 
@@ -76,12 +85,12 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
     })
   }
 
-  /** Runs one statement on the transaction's connection when inside one. */
-  async query<T extends Row = Row>(text: string): Promise<T[]> {
+  /** Runs one statement (values only in `params`, as $1..) on the transaction's connection when inside one. */
+  async query<T extends Row = Row>(text: string, params: unknown[] = []): Promise<T[]> {
     const client: Sql = (this as { session?: Sql }).session ?? this.sql
     try {
       this.logger.debug('> %s', text)
-      return await client.unsafe(text) as unknown as T[]
+      return await client.unsafe(text, params as postgres.ParameterOrJSON<never>[]) as unknown as T[]
     } catch (error) {
       if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
         throw new RuntimeError('duplicate-entry', (error as Error).message)
@@ -92,7 +101,8 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
 
   async prepare(table: string): Promise<void> {
     const model = this.model(table)
-    const plan = planTable(model, (key, value) => this.builder.escape(value, model.fields[key]))
+    const literals = new PostgresBuilder(this, undefined, true)
+    const plan = planTable(model, (key, value) => literals.escape(value, model.fields[key]))
     // Two hosts starting on one database prepare the same table at once: serialise them.
     await this.sql.begin(async (tx) => {
       await lockTable(tx, table)
@@ -129,7 +139,7 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
     const builder = new PostgresBuilder(this, sel.tables)
     const text = builder.get(sel)
     if (!text) return []
-    const rows = await this.query(text)
+    const rows = await this.run(builder.statement(text))
     return rows.map((row) => builder.load(row, sel.model))
   }
 
@@ -140,7 +150,7 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
     if (!inner) return builder.load(null, expr)
     // PostgreSQL wants every subquery in FROM named.
     const from = isBracketed(inner) ? `${inner} ${quoteId(sel.ref)}` : inner
-    const [row] = await this.query(`SELECT ${output} AS value FROM ${from}`)
+    const [row] = await this.run(builder.statement(`SELECT ${output} AS value FROM ${from}`))
     return builder.load(row?.value, expr)
   }
 
@@ -155,7 +165,7 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
       const sql = isEvalExpr(value) ? builder.parseEval(value) : builder.escape(value, model.fields[key])
       return `${quoteId(key)} = ${sql}`
     })
-    const rows = await this.query(`UPDATE ${quoteId(table)} SET ${assignments.join(', ')} WHERE ${filter} RETURNING 1`)
+    const rows = await this.run(builder.statement(`UPDATE ${quoteId(table)} SET ${assignments.join(', ')} WHERE ${filter} RETURNING 1`))
     return { matched: rows.length, modified: rows.length }
   }
 
@@ -164,22 +174,29 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
     ;(builder as unknown as { modifiedTable: string }).modifiedTable = sel.table as string
     const filter = builder.parseQuery(sel.query)
     if (filter === 'FALSE') return {}
-    const rows = await this.query(`DELETE FROM ${quoteId(sel.table as string)} WHERE ${filter} RETURNING 1`)
+    const rows = await this.run(builder.statement(`DELETE FROM ${quoteId(sel.table as string)} WHERE ${filter} RETURNING 1`))
     return { matched: rows.length, removed: rows.length }
   }
 
-  private insertSql(table: string, data: Dict<unknown>, model = this.model(table)) {
-    const row = this.builder.dump(data, model) as Dict<unknown>
+  private run(statement: Statement): Promise<Row[]> {
+    return this.query(statement.text, statement.params)
+  }
+
+  /** An INSERT of one row and the builder holding its values; `tail` ends the statement. */
+  private insertSql(table: string, data: Dict<unknown>, model: Model, tail: string) {
+    const builder = new PostgresBuilder(this)
+    const row = builder.dump(data, model) as Dict<unknown>
     const keys = Object.keys(row).filter((key) => Field.available(model.fields[key]))
-    const values = keys.map((key) => this.builder.escapePrimitive(row[key]))
-    return { keys, text: `INSERT INTO ${quoteId(table)} (${keys.map(quoteId).join(', ')}) VALUES (${values.join(', ')})` }
+    const values = keys.map((key) => builder.escapePrimitive(row[key]))
+    const text = `INSERT INTO ${quoteId(table)} (${keys.map(quoteId).join(', ')}) VALUES (${values.join(', ')}) ${tail}`
+    return { builder, statement: builder.statement(text) }
   }
 
   async create(sel: Selection.Mutable, data: Dict<unknown>): Promise<unknown> {
     const { model, table } = sel
-    const { text } = this.insertSql(table, data, model)
-    const [row] = await this.query(`${text} RETURNING *`)
-    return this.builder.load(row, model)
+    const { builder, statement } = this.insertSql(table, data, model, 'RETURNING *')
+    const [row] = await this.run(statement)
+    return builder.load(row, model)
   }
 
   async upsert(sel: Selection.Mutable, data: Dict<unknown>[], keys: string[]): Promise<Driver.WriteResult> {
@@ -189,13 +206,13 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
       if (Object.values(item).some((value) => isEvalExpr(value))) {
         throw new RuntimeError('unsupported-expression', 'upsert with update expressions is not supported by the PostgreSQL driver')
       }
-      const { text } = this.insertSql(table, executeUpdate(model.create(), item, ref), model)
       const changed = Object.keys(item).filter((key) => !keys.includes(key))
       const onConflict = changed.length
         ? `DO UPDATE SET ${changed.map((key) => `${quoteId(key)} = EXCLUDED.${quoteId(key)}`).join(', ')}`
         : 'DO NOTHING'
-      const rows = await this.query<{ inserted: boolean }>(
-        `${text} ON CONFLICT (${makeArray(keys).map(quoteId).join(', ')}) ${onConflict} RETURNING (xmax = 0) AS inserted`)
+      const tail = `ON CONFLICT (${makeArray(keys).map(quoteId).join(', ')}) ${onConflict} RETURNING (xmax = 0) AS inserted`
+      const { statement } = this.insertSql(table, executeUpdate(model.create(), item, ref), model, tail)
+      const rows = await this.run(statement)
       if (rows[0]?.inserted) result.inserted++
       else result.matched++
     }
