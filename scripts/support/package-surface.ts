@@ -1,6 +1,7 @@
 // Every entry point the packages' package.json "exports" name, and the names each one exports: the
 // values an import sees at run time and the type-only names the TypeScript checker sees. What
 // test/package-surface.spec.ts compares with the pinned list.
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import ts from 'typescript'
 import { type Manifest, ROOT, workspaceManifests } from './workspace-packages.js'
@@ -17,21 +18,18 @@ export interface EntryPoint {
   program: boolean
 }
 
-/** The entry points of `packages/*` (not `./package.json`), in folder and then subpath order. */
+/**
+ * The entry points of `packages/*` (not `./package.json`), in folder and then subpath order. A program
+ * is an entry whose source starts with a shebang (`#!`): what a bin runs (the bin itself is a committed
+ * file under bin/ that imports it, so npm links it before lib/ is built).
+ */
 export function entryPoints(manifests: readonly Manifest[] = workspaceManifests(['packages'])): EntryPoint[] {
-  return manifests.flatMap((manifest) => {
-    const bins = new Set(typeof manifest.bin === 'string' ? [manifest.bin] : Object.values(manifest.bin ?? {}))
-    return Object.entries(manifest.exports ?? {})
-      .filter(([subpath]) => subpath !== './package.json')
-      .map(([subpath, target]) => {
-        const conditions = target as { default?: string; 'cordis-subagents-source'?: string }
-        return {
-          specifier: manifest.name + subpath.slice(1),
-          source: join(ROOT, manifest.dir, conditions['cordis-subagents-source'] ?? ''),
-          program: bins.has(conditions.default ?? ''),
-        }
-      })
-  })
+  return manifests.flatMap((manifest) => Object.entries(manifest.exports ?? {})
+    .filter(([subpath]) => subpath !== './package.json')
+    .map(([subpath, target]) => {
+      const source = join(ROOT, manifest.dir, (target as { 'cordis-subagents-source'?: string })['cordis-subagents-source'] ?? '')
+      return { specifier: manifest.name + subpath.slice(1), source, program: readFileSync(source, 'utf8').startsWith('#!') }
+    }))
 }
 
 interface EntrySurface {
