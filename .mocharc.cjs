@@ -1,11 +1,18 @@
 // Specs are TypeScript run through tsx; the `cordis-subagents-source` export condition resolves our packages to src/.
-// The spec lists live in the `test`, `test:unit` and `test:integration` scripts, so `npx mocha <file>` runs just that file.
+// The spec lists live in the `test*` scripts, so `npx mocha <file>` runs just that file.
 // --no-experimental-require-module keeps every spec ESM so only one cordis Context class exists.
+//
+// Tiers (CONTRIBUTING.md, "Test tiers"): TEST_TIER=fast (`npm run test:fast`) leaves out *.slow.spec.ts and
+// *.deploy.spec.ts, starts no PostgreSQL, and loads a guard (test/setup/fast-tier.ts) that fails any spec
+// starting a subprocess, opening a server or connecting anywhere. Otherwise test-postgres.ts starts the
+// run's PostgreSQL (unless CHECKPOINTS_PG_URL is set) before any spec loads.
+const fast = process.env.TEST_TIER === 'fast'
+
 module.exports = {
   'node-option': ['import=tsx', 'conditions=cordis-subagents-source', 'no-experimental-require-module'],
   extension: ['ts'],
-  // test-postgres.ts starts the run's PostgreSQL (unless CHECKPOINTS_PG_URL is set) before any spec loads.
-  require: ['test/setup/test-postgres.ts', 'test/setup/root-hooks.ts'],
+  require: [fast ? 'test/setup/fast-tier.ts' : 'test/setup/test-postgres.ts', 'test/setup/root-hooks.ts'],
+  ...(fast ? { ignore: ['**/*.slow.spec.ts', '**/*.deploy.spec.ts'] } : {}),
   timeout: 20000,
   // Leaks are caught by the root leak audit (test/setup/root-hooks.ts); --exit only keeps a
   // runner-side straggler (tsx's compiler service) from holding CI open after a clean audit.

@@ -1,5 +1,5 @@
 // The smallest invocation that proves each bin of ours starts: from an installed package
-// (scripts/pack-check.ts) and linked in the workspace (test/package-bins.spec.ts). A bin not listed
+// (scripts/pack-check.ts) and linked in the workspace (test/package-bins.slow.spec.ts). A bin not listed
 // here fails both: add its invocation when you add a bin.
 
 export interface BinInvocation {

@@ -2,7 +2,7 @@
 // child processes, active handles or process-level listeners behind.
 import { execFileSync } from 'node:child_process'
 import { Logger } from 'cordis'
-import { FIXTURE_PID_ENV } from './test-postgres.js'
+import { FIXTURE_PID_ENV } from './fixture-pid.js'
 
 // Many tests load bad configs on purpose; cordis would print each expected error with its stack.
 // Keep the terminal for mocha's report (tests that read log lines install their own targets).

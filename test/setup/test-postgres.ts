@@ -7,12 +7,11 @@
 // fails the run with the reason.
 import postgres from 'postgres'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js'
+import { FIXTURE_PID_ENV } from './fixture-pid.js'
 
 /** What the specs connect as (the same role and database a server you own needs). */
 const ROLE = 'subagents'
 const DATABASE = 'subagents_test'
-/** Read by the root leak audit: the server is the run's own child, not a test's. */
-export const FIXTURE_PID_ENV = 'CORDIS_TEST_POSTGRES_PID'
 
 let server: EmbeddedPostgres | undefined
 

@@ -1,4 +1,4 @@
-// A real host process for test/durable-schedules.spec.ts (run with tsx), driven over a line
+// A real host process for test/durable-schedules.slow.spec.ts (run with tsx), driven over a line
 // protocol: one JSON command a line on stdin, one JSON reply a line on stdout ({ n, ...reply }).
 //
 //   durable-schedule-host.ts <sqlite file | postgres> <log file>

@@ -1,4 +1,4 @@
-// The invariants of test/durable-schedules.spec.ts, checked on the append-only log of a schedule
+// The invariants of test/durable-schedules.slow.spec.ts, checked on the append-only log of a schedule
 // (model calls, starts, ends and durable settles of every host process in order) and on what a
 // restarted host reads from its store. Each returns the violations it found, as sentences.
 import type { LogEntry } from './durable-schedule-model.js'

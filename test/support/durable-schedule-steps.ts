@@ -1,4 +1,4 @@
-// Random schedules for test/durable-schedules.spec.ts and the runner that plays one against real
+// Random schedules for test/durable-schedules.slow.spec.ts and the runner that plays one against real
 // host processes on one store. A step picks its task by index among the tasks it applies to
 // (`pick` modulo their count; a step with none is a no-op), so fast-check shrinks a failing
 // schedule to the few steps that matter.

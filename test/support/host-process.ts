@@ -1,4 +1,4 @@
-// A real host process for test/durable-restart.spec.ts (run with tsx): tools, agents with a
+// A real host process for test/durable-restart.slow.spec.ts (run with tsx): tools, agents with a
 // scripted model, the subagents service, provider-spawn (children may ask with ask_parent), the
 // subagent tool loaded sync and background, and ctx.checkpoints on SQLite or PostgreSQL.
 //

@@ -1,5 +1,5 @@
 // `koishi start` of a temporary Koishi project, the way a Koishi user runs it (in a child process:
-// see koishi-yml.spec.ts for why). Exit code 0 shows every plugin closed what it opened.
+// see koishi-yml.slow.spec.ts for why). Exit code 0 shows every plugin closed what it opened.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { expect } from 'chai'

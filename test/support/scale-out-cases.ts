@@ -1,6 +1,6 @@
 // The scale-out behaviour, run over a real deployment of 3 serving hosts on a shared PostgreSQL store,
-// whatever stands in front of them: nginx (test/scale-out.spec.ts, the deployment tier) or provider-a2a's
-// own pool of `urls` (test/scale-out-pool.spec.ts, in `npm test`). The parent is a real cordis app
+// whatever stands in front of them: nginx (test/scale-out.deploy.spec.ts, the deployment tier) or provider-a2a's
+// own pool of `urls` (test/scale-out-pool.slow.spec.ts, in `npm test`). The parent is a real cordis app
 // delegating through provider-a2a. It checks: 300 delegations spread over the hosts, each run once;
 // cancel through another host than the one running the task; one trace across hosts; one tree budget
 // across hosts; a host SIGKILLed mid-task (its streamed runs hear of it at once, its tasks are interrupted

@@ -1,4 +1,4 @@
-// The behavioural spec of ctx.checkpoints, run against each backend (sqlite.spec.ts, postgres.spec.ts).
+// The behavioural spec of ctx.checkpoints, run against each backend (sqlite.spec.ts, postgres.slow.spec.ts).
 import { expect } from 'chai'
 import { CheckpointError, type RunCheckpoint } from '@cordis-subagents/checkpoints'
 import { type Backend, startStore, type StoreApp } from './support.js'

@@ -16,7 +16,7 @@ describe('@cordis-subagents/provider-a2a entry (as the loader sees it)', () => {
     ])
   })
 
-  it('Config fills the documented defaults (url or urls, exactly one, is checked at load: see pool-config.spec.ts)', async () => {
+  it('Config fills the documented defaults (url or urls, exactly one, is checked at load: see pool-config.slow.spec.ts)', async () => {
     const { Config } = await import('@cordis-subagents/provider-a2a')
     expect(Config({ urls: ['http://127.0.0.1:41241'] })).to.include.keys('urls').and.not.include.keys('url')
     expect(Config({ url: 'http://127.0.0.1:41241' })).to.deep.equal({

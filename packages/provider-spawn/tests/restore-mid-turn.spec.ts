@@ -13,7 +13,7 @@ const users = (request: GenerateRequest) => request.messages.filter((m) => m.rol
 /**
  * Issue 38, item 3: a child checkpointed mid-turn (what the journal stores while it runs, and all a
  * SIGKILLed host leaves) and restored keeps its task and the steps it completed; `send` + `wake`
- * then run a new turn on that whole transcript. test/durable-restart.spec.ts does the same across a real SIGKILL.
+ * then run a new turn on that whole transcript. test/durable-restart.slow.spec.ts does the same across a real SIGKILL.
  */
 describe('in-process provider: a child checkpointed mid-turn and restored', () => {
   let h: Harness

@@ -1,6 +1,6 @@
 // The part of `ctx.checkpoints` (@cordis-subagents/checkpoints) the durable journal uses. The
 // service reads the store through `ctx.get('checkpoints')` and never imports that package, so a
-// host without it carries no database code (test/durable-journal.spec.ts checks the real store
+// host without it carries no database code (test/durable-journal.slow.spec.ts checks the real store
 // fits this shape at compile time).
 
 /** States of a stored run (the store's `RunState`). */

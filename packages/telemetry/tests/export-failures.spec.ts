@@ -1,6 +1,6 @@
 /// <reference types="mocha" />
 // warnOnExportFailure on a scripted exporter (the far edge), and flatAttributes on the spans the
-// plugin records; test/telemetry-export.spec.ts runs both against real OTLP/HTTP receivers.
+// plugin records; test/telemetry-export.slow.spec.ts runs both against real OTLP/HTTP receivers.
 import { expect } from 'chai'
 import type { ScriptedResponse } from '@cordis-subagents/agent'
 import { ARRAY_ATTRIBUTES, type ExportOutcome, type SpanExporterLike, warnOnExportFailure } from '@cordis-subagents/telemetry'

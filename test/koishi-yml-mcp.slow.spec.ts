@@ -1,5 +1,5 @@
 // examples/quickstart/koishi.yml (the quick start's MCP server, server-filesystem, in a Koishi app)
-// loaded by Koishi 4.18's own loader (`koishi start`, in a child process: see koishi-yml.spec.ts).
+// loaded by Koishi 4.18's own loader (`koishi start`, in a child process: see koishi-yml.slow.spec.ts).
 // A copy runs in a temporary project whose node_modules links to this repository's, with
 // test/fixtures/koishi-yml-mcp/probe.cjs appended: its spawn child reads notes.txt of the project
 // through files__read_text_file. Exit code 0 shows the server process went with the plugin.

@@ -1,6 +1,6 @@
 /// <reference types="mocha" />
 // Hostile and real-agent-shaped fixture agents (tests/fixtures/hostile.mjs) against the provider:
-// event-loop safety, bounded memory, the env policy, containment, usage, errors (the hand-back: hand-back.spec.ts).
+// event-loop safety, bounded memory, the env policy, containment, usage, errors (the hand-back: hand-back.slow.spec.ts).
 import { expect } from 'chai'
 import { Budget } from '@cordis-subagents/agent'
 import type { SubagentRun } from '@cordis-subagents/subagents-service'

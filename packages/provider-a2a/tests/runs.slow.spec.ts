@@ -1,5 +1,5 @@
 // Runs against a server built from the SDK's own server classes (scripted executor) on 127.0.0.1:
-// every task state (input-required and auth-required: ask.spec.ts), progress, output, cancel
+// every task state (input-required and auth-required: ask.slow.spec.ts), progress, output, cancel
 // mid-stream, the server going away, what crosses the wire.
 import { expect } from 'chai'
 import type { SubagentResult } from '@cordis-subagents/subagents-service'

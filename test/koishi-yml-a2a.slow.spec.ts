@@ -1,6 +1,6 @@
 // A Koishi app serving its agent over A2A from koishi.yml alone (@cordis-subagents/serve-a2a),
 // loaded by Koishi's own loader the way a Koishi user runs it (`koishi start`, see
-// koishi-yml.spec.ts for why it runs in a child process). The fixture's client plugin calls the
+// koishi-yml.slow.spec.ts for why it runs in a child process). The fixture's client plugin calls the
 // server over HTTP without and with the generated token, prints `RESULT <json>` and stops the app;
 // exit code 0 shows the server closed its socket and connections.
 import { execFileSync } from 'node:child_process'

@@ -1,0 +1,34 @@
+// The fast tier's promise, enforced: a spec in `npm run test:fast` starts no subprocess, opens no
+// server and connects to nothing (no database, no browser, no peer). Loaded only by `test:fast`;
+// a spec that breaks the promise fails with the reason and belongs in the slow tier.
+import childProcess, { ChildProcess } from 'node:child_process'
+import { syncBuiltinESMExports } from 'node:module'
+import net from 'node:net'
+
+// The leak audit lists children with `ps`; tsx compiles through esbuild's service process.
+const allowed = (command: string) => command === 'ps' || /esbuild/.test(command)
+
+function refuse(what: string): never {
+  throw new Error(`fast tier: this spec ${what}; move it to a slow tier (see CONTRIBUTING.md, "Test tiers")`)
+}
+
+const spawnChild = ChildProcess.prototype.spawn
+ChildProcess.prototype.spawn = function (this: ChildProcess, options: { file?: string }) {
+  if (!allowed(String(options?.file ?? ''))) refuse(`starts a subprocess (${options?.file})`)
+  return spawnChild.call(this, options as never)
+}
+for (const name of ['spawnSync', 'execSync', 'execFileSync'] as const) {
+  const original = childProcess[name] as (...args: unknown[]) => unknown
+  ;(childProcess as unknown as Record<string, unknown>)[name] = function (command: string, ...rest: unknown[]) {
+    const file = name === 'execSync' ? command.trim().split(/\s+/)[0] : command
+    if (!allowed(file)) refuse(`runs a subprocess (${file})`)
+    return original.call(this, command, ...rest)
+  }
+}
+net.Server.prototype.listen = function () {
+  refuse('opens a network server')
+}
+net.Socket.prototype.connect = function () {
+  refuse('opens a network connection')
+}
+syncBuiltinESMExports()
