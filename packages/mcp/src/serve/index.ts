@@ -38,8 +38,9 @@ export class McpServe extends Service {
   private readonly session: SessionOptions
 
   constructor(ctx: Context, private readonly options: Config) {
-    super(ctx, 'mcpServe', true)
+    // Before super(): a service that throws after it would still be started by cordis.
     if (!options.tools?.length) throw new McpError('MCP_SERVE_INVALID_CONFIG', 'mcp/serve: tools must name at least one tool to serve (e.g. subagent).')
+    super(ctx, 'mcpServe', true)
     this.token = options.token || randomBytes(32).toString('base64url')
     this.session = {
       tools: options.tools,
