@@ -14,7 +14,7 @@ export interface BinInvocation {
   expect: RegExp
 }
 
-/** An MCP app that serves nothing but the protocol: enough to answer `initialize`. */
+/** An MCP app that serves nothing but the protocol (no `subagent` tool is registered): enough to answer `initialize`. */
 const MCP_CONFIG = `- id: tools
   name: '@cordis-subagents/tools'
 - id: agents
@@ -23,7 +23,7 @@ const MCP_CONFIG = `- id: tools
   name: '@cordis-subagents/mcp/serve'
   config:
     transport: stdio
-    tools: []
+    tools: [subagent]
 `
 
 const MCP_INITIALIZE = `${JSON.stringify({

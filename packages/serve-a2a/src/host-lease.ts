@@ -1,6 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto'
 import type { Task } from '@a2a-js/sdk'
 import type postgres from 'postgres'
+import { taskPayload } from './feed-payloads.js'
 import { endedTask, expiredTask, interruptedTask, lostTask, resumedTask } from './lost-tasks.js'
 import { decodeTask, encodeTask } from './task-codec.js'
 import { FINAL_STATES, RUNNING_STATES, type SharedNames, STATE } from './shared-schema.js'
@@ -175,9 +176,9 @@ export class HostLease {
     const done = await this.sql.unsafe(`WITH saved AS (
         UPDATE ${this.names.tasks} SET task = ($5::text)::jsonb, state = $6, owner = $9, status_at = now(), version = version + 1, updated_at = now()
         WHERE tenant = $1 AND scope = $2 AND id = $3 AND version = $4 RETURNING version)
-      SELECT pg_notify($7, version::text || ' ' || $8) FROM saved`,
+      SELECT pg_notify($7, $8) FROM saved`,
     [row.tenant, row.scope, row.id, row.version, encodeTask(task), task.status!.state, this.names.taskChannel,
-      JSON.stringify([row.tenant, row.scope, row.id]), owner] as never[])
+      taskPayload({ tenant: row.tenant as string, scope: row.scope as string, id: row.id as string }), owner] as never[])
     return done.length
   }
 }

@@ -1,19 +1,26 @@
 import {
   DefaultExecutionEventBusManager, type ExecutionEventBus, type ExecutionEventBusManager, type ServerCallContext,
 } from '@a2a-js/sdk/server'
+import { digestOfRef } from './feed-payloads.js'
+import { refOf } from './shared-store.js'
 import { taskKey } from './task-store.js'
 
 /**
  * The SDK's event buses of the tasks executing on this host, with which ones they are: a task with
  * a bus here runs (or waits for input) here; any other is another host's. Delegates to the SDK's
- * own manager.
+ * own manager. Each is also found by its digest (the name the feed gives a task: feed-payloads.ts).
  */
 export class LocalBuses implements ExecutionEventBusManager {
   private readonly inner = new DefaultExecutionEventBusManager()
-  private readonly live = new Map<string, { taskId: string; context: ServerCallContext | undefined }>()
+  private readonly live = new Map<string, { taskId: string; context: ServerCallContext | undefined; digest: string }>()
+  /** Digest → key of every task in `live`. */
+  private readonly digests = new Map<string, string>()
 
   createOrGetByTaskId(taskId: string, context?: ServerCallContext): ExecutionEventBus {
-    this.live.set(taskKey(context, taskId), { taskId, context })
+    const key = taskKey(context, taskId)
+    const digest = this.live.get(key)?.digest ?? digestOfRef(refOf(context, taskId))
+    this.live.set(key, { taskId, context, digest })
+    this.digests.set(digest, key)
     return this.inner.createOrGetByTaskId(taskId, context)
   }
 
@@ -22,7 +29,10 @@ export class LocalBuses implements ExecutionEventBusManager {
   }
 
   cleanupByTaskId(taskId: string, context?: ServerCallContext): void {
-    this.live.delete(taskKey(context, taskId))
+    const key = taskKey(context, taskId)
+    const digest = this.live.get(key)?.digest
+    if (digest) this.digests.delete(digest)
+    this.live.delete(key)
     this.inner.cleanupByTaskId(taskId, context)
   }
 
@@ -33,6 +43,13 @@ export class LocalBuses implements ExecutionEventBusManager {
   /** The task under `key` with the context it was started with, when it runs here. */
   get(key: string): { taskId: string; context: ServerCallContext | undefined } | undefined {
     return this.live.get(key)
+  }
+
+  /** The task here whose digest is `digest` (its key, id and context), if one is. */
+  byDigest(digest: string): { key: string; taskId: string; context: ServerCallContext | undefined } | undefined {
+    const key = this.digests.get(digest)
+    const local = key === undefined ? undefined : this.live.get(key)
+    return local && { key: key!, taskId: local.taskId, context: local.context }
   }
 
   keys(): string[] {

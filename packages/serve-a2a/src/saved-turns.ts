@@ -2,6 +2,7 @@ import type { ServerCallContext } from '@a2a-js/sdk/server'
 import type postgres from 'postgres'
 import type { AgentCheckpoint } from '@cordis-subagents/agent'
 import type { Crossing } from '@cordis-subagents/shared'
+import { movedPayload } from './feed-payloads.js'
 import { leaseGone } from './host-lease.js'
 import { FINAL_STATES, type SharedNames, STATE } from './shared-schema.js'
 import { refOf, type TaskRef } from './shared-store.js'
@@ -79,8 +80,9 @@ export class PostgresTurns implements TurnSaver {
   /**
    * Claims a task waiting for a message (input-required) to run its next turn here: takes its saved
    * turn (undefined when there was none) and makes this host its owner; the host that held it is
-   * told (`movedChannel`: `<claiming lease id> <key JSON>`). `claimed` is false when another host took it first (or it is not
-   * waiting). A task this host owns is claimed without a saved turn (its agent is here).
+   * told (`movedChannel`: digests of the task's key and of the claiming lease). `claimed` is false
+   * when another host took it first (or it is not waiting). A task this host owns is claimed
+   * without a saved turn (its agent is here).
    */
   async claim(ref: TaskRef): Promise<{ claimed: boolean; saved?: SavedTurn }> {
     const { turns, tasks, hosts, movedChannel } = this.names
@@ -97,7 +99,7 @@ export class PostgresTurns implements TurnSaver {
         RETURNING (SELECT owner FROM ${tasks} WHERE tenant = $1 AND scope = $2 AND id = $3) AS before)
       SELECT (SELECT saved FROM taken) AS saved, (SELECT before FROM task) AS before, EXISTS (SELECT 1 FROM task) AS claimed,
         (SELECT pg_notify($5, $6) FROM task WHERE before IS DISTINCT FROM $4) AS told`,
-    [ref.tenant, ref.scope, ref.id, this.hostId(), movedChannel, `${this.hostId()} ${JSON.stringify([ref.tenant, ref.scope, ref.id])}`])
+    [ref.tenant, ref.scope, ref.id, this.hostId(), movedChannel, movedPayload(ref, this.hostId())])
     const saved = row.saved ? JSON.parse(row.saved as string) as SavedTurn : undefined
     return { claimed: row.claimed as boolean, ...saved ? { saved } : {} }
   }

@@ -19,11 +19,11 @@ export interface SharedNames {
   turns: string
   /** Settings of the deployment every host reads: the key naming credential scopes (`scope-key`). */
   meta: string
-  /** "a task changed" pings: `<version> <key JSON>`. */
+  /** "a task changed" pings: `1 <task digest>` (feed-payloads.ts: every payload is of fixed size). */
   taskChannel: string
-  /** Cancel requests for a task running on another host: `<key JSON>`. */
+  /** Cancel requests for a task running on another host: `1 <task digest>`. */
   cancelChannel: string
-  /** A task another host claimed (it continues it): `<lease id> <key JSON>`; the host that held it lets it go. */
+  /** A task another host claimed (it continues it): `1 <task digest> <lease digest>`; the host that held it lets it go. */
   movedChannel: string
   /** The first key of every host's liveness lock (`pg_advisory_lock(lockSpace, lock_key)`). */
   lockSpace: string

@@ -3,11 +3,12 @@ import type { AgentExecutor } from '@a2a-js/sdk/server'
 import postgres from 'postgres'
 import type { SharedConfig } from './config.js'
 import { ServeA2aError } from './errors.js'
+import { digestOfLease } from './feed-payloads.js'
 import { HostLease } from './host-lease.js'
 import { LocalBuses } from './local-buses.js'
 import { SharedRequestHandler, type TakeOver } from './shared-handler.js'
 import { ensureTables, namesOf, readScopeKey } from './shared-schema.js'
-import { keyOfRef, PostgresTaskStore, refOf, type TaskRef } from './shared-store.js'
+import { keyOfRef, PostgresTaskStore, refOf } from './shared-store.js'
 import { PostgresTurns } from './saved-turns.js'
 import { TaskFeed } from './task-feed.js'
 
@@ -61,7 +62,8 @@ export class SharedState {
     })
     this.turns = new PostgresTurns(sql, names, () => this.lease.id, options.log.warn.bind(options.log))
     // A follower re-reads its task at least every lease, whatever the notifications do.
-    this.feed = new TaskFeed(sql, names, (ref) => void this.cancelHere(ref), options.config.leaseMs, (ref, by) => this.movedAway(ref, by))
+    this.feed = new TaskFeed(sql, names, (digest) => void this.cancelHere(digest), options.config.leaseMs,
+      (digest, by) => this.movedAway(digest, by))
   }
 
   /** Connects, creates the tables when missing, takes a lease and listens; a failure closes what was opened. */
@@ -178,17 +180,19 @@ export class SharedState {
     await this.store.sweep()
   }
 
-  /** Another host claimed a task: if it waited here, its agent here is let go (the task goes on there). */
-  private movedAway(ref: TaskRef, by: string): void {
-    if (by === this.lease.id) return
-    const key = keyOfRef(ref)
-    const local = this.buses.get(key)
-    this.executor?.release(key, ref.id, local?.context)
+  /**
+   * Another host claimed a task (named by its digest, as is the claiming lease): if it waited here,
+   * its agent here is let go (the task goes on there). A parked task keeps its bus, so it is among the buses.
+   */
+  private movedAway(digest: string, byLease: string): void {
+    if (byLease === digestOfLease(this.lease.id)) return
+    const local = this.buses.byDigest(digest)
+    if (local) this.executor?.release(local.key, local.taskId, local.context)
   }
 
-  /** A cancel another host forwarded: acted on only when the task runs here. */
-  private async cancelHere(ref: TaskRef): Promise<void> {
-    const local = this.buses.get(keyOfRef(ref))
+  /** A cancel another host forwarded (the task's digest): acted on only when the task runs here. */
+  private async cancelHere(digest: string): Promise<void> {
+    const local = this.buses.byDigest(digest)
     if (local) await this.cancelLocal(local.taskId, local.context)
   }
 

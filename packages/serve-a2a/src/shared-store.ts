@@ -1,6 +1,7 @@
 import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk'
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import type postgres from 'postgres'
+import { taskPayload } from './feed-payloads.js'
 import { decodeTask, encodeTask } from './task-codec.js'
 import { boundHistory } from './task-history.js'
 import { MAX_LIST_BYTES } from './task-summary.js'
@@ -84,9 +85,9 @@ export class PostgresTaskStore implements ServeTaskStore {
           owner = COALESCE(excluded.owner, t.owner), version = t.version + 1, updated_at = now()
         WHERE (t.state NOT IN (${FINAL_STATES.join(', ')}) OR t.state = excluded.state) AND (t.owner IS NULL OR t.owner = excluded.owner)
         RETURNING version)
-      SELECT pg_notify($9, version::text || ' ' || $10) FROM saved`,
+      SELECT pg_notify($9, $10) FROM saved`,
     [ref.tenant, ref.scope, ref.id, task.contextId ?? '', state, isNaN(statusAt?.getTime() ?? 0) ? null : statusAt, encodeTask(boundHistory({ ...task }, this.options.maxHistoryBytes)), owner,
-      taskChannel, JSON.stringify([ref.tenant, ref.scope, ref.id])])
+      taskChannel, taskPayload(ref)])
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {

@@ -1,12 +1,11 @@
 import type postgres from 'postgres'
+import { digestOfRef, readPayload, taskPayload } from './feed-payloads.js'
 import type { SharedNames } from './shared-schema.js'
-import { keyOfRef, type TaskRef } from './shared-store.js'
+import type { TaskRef } from './shared-store.js'
 
 type Sql = postgres.Sql
 type ListenMeta = postgres.ListenMeta
 
-/** Longest notification payload read (PostgreSQL caps them at 8000 bytes; ours are a few hundred). */
-const MAX_PAYLOAD = 8000
 /** Watchers of one host at once (remote resubscribers and forwarded cancels); more are refused. */
 const MAX_WATCHERS = 1024
 
@@ -26,16 +25,19 @@ export interface TaskWatch {
  * notifies `taskChannel` when a task is saved (delivered on commit), a host forwards a cancel
  * on `cancelChannel`, and a host that claimed a waiting task says so on `movedChannel`. Each
  * host holds one listening connection and hands pings to the watchers of that task in this
- * process. A ping says only "this task changed": watchers read the task itself.
+ * process. A ping says only "this task changed": watchers read the task itself. Payloads are of
+ * fixed size (see feed-payloads.ts): a task is named by the digest of its key, and each host looks
+ * the digest up among the tasks it follows (here) or runs (`onCancel`, `onMoved`).
  */
 export class TaskFeed {
+  /** By task digest. */
   private readonly watchers = new Map<string, Set<Watcher>>()
   private readonly listening: Array<{ unlisten(): Promise<void> }> = []
   private closed = false
 
   constructor(
-    private readonly sql: Sql, private readonly names: SharedNames, private readonly onCancel: (ref: TaskRef) => void,
-    private readonly recheckMs: number, private readonly onMoved: (ref: TaskRef, by: string) => void = () => {},
+    private readonly sql: Sql, private readonly names: SharedNames, private readonly onCancel: (digest: string) => void,
+    private readonly recheckMs: number, private readonly onMoved: (digest: string, byLease: string) => void = () => {},
   ) {}
 
   get watching(): number {
@@ -47,21 +49,19 @@ export class TaskFeed {
   async start(): Promise<void> {
     this.listening.push(await this.sql.listen(this.names.taskChannel, (payload) => this.ping(payload)) as ListenMeta)
     this.listening.push(await this.sql.listen(this.names.cancelChannel, (payload) => {
-      const ref = parseRef(payload)
-      if (ref) this.onCancel(ref)
+      const [digest] = readPayload(payload, 1) ?? []
+      if (digest) this.onCancel(digest)
     }) as ListenMeta)
     this.listening.push(await this.sql.listen(this.names.movedChannel, (payload) => {
-      // `<claiming lease id> <key JSON>`
-      const space = payload.indexOf(' ')
-      const ref = space > 0 ? parseRef(payload.slice(space + 1)) : undefined
-      if (ref) this.onMoved(ref, payload.slice(0, space))
+      const [digest, byLease] = readPayload(payload, 2) ?? []
+      if (digest && byLease) this.onMoved(digest, byLease)
     }) as ListenMeta)
   }
 
   /** Watches a task's changes; undefined when this host already has MAX_WATCHERS. */
   watch(ref: TaskRef): TaskWatch | undefined {
     if (this.closed || this.watching >= MAX_WATCHERS) return undefined
-    const key = keyOfRef(ref)
+    const key = digestOfRef(ref)
     const watcher = new Watcher(this.recheckMs, () => {
       const set = this.watchers.get(key)
       set?.delete(watcher)
@@ -75,7 +75,7 @@ export class TaskFeed {
 
   /** Asks every host to cancel this task; the one running it does. */
   async requestCancel(ref: TaskRef): Promise<void> {
-    await this.sql`SELECT pg_notify(${this.names.cancelChannel}, ${JSON.stringify([ref.tenant, ref.scope, ref.id])})`
+    await this.sql`SELECT pg_notify(${this.names.cancelChannel}, ${taskPayload(ref)})`
   }
 
   async stop(): Promise<void> {
@@ -85,10 +85,8 @@ export class TaskFeed {
   }
 
   private ping(payload: string): void {
-    const space = payload.indexOf(' ')
-    const ref = space > 0 ? parseRef(payload.slice(space + 1)) : undefined
-    if (!ref) return
-    for (const watcher of this.watchers.get(keyOfRef(ref)) ?? []) watcher.wake()
+    const [digest] = readPayload(payload, 1) ?? []
+    for (const watcher of (digest && this.watchers.get(digest)) || []) watcher.wake()
   }
 }
 
@@ -130,15 +128,4 @@ class Watcher implements TaskWatch {
     this.waiter = undefined
     resolve?.(value)
   }
-}
-
-function parseRef(text: string): TaskRef | undefined {
-  if (text.length > MAX_PAYLOAD) return undefined
-  try {
-    const value = JSON.parse(text)
-    if (Array.isArray(value) && value.length === 3 && value.every((part) => typeof part === 'string')) {
-      return { tenant: value[0], scope: value[1], id: value[2] }
-    }
-  } catch {}
-  return undefined
 }

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs'
+import { closeSync, openSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { delay, type HostApp } from './host-app.js'
 import { exitHolds, serverSignals } from './stdio.js'
@@ -7,6 +7,9 @@ const USAGE = `usage: cordis-subagents-acp [--koishi] <config file>
   Starts the app of the config file (a cordis.yml for @cordisjs/loader, or with --koishi a
   koishi.yml for Koishi's loader) and serves it over ACP on stdin/stdout. The config must load
   @cordis-subagents/serve-acp. Logs go to stderr.
+
+exit codes: 0 stopped (stdin closed, SIGTERM, SIGINT); 1 the app did not serve ACP (the reason is on
+  stderr); 2 usage error, or the config file is missing, not a file or unreadable.
 `
 /** Longest wait for the config's entries to apply, then for the server to listen. */
 const STARTUP_MS = 30_000
@@ -27,8 +30,9 @@ export async function runBin(argv: string[]): Promise<number> {
     return 2
   }
   const filename = resolve(files[0])
-  if (!existsSync(filename) || !statSync(filename).isFile()) {
-    process.stderr.write(`cordis-subagents-acp: config file ${filename} does not exist\n`)
+  const problem = configProblem(filename)
+  if (problem) {
+    process.stderr.write(`cordis-subagents-acp: config file ${filename} ${problem}\n`)
     return 2
   }
 
@@ -72,6 +76,20 @@ export async function runBin(argv: string[]): Promise<number> {
   process.stderr.write(`cordis-subagents-acp: stopping (${reason})\n`)
   await stop(app)
   return 0
+}
+
+/** Why `filename` cannot be the config (one clause), or undefined when it can be read. */
+function configProblem(filename: string): string | undefined {
+  const what = 'give the path of the config file that loads @cordis-subagents/serve-acp (see --help)'
+  try {
+    if (!statSync(filename).isFile()) return `is not a file: ${what}`
+    closeSync(openSync(filename, 'r'))
+    return undefined
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return `does not exist: ${what}`
+    return `cannot be read (${code ?? String(error)}): check its permissions and those of its folders for the user the client runs this as`
+  }
 }
 
 /** Stops the app, then waits for the async cleanup plugins registered (holdExit); bounded by STOP_MS. */

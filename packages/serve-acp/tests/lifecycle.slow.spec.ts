@@ -1,11 +1,11 @@
 // The bin's process lifecycle: stdin closing or SIGTERM stops the app (its own children reaped) and
 // exits 0; a config that does not serve fails loudly with a clear message and a non-zero code;
 // stdout carries only ACP messages even when a plugin writes to it.
-import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chmodSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { appYml, build, newSession, prompt, ROOT, said, start, Workspace } from './helpers.js'
+import { appYml, BIN, build, newSession, prompt, ROOT, said, start, Workspace } from './helpers.js'
 
 const FIXTURE_AGENT = join(ROOT, 'packages/provider-acp/tests/fixtures/agent.mjs')
 
@@ -112,5 +112,25 @@ describe('cordis-subagents-acp: lifecycle and config errors', function () {
     expect(await missing.exited).to.equal(2)
     expect(missing.stderr()).to.include('does not exist')
     for (const served of [none, schema, missing]) await served.close()
+  })
+
+  it('an unreadable config file or a folder: exit 2, one line naming it, no stack trace', () => {
+    const file = ws.file('locked.yml', appYml())
+    chmodSync(file, 0o000)
+    // root reads any file: run the bin as nobody, who may enter the folder but not read the file.
+    const root = process.getuid?.() === 0
+    if (root) chmodSync(ws.dir, 0o755)
+    const cases: Array<[string, string]> = [
+      [file, 'cannot be read (EACCES): check its permissions and those of its folders for the user the client runs this as'],
+      [ws.dir, 'is not a file: give the path of the config file that loads @cordis-subagents/serve-acp (see --help)'],
+    ]
+    for (const [config, problem] of cases) {
+      const run = spawnSync(process.execPath, [BIN, config], {
+        cwd: ROOT, encoding: 'utf8', timeout: 40_000, env: { PATH: process.env.PATH ?? '' }, ...root ? { uid: 65534, gid: 65534 } : {},
+      })
+      expect(run.status, run.stderr).to.equal(2)
+      expect(run.stderr).to.equal(`cordis-subagents-acp: config file ${config} ${problem}\n`)
+      expect(run.stdout).to.equal('')
+    }
   })
 })

@@ -8,6 +8,7 @@ import { Config } from './config.js'
 import { HttpFront } from './http.js'
 import { serverSdk } from './sdk.js'
 import { ServedSession, type SessionOptions } from './session.js'
+import { stdioOutput, stdioSignals } from './stdio.js'
 
 export { Config } from './config.js'
 
@@ -38,8 +39,9 @@ export class McpServe extends Service {
   private readonly session: SessionOptions
 
   constructor(ctx: Context, private readonly options: Config) {
-    super(ctx, 'mcpServe', true)
+    // Before super(): a service that throws after it would still be started by cordis.
     if (!options.tools?.length) throw new McpError('MCP_SERVE_INVALID_CONFIG', 'mcp/serve: tools must name at least one tool to serve (e.g. subagent).')
+    super(ctx, 'mcpServe', true)
     this.token = options.token || randomBytes(32).toString('base64url')
     this.session = {
       tools: options.tools,
@@ -49,6 +51,7 @@ export class McpServe extends Service {
       toolFilter: options.toolFilter,
       maxConcurrentCalls: options.maxConcurrentCalls ?? 8,
     }
+    if (options.transport === 'stdio') stdioSignals().emit('applied')
     if (options.transport === 'http' && !LOOPBACK.has(options.host ?? '127.0.0.1')) {
       ctx.logger('mcp-serve').warn('serving MCP on %s: reachable beyond this machine; the bearer token is the only guard', options.host)
     }
@@ -67,9 +70,17 @@ export class McpServe extends Service {
       this.http?.forEachSession((session) => session.toolsChanged())
     })
     if (this.options.transport === 'stdio') {
-      const sdk = await serverSdk()
-      this.stdioSession = await ServedSession.create(this.ctx, this.session)
-      await this.stdioSession.server.connect(new sdk.StdioServerTransport())
+      let step = 'the MCP SDK failed to load (reinstall @cordis-subagents/mcp: it depends on @modelcontextprotocol/sdk)'
+      try {
+        const sdk = await serverSdk()
+        step = 'the stdio server failed to start'
+        this.stdioSession = await ServedSession.create(this.ctx, this.session)
+        await this.stdioSession.server.connect(new sdk.StdioServerTransport(process.stdin, stdioOutput()))
+      } catch (error) {
+        stdioSignals().emit('failed', error, step)
+        throw error
+      }
+      stdioSignals().emit('ready')
       return
     }
     this.http = new HttpFront({

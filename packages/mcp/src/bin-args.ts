@@ -1,0 +1,59 @@
+import { closeSync, openSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+
+export const BIN_NAME = 'cordis-subagents-mcp'
+
+/** Exit codes of the bin. */
+export const EXIT = { stopped: 0, notServed: 1, usage: 2, sigint: 130, sigterm: 143 } as const
+
+const USAGE = `usage: ${BIN_NAME} [config file]
+  Starts the cordis app of the config file (a cordis.yml for @cordisjs/loader; default: ./cordis.yml)
+  and serves MCP on stdin/stdout. The config must load @cordis-subagents/mcp/serve with
+  transport: stdio, beside the plugins of the tools it serves. stdout carries only MCP messages;
+  logs go to stderr. The file is never written back.
+
+environment:
+  CORDIS_SUBAGENTS_MCP_VERBOSE=1   debug logs (on stderr)
+  .env and .env.local next to the config file are read into the environment (as the loader does).
+
+exit codes:
+  0         the MCP client closed stdin; the app stopped
+  1         the app did not serve MCP: no stdio mcp/serve entry started (a plugin, its config or
+            the MCP SDK failed to load, or it did not start within 30 s); the reason is on stderr
+  2         usage error, or the config file is missing, not a file or unreadable
+  130, 143  stopped by SIGINT, SIGTERM
+`
+
+/** `--help`, or the config file to serve; otherwise the exit code, the reason already on stderr. */
+export function parseArgs(argv: string[]): { filename: string } | { exit: number } {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stderr.write(USAGE)
+    return { exit: EXIT.stopped }
+  }
+  const unknown = argv.find((arg) => arg.startsWith('-'))
+  const files = argv.filter((arg) => !arg.startsWith('-'))
+  if (unknown || files.length > 1) {
+    process.stderr.write(`${BIN_NAME}: ${unknown ? `unknown option ${unknown}` : 'give at most one config file'}\n${USAGE}`)
+    return { exit: EXIT.usage }
+  }
+  const filename = resolve(files[0] ?? 'cordis.yml')
+  const problem = configProblem(filename)
+  if (!problem) return { filename }
+  process.stderr.write(`${BIN_NAME}: config file ${filename} ${problem}\n`)
+  return { exit: EXIT.usage }
+}
+
+const WHAT = 'give the path of a cordis.yml that loads @cordis-subagents/mcp/serve with transport: stdio (see --help)'
+
+/** Why `filename` cannot be the config (one clause), or undefined when it can be read. */
+function configProblem(filename: string): string | undefined {
+  try {
+    if (!statSync(filename).isFile()) return `is not a file: ${WHAT}`
+    closeSync(openSync(filename, 'r'))
+    return undefined
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return `does not exist: ${WHAT}`
+    return `cannot be read (${code ?? String(error)}): check its permissions and those of its folders for the user the client runs this as`
+  }
+}

@@ -1,0 +1,36 @@
+import { EventEmitter } from 'node:events'
+import type { Writable } from 'node:stream'
+
+/**
+ * What the `cordis-subagents-mcp` bin and the stdio server share: the real stdout (the bin points
+ * `process.stdout.write` at stderr, so nothing else can write into the protocol stream) and the
+ * server's lifecycle signals. Kept on globalThis: the loader may import another copy of this module.
+ */
+const KEY = Symbol.for('@cordis-subagents/mcp/serve-stdio')
+
+interface StdioState {
+  /** Set by the bin: where MCP messages go. */
+  output?: Writable
+  /** `applied`, `ready`, `failed(error)` of the stdio server. */
+  signals?: EventEmitter
+}
+
+function state(): StdioState {
+  const global = globalThis as { [KEY]?: StdioState }
+  return global[KEY] ??= {}
+}
+
+/** Called by the bin before anything else writes: MCP messages go to `output`. */
+export function reserveStdout(output: Writable): void {
+  state().output = output
+}
+
+/** The stream the stdio server writes MCP messages to. */
+export function stdioOutput(): Writable {
+  return state().output ?? process.stdout
+}
+
+/** Process-wide signals of the stdio server, for the bin whatever copy of this package the loader imported. */
+export function stdioSignals(): EventEmitter {
+  return state().signals ??= new EventEmitter()
+}
