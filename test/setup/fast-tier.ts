@@ -12,10 +12,13 @@ function refuse(what: string): never {
   throw new Error(`fast tier: this spec ${what}; move it to a slow tier (see CONTRIBUTING.md, "Test tiers")`)
 }
 
-const spawnChild = ChildProcess.prototype.spawn
-ChildProcess.prototype.spawn = function (this: ChildProcess, options: { file?: string }) {
+// Every asynchronous spawn, exec and fork goes through ChildProcess#spawn (internal, so not in the types).
+type Spawning = { spawn(this: ChildProcess, options: { file?: string }): unknown }
+const prototype = ChildProcess.prototype as unknown as Spawning
+const spawnChild = prototype.spawn
+prototype.spawn = function (this: ChildProcess, options: { file?: string }) {
   if (!allowed(String(options?.file ?? ''))) refuse(`starts a subprocess (${options?.file})`)
-  return spawnChild.call(this, options as never)
+  return spawnChild.call(this, options)
 }
 for (const name of ['spawnSync', 'execSync', 'execFileSync'] as const) {
   const original = childProcess[name] as (...args: unknown[]) => unknown
