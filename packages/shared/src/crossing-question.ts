@@ -12,6 +12,7 @@
 
 import { stripControl } from './peer-text.js'
 import { CROSSING_KEY } from './crossing.js'
+import { isRecord } from './records.js'
 import { checkedQuestion } from './question-check.js'
 import { MAX_QUESTION_LENGTH, type PendingQuestion } from './questions.js'
 
@@ -43,8 +44,4 @@ export function foreignQuestion(base: Omit<PendingQuestion, 'text'>, text: strin
   // Only a caller's own malformed base can fail the check.
   if (typeof checked === 'string') throw new Error(checked)
   return checked
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return !!value && typeof value === 'object' && !Array.isArray(value)
 }

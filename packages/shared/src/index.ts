@@ -16,8 +16,9 @@ export {
 export {
   type Crossing, type CrossingBudget, type CrossingBudgetKey, CROSSING_BUDGET_KEYS, CROSSING_ENV, CROSSING_ENV_PREFIX, CROSSING_KEY,
   crossingEnv, crossingForFrom, crossingForMeta, crossingFromEnv, crossingFromMeta, crossingMeta, crossingTrace, crossingValue,
-  depthRefusal, laterSpend, MAX_ALLOWED_TOOLS, type ScopedCeiling, type SpendReport, spendFromMeta, spendValue, strictestCrossing,
+  depthRefusal, MAX_ALLOWED_TOOLS, type ScopedCeiling, strictestCrossing,
 } from './crossing.js'
+export { laterSpend, type SpendReport, spendFromMeta, spendValue } from './crossing-spend.js'
 export { lazily } from './lazy.js'
 export { defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost } from './host-guards.js'
 export {
