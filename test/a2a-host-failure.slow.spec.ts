@@ -9,18 +9,9 @@ import { expect } from 'chai'
 import * as a2a from '@cordis-subagents/provider-a2a'
 import { type Deployment, deployment, message } from './support/a2a-shared-hosts.js'
 import { startHost } from './support/host.js'
+import { eventually as until } from './support/async.js'
 
 const LEASE_MS = 600_000
-
-async function until<T>(check: () => T | Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 describe('serve-a2a shared: a host dies (SIGKILL) with a task parked, idle or mid-turn (real hosts, PostgreSQL)', function () {
   this.timeout(120_000)

@@ -4,18 +4,9 @@
 // the client waiting on it and in the store, and the model ran once.
 import { expect } from 'chai'
 import { type Deployment, deployment, message } from './support/a2a-shared-hosts.js'
+import { eventually as until } from './support/async.js'
 
 const LEASE_MS = 1000
-
-async function until<T>(check: () => T | Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 describe('serve-a2a shared: a host paused past its lease mid-turn (real hosts, PostgreSQL)', function () {
   this.timeout(120_000)

@@ -23,3 +23,14 @@ export async function until(check: () => boolean, what = 'the condition held', l
   }
   throw new Error(`gave up waiting until ${what}`)
 }
+
+/** Polls `check` every 50 ms until it gives a truthy value, and returns it; throws after `ms`. */
+export async function eventually<T>(check: () => T | Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const value = await check()
+    if (value) return value as NonNullable<T>
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}

@@ -18,22 +18,13 @@ import * as workspaceTools from '@cordis-subagents/quickstart/workspace-tools'
 import { alive, ROOT } from '../helpers.js'
 import { type Host, startHost } from './host.js'
 import type { Deployment } from './scale-out.js'
+import { eventually as until } from './async.js'
 
 const DELEGATIONS = 300
 /** Delegations in flight at once: under the hosts' 3 × 16 task slots. */
 const IN_FLIGHT = 24
 const LEASE_MS = 3000
 const prompt = (job: string, tags = '') => `${REMOTE_PROMPT} (list_files on ".") and say which are directories. [job:${job}]${tags}`
-
-async function until<T>(check: () => T | Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 /** Runs `jobs` with at most `limit` at once. */
 async function pool<T>(count: number, limit: number, job: (index: number) => Promise<T>): Promise<T[]> {
