@@ -15,7 +15,7 @@ const HOSTILE = '\u001b]52;c;SGVsbG8=\u0007\u001b]0;pwned\u0007\u001b[2K\u009b31
 /** Anything a terminal would act on: C0 controls but newline, DEL, C1, bidi controls. */
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
 /**
- * What the sanitizer rewrites besides CONTROL: line/paragraph separators (to a newline), invisible
+ * What the sanitizer rewrites: CONTROL, plus line/paragraph separators (to a newline), invisible
  * characters, zero-width joiners (kept only between visible non-ASCII characters) and tag characters.
  * Text without any of these is printable and must come back unchanged.
  */
