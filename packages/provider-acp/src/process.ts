@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { groupAlive, registerGroup, unregisterGroup } from './groups.js'
-import { signalStrays, strayAlive, straysOutsideGroup, type Strays } from './descendants.js'
-import { type RunAs, setprivArgs } from './run-as.js'
+import { groupAlive, registerGroup, unregisterGroup } from './containment/groups.js'
+import { signalStrays, strayAlive, straysOutsideGroup, type Strays } from './containment/descendants.js'
+import { type RunAs, setprivArgs } from './containment/run-as.js'
 import { Transform, type Readable } from 'node:stream'
 import {
   cgroupPopulated, createRunCgroup, findExecutable, killCgroup, removeCgroup, signalCgroup, wrapInCgroup,
-} from './cgroup.js'
+} from './containment/cgroup.js'
 
 export interface ExitInfo {
   code: number | null

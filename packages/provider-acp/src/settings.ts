@@ -2,9 +2,9 @@ import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
 import type { Redactor } from '@cordis-subagents/shared'
 import type { PermissionMode } from './permission.js'
-import type { AcpCheckpoint } from './restore-point.js'
+import type { AcpCheckpoint } from './resume/restore-point.js'
 import type { Reaps } from './reaps.js'
-import type { RunAs } from './run-as.js'
+import type { RunAs } from './containment/run-as.js'
 
 /** Everything one run needs from the provider's config and the request, resolved. */
 export interface RunSettings {

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { expect } from 'chai'
-import { groupAlive } from '../src/groups.js'
+import { groupAlive } from '../src/containment/groups.js'
 
 describe('provider-acp: groupAlive (the teardown liveness check)', () => {
   it('a group with no member at all is dead (answered by the signal-0 probe, ESRCH)', async () => {

@@ -74,7 +74,8 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
     const { readdirSync, readFileSync } = await import('node:fs')
     const dir = new URL('../src/', import.meta.url)
     const offenders: string[] = []
-    for (const file of readdirSync(dir)) {
+    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'))
+    for (const file of files) {
       const source = readFileSync(new URL(file, dir), 'utf8')
       for (const line of source.split('\n')) {
         if (/^\s*import\s+(?!type\b).*['"]@agentclientprotocol\/sdk['"]/.test(line)) offenders.push(`${file}: ${line}`)

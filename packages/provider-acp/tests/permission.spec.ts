@@ -1,8 +1,8 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import { chooseReject } from '../src/permission.js'
-import { chooseOption } from '../src/escalation.js'
-import { MAX_WAITING_QUESTIONS, Parking } from '../src/parking.js'
+import { chooseOption } from '../src/questions/escalation.js'
+import { MAX_WAITING_QUESTIONS, Parking } from '../src/questions/parking.js'
 
 describe('provider-acp: answering permission requests (permission: reject)', () => {
   const option = (optionId: string, kind: string, name = optionId) => ({ optionId, kind, name }) as never

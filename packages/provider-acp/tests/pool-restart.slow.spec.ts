@@ -7,7 +7,7 @@ import type { Context } from 'cordis'
 import SubagentService from '@cordis-subagents/subagents-service'
 import * as AcpPlugin from '@cordis-subagents/provider-acp'
 import { type AcpProvider, liveProcessGroups } from '../src/index.js'
-import { SPARE_RETRY_BASE_MS } from '../src/pool.js'
+import { SPARE_RETRY_BASE_MS } from '../src/pool/pool.js'
 import { assertNoLeftovers, FAST, fixtureProcesses, harness, type Harness, HOSTILE, sleep, until } from './helpers.js'
 
 /** Issue 26, item 6: a spare that dies right after it starts must not be replaced forever. */

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
-import { cgroupBase } from '../src/cgroup.js'
+import { cgroupBase } from '../src/containment/cgroup.js'
 import { assertNoLeftovers, isAlive, until } from './helpers.js'
 
 const HOST = fileURLToPath(new URL('./fixtures/host.ts', import.meta.url))

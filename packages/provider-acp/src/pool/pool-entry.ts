@@ -1,5 +1,5 @@
-import type { AgentSlot } from './agent-slot.js'
-import type { RunSettings } from './settings.js'
+import type { AgentSlot } from '../agent-slot.js'
+import type { RunSettings } from '../settings.js'
 
 export type State = 'starting' | 'idle' | 'busy'
 

@@ -2,8 +2,8 @@ import type * as Acp from '@agentclientprotocol/sdk'
 import { newQuestionId, type PendingQuestion, type Redactor } from '@cordis-subagents/shared'
 import { SubagentError } from '@cordis-subagents/subagents-service'
 import type { Waiting } from './parking.js'
-import { chooseReject } from './permission.js'
-import { agentText } from './sdk.js'
+import { chooseReject } from '../permission.js'
+import { agentText } from '../sdk.js'
 
 /** Most locations named in a permission question, and the longest of each. */
 const MAX_LOCATIONS = 10

@@ -2,7 +2,7 @@ import type * as Acp from '@agentclientprotocol/sdk'
 import { headBytes, type PendingQuestion, questionFromMeta, type Redactor } from '@cordis-subagents/shared'
 import { capDiagnostic, SubagentError, type SubagentResult } from '@cordis-subagents/subagents-service'
 import { escalatedPermission, namedOption } from './escalation.js'
-import { type AcpCheckpoint, permissionAnswerPrompt } from './restore-point.js'
+import { type AcpCheckpoint, permissionAnswerPrompt } from '../resume/restore-point.js'
 import { Outcomes, Parking, type Waiting } from './parking.js'
 
 export interface QuestionHooks {

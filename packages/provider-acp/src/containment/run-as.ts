@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process'
 import type { Logger } from 'cordis'
 import { findExecutable } from './cgroup.js'
-import { AcpError } from './errors.js'
+import { AcpError } from '../errors.js'
 
 export interface RunAs {
   uid: number

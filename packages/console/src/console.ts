@@ -1,0 +1,124 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { randomBytes } from 'node:crypto'
+import { type Context, Service } from 'cordis'
+import { defaultHosts, hostForUrl, originsOf } from '@cordis-subagents/shared'
+import type {} from '@cordis-subagents/agent'
+import type {} from '@cordis-subagents/subagents-service'
+import { checkedConfig, Config } from './config.js'
+import { ConsoleError } from './errors.js'
+import { createHandler } from './http.js'
+import { LiveHub } from './live.js'
+import type { ViewHost } from './node-view.js'
+import { TreeStore } from './tree-store.js'
+
+declare module 'cordis' {
+  interface Context {
+    subagentConsole: SubagentConsole
+  }
+}
+
+/**
+ * `ctx.subagentConsole`: a live web view of every delegation tree of this process, served on
+ * loopback behind a token, Host and Origin checked (README: Security). Once it listens, `url`
+ * (with the token in its fragment) opens the page.
+ */
+export class SubagentConsole extends Service<Config> {
+  static inject = { agents: { required: true }, subagents: { required: true } }
+  static Config = Config
+
+  /** The page's address with the token (`http://127.0.0.1:port/#token=…`); empty until it listens. */
+  url = ''
+  /** The address without the token. */
+  baseUrl = ''
+  port = 0
+  /** The token the API requires (configured, else generated for this start). Never logged. */
+  readonly token: string
+  readonly store: TreeStore
+  private readonly live: LiveHub
+  private readonly refused = new Map<string, number>()
+  private http?: Server
+
+  constructor(ctx: Context, config?: Partial<Config>) {
+    super(ctx, 'subagentConsole')
+    this.config = checkedConfig(config)
+    this.token = this.config.token ?? randomBytes(24).toString('base64url')
+    this.store = new TreeStore(this.config, (runId) => this.live.changed(runId), (treeId) => this.live.removed(treeId))
+    const { flushInterval, maxViewerBufferBytes: maxBuffer, maxViewers } = this.config
+    this.live = new LiveHub(this.host, { flushInterval, maxBuffer, maxViewers })
+    const { store } = this
+    // Direct listeners, not `ctx.on`: a cordis listener pays cordis' caller tracing on every call.
+    ctx.subagents.observe({
+      'subagent/start': (info) => store.start(info),
+      'subagent/update': (info, update) => store.update(info, update),
+      'subagent/end': (info, outcome) => store.end(info, outcome),
+      'subagent/pending': (info, question) => store.parked(info, question),
+      'subagent/resume': (info) => store.resumed(info.runId),
+    })
+    ctx.agents.observe({
+      runStart: (agent, prompt, resumed) => store.runStart(agent, prompt, resumed),
+      runEnd: (agent, result) => store.runEnd(agent, result),
+      modelCallEnd: (agent, step) => { if (!agent.parent) store.rootStep(agent, step) },
+      toolCallStart: (agent, step, call) => { if (!agent.parent) store.rootStep(agent, step, `calls ${call.name}`) },
+    })
+  }
+
+  /** Refusals so far, by code (UNAUTHENTICATED, FORBIDDEN_HOST, …). */
+  get refusals(): Record<string, number> {
+    return Object.fromEntries(this.refused)
+  }
+
+  /** Live pages connected now. */
+  get viewers(): number {
+    return this.live.size
+  }
+
+  /** Updates dropped for slow pages so far (each such page was then sent a snapshot). */
+  get droppedUpdates(): number {
+    return this.live.dropped
+  }
+
+  private get host(): ViewHost & { maxEntryChars: number } {
+    const { transports, maxEntryChars } = this.config
+    return { store: this.store, subagents: this.ctx.subagents, transports, maxEntryChars }
+  }
+
+  protected override async start(): Promise<void> {
+    const { config } = this
+    const http = this.http = await listen(config.host, config.port)
+    this.port = (http.address() as AddressInfo).port
+    const hosts = config.allowedHosts?.length ? config.allowedHosts : defaultHosts(config.host, this.port)
+    http.on('request', createHandler(this.host, this.live, {
+      hosts: new Set(hosts.map((host) => host.toLowerCase())),
+      origins: new Set(originsOf(hosts).map((origin) => origin.toLowerCase())),
+      token: this.token,
+      refused: this.refused,
+    }, (error) => this.ctx.logger('console').warn('an answer from the page could not resume its run: %s', error)))
+    this.baseUrl = `http://${hostForUrl(config.host)}:${this.port}/`
+    this.url = `${this.baseUrl}#token=${this.token}`
+    this.ctx.logger('console').info('serving the delegation view at %s (token %s)', this.baseUrl, config.token ? 'configured' : 'generated for this start')
+  }
+
+  protected override async stop(): Promise<void> {
+    const http = this.http
+    this.http = undefined
+    this.live.close()
+    if (http) {
+      http.close()
+      http.closeAllConnections()
+    }
+    this.url = ''
+    this.baseUrl = ''
+  }
+}
+
+
+function listen(host: string, port: number): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    const http = createServer({ requestTimeout: 30_000, headersTimeout: 15_000 })
+    http.once('error', (error: NodeJS.ErrnoException) => {
+      reject(new ConsoleError('LISTEN_FAILED', `console: could not listen on ${host}:${port} (${error.code ?? error.message}); choose another port or host.`))
+    })
+    http.listen(port, host, () => resolve(http))
+  })
+}
