@@ -50,6 +50,8 @@ export class McpServe extends Service {
       cwd: options.cwd === undefined ? undefined : resolve(ctx.baseDir ?? process.cwd(), options.cwd),
       toolFilter: options.toolFilter,
       maxConcurrentCalls: options.maxConcurrentCalls ?? 8,
+      maxDepth: options.maxDepth,
+      budget: options.budget,
     }
     if (options.transport === 'stdio') stdioSignals().emit('applied')
     if (options.transport === 'http' && !LOOPBACK.has(options.host ?? '127.0.0.1')) {
