@@ -18,7 +18,7 @@ async function connect(ctx: Context) {
 
 const text = (result: Awaited<ReturnType<Client['callTool']>>) => (result.content as Array<{ text: string }>)[0].text
 
-describe('mcp/serve honours the parent\'s crossing', function () {
+describe('serve-mcp honours the parent\'s crossing', function () {
   this.timeout(30_000)
   let ctx: Context | undefined
   const saved = { ...process.env }
