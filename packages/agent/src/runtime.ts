@@ -96,7 +96,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   private readonly registry: ToolRegistry
   private readonly host: AgentHost
   private counter = 0
-  /** What a parent host of ours passed this process in `SUBAGENT_*` (depth, ceiling, budget), read once; the tool ceiling is apart (`rootCeiling`). */
+  /** What a parent host of ours passed in `SUBAGENT_*` (depth, ceiling, budget), read once; its tool ceiling: `rootCeiling`. */
   readonly rootCrossing: Crossing
   /** Depth of agents created without a parent. */
   readonly rootDepth: number
@@ -132,7 +132,8 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     const configProblem = budgetProblem(config.budget, 'agents config budget')
     if (configProblem) throw new AgentError('INVALID_OPTIONS', configProblem)
     // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared): read here only.
-    const root = readRootCrossing({ depth: config.depth ?? DEFAULTS.depth!, budget: config.budget }, (problem) => logger.warn('ignoring %s', problem))
+    const warn = (problem: string) => logger.warn('ignoring %s', problem)
+    const root = readRootCrossing({ depth: config.depth ?? DEFAULTS.depth!, budget: config.budget }, warn)
     this.rootCrossing = root.crossing
     this.rootDepth = root.rootDepth
     this.rootLimits = root.rootLimits

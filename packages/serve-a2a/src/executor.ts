@@ -5,7 +5,7 @@ import {
 } from '@a2a-js/sdk/server'
 import type { Agent, AgentRuntime, RunOptions, RunResult } from '@cordis-subagents/agent'
 import {
-  answerProblem, type Crossing, crossingFromMeta, crossingTrace, SpendReporter, spendValue, strictestCrossing, type TraceContextHeaders,
+  answerProblem, crossingFromMeta, crossingTrace, SpendReporter, spendValue, strictestCrossing, type TraceContextHeaders,
 } from '@cordis-subagents/shared'
 import type { ToolRegistry } from '@cordis-subagents/tools'
 import type { Config } from './config.js'
@@ -179,7 +179,8 @@ export class AgentTaskExecutor implements AgentExecutor {
   /** A new task: its agent (unless the crossing refuses it), and its first turn. */
   private async start(request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, signal: AbortSignal): Promise<void> {
     const { userMessage } = request
-    const crossing = strictestCrossing(crossingFromMeta(userMessage.metadata), crossingFromMeta(request.request.metadata), this.host.agents.rootCrossing)
+    const { rootCrossing } = this.host.agents
+    const crossing = strictestCrossing(crossingFromMeta(userMessage.metadata), crossingFromMeta(request.request.metadata), rootCrossing)
     const limits = taskLimits(this.host, crossing)
     const { refusal } = limits
     if (refusal) {

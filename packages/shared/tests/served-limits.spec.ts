@@ -13,7 +13,8 @@ describe('the crossing\'s served-limits rule', () => {
     // Root agents at depth 1; a request at depth 3 under ceiling 4 may go one level down: maxDepth 2 for an agent at depth 1.
     expect(servedLimits({ rootCrossing: {}, rootDepth: 1 }, { depth: 3, maxDepth: 4 })).to.deep.equal({ depth: 3, budget: { maxDepth: 2 } })
     // The lowest ceiling of the root crossing, the request and the host's own bound.
-    expect(servedLimits({ rootCrossing: { maxDepth: 5 }, rootDepth: 0 }, { depth: 1, maxDepth: 6 }, { maxDepth: 4 }).budget).to.deep.equal({ maxDepth: 3 })
+    const lowest = servedLimits({ rootCrossing: { maxDepth: 5 }, rootDepth: 0 }, { depth: 1, maxDepth: 6 }, { maxDepth: 4 })
+    expect(lowest.budget).to.deep.equal({ maxDepth: 3 })
   })
 
   it('a request claiming to be shallower than the host\'s root depth runs at the root depth (the rule serve-a2a now shares)', () => {
