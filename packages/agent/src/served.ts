@@ -31,7 +31,11 @@ export interface ServedAgentOptions {
   restore?: AgentCheckpoint
 }
 
-type Create = (options: import('./runtime.js').CreateAgentOptions) => Agent
+/** The runtime's `create`, as far as a served agent uses it. */
+type Create = (options: {
+  label?: string; tools?: ToolView; model?: string; persona?: string; cwd?: string
+  seed?: readonly Message[]; budget?: BudgetLimits; restore?: AgentCheckpoint
+}) => Agent
 
 /** The served agent: a root agent of this runtime, under the request's tool ceiling and limits. */
 export function createServedAgent(create: Create, limits: ServedLimits, options: ServedAgentOptions): Agent {
