@@ -14,7 +14,7 @@ import ToolRegistry from '@cordis-subagents/tools'
 import { ROOT } from './helpers.js'
 
 const FIXTURES = join(ROOT, 'test/fixtures/crossing-two-hops')
-const MCP_BIN = join(ROOT, 'packages/mcp/src/bin.ts')
+const MCP_BIN = join(ROOT, 'packages/serve-mcp/src/bin.ts')
 
 const GRANDCHILD_YML = `- id: tools
   name: '@cordis-subagents/tools'

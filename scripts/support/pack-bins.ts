@@ -20,7 +20,7 @@ const MCP_CONFIG = `- id: tools
 - id: agents
   name: '@cordis-subagents/agent'
 - id: serve
-  name: '@cordis-subagents/mcp/serve'
+  name: '@cordis-subagents/serve-mcp'
   config:
     transport: stdio
     tools: [subagent]

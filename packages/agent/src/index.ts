@@ -21,5 +21,6 @@ export type { BudgetBreach, BudgetName, WorkCounts } from '@cordis-subagents/sha
 export { LimitError, limitStop, describeBreach } from '@cordis-subagents/shared'
 export { withoutCallerTracing } from '@cordis-subagents/shared'
 export { AgentRuntime, type BudgetEvent, type CreateAgentOptions } from './runtime.js'
+export type { ServedAgentOptions, ServeRequest } from './served.js'
 
 export default AgentRuntime

@@ -1,17 +1,19 @@
 import { resolve } from 'node:path'
 import { Context, Schema, Service } from 'cordis'
-import { count, countProblem, crossingFromEnv } from '@cordis-subagents/shared'
+import { count, countProblem, type Crossing, lowestLimits, type ServedLimits, servedLimits } from '@cordis-subagents/shared'
 import { type ToolRegistry, type ToolView } from '@cordis-subagents/tools'
 import { type BudgetBreach, describeError, withoutCallerTracing } from '@cordis-subagents/shared'
 import { Agent, type AgentHost, type AgentInit } from './agent.js'
 import type { AgentCheckpoint } from './checkpoint.js'
 import { checkOptions, checkRestoreOptions } from './create-options.js'
-import { Budget, BUDGET_KEYS, type BudgetLimits, budgetProblem } from './budget.js'
+import { Budget, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
 import { type AgentObserver, Observers } from './observers.js'
 import { type ContinueHook, ContinueHooks } from './continue-hooks.js'
 import { ModelGate } from './model-gate.js'
-import { RootCeiling } from './root-ceiling.js'
+import type { RootCeiling } from './root-ceiling.js'
+import { readRootCrossing } from './root-crossing.js'
+import { createServedAgent, type ServedAgentOptions, type ServeRequest } from './served.js'
 import type { ChatModel, Message } from './types.js'
 
 declare module 'cordis' {
@@ -94,6 +96,8 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   private readonly registry: ToolRegistry
   private readonly host: AgentHost
   private counter = 0
+  /** What a parent host of ours passed in `SUBAGENT_*` (depth, ceiling, budget), read once; its tool ceiling: `rootCeiling`. */
+  readonly rootCrossing: Crossing
   /** Depth of agents created without a parent. */
   readonly rootDepth: number
   /** Limits of root runs: the config's, lowered by what a parent host passed in `SUBAGENT_BUDGET`. */
@@ -125,17 +129,25 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       continueHooks: this.continueHooks,
       modelGate: this.modelGate,
     }
-    // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared).
-    const { crossing, problems, scoped } = crossingFromEnv(process.env)
-    for (const problem of problems) logger.warn('ignoring %s', problem)
-    this.rootDepth = crossing.depth ?? config.depth ?? DEFAULTS.depth!
     const configProblem = budgetProblem(config.budget, 'agents config budget')
     if (configProblem) throw new AgentError('INVALID_OPTIONS', configProblem)
-    const envBudget: BudgetLimits | undefined = crossing.budget || crossing.maxDepth !== undefined
-      ? { ...crossing.budget, ...crossing.maxDepth === undefined ? {} : { maxDepth: crossing.maxDepth } }
-      : undefined
-    this.rootLimits = lowest(config.budget, envBudget)
-    this.ceiling = new RootCeiling(scoped)
+    // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared): read here only.
+    const warn = (problem: string) => logger.warn('ignoring %s', problem)
+    const root = readRootCrossing({ depth: config.depth ?? DEFAULTS.depth!, budget: config.budget }, warn)
+    this.rootCrossing = root.crossing
+    this.rootDepth = root.rootDepth
+    this.rootLimits = root.rootLimits
+    this.ceiling = root.ceiling
+  }
+
+  /** What an agent a serving host creates for one request is held to (shared `servedLimits`); `refusal`: too deep. */
+  servedLimits(request: ServeRequest = {}): ServedLimits {
+    return servedLimits(this, request.crossing ?? {}, { maxDepth: request.maxDepth, budget: request.budget })
+  }
+
+  /** The agent served for one request, under `limits` (from `servedLimits`): the one way serving hosts create it. */
+  createServed(limits: ServedLimits, options: ServedAgentOptions): Agent {
+    return createServedAgent((create) => this.create(create), limits, options)
   }
 
   /** A parent host's tool ceiling (`SUBAGENT_ALLOWED_TOOLS`) once bound: every root agent created from then on is under it. */
@@ -297,23 +309,13 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       // loses the tools meant for shallower agents (`maxCallerDepth`, e.g. a non-nested delegation tool).
       tools: init.depth > 0 ? tools.forDepth(init.depth) : tools,
       budget: carved,
-      budgetLimits: parent ? limits : lowest(this.rootLimits, limits),
+      budgetLimits: parent ? limits : lowestLimits<BudgetLimits>(this.rootLimits, limits),
     })
   }
 }
 
 /** The schema's defaults: the one place they are written (a programmatic `new AgentRuntime(ctx, {})` gets the same). */
 const DEFAULTS = AgentRuntime.Config({})
-
-/** The most restrictive of each limit. */
-function lowest(a: BudgetLimits | undefined, b: BudgetLimits | undefined): BudgetLimits {
-  const result: BudgetLimits = {}
-  for (const key of BUDGET_KEYS) {
-    const values = [a?.[key], b?.[key]].filter((value): value is number => value !== undefined)
-    if (values.length) result[key] = Math.min(...values)
-  }
-  return result
-}
 
 function budgetSchema(): Schema<BudgetLimits> {
   const limit = (text: string) => count().description(text)

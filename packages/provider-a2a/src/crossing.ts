@@ -1,6 +1,7 @@
-import { type ProviderStartRequest, treeCrossing } from '@cordis-subagents/subagents-service'
+import { treeCrossing } from '@cordis-subagents/shared'
+import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
 
-export { MAX_ALLOWED_TOOLS } from '@cordis-subagents/subagents-service'
+export { MAX_ALLOWED_TOOLS } from '@cordis-subagents/shared'
 
 /**
  * What crosses the wire about the delegating tree, in the message's `metadata.cordisSubagents`:

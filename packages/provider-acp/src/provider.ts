@@ -3,10 +3,8 @@ import { accessSync, constants, statSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
-import { crossingEnv, crossingMeta } from '@cordis-subagents/shared'
-import {
-  type ProviderStartRequest, type RunRecord, type SubagentProvider, type SubagentRun, treeCrossing,
-} from '@cordis-subagents/subagents-service'
+import { crossingEnv, crossingMeta, treeCrossing } from '@cordis-subagents/shared'
+import type { ProviderStartRequest, RunRecord, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { Config } from './config.js'
 import { rangeProblem } from './config-ranges.js'
 import { childEnv, EnvMatcher, envProblem, secretValues, type EnvPolicy, type OwnVariables } from './env.js'

@@ -3,7 +3,7 @@ import { choice, count, duration, type ToolFilter } from '@cordis-subagents/shar
 
 export type AuthMode = 'bearer' | 'api-key' | 'none'
 
-export interface BudgetConfig {
+interface BudgetConfig {
   maxSteps?: number
   maxTokens?: number
   maxToolCalls?: number

@@ -5,7 +5,7 @@ import {
 } from '@a2a-js/sdk/server'
 import type { Agent, AgentRuntime, RunOptions, RunResult } from '@cordis-subagents/agent'
 import {
-  answerProblem, type Crossing, crossingFromEnv, crossingFromMeta, crossingTrace, depthRefusal, strictestCrossing, type TraceContextHeaders,
+  answerProblem, crossingFromMeta, crossingTrace, SpendReporter, spendValue, strictestCrossing, type TraceContextHeaders,
 } from '@cordis-subagents/shared'
 import type { ToolRegistry } from '@cordis-subagents/tools'
 import type { Config } from './config.js'
@@ -13,8 +13,8 @@ import type { Slot, TaskSlots } from './guards.js'
 import { type ParkedTask, ParkedTasks } from './parked-tasks.js'
 import type { SavedTurn, TurnSaver } from './saved-turns.js'
 import { type Held, restoreHeld, saveTurn } from './turn-keeping.js'
-import { finalSpend, SpendReporter } from './spend-report.js'
-import { createTaskAgent } from './task-agent.js'
+import { finalSpend, reportOf } from './spend-report.js'
+import { createTaskAgent, taskLimits } from './task-agent.js'
 import { promptOf, TaskEvents } from './task-events.js'
 import { scopeOf, taskKey } from './task-store.js'
 
@@ -77,11 +77,7 @@ export class AgentTaskExecutor implements AgentExecutor {
   private stopped = false
   /** Saved turns of tasks claimed from another host, by key, until their message is executed here. */
   private readonly adopted = new Map<string, SavedTurn>()
-  /** What a parent host of ours passed this process (SUBAGENT_*): it bounds every task here too. */
-  private readonly fromEnv: Crossing
-
-  constructor(private readonly host: ExecutorHost, env: NodeJS.ProcessEnv = process.env) {
-    this.fromEnv = crossingFromEnv(env).crossing
+  constructor(private readonly host: ExecutorHost) {
     this.buses = host.buses ?? new DefaultExecutionEventBusManager()
     const { maxParkedTasks: max, parkedTimeout: timeout } = host.config
     this.parked = new ParkedTasks({ max, timeout, expire: (task) => this.expire(task) })
@@ -183,8 +179,10 @@ export class AgentTaskExecutor implements AgentExecutor {
   /** A new task: its agent (unless the crossing refuses it), and its first turn. */
   private async start(request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, signal: AbortSignal): Promise<void> {
     const { userMessage } = request
-    const crossing = strictestCrossing(crossingFromMeta(userMessage.metadata), crossingFromMeta(request.request.metadata), this.fromEnv)
-    const refusal = depthRefusal(crossing, this.host.config.maxDepth)
+    const { rootCrossing } = this.host.agents
+    const crossing = strictestCrossing(crossingFromMeta(userMessage.metadata), crossingFromMeta(request.request.metadata), rootCrossing)
+    const limits = taskLimits(this.host, crossing)
+    const { refusal } = limits
     if (refusal) {
       events.end(TaskState.TASK_STATE_REJECTED,
         `Refused: this task would run at depth ${refusal.depth}, deeper than the ceiling ${refusal.ceiling} of its delegation tree.`,
@@ -193,7 +191,7 @@ export class AgentTaskExecutor implements AgentExecutor {
     }
     let agent: Agent
     try {
-      agent = createTaskAgent(this.host, crossing)
+      agent = createTaskAgent(this.host, limits)
     } catch (error) {
       events.end(TaskState.TASK_STATE_FAILED, `The served agent could not be created: ${(error as Error).message}`, { stopReason: 'error' })
       return
@@ -263,20 +261,20 @@ export class AgentTaskExecutor implements AgentExecutor {
     request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, held: Held, signal: AbortSignal, leg: Leg,
   ): Promise<void> {
     const { agent, crossing } = held
-    const spend = new SpendReporter((value) => events.working(undefined, value))
+    const spend = new SpendReporter((spent) => events.working(undefined, spendValue(reportOf(spent))))
     let progress = 0
     let keep = false
     try {
       events.working()
       const result = await leg({
         signal,
-        onSpend: (spent) => spend.report(spent),
+        onSpend: spend.charge,
         onEvent: (event) => {
           if (event.type !== 'tool-call' || ++progress > MAX_PROGRESS_UPDATES) return
           events.working(`calls ${event.call.name}`, { update: { kind: 'tool-call', tool: event.call.name, step: event.step } })
         },
       })
-      spend.stop()
+      void spend.finish()
       const ours = { stopReason: result.stopReason, ...finalSpend(result, spend.last) }
       if (result.stopReason === 'pending' && result.question) {
         const { taskId, contextId, context } = request
@@ -303,7 +301,7 @@ export class AgentTaskExecutor implements AgentExecutor {
       // run/resume refused (the agent is busy or not parked): the task ends.
       events.end(TaskState.TASK_STATE_FAILED, `The served agent could not go on: ${(error as Error).message}`, { stopReason: 'error' })
     } finally {
-      spend.stop()
+      void spend.finish()
       if (!keep) {
         await agent.dispose()
         await this.host.turns?.dropEnded(request.taskId, request.context).catch(() => {})

@@ -1,34 +1,10 @@
 import type { BudgetSpend, RunResult } from '@cordis-subagents/agent'
-import { addCounts, spendValue } from '@cordis-subagents/shared'
+import { addCounts, type SpendReport, spendValue } from '@cordis-subagents/shared'
 
-/**
- * Coalesces the run's spend (called synchronously after every charge) into at most one report per
- * event-loop turn; the newest spend always wins, and the final status carries the last one.
- */
-export class SpendReporter {
-  last?: Readonly<BudgetSpend>
-  private pending?: NodeJS.Immediate
+// A task's spend as the status updates carry it (the crossing up); the reporter that coalesces it is the crossing's SpendReporter.
 
-  constructor(private readonly send: (value: Record<string, unknown>) => void) {}
-
-  report(spent: Readonly<BudgetSpend>): void {
-    this.last = { ...spent }
-    this.pending ??= setImmediate(() => {
-      this.pending = undefined
-      if (this.last) this.send(spendValue(spendOf(this.last)))
-    })
-  }
-
-  /** Sends what is pending now (the last report is never dropped), then stops. */
-  stop(): void {
-    if (!this.pending) return
-    clearImmediate(this.pending)
-    this.pending = undefined
-    if (this.last) this.send(spendValue(spendOf(this.last)))
-  }
-}
-
-function spendOf(spent: Readonly<BudgetSpend>) {
+/** A running spend figure as a report (`delegations` are the budget's `children`). */
+export function reportOf(spent: Readonly<BudgetSpend>): SpendReport {
   return { tokens: spent.tokens, steps: spent.steps, toolCalls: spent.toolCalls, delegations: spent.children }
 }
 

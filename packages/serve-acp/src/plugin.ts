@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import type {} from '@cordis-subagents/agent'
 import type {} from '@cordis-subagents/tools'
-import { crossingFromEnv, toolFilterProblem } from '@cordis-subagents/shared'
+import { toolFilterProblem } from '@cordis-subagents/shared'
 import { Config } from './config.js'
 import { ServeAcpError } from './errors.js'
 import { loadSdk } from './sdk.js'
@@ -35,8 +35,6 @@ export function apply(ctx: Context, config: Config) {
     throw new ServeAcpError('STDIO_TAKEN', 'serve-acp: another serve-acp plugin already serves on this process\'s stdin/stdout; load only one (or give each a `transport`).')
   }
   const kind = config.transport ? 'custom' as const : 'stdio' as const
-  const { crossing: env, problems } = crossingFromEnv(process.env)
-  for (const problem of problems) logger.warn('ignoring %s', problem)
   let server: AcpServer | undefined
   let disposed = false
   const storeDir = config.loadSession ? config.store ?? defaultStoreDir() : undefined
@@ -53,7 +51,7 @@ export function apply(ctx: Context, config: Config) {
   // The SDK is loaded lazily, so an app that loads this plugin but is never spoken to pays nothing at start.
   const starting = loadSdk().then((sdk) => {
     if (disposed) return
-    server = new AcpServer({ ctx, config, sdk, logger, env, version: VERSION }, storeDir)
+    server = new AcpServer({ ctx, config, sdk, logger, version: VERSION }, storeDir)
     const closed = server.serve(transport)
     ctx.emit('serve-acp/ready', { transport: kind })
     signal('ready')

@@ -2,7 +2,9 @@ import { stat } from 'node:fs/promises'
 import { isAbsolute } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import type { Agent, AgentEvent, BudgetSpend, Message, RunOptions, RunResult } from '@cordis-subagents/agent'
-import { addCounts, type Crossing, crossingForFrom, describeError, questionMeta, spendValue, type TraceContextHeaders } from '@cordis-subagents/shared'
+import {
+  addCounts, crossingForFrom, describeError, questionMeta, SpendReporter, spendValue, type TraceContextHeaders,
+} from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
 import type { AcpTransport, Config } from './config.js'
 import type { ServeAcpErrorCode } from './errors.js'
@@ -11,7 +13,6 @@ import { PROTOCOL_VERSION, type Sdk } from './sdk.js'
 import { isSessionId, newSessionId, SessionStore } from './session-store.js'
 import { promptTrace, sessionLimits } from './session-limits.js'
 import { type Session, SessionTable } from './sessions.js'
-import { SpendReporter } from './spend-reporter.js'
 
 /** Our stop reasons that are ACP stop reasons; the others (error, max-steps, timeout, budget) are answered with a JSON-RPC error. */
 const STOPS: Partial<Record<RunResult['stopReason'], 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal'>> = {
@@ -33,8 +34,6 @@ export interface ServerParts {
   config: Config
   sdk: Sdk
   logger: Logger
-  /** The crossing of this process's environment (ctx.agents applies its budget, and its tool ceiling once `initialize` binds it). */
-  env: Crossing
   version: string
 }
 
@@ -195,8 +194,9 @@ export class AcpServer {
 
   /** Opens (or re-opens) a session: checks the crossing, makes room, creates its agent. */
   private open(id: string, cwd: string, meta: unknown, seed?: readonly Message[]): Session {
-    const { ctx, config, env } = this.parts
-    const limits = sessionLimits(meta, env, ctx.agents.rootDepth, config)
+    const { ctx, config } = this.parts
+    // The process's crossing is ctx.agents' (read once; it applies its budget, and its tool ceiling once `initialize` binds it).
+    const limits = sessionLimits(meta, ctx.agents.rootCrossing, ctx.agents.rootDepth, config)
     if (limits.refusal) {
       const { depth, ceiling } = limits.refusal
       throw this.refuse('DEPTH_EXCEEDED', `depth ${depth} is deeper than this server allows (ceiling ${ceiling}); delegate from a shallower agent or raise maxDepth`, 'invalidRequest', { depth, ceiling })
@@ -204,15 +204,7 @@ export class AcpServer {
     const closed = this.sessions.makeRoom()
     if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn or waiting for an answer; wait for one to end`, 'invalidRequest')
     for (const old of closed) void old.agent.dispose()
-    const agent = ctx.agents.create({
-      cwd,
-      label: 'acp',
-      tools: this.tools(limits.allowedTools),
-      ...config.model ? { model: config.model } : {},
-      ...config.persona ? { persona: config.persona.replaceAll('{depth}', String(limits.depth)) } : {},
-      ...seed ? { seed } : {},
-      ...limits.budget ? { budget: limits.budget } : {},
-    })
+    const agent = ctx.agents.createServed(limits, { label: 'acp', cwd, tools: this.tools(), model: config.model, persona: config.persona, seed })
     const session: Session = { id, agent, cwd, depth: limits.depth, spent: { steps: 0, tokens: 0, toolCalls: 0, delegations: 0 } }
     if (limits.trace) session.trace = limits.trace
     this.sessions.add(session)
@@ -254,19 +246,17 @@ export class AcpServer {
    */
   private checkTools(session: Session): void {
     if (session.agent.tools.list().length) return
-    const served = this.tools(undefined).list().map((tool) => tool.name).sort()
+    const served = this.tools().list().map((tool) => tool.name).sort()
     if (!served.length) return
     const shown = served.slice(0, 8).join(', ') + (served.length > 8 ? `, … (${served.length})` : '')
     throw this.refuse('NO_TOOLS_LEFT', `the parent's tool ceiling leaves this agent none of the tools it serves (${shown}); `
       + 'give the delegating agent the tools the child needs, or delegate this task elsewhere', 'invalidRequest')
   }
 
-  /** ctx.tools under the configured filter and the session's `_meta` ceiling (ctx.agents adds the env ceiling). */
-  private tools(allowedTools: string[] | undefined): ToolView {
+  /** ctx.tools under the configured filter (ctx.agents adds the session's `_meta` ceiling and the env one). */
+  private tools(): ToolView {
     const { ctx, config } = this.parts
-    let view = config.tools ? ctx.tools.view(config.tools) : ctx.tools.view()
-    if (allowedTools) view = view.restrict({ allow: allowedTools })
-    return view
+    return config.tools ? ctx.tools.view(config.tools) : ctx.tools.view()
   }
 
   private async persist(session: Session): Promise<void> {

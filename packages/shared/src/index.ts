@@ -17,8 +17,13 @@ export {
   type Crossing, type CrossingBudget, type CrossingBudgetKey, CROSSING_BUDGET_KEYS, CROSSING_ENV, CROSSING_ENV_PREFIX, CROSSING_KEY,
   crossingEnv, crossingForFrom, crossingForMeta, crossingFromEnv, crossingFromMeta, crossingMeta, crossingTrace, crossingValue,
   depthRefusal, MAX_ALLOWED_TOOLS, type ScopedCeiling, strictestCrossing,
-} from './crossing.js'
-export { laterSpend, type SpendReport, spendFromMeta, spendValue } from './crossing-spend.js'
+} from './crossing/crossing.js'
+export { laterSpend, type SpendReport, spendFromMeta, spendValue } from './crossing/spend.js'
+export {
+  lowestLimits, type ServedBounds, type ServedBudget, type ServedLimits, servedLimits, type ServingHost,
+} from './crossing/served-limits.js'
+export { SpendReporter, type SpentCounts } from './crossing/spend-reporter.js'
+export { type CrossingSource, treeCrossing, type TreeCrossing } from './crossing/tree.js'
 export { lazily } from './lazy.js'
 export { defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost } from './host-guards.js'
 export {
@@ -36,4 +41,4 @@ export {
   MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, newQuestionId, type PendingQuestion, type QuestionKind,
 } from './questions.js'
 export { answerProblem, checkedQuestion, questionVia } from './question-check.js'
-export { foreignQuestion, QUESTION_KEY, questionFromMeta, questionMeta } from './crossing-question.js'
+export { foreignQuestion, QUESTION_KEY, questionFromMeta, questionMeta } from './crossing/question.js'

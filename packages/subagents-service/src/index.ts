@@ -18,7 +18,6 @@ export { type SubagentCapability, SubagentError, type SubagentErrorCode, type Su
 export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } from './events.js'
 export { isIdleStop, STOP_REASONS } from './outcome.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
-export { MAX_ALLOWED_TOOLS, PASSED_LIMITS, treeCrossing, type TreeCrossing } from './crossing.js'
 export {
   BackgroundRegistry, type BackgroundLimits, type BackgroundResult, type BackgroundStart, type BackgroundState, BackgroundTask,
   type Delivery, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground, resultHeader, type TurnEndPolicy, type WaitReport,

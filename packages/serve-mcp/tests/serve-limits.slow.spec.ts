@@ -28,7 +28,7 @@ function post(ctx: Context, headers: Record<string, string> = {}) {
   })
 }
 
-describe('mcp/serve over HTTP: caps', function () {
+describe('serve-mcp over HTTP: caps', function () {
   this.timeout(30_000)
   let ctx: Context | undefined
 

@@ -47,7 +47,7 @@ const ownLines = (stderr: string) => stderr.split('\n').filter((line) => line.st
 
 /** A config serving `tools` over stdio, after the core entries and `extra`. */
 function config(serve: string, extra = ''): string {
-  return `${CORE_ENTRIES}\n${extra}- id: serve\n  name: '@cordis-subagents/mcp/serve'\n  config:\n${serve.replace(/^/gm, '    ')}\n`
+  return `${CORE_ENTRIES}\n${extra}- id: serve\n  name: '@cordis-subagents/serve-mcp'\n  config:\n${serve.replace(/^/gm, '    ')}\n`
 }
 
 describe('cordis-subagents-mcp: usage and config errors fail loudly', function () {
@@ -85,7 +85,7 @@ describe('cordis-subagents-mcp: usage and config errors fail loudly', function (
       const { code, stdout, stderr } = await run(args, { cwd: dir })
       expect(code, stderr).to.equal(2)
       expect(stderr).to.equal(`cordis-subagents-mcp: config file ${file} ${problem}: give the path of a cordis.yml that loads `
-        + '@cordis-subagents/mcp/serve with transport: stdio (see --help)\n')
+        + '@cordis-subagents/serve-mcp with transport: stdio (see --help)\n')
       expect(stdout).to.equal('')
     }
   })
@@ -105,7 +105,7 @@ describe('cordis-subagents-mcp: usage and config errors fail loudly', function (
   })
 
   it('the built launcher (bin/cordis-subagents-mcp.js → lib/bin.js) exits 2 on a missing file, one line', async () => {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/mcp'], { cwd: ROOT, stdio: 'pipe' })
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', 'packages/serve-mcp'], { cwd: ROOT, stdio: 'pipe' })
     const { code, stdout, stderr } = await run([join(dir, 'nope.yml')], { program: LAUNCHER })
     expect(code, stderr).to.equal(2)
     expect(ownLines(stderr)).to.have.length(1)
@@ -138,7 +138,7 @@ describe('cordis-subagents-mcp: an app that does not serve MCP exits 1', functio
 
   it('the serve entry\'s config is refused (tools: []): the config error is on the line', async () => {
     const line = await notServed(config('transport: stdio\ntools: []'))
-    expect(line).to.include('no @cordis-subagents/mcp/serve entry with transport: stdio was applied')
+    expect(line).to.include('no @cordis-subagents/serve-mcp entry with transport: stdio was applied')
       .and.include('First error: mcp/serve: tools must name at least one tool to serve')
   })
 
@@ -155,7 +155,7 @@ describe('cordis-subagents-mcp: an app that does not serve MCP exits 1', functio
 
   it('the file serves MCP over HTTP only (no stdio entry)', async () => {
     const line = await notServed(config('transport: http'))
-    expect(line).to.include('no @cordis-subagents/mcp/serve entry with transport: stdio was applied')
+    expect(line).to.include('no @cordis-subagents/serve-mcp entry with transport: stdio was applied')
   })
 })
 

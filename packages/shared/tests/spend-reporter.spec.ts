@@ -1,13 +1,13 @@
 // The spend reporter: onSpend fires after every charge; reports are coalesced to one per
 // event-loop turn, each the latest cumulative figure, and the last is never dropped.
 import { expect } from 'chai'
-import type { BudgetSpend } from '@cordis-subagents/agent'
-import { SpendReporter } from '../src/spend-reporter.js'
+import type { SpentCounts as BudgetSpend } from '../src/index.js'
+import { SpendReporter } from '../src/index.js'
 
 const spend = (steps: number): BudgetSpend => ({ steps, tokens: steps * 15, toolCalls: steps - 1, children: 0 })
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
-describe('serve-acp spend reporter', () => {
+describe('the crossing\'s spend reporter (serve-acp, serve-a2a)', () => {
   it('sends one report per event-loop turn, the latest figure', async () => {
     const sent: number[] = []
     const reporter = new SpendReporter(async (spent) => { sent.push(spent.steps) })

@@ -1,8 +1,8 @@
 import type { Context } from 'cordis'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { Agent } from '@cordis-subagents/agent'
+import type { Agent, BudgetLimits } from '@cordis-subagents/agent'
 import type { ToolFilter, ToolResult } from '@cordis-subagents/tools'
-import { describeError } from '@cordis-subagents/shared'
+import { describeBreach, describeError } from '@cordis-subagents/shared'
 import { serverSdk } from './sdk.js'
 
 export interface SessionOptions {
@@ -12,6 +12,9 @@ export interface SessionOptions {
   cwd?: string
   toolFilter?: ToolFilter
   maxConcurrentCalls: number
+  /** This server's own depth ceiling and budget; a parent's (SUBAGENT_*) lower ones win. */
+  maxDepth?: number
+  budget?: BudgetLimits
 }
 
 /** Longest progress message sent to the client (characters). */
@@ -21,7 +24,9 @@ const MAX_PROGRESS_CHARS = 1024
  * One MCP session: an SDK `Server` listing the served tools of `ctx.tools`, and a root agent (made
  * on the first call) that is the parent of every delegation the session starts. A tool call runs
  * the tool as that agent's; the client's cancel (`notifications/cancelled`) aborts the call, and
- * the delegation tool cancels its child.
+ * the delegation tool cancels its child. The root agent is a served agent of ctx.agents: held to the
+ * parent's crossing (SUBAGENT_*) like serve-acp's sessions, so a call is refused when the session is
+ * deeper than the ceiling, and each call is one tool call of its budget (refused once none is left).
  */
 export class ServedSession {
   private agent?: Agent
@@ -62,6 +67,8 @@ export class ServedSession {
     if (this.running >= this.options.maxConcurrentCalls) {
       return textResult({ isError: true, content: `MCP_SERVE_BUSY: this session already runs ${this.running} calls (maxConcurrentCalls); wait for one to finish.` })
     }
+    const refused = this.refusal()
+    if (refused) return textResult({ isError: true, content: refused })
     this.running++
     try {
       const agent = this.rootAgent()
@@ -85,13 +92,29 @@ export class ServedSession {
     }
   }
 
+  /** Why this call may not run (the crossing's depth ceiling, the budget), or undefined; a call that may is charged. */
+  private refusal(): string | undefined {
+    const { maxDepth, budget } = this.options
+    const limits = this.ctx.agents.servedLimits({ maxDepth, budget })
+    if (limits.refusal) {
+      const { depth, ceiling } = limits.refusal
+      return `MCP_SERVE_DEPTH_EXCEEDED: this server runs at depth ${depth}, deeper than the ceiling ${ceiling} of its delegation tree; nothing is served.`
+    }
+    const spent = this.rootAgent().budget
+    const breach = spent.exceeded() ?? spent.check('toolCalls') ?? spent.overtime()
+    if (breach) return `MCP_SERVE_BUDGET: the delegation tree this server runs in has spent ${describeBreach(breach)}; no more calls are served.`
+    spent.charge('toolCalls', 1)
+    return undefined
+  }
+
   private rootAgent(): Agent {
-    this.agent ??= this.ctx.agents.create({
+    const { maxDepth, budget } = this.options
+    this.agent ??= this.ctx.agents.createServed(this.ctx.agents.servedLimits({ maxDepth, budget }), {
+      label: 'mcp-client',
       model: this.options.model,
       persona: this.options.persona,
       cwd: this.options.cwd,
       tools: this.ctx.tools.view(this.options.toolFilter),
-      label: 'mcp-client',
     })
     return this.agent
   }

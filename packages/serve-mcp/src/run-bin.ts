@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import { BIN_NAME, EXIT, parseArgs } from './bin-args.js'
-import { stdioSignals } from './serve/stdio.js'
+import { stdioSignals } from './stdio.js'
 
 /** Longest wait for the config's entries to apply, then for the stdio server to connect (ms). */
 const STARTUP_MS = 30_000
@@ -17,7 +17,7 @@ export async function runBin(argv: string[]): Promise<number> {
   try {
     ctx = await createApp(args.filename)
   } catch (error) {
-    process.stderr.write(`${BIN_NAME}: cannot load cordis and @cordisjs/loader (${message(error)}): install @cordis-subagents/mcp and cordis in the project\n`)
+    process.stderr.write(`${BIN_NAME}: cannot load cordis and @cordisjs/loader (${message(error)}): install @cordis-subagents/serve-mcp and cordis in the project\n`)
     return EXIT.notServed
   }
   const closed = new Promise<number>((resolve) => {
@@ -84,7 +84,7 @@ async function serve(ctx: Context): Promise<Outcome> {
   if (applied) return { served: false, why: `the stdio server did not start within ${STARTUP_MS} ms.${first}` }
   return {
     served: false,
-    why: `no @cordis-subagents/mcp/serve entry with transport: stdio was applied.${first} Check that entry, its config and the plugins it needs (tools, agent)`,
+    why: `no @cordis-subagents/serve-mcp entry with transport: stdio was applied.${first} Check that entry, its config and the plugins it needs (tools, agent)`,
   }
 }
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
  * cordis-subagents-mcp [cordis.yml]: starts a cordis app from a cordis.yml (through
- * @cordisjs/loader) whose `@cordis-subagents/mcp/serve` entry has `transport: stdio`, and serves
+ * @cordisjs/loader) whose `@cordis-subagents/serve-mcp` entry has `transport: stdio`, and serves
  * MCP on stdin/stdout. stdout carries only MCP messages: everything else written to it (cordis'
  * logger, console.log) goes to stderr. The app stops when the client closes stdin, or on
  * SIGINT/SIGTERM; a config that does not serve fails with one line on stderr (see --help).
  */
 import { Writable } from 'node:stream'
-import { reserveStdout } from './serve/stdio.js'
+import { reserveStdout } from './stdio.js'
 
 // Before anything else can write: MCP gets the real stdout, every other write goes to stderr.
 const writeStdout = process.stdout.write.bind(process.stdout) as (chunk: unknown, callback: (error?: Error | null) => void) => boolean

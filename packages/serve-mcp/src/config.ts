@@ -1,4 +1,5 @@
 import { Schema } from 'cordis'
+import type { BudgetLimits } from '@cordis-subagents/agent'
 import { choice, count, duration } from '@cordis-subagents/shared'
 
 export interface Config {
@@ -19,6 +20,8 @@ export interface Config {
   sessionIdleTimeout?: number
   maxRequestsPerMinute?: number
   maxConcurrentCalls?: number
+  maxDepth?: number
+  budget?: Pick<BudgetLimits, 'maxSteps' | 'maxTokens' | 'maxToolCalls' | 'maxWallMs' | 'maxChildren'>
 }
 
 const unset = undefined as never
@@ -48,4 +51,12 @@ export const Config: Schema<Config> = Schema.object({
   sessionIdleTimeout: duration({ min: 1000 }).default(30 * 60_000).description('HTTP: a session unused this long (ms) is closed.'),
   maxRequestsPerMinute: count({ min: 1 }).default(600).description('HTTP: requests accepted per minute (all clients); more get 429.'),
   maxConcurrentCalls: count({ min: 1, max: 1024 }).default(8).description('Tool calls running at once per session; more are answered with an error.'),
+  maxDepth: count().description('This server\'s depth ceiling: when the depth a parent host passed (SUBAGENT_DEPTH) is deeper, every call is refused, and delegations count against it. A parent\'s SUBAGENT_MAX_DEPTH applies too; the lower wins.'),
+  budget: Schema.object({
+    maxSteps: count().description('Model calls of a session\'s whole tree.'),
+    maxTokens: count().description('Tokens (input + output) of a session\'s whole tree.'),
+    maxToolCalls: count().description('Tool calls of a session\'s whole tree, each served call included.'),
+    maxWallMs: count().description('Wall time of a session (ms).'),
+    maxChildren: count().description('Delegations of a session\'s whole tree.'),
+  }).default(unset).description('Limits of each session (its root agent and every delegation below it). A parent\'s remaining budget (SUBAGENT_BUDGET) lowers them, never raises them.'),
 })

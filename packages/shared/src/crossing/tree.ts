@@ -1,35 +1,44 @@
-import { CROSSING_BUDGET_KEYS, type Crossing, isName, MAX_ALLOWED_TOOLS } from '@cordis-subagents/shared'
-import type { ProviderStartRequest } from './types.js'
+// The crossing a delegating parent writes for a child elsewhere (provider-acp, provider-a2a), built
+// from the provider's start request: the writers take it from here, not from the service package.
 
-export { MAX_ALLOWED_TOOLS }
+import { isName } from '../names.js'
+import { CROSSING_BUDGET_KEYS, type Crossing, MAX_ALLOWED_TOOLS } from './crossing.js'
 
-/** Budget limits a child host of ours applies to its root runs (the crossing's budget keys). */
-export const PASSED_LIMITS = CROSSING_BUDGET_KEYS
+/** What of a provider's start request the crossing is built from (the subagents service's `ProviderStartRequest` has it). */
+export interface CrossingSource {
+  /** The child's depth. */
+  depth: number
+  /** The deepest depth allowed in the tree. */
+  maxDepthCeiling?: number
+  /** The child's carved budget: what is left of it crosses. */
+  budget?: { remaining?(): Partial<Record<string, number>> }
+  /** The delegating agent: its tool view's names are the ceiling. */
+  parent?: unknown
+}
 
 /**
  * What a provider whose child runs in another process (ACP, A2A) passes about the delegating tree,
- * so a child host of ours keeps one depth ceiling, one budget and one tool ceiling (the crossing of
- * @cordis-subagents/shared, which owns the names and how they go on the wire):
+ * so a child host of ours keeps one depth ceiling, one budget and one tool ceiling:
  * - `depth`: the child's depth;
  * - `maxDepth`: the deepest depth allowed in this tree (`request.maxDepthCeiling`);
  * - `budget`: what is left of the child's carved budget, finite limits only (the child reports its
- *   spend back as it goes, and it is charged to this tree: see `SubagentUpdate.work`);
+ *   spend back as it goes, and it is charged to this tree);
  * - `allowedTools`: the tools the parent may use (sorted, unique, at most `MAX_ALLOWED_TOOLS`);
  *   absent when the caller has no tool view (then no ceiling is claimed).
  * Trace context is not included: each transport carries it its own way.
  */
 export type TreeCrossing = Crossing & { depth: number }
 
-export function treeCrossing(request: ProviderStartRequest): TreeCrossing {
+export function treeCrossing(request: CrossingSource): TreeCrossing {
   const crossing: TreeCrossing = { depth: request.depth }
   const ceiling = request.maxDepthCeiling
   if (typeof ceiling === 'number' && Number.isSafeInteger(ceiling) && ceiling >= 0) crossing.maxDepth = ceiling
   const remaining = typeof request.budget?.remaining === 'function' ? request.budget.remaining() : undefined
   if (remaining) {
     const budget: Record<string, number> = {}
-    for (const key of PASSED_LIMITS) {
+    for (const key of CROSSING_BUDGET_KEYS) {
       const value = remaining[key]
-      if (Number.isFinite(value)) budget[key] = Math.max(0, Math.floor(value))
+      if (value !== undefined && Number.isFinite(value)) budget[key] = Math.max(0, Math.floor(value))
     }
     if (Object.keys(budget).length) crossing.budget = budget
   }

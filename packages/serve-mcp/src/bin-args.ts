@@ -8,9 +8,10 @@ export const EXIT = { stopped: 0, notServed: 1, usage: 2, sigint: 130, sigterm: 
 
 const USAGE = `usage: ${BIN_NAME} [config file]
   Starts the cordis app of the config file (a cordis.yml for @cordisjs/loader; default: ./cordis.yml)
-  and serves MCP on stdin/stdout. The config must load @cordis-subagents/mcp/serve with
-  transport: stdio, beside the plugins of the tools it serves. stdout carries only MCP messages;
-  logs go to stderr. The file is never written back.
+  and serves MCP on stdin/stdout. The config must load @cordis-subagents/serve-mcp (or its old
+  name @cordis-subagents/mcp/serve, kept for one release) with transport: stdio, beside the
+  plugins of the tools it serves. stdout carries only MCP messages; logs go to stderr. The file
+  is never written back.
 
 environment:
   CORDIS_SUBAGENTS_MCP_VERBOSE=1   debug logs (on stderr)
@@ -18,7 +19,7 @@ environment:
 
 exit codes:
   0         the MCP client closed stdin; the app stopped
-  1         the app did not serve MCP: no stdio mcp/serve entry started (a plugin, its config or
+  1         the app did not serve MCP: no stdio serve-mcp entry started (a plugin, its config or
             the MCP SDK failed to load, or it did not start within 30 s); the reason is on stderr
   2         usage error, or the config file is missing, not a file or unreadable
   130, 143  stopped by SIGINT, SIGTERM
@@ -43,7 +44,7 @@ export function parseArgs(argv: string[]): { filename: string } | { exit: number
   return { exit: EXIT.usage }
 }
 
-const WHAT = 'give the path of a cordis.yml that loads @cordis-subagents/mcp/serve with transport: stdio (see --help)'
+const WHAT = 'give the path of a cordis.yml that loads @cordis-subagents/serve-mcp with transport: stdio (see --help)'
 
 /** Why `filename` cannot be the config (one clause), or undefined when it can be read. */
 function configProblem(filename: string): string | undefined {

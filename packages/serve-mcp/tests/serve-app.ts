@@ -2,7 +2,7 @@ import { Context } from 'cordis'
 import { z } from 'zod'
 import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime, { ScriptedModel } from '@cordis-subagents/agent'
-import McpServe from '@cordis-subagents/mcp/serve'
+import McpServe from '@cordis-subagents/serve-mcp'
 
 export const SERVE_TOKEN = 'spec-token-0123456789'
 

@@ -47,7 +47,7 @@ const initialize = (id: number) => ({
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: `burst-${id}`, version: '1.0.0' } },
 })
 
-describe('mcp/serve over HTTP: hostile inputs (issue 39)', function () {
+describe('serve-mcp over HTTP: hostile inputs (issue 39)', function () {
   this.timeout(30_000)
   let ctx: Context | undefined
 

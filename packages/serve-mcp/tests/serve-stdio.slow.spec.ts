@@ -21,7 +21,7 @@ ${CORE_ENTRIES}
   config:
     provider: spawn
 - id: serve
-  name: '@cordis-subagents/mcp/serve'
+  name: '@cordis-subagents/serve-mcp'
   config:
     transport: stdio
     tools: [subagent]

@@ -9,12 +9,12 @@
 //     the environment's tool ceiling is scoped to the direct child (see `ScopedCeiling`);
 //   - A2A: `metadata.cordisSubagents` of the message.
 // Up (child → parent): cumulative usage and work of the child's whole tree, as it goes
-//   (crossing-spend.ts, under the same key).
+//   (spend.ts, under the same key; spend-reporter.ts coalesces it).
 // Everything read is untrusted: malformed fields are dropped, never thrown on, and every list is capped.
 
-import { traceContextFrom, type TraceContextHeaders } from './trace-context.js'
-import { NAME_PATTERN } from './names.js'
-import { isRecord } from './records.js'
+import { traceContextFrom, type TraceContextHeaders } from '../trace-context.js'
+import { NAME_PATTERN } from '../names.js'
+import { isRecord } from '../records.js'
 
 /** The key of the crossing in ACP `_meta` and A2A `metadata`. */
 export const CROSSING_KEY = 'cordisSubagents'

@@ -1,0 +1,55 @@
+import { type Crossing, type ServedLimits } from '@cordis-subagents/shared'
+import type { Tool, ToolView } from '@cordis-subagents/tools'
+import type { Agent } from './agent.js'
+import type { BudgetLimits } from './budget.js'
+import type { AgentCheckpoint } from './checkpoint.js'
+import type { Message } from './types.js'
+
+/** What a serving host (serve-acp, serve-a2a, serve-mcp) is held to beyond `ctx.agents`' root crossing. */
+export interface ServeRequest {
+  /** The crossing the request carried (ACP session/new `_meta`, A2A message metadata); none for MCP. */
+  crossing?: Crossing
+  /** The host's own depth ceiling: a request deeper than it is refused. */
+  maxDepth?: number
+  /** The host's own limits of each served root run (a parent's remaining budget lowers them). */
+  budget?: BudgetLimits
+}
+
+/** How to create the agent served for one request, under the limits `ctx.agents.servedLimits` gave. */
+export interface ServedAgentOptions {
+  label: string
+  /** The host's tools (its config's filter); the request's tool ceiling is applied to them. */
+  tools: ToolView
+  /** The host's own tools, added after the ceiling (an ask tool the client answers: not one of the parent's tools). */
+  ownTools?: readonly Tool<any>[]
+  model?: string
+  /** `{depth}` is replaced by the depth the request runs at. */
+  persona?: string
+  cwd?: string
+  seed?: readonly Message[]
+  /** Rebuilds the agent of a checkpoint (an A2A task another host saved) under these limits. */
+  restore?: AgentCheckpoint
+}
+
+/** The runtime's `create`, as far as a served agent uses it. */
+type Create = (options: {
+  label?: string; tools?: ToolView; model?: string; persona?: string; cwd?: string
+  seed?: readonly Message[]; budget?: BudgetLimits; restore?: AgentCheckpoint
+}) => Agent
+
+/** The served agent: a root agent of this runtime, under the request's tool ceiling and limits. */
+export function createServedAgent(create: Create, limits: ServedLimits, options: ServedAgentOptions): Agent {
+  let tools = limits.allowedTools ? options.tools.restrict({ allow: limits.allowedTools }) : options.tools
+  for (const tool of options.ownTools ?? []) tools = tools.with(tool)
+  const budget = limits.budget as BudgetLimits | undefined
+  if (options.restore) return create({ restore: options.restore, tools, ...budget ? { budget } : {} })
+  return create({
+    label: options.label,
+    tools,
+    ...options.model ? { model: options.model } : {},
+    ...options.persona ? { persona: options.persona.replaceAll('{depth}', String(limits.depth)) } : {},
+    ...options.cwd === undefined ? {} : { cwd: options.cwd },
+    ...options.seed ? { seed: options.seed } : {},
+    ...budget ? { budget } : {},
+  })
+}

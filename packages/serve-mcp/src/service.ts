@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto'
+import { resolve } from 'node:path'
+import { type Context, Service } from 'cordis'
+import type {} from '@cordis-subagents/agent'
+import type {} from '@cordis-subagents/tools'
+import { ServeMcpError } from './errors.js'
+import { Config } from './config.js'
+import { HttpFront } from './http.js'
+import { serverSdk } from './sdk.js'
+import { ServedSession, type SessionOptions } from './session.js'
+import { stdioOutput, stdioSignals } from './stdio.js'
+
+declare module 'cordis' {
+  interface Context {
+    mcpServe: McpServe
+  }
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
+
+/**
+ * `@cordis-subagents/serve-mcp`: the configured delegation tools of `ctx.tools` served as MCP
+ * tools, over stdio (this process's stdin/stdout; see the `cordis-subagents-mcp` bin) or
+ * Streamable HTTP (loopback, bearer token, Host/Origin checks). `ctx.mcpServe` tells the URL and
+ * the token.
+ */
+export class McpServe extends Service {
+  static readonly inject = ['tools', 'agents']
+  static readonly Config = Config
+
+  /** HTTP: the endpoint, once listening. */
+  url = ''
+  /** HTTP: the bearer token clients send (configured, or generated for this start). */
+  readonly token: string
+  private http?: HttpFront
+  private stdioSession?: ServedSession
+  private readonly session: SessionOptions
+
+  constructor(ctx: Context, private readonly options: Config) {
+    // Before super(): a service that throws after it would still be started by cordis.
+    if (!options.tools?.length) throw new ServeMcpError('MCP_SERVE_INVALID_CONFIG', 'mcp/serve: tools must name at least one tool to serve (e.g. subagent).')
+    super(ctx, 'mcpServe', true)
+    this.token = options.token || randomBytes(32).toString('base64url')
+    this.session = {
+      tools: options.tools,
+      model: options.model,
+      persona: options.persona,
+      cwd: options.cwd === undefined ? undefined : resolve(ctx.baseDir ?? process.cwd(), options.cwd),
+      toolFilter: options.toolFilter,
+      maxConcurrentCalls: options.maxConcurrentCalls ?? 8,
+      maxDepth: options.maxDepth,
+      budget: options.budget,
+    }
+    if (options.transport === 'stdio') stdioSignals().emit('applied')
+    if (options.transport === 'http' && !LOOPBACK.has(options.host ?? '127.0.0.1')) {
+      ctx.logger('mcp-serve').warn('serving MCP on %s: reachable beyond this machine; the bearer token is the only guard', options.host)
+    }
+  }
+
+  /** Sessions open now (HTTP), or 1 for a connected stdio client. */
+  get sessions(): number {
+    return this.http?.sessionCount ?? (this.stdioSession ? 1 : 0)
+  }
+
+  override async start() {
+    const served = new Set(this.options.tools)
+    this.ctx.on('tools/changed', (name) => {
+      if (!served.has(name)) return
+      this.stdioSession?.toolsChanged()
+      this.http?.forEachSession((session) => session.toolsChanged())
+    })
+    if (this.options.transport === 'stdio') {
+      let step = 'the MCP SDK failed to load (reinstall @cordis-subagents/serve-mcp: it depends on @modelcontextprotocol/sdk)'
+      try {
+        const sdk = await serverSdk()
+        step = 'the stdio server failed to start'
+        this.stdioSession = await ServedSession.create(this.ctx, this.session)
+        await this.stdioSession.server.connect(new sdk.StdioServerTransport(process.stdin, stdioOutput()))
+      } catch (error) {
+        stdioSignals().emit('failed', error, step)
+        throw error
+      }
+      stdioSignals().emit('ready')
+      return
+    }
+    this.http = new HttpFront({
+      host: this.options.host ?? '127.0.0.1',
+      port: this.options.port ?? 0,
+      path: this.options.path ?? '/mcp',
+      token: this.token,
+      allowedHosts: this.options.allowedHosts ?? [],
+      allowedOrigins: this.options.allowedOrigins ?? [],
+      maxBodyBytes: this.options.maxBodyBytes ?? 1024 * 1024,
+      maxSessions: this.options.maxSessions ?? 16,
+      sessionIdleTimeout: this.options.sessionIdleTimeout ?? 30 * 60_000,
+      maxRequestsPerMinute: this.options.maxRequestsPerMinute ?? 600,
+      newSession: () => ServedSession.create(this.ctx, this.session),
+    })
+    await this.http.listen()
+    this.url = this.http.url
+    this.ctx.logger('mcp-serve').info('serving MCP at %s (bearer token required)', this.url)
+  }
+
+  override async stop() {
+    await this.stdioSession?.close()
+    this.stdioSession = undefined
+    await this.http?.close()
+    this.http = undefined
+  }
+}

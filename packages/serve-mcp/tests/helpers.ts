@@ -1,0 +1,47 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The entries every loader spec here starts with: tools, agents (model `test`), the fixture model plugin, the service. */
+export const CORE_ENTRIES = `- id: tools
+  name: '@cordis-subagents/tools'
+- id: agents
+  name: '@cordis-subagents/agent'
+  config:
+    model: test
+- id: model
+  name: ${JSON.stringify(fileURLToPath(new URL('./fixtures/model-plugin.ts', import.meta.url)))}
+- id: subagents
+  name: '@cordis-subagents/subagents-service'`
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Polls `check` every 20 ms until it holds or `timeout` ms passed (then throws with `what`). */
+export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeout = 10_000): Promise<void> {
+  const deadline = Date.now() + timeout
+  while (!await check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** Reads a spec's log file (empty if not written yet). */
+export function readLog(file: string): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {
+    return ''
+  }
+}

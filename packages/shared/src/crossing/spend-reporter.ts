@@ -1,0 +1,58 @@
+// A served run's spend, reported up as it goes (the crossing up, see spend.ts): the run calls
+// `charge` synchronously after every charge; the reporter sends at most one report per event-loop turn.
+
+/** A run tree's cumulative spend, as the agent runtime's budgets count it. */
+export interface SpentCounts {
+  steps: number
+  tokens: number
+  toolCalls: number
+  children: number
+}
+
+/**
+ * Coalesces a run's spend into at most one report per event-loop turn (`setImmediate`), each the
+ * latest cumulative figure, and never drops the last: `finish()` sends what is still pending at
+ * once (synchronously) and waits for every report sent. A failed send is not fatal.
+ */
+export class SpendReporter {
+  private latest?: SpentCounts
+  private lastSent?: SpentCounts
+  private timer?: NodeJS.Immediate
+  private readonly sent: Promise<unknown>[] = []
+
+  constructor(private readonly send: (spent: SpentCounts) => unknown) {}
+
+  /** Records the run's cumulative spend (copied); a report goes out on the next turn of the event loop. */
+  charge = (spent: Readonly<SpentCounts>): void => {
+    this.latest = { steps: spent.steps, tokens: spent.tokens, toolCalls: spent.toolCalls, children: spent.children }
+    this.timer ??= setImmediate(() => this.flush())
+  }
+
+  /** The last figure recorded (undefined before the first charge). */
+  get last(): SpentCounts | undefined {
+    return this.latest ?? this.lastSent
+  }
+
+  /** Sends what is pending now and waits for every report sent. */
+  async finish(): Promise<void> {
+    this.flush()
+    await Promise.all(this.sent)
+  }
+
+  private flush(): void {
+    if (this.timer) clearImmediate(this.timer)
+    this.timer = undefined
+    const spent = this.latest
+    this.latest = undefined
+    if (!spent) return
+    this.lastSent = spent
+    // Sent now (synchronously), so a final status that follows `finish()` comes after it.
+    let sending: Promise<unknown>
+    try {
+      sending = Promise.resolve(this.send(spent))
+    } catch (error) {
+      sending = Promise.reject(error)
+    }
+    this.sent.push(sending.catch(() => {}))
+  }
+}
