@@ -33,7 +33,7 @@ const GRANDCHILD_YML = `- id: tools
   config:
     provider: spawn
 - id: serve
-  name: '@cordis-subagents/mcp/serve'
+  name: '@cordis-subagents/serve-mcp'
   config:
     transport: stdio
     tools: [subagent]

@@ -22,7 +22,7 @@ describe('package surface (the pinned exports of every entry point)', function (
     for (const name of ['agent', 'tools', 'shared', 'subagents-service', 'subagent-tool', 'provider-acp', 'serve-a2a', 'config-watch']) {
       expect(specifiers).to.include(`@cordis-subagents/${name}`)
     }
-    expect(specifiers).to.include.members(['@cordis-subagents/provider-acp/testing', '@cordis-subagents/mcp/serve'])
+    expect(specifiers).to.include.members(['@cordis-subagents/provider-acp/testing', '@cordis-subagents/mcp/servers'])
     expect(pinned()['@cordis-subagents/serve-acp/bin']).to.equal(PROGRAM)
     expect(specifiers).to.not.include('@cordis-subagents/agent/package.json')
   })

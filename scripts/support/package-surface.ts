@@ -11,7 +11,7 @@ export const PIN_FILE = join(ROOT, 'test', 'fixtures', 'package-exports.json')
 export const PROGRAM = 'program (a bin: not imported)'
 
 export interface EntryPoint {
-  /** What a user imports: `@cordis-subagents/mcp/serve`. */
+  /** What a user imports: `@cordis-subagents/mcp/servers`. */
   specifier: string
   /** The source file (the `cordis-subagents-source` condition's target), absolute. */
   source: string

@@ -17,14 +17,8 @@ describe('@cordis-subagents/mcp entries (as the loader sees them)', () => {
     expect(() => mod.Config({ name: 'a__b', command: 'node' })).to.throw()
   })
 
-  it('serve and servers default-export Service classes (the loader takes default)', async () => {
-    const serve = await import('@cordis-subagents/mcp/serve')
+  it('servers default-exports a Service class (the loader takes default)', async () => {
     const servers = await import('@cordis-subagents/mcp/servers')
-    expect(serve.default.prototype).to.be.instanceOf(Service)
     expect(servers.default.prototype).to.be.instanceOf(Service)
-    expect(serve.default.inject).to.deep.equal(['tools', 'agents'])
-    expect(serve.Config({} as never)).to.include({ transport: 'http', host: '127.0.0.1', port: 0, path: '/mcp', maxSessions: 16, maxBodyBytes: 1024 * 1024 })
-    expect(serve.Config({} as never).tools).to.deep.equal(['subagent'])
-    expect(serve.Config({} as never).toolFilter).to.equal(undefined)
   })
 })

@@ -52,7 +52,7 @@ ${CORE_ENTRIES}
     toolFilter:
       allow: [every__echo]
 - id: serve
-  name: '@cordis-subagents/mcp/serve'
+  name: '@cordis-subagents/serve-mcp'
   config:
     transport: http
     tools: [subagent, subagent_nofiles]

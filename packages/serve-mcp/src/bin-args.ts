@@ -8,9 +8,9 @@ export const EXIT = { stopped: 0, notServed: 1, usage: 2, sigint: 130, sigterm: 
 
 const USAGE = `usage: ${BIN_NAME} [config file]
   Starts the cordis app of the config file (a cordis.yml for @cordisjs/loader; default: ./cordis.yml)
-  and serves MCP on stdin/stdout. The config must load @cordis-subagents/serve-mcp (or its old
-  name @cordis-subagents/mcp/serve, kept for one release) with transport: stdio, beside the
-  plugins of the tools it serves. stdout carries only MCP messages; logs go to stderr. The file
+  and serves MCP on stdin/stdout. The config must load @cordis-subagents/serve-mcp (until this
+  release @cordis-subagents/mcp/serve) with transport: stdio, beside the plugins of the tools it
+  serves. stdout carries only MCP messages; logs go to stderr. The file
   is never written back.
 
 environment:

@@ -38,7 +38,7 @@ export class McpServe extends Service {
 
   constructor(ctx: Context, private readonly options: Config) {
     // Before super(): a service that throws after it would still be started by cordis.
-    if (!options.tools?.length) throw new ServeMcpError('MCP_SERVE_INVALID_CONFIG', 'mcp/serve: tools must name at least one tool to serve (e.g. subagent).')
+    if (!options.tools?.length) throw new ServeMcpError('MCP_SERVE_INVALID_CONFIG', 'serve-mcp: tools must name at least one tool to serve (e.g. subagent).')
     super(ctx, 'mcpServe', true)
     this.token = options.token || randomBytes(32).toString('base64url')
     this.session = {

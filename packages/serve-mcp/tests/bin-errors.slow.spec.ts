@@ -61,7 +61,7 @@ describe('cordis-subagents-mcp: usage and config errors fail loudly', function (
     const { code, stdout, stderr } = await run(['--help'])
     expect(code, stderr).to.equal(0)
     expect(stderr).to.match(/^usage: cordis-subagents-mcp \[config file\]/)
-      .and.include('@cordis-subagents/mcp/serve').and.include('CORDIS_SUBAGENTS_MCP_VERBOSE').and.include('exit codes')
+      .and.include('@cordis-subagents/serve-mcp').and.include('CORDIS_SUBAGENTS_MCP_VERBOSE').and.include('exit codes')
     expect(stdout).to.equal('')
   })
 
@@ -139,7 +139,7 @@ describe('cordis-subagents-mcp: an app that does not serve MCP exits 1', functio
   it('the serve entry\'s config is refused (tools: []): the config error is on the line', async () => {
     const line = await notServed(config('transport: stdio\ntools: []'))
     expect(line).to.include('no @cordis-subagents/serve-mcp entry with transport: stdio was applied')
-      .and.include('First error: mcp/serve: tools must name at least one tool to serve')
+      .and.include('First error: serve-mcp: tools must name at least one tool to serve')
   })
 
   it('a plugin the server needs does not load (the agent runtime\'s package is misspelled)', async () => {
