@@ -9,14 +9,14 @@ export type {
   SubagentRun, SubagentRunInfo, SubagentRunState, SubagentStart, SubagentStopReason, SubagentUpdate, ToolFilter, TraceContext,
   TraceContextSource,
 } from './types.js'
-export { type JournalledRun, NO_JOURNAL, type RunJournal, type RunRecord } from './journal.js'
+export { type JournalledRun, NO_JOURNAL, type RunJournal, type RunRecord } from './durable/journal.js'
 export { type HoldOptions, MAX_PARKED_PER_PARENT, ParkedBook } from './parked-book.js'
-export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, ResultBook, type ResultLimits } from './results.js'
-export { MAX_TASK_KEYS_PER_PARENT, taskKey } from './task-keys.js'
-export type { ParkedRunInfo } from './host-verbs.js'
+export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, ResultBook, type ResultLimits } from './verbs/results.js'
+export { MAX_TASK_KEYS_PER_PARENT, taskKey } from './run/task-keys.js'
+export type { ParkedRunInfo } from './verbs/host-verbs.js'
 export { type SubagentCapability, SubagentError, type SubagentErrorCode, type SubagentErrorOptions } from './errors.js'
 export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } from './events.js'
-export { isIdleStop, STOP_REASONS } from './outcome.js'
+export { isIdleStop, STOP_REASONS } from './run/outcome.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
 export { MAX_ALLOWED_TOOLS, PASSED_LIMITS, treeCrossing, type TreeCrossing } from './crossing.js'
 export {
@@ -25,4 +25,4 @@ export {
 } from './background.js'
 export {
   CONTINUE_WINDOW_MS, type ContinuableRunInfo, ContinuableRuns, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
-} from './continuation.js'
+} from './verbs/continuation.js'

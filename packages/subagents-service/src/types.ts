@@ -1,6 +1,6 @@
 import type { Agent, Budget, BudgetBreach, BudgetLimits, Usage, WorkCounts } from '@cordis-subagents/agent'
 import type { PendingQuestion, ToolFilter } from '@cordis-subagents/shared'
-import type { RunRecord } from './journal.js'
+import type { RunRecord } from './durable/journal.js'
 
 export type { ToolFilter }
 

@@ -1,12 +1,12 @@
 import type { Context, Logger } from 'cordis'
 import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import type { BackgroundRegistry } from './background.js'
-import type { ParkedRunInfo } from './host-verbs.js'
+import type { BackgroundRegistry } from '../background.js'
+import type { ParkedRunInfo } from '../verbs/host-verbs.js'
 import type { JournalledRun, RunJournal } from './journal.js'
 import { StoredRuns } from './journal-restore.js'
 import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint, type StoredTaskKey } from './journal-store.js'
-import type { SubagentOutcome, SubagentProvider } from './types.js'
+import type { SubagentOutcome, SubagentProvider } from '../types.js'
 
 type Kind = 'start' | 'park' | 'resume' | 'settle' | 'claim'
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Delegation } from './delegation.js'
-import type { SubagentHandle, SubagentOutcome, SubagentRequest, SubagentRunInfo, SubagentRunState, SubagentStart } from './types.js'
+import type { SubagentHandle, SubagentOutcome, SubagentRequest, SubagentRunInfo, SubagentRunState, SubagentStart } from '../types.js'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 
 /** Task keys one parent remembers in memory; past it the oldest ended run's key goes first (else the oldest). */

@@ -1,10 +1,10 @@
 import type { Logger } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
-import { capDiagnostic } from './diagnostic.js'
-import { SubagentError } from './errors.js'
-import type { SubagentEvents } from './events.js'
-import type { ProviderStartRequest, SubagentRequest, SubagentRun, SubagentRunInfo } from './types.js'
-import { isRun } from './validate.js'
+import { capDiagnostic } from '../diagnostic.js'
+import { SubagentError } from '../errors.js'
+import type { SubagentEvents } from '../events.js'
+import type { ProviderStartRequest, SubagentRequest, SubagentRun, SubagentRunInfo } from '../types.js'
+import { isRun } from '../validate.js'
 
 /** What `call` returns, as a promise: a throw becomes a rejection. */
 export function promiseOf(call: () => unknown): Promise<unknown> {

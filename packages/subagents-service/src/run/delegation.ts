@@ -1,20 +1,20 @@
 import type { Agent, Budget } from '@cordis-subagents/agent'
 import { describeError, limitStop, onAbort, type PendingQuestion } from '@cordis-subagents/shared'
-import { capDiagnostic } from './diagnostic.js'
-import { SubagentError } from './errors.js'
+import { capDiagnostic } from '../diagnostic.js'
+import { SubagentError } from '../errors.js'
 import { asLimitStop, isIdleStop, normalise, reasonText, sealed } from './outcome.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { idleEnd } from './park-expiry.js'
-import { restoredRunId } from './journal-restore.js'
-import { continuedRunId } from './continuation.js'
-import { chargeReported, chargeUsage, isEmptyUsage } from './reported-spend.js'
+import { restoredRunId } from '../durable/journal-restore.js'
+import { continuedRunId } from '../verbs/continuation.js'
+import { chargeReported, chargeUsage, isEmptyUsage } from '../reported-spend.js'
 import { aborted, discard, nextRunId, passOn, promiseOf, runInfoOf, startFailed, startRefusal } from './run-parts.js'
 import { sendFollowUp } from './steer.js'
 import type { Admission, RunHost } from './run-host.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo,
   SubagentRunState, SubagentStart, SubagentUpdate,
-} from './types.js'
+} from '../types.js'
 
 /**
  * - `admitting`: the service is checking the request and waiting for its gate slots.

@@ -1,15 +1,15 @@
 import type { Context, Logger } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
 import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import type { Delegation } from './delegation.js'
-import type { SubagentService } from './service.js'
-import { SubagentError } from './errors.js'
-import type { ParkedRunInfo } from './host-verbs.js'
+import type { Delegation } from '../run/delegation.js'
+import type { SubagentService } from '../service.js'
+import { SubagentError } from '../errors.js'
+import type { ParkedRunInfo } from '../verbs/host-verbs.js'
 import type { RunJournal, RunRecord } from './journal.js'
 import type { CheckpointStore, StoredRun } from './journal-store.js'
-import { taskKey } from './task-keys.js'
+import { taskKey } from '../run/task-keys.js'
 import { wokenOnReattach } from './reattach-wake.js'
-import type { SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult } from './types.js'
+import type { SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult } from '../types.js'
 
 // Runs this host no longer has in memory (it restarted): listing the parked ones, and continuing
 // one through its provider's `restore`.

@@ -1,10 +1,10 @@
 import type { Logger } from 'cordis'
 import type { Budget } from '@cordis-subagents/agent'
-import type { SubagentEvents } from './events.js'
-import type { RunJournal } from './journal.js'
+import type { SubagentEvents } from '../events.js'
+import type { RunJournal } from '../durable/journal.js'
 import type { TraceSources } from './trace-sources.js'
-import type { Slot } from './tree-gate.js'
-import type { SlotHolder } from './slot-holders.js'
+import type { Slot } from '../admission/tree-gate.js'
+import type { SlotHolder } from '../admission/slot-holders.js'
 import type { Delegation } from './delegation.js'
 
 /** A start the service admitted: its place in the tree and the slots it holds. */

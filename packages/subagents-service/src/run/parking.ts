@@ -1,9 +1,9 @@
 import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import { Answers } from './answers.js'
-import { capDiagnostic } from './diagnostic.js'
-import { SubagentError } from './errors.js'
+import { capDiagnostic } from '../diagnostic.js'
+import { SubagentError } from '../errors.js'
 import type { RunHost } from './run-host.js'
-import type { SubagentOutcome, SubagentResult, SubagentRun, SubagentRunInfo, SubagentRunState } from './types.js'
+import type { SubagentOutcome, SubagentResult, SubagentRun, SubagentRunInfo, SubagentRunState } from '../types.js'
 
 // A run's turns after the first: where it is parked, and the host verbs that move it on.
 

@@ -1,8 +1,8 @@
 import type { Logger } from 'cordis'
 import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import type { ParkedRunInfo } from './host-verbs.js'
-import type { JournalNote } from './run-host.js'
-import type { SubagentOutcome, SubagentProvider, SubagentRunInfo } from './types.js'
+import type { ParkedRunInfo } from '../verbs/host-verbs.js'
+import type { JournalNote } from '../run/run-host.js'
+import type { SubagentOutcome, SubagentProvider, SubagentRunInfo } from '../types.js'
 
 /**
  * What the journal sees of a run: its identity, and the provider's checkpoint when it has one

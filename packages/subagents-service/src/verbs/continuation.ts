@@ -1,13 +1,13 @@
 import type { Context } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
-import { SubagentError } from './errors.js'
-import type { SubagentEvents } from './events.js'
-import type { LiveRun } from './run-host.js'
+import { SubagentError } from '../errors.js'
+import type { SubagentEvents } from '../events.js'
+import type { LiveRun } from '../run/run-host.js'
 import type {
   ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRun, SubagentStart, SubagentStopReason,
   SubagentUpdate,
-} from './types.js'
+} from '../types.js'
 
 // Continuing a run that ended (`ctx.subagents.continue`): a new turn of the same child, asked for
 // by someone, on its transcript. Never a re-run of the turn that ended: that one stays settled.

@@ -1,8 +1,8 @@
 import type { PendingQuestion } from '@cordis-subagents/shared'
-import type { Delegation } from './delegation.js'
-import { SubagentError } from './errors.js'
-import type { RunJournal } from './journal.js'
-import type { SubagentOutcome } from './types.js'
+import type { Delegation } from '../run/delegation.js'
+import { SubagentError } from '../errors.js'
+import type { RunJournal } from '../durable/journal.js'
+import type { SubagentOutcome } from '../types.js'
 
 // The host's verbs on one run of this service, by run id: resume, interrupt, wake, close, and the list of parked runs.
 
