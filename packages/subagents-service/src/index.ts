@@ -7,13 +7,13 @@ export { Config, DEFAULTS } from './config.js'
 export type {
   ProviderCapabilities, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
   SubagentRun, SubagentRunInfo, SubagentRunState, SubagentStart, SubagentStopReason, SubagentUpdate, ToolFilter, TraceContext,
-  TraceContextSource,
+  TraceContextSource, RunRecord,
 } from './types.js'
-export { type JournalledRun, NO_JOURNAL, type RunJournal, type RunRecord } from './durable/journal.js'
+export { type JournalledRun, NO_JOURNAL, type RunJournal } from './run/journal-port.js'
 export { type HoldOptions, MAX_PARKED_PER_PARENT, ParkedBook } from './parked-book.js'
 export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, ResultBook, type ResultLimits } from './verbs/results.js'
-export { MAX_TASK_KEYS_PER_PARENT, taskKey } from './run/task-keys.js'
-export type { ParkedRunInfo } from './verbs/host-verbs.js'
+export { MAX_TASK_KEYS_PER_PARENT, reattachKey } from './run/reattach-keys.js'
+export type { ParkedRunInfo } from './run/journal-port.js'
 export { type SubagentCapability, SubagentError, type SubagentErrorCode, type SubagentErrorOptions } from './errors.js'
 export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } from './events.js'
 export { isIdleStop, STOP_REASONS } from './run/outcome.js'

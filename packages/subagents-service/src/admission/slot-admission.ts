@@ -1,7 +1,7 @@
 import type { Budget } from '@cordis-subagents/agent'
 import { SubagentError } from '../errors.js'
 import type { ParentGates } from './parent-gate.js'
-import { aborted } from '../run/run-parts.js'
+import { aborted } from '../run/start-failure.js'
 import type { SlotHolder } from './slot-holders.js'
 import type { Slot, TreeGates } from './tree-gate.js'
 

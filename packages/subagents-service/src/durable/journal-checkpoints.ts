@@ -1,8 +1,8 @@
 import type { Context, Logger } from 'cordis'
 import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import type { BackgroundRegistry } from '../background.js'
-import type { ParkedRunInfo } from '../verbs/host-verbs.js'
-import type { JournalledRun, RunJournal } from './journal.js'
+import type { ParkedRunInfo } from '../run/journal-port.js'
+import type { JournalledRun, RunJournal } from '../run/journal-port.js'
 import { StoredRuns } from './journal-restore.js'
 import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint, type StoredTaskKey } from './journal-store.js'
@@ -117,7 +117,7 @@ export class CheckpointJournal implements RunJournal {
       if (info.label) record.label = info.label.slice(0, MAX_LABEL)
       // The claim first: a stop between the two writes then leaves a claim without a run (the next
       // reattach starts afresh), never a run without its claim (which a later reattach would run twice).
-      if (run.taskKey) await this.claim(store, run)
+      if (run.reattachKey) await this.claim(store, run)
       await this.saveWithTranscript(store, record, checkpoint)
     })
   }
@@ -201,7 +201,7 @@ export class CheckpointJournal implements RunJournal {
   private async claim(store: CheckpointStore, run: JournalledRun): Promise<void> {
     const claim = await store.tasks.claim(taskKeyInput(run), run.id)
     if (!claim.claimed && claim.runId !== run.id) {
-      this.log.warn('run %s started under task key %s, which run %s holds in the checkpoint store', run.id, run.taskKey, claim.runId)
+      this.log.warn('run %s started under task key %s, which run %s holds in the checkpoint store', run.id, run.reattachKey, claim.runId)
     }
   }
 
@@ -233,8 +233,8 @@ export class CheckpointJournal implements RunJournal {
 }
 
 /** What the store's task-key claim hashes: the service's key already covers model, persona and prompt. */
-function taskKeyInput(run: Pick<JournalledRun, 'info' | 'taskKey'>): StoredTaskKey {
-  return { parent: run.info.parentId, provider: run.info.provider, agent: '', prompt: run.taskKey! }
+function taskKeyInput(run: Pick<JournalledRun, 'info' | 'reattachKey'>): StoredTaskKey {
+  return { parent: run.info.parentId, provider: run.info.provider, agent: '', prompt: run.reattachKey! }
 }
 
 /** A provider's checkpoint may name how to reach its child again: an ACP session, an A2A task. */

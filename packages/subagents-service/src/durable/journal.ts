@@ -1,89 +1,9 @@
 import type { Logger } from 'cordis'
-import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import type { ParkedRunInfo } from '../verbs/host-verbs.js'
-import type { JournalNote } from '../run/run-host.js'
-import type { SubagentOutcome, SubagentProvider, SubagentRunInfo } from '../types.js'
+import { describeError } from '@cordis-subagents/shared'
+import type { JournalNote, RunJournal } from '../run/journal-port.js'
 
-/**
- * What the journal sees of a run: its identity, and the provider's checkpoint when it has one
- * (`SubagentRun.checkpoint`, JSON). The service's `Delegation` is one.
- */
-export interface JournalledRun {
-  readonly id: string
-  readonly info: SubagentRunInfo
-  /** The task key the run was started under (see `taskKey`), when it had one. */
-  readonly taskKey?: string
-  /** A new turn of a run that ended (`ctx.subagents.continue`), under its id: its record is taken back from ended to running. */
-  readonly continues?: boolean
-  /** The provider run's checkpoint (JSON), or undefined when its provider cannot checkpoint. */
-  checkpoint(): unknown
-}
-
-/**
- * Where the service records the life of each run, so a restarted host can find its parked and
- * background children. The service calls every hook synchronously and never awaits it; a hook
- * must not throw (the service logs and ignores one that does). Without `ctx.checkpoints` the
- * service uses `NO_JOURNAL`.
- */
-export interface RunJournal {
-  /** The run was handed over and is running. */
-  started(run: JournalledRun): void
-  /** The run parked on `question` (checkpoint its transcript now). */
-  parked(run: JournalledRun, question: PendingQuestion): void
-  /** The parked run goes on with `answer` to question `questionId`. */
-  resumed(run: JournalledRun, questionId: string, answer: string): void
-  /**
-   * Optional: the parked run goes on past question `questionId` without an answer (it was withdrawn:
-   * whoever asked it ended); the question will never be answered.
-   */
-  withdrawn?(run: JournalledRun, questionId: string): void
-  /** The run ended (any final outcome, `closed` included). */
-  settled(run: JournalledRun, outcome: SubagentOutcome): void
-  /**
-   * Optional: continues a run this host no longer has live (parked, interrupted or closed before a
-   * restart) with `answer`, through its provider's `restore`: a parked run takes it as the answer
-   * to its question, an interrupted or closed one runs a new turn with it. Fulfils with the run's
-   * next outcome; undefined when the journal has no such run (journal-restore.ts).
-   */
-  reopen?(runId: string, answer: string): Promise<SubagentOutcome | undefined>
-  /** Optional: parked runs of earlier starts of this host (not live in this process). */
-  pending?(): ParkedRunInfo[]
-  /**
-   * Optional: for a delegation started under task key `key` that this process has no run for,
-   * the provider to call instead of `provider` when an earlier start recorded that task (its
-   * result again, or its child restored), so a host restart never spawns it twice; undefined to
-   * start a child as usual. Never rejects.
-   */
-  reattached?(provider: SubagentProvider, parentId: string, key: string, runId: string): Promise<SubagentProvider | undefined>
-  /**
-   * Optional: resolves once every write queued so far for run `runId` has run (or failed), within
-   * a bound; undefined when none is queued. The service hands a run's outcome to its holders only
-   * then, so an outcome a caller saw is in the store even if the host stops right after.
-   */
-  recorded?(runId: string): Promise<void> | undefined
-}
-
-/** What a journal keeps of a run, and what a provider's `restore` rebuilds the child from. */
-export interface RunRecord {
-  runId: string
-  provider: string
-  parentId: string
-  label?: string
-  depth: number
-  state: 'running' | 'parked' | 'interrupted' | 'settled' | 'closed'
-  /** The provider run's `checkpoint()` (JSON). */
-  checkpoint?: unknown
-  question?: PendingQuestion
-  taskKey?: string
-}
-
-/** The journal of a host without durable storage: records nothing. */
-export const NO_JOURNAL: RunJournal = Object.freeze({
-  started() {},
-  parked() {},
-  resumed() {},
-  settled() {},
-})
+// How the service calls a journal that a durable store put in place (`useJournal`): each hook guarded.
+// Without one, the run's notes go nowhere and this module is never entered (see service.ts).
 
 /** Calls one hook of the journal `current()` gives; a hook that throws is logged and ignored. */
 export function noteIn(current: () => RunJournal, log: Logger): JournalNote {

@@ -5,10 +5,10 @@ import { SubagentError } from '../errors.js'
 import { asLimitStop, isIdleStop, normalise, reasonText, sealed } from './outcome.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { idleEnd } from './park-expiry.js'
-import { restoredRunId } from '../durable/journal-restore.js'
-import { continuedRunId } from '../verbs/continuation.js'
 import { chargeReported, chargeUsage, isEmptyUsage } from '../reported-spend.js'
-import { aborted, discard, nextRunId, passOn, promiseOf, runInfoOf, startFailed, startRefusal } from './run-parts.js'
+import { discard, passOn, promiseOf } from './provider-call.js'
+import { runInfoOf } from './run-info.js'
+import { aborted, startFailed, startRefusal } from './start-failure.js'
 import { sendFollowUp } from './steer.js'
 import type { Admission, RunHost } from './run-host.js'
 import type {
@@ -52,7 +52,6 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   private pending?: SubagentUpdate[]
   private provider!: SubagentProvider
   private admission!: Admission
-  private released = false
   private budget?: Budget
   private run?: SubagentRun
   private runInfo?: SubagentRunInfo
@@ -66,14 +65,16 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   private stopWaitingForStart?: () => void
   /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts). */
   private readonly parking: Parking
-  /** @internal the task key it was started under (reattach) */ taskKey?: string
+  /** @internal the task key it was started under (reattach) */ reattachKey?: string
   /** @internal a new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running */
   readonly continues: boolean
-  /** `request` must have passed the service's checks (its signal is an AbortSignal). */
-  constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
-    const continued = continuedRunId(request)
-    this.continues = continued !== undefined
-    this.id = restoredRunId(request) ?? continued ?? nextRunId()
+  /**
+   * `request` must have passed the service's checks (its signal is an AbortSignal). `id` is minted
+   * by the service (`nextRunId`), or kept from the run a restore or a continue takes up.
+   */
+  constructor(private readonly request: SubagentRequest, private readonly host: RunHost, id: string, continues = false) {
+    this.continues = continues
+    this.id = id
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
     this.parking = new Parking(this, host)
@@ -117,7 +118,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     this.admission = admission
     this.phase = 'starting'
     const budget = this.budget = admission.parentBudget?.child(request.budget)
-    if (budget && admission.slot) host.slots.set(budget, admission.slot)
+    if (budget) admission.lend(budget)
     const providerRequest = passOn(request, {
       prompt: request.prompt, parent: request.parent, signal: this.controller.signal, onUpdate: this.onUpdate,
       wantsUpdates: this.wantsUpdates, runId: this.id, depth: admission.depth, maxDepthCeiling: admission.ceiling,
@@ -332,15 +333,11 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   }
 
   private release(): void {
-    if (this.released) return
-    this.released = true
-    if (this.budget) this.host.slots.delete(this.budget)
-    this.host.release(this.admission)
+    this.admission.release()
   }
 
   private refundAndRelease(): void {
-    this.host.refund(this.admission)
-    this.release()
+    this.admission.refundAndRelease()
   }
 }
 

@@ -11,7 +11,7 @@ import type { SubagentOutcome, SubagentResult, SubagentRun, SubagentRunInfo, Sub
 export interface ParkedRunPort {
   readonly id: string
   readonly info: SubagentRunInfo
-  readonly taskKey?: string
+  readonly reattachKey?: string
   checkpoint(): unknown
   readonly providerName: string
   /** The provider's run, once handed over. */
