@@ -290,9 +290,18 @@ const EXIT_FLUSH_MS = 5000
 // instead (`recorded`), and the loader's awaited `exit` event flushes.
 export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Logger): void {
   const waiting = new WaitingJournal(log, () => checkpointsLoaded(ctx))
-  let undoWaiting: (() => void) | undefined = service.useJournal(waiting)
+  let undoWaiting: (() => void) | undefined
+  let ready = false
+  // The waiting journal is put in place only once a checkpoints plugin is loaded: without one the
+  // service keeps no journal, and a delegation never calls into this folder.
+  const expectStore = () => {
+    if (!ready && !undoWaiting && checkpointsLoaded(ctx)) undoWaiting = service.useJournal(waiting)
+  }
+  expectStore()
+  ctx.on('internal/runtime', expectStore)
   ctx.on('dispose', () => waiting.close())
   ctx.inject(['checkpoints' as never], (inner) => {
+    ready = true
     undoWaiting?.()
     undoWaiting = undefined
     const journal = checkpointJournal(inner, log, service.background)

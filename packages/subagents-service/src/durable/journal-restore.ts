@@ -2,15 +2,17 @@ import type { Context, Logger } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
 import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import type { Delegation } from '../run/delegation.js'
-import type { SubagentService } from '../service.js'
 import { SubagentError } from '../errors.js'
 import type { ParkedRunInfo } from '../run/journal-port.js'
 import type { CheckpointStore, StoredRun } from './journal-store.js'
 import { wokenOnReattach } from './reattach-wake.js'
-import type { RunRecord, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult } from '../types.js'
+import type { BeginOptions, RunRecord, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentStart } from '../types.js'
 
 // Runs this host no longer has in memory (it restarted): listing the parked ones, and continuing
 // one through its provider's `restore`.
+
+/** What a restore needs of `ctx.subagents`: `begin` with the stored record (service.ts; named by shape, not imported). */
+type Restorer = { begin(name: string, request: SubagentRequest, options: BeginOptions): SubagentStart }
 
 /** A provider whose start gives back a result recorded by an earlier start (no child runs). */
 function replaying(provider: SubagentProvider, result: SubagentResult): SubagentProvider {
@@ -179,7 +181,7 @@ export class StoredRuns {
     }
     let run: Delegation
     try {
-      run = await (this.ctx.get('subagents') as SubagentService).begin(stored.provider, request, { restore: record }).handle as Delegation
+      run = await (this.ctx.get('subagents') as Restorer).begin(stored.provider, request, { restore: record }).handle as Delegation
     } catch (error) {
       // Nothing was handed over: the run is as it was stored, for a later resume.
       await putBack().catch(() => {})

@@ -342,3 +342,6 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
 }
 
 const noop = () => {}
+
+/** A run handed over and not yet disposed, as the service's host verbs see it. */
+export type LiveRun = Delegation

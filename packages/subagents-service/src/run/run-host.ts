@@ -3,7 +3,6 @@ import type { Budget } from '@cordis-subagents/agent'
 import type { SubagentEvents } from '../events.js'
 import type { JournalNote } from './journal-port.js'
 import type { TraceSources } from './trace-sources.js'
-import type { Delegation } from './delegation.js'
 
 /** A start admission let through (admission/admission.ts): its place in the tree, and the one way its slots go back. */
 export interface Admission {
@@ -19,15 +18,12 @@ export interface Admission {
   refundAndRelease(): void
 }
 
-/** A run handed over and not yet disposed, as the service's host verbs see it. */
-export type LiveRun = Delegation
-
 /** What a run needs of the service that started it. */
 export interface RunHost {
   events: SubagentEvents
   log: Logger
-  /** Runs handed over and not yet disposed. */
-  live: Map<string, LiveRun>
+  /** Runs handed over and not yet disposed, by id (each run puts itself in at the hand-over and takes itself out). */
+  live: Map<string, object>
   /** Where a delegation without a trace context may get one (a tracing plugin). */
   traces: TraceSources
   /** Records the run's life in the journal a durable store put in place; does nothing without one. */

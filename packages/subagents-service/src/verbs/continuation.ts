@@ -3,7 +3,7 @@ import type { Agent } from '@cordis-subagents/agent'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { SubagentEvents } from '../events.js'
-import type { LiveRun } from '../run/run-host.js'
+import type { LiveRun } from '../run/delegation.js'
 import type {
   BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRun, SubagentStart, SubagentStopReason,
   SubagentUpdate,
