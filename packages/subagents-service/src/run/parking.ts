@@ -37,7 +37,9 @@ export class Parking {
   private settleFinal?: (outcome: SubagentOutcome) => void
   private finalOutcome?: Promise<SubagentOutcome>
   /** The question answered last and where its answer led (one question, one answer). */
-  readonly answers = new Answers()
+  private answerBook?: Answers
+  /** Made at the first question: a run that never parks never makes one. */
+  get answers(): Answers { return this.answerBook ??= new Answers() }
 
   constructor(private readonly run: ParkedRunPort, private readonly host: RunHost) {}
 
