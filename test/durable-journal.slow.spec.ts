@@ -18,11 +18,11 @@ import { captureLogs } from './support/logs.js'
 const fits = (store: Checkpoints): CheckpointStore => store
 void fits
 
-function runOf(id: string, info: Partial<SubagentRunInfo>, checkpoint: () => unknown = () => undefined, reattachKey?: string): JournalledRun {
+function runOf(id: string, info: Partial<SubagentRunInfo>, checkpoint: () => unknown = () => undefined, key?: string): JournalledRun {
   return {
     id,
     info: Object.freeze({ runId: id, provider: 'spawn', parentId: 'agent-root', depth: 1, startedAt: Date.now(), ...info }),
-    ...reattachKey ? { reattachKey } : {},
+    ...key ? { reattachKey: key } : {},
     checkpoint,
   }
 }

@@ -7,7 +7,7 @@ export { Config, DEFAULTS } from './config.js'
 export type {
   ProviderCapabilities, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
   SubagentRun, SubagentRunInfo, SubagentRunState, SubagentStart, SubagentStopReason, SubagentUpdate, ToolFilter, TraceContext,
-  TraceContextSource, RunRecord,
+  TraceContextSource, RunRecord, BeginOptions,
 } from './types.js'
 export { type JournalledRun, NO_JOURNAL, type RunJournal } from './run/journal-port.js'
 export { type HoldOptions, MAX_PARKED_PER_PARENT, ParkedBook } from './parked-book.js'

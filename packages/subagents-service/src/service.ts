@@ -1,3 +1,6 @@
+// ctx.subagents: the registry, and `begin`, where every delegation's road starts. The road, in
+// order: admission (admission/admission.ts) → the run (run/delegation.ts) → the provider → back in
+// the run → the caller. The route is drawn in this package's README ("The road of one delegation").
 import { Context, Logger, Service } from 'cordis'
 import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'

@@ -10,6 +10,7 @@ import { discard, passOn, promiseOf } from './provider-call.js'
 import { runInfoOf } from './run-info.js'
 import { aborted, startFailed, startRefusal } from './start-failure.js'
 import { sendFollowUp } from './steer.js'
+import { isRun } from '../validate.js'
 import type { Admission, RunHost } from './run-host.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo,
@@ -143,9 +144,9 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
       starting.then((late) => discard(this.host.log, provider.name, late), () => {}).finally(() => this.refundAndRelease())
       throw startFailed(this.host.events, this.id, provider.name, request, aborted('before the provider handed the run over'))
     }
-    const refusal = startRefusal(provider.name, outcome)
-    if (refusal) this.reject(refusal.error, refusal.leftover)
-    return this.handOver((outcome as { run: SubagentRun }).run)
+    if ('run' in outcome && isRun(outcome.run)) return this.handOver(outcome.run)
+    const refusal = startRefusal(provider.name, outcome)!
+    return this.reject(refusal.error, refusal.leftover)
   }
 
   private handOver(run: SubagentRun): SubagentHandle {

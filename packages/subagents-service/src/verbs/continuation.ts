@@ -5,8 +5,8 @@ import { SubagentError } from '../errors.js'
 import type { SubagentEvents } from '../events.js'
 import type { LiveRun } from '../run/delegation.js'
 import type {
-  BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRun, SubagentStart, SubagentStopReason,
-  SubagentUpdate,
+  BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRun, SubagentStart,
+  SubagentStopReason, SubagentUpdate,
 } from '../types.js'
 
 // Continuing a run that ended (`ctx.subagents.continue`): a new turn of the same child, asked for
