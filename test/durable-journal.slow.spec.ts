@@ -8,9 +8,9 @@ import { Context, Logger } from 'cordis'
 import type { Checkpoints } from '@cordis-subagents/checkpoints'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { SubagentOutcome, SubagentRunInfo } from '@cordis-subagents/subagents-service'
-import type { JournalledRun } from '../packages/subagents-service/src/journal.js'
-import { CheckpointJournal } from '../packages/subagents-service/src/journal-checkpoints.js'
-import type { CheckpointStore } from '../packages/subagents-service/src/journal-store.js'
+import type { JournalledRun } from '../packages/subagents-service/src/run/journal-port.js'
+import { CheckpointJournal } from '../packages/subagents-service/src/durable/journal-checkpoints.js'
+import type { CheckpointStore } from '../packages/subagents-service/src/durable/journal-store.js'
 import { type Backend, freshPostgres, startStore, type StoreApp } from '../packages/checkpoints/tests/support.js'
 import { captureLogs } from './support/logs.js'
 
@@ -18,11 +18,11 @@ import { captureLogs } from './support/logs.js'
 const fits = (store: Checkpoints): CheckpointStore => store
 void fits
 
-function runOf(id: string, info: Partial<SubagentRunInfo>, checkpoint: () => unknown = () => undefined, taskKey?: string): JournalledRun {
+function runOf(id: string, info: Partial<SubagentRunInfo>, checkpoint: () => unknown = () => undefined, key?: string): JournalledRun {
   return {
     id,
     info: Object.freeze({ runId: id, provider: 'spawn', parentId: 'agent-root', depth: 1, startedAt: Date.now(), ...info }),
-    ...taskKey ? { taskKey } : {},
+    ...key ? { reattachKey: key } : {},
     checkpoint,
   }
 }

@@ -11,7 +11,7 @@ import { Checkpoints } from '@cordis-subagents/checkpoints'
 import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { SubagentProvider, SubagentResult, SubagentRun } from '@cordis-subagents/subagents-service'
-import type { RunRecord } from '../../packages/subagents-service/src/journal.js'
+import type { RunRecord } from '../../packages/subagents-service/src/types.js'
 import { type Backend, PG_URL, serviceOf } from '../../packages/checkpoints/tests/support.js'
 import { tick } from './async.js'
 

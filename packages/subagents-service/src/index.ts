@@ -7,16 +7,16 @@ export { Config, DEFAULTS } from './config.js'
 export type {
   ProviderCapabilities, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
   SubagentRun, SubagentRunInfo, SubagentRunState, SubagentStart, SubagentStopReason, SubagentUpdate, ToolFilter, TraceContext,
-  TraceContextSource,
+  TraceContextSource, RunRecord, BeginOptions,
 } from './types.js'
-export { type JournalledRun, NO_JOURNAL, type RunJournal, type RunRecord } from './journal.js'
+export { type JournalledRun, NO_JOURNAL, type RunJournal } from './run/journal-port.js'
 export { type HoldOptions, MAX_PARKED_PER_PARENT, ParkedBook } from './parked-book.js'
-export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, ResultBook, type ResultLimits } from './results.js'
-export { MAX_TASK_KEYS_PER_PARENT, taskKey } from './task-keys.js'
-export type { ParkedRunInfo } from './host-verbs.js'
+export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, ResultBook, type ResultLimits } from './verbs/results.js'
+export { MAX_TASK_KEYS_PER_PARENT, reattachKey } from './run/reattach-keys.js'
+export type { ParkedRunInfo } from './run/journal-port.js'
 export { type SubagentCapability, SubagentError, type SubagentErrorCode, type SubagentErrorOptions } from './errors.js'
 export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } from './events.js'
-export { isIdleStop, STOP_REASONS } from './outcome.js'
+export { isIdleStop, STOP_REASONS } from './run/outcome.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
 export {
   BackgroundRegistry, type BackgroundLimits, type BackgroundResult, type BackgroundStart, type BackgroundState, BackgroundTask,
@@ -24,4 +24,4 @@ export {
 } from './background.js'
 export {
   CONTINUE_WINDOW_MS, type ContinuableRunInfo, ContinuableRuns, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
-} from './continuation.js'
+} from './verbs/continuation.js'

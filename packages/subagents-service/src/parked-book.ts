@@ -1,9 +1,9 @@
 import type { Agent } from '@cordis-subagents/agent'
 import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import type { Logger } from 'cordis'
-import type { Delegation } from './delegation.js'
+import type { Delegation } from './run/delegation.js'
 import { SubagentError } from './errors.js'
-import { idleEndNote } from './park-expiry.js'
+import { idleEndNote } from './run/park-expiry.js'
 import type { SubagentHandle, SubagentOutcome } from './types.js'
 
 /** Parked children one parent may hold at once; past it, the delegating tool reports `PARKED_LIMIT` and ends the child. */

@@ -1,7 +1,7 @@
 import type { Budget } from '@cordis-subagents/agent'
 import { SubagentError } from './errors.js'
 import { checkedWork, describeBreach } from '@cordis-subagents/shared'
-import { tokensOf } from './outcome.js'
+import { tokensOf } from './run/outcome.js'
 import type { SubagentResult, SubagentUpdate } from './types.js'
 import { isObject } from './validate.js'
 

@@ -1,43 +1,35 @@
-// One delegation, in order (each step names its module):
-//   begin(name, request)            check: provider, capabilities, request, depth (validate.ts, limits.ts)
-//   → new Delegation                the run, from here to dispose: guards, controller, events (delegation.ts)
-//   → admit                         per-parent and tree slots, the parent's budget (parent-gate.ts, tree-gate.ts)
-//   → callProvider(provider)        provider.start(request + the run's signal, onUpdate): a plain run (provider code)
-//   → hand-over, then follow        `handle` fulfils with the same Delegation; subagent/start; its result → arrive
-//   → result → dispose              normalised (outcome.ts); subagent/end; the provider's dispose; slots released
-// Background: the tool records a task (background.ts), begins on this same path, binds the two.
-// Parked: a `pending` result parks the run (parking.ts); `resume(answer)` continues it (host-verbs.ts).
-//   Each state change goes to the journal (journal.ts; journal-*.ts with ctx.checkpoints).
+// ctx.subagents: the registry, and `begin`, where every delegation's road starts. The road, in
+// order: admission (admission/admission.ts) → the run (run/delegation.ts) → the provider → back in
+// the run → the caller. The route is drawn in this package's README ("The road of one delegation").
 import { Context, Logger, Service } from 'cordis'
-import type { Budget } from '@cordis-subagents/agent'
 import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
 import { BackgroundRegistry } from './background.js'
 import { type SubagentEventHandlers, SubagentEvents } from './events.js'
-import { admitChild, type Checked, placeInTree } from './limits.js'
-import { ParentGates } from './parent-gate.js'
-import { takeSlots } from './slot-admission.js'
-import { Delegation } from './delegation.js'
-import { aborted } from './run-parts.js'
-import type { Admission, LiveRun, RunHost } from './run-host.js'
-import { type Slot, TreeGates } from './tree-gate.js'
-import { TraceSources } from './trace-sources.js'
+import { Admissions, type Admitted } from './admission/admission.js'
+import type { Checked } from './admission/limits.js'
+import { Delegation, type LiveRun } from './run/delegation.js'
+import { nextRunId } from './run/run-info.js'
+import type { RunHost } from './run/run-host.js'
+import { NO_JOURNAL, type ParkedRunInfo, type RunJournal } from './run/journal-port.js'
+import { attach, reattachKey, ReattachKeys } from './run/reattach-keys.js'
+import { TraceSources } from './run/trace-sources.js'
 import { ProviderWaiters } from './provider-waiters.js'
-import { HostVerbs, type ParkedRunInfo } from './host-verbs.js'
-import { afterRecordedIn, NO_JOURNAL, noteIn, type RunJournal } from './journal.js'
+import { HostVerbs } from './verbs/host-verbs.js'
 import { ParkedBook } from './parked-book.js'
-import { attach, taskKey, TaskKeys } from './task-keys.js'
-import { useCheckpointJournal } from './journal-checkpoints.js'
-import { readResult } from './result-read.js'
-import { type KeptResult, ResultBook } from './results.js'
-import { providerFor, restoredRunId } from './journal-restore.js'
-import { ContinuableRuns, type ContinueOptions, continuedProvider } from './continuation.js'
-import { checkCapabilities, checkProvider, checkRequest, checkTraceContext, isObject } from './validate.js'
+import { afterRecordedIn, noteIn } from './durable/journal.js'
+import { useCheckpointJournal } from './durable/journal-checkpoints.js'
+import { restoringProvider } from './durable/restore-start.js'
+import { readResult } from './verbs/result-read.js'
+import { type KeptResult, ResultBook } from './verbs/results.js'
+import { ContinuableRuns, type ContinueOptions, continuingProvider } from './verbs/continuation.js'
+import { checkProvider, isObject } from './validate.js'
 import type {
-  SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
+  BeginOptions, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
 } from './types.js'
 
 const noop = () => {}
+const now = (_runId: string, then: () => void) => then()
 
 declare module 'cordis' {
   interface Context {
@@ -56,11 +48,9 @@ export class SubagentService extends Service<Config> {
   private readonly live = new Map<string, LiveRun>()
   private journal: RunJournal = NO_JOURNAL
   private readonly verbs = new HostVerbs(this.live, () => this.journal)
-  private readonly tasks = new TaskKeys()
-  private readonly parents = new ParentGates()
-  private readonly trees = new TreeGates()
-  /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
-  private readonly slots = new WeakMap<Budget, Slot>()
+  /** Runs started with `reattach: true`, by parent and reattach key (in memory). */
+  private readonly reattaching = new ReattachKeys()
+  private readonly admissions: Admissions
   private stopped = false
   private readonly log: Logger
   private readonly events: SubagentEvents
@@ -81,16 +71,12 @@ export class SubagentService extends Service<Config> {
     this.config = resolveConfig(config)
     this.log = ctx.logger('subagents')
     this.events = new SubagentEvents(ctx, this.log)
-    this.host = {
-      events: this.events, log: this.log, live: this.live, slots: this.slots, traces: this.traces,
-      release: (admission) => this.releaseSlots(admission),
-      refund: (admission) => admission.parentBudget?.charge('children', -1),
-      note: noteIn(() => this.journal, this.log),
-      afterRecorded: afterRecordedIn(() => this.journal),
-    }
+    this.admissions = new Admissions(this.config, (name, context) => this.lookup(name, context))
+    // Without a journal (no durable store loaded) a run's notes go nowhere: durable/ is never entered.
+    this.host = { events: this.events, log: this.log, live: this.live, traces: this.traces, note: noop, afterRecorded: now }
     this.parked = new ParkedBook(this.log, this.live)
     this.events.observe({ 'subagent/end': (info, outcome) => this.results.record(info, outcome) })
-    this.continuable = new ContinuableRuns(ctx, this.live, this.events, (name, request) => this.begin(name, request))
+    this.continuable = new ContinuableRuns(ctx, this.live, this.events, (name, request, options) => this.begin(name, request, options))
     useCheckpointJournal(ctx, this, this.log)
   }
 
@@ -98,8 +84,7 @@ export class SubagentService extends Service<Config> {
     this.stopped = true
     this.background.stopAll()
     const error = () => new SubagentError('ABORTED', 'The subagents service stopped while this start was waiting for a slot.')
-    this.trees.failAll(error)
-    this.parents.failAll(error)
+    this.admissions.stop(error)
     this.waiters.failAll()
   }
 
@@ -168,7 +153,14 @@ export class SubagentService extends Service<Config> {
   useJournal(journal: RunJournal): () => void {
     return this.ctx.effect(() => {
       this.journal = journal
-      return () => { if (this.journal === journal) this.journal = NO_JOURNAL }
+      this.host.note = noteIn(() => this.journal, this.log)
+      this.host.afterRecorded = afterRecordedIn(() => this.journal)
+      return () => {
+        if (this.journal !== journal) return
+        this.journal = NO_JOURNAL
+        this.host.note = noop
+        this.host.afterRecorded = now
+      }
     })
   }
 
@@ -233,21 +225,22 @@ export class SubagentService extends Service<Config> {
    * hand-over (as the handle's `cancel`). For a caller with reasons of its own to stop (a timeout),
    * so it needs no abort signal of its own in front of the run's.
    */
-  begin(name: string, request: SubagentRequest): SubagentStart {
+  begin(name: string, request: SubagentRequest, options: BeginOptions = {}): SubagentStart {
     let checked: Checked
     try {
-      checked = this.check(name, request)
+      checked = this.admissions.check(name, request)
     } catch (error) {
       return { handle: Promise.reject(error), cancel: noop }
     }
     // The provider gets the checked copy of the trace context, never the caller's object.
     if (checked.traceContext) request = { ...request, traceContext: checked.traceContext }
-    const key = request.reattach === true ? taskKey(name, request) : undefined
-    const earlier = key && this.tasks.find(request.parent, key)
+    const key = request.reattach === true ? reattachKey(name, request) : undefined
+    const earlier = key && this.reattaching.find(request.parent, key)
     if (earlier) return attach(earlier)
-    const run = new Delegation(request, this.host)
-    run.admittedBy(this.admit(name, request, checked, run))
-    if (key) this.tasks.record(request.parent, key, run)
+    const { restore, continues } = options
+    const run = new Delegation(request, this.host, restore?.runId ?? continues?.runId ?? nextRunId(), continues !== undefined)
+    run.admittedBy(this.admitAndCall(name, request, checked, run, options, key))
+    if (key) this.reattaching.record(request.parent, key, run)
     return run
   }
 
@@ -271,67 +264,32 @@ export class SubagentService extends Service<Config> {
     return this.ctx.effect(() => this.events.observe(handlers))
   }
 
-  /** What is wrong with the request or its place in the tree, before anything waits. */
-  private check(name: string, request: SubagentRequest): Checked {
-    if (this.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
-    const provider = this.lookup(name, '')
-    // What the provider cannot do is reported before what is malformed.
-    if (!isObject(request)) throw new SubagentError('INVALID_REQUEST', 'The request must be an object { prompt, parent, signal, ... }.')
-    checkCapabilities(provider, request)
-    checkRequest(request)
-    const traceContext = checkTraceContext(request)
-    return { ...placeInTree(request, this.config.maxDepth), traceContext }
+  /** Admission (checks, slots, the parent's budget), then the run calls the provider: one way, no turn back. */
+  private async admitAndCall(
+    name: string, request: SubagentRequest, checked: Checked, run: Delegation, options: BeginOptions, key: string | undefined,
+  ): Promise<SubagentHandle> {
+    const admitting = this.admissions.admit(name, request, checked, run)
+    // A free slot is taken at once: no promise, and no tick, for the common case.
+    const admission = admitting instanceof Promise ? await admitting : admitting
+    const chosen = this.providerFor(admission, request, run, options, key)
+    return run.callProvider(chosen instanceof Promise ? await chosen : chosen, admission)
   }
 
-  /** Waits for the per-parent and per-tree slots (on the run's signal), then has the run call its provider. */
-  private async admit(name: string, request: SubagentRequest, checked: Checked, run: Delegation): Promise<SubagentHandle> {
-    const { depth, parentBudget, ceiling } = checked
-    const { signal } = run
-    try {
-      if (signal.aborted) throw aborted('before the start')
-      if (parentBudget) admitChild(parentBudget, request.parent.id, this.config.maxChildren)
-    } catch (error) {
-      run.abandon()
-      throw error
-    }
-    const key: object = request.parent
-    const perParent = Math.min(this.config.maxConcurrentPerParent, request.budget?.maxConcurrent ?? Infinity)
-    let slot: Slot | undefined
-    try {
-      const root = parentBudget?.root
-      const limit = root && Math.min(this.config.maxConcurrent, root.limits.maxConcurrent)
-      const tree = root && { root, limit: limit!, lender: this.slots.get(parentBudget!) }
-      const taken = takeSlots(this.parents, this.trees, { key, parentId: request.parent.id, perParent, tree, holder: run, signal })
-      // A free slot is taken at once: no promise, and no tick, for the common case.
-      slot = taken instanceof Promise ? await taken : taken
-    } catch (error) {
-      parentBudget?.charge('children', -1)
-      run.abandon()
-      throw error
-    }
-    const admission: Admission = { depth, ceiling, parentBudget, slot, gateKey: key, holder: run }
-    let provider: SubagentProvider
-    try {
-      if (this.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
-      provider = this.lookup(name, ' (it was removed while this start was waiting for a slot)')
-      checkCapabilities(provider, request)
-      if (signal.aborted) throw aborted('while the start was waiting for a slot')
-    } catch (error) {
-      this.releaseSlots(admission)
-      parentBudget?.charge('children', -1)
-      run.abandon()
-      throw error
-    }
-    const plain = request.reattach !== true && restoredRunId(request) === undefined
-    // A plain delegation calls its provider (a continue: the ended run's continueWith); a restore or a reattach asks the journal which.
-    const chosen = plain ? continuedProvider(provider, request) ?? provider : await providerFor(provider, request, run, this.journal)
-    return run.callProvider(chosen, admission)
-  }
-
-  /** Frees the slots an admission holds in the per-parent and tree gates. */
-  private releaseSlots(admission: Admission): void {
-    if (admission.slot) this.trees.release(admission.parentBudget!.root, admission.slot)
-    this.parents.release(admission.gateKey, admission.holder)
+  /**
+   * The provider a run calls: a plain delegation its provider itself; a continue the ended run's
+   * `continueWith`; a restore the provider's `restore` (durable/); a reattach what the journal
+   * recorded for its key, if it has a journal.
+   */
+  private providerFor(
+    admission: Admitted, request: SubagentRequest, run: Delegation, options: BeginOptions,
+    key: string | undefined,
+  ): SubagentProvider | Promise<SubagentProvider> {
+    const { provider } = admission
+    if (options.continues) return continuingProvider(provider, options.continues)
+    if (options.restore) return restoringProvider(provider, options.restore)
+    const journal = this.journal
+    if (key === undefined || !journal.reattached) return provider
+    return journal.reattached(provider, request.parent.id, key, run.id).catch(() => undefined).then((found) => found ?? provider)
   }
 
   private lookup(name: string, context: string): SubagentProvider {

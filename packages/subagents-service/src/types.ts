@@ -1,6 +1,5 @@
 import type { Agent, Budget, BudgetBreach, BudgetLimits, Usage, WorkCounts } from '@cordis-subagents/agent'
 import type { PendingQuestion, ToolFilter } from '@cordis-subagents/shared'
-import type { RunRecord } from './journal.js'
 
 export type { ToolFilter }
 
@@ -303,4 +302,26 @@ export interface SubagentRunInfo {
   depth: number
   /** `Date.now()` when the service called the provider's `start` (after any queue wait). */
   startedAt: number
+}
+
+/** What a journal keeps of a run, and what a provider's `restore` rebuilds the child from. */
+export interface RunRecord {
+  runId: string
+  provider: string
+  parentId: string
+  label?: string
+  depth: number
+  state: 'running' | 'parked' | 'interrupted' | 'settled' | 'closed'
+  /** The provider run's `checkpoint()` (JSON). */
+  checkpoint?: unknown
+  question?: PendingQuestion
+  reattachKey?: string
+}
+
+/** `begin`'s third argument: a run that already has an id, taken up again rather than started afresh (it keeps its id). */
+export interface BeginOptions {
+  /** Rebuild the stored run from its record through its provider's `restore` (after a restart; durable/journal-restore.ts). */
+  restore?: RunRecord
+  /** A new turn of an ended run (`continue`): its id, and its provider run, whose `continueWith` takes `message`. */
+  continues?: { runId: string; run: SubagentRun; message: string }
 }

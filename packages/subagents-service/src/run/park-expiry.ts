@@ -1,6 +1,6 @@
 import type { Logger } from 'cordis'
 import { isIdleStop } from './outcome.js'
-import type { SubagentOutcome, SubagentResult, SubagentRunState } from './types.js'
+import type { SubagentOutcome, SubagentResult, SubagentRunState } from '../types.js'
 
 // A run that ends while it is idle (parked on a question, or interrupted): nothing of the service
 // waits on a turn of it then, so the provider reports that end itself (`onIdleEnd`).

@@ -1,12 +1,12 @@
 import type { Context, Logger } from 'cordis'
 import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import type { BackgroundRegistry } from './background.js'
-import type { ParkedRunInfo } from './host-verbs.js'
-import type { JournalledRun, RunJournal } from './journal.js'
+import type { BackgroundRegistry } from '../background.js'
+import type { ParkedRunInfo } from '../run/journal-port.js'
+import type { JournalledRun, RunJournal } from '../run/journal-port.js'
 import { StoredRuns } from './journal-restore.js'
 import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint, type StoredTaskKey } from './journal-store.js'
-import type { SubagentOutcome, SubagentProvider } from './types.js'
+import type { SubagentOutcome, SubagentProvider } from '../types.js'
 
 type Kind = 'start' | 'park' | 'resume' | 'settle' | 'claim'
 
@@ -117,7 +117,7 @@ export class CheckpointJournal implements RunJournal {
       if (info.label) record.label = info.label.slice(0, MAX_LABEL)
       // The claim first: a stop between the two writes then leaves a claim without a run (the next
       // reattach starts afresh), never a run without its claim (which a later reattach would run twice).
-      if (run.taskKey) await this.claim(store, run)
+      if (run.reattachKey) await this.claim(store, run)
       await this.saveWithTranscript(store, record, checkpoint)
     })
   }
@@ -201,7 +201,7 @@ export class CheckpointJournal implements RunJournal {
   private async claim(store: CheckpointStore, run: JournalledRun): Promise<void> {
     const claim = await store.tasks.claim(taskKeyInput(run), run.id)
     if (!claim.claimed && claim.runId !== run.id) {
-      this.log.warn('run %s started under task key %s, which run %s holds in the checkpoint store', run.id, run.taskKey, claim.runId)
+      this.log.warn('run %s started under task key %s, which run %s holds in the checkpoint store', run.id, run.reattachKey, claim.runId)
     }
   }
 
@@ -233,8 +233,8 @@ export class CheckpointJournal implements RunJournal {
 }
 
 /** What the store's task-key claim hashes: the service's key already covers model, persona and prompt. */
-function taskKeyInput(run: Pick<JournalledRun, 'info' | 'taskKey'>): StoredTaskKey {
-  return { parent: run.info.parentId, provider: run.info.provider, agent: '', prompt: run.taskKey! }
+function taskKeyInput(run: Pick<JournalledRun, 'info' | 'reattachKey'>): StoredTaskKey {
+  return { parent: run.info.parentId, provider: run.info.provider, agent: '', prompt: run.reattachKey! }
 }
 
 /** A provider's checkpoint may name how to reach its child again: an ACP session, an A2A task. */
@@ -290,9 +290,18 @@ const EXIT_FLUSH_MS = 5000
 // instead (`recorded`), and the loader's awaited `exit` event flushes.
 export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Logger): void {
   const waiting = new WaitingJournal(log, () => checkpointsLoaded(ctx))
-  let undoWaiting: (() => void) | undefined = service.useJournal(waiting)
+  let undoWaiting: (() => void) | undefined
+  let ready = false
+  // The waiting journal is put in place only once a checkpoints plugin is loaded: without one the
+  // service keeps no journal, and a delegation never calls into this folder.
+  const expectStore = () => {
+    if (!ready && !undoWaiting && checkpointsLoaded(ctx)) undoWaiting = service.useJournal(waiting)
+  }
+  expectStore()
+  ctx.on('internal/runtime', expectStore)
   ctx.on('dispose', () => waiting.close())
   ctx.inject(['checkpoints' as never], (inner) => {
+    ready = true
     undoWaiting?.()
     undoWaiting = undefined
     const journal = checkpointJournal(inner, log, service.background)

@@ -1,13 +1,13 @@
 import type { Context } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
-import { SubagentError } from './errors.js'
-import type { SubagentEvents } from './events.js'
-import type { LiveRun } from './run-host.js'
+import { SubagentError } from '../errors.js'
+import type { SubagentEvents } from '../events.js'
+import type { LiveRun } from '../run/delegation.js'
 import type {
-  ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRun, SubagentStart, SubagentStopReason,
-  SubagentUpdate,
-} from './types.js'
+  BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRun, SubagentStart,
+  SubagentStopReason, SubagentUpdate,
+} from '../types.js'
 
 // Continuing a run that ended (`ctx.subagents.continue`): a new turn of the same child, asked for
 // by someone, on its transcript. Never a re-run of the turn that ended: that one stays settled.
@@ -49,19 +49,8 @@ interface Entry extends ContinuableRunInfo {
   parent: Agent
 }
 
-/** Continue requests, and what each continues (the service reads them at the provider call). */
-const continuing = new WeakMap<object, { runId: string; run: SubagentRun; message: string }>()
-
-/** The continued run's id for a continue request (the run keeps its id); undefined otherwise. */
-export function continuedRunId(request: object): string | undefined {
-  return continuing.get(request)?.runId
-}
-
-/** For a continue request: the provider with the ended run's `continueWith` in place of `start`. */
-export function continuedProvider(provider: SubagentProvider, request: object): SubagentProvider | undefined {
-  const target = continuing.get(request)
-  if (!target) return undefined
-  const { run, message } = target
+/** For a continue (`begin`'s `continues`): the provider with the ended run's `continueWith` in place of `start`. */
+export function continuingProvider(provider: SubagentProvider, { run, message }: NonNullable<BeginOptions['continues']>): SubagentProvider {
   return Object.assign(Object.create(provider) as SubagentProvider, {
     start: (next: ProviderStartRequest) => run.continueWith!(message, next),
   })
@@ -81,7 +70,7 @@ export class ContinuableRuns {
     private readonly ctx: Context,
     private readonly live: Map<string, LiveRun>,
     events: SubagentEvents,
-    private readonly begin: (provider: string, request: SubagentRequest) => SubagentStart,
+    private readonly begin: (provider: string, request: SubagentRequest, options: BeginOptions) => SubagentStart,
   ) {
     events.observe({ 'subagent/end': (info, outcome) => this.ended(this.live.get(info.runId), outcome) })
   }
@@ -138,11 +127,10 @@ export class ContinuableRuns {
     const request: SubagentRequest = { prompt: message, parent, signal: options.signal ?? new AbortController().signal }
     if (entry.label) request.label = entry.label
     if (options.onUpdate) request.onUpdate = options.onUpdate
-    continuing.set(request, { runId, run: entry.run, message })
     this.book.delete(runId)
     this.inFlight.set(runId, entry.continues + 1)
     try {
-      const handle = await this.begin(entry.provider, request).handle
+      const handle = await this.begin(entry.provider, request, { continues: { runId, run: entry.run, message } }).handle
       if (fresh) void (handle as LiveRun).ended.finally(() => parent.dispose())
       return handle
     } catch (error) {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Delegation } from './delegation.js'
-import type { SubagentHandle, SubagentOutcome, SubagentRequest, SubagentRunInfo, SubagentRunState, SubagentStart } from './types.js'
+import type { SubagentHandle, SubagentOutcome, SubagentRequest, SubagentRunInfo, SubagentRunState, SubagentStart } from '../types.js'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 
 /** Task keys one parent remembers in memory; past it the oldest ended run's key goes first (else the oldest). */
@@ -10,7 +10,7 @@ export const MAX_TASK_KEYS_PER_PARENT = 1000
 const RETAINED = new Set(['completed', 'closed'])
 
 /** The task key of a delegation: sha256 over the parent's id, the provider, the model, the persona and the prompt. */
-export function taskKey(provider: string, request: SubagentRequest): string {
+export function reattachKey(provider: string, request: SubagentRequest): string {
   const parts = [request.parent.id, provider, request.agentOptions?.model ?? '', request.persona ?? '', request.prompt]
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex')
 }
@@ -20,7 +20,7 @@ export function taskKey(provider: string, request: SubagentRequest): string {
  * A key finds its run while it is starting, running, parked or interrupted, or ended `completed`
  * / `closed`; a run that failed to start or ended otherwise is forgotten.
  */
-export class TaskKeys {
+export class ReattachKeys {
   private readonly books = new WeakMap<object, Map<string, Delegation>>()
 
   find(parent: object, key: string): Delegation | undefined {
@@ -46,7 +46,7 @@ export class TaskKeys {
       book.delete(evict ?? book.keys().next().value!)
     }
     book.set(key, run)
-    run.taskKey = key
+    run.reattachKey = key
     run.handle.catch(() => { if (book!.get(key) === run) book!.delete(key) })
   }
 }

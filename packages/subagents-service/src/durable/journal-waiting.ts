@@ -1,7 +1,7 @@
 import { type Context, type Logger, Service } from 'cordis'
 import type { PendingQuestion } from '@cordis-subagents/shared'
-import type { JournalledRun, RunJournal } from './journal.js'
-import type { SubagentOutcome } from './types.js'
+import type { JournalledRun, RunJournal } from '../run/journal-port.js'
+import type { SubagentOutcome } from '../types.js'
 
 /** Most state changes kept while `ctx.checkpoints` is loading; later ones are not recorded (counted, logged). */
 const MAX_WAITING_NOTES = 1000

@@ -1,7 +1,7 @@
 import { MAX_MESSAGE_LENGTH as MAX_SEND_LENGTH } from '@cordis-subagents/shared'
 import { describeError } from '@cordis-subagents/shared'
-import { SubagentError } from './errors.js'
-import type { SubagentRun } from './types.js'
+import { SubagentError } from '../errors.js'
+import type { SubagentRun } from '../types.js'
 
 
 /**

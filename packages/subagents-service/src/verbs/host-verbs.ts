@@ -1,17 +1,9 @@
-import type { PendingQuestion } from '@cordis-subagents/shared'
-import type { Delegation } from './delegation.js'
-import { SubagentError } from './errors.js'
-import type { RunJournal } from './journal.js'
-import type { SubagentOutcome } from './types.js'
+import type { Delegation } from '../run/delegation.js'
+import { SubagentError } from '../errors.js'
+import type { ParkedRunInfo, RunJournal } from '../run/journal-port.js'
+import type { SubagentOutcome } from '../types.js'
 
 // The host's verbs on one run of this service, by run id: resume, interrupt, wake, close, and the list of parked runs.
-
-/** A parked run as `ctx.subagents.pending()` lists it. */
-export interface ParkedRunInfo {
-  runId: string
-  parentId: string
-  question: PendingQuestion
-}
 
 export class HostVerbs {
   constructor(private readonly live: Map<string, Delegation>, private readonly journal: () => RunJournal) {}

@@ -1,20 +1,21 @@
 import type { Agent, Budget } from '@cordis-subagents/agent'
 import { describeError, limitStop, onAbort, type PendingQuestion } from '@cordis-subagents/shared'
-import { capDiagnostic } from './diagnostic.js'
-import { SubagentError } from './errors.js'
+import { capDiagnostic } from '../diagnostic.js'
+import { SubagentError } from '../errors.js'
 import { asLimitStop, isIdleStop, normalise, reasonText, sealed } from './outcome.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { idleEnd } from './park-expiry.js'
-import { restoredRunId } from './journal-restore.js'
-import { continuedRunId } from './continuation.js'
-import { chargeReported, chargeUsage, isEmptyUsage } from './reported-spend.js'
-import { aborted, discard, nextRunId, passOn, promiseOf, runInfoOf, startFailed, startRefusal } from './run-parts.js'
+import { chargeReported, chargeUsage, isEmptyUsage } from '../reported-spend.js'
+import { discard, passOn, promiseOf } from './provider-call.js'
+import { runInfoOf } from './run-info.js'
+import { aborted, startFailed, startRefusal } from './start-failure.js'
 import { sendFollowUp } from './steer.js'
+import { isRun } from '../validate.js'
 import type { Admission, RunHost } from './run-host.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo,
   SubagentRunState, SubagentStart, SubagentUpdate,
-} from './types.js'
+} from '../types.js'
 
 /**
  * - `admitting`: the service is checking the request and waiting for its gate slots.
@@ -52,7 +53,6 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   private pending?: SubagentUpdate[]
   private provider!: SubagentProvider
   private admission!: Admission
-  private released = false
   private budget?: Budget
   private run?: SubagentRun
   private runInfo?: SubagentRunInfo
@@ -66,14 +66,16 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   private stopWaitingForStart?: () => void
   /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts). */
   private readonly parking: Parking
-  /** @internal the task key it was started under (reattach) */ taskKey?: string
+  /** @internal the task key it was started under (reattach) */ reattachKey?: string
   /** @internal a new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running */
   readonly continues: boolean
-  /** `request` must have passed the service's checks (its signal is an AbortSignal). */
-  constructor(private readonly request: SubagentRequest, private readonly host: RunHost) {
-    const continued = continuedRunId(request)
-    this.continues = continued !== undefined
-    this.id = restoredRunId(request) ?? continued ?? nextRunId()
+  /**
+   * `request` must have passed the service's checks (its signal is an AbortSignal). `id` is minted
+   * by the service (`nextRunId`), or kept from the run a restore or a continue takes up.
+   */
+  constructor(private readonly request: SubagentRequest, private readonly host: RunHost, id: string, continues = false) {
+    this.continues = continues
+    this.id = id
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
     this.parking = new Parking(this, host)
@@ -117,7 +119,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     this.admission = admission
     this.phase = 'starting'
     const budget = this.budget = admission.parentBudget?.child(request.budget)
-    if (budget && admission.slot) host.slots.set(budget, admission.slot)
+    if (budget) admission.lend(budget)
     const providerRequest = passOn(request, {
       prompt: request.prompt, parent: request.parent, signal: this.controller.signal, onUpdate: this.onUpdate,
       wantsUpdates: this.wantsUpdates, runId: this.id, depth: admission.depth, maxDepthCeiling: admission.ceiling,
@@ -142,9 +144,9 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
       starting.then((late) => discard(this.host.log, provider.name, late), () => {}).finally(() => this.refundAndRelease())
       throw startFailed(this.host.events, this.id, provider.name, request, aborted('before the provider handed the run over'))
     }
-    const refusal = startRefusal(provider.name, outcome)
-    if (refusal) this.reject(refusal.error, refusal.leftover)
-    return this.handOver((outcome as { run: SubagentRun }).run)
+    if ('run' in outcome && isRun(outcome.run)) return this.handOver(outcome.run)
+    const refusal = startRefusal(provider.name, outcome)!
+    return this.reject(refusal.error, refusal.leftover)
   }
 
   private handOver(run: SubagentRun): SubagentHandle {
@@ -332,16 +334,15 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   }
 
   private release(): void {
-    if (this.released) return
-    this.released = true
-    if (this.budget) this.host.slots.delete(this.budget)
-    this.host.release(this.admission)
+    this.admission.release()
   }
 
   private refundAndRelease(): void {
-    this.host.refund(this.admission)
-    this.release()
+    this.admission.refundAndRelease()
   }
 }
 
 const noop = () => {}
+
+/** A run handed over and not yet disposed, as the service's host verbs see it. */
+export type LiveRun = Delegation

@@ -1,6 +1,6 @@
 import type { PendingQuestion } from '@cordis-subagents/shared'
-import { SubagentError } from './errors.js'
-import type { SubagentOutcome } from './types.js'
+import { SubagentError } from '../errors.js'
+import type { SubagentOutcome } from '../types.js'
 
 // One question, one answer: the questions a run answered, and the outcome each answer led to.
 

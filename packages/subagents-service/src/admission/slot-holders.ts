@@ -1,4 +1,4 @@
-import type { SubagentRunState } from './types.js'
+import type { SubagentRunState } from '../types.js'
 
 // What holds the slots a start waits for, as a refusal or a timeout names it (bounded).
 

@@ -1,5 +1,5 @@
 import { headBytes, type Usage, type WorkCounts } from '@cordis-subagents/shared'
-import type { SubagentOutcome, SubagentRunInfo, SubagentStopReason } from './types.js'
+import type { SubagentOutcome, SubagentRunInfo, SubagentStopReason } from '../types.js'
 
 /** Final outcomes the in-memory book keeps (the most recent ones; older ones are forgotten first). */
 export const MAX_KEPT_RESULTS = 256

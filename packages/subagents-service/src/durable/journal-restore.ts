@@ -1,55 +1,18 @@
 import type { Context, Logger } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
 import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import type { Delegation } from './delegation.js'
-import type { SubagentService } from './service.js'
-import { SubagentError } from './errors.js'
-import type { ParkedRunInfo } from './host-verbs.js'
-import type { RunJournal, RunRecord } from './journal.js'
+import type { Delegation } from '../run/delegation.js'
+import { SubagentError } from '../errors.js'
+import type { ParkedRunInfo } from '../run/journal-port.js'
 import type { CheckpointStore, StoredRun } from './journal-store.js'
-import { taskKey } from './task-keys.js'
 import { wokenOnReattach } from './reattach-wake.js'
-import type { SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult } from './types.js'
+import type { BeginOptions, RunRecord, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentStart } from '../types.js'
 
 // Runs this host no longer has in memory (it restarted): listing the parked ones, and continuing
 // one through its provider's `restore`.
 
-/** Restore requests, and the record each restores (the service reads them at the provider call). */
-const restoring = new WeakMap<object, RunRecord>()
-
-/** The stored run's id for a restore request (the run keeps its id); undefined for a fresh delegation. */
-export function restoredRunId(request: object): string | undefined {
-  return restoring.get(request)?.runId
-}
-
-/**
- * The provider to call for `request`: for a restore, the provider with its `restore` in place of
- * `start` (one without `restore` rejects the start `UNSUPPORTED`, so the service releases the
- * run's slots as for any failed start).
- */
-function startingProvider(provider: SubagentProvider, request: object): SubagentProvider {
-  const record = restoring.get(request)
-  if (!record) return provider
-  const restore = provider.restore
-  return Object.assign(Object.create(provider) as SubagentProvider, {
-    start: (providerRequest: Parameters<SubagentProvider['start']>[0]) => typeof restore === 'function'
-      ? restore.call(provider, record, providerRequest)
-      : Promise.reject(new SubagentError('UNSUPPORTED', `Provider "${provider.name}" cannot restore runs, so run ${record.runId} cannot be continued after a restart.`)),
-  })
-}
-
-/**
- * The provider the service calls for a delegation that passed its gates: the restore of a stored
- * run (`reopen`), a run an earlier start recorded under the same task key (the journal's
- * `reattached`), else the provider itself. Never rejects.
- */
-export async function providerFor(
-  provider: SubagentProvider, request: SubagentRequest, run: { id: string }, journal: RunJournal,
-): Promise<SubagentProvider> {
-  const restoring = startingProvider(provider, request)
-  if (restoring !== provider || request.reattach !== true || !journal.reattached) return restoring
-  return await journal.reattached(provider, request.parent.id, taskKey(provider.name, request), run.id).catch(() => undefined) ?? provider
-}
+/** What a restore needs of `ctx.subagents`: `begin` with the stored record (service.ts; named by shape, not imported). */
+type Restorer = { begin(name: string, request: SubagentRequest, options: BeginOptions): SubagentStart }
 
 /** A provider whose start gives back a result recorded by an earlier start (no child runs). */
 function replaying(provider: SubagentProvider, result: SubagentResult): SubagentProvider {
@@ -216,10 +179,9 @@ export class StoredRuns {
       signal: new AbortController().signal,
       ...record.label ? { label: record.label } : {},
     }
-    restoring.set(request, record)
     let run: Delegation
     try {
-      run = await (this.ctx.get('subagents') as SubagentService).delegate(stored.provider, request) as Delegation
+      run = await (this.ctx.get('subagents') as Restorer).begin(stored.provider, request, { restore: record }).handle as Delegation
     } catch (error) {
       // Nothing was handed over: the run is as it was stored, for a later resume.
       await putBack().catch(() => {})

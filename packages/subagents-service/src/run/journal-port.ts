@@ -1,8 +1,15 @@
-import type { Logger } from 'cordis'
-import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import type { ParkedRunInfo } from './host-verbs.js'
-import type { JournalNote } from './run-host.js'
-import type { SubagentOutcome, SubagentProvider, SubagentRunInfo } from './types.js'
+import type { PendingQuestion } from '@cordis-subagents/shared'
+import type { SubagentOutcome, SubagentProvider, SubagentRunInfo } from '../types.js'
+
+// What a run tells a journal, and the journal of a host without durable storage. The run and the
+// host verbs know a journal by this port only; durable/ implements it with ctx.checkpoints.
+
+/** A parked run as `ctx.subagents.pending()` lists it. */
+export interface ParkedRunInfo {
+  runId: string
+  parentId: string
+  question: PendingQuestion
+}
 
 /**
  * What the journal sees of a run: its identity, and the provider's checkpoint when it has one
@@ -11,8 +18,8 @@ import type { SubagentOutcome, SubagentProvider, SubagentRunInfo } from './types
 export interface JournalledRun {
   readonly id: string
   readonly info: SubagentRunInfo
-  /** The task key the run was started under (see `taskKey`), when it had one. */
-  readonly taskKey?: string
+  /** The task key the run was started under (see `reattachKey`), when it had one. */
+  readonly reattachKey?: string
   /** A new turn of a run that ended (`ctx.subagents.continue`), under its id: its record is taken back from ended to running. */
   readonly continues?: boolean
   /** The provider run's checkpoint (JSON), or undefined when its provider cannot checkpoint. */
@@ -63,20 +70,6 @@ export interface RunJournal {
   recorded?(runId: string): Promise<void> | undefined
 }
 
-/** What a journal keeps of a run, and what a provider's `restore` rebuilds the child from. */
-export interface RunRecord {
-  runId: string
-  provider: string
-  parentId: string
-  label?: string
-  depth: number
-  state: 'running' | 'parked' | 'interrupted' | 'settled' | 'closed'
-  /** The provider run's `checkpoint()` (JSON). */
-  checkpoint?: unknown
-  question?: PendingQuestion
-  taskKey?: string
-}
-
 /** The journal of a host without durable storage: records nothing. */
 export const NO_JOURNAL: RunJournal = Object.freeze({
   started() {},
@@ -85,30 +78,6 @@ export const NO_JOURNAL: RunJournal = Object.freeze({
   settled() {},
 })
 
-/** Calls one hook of the journal `current()` gives; a hook that throws is logged and ignored. */
-export function noteIn(current: () => RunJournal, log: Logger): JournalNote {
-  return (hook, ...args) => {
-    try {
-      const journal = current()
-      // An optional hook a journal does not have is skipped.
-      const call = journal[hook] as ((...a: unknown[]) => void) | undefined
-      if (call) call.apply(journal, args)
-    } catch (error) {
-      log.warn('journal hook %s failed (ignored): %s', hook, describeError(error))
-    }
-  }
-}
-
-/** Calls `then` once the journal `current()` gives has recorded a run's queued writes; at once when it has none queued. */
-export function afterRecordedIn(current: () => RunJournal): (runId: string, then: () => void) => void {
-  return (runId, then) => {
-    let recorded: Promise<void> | undefined
-    try {
-      recorded = current().recorded?.(runId)
-    } catch {
-      recorded = undefined
-    }
-    if (recorded) void recorded.then(then, then)
-    else then()
-  }
-}
+/** Calls one journal hook; a hook that throws is logged and ignored. */
+export type JournalNote = <K extends Exclude<keyof RunJournal, 'reopen' | 'pending' | 'reattached' | 'recorded'>>(
+  hook: K, ...args: Parameters<NonNullable<RunJournal[K]>>) => void

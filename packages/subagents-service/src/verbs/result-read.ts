@@ -1,9 +1,9 @@
 import type { Context } from 'cordis'
-import type { Delegation } from './delegation.js'
-import { SubagentError } from './errors.js'
-import type { CheckpointStore, StoredRun } from './journal-store.js'
+import type { Delegation } from '../run/delegation.js'
+import { SubagentError } from '../errors.js'
+import type { CheckpointStore, StoredRun } from '../durable/journal-store.js'
 import { MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, type KeptResult, type ResultBook } from './results.js'
-import type { SubagentRunState, SubagentStopReason } from './types.js'
+import type { SubagentRunState, SubagentStopReason } from '../types.js'
 
 // `ctx.subagents.result(runId)`: a run's final outcome, from this process' book of recent results,
 // else from the durable store. Reading never starts, resumes or touches a run.

@@ -1,6 +1,6 @@
 import { describeError } from '@cordis-subagents/shared'
-import { capDiagnostic } from './diagnostic.js'
-import type { SubagentResult, SubagentRun } from './types.js'
+import { capDiagnostic } from '../diagnostic.js'
+import type { SubagentResult, SubagentRun } from '../types.js'
 
 // A reattach by task key after a restart that finds the task's run interrupted (its host died
 // mid-turn): the re-run task call wants the task's answer, and nobody else would wake the run.

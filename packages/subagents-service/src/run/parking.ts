@@ -1,9 +1,9 @@
 import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import { Answers } from './answers.js'
-import { capDiagnostic } from './diagnostic.js'
-import { SubagentError } from './errors.js'
+import { capDiagnostic } from '../diagnostic.js'
+import { SubagentError } from '../errors.js'
 import type { RunHost } from './run-host.js'
-import type { SubagentOutcome, SubagentResult, SubagentRun, SubagentRunInfo, SubagentRunState } from './types.js'
+import type { SubagentOutcome, SubagentResult, SubagentRun, SubagentRunInfo, SubagentRunState } from '../types.js'
 
 // A run's turns after the first: where it is parked, and the host verbs that move it on.
 
@@ -11,7 +11,7 @@ import type { SubagentOutcome, SubagentResult, SubagentRun, SubagentRunInfo, Sub
 export interface ParkedRunPort {
   readonly id: string
   readonly info: SubagentRunInfo
-  readonly taskKey?: string
+  readonly reattachKey?: string
   checkpoint(): unknown
   readonly providerName: string
   /** The provider's run, once handed over. */
@@ -37,7 +37,9 @@ export class Parking {
   private settleFinal?: (outcome: SubagentOutcome) => void
   private finalOutcome?: Promise<SubagentOutcome>
   /** The question answered last and where its answer led (one question, one answer). */
-  readonly answers = new Answers()
+  private answerBook?: Answers
+  /** Made at the first question: a run that never parks never makes one. */
+  get answers(): Answers { return this.answerBook ??= new Answers() }
 
   constructor(private readonly run: ParkedRunPort, private readonly host: RunHost) {}
 

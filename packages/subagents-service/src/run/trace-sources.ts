@@ -1,7 +1,7 @@
 import type { Logger } from 'cordis'
 import { checkedTraceContext } from '@cordis-subagents/shared'
 import { describeError } from '@cordis-subagents/shared'
-import type { ProviderStartRequest, TraceContextSource } from './types.js'
+import type { ProviderStartRequest, TraceContextSource } from '../types.js'
 
 /**
  * The sources of trace context for delegations (`ctx.subagents.traceDelegations`): a tracing plugin

@@ -1,9 +1,9 @@
 import { type BudgetBreach, checkedQuestion, checkedUsage, checkedWork, describeBreach, isCount, totalTokens, type Usage } from '@cordis-subagents/shared'
-import { capDiagnostic } from './diagnostic.js'
+import { capDiagnostic } from '../diagnostic.js'
 import { describeError } from '@cordis-subagents/shared'
 import type { PendingQuestion } from '@cordis-subagents/shared'
-import type { SubagentOutcome, SubagentResult, SubagentStopReason } from './types.js'
-import { isObject } from './validate.js'
+import type { SubagentOutcome, SubagentResult, SubagentStopReason } from '../types.js'
+import { isObject } from '../validate.js'
 
 // What a provider settles a run with, made well-formed: stop reason, output, usage, work, limits.
 

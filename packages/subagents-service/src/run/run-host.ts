@@ -1,0 +1,33 @@
+import type { Logger } from 'cordis'
+import type { Budget } from '@cordis-subagents/agent'
+import type { SubagentEvents } from '../events.js'
+import type { JournalNote } from './journal-port.js'
+import type { TraceSources } from './trace-sources.js'
+
+/** A start admission let through (admission/admission.ts): its place in the tree, and the one way its slots go back. */
+export interface Admission {
+  depth: number
+  /** The deepest depth allowed below this parent. */
+  ceiling: number
+  parentBudget?: Budget
+  /** The child's budget: its own children may borrow the tree slot this admission holds. */
+  lend(budget: Budget): void
+  /** Frees the admission's gate slots (once; a second call does nothing). */
+  release(): void
+  /** Gives the parent back the delegation it was charged, then frees the slots (a start that handed nothing over). */
+  refundAndRelease(): void
+}
+
+/** What a run needs of the service that started it. */
+export interface RunHost {
+  events: SubagentEvents
+  log: Logger
+  /** Runs handed over and not yet disposed, by id (each run puts itself in at the hand-over and takes itself out). */
+  live: Map<string, object>
+  /** Where a delegation without a trace context may get one (a tracing plugin). */
+  traces: TraceSources
+  /** Records the run's life in the journal a durable store put in place; does nothing without one. */
+  note: JournalNote
+  /** Calls `then` once the journal has recorded run `runId`'s writes so far (bounded); at once without a journal. */
+  afterRecorded(runId: string, then: () => void): void
+}
