@@ -2,10 +2,14 @@ import type { Context } from 'cordis'
 import { DeadlineQueue, missingCapability, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { SubagentHandle, SubagentProvider } from '@cordis-subagents/subagents-service'
 import { continueParked, runDelegation, type InFlight } from './call.js'
-import { startInBackground } from './background.js'
+import { startInBackground } from './background/start.js'
 import { checkToolFilter, type Config, NOTE_ROOM_BYTES } from './config.js'
 import { inputSchema } from './input.js'
 import { describeTool } from './wording.js'
+
+export const name = 'subagent-tool'
+export const reusable = true
+export const inject = ['tools', 'subagents']
 
 export function apply(ctx: Context, config: Config) {
   checkToolFilter(config.toolFilter)

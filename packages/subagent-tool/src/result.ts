@@ -1,11 +1,105 @@
-import type { SubagentResult } from '@cordis-subagents/subagents-service'
-import { headBytes, utf8Length } from '@cordis-subagents/shared'
-import { describeBreach } from '@cordis-subagents/shared'
-import { readMoreText } from './wording.js'
+import { describeBreach, describeError, emptyWork, headBytes, utf8Length } from '@cordis-subagents/shared'
+import type { SubagentHandle, SubagentOutcome, SubagentResult, SubagentService } from '@cordis-subagents/subagents-service'
+import type { ToolResult } from '@cordis-subagents/tools'
+import type { Agent } from '@cordis-subagents/agent'
+import { pendingResult } from './questions.js'
+import { controlVerbs } from './verb-names.js'
+
+// A delegation's outcome as the caller's tool result: the child's answer (capped), or a failure
+// with its headline, diagnostic and partial output, or (questions.ts) the question it asks.
 
 export type CancelCause = 'parent' | 'timeout' | 'unload'
 
-/** The verb that reads a run's whole output in pages (subagent-control's `subagent_result`), and the run. */
+/** How a call turns a child's outcome into its tool result. */
+export interface OutcomeOptions {
+  provider: string
+  timeout: number
+  maxOutputBytes: number
+  /** What a `pending` child becomes: a question for the caller's model (`answer`, default), or the call's suspension (`escalate`). */
+  questions?: 'answer' | 'escalate'
+}
+
+/** What else the call knows of how it went. */
+export interface OutcomeContext {
+  cause?: CancelCause
+  /** Why the run's result failed (a run that broke its never-rejects promise). */
+  resultError?: unknown
+  disposeError?: unknown
+  durationMs: number
+  /** The calling agent: it holds a parked child until the child is answered. */
+  parent: Agent
+  /** Whether the call may suspend (false for a background call: its result is a message). */
+  canSuspend: boolean
+  /** Told of each child the caller now holds parked (the tool load ends them at its unload). */
+  onParked?(run: SubagentHandle): void
+}
+
+/**
+ * The tool result of a delegation's outcome (the first one, or one after a `subagent_reply` or a
+ * resume): the child's answer, a failure with its headline and diagnostic, or, for a child parked
+ * on a question, that question (for the caller's model, or as the call's suspension).
+ */
+export function outcomeResult(
+  subagents: SubagentService, run: SubagentHandle, outcome: SubagentOutcome | undefined, options: OutcomeOptions, context: OutcomeContext,
+): ToolResult {
+  const work = outcome?.work ?? emptyWork()
+  const metadata: Record<string, unknown> = {
+    provider: options.provider,
+    runId: run.id,
+    childId: run.childId,
+    stopReason: outcome?.stopReason ?? 'error',
+    durationMs: context.durationMs,
+    usage: outcome?.usage,
+    work,
+  }
+  if (outcome?.budget) metadata.budget = outcome.budget
+  if (outcome?.stepLimit !== undefined) metadata.stepLimit = outcome.stepLimit
+  // Filled in by assignment: `{ ...base, content }` takes V8's slow path for literals with a spread.
+  const toolResult: ToolResult = { metadata, work, content: '' }
+  if (outcome?.usage) toolResult.usage = outcome.usage
+  const { disposeError, cause } = context
+  const room = outputRoom(subagents, run.id, options.maxOutputBytes, context.parent)
+
+  if (!outcome) {
+    const diagnostic = [`the run's result failed: ${describeError(context.resultError)}`]
+    if (disposeError) diagnostic.push(`cleanup also failed: ${describeError(disposeError)}`)
+    return failed(toolResult, failureText('Subagent failed.', diagnostic.join('; '), '', room))
+  }
+  if (outcome.stopReason === 'pending' && outcome.question && run.state === 'parked') {
+    return pendingResult(subagents, run, outcome.question, {
+      parent: context.parent, questions: options.questions, canSuspend: context.canSuspend, timeout: options.timeout, onParked: context.onParked,
+      // A message cannot suspend: a further question goes to the caller's model again.
+      format: (next, durationMs) => outcomeResult(subagents, run, next, options, { ...context, durationMs, canSuspend: false }),
+    }, toolResult)
+  }
+  if (outcome.stopReason !== 'completed') {
+    let diagnostic = outcome.diagnostic
+    if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
+    return failed(toolResult, failureText(headline(outcome, cause, options.timeout), diagnostic, outcome.output, room))
+  }
+  if (disposeError) {
+    return failed(toolResult,
+      failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), outcome.output, room, true))
+  }
+  toolResult.content = outcome.output.trim() ? capOutputIn(outcome.output, room) : '(The subagent finished without a final message.)'
+  return toolResult
+}
+
+/**
+ * The room for the child's output in the caller's tool result: the load's `maxOutputBytes`, and
+ * under the caller's own result cap (a tool view may cap lower than the registry), so our note is
+ * never cut off. A cut output names the verb that reads the rest when the caller can call it.
+ */
+function outputRoom(subagents: SubagentService, runId: string, maxBytes: number, parent: Agent): OutputRoom {
+  const room: OutputRoom = { maxBytes }
+  const tools = parent.tools as Agent['tools'] | undefined
+  if (typeof tools?.resultCap === 'number') room.resultCap = tools.resultCap
+  const verb = controlVerbs(subagents).names.result
+  if (verb && runId.length <= 255 && tools?.has(verb)) room.readMore = { verb, runId }
+  return room
+}
+
+/** The verb that reads a run's whole output in pages (the control entry's `subagent_result`), and the run. */
 export interface ReadMore {
   verb: string
   runId: string
@@ -32,7 +126,7 @@ export function capOutput(text: string, maxBytes: number, readMore?: ReadMore): 
   const cut = headBytes(text, maxBytes)
   if (cut === text) return text
   const shown = utf8Length(cut)
-  const more = readMore ? ` ${readMoreText(readMore.verb, readMore.runId, shown)}` : ''
+  const more = readMore ? ` The whole output is kept: read the rest with ${readMore.verb} { "handle": "${readMore.runId}", "offset": ${shown} }.` : ''
   return `${cut}\n\n[Output truncated: the subagent returned ${utf8Length(text)} bytes; the first ${shown} are shown.${more}]`
 }
 
@@ -97,4 +191,10 @@ function formatMs(ms: number): string {
   if (ms % 60_000 === 0) return `${ms / 60_000} min`
   if (ms % 1000 === 0) return `${ms / 1000} s`
   return `${ms} ms`
+}
+
+function failed(toolResult: ToolResult, content: string): ToolResult {
+  toolResult.isError = true
+  toolResult.content = content
+  return toolResult
 }

@@ -19,10 +19,11 @@ export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } fr
 export { isIdleStop, STOP_REASONS } from './outcome.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
 export { MAX_ALLOWED_TOOLS, PASSED_LIMITS, treeCrossing, type TreeCrossing } from './crossing.js'
+export { BackgroundRegistry, type BackgroundLimits, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT } from './background/registry.js'
+export { ParentBackground } from './background/book.js'
 export {
-  BackgroundRegistry, type BackgroundLimits, type BackgroundResult, type BackgroundStart, type BackgroundState, BackgroundTask,
-  type Delivery, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground, resultHeader, type TurnEndPolicy, type WaitReport,
-} from './background.js'
+  type BackgroundMessage, type BackgroundStart, type BackgroundState, BackgroundTask, type Delivery, type TurnEndPolicy, type WaitReport,
+} from './background/task.js'
 export {
   CONTINUE_WINDOW_MS, type ContinuableRunInfo, ContinuableRuns, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
 } from './continuation.js'

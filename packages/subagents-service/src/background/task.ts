@@ -1,23 +1,19 @@
-import type { Agent, Usage, WorkCounts } from '@cordis-subagents/agent'
-import { describeError } from '@cordis-subagents/shared'
-import type { SubagentHandle, SubagentUpdate } from './types.js'
-
-/** Longest progress line kept per delegation (characters). */
-const MAX_PROGRESS_LENGTH = 200
+import type { Agent, InboxDelegation } from '@cordis-subagents/agent'
+import type { SubagentHandle } from '../types.js'
 
 /** What a parent's turn does when it would end while its background children run. */
 export type TurnEndPolicy = 'wait' | 'end'
 
-/** A background delegation's result, in the delegating tool's result format. */
-export interface BackgroundResult {
-  content: string
-  isError?: boolean
-  metadata?: Record<string, unknown>
-  usage?: Usage
-  work?: WorkCounts
+/** The message an ended task's result becomes when no wait collects it: its text, and the usage and work it carries. */
+export interface BackgroundMessage extends InboxDelegation {
+  text: string
 }
 
-export interface BackgroundStart {
+/**
+ * A background delegation to record. The result (`R`) is the starter's own: the book only keeps it,
+ * hands it to the wait that claims it, or asks `message` what to post to the parent's inbox.
+ */
+export interface BackgroundStart<R = unknown> {
   parent: Agent
   label: string
   provider: string
@@ -25,6 +21,10 @@ export interface BackgroundStart {
   onTurnEnd: TurnEndPolicy
   /** The signal of the turn that starts it: its abort cancels the delegation while that turn runs. */
   turnSignal: AbortSignal
+  /** The inbox message of an ended task whose result no wait collected. */
+  message(task: BackgroundTask<R>): BackgroundMessage
+  /** The result of a delegation whose promise rejected (it should not). */
+  failed(error: unknown): R
 }
 
 /** Where a result went: exactly one of these, once. */
@@ -36,14 +36,15 @@ export type Delivery =
 
 export type BackgroundState = 'starting' | 'running' | 'ended'
 
-/** One background delegation of a parent, as the parent's verbs see it. */
-export class BackgroundTask {
+/** One background delegation of a parent: its state, its cancel, and where its result went. */
+export class BackgroundTask<R = unknown> {
   state: BackgroundState = 'starting'
   readonly startedAt = Date.now()
   endedAt?: number
+  /** Progress, as the starter records it from the run's updates. */
   steps = 0
   lastProgress?: string
-  result?: BackgroundResult
+  result?: R
   delivery?: Delivery
   /** @internal what the result's inbox message carries (its identity tells the message apart among unread ones). */
   posted?: object
@@ -53,7 +54,7 @@ export class BackgroundTask {
   /** @internal the wait call that claims its result when it ends. */
   waiter?: Waiter
   /** @internal set by the book: settles the task with the delegation's result. */
-  settleWith: (result: BackgroundResult) => void = () => {}
+  settleWith: (result: unknown) => void = () => {}
   /** What stops the delegation (the run's own cancel; no controller of its own), once bound. */
   private stopRun?: (reason: unknown) => void
   /** The first cancel's reason, kept for a delegation bound after it. */
@@ -64,7 +65,15 @@ export class BackgroundTask {
   detach: () => void = () => {}
   private readonly startedOrEnded = deferredVoid()
 
-  constructor(readonly handle: string, readonly label: string, readonly provider: string, readonly onTurnEnd: TurnEndPolicy) {}
+  constructor(
+    readonly handle: string, readonly label: string, readonly provider: string, readonly onTurnEnd: TurnEndPolicy,
+    private readonly starter: Pick<BackgroundStart<R>, 'message' | 'failed'>,
+  ) {}
+
+  /** @internal the inbox message of its result, in the starter's words. */
+  message(): BackgroundMessage {
+    return this.starter.message(this)
+  }
 
   get live(): boolean {
     return this.state !== 'ended'
@@ -92,10 +101,10 @@ export class BackgroundTask {
    * Binds the delegation that does the work: `stop` cancels it (a cancel that came first is passed
    * on at once), `running` settles the task. The delegating code calls it right after `start`.
    */
-  follow(stop: (reason: unknown) => void, running: Promise<BackgroundResult>): void {
+  follow(stop: (reason: unknown) => void, running: Promise<R>): void {
     this.stopRun = stop
     if (this.cancelReason) stop(this.cancelReason.reason)
-    running.then((result) => this.settleWith(result), (error) => this.settleWith({ isError: true, content: `Subagent failed: ${describeError(error)}` }))
+    running.then((result) => this.settleWith(result), (error) => this.settleWith(this.starter.failed(error)))
   }
 
   /** Cancels the delegation (idempotent; nothing happens once it ended). */
@@ -106,24 +115,15 @@ export class BackgroundTask {
     this.stopRun?.(this.cancelReason.reason)
   }
 
-  /** @internal */
-  progress(update: SubagentUpdate): void {
-    if (typeof update.step === 'number' && Number.isSafeInteger(update.step)) this.steps = Math.max(this.steps, update.step)
-    else if (update.kind === 'step') this.steps++
-    let line = typeof update.text === 'string' ? update.text.trim().split('\n', 1)[0] : ''
-    if (!line && update.kind === 'tool-call' && typeof update.tool === 'string') line = `calls ${update.tool}`
-    if (!line && update.kind === 'tool-result' && update.isError && typeof update.tool === 'string') line = `${update.tool} failed`
-    if (line) this.lastProgress = line.length > MAX_PROGRESS_LENGTH ? `${line.slice(0, MAX_PROGRESS_LENGTH - 1)}…` : line
-  }
 }
 
-export interface WaitReport {
+export interface WaitReport<R = unknown> {
   /** Results this wait claims (delivered by it), in the order they ended. */
-  collected: BackgroundTask[]
+  collected: BackgroundTask<R>[]
   /** Asked for, but their results were already delivered (or lost). */
-  delivered: BackgroundTask[]
+  delivered: BackgroundTask<R>[]
   /** Asked for and still running when the wait returned (or claimed by another wait call). */
-  running: BackgroundTask[]
+  running: BackgroundTask<R>[]
   timedOut: boolean
   aborted: boolean
 }
@@ -152,14 +152,5 @@ function deferredVoid(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void
   const promise = new Promise<void>((done) => resolve = done)
   return { promise, resolve }
-}
-
-
-/** The header of a result delivered as a message; it says who the result is from and how it ended. */
-export function resultHeader(task: BackgroundTask): string {
-  const asks = (task.result?.metadata as { stopReason?: unknown } | undefined)?.stopReason === 'pending'
-  const ended = task.cancelledBecause ? `was cancelled (${task.cancelledBecause})`
-    : task.result?.isError ? 'ended with an error' : asks ? 'asks a question' : 'finished'
-  return `[Background subagent ${task.handle} ${JSON.stringify(task.label)} ${ended}]`
 }
 

@@ -1,23 +1,14 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { ParentBackground, SubagentService } from '@cordis-subagents/subagents-service'
 import type { Tool, ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import type { InFlight } from '@cordis-subagents/subagent-tool'
+import type { InFlight } from '../call.js'
+import type { VerbNames } from '../verb-names.js'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { BACKGROUND_HANDLE, failed, seconds, statusLine, waitResult } from './format.js'
 import { buildReply } from './reply.js'
 import { buildResult } from './result-verb.js'
 import { buildContinue } from './continue.js'
-
-export interface VerbNames {
-  wait: string
-  status: string
-  cancel: string
-  send: string
-  reply: string
-  result: string
-  continue: string
-}
 
 export interface VerbOptions {
   names: VerbNames

@@ -1,6 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { ContinuableRunInfo, SubagentHandle, SubagentService } from '@cordis-subagents/subagents-service'
-import { DEFAULT_MAX_OUTPUT_BYTES, settleStarted } from '@cordis-subagents/subagent-tool'
+import { settleStarted } from '../call.js'
+import { DEFAULT_MAX_OUTPUT_BYTES } from '../config.js'
 import type { Tool } from '@cordis-subagents/tools'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'

@@ -1,13 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { type BackgroundStart, BackgroundTask } from './background-task.js'
-import { ParentBackground } from './background-book.js'
-import { SubagentError } from './errors.js'
-
-export {
-  type BackgroundResult, type BackgroundStart, type BackgroundState, BackgroundTask, type Delivery, resultHeader, type TurnEndPolicy,
-  type WaitReport,
-} from './background-task.js'
-export { ParentBackground } from './background-book.js'
+import type { BackgroundStart, BackgroundTask } from './task.js'
+import { ParentBackground } from './book.js'
+import { SubagentError } from '../errors.js'
 
 /** Background delegations of one parent that may be live (starting or running) at once. */
 export const MAX_LIVE_PER_PARENT = 16
@@ -22,16 +16,15 @@ export interface BackgroundLimits {
 }
 
 /**
- * `ctx.subagents.background`: the background delegations of every parent agent, reachable by the
- * tool load that starts them and by the plugin that gives the model its verbs. A parent's book
- * lives as long as the parent agent object (keyed weakly).
+ * `ctx.subagents.background`: the background delegations of every parent agent (tasks, state,
+ * cancel and wait), reachable by whoever starts them and whoever acts on them. What a task's result
+ * is and how it reads is the starter's. A parent's book lives as long as the parent agent object (keyed weakly).
  */
 export class BackgroundRegistry {
   readonly limits: BackgroundLimits
   /** @internal tasks still running, of every parent. */
   readonly live = new Set<BackgroundTask>()
   private readonly books = new WeakMap<Agent, ParentBackground>()
-  private verbNames?: Readonly<Record<'wait' | 'status' | 'cancel' | 'send', string>>
   private stopped = false
 
   constructor(
@@ -54,23 +47,13 @@ export class BackgroundRegistry {
   }
 
   /** Starts a background delegation for `start.parent`; `ABORTED` after the service stopped. */
-  start(start: BackgroundStart): BackgroundTask {
+  start<R>(start: BackgroundStart<R>): BackgroundTask<R> {
     if (this.stopped) throw new SubagentError('ABORTED', 'The subagents service has stopped; no background delegation was started.')
     const inbox = (start.parent as Partial<Agent> | undefined)?.inbox
     if (typeof inbox?.post !== 'function' || typeof inbox.hold !== 'function' || typeof inbox.onClose !== 'function') {
-      throw new SubagentError('INVALID_REQUEST', 'A background delegation needs a parent agent with an inbox (an Agent of @cordis-subagents/agent); use mode: sync for this caller.')
+      throw new SubagentError('INVALID_REQUEST', 'A background delegation needs a parent agent with an inbox (an Agent of @cordis-subagents/agent); delegate synchronously for this caller.')
     }
     return this.of(start.parent).start(start)
-  }
-
-  /** Names of the verbs a control plugin gives the model, for the start's reply; the returned function withdraws them. */
-  useVerbs(names: Readonly<Record<'wait' | 'status' | 'cancel' | 'send', string>>): () => void {
-    this.verbNames = names
-    return () => { if (this.verbNames === names) this.verbNames = undefined }
-  }
-
-  get verbs(): Readonly<Record<'wait' | 'status' | 'cancel' | 'send', string>> | undefined {
-    return this.verbNames
   }
 
   /** Cancels every live background delegation (the service stops). */

@@ -2,7 +2,12 @@ import type { Agent } from '@cordis-subagents/agent'
 import type { DeadlineQueue } from '@cordis-subagents/shared'
 import type { BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy } from '@cordis-subagents/subagents-service'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation } from './call.js'
+import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation } from '../call.js'
+import { controlVerbs, type VerbNames } from '../verb-names.js'
+import { failedResult, resultMessage } from './messages.js'
+
+/** Longest progress line kept per delegation (characters). */
+const MAX_PROGRESS_LENGTH = 200
 
 /** The request signal of a background delegation: never aborted (the task's cancel stops the run). */
 const NEVER_ABORTED = new AbortController().signal
@@ -21,14 +26,16 @@ export function startInBackground(
   deadlines: DeadlineQueue | undefined,
   onParked?: (run: SubagentHandle) => void,
 ): ToolResult {
-  let task: BackgroundTask
+  let task: BackgroundTask<ToolResult>
   try {
-    task = subagents.background.start({
+    task = subagents.background.start<ToolResult>({
       parent: exec.agent as Agent,
       label: input.description,
       provider: options.provider,
       onTurnEnd: options.onTurnEnd,
       turnSignal: exec.signal,
+      message: resultMessage,
+      failed: failedResult,
     })
   } catch (error) {
     const code = (error as { code?: string }).code
@@ -40,16 +47,16 @@ export function startInBackground(
     signal: NEVER_ABORTED,
     agent: exec.agent,
     toolCallId: exec.toolCallId,
-    onUpdate: (update) => task.progress(update.data as SubagentUpdate),
   }, inFlight, deadlines, {
     onCall: (call) => cancel = (reason) => call.cancel('parent', reason),
     onStarted: (run) => task.markStarted(run),
+    onProgress: (update) => recordProgress(task, update),
     background: true,
     onParked,
   })
   task.follow((reason) => cancel(reason), running)
   return {
-    content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, subagents.background.verbs)),
+    content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, controlVerbs(subagents).names)),
     metadata: { background: true, handle: task.handle, provider: options.provider },
   }
 }
@@ -60,19 +67,30 @@ const noop = () => {}
  * The control verbs, when the caller can call every one of them: a child does not see verbs that are
  * not `nested` (nor verbs its tool filter hides), and must not be told to use them.
  */
-function verbsSeenBy(agent: Agent, verbs: VerbNames | undefined): VerbNames | undefined {
-  if (!verbs) return undefined
+function verbsSeenBy(agent: Agent, verbs: Partial<VerbNames>): TaskVerbs | undefined {
+  const { wait, status, cancel, send } = verbs
+  if (!wait || !status || !cancel || !send) return undefined
   const tools = agent.tools as Agent['tools'] | undefined
-  return tools && Object.values(verbs).every((name) => tools.has(name)) ? verbs : undefined
+  return tools && [wait, status, cancel, send].every((name) => tools.has(name)) ? { wait, status, cancel, send } : undefined
 }
 
-type VerbNames = Readonly<Record<'wait' | 'status' | 'cancel' | 'send', string>>
+type TaskVerbs = Pick<VerbNames, 'wait' | 'status' | 'cancel' | 'send'>
+
+/** The task's progress from the run's updates: steps so far, and its last line (what the status verb shows). */
+function recordProgress(task: BackgroundTask, update: SubagentUpdate): void {
+  if (typeof update.step === 'number' && Number.isSafeInteger(update.step)) task.steps = Math.max(task.steps, update.step)
+  else if (update.kind === 'step') task.steps++
+  let line = typeof update.text === 'string' ? update.text.trim().split('\n', 1)[0] : ''
+  if (!line && update.kind === 'tool-call' && typeof update.tool === 'string') line = `calls ${update.tool}`
+  if (!line && update.kind === 'tool-result' && update.isError && typeof update.tool === 'string') line = `${update.tool} failed`
+  if (line) task.lastProgress = line.length > MAX_PROGRESS_LENGTH ? `${line.slice(0, MAX_PROGRESS_LENGTH - 1)}…` : line
+}
 
 /** What the model reads right after a background start: the handle, how the result comes back, what it can do meanwhile. */
 function startedText(
   task: Pick<BackgroundTask, 'handle' | 'label'>,
   onTurnEnd: TurnEndPolicy,
-  verbs: VerbNames | undefined,
+  verbs: TaskVerbs | undefined,
 ): string {
   const lines = [
     `Started background subagent ${task.handle} (${JSON.stringify(task.label)}). It works on its own while you continue.`,

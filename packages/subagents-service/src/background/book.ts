@@ -1,11 +1,8 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { limitStop, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
-import type { BackgroundRegistry } from './background.js'
-import {
-  type BackgroundResult, type BackgroundStart, BackgroundTask, type Delivery, resultHeader, Waiter, type WaitReport,
-} from './background-task.js'
-import { describeError } from '@cordis-subagents/shared'
-import { SubagentError } from './errors.js'
+import { describeError, limitStop } from '@cordis-subagents/shared'
+import type { BackgroundRegistry } from './registry.js'
+import { type BackgroundStart, BackgroundTask, type Delivery, Waiter, type WaitReport } from './task.js'
+import { SubagentError } from '../errors.js'
 
 
 /** The background delegations of one parent agent. */
@@ -33,7 +30,7 @@ export class ParentBackground {
    * Records a background delegation and returns its task; the caller then starts the run and binds
    * it with `task.follow`. Throws `BACKGROUND_LIMIT` when too many are live (nothing is recorded).
    */
-  start(start: BackgroundStart): BackgroundTask {
+  start<R>(start: BackgroundStart<R>): BackgroundTask<R> {
     const limit = this.registry.limits.maxLive
     // `disposed` too: a book made for an already disposed parent hears of the close only in a microtask.
     if (this.closed || this.parent.disposed) {
@@ -45,17 +42,19 @@ export class ParentBackground {
     }
     // The hold first: if it throws, nothing was recorded.
     const release = start.onTurnEnd === 'wait' ? this.parent.inbox.hold() : undefined
-    const task = new BackgroundTask(`bg-${++this.count}`, start.label, start.provider, start.onTurnEnd)
+    const task = new BackgroundTask<R>(`bg-${++this.count}`, start.label, start.provider, start.onTurnEnd, start)
     if (release) task.release = release
-    this.tasks.set(task.handle, task)
-    this.registry.live.add(task)
+    // The book keeps every starter's tasks alike; only the starter reads `R` back.
+    const kept = task as BackgroundTask
+    this.tasks.set(task.handle, kept)
+    this.registry.live.add(kept)
     const onTurnAbort = () => {
       const limit = limitStop(start.turnSignal.reason)
       task.cancel(limit ? `the turn that started it was stopped by a ${limit} limit` : 'the turn that started it was aborted', start.turnSignal.reason)
     }
     start.turnSignal.addEventListener('abort', onTurnAbort, { once: true })
     task.detach = () => start.turnSignal.removeEventListener('abort', onTurnAbort)
-    task.settleWith = (result) => this.settle(task, result)
+    task.settleWith = (result) => this.settle(kept, result)
     if (start.turnSignal.aborted) onTurnAbort()
     return task
   }
@@ -134,7 +133,7 @@ export class ParentBackground {
     for (const task of this.tasks.values()) task.cancel(because)
   }
 
-  private settle(task: BackgroundTask, result: BackgroundResult): void {
+  private settle(task: BackgroundTask, result: unknown): void {
     if (!task.live) return
     task.state = 'ended'
     task.endedAt = Date.now()
@@ -151,10 +150,10 @@ export class ParentBackground {
       this.delivered(task, { via: 'lost', reason: `the parent agent ${this.parent.id} was disposed before the result could be delivered` })
       return
     }
-    const result = task.result!
     try {
-      const carried = { usage: result.usage, work: result.work }
-      this.parent.inbox.post(messageText(task), carried)
+      const { text, usage, work } = task.message()
+      const carried = { usage, work }
+      this.parent.inbox.post(text, carried)
       task.posted = carried
       this.delivered(task, { via: 'message' })
     } catch (error) {
@@ -182,13 +181,3 @@ export class ParentBackground {
     }
   }
 }
-
-
-function messageText(task: BackgroundTask): string {
-  const header = resultHeader(task)
-  const body = task.result!.content
-  const room = MAX_MESSAGE_LENGTH - header.length - 200
-  const text = body.length > room ? `${body.slice(0, room)}\n\n[Result cut to ${room} characters to fit one message.]` : body
-  return `${header}\n\n${text}`
-}
-
