@@ -65,7 +65,7 @@ export function pendingResult(
 }
 
 /** What the caller's model reads when its child asks a question (`questions: answer`). */
-export function questionText(runId: string, question: PendingQuestion, reply: string | undefined): string {
+function questionText(runId: string, question: PendingQuestion, reply: string | undefined): string {
   const lines = [`Subagent ${runId} asks you a question and waits for your answer (it is parked; it does nothing meanwhile):`, '', question.text]
   if (question.options?.length) lines.push('', `Options: ${question.options.map((option) => `${option.id} (${option.name})`).join(', ')}.`)
   lines.push('', reply
@@ -83,7 +83,8 @@ export function questionText(runId: string, question: PendingQuestion, reply: st
  * tool's `timeout` bounds the child's work, as it bounds a reply's: past it the child is cancelled.
  */
 function passOnAnswered(
-  subagents: SubagentService, run: SubagentHandle, next: Promise<SubagentOutcome>, question: PendingQuestion, asked: Asked, withdrawn: boolean,
+  subagents: SubagentService, run: SubagentHandle, next: Promise<SubagentOutcome>, question: PendingQuestion,
+  asked: Asked, withdrawn: boolean,
 ): void {
   const { inbox } = asked.parent
   let release: () => void

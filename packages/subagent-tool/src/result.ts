@@ -67,7 +67,8 @@ export function outcomeResult(
   }
   if (outcome.stopReason === 'pending' && outcome.question && run.state === 'parked') {
     return pendingResult(subagents, run, outcome.question, {
-      parent: context.parent, questions: options.questions, canSuspend: context.canSuspend, timeout: options.timeout, onParked: context.onParked,
+      parent: context.parent, questions: options.questions, canSuspend: context.canSuspend, timeout: options.timeout,
+      onParked: context.onParked,
       // A message cannot suspend: a further question goes to the caller's model again.
       format: (next, durationMs) => outcomeResult(subagents, run, next, options, { ...context, durationMs, canSuspend: false }),
     }, toolResult)
@@ -106,7 +107,7 @@ export interface ReadMore {
 }
 
 /** How much of a child's output one tool result may show, and how the model reads the rest. */
-export interface OutputRoom {
+interface OutputRoom {
   /** The tool load's `maxOutputBytes`. */
   maxBytes: number
   /** The caller's cap on a whole tool result (its tool view's `resultCap`), when known: output and notes stay under it. */
@@ -134,7 +135,7 @@ export function capOutput(text: string, maxBytes: number, readMore?: ReadMore): 
  * Caps the output that follows `prefixBytes` of other text in a result, under the load's and the
  * caller's caps; a cut one leaves room under the caller's cap for its note.
  */
-export function capOutputIn(text: string, room: OutputRoom, prefixBytes = 0): string {
+function capOutputIn(text: string, room: OutputRoom, prefixBytes = 0): string {
   const underCaller = room.resultCap === undefined ? Infinity : room.resultCap - prefixBytes
   const whole = Math.min(room.maxBytes, underCaller)
   if (text.length * 3 <= whole || Buffer.byteLength(text, 'utf8') <= whole) return text
@@ -176,7 +177,7 @@ export function headline(result: SubagentResult, cause: CancelCause | undefined,
 }
 
 /** The text of a failed delegation: headline, diagnostic, and any partial output clearly labelled. */
-export function failureText(head: string, diagnostic: string | undefined, output: string, room: OutputRoom, finished = false): string {
+function failureText(head: string, diagnostic: string | undefined, output: string, room: OutputRoom, finished = false): string {
   const parts = [head]
   if (diagnostic) parts.push(`Diagnostic: ${diagnostic}`)
   const label = finished
