@@ -4,7 +4,7 @@ import type {
 } from '@cordis-subagents/subagents-service'
 import { type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
 import { type DeadlineQueue, describeError, LimitError, limitStop, onAbort } from '@cordis-subagents/shared'
-import { type CancelCause, headline, type OutcomeOptions, outcomeResult } from './result.js'
+import { type CancelCause, notStartedResult, type OutcomeOptions, outcomeResult } from './result.js'
 
 /** The request options a tool load passes on (the service documents each), plus the tool's own. */
 export interface DelegateOptions
@@ -76,22 +76,23 @@ export async function runDelegation(
   if (options.resume !== undefined) request.resume = options.resume
   if (options.reattach) request.reattach = true
 
-  let run: SubagentHandle
+  let run: SubagentHandle | undefined
+  let startError: unknown
   try {
     // A parent signal aborted already starts no run (the service rejects `ABORTED`); the call was cancelled above.
     call.run = subagents.begin(options.provider, request)
     if (call.cause) call.run.cancel(call.reason)
     run = await call.run.handle
   } catch (error) {
-    call.end()
-    const code = (error as { code?: string })?.code
-    const message = describeError(error)
-    const head = call.cause ? headline({ stopReason: 'aborted', output: '' }, call.cause, options.timeout) : 'Could not start the subagent.'
-    return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${message}` }
+    startError = error
   }
-  hooks.onStarted?.(run)
-  if (call.cause) run.dispose().catch(noop)
-  return settleCall(subagents, run, run.result, call, options, exec, startedAt, !hooks.background, hooks.onParked)
+  if (run) {
+    hooks.onStarted?.(run)
+    if (call.cause) run.dispose().catch(noop)
+    return settleCall(subagents, run, run.result, call, options, exec, startedAt, !hooks.background, hooks.onParked)
+  }
+  call.end()
+  return notStartedResult(startError, call.cause, options.timeout)
 }
 
 /**

@@ -65,25 +65,27 @@ export function outcomeResult(
     if (disposeError) diagnostic.push(`cleanup also failed: ${describeError(disposeError)}`)
     return failed(toolResult, failureText('Subagent failed.', diagnostic.join('; '), '', room))
   }
-  if (outcome.stopReason === 'pending' && outcome.question && run.state === 'parked') {
-    return pendingResult(subagents, run, outcome.question, {
-      parent: context.parent, questions: options.questions, canSuspend: context.canSuspend, timeout: options.timeout,
-      onParked: context.onParked,
-      // A message cannot suspend: a further question goes to the caller's model again.
-      format: (next, durationMs) => outcomeResult(subagents, run, next, options, { ...context, durationMs, canSuspend: false }),
-    }, toolResult)
-  }
-  if (outcome.stopReason !== 'completed') {
+  const asks = outcome.stopReason === 'pending' && outcome.question && run.state === 'parked'
+  if (!asks && outcome.stopReason !== 'completed') {
     let diagnostic = outcome.diagnostic
     if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
     return failed(toolResult, failureText(headline(outcome, cause, options.timeout), diagnostic, outcome.output, room))
   }
-  if (disposeError) {
+  if (!asks && disposeError) {
     return failed(toolResult,
       failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), outcome.output, room, true))
   }
-  toolResult.content = outcome.output.trim() ? capOutputIn(outcome.output, room) : '(The subagent finished without a final message.)'
-  return toolResult
+  if (!asks) {
+    toolResult.content = outcome.output.trim() ? capOutputIn(outcome.output, room) : '(The subagent finished without a final message.)'
+    return toolResult
+  }
+  // A child parked on a question: the question is the result (questions.ts).
+  return pendingResult(subagents, run, outcome.question!, {
+    parent: context.parent, questions: options.questions, canSuspend: context.canSuspend, timeout: options.timeout,
+    onParked: context.onParked,
+    // A message cannot suspend: a further question goes to the caller's model again.
+    format: (next, durationMs) => outcomeResult(subagents, run, next, options, { ...context, durationMs, canSuspend: false }),
+  }, toolResult)
 }
 
 /**
@@ -140,6 +142,13 @@ function capOutputIn(text: string, room: OutputRoom, prefixBytes = 0): string {
   const whole = Math.min(room.maxBytes, underCaller)
   if (text.length * 3 <= whole || Buffer.byteLength(text, 'utf8') <= whole) return text
   return capOutput(text, Math.max(0, Math.min(room.maxBytes, underCaller - TRUNCATION_NOTE_BYTES)), room.readMore)
+}
+
+/** The tool result of a call whose run never started (refused, or cancelled before the hand-over). */
+export function notStartedResult(error: unknown, cause: CancelCause | undefined, timeoutMs: number): ToolResult {
+  const code = (error as { code?: string })?.code
+  const head = cause ? headline({ stopReason: 'aborted', output: '' }, cause, timeoutMs) : 'Could not start the subagent.'
+  return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${describeError(error)}` }
 }
 
 export function headline(result: SubagentResult, cause: CancelCause | undefined, timeoutMs: number): string {

@@ -19,8 +19,7 @@ export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } fr
 export { isIdleStop, STOP_REASONS } from './outcome.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
 export { MAX_ALLOWED_TOOLS, PASSED_LIMITS, treeCrossing, type TreeCrossing } from './crossing.js'
-export { BackgroundRegistry, type BackgroundLimits, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT } from './background/registry.js'
-export { ParentBackground } from './background/book.js'
+export { BackgroundRegistry, type BackgroundLimits, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground } from './background/book.js'
 export {
   type BackgroundMessage, type BackgroundStart, type BackgroundState, BackgroundTask, type Delivery, type TurnEndPolicy, type WaitReport,
 } from './background/task.js'

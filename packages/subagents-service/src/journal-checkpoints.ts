@@ -1,6 +1,6 @@
 import type { Context, Logger } from 'cordis'
 import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import type { BackgroundRegistry } from './background/registry.js'
+import type { BackgroundRegistry } from './background/book.js'
 import type { ParkedRunInfo } from './host-verbs.js'
 import type { JournalledRun, RunJournal } from './journal.js'
 import { StoredRuns } from './journal-restore.js'

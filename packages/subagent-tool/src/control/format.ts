@@ -1,7 +1,7 @@
 import type { BackgroundTask, WaitReport } from '@cordis-subagents/subagents-service'
 import { type ToolResult, type Usage } from '@cordis-subagents/tools'
 import { addUsage, describeError, emptyUsage, type WorkCounts } from '@cordis-subagents/shared'
-import { resultHeader, resultOf } from '../background/messages.js'
+import { resultHeader, resultOf } from '../background.js'
 
 /** One task as a status line: handle, label, state, elapsed, steps, last progress, where its result went. */
 export function statusLine(task: BackgroundTask): string {

@@ -1,10 +1,15 @@
 import type { Agent } from '@cordis-subagents/agent'
-import type { DeadlineQueue } from '@cordis-subagents/shared'
-import type { BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy } from '@cordis-subagents/subagents-service'
+import { type DeadlineQueue, describeError, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
+import type {
+  BackgroundMessage, BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy,
+} from '@cordis-subagents/subagents-service'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation } from '../call.js'
-import { controlVerbs, type VerbNames } from '../verb-names.js'
-import { failedResult, resultMessage } from './messages.js'
+import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation } from './call.js'
+import { controlVerbs, type VerbNames } from './verb-names.js'
+
+// A delegation in the background, as the model sees it: the start's reply, its progress, and how its
+// result (exactly the synchronous tool result) reads when it comes back as a message or through a wait.
+// The book that keeps the task (state, cancel, wait, exactly-once delivery) is `ctx.subagents.background`.
 
 /** Longest progress line kept per delegation (characters). */
 const MAX_PROGRESS_LENGTH = 200
@@ -41,6 +46,11 @@ export function startInBackground(
     const code = (error as { code?: string }).code
     return { isError: true, content: `Could not start the subagent in the background.\n\n${code ? `${code}: ` : ''}${(error as Error).message}` }
   }
+  const reply: ToolResult = {
+    content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, controlVerbs(subagents).names)),
+    metadata: { background: true, handle: task.handle, provider: options.provider },
+  }
+  const onProgress = (update: SubagentUpdate) => recordProgress(task, update)
   // The task's cancel (a verb, the starting turn's abort, the parent's dispose) cancels the call as its parent would.
   let cancel: (reason: unknown) => void = noop
   const running = runDelegation(subagents, options, input, {
@@ -50,15 +60,12 @@ export function startInBackground(
   }, inFlight, deadlines, {
     onCall: (call) => cancel = (reason) => call.cancel('parent', reason),
     onStarted: (run) => task.markStarted(run),
-    onProgress: (update) => recordProgress(task, update),
+    onProgress,
     background: true,
     onParked,
   })
   task.follow((reason) => cancel(reason), running)
-  return {
-    content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, controlVerbs(subagents).names)),
-    metadata: { background: true, handle: task.handle, provider: options.provider },
-  }
+  return reply
 }
 
 const noop = () => {}
@@ -106,4 +113,32 @@ function startedText(
       + `${verbs.send} { "handle": "${task.handle}", "message": "…" } steers it, ${verbs.cancel} { "handle": "${task.handle}" } stops it.`)
   }
   return lines.join('\n')
+}
+
+/** The result of a background task this package started (the book keeps it as it was given). */
+export function resultOf(task: BackgroundTask): ToolResult | undefined {
+  return task.result as ToolResult | undefined
+}
+
+/** The header of a background result; it says who the result is from and how it ended. */
+export function resultHeader(task: BackgroundTask): string {
+  const result = resultOf(task)
+  const asks = (result?.metadata as { stopReason?: unknown } | undefined)?.stopReason === 'pending'
+  const ended = task.cancelledBecause ? `was cancelled (${task.cancelledBecause})`
+    : result?.isError ? 'ended with an error' : asks ? 'asks a question' : 'finished'
+  return `[Background subagent ${task.handle} ${JSON.stringify(task.label)} ${ended}]`
+}
+
+/** The inbox message of a result no wait collected, cut to fit one message, with the usage and work it carries. */
+function resultMessage(task: BackgroundTask<ToolResult>): BackgroundMessage {
+  const header = resultHeader(task)
+  const result = task.result!
+  const room = MAX_MESSAGE_LENGTH - header.length - 200
+  const body = result.content.length > room ? `${result.content.slice(0, room)}\n\n[Result cut to ${room} characters to fit one message.]` : result.content
+  return { text: `${header}\n\n${body}`, usage: result.usage, work: result.work }
+}
+
+/** The result of a delegation whose promise broke its never-rejects contract. */
+function failedResult(error: unknown): ToolResult {
+  return { isError: true, content: `Subagent failed: ${describeError(error)}` }
 }
