@@ -6,7 +6,7 @@ import type { Tool } from '@cordis-subagents/tools'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { BACKGROUND_HANDLE, failed } from './format.js'
-import type { VerbOptions } from './verbs.js'
+import type { VerbOptions } from './options.js'
 
 /** Most continuable subagents a refusal lists. */
 const MAX_LISTED = 10
