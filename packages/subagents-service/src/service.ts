@@ -5,7 +5,7 @@
 //   → callProvider(provider)        provider.start(request + the run's signal, onUpdate): a plain run (provider code)
 //   → hand-over, then follow        `handle` fulfils with the same Delegation; subagent/start; its result → arrive
 //   → result → dispose              normalised (outcome.ts); subagent/end; the provider's dispose; slots released
-// Background: the tool records a task (background.ts), begins on this same path, binds the two.
+// Background: the tool records a task (background/book.ts), begins on this same path, binds the two.
 // Parked: a `pending` result parks the run (parking.ts); `resume(answer)` continues it (host-verbs.ts).
 //   Each state change goes to the journal (journal.ts; journal-*.ts with ctx.checkpoints).
 import { Context, Logger, Service } from 'cordis'
