@@ -347,7 +347,6 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     // The book records a task before the caller starts its run: a refusal means no task, so no run follows.
     expect(() => registry.start({
       parent, label: 'late', provider: 'fake', onTurnEnd: 'wait', turnSignal: new AbortController().signal,
-      message: () => ({ text: '' }), failed: () => undefined,
     })).to.throw(SubagentError).with.property('code', 'ABORTED')
     await tick()
     expect(registry.live.size).to.equal(0)

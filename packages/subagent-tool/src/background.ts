@@ -39,8 +39,6 @@ export function startInBackground(
       provider: options.provider,
       onTurnEnd: options.onTurnEnd,
       turnSignal: exec.signal,
-      message: resultMessage,
-      failed: failedResult,
     })
   } catch (error) {
     const code = (error as { code?: string }).code
@@ -64,7 +62,10 @@ export function startInBackground(
     background: true,
     onParked,
   })
-  task.follow((reason) => cancel(reason), running)
+  task.bind((reason) => cancel(reason))
+  // The result and its message together, in the tick it arrives: the book posts it or hands it to a wait.
+  const settle = (result: ToolResult) => task.settle(result, resultMessage(task, result))
+  running.then(settle, (error) => settle(failedResult(error)))
   return reply
 }
 
@@ -121,18 +122,16 @@ export function resultOf(task: BackgroundTask): ToolResult | undefined {
 }
 
 /** The header of a background result; it says who the result is from and how it ended. */
-export function resultHeader(task: BackgroundTask): string {
-  const result = resultOf(task)
+export function resultHeader(task: BackgroundTask, result = resultOf(task)): string {
   const asks = (result?.metadata as { stopReason?: unknown } | undefined)?.stopReason === 'pending'
   const ended = task.cancelledBecause ? `was cancelled (${task.cancelledBecause})`
     : result?.isError ? 'ended with an error' : asks ? 'asks a question' : 'finished'
   return `[Background subagent ${task.handle} ${JSON.stringify(task.label)} ${ended}]`
 }
 
-/** The inbox message of a result no wait collected, cut to fit one message, with the usage and work it carries. */
-function resultMessage(task: BackgroundTask<ToolResult>): BackgroundMessage {
-  const header = resultHeader(task)
-  const result = task.result!
+/** The inbox message of `result` if no wait collects it, cut to fit one message, with the usage and work it carries. */
+function resultMessage(task: BackgroundTask, result: ToolResult): BackgroundMessage {
+  const header = resultHeader(task, result)
   const room = MAX_MESSAGE_LENGTH - header.length - 200
   const body = result.content.length > room ? `${result.content.slice(0, room)}\n\n[Result cut to ${room} characters to fit one message.]` : result.content
   return { text: `${header}\n\n${body}`, usage: result.usage, work: result.work }

@@ -1,6 +1,6 @@
 import type { Agent } from '@cordis-subagents/agent'
 import { describeError, limitStop } from '@cordis-subagents/shared'
-import { type BackgroundStart, BackgroundTask, type Delivery, Waiter, type WaitReport } from './task.js'
+import { type BackgroundMessage, type BackgroundStart, BackgroundTask, type Delivery, Waiter, type WaitReport } from './task.js'
 import { SubagentError } from '../errors.js'
 
 // The background books: the registry of every parent's book (`ctx.subagents.background`), and one parent's book.
@@ -50,7 +50,7 @@ export class BackgroundRegistry {
   }
 
   /** Starts a background delegation for `start.parent`; `ABORTED` after the service stopped. */
-  start<R>(start: BackgroundStart<R>): BackgroundTask<R> {
+  start<R>(start: BackgroundStart): BackgroundTask<R> {
     if (this.stopped) throw new SubagentError('ABORTED', 'The subagents service has stopped; no background delegation was started.')
     const inbox = (start.parent as Partial<Agent> | undefined)?.inbox
     if (typeof inbox?.post !== 'function' || typeof inbox.hold !== 'function' || typeof inbox.onClose !== 'function') {
@@ -97,7 +97,7 @@ export class ParentBackground {
    * Records a background delegation and returns its task; the caller then starts the run and binds
    * it with `task.follow`. Throws `BACKGROUND_LIMIT` when too many are live (nothing is recorded).
    */
-  start<R>(start: BackgroundStart<R>): BackgroundTask<R> {
+  start<R>(start: BackgroundStart): BackgroundTask<R> {
     const limit = this.registry.limits.maxLive
     // `disposed` too: a book made for an already disposed parent hears of the close only in a microtask.
     if (this.closed || this.parent.disposed) {
@@ -109,7 +109,7 @@ export class ParentBackground {
     }
     // The hold first: if it throws, nothing was recorded.
     const release = start.onTurnEnd === 'wait' ? this.parent.inbox.hold() : undefined
-    const task = new BackgroundTask<R>(`bg-${++this.count}`, start.label, start.provider, start.onTurnEnd, start)
+    const task = new BackgroundTask<R>(`bg-${++this.count}`, start.label, start.provider, start.onTurnEnd)
     if (release) task.release = release
     // The book keeps every starter's tasks alike; only the starter reads `R` back.
     const kept = task as BackgroundTask
@@ -121,7 +121,7 @@ export class ParentBackground {
     }
     start.turnSignal.addEventListener('abort', onTurnAbort, { once: true })
     task.detach = () => start.turnSignal.removeEventListener('abort', onTurnAbort)
-    task.settleWith = (result) => this.settle(kept, result)
+    task.ended = (result, message) => this.settle(kept, result, message)
     if (start.turnSignal.aborted) onTurnAbort()
     return task
   }
@@ -200,11 +200,12 @@ export class ParentBackground {
     for (const task of this.tasks.values()) task.cancel(because)
   }
 
-  private settle(task: BackgroundTask, result: unknown): void {
+  private settle(task: BackgroundTask, result: unknown, message: BackgroundMessage): void {
     if (!task.live) return
     task.state = 'ended'
     task.endedAt = Date.now()
     task.result = result
+    task.message = message
     task.detach()
     task.markStarted()
     this.registry.live.delete(task)
@@ -218,7 +219,7 @@ export class ParentBackground {
       return
     }
     try {
-      const { text, usage, work } = task.message()
+      const { text, usage, work } = task.message!
       const carried = { usage, work }
       this.parent.inbox.post(text, carried)
       task.posted = carried

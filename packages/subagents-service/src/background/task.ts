@@ -9,11 +9,8 @@ export interface BackgroundMessage extends InboxDelegation {
   text: string
 }
 
-/**
- * A background delegation to record. The result (`R`) is the starter's own: the book only keeps it,
- * hands it to the wait that claims it, or asks `message` what to post to the parent's inbox.
- */
-export interface BackgroundStart<R = unknown> {
+/** A background delegation to record. */
+export interface BackgroundStart {
   parent: Agent
   label: string
   provider: string
@@ -21,10 +18,6 @@ export interface BackgroundStart<R = unknown> {
   onTurnEnd: TurnEndPolicy
   /** The signal of the turn that starts it: its abort cancels the delegation while that turn runs. */
   turnSignal: AbortSignal
-  /** The inbox message of an ended task whose result no wait collected. */
-  message(task: BackgroundTask<R>): BackgroundMessage
-  /** The result of a delegation whose promise rejected (it should not). */
-  failed(error: unknown): R
 }
 
 /** Where a result went: exactly one of these, once. */
@@ -36,7 +29,11 @@ export type Delivery =
 
 export type BackgroundState = 'starting' | 'running' | 'ended'
 
-/** One background delegation of a parent: its state, its cancel, and where its result went. */
+/**
+ * One background delegation of a parent: its state, its cancel, and where its result went. The
+ * result (`R`) is the starter's own, kept as given; so is the message it becomes when no wait
+ * collects it. The book never calls back into the starter.
+ */
 export class BackgroundTask<R = unknown> {
   state: BackgroundState = 'starting'
   readonly startedAt = Date.now()
@@ -53,8 +50,10 @@ export class BackgroundTask<R = unknown> {
   run?: SubagentHandle
   /** @internal the wait call that claims its result when it ends. */
   waiter?: Waiter
-  /** @internal set by the book: settles the task with the delegation's result. */
-  settleWith: (result: unknown) => void = () => {}
+  /** @internal the inbox message of its result, given with it (posted when no wait collects it). */
+  message?: BackgroundMessage
+  /** @internal set by the book: ends the task with the delegation's result. */
+  ended: (result: unknown, message: BackgroundMessage) => void = () => {}
   /** What stops the delegation (the run's own cancel; no controller of its own), once bound. */
   private stopRun?: (reason: unknown) => void
   /** The first cancel's reason, kept for a delegation bound after it. */
@@ -65,15 +64,7 @@ export class BackgroundTask<R = unknown> {
   detach: () => void = () => {}
   private readonly startedOrEnded = deferredVoid()
 
-  constructor(
-    readonly handle: string, readonly label: string, readonly provider: string, readonly onTurnEnd: TurnEndPolicy,
-    private readonly starter: Pick<BackgroundStart<R>, 'message' | 'failed'>,
-  ) {}
-
-  /** @internal the inbox message of its result, in the starter's words. */
-  message(): BackgroundMessage {
-    return this.starter.message(this)
-  }
+  constructor(readonly handle: string, readonly label: string, readonly provider: string, readonly onTurnEnd: TurnEndPolicy) {}
 
   get live(): boolean {
     return this.state !== 'ended'
@@ -99,12 +90,19 @@ export class BackgroundTask<R = unknown> {
 
   /**
    * Binds the delegation that does the work: `stop` cancels it (a cancel that came first is passed
-   * on at once), `running` settles the task. The delegating code calls it right after `start`.
+   * on at once). The delegating code calls it right after `start`.
    */
-  follow(stop: (reason: unknown) => void, running: Promise<R>): void {
+  bind(stop: (reason: unknown) => void): void {
     this.stopRun = stop
     if (this.cancelReason) stop(this.cancelReason.reason)
-    running.then((result) => this.settleWith(result), (error) => this.settleWith(this.starter.failed(error)))
+  }
+
+  /**
+   * Ends the task with the delegation's result, and the message it becomes when no wait collects it
+   * (worded by the starter, now: a cancel cannot come in between). Once; nothing happens after it ended.
+   */
+  settle(result: R, message: BackgroundMessage): void {
+    this.ended(result, message)
   }
 
   /** Cancels the delegation (idempotent; nothing happens once it ended). */
