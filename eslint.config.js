@@ -57,10 +57,7 @@ export default tseslint.config(
     // A package's src/index.ts is its face (DESIGN §3): named re-exports only. Allowed: `export … from`,
     // and an import handed on as `export { X }` / `export default X` (a Service plugin). No code, no
     // constants (a plugin's name, inject and reusable live in plugin.ts), no `export *`.
-    files: ['packages/*/src/index.ts'],
-    // Issue 41: these two faces are being rebuilt on another branch (subagent-control becomes an entry of
-    // subagent-tool); drop this line once that has merged.
-    ignores: ['packages/subagent-control/src/index.ts', 'packages/subagent-tool/src/index.ts'],
+    files: ['packages/*/src/index.ts', 'packages/*/src/*/index.ts'],
     rules: {
       'no-restricted-syntax': ['error', ...FACE_ONLY_REEXPORTS],
     },

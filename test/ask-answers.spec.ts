@@ -5,7 +5,7 @@
 import { expect } from 'chai'
 import { type Agent, type GenerateRequest, type Message, ScriptedModel } from '@cordis-subagents/agent'
 import * as Spawn from '@cordis-subagents/provider-spawn'
-import * as SubagentControl from '@cordis-subagents/subagent-control'
+import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import type { SubagentRunInfo } from '@cordis-subagents/subagents-service'
 import { startHost, type Host } from './support/host.js'

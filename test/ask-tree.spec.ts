@@ -3,7 +3,7 @@
 import { expect } from 'chai'
 import { type GenerateRequest, type Message, ScriptedModel } from '@cordis-subagents/agent'
 import * as Spawn from '@cordis-subagents/provider-spawn'
-import * as SubagentControl from '@cordis-subagents/subagent-control'
+import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import type { SubagentOutcome, SubagentRunInfo } from '@cordis-subagents/subagents-service'
 import { startHost, type Host } from './support/host.js'

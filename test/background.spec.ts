@@ -1,11 +1,12 @@
 // Background delegations end to end: the subagent tool in `mode: background`, the control verbs
-// (subagent-control), the parent's inbox, against a real Context and scripted models/providers.
+// (subagent-tool/control), the parent's inbox, against a real Context and scripted models/providers.
 import { setMaxListeners } from 'node:events'
 import { expect } from 'chai'
 import { z } from 'zod'
 import { type AgentEvent, LimitError, MAX_INBOX_MESSAGE_LENGTH, type RunResult } from '@cordis-subagents/agent'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
-import { SubagentError } from '@cordis-subagents/subagents-service'
+import { type BackgroundTask, SubagentError } from '@cordis-subagents/subagents-service'
+import type { ToolResult } from '@cordis-subagents/tools'
 import {
   backgroundHost, type BackgroundHost, events, scriptedParent, start, SteerableProvider, tail,
 } from './support/background.js'
@@ -30,7 +31,8 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
   })
 
   const book = (agent: object) => host.ctx.subagents.background.peek(agent as never)!
-  const task = (agent: object, handle: string) => book(agent).get(handle)
+  // The subagent tool's tasks: their result is the tool result.
+  const task = (agent: object, handle: string) => book(agent).get(handle) as BackgroundTask<ToolResult>
 
   it('starts two, works meanwhile, then collects with wait-any and wait-all (sync format, usage rolled up, no message)', async () => {
     host = await backgroundHost()

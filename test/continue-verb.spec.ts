@@ -5,7 +5,7 @@
 import { expect } from 'chai'
 import { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
 import * as Spawn from '@cordis-subagents/provider-spawn'
-import * as SubagentControl from '@cordis-subagents/subagent-control'
+import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import { loadTool, tail } from './support/background.js'
 import { startHost, type Host } from './support/host.js'
 

@@ -16,7 +16,7 @@ import { ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 import type { ToolResult } from '@cordis-subagents/tools'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import * as Fork from '@cordis-subagents/provider-fork'
-import * as SubagentControl from '@cordis-subagents/subagent-control'
+import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import {
   ProviderControl, SubagentTool, providerPlugin, setup, timerCount, type Harness,
 } from '../packages/subagent-tool/tests/helpers.js'

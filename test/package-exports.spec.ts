@@ -35,7 +35,8 @@ describe('package exports', () => {
     const leaks: Record<string, string[]> = {
       '@cordis-subagents/tools': ['count', 'addUsage', 'emptyWork', 'LimitError', 'withoutCallerTracing', 'describeError', 'TOOL_NAME_PATTERN'],
       '@cordis-subagents/subagents-service': ['describeError', 'PROVIDER_NAME_PATTERN', 'MAX_MESSAGE_LENGTH', 'isObject', 'checkRequest'],
-      '@cordis-subagents/subagent-tool': ['startedText', 'capOutput', 'runDelegation'],
+      '@cordis-subagents/subagent-tool': ['startedText', 'capOutput', 'runDelegation', 'continueParked', 'settleStarted', 'controlVerbs'],
+      '@cordis-subagents/subagent-tool/control': ['buildVerbs', 'statusLine', 'waitResult'],
       '@cordis-subagents/subagent-control': ['buildVerbs', 'statusLine', 'waitResult'],
     }
     for (const [specifier, names] of Object.entries(leaks)) {

@@ -1,4 +1,4 @@
-import * as SubagentControl from '@cordis-subagents/subagent-control'
+import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import { type RunResult, withoutCallerTracing } from '@cordis-subagents/agent'
 import { BenchModel, calls, CHILD, delegationModel, host, interleave, lastMessage, SubagentTool, text, type Stats } from '../lib.js'
 

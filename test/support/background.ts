@@ -3,7 +3,7 @@
 import type { Context, ForkScope } from 'cordis'
 import { type Agent, type AgentEvent, ScriptedModel, type ScriptedReply } from '@cordis-subagents/agent'
 import type { SubagentRun } from '@cordis-subagents/subagents-service'
-import * as SubagentControl from '@cordis-subagents/subagent-control'
+import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import { loadProvider, loadTool, ProviderControl } from '../../packages/subagent-tool/tests/helpers.js'
 import { startHost, type Host, type HostOptions } from './host.js'
 

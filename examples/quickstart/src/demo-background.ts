@@ -24,7 +24,7 @@ export function backgroundParent(request: GenerateRequest, packagesPrompt: strin
   const results = request.messages.slice(start + 1).filter((m): m is ToolMessage => m.role === 'tool')
   const tools = new Set(request.tools.map((tool) => tool.name))
   if (!tools.has(START) || !tools.has(WAIT)) {
-    return { text: `The background scenario needs the \`${START}\` tool (subagent-tool with mode: background) and \`${WAIT}\` (subagent-control).` }
+    return { text: `The background scenario needs the \`${START}\` tool (subagent-tool with mode: background) and \`${WAIT}\` (subagent-tool/control).` }
   }
   const [packagesListing, rootListing] = results.filter((m) => m.name === 'list_files')
   if (!packagesListing) return { text: 'First, which packages are there?', toolCalls: [{ name: 'list_files', input: { path: 'packages' } }] }

@@ -7,7 +7,7 @@ import Tools from '@cordis-subagents/tools'
 import AgentRuntime, { type GenerateRequest, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 import SubagentService from '@cordis-subagents/subagents-service'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
-import * as SubagentControl from '@cordis-subagents/subagent-control'
+import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import * as ProviderSpawn from '@cordis-subagents/provider-spawn'
 import SubagentConsole, { type Config } from '@cordis-subagents/console'
 

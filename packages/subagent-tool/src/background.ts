@@ -1,8 +1,18 @@
 import type { Agent } from '@cordis-subagents/agent'
-import type { DeadlineQueue } from '@cordis-subagents/shared'
-import type { BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy } from '@cordis-subagents/subagents-service'
+import { type DeadlineQueue, describeError, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
+import type {
+  BackgroundMessage, BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy,
+} from '@cordis-subagents/subagents-service'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation } from './call.js'
+import { controlVerbs, type VerbNames } from './verb-names.js'
+
+// A delegation in the background, as the model sees it: the start's reply, its progress, and how its
+// result (exactly the synchronous tool result) reads when it comes back as a message or through a wait.
+// The book that keeps the task (state, cancel, wait, exactly-once delivery) is `ctx.subagents.background`.
+
+/** Longest progress line kept per delegation (characters). */
+const MAX_PROGRESS_LENGTH = 200
 
 /** The request signal of a background delegation: never aborted (the task's cancel stops the run). */
 const NEVER_ABORTED = new AbortController().signal
@@ -21,9 +31,9 @@ export function startInBackground(
   deadlines: DeadlineQueue | undefined,
   onParked?: (run: SubagentHandle) => void,
 ): ToolResult {
-  let task: BackgroundTask
+  let task: BackgroundTask<ToolResult>
   try {
-    task = subagents.background.start({
+    task = subagents.background.start<ToolResult>({
       parent: exec.agent as Agent,
       label: input.description,
       provider: options.provider,
@@ -34,24 +44,29 @@ export function startInBackground(
     const code = (error as { code?: string }).code
     return { isError: true, content: `Could not start the subagent in the background.\n\n${code ? `${code}: ` : ''}${(error as Error).message}` }
   }
+  const reply: ToolResult = {
+    content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, controlVerbs(subagents).names)),
+    metadata: { background: true, handle: task.handle, provider: options.provider },
+  }
+  const onProgress = (update: SubagentUpdate) => recordProgress(task, update)
   // The task's cancel (a verb, the starting turn's abort, the parent's dispose) cancels the call as its parent would.
   let cancel: (reason: unknown) => void = noop
   const running = runDelegation(subagents, options, input, {
     signal: NEVER_ABORTED,
     agent: exec.agent,
     toolCallId: exec.toolCallId,
-    onUpdate: (update) => task.progress(update.data as SubagentUpdate),
   }, inFlight, deadlines, {
     onCall: (call) => cancel = (reason) => call.cancel('parent', reason),
     onStarted: (run) => task.markStarted(run),
+    onProgress,
     background: true,
     onParked,
   })
-  task.follow((reason) => cancel(reason), running)
-  return {
-    content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, subagents.background.verbs)),
-    metadata: { background: true, handle: task.handle, provider: options.provider },
-  }
+  task.bind((reason) => cancel(reason))
+  // The result and its message together, in the tick it arrives: the book posts it or hands it to a wait.
+  const settle = (result: ToolResult) => task.settle(result, resultMessage(task, result))
+  running.then(settle, (error) => settle(failedResult(error)))
+  return reply
 }
 
 const noop = () => {}
@@ -60,19 +75,30 @@ const noop = () => {}
  * The control verbs, when the caller can call every one of them: a child does not see verbs that are
  * not `nested` (nor verbs its tool filter hides), and must not be told to use them.
  */
-function verbsSeenBy(agent: Agent, verbs: VerbNames | undefined): VerbNames | undefined {
-  if (!verbs) return undefined
+function verbsSeenBy(agent: Agent, verbs: Partial<VerbNames>): TaskVerbs | undefined {
+  const { wait, status, cancel, send } = verbs
+  if (!wait || !status || !cancel || !send) return undefined
   const tools = agent.tools as Agent['tools'] | undefined
-  return tools && Object.values(verbs).every((name) => tools.has(name)) ? verbs : undefined
+  return tools && [wait, status, cancel, send].every((name) => tools.has(name)) ? { wait, status, cancel, send } : undefined
 }
 
-type VerbNames = Readonly<Record<'wait' | 'status' | 'cancel' | 'send', string>>
+type TaskVerbs = Pick<VerbNames, 'wait' | 'status' | 'cancel' | 'send'>
+
+/** The task's progress from the run's updates: steps so far, and its last line (what the status verb shows). */
+function recordProgress(task: BackgroundTask, update: SubagentUpdate): void {
+  if (typeof update.step === 'number' && Number.isSafeInteger(update.step)) task.steps = Math.max(task.steps, update.step)
+  else if (update.kind === 'step') task.steps++
+  let line = typeof update.text === 'string' ? update.text.trim().split('\n', 1)[0] : ''
+  if (!line && update.kind === 'tool-call' && typeof update.tool === 'string') line = `calls ${update.tool}`
+  if (!line && update.kind === 'tool-result' && update.isError && typeof update.tool === 'string') line = `${update.tool} failed`
+  if (line) task.lastProgress = line.length > MAX_PROGRESS_LENGTH ? `${line.slice(0, MAX_PROGRESS_LENGTH - 1)}…` : line
+}
 
 /** What the model reads right after a background start: the handle, how the result comes back, what it can do meanwhile. */
 function startedText(
   task: Pick<BackgroundTask, 'handle' | 'label'>,
   onTurnEnd: TurnEndPolicy,
-  verbs: VerbNames | undefined,
+  verbs: TaskVerbs | undefined,
 ): string {
   const lines = [
     `Started background subagent ${task.handle} (${JSON.stringify(task.label)}). It works on its own while you continue.`,
@@ -88,4 +114,30 @@ function startedText(
       + `${verbs.send} { "handle": "${task.handle}", "message": "…" } steers it, ${verbs.cancel} { "handle": "${task.handle}" } stops it.`)
   }
   return lines.join('\n')
+}
+
+/** The result of a background task this package started (the book keeps it as it was given). */
+export function resultOf(task: BackgroundTask): ToolResult | undefined {
+  return task.result as ToolResult | undefined
+}
+
+/** The header of a background result; it says who the result is from and how it ended. */
+export function resultHeader(task: BackgroundTask, result = resultOf(task)): string {
+  const asks = (result?.metadata as { stopReason?: unknown } | undefined)?.stopReason === 'pending'
+  const ended = task.cancelledBecause ? `was cancelled (${task.cancelledBecause})`
+    : result?.isError ? 'ended with an error' : asks ? 'asks a question' : 'finished'
+  return `[Background subagent ${task.handle} ${JSON.stringify(task.label)} ${ended}]`
+}
+
+/** The inbox message of `result` if no wait collects it, cut to fit one message, with the usage and work it carries. */
+function resultMessage(task: BackgroundTask, result: ToolResult): BackgroundMessage {
+  const header = resultHeader(task, result)
+  const room = MAX_MESSAGE_LENGTH - header.length - 200
+  const body = result.content.length > room ? `${result.content.slice(0, room)}\n\n[Result cut to ${room} characters to fit one message.]` : result.content
+  return { text: `${header}\n\n${body}`, usage: result.usage, work: result.work }
+}
+
+/** The result of a delegation whose promise broke its never-rejects contract. */
+function failedResult(error: unknown): ToolResult {
+  return { isError: true, content: `Subagent failed: ${describeError(error)}` }
 }

@@ -1,9 +1,10 @@
 import type { Agent } from '@cordis-subagents/agent'
-import type { SubagentHandle, SubagentOutcome, SubagentRequest, SubagentService, SubagentStart } from '@cordis-subagents/subagents-service'
+import type {
+  SubagentHandle, SubagentOutcome, SubagentRequest, SubagentService, SubagentStart, SubagentUpdate,
+} from '@cordis-subagents/subagents-service'
 import { type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
 import { type DeadlineQueue, describeError, LimitError, limitStop, onAbort } from '@cordis-subagents/shared'
-import { type CancelCause, headline } from './result.js'
-import { type OutcomeOptions, outcomeResult } from './outcome-result.js'
+import { type CancelCause, notStartedResult, type OutcomeOptions, outcomeResult } from './result.js'
 
 /** The request options a tool load passes on (the service documents each), plus the tool's own. */
 export interface DelegateOptions
@@ -32,6 +33,8 @@ export interface CallHooks {
   onCall?(call: InFlight): void
   /** The service handed the run over (a background delegation keeps it, to steer it). */
   onStarted?(run: SubagentHandle): void
+  /** Takes the child's progress as the service reports it, instead of the caller's `exec.onUpdate`. */
+  onProgress?(update: SubagentUpdate): void
   /** A background call: its result is a message, so it cannot suspend on a child's question. */
   background?: boolean
   /** The call left its child parked (held by the caller until answered). */
@@ -63,17 +66,8 @@ export async function runDelegation(
     signal: exec.signal,
     toolCallId: exec.toolCallId,
   }
-  // Progress is forwarded only to a caller that listens (the agent gives a sink only then).
-  const sink = exec.onUpdate
-  if (sink) {
-    request.onUpdate = (update) => {
-      try {
-        sink({ kind: 'subagent', text: update.text, data: update })
-      } catch {
-        // The caller's progress sink must not break the delegation.
-      }
-    }
-  }
+  const progress = hooks.onProgress ?? forwardProgress(exec.onUpdate)
+  if (progress) request.onUpdate = progress
   if (options.agentOptions?.model) request.agentOptions = { model: options.agentOptions.model }
   if (options.persona !== undefined) request.persona = options.persona
   if (options.toolFilter) request.toolFilter = options.toolFilter
@@ -82,22 +76,23 @@ export async function runDelegation(
   if (options.resume !== undefined) request.resume = options.resume
   if (options.reattach) request.reattach = true
 
-  let run: SubagentHandle
+  let run: SubagentHandle | undefined
+  let startError: unknown
   try {
     // A parent signal aborted already starts no run (the service rejects `ABORTED`); the call was cancelled above.
     call.run = subagents.begin(options.provider, request)
     if (call.cause) call.run.cancel(call.reason)
     run = await call.run.handle
   } catch (error) {
-    call.end()
-    const code = (error as { code?: string })?.code
-    const message = describeError(error)
-    const head = call.cause ? headline({ stopReason: 'aborted', output: '' }, call.cause, options.timeout) : 'Could not start the subagent.'
-    return { isError: true, content: `${head}\n\n${code ? `${code}: ` : ''}${message}` }
+    startError = error
   }
-  hooks.onStarted?.(run)
-  if (call.cause) run.dispose().catch(noop)
-  return settleCall(subagents, run, run.result, call, options, exec, startedAt, !hooks.background, hooks.onParked)
+  if (run) {
+    hooks.onStarted?.(run)
+    if (call.cause) run.dispose().catch(noop)
+    return settleCall(subagents, run, run.result, call, options, exec, startedAt, !hooks.background, hooks.onParked)
+  }
+  call.end()
+  return notStartedResult(startError, call.cause, options.timeout)
 }
 
 /**
@@ -243,6 +238,21 @@ class CallCancellation implements InFlight {
 }
 
 const noop = () => {}
+
+/**
+ * The one place progress is wrapped: a child's update goes to the caller's tool progress sink as
+ * `{ kind: 'subagent', text, data: update }`. Only a caller that listens gets it (the agent gives a sink only then).
+ */
+function forwardProgress(sink: ToolExecContext['onUpdate']): ((update: SubagentUpdate) => void) | undefined {
+  if (!sink) return undefined
+  return (update) => {
+    try {
+      sink({ kind: 'subagent', text: update.text, data: update })
+    } catch {
+      // The caller's progress sink must not break the delegation.
+    }
+  }
+}
 
 
 /**

@@ -7,6 +7,10 @@ import { checkToolFilter, type Config, NOTE_ROOM_BYTES } from './config.js'
 import { inputSchema } from './input.js'
 import { describeTool } from './wording.js'
 
+export const name = 'subagent-tool'
+export const reusable = true
+export const inject = ['tools', 'subagents']
+
 export function apply(ctx: Context, config: Config) {
   checkToolFilter(config.toolFilter)
   const logger = ctx.logger(`subagent-tool`)

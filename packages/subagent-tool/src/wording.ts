@@ -1,4 +1,3 @@
-import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { SubagentProvider } from '@cordis-subagents/subagents-service'
 
 /** The model-facing description of a delegation tool, derived from what its provider's child can see. */
@@ -38,36 +37,3 @@ export function describePrompt(provider: Pick<SubagentProvider, 'inheritsParentC
 }
 
 export const LABEL_DESCRIPTION = 'A short label (3-10 words) for this delegation, shown in progress displays.'
-
-/** What the caller's model reads when its child asks a question (`questions: answer`). */
-export function questionText(runId: string, question: PendingQuestion, reply: string | undefined): string {
-  const lines = [`Subagent ${runId} asks you a question and waits for your answer (it is parked; it does nothing meanwhile):`, '', question.text]
-  if (question.options?.length) lines.push('', `Options: ${question.options.map((option) => `${option.id} (${option.name})`).join(', ')}.`)
-  lines.push('', reply
-    ? `Answer it with ${reply} { "handle": "${runId}", "answer": "…" }: that call returns the subagent's next result (its answer, or its next question). If you cannot answer it yourself, ask your own parent first if you can.`
-    : 'You have no tool to answer it with.')
-  return lines.join('\n')
-}
-
-/** How the model reads the rest of run `runId`'s output, after the `shown` bytes it has (the note of a cut result). */
-export function readMoreText(verb: string, runId: string, shown: number): string {
-  return `The whole output is kept: read the rest with ${verb} { "handle": "${runId}", "offset": ${shown} }.`
-}
-
-/**
- * The message that brings the caller a child's result after someone else answered its question,
- * or after it was withdrawn (whoever asked it below ended, so the child went on without an answer).
- */
-export function answeredElsewhereText(
-  runId: string, question: PendingQuestion, result: { content: string; isError?: boolean }, withdrawn = false,
-): string {
-  const asked = JSON.stringify(question.text.slice(0, 200))
-  const how = withdrawn
-    ? 'was withdrawn (whoever asked it ended without an answer, and the subagent went on without one); do not answer it.'
-    : 'was answered by someone else (not through your reply); do not answer it again.'
-  return [
-    `[Subagent ${runId}: its question ${asked} ${how} Its next result${result.isError ? ' (a failure)' : ''} follows.]`,
-    '',
-    result.content,
-  ].join('\n')
-}

@@ -3,6 +3,7 @@ import { expect } from 'chai'
 import type { Agent } from '@cordis-subagents/agent'
 import type { ToolResult, ToolSuspension } from '@cordis-subagents/tools'
 import { call, type Harness, INPUT, loadProvider, loadTool, ProviderControl, setup, timerCount, until } from './helpers.js'
+import { controlVerbs } from '../src/verb-names.js'
 
 describe('subagent-tool: a child that asks (questions: answer | escalate)', () => {
   let h: Harness
@@ -58,7 +59,7 @@ describe('subagent-tool: a child that asks (questions: answer | escalate)', () =
 
   it('answer with a reply verb visible: the question and how to answer come back as a tool result', async () => {
     h.ctx.tools.register({ name: 'subagent_reply', description: 'reply', input: (await import('zod')).z.strictObject({}), execute: () => ({ content: '' }) })
-    const withdraw = h.ctx.subagents.parked.useReply('subagent_reply')
+    const withdraw = controlVerbs(h.ctx.subagents).use({ reply: 'subagent_reply' })
     await loadTool(h.ctx, { provider: 'spawn' })
     const result = await asked('Which branch?')
     const runId = spawn.last.request.runId

@@ -18,10 +18,10 @@ export { type SubagentCapability, SubagentError, type SubagentErrorCode, type Su
 export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } from './events.js'
 export { isIdleStop, STOP_REASONS } from './run/outcome.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
+export { BackgroundRegistry, type BackgroundLimits, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground } from './background/book.js'
 export {
-  BackgroundRegistry, type BackgroundLimits, type BackgroundResult, type BackgroundStart, type BackgroundState, BackgroundTask,
-  type Delivery, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground, resultHeader, type TurnEndPolicy, type WaitReport,
-} from './background.js'
+  type BackgroundMessage, type BackgroundStart, type BackgroundState, BackgroundTask, type Delivery, type TurnEndPolicy, type WaitReport,
+} from './background/task.js'
 export {
   CONTINUE_WINDOW_MS, type ContinuableRunInfo, ContinuableRuns, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
 } from './verbs/continuation.js'

@@ -6,14 +6,14 @@ import { SubagentError } from './errors.js'
 import { idleEndNote } from './run/park-expiry.js'
 import type { SubagentHandle, SubagentOutcome } from './types.js'
 
-/** Parked children one parent may hold at once; past it, the delegating tool reports `PARKED_LIMIT` and ends the child. */
+/** Parked children one parent may hold at once; past it, `hold` refuses with `PARKED_LIMIT`. */
 export const MAX_PARKED_PER_PARENT = 64
 /** Ended children whose answer a late call of the parent can still join (the newest). */
 const MAX_JOINABLE_PER_PARENT = 16
 
 /** How the holder waits for a held child's answer (see `ParkedBook.hold`). */
 export interface HoldOptions {
-  /** The holder's tool call suspended on the child's question (escalate): its turn is parked on it. */
+  /** The holder's call suspended on the child's question (escalate): its turn is parked on it. */
   escalated?: boolean
   /**
    * The holder's model was given the question (answer mode): called when someone else answers it
@@ -40,7 +40,7 @@ interface Held {
 
 /**
  * `ctx.subagents.parked`: the children that parked on a question and wait for their parent (its
- * model through `subagent_reply`, or an escalated tool call's resume). The book owns them: it
+ * model, or an escalated call's resume). The book owns them: it
  * disposes each one once it ends, and every one still held when its parent agent is disposed.
  * A parent's book lives as long as the parent agent object (keyed weakly).
  *
@@ -60,19 +60,8 @@ export class ParkedBook {
    * suspended on that question joins the answer or gets the end (newest `MAX_JOINABLE_PER_PARENT`).
    */
   private readonly answered = new WeakMap<Agent, Map<string, Delegation>>()
-  private replyName?: string
 
   constructor(private readonly log: Logger, private readonly live: Map<string, Delegation>) {}
-
-  /** The name of the verb a control plugin gives models to answer a parked child (`subagent_reply`); the returned function withdraws it. */
-  useReply(name: string): () => void {
-    this.replyName = name
-    return () => { if (this.replyName === name) this.replyName = undefined }
-  }
-
-  get reply(): string | undefined {
-    return this.replyName
-  }
 
   /**
    * Takes over a parked run of `parent` (idempotent; a second hold updates `options`): it is

@@ -4,7 +4,7 @@
 import { Context, Logger, Service } from 'cordis'
 import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
-import { BackgroundRegistry } from './background.js'
+import { BackgroundRegistry } from './background/book.js'
 import { type SubagentEventHandlers, SubagentEvents } from './events.js'
 import { Admissions, type Admitted } from './admission/admission.js'
 import type { Checked } from './admission/limits.js'

@@ -1,6 +1,6 @@
 import type { Context, Logger } from 'cordis'
 import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import type { BackgroundRegistry } from '../background.js'
+import type { BackgroundRegistry } from '../background/book.js'
 import type { ParkedRunInfo } from '../run/journal-port.js'
 import type { JournalledRun, RunJournal } from '../run/journal-port.js'
 import { StoredRuns } from './journal-restore.js'

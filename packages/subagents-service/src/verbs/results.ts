@@ -51,7 +51,6 @@ export class ResultBook {
   /** Ids of results forgotten for room, oldest first (at most 4 × `maxResults`). */
   private readonly forgotten = new Set<string>()
   private bytes = 0
-  private verbName?: string
 
   constructor(readonly limits: ResultLimits = { maxResults: MAX_KEPT_RESULTS, maxBytes: MAX_KEPT_RESULT_BYTES }) {}
 
@@ -102,19 +101,6 @@ export class ResultBook {
   /** How many outcomes, and bytes of output and diagnostics, are kept now. */
   get size(): { results: number; bytes: number } {
     return { results: this.entries.size, bytes: this.bytes }
-  }
-
-  /**
-   * The name of the verb a control plugin gives models to read a result in pages
-   * (`subagent_result`), so a cut result can name it; the returned function withdraws it.
-   */
-  useVerb(name: string): () => void {
-    this.verbName = name
-    return () => { if (this.verbName === name) this.verbName = undefined }
-  }
-
-  get verb(): string | undefined {
-    return this.verbName
   }
 
   private forget(runId: string): void {

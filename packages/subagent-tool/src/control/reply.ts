@@ -1,9 +1,10 @@
 import type { SubagentService } from '@cordis-subagents/subagents-service'
-import { continueParked, DEFAULT_MAX_OUTPUT_BYTES } from '@cordis-subagents/subagent-tool'
+import { continueParked } from '../call.js'
+import { DEFAULT_MAX_OUTPUT_BYTES } from '../config.js'
 import type { Tool } from '@cordis-subagents/tools'
 import { MAX_ANSWER_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
-import type { VerbOptions } from './verbs.js'
+import type { VerbOptions } from './options.js'
 
 /**
  * `<prefix>_reply`: answers a question one of the caller's children parked on (the question came

@@ -1,22 +1,15 @@
-import type { Agent, Usage, WorkCounts } from '@cordis-subagents/agent'
-import { describeError } from '@cordis-subagents/shared'
-import type { SubagentHandle, SubagentUpdate } from './types.js'
-
-/** Longest progress line kept per delegation (characters). */
-const MAX_PROGRESS_LENGTH = 200
+import type { Agent, InboxDelegation } from '@cordis-subagents/agent'
+import type { SubagentHandle } from '../types.js'
 
 /** What a parent's turn does when it would end while its background children run. */
 export type TurnEndPolicy = 'wait' | 'end'
 
-/** A background delegation's result, in the delegating tool's result format. */
-export interface BackgroundResult {
-  content: string
-  isError?: boolean
-  metadata?: Record<string, unknown>
-  usage?: Usage
-  work?: WorkCounts
+/** The message an ended task's result becomes when no wait collects it: its text, and the usage and work it carries. */
+export interface BackgroundMessage extends InboxDelegation {
+  text: string
 }
 
+/** A background delegation to record. */
 export interface BackgroundStart {
   parent: Agent
   label: string
@@ -36,14 +29,19 @@ export type Delivery =
 
 export type BackgroundState = 'starting' | 'running' | 'ended'
 
-/** One background delegation of a parent, as the parent's verbs see it. */
-export class BackgroundTask {
+/**
+ * One background delegation of a parent: its state, its cancel, and where its result went. The
+ * result (`R`) is the starter's own, kept as given; so is the message it becomes when no wait
+ * collects it. The book never calls back into the starter.
+ */
+export class BackgroundTask<R = unknown> {
   state: BackgroundState = 'starting'
   readonly startedAt = Date.now()
   endedAt?: number
+  /** Progress, as the starter records it from the run's updates. */
   steps = 0
   lastProgress?: string
-  result?: BackgroundResult
+  result?: R
   delivery?: Delivery
   /** @internal what the result's inbox message carries (its identity tells the message apart among unread ones). */
   posted?: object
@@ -52,8 +50,10 @@ export class BackgroundTask {
   run?: SubagentHandle
   /** @internal the wait call that claims its result when it ends. */
   waiter?: Waiter
-  /** @internal set by the book: settles the task with the delegation's result. */
-  settleWith: (result: BackgroundResult) => void = () => {}
+  /** @internal the inbox message of its result, given with it (posted when no wait collects it). */
+  message?: BackgroundMessage
+  /** @internal set by the book: ends the task with the delegation's result. */
+  ended: (result: unknown, message: BackgroundMessage) => void = () => {}
   /** What stops the delegation (the run's own cancel; no controller of its own), once bound. */
   private stopRun?: (reason: unknown) => void
   /** The first cancel's reason, kept for a delegation bound after it. */
@@ -90,12 +90,19 @@ export class BackgroundTask {
 
   /**
    * Binds the delegation that does the work: `stop` cancels it (a cancel that came first is passed
-   * on at once), `running` settles the task. The delegating code calls it right after `start`.
+   * on at once). The delegating code calls it right after `start`.
    */
-  follow(stop: (reason: unknown) => void, running: Promise<BackgroundResult>): void {
+  bind(stop: (reason: unknown) => void): void {
     this.stopRun = stop
     if (this.cancelReason) stop(this.cancelReason.reason)
-    running.then((result) => this.settleWith(result), (error) => this.settleWith({ isError: true, content: `Subagent failed: ${describeError(error)}` }))
+  }
+
+  /**
+   * Ends the task with the delegation's result, and the message it becomes when no wait collects it
+   * (worded by the starter, now: a cancel cannot come in between). Once; nothing happens after it ended.
+   */
+  settle(result: R, message: BackgroundMessage): void {
+    this.ended(result, message)
   }
 
   /** Cancels the delegation (idempotent; nothing happens once it ended). */
@@ -106,24 +113,15 @@ export class BackgroundTask {
     this.stopRun?.(this.cancelReason.reason)
   }
 
-  /** @internal */
-  progress(update: SubagentUpdate): void {
-    if (typeof update.step === 'number' && Number.isSafeInteger(update.step)) this.steps = Math.max(this.steps, update.step)
-    else if (update.kind === 'step') this.steps++
-    let line = typeof update.text === 'string' ? update.text.trim().split('\n', 1)[0] : ''
-    if (!line && update.kind === 'tool-call' && typeof update.tool === 'string') line = `calls ${update.tool}`
-    if (!line && update.kind === 'tool-result' && update.isError && typeof update.tool === 'string') line = `${update.tool} failed`
-    if (line) this.lastProgress = line.length > MAX_PROGRESS_LENGTH ? `${line.slice(0, MAX_PROGRESS_LENGTH - 1)}…` : line
-  }
 }
 
-export interface WaitReport {
+export interface WaitReport<R = unknown> {
   /** Results this wait claims (delivered by it), in the order they ended. */
-  collected: BackgroundTask[]
+  collected: BackgroundTask<R>[]
   /** Asked for, but their results were already delivered (or lost). */
-  delivered: BackgroundTask[]
+  delivered: BackgroundTask<R>[]
   /** Asked for and still running when the wait returned (or claimed by another wait call). */
-  running: BackgroundTask[]
+  running: BackgroundTask<R>[]
   timedOut: boolean
   aborted: boolean
 }
@@ -152,14 +150,5 @@ function deferredVoid(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void
   const promise = new Promise<void>((done) => resolve = done)
   return { promise, resolve }
-}
-
-
-/** The header of a result delivered as a message; it says who the result is from and how it ended. */
-export function resultHeader(task: BackgroundTask): string {
-  const asks = (task.result?.metadata as { stopReason?: unknown } | undefined)?.stopReason === 'pending'
-  const ended = task.cancelledBecause ? `was cancelled (${task.cancelledBecause})`
-    : task.result?.isError ? 'ended with an error' : asks ? 'asks a question' : 'finished'
-  return `[Background subagent ${task.handle} ${JSON.stringify(task.label)} ${ended}]`
 }
 

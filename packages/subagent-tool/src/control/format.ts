@@ -1,6 +1,7 @@
-import { type BackgroundTask, resultHeader, type WaitReport } from '@cordis-subagents/subagents-service'
+import type { BackgroundTask, WaitReport } from '@cordis-subagents/subagents-service'
 import { type ToolResult, type Usage } from '@cordis-subagents/tools'
 import { addUsage, describeError, emptyUsage, type WorkCounts } from '@cordis-subagents/shared'
+import { resultHeader, resultOf } from '../background.js'
 
 /** One task as a status line: handle, label, state, elapsed, steps, last progress, where its result went. */
 export function statusLine(task: BackgroundTask): string {
@@ -12,7 +13,7 @@ export function statusLine(task: BackgroundTask): string {
     const cancelling = task.cancelledBecause ? `; cancelling (${task.cancelledBecause})` : ''
     return `- ${head}: ${state}, ${elapsed}, ${task.steps} step${task.steps === 1 ? '' : 's'}${progress}${cancelling}`
   }
-  const how = task.cancelledBecause ? 'cancelled' : task.result?.isError ? 'ended with an error' : 'finished'
+  const how = task.cancelledBecause ? 'cancelled' : resultOf(task)?.isError ? 'ended with an error' : 'finished'
   return `- ${head}: ${how} after ${elapsed}, ${task.steps} step${task.steps === 1 ? '' : 's'}; ${whereDelivered(task)}`
 }
 
@@ -32,7 +33,7 @@ function whereDelivered(task: BackgroundTask): string {
  */
 export function waitResult(report: WaitReport, timeoutMs: number, lead?: string, readVerb?: string): ToolResult {
   const parts: string[] = lead ? [lead] : []
-  for (const task of report.collected) parts.push(`${resultHeader(task)}\n\n${task.result!.content}`)
+  for (const task of report.collected) parts.push(`${resultHeader(task)}\n\n${resultOf(task)!.content}`)
   for (const task of report.delivered) {
     const again = readVerb && task.run ? ` (${readVerb} { "handle": "${task.handle}" } reads it again)` : ''
     parts.push(`${task.handle} ${JSON.stringify(task.label)}: ${whereDelivered(task)}; it is not repeated here${again}.`)
@@ -45,13 +46,13 @@ export function waitResult(report: WaitReport, timeoutMs: number, lead?: string,
   }
   if (!parts.length) parts.push('You have no background subagents running and none of the handles you named has a result left to collect.')
   const result: ToolResult = { content: parts.join('\n\n---\n\n') }
-  if (report.collected.length && report.collected.every((task) => task.result!.isError)) result.isError = true
+  if (report.collected.length && report.collected.every((task) => resultOf(task)!.isError)) result.isError = true
   const rolled = rollUp(report.collected)
   if (rolled.usage) result.usage = rolled.usage
   if (rolled.work) result.work = rolled.work
   result.metadata = {
     collected: report.collected.map((task) => ({
-      handle: task.handle, isError: !!task.result!.isError, metadata: task.result!.metadata,
+      handle: task.handle, isError: !!resultOf(task)!.isError, metadata: resultOf(task)!.metadata,
     })),
     running: report.running.map((task) => task.handle),
     timedOut: report.timedOut,
@@ -68,7 +69,7 @@ function rollUp(tasks: BackgroundTask[]): { usage?: Usage; work?: WorkCounts } {
   let usage: Usage | undefined
   let work: WorkCounts | undefined
   for (const task of tasks) {
-    const result = task.result!
+    const result = resultOf(task)!
     if (result.usage) usage = addUsage(usage ?? emptyUsage(), result.usage)
     const counts = result.work ?? { steps: 0, toolCalls: 0, delegations: 0 }
     work = !work ? { ...counts } : {

@@ -1,7 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { ParentBackground, SubagentService } from '@cordis-subagents/subagents-service'
 import type { Tool, ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import type { InFlight } from '@cordis-subagents/subagent-tool'
+import type { VerbOptions } from './options.js'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { BACKGROUND_HANDLE, failed, seconds, statusLine, waitResult } from './format.js'
@@ -9,33 +9,6 @@ import { buildReply } from './reply.js'
 import { buildResult } from './result-verb.js'
 import { buildContinue } from './continue.js'
 
-export interface VerbNames {
-  wait: string
-  status: string
-  cancel: string
-  send: string
-  reply: string
-  result: string
-  continue: string
-}
-
-export interface VerbOptions {
-  names: VerbNames
-  /** Default wait (ms). */
-  waitTimeout: number
-  /** Longest wait the model may ask for (ms). */
-  maxWaitTimeout: number
-  /** How long a cancel waits for the child's last result (ms). */
-  cancelGrace: number
-  /** How long a send waits for a child that is still starting to be handed over (ms). */
-  startWait: number
-  /** How long a reply or continue waits for the child's next outcome before it cancels the child (ms; 0: no limit). */
-  replyTimeout: number
-  /** The replies in flight (the plugin cancels them at unload). */
-  replies: Set<InFlight>
-  /** Most bytes of output one result call returns. */
-  pageBytes: number
-}
 
 /** Most handles one call names. */
 const MAX_HANDLES = 64

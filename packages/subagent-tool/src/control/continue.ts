@@ -1,11 +1,12 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { ContinuableRunInfo, SubagentHandle, SubagentService } from '@cordis-subagents/subagents-service'
-import { DEFAULT_MAX_OUTPUT_BYTES, settleStarted } from '@cordis-subagents/subagent-tool'
+import { settleStarted } from '../call.js'
+import { DEFAULT_MAX_OUTPUT_BYTES } from '../config.js'
 import type { Tool } from '@cordis-subagents/tools'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { BACKGROUND_HANDLE, failed } from './format.js'
-import type { VerbOptions } from './verbs.js'
+import type { VerbOptions } from './options.js'
 
 /** Most continuable subagents a refusal lists. */
 const MAX_LISTED = 10

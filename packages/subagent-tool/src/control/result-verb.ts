@@ -3,7 +3,7 @@ import type { KeptResult, SubagentService } from '@cordis-subagents/subagents-se
 import type { Tool, ToolResult } from '@cordis-subagents/tools'
 import { z } from 'zod'
 import { BACKGROUND_HANDLE, failed } from './format.js'
-import type { VerbOptions } from './verbs.js'
+import type { VerbOptions } from './options.js'
 
 /** Bytes of a page's result kept for its header and footer, under the caller's result cap. */
 const FRAME_BYTES = 1024

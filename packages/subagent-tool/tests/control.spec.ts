@@ -1,11 +1,12 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
-import * as SubagentControl from '@cordis-subagents/subagent-control'
+import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import { startHost, type Host } from '../../../test/support/host.js'
+import { controlVerbs } from '../src/verb-names.js'
 
 const FAILED = 3
 
-describe('@cordis-subagents/subagent-control entry (as the loader sees it) and config', () => {
+describe('@cordis-subagents/subagent-tool/control entry (as the loader sees it) and config', () => {
   let host: Host
 
   afterEach(async () => {
@@ -13,7 +14,7 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
   })
 
   it('is a namespace plugin: named name, inject, Config, apply, reusable; no default export', async () => {
-    const mod = await import('@cordis-subagents/subagent-control')
+    const mod = await import('@cordis-subagents/subagent-tool/control')
     expect(mod).to.not.have.property('default')
     expect(mod.name).to.equal('subagent-control')
     expect(mod.inject).to.deep.equal(['tools', 'subagents'])
@@ -53,11 +54,12 @@ describe('@cordis-subagents/subagent-control entry (as the loader sees it) and c
     expect(wait.properties.timeoutSeconds.maximum).to.equal(600)
     const send = list.find((tool) => tool.name === 'subagent_send')!.parameters as { required: string[] }
     expect(send.required).to.deep.equal(['handle', 'message'])
-    expect(host.ctx.subagents.background.verbs).to.deep.equal({ wait: 'bg_wait', status: 'bg_status', cancel: 'bg_cancel', send: 'bg_send' })
-    expect(host.ctx.subagents.parked.reply).to.equal('bg_reply')
+    const { wait: w, status: s, cancel: c, send: se, reply: r, result: re } = controlVerbs(host.ctx.subagents).names
+    expect({ wait: w, status: s, cancel: c, send: se }).to.deep.equal({ wait: 'bg_wait', status: 'bg_status', cancel: 'bg_cancel', send: 'bg_send' })
+    expect(r).to.equal('bg_reply')
     const reply = list.find((tool) => tool.name === 'subagent_reply')!.parameters as { required: string[] }
     expect(reply.required).to.deep.equal(['handle', 'answer'])
-    expect(host.ctx.subagents.results.verb).to.equal('bg_result')
+    expect(re).to.equal('bg_result')
     const result = list.find((tool) => tool.name === 'subagent_result')!.parameters as { required: string[]; properties: Record<string, { maximum?: number }> }
     expect(result.required).to.deep.equal(['handle'])
     expect(result.properties.length.maximum).to.equal(32 * 1024)

@@ -1,11 +1,75 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { limitStop, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
-import type { BackgroundRegistry } from './background.js'
-import {
-  type BackgroundResult, type BackgroundStart, BackgroundTask, type Delivery, resultHeader, Waiter, type WaitReport,
-} from './background-task.js'
-import { describeError } from '@cordis-subagents/shared'
-import { SubagentError } from './errors.js'
+import { describeError, limitStop } from '@cordis-subagents/shared'
+import { type BackgroundMessage, type BackgroundStart, BackgroundTask, type Delivery, Waiter, type WaitReport } from './task.js'
+import { SubagentError } from '../errors.js'
+
+// The background books: the registry of every parent's book (`ctx.subagents.background`), and one parent's book.
+
+
+/** Background delegations of one parent that may be live (starting or running) at once. */
+export const MAX_LIVE_PER_PARENT = 16
+/** Ended delegations one parent's book remembers (for status and "already delivered"); the oldest go first. */
+export const MAX_ENDED_PER_PARENT = 64
+
+export interface BackgroundLimits {
+  /** Live background delegations per parent (default 16). */
+  maxLive: number
+  /** Ended delegations remembered per parent (default 64). */
+  maxEnded: number
+}
+
+/**
+ * `ctx.subagents.background`: the background delegations of every parent agent (tasks, state,
+ * cancel and wait), reachable by whoever starts them and whoever acts on them. What a task's result
+ * is and how it reads is the starter's. A parent's book lives as long as the parent agent object (keyed weakly).
+ */
+export class BackgroundRegistry {
+  readonly limits: BackgroundLimits
+  /** @internal tasks still running, of every parent. */
+  readonly live = new Set<BackgroundTask>()
+  private readonly books = new WeakMap<Agent, ParentBackground>()
+  private stopped = false
+
+  constructor(
+    private readonly onLost: (parent: Agent, task: BackgroundTask, reason: string) => void,
+    limits: Partial<BackgroundLimits> = {},
+  ) {
+    this.limits = { maxLive: limits.maxLive ?? MAX_LIVE_PER_PARENT, maxEnded: limits.maxEnded ?? MAX_ENDED_PER_PARENT }
+  }
+
+  /** The parent's book (made on first use). */
+  of(parent: Agent): ParentBackground {
+    let book = this.books.get(parent)
+    if (!book) this.books.set(parent, book = new ParentBackground(parent, this))
+    return book
+  }
+
+  /** The parent's book if it has one. */
+  peek(parent: Agent): ParentBackground | undefined {
+    return this.books.get(parent)
+  }
+
+  /** Starts a background delegation for `start.parent`; `ABORTED` after the service stopped. */
+  start<R>(start: BackgroundStart): BackgroundTask<R> {
+    if (this.stopped) throw new SubagentError('ABORTED', 'The subagents service has stopped; no background delegation was started.')
+    const inbox = (start.parent as Partial<Agent> | undefined)?.inbox
+    if (typeof inbox?.post !== 'function' || typeof inbox.hold !== 'function' || typeof inbox.onClose !== 'function') {
+      throw new SubagentError('INVALID_REQUEST', 'A background delegation needs a parent agent with an inbox (an Agent of @cordis-subagents/agent); delegate synchronously for this caller.')
+    }
+    return this.of(start.parent).start(start)
+  }
+
+  /** Cancels every live background delegation (the service stops). */
+  stopAll(because = 'the subagents service stopped'): void {
+    this.stopped = true
+    for (const task of [...this.live]) task.cancel(because)
+  }
+
+  /** @internal */
+  lost(parent: Agent, task: BackgroundTask, reason: string): void {
+    this.onLost(parent, task, reason)
+  }
+}
 
 
 /** The background delegations of one parent agent. */
@@ -33,7 +97,7 @@ export class ParentBackground {
    * Records a background delegation and returns its task; the caller then starts the run and binds
    * it with `task.follow`. Throws `BACKGROUND_LIMIT` when too many are live (nothing is recorded).
    */
-  start(start: BackgroundStart): BackgroundTask {
+  start<R>(start: BackgroundStart): BackgroundTask<R> {
     const limit = this.registry.limits.maxLive
     // `disposed` too: a book made for an already disposed parent hears of the close only in a microtask.
     if (this.closed || this.parent.disposed) {
@@ -45,17 +109,19 @@ export class ParentBackground {
     }
     // The hold first: if it throws, nothing was recorded.
     const release = start.onTurnEnd === 'wait' ? this.parent.inbox.hold() : undefined
-    const task = new BackgroundTask(`bg-${++this.count}`, start.label, start.provider, start.onTurnEnd)
+    const task = new BackgroundTask<R>(`bg-${++this.count}`, start.label, start.provider, start.onTurnEnd)
     if (release) task.release = release
-    this.tasks.set(task.handle, task)
-    this.registry.live.add(task)
+    // The book keeps every starter's tasks alike; only the starter reads `R` back.
+    const kept = task as BackgroundTask
+    this.tasks.set(task.handle, kept)
+    this.registry.live.add(kept)
     const onTurnAbort = () => {
       const limit = limitStop(start.turnSignal.reason)
       task.cancel(limit ? `the turn that started it was stopped by a ${limit} limit` : 'the turn that started it was aborted', start.turnSignal.reason)
     }
     start.turnSignal.addEventListener('abort', onTurnAbort, { once: true })
     task.detach = () => start.turnSignal.removeEventListener('abort', onTurnAbort)
-    task.settleWith = (result) => this.settle(task, result)
+    task.ended = (result, message) => this.settle(kept, result, message)
     if (start.turnSignal.aborted) onTurnAbort()
     return task
   }
@@ -134,11 +200,12 @@ export class ParentBackground {
     for (const task of this.tasks.values()) task.cancel(because)
   }
 
-  private settle(task: BackgroundTask, result: BackgroundResult): void {
+  private settle(task: BackgroundTask, result: unknown, message: BackgroundMessage): void {
     if (!task.live) return
     task.state = 'ended'
     task.endedAt = Date.now()
     task.result = result
+    task.message = message
     task.detach()
     task.markStarted()
     this.registry.live.delete(task)
@@ -151,10 +218,10 @@ export class ParentBackground {
       this.delivered(task, { via: 'lost', reason: `the parent agent ${this.parent.id} was disposed before the result could be delivered` })
       return
     }
-    const result = task.result!
     try {
-      const carried = { usage: result.usage, work: result.work }
-      this.parent.inbox.post(messageText(task), carried)
+      const { text, usage, work } = task.message!
+      const carried = { usage, work }
+      this.parent.inbox.post(text, carried)
       task.posted = carried
       this.delivered(task, { via: 'message' })
     } catch (error) {
@@ -182,13 +249,3 @@ export class ParentBackground {
     }
   }
 }
-
-
-function messageText(task: BackgroundTask): string {
-  const header = resultHeader(task)
-  const body = task.result!.content
-  const room = MAX_MESSAGE_LENGTH - header.length - 200
-  const text = body.length > room ? `${body.slice(0, room)}\n\n[Result cut to ${room} characters to fit one message.]` : body
-  return `${header}\n\n${text}`
-}
-
