@@ -3,8 +3,8 @@
 import { setMaxListeners } from 'node:events'
 import { expect } from 'chai'
 import { z } from 'zod'
-import { type AgentEvent, LimitError, MAX_INBOX_MESSAGE_LENGTH, type RunResult } from '@cordis-subagents/agent'
-import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
+import { type AgentEvent, MAX_INBOX_MESSAGE_LENGTH, type RunResult } from '@cordis-subagents/agent'
+import { LimitError, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { SubagentError } from '@cordis-subagents/subagents-service'
 import {
   backgroundHost, type BackgroundHost, events, scriptedParent, start, SteerableProvider, tail,

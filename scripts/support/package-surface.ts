@@ -73,6 +73,27 @@ export async function currentSurface(points: readonly EntryPoint[] = entryPoints
   return surface
 }
 
+/**
+ * The names of a plugin's shape (DESIGN §3): every plugin entry exports them, so they are not one
+ * concept exported twice. `default` is a service plugin's class, once more under its own name.
+ */
+const PLUGIN_SHAPE = new Set(['name', 'inject', 'reusable', 'Config', 'apply', 'default'])
+
+/**
+ * One line per public name that more than one entry point exports (plugin shape aside): a name has
+ * one home, and whoever needs it imports it from there.
+ */
+export function namesExportedTwice(surface: Surface): string[] {
+  const homes = new Map<string, string[]>()
+  for (const [specifier, entry] of Object.entries(surface)) {
+    if (typeof entry === 'string') continue
+    for (const name of [...entry.values, ...entry.types]) {
+      if (!PLUGIN_SHAPE.has(name)) homes.set(name, [...homes.get(name) ?? [], specifier])
+    }
+  }
+  return [...homes].filter(([, specifiers]) => specifiers.length > 1).map(([name, specifiers]) => `${name}: ${specifiers.join(', ')}`)
+}
+
 /** One line per difference between the pinned surface and the current one. */
 export function surfaceChanges(pinned: Surface, current: Surface): string[] {
   const changes: string[] = []

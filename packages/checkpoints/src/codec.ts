@@ -2,7 +2,7 @@ import { utf8Length } from '@cordis-subagents/shared'
 import { CheckpointError } from './errors.js'
 import type { Limits } from './config.js'
 import {
-  MAX_ID_LENGTH, MAX_PATH_LENGTH, RUN_STATES, type RunCheckpoint, type RunRecord, type RunRow, type RunState,
+  MAX_ID_LENGTH, MAX_PATH_LENGTH, RUN_STATES, type RunCheckpoint, type StoredRun, type RunRow, type RunState,
 } from './records.js'
 
 export function checkId(what: string, value: unknown, max = MAX_ID_LENGTH): string {
@@ -78,7 +78,7 @@ function nonEmpty(value: string | null): string | undefined {
   return value === null || value === '' ? undefined : value
 }
 
-export function toRecord(row: RunRow): RunRecord {
+export function toRecord(row: RunRow): StoredRun {
   return {
     id: row.id,
     path: row.path,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type OpenAI from 'openai'
 import type { FinishReason, GenerateResponse, Message, ModelToolCall } from '@cordis-subagents/agent'
-import type { ToolSpec, Usage } from '@cordis-subagents/tools'
+import type { Usage } from '@cordis-subagents/shared'
+import type { ToolSpec } from '@cordis-subagents/tools'
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam
 type ChatTool = OpenAI.Chat.ChatCompletionTool

@@ -1,7 +1,5 @@
 import { type ProviderStartRequest, treeCrossing } from '@cordis-subagents/subagents-service'
 
-export { MAX_ALLOWED_TOOLS } from '@cordis-subagents/subagents-service'
-
 /**
  * What crosses the wire about the delegating tree, in the message's `metadata.cordisSubagents`:
  * the same shape provider-acp puts in session/new's `_meta.cordisSubagents`, plus trace context.

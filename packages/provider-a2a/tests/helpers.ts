@@ -2,7 +2,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Agent } from '@cordis-subagents/agent'
 import type { ProviderStartRequest, SubagentUpdate } from '@cordis-subagents/subagents-service'
-import { type A2aProvider, createA2aProvider, type ProviderOptions } from '../src/index.js'
+import { type A2aProvider, createA2aProvider, type A2aProviderOptions as ProviderOptions } from '../src/index.js'
 
 export function fakeParent(depth = 0, tools?: string[]): Agent {
   const view = tools ? { tools: { list: () => tools.map((name) => ({ name, description: '', parameters: {} })) } } : {}

@@ -3,6 +3,6 @@
  * (its `pid`, started without a plugin) and the env policy's building blocks. Not part of the
  * plugin's API; they may change in any release.
  */
-export { childEnv, secretValues, type EnvPolicy } from './env.js'
+export { childEnv, secretValues } from './env.js'
 export { AcpRun } from './run.js'
 export type { RunSettings } from './settings.js'

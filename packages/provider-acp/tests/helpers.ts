@@ -6,7 +6,7 @@ import { expect } from 'chai'
 import ToolRegistry from '@cordis-subagents/tools'
 import { AgentRuntime, type Agent } from '@cordis-subagents/agent'
 import type { ProviderStartRequest, SubagentUpdate } from '@cordis-subagents/subagents-service'
-import { type AcpProvider, createAcpProvider, liveProcessGroups, type ProviderOptions } from '../src/index.js'
+import { type AcpProvider, createAcpProvider, liveProcessGroups, type AcpProviderOptions as ProviderOptions } from '../src/index.js'
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/agent.mjs', import.meta.url))
 const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url))

@@ -3,7 +3,7 @@ import { type InProcessConfig, inProcessConfig } from './config.js'
 import { createInProcessProvider } from './in-process-provider.js'
 
 export { createInProcessProvider, SUBAGENT_NOTE, type InProcessProviderOptions } from './in-process-provider.js'
-export { MAX_FOLLOW_UPS_PER_RUN } from './steering.js'
+export { MAX_IN_PROCESS_FOLLOW_UPS } from './steering.js'
 export { inProcessConfig, type InProcessConfig } from './config.js'
 
 /** `spawn`: a fresh child agent in this process. It does not see the parent's conversation. */

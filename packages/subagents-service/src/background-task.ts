@@ -1,5 +1,5 @@
-import type { Agent, Usage, WorkCounts } from '@cordis-subagents/agent'
-import { describeError } from '@cordis-subagents/shared'
+import type { Agent } from '@cordis-subagents/agent'
+import { describeError, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import type { SubagentHandle, SubagentUpdate } from './types.js'
 
 /** Longest progress line kept per delegation (characters). */

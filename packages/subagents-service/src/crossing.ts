@@ -1,8 +1,6 @@
 import { CROSSING_BUDGET_KEYS, type Crossing, isName, MAX_ALLOWED_TOOLS } from '@cordis-subagents/shared'
 import type { ProviderStartRequest } from './types.js'
 
-export { MAX_ALLOWED_TOOLS }
-
 /** Budget limits a child host of ours applies to its root runs (the crossing's budget keys). */
 export const PASSED_LIMITS = CROSSING_BUDGET_KEYS
 

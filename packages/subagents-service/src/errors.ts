@@ -1,4 +1,4 @@
-import type { BudgetBreach } from '@cordis-subagents/agent'
+import type { BudgetBreach } from '@cordis-subagents/shared'
 
 export type SubagentErrorCode =
   /** `register` got a malformed provider descriptor. */

@@ -1,8 +1,6 @@
-import type { Agent, Budget, BudgetBreach, BudgetLimits, Usage, WorkCounts } from '@cordis-subagents/agent'
-import type { PendingQuestion, ToolFilter } from '@cordis-subagents/shared'
+import type { Agent, Budget, BudgetLimits } from '@cordis-subagents/agent'
+import type { BudgetBreach, PendingQuestion, ToolFilter, Usage, WorkCounts } from '@cordis-subagents/shared'
 import type { RunRecord } from './journal.js'
-
-export type { ToolFilter }
 
 export interface ProviderCapabilities {
   /** The provider honours `request.persona`. */
