@@ -12,9 +12,9 @@
 //   (crossing-spend.ts, under the same key).
 // Everything read is untrusted: malformed fields are dropped, never thrown on, and every list is capped.
 
-import { traceContextFrom, type TraceContextHeaders } from './trace-context.js'
-import { NAME_PATTERN } from './names.js'
-import { isRecord } from './records.js'
+import { traceContextFrom, type TraceContextHeaders } from './crossing/trace-context.js'
+import { NAME_PATTERN } from './vocabulary/names.js'
+import { isRecord } from './vocabulary/records.js'
 
 /** The key of the crossing in ACP `_meta` and A2A `metadata`. */
 export const CROSSING_KEY = 'cordisSubagents'

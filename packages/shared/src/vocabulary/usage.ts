@@ -1,3 +1,5 @@
+// Counts reported from outside, capped per report, and sums that saturate at `Number.MAX_SAFE_INTEGER` (budgets, usage
+// and work tallies).
 import type { WorkCounts } from './limits.js'
 
 /** Token accounting carried by model responses, tool results and subagent results. */
