@@ -1,16 +1,13 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
-import { capForRedaction, redact } from '@cordis-subagents/shared'
+import { capForRedaction, CodedError, redact } from '@cordis-subagents/shared'
 import { ResponseTimeoutError, ResponseTooLargeError } from './guarded-fetch.js'
 import { MalformedResponseError, truncate } from './mapping.js'
 
 /** Stable codes for the errors this package throws (configuration only; request failures are diagnostics). */
 export type ModelOpenAIErrorCode = 'INVALID_CONFIG'
 
-export class ModelOpenAIError extends Error {
+export class ModelOpenAIError extends CodedError<ModelOpenAIErrorCode> {
   override name = 'ModelOpenAIError'
-  constructor(readonly code: ModelOpenAIErrorCode, message: string) {
-    super(message)
-  }
 }
 
 /** Header names whose configured values are treated as secrets in diagnostics. */

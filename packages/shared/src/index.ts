@@ -1,6 +1,7 @@
 export { choice, count, countProblem, duration, durationProblem, MAX_TIMER_MS } from './vocabulary/numbers.js'
 export { capBytes, describeError, headBytes, utf8Length } from './vocabulary/text.js'
 export { isName, NAME_PATTERN, NAME_RULE } from './vocabulary/names.js'
+export { CodedError } from './vocabulary/errors.js'
 export { type ToolFilter, toolFilterProblem } from './vocabulary/tool-filter.js'
 export { type Capabilities, type CapabilityOptions, missingCapability, type MissingCapability } from './vocabulary/capabilities.js'
 export { emitIsolated, emitIsolatedOn, hasListenersOn } from './async/isolated-emit.js'

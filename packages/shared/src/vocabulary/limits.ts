@@ -1,3 +1,4 @@
+import { CodedError } from './errors.js'
 import { addCounts, countOf, MAX_REPORTED_COUNT } from './usage.js'
 
 /**
@@ -31,10 +32,10 @@ export type LimitCode = 'TIMEOUT' | 'BUDGET_EXCEEDED'
  * An abort reason that names a limit. A run aborted with it ends `timeout` (code `TIMEOUT`) or
  * `budget` (code `BUDGET_EXCEEDED`), never `aborted`.
  */
-export class LimitError extends Error {
+export class LimitError extends CodedError<LimitCode> {
   override name = 'LimitError'
-  constructor(readonly code: LimitCode, message: string, readonly breach?: BudgetBreach) {
-    super(message)
+  constructor(code: LimitCode, message: string, readonly breach?: BudgetBreach) {
+    super(code, message)
   }
 }
 
