@@ -41,8 +41,8 @@ interface EntrySurface {
 
 export type Surface = Record<string, EntrySurface | typeof PROGRAM>
 
-/** The names each entry's source exports as TypeScript sees them, from one program over all entries. */
-function typeCheckedNames(points: readonly EntryPoint[]): Map<string, string[]> {
+/** The names each entry's source exports as TypeScript sees them (and which are `@internal`), from one program over all entries. */
+function typeCheckedNames(points: readonly EntryPoint[]): Map<string, { names: string[], internal: string[] }> {
   const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.test.json'), {}, {
     ...ts.sys, onUnRecoverableConfigFileDiagnostic: (diagnostic) => { throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')) },
   })!
@@ -52,8 +52,25 @@ function typeCheckedNames(points: readonly EntryPoint[]): Map<string, string[]> 
     const file = program.getSourceFile(point.source)
     const symbol = file && checker.getSymbolAtLocation(file)
     if (!symbol) throw new Error(`package-surface: ${point.specifier}: cannot read ${point.source}`)
-    return [point.specifier, checker.getExportsOfModule(symbol).map((entry) => entry.name)]
+    const exported = checker.getExportsOfModule(symbol)
+    return [point.specifier, {
+      names: exported.map((entry) => entry.name),
+      internal: exported.filter((entry) => isInternal(entry, checker)).map((entry) => entry.name),
+    }]
   }))
+}
+
+/**
+ * Whether a name is marked `@internal` (a test hook): on its export statement or on its declaration.
+ * `stripInternal` keeps it out of the published .d.ts, and the pin leaves it out too.
+ */
+function isInternal(symbol: ts.Symbol, checker: ts.TypeChecker): boolean {
+  const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol
+  const declarations = [...symbol.declarations ?? [], ...target.declarations ?? []]
+  return declarations.some((declaration) => {
+    const statement = ts.isExportSpecifier(declaration) ? declaration.parent.parent : declaration
+    return [declaration, statement].some((node) => ts.getJSDocTags(node).some((tag) => tag.tagName.text === 'internal'))
+  })
 }
 
 /** Imports each entry point (the `cordis-subagents-source` condition makes that its src/) and lists its names, sorted. */
@@ -66,8 +83,9 @@ export async function currentSurface(points: readonly EntryPoint[] = entryPoints
       surface[point.specifier] = PROGRAM
       continue
     }
-    const values = Object.keys(await import(point.specifier)).sort()
-    const types = typeChecked.get(point.specifier)!.filter((name) => !values.includes(name)).sort()
+    const { names, internal } = typeChecked.get(point.specifier)!
+    const values = Object.keys(await import(point.specifier)).filter((name) => !internal.includes(name)).sort()
+    const types = names.filter((name) => !values.includes(name) && !internal.includes(name)).sort()
     surface[point.specifier] = { values, types }
   }
   return surface
