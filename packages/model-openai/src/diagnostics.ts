@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
-import { capForRedaction, CodedError, redact } from '@cordis-subagents/shared'
+import { bearerToken, capForRedaction, CodedError, isCredentialName, redact } from '@cordis-subagents/shared'
 import { ResponseTimeoutError, ResponseTooLargeError } from './guarded-fetch.js'
 import { MalformedResponseError, truncate } from './mapping.js'
 
@@ -9,9 +9,6 @@ export type ModelOpenAIErrorCode = 'INVALID_CONFIG'
 export class ModelOpenAIError extends CodedError<ModelOpenAIErrorCode> {
   override name = 'ModelOpenAIError'
 }
-
-/** Header names whose configured values are treated as secrets in diagnostics. */
-const SECRET_HEADER = /auth|key|token|secret|cookie|session|password/i
 
 export interface FailureContext {
   /** The endpoint as shown to users (no credentials, no query). */
@@ -27,10 +24,10 @@ export interface FailureContext {
 export function secretsOf(apiKey: string, headers: Record<string, string> | undefined, baseURL?: string): string[] {
   const secrets = apiKey ? [apiKey] : []
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (SECRET_HEADER.test(name) && value) {
+    if (isCredentialName(name) && value) {
       secrets.push(value)
-      const bearer = /^bearer\s+(\S+)$/i.exec(value)
-      if (bearer) secrets.push(bearer[1]!)
+      const bearer = bearerToken(value, value.length)
+      if (bearer) secrets.push(bearer)
     }
   }
   if (baseURL) {

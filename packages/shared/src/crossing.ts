@@ -15,6 +15,7 @@
 import { traceContextFrom, type TraceContextHeaders } from './crossing/trace-context.js'
 import { NAME_PATTERN } from './vocabulary/names.js'
 import { isRecord } from './vocabulary/records.js'
+import { isCount } from './vocabulary/usage.js'
 
 /** The key of the crossing in ACP `_meta` and A2A `metadata`. */
 export const CROSSING_KEY = 'cordisSubagents'
@@ -274,8 +275,4 @@ function envCount(value: string | undefined): number | undefined | null {
   // Decimal digits only: Number() would also accept '0x2' and '1e1'.
   if (!/^\d{1,15}$/.test(value.trim())) return null
   return Number(value.trim())
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
 }

@@ -21,7 +21,10 @@ export {
 } from './crossing.js'
 export { laterSpend, type SpendReport, spendFromMeta, spendValue } from './crossing-spend.js'
 export { lazily } from './async/lazy.js'
-export { defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost } from './security/host-guards.js'
+export {
+  bearerToken, defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost,
+} from './security/host-guards.js'
+export { isCredentialName } from './security/credential-shapes.js'
 export {
   CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues, NOT_SECRET_NAMES, policyEnv,
 } from './security/env-policy.js'

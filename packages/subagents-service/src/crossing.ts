@@ -1,4 +1,4 @@
-import { CROSSING_BUDGET_KEYS, type Crossing, isName, MAX_ALLOWED_TOOLS } from '@cordis-subagents/shared'
+import { CROSSING_BUDGET_KEYS, type Crossing, isCount, isName, MAX_ALLOWED_TOOLS } from '@cordis-subagents/shared'
 import type { ProviderStartRequest } from './types.js'
 
 /** Budget limits a child host of ours applies to its root runs (the crossing's budget keys). */
@@ -21,7 +21,7 @@ export type TreeCrossing = Crossing & { depth: number }
 export function treeCrossing(request: ProviderStartRequest): TreeCrossing {
   const crossing: TreeCrossing = { depth: request.depth }
   const ceiling = request.maxDepthCeiling
-  if (typeof ceiling === 'number' && Number.isSafeInteger(ceiling) && ceiling >= 0) crossing.maxDepth = ceiling
+  if (isCount(ceiling)) crossing.maxDepth = ceiling
   const remaining = typeof request.budget?.remaining === 'function' ? request.budget.remaining() : undefined
   if (remaining) {
     const budget: Record<string, number> = {}
