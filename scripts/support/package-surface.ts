@@ -24,7 +24,8 @@ export interface EntryPoint {
  * file under bin/ that imports it, so npm links it before lib/ is built).
  */
 export function entryPoints(manifests: readonly Manifest[] = workspaceManifests(['packages'])): EntryPoint[] {
-  return manifests.flatMap((manifest) => Object.entries(manifest.exports ?? {})
+  // A private package (test-support) is never published: it has no public surface.
+  return manifests.filter((manifest) => !manifest.private).flatMap((manifest) => Object.entries(manifest.exports ?? {})
     .filter(([subpath]) => subpath !== './package.json')
     .map(([subpath, target]) => {
       const source = join(ROOT, manifest.dir, (target as { 'cordis-subagents-source'?: string })['cordis-subagents-source'] ?? '')
