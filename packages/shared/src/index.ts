@@ -28,11 +28,10 @@ export { isCredentialName } from './security/credential-shapes.js'
 export {
   CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues, NOT_SECRET_NAMES, policyEnv,
 } from './security/env-policy.js'
+export { type BudgetBreach, type BudgetName, describeBreach, type LimitCode, LimitError, limitStop } from './vocabulary/limits.js'
 export {
-  addWork, type BudgetBreach, type BudgetName, describeBreach, emptyWork, type LimitCode, LimitError, limitStop, type WorkCounts,
-} from './vocabulary/limits.js'
-export {
-  addCounts, addUsage, checkedUsage, checkedWork, countOf, emptyUsage, isCount, MAX_REPORTED_COUNT, reportedCount, totalTokens, type Usage,
+  addCounts, addUsage, addWork, checkedUsage, checkedWork, countOf, emptyUsage, emptyWork, isCount, MAX_REPORTED_COUNT, reportedCount,
+  totalTokens, type Usage, type WorkCounts,
 } from './vocabulary/usage.js'
 export { MAX_MESSAGE_LENGTH } from './vocabulary/messages.js'
 export { withoutCallerTracing } from './async/caller-tracing.js'
