@@ -17,7 +17,10 @@ interface Rule {
 const SHARED = 'packages/shared/src'
 const RULES: Rule[] = [
   { rule: 'the name pattern', home: `${SHARED}/vocabulary/names.ts`, copy: /\[A-Za-z0-9_-\]\{1,64\}/, use: 'NAME_PATTERN / isName' },
-  { rule: 'a non-negative safe integer', home: `${SHARED}/vocabulary/usage.ts`, copy: /isSafeInteger\(([\w.]+)\) && \1 >= 0/, use: 'isCount' },
+  {
+    rule: 'a non-negative safe integer', home: `${SHARED}/vocabulary/usage.ts`, use: 'isCount',
+    copy: /isSafeInteger\(([\w.]+)\) && \1 >= 0|isSafeInteger\(([\w.]+)\) \|\| \2 < 0/,
+  },
   { rule: 'a bearer token', home: `${SHARED}/security/host-guards.ts`, copy: /\/\^bearer/i, use: 'bearerToken (then sameSecret)' },
   { rule: 'a traceparent', home: `${SHARED}/crossing/trace-context.ts`, copy: /\[0-9a-f\]\{32\}/, use: 'parseTraceparent / traceContextFrom' },
   { rule: 'a loopback host', home: `${SHARED}/security/host-guards.ts`, copy: /'::1'|startsWith\('127\.'\)/, use: 'isLoopback' },
@@ -54,10 +57,11 @@ describe('rule homes (each rule written once)', () => {
 
   it('each home holds its rule, and a copy elsewhere is named with its line and what to use', () => {
     for (const rule of RULES) expect(readFileSync(join(ROOT, rule.home), 'utf8'), rule.home).to.match(rule.copy)
-    const copy = { path: 'packages/x/src/a.ts', text: 'const ok = 1\nconst NAME = /^[A-Za-z0-9_-]{1,64}$/\nif (Number.isSafeInteger(n) && n >= 0) f()\n' }
+    const copy = { path: 'packages/x/src/a.ts', text: 'const ok = 1\nconst NAME = /^[A-Za-z0-9_-]{1,64}$/\nif (Number.isSafeInteger(n) && n >= 0) f()\nif (!Number.isSafeInteger(c.turn) || c.turn < 0) g()\n' }
     expect(restatedRules([copy])).to.deep.equal([
       `packages/x/src/a.ts:2: the name pattern restated (use NAME_PATTERN / isName from ${SHARED}/vocabulary/names.ts)`,
       `packages/x/src/a.ts:3: a non-negative safe integer restated (use isCount from ${SHARED}/vocabulary/usage.ts)`,
+      `packages/x/src/a.ts:4: a non-negative safe integer restated (use isCount from ${SHARED}/vocabulary/usage.ts)`,
     ])
   })
 })

@@ -1,4 +1,4 @@
-import { utf8Length } from '@cordis-subagents/shared'
+import { isCount, utf8Length } from '@cordis-subagents/shared'
 import { CheckpointError } from './errors.js'
 import type { Limits } from './config.js'
 import {
@@ -59,7 +59,7 @@ export function toRow(checkpoint: RunCheckpoint, limits: Limits): Partial<RunRow
   if (c.result !== undefined) row.result = checkText('result', c.result, limits.maxTextBytes)
   if (c.background !== undefined) row.background = !!c.background
   if (c.turn !== undefined) {
-    if (!Number.isSafeInteger(c.turn) || c.turn < 0) throw new CheckpointError('CHECKPOINT_INVALID', `turn must be a whole number, got ${c.turn}.`)
+    if (!isCount(c.turn)) throw new CheckpointError('CHECKPOINT_INVALID', `turn must be a whole number, got ${c.turn}.`)
     row.turn = c.turn
   }
   if (c.transcript !== undefined) {
