@@ -25,6 +25,7 @@ export {
   bearerToken, defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost,
 } from './security/host-guards.js'
 export { isCredentialName } from './security/credential-shapes.js'
+export { type BodyBounds, boundedBody } from './security/bounded-body.js'
 export {
   CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues, NOT_SECRET_NAMES, policyEnv,
 } from './security/env-policy.js'
