@@ -50,7 +50,7 @@ export class BackgroundTask {
   /** Why we cancelled it, when we did (shown in its message's header). */
   cancelledBecause?: string
   run?: SubagentHandle
-  /** The wait call that claims its result when it ends (subagent-control's wait sets it). */
+  /** @internal the wait call that claims its result when it ends. */
   waiter?: Waiter
   /** @internal set by the book: settles the task with the delegation's result. */
   settleWith: (result: BackgroundResult) => void = () => {}
@@ -75,7 +75,7 @@ export class BackgroundTask {
     return this.startedOrEnded.promise
   }
 
-  /** The run was handed over (subagent-tool's background start calls it). */
+  /** @internal */
   markStarted(run?: SubagentHandle): void {
     if (run) {
       this.run = run
@@ -106,7 +106,7 @@ export class BackgroundTask {
     this.stopRun?.(this.cancelReason.reason)
   }
 
-  /** A progress update of the run (subagent-tool's background start forwards them). */
+  /** @internal */
   progress(update: SubagentUpdate): void {
     if (typeof update.step === 'number' && Number.isSafeInteger(update.step)) this.steps = Math.max(this.steps, update.step)
     else if (update.kind === 'step') this.steps++
