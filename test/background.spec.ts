@@ -3,25 +3,17 @@
 import { setMaxListeners } from 'node:events'
 import { expect } from 'chai'
 import { z } from 'zod'
-import { type AgentEvent, LimitError, MAX_INBOX_MESSAGE_LENGTH, type RunResult } from '@cordis-subagents/agent'
-import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
+import { type AgentEvent, MAX_INBOX_MESSAGE_LENGTH, type RunResult } from '@cordis-subagents/agent'
+import { LimitError, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { type BackgroundTask, SubagentError } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import {
   backgroundHost, type BackgroundHost, events, scriptedParent, start, SteerableProvider, tail,
 } from './support/background.js'
+import { eventually } from '@cordis-subagents/test-support'
 import { deferred, tick, until } from './support/async.js'
 
 const USAGE = { inputTokens: 10, outputTokens: 5 }
-
-/** Polls every 10 ms until `check()` holds; gives up after 10 s (for waits that involve a real timer). */
-async function eventually(check: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; waited < 10_000; waited += 10) {
-    if (check()) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  throw new Error(`gave up waiting until ${what}`)
-}
 
 describe('background delegations (subagent-tool mode: background + subagent-control)', () => {
   let host: BackgroundHost

@@ -4,7 +4,9 @@
 // An intended change: run `npm run exports:pin`, document it in the package's README, commit both.
 import { readFileSync } from 'node:fs'
 import { expect } from 'chai'
-import { currentSurface, entryPoints, PIN_FILE, PROGRAM, type Surface, surfaceChanges } from '../scripts/support/package-surface.js'
+import {
+  currentSurface, entryPoints, namesExportedTwice, PIN_FILE, PROGRAM, type Surface, surfaceChanges,
+} from '../scripts/support/package-surface.js'
 
 const pinned = () => JSON.parse(readFileSync(PIN_FILE, 'utf8')) as Surface
 
@@ -15,6 +17,20 @@ describe('package surface (the pinned exports of every entry point)', function (
   it('every entry point exports exactly the pinned names (npm run exports:pin after an intended change)', async () => {
     const changes = surfaceChanges(pinned(), await currentSurface())
     expect(changes, 'the public surface changed: if intended, run `npm run exports:pin`, document it in the README, commit').to.deep.equal([])
+  })
+
+  it('no public name has two doors: each is exported by one entry point (plugin shape aside)', () => {
+    expect(namesExportedTwice(pinned()), 'import the name from its home instead of re-exporting it').to.deep.equal([])
+  })
+
+  it('finds a name two entry points export, and leaves the plugin shape alone', () => {
+    const surface: Surface = {
+      a: { values: ['apply', 'Config', 'LimitError', 'name'], types: ['Usage'] },
+      b: { values: ['apply', 'Config', 'LimitError', 'name'], types: [] },
+      c: { values: [], types: ['Usage'] },
+      bin: PROGRAM,
+    }
+    expect(namesExportedTwice(surface)).to.deep.equal(['LimitError: a, b', 'Usage: a, c'])
   })
 
   it('covers every package, their ./testing subpaths, and bins without importing them', () => {

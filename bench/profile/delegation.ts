@@ -8,7 +8,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { writeHeapSnapshot } from 'node:v8'
-import { withoutCallerTracing } from '@cordis-subagents/agent'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
 import { BenchModel, calls, CHILD, delegationModel, gc, host, lastMessage, now, text } from '../lib.js'
 
 const mode = process.argv[2] ?? 'loop'

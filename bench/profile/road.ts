@@ -8,7 +8,7 @@
  * warm-up (the parent's turn that makes the call included: the child's turn runs the same files).
  */
 import { Session } from 'node:inspector/promises'
-import { withoutCallerTracing } from '@cordis-subagents/agent'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
 import { delegationModel, host } from '../lib.js'
 
 const h = await host({ model: delegationModel('subagent') })

@@ -1,5 +1,6 @@
 import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
-import { type RunResult, withoutCallerTracing } from '@cordis-subagents/agent'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
+import type { RunResult } from '@cordis-subagents/agent'
 import { BenchModel, calls, CHILD, delegationModel, host, interleave, lastMessage, SubagentTool, text, type Stats } from '../lib.js'
 
 const TASK = { description: 'look something up', prompt: `${CHILD}look something up` }

@@ -1,4 +1,5 @@
-import { type AgentRuntime, withoutCallerTracing } from '@cordis-subagents/agent'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
+import type { AgentRuntime } from '@cordis-subagents/agent'
 import { delegationModel, host, now, readMessages, stats, type Stats } from '../lib.js'
 
 export interface GrowthResult {

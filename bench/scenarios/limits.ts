@@ -1,4 +1,5 @@
-import { Budget, type AgentRuntime, withoutCallerTracing } from '@cordis-subagents/agent'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
+import { Budget, type AgentRuntime } from '@cordis-subagents/agent'
 import { BenchModel, calls, CHILD, delegationModel, gc, host, interleave, lastMessage, now, stats, text, type Stats } from '../lib.js'
 
 /**

@@ -1,6 +1,7 @@
 import type { Model, ModelRequest, ModelResponse } from '@openai/agents'
 import { z } from 'zod'
-import { type GenerateRequest, type Message, withoutCallerTracing } from '@cordis-subagents/agent'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
+import type { GenerateRequest, Message } from '@cordis-subagents/agent'
 import { CHILD, delegationModel, host, interleave, type Stats } from '../lib.js'
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import { BatchSpanProcessor, BasicTracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base'
-import { type AgentRuntime, withoutCallerTracing } from '@cordis-subagents/agent'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
+import type { AgentRuntime } from '@cordis-subagents/agent'
 import Telemetry from '@cordis-subagents/telemetry'
 import { delegationModel, host, interleave, type Stats } from '../lib.js'
 

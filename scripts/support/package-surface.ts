@@ -24,7 +24,8 @@ export interface EntryPoint {
  * file under bin/ that imports it, so npm links it before lib/ is built).
  */
 export function entryPoints(manifests: readonly Manifest[] = workspaceManifests(['packages'])): EntryPoint[] {
-  return manifests.flatMap((manifest) => Object.entries(manifest.exports ?? {})
+  // A private package (test-support) is never published: it has no public surface.
+  return manifests.filter((manifest) => !manifest.private).flatMap((manifest) => Object.entries(manifest.exports ?? {})
     .filter(([subpath]) => subpath !== './package.json')
     .map(([subpath, target]) => {
       const source = join(ROOT, manifest.dir, (target as { 'cordis-subagents-source'?: string })['cordis-subagents-source'] ?? '')
@@ -41,8 +42,8 @@ interface EntrySurface {
 
 export type Surface = Record<string, EntrySurface | typeof PROGRAM>
 
-/** The names each entry's source exports as TypeScript sees them, from one program over all entries. */
-function typeCheckedNames(points: readonly EntryPoint[]): Map<string, string[]> {
+/** The names each entry's source exports as TypeScript sees them (and which are `@internal`), from one program over all entries. */
+function typeCheckedNames(points: readonly EntryPoint[]): Map<string, { names: string[], internal: string[] }> {
   const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.test.json'), {}, {
     ...ts.sys, onUnRecoverableConfigFileDiagnostic: (diagnostic) => { throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')) },
   })!
@@ -52,8 +53,25 @@ function typeCheckedNames(points: readonly EntryPoint[]): Map<string, string[]> 
     const file = program.getSourceFile(point.source)
     const symbol = file && checker.getSymbolAtLocation(file)
     if (!symbol) throw new Error(`package-surface: ${point.specifier}: cannot read ${point.source}`)
-    return [point.specifier, checker.getExportsOfModule(symbol).map((entry) => entry.name)]
+    const exported = checker.getExportsOfModule(symbol)
+    return [point.specifier, {
+      names: exported.map((entry) => entry.name),
+      internal: exported.filter((entry) => isInternal(entry, checker)).map((entry) => entry.name),
+    }]
   }))
+}
+
+/**
+ * Whether a name is marked `@internal` (a test hook): on its export statement or on its declaration.
+ * `stripInternal` keeps it out of the published .d.ts, and the pin leaves it out too.
+ */
+function isInternal(symbol: ts.Symbol, checker: ts.TypeChecker): boolean {
+  const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol
+  const declarations = [...symbol.declarations ?? [], ...target.declarations ?? []]
+  return declarations.some((declaration) => {
+    const statement = ts.isExportSpecifier(declaration) ? declaration.parent.parent : declaration
+    return [declaration, statement].some((node) => ts.getJSDocTags(node).some((tag) => tag.tagName.text === 'internal'))
+  })
 }
 
 /** Imports each entry point (the `cordis-subagents-source` condition makes that its src/) and lists its names, sorted. */
@@ -66,11 +84,33 @@ export async function currentSurface(points: readonly EntryPoint[] = entryPoints
       surface[point.specifier] = PROGRAM
       continue
     }
-    const values = Object.keys(await import(point.specifier)).sort()
-    const types = typeChecked.get(point.specifier)!.filter((name) => !values.includes(name)).sort()
+    const { names, internal } = typeChecked.get(point.specifier)!
+    const values = Object.keys(await import(point.specifier)).filter((name) => !internal.includes(name)).sort()
+    const types = names.filter((name) => !values.includes(name) && !internal.includes(name)).sort()
     surface[point.specifier] = { values, types }
   }
   return surface
+}
+
+/**
+ * The names of a plugin's shape (DESIGN §3): every plugin entry exports them, so they are not one
+ * concept exported twice. `default` is a service plugin's class, once more under its own name.
+ */
+const PLUGIN_SHAPE = new Set(['name', 'inject', 'reusable', 'Config', 'apply', 'default'])
+
+/**
+ * One line per public name that more than one entry point exports (plugin shape aside): a name has
+ * one home, and whoever needs it imports it from there.
+ */
+export function namesExportedTwice(surface: Surface): string[] {
+  const homes = new Map<string, string[]>()
+  for (const [specifier, entry] of Object.entries(surface)) {
+    if (typeof entry === 'string') continue
+    for (const name of [...entry.values, ...entry.types]) {
+      if (!PLUGIN_SHAPE.has(name)) homes.set(name, [...homes.get(name) ?? [], specifier])
+    }
+  }
+  return [...homes].filter(([, specifiers]) => specifiers.length > 1).map(([name, specifiers]) => `${name}: ${specifiers.join(', ')}`)
 }
 
 /** One line per difference between the pinned surface and the current one. */

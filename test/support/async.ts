@@ -1,5 +1,7 @@
 // Async helpers shared by every package's tests (test code only; never published).
 
+import { eventually as poll } from '@cordis-subagents/test-support'
+
 export { type Deferred, deferred } from '@cordis-subagents/shared'
 
 /** Lets pending promise chains settle: `times` macrotask hops, no timers left behind. */
@@ -24,13 +26,7 @@ export async function until(check: () => boolean, what = 'the condition held', l
   throw new Error(`gave up waiting until ${what}`)
 }
 
-/** Polls `check` every 50 ms until it gives a truthy value, and returns it; throws after `ms`. */
-export async function eventually<T>(check: () => T | Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+/** Polls `check` every 50 ms until it gives a truthy value, and returns it; throws after `ms` (30 s: waits across hosts). */
+export function eventually<T>(check: () => T | Promise<T>, what: string, ms = 30_000): Promise<NonNullable<T>> {
+  return poll(check, what, { timeout: ms, every: 50 })
 }

@@ -18,7 +18,7 @@ import AgentRuntime, { type GenerateRequest, ScriptedModel, type ScriptedRespons
 import SubagentService from '@cordis-subagents/subagents-service'
 import * as ProviderSpawn from '@cordis-subagents/provider-spawn'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
-import { Checkpoints, type RunRecord } from '@cordis-subagents/checkpoints'
+import { Checkpoints, type StoredRun } from '@cordis-subagents/checkpoints'
 import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
 
 Logger.targets.splice(0, Logger.targets.length)
@@ -88,7 +88,7 @@ async function until<T>(check: () => Promise<T | undefined> | T | undefined, wha
   }
 }
 
-const byLabel = (runs: RunRecord[], label: string) => runs.find((run) => run.label === label || run.label.endsWith(` ${label}`))
+const byLabel = (runs: StoredRun[], label: string) => runs.find((run) => run.label === label || run.label.endsWith(` ${label}`))
 
 if (phase === 'first') {
   const root = ctx.agents.create({ label: 'root' })

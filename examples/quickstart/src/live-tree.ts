@@ -1,7 +1,7 @@
 // What the CLI prints while a turn runs: the live delegation tree and the usage line.
 import type { Agent, AgentEvent, RunResult } from '@cordis-subagents/agent'
 import type { SubagentOutcome, SubagentRunInfo, SubagentUpdate } from '@cordis-subagents/subagents-service'
-import type { Usage } from '@cordis-subagents/tools'
+import type { Usage } from '@cordis-subagents/shared'
 import type { App } from './app.js'
 import { terminalLine } from './terminal-text.js'
 

@@ -1,4 +1,4 @@
-import { addCounts, type BudgetBreach, type BudgetName, MAX_REPORTED_COUNT } from '@cordis-subagents/shared'
+import { addCounts, type BudgetBreach, type BudgetName, isCount, MAX_REPORTED_COUNT } from '@cordis-subagents/shared'
 
 /**
  * Limits of one run and everything below it. Omitted means "no limit of its own" (the parent's
@@ -307,7 +307,7 @@ export function budgetProblem(limits: unknown, where: string): string | undefine
     if (!(BUDGET_KEYS as readonly string[]).includes(key)) {
       return `${where} has an unknown key "${key}"; budgets are ${BUDGET_KEYS.join(', ')}.`
     }
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    if (!isCount(value)) {
       return `${where}.${key} must be a non-negative integer, got ${String(value)}.`
     }
     // No run could ever work under 0 concurrent runs: every start would wait forever.

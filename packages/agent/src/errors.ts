@@ -1,3 +1,5 @@
+import { CodedError } from '@cordis-subagents/shared'
+
 export type AgentErrorCode =
   | 'BUSY'
   | 'DISPOSED'
@@ -14,11 +16,8 @@ export type AgentErrorCode =
 
 import type { RunOptions } from './types.js'
 
-export class AgentError extends Error {
+export class AgentError extends CodedError<AgentErrorCode> {
   override name = 'AgentError'
-  constructor(readonly code: AgentErrorCode, message: string) {
-    super(message)
-  }
 }
 
 /** Misuse of `Agent.run` fails at the call, with what to pass instead. */

@@ -1,5 +1,4 @@
-import type { Usage } from '@cordis-subagents/tools'
-import { MAX_MESSAGE_LENGTH, type WorkCounts } from '@cordis-subagents/shared'
+import { MAX_MESSAGE_LENGTH, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import { AgentError } from './errors.js'
 
 /** Most messages waiting in one agent's inbox; a poster past it gets `INBOX_FULL`. */

@@ -16,10 +16,6 @@ export { Inbox, type InboxDelegation, type InboxMessage, MAX_INBOX_MESSAGES, MAX
 export { Budget, BUDGET_KEYS, type BudgetLimits, type BudgetSpend } from './budget.js'
 export { abortFlat } from './abort.js'
 export { ScriptedModel, type ScriptedReply, type ScriptedResponse, type ScriptedModelOptions } from './scripted-model.js'
-export type { Usage } from '@cordis-subagents/tools'
-export type { BudgetBreach, BudgetName, WorkCounts } from '@cordis-subagents/shared'
-export { LimitError, limitStop, describeBreach } from '@cordis-subagents/shared'
-export { withoutCallerTracing } from '@cordis-subagents/shared'
 export { AgentRuntime, type BudgetEvent, type CreateAgentOptions } from './runtime.js'
 export type { ServedAgentOptions, ServeRequest } from './served.js'
 

@@ -1,4 +1,4 @@
-import type { Usage } from '@cordis-subagents/tools'
+import type { Usage } from '@cordis-subagents/shared'
 import type { ChatModel, GenerateRequest, GenerateResponse, ModelToolCall } from './types.js'
 
 /** One scripted reply: a partial response, or a function of the request that makes one. */

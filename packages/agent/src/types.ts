@@ -1,6 +1,6 @@
 import type { BudgetSpend } from './budget.js'
-import type { ToolResult, ToolSpec, ToolUpdate, Usage } from '@cordis-subagents/tools'
-import type { BudgetBreach, PendingQuestion, WorkCounts } from '@cordis-subagents/shared'
+import type { ToolResult, ToolSpec, ToolUpdate } from '@cordis-subagents/tools'
+import type { BudgetBreach, PendingQuestion, Usage, WorkCounts } from '@cordis-subagents/shared'
 
 /** A tool call as a model emitted it. */
 export interface ModelToolCall {

@@ -1,8 +1,9 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import type { Context } from 'cordis'
+import { LimitError } from '@cordis-subagents/shared'
 import {
-  abortFlat, type Agent, type AssistantMessage, type BudgetEvent, type ChatModel, type GenerateRequest, LimitError, ScriptedModel,
+  abortFlat, type Agent, type AssistantMessage, type BudgetEvent, type ChatModel, type GenerateRequest, ScriptedModel,
 } from '@cordis-subagents/agent'
 import { isBalanced, makeTool, setup, toolPlugin } from './helpers.js'
 

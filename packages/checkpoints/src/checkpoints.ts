@@ -6,7 +6,7 @@ import { Config, type Limits } from './config.js'
 import { CheckpointError } from './errors.js'
 import { KeyLocks } from './locks.js'
 import { Questions } from './questions.js'
-import { declareTables, type RunCheckpoint, type RunRecord, type RunRow, type RunState, TABLES } from './records.js'
+import { declareTables, type RunCheckpoint, type StoredRun, type RunRow, type RunState, TABLES } from './records.js'
 import { sweep, type SweepReport, trimToCount } from './retention.js'
 import type { StoreContext } from './store.js'
 import { TaskKeys } from './task-keys.js'
@@ -87,12 +87,12 @@ export class Checkpoints extends Service {
    * A settled run keeps its state: a save that would move it to another state is refused with
    * RUN_SETTLED (its other fields may still be updated).
    */
-  async save(checkpoint: RunCheckpoint): Promise<RunRecord> {
+  async save(checkpoint: RunCheckpoint): Promise<StoredRun> {
     const row = toRow(checkpoint, this.limits)
     return await this.rows.run(row.id!, () => this.saveNow(row))
   }
 
-  private async saveNow(row: Partial<RunRow>): Promise<RunRecord> {
+  private async saveNow(row: Partial<RunRow>): Promise<StoredRun> {
     const db = this.ctx.database
     const now = new Date()
     const [existing] = await db.get(TABLES.runs, { id: row.id! }, { fields: ['id'] })
@@ -161,18 +161,18 @@ export class Checkpoints extends Service {
     }
   }
 
-  async load(id: string): Promise<RunRecord | undefined> {
+  async load(id: string): Promise<StoredRun | undefined> {
     const [row] = await this.ctx.database.get(TABLES.runs, { id })
     return row && toRecord(row)
   }
 
   /** Sets a run's state (and stop reason); CHECKPOINT_NOT_FOUND when there is no such run. */
-  async setState(id: string, state: RunState, stopReason?: string): Promise<RunRecord> {
+  async setState(id: string, state: RunState, stopReason?: string): Promise<StoredRun> {
     if (!(await this.load(id))) throw new CheckpointError('CHECKPOINT_NOT_FOUND', `no run ${id} (it may have been swept).`)
     return this.save({ id, state, ...stopReason !== undefined ? { stopReason } : {} })
   }
 
-  async list(filter: RunFilter = {}): Promise<RunRecord[]> {
+  async list(filter: RunFilter = {}): Promise<StoredRun[]> {
     const query: Record<string, unknown> = {}
     if (filter.state !== undefined) query.state = Array.isArray(filter.state) ? filter.state : [filter.state]
     if (filter.parent !== undefined) query.parent = filter.parent

@@ -1,8 +1,8 @@
-import { utf8Length } from '@cordis-subagents/shared'
+import { isCount, utf8Length } from '@cordis-subagents/shared'
 import { CheckpointError } from './errors.js'
 import type { Limits } from './config.js'
 import {
-  MAX_ID_LENGTH, MAX_PATH_LENGTH, RUN_STATES, type RunCheckpoint, type RunRecord, type RunRow, type RunState,
+  MAX_ID_LENGTH, MAX_PATH_LENGTH, RUN_STATES, type RunCheckpoint, type StoredRun, type RunRow, type RunState,
 } from './records.js'
 
 export function checkId(what: string, value: unknown, max = MAX_ID_LENGTH): string {
@@ -59,7 +59,7 @@ export function toRow(checkpoint: RunCheckpoint, limits: Limits): Partial<RunRow
   if (c.result !== undefined) row.result = checkText('result', c.result, limits.maxTextBytes)
   if (c.background !== undefined) row.background = !!c.background
   if (c.turn !== undefined) {
-    if (!Number.isSafeInteger(c.turn) || c.turn < 0) throw new CheckpointError('CHECKPOINT_INVALID', `turn must be a whole number, got ${c.turn}.`)
+    if (!isCount(c.turn)) throw new CheckpointError('CHECKPOINT_INVALID', `turn must be a whole number, got ${c.turn}.`)
     row.turn = c.turn
   }
   if (c.transcript !== undefined) {
@@ -78,7 +78,7 @@ function nonEmpty(value: string | null): string | undefined {
   return value === null || value === '' ? undefined : value
 }
 
-export function toRecord(row: RunRow): RunRecord {
+export function toRecord(row: RunRow): StoredRun {
   return {
     id: row.id,
     path: row.path,

@@ -1,3 +1,5 @@
+import { CodedError } from '@cordis-subagents/shared'
+
 /** Stable codes of the errors `ctx.checkpoints` throws. */
 export type CheckpointErrorCode =
   /** The plugin config is unusable (a bound out of range, an empty host name). Thrown at load. */
@@ -15,12 +17,6 @@ export type CheckpointErrorCode =
   /** A save would move a settled run to another state: a settled run never starts again. */
   | 'RUN_SETTLED'
 
-export class CheckpointError extends Error {
-  readonly code: CheckpointErrorCode
-
-  constructor(code: CheckpointErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'CheckpointError'
-    this.code = code
-  }
+export class CheckpointError extends CodedError<CheckpointErrorCode> {
+  override name = 'CheckpointError'
 }

@@ -8,7 +8,7 @@ export { CheckpointError, type CheckpointErrorCode } from './errors.js'
 export type { Ask } from './questions.js'
 export { Questions } from './questions.js'
 export {
-  ENDED_STATES, type QuestionRecord, type QuestionState, type Reattach, RUN_STATES, type RunCheckpoint, type RunRecord, type RunState,
+  ENDED_STATES, type QuestionRecord, type QuestionState, type Reattach, RUN_STATES, type RunCheckpoint, type RunState, type StoredRun,
   TABLES, type TaskKeyRecord,
 } from './records.js'
 export type { SweepReport } from './retention.js'

@@ -46,7 +46,7 @@ export interface RunCheckpoint extends Reattach {
 }
 
 /** A stored run, as `load` and `list` return it. */
-export interface RunRecord extends Required<Omit<RunCheckpoint, 'transcript' | 'stopReason' | 'result' | 'sessionId' | 'taskId' | 'agentUrl'>> {
+export interface StoredRun extends Required<Omit<RunCheckpoint, 'transcript' | 'stopReason' | 'result' | 'sessionId' | 'taskId' | 'agentUrl'>> {
   /** The first id of `path`. */
   root: string
   transcript?: unknown

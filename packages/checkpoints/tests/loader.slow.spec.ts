@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
-import { Context } from 'cordis'
-import Loader from '@cordisjs/loader'
+import type { Context } from 'cordis'
+import { loaderApp } from '@cordis-subagents/test-support'
 import { stopLoaderApp } from '@cordis-subagents/config-watch'
 import { freshPostgres, PG_URL, serviceOf } from './support.js'
 
@@ -35,9 +35,7 @@ describe('checkpoints through @cordisjs/loader (the README\'s cordis.yml)', func
   })
 
   async function start() {
-    ctx = new Context()
-    ctx.baseDir = dir
-    ctx.plugin(Loader, { filename: join(dir, 'cordis.yml') } as never)
+    ctx = loaderApp(join(dir, 'cordis.yml'), dir)
     await ctx.start()
     return serviceOf(ctx, 'checkpoints')
   }

@@ -1,13 +1,12 @@
+import { CodedError } from '@cordis-subagents/shared'
+
 /** Why the plugin itself cannot run (it fails its load with one of these). */
 export type ConfigWatchErrorCode =
   /** `ctx.loader` is not `@cordisjs/loader` 0.13 (Koishi's loader, for one: use @koishijs/plugin-hmr there). */
   | 'CONFIG_WATCH_LOADER'
 
-export class ConfigWatchError extends Error {
+export class ConfigWatchError extends CodedError<ConfigWatchErrorCode> {
   override name = 'ConfigWatchError'
-  constructor(readonly code: ConfigWatchErrorCode, message: string) {
-    super(message)
-  }
 }
 
 /** Why a save was not applied (the running configuration stays as it was). */

@@ -2,8 +2,8 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Context } from 'cordis'
-import Loader from '@cordisjs/loader'
+import type { Context } from 'cordis'
+import { eventually as until, loaderApp } from '@cordis-subagents/test-support'
 import type {} from '@cordis-subagents/tools'
 import { type CheckResult, stopLoaderApp } from '@cordis-subagents/config-watch'
 
@@ -68,8 +68,7 @@ export async function startTestApp(text = appConfig(), options: { beforeStart?: 
   const dir = mkdtempSync(join(tmpdir(), 'config-watch-'))
   const file = join(dir, 'cordis.yml')
   writeFileSync(file, text)
-  const ctx = new Context()
-  ctx.plugin(Loader, { filename: file } as never)
+  const ctx = loaderApp(file)
   options.beforeStart?.(ctx)
   const checks: CheckResult[] = []
   let seen = 0
@@ -121,11 +120,5 @@ export function renameSave(file: string, text: string) {
   renameSync(temp, file)
 }
 
-/** Polls `condition` every 10 ms for at most `timeout` ms (a bound, not a measurement). */
-export async function until(condition: () => unknown, what: string, timeout = 10_000) {
-  const deadline = Date.now() + timeout
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
+/** Bounded polling (the shared test-support wait), under the name these specs use. */
+export { until }

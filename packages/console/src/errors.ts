@@ -1,3 +1,5 @@
+import { CodedError } from '@cordis-subagents/shared'
+
 /** Stable codes of every load failure and refusal (README: Errors). */
 export type ConsoleCode =
   | 'INVALID_CONFIG'
@@ -16,11 +18,8 @@ export type ConsoleCode =
   | 'NOT_PARKED'
   | 'ALREADY_ANSWERED'
 
-export class ConsoleError extends Error {
-  constructor(readonly code: ConsoleCode, message: string) {
-    super(message)
-    this.name = 'ConsoleError'
-  }
+export class ConsoleError extends CodedError<ConsoleCode> {
+  override name = 'ConsoleError'
 }
 
 /** The HTTP status of each refusal. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { sameSecret } from '@cordis-subagents/shared'
+import { bearerToken, sameSecret } from '@cordis-subagents/shared'
 import { MAX_TOKEN_LENGTH } from './config.js'
 import { ConsoleError, STATUS } from './errors.js'
 import { answerRun, cancelRun, sendToRun } from './actions.js'
@@ -92,7 +92,7 @@ export function createHandler(
 
   function authenticate(req: IncomingMessage): void {
     const header = req.headers.authorization
-    const presented = header && header.length <= MAX_TOKEN_LENGTH + 10 ? /^Bearer +(\S+) *$/i.exec(header)?.[1] : undefined
+    const presented = bearerToken(header, MAX_TOKEN_LENGTH)
     if (presented === undefined || !sameSecret(presented, guards.token)) {
       throw new ConsoleError('UNAUTHENTICATED', 'Refused: send the console token as "Authorization: Bearer <token>" (the page takes it from the #token=… part of the URL the console printed).')
     }

@@ -1,5 +1,5 @@
 import type { Agent, RunResult } from '@cordis-subagents/agent'
-import type { PendingQuestion } from '@cordis-subagents/shared'
+import { isCount, type PendingQuestion } from '@cordis-subagents/shared'
 import type { SubagentOutcome, SubagentRunInfo, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { cut, TranscriptRing } from './transcript.js'
 
@@ -240,7 +240,7 @@ export class TreeStore {
 
 function tokensOf(usage: { inputTokens: number; outputTokens: number }): number {
   const total = usage.inputTokens + usage.outputTokens
-  return Number.isSafeInteger(total) && total >= 0 ? total : 0
+  return isCount(total) ? total : 0
 }
 
 function oneLine(text: string): string {

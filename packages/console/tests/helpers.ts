@@ -88,11 +88,4 @@ export function call(port: number, path: string, options: CallOptions = {}): Pro
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
-/** Polls every 10 ms until `check()` holds; gives up after `ms`. */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  for (let waited = 0; waited < ms; waited += 10) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  throw new Error(`gave up waiting until ${what}`)
-}
+export { eventually } from '@cordis-subagents/test-support'

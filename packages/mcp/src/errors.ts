@@ -1,3 +1,5 @@
+import { CodedError } from '@cordis-subagents/shared'
+
 export type McpErrorCode =
   /** The load's config is unusable (both or neither of `command`/`url`, a bad name, a bad URL). */
   | 'MCP_INVALID_CONFIG'
@@ -13,9 +15,6 @@ export type McpErrorCode =
   | 'MCP_SERVE_INVALID_CONFIG'
 
 /** An error with a stable code; the message says what to do. */
-export class McpError extends Error {
+export class McpError extends CodedError<McpErrorCode> {
   override name = 'McpError'
-  constructor(readonly code: McpErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-  }
 }

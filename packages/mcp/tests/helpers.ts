@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import ToolRegistry, { type ToolExecContext } from '@cordis-subagents/tools'
 import * as client from '@cordis-subagents/mcp'
+import { eventually as poll } from '@cordis-subagents/test-support'
 
 const require = createRequire(import.meta.url)
 
@@ -60,11 +61,7 @@ export function alive(pid: number): boolean {
 
 /** Polls `check` every 20 ms until it holds or `timeout` ms passed (then throws with `what`). */
 export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeout = 10_000): Promise<void> {
-  const deadline = Date.now() + timeout
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  await poll(check, what, { timeout, every: 20 })
 }
 
 /** Reads the fixture server's log file (empty if not written yet). */

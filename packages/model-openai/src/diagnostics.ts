@@ -1,20 +1,14 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
-import { capForRedaction, redact } from '@cordis-subagents/shared'
+import { bearerToken, capForRedaction, CodedError, isCredentialName, redact } from '@cordis-subagents/shared'
 import { ResponseTimeoutError, ResponseTooLargeError } from './guarded-fetch.js'
 import { MalformedResponseError, truncate } from './mapping.js'
 
 /** Stable codes for the errors this package throws (configuration only; request failures are diagnostics). */
 export type ModelOpenAIErrorCode = 'INVALID_CONFIG'
 
-export class ModelOpenAIError extends Error {
+export class ModelOpenAIError extends CodedError<ModelOpenAIErrorCode> {
   override name = 'ModelOpenAIError'
-  constructor(readonly code: ModelOpenAIErrorCode, message: string) {
-    super(message)
-  }
 }
-
-/** Header names whose configured values are treated as secrets in diagnostics. */
-const SECRET_HEADER = /auth|key|token|secret|cookie|session|password/i
 
 export interface FailureContext {
   /** The endpoint as shown to users (no credentials, no query). */
@@ -30,10 +24,10 @@ export interface FailureContext {
 export function secretsOf(apiKey: string, headers: Record<string, string> | undefined, baseURL?: string): string[] {
   const secrets = apiKey ? [apiKey] : []
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (SECRET_HEADER.test(name) && value) {
+    if (isCredentialName(name) && value) {
       secrets.push(value)
-      const bearer = /^bearer\s+(\S+)$/i.exec(value)
-      if (bearer) secrets.push(bearer[1]!)
+      const bearer = bearerToken(value, value.length)
+      if (bearer) secrets.push(bearer)
     }
   }
   if (baseURL) {

@@ -1,6 +1,7 @@
 // A `fetch` for the OpenAI SDK that bounds one whole HTTP attempt: the deadline covers the
 // response body as well as the headers (the SDK's own timeout stops at the headers), and the
 // body is counted as it streams in and cut off past a byte cap (after decompression).
+import { boundedBody } from '@cordis-subagents/shared'
 
 /** The attempt did not complete (headers and body) within `timeout` ms. */
 export class ResponseTimeoutError extends Error {
@@ -28,9 +29,6 @@ export interface AttemptLimits {
   maxResponseBytes: number
 }
 
-/** Statuses whose responses cannot carry a body (the Response constructor rejects one). */
-const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304])
-
 export function guardedFetch(limits: AttemptLimits, inner: typeof fetch = globalThis.fetch): typeof fetch {
   return async (input, init) => {
     const controller = new AbortController()
@@ -57,48 +55,12 @@ export function guardedFetch(limits: AttemptLimits, inner: typeof fetch = global
       throw timedOut ?? error
     }
     phase = 'body'
-    if (!response.body || NULL_BODY_STATUS.has(response.status)) {
-      finish()
-      return response
-    }
-
-    const declared = Number(response.headers.get('content-length') ?? NaN)
-    const reader = response.body.getReader()
-    let received = 0
-    const fail = (controllerOfBody: ReadableStreamDefaultController<Uint8Array>, error: unknown) => {
-      finish()
-      controller.abort(error)
-      reader.cancel(error).catch(() => {})
-      controllerOfBody.error(error)
-    }
-    const body = new ReadableStream<Uint8Array>({
-      start(c) {
-        if (Number.isFinite(declared) && declared > limits.maxResponseBytes) fail(c, new ResponseTooLargeError(limits.maxResponseBytes))
-      },
-      async pull(c) {
-        let chunk: Awaited<ReturnType<typeof reader.read>>
-        try {
-          chunk = await reader.read()
-        } catch (error) {
-          finish()
-          c.error(timedOut ?? error)
-          return
-        }
-        if (chunk.done) {
-          finish()
-          c.close()
-          return
-        }
-        received += chunk.value.byteLength
-        if (received > limits.maxResponseBytes) return fail(c, new ResponseTooLargeError(limits.maxResponseBytes))
-        c.enqueue(chunk.value)
-      },
-      cancel(reason) {
-        finish()
-        controller.abort(reason)
-        return reader.cancel(reason).catch(() => {})
-      },
+    return boundedBody(response, {
+      maxBytes: limits.maxResponseBytes,
+      tooLarge: () => new ResponseTooLargeError(limits.maxResponseBytes),
+      failure: (error) => timedOut ?? error,
+      abort: (reason) => controller.abort(reason),
+      done: finish,
     })
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
   }
 }

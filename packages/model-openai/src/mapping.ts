@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type OpenAI from 'openai'
 import type { FinishReason, GenerateResponse, Message, ModelToolCall } from '@cordis-subagents/agent'
-import type { ToolSpec, Usage } from '@cordis-subagents/tools'
+import { isCount, type Usage } from '@cordis-subagents/shared'
+import type { ToolSpec } from '@cordis-subagents/tools'
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam
 type ChatTool = OpenAI.Chat.ChatCompletionTool
@@ -152,7 +153,7 @@ export function fromCompletion(completion: OpenAI.Chat.ChatCompletion, limits: C
   }
   const usage = toUsage(completion.usage)
   const asked = limits.maxToolCalls
-  const maxToolCalls = typeof asked === 'number' && Number.isSafeInteger(asked) && asked >= 0
+  const maxToolCalls = isCount(asked)
     ? Math.min(asked, RESPONSE_LIMITS.toolCalls)
     : RESPONSE_LIMITS.toolCalls
   // We never ask for n > 1, so extra choices are a server splitting one answer (e.g. parallel tool

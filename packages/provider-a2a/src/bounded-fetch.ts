@@ -7,6 +7,7 @@
  * SDK's SSE parser keeps a line whole and rescans it per chunk). A limit aborts the request with a
  * `LimitError` naming the limit.
  */
+import { boundedBody } from '@cordis-subagents/shared'
 
 /** Longest line of a stream: one SSE event's `data:` (the 1.x SDK caps an event at the same 4 MiB). */
 export const MAX_SSE_LINE_BYTES = 4 * 1024 * 1024
@@ -55,68 +56,33 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource): typeof
       release()
       throw controller.signal.reason instanceof LimitError ? controller.signal.reason : error
     }
-    if (!response.body) {
-      release()
-      return response
-    }
     const streaming = (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream')
     const cap = streaming ? limits.maxStreamBytes : limits.maxResponseBytes
     const capName = streaming ? 'maxStreamBytes' : 'maxResponseBytes'
     if (streaming) arm(limits.idleTimeout, `the stream was silent for ${limits.idleTimeout} ms (idleTimeout)`)
-    const reader = response.body.getReader()
     // A limit (or the caller) ends a pending read itself: fetch does not always error a body whose
     // reader is held when its request is aborted after the headers arrived.
-    const aborted = new Promise<never>((_, reject) => {
+    const stopped = new Promise<never>((_, reject) => {
       if (controller.signal.aborted) reject(controller.signal.reason)
       else controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })
     })
-    aborted.catch(() => {})
-    let bytes = 0
+    stopped.catch(() => {})
     let lineBytes = 0
-    const body = new ReadableStream<Uint8Array>({
-      async pull(sink) {
-        let chunk: Awaited<ReturnType<typeof reader.read>>
-        try {
-          chunk = await Promise.race([reader.read(), aborted])
-        } catch (error) {
-          release()
-          reader.cancel(error).catch(() => {})
-          sink.error(controller.signal.reason instanceof LimitError ? controller.signal.reason : error)
-          return
-        }
-        if (chunk.done) {
-          release()
-          sink.close()
-          return
-        }
-        bytes += chunk.value.byteLength
-        if (bytes > cap) {
-          const limit = new LimitError(`the remote sent more than ${cap} bytes (${capName})`)
-          controller.abort(limit)
-          release()
-          sink.error(limit)
-          return
-        }
-        if (streaming) {
-          const newline = chunk.value.lastIndexOf(10)
-          lineBytes = newline < 0 ? lineBytes + chunk.value.byteLength : chunk.value.byteLength - newline - 1
-          if (lineBytes > MAX_SSE_LINE_BYTES) {
-            const limit = new LimitError(`the remote sent one stream event (line) of more than ${MAX_SSE_LINE_BYTES} bytes`)
-            controller.abort(limit)
-            release()
-            sink.error(limit)
-            return
-          }
-          arm(limits.idleTimeout, `the stream was silent for ${limits.idleTimeout} ms (idleTimeout)`)
-        }
-        sink.enqueue(chunk.value)
-      },
-      cancel(reason) {
-        release()
-        controller.abort(reason)
-        return reader.cancel(reason).catch(() => {})
-      },
+    const streamLine = (chunk: Uint8Array): LimitError | undefined => {
+      const newline = chunk.lastIndexOf(10)
+      lineBytes = newline < 0 ? lineBytes + chunk.byteLength : chunk.byteLength - newline - 1
+      if (lineBytes > MAX_SSE_LINE_BYTES) return new LimitError(`the remote sent one stream event (line) of more than ${MAX_SSE_LINE_BYTES} bytes`)
+      arm(limits.idleTimeout, `the stream was silent for ${limits.idleTimeout} ms (idleTimeout)`)
+      return undefined
+    }
+    return boundedBody(response, {
+      maxBytes: cap,
+      tooLarge: () => new LimitError(`the remote sent more than ${cap} bytes (${capName})`),
+      onChunk: streaming ? streamLine : undefined,
+      stopped,
+      failure: (error) => controller.signal.reason instanceof LimitError ? controller.signal.reason : error,
+      abort: (reason) => controller.abort(reason),
+      done: release,
     })
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
   }
 }

@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { count, duration } from '@cordis-subagents/shared'
+import { count, duration, NAME_PATTERN } from '@cordis-subagents/shared'
 
 /** Most endpoints one provider load spreads its tasks over. */
 export const MAX_ENDPOINTS = 32
@@ -30,7 +30,7 @@ export interface Config {
 }
 
 export const Config: Schema<Config> = Schema.object({
-  name: Schema.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).default('a2a')
+  name: Schema.string().pattern(NAME_PATTERN).default('a2a')
     .description('Provider name the subagent tool refers to (`provider: a2a`). Load the plugin twice with different names for two remote agents.'),
   url: Schema.string()
     .description('The remote agent: its base URL (`http://127.0.0.1:41241`, the card is read from `/.well-known/agent-card.json`) or the full URL of its agent card (a path ending in `.json`). One URL, e.g. a load balancer. Give `url` or `urls`, not both.'),

@@ -1,7 +1,6 @@
-import { treeCrossing } from '@cordis-subagents/shared'
+import { traceContextFrom, treeCrossing } from '@cordis-subagents/shared'
 import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
 
-export { MAX_ALLOWED_TOOLS } from '@cordis-subagents/shared'
 
 /**
  * What crosses the wire about the delegating tree, in the message's `metadata.cordisSubagents`:
@@ -32,14 +31,8 @@ export function crossingMetadata(request: ProviderStartRequest): CrossingMetadat
 
 /** The request's W3C trace context as HTTP headers, when it carries a well-formed one. */
 export function traceHeaders(request: ProviderStartRequest): Record<string, string> {
-  const context = request.traceContext
-  const headers: Record<string, string> = {}
-  if (!context || typeof context.traceparent !== 'string') return headers
-  // version-traceid-parentid-flags (https://www.w3.org/TR/trace-context/#traceparent-header)
-  if (!/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(context.traceparent)) return headers
-  headers.traceparent = context.traceparent
-  if (typeof context.tracestate === 'string' && context.tracestate.length <= 512 && /^[\x20-\x7e]*$/.test(context.tracestate)) {
-    headers.tracestate = context.tracestate
-  }
-  return headers
+  const context = traceContextFrom(request.traceContext)
+  if (!context) return {}
+  const { traceparent, tracestate } = context
+  return tracestate === undefined ? { traceparent } : { traceparent, tracestate }
 }

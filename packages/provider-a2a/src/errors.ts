@@ -1,3 +1,5 @@
+import { CodedError } from '@cordis-subagents/shared'
+
 /** Stable codes of the errors this package throws (at load, or from `start`). */
 export type A2aErrorCode =
   /** The plugin config is unusable (a bad URL, http:// to a non-loopback host without `allowHttp`). Thrown at load. */
@@ -13,12 +15,6 @@ export type A2aErrorCode =
   /** The request's signal aborted before the remote accepted the task (or sent its first stream event), or the plugin stopped. */
   | 'ABORTED'
 
-export class A2aError extends Error {
-  readonly code: A2aErrorCode
-
-  constructor(code: A2aErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'A2aError'
-    this.code = code
-  }
+export class A2aError extends CodedError<A2aErrorCode> {
+  override name = 'A2aError'
 }

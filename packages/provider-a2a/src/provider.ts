@@ -1,6 +1,6 @@
 import type { AgentCard } from '@a2a-js/sdk'
 import type { AgentCard as AgentCard03 } from 'a2a-sdk-v03'
-import { countProblem, durationProblem, Redactor } from '@cordis-subagents/shared'
+import { countProblem, durationProblem, isName, Redactor } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { boundedFetch, type FetchLimits } from './bounded-fetch.js'
 import { type ProtocolFamily, urlProblem } from './card.js'
@@ -89,7 +89,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     ?? countProblem('maxStreamBytes', settings.maxStreamBytes, { min: 1024 })
     ?? countProblem('maxOutputBytes', settings.maxOutputBytes, { min: 1 })
   if (problem) throw invalid(problem)
-  if (typeof settings.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(settings.name)) throw invalid(`name must be 1-64 of A-Z a-z 0-9 _ -, got ${JSON.stringify(settings.name)}.`)
+  if (!isName(settings.name)) throw invalid(`name must be 1-64 of A-Z a-z 0-9 _ -, got ${JSON.stringify(settings.name)}.`)
   const urls = endpointUrls(options, settings.allowHttp)
   const { headers, secrets } = authHeaders(options, options.env ?? process.env)
   // One redactor for everything remote text reaches: the description, progress, output (up to

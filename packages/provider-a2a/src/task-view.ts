@@ -1,5 +1,5 @@
 import { Role, type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
-import { capBytes, checkedUsage, laterSpend, type SpendReport, spendFromMeta, stripControl } from '@cordis-subagents/shared'
+import { capBytes, checkedUsage, isCount, isName, laterSpend, spendFromMeta, type SpendReport, stripControl } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { ArtifactText } from './artifact-text.js'
 import { isInterrupted } from './task-state.js'
@@ -231,9 +231,9 @@ function progressOf(metadata: Record<string, unknown> | undefined, text: string)
   if (given && typeof given === 'object' && typeof given.kind === 'string' && UPDATE_KINDS.has(given.kind)) {
     const update: SubagentUpdate = { kind: given.kind as SubagentUpdate['kind'] }
     if (typeof given.text === 'string') update.text = oneUpdate(given.text)
-    if (typeof given.tool === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(given.tool)) update.tool = given.tool
+    if (isName(given.tool)) update.tool = given.tool
     if (typeof given.isError === 'boolean') update.isError = given.isError
-    if (typeof given.step === 'number' && Number.isSafeInteger(given.step) && given.step >= 0) update.step = given.step
+    if (isCount(given.step)) update.step = given.step
     return [update]
   }
   return text.trim() ? [{ kind: 'status', text: oneUpdate(text) }] : []

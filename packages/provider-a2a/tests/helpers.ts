@@ -2,7 +2,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Agent } from '@cordis-subagents/agent'
 import type { ProviderStartRequest, SubagentUpdate } from '@cordis-subagents/subagents-service'
-import { type A2aProvider, createA2aProvider, type ProviderOptions } from '../src/index.js'
+import { type A2aProvider, createA2aProvider, type A2aProviderOptions as ProviderOptions } from '../src/index.js'
 
 export function fakeParent(depth = 0, tools?: string[]): Agent {
   const view = tools ? { tools: { list: () => tools.map((name) => ({ name, description: '', parameters: {} })) } } : {}
@@ -44,14 +44,8 @@ export async function deadUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`
 }
 
-/** `check()` becoming true within `ms` (a bounded wait, not a speed check). */
-export async function until(check: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
+/** `check()` becoming true within a bound (a bounded wait, not a speed check). */
+export { eventually as until } from '@cordis-subagents/test-support'
 
 /** `promise`, or a failure if it has not settled within `ms` (it hung). */
 export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -12,7 +12,7 @@ describe('@cordis-subagents/provider-a2a entry (as the loader sees it)', () => {
     expect(mod.apply).to.be.a('function')
     expect(mod.Config).to.be.a('function')
     expect(Object.keys(mod).sort()).to.deep.equal([
-      'A2aError', 'AGENT_CARD_PATH', 'Config', 'MAX_ALLOWED_TOOLS', 'SUPPORTED_BINDINGS', 'SUPPORTED_BINDINGS_V03', 'apply', 'createA2aProvider', 'inject', 'name', 'reusable',
+      'A2aError', 'AGENT_CARD_PATH', 'Config', 'SUPPORTED_BINDINGS', 'SUPPORTED_BINDINGS_V03', 'apply', 'createA2aProvider', 'inject', 'name', 'reusable',
     ])
   })
 

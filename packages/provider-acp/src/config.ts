@@ -1,6 +1,6 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import { Schema } from 'cordis'
-import { choice, count, duration } from '@cordis-subagents/shared'
+import { choice, count, duration, NAME_PATTERN } from '@cordis-subagents/shared'
 import type { EnvInherit } from './env.js'
 
 /** Plugin config. Only `command` is required; the schema fills the other defaults. */
@@ -36,7 +36,7 @@ export interface Config {
 }
 
 export const Config: Schema<Config> = Schema.object({
-  name: Schema.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).default('acp')
+  name: Schema.string().pattern(NAME_PATTERN).default('acp')
     .description('Provider name the subagent tool refers to (`provider: acp`). Load the plugin twice with different names for two agents.'),
   command: Schema.string().required()
     .description('Executable of the ACP agent, e.g. `npx` or `gemini`. Run without a shell, in its own process group.'),

@@ -5,7 +5,7 @@
  */
 import { type CROSSING_ENV_PREFIX, EnvMatcher, type EnvPolicy, excludedValues, policyEnv } from '@cordis-subagents/shared'
 
-export { CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy } from '@cordis-subagents/shared'
+export { EnvMatcher, type EnvInherit, envProblem, type EnvPolicy } from '@cordis-subagents/shared'
 
 /** Variables the provider sets for the child (SUBAGENT_DEPTH, SUBAGENT_ALLOWED_TOOLS, …): never filtered by the policy. */
 export type OwnVariables = Record<`${typeof CROSSING_ENV_PREFIX}${string}`, string>

@@ -1,3 +1,5 @@
+import { CodedError } from '@cordis-subagents/shared'
+
 /** Stable codes of the errors this package throws. */
 export type AcpErrorCode =
   /** The plugin config is unusable (e.g. `cwd` does not exist). Thrown at load. */
@@ -17,12 +19,6 @@ export type AcpErrorCode =
   /** `restore` (after a restart) cannot continue the run: no usable checkpoint, or the agent cannot load its session. */
   | 'ACP_RESTORE_FAILED'
 
-export class AcpError extends Error {
-  readonly code: AcpErrorCode
-
-  constructor(code: AcpErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'AcpError'
-    this.code = code
-  }
+export class AcpError extends CodedError<AcpErrorCode> {
+  override name = 'AcpError'
 }

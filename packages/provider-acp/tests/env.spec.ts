@@ -1,6 +1,7 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
-import { childEnv, secretValues, type EnvPolicy } from '@cordis-subagents/provider-acp/testing'
+import type { EnvPolicy } from '@cordis-subagents/shared'
+import { childEnv, secretValues } from '@cordis-subagents/provider-acp/testing'
 import { createAcpProvider } from '../src/index.js'
 import { LEAKED, logger } from './helpers.js'
 

@@ -6,7 +6,7 @@ import { expect } from 'chai'
 import ToolRegistry from '@cordis-subagents/tools'
 import { AgentRuntime, type Agent } from '@cordis-subagents/agent'
 import type { ProviderStartRequest, SubagentUpdate } from '@cordis-subagents/subagents-service'
-import { type AcpProvider, createAcpProvider, liveProcessGroups, type ProviderOptions } from '../src/index.js'
+import { type AcpProvider, createAcpProvider, liveProcessGroups, type AcpProviderOptions as ProviderOptions } from '../src/index.js'
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/agent.mjs', import.meta.url))
 const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url))
@@ -243,14 +243,8 @@ export function sleep(ms: number) {
   return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
-/** Waits (polling every 10 ms) until `condition()` holds; fails naming `what` after `timeout` ms. */
-export async function until(condition: () => boolean, what: string, timeout = 10_000): Promise<void> {
-  const deadline = performance.now() + timeout
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`)
-    await sleep(10)
-  }
-}
+/** Waits (polling every 10 ms) until `condition()` holds; fails naming `what` after the bound. */
+export { eventually as until } from '@cordis-subagents/test-support'
 
 export async function rejection(promise: Promise<unknown>): Promise<Error & { code?: string }> {
   try {

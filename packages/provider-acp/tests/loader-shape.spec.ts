@@ -16,7 +16,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
   it('exports what a user or provider author needs, and test hooks only from ./testing', async () => {
     const mod = await import('@cordis-subagents/provider-acp')
     expect(Object.keys(mod).sort()).to.deep.equal([
-      'AcpError', 'CORE_ENV', 'Config', 'DEFAULT_EXCLUDE', 'MAX_ALLOWED_TOOLS', 'MAX_FOLLOW_UPS_PER_RUN',
+      'AcpError', 'Config', 'MAX_FOLLOW_UPS_PER_RUN',
       'MAX_MESSAGE_BYTES', 'MAX_QUEUED_FOLLOW_UPS', 'PROTOCOL_VERSION',
       'apply', 'cgroupBase', 'createAcpProvider', 'inject', 'liveProcessGroups', 'name', 'reusable',
     ])

@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
-import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import { describeError, type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
 import {
-  type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, askParentTool, type RunResult, withoutCallerTracing,
+  type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, askParentTool, type RunResult,
 } from '@cordis-subagents/agent'
 import {
   type ProviderStartRequest, type RunRecord, SubagentError, type SubagentProvider, type SubagentResult, type SubagentRun,

@@ -6,7 +6,7 @@ import { capDiagnostic, SubagentError } from '@cordis-subagents/subagents-servic
  * Most follow-up messages one run takes in all (each one can cost the child another turn). The
  * child's inbox also caps the messages waiting at once (`MAX_INBOX_MESSAGES`, 1,024).
  */
-export const MAX_FOLLOW_UPS_PER_RUN = 1024
+export const MAX_IN_PROCESS_FOLLOW_UPS = 1024
 
 /** The follow-ups of a run that has taken none: a run makes a set of its own at its first send. */
 const NONE: ReadonlySet<InboxMessage> = new Set()
@@ -35,8 +35,8 @@ export class Steering {
 
   send(message: string): void {
     if (!this.open) throw notRunning()
-    if (this.taken >= MAX_FOLLOW_UPS_PER_RUN) {
-      throw new SubagentError('INVALID_REQUEST', `This run already took ${MAX_FOLLOW_UPS_PER_RUN} follow-up messages (the limit per run); wait for its result, then delegate again.`)
+    if (this.taken >= MAX_IN_PROCESS_FOLLOW_UPS) {
+      throw new SubagentError('INVALID_REQUEST', `This run already took ${MAX_IN_PROCESS_FOLLOW_UPS} follow-up messages (the limit per run); wait for its result, then delegate again.`)
     }
     (this.mine ??= new Set()).add(this.post(message))
     this.taken++

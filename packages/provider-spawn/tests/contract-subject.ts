@@ -3,7 +3,7 @@ import { Context } from 'cordis'
 import { z } from 'zod'
 import ToolRegistry, { type Tool } from '@cordis-subagents/tools'
 import AgentRuntime, { type Agent, type ChatModel, type GenerateRequest, type GenerateResponse } from '@cordis-subagents/agent'
-import { createInProcessProvider, MAX_FOLLOW_UPS_PER_RUN } from '@cordis-subagents/provider-spawn'
+import { createInProcessProvider, MAX_IN_PROCESS_FOLLOW_UPS } from '@cordis-subagents/provider-spawn'
 import type { ProviderContractSubject } from '@cordis-subagents/subagents-service/testing'
 
 const COMPLETE = 'contract: answer at once'
@@ -93,7 +93,7 @@ export async function inProcessSubject(inheritsParentContext: boolean): Promise<
     waiting: provider,
     parent: ctx.agents.create({ label: 'contract-parent' }),
     prompts: { completing: COMPLETE, waiting: WAIT },
-    steering: { provider, prompt: STEER, maxQueued: MAX_FOLLOW_UPS_PER_RUN },
+    steering: { provider, prompt: STEER, maxQueued: MAX_IN_PROCESS_FOLLOW_UPS },
     assertIdle() {
       if (model.inFlight) throw new Error(`${model.inFlight} model call(s) of a child are still running`)
     },

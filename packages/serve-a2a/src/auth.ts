@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { Request } from 'express'
 import { type AuthMode, type Config } from './config.js'
 import { ServeA2aError } from './errors.js'
+import { bearerToken } from '@cordis-subagents/shared'
 
 /** Scope of tasks started without a credential (`auth: none`). */
 export const ANONYMOUS = 'anonymous'
@@ -62,10 +63,7 @@ export class Credentials {
   /** What the request presents: the bearer token or the API key, or undefined. */
   presented(req: Request): string | undefined {
     if (this.mode === 'bearer') {
-      const header = req.headers.authorization
-      if (!header || header.length > MAX_CREDENTIAL_LENGTH + 7) return undefined
-      const match = /^Bearer +(\S+) *$/i.exec(header)
-      return match?.[1]
+      return bearerToken(req.headers.authorization, MAX_CREDENTIAL_LENGTH)
     }
     const value = req.headers[this.header.toLowerCase()]
     if (typeof value !== 'string' || value.length > MAX_CREDENTIAL_LENGTH) return undefined

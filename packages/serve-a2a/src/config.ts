@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { choice, count, duration, type ToolFilter } from '@cordis-subagents/shared'
+import { choice, count, duration, NAME_PATTERN, type ToolFilter } from '@cordis-subagents/shared'
 
 export type AuthMode = 'bearer' | 'api-key' | 'none'
 
@@ -113,7 +113,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .description('Milliseconds a task waits for its answer before it is cancelled and its agent disposed; 0: no limit. The agent\'s wall-clock budget does not run meanwhile.'),
   askParent: Schema.boolean().default(false)
     .description('Give the served agent an ask tool (`askParentTool` of @cordis-subagents/agent): calling it parks the task on a question (input-required) for the client; the client\'s next message on the task is the answer.'),
-  askParentTool: Schema.string().pattern(/^[A-Za-z0-9_-]{1,64}$/).default('ask_parent')
+  askParentTool: Schema.string().pattern(NAME_PATTERN).default('ask_parent')
     .description('Name of the ask tool (with `askParent`). It shadows a registered tool of the same name for the served agent.'),
   maxBodyBytes: count({ min: 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024)
     .description('Largest request body in bytes; a bigger one is refused (HTTP 413, BODY_TOO_LARGE) before it is parsed.'),

@@ -1,4 +1,5 @@
 import type { Response } from 'express'
+import { CodedError } from '@cordis-subagents/shared'
 
 /** Stable codes of every refusal and load failure (README: Errors). */
 export type ServeA2aCode =
@@ -16,11 +17,8 @@ export type ServeA2aCode =
   | 'INVALID_PARAMS'
   | 'NOT_FOUND'
 
-export class ServeA2aError extends Error {
-  constructor(readonly code: ServeA2aCode, message: string) {
-    super(message)
-    this.name = 'ServeA2aError'
-  }
+export class ServeA2aError extends CodedError<ServeA2aCode> {
+  override name = 'ServeA2aError'
 }
 
 /** HTTP status and JSON-RPC error code of each refusal made before the SDK sees a request. */

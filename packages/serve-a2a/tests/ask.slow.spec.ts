@@ -8,6 +8,7 @@ import { expect } from 'chai'
 import { Role, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
 import { type Agent, type GenerateRequest, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 import { bearer, client03, client10, drain, message10, serve, type Served } from './helpers.js'
+import { eventually as until } from '@cordis-subagents/test-support'
 
 /** Asks "Which file should I read?"; an answer starting with `again` makes it ask "Which line?"; any other is read back. */
 function asker(request: GenerateRequest): ScriptedResponse {
@@ -60,14 +61,6 @@ function watchBuses(served: Served): { live(taskId: string): boolean } {
     return create(id, context)
   }
   return { live: (taskId) => buses.getByTaskId(taskId, contexts.get(taskId)) !== undefined }
-}
-
-async function until(check: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
 }
 
 describe('serve-a2a: a served agent that asks', function () {

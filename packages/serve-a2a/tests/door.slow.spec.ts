@@ -10,6 +10,10 @@ import AgentRuntime, { type GenerateRequest, ScriptedModel } from '@cordis-subag
 import ToolRegistry from '@cordis-subagents/tools'
 import A2aServer, { ServeA2aError } from '../src/index.js'
 import { bearer, rpc, serve, type Served } from './helpers.js'
+import { eventually } from '@cordis-subagents/test-support'
+
+/** Waits that span hosts sharing a store get 15 s. */
+const until = <T>(check: () => T | Promise<T>, what: string, ms = 15_000) => eventually(check, what, { timeout: ms, every: 25 })
 
 const TOKEN = 'door-token-0123456789abcdef'
 const OTHER = 'door-other-0123456789abcdef'
@@ -17,16 +21,6 @@ const OTHER = 'door-other-0123456789abcdef'
 const asking = (request: GenerateRequest) => request.messages.some((message) => message.role === 'tool')
   ? ScriptedModel.text('painted')
   : { toolCalls: [{ name: 'ask_parent', input: { question: 'Which colour?' } }] }
-
-async function until<T>(check: () => T | Promise<T>, what: string, ms = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 /** A SubscribeToTask stream held open: its HTTP status once the headers came, and a close. */
 function subscribe(url: string, token: string, id: string): Promise<{ status: number; body: string; close(): void }> {

@@ -10,6 +10,7 @@ import { ScriptedModel } from '@cordis-subagents/agent'
 import type { GenerateRequest } from '@cordis-subagents/agent'
 import A2aServer, { refusalRpcCode } from '../src/index.js'
 import { bearer, client10, message10, raw, rpc, serve, type Served } from './helpers.js'
+import { eventually as until } from '@cordis-subagents/test-support'
 
 const V1 = { 'A2A-Version': '1.0' }
 
@@ -33,14 +34,6 @@ function gatedModel() {
     return ScriptedModel.text('released')
   }
   return { script, open }
-}
-
-async function until(check: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
 }
 
 describe('serve-a2a: a hostile local caller', function () {

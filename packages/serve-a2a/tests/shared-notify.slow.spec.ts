@@ -11,6 +11,10 @@ import { namesOf } from '../src/shared-schema.js'
 import { TaskFeed } from '../src/task-feed.js'
 import { bearer, rpc, serve, type Served } from './helpers.js'
 import { dropSchema, freshSchema, PG_URL, withPg } from './shared-support.js'
+import { eventually } from '@cordis-subagents/test-support'
+
+/** Waits that span hosts sharing a store get 15 s. */
+const until = <T>(check: () => T | Promise<T>, what: string, ms = 15_000) => eventually(check, what, { timeout: ms, every: 25 })
 
 const TOKEN = 'shared-notify-token-0123456789'
 const V1 = { 'A2A-Version': '1.0', ...bearer(TOKEN) }
@@ -55,16 +59,6 @@ function send(url: string, key: Key, text: string, returnImmediately = false, ta
     tenant: key.tenant, configuration: { returnImmediately },
     message: { messageId: key.messageId(), role: 'ROLE_USER', parts: [{ text }], ...contextId ? { contextId } : {}, ...task ? { taskId: task.id } : {} },
   })
-}
-
-async function until<T>(check: () => T | Promise<T>, what: string, ms = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
 }
 
 /** The SSE `data:` events of a streaming JSON-RPC call, parsed, as they come. */

@@ -14,6 +14,10 @@ import { TRIMMED_ID } from '../src/task-history.js'
 import { MAX_LIST_BYTES } from '../src/task-summary.js'
 import { bearer, rpc, serve, type Served } from './helpers.js'
 import { dropSchema, freshSchema, PG_URL, withPg } from './shared-support.js'
+import { eventually } from '@cordis-subagents/test-support'
+
+/** Waits that span hosts sharing a store get 15 s. */
+const until = <T>(check: () => T | Promise<T>, what: string, ms = 15_000) => eventually(check, what, { timeout: ms, every: 25 })
 
 const TOKEN = 'task-memory-token-0123456789'
 const V1 = { 'A2A-Version': '1.0', ...bearer(TOKEN) }
@@ -50,16 +54,6 @@ function gatedModel() {
     return ScriptedModel.text('released')
   }
   return { script, open }
-}
-
-async function until<T>(check: () => T | Promise<T>, what: string, ms = 15_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }
 
 type Store = { load(id: string, context: unknown): Promise<Task | undefined>; save(task: Task, context: unknown): Promise<void> }

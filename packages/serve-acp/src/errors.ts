@@ -1,3 +1,5 @@
+import { CodedError } from '@cordis-subagents/shared'
+
 /** Codes of the errors this package throws at load, and of the `data.code` of the JSON-RPC errors it answers with. */
 export type ServeAcpErrorCode =
   | 'INVALID_CONFIG'
@@ -17,9 +19,6 @@ export type ServeAcpErrorCode =
   /** A prompt to a session whose parent's tool ceiling leaves none of the served tools. */
   | 'NO_TOOLS_LEFT'
 
-export class ServeAcpError extends Error {
-  constructor(readonly code: ServeAcpErrorCode, message: string) {
-    super(message)
-    this.name = 'ServeAcpError'
-  }
+export class ServeAcpError extends CodedError<ServeAcpErrorCode> {
+  override name = 'ServeAcpError'
 }

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { ServedSession } from './session.js'
-import { defaultHosts, hostForUrl, hostHeader, sameSecret } from '@cordis-subagents/shared'
+import { bearerToken, defaultHosts, hostForUrl, hostHeader, sameSecret } from '@cordis-subagents/shared'
 import { type ServerSdk, serverSdk } from './sdk.js'
 
 export interface HttpOptions {
@@ -38,12 +38,9 @@ export class HttpFront {
   private reserved = 0
   private sweeper?: NodeJS.Timeout
   private window = { start: 0, count: 0 }
-  private readonly expected: string
   url = ''
 
-  constructor(private readonly options: HttpOptions) {
-    this.expected = `Bearer ${options.token}`
-  }
+  constructor(private readonly options: HttpOptions) {}
 
   get sessionCount(): number {
     return this.sessions.size
@@ -162,7 +159,7 @@ export class HttpFront {
     if (typeof header !== 'string' || !header) {
       return 'missing token: send Authorization: Bearer <token> (the serve config\'s token, or ctx.mcpServe.token); this server does not do OAuth'
     }
-    if (sameSecret(header, this.expected)) return undefined
+    if (sameSecret(bearerToken(header, this.options.token.length) ?? '', this.options.token)) return undefined
     return 'wrong token: the Authorization header does not carry this server\'s bearer token (Authorization: Bearer <token>); this server does not do OAuth'
   }
 

@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { type Context, Service } from 'cordis'
 import type {} from '@cordis-subagents/agent'
 import type {} from '@cordis-subagents/tools'
+import { isLoopback } from '@cordis-subagents/shared'
 import { ServeMcpError } from './errors.js'
 import { Config } from './config.js'
 import { HttpFront } from './http.js'
@@ -15,8 +16,6 @@ declare module 'cordis' {
     mcpServe: McpServe
   }
 }
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 
 /**
  * `@cordis-subagents/serve-mcp`: the configured delegation tools of `ctx.tools` served as MCP
@@ -52,7 +51,7 @@ export class McpServe extends Service {
       budget: options.budget,
     }
     if (options.transport === 'stdio') stdioSignals().emit('applied')
-    if (options.transport === 'http' && !LOOPBACK.has(options.host ?? '127.0.0.1')) {
+    if (options.transport === 'http' && !isLoopback(options.host ?? '127.0.0.1')) {
       ctx.logger('mcp-serve').warn('serving MCP on %s: reachable beyond this machine; the bearer token is the only guard', options.host)
     }
   }

@@ -1,8 +1,8 @@
 import type { Context } from 'cordis'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Agent, BudgetLimits } from '@cordis-subagents/agent'
-import type { ToolFilter, ToolResult } from '@cordis-subagents/tools'
-import { describeBreach, describeError } from '@cordis-subagents/shared'
+import type { ToolResult } from '@cordis-subagents/tools'
+import { describeBreach, describeError, type ToolFilter } from '@cordis-subagents/shared'
 import { serverSdk } from './sdk.js'
 
 export interface SessionOptions {

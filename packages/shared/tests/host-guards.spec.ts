@@ -1,6 +1,8 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
-import { defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost } from '@cordis-subagents/shared'
+import {
+  bearerToken, defaultHosts, hostForUrl, hostHeader, isCredentialName, isLoopback, originsOf, sameSecret, urlHost,
+} from '@cordis-subagents/shared'
 
 describe('shared host guards', () => {
   it('isLoopback: 127.0.0.0/8, ::1 and localhost only', () => {
@@ -23,5 +25,25 @@ describe('shared host guards', () => {
     expect(sameSecret('abc', 'abd')).to.equal(false)
     expect(sameSecret('ab', 'abc')).to.equal(false)
     expect(sameSecret('', 'abc')).to.equal(false)
+  })
+
+  it('bearerToken: the token of "Bearer <token>" (any case, spaces around), nothing else, and no header longer than the cap', () => {
+    expect(bearerToken('Bearer abc', 64)).to.equal('abc')
+    expect(bearerToken('bearer   abc  ', 64)).to.equal('abc')
+    expect(bearerToken('BEARER abc', 64)).to.equal('abc')
+    for (const header of [undefined, '', 'abc', 'Basic abc', 'Bearer', 'Bearer ', 'Bearer a b', 'Bearer\tabc', ' Bearer abc']) {
+      expect(bearerToken(header, 64), JSON.stringify(header)).to.equal(undefined)
+    }
+    const long = 'x'.repeat(100)
+    expect(bearerToken(`Bearer ${long}`, 100)).to.equal(long)
+    expect(bearerToken(`Bearer ${long}${' '.repeat(10)}`, 90)).to.equal(undefined)
+  })
+
+  it('isCredentialName: a name with a credential word in it, any case (the stricter of the two rules it replaces)', () => {
+    for (const name of ['Authorization', 'X-Api-Key', 'x-auth-token', 'Cookie', 'X-Session', 'DB_PASSWORD', 'X-Sentry-DSN', 'x-jwt', 'X-Webhook-Url',
+      'PRIVATE_KEY', 'X-Signature', 'CLIENT_SECRET', 'pwd']) {
+      expect(isCredentialName(name), name).to.equal(true)
+    }
+    for (const name of ['Content-Type', 'Accept', 'User-Agent', 'X-Request-Id', 'OpenAI-Organization']) expect(isCredentialName(name), name).to.equal(false)
   })
 })

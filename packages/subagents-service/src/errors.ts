@@ -1,4 +1,4 @@
-import type { BudgetBreach } from '@cordis-subagents/agent'
+import { type BudgetBreach, CodedError } from '@cordis-subagents/shared'
 
 export type SubagentErrorCode =
   /** `register` got a malformed provider descriptor. */
@@ -63,15 +63,15 @@ export interface SubagentErrorOptions {
   breach?: BudgetBreach
 }
 
-export class SubagentError extends Error {
+export class SubagentError extends CodedError<SubagentErrorCode> {
   override name = 'SubagentError'
   readonly attempted?: number
   readonly max?: number
   readonly capability?: SubagentCapability
   readonly breach?: BudgetBreach
 
-  constructor(readonly code: SubagentErrorCode, message: string, options: SubagentErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+  constructor(code: SubagentErrorCode, message: string, options: SubagentErrorOptions = {}) {
+    super(code, message, options.cause === undefined ? undefined : { cause: options.cause })
     if (options.attempted !== undefined) this.attempted = options.attempted
     if (options.max !== undefined) this.max = options.max
     if (options.capability !== undefined) this.capability = options.capability

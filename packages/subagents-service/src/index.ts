@@ -6,7 +6,7 @@ export default SubagentService
 export { Config, DEFAULTS } from './config.js'
 export type {
   ProviderCapabilities, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
-  SubagentRun, SubagentRunInfo, SubagentRunState, SubagentStart, SubagentStopReason, SubagentUpdate, ToolFilter, TraceContext,
+  SubagentRun, SubagentRunInfo, SubagentRunState, SubagentStart, SubagentStopReason, SubagentUpdate, TraceContext,
   TraceContextSource, RunRecord, BeginOptions,
 } from './types.js'
 export { type JournalledRun, NO_JOURNAL, type RunJournal } from './run/journal-port.js'

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '@cordis-subagents/shared'
+import { isCount, MAX_TIMER_MS } from '@cordis-subagents/shared'
 import { SubagentError } from './errors.js'
 import type { SubagentProvider } from './types.js'
 
@@ -17,7 +17,7 @@ export class ProviderWaiters {
   /** Waits for provider `name` (see `SubagentService.ready`); the service has checked it is not there yet. */
   wait(name: string, options: { timeout?: number; signal?: AbortSignal }, stopped: boolean): Promise<SubagentProvider> {
     const timeout = options.timeout ?? DEFAULT_READY_TIMEOUT
-    if (typeof name !== 'string' || !Number.isSafeInteger(timeout) || timeout < 0 || timeout > MAX_TIMER_MS) {
+    if (typeof name !== 'string' || !isCount(timeout) || timeout > MAX_TIMER_MS) {
       return Promise.reject(new SubagentError('INVALID_REQUEST',
         `ready(name, { timeout }) takes a provider name and a timeout of 0-${MAX_TIMER_MS} ms (got ${JSON.stringify(name)}, ${String(timeout)}).`))
     }

@@ -1,7 +1,5 @@
-import type { Agent, Budget, BudgetBreach, BudgetLimits, Usage, WorkCounts } from '@cordis-subagents/agent'
-import type { PendingQuestion, ToolFilter } from '@cordis-subagents/shared'
-
-export type { ToolFilter }
+import type { Agent, Budget, BudgetLimits } from '@cordis-subagents/agent'
+import type { BudgetBreach, PendingQuestion, ToolFilter, Usage, WorkCounts } from '@cordis-subagents/shared'
 
 export interface ProviderCapabilities {
   /** The provider honours `request.persona`. */

@@ -1,7 +1,6 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
-import { LimitError } from '@cordis-subagents/agent'
-import { abortWaiters } from '@cordis-subagents/shared'
+import { abortWaiters, LimitError } from '@cordis-subagents/shared'
 import { SubagentError } from '@cordis-subagents/subagents-service'
 import { type Harness, FakeProvider, deferred, recordEvents, rejection, request, setup, tick } from './helpers.js'
 

@@ -1,6 +1,7 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
-import { type Agent, type Budget, LimitError } from '@cordis-subagents/agent'
+import { LimitError } from '@cordis-subagents/shared'
+import type { Agent, Budget } from '@cordis-subagents/agent'
 import type { SubagentHandle } from '@cordis-subagents/subagents-service'
 import { type Harness, rejection, request, FakeProvider, setup } from './helpers.js'
 import { tick } from '../../../test/support/async.js'

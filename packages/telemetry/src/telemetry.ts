@@ -1,6 +1,7 @@
 import { type Context as OtelContext, trace } from '@opentelemetry/api'
 import { Context, Service } from 'cordis'
-import { type Agent, withoutCallerTracing } from '@cordis-subagents/agent'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
+import type { Agent } from '@cordis-subagents/agent'
 import type { TraceContext } from '@cordis-subagents/subagents-service'
 import { environmentParent, remoteParent } from './carrier.js'
 import { Config, DEFAULTS } from './config.js'

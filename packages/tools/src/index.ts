@@ -7,8 +7,8 @@ export { ToolView, type ToolViewOptions } from './view.js'
 export { capResult, DEFAULT_MAX_RESULT_BYTES, MIN_RESULT_BYTES } from './result-cap.js'
 export { ToolError, type ToolErrorCode } from './errors.js'
 export type {
-  Tool, ToolCall, ToolCaller, ToolChange, ToolExecContext, ToolFilter, ToolInputSchema, ToolResult, ToolSpec, ToolSuspension,
-  ToolUpdate, Usage,
+  Tool, ToolCall, ToolCaller, ToolChange, ToolExecContext, ToolInputSchema, ToolResult, ToolSpec, ToolSuspension,
+  ToolUpdate,
 } from './types.js'
 
 export default ToolRegistry

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { describeError, NAME_PATTERN } from '@cordis-subagents/shared'
+import { describeError, isCount, NAME_PATTERN } from '@cordis-subagents/shared'
 import { ToolError } from './errors.js'
 import type { Tool, ToolSpec } from './types.js'
 
@@ -30,7 +30,7 @@ export function checkTool(tool: Tool<any>): ToolSpec {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has a withdrawn that is not a function: give a withdrawn(suspension, exec) method, or omit it.`)
   }
   const { maxCallerDepth } = tool
-  if (maxCallerDepth !== undefined && (typeof maxCallerDepth !== 'number' || !Number.isSafeInteger(maxCallerDepth) || maxCallerDepth < 0)) {
+  if (maxCallerDepth !== undefined && !isCount(maxCallerDepth)) {
     throw new ToolError('INVALID_TOOL', `Tool "${tool.name}" has maxCallerDepth ${String(maxCallerDepth)}: use an integer >= 0 (0: only agents at depth 0 see it), or omit it so agents at every depth do.`)
   }
   if (!(tool.input instanceof z.ZodObject)) {

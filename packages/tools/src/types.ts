@@ -1,8 +1,6 @@
 import type { z } from 'zod'
 import type { PendingQuestion, Usage, WorkCounts } from '@cordis-subagents/shared'
 
-export type { Usage }
-
 /**
  * Who is calling a tool. When an agent from `@cordis-subagents/agent` runs the tool, this is
  * that `Agent` (the registry sits below the agent package, so it only names what it needs).

@@ -1,4 +1,4 @@
-import { countProblem, describeError, toolFilterProblem } from '@cordis-subagents/shared'
+import { countProblem, describeError, isCount, toolFilterProblem } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { ToolError } from './errors.js'
 import { capResult, MIN_RESULT_BYTES } from './result-cap.js'
@@ -140,7 +140,7 @@ export class ToolView {
    * they are registered later. A view never gets shallower: a smaller `depth` than `callerDepth` changes nothing.
    */
   forDepth(depth: number): ToolView {
-    if (!Number.isSafeInteger(depth) || depth < 0) {
+    if (!isCount(depth)) {
       throw new ToolError('INVALID_CONFIG', `forDepth() takes an agent depth (an integer >= 0), got ${String(depth)}.`)
     }
     if (depth <= this.callerDepth) return this

@@ -3,7 +3,8 @@ import { expect } from 'chai'
 import type { Context } from 'cordis'
 import fc from 'fast-check'
 import { z } from 'zod'
-import { ToolError, ToolView, type ToolFilter } from '@cordis-subagents/tools'
+import type { ToolFilter } from '@cordis-subagents/shared'
+import { ToolError, ToolView } from '@cordis-subagents/tools'
 import { makeTool, setup } from './helpers.js'
 
 describe('ctx.tools.view', () => {

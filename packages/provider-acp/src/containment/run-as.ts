@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process'
 import type { Logger } from 'cordis'
 import { findExecutable } from './cgroup.js'
 import { AcpError } from '../errors.js'
+import { isCount } from '@cordis-subagents/shared'
 
 export interface RunAs {
   uid: number
@@ -26,7 +27,7 @@ function lookUp(flag: '-u' | '-g', user: string): number | undefined {
   try {
     const out = execFileSync('id', [flag, '--', user], { encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'], env: { PATH: SEARCH_PATH } })
     const id = Number(out.trim())
-    return Number.isSafeInteger(id) && id >= 0 ? id : undefined
+    return isCount(id) ? id : undefined
   } catch {
     return undefined
   }

@@ -12,9 +12,10 @@
 //   (spend.ts, under the same key; spend-reporter.ts coalesces it).
 // Everything read is untrusted: malformed fields are dropped, never thrown on, and every list is capped.
 
-import { traceContextFrom, type TraceContextHeaders } from '../trace-context.js'
-import { NAME_PATTERN } from '../names.js'
-import { isRecord } from '../records.js'
+import { traceContextFrom, type TraceContextHeaders } from './trace-context.js'
+import { NAME_PATTERN } from '../vocabulary/names.js'
+import { isRecord } from '../vocabulary/records.js'
+import { isCount } from '../vocabulary/usage.js'
 
 /** The key of the crossing in ACP `_meta` and A2A `metadata`. */
 export const CROSSING_KEY = 'cordisSubagents'
@@ -274,8 +275,4 @@ function envCount(value: string | undefined): number | undefined | null {
   // Decimal digits only: Number() would also accept '0x2' and '1e1'.
   if (!/^\d{1,15}$/.test(value.trim())) return null
   return Number(value.trim())
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
 }

@@ -10,11 +10,11 @@
 // Everything read is untrusted: a malformed question is dropped (the turn or the task reads as an
 // ordinary one from a peer that is not ours); a well-formed one is checked and capped by `checkedQuestion`.
 
-import { stripControl } from '../peer-text.js'
+import { stripControl } from '../security/peer-text.js'
 import { CROSSING_KEY } from './crossing.js'
-import { isRecord } from '../records.js'
-import { checkedQuestion } from '../question-check.js'
-import { MAX_QUESTION_LENGTH, type PendingQuestion } from '../questions.js'
+import { isRecord } from '../vocabulary/records.js'
+import { checkedQuestion } from '../vocabulary/question-check.js'
+import { MAX_QUESTION_LENGTH, type PendingQuestion } from '../vocabulary/questions.js'
 
 /** The key of the question inside `cordisSubagents`. */
 export const QUESTION_KEY = 'question'

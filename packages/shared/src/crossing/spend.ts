@@ -5,8 +5,8 @@
 //   - A2A: `metadata.cordisSubagents` of a status update.
 
 import { CROSSING_KEY } from './crossing.js'
-import { isRecord } from '../records.js'
-import { addCounts, reportedCount } from '../usage.js'
+import { isRecord } from '../vocabulary/records.js'
+import { addCounts, reportedCount } from '../vocabulary/usage.js'
 
 /** What a child reports up: cumulative over its run, for its whole tree (it and everything below). */
 export interface SpendReport {

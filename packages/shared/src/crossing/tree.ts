@@ -1,7 +1,8 @@
 // The crossing a delegating parent writes for a child elsewhere (provider-acp, provider-a2a), built
 // from the provider's start request: the writers take it from here, not from the service package.
 
-import { isName } from '../names.js'
+import { isName } from '../vocabulary/names.js'
+import { isCount } from '../vocabulary/usage.js'
 import { CROSSING_BUDGET_KEYS, type Crossing, MAX_ALLOWED_TOOLS } from './crossing.js'
 
 /** What of a provider's start request the crossing is built from (the subagents service's `ProviderStartRequest` has it). */
@@ -32,7 +33,7 @@ export type TreeCrossing = Crossing & { depth: number }
 export function treeCrossing(request: CrossingSource): TreeCrossing {
   const crossing: TreeCrossing = { depth: request.depth }
   const ceiling = request.maxDepthCeiling
-  if (typeof ceiling === 'number' && Number.isSafeInteger(ceiling) && ceiling >= 0) crossing.maxDepth = ceiling
+  if (isCount(ceiling)) crossing.maxDepth = ceiling
   const remaining = typeof request.budget?.remaining === 'function' ? request.budget.remaining() : undefined
   if (remaining) {
     const budget: Record<string, number> = {}

@@ -1,6 +1,6 @@
 import type { BackgroundTask, WaitReport } from '@cordis-subagents/subagents-service'
-import { type ToolResult, type Usage } from '@cordis-subagents/tools'
-import { addUsage, describeError, emptyUsage, type WorkCounts } from '@cordis-subagents/shared'
+import type { ToolResult } from '@cordis-subagents/tools'
+import { addUsage, describeError, emptyUsage, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import { resultHeader, resultOf } from '../background.js'
 
 /** One task as a status line: handle, label, state, elapsed, steps, last progress, where its result went. */

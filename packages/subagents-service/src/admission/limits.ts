@@ -1,6 +1,6 @@
-import type { Budget, BudgetBreach } from '@cordis-subagents/agent'
+import type { Budget } from '@cordis-subagents/agent'
 import { SubagentError } from '../errors.js'
-import { describeBreach } from '@cordis-subagents/shared'
+import { type BudgetBreach, describeBreach } from '@cordis-subagents/shared'
 import type { SubagentRequest } from '../types.js'
 
 // The tree limits checked before a start: the depth ceiling, the parent's budget, the delegation count.

@@ -4,7 +4,6 @@ import type {
   ProviderCapabilities, ProviderStartRequest, SubagentProvider, SubagentResult, SubagentRun, SubagentUpdate,
 } from '../types.js'
 
-export { type Deferred, deferred } from '@cordis-subagents/shared'
 
 export const ALL_CAPABILITIES: ProviderCapabilities = Object.freeze({ persona: true, toolFilter: true, depthLimit: true })
 export const NO_CAPABILITIES: ProviderCapabilities = Object.freeze({ persona: false, toolFilter: false, depthLimit: false })

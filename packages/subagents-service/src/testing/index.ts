@@ -2,4 +2,4 @@
 export {
   describeProviderContract, type ProviderContractOptions, type ProviderContractSubject, type ProviderSteeringSubject,
 } from './contract.js'
-export { ALL_CAPABILITIES, type Deferred, deferred, FakeProvider, FakeRun, NO_CAPABILITIES } from './fake-provider.js'
+export { ALL_CAPABILITIES, FakeProvider, FakeRun, NO_CAPABILITIES } from './fake-provider.js'

@@ -1,4 +1,4 @@
-import { peerLine, peerText } from './peer-text.js'
+import { peerLine, peerText } from '../security/peer-text.js'
 import { MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, type PendingQuestion, type QuestionKind } from './questions.js'
 
 // A question or an answer from outside (a provider, a model, a host), checked before it rides a tree.

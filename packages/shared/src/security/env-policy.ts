@@ -3,7 +3,7 @@
  * modelled on Codex' `shell_environment_policy`: inherit (core | all | none) → drop excluded
  * variables → apply the configured `env`. Callers add their own variables after `policyEnv`.
  */
-import { CROSSING_ENV_PREFIX } from './crossing/crossing.js'
+import { CROSSING_ENV_PREFIX } from '../crossing/crossing.js'
 
 export type EnvInherit = 'core' | 'all' | 'none'
 

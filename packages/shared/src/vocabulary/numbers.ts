@@ -1,3 +1,5 @@
+// Bounded durations and counts for every config schema and programmatic option: integers in range, never a timer
+// Node would fire at once. A constant's choice of values with their descriptions.
 import { Schema } from 'cordis'
 
 /**

@@ -12,6 +12,19 @@ export function isLoopback(host: string): boolean {
   return isIP(bare) === 4 && bare.startsWith('127.')
 }
 
+/** `Authorization: Bearer <token>`: the scheme in any case, then spaces, the token, optional trailing spaces. */
+const BEARER = /^Bearer +(\S+) *$/i
+
+/**
+ * The token of an `Authorization: Bearer <token>` header, or undefined. A header longer than
+ * `maxToken` plus room for the scheme is not read (no hashing of megabytes); compare the token
+ * with `sameSecret`.
+ */
+export function bearerToken(header: string | undefined, maxToken: number): string | undefined {
+  if (typeof header !== 'string' || header.length > maxToken + 16) return undefined
+  return BEARER.exec(header)?.[1]
+}
+
 /** `host:port` as it appears in a Host header (IPv6 in brackets). */
 export function hostHeader(host: string, port: number): string {
   const bare = host.replace(/^\[|\]$/g, '')

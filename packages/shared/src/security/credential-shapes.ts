@@ -37,6 +37,11 @@ const SECRET_NAMES = ['key', 'token', 'secret', 'password', 'passwd', 'pwd', 'au
   'credential', 'credentials', 'session', 'cookie']
 /** Words that make any name containing them a credential name (`DB_PASS`, `MY_JWT_X`, `SENTRY_DSN`). */
 const CREDENTIAL_WORDS = /KEY|TOKEN|SECRET|PASS|PWD|CREDENTIAL|AUTH|COOKIE|JWT|DSN|WEBHOOK|SESSION|PRIVATE|SIGNATURE/i
+/** Whether a name (a header, a variable, a parameter) names a credential: its value is a secret. */
+export function isCredentialName(name: string): boolean {
+  return CREDENTIAL_WORDS.test(name)
+}
+
 /**
  * Values that say whether something is set, never what it is (`ANTHROPIC_API_KEY: true` in advice,
  * `GH_TOKEN=set` in a listing): not credentials, so neither masked after a credential name nor

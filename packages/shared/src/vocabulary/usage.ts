@@ -1,4 +1,5 @@
-import type { WorkCounts } from './limits.js'
+// Counts reported from outside, capped per report, and sums that saturate at `Number.MAX_SAFE_INTEGER` (budgets, usage
+// and work tallies).
 
 /** Token accounting carried by model responses, tool results and subagent results. */
 export interface Usage {
@@ -73,4 +74,24 @@ export function checkedUsage(usage: unknown): Usage | undefined {
 export function checkedWork(work: unknown): WorkCounts {
   const counts = (typeof work === 'object' && work !== null ? work : {}) as Record<string, unknown>
   return { steps: countOf(counts.steps), toolCalls: countOf(counts.toolCalls), delegations: countOf(counts.delegations) }
+}
+
+/** Work done, counted alongside tokens: model calls, tool calls and delegations started. */
+export interface WorkCounts {
+  steps: number
+  toolCalls: number
+  delegations: number
+}
+
+export function emptyWork(): WorkCounts {
+  return { steps: 0, toolCalls: 0, delegations: 0 }
+}
+
+export function addWork(a: WorkCounts, b: Partial<WorkCounts> | undefined): WorkCounts {
+  if (!b) return a
+  return {
+    steps: addCounts(a.steps, countOf(b.steps)),
+    toolCalls: addCounts(a.toolCalls, countOf(b.toolCalls)),
+    delegations: addCounts(a.delegations, countOf(b.delegations)),
+  }
 }

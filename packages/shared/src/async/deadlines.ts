@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from './numbers.js'
+import { MAX_TIMER_MS } from '../vocabulary/numbers.js'
 
 interface Entry {
   at: number

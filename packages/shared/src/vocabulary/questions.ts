@@ -1,3 +1,4 @@
+// A question that parks a turn (`ask_parent`, a budget suspension) and rides up a delegation tree: its shape, caps and ids.
 import { randomUUID } from 'node:crypto'
 import { MAX_MESSAGE_LENGTH } from './messages.js'
 

@@ -1,4 +1,5 @@
-import { addCounts, countOf, MAX_REPORTED_COUNT } from './usage.js'
+import { CodedError } from './errors.js'
+import { MAX_REPORTED_COUNT } from './usage.js'
 
 /**
  * The vocabulary of limits shared by every layer: which budget ran out, and the abort reason that
@@ -18,23 +19,16 @@ export interface BudgetBreach {
   clamped?: boolean
 }
 
-/** Work done, counted alongside tokens: model calls, tool calls and delegations started. */
-export interface WorkCounts {
-  steps: number
-  toolCalls: number
-  delegations: number
-}
-
 export type LimitCode = 'TIMEOUT' | 'BUDGET_EXCEEDED'
 
 /**
  * An abort reason that names a limit. A run aborted with it ends `timeout` (code `TIMEOUT`) or
  * `budget` (code `BUDGET_EXCEEDED`), never `aborted`.
  */
-export class LimitError extends Error {
+export class LimitError extends CodedError<LimitCode> {
   override name = 'LimitError'
-  constructor(readonly code: LimitCode, message: string, readonly breach?: BudgetBreach) {
-    super(message)
+  constructor(code: LimitCode, message: string, readonly breach?: BudgetBreach) {
+    super(code, message)
   }
 }
 
@@ -61,17 +55,4 @@ export function describeBreach(breach: BudgetBreach): string {
     ? `, counting a report from a child elsewhere clamped to the per-report maximum of ${MAX_REPORTED_COUNT} ${BUDGET_WORDS[breach.budget]}`
     : ''
   return `the ${breach.budget} budget (${breach.limit} ${BUDGET_WORDS[breach.budget]}; ${breach.spent} spent${clamped})`
-}
-
-export function emptyWork(): WorkCounts {
-  return { steps: 0, toolCalls: 0, delegations: 0 }
-}
-
-export function addWork(a: WorkCounts, b: Partial<WorkCounts> | undefined): WorkCounts {
-  if (!b) return a
-  return {
-    steps: addCounts(a.steps, countOf(b.steps)),
-    toolCalls: addCounts(a.toolCalls, countOf(b.toolCalls)),
-    delegations: addCounts(a.delegations, countOf(b.delegations)),
-  }
 }
