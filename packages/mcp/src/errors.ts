@@ -11,8 +11,6 @@ export type McpErrorCode =
   | 'MCP_TIMEOUT'
   /** The server answered a request with an error (JSON-RPC error, invalid result). */
   | 'MCP_CALL_FAILED'
-  /** The serving plugin: bad config, or a served tool that is missing. */
-  | 'MCP_SERVE_INVALID_CONFIG'
 
 /** An error with a stable code; the message says what to do. */
 export class McpError extends CodedError<McpErrorCode> {
