@@ -1,5 +1,5 @@
 // Each rule is written once (DESIGN §3): the name pattern, a non-negative integer, a bearer token, a
-// traceparent, a loopback host, a bounded response body and a credential name each have one home in
+// traceparent, a loopback host, who may bind off loopback, a bounded response body and a credential name each have one home in
 // @cordis-subagents/shared.
 // This fails when a package's src/ restates one of them instead of importing it from its home.
 import { readdirSync, readFileSync } from 'node:fs'
@@ -25,6 +25,7 @@ const RULES: Rule[] = [
   { rule: 'a bearer token', home: `${SHARED}/security/host-guards.ts`, copy: /\/\^bearer/i, use: 'bearerToken (then sameSecret)' },
   { rule: 'a traceparent', home: `${SHARED}/crossing/trace-context.ts`, copy: /\[0-9a-f\]\{32\}/, use: 'parseTraceparent / traceContextFrom' },
   { rule: 'a loopback host', home: `${SHARED}/security/host-guards.ts`, copy: /'::1'|startsWith\('127\.'\)/, use: 'isLoopback' },
+  { rule: 'who may bind off loopback', home: `${SHARED}/security/host-guards.ts`, copy: /isLoopback\([\w.]*\.host\b/, use: 'bindRefusal' },
   { rule: 'a bounded response body', home: `${SHARED}/security/bounded-body.ts`, copy: /new ReadableStream\b/, use: 'boundedBody' },
   { rule: 'a credential name', home: `${SHARED}/security/credential-shapes.ts`, copy: /(auth|key|token|secret)\|(auth|key|token|secret)/i, use: 'isCredentialName' },
 ]

@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { count, duration, isLoopback } from '@cordis-subagents/shared'
+import { bindRefusal, count, duration } from '@cordis-subagents/shared'
 import { ConsoleError } from './errors.js'
 
 /** What a viewer of the page sees a child's transport as. */
@@ -51,9 +51,8 @@ export function checkedConfig(input: Partial<Config> | undefined): Config {
   } catch (error) {
     throw new ConsoleError('INVALID_CONFIG', `console: ${(error as Error).message}`)
   }
-  if (!isLoopback(config.host) && !config.allowRemote) {
-    throw new ConsoleError('INVALID_CONFIG', `console: host ${config.host} is not loopback; bind 127.0.0.1, or set allowRemote: true if you really mean to serve the view to the network.`)
-  }
+  const refused = bindRefusal({ host: config.host, credential: true, allowRemote: config.allowRemote })
+  if (refused) throw new ConsoleError('INVALID_CONFIG', `console: ${refused}`)
   if (config.token !== undefined) {
     if (config.token.length < MIN_TOKEN_LENGTH || config.token.length > MAX_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(config.token)) {
       throw new ConsoleError('INVALID_CONFIG', `console: token must be ${MIN_TOKEN_LENGTH}-${MAX_TOKEN_LENGTH} printable ASCII characters without spaces (its value is not shown); or leave it out to get a random one.`)

@@ -22,6 +22,7 @@ interface SkillConfig {
 /** Plugin config; the schema fills every default. */
 export interface Config {
   host: string
+  allowRemote: boolean
   port: number
   publicUrl?: string
   auth: AuthMode
@@ -74,7 +75,9 @@ const limit = (text: string) => count().description(text)
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
   host: Schema.string().default('127.0.0.1')
-    .description('Address to bind. Default loopback (127.0.0.1): only this machine can connect. Another address (0.0.0.0, a LAN address) exposes the agent to the network: put TLS in front (a reverse proxy) and set `publicUrl`.'),
+    .description('Address to bind. Default loopback (127.0.0.1): only this machine can connect. Another address (0.0.0.0, a LAN address) exposes the agent to the network: it needs `allowRemote` and a credential (`auth` bearer or api-key); put TLS in front (a reverse proxy) and set `publicUrl`.'),
+  allowRemote: Schema.boolean().default(false)
+    .description('Allow a non-loopback `host` (the credential then crosses the network in clear text unless TLS is in front). Without it such a bind fails the load.'),
   port: Schema.natural().max(65535).default(0)
     .description('Port to listen on. 0 (the default) picks a free port at each start; read it from the service (`a2aServer.url`).'),
   publicUrl: Schema.string()

@@ -9,7 +9,8 @@ import { agentCard, CARD_PATH } from './card.js'
 import { Config } from './config.js'
 import { ServeA2aError } from './errors.js'
 import { AgentTaskExecutor } from './executor.js'
-import { defaultHosts, isLoopback, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
+import { defaultHosts, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
+import { bindRefusal } from '@cordis-subagents/shared'
 import { createApp } from './http.js'
 import type { SharedState, SharedStateOptions } from './shared-state.js'
 import { BoundedTaskStore, type ServeTaskStore } from './task-store.js'
@@ -192,8 +193,10 @@ export class A2aServer extends Service<Config> {
 }
 
 function checked(config: Config): Config {
-  if (config.auth === 'none' && !isLoopback(config.host)) {
-    throw new ServeA2aError('INVALID_CONFIG', `auth: none is only allowed on a loopback bind (127.0.0.1, ::1, localhost), not on ${config.host}: configure tokens (auth: bearer) to listen there.`)
+  const refused = bindRefusal({ host: config.host, credential: config.auth !== 'none', allowRemote: config.allowRemote })
+  if (refused) {
+    const none = config.auth === 'none' ? 'auth: none is only allowed on a loopback bind (127.0.0.1, ::1, localhost): ' : ''
+    throw new ServeA2aError('INVALID_CONFIG', `${none}${refused}`)
   }
   if (config.maxStoredTasks < config.maxConcurrentTasks) {
     throw new ServeA2aError('INVALID_CONFIG', `maxStoredTasks (${config.maxStoredTasks}) must be at least maxConcurrentTasks (${config.maxConcurrentTasks}): a running task is never evicted.`)

@@ -174,6 +174,13 @@ describe('serve-a2a: a hostile local caller', function () {
     expect(card.body.securitySchemes).to.deep.equal({ cordis: { type: 'apiKey', in: 'header', name: 'X-Agent-Key', description: 'An API key the operator of this server gave you.' } })
   })
 
+  it('a non-loopback bind needs allowRemote as well as a credential (the one bind rule of shared)', () => {
+    expect(() => new A2aServer(new Context(), { host: '0.0.0.0' })).to.throw(/host 0\.0\.0\.0 is not loopback.*allowRemote: true/)
+    expect(() => new A2aServer(new Context(), { auth: 'none', host: '0.0.0.0', allowRemote: true }))
+      .to.throw(/auth: none is only allowed on a loopback bind.*no credential/)
+    expect(() => new A2aServer(new Context(), { host: '0.0.0.0', allowRemote: true })).to.not.throw()
+  })
+
   it('auth: none is refused on a non-loopback bind (the plugin fails at load), allowed on loopback with a warning', async () => {
     expect(() => new A2aServer(new Context(), { auth: 'none', host: '0.0.0.0' })).to.throw(/auth: none is only allowed on a loopback bind/)
     const ctx = new Context()

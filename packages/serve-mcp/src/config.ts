@@ -10,6 +10,7 @@ export interface Config {
   cwd?: string
   toolFilter?: { allow?: string[]; deny?: string[] }
   host?: string
+  allowRemote?: boolean
   port?: number
   path?: string
   token?: string
@@ -38,7 +39,8 @@ export const Config: Schema<Config> = Schema.object({
     allow: Schema.array(String).default(unset),
     deny: Schema.array(String).default(unset),
   }).default(unset).description('The root agent\'s tool view: the ceiling of every child it delegates to. Default: every tool.'),
-  host: Schema.string().default('127.0.0.1').description('HTTP: the address to bind. Loopback by default; anything else is reachable from the network.'),
+  host: Schema.string().default('127.0.0.1').description('HTTP: the address to bind. Loopback by default; another address needs `allowRemote`.'),
+  allowRemote: Schema.boolean().default(false).description('HTTP: allow a non-loopback `host` (the bearer token then crosses the network in clear text unless TLS is in front). Without it such a bind fails the load.'),
   port: Schema.natural().max(65535).default(0).description('HTTP: the port (0: any free port, see ctx.mcpServe.url).'),
   path: Schema.string().pattern(/^\/[A-Za-z0-9/_-]{0,64}$/).default('/mcp').description('HTTP: the endpoint path.'),
   token: Schema.string().role('secret').description('HTTP: the bearer token clients must send. Default: a random token generated per start (ctx.mcpServe.token).'),

@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { type Context, Service } from 'cordis'
 import type {} from '@cordis-subagents/agent'
 import type {} from '@cordis-subagents/tools'
-import { isLoopback } from '@cordis-subagents/shared'
+import { bindRefusal } from '@cordis-subagents/shared'
 import { ServeMcpError } from './errors.js'
 import { Config } from './config.js'
 import { HttpFront } from './http.js'
@@ -38,6 +38,10 @@ export class McpServe extends Service {
   constructor(ctx: Context, private readonly options: Config) {
     // Before super(): a service that throws after it would still be started by cordis.
     if (!options.tools?.length) throw new ServeMcpError('MCP_SERVE_INVALID_CONFIG', 'serve-mcp: tools must name at least one tool to serve (e.g. subagent).')
+    const refused = options.transport === 'http'
+      ? bindRefusal({ host: options.host ?? '127.0.0.1', credential: true, allowRemote: options.allowRemote === true })
+      : undefined
+    if (refused) throw new ServeMcpError('MCP_SERVE_INVALID_CONFIG', `serve-mcp: ${refused}`)
     super(ctx, 'mcpServe', true)
     this.token = options.token || randomBytes(32).toString('base64url')
     this.session = {
@@ -51,9 +55,6 @@ export class McpServe extends Service {
       budget: options.budget,
     }
     if (options.transport === 'stdio') stdioSignals().emit('applied')
-    if (options.transport === 'http' && !isLoopback(options.host ?? '127.0.0.1')) {
-      ctx.logger('mcp-serve').warn('serving MCP on %s: reachable beyond this machine; the bearer token is the only guard', options.host)
-    }
   }
 
   /** Sessions open now (HTTP), or 1 for a connected stdio client. */

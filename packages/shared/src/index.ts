@@ -27,7 +27,7 @@ export { SpendReporter, type SpentCounts } from './crossing/spend-reporter.js'
 export { type CrossingSource, treeCrossing, type TreeCrossing } from './crossing/tree.js'
 export { lazily } from './async/lazy.js'
 export {
-  bearerToken, defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost,
+  bearerToken, bindRefusal, type BindRequest, defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost,
 } from './security/host-guards.js'
 export { isCredentialName } from './security/credential-shapes.js'
 export { type BodyBounds, boundedBody } from './security/bounded-body.js'

@@ -1,10 +1,21 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import {
-  bearerToken, defaultHosts, hostForUrl, hostHeader, isCredentialName, isLoopback, originsOf, sameSecret, urlHost,
+  bearerToken, bindRefusal, defaultHosts, hostForUrl, hostHeader, isCredentialName, isLoopback, originsOf, sameSecret, urlHost,
 } from '@cordis-subagents/shared'
 
 describe('shared host guards', () => {
+  it('bindRefusal: loopback always binds; any other address needs a credential and allowRemote (one rule for every door)', () => {
+    for (const host of ['127.0.0.1', '::1', '[::1]', 'localhost']) {
+      expect(bindRefusal({ host, credential: false, allowRemote: false }), host).to.equal(undefined)
+    }
+    for (const host of ['0.0.0.0', '::', '192.168.1.2', 'example.com']) {
+      expect(bindRefusal({ host, credential: false, allowRemote: true }), host).to.include(`host ${host} is not loopback`).and.include('no credential')
+      expect(bindRefusal({ host, credential: true, allowRemote: false }), host).to.include(`host ${host} is not loopback`).and.include('allowRemote: true')
+      expect(bindRefusal({ host, credential: true, allowRemote: true }), host).to.equal(undefined)
+    }
+  })
+
   it('isLoopback: 127.0.0.0/8, ::1 and localhost only', () => {
     for (const host of ['127.0.0.1', '127.8.9.10', '::1', '[::1]', 'localhost', 'LOCALHOST']) expect(isLoopback(host), host).to.equal(true)
     for (const host of ['0.0.0.0', '10.0.0.1', '128.0.0.1', '127.example.com', 'localhost.evil.com', '::', '']) expect(isLoopback(host), host).to.equal(false)

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { isIP } from 'node:net'
 
-// What every loopback server of ours (serve-a2a, the console) checks before anything else: the
-// bind is loopback unless configured, the Host header names us (a DNS-rebinding page cannot), and
+// What every loopback server of ours (serve-a2a, serve-mcp, the console) checks before anything else:
+// the bind is loopback unless configured (`bindRefusal`), the Host header names us (a DNS-rebinding page cannot), and
 // a browser's Origin is our own.
 
 /** Whether `host` (a bind address or a host name) is loopback: 127.0.0.0/8, ::1, localhost. */
@@ -10,6 +10,33 @@ export function isLoopback(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase()
   if (bare === 'localhost' || bare === '::1') return true
   return isIP(bare) === 4 && bare.startsWith('127.')
+}
+
+/** What a server of ours is asked to bind, for `bindRefusal`. */
+export interface BindRequest {
+  /** The address to bind. */
+  host: string
+  /** Whether every request must carry a credential (a token, a key). */
+  credential: boolean
+  /** The operator said yes to serving beyond this machine (`allowRemote: true`). */
+  allowRemote: boolean
+}
+
+/**
+ * The one rule every server of ours (the console, serve-a2a, serve-mcp over HTTP) applies to its bind:
+ * loopback is always fine; any other address needs a credential on every request AND `allowRemote:
+ * true`, because the credential then crosses the network in clear text unless TLS is put in front.
+ * Returns why the bind is refused (for the plugin's INVALID_CONFIG error), or undefined.
+ */
+export function bindRefusal(bind: BindRequest): string | undefined {
+  if (isLoopback(bind.host)) return undefined
+  if (!bind.credential) {
+    return `host ${bind.host} is not loopback, and requests there would need no credential: bind 127.0.0.1 (or ::1, localhost), or require a credential and set allowRemote: true.`
+  }
+  if (!bind.allowRemote) {
+    return `host ${bind.host} is not loopback: bind 127.0.0.1, or set allowRemote: true if you mean to serve the network (the credential then crosses it in clear text unless TLS is in front).`
+  }
+  return undefined
 }
 
 /** `Authorization: Bearer <token>`: the scheme in any case, then spaces, the token, optional trailing spaces. */
