@@ -20,7 +20,8 @@ export type { Usage } from '@cordis-subagents/tools'
 export type { BudgetBreach, BudgetName, WorkCounts } from '@cordis-subagents/shared'
 export { LimitError, limitStop, describeBreach } from '@cordis-subagents/shared'
 export { withoutCallerTracing } from '@cordis-subagents/shared'
-export { AgentRuntime, type BudgetEvent, type CreateAgentOptions } from './runtime.js'
+export { AgentRuntime, type BudgetEvent } from './runtime.js'
+export type { CreateAgentOptions } from './create-options.js'
 export type { ServedAgentOptions, ServeRequest } from './served.js'
 
 export default AgentRuntime

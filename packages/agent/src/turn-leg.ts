@@ -1,8 +1,7 @@
 import type { TurnAbort } from './turn-abort.js'
 import type { Budget } from './budget.js'
 import type { TurnLimits } from './turn-limits.js'
-import type { RunWatch } from './observers.js'
-import type { TurnOwner } from './agent-init.js'
+import type { TurnOwner, TurnWatch } from './turn-owner.js'
 import type { AgentEvent, RunOptions } from './types.js'
 
 /**
@@ -15,7 +14,7 @@ export interface Leg {
   /** Undefined without an `onEvent`: `emit?.({ … })` then builds no event object at all. */
   emit?: (event: AgentEvent) => void
   /** The run's observers, when anyone observes. */
-  watch?: RunWatch
+  watch?: TurnWatch
   /** Nothing is reported after this, the timer is disarmed and `onSpend` unwatched. */
   close(): void
 }
@@ -37,7 +36,7 @@ export function openLeg(
   })
   const unwatch = onSpend && owner.ownsRootBudget ? turn.budget.watch(onSpend) : undefined
   // undefined when nobody observes: every `watch?.` is then one check, no call.
-  const watch = owner.host.observers.watch(owner.agent, prompt, resumedQuestion)
+  const watch = owner.host.watch(prompt, resumedQuestion)
   const disarm = turn.limits.armWallClock(abort)
   return {
     abort,
