@@ -1,6 +1,6 @@
 import { type ToolView } from '@cordis-subagents/tools'
 import { MAX_ANSWER_LENGTH, type PendingQuestion } from '@cordis-subagents/shared'
-import { TurnAbort } from './turn-abort.js'
+import { TurnAbort } from './turn-leg.js'
 import { Budget, type BudgetLimits } from './budget.js'
 import { AgentError, checkRunArguments } from './errors.js'
 import { Transcript } from './transcript.js'

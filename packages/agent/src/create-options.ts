@@ -1,6 +1,6 @@
 import { countProblem } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
-import { isFrozenHistory } from './history.js'
+import { isFrozenHistory } from './transcript.js'
 import { Budget, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
 import { checkCheckpoint } from './checkpoint-check.js'

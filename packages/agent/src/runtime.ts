@@ -121,7 +121,8 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
 
   /** A root agent's tools: the given view (else every tool), under the bound ceiling. */
   private rootTools(tools: ToolView | undefined): ToolView {
-    return this.ceiling.apply(tools ?? this.registry.view())
+    const view = tools ?? this.registry.view()
+    return this.ceiling.tools ? this.ceiling.apply(view) : view
   }
 
   /**

@@ -1,6 +1,6 @@
 import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, type LimitError, limitStop, type PendingQuestion, totalTokens } from '@cordis-subagents/shared'
 import type { ToolResult } from '@cordis-subagents/tools'
-import type { TurnAbort } from './turn-abort.js'
+import type { TurnAbort } from './turn-leg.js'
 import type { Budget } from './budget.js'
 import { TurnLimits } from './turn-limits.js'
 import { finishDiagnostic, normalizeResponse } from './response.js'
