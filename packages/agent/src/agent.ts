@@ -1,6 +1,6 @@
 import { type ToolView } from '@cordis-subagents/tools'
 import { MAX_ANSWER_LENGTH, type PendingQuestion } from '@cordis-subagents/shared'
-import { TurnAbort } from './turn-abort.js'
+import { TurnAbort } from './turn-leg.js'
 import { Budget, type BudgetLimits } from './budget.js'
 import { AgentError, checkRunArguments } from './errors.js'
 import { Transcript } from './transcript.js'
@@ -9,12 +9,36 @@ import { Inbox } from './inbox.js'
 import { Turn } from './turn.js'
 import { TurnInterrupt } from './stops.js'
 import { type AgentCheckpoint, restoreTurn, takeCheckpoint } from './checkpoint.js'
-import type { AgentHost, AgentInit, TurnOwner } from './agent-init.js'
-import type { AgentUsage, AgentWork, ResumeOptions, RunOptions, RunResult } from './types.js'
+import type { TurnHost, TurnOwner } from './turn-owner.js'
+import type { AgentUsage, AgentWork, Message, ResumeOptions, RunOptions, RunResult } from './types.js'
 import { answerRefusal, withdrawalRefusal } from './answer-checks.js'
 import { questionsOf } from './parked-turn.js'
 
-export type { AgentHost, AgentInit } from './agent-init.js'
+/** What an agent needs from the runtime that made it: the runtime's seam (models, gates, budget handlers, observers, hooks) bound to it. */
+export type AgentHost = (agent: Agent) => TurnHost
+
+/** The options `ctx.agents.create` resolved for an agent. */
+export interface AgentInit {
+  id: string
+  parent?: Agent
+  depth: number
+  cwd: string
+  persona?: string
+  model?: string
+  tools: ToolView
+  seed?: readonly Message[]
+  maxSteps: number
+  maxTokens?: number
+  label?: string
+  /** Most tool calls of one step that run; the rest are answered with an error. */
+  maxToolCallsPerStep: number
+  /** This agent's own limits (a root's are renewed for every run). */
+  budgetLimits?: BudgetLimits
+  /** A budget already carved for this agent (by the service that started it as a child). */
+  budget?: Budget
+  /** A checkpoint (validated) this agent is rebuilt from: its tallies and its parked turn; `seed` holds its messages. */
+  restore?: AgentCheckpoint
+}
 
 const disposed = (id: string) => new AgentError('DISPOSED', `Agent ${id} has been disposed; create a new agent.`)
 
@@ -80,7 +104,7 @@ export class Agent {
     this.budget.adopt()
     this.usage = usageTally()
     this.work = workTally()
-    this.owner = { agent: this, host, ownsRootBudget, track: (work) => this.track(work) }
+    this.owner = { agent: this, host: host(this), ownsRootBudget, track: (work) => this.track(work) }
     if (init.restore) this.parkedTurn = restoreTurn(this, this.owner, init.restore)
   }
 

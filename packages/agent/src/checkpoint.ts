@@ -1,8 +1,7 @@
 import type { BudgetBreach, PendingQuestion, Usage, WorkCounts } from '@cordis-subagents/shared'
 import { totalTokens } from '@cordis-subagents/shared'
 import type { ToolSuspension } from '@cordis-subagents/tools'
-import type { Agent } from './agent.js'
-import type { TurnOwner } from './agent-init.js'
+import type { TurnAgent, TurnOwner } from './turn-owner.js'
 import { Turn } from './turn.js'
 import type { ParkedStep } from './parked-turn.js'
 import type { Message, ModelToolCall } from './types.js'
@@ -55,8 +54,14 @@ export interface ParkedTurnCheckpoint {
   work: { own: WorkCounts; delegated: WorkCounts }
 }
 
+/** The members of an agent its checkpoint holds (an `Agent` has them all). */
+interface CheckpointedAgent extends TurnAgent {
+  readonly label?: string
+  readonly cwd: string
+}
+
 /** `agent.checkpoint()`: one JSON copy of what the agent is, so nothing in it is shared with the live agent. */
-export function takeCheckpoint(agent: Agent, turn: Turn | undefined): AgentCheckpoint {
+export function takeCheckpoint(agent: CheckpointedAgent, turn: Turn | undefined): AgentCheckpoint {
   const parked = turn?.parked
   const completed = agent.transcript.completed()
   const checkpoint: AgentCheckpoint = {
@@ -98,7 +103,7 @@ export function takeCheckpoint(agent: Agent, turn: Turn | undefined): AgentCheck
  * Puts a checkpoint's tallies into a freshly built agent (its messages were its seed) and rebuilds
  * its parked turn, if it had one. A root agent's new budget is charged with what the parked turn spent.
  */
-export function restoreTurn(agent: Agent, owner: TurnOwner, checkpoint: AgentCheckpoint): Turn | undefined {
+export function restoreTurn(agent: TurnAgent, owner: TurnOwner, checkpoint: AgentCheckpoint): Turn | undefined {
   agent.usage.own = { ...checkpoint.usage.own }
   agent.usage.delegated = { ...checkpoint.usage.delegated }
   agent.work.own = { ...checkpoint.work.own }

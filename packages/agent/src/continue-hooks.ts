@@ -31,14 +31,16 @@ export class ContinueHooks {
 
   constructor(private readonly warn: (format: string, ...args: unknown[]) => void) {}
 
-  /** 0: runs ask no one (the loop checks this before building any state). */
-  get size(): number {
-    return this.hooks.size
-  }
+  /** 0: runs ask no one (the loop checks this before building any state); a field, so that check is a read. */
+  size = 0
 
   add(hook: ContinueHook): () => void {
     this.hooks.add(hook)
-    return () => this.hooks.delete(hook)
+    this.size = this.hooks.size
+    return () => {
+      this.hooks.delete(hook)
+      this.size = this.hooks.size
+    }
   }
 
   /** The reason to stop, or undefined to go on. A hook that throws or answers oddly counts as "go on", with a warning. */

@@ -1,13 +1,46 @@
 import { countProblem } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
-import { isFrozenHistory } from './history.js'
-import { Budget, budgetProblem } from './budget.js'
+import { isFrozenHistory } from './transcript.js'
+import { Budget, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
 import { checkCheckpoint } from './checkpoint-check.js'
 import type { AgentCheckpoint } from './checkpoint.js'
-import type { CreateAgentOptions } from './runtime.js'
+import type { Agent } from './agent.js'
+import type { Message } from './types.js'
 
-// What `ctx.agents.create` checks before it builds an agent.
+// What `ctx.agents.create` takes, and checks before it builds an agent.
+
+export interface CreateAgentOptions {
+  /** Model ref `name` or `name:modelId`. Default: the parent's model, else the configured default. */
+  model?: string
+  /** System prompt. Default: the configured deployment persona (not the parent's persona). */
+  persona?: string
+  /**
+   * The tools the agent may call. Default: the parent's view, else every registered tool. An agent
+   * at depth 1 or more gets it through `forDepth(depth)`: tools with a lower `maxCallerDepth` are hidden.
+   */
+  tools?: ToolView
+  parent?: Agent
+  /** Messages the agent starts with (completed turns). */
+  seed?: readonly Message[]
+  cwd?: string
+  maxSteps?: number
+  maxTokens?: number
+  label?: string
+  /** Most tool calls of one step that run (default: the runtime's `maxToolCallsPerStep`). */
+  maxToolCallsPerStep?: number
+  /**
+   * Limits of this agent's runs and everything below them, or a budget already carved for it
+   * (what a provider passes for a child). A root agent's limits are min(these, the runtime's `budget`).
+   */
+  budget?: BudgetLimits | Budget
+  /**
+   * Rebuilds the agent a checkpoint holds (`agent.checkpoint()`, possibly read back from a
+   * database): same id, settings, transcript, tallies, parked turn. Only `parent`, `tools` and
+   * `budget` may be given with it. Checked strictly: `INVALID_OPTIONS` names what is wrong.
+   */
+  restore?: AgentCheckpoint
+}
 
 const ROLES = new Set(['user', 'assistant', 'tool'])
 

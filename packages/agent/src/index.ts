@@ -16,7 +16,8 @@ export { Inbox, type InboxDelegation, type InboxMessage, MAX_INBOX_MESSAGES, MAX
 export { Budget, BUDGET_KEYS, type BudgetLimits, type BudgetSpend } from './budget.js'
 export { abortFlat } from './abort.js'
 export { ScriptedModel, type ScriptedReply, type ScriptedResponse, type ScriptedModelOptions } from './scripted-model.js'
-export { AgentRuntime, type BudgetEvent, type CreateAgentOptions } from './runtime.js'
+export { AgentRuntime, type BudgetEvent } from './runtime.js'
+export type { CreateAgentOptions } from './create-options.js'
 export type { ServedAgentOptions, ServeRequest } from './served.js'
 
 export default AgentRuntime

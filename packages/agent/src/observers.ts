@@ -1,5 +1,6 @@
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from './agent.js'
+import type { TurnWatch } from './turn-owner.js'
 import type { GenerateResponse, ModelToolCall, RunResult } from './types.js'
 
 /**
@@ -33,7 +34,7 @@ export interface AgentObserver {
 }
 
 /** The observers of one run, fixed when it began: an observer added mid-run sees the next run. */
-export class RunWatch {
+export class RunWatch implements TurnWatch {
   constructor(private readonly agent: Agent, private readonly observers: readonly AgentObserver[]) {}
 
   // Each method calls every observer in its own try: an observer must never break the loop
@@ -75,18 +76,21 @@ export class Observers {
   private readonly set = new Set<AgentObserver>()
   /** A copy taken when the set changes, so a run's start copies nothing. */
   private list: readonly AgentObserver[] = []
-
-  get size(): number {
-    return this.list.length
-  }
+  /** How many observers there are: a field, so a run's check is a read. */
+  size = 0
 
   add(observer: AgentObserver): () => void {
     this.set.add(observer)
-    this.list = [...this.set]
+    this.changed()
     return () => {
       this.set.delete(observer)
-      this.list = [...this.set]
+      this.changed()
     }
+  }
+
+  private changed(): void {
+    this.list = [...this.set]
+    this.size = this.list.length
   }
 
   /**

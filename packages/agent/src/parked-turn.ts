@@ -1,7 +1,7 @@
 import { type BudgetBreach, describeBreach, newQuestionId, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult, ToolSuspension } from '@cordis-subagents/tools'
 import { cancelled, checkSuspended } from './tool-step.js'
-import type { TurnOwner } from './agent-init.js'
+import type { TurnOwner } from './turn-owner.js'
 import type { Leg } from './turn-leg.js'
 import type { ModelToolCall } from './types.js'
 

@@ -8,22 +8,19 @@ import type { ToolView } from '@cordis-subagents/tools'
  * further down (an MCP server a third-party agent started).
  */
 export class RootCeiling {
-  private bound?: readonly string[]
+  /** The bound ceiling; undefined until `bind` hears the nonce (a field: a root agent's creation reads it, no call). */
+  tools?: readonly string[]
 
   constructor(private readonly scoped: ScopedCeiling | undefined) {}
 
-  get tools(): readonly string[] | undefined {
-    return this.bound
-  }
-
   /** Applies the ceiling when `nonce` is its nonce; returns whether a ceiling applies now. */
   bind(nonce: unknown): boolean {
-    if (this.scoped && typeof nonce === 'string' && nonce === this.scoped.for) this.bound = this.scoped.allowedTools
-    return this.bound !== undefined
+    if (this.scoped && typeof nonce === 'string' && nonce === this.scoped.for) this.tools = this.scoped.allowedTools
+    return this.tools !== undefined
   }
 
   /** `view` under the ceiling, when one is bound. */
   apply(view: ToolView): ToolView {
-    return this.bound ? view.restrict({ allow: [...this.bound] }) : view
+    return this.tools ? view.restrict({ allow: [...this.tools] }) : view
   }
 }

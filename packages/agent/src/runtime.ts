@@ -4,8 +4,7 @@ import { count, countProblem, type Crossing, lowestLimits, type ServedLimits, se
 import { type ToolRegistry, type ToolView } from '@cordis-subagents/tools'
 import { type BudgetBreach, describeError, withoutCallerTracing } from '@cordis-subagents/shared'
 import { Agent, type AgentHost, type AgentInit } from './agent.js'
-import type { AgentCheckpoint } from './checkpoint.js'
-import { checkOptions, checkRestoreOptions } from './create-options.js'
+import { checkOptions, checkRestoreOptions, type CreateAgentOptions } from './create-options.js'
 import { Budget, type BudgetLimits, budgetProblem } from './budget.js'
 import { AgentError } from './errors.js'
 import { type AgentObserver, Observers } from './observers.js'
@@ -14,44 +13,12 @@ import { ModelGate } from './model-gate.js'
 import type { RootCeiling } from './root-ceiling.js'
 import { readRootCrossing } from './root-crossing.js'
 import { createServedAgent, type ServedAgentOptions, type ServeRequest } from './served.js'
-import type { ChatModel, Message } from './types.js'
+import type { ChatModel } from './types.js'
 
 declare module 'cordis' {
   interface Context {
     agents: AgentRuntime
   }
-}
-
-export interface CreateAgentOptions {
-  /** Model ref `name` or `name:modelId`. Default: the parent's model, else the configured default. */
-  model?: string
-  /** System prompt. Default: the configured deployment persona (not the parent's persona). */
-  persona?: string
-  /**
-   * The tools the agent may call. Default: the parent's view, else every registered tool. An agent
-   * at depth 1 or more gets it through `forDepth(depth)`: tools with a lower `maxCallerDepth` are hidden.
-   */
-  tools?: ToolView
-  parent?: Agent
-  /** Messages the agent starts with (completed turns). */
-  seed?: readonly Message[]
-  cwd?: string
-  maxSteps?: number
-  maxTokens?: number
-  label?: string
-  /** Most tool calls of one step that run (default: the runtime's `maxToolCallsPerStep`). */
-  maxToolCallsPerStep?: number
-  /**
-   * Limits of this agent's runs and everything below them, or a budget already carved for it
-   * (what a provider passes for a child). A root agent's limits are min(these, the runtime's `budget`).
-   */
-  budget?: BudgetLimits | Budget
-  /**
-   * Rebuilds the agent a checkpoint holds (`agent.checkpoint()`, possibly read back from a
-   * database): same id, settings, transcript, tallies, parked turn. Only `parent`, `tools` and
-   * `budget` may be given with it. Checked strictly: `INVALID_OPTIONS` names what is wrong.
-   */
-  restore?: AgentCheckpoint
 }
 
 /** What an `onBudget` handler sees when a run reaches a limit. */
@@ -94,7 +61,6 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   private readonly models = new Map<string, ChatModel>()
   /** Captured once: callers of `create` need not inject `tools` themselves. */
   private readonly registry: ToolRegistry
-  private readonly host: AgentHost
   private counter = 0
   /** What a parent host of ours passed in `SUBAGENT_*` (depth, ceiling, budget), read once; its tool ceiling: `rootCeiling`. */
   readonly rootCrossing: Crossing
@@ -122,13 +88,6 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       models: config.models,
       maxQueued: config.maxQueuedModelCalls ?? DEFAULTS.maxQueuedModelCalls!,
     })
-    this.host = {
-      resolveModel: (ref) => this.resolveModel(ref),
-      budgetReached: (agent, breach) => this.budgetReached(agent, breach),
-      observers: this.observers,
-      continueHooks: this.continueHooks,
-      modelGate: this.modelGate,
-    }
     const configProblem = budgetProblem(config.budget, 'agents config budget')
     if (configProblem) throw new AgentError('INVALID_OPTIONS', configProblem)
     // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared): read here only.
@@ -162,7 +121,8 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
 
   /** A root agent's tools: the given view (else every tool), under the bound ceiling. */
   private rootTools(tools: ToolView | undefined): ToolView {
-    return this.ceiling.apply(tools ?? this.registry.view())
+    const view = tools ?? this.registry.view()
+    return this.ceiling.tools ? this.ceiling.apply(view) : view
   }
 
   /**
@@ -203,6 +163,16 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   get observerCount(): number {
     return this.observers.size
   }
+
+  /** The runtime's seam, bound to one agent it builds (a plain object: the loop reads it every step). */
+  private readonly hostFor: AgentHost = (agent) => ({
+    resolveModel: (ref) => this.resolveModel(ref),
+    modelGate: this.modelGate,
+    budgetReached: (breach) => this.budgetReached(agent, breach),
+    // Without observers or hooks the loop pays one size check, and enters neither file.
+    watch: (prompt, resumed) => this.observers.size ? this.observers.watch(agent, prompt, resumed) : undefined,
+    stopBefore: (step) => this.continueHooks.size ? this.continueHooks.ask(agent, step) : undefined,
+  })
 
   private budgetReached(agent: Agent, breach: BudgetBreach): boolean {
     if (!this.budgetHandlers.size) return false
@@ -302,7 +272,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     const carved = options.budget instanceof Budget ? options.budget : undefined
     const limits = carved ? undefined : options.budget as BudgetLimits | undefined
     const tools = parent ? options.tools ?? parent.tools : this.rootTools(options.tools)
-    return new Agent(this.host, {
+    return new Agent(this.hostFor, {
       ...init,
       parent,
       // Every agent below depth 0 (a child here, or a root whose host a parent elsewhere started)

@@ -1,12 +1,11 @@
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import type { Agent } from './agent.js'
-import type { RunWatch } from './observers.js'
+import type { TurnAgent, TurnWatch } from './turn-owner.js'
 import { acceptSuspension } from './suspension.js'
 import type { AgentEvent, ModelToolCall } from './types.js'
 
 /** One step's tool calls, as the agent's loop hands them over. */
 export interface ToolStep {
-  agent: Agent
+  agent: TurnAgent
   calls: ModelToolCall[]
   /** Calls refused before they run (by index), with the text the model reads. */
   refusals: Map<number, string>
@@ -16,7 +15,7 @@ export interface ToolStep {
   aborted: Promise<never>
   emit: ((event: AgentEvent) => void) | undefined
   /** The run's observers, when anyone observes. */
-  watch?: RunWatch
+  watch?: TurnWatch
   /** Remembers work that may outlive an aborted turn, so the agent's `dispose` can wait for it. */
   track<T>(work: Promise<T>): Promise<T>
 }

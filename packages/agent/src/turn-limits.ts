@@ -1,6 +1,6 @@
 import { MAX_TIMER_MS } from '@cordis-subagents/shared'
 import { type BudgetBreach, describeBreach, LimitError } from '@cordis-subagents/shared'
-import type { TurnAbort } from './turn-abort.js'
+import type { TurnAbort } from './turn-leg.js'
 import type { Budget } from './budget.js'
 import type { ModelToolCall } from './types.js'
 

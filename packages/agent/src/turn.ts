@@ -1,6 +1,6 @@
 import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, type LimitError, limitStop, type PendingQuestion, totalTokens } from '@cordis-subagents/shared'
 import type { ToolResult } from '@cordis-subagents/tools'
-import type { TurnAbort } from './turn-abort.js'
+import type { TurnAbort } from './turn-leg.js'
 import type { Budget } from './budget.js'
 import { TurnLimits } from './turn-limits.js'
 import { finishDiagnostic, normalizeResponse } from './response.js'
@@ -9,7 +9,7 @@ import { runToolCalls } from './tool-step.js'
 import type { InboxDelegation, InboxMessage } from './inbox.js'
 import { openLeg, type Leg } from './turn-leg.js'
 import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
-import type { TurnOwner } from './agent-init.js'
+import type { TurnOwner } from './turn-owner.js'
 import type { GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason } from './types.js'
 
 const NO_MESSAGES: InboxMessage[] = []
@@ -41,7 +41,7 @@ export class Turn {
   private leg!: Leg
 
   constructor(private readonly owner: TurnOwner, readonly budget: Budget) {
-    this.limits = new TurnLimits(budget, owner.agent.maxToolCallsPerStep, (breach) => owner.host.budgetReached(owner.agent, breach))
+    this.limits = new TurnLimits(budget, owner.agent.maxToolCallsPerStep, (breach) => owner.host.budgetReached(breach))
   }
 
   /** Runs the turn from its prompt (none for a wake: the inbox is its input). */
@@ -134,10 +134,8 @@ export class Turn {
       const suspendFor = limits.takeSuspension()
       if (suspendFor) return this.parkOn({ step: this.steps, question: budgetQuestion(suspendFor), suspended: [], budget: suspendFor })
       if (before) return this.stopForBudget(before)
-      if (host.continueHooks.size) {
-        const reason = host.continueHooks.ask(agent, this.steps + 1)
-        if (reason !== undefined) return this.finish('budget', policyDiagnostic(reason, this.steps + 1))
-      }
+      const reason = host.stopBefore(this.steps + 1)
+      if (reason !== undefined) return this.finish('budget', policyDiagnostic(reason, this.steps + 1))
       const step = ++this.steps
       budget.charge('steps', 1)
       leg.emit?.({ type: 'step-start', step })

@@ -8,7 +8,7 @@ import { capDiagnostic, type SubagentResult } from '@cordis-subagents/subagents-
 export class ParkTimer {
   private timer?: NodeJS.Timeout
 
-  constructor(readonly maxParkedMs: number) {}
+  constructor(private readonly maxParkedMs: number) {}
 
   arm(expire: () => void): void {
     this.clear()

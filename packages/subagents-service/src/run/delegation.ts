@@ -4,7 +4,7 @@ import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import { asLimitStop, isIdleStop, normalise, reasonText, sealed } from './outcome.js'
 import { Parking, type ParkedRunPort } from './parking.js'
-import { idleEnd } from './park-expiry.js'
+import { endIdle } from './park-expiry.js'
 import { chargeReported, chargeUsage, isEmptyUsage } from '../reported-spend.js'
 import { discard, passOn, promiseOf } from './provider-call.js'
 import { runInfoOf } from './run-info.js'
@@ -123,10 +123,10 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     const providerRequest = passOn(request, {
       prompt: request.prompt, parent: request.parent, signal: this.controller.signal, onUpdate: this.onUpdate,
       wantsUpdates: this.wantsUpdates, runId: this.id, depth: admission.depth, maxDepthCeiling: admission.ceiling,
-      onIdleEnd: idleEnd(this, host.log),
+      onIdleEnd: (result) => endIdle(this, host.log, result),
     })
     if (budget) providerRequest.budget = budget
-    host.traces.apply(providerRequest, provider.name, host.log)
+    if (host.traces.size) host.traces.apply(providerRequest, provider.name, host.log)
     this.startedAt = Date.now()
     const starting = promiseOf(() => provider.start(providerRequest))
 

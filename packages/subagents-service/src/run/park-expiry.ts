@@ -16,25 +16,23 @@ export interface IdleEndPort {
 }
 
 /**
- * The `onIdleEnd` the service gives each provider request: a final result reported while the run
+ * What the `onIdleEnd` the service gives each provider request does: a final result reported while the run
  * is parked or interrupted (its `maxParkedMs` passed, its process died) ends the run at once, as
  * any final result does: `subagent/end`, the journal's `settled` record (its question cancelled in
  * the store), `pending()` no longer lists it, and every waiter on the run gets it. Ignored while a
  * turn runs (the turn's own result settles the run), after the end, and for a result that is not
  * final (an idle end cannot park).
  */
-export function idleEnd(run: IdleEndPort, log: Logger): (result: SubagentResult) => void {
-  return (result) => {
-    const { state } = run
-    if (!run.open || (state !== 'parked' && state !== 'interrupted')) return
-    const stop = (result as Partial<SubagentResult> | undefined)?.stopReason
-    if (typeof stop !== 'string' || isIdleStop(stop)) {
-      log.warn('run %s: the provider reported an idle end that is not final (%s); ignored', run.id, String(stop))
-      return
-    }
-    endedIdle.add(run)
-    run.follow(() => result, `ended run ${run.id} while it was ${state}`)
+export function endIdle(run: IdleEndPort, log: Logger, result: SubagentResult): void {
+  const { state } = run
+  if (!run.open || (state !== 'parked' && state !== 'interrupted')) return
+  const stop = (result as Partial<SubagentResult> | undefined)?.stopReason
+  if (typeof stop !== 'string' || isIdleStop(stop)) {
+    log.warn('run %s: the provider reported an idle end that is not final (%s); ignored', run.id, String(stop))
+    return
   }
+  endedIdle.add(run)
+  run.follow(() => result, `ended run ${run.id} while it was ${state}`)
 }
 
 /** Runs whose end came while they were idle (nobody's call waited on a turn of them). */

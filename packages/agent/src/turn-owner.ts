@@ -1,0 +1,61 @@
+// What a turn needs of its agent and of the runtime that made it, named without the `Agent` class:
+// the turn, its legs and its tool steps sit below the agent (DESIGN §3: no import circle).
+import type { BudgetBreach } from '@cordis-subagents/shared'
+import type { ToolResult, ToolView } from '@cordis-subagents/tools'
+import type { Budget } from './budget.js'
+import type { Inbox } from './inbox.js'
+import type { ModelGate } from './model-gate.js'
+import type { Transcript } from './transcript.js'
+import type { AgentUsage, AgentWork, ChatModel, GenerateResponse, ModelToolCall, RunResult } from './types.js'
+
+/** The members of an agent its turn reads and writes (an `Agent` has them all). */
+export interface TurnAgent {
+  readonly id: string
+  readonly depth: number
+  readonly model?: string
+  readonly persona?: string
+  readonly tools: ToolView
+  readonly transcript: Transcript
+  readonly inbox: Inbox
+  readonly maxSteps: number
+  readonly maxTokens?: number
+  readonly maxToolCallsPerStep: number
+  readonly usage: AgentUsage
+  readonly work: AgentWork
+  budget: Budget
+}
+
+/** The observers of one run, fixed when it began (`ctx.agents.observe`). */
+export interface TurnWatch {
+  modelStart(step: number, model: string | undefined): void
+  modelEnd(step: number, response: GenerateResponse | undefined, error?: unknown, aborted?: boolean): void
+  toolStart(step: number, call: ModelToolCall): void
+  toolEnd(step: number, call: ModelToolCall, result: ToolResult): void
+  end(result: RunResult): void
+}
+
+/** The runtime's seam, bound to one agent when the runtime builds it. */
+export interface TurnHost {
+  resolveModel(ref: string | undefined): { model: ChatModel; name: string; modelId?: string } | { error: string }
+  /** The gate around model calls (`maxModelCallsInFlight`, `models.<name>.maxInFlight`); undefined when no cap is set. */
+  modelGate?: ModelGate
+  /**
+   * Tells the operator's budget handlers about a breach; they may extend the budget before it is
+   * re-checked. True when one of them asked to suspend the run (`BudgetEvent.suspend()`).
+   */
+  budgetReached(breach: BudgetBreach): boolean
+  /** Tells the runtime's observers a run begins; undefined when nobody watches it. */
+  watch(prompt: string, resumed?: string): TurnWatch | undefined
+  /** Why an operator's `shouldContinue` hook stops the run before model call `step`; undefined to go on. */
+  stopBefore(step: number): string | undefined
+}
+
+/** What a turn needs of its agent beyond the agent's members. */
+export interface TurnOwner {
+  readonly agent: TurnAgent
+  readonly host: TurnHost
+  /** Whether the agent spends from a root budget of its own (renewed per run; `onSpend` watches it). */
+  readonly ownsRootBudget: boolean
+  /** Remembers work that may outlive an aborted turn, so `dispose` can wait for it. */
+  track<T>(work: T | Promise<T>): Promise<T>
+}
