@@ -2,7 +2,7 @@
 // imports included, is in its `dependencies` or `peerDependencies`. knip counts devDependencies (tests
 // import from there), and a package that gets an undeclared one through another dependency still
 // installs from its tarball; this check catches both. It also fails on an import circle among the
-// files of a package (type-only imports count), except the packages in CIRCLES_KNOWN. Exits 1 naming each problem.
+// files of a package (type-only imports count). Exits 1 naming each problem.
 import { readdirSync, readFileSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { join } from 'node:path'
@@ -43,10 +43,8 @@ if (problems.length) {
   process.exitCode = 1
 }
 
-/** Packages whose files still form import circles (DESIGN §3 says none may): debt to pay, never to add to. */
-const CIRCLES_KNOWN = new Set(['model-openai', 'serve-a2a', 'shared'])
-const CIRCLE_FREE = readdirSync(join(ROOT, 'packages')).filter((name) => !CIRCLES_KNOWN.has(name)).map((name) => `packages/${name}`)
-const circles = CIRCLE_FREE.flatMap((dir) => importCircles(join(ROOT, dir, 'src')))
+/** No package's files form an import circle (DESIGN §3). */
+const circles = readdirSync(join(ROOT, 'packages')).map((name) => `packages/${name}`).flatMap((dir) => importCircles(join(ROOT, dir, 'src')))
 if (circles.length) {
   const named = circles.map((circle) => [...circle, circle[0]].map((file) => file.slice(ROOT.length + 1)).join(' -> '))
   console.error(`declared-imports: import circles (break each by moving what both sides need below them):\n  ${named.join('\n  ')}`)

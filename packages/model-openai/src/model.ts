@@ -3,7 +3,7 @@ import OpenAI from 'openai'
 import type { ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subagents/agent'
 import { describeFailure, displayEndpoint, type FailureContext, ModelOpenAIError, secretsOf } from './diagnostics.js'
 import { guardedFetch } from './guarded-fetch.js'
-import { redactingLogger } from './redacting-logger.js'
+import { type Logger, redactingLogger } from './redacting-logger.js'
 import { JsonDepthError, readCappedJson } from './capped-json.js'
 import { fromCompletion, MalformedResponseError, RESPONSE_LIMITS, toChatMessages, toChatTools, truncate } from './mapping.js'
 
@@ -18,13 +18,6 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 const PLACEHOLDER_API_KEY = 'no-key'
 
 export type MaxTokensParam = 'auto' | 'max_tokens' | 'max_completion_tokens'
-
-export interface Logger {
-  debug(message: string, ...args: unknown[]): void
-  info(message: string, ...args: unknown[]): void
-  warn(message: string, ...args: unknown[]): void
-  error(message: string, ...args: unknown[]): void
-}
 
 export interface OpenAIChatModelOptions {
   /** Root of the API, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */

@@ -1,6 +1,13 @@
 import { inspect } from 'node:util'
 import { capForRedaction, Redactor } from '@cordis-subagents/shared'
-import type { Logger } from './model.js'
+
+/** Where a model writes its log lines (console by default). */
+export interface Logger {
+  debug(message: string, ...args: unknown[]): void
+  info(message: string, ...args: unknown[]): void
+  warn(message: string, ...args: unknown[]): void
+  error(message: string, ...args: unknown[]): void
+}
 
 /** Longest log line passed on (the SDK's debug lines carry whole request and response bodies). */
 const LOG_LINE_LIMIT = 16 * 1024

@@ -3,16 +3,15 @@ import {
   type AgentExecutor, DefaultExecutionEventBusManager, type ExecutionEventBus, type ExecutionEventBusManager, type RequestContext,
   type ServerCallContext,
 } from '@a2a-js/sdk/server'
-import type { Agent, AgentRuntime, RunOptions, RunResult } from '@cordis-subagents/agent'
+import type { Agent, RunOptions, RunResult } from '@cordis-subagents/agent'
 import {
-  answerProblem, crossingFromMeta, crossingTrace, SpendReporter, spendValue, strictestCrossing, type TraceContextHeaders,
+  answerProblem, crossingFromMeta, crossingTrace, SpendReporter, spendValue, strictestCrossing,
 } from '@cordis-subagents/shared'
-import type { ToolRegistry } from '@cordis-subagents/tools'
-import type { Config } from './config.js'
-import type { Slot, TaskSlots } from './guards.js'
+import type { Slot } from './guards.js'
 import { type ParkedTask, ParkedTasks } from './parked-tasks.js'
-import type { SavedTurn, TurnSaver } from './saved-turns.js'
+import type { SavedTurn } from './saved-turns.js'
 import { type Held, restoreHeld, saveTurn } from './turn-keeping.js'
+import type { ExecutorHost } from './executor-host.js'
 import { finalSpend, reportOf } from './spend-report.js'
 import { createTaskAgent, taskLimits } from './task-agent.js'
 import { promptOf, TaskEvents } from './task-events.js'
@@ -20,26 +19,6 @@ import { scopeOf, taskKey } from './task-store.js'
 
 /** Progress updates (tool calls) sent per turn of a task; more are not sent (each one is kept in the task's history). */
 const MAX_PROGRESS_UPDATES = 64
-
-/** What the executor needs from the host; `telemetry` is read per task (it may come and go). */
-export interface ExecutorHost {
-  agents: AgentRuntime
-  tools: ToolRegistry
-  telemetry(): { continueTrace(agent: Agent, context: TraceContextHeaders | undefined): boolean } | undefined
-  slots: TaskSlots
-  config: Config
-  log: { debug(format: string, ...args: unknown[]): void }
-  /**
-   * The request handler's bus manager (default: one the executor makes, `executor.buses`, which
-   * the server hands to the request handler): the bus of a parked task that ends is released through it.
-   */
-  buses?: ExecutionEventBusManager
-  /** Cancels a task through the request handler (the store records it); used when a parked task expires. */
-  cancelTask?(taskId: string, context: ServerCallContext): Promise<unknown>
-  /** Shared: where each turn's start and each park are saved, so another host can continue the task. */
-  turns?: TurnSaver
-  warn?(format: string, ...args: unknown[]): void
-}
 
 /** The user the HTTP layer builds per request: its credential scope and the task slot reserved for a send. */
 export interface ScopedUser {

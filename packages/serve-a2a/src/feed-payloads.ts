@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { TaskRef } from './shared-store.js'
+import type { TaskRef } from './task-ref.js'
 
 /** The first field of every payload this version sends; a payload of any other shape is ignored. */
 const VERSION = '1'

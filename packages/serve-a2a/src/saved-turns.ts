@@ -5,7 +5,8 @@ import type { Crossing } from '@cordis-subagents/shared'
 import { movedPayload } from './feed-payloads.js'
 import { leaseGone } from './host-lease.js'
 import { FINAL_STATES, type SharedNames, STATE } from './shared-schema.js'
-import { refOf, type TaskRef } from './shared-store.js'
+import { refOf } from './shared-store.js'
+import type { TaskRef } from './task-ref.js'
 
 /** A saved turn larger than this (its agent's whole transcript, as JSON) is not saved: the task cannot be continued elsewhere. */
 const MAX_SAVED_TURN_BYTES = 8 * 1024 * 1024

@@ -2,6 +2,7 @@ import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk'
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import type postgres from 'postgres'
 import { taskPayload } from './feed-payloads.js'
+import type { TaskRef } from './task-ref.js'
 import { decodeTask, encodeTask } from './task-codec.js'
 import { boundHistory } from './task-history.js'
 import { MAX_LIST_BYTES } from './task-summary.js'
@@ -12,13 +13,6 @@ type Sql = postgres.Sql
 
 const DEFAULT_PAGE_SIZE = 50
 const MAX_PAGE_SIZE = 100
-
-/** Where a task is filed: tenant, credential scope, id (the primary key). */
-export interface TaskRef {
-  tenant: string
-  scope: string
-  id: string
-}
 
 export function refOf(context: ServerCallContext | undefined, id: string): TaskRef {
   return { tenant: context?.tenant ?? '', scope: scopeOf(context), id }

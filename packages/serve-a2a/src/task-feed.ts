@@ -1,7 +1,7 @@
 import type postgres from 'postgres'
 import { digestOfRef, readPayload, taskPayload } from './feed-payloads.js'
 import type { SharedNames } from './shared-schema.js'
-import type { TaskRef } from './shared-store.js'
+import type { TaskRef } from './task-ref.js'
 
 type Sql = postgres.Sql
 type ListenMeta = postgres.ListenMeta
