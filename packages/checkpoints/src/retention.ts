@@ -28,7 +28,7 @@ export async function sweep(store: StoreContext, now = Date.now()): Promise<Swee
 }
 
 /** Removes the oldest ended runs until at most `maxRuns` runs remain (or no ended run is left). */
-export async function trimToCount(store: StoreContext): Promise<number> {
+async function trimToCount(store: StoreContext): Promise<number> {
   const total = await database(store).eval(TABLES.runs, (row) => $.count(row.id), {})
   return await trimOldest(store, total - store.limits.maxRuns)
 }
