@@ -1,5 +1,5 @@
 // The Host/Origin guards are shared with the other loopback servers (packages/shared host-guards).
-export { defaultHosts, isLoopback, originsOf, urlHost } from '@cordis-subagents/shared'
+export { defaultHosts, originsOf, urlHost } from '@cordis-subagents/shared'
 
 /**
  * Requests per minute per credential, over a sliding minute estimated from two fixed windows
