@@ -19,6 +19,7 @@ describe('@cordis-subagents/serve-a2a entry (as the loader sees it)', () => {
     const { Config } = await import('@cordis-subagents/serve-a2a')
     expect(Config({} as never)).to.deep.equal({
       host: '127.0.0.1',
+      allowRemote: false,
       port: 0,
       auth: 'bearer',
       tokens: [],
