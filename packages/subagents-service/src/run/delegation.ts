@@ -17,20 +17,30 @@ import type {
   SubagentRunState, SubagentStart, SubagentUpdate,
 } from '../types.js'
 
+/** How a start off the plain road differs (a continue, a restore, a reattach); none on the plain road. */
+export interface SideRoad {
+  /** The provider start it calls instead of the admitted provider's own (a continue's, a restore's, a reattach's). */
+  choose?: (provider: SubagentProvider) => SubagentProvider | Promise<SubagentProvider>
+  /** The task key it is started under (reattach). */
+  reattachKey?: string
+  /** A new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running. */
+  continues?: boolean
+}
+
 /**
- * - `admitting`: the service is checking the request and waiting for its gate slots.
  * - `starting`: the provider's `start` is pending; updates are buffered until the hand-over.
  * - `live`: handed over; updates are emitted as they come.
  * - `rejected`: the start rejected (nothing was handed over); the run is inert.
  * - `ended`: the result settled (`subagent/end` was emitted); the run may still await `dispose`.
  */
-type Phase = 'admitting' | 'starting' | 'live' | 'rejected' | 'ended'
+type Phase = 'starting' | 'live' | 'rejected' | 'ended'
 
 /**
- * The run: one object from admission to dispose, and the one every holder gets. `begin` returns it
- * (as the `SubagentStart`), its `handle` fulfils with it (as the `SubagentHandle`) at the hand-over,
- * and the tool, the background book and the events all see this same object and its `info`. It
- * waits for its slots (through `signal`), calls the provider, hands over (or rejects with nothing
+ * The run: one object from its admission ticket to dispose, and the one every holder gets. It is
+ * made once admission let the start through (`begin` returns it as the `SubagentStart` when the
+ * slots were free, else a `PendingStart` that makes it once they are), its `handle` fulfils with it
+ * (as the `SubagentHandle`) at the hand-over, and the tool, the background book and the events all
+ * see this same object and its `info`. It calls the provider, hands over (or rejects with nothing
  * left running), forwards updates, settles the result once, and disposes once: the once-only
  * guards live here and nowhere else above the provider.
  *
@@ -43,16 +53,15 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** The child's identity as the provider knows it, once handed over. */
   childId?: string
   /** `delegate`'s promise: fulfils with this object at the hand-over, or rejects with nothing left running. */
-  handle!: Promise<SubagentHandle>
-  private phase: Phase = 'admitting'
+  readonly handle: Promise<SubagentHandle>
+  private phase: Phase = 'starting'
   private cancelled = false
   /** Set when a limit (a timeout, a budget), not a person, cancelled the run. */
   private limit?: { stop: 'timeout' | 'budget'; reason: unknown }
   private readonly controller = new AbortController()
   /** Updates sent before the hand-over (rare: most providers report progress only once running). */
   private pending?: SubagentUpdate[]
-  private provider!: SubagentProvider
-  private admission!: Admission
+  private provider: SubagentProvider
   private budget?: Budget
   private run?: SubagentRun
   private runInfo?: SubagentRunInfo
@@ -66,24 +75,26 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   private stopWaitingForStart?: () => void
   /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts). */
   private readonly parking: Parking
-  /** @internal the task key it was started under (reattach) */ reattachKey?: string
-  /** @internal a new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running */
+  /** The task key it was started under (reattach). */
+  readonly reattachKey?: string
+  /** A new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running. */
   readonly continues: boolean
   /**
-   * `request` must have passed the service's checks (its signal is an AbortSignal). `id` is minted
-   * by the service (`nextRunId`), or kept from the run a restore or a continue takes up.
+   * Made from an admission ticket (its id: minted by admission, or kept from the run a restore or a
+   * continue takes up), it calls the provider at once. `request` passed admission's checks.
    */
-  constructor(private readonly request: SubagentRequest, private readonly host: RunHost, id: string, continues = false) {
-    this.continues = continues
-    this.id = id
+  constructor(
+    private readonly request: SubagentRequest, private readonly host: RunHost, private readonly admission: Admission, side?: SideRoad,
+  ) {
+    this.id = admission.id
+    this.provider = admission.provider
+    this.continues = side?.continues === true
+    if (side?.reattachKey !== undefined) this.reattachKey = side.reattachKey
+    admission.run = this
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
     this.parking = new Parking(this, host)
-  }
-
-  /** @internal Aborts when the caller's signal does, or on `cancel` / `dispose`; gates and the provider wait on it. */
-  get signal(): AbortSignal {
-    return this.controller.signal
+    this.handle = this.callProvider(side?.choose ? side.choose(admission.provider) : admission.provider)
   }
 
   /** The run's info (frozen), from the hand-over on. */
@@ -100,24 +111,17 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     else this.stop(reason)
   }
 
-  /** @internal What `ctx.subagents.begin` returns: this run, with `handle` the admission's promise. */
-  admittedBy(handle: Promise<SubagentHandle>): this {
-    this.handle = handle
-    return this
-  }
-
-  /** @internal The request never got its slots (or failed its checks): let go of the caller; the run is inert. */
-  abandon(): void {
-    this.phase = 'rejected'
-    this.detachCaller()
-  }
-
-  /** @internal Calls the provider; fulfils with the holder's handle (the hand-over) or rejects with nothing left running. */
-  async callProvider(provider: SubagentProvider, admission: Admission): Promise<SubagentHandle> {
-    const { host, request } = this
-    this.provider = provider
-    this.admission = admission
-    this.phase = 'starting'
+  /** Calls the provider; fulfils with the holder's handle (the hand-over) or rejects with nothing left running. */
+  private async callProvider(chosen: SubagentProvider | Promise<SubagentProvider>): Promise<SubagentHandle> {
+    const { host, request, admission } = this
+    const provider = this.provider = chosen instanceof Promise ? await chosen : chosen
+    if (this.cancelled) {
+      // Cancelled before the provider was called (the caller's signal, a cancel while a reattach looked up its record).
+      this.phase = 'rejected'
+      this.detachCaller()
+      this.refundAndRelease()
+      throw aborted('before the provider was called')
+    }
     const budget = this.budget = admission.parentBudget?.child(request.budget)
     if (budget) admission.lend(budget)
     const providerRequest = passOn(request, {

@@ -3,9 +3,23 @@ import type { Budget } from '@cordis-subagents/agent'
 import type { SubagentEvents } from '../events.js'
 import type { JournalNote } from './journal-port.js'
 import type { TraceSources } from './trace-sources.js'
+import type { SubagentProvider, SubagentRunInfo, SubagentRunState } from '../types.js'
 
-/** A start admission let through (admission/admission.ts): its place in the tree, and the one way its slots go back. */
+/** What the slot holders' descriptions read of the run that uses an admission's slots. */
+export interface SlotUser {
+  readonly state: SubagentRunState
+  readonly info?: SubagentRunInfo
+}
+
+/**
+ * A start admission let through (admission/ticket.ts): the run's id, its place in the tree, the
+ * provider to call, and the one way its slots go back.
+ */
 export interface Admission {
+  readonly id: string
+  readonly provider: SubagentProvider
+  /** Set by the run once it exists: the slots are then held in its name. */
+  run?: SlotUser
   depth: number
   /** The deepest depth allowed below this parent. */
   ceiling: number
@@ -16,6 +30,10 @@ export interface Admission {
   release(): void
   /** Gives the parent back the delegation it was charged, then frees the slots (a start that handed nothing over). */
   refundAndRelease(): void
+  /** While the start waits for its slots (see `PendingStart`): fulfils once they are taken. */
+  readonly waiting?: Promise<void>
+  /** Ends that wait (the start's cancel): `waiting` rejects `ABORTED`. */
+  cancelWait(reason?: string | Error): void
 }
 
 /** What a run needs of the service that started it. */
