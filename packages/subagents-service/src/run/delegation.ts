@@ -11,21 +11,11 @@ import { runInfoOf } from './run-info.js'
 import { aborted, startFailed, startRefusal } from './start-failure.js'
 import { sendFollowUp } from './steer.js'
 import { isRun } from '../validate.js'
-import type { Admission, RunHost } from './run-host.js'
+import type { Admission, RunHost, SideRoad } from './run-host.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo,
   SubagentRunState, SubagentStart, SubagentUpdate,
 } from '../types.js'
-
-/** How a start off the plain road differs (a continue, a restore, a reattach); none on the plain road. */
-export interface SideRoad {
-  /** The provider start it calls instead of the admitted provider's own (a continue's, a restore's, a reattach's). */
-  choose?: (provider: SubagentProvider) => SubagentProvider | Promise<SubagentProvider>
-  /** The task key it is started under (reattach). */
-  reattachKey?: string
-  /** A new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running. */
-  continues?: boolean
-}
 
 /**
  * - `starting`: the provider's `start` is pending; updates are buffered until the hand-over.

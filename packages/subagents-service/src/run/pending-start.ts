@@ -1,6 +1,6 @@
-import { Delegation, type SideRoad } from './delegation.js'
+import { Delegation } from './delegation.js'
 import { aborted } from './start-failure.js'
-import type { Admission, RunHost } from './run-host.js'
+import type { Admission, RunHost, SideRoad } from './run-host.js'
 import type { SubagentHandle, SubagentRequest, SubagentStart } from '../types.js'
 
 /**
