@@ -1,19 +1,108 @@
 import type { Budget } from '@cordis-subagents/agent'
+import { onAbort } from '@cordis-subagents/shared'
 import type { Config } from '../config.js'
 import { SubagentError } from '../errors.js'
+import type { Admission, SlotUser } from '../run/run-host.js'
 import { aborted } from '../run/start-failure.js'
-import type { SubagentProvider, SubagentRequest } from '../types.js'
+import type { SubagentProvider, SubagentRequest, SubagentRunState } from '../types.js'
 import { checkCapabilities, checkRequest, checkTraceContext, isObject } from '../validate.js'
 import { admitChild, type Checked, placeInTree } from './limits.js'
 import { ParentGates } from './parent-gate.js'
-import { takeSlots } from './take-slots.js'
-import { Admitted, nextRunId, type SlotOwner } from './ticket.js'
+import type { SlotHolder } from './slot-holders.js'
 import { type Slot, TreeGates } from './tree-gate.js'
 
 // Admission, before the run exists: the request's checks, then its slots and the parent's budget.
-// What it lets through is a ticket (`Admitted`, ticket.ts), the one place its slots go back.
+// What it lets through is a ticket (`Admitted`): the run's id, and the one place its slots go back.
 
-export class Admissions implements SlotOwner {
+/**
+ * Run ids only need to be unique among the runs of this process: they key the service's `live`
+ * map, events and tool metadata here, and never name anything in another process or on disk
+ * (an ACP child gets its own session id). A counter per process is unique there, and far cheaper
+ * than a random UUID per run; the start time keeps ids of two processes in one log apart.
+ */
+const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
+let runCount = 0
+
+function nextRunId(): string {
+  return RUN_ID_PREFIX + (++runCount).toString(36)
+}
+
+/**
+ * A start admission let through. It holds the slots in the gates from admission on (a refusal or a
+ * timeout names it by its run id, and by the state of the run once one uses it). A start whose
+ * slots were not free has `waiting` until they are taken; its `cancelWait` (the start's cancel)
+ * and the caller's signal end that wait.
+ */
+export class Admitted implements Admission, SlotHolder {
+  readonly depth: number
+  readonly ceiling: number
+  readonly parentBudget?: Budget
+  readonly traceContext?: SubagentRequest['traceContext']
+  provider: SubagentProvider
+  /** While the start waits for its slots: fulfils once they are taken, rejects with the refusal (nothing held then). */
+  waiting?: Promise<void>
+  /** The run using the slots, once it exists. */
+  run?: SlotUser
+  /** The tree slot, once taken. */
+  slot?: Slot
+  private released = false
+  private lentBy?: Budget
+  private wait?: { controller: AbortController; stop: () => void }
+
+  constructor(
+    checked: Checked, readonly id: string, readonly gateKey: object, private readonly callerSignal: AbortSignal,
+    private readonly owner: Admissions,
+  ) {
+    this.depth = checked.depth
+    this.ceiling = checked.ceiling
+    this.parentBudget = checked.parentBudget
+    this.traceContext = checked.traceContext
+    this.provider = checked.provider
+  }
+
+  get state(): SubagentRunState { return this.run ? this.run.state : 'running' }
+  get info(): { readonly label?: string } | undefined { return this.run?.info }
+
+  /** What a wait for slots aborts on: the caller's signal or `cancelWait`. Made on the first wait (most starts never wait). */
+  waitSignal(): AbortSignal {
+    if (this.wait) return this.wait.controller.signal
+    const controller = new AbortController()
+    const stop = onAbort(this.callerSignal, () => controller.abort(this.callerSignal.reason))
+    this.wait = { controller, stop }
+    return controller.signal
+  }
+
+  /** The start's cancel while it waits for its slots. */
+  cancelWait(reason?: string | Error): void {
+    this.wait?.controller.abort(reason instanceof Error ? reason : new SubagentError('ABORTED', reason ?? 'The run was cancelled.'))
+  }
+
+  /** The wait is over: lets go of the caller's signal; true when the wait was aborted. */
+  endWait(): boolean {
+    if (!this.wait) return false
+    this.wait.stop()
+    return this.wait.controller.signal.aborted
+  }
+
+  lend(budget: Budget): void {
+    if (!this.slot || this.released) return
+    this.lentBy = budget
+    this.owner.lend(budget, this.slot)
+  }
+
+  release(): void {
+    if (this.released) return
+    this.released = true
+    this.owner.free(this, this.slot, this.lentBy)
+  }
+
+  refundAndRelease(): void {
+    this.parentBudget?.charge('children', -1)
+    this.release()
+  }
+}
+
+export class Admissions {
   private readonly parents = new ParentGates()
   private readonly trees = new TreeGates()
   /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
@@ -114,4 +203,60 @@ export class Admissions implements SlotOwner {
     throw new SubagentError('NO_PROVIDER',
       `No subagent provider named ${JSON.stringify(name)}${context}. Registered providers: ${names.join(', ') || '(none)'}.`)
   }
+}
+
+// A start's wait for its slots: the parent's (maxConcurrentPerParent), then its tree's (maxConcurrent).
+// A refusal or an abort of the wait (the tool's timeout, a cancel) names what holds the slots.
+
+interface SlotRequest {
+  /** The per-parent gate's key (the parent agent) and its id, for messages. */
+  key: object
+  parentId: string
+  perParent: number
+  /** The tree's gate, its limit, and the parent's own tree slot (lent to its first child), when the parent has a budget. */
+  tree?: { root: Budget; limit: number; lender?: Slot }
+  holder: SlotHolder & { waitSignal(): AbortSignal }
+}
+
+/**
+ * Takes a per-parent slot and, with a tree, a tree slot; gives the tree slot. Throws `PARKED_LIMIT`
+ * at once when every slot of the parent (or of the tree) is held by a parked or interrupted run
+ * (only an answer, a wake, a close or `maxParkedMs` frees one: waiting would block the parent that
+ * must answer); a wait rejects `ABORTED` naming the holders when the holder's wait signal aborts. Free slots are
+ * taken synchronously (no promise, no tick: the common case); a promise only when it waits.
+ */
+function takeSlots(parents: ParentGates, trees: TreeGates, request: SlotRequest): Slot | undefined | Promise<Slot | undefined> {
+  const { key, parentId, perParent, holder } = request
+  if (parents.tryAcquire(key, perParent, holder)) return treeSlot(parents, trees, request)
+  if (parents.heldByIdle(key, perParent)) {
+    throw new SubagentError('PARKED_LIMIT', `Agent "${parentId}" cannot start another child now: all ${perParent} of its slots `
+      + `(maxConcurrentPerParent) are held by children that wait for an answer or a wake: ${parents.describe(key)}. `
+      + 'A parked child keeps its slot until it is answered, closed, or its provider\'s maxParkedMs passes. '
+      + 'Answer one (subagent_reply, or ctx.subagents.resume(runId, answer)) or close it, then delegate again.')
+  }
+  return parents.acquire(key, perParent, holder, holder.waitSignal(), () =>
+    aborted(`while the start was waiting for a slot of agent "${parentId}" (all ${perParent} of maxConcurrentPerParent held: ${parents.describe(key)})`))
+    .then(() => treeSlot(parents, trees, request))
+}
+
+/** The tree slot, once the per-parent one is taken (given back when the tree refuses or the wait aborts). */
+function treeSlot(parents: ParentGates, trees: TreeGates, request: SlotRequest): Slot | undefined | Promise<Slot> {
+  const { key, parentId, tree, holder } = request
+  if (!tree) return undefined
+  const { root, limit, lender } = tree
+  const slot = trees.tryAcquire(root, limit, lender, holder)
+  if (slot) return slot
+  if (trees.heldByIdle(root, limit)) {
+    parents.release(key, holder)
+    throw new SubagentError('PARKED_LIMIT', `Agent "${parentId}" cannot start another child now: all ${limit} working slots of its tree `
+      + `(maxConcurrent) are held by runs that wait for an answer or a wake: ${trees.describe(root)}. `
+      + 'A parked run keeps its slot until it is answered, closed, or its provider\'s maxParkedMs passes. '
+      + 'Answer one (ctx.subagents.pending() lists them) or close it, then delegate again.')
+  }
+  return trees.acquire(root, limit, lender, holder.waitSignal(), () =>
+    aborted(`while the start was waiting for a slot of its tree (all ${limit} of maxConcurrent held: ${trees.describe(root)})`), holder)
+    .catch((error: unknown) => {
+      parents.release(key, holder)
+      throw error
+    })
 }

@@ -12,7 +12,7 @@ export interface SlotUser {
 }
 
 /**
- * A start admission let through (admission/ticket.ts): the run's id, its place in the tree, the
+ * A start admission let through (`Admitted`, admission/admission.ts): the run's id, its place in the tree, the
  * provider to call, and the one way its slots go back.
  */
 export interface Admission {

@@ -1,6 +1,6 @@
 import type { SubagentRequest, SubagentRun, SubagentRunInfo } from '../types.js'
 
-// A run's info at the hand-over (its id is minted by admission: admission/ticket.ts).
+// A run's info at the hand-over (its id is minted by admission: admission/admission.ts).
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
