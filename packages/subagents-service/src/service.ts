@@ -227,28 +227,28 @@ export class SubagentService extends Service<Config> {
    * so it needs no abort signal of its own in front of the run's.
    */
   begin(name: string, request: SubagentRequest, options: BeginOptions = {}): SubagentStart {
-    const id = options.restore?.runId ?? options.continues?.runId
+    const { continues, restore } = options
+    const reattach = isObject(request) && request.reattach === true
+    const side = continues || restore || reattach ? this.sideRoad(request, options) : undefined
     let ticket: Admitted
-    let key: string | undefined
     try {
-      if (isObject(request) && request.reattach === true) {
+      if (reattach) {
         // A task key may name a run already started: a second holder attaches to it, and nothing is admitted.
         const checked = this.admissions.check(name, request)
-        key = reattachKey(name, request)
+        const key = side!.reattachKey = reattachKey(name, request)
         const earlier = this.reattaching.find(request.parent, key)
         if (earlier) return attach(earlier)
-        ticket = this.admissions.admit(name, request, id, checked)
+        ticket = this.admissions.admit(name, request, restore?.runId ?? continues?.runId, checked)
       } else {
-        ticket = this.admissions.admit(name, request, id)
+        ticket = this.admissions.admit(name, request, restore?.runId ?? continues?.runId)
       }
     } catch (error) {
       return { handle: Promise.reject(error), cancel: noop }
     }
     // The provider gets the checked copy of the trace context, never the caller's object.
     if (ticket.traceContext) request = { ...request, traceContext: ticket.traceContext }
-    const side = key === undefined && !options.continues && !options.restore ? undefined : this.sideRoad(request, options, key, ticket.id)
     const start = ticket.waiting ? new PendingStart(request, this.host, ticket, side) : new Delegation(request, this.host, ticket, side)
-    if (key) this.reattaching.record(request.parent, key, start)
+    if (reattach) this.reattaching.record(request.parent, side!.reattachKey!, start)
     return start
   }
 
@@ -275,15 +275,13 @@ export class SubagentService extends Service<Config> {
   /**
    * A start off the plain road: a continue calls the ended run's `continueWith`; a restore the
    * provider's `restore` (durable/); a reattach what the journal recorded for its key, if it has a
-   * journal. The run does not know which.
+   * journal (the key is set once the request passed its checks). The run does not know which.
    */
-  private sideRoad(request: SubagentRequest, options: BeginOptions, key: string | undefined, runId: string): SideRoad {
-    const { continues, restore } = options
+  private sideRoad(request: SubagentRequest, { continues, restore }: BeginOptions): SideRoad {
     const side: SideRoad = { continues: continues !== undefined }
-    if (key !== undefined) side.reattachKey = key
     if (continues) side.choose = (provider) => continuingProvider(provider, continues)
     else if (restore) side.choose = (provider) => restoringProvider(provider, restore)
-    else if (key !== undefined) side.choose = (provider) => this.reattachedProvider(provider, request, key, runId)
+    else side.choose = (provider, runId) => this.reattachedProvider(provider, request, side.reattachKey!, runId)
     return side
   }
 

@@ -84,7 +84,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
     this.parking = new Parking(this, host)
-    this.handle = this.callProvider(side?.choose ? side.choose(admission.provider) : admission.provider)
+    this.handle = this.callProvider(side?.choose ? side.choose(admission.provider, this.id) : admission.provider)
   }
 
   /** The run's info (frozen), from the hand-over on. */
@@ -131,13 +131,8 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     })
     this.stopWaitingForStart = undefined
 
-    if (!outcome || this.controller.signal.aborted) {
-      // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
-      this.phase = 'rejected'
-      this.detachCaller()
-      starting.then((late) => discard(this.host.log, provider.name, late), () => {}).finally(() => this.refundAndRelease())
-      throw startFailed(this.host.events, this.id, provider.name, request, aborted('before the provider handed the run over'))
-    }
+    // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
+    if (!outcome || this.controller.signal.aborted) return this.reject(aborted('before the provider handed the run over'), starting)
     if ('run' in outcome && isRun(outcome.run)) return this.handOver(outcome.run)
     const refusal = startRefusal(provider.name, outcome)!
     return this.reject(refusal.error, refusal.leftover)
@@ -313,16 +308,21 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     this.stopWaitingForCaller = noop
   }
 
-  /** Rejects the start after the provider was called (so `subagent/start-failed` is emitted). */
+  /** Rejects the start after the provider was called (so `subagent/start-failed` is emitted); `leftover`: what to clean up. */
   private reject(error: SubagentError, leftover?: unknown): never {
     startFailed(this.host.events, this.id, this.provider.name, this.request, error)
     this.phase = 'rejected'
     this.detachCaller()
+    const { log } = this.host
+    const name = this.provider.name
     if (leftover === undefined) {
       this.refundAndRelease()
+    } else if (leftover instanceof Promise) {
+      // The start still pending: stop what it hands over late, then free the slot.
+      leftover.then((late) => discard(log, name, late), noop).finally(() => this.refundAndRelease())
     } else {
       // A run we will not hand over: stop it, then free its slot.
-      discard(this.host.log, this.provider.name, leftover).finally(() => this.refundAndRelease())
+      discard(log, name, leftover).finally(() => this.refundAndRelease())
     }
     throw error
   }

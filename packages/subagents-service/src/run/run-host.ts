@@ -39,7 +39,7 @@ export interface Admission {
 /** How a start off the plain road differs (a continue, a restore, a reattach); none on the plain road. */
 export interface SideRoad {
   /** The provider start it calls instead of the admitted provider's own (a continue's, a restore's, a reattach's). */
-  choose?: (provider: SubagentProvider) => SubagentProvider | Promise<SubagentProvider>
+  choose?: (provider: SubagentProvider, runId: string) => SubagentProvider | Promise<SubagentProvider>
   /** The task key it is started under (reattach). */
   reattachKey?: string
   /** A new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running. */
