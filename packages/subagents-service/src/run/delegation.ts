@@ -153,7 +153,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     return this
   }
 
-  /** @internal Hands what `call` settles with to `arrive`; a throw or rejection becomes an `error` result. */
+  /** For the parking (`ParkedRunPort`): hands what `call` settles with to `arrive`; a throw or rejection becomes an `error` result. */
   follow(call: () => unknown, failed: string): void {
     promiseOf(call).then((raw) => this.arrive(raw), (error) => this.arrive({
       stopReason: 'error',
@@ -173,16 +173,16 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   resume(answer: string, questionId?: string): Promise<SubagentOutcome> { return this.parking.resume(answer, questionId) }
   /** Once ended, the final outcome (it reaches the parking only after its record is written: see `finish`). */
   current(): Promise<SubagentOutcome> { return this.phase === 'ended' ? this.parking.final : this.parking.current() }
-  /** @internal The provider run's checkpoint (JSON), or undefined when it has none or fails. */
+  /** The provider run's checkpoint (JSON), or undefined when it has none or fails. */
   checkpoint(): unknown { return this.parking.checkpoint() }
-  /** @internal The idle side (host verbs act through it); the final outcome; whether the start failed (nothing handed over). */
+  /** The idle side (host verbs act through it); the final outcome; whether the start failed (nothing handed over). */
   get verbs(): Parking { return this.parking }
   get ended(): Promise<SubagentOutcome> { return this.parking.final }
   get rejected(): boolean { return this.phase === 'rejected' }
-  /** @internal for the parking: the provider's name and run, and whether the run is handed over, not ended, not cancelled. */
+  /** For the parking: the provider's name and run, and whether the run is handed over, not ended, not cancelled. */
   get providerName(): string { return this.provider?.name }
   get providerRun(): SubagentRun | undefined { return this.run }
-  /** @internal the agent that delegated it */ get parent(): Agent { return this.request.parent }
+  /** The agent that delegated it. */ get parent(): Agent { return this.request.parent }
   get open(): boolean { return this.phase === 'live' && !this.cancelled }
 
   /** A provider result: parks the run on `pending` / `interrupted`, settles it on any other. */
