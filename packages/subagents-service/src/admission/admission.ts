@@ -84,8 +84,13 @@ export class Admitted implements Admission, SlotHolder {
     return this.wait.controller.signal.aborted
   }
 
-  lend(budget: Budget): void {
-    if (!this.slot || this.released) return
+  /** The child's budget. */
+  budget?: Budget
+
+  /** Carves the child's budget from the parent's (once the slots are taken); it lends the tree slot to the child's own children. */
+  carve(request: SubagentRequest): void {
+    const budget = this.budget = this.parentBudget?.child(request.budget)
+    if (!budget || !this.slot) return
     this.lentBy = budget
     this.owner.lend(budget, this.slot)
   }
@@ -148,6 +153,12 @@ export class Admissions {
     }
     if (!(taken instanceof Promise)) {
       ticket.slot = taken
+      try {
+        ticket.carve(request)
+      } catch (error) {
+        ticket.refundAndRelease()
+        throw error
+      }
       return ticket
     }
     ticket.waiting = taken.then((slot) => this.granted(name, request, ticket, slot), (error: unknown) => {
@@ -185,6 +196,7 @@ export class Admissions {
       ticket.provider = this.lookup(name, ' (it was removed while this start was waiting for a slot)')
       checkCapabilities(ticket.provider, request)
       if (abortedMeanwhile) throw aborted('while the start was waiting for a slot')
+      ticket.carve(request)
     } catch (error) {
       ticket.refundAndRelease()
       throw error

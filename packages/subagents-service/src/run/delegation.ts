@@ -112,8 +112,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
       this.refundAndRelease()
       throw aborted('before the provider was called')
     }
-    const budget = this.budget = admission.parentBudget?.child(request.budget)
-    if (budget) admission.lend(budget)
+    const budget = this.budget = admission.budget
     const providerRequest = passOn(request, {
       prompt: request.prompt, parent: request.parent, signal: this.controller.signal, onUpdate: this.onUpdate,
       wantsUpdates: this.wantsUpdates, runId: this.id, depth: admission.depth, maxDepthCeiling: admission.ceiling,

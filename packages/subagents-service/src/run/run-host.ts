@@ -24,8 +24,8 @@ export interface Admission {
   /** The deepest depth allowed below this parent. */
   ceiling: number
   parentBudget?: Budget
-  /** The child's budget: its own children may borrow the tree slot this admission holds. */
-  lend(budget: Budget): void
+  /** The child's budget, carved from the parent's once the slots are taken (its own children may borrow the tree slot). */
+  readonly budget?: Budget
   /** Frees the admission's gate slots (once; a second call does nothing). */
   release(): void
   /** Gives the parent back the delegation it was charged, then frees the slots (a start that handed nothing over). */
