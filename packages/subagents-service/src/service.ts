@@ -1,5 +1,6 @@
 // ctx.subagents: the registry, and `begin`, where every delegation's road starts. The road, in
-// order: admission (admission/admission.ts) → the run (run/delegation.ts) → the provider → back in
+// order: admission (admission/admission.ts, once) → the run (run/delegation.ts, made once from the
+// ticket; through run/pending-start.ts when the start waits for a slot) → the provider → back in
 // the run → the caller. The route is drawn in this package's README ("The road of one delegation").
 import { Context, Logger, Service } from 'cordis'
 import { Config, resolveConfig } from './config.js'
@@ -7,9 +8,9 @@ import { SubagentError } from './errors.js'
 import { BackgroundRegistry } from './background/book.js'
 import { type SubagentEventHandlers, SubagentEvents } from './events.js'
 import { Admissions, type Admitted } from './admission/admission.js'
-import type { Checked } from './admission/limits.js'
 import { Delegation, type LiveRun } from './run/delegation.js'
-import { nextRunId } from './run/run-info.js'
+import type { SideRoad } from './run/run-host.js'
+import { PendingStart } from './run/pending-start.js'
 import type { RunHost } from './run/run-host.js'
 import { NO_JOURNAL, type ParkedRunInfo, type RunJournal } from './run/journal-port.js'
 import { attach, reattachKey, ReattachKeys } from './run/reattach-keys.js'
@@ -71,7 +72,7 @@ export class SubagentService extends Service<Config> {
     this.config = resolveConfig(config)
     this.log = ctx.logger('subagents')
     this.events = new SubagentEvents(ctx, this.log)
-    this.admissions = new Admissions(this.config, (name, context) => this.lookup(name, context))
+    this.admissions = new Admissions(this.config, this.providers)
     // Without a journal (no durable store loaded) a run's notes go nowhere: durable/ is never entered.
     this.host = { events: this.events, log: this.log, live: this.live, traces: this.traces, note: noop, afterRecorded: now }
     this.parked = new ParkedBook(this.log, this.live)
@@ -226,22 +227,29 @@ export class SubagentService extends Service<Config> {
    * so it needs no abort signal of its own in front of the run's.
    */
   begin(name: string, request: SubagentRequest, options: BeginOptions = {}): SubagentStart {
-    let checked: Checked
+    const { continues, restore } = options
+    const reattach = isObject(request) && request.reattach === true
+    const side = continues || restore || reattach ? this.sideRoad(request, options) : undefined
+    let ticket: Admitted
     try {
-      checked = this.admissions.check(name, request)
+      if (reattach) {
+        // A task key may name a run already started: a second holder attaches to it, and nothing is admitted.
+        const checked = this.admissions.check(name, request)
+        const key = side!.reattachKey = reattachKey(name, request)
+        const earlier = this.reattaching.find(request.parent, key)
+        if (earlier) return attach(earlier)
+        ticket = this.admissions.admit(name, request, restore?.runId ?? continues?.runId, checked)
+      } else {
+        ticket = this.admissions.admit(name, request, restore?.runId ?? continues?.runId)
+      }
     } catch (error) {
       return { handle: Promise.reject(error), cancel: noop }
     }
     // The provider gets the checked copy of the trace context, never the caller's object.
-    if (checked.traceContext) request = { ...request, traceContext: checked.traceContext }
-    const key = request.reattach === true ? reattachKey(name, request) : undefined
-    const earlier = key && this.reattaching.find(request.parent, key)
-    if (earlier) return attach(earlier)
-    const { restore, continues } = options
-    const run = new Delegation(request, this.host, restore?.runId ?? continues?.runId ?? nextRunId(), continues !== undefined)
-    run.admittedBy(this.admitAndCall(name, request, checked, run, options, key))
-    if (key) this.reattaching.record(request.parent, key, run)
-    return run
+    if (ticket.traceContext) request = { ...request, traceContext: ticket.traceContext }
+    const start = ticket.waiting ? new PendingStart(request, this.host, ticket, side) : new Delegation(request, this.host, ticket, side)
+    if (reattach) this.reattaching.record(request.parent, side!.reattachKey!, start)
+    return start
   }
 
   /**
@@ -264,39 +272,24 @@ export class SubagentService extends Service<Config> {
     return this.ctx.effect(() => this.events.observe(handlers))
   }
 
-  /** Admission (checks, slots, the parent's budget), then the run calls the provider: one way, no turn back. */
-  private async admitAndCall(
-    name: string, request: SubagentRequest, checked: Checked, run: Delegation, options: BeginOptions, key: string | undefined,
-  ): Promise<SubagentHandle> {
-    const admitting = this.admissions.admit(name, request, checked, run)
-    // A free slot is taken at once: no promise, and no tick, for the common case.
-    const admission = admitting instanceof Promise ? await admitting : admitting
-    const chosen = this.providerFor(admission, request, run, options, key)
-    return run.callProvider(chosen instanceof Promise ? await chosen : chosen, admission)
-  }
-
   /**
-   * The provider a run calls: a plain delegation its provider itself; a continue the ended run's
-   * `continueWith`; a restore the provider's `restore` (durable/); a reattach what the journal
-   * recorded for its key, if it has a journal.
+   * A start off the plain road: a continue calls the ended run's `continueWith`; a restore the
+   * provider's `restore` (durable/); a reattach what the journal recorded for its key, if it has a
+   * journal (the key is set once the request passed its checks). The run does not know which.
    */
-  private providerFor(
-    admission: Admitted, request: SubagentRequest, run: Delegation, options: BeginOptions,
-    key: string | undefined,
-  ): SubagentProvider | Promise<SubagentProvider> {
-    const { provider } = admission
-    if (options.continues) return continuingProvider(provider, options.continues)
-    if (options.restore) return restoringProvider(provider, options.restore)
-    const journal = this.journal
-    if (key === undefined || !journal.reattached) return provider
-    return journal.reattached(provider, request.parent.id, key, run.id).catch(() => undefined).then((found) => found ?? provider)
+  private sideRoad(request: SubagentRequest, { continues, restore }: BeginOptions): SideRoad {
+    const side: SideRoad = { continues: continues !== undefined }
+    if (continues) side.choose = (provider) => continuingProvider(provider, continues)
+    else if (restore) side.choose = (provider) => restoringProvider(provider, restore)
+    else side.choose = (provider, runId) => this.reattachedProvider(provider, request, side.reattachKey!, runId)
+    return side
   }
 
-  private lookup(name: string, context: string): SubagentProvider {
-    const provider = typeof name === 'string' ? this.providers.get(name) : undefined
-    if (provider) return provider
-    const names = [...this.providers.keys()]
-    throw new SubagentError('NO_PROVIDER',
-      `No subagent provider named ${JSON.stringify(name)}${context}. Registered providers: ${names.join(', ') || '(none)'}.`)
+  private reattachedProvider(
+    provider: SubagentProvider, request: SubagentRequest, key: string, runId: string,
+  ): SubagentProvider | Promise<SubagentProvider> {
+    const journal = this.journal
+    if (!journal.reattached) return provider
+    return journal.reattached(provider, request.parent.id, key, runId).catch(() => undefined).then((found) => found ?? provider)
   }
 }

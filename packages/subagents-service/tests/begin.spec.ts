@@ -104,6 +104,49 @@ describe('ctx.subagents.begin: delegate with a cancel that works from the start'
     await next.dispose()
   })
 
+  it('a start that waits for a slot makes its run once the slot frees; its cancel is then the run\'s', async () => {
+    const first = await h.ctx.subagents.delegate('alpha', request(h.root))
+    const queued = h.ctx.subagents.begin('alpha', request(h.root, { prompt: 'queued' }))
+    await tick()
+    expect(provider.calls, 'no provider call while it waits').to.have.length(1)
+    await first.dispose()
+    const run = await queued.handle
+    expect(provider.calls.map((call) => call.prompt)).to.include('queued')
+    expect(run.id).to.equal(provider.last.request.runId)
+    queued.cancel('the person said stop')
+    expect(provider.last.cancels).to.deep.equal(['the person said stop'])
+    expect((await run.result).stopReason).to.equal('aborted')
+    await run.dispose()
+  })
+
+  it('dispose while the start waits for a slot rejects ABORTED, calls no provider and gives the slot to the next start', async () => {
+    const first = await h.ctx.subagents.delegate('alpha', request(h.root))
+    const queued = h.ctx.subagents.begin('alpha', request(h.root, { prompt: 'queued' }))
+    const behind = h.ctx.subagents.delegate('alpha', request(h.root, { prompt: 'behind' }))
+    await tick()
+    await (queued as unknown as { dispose(): Promise<void> }).dispose()
+    expect(await rejection(queued.handle)).to.be.instanceOf(SubagentError).with.property('code', 'ABORTED')
+    await first.dispose()
+    const next = await behind
+    expect(provider.calls.map((call) => call.prompt)).to.not.include('queued')
+    await next.dispose()
+  })
+
+  it('a start that waits holds one waiter on the caller signal, handed from its wait to its run', async () => {
+    const controller = new AbortController()
+    const first = await h.ctx.subagents.delegate('alpha', request(h.root))
+    const queued = h.ctx.subagents.begin('alpha', request(h.root, { signal: controller.signal }))
+    await tick()
+    expect(abortWaiters(controller.signal), 'the wait').to.equal(1)
+    await first.dispose()
+    const run = await queued.handle
+    expect(abortWaiters(controller.signal), 'the run; the wait let go').to.equal(1)
+    provider.last.complete()
+    await run.result
+    expect(abortWaiters(controller.signal)).to.equal(0)
+    await run.dispose()
+  })
+
   it('cancel while the provider is starting the child rejects ABORTED and stops what the provider hands over late', async () => {
     provider.hold = deferred<void>()
     const started = h.ctx.subagents.begin('alpha', request(h.root))

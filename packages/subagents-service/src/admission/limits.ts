@@ -1,7 +1,7 @@
 import type { Budget } from '@cordis-subagents/agent'
 import { SubagentError } from '../errors.js'
 import { type BudgetBreach, describeBreach } from '@cordis-subagents/shared'
-import type { SubagentRequest } from '../types.js'
+import type { SubagentProvider, SubagentRequest } from '../types.js'
 
 // The tree limits checked before a start: the depth ceiling, the parent's budget, the delegation count.
 
@@ -19,9 +19,10 @@ export interface TreePlace {
   ceiling: number
 }
 
-/** A request that passed the service's checks: its place in the tree, and its checked trace context. */
+/** A request that passed the service's checks: its place in the tree, its checked trace context, its provider. */
 export interface Checked extends TreePlace {
   traceContext?: SubagentRequest['traceContext']
+  provider: SubagentProvider
 }
 
 /** The child's depth, the parent's budget and the depth ceiling; `DEPTH_EXCEEDED` when the child would pass it. */

@@ -48,7 +48,7 @@ export class BackgroundTask<R = unknown> {
   /** Why we cancelled it, when we did (shown in its message's header). */
   cancelledBecause?: string
   run?: SubagentHandle
-  /** @internal the wait call that claims its result when it ends. */
+  /** The wait call that claims its result when it ends (subagent-tool's wait verb reads it). */
   waiter?: Waiter
   /** @internal the inbox message of its result, given with it (posted when no wait collects it). */
   message?: BackgroundMessage
@@ -75,7 +75,7 @@ export class BackgroundTask<R = unknown> {
     return this.startedOrEnded.promise
   }
 
-  /** @internal */
+  /** The starter's: the run was handed over (or the start failed: no run). */
   markStarted(run?: SubagentHandle): void {
     if (run) {
       this.run = run
@@ -127,7 +127,6 @@ export interface WaitReport<R = unknown> {
 }
 
 /** A wait call's claim on tasks: whichever of them end first are its to deliver. */
-/** @internal */
 export class Waiter {
   readonly collected: BackgroundTask[] = []
   private finish!: (how: 'done' | 'timeout' | 'abort') => void

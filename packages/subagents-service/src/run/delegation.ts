@@ -11,26 +11,26 @@ import { runInfoOf } from './run-info.js'
 import { aborted, startFailed, startRefusal } from './start-failure.js'
 import { sendFollowUp } from './steer.js'
 import { isRun } from '../validate.js'
-import type { Admission, RunHost } from './run-host.js'
+import type { Admission, RunHost, SideRoad } from './run-host.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo,
   SubagentRunState, SubagentStart, SubagentUpdate,
 } from '../types.js'
 
 /**
- * - `admitting`: the service is checking the request and waiting for its gate slots.
  * - `starting`: the provider's `start` is pending; updates are buffered until the hand-over.
  * - `live`: handed over; updates are emitted as they come.
  * - `rejected`: the start rejected (nothing was handed over); the run is inert.
  * - `ended`: the result settled (`subagent/end` was emitted); the run may still await `dispose`.
  */
-type Phase = 'admitting' | 'starting' | 'live' | 'rejected' | 'ended'
+type Phase = 'starting' | 'live' | 'rejected' | 'ended'
 
 /**
- * The run: one object from admission to dispose, and the one every holder gets. `begin` returns it
- * (as the `SubagentStart`), its `handle` fulfils with it (as the `SubagentHandle`) at the hand-over,
- * and the tool, the background book and the events all see this same object and its `info`. It
- * waits for its slots (through `signal`), calls the provider, hands over (or rejects with nothing
+ * The run: one object from its admission ticket to dispose, and the one every holder gets. It is
+ * made once admission let the start through (`begin` returns it as the `SubagentStart` when the
+ * slots were free, else a `PendingStart` that makes it once they are), its `handle` fulfils with it
+ * (as the `SubagentHandle`) at the hand-over, and the tool, the background book and the events all
+ * see this same object and its `info`. It calls the provider, hands over (or rejects with nothing
  * left running), forwards updates, settles the result once, and disposes once: the once-only
  * guards live here and nowhere else above the provider.
  *
@@ -43,16 +43,15 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** The child's identity as the provider knows it, once handed over. */
   childId?: string
   /** `delegate`'s promise: fulfils with this object at the hand-over, or rejects with nothing left running. */
-  handle!: Promise<SubagentHandle>
-  private phase: Phase = 'admitting'
+  readonly handle: Promise<SubagentHandle>
+  private phase: Phase = 'starting'
   private cancelled = false
   /** Set when a limit (a timeout, a budget), not a person, cancelled the run. */
   private limit?: { stop: 'timeout' | 'budget'; reason: unknown }
   private readonly controller = new AbortController()
   /** Updates sent before the hand-over (rare: most providers report progress only once running). */
   private pending?: SubagentUpdate[]
-  private provider!: SubagentProvider
-  private admission!: Admission
+  private provider: SubagentProvider
   private budget?: Budget
   private run?: SubagentRun
   private runInfo?: SubagentRunInfo
@@ -66,24 +65,26 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   private stopWaitingForStart?: () => void
   /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts). */
   private readonly parking: Parking
-  /** @internal the task key it was started under (reattach) */ reattachKey?: string
-  /** @internal a new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running */
+  /** The task key it was started under (reattach). */
+  readonly reattachKey?: string
+  /** A new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running. */
   readonly continues: boolean
   /**
-   * `request` must have passed the service's checks (its signal is an AbortSignal). `id` is minted
-   * by the service (`nextRunId`), or kept from the run a restore or a continue takes up.
+   * Made from an admission ticket (its id: minted by admission, or kept from the run a restore or a
+   * continue takes up), it calls the provider at once. `request` passed admission's checks.
    */
-  constructor(private readonly request: SubagentRequest, private readonly host: RunHost, id: string, continues = false) {
-    this.continues = continues
-    this.id = id
+  constructor(
+    private readonly request: SubagentRequest, private readonly host: RunHost, private readonly admission: Admission, side?: SideRoad,
+  ) {
+    this.id = admission.id
+    this.provider = admission.provider
+    this.continues = side?.continues === true
+    if (side?.reattachKey !== undefined) this.reattachKey = side.reattachKey
+    admission.run = this
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
     this.parking = new Parking(this, host)
-  }
-
-  /** @internal Aborts when the caller's signal does, or on `cancel` / `dispose`; gates and the provider wait on it. */
-  get signal(): AbortSignal {
-    return this.controller.signal
+    this.handle = this.callProvider(side?.choose ? side.choose(admission.provider, this.id) : admission.provider)
   }
 
   /** The run's info (frozen), from the hand-over on. */
@@ -100,26 +101,18 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     else this.stop(reason)
   }
 
-  /** @internal What `ctx.subagents.begin` returns: this run, with `handle` the admission's promise. */
-  admittedBy(handle: Promise<SubagentHandle>): this {
-    this.handle = handle
-    return this
-  }
-
-  /** @internal The request never got its slots (or failed its checks): let go of the caller; the run is inert. */
-  abandon(): void {
-    this.phase = 'rejected'
-    this.detachCaller()
-  }
-
-  /** @internal Calls the provider; fulfils with the holder's handle (the hand-over) or rejects with nothing left running. */
-  async callProvider(provider: SubagentProvider, admission: Admission): Promise<SubagentHandle> {
-    const { host, request } = this
-    this.provider = provider
-    this.admission = admission
-    this.phase = 'starting'
-    const budget = this.budget = admission.parentBudget?.child(request.budget)
-    if (budget) admission.lend(budget)
+  /** Calls the provider; fulfils with the holder's handle (the hand-over) or rejects with nothing left running. */
+  private async callProvider(chosen: SubagentProvider | Promise<SubagentProvider>): Promise<SubagentHandle> {
+    const { host, request, admission } = this
+    const provider = this.provider = chosen instanceof Promise ? await chosen : chosen
+    if (this.cancelled) {
+      // Cancelled before the provider was called (the caller's signal, a cancel while a reattach looked up its record).
+      this.phase = 'rejected'
+      this.detachCaller()
+      this.refundAndRelease()
+      throw aborted('before the provider was called')
+    }
+    const budget = this.budget = admission.budget
     const providerRequest = passOn(request, {
       prompt: request.prompt, parent: request.parent, signal: this.controller.signal, onUpdate: this.onUpdate,
       wantsUpdates: this.wantsUpdates, runId: this.id, depth: admission.depth, maxDepthCeiling: admission.ceiling,
@@ -137,13 +130,8 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     })
     this.stopWaitingForStart = undefined
 
-    if (!outcome || this.controller.signal.aborted) {
-      // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
-      this.phase = 'rejected'
-      this.detachCaller()
-      starting.then((late) => discard(this.host.log, provider.name, late), () => {}).finally(() => this.refundAndRelease())
-      throw startFailed(this.host.events, this.id, provider.name, request, aborted('before the provider handed the run over'))
-    }
+    // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
+    if (!outcome || this.controller.signal.aborted) return this.reject(aborted('before the provider handed the run over'), starting)
     if ('run' in outcome && isRun(outcome.run)) return this.handOver(outcome.run)
     const refusal = startRefusal(provider.name, outcome)!
     return this.reject(refusal.error, refusal.leftover)
@@ -164,7 +152,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     return this
   }
 
-  /** @internal Hands what `call` settles with to `arrive`; a throw or rejection becomes an `error` result. */
+  /** For the parking (`ParkedRunPort`): hands what `call` settles with to `arrive`; a throw or rejection becomes an `error` result. */
   follow(call: () => unknown, failed: string): void {
     promiseOf(call).then((raw) => this.arrive(raw), (error) => this.arrive({
       stopReason: 'error',
@@ -184,16 +172,16 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   resume(answer: string, questionId?: string): Promise<SubagentOutcome> { return this.parking.resume(answer, questionId) }
   /** Once ended, the final outcome (it reaches the parking only after its record is written: see `finish`). */
   current(): Promise<SubagentOutcome> { return this.phase === 'ended' ? this.parking.final : this.parking.current() }
-  /** @internal The provider run's checkpoint (JSON), or undefined when it has none or fails. */
+  /** The provider run's checkpoint (JSON), or undefined when it has none or fails. */
   checkpoint(): unknown { return this.parking.checkpoint() }
-  /** @internal The idle side (host verbs act through it); the final outcome; whether the start failed (nothing handed over). */
+  /** The idle side (host verbs act through it); the final outcome; whether the start failed (nothing handed over). */
   get verbs(): Parking { return this.parking }
   get ended(): Promise<SubagentOutcome> { return this.parking.final }
   get rejected(): boolean { return this.phase === 'rejected' }
-  /** @internal for the parking: the provider's name and run, and whether the run is handed over, not ended, not cancelled. */
+  /** For the parking: the provider's name and run, and whether the run is handed over, not ended, not cancelled. */
   get providerName(): string { return this.provider?.name }
   get providerRun(): SubagentRun | undefined { return this.run }
-  /** @internal the agent that delegated it */ get parent(): Agent { return this.request.parent }
+  /** The agent that delegated it. */ get parent(): Agent { return this.request.parent }
   get open(): boolean { return this.phase === 'live' && !this.cancelled }
 
   /** A provider result: parks the run on `pending` / `interrupted`, settles it on any other. */
@@ -319,16 +307,21 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     this.stopWaitingForCaller = noop
   }
 
-  /** Rejects the start after the provider was called (so `subagent/start-failed` is emitted). */
+  /** Rejects the start after the provider was called (so `subagent/start-failed` is emitted); `leftover`: what to clean up. */
   private reject(error: SubagentError, leftover?: unknown): never {
     startFailed(this.host.events, this.id, this.provider.name, this.request, error)
     this.phase = 'rejected'
     this.detachCaller()
+    const { log } = this.host
+    const name = this.provider.name
     if (leftover === undefined) {
       this.refundAndRelease()
+    } else if (leftover instanceof Promise) {
+      // The start still pending: stop what it hands over late, then free the slot.
+      leftover.then((late) => discard(log, name, late), noop).finally(() => this.refundAndRelease())
     } else {
       // A run we will not hand over: stop it, then free its slot.
-      discard(this.host.log, this.provider.name, leftover).finally(() => this.refundAndRelease())
+      discard(log, name, leftover).finally(() => this.refundAndRelease())
     }
     throw error
   }

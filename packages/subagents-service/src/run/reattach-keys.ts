@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Delegation } from './delegation.js'
+import { PendingStart } from './pending-start.js'
 import type { SubagentHandle, SubagentOutcome, SubagentRequest, SubagentRunInfo, SubagentRunState, SubagentStart } from '../types.js'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 
@@ -21,39 +22,45 @@ export function reattachKey(provider: string, request: SubagentRequest): string 
  * / `closed`; a run that failed to start or ended otherwise is forgotten.
  */
 export class ReattachKeys {
-  private readonly books = new WeakMap<object, Map<string, Delegation>>()
+  private readonly books = new WeakMap<object, Map<string, Start>>()
 
-  find(parent: object, key: string): Delegation | undefined {
+  find(parent: object, key: string): Start | undefined {
     const book = this.books.get(parent)
-    const run = book?.get(key)
-    if (!run) return undefined
-    const ending = run.verbs.ending
-    if (run.rejected || (ending && !RETAINED.has(ending.stopReason))) {
+    const start = book?.get(key)
+    if (!start) return undefined
+    const ending = runOf(start)?.verbs.ending
+    if (start.rejected || (ending && !RETAINED.has(ending.stopReason))) {
       book!.delete(key)
       return undefined
     }
-    return run
+    return start
   }
 
-  record(parent: object, key: string, run: Delegation): void {
+  record(parent: object, key: string, run: Start): void {
     let book = this.books.get(parent)
     if (!book) this.books.set(parent, book = new Map())
     if (book.size >= MAX_TASK_KEYS_PER_PARENT) {
       let evict: string | undefined
       for (const [k, r] of book) {
-        if (r.state === 'ended' || r.rejected) { evict = k; break }
+        if (runOf(r)?.state === 'ended' || r.rejected) { evict = k; break }
       }
       book.delete(evict ?? book.keys().next().value!)
     }
     book.set(key, run)
-    run.reattachKey = key
     run.handle.catch(() => { if (book!.get(key) === run) book!.delete(key) })
   }
 }
 
+/** A start a task key remembers: the run, or a start still waiting for its slots. */
+type Start = Delegation | PendingStart
+
+function runOf(start: Start): Delegation | undefined {
+  return start instanceof PendingStart ? start.run : start
+}
+
 /** A second holder's start of a reattached run: it fulfils with an attached handle once the run is handed over. */
-export function attach(run: Delegation): SubagentStart {
-  return { handle: run.handle.then(() => new AttachedHandle(run)), cancel: () => {} }
+export function attach(start: Start): SubagentStart {
+  return { handle: start.handle.then((run) => new AttachedHandle(run as Delegation)), cancel: () => {} }
 }
 
 /**

@@ -1,19 +1,6 @@
 import type { SubagentRequest, SubagentRun, SubagentRunInfo } from '../types.js'
 
-// A run's identity: its id (minted once per process) and its info at the hand-over.
-
-/**
- * Run ids only need to be unique among the runs of this process: they key the service's `live`
- * map, events and tool metadata here, and never name anything in another process or on disk
- * (an ACP child gets its own session id). A counter per process is unique there, and far cheaper
- * than a random UUID per run; the start time keeps ids of two processes in one log apart.
- */
-const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
-let runCount = 0
-
-export function nextRunId(): string {
-  return RUN_ID_PREFIX + (++runCount).toString(36)
-}
+// A run's info at the hand-over (its id is minted by admission: admission/admission.ts).
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
