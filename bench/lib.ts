@@ -157,6 +157,8 @@ export interface HostOptions {
   agents?: Record<string, unknown>
   /** Extra config of ctx.subagents (e.g. a raised maxDepth). */
   subagents?: Record<string, unknown>
+  /** Loads more plugins before the app starts (e.g. a database and ctx.checkpoints). */
+  plugins?: (ctx: Context) => void
 }
 
 /** A real app: ctx.tools, ctx.agents, ctx.subagents (+ its config), spawn and fork providers, two subagent tools. */
@@ -173,6 +175,7 @@ export async function host(options: HostOptions): Promise<Host> {
     ctx.plugin(SubagentTool, { provider: 'spawn', toolName: 'subagent', ...options.tool })
     ctx.plugin(SubagentTool, { provider: 'fork', toolName: 'subagent_fork', ...options.tool })
   }
+  options.plugins?.(ctx)
   await ctx.start()
   ctx.agents.registerModel('bench', options.model)
   await ctx.lifecycle.flush()

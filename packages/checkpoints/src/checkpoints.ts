@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { Context, Service } from 'cordis'
-import { $ } from 'minato'
 import { checkState, toRecord, toRow } from './codec.js'
 import { Config, type Limits } from './config.js'
 import { CheckpointError } from './errors.js'
 import { KeyLocks } from './locks.js'
 import { Questions } from './questions.js'
 import { declareTables, type RunCheckpoint, type StoredRun, type RunRow, type RunState, TABLES } from './records.js'
-import { sweep, type SweepReport, trimToCount } from './retention.js'
+import { sweep, type SweepReport } from './retention.js'
+import { RunCount } from './run-count.js'
 import type { StoreContext } from './store.js'
 import { TaskKeys } from './task-keys.js'
 
@@ -50,6 +50,7 @@ export class Checkpoints extends Service {
   private readonly store: StoreContext
   /** Writes of one run, in order within this start (see locks.ts). */
   private readonly rows = new KeyLocks()
+  private readonly count: RunCount
 
   constructor(ctx: Context, config: Config = {}) {
     super(ctx, 'checkpoints')
@@ -62,6 +63,7 @@ export class Checkpoints extends Service {
     this.store = { ctx, limits: this.limits, host: this.host, instance: this.instance }
     this.tasks = new TaskKeys(this.store)
     this.questions = new Questions(this.store)
+    this.count = new RunCount(this.store)
     declareTables(ctx)
   }
 
@@ -100,15 +102,47 @@ export class Checkpoints extends Service {
       for (const key of ['path', 'provider', 'state'] as const) {
         if (row[key] === undefined) throw new CheckpointError('CHECKPOINT_INVALID', `a new run (${row.id}) needs ${key}.`)
       }
-      await this.makeRoom()
+      await this.count.makeRoom()
       await db.upsert(TABLES.runs, [{ ...row, host: this.host, instance: this.instance, createdAt: now, updatedAt: now }])
+      this.count.added()
     } else {
-      const { id, ...changes } = row
-      const query = row.state === undefined || row.state === 'settled' ? { id: id! } : { id: id!, state: { $ne: 'settled' } }
-      const result = await db.set(TABLES.runs, query, { ...changes, host: this.host, instance: this.instance, updatedAt: now })
-      if (!result.matched) throw await this.notMoved(id!, `moved to ${row.state}`)
+      await this.update(row, now)
     }
     return (await this.load(row.id!))!
+  }
+
+  /**
+   * `save` without reading anything back, for a writer that keeps its own view (the service's
+   * journal): a run it just made (`created`) is inserted, one statement, and any other save is one
+   * conditional update. Same checks, bounds and errors as `save`.
+   */
+  async record(checkpoint: RunCheckpoint, options: { created?: boolean } = {}): Promise<void> {
+    const row = toRow(checkpoint, this.limits)
+    await this.rows.run(row.id!, async () => {
+      if (options.created && row.path !== undefined && row.provider !== undefined && row.state !== undefined) {
+        await this.count.makeRoom()
+        const now = new Date()
+        try {
+          const full = { ...row, host: this.host, instance: this.instance, createdAt: now, updatedAt: now } as RunRow
+          await this.ctx.database.create(TABLES.runs, full)
+          this.count.added()
+          return
+        } catch (error) {
+          // Not new after all (a second start of one id): it is updated as `save` would.
+          const [existing] = await this.ctx.database.get(TABLES.runs, { id: row.id! }, { fields: ['id'] }).catch(() => [])
+          if (!existing) throw error
+        }
+      }
+      await this.update(row, new Date())
+    })
+  }
+
+  /** Updates an existing run; a settled run keeps its state (RUN_SETTLED), a missing one is CHECKPOINT_NOT_FOUND. */
+  private async update(row: Partial<RunRow>, now: Date): Promise<void> {
+    const { id, ...changes } = row
+    const query = row.state === undefined || row.state === 'settled' ? { id: id! } : { id: id!, state: { $ne: 'settled' } }
+    const result = await this.ctx.database.set(TABLES.runs, query, { ...changes, host: this.host, instance: this.instance, updatedAt: now })
+    if (!result.matched) throw await this.notMoved(id!, `moved to ${row.state}`)
   }
 
   /**
@@ -152,15 +186,6 @@ export class Checkpoints extends Service {
       + 'read its result with load().')
   }
 
-  private async makeRoom(): Promise<void> {
-    await trimToCount(this.store, 1)
-    const total = await this.ctx.database.eval(TABLES.runs, (row) => $.count(row.id), {})
-    if (total >= this.limits.maxRuns) {
-      throw new CheckpointError('CHECKPOINT_LIMIT',
-        `${total} runs are kept (maxRuns) and none has ended: close or settle some, or raise maxRuns.`)
-    }
-  }
-
   async load(id: string): Promise<StoredRun | undefined> {
     const [row] = await this.ctx.database.get(TABLES.runs, { id })
     return row && toRecord(row)
@@ -188,11 +213,14 @@ export class Checkpoints extends Service {
 
   async remove(id: string): Promise<boolean> {
     const result = await this.ctx.database.remove(TABLES.runs, { id })
+    this.count.removed(result.removed ?? 0)
     return (result.removed ?? 0) > 0
   }
 
-  /** Runs retention now (it also runs at start and every `sweepInterval`). */
-  sweep(now?: number): Promise<SweepReport> {
-    return sweep(this.store, now)
+  /** Runs retention now (it also runs at start and every `sweepInterval`), then counts the runs kept. */
+  async sweep(now?: number): Promise<SweepReport> {
+    const report = await sweep(this.store, now)
+    await this.count.exact()
+    return report
   }
 }

@@ -28,17 +28,22 @@ export async function sweep(store: StoreContext, now = Date.now()): Promise<Swee
 }
 
 /** Removes the oldest ended runs until at most `maxRuns` runs remain (or no ended run is left). */
-export async function trimToCount(store: StoreContext, room = 0): Promise<number> {
+async function trimToCount(store: StoreContext): Promise<number> {
+  const total = await database(store).eval(TABLES.runs, (row) => $.count(row.id), {})
+  return await trimOldest(store, total - store.limits.maxRuns)
+}
+
+/** Removes up to `excess` of the oldest ended runs, a page at a time (an index on `updatedAt` finds them). */
+export async function trimOldest(store: StoreContext, excess: number): Promise<number> {
   const db = database(store)
   let removed = 0
-  for (let round = 0; round < 1000; round++) {
-    const total = await db.eval(TABLES.runs, (row) => $.count(row.id), {})
-    const excess = total + room - store.limits.maxRuns
-    if (excess <= 0) break
-    const oldest = await db.get(TABLES.runs, { state: [...ENDED_STATES] }, { fields: ['id'], sort: { updatedAt: 'asc' }, limit: Math.min(excess, PAGE) })
+  while (removed < excess) {
+    const limit = Math.min(excess - removed, PAGE)
+    const oldest = await db.get(TABLES.runs, { state: [...ENDED_STATES] }, { fields: ['id'], sort: { updatedAt: 'asc' }, limit })
     if (!oldest.length) break
     const result = await db.remove(TABLES.runs, { id: oldest.map((row) => row.id) })
     removed += result.removed ?? 0
+    if (oldest.length < limit || !result.removed) break
   }
   return removed
 }

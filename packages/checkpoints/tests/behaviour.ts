@@ -158,6 +158,31 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect((await checkpoints.list()).map((r) => r.id).sort()).to.deep.equal(['live', 'more', 'newest'])
   })
 
+  it('record writes without reading back: a created run is inserted, any other is updated, with save\'s refusals', async () => {
+    app = await startStore(backend())
+    const { checkpoints } = app
+    await checkpoints.record(ROOT, { created: true })
+    await checkpoints.record({ ...ROOT, agent: 'again' }, { created: true })
+    await checkpoints.record({ id: 'r1', state: 'settled', result: 'done' })
+    expect(await checkpoints.load('r1')).to.include({ agent: 'again', state: 'settled', result: 'done', host: 'test-host' })
+    expect((await rejection(checkpoints.record({ id: 'r1', state: 'running' }))).code).to.equal('RUN_SETTLED')
+    expect((await rejection(checkpoints.record({ id: 'none', state: 'running' }))).code).to.equal('CHECKPOINT_NOT_FOUND')
+    expect((await rejection(checkpoints.record({ ...ROOT, id: 'big', result: 'x'.repeat(300_000) }, { created: true }))).code)
+      .to.equal('CHECKPOINT_TOO_LARGE')
+  })
+
+  it('keeps maxRuns without counting every new run: past it the oldest ended runs go, 1 % ahead', async () => {
+    app = await startStore(backend(), { maxRuns: 200 })
+    const { checkpoints } = app
+    for (let i = 0; i < 200; i++) await checkpoints.record({ ...ROOT, id: `s${i}`, path: `s${i}`, state: 'settled' }, { created: true })
+    await checkpoints.record({ ...ROOT, id: 'new1', path: 'new1' }, { created: true })
+    await checkpoints.record({ ...ROOT, id: 'new2', path: 'new2' }, { created: true })
+    const ids = (await checkpoints.list()).map((run) => run.id)
+    expect(ids).to.have.length(200)
+    expect(ids.filter((id) => id.startsWith('s'))).to.have.length(198)
+    expect(ids).to.include.members(['new1', 'new2'])
+  })
+
   it('after a restart on the same database: running runs are interrupted, parked ones stay parked', async () => {
     app = await startStore(backend())
     await app.checkpoints.save({ ...ROOT, transcript: ['turn 1'], turn: 1 })

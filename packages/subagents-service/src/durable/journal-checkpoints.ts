@@ -98,7 +98,7 @@ export class CheckpointJournal implements RunJournal {
     const checkpoint = safeCheckpoint(run)
     if (this.stored.restored(run.id)) {
       // A run of an earlier start, restored: its record keeps its path, parent and label.
-      this.write(run.id, 'start', (store) => store.save({ id: run.id, state: 'running', ...info.childId ? { agent: info.childId.slice(0, MAX_LABEL) } : {} }).then(() => {}))
+      this.write(run.id, 'start', (store) => put(store, { id: run.id, state: 'running', ...info.childId ? { agent: info.childId.slice(0, MAX_LABEL) } : {} }))
       return
     }
     if (run.continues) {
@@ -118,7 +118,7 @@ export class CheckpointJournal implements RunJournal {
       // The claim first: a stop between the two writes then leaves a claim without a run (the next
       // reattach starts afresh), never a run without its claim (which a later reattach would run twice).
       if (run.reattachKey) await this.claim(store, run)
-      await this.saveWithTranscript(store, record, checkpoint)
+      await this.saveWithTranscript(store, record, checkpoint, true)
     })
   }
 
@@ -183,17 +183,19 @@ export class CheckpointJournal implements RunJournal {
   }
 
   /** Saves `record` with the run's checkpoint as its transcript; one too large to keep is dropped (logged), the rest is saved. */
-  private async saveWithTranscript(store: CheckpointStore, record: StoredRunCheckpoint, checkpoint: unknown): Promise<void> {
+  private async saveWithTranscript(
+    store: CheckpointStore, record: StoredRunCheckpoint, checkpoint: unknown, created?: boolean,
+  ): Promise<void> {
     if (checkpoint === undefined) {
-      await store.save(record)
+      await put(store, record, created)
       return
     }
     try {
-      await store.save({ ...record, transcript: checkpoint })
+      await put(store, { ...record, transcript: checkpoint }, created)
     } catch (error) {
       if ((error as { code?: unknown }).code !== 'CHECKPOINT_TOO_LARGE') throw error
       this.log.warn('run %s: its checkpoint was not stored (%s); it cannot be restored after a restart', record.id, describeError(error))
-      await store.save(record)
+      await put(store, record, created)
     }
   }
 
@@ -230,6 +232,12 @@ export class CheckpointJournal implements RunJournal {
     this.log.warn('checkpoint %s of run %s failed (the run goes on; later %s failures are logged at debug level): %s',
       kind, runId, kind, describeError(error))
   }
+}
+
+/** Writes a record without reading it back (a store without `record` is written through `save`). */
+async function put(store: CheckpointStore, record: StoredRunCheckpoint, created?: boolean): Promise<void> {
+  if (store.record) await store.record(record, { created: !!created })
+  else await store.save(record)
 }
 
 /** What the store's task-key claim hashes: the service's key already covers model, persona and prompt. */

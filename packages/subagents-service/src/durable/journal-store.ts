@@ -81,6 +81,8 @@ export interface CheckpointStore {
   readonly host: string
   readonly limits: { readonly maxTextBytes: number }
   save(checkpoint: StoredRunCheckpoint): Promise<StoredRun>
+  /** `save` without reading the record back; `created`: a run this host just made (one insert). */
+  record?(checkpoint: StoredRunCheckpoint, options?: { created?: boolean }): Promise<void>
   load(id: string): Promise<StoredRun | undefined>
   list(filter?: RunListFilter): Promise<StoredRun[]>
   /** Atomic compare-and-set of a run's state: true when this call moved it (of racing callers, one does). */
