@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
-import { Database } from 'minato'
+import { Database, type Tables } from 'minato'
 import SQLiteDriver from '@minatojs/driver-sqlite'
 import postgres from 'postgres'
 import { Checkpoints, TABLES } from '@cordis-subagents/checkpoints'
@@ -68,7 +68,7 @@ async function dropPostgres(url: string): Promise<void> {
 
 /** Stores `count` settled runs of earlier delegations, oldest first, in chunks. */
 async function seed(ctx: Context, count: number): Promise<void> {
-  const database = (ctx as unknown as { database: Database }).database
+  const database = (ctx as unknown as { database: Database<Tables> }).database
   const at = Date.now() - count * 1000
   for (let from = 0; from < count; from += 500) {
     const rows = []
