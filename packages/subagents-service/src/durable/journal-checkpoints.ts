@@ -129,15 +129,15 @@ export class CheckpointJournal implements RunJournal {
     // Read now: `reopen` holds the run as restored until its outcome, and this park is its first.
     const restoring = this.stored.restored(run.id)
     this.write(run.id, 'park', async (store) => {
-      const asked = await store.questions.get(id)
+      const asked = restoring ? await store.questions.get(id) : undefined
       // A restored run parks again on the question it was stored with (still pending), and `reopen`
       // answers it at once. Its record must stay `running`, the claim `reopen`'s transition set:
       // written back to `parked`, even for the moment until the resume's write lands, it would let
       // another host's (or start's) `transition(id, 'parked', 'running')` claim the run too and both
       // resumes would run it (the exactly-once guarantee, test/durable-resume-once.slow.spec.ts).
-      if (restoring && asked?.state === 'pending') return
+      if (asked?.state === 'pending') return
       await this.saveWithTranscript(store, { id: run.id, state: 'parked', stopReason: 'pending' }, checkpoint)
-      if (asked) return
+      if (asked ?? await store.questions.get(id)) return
       await store.questions.ask({ id, runId: run.id, path: [run.id, ...question.path].join('/'), question: JSON.stringify(question) })
     })
   }
