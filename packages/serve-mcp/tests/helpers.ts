@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { eventually as poll } from '@cordis-subagents/test-support'
 
 /** The entries every loader spec here starts with: tools, agents (model `test`), the fixture model plugin, the service. */
 export const CORE_ENTRIES = `- id: tools
@@ -30,11 +31,7 @@ export function alive(pid: number): boolean {
 
 /** Polls `check` every 20 ms until it holds or `timeout` ms passed (then throws with `what`). */
 export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeout = 10_000): Promise<void> {
-  const deadline = Date.now() + timeout
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  await poll(check, what, { timeout, every: 20 })
 }
 
 /** Reads a spec's log file (empty if not written yet). */
