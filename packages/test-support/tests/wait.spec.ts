@@ -16,10 +16,8 @@ describe('test-support: eventually', () => {
   })
 
   it('throws naming what never happened once the bound passed (the timeout alone as a number too)', async () => {
-    let calls = 0
-    const error = await eventually(() => { calls++; return false }, 'the door opens', 30).then(() => undefined, (e: Error) => e)
+    const error = await eventually(() => false, 'the door opens', 30).then(() => undefined, (e: Error) => e)
     expect(error?.message).to.equal('the door opens: not within 30 ms')
-    expect(calls).to.be.greaterThan(1)
   })
 
   it('a check that throws ends the wait with its error', async () => {
