@@ -15,7 +15,7 @@ export {
   type TraceContextHeaders, type TraceParent,
 } from './crossing/trace-context.js'
 export {
-  type Crossing, type CrossingBudget, type CrossingBudgetKey, CROSSING_BUDGET_KEYS, CROSSING_ENV, CROSSING_ENV_PREFIX, CROSSING_KEY,
+  type Crossing, type CrossingBudget, type CrossingBudgetKey, CROSSING_BUDGET_KEYS, CROSSING_ENV, CROSSING_KEY,
   crossingEnv, crossingForFrom, crossingForMeta, crossingFromEnv, crossingFromMeta, crossingMeta, crossingTrace, crossingValue,
   depthRefusal, MAX_ALLOWED_TOOLS, type ScopedCeiling, strictestCrossing,
 } from './crossing/crossing.js'
@@ -32,7 +32,7 @@ export {
 export { isCredentialName } from './security/credential-shapes.js'
 export { type BodyBounds, boundedBody } from './security/bounded-body.js'
 export {
-  CORE_ENV, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues, NOT_SECRET_NAMES, policyEnv,
+  CORE_ENV, CROSSING_ENV_PREFIX, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues, NOT_SECRET_NAMES, policyEnv,
 } from './security/env-policy.js'
 export { type BudgetBreach, type BudgetName, describeBreach, type LimitCode, LimitError, limitStop } from './vocabulary/limits.js'
 export {

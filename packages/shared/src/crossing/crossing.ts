@@ -13,6 +13,7 @@
 // Everything read is untrusted: malformed fields are dropped, never thrown on, and every list is capped.
 
 import { traceContextFrom, type TraceContextHeaders } from './trace-context.js'
+import { CROSSING_ENV_PREFIX } from '../security/env-policy.js'
 import { NAME_PATTERN } from '../vocabulary/names.js'
 import { isRecord } from '../vocabulary/records.js'
 import { isCount } from '../vocabulary/usage.js'
@@ -34,9 +35,6 @@ export const CROSSING_ENV = {
  * env, but only the direct child hears the nonce again (`initialize` `_meta.cordisSubagents.crossingFor`).
  */
 const NONCE = /^[A-Za-z0-9_-]{16,64}$/
-
-/** Every crossing variable starts with this; a parent's env policy never filters them out. */
-export const CROSSING_ENV_PREFIX = 'SUBAGENT_'
 
 /** Budget limits that cross (the remaining budget a child's root runs are held to). */
 export const CROSSING_BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren'] as const

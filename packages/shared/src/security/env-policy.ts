@@ -3,7 +3,11 @@
  * modelled on Codex' `shell_environment_policy`: inherit (core | all | none) → drop excluded
  * variables → apply the configured `env`. Callers add their own variables after `policyEnv`.
  */
-import { CROSSING_ENV_PREFIX } from '../crossing/crossing.js'
+/**
+ * Every crossing variable (`SUBAGENT_*`, crossing/crossing.ts) starts with this. A host's own are never
+ * inherited by its children (they describe this host's tree); a child's are set by its parent after the policy.
+ */
+export const CROSSING_ENV_PREFIX = 'SUBAGENT_'
 
 export type EnvInherit = 'core' | 'all' | 'none'
 
