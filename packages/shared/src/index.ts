@@ -32,7 +32,8 @@ export {
 export { isCredentialName } from './security/credential-shapes.js'
 export { type BodyBounds, boundedBody } from './security/bounded-body.js'
 export {
-  CORE_ENV, CROSSING_ENV_PREFIX, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues, NOT_SECRET_NAMES, policyEnv,
+  CORE_ENV, CROSSING_ENV_PREFIX, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues,
+  NOT_SECRET_NAMES, policyEnv,
 } from './security/env-policy.js'
 export { type BudgetBreach, type BudgetName, describeBreach, type LimitCode, LimitError, limitStop } from './vocabulary/limits.js'
 export {

@@ -13,7 +13,6 @@
 // Everything read is untrusted: malformed fields are dropped, never thrown on, and every list is capped.
 
 import { traceContextFrom, type TraceContextHeaders } from './trace-context.js'
-import { CROSSING_ENV_PREFIX } from '../security/env-policy.js'
 import { NAME_PATTERN } from '../vocabulary/names.js'
 import { isRecord } from '../vocabulary/records.js'
 import { isCount } from '../vocabulary/usage.js'
