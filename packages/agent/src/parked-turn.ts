@@ -1,6 +1,6 @@
 import { type BudgetBreach, describeBreach, newQuestionId, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult, ToolSuspension } from '@cordis-subagents/tools'
-import { cancelled, checkSuspended } from './tool-step.js'
+import { cancelled, checkSuspended } from './step.js'
 import type { TurnOwner } from './turn-owner.js'
 import type { Leg } from './turn-leg.js'
 import type { ModelToolCall } from './types.js'

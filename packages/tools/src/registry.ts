@@ -2,8 +2,7 @@ import { Context, type Lifecycle, type Logger, Schema, Service } from 'cordis'
 import { count, countProblem, withoutCallerTracing } from '@cordis-subagents/shared'
 import { ToolError } from './errors.js'
 import type { Tool, ToolChange, ToolFilter, ToolInputSchema, ToolSpec } from './types.js'
-import { DEFAULT_MAX_RESULT_BYTES, MIN_RESULT_BYTES } from './result-cap.js'
-import { type RegisteredTool, type ToolSource, ToolView, type ToolViewOptions } from './view.js'
+import { DEFAULT_MAX_RESULT_BYTES, MIN_RESULT_BYTES, type RegisteredTool, type ToolSource, ToolView, type ToolViewOptions } from './view.js'
 import { checkName, checkTool } from './tool-spec.js'
 
 declare module 'cordis' {

@@ -6,9 +6,8 @@ import { asLimitStop, isIdleStop, normalise, reasonText, sealed } from './outcom
 import { Parking, type ParkedRunPort } from './parking.js'
 import { endIdle } from './park-expiry.js'
 import { chargeReported, chargeUsage, isEmptyUsage } from '../reported-spend.js'
-import { discard, passOn, promiseOf } from './provider-call.js'
-import { runInfoOf } from './run-info.js'
-import { aborted, startFailed, startRefusal } from './start-failure.js'
+import { passOn, promiseOf, runInfoOf } from './provider-call.js'
+import { aborted, discard, startFailed, startRefusal } from './start-failure.js'
 import { sendFollowUp } from './steer.js'
 import { isRun } from '../validate.js'
 import type { Admission, RunHost, SideRoad } from './run-host.js'
@@ -63,8 +62,10 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   private stopWaitingForCaller: () => void = noop
   /** Set while the provider's `start` is pending: a cancel rejects the start at once. */
   private stopWaitingForStart?: () => void
-  /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts). */
-  private readonly parking: Parking
+  /** Where the run is idle after its first outcome, and the verbs that move it on (parking.ts): made on first need. */
+  private book?: Parking
+  /** The final outcome, recorded, while no parking exists yet to hold it. */
+  private delivered?: SubagentOutcome
   /** The task key it was started under (reattach). */
   readonly reattachKey?: string
   /** A new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running. */
@@ -83,7 +84,6 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     admission.run = this
     // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
     this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
-    this.parking = new Parking(this, host)
     this.handle = this.callProvider(side?.choose ? side.choose(admission.provider, this.id) : admission.provider)
   }
 
@@ -164,11 +164,17 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** Passes a follow-up message to the provider's run, refusing what it cannot take with a code. */
   send(message: string): void {
     // An interrupted run takes messages for its next wake; a parked one waits for an answer instead.
-    sendFollowUp(this.run, this.provider?.name, this.id, this.open && this.parking.state !== 'parked', message)
+    sendFollowUp(this.run, this.provider?.name, this.id, this.open && this.book?.state !== 'parked', message)
   }
 
-  get state(): SubagentRunState { return this.phase === 'ended' ? 'ended' : this.parking.state }
-  get question(): PendingQuestion | undefined { return this.parking.question }
+  private get parking(): Parking {
+    if (this.book) return this.book
+    this.book = new Parking(this, this.host)
+    if (this.delivered) this.book.deliver(this.delivered, true)
+    return this.book
+  }
+  get state(): SubagentRunState { return this.phase === 'ended' ? 'ended' : this.book?.state ?? 'running' }
+  get question(): PendingQuestion | undefined { return this.book?.question }
   resume(answer: string, questionId?: string): Promise<SubagentOutcome> { return this.parking.resume(answer, questionId) }
   /** Once ended, the final outcome (it reaches the parking only after its record is written: see `finish`). */
   current(): Promise<SubagentOutcome> { return this.phase === 'ended' ? this.parking.final : this.parking.current() }
@@ -198,7 +204,7 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
   /** Aborts the provider's signal and, after the hand-over, calls the run's `cancel` once. */
   private stop(reason?: string, signalReason?: unknown): void {
     if (this.cancelled || this.phase === 'ended' || this.phase === 'rejected') return
-    const idle = this.run && this.parking.state !== 'running'
+    const idle = this.run && this.state !== 'running'
     this.cancelled = true
     const stop = limitStop(signalReason)
     if (stop) this.limit = { stop, reason: signalReason }
@@ -263,7 +269,8 @@ export class Delegation implements SubagentHandle, SubagentStart, ParkedRunPort 
     this.host.note('settled', this, outcome)
     // Holders get the outcome once it is recorded: a stop right after loses nothing (journal.ts).
     this.host.afterRecorded(this.id, () => {
-      this.parking.deliver(outcome, true)
+      if (this.book) this.book.deliver(outcome, true)
+      else this.delivered = outcome
       // `result` is the first outcome (a later settle does nothing).
       this.settle(outcome)
     })

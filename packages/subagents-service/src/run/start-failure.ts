@@ -1,11 +1,13 @@
+import type { Logger } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import type { SubagentEvents } from '../events.js'
-import type { SubagentRequest } from '../types.js'
+import type { SubagentRequest, SubagentRun } from '../types.js'
 import { isRun } from '../validate.js'
 
-// Why a start fails, as its holder and `subagent/start-failed` listeners are told.
+// Why a start fails, as its holder and `subagent/start-failed` listeners are told, and cleaning up a
+// run never handed over.
 
 /** A start whose signal aborted before a child ran (while it waited, or before the hand-over). */
 export function aborted(when: string): SubagentError {
@@ -44,5 +46,19 @@ export function startRefusal(
     error: new SubagentError('PROVIDER_START_FAILED',
       `Subagent provider "${providerName}" fulfilled start() with something that is not a run (needs result, cancel, dispose).`),
     leftover: outcome.run,
+  }
+}
+
+/** Stops and releases a run that will never be handed over. */
+export async function discard(log: Logger, providerName: string, run: unknown): Promise<void> {
+  if (!run || typeof run !== 'object') return
+  const target = run as Partial<SubagentRun>
+  try {
+    // Nobody will read this result; keep a late rejection from going unhandled.
+    Promise.resolve(target.result).catch(() => {})
+    if (typeof target.cancel === 'function') target.cancel('The start was abandoned.')
+    if (typeof target.dispose === 'function') await target.dispose()
+  } catch (error) {
+    log.warn('provider %s: cleaning up an abandoned run failed: %s', providerName, describeError(error))
   }
 }
