@@ -66,8 +66,8 @@ export class Agent {
    * a root agent gets a fresh one for every run (a tree's limits are per root run).
    */
   budget: Budget
-  /** Messages for this agent's next model call, and holds that keep its turn from ending (see `Inbox`). */
-  readonly inbox: Inbox
+  /** Made on first use: most agents never get a message or a hold. */
+  private box?: Inbox
   private readonly budgetLimits?: BudgetLimits
   private readonly owner: TurnOwner
 
@@ -93,7 +93,6 @@ export class Agent {
     this.model = init.model
     this.tools = init.tools
     this.transcript = new Transcript(init.seed)
-    this.inbox = new Inbox(init.id)
     this.maxSteps = init.maxSteps
     this.maxTokens = init.maxTokens
     this.label = init.label
@@ -137,11 +136,22 @@ export class Agent {
     return this.drive(this.newTurn(), options, (turn, abort) => turn.start(prompt, abort, options))
   }
 
+  /** Messages for this agent's next model call, and holds that keep its turn from ending (see `Inbox`). */
+  get inbox(): Inbox {
+    if (this.box) return this.box
+    this.box = new Inbox(this.id)
+    if (this.disposal) this.box.close()
+    return this.box
+  }
+
+  /** @internal The inbox once anyone used it: a turn reads this one, so a turn never makes an inbox. */
+  get usedInbox(): Inbox | undefined { return this.box }
+
   /** Runs a turn with no new prompt, on what waits in the inbox. Rejects with `EMPTY_INBOX` when nothing does. */
   async wake(options: RunOptions = {}): Promise<RunResult> {
     this.checkIdle()
     checkRunArguments('', options)
-    if (!this.inbox.size) throw new AgentError('EMPTY_INBOX', `Agent ${this.id} has no messages in its inbox to wake on; post one first (agent.inbox.post).`)
+    if (!this.box?.size) throw new AgentError('EMPTY_INBOX', `Agent ${this.id} has no messages in its inbox to wake on; post one first (agent.inbox.post).`)
     return this.drive(this.newTurn(), options, (turn, abort) => turn.start(undefined, abort, options))
   }
 
@@ -232,7 +242,7 @@ export class Agent {
   /** Aborts a running turn (or closes a parked one), then waits for it and for any tool still settling. Idempotent. */
   dispose(): Promise<void> {
     this.disposal ??= (async () => {
-      this.inbox.close()
+      this.box?.close()
       this.parkedTurn?.close(CLOSED_WHILE_PARKED)
       this.parkedTurn = undefined
       const current = this.current

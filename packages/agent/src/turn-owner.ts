@@ -17,6 +17,8 @@ export interface TurnAgent {
   readonly tools: ToolView
   readonly transcript: Transcript
   readonly inbox: Inbox
+  /** The inbox once anyone used it (the turn reads it without making one). */
+  readonly usedInbox?: Inbox
   readonly maxSteps: number
   readonly maxTokens?: number
   readonly maxToolCallsPerStep: number

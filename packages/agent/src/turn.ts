@@ -140,7 +140,7 @@ export class Turn {
       budget.charge('steps', 1)
       leg.emit?.({ type: 'step-start', step })
       this.stepMessagesAt = agent.transcript.length
-      this.stepMessages = agent.inbox.size ? agent.inbox.take() : NO_MESSAGES
+      this.stepMessages = agent.usedInbox?.size ? agent.usedInbox.take() : NO_MESSAGES
       for (const { content, delegation } of this.stepMessages) {
         agent.transcript.push({ role: 'user', content })
         if (delegation) this.rollUp(delegation)
@@ -219,16 +219,17 @@ export class Turn {
         // Messages that arrived meanwhile get one more step, open holds are waited for first; with
         // no step left the answer stands and the messages wait for the next turn.
         if (this.steps >= agent.maxSteps) return complete()
-        while (!agent.inbox.size && agent.inbox.held) {
-          leg.emit?.({ type: 'waiting', step, holds: agent.inbox.held })
+        const inbox = agent.usedInbox
+        while (inbox && !inbox.size && inbox.held) {
+          leg.emit?.({ type: 'waiting', step, holds: inbox.held })
           try {
-            await Promise.race([agent.inbox.changed(), leg.abort.aborted])
+            await Promise.race([inbox.changed(), leg.abort.aborted])
           } catch {
             return this.stopForAbort()
           }
         }
         if (signal.aborted) return this.stopForAbort()
-        if (!agent.inbox.size) return complete()
+        if (!inbox?.size) return complete()
         continue
       }
       if (this.refusedFor) {

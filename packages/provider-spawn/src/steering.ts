@@ -8,9 +8,6 @@ import { capDiagnostic, SubagentError } from '@cordis-subagents/subagents-servic
  */
 export const MAX_IN_PROCESS_FOLLOW_UPS = 1024
 
-/** The follow-ups of a run that has taken none: a run makes a set of its own at its first send. */
-const NONE: ReadonlySet<InboxMessage> = new Set()
-
 /**
  * Follow-up messages (`run.send`) for an in-process child. While a turn runs, a message goes to
  * the child's inbox, which its loop reads as a user message before its next model call. A turn
@@ -46,7 +43,8 @@ export class Steering {
   close(): void {
     if (!this.open) return
     this.open = false
-    this.unread = this.child.inbox.withdraw(this.mine ?? NONE).length
+    // A run that sent nothing has nothing to withdraw (and leaves the child's inbox unmade).
+    this.unread = this.mine ? this.child.inbox.withdraw(this.mine).length : 0
     this.mine = undefined
   }
 
@@ -83,7 +81,7 @@ export class Steering {
     let idle = false
     try {
       if (this.open && !this.child.disposed && current.stopReason === 'completed') {
-        const waiting = this.child.inbox.withdraw(this.mine ?? NONE)
+        const waiting = this.mine ? this.child.inbox.withdraw(this.mine) : []
         if (waiting.length) {
           // The oldest follow-up is the turn's prompt; the rest are read before its first model call.
           const mine = this.mine = new Set()

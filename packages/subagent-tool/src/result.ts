@@ -91,15 +91,19 @@ export function outcomeResult(
 /**
  * The room for the child's output in the caller's tool result: the load's `maxOutputBytes`, and
  * under the caller's own result cap (a tool view may cap lower than the registry), so our note is
- * never cut off. A cut output names the verb that reads the rest when the caller can call it.
+ * never cut off. A cut output names the verb that reads the rest when the caller can call it (looked
+ * up only when an output is cut).
  */
 function outputRoom(subagents: SubagentService, runId: string, maxBytes: number, parent: Agent): OutputRoom {
-  const room: OutputRoom = { maxBytes }
   const tools = parent.tools as Agent['tools'] | undefined
+  const room: OutputRoom = { maxBytes, readMore: () => readMoreOf(subagents, runId, tools) }
   if (typeof tools?.resultCap === 'number') room.resultCap = tools.resultCap
-  const verb = controlVerbs(subagents).names.result
-  if (verb && runId.length <= 255 && tools?.has(verb)) room.readMore = { verb, runId }
   return room
+}
+
+function readMoreOf(subagents: SubagentService, runId: string, tools: Agent['tools'] | undefined): ReadMore | undefined {
+  const verb = controlVerbs(subagents).names.result
+  return verb && runId.length <= 255 && tools?.has(verb) ? { verb, runId } : undefined
 }
 
 /** The verb that reads a run's whole output in pages (the control entry's `subagent_result`), and the run. */
@@ -114,8 +118,8 @@ interface OutputRoom {
   maxBytes: number
   /** The caller's cap on a whole tool result (its tool view's `resultCap`), when known: output and notes stay under it. */
   resultCap?: number
-  /** Set when the caller can read the whole output with a verb: a cut output's note names it. */
-  readMore?: ReadMore
+  /** The verb and run to read the whole output with, when the caller can call it: a cut output's note names it. */
+  readMore(): ReadMore | undefined
 }
 
 /** Bytes kept under the caller's result cap for our truncation note (run ids and verb names are short). */
@@ -141,7 +145,7 @@ function capOutputIn(text: string, room: OutputRoom, prefixBytes = 0): string {
   const underCaller = room.resultCap === undefined ? Infinity : room.resultCap - prefixBytes
   const whole = Math.min(room.maxBytes, underCaller)
   if (text.length * 3 <= whole || Buffer.byteLength(text, 'utf8') <= whole) return text
-  return capOutput(text, Math.max(0, Math.min(room.maxBytes, underCaller - TRUNCATION_NOTE_BYTES)), room.readMore)
+  return capOutput(text, Math.max(0, Math.min(room.maxBytes, underCaller - TRUNCATION_NOTE_BYTES)), room.readMore())
 }
 
 /** The tool result of a call whose run never started (refused, or cancelled before the hand-over). */
