@@ -14,8 +14,8 @@ import type { AgentUsage, AgentWork, Message, ResumeOptions, RunOptions, RunResu
 import { answerRefusal, withdrawalRefusal } from './answer-checks.js'
 import { questionsOf } from './parked-turn.js'
 
-/** What an agent needs from the runtime that made it: the runtime's seam (models, gates, budget handlers, observers, hooks) bound to it. */
-export type AgentHost = (agent: Agent) => TurnHost
+/** What an agent needs from the runtime that made it: the runtime's seam (models, gates, budget handlers, observers, hooks). */
+export type AgentHost = TurnHost
 
 /** The options `ctx.agents.create` resolved for an agent. */
 export interface AgentInit {
@@ -103,7 +103,7 @@ export class Agent {
     this.budget.adopt()
     this.usage = usageTally()
     this.work = workTally()
-    this.owner = { agent: this, host: host(this), ownsRootBudget, track: (work) => this.track(work) }
+    this.owner = { agent: this, host, ownsRootBudget, track: (work) => this.track(work) }
     if (init.restore) this.parkedTurn = restoreTurn(this, this.owner, init.restore)
   }
 

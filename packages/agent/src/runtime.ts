@@ -88,6 +88,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       models: config.models,
       maxQueued: config.maxQueuedModelCalls ?? DEFAULTS.maxQueuedModelCalls!,
     })
+    this.seam = this.makeSeam()
     const configProblem = budgetProblem(config.budget, 'agents config budget')
     if (configProblem) throw new AgentError('INVALID_OPTIONS', configProblem)
     // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared): read here only.
@@ -164,15 +165,23 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     return this.observers.size
   }
 
-  /** The runtime's seam, bound to one agent it builds (a plain object: the loop reads it every step). */
-  private readonly hostFor: AgentHost = (agent) => ({
-    resolveModel: (ref) => this.resolveModel(ref),
-    modelGate: this.modelGate,
-    budgetReached: (breach) => this.budgetReached(agent, breach),
-    // Without observers or hooks the loop pays one size check, and enters neither file.
-    watch: (prompt, resumed) => this.observers.size ? this.observers.watch(agent, prompt, resumed) : undefined,
-    stopBefore: (step) => this.continueHooks.size ? this.continueHooks.ask(agent, step) : undefined,
-  })
+  /**
+   * The runtime's seam, one plain object shared by every agent it builds (the loop reads it every
+   * step; each call names its agent, which is always an `Agent` this runtime built). Made once the
+   * model gate exists (constructor).
+   */
+  private readonly seam: AgentHost
+
+  private makeSeam(): AgentHost {
+    return {
+      resolveModel: (ref) => this.resolveModel(ref),
+      modelGate: this.modelGate,
+      budgetReached: (agent, breach) => this.budgetReached(agent as Agent, breach),
+      // Without observers or hooks the loop pays one size check, and enters neither file.
+      watch: (agent, prompt, resumed) => this.observers.size ? this.observers.watch(agent as Agent, prompt, resumed) : undefined,
+      stopBefore: (agent, step) => this.continueHooks.size ? this.continueHooks.ask(agent as Agent, step) : undefined,
+    }
+  }
 
   private budgetReached(agent: Agent, breach: BudgetBreach): boolean {
     if (!this.budgetHandlers.size) return false
@@ -272,7 +281,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     const carved = options.budget instanceof Budget ? options.budget : undefined
     const limits = carved ? undefined : options.budget as BudgetLimits | undefined
     const tools = parent ? options.tools ?? parent.tools : this.rootTools(options.tools)
-    return new Agent(this.hostFor, {
+    return new Agent(this.seam, {
       ...init,
       parent,
       // Every agent below depth 0 (a child here, or a root whose host a parent elsewhere started)

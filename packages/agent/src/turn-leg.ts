@@ -84,7 +84,7 @@ export function openLeg(
   })
   const unwatch = onSpend && owner.ownsRootBudget ? turn.budget.watch(onSpend) : undefined
   // undefined when nobody observes: every `watch?.` is then one check, no call.
-  const watch = owner.host.watch(prompt, resumedQuestion)
+  const watch = owner.host.watch(owner.agent, prompt, resumedQuestion)
   const disarm = turn.limits.armWallClock(abort)
   return {
     abort,

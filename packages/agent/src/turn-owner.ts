@@ -36,7 +36,7 @@ export interface TurnWatch {
   end(result: RunResult): void
 }
 
-/** The runtime's seam, bound to one agent when the runtime builds it. */
+/** The runtime's seam: one object per runtime, shared by every agent it builds (each call names its agent). */
 export interface TurnHost {
   resolveModel(ref: string | undefined): { model: ChatModel; name: string; modelId?: string } | { error: string }
   /** The gate around model calls (`maxModelCallsInFlight`, `models.<name>.maxInFlight`); undefined when no cap is set. */
@@ -45,11 +45,11 @@ export interface TurnHost {
    * Tells the operator's budget handlers about a breach; they may extend the budget before it is
    * re-checked. True when one of them asked to suspend the run (`BudgetEvent.suspend()`).
    */
-  budgetReached(breach: BudgetBreach): boolean
+  budgetReached(agent: TurnAgent, breach: BudgetBreach): boolean
   /** Tells the runtime's observers a run begins; undefined when nobody watches it. */
-  watch(prompt: string, resumed?: string): TurnWatch | undefined
+  watch(agent: TurnAgent, prompt: string, resumed?: string): TurnWatch | undefined
   /** Why an operator's `shouldContinue` hook stops the run before model call `step`; undefined to go on. */
-  stopBefore(step: number): string | undefined
+  stopBefore(agent: TurnAgent, step: number): string | undefined
 }
 
 /** What a turn needs of its agent beyond the agent's members. */

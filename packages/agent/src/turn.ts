@@ -41,7 +41,7 @@ export class Turn {
   private leg!: Leg
 
   constructor(private readonly owner: TurnOwner, readonly budget: Budget) {
-    this.limits = new TurnLimits(budget, owner.agent.maxToolCallsPerStep, (breach) => owner.host.budgetReached(breach))
+    this.limits = new TurnLimits(budget, owner.agent.maxToolCallsPerStep, (breach) => owner.host.budgetReached(owner.agent, breach))
   }
 
   /** Runs the turn from its prompt (none for a wake: the inbox is its input). */
@@ -134,7 +134,7 @@ export class Turn {
       const suspendFor = limits.takeSuspension()
       if (suspendFor) return this.parkOn({ step: this.steps, question: budgetQuestion(suspendFor), suspended: [], budget: suspendFor })
       if (before) return this.stopForBudget(before)
-      const reason = host.stopBefore(this.steps + 1)
+      const reason = host.stopBefore(agent, this.steps + 1)
       if (reason !== undefined) return this.finish('budget', policyDiagnostic(reason, this.steps + 1))
       const step = ++this.steps
       budget.charge('steps', 1)
