@@ -1,4 +1,6 @@
-import { addCounts, type BudgetBreach, type BudgetName, isCount, MAX_REPORTED_COUNT } from '@cordis-subagents/shared'
+import {
+  addCounts, addUsage, addWork, type BudgetBreach, type BudgetName, emptyUsage, emptyWork, MAX_REPORTED_COUNT, type Usage, type WorkCounts,
+} from '@cordis-subagents/shared'
 
 /**
  * Limits of one run and everything below it. Omitted means "no limit of its own" (the parent's
@@ -298,20 +300,50 @@ function limitOf(value: number | undefined): number {
   return typeof value === 'number' && value >= 0 ? value : Infinity
 }
 
-/** Checks user-supplied limits: each a non-negative safe integer when present. Returns a problem or undefined. */
-export function budgetProblem(limits: unknown, where: string): string | undefined {
-  if (limits === undefined) return undefined
-  if (limits === null || typeof limits !== 'object' || Array.isArray(limits)) return `${where} must be an object of limits.`
-  for (const [key, value] of Object.entries(limits)) {
-    if (value === undefined) continue
-    if (!(BUDGET_KEYS as readonly string[]).includes(key)) {
-      return `${where} has an unknown key "${key}"; budgets are ${BUDGET_KEYS.join(', ')}.`
-    }
-    if (!isCount(value)) {
-      return `${where}.${key} must be a non-negative integer, got ${String(value)}.`
-    }
-    // No run could ever work under 0 concurrent runs: every start would wait forever.
-    if (key === 'maxConcurrent' && value < 1) return `${where}.maxConcurrent must be at least 1, got ${value}.`
+// An agent's own tallies of what it spent (the budget above is the tree's limit on it).
+
+/** `own` and `delegated` of one kind, and their `total` computed when read (`AgentUsage`, `AgentWork`). */
+interface Tally<T> {
+  own: T
+  delegated: T
+  readonly total: T
+}
+
+// `total` is an own enumerable accessor (it shows in JSON and `Object.keys`), with one getter
+// function for every tally of a kind, reading `this`, and one class per kind: each kind then keeps
+// one shared hidden class. A closure per object, or two kinds sharing a shape with different
+// getters, puts a tally in dictionary mode (≈ 350 bytes more per agent and tally).
+
+function usageTotal(this: Tally<Usage>): Usage {
+  return addUsage(this.own, this.delegated)
+}
+
+function workTotal(this: Tally<WorkCounts>): WorkCounts {
+  return addWork(this.own, this.delegated)
+}
+
+class UsageTally {
+  own = emptyUsage()
+  delegated = emptyUsage()
+  constructor() {
+    Object.defineProperty(this, 'total', { enumerable: true, get: usageTotal })
   }
-  return undefined
+}
+
+class WorkTally {
+  own = emptyWork()
+  delegated = emptyWork()
+  constructor() {
+    Object.defineProperty(this, 'total', { enumerable: true, get: workTotal })
+  }
+}
+
+/** An agent's token tally: `own` and `delegated`, and `total` computed from them when read. */
+export function usageTally(): Tally<Usage> {
+  return new UsageTally() as unknown as Tally<Usage>
+}
+
+/** An agent's work tally (steps, tool calls, delegations): `own`, `delegated` and a computed `total`. */
+export function workTally(): Tally<WorkCounts> {
+  return new WorkTally() as unknown as Tally<WorkCounts>
 }

@@ -1,7 +1,7 @@
-import { countProblem } from '@cordis-subagents/shared'
+import { countProblem, isCount } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
 import { isFrozenHistory } from './transcript.js'
-import { Budget, type BudgetLimits, budgetProblem } from './budget.js'
+import { Budget, BUDGET_KEYS, type BudgetLimits } from './budget.js'
 import { AgentError } from './errors.js'
 import { checkCheckpoint } from './checkpoint-check.js'
 import type { AgentCheckpoint } from './checkpoint.js'
@@ -100,4 +100,22 @@ export function checkRestoreOptions(options: CreateAgentOptions): AgentCheckpoin
     throw new AgentError('INVALID_OPTIONS', `options.restore.depth is ${checkpoint.depth} but the parent's child depth is ${parent.depth + 1}; restore the agent under the parent it had.`)
   }
   return checkpoint
+}
+
+/** Checks user-supplied limits: each a non-negative safe integer when present. Returns a problem or undefined. */
+export function budgetProblem(limits: unknown, where: string): string | undefined {
+  if (limits === undefined) return undefined
+  if (limits === null || typeof limits !== 'object' || Array.isArray(limits)) return `${where} must be an object of limits.`
+  for (const [key, value] of Object.entries(limits)) {
+    if (value === undefined) continue
+    if (!(BUDGET_KEYS as readonly string[]).includes(key)) {
+      return `${where} has an unknown key "${key}"; budgets are ${BUDGET_KEYS.join(', ')}.`
+    }
+    if (!isCount(value)) {
+      return `${where}.${key} must be a non-negative integer, got ${String(value)}.`
+    }
+    // No run could ever work under 0 concurrent runs: every start would wait forever.
+    if (key === 'maxConcurrent' && value < 1) return `${where}.maxConcurrent must be at least 1, got ${value}.`
+  }
+  return undefined
 }

@@ -7,9 +7,8 @@ import { aborted } from '../run/start-failure.js'
 import type { SubagentProvider, SubagentRequest, SubagentRunState } from '../types.js'
 import { checkCapabilities, checkRequest, checkTraceContext, isObject } from '../validate.js'
 import { admitChild, type Checked, placeInTree } from './limits.js'
-import { ParentGates } from './parent-gate.js'
+import { ParentGates, type Slot, TreeGates } from './gates.js'
 import type { SlotHolder } from './slot-holders.js'
-import { type Slot, TreeGates } from './tree-gate.js'
 
 // Admission, before the run exists: the request's checks, then its slots and the parent's budget.
 // What it lets through is a ticket (`Admitted`): the run's id, and the one place its slots go back.
