@@ -36,7 +36,7 @@ export function asLimitStop(raw: SubagentResult, stop: 'timeout' | 'budget', rea
 }
 
 /** Input + output tokens of a usage from outside, or undefined when it is not well-formed. */
-export function tokensOf(usage: Usage | undefined): number | undefined {
+function tokensOf(usage: Usage | undefined): number | undefined {
   const checked = checkedUsage(usage)
   return checked ? totalTokens(checked) : undefined
 }
