@@ -263,6 +263,11 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       maxTokens: options.maxTokens ?? this.config.maxTokens,
       label: options.label,
       maxToolCallsPerStep,
+      // Set by `build`; named here so every init has one shape.
+      parent,
+      tools: UNSET_TOOLS,
+      budget: undefined,
+      budgetLimits: undefined,
     })
   }
 
@@ -272,26 +277,30 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     const minted = /-(\d+)$/.exec(checkpoint.id)
     if (minted && Number.isSafeInteger(Number(minted[1]))) this.counter = Math.max(this.counter, Number(minted[1]))
     const { v: _, messages, usage: __, work: ___, parked: ____, ...settings } = checkpoint
-    return this.build(options, { ...settings, seed: messages, restore: checkpoint })
+    return this.build(options, { ...settings, seed: messages, restore: checkpoint, tools: UNSET_TOOLS })
   }
 
-  /** The agent, given what `create` or `restore` resolved: its tools and budget come from the options and the parent. */
-  private build(options: CreateAgentOptions, init: Omit<AgentInit, 'parent' | 'tools' | 'budget' | 'budgetLimits'>): Agent {
+  /**
+   * The agent, given what `create` or `restore` resolved (`init`, a fresh object of theirs, gets its
+   * tools and budget here, from the options and the parent: assigned, not spread into a copy).
+   */
+  private build(options: CreateAgentOptions, init: AgentInit): Agent {
     const { parent } = options
     const carved = options.budget instanceof Budget ? options.budget : undefined
     const limits = carved ? undefined : options.budget as BudgetLimits | undefined
     const tools = parent ? options.tools ?? parent.tools : this.rootTools(options.tools)
-    return new Agent(this.seam, {
-      ...init,
-      parent,
-      // Every agent below depth 0 (a child here, or a root whose host a parent elsewhere started)
-      // loses the tools meant for shallower agents (`maxCallerDepth`, e.g. a non-nested delegation tool).
-      tools: init.depth > 0 ? tools.forDepth(init.depth) : tools,
-      budget: carved,
-      budgetLimits: parent ? limits : lowestLimits<BudgetLimits>(this.rootLimits, limits),
-    })
+    init.parent = parent
+    // Every agent below depth 0 (a child here, or a root whose host a parent elsewhere started)
+    // loses the tools meant for shallower agents (`maxCallerDepth`, e.g. a non-nested delegation tool).
+    init.tools = init.depth > 0 ? tools.forDepth(init.depth) : tools
+    init.budget = carved
+    init.budgetLimits = parent ? limits : lowestLimits<BudgetLimits>(this.rootLimits, limits)
+    return new Agent(this.seam, init)
   }
 }
+
+/** `init.tools` before `build` sets it. */
+const UNSET_TOOLS = undefined as unknown as ToolView
 
 /** The schema's defaults: the one place they are written (a programmatic `new AgentRuntime(ctx, {})` gets the same). */
 const DEFAULTS = AgentRuntime.Config({})
