@@ -41,6 +41,8 @@ export interface AgentInit {
 
 const disposed = (id: string) => new AgentError('DISPOSED', `Agent ${id} has been disposed; create a new agent.`)
 
+const ONCE = { once: true } as const
+
 const CLOSED_WHILE_PARKED = 'Closed while waiting for an answer: the agent was disposed before anyone answered the question.'
 
 export class Agent {
@@ -282,7 +284,7 @@ export class Agent {
     const { signal } = options
     const onAbort = () => abort.abort(signal?.reason)
     if (signal?.aborted) abort.abort(signal.reason)
-    else signal?.addEventListener('abort', onAbort, { once: true })
+    else signal?.addEventListener('abort', onAbort, ONCE)
     // Mark the agent busy before the turn starts: the turn runs synchronously up to its first
     // await (events, the model call), and a run started from there must see BUSY.
     const current: { abort: TurnAbort; done: Promise<unknown> } = { abort, done: Promise.resolve() }

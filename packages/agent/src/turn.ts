@@ -10,7 +10,7 @@ import type { InboxDelegation, InboxMessage } from './inbox.js'
 import { openLeg, type Leg } from './turn-leg.js'
 import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
 import type { TurnOwner } from './turn-owner.js'
-import type { GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason } from './types.js'
+import type { GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason, ToolMessage } from './types.js'
 
 const NO_MESSAGES: InboxMessage[] = []
 
@@ -108,13 +108,10 @@ export class Turn {
   /** A tool call's result: into the transcript, its usage and work into the tallies. */
   answer(call: ModelToolCall, result: ToolResult): void {
     this.rollUp(result)
-    this.owner.agent.transcript.push({
-      role: 'tool',
-      toolCallId: call.id,
-      name: call.name,
-      content: result.content,
-      ...(result.isError ? { isError: true } : {}),
-    })
+    // Built by assignment: a spread into the literal takes V8's slow path.
+    const message: ToolMessage = { role: 'tool', toolCallId: call.id, name: call.name, content: result.content }
+    if (result.isError) message.isError = true
+    this.owner.agent.transcript.push(message)
   }
 
   private async loop(): Promise<RunResult> {

@@ -39,6 +39,15 @@ export interface InProcessProviderOptions {
  * `ctx.agents` below its parent, with the parent's tools as its ceiling.
  */
 export function createInProcessProvider(ctx: Context, options: InProcessProviderOptions): SubagentProvider {
+  // The child's system prompt, composed once per persona (a tool load passes the same one every time).
+  let lastPersona: string | undefined
+  let composed = SUBAGENT_NOTE
+  const childPersona = (persona: string | undefined) => {
+    if (!persona) return SUBAGENT_NOTE
+    if (persona !== lastPersona) composed = `${persona}\n\n${SUBAGENT_NOTE}`
+    lastPersona = persona
+    return composed
+  }
   // Resolved at the first start, not at apply: a provider reloaded often never pays for it.
   let agents: AgentRuntime | undefined
   const runtime = () => agents ??= withoutCallerTracing(ctx.agents)
@@ -59,18 +68,18 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
     start: (request) => startChild(options, request, again, (tools) => {
       const agents = runtime()
       const { parent } = request
-      const persona = request.persona ?? agents.config.persona
       return agents.create({
         parent,
         label: options.name,
         model: request.agentOptions?.model ?? parent.model,
-        persona: persona ? `${persona}\n\n${SUBAGENT_NOTE}` : SUBAGENT_NOTE,
+        persona: childPersona(request.persona ?? agents.config.persona),
         tools,
         // Shared, not copied: the parent's completed turns are immutable (never its turn in flight).
         seed: options.inheritsParentContext ? parent.transcript.completed() : undefined,
         maxSteps: options.maxSteps,
         // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
-        ...request.budget ? { budget: request.budget } : {},
+        // A literal of one shape (a spread of `{ budget }` or `{}` into it takes V8's slow path).
+        budget: request.budget,
       })
     }),
     // After a restart: the child comes back from its checkpoint, parked if it was, else interrupted.
