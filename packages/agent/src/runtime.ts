@@ -122,9 +122,11 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
 
   /** A root agent's tools: the given view (else every tool), under the bound ceiling. */
   private rootTools(tools: ToolView | undefined): ToolView {
-    const view = tools ?? this.registry.view()
+    // A root without tools of its own sees the registry through one live view, made once (views are immutable windows).
+    const view = tools ?? (this.rootView ??= this.registry.view())
     return this.ceiling.tools ? this.ceiling.apply(view) : view
   }
+  private rootView?: ToolView
 
   /**
    * Adds a handler called (isolated: a throwing handler is logged and ignored) whenever a run
