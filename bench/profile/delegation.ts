@@ -5,8 +5,10 @@
  *   node --expose-gc --import tsx bench/profile/delegation.ts heap    # writes a heap snapshot with 1,000 live children
  *   node --expose-gc --import tsx bench/profile/delegation.ts alloc   # bytes allocated per delegation
  *   node --expose-gc --import tsx bench/profile/delegation.ts count   # AbortControllers made per delegation
+ *   node --expose-gc --import tsx bench/profile/delegation.ts sampled # bytes allocated per delegation (collected ones too), by package
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { Session } from 'node:inspector/promises'
 import { writeHeapSnapshot } from 'node:v8'
 import { withoutCallerTracing } from '@cordis-subagents/shared'
 import { BenchModel, calls, CHILD, delegationModel, gc, host, lastMessage, now, text } from '../lib.js'
@@ -56,6 +58,37 @@ if (mode === 'count') {
   // CPU time is far less sensitive than wall time to other processes on a shared machine.
   console.log(`${n} delegations: ${(ms * 1000 / n).toFixed(1)} µs wall, ${((cpu.user + cpu.system) / n).toFixed(1)} µs CPU each`)
   if (mode === 'alloc') console.log(`heap growth without GC: ${((process.memoryUsage().heapUsed - heap0) / n / 1024).toFixed(2)} KiB per delegation (lower bound on allocation)`)
+  await h.stop()
+} else if (mode === 'sampled') {
+  // The inspector's sampling heap profiler, keeping the objects GC collected: what a delegation allocates, not what it keeps.
+  const h = await host({ model: delegationModel('subagent') })
+  const agents = withoutCallerTracing(h.ctx.agents)
+  const once = async () => {
+    const agent = agents.create({})
+    await agent.run('do the task')
+    await agent.dispose()
+  }
+  for (let i = 0; i < 3000; i++) await once()
+  const session = new Session()
+  session.connect()
+  await session.post('HeapProfiler.enable')
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+  const n = Number(process.argv[3] ?? 3000)
+  for (let i = 0; i < n; i++) await once()
+  const { profile } = await session.post('HeapProfiler.stopSampling')
+  session.disconnect()
+  type Sample = { selfSize: number; callFrame: { url: string }; children: Sample[] }
+  const byPlace = new Map<string, number>()
+  let total = 0
+  const walk = (node: Sample) => {
+    total += node.selfSize
+    const place = /\/packages\/([^/]+)\//.exec(node.callFrame.url)?.[1] ?? (node.callFrame.url.startsWith('node:') ? 'node' : node.callFrame.url ? 'bench and dependencies' : 'native (promises, Map, Set, …)')
+    byPlace.set(place, (byPlace.get(place) ?? 0) + node.selfSize)
+    for (const child of node.children) walk(child)
+  }
+  walk(profile.head as unknown as Sample)
+  console.log(`${(total / n / 1024).toFixed(1)} KiB allocated per delegation (sampled); by where it was allocated:`)
+  for (const [place, bytes] of [...byPlace].sort((a, b) => b[1] - a[1])) console.log(`  ${place}: ${(bytes / n / 1024).toFixed(1)} KiB`)
   await h.stop()
 } else if (mode === 'heap') {
   const n = Number(process.argv[3] ?? 1000)
