@@ -29,7 +29,7 @@ describe('the road of one delegation, as the subagents-service README draws it',
   it('a synchronous spawn delegation runs exactly the files the route lists, each listed once', async () => {
     const route = documented('sync')
     expect(new Set(route).size, 'a file listed twice').to.equal(route.length)
-    expect(route.length).to.be.at.most(25)
+    expect(route.length).to.be.at.most(24)
     expect((await ran('sync')).sort()).to.deep.equal([...route].sort())
   })
 

@@ -16,7 +16,7 @@ export { MAX_TASK_KEYS_PER_PARENT, reattachKey } from './run/reattach-keys.js'
 export type { ParkedRunInfo } from './run/journal-port.js'
 export { type SubagentCapability, SubagentError, type SubagentErrorCode, type SubagentErrorOptions } from './errors.js'
 export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } from './events.js'
-export { isIdleStop, STOP_REASONS } from './run/outcome.js'
+export { isIdleStop, STOP_REASONS } from './run/provider-io.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
 export { BackgroundRegistry, type BackgroundLimits, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground } from './background/book.js'
 export {

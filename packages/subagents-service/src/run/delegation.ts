@@ -2,10 +2,11 @@ import type { Agent, Budget } from '@cordis-subagents/agent'
 import { describeError, limitStop, onAbort, type PendingQuestion } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
-import { asLimitStop, chargeReported, chargeUsage, isEmptyUsage, isIdleStop, normalise, reasonText, sealed } from './outcome.js'
+import {
+  asLimitStop, chargeReported, chargeUsage, isEmptyUsage, isIdleStop, normalise, passOn, promiseOf, reasonText, runInfoOf, sealed,
+} from './provider-io.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { endIdle } from './park-expiry.js'
-import { passOn, promiseOf, runInfoOf } from './provider-call.js'
 import { aborted, discard, startFailed, startRefusal } from './start-failure.js'
 import { sendFollowUp } from './steer.js'
 import { isRun } from '../validate.js'

@@ -1,5 +1,5 @@
 import type { Logger } from 'cordis'
-import { isIdleStop } from './outcome.js'
+import { isIdleStop } from './provider-io.js'
 import type { SubagentOutcome, SubagentResult, SubagentRunState } from '../types.js'
 
 // A run that ends while it is idle (parked on a question, or interrupted): nothing of the service
