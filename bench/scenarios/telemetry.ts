@@ -8,7 +8,8 @@ import { delegationModel, host, interleave, type Stats } from '../lib.js'
  * What tracing costs per delegation (parent step → child step → parent step, subagent → spawn):
  * the telemetry plugin not loaded; loaded without an SDK (the API's no-op tracer); loaded with the
  * SDK recording every span through a BatchSpanProcessor into an exporter that only counts them
- * (the export itself, network or disk, is the host's choice and not measured).
+ * (the export itself, network or disk, is the host's choice and not measured). By the process'
+ * CPU time, interleaved: each round is a pair for the paired ratios of the target.
  */
 export interface TelemetryResult {
   stats: Record<string, Stats>
@@ -54,7 +55,7 @@ export async function telemetry(options: { rounds: number; batch: number; warmup
       [TELEMETRY_SYSTEMS.off]: system(withoutCallerTracing(off.ctx.agents)),
       [TELEMETRY_SYSTEMS.noop]: system(withoutCallerTracing(noop.ctx.agents)),
       [TELEMETRY_SYSTEMS.recording]: system(withoutCallerTracing(recording.ctx.agents), true),
-    }, options)
+    }, { ...options, clock: 'CPU' })
     await provider.forceFlush()
     return { stats, spansPerDelegation: exported / recorded }
   } finally {
