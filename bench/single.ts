@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs'
 import { Logger } from 'cordis'
 import { fmt, fmtMean, fmtStats, stats } from './lib.js'
 import { overheadReport } from './overhead-report.js'
-import { ratioTarget, type Target } from './targets.js'
+import { pairedFigure, ratioTarget, type Target } from './targets.js'
 import { overhead } from './scenarios/overhead.js'
 import { fanout } from './scenarios/fanout.js'
 import { soak } from './scenarios/soak.js'
@@ -257,6 +257,8 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
   log()
   table(['system', 'µs/call (CPU): **mean with GC** · median (min–max) · GC share', 'vs not loaded (means)'],
     Object.entries(r.stats).map(([name, s]) => [name, fmtMean(s), `${fmt(s.mean / off, 2)}×`]))
+  log(`A/A (two identical hosts without telemetry, paired by round): ${pairedFigure(r.stats[TELEMETRY_SYSTEMS.twin].samples!, r.stats[TELEMETRY_SYSTEMS.off].samples!, 'µs')}: the spread two identical systems show in this run, i.e. the finest ratio it can resolve.`)
+  log()
   targets.push(ratioTarget('telemetry loaded without an SDK ≤ 1.1× not loaded (paired by round)', r.stats[TELEMETRY_SYSTEMS.noop].samples!, r.stats[TELEMETRY_SYSTEMS.off].samples!,
     { atMost: 1.1 }, { clock: 'CPU', unit: 'µs' }))
   headline.push(['tracing a delegation (7 spans)', `${fmt(recording / off, 2)}× with the SDK recording, ${fmt(noop / off, 2)}× loaded without an SDK`, `not loaded: ${fmt(off)} µs`])
@@ -287,11 +289,11 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
   const report = overheadReport(r.stats, 'interleaved')
   log('## 1. Delegation overhead (µs per delegated call)')
   log()
-  log(`${r.rounds} rounds × ${r.batch} calls per system, all five interleaved in this process (the same systems, each in a fresh process of its own: the table after the targets). Every model reads every message it is given. Peers: \`@openai/agents\` 0.14 (asTool, fake Model, tracing disabled; its last line on openai 6, whose engines fit Node 20), \`ai\` 6 (generateText + MockLanguageModelV3, child generateText inside a tool).`)
+  log(`${r.rounds} rounds × ${r.batch} calls per system, all five interleaved in this process, by the process' CPU time; each round is a pair for the targets' paired ratios (the same systems, each in fresh processes of its own: section 1b). Every model reads every message it is given. Peers: \`@openai/agents\` 0.14 (asTool, fake Model, tracing disabled; its last line on openai 6, whose engines fit Node 20), \`ai\` 6 (generateText + MockLanguageModelV3, child generateText inside a tool).`)
   log()
   table(report.head, report.rows)
   targets.push(...report.targets)
-  headline.push(['one delegation (parent step → child step → parent step), mean with GC',
+  headline.push(['one delegation (parent step → child step → parent step), mean CPU time with GC',
     `${fmt(report.spawn)} µs (spawn), ${fmt(report.fork)} µs (fork)`,
     `OpenAI Agents SDK ${fmt(report.openai)} µs (${fmt(report.openai / report.spawn, 1)}× slower), AI SDK ${fmt(report.aisdk)} µs (${fmt(report.aisdk / report.spawn, 1)}× slower); no-framework floor ${fmt(report.floor)} µs`])
   out.splice(section1.out, 0, ...out.splice(at.out))

@@ -40,13 +40,29 @@ export function ratioTarget(
   name: string, samplesA: readonly number[], samplesB: readonly number[], bound: Bound,
   options: { clock: Exclude<Clock, '—'>; unit?: string; note?: string; means?: boolean },
 ): Target {
+  const { detail, figure } = paired(samplesA, samplesB, bound, options)
+  const met = spreadWithin(detail.spread, bound) && (!detail.means || within(detail.ratio, bound))
+  return [name, met, figure, options.clock, detail]
+}
+
+/**
+ * The paired figures of A ÷ B without a verdict: "1.02× by means (…); paired p10–p90 …". For an
+ * A/A row (two identical systems), whose spread says how fine a ratio this machine can resolve.
+ */
+export function pairedFigure(samplesA: readonly number[], samplesB: readonly number[], unit = ''): string {
+  return paired(samplesA, samplesB, { atMost: Infinity }, { unit }).figure
+}
+
+function paired(
+  samplesA: readonly number[], samplesB: readonly number[], bound: Bound, options: { unit?: string; note?: string; means?: boolean },
+) {
   const meanA = mean(samplesA)
   const meanB = mean(samplesB)
   const ratio = meanA / meanB
   const s = spread(pairedRatios(samplesA, samplesB))
-  const means = options.means ?? false
-  const met = spreadWithin(s, bound) && (!means || within(ratio, bound))
   const unit = options.unit ?? ''
   const figure = `${fmt(ratio, 2)}× by means (${fmt(meanA)} vs ${fmt(meanB)}${unit ? ` ${unit}` : ''}); paired ${pct(SPREAD.low)}–${pct(SPREAD.high)} ${fmt(s.low, 2)}–${fmt(s.high, 2)}×, median ${fmt(s.median, 2)}×, ${s.n} pair${s.n === 1 ? '' : 's'}${options.note ? `; ${options.note}` : ''}`
-  return [name, met, figure, options.clock, { ratio, meanA, meanB, spread: s, percentiles: [SPREAD.low, SPREAD.high], bound, means }]
+  const percentiles: [number, number] = [SPREAD.low, SPREAD.high]
+  const detail: RatioDetail = { ratio, meanA, meanB, spread: s, percentiles, bound, means: options.means ?? false }
+  return { detail, figure }
 }

@@ -2,11 +2,12 @@
 // p10–p90 spread, met/missed on constructed samples, the start-up / steady split of a fresh
 // process, and the targets table across runs. No timing is asserted: the samples are made up.
 import { expect } from 'chai'
+import { type FreshRun, freshSection, freshTargets } from '../bench/fresh-report.js'
 import { rounds } from '../bench/paired.js'
 import { aggregate, type RunOutput } from '../bench/report.js'
 import { mean, pairedRatios, pairwiseMin, quantile, spread, SPREAD } from '../bench/stats.js'
 import { splitWindows, startupCost } from '../bench/steady.js'
-import { ratioTarget, type Target } from '../bench/targets.js'
+import { pairedFigure, ratioTarget, type Target } from '../bench/targets.js'
 
 const repeat = (value: number, n: number) => Array<number>(n).fill(value)
 
@@ -79,6 +80,10 @@ describe('bench figures: paired ratios and their spread', () => {
     expect(figure).to.match(/^10\.00× by means \(450 vs 45\.0 µs\); paired p10–p90 9\.20–10\.89×, median 10\.00×, 3 pairs$/)
   })
 
+  it('an A/A figure (two identical systems) has the same form, without a verdict', () => {
+    expect(pairedFigure([10, 11, 9], [10, 10, 10], 'µs')).to.equal('1.00× by means (10.0 vs 10.0 µs); paired p10–p90 0.92–1.08×, median 1.00×, 3 pairs')
+  })
+
   it('the faster of several systems is taken per pair', () => {
     expect(pairwiseMin([5, 1, 7], [3, 4, 7])).to.deep.equal([3, 1, 7])
     expect(() => pairwiseMin([1, 2], [1])).to.throw(RangeError)
@@ -147,5 +152,39 @@ describe('bench figures: rounds and the targets table', () => {
     expect(lines).to.include('| target | clock | met | run 1 | run 2 |')
     expect(lines).to.include('| x ≤ 2× | CPU | **no** | 1.5× | **2.5×** |')
     expect(lines).to.include('| only in run 1 | wall | **no** | ok | (not measured) |')
+  })
+})
+
+describe('bench figures: fresh-process targets', () => {
+  const sample = (startup: number, steady: number) => ({
+    buildMs: 1, gcShare: 0,
+    cpu: { startup: repeat(startup, 4), steady: repeat(steady, 4) },
+    wall: { startup: repeat(startup, 4), steady: repeat(steady, 4) },
+  })
+
+  it('take the steady window of each process, paired by set, and leave the start-up window to its own table', () => {
+    // Three sets; in each the start-up window inflates the floor (30 µs) far more than ours (90 µs).
+    const run: FreshRun = {
+      floor: [sample(30, 4), sample(30, 5), sample(30, 4)],
+      spawn: [sample(90, 48), sample(90, 50), sample(90, 52)],
+      fork: [sample(90, 80), sample(90, 80), sample(90, 80)],
+      openai: [sample(900, 600), sample(900, 600), sample(900, 600)],
+      aisdk: [sample(900, 700), sample(900, 400), sample(900, 700)],
+    }
+    const byName = Object.fromEntries(freshTargets(run).map((t) => [t[0], t]))
+    const spawnFloor = byName['one delegation ≤ 15× the no-framework floor (ours: subagent → spawn; fresh processes, steady window)']
+    expect(spawnFloor[3]).to.equal('CPU')
+    expect(spawnFloor[4]!.spread.n).to.equal(3)
+    expect(spawnFloor[4]!.ratio).to.be.closeTo(150 / 13, 1e-9)
+    expect(spawnFloor[1]).to.equal(true)
+    // fork: 80 ÷ 4–5 µs is 16–20×: missed, though start-up windows alone would say 3×.
+    expect(byName['one delegation ≤ 15× the no-framework floor (ours: subagent → fork; fresh processes, steady window)'][1]).to.equal(false)
+    // The faster peer is taken per set: 600, 400, 600 against ours 48, 50, 52: 12.5, 8, 11.54 (p10 ≈ 8.7 < 10).
+    const peers = byName['peers ≥ 10× slower than us (the faster per pair ÷ ours: subagent → spawn; fresh processes, steady window)']
+    expect(peers[4]!.spread.low).to.be.closeTo(8 + 0.2 * (600 / 52 - 8), 1e-9)
+    expect(peers[1]).to.equal(false)
+    const lines = freshSection([run], { startup: 4, steady: 4, batch: 1 })
+    expect(lines.some((line) => line.startsWith('| ours: subagent → spawn | **50.0** · 50.0 · 48.0–52.0 |'))).to.equal(true)
+    expect(lines).to.include('### Start-up cost (fresh processes)')
   })
 })

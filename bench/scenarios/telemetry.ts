@@ -19,6 +19,8 @@ export interface TelemetryResult {
 
 export const TELEMETRY_SYSTEMS = {
   off: 'telemetry not loaded',
+  /** An identical second host without telemetry: the A/A row, whose paired spread is what this machine can resolve. */
+  twin: 'telemetry not loaded (a second, identical host: A/A)',
   noop: 'telemetry loaded, no SDK (no-op tracer)',
   recording: 'telemetry loaded, SDK recording (BatchSpanProcessor)',
 } as const
@@ -36,6 +38,7 @@ export async function telemetry(options: { rounds: number; batch: number; warmup
     spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 65_536, maxExportBatchSize: 4096, scheduledDelayMillis: 50 })],
   })
   const off = await host({ model: delegationModel('subagent') })
+  const twin = await host({ model: delegationModel('subagent') })
   const noop = await host({ model: delegationModel('subagent') })
   const recording = await host({ model: delegationModel('subagent') })
   noop.ctx.plugin(Telemetry)
@@ -53,6 +56,7 @@ export async function telemetry(options: { rounds: number; batch: number; warmup
   try {
     const stats = await interleave({
       [TELEMETRY_SYSTEMS.off]: system(withoutCallerTracing(off.ctx.agents)),
+      [TELEMETRY_SYSTEMS.twin]: system(withoutCallerTracing(twin.ctx.agents)),
       [TELEMETRY_SYSTEMS.noop]: system(withoutCallerTracing(noop.ctx.agents)),
       [TELEMETRY_SYSTEMS.recording]: system(withoutCallerTracing(recording.ctx.agents), true),
     }, { ...options, clock: 'CPU' })
@@ -60,6 +64,7 @@ export async function telemetry(options: { rounds: number; batch: number; warmup
     return { stats, spansPerDelegation: exported / recorded }
   } finally {
     await off.stop()
+    await twin.stop()
     await noop.stop()
     await recording.stop()
     await provider.shutdown()
