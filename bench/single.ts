@@ -26,6 +26,11 @@ Logger.levels.base = 1
 
 const quick = !!process.env.BENCH_QUICK
 const q = (full: number, small: number) => (quick ? small : full)
+/**
+ * Interleaved sections with a ratio target: batches of 1,000 calls, so the collections spread over
+ * the batches instead of landing in one of a pair (the A/A measurement: bench/README.md, Method).
+ */
+const PAIRED = { rounds: q(25, 2), batch: q(1000, 10), warmup: q(3, 1) }
 const out: string[] = []
 const targets: Target[] = []
 /** The headline rows (scenario, ours, peers/baseline), written into CONTRIBUTING.md between its markers. */
@@ -247,13 +252,13 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
 
 // 9 -------------------------------------------------------------------------------------------
 {
-  const r = await telemetry({ rounds: q(25, 2), batch: q(100, 10), warmup: q(10, 1) })
+  const r = await telemetry(PAIRED)
   const off = r.stats[TELEMETRY_SYSTEMS.off].mean
   const noop = r.stats[TELEMETRY_SYSTEMS.noop].mean
   const recording = r.stats[TELEMETRY_SYSTEMS.recording].mean
   log('## 9. Tracing: @cordis-subagents/telemetry on vs off, per delegation')
   log()
-  log(`One delegation (subagent → spawn), interleaved, ${r.stats[TELEMETRY_SYSTEMS.off].n} rounds × ${q(100, 10)} calls. "No SDK": the plugin loaded with only \`@opentelemetry/api\` (no SDK registered: it declines every run). "Recording": the OpenTelemetry SDK (\`BasicTracerProvider\` + \`BatchSpanProcessor\`) records every span into an exporter that only counts them (${fmt(r.spansPerDelegation, 1)} spans per delegation); exporting them over the network is the host's cost, not measured here.`)
+  log(`One delegation (subagent → spawn), interleaved, ${r.stats[TELEMETRY_SYSTEMS.off].n} rounds × ${PAIRED.batch} calls. "No SDK": the plugin loaded with only \`@opentelemetry/api\` (no SDK registered: it declines every run). "Recording": the OpenTelemetry SDK (\`BasicTracerProvider\` + \`BatchSpanProcessor\`) records every span into an exporter that only counts them (${fmt(r.spansPerDelegation, 1)} spans per delegation); exporting them over the network is the host's cost, not measured here.`)
   log()
   table(['system', 'µs/call (CPU): **mean with GC** · median (min–max) · GC share', 'vs not loaded (means)'],
     Object.entries(r.stats).map(([name, s]) => [name, fmtMean(s), `${fmt(s.mean / off, 2)}×`]))
@@ -266,7 +271,7 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
 
 // 10 ------------------------------------------------------------------------------------------
 {
-  const r = await background({ rounds: q(25, 2), batch: q(100, 10), warmup: q(10, 1) })
+  const r = await background(PAIRED)
   const syncName = 'sync: subagent → spawn (3 model calls)'
   const sync = r.stats[syncName].median
   log('## 10. Background delegation: start + collect vs a synchronous delegation (µs per delegation)')
@@ -285,7 +290,7 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
 // 1 (run last, printed first) -------------------------------------------------------------------
 {
   const at = { out: out.length, targets: targets.length, headline: headline.length }
-  const r = await overhead({ rounds: q(25, 2), batch: q(100, 10), warmup: q(10, 1) })
+  const r = await overhead(PAIRED)
   const report = overheadReport(r.stats, 'interleaved')
   log('## 1. Delegation overhead (µs per delegated call)')
   log()
