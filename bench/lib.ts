@@ -1,5 +1,5 @@
 import { cpus, totalmem } from 'node:os'
-import { performance, PerformanceObserver } from 'node:perf_hooks'
+import { performance } from 'node:perf_hooks'
 import { Context } from 'cordis'
 import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime, { type ChatModel, type GenerateRequest, type GenerateResponse, type Message } from '@cordis-subagents/agent'
@@ -7,6 +7,7 @@ import SubagentService from '@cordis-subagents/subagents-service'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import * as ProviderSpawn from '@cordis-subagents/provider-spawn'
 import * as ProviderFork from '@cordis-subagents/provider-fork'
+import { rounds } from './paired.js'
 
 export { SubagentTool, ProviderSpawn }
 
@@ -21,15 +22,17 @@ export function gc(): void {
 /**
  * `mean` is over every sample, so the batches a garbage collection landed in count in full (the
  * median drops them); `gcShare`, where measured, is the part of the system's timed batches spent in GC.
+ * `samples` are the samples in the order they were taken (for paired ratios: targets.ts), `clock`
+ * the clock they were taken with where the producer says.
  */
-export interface Stats { median: number; mean: number; min: number; max: number; n: number; gcShare?: number }
+export interface Stats { median: number; mean: number; min: number; max: number; n: number; gcShare?: number; samples?: number[]; clock?: 'CPU' | 'wall' }
 
 export function stats(samples: number[]): Stats {
   const s = [...samples].sort((a, b) => a - b)
   const mid = s.length >> 1
   const median = s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
   const mean = s.reduce((sum, x) => sum + x, 0) / s.length
-  return { median, mean, min: s[0], max: s[s.length - 1], n: s.length }
+  return { median, mean, min: s[0], max: s[s.length - 1], n: s.length, samples: [...samples] }
 }
 
 export const fmt = (x: number, digits = 1) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(digits))
@@ -38,49 +41,20 @@ export const fmtStats = (s: Stats, unit = '', digits = 1) => `${fmt(s.median, di
 export const fmtMean = (s: Stats, unit = '', digits = 1) => `**${fmt(s.mean, digits)}${unit}** · ${fmtStats(s, unit, digits)}${s.gcShare === undefined ? '' : ` · GC ${fmt(s.gcShare * 100, 0)} %`}`
 
 /**
- * Runs each system's `batch()` in rounds, interleaved A B A B …, after `warmup` untimed rounds.
- * A sample is the mean µs per iteration of one batch (a batch amortises timer resolution). GC
- * pauses (perf_hooks 'gc' entries) are charged to the system whose batch they fell in.
+ * Runs each system's `batch()` in rounds, interleaved A B A B …, after `warmup` untimed rounds
+ * (paired.ts). A sample is the mean µs per iteration of one batch (a batch amortises timer
+ * resolution), by the wall clock (default) or the process' CPU time (`clock: 'CPU'`); samples
+ * of the same round are a pair. GC pauses (perf_hooks 'gc' entries) are charged to the system
+ * whose batch they fell in.
  */
 export async function interleave(
   systems: Record<string, () => Promise<void>>,
-  options: { rounds: number; warmup: number; batch: number },
+  options: { rounds: number; warmup: number; batch: number; clock?: 'CPU' | 'wall' },
 ): Promise<Record<string, Stats>> {
-  const names = Object.keys(systems)
-  const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]))
-  const windows: Array<{ name: string; from: number; to: number }> = []
-  const pauses: Array<{ at: number; ms: number }> = []
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) pauses.push({ at: entry.startTime, ms: entry.duration })
-  })
-  observer.observe({ entryTypes: ['gc'] })
-  try {
-    for (let round = -options.warmup; round < options.rounds; round++) {
-      // Alternate the order each round so no system always runs right after the same one.
-      const order = round % 2 ? [...names].reverse() : names
-      for (const name of order) {
-        const run = systems[name]
-        const t0 = now()
-        for (let i = 0; i < options.batch; i++) await run()
-        const t1 = now()
-        if (round < 0) continue
-        samples[name].push(((t1 - t0) * 1000) / options.batch)
-        windows.push({ name, from: t0, to: t1 })
-      }
-    }
-    // GC entries are delivered asynchronously: let the last ones arrive.
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  } finally {
-    observer.disconnect()
-  }
-  const gcMs: Record<string, number> = {}
-  const timedMs: Record<string, number> = {}
-  for (const w of windows) timedMs[w.name] = (timedMs[w.name] ?? 0) + w.to - w.from
-  for (const pause of pauses) {
-    const w = windows.find((w) => pause.at >= w.from && pause.at < w.to)
-    if (w) gcMs[w.name] = (gcMs[w.name] ?? 0) + pause.ms
-  }
-  return Object.fromEntries(names.map((n) => [n, { ...stats(samples[n]), gcShare: (gcMs[n] ?? 0) / (timedMs[n] || 1) }]))
+  const clock = options.clock ?? 'wall'
+  const measured = await rounds(systems, options)
+  return Object.fromEntries(Object.entries(measured).map(([name, r]) => [name,
+    { ...stats(clock === 'CPU' ? r.cpu : r.wall), gcShare: r.gcMs / (r.timedMs || 1), clock }]))
 }
 
 export function machine() {
@@ -118,9 +92,17 @@ export function readMessages(messages: readonly Message[]): void {
  * (ScriptedModel copies every request into `requests`).
  */
 export class BenchModel implements ChatModel {
-  constructor(private readonly reply: (request: GenerateRequest) => GenerateResponse | Promise<GenerateResponse>) {}
+  constructor(
+    private readonly reply: (request: GenerateRequest) => GenerateResponse | Promise<GenerateResponse>,
+    /**
+     * false: a model that does not read its messages (only the last, to decide its reply): the
+     * framework's own cost, apart from reading.
+     */
+    private readonly reads = true,
+  ) {}
+
   async generate(request: GenerateRequest): Promise<GenerateResponse> {
-    readMessages(request.messages)
+    if (this.reads) readMessages(request.messages)
     return this.reply(request)
   }
 }
@@ -135,13 +117,13 @@ export const lastMessage = (request: GenerateRequest): Message => request.messag
 export const CHILD = 'CHILD: '
 
 /** The standard workload: parent calls the delegation tool once, the child answers, parent answers. */
-export function delegationModel(toolName: string): BenchModel {
+export function delegationModel(toolName: string, options: { reads?: boolean } = {}): BenchModel {
   return new BenchModel((request) => {
     const last = lastMessage(request)
     if (last.role === 'tool') return text('parent final answer')
     if (last.content.startsWith(CHILD)) return text('child answer')
     return calls([{ name: toolName, input: { description: 'look something up', prompt: `${CHILD}look something up` } }])
-  })
+  }, options.reads ?? true)
 }
 
 export interface Host { ctx: Context; stop(): Promise<void> }

@@ -39,8 +39,11 @@ async function connectHandClient() {
   return { sdk, child, exited, connection }
 }
 
-/** A minimal hand-written client on the ACP SDK: spawn → initialize → session/new → prompt → close → exit. */
-async function handClient(): Promise<void> {
+/**
+ * A minimal hand-written client on the ACP SDK: spawn → initialize → session/new → prompt →
+ * the answer (`mark`: the result) → close → the process' exit.
+ */
+async function handClient(mark: () => void): Promise<void> {
   const { child, exited, connection } = await connectHandClient()
   const session = await connection.agent.buildSession({ cwd: process.cwd(), mcpServers: [] }).start()
   const response = session.prompt([{ type: 'text', text: 'hello' }])
@@ -52,6 +55,7 @@ async function handClient(): Promise<void> {
     if (update.sessionUpdate === 'agent_message_chunk') output += update.content?.text ?? ''
   }
   await response
+  mark()
   if (output !== 'child answer') throw new Error(`hand client: wrong output ${output}`)
   session.dispose()
   connection.close()
@@ -59,33 +63,50 @@ async function handClient(): Promise<void> {
   await exited
 }
 
-export interface AcpResult { stats: Record<string, Stats>; iterations: number }
+/**
+ * Per-run latency, each system to two matched end points (issue 42): to the result (the answer
+ * in hand: the hand client's prompt answered, our run's `result`), and to the process' exit (the
+ * hand client closes stdin and waits for the exit; ours disposes the run, which hands it back at
+ * the end of the turn, then waits for the provider's `reaped()`: the process is gone). The floor
+ * (an empty node script) has one end point, its exit.
+ */
+export interface AcpResult { result: Record<string, Stats>; exit: Record<string, Stats>; iterations: number }
+
+export const ACP_SYSTEMS = { floor: 'floor: spawn node (empty script)', hand: 'hand-written ACP SDK client', ours: 'ours: ctx.subagents → acp provider' } as const
 
 export async function acp(options: { iterations: number; warmup: number }): Promise<AcpResult> {
   // One parent delegates every run: lift the tree cap (16 delegations by default) above the run count.
   const h = await host({ model: new BenchModel(() => text('unused')), tools: false, subagents: { maxChildren: 1000 } })
   h.ctx.plugin(ProviderAcp, { name: 'acp', command: process.execPath, args: [AGENT] })
   await h.ctx.lifecycle.flush()
+  const provider = h.ctx.subagents.get('acp') as ProviderAcp.AcpProvider
   const parent = h.ctx.agents.create({})
-  const ours = async () => {
+  const ours = async (mark: () => void) => {
     const run = await h.ctx.subagents.delegate('acp', { prompt: 'hello', parent, signal: new AbortController().signal })
     const result = await run.result
+    mark()
     await run.dispose()
+    await provider.reaped()
     if (result.stopReason !== 'completed' || result.output !== 'child answer') throw new Error(`acp: ${JSON.stringify(result)}`)
   }
-  const systems: Record<string, () => Promise<void>> = {
-    'floor: spawn node (empty script)': floor,
-    'hand-written ACP SDK client': handClient,
-    'ours: ctx.subagents → acp provider': ours,
+  const systems: Record<string, (mark: () => void) => Promise<void>> = {
+    [ACP_SYSTEMS.floor]: floor,
+    [ACP_SYSTEMS.hand]: handClient,
+    [ACP_SYSTEMS.ours]: ours,
   }
-  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(systems).map((k) => [k, []]))
+  const names = Object.keys(systems)
+  const result: Record<string, number[]> = Object.fromEntries(names.filter((k) => k !== ACP_SYSTEMS.floor).map((k) => [k, []]))
+  const exit: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]))
   try {
     for (let i = -options.warmup; i < options.iterations; i++) {
-      const names = Object.keys(systems)
-      for (const name of i % 2 ? names.reverse() : names) {
+      for (const name of i % 2 ? [...names].reverse() : names) {
         const t0 = now()
-        await systems[name]()
-        if (i >= 0) samples[name].push(now() - t0)
+        let t1 = 0
+        await systems[name](() => { t1 = now() })
+        const t2 = now()
+        if (i < 0) continue
+        result[name]?.push(t1 - t0)
+        exit[name].push(t2 - t0)
       }
     }
     if (h.ctx.subagents.runs().length) throw new Error('acp: live runs left')
@@ -93,7 +114,8 @@ export async function acp(options: { iterations: number; warmup: number }): Prom
     await parent.dispose()
     await h.stop()
   }
-  return { stats: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v)])), iterations: options.iterations }
+  const summary = (samples: Record<string, number[]>) => Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, stats(v)]))
+  return { result: summary(result), exit: summary(exit), iterations: options.iterations }
 }
 
 export interface HandbackResult { stats: Record<string, Stats>; iterations: number }

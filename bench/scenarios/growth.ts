@@ -2,12 +2,15 @@ import { withoutCallerTracing } from '@cordis-subagents/shared'
 import type { AgentRuntime } from '@cordis-subagents/agent'
 import { delegationModel, host, now, readMessages, stats, type Stats } from '../lib.js'
 
+/** The row of a fork conversation whose model does not read its messages. */
+export const NOT_READING = 'fork, model does not read'
+
 export interface GrowthResult {
   /** Turns timed at each mark: the mark and the `window - 1` turns after it. */
   window: number
   turns: number
   reps: number
-  /** µs per parent turn (one delegation each) around each mark, per tool. */
+  /** µs per parent turn (one delegation each) around each mark, per row (fork, spawn, NOT_READING); one sample per rep, in rep order. */
   marks: Record<string, Record<number, Stats>>
   /** Transcript length of the parent when each mark's window starts. */
   messagesAt: Record<number, number>
@@ -29,12 +32,15 @@ export interface GrowthResult {
  */
 export async function growth(options: { marks: number[]; window: number; reps: number }): Promise<GrowthResult> {
   const turns = Math.max(...options.marks) + options.window - 1
-  const tools = { fork: 'subagent_fork', spawn: 'subagent' }
+  // `fork, model does not read`: the same fork conversation with a model that reads only the last
+  // message, so its figures are the framework's own cost as history grows (issue 42's target).
+  const tools = { fork: 'subagent_fork', spawn: 'subagent', [NOT_READING]: 'subagent_fork' }
   const marks: Record<string, Record<number, number[]>> = {}
   const totals: Record<string, number[]> = {}
   const messagesAt: Record<number, number> = {}
   const reading: Record<number, number[]> = {}
-  const hosts = await Promise.all(Object.values(tools).map((tool) => host({ model: delegationModel(tool) })))
+  const hosts = await Promise.all(Object.entries(tools)
+    .map(([name, tool]) => host({ model: delegationModel(tool, { reads: name !== NOT_READING }) })))
   try {
     for (let rep = -1; rep < options.reps; rep++) {
       // Alternate which tool goes first, so neither always runs on a heap the other just grew.

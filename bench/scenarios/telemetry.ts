@@ -8,7 +8,8 @@ import { delegationModel, host, interleave, type Stats } from '../lib.js'
  * What tracing costs per delegation (parent step → child step → parent step, subagent → spawn):
  * the telemetry plugin not loaded; loaded without an SDK (the API's no-op tracer); loaded with the
  * SDK recording every span through a BatchSpanProcessor into an exporter that only counts them
- * (the export itself, network or disk, is the host's choice and not measured).
+ * (the export itself, network or disk, is the host's choice and not measured). By the process'
+ * CPU time, interleaved: each round is a pair for the paired ratios of the target.
  */
 export interface TelemetryResult {
   stats: Record<string, Stats>
@@ -18,6 +19,8 @@ export interface TelemetryResult {
 
 export const TELEMETRY_SYSTEMS = {
   off: 'telemetry not loaded',
+  /** An identical second host without telemetry: the A/A row, whose paired spread is what this machine can resolve. */
+  twin: 'telemetry not loaded (a second, identical host: A/A)',
   noop: 'telemetry loaded, no SDK (no-op tracer)',
   recording: 'telemetry loaded, SDK recording (BatchSpanProcessor)',
 } as const
@@ -35,6 +38,7 @@ export async function telemetry(options: { rounds: number; batch: number; warmup
     spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 65_536, maxExportBatchSize: 4096, scheduledDelayMillis: 50 })],
   })
   const off = await host({ model: delegationModel('subagent') })
+  const twin = await host({ model: delegationModel('subagent') })
   const noop = await host({ model: delegationModel('subagent') })
   const recording = await host({ model: delegationModel('subagent') })
   noop.ctx.plugin(Telemetry)
@@ -52,13 +56,15 @@ export async function telemetry(options: { rounds: number; batch: number; warmup
   try {
     const stats = await interleave({
       [TELEMETRY_SYSTEMS.off]: system(withoutCallerTracing(off.ctx.agents)),
+      [TELEMETRY_SYSTEMS.twin]: system(withoutCallerTracing(twin.ctx.agents)),
       [TELEMETRY_SYSTEMS.noop]: system(withoutCallerTracing(noop.ctx.agents)),
       [TELEMETRY_SYSTEMS.recording]: system(withoutCallerTracing(recording.ctx.agents), true),
-    }, options)
+    }, { ...options, clock: 'CPU' })
     await provider.forceFlush()
     return { stats, spansPerDelegation: exported / recorded }
   } finally {
     await off.stop()
+    await twin.stop()
     await noop.stop()
     await recording.stop()
     await provider.shutdown()
