@@ -5,9 +5,9 @@
  *
  *   tsc -b && node --expose-gc --import tsx --conditions=cordis-subagents-source bench/profile/serving.ts [rounds] [batch]
  *
- * To profile one server, run it alone under --cpu-prof and drive it from here:
- *   SERVING_PROFILE=a2a-ours node --import tsx --conditions=cordis-subagents-source bench/profile/serving.ts 10
- * (the server of that system then runs with --cpu-prof --cpu-prof-dir=/tmp/prof).
+ * To profile servers, name them (comma-separated):
+ *   SERVING_PROFILE=a2a-ours,a2a-bare node --import tsx --conditions=cordis-subagents-source bench/profile/serving.ts 10
+ * (each named server writes a CPU profile to /tmp/prof-<system>).
  */
 import { fmtStats } from '../lib.js'
 import { serving } from '../scenarios/serving.js'

@@ -14,8 +14,8 @@ const SERVER = fileURLToPath(new URL('./serving-server.ts', import.meta.url))
 interface Remote { url: string; token: string; cpuUs(): Promise<number>; stop(): Promise<void> }
 
 async function start(system: ServingSystem): Promise<Remote> {
-  // SERVING_PROFILE=<system>: that server writes a CPU profile to /tmp/prof (bench/profile/serving.ts).
-  const profile = process.env.SERVING_PROFILE === system ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []
+  // SERVING_PROFILE=<system>[,<system>…]: each server named writes a CPU profile to /tmp/prof-<system> (bench/profile/serving.ts).
+  const profile = process.env.SERVING_PROFILE?.split(',').includes(system) ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=/tmp/prof-${system}`] : []
   const execArgv = [...process.execArgv.filter((arg) => !arg.startsWith('--cpu-prof')), ...profile]
   const child: ChildProcess = fork(SERVER, [system], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const hello = await new Promise<{ url: string; token: string }>((resolve, reject) => {
