@@ -178,9 +178,15 @@ export interface WarmAcpResult {
 /** A hand-written client on one live, initialized agent process: session/new → prompt → end_turn per call. */
 async function liveClient() {
   const { child, exited, connection } = await connectHandClient()
+  let ahead: Awaited<ReturnType<ReturnType<typeof connection.agent.buildSession>['start']>> | undefined
   return {
+    /** Opens the next run's session now (session/new ahead, as a warm spare of provider-acp does). */
+    async open() {
+      ahead = await connection.agent.buildSession({ cwd: process.cwd(), mcpServers: [] }).start()
+    },
     async run() {
-      const session = await connection.agent.buildSession({ cwd: process.cwd(), mcpServers: [] }).start()
+      const session = ahead ?? await connection.agent.buildSession({ cwd: process.cwd(), mcpServers: [] }).start()
+      ahead = undefined
       const response = session.prompt([{ type: 'text', text: 'hello' }])
       let output = ''
       for (;;) {
@@ -256,6 +262,17 @@ export async function warmAcp(options: { iterations: number; warmup: number }): 
     'protocol floor: hand client, live initialized process (session/new → prompt)': { run: async (mark) => { await client.run(); mark() } },
     'hand client, first session on a freshly initialized process': {
       prepare: async () => { fresh = await liveClient() },
+      run: async (mark) => {
+        await fresh!.run()
+        mark()
+        await fresh!.close()
+      },
+    },
+    'hand client, first prompt on a freshly initialized process whose session was opened ahead': {
+      prepare: async () => {
+        fresh = await liveClient()
+        await fresh.open()
+      },
       run: async (mark) => {
         await fresh!.run()
         mark()

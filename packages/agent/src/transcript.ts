@@ -7,13 +7,21 @@ import type { Message, ToolMessage } from './types.js'
  * new array, the old one stays as it was), and shared by reference from then on.
  */
 
-/** Frozen histories made by `freezeHistory`: their messages were validated and frozen when appended. */
-const frozenHistories = new WeakSet<object>()
+/**
+ * Frozen histories made by `freezeHistory`, each with a plain (unfrozen) copy of its pointers.
+ * V8 (Node 20) copies a frozen array (`slice`, `concat`) on a slow path, element by element, and
+ * a fork child joins its parent's frozen history with its own messages on every model request:
+ * joining from the plain copy keeps that a block copy, so a fork's cost per request does not
+ * grow faster than the history it copies. The copy is made while the array is still plain (one
+ * block copy), and is dropped with the history (a WeakMap).
+ */
+const frozenHistories = new WeakMap<object, readonly Message[]>()
 
 /** Freezes `messages` (already frozen messages) and remembers it as a history that may be shared as is. */
 function freezeHistory(messages: Message[]): readonly Message[] {
+  const plain = messages.slice()
   Object.freeze(messages)
-  frozenHistories.add(messages)
+  frozenHistories.set(messages, plain)
   return messages
 }
 
@@ -22,7 +30,12 @@ export function isFrozenHistory(value: unknown): boolean {
   return typeof value === 'object' && value !== null && frozenHistories.has(value)
 }
 
-/** The first `length` messages of `base` followed by `own`, as one new array. */
+/** The plain copy of a frozen history, for copying from (`base` itself when it has none: an empty base). */
+function plainOf(base: readonly Message[]): readonly Message[] {
+  return frozenHistories.get(base) ?? base
+}
+
+/** The first `length` messages of `base` (a plain array) followed by `own`, as one new array. */
 function joined(base: readonly Message[], own: readonly Message[], length: number): Message[] {
   if (length <= base.length) return base.slice(0, length)
   if (!base.length) return own.slice(0, length)
@@ -43,6 +56,8 @@ function joined(base: readonly Message[], own: readonly Message[], length: numbe
 export class Transcript {
   /** The inherited part (a fork's parent's completed turns): a frozen history, shared. */
   private readonly base: readonly Message[]
+  /** `base`'s plain copy: what joins and reads go through (a frozen array is slower to copy and to index). */
+  private readonly plainBase: readonly Message[]
   /** This transcript's own messages, append-only. */
   private readonly own: Message[] = []
   private turnStart: number | undefined
@@ -56,15 +71,17 @@ export class Transcript {
   constructor(seed: readonly Message[] = []) {
     if (isFrozenHistory(seed)) {
       this.base = seed
+      this.plainBase = plainOf(seed)
     } else {
       this.base = []
+      this.plainBase = this.base
       for (const message of seed) this.own.push(freezeMessage(cloneMessage(message)))
     }
   }
 
   /** Every message so far, as a copy the caller may edit (the messages themselves are frozen and shared). */
   get messages(): readonly Message[] {
-    return joined(this.base, this.own, this.length)
+    return joined(this.plainBase, this.own, this.length)
   }
 
   get length(): number {
@@ -87,7 +104,7 @@ export class Transcript {
     const length = this.turnStart ?? this.length
     if (this.latestCompleted?.length === length) return this.latestCompleted
     if (length === this.base.length && this.base.length) return this.base
-    this.latestCompleted = freezeHistory(joined(this.base, this.own, length))
+    this.latestCompleted = freezeHistory(joined(this.plainBase, this.own, length))
     return this.latestCompleted
   }
 
@@ -98,7 +115,7 @@ export class Transcript {
    * model that writes to it changes only its own copy (the messages themselves are frozen).
    */
   snapshot(): readonly Message[] {
-    return joined(this.base, this.own, this.length)
+    return joined(this.plainBase, this.own, this.length)
   }
 
   beginTurn(): void {
@@ -149,7 +166,7 @@ export class Transcript {
   }
 
   private at(index: number): Message {
-    return index >= this.base.length ? this.own[index - this.base.length] : this.base[index]
+    return index >= this.base.length ? this.own[index - this.base.length] : this.plainBase[index]
   }
 }
 

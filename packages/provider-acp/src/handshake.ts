@@ -39,6 +39,8 @@ export class Handshake {
   canLoadSession = false
   /** The agent's name from its initialize answer (`agentInfo.name`), when it gave a short one. */
   agentName?: string
+  /** A session a spare opened ahead of need (`openAhead`), and what it was opened with. */
+  private ahead?: { key: string; session: Acp.ActiveSession }
 
   constructor(
     private readonly sdk: Sdk,
@@ -62,6 +64,43 @@ export class Handshake {
   startSession(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): Promise<void> {
     this.session = undefined
     return this.bounded(signal, () => this.newSession(session))
+  }
+
+  /**
+   * `session/new` ahead of need, on a spare: with the settings of the latest run (its cwd, MCP
+   * servers and `_meta`), so a run that asks for the same (`takeAhead`) has its session at once.
+   * Best effort: when it fails, the run sends its own (a process that died is the pool's to see).
+   */
+  async openAhead(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): Promise<void> {
+    try {
+      await this.startSession(signal, session)
+      this.ahead = { key: sessionKey(session), session: this.session! }
+    } catch {
+      // the run opens its own session
+    }
+    this.session = undefined
+  }
+
+  /**
+   * The session opened ahead, when it was opened with exactly the run's cwd, MCP servers and
+   * `_meta` (the crossing: depth, limits, budget, trace context); else it is dropped and the run
+   * sends its own `session/new`. True when the run got it.
+   */
+  takeAhead(session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): boolean {
+    const ahead = this.ahead
+    this.ahead = undefined
+    if (!ahead) return false
+    if (ahead.key !== sessionKey(session)) {
+      try {
+        ahead.session.dispose()
+      } catch {
+        // best effort: the agent keeps an idle session it never hears of again
+      }
+      return false
+    }
+    this.session = ahead.session
+    this.stage = 'session/new'
+    return true
   }
 
   /**
@@ -210,6 +249,11 @@ export class Handshake {
     if (session.sessionMeta) request._meta = session.sessionMeta
     this.session = await this.connection!.agent.buildSession(request).start()
   }
+}
+
+/** What a session is opened with, as one comparable string. */
+function sessionKey(session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): string {
+  return JSON.stringify([session.cwd, session.mcpServers, session.sessionMeta ?? null])
 }
 
 export function aborted(when: string): AcpError {

@@ -27,6 +27,8 @@ export async function openSession(link: Handshake, slot: AgentSlot, settings: Ru
       settings.logger.debug('%s: could not continue session %s (%s); opening a new one', settings.providerName, resume, describeError(error))
     }
   }
+  // A spare's session opened ahead with exactly these settings is this run's (no round trip).
+  if (link.takeAhead(settings)) return false
   await link.startSession(signal, settings)
   return false
 }

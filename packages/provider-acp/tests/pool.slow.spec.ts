@@ -85,6 +85,24 @@ describe('provider-acp: warm spares and reused processes (opt-in pool)', () => {
     await until(() => !isAlive(spare), 'the used spare to stop')
   })
 
+  it('warm: a spare opens its session ahead; a run with the same _meta uses it, one with another _meta opens its own', async () => {
+    const acp = provider({ warm: true })
+    await answer(acp)
+    await ready(acp)
+    const [spare] = acp.pool!.idlePids()
+    const same = await answer(acp)
+    expect(same.answer.pid).to.equal(spare)
+    // The session opened ahead is the run's: no second session/new on that process.
+    expect(same.answer).to.deep.include({ opened: 1, sid: `sess-${spare}-1` })
+    await ready(acp)
+    const [next] = acp.pool!.idlePids()
+    // Another trace context is another _meta: the spare's session is dropped, the run opens its own.
+    const traced = await answer(acp, { traceContext: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } })
+    expect(traced.run.processKind).to.equal('warm')
+    expect(traced.answer.pid).to.equal(next)
+    expect(traced.answer).to.deep.include({ opened: 2, sid: `sess-${next}-2` })
+  })
+
   it('reuse: a cleanly finished run gives its process back; the next run opens a new session on it', async () => {
     const acp = provider({ reuse: true })
     const first = await answer(acp)

@@ -26,7 +26,7 @@ export function boundHistory(task: Task, maxBytes: number): Task {
   const history = task.history ?? []
   const marker = history[0]?.messageId === TRIMMED_ID ? history[0] : undefined
   const messages = marker ? history.slice(1) : history
-  const sizes = messages.map((message) => encodedBytes(message))
+  const sizes = messages.map(messageBytes)
   let total = sizes.reduce((sum, size) => sum + size, 0)
   if (total <= maxBytes) return task
   let cut = 0
@@ -39,6 +39,16 @@ export function boundHistory(task: Task, maxBytes: number): Task {
   }
   task.history = [markerOf(task, trimmed), ...messages.slice(cut)]
   return task
+}
+
+/**
+ * A message's size as stored JSON. Bytes sit only in a file part's content (`raw`, a Buffer): a
+ * message without one is measured by plain `JSON.stringify` (V8's fast path, no replacer called
+ * per key), which writes exactly what the codec writes when there are no bytes to turn into base64.
+ */
+function messageBytes(message: Message): number {
+  for (const part of message.parts ?? []) if (part?.content?.value instanceof Uint8Array) return encodedBytes(message)
+  return Buffer.byteLength(JSON.stringify(message) ?? '')
 }
 
 function trimmedOf(marker: Message | undefined): Trimmed {

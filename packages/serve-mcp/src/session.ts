@@ -1,8 +1,8 @@
 import type { Context } from 'cordis'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Agent, BudgetLimits } from '@cordis-subagents/agent'
-import type { ToolResult } from '@cordis-subagents/tools'
-import { describeBreach, describeError, type ToolFilter } from '@cordis-subagents/shared'
+import type { ToolResult, ToolView } from '@cordis-subagents/tools'
+import { describeBreach, describeError, type ServedLimits, type ToolFilter } from '@cordis-subagents/shared'
 import { serverSdk } from './sdk.js'
 
 export interface SessionOptions {
@@ -30,6 +30,10 @@ const MAX_PROGRESS_CHARS = 1024
  */
 export class ServedSession {
   private agent?: Agent
+  /** The served tools (a live view: it lists what the registry holds at each call), made once per session. */
+  private servedView?: ToolView
+  /** What the session's root agent is held to, read once per session (the host's crossing does not change under it). */
+  private limits?: ServedLimits
   private running = 0
   private closed = false
   readonly server: Server
@@ -47,12 +51,17 @@ export class ServedSession {
     return session
   }
 
-  private served(): ToolFilter {
-    return { allow: [...this.options.tools] }
+  private served(): ToolView {
+    return this.servedView ??= this.ctx.tools.view({ allow: [...this.options.tools] })
+  }
+
+  private servedLimits(): ServedLimits {
+    const { maxDepth, budget } = this.options
+    return this.limits ??= this.ctx.agents.servedLimits({ maxDepth, budget })
   }
 
   list() {
-    return this.ctx.tools.view(this.served()).list().map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.parameters as { type: 'object' } }))
+    return this.served().list().map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.parameters as { type: 'object' } }))
   }
 
   /** Tells the client the served list changed (a delegation tool came or went with its provider). */
@@ -75,7 +84,7 @@ export class ServedSession {
       const token = params._meta?.progressToken
       let progress = 0
       const call = { id: String(extra.requestId), name: params.name, input: params.arguments ?? {} }
-      const result = await this.ctx.tools.view(this.served()).execute(call, {
+      const result = await this.served().execute(call, {
         agent,
         signal: extra.signal,
         toolCallId: `mcp-${String(extra.requestId)}`,
@@ -94,8 +103,7 @@ export class ServedSession {
 
   /** Why this call may not run (the crossing's depth ceiling, the budget), or undefined; a call that may is charged. */
   private refusal(): string | undefined {
-    const { maxDepth, budget } = this.options
-    const limits = this.ctx.agents.servedLimits({ maxDepth, budget })
+    const limits = this.servedLimits()
     if (limits.refusal) {
       const { depth, ceiling } = limits.refusal
       return `MCP_SERVE_DEPTH_EXCEEDED: this server runs at depth ${depth}, deeper than the ceiling ${ceiling} of its delegation tree; nothing is served.`
@@ -108,8 +116,7 @@ export class ServedSession {
   }
 
   private rootAgent(): Agent {
-    const { maxDepth, budget } = this.options
-    this.agent ??= this.ctx.agents.createServed(this.ctx.agents.servedLimits({ maxDepth, budget }), {
+    this.agent ??= this.ctx.agents.createServed(this.servedLimits(), {
       label: 'mcp-client',
       model: this.options.model,
       persona: this.options.persona,

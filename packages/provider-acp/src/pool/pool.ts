@@ -12,6 +12,8 @@ import { poolKey, type Entry, type State } from './pool-entry.js'
 
 export { SPARE_RETRY_BASE_MS, type SpareStatus } from './spare-backoff.js'
 
+/** A taken idle spare is replaced this long after the take, at the latest (sooner: its hand-back, or the next run). */
+const REPLACE_AFTER_MS = 100
 
 export interface PoolOptions {
   providerName: string
@@ -90,9 +92,11 @@ export class AgentPool implements ProcessSource {
         entry.state = 'busy'
         entry.slot.park(false)
         this.startSucceeded()
-        this.replaceTaken()
+        this.scheduleRefill(REPLACE_AFTER_MS)
         return { slot: entry.slot, kind: entry.slot.sessions ? 'reused' : 'warm' }
       }
+      // A replacement not started yet starts now, so this run can wait for it (a burst stays warm).
+      if (this.refillTimer) this.replaceTaken()
       // A spare still initializing is further along than a new spawn: wait for it.
       for (const entry of this.entries.values()) {
         if (entry.state !== 'starting' || entry.claimed || entry.stopping || entry.key !== key) continue
@@ -178,9 +182,10 @@ export class AgentPool implements ProcessSource {
   }
 
   /**
-   * A run just took (or claimed) a spare: its replacement starts now, in the run's stack, so a
-   * run that follows at once finds it starting. A spawn blocks the loop for a few milliseconds;
-   * a start takes far longer, so starting late costs bursts a warm process (issue 27).
+   * A run just claimed a starting spare (or found a replacement due): the replacement starts now, in
+   * the run's stack, so a run that follows at once finds it starting (issue 27). A run that took an
+   * idle spare instead schedules its replacement `REPLACE_AFTER_MS` later (or at its hand-back, if
+   * sooner): a spawn blocks the loop for a few milliseconds, which a short run would wait for.
    */
   private replaceTaken() {
     if (this.stopped || !this.options.warm) return
@@ -287,7 +292,9 @@ export class AgentPool implements ProcessSource {
     this.watchExit(slot, settings.redactor)
     // Initializing is not yet success: an agent that answers `initialize` and then dies would be
     // replaced forever. A spare counts as good once a run takes it (see `startSucceeded`).
-    entry.ready = slot.link.connect(this.stopController.signal).then(() => {
+    // initialize, then session/new ahead with the latest run's settings (see `Handshake.openAhead`).
+    const { signal } = this.stopController
+    entry.ready = slot.link.connect(signal).then(() => slot.link.openAhead(signal, settings)).then(() => {
       entry.up = true
       if (entry.stopping) return false
       if (entry.claimed) return true
@@ -319,6 +326,8 @@ export class AgentPool implements ProcessSource {
   private watchExit(slot: AgentSlot, redactor: Redactor) {
     void slot.proc.exited.then(async () => {
       const entry = this.entries.get(slot)
+      // A spare that died while starting is settled first (a failed initialize is reported there).
+      await entry?.ready
       if (!entry || entry.state !== 'idle' || entry.stopping) return
       // A waiting process that died by itself counts as a failed spare (no restart loop).
       void this.retire(entry, 0, false)

@@ -1,0 +1,144 @@
+import { fork, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { Role } from '@a2a-js/sdk'
+import { type Client as A2aClient, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { CHILD, now, stats, type Stats } from '../lib.js'
+import type { ServingSystem } from './serving-server.js'
+
+const SERVER = fileURLToPath(new URL('./serving-server.ts', import.meta.url))
+
+/** A server of serving-server.ts in its own process (the bench's own flags: tsx, the source condition). */
+interface Remote { url: string; token: string; cpuUs(): Promise<number>; stop(): Promise<void> }
+
+async function start(system: ServingSystem): Promise<Remote> {
+  // SERVING_PROFILE=<system>[,<system>…]: each server named writes a CPU profile to /tmp/prof-<system> (bench/profile/serving.ts).
+  const profile = process.env.SERVING_PROFILE?.split(',').includes(system) ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=/tmp/prof-${system}`] : []
+  const execArgv = [...process.execArgv.filter((arg) => !arg.startsWith('--cpu-prof')), ...profile]
+  const child: ChildProcess = fork(SERVER, [system], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const hello = await new Promise<{ url: string; token: string }>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as { url: string; token: string }))
+    child.once('exit', (code) => reject(new Error(`serving: ${system} exited with ${code} before it listened`)))
+  })
+  return {
+    ...hello,
+    cpuUs: () => new Promise((resolve) => {
+      child.once('message', (message) => {
+        const { cpu } = message as { cpu: NodeJS.CpuUsage }
+        resolve(cpu.user + cpu.system)
+      })
+      child.send('cpu')
+    }),
+    stop: () => new Promise((resolve) => {
+      child.once('exit', () => resolve())
+      child.send('stop')
+    }),
+  }
+}
+
+/** One call of a system's client: resolves once the answer is checked. */
+type Call = () => Promise<void>
+
+async function mcpCaller(remote: Remote): Promise<{ call: Call; close(): Promise<void> }> {
+  const client = new McpClient({ name: 'bench', version: '1.0.0' })
+  const transport = new StreamableHTTPClientTransport(new URL(remote.url), { requestInit: { headers: { Authorization: `Bearer ${remote.token}` } } })
+  await client.connect(transport)
+  return {
+    call: async () => {
+      const result = await client.callTool({ name: 'subagent', arguments: { description: 'look something up', prompt: `${CHILD}look something up` } })
+      const text = (result.content as Array<{ text?: string }>)[0]?.text ?? ''
+      if (result.isError || !text.includes('child answer')) throw new Error(`serving mcp: ${JSON.stringify(result)}`)
+    },
+    close: async () => {
+      await transport.terminateSession().catch(() => {})
+      await client.close()
+    },
+  }
+}
+
+async function a2aCaller(remote: Remote): Promise<{ call: Call; close(): Promise<void> }> {
+  const fetchImpl: typeof fetch = (input, init = {}) => {
+    const headers = new Headers(init.headers)
+    headers.set('Authorization', `Bearer ${remote.token}`)
+    return fetch(input, { ...init, headers })
+  }
+  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+  }))
+  const client: A2aClient = await factory.createFromUrl(remote.url)
+  return {
+    call: async () => {
+      const answer = await client.sendMessage({
+        tenant: '', configuration: undefined, metadata: undefined,
+        message: {
+          messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, metadata: undefined, extensions: [], referenceTaskIds: [],
+          parts: [{ content: { $case: 'text', value: 'do the task' }, mediaType: 'text/plain', filename: '', metadata: undefined }],
+        },
+      })
+      if (!JSON.stringify(answer).includes('parent final answer')) throw new Error(`serving a2a: ${JSON.stringify(answer)}`)
+    },
+    close: async () => {},
+  }
+}
+
+export interface ServingResult {
+  rounds: number
+  batch: number
+  inFlight: number
+  /** Per system: server CPU µs per call (its own process), and calls per second (wall, client to answer). */
+  cpuUs: Record<ServingSystem, Stats>
+  perSecond: Record<ServingSystem, Stats>
+  /** Per protocol, per round: ours ÷ bare (CPU: > 1 is costlier; throughput: < 1 is slower). */
+  cpuRatio: Record<'mcp' | 'a2a', Stats>
+  throughputRatio: Record<'mcp' | 'a2a', Stats>
+}
+
+/**
+ * serve-mcp and serve-a2a against a bare SDK server running the same agents (serving-server.ts),
+ * each server in its own process; the clients (the SDKs' own) run here. Rounds alternate the order;
+ * each round sends `batch` calls per system, `inFlight` at a time, after `warmup` untimed rounds.
+ */
+export async function serving(options: { rounds: number; batch: number; inFlight: number; warmup: number }): Promise<ServingResult> {
+  const systems: ServingSystem[] = ['mcp-ours', 'mcp-bare', 'a2a-ours', 'a2a-bare']
+  const remotes = {} as Record<ServingSystem, Remote>
+  const callers = {} as Record<ServingSystem, { call: Call; close(): Promise<void> }>
+  const cpu = Object.fromEntries(systems.map((s) => [s, [] as number[]])) as Record<ServingSystem, number[]>
+  const rate = Object.fromEntries(systems.map((s) => [s, [] as number[]])) as Record<ServingSystem, number[]>
+  try {
+    for (const system of systems) {
+      remotes[system] = await start(system)
+      callers[system] = await (system.startsWith('mcp') ? mcpCaller : a2aCaller)(remotes[system])
+    }
+    for (let round = -options.warmup; round < options.rounds; round++) {
+      for (const system of round % 2 ? [...systems].reverse() : systems) {
+        const { call } = callers[system]
+        const cpu0 = await remotes[system].cpuUs()
+        const t0 = now()
+        let next = 0
+        await Promise.all(Array.from({ length: options.inFlight }, async () => {
+          while (next++ < options.batch) await call()
+        }))
+        const ms = now() - t0
+        const cpu1 = await remotes[system].cpuUs()
+        if (round < 0) continue
+        cpu[system].push((cpu1 - cpu0) / options.batch)
+        rate[system].push(options.batch / (ms / 1000))
+      }
+    }
+  } finally {
+    for (const system of systems) await callers[system]?.close()
+    await Promise.all(Object.values(remotes).map((remote) => remote.stop()))
+  }
+  const paired = (samples: Record<ServingSystem, number[]>, protocol: 'mcp' | 'a2a') =>
+    stats(samples[`${protocol}-ours`].map((ours, i) => ours / samples[`${protocol}-bare`][i]))
+  return {
+    rounds: options.rounds, batch: options.batch, inFlight: options.inFlight,
+    cpuUs: Object.fromEntries(systems.map((s) => [s, stats(cpu[s])])) as Record<ServingSystem, Stats>,
+    perSecond: Object.fromEntries(systems.map((s) => [s, stats(rate[s])])) as Record<ServingSystem, Stats>,
+    cpuRatio: { mcp: paired(cpu, 'mcp'), a2a: paired(cpu, 'a2a') },
+    throughputRatio: { mcp: paired(rate, 'mcp'), a2a: paired(rate, 'a2a') },
+  }
+}
