@@ -19,6 +19,7 @@ declare module 'cordis' {
 
 export class AgentDefinitions extends Service {
   private readonly definitions = new Map<string, AgentDefinition>()
+  private readonly served = new Map<string, string>()
   private readonly log
 
   constructor(ctx: Context) {
@@ -53,6 +54,25 @@ export class AgentDefinitions extends Service {
     })
     this.changed(names)
     return dispose
+  }
+
+  /**
+   * Records that the team tool `toolName` serves `agent`'s team, in the caller's scope. A team tool
+   * hides every other team tool from the children it starts (`teamTools()`), so a child sees a
+   * delegation tool only when one serves its own definition's team.
+   */
+  serveTeam(agent: string, toolName: string): () => void {
+    return this.ctx.effect(() => {
+      this.served.set(toolName, agent)
+      return () => {
+        if (this.served.get(toolName) === agent) this.served.delete(toolName)
+      }
+    })
+  }
+
+  /** The team tools loaded now: tool name → the agent whose team it serves. */
+  teamTools(): ReadonlyMap<string, string> {
+    return this.served
   }
 
   get(name: string): AgentDefinition | undefined {
