@@ -93,7 +93,7 @@ export function checkTeams(added: readonly AgentDefinition[], known: ReadonlyMap
     for (const member of definition.team) {
       if (all.has(member)) continue
       const names = [...all.keys()].sort().join(', ') || 'none'
-      throw new DefinitionError('UNKNOWN_TEAM_MEMBER', `Agent "${definition.name}" (${definition.source}): team member "${member}" is not defined (defined: ${names}). An entry's team may name agents of the same entry or of entries loaded before it.`)
+      throw new DefinitionError('UNKNOWN_TEAM_MEMBER', `Agent "${definition.name}" (${definition.source}): team member "${member}" is not defined (defined: ${names}). An entry's team may name agents of the same entry or of other entries (it waits teamWait ms for them).`)
     }
   }
   for (const definition of added) {

@@ -2,6 +2,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'chai'
+import { eventually } from '@cordis-subagents/test-support'
 import * as Definitions from '@cordis-subagents/definitions'
 import * as Agents from '@cordis-subagents/definitions/agents'
 import { codeOf, type DefinitionsApp, FAILED, startApp } from './app.js'
@@ -19,7 +20,7 @@ describe('definitions: agents from a config entry', () => {
     expect(Agents.reusable).to.equal(true)
     expect(Agents.inject).to.deep.equal(['agentDefinitions'])
     // Omitted options add no keys (no `uses: { allow: [] }` that would hide every tool).
-    expect(Agents.Config({ agents: { a: { does: 'x' } } }).agents.a).to.deep.equal({ does: 'x', team: [], provider: 'spawn' })
+    expect(Agents.Config({ agents: { a: { does: 'x' } } })).to.deep.equal({ agents: { a: { does: 'x', team: [], provider: 'spawn' } }, teamWait: 10_000 })
   })
 
   it('registers every field, reads soulFile (an AGENTS.md) relative to the config folder, and sorts teams', async () => {
@@ -60,12 +61,32 @@ describe('definitions: agents from a config entry', () => {
 
   it('an unknown team member fails the entry with UNKNOWN_TEAM_MEMBER naming the agents there are', async () => {
     await app.load(Agents, { agents: { reviewer: { does: 'Reviews.' } } })
-    const fork = await app.load(Agents, { agents: { lead: { does: 'Leads.', team: ['reviewer', 'ghost'] }, helper: { does: 'Helps.' } } })
+    const fork = await app.load(Agents, { agents: { lead: { does: 'Leads.', team: ['reviewer', 'ghost'] }, helper: { does: 'Helps.' } }, teamWait: 0 })
     expect(fork.status).to.equal(FAILED)
     expect(codeOf(app.errors)).to.equal('UNKNOWN_TEAM_MEMBER')
     expect(String(app.errors.at(-1))).to.include('"ghost"').and.include('defined: helper, lead, reviewer')
     // All or none: the entry's good agent is not defined either.
     expect(app.ctx.agentDefinitions.list().map((d) => d.name)).to.deep.equal(['reviewer'])
+  })
+
+  it('entries load in any order: a team waits (teamWait) for members another entry defines, then fails loudly', async () => {
+    // Not flushed: the entry's apply is waiting (the lifecycle would wait for it).
+    const lead = app.ctx.plugin(Agents, { agents: { lead: { does: 'Leads.', team: ['reviewer'] } } })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(app.ctx.agentDefinitions.get('lead')).to.equal(undefined)
+    await app.load(Agents, { agents: { reviewer: { does: 'Reviews.' } } })
+    await eventually(() => app.ctx.agentDefinitions.get('lead'), 'the lead defined once its member was')
+    expect(lead.status).to.not.equal(FAILED)
+    const waiting = app.ctx.plugin(Agents, { agents: { boss: { does: 'Bosses.', team: ['ghost'] } }, teamWait: 30 })
+    await eventually(() => waiting.status === FAILED, 'the entry failed after its wait')
+    expect(codeOf(app.errors)).to.equal('UNKNOWN_TEAM_MEMBER')
+    // An entry disposed while it waits defines nothing and reports nothing.
+    const errors = app.errors.length
+    const gone = app.ctx.plugin(Agents, { agents: { quitter: { does: 'Quits.', team: ['ghost'] } } })
+    gone.dispose()
+    await app.load(Agents, { agents: { ghost: { does: 'Haunts.' } } })
+    expect(app.ctx.agentDefinitions.get('quitter')).to.equal(undefined)
+    expect(app.errors.length).to.equal(errors)
   })
 
   it('an unbounded team cycle fails with TEAM_CYCLE; a budget.maxDepth on the cycle bounds it', async () => {
