@@ -46,7 +46,8 @@ export function watchDirectory(dir: string, debounce: number, onChange: () => vo
   let closed = false
   let watcher: FSWatcher | undefined
   try {
-    watcher = watch(dir, { persistent: true }, () => {
+    // Not persistent: the watcher never keeps a process alive by itself (a CLI app ends when its work does).
+    watcher = watch(dir, { persistent: false }, () => {
       if (closed) return
       clearTimeout(quiet)
       quiet = setTimeout(() => { if (!closed) onChange() }, debounce)
