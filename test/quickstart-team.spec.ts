@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
 import type { Agent } from '@cordis-subagents/agent'
-import { type App, startApp } from '@cordis-subagents/quickstart/app'
+import { type App, settle, startApp } from '@cordis-subagents/quickstart/app'
 import { QUICKSTART } from './helpers.js'
 
 const TEAM_TASK = 'As a team, summarize some packages of this repository and review the root package.json.'
@@ -68,5 +68,23 @@ describe('quick start: a coordinator with a team of two named agents (cordis.yml
     expect(result.text).to.match(/^From the researcher:\n- @cordis-subagents\/\S+: /)
     // The reviewer ran with the soul of its agent file, and read the real root package.json.
     expect(result.text).to.include(`From the reviewer:\nreviewer (soul from .claude/agents/reviewer.md): ${rootName} has `)
+  })
+
+  it('hot reload: loader.update() on the definitions entry re-derives the team tool; restoring it restores the team', async () => {
+    type Entry = { options: { config: { agents: Record<string, unknown> } } }
+    const loader = app.loader as unknown as { resolve(id: string): Entry; update(id: string, patch: unknown): Promise<void> }
+    const enumOf = () => {
+      const tool = app.ctx.tools.view().list().find((listed) => listed.name === 'delegate')
+      return (tool?.parameters as { properties: { agent: { enum: string[] } } } | undefined)?.properties.agent.enum
+    }
+    const config = loader.resolve('team-agents').options.config
+    const coordinator = config.agents.coordinator as Record<string, unknown>
+    await loader.update('team-agents', { config: { ...config, agents: { ...config.agents, coordinator: { ...coordinator, team: ['reviewer'] } } } })
+    await settle(app.ctx)
+    expect(enumOf()).to.deep.equal(['reviewer'])
+    expect(app.ctx.get('agentDefinitions')!.get('researcher')).to.not.equal(undefined)
+    await loader.update('team-agents', { config })
+    await settle(app.ctx)
+    expect(enumOf()).to.deep.equal(['researcher', 'reviewer'])
   })
 })

@@ -4,7 +4,7 @@ import type { ForkScope } from 'cordis'
 import AgentDefinitions from '@cordis-subagents/definitions'
 import * as Agents from '@cordis-subagents/definitions/agents'
 import { asTool } from '@cordis-subagents/subagent-tool'
-import { call, caller, FAILED, type Harness, loadProvider, loadTool, parentAgent, ProviderControl, setup } from './helpers.js'
+import { call, caller, FAILED, type Harness, loadProvider, loadTool, parentAgent, ProviderControl, setup, until } from './helpers.js'
 
 const TEAM = {
   agents: {
@@ -106,6 +106,27 @@ describe('subagent-tool: team tool (config.agent)', () => {
     h.ctx.plugin(Agents, TEAM)
     await h.ctx.lifecycle.flush()
     expect(h.ctx.tools.view().has('delegate')).to.equal(true)
+  })
+
+  it('escalate: a member\'s question suspends the call; its continuation still names the member and its provider', async () => {
+    spawn.onRun = undefined
+    spawn.parkable = true
+    await loadTool(h.ctx, { agent: 'coordinator', toolName: 'delegate', questions: 'escalate' })
+    const parent = h.ctx.agents.create({ label: 'parent' })
+    const input = { agent: 'reviewer', description: 'Review', prompt: 'Review it.' }
+    const pending = call(h.ctx, input, { name: 'delegate', agent: parent })
+    await until(() => spawn.runs.length > 0)
+    spawn.last.ask('Which file?')
+    const suspended = await pending
+    expect(suspended.suspend!.state).to.deep.equal({ runId: spawn.last.request.runId, agent: 'reviewer', provider: 'spawn' })
+    const resumed = h.ctx.tools.view().resume({ name: 'delegate', input }, 'a.ts', suspended.suspend!,
+      { signal: new AbortController().signal, agent: parent, toolCallId: 'c1' })
+    await until(() => spawn.last.answers.length === 1)
+    spawn.last.complete('a.ts is fine')
+    const result = await resumed
+    expect(result.content).to.equal('a.ts is fine')
+    expect(result.metadata).to.deep.include({ agent: 'reviewer', provider: 'spawn', status: 'done' })
+    await parent.dispose()
   })
 
   it('refuses provider, persona or toolFilter beside agent, and mode background, at load', async () => {

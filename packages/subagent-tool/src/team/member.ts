@@ -45,8 +45,18 @@ function childFilter(member: AgentDefinition, subagents: SubagentService, defini
   return filter.allow || filter.deny ? filter : undefined
 }
 
-/** The tool result of a member's delegation, with the member's name beside the provider's. */
-export function withAgent(result: ToolResult, agent: string): ToolResult {
+/**
+ * The tool result of a member's delegation, with the member's name beside the provider's; a suspended
+ * call keeps it (and the provider) in its state, so its continuation reports the same.
+ */
+export function withAgent(result: ToolResult, agent: string, provider: string): ToolResult {
   result.metadata = { agent, ...result.metadata }
+  if (result.suspend) result.suspend.state = { ...result.suspend.state as object, agent, provider }
   return result
+}
+
+/** The member and provider a suspended team call kept in its state (see `withAgent`). */
+export function suspendedMember(state: unknown, fallback: string): { agent: string; provider: string } {
+  const { agent, provider } = (state ?? {}) as { agent?: unknown; provider?: unknown }
+  return { agent: typeof agent === 'string' ? agent : fallback, provider: typeof provider === 'string' ? provider : fallback }
 }

@@ -3,11 +3,11 @@ import type { Context } from 'cordis'
 import type { AgentDefinitions } from '@cordis-subagents/definitions'
 import type { DeadlineQueue } from '@cordis-subagents/shared'
 import type { SubagentHandle, SubagentService } from '@cordis-subagents/subagents-service'
-import type { ToolReservation } from '@cordis-subagents/tools'
+import type { ToolReservation, ToolResult } from '@cordis-subagents/tools'
 import { continueParked, type InFlight, runDelegation } from '../call.js'
 import type { Config } from '../config.js'
 import { teamInput, type TeamInput } from './input.js'
-import { memberOptions, withAgent } from './member.js'
+import { memberOptions, suspendedMember, withAgent } from './member.js'
 import { describeTeam, outsideTeam } from './wording.js'
 
 export interface TeamParts {
@@ -39,8 +39,13 @@ export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void 
   let unloaded = false
   let unmount: (() => void) | undefined
   let mounted = ''
-  // A continued call (after its child's question) reports the team's agent where a provider tool reports its provider.
-  const continued = { timeout: config.timeout, maxOutputBytes: config.maxOutputBytes, questions: config.questions, provider: agent }
+  // A continued call (after its child's question): the member and provider its suspension kept.
+  const continued = (state: unknown) => {
+    const member = suspendedMember(state, agent)
+    const { timeout, maxOutputBytes, questions } = config
+    const options = { timeout, maxOutputBytes, questions, provider: member.provider }
+    return { options, finish: (result: ToolResult) => withAgent(result, member.agent, member.provider) }
+  }
 
   const mount = () => {
     const lead = definitions.get(agent)
@@ -68,19 +73,23 @@ export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void 
         }
         const options = memberOptions(config, member, subagents, definitions)
         const running = runDelegation(subagents, options, input, exec, inFlight, deadlines, { onParked })
-        return running.then((result) => withAgent(result, member.name))
+        return running.then((result) => withAgent(result, member.name, member.provider))
       },
       resume: (answer, suspension, exec) => {
         if (unloaded) return { isError: true, content: 'The answer was not passed on: the subagent tool was unloaded.' }
         const runId = (suspension.state as { runId?: unknown } | undefined)?.runId
+        const { options, finish } = continued(suspension.state)
         const questionId = suspension.question.id
-        return continueParked(subagents, continued, String(runId), answer, exec, inFlight, deadlines, true, onParked, questionId)
+        const continuing = continueParked(subagents, options, String(runId), answer, exec, inFlight, deadlines, true, onParked, questionId)
+        return continuing.then(finish)
       },
       withdrawn: (suspension, exec) => {
         if (unloaded) return { isError: true, content: 'The subagent\'s outcome was not passed on: the subagent tool was unloaded.' }
-        const runId = (suspension.state as { runId?: unknown } | undefined)?.runId
+        const runId = String((suspension.state as { runId?: unknown } | undefined)?.runId)
+        const { options, finish } = continued(suspension.state)
         const questionId = suspension.question.id
-        return continueParked(subagents, continued, String(runId), undefined, exec, inFlight, deadlines, true, onParked, questionId)
+        const continuing = continueParked(subagents, options, runId, undefined, exec, inFlight, deadlines, true, onParked, questionId)
+        return continuing.then(finish)
       },
     })
     logger.debug('team tool "%s" mounted for agent "%s": %s', config.toolName, agent, names.join(', '))
