@@ -129,6 +129,19 @@ describe('subagent-tool: team tool (config.agent)', () => {
     await parent.dispose()
   })
 
+  it('another entry\'s reload that does not change the team leaves the tool registered as it was', async () => {
+    await loadTool(h.ctx, { agent: 'coordinator', toolName: 'delegate' })
+    const changes: string[] = []
+    h.ctx.on('tools/changed', (name, change) => { changes.push(`${name}:${change}`) })
+    const other = h.ctx.plugin(Agents, { agents: { outsider: { does: 'Not in any team.' } } })
+    await h.ctx.lifecycle.flush()
+    other.dispose()
+    expect(changes).to.deep.equal([])
+    definitions.update({ agents: { ...TEAM.agents, reviewer: { does: 'Reviews carefully.' } } })
+    await h.ctx.lifecycle.flush()
+    expect(changes).to.deep.equal(['delegate:removed', 'delegate:added'])
+  })
+
   it('refuses provider, persona or toolFilter beside agent, and mode background, at load', async () => {
     for (const extra of [{ provider: 'spawn' }, { persona: 'x' }, { toolFilter: { deny: ['x'] } }, { mode: 'background' }]) {
       const loaded = await loadTool(h.ctx, { agent: 'coordinator', toolName: 'delegate', ...extra })
