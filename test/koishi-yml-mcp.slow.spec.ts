@@ -4,7 +4,7 @@
 // test/fixtures/koishi-yml-mcp/probe.cjs appended: its spawn child reads notes.txt of the project
 // through files__read_text_file. Exit code 0 shows the server process went with the plugin.
 import { execFileSync } from 'node:child_process'
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { appendFileSync, copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
@@ -18,10 +18,11 @@ describe('examples/quickstart/koishi.yml: the quick start\'s MCP server in a Koi
   let project: string
 
   before(() => {
-    const packages = ['tools', 'agent', 'subagents-service', 'provider-spawn', 'subagent-tool', 'mcp'].map((p) => `packages/${p}`)
+    const packages = ['tools', 'agent', 'subagents-service', 'provider-spawn', 'definitions', 'subagent-tool', 'mcp'].map((p) => `packages/${p}`)
     execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...packages, 'examples/quickstart'], { cwd: ROOT, stdio: 'pipe' })
     project = mkdtempSync(join(tmpdir(), 'koishi-mcp-'))
     copyFileSync(join(QUICKSTART, 'koishi.yml'), join(project, 'koishi.yml'))
+    cpSync(join(QUICKSTART, '.claude'), join(project, '.claude'), { recursive: true })
     appendFileSync(join(project, 'koishi.yml'), '  ./probe.cjs:probe: {}\n')
     copyFileSync(join(ROOT, 'test/fixtures/koishi-yml-mcp/probe.cjs'), join(project, 'probe.cjs'))
     writeFileSync(join(project, 'notes.txt'), `${NOTES}\n`)

@@ -3,6 +3,7 @@ import { duration } from '@cordis-subagents/shared'
 import { type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 import { askScenario } from './demo-ask.js'
 import { backgroundParent } from './demo-background.js'
+import { REVIEW_PROMPT, reviewerChild, teamParent } from './demo-team.js'
 
 /**
  * `demo-model`: a deterministic, offline `ScriptedModel` that drives a real scenario over the
@@ -17,6 +18,7 @@ import { backgroundParent } from './demo-background.js'
  *                       entries, over A2A) in one step → aggregate.
  * Parent, later turns: `subagent_fork` (the child inherits the completed turns) → relay.
  * Parent, `--background`: see demo-background.ts (two background starts, own work, then collect).
+ * Parent, `--team`: see demo-team.ts (the coordinator's team tool: the researcher and the reviewer by name).
  * Parent, `--ask`: see demo-ask.ts (a child asks the person, through the root, which package to read).
  */
 export const name = 'demo-model'
@@ -90,6 +92,9 @@ export function respond(request: GenerateRequest): ScriptedResponse {
   if (turn.prompt.startsWith(ROOT_PROMPT)) return rootChild(turn, request.system)
   if (turn.prompt.startsWith(FORK_PROMPT)) return forkChild(turn)
   if (turn.prompt.startsWith(REMOTE_PROMPT)) return remoteChild(turn, request.system)
+  if (turn.prompt.startsWith(REVIEW_PROMPT)) return reviewerChild(turn.results, request.system)
+  const team = teamParent(request, turn.prompt, turn.results, PACKAGES_PROMPT)
+  if (team) return team
   const asking = askScenario(request, turn.prompt)
   if (asking) return asking
   const background = backgroundParent(request, PACKAGES_PROMPT)

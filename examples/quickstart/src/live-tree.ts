@@ -59,9 +59,11 @@ export class Tree {
   /** The root agent's own events. */
   onRootEvent = (event: AgentEvent) => {
     if (event.type === 'tool-call') {
-      const input = event.call.input as { description?: unknown } | undefined
-      if (event.call.name.startsWith('subagent') && typeof input?.description === 'string') {
-        this.toolByLabel.set(input.description.trim(), event.call.name)
+      const input = event.call.input as { description?: unknown; agent?: unknown } | undefined
+      // A team tool's call (`delegate`, --team) names its member: shown as `delegate:reviewer`.
+      const team = event.call.name === 'delegate' && typeof input?.agent === 'string'
+      if ((event.call.name.startsWith('subagent') || team) && typeof input?.description === 'string') {
+        this.toolByLabel.set(input.description.trim(), team ? `${event.call.name}:${String(input.agent)}` : event.call.name)
       } else {
         this.line(0, `· main · step ${event.step} · calls ${event.call.name} ${JSON.stringify(event.call.input)}`)
       }

@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { DEFAULT_CONFIG } from './app.js'
 import { ASK_TASK } from './demo-ask.js'
 import { BACKGROUND_TASK } from './demo-background.js'
+import { TEAM_TASK } from './demo-team.js'
 
 export const DEFAULT_TASK = 'Which packages make up this repository, and how do they depend on each other? Also report the root workspace scripts.'
 
@@ -25,10 +26,11 @@ export function parseArgs(argv: string[]): Options {
     else if (arg === '--verbose' || arg === '-v') options.verbose = true
     else if (arg === '--background') words.push(BACKGROUND_TASK)
     else if (arg === '--ask') words.push(ASK_TASK)
+    else if (arg === '--team') words.push(TEAM_TASK)
     else if (arg === '--view') options.view = true
     else if (arg === '--config') options.config = resolve(argv[++i] ?? DEFAULT_CONFIG)
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: npm start -- [--json] [--interactive] [--view] [--config cordis.yml] [--verbose] [--background | --ask | task]\n')
+      process.stdout.write('usage: npm start -- [--json] [--interactive] [--view] [--config cordis.yml] [--verbose] [--background | --ask | --team | task]\n')
       process.exit(0)
     } else words.push(arg)
   }

@@ -12,6 +12,8 @@ export interface Config extends DelegateOptions {
   onTurnEnd: TurnEndPolicy
   /** Whether agents at depth >= 1 (children) see the tool too. false: only depth-0 agents have it. */
   nested: boolean
+  /** A team tool: the agent definition (ctx.agentDefinitions) whose team this tool delegates to (see src/team/). */
+  agent?: string
 }
 
 // Optional keys default to `undefined` explicitly: schemastery would otherwise turn an omitted
@@ -29,8 +31,9 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024
 /** Room under ctx.tools' result cap for the truncation note, a headline and the diagnostic (≤ 4 KiB). */
 export const NOTE_ROOM_BYTES = 8 * 1024
 
-export const Config: Schema<Partial<Config> & Pick<Config, 'provider'>, Config> = Schema.object({
-  provider: Schema.string().pattern(NAME_PATTERN).required().description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`).'),
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  provider: Schema.string().pattern(NAME_PATTERN).description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`). Required unless `agent` is set.'),
+  agent: Schema.string().pattern(NAME_PATTERN).description('A team tool: the agent definition (@cordis-subagents/definitions) whose team it delegates to. The model picks a member by name; each member runs on its own definition\'s provider, soul, uses, budget and model.'),
   toolName: Schema.string().pattern(NAME_PATTERN).default('subagent').description('Name of the tool the model sees. Must be unique across the app.'),
   agentOptions: Schema.object({
     model: Schema.string().pattern(NOT_BLANK).description('Model ref for the child (`name` or `name:modelId`). Default: the parent\'s model.'),

@@ -4,3 +4,4 @@
 export { apply, inject, name, reusable } from './plugin.js'
 export { Config, DEFAULT_MAX_OUTPUT_BYTES } from './config.js'
 export { describePrompt, describeTool } from './wording.js'
+export { asTool, type AsToolOptions } from './team/as-tool.js'

@@ -6,6 +6,7 @@ import { startInBackground } from './background.js'
 import { checkToolFilter, type Config, NOTE_ROOM_BYTES } from './config.js'
 import { inputSchema } from './input.js'
 import { describeTool } from './wording.js'
+import { applyTeam } from './team/plugin.js'
 
 export const name = 'subagent-tool'
 export const reusable = true
@@ -36,6 +37,8 @@ export function apply(ctx: Context, config: Config) {
   const subagents = withoutCallerTracing(ctx.subagents)
   let unmount: (() => void) | undefined
   let unloaded = false
+  if (config.agent !== undefined) return applyTeam(ctx, config, { reservation, subagents, inFlight, parked, deadlines, onParked })
+  if (!config.provider) throw new Error('subagent-tool: config.provider is required (or config.agent, for a team tool).')
 
   const mount = (provider: SubagentProvider) => {
     unmount?.()

@@ -1,5 +1,6 @@
 import { describeBreach, describeError, emptyWork, headBytes, utf8Length } from '@cordis-subagents/shared'
 import type { SubagentHandle, SubagentOutcome, SubagentResult, SubagentService } from '@cordis-subagents/subagents-service'
+import { statusOf } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
 import { pendingResult } from './questions.js'
@@ -48,12 +49,14 @@ export function outcomeResult(
     runId: run.id,
     childId: run.childId,
     stopReason: outcome?.stopReason ?? 'error',
+    status: statusOf(outcome ?? { stopReason: 'error' }).status,
     durationMs: context.durationMs,
     usage: outcome?.usage,
     work,
   }
   if (outcome?.budget) metadata.budget = outcome.budget
   if (outcome?.stepLimit !== undefined) metadata.stepLimit = outcome.stepLimit
+  if (metadata.status === 'incomplete' && outcome) metadata.limit = statusOf(outcome).limit
   // Filled in by assignment: `{ ...base, content }` takes V8's slow path for literals with a spread.
   const toolResult: ToolResult = { metadata, work, content: '' }
   if (outcome?.usage) toolResult.usage = outcome.usage

@@ -45,11 +45,11 @@ describe('subagent-tool: execute', () => {
       expect(result.content).to.equal('The README describes a CLI.')
       expect(result.usage).to.deep.equal(usage)
       const metadata = result.metadata as Record<string, unknown>
-      expect(Object.keys(metadata).sort()).to.deep.equal(['childId', 'durationMs', 'provider', 'runId', 'stopReason', 'usage', 'work'])
+      expect(Object.keys(metadata).sort()).to.deep.equal(['childId', 'durationMs', 'provider', 'runId', 'status', 'stopReason', 'usage', 'work'])
       // The child tree's work as the service counted it; a scripted provider's child did none of it in-process.
       expect(metadata.work).to.deep.equal({ steps: 0, toolCalls: 0, delegations: 0 })
       expect(result.work).to.deep.equal({ steps: 0, toolCalls: 0, delegations: 0 })
-      expect(metadata).to.deep.include({ provider: 'spawn', runId: spawn.starts[0].runId, childId: 'child-1', stopReason: 'completed', usage })
+      expect(metadata).to.deep.include({ provider: 'spawn', runId: spawn.starts[0].runId, childId: 'child-1', stopReason: 'completed', status: 'done', usage })
       expect(metadata.durationMs).to.be.a('number').and.to.be.at.least(0)
       expect(spawn.last.disposeCalls).to.equal(1)
       expect(spawn.last.cancels).to.deep.equal([])

@@ -1,0 +1,54 @@
+import { Context, Schema } from 'cordis'
+import { count } from '@cordis-subagents/shared'
+import { checkDefinition } from '../check.js'
+import { DefinitionSchema } from '../schema.js'
+import type { DefinitionInput } from '../types.js'
+
+export const name = 'agent-definitions-agents'
+export const reusable = true
+export const inject = ['agentDefinitions']
+
+export interface Config {
+  agents: Record<string, DefinitionInput>
+  teamWait: number
+}
+
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  agents: Schema.dict(DefinitionSchema).default({}).description('Named agent definitions, by name.'),
+  teamWait: count().default(10_000).description('Milliseconds this entry waits at load for team members that other entries define (the loader applies entries in any order) before it fails with UNKNOWN_TEAM_MEMBER; 0: fail at once.'),
+})
+
+/**
+ * Registers this entry's agents together: a bad one (invalid field, missing soul file, unknown team
+ * member, unbounded team cycle, taken name) fails the whole entry at load with its code, and a
+ * reload (a config edit) replaces them all.
+ */
+export async function apply(ctx: Context, config: Config) {
+  const baseDir = ctx.baseDir ?? process.cwd()
+  const definitions = Object.entries(config.agents ?? {}).map(([agent, input]) => checkDefinition(agent, input, 'config', baseDir))
+  const own = new Set(definitions.map((definition) => definition.name))
+  const unknown = (member: string) => !own.has(member) && !ctx.agentDefinitions.get(member)
+  const missing = () => definitions.some((definition) => definition.team.some(unknown))
+  if (missing() && config.teamWait > 0) {
+    const defined = await waitFor(ctx, () => !missing(), config.teamWait)
+    if (!defined && !ctx.scope.isActive) return
+  }
+  // Still missing after the wait: define() refuses the entry with UNKNOWN_TEAM_MEMBER, naming the agents there are.
+  ctx.agentDefinitions.define(definitions)
+  ctx.logger('agent-definitions').debug('defined %s', definitions.map((definition) => definition.name).join(', ') || 'no agents')
+}
+
+/** Resolves true once `ready()` holds after a definitions change, false after `ms` or when the entry is disposed. */
+function waitFor(ctx: Context, ready: () => boolean, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (value: boolean) => {
+      clearTimeout(timer)
+      stopListening()
+      stopDispose()
+      resolve(value)
+    }
+    const timer = setTimeout(() => done(false), ms)
+    const stopListening = ctx.on('agent-definitions/changed', () => { if (ready()) done(true) })
+    const stopDispose = ctx.on('dispose', () => done(false))
+  })
+}

@@ -1,0 +1,57 @@
+import { resolve } from 'node:path'
+import { Context, Schema } from 'cordis'
+import { count } from '@cordis-subagents/shared'
+import { readAgentDirectory, watchDirectory } from './directory.js'
+import type { ClaudeMapping } from './parse.js'
+
+export const name = 'agent-definitions-claude'
+export const reusable = true
+export const inject = ['agentDefinitions']
+
+export interface Config extends ClaudeMapping {
+  dir: string
+  watch: boolean
+  debounce: number
+}
+
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  dir: Schema.string().default('.claude/agents').description('The directory of Claude Code agent files (`*.md`), relative to the config file\'s folder.'),
+  provider: Schema.string().default('spawn').description('The subagents provider its agents run on.'),
+  tools: Schema.dict(String).default({}).description('Claude Code tool names to this app\'s tool names (e.g. `Read: read_file`); a name not listed is kept as written.'),
+  models: Schema.dict(String).default({}).description('Claude Code model aliases to this app\'s model refs (e.g. `sonnet: openai:gpt-4.1`); `inherit` and aliases not listed keep the parent\'s model.'),
+  watch: Schema.boolean().default(true).description('Reload the agents when a file of the directory is saved, added, renamed or removed.'),
+  debounce: count({ min: 1 }).default(200).description('Quiet time after the last change before the directory is read again (ms).'),
+})
+
+/**
+ * Registers the directory's agents. A bad file fails the entry at load with its code; on a later
+ * save the directory is read again and, when every file is good, its agents are replaced together;
+ * when one is bad, the error is logged (with its code) and the agents defined before stay.
+ */
+export function apply(ctx: Context, config: Config) {
+  const logger = ctx.logger('agent-definitions')
+  const baseDir = ctx.baseDir ?? process.cwd()
+  const dir = resolve(baseDir, config.dir)
+  let current = readAgentDirectory(dir, config, baseDir)
+  let undefine = ctx.agentDefinitions.define(current)
+  if (!config.watch) return
+  const reload = () => {
+    try {
+      const definitions = readAgentDirectory(dir, config, baseDir)
+      undefine()
+      try {
+        undefine = ctx.agentDefinitions.define(definitions)
+      } catch (error) {
+        // The new set does not fit (a name another entry has, a member gone): the old set comes back.
+        undefine = ctx.agentDefinitions.define(current)
+        throw error
+      }
+      current = definitions
+      logger.info('reloaded %d agent file(s) from %s', definitions.length, dir)
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      logger.warn('agents of %s not reloaded, the earlier ones stay: %s%s', dir, typeof code === 'string' ? `${code}: ` : '', (error as Error).message)
+    }
+  }
+  ctx.effect(() => watchDirectory(dir, config.debounce, reload, (error) => logger.warn('watching %s failed: %s', dir, error)))
+}

@@ -1,0 +1,50 @@
+/** Which of its parent's tools the agent's child view sees (a child never sees more than its parent). */
+export interface ToolUse {
+  allow?: string[]
+  deny?: string[]
+}
+
+/** Limits of one run of the agent and everything below it (as subagent-tool's `budget`). */
+export interface DefinitionBudget {
+  maxSteps?: number
+  maxTokens?: number
+  maxToolCalls?: number
+  maxWallMs?: number
+  maxChildren?: number
+  maxConcurrent?: number
+  maxDepth?: number
+}
+
+/** A named agent, as `ctx.agentDefinitions` holds it (frozen; the soul file already read). */
+export interface AgentDefinition {
+  readonly name: string
+  /** The routing line a delegating model sees: what this agent is for. */
+  readonly does: string
+  /** Tool filter of its child view; undefined: every tool of its parent. */
+  readonly uses?: Readonly<ToolUse>
+  /** Its system prompt (the `soul` text, or the content of `soulFile`); undefined: the provider's default. */
+  readonly soul?: string
+  /** The absolute path its soul was read from, when it came from a file. */
+  readonly soulFile?: string
+  /** The agents it may delegate to, sorted; empty: it gets no delegation tool. */
+  readonly team: readonly string[]
+  readonly budget?: Readonly<DefinitionBudget>
+  /** Model ref (`name` or `name:modelId`); undefined: its parent's model. */
+  readonly model?: string
+  /** The subagents provider it runs on (`spawn`, `fork`, `acp`, `a2a`, …). */
+  readonly provider: string
+  /** Where it was defined: `config` or the file it was read from. */
+  readonly source: string
+}
+
+/** A definition as written in a config entry or derived from a file, before it is checked. */
+export interface DefinitionInput {
+  does: string
+  uses?: ToolUse
+  soul?: string
+  soulFile?: string
+  team?: string[]
+  budget?: DefinitionBudget
+  model?: string
+  provider?: string
+}

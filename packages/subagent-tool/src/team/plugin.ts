@@ -1,0 +1,107 @@
+// A delegation tool load that names an agent (`agent`): its tool's targets are that agent's team.
+import type { Context } from 'cordis'
+import type { AgentDefinitions } from '@cordis-subagents/definitions'
+import type { DeadlineQueue } from '@cordis-subagents/shared'
+import type { SubagentHandle, SubagentService } from '@cordis-subagents/subagents-service'
+import type { ToolReservation, ToolResult } from '@cordis-subagents/tools'
+import { continueParked, type InFlight, runDelegation } from '../call.js'
+import type { Config } from '../config.js'
+import { teamInput, type TeamInput } from './input.js'
+import { memberOptions, suspendedMember, withAgent } from './member.js'
+import { describeTeam, outsideTeam } from './wording.js'
+
+export interface TeamParts {
+  reservation: ToolReservation
+  subagents: SubagentService
+  inFlight: Set<InFlight>
+  parked: Set<SubagentHandle>
+  deadlines: DeadlineQueue | undefined
+  onParked(run: SubagentHandle): void
+}
+
+/**
+ * Mounts the team tool of `config.agent`: `{ agent, description, prompt }`, `agent` an enum of the
+ * team's names (sorted), the description composed from their `does`. It follows the definitions:
+ * re-derived when they change, absent while the agent is undefined or its team is empty. Each call
+ * runs on the member's own provider, soul, uses, budget and model.
+ */
+export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void {
+  const logger = ctx.logger('subagent-tool')
+  const agent = config.agent!
+  const conflicting = (['provider', 'persona', 'toolFilter'] as const).filter((key) => config[key] !== undefined)
+  if (conflicting.length) {
+    throw new Error(`subagent-tool: a team tool (config.agent) takes ${conflicting.join(', ')} from each member's definition; remove ${conflicting.map((key) => `config.${key}`).join(', ')}.`)
+  }
+  if (config.mode === 'background') throw new Error('subagent-tool: a team tool (config.agent) runs in mode sync only.')
+  const definitions = ctx.get('agentDefinitions') as AgentDefinitions | undefined
+  if (!definitions) throw new Error('subagent-tool: a team tool (config.agent) needs ctx.agentDefinitions: load @cordis-subagents/definitions before it.')
+  const { reservation, subagents, inFlight, parked, deadlines, onParked } = parts
+  let unloaded = false
+  let unmount: (() => void) | undefined
+  let mounted = ''
+  // A continued call (after its child's question): the member and provider its suspension kept.
+  const continued = (state: unknown) => {
+    const member = suspendedMember(state, agent)
+    const { timeout, maxOutputBytes, questions } = config
+    const options = { timeout, maxOutputBytes, questions, provider: member.provider }
+    return { options, finish: (result: ToolResult) => withAgent(result, member.agent, member.provider) }
+  }
+
+  const mount = () => {
+    const lead = definitions.get(agent)
+    const team = lead ? definitions.team(agent) : []
+    const description = describeTeam(team)
+    // Remount only when what the model sees changed: another entry's reload leaves this tool alone.
+    if (team.length && description === mounted) return
+    unmount?.()
+    unmount = undefined
+    mounted = ''
+    if (!lead) return void logger.info('tool "%s" waits for agent "%s" to be defined', config.toolName, agent)
+    if (!team.length) return void logger.warn('tool "%s" not mounted: agent "%s" has no team (no member defined)', config.toolName, agent)
+    const names = team.map((member) => member.name)
+    mounted = description
+    unmount = reservation.register({
+      name: config.toolName,
+      description,
+      input: teamInput(names),
+      ...config.nested ? {} : { maxCallerDepth: 0 },
+      execute: (input: TeamInput, exec) => {
+        if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
+        const member = definitions.get(input.agent)
+        if (!member || !definitions.get(agent)?.team.includes(input.agent)) {
+          return { isError: true, content: outsideTeam(input.agent, definitions.team(agent).map((known) => known.name)) }
+        }
+        const options = memberOptions(config, member, subagents, definitions)
+        const running = runDelegation(subagents, options, input, exec, inFlight, deadlines, { onParked })
+        return running.then((result) => withAgent(result, member.name, member.provider))
+      },
+      resume: (answer, suspension, exec) => {
+        if (unloaded) return { isError: true, content: 'The answer was not passed on: the subagent tool was unloaded.' }
+        const runId = (suspension.state as { runId?: unknown } | undefined)?.runId
+        const { options, finish } = continued(suspension.state)
+        const questionId = suspension.question.id
+        const continuing = continueParked(subagents, options, String(runId), answer, exec, inFlight, deadlines, true, onParked, questionId)
+        return continuing.then(finish)
+      },
+      withdrawn: (suspension, exec) => {
+        if (unloaded) return { isError: true, content: 'The subagent\'s outcome was not passed on: the subagent tool was unloaded.' }
+        const runId = String((suspension.state as { runId?: unknown } | undefined)?.runId)
+        const { options, finish } = continued(suspension.state)
+        const questionId = suspension.question.id
+        const continuing = continueParked(subagents, options, runId, undefined, exec, inFlight, deadlines, true, onParked, questionId)
+        return continuing.then(finish)
+      },
+    })
+    logger.debug('team tool "%s" mounted for agent "%s": %s', config.toolName, agent, names.join(', '))
+  }
+
+  ctx.effect(() => definitions.serveTeam(agent, config.toolName))
+  ctx.on('agent-definitions/changed', mount)
+  mount()
+  ctx.on('dispose', () => {
+    unloaded = true
+    for (const run of [...inFlight]) run.cancel('unload')
+    for (const run of parked) if (run.state !== 'ended') run.dispose().catch(() => {})
+    parked.clear()
+  })
+}
