@@ -25,4 +25,4 @@ export {
 export {
   CONTINUE_WINDOW_MS, type ContinuableRunInfo, ContinuableRuns, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
 } from './verbs/continuation.js'
-export { type IncompleteLimit, STATUSES, type SubagentStatus, type SubagentStatusOf, statusOf } from './status.js'
+export { type IncompleteLimit, STATUSES, type SubagentStatus, type SubagentStatusOf, statusOf } from './run/provider-io.js'
