@@ -94,6 +94,8 @@ export interface ServingResult {
   /** Per protocol, per round: ours ÷ bare (CPU: > 1 is costlier; throughput: < 1 is slower). */
   cpuRatio: Record<'mcp' | 'a2a', Stats>
   throughputRatio: Record<'mcp' | 'a2a', Stats>
+  /** The per-round samples behind them, in round order (ours and bare of one round form a pair). */
+  samples: { cpuUs: Record<ServingSystem, number[]>; perSecond: Record<ServingSystem, number[]> }
 }
 
 /**
@@ -140,5 +142,6 @@ export async function serving(options: { rounds: number; batch: number; inFlight
     perSecond: Object.fromEntries(systems.map((s) => [s, stats(rate[s])])) as Record<ServingSystem, Stats>,
     cpuRatio: { mcp: paired(cpu, 'mcp'), a2a: paired(cpu, 'a2a') },
     throughputRatio: { mcp: paired(rate, 'mcp'), a2a: paired(rate, 'a2a') },
+    samples: { cpuUs: cpu, perSecond: rate },
   }
 }
