@@ -19,6 +19,7 @@ import { limits } from './scenarios/limits.js'
 import { growth } from './scenarios/growth.js'
 import { TELEMETRY_SYSTEMS, telemetry } from './scenarios/telemetry.js'
 import { background } from './scenarios/background.js'
+import { checkpointsSection } from './scenarios/checkpoints-report.js'
 
 // Provider reloads log an info line each; 10,000 of them would measure the terminal. Warnings stay on.
 Logger.levels.base = 1
@@ -270,6 +271,9 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
   targets.push(['background start + wait ≤ 2× a synchronous delegation', waitCost <= 2 * sync, `${fmt(waitCost / sync, 2)}× (${fmt(waitCost)} vs ${fmt(sync)} µs)`])
   headline.push(['background delegation (start, then collect)', `${fmt(waitCost)} µs with subagent_wait, ${fmt(messageCost)} µs as a message`, `synchronous delegation ${fmt(sync)} µs`])
 }
+
+// 11 ------------------------------------------------------------------------------------------
+await checkpointsSection({ log, targets, headline, quick })
 
 // 1 (run last, printed first) -------------------------------------------------------------------
 {
