@@ -76,8 +76,17 @@ export class Checkpoints extends Service {
   protected override async start(): Promise<void> {
     this.interruptedAtStart = await this.markInterrupted()
     await this.sweep()
-    this.writer = directWriter(this.store)
-    if (this.writer) this.writes = new GroupCommit(this.writer)
+    const writer = directWriter(this.store)
+    if (writer) {
+      try {
+        await writer.ready?.()
+      } catch (error) {
+        await writer.close()
+        throw error
+      }
+      this.writer = writer
+      this.writes = new GroupCommit(writer)
+    }
     this.ctx.setInterval(() => {
       this.sweep().catch((error) => this.ctx.logger('checkpoints').warn('retention sweep failed: %s', error))
     }, this.limits.sweepInterval)

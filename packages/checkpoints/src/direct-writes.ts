@@ -2,6 +2,7 @@ import SQLiteDriver from '@minatojs/driver-sqlite'
 import { PostgresDriver } from './postgres/driver.js'
 import { PostgresWorkerWriter } from './postgres-writer.js'
 import { RUN_COLUMNS as COLUMNS, type RunRow, TABLES } from './records.js'
+import { SqliteWorkerWriter, sqliteFile } from './sqlite-writer.js'
 import type { DirectWriter, WriteOp } from './write-ops.js'
 import { database, type StoreContext } from './store.js'
 
@@ -32,7 +33,7 @@ interface SqlJsDatabase {
   getRowsModified(): number
 }
 
-/** SQLite through the connection minato's SQLite driver opened: one transaction per batch. */
+/** SQLite through the connection minato's SQLite driver opened (an in-memory database): one transaction per batch. */
 class SqliteWriter implements DirectWriter {
   readonly kind = 'sqlite'
   private readonly statements = new Map<string, SqlJsStatement>()
@@ -107,7 +108,11 @@ export function directWriter(store: StoreContext): DirectWriter | undefined {
     const { url, connectTimeout } = (driver as unknown as { config: { url: string; connectTimeout: number } }).config
     return new PostgresWorkerWriter({ url, connectTimeout })
   }
-  const db = driver instanceof SQLiteDriver ? (driver as unknown as { db?: Partial<SqlJsDatabase> }).db : undefined
+  if (!(driver instanceof SQLiteDriver)) return undefined
+  // A file: a writer thread with its own connection. In memory (nothing a second connection could open): this connection.
+  const file = sqliteFile(driver as unknown as { path?: string })
+  if (file) return new SqliteWorkerWriter(driver as never, file)
+  const db = (driver as unknown as { db?: Partial<SqlJsDatabase> }).db
   if (db && typeof db.prepare === 'function' && typeof db.getRowsModified === 'function') return new SqliteWriter(db as SqlJsDatabase)
   return undefined
 }

@@ -22,6 +22,7 @@ parentPort.on('message', async (message) => {
     return
   }
   try {
+    if (message.ping) await sql\`SELECT 1\`
     const settled = await Promise.allSettled(message.ops.map(([text, params]) => sql.unsafe(text, params, { prepare: true })))
     const failed = settled.find((result) => result.status === 'rejected')
     if (failed) throw failed.reason
@@ -96,13 +97,21 @@ export class PostgresWorkerWriter implements DirectWriter {
   }
 
   run(ops: WriteOp[]): Promise<number[]> {
+    return this.post({ ops: ops.map(statement) })
+  }
+
+  /** The thread started and its connection open: the store's first write does not pay for them. */
+  async ready(): Promise<void> {
+    await this.post({ ops: [], ping: true })
+  }
+
+  private post(message: { ops: Array<[string, unknown[]]>; ping?: true }): Promise<number[]> {
     const id = this.next++
-    const statements = ops.map(statement)
     return new Promise<number[]>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject })
       // Waited for, it keeps the host alive until its reply.
       if (this.waiting.size === 1) this.worker.ref()
-      this.worker.postMessage({ id, ops: statements })
+      this.worker.postMessage({ id, ...message })
     }).finally(() => {
       if (!this.waiting.size) this.worker.unref()
     })

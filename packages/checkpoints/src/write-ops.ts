@@ -13,5 +13,7 @@ export type WriteOp =
 export interface DirectWriter {
   readonly kind: 'sqlite' | 'postgres'
   run(ops: WriteOp[]): Promise<number[]>
+  /** Resolves once the writer can write (a writer thread started, its connection open). */
+  ready?(): Promise<void>
   close(): Promise<void>
 }
