@@ -38,15 +38,7 @@ class SqliteWriter implements DirectWriter {
   readonly kind = 'sqlite'
   private readonly statements = new Map<string, SqlJsStatement>()
 
-  constructor(private readonly db: SqlJsDatabase) {
-    // One process owns a SQLite file (its WASM build has no file locks), so the connection keeps
-    // its lock and page cache between transactions instead of re-reading the file for each one, and
-    // keeps its rollback journal file (its header zeroed at commit) instead of creating and deleting
-    // one per transaction, the largest cost of a commit through the WASM build's file system. A
-    // later opener in the default mode reads a zeroed journal as no journal.
-    db.exec('PRAGMA locking_mode = EXCLUSIVE')
-    db.exec('PRAGMA journal_mode = PERSIST')
-  }
+  constructor(private readonly db: SqlJsDatabase) {}
 
   private statement(key: string, text: () => string): SqlJsStatement {
     let statement = this.statements.get(key)
