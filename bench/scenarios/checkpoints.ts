@@ -54,9 +54,18 @@ export const CPU_SOURCE = (() => {
   }
 })()
 
-/** CPU time (µs) of this thread so far (or of the process, where no schedstat can be read). */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4))
+
+/**
+ * CPU time (µs) of this thread so far (or of the process, where no schedstat can be read). The kernel
+ * brings a running thread's schedstat up to date only when it is switched out or at a scheduler tick
+ * (up to 4 ms stale, a large part of a round); a 0.1 ms sleep first switches it out, so the figure is current.
+ */
 function cpuUs(): number {
-  if (CPU_SOURCE === 'main-thread') return Number(readFileSync(TASK, 'latin1').split(' ')[0]) / 1000
+  if (CPU_SOURCE === 'main-thread') {
+    Atomics.wait(PAUSE, 0, 0, 0.1)
+    return Number(readFileSync(TASK, 'latin1').split(' ')[0]) / 1000
+  }
   const usage = process.cpuUsage()
   return usage.user + usage.system
 }
@@ -106,12 +115,25 @@ async function dropPostgres(url: string): Promise<void> {
   }
 }
 
-/** Stores `count` settled runs of earlier delegations, oldest first (500 rows a statement, through minato). */
-async function seed(ctx: Context, count: number): Promise<void> {
-  const database = (ctx as unknown as { database: Database }).database
+/** Stores `count` settled runs of earlier delegations, oldest first: SQLite 500 rows a minato transaction, PostgreSQL one statement. */
+async function seed(ctx: Context, store: StoreKind, count: number, pgUrl?: string): Promise<void> {
   const at = Date.now() - count * 1000
+  if (store === 'postgres') {
+    const sql = postgres(pgUrl!, { max: 1, connect_timeout: 5, onnotice: () => {} })
+    try {
+      await sql.unsafe(`INSERT INTO "${TABLES.runs}" ("id", "path", "root", "parent", "provider", "agent", "state", "stopReason", "result", "usage",
+        "work", "transcript", "turn", "background", "label", "delivery", "host", "instance", "createdAt", "updatedAt")
+        SELECT 'seed-' || i, 'agent-seed/seed-' || i, 'agent-seed', '', 'spawn', 'agent-' || i, 'settled', 'completed', 'child answer', '{}',
+          '{"steps":1}', NULL, 0, false, '', '', 'bench', 'seed', to_timestamp(($1::bigint + i) / 1000.0), to_timestamp(($1::bigint + i) / 1000.0)
+        FROM generate_series(0, $2::int - 1) AS i`, [at, count])
+    } finally {
+      await sql.end({ timeout: 1 })
+    }
+    return
+  }
+  const database = (ctx as unknown as { database: Database }).database
   for (let from = 0; from < count; from += 500) {
-    const rows = []
+    const rows: Array<Record<string, unknown>> = []
     for (let i = from; i < Math.min(count, from + 500); i++) {
       const date = new Date(at + i)
       rows.push({
@@ -120,7 +142,7 @@ async function seed(ctx: Context, count: number): Promise<void> {
         instance: 'seed', createdAt: date, updatedAt: date,
       })
     }
-    await database.upsert(TABLES.runs as never, rows as never)
+    await database.withTransaction(async (db) => { await db.upsert(TABLES.runs as never, rows as never) })
   }
 }
 
@@ -154,7 +176,7 @@ async function system(store: StoreKind, options: CheckpointsOptions): Promise<Sy
   let tally: System['tally']
   if (store !== 'none') {
     await new Promise<void>((resolve) => h.ctx.inject(['checkpoints'], () => resolve()))
-    await seed(h.ctx, options.storedRuns)
+    await seed(h.ctx, store, options.storedRuns, options.pgUrl)
     // The kept count is taken again now the seeded runs are in (a sweep counts the table).
     await h.ctx.checkpoints.sweep()
     tally = countWrites(h.ctx)
@@ -217,7 +239,8 @@ export async function checkpointsCost(options: CheckpointsOptions): Promise<Stor
         storedRuns: s.store === 'none' ? 0 : options.storedRuns,
         cpuUs: s.cpu,
         wallUs: s.wall,
-        ratios: s.cpu.map((cpu, index) => cpu / none.cpu[index]),
+        // A round whose no-store CPU read 0 (a reading the kernel had not brought up to date) pairs with nothing.
+        ratios: s.cpu.flatMap((cpu, index) => none.cpu[index] > 0 ? [cpu / none.cpu[index]] : []),
         writes: s.writes / n,
         batches: s.batches / n,
         minatoStatements: s.minato / n,
