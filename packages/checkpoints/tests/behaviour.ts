@@ -207,6 +207,22 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect(await checkpoints.load('g5')).to.include({ state: 'parked', agent: 'second' })
   })
 
+  it('batched writes and minato\'s statements interleaved on many runs at once: every write lands, in order per run', async () => {
+    app = await startStore(backend())
+    const { checkpoints } = app
+    const ids = Array.from({ length: 120 }, (_, i) => `m${i}`)
+    await Promise.all(ids.map(async (id, i) => {
+      await checkpoints.record({ ...ROOT, id, path: id, turn: i }, { created: true, lazy: true })
+      // Through minato (a compare-and-set) while other runs' batches are written.
+      expect(await checkpoints.transition(id, 'running', 'parked'), id).to.equal(true)
+      await checkpoints.record({ id, state: 'running' })
+      await checkpoints.record({ id, state: 'settled', result: `r${i}` })
+    }))
+    const runs = await checkpoints.list({ limit: 1000 })
+    const byId = new Map(runs.map((run) => [run.id, run]))
+    for (const [i, id] of ids.entries()) expect(byId.get(id), id).to.include({ state: 'settled', result: `r${i}`, turn: i })
+  })
+
   it('keeps maxRuns without counting every new run: past it the oldest ended runs go, 1 % ahead', async () => {
     app = await startStore(backend(), { maxRuns: 200 })
     const { checkpoints } = app
