@@ -20,6 +20,7 @@ import { limits } from './scenarios/limits.js'
 import { growth, NOT_READING } from './scenarios/growth.js'
 import { TELEMETRY_SYSTEMS, telemetry } from './scenarios/telemetry.js'
 import { background } from './scenarios/background.js'
+import { checkpointsSection } from './scenarios/checkpoints-report.js'
 import { serving } from './scenarios/serving.js'
 
 // Provider reloads log an info line each; 10,000 of them would measure the terminal. Warnings stay on.
@@ -287,6 +288,9 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
     r.stats[syncName].samples!, { atMost: 2 }, { clock: 'wall', unit: 'µs' }))
   headline.push(['background delegation (start, then collect)', `${fmt(waitCost)} µs with subagent_wait, ${fmt(messageCost)} µs as a message`, `synchronous delegation ${fmt(sync)} µs`])
 }
+
+// 11 ------------------------------------------------------------------------------------------
+await checkpointsSection({ log, targets, headline, quick })
 
 // 12. Serving ---------------------------------------------------------------------------------
 {

@@ -1,62 +1,112 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
-import { Database, type Tables } from 'minato'
+import { Database } from 'minato'
 import SQLiteDriver from '@minatojs/driver-sqlite'
 import postgres from 'postgres'
 import { Checkpoints, TABLES } from '@cordis-subagents/checkpoints'
 import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
 import { withoutCallerTracing } from '@cordis-subagents/shared'
-import { delegationModel, host, now } from '../lib.js'
+import { delegationModel, host, type Host, now } from '../lib.js'
 
-// The checkpoints row (issue 42 item 1): what one sync spawn delegation costs with `ctx.checkpoints`
-// loaded, against the same delegation with no store, with N settled runs already stored. Every SQL
-// statement the store's driver runs is counted (SQLite: the driver's `_exec`; PostgreSQL: our
-// driver's `query`), so "statements per delegation" is what reaches the database, not minato calls.
+// The checkpoints row (issue 42 item 1): one sync spawn delegation with `ctx.checkpoints` loaded
+// against the same delegation with no store, interleaved in one process, with N runs already stored.
+// CPU is the main thread's own (its schedstat on Linux: what the delegation's thread spends, not
+// the GC helper threads or libuv's pool); statements are what reaches the database: the store's
+// direct writes (ops, and the batches they went in) and every statement minato's drivers run.
 
-export type StoreKind = 'none' | 'sqlite' | 'postgres'
+type StoreKind = 'none' | 'sqlite' | 'postgres'
 
-export interface CheckpointsResult {
+export interface StoreResult {
   store: StoreKind
   storedRuns: number
-  delegations: number
-  /** Mean wall time of one delegation, the parent's turn included (ms): its result waits for its record. */
-  wallMs: number
-  /** Main-thread CPU of one delegation (ms), the store's queued writes flushed. */
-  cpuMs: number
-  statements: number
-  /** Each statement shape (literals masked) and how many times one delegation runs it. */
-  shapes: Array<{ shape: string; perDelegation: number }>
+  /** Main-thread CPU per delegation (µs), one sample per round; the store's queued writes are written inside the round. */
+  cpuUs: number[]
+  /** Wall time of each delegation (µs): its result waits for its record. */
+  wallUs: number[]
+  /** Per round: this store's CPU ÷ the no-store CPU of the same round. */
+  ratios: number[]
+  /** Per delegation: direct writes, the batches they went in, and statements run through minato. */
+  writes: number
+  batches: number
+  minatoStatements: number
 }
 
-const counted: string[] = []
-let counting = false
+export interface CheckpointsOptions {
+  stores: Array<Exclude<StoreKind, 'none'>>
+  storedRuns: number
+  rounds: number
+  batch: number
+  warmup: number
+  /** PostgreSQL url of a database of your own (its store tables are dropped first). */
+  pgUrl?: string
+}
 
-/** Counts every statement both drivers run, from the first call on (patched once, on the prototypes). */
-function countStatements(): void {
+const TASK = `/proc/self/task/${process.pid}/schedstat`
+/** How the main thread's CPU is read: its schedstat on Linux, else the process' CPU (which also counts other threads). */
+export const CPU_SOURCE = (() => {
+  try {
+    readFileSync(TASK)
+    return 'main-thread'
+  } catch {
+    return 'process'
+  }
+})()
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4))
+
+/**
+ * CPU time (µs) of this thread so far (or of the process, where no schedstat can be read). The kernel
+ * brings a running thread's schedstat up to date only when it is switched out or at a scheduler tick
+ * (up to 4 ms stale, a large part of a round); a 0.1 ms sleep first switches it out, so the figure is current.
+ */
+function cpuUs(): number {
+  if (CPU_SOURCE === 'main-thread') {
+    Atomics.wait(PAUSE, 0, 0, 0.1)
+    return Number(readFileSync(TASK, 'latin1').split(' ')[0]) / 1000
+  }
+  const usage = process.cpuUsage()
+  return usage.user + usage.system
+}
+
+let minatoStatements = 0
+let countingMinato = false
+
+/** Counts every statement minato's two drivers run (patched once, on the prototypes). */
+function countMinato(): void {
   const sqlite = SQLiteDriver.prototype as unknown as { _exec(sql: string, ...rest: unknown[]): unknown; __counted?: true }
   if (sqlite.__counted) return
   sqlite.__counted = true
   const exec = sqlite._exec
   sqlite._exec = function (sql: string, ...rest: unknown[]) {
-    if (counting) counted.push(sql)
+    if (countingMinato) minatoStatements++
     return exec.call(this, sql, ...rest)
   }
   const pg = PostgresDriver.prototype as unknown as { query(text: string, params?: unknown[]): Promise<unknown> }
   const query = pg.query
   pg.query = function (text: string, params?: unknown[]) {
-    if (counting) counted.push(text)
+    if (countingMinato) minatoStatements++
     return query.call(this, text, params)
   }
 }
 
-function shapeOf(sql: string): string {
-  // minato names each selection with a random 8-letter alias.
-  return sql.replace(/(["`]) [a-z]{8}\b/g, '$1 t').replace(/\b[a-z]{8}\./g, 't.').replace(/'(?:[^']|'')*'/g, '?').replace(/\$\d+/g, '?').replace(/\b\d+\b/g, 'N').replace(/\s+/g, ' ').slice(0, 140)
+/** The store's direct writer, wrapped to count its ops and batches. */
+function countWrites(ctx: Context): { ops: number; batches: number } {
+  const tally = { ops: 0, batches: 0 }
+  const store = withoutCallerTracing(ctx.checkpoints) as unknown as { writer?: { run(ops: unknown[]): Promise<number[]> } }
+  const writer = store.writer
+  // A store without a direct writer (an older one, another driver) writes everything through minato.
+  if (!writer) return tally
+  const run = writer.run.bind(writer)
+  writer.run = (ops) => {
+    tally.ops += ops.length
+    tally.batches++
+    return run(ops)
+  }
+  return tally
 }
 
-/** Drops the store's tables on the PostgreSQL `url` names (a database of your own: CHECKPOINTS_PG_URL). */
 async function dropPostgres(url: string): Promise<void> {
   const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} })
   try {
@@ -66,86 +116,142 @@ async function dropPostgres(url: string): Promise<void> {
   }
 }
 
-/** Stores `count` settled runs of earlier delegations, oldest first, in chunks. */
-async function seed(ctx: Context, count: number): Promise<void> {
-  const database = (ctx as unknown as { database: Database<Tables> }).database
+/** Stores `count` settled runs of earlier delegations, oldest first: SQLite 500 rows a minato transaction, PostgreSQL one statement. */
+async function seed(ctx: Context, store: StoreKind, count: number, pgUrl?: string): Promise<void> {
   const at = Date.now() - count * 1000
+  if (store === 'postgres') {
+    const sql = postgres(pgUrl!, { max: 1, connect_timeout: 5, onnotice: () => {} })
+    try {
+      await sql.unsafe(`INSERT INTO "${TABLES.runs}" ("id", "path", "root", "parent", "provider", "agent", "state", "stopReason", "result", "usage",
+        "work", "transcript", "turn", "background", "label", "delivery", "host", "instance", "createdAt", "updatedAt")
+        SELECT 'seed-' || i, 'agent-seed/seed-' || i, 'agent-seed', '', 'spawn', 'agent-' || i, 'settled', 'completed', 'child answer', '{}',
+          '{"steps":1}', NULL, 0, false, '', '', 'bench', 'seed', to_timestamp(($1::bigint + i) / 1000.0), to_timestamp(($1::bigint + i) / 1000.0)
+        FROM generate_series(0, $2::int - 1) AS i`, [at, count])
+    } finally {
+      await sql.end({ timeout: 1 })
+    }
+    return
+  }
+  const database = (ctx as unknown as { database: Database }).database
   for (let from = 0; from < count; from += 500) {
-    const rows = []
+    const rows: Array<Record<string, unknown>> = []
     for (let i = from; i < Math.min(count, from + 500); i++) {
-      const date = new Date(at + i * 1000)
+      const date = new Date(at + i)
       rows.push({
         id: `seed-${i}`, path: `agent-seed/seed-${i}`, root: 'agent-seed', parent: '', provider: 'spawn', agent: `agent-${i}`,
         state: 'settled', stopReason: 'completed', result: 'child answer', usage: '{}', work: '{"steps":1}', host: 'bench',
         instance: 'seed', createdAt: date, updatedAt: date,
       })
     }
-    await database.upsert(TABLES.runs as never, rows as never)
+    await database.withTransaction(async (db) => { await db.upsert(TABLES.runs as never, rows as never) })
   }
 }
 
-export interface CheckpointsOptions {
+interface System {
   store: StoreKind
-  storedRuns: number
-  delegations: number
-  warmup: number
-  /** PostgreSQL url (its store tables are dropped first). */
-  pgUrl?: string
+  host: Host
+  dir?: string
+  once(): Promise<void>
+  flush(): Promise<void>
+  tally?: { ops: number; batches: number }
+  cpu: number[]
+  wall: number[]
+  writes: number
+  batches: number
+  minato: number
 }
 
-export async function checkpointsCost(options: CheckpointsOptions): Promise<CheckpointsResult> {
-  countStatements()
-  const dir = mkdtempSync(join(tmpdir(), 'bench-checkpoints-'))
-  if (options.store === 'postgres') await dropPostgres(options.pgUrl!)
+async function system(store: StoreKind, options: CheckpointsOptions): Promise<System> {
+  const dir = store === 'sqlite' ? mkdtempSync(join(tmpdir(), 'bench-checkpoints-')) : undefined
+  if (store === 'postgres') await dropPostgres(options.pgUrl!)
   const h = await host({
     model: delegationModel('subagent'),
-    plugins: options.store === 'none' ? undefined : (ctx) => {
+    plugins: store === 'none' ? undefined : (ctx) => {
       ctx.plugin(Database as never)
-      if (options.store === 'sqlite') ctx.plugin(SQLiteDriver, { path: join(dir, 'store.db') })
+      if (store === 'sqlite') ctx.plugin(SQLiteDriver, { path: join(dir!, 'store.db') })
       else ctx.plugin(PostgresDriver as never, { url: options.pgUrl })
-      // No count trim while measuring: the stored runs stay as seeded.
-      ctx.plugin(Checkpoints, { host: 'bench', maxRuns: 10_000_000 })
+      // Room for the stored runs and the measured ones: nothing is trimmed while measuring.
+      ctx.plugin(Checkpoints, { host: 'bench', maxRuns: Math.max(10_000, 2 * options.storedRuns) })
     },
   })
-  try {
-    if (options.store !== 'none') {
-      await new Promise<void>((resolve) => h.ctx.inject(['checkpoints'], () => resolve()))
-      await seed(h.ctx, options.storedRuns)
-    }
-    const agents = withoutCallerTracing(h.ctx.agents)
-    const once = async () => {
+  let tally: System['tally']
+  if (store !== 'none') {
+    await new Promise<void>((resolve) => h.ctx.inject(['checkpoints'], () => resolve()))
+    await seed(h.ctx, store, options.storedRuns, options.pgUrl)
+    // The kept count is taken again now the seeded runs are in (a sweep counts the table).
+    await h.ctx.checkpoints.sweep()
+    tally = countWrites(h.ctx)
+  }
+  const agents = withoutCallerTracing(h.ctx.agents)
+  const journal = () => (h.ctx.subagents as unknown as { journal?: { flush?(): Promise<void> } }).journal
+  return {
+    store, host: h, dir, tally, cpu: [], wall: [], writes: 0, batches: 0, minato: 0,
+    async once() {
       const agent = agents.create({})
       const result = await agent.run('do the task')
       if (result.text !== 'parent final answer') throw new Error(`wrong answer: ${result.text}`)
       await agent.dispose()
-    }
-    for (let i = 0; i < options.warmup; i++) await once()
-    const flush = () => (h.ctx.subagents as unknown as { journal?: { flush?(): Promise<void> } }).journal?.flush?.()
-    await flush()
-    counted.length = 0
-    counting = true
-    const cpu0 = process.cpuUsage()
+    },
+    async flush() {
+      await journal()?.flush?.()
+    },
+  }
+}
+
+/** One round of `batch` delegations on `s`: each delegation's wall time, and the round's main-thread CPU per delegation. */
+async function round(s: System, batch: number, record: boolean): Promise<void> {
+  const ops = s.tally ? { ...s.tally } : undefined
+  const statements = minatoStatements
+  countingMinato = record
+  const cpu0 = cpuUs()
+  for (let i = 0; i < batch; i++) {
     const t0 = now()
-    for (let i = 0; i < options.delegations; i++) await once()
-    const wall = now() - t0
-    await flush()
-    const cpu = process.cpuUsage(cpu0)
-    counting = false
-    const n = options.delegations
-    const shapes = new Map<string, number>()
-    for (const sql of counted) shapes.set(shapeOf(sql), (shapes.get(shapeOf(sql)) ?? 0) + 1)
-    return {
-      store: options.store,
-      storedRuns: options.store === 'none' ? 0 : options.storedRuns,
-      delegations: n,
-      wallMs: wall / n,
-      cpuMs: (cpu.user + cpu.system) / 1000 / n,
-      statements: counted.length / n,
-      shapes: [...shapes].map(([shape, times]) => ({ shape, perDelegation: times / n })),
+    await s.once()
+    if (record) s.wall.push((now() - t0) * 1000)
+  }
+  await s.flush()
+  const cpu = cpuUs() - cpu0
+  countingMinato = false
+  if (!record) return
+  s.cpu.push(cpu / batch)
+  if (ops && s.tally) {
+    s.writes += s.tally.ops - ops.ops
+    s.batches += s.tally.batches - ops.batches
+  }
+  s.minato += minatoStatements - statements
+}
+
+/** The no-store delegation and each store's, interleaved round by round in this process, with `storedRuns` stored. */
+export async function checkpointsCost(options: CheckpointsOptions): Promise<StoreResult[]> {
+  countMinato()
+  const systems: System[] = [await system('none', options)]
+  try {
+    for (const store of options.stores) systems.push(await system(store, options))
+    for (let i = 0; i < options.warmup; i++) for (const s of systems) await round(s, options.batch, false)
+    for (let r = 0; r < options.rounds; r++) {
+      // Rotate who goes first, so no store always runs right after the same neighbour.
+      for (let k = 0; k < systems.length; k++) await round(systems[(r + k) % systems.length], options.batch, true)
     }
+    const none = systems[0]
+    return systems.map((s) => {
+      const n = s.wall.length
+      return {
+        store: s.store,
+        storedRuns: s.store === 'none' ? 0 : options.storedRuns,
+        cpuUs: s.cpu,
+        wallUs: s.wall,
+        // A round whose no-store CPU read 0 (a reading the kernel had not brought up to date) pairs with nothing.
+        ratios: s.cpu.flatMap((cpu, index) => none.cpu[index] > 0 ? [cpu / none.cpu[index]] : []),
+        writes: s.writes / n,
+        batches: s.batches / n,
+        minatoStatements: s.minato / n,
+      }
+    })
   } finally {
-    counting = false
-    await h.stop()
-    rmSync(dir, { recursive: true, force: true })
+    countingMinato = false
+    for (const s of systems) {
+      await s.host.stop()
+      if (s.dir) rmSync(s.dir, { recursive: true, force: true })
+    }
   }
 }

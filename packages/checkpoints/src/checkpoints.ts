@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { Context, Service } from 'cordis'
 import { checkState, toRecord, toRow } from './codec.js'
 import { Config, type Limits } from './config.js'
+import { directWriter } from './direct-writes.js'
+import type { DirectWriter } from './write-ops.js'
 import { CheckpointError } from './errors.js'
+import { GroupCommit } from './group-commit.js'
 import { KeyLocks } from './locks.js'
 import { Questions } from './questions.js'
 import { declareTables, type RunCheckpoint, type StoredRun, type RunRow, type RunState, TABLES } from './records.js'
@@ -51,6 +54,9 @@ export class Checkpoints extends Service {
   /** Writes of one run, in order within this start (see locks.ts). */
   private readonly rows = new KeyLocks()
   private readonly count: RunCount
+  /** The run table's hot writes, batched and written straight to the driver (direct-writes.ts); none on a driver it does not know. */
+  private writes: GroupCommit | undefined
+  private writer: DirectWriter | undefined
 
   constructor(ctx: Context, config: Config = {}) {
     super(ctx, 'checkpoints')
@@ -70,9 +76,33 @@ export class Checkpoints extends Service {
   protected override async start(): Promise<void> {
     this.interruptedAtStart = await this.markInterrupted()
     await this.sweep()
+    const writer = directWriter(this.store)
+    if (writer) {
+      try {
+        await writer.ready?.()
+      } catch (error) {
+        await writer.close()
+        throw error
+      }
+      this.writer = writer
+      this.writes = new GroupCommit(writer)
+    }
     this.ctx.setInterval(() => {
       this.sweep().catch((error) => this.ctx.logger('checkpoints').warn('retention sweep failed: %s', error))
     }, this.limits.sweepInterval)
+  }
+
+  protected override async stop(): Promise<void> {
+    const [writes, writer] = [this.writes, this.writer]
+    this.writes = undefined
+    this.writer = undefined
+    await writes?.close()
+    await writer?.close()
+  }
+
+  /** Resolves once every queued write is in the database (a lazy `record` is queued, not written, when it returns). */
+  async drain(): Promise<void> {
+    await this.writes?.drain()
   }
 
   /** Marks this host's `running` runs of earlier starts `interrupted` (they lost their process). */
@@ -95,6 +125,7 @@ export class Checkpoints extends Service {
   }
 
   private async saveNow(row: Partial<RunRow>): Promise<StoredRun> {
+    await this.drain()
     const db = this.ctx.database
     const now = new Date()
     const [existing] = await db.get(TABLES.runs, { id: row.id! }, { fields: ['id'] })
@@ -114,10 +145,18 @@ export class Checkpoints extends Service {
   /**
    * `save` without reading anything back, for a writer that keeps its own view (the service's
    * journal): a run it just made (`created`) is inserted, one statement, and any other save is one
-   * conditional update. Same checks, bounds and errors as `save`.
+   * conditional update. Same checks, bounds and errors as `save`. Written in batches (group-commit.ts)
+   * on SQLite and PostgreSQL: it resolves once its batch is written, or, with `lazy` on a new run's
+   * insert, once it is queued (written within a few milliseconds; a failure is logged, and a SIGKILL
+   * in that window loses it).
    */
-  async record(checkpoint: RunCheckpoint, options: { created?: boolean } = {}): Promise<void> {
+  async record(checkpoint: RunCheckpoint, options: { created?: boolean; lazy?: boolean } = {}): Promise<void> {
     const row = toRow(checkpoint, this.limits)
+    const writes = this.writes
+    if (writes) {
+      await this.rows.run(row.id!, () => this.recordBatched(writes, row, options))
+      return
+    }
     await this.rows.run(row.id!, async () => {
       if (options.created && row.path !== undefined && row.provider !== undefined && row.state !== undefined) {
         await this.count.makeRoom()
@@ -135,6 +174,25 @@ export class Checkpoints extends Service {
       }
       await this.update(row, new Date())
     })
+  }
+
+  private async recordBatched(writes: GroupCommit, row: Partial<RunRow>, options: { created?: boolean; lazy?: boolean }): Promise<void> {
+    const now = new Date()
+    const stamp = { host: this.host, instance: this.instance, updatedAt: now }
+    if (options.created && row.path !== undefined && row.provider !== undefined && row.state !== undefined) {
+      await this.count.makeRoom()
+      const written = writes.write({ kind: 'insert', row: newRow(row, stamp), given: { ...row, ...stamp } }, options.lazy)
+      this.count.added()
+      if (options.lazy) {
+        written.catch((error: unknown) => this.ctx.logger('checkpoints').warn('the start record of run %s was not written: %s', row.id, error))
+        return
+      }
+      await written
+      return
+    }
+    const { id, ...changes } = row
+    const matched = await writes.write({ kind: 'update', id: id!, changes: { ...changes, ...stamp }, guard: row.state !== undefined && row.state !== 'settled' })
+    if (!matched) throw await this.notMoved(id!, `moved to ${row.state}`)
   }
 
   /** Updates an existing run; a settled run keeps its state (RUN_SETTLED), a missing one is CHECKPOINT_NOT_FOUND. */
@@ -155,6 +213,7 @@ export class Checkpoints extends Service {
     const states = (Array.isArray(from) ? from : [from]).map(checkState)
     const { id: key, ...changes } = toRow({ ...typeof to === 'string' ? { state: to } : to, id }, this.limits)
     return await this.rows.run(key!, async () => {
+      await this.drain()
       const query = { id: key!, state: states.filter((state) => state !== 'settled' || changes.state === 'settled') }
       const result = await this.ctx.database.set(TABLES.runs, query as never,
         { ...changes, host: this.host, instance: this.instance, updatedAt: new Date() })
@@ -171,6 +230,7 @@ export class Checkpoints extends Service {
   async continueRun(id: string): Promise<boolean> {
     const { id: key } = toRow({ id }, this.limits)
     return await this.rows.run(key!, async () => {
+      await this.drain()
       const result = await this.ctx.database.set(TABLES.runs, { id: key!, state: ['settled', 'closed'] } as never,
         { state: 'running', host: this.host, instance: this.instance, updatedAt: new Date() })
       return (result.matched ?? 0) > 0
@@ -187,6 +247,7 @@ export class Checkpoints extends Service {
   }
 
   async load(id: string): Promise<StoredRun | undefined> {
+    await this.drain()
     const [row] = await this.ctx.database.get(TABLES.runs, { id })
     return row && toRecord(row)
   }
@@ -207,11 +268,13 @@ export class Checkpoints extends Service {
       throw new CheckpointError('CHECKPOINT_INVALID', `limit must be a whole number from 1, got ${filter.limit}.`)
     }
     const limit = Math.min(filter.limit ?? this.limits.maxList, this.limits.maxList)
+    await this.drain()
     const rows = await this.ctx.database.get(TABLES.runs, query as never, { sort: { updatedAt: 'asc' }, limit })
     return rows.map(toRecord)
   }
 
   async remove(id: string): Promise<boolean> {
+    await this.drain()
     const result = await this.ctx.database.remove(TABLES.runs, { id })
     this.count.removed(result.removed ?? 0)
     return (result.removed ?? 0) > 0
@@ -219,8 +282,20 @@ export class Checkpoints extends Service {
 
   /** Runs retention now (it also runs at start and every `sweepInterval`), then counts the runs kept. */
   async sweep(now?: number): Promise<SweepReport> {
+    await this.drain()
     const report = await sweep(this.store, now)
     await this.count.exact()
     return report
+  }
+}
+
+/** A new run's whole row: the columns given, the rest at their initial values. */
+function newRow(row: Partial<RunRow>, stamp: { host: string; instance: string; updatedAt: Date }): RunRow {
+  return {
+    id: row.id!, path: row.path!, root: row.root!, parent: row.parent ?? '', provider: row.provider!, agent: row.agent ?? '',
+    state: row.state!, stopReason: row.stopReason ?? null, usage: row.usage ?? '{}', work: row.work ?? '{}',
+    transcript: row.transcript ?? null, turn: row.turn ?? 0, result: row.result ?? null, background: row.background ?? false,
+    label: row.label ?? '', delivery: row.delivery ?? '', sessionId: row.sessionId ?? null, taskId: row.taskId ?? null,
+    agentUrl: row.agentUrl ?? null, ...stamp, createdAt: stamp.updatedAt,
   }
 }

@@ -111,6 +111,12 @@ export interface RunRow {
   updatedAt: Date
 }
 
+/** Every column of the run table, in one fixed order (the direct writers' inserts). */
+export const RUN_COLUMNS: ReadonlyArray<keyof RunRow> = [
+  'id', 'path', 'root', 'parent', 'provider', 'agent', 'state', 'stopReason', 'usage', 'work', 'transcript', 'turn', 'result',
+  'background', 'label', 'delivery', 'sessionId', 'taskId', 'agentUrl', 'host', 'instance', 'createdAt', 'updatedAt',
+]
+
 export type QuestionRow = Omit<QuestionRecord, 'answer' | 'answeredAt'> & { answer: string | null; answeredAt: Date | null }
 
 export const TABLES = { runs: 'subagent_run', questions: 'subagent_question', taskKeys: 'subagent_task_key' } as const

@@ -171,6 +171,58 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
       .to.equal('CHECKPOINT_TOO_LARGE')
   })
 
+  it('group commit: a lazy start and the settle after it are one insert; a lazy record is written within the window, or by drain', async () => {
+    app = await startStore(backend())
+    const { checkpoints } = app
+    const writer = (checkpoints as unknown as { writer?: { run(ops: unknown[]): Promise<number[]> } }).writer
+    expect(writer, 'a direct writer on this driver').to.not.equal(undefined)
+    const batches: number[] = []
+    const run = writer!.run.bind(writer)
+    writer!.run = (ops) => {
+      batches.push(ops.length)
+      return run(ops)
+    }
+    // Start (lazy) and settle (waited) of one run in one turn: one batch, one statement, the settled row.
+    await checkpoints.record({ ...ROOT, id: 'g1', path: 'g1' }, { created: true, lazy: true })
+    await checkpoints.record({ id: 'g1', state: 'settled', result: 'done', work: { steps: 1 } })
+    expect(batches).to.deep.equal([1])
+    expect(await checkpoints.load('g1')).to.include({ state: 'settled', result: 'done', agent: 'coder', parent: '' })
+    // A lazy start alone is written within its window (no reader, no drain).
+    await checkpoints.record({ ...ROOT, id: 'g2', path: 'g2' }, { created: true, lazy: true })
+    const deadline = Date.now() + 5000
+    while (batches.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 2))
+    expect(batches).to.deep.equal([1, 1])
+    // A read drains first: it sees the lazy record.
+    await checkpoints.record({ ...ROOT, id: 'g3', path: 'g3' }, { created: true, lazy: true })
+    expect(await checkpoints.load('g3')).to.include({ state: 'running' })
+    // A settled run in a batch keeps its state: a later move of it is refused, the batch's other writes land.
+    await checkpoints.record({ ...ROOT, id: 'g4', path: 'g4', state: 'settled' }, { created: true, lazy: true })
+    const moved = checkpoints.record({ id: 'g4', state: 'running' })
+    await checkpoints.record({ ...ROOT, id: 'g5', path: 'g5' }, { created: true })
+    expect((await rejection(moved)).code).to.equal('RUN_SETTLED')
+    expect(await checkpoints.load('g5')).to.include({ state: 'running' })
+    // A created run whose id exists is updated with what was given, in order with the writes after it.
+    await checkpoints.record({ ...ROOT, id: 'g5', path: 'g5', agent: 'second' }, { created: true, lazy: true })
+    await checkpoints.record({ id: 'g5', state: 'parked' })
+    expect(await checkpoints.load('g5')).to.include({ state: 'parked', agent: 'second' })
+  })
+
+  it('batched writes and minato\'s statements interleaved on many runs at once: every write lands, in order per run', async () => {
+    app = await startStore(backend())
+    const { checkpoints } = app
+    const ids = Array.from({ length: 120 }, (_, i) => `m${i}`)
+    await Promise.all(ids.map(async (id, i) => {
+      await checkpoints.record({ ...ROOT, id, path: id, turn: i }, { created: true, lazy: true })
+      // Through minato (a compare-and-set) while other runs' batches are written.
+      expect(await checkpoints.transition(id, 'running', 'parked'), id).to.equal(true)
+      await checkpoints.record({ id, state: 'running' })
+      await checkpoints.record({ id, state: 'settled', result: `r${i}` })
+    }))
+    const runs = await checkpoints.list({ limit: 1000 })
+    const byId = new Map(runs.map((run) => [run.id, run]))
+    for (const [i, id] of ids.entries()) expect(byId.get(id), id).to.include({ state: 'settled', result: `r${i}`, turn: i })
+  })
+
   it('keeps maxRuns without counting every new run: past it the oldest ended runs go, 1 % ahead', async () => {
     app = await startStore(backend(), { maxRuns: 200 })
     const { checkpoints } = app

@@ -1,11 +1,12 @@
 import type { Context, Logger } from 'cordis'
-import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import { describeError, type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { BackgroundRegistry } from '../background/book.js'
 import type { ParkedRunInfo } from '../run/journal-port.js'
 import type { JournalledRun, RunJournal } from '../run/journal-port.js'
 import { StoredRuns } from './journal-restore.js'
 import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
-import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint, type StoredTaskKey } from './journal-store.js'
+import { capText, reattachOf, safeCheckpoint, taskKeyInput } from './journal-records.js'
+import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint } from './journal-store.js'
 import type { SubagentOutcome, SubagentProvider } from '../types.js'
 
 type Kind = 'start' | 'park' | 'resume' | 'settle' | 'claim'
@@ -38,6 +39,8 @@ export class CheckpointJournal implements RunJournal {
   /** Run id → the id of the question it is parked on. */
   private readonly open = new Map<string, string>()
   private readonly failed = new Set<Kind>()
+  /** The store the last write went to. */
+  private written: CheckpointStore | undefined
   /** Runs of earlier starts: the parked ones `pending()` lists, and their restore. */
   readonly stored: StoredRuns
 
@@ -85,9 +88,11 @@ export class CheckpointJournal implements RunJournal {
     })
   }
 
-  /** Resolves when every write queued so far has run (tests, and a host that stops). */
+  /** Resolves when every write queued so far is in the store (tests, and a host that stops). */
   async flush(): Promise<void> {
     while (this.queues.size) await Promise.all(this.queues.values())
+    // A store's lazy writes (a start record) are queued there, not here.
+    await this.written?.drain?.()
   }
 
   started(run: JournalledRun): void {
@@ -223,6 +228,7 @@ export class CheckpointJournal implements RunJournal {
   private write(runId: string, kind: Kind, work: (store: CheckpointStore) => Promise<void>): void {
     const store = this.store()
     if (!store) return
+    this.written = store
     const previous = this.queues.get(runId) ?? Promise.resolve()
     const next = previous.then(() => work(store)).catch((error: unknown) => this.failure(runId, kind, error))
     this.queues.set(runId, next)
@@ -244,44 +250,20 @@ export class CheckpointJournal implements RunJournal {
 
 /** Writes a record without reading it back (a store without `record` is written through `save`). */
 async function put(store: CheckpointStore, record: StoredRunCheckpoint, created?: boolean): Promise<void> {
-  if (store.record) await store.record(record, { created: !!created })
+  // A new run's start record is lazy: its write is batched with the run's next one (checkpoints' group commit).
+  if (store.record) await store.record(record, { created: !!created, lazy: !!created })
   else await store.save(record)
 }
 
-/** What the store's task-key claim hashes: the service's key already covers model, persona and prompt. */
-function taskKeyInput(run: Pick<JournalledRun, 'info' | 'reattachKey'>): StoredTaskKey {
-  return { parent: run.info.parentId, provider: run.info.provider, agent: '', prompt: run.reattachKey! }
-}
-
-/** A provider's checkpoint may name how to reach its child again: an ACP session, an A2A task. */
-function reattachOf(checkpoint: unknown): Pick<StoredRunCheckpoint, 'sessionId' | 'taskId' | 'agentUrl'> {
-  if (!checkpoint || typeof checkpoint !== 'object') return {}
-  const fields: Pick<StoredRunCheckpoint, 'sessionId' | 'taskId' | 'agentUrl'> = {}
-  const { sessionId, taskId, agentUrl } = checkpoint as Record<string, unknown>
-  if (typeof sessionId === 'string' && sessionId && sessionId.length <= MAX_LABEL) fields.sessionId = sessionId
-  if (typeof taskId === 'string' && taskId && taskId.length <= MAX_LABEL) fields.taskId = taskId
-  if (typeof agentUrl === 'string' && agentUrl && agentUrl.length <= 2048) fields.agentUrl = agentUrl
-  return fields
-}
-
-function safeCheckpoint(run: JournalledRun): unknown {
-  try {
-    return run.checkpoint()
-  } catch {
-    return undefined
-  }
-}
-
-/** Cuts a text to `maxBytes` of UTF-8 (a result longer than the store keeps is stored cut, not dropped). */
-function capText(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, 'utf8')
-  if (bytes.length <= maxBytes) return text
-  return bytes.subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '')
-}
-
 /** The journal a service uses: the checkpoints store when `ctx.checkpoints` is loaded, nothing written otherwise. */
+// The store is looked up once, past cordis' caller-tracing proxy (every call through it builds a shadow
+// context: tens of microseconds a write); `ctx` injects it, so a replaced store restarts this journal.
 function checkpointJournal(ctx: Context, log: Logger, background?: BackgroundRegistry): CheckpointJournal {
-  return new CheckpointJournal(ctx, () => ctx.get('checkpoints' as never) as CheckpointStore | undefined ?? undefined, log, background)
+  const found = ctx.get('checkpoints' as never) as CheckpointStore | undefined
+  const store = found && withoutCallerTracing(found)
+  let live = true
+  ctx.on('dispose', () => { live = false })
+  return new CheckpointJournal(ctx, () => live ? store : undefined, log, background)
 }
 
 /** What `useCheckpointJournal` needs of the service. */

@@ -82,7 +82,10 @@ export interface CheckpointStore {
   readonly limits: { readonly maxTextBytes: number }
   save(checkpoint: StoredRunCheckpoint): Promise<StoredRun>
   /** `save` without reading the record back; `created`: a run this host just made (one insert). */
-  record?(checkpoint: StoredRunCheckpoint, options?: { created?: boolean }): Promise<void>
+  /** `lazy`: a new run's insert that resolves once queued (written within a few ms, with the run's next write). */
+  record?(checkpoint: StoredRunCheckpoint, options?: { created?: boolean; lazy?: boolean }): Promise<void>
+  /** Resolves once the store's queued writes are written. */
+  drain?(): Promise<void>
   load(id: string): Promise<StoredRun | undefined>
   list(filter?: RunListFilter): Promise<StoredRun[]>
   /** Atomic compare-and-set of a run's state: true when this call moved it (of racing callers, one does). */

@@ -1,0 +1,86 @@
+import { fmt, stats } from '../lib.js'
+import { spread, SPREAD } from '../stats.js'
+import type { Target } from '../targets.js'
+import { checkpointsCost, CPU_SOURCE, type StoreResult } from './checkpoints.js'
+
+// Section 11 of `npm run bench` (bench/single.ts calls `checkpointsSection`): the table and the
+// targets of the checkpoints row from `checkpointsCost`'s results.
+
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length
+
+/** The table (markdown lines) and the targets: per store, CPU ≤ 1.3× no store and ≤ 0.5 ms added at every size, flat across sizes. */
+export function checkpointsLines(results: StoreResult[]): { lines: string[]; targets: Target[] } {
+  const lines = [
+    '| stored runs | store | main-thread CPU µs / delegation (mean) | × no store: paired median (min–max) | wall µs / delegation (mean) | added latency | writes · batches · minato statements / delegation |',
+    '|---|---|---|---|---|---|---|',
+  ]
+  const targets: Target[] = []
+  const byStore = new Map<string, Array<{ size: number; ratio: ReturnType<typeof stats>; paired: ReturnType<typeof spread>; added: number; cpu: number }>>()
+  let none: StoreResult | undefined
+  for (const r of results) {
+    if (r.store === 'none') {
+      none = r
+      const phase = results[results.indexOf(r) + 1]?.storedRuns
+      lines.push(`| ${phase === undefined ? '—' : phase.toLocaleString('en')} | no store | ${fmt(mean(r.cpuUs))} | — | ${fmt(mean(r.wallUs))} | — | — |`)
+      continue
+    }
+    const ratio = stats(r.ratios)
+    const added = (mean(r.wallUs) - mean(none!.wallUs)) / 1000
+    lines.push(`| ${r.storedRuns.toLocaleString('en')} | ${r.store} | ${fmt(mean(r.cpuUs))} | ${fmt(ratio.median, 2)}× (${fmt(ratio.min, 2)}–${fmt(ratio.max, 2)}) `
+      + `| ${fmt(mean(r.wallUs))} | ${added >= 0 ? '+' : ''}${fmt(added, 2)} ms | ${fmt(r.writes, 2)} · ${fmt(r.batches, 2)} · ${fmt(r.minatoStatements, 2)} |`)
+    const rows = byStore.get(r.store) ?? []
+    rows.push({ size: r.storedRuns, ratio, paired: spread(r.ratios), added, cpu: mean(r.cpuUs) - mean(none!.cpuUs) })
+    byStore.set(r.store, rows)
+  }
+  for (const [store, rows] of byStore) {
+    // Met only if the whole p10–p90 spread of the paired ratios is inside the bound, at every size (bench/stats.ts).
+    const worstHigh = Math.max(...rows.map((row) => row.paired.high))
+    const worstAdded = Math.max(...rows.map((row) => row.added))
+    const at = (pick: (row: (typeof rows)[number]) => string) => rows.map((row) => `${row.size.toLocaleString('en')}: ${pick(row)}`).join(', ')
+    const pct = (q: number) => `p${Math.round(q * 100)}`
+    targets.push([`checkpoints on ${store}: a delegation's main-thread CPU ≤ 1.3× no store (paired ${pct(SPREAD.low)}–${pct(SPREAD.high)}, every size)`, worstHigh <= 1.3,
+      at((row) => `median ${fmt(row.paired.median, 2)}×, ${fmt(row.paired.low, 2)}–${fmt(row.paired.high, 2)}× (${row.paired.n} pairs)`), 'CPU'])
+    targets.push([`checkpoints on ${store}: ≤ 0.5 ms added latency per delegation (every size)`, worstAdded <= 0.5, at((row) => `+${fmt(row.added, 2)} ms`), 'wall'])
+    if (rows.length > 1) {
+      const first = rows[0]
+      const last = rows[rows.length - 1]
+      // Flat: the store's own CPU per delegation at the largest size within 1.2× the smallest's, or within 20 µs (noise on a small cost).
+      const growth = last.cpu / first.cpu
+      targets.push([`checkpoints on ${store}: flat from ${first.size.toLocaleString('en')} to ${last.size.toLocaleString('en')} stored runs (store CPU ≤ 1.2×, or ≤ 20 µs more)`,
+        growth <= 1.2 || last.cpu - first.cpu <= 20, `${fmt(first.cpu)} → ${fmt(last.cpu)} µs over no store (${fmt(growth, 2)}×)`, 'CPU'])
+    }
+  }
+  return { lines, targets }
+}
+
+interface SectionOptions {
+  log(line?: string): void
+  targets: Target[]
+  headline: Array<[string, string, string]>
+  quick: boolean
+}
+
+/** Section 11: SQLite always, PostgreSQL when CHECKPOINTS_PG_URL names a database of your own. */
+export async function checkpointsSection({ log, targets, headline, quick }: SectionOptions): Promise<void> {
+  const pgUrl = process.env.CHECKPOINTS_PG_URL
+  const stores: Array<'sqlite' | 'postgres'> = pgUrl ? ['sqlite', 'postgres'] : ['sqlite']
+  const sizes = [{ runs: 1000, rounds: quick ? 2 : 20 }, { runs: quick ? 10_000 : 100_000, rounds: quick ? 2 : 10 }]
+  const results: StoreResult[] = []
+  for (const size of sizes) {
+    const batch = quick ? 10 : 100
+    results.push(...await checkpointsCost({ stores, storedRuns: size.runs, pgUrl, rounds: size.rounds, batch, warmup: quick ? 1 : 3 }))
+  }
+  const { lines, targets: met } = checkpointsLines(results)
+  log('## 11. Checkpoints: a delegation with ctx.checkpoints loaded vs no store')
+  log()
+  log(`One sync delegation (subagent → spawn) with \`@cordis-subagents/checkpoints\` loaded, against the same delegation with no store, interleaved round by round in this process, with that many settled runs already stored (the largest size with fewer rounds). CPU is ${CPU_SOURCE === 'main-thread' ? 'the main thread\'s own (its /proc schedstat: not GC helper threads, not libuv\'s pool)' : 'the process\' (no per-thread figure on this system)'}, per round, the store's queued writes written inside the round; wall time is each delegation's, whose result waits for its record. Writes are the store's direct writes; batches, the transactions (SQLite) or pipelines (PostgreSQL) they went in; minato statements, everything else that reached the database. ${pgUrl ? 'PostgreSQL: CHECKPOINTS_PG_URL.' : 'PostgreSQL not measured: set CHECKPOINTS_PG_URL to a database of your own.'}`)
+  log()
+  for (const line of lines) log(line)
+  log()
+  targets.push(...met)
+  const sqlite = results.filter((r) => r.store === 'sqlite').at(-1)
+  if (sqlite) {
+    const at = sqlite.storedRuns.toLocaleString('en')
+    headline.push(['a delegation with checkpoints (SQLite)', `${fmt(stats(sqlite.ratios).median, 2)}× main-thread CPU at ${at} stored runs`, 'no store'])
+  }
+}

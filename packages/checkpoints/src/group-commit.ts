@@ -1,0 +1,135 @@
+import type { DirectWriter, WriteOp } from './write-ops.js'
+
+/** Longest an unwaited (lazy) write stays queued before its batch is written (ms). */
+const LAZY_FLUSH_MS = 5
+
+interface Entry {
+  op: WriteOp
+  resolve(matched: number): void
+  reject(error: unknown): void
+}
+
+/** The writes of one run merged into one op of a batch: an insert and the updates that followed it. */
+interface Group {
+  op: WriteOp
+  entries: Entry[]
+}
+
+/**
+ * Group commit of the run table's hot writes: writes queued in one turn of the event loop go to
+ * the database together, in queue order (SQLite: one transaction; PostgreSQL: pipelined on one
+ * connection), and a run's insert absorbs the updates queued after it in the same batch, so a short
+ * run's start and settle are one statement. A waited write is written at the next turn
+ * (`setImmediate`); a lazy one (nobody waits for it) within `LAZY_FLUSH_MS`, or with the next
+ * waited write, whichever comes first. One batch runs at a time.
+ */
+export class GroupCommit {
+  private queue: Entry[] = []
+  private immediate: NodeJS.Immediate | undefined
+  private timer: NodeJS.Timeout | undefined
+  private running: Promise<void> = Promise.resolve()
+  private closed = false
+
+  constructor(private readonly writer: DirectWriter) {}
+
+  get pending(): number {
+    return this.queue.length
+  }
+
+  /** Queues `op`; resolves with its rows matched (an insert: 1, or 0 when the id exists) once its batch is written. */
+  write(op: WriteOp, lazy = false): Promise<number> {
+    if (this.closed) return Promise.reject(new Error('checkpoints: the store is stopping; the write was not queued'))
+    return new Promise<number>((resolve, reject) => {
+      this.queue.push({ op, resolve, reject })
+      if (!lazy) this.immediate ??= setImmediate(() => this.flush())
+      else if (!this.timer && !this.immediate) {
+        this.timer = setTimeout(() => this.flush(), LAZY_FLUSH_MS)
+        this.timer.unref?.()
+      }
+    })
+  }
+
+  /** Writes everything queued now and resolves when it is written (or failed). */
+  async drain(): Promise<void> {
+    if (this.queue.length) this.flush()
+    await this.running
+  }
+
+  /** Writes what is queued and refuses later writes. */
+  async close(): Promise<void> {
+    this.closed = true
+    await this.drain()
+  }
+
+  private flush(): void {
+    if (this.immediate) clearImmediate(this.immediate)
+    if (this.timer) clearTimeout(this.timer)
+    this.immediate = undefined
+    this.timer = undefined
+    const batch = this.queue
+    if (!batch.length) return
+    this.queue = []
+    this.running = this.running.then(() => this.write1(batch))
+  }
+
+  private async write1(batch: Entry[]): Promise<void> {
+    const groups = coalesce(batch)
+    let results: number[]
+    try {
+      results = await this.writer.run(groups.map((group) => group.op))
+    } catch (error) {
+      for (const entry of batch) entry.reject(error)
+      return
+    }
+    for (const [index, group] of groups.entries()) {
+      if (group.op.kind === 'insert' && results[index] === 0) await this.notNew(group)
+      else for (const entry of group.entries) entry.resolve(results[index])
+    }
+  }
+
+  /** An insert whose id exists: its writes run one by one as updates (what each asked for, in order). */
+  private async notNew(group: Group): Promise<void> {
+    const ops = group.entries.map((entry) => asUpdate(entry.op))
+    try {
+      const results = await this.writer.run(ops)
+      // The insert's own write counts as done once its row is updated.
+      group.entries.forEach((entry, index) => entry.resolve(index === 0 ? Math.min(1, results[0]) : results[index]))
+    } catch (error) {
+      for (const entry of group.entries) entry.reject(error)
+    }
+  }
+}
+
+/** Merges each update into the insert of its run queued before it in the batch, when the update's guard holds for that row. */
+function coalesce(batch: Entry[]): Group[] {
+  const groups: Group[] = []
+  const inserts = new Map<string, Group>()
+  for (const entry of batch) {
+    const { op } = entry
+    if (op.kind === 'update') {
+      const group = inserts.get(op.id)
+      if (group?.op.kind === 'insert' && (!op.guard || group.op.row.state !== 'settled')) {
+        for (const [key, value] of Object.entries(op.changes)) {
+          if (value !== undefined) (group.op.row as unknown as Record<string, unknown>)[key] = value
+        }
+        group.entries.push(entry)
+        continue
+      }
+      // Not merged: a later update of this run must not jump ahead of this one.
+      inserts.delete(op.id)
+      groups.push({ op, entries: [entry] })
+      continue
+    }
+    const group: Group = { op: { ...op, row: { ...op.row } }, entries: [entry] }
+    inserts.set(op.row.id, group)
+    groups.push(group)
+  }
+  return groups
+}
+
+/** An insert as the update of an existing row (only the columns its caller gave); updates as they are. */
+function asUpdate(op: WriteOp): WriteOp {
+  if (op.kind === 'update') return op
+  const { id, ...changes } = op.given
+  return { kind: 'update', id: op.row.id, changes, guard: changes.state !== undefined && changes.state !== 'settled' }
+}

@@ -1,0 +1,38 @@
+import type { JournalledRun } from '../run/journal-port.js'
+import type { StoredRunCheckpoint, StoredTaskKey } from './journal-store.js'
+
+// The record-shaping helpers of the checkpoint journal (journal-checkpoints.ts).
+
+/** Longest label stored (the store's id bound). */
+const MAX_LABEL = 255
+
+/** What the store's task-key claim hashes: the service's key already covers model, persona and prompt. */
+export function taskKeyInput(run: Pick<JournalledRun, 'info' | 'reattachKey'>): StoredTaskKey {
+  return { parent: run.info.parentId, provider: run.info.provider, agent: '', prompt: run.reattachKey! }
+}
+
+/** A provider's checkpoint may name how to reach its child again: an ACP session, an A2A task. */
+export function reattachOf(checkpoint: unknown): Pick<StoredRunCheckpoint, 'sessionId' | 'taskId' | 'agentUrl'> {
+  if (!checkpoint || typeof checkpoint !== 'object') return {}
+  const fields: Pick<StoredRunCheckpoint, 'sessionId' | 'taskId' | 'agentUrl'> = {}
+  const { sessionId, taskId, agentUrl } = checkpoint as Record<string, unknown>
+  if (typeof sessionId === 'string' && sessionId && sessionId.length <= MAX_LABEL) fields.sessionId = sessionId
+  if (typeof taskId === 'string' && taskId && taskId.length <= MAX_LABEL) fields.taskId = taskId
+  if (typeof agentUrl === 'string' && agentUrl && agentUrl.length <= 2048) fields.agentUrl = agentUrl
+  return fields
+}
+
+export function safeCheckpoint(run: JournalledRun): unknown {
+  try {
+    return run.checkpoint()
+  } catch {
+    return undefined
+  }
+}
+
+/** Cuts a text to `maxBytes` of UTF-8 (a result longer than the store keeps is stored cut, not dropped). */
+export function capText(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8')
+  if (bytes.length <= maxBytes) return text
+  return bytes.subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '')
+}
