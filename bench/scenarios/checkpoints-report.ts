@@ -15,7 +15,8 @@ export function checkpointsLines(results: StoreResult[]): { lines: string[]; tar
     '|---|---|---|---|---|---|---|',
   ]
   const targets: Target[] = []
-  const byStore = new Map<string, Array<{ size: number; ratio: ReturnType<typeof stats>; paired: ReturnType<typeof spread>; added: number; cpu: number }>>()
+  type Row = { size: number; ratio: ReturnType<typeof stats>; paired: ReturnType<typeof spread>; added: number; cpu: number }
+  const byStore = new Map<string, Row[]>()
   let none: StoreResult | undefined
   for (const r of results) {
     if (r.store === 'none') {
