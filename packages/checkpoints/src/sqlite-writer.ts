@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { Worker } from 'node:worker_threads'
 import { RUN_COLUMNS as COLUMNS, type RunRow, TABLES } from './records.js'
 import type { DirectWriter, WriteOp } from './write-ops.js'
+import { type Statement, WriterThread } from './writer-thread.js'
 
 // SQLite's direct writes run in a worker thread with a second connection to the store's file (its
 // own sql.js instance): the main thread builds each batch's statements and posts them, and the
@@ -71,7 +71,7 @@ const INSERT = `INSERT INTO \`${TABLES.runs}\` (${COLUMNS.map((c) => `\`${c}\``)
   + `VALUES (${COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (\`id\`) DO NOTHING`
 const KNOWN = new Set<string>(COLUMNS)
 
-function statement(op: WriteOp): [string, unknown[]] {
+function statement(op: WriteOp): Statement {
   if (op.kind === 'insert') return [INSERT, COLUMNS.map((c) => value(op.row[c]))]
   const columns = COLUMNS.filter((key) => key !== 'id' && op.changes[key] !== undefined)
   for (const key of Object.keys(op.changes)) if (!KNOWN.has(key)) throw new Error(`checkpoints: unknown run column ${key}`)
@@ -85,41 +85,15 @@ interface MinatoSqlite {
   _exec(sql: string, params: unknown, callback: (statement: unknown) => unknown): unknown
 }
 
-interface Reply {
-  id?: number
-  results?: number[]
-  error?: { message: string; code?: string }
-  closed?: true
-}
-
 export class SqliteWorkerWriter implements DirectWriter {
   readonly kind = 'sqlite'
-  private readonly worker: Worker
+  private readonly thread: WriterThread
   private readonly lock = new Int32Array(new SharedArrayBuffer(4))
-  private readonly waiting = new Map<number, { resolve(results: number[]): void; reject(error: unknown): void }>()
-  private next = 0
-  private closing: Promise<void> | undefined
   private readonly unpatch: () => void
 
   constructor(driver: MinatoSqlite, path: string) {
-    const require = createRequire(import.meta.url)
-    const module = require.resolve('@minatojs/sql.js')
-    this.worker = new Worker(WORKER, {
-      eval: true,
-      workerData: { module, dist: dirname(module), path, lock: this.lock.buffer },
-      execArgv: [],
-    })
-    this.worker.on('message', (reply: Reply) => {
-      if (reply.id === undefined) return
-      const waiter = this.waiting.get(reply.id)
-      this.waiting.delete(reply.id)
-      if (!waiter) return
-      if (reply.error) waiter.reject(Object.assign(new Error(`checkpoints (SQLite writer): ${reply.error.message}`), { code: reply.error.code }))
-      else waiter.resolve(reply.results!)
-    })
-    this.worker.on('error', (error) => this.failAll(error))
-    this.worker.on('exit', () => this.failAll(new Error('checkpoints: the SQLite writer thread exited')))
-    this.worker.unref()
+    const module = createRequire(import.meta.url).resolve('@minatojs/sql.js')
+    this.thread = new WriterThread(WORKER, { module, dist: dirname(module), path, lock: this.lock.buffer }, 'SQLite')
     this.unpatch = this.patch(driver)
   }
 
@@ -152,45 +126,16 @@ export class SqliteWorkerWriter implements DirectWriter {
     }
   }
 
-  private failAll(error: unknown): void {
-    for (const waiter of this.waiting.values()) waiter.reject(error)
-    this.waiting.clear()
-  }
-
   run(ops: WriteOp[]): Promise<number[]> {
-    return this.post({ ops: ops.map(statement) })
+    return this.thread.run(ops.map(statement))
   }
 
-  /** The thread started and its connection open: the store's first write does not pay for them. */
-  async ready(): Promise<void> {
-    await this.post({ ops: [], ping: true })
-  }
-
-  private post(message: { ops: Array<[string, unknown[]]>; ping?: true }): Promise<number[]> {
-    const id = this.next++
-    return new Promise<number[]>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject })
-      if (this.waiting.size === 1) this.worker.ref()
-      this.worker.postMessage({ id, ...message })
-    }).finally(() => {
-      if (!this.waiting.size) this.worker.unref()
-    })
+  ready(): Promise<void> {
+    return this.thread.ready()
   }
 
   close(): Promise<void> {
-    this.closing ??= new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer)
-        this.unpatch()
-        void this.worker.terminate().then(() => resolve(), () => resolve())
-      }
-      const timer = setTimeout(done, 6000)
-      this.worker.on('message', (reply: Reply) => { if (reply.closed) done() })
-      this.worker.on('exit', done)
-      this.worker.ref()
-      this.worker.postMessage({ close: true })
-    })
-    return this.closing
+    return this.thread.close(() => this.unpatch())
   }
 }
 
