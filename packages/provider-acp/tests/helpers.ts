@@ -19,7 +19,14 @@ const GRANDCHILD_MARK = 'acp-fixture-grandchild'
  * so the leftover check can tell ours from theirs.
  */
 const OWNER = `ACP_FIXTURE_OWNER=${process.pid}`
-process.env.ACP_FIXTURE_OWNER = String(process.pid)
+const markOwner = () => {
+  process.env.ACP_FIXTURE_OWNER = String(process.pid)
+}
+markOwner()
+// @cordisjs/loader puts process.env back to its own import-time copy whenever a loader app starts,
+// which drops this mark when a spec of another package (imported earlier) starts one in the same
+// mocha run: set it again before every test (a root hook, cheap).
+beforeEach(markOwner)
 
 function ours(pid: number): boolean {
   try {
