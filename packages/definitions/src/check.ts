@@ -1,8 +1,9 @@
 import { readFileSync, statSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
+import { BUDGET_KEYS, type BudgetLimits } from '@cordis-subagents/agent'
 import { isCount, isName, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
 import { DefinitionError } from './errors.js'
-import type { AgentDefinition, DefinitionBudget, DefinitionInput } from './types.js'
+import type { AgentDefinition, DefinitionInput } from './types.js'
 
 /** Largest soul (system prompt) read from a file: 256 KiB, about 64k tokens. */
 export const MAX_SOUL_BYTES = 256 * 1024
@@ -10,8 +11,6 @@ export const MAX_SOUL_BYTES = 256 * 1024
 export const MAX_DOES_LENGTH = 1000
 /** The provider a definition runs on when it names none. */
 export const DEFAULT_PROVIDER = 'spawn'
-
-const BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren', 'maxConcurrent', 'maxDepth'] as const
 
 /**
  * One definition, checked and frozen: a valid name, a non-blank `does`, a strict `uses` filter,
@@ -51,13 +50,13 @@ export function checkDefinition(name: string, input: DefinitionInput, source: st
   return Object.freeze(definition)
 }
 
-function checkBudget(budget: DefinitionBudget, fail: (text: string) => never): Readonly<DefinitionBudget> {
-  const out: DefinitionBudget = {}
+function checkBudget(budget: BudgetLimits, fail: (text: string) => never): Readonly<BudgetLimits> {
+  const out: BudgetLimits = {}
   for (const [key, value] of Object.entries(budget)) {
     if (value === undefined) continue
     if (!(BUDGET_KEYS as readonly string[]).includes(key)) fail(`\`budget.${key}\` is not a budget (${BUDGET_KEYS.join(', ')}).`)
     if (!isCount(value)) fail(`\`budget.${key}\` must be a whole number >= 0.`)
-    out[key as keyof DefinitionBudget] = value
+    out[key as keyof BudgetLimits] = value
   }
   return Object.freeze(out)
 }

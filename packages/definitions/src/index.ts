@@ -5,5 +5,5 @@ import { AgentDefinitions } from './registry.js'
 export { AgentDefinitions }
 export default AgentDefinitions
 export { DefinitionError, type DefinitionErrorCode } from './errors.js'
-export type { AgentDefinition, DefinitionBudget, DefinitionInput, ToolUse } from './types.js'
+export type { AgentDefinition, DefinitionInput, ToolUse } from './types.js'
 export { checkDefinition, DEFAULT_PROVIDER, MAX_DOES_LENGTH, MAX_SOUL_BYTES } from './check.js'

@@ -1,18 +1,9 @@
+import type { BudgetLimits } from '@cordis-subagents/agent'
+
 /** Which of its parent's tools the agent's child view sees (a child never sees more than its parent). */
 export interface ToolUse {
   allow?: string[]
   deny?: string[]
-}
-
-/** Limits of one run of the agent and everything below it (as subagent-tool's `budget`). */
-export interface DefinitionBudget {
-  maxSteps?: number
-  maxTokens?: number
-  maxToolCalls?: number
-  maxWallMs?: number
-  maxChildren?: number
-  maxConcurrent?: number
-  maxDepth?: number
 }
 
 /** A named agent, as `ctx.agentDefinitions` holds it (frozen; the soul file already read). */
@@ -28,7 +19,7 @@ export interface AgentDefinition {
   readonly soulFile?: string
   /** The agents it may delegate to, sorted; empty: it gets no delegation tool. */
   readonly team: readonly string[]
-  readonly budget?: Readonly<DefinitionBudget>
+  readonly budget?: Readonly<BudgetLimits>
   /** Model ref (`name` or `name:modelId`); undefined: its parent's model. */
   readonly model?: string
   /** The subagents provider it runs on (`spawn`, `fork`, `acp`, `a2a`, …). */
@@ -44,7 +35,7 @@ export interface DefinitionInput {
   soul?: string
   soulFile?: string
   team?: string[]
-  budget?: DefinitionBudget
+  budget?: BudgetLimits
   model?: string
   provider?: string
 }
