@@ -4,12 +4,11 @@
 // an agent outside the team (refused, with the team listed), then each member by name.
 // The project is a temporary folder holding a copy of test/fixtures/koishi-yml-team and a node_modules
 // link to this repository's.
-import { execFileSync } from 'node:child_process'
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { koishiStart, type KoishiRun as Run } from './support/koishi-start.js'
+import { buildPackages, koishiStart, type KoishiRun as Run, resultOf } from './support/koishi-start.js'
 import { ROOT } from './helpers.js'
 
 const FIXTURE = join(ROOT, 'test/fixtures/koishi-yml-team')
@@ -21,8 +20,7 @@ describe('koishi.yml with a team, loaded by Koishi\'s own loader (`koishi start`
   let run: Run
 
   before(async () => {
-    // The worker runs the built lib/ (no `cordis-subagents-source` condition there); a no-op when current.
-    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...PACKAGES.map((p) => `packages/${p}`)], { cwd: ROOT, stdio: 'pipe' })
+    buildPackages(PACKAGES)
     project = mkdtempSync(join(tmpdir(), 'koishi-yml-team-'))
     cpSync(FIXTURE, project, { recursive: true })
     symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir')
@@ -33,11 +31,7 @@ describe('koishi.yml with a team, loaded by Koishi\'s own loader (`koishi start`
     if (project) rmSync(project, { recursive: true, force: true })
   })
 
-  function result(): any {
-    const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '))
-    expect(line, `no RESULT line\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`).to.not.equal(undefined)
-    return JSON.parse(line!.slice('RESULT '.length))
-  }
+  const result = () => resultOf(run)
 
   it('loads every entry (the Claude agents directory too) and exits 0 by itself, with no error logged', () => {
     expect(run.code, `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`).to.equal(0)

@@ -14,12 +14,11 @@
 // a copy. delegate.cjs runs one delegation once the app is
 // ready and prints `RESULT <json>`. Koishi without a server plugin exits by itself once the event
 // loop is empty, so exit code 0 also shows the plugins left nothing running.
-import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { koishiStart, type KoishiRun as Run } from './support/koishi-start.js'
+import { buildPackages, koishiStart, type KoishiRun as Run, resultOf } from './support/koishi-start.js'
 import { ROOT } from './helpers.js'
 
 const FIXTURE = join(ROOT, 'test/fixtures/koishi-yml')
@@ -31,8 +30,7 @@ describe('koishi.yml loaded by Koishi\'s own loader (`koishi start`)', function 
   let run: Run
 
   before(async () => {
-    // The worker runs the built lib/ (no `cordis-subagents-source` condition there); a no-op when current.
-    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...PACKAGES.map((p) => `packages/${p}`)], { cwd: ROOT, stdio: 'pipe' })
+    buildPackages(PACKAGES)
     project = mkdtempSync(join(tmpdir(), 'koishi-yml-'))
     copyFileSync(join(FIXTURE, 'koishi.yml'), join(project, 'koishi.yml'))
     copyFileSync(join(FIXTURE, 'delegate.cjs'), join(project, 'delegate.cjs'))
@@ -44,11 +42,7 @@ describe('koishi.yml loaded by Koishi\'s own loader (`koishi start`)', function 
     if (project) rmSync(project, { recursive: true, force: true })
   })
 
-  function result(): any {
-    const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '))
-    expect(line, `no RESULT line\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`).to.not.equal(undefined)
-    return JSON.parse(line!.slice('RESULT '.length))
-  }
+  const result = () => resultOf(run)
 
   it('loads every plugin by its ./node_modules path and exits 0 by itself, with no error logged', () => {
     expect(run.code, `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`).to.equal(0)

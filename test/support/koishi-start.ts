@@ -1,6 +1,6 @@
 // `koishi start` of a temporary Koishi project, the way a Koishi user runs it (in a child process:
 // see koishi-yml.slow.spec.ts for why). Exit code 0 shows every plugin closed what it opened.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { expect } from 'chai'
 import { offlineEnv, ROOT } from '../helpers.js'
@@ -29,13 +29,22 @@ export function koishiStart(cwd: string, guard: number): { child: ChildProcess, 
   return { child, done }
 }
 
+/** Builds these packages' lib/ (the Koishi worker runs it, without the `cordis-subagents-source` condition); a no-op when current. */
+export function buildPackages(packages: readonly string[]): void {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', ...packages.map((p) => `packages/${p}`)], { cwd: ROOT, stdio: 'pipe' })
+}
+
+/** The fixture's one `RESULT <json>` line, parsed (fails with the run's output when there is none). */
+export function resultOf(run: KoishiRun): any {
+  const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '))
+  expect(line, `no RESULT line\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`).to.not.equal(undefined)
+  return JSON.parse(line!.slice('RESULT '.length))
+}
+
 /** For a fixture that prints one `RESULT <json>` line and stops the app: checks a clean exit 0 and returns the line parsed. */
 export async function koishiStartResult(project: string, guard: number): Promise<any> {
-  const { code, stdout, stderr } = await koishiStart(project, guard).done
-  const output = `stdout:\n${stdout}\nstderr:\n${stderr}`
-  expect(code, output).to.equal(0)
-  expect(`${stdout}\n${stderr}`).to.not.match(/\[E\]|cannot resolve plugin/)
-  const line = stdout.split('\n').find((l) => l.startsWith('RESULT '))
-  expect(line, output).to.not.equal(undefined)
-  return JSON.parse(line!.slice('RESULT '.length))
+  const run = await koishiStart(project, guard).done
+  expect(run.code, `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`).to.equal(0)
+  expect(`${run.stdout}\n${run.stderr}`).to.not.match(/\[E\]|cannot resolve plugin/)
+  return resultOf(run)
 }
