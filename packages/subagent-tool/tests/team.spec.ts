@@ -166,3 +166,37 @@ describe('subagent-tool: team tool (config.agent)', () => {
     expect(() => asTool(h.ctx, 'ghost')).to.throw('agent "ghost" is not defined')
   })
 })
+
+describe('subagent-tool: team tool follows ctx.agentDefinitions in any load order', () => {
+  let h: Harness
+
+  beforeEach(async () => {
+    h = await setup()
+    const spawn = new ProviderControl()
+    spawn.onRun = (run) => run.complete(`spawn answer to: ${run.request.prompt}`)
+    await loadProvider(h.ctx, spawn, { name: 'spawn' })
+  })
+  afterEach(async () => { await h.stop() })
+
+  const listed = () => h.ctx.tools.view().has('delegate')
+
+  it('loaded before the definitions plugin: absent, mounted once it and the team arrive, gone while it is unloaded', async () => {
+    await loadTool(h.ctx, { agent: 'coordinator', toolName: 'delegate' })
+    expect(listed(), 'no definitions service yet').to.equal(false)
+    const service = h.ctx.plugin(AgentDefinitions)
+    h.ctx.plugin(Agents, TEAM)
+    await h.ctx.lifecycle.flush()
+    expect(listed(), 'the service and the team are here').to.equal(true)
+    const result = await call(h.ctx, { agent: 'reviewer', description: 'Review', prompt: 'Review it.' }, { name: 'delegate' })
+    expect(result.content).to.equal('spawn answer to: Review it.')
+
+    service.dispose()
+    await h.ctx.lifecycle.flush()
+    expect(listed(), 'the service was unloaded').to.equal(false)
+    const again = h.ctx.plugin(AgentDefinitions)
+    h.ctx.plugin(Agents, TEAM)
+    await h.ctx.lifecycle.flush()
+    expect(listed(), 'the service is back').to.equal(true)
+    again.dispose()
+  })
+})

@@ -22,21 +22,32 @@ export interface TeamParts {
 /**
  * Mounts the team tool of `config.agent`: `{ agent, description, prompt }`, `agent` an enum of the
  * team's names (sorted), the description composed from their `does`. It follows the definitions:
- * re-derived when they change, absent while the agent is undefined or its team is empty. Each call
+ * re-derived when they change, absent while the agent is undefined or its team is empty, and while
+ * `ctx.agentDefinitions` is not loaded (it follows that plugin in and out, in any load order). Each call
  * runs on the member's own provider, soul, uses, budget and model.
  */
 export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void {
-  const logger = ctx.logger('subagent-tool')
-  const agent = config.agent!
   const conflicting = (['provider', 'persona', 'toolFilter'] as const).filter((key) => config[key] !== undefined)
   if (conflicting.length) {
     throw new Error(`subagent-tool: a team tool (config.agent) takes ${conflicting.join(', ')} from each member's definition; remove ${conflicting.map((key) => `config.${key}`).join(', ')}.`)
   }
   if (config.mode === 'background') throw new Error('subagent-tool: a team tool (config.agent) runs in mode sync only.')
-  const definitions = ctx.get('agentDefinitions') as AgentDefinitions | undefined
-  if (!definitions) throw new Error('subagent-tool: a team tool (config.agent) needs ctx.agentDefinitions: load @cordis-subagents/definitions before it.')
-  const { reservation, subagents, inFlight, parked, deadlines, onParked } = parts
-  let unloaded = false
+  const state = { unloaded: false }
+  // The definitions come and go with their plugin, in any load order: the tool is mounted while they are here.
+  ctx.inject(['agentDefinitions'], (inner) => serveTeam(inner, config, parts, state))
+  ctx.on('dispose', () => {
+    state.unloaded = true
+    for (const run of [...parts.inFlight]) run.cancel('unload')
+    for (const run of parts.parked) if (run.state !== 'ended') run.dispose().catch(() => {})
+    parts.parked.clear()
+  })
+}
+
+function serveTeam(ctx: Context, config: Config, parts: TeamParts, state: { unloaded: boolean }): void {
+  const logger = ctx.logger('subagent-tool')
+  const agent = config.agent!
+  const definitions = ctx.get('agentDefinitions') as AgentDefinitions
+  const { reservation, subagents, inFlight, deadlines, onParked } = parts
   let unmount: (() => void) | undefined
   let mounted = ''
   // A continued call (after its child's question): the member and provider its suspension kept.
@@ -66,7 +77,7 @@ export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void 
       input: teamInput(names),
       ...config.nested ? {} : { maxCallerDepth: 0 },
       execute: (input: TeamInput, exec) => {
-        if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
+        if (state.unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
         const member = definitions.get(input.agent)
         if (!member || !definitions.get(agent)?.team.includes(input.agent)) {
           return { isError: true, content: outsideTeam(input.agent, definitions.team(agent).map((known) => known.name)) }
@@ -76,7 +87,7 @@ export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void 
         return running.then((result) => withAgent(result, member.name, member.provider))
       },
       resume: (answer, suspension, exec) => {
-        if (unloaded) return { isError: true, content: 'The answer was not passed on: the subagent tool was unloaded.' }
+        if (state.unloaded) return { isError: true, content: 'The answer was not passed on: the subagent tool was unloaded.' }
         const runId = (suspension.state as { runId?: unknown } | undefined)?.runId
         const { options, finish } = continued(suspension.state)
         const questionId = suspension.question.id
@@ -84,7 +95,7 @@ export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void 
         return continuing.then(finish)
       },
       withdrawn: (suspension, exec) => {
-        if (unloaded) return { isError: true, content: 'The subagent\'s outcome was not passed on: the subagent tool was unloaded.' }
+        if (state.unloaded) return { isError: true, content: 'The subagent\'s outcome was not passed on: the subagent tool was unloaded.' }
         const runId = String((suspension.state as { runId?: unknown } | undefined)?.runId)
         const { options, finish } = continued(suspension.state)
         const questionId = suspension.question.id
@@ -99,9 +110,7 @@ export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void 
   ctx.on('agent-definitions/changed', mount)
   mount()
   ctx.on('dispose', () => {
-    unloaded = true
-    for (const run of [...inFlight]) run.cancel('unload')
-    for (const run of parked) if (run.state !== 'ended') run.dispose().catch(() => {})
-    parked.clear()
+    unmount?.()
+    unmount = undefined
   })
 }
