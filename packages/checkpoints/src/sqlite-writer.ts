@@ -93,7 +93,12 @@ export class SqliteWorkerWriter implements DirectWriter {
 
   constructor(driver: MinatoSqlite, path: string) {
     const module = createRequire(import.meta.url).resolve('@minatojs/sql.js')
-    this.thread = new WriterThread(WORKER, { module, dist: dirname(module), path, lock: this.lock.buffer }, 'SQLite')
+    // A thread that ended holding the lock (it crashed, or was terminated mid-batch) would leave minato's
+    // statements waiting forever on the main thread: its hold (2) is dropped; the main thread's own (1) is not.
+    const dropDeadHold = () => {
+      if (Atomics.compareExchange(this.lock, 0, 2, 0) === 2) Atomics.notify(this.lock, 0)
+    }
+    this.thread = new WriterThread(WORKER, { module, dist: dirname(module), path, lock: this.lock.buffer }, 'SQLite', dropDeadHold)
     this.unpatch = this.patch(driver)
   }
 

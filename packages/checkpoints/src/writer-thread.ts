@@ -18,9 +18,13 @@ export class WriterThread {
   private readonly waiting = new Map<number, { resolve(results: number[]): void; reject(error: unknown): void }>()
   private next = 0
   private closing: Promise<void> | undefined
+  private exited = false
 
-  /** `source`: the worker's CommonJS text; `label`: the store's name in errors ("PostgreSQL", "SQLite"). */
-  constructor(source: string, workerData: object, label: string) {
+  /**
+   * `source`: the worker's CommonJS text; `label`: the store's name in errors ("PostgreSQL", "SQLite");
+   * `onExit`: runs when the thread has ended, however it ended.
+   */
+  constructor(source: string, workerData: object, label: string, onExit?: () => void) {
     // The worker needs none of the host's loader flags.
     this.worker = new Worker(source, { eval: true, workerData, execArgv: [] })
     this.worker.on('message', (reply: Reply) => {
@@ -32,7 +36,11 @@ export class WriterThread {
       else waiter.resolve(reply.results!)
     })
     this.worker.on('error', (error) => this.failAll(error))
-    this.worker.on('exit', () => this.failAll(new Error(`checkpoints: the ${label} writer thread exited`)))
+    this.worker.on('exit', () => {
+      this.exited = true
+      onExit?.()
+      this.failAll(new Error(`checkpoints: the ${label} writer thread exited`))
+    })
     // Idle between batches, it keeps no host alive on its own.
     this.worker.unref()
   }
@@ -67,13 +75,16 @@ export class WriterThread {
   /** Closes the thread's connection, then the thread; `before` runs once, before the thread is terminated. */
   close(before?: () => void): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
+      let timer: NodeJS.Timeout | undefined
       const done = () => {
         clearTimeout(timer)
         before?.()
         before = undefined
         void this.worker.terminate().then(() => resolve(), () => resolve())
       }
-      const timer = setTimeout(done, 6000)
+      // A thread that has already ended has no connection left to close.
+      if (this.exited) return done()
+      timer = setTimeout(done, 6000)
       this.worker.on('message', (reply: Reply) => { if (reply.closed) done() })
       this.worker.on('exit', done)
       this.worker.ref()
