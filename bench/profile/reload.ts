@@ -9,26 +9,12 @@
  * With `provider` as the second argument only the provider's reloads run (a profile of them alone).
  */
 import { Logger } from 'cordis'
-import { BenchModel, host, ProviderSpawn, text } from '../lib.js'
+import { reloadRig } from '../scenarios/churn.js'
 
 Logger.levels.base = 1
 const cycles = Number(process.argv[2] ?? 10_000)
 const only = process.argv[3] === 'provider'
-const Bare = { name: 'bare', apply: () => {} }
-const h = await host({ model: new BenchModel(() => text('unused')), tools: false })
-const { ctx } = h
-ctx.plugin((await import('@cordis-subagents/subagent-tool')), { provider: 'churn', toolName: 'subagent' })
-const fork = ctx.plugin(ProviderSpawn, { name: 'churn', maxSteps: 10 })
-const bare = ctx.plugin(Bare, { n: 0 })
-await ctx.lifecycle.flush()
-const view = ctx.tools.view()
-let step = 0
-const provider = () => {
-  fork.update({ name: 'churn', maxSteps: 10 + (++step % 2) })
-  if (!view.has('subagent')) throw new Error('reload: the tool was not remounted')
-}
-let n = 0
-const plugin = () => bare.update({ n: ++n % 2 })
+const { h, cycle: provider, bareCycle: plugin } = await reloadRig()
 const timed = (run: () => void) => {
   const t0 = performance.now()
   for (let i = 0; i < cycles; i++) run()

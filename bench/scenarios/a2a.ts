@@ -1,61 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import express from 'express'
-import { type AgentCard, Role, TaskState } from '@a2a-js/sdk'
+import { Role } from '@a2a-js/sdk'
 import { ClientFactory } from '@a2a-js/sdk/client'
-import { AgentEvent, type AgentExecutor, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server'
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
 import * as ProviderA2a from '@cordis-subagents/provider-a2a'
 import * as ProviderAcp from '@cordis-subagents/provider-acp'
+import { bareA2aServer } from './a2a-bare.js'
 import { BenchModel, host, now, stats, text, type Stats } from '../lib.js'
 
 const ACP_AGENT = fileURLToPath(new URL('../fixtures/acp-agent.mjs', import.meta.url))
-
-/**
- * An A2A agent whose turn is one text artifact ("child answer"), served by the SDK's own server
- * classes on 127.0.0.1 (in this process: the figure is the protocol and HTTP cost, not a spawn).
- */
-async function a2aServer(streaming: boolean) {
-  const executor: AgentExecutor = {
-    async execute(context, bus) {
-      const { taskId, contextId } = context
-      bus.publish(AgentEvent.task({
-        id: taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined },
-        artifacts: [], history: [], metadata: undefined,
-      }))
-      bus.publish(AgentEvent.artifactUpdate({
-        taskId, contextId, append: false, lastChunk: true, metadata: undefined,
-        artifact: { artifactId: 'answer', name: '', description: '', parts: [{ content: { $case: 'text', value: 'child answer' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [] },
-      }))
-      bus.publish(AgentEvent.statusUpdate({
-        taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: undefined }, metadata: undefined,
-      }))
-      bus.finished()
-    },
-    async cancelTask() {},
-  }
-  const app = express()
-  const server = app.listen(0, '127.0.0.1')
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const card: AgentCard = {
-    name: 'bench agent', description: '', version: '1', provider: undefined,
-    supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
-    capabilities: { streaming, pushNotifications: false, extensions: [] },
-    securitySchemes: {}, securityRequirements: [], defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [], signatures: [],
-  }
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor)
-  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }))
-  app.use('/rpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
-  return {
-    url,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve())
-      server.closeAllConnections()
-    }),
-  }
-}
 
 export interface A2aResult { stats: Record<string, Stats>; iterations: number }
 
@@ -66,7 +18,9 @@ export interface A2aResult { stats: Record<string, Stats>; iterations: number }
  * hand-written SDK client doing the same SendStreamingMessage on the same server.
  */
 export async function a2a(options: { iterations: number; warmup: number }): Promise<A2aResult> {
-  const remote = await a2aServer(true)
+  // An A2A agent whose turn is one text artifact ("child answer"), served by the SDK's own server
+  // classes in this process: the figure is the protocol and HTTP cost, not a spawn.
+  const remote = await bareA2aServer({ name: 'bench agent', streaming: true, answer: async () => 'child answer' })
   const h = await host({ model: new BenchModel(() => text('child answer')), tools: false })
   h.ctx.plugin(ProviderAcp, { name: 'acp', command: process.execPath, args: [ACP_AGENT] })
   h.ctx.plugin(ProviderA2a, { name: 'a2a', url: remote.url })

@@ -16,12 +16,11 @@ let bareApplied = 0
 const Bare = { name: 'bare', apply: () => { bareApplied++ } }
 
 /**
- * Reloads the spawn provider plugin (fork.update with a changed config: dispose → apply) while a
- * `subagent` tool is bound to it; each cycle is remove → re-add → remount of the tool. Chunks of
- * provider reloads alternate with chunks of a bare plugin's reloads in the same app, so the ratio
- * compares with cordis' own reload on the same heap.
+ * The reload rig: a host with a `subagent` tool bound to the spawn provider `churn`, and a bare
+ * plugin. `cycle` reloads the provider (fork.update with a changed config: dispose → apply; the tool
+ * is removed, re-added and remounted); `bareCycle` is cordis' own reload of a plugin that does nothing.
  */
-export async function churn(options: { cycles: number; warmup: number; chunks: number }): Promise<ChurnResult> {
+export async function reloadRig() {
   const h = await host({ model: new BenchModel(() => text('unused')), tools: false })
   const { ctx } = h
   ctx.plugin((await import('@cordis-subagents/subagent-tool')), { provider: 'churn', toolName: 'subagent' })
@@ -37,6 +36,17 @@ export async function churn(options: { cycles: number; warmup: number; chunks: n
   }
   let n = 0
   const bareCycle = () => bare.update({ n: ++n % 2 })
+  return { h, ctx, view, cycle, bareCycle }
+}
+
+/**
+ * Reloads the spawn provider plugin (fork.update with a changed config: dispose → apply) while a
+ * `subagent` tool is bound to it; each cycle is remove → re-add → remount of the tool. Chunks of
+ * provider reloads alternate with chunks of a bare plugin's reloads in the same app, so the ratio
+ * compares with cordis' own reload on the same heap.
+ */
+export async function churn(options: { cycles: number; warmup: number; chunks: number }): Promise<ChurnResult> {
+  const { h, ctx, view, cycle, bareCycle } = await reloadRig()
   const timed = (run: () => void, count: number) => {
     const t0 = performance.now()
     for (let i = 0; i < count; i++) run()

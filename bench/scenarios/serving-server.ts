@@ -12,10 +12,6 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Logger, type Context } from 'cordis'
-import express from 'express'
-import { type AgentCard, TaskState } from '@a2a-js/sdk'
-import { AgentEvent, type AgentExecutor, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server'
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -23,6 +19,7 @@ import McpServe from '@cordis-subagents/serve-mcp'
 import A2aServer from '@cordis-subagents/serve-a2a'
 import type { Agent } from '@cordis-subagents/agent'
 import { delegationModel, host } from '../lib.js'
+import { bareA2aServer } from './a2a-bare.js'
 
 Logger.levels.base = 1
 
@@ -89,55 +86,18 @@ async function a2aOurs(ctx: Context): Promise<Listening> {
 }
 
 async function a2aBare(ctx: Context): Promise<Listening> {
-  const executor: AgentExecutor = {
-    async execute(context, bus) {
-      const { taskId, contextId } = context
-      bus.publish(AgentEvent.task({
-        id: taskId, contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined },
-        artifacts: [], history: [], metadata: undefined,
-      }))
-      const part = context.userMessage.parts[0]?.content
+  const served = await bareA2aServer({
+    name: 'bare', streaming: true,
+    answer: async (prompt) => {
       const agent = ctx.agents.create({})
       try {
-        const result = await agent.run(part?.$case === 'text' ? part.value : '')
-        bus.publish(AgentEvent.artifactUpdate({
-          taskId, contextId, append: false, lastChunk: true, metadata: undefined,
-          artifact: {
-            artifactId: 'answer', name: '', description: '', metadata: undefined, extensions: [],
-            parts: [{ content: { $case: 'text', value: result.text }, mediaType: 'text/plain', filename: '', metadata: undefined }],
-          },
-        }))
-        bus.publish(AgentEvent.statusUpdate({
-          taskId, contextId, metadata: undefined,
-          status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: undefined },
-        }))
+        return (await agent.run(prompt)).text
       } finally {
         await agent.dispose()
       }
-      bus.finished()
     },
-    async cancelTask() {},
-  }
-  const app = express()
-  const server = app.listen(0, '127.0.0.1')
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const card: AgentCard = {
-    name: 'bare', description: '', version: '1', provider: undefined,
-    supportedInterfaces: [{ url: `${url}/rpc`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
-    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
-    securitySchemes: {}, securityRequirements: [], defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [], signatures: [],
-  }
-  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor)
-  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }))
-  app.use('/rpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
-  return {
-    url, token: 'unused',
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve())
-      server.closeAllConnections()
-    }),
-  }
+  })
+  return { ...served, token: 'unused' }
 }
 
 const systems = { 'mcp-ours': mcpOurs, 'mcp-bare': mcpBare, 'a2a-ours': a2aOurs, 'a2a-bare': a2aBare }
