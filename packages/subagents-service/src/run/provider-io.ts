@@ -5,7 +5,8 @@ import { describeError } from '@cordis-subagents/shared'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type {
-  ProviderStartRequest, SubagentOutcome, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo, SubagentStopReason, SubagentUpdate,
+  ProviderStartRequest, SubagentOutcome, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo, SubagentStatus, SubagentStatusOf,
+  SubagentStopReason, SubagentUpdate,
 } from '../types.js'
 import { isObject } from '../validate.js'
 
@@ -26,18 +27,6 @@ export function isIdleStop(stopReason: SubagentStopReason): stopReason is 'pendi
 const ANY_STOP = new Set<string>(STOP_REASONS)
 
 // The closed status vocabulary of the teams design, beside the finer stop reason every result keeps.
-/** How a delegation ended, in the teams design's closed vocabulary. */
-export type SubagentStatus = 'done' | 'pending' | 'incomplete' | 'interrupted' | 'closed' | 'timeout' | 'error'
-
-/** The limit an `incomplete` run hit: a tree budget by name, the per-turn step limit, or the model's output cap. */
-export type IncompleteLimit = BudgetName | 'maxSteps' | 'maxTokens'
-
-export interface SubagentStatusOf {
-  status: SubagentStatus
-  /** With `incomplete`: which limit stopped it. */
-  limit?: IncompleteLimit
-}
-
 /** Every status, in the order the README's table lists them. */
 export const STATUSES: readonly SubagentStatus[] = Object.freeze(['done', 'pending', 'incomplete', 'interrupted', 'closed', 'timeout', 'error'])
 
@@ -143,10 +132,13 @@ export function reasonText(reason: unknown): string | undefined {
   return describeError(reason)
 }
 
-/** A settled result as holders get it: `work` and `durationMs` set, no empty `question`, frozen. */
+/** A settled result as holders get it: `status` (and `limit`), `work` and `durationMs` set, no empty `question`, frozen. */
 export function sealed(settled: SubagentResult, startedAt: number): SubagentOutcome {
   const outcome: SubagentOutcome = Object.assign({}, settled) as SubagentOutcome
   if (outcome.question === undefined) delete outcome.question
+  const { status, limit } = statusOf(settled)
+  outcome.status = status
+  if (limit !== undefined) outcome.limit = limit
   outcome.work = settled.work ?? checkedWork(undefined)
   outcome.durationMs = Math.max(0, Date.now() - startedAt)
   return Object.freeze(outcome)
