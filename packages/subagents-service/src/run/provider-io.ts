@@ -5,8 +5,8 @@ import { describeError } from '@cordis-subagents/shared'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type {
-  ProviderStartRequest, SubagentOutcome, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo, SubagentStatus, SubagentStatusOf,
-  SubagentStopReason, SubagentUpdate,
+  IncompleteLimit, ProviderStartRequest, SubagentOutcome, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo, SubagentStatus,
+  SubagentStatusOf, SubagentStopReason, SubagentUpdate,
 } from '../types.js'
 import { isObject } from '../validate.js'
 
@@ -38,17 +38,26 @@ export const STATUSES: readonly SubagentStatus[] = Object.freeze(['done', 'pendi
  */
 export function statusOf(result: { stopReason: SubagentStopReason | string; budget?: { budget: BudgetName } }): SubagentStatusOf {
   switch (result.stopReason) {
-    case 'completed': return { status: 'done' }
-    case 'pending': return { status: 'pending' }
-    case 'max-steps': return { status: 'incomplete', limit: 'maxSteps' }
-    case 'max-tokens': return { status: 'incomplete', limit: 'maxTokens' }
-    case 'budget': return result.budget ? { status: 'incomplete', limit: result.budget.budget } : { status: 'incomplete' }
-    case 'interrupted': return { status: 'interrupted' }
+    case 'completed': return SHARED.done
+    case 'pending': return SHARED.pending
+    case 'max-steps': return SHARED.maxSteps
+    case 'max-tokens': return SHARED.maxTokens
+    case 'budget': return result.budget ? { status: 'incomplete', limit: result.budget.budget } : SHARED.incomplete
+    case 'interrupted': return SHARED.interrupted
     case 'closed':
-    case 'aborted': return { status: 'closed' }
-    case 'timeout': return { status: 'timeout' }
-    default: return { status: 'error' }
+    case 'aborted': return SHARED.closed
+    case 'timeout': return SHARED.timeout
+    default: return SHARED.error
   }
+}
+
+// Frozen and shared: every delegation's outcome reads its status here, building nothing.
+const status = (value: SubagentStatus, limit?: IncompleteLimit): SubagentStatusOf =>
+  Object.freeze(limit ? { status: value, limit } : { status: value })
+const SHARED = {
+  done: status('done'), pending: status('pending'), incomplete: status('incomplete'), interrupted: status('interrupted'),
+  closed: status('closed'), timeout: status('timeout'), error: status('error'),
+  maxSteps: status('incomplete', 'maxSteps'), maxTokens: status('incomplete', 'maxTokens'),
 }
 
 /** A run a limit cancelled is reported as that limit, never as a cancel or a failure. */
