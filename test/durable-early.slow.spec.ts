@@ -43,7 +43,7 @@ async function earlyApp(backend: Backend) {
 }
 
 const done = (id: string): SubagentOutcome => ({
-  stopReason: 'completed', output: `done ${id}`, work: { steps: 1, toolCalls: 0, delegations: 0 }, durationMs: 1,
+  stopReason: 'completed', status: 'done', output: `done ${id}`, work: { steps: 1, toolCalls: 0, delegations: 0 }, durationMs: 1,
 })
 const runOf = (id: string) => ({
   id, checkpoint: () => undefined,

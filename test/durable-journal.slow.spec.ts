@@ -28,7 +28,7 @@ function runOf(id: string, info: Partial<SubagentRunInfo>, checkpoint: () => unk
 }
 
 const outcome = (fields: Partial<SubagentOutcome>): SubagentOutcome => ({
-  stopReason: 'completed', output: 'done', work: { steps: 1, toolCalls: 0, delegations: 0 }, durationMs: 1, ...fields,
+  stopReason: 'completed', status: 'done', output: 'done', work: { steps: 1, toolCalls: 0, delegations: 0 }, durationMs: 1, ...fields,
 })
 
 const question: PendingQuestion = { id: 'q-1', kind: 'ask', text: 'Which colour?', path: ['run-9'] }

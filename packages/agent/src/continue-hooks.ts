@@ -1,6 +1,7 @@
 import { describeError } from '@cordis-subagents/shared'
 import type { Agent } from './agent.js'
 import type { BudgetLimits, BudgetSpend } from './budget.js'
+import type { BudgetBreach } from '@cordis-subagents/shared'
 
 /** What a `shouldContinue` hook sees before a model call. */
 export interface ContinueState {
@@ -65,5 +66,51 @@ export class ContinueHooks {
         decision !== null && typeof (decision as { then?: unknown }).then === 'function' ? 'a promise' : typeof decision)
     }
     return undefined
+  }
+}
+
+/** What an `onBudget` handler sees when a run reaches a limit. */
+export interface BudgetEvent {
+  agent: Agent
+  breach: BudgetBreach
+  /** Raises the limit that was reached by `by` (steps, tokens, tool calls, ms). The run re-checks after every handler. */
+  extend(by: number): void
+  /**
+   * Parks the run instead of stopping it, when the limit is still reached after every handler: it
+   * returns `pending` with a `budget` question, and `agent.resume(answer)` re-checks the budget
+   * (extend it first: `agent.budget.extend(breach, n)`). Parks before its next model call.
+   */
+  suspend(): void
+}
+
+/** The operators' `onBudget` handlers of one runtime: each told of a breach, isolated (one that throws is logged and ignored). */
+export class BudgetHandlers {
+  private readonly handlers = new Set<(event: BudgetEvent) => void>()
+  /** 0: a breach asks no one; a field, so that check is a read. */
+  size = 0
+
+  constructor(private readonly warn: (format: string, ...args: unknown[]) => void) {}
+
+  add(handler: (event: BudgetEvent) => void): () => void {
+    this.handlers.add(handler)
+    this.size = this.handlers.size
+    return () => {
+      this.handlers.delete(handler)
+      this.size = this.handlers.size
+    }
+  }
+
+  /** Tells every handler of `breach`; true when one of them asked to suspend the run. */
+  reached(agent: Agent, breach: BudgetBreach): boolean {
+    let suspend = false
+    const event: BudgetEvent = { agent, breach, extend: (by) => agent.budget.extend(breach, by), suspend: () => { suspend = true } }
+    for (const handler of [...this.handlers]) {
+      try {
+        handler(event)
+      } catch (error) {
+        this.warn('an onBudget handler failed (ignored): %s', describeError(error))
+      }
+    }
+    return suspend
   }
 }

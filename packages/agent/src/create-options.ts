@@ -1,4 +1,5 @@
-import { countProblem, isCount } from '@cordis-subagents/shared'
+import { Schema } from 'cordis'
+import { count, countProblem, isCount } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
 import { isFrozenHistory } from './transcript.js'
 import { Budget, BUDGET_KEYS, type BudgetLimits } from './budget.js'
@@ -7,6 +8,7 @@ import { checkCheckpoint } from './checkpoint-check.js'
 import type { AgentCheckpoint } from './checkpoint.js'
 import type { Agent } from './agent.js'
 import type { Message } from './types.js'
+import { type AgentHooks, hooksProblem, type MetricSink, sinkProblem } from './hooks.js'
 
 // What `ctx.agents.create` takes, and checks before it builds an agent.
 
@@ -40,6 +42,14 @@ export interface CreateAgentOptions {
    * `budget` may be given with it. Checked strictly: `INVALID_OPTIONS` names what is wrong.
    */
   restore?: AgentCheckpoint
+  /**
+   * Lifecycle hooks of this agent's runs, replacing the runtime's set whole (never merged: a set
+   * with one hook has only that one); `null`: none, whatever the runtime has. Undefined: the
+   * runtime's (`ctx.agents.hooks`). Never inherited from `parent`.
+   */
+  hooks?: AgentHooks | null
+  /** A metric sink of this agent's runs, replacing the runtime's (`ctx.agents.metrics`); `null`: none. Never inherited from `parent`. */
+  metrics?: MetricSink | null
 }
 
 const ROLES = new Set(['user', 'assistant', 'tool'])
@@ -55,6 +65,11 @@ export function checkOptions(options: CreateAgentOptions): void {
     }
   }
   const { maxTokens, tools, seed } = options
+  // Checked here only when given: an agent without them never enters hooks.ts.
+  if (options.hooks !== undefined || options.metrics !== undefined) {
+    const problem = hooksProblem(options.hooks, 'options.hooks') ?? sinkProblem(options.metrics, 'options.metrics')
+    if (problem) throw new AgentError('INVALID_OPTIONS', problem)
+  }
   if (options.budget !== undefined && !(options.budget instanceof Budget)) {
     const problem = budgetProblem(options.budget, 'options.budget')
     if (problem) throw new AgentError('INVALID_OPTIONS', problem)
@@ -83,7 +98,7 @@ function isToolView(value: unknown): value is ToolView {
 }
 
 /** The options `restore` may come with: the rest is what the checkpoint holds. */
-const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget'])
+const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget', 'hooks', 'metrics'])
 
 /**
  * The checkpoint of `create({ restore })`, checked; `INVALID_OPTIONS` for an option it cannot come
@@ -92,7 +107,7 @@ const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget'])
 export function checkRestoreOptions(options: CreateAgentOptions): AgentCheckpoint {
   const extra = Object.keys(options).filter((key) => options[key as keyof CreateAgentOptions] !== undefined && !WITH_RESTORE.has(key))
   if (extra.length) {
-    throw new AgentError('INVALID_OPTIONS', `options.restore comes with only parent, tools and budget; the checkpoint holds the rest (drop ${extra.join(', ')}).`)
+    throw new AgentError('INVALID_OPTIONS', `options.restore comes with only parent, tools, budget, hooks and metrics; the checkpoint holds the rest (drop ${extra.join(', ')}).`)
   }
   const checkpoint = checkCheckpoint(options.restore)
   const { parent } = options
@@ -118,4 +133,18 @@ export function budgetProblem(limits: unknown, where: string): string | undefine
     if (key === 'maxConcurrent' && value < 1) return `${where}.maxConcurrent must be at least 1, got ${value}.`
   }
   return undefined
+}
+
+/** The schema of a budget in a config (the runtime's `budget`). */
+export function budgetSchema(): Schema<BudgetLimits> {
+  const limit = (text: string) => count().description(text)
+  return Schema.object({
+    maxSteps: limit('Model calls of the whole tree.'),
+    maxTokens: limit('Tokens (input + output) of the whole tree.'),
+    maxToolCalls: limit('Tool calls of the whole tree.'),
+    maxWallMs: limit('Wall time of a root run, children included (ms).'),
+    maxChildren: limit('Delegations in the whole tree (the subagents service caps it too).'),
+    maxConcurrent: count({ min: 1 }).description('Delegated runs working at once in the tree (the subagents service caps it too).'),
+    maxDepth: limit('Deepest child depth (the subagents service caps it too).'),
+  })
 }

@@ -13,6 +13,8 @@ export type AgentErrorCode =
   | 'NOT_PARKED'
   | 'ALREADY_ANSWERED'
   | 'EMPTY_INBOX'
+  | 'HOOK_FAILED'
+  | 'DUPLICATE_HOOKS'
 
 export class AgentError extends CodedError<AgentErrorCode> {
   override name = 'AgentError'

@@ -10,13 +10,16 @@ export type { AgentCheckpoint, ParkedTurnCheckpoint } from './checkpoint.js'
 export { MAX_SUSPENSION_STATE_BYTES } from './suspension.js'
 export { askParentTool, type AskParentOptions } from './ask-parent.js'
 export type { AgentObserver } from './observers.js'
-export type { ContinueDecision, ContinueHook, ContinueState } from './continue-hooks.js'
+export type { BudgetEvent, ContinueDecision, ContinueHook, ContinueState } from './continue-hooks.js'
+export type {
+  AfterLLMEvent, AfterToolEvent, AgentHookInfo, AgentHooks, BeforeLLMEvent, BeforeToolDecision, BeforeToolEvent, MetricRecord, MetricSink,
+} from './hooks.js'
 export { Transcript } from './transcript.js'
 export { Inbox, type InboxDelegation, type InboxMessage, MAX_INBOX_MESSAGES, MAX_INBOX_MESSAGE_LENGTH } from './inbox.js'
 export { Budget, BUDGET_KEYS, type BudgetLimits, type BudgetSpend } from './budget.js'
 export { abortFlat } from './abort.js'
 export { ScriptedModel, type ScriptedReply, type ScriptedResponse, type ScriptedModelOptions } from './scripted-model.js'
-export { AgentRuntime, type BudgetEvent } from './runtime.js'
+export { AgentRuntime } from './runtime.js'
 export type { CreateAgentOptions } from './create-options.js'
 export type { ServedAgentOptions, ServeRequest } from './served.js'
 

@@ -2,13 +2,15 @@ import { resolve } from 'node:path'
 import { Context, Schema, Service } from 'cordis'
 import { count, countProblem, type Crossing, lowestLimits, type ServedLimits, servedLimits } from '@cordis-subagents/shared'
 import { type ToolRegistry, type ToolView } from '@cordis-subagents/tools'
-import { type BudgetBreach, describeError, withoutCallerTracing } from '@cordis-subagents/shared'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
 import { Agent, type AgentHost, type AgentInit } from './agent.js'
-import { budgetProblem, checkOptions, checkRestoreOptions, type CreateAgentOptions } from './create-options.js'
+import { budgetProblem, budgetSchema, checkOptions, checkRestoreOptions, type CreateAgentOptions } from './create-options.js'
 import { Budget, type BudgetLimits } from './budget.js'
 import { AgentError } from './errors.js'
 import { type AgentObserver, Observers } from './observers.js'
-import { type ContinueHook, ContinueHooks } from './continue-hooks.js'
+import { BudgetHandlers, type BudgetEvent, type ContinueHook, ContinueHooks } from './continue-hooks.js'
+import { HookSettings } from './hook-run.js'
+import type { AgentHooks, MetricSink } from './hooks.js'
 import { ModelGate } from './model-gate.js'
 import type { RootCeiling } from './root-ceiling.js'
 import { readRootCrossing } from './root-crossing.js'
@@ -19,20 +21,6 @@ declare module 'cordis' {
   interface Context {
     agents: AgentRuntime
   }
-}
-
-/** What an `onBudget` handler sees when a run reaches a limit. */
-export interface BudgetEvent {
-  agent: Agent
-  breach: BudgetBreach
-  /** Raises the limit that was reached by `by` (steps, tokens, tool calls, ms). The run re-checks after every handler. */
-  extend(by: number): void
-  /**
-   * Parks the run instead of stopping it, when the limit is still reached after every handler: it
-   * returns `pending` with a `budget` question, and `agent.resume(answer)` re-checks the budget
-   * (extend it first: `agent.budget.extend(breach, n)`). Parks before its next model call.
-   */
-  suspend(): void
 }
 
 const MODEL_NAME = /^[A-Za-z0-9_.\-/]{1,64}$/
@@ -69,9 +57,10 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
   /** Limits of root runs: the config's, lowered by what a parent host passed in `SUBAGENT_BUDGET`. */
   readonly rootLimits: BudgetLimits
   private readonly ceiling: RootCeiling
-  private readonly budgetHandlers = new Set<(event: BudgetEvent) => void>()
+  private readonly budgetHandlers: BudgetHandlers
   private readonly observers = new Observers()
   private readonly continueHooks: ContinueHooks
+  private readonly hookSettings: HookSettings
   /** The gate around model calls; undefined when no cap is configured. */
   readonly modelGate?: ModelGate
 
@@ -83,6 +72,8 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     // caller-tracing proxy that `this` is inside a method called as `ctx.agents.create()`.
     const logger = ctx.logger('agents')
     this.continueHooks = new ContinueHooks((format, ...args) => logger.warn(format, ...args))
+    this.budgetHandlers = new BudgetHandlers((format, ...args) => logger.warn(format, ...args))
+    this.hookSettings = new HookSettings((format, ...args) => logger.warn(format, ...args))
     this.modelGate = ModelGate.create({
       maxInFlight: config.maxModelCallsInFlight,
       models: config.models,
@@ -134,10 +125,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
    */
   onBudget(handler: (event: BudgetEvent) => void): () => void {
     if (typeof handler !== 'function') throw new AgentError('INVALID_OPTIONS', 'onBudget() takes a function.')
-    return this.ctx.effect(() => {
-      this.budgetHandlers.add(handler)
-      return () => this.budgetHandlers.delete(handler)
-    })
+    return this.ctx.effect(() => this.budgetHandlers.add(handler))
   }
 
   /**
@@ -162,6 +150,19 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     return this.ctx.effect(() => this.observers.add(observer))
   }
 
+  /**
+   * Sets the hooks of every agent without a set of its own (`create({ hooks })` replaces it whole; `hooks: null`: none).
+   * One set at a time (`DUPLICATE_HOOKS`), scoped to the caller. See the README's "Hooks and metrics".
+   */
+  hooks(hooks: AgentHooks): () => void {
+    return this.ctx.effect(this.hookSettings.setter('hooks', hooks))
+  }
+
+  /** Sets the metric sink of every agent without one of its own (`create({ metrics })`); same rules as `hooks`. */
+  metrics(sink: MetricSink): () => void {
+    return this.ctx.effect(this.hookSettings.setter('sink', sink))
+  }
+
   /** How many observers are attached (0: runs report to no one). */
   get observerCount(): number {
     return this.observers.size
@@ -178,25 +179,13 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     return {
       resolveModel: (ref) => this.resolveModel(ref),
       modelGate: this.modelGate,
-      budgetReached: (agent, breach) => this.budgetReached(agent as Agent, breach),
+      budgetReached: (agent, breach) => this.budgetHandlers.size ? this.budgetHandlers.reached(agent as Agent, breach) : false,
       // Without observers or hooks the loop pays one size check, and enters neither file.
       watch: (agent, prompt, resumed) => this.observers.size ? this.observers.watch(agent as Agent, prompt, resumed) : undefined,
       stopBefore: (agent, step) => this.continueHooks.size ? this.continueHooks.ask(agent as Agent, step) : undefined,
+      // Until a hook or a sink is set anywhere, a leg pays one field read here and builds nothing.
+      hookRun: (agent, turn, abort) => this.hookSettings.used ? this.hookSettings.run(agent, turn, abort) : undefined,
     }
-  }
-
-  private budgetReached(agent: Agent, breach: BudgetBreach): boolean {
-    if (!this.budgetHandlers.size) return false
-    let suspend = false
-    const event: BudgetEvent = { agent, breach, extend: (by) => agent.budget.extend(breach, by), suspend: () => { suspend = true } }
-    for (const handler of [...this.budgetHandlers]) {
-      try {
-        handler(event)
-      } catch (error) {
-        this.ctx.logger('agents').warn('an onBudget handler failed (ignored): %s', describeError(error))
-      }
-    }
-    return suspend
   }
 
   /** Registers a model in the caller's scope. Throws `INVALID_MODEL` or `DUPLICATE_MODEL`. */
@@ -297,7 +286,10 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     init.tools = init.depth > 0 ? tools.forDepth(init.depth) : tools
     init.budget = carved
     init.budgetLimits = parent ? limits : lowestLimits<BudgetLimits>(this.rootLimits, limits)
-    return new Agent(this.seam, init)
+    const agent = new Agent(this.seam, init)
+    // Never the parent's: a child without its own gets the runtime's (README, "Hooks and metrics").
+    if (options.hooks !== undefined || options.metrics !== undefined) this.hookSettings.own(agent, options.hooks, options.metrics)
+    return agent
   }
 }
 
@@ -306,19 +298,6 @@ const UNSET_TOOLS = undefined as unknown as ToolView
 
 /** The schema's defaults: the one place they are written (a programmatic `new AgentRuntime(ctx, {})` gets the same). */
 const DEFAULTS = AgentRuntime.Config({})
-
-function budgetSchema(): Schema<BudgetLimits> {
-  const limit = (text: string) => count().description(text)
-  return Schema.object({
-    maxSteps: limit('Model calls of the whole tree.'),
-    maxTokens: limit('Tokens (input + output) of the whole tree.'),
-    maxToolCalls: limit('Tool calls of the whole tree.'),
-    maxWallMs: limit('Wall time of a root run, children included (ms).'),
-    maxChildren: limit('Delegations in the whole tree (the subagents service caps it too).'),
-    maxConcurrent: count({ min: 1 }).description('Delegated runs working at once in the tree (the subagents service caps it too).'),
-    maxDepth: limit('Deepest child depth (the subagents service caps it too).'),
-  })
-}
 
 export namespace AgentRuntime {
   export interface Config {

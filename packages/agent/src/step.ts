@@ -1,6 +1,7 @@
 import { countOf } from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import type { TurnAgent, TurnWatch } from './turn-owner.js'
+import type { HookRun } from './hook-run.js'
 import { acceptSuspension } from './suspension.js'
 import type { AgentEvent, GenerateResponse, ModelToolCall } from './types.js'
 
@@ -82,17 +83,25 @@ export interface ToolStep {
   emit: ((event: AgentEvent) => void) | undefined
   /** The run's observers, when anyone observes. */
   watch?: TurnWatch
+  /** The agent's hooks and metric sink, when it has either. */
+  hooks: HookRun | undefined
   /** Remembers work that may outlive an aborted turn, so the agent's `dispose` can wait for it. */
   track<T>(work: Promise<T>): Promise<T>
 }
 
 /** Runs every call of a step concurrently; results come back in call order. */
-export function runToolCalls({ agent, calls, refusals, step, signal, aborted, emit, watch, track }: ToolStep): Promise<ToolResult[]> {
+export function runToolCalls(toolStep: ToolStep): Promise<ToolResult[]> {
+  const { agent, calls, refusals, step, signal, aborted, emit, watch, hooks, track } = toolStep
   return Promise.all(calls.map(async (call, index) => {
     emit?.({ type: 'tool-call', step, call })
     watch?.toolStart(step, call)
     let result: ToolResult
-    const refusal = refusals.get(index)
+    let refusal = refusals.get(index)
+    let began = 0
+    if (hooks) {
+      if (refusal === undefined && call.invalidInput === undefined) refusal = await hooks.beforeTool(step, call)
+      began = hooks.now()
+    }
     if (refusal !== undefined) {
       result = { isError: true, content: refusal }
     } else if (call.invalidInput !== undefined) {
@@ -105,6 +114,7 @@ export function runToolCalls({ agent, calls, refusals, step, signal, aborted, em
       result = checkSuspended(call, await Promise.race([track(pending), aborted]).catch(cancelled))
     }
     watch?.toolEnd(step, call, result)
+    if (hooks) await hooks.afterTool(step, call, result, began, refusal !== undefined)
     emit?.({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
     return result
   }))

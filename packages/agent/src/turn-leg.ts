@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events'
 import { abortFlat } from './abort.js'
 import { AgentError } from './errors.js'
 import type { Budget } from './budget.js'
+import type { HookRun } from './hook-run.js'
 import type { TurnOwner, TurnWatch } from './turn-owner.js'
 import type { AgentEvent, RunOptions } from './types.js'
 
@@ -63,6 +64,8 @@ export interface Leg {
   emit?: (event: AgentEvent) => void
   /** The run's observers, when anyone observes. */
   watch?: TurnWatch
+  /** The agent's hooks and metric sink, when it has either. */
+  hooks?: HookRun
   /** Nothing is reported after this, the timer is disarmed and `onSpend` unwatched. */
   close(): void
 }
@@ -85,11 +88,13 @@ export function openLeg(
   const unwatch = onSpend && owner.ownsRootBudget ? turn.budget.watch(onSpend) : undefined
   // undefined when nobody observes: every `watch?.` is then one check, no call.
   const watch = owner.host.watch(owner.agent, prompt, resumedQuestion)
+  const hooks = owner.host.hookRun(owner.agent, turn, abort)
   const disarm = turn.limits.armWallClock(abort)
   return {
     abort,
     emit,
     watch,
+    hooks,
     close() {
       ended = true
       disarm()

@@ -3,6 +3,7 @@
 import type { BudgetBreach } from '@cordis-subagents/shared'
 import type { ToolResult, ToolView } from '@cordis-subagents/tools'
 import type { Budget } from './budget.js'
+import type { HookAbort, HookRun } from './hook-run.js'
 import type { Inbox } from './inbox.js'
 import type { ModelGate } from './model-gate.js'
 import type { Transcript } from './transcript.js'
@@ -11,7 +12,9 @@ import type { AgentUsage, AgentWork, ChatModel, GenerateResponse, ModelToolCall,
 /** The members of an agent its turn reads and writes (an `Agent` has them all). */
 export interface TurnAgent {
   readonly id: string
+  readonly parent?: { readonly id: string }
   readonly depth: number
+  readonly label?: string
   readonly model?: string
   readonly persona?: string
   readonly tools: ToolView
@@ -50,6 +53,11 @@ export interface TurnHost {
   watch(agent: TurnAgent, prompt: string, resumed?: string): TurnWatch | undefined
   /** Why an operator's `shouldContinue` hook stops the run before model call `step`; undefined to go on. */
   stopBefore(agent: TurnAgent, step: number): string | undefined
+  /**
+   * The hooks and metric sink of one leg of `turn` (the agent's own, else the runtime's, each on its
+   * own); undefined when it has neither, so a turn without them builds nothing.
+   */
+  hookRun(agent: TurnAgent, turn: object, abort: HookAbort): HookRun | undefined
 }
 
 /** What a turn needs of its agent beyond the agent's members. */

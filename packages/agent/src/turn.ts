@@ -1,15 +1,14 @@
 import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, type LimitError, limitStop, type PendingQuestion, totalTokens } from '@cordis-subagents/shared'
 import type { ToolResult } from '@cordis-subagents/tools'
-import type { TurnAbort } from './turn-leg.js'
 import type { Budget } from './budget.js'
 import { TurnLimits } from './turn-limits.js'
-import { finishDiagnostic, normalizeResponse } from './step.js'
 import { abortDiagnostic, budgetDiagnostic, FINISH_STOPS, interruptDiagnostic, isInterrupt, limitDiagnostic, policyDiagnostic, type TurnInterrupt } from './stops.js'
-import { runToolCalls } from './step.js'
+import { finishDiagnostic, normalizeResponse, runToolCalls } from './step.js'
 import type { InboxDelegation, InboxMessage } from './inbox.js'
-import { openLeg, type Leg } from './turn-leg.js'
+import { openLeg, type Leg, type TurnAbort } from './turn-leg.js'
 import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
 import type { TurnOwner } from './turn-owner.js'
+import type { AgentError } from './errors.js'
 import type { GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason, ToolMessage } from './types.js'
 
 const NO_MESSAGES: InboxMessage[] = []
@@ -89,20 +88,21 @@ export class Turn {
     const parked = this.parked
     if (!parked) return
     this.parked = undefined
-    this.answerOpenCalls(parked, reason)
+    this.answerOpenCalls(reason, parked.note)
     this.owner.agent.transcript.endTurn()
   }
 
   /** A resume aborted before the parked step was fully answered: its open calls get the cancel result, then the turn ends. */
   private abandon(parked: ParkedStep): RunResult {
-    this.answerOpenCalls(parked, 'Cancelled: the run was aborted before this tool call was answered.')
+    this.answerOpenCalls('Cancelled: the run was aborted before this tool call was answered.', parked.note)
     return this.stopForAbort()
   }
 
-  private answerOpenCalls(parked: ParkedStep, reason: string): void {
+  /** Answers the last step's open calls with `reason`, then its dropped-calls note, if any. */
+  private answerOpenCalls(reason: string, note: string | undefined): void {
     const { transcript } = this.owner.agent
     transcript.balance(reason)
-    if (parked.note) transcript.push({ role: 'user', content: parked.note })
+    if (note) transcript.push({ role: 'user', content: note })
   }
 
   /** A tool call's result: into the transcript, its usage and work into the tallies. */
@@ -144,6 +144,11 @@ export class Turn {
         leg.emit?.({ type: 'message', step, content })
       }
 
+      // A compactor may shorten what this call reads (never the transcript); before the gate, so one that calls a model holds no slot.
+      const { hooks } = leg
+      const messages = hooks ? await hooks.beforeLLM(step, agent.persona, agent.transcript.snapshot()).catch(() => undefined) : undefined
+      if (hooks && (signal.aborted || hooks.failure)) return signal.aborted ? this.stopForAbort() : this.failed(hooks.failure!)
+
       // The gate wraps the model call only: its slot is held until the call settles, never across tools.
       let release: (() => void) | undefined
       const gate = host.modelGate
@@ -161,11 +166,12 @@ export class Turn {
       }
 
       let response: GenerateResponse
+      const began = hooks ? hooks.now() : 0
       try {
         leg.watch?.modelStart(step, agent.model)
         const generation = this.owner.track(resolved.model.generate({
           system: agent.persona,
-          messages: agent.transcript.snapshot(),
+          messages: messages ?? agent.transcript.snapshot(),
           tools: this.refusedFor ? [] : agent.tools.list(),
           signal,
           maxTokens: agent.maxTokens,
@@ -180,11 +186,13 @@ export class Turn {
       } catch (error) {
         release?.() // generate() threw before returning a promise: no call holds the slot
         leg.watch?.modelEnd(step, undefined, error, signal.aborted)
+        hooks?.modelDone(step, agent.model, began, undefined)
         if (signal.aborted) return this.stopForAbort()
         return this.finish('error', `The model "${agent.model ?? 'default'}" failed: ${describeError(error)}`)
       }
 
       leg.watch?.modelEnd(step, response)
+      hooks?.modelDone(step, agent.model, began, response)
       // The model answered the messages this step read: they are part of the conversation now.
       this.stepMessages = NO_MESSAGES
       this.own = addUsage(this.own, response.usage)
@@ -201,15 +209,13 @@ export class Turn {
       leg.emit?.({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
       // Calls past maxToolCallsPerStep were cut from the response: one note answers them all, after the kept calls' results.
       const note = response.droppedToolCalls ? limits.droppedCallsNote(calls.length, response.droppedToolCalls) : undefined
-      const noteDropped = () => {
-        if (note) agent.transcript.push({ role: 'user', content: note })
-      }
+      if (hooks) await hooks.afterLLM(step, response)
+      if (hooks && (signal.aborted || hooks.failure)) return signal.aborted ? this.stopForAbort() : this.failed(hooks.failure!, note)
 
       const failure = FINISH_STOPS[response.finishReason]
       if (failure) {
         const diagnostic = response.diagnostic ?? finishDiagnostic(response.finishReason)
-        agent.transcript.balance(`Not run: the model's response ended with "${response.finishReason}".`)
-        noteDropped()
+        this.answerOpenCalls(`Not run: the model's response ended with "${response.finishReason}".`, note)
         return this.finish(failure, diagnostic)
       }
       if (!calls.length) {
@@ -232,8 +238,7 @@ export class Turn {
       if (this.refusedFor) {
         // It was told its tool budget is spent and still asks for tools: stop here, loudly.
         const breach = budget.check('toolCalls') ?? this.refusedFor
-        agent.transcript.balance(`Not run: ${describeBreach(breach)} is spent.`)
-        noteDropped()
+        this.answerOpenCalls(`Not run: ${describeBreach(breach)} is spent.`, note)
         return this.stopForBudget(breach)
       }
 
@@ -242,7 +247,7 @@ export class Turn {
       this.toolCalls += plan.admitted
       leg.abort.raiseListenerLimit()
       const results = await runToolCalls({
-        agent, calls, refusals: plan.refusals, step, signal, aborted: leg.abort.aborted, emit: leg.emit, watch: leg.watch,
+        agent, calls, refusals: plan.refusals, step, signal, aborted: leg.abort.aborted, emit: leg.emit, watch: leg.watch, hooks,
         track: (work) => this.owner.track(work),
       })
       let suspended: SuspendedCall[] | undefined
@@ -251,8 +256,9 @@ export class Turn {
         if (suspension) (suspended ??= []).push({ call: calls[i], suspension })
         else this.answer(calls[i], results[i])
       }
+      if (hooks?.failure) return this.failed(hooks.failure, note)
       if (suspended) return this.parkOn({ step, question: suspended[0].suspension.question, suspended, note })
-      noteDropped()
+      if (note) agent.transcript.push({ role: 'user', content: note })
     }
   }
 
@@ -277,12 +283,18 @@ export class Turn {
     return this.end('pending', undefined, undefined, parked.question)
   }
 
-  private finish(stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach): RunResult {
+  private finish(stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach, code?: AgentError['code']): RunResult {
     this.owner.agent.transcript.endTurn()
-    return this.end(stopReason, diagnostic, breach)
+    return this.end(stopReason, diagnostic, breach, undefined, code)
   }
 
-  private end(stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach, question?: PendingQuestion): RunResult {
+  /** An operator's hook failed: the run ends `error` with `HOOK_FAILED`, open calls answered before the step's dropped-calls note. */
+  private failed(failure: AgentError, note?: string): RunResult {
+    this.answerOpenCalls('Not run: an operator\'s hook failed and the run ended.', note)
+    return this.finish('error', failure.message, undefined, failure.code)
+  }
+
+  private end(stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach, question?: PendingQuestion, code?: AgentError['code']): RunResult {
     this.leg.close()
     const { agent } = this.owner
     this.ownWork = { steps: this.steps, toolCalls: this.toolCalls, delegations: this.ownWork.delegations }
@@ -300,6 +312,7 @@ export class Turn {
     if (diagnostic) result.diagnostic = diagnostic
     if (breach) result.budget = breach
     if (question) result.question = question
+    if (code) result.code = code
     this.leg.watch?.end(result)
     return result
   }

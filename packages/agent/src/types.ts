@@ -1,4 +1,5 @@
 import type { BudgetSpend } from './budget.js'
+import type { AgentErrorCode } from './errors.js'
 import type { ToolResult, ToolSpec, ToolUpdate } from '@cordis-subagents/tools'
 import type { BudgetBreach, PendingQuestion, Usage, WorkCounts } from '@cordis-subagents/shared'
 
@@ -95,6 +96,8 @@ export interface RunResult {
   budget?: BudgetBreach
   /** With `stopReason: 'pending'`: what the parked turn waits on. */
   question?: PendingQuestion
+  /** With `stopReason: 'error'` from a failure of ours that has a code: `HOOK_FAILED` (an operator's hook threw or answered oddly). */
+  code?: AgentErrorCode
 }
 
 export type AgentEvent =

@@ -97,7 +97,7 @@ describe('checkpoint and restore: an agent as plain JSON, rebuilt later', () => 
     expect(ctx.agents.create({}).id).to.equal('agent-42')
   })
 
-  it('restore takes parent, tools and budget; a depth that does not fit the parent, or any other option, is INVALID_OPTIONS', async () => {
+  it('restore takes parent, tools, budget, hooks and metrics; a depth that does not fit the parent, or any other option, is INVALID_OPTIONS', async () => {
     const ctx = await host(new ScriptedModel([]))
     const parent = ctx.agents.create({ model: 'm' })
     const child = ctx.agents.create({ model: 'm', parent })
@@ -107,7 +107,7 @@ describe('checkpoint and restore: an agent as plain JSON, rebuilt later', () => 
     expect(restored.tools.names()).to.deep.equal(['echo'])
     expect(() => ctx.agents.create({ restore: checkpoint })).to.not.throw()
     expect(() => ctx.agents.create({ restore: checkpoint, parent: child })).to.throw(AgentError, /depth is 1 but the parent's child depth is 2/)
-    expect(() => ctx.agents.create({ restore: checkpoint, model: 'm' })).to.throw(AgentError, /comes with only parent, tools and budget.*drop model/)
+    expect(() => ctx.agents.create({ restore: checkpoint, model: 'm' })).to.throw(AgentError, /comes with only parent, tools, budget, hooks and metrics.*drop model/)
   })
 
   describe('a restore input is checked field by field (it comes from a database)', () => {

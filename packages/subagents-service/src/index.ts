@@ -7,7 +7,7 @@ export { Config, DEFAULTS } from './config.js'
 export type {
   ProviderCapabilities, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
   SubagentRun, SubagentRunInfo, SubagentRunState, SubagentStart, SubagentStopReason, SubagentUpdate, TraceContext,
-  TraceContextSource, RunRecord, BeginOptions,
+  TraceContextSource, RunRecord, BeginOptions, IncompleteLimit, SubagentStatus, SubagentStatusOf,
 } from './types.js'
 export { type JournalledRun, NO_JOURNAL, type RunJournal } from './run/journal-port.js'
 export { type HoldOptions, MAX_PARKED_PER_PARENT, ParkedBook } from './parked-book.js'
@@ -25,4 +25,4 @@ export {
 export {
   CONTINUE_WINDOW_MS, type ContinuableRunInfo, ContinuableRuns, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
 } from './verbs/continuation.js'
-export { type IncompleteLimit, STATUSES, type SubagentStatus, type SubagentStatusOf, statusOf } from './run/provider-io.js'
+export { STATUSES, statusOf } from './run/provider-io.js'

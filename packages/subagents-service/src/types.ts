@@ -1,5 +1,5 @@
 import type { Agent, Budget, BudgetLimits } from '@cordis-subagents/agent'
-import type { BudgetBreach, PendingQuestion, ToolFilter, Usage, WorkCounts } from '@cordis-subagents/shared'
+import type { BudgetBreach, BudgetName, PendingQuestion, ToolFilter, Usage, WorkCounts } from '@cordis-subagents/shared'
 
 export interface ProviderCapabilities {
   /** The provider honours `request.persona`. */
@@ -153,7 +153,23 @@ export interface SubagentResult {
  * field becomes `error` with a diagnostic; the diagnostic capped to 4 KiB; a limit reported as
  * `timeout` / `budget`), frozen, with `work` and `durationMs` always set.
  */
+/** How a delegation ended, in the teams design's closed vocabulary. */
+export type SubagentStatus = 'done' | 'pending' | 'incomplete' | 'interrupted' | 'closed' | 'timeout' | 'error'
+
+/** The limit an `incomplete` run hit: a tree budget by name, the per-turn step limit, or the model's output cap. */
+export type IncompleteLimit = BudgetName | 'maxSteps' | 'maxTokens'
+
+export interface SubagentStatusOf {
+  status: SubagentStatus
+  /** With `incomplete`: which limit stopped it. */
+  limit?: IncompleteLimit
+}
+
 export interface SubagentOutcome extends SubagentResult {
+  /** How it ended in the teams design's closed vocabulary (`statusOf(stopReason)`): see the README's table of both. */
+  status: SubagentStatus
+  /** With `status: 'incomplete'`: the limit that stopped it (a tree budget by name, `maxSteps`, `maxTokens`). */
+  limit?: IncompleteLimit
   work: WorkCounts
   /** Milliseconds from the service calling the provider's `start` to the result settling (queue time excluded). */
   durationMs: number

@@ -5,7 +5,7 @@ import { MAX_KEPT_RESULTS, ResultBook, type SubagentOutcome, type SubagentRunInf
 import { FakeProvider, type Harness, providerPlugin, rejection, request, setup } from './helpers.js'
 
 const info = (runId: string): SubagentRunInfo => ({ runId, provider: 'fake', parentId: 'agent-1', depth: 1, startedAt: 0 })
-const outcome = (output: string): SubagentOutcome => ({ stopReason: 'completed', output, work: { steps: 1, toolCalls: 0, delegations: 0 }, durationMs: 1 })
+const outcome = (output: string): SubagentOutcome => ({ stopReason: 'completed', status: 'done', output, work: { steps: 1, toolCalls: 0, delegations: 0 }, durationMs: 1 })
 
 describe('ctx.subagents.result(runId): results kept by run id', () => {
   let h: Harness

@@ -5,7 +5,8 @@ import { describeError } from '@cordis-subagents/shared'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type {
-  ProviderStartRequest, SubagentOutcome, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo, SubagentStopReason, SubagentUpdate,
+  IncompleteLimit, ProviderStartRequest, SubagentOutcome, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo, SubagentStatus,
+  SubagentStatusOf, SubagentStopReason, SubagentUpdate,
 } from '../types.js'
 import { isObject } from '../validate.js'
 
@@ -26,18 +27,6 @@ export function isIdleStop(stopReason: SubagentStopReason): stopReason is 'pendi
 const ANY_STOP = new Set<string>(STOP_REASONS)
 
 // The closed status vocabulary of the teams design, beside the finer stop reason every result keeps.
-/** How a delegation ended, in the teams design's closed vocabulary. */
-export type SubagentStatus = 'done' | 'pending' | 'incomplete' | 'interrupted' | 'closed' | 'timeout' | 'error'
-
-/** The limit an `incomplete` run hit: a tree budget by name, the per-turn step limit, or the model's output cap. */
-export type IncompleteLimit = BudgetName | 'maxSteps' | 'maxTokens'
-
-export interface SubagentStatusOf {
-  status: SubagentStatus
-  /** With `incomplete`: which limit stopped it. */
-  limit?: IncompleteLimit
-}
-
 /** Every status, in the order the README's table lists them. */
 export const STATUSES: readonly SubagentStatus[] = Object.freeze(['done', 'pending', 'incomplete', 'interrupted', 'closed', 'timeout', 'error'])
 
@@ -49,17 +38,26 @@ export const STATUSES: readonly SubagentStatus[] = Object.freeze(['done', 'pendi
  */
 export function statusOf(result: { stopReason: SubagentStopReason | string; budget?: { budget: BudgetName } }): SubagentStatusOf {
   switch (result.stopReason) {
-    case 'completed': return { status: 'done' }
-    case 'pending': return { status: 'pending' }
-    case 'max-steps': return { status: 'incomplete', limit: 'maxSteps' }
-    case 'max-tokens': return { status: 'incomplete', limit: 'maxTokens' }
-    case 'budget': return result.budget ? { status: 'incomplete', limit: result.budget.budget } : { status: 'incomplete' }
-    case 'interrupted': return { status: 'interrupted' }
+    case 'completed': return SHARED.done
+    case 'pending': return SHARED.pending
+    case 'max-steps': return SHARED.maxSteps
+    case 'max-tokens': return SHARED.maxTokens
+    case 'budget': return result.budget ? { status: 'incomplete', limit: result.budget.budget } : SHARED.incomplete
+    case 'interrupted': return SHARED.interrupted
     case 'closed':
-    case 'aborted': return { status: 'closed' }
-    case 'timeout': return { status: 'timeout' }
-    default: return { status: 'error' }
+    case 'aborted': return SHARED.closed
+    case 'timeout': return SHARED.timeout
+    default: return SHARED.error
   }
+}
+
+// Frozen and shared: every delegation's outcome reads its status here, building nothing.
+const status = (value: SubagentStatus, limit?: IncompleteLimit): SubagentStatusOf =>
+  Object.freeze(limit ? { status: value, limit } : { status: value })
+const SHARED = {
+  done: status('done'), pending: status('pending'), incomplete: status('incomplete'), interrupted: status('interrupted'),
+  closed: status('closed'), timeout: status('timeout'), error: status('error'),
+  maxSteps: status('incomplete', 'maxSteps'), maxTokens: status('incomplete', 'maxTokens'),
 }
 
 /** A run a limit cancelled is reported as that limit, never as a cancel or a failure. */
@@ -143,10 +141,13 @@ export function reasonText(reason: unknown): string | undefined {
   return describeError(reason)
 }
 
-/** A settled result as holders get it: `work` and `durationMs` set, no empty `question`, frozen. */
+/** A settled result as holders get it: `status` (and `limit`), `work` and `durationMs` set, no empty `question`, frozen. */
 export function sealed(settled: SubagentResult, startedAt: number): SubagentOutcome {
   const outcome: SubagentOutcome = Object.assign({}, settled) as SubagentOutcome
   if (outcome.question === undefined) delete outcome.question
+  const { status, limit } = statusOf(settled)
+  outcome.status = status
+  if (limit !== undefined) outcome.limit = limit
   outcome.work = settled.work ?? checkedWork(undefined)
   outcome.durationMs = Math.max(0, Date.now() - startedAt)
   return Object.freeze(outcome)
