@@ -4,10 +4,10 @@
 import { expect } from 'chai'
 import AgentDefinitions from '@cordis-subagents/definitions'
 import * as Agents from '@cordis-subagents/definitions/agents'
-import { type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
+import { AgentHandle, type ChatModel, type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
-import { deferred } from './support/async.js'
+import { deferred, until } from './support/async.js'
 import { startHost, type Host } from './support/host.js'
 
 const TEAM = {
@@ -129,5 +129,38 @@ describe('a team that talks: members share a task list and post to each other th
     expect(contents).to.have.length(2)
     for (const content of contents) expect(content).to.match(/^NOT_A_MEMBER: /)
     await agent.dispose()
+  })
+
+  it('closing the coordinator closes its running members first (leaf first), each state stays readable; a post to a closed one is refused', async () => {
+    const model: ChatModel = {
+      generate: (request) => {
+        const who = /member:(\w+)/.exec(request.system ?? '')?.[1]
+        if (!who) {
+          return Promise.resolve({ text: '', finishReason: 'tool-calls', toolCalls: [
+            { id: 'a', name: 'team', input: { agent: 'alice', description: 'plan', prompt: 'Plan.' } },
+            { id: 'b', name: 'team', input: { agent: 'bob', description: 'work', prompt: 'Work.' } },
+          ] })
+        }
+        // Members think until they are stopped (they honour their signal).
+        return new Promise((_resolve, reject) => request.signal?.addEventListener('abort', () => reject(request.signal!.reason), { once: true }))
+      },
+    }
+    host.ctx.agents.registerModel('team', model)
+    const agent = host.ctx.agents.create({ model: 'team' })
+    const running = agent.run('Go.')
+    await until(() => agent.children.length === 2 && agent.children.every((child) => child.running))
+    const [alice, bob] = agent.children
+    const order: string[] = []
+    for (const member of [agent, alice, bob]) {
+      const dispose = member.dispose.bind(member)
+      member.dispose = () => { order.push(member.handleId); return dispose() }
+    }
+    const final = await AgentHandle.of(agent).close({ shutdownMs: 2_000 })
+    expect(order.at(-1)).to.equal('root')
+    expect(order.slice(0, 2).sort()).to.deep.equal([alice.handleId, bob.handleId].sort())
+    expect(final).to.deep.include({ id: 'root', status: 'closed', forced: false })
+    expect(AgentHandle.of(alice).state).to.deep.include({ status: 'closed', forced: false, transcriptLength: 1 })
+    expect((await running).stopReason).to.equal('aborted')
+    expect(() => AgentHandle.of(bob).post('still there?', { from: AgentHandle.of(alice) })).to.throw(/disposed/)
   })
 })
