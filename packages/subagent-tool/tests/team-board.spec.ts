@@ -119,6 +119,9 @@ describe('a team\'s board: a bounded task list claimed exactly once, and members
     expect(b.inbox.take()).to.deep.equal([{ content: 'hello b', from: 'coordinator/a.1' }])
     expect(await codeOf(() => board.post(ma, 'nobody', 'hello'))).to.equal('NO_SUCH_MEMBER')
     expect(await codeOf(() => board.post(ma, 'a', 'myself'))).to.equal('NO_SUCH_MEMBER')
+    // An agent's handle id reaches it only through a board it is a member of: an outsider's id names nobody here.
+    expect(await codeOf(() => board.post(ma, outsider.handleId, 'hello'))).to.equal('NO_SUCH_MEMBER')
+    expect(outsider.inbox.size).to.equal(0)
     // Two members named c run: the sender names one by its handle id.
     expect(await codeOf(() => board.post(ma, 'c', 'which one?'))).to.equal('AMBIGUOUS_MEMBER')
     expect((await board.post(ma, c2.handleId, 'you, c2')).agent).to.equal(c2)
@@ -128,6 +131,19 @@ describe('a team\'s board: a bounded task list claimed exactly once, and members
       '[team] A message from coordinator/a.1 to coordinator/c.4 was not read: c ended first.\nyou, c2',
     ])
     expect(await codeOf(() => board.post(ma, c2.handleId, 'again'))).to.equal('MEMBER_CLOSED')
+    // A full inbox refuses the sender with its code (its bound is the member's own).
+    const small = h.ctx.agents.create({ parent: coordinator, label: 'small', model: 'waits', maxInboxMessages: 1 })
+    board.join('small', small)
+    const smallTurn = small.run('work')
+    await board.post(ma, 'small', 'first')
+    const full = await board.post(ma, 'small', 'second').then(() => undefined, (error: { code?: string }) => error.code)
+    expect(full).to.equal('INBOX_FULL')
+    await small.dispose()
+    expect((await smallTurn).stopReason).to.equal('aborted')
+    // The unread one came back to the coordinator (its sender runs no turn).
+    expect(coordinator.inbox.take().map((message) => message.content)).to.deep.equal([
+      '[team] A message from coordinator/a.1 to coordinator/small.6 was not read: small ended first.\nfirst',
+    ])
     await Promise.all([b, c1].map((agent) => agent.dispose()))
     expect((await Promise.all(turns)).map((result) => result.stopReason)).to.deep.equal(['aborted', 'aborted', 'aborted'])
     expect(await codeOf(() => board.post(ma, 'b', 'hello'))).to.equal('MEMBER_CLOSED')
