@@ -1,5 +1,5 @@
 import { type ToolView } from '@cordis-subagents/tools'
-import { MAX_ANSWER_LENGTH, type PendingQuestion } from '@cordis-subagents/shared'
+import type { PendingQuestion } from '@cordis-subagents/shared'
 import { checkRunArguments, TurnAbort } from './turn-leg.js'
 import { Budget, type BudgetLimits, usageTally, workTally } from './budget.js'
 import { AgentError } from './errors.js'
@@ -10,7 +10,7 @@ import { TurnInterrupt } from './stops.js'
 import { type AgentCheckpoint, restoreTurn, takeCheckpoint } from './checkpoint.js'
 import type { TurnHost, TurnOwner } from './turn-owner.js'
 import type { AgentUsage, AgentWork, Message, ResumeOptions, RunOptions, RunResult } from './types.js'
-import { answerRefusal, withdrawalRefusal } from './answer-checks.js'
+import { answerRefusal, checkAnswerText, withdrawalRefusal } from './answer-checks.js'
 import { questionsOf } from './parked-turn.js'
 
 /** What an agent needs from the runtime that made it: the runtime's seam (models, gates, budget handlers, observers, hooks). */
@@ -37,16 +37,26 @@ export interface AgentInit {
   budget?: Budget
   /** A checkpoint (validated) this agent is rebuilt from: its tallies and its parked turn; `seed` holds its messages. */
   restore?: AgentCheckpoint
+  /** Most messages its inbox holds (default `MAX_INBOX_MESSAGES`). */
+  maxInboxMessages?: number
 }
 
 const disposed = (id: string) => new AgentError('DISPOSED', `Agent ${id} has been disposed; create a new agent.`)
 
 const ONCE = { once: true } as const
 
+/** A handle id's name part: the label's letters, digits, `_` and `-` (else `-`), `fallback` when there is none. */
+const handleName = (label: string | undefined, fallback: string) => label?.replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 64) || fallback
+
 const CLOSED_WHILE_PARKED = 'Closed while waiting for an answer: the agent was disposed before anyone answered the question.'
 
 export class Agent {
   readonly id: string
+  /**
+   * Deterministic, parent-scoped: the parent's handle id `/` this agent's name (its label) `.` the parent's count of
+   * children so far (`root/coordinator.1/explore.2`); a root's is its label, else `root`. A name: it grants nothing.
+   */
+  readonly handleId: string
   readonly parent?: Agent
   readonly depth: number
   readonly cwd: string
@@ -62,16 +72,12 @@ export class Agent {
   /** Model calls, tool calls and delegations of every run so far: own, delegated, total. */
   readonly work: AgentWork
   readonly maxToolCallsPerStep: number
-  /**
-   * The budget this agent spends from: a child's is carved from its parent's when it is created;
-   * a root agent gets a fresh one for every run (a tree's limits are per root run).
-   */
+  /** The budget it spends from: a child's is carved from its parent's at create; a root gets a fresh one every run. */
   budget: Budget
   /** Made on first use: most agents never get a message or a hold. */
   private box?: Inbox
   private readonly budgetLimits?: BudgetLimits
   private readonly owner: TurnOwner
-
   private current?: { abort: TurnAbort; done: Promise<unknown> }
   /** The turn parked on a question, until `resume` continues it or `dispose` closes it. */
   private parkedTurn?: Turn
@@ -84,7 +90,10 @@ export class Agent {
   private inFlight = 0
   private settled?: () => void
   private disposal?: Promise<void>
-
+  /** Children not disposed yet (made on first use), and how many it ever had (handle ids). */
+  private kids?: Set<Agent>; private born = 0
+  private last?: RunResult
+  private readonly maxInbox?: number
   constructor(host: AgentHost, init: AgentInit) {
     this.id = init.id
     this.parent = init.parent
@@ -105,21 +114,25 @@ export class Agent {
     this.usage = usageTally()
     this.work = workTally()
     this.owner = { agent: this, host, ownsRootBudget, track: (work) => this.track(work) }
+    this.maxInbox = init.maxInboxMessages
+    const { parent } = this
+    this.handleId = parent ? `${parent.handleId}/${handleName(init.label, 'agent')}.${++parent.born}` : handleName(init.label, 'root')
+    if (parent) (parent.kids ??= new Set()).add(this)
     if (init.restore) this.parkedTurn = restoreTurn(this, this.owner, init.restore)
   }
 
-  get running(): boolean {
-    return !!this.current
-  }
+  get running(): boolean { return !!this.current }
 
-  get disposed(): boolean {
-    return !!this.disposal
-  }
+  get disposed(): boolean { return !!this.disposal }
+
+  /** Children created under this agent that are not disposed yet, oldest first. */
+  get children(): Agent[] { return this.kids ? [...this.kids] : [] }
+
+  /** The result of the last leg that ended (`run`, `wake`, `resume`, `withdraw`); kept after dispose. */
+  get lastResult(): RunResult | undefined { return this.last }
 
   /** The question the parked turn waits on (`resume(answer)` continues it); undefined when not parked. */
-  get parked(): PendingQuestion | undefined {
-    return this.parkedTurn?.parked?.question
-  }
+  get parked(): PendingQuestion | undefined { return this.parkedTurn?.parked?.question }
 
   /** Every question the parked turn waits on (its step's suspended calls, in call order, each once); `parked` is the first. */
   get waitingOn(): PendingQuestion[] {
@@ -127,10 +140,7 @@ export class Agent {
     return parked ? questionsOf(parked) : []
   }
 
-  /**
-   * Runs one turn. Rejects only for misuse (`BUSY`, `PARKED`, `DISPOSED`, `INVALID_PROMPT`,
-   * `INVALID_OPTIONS`); model and tool failures end in a stop reason.
-   */
+  /** Runs one turn. Rejects only for misuse (`BUSY`, `PARKED`, `DISPOSED`, `INVALID_PROMPT`, `INVALID_OPTIONS`). */
   async run(prompt: string, options: RunOptions = {}): Promise<RunResult> {
     this.checkIdle()
     checkRunArguments(prompt, options)
@@ -140,7 +150,7 @@ export class Agent {
   /** Messages for this agent's next model call, and holds that keep its turn from ending (see `Inbox`). */
   get inbox(): Inbox {
     if (this.box) return this.box
-    this.box = new Inbox(this.id)
+    this.box = new Inbox(this.id, this.maxInbox)
     if (this.disposal) this.box.close()
     return this.box
   }
@@ -166,10 +176,7 @@ export class Agent {
     const turn = this.parkedTurn
     const refused = answerRefusal(this.id, !!this.current, turn?.parked, this.answered, options?.questionId, this.answeredWithdrawn)
     if (refused) throw refused
-    if (typeof answer !== 'string' || !answer.trim()) throw new AgentError('INVALID_PROMPT', 'The answer must be a non-empty string.')
-    if (answer.length > MAX_ANSWER_LENGTH) {
-      throw new AgentError('INVALID_PROMPT', `An answer is at most ${MAX_ANSWER_LENGTH} characters (got ${answer.length}); shorten it.`)
-    }
+    checkAnswerText(answer)
     checkRunArguments(answer, options)
     const { questionId } = options
     this.answered = questionId === undefined ? turn!.parked!.question : this.waitingOn.find((question) => question.id === questionId)
@@ -179,12 +186,10 @@ export class Agent {
   }
 
   /**
-   * Continues the parked turn past question `questionId` (one of `waitingOn`, asked by a suspended
-   * tool call) without an answer: whoever asked it no longer waits for one (a child that asked it
-   * ended: its `maxParkedMs` passed, it was cancelled or closed). Each call suspended on it gets its
-   * tool's `withdrawn` result (a delegation: the child's outcome) instead of an answer; nothing is
-   * answered, and a later `resume` for it is refused `NOT_PARKED`. Calls on other questions keep
-   * waiting. Resolves like `resume`; rejects with `NOT_PARKED`, `BUSY`, `DISPOSED`, `INVALID_OPTIONS`.
+   * Continues the parked turn past question `questionId` (one of `waitingOn`) without an answer: its asker no longer waits
+   * (a child that asked it ended). Each call suspended on it gets its tool's `withdrawn` result (a delegation: the child's
+   * outcome); a later `resume` for it is refused `NOT_PARKED`; calls on other questions keep waiting. Resolves like
+   * `resume`; rejects with `NOT_PARKED`, `BUSY`, `DISPOSED`, `INVALID_OPTIONS`.
    */
   async withdraw(questionId: string, options: RunOptions = {}): Promise<RunResult> {
     if (this.disposal) throw disposed(this.id)
@@ -200,11 +205,9 @@ export class Agent {
   }
 
   /**
-   * The result of the leg running now (`run`, `wake`, `resume`), else of the next one to start,
-   * whoever starts it: a root agent parked on a child's question goes on when someone answers the
-   * child by run id (a live page, the host through `ctx.subagents.resume`), and whoever holds the
-   * root reads its continued turn here. Every caller until that leg ends gets the same promise.
-   * Rejects with `DISPOSED` when the agent is disposed first.
+   * The result of the leg running now (`run`, `wake`, `resume`), else of the next one to start, whoever starts it (a root
+   * parked on a child's question goes on when someone answers the child by run id, and its holder reads the continued
+   * turn here). Every caller until that leg ends gets the same promise. Rejects with `DISPOSED` when disposed first.
    */
   nextResult(): Promise<RunResult> {
     if (this.disposal && !this.current) return Promise.reject(disposed(this.id))
@@ -223,18 +226,16 @@ export class Agent {
   }
 
   /**
-   * Interrupts the running turn, if any: it ends `interrupted` (not `aborted`), the agent stays
-   * usable with its transcript, and inbox messages the interrupted step had read but the model had
-   * not answered yet go back to the inbox.
+   * Interrupts the running turn, if any: it ends `interrupted` (not `aborted`), the agent stays usable with its transcript,
+   * and inbox messages the interrupted step had read but the model had not answered go back to the inbox, in order.
    */
   interrupt(reason?: unknown): void {
     this.current?.abort.abort(new TurnInterrupt(reason))
   }
 
   /**
-   * A plain-JSON snapshot to rebuild this agent with `ctx.agents.create({ restore })`: its settings,
-   * transcript, tallies and, when parked, the parked turn. Taken while a turn runs, it holds only
-   * the completed turns.
+   * A plain-JSON snapshot to rebuild this agent with `ctx.agents.create({ restore })`: its settings, transcript, tallies
+   * and, when parked, the parked turn. Taken while a turn runs, it holds only the completed turns.
    */
   checkpoint(): AgentCheckpoint {
     return takeCheckpoint(this, this.parkedTurn)
@@ -244,6 +245,7 @@ export class Agent {
   dispose(): Promise<void> {
     this.disposal ??= (async () => {
       this.box?.close()
+      this.parent?.kids?.delete(this)
       this.parkedTurn?.close(CLOSED_WHILE_PARKED)
       this.parkedTurn = undefined
       const current = this.current
@@ -309,6 +311,7 @@ export class Agent {
     }
     current.done = done
     return done.then((result) => {
+      this.last = result
       try {
         if (result.stopReason === 'pending') {
           // Disposed while the leg ran: the turn is closed at once (dispose waits for this leg first).

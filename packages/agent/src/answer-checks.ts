@@ -1,4 +1,4 @@
-import type { PendingQuestion } from '@cordis-subagents/shared'
+import { MAX_ANSWER_LENGTH, type PendingQuestion } from '@cordis-subagents/shared'
 import { AgentError } from './errors.js'
 import { type ParkedStep, questionsOf } from './parked-turn.js'
 
@@ -40,4 +40,12 @@ export function withdrawalRefusal(agentId: string, parked: ParkedStep, questionI
   if (parked.suspended.some((call) => call.suspension.question.id === questionId)) return undefined
   return new AgentError('NOT_PARKED', `Agent ${agentId} has no tool call waiting on question ${questionId.slice(0, 100)}; `
     + 'only a suspended call\'s question can be withdrawn (a budget question is answered with resume).')
+}
+
+/** Throws `INVALID_PROMPT` for an answer that is not a non-empty string of at most `MAX_ANSWER_LENGTH` characters. */
+export function checkAnswerText(answer: unknown): void {
+  if (typeof answer !== 'string' || !answer.trim()) throw new AgentError('INVALID_PROMPT', 'The answer must be a non-empty string.')
+  if (answer.length > MAX_ANSWER_LENGTH) {
+    throw new AgentError('INVALID_PROMPT', `An answer is at most ${MAX_ANSWER_LENGTH} characters (got ${answer.length}); shorten it.`)
+  }
 }

@@ -31,6 +31,8 @@ export interface CreateAgentOptions {
   label?: string
   /** Most tool calls of one step that run (default: the runtime's `maxToolCallsPerStep`). */
   maxToolCallsPerStep?: number
+  /** Most messages waiting in its inbox (default `MAX_INBOX_MESSAGES`, 1,024); a poster past it gets `INBOX_FULL`. */
+  maxInboxMessages?: number
   /**
    * Limits of this agent's runs and everything below them, or a budget already carved for it
    * (what a provider passes for a child). A root agent's limits are min(these, the runtime's `budget`).
@@ -74,7 +76,8 @@ export function checkOptions(options: CreateAgentOptions): void {
     const problem = budgetProblem(options.budget, 'options.budget')
     if (problem) throw new AgentError('INVALID_OPTIONS', problem)
   }
-  const tokensProblem = maxTokens === undefined ? undefined : countProblem('options.maxTokens', maxTokens, { min: 1 })
+  const tokensProblem = (maxTokens === undefined ? undefined : countProblem('options.maxTokens', maxTokens, { min: 1 }))
+    ?? (options.maxInboxMessages === undefined ? undefined : countProblem('options.maxInboxMessages', options.maxInboxMessages, { min: 1 }))
   if (tokensProblem) throw new AgentError('INVALID_OPTIONS', tokensProblem)
   if (tools !== undefined && !isToolView(tools)) {
     throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')

@@ -1,7 +1,7 @@
 import { MAX_MESSAGE_LENGTH, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import { AgentError } from './errors.js'
 
-/** Most messages waiting in one agent's inbox; a poster past it gets `INBOX_FULL`. */
+/** Most messages waiting in an agent's inbox by default (`create({ maxInboxMessages })`); a poster past it gets `INBOX_FULL`. */
 export const MAX_INBOX_MESSAGES = 1024
 /** Largest message one `post` takes (UTF-16 code units; about 1 MiB of text). */
 export const MAX_INBOX_MESSAGE_LENGTH = MAX_MESSAGE_LENGTH
@@ -16,6 +16,8 @@ export interface InboxDelegation {
 export interface InboxMessage {
   content: string
   delegation?: InboxDelegation
+  /** Who posted it (provenance): the sender's handle id (`AgentHandle.post`); absent for a host's plain `post`. */
+  from?: string
 }
 
 /**
@@ -34,7 +36,8 @@ export class Inbox {
   private wake?: () => void
   private closed = false
 
-  constructor(private readonly owner: string) {}
+  /** `limit`: most waiting messages (default `MAX_INBOX_MESSAGES`). */
+  constructor(private readonly owner: string, readonly limit = MAX_INBOX_MESSAGES) {}
 
   get size(): number {
     return this.queue.length
@@ -49,16 +52,17 @@ export class Inbox {
    * Queues `content` for the next model call. With `delegation` (a background child's result), its
    * usage and work roll up into the agent like a delegating tool call's when the message is read.
    */
-  post(content: string, delegation?: InboxDelegation): InboxMessage {
+  post(content: string, delegation?: InboxDelegation, from?: string): InboxMessage {
     if (this.closed) throw new AgentError('DISPOSED', `Agent ${this.owner} has been disposed; its inbox takes no more messages.`)
     if (typeof content !== 'string' || !content.trim()) throw new AgentError('INVALID_PROMPT', 'A posted message must be a non-empty string.')
     if (content.length > MAX_INBOX_MESSAGE_LENGTH) {
       throw new AgentError('INVALID_PROMPT', `A posted message is at most ${MAX_INBOX_MESSAGE_LENGTH} characters (got ${content.length}); shorten it.`)
     }
-    if (this.queue.length >= MAX_INBOX_MESSAGES) {
-      throw new AgentError('INBOX_FULL', `Agent ${this.owner} has ${MAX_INBOX_MESSAGES} unread messages; wait for it to read them (run a turn) before posting more.`)
+    if (this.queue.length >= this.limit) {
+      throw new AgentError('INBOX_FULL', `Agent ${this.owner} has ${this.limit} unread messages; wait for it to read them (run a turn) before posting more.`)
     }
     const message: InboxMessage = delegation ? { content, delegation } : { content }
+    if (from !== undefined) message.from = from
     this.queue.push(message)
     this.signal()
     return message
@@ -160,4 +164,22 @@ export class Inbox {
     this.wake = undefined
     wake?.()
   }
+}
+
+/** The label of a message without a sender in a labelled block. */
+const HOST = 'host'
+
+/**
+ * What a step appends to the transcript for the inbox messages it read: each message as its own user
+ * message, or, when any of them has a sender (`from`), all of them as ONE user message with each
+ * item labelled by its sender (`host` for a message posted without one). Returns how many it appended.
+ */
+export function appendInbox(push: (message: { role: 'user'; content: string }) => void, messages: readonly InboxMessage[]): number {
+  if (!messages.some((message) => message.from !== undefined)) {
+    for (const { content } of messages) push({ role: 'user', content })
+    return messages.length
+  }
+  const items = messages.map((message) => `[from ${message.from ?? HOST}]\n${message.content}`)
+  push({ role: 'user', content: `[inbox: ${messages.length} message${messages.length === 1 ? '' : 's'}]\n\n${items.join('\n\n')}` })
+  return 1
 }

@@ -6,6 +6,7 @@ export type {
 } from './types.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
 export { Agent } from './agent.js'
+export { AgentHandle, type AgentHandleState, type AgentHandleStatus, type CloseOptions, DEFAULT_SHUTDOWN_MS, type PostOptions } from './handle.js'
 export type { AgentCheckpoint, ParkedTurnCheckpoint } from './checkpoint.js'
 export { MAX_SUSPENSION_STATE_BYTES } from './suspension.js'
 export { askParentTool, type AskParentOptions } from './ask-parent.js'

@@ -254,6 +254,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       maxTokens: options.maxTokens ?? this.config.maxTokens,
       label: options.label,
       maxToolCallsPerStep,
+      maxInboxMessages: options.maxInboxMessages,
       // Set by `build`; named here so every init has one shape.
       parent,
       tools: UNSET_TOOLS,

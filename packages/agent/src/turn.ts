@@ -4,7 +4,7 @@ import type { Budget } from './budget.js'
 import { TurnLimits } from './turn-limits.js'
 import { abortDiagnostic, budgetDiagnostic, FINISH_STOPS, interruptDiagnostic, isInterrupt, limitDiagnostic, policyDiagnostic, type TurnInterrupt } from './stops.js'
 import { finishDiagnostic, normalizeResponse, runToolCalls } from './step.js'
-import type { InboxDelegation, InboxMessage } from './inbox.js'
+import { appendInbox, type InboxDelegation, type InboxMessage } from './inbox.js'
 import { openLeg, type Leg, type TurnAbort } from './turn-leg.js'
 import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
 import type { TurnOwner } from './turn-owner.js'
@@ -37,6 +37,7 @@ export class Turn {
   /** Inbox messages read at the current step, and where the first one sits in the transcript (for `interrupt`). */
   private stepMessages = NO_MESSAGES
   private stepMessagesAt = 0
+  private stepPushed = 0
   private leg!: Leg
 
   constructor(private readonly owner: TurnOwner, readonly budget: Budget) {
@@ -138,8 +139,8 @@ export class Turn {
       leg.emit?.({ type: 'step-start', step })
       this.stepMessagesAt = agent.transcript.length
       this.stepMessages = agent.usedInbox?.size ? agent.usedInbox.take() : NO_MESSAGES
+      this.stepPushed = this.stepMessages.length ? appendInbox((message) => agent.transcript.push(message), this.stepMessages) : 0
       for (const { content, delegation } of this.stepMessages) {
-        agent.transcript.push({ role: 'user', content })
         if (delegation) this.rollUp(delegation)
         leg.emit?.({ type: 'message', step, content })
       }
@@ -339,9 +340,9 @@ export class Turn {
     const messages = this.stepMessages
     if (messages.length) {
       this.stepMessages = NO_MESSAGES
-      agent.transcript.removeInFlight(this.stepMessagesAt, messages.length)
-      // Their usage and work were rolled into this turn already: they go back as plain messages.
-      agent.inbox.putBack(messages.map((message) => ({ content: message.content })))
+      agent.transcript.removeInFlight(this.stepMessagesAt, this.stepPushed)
+      // Their usage and work were rolled into this turn already: they go back as plain messages, with their senders.
+      agent.inbox.putBack(messages.map(({ content, from }) => (from === undefined ? { content } : { content, from })))
     }
     return this.finish('interrupted', interruptDiagnostic(reason))
   }

@@ -14,6 +14,8 @@ export interface Config extends DelegateOptions {
   nested: boolean
   /** A team tool: the agent definition (ctx.agentDefinitions) whose team this tool delegates to (see src/team/). */
   agent?: string
+  /** A team tool's members also get `<toolName>_tasks` and `<toolName>_post` (a team that talks, see src/team/talk.ts). */
+  talk?: boolean
 }
 
 // Optional keys default to `undefined` explicitly: schemastery would otherwise turn an omitted
@@ -61,6 +63,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   nested: Schema.boolean().default(false).description('Children see this tool too, so they can delegate further (within `maxDepth` and the service\'s limits). Default false: only agents at depth 0 have it, and a child neither lists it nor can call it.'),
   questions: Schema.union(['answer', 'escalate']).default('answer').description('When a child asks a question (it parks): `answer` gives the question to the calling agent\'s model, which answers with `subagent_reply` (subagent-tool/control); `escalate` suspends this tool call in turn, so the question rides up to the caller\'s own parent (or the host, at the root). `answer` escalates when the caller has no reply verb; a background call can only `answer`.'),
   reattach: Schema.boolean().default(false).description('Reattach by task key: a call of the same task (same calling agent, provider, model, persona and prompt) while an earlier one is running, parked, or ended `completed` / `closed` gets that child\'s result or question instead of a second child. Off by default: identical calls in one step (sampling) each get a child.'),
+  talk: Schema.boolean().description('A team tool (`agent`): the members it starts also get `<toolName>_tasks` (a task list shared by the members of one coordinator run: add, claim exactly once, complete, list) and `<toolName>_post` (a message to a sibling\'s inbox). Default off.'),
   onTurnEnd: Schema.union(['wait', 'end']).default('wait').description('Background mode: when the parent would end its turn with children still running, `wait` keeps the turn open until their results are delivered; `end` lets it end (results arrive at its next turn).'),
 })
 

@@ -38,6 +38,7 @@ export function apply(ctx: Context, config: Config) {
   let unmount: (() => void) | undefined
   let unloaded = false
   if (config.agent !== undefined) return applyTeam(ctx, config, { reservation, subagents, inFlight, parked, deadlines, onParked })
+  if (config.talk) throw new Error('subagent-tool: config.talk gives a team\'s members their talk tools; it needs config.agent (a team tool).')
   if (!config.provider) throw new Error('subagent-tool: config.provider is required (or config.agent, for a team tool).')
 
   const mount = (provider: SubagentProvider) => {

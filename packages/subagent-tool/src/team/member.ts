@@ -6,6 +6,7 @@ import type { DelegateOptions } from '../call.js'
 /** The delegation options of one team member: its provider, soul, tools, budget and model, over the load's own limits. */
 export function memberOptions(
   base: Omit<DelegateOptions, 'provider'>, member: AgentDefinition, subagents: SubagentService, definitions: AgentDefinitions,
+  talk: readonly string[] = [],
 ): DelegateOptions {
   const options: DelegateOptions = {
     provider: member.provider,
@@ -21,7 +22,7 @@ export function memberOptions(
   const model = member.model ?? base.agentOptions?.model
   if (model) options.agentOptions = { model }
   if (member.soul !== undefined) options.persona = member.soul
-  const filter = childFilter(member, subagents, definitions)
+  const filter = childFilter(member, subagents, definitions, talk)
   if (filter) options.toolFilter = filter
   return options
 }
@@ -29,15 +30,20 @@ export function memberOptions(
 /**
  * The member's `uses`, plus: every team tool that does not serve the member's own team is hidden
  * from it, so a child has a delegation tool only when its definition has a team (and a tool serves
- * it). Only for providers that take a tool filter: a child elsewhere sees none of our tools anyway.
+ * it); the talk tools of the load that starts it (`talk`) are its own, other loads' are hidden.
+ * Only for providers that take a tool filter: a child elsewhere sees none of our tools anyway.
  */
-function childFilter(member: AgentDefinition, subagents: SubagentService, definitions: AgentDefinitions) {
+function childFilter(member: AgentDefinition, subagents: SubagentService, definitions: AgentDefinitions, talk: readonly string[]) {
   const provider = subagents.get(member.provider)
   const uses = member.uses
   if (!provider?.capabilities.toolFilter) return uses && { ...uses }
   const own: string[] = []
   const others: string[] = []
-  for (const [tool, agent] of definitions.teamTools()) (agent === member.name && member.team.length ? own : others).push(tool)
+  // This load's talk tools are the member's own (it is in this team); other loads' are hidden like their team tools.
+  own.push(...talk)
+  for (const [tool, agent] of definitions.teamTools()) {
+    if (!talk.includes(tool)) (agent === member.name && member.team.length ? own : others).push(tool)
+  }
   const deny = [...uses?.deny ?? [], ...others]
   const filter: { allow?: string[]; deny?: string[] } = {}
   if (uses?.allow) filter.allow = [...uses.allow, ...own.filter((tool) => !uses.allow!.includes(tool))]

@@ -9,6 +9,7 @@ import type { Config } from '../config.js'
 import { teamInput, type TeamInput } from './input.js'
 import { memberOptions, suspendedMember, withAgent } from './member.js'
 import { describeTeam, outsideTeam } from './wording.js'
+import { type TeamTalk, teamTalk } from './talk-load.js'
 
 export interface TeamParts {
   reservation: ToolReservation
@@ -33,8 +34,10 @@ export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void 
   }
   if (config.mode === 'background') throw new Error('subagent-tool: a team tool (config.agent) runs in mode sync only.')
   const state = { unloaded: false }
+  // Claimed at load, like the team tool's own name: a taken name fails this load.
+  const talk = config.talk ? teamTalk(ctx, config.toolName) : undefined
   // The definitions come and go with their plugin, in any load order: the tool is mounted while they are here.
-  ctx.inject(['agentDefinitions'], (inner) => serveTeam(inner, config, parts, state))
+  ctx.inject(['agentDefinitions'], (inner) => serveTeam(inner, config, parts, state, talk))
   ctx.on('dispose', () => {
     state.unloaded = true
     for (const run of [...parts.inFlight]) run.cancel('unload')
@@ -43,7 +46,7 @@ export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void 
   })
 }
 
-function serveTeam(ctx: Context, config: Config, parts: TeamParts, state: { unloaded: boolean }): void {
+function serveTeam(ctx: Context, config: Config, parts: TeamParts, state: { unloaded: boolean }, talk: TeamTalk | undefined): void {
   const logger = ctx.logger('subagent-tool')
   const agent = config.agent!
   const definitions = ctx.get('agentDefinitions') as AgentDefinitions
@@ -82,8 +85,11 @@ function serveTeam(ctx: Context, config: Config, parts: TeamParts, state: { unlo
         if (!member || !definitions.get(agent)?.team.includes(input.agent)) {
           return { isError: true, content: outsideTeam(input.agent, definitions.team(agent).map((known) => known.name)) }
         }
-        const options = memberOptions(config, member, subagents, definitions)
-        const running = runDelegation(subagents, options, input, exec, inFlight, deadlines, { onParked })
+        const options = memberOptions(config, member, subagents, definitions, talk?.names)
+        // A team that talks: the coordinator run's board learns the member's child as soon as it is handed over.
+        const joining = talk?.member(exec.agent, member.name)
+        const running = runDelegation(subagents, options, input, exec, inFlight, deadlines, { onParked, onStarted: joining?.onStarted })
+        joining?.after(running)
         return running.then((result) => withAgent(result, member.name, member.provider))
       },
       resume: (answer, suspension, exec) => {
@@ -107,6 +113,7 @@ function serveTeam(ctx: Context, config: Config, parts: TeamParts, state: { unlo
   }
 
   ctx.effect(() => definitions.serveTeam(agent, config.toolName))
+  if (talk) talk.serve(ctx, definitions, agent)
   ctx.on('agent-definitions/changed', mount)
   mount()
   ctx.on('dispose', () => {

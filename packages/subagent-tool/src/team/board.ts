@@ -1,0 +1,184 @@
+// A team's board: its members' handles and a shared, bounded task list (add, claim exactly once,
+// complete). One board per coordinator run (the agent whose team tool started the members).
+import { CodedError } from '@cordis-subagents/shared'
+import { AgentHandle, type Agent } from '@cordis-subagents/agent'
+
+/** Most tasks one board holds, open, claimed and done together; an `add` past it gets `TASK_LIST_FULL`. */
+export const MAX_TEAM_TASKS = 256
+/** Most members one board remembers (running or ended); past it the oldest ended member is forgotten. */
+const MAX_TEAM_MEMBERS = 256
+/** Longest task title, and longest completion note (characters). */
+export const MAX_TASK_TEXT = 2_000
+
+export type TeamErrorCode =
+  | 'NOT_A_MEMBER' | 'NO_SUCH_MEMBER' | 'AMBIGUOUS_MEMBER' | 'MEMBER_CLOSED' | 'TASK_LIST_FULL'
+  | 'NO_SUCH_TASK' | 'NO_OPEN_TASK' | 'ALREADY_CLAIMED' | 'NOT_CLAIMER' | 'ALREADY_DONE' | 'INVALID_TASK'
+
+export class TeamError extends CodedError<TeamErrorCode> {
+  override name = 'TeamError'
+}
+
+type TaskState = 'open' | 'claimed' | 'done'
+
+export interface TeamTask {
+  readonly id: number
+  readonly title: string
+  state: TaskState
+  /** The member that added it (its handle id). */
+  readonly addedBy: string
+  claimedBy?: string
+  note?: string
+}
+
+interface Member {
+  name: string
+  agent: Agent
+  handle: AgentHandle
+}
+
+export class TeamBoard {
+  private readonly members = new Map<Agent, Member>()
+  private readonly tasks: TeamTask[] = []
+  /** Members whose start is on its way (their delegation is being handed over): who waits to learn them. */
+  private readonly joining = new Set<Promise<void>>()
+
+  /** `coordinator`: the agent whose team this is (told about a message nobody could read). */
+  constructor(private readonly coordinator: Agent) {}
+
+  /** Records a running member (`name`: its definition) under its own agent. */
+  join(name: string, agent: Agent): void {
+    if (this.members.size >= MAX_TEAM_MEMBERS) {
+      for (const [key, member] of this.members) {
+        if (!member.agent.disposed) continue
+        this.members.delete(key)
+        break
+      }
+    }
+    const member = { name, agent, handle: AgentHandle.of(agent) }
+    this.members.set(agent, member)
+    // A teammate's message the member never read (it ended first) goes back to its sender, loudly.
+    agent.inbox.onClose((unread) => {
+      for (const message of unread) if (message.from !== undefined) this.bounce(member, message.from, message.content)
+    })
+  }
+
+  private bounce(target: Member, from: string, content: string): void {
+    const sender = [...this.members.values()].find((member) => member.handle.id === from)
+    if (!sender) return
+    const excerpt = content.length > 200 ? `${content.slice(0, 200)}…` : content
+    const notice = `[team] Your message to ${target.handle.id} (${target.name}) was not read: it ended first.\n${excerpt}`
+    try {
+      // A sender that still runs reads it at its next model call; else the coordinator (its inbox outlives its turns).
+      if (sender.agent.running) return void sender.handle.post(notice)
+    } catch {
+      // Full or closed: the coordinator is told instead.
+    }
+    try {
+      AgentHandle.of(this.coordinator).post(`[team] A message from ${from} to ${target.handle.id} was not read: ${target.name} ended first.\n${excerpt}`)
+    } catch {
+      // The coordinator is closed too: nobody of this team is left to tell.
+    }
+  }
+
+  /** Keeps a member's start in view until `started` settles (see `member`). */
+  expect(started: Promise<unknown>): void {
+    const done = started.then(() => {}, () => {}).finally(() => this.joining.delete(done))
+    this.joining.add(done)
+  }
+
+  /** The member `agent` is, waiting for starts still on their way; `NOT_A_MEMBER` when it is none of this team's. */
+  async member(agent: unknown): Promise<Member> {
+    let member = this.members.get(agent as Agent)
+    while (!member && this.joining.size) {
+      await Promise.all(this.joining)
+      member = this.members.get(agent as Agent)
+    }
+    if (!member) throw new TeamError('NOT_A_MEMBER', 'Only a member of a running team can use its board and post to its members; this agent is none.')
+    return member
+  }
+
+  /** The sibling `to` names (a member's name, when one member has it, or a handle id), never `from` itself. */
+  recipient(from: Member, to: string): Member {
+    const others = [...this.members.values()].filter((member) => member !== from)
+    const byId = others.find((member) => member.handle.id === to)
+    if (byId) return byId
+    const named = others.filter((member) => member.name === to)
+    const running = named.filter((member) => !member.agent.disposed)
+    if (running.length > 1) {
+      throw new TeamError('AMBIGUOUS_MEMBER', `${running.length} members named "${to}" are running; name one by its handle id: ${running.map((member) => member.handle.id).join(', ')}.`)
+    }
+    const found = running[0] ?? named.at(-1)
+    if (!found) {
+      const names = [...new Set(others.map((member) => member.name))].sort()
+      throw new TeamError('NO_SUCH_MEMBER', `No teammate named "${to}". Teammates: ${names.join(', ') || '(none yet)'}.`)
+    }
+    return found
+  }
+
+  /**
+   * Posts `message` from `from` to the sibling `to` names (after the starts on their way: a sibling started in
+   * the same step is known): `MEMBER_CLOSED` when it is not running, else the inbox's own errors.
+   */
+  async post(from: Member, to: string, message: string): Promise<Member> {
+    while (this.joining.size) await Promise.all(this.joining)
+    const target = this.recipient(from, to)
+    // A member that is not running will never read it (its delegation ended): refused, not queued.
+    if (target.agent.disposed || !target.agent.running) {
+      throw new TeamError('MEMBER_CLOSED', `Teammate ${target.handle.id} (${target.name}) is not running any more; the message was not delivered.`)
+    }
+    target.handle.post(message, { from: from.handle })
+    return target
+  }
+
+  /** Adds an open task; `TASK_LIST_FULL` past `MAX_TEAM_TASKS`. */
+  add(by: Member, title: string): TeamTask {
+    const text = checkText(title, 'A task title')
+    if (this.tasks.length >= MAX_TEAM_TASKS) {
+      throw new TeamError('TASK_LIST_FULL', `The team's task list holds ${MAX_TEAM_TASKS} tasks already; finish the open ones instead of adding more.`)
+    }
+    const task: TeamTask = { id: this.tasks.length + 1, title: text, state: 'open', addedBy: by.handle.id }
+    this.tasks.push(task)
+    return task
+  }
+
+  /** Claims task `id` (else the oldest open one) for `by`: exactly once, whoever asks. */
+  claim(by: Member, id?: number): TeamTask {
+    const task = id === undefined ? this.tasks.find((open) => open.state === 'open') : this.task(id)
+    if (!task) throw new TeamError('NO_OPEN_TASK', 'No open task is left on the team\'s list.')
+    if (task.state !== 'open') {
+      throw new TeamError('ALREADY_CLAIMED', `Task ${task.id} was claimed by ${task.claimedBy}${task.state === 'done' ? ' and is done' : ''}; claim another.`)
+    }
+    task.state = 'claimed'
+    task.claimedBy = by.handle.id
+    return task
+  }
+
+  /** Completes task `id`, which `by` claimed. */
+  complete(by: Member, id: number, note?: string): TeamTask {
+    const task = this.task(id)
+    if (task.state === 'done') throw new TeamError('ALREADY_DONE', `Task ${task.id} is done already.`)
+    if (task.claimedBy !== by.handle.id) {
+      throw new TeamError('NOT_CLAIMER', `Task ${task.id} is ${task.state === 'open' ? 'not claimed; claim it first' : `claimed by ${task.claimedBy}, not by you`}.`)
+    }
+    task.state = 'done'
+    if (note !== undefined) task.note = checkText(note, 'A completion note')
+    return task
+  }
+
+  /** Every task, oldest first (copies). */
+  list(): TeamTask[] {
+    return this.tasks.map((task) => ({ ...task }))
+  }
+
+  private task(id: number): TeamTask {
+    const task = Number.isSafeInteger(id) ? this.tasks[id - 1] : undefined
+    if (!task) throw new TeamError('NO_SUCH_TASK', `No task ${String(id)} on the team's list (tasks 1-${this.tasks.length}).`)
+    return task
+  }
+}
+
+function checkText(text: unknown, what: string): string {
+  if (typeof text !== 'string' || !text.trim()) throw new TeamError('INVALID_TASK', `${what} must be a non-empty string.`)
+  if (text.length > MAX_TASK_TEXT) throw new TeamError('INVALID_TASK', `${what} is at most ${MAX_TASK_TEXT} characters (got ${text.length}).`)
+  return text
+}
