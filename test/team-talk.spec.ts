@@ -155,7 +155,7 @@ describe('a team that talks: members share a task list and post to each other th
       const dispose = member.dispose.bind(member)
       member.dispose = () => { order.push(member.handleId); return dispose() }
     }
-    const final = await AgentHandle.of(agent).close({ shutdownMs: 2_000 })
+    const final = await AgentHandle.of(agent).close({ shutdownMs: 20_000 })
     expect(order.at(-1)).to.equal('root')
     expect(order.slice(0, 2).sort()).to.deep.equal([alice.handleId, bob.handleId].sort())
     expect(final).to.deep.include({ id: 'root', status: 'closed', forced: false })

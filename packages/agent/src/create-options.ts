@@ -76,9 +76,9 @@ export function checkOptions(options: CreateAgentOptions): void {
     const problem = budgetProblem(options.budget, 'options.budget')
     if (problem) throw new AgentError('INVALID_OPTIONS', problem)
   }
-  const tokensProblem = (maxTokens === undefined ? undefined : countProblem('options.maxTokens', maxTokens, { min: 1 }))
+  const countsProblem = (maxTokens === undefined ? undefined : countProblem('options.maxTokens', maxTokens, { min: 1 }))
     ?? (options.maxInboxMessages === undefined ? undefined : countProblem('options.maxInboxMessages', options.maxInboxMessages, { min: 1 }))
-  if (tokensProblem) throw new AgentError('INVALID_OPTIONS', tokensProblem)
+  if (countsProblem) throw new AgentError('INVALID_OPTIONS', countsProblem)
   if (tools !== undefined && !isToolView(tools)) {
     throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
   }

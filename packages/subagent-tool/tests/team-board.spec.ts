@@ -158,4 +158,30 @@ describe('a team\'s board: a bounded task list claimed exactly once, and members
     h.ctx.tools.register({ name: 'other_post', description: 'taken', input: z.object({}), execute: () => ({ content: '' }) })
     expect((await loadTool(h.ctx, { agent: 'coordinator', toolName: 'other', talk: true })).status).to.equal(FAILED)
   })
+
+  it('a start on its way is waited for, with a bound: a member that joins late is found; a start that never comes blocks nobody for long', async () => {
+    h.ctx.agents.registerModel('waits', {
+      generate: ({ signal }) => new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true })),
+    })
+    const board = new TeamBoard(coordinator)
+    const [a, b] = ['a', 'b'].map((label) => h.ctx.agents.create({ parent: coordinator, label, model: 'waits' }))
+    const turn = b.run('work')
+    // a's and b's delegations are being handed over: a calls the board (and posts to b) before either joined.
+    let started!: () => void
+    board.expect(new Promise<void>((resolve) => started = resolve))
+    board.expect(new Promise<void>(() => {}))
+    const finding = board.member(a)
+    await Promise.resolve()
+    board.join('a', a)
+    board.join('b', b)
+    started()
+    const ma = await finding
+    expect(ma.agent).to.equal(a)
+    // A start that never comes (queued behind the service's gate) does not hold a post to a known member,
+    // and a post to nobody ends NO_SUCH_MEMBER after the bounded wait.
+    expect((await board.post(ma, 'b', 'hi')).agent).to.equal(b)
+    expect(await codeOf(() => board.post(ma, 'nobody', 'hello'))).to.equal('NO_SUCH_MEMBER')
+    await b.dispose()
+    await turn
+  })
 })

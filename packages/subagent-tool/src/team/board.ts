@@ -7,6 +7,11 @@ import { AgentHandle, type Agent } from '@cordis-subagents/agent'
 export const MAX_TEAM_TASKS = 256
 /** Most members one board remembers (running or ended); past it the oldest ended member is forgotten. */
 const MAX_TEAM_MEMBERS = 256
+/**
+ * Longest a board call waits for members whose start is on its way (ms): siblings of one step start within
+ * moments, but a start queued behind the service's per-parent gate may wait for a running member to end.
+ */
+const JOIN_WAIT_MS = 1_000
 /** Longest task title, and longest completion note (characters). */
 export const MAX_TASK_TEXT = 2_000
 
@@ -41,6 +46,8 @@ export class TeamBoard {
   private readonly tasks: TeamTask[] = []
   /** Members whose start is on its way (their delegation is being handed over): who waits to learn them. */
   private readonly joining = new Set<Promise<void>>()
+  /** Wakes whoever waits for a member to join (`until`). */
+  private wake?: () => void
 
   /** `coordinator`: the agent whose team this is (told about a message nobody could read). */
   constructor(private readonly coordinator: Agent) {}
@@ -56,6 +63,7 @@ export class TeamBoard {
     }
     const member = { name, agent, handle: AgentHandle.of(agent) }
     this.members.set(agent, member)
+    this.changed()
     // A teammate's message the member never read (it ended first) goes back to its sender, loudly.
     agent.inbox.onClose((unread) => {
       for (const message of unread) if (message.from !== undefined) this.bounce(member, message.from, message.content)
@@ -82,17 +90,17 @@ export class TeamBoard {
 
   /** Keeps a member's start in view until `started` settles (see `member`). */
   expect(started: Promise<unknown>): void {
-    const done = started.then(() => {}, () => {}).finally(() => this.joining.delete(done))
+    const done: Promise<void> = started.then(() => {}, () => {}).finally(() => {
+      this.joining.delete(done)
+      this.changed()
+    })
     this.joining.add(done)
   }
 
   /** The member `agent` is, waiting for starts still on their way; `NOT_A_MEMBER` when it is none of this team's. */
   async member(agent: unknown): Promise<Member> {
-    let member = this.members.get(agent as Agent)
-    while (!member && this.joining.size) {
-      await Promise.all(this.joining)
-      member = this.members.get(agent as Agent)
-    }
+    await this.until(() => this.members.has(agent as Agent))
+    const member = this.members.get(agent as Agent)
     if (!member) throw new TeamError('NOT_A_MEMBER', 'Only a member of a running team can use its board and post to its members; this agent is none.')
     return member
   }
@@ -120,7 +128,7 @@ export class TeamBoard {
    * the same step is known): `MEMBER_CLOSED` when it is not running, else the inbox's own errors.
    */
   async post(from: Member, to: string, message: string): Promise<Member> {
-    while (this.joining.size) await Promise.all(this.joining)
+    await this.until(() => [...this.members.values()].some((member) => member !== from && (member.name === to || member.handle.id === to)))
     const target = this.recipient(from, to)
     // A member that is not running will never read it (its delegation ended): refused, not queued.
     if (target.agent.disposed || !target.agent.running) {
@@ -128,6 +136,34 @@ export class TeamBoard {
     }
     target.handle.post(message, { from: from.handle })
     return target
+  }
+
+  /** Resolves once `found()` holds, no start is on its way, or `JOIN_WAIT_MS` passed: never waits unbounded. */
+  private async until(found: () => boolean): Promise<void> {
+    if (found() || !this.joining.size) return
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const deadline = new Promise<void>((resolve) => timer = setTimeout(resolve, JOIN_WAIT_MS))
+    let over = false
+    void deadline.then(() => { over = true })
+    try {
+      while (!found() && this.joining.size && !over) await Promise.race([new Promise<void>((resolve) => this.onChange(resolve)), deadline])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  private onChange(listener: () => void): void {
+    const previous = this.wake
+    this.wake = () => {
+      previous?.()
+      listener()
+    }
+  }
+
+  private changed(): void {
+    const wake = this.wake
+    this.wake = undefined
+    wake?.()
   }
 
   /** Adds an open task; `TASK_LIST_FULL` past `MAX_TEAM_TASKS`. */
