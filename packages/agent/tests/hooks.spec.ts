@@ -179,7 +179,7 @@ describe('lifecycle hooks: beforeLLM, afterLLM, beforeTool, afterTool', () => {
     expect((await agent.run('go')).diagnostic).to.match(/beforeTool hook .* returned something other than undefined or \{ refuse: reason \}/)
   })
 
-  it('an async beforeLLM may take its time (a compactor that calls a model) but the turn\'s abort ends the wait', async () => {
+  it('an async beforeLLM may take its time (a compactor that calls a model) but the turn\'s abort (or an interrupt) ends the wait', async () => {
     let signalSeen: AbortSignal | undefined
     const agent = agentWith(threeCalls(), {
       hooks: { beforeLLM: ({ signal }) => { signalSeen = signal; return new Promise<never>(() => {}) } },
@@ -190,6 +190,13 @@ describe('lifecycle hooks: beforeLLM, afterLLM, beforeTool, afterTool', () => {
     const result = await running
     expect(result).to.include({ stopReason: 'aborted', diagnostic: 'Aborted: enough' })
     expect(signalSeen?.aborted).to.equal(true)
+
+    const interrupted = agentWith(threeCalls(), { hooks: { beforeLLM: () => new Promise<never>(() => {}) } })
+    const waiting = interrupted.run('go')
+    await new Promise((resolve) => setImmediate(resolve))
+    interrupted.interrupt('later')
+    expect(await waiting).to.include({ stopReason: 'interrupted' })
+    expect(isBalanced(interrupted.transcript.messages)).to.equal(true)
 
     const slow = agentWith(threeCalls(), {
       hooks: { beforeLLM: async ({ messages }) => { await new Promise((resolve) => setTimeout(resolve, 5)); return messages.slice(-1) } },
