@@ -102,6 +102,7 @@ describe('lifecycle hooks: beforeLLM, afterLLM, beforeTool, afterTool', () => {
     const result = await agent.run('go')
     expect(result.stopReason).to.equal('completed')
     expect(echoed).to.deep.equal(['a', 'c'])
+    expect(result.toolCalls, 'a refused call was admitted before the hook saw it').to.equal(3)
     expect(model.requests[2].messages.at(-1)).to.deep.include({ role: 'tool', isError: true, content: 'Refused by the operator\'s policy: no b today' })
     expect(order).to.deep.equal([
       'afterLLM 1 1', 'afterTool call_0_0 ok: echo a',
