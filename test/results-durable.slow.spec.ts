@@ -86,7 +86,7 @@ for (const backend of ['sqlite', 'postgres'] as const) describe(`results re-read
     const second = await durableHost(file, child)
     hosts.push(second)
     const kept = await second.ctx.subagents.result(long.id)
-    expect(kept).to.include({ runId: long.id, provider: 'spawn', parentId: parent.id, label: 'Report in full.', stopReason: 'completed', source: 'store', truncated: true })
+    expect(kept).to.include({ runId: long.id, provider: 'spawn', parentId: parent.id, label: 'Report in full.', stopReason: 'completed', status: 'done', source: 'store', truncated: true })
     expect(Buffer.byteLength(kept.output)).to.be.within(MAX_TEXT - 3, MAX_TEXT)
     expect(LONG.startsWith(kept.output)).to.equal(true)
     expect(kept.work.steps).to.equal(1)

@@ -102,6 +102,7 @@ describe('lifecycle hooks: beforeLLM, afterLLM, beforeTool, afterTool', () => {
     const result = await agent.run('go')
     expect(result.stopReason).to.equal('completed')
     expect(echoed).to.deep.equal(['a', 'c'])
+    expect(result.toolCalls, 'a refused call was admitted before the hook saw it').to.equal(3)
     expect(model.requests[2].messages.at(-1)).to.deep.include({ role: 'tool', isError: true, content: 'Refused by the operator\'s policy: no b today' })
     expect(order).to.deep.equal([
       'afterLLM 1 1', 'afterTool call_0_0 ok: echo a',
@@ -179,7 +180,7 @@ describe('lifecycle hooks: beforeLLM, afterLLM, beforeTool, afterTool', () => {
     expect((await agent.run('go')).diagnostic).to.match(/beforeTool hook .* returned something other than undefined or \{ refuse: reason \}/)
   })
 
-  it('an async beforeLLM may take its time (a compactor that calls a model) but the turn\'s abort ends the wait', async () => {
+  it('an async beforeLLM may take its time (a compactor that calls a model) but the turn\'s abort (or an interrupt) ends the wait', async () => {
     let signalSeen: AbortSignal | undefined
     const agent = agentWith(threeCalls(), {
       hooks: { beforeLLM: ({ signal }) => { signalSeen = signal; return new Promise<never>(() => {}) } },
@@ -190,6 +191,13 @@ describe('lifecycle hooks: beforeLLM, afterLLM, beforeTool, afterTool', () => {
     const result = await running
     expect(result).to.include({ stopReason: 'aborted', diagnostic: 'Aborted: enough' })
     expect(signalSeen?.aborted).to.equal(true)
+
+    const interrupted = agentWith(threeCalls(), { hooks: { beforeLLM: () => new Promise<never>(() => {}) } })
+    const waiting = interrupted.run('go')
+    await new Promise((resolve) => setImmediate(resolve))
+    interrupted.interrupt('later')
+    expect(await waiting).to.include({ stopReason: 'interrupted' })
+    expect(isBalanced(interrupted.transcript.messages)).to.equal(true)
 
     const slow = agentWith(threeCalls(), {
       hooks: { beforeLLM: async ({ messages }) => { await new Promise((resolve) => setTimeout(resolve, 5)); return messages.slice(-1) } },

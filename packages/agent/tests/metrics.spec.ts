@@ -1,6 +1,7 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import type { Context } from 'cordis'
+import { z } from 'zod'
 import { type MetricRecord, ScriptedModel } from '@cordis-subagents/agent'
 import { captureLogs } from '../../../test/support/logs.js'
 import { makeTool, setup, toolPlugin } from './helpers.js'
@@ -84,6 +85,22 @@ describe('the metric sink: one record per model call and per tool call', () => {
     // An agent with its own hooks still reports to the runtime's sink: the two settings resolve apart.
     await ctx.agents.create({ model: 'again', hooks: { beforeTool: () => undefined } }).run('go')
     expect(runtime).to.have.length(1)
+  })
+
+  it('a turn that parks and resumes keeps one run id; the suspended call is recorded when it returns its question', async () => {
+    const records: MetricRecord[] = []
+    ctx.plugin(toolPlugin({
+      name: 'ask', description: 'asks', input: z.object({ text: z.string() }),
+      execute: () => ({ content: '', suspend: { question: { id: 'q1', kind: 'ask', text: 'which?', path: [] }, state: {} } }),
+      resume: (answer: string) => ({ content: `told ${answer}` }),
+    }))
+    await ctx.lifecycle.flush()
+    ctx.agents.registerModel('asker', new ScriptedModel([ScriptedModel.call('ask', { text: 'q' }), ScriptedModel.text('thanks')]))
+    const agent = ctx.agents.create({ model: 'asker', metrics: (record) => { records.push(record) } })
+    expect((await agent.run('go')).stopReason).to.equal('pending')
+    expect((await agent.resume('blue')).stopReason).to.equal('completed')
+    expect(records.map(({ kind, name, step }) => `${kind} ${name} ${step}`)).to.deep.equal(['model asker 1', 'tool ask 1', 'model asker 2'])
+    expect(new Set(records.map((record) => record.runId)).size).to.equal(1)
   })
 
   it('a sink that throws never breaks the run, and is warned about once', async () => {

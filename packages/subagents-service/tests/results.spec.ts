@@ -28,13 +28,21 @@ describe('ctx.subagents.result(runId): results kept by run id', () => {
     const calls = fake.calls.length
     const kept = await h.ctx.subagents.result(run.id)
     expect(kept).to.deep.include({
-      runId: run.id, provider: 'fake', parentId: h.root.id, label: 'sum', stopReason: 'completed', output: 'the answer', diagnostic: 'fine',
+      runId: run.id, provider: 'fake', parentId: h.root.id, label: 'sum', stopReason: 'completed', status: 'done', output: 'the answer', diagnostic: 'fine',
       usage: { inputTokens: 3, outputTokens: 4 }, source: 'memory', truncated: false,
     })
     expect(Object.isFrozen(kept)).to.equal(true)
     expect(await h.ctx.subagents.result(run.id)).to.equal(kept)
     expect(fake.calls.length).to.equal(calls)
     expect(fake.last.disposeCalls).to.equal(1)
+  })
+
+  it('keeps the status beside the stop reason, and the limit of an incomplete run', async () => {
+    const run = await h.ctx.subagents.delegate('fake', request(h.root))
+    fake.last.finish({ stopReason: 'budget', output: 'partial', budget: { budget: 'toolCalls', limit: 2, spent: 2 } })
+    expect(await run.result).to.deep.include({ status: 'incomplete', limit: 'toolCalls' })
+    expect(await h.ctx.subagents.result(run.id)).to.deep.include({ stopReason: 'budget', status: 'incomplete', limit: 'toolCalls', output: 'partial' })
+    await run.dispose()
   })
 
   it('a live run is NOT_ENDED (running, parked, interrupted: each named, with what to do); unknown ids are NOT_FOUND', async () => {

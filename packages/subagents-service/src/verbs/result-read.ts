@@ -4,6 +4,7 @@ import { SubagentError } from '../errors.js'
 import type { CheckpointStore, StoredRun } from '../durable/journal-store.js'
 import { MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, type KeptResult, type ResultBook } from './results.js'
 import type { SubagentRunState, SubagentStopReason } from '../types.js'
+import { statusOf } from '../run/provider-io.js'
 
 // `ctx.subagents.result(runId)`: a run's final outcome, from this process' book of recent results,
 // else from the durable store. Reading never starts, resumes or touches a run.
@@ -53,11 +54,14 @@ async function fromStore(store: CheckpointStore, stored: StoredRun): Promise<Kep
     throw notEnded(stored.id, stored.state, stored.host && stored.host !== store.host ? ` on host ${stored.host}` : ' (in the checkpoint store)')
   }
   const output = stored.result ?? ''
+  const stopReason = (stored.stopReason ?? (stored.state === 'closed' ? 'closed' : 'error')) as SubagentStopReason
+  const { status, limit } = statusOf({ stopReason })
   const result: KeptResult = {
     runId: stored.id,
     provider: stored.provider,
     parentId: await parentAgentOf(store, stored),
-    stopReason: (stored.stopReason ?? (stored.state === 'closed' ? 'closed' : 'error')) as SubagentStopReason,
+    stopReason,
+    status,
     output,
     work: { steps: stored.work.steps ?? 0, toolCalls: stored.work.toolCalls ?? 0, delegations: stored.work.delegations ?? 0 },
     endedAt: stored.updatedAt.getTime(),
@@ -66,6 +70,7 @@ async function fromStore(store: CheckpointStore, stored: StoredRun): Promise<Kep
     truncated: Buffer.byteLength(output, 'utf8') > store.limits.maxTextBytes - 4,
   }
   if (stored.label) result.label = stored.label
+  if (limit !== undefined) result.limit = limit
   if (stored.usage && typeof stored.usage.inputTokens === 'number' && typeof stored.usage.outputTokens === 'number') {
     result.usage = { ...stored.usage } as unknown as KeptResult['usage']
   }

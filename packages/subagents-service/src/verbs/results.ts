@@ -1,5 +1,5 @@
 import { headBytes, type Usage, type WorkCounts } from '@cordis-subagents/shared'
-import type { SubagentOutcome, SubagentRunInfo, SubagentStopReason } from '../types.js'
+import type { IncompleteLimit, SubagentOutcome, SubagentRunInfo, SubagentStatus, SubagentStopReason } from '../types.js'
 
 /** Final outcomes the in-memory book keeps (the most recent ones; older ones are forgotten first). */
 export const MAX_KEPT_RESULTS = 256
@@ -14,6 +14,10 @@ export interface KeptResult {
   parentId: string
   label?: string
   stopReason: SubagentStopReason
+  /** Beside `stopReason`, as on the outcome (from the store: its stop reason's status; a stored `budget` stop names no limit). */
+  status: SubagentStatus
+  /** With `status: 'incomplete'`: the limit, when known. */
+  limit?: IncompleteLimit
   /** The child's output (partial when the stop reason is not `completed`); see `truncated`. */
   output: string
   diagnostic?: string
@@ -70,9 +74,10 @@ export class ResultBook {
       bytes = Buffer.byteLength(output, 'utf8')
     }
     const result: KeptResult = {
-      runId: info.runId, provider: info.provider, parentId: info.parentId, stopReason: outcome.stopReason, output,
+      runId: info.runId, provider: info.provider, parentId: info.parentId, stopReason: outcome.stopReason, status: outcome.status, output,
       work: { ...outcome.work }, endedAt: Date.now(), source: 'memory', truncated,
     }
+    if (outcome.limit !== undefined) result.limit = outcome.limit
     if (info.label !== undefined) result.label = info.label
     if (outcome.diagnostic !== undefined) {
       result.diagnostic = outcome.diagnostic
