@@ -95,18 +95,18 @@ describe('a team that talks: members share a task list and post to each other th
     const bobSecond = requests.get('bob')![1].messages
     const inbox = bobSecond.filter((message) => message.role === 'user' && message.content.startsWith('[inbox:'))
     expect(inbox).to.have.length(1)
-    expect(inbox[0].content).to.match(/^\[inbox: 1 message\]\n\n\[from root\/spawn\.\d+\]\nTwo tasks are on the list; take the first\.$/)
+    expect(inbox[0].content).to.match(/^\[inbox: 1 message\]\n\n\[from root\/alice\.1\]\nTwo tasks are on the list; take the first\.$/)
     // Task 1 went to exactly one of them: alice's claim of it was refused with its code.
     const aliceResults = requests.get('alice')!.at(-1)!.messages.filter((message) => message.role === 'tool').map((message) => message.content)
-    expect(aliceResults.some((content) => /^ALREADY_CLAIMED: Task 1 was claimed by root\/spawn\.2/.test(content))).to.equal(true)
-    expect(aliceResults).to.include.members(['Delivered to root/spawn.2 (bob).'])
+    expect(aliceResults.some((content) => /^ALREADY_CLAIMED: Task 1 was claimed by root\/bob\.2/.test(content))).to.equal(true)
+    expect(aliceResults).to.include.members(['Delivered to root/bob.2 (bob).'])
     const list = results(requests.get('bob')!.at(-1)!).at(-1)!.content.split('\n')
     expect(list).to.have.length(2)
-    expect(list[0]).to.match(/^#1 \[done by root\/spawn\.2\] write the tests — tests written$/)
+    expect(list[0]).to.match(/^#1 \[done by root\/bob\.2\] write the tests — tests written$/)
     expect(list[1]).to.match(/^#2 \[.*\] write the docs/)
     // Alice then took the next open task (2) and completed it: every task claimed once, none lost.
     expect(aliceResults).to.include.members([
-      'Claimed #2 [claimed by root/spawn.1] write the docs', 'Completed #2 [done by root/spawn.1] write the docs — docs written',
+      'Claimed #2 [claimed by root/alice.1] write the docs', 'Completed #2 [done by root/alice.1] write the docs — docs written',
     ])
     expect(result.text).to.include('bob done')
 

@@ -70,7 +70,7 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
       const { parent } = request
       return agents.create({
         parent,
-        label: options.name,
+        label: request.agentOptions?.name ?? options.name,
         model: request.agentOptions?.model ?? parent.model,
         persona: childPersona(request.persona ?? agents.config.persona),
         tools,

@@ -68,7 +68,8 @@ export async function runDelegation(
   }
   const progress = hooks.onProgress ?? forwardProgress(exec.onUpdate)
   if (progress) request.onUpdate = progress
-  if (options.agentOptions?.model) request.agentOptions = { model: options.agentOptions.model }
+  const { agentOptions } = options
+  if (agentOptions?.model || agentOptions?.name) request.agentOptions = { ...agentOptions }
   if (options.persona !== undefined) request.persona = options.persona
   if (options.toolFilter) request.toolFilter = options.toolFilter
   if (options.maxDepth !== undefined) request.maxDepth = options.maxDepth

@@ -59,7 +59,7 @@ describe('subagent-tool: team tool (config.agent)', () => {
     expect(spawn.starts).to.have.length(0)
     const request = fork.starts[0]
     expect(request).to.include({ prompt: 'Write the summary.', persona: 'You write.' })
-    expect(request.agentOptions).to.deep.equal({ model: 'scripted:writer' })
+    expect(request.agentOptions).to.deep.equal({ model: 'scripted:writer', name: 'writer' })
     // writer has no team: every team tool is hidden from it.
     expect(request.toolFilter).to.deep.equal({ deny: ['delegate'] })
     const toolMessage = model.requests[1].messages.at(-1) as { content: string }

@@ -34,7 +34,11 @@ export interface SubagentRequest {
   label?: string
   parent: Agent
   signal: AbortSignal
-  agentOptions?: { model?: string }
+  /**
+   * `model`: the child's model ref. `name`: the child agent's name (a team tool passes the member's
+   * definition name); an in-process child takes it as its label, so its handle id reads `parent/name.n`.
+   */
+  agentOptions?: { model?: string; name?: string }
   persona?: string
   toolFilter?: ToolFilter
   maxDepth?: number

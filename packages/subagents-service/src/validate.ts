@@ -78,10 +78,11 @@ export function checkRequest(request: SubagentRequest) {
   }
   if (request.agentOptions !== undefined) {
     if (!isObject(request.agentOptions)) invalidRequest('request.agentOptions must be an object when present.')
-    const { model } = request.agentOptions
+    const { model, name } = request.agentOptions
     if (model !== undefined && (typeof model !== 'string' || !model)) {
       invalidRequest('request.agentOptions.model must be a non-empty model ref when present.')
     }
+    if (name !== undefined && !isName(name)) invalidRequest(`request.agentOptions.name must be ${NAME_RULE} when present.`)
   }
   if (request.toolFilter !== undefined) {
     const problem = toolFilterProblem(request.toolFilter, 'request.toolFilter', true)

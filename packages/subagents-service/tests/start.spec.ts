@@ -126,6 +126,7 @@ describe('ctx.subagents.delegate', () => {
       ['an empty persona', (parent) => request(parent, { persona: '' })],
       ['a non-object agentOptions', (parent) => request(parent, { agentOptions: 'gpt' as any })],
       ['an empty agentOptions.model', (parent) => request(parent, { agentOptions: { model: '' } })],
+      ['an agentOptions.name outside the name rule', (parent) => request(parent, { agentOptions: { name: 'has space' } })],
       ['a negative maxDepth', (parent) => request(parent, { maxDepth: -1 })],
       ['a fractional maxDepth', (parent) => request(parent, { maxDepth: 1.5 })],
       ['a NaN maxDepth', (parent) => request(parent, { maxDepth: Number.NaN })],

@@ -20,7 +20,7 @@ export function memberOptions(
   const budget = member.budget ?? base.budget
   if (budget) options.budget = { ...budget }
   const model = member.model ?? base.agentOptions?.model
-  if (model) options.agentOptions = { model }
+  options.agentOptions = model ? { model, name: member.name } : { name: member.name }
   if (member.soul !== undefined) options.persona = member.soul
   const filter = childFilter(member, subagents, definitions, talk)
   if (filter) options.toolFilter = filter
