@@ -48,6 +48,11 @@ export class RunCount {
     }
   }
 
+  /** True when `makeRoom` would return at once, with nothing to count or trim: a new run needs no wait. */
+  roomNow(): boolean {
+    return this.known !== undefined && this.sinceCount < this.step && this.known < this.store.limits.maxRuns
+  }
+
   added(): void {
     if (this.known !== undefined) this.known++
     this.sinceCount++
