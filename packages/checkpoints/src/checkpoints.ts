@@ -87,6 +87,8 @@ export class Checkpoints extends Service {
       }
       this.writer = writer
       this.writes = new GroupCommit(writer)
+      // SQLite: one process per file, so the kept run count needs no recount between sweeps.
+      this.count.alone = writer.kind === 'sqlite'
     }
     this.ctx.setInterval(() => {
       this.sweep().catch((error) => this.ctx.logger('checkpoints').warn('retention sweep failed: %s', error))

@@ -56,13 +56,19 @@ export class GroupCommit {
   private push(entry: Entry, lazy: boolean): void {
     this.queue.push(entry)
     if (!lazy) this.immediate ??= setImmediate(this.flushNow)
+    // A lazy timer still pending from an earlier write fires sooner than this one's bound, never later:
+    // it is kept across flushes (a flush that finds the queue empty writes nothing), not made per write.
     else if (!this.timer && !this.immediate) {
-      this.timer = setTimeout(this.flushNow, LAZY_FLUSH_MS)
+      this.timer = setTimeout(this.flushLate, LAZY_FLUSH_MS)
       this.timer.unref?.()
     }
   }
 
   private readonly flushNow = () => this.flush()
+  private readonly flushLate = () => {
+    this.timer = undefined
+    this.flush()
+  }
 
   /** Writes everything queued now and resolves when it is written (or failed). */
   async drain(): Promise<void> {
@@ -73,14 +79,14 @@ export class GroupCommit {
   /** Writes what is queued and refuses later writes. */
   async close(): Promise<void> {
     this.closed = true
+    clearTimeout(this.timer)
+    this.timer = undefined
     await this.drain()
   }
 
   private flush(): void {
     if (this.immediate) clearImmediate(this.immediate)
-    if (this.timer) clearTimeout(this.timer)
     this.immediate = undefined
-    this.timer = undefined
     const batch = this.queue
     if (!batch.length) return
     this.queue = []

@@ -278,6 +278,20 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect(ids).to.include.members(['new1', 'new2'])
   })
 
+  it('counts the table between sweeps only where other processes add runs (PostgreSQL every 1 % of maxRuns; SQLite never)', async () => {
+    app = await startStore(backend(), { maxRuns: 10_000 })
+    const count = (app.checkpoints as unknown as { count: { exact(): Promise<number> } }).count
+    let counted = 0
+    const exact = count.exact.bind(count)
+    count.exact = () => {
+      counted++
+      return exact()
+    }
+    for (let i = 0; i < 250; i++) await app.checkpoints.record({ ...ROOT, id: `c${i}`, path: `c${i}` }, { created: true })
+    expect(counted).to.equal(backend().kind === 'sqlite' ? 0 : 2)
+    expect(await app.checkpoints.list({ limit: 1000 })).to.have.length(250)
+  })
+
   it('after a restart on the same database: running runs are interrupted, parked ones stay parked', async () => {
     app = await startStore(backend())
     await app.checkpoints.save({ ...ROOT, transcript: ['turn 1'], turn: 1 })
