@@ -5,7 +5,8 @@
  *
  * For each number of stored runs (CHECKPOINTS_RUNS, default "1000,100000"): the no-store delegation and
  * each store's (CHECKPOINTS_STORES, default "sqlite,postgres"), interleaved; CHECKPOINTS_ROUNDS rounds
- * (default 20) of CHECKPOINTS_BATCH delegations (default 100). The PostgreSQL store's tables are
+ * (default 20) of CHECKPOINTS_BATCH delegations (default 100), and the idle control row (no store, the main thread
+ * idling once per delegation; CHECKPOINTS_CONTROL=0 leaves it out). The PostgreSQL store's tables are
  * dropped and recreated: use a database of your own. Run it with `--cpu-prof` to see where the time goes.
  */
 import { checkpointsCost, CPU_SOURCE } from '../scenarios/checkpoints.js'
@@ -23,6 +24,7 @@ for (const storedRuns of sizes) {
     rounds: Number(process.env.CHECKPOINTS_ROUNDS ?? 20),
     batch: Number(process.env.CHECKPOINTS_BATCH ?? 100),
     warmup: 3,
+    control: process.env.CHECKPOINTS_CONTROL !== '0',
   }))
 }
 console.log(`CPU: ${CPU_SOURCE}`)

@@ -21,12 +21,18 @@ export function checkpointsLines(results: StoreResult[]): { lines: string[]; tar
   for (const r of results) {
     if (r.store === 'none') {
       none = r
-      const phase = results[results.indexOf(r) + 1]?.storedRuns
+      const phase = results.slice(results.indexOf(r) + 1).find((next) => next.store !== 'idle')?.storedRuns
       lines.push(`| ${phase === undefined ? '—' : phase.toLocaleString('en')} | no store | ${fmt(mean(r.cpuUs))} | — | ${fmt(mean(r.wallUs))} | — | — |`)
       continue
     }
     const ratio = stats(r.ratios)
     const added = (mean(r.wallUs) - mean(none!.wallUs)) / 1000
+    if (r.store === 'idle') {
+      // The control: no target, what idling once per delegation costs the main thread.
+      lines.push(`| — | no store, idle once (control) | ${fmt(mean(r.cpuUs))} | ${fmt(ratio.median, 2)}× (${fmt(ratio.min, 2)}–${fmt(ratio.max, 2)}) `
+        + `| ${fmt(mean(r.wallUs))} | ${added >= 0 ? '+' : ''}${fmt(added, 2)} ms | — |`)
+      continue
+    }
     lines.push(`| ${r.storedRuns.toLocaleString('en')} | ${r.store} | ${fmt(mean(r.cpuUs))} | ${fmt(ratio.median, 2)}× (${fmt(ratio.min, 2)}–${fmt(ratio.max, 2)}) `
       + `| ${fmt(mean(r.wallUs))} | ${added >= 0 ? '+' : ''}${fmt(added, 2)} ms | ${fmt(r.writes, 2)} · ${fmt(r.batches, 2)} · ${fmt(r.minatoStatements, 2)} |`)
     const rows = byStore.get(r.store) ?? []
@@ -69,12 +75,13 @@ export async function checkpointsSection({ log, targets, headline, quick }: Sect
   const results: StoreResult[] = []
   for (const size of sizes) {
     const batch = quick ? 10 : 100
-    results.push(...await checkpointsCost({ stores, storedRuns: size.runs, pgUrl, rounds: size.rounds, batch, warmup: quick ? 1 : 3 }))
+    const warmup = quick ? 1 : 3
+    results.push(...await checkpointsCost({ stores, storedRuns: size.runs, pgUrl, rounds: size.rounds, batch, warmup, control: true }))
   }
   const { lines, targets: met } = checkpointsLines(results)
   log('## 11. Checkpoints: a delegation with ctx.checkpoints loaded vs no store')
   log()
-  log(`One sync delegation (subagent → spawn) with \`@cordis-subagents/checkpoints\` loaded, against the same delegation with no store, interleaved round by round in this process, with that many settled runs already stored (the largest size with fewer rounds). CPU is ${CPU_SOURCE === 'main-thread' ? 'the main thread\'s own (its /proc schedstat: not GC helper threads, not libuv\'s pool)' : 'the process\' (no per-thread figure on this system)'}, per round, the store's queued writes written inside the round; wall time is each delegation's, whose result waits for its record. Writes are the store's direct writes; batches, the transactions (SQLite) or pipelines (PostgreSQL) they went in; minato statements, everything else that reached the database. ${pgUrl ? 'PostgreSQL: CHECKPOINTS_PG_URL.' : 'PostgreSQL not measured: set CHECKPOINTS_PG_URL to a database of your own.'}`)
+  log(`One sync delegation (subagent → spawn) with \`@cordis-subagents/checkpoints\` loaded, against the same delegation with no store, interleaved round by round in this process, with that many settled runs already stored (the largest size with fewer rounds). CPU is ${CPU_SOURCE === 'main-thread' ? 'the main thread\'s own (its /proc schedstat: not GC helper threads, not libuv\'s pool)' : 'the process\' (no per-thread figure on this system)'}, per round, the store's queued writes written inside the round; the control row is the no-store delegation whose main thread then idles once (a 0 ms timer, about 1 ms asleep), as one whose result waits for a writer thread does: what idling and waking alone cost the main thread on this machine. Wall time is each delegation's, whose result waits for its record. Writes are the store's direct writes; batches, the transactions (SQLite) or pipelines (PostgreSQL) they went in; minato statements, everything else that reached the database. ${pgUrl ? 'PostgreSQL: CHECKPOINTS_PG_URL.' : 'PostgreSQL not measured: set CHECKPOINTS_PG_URL to a database of your own.'}`)
   log()
   for (const line of lines) log(line)
   log()

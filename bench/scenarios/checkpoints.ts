@@ -16,7 +16,10 @@ import { delegationModel, host, type Host, now } from '../lib.js'
 // the GC helper threads or libuv's pool); statements are what reaches the database: the store's
 // direct writes (ops, and the batches they went in) and every statement minato's drivers run.
 
-type StoreKind = 'none' | 'sqlite' | 'postgres'
+// A control, `idle`: the no-store delegation, then the main thread idles once (a 0 ms timer, about 1 ms
+// asleep), as a delegation whose result waits for another thread does. On a machine whose idle CPU
+// loses its caches, the waking alone costs main-thread CPU; this row shows how much.
+type StoreKind = 'none' | 'idle' | 'sqlite' | 'postgres'
 
 export interface StoreResult {
   store: StoreKind
@@ -41,6 +44,8 @@ export interface CheckpointsOptions {
   warmup: number
   /** PostgreSQL url of a database of your own (its store tables are dropped first). */
   pgUrl?: string
+  /** Measure the `idle` control too. */
+  control?: boolean
 }
 
 const TASK = `/proc/self/task/${process.pid}/schedstat`
@@ -166,7 +171,7 @@ async function system(store: StoreKind, options: CheckpointsOptions): Promise<Sy
   if (store === 'postgres') await dropPostgres(options.pgUrl!)
   const h = await host({
     model: delegationModel('subagent'),
-    plugins: store === 'none' ? undefined : (ctx) => {
+    plugins: store === 'none' || store === 'idle' ? undefined : (ctx) => {
       ctx.plugin(Database as never)
       if (store === 'sqlite') ctx.plugin(SQLiteDriver, { path: join(dir!, 'store.db') })
       else ctx.plugin(PostgresDriver as never, { url: options.pgUrl })
@@ -175,7 +180,7 @@ async function system(store: StoreKind, options: CheckpointsOptions): Promise<Sy
     },
   })
   let tally: System['tally']
-  if (store !== 'none') {
+  if (store !== 'none' && store !== 'idle') {
     await new Promise<void>((resolve) => h.ctx.inject(['checkpoints'], () => resolve()))
     await seed(h.ctx, store, options.storedRuns, options.pgUrl)
     // The kept count is taken again now the seeded runs are in (a sweep counts the table).
@@ -190,6 +195,7 @@ async function system(store: StoreKind, options: CheckpointsOptions): Promise<Sy
       const agent = agents.create({})
       const result = await agent.run('do the task')
       if (result.text !== 'parent final answer') throw new Error(`wrong answer: ${result.text}`)
+      if (store === 'idle') await new Promise((resolve) => setTimeout(resolve, 0))
       await agent.dispose()
     },
     async flush() {
@@ -226,6 +232,7 @@ export async function checkpointsCost(options: CheckpointsOptions): Promise<Stor
   countMinato()
   const systems: System[] = [await system('none', options)]
   try {
+    if (options.control) systems.push(await system('idle', options))
     for (const store of options.stores) systems.push(await system(store, options))
     for (let i = 0; i < options.warmup; i++) for (const s of systems) await round(s, options.batch, false)
     for (let r = 0; r < options.rounds; r++) {
@@ -237,7 +244,7 @@ export async function checkpointsCost(options: CheckpointsOptions): Promise<Stor
       const n = s.wall.length
       return {
         store: s.store,
-        storedRuns: s.store === 'none' ? 0 : options.storedRuns,
+        storedRuns: s.store === 'none' || s.store === 'idle' ? 0 : options.storedRuns,
         cpuUs: s.cpu,
         wallUs: s.wall,
         // A round whose no-store CPU read 0 (a reading the kernel had not brought up to date) pairs with nothing.

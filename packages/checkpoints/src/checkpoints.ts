@@ -9,6 +9,7 @@ import { GroupCommit } from './group-commit.js'
 import { KeyLocks } from './locks.js'
 import { Questions } from './questions.js'
 import { declareTables, type RunCheckpoint, type StoredRun, type RunRow, type RunState, TABLES } from './records.js'
+import { type DeferredFields, deferredColumns, newRow, type Stamp } from './record-ops.js'
 import { sweep, type SweepReport } from './retention.js'
 import { RunCount } from './run-count.js'
 import type { StoreContext } from './store.js'
@@ -86,6 +87,8 @@ export class Checkpoints extends Service {
       }
       this.writer = writer
       this.writes = new GroupCommit(writer)
+      // SQLite: one process per file, so the kept run count needs no recount between sweeps.
+      this.count.alone = writer.kind === 'sqlite'
     }
     this.ctx.setInterval(() => {
       this.sweep().catch((error) => this.ctx.logger('checkpoints').warn('retention sweep failed: %s', error))
@@ -148,17 +151,29 @@ export class Checkpoints extends Service {
    * conditional update. Same checks, bounds and errors as `save`. Written in batches (group-commit.ts)
    * on SQLite and PostgreSQL: it resolves once its batch is written, or, with `lazy` on a new run's
    * insert, once it is queued (written within a few milliseconds; a failure is logged, and a SIGKILL
-   * in that window loses it).
+   * in that window loses it). `deferred` (a new run's): fields taken when the insert is written, not
+   * now; not taken at all when the run settles in the same batch (a settled run is never restored,
+   * so a run that ends at once never has its transcript serialised). A deferred transcript over
+   * `maxTranscriptBytes` is left out (logged), the rest of the record kept.
    */
-  async record(checkpoint: RunCheckpoint, options: { created?: boolean; lazy?: boolean } = {}): Promise<void> {
-    const row = toRow(checkpoint, this.limits)
-    const writes = this.writes
-    if (writes) {
-      await this.rows.run(row.id!, () => this.recordBatched(writes, row, options))
-      return
+  record(checkpoint: RunCheckpoint, options: RecordOptions = {}): Promise<void> {
+    let row: Partial<RunRow>
+    try {
+      row = toRow(checkpoint, this.limits)
+    } catch (error) {
+      return Promise.reject(error)
     }
-    await this.rows.run(row.id!, async () => {
-      if (options.created && row.path !== undefined && row.provider !== undefined && row.state !== undefined) {
+    const writes = this.writes
+    const id = row.id!
+    // Nothing of this run queued through the lock and no count to take: queued now, in call order.
+    if (writes && !this.rows.busy(id)) {
+      if (!isNew(row, options)) return this.updateNow(writes, row)
+      if (this.count.roomNow()) return this.insertNow(writes, row, options)
+    }
+    if (writes) return this.rows.run(id, () => this.recordBatched(writes, row, options))
+    if (options.created && options.deferred) Object.assign(row, deferredColumns(id, options.deferred, this.limits, this.dropped(id)))
+    return this.rows.run(id, async () => {
+      if (isNew(row, options)) {
         await this.count.makeRoom()
         const now = new Date()
         try {
@@ -168,7 +183,7 @@ export class Checkpoints extends Service {
           return
         } catch (error) {
           // Not new after all (a second start of one id): it is updated as `save` would.
-          const [existing] = await this.ctx.database.get(TABLES.runs, { id: row.id! }, { fields: ['id'] }).catch(() => [])
+          const [existing] = await this.ctx.database.get(TABLES.runs, { id }, { fields: ['id'] }).catch(() => [])
           if (!existing) throw error
         }
       }
@@ -176,23 +191,43 @@ export class Checkpoints extends Service {
     })
   }
 
-  private async recordBatched(writes: GroupCommit, row: Partial<RunRow>, options: { created?: boolean; lazy?: boolean }): Promise<void> {
-    const now = new Date()
-    const stamp = { host: this.host, instance: this.instance, updatedAt: now }
-    if (options.created && row.path !== undefined && row.provider !== undefined && row.state !== undefined) {
+  private async recordBatched(writes: GroupCommit, row: Partial<RunRow>, options: RecordOptions): Promise<void> {
+    if (isNew(row, options)) {
       await this.count.makeRoom()
-      const written = writes.write({ kind: 'insert', row: newRow(row, stamp), given: { ...row, ...stamp } }, options.lazy)
-      this.count.added()
-      if (options.lazy) {
-        written.catch((error: unknown) => this.ctx.logger('checkpoints').warn('the start record of run %s was not written: %s', row.id, error))
-        return
-      }
-      await written
+      await this.insertNow(writes, row, options)
       return
     }
+    await this.updateNow(writes, row)
+  }
+
+  private stamp(): Stamp {
+    return { host: this.host, instance: this.instance, updatedAt: new Date() }
+  }
+
+  private insertNow(writes: GroupCommit, row: Partial<RunRow>, options: RecordOptions): Promise<void> {
+    const stamp = this.stamp()
+    const id = row.id!
+    const deferred = options.deferred
+    const late = deferred && (() => deferredColumns(id, deferred, this.limits, this.dropped(id)))
+    const op = { kind: 'insert' as const, row: newRow(row, stamp), given: { ...row, ...stamp }, late }
+    this.count.added()
+    if (!options.lazy) return writes.write(op).then(ignore)
+    writes.writeLazy(op, (error) => this.ctx.logger('checkpoints').warn('the start record of run %s was not written: %s', id, error))
+    return DONE
+  }
+
+  private updateNow(writes: GroupCommit, row: Partial<RunRow>): Promise<void> {
     const { id, ...changes } = row
-    const matched = await writes.write({ kind: 'update', id: id!, changes: { ...changes, ...stamp }, guard: row.state !== undefined && row.state !== 'settled' })
-    if (!matched) throw await this.notMoved(id!, `moved to ${row.state}`)
+    const guard = row.state !== undefined && row.state !== 'settled'
+    return writes.write({ kind: 'update', id: id!, changes: Object.assign(changes, this.stamp()), guard }).then((matched) => {
+      if (!matched) return this.notMoved(id!, `moved to ${row.state}`).then((error) => { throw error })
+    })
+  }
+
+  /** Logs a deferred field left out of run `id`'s record. */
+  private dropped(id: string): (error: unknown) => void {
+    return (error) => this.ctx.logger('checkpoints').warn('run %s: its checkpoint was not stored (%s); it cannot be restored after a restart', id,
+      (error as Error)?.message ?? error)
   }
 
   /** Updates an existing run; a settled run keeps its state (RUN_SETTLED), a missing one is CHECKPOINT_NOT_FOUND. */
@@ -289,13 +324,19 @@ export class Checkpoints extends Service {
   }
 }
 
-/** A new run's whole row: the columns given, the rest at their initial values. */
-function newRow(row: Partial<RunRow>, stamp: { host: string; instance: string; updatedAt: Date }): RunRow {
-  return {
-    id: row.id!, path: row.path!, root: row.root!, parent: row.parent ?? '', provider: row.provider!, agent: row.agent ?? '',
-    state: row.state!, stopReason: row.stopReason ?? null, usage: row.usage ?? '{}', work: row.work ?? '{}',
-    transcript: row.transcript ?? null, turn: row.turn ?? 0, result: row.result ?? null, background: row.background ?? false,
-    label: row.label ?? '', delivery: row.delivery ?? '', sessionId: row.sessionId ?? null, taskId: row.taskId ?? null,
-    agentUrl: row.agentUrl ?? null, ...stamp, createdAt: stamp.updatedAt,
-  }
+export interface RecordOptions {
+  /** A run this writer just made: one insert. */
+  created?: boolean
+  /** A new run's insert that resolves once queued (written within a few milliseconds). */
+  lazy?: boolean
+  /** A new run's fields taken when its insert is written (see `record`). */
+  deferred?: () => DeferredFields
+}
+
+const DONE = Promise.resolve()
+function ignore(): void {}
+
+/** A new run's record: `created`, with the fields a new run needs. */
+function isNew(row: Partial<RunRow>, options: RecordOptions): boolean {
+  return !!options.created && row.path !== undefined && row.provider !== undefined && row.state !== undefined
 }

@@ -20,6 +20,8 @@ export function checkState(value: unknown): RunState {
 }
 
 export function checkText(what: string, value: string, limit: number): string {
+  // Every UTF-16 unit is at most 3 bytes of UTF-8: most texts fit without being encoded.
+  if (value.length * 3 <= limit) return value
   const bytes = utf8Length(value)
   if (bytes > limit) {
     throw new CheckpointError('CHECKPOINT_TOO_LARGE', `${what} is ${bytes} bytes, over the limit of ${limit} (maxTextBytes); shorten it or raise the limit.`)
@@ -64,7 +66,7 @@ export function toRow(checkpoint: RunCheckpoint, limits: Limits): Partial<RunRow
   }
   if (c.transcript !== undefined) {
     const text = toJson('transcript', c.transcript)
-    const bytes = utf8Length(text)
+    const bytes = text.length * 3 <= limits.maxTranscriptBytes ? text.length : utf8Length(text)
     if (bytes > limits.maxTranscriptBytes) {
       throw new CheckpointError('CHECKPOINT_TOO_LARGE',
         `the transcript of run ${c.id} is ${bytes} bytes of JSON, over the limit of ${limits.maxTranscriptBytes} (maxTranscriptBytes): compact it or raise the limit.`)

@@ -1,3 +1,4 @@
+import type { RunRow } from './records.js'
 import type { DirectWriter, WriteOp } from './write-ops.js'
 
 /** Longest an unwaited (lazy) write stays queued before its batch is written (ms). */
@@ -13,6 +14,10 @@ interface Entry {
 interface Group {
   op: WriteOp
   entries: Entry[]
+  /** The insert's `late` columns, still to take (dropped when an update settles the run in the batch). */
+  late?: () => Partial<RunRow>
+  /** Columns an update merged into the insert set: `late` does not override them. */
+  merged?: Set<string>
 }
 
 /**
@@ -39,14 +44,30 @@ export class GroupCommit {
   /** Queues `op`; resolves with its rows matched (an insert: 1, or 0 when the id exists) once its batch is written. */
   write(op: WriteOp, lazy = false): Promise<number> {
     if (this.closed) return Promise.reject(new Error('checkpoints: the store is stopping; the write was not queued'))
-    return new Promise<number>((resolve, reject) => {
-      this.queue.push({ op, resolve, reject })
-      if (!lazy) this.immediate ??= setImmediate(() => this.flush())
-      else if (!this.timer && !this.immediate) {
-        this.timer = setTimeout(() => this.flush(), LAZY_FLUSH_MS)
-        this.timer.unref?.()
-      }
-    })
+    return new Promise<number>((resolve, reject) => this.push({ op, resolve, reject }, lazy))
+  }
+
+  /** Queues `op` with nobody waiting for it (no promise): written within `LAZY_FLUSH_MS`; `failed` gets its error. */
+  writeLazy(op: WriteOp, failed: (error: unknown) => void): void {
+    if (this.closed) return failed(new Error('checkpoints: the store is stopping; the write was not queued'))
+    this.push({ op, resolve: ignore, reject: failed }, true)
+  }
+
+  private push(entry: Entry, lazy: boolean): void {
+    this.queue.push(entry)
+    if (!lazy) this.immediate ??= setImmediate(this.flushNow)
+    // A lazy timer still pending from an earlier write fires sooner than this one's bound, never later:
+    // it is kept across flushes (a flush that finds the queue empty writes nothing), not made per write.
+    else if (!this.timer && !this.immediate) {
+      this.timer = setTimeout(this.flushLate, LAZY_FLUSH_MS)
+      this.timer.unref?.()
+    }
+  }
+
+  private readonly flushNow = () => this.flush()
+  private readonly flushLate = () => {
+    this.timer = undefined
+    this.flush()
   }
 
   /** Writes everything queued now and resolves when it is written (or failed). */
@@ -58,14 +79,14 @@ export class GroupCommit {
   /** Writes what is queued and refuses later writes. */
   async close(): Promise<void> {
     this.closed = true
+    clearTimeout(this.timer)
+    this.timer = undefined
     await this.drain()
   }
 
   private flush(): void {
     if (this.immediate) clearImmediate(this.immediate)
-    if (this.timer) clearTimeout(this.timer)
     this.immediate = undefined
-    this.timer = undefined
     const batch = this.queue
     if (!batch.length) return
     this.queue = []
@@ -76,6 +97,7 @@ export class GroupCommit {
     const groups = coalesce(batch)
     let results: number[]
     try {
+      for (const group of groups) if (group.late) takeLate(group)
       results = await this.writer.run(groups.map((group) => group.op))
     } catch (error) {
       for (const entry of batch) entry.reject(error)
@@ -100,6 +122,8 @@ export class GroupCommit {
   }
 }
 
+function ignore(): void {}
+
 /** Merges each update into the insert of its run queued before it in the batch, when the update's guard holds for that row. */
 function coalesce(batch: Entry[]): Group[] {
   const groups: Group[] = []
@@ -110,8 +134,12 @@ function coalesce(batch: Entry[]): Group[] {
       const group = inserts.get(op.id)
       if (group?.op.kind === 'insert' && (!op.guard || group.op.row.state !== 'settled')) {
         for (const [key, value] of Object.entries(op.changes)) {
-          if (value !== undefined) (group.op.row as unknown as Record<string, unknown>)[key] = value
+          if (value === undefined) continue
+          (group.op.row as unknown as Record<string, unknown>)[key] = value
+          ;(group.merged ??= new Set()).add(key)
         }
+        // A run that settles in the batch is never restored from this record: its late columns are not taken.
+        if (op.changes.state === 'settled') group.late = undefined
         group.entries.push(entry)
         continue
       }
@@ -120,11 +148,25 @@ function coalesce(batch: Entry[]): Group[] {
       groups.push({ op, entries: [entry] })
       continue
     }
-    const group: Group = { op: { ...op, row: { ...op.row } }, entries: [entry] }
+    const group: Group = { op: { ...op, row: { ...op.row } }, entries: [entry], late: op.late }
     inserts.set(op.row.id, group)
     groups.push(group)
   }
   return groups
+}
+
+/** Takes an insert's late columns into its row (and into what its caller gave, should the id exist). */
+function takeLate(group: Group): void {
+  const { op } = group
+  const late = group.late!()
+  group.late = undefined
+  if (op.kind !== 'insert') return
+  const given = (group.entries[0].op as Extract<WriteOp, { kind: 'insert' }>).given
+  for (const [key, value] of Object.entries(late)) {
+    if (value === undefined || group.merged?.has(key)) continue
+    ;(op.row as unknown as Record<string, unknown>)[key] = value
+    ;(given as Record<string, unknown>)[key] = value
+  }
 }
 
 /** An insert as the update of an existing row (only the columns its caller gave); updates as they are. */

@@ -7,6 +7,11 @@
 export class KeyLocks {
   private readonly tails = new Map<string, Promise<unknown>>()
 
+  /** True while a write of `key` is queued or running here. */
+  busy(key: string): boolean {
+    return this.tails.has(key)
+  }
+
   run<T>(key: string, work: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve()
     const next = previous.then(work, work)

@@ -4,8 +4,9 @@ import { RUN_COLUMNS as COLUMNS, type RunRow, TABLES } from './records.js'
 import { type Statement, WriterThread } from './writer-thread.js'
 
 // PostgreSQL's direct writes run in a worker thread with a connection of its own: the main thread
-// builds each batch's statements and posts them; encoding the values, the protocol, the socket and
-// the replies are the worker's. A batch's statements are pipelined on that one connection, in order.
+// builds each batch's statements and hands them over through shared memory (writer-thread.ts);
+// encoding the values, the protocol, the socket and the replies are the worker's. A batch's statements
+// are pipelined on that one connection, in order.
 
 /** The worker: plain CommonJS (it runs as is from src/ and lib/), with the `postgres` client of this package. */
 const WORKER = `
@@ -15,22 +16,29 @@ const sql = postgres(workerData.url, {
   max: 1, connect_timeout: workerData.connectTimeout, onnotice: () => {},
   connection: { standard_conforming_strings: 'on' },
 })
-parentPort.on('message', async (message) => {
-  if (message.close) {
-    await sql.end({ timeout: 5 }).catch(() => {})
-    parentPort.postMessage({ closed: true })
-    return
+// A listener keeps the thread alive while it waits on the mailbox (Atomics.waitAsync holds no handle).
+const alive = () => {}
+parentPort.on('message', alive)
+;(async () => {
+  for (;;) {
+    await mailbox.wait()
+    const message = mailbox.read()
+    if (message.close) {
+      await sql.end({ timeout: 5 }).catch(() => {})
+      parentPort.off('message', alive)
+      return mailbox.done([])
+    }
+    try {
+      if (message.ping) await sql\`SELECT 1\`
+      const settled = await Promise.allSettled(message.ops.map(([text, params]) => sql.unsafe(text, params, { prepare: true })))
+      const failed = settled.find((result) => result.status === 'rejected')
+      if (failed) throw failed.reason
+      mailbox.done(settled.map((result) => result.value.length))
+    } catch (error) {
+      mailbox.failed(error)
+    }
   }
-  try {
-    if (message.ping) await sql\`SELECT 1\`
-    const settled = await Promise.allSettled(message.ops.map(([text, params]) => sql.unsafe(text, params, { prepare: true })))
-    const failed = settled.find((result) => result.status === 'rejected')
-    if (failed) throw failed.reason
-    parentPort.postMessage({ id: message.id, results: settled.map((result) => result.value.length) })
-  } catch (error) {
-    parentPort.postMessage({ id: message.id, error: { message: String((error && error.message) || error), code: error && error.code } })
-  }
-})
+})()
 `
 
 const KNOWN = new Set<string>(COLUMNS)

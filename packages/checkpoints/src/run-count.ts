@@ -13,6 +13,11 @@ import { database, type StoreContext } from './store.js'
 export class RunCount {
   private known: number | undefined
   private sinceCount = 0
+  /**
+   * Only this process adds runs (SQLite: one process per file): the kept count stays exact between
+   * counts, so no new run pays for one; the table is counted at start, after sweeps and before a trim.
+   */
+  alone = false
 
   constructor(private readonly store: StoreContext) {}
 
@@ -35,7 +40,7 @@ export class RunCount {
    */
   async makeRoom(): Promise<void> {
     const { maxRuns } = this.store.limits
-    let total = this.known === undefined || this.sinceCount >= this.step ? await this.exact() : this.known
+    let total = this.known === undefined || this.due() ? await this.exact() : this.known
     if (total < maxRuns) return
     if (this.sinceCount > 0) total = await this.exact()
     if (total < maxRuns) return
@@ -46,6 +51,16 @@ export class RunCount {
       throw new CheckpointError('CHECKPOINT_LIMIT',
         `${total} runs are kept (maxRuns) and none has ended: close or settle some, or raise maxRuns.`)
     }
+  }
+
+  /** True when `makeRoom` would return at once, with nothing to count or trim: a new run needs no wait. */
+  roomNow(): boolean {
+    return this.known !== undefined && !this.due() && this.known < this.store.limits.maxRuns
+  }
+
+  /** A count is due: `step` new runs since the last, unless this process is the only writer. */
+  private due(): boolean {
+    return !this.alone && this.sinceCount >= this.step
   }
 
   added(): void {

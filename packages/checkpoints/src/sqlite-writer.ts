@@ -5,57 +5,65 @@ import type { DirectWriter, WriteOp } from './write-ops.js'
 import { type Statement, WriterThread } from './writer-thread.js'
 
 // SQLite's direct writes run in a worker thread with a second connection to the store's file (its
-// own sql.js instance): the main thread builds each batch's statements and posts them, and the
-// worker runs them in one transaction. minato's WASM build of SQLite has no file locks, so the two
+// own sql.js instance): the main thread builds each batch's statements and hands them over through
+// shared memory (writer-thread.ts), and the worker, blocked on that mailbox between batches, runs
+// them in one transaction. minato's WASM build of SQLite has no file locks, so the two
 // connections take turns through a lock in shared memory: the worker holds it for a batch, the main
 // thread for each statement minato's driver runs (and from BEGIN to COMMIT of a minato
 // transaction). Both connections stay in SQLite's normal locking mode, so each checks the file's
 // change counter when it starts a transaction and drops a page cache the other made stale.
 
 const WORKER = `
-const { parentPort, workerData } = require('node:worker_threads')
+const { workerData } = require('node:worker_threads')
 const lock = new Int32Array(workerData.lock)
 const acquire = () => { while (Atomics.compareExchange(lock, 0, 0, 2) !== 0) Atomics.wait(lock, 0, Atomics.load(lock, 0), 20) }
 const release = () => { Atomics.store(lock, 0, 0); Atomics.notify(lock, 0) }
-const opened = require(workerData.module)({ locateFile: (file) => workerData.dist + '/' + file }).then((SQL) => {
+const statements = new Map()
+require(workerData.module)({ locateFile: (file) => workerData.dist + '/' + file }).then((SQL) => {
   const db = new SQL.Database(workerData.path)
   db.exec('PRAGMA journal_mode = PERSIST')
   return db
-})
-const statements = new Map()
-let chain = Promise.resolve()
-parentPort.on('message', (message) => { chain = chain.then(() => handle(message)) })
-async function handle(message) {
-  const db = await opened.catch((error) => ({ error }))
-  if (message.close) {
-    if (!db.error) { for (const statement of statements.values()) statement.free(); db.close() }
-    parentPort.postMessage({ closed: true })
-    return
-  }
-  if (db.error) return parentPort.postMessage({ id: message.id, error: { message: String(db.error.message || db.error) } })
-  if (message.ping) return parentPort.postMessage({ id: message.id, results: [] })
-  acquire()
-  try {
-    db.run('BEGIN')
-    const results = []
-    try {
-      for (const [text, params] of message.ops) {
-        let statement = statements.get(text)
-        if (!statement) statements.set(text, statement = db.prepare(text))
-        statement.run(params)
-        results.push(db.getRowsModified())
-      }
-      db.run('COMMIT')
-    } catch (error) {
-      try { db.run('ROLLBACK') } catch {}
-      throw error
+}).then(serve, (error) => serve({ error }))
+// The thread blocks on the mailbox between batches: sql.js is synchronous, nothing else runs here.
+function serve(db) {
+  for (;;) {
+    mailbox.waitSync()
+    const message = mailbox.read()
+    if (message.close) {
+      if (!db.error) { for (const statement of statements.values()) statement.free(); db.close() }
+      return mailbox.done([])
     }
-    parentPort.postMessage({ id: message.id, results })
-  } catch (error) {
-    parentPort.postMessage({ id: message.id, error: { message: String((error && error.message) || error), code: error && error.code } })
-  } finally {
+    if (db.error) { mailbox.failed(db.error); continue }
+    if (message.ping) { mailbox.done([]); continue }
+    acquire()
+    let results
+    try {
+      results = batch(db, message.ops)
+    } catch (error) {
+      release()
+      mailbox.failed(error)
+      continue
+    }
     release()
+    mailbox.done(results)
   }
+}
+function batch(db, ops) {
+  db.run('BEGIN')
+  const results = []
+  try {
+    for (const [text, params] of ops) {
+      let statement = statements.get(text)
+      if (!statement) statements.set(text, statement = db.prepare(text))
+      statement.run(params)
+      results.push(db.getRowsModified())
+    }
+    db.run('COMMIT')
+  } catch (error) {
+    try { db.run('ROLLBACK') } catch {}
+    throw error
+  }
+  return results
 }
 `
 

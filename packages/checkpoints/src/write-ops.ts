@@ -5,7 +5,8 @@ import type { RunRow } from './records.js'
 /** One write of a batch: a new run's whole row, or the changed columns of an existing run. */
 export type WriteOp =
   /** `given`: the columns the caller named (what an insert of an id that exists updates instead). */
-  | { kind: 'insert'; row: RunRow; given: Partial<RunRow> }
+  /** `late`: columns taken when the batch is written (a lazy start's transcript), unless the run settles in that batch. */
+  | { kind: 'insert'; row: RunRow; given: Partial<RunRow>; late?: () => Partial<RunRow> }
   /** `guard`: only if the run is not settled now (a save that would move a settled run to another state). */
   | { kind: 'update'; id: string; changes: Partial<RunRow>; guard: boolean }
 

@@ -1,39 +1,61 @@
-import { Worker } from 'node:worker_threads'
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads'
+import { Field, MAILBOX, MAILBOX_BYTES, MAILBOX_HEADER, Slot } from './mailbox.js'
 
-// The main thread's side of a writer thread (postgres-writer.ts, sqlite-writer.ts): posts a batch of
-// statements, waits for its reply by id, keeps the host alive only while a reply is awaited, and
-// closes the thread's connection before terminating it (forced after 6 s).
-
-interface Reply {
-  id?: number
-  results?: number[]
-  error?: { message: string; code?: string }
-  closed?: true
-}
+// The main thread's side of a writer thread (postgres-writer.ts, sqlite-writer.ts). Batches go
+// through a mailbox in shared memory (mailbox.ts), not postMessage: the main thread writes a batch's
+// statements there, bumps the request counter and wakes the thread with Atomics.notify; the thread
+// runs them, writes each statement's affected rows (or the error) back and bumps the done counter,
+// which the main thread awaits with Atomics.waitAsync. No structured clone and no message event on
+// the hot path. One batch is in the mailbox at a time (the group commit writes one at a time; a
+// second one waits here); a batch larger than the mailbox goes by a message port instead. The host
+// is kept alive only while a batch is awaited. close() closes the thread's connection, then
+// terminates it (forced after 6 s).
 
 export type Statement = [text: string, params: unknown[]]
 
+/** `Atomics.waitAsync` (Node ≥ 16; ES2024, newer than this package's `lib`). */
+const waitAsync = (Atomics as unknown as {
+  waitAsync(array: Int32Array, index: number, value: number): { async: false; value: string } | { async: true; value: Promise<string> }
+}).waitAsync
+
+interface Waiter {
+  resolve(results: number[]): void
+  reject(error: unknown): void
+}
+
+/** What a batch is: statements, a ping (the thread started and its connection open), or the close. */
+type Kind = typeof Slot.Batch | typeof Slot.Ping | typeof Slot.Close
+
 export class WriterThread {
   private readonly worker: Worker
-  private readonly waiting = new Map<number, { resolve(results: number[]): void; reject(error: unknown): void }>()
-  private next = 0
+  private readonly head: Int32Array
+  private readonly bytes: Buffer
+  private readonly ints: Int32Array
+  private readonly port: MessagePort
+  /** Statement text → its number: a text is sent once, then by number. */
+  private readonly texts = new Map<string, number>()
+  private seq = 0
+  /** The batch in the mailbox now, and those waiting for it to be free. */
+  private current: Waiter | undefined
+  private readonly queued: Array<{ kind: Kind; statements: Statement[]; waiter: Waiter }> = []
   private closing: Promise<void> | undefined
   private exited = false
+  private closed = false
 
   /**
-   * `source`: the worker's CommonJS text; `label`: the store's name in errors ("PostgreSQL", "SQLite");
-   * `onExit`: runs when the thread has ended, however it ended.
+   * `source`: the worker's CommonJS text (it starts with `MAILBOX`'s helpers); `label`: the store's name
+   * in errors ("PostgreSQL", "SQLite"); `onExit`: runs when the thread has ended, however it ended.
    */
-  constructor(source: string, workerData: object, label: string, onExit?: () => void) {
+  constructor(source: string, workerData: object, private readonly label: string, onExit?: () => void) {
+    const box = new SharedArrayBuffer(MAILBOX_HEADER + MAILBOX_BYTES)
+    this.head = new Int32Array(box, 0, MAILBOX_HEADER / 4)
+    this.bytes = Buffer.from(box, MAILBOX_HEADER)
+    this.ints = new Int32Array(box, MAILBOX_HEADER)
+    const { port1, port2 } = new MessageChannel()
+    this.port = port1
     // The worker needs none of the host's loader flags.
-    this.worker = new Worker(source, { eval: true, workerData, execArgv: [] })
-    this.worker.on('message', (reply: Reply) => {
-      if (reply.id === undefined) return
-      const waiter = this.waiting.get(reply.id)
-      this.waiting.delete(reply.id)
-      if (!waiter) return
-      if (reply.error) waiter.reject(Object.assign(new Error(`checkpoints (${label} writer): ${reply.error.message}`), { code: reply.error.code }))
-      else waiter.resolve(reply.results!)
+    this.worker = new Worker(MAILBOX + source, {
+      eval: true, workerData: { ...workerData, box, port: port2 }, transferList: [port2], execArgv: [],
     })
     this.worker.on('error', (error) => this.failAll(error))
     this.worker.on('exit', () => {
@@ -46,30 +68,85 @@ export class WriterThread {
   }
 
   private failAll(error: unknown): void {
-    for (const waiter of this.waiting.values()) waiter.reject(error)
-    this.waiting.clear()
+    const waiters = [...this.current ? [this.current] : [], ...this.queued.map((entry) => entry.waiter)]
+    this.current = undefined
+    this.queued.length = 0
+    for (const waiter of waiters) waiter.reject(error)
   }
 
   /** Runs the statements in order, in one batch; resolves with each one's affected-row count. */
   run(statements: Statement[]): Promise<number[]> {
-    return this.post({ ops: statements })
+    return this.send(Slot.Batch, statements)
   }
 
   /** The thread started and its connection open: the store's first write does not pay for them. */
   async ready(): Promise<void> {
-    await this.post({ ops: [], ping: true })
+    await this.send(Slot.Ping, [])
   }
 
-  private post(message: { ops: Statement[]; ping?: true }): Promise<number[]> {
-    const id = this.next++
+  private send(kind: Kind, statements: Statement[]): Promise<number[]> {
+    if (this.exited) return Promise.reject(new Error(`checkpoints: the ${this.label} writer thread exited`))
+    if (this.closed && kind !== Slot.Close) return Promise.reject(new Error(`checkpoints: the ${this.label} writer thread is closing`))
     return new Promise<number[]>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject })
-      // Waited for, it keeps the host alive until its reply.
-      if (this.waiting.size === 1) this.worker.ref()
-      this.worker.postMessage({ id, ...message })
-    }).finally(() => {
-      if (!this.waiting.size) this.worker.unref()
+      const waiter = { resolve, reject }
+      if (this.current) this.queued.push({ kind, statements, waiter })
+      else this.post(kind, statements, waiter)
     })
+  }
+
+  /** Puts a batch in the mailbox, wakes the thread, and awaits the done counter. */
+  private post(kind: Kind, statements: Statement[], waiter: Waiter): void {
+    let slot: Slot = kind
+    let length = 0
+    if (kind === Slot.Batch) {
+      const text = JSON.stringify(statements.map(([sql, params]) => {
+        const known = this.texts.get(sql)
+        if (known !== undefined) return [known, params]
+        this.texts.set(sql, this.texts.size)
+        return [this.texts.size - 1, params, sql]
+      }))
+      // Every UTF-16 unit is at most 3 bytes of UTF-8: most batches need no count.
+      if (text.length * 3 <= MAILBOX_BYTES || Buffer.byteLength(text) <= MAILBOX_BYTES) {
+        length = this.bytes.write(text, 0)
+      } else {
+        slot = Slot.Port
+        this.port.postMessage(text)
+      }
+    }
+    this.current = waiter
+    const seq = ++this.seq
+    this.head[Field.kind] = slot
+    this.head[Field.length] = length
+    Atomics.store(this.head, Field.seq, seq)
+    Atomics.notify(this.head, Field.seq)
+    // Waited for, it keeps the host alive until its reply.
+    this.worker.ref()
+    const wait = waitAsync(this.head, Field.done, seq - 1)
+    if (wait.async) void wait.value.then(() => this.finish(waiter))
+    else this.finish(waiter)
+  }
+
+  /** The thread bumped the done counter: the batch's results (or error) are in the mailbox. */
+  private finish(waiter: Waiter): void {
+    // The thread ended while this batch waited (its waiter was rejected then).
+    if (this.current !== waiter) return
+    this.current = undefined
+    // Read first (a barrier): what the thread wrote before bumping it is seen.
+    Atomics.load(this.head, Field.done)
+    const status = this.head[Field.status]
+    const length = this.head[Field.length]
+    let results: number[] | undefined
+    let error: Error | undefined
+    if (status === 0) results = Array.from(this.ints.subarray(0, length))
+    else {
+      const { message, code } = JSON.parse(this.bytes.toString('utf8', 0, length)) as { message: string; code?: string }
+      error = Object.assign(new Error(`checkpoints (${this.label} writer): ${message}`), { code })
+    }
+    const next = this.queued.shift()
+    if (next) this.post(next.kind, next.statements, next.waiter)
+    else this.worker.unref()
+    if (error) waiter.reject(error)
+    else waiter.resolve(results!)
   }
 
   /** Closes the thread's connection, then the thread; `before` runs once, before the thread is terminated. */
@@ -80,15 +157,16 @@ export class WriterThread {
         clearTimeout(timer)
         before?.()
         before = undefined
+        this.port.close()
         void this.worker.terminate().then(() => resolve(), () => resolve())
       }
       // A thread that has already ended has no connection left to close.
       if (this.exited) return done()
       timer = setTimeout(done, 6000)
-      this.worker.on('message', (reply: Reply) => { if (reply.closed) done() })
       this.worker.on('exit', done)
-      this.worker.ref()
-      this.worker.postMessage({ close: true })
+      // After the batches already sent: the thread closes its connection and says so.
+      this.send(Slot.Close, []).then(done, done)
+      this.closed = true
     })
     return this.closing
   }

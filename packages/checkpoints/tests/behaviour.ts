@@ -207,6 +207,49 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect(await checkpoints.load('g5')).to.include({ state: 'parked', agent: 'second' })
   })
 
+  it('a lazy start\'s deferred fields are taken when its insert is written, never for a run that settles in the same batch', async () => {
+    app = await startStore(backend(), { maxTranscriptBytes: 2000 })
+    const { checkpoints } = app
+    const taken: string[] = []
+    const deferred = (id: string, transcript: unknown) => () => {
+      taken.push(id)
+      return { transcript, sessionId: `s-${id}` }
+    }
+    // Settled in the batch of its start: never taken, no transcript stored.
+    await checkpoints.record({ ...ROOT, id: 'd1', path: 'd1' }, { created: true, lazy: true, deferred: deferred('d1', { turn: 1 }) })
+    await checkpoints.record({ id: 'd1', state: 'settled', result: 'done' })
+    expect(taken).to.deep.equal([])
+    const settled = await checkpoints.load('d1')
+    expect(settled).to.include({ state: 'settled', result: 'done' })
+    expect(settled!.transcript).to.equal(undefined)
+    // Written alone (a read drains it): taken once, then, with its reattach id.
+    const transcript = { messages: ['the task'] }
+    await checkpoints.record({ ...ROOT, id: 'd2', path: 'd2' }, { created: true, lazy: true, deferred: deferred('d2', transcript) })
+    expect(taken).to.deep.equal([])
+    expect(await checkpoints.load('d2')).to.deep.include({ state: 'running', transcript, sessionId: 's-d2' })
+    expect(taken).to.deep.equal(['d2'])
+    // Closed in the batch (restorable): taken; the close's own transcript wins over the deferred one.
+    await checkpoints.record({ ...ROOT, id: 'd3', path: 'd3' }, { created: true, lazy: true, deferred: deferred('d3', { old: true }) })
+    await checkpoints.record({ id: 'd3', state: 'closed', transcript: { closed: true } })
+    expect(await checkpoints.load('d3')).to.deep.include({ state: 'closed', transcript: { closed: true }, sessionId: 's-d3' })
+    // Too large a deferred transcript is left out, the record kept.
+    await checkpoints.record({ ...ROOT, id: 'd4', path: 'd4' }, { created: true, lazy: true, deferred: deferred('d4', 'x'.repeat(3000)) })
+    const large = await checkpoints.load('d4')
+    expect(large).to.include({ state: 'running', sessionId: 's-d4' })
+    expect(large!.transcript).to.equal(undefined)
+  })
+
+  it('a batch larger than the writer thread\'s shared mailbox is written whole (by message port), before and after smaller ones', async () => {
+    app = await startStore(backend(), { maxTranscriptBytes: 4 * 1024 * 1024 })
+    const { checkpoints } = app
+    // 1.5 MB of JSON, over the 1 MiB mailbox; non-ASCII text so its UTF-8 is longer than its UTF-16.
+    const transcript = { messages: ['é'.repeat(400_000), 'z'.repeat(700_000)] }
+    await checkpoints.record({ ...ROOT, id: 'b1', path: 'b1' }, { created: true })
+    await checkpoints.record({ id: 'b1', state: 'parked', transcript })
+    await checkpoints.record({ id: 'b1', state: 'running', turn: 2 })
+    expect(await checkpoints.load('b1')).to.deep.include({ state: 'running', turn: 2, transcript })
+  })
+
   it('batched writes and minato\'s statements interleaved on many runs at once: every write lands, in order per run', async () => {
     app = await startStore(backend())
     const { checkpoints } = app
@@ -233,6 +276,20 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect(ids).to.have.length(200)
     expect(ids.filter((id) => id.startsWith('s'))).to.have.length(198)
     expect(ids).to.include.members(['new1', 'new2'])
+  })
+
+  it('counts the table between sweeps only where other processes add runs (PostgreSQL every 1 % of maxRuns; SQLite never)', async () => {
+    app = await startStore(backend(), { maxRuns: 10_000 })
+    const count = (app.checkpoints as unknown as { count: { exact(): Promise<number> } }).count
+    let counted = 0
+    const exact = count.exact.bind(count)
+    count.exact = () => {
+      counted++
+      return exact()
+    }
+    for (let i = 0; i < 250; i++) await app.checkpoints.record({ ...ROOT, id: `c${i}`, path: `c${i}` }, { created: true })
+    expect(counted).to.equal(backend().kind === 'sqlite' ? 0 : 2)
+    expect(await app.checkpoints.list({ limit: 1000 })).to.have.length(250)
   })
 
   it('after a restart on the same database: running runs are interrupted, parked ones stay parked', async () => {

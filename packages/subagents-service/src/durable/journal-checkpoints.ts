@@ -5,6 +5,7 @@ import type { ParkedRunInfo } from '../run/journal-port.js'
 import type { JournalledRun, RunJournal } from '../run/journal-port.js'
 import { StoredRuns } from './journal-restore.js'
 import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
+import { RecordWaits } from './record-waits.js'
 import { capText, reattachOf, safeCheckpoint, taskKeyInput } from './journal-records.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint } from './journal-store.js'
 import type { SubagentOutcome, SubagentProvider } from '../types.js'
@@ -43,6 +44,8 @@ export class CheckpointJournal implements RunJournal {
   private written: CheckpointStore | undefined
   /** Runs of earlier starts: the parked ones `pending()` lists, and their restore. */
   readonly stored: StoredRuns
+  /** Outcomes waiting for their records, under one timer. */
+  private readonly waits: RecordWaits
 
   constructor(
     ctx: Context,
@@ -51,6 +54,8 @@ export class CheckpointJournal implements RunJournal {
     private readonly background?: BackgroundRegistry,
   ) {
     this.stored = new StoredRuns(ctx, store, log)
+    this.waits = new RecordWaits(RECORD_WAIT_MS, (runId, ms) => log.warn(
+      'run %s: its record was not written within %d ms (the store is slow or hung); its outcome is given without it', runId, ms))
   }
 
   /** Continues a run of an earlier start (see `StoredRuns.reopen`). */
@@ -74,18 +79,7 @@ export class CheckpointJournal implements RunJournal {
    */
   recorded(runId: string): Promise<void> | undefined {
     const queued = this.queues.get(runId)
-    if (!queued) return undefined
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.log.warn('run %s: its record was not written within %d ms (the store is slow or hung); its outcome is given without it',
-          runId, RECORD_WAIT_MS)
-        resolve()
-      }, RECORD_WAIT_MS)
-      void queued.then(() => {
-        clearTimeout(timer)
-        resolve()
-      })
-    })
+    return queued && this.waits.wait(runId, queued)
   }
 
   /** Resolves when every write queued so far is in the store (tests, and a host that stops). */
@@ -100,13 +94,13 @@ export class CheckpointJournal implements RunJournal {
     const parent = this.places.get(info.parentId)
     const path = parent ? `${parent.path}/${run.id}` : `${info.parentId}/${run.id}`
     if (info.childId) this.remember(info.childId, { runId: run.id, path })
-    const checkpoint = safeCheckpoint(run)
     if (this.stored.restored(run.id)) {
       // A run of an earlier start, restored: its record keeps its path, parent and label.
       this.write(run.id, 'start', (store) => put(store, { id: run.id, state: 'running', ...info.childId ? { agent: info.childId.slice(0, MAX_LABEL) } : {} }))
       return
     }
     if (run.continues) {
+      const checkpoint = safeCheckpoint(run)
       // An explicit new turn of an ended run: the one move out of an ended state the store allows, as a compare-and-set.
       this.write(run.id, 'start', async (store) => {
         if (!await store.continueRun(run.id)) return
@@ -114,16 +108,25 @@ export class CheckpointJournal implements RunJournal {
       })
       return
     }
-    this.write(run.id, 'start', async (store) => {
-      const record: StoredRunCheckpoint = {
-        id: run.id, path, parent: parent?.runId ?? '', provider: info.provider, state: 'running', ...reattachOf(checkpoint),
-      }
-      if (info.childId) record.agent = info.childId.slice(0, MAX_LABEL)
-      if (info.label) record.label = info.label.slice(0, MAX_LABEL)
-      // The claim first: a stop between the two writes then leaves a claim without a run (the next
-      // reattach starts afresh), never a run without its claim (which a later reattach would run twice).
-      if (run.reattachKey) await this.claim(store, run)
-      await this.saveWithTranscript(store, record, checkpoint, true)
+    const record: StoredRunCheckpoint = { id: run.id, path, parent: parent?.runId ?? '', provider: info.provider, state: 'running' }
+    if (info.childId) record.agent = info.childId.slice(0, MAX_LABEL)
+    if (info.label) record.label = info.label.slice(0, MAX_LABEL)
+    if (run.reattachKey) {
+      const checkpoint = safeCheckpoint(run)
+      this.write(run.id, 'start', async (store) => {
+        // The claim first: a stop between the two writes then leaves a claim without a run (the next
+        // reattach starts afresh), never a run without its claim (which a later reattach would run twice).
+        await this.claim(store, run)
+        await this.saveWithTranscript(store, { ...record, ...reattachOf(checkpoint) }, checkpoint, true)
+      })
+      return
+    }
+    // The checkpoint (the transcript, reattach ids) is taken when the store writes the start record:
+    // a run that settles first never has it serialised (a settled run is never restored).
+    this.write(run.id, 'start', (store) => {
+      if (store.record) return store.record(record, { created: true, lazy: true, deferred: () => deferredOf(run) })
+      const checkpoint = safeCheckpoint(run)
+      return this.saveWithTranscript(store, { ...record, ...reattachOf(checkpoint) }, checkpoint, true)
     })
   }
 
@@ -172,10 +175,11 @@ export class CheckpointJournal implements RunJournal {
     const question = this.open.get(run.id)
     this.open.delete(run.id)
     if (run.info.childId && this.places.get(run.info.childId)?.runId === run.id) this.places.delete(run.info.childId)
-    const task = this.background && [...this.background.live].find((candidate) => candidate.run?.id === run.id)
+    const live = this.background?.live
+    const task = live?.size ? [...live].find((candidate) => candidate.run?.id === run.id) : undefined
     const keepTranscript = outcome.stopReason === 'closed' || outcome.stopReason === 'interrupted' || !!task
     const checkpoint = keepTranscript ? safeCheckpoint(run) : undefined
-    this.write(run.id, 'settle', async (store) => {
+    this.write(run.id, 'settle', (store) => {
       const record: StoredRunCheckpoint = {
         id: run.id,
         state: outcome.stopReason === 'closed' ? 'closed' : outcome.stopReason === 'interrupted' ? 'interrupted' : 'settled',
@@ -190,19 +194,23 @@ export class CheckpointJournal implements RunJournal {
         // Read when the write runs: a result delivered by then (a message, a wait) says how.
         if (task.delivery) record.delivery = task.delivery.via
       }
-      await this.saveWithTranscript(store, record, checkpoint)
-      if (question && (await store.questions.get(question))?.state === 'pending') await store.questions.cancel(question)
+      const saved = this.saveWithTranscript(store, record, checkpoint)
+      if (!question) return saved
+      return saved.then(async () => {
+        if ((await store.questions.get(question))?.state === 'pending') await store.questions.cancel(question)
+      })
     })
   }
 
   /** Saves `record` with the run's checkpoint as its transcript; one too large to keep is dropped (logged), the rest is saved. */
-  private async saveWithTranscript(
+  private saveWithTranscript(store: CheckpointStore, record: StoredRunCheckpoint, checkpoint: unknown, created?: boolean): Promise<void> {
+    if (checkpoint === undefined) return put(store, record, created)
+    return this.saveWithCheckpoint(store, record, checkpoint, created)
+  }
+
+  private async saveWithCheckpoint(
     store: CheckpointStore, record: StoredRunCheckpoint, checkpoint: unknown, created?: boolean,
   ): Promise<void> {
-    if (checkpoint === undefined) {
-      await put(store, record, created)
-      return
-    }
     try {
       await put(store, { ...record, transcript: checkpoint }, created)
     } catch (error) {
@@ -225,6 +233,7 @@ export class CheckpointJournal implements RunJournal {
     this.places.set(agentId, place)
   }
 
+  /** Runs `work` after the run's queued writes (a turn later when none is queued: hooks read the run as it goes on). */
   private write(runId: string, kind: Kind, work: (store: CheckpointStore) => Promise<void>): void {
     const store = this.store()
     if (!store) return
@@ -249,10 +258,18 @@ export class CheckpointJournal implements RunJournal {
 }
 
 /** Writes a record without reading it back (a store without `record` is written through `save`). */
-async function put(store: CheckpointStore, record: StoredRunCheckpoint, created?: boolean): Promise<void> {
+function put(store: CheckpointStore, record: StoredRunCheckpoint, created?: boolean): Promise<void> {
   // A new run's start record is lazy: its write is batched with the run's next one (checkpoints' group commit).
-  if (store.record) await store.record(record, { created: !!created, lazy: !!created })
-  else await store.save(record)
+  if (store.record) return store.record(record, { created: !!created, lazy: !!created })
+  return store.save(record).then(ignore)
+}
+
+function ignore(): void {}
+
+/** What a new run's start record takes when the store writes it: the run's checkpoint as its transcript, and its reattach ids. */
+function deferredOf(run: JournalledRun): Pick<StoredRunCheckpoint, 'transcript' | 'sessionId' | 'taskId' | 'agentUrl'> {
+  const checkpoint = safeCheckpoint(run)
+  return { transcript: checkpoint, ...reattachOf(checkpoint) }
 }
 
 /** The journal a service uses: the checkpoints store when `ctx.checkpoints` is loaded, nothing written otherwise. */

@@ -32,6 +32,8 @@ export function safeCheckpoint(run: JournalledRun): unknown {
 
 /** Cuts a text to `maxBytes` of UTF-8 (a result longer than the store keeps is stored cut, not dropped). */
 export function capText(text: string, maxBytes: number): string {
+  // Every UTF-16 unit is at most 3 bytes of UTF-8: most texts fit without being encoded.
+  if (text.length * 3 <= maxBytes) return text
   const bytes = Buffer.from(text, 'utf8')
   if (bytes.length <= maxBytes) return text
   return bytes.subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '')

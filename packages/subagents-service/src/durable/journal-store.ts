@@ -83,7 +83,12 @@ export interface CheckpointStore {
   save(checkpoint: StoredRunCheckpoint): Promise<StoredRun>
   /** `save` without reading the record back; `created`: a run this host just made (one insert). */
   /** `lazy`: a new run's insert that resolves once queued (written within a few ms, with the run's next write). */
-  record?(checkpoint: StoredRunCheckpoint, options?: { created?: boolean; lazy?: boolean }): Promise<void>
+  /** `deferred`: a new run's fields taken when its insert is written (not at all if it settles in that batch). */
+  record?(checkpoint: StoredRunCheckpoint, options?: {
+    created?: boolean
+    lazy?: boolean
+    deferred?: () => Pick<StoredRunCheckpoint, 'transcript' | 'sessionId' | 'taskId' | 'agentUrl'>
+  }): Promise<void>
   /** Resolves once the store's queued writes are written. */
   drain?(): Promise<void>
   load(id: string): Promise<StoredRun | undefined>

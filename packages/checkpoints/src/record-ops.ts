@@ -1,0 +1,56 @@
+import { toRow } from './codec.js'
+import type { Limits } from './config.js'
+import type { RunCheckpoint, RunRow } from './records.js'
+
+// The rows `Checkpoints.record` writes: a new run's whole row, and the late columns of a lazy start.
+
+/** The fields of a new run's record `record` may take late, when its batch is written (`deferred`). */
+export type DeferredFields = Pick<RunCheckpoint, 'transcript' | 'sessionId' | 'taskId' | 'agentUrl'>
+
+/** What the host and this start stamp on every write. */
+export interface Stamp {
+  host: string
+  instance: string
+  updatedAt: Date
+}
+
+/** A new run's whole row: the columns given, the rest at their initial values. */
+export function newRow(row: Partial<RunRow>, stamp: Stamp): RunRow {
+  return {
+    id: row.id!, path: row.path!, root: row.root!, parent: row.parent ?? '', provider: row.provider!, agent: row.agent ?? '',
+    state: row.state!, stopReason: row.stopReason ?? null, usage: row.usage ?? '{}', work: row.work ?? '{}',
+    transcript: row.transcript ?? null, turn: row.turn ?? 0, result: row.result ?? null, background: row.background ?? false,
+    label: row.label ?? '', delivery: row.delivery ?? '', sessionId: row.sessionId ?? null, taskId: row.taskId ?? null,
+    agentUrl: row.agentUrl ?? null, ...stamp, createdAt: stamp.updatedAt,
+  }
+}
+
+/**
+ * The columns of `deferred`'s fields, checked as `record` checks them: a field that cannot be taken
+ * (it throws, or is not JSON) is left out; a transcript over `maxTranscriptBytes` is left out and
+ * `dropped` says why (the rest is kept).
+ */
+export function deferredColumns(
+  id: string, deferred: () => DeferredFields, limits: Limits, dropped: (error: unknown) => void,
+): Partial<RunRow> {
+  let fields: DeferredFields
+  try {
+    fields = deferred()
+  } catch (error) {
+    dropped(error)
+    return {}
+  }
+  const { transcript, sessionId, taskId, agentUrl } = fields ?? {}
+  try {
+    const { id: _, ...columns } = toRow({ id, transcript, sessionId, taskId, agentUrl }, limits)
+    return columns
+  } catch (error) {
+    dropped(error)
+    try {
+      const { id: _, ...columns } = toRow({ id, sessionId, taskId, agentUrl }, limits)
+      return columns
+    } catch {
+      return {}
+    }
+  }
+}
