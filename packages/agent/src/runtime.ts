@@ -10,6 +10,7 @@ import { AgentError } from './errors.js'
 import { type AgentObserver, Observers } from './observers.js'
 import { type ContinueHook, ContinueHooks } from './continue-hooks.js'
 import { ModelGate } from './model-gate.js'
+import { type RateLimitConfig, rateLimitSchema } from './rate-limit.js'
 import type { RootCeiling } from './root-ceiling.js'
 import { readRootCrossing } from './root-crossing.js'
 import { createServedAgent, type ServedAgentOptions, type ServeRequest } from './served.js'
@@ -56,6 +57,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       maxInFlight: count({ min: 1 }).description('Calls of this model in flight at once (e.g. to respect its provider\'s rate limit).'),
     }), Schema.string().pattern(MODEL_NAME)).description('Per model name (as registered, without `:modelId`): caps of that model\'s calls.'),
     maxQueuedModelCalls: count({ min: 1 }).default(10_000).description('Model calls that may wait at one cap; past it a run ends `error` (MODEL_GATE_FULL).'),
+    rateLimit: rateLimitSchema(),
   })
 
   private readonly models = new Map<string, ChatModel>()
@@ -87,6 +89,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       maxInFlight: config.maxModelCallsInFlight,
       models: config.models,
       maxQueued: config.maxQueuedModelCalls ?? DEFAULTS.maxQueuedModelCalls!,
+      rateLimit: config.rateLimit,
     })
     this.seam = this.makeSeam()
     const configProblem = budgetProblem(config.budget, 'agents config budget')
@@ -333,6 +336,7 @@ export namespace AgentRuntime {
     maxModelCallsInFlight?: number
     models?: Record<string, { maxInFlight?: number }>
     maxQueuedModelCalls?: number
+    rateLimit?: RateLimitConfig
   }
 }
 

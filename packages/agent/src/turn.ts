@@ -10,7 +10,7 @@ import type { InboxDelegation, InboxMessage } from './inbox.js'
 import { openLeg, type Leg } from './turn-leg.js'
 import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
 import type { TurnOwner } from './turn-owner.js'
-import type { GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason, ToolMessage } from './types.js'
+import type { GenerateRequest, GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason, ToolMessage } from './types.js'
 
 const NO_MESSAGES: InboxMessage[] = []
 
@@ -144,26 +144,11 @@ export class Turn {
         leg.emit?.({ type: 'message', step, content })
       }
 
-      // The gate wraps the model call only: its slot is held until the call settles, never across tools.
-      let release: (() => void) | undefined
-      const gate = host.modelGate
-      if (gate) {
-        try {
-          release = await gate.acquire(resolved.name, signal)
-        } catch (error) {
-          if (signal.aborted) return this.stopForAbort()
-          return this.finish('error', describeError(error))
-        }
-        if (signal.aborted) {
-          release()
-          return this.stopForAbort()
-        }
-      }
-
       let response: GenerateResponse
       try {
         leg.watch?.modelStart(step, agent.model)
-        const generation = this.owner.track(resolved.model.generate({
+        // The gate wraps the model call only (its slots are held until the call settles, never across tools), rate-limit retries too.
+        const request: GenerateRequest = {
           system: agent.persona,
           messages: agent.transcript.snapshot(),
           tools: this.refusedFor ? [] : agent.tools.list(),
@@ -171,14 +156,10 @@ export class Turn {
           maxTokens: agent.maxTokens,
           modelId: resolved.modelId,
           maxToolCalls: agent.maxToolCallsPerStep,
-        }))
-        if (release) {
-          generation.then(release, release)
-          release = undefined
         }
+        const generation = this.owner.track(host.modelGate ? host.modelGate.generate(resolved, request) : resolved.model.generate(request))
         response = normalizeResponse(await Promise.race([generation, leg.abort.aborted]), `${agent.id}-${step}`, agent.maxToolCallsPerStep)
       } catch (error) {
-        release?.() // generate() threw before returning a promise: no call holds the slot
         leg.watch?.modelEnd(step, undefined, error, signal.aborted)
         if (signal.aborted) return this.stopForAbort()
         return this.finish('error', `The model "${agent.model ?? 'default'}" failed: ${describeError(error)}`)
