@@ -68,12 +68,12 @@ export class Endpoint extends Slots {
       ? Math.min(retryAfterMs, settings.maxRetryAfterMs)
       : Math.min(settings.backoffMs * 2 ** Math.min(this.strikes - 1, 30), settings.maxRetryAfterMs)
     const jitter = Math.floor(Math.random() * Math.min(settings.maxJitterMs, wait / 5))
-    const until = Date.now() + wait + jitter
-    if (until > this.pausedUntil) {
-      this.pausedUntil = until
+    const now = Date.now()
+    if (now + wait + jitter > this.pausedUntil) {
+      this.pausedUntil = now + wait + jitter
       if (this.queue.size) this.arm()
     }
-    return this.pauseLeft()
+    return this.pauseLeft(now)
   }
 
   /**

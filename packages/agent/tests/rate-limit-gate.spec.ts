@@ -116,7 +116,7 @@ describe('the model gate\'s shared backoff after 429/503 (rateLimit)', () => {
     const results = await Promise.all([...runs, late])
     expect(results.map((r) => r.stopReason)).to.deep.equal(['completed', 'completed', 'completed'])
     // Time spent waiting is reported apart from work: at least the announced pause, on the runs that waited.
-    expect(results[0].usage.rateLimitWaitMs).to.be.at.least(59)
+    expect(results[0].usage.rateLimitWaitMs).to.be.at.least(30) // the 60 ms pause, less what ran between the refusal and the wait
     expect(results[2].usage.rateLimitWaitMs).to.be.at.least(1)
     expect(results[1].usage.rateLimitWaitMs).to.equal(undefined)
     expect(results[0].usage).to.include({ inputTokens: 1, outputTokens: 1 })
@@ -198,7 +198,7 @@ describe('the model gate\'s shared backoff after 429/503 (rateLimit)', () => {
     const result = await done
     expect(result.stopReason).to.equal('error')
     expect(result.diagnostic).to.include('RATE_LIMITED: the model endpoint the test endpoint refused 3 attempts of this call for its rate (HTTP 429)')
-    expect(result.diagnostic).to.match(/the next wait is 3[12] ms/)
+    expect(result.diagnostic).to.include('the next wait is 32 ms')
     expect(result.diagnostic).to.include('rateLimit.maxRetries 2')
     const waited = Number(/waited (\d+) ms/.exec(result.diagnostic!)![1])
     expect(waited).to.be.at.least(8 + 16 - 2)
@@ -213,7 +213,7 @@ describe('the model gate\'s shared backoff after 429/503 (rateLimit)', () => {
     model.refuse('a', 3_600_000) // "come back in an hour": clamped to 5 s, still past the 1 s budget
     const result = await done
     expect(result.stopReason).to.equal('error')
-    expect(result.diagnostic).to.match(/refused 1 attempt of this call .*the next wait is (5000|4999) ms/)
+    expect(result.diagnostic).to.match(/refused 1 attempt of this call .*the next wait is 5000 ms/)
     expect(model.began).to.deep.equal(['a'])
     // The endpoint stays paused for everyone: the clamped time, not the hour.
     expect(c.agents.modelGate!.endpoint('test-endpoint ')!.pausedMs).to.be.within(1, 5000)
