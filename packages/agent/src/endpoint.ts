@@ -26,7 +26,7 @@ export class Endpoint extends Slots {
 
   /** Whether the endpoint holds no state worth keeping (the gate then forgets it). */
   get idle(): boolean {
-    return !this.active && !this.queue.size && this.limit === Infinity && !this.pauseLeft()
+    return !this.active && !this.waiting && this.limit === Infinity && !this.pauseLeft()
   }
 
   /** Ms until the pause ends (0: not paused). */
@@ -71,7 +71,7 @@ export class Endpoint extends Slots {
     const now = Date.now()
     if (now + wait + jitter > this.pausedUntil) {
       this.pausedUntil = now + wait + jitter
-      if (this.queue.size) this.arm()
+      if (this.waiting) this.arm()
     }
     return this.pauseLeft(now)
   }

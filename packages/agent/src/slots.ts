@@ -11,12 +11,14 @@ interface Waiter {
 export class Slots {
   active = 0
   /** The calls waiting, oldest first. */
-  protected queue = new Set<Waiter>()
+  private readonly queue = new Set<Waiter>()
+  /** Calls waiting ahead of the queue (a retried call), oldest first: two sets keep every insertion O(1). */
+  private readonly ahead = new Set<Waiter>()
 
   constructor(readonly label: string, public limit: number, private readonly maxQueued: number) {}
 
   get waiting(): number {
-    return this.queue.size
+    return this.ahead.size + this.queue.size
   }
 
   /** Whether a call may take a slot now. */
@@ -36,18 +38,18 @@ export class Slots {
    * the head of the queue (a call the gate retries has waited longest).
    */
   take(signal: AbortSignal, first = false): Promise<void> | undefined {
-    if (!this.queue.size && this.open()) {
+    if (!this.waiting && this.open()) {
       this.active++
       return undefined
     }
-    if (this.queue.size >= this.maxQueued) {
+    if (this.waiting >= this.maxQueued) {
       return Promise.reject(new AgentError('MODEL_GATE_FULL',
         `${this.maxQueued} model calls already wait for ${this.label}; raise its cap (maxInFlight), or start fewer runs at once.`))
     }
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
-        this.queue.delete(waiter)
-        if (!this.queue.size) this.drained()
+        if (!this.ahead.delete(waiter)) this.queue.delete(waiter)
+        if (!this.waiting) this.drained()
         reject(signal.reason)
       }
       const waiter: Waiter = {
@@ -56,7 +58,8 @@ export class Slots {
           resolve()
         },
       }
-      this.queue = first && this.queue.size ? new Set([waiter, ...this.queue]) : this.queue.add(waiter)
+      if (first) this.ahead.add(waiter)
+      else this.queue.add(waiter)
       signal.addEventListener('abort', onAbort, { once: true })
       this.queued()
     })
@@ -69,12 +72,17 @@ export class Slots {
   }
 
   protected pump(): void {
-    for (const next of this.queue) {
-      if (!this.open()) return
-      this.queue.delete(next)
+    if (this.grant(this.ahead) && this.grant(this.queue)) this.drained()
+  }
+
+  /** Hands open slots to `waiters` in order; whether all of them got one. */
+  private grant(waiters: Set<Waiter>): boolean {
+    for (const next of waiters) {
+      if (!this.open()) return false
+      waiters.delete(next)
       this.active++
       next.grant()
     }
-    this.drained()
+    return true
   }
 }
