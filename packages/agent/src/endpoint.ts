@@ -94,8 +94,9 @@ export class Endpoint extends Slots {
   private arm(): void {
     const left = this.pauseLeft()
     if (!left) {
+      // The pause ended since the caller found it closed: open it now (no timer would).
       this.pausedUntil = 0
-      return
+      return this.pump()
     }
     if (this.timer) clearTimeout(this.timer)
     this.timer = setTimeout(() => {

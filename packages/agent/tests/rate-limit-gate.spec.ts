@@ -187,6 +187,21 @@ describe('the model gate\'s shared backoff after 429/503 (rateLimit)', () => {
     expect((await Promise.all(last)).every((r) => r.stopReason === 'completed')).to.equal(true)
   })
 
+  it('short pauses, over and over: a call that queues as its pause ends is never stranded (the pause timer or the queue opens it)', async () => {
+    const model = new Endpoint()
+    const c = await runtime({ rateLimit: { ...QUIET, maxRetries: 100 } }, { m: model })
+    for (let round = 0; round < 15; round++) {
+      const done = run(c, `r${round}`)
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await until(() => model.inFlight === 1, `round ${round}, attempt ${attempt} began`)
+        model.refuse(`r${round}`, 1) // a 1 ms pause: the retry queues on either side of its end
+      }
+      await until(() => model.inFlight === 1, `round ${round}'s last attempt began`)
+      model.answer(`r${round}`)
+      expect((await done).stopReason).to.equal('completed')
+    }
+  })
+
   it('the retry budget: past maxRetries the run ends `error` with RATE_LIMITED naming the endpoint, the attempts and the wait', async () => {
     const model = new Endpoint()
     const c = await runtime({ rateLimit: { ...QUIET, maxRetries: 2, backoffMs: 8 } }, { m: model })
