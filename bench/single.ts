@@ -22,6 +22,7 @@ import { TELEMETRY_SYSTEMS, telemetry } from './scenarios/telemetry.js'
 import { background } from './scenarios/background.js'
 import { checkpointsSection } from './scenarios/checkpoints-report.js'
 import { serving } from './scenarios/serving.js'
+import { rateLimitSection } from './scenarios/rate-limit.js'
 
 // Provider reloads log an info line each; 10,000 of them would measure the terminal. Warnings stay on.
 Logger.levels.base = 1
@@ -311,6 +312,9 @@ await checkpointsSection({ log, targets, headline, quick })
     targets.push(ratioTarget(`${name}: throughput ≥ 1 / 1.2 of a bare SDK server`, r.samples.perSecond[`${protocol}-ours`], r.samples.perSecond[`${protocol}-bare`], { atLeast: 1 / 1.2 }, { clock: 'wall', unit: 'calls/s' }))
   }
 }
+
+// 13. A 429 storm (issue 44) ---------------------------------------------------------------------
+await rateLimitSection({ log, headline, quick })
 
 // 1 (run last, printed first) -------------------------------------------------------------------
 {

@@ -29,7 +29,8 @@ describe('the road of one delegation, as the subagents-service README draws it',
   it('a synchronous spawn delegation runs exactly the files the route lists, each listed once', async () => {
     const route = documented('sync')
     expect(new Set(route).size, 'a file listed twice').to.equal(route.length)
-    expect(route.length).to.be.at.most(24)
+    // 24 before issue 44: the model gate's shared backoff (on by default) put agent/model-gate.ts on the road.
+    expect(route.length).to.be.at.most(25)
     expect((await ran('sync')).sort()).to.deep.equal([...route].sort())
   })
 

@@ -5,6 +5,8 @@ export type {
   Message, ModelToolCall, ResumeOptions, RunOptions, RunResult, StopReason, ToolMessage, UserMessage,
 } from './types.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
+export { RateLimitedError, type RateLimitConfig, type RateLimitInfo } from './rate-limit.js'
+export type { EndpointStatus } from './model-gate.js'
 export { Agent } from './agent.js'
 export { AgentHandle, type AgentHandleState, type AgentHandleStatus, type CloseOptions, DEFAULT_SHUTDOWN_MS, type PostOptions } from './handle.js'
 export type { AgentCheckpoint, ParkedTurnCheckpoint } from './checkpoint.js'

@@ -1,9 +1,14 @@
-import { AgentError } from './errors.js'
+import { Endpoint } from './endpoint.js'
+import { RateLimitedError, type RateLimitConfig, rateLimitOf, type RateLimitSettings, rateLimitSettings } from './rate-limit.js'
+import { Slots } from './slots.js'
+import type { ChatModel, GenerateRequest, GenerateResponse } from './types.js'
 
 // The process-wide gate around the model call only: a cap on calls in flight across every root
-// run of a runtime, and one per model. A run waits here with its step already reserved; nothing
-// else (tools, delegations, a parent waiting for its child) holds a slot, so a tree cannot
-// deadlock on it: a slot is always held by a call that ends without needing another slot.
+// run of a runtime, one per model, and per endpoint the shared backoff after a 429/503 (a pause
+// and a lowered concurrency every call to that endpoint waits on, see endpoint.ts). A run waits
+// here with its step already reserved; nothing else (tools, delegations, a parent waiting for its
+// child) holds a slot, so a tree cannot deadlock on it: a slot is always held by a call that ends
+// without needing another slot. Slots are taken in one order, endpoint → model → process.
 
 export interface ModelGateOptions {
   /** Model calls in flight across all models; undefined: no cap of its own. */
@@ -12,60 +17,42 @@ export interface ModelGateOptions {
   models?: Readonly<Record<string, { maxInFlight?: number } | undefined>>
   /** Calls that may wait at one cap before another is refused (`MODEL_GATE_FULL`). */
   maxQueued: number
+  /** The shared backoff after 429/503 (on unless `enabled: false`). */
+  rateLimit?: RateLimitConfig
 }
 
-interface Waiter {
-  grant(): void
+/** A resolved model, as the turn hands it over. */
+export interface GateTarget {
+  model: ChatModel
+  /** The name it is registered under. */
+  name: string
+  modelId?: string
 }
 
-/** One cap: `limit` slots, and the calls waiting for one in arrival order (a Set: FIFO with O(1) removal on abort). */
-class Slots {
-  active = 0
-  readonly queue = new Set<Waiter>()
-
-  constructor(readonly label: string, readonly limit: number, private readonly maxQueued: number) {}
-
-  /** undefined when a slot was taken at once; else a promise that resolves once one is handed over, rejecting on abort. */
-  take(signal: AbortSignal): Promise<void> | undefined {
-    if (this.active < this.limit && !this.queue.size) {
-      this.active++
-      return undefined
-    }
-    if (this.queue.size >= this.maxQueued) {
-      return Promise.reject(new AgentError('MODEL_GATE_FULL',
-        `${this.maxQueued} model calls already wait for ${this.label}; raise its cap (maxInFlight), or start fewer runs at once.`))
-    }
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        this.queue.delete(waiter)
-        reject(signal.reason)
-      }
-      const waiter: Waiter = {
-        grant: () => {
-          signal.removeEventListener('abort', onAbort)
-          resolve()
-        },
-      }
-      this.queue.add(waiter)
-      signal.addEventListener('abort', onAbort, { once: true })
-    })
-  }
-
-  /** Frees a slot, handing it straight to the oldest waiter (no barging). */
-  free(): void {
-    for (const next of this.queue) {
-      this.queue.delete(next)
-      return next.grant()
-    }
-    this.active--
-  }
+/** An endpoint's state, for tests and status displays. */
+export interface EndpointStatus {
+  /** Calls it may have in flight now (Infinity: not lowered). */
+  limit: number
+  active: number
+  waiting: number
+  /** Ms until its pause ends (0: not paused). */
+  pausedMs: number
 }
+
+const NO_CAPS = () => {}
 
 export class ModelGate {
   private readonly global?: Slots
   private readonly perModel = new Map<string, Slots>()
+  private readonly rateLimit?: RateLimitSettings
+  /** Endpoints under backoff (refused, and not yet recovered). */
+  private readonly endpoints = new Map<string, Endpoint>()
+  /** Calls in flight per endpoint with no state here. */
+  private readonly unlimited = new Map<string, number>()
+  private readonly maxQueued: number
 
   private constructor(options: ModelGateOptions) {
+    this.maxQueued = options.maxQueued
     if (options.maxInFlight !== undefined) {
       this.global = new Slots('the process-wide cap (maxModelCallsInFlight)', options.maxInFlight, options.maxQueued)
     }
@@ -74,17 +61,142 @@ export class ModelGate {
         this.perModel.set(name, new Slots(`model "${name}" (models.${name}.maxInFlight)`, caps.maxInFlight, options.maxQueued))
       }
     }
+    const settings = rateLimitSettings(options.rateLimit)
+    if (settings.enabled) this.rateLimit = settings
   }
 
-  /** A gate, or undefined when no cap is configured (then a model call pays one check). */
+  /** A gate, or undefined when no cap is configured and the shared backoff is off (then a model call pays one check). */
   static create(options: ModelGateOptions): ModelGate | undefined {
     const gate = new ModelGate(options)
-    return gate.global || gate.perModel.size ? gate : undefined
+    return gate.global || gate.perModel.size || gate.rateLimit ? gate : undefined
   }
 
-  /** Calls of `model` (or of all models) in flight now; for tests and status displays. */
+  /** Calls of `model` (or of all models) in flight now under a cap; for tests and status displays. */
   inFlight(model?: string): number {
     return (model === undefined ? this.global : this.perModel.get(model))?.active ?? 0
+  }
+
+  /** The state of the endpoint `key` (see `ChatModel.rateLimitKey`), when the gate holds any. */
+  endpoint(key: string): EndpointStatus | undefined {
+    const endpoint = this.endpoints.get(key)
+    return endpoint && { limit: endpoint.limit, active: endpoint.active, waiting: endpoint.waiting, pausedMs: endpoint.pauseLeft() }
+  }
+
+  /**
+   * One model call through the gate: waits for its endpoint (pause, lowered concurrency), then for
+   * the model's cap and the process-wide one, calls the model, and frees every slot when the call
+   * settles. A `RATE_LIMITED` refusal pauses the endpoint for every caller and the call waits at
+   * the head of its queue for another attempt, until its retry budget is spent (then it throws
+   * `RateLimitedError`). The wait is added to the response's `usage.rateLimitWaitMs`. Rejects
+   * with `signal.reason` the moment the signal aborts while it waits, `MODEL_GATE_FULL` when a
+   * queue is full, and whatever else the model throws.
+   */
+  async generate(target: GateTarget, request: GenerateRequest): Promise<GenerateResponse> {
+    const { signal } = request
+    if (signal.aborted) throw signal.reason
+    const settings = this.rateLimit
+    if (!settings) {
+      const release = await this.acquire(target.name, signal)
+      try {
+        return await target.model.generate(request)
+      } finally {
+        release()
+      }
+    }
+    const key = target.model.rateLimitKey?.(target.modelId) ?? (target.modelId ? `${target.name}:${target.modelId}` : target.name)
+    const gated: GenerateRequest = { ...request, rateLimits: 'gate' }
+    let attempts = 0
+    let waited = 0
+    let retry = false
+    while (true) {
+      // An endpoint never refused (or recovered) has no state here: its calls are only counted.
+      const held = this.endpoints.get(key)
+      if (held) {
+        const pending = held.take(signal, retry)
+        if (pending) {
+          const start = performance.now()
+          try {
+            await pending
+          } finally {
+            waited += performance.now() - start
+          }
+        }
+      } else {
+        this.unlimited.set(key, (this.unlimited.get(key) ?? 0) + 1)
+      }
+      let release = NO_CAPS
+      if (this.global || this.perModel.size) {
+        try {
+          release = await this.acquire(target.name, signal)
+        } catch (error) {
+          this.leave(key, held)
+          throw error
+        }
+      }
+      if (this.endpoints.get(key)?.pauseLeft()) {
+        // Another call was refused while this one waited for a cap: wait out the pause first.
+        release()
+        this.leave(key, held)
+        retry = true
+        continue
+      }
+      const epoch = held?.epoch ?? 0
+      attempts++
+      let response: GenerateResponse
+      try {
+        response = await target.model.generate(gated)
+      } catch (error) {
+        const refusal = signal.aborted ? undefined : rateLimitOf(error)
+        const pause = refusal && this.limited(key, held).refused(epoch, refusal.retryAfterMs)
+        release()
+        this.leave(key, held)
+        if (!refusal) throw error
+        if (attempts > settings.maxRetries || waited + pause! > settings.maxWaitMs) {
+          throw spent(refusal, attempts, waited, pause!, settings, error)
+        }
+        retry = true
+        continue
+      }
+      ;(held ?? this.endpoints.get(key))?.succeeded(epoch)
+      release()
+      this.leave(key, held)
+      if (waited >= 1) {
+        const usage = response.usage ?? { inputTokens: 0, outputTokens: 0 }
+        response = { ...response, usage: { ...usage, rateLimitWaitMs: Math.round(waited) } }
+      }
+      return response
+    }
+  }
+
+  /**
+   * The endpoint state of `key`, made at its first refusal: it takes over the count of the calls
+   * in flight to it (they were let through unlimited, at epoch 0, and leave through it).
+   */
+  private limited(key: string, held: Endpoint | undefined): Endpoint {
+    let endpoint = held ?? this.endpoints.get(key)
+    if (!endpoint) {
+      endpoint = new Endpoint(key, this.maxQueued, this.rateLimit!, this.unlimited.get(key) ?? 0)
+      this.unlimited.delete(key)
+      this.endpoints.set(key, endpoint)
+    }
+    return endpoint
+  }
+
+  /**
+   * A call to `key` ends its attempt: its slot of the endpoint it held goes back, or, when it went
+   * through unlimited, of the endpoint made meanwhile, else its count. An endpoint with nothing
+   * left to remember is dropped (the next call goes through unlimited again).
+   */
+  private leave(key: string, held: Endpoint | undefined): void {
+    const endpoint = held ?? this.endpoints.get(key)
+    if (endpoint) {
+      endpoint.free()
+      if (endpoint.idle && this.endpoints.get(key) === endpoint) this.endpoints.delete(key)
+      return
+    }
+    const left = this.unlimited.get(key)! - 1
+    if (left) this.unlimited.set(key, left)
+    else this.unlimited.delete(key)
   }
 
   /**
@@ -93,7 +205,7 @@ export class ModelGate {
    * Resolves with the one function that frees both; rejects with `signal.reason` when the signal
    * aborts first (the call leaves the queue at once) or `MODEL_GATE_FULL` when a queue is full.
    */
-  async acquire(model: string, signal: AbortSignal): Promise<() => void> {
+  private async acquire(model: string, signal: AbortSignal): Promise<() => void> {
     if (signal.aborted) throw signal.reason
     const own = this.perModel.get(model)
     if (own) await own.take(signal)
@@ -113,4 +225,15 @@ export class ModelGate {
       own?.free()
     }
   }
+}
+
+function spent(refusal: { endpoint: string; status?: number; retryAfterMs?: number }, attempts: number, waited: number, pause: number,
+  settings: RateLimitSettings, cause: unknown): RateLimitedError {
+  const waitedMs = Math.round(waited)
+  const status = refusal.status === undefined ? '' : ` (HTTP ${refusal.status})`
+  return new RateLimitedError('RATE_LIMITED',
+    `RATE_LIMITED: the model endpoint ${refusal.endpoint} refused ${attempts} attempt${attempts === 1 ? '' : 's'} of this call for its rate${status}; ` +
+    `the call waited ${waitedMs} ms on the endpoint's backoff and the next wait is ${pause} ms. Its retry budget is spent ` +
+    `(rateLimit.maxRetries ${settings.maxRetries}, rateLimit.maxWaitMs ${settings.maxWaitMs} ms): start fewer calls at once (maxModelCallsInFlight), or raise the budget.`,
+    { ...refusal, attempts, waitedMs }, { cause })
 }

@@ -12,6 +12,7 @@ import { BudgetHandlers, type BudgetEvent, type ContinueHook, ContinueHooks } fr
 import { HookSettings } from './hook-run.js'
 import type { AgentHooks, MetricSink } from './hooks.js'
 import { ModelGate } from './model-gate.js'
+import { type RateLimitConfig, rateLimitSchema } from './rate-limit.js'
 import type { RootCeiling } from './root-ceiling.js'
 import { readRootCrossing } from './root-crossing.js'
 import { createServedAgent, type ServedAgentOptions, type ServeRequest } from './served.js'
@@ -44,6 +45,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       maxInFlight: count({ min: 1 }).description('Calls of this model in flight at once (e.g. to respect its provider\'s rate limit).'),
     }), Schema.string().pattern(MODEL_NAME)).description('Per model name (as registered, without `:modelId`): caps of that model\'s calls.'),
     maxQueuedModelCalls: count({ min: 1 }).default(10_000).description('Model calls that may wait at one cap; past it a run ends `error` (MODEL_GATE_FULL).'),
+    rateLimit: rateLimitSchema(),
   })
 
   private readonly models = new Map<string, ChatModel>()
@@ -78,6 +80,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       maxInFlight: config.maxModelCallsInFlight,
       models: config.models,
       maxQueued: config.maxQueuedModelCalls ?? DEFAULTS.maxQueuedModelCalls!,
+      rateLimit: config.rateLimit,
     })
     this.seam = this.makeSeam()
     const configProblem = budgetProblem(config.budget, 'agents config budget')
@@ -313,6 +316,7 @@ export namespace AgentRuntime {
     maxModelCallsInFlight?: number
     models?: Record<string, { maxInFlight?: number }>
     maxQueuedModelCalls?: number
+    rateLimit?: RateLimitConfig
   }
 }
 

@@ -9,7 +9,7 @@ import { openLeg, type Leg, type TurnAbort } from './turn-leg.js'
 import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
 import type { TurnOwner } from './turn-owner.js'
 import type { AgentError } from './errors.js'
-import type { GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason, ToolMessage } from './types.js'
+import type { GenerateRequest, GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason, ToolMessage } from './types.js'
 
 const NO_MESSAGES: InboxMessage[] = []
 
@@ -150,27 +150,12 @@ export class Turn {
       const messages = hooks ? await hooks.beforeLLM(step, agent.persona, agent.transcript.snapshot()).catch(() => undefined) : undefined
       if (hooks && (signal.aborted || hooks.failure)) return signal.aborted ? this.stopForAbort() : this.failed(hooks.failure!)
 
-      // The gate wraps the model call only: its slot is held until the call settles, never across tools.
-      let release: (() => void) | undefined
-      const gate = host.modelGate
-      if (gate) {
-        try {
-          release = await gate.acquire(resolved.name, signal)
-        } catch (error) {
-          if (signal.aborted) return this.stopForAbort()
-          return this.finish('error', describeError(error))
-        }
-        if (signal.aborted) {
-          release()
-          return this.stopForAbort()
-        }
-      }
-
       let response: GenerateResponse
       const began = hooks ? hooks.now() : 0
       try {
         leg.watch?.modelStart(step, agent.model)
-        const generation = this.owner.track(resolved.model.generate({
+        // The gate wraps the model call only (its slots are held until the call settles, never across tools), rate-limit retries too.
+        const request: GenerateRequest = {
           system: agent.persona,
           messages: messages ?? agent.transcript.snapshot(),
           tools: this.refusedFor ? [] : agent.tools.list(),
@@ -178,14 +163,10 @@ export class Turn {
           maxTokens: agent.maxTokens,
           modelId: resolved.modelId,
           maxToolCalls: agent.maxToolCallsPerStep,
-        }))
-        if (release) {
-          generation.then(release, release)
-          release = undefined
         }
+        const generation = this.owner.track(host.modelGate ? host.modelGate.generate(resolved, request) : resolved.model.generate(request))
         response = normalizeResponse(await Promise.race([generation, leg.abort.aborted]), `${agent.id}-${step}`, agent.maxToolCallsPerStep)
       } catch (error) {
-        release?.() // generate() threw before returning a promise: no call holds the slot
         leg.watch?.modelEnd(step, undefined, error, signal.aborted)
         hooks?.modelDone(step, agent.model, began, undefined)
         if (signal.aborted) return this.stopForAbort()

@@ -53,6 +53,12 @@ export interface GenerateRequest {
    * should stop decoding calls past it and only count them in `droppedToolCalls`.
    */
   maxToolCalls?: number
+  /**
+   * `'gate'`: the runtime's model gate retries rate limits itself. An adapter should then not retry
+   * an HTTP 429 or 503 on its own, and throw a `RateLimitedError` (code `RATE_LIMITED`) naming its
+   * endpoint and the announced wait instead. Absent: the adapter handles them as it always did.
+   */
+  rateLimits?: 'gate'
 }
 
 export interface GenerateResponse {
@@ -69,6 +75,12 @@ export interface GenerateResponse {
 /** What a model plugin provides. `generate` may throw; the loop turns that into an `error` stop. */
 export interface ChatModel {
   generate(request: GenerateRequest): Promise<GenerateResponse>
+  /**
+   * The endpoint a call with this `modelId` goes to, as the model gate keys its shared backoff
+   * (e.g. the base URL and the model id): calls of every model that names the same key pause
+   * together. Absent: the registered name (and `:modelId`).
+   */
+  rateLimitKey?(modelId: string | undefined): string
 }
 
 /**

@@ -204,8 +204,8 @@ describe('the model gate: calls in flight across all root runs (maxModelCallsInF
     expect(c.agents.modelGate!.inFlight()).to.equal(0)
   })
 
-  it('without a cap there is no gate (a model call pays one check)', async () => {
-    const c = await runtime({ models: {} }, { m: new CountingModel(() => text('ok')) })
+  it('without a cap and with the shared backoff off there is no gate (a model call pays one check)', async () => {
+    const c = await runtime({ models: {}, rateLimit: { enabled: false } }, { m: new CountingModel(() => text('ok')) })
     expect(c.agents.modelGate).to.equal(undefined)
     expect((await c.agents.create({ model: 'm' }).run('go')).stopReason).to.equal('completed')
   })

@@ -25,6 +25,9 @@ describe('ctx.agents runtime', () => {
       // The schema resolves an empty config to the documented defaults.
       expect(entry.default.Config({})).to.deep.equal({
         maxSteps: 25, depth: 0, maxToolCallsPerStep: 32, budget: {}, models: {}, maxQueuedModelCalls: 10_000,
+        rateLimit: {
+          enabled: true, maxRetries: 8, maxWaitMs: 300_000, maxRetryAfterMs: 60_000, backoffMs: 1000, maxJitterMs: 1000, recoverAfter: 4,
+        },
       })
     })
 

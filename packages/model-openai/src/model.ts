@@ -1,8 +1,9 @@
 import { countProblem, durationProblem } from '@cordis-subagents/shared'
-import OpenAI from 'openai'
-import type { ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subagents/agent'
+import OpenAI, { APIError } from 'openai'
+import { type ChatModel, type GenerateRequest, type GenerateResponse, RateLimitedError } from '@cordis-subagents/agent'
 import { describeFailure, displayEndpoint, type FailureContext, ModelOpenAIError, secretsOf } from './diagnostics.js'
 import { guardedFetch } from './guarded-fetch.js'
+import { gateRetries, isRateRefusal, retryAfterMs } from './retry-after.js'
 import { type Logger, redactingLogger } from './redacting-logger.js'
 import { JsonDepthError, readCappedJson } from './capped-json.js'
 import { fromCompletion, MalformedResponseError, RESPONSE_LIMITS, toChatMessages, toChatTools, truncate } from './mapping.js'
@@ -48,13 +49,18 @@ export interface OpenAIChatModelOptions {
  * connections, timeouts, unusable bodies). It resolves with `finishReason: 'error'` and a
  * `diagnostic` that names the endpoint, the model and the HTTP status and never contains the
  * API key. It throws only when `request.signal` is aborted (the abort reason, or an
- * `AbortError`), so the agent reports the run as `aborted`.
+ * `AbortError`), so the agent reports the run as `aborted`, and, when the runtime's model gate
+ * retries rate limits (`request.rateLimits: 'gate'`), on HTTP 429 or 503: then the SDK does not
+ * retry it, and `generate` throws `RateLimitedError` (`RATE_LIMITED`) with `rateLimitKey(model)`
+ * as its endpoint and the wait the server announced (`retry-after-ms`, `Retry-After`).
  */
 export class OpenAIChatModel implements ChatModel {
   readonly endpoint: string
   readonly model: string
   readonly maxTokensParam: Exclude<MaxTokensParam, 'auto'>
   private readonly client: OpenAI
+  /** The same client, except that a 429 or 503 comes straight back (the model gate retries it). */
+  private readonly gatedClient: OpenAI
   private readonly temperature?: number
   private readonly failure: Omit<FailureContext, 'model'>
   private readonly logger?: Logger
@@ -71,6 +77,7 @@ export class OpenAIChatModel implements ChatModel {
       ?? temperatureProblem(options.temperature)
     if (problem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: ${problem}`)
     const secrets = secretsOf(apiKey, options.headers, options.baseURL)
+    const fetch = guardedFetch({ timeout, maxResponseBytes }, options.fetch)
     const defaultHeaders: Record<string, string | null> = {}
     // No key: tell the SDK to drop the Authorization header it would build from the placeholder.
     if (!apiKey) defaultHeaders.Authorization = null
@@ -83,16 +90,22 @@ export class OpenAIChatModel implements ChatModel {
       timeout,
       maxRetries,
       defaultHeaders,
-      fetch: guardedFetch({ timeout, maxResponseBytes }, options.fetch),
+      fetch,
       // The SDK logs request URLs and, at OPENAI_LOG=debug, headers and bodies: every line is redacted.
       logger: redactingLogger(options.logger ?? console, secrets),
     })
+    this.gatedClient = this.client.withOptions({ fetch: gateRetries(fetch) })
     this.endpoint = displayEndpoint(options.baseURL)
     this.model = options.model
     this.temperature = options.temperature
     this.logger = options.logger
     this.maxTokensParam = resolveMaxTokensParam(options.maxTokensParam ?? 'auto', options.baseURL)
     this.failure = { endpoint: this.endpoint, timeout, maxRetries, secrets }
+  }
+
+  /** The model gate's key of a call: the endpoint (no credentials, no query) and the model id. */
+  rateLimitKey(modelId: string | undefined): string {
+    return `${this.endpoint} (model "${modelId || this.model}")`
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResponse> {
@@ -106,14 +119,21 @@ export class OpenAIChatModel implements ChatModel {
     if (request.tools.length) body.tools = toChatTools(request.tools)
     if (this.temperature !== undefined) body.temperature = this.temperature
     if (request.maxTokens !== undefined) body[this.maxTokensParam] = request.maxTokens
+    const gated = request.rateLimits === 'gate'
+    const client = gated ? this.gatedClient : this.client
     try {
       return await linkedRequest(signal, async (child) => {
         // The raw response, read through the array cap: the SDK's own parse would build every element.
-        const response = await this.client.chat.completions.create(body, { signal: child }).asResponse()
+        const response = await client.chat.completions.create(body, { signal: child }).asResponse()
         return completionFrom(response, request.maxToolCalls)
       })
     } catch (error) {
       if (signal.aborted) throw abortError(signal)
+      // A 429 for an exhausted quota is not a rate: waiting does not help, so it stays a diagnostic.
+      if (gated && error instanceof APIError && typeof error.status === 'number' && isRateRefusal(error.status) && error.code !== 'insufficient_quota') {
+        const message = describeFailure(error, { ...this.failure, maxRetries: 0, model })
+        throw new RateLimitedError('RATE_LIMITED', message, { endpoint: this.rateLimitKey(model), status: error.status, retryAfterMs: retryAfterMs(error.headers) })
+      }
       const diagnostic = describeFailure(error, { ...this.failure, model })
       this.logger?.warn('%s', diagnostic)
       return { text: '', toolCalls: [], finishReason: 'error', diagnostic }

@@ -8,3 +8,5 @@ export { ArrayCappingScanner, MAX_JSON_DEPTH } from './capped-json.js'
 export { fromCompletion, RESPONSE_LIMITS } from './mapping.js'
 /** @internal */
 export { DEFAULT_MODEL } from './model.js'
+/** @internal */
+export { retryAfterMs } from './retry-after.js'

@@ -26,7 +26,7 @@ describe('model-openai plugin', () => {
       const mod = await import('@cordis-subagents/model-openai')
       expect(Object.keys(mod).sort()).to.deep.equal(['Config', 'ModelOpenAIError', 'OpenAIChatModel', 'apply', 'inject', 'name', 'resolveConfig', 'reusable'])
       const testing = await import('@cordis-subagents/model-openai/testing')
-      expect(Object.keys(testing).sort()).to.deep.equal(['ArrayCappingScanner', 'DEFAULT_MODEL', 'MAX_JSON_DEPTH', 'RESPONSE_LIMITS', 'fromCompletion'])
+      expect(Object.keys(testing).sort()).to.deep.equal(['ArrayCappingScanner', 'DEFAULT_MODEL', 'MAX_JSON_DEPTH', 'RESPONSE_LIMITS', 'fromCompletion', 'retryAfterMs'])
     })
 
     it('has Config defaults and descriptions for every key', () => {

@@ -44,6 +44,8 @@ export const OURS = {
   errorCode: 'cordis_subagents.subagent.error_code',
   /** A failed model call's stable error code (`error.code` of the thrown error), when it has one. */
   modelErrorCode: 'cordis_subagents.error.code',
+  /** Ms the model call waited on its endpoint's rate-limit backoff (the model gate), apart from its work. */
+  rateLimitWaitMs: 'cordis_subagents.rate_limit.wait_ms',
   treeInputTokens: 'cordis_subagents.usage.input_tokens',
   treeOutputTokens: 'cordis_subagents.usage.output_tokens',
 } as const

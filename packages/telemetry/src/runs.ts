@@ -169,6 +169,7 @@ export class RunSpans implements AgentObserver {
         [GEN_AI.inputTokens]: usage.inputTokens,
         [GEN_AI.outputTokens]: usage.outputTokens,
         ...usage.cachedInputTokens === undefined ? {} : { [GEN_AI.cacheReadTokens]: usage.cachedInputTokens },
+        ...usage.rateLimitWaitMs === undefined ? {} : { [OURS.rateLimitWaitMs]: usage.rateLimitWaitMs },
       })
     }
     span.setAttribute(GEN_AI.finishReasons, listValue([response.finishReason], this.host.flatAttributes))

@@ -6,7 +6,7 @@ import { expect } from 'chai'
 import { Context, Service } from 'cordis'
 import { ProxyTracer, trace } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
-import type { GenerateRequest, ScriptedResponse } from '@cordis-subagents/agent'
+import { type GenerateRequest, RateLimitedError, type ScriptedResponse } from '@cordis-subagents/agent'
 import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
 import { FakeProvider } from '@cordis-subagents/subagents-service/testing'
 import * as Telemetry from '@cordis-subagents/telemetry'
@@ -78,6 +78,22 @@ describe('@cordis-subagents/telemetry', function () {
     expect(JSON.parse(chat.attributes['gen_ai.output.messages'] as string)).to.deep.equal([
       { role: 'assistant', parts: [{ type: 'text', content: '' }, { type: 'tool_call', id: 'call-1', name: 'subagent' }], finish_reason: 'tool-calls' },
     ])
+  })
+
+  it('a model call that waited on its endpoint\'s rate-limit backoff carries the wait on its chat span', async () => {
+    let refused = 0
+    host = await startTracedHost({
+      agents: { rateLimit: { maxJitterMs: 0 } },
+      script: () => {
+        if (!refused++) throw new RateLimitedError('RATE_LIMITED', 'HTTP 429', { endpoint: 'the script', status: 429, retryAfterMs: 30 })
+        return { text: 'after the pause' }
+      },
+    })
+    const result = await host.ctx.agents.create({ label: 'main' }).run('ROOT')
+    expect(result.text).to.equal('after the pause')
+    const chats = spansOf(host.exporter).filter((span) => span.name === 'chat script')
+    expect(chats).to.have.length(1) // one model call of the run, retried inside the gate
+    expect(chats[0].attributes['cordis_subagents.rate_limit.wait_ms']).to.be.at.least(15).and.equal(result.usage.rateLimitWaitMs)
   })
 
   it('content is not captured by default', async () => {

@@ -7,6 +7,8 @@ export interface Usage {
   outputTokens: number
   /** Input tokens served from a provider-side cache (a subset of `inputTokens`). */
   cachedInputTokens?: number
+  /** Ms the model calls waited on a rate-limited endpoint's backoff (the model gate), apart from their work; summed over calls. */
+  rateLimitWaitMs?: number
 }
 
 /**
@@ -40,7 +42,7 @@ export function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0 }
 }
 
-/** Adds `b` into a copy of `a`; `cachedInputTokens` is kept only when either side reports it. */
+/** Adds `b` into a copy of `a`; `cachedInputTokens` and `rateLimitWaitMs` are kept only when either side reports them. */
 export function addUsage(a: Usage, b: Usage | undefined): Usage {
   if (!b) return a
   const sum: Usage = {
@@ -49,6 +51,9 @@ export function addUsage(a: Usage, b: Usage | undefined): Usage {
   }
   if (a.cachedInputTokens !== undefined || b.cachedInputTokens !== undefined) {
     sum.cachedInputTokens = addCounts(a.cachedInputTokens ?? 0, b.cachedInputTokens ?? 0)
+  }
+  if (a.rateLimitWaitMs !== undefined || b.rateLimitWaitMs !== undefined) {
+    sum.rateLimitWaitMs = addCounts(a.rateLimitWaitMs ?? 0, countOf(b.rateLimitWaitMs))
   }
   return sum
 }
@@ -67,6 +72,8 @@ export function checkedUsage(usage: unknown): Usage | undefined {
   const checked: Usage = { inputTokens, outputTokens }
   const cached = reportedCount(record.cachedInputTokens)
   if (cached !== undefined) checked.cachedInputTokens = cached
+  const waited = reportedCount(record.rateLimitWaitMs)
+  if (waited !== undefined) checked.rateLimitWaitMs = waited
   return checked
 }
 
