@@ -104,11 +104,15 @@ export function withAbsolutePaths(yml: string): string {
 
 /** Command lines of running processes that mention `needle`. */
 export function processesMatching(needle: string): string[] {
-  try {
-    return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
-      .split('\n').filter((line) => line.includes(needle) && !line.includes(' ps -eo '))
-  } catch {
-    return []
+  // `ps -e` lists at least itself, so a failure is the machine's (a fork refused under load): ask again,
+  // rather than report "nothing left" for a list never read.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+        .split('\n').filter((line) => line.includes(needle) && !line.includes(' ps -eo '))
+    } catch (error) {
+      if (attempt >= 3) throw error
+    }
   }
 }
 
