@@ -6,6 +6,11 @@
 // *.deploy.spec.ts, starts no PostgreSQL, and loads a guard (test/setup/fast-tier.ts) that fails any spec
 // starting a subprocess, opening a server or connecting anywhere. Otherwise test-postgres.ts starts the
 // run's PostgreSQL (unless CHECKPOINTS_PG_URL is set) before any spec loads.
+//
+// `npm test` and `npm run test:fast` add --parallel --jobs 2: spec files run in two worker processes at once. A worker loads these
+// `require` files too and runs the root hooks (so the leak audit) around each file; the PostgreSQL is still
+// started once, in the main process, and each worker makes a database of its own on it
+// (test/setup/worker-database.ts). Every other script runs the files one after another in one process.
 const fast = process.env.TEST_TIER === 'fast'
 
 module.exports = {

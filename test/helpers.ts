@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
@@ -15,12 +16,29 @@ export function buildQuickstart() {
   })
 }
 
-/** The environment of this process without OPENAI_* (so the quick start stays offline). */
+/**
+ * Marks what this test process starts with offlineEnv(): `npm test` runs spec files in two workers at once,
+ * and each must tell its own quick start ACP agents from the other's. An `XDG_*` name because provider-acp's
+ * `inherit: core` passes those on to the agent process (any other name of ours would be dropped there).
+ */
+const RUN_MARK = `XDG_CORDIS_SUBAGENTS_TEST_RUN=${process.pid}`
+
+/** The environment of this process without OPENAI_* (so the quick start stays offline), marked as this process's. */
 export function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('OPENAI_')) env[key] = value
   delete env.SUBAGENT_DEPTH
-  return { ...env, ...extra }
+  const [markName, markValue] = RUN_MARK.split('=')
+  return { ...env, [markName]: markValue, ...extra }
+}
+
+/** Whether a process was started from this test process's offlineEnv() (a gone or unreadable one is not). */
+function startedHere(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(RUN_MARK)
+  } catch {
+    return false
+  }
 }
 
 export interface Cli {
@@ -72,9 +90,10 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Processes of the quick start's ACP agent: the bin on acp-agent.yml, or the lib/acp-agent.js shim. */
+/** Processes of the quick start's ACP agent started from this test process: the bin on acp-agent.yml, or the lib/acp-agent.js shim. */
 export function acpAgentProcesses(): string[] {
   return [...processesMatching(join(QUICKSTART, 'acp-agent.yml')), ...processesMatching(join(QUICKSTART, 'lib/acp-agent.js'))]
+    .filter((line) => startedHere(Number(line.trim().split(/\s+/)[0])))
 }
 
 /** A cordis.yml of the quick start with its `loader.url`-relative paths made absolute, for a copy kept elsewhere. */
@@ -85,11 +104,15 @@ export function withAbsolutePaths(yml: string): string {
 
 /** Command lines of running processes that mention `needle`. */
 export function processesMatching(needle: string): string[] {
-  try {
-    return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
-      .split('\n').filter((line) => line.includes(needle) && !line.includes(' ps -eo '))
-  } catch {
-    return []
+  // `ps -e` lists at least itself, so a failure is the machine's (a fork refused under load): ask again,
+  // rather than report "nothing left" for a list never read.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+        .split('\n').filter((line) => line.includes(needle) && !line.includes(' ps -eo '))
+    } catch (error) {
+      if (attempt >= 3) throw error
+    }
   }
 }
 

