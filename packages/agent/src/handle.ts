@@ -132,8 +132,12 @@ export class AgentHandle {
     await Promise.all(this.children.map((child) => child.close({ shutdownMs })))
     let timer: ReturnType<typeof setTimeout> | undefined
     const graceOver = new Promise<true>((resolve) => timer = setTimeout(resolve, shutdownMs, true))
-    this.#forced = await Promise.race([agent.dispose().then(() => false), graceOver])
-    clearTimeout(timer)
+    try {
+      this.#forced = await Promise.race([agent.dispose().then(() => false), graceOver])
+    } finally {
+      // Also when dispose rejects: the grace timer must not outlive the close.
+      clearTimeout(timer)
+    }
     // A child its turn created while the children above were closing.
     await Promise.all(this.children.map((child) => child.close({ shutdownMs })))
     return this.state

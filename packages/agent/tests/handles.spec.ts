@@ -191,4 +191,16 @@ describe('agent handles: parent-scoped ids, capabilities, the inbox with provena
     await agent.dispose()
     expect(await handle.close()).to.deep.include({ status: 'closed', forced: false, transcriptLength: 0 })
   })
+
+  it('a close whose dispose fails rejects with that failure and leaves no grace timer behind', async () => {
+    const agent = ctx.agents.create({})
+    agent.dispose = () => Promise.reject(new Error('dispose broke'))
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length
+    await tick() // mocha arms its own test timer once the test has awaited: count from here
+    const before = timers()
+    let failure: unknown
+    await AgentHandle.of(agent).close({ shutdownMs: 600_000 }).catch((error: unknown) => { failure = error })
+    expect((failure as Error | undefined)?.message).to.equal('dispose broke')
+    expect(timers()).to.equal(before)
+  })
 })
