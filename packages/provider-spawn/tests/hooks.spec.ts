@@ -7,6 +7,19 @@ import { type Harness, delegation, loadTool, routed, setup } from './helpers.js'
 // Hooks over a real spawn delegation: the parent's own set stays with the parent, and the child (an
 // agent created without hooks of its own) runs under the runtime's, forwarded as they are.
 
+/** A host whose root delegates "child task" once to a spawn child that answers at once. */
+async function delegatingHost(): Promise<Harness> {
+  const model = routed({
+    'root task': ({ step, results }) => step === 0 ? { toolCalls: [delegation('child task')] } : { text: `root got ${results[0]?.content}` },
+    'child task': () => ({ text: 'child answer' }),
+  })
+  const h = await setup({ models: { main: model } })
+  h.ctx.plugin(Spawn)
+  loadTool(h.ctx, { provider: 'spawn' })
+  await h.ctx.lifecycle.flush()
+  return h
+}
+
 describe('provider-spawn: hooks and the metric sink across a delegation', () => {
   let h: Harness | undefined
 
@@ -16,14 +29,7 @@ describe('provider-spawn: hooks and the metric sink across a delegation', () => 
   })
 
   it('the child gets the runtime\'s hooks and sink, never its parent\'s own; the parent\'s replace the runtime\'s for the parent only', async () => {
-    const model = routed({
-      'root task': ({ step, results }) => step === 0 ? { toolCalls: [delegation('child task')] } : { text: `root got ${results[0]?.content}` },
-      'child task': () => ({ text: 'child answer' }),
-    })
-    h = await setup({ models: { main: model } })
-    h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn' })
-    await h.ctx.lifecycle.flush()
+    h = await delegatingHost()
 
     const heard: string[] = []
     const records: MetricRecord[] = []
@@ -55,14 +61,7 @@ describe('provider-spawn: hooks and the metric sink across a delegation', () => 
   })
 
   it('a hook that fails in the child ends its delegation `error` (status error), and the parent reads that result and goes on', async () => {
-    const model = routed({
-      'root task': ({ step, results }) => step === 0 ? { toolCalls: [delegation('child task')] } : { text: `root got ${results[0]?.content}` },
-      'child task': () => ({ text: 'child answer' }),
-    })
-    h = await setup({ models: { main: model } })
-    h.ctx.plugin(Spawn)
-    loadTool(h.ctx, { provider: 'spawn' })
-    await h.ctx.lifecycle.flush()
+    h = await delegatingHost()
     h.ctx.agents.hooks({ afterLLM: ({ agent }) => { if (agent.depth === 1) throw new Error('child policy broke') } })
 
     const result = await h.ctx.agents.create().run('root task')
