@@ -108,6 +108,9 @@ export class ModelGate {
     request.rateLimits = 'gate'
     let attempts = 0
     let waited = 0
+    // From a refusal to the next attempt the call is waiting on the backoff, all of it (a loaded
+    // loop may reach the pause's queue late; that time was the backoff's too).
+    let refusedAt: number | undefined
     let retry = false
     while (true) {
       // An endpoint never refused (or recovered) has no state here: its calls are only counted.
@@ -119,7 +122,8 @@ export class ModelGate {
           try {
             await pending
           } finally {
-            waited += performance.now() - start
+            // After a refusal the clock already runs from the refusal (counted below).
+            if (refusedAt === undefined) waited += performance.now() - start
           }
         }
       } else {
@@ -141,17 +145,23 @@ export class ModelGate {
         retry = true
         continue
       }
+      if (refusedAt !== undefined) {
+        waited += performance.now() - refusedAt
+        refusedAt = undefined
+      }
       const epoch = held?.epoch ?? 0
       attempts++
       let response: GenerateResponse
       try {
         response = await target.model.generate(request)
       } catch (error) {
+        const failedAt = performance.now()
         const refusal = signal.aborted ? undefined : rateLimitOf(error)
         const pause = refusal && this.limited(key, held).refused(epoch, refusal.retryAfterMs)
         release()
         this.leave(key, held)
         if (!refusal) throw error
+        refusedAt = failedAt
         if (attempts > settings.maxRetries || waited + pause! > settings.maxWaitMs) {
           throw spent(refusal, attempts, waited, pause!, settings, error)
         }

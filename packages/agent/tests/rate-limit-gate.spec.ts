@@ -19,6 +19,9 @@ class Endpoint implements ChatModel {
   readonly began: string[] = []
   /** The `rateLimits` flag of each attempt. */
   readonly flags: Array<string | undefined> = []
+  /** Date.now() as each attempt began, and as each refusal was given (the gate's pauses run on Date.now()). */
+  readonly beganAt: number[] = []
+  readonly refusedAt: number[] = []
   private readonly pending: Array<{ prompt: string; answer: Deferred<GenerateResponse> }> = []
 
   constructor(private readonly key?: string) {}
@@ -32,6 +35,7 @@ class Endpoint implements ChatModel {
     this.inFlight++
     this.most = Math.max(this.most, this.inFlight)
     this.began.push(prompt)
+    this.beganAt.push(Date.now())
     this.flags.push(request.rateLimits)
     const answer = deferred<GenerateResponse>()
     this.pending.push({ prompt, answer })
@@ -50,6 +54,7 @@ class Endpoint implements ChatModel {
   }
 
   refuse(prompt: string, retryAfterMs?: number): void {
+    this.refusedAt.push(Date.now())
     this.take(prompt).reject(new RateLimitedError('RATE_LIMITED', 'HTTP 429: slow down', { endpoint: 'the test endpoint', status: 429, retryAfterMs }))
   }
 
@@ -116,7 +121,7 @@ describe('the model gate\'s shared backoff after 429/503 (rateLimit)', () => {
     const results = await Promise.all([...runs, late])
     expect(results.map((r) => r.stopReason)).to.deep.equal(['completed', 'completed', 'completed'])
     // Time spent waiting is reported apart from work: at least the announced pause, on the runs that waited.
-    expect(results[0].usage.rateLimitWaitMs).to.be.at.least(30) // the 60 ms pause, less what ran between the refusal and the wait
+    expect(results[0].usage.rateLimitWaitMs).to.be.at.least(60 - 1) // the 60 ms pause: from the refusal to the retry
     expect(results[2].usage.rateLimitWaitMs).to.be.at.least(1)
     expect(results[1].usage.rateLimitWaitMs).to.equal(undefined)
     expect(results[0].usage).to.include({ inputTokens: 1, outputTokens: 1 })
@@ -215,9 +220,14 @@ describe('the model gate\'s shared backoff after 429/503 (rateLimit)', () => {
     expect(result.diagnostic).to.include('RATE_LIMITED: the model endpoint the test endpoint refused 3 attempts of this call for its rate (HTTP 429)')
     expect(result.diagnostic).to.include('the next wait is 32 ms')
     expect(result.diagnostic).to.include('rateLimit.maxRetries 2')
-    const waited = Number(/waited (\d+) ms/.exec(result.diagnostic!)![1])
-    expect(waited).to.be.at.least(8 + 16 - 2)
     expect(model.began).to.deep.equal(['a', 'a', 'a'])
+    // Each retry began no sooner than its pause after the refusal (load only lengthens the gap;
+    // 1 ms for the timer's clock against Date.now()).
+    expect(model.beganAt[1] - model.refusedAt[0]).to.be.at.least(8 - 1)
+    expect(model.beganAt[2] - model.refusedAt[1]).to.be.at.least(16 - 1)
+    // The reported wait runs from each refusal to the next attempt: at least both pauses, at most the run's span.
+    const waited = Number(/waited (\d+) ms/.exec(result.diagnostic!)![1])
+    expect(waited).to.be.within(8 + 16 - 2, model.refusedAt[2] - model.refusedAt[0] + 1)
   })
 
   it('the wait budget: an announced wait past maxWaitMs fails the call at once; a longer Retry-After is clamped to maxRetryAfterMs', async () => {
