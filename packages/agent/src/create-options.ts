@@ -9,6 +9,8 @@ import type { AgentCheckpoint } from './checkpoint.js'
 import type { Agent } from './agent.js'
 import type { Message } from './types.js'
 import { type AgentHooks, hooksProblem, type MetricSink, sinkProblem } from './hooks.js'
+import { budgetNoteProblem, type BudgetNoteOptions } from './budget-note.js'
+import { tellParentProblem, type TellParentOptions } from './tell-parent.js'
 
 // What `ctx.agents.create` takes, and checks before it builds an agent.
 
@@ -52,6 +54,10 @@ export interface CreateAgentOptions {
   hooks?: AgentHooks | null
   /** A metric sink of this agent's runs, replacing the runtime's (`ctx.agents.metrics`); `null`: none. Never inherited from `parent`. */
   metrics?: MetricSink | null
+  /** Show the model its remaining budget in a note after its system prompt, rebuilt each step (README, "Budgets the child can see"). */
+  budgetNote?: boolean | BudgetNoteOptions
+  /** With `parent`: give the agent a bounded `tell_parent` tool (README, "tell_parent"). */
+  tellParent?: boolean | TellParentOptions
 }
 
 const ROLES = new Set(['user', 'assistant', 'tool'])
@@ -78,6 +84,10 @@ export function checkOptions(options: CreateAgentOptions): void {
   }
   const countsProblem = (maxTokens === undefined ? undefined : countProblem('options.maxTokens', maxTokens, { min: 1 }))
     ?? (options.maxInboxMessages === undefined ? undefined : countProblem('options.maxInboxMessages', options.maxInboxMessages, { min: 1 }))
+  if (options.budgetNote !== undefined || options.tellParent !== undefined) {
+    const aidProblem = budgetNoteProblem(options.budgetNote) ?? tellParentProblem(options.tellParent)
+    if (aidProblem) throw new AgentError('INVALID_OPTIONS', aidProblem)
+  }
   if (countsProblem) throw new AgentError('INVALID_OPTIONS', countsProblem)
   if (tools !== undefined && !isToolView(tools)) {
     throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')

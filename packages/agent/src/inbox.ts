@@ -105,6 +105,11 @@ export class Inbox {
     }
   }
 
+  /** Whether a waiting message carries `delegation` (a poster asking whether its result is still unread). */
+  carries(delegation: object): boolean {
+    return this.queue.some((message) => message.delegation === delegation)
+  }
+
   /** Every waiting message, oldest first; the inbox is empty after. */
   drain(): string[] {
     return this.take().map((message) => message.content)

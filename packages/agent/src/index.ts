@@ -5,6 +5,7 @@ export type {
   Message, ModelToolCall, ResumeOptions, RunOptions, RunResult, StopReason, ToolMessage, UserMessage,
 } from './types.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
+export type { DelegationAccount, DelegationEntry, DelegationState } from './children-account.js'
 export { RateLimitedError, type RateLimitConfig, type RateLimitInfo } from './rate-limit.js'
 export type { EndpointStatus } from './model-gate.js'
 export { Agent } from './agent.js'
@@ -12,6 +13,8 @@ export { AgentHandle, type AgentHandleState, type AgentHandleStatus, type CloseO
 export type { AgentCheckpoint, ParkedTurnCheckpoint } from './checkpoint.js'
 export { MAX_SUSPENSION_STATE_BYTES } from './suspension.js'
 export { askParentTool, type AskParentOptions } from './ask-parent.js'
+export { budgetNote, type BudgetNoteOptions, DEFAULT_WRAP_UP_AT, WRAP_UP_HINT } from './budget-note.js'
+export { DEFAULT_TELL_LENGTH, DEFAULT_TELLS, MAX_TELL_LENGTH, MAX_TELLS, tellParentTool, type TellParentOptions } from './tell-parent.js'
 export type { AgentObserver } from './observers.js'
 export type { BudgetEvent, ContinueDecision, ContinueHook, ContinueState } from './continue-hooks.js'
 export type {

@@ -15,6 +15,8 @@ import { ModelGate } from './model-gate.js'
 import { type RateLimitConfig, rateLimitSchema } from './rate-limit.js'
 import type { RootCeiling } from './root-ceiling.js'
 import { readRootCrossing } from './root-crossing.js'
+import { noteBudget } from './budget-note.js'
+import { tellParentTool } from './tell-parent.js'
 import { createServedAgent, type ServedAgentOptions, type ServeRequest } from './served.js'
 import type { ChatModel } from './types.js'
 
@@ -288,9 +290,11 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
     // Every agent below depth 0 (a child here, or a root whose host a parent elsewhere started)
     // loses the tools meant for shallower agents (`maxCallerDepth`, e.g. a non-nested delegation tool).
     init.tools = init.depth > 0 ? tools.forDepth(init.depth) : tools
+    if (parent && options.tellParent) init.tools = init.tools.with(tellParentTool(options.tellParent))
     init.budget = carved
     init.budgetLimits = parent ? limits : lowestLimits<BudgetLimits>(this.rootLimits, limits)
     const agent = new Agent(this.seam, init)
+    if (options.budgetNote) noteBudget(agent, options.budgetNote)
     // Never the parent's: a child without its own gets the runtime's (README, "Hooks and metrics").
     if (options.hooks !== undefined || options.metrics !== undefined) this.hookSettings.own(agent, options.hooks, options.metrics)
     return agent

@@ -2,6 +2,7 @@ import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, em
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Budget } from './budget.js'
 import { TurnLimits } from './turn-limits.js'
+import { budgetNoted, systemWithBudget } from './budget-note.js'
 import { abortDiagnostic, budgetDiagnostic, FINISH_STOPS, interruptDiagnostic, isInterrupt, limitDiagnostic, policyDiagnostic, type TurnInterrupt } from './stops.js'
 import { finishDiagnostic, normalizeResponse, runToolCalls } from './step.js'
 import { appendInbox, type InboxDelegation, type InboxMessage } from './inbox.js'
@@ -156,7 +157,7 @@ export class Turn {
         leg.watch?.modelStart(step, agent.model)
         // The gate wraps the model call only (its slots are held until the call settles, never across tools), rate-limit retries too.
         const request: GenerateRequest = {
-          system: agent.persona,
+          system: budgetNoted.has(agent) ? systemWithBudget(agent, budget, step) : agent.persona,
           messages: messages ?? agent.transcript.snapshot(),
           tools: this.refusedFor ? [] : agent.tools.list(),
           signal,

@@ -1,5 +1,6 @@
 import type { BudgetSpend } from './budget.js'
 import type { AgentErrorCode } from './errors.js'
+import type { DelegationAccount } from './children-account.js'
 import type { ToolResult, ToolSpec, ToolUpdate } from '@cordis-subagents/tools'
 import type { BudgetBreach, PendingQuestion, Usage, WorkCounts } from '@cordis-subagents/shared'
 
@@ -110,6 +111,8 @@ export interface RunResult {
   question?: PendingQuestion
   /** With `stopReason: 'error'` from a failure of ours that has a code: `HOOK_FAILED` (an operator's hook threw or answered oddly). */
   code?: AgentErrorCode
+  /** A root run that delegated: every delegation of its tree and its state (set by `ctx.subagents`; see its README). */
+  children?: DelegationAccount
 }
 
 export type AgentEvent =

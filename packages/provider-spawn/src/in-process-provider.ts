@@ -80,6 +80,8 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
         // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
         // A literal of one shape (a spread of `{ budget }` or `{}` into it takes V8's slow path).
         budget: request.budget,
+        budgetNote: request.agentOptions?.budgetNote,
+        tellParent: request.agentOptions?.tellParent,
       })
     }),
     // After a restart: the child comes back from its checkpoint, parked if it was, else interrupted.

@@ -11,6 +11,10 @@ export interface DelegateOptions
   extends Pick<SubagentRequest, 'agentOptions' | 'persona' | 'toolFilter' | 'maxDepth' | 'budget' | 'resume' | 'reattach'> {
   provider: string
   timeout: number
+  /** The child sees its remaining budget in a note rebuilt each step (in-process providers). */
+  budgetNote?: boolean
+  /** The child gets a bounded `tell_parent` tool (in-process providers). */
+  tellParent?: boolean
   maxOutputBytes: number
   /** What a child's question becomes (see `OutcomeOptions.questions`; default `answer`). */
   questions?: 'answer' | 'escalate'
@@ -70,6 +74,8 @@ export async function runDelegation(
   if (progress) request.onUpdate = progress
   const { agentOptions } = options
   if (agentOptions?.model || agentOptions?.name) request.agentOptions = { ...agentOptions }
+  if (options.budgetNote) (request.agentOptions ??= {}).budgetNote = true
+  if (options.tellParent) (request.agentOptions ??= {}).tellParent = true
   if (options.persona !== undefined) request.persona = options.persona
   if (options.toolFilter) request.toolFilter = options.toolFilter
   if (options.maxDepth !== undefined) request.maxDepth = options.maxDepth

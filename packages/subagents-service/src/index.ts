@@ -4,6 +4,8 @@ import { SubagentService } from './service.js'
 export { SubagentService }
 export default SubagentService
 export { Config, DEFAULTS } from './config.js'
+export type { ChildAgentOptions } from './child-options.js'
+export { MAX_ACCOUNT_LISTED } from './account/accounts.js'
 export type {
   ProviderCapabilities, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult,
   SubagentRun, SubagentRunInfo, SubagentRunState, SubagentStart, SubagentStopReason, SubagentUpdate, TraceContext,

@@ -25,6 +25,8 @@ import { readResult } from './verbs/result-read.js'
 import { type KeptResult, ResultBook } from './verbs/results.js'
 import { ContinuableRuns, type ContinueOptions, continuingProvider } from './verbs/continuation.js'
 import { checkProvider, isObject } from './validate.js'
+import { DelegationAccounts, rootRunObserver } from './account/accounts.js'
+import type { Agent, DelegationAccount } from '@cordis-subagents/agent'
 import type {
   BeginOptions, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
 } from './types.js'
@@ -66,6 +68,8 @@ export class SubagentService extends Service<Config> {
   /** The latest final outcomes by run id, bounded (see `ResultBook`); `result(runId)` reads them. */
   readonly results = new ResultBook()
   /** Ended runs that `continue` can take a new turn of (see `ContinuableRuns`). */ readonly continuable: ContinuableRuns
+  /** Every delegation by its tree's root agent (`account(root)`, a root run's `result.children`). */
+  private readonly accounts = new DelegationAccounts((runId) => this.live.get(runId)?.parent, this.background)
 
   constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'subagents', true)
@@ -77,6 +81,8 @@ export class SubagentService extends Service<Config> {
     this.host = { events: this.events, log: this.log, live: this.live, traces: this.traces, note: noop, afterRecorded: now }
     this.parked = new ParkedBook(this.log, this.live)
     this.events.observe({ 'subagent/end': (info, outcome) => this.results.record(info, outcome) })
+    this.events.observe(this.accounts.handlers())
+    ctx.inject(['agents'], (inner) => { inner.agents.observe(rootRunObserver(this.accounts)) })
     this.continuable = new ContinuableRuns(ctx, this.live, this.events, (name, request, options) => this.begin(name, request, options))
     useCheckpointJournal(ctx, this, this.log)
   }
@@ -131,6 +137,9 @@ export class SubagentService extends Service<Config> {
 
   /** Registered providers, in registration order. */
   list(): SubagentProvider[] { return [...this.providers.values()] }
+
+  /** Every delegation of `root`'s tree with its state, the list capped (`MAX_ACCOUNT_LISTED`); undefined when it never delegated. */
+  account(root: Agent): DelegationAccount | undefined { return this.accounts.account(root) }
 
   /** Runs handed over and not yet disposed. */
   runs(): SubagentRunInfo[] { return Array.from(this.live.values(), (run) => run.info) }

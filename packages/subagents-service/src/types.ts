@@ -1,4 +1,5 @@
 import type { Agent, Budget, BudgetLimits } from '@cordis-subagents/agent'
+import type { ChildAgentOptions } from './child-options.js'
 import type { BudgetBreach, BudgetName, PendingQuestion, ToolFilter, Usage, WorkCounts } from '@cordis-subagents/shared'
 
 export interface ProviderCapabilities {
@@ -38,7 +39,7 @@ export interface SubagentRequest {
    * `model`: the child's model ref. `name`: the child agent's name (a team tool passes the member's
    * definition name); an in-process child takes it as its label, so its handle id reads `parent/name.n`.
    */
-  agentOptions?: { model?: string; name?: string }
+  agentOptions?: ChildAgentOptions
   persona?: string
   toolFilter?: ToolFilter
   maxDepth?: number

@@ -1,0 +1,135 @@
+import type { Agent, AgentObserver, DelegationAccount, DelegationEntry, DelegationState } from '@cordis-subagents/agent'
+import type { SubagentEventHandlers } from '../events.js'
+import type { SubagentRunInfo } from '../types.js'
+import type { BackgroundRegistry } from '../background/book.js'
+
+// Issue 44 item 4: the account of every delegation of a root's tree, by its root agent, kept from the service's own events.
+
+/** Most entries a `DelegationAccount` lists; the rest are counted (`omitted`), never dropped from the counts. */
+export const MAX_ACCOUNT_LISTED = 1000
+
+const UNFINISHED = new Set<DelegationState>(['running', 'pending'])
+
+/** One root's tree: every delegation handed over under it, and the parents (weakly) to read their unread results. */
+class TreeBook {
+  readonly entries = new Map<string, DelegationEntry>()
+  readonly parents = new Map<string, WeakRef<Agent>>()
+}
+
+/**
+ * The service's account of delegations by tree. A run's root is found from its parent agent (walked up
+ * once per agent, then cached); a book lives as long as its root agent (weakly held).
+ */
+export class DelegationAccounts {
+  private readonly books = new WeakMap<Agent, TreeBook>()
+  private readonly rootOf = new WeakMap<Agent, Agent>()
+  /** Books of runs that have not ended, by run id. */
+  private readonly open = new Map<string, TreeBook>()
+
+  constructor(private readonly parentOf: (runId: string) => Agent | undefined, private readonly background: BackgroundRegistry) {}
+
+  /** The handlers that keep the books (`SubagentEvents.observe`). */
+  handlers(): SubagentEventHandlers {
+    return {
+      'subagent/start': (info) => this.started(info),
+      'subagent/pending': (info) => this.move(info.runId, 'pending'),
+      'subagent/resume': (info) => this.move(info.runId, 'running'),
+      'subagent/end': (info, outcome) => {
+        this.move(info.runId, outcome.stopReason as DelegationState)
+        this.open.delete(info.runId)
+      },
+    }
+  }
+
+  /** The account of `root`'s tree, or undefined when nothing was delegated under it. `max`: most entries listed. */
+  account(root: Agent, max = MAX_ACCOUNT_LISTED): DelegationAccount | undefined {
+    const book = this.books.get(root)
+    if (!book) return undefined
+    const unread = this.unreadRuns(book)
+    const states: DelegationAccount['states'] = {}
+    const first: DelegationEntry[] = []
+    const rest: DelegationEntry[] = []
+    for (const entry of book.entries.values()) {
+      states[entry.state] = (states[entry.state] ?? 0) + 1
+      const copy = { ...entry }
+      if (unread.has(entry.runId)) copy.unread = true
+      else delete copy.unread
+      if (UNFINISHED.has(entry.state) || copy.unread) {
+        if (first.length < max) first.push(copy)
+      } else if (first.length + rest.length < max) {
+        rest.push(copy)
+      }
+    }
+    const listed = [...first, ...rest].slice(0, max)
+    return { total: book.entries.size, states, unread: unread.size, listed, omitted: book.entries.size - listed.length }
+  }
+
+  private started(info: SubagentRunInfo): void {
+    const parent = this.parentOf(info.runId)
+    if (!parent) return
+    const root = this.root(parent)
+    let book = this.books.get(root)
+    if (!book) this.books.set(root, book = new TreeBook())
+    const entry: DelegationEntry = { runId: info.runId, provider: info.provider, parentId: info.parentId, depth: info.depth, state: 'running' }
+    if (info.label !== undefined) entry.label = info.label
+    if (info.childId !== undefined) entry.childId = info.childId
+    book.entries.set(info.runId, entry)
+    if (!book.parents.has(parent.id)) book.parents.set(parent.id, new WeakRef(parent))
+    this.open.set(info.runId, book)
+  }
+
+  private move(runId: string, state: DelegationState): void {
+    const entry = this.open.get(runId)?.entries.get(runId)
+    if (entry) entry.state = state
+  }
+
+  /** The root agent above `agent` (itself at the top); each agent is walked once. */
+  private root(agent: Agent): Agent {
+    const path: Agent[] = []
+    let at = agent
+    let root: Agent | undefined
+    while (!(root = this.rootOf.get(at)) && at.parent) {
+      path.push(at)
+      at = at.parent
+    }
+    root ??= at
+    for (const visited of path) this.rootOf.set(visited, root)
+    return root
+  }
+
+  /**
+   * Runs of the book whose ended result went to its parent as a background message that the parent's
+   * model has not read: still in its inbox, or lost unread with a disposed parent.
+   */
+  private unreadRuns(book: TreeBook): Set<string> {
+    const unread = new Set<string>()
+    for (const ref of book.parents.values()) {
+      const parent = ref.deref()
+      // Only a parent with messages waiting, or disposed (a result lost unread), can have an unread result: a parent of
+      // sync delegations only never enters the background book. `usedInbox` is the agent's own (internal) view of its inbox.
+      if (!parent || !(parent.disposed || (parent as { usedInbox?: { size: number } }).usedInbox?.size)) continue
+      for (const task of this.background.peek(parent)?.list() ?? []) {
+        const runId = task.run?.id
+        if (runId === undefined || !book.entries.has(runId)) continue
+        const { delivery } = task
+        const waiting = delivery?.via === 'message' && !!task.posted && !parent.disposed && parent.inbox.carries(task.posted)
+        if (waiting || (delivery?.via === 'lost' && delivery.unread)) unread.add(runId)
+      }
+    }
+    return unread
+  }
+}
+
+/**
+ * The observer that puts a root run's account on its result (`result.children`): it declines every
+ * run of an agent with a parent, so a child's run pays nothing for it.
+ */
+export function rootRunObserver(accounts: DelegationAccounts): AgentObserver {
+  return {
+    runStart: (agent) => (agent.parent ? false : undefined),
+    runEnd: (agent, result) => {
+      const account = accounts.account(agent)
+      if (account) result.children = account
+    },
+  }
+}
