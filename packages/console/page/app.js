@@ -138,7 +138,8 @@
     transport.dataset.transport = node.transport
     $('.provider', el).textContent = node.transport === 'root' ? '' : node.provider
     $('.label', el).textContent = node.label
-    $('.state', el).textContent = node.state === 'running' ? (node.question ? 'waiting for an answer' : 'running') : node.stopReason || 'ended'
+    $('.state', el).textContent = (node.state === 'running' ? (node.question ? 'waiting for an answer' : 'running') : node.stopReason || 'ended')
+      + (node.unread ? ' · result not read by its parent yet' : '')
     $('.counts', el).textContent = `${node.steps} steps · ${node.toolCalls} tool calls · ${node.tokens} tokens`
     const budget = $('.budget', el)
     budget.replaceChildren(...node.budget.map((use) => {

@@ -39,6 +39,8 @@ export interface NodeView {
   question?: { id: string; kind: string; text: string; path: string[]; options?: { id: string; name: string }[] }
   /** What the page may offer: cancel it, send it a message, answer its question. */
   can: { cancel: boolean; send: boolean; answer: boolean }
+  /** A background result that ended and that its parent's model has not read (in its inbox, or lost unread). */
+  unread?: true
 }
 
 export interface TreeView {
@@ -90,6 +92,8 @@ export function nodeView(host: ViewHost, node: NodeRecord): NodeView {
     const { id, kind, text, path, options } = node.question
     view.question = { id, kind, text, path: [...path], ...options ? { options: options.map(({ id, name }) => ({ id, name })) } : {} }
   }
+  const parent = task && host.store.nodes.get(node.parentRunId ?? '')?.agent
+  if (task && parent && host.subagents.background.peek(parent)?.unread(task)) view.unread = true
   if (node.cancelledHere && node.endedAt !== undefined) view.diagnostic = `${CANCEL_REASON}${node.diagnostic ? `; ${node.diagnostic}` : ''}`
   return view
 }

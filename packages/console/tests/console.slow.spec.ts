@@ -78,7 +78,10 @@ describe('console: the tree, the transcript and the actions over HTTP (real Cont
     expect(reply.status, reply.body).to.equal(200)
     await eventually(async () => (await snapshot()).nodes[1].state === 'ended', 'the cancelled child ended')
     const after = (await snapshot()).nodes
-    expect(after[1]).to.include({ stopReason: 'aborted' })
+    // Its result went to the root's inbox after the root's turn ended: nothing has read it (issue 44 item 4).
+    expect(after[1]).to.include({ stopReason: 'aborted', unread: true })
+    expect(after[2].unread).to.equal(undefined)
+    expect(host.ctx.subagents.account(agent)).to.deep.include({ total: 2, unread: 1, states: { aborted: 1, running: 1 } })
     expect(after[1].diagnostic).to.include('cancelled from the console')
     expect(after[2]).to.include({ runId: other.runId, state: 'running' })
     const again = await post(`/api/runs/${held.runId}/cancel`, {})

@@ -108,12 +108,10 @@ export class DelegationAccounts {
       // Only a parent with messages waiting, or disposed (a result lost unread), can have an unread result: a parent of
       // sync delegations only never enters the background book. `usedInbox` is the agent's own (internal) view of its inbox.
       if (!parent || !(parent.disposed || (parent as { usedInbox?: { size: number } }).usedInbox?.size)) continue
-      for (const task of this.background.peek(parent)?.list() ?? []) {
+      const background = this.background.peek(parent)
+      for (const task of background?.list() ?? []) {
         const runId = task.run?.id
-        if (runId === undefined || !book.entries.has(runId)) continue
-        const { delivery } = task
-        const waiting = delivery?.via === 'message' && !!task.posted && !parent.disposed && parent.inbox.carries(task.posted)
-        if (waiting || (delivery?.via === 'lost' && delivery.unread)) unread.add(runId)
+        if (runId !== undefined && book.entries.has(runId) && background!.unread(task)) unread.add(runId)
       }
     }
     return unread

@@ -94,6 +94,16 @@ export class ParentBackground {
   }
 
   /**
+   * Whether `task`'s result ended and this parent's model has not read it: its message still waits in
+   * the parent's inbox, or it was lost unread (the parent was disposed first).
+   */
+  unread(task: BackgroundTask): boolean {
+    const { delivery } = task
+    if (delivery?.via === 'lost') return delivery.unread === true
+    return delivery?.via === 'message' && task.posted !== undefined && !this.parent.disposed && this.parent.inbox.carries(task.posted)
+  }
+
+  /**
    * Records a background delegation and returns its task; the caller then starts the run and binds
    * it with `task.follow`. Throws `BACKGROUND_LIMIT` when too many are live (nothing is recorded).
    */
