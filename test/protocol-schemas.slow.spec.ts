@@ -114,4 +114,27 @@ describe('ACP contract: our messages validate against the SDK\'s stable v1 schem
       assertNoLeftovers()
     })
   }
+
+  it('provider-acp on a reused process: session/close of an ended session, session/resume of a parent\'s session', async () => {
+    const log = join(dir, 'sessions.jsonl')
+    const provider = createAcpProvider({
+      command: process.execPath, args: [TEE, log, process.execPath, ...fixtureArgs('sessions')], logger, ...FAST,
+      env: { ...FAST.env, ACP_FIXTURE_SESSION_CAPS: 'close,resume', ACP_FIXTURE_STATE: dir }, reuse: true, resume: 'request',
+    })
+    try {
+      const parent = { id: 'parent-1', depth: 0, cwd: dir } as never
+      // Not kept (no resume asked): closed when the process is taken back; then a kept one, continued.
+      for (const resume of [false, true, true]) {
+        const run = await provider.start(request({ parent, resume, prompt: 'go' }))
+        expect((await run.result).stopReason).to.equal('completed')
+        await run.dispose()
+      }
+    } finally {
+      await provider.stop()
+    }
+    const { problems, methods } = schema.check(readCapture(log))
+    expect(problems).to.deep.equal([])
+    expect(methods).to.include.members(['session/close', 'session/resume'])
+    assertNoLeftovers()
+  })
 })
