@@ -11,7 +11,7 @@ import {
 import type { RunSettings } from './settings.js'
 
 /** Where a run is: the handshake steps, then the one prompt turn. */
-export type Stage = 'spawn' | 'initialize' | 'session/new' | 'session/load' | 'prompt'
+export type Stage = 'spawn' | 'initialize' | 'session/new' | 'session/load' | 'session/resume' | 'prompt'
 
 /** How long to wait for an exit status after the connection dropped. */
 export const EXIT_STATUS_MS = 400
@@ -37,6 +37,10 @@ export class Handshake {
   private authMethods: Acp.AuthMethod[] = []
   /** The agent advertised `loadSession` in its initialize answer. */
   canLoadSession = false
+  /** The agent advertised `sessionCapabilities.resume` (continue a session without the replay). */
+  canResumeSession = false
+  /** The agent advertised `sessionCapabilities.close` (free a session it keeps). */
+  canCloseSession = false
   /** The agent's name from its initialize answer (`agentInfo.name`), when it gave a short one. */
   agentName?: string
   /** A session a spare opened ahead of need (`openAhead`), and what it was opened with. */
@@ -103,23 +107,45 @@ export class Handshake {
     return true
   }
 
+  /** The agent can continue an earlier session: `session/resume` or `session/load`. */
+  get canContinue(): boolean {
+    return this.canResumeSession || this.canLoadSession
+  }
+
   /**
-   * `session/load` of an earlier session (the agent replays its history, which is not this
-   * run's output). Sent even when this connection has the session open, so the agent gets this
-   * delegation's `_meta` (its limits).
+   * `session/resume` of an earlier session when the agent offers it, else `session/load` (the
+   * agent replays its history, which is not this run's output). Sent even when this connection
+   * has the session open, so the agent gets this delegation's `_meta` (its limits).
    */
   resumeSession(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>, sessionId: string): Promise<void> {
     this.session = undefined
     return this.bounded(signal, async () => {
-      this.stage = 'session/load'
+      this.stage = this.canResumeSession ? 'session/resume' : 'session/load'
       const agent = this.connection!.agent as unknown as { attachSession?: (response: { sessionId: string }) => Acp.ActiveSession }
       // The SDK builds its session helper only around session/new; its (internal) attach does the same for a loaded one.
       if (typeof agent.attachSession !== 'function') throw new AcpError('ACP_STARTUP_FAILED', 'This ACP SDK cannot attach to a loaded session.')
       const request: Acp.LoadSessionRequest = { sessionId, cwd: session.cwd, mcpServers: session.mcpServers }
       if (session.sessionMeta) request._meta = session.sessionMeta
-      await this.connection!.agent.request(this.sdk.methods.agent.session.load, request)
+      const { session: methods } = this.sdk.methods.agent
+      await this.connection!.agent.request(this.canResumeSession ? methods.resume : methods.load, request)
       this.session = agent.attachSession.call(this.connection!.agent, { sessionId })
     })
+  }
+
+  /**
+   * `session/close` of a session this run is done with, on a process kept for another run; bounded
+   * by `ms`. Rejects when the agent refuses or does not answer in time.
+   */
+  async closeSession(sessionId: string, ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer to session/close within ${ms} ms`)), ms)
+    })
+    try {
+      await Promise.race([this.connection!.agent.request(this.sdk.methods.agent.session.close, { sessionId }), late])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /** `work` bounded by startupTimeout, the signal and the process' exit. */
@@ -238,7 +264,13 @@ export class Handshake {
         + 'Use a release of the agent (or its ACP adapter) that speaks protocol version 1.')
     }
     this.authMethods = Array.isArray(init.authMethods) ? init.authMethods.slice(0, 16) : []
-    this.canLoadSession = (init.agentCapabilities as { loadSession?: unknown } | undefined)?.loadSession === true
+    type Offered = { loadSession?: unknown; sessionCapabilities?: Record<string, unknown> | null } | undefined
+    const capabilities = init.agentCapabilities as Offered
+    this.canLoadSession = capabilities?.loadSession === true
+    const sessions = capabilities?.sessionCapabilities
+    const offered = (name: string) => typeof sessions?.[name] === 'object' && sessions[name] !== null
+    this.canResumeSession = offered('resume')
+    this.canCloseSession = offered('close')
     const name = (init as { agentInfo?: { name?: unknown } | null }).agentInfo?.name
     if (typeof name === 'string' && name.length <= 64) this.agentName = name
   }

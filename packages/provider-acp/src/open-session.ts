@@ -5,16 +5,16 @@ import type { Handshake } from './handshake.js'
 import type { RunSettings } from './settings.js'
 
 /**
- * Opens the run's session: session/load of the session to resume when the agent can load
- * sessions, else (or when that fails on a healthy process) session/new. True when it resumed.
+ * Opens the run's session: session/resume (else session/load) of the session to resume when the
+ * agent can continue sessions, else (or when that fails on a healthy process) session/new. True when it resumed.
  */
 export async function openSession(link: Handshake, slot: AgentSlot, settings: RunSettings, signal: AbortSignal): Promise<boolean> {
   const resume = settings.resumeSessionId
-  if (resume && settings.restore && !link.canLoadSession) {
-    throw new AcpError('ACP_RESTORE_FAILED', `The ACP agent "${settings.command}" does not load sessions (no loadSession capability), `
+  if (resume && settings.restore && !link.canContinue) {
+    throw new AcpError('ACP_RESTORE_FAILED', `The ACP agent "${settings.command}" does not load sessions (no loadSession or session resume capability), `
       + `so session ${resume} cannot be continued after a restart; delegate the task again.`)
   }
-  if (resume && link.canLoadSession) {
+  if (resume && link.canContinue) {
     try {
       await link.resumeSession(signal, settings, resume)
       return true

@@ -17,6 +17,8 @@ export interface ReleaseOptions {
   reusable: boolean
   /** Skip the polite exitGrace (the process misbehaved or is gone). */
   hurry: boolean
+  /** The run's session, which nothing continues: a process kept for another run closes it (`session/close`) when the agent offers that. */
+  endSession?: string
 }
 
 /** Where runs get their initialized agent process from, and where they hand it back. */

@@ -124,6 +124,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
       sessionMeta,
       ...request.traceContext ? { promptMeta: traceMeta(request.traceContext) } : {},
       ...ticket?.sessionId ? { resumeSessionId: ticket.sessionId } : {},
+      ...ticket ? { keepSession: true } : {},
       ...restore ? { resumeSessionId: restore.sessionId, restore } : {},
     }, request, source)
     if (ticket) recordSession(ticket, starting)

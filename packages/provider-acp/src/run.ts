@@ -158,7 +158,7 @@ export class AcpRun implements SubagentRun {
       run.childId = run.session.sessionId
       slot.opened(run.childId)
       source.opened?.(slot, run.childId)
-      run.loadable = run.link.canLoadSession
+      run.loadable = run.link.canContinue
       if (source.pooled) {
         run.origin = note ? `${kind} (${note})` : kind
         run.emit({ kind: 'status', text: note ? `${kind} process (${note})` : `${kind} process` })
@@ -333,13 +333,14 @@ export class AcpRun implements SubagentRun {
     else reap.catch(() => {}) // dispose() awaits it and reports the failure
   }
 
-  // -------------------------------------------------------------------------------------------
   // Teardown
 
   /** Hands the process back (see `handBack`); a cancelled run's process is never reused (a timeout is a cancel too). */
   private teardown(): Promise<void> {
     const reusable = this.answered && this.cancelReason === undefined && !this.hurry && this.slot.healthy
-    return this.teardownPromise ??= handBack(this.source, this.slot, this.session, { reusable, hurry: this.hurry })
+    // A session no parent continues (no resume ticket, no restore) ends with the run: a kept process closes it.
+    const ends = reusable && !this.settings.keepSession && !this.settings.restore ? this.session?.sessionId : undefined
+    return this.teardownPromise ??= handBack(this.source, this.slot, this.session, { reusable, hurry: this.hurry, endSession: ends })
       .finally(() => this.releaseConsole?.())
   }
 

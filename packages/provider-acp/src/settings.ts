@@ -35,8 +35,10 @@ export interface RunSettings {
   sessionMeta?: Record<string, unknown>
   /** Sent as `_meta` of `session/prompt` (the delegation's trace context), when set. */
   promptMeta?: Record<string, unknown>
-  /** Continue this earlier session (session/load) when the agent can load sessions. */
+  /** Continue this earlier session (session/resume, else session/load) when the agent can. */
   resumeSessionId?: string
+  /** A parent may continue this run's session later (resume is on): a kept process does not close it. */
+  keepSession?: boolean
   /**
    * A run restored after a restart (`provider.restore`): `resumeSessionId` must be loaded (no new
    * session instead), and a parked run waits for the answer to its question before it prompts.

@@ -18,6 +18,8 @@ export type ServeAcpErrorCode =
   | 'INVALID_ANSWER'
   /** A prompt to a session whose parent's tool ceiling leaves none of the served tools. */
   | 'NO_TOOLS_LEFT'
+  /** A session/list cursor this server did not give. */
+  | 'INVALID_CURSOR'
 
 export class ServeAcpError extends CodedError<ServeAcpErrorCode> {
   override name = 'ServeAcpError'

@@ -13,6 +13,8 @@ import { PROTOCOL_VERSION, type Sdk } from './sdk.js'
 import { isSessionId, newSessionId, SessionStore } from './session-store.js'
 import { promptTrace, sessionLimits } from './session-limits.js'
 import { type Session, SessionTable } from './sessions.js'
+import { listSessions } from './session-list.js'
+import { eventUpdate, replayed, reportOf, totals } from './updates.js'
 
 /** Our stop reasons that are ACP stop reasons; the others (error, max-steps, timeout, budget) are answered with a JSON-RPC error. */
 const STOPS: Partial<Record<RunResult['stopReason'], 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal'>> = {
@@ -21,9 +23,6 @@ const STOPS: Partial<Record<RunResult['stopReason'], 'end_turn' | 'cancelled' | 
   'max-tokens': 'max_tokens',
   refusal: 'refusal',
 }
-
-/** Longest tool-call title sent to the client. */
-const TITLE_CHARS = 200
 
 interface Telemetry {
   continueTrace(agent: Agent, context: TraceContextHeaders | undefined): boolean
@@ -82,7 +81,10 @@ export class AcpServer {
         this.bindCrossing(params._meta)
         return {
           protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
-          agentCapabilities: { loadSession: !!this.store },
+          agentCapabilities: {
+            loadSession: !!this.store,
+            sessionCapabilities: { list: {}, close: {}, ...this.store ? { resume: {} } : {} },
+          },
           authMethods: [],
           agentInfo: { name: config.name, version: this.parts.version, ...config.title ? { title: config.title } : {} },
         }
@@ -96,18 +98,31 @@ export class AcpServer {
         return { sessionId: id }
       })
       .onRequest(methods.agent.session.load, async ({ params, client }) => {
-        if (!this.store) throw this.refuse('LOAD_UNSUPPORTED', 'this server does not load sessions (loadSession is off)', 'invalidRequest')
-        const cwd = await this.sessionCwd(params.cwd)
-        const id = params.sessionId
-        if (!isSessionId(id)) throw this.refuse('UNKNOWN_SESSION', `cannot load session ${JSON.stringify(id).slice(0, 120)}: not a session id of this server`)
-        const messages = await this.history(id)
-        const session = this.open(id, cwd, params._meta, messages)
-        await this.persist(session)
+        const session = await this.reopen(params, 'session/load')
         // The protocol wants the conversation replayed to the client before the response.
         for (const message of session.agent.transcript.messages) {
           const update = replayed(message)
-          if (update) await client.notify(methods.client.session.update, { sessionId: id, update: update as any }).catch(() => {})
+          if (update) await client.notify(methods.client.session.update, { sessionId: session.id, update: update as any }).catch(() => {})
         }
+        return {}
+      })
+      // session/load without the replay: the client still shows the conversation.
+      .onRequest(methods.agent.session.resume, async ({ params }) => {
+        await this.reopen(params, 'session/resume')
+        return {}
+      })
+      .onRequest(methods.agent.session.list, async ({ params }) => {
+        const page = await listSessions(this.sessions.values(), this.store, params)
+        if (!page) throw this.refuse('INVALID_CURSOR', 'the cursor is not one this server gave; list again without a cursor')
+        return page
+      })
+      .onRequest(methods.agent.session.close, async ({ params }) => {
+        const session = this.sessions.get(params.sessionId)
+        if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${JSON.stringify(params.sessionId).slice(0, 120)}; it is not open here`)
+        // Closing ends a running turn (its prompt answers cancelled) and frees the session; the stored copy stays loadable.
+        this.sessions.delete(session.id)
+        session.controller?.abort(new Error('the session was closed by the client (session/close)'))
+        await session.agent.dispose()
         return {}
       })
       .onNotification(methods.agent.session.cancel, ({ params }) => {
@@ -127,6 +142,18 @@ export class AcpServer {
           client.notify(methods.client.session.update, { sessionId: session.id, update: update as any }).catch(() => {})
         return this.turn(session, text, params._meta, notify)
       })
+  }
+
+  /** session/load and session/resume: the session's history (open here or stored) under a new agent with this request's limits. */
+  private async reopen(params: { sessionId: string; cwd: string; _meta?: unknown }, method: 'session/load' | 'session/resume'): Promise<Session> {
+    if (!this.store) throw this.refuse('LOAD_UNSUPPORTED', `this server does not load sessions (loadSession is off), so it does not answer ${method}`, 'invalidRequest')
+    const cwd = await this.sessionCwd(params.cwd)
+    const id = params.sessionId
+    if (!isSessionId(id)) throw this.refuse('UNKNOWN_SESSION', `cannot load session ${JSON.stringify(id).slice(0, 120)}: not a session id of this server`)
+    const messages = await this.history(id)
+    const session = this.open(id, cwd, params._meta, messages)
+    await this.persist(session)
+    return session
   }
 
   private async turn(session: Session, text: string, meta: unknown, notify: (update: Record<string, unknown>) => Promise<unknown>) {
@@ -178,6 +205,7 @@ export class AcpServer {
       return (parked ? { stopReason, usage, _meta: questionMeta(parked) } : { stopReason, usage }) as any
     } finally {
       session.controller = undefined
+      session.updatedAt = Date.now()
       await this.persist(session)
     }
   }
@@ -205,7 +233,8 @@ export class AcpServer {
     if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn or waiting for an answer; wait for one to end`, 'invalidRequest')
     for (const old of closed) void old.agent.dispose()
     const agent = ctx.agents.createServed(limits, { label: 'acp', cwd, tools: this.tools(), model: config.model, persona: config.persona, seed })
-    const session: Session = { id, agent, cwd, depth: limits.depth, spent: { steps: 0, tokens: 0, toolCalls: 0, delegations: 0 } }
+    const spent = { steps: 0, tokens: 0, toolCalls: 0, delegations: 0 }
+    const session: Session = { id, agent, cwd, depth: limits.depth, updatedAt: Date.now(), spent }
     if (limits.trace) session.trace = limits.trace
     this.sessions.add(session)
     return session
@@ -282,43 +311,4 @@ export class AcpServer {
   private refuse(code: ServeAcpErrorCode, message: string, kind: 'invalidParams' | 'invalidRequest' = 'invalidParams', extra: Record<string, unknown> = {}) {
     return this.parts.sdk.RequestError[kind]({ code, ...extra }, message)
   }
-}
-
-function reportOf(base: { steps: number; tokens: number; toolCalls: number; delegations: number }, spent: BudgetSpend, agent: Agent) {
-  const { inputTokens, outputTokens, cachedInputTokens } = agent.usage.total
-  const usage = cachedInputTokens === undefined ? { inputTokens, outputTokens } : { inputTokens, outputTokens, cachedInputTokens }
-  return { ...totals(base, spent), usage }
-}
-
-function totals(base: { steps: number; tokens: number; toolCalls: number; delegations: number }, spent: BudgetSpend) {
-  return {
-    steps: addCounts(base.steps, spent.steps),
-    tokens: addCounts(base.tokens, spent.tokens),
-    toolCalls: addCounts(base.toolCalls, spent.toolCalls),
-    delegations: addCounts(base.delegations, spent.children),
-  }
-}
-
-/** The session/update for an agent event, or undefined for events the client does not see. */
-function eventUpdate(event: AgentEvent): Record<string, unknown> | undefined {
-  switch (event.type) {
-    case 'text':
-      return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.text } }
-    case 'tool-call':
-      return {
-        sessionUpdate: 'tool_call', toolCallId: event.call.id, status: 'in_progress', kind: 'other',
-        title: `${event.call.name} ${JSON.stringify(event.call.input) ?? ''}`.slice(0, TITLE_CHARS),
-      }
-    case 'tool-result':
-      return { sessionUpdate: 'tool_call_update', toolCallId: event.toolCallId, status: event.result.isError ? 'failed' : 'completed' }
-    default:
-      return undefined
-  }
-}
-
-/** A stored message as the session/update that replays it (tool messages are not replayed). */
-function replayed(message: Message): Record<string, unknown> | undefined {
-  if (message.role === 'user') return { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: message.content } }
-  if (message.role === 'assistant' && message.content) return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: message.content } }
-  return undefined
 }

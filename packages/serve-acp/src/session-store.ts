@@ -44,6 +44,22 @@ export function isSessionId(value: unknown): value is string {
   return typeof value === 'string' && SESSION_ID.test(value)
 }
 
+/** Bytes read of a stored file to find its cwd (an absolute path, at most a few KiB escaped). */
+const HEAD_BYTES = 32 * 1024
+const CWD_HEAD = /^\{"cwd":("(?:[^"\\]|\\.)*")/
+
+/** The cwd at the head of a stored session's JSON, or undefined when the head is not one of ours. */
+function storedCwd(head: string): string | undefined {
+  const match = CWD_HEAD.exec(head)
+  if (!match) return undefined
+  try {
+    const cwd: unknown = JSON.parse(match[1]!)
+    return typeof cwd === 'string' ? cwd : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export class SessionStore {
   constructor(readonly dir: string, readonly limits: SessionStoreLimits = DEFAULT_STORE_LIMITS) {}
 
@@ -77,6 +93,34 @@ export class SessionStore {
     const dated = await Promise.all(names.map(async (name) => ({ name, mtime: await mtime(name) })))
     dated.sort((a, b) => a.mtime - b.mtime)
     await Promise.all(dated.slice(0, dated.length - this.limits.maxSessions).map(({ name }) => rm(join(this.dir, name), { force: true })))
+  }
+
+  /**
+   * Every stored session's id, cwd and last save (for session/list). Reads only the head of each
+   * file (the cwd is written first), so listing stays cheap however long the conversations are.
+   */
+  async list(): Promise<Array<{ id: string; cwd: string; updatedAt: number }>> {
+    const names = await readdir(this.dir).catch(() => [] as string[])
+    const listed = await Promise.all(names.map(async (name) => {
+      const id = name.slice(0, -5)
+      if (!name.endsWith('.json') || !isSessionId(id)) return undefined
+      const file = join(this.dir, name)
+      try {
+        const handle = await open(file, 'r')
+        try {
+          const head = Buffer.alloc(HEAD_BYTES)
+          const { bytesRead } = await handle.read(head, 0, HEAD_BYTES, 0)
+          const cwd = storedCwd(head.subarray(0, bytesRead).toString('utf8'))
+          const info = await handle.stat()
+          return cwd === undefined ? undefined : { id, cwd, updatedAt: info.mtimeMs }
+        } finally {
+          await handle.close()
+        }
+      } catch {
+        return undefined
+      }
+    }))
+    return listed.filter((entry) => entry !== undefined)
   }
 
   /** The stored session, or undefined when there is none; throws when the file is unusable. */

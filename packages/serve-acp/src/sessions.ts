@@ -19,6 +19,8 @@ export interface Session {
   trace?: TraceContextHeaders
   /** The running turn's abort; unset while idle. */
   controller?: AbortController
+  /** When the session last opened or ended a turn (ms since the epoch), for session/list. */
+  updatedAt: number
   /** Spend of the turns finished in this process since the session was opened or loaded. */
   spent: SessionSpend
 }
@@ -58,6 +60,11 @@ export class SessionTable {
     if (this.sessions.size - closed.length >= this.max) return undefined
     for (const session of closed) this.sessions.delete(session.id)
     return closed
+  }
+
+  /** Every open session, without touching the use order. */
+  values(): IterableIterator<Session> {
+    return this.sessions.values()
   }
 
   add(session: Session): void {

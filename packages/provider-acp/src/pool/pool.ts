@@ -9,6 +9,7 @@ import type { Sdk } from '../sdk.js'
 import type { RunSettings } from '../settings.js'
 import { SpareBackoff, type SpareStatus } from './spare-backoff.js'
 import { poolKey, type Entry, type State } from './pool-entry.js'
+import { closeEnded } from './close-ended.js'
 
 export { SPARE_RETRY_BASE_MS, type SpareStatus } from './spare-backoff.js'
 
@@ -131,12 +132,13 @@ export class AgentPool implements ProcessSource {
     return note ? { slot, kind: 'cold', note } : { slot, kind: 'cold' }
   }
 
-  async release(slot: AgentSlot, { reusable, hurry }: ReleaseOptions): Promise<void> {
+  async release(slot: AgentSlot, { reusable, hurry, endSession }: ReleaseOptions): Promise<void> {
     const entry = this.entries.get(slot)
     if (!entry) return slot.terminate(hurry ? 0 : slot.exitGrace)
     slot.tenant = undefined
     const keep = this.options.reuse && reusable && !hurry && !this.stopped && slot.healthy
       && slot.sessions < this.options.maxSessionsPerProcess && this.alive() <= this.options.maxProcesses
+    if (keep && endSession) closeEnded(slot, endSession)
     if (keep) {
       this.idle(entry)
       this.scheduleRefill(0)

@@ -1,0 +1,53 @@
+// The session/update notifications a served turn sends, and the spend it reports.
+import type { Agent, AgentEvent, BudgetSpend, Message } from '@cordis-subagents/agent'
+import { addCounts } from '@cordis-subagents/shared'
+
+/** Longest tool-call title sent to the client. */
+const TITLE_CHARS = 200
+
+/** Spend of a session's finished turns (what the next turn's reports start from). */
+export interface Spent {
+  steps: number
+  tokens: number
+  toolCalls: number
+  delegations: number
+}
+
+export function reportOf(base: Spent, spent: BudgetSpend, agent: Agent) {
+  const { inputTokens, outputTokens, cachedInputTokens } = agent.usage.total
+  const usage = cachedInputTokens === undefined ? { inputTokens, outputTokens } : { inputTokens, outputTokens, cachedInputTokens }
+  return { ...totals(base, spent), usage }
+}
+
+export function totals(base: Spent, spent: BudgetSpend) {
+  return {
+    steps: addCounts(base.steps, spent.steps),
+    tokens: addCounts(base.tokens, spent.tokens),
+    toolCalls: addCounts(base.toolCalls, spent.toolCalls),
+    delegations: addCounts(base.delegations, spent.children),
+  }
+}
+
+/** The session/update for an agent event, or undefined for events the client does not see. */
+export function eventUpdate(event: AgentEvent): Record<string, unknown> | undefined {
+  switch (event.type) {
+    case 'text':
+      return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: event.text } }
+    case 'tool-call':
+      return {
+        sessionUpdate: 'tool_call', toolCallId: event.call.id, status: 'in_progress', kind: 'other',
+        title: `${event.call.name} ${JSON.stringify(event.call.input) ?? ''}`.slice(0, TITLE_CHARS),
+      }
+    case 'tool-result':
+      return { sessionUpdate: 'tool_call_update', toolCallId: event.toolCallId, status: event.result.isError ? 'failed' : 'completed' }
+    default:
+      return undefined
+  }
+}
+
+/** A stored message as the session/update that replays it (tool messages are not replayed). */
+export function replayed(message: Message): Record<string, unknown> | undefined {
+  if (message.role === 'user') return { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: message.content } }
+  if (message.role === 'assistant' && message.content) return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: message.content } }
+  return undefined
+}
