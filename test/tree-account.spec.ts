@@ -168,7 +168,7 @@ describe('the root\'s account of its tree (issue 44 item 4)', () => {
     }
   })
 
-  it('is bounded: 10,000 delegations of one root are all counted, the list is capped at MAX_ACCOUNT_LISTED', async function () {
+  it('is bounded: 10,000 delegations of one root are all counted; the list, and what the tree keeps, are capped at MAX_ACCOUNT_LISTED (the latest)', async function () {
     this.timeout(120_000)
     const host = await startHost({ subagents: { maxChildren: 20_000, maxConcurrent: 64, maxConcurrentPerParent: 64 } })
     try {
@@ -187,9 +187,13 @@ describe('the root\'s account of its tree (issue 44 item 4)', () => {
       })
       const root = host.ctx.agents.create({})
       const signal = new AbortController().signal
+      const batches: string[][] = []
       for (let i = 0; i < 10_000; i += 50) {
+        const batch: string[] = []
+        batches.push(batch)
         await Promise.all(Array.from({ length: 50 }, async () => {
           const run = await host.ctx.subagents.delegate('instant', { prompt: 'x', parent: root, signal })
+          batch.push(run.id)
           await run.result
           await run.dispose()
         }))
@@ -199,6 +203,8 @@ describe('the root\'s account of its tree (issue 44 item 4)', () => {
       expect(account.listed).to.have.length(MAX_ACCOUNT_LISTED)
       expect(account.omitted).to.equal(10_000 - MAX_ACCOUNT_LISTED)
       expect(account.states).to.deep.equal({ completed: 2500, error: 2500, aborted: 2500, budget: 2500 })
+      // The tree keeps the latest ended entries (the last 20 batches of 50), the older ones only counted.
+      expect(new Set(account.listed.map((entry) => entry.runId))).to.deep.equal(new Set(batches.slice(-20).flat()))
       await root.dispose()
     } finally {
       await host.stop()

@@ -27,7 +27,10 @@ export interface DelegationAccount {
   states: Partial<Record<DelegationState, number>>
   /** Ended results the parent's model has not read (each is also an entry with `unread: true`, when listed). */
   unread: number
-  /** The entries, the unfinished and unread first, then by start; at most the service's cap (`MAX_ACCOUNT_LISTED`). */
+  /**
+   * The entries, the unfinished and unread first, then by start; at most the service's cap (`MAX_ACCOUNT_LISTED`).
+   * A tree keeps every unfinished entry and its latest ended ones up to that cap: older ended ones are only counted.
+   */
   listed: DelegationEntry[]
   /** `total - listed.length`: counted, not listed. */
   omitted: number

@@ -5,15 +5,36 @@ import type { BackgroundRegistry } from '../background/book.js'
 
 // Issue 44 item 4: the account of every delegation of a root's tree, by its root agent, kept from the service's own events.
 
-/** Most entries a `DelegationAccount` lists; the rest are counted (`omitted`), never dropped from the counts. */
+/**
+ * Most entries a `DelegationAccount` lists; the rest are counted (`omitted`), never dropped from the counts.
+ * It is also what a tree keeps of its ended delegations: past it the oldest ended entry is forgotten and
+ * only counted, so a root that lives for days (a chat's) holds this many entries, not one per delegation ever.
+ */
 export const MAX_ACCOUNT_LISTED = 1000
 
 const UNFINISHED = new Set<DelegationState>(['running', 'pending'])
 
 /** One root's tree: every delegation handed over under it, and the parents (weakly) to read their unread results. */
 class TreeBook {
+  /** Unfinished entries, and the latest ended ones up to the cap, in the order they started. */
   readonly entries = new Map<string, DelegationEntry>()
   readonly parents = new Map<string, WeakRef<Agent>>()
+  /** Ended entries forgotten past the cap: counted by state only. */
+  readonly forgotten: DelegationAccount['states'] = {}
+  forgottenTotal = 0
+  ended = 0
+
+  /** Forgets the oldest ended entries while more than `keep` ended ones are kept. */
+  trim(keep: number): void {
+    if (this.ended <= keep) return
+    for (const [runId, entry] of this.entries) {
+      if (UNFINISHED.has(entry.state)) continue
+      this.entries.delete(runId)
+      this.forgotten[entry.state] = (this.forgotten[entry.state] ?? 0) + 1
+      this.forgottenTotal++
+      if (--this.ended <= keep) return
+    }
+  }
 }
 
 /**
@@ -35,8 +56,13 @@ export class DelegationAccounts {
       'subagent/pending': (info) => this.move(info.runId, 'pending'),
       'subagent/resume': (info) => this.move(info.runId, 'running'),
       'subagent/end': (info, outcome) => {
+        const book = this.open.get(info.runId)
         this.move(info.runId, outcome.stopReason as DelegationState)
         this.open.delete(info.runId)
+        if (book) {
+          book.ended++
+          book.trim(MAX_ACCOUNT_LISTED)
+        }
       },
     }
   }
@@ -46,7 +72,7 @@ export class DelegationAccounts {
     const book = this.books.get(root)
     if (!book) return undefined
     const unread = this.unreadRuns(book)
-    const states: DelegationAccount['states'] = {}
+    const states: DelegationAccount['states'] = { ...book.forgotten }
     const first: DelegationEntry[] = []
     const rest: DelegationEntry[] = []
     for (const entry of book.entries.values()) {
@@ -61,7 +87,8 @@ export class DelegationAccounts {
       }
     }
     const listed = [...first, ...rest].slice(0, max)
-    return { total: book.entries.size, states, unread: unread.size, listed, omitted: book.entries.size - listed.length }
+    const total = book.entries.size + book.forgottenTotal
+    return { total, states, unread: unread.size, listed, omitted: total - listed.length }
   }
 
   private started(info: SubagentRunInfo): void {
@@ -111,7 +138,8 @@ export class DelegationAccounts {
       const background = this.background.peek(parent)
       for (const task of background?.list() ?? []) {
         const runId = task.run?.id
-        if (runId !== undefined && book.entries.has(runId) && background!.unread(task)) unread.add(runId)
+        // Every delegation of these parents is this tree's, a forgotten entry's too: counted even when not listed.
+        if (runId !== undefined && background!.unread(task)) unread.add(runId)
       }
     }
     return unread
