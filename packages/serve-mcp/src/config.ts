@@ -55,10 +55,10 @@ export const Config: Schema<Config> = Schema.object({
   maxConcurrentCalls: count({ min: 1, max: 1024 }).default(8).description('Tool calls running at once per session; more are answered with an error.'),
   maxDepth: count().description('This server\'s depth ceiling: when the depth a parent host passed (SUBAGENT_DEPTH) is deeper, every call is refused, and delegations count against it. A parent\'s SUBAGENT_MAX_DEPTH applies too; the lower wins.'),
   budget: Schema.object({
-    maxSteps: count().description('Model calls of a session\'s whole tree.'),
-    maxTokens: count().description('Tokens (input + output) of a session\'s whole tree.'),
-    maxToolCalls: count().description('Tool calls of a session\'s whole tree, each served call included.'),
-    maxWallMs: count().description('Wall time of a session (ms).'),
-    maxChildren: count().description('Delegations of a session\'s whole tree.'),
-  }).default(unset).description('Limits of each session (its root agent and every delegation below it). A parent\'s remaining budget (SUBAGENT_BUDGET) lowers them, never raises them.'),
+    maxSteps: count().description('Model calls of one call\'s whole tree.'),
+    maxTokens: count().description('Tokens (input + output) of one call\'s whole tree.'),
+    maxToolCalls: count().description('Tool calls of one call\'s whole tree, the served call included.'),
+    maxWallMs: count().description('Wall time of one call (ms).'),
+    maxChildren: count().description('Delegations of one call\'s whole tree.'),
+  }).default(unset).description('Limits of each call (its root run and every delegation below it; every call gets them afresh). A parent\'s remaining budget (SUBAGENT_BUDGET) lowers them, never raises them, and is spent across the calls.'),
 })
