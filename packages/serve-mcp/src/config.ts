@@ -47,7 +47,7 @@ export const Config: Schema<Config> = Schema.object({
   allowedHosts: Schema.array(String).default([])
     .description('HTTP: more accepted Host headers (host:port), beside 127.0.0.1, localhost and [::1] on the bound port.'),
   allowedOrigins: Schema.array(String).default([])
-    .description('HTTP: Origins accepted from browsers (exact, e.g. http://localhost:6274). A request with any other Origin is refused.'),
+    .description('HTTP: more Origins accepted from browsers (exact, e.g. http://localhost:6274), beside this server\'s own loopback origin. A request with any other Origin is refused.'),
   maxBodyBytes: count({ min: 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024).description('HTTP: largest request body (bytes).'),
   maxSessions: count({ min: 1, max: 10_000 }).default(16).description('HTTP: most live MCP sessions; the least recently used idle one is closed for a new one, else 503.'),
   sessionIdleTimeout: duration({ min: 1000 }).default(30 * 60_000).description('HTTP: a session unused this long (ms) is closed.'),
