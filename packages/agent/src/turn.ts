@@ -113,6 +113,7 @@ export class Turn {
     // Built by assignment: a spread into the literal takes V8's slow path.
     const message: ToolMessage = { role: 'tool', toolCallId: call.id, name: call.name, content: result.content }
     if (result.isError) message.isError = true
+    if (result.images?.length) message.images = result.images
     this.owner.agent.transcript.push(message)
   }
 

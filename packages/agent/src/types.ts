@@ -1,7 +1,7 @@
 import type { BudgetSpend } from './budget.js'
 import type { AgentErrorCode } from './errors.js'
 import type { DelegationAccount } from './children-account.js'
-import type { ToolResult, ToolSpec, ToolUpdate } from '@cordis-subagents/tools'
+import type { ToolImage, ToolResult, ToolSpec, ToolUpdate } from '@cordis-subagents/tools'
 import type { BudgetBreach, PendingQuestion, Usage, WorkCounts } from '@cordis-subagents/shared'
 
 /** A tool call as a model emitted it. */
@@ -36,6 +36,8 @@ export interface ToolMessage {
   name: string
   content: string
   isError?: boolean
+  /** The tool result's images (`ToolResult.images`), for models that accept images. */
+  images?: readonly ToolImage[]
 }
 
 export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'refusal' | 'error' | 'other'

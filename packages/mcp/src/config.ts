@@ -23,6 +23,8 @@ export interface Config {
   maxMessageBytes?: number
   maxContentParts?: number
   maxPartChars?: number
+  maxImages?: number
+  maxImageBytes?: number
 }
 
 export const Config: Schema<Config> = Schema.object({
@@ -68,4 +70,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('Content parts of a tool result turned into text; the rest are counted in a note.'),
   maxPartChars: count({ min: 64 }).default(16 * 1024)
     .description('Characters kept of each content part (the registry caps the whole result as well).'),
+  maxImages: count({ max: 16 }).default(4)
+    .description('Images of a result passed on to the model (PNG, JPEG, GIF, WebP) for models that accept images; 0: none. The rest stay notes.'),
+  maxImageBytes: count({ min: 1024, max: 20 * 1024 * 1024 }).default(1024 * 1024)
+    .description('Largest image passed on (decoded bytes); a larger one stays a note.'),
 })

@@ -4,6 +4,7 @@ import { describeError, type Redactor } from '@cordis-subagents/shared'
 import { McpError } from './errors.js'
 import { type ClientSdk, clientSdk } from './sdk.js'
 import { StdioProcess } from './stdio-process.js'
+import { callAsTask, TaskTimeout } from './task-call.js'
 
 export type Endpoint =
   | { kind: 'stdio'; command: string; args: string[]; cwd: string; env: Record<string, string>; killGrace: number; maxMessageBytes: number }
@@ -18,6 +19,8 @@ export interface CallOptions {
   signal: AbortSignal
   timeout: number
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void
+  /** Call it as an MCP task (the tool's `execution.taskSupport` is `required`): create, poll, result; cancel on abort or timeout. */
+  task?: boolean
 }
 
 /** One connected MCP server: its tools, calls to them, and a close that reaps a stdio server. */
@@ -86,6 +89,7 @@ export class Connection {
   /** Calls a tool; the SDK sends `notifications/cancelled` when `signal` aborts or `timeout` passes. */
   async call(name: string, args: Record<string, unknown>, options: CallOptions): Promise<unknown> {
     try {
+      if (options.task) return await callAsTask(this.client, this.sdk, name, args, options)
       return await this.client.callTool({ name, arguments: args }, undefined, {
         signal: options.signal,
         timeout: options.timeout,
@@ -109,9 +113,10 @@ export class Connection {
 
   private callError(error: unknown, options: CallOptions): Error {
     const code = (error as { code?: unknown }).code
-    if (options.signal.aborted) return new Error(`the call was cancelled (${describeError(options.signal.reason)}); the MCP server was told (notifications/cancelled)`)
-    if (error instanceof this.sdk.McpError && code === this.sdk.ErrorCode.RequestTimeout) {
-      return new McpError('MCP_TIMEOUT', `MCP_TIMEOUT: no answer within ${options.timeout} ms; the server was told to cancel (notifications/cancelled). Raise callTimeout for slow tools.`)
+    const told = options.task ? 'tasks/cancel' : 'notifications/cancelled'
+    if (options.signal.aborted) return new Error(`the call was cancelled (${describeError(options.signal.reason)}); the MCP server was told (${told})`)
+    if (error instanceof TaskTimeout || (error instanceof this.sdk.McpError && code === this.sdk.ErrorCode.RequestTimeout)) {
+      return new McpError('MCP_TIMEOUT', `MCP_TIMEOUT: no answer within ${options.timeout} ms; the server was told to cancel (${told}). Raise callTimeout for slow tools.`)
     }
     if (this.closing || (error instanceof this.sdk.McpError && code === this.sdk.ErrorCode.ConnectionClosed)) {
       return new McpError('MCP_SERVER_CLOSED', `MCP_SERVER_CLOSED: the MCP server went away during the call (${this.diagnostic(error)}). Its tools are unmounted until the plugin is reloaded.`)

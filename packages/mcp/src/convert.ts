@@ -1,24 +1,42 @@
-import type { ToolResult } from '@cordis-subagents/tools'
+import type { ToolImage, ToolResult } from '@cordis-subagents/tools'
 
 export interface ResultBounds {
   /** Content parts turned into text; the rest are counted in a note. */
   maxParts: number
   /** Characters kept of each part (text, JSON); each cut part says so. */
   maxPartChars: number
+  /** Images passed on as `ToolResult.images` (for models that accept images); 0: none. */
+  maxImages: number
+  /** Largest image passed on (decoded bytes); a larger one is only noted. */
+  maxImageBytes: number
 }
+
+/** Image types passed on to a model (what chat-completions vision models accept). */
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp'])
+/** A base64 payload: checked before it is passed on (its length is bounded first). */
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 
 /**
  * An MCP `tools/call` result as our `ToolResult`: text parts as they are, binary parts (image,
  * audio, embedded blobs) as a one-line note with the mime type and size, links as their URI,
  * `structuredContent` as JSON when there is no text. At most `maxParts` parts of at most
- * `maxPartChars` each, so what reaches the registry is bounded before its own cap.
+ * `maxPartChars` each, so what reaches the registry is bounded before its own cap. The first
+ * `maxImages` images of an accepted type and at most `maxImageBytes` each are also passed on as
+ * `images` (their note says `shown to models that accept images`), for a model that accepts images.
  */
 export function toToolResult(result: unknown, bounds: ResultBounds): ToolResult {
   const body = (result && typeof result === 'object' ? result : {}) as { content?: unknown; structuredContent?: unknown; isError?: unknown; toolResult?: unknown }
   const parts = Array.isArray(body.content) ? body.content : []
   const texts: string[] = []
+  const images: ToolImage[] = []
   let hasText = false
   for (let i = 0; i < parts.length && i < bounds.maxParts; i++) {
+    const image = images.length < bounds.maxImages ? attachable(parts[i], bounds.maxImageBytes) : undefined
+    if (image) {
+      images.push(image)
+      texts.push(`[image ${image.mimeType}, ${base64Bytes(image.data)} bytes; shown to models that accept images]`)
+      continue
+    }
     const part = describePart(parts[i], bounds.maxPartChars)
     if (part.text) hasText = true
     texts.push(part.line)
@@ -27,7 +45,18 @@ export function toToolResult(result: unknown, bounds: ResultBounds): ToolResult 
   const structured = body.structuredContent ?? (parts.length === 0 ? body.toolResult : undefined)
   if (!hasText && structured !== undefined) texts.unshift(cut(safeJson(structured), bounds.maxPartChars))
   const content = texts.join('\n') || '(the tool returned no content)'
-  return body.isError === true ? { isError: true, content } : { content }
+  const out: ToolResult = body.isError === true ? { isError: true, content } : { content }
+  if (images.length) out.images = images
+  return out
+}
+
+/** An image part a model may be given: an accepted type, base64, at most `maxBytes` decoded. */
+function attachable(part: unknown, maxBytes: number): ToolImage | undefined {
+  const p = (part && typeof part === 'object' ? part : {}) as Record<string, unknown>
+  if (p.type !== 'image' || typeof p.data !== 'string' || typeof p.mimeType !== 'string') return undefined
+  const mimeType = p.mimeType.toLowerCase()
+  if (!IMAGE_TYPES.has(mimeType) || p.data.length === 0 || base64Bytes(p.data) > maxBytes || !BASE64.test(p.data)) return undefined
+  return { mimeType, data: p.data }
 }
 
 function describePart(part: unknown, max: number): { line: string; text?: boolean } {

@@ -67,7 +67,7 @@ export class ToolMount {
         this.log.warn('%s: more than maxTools (%d) tools; %s and later ones skipped', this.options.server, this.options.maxTools, peerLine(tool.name))
         break
       }
-      wanted.set(named.name, { key: JSON.stringify([tool.name, tool.description ?? '', tool.inputSchema]), tool })
+      wanted.set(named.name, { key: JSON.stringify([tool.name, tool.description ?? '', tool.inputSchema, tool.execution?.taskSupport ?? null]), tool })
     }
     for (const [name, entry] of this.mounted) {
       if (wanted.get(name)?.key !== entry.key) {
@@ -119,6 +119,7 @@ export class ToolMount {
           const result = await connection.call(tool.name, input as Record<string, unknown>, {
             signal: exec.signal,
             timeout: options.callTimeout,
+            task: tool.execution?.taskSupport === 'required',
             onProgress: exec.onUpdate && ((p) => exec.onUpdate!({
               kind: 'progress',
               text: p.message ? peerLine(p.message.slice(0, 1024)) : undefined,

@@ -42,7 +42,12 @@ export async function apply(ctx: Context, config: Config) {
     deny: config.deny ?? [],
     maxTools: config.maxTools ?? 128,
     callTimeout: config.callTimeout ?? 120_000,
-    bounds: { maxParts: config.maxContentParts ?? 16, maxPartChars: config.maxPartChars ?? 16 * 1024 },
+    bounds: {
+      maxParts: config.maxContentParts ?? 16,
+      maxPartChars: config.maxPartChars ?? 16 * 1024,
+      maxImages: config.maxImages ?? 4,
+      maxImageBytes: config.maxImageBytes ?? 1024 * 1024,
+    },
   }, log)
 
   const relister = new Relister(async () => {

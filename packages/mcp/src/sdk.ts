@@ -17,6 +17,8 @@ export async function clientSdk() {
     serializeMessage: stdio.serializeMessage,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
     ErrorCode: types.ErrorCode,
+    CreateTaskResultSchema: types.CreateTaskResultSchema,
+    CallToolResultSchema: types.CallToolResultSchema,
     McpError: types.McpError,
     outputSchemas: validation.outputSchemas,
     schemaCheck: validation.schemaCheck,

@@ -51,23 +51,34 @@ describe('@cordis-subagents/mcp: an MCP server as a tool source', function () {
     expect(errors).to.deep.equal([])
   })
 
-  it('converts server-everything\'s results: text, an image as a note with mime type and size, structured content', async () => {
+  it('converts server-everything\'s results: text, an image passed on (and noted with mime type and size), structured content', async () => {
     ctx.plugin(client, { name: 'every', command: process.execPath, args: [serverBin('@modelcontextprotocol/server-everything'), 'stdio'] })
     await mounted('every__echo')
     expect(await call('every__echo', { message: 'hi' })).to.deep.equal({ content: 'Echo: hi' })
     const image = await call('every__get-tiny-image')
     expect(image.isError).to.equal(undefined)
-    expect(image.content).to.match(/\[image image\/png, \d+ bytes, not shown\]/)
+    expect(image.content).to.match(/\[image image\/png, \d+ bytes; shown to models that accept images\]/)
+    expect(image.images?.map((i) => i.mimeType)).to.deep.equal(['image/png'])
+    expect(image.images![0].data).to.match(/^[A-Za-z0-9+/]+=*$/)
     const sum = await call('every__get-sum', { a: 2, b: 3 })
     expect(sum.content).to.include('5')
   })
 
+  it('passes on an image within maxImages and maxImageBytes; the registry caps the text as before', async () => {
+    fixture({ maxContentParts: 2, maxPartChars: 100 })
+    await mounted('fx__parts')
+    const result = await call('fx__parts', { count: 1 })
+    expect(result.content.split('\n')[0]).to.equal('[image image/png, 300 bytes; shown to models that accept images]')
+    expect(result.images).to.deep.equal([{ mimeType: 'image/png', data: Buffer.alloc(300).toString('base64') }])
+  })
+
   it('bounds a result: at most maxContentParts parts of at most maxPartChars each, binary as notes', async () => {
-    fixture({ maxContentParts: 3, maxPartChars: 100 })
+    fixture({ maxContentParts: 3, maxPartChars: 100, maxImages: 0 })
     await mounted('fx__parts')
     const result = await call('fx__parts', { count: 10 })
     const lines = result.content.split('\n')
     expect(lines[0]).to.equal('[image image/png, 300 bytes, not shown]')
+    expect(result.images).to.equal(undefined)
     expect(result.content).to.include('[cut: ').and.include('[8 more content parts not shown]')
     expect(result.content.length).to.be.below(3 * 200 + 200)
     expect(await call('fx__structured')).to.deep.equal({ content: '{"answer":42}' })

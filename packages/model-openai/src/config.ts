@@ -18,6 +18,7 @@ export interface Config {
   temperature?: number
   headers?: Record<string, string>
   maxTokensParam: MaxTokensParam
+  images?: boolean
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
@@ -39,6 +40,8 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     .description('Sampling temperature. Omitted: the server\'s default (some reasoning models accept only the default).'),
   headers: Schema.dict(Schema.string()).role('table')
     .description('Extra HTTP headers sent with every request (e.g. `HTTP-Referer` for OpenRouter).'),
+  images: Schema.boolean().default(false)
+    .description('The model accepts images: a tool result\'s images (an MCP tool\'s, `ToolResult.images`) are sent as `image_url` parts of a user message after the tool results. Off: the model reads only the result\'s text, which notes each image.'),
   maxTokensParam: choice({
     auto: '`max_completion_tokens` for api.openai.com, `max_tokens` elsewhere',
     max_tokens: '`max_tokens` (local servers, most compatible APIs)',
@@ -98,5 +101,6 @@ export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.e
   }
   if (config.temperature !== undefined) options.temperature = config.temperature
   if (config.headers && Object.keys(config.headers).length) options.headers = { ...config.headers }
+  if (config.images) options.images = true
   return options
 }

@@ -14,12 +14,18 @@ const RAW_ARGUMENTS_LIMIT = 200
  * Our transcript → chat-completions `messages`. `system` becomes the first message. An
  * assistant turn with tool calls and no text sends `content: null` (what OpenAI itself returns,
  * and what strict servers accept); a failed tool result is prefixed with `Error:` unless its
- * text already says so, because the chat API has no error flag for tool messages.
+ * text already says so, because the chat API has no error flag for tool messages. With
+ * `images` (a model that accepts images), the images of a run of tool results go out as one user
+ * message of `image_url` parts right after that run (a tool message carries text only).
  */
-export function toChatMessages(system: string | undefined, messages: readonly Message[]): ChatMessage[] {
+export function toChatMessages(
+  system: string | undefined, messages: readonly Message[], options: { images?: boolean } = {},
+): ChatMessage[] {
   const out: ChatMessage[] = []
   if (system) out.push({ role: 'system', content: system })
+  let images: ImageParts | undefined
   for (const message of messages) {
+    if (images && message.role !== 'tool') images = flushImages(out, images)
     switch (message.role) {
       case 'user':
         out.push({ role: 'user', content: message.content })
@@ -47,12 +53,29 @@ export function toChatMessages(system: string | undefined, messages: readonly Me
           tool_call_id: message.toolCallId,
           content: message.isError && !/^error\b/i.test(message.content) ? `Error: ${message.content}` : message.content,
         })
+        if (options.images && message.images?.length) images = withImages(images, message.name, message.images)
         break
       default:
         throw new TypeError(`Unknown transcript message role: ${JSON.stringify((message as { role?: unknown }).role)}`)
     }
   }
+  if (images) flushImages(out, images)
   return out
+}
+
+type ImageParts = OpenAI.Chat.ChatCompletionContentPart[]
+
+/** Adds a tool result's images (labelled with the tool's name) to the parts of the pending user message. */
+function withImages(parts: ImageParts | undefined, tool: string, images: readonly { mimeType: string; data: string }[]): ImageParts {
+  const out = parts ?? []
+  out.push({ type: 'text', text: `Image${images.length > 1 ? 's' : ''} from the ${tool} tool result:` })
+  for (const image of images) out.push({ type: 'image_url', image_url: { url: `data:${image.mimeType};base64,${image.data}` } })
+  return out
+}
+
+function flushImages(out: ChatMessage[], parts: ImageParts): undefined {
+  out.push({ role: 'user', content: parts })
+  return undefined
 }
 
 function encodeArguments(call: ModelToolCall): string {

@@ -36,6 +36,8 @@ export interface OpenAIChatModelOptions {
   headers?: Record<string, string>
   /** Which body field carries `maxTokens`. `auto`: `max_completion_tokens` for api.openai.com, else `max_tokens`. */
   maxTokensParam?: MaxTokensParam
+  /** The model accepts images: tool results' images go out as `image_url` parts (see `toChatMessages`). */
+  images?: boolean
   /** Receives the SDK's own log lines (redacted) and one warning per failed request. Default: the console. */
   logger?: Logger
   /** The fetch the attempts go through (tests); wrapped with the timeout and size guards. */
@@ -62,6 +64,7 @@ export class OpenAIChatModel implements ChatModel {
   /** The same client, except that a 429 or 503 comes straight back (the model gate retries it). */
   private readonly gatedClient: OpenAI
   private readonly temperature?: number
+  private readonly images: boolean
   private readonly failure: Omit<FailureContext, 'model'>
   private readonly logger?: Logger
 
@@ -98,6 +101,7 @@ export class OpenAIChatModel implements ChatModel {
     this.endpoint = displayEndpoint(options.baseURL)
     this.model = options.model
     this.temperature = options.temperature
+    this.images = options.images === true
     this.logger = options.logger
     this.maxTokensParam = resolveMaxTokensParam(options.maxTokensParam ?? 'auto', options.baseURL)
     this.failure = { endpoint: this.endpoint, timeout, maxRetries, secrets }
@@ -114,7 +118,7 @@ export class OpenAIChatModel implements ChatModel {
     const model = request.modelId || this.model
     const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
       model,
-      messages: toChatMessages(request.system, request.messages),
+      messages: toChatMessages(request.system, request.messages, { images: this.images }),
     }
     if (request.tools.length) body.tools = toChatTools(request.tools)
     if (this.temperature !== undefined) body.temperature = this.temperature

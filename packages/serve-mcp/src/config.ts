@@ -47,7 +47,7 @@ export const Config: Schema<Config> = Schema.object({
   allowedHosts: Schema.array(String).default([])
     .description('HTTP: more accepted Host headers (host:port), beside 127.0.0.1, localhost and [::1] on the bound port.'),
   allowedOrigins: Schema.array(String).default([])
-    .description('HTTP: Origins accepted from browsers (exact, e.g. http://localhost:6274). A request with any other Origin is refused.'),
+    .description('HTTP: more Origins accepted from browsers (exact, e.g. http://localhost:6274), beside this server\'s own loopback origin. A request with any other Origin is refused.'),
   maxBodyBytes: count({ min: 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024).description('HTTP: largest request body (bytes).'),
   maxSessions: count({ min: 1, max: 10_000 }).default(16).description('HTTP: most live MCP sessions; the least recently used idle one is closed for a new one, else 503.'),
   sessionIdleTimeout: duration({ min: 1000 }).default(30 * 60_000).description('HTTP: a session unused this long (ms) is closed.'),
@@ -55,10 +55,10 @@ export const Config: Schema<Config> = Schema.object({
   maxConcurrentCalls: count({ min: 1, max: 1024 }).default(8).description('Tool calls running at once per session; more are answered with an error.'),
   maxDepth: count().description('This server\'s depth ceiling: when the depth a parent host passed (SUBAGENT_DEPTH) is deeper, every call is refused, and delegations count against it. A parent\'s SUBAGENT_MAX_DEPTH applies too; the lower wins.'),
   budget: Schema.object({
-    maxSteps: count().description('Model calls of a session\'s whole tree.'),
-    maxTokens: count().description('Tokens (input + output) of a session\'s whole tree.'),
-    maxToolCalls: count().description('Tool calls of a session\'s whole tree, each served call included.'),
-    maxWallMs: count().description('Wall time of a session (ms).'),
-    maxChildren: count().description('Delegations of a session\'s whole tree.'),
-  }).default(unset).description('Limits of each session (its root agent and every delegation below it). A parent\'s remaining budget (SUBAGENT_BUDGET) lowers them, never raises them.'),
+    maxSteps: count().description('Model calls of one call\'s whole tree.'),
+    maxTokens: count().description('Tokens (input + output) of one call\'s whole tree.'),
+    maxToolCalls: count().description('Tool calls of one call\'s whole tree, the served call included.'),
+    maxWallMs: count().description('Wall time of one call (ms).'),
+    maxChildren: count().description('Delegations of one call\'s whole tree.'),
+  }).default(unset).description('Limits of each call (its root run and every delegation below it; every call gets them afresh). A parent\'s remaining budget (SUBAGENT_BUDGET) lowers them, never raises them, and is spent across the calls.'),
 })

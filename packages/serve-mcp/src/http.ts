@@ -66,11 +66,14 @@ export class HttpFront {
     this.url = `http://${hostForUrl(this.options.host)}:${port}${this.options.path}`
     const own = [...defaultHosts('127.0.0.1', port), hostHeader(this.options.host, port)]
     this.hosts = new Set([...own, ...this.options.allowedHosts].map((h) => h.toLowerCase()))
+    // This server's own loopback origin is the same origin, not a rebinding: accepted like allowedOrigins.
+    this.origins = new Set([...own.map((h) => `http://${h.toLowerCase()}`), ...this.options.allowedOrigins])
     this.sweeper = setInterval(() => this.sweep(), Math.min(this.options.sessionIdleTimeout, 60_000))
     this.sweeper.unref()
   }
 
   private hosts = new Set<string>()
+  private origins = new Set<string>()
 
   async close(): Promise<void> {
     clearInterval(this.sweeper)
@@ -89,7 +92,7 @@ export class HttpFront {
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (!this.hosts.has(String(req.headers.host ?? '').toLowerCase())) return reply(res, 403, 'forbidden Host header')
     const origin = req.headers.origin
-    if (origin !== undefined && !this.options.allowedOrigins.includes(origin)) return reply(res, 403, 'forbidden Origin')
+    if (origin !== undefined && !this.origins.has(origin)) return reply(res, 403, 'forbidden Origin')
     // Before the token: OAuth discovery (/.well-known/oauth-*, /register, /authorize) finds nothing here.
     if (url.pathname !== this.options.path) return reply(res, 404, `not found: the MCP endpoint is ${this.options.path}; this server does not do OAuth`)
     const refused = this.refusal(req.headers.authorization)

@@ -2,7 +2,9 @@ import type { Context } from 'cordis'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Agent, BudgetLimits } from '@cordis-subagents/agent'
 import type { ToolResult, ToolView } from '@cordis-subagents/tools'
-import { describeBreach, describeError, type ServedLimits, type ToolFilter } from '@cordis-subagents/shared'
+import { describeBreach, describeError, lowestLimits, type ServedLimits, type ToolFilter } from '@cordis-subagents/shared'
+import { ParentBudget } from './parent-budget.js'
+import { progressLine } from './progress.js'
 import { serverSdk } from './sdk.js'
 
 export interface SessionOptions {
@@ -14,26 +16,25 @@ export interface SessionOptions {
   maxConcurrentCalls: number
   /** This server's own depth ceiling and budget; a parent's (SUBAGENT_*) lower ones win. */
   maxDepth?: number
+  /** The limits of each call's root run (a parent's remaining budget lowers them). */
   budget?: BudgetLimits
 }
 
-/** Longest progress message sent to the client (characters). */
-const MAX_PROGRESS_CHARS = 1024
-
 /**
- * One MCP session: an SDK `Server` listing the served tools of `ctx.tools`, and a root agent (made
- * on the first call) that is the parent of every delegation the session starts. A tool call runs
- * the tool as that agent's; the client's cancel (`notifications/cancelled`) aborts the call, and
- * the delegation tool cancels its child. The root agent is a served agent of ctx.agents: held to the
- * parent's crossing (SUBAGENT_*) like serve-acp's sessions, so a call is refused when the session is
- * deeper than the ceiling, and each call is one tool call of its budget (refused once none is left).
+ * One MCP session: an SDK `Server` listing the served tools of `ctx.tools`. Each tool call is a root
+ * run of its own: a served agent of ctx.agents made for the call (the parent of the delegations it
+ * starts, with a fresh budget) and disposed when the call ends, so call 17 of a session has the same
+ * budget as call 1. The client's cancel (`notifications/cancelled`) aborts the call, and the delegation
+ * tool cancels its child. Held to the parent's crossing (SUBAGENT_*) like serve-acp's sessions: a call is
+ * refused when the host is deeper than the ceiling, and each call is one tool call of its own budget.
  */
 export class ServedSession {
-  private agent?: Agent
+  /** The root agents of the calls running now (disposed as each call ends, the rest at close). */
+  private readonly agents = new Set<Agent>()
   /** The served tools (a live view: it lists what the registry holds at each call), made once per session. */
   private servedView?: ToolView
-  /** What the session's root agent is held to, read once per session (the host's crossing does not change under it). */
-  private limits?: ServedLimits
+  /** A parent's remaining budget (SUBAGENT_BUDGET), spent by the session's calls one after another. */
+  private parentBudget?: ParentBudget
   private running = 0
   private closed = false
   readonly server: Server
@@ -55,9 +56,12 @@ export class ServedSession {
     return this.servedView ??= this.ctx.tools.view({ allow: [...this.options.tools] })
   }
 
+  /** What the next call's root run is held to: the configured budget under what the parent's budget has left. */
   private servedLimits(): ServedLimits {
     const { maxDepth, budget } = this.options
-    return this.limits ??= this.ctx.agents.servedLimits({ maxDepth, budget })
+    this.parentBudget ??= new ParentBudget(this.ctx.agents.rootCrossing.budget)
+    const left = this.parentBudget.remaining()
+    return this.ctx.agents.servedLimits({ maxDepth, budget: left ? lowestLimits<BudgetLimits>(budget, left) : budget })
   }
 
   list() {
@@ -76,11 +80,18 @@ export class ServedSession {
     if (this.running >= this.options.maxConcurrentCalls) {
       return textResult({ isError: true, content: `MCP_SERVE_BUSY: this session already runs ${this.running} calls (maxConcurrentCalls); wait for one to finish.` })
     }
-    const refused = this.refusal()
-    if (refused) return textResult({ isError: true, content: refused })
+    const limits = this.servedLimits()
+    if (limits.refusal) {
+      const { depth, ceiling } = limits.refusal
+      return textResult({ isError: true, content: `MCP_SERVE_DEPTH_EXCEEDED: this server runs at depth ${depth}, deeper than the ceiling ${ceiling} of its delegation tree; nothing is served.` })
+    }
+    const spent = this.parentBudget!.breach()
+    if (spent) return textResult({ isError: true, content: `MCP_SERVE_BUDGET: the delegation tree this server runs in has spent ${describeBreach(spent)}; no more calls are served.` })
     this.running++
+    const agent = this.callAgent(limits)
     try {
-      const agent = this.rootAgent()
+      const refused = budgetRefusal(agent)
+      if (refused) return textResult({ isError: true, content: refused })
       const token = params._meta?.progressToken
       let progress = 0
       const call = { id: String(extra.requestId), name: params.name, input: params.arguments ?? {} }
@@ -89,7 +100,7 @@ export class ServedSession {
         signal: extra.signal,
         toolCallId: `mcp-${String(extra.requestId)}`,
         onUpdate: token === undefined ? undefined : (update) => {
-          const message = (update.text ?? update.kind).slice(0, MAX_PROGRESS_CHARS)
+          const message = progressLine(update)
           extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } } as never).catch(() => {})
         },
       })
@@ -98,40 +109,40 @@ export class ServedSession {
       return textResult({ isError: true, content: `The call failed: ${describeError(error)}` })
     } finally {
       this.running--
+      this.agents.delete(agent)
+      this.parentBudget!.add(agent.budget.spent)
+      await agent.dispose().catch(() => {})
     }
   }
 
-  /** Why this call may not run (the crossing's depth ceiling, the budget), or undefined; a call that may is charged. */
-  private refusal(): string | undefined {
-    const limits = this.servedLimits()
-    if (limits.refusal) {
-      const { depth, ceiling } = limits.refusal
-      return `MCP_SERVE_DEPTH_EXCEEDED: this server runs at depth ${depth}, deeper than the ceiling ${ceiling} of its delegation tree; nothing is served.`
-    }
-    const spent = this.rootAgent().budget
-    const breach = spent.exceeded() ?? spent.check('toolCalls') ?? spent.overtime()
-    if (breach) return `MCP_SERVE_BUDGET: the delegation tree this server runs in has spent ${describeBreach(breach)}; no more calls are served.`
-    spent.charge('toolCalls', 1)
-    return undefined
-  }
-
-  private rootAgent(): Agent {
-    this.agent ??= this.ctx.agents.createServed(this.servedLimits(), {
+  /** The root agent of one call: its own root run and budget (the configured `budget` under the parent's). */
+  private callAgent(limits: ServedLimits): Agent {
+    const agent = this.ctx.agents.createServed(limits, {
       label: 'mcp-client',
       model: this.options.model,
       persona: this.options.persona,
       cwd: this.options.cwd,
       tools: this.ctx.tools.view(this.options.toolFilter),
     })
-    return this.agent
+    this.agents.add(agent)
+    return agent
   }
 
   async close() {
     if (this.closed) return
     this.closed = true
     await this.server.close().catch(() => {})
-    await this.agent?.dispose()
+    await Promise.all([...this.agents].map((agent) => agent.dispose().catch(() => {})))
   }
+}
+
+/** Why a call's root run may not run its call (a budget that allows no tool call), or undefined; else it is charged one tool call. */
+function budgetRefusal(agent: Agent): string | undefined {
+  const spent = agent.budget
+  const breach = spent.exceeded() ?? spent.check('toolCalls') ?? spent.overtime()
+  if (breach) return `MCP_SERVE_BUDGET: a call's root run here may not spend ${describeBreach(breach)}; nothing is served.`
+  spent.charge('toolCalls', 1)
+  return undefined
 }
 
 function textResult(result: ToolResult) {

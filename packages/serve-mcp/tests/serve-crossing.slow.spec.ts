@@ -1,7 +1,8 @@
 /// <reference types="mocha" />
 // The MCP server honours the parent's limits like serve-acp: a session whose crossing (SUBAGENT_*, the
 // environment a parent host of ours passed down) puts it deeper than the ceiling refuses every call, and
-// each call is one tool call of the session's budget, refused once the budget has none left.
+// each call is one tool call of the parent's budget, which the session's calls (each a root run of its own)
+// spend one after another; once it has none left, calls are refused.
 import { expect } from 'chai'
 import type { Context } from 'cordis'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'

@@ -6,7 +6,7 @@ export { ToolRegistry, type ToolReservation } from './registry.js'
 export { capResult, DEFAULT_MAX_RESULT_BYTES, MIN_RESULT_BYTES, ToolView, type ToolViewOptions } from './view.js'
 export { ToolError, type ToolErrorCode } from './errors.js'
 export type {
-  Tool, ToolCall, ToolCaller, ToolChange, ToolExecContext, ToolInputSchema, ToolResult, ToolSpec, ToolSuspension,
+  Tool, ToolCall, ToolCaller, ToolChange, ToolExecContext, ToolImage, ToolInputSchema, ToolResult, ToolSpec, ToolSuspension,
   ToolUpdate,
 } from './types.js'
 

@@ -24,9 +24,20 @@ export interface ToolExecContext {
   onUpdate?: (update: ToolUpdate) => void
 }
 
+/** An image a tool returns beside its text: base64 `data` of a `mimeType` such as `image/png`. */
+export interface ToolImage {
+  mimeType: string
+  data: string
+}
+
 export interface ToolResult {
   content: string
   isError?: boolean
+  /**
+   * Images beside `content`, for models that accept images (model-openai with `images: true`); a model
+   * that does not reads only `content`, which should say what the images are. The tool bounds them.
+   */
+  images?: readonly ToolImage[]
   metadata?: Record<string, unknown>
   /** Tokens spent on the caller's behalf (e.g. by a child agent); rolled up as delegated usage. */
   usage?: Usage
