@@ -8,6 +8,7 @@ import { checkCheckpoint } from './checkpoint-check.js'
 import type { AgentCheckpoint } from './checkpoint.js'
 import type { Agent } from './agent.js'
 import type { Message } from './types.js'
+import type { OutputOptions } from './output.js'
 import { type AgentHooks, hooksProblem, type MetricSink, sinkProblem } from './hooks.js'
 
 // What `ctx.agents.create` takes, and checks before it builds an agent.
@@ -52,6 +53,8 @@ export interface CreateAgentOptions {
   hooks?: AgentHooks | null
   /** A metric sink of this agent's runs, replacing the runtime's (`ctx.agents.metrics`); `null`: none. Never inherited from `parent`. */
   metrics?: MetricSink | null
+  /** A typed result: every run's answer must match this JSON Schema (README, "Typed results"); else `INVALID_OUTPUT_SCHEMA`. */
+  output?: OutputOptions
 }
 
 const ROLES = new Set(['user', 'assistant', 'tool'])

@@ -59,6 +59,11 @@ export interface GenerateRequest {
    * endpoint and the announced wait instead. Absent: the adapter handles them as it always did.
    */
   rateLimits?: 'gate'
+  /**
+   * A typed result: the reply must be JSON matching `schema` (an object schema). Set only for a model
+   * whose `structuredOutput` is true; an adapter passes it as its API's structured output.
+   */
+  output?: { name: string; schema: Record<string, unknown> }
 }
 
 export interface GenerateResponse {
@@ -81,6 +86,11 @@ export interface ChatModel {
    * together. Absent: the registered name (and `:modelId`).
    */
   rateLimitKey?(modelId: string | undefined): string
+  /**
+   * True when `generate` honours `request.output` (structured outputs). Otherwise a run with an
+   * output schema offers the model a `final_answer` tool with that schema instead.
+   */
+  readonly structuredOutput?: boolean
 }
 
 /**
@@ -92,6 +102,8 @@ export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'ref
   | 'pending'
   /** The host interrupted the turn (`agent.interrupt()`); the agent is idle and keeps its transcript. */
   | 'interrupted'
+  /** The run has an output schema and its answer did not match it after the corrections it was given. */
+  | 'invalid_output'
 
 export interface RunResult {
   /** The last non-empty assistant text of this run (partial text survives abort and truncation). */
@@ -110,6 +122,8 @@ export interface RunResult {
   question?: PendingQuestion
   /** With `stopReason: 'error'` from a failure of ours that has a code: `HOOK_FAILED` (an operator's hook threw or answered oddly). */
   code?: AgentErrorCode
+  /** With an output schema and `stopReason: 'completed'`: the answer, validated (`text` is its JSON). */
+  value?: unknown
 }
 
 export type AgentEvent =

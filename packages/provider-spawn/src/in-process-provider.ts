@@ -80,6 +80,7 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
         // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
         // A literal of one shape (a spread of `{ budget }` or `{}` into it takes V8's slow path).
         budget: request.budget,
+        output: request.output,
       })
     }),
     // After a restart: the child comes back from its checkpoint, parked if it was, else interrupted.
@@ -277,6 +278,7 @@ function toSubagentResult(run: RunResult, provider: string): SubagentResult {
   if (run.diagnostic) result.diagnostic = run.diagnostic
   if (run.budget) result.budget = run.budget
   if (run.stopReason === 'pending' && run.question) result.question = run.question
+  if (run.value !== undefined) result.value = run.value
   return result
 }
 

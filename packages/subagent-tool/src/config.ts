@@ -1,5 +1,6 @@
 import { Schema } from 'cordis'
 import { count, duration, NAME_PATTERN, toolFilterProblem } from '@cordis-subagents/shared'
+import { DEFAULT_OUTPUT_CORRECTIONS, MAX_OUTPUT_CORRECTIONS } from '@cordis-subagents/agent'
 import type { TurnEndPolicy } from '@cordis-subagents/subagents-service'
 import type { DelegateOptions } from './call.js'
 
@@ -64,6 +65,10 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   questions: Schema.union(['answer', 'escalate']).default('answer').description('When a child asks a question (it parks): `answer` gives the question to the calling agent\'s model, which answers with `subagent_reply` (subagent-tool/control); `escalate` suspends this tool call in turn, so the question rides up to the caller\'s own parent (or the host, at the root). `answer` escalates when the caller has no reply verb; a background call can only `answer`.'),
   reattach: Schema.boolean().default(false).description('Reattach by task key: a call of the same task (same calling agent, provider, model, persona and prompt) while an earlier one is running, parked, or ended `completed` / `closed` gets that child\'s result or question instead of a second child. Off by default: identical calls in one step (sampling) each get a child.'),
   talk: Schema.boolean().description('A team tool (`agent`): the members it starts also get `<toolName>_tasks` (a task list shared by the members of one coordinator run: add, claim exactly once, complete, list) and `<toolName>_post` (a message to a sibling\'s inbox). Default off.'),
+  output: Schema.object({
+    schema: Schema.dict(Schema.any()).required().description('A JSON Schema with `type: \'object\'` at its root (at most 16 KiB of JSON, 16 levels deep).'),
+    maxCorrections: count({ max: MAX_OUTPUT_CORRECTIONS }).default(DEFAULT_OUTPUT_CORRECTIONS).description('Correction messages an in-process child gets before it ends `invalid_output`.'),
+  }).default(unset).description('A typed result: the child must answer with a JSON value matching `schema`; the tool result carries it as `structured` (and its JSON as text). A bad schema fails the load (`INVALID_OUTPUT_SCHEMA`).'),
   onTurnEnd: Schema.union(['wait', 'end']).default('wait').description('Background mode: when the parent would end its turn with children still running, `wait` keeps the turn open until their results are delivered; `end` lets it end (results arrive at its next turn).'),
 })
 
