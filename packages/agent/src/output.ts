@@ -138,6 +138,13 @@ export function parseJson(text: string): { value: unknown } | { problem: string 
   }
 }
 
+/** The prompt of a child elsewhere (ACP, A2A) that has an output schema: the task, then what its answer must be. */
+export function outputPrompt(prompt: string, contract: OutputContract | undefined): string {
+  if (!contract) return prompt
+  return `${prompt}\n\nYour final message must be only a JSON value (no other text; a single \`\`\`json block is fine) `
+    + `that matches this JSON Schema:\n${JSON.stringify(contract.schema)}`
+}
+
 /** What reviewing an answer decided: the value, one more try (a correction was written), or the end. */
 export type OutputVerdict = { value: unknown; text: string } | { fail: string } | 'again'
 

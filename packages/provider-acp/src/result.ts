@@ -7,13 +7,6 @@ import { tailBytes } from './text.js'
 import type { UsageTracker } from './usage.js'
 import type { OutputContract } from '@cordis-subagents/agent'
 
-/** The prompt of a run with an output schema: the task, then what the answer must be. */
-export function typedPrompt(prompt: string, typed: OutputContract | undefined): string {
-  if (!typed) return prompt
-  return `${prompt}\n\nYour final message must be only a JSON value (no other text; a single \`\`\`json block is fine) `
-    + `that matches this JSON Schema:\n${JSON.stringify(typed.schema)}`
-}
-
 /** ACP stop reasons we map; `max_turn_requests` and anything unknown end as an error. */
 const STOP_REASONS: Record<string, SubagentStopReason> = {
   end_turn: 'completed',

@@ -15,8 +15,8 @@ import { turnFailure } from './turn-failure.js'
 import { FollowUps, notRunning } from './follow-ups.js'
 import { coldSource, handBack, type ProcessSource } from './process-source.js'
 import { Progress, updateSink } from './progress.js'
-import { readStopReason, ResultBuilder, stderrSection, typedPrompt } from './result.js'
-import { outputContract } from '@cordis-subagents/agent'
+import { readStopReason, ResultBuilder, stderrSection } from './result.js'
+import { outputContract, outputPrompt } from '@cordis-subagents/agent'
 import { agentError, loadSdk, type Sdk } from './sdk.js'
 import { routeSdkConsole } from './sdk-console.js'
 import type { RunSettings } from './settings.js'
@@ -245,7 +245,7 @@ export class AcpRun implements SubagentRun {
     })
     // The prompt goes out first, so a cancel for an already aborted signal follows it.
     if (restored) this.questions.restored(restored, turn)
-    else turn(typedPrompt(request.prompt, this.results.typed))
+    else turn(outputPrompt(request.prompt, this.results.typed))
     const { signal } = request
     this.detachSignal = onAbort(signal, () => this.cancel(signal.reason === undefined ? 'the request signal was aborted' : describeError(signal.reason)))
   }
