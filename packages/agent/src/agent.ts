@@ -39,10 +39,10 @@ export interface AgentInit {
   restore?: AgentCheckpoint
   /** Most messages its inbox holds (default `MAX_INBOX_MESSAGES`). */
   maxInboxMessages?: number
+  output?: import('./output.js').OutputContract
 }
 
 const disposed = (id: string) => new AgentError('DISPOSED', `Agent ${id} has been disposed; create a new agent.`)
-
 const ONCE = { once: true } as const
 
 /** A handle id's name part: the label's letters, digits, `_` and `-` (else `-`), `fallback` when there is none. */
@@ -72,6 +72,7 @@ export class Agent {
   /** Model calls, tool calls and delegations of every run so far: own, delegated, total. */
   readonly work: AgentWork
   readonly maxToolCallsPerStep: number
+  readonly output?: AgentInit['output']
   /** The budget it spends from: a child's is carved from its parent's at create; a root gets a fresh one every run. */
   budget: Budget
   /** Made on first use: most agents never get a message or a hold. */
@@ -106,7 +107,7 @@ export class Agent {
     this.maxSteps = init.maxSteps
     this.maxTokens = init.maxTokens
     this.label = init.label
-    this.maxToolCallsPerStep = init.maxToolCallsPerStep
+    this.maxToolCallsPerStep = init.maxToolCallsPerStep; this.output = init.output
     this.budgetLimits = init.budgetLimits
     const ownsRootBudget = !init.budget && !init.parent
     this.budget = init.budget ?? (init.parent ? init.parent.budget.child(init.budgetLimits) : Budget.root(init.budgetLimits))

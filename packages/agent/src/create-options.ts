@@ -8,6 +8,7 @@ import { checkCheckpoint } from './checkpoint-check.js'
 import type { AgentCheckpoint } from './checkpoint.js'
 import type { Agent } from './agent.js'
 import type { Message } from './types.js'
+import type { OutputOptions } from './output.js'
 import { type AgentHooks, hooksProblem, type MetricSink, sinkProblem } from './hooks.js'
 import { budgetNoteProblem, type BudgetNoteOptions } from './budget-note.js'
 import { tellParentProblem, type TellParentOptions } from './tell-parent.js'
@@ -58,6 +59,8 @@ export interface CreateAgentOptions {
   budgetNote?: boolean | BudgetNoteOptions
   /** With `parent`: give the agent a bounded `tell_parent` tool (README, "tell_parent"). */
   tellParent?: boolean | TellParentOptions
+  /** A typed result: every run's answer must match this JSON Schema (README, "Typed results"); else `INVALID_OUTPUT_SCHEMA`. */
+  output?: OutputOptions
 }
 
 const ROLES = new Set(['user', 'assistant', 'tool'])

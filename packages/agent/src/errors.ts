@@ -15,6 +15,7 @@ export type AgentErrorCode =
   | 'EMPTY_INBOX'
   | 'HOOK_FAILED'
   | 'DUPLICATE_HOOKS'
+  | 'INVALID_OUTPUT_SCHEMA'
 
 export class AgentError extends CodedError<AgentErrorCode> {
   override name = 'AgentError'

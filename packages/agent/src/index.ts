@@ -20,6 +20,11 @@ export type { BudgetEvent, ContinueDecision, ContinueHook, ContinueState } from 
 export type {
   AfterLLMEvent, AfterToolEvent, AgentHookInfo, AgentHooks, BeforeLLMEvent, BeforeToolDecision, BeforeToolEvent, MetricRecord, MetricSink,
 } from './hooks.js'
+export {
+  DEFAULT_OUTPUT_CORRECTIONS, FINAL_ANSWER_TOOL, MAX_OUTPUT_CORRECTIONS, MAX_OUTPUT_SCHEMA_CHARS, MAX_OUTPUT_SCHEMA_DEPTH,
+  MAX_OUTPUT_VALUE_CHARS,
+  type OutputContract, outputContract, type OutputOptions, outputPrompt, parseJson,
+} from './output.js'
 export { Transcript } from './transcript.js'
 export { Inbox, type InboxDelegation, type InboxMessage, MAX_INBOX_MESSAGES, MAX_INBOX_MESSAGE_LENGTH } from './inbox.js'
 export { Budget, BUDGET_KEYS, type BudgetLimits, type BudgetSpend } from './budget.js'

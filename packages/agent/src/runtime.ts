@@ -12,6 +12,7 @@ import { BudgetHandlers, type BudgetEvent, type ContinueHook, ContinueHooks } fr
 import { HookSettings } from './hook-run.js'
 import type { AgentHooks, MetricSink } from './hooks.js'
 import { ModelGate } from './model-gate.js'
+import { outputContract } from './output.js'
 import { type RateLimitConfig, rateLimitSchema } from './rate-limit.js'
 import type { RootCeiling } from './root-ceiling.js'
 import { readRootCrossing } from './root-crossing.js'
@@ -260,6 +261,7 @@ export class AgentRuntime extends Service<AgentRuntime.Config> {
       label: options.label,
       maxToolCallsPerStep,
       maxInboxMessages: options.maxInboxMessages,
+      output: options.output === undefined ? undefined : outputContract(options.output, 'options.output'),
       // Set by `build`; named here so every init has one shape.
       parent,
       tools: UNSET_TOOLS,

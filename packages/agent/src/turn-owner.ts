@@ -7,6 +7,7 @@ import type { HookAbort, HookRun } from './hook-run.js'
 import type { Inbox } from './inbox.js'
 import type { ModelGate } from './model-gate.js'
 import type { Transcript } from './transcript.js'
+import type { OutputContract } from './output.js'
 import type { AgentUsage, AgentWork, ChatModel, GenerateResponse, ModelToolCall, RunResult } from './types.js'
 
 /** The members of an agent its turn reads and writes (an `Agent` has them all). */
@@ -25,6 +26,8 @@ export interface TurnAgent {
   readonly maxSteps: number
   readonly maxTokens?: number
   readonly maxToolCallsPerStep: number
+  /** The output schema its runs' answers must match. */
+  readonly output?: OutputContract
   readonly usage: AgentUsage
   readonly work: AgentWork
   budget: Budget

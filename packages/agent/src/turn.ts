@@ -9,6 +9,7 @@ import { appendInbox, type InboxDelegation, type InboxMessage } from './inbox.js
 import { openLeg, type Leg, type TurnAbort } from './turn-leg.js'
 import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
 import type { TurnOwner } from './turn-owner.js'
+import { TypedTurn } from './output.js'
 import type { AgentError } from './errors.js'
 import type { GenerateRequest, GenerateResponse, ModelToolCall, RunOptions, RunResult, StopReason, ToolMessage } from './types.js'
 
@@ -40,8 +41,12 @@ export class Turn {
   private stepMessagesAt = 0
   private stepPushed = 0
   private leg!: Leg
+  /** With an output schema: how model calls are shaped and answers reviewed; the accepted value. */
+  private readonly typed?: TypedTurn
+  private value?: unknown
 
   constructor(private readonly owner: TurnOwner, readonly budget: Budget) {
+    if (owner.agent.output) this.typed = new TypedTurn(owner.agent.output)
     this.limits = new TurnLimits(budget, owner.agent.maxToolCallsPerStep, (breach) => owner.host.budgetReached(owner.agent, breach))
   }
 
@@ -166,6 +171,7 @@ export class Turn {
           modelId: resolved.modelId,
           maxToolCalls: agent.maxToolCallsPerStep,
         }
+        this.typed?.shape(request, resolved.model)
         const generation = this.owner.track(host.modelGate ? host.modelGate.generate(resolved, request) : resolved.model.generate(request))
         response = normalizeResponse(await Promise.race([generation, leg.abort.aborted]), `${agent.id}-${step}`, agent.maxToolCallsPerStep)
       } catch (error) {
@@ -201,6 +207,14 @@ export class Turn {
         const diagnostic = response.diagnostic ?? finishDiagnostic(response.finishReason)
         this.answerOpenCalls(`Not run: the model's response ended with "${response.finishReason}".`, note)
         return this.finish(failure, diagnostic)
+      }
+      const typed = this.typed?.review(response.text, calls, (message) => agent.transcript.push(message), note)
+      if (typed === 'again') continue
+      if (typed) {
+        if ('fail' in typed) return this.finish('invalid_output', typed.fail)
+        this.value = typed.value
+        this.text = typed.text
+        return complete()
       }
       if (!calls.length) {
         // Messages that arrived meanwhile get one more step, open holds are waited for first; with
@@ -297,6 +311,7 @@ export class Turn {
     if (breach) result.budget = breach
     if (question) result.question = question
     if (code) result.code = code
+    if (this.value !== undefined && stopReason === 'completed') result.value = this.value
     this.leg.watch?.end(result)
     return result
   }

@@ -62,6 +62,11 @@ export interface GenerateRequest {
    * endpoint and the announced wait instead. Absent: the adapter handles them as it always did.
    */
   rateLimits?: 'gate'
+  /**
+   * A typed result: the reply must be JSON matching `schema` (an object schema). Set only for a model
+   * whose `structuredOutput` is true; an adapter passes it as its API's structured output.
+   */
+  output?: { name: string; schema: Record<string, unknown> }
 }
 
 export interface GenerateResponse {
@@ -84,6 +89,11 @@ export interface ChatModel {
    * together. Absent: the registered name (and `:modelId`).
    */
   rateLimitKey?(modelId: string | undefined): string
+  /**
+   * True when `generate` honours `request.output` (structured outputs). Otherwise a run with an
+   * output schema offers the model a `final_answer` tool with that schema instead.
+   */
+  readonly structuredOutput?: boolean
 }
 
 /**
@@ -95,6 +105,8 @@ export type StopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'ref
   | 'pending'
   /** The host interrupted the turn (`agent.interrupt()`); the agent is idle and keeps its transcript. */
   | 'interrupted'
+  /** The run has an output schema and its answer did not match it after the corrections it was given. */
+  | 'invalid_output'
 
 export interface RunResult {
   /** The last non-empty assistant text of this run (partial text survives abort and truncation). */
@@ -115,6 +127,8 @@ export interface RunResult {
   code?: AgentErrorCode
   /** A root run that delegated: every delegation of its tree and its state (set by `ctx.subagents`; see its README). */
   children?: DelegationAccount
+  /** With an output schema and `stopReason: 'completed'`: the answer, validated (`text` is its JSON). */
+  value?: unknown
 }
 
 export type AgentEvent =

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
-import { BUDGET_KEYS, type BudgetLimits } from '@cordis-subagents/agent'
+import { BUDGET_KEYS, type BudgetLimits, outputContract } from '@cordis-subagents/agent'
 import { isCount, isName, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
 import { DefinitionError } from './errors.js'
 import type { AgentDefinition, DefinitionInput } from './types.js'
@@ -32,6 +32,8 @@ export function checkDefinition(name: string, input: DefinitionInput, source: st
   if (input.soul !== undefined && input.soulFile !== undefined) fail('give `soul` or `soulFile`, not both.')
   if (input.soul !== undefined && (typeof input.soul !== 'string' || !input.soul.trim())) fail('`soul` is blank; omit it to keep the provider\'s default.')
   const budget = input.budget && checkBudget(input.budget, fail)
+  // A bad schema fails the load with the agent's code, INVALID_OUTPUT_SCHEMA, naming the definition.
+  if (input.output !== undefined) outputContract(input.output, `Agent "${name}" (${source}): output`)
   const provider = input.provider ?? DEFAULT_PROVIDER
   if (!isName(provider)) fail(`provider ${JSON.stringify(provider)} is not a provider name.`)
   if (input.model !== undefined && (typeof input.model !== 'string' || !input.model.trim())) fail('`model` is blank; omit it to use the parent\'s model.')
@@ -45,6 +47,7 @@ export function checkDefinition(name: string, input: DefinitionInput, source: st
     ...input.soul !== undefined ? { soul: input.soul } : {},
     ...input.soulFile !== undefined ? readSoul(name, input.soulFile, baseDir, source) : {},
     ...budget ? { budget } : {},
+    ...input.output !== undefined ? { output: Object.freeze({ ...input.output }) } : {},
     ...input.model !== undefined ? { model: input.model.trim() } : {},
   }
   return Object.freeze(definition)

@@ -25,6 +25,10 @@ export const DefinitionSchema: Schema<DefinitionInput> = Schema.object({
     maxConcurrent: count({ min: 1 }).description('Its children live at once.'),
     maxDepth: count().description('Deepest depth below it (also what bounds a team cycle).'),
   }).default(unset).description('Limits of its tree, carved from what its caller has left.'),
+  output: Schema.object({
+    schema: Schema.dict(Schema.any()).required().description('A JSON Schema with `type: \'object\'` at its root.'),
+    maxCorrections: count({ max: 10 }).description('Corrections an in-process run gets before it ends `invalid_output` (default 2).'),
+  }).default(unset).description('A typed result: its answer must be a JSON value matching `schema` (see the subagent-tool README, Typed results).'),
   model: Schema.string().description('Model ref (`name` or `name:modelId`). Default: its parent\'s model.'),
   provider: Schema.string().pattern(NAME_PATTERN).default('spawn').description('The subagents provider it runs on (spawn, fork, acp, a2a, …).'),
 })

@@ -1,4 +1,4 @@
-import type { BudgetLimits } from '@cordis-subagents/agent'
+import type { BudgetLimits, OutputOptions } from '@cordis-subagents/agent'
 
 /** Which of its parent's tools the agent's child view sees (a child never sees more than its parent). */
 export interface ToolUse {
@@ -20,6 +20,8 @@ export interface AgentDefinition {
   /** The agents it may delegate to, sorted; empty: it gets no delegation tool. */
   readonly team: readonly string[]
   readonly budget?: Readonly<BudgetLimits>
+  /** A typed result: its answer must be JSON matching this schema (checked at load). */
+  readonly output?: Readonly<OutputOptions>
   /** Model ref (`name` or `name:modelId`); undefined: its parent's model. */
   readonly model?: string
   /** The subagents provider it runs on (`spawn`, `fork`, `acp`, `a2a`, …). */
@@ -36,6 +38,7 @@ export interface DefinitionInput {
   soulFile?: string
   team?: string[]
   budget?: BudgetLimits
+  output?: OutputOptions
   model?: string
   provider?: string
 }

@@ -119,4 +119,15 @@ describe('definitions: agents from a config entry', () => {
     expect(emptyUses.status).to.equal(FAILED)
     expect(codeOf(app.errors)).to.equal('INVALID_DEFINITION')
   })
+
+  it('an output schema is kept on the definition; a bad one fails the load with INVALID_OUTPUT_SCHEMA naming the agent', async () => {
+    const schema = { type: 'object', properties: { verdict: { type: 'string' } }, required: ['verdict'] }
+    await app.load(Agents, { agents: { judge: { does: 'Judges.', output: { schema, maxCorrections: 1 } } } })
+    expect(app.ctx.agentDefinitions.get('judge')!.output).to.deep.equal({ schema, maxCorrections: 1 })
+    const bad = await app.load(Agents, { agents: { loose: { does: 'Loose.', output: { schema: { type: 'string' } } } } })
+    expect(bad.status).to.equal(FAILED)
+    expect(codeOf(app.errors)).to.equal('INVALID_OUTPUT_SCHEMA')
+    expect(String(app.errors.at(-1))).to.include('Agent "loose" (config): output')
+    expect(app.ctx.agentDefinitions.get('loose')).to.equal(undefined)
+  })
 })

@@ -19,6 +19,7 @@ export interface Config {
   headers?: Record<string, string>
   maxTokensParam: MaxTokensParam
   images?: boolean
+  structuredOutput: boolean
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
@@ -48,6 +49,8 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     max_completion_tokens: '`max_completion_tokens` (OpenAI reasoning models)',
   }).default('auto')
     .description('Request field that carries an agent\'s token limit.'),
+  structuredOutput: Schema.boolean().default(false)
+    .description('The endpoint supports structured outputs: a run with an output schema sends it as `response_format: { type: \'json_schema\' }`. Off: such a run answers through a `final_answer` tool instead.'),
 })
 
 /** The same rule `ctx.agents.registerModel` applies; checked here so the error names the key. */
@@ -100,6 +103,7 @@ export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.e
     maxTokensParam: config.maxTokensParam ?? DEFAULTS.maxTokensParam!,
   }
   if (config.temperature !== undefined) options.temperature = config.temperature
+  if (config.structuredOutput) options.structuredOutput = true
   if (config.headers && Object.keys(config.headers).length) options.headers = { ...config.headers }
   if (config.images) options.images = true
   return options

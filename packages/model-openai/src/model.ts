@@ -42,6 +42,8 @@ export interface OpenAIChatModelOptions {
   logger?: Logger
   /** The fetch the attempts go through (tests); wrapped with the timeout and size guards. */
   fetch?: typeof fetch
+  /** The endpoint supports structured outputs: `request.output` goes out as `response_format` json_schema. Default false. */
+  structuredOutput?: boolean
 }
 
 /**
@@ -60,6 +62,8 @@ export class OpenAIChatModel implements ChatModel {
   readonly endpoint: string
   readonly model: string
   readonly maxTokensParam: Exclude<MaxTokensParam, 'auto'>
+  /** Whether `request.output` is honoured (the agent offers a `final_answer` tool otherwise). */
+  readonly structuredOutput: boolean
   private readonly client: OpenAI
   /** The same client, except that a 429 or 503 comes straight back (the model gate retries it). */
   private readonly gatedClient: OpenAI
@@ -102,6 +106,7 @@ export class OpenAIChatModel implements ChatModel {
     this.model = options.model
     this.temperature = options.temperature
     this.images = options.images === true
+    this.structuredOutput = options.structuredOutput === true
     this.logger = options.logger
     this.maxTokensParam = resolveMaxTokensParam(options.maxTokensParam ?? 'auto', options.baseURL)
     this.failure = { endpoint: this.endpoint, timeout, maxRetries, secrets }
@@ -123,6 +128,9 @@ export class OpenAIChatModel implements ChatModel {
     if (request.tools.length) body.tools = toChatTools(request.tools)
     if (this.temperature !== undefined) body.temperature = this.temperature
     if (request.maxTokens !== undefined) body[this.maxTokensParam] = request.maxTokens
+    if (request.output && this.structuredOutput) {
+      body.response_format = { type: 'json_schema', json_schema: { name: request.output.name, schema: request.output.schema } }
+    }
     const gated = request.rateLimits === 'gate'
     const client = gated ? this.gatedClient : this.client
     try {

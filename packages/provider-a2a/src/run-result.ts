@@ -23,6 +23,23 @@ export interface PhaseEnd {
  * the usage and work a remote of ours reported ride along.
  */
 export function phaseResult(end: PhaseEnd): SubagentResult {
+  const result = plainResult(end)
+  const { typed, lastData } = end.view
+  if (!typed || result.stopReason !== 'completed') return result
+  // A data part is the answer when there is one, else the text parsed (a fenced block is fine). No correction round.
+  let parsed: { value: unknown } | { problem: string }
+  if (lastData === undefined) {
+    parsed = typed.parse(result.output)
+  } else {
+    const problem = typed.check(lastData)
+    parsed = problem ? { problem } : { value: lastData }
+  }
+  if ('value' in parsed) return { ...result, output: JSON.stringify(parsed.value), value: parsed.value }
+  const headline = `The remote agent's answer does not match the output schema (a child over A2A gets no correction round): ${parsed.problem}.`
+  return { ...result, stopReason: 'invalid_output', diagnostic: capDiagnostic(end.redactor.redact(result.diagnostic ? `${headline} ${result.diagnostic}` : headline)) }
+}
+
+function plainResult(end: PhaseEnd): SubagentResult {
   const { view, redactor, maxOutputBytes } = end
   const { text, truncated } = view.output()
   const spend = view.spend

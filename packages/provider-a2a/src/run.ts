@@ -6,6 +6,7 @@ import { crossingMetadata, traceHeaders } from './crossing.js'
 import { A2aError } from './errors.js'
 import { boundedFirstEvent, type Follower, followStream, pollTask } from './follow.js'
 import { phaseResult } from './run-result.js'
+import { outputContract, outputPrompt } from '@cordis-subagents/agent'
 import { isActive, isFinal, isInterrupted } from './task-state.js'
 import { TaskView } from './task-view.js'
 import type { LiveRun, RunSettings } from './run-settings.js'
@@ -50,7 +51,7 @@ export class A2aRun implements LiveRun, Follower {
     /** A continue of an ended run: its prompt goes to the earlier task's context (a new task there). */
     private readonly continuing?: { contextId: string },
   ) {
-    this.view = new TaskView(settings.maxOutputBytes)
+    this.view = new TaskView(settings.maxOutputBytes, request.output && outputContract(request.output, 'request.output'))
     this.wire = settings.wire
     this.limits = settings
     this.trace = traceHeaders(request)
@@ -81,7 +82,7 @@ export class A2aRun implements LiveRun, Follower {
         this.request.signal.addEventListener('abort', onAbort, { once: true })
         if (this.request.signal.aborted) onAbort()
       }
-      await this.send({ ...this.message(this.request.prompt), ...this.continuing })
+      await this.send({ ...this.message(outputPrompt(this.request.prompt, this.view.typed)), ...this.continuing })
     } catch (error) {
       if (this.stopped) {
         throw new A2aError('ABORTED', `The provider was stopped while the remote agent ${this.settings.agentName} was accepting the task; its request was closed.`)

@@ -1,3 +1,4 @@
+import type { OutputContract } from '@cordis-subagents/agent'
 import { Role, type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
 import { capBytes, checkedUsage, isCount, isName, laterSpend, spendFromMeta, type SpendReport, stripControl } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
@@ -50,7 +51,11 @@ export class TaskView {
   private readonly artifacts: ArtifactText
   private truncated = false
 
-  constructor(private readonly maxOutputBytes: number) {
+  /** The last data part an agent message or artifact carried (a typed result prefers it to the text). */
+  lastData?: unknown
+
+  /** `typed`: the request's output schema, checked on return. */
+  constructor(private readonly maxOutputBytes: number, readonly typed?: OutputContract) {
     this.artifacts = new ArtifactText(maxOutputBytes)
   }
 
@@ -168,12 +173,19 @@ export class TaskView {
     if (message.role !== Role.ROLE_AGENT && message.role !== Role.ROLE_UNSPECIFIED) return ''
     const text = textOf(message.parts)
     if (text.trim()) this.lastAgentText = this.capped(text)
+    this.noteData(message.parts)
     this.noteExtension(message.metadata)
     return text
   }
 
   private noteArtifact(artifact: Artifact, append: boolean) {
     this.artifacts.add(artifact.artifactId, textOf(artifact.parts), append)
+    this.noteData(artifact.parts)
+  }
+
+  private noteData(parts: Part[] | undefined) {
+    if (!this.typed || !Array.isArray(parts)) return
+    for (const part of parts.slice(0, MAX_PARTS)) if (part?.content?.$case === 'data') this.lastData = part.content.value
   }
 
   private capped(text: string): string {

@@ -5,6 +5,7 @@ import type { OutputBuffer } from './output.js'
 import type { PermissionMode } from './permission.js'
 import { tailBytes } from './text.js'
 import type { UsageTracker } from './usage.js'
+import type { OutputContract } from '@cordis-subagents/agent'
 
 /** ACP stop reasons we map; `max_turn_requests` and anything unknown end as an error. */
 const STOP_REASONS: Record<string, SubagentStopReason> = {
@@ -46,6 +47,8 @@ export interface ResultSources {
   redactor: Redactor
   /** The work a host of ours reported over the crossing, when it did. */
   work: () => { steps: number; toolCalls: number; delegations: number } | undefined
+  /** The request's output schema, checked: a `completed` answer must be JSON that matches it. */
+  typed?: OutputContract
 }
 
 /**
@@ -54,10 +57,23 @@ export interface ResultSources {
  * within 4 KiB) and the usage so far.
  */
 export class ResultBuilder {
-  constructor(private readonly from: ResultSources) {}
+  readonly typed?: OutputContract
+
+  constructor(private readonly from: ResultSources) {
+    this.typed = from.typed
+  }
 
   result(stopReason: SubagentStopReason, headline?: string, tail = ''): SubagentResult {
     const result: SubagentResult = { stopReason, output: this.outputText() }
+    // A typed result is checked on return; a remote child gets no correction round.
+    const parsed = this.typed && stopReason === 'completed' ? this.typed.parse(result.output) : undefined
+    if (parsed && 'value' in parsed) {
+      result.value = parsed.value
+      result.output = JSON.stringify(parsed.value)
+    } else if (parsed) {
+      result.stopReason = 'invalid_output'
+      headline = `The agent's answer does not match the output schema (a child over ACP gets no correction round): ${parsed.problem}.`
+    }
     const diagnostic = this.diagnostic(headline, tail)
     if (diagnostic) result.diagnostic = diagnostic
     const usage = this.from.usage.current()

@@ -16,6 +16,7 @@ import { FollowUps, notRunning } from './follow-ups.js'
 import { coldSource, handBack, type ProcessSource } from './process-source.js'
 import { Progress, updateSink } from './progress.js'
 import { readStopReason, ResultBuilder, stderrSection } from './result.js'
+import { outputContract, outputPrompt } from '@cordis-subagents/agent'
 import { agentError, loadSdk, type Sdk } from './sdk.js'
 import { routeSdkConsole } from './sdk-console.js'
 import type { RunSettings } from './settings.js'
@@ -106,7 +107,7 @@ export class AcpRun implements SubagentRun {
     })
     this.results = new ResultBuilder({
       output, usage, denials: this.permissions.denials, permission: settings.permission, maxOutputBytes: settings.maxOutputBytes, redactor,
-      work: () => this.progress.work(),
+      work: () => this.progress.work(), typed: request.output && outputContract(request.output, 'request.output'),
     })
     this.link = slot.link
     slot.tenant = {
@@ -244,7 +245,7 @@ export class AcpRun implements SubagentRun {
     })
     // The prompt goes out first, so a cancel for an already aborted signal follows it.
     if (restored) this.questions.restored(restored, turn)
-    else turn(request.prompt)
+    else turn(outputPrompt(request.prompt, this.results.typed))
     const { signal } = request
     this.detachSignal = onAbort(signal, () => this.cancel(signal.reason === undefined ? 'the request signal was aborted' : describeError(signal.reason)))
   }

@@ -82,6 +82,7 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
         budget: request.budget,
         budgetNote: request.agentOptions?.budgetNote,
         tellParent: request.agentOptions?.tellParent,
+        output: request.output,
       })
     }),
     // After a restart: the child comes back from its checkpoint, parked if it was, else interrupted.
@@ -279,6 +280,7 @@ function toSubagentResult(run: RunResult, provider: string): SubagentResult {
   if (run.diagnostic) result.diagnostic = run.diagnostic
   if (run.budget) result.budget = run.budget
   if (run.stopReason === 'pending' && run.question) result.question = run.question
+  if (run.value !== undefined) result.value = run.value
   return result
 }
 

@@ -8,7 +8,7 @@ import { type CancelCause, notStartedResult, type OutcomeOptions, outcomeResult 
 
 /** The request options a tool load passes on (the service documents each), plus the tool's own. */
 export interface DelegateOptions
-  extends Pick<SubagentRequest, 'agentOptions' | 'persona' | 'toolFilter' | 'maxDepth' | 'budget' | 'resume' | 'reattach'> {
+  extends Pick<SubagentRequest, 'agentOptions' | 'persona' | 'toolFilter' | 'maxDepth' | 'budget' | 'resume' | 'reattach' | 'output'> {
   provider: string
   timeout: number
   /** The child sees its remaining budget in a note rebuilt each step (in-process providers). */
@@ -82,6 +82,7 @@ export async function runDelegation(
   if (options.budget) request.budget = options.budget
   if (options.resume !== undefined) request.resume = options.resume
   if (options.reattach) request.reattach = true
+  if (options.output) request.output = options.output
 
   let run: SubagentHandle | undefined
   let startError: unknown

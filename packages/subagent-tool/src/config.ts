@@ -1,5 +1,6 @@
 import { Schema } from 'cordis'
 import { count, duration, NAME_PATTERN, toolFilterProblem } from '@cordis-subagents/shared'
+import { DEFAULT_OUTPUT_CORRECTIONS, MAX_OUTPUT_CORRECTIONS } from '@cordis-subagents/agent'
 import type { TurnEndPolicy } from '@cordis-subagents/subagents-service'
 import type { DelegateOptions } from './call.js'
 
@@ -66,6 +67,10 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   talk: Schema.boolean().description('A team tool (`agent`): the members it starts also get `<toolName>_tasks` (a task list shared by the members of one coordinator run: add, claim exactly once, complete, list) and `<toolName>_post` (a message to a sibling\'s inbox). Default off.'),
   budgetNote: Schema.boolean().description('The child\'s model sees its remaining budget (steps, tool calls, tokens, time: the limits that apply to it) in a short note after its system prompt, rebuilt every step, and is told to wrap up when 20 % or less of a limit is left or on its last step. The hard limits do not change. In-process providers (spawn, fork); others ignore it.'),
   tellParent: Schema.boolean().description('The child gets a `tell_parent` tool: a message (at most 2,000 characters, 20 per child) delivered to this agent\'s model before its next step, labelled with the child\'s handle id; the child does not pause. In-process providers (spawn, fork); others ignore it.'),
+  output: Schema.object({
+    schema: Schema.dict(Schema.any()).required().description('A JSON Schema with `type: \'object\'` at its root (at most 16 KiB of JSON, 16 levels deep).'),
+    maxCorrections: count({ max: MAX_OUTPUT_CORRECTIONS }).default(DEFAULT_OUTPUT_CORRECTIONS).description('Correction messages an in-process child gets before it ends `invalid_output`.'),
+  }).default(unset).description('A typed result: the child must answer with a JSON value matching `schema`; the tool result carries it as `structured` (and its JSON as text). A bad schema fails the load (`INVALID_OUTPUT_SCHEMA`).'),
   onTurnEnd: Schema.union(['wait', 'end']).default('wait').description('Background mode: when the parent would end its turn with children still running, `wait` keeps the turn open until their results are delivered; `end` lets it end (results arrive at its next turn).'),
 })
 

@@ -1,6 +1,7 @@
 import type { Context } from 'cordis'
 import { DeadlineQueue, missingCapability, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { SubagentHandle, SubagentProvider } from '@cordis-subagents/subagents-service'
+import { outputContract } from '@cordis-subagents/agent'
 import { continueParked, runDelegation, type InFlight } from './call.js'
 import { startInBackground } from './background.js'
 import { checkToolFilter, type Config, NOTE_ROOM_BYTES } from './config.js'
@@ -14,6 +15,8 @@ export const inject = ['tools', 'subagents']
 
 export function apply(ctx: Context, config: Config) {
   checkToolFilter(config.toolFilter)
+  // A bad output schema fails the load (`INVALID_OUTPUT_SCHEMA`), not every call.
+  if (config.output) outputContract(config.output, 'subagent-tool: config.output')
   const logger = ctx.logger(`subagent-tool`)
   // ctx.tools caps every tool result: keep the child's output (and our truncation note, headline
   // and diagnostic) under it, so the note that says what was cut is never cut itself.

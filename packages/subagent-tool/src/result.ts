@@ -80,6 +80,7 @@ export function outcomeResult(
   }
   if (!asks) {
     toolResult.content = outcome.output.trim() ? capOutputIn(outcome.output, room) : '(The subagent finished without a final message.)'
+    if (outcome.value !== undefined) toolResult.structured = outcome.value
     return toolResult
   }
   // A child parked on a question: the question is the result (questions.ts).
@@ -188,6 +189,7 @@ export function headline(result: SubagentResult, cause: CancelCause | undefined,
     case 'closed': return 'Subagent was closed by the host before it finished (its work so far was checkpointed).'
     case 'interrupted': return 'Subagent was interrupted by the host.'
     case 'pending': return 'Subagent asked a question, but it is no longer waiting for an answer.'
+    case 'invalid_output': return 'Subagent\'s answer does not match the output schema (invalid_output).'
     default: return `Subagent ended with an unrecognised stop reason "${String(result.stopReason)}".`
   }
 }

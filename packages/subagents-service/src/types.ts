@@ -1,4 +1,4 @@
-import type { Agent, Budget, BudgetLimits } from '@cordis-subagents/agent'
+import type { Agent, Budget, BudgetLimits, OutputOptions } from '@cordis-subagents/agent'
 import type { ChildAgentOptions } from './child-options.js'
 import type { BudgetBreach, BudgetName, PendingQuestion, ToolFilter, Usage, WorkCounts } from '@cordis-subagents/shared'
 
@@ -67,6 +67,8 @@ export interface SubagentRequest {
   reattach?: boolean
   /** The id of the parent's tool call that delegates (set by subagent-tool), for observers that link the two. */
   toolCallId?: string
+  /** A typed result: the child's answer must match this JSON Schema, checked by the provider; the result carries it as `value`. */
+  output?: OutputOptions
   onUpdate?: (update: SubagentUpdate) => void
 }
 
@@ -120,10 +122,11 @@ export interface ProviderStartRequest extends Omit<SubagentRequest, 'budget'> {
 /**
  * `timeout` and `budget` mean a limit ended the run (the tool's timeout, a tree budget), never a
  * person's cancel (`aborted`). `max-steps`: the child used every model call of its turn (its
- * agent's `maxSteps`) without a final answer; `stepLimit` says how many.
+ * agent's `maxSteps`) without a final answer; `stepLimit` says how many. `invalid_output`: the
+ * answer did not match the request's `output` schema (status `error`).
  */
 export type SubagentStopReason = 'completed' | 'aborted' | 'error' | 'max-tokens' | 'refusal' | 'max-steps' | 'timeout' | 'budget'
-  | 'pending' | 'interrupted' | 'closed'
+  | 'pending' | 'interrupted' | 'closed' | 'invalid_output'
 
 /**
  * What a **provider** settles its run's `result` with. The service checks it and hands holders a
@@ -150,6 +153,7 @@ export interface SubagentResult {
    * hands the question further up, such as subagent-tool, puts this run's id in front).
    */
   question?: PendingQuestion
+  /** With a request `output` schema, once `completed`: the child's answer, validated (`output` is its JSON). */ value?: unknown
 }
 
 /**

@@ -18,6 +18,7 @@ describe('subagents-service: statusOf (the teams status vocabulary)', () => {
       'timeout': { status: 'timeout' },
       'error': { status: 'error' },
       'refusal': { status: 'error' },
+      'invalid_output': { status: 'error' },
     })
     expect(statusOf({ stopReason: 'budget', budget: { budget: 'tokens' } })).to.deep.equal({ status: 'incomplete', limit: 'tokens' })
     expect(statusOf({ stopReason: 'something-new' })).to.deep.equal({ status: 'error' })

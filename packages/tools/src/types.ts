@@ -39,6 +39,11 @@ export interface ToolResult {
    */
   images?: readonly ToolImage[]
   metadata?: Record<string, unknown>
+  /**
+   * A typed value the result carries beside its text (JSON-serialisable; `content` is its JSON text):
+   * a delegation with an `output` schema sets the child's validated answer here.
+   */
+  structured?: unknown
   /** Tokens spent on the caller's behalf (e.g. by a child agent); rolled up as delegated usage. */
   usage?: Usage
   /**

@@ -21,6 +21,8 @@ export function memberOptions(
   if (base.tellParent) options.tellParent = true
   const budget = member.budget ?? base.budget
   if (budget) options.budget = { ...budget }
+  const output = member.output ?? base.output
+  if (output) options.output = output
   const model = member.model ?? base.agentOptions?.model
   options.agentOptions = model ? { model, name: member.name } : { name: member.name }
   if (member.soul !== undefined) options.persona = member.soul

@@ -16,7 +16,7 @@ import { isObject } from '../validate.js'
 // limits; the spend a child elsewhere, ACP or A2A, reports of its tree, charged to the parent's tree).
 
 export const STOP_REASONS: readonly SubagentStopReason[] = [
-  'completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps', 'timeout', 'budget', 'pending', 'interrupted', 'closed',
+  'completed', 'aborted', 'error', 'max-tokens', 'refusal', 'max-steps', 'timeout', 'budget', 'pending', 'interrupted', 'closed', 'invalid_output',
 ]
 
 /** Stop reasons that leave the run parked rather than ended: it keeps its child, slots and transcript. */
@@ -34,7 +34,7 @@ export const STATUSES: readonly SubagentStatus[] = Object.freeze(['done', 'pendi
  * The status of a result from its stop reason (and, for a budget, the breach that names the limit):
  * `completed` → done; `pending` → pending; `max-steps` / `max-tokens` / `budget` → incomplete, with the
  * limit; `interrupted` → interrupted; `closed` and `aborted` (its holder ended it) → closed; `timeout` →
- * timeout; `error`, `refusal` and anything else → error.
+ * timeout; `error`, `refusal`, `invalid_output` and anything else → error.
  */
 export function statusOf(result: { stopReason: SubagentStopReason | string; budget?: { budget: BudgetName } }): SubagentStatusOf {
   switch (result.stopReason) {
@@ -124,6 +124,7 @@ export function normalise(providerName: string, raw: unknown): SubagentResult {
   if (isObject(raw.budget)) result.budget = raw.budget as unknown as BudgetBreach
   if (stopReason === 'max-steps' && isCount(raw.stepLimit)) result.stepLimit = raw.stepLimit
   if (question) result.question = question
+  if (stopReason === 'completed' && raw.value !== undefined) result.value = raw.value
   return result
 }
 
