@@ -1,4 +1,5 @@
 import type { RunRow } from './records.js'
+import type { RunLog } from './run-log.js'
 import type { DirectWriter, WriteOp } from './write-ops.js'
 
 /** Longest an unwaited (lazy) write stays queued before its batch is written (ms). */
@@ -6,6 +7,8 @@ const LAZY_FLUSH_MS = 5
 
 interface Entry {
   op: WriteOp
+  /** Its line in the run log (a logged record). */
+  seq?: number
   resolve(matched: number): void
   reject(error: unknown): void
 }
@@ -34,8 +37,15 @@ export class GroupCommit {
   private timer: NodeJS.Timeout | undefined
   private running: Promise<void> = Promise.resolve()
   private closed = false
+  /** Inserts queued or in the batch being written, by run id: a logged record of that run logs its insert too. */
+  private readonly inserts = new Map<string, WriteOp>()
 
-  constructor(private readonly writer: DirectWriter) {}
+  /** `log`: the run log `writeLogged` appends to; `late`: how a logged record that failed or matched nothing is reported. */
+  constructor(
+    private readonly writer: DirectWriter,
+    private readonly log?: RunLog,
+    private readonly late?: (op: WriteOp, error?: unknown) => void,
+  ) {}
 
   get pending(): number {
     return this.queue.length
@@ -53,8 +63,24 @@ export class GroupCommit {
     this.push({ op, resolve: ignore, reject: failed }, true)
   }
 
+  /**
+   * Queues an update and appends it to the run log (with its run's insert, when that is not written
+   * yet): resolves once appended, before the database write; what the write then meets (no row, a
+   * settled run, an error) goes to `late`. Undefined without a log or with a full one: use `write`.
+   */
+  writeLogged(op: WriteOp): Promise<void> | undefined {
+    if (!this.log || this.closed || op.kind !== 'update') return undefined
+    const insert = this.inserts.get(op.id)
+    const seq = this.log.append(insert ? [insert, op] : [op])
+    if (seq === undefined) return undefined
+    const late = this.late
+    this.push({ op, seq, resolve: (matched) => { if (!matched) late?.(op) }, reject: (error) => late?.(op, error) }, false)
+    return DONE
+  }
+
   private push(entry: Entry, lazy: boolean): void {
     this.queue.push(entry)
+    if (entry.op.kind === 'insert') this.inserts.set(entry.op.row.id, entry.op)
     if (!lazy) this.immediate ??= setImmediate(this.flushNow)
     // A lazy timer still pending from an earlier write fires sooner than this one's bound, never later:
     // it is kept across flushes (a flush that finds the queue empty writes nothing), not made per write.
@@ -90,7 +116,23 @@ export class GroupCommit {
     const batch = this.queue
     if (!batch.length) return
     this.queue = []
-    this.running = this.running.then(() => this.write1(batch))
+    this.running = this.running.then(() => this.write1(batch)).then(() => this.written(batch))
+  }
+
+  /** A batch is written (or failed): its inserts are no longer pending, and the run log learns its records are in. */
+  private written(batch: Entry[]): void {
+    let seq = 0
+    for (const entry of batch) {
+      if (entry.op.kind === 'insert' && this.inserts.get(entry.op.row.id) === entry.op) this.inserts.delete(entry.op.row.id)
+      if (entry.seq) seq = entry.seq
+    }
+    if (!seq) return
+    try {
+      this.log!.written(seq)
+    } catch (error) {
+      // The log could not be marked (the disk): a restart writes these records again, with the same values.
+      this.late?.(batch[batch.length - 1].op, error)
+    }
   }
 
   private async write1(batch: Entry[]): Promise<void> {
@@ -123,6 +165,7 @@ export class GroupCommit {
 }
 
 function ignore(): void {}
+const DONE = Promise.resolve()
 
 /** Merges each update into the insert of its run queued before it in the batch, when the update's guard holds for that row. */
 function coalesce(batch: Entry[]): Group[] {

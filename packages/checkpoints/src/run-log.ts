@@ -1,0 +1,131 @@
+import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import type { RunRow } from './records.js'
+import type { WriteOp } from './write-ops.js'
+
+// The run log: a local append-only file that holds the run records a caller was told are kept
+// (`record(…, { logged: true })`, the journal's settle) until their batch is in the database. The
+// main thread appends one line per record with a synchronous write (no fsync: it is in the kernel's
+// page cache, which a killed process does not lose), the group commit writes the batch as before,
+// and once the batch is committed a short marker line says so; when nothing logged is left to write
+// the file is cut back to empty. At start, the records after the last marker are written again
+// before anything else reads the table: a SIGKILL between the append and the database write loses
+// none of them, and a record the database already holds is only written again with the same values.
+
+/** One line: a record (its seq and ops: the run's pending insert, if any, then its update), or a commit marker. */
+type Line = { s: number; o: SerialOp[] } | { c: number }
+type SerialOp = Omit<Extract<WriteOp, { kind: 'insert' }>, 'late'> | Extract<WriteOp, { kind: 'update' }>
+
+const DATES = ['createdAt', 'updatedAt'] as const
+
+/** Past this many bytes (a database that does not keep up), logged records are waited for as before. */
+const RUN_LOG_MAX_BYTES = 64 * 1024 * 1024
+
+export class RunLog {
+  private fd: number
+  /** The last record appended, and the last one known written to the database. */
+  private appended = 0
+  private bytes = 0
+
+  private constructor(readonly file: string, fd: number) {
+    this.fd = fd
+  }
+
+  /** Opens (creating its directory) `file`; gives the records an earlier start logged and did not see written, oldest first. */
+  static open(file: string): { log: RunLog; unwritten: WriteOp[][] } {
+    mkdirSync(dirname(file), { recursive: true })
+    let text = ''
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ENOENT') throw error
+    }
+    return { log: new RunLog(file, openSync(file, 'a')), unwritten: unwrittenOf(text) }
+  }
+
+  /** Appends a record's ops; its seq, or undefined when the log is full (the caller then waits for the database). */
+  append(ops: WriteOp[]): number | undefined {
+    if (this.bytes >= RUN_LOG_MAX_BYTES) return undefined
+    const seq = ++this.appended
+    const line = JSON.stringify({ s: seq, o: ops.map(serial) }) + '\n'
+    this.bytes += writeSync(this.fd, line)
+    return seq
+  }
+
+  /** Records up to `seq` are in the database: the file is emptied when that is all of them, else marked. */
+  written(seq: number): void {
+    if (seq >= this.appended) {
+      ftruncateSync(this.fd, 0)
+      this.bytes = 0
+      return
+    }
+    this.bytes += writeSync(this.fd, `{"c":${seq}}\n`)
+  }
+
+  /** Empties the file once everything it held is in the database (the replay at start). */
+  clear(): void {
+    ftruncateSync(this.fd, 0)
+    this.bytes = 0
+  }
+
+  close(): void {
+    if (this.fd < 0) return
+    closeSync(this.fd)
+    this.fd = -1
+  }
+}
+
+function serial(op: WriteOp): SerialOp {
+  if (op.kind === 'update') return op
+  return { kind: 'insert', row: op.row, given: op.given }
+}
+
+/** The records of `text` after its last commit marker (a torn last line, cut by a crash mid-write, is left out). */
+function unwrittenOf(text: string): WriteOp[][] {
+  let records: Array<{ s: number; o: SerialOp[] }> = []
+  for (const raw of text.split('\n')) {
+    if (!raw) continue
+    let line: Line
+    try {
+      line = JSON.parse(raw) as Line
+    } catch {
+      continue
+    }
+    if ('c' in line) records = records.filter((record) => record.s > line.c)
+    else records.push(line)
+  }
+  return records.map((record) => record.o.map(revive))
+}
+
+function revive(op: SerialOp): WriteOp {
+  if (op.kind === 'update') return { ...op, changes: dated(op.changes) }
+  return { kind: 'insert', row: dated(op.row) as RunRow, given: dated(op.given) }
+}
+
+function dated<T extends Partial<RunRow>>(row: T): T {
+  for (const key of DATES) if (typeof row[key] === 'string') (row as Record<string, unknown>)[key] = new Date(row[key] as unknown as string)
+  return row
+}
+
+/**
+ * The run log's file: `setting` ('' chooses: beside a SQLite file, none for PostgreSQL or memory;
+ * 'off': none; else a path, relative to `baseDir`).
+ */
+export function runLogFile(setting: string, sqliteFile: string | undefined, baseDir: string): string | undefined {
+  if (setting === 'off') return undefined
+  if (setting) return resolve(baseDir, setting)
+  return sqliteFile && `${sqliteFile}.runlog`
+}
+
+/** Opens the run log at `file` and writes what an earlier start logged and did not see written (one batch), then empties it. */
+export async function openRunLog(file: string, run: (ops: WriteOp[]) => Promise<unknown>): Promise<RunLog> {
+  const { log, unwritten } = RunLog.open(file)
+  try {
+    if (unwritten.length) await run(unwritten.flat())
+    log.clear()
+  } catch (error) {
+    log.close()
+    throw error
+  }
+  return log
+}
