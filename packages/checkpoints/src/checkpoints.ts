@@ -93,8 +93,9 @@ export class Checkpoints extends Service {
     }
     if (writer) {
       this.writer = writer
-      this.writes = new GroupCommit(writer, this.log, (op, error) => this.ctx.logger('checkpoints').warn(
-        'the logged record of run %s was not written: %s', op.kind === 'update' ? op.id : op.row.id, error ?? 'no such run, or it settled'))
+      this.writes = new GroupCommit(writer, this.log, (op, error) => this.ctx.logger('checkpoints').warn(op.kind === 'insert'
+        ? `the start record of run ${op.row.id} was not written: %s` : `the logged record of run ${op.id} was not written: %s`,
+      error ?? 'no such run, or it settled'))
       // SQLite: one process per file, so the kept run count needs no recount between sweeps.
       this.count.alone = writer.kind === 'sqlite'
     }
@@ -222,7 +223,7 @@ export class Checkpoints extends Service {
     const op = { kind: 'insert' as const, row: newRow(row, stamp), given: { ...row, ...stamp }, late }
     this.count.added()
     if (!options.lazy) return writes.write(op).then(ignore)
-    writes.writeLazy(op, (error) => this.ctx.logger('checkpoints').warn('the start record of run %s was not written: %s', id, error))
+    writes.writeLazy(op)
     return DONE
   }
 

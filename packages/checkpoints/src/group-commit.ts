@@ -9,8 +9,9 @@ interface Entry {
   op: WriteOp
   /** Its line in the run log (a logged record). */
   seq?: number
-  resolve(matched: number): void
-  reject(error: unknown): void
+  /** Absent for a write nobody waits for (lazy or logged): what it meets goes to `late`. */
+  resolve?(matched: number): void
+  reject?(error: unknown): void
 }
 
 /** The writes of one run merged into one op of a batch: an insert and the updates that followed it. */
@@ -40,7 +41,7 @@ export class GroupCommit {
   /** Inserts queued or in the batch being written, by run id: a logged record of that run logs its insert too. */
   private readonly inserts = new Map<string, WriteOp>()
 
-  /** `log`: the run log `writeLogged` appends to; `late`: how a logged record that failed or matched nothing is reported. */
+  /** `log`: the run log `writeLogged` appends to; `late`: reports an unwaited write that failed, or a logged one that matched nothing. */
   constructor(
     private readonly writer: DirectWriter,
     private readonly log?: RunLog,
@@ -57,10 +58,10 @@ export class GroupCommit {
     return new Promise<number>((resolve, reject) => this.push({ op, resolve, reject }, lazy))
   }
 
-  /** Queues `op` with nobody waiting for it (no promise): written within `LAZY_FLUSH_MS`; `failed` gets its error. */
-  writeLazy(op: WriteOp, failed: (error: unknown) => void): void {
-    if (this.closed) return failed(new Error('checkpoints: the store is stopping; the write was not queued'))
-    this.push({ op, resolve: ignore, reject: failed }, true)
+  /** Queues `op` with nobody waiting for it (no promise): written within `LAZY_FLUSH_MS`; `late` gets its error. */
+  writeLazy(op: WriteOp): void {
+    if (this.closed) return this.late?.(op, new Error('checkpoints: the store is stopping; the write was not queued'))
+    this.push({ op }, true)
   }
 
   /**
@@ -73,8 +74,7 @@ export class GroupCommit {
     const insert = this.inserts.get(op.id)
     const seq = this.log.append(insert ? [insert, op] : [op])
     if (seq === undefined) return undefined
-    const late = this.late
-    this.push({ op, seq, resolve: (matched) => { if (!matched) late?.(op) }, reject: (error) => late?.(op, error) }, false)
+    this.push({ op, seq }, false)
     return DONE
   }
 
@@ -142,13 +142,23 @@ export class GroupCommit {
       for (const group of groups) if (group.late) takeLate(group)
       results = await this.writer.run(groups.map((group) => group.op))
     } catch (error) {
-      for (const entry of batch) entry.reject(error)
+      for (const entry of batch) this.fail(entry, error)
       return
     }
     for (const [index, group] of groups.entries()) {
       if (group.op.kind === 'insert' && results[index] === 0) await this.notNew(group)
-      else for (const entry of group.entries) entry.resolve(results[index])
+      else for (const entry of group.entries) this.done(entry, results[index])
     }
+  }
+
+  private done(entry: Entry, matched: number): void {
+    if (entry.resolve) entry.resolve(matched)
+    else if (!matched && entry.op.kind === 'update') this.late?.(entry.op)
+  }
+
+  private fail(entry: Entry, error: unknown): void {
+    if (entry.reject) entry.reject(error)
+    else this.late?.(entry.op, error)
   }
 
   /** An insert whose id exists: its writes run one by one as updates (what each asked for, in order). */
@@ -157,14 +167,13 @@ export class GroupCommit {
     try {
       const results = await this.writer.run(ops)
       // The insert's own write counts as done once its row is updated.
-      group.entries.forEach((entry, index) => entry.resolve(index === 0 ? Math.min(1, results[0]) : results[index]))
+      group.entries.forEach((entry, index) => this.done(entry, index === 0 ? Math.min(1, results[0]) : results[index]))
     } catch (error) {
-      for (const entry of group.entries) entry.reject(error)
+      for (const entry of group.entries) this.fail(entry, error)
     }
   }
 }
 
-function ignore(): void {}
 const DONE = Promise.resolve()
 
 /** Merges each update into the insert of its run queued before it in the batch, when the update's guard holds for that row. */

@@ -1,6 +1,7 @@
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { RunRow } from './records.js'
+import { newRow } from './record-ops.js'
 import type { WriteOp } from './write-ops.js'
 
 // The run log: a local append-only file that holds the run records a caller was told are kept
@@ -14,7 +15,8 @@ import type { WriteOp } from './write-ops.js'
 
 /** One line: a record (its seq and ops: the run's pending insert, if any, then its update), or a commit marker. */
 type Line = { s: number; o: SerialOp[] } | { c: number }
-type SerialOp = Omit<Extract<WriteOp, { kind: 'insert' }>, 'late'> | Extract<WriteOp, { kind: 'update' }>
+/** An insert's given columns (its whole row follows from them), or an update's id, guard and changes; dates as epoch ms. */
+type SerialOp = [0, Partial<RunRow>] | [1, string, 0 | 1, Partial<RunRow>]
 
 const DATES = ['createdAt', 'updatedAt'] as const
 
@@ -76,8 +78,15 @@ export class RunLog {
 }
 
 function serial(op: WriteOp): SerialOp {
-  if (op.kind === 'update') return op
-  return { kind: 'insert', row: op.row, given: op.given }
+  if (op.kind === 'update') return [1, op.id, op.guard ? 1 : 0, undated(op.changes)]
+  return [0, undated(op.given)]
+}
+
+/** A copy with its dates as epoch ms (JSON's Date.toJSON is slow). */
+function undated(row: Partial<RunRow>): Partial<RunRow> {
+  const copy = { ...row } as Record<string, unknown>
+  for (const key of DATES) if (copy[key] instanceof Date) copy[key] = (copy[key] as Date).getTime()
+  return copy as Partial<RunRow>
 }
 
 /** The records of `text` after its last commit marker (a torn last line, cut by a crash mid-write, is left out). */
@@ -98,12 +107,13 @@ function unwrittenOf(text: string): WriteOp[][] {
 }
 
 function revive(op: SerialOp): WriteOp {
-  if (op.kind === 'update') return { ...op, changes: dated(op.changes) }
-  return { kind: 'insert', row: dated(op.row) as RunRow, given: dated(op.given) }
+  if (op[0] === 1) return { kind: 'update', id: op[1], guard: op[2] === 1, changes: dated(op[3]) }
+  const given = dated(op[1])
+  return { kind: 'insert', row: newRow(given, { host: given.host!, instance: given.instance!, updatedAt: given.updatedAt! }), given }
 }
 
-function dated<T extends Partial<RunRow>>(row: T): T {
-  for (const key of DATES) if (typeof row[key] === 'string') (row as Record<string, unknown>)[key] = new Date(row[key] as unknown as string)
+function dated(row: Partial<RunRow>): Partial<RunRow> {
+  for (const key of DATES) if (typeof row[key] === 'number') (row as Record<string, unknown>)[key] = new Date(row[key] as unknown as number)
   return row
 }
 
