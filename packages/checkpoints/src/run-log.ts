@@ -20,6 +20,9 @@ type SerialOp = [0, Partial<RunRow>] | [1, string, 0 | 1, Partial<RunRow>]
 
 const DATES = ['createdAt', 'updatedAt'] as const
 
+/** Run log files open in this process: each holder's promise resolves when it closes. */
+const holders = new Map<string, Promise<void>>()
+
 /** Past this many bytes (a database that does not keep up), logged records are waited for as before. */
 const RUN_LOG_MAX_BYTES = 64 * 1024 * 1024
 
@@ -28,6 +31,9 @@ export class RunLog {
   /** The last record appended, and the last one known written to the database. */
   private appended = 0
   private bytes = 0
+
+  /** Runs once when the log closes (lets the next store of this file open it). */
+  closed?: () => void
 
   private constructor(readonly file: string, fd: number) {
     this.fd = fd
@@ -74,6 +80,7 @@ export class RunLog {
     if (this.fd < 0) return
     closeSync(this.fd)
     this.fd = -1
+    this.closed?.()
   }
 }
 
@@ -129,7 +136,26 @@ export function runLogFile(setting: string, sqliteFile: string | undefined, base
 
 /** Opens the run log at `file` and writes what an earlier start logged and did not see written (one batch), then empties it. */
 export async function openRunLog(file: string, run: (ops: WriteOp[]) => Promise<unknown>): Promise<RunLog> {
-  const { log, unwritten } = RunLog.open(file)
+  // A store started again in this process (a reload) opens the file once the store before it closed it
+  // (its stop writes what it queued, then cuts the file): the two never write it at once.
+  const before = holders.get(file)
+  let release!: () => void
+  const mine = new Promise<void>((resolve) => { release = resolve })
+  holders.set(file, mine)
+  const free = () => {
+    release()
+    if (holders.get(file) === mine) holders.delete(file)
+  }
+  await before
+  let opened: { log: RunLog; unwritten: WriteOp[][] }
+  try {
+    opened = RunLog.open(file)
+  } catch (error) {
+    free()
+    throw error
+  }
+  const { log, unwritten } = opened
+  log.closed = free
   try {
     if (unwritten.length) await run(unwritten.flat())
     log.clear()
