@@ -167,7 +167,7 @@ interface System {
 }
 
 async function system(store: StoreKind, options: CheckpointsOptions): Promise<System> {
-  const dir = store === 'sqlite' ? mkdtempSync(join(tmpdir(), 'bench-checkpoints-')) : undefined
+  const dir = store === 'sqlite' || store === 'postgres' ? mkdtempSync(join(tmpdir(), 'bench-checkpoints-')) : undefined
   if (store === 'postgres') await dropPostgres(options.pgUrl!)
   const h = await host({
     model: delegationModel('subagent'),
@@ -176,7 +176,9 @@ async function system(store: StoreKind, options: CheckpointsOptions): Promise<Sy
       if (store === 'sqlite') ctx.plugin(SQLiteDriver, { path: join(dir!, 'store.db') })
       else ctx.plugin(PostgresDriver as never, { url: options.pgUrl })
       // Room for the stored runs and the measured ones: nothing is trimmed while measuring.
-      ctx.plugin(Checkpoints, { host: 'bench', maxRuns: Math.max(10_000, 2 * options.storedRuns) })
+      // The run log: beside the SQLite file by default; PostgreSQL hosts name theirs (CHECKPOINTS_RUN_LOG=off: none, to compare).
+      const runLog = process.env.CHECKPOINTS_RUN_LOG === 'off' ? 'off' : store === 'postgres' ? join(dir!, 'postgres.runlog') : ''
+      ctx.plugin(Checkpoints, { host: 'bench', maxRuns: Math.max(10_000, 2 * options.storedRuns), runLog })
     },
   })
   let tally: System['tally']

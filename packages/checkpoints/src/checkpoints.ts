@@ -9,9 +9,10 @@ import { GroupCommit } from './group-commit.js'
 import { KeyLocks } from './locks.js'
 import { Questions } from './questions.js'
 import { declareTables, type RunCheckpoint, type StoredRun, type RunRow, type RunState, TABLES } from './records.js'
-import { type DeferredFields, deferredColumns, newRow, type Stamp } from './record-ops.js'
+import { deferredColumns, isNew, newRow, type RecordOptions, type Stamp } from './record-ops.js'
 import { sweep, type SweepReport } from './retention.js'
 import { RunCount } from './run-count.js'
+import { openRunLog, type RunLog, runLogFile } from './run-log.js'
 import type { StoreContext } from './store.js'
 import { TaskKeys } from './task-keys.js'
 
@@ -58,6 +59,8 @@ export class Checkpoints extends Service {
   /** The run table's hot writes, batched and written straight to the driver (direct-writes.ts); none on a driver it does not know. */
   private writes: GroupCommit | undefined
   private writer: DirectWriter | undefined
+  /** The run log (run-log.ts): records a caller need not wait on the database for. */
+  private log: RunLog | undefined
 
   constructor(ctx: Context, config: Config = {}) {
     super(ctx, 'checkpoints')
@@ -75,18 +78,24 @@ export class Checkpoints extends Service {
   }
 
   protected override async start(): Promise<void> {
-    this.interruptedAtStart = await this.markInterrupted()
-    await this.sweep()
+    // The writer and the run log first: what an earlier start logged is written before anything reads the table.
     const writer = directWriter(this.store)
+    try {
+      await writer?.ready?.()
+      const file = writer && runLogFile(this.limits.runLog, writer.file, (this.ctx as { baseDir?: string }).baseDir ?? process.cwd())
+      this.log = file ? await openRunLog(file, (ops) => writer.run(ops)) : undefined
+      this.interruptedAtStart = await this.markInterrupted()
+      await this.sweep()
+    } catch (error) {
+      this.log?.close()
+      await writer?.close()
+      throw error
+    }
     if (writer) {
-      try {
-        await writer.ready?.()
-      } catch (error) {
-        await writer.close()
-        throw error
-      }
       this.writer = writer
-      this.writes = new GroupCommit(writer)
+      this.writes = new GroupCommit(writer, this.log, (op, error) => this.ctx.logger('checkpoints').warn(op.kind === 'insert'
+        ? `the start record of run ${op.row.id} was not written: %s` : `the logged record of run ${op.id} was not written: %s`,
+      error ?? 'no such run, or it settled'))
       // SQLite: one process per file, so the kept run count needs no recount between sweeps.
       this.count.alone = writer.kind === 'sqlite'
     }
@@ -96,11 +105,13 @@ export class Checkpoints extends Service {
   }
 
   protected override async stop(): Promise<void> {
-    const [writes, writer] = [this.writes, this.writer]
+    const [writes, writer, log] = [this.writes, this.writer, this.log]
     this.writes = undefined
     this.writer = undefined
+    this.log = undefined
     await writes?.close()
     await writer?.close()
+    log?.close()
   }
 
   /** Resolves once every queued write is in the database (a lazy `record` is queued, not written, when it returns). */
@@ -167,7 +178,7 @@ export class Checkpoints extends Service {
     const id = row.id!
     // Nothing of this run queued through the lock and no count to take: queued now, in call order.
     if (writes && !this.rows.busy(id)) {
-      if (!isNew(row, options)) return this.updateNow(writes, row)
+      if (!isNew(row, options)) return this.updateNow(writes, row, options.logged)
       if (this.count.roomNow()) return this.insertNow(writes, row, options)
     }
     if (writes) return this.rows.run(id, () => this.recordBatched(writes, row, options))
@@ -197,7 +208,7 @@ export class Checkpoints extends Service {
       await this.insertNow(writes, row, options)
       return
     }
-    await this.updateNow(writes, row)
+    await this.updateNow(writes, row, options.logged)
   }
 
   private stamp(): Stamp {
@@ -212,14 +223,15 @@ export class Checkpoints extends Service {
     const op = { kind: 'insert' as const, row: newRow(row, stamp), given: { ...row, ...stamp }, late }
     this.count.added()
     if (!options.lazy) return writes.write(op).then(ignore)
-    writes.writeLazy(op, (error) => this.ctx.logger('checkpoints').warn('the start record of run %s was not written: %s', id, error))
+    writes.writeLazy(op)
     return DONE
   }
 
-  private updateNow(writes: GroupCommit, row: Partial<RunRow>): Promise<void> {
+  private updateNow(writes: GroupCommit, row: Partial<RunRow>, logged?: boolean): Promise<void> {
     const { id, ...changes } = row
     const guard = row.state !== undefined && row.state !== 'settled'
-    return writes.write({ kind: 'update', id: id!, changes: Object.assign(changes, this.stamp()), guard }).then((matched) => {
+    const op = { kind: 'update' as const, id: id!, changes: Object.assign(changes, this.stamp()), guard }
+    return (logged && writes.writeLogged(op)) || writes.write(op).then((matched) => {
       if (!matched) return this.notMoved(id!, `moved to ${row.state}`).then((error) => { throw error })
     })
   }
@@ -324,19 +336,5 @@ export class Checkpoints extends Service {
   }
 }
 
-export interface RecordOptions {
-  /** A run this writer just made: one insert. */
-  created?: boolean
-  /** A new run's insert that resolves once queued (written within a few milliseconds). */
-  lazy?: boolean
-  /** A new run's fields taken when its insert is written (see `record`). */
-  deferred?: () => DeferredFields
-}
-
 const DONE = Promise.resolve()
 function ignore(): void {}
-
-/** A new run's record: `created`, with the fields a new run needs. */
-function isNew(row: Partial<RunRow>, options: RecordOptions): boolean {
-  return !!options.created && row.path !== undefined && row.provider !== undefined && row.state !== undefined
-}

@@ -19,6 +19,8 @@ export interface Config {
   sweepInterval?: number
   /** Most records one `list` returns. */
   maxList?: number
+  /** The run log's file ('' beside a SQLite file, none on PostgreSQL; 'off' for none; else a path). */
+  runLog?: string
 }
 
 const KIB = 1024
@@ -34,6 +36,7 @@ export const Config: Schema<Config> = Schema.object({
   retention: count({ min: 60_000, max: 3650 * DAY }).default(7 * DAY).description('Ended runs, answered questions and task keys older than this are swept (ms).'),
   sweepInterval: duration({ min: 1000 }).default(3600_000).description('How often the retention sweep runs (ms); it also runs at start.'),
   maxList: count({ min: 1, max: 100_000 }).default(1000).description('Most records one list call returns.'),
+  runLog: Schema.string().default('').description('The run log, a local file that keeps a settled record from a SIGKILL until the database has it: \'\' beside a SQLite file (none on PostgreSQL), \'off\' for none, or a path (one per host process).'),
 })
 
 export type Limits = Required<Config>

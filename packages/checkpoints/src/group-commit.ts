@@ -1,4 +1,5 @@
 import type { RunRow } from './records.js'
+import type { RunLog } from './run-log.js'
 import type { DirectWriter, WriteOp } from './write-ops.js'
 
 /** Longest an unwaited (lazy) write stays queued before its batch is written (ms). */
@@ -6,8 +7,11 @@ const LAZY_FLUSH_MS = 5
 
 interface Entry {
   op: WriteOp
-  resolve(matched: number): void
-  reject(error: unknown): void
+  /** Its line in the run log (a logged record). */
+  seq?: number
+  /** Absent for a write nobody waits for (lazy or logged): what it meets goes to `late`. */
+  resolve?(matched: number): void
+  reject?(error: unknown): void
 }
 
 /** The writes of one run merged into one op of a batch: an insert and the updates that followed it. */
@@ -34,8 +38,15 @@ export class GroupCommit {
   private timer: NodeJS.Timeout | undefined
   private running: Promise<void> = Promise.resolve()
   private closed = false
+  /** Inserts queued or in the batch being written, by run id: a logged record of that run logs its insert too. */
+  private readonly inserts = new Map<string, WriteOp>()
 
-  constructor(private readonly writer: DirectWriter) {}
+  /** `log`: the run log `writeLogged` appends to; `late`: reports an unwaited write that failed, or a logged one that matched nothing. */
+  constructor(
+    private readonly writer: DirectWriter,
+    private readonly log?: RunLog,
+    private readonly late?: (op: WriteOp, error?: unknown) => void,
+  ) {}
 
   get pending(): number {
     return this.queue.length
@@ -47,14 +58,29 @@ export class GroupCommit {
     return new Promise<number>((resolve, reject) => this.push({ op, resolve, reject }, lazy))
   }
 
-  /** Queues `op` with nobody waiting for it (no promise): written within `LAZY_FLUSH_MS`; `failed` gets its error. */
-  writeLazy(op: WriteOp, failed: (error: unknown) => void): void {
-    if (this.closed) return failed(new Error('checkpoints: the store is stopping; the write was not queued'))
-    this.push({ op, resolve: ignore, reject: failed }, true)
+  /** Queues `op` with nobody waiting for it (no promise): written within `LAZY_FLUSH_MS`; `late` gets its error. */
+  writeLazy(op: WriteOp): void {
+    if (this.closed) return this.late?.(op, new Error('checkpoints: the store is stopping; the write was not queued'))
+    this.push({ op }, true)
+  }
+
+  /**
+   * Queues an update and appends it to the run log (with its run's insert, when that is not written
+   * yet): resolves once appended, before the database write; what the write then meets (no row, a
+   * settled run, an error) goes to `late`. Undefined without a log or with a full one: use `write`.
+   */
+  writeLogged(op: WriteOp): Promise<void> | undefined {
+    if (!this.log || this.closed || op.kind !== 'update') return undefined
+    const insert = this.inserts.get(op.id)
+    const seq = this.log.append(insert ? [insert, op] : [op])
+    if (seq === undefined) return undefined
+    this.push({ op, seq }, false)
+    return DONE
   }
 
   private push(entry: Entry, lazy: boolean): void {
     this.queue.push(entry)
+    if (entry.op.kind === 'insert') this.inserts.set(entry.op.row.id, entry.op)
     if (!lazy) this.immediate ??= setImmediate(this.flushNow)
     // A lazy timer still pending from an earlier write fires sooner than this one's bound, never later:
     // it is kept across flushes (a flush that finds the queue empty writes nothing), not made per write.
@@ -90,7 +116,23 @@ export class GroupCommit {
     const batch = this.queue
     if (!batch.length) return
     this.queue = []
-    this.running = this.running.then(() => this.write1(batch))
+    this.running = this.running.then(() => this.write1(batch)).then(() => this.written(batch))
+  }
+
+  /** A batch is written (or failed): its inserts are no longer pending, and the run log learns its records are in. */
+  private written(batch: Entry[]): void {
+    let seq = 0
+    for (const entry of batch) {
+      if (entry.op.kind === 'insert' && this.inserts.get(entry.op.row.id) === entry.op) this.inserts.delete(entry.op.row.id)
+      if (entry.seq) seq = entry.seq
+    }
+    if (!seq) return
+    try {
+      this.log!.written(seq)
+    } catch (error) {
+      // The log could not be marked (the disk): a restart writes these records again, with the same values.
+      this.late?.(batch[batch.length - 1].op, error)
+    }
   }
 
   private async write1(batch: Entry[]): Promise<void> {
@@ -100,13 +142,23 @@ export class GroupCommit {
       for (const group of groups) if (group.late) takeLate(group)
       results = await this.writer.run(groups.map((group) => group.op))
     } catch (error) {
-      for (const entry of batch) entry.reject(error)
+      for (const entry of batch) this.fail(entry, error)
       return
     }
     for (const [index, group] of groups.entries()) {
       if (group.op.kind === 'insert' && results[index] === 0) await this.notNew(group)
-      else for (const entry of group.entries) entry.resolve(results[index])
+      else for (const entry of group.entries) this.done(entry, results[index])
     }
+  }
+
+  private done(entry: Entry, matched: number): void {
+    if (entry.resolve) entry.resolve(matched)
+    else if (!matched && entry.op.kind === 'update') this.late?.(entry.op)
+  }
+
+  private fail(entry: Entry, error: unknown): void {
+    if (entry.reject) entry.reject(error)
+    else this.late?.(entry.op, error)
   }
 
   /** An insert whose id exists: its writes run one by one as updates (what each asked for, in order). */
@@ -115,14 +167,14 @@ export class GroupCommit {
     try {
       const results = await this.writer.run(ops)
       // The insert's own write counts as done once its row is updated.
-      group.entries.forEach((entry, index) => entry.resolve(index === 0 ? Math.min(1, results[0]) : results[index]))
+      group.entries.forEach((entry, index) => this.done(entry, index === 0 ? Math.min(1, results[0]) : results[index]))
     } catch (error) {
-      for (const entry of group.entries) entry.reject(error)
+      for (const entry of group.entries) this.fail(entry, error)
     }
   }
 }
 
-function ignore(): void {}
+const DONE = Promise.resolve()
 
 /** Merges each update into the insert of its run queued before it in the batch, when the update's guard holds for that row. */
 function coalesce(batch: Entry[]): Group[] {

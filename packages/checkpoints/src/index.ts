@@ -2,8 +2,8 @@ import { Checkpoints } from './checkpoints.js'
 
 export { Checkpoints }
 export default Checkpoints
-export type { RecordOptions, RunFilter, RunTransition } from './checkpoints.js'
-export type { DeferredFields } from './record-ops.js'
+export type { RunFilter, RunTransition } from './checkpoints.js'
+export type { DeferredFields, RecordOptions } from './record-ops.js'
 export { Config, type Limits } from './config.js'
 export { CheckpointError, type CheckpointErrorCode } from './errors.js'
 export type { Ask } from './questions.js'

@@ -54,3 +54,19 @@ export function deferredColumns(
     }
   }
 }
+
+export interface RecordOptions {
+  /** A run this writer just made: one insert. */
+  created?: boolean
+  /** A new run's insert that resolves once queued (written within a few milliseconds). */
+  lazy?: boolean
+  /** A new run's fields taken when its insert is written (see `record`). */
+  deferred?: () => DeferredFields
+  /** An update that resolves once it is in the run log (before the database write; see README, Writes). */
+  logged?: boolean
+}
+
+/** A new run's record: `created`, with the fields a new run needs. */
+export function isNew(row: Partial<RunRow>, options: RecordOptions): boolean {
+  return !!options.created && row.path !== undefined && row.provider !== undefined && row.state !== undefined
+}

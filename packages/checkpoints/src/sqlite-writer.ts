@@ -99,14 +99,14 @@ export class SqliteWorkerWriter implements DirectWriter {
   private readonly lock = new Int32Array(new SharedArrayBuffer(4))
   private readonly unpatch: () => void
 
-  constructor(driver: MinatoSqlite, path: string) {
+  constructor(driver: MinatoSqlite, readonly file: string) {
     const module = createRequire(import.meta.url).resolve('@minatojs/sql.js')
     // A thread that ended holding the lock (it crashed, or was terminated mid-batch) would leave minato's
     // statements waiting forever on the main thread: its hold (2) is dropped; the main thread's own (1) is not.
     const dropDeadHold = () => {
       if (Atomics.compareExchange(this.lock, 0, 2, 0) === 2) Atomics.notify(this.lock, 0)
     }
-    this.thread = new WriterThread(WORKER, { module, dist: dirname(module), path, lock: this.lock.buffer }, 'SQLite', dropDeadHold)
+    this.thread = new WriterThread(WORKER, { module, dist: dirname(module), path: file, lock: this.lock.buffer }, 'SQLite', dropDeadHold)
     this.unpatch = this.patch(driver)
   }
 

@@ -13,6 +13,8 @@ export type WriteOp =
 /** Per op: an insert's 1 (inserted) or 0 (the id exists); an update's rows matched (0 or 1). */
 export interface DirectWriter {
   readonly kind: 'sqlite' | 'postgres'
+  /** The SQLite file it writes (where the run log goes by default). */
+  readonly file?: string
   run(ops: WriteOp[]): Promise<number[]>
   /** Resolves once the writer can write (a writer thread started, its connection open). */
   ready?(): Promise<void>

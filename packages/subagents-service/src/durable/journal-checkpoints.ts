@@ -260,11 +260,15 @@ export class CheckpointJournal implements RunJournal {
 /** Writes a record without reading it back (a store without `record` is written through `save`). */
 function put(store: CheckpointStore, record: StoredRunCheckpoint, created?: boolean): Promise<void> {
   // A new run's start record is lazy: its write is batched with the run's next one (checkpoints' group commit).
-  if (store.record) return store.record(record, { created: !!created, lazy: !!created })
+  // An end is logged: with a run log, the outcome waits for its local append, not for the database.
+  if (store.record) return store.record(record, { created: !!created, lazy: !!created, logged: !created && ENDS.has(record.state!) })
   return store.save(record).then(ignore)
 }
 
 function ignore(): void {}
+
+/** The states a settle writes. */
+const ENDS = new Set<string>(['settled', 'closed', 'interrupted'])
 
 /** What a new run's start record takes when the store writes it: the run's checkpoint as its transcript, and its reattach ids. */
 function deferredOf(run: JournalledRun): Pick<StoredRunCheckpoint, 'transcript' | 'sessionId' | 'taskId' | 'agentUrl'> {

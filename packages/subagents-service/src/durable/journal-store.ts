@@ -88,6 +88,8 @@ export interface CheckpointStore {
     created?: boolean
     lazy?: boolean
     deferred?: () => Pick<StoredRunCheckpoint, 'transcript' | 'sessionId' | 'taskId' | 'agentUrl'>
+    /** An update that resolves once in the store's local run log, before the database write (a store without one waits). */
+    logged?: boolean
   }): Promise<void>
   /** Resolves once the store's queued writes are written. */
   drain?(): Promise<void>

@@ -1,0 +1,167 @@
+import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import type { RunRow } from './records.js'
+import { newRow } from './record-ops.js'
+import type { WriteOp } from './write-ops.js'
+
+// The run log: a local append-only file that holds the run records a caller was told are kept
+// (`record(…, { logged: true })`, the journal's settle) until their batch is in the database. The
+// main thread appends one line per record with a synchronous write (no fsync: it is in the kernel's
+// page cache, which a killed process does not lose), the group commit writes the batch as before,
+// and once the batch is committed a short marker line says so; when nothing logged is left to write
+// the file is cut back to empty. At start, the records after the last marker are written again
+// before anything else reads the table: a SIGKILL between the append and the database write loses
+// none of them, and a record the database already holds is only written again with the same values.
+
+/** One line: a record (its seq and ops: the run's pending insert, if any, then its update), or a commit marker. */
+type Line = { s: number; o: SerialOp[] } | { c: number }
+/** An insert's given columns (its whole row follows from them), or an update's id, guard and changes; dates as epoch ms. */
+type SerialOp = [0, Partial<RunRow>] | [1, string, 0 | 1, Partial<RunRow>]
+
+const DATES = ['createdAt', 'updatedAt'] as const
+
+/** Run log files open in this process: each holder's promise resolves when it closes. */
+const holders = new Map<string, Promise<void>>()
+
+/** Past this many bytes (a database that does not keep up), logged records are waited for as before. */
+const RUN_LOG_MAX_BYTES = 64 * 1024 * 1024
+
+export class RunLog {
+  private fd: number
+  /** The last record appended, and the last one known written to the database. */
+  private appended = 0
+  private bytes = 0
+
+  /** Runs once when the log closes (lets the next store of this file open it). */
+  closed?: () => void
+
+  private constructor(readonly file: string, fd: number) {
+    this.fd = fd
+  }
+
+  /** Opens (creating its directory) `file`; gives the records an earlier start logged and did not see written, oldest first. */
+  static open(file: string): { log: RunLog; unwritten: WriteOp[][] } {
+    mkdirSync(dirname(file), { recursive: true })
+    let text = ''
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ENOENT') throw error
+    }
+    return { log: new RunLog(file, openSync(file, 'a')), unwritten: unwrittenOf(text) }
+  }
+
+  /** Appends a record's ops; its seq, or undefined when the log is full (the caller then waits for the database). */
+  append(ops: WriteOp[]): number | undefined {
+    if (this.bytes >= RUN_LOG_MAX_BYTES) return undefined
+    const seq = ++this.appended
+    const line = JSON.stringify({ s: seq, o: ops.map(serial) }) + '\n'
+    this.bytes += writeSync(this.fd, line)
+    return seq
+  }
+
+  /** Records up to `seq` are in the database: the file is emptied when that is all of them, else marked. */
+  written(seq: number): void {
+    if (seq >= this.appended) {
+      ftruncateSync(this.fd, 0)
+      this.bytes = 0
+      return
+    }
+    this.bytes += writeSync(this.fd, `{"c":${seq}}\n`)
+  }
+
+  /** Empties the file once everything it held is in the database (the replay at start). */
+  clear(): void {
+    ftruncateSync(this.fd, 0)
+    this.bytes = 0
+  }
+
+  close(): void {
+    if (this.fd < 0) return
+    closeSync(this.fd)
+    this.fd = -1
+    this.closed?.()
+  }
+}
+
+function serial(op: WriteOp): SerialOp {
+  if (op.kind === 'update') return [1, op.id, op.guard ? 1 : 0, undated(op.changes)]
+  return [0, undated(op.given)]
+}
+
+/** A copy with its dates as epoch ms (JSON's Date.toJSON is slow). */
+function undated(row: Partial<RunRow>): Partial<RunRow> {
+  const copy = { ...row } as Record<string, unknown>
+  for (const key of DATES) if (copy[key] instanceof Date) copy[key] = (copy[key] as Date).getTime()
+  return copy as Partial<RunRow>
+}
+
+/** The records of `text` after its last commit marker (a torn last line, cut by a crash mid-write, is left out). */
+function unwrittenOf(text: string): WriteOp[][] {
+  let records: Array<{ s: number; o: SerialOp[] }> = []
+  for (const raw of text.split('\n')) {
+    if (!raw) continue
+    let line: Line
+    try {
+      line = JSON.parse(raw) as Line
+    } catch {
+      continue
+    }
+    if ('c' in line) records = records.filter((record) => record.s > line.c)
+    else records.push(line)
+  }
+  return records.map((record) => record.o.map(revive))
+}
+
+function revive(op: SerialOp): WriteOp {
+  if (op[0] === 1) return { kind: 'update', id: op[1], guard: op[2] === 1, changes: dated(op[3]) }
+  const given = dated(op[1])
+  return { kind: 'insert', row: newRow(given, { host: given.host!, instance: given.instance!, updatedAt: given.updatedAt! }), given }
+}
+
+function dated(row: Partial<RunRow>): Partial<RunRow> {
+  for (const key of DATES) if (typeof row[key] === 'number') (row as Record<string, unknown>)[key] = new Date(row[key] as unknown as number)
+  return row
+}
+
+/**
+ * The run log's file: `setting` ('' chooses: beside a SQLite file, none for PostgreSQL or memory;
+ * 'off': none; else a path, relative to `baseDir`).
+ */
+export function runLogFile(setting: string, sqliteFile: string | undefined, baseDir: string): string | undefined {
+  if (setting === 'off') return undefined
+  if (setting) return resolve(baseDir, setting)
+  return sqliteFile && `${sqliteFile}.runlog`
+}
+
+/** Opens the run log at `file` and writes what an earlier start logged and did not see written (one batch), then empties it. */
+export async function openRunLog(file: string, run: (ops: WriteOp[]) => Promise<unknown>): Promise<RunLog> {
+  // A store started again in this process (a reload) opens the file once the store before it closed it
+  // (its stop writes what it queued, then cuts the file): the two never write it at once.
+  const before = holders.get(file)
+  let release!: () => void
+  const mine = new Promise<void>((resolve) => { release = resolve })
+  holders.set(file, mine)
+  const free = () => {
+    release()
+    if (holders.get(file) === mine) holders.delete(file)
+  }
+  await before
+  let opened: { log: RunLog; unwritten: WriteOp[][] }
+  try {
+    opened = RunLog.open(file)
+  } catch (error) {
+    free()
+    throw error
+  }
+  const { log, unwritten } = opened
+  log.closed = free
+  try {
+    if (unwritten.length) await run(unwritten.flat())
+    log.clear()
+  } catch (error) {
+    log.close()
+    throw error
+  }
+  return log
+}
