@@ -1,4 +1,5 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import { createRequire } from 'node:module'
+import type { ErrorObject, ValidateFunction } from 'ajv'
 import { countProblem, describeError } from '@cordis-subagents/shared'
 import type { ToolSpec } from '@cordis-subagents/tools'
 import { AgentError } from './errors.js'
@@ -85,7 +86,7 @@ function compile(schema: Record<string, unknown>, fail: (problem: string) => nev
   if (body.type !== 'object') fail('.schema must describe an object (`type: \'object\'` at its root): models answer with an object.')
   let validate: ValidateFunction
   try {
-    const ajv = new Ajv({
+    const ajv = new (loadAjv())({
       allErrors: true, strictSchema: true, strictTypes: false, strictTuples: false, strictRequired: false, validateFormats: false,
     })
     validate = ajv.compile(body)
@@ -93,6 +94,12 @@ function compile(schema: Record<string, unknown>, fail: (problem: string) => nev
     return fail(`.schema is not a valid JSON Schema: ${describeError(error).slice(0, 500)}`)
   }
   return { schema: Object.freeze(body), validate }
+}
+
+/** ajv is loaded on the first output schema (its import takes tens of ms; most agents never have one). */
+let ajvClass: typeof import('ajv').Ajv | undefined
+function loadAjv(): typeof import('ajv').Ajv {
+  return ajvClass ??= (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv
 }
 
 function depthOf(value: unknown): number {

@@ -234,7 +234,6 @@ export class AcpRun implements SubagentRun {
     })()
   }
 
-  // -------------------------------------------------------------------------------------------
   // The prompt turn
 
   /** The first prompt turn; a restored run waits (for the answer to its question, or idle for `wake`) instead. */
