@@ -4,6 +4,7 @@ import { countProblem, durationProblem, isName, Redactor } from '@cordis-subagen
 import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { boundedFetch, type FetchLimits } from './bounded-fetch.js'
 import { type ProtocolFamily, urlProblem } from './card.js'
+import { cardVerifier } from './card-signature.js'
 import { Config, MAX_ENDPOINTS } from './config.js'
 import { type EndpointHealth, oneLine } from './endpoint.js'
 import { EndpointPool } from './endpoint-pool.js'
@@ -101,12 +102,19 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxStreamBytes,
   }
   const onHealth = options.onHealth
+  const cardFetch = boundedFetch({
+    requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
+    maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
+  }, () => headers)
+  // The JWKS is fetched without our credentials: it is public, and may be on another host.
+  const keysFetch = boundedFetch({
+    requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
+    maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
+  }, () => ({}))
+  const verify = cardVerifier(options, keysFetch, (url) => urlProblem(url, settings.allowHttp))
   const pool = new EndpointPool(urls, {
-    check: settings,
-    cardFetch: boundedFetch({
-      requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
-      maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
-    }, () => headers),
+    check: { ...settings, verify },
+    cardFetch,
     requestFetch: recordingFetch(boundedFetch(limits, () => headers)),
     redactor,
     cardRefreshInterval: settings.cardRefreshInterval,

@@ -1,4 +1,5 @@
 import { Schema } from 'cordis'
+import type { SigningConfig } from './card-signing.js'
 import { choice, count, duration, NAME_PATTERN, type ToolFilter } from '@cordis-subagents/shared'
 
 export type AuthMode = 'bearer' | 'api-key' | 'none'
@@ -58,6 +59,7 @@ export interface Config {
   description: string
   skills: SkillConfig[]
   shared?: SharedConfig
+  signing?: SigningConfig
 }
 
 /** The shared task state of several hosts behind one load balancer (PostgreSQL; shared-store.ts). */
@@ -165,4 +167,10 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     poolSize: count({ min: 1, max: 64 }).default(4).description('Connections of this host\'s pool for queries (one more listens for notifications, one more holds its liveness lock).'),
     cancelWaitMs: duration({ min: 100, max: 10 * 60_000 }).default(10_000).description('How long a cancel forwarded to the host running the task waits for it to end.'),
   }).description('Shared task state: with it, the tasks and their events live in PostgreSQL, so any host behind a load balancer answers GetTask, resubscribe and cancel for any task (README: Scale out). Without it, tasks live in this process.'),
+  signing: Schema.object({
+    key: Schema.string().role('secret').description('The private key the agent card is signed with: a PKCS#8 PEM or a private JWK (JSON); EC P-256/384/521, Ed25519 or RSA. Prefer `keyFromEnv`. Never logged.'),
+    keyFromEnv: Schema.string().description('Name of an environment variable holding the key. A variable that is not set fails the load.'),
+    kid: Schema.string().description('The key id put in the signature\'s protected header: a verifier picks its public key by it.'),
+    jku: Schema.string().description('Where the public keys are published (a JWKS URL), put in the protected header as `jku`.'),
+  }).description('Sign the agent card (JWS over the canonical card, A2A 1.0 `AgentCardSignature`) so clients holding the public key (`a2aServer.cardPublicJwk`) can check it came from you. Without it the card is unsigned.'),
 })

@@ -6,6 +6,7 @@ import type { TraceContextHeaders } from '@cordis-subagents/shared'
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import { Credentials } from './auth.js'
 import { agentCard, CARD_PATH } from './card.js'
+import { cardSigner, type CardSigner } from './card-signing.js'
 import { Config } from './config.js'
 import { ServeA2aError } from './errors.js'
 import { AgentTaskExecutor } from './executor.js'
@@ -46,6 +47,10 @@ export class A2aServer extends Service<Config> {
   readonly token?: string
   /** How many credentials are accepted (values are never exposed). */
   readonly credentialCount: number
+  /** With `signing`: the public key the card's signature verifies with (a JWK with `kid` and `alg`), for a client's `cardKey`. */
+  readonly cardPublicJwk?: Record<string, unknown>
+
+  private readonly signer?: CardSigner
 
   private readonly credentials: Credentials
   private executor?: AgentTaskExecutor
@@ -62,7 +67,10 @@ export class A2aServer extends Service<Config> {
     const valid = checked(Config((config ?? {}) as Config))
     const { credentials, generated } = Credentials.fromConfig(valid, process.env)
     const sharedUrl = sharedUrlOf(valid, process.env)
+    const signer = cardSigner(valid.signing, process.env)
     super(ctx, 'a2aServer')
+    this.signer = signer
+    this.cardPublicJwk = signer?.publicJwk
     this.config = valid
     this.credentials = credentials
     this.token = generated
@@ -141,9 +149,10 @@ export class A2aServer extends Service<Config> {
     const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
     const { TaskRequestHandler } = await import('./task-handler.js')
     const card = agentCard(config, base)
+    const extras = { signCard: this.signer?.sign }
     const requestHandler = handler = shared
-      ? shared.handlerFor(card, executor, config.maxFollowUpsPerTask)
-      : new TaskRequestHandler(card, store, executor, executor.buses, config.maxFollowUpsPerTask)
+      ? shared.handlerFor(card, executor, config.maxFollowUpsPerTask, extras)
+      : new TaskRequestHandler(card, store, executor, executor.buses, config.maxFollowUpsPerTask, extras)
     const { app, drained } = await createApp({
       credentials: this.credentials,
       hosts: new Set(hosts.map((host) => host.toLowerCase())),

@@ -51,6 +51,8 @@ describe('@cordis-subagents/serve-a2a entry (as the loader sees it)', () => {
       tools: { allow: [], deny: [] },
       // Defaults of the shared store, used only when a URL is given (url / urlFromEnv): tasks stay in this process.
       shared: { schema: 'public', hostName: 'a2a-host', leaseMs: 15_000, poolSize: 4, cancelWaitMs: 10_000 },
+      // No key: the card is not signed.
+      signing: {},
     })
   })
 })
