@@ -11,6 +11,7 @@ import { EndpointPool } from './endpoint-pool.js'
 import { A2aError } from './errors.js'
 import { recordingFetch } from './host-failure.js'
 import { restoreOnPool, startOnPool } from './pool-start.js'
+import { StartConnections } from './start-connections.js'
 import { type LiveRun } from './run.js'
 
 export interface ProviderOptions extends Config {
@@ -102,6 +103,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxStreamBytes,
   }
   const onHealth = options.onHealth
+  const sends = new StartConnections()
   const cardFetch = boundedFetch({
     requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
@@ -115,7 +117,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   const pool = new EndpointPool(urls, {
     check: { ...settings, verify },
     cardFetch,
-    requestFetch: recordingFetch(boundedFetch(limits, () => headers)),
+    requestFetch: recordingFetch(boundedFetch(limits, () => headers, (input, init) => sends.dispatcherFor(input, init))),
     redactor,
     cardRefreshInterval: settings.cardRefreshInterval,
     retryDelay: settings.retryDelay,
@@ -125,6 +127,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     await pool.load(options.signal)
   } catch (error) {
     await pool.dispose()
+    await sends.close()
     throw error
   }
   const first = pool.endpoints.find((endpoint) => endpoint.loaded)!
@@ -159,6 +162,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     restore: (record, request) => restoreOnPool(pool, runSettings, request, record),
     dispose: async () => {
       await Promise.all([pool.dispose(), ...[...live].map((run) => run.stop())])
+      await sends.close()
     },
   }
 }

@@ -61,6 +61,8 @@ export class A2aServer extends Service<Config> {
   private http?: Server
   private readonly refused = new Map<string, number>()
   private drained?: (ms: number) => Promise<void>
+  /** From the start of a stop: new requests are refused (HOST_STOPPING). */
+  private stopping = false
 
   constructor(ctx: Context, config?: Partial<Config>) {
     // Checked before `super`: a Service registers its start at construction, and a refused config must not reach it.
@@ -165,6 +167,7 @@ export class A2aServer extends Service<Config> {
       maxBodyBytes: config.maxBodyBytes,
       requestHandler,
       refused: this.refused,
+      stopping: () => this.stopping,
     })
     http.on('request', app)
     this.drained = drained
@@ -186,8 +189,17 @@ export class A2aServer extends Service<Config> {
     const http = this.http
     this.http = undefined
     if (http) {
-      http.close()
-      http.closeIdleConnections()
+      this.stopping = true
+      // No new connections. The open ones are not cut yet (Node's close() would cut the idle
+      // ones): a request already on its way over one is answered 503 HOST_STOPPING, so its client
+      // knows it was not run and may send it elsewhere, instead of a closed socket it cannot read.
+      const closeIdle = http.closeIdleConnections
+      http.closeIdleConnections = () => {}
+      try {
+        http.close()
+      } finally {
+        http.closeIdleConnections = closeIdle
+      }
     }
     // Running tasks end (aborted) and their streams get their final state before the sockets go.
     await this.executor?.stop()
@@ -198,6 +210,7 @@ export class A2aServer extends Service<Config> {
     this.shared = undefined
     this.url = ''
     this.cardUrl = ''
+    this.stopping = false
   }
 }
 
