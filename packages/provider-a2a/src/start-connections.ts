@@ -16,7 +16,7 @@ const SEND_METHOD = /"method"\s*:\s*"(SendMessage|SendStreamingMessage|message\/
 const SEND_PATH = /\/message:(send|stream)$/
 
 /** Whether a request sends a message (starts or continues a task). */
-export function isSend(input: Parameters<typeof fetch>[0], init: RequestInit | undefined): boolean {
+function isSend(input: Parameters<typeof fetch>[0], init: RequestInit | undefined): boolean {
   if ((init?.method ?? 'GET').toUpperCase() !== 'POST') return false
   const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url
   if (SEND_PATH.test(new URL(url).pathname)) return true

@@ -13,6 +13,7 @@ import { AgentTaskExecutor } from './executor.js'
 import { defaultHosts, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
 import { bindRefusal } from '@cordis-subagents/shared'
 import { createApp } from './http.js'
+import type { GuardedPushSender } from './push-sender.js'
 import type { SharedState, SharedStateOptions } from './shared-state.js'
 import { BoundedTaskStore, type ServeTaskStore } from './task-store.js'
 
@@ -61,6 +62,8 @@ export class A2aServer extends Service<Config> {
   private http?: Server
   private readonly refused = new Map<string, number>()
   private drained?: (ms: number) => Promise<void>
+  private readonly pushStats = new Map<string, number>()
+  private pushSender?: GuardedPushSender
   /** From the start of a stop: new requests are refused (HOST_STOPPING). */
   private stopping = false
 
@@ -98,6 +101,16 @@ export class A2aServer extends Service<Config> {
   /** Tasks waiting for an answer now (their agent asked: input-required). */
   get parkedTasks(): number {
     return this.executor?.parkedCount ?? 0
+  }
+
+  /** Push notifications so far, by outcome: `delivered`, or a failure code (PUSH_TARGET_REFUSED, PUSH_FAILED, ...). */
+  get pushNotifications(): Record<string, number> {
+    return Object.fromEntries(this.pushStats)
+  }
+
+  /** Resolves once the push notifications queued now were delivered or given up. */
+  async pushIdle(): Promise<void> {
+    await this.pushSender?.idle()
   }
 
   /** Requests refused so far, by code (UNAUTHENTICATED, FORBIDDEN_HOST, ...). */
@@ -151,7 +164,9 @@ export class A2aServer extends Service<Config> {
     const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
     const { TaskRequestHandler } = await import('./task-handler.js')
     const card = agentCard(config, base)
-    const extras = { signCard: this.signer?.sign }
+    const push = config.push.enabled ? await pushParts(config, logger, this.pushStats) : undefined
+    this.pushSender = push?.sender
+    const extras = { signCard: this.signer?.sign, push }
     const requestHandler = handler = shared
       ? shared.handlerFor(card, executor, config.maxFollowUpsPerTask, extras)
       : new TaskRequestHandler(card, store, executor, executor.buses, config.maxFollowUpsPerTask, extras)
@@ -267,6 +282,20 @@ function listen({ host, port, requestTimeout, maxConnections }: Config): Promise
     })
     http.listen(port, host, () => resolve(http))
   }))
+}
+
+async function pushParts(config: Config, logger: { warn(format: string, ...args: unknown[]): void }, stats: Map<string, number>) {
+  const [{ CappedPushStore, GuardedPushSender }, { V03PushNotificationSerializer }] = await Promise.all([
+    import('./push-sender.js'), import('@a2a-js/sdk/compat/v0_3/server'),
+  ])
+  const settings = { ...config.push, allowHosts: new Set(config.push.allowHosts.map((host) => host.replace(/^\[|\]$/g, '').toLowerCase())) }
+  const count = (key: string) => stats.set(key, (stats.get(key) ?? 0) + 1)
+  const store = new CappedPushStore(settings)
+  const sender = new GuardedPushSender(store, settings, (code, message) => {
+    count(code)
+    logger.warn('%s: %s', code, message)
+  }, () => count('delivered'), new V03PushNotificationSerializer())
+  return { store, sender }
 }
 
 function hostForUrl(host: string): string {
