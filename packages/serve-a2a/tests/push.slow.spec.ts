@@ -66,6 +66,23 @@ describe('serve-a2a: push notifications to a client\'s webhook, through the SSRF
     expect(served.server.pushNotifications).to.deep.equal({ delivered: hook.got.length })
   })
 
+  it('a 0.3 client\'s webhook (message/send with pushNotificationConfig) gets the 0.3 shape, with its token', async () => {
+    const hook = await receiver()
+    const served = await host({ allowHosts: ['127.0.0.1'] })
+    const answer = await rpc(served.server.url, {
+      jsonrpc: '2.0', id: 1, method: 'message/send',
+      params: {
+        message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'hello' }] },
+        configuration: { blocking: true, pushNotificationConfig: { url: hook.url, token: 'token-03' } },
+      },
+    }, bearer(served.server.token))
+    expect(answer.body.result?.status?.state, JSON.stringify(answer.body)).to.equal('completed')
+    await served.server.pushIdle()
+    expect(hook.got.length).to.be.greaterThan(0)
+    expect(hook.got.map((item) => item.headers['x-a2a-notification-token'])).to.deep.equal(hook.got.map(() => 'token-03'))
+    expect(hook.got.at(-1)!.body.kind, JSON.stringify(hook.got.at(-1)!.body)).to.be.oneOf(['task', 'status-update'])
+  })
+
   it('a loopback receiver without the allow-list, a name resolving to loopback, an IPv4-mapped address: refused, nothing reaches it, PUSH_TARGET_REFUSED', async () => {
     const hook = await receiver()
     const served = await host({})
