@@ -30,7 +30,10 @@ export class LimitError extends Error {
 /** Headers for every request (auth from the environment, trace context per call is added by the caller). */
 export type HeaderSource = () => Record<string, string>
 
-export function boundedFetch(limits: FetchLimits, headers: HeaderSource): typeof fetch {
+/** Picks the dispatcher of a request (undefined: the global one). */
+export type DispatcherFor = (input: Parameters<typeof fetch>[0], init: RequestInit | undefined) => object | undefined
+
+export function boundedFetch(limits: FetchLimits, headers: HeaderSource, dispatcherFor?: DispatcherFor): typeof fetch {
   return async (input, init = {}) => {
     const controller = new AbortController()
     const outer = init.signal
@@ -51,7 +54,10 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource): typeof
     arm(limits.requestTimeout, `no answer within ${limits.requestTimeout} ms (requestTimeout)`)
     let response: Response
     try {
-      response = await fetch(input, { ...init, headers: merged, signal: controller.signal, redirect: 'error' })
+      const dispatcher = dispatcherFor?.(input, init)
+      // `dispatcher` is undici's extension of RequestInit (Node's fetch is undici).
+      const extra = dispatcher ? { dispatcher } as unknown as RequestInit : {}
+      response = await fetch(input, { ...init, headers: merged, signal: controller.signal, redirect: 'error', ...extra })
     } catch (error) {
       release()
       throw controller.signal.reason instanceof LimitError ? controller.signal.reason : error

@@ -3,6 +3,7 @@ import type { AgentCard as AgentCard03 } from 'a2a-sdk-v03'
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client'
 import { describeError, isLoopback } from '@cordis-subagents/shared'
 import { LimitError } from './bounded-fetch.js'
+import type { CardVerifier } from './card-signature.js'
 import { A2aError } from './errors.js'
 
 /** The well-known path of an agent card under a base URL (A2A 1.0 and 0.3). */
@@ -28,6 +29,8 @@ export function cardUrlOf(url: URL): URL {
 export interface CardCheck {
   allowCrossOrigin: boolean
   allowHttp: boolean
+  /** With `cardKey` / `cardJwksUrl`: the card's signature must verify (card-signature.ts). */
+  verify?: CardVerifier
 }
 
 /**
@@ -67,6 +70,7 @@ export async function fetchAgentCard(cardUrl: URL, fetcher: typeof fetch, check:
     throw new A2aError('A2A_CARD_INVALID', `${capitalised(where)} is not a JSON object.`)
   }
   const fields = raw as Record<string, unknown>
+  if (check.verify) await check.verify(fields, cardUrl.href)
   if (typeof fields.name !== 'string' || !fields.name.trim()) {
     throw new A2aError('A2A_CARD_INVALID', `${capitalised(where)} has no name.`)
   }

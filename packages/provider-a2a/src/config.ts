@@ -27,6 +27,8 @@ export interface Config {
   maxStreamBytes?: number
   maxOutputBytes?: number
   description?: string
+  cardKey?: string | Record<string, unknown>
+  cardJwksUrl?: string
 }
 
 export const Config: Schema<Config> = Schema.object({
@@ -72,4 +74,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('Largest output text kept (UTF-8 bytes); more is cut, and the diagnostic says so.'),
   description: Schema.string()
     .description('Appended to the tool description the model sees. Default: the agent card\'s name and description.'),
+  cardKey: Schema.union([Schema.string(), Schema.dict(Schema.any())])
+    .description('Check the agent card\'s signature (A2A 1.0 `AgentCardSignature`, JWS) with this public key: a JWK (object or JSON; `!!js "a2aServer.cardPublicJwk"` for a serve-a2a of this app) or a SPKI PEM. A card that is unsigned or does not verify is refused (A2A_CARD_UNVERIFIED). Without it and `cardJwksUrl`, cards are not checked.'),
+  cardJwksUrl: Schema.string()
+    .description('Check the agent card\'s signature with the key of the signature\'s `kid` in the JWKS at this URL (read with `cardTimeout` and `maxResponseBytes` each time a card is read; https, or http to loopback unless `allowHttp`). The card\'s own `jku` is never followed. Not with `cardKey`.'),
 })

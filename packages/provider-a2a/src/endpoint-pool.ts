@@ -36,7 +36,8 @@ export class EndpointPool {
     const errors = this.endpoints.map((endpoint) => endpoint.loadError
       ?? new A2aError('A2A_CARD_UNREACHABLE', `Could not read the agent card at ${endpoint.cardUrl.href}.`))
     if (errors.length === 1) throw errors[0]
-    const code = errors.some((error) => error.code === 'A2A_CARD_UNREACHABLE') ? 'A2A_CARD_UNREACHABLE' : 'A2A_CARD_INVALID'
+    const code = errors.some((error) => error.code === 'A2A_CARD_UNREACHABLE') ? 'A2A_CARD_UNREACHABLE'
+      : errors.every((error) => error.code === 'A2A_CARD_UNVERIFIED') ? 'A2A_CARD_UNVERIFIED' : 'A2A_CARD_INVALID'
     throw new A2aError(code, `None of the ${errors.length} agent hosts could be used: ${errors.map((error, i) => `${i + 1}. ${error.message.slice(0, 400)}`).join(' ')}`)
   }
 

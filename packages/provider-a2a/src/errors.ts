@@ -8,6 +8,11 @@ export type A2aErrorCode =
   | 'A2A_CARD_UNREACHABLE'
   /** The agent card was fetched but cannot be used: not JSON, wrong content type, too large, missing fields, no interface we speak. */
   | 'A2A_CARD_INVALID'
+  /**
+   * `cardKey` / `cardJwksUrl` is set and the agent card is unsigned, does not verify (changed after
+   * signing, another key), or the JWKS could not be read.
+   */
+  | 'A2A_CARD_UNVERIFIED'
   /** The remote did not accept the task: the send failed, timed out or was answered with an error. */
   | 'A2A_SEND_FAILED'
   /** `restore`: the record names no task, or the remote could not be asked about it (not found, unreachable). */

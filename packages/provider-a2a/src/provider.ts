@@ -4,12 +4,14 @@ import { countProblem, durationProblem, isName, Redactor } from '@cordis-subagen
 import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { boundedFetch, type FetchLimits } from './bounded-fetch.js'
 import { type ProtocolFamily, urlProblem } from './card.js'
+import { cardVerifier } from './card-signature.js'
 import { Config, MAX_ENDPOINTS } from './config.js'
 import { type EndpointHealth, oneLine } from './endpoint.js'
 import { EndpointPool } from './endpoint-pool.js'
 import { A2aError } from './errors.js'
 import { recordingFetch } from './host-failure.js'
 import { restoreOnPool, startOnPool } from './pool-start.js'
+import { StartConnections } from './start-connections.js'
 import { type LiveRun } from './run.js'
 
 export interface ProviderOptions extends Config {
@@ -101,13 +103,21 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxStreamBytes,
   }
   const onHealth = options.onHealth
+  const sends = new StartConnections()
+  const cardFetch = boundedFetch({
+    requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
+    maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
+  }, () => headers)
+  // The JWKS is fetched without our credentials: it is public, and may be on another host.
+  const keysFetch = boundedFetch({
+    requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
+    maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
+  }, () => ({}))
+  const verify = cardVerifier(options, keysFetch, (url) => urlProblem(url, settings.allowHttp))
   const pool = new EndpointPool(urls, {
-    check: settings,
-    cardFetch: boundedFetch({
-      requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
-      maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
-    }, () => headers),
-    requestFetch: recordingFetch(boundedFetch(limits, () => headers)),
+    check: { ...settings, verify },
+    cardFetch,
+    requestFetch: recordingFetch(boundedFetch(limits, () => headers, (input, init) => sends.dispatcherFor(input, init))),
     redactor,
     cardRefreshInterval: settings.cardRefreshInterval,
     retryDelay: settings.retryDelay,
@@ -117,6 +127,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     await pool.load(options.signal)
   } catch (error) {
     await pool.dispose()
+    await sends.close()
     throw error
   }
   const first = pool.endpoints.find((endpoint) => endpoint.loaded)!
@@ -151,6 +162,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     restore: (record, request) => restoreOnPool(pool, runSettings, request, record),
     dispose: async () => {
       await Promise.all([pool.dispose(), ...[...live].map((run) => run.stop())])
+      await sends.close()
     },
   }
 }

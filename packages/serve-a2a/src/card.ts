@@ -28,7 +28,7 @@ export function agentCard(config: Config, baseUrl: string): AgentCard {
       { url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '0.3' },
     ],
     provider: undefined,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+    capabilities: { streaming: true, pushNotifications: config.push?.enabled ?? false, extensions: [] },
     securitySchemes: schemes,
     securityRequirements: requirements,
     defaultInputModes: ['text/plain'],

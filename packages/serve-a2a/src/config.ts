@@ -1,4 +1,5 @@
 import { Schema } from 'cordis'
+import type { SigningConfig } from './card-signing.js'
 import { choice, count, duration, NAME_PATTERN, type ToolFilter } from '@cordis-subagents/shared'
 
 export type AuthMode = 'bearer' | 'api-key' | 'none'
@@ -58,6 +59,20 @@ export interface Config {
   description: string
   skills: SkillConfig[]
   shared?: SharedConfig
+  signing?: SigningConfig
+  push: PushConfig
+}
+
+/** Push notifications to the webhooks clients set (push-sender.ts). */
+interface PushConfig {
+  enabled: boolean
+  allowHosts: string[]
+  allowHttp: boolean
+  timeout: number
+  retries: number
+  retryDelay: number
+  maxBodyBytes: number
+  maxConfigsPerTask: number
 }
 
 /** The shared task state of several hosts behind one load balancer (PostgreSQL; shared-store.ts). */
@@ -165,4 +180,20 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     poolSize: count({ min: 1, max: 64 }).default(4).description('Connections of this host\'s pool for queries (one more listens for notifications, one more holds its liveness lock).'),
     cancelWaitMs: duration({ min: 100, max: 10 * 60_000 }).default(10_000).description('How long a cancel forwarded to the host running the task waits for it to end.'),
   }).description('Shared task state: with it, the tasks and their events live in PostgreSQL, so any host behind a load balancer answers GetTask, resubscribe and cancel for any task (README: Scale out). Without it, tasks live in this process.'),
+  signing: Schema.object({
+    key: Schema.string().role('secret').description('The private key the agent card is signed with: a PKCS#8 PEM or a private JWK (JSON); EC P-256/384/521, Ed25519 or RSA. Prefer `keyFromEnv`. Never logged.'),
+    keyFromEnv: Schema.string().description('Name of an environment variable holding the key. A variable that is not set fails the load.'),
+    kid: Schema.string().description('The key id put in the signature\'s protected header: a verifier picks its public key by it.'),
+    jku: Schema.string().description('Where the public keys are published (a JWKS URL), put in the protected header as `jku`.'),
+  }).description('Sign the agent card (JWS over the canonical card, A2A 1.0 `AgentCardSignature`) so clients holding the public key (`a2aServer.cardPublicJwk`) can check it came from you. Without it the card is unsigned.'),
+  push: Schema.object({
+    enabled: Schema.boolean().default(false).description('Offer push notifications (the card says `pushNotifications: true`): a client may give a webhook with a message (`taskPushNotificationConfig`) or set one on its task, and every update of the task is POSTed there.'),
+    allowHosts: Schema.array(Schema.string()).default([]).description('Host names and IP addresses a webhook may reach although private, loopback, link-local or unique-local (e.g. `127.0.0.1` for a receiver on this machine). Any other webhook host must resolve only to public addresses.'),
+    allowHttp: Schema.boolean().default(false).description('Allow plain http:// webhooks (the update and the client\'s token then cross the network in clear text).'),
+    timeout: duration({ min: 100, max: 60_000 }).default(5_000).description('Milliseconds for one POST (connect and answer headers).'),
+    retries: count({ max: 10 }).default(2).description('Retries of a POST that failed on the network, with HTTP 408, 429 or 5xx (redirects and other answers are not retried).'),
+    retryDelay: duration({ min: 10, max: 60_000 }).default(500).description('Milliseconds before the first retry; doubles with each.'),
+    maxBodyBytes: count({ min: 1024, max: 16 * 1024 * 1024 }).default(1024 * 1024).description('Largest notification body; a larger one is not sent (PUSH_TOO_LARGE).'),
+    maxConfigsPerTask: count({ min: 1, max: 64 }).default(4).description('Webhooks one task may have; more are refused (TOO_MANY_PUSH_CONFIGS).'),
+  }).description('Push notifications (A2A TaskPushNotificationConfig) to the webhooks clients set, through an SSRF guard.'),
 })

@@ -16,6 +16,7 @@ export type ServeA2aCode =
   | 'TOO_MANY_SUBSCRIPTIONS'
   | 'INVALID_PARAMS'
   | 'NOT_FOUND'
+  | 'HOST_STOPPING'
 
 export class ServeA2aError extends CodedError<ServeA2aCode> {
   override name = 'ServeA2aError'
@@ -33,6 +34,8 @@ const REFUSALS: Record<Exclude<ServeA2aCode, 'INVALID_CONFIG' | 'MISSING_CREDENT
   // JSON-RPC's own "invalid params": every A2A client knows it.
   INVALID_PARAMS: { status: 400, rpc: -32602 },
   NOT_FOUND: { status: 404, rpc: -32601 },
+  // The host is stopping and did not look at the request: a client may send it elsewhere.
+  HOST_STOPPING: { status: 503, rpc: -32057 },
 }
 
 export type RefusalCode = keyof typeof REFUSALS

@@ -25,6 +25,8 @@ export interface HttpGuards {
   requestHandler: A2ARequestHandler
   /** How many requests were refused, by code (for logs at debug level and tests; never the credential). */
   refused: Map<string, number>
+  /** The host is stopping: every new request is refused (503 HOST_STOPPING), its connection closed after. */
+  stopping: () => boolean
 }
 
 /**
@@ -45,6 +47,10 @@ export async function createApp(guards: HttpGuards) {
   app.disable('x-powered-by')
   app.set('etag', false)
   app.use((req: Request, res: Response, next: NextFunction) => {
+    if (guards.stopping()) {
+      count('HOST_STOPPING')
+      return refuse(res, 'HOST_STOPPING', 'Refused: this host is stopping and did not look at the request; send it to another host.', { Connection: 'close' })
+    }
     open.add(res)
     res.once('close', () => open.delete(res))
     const host = (req.headers.host ?? '').toLowerCase()

@@ -6,12 +6,14 @@ import type { TraceContextHeaders } from '@cordis-subagents/shared'
 import type { ServerCallContext } from '@a2a-js/sdk/server'
 import { Credentials } from './auth.js'
 import { agentCard, CARD_PATH } from './card.js'
+import { cardSigner, type CardSigner } from './card-signing.js'
 import { Config } from './config.js'
 import { ServeA2aError } from './errors.js'
 import { AgentTaskExecutor } from './executor.js'
 import { defaultHosts, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
 import { bindRefusal } from '@cordis-subagents/shared'
 import { createApp } from './http.js'
+import type { GuardedPushSender } from './push-sender.js'
 import type { SharedState, SharedStateOptions } from './shared-state.js'
 import { BoundedTaskStore, type ServeTaskStore } from './task-store.js'
 
@@ -46,6 +48,10 @@ export class A2aServer extends Service<Config> {
   readonly token?: string
   /** How many credentials are accepted (values are never exposed). */
   readonly credentialCount: number
+  /** With `signing`: the public key the card's signature verifies with (a JWK with `kid` and `alg`), for a client's `cardKey`. */
+  readonly cardPublicJwk?: Record<string, unknown>
+
+  private readonly signer?: CardSigner
 
   private readonly credentials: Credentials
   private executor?: AgentTaskExecutor
@@ -56,13 +62,20 @@ export class A2aServer extends Service<Config> {
   private http?: Server
   private readonly refused = new Map<string, number>()
   private drained?: (ms: number) => Promise<void>
+  private readonly pushStats = new Map<string, number>()
+  private pushSender?: GuardedPushSender
+  /** From the start of a stop: new requests are refused (HOST_STOPPING). */
+  private stopping = false
 
   constructor(ctx: Context, config?: Partial<Config>) {
     // Checked before `super`: a Service registers its start at construction, and a refused config must not reach it.
     const valid = checked(Config((config ?? {}) as Config))
     const { credentials, generated } = Credentials.fromConfig(valid, process.env)
     const sharedUrl = sharedUrlOf(valid, process.env)
+    const signer = cardSigner(valid.signing, process.env)
     super(ctx, 'a2aServer')
+    this.signer = signer
+    this.cardPublicJwk = signer?.publicJwk
     this.config = valid
     this.credentials = credentials
     this.token = generated
@@ -88,6 +101,16 @@ export class A2aServer extends Service<Config> {
   /** Tasks waiting for an answer now (their agent asked: input-required). */
   get parkedTasks(): number {
     return this.executor?.parkedCount ?? 0
+  }
+
+  /** Push notifications so far, by outcome: `delivered`, or a failure code (PUSH_TARGET_REFUSED, PUSH_FAILED, ...). */
+  get pushNotifications(): Record<string, number> {
+    return Object.fromEntries(this.pushStats)
+  }
+
+  /** Resolves once the push notifications queued now were delivered or given up. */
+  async pushIdle(): Promise<void> {
+    await this.pushSender?.idle()
   }
 
   /** Requests refused so far, by code (UNAUTHENTICATED, FORBIDDEN_HOST, ...). */
@@ -141,9 +164,12 @@ export class A2aServer extends Service<Config> {
     const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
     const { TaskRequestHandler } = await import('./task-handler.js')
     const card = agentCard(config, base)
+    const push = config.push.enabled ? await pushParts(config, logger, this.pushStats) : undefined
+    this.pushSender = push?.sender
+    const extras = { signCard: this.signer?.sign, push }
     const requestHandler = handler = shared
-      ? shared.handlerFor(card, executor, config.maxFollowUpsPerTask)
-      : new TaskRequestHandler(card, store, executor, executor.buses, config.maxFollowUpsPerTask)
+      ? shared.handlerFor(card, executor, config.maxFollowUpsPerTask, extras)
+      : new TaskRequestHandler(card, store, executor, executor.buses, config.maxFollowUpsPerTask, extras)
     const { app, drained } = await createApp({
       credentials: this.credentials,
       hosts: new Set(hosts.map((host) => host.toLowerCase())),
@@ -156,6 +182,7 @@ export class A2aServer extends Service<Config> {
       maxBodyBytes: config.maxBodyBytes,
       requestHandler,
       refused: this.refused,
+      stopping: () => this.stopping,
     })
     http.on('request', app)
     this.drained = drained
@@ -177,8 +204,17 @@ export class A2aServer extends Service<Config> {
     const http = this.http
     this.http = undefined
     if (http) {
-      http.close()
-      http.closeIdleConnections()
+      this.stopping = true
+      // No new connections. The open ones are not cut yet (Node's close() would cut the idle
+      // ones): a request already on its way over one is answered 503 HOST_STOPPING, so its client
+      // knows it was not run and may send it elsewhere, instead of a closed socket it cannot read.
+      const closeIdle = http.closeIdleConnections
+      http.closeIdleConnections = () => {}
+      try {
+        http.close()
+      } finally {
+        http.closeIdleConnections = closeIdle
+      }
     }
     // Running tasks end (aborted) and their streams get their final state before the sockets go.
     await this.executor?.stop()
@@ -189,6 +225,7 @@ export class A2aServer extends Service<Config> {
     this.shared = undefined
     this.url = ''
     this.cardUrl = ''
+    this.stopping = false
   }
 }
 
@@ -245,6 +282,20 @@ function listen({ host, port, requestTimeout, maxConnections }: Config): Promise
     })
     http.listen(port, host, () => resolve(http))
   }))
+}
+
+async function pushParts(config: Config, logger: { warn(format: string, ...args: unknown[]): void }, stats: Map<string, number>) {
+  const [{ CappedPushStore, GuardedPushSender }, { V03PushNotificationSerializer }] = await Promise.all([
+    import('./push-sender.js'), import('@a2a-js/sdk/compat/v0_3/server'),
+  ])
+  const settings = { ...config.push, allowHosts: new Set(config.push.allowHosts.map((host) => host.replace(/^\[|\]$/g, '').toLowerCase())) }
+  const count = (key: string) => stats.set(key, (stats.get(key) ?? 0) + 1)
+  const store = new CappedPushStore(settings)
+  const sender = new GuardedPushSender(store, settings, (code, message) => {
+    count(code)
+    logger.warn('%s: %s', code, message)
+  }, () => count('delivered'), new V03PushNotificationSerializer())
+  return { store, sender }
 }
 
 function hostForUrl(host: string): string {

@@ -12,7 +12,7 @@ import { FINAL_STATES, RUNNING_STATES, STATE } from './shared-schema.js'
 import { keyOfRef, type PostgresTaskStore, refOf } from './shared-store.js'
 import type { TaskRef } from './task-ref.js'
 import type { TaskFeed, TaskWatch } from './task-feed.js'
-import { TaskRequestHandler } from './task-handler.js'
+import { type HandlerExtras, TaskRequestHandler } from './task-handler.js'
 
 /** What the handler asks of the executor when a task moves between hosts. */
 export interface TakeOver {
@@ -49,9 +49,9 @@ interface SharedParts {
 export class SharedRequestHandler extends TaskRequestHandler {
   constructor(
     card: AgentCard, executor: AgentExecutor, maxFollowUpsPerTask: number,
-    private readonly shared: SharedParts,
+    private readonly shared: SharedParts, extras: HandlerExtras = {},
   ) {
-    super(card, shared.store, executor, shared.buses, maxFollowUpsPerTask)
+    super(card, shared.store, executor, shared.buses, maxFollowUpsPerTask, extras)
   }
 
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {

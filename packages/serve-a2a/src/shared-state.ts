@@ -11,6 +11,7 @@ import { ensureTables, namesOf, readScopeKey } from './shared-schema.js'
 import { keyOfRef, PostgresTaskStore, refOf } from './shared-store.js'
 import { PostgresTurns } from './saved-turns.js'
 import { TaskFeed } from './task-feed.js'
+import type { HandlerExtras } from './task-handler.js'
 
 /** A query that does not answer in this long fails (a stuck database must not hold a request forever). */
 const STATEMENT_TIMEOUT_MS = 10_000
@@ -107,13 +108,15 @@ export class SharedState {
   }
 
   /** The request handler of this host (it runs `executor`'s tasks, and answers for other hosts'). */
-  handlerFor(card: AgentCard, executor: AgentExecutor & TakeOver, maxFollowUpsPerTask: number): SharedRequestHandler {
+  handlerFor(
+    card: AgentCard, executor: AgentExecutor & TakeOver, maxFollowUpsPerTask: number, extras: HandlerExtras = {},
+  ): SharedRequestHandler {
     this.executor = executor
     return this.handler = new SharedRequestHandler(card, executor, maxFollowUpsPerTask, {
       store: this.store, buses: this.buses, feed: this.feed, cancelWaitMs: this.options.config.cancelWaitMs,
       turns: this.turns, executor,
       actForGone: async (ref) => void await this.lease.reap(this.options.parkedTimeout, ref),
-    })
+    }, extras)
   }
 
   /** Stops the timers and the feed, ends the lease (its waiting tasks stay for any host) and closes the pool and the lock's session. */

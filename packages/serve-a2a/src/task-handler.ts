@@ -1,6 +1,16 @@
 import type { AgentCard, Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk'
-import { type AgentExecutor, DefaultRequestHandler, type ExecutionEventBusManager, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
+import type { AgentCardSignatureGenerator } from '@a2a-js/sdk'
+import {
+  type AgentExecutor, DefaultRequestHandler, type ExecutionEventBusManager, type PushNotificationSender, type PushNotificationStore,
+  type ServerCallContext, type TaskStore,
+} from '@a2a-js/sdk/server'
 import { FollowUps, withoutReferences } from './follow-ups.js'
+
+/** What a handler may add to the SDK's: the card's signer, push notifications. */
+export interface HandlerExtras {
+  signCard?: AgentCardSignatureGenerator
+  push?: { store: PushNotificationStore; sender: PushNotificationSender }
+}
 
 /**
  * The SDK's request handler with the checks of a message on a known task: its references bounded
@@ -9,8 +19,11 @@ import { FollowUps, withoutReferences } from './follow-ups.js'
 export class TaskRequestHandler extends DefaultRequestHandler {
   readonly followUps: FollowUps
 
-  constructor(card: AgentCard, store: TaskStore, executor: AgentExecutor, buses: ExecutionEventBusManager, maxFollowUpsPerTask: number) {
-    super(card, store, executor, buses)
+  constructor(
+    card: AgentCard, store: TaskStore, executor: AgentExecutor, buses: ExecutionEventBusManager, maxFollowUpsPerTask: number,
+    extras: HandlerExtras = {},
+  ) {
+    super(card, store, executor, buses, extras.push?.store, extras.push?.sender, undefined, extras.signCard)
     this.followUps = new FollowUps(buses, maxFollowUpsPerTask)
   }
 

@@ -51,6 +51,13 @@ describe('@cordis-subagents/serve-a2a entry (as the loader sees it)', () => {
       tools: { allow: [], deny: [] },
       // Defaults of the shared store, used only when a URL is given (url / urlFromEnv): tasks stay in this process.
       shared: { schema: 'public', hostName: 'a2a-host', leaseMs: 15_000, poolSize: 4, cancelWaitMs: 10_000 },
+      // No key: the card is not signed.
+      signing: {},
+      // Push notifications off; their bounds when a config turns them on.
+      push: {
+        enabled: false, allowHosts: [], allowHttp: false, timeout: 5_000, retries: 2, retryDelay: 500,
+        maxBodyBytes: 1_048_576, maxConfigsPerTask: 4,
+      },
     })
   })
 })
