@@ -101,7 +101,9 @@ export class DelegationAccounts {
     if (info.label !== undefined) entry.label = info.label
     if (info.childId !== undefined) entry.childId = info.childId
     book.entries.set(info.runId, entry)
-    if (!book.parents.has(parent.id)) book.parents.set(parent.id, new WeakRef(parent))
+    // Only a parent with background delegations can leave a result unread (a sync result is its tool result);
+    // its book exists before the start is handed over. A WeakRef per parent costs a delegation a good part of its GC.
+    if (!book.parents.has(parent.id) && this.background.peek(parent)) book.parents.set(parent.id, new WeakRef(parent))
     this.open.set(info.runId, book)
   }
 
