@@ -168,6 +168,32 @@ describe('the root\'s account of its tree (issue 44 item 4)', () => {
     }
   })
 
+  it('a turn\'s result accounts for that turn: a root that delegates in every turn gets one entry per turn, account() has them all', async () => {
+    const host = await startHost({
+      before(ctx) {
+        ctx.plugin(Spawn, { name: 'spawn' })
+        ctx.plugin(SubagentTool, { provider: 'spawn', toolName: 'subagent' })
+      },
+    })
+    try {
+      host.ctx.agents.registerModel('m', new ScriptedModel((request: GenerateRequest) => {
+        if ((request.system ?? '').includes('You are a subagent')) return { text: 'done' }
+        const last = request.messages[request.messages.length - 1]
+        return last.role === 'tool' ? { text: 'turn over' } : ScriptedModel.call('subagent', { description: 'part', prompt: 'Do it.' })
+      }))
+      const agent = host.ctx.agents.create({ model: 'm' })
+      for (let turn = 1; turn <= 5; turn++) {
+        const result = await agent.run(`turn ${turn}`)
+        // Only this turn's delegation: a root of a long chat must not rebuild its whole history at every turn's end.
+        expect(result.children).to.deep.include({ total: 1, unread: 0, omitted: 0, states: { completed: 1 } })
+      }
+      expect(host.ctx.subagents.account(agent)).to.deep.include({ total: 5, states: { completed: 5 } })
+      await agent.dispose()
+    } finally {
+      await host.stop()
+    }
+  })
+
   it('is bounded: 10,000 delegations of one root are all counted; the list, and what the tree keeps, are capped at MAX_ACCOUNT_LISTED (the latest)', async function () {
     this.timeout(120_000)
     const host = await startHost({ subagents: { maxChildren: 20_000, maxConcurrent: 64, maxConcurrentPerParent: 64 } })

@@ -21,7 +21,10 @@ export interface DelegationEntry {
 
 /** Every delegation of a root run's tree: counts of all of them, and the list, capped. */
 export interface DelegationAccount {
-  /** Delegations handed over in the tree since the root agent was created. */
+  /**
+   * Delegations counted: on a run's result (`RunResult.children`), those of its turn and those of earlier
+   * turns still unfinished or unread when it began; from `ctx.subagents.account(root)`, every one since the root was created.
+   */
   total: number
   /** How many are in each state. */
   states: Partial<Record<DelegationState, number>>

@@ -23,6 +23,13 @@ class TreeBook {
   readonly forgotten: DelegationAccount['states'] = {}
   forgottenTotal = 0
   ended = 0
+  /**
+   * The delegations of the root's current turn (its run, and the runs resuming it after a question),
+   * with those of earlier turns still unfinished or unread when it began.
+   */
+  turn?: DelegationEntry[]
+  /** What the last turn leaves to the next: its delegations unfinished or unread at its end. */
+  carry?: DelegationEntry[]
 
   /** Forgets the oldest ended entries while more than `keep` ended ones are kept. */
   trim(keep: number): void {
@@ -46,6 +53,7 @@ export class DelegationAccounts {
   private readonly rootOf = new WeakMap<Agent, Agent>()
   /** Books of runs that have not ended, by run id. */
   private readonly open = new Map<string, TreeBook>()
+  private readonly inTurn = new Set<Agent>()
 
   constructor(private readonly parentOf: (runId: string) => Agent | undefined, private readonly background: BackgroundRegistry) {}
 
@@ -71,24 +79,42 @@ export class DelegationAccounts {
   account(root: Agent, max = MAX_ACCOUNT_LISTED): DelegationAccount | undefined {
     const book = this.books.get(root)
     if (!book) return undefined
-    const unread = this.unreadRuns(book)
-    const states: DelegationAccount['states'] = { ...book.forgotten }
-    const first: DelegationEntry[] = []
-    const rest: DelegationEntry[] = []
-    for (const entry of book.entries.values()) {
-      states[entry.state] = (states[entry.state] ?? 0) + 1
-      const copy = { ...entry }
-      if (unread.has(entry.runId)) copy.unread = true
-      else delete copy.unread
-      if (UNFINISHED.has(entry.state) || copy.unread) {
-        if (first.length < max) first.push(copy)
-      } else if (first.length + rest.length < max) {
-        rest.push(copy)
+    return summary(book.entries.values(), this.unreadRuns(book), max, book.forgotten, book.forgottenTotal)
+  }
+
+  /**
+   * A root's turn begins (`resumed`: a run resuming a turn parked on a question, whose delegations it
+   * goes on counting). Roots in a turn are held in a plain Set, dropped at the turn's end.
+   */
+  turnStarted(root: Agent, resumed: boolean): void {
+    this.inTurn.add(root)
+    if (!resumed) {
+      const book = this.books.get(root)
+      if (book) {
+        book.turn = book.carry
+        book.carry = undefined
       }
     }
-    const listed = [...first, ...rest].slice(0, max)
-    const total = book.entries.size + book.forgottenTotal
-    return { total, states, unread: unread.size, listed, omitted: total - listed.length }
+  }
+
+  /**
+   * A root's run ended: the account of its turn's delegations and of those earlier turns left unfinished
+   * or unread (their states now), or undefined when there are none. Costs what the turn saw, never the
+   * whole history of a root that delegated in every turn.
+   */
+  turnEnded(root: Agent, parked: boolean): DelegationAccount | undefined {
+    this.inTurn.delete(root)
+    const book = this.books.get(root)
+    const turn = book?.turn
+    if (!turn) return undefined
+    const unread = this.unreadRuns(book)
+    if (unread.size) for (const runId of unread) if (!turn.some((entry) => entry.runId === runId)) unread.delete(runId)
+    if (!parked) {
+      const carry = turn.filter((entry) => UNFINISHED.has(entry.state) || unread.has(entry.runId))
+      book.turn = undefined
+      book.carry = carry.length ? carry : undefined
+    }
+    return summary(turn, unread, MAX_ACCOUNT_LISTED)
   }
 
   private started(info: SubagentRunInfo): void {
@@ -101,6 +127,7 @@ export class DelegationAccounts {
     if (info.label !== undefined) entry.label = info.label
     if (info.childId !== undefined) entry.childId = info.childId
     book.entries.set(info.runId, entry)
+    if (this.inTurn.has(root)) (book.turn ??= []).push(entry)
     // Only a parent with background delegations can leave a result unread (a sync result is its tool result);
     // its book exists before the start is handed over. A WeakRef per parent costs a delegation a good part of its GC.
     if (!book.parents.has(parent.id) && this.background.peek(parent)) book.parents.set(parent.id, new WeakRef(parent))
@@ -154,10 +181,35 @@ export class DelegationAccounts {
  */
 export function rootRunObserver(accounts: DelegationAccounts): AgentObserver {
   return {
-    runStart: (agent) => (agent.parent ? false : undefined),
+    runStart: (agent, _prompt, resumed) => {
+      if (agent.parent) return false
+      accounts.turnStarted(agent, resumed !== undefined)
+    },
     runEnd: (agent, result) => {
-      const account = accounts.account(agent)
+      const account = accounts.turnEnded(agent, result.stopReason === 'pending')
       if (account) result.children = account
     },
   }
+}
+
+/** Counts every entry, lists the unfinished and unread first, then the rest by start, at most `max`; copies only what it lists. */
+function summary(entries: Iterable<DelegationEntry>, unread: Set<string>, max: number,
+  forgotten: DelegationAccount['states'] = {}, forgottenTotal = 0): DelegationAccount {
+  const states: DelegationAccount['states'] = { ...forgotten }
+  const first: DelegationEntry[] = []
+  const rest: DelegationEntry[] = []
+  let total = forgottenTotal
+  for (const entry of entries) {
+    total++
+    states[entry.state] = (states[entry.state] ?? 0) + 1
+    const isUnread = unread.has(entry.runId)
+    const ahead = isUnread || UNFINISHED.has(entry.state)
+    if (ahead ? first.length >= max : first.length + rest.length >= max) continue
+    const copy = { ...entry }
+    if (isUnread) copy.unread = true
+    else delete copy.unread
+    ;(ahead ? first : rest).push(copy)
+  }
+  const listed = [...first, ...rest].slice(0, max)
+  return { total, states, unread: unread.size, listed, omitted: total - listed.length }
 }
