@@ -129,8 +129,11 @@ export class DelegationAccounts {
     book.entries.set(info.runId, entry)
     if (this.inTurn.has(root)) (book.turn ??= []).push(entry)
     // Only a parent with background delegations can leave a result unread (a sync result is its tool result);
-    // its book exists before the start is handed over. A WeakRef per parent costs a delegation a good part of its GC.
-    if (!book.parents.has(parent.id) && this.background.peek(parent)) book.parents.set(parent.id, new WeakRef(parent))
+    // its book and its inbox exist before the start is handed over (a sync delegation asks neither: `usedInbox`
+    // makes no inbox). A WeakRef per parent costs a delegation a good part of its GC.
+    if (!book.parents.has(parent.id) && (parent as { usedInbox?: object }).usedInbox && this.background.peek(parent)) {
+      book.parents.set(parent.id, new WeakRef(parent))
+    }
     this.open.set(info.runId, book)
   }
 
