@@ -88,12 +88,18 @@ function compile(schema: Record<string, unknown>, fail: (problem: string) => nev
   try {
     const ajv = new (loadAjv())({
       allErrors: true, strictSchema: true, strictTypes: false, strictTuples: false, strictRequired: false, validateFormats: false,
+      // A model's answer (64 KiB) must never meet a backtracking regex on the event loop: no `pattern`, no `patternProperties`.
+      code: { regExp: Object.assign(refusePattern, { code: 'refusePattern' }) },
     })
     validate = ajv.compile(body)
   } catch (error) {
     return fail(`.schema is not a valid JSON Schema: ${describeError(error).slice(0, 500)}`)
   }
   return { schema: Object.freeze(body), validate }
+}
+
+function refusePattern(pattern: string): never {
+  throw new Error(`\`pattern\` and \`patternProperties\` are not supported in an output schema (JavaScript regexes backtrack on a model's answer): remove ${JSON.stringify(pattern.slice(0, 80))}, or check it in the parent`)
 }
 
 /** ajv is loaded on the first output schema (its import takes tens of ms; most agents never have one). */

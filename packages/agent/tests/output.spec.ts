@@ -54,6 +54,15 @@ describe('typed results: the output contract and the loop', () => {
         expect(error, JSON.stringify(output)).to.be.instanceOf(AgentError).and.have.property('code', 'INVALID_OUTPUT_SCHEMA')
       }
     })
+
+    it('refuses `pattern` and `patternProperties` (a model\'s answer never meets a backtracking regex); a property named "pattern" is fine', () => {
+      const evil = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } }
+      const keyed = { type: 'object', patternProperties: { '^(a|a)*$': { type: 'string' } } }
+      for (const schema of [evil, keyed]) {
+        expect(() => ctx.agents.create({ output: { schema } }), JSON.stringify(schema)).to.throw(AgentError, /`pattern` and `patternProperties` are not supported/)
+      }
+      expect(() => ctx.agents.create({ output: { schema: { type: 'object', properties: { pattern: { type: 'string' } } } } })).not.to.throw()
+    })
   })
 
   it('a final answer with other calls in its step: the others are not run, the transcript stays balanced', async () => {

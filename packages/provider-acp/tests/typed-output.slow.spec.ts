@@ -55,12 +55,13 @@ describe('provider-acp: typed results', () => {
   })
 
   it('the child is asked for JSON matching the schema in its prompt', async () => {
-    // `echo` answers with a JSON object of what it received; the schema requires its prompt to carry the instruction.
-    const schema = { type: 'object', properties: { prompt: { type: 'string', pattern: 'matches this JSON Schema' } }, required: ['prompt'] }
+    // `echo` answers with a JSON object of what it received (output schemas take no `pattern`: the instruction is checked below).
+    const schema = { type: 'object', properties: { prompt: { type: 'string' } }, required: ['prompt'] }
     const result = await delegate('echo', undefined, schema)
     expect(result.isError, result.content).to.equal(undefined)
     const { prompt } = result.structured as { prompt: string }
     expect(prompt.startsWith('Rate the answer.')).to.equal(true)
+    expect(prompt).to.include('matches this JSON Schema')
     expect(prompt).to.include(JSON.stringify(schema))
   })
 
