@@ -78,6 +78,10 @@ export interface GenerateResponse {
   diagnostic?: string
   /** Tool calls the model made past `request.maxToolCalls` that the adapter did not decode (counted only). */
   droppedToolCalls?: number
+  /** The model that answered, as the server names it (may differ from the one asked for). Traces only. */
+  model?: string
+  /** The server's id of this response (e.g. a chat completion's `id`). Traces only. */
+  id?: string
 }
 
 /** What a model plugin provides. `generate` may throw; the loop turns that into an `error` stop. */
@@ -94,6 +98,8 @@ export interface ChatModel {
    * output schema offers the model a `final_answer` tool with that schema instead.
    */
   readonly structuredOutput?: boolean
+  /** Where calls go (host name or address, and port), for traces' `server.address` / `server.port`. */
+  readonly server?: { readonly address: string; readonly port?: number }
 }
 
 /**

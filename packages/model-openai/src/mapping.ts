@@ -202,7 +202,19 @@ export function fromCompletion(completion: OpenAI.Chat.ChatCompletion, limits: C
   const response: GenerateResponse = { text, toolCalls, finishReason }
   if (dropped) response.droppedToolCalls = dropped
   if (usage) response.usage = usage
+  const model = label(completion.model)
+  if (model) response.model = model
+  const id = label(completion.id)
+  if (id) response.id = id
   return response
+}
+
+/** Longest server-given name or id kept (traces only; a longer one is dropped, not cut). */
+const LABEL_LENGTH = 256
+
+/** A server-given name or id: a non-empty string of at most `LABEL_LENGTH` characters, else nothing. */
+function label(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 && value.length <= LABEL_LENGTH ? value : undefined
 }
 
 type Choice = OpenAI.Chat.ChatCompletion.Choice

@@ -64,6 +64,8 @@ export class OpenAIChatModel implements ChatModel {
   readonly maxTokensParam: Exclude<MaxTokensParam, 'auto'>
   /** Whether `request.output` is honoured (the agent offers a `final_answer` tool otherwise). */
   readonly structuredOutput: boolean
+  /** The endpoint's host and port, for traces (`server.address`, `server.port`). */
+  readonly server?: { readonly address: string; readonly port?: number }
   private readonly client: OpenAI
   /** The same client, except that a 429 or 503 comes straight back (the model gate retries it). */
   private readonly gatedClient: OpenAI
@@ -103,6 +105,7 @@ export class OpenAIChatModel implements ChatModel {
     })
     this.gatedClient = this.client.withOptions({ fetch: gateRetries(fetch) })
     this.endpoint = displayEndpoint(options.baseURL)
+    this.server = serverOf(root)
     this.model = options.model
     this.temperature = options.temperature
     this.images = options.images === true
@@ -150,6 +153,18 @@ export class OpenAIChatModel implements ChatModel {
       this.logger?.warn('%s', diagnostic)
       return { text: '', toolCalls: [], finishReason: 'error', diagnostic }
     }
+  }
+}
+
+/** `server.address` / `server.port` of a base URL: the host (no brackets) and the port, explicit or the scheme's. */
+function serverOf(baseURL: string): { address: string; port?: number } | undefined {
+  try {
+    const url = new URL(baseURL)
+    const address = url.hostname.replace(/^\[(.*)\]$/, '$1')
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : url.protocol === 'http:' ? 80 : undefined
+    return address ? { address, ...port === undefined ? {} : { port } } : undefined
+  } catch {
+    return undefined
   }
 }
 

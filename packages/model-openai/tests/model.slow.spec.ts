@@ -66,6 +66,8 @@ describe('OpenAIChatModel against a loopback chat-completions server', () => {
       toolCalls: [],
       finishReason: 'stop',
       usage: { inputTokens: 10, outputTokens: 5 },
+      model: 'test-model',
+      id: 'chatcmpl-test',
     })
     expect(server.requests).to.have.length(1)
     const [req] = server.requests

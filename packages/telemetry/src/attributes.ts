@@ -6,6 +6,8 @@ export const GEN_AI = {
   providerName: 'gen_ai.provider.name',
   requestModel: 'gen_ai.request.model',
   finishReasons: 'gen_ai.response.finish_reasons',
+  responseModel: 'gen_ai.response.model',
+  responseId: 'gen_ai.response.id',
   inputTokens: 'gen_ai.usage.input_tokens',
   outputTokens: 'gen_ai.usage.output_tokens',
   cacheReadTokens: 'gen_ai.usage.cache_read.input_tokens',
@@ -21,6 +23,12 @@ export const GEN_AI = {
 } as const
 
 export const ERROR_TYPE = 'error.type'
+
+/** Where a model call went (the model names it: `ChatModel.server`). */
+export const SERVER = {
+  address: 'server.address',
+  port: 'server.port',
+} as const
 
 export const OURS = {
   depth: 'cordis_subagents.agent.depth',

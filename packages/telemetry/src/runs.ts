@@ -2,7 +2,7 @@ import { type Context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace,
 import type { Agent, AgentObserver, GenerateResponse, ModelToolCall, RunResult } from '@cordis-subagents/agent'
 import type { ToolResult } from '@cordis-subagents/tools'
 import { describeError } from '@cordis-subagents/shared'
-import { ERROR_TYPE, GEN_AI, listValue, OURS } from './attributes.js'
+import { ERROR_TYPE, GEN_AI, listValue, OURS, SERVER } from './attributes.js'
 import { bounded, cleanText, type ContentPolicy } from './content.js'
 
 /** An `execute_tool` span in flight. */
@@ -36,6 +36,8 @@ export interface RunSpanHost {
   flatAttributes: boolean
   /** The default model ref of the runtime (for agents that name none). */
   defaultModel(): string | undefined
+  /** Where calls of a model ref go, when its model says (`ChatModel.server`). */
+  serverOf(ref: string | undefined): { address: string; port?: number } | undefined
   /** The parent of a run that begins (in-process child: its delegation; root: a remote parent), if any. */
   parentOf(agent: Agent): RunParent | undefined
 }
@@ -127,6 +129,7 @@ export class RunSpans implements AgentObserver {
     const colon = ref?.indexOf(':') ?? -1
     const provider = ref === undefined ? undefined : bounded(colon < 0 ? ref : ref.slice(0, colon))
     const requested = ref === undefined ? undefined : bounded(colon < 0 ? ref : ref.slice(colon + 1))
+    const server = this.host.serverOf(ref)
     run.chat?.end()
     run.chat = this.host.tracer.startSpan(`chat ${requested ?? 'model'}`, {
       kind: SpanKind.CLIENT,
@@ -135,6 +138,7 @@ export class RunSpans implements AgentObserver {
         [OURS.step]: step,
         ...provider ? { [GEN_AI.providerName]: provider } : {},
         ...requested ? { [GEN_AI.requestModel]: requested } : {},
+        ...server ? { [SERVER.address]: bounded(server.address), ...server.port === undefined ? {} : { [SERVER.port]: server.port } } : {},
       },
     }, run.context)
   }
@@ -173,6 +177,8 @@ export class RunSpans implements AgentObserver {
       })
     }
     span.setAttribute(GEN_AI.finishReasons, listValue([response.finishReason], this.host.flatAttributes))
+    if (typeof response.model === 'string' && response.model) span.setAttribute(GEN_AI.responseModel, bounded(response.model))
+    if (typeof response.id === 'string' && response.id) span.setAttribute(GEN_AI.responseId, bounded(response.id))
     if (this.host.content.capture) {
       const toolCalls = response.toolCalls.map((call) => ({ type: 'tool_call', id: call.id, name: call.name }))
       span.setAttribute(GEN_AI.outputMessages, JSON.stringify([{

@@ -55,6 +55,7 @@ export class Telemetry extends Service<Config> {
       content,
       flatAttributes: !!this.config.flatAttributes,
       defaultModel: () => agents.config.model,
+      serverOf: (ref) => serverOf(agents, ref),
       parentOf: (agent): RunParent | undefined => parentOf(delegations, remote, environment, agent),
     })
     const delegations: DelegationSpans = this.delegations = new DelegationSpans(tracer, runs, content, recording)
@@ -86,6 +87,16 @@ export class Telemetry extends Service<Config> {
     return !!parent
   }
 
+}
+
+/** Where calls of a model ref go, as its model says (`ChatModel.server`); nothing when it does not or the ref does not resolve. */
+function serverOf(agents: Context['agents'], ref: string | undefined): { address: string; port?: number } | undefined {
+  const resolved = agents.resolveModel(ref)
+  if ('error' in resolved) return undefined
+  const server = resolved.model.server
+  if (!server || typeof server.address !== 'string' || !server.address) return undefined
+  const port = server.port
+  return Number.isInteger(port) && port! > 0 && port! < 65536 ? { address: server.address, port } : { address: server.address }
 }
 
 /** Where a run of `agent` hangs: its delegation's span, a remote trace it continues, or the environment's (a root). */

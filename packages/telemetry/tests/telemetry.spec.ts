@@ -10,7 +10,7 @@ import { type GenerateRequest, RateLimitedError, type ScriptedResponse } from '@
 import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
 import { FakeProvider } from '@cordis-subagents/subagents-service/testing'
 import * as Telemetry from '@cordis-subagents/telemetry'
-import { ERROR_TYPE, GEN_AI, OURS } from '@cordis-subagents/telemetry/testing'
+import { ERROR_TYPE, GEN_AI, OURS, SERVER } from '@cordis-subagents/telemetry/testing'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import { until } from '../../../test/support/async.js'
 import { lastUserText, rootSpan, spansOf, startTracedHost, toolResults, tree, type TracedHost } from '../../../test/support/traced-host.js'
@@ -49,7 +49,7 @@ describe('@cordis-subagents/telemetry', function () {
   it('the README documents every attribute the spans carry', async () => {
     const { readFile } = await import('node:fs/promises')
     const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
-    const names = [...Object.values(GEN_AI), ...Object.values(OURS), ERROR_TYPE]
+    const names = [...Object.values(GEN_AI), ...Object.values(OURS), ...Object.values(SERVER), ERROR_TYPE]
     // Attribute families are documented as `a.b.c` / `.d`: expand the shorthand before checking.
     const documented = new Set<string>()
     for (const [, cell] of readme.matchAll(/^\| (`[^|]+) \|/gm)) {
