@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Context, Schema, Service } from 'cordis'
-import { choice, duration, type EnvInherit, envProblem, policyEnv } from '@cordis-subagents/shared'
+import { ChildWarnings, choice, duration, type EnvInherit, envProblem, policyEnv } from '@cordis-subagents/shared'
 
 declare module 'cordis' {
   interface Context {
@@ -82,6 +82,11 @@ export class QuickstartA2a extends Service<Config> {
     this.pid = child.pid
     let stderr = ''
     child.stderr!.on('data', (chunk: Buffer) => { stderr = (stderr + chunk).slice(-2048) })
+    // A warning the server meant for us (a failed trace export) is repeated, never left in its stderr.
+    const logger = this.ctx.logger('quickstart-a2a')
+    const warnings = new ChildWarnings((line) => logger.warn('the A2A server (pid %s) warns: %s', child.pid ?? '-', line))
+    child.stderr!.on('data', (chunk: Buffer) => warnings.push(chunk))
+    child.stderr!.once('end', () => warnings.end())
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
     const listening = await new Promise<{ url: string; token: string }>((resolve, reject) => {
       let out = ''

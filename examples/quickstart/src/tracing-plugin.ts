@@ -6,18 +6,23 @@
  */
 import { type Context, Schema } from 'cordis'
 import { holdExit } from '@cordis-subagents/serve-acp'
+import { Config as TelemetryConfig } from '@cordis-subagents/telemetry'
 import { startTracing, type Tracing } from './tracing.js'
 
 export const name = 'quickstart-tracing'
 export const inject = ['agents']
 
-export interface Config {
+/** `service.name`, and the telemetry plugin's own options (`flatAttributes`, `captureContent`, …), passed to it as they are. */
+export interface Config extends Omit<TelemetryConfig, 'tracerProvider'> {
   service: string
 }
 
-export const Config: Schema<Config> = Schema.object({
-  service: Schema.string().required().description('`service.name` of the exported spans.'),
-})
+export const Config: Schema<Config> = Schema.intersect([
+  Schema.object({
+    service: Schema.string().required().description('`service.name` of the exported spans.'),
+  }),
+  TelemetryConfig,
+]) as Schema<Config>
 
 export function apply(ctx: Context, config: Config) {
   let tracing: Tracing | undefined
@@ -31,6 +36,7 @@ export function apply(ctx: Context, config: Config) {
     if (!started) return
     if (stopped) return void holdExit(started.shutdown())
     tracing = started
-    ctx.plugin((await import('@cordis-subagents/telemetry')).default, { tracerProvider: started.provider })
+    const { service: _service, ...telemetry } = config
+    ctx.plugin((await import('@cordis-subagents/telemetry')).default, { ...telemetry, tracerProvider: started.provider })
   })
 }

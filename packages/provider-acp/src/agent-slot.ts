@@ -46,6 +46,8 @@ export class AgentSlot {
       runAs: settings.runAs,
       wantStderrLines: () => debugEnabled(logger),
       onStderrLine: (line) => logger.debug('[%s %s] %s', providerName, this.pid ?? '-', redactor.redact(line)),
+      // A warning the agent meant for us (a failed trace export) is repeated, never left in its stderr.
+      onWarningLine: (line) => logger.warn('the ACP agent of provider "%s" (pid %s) warns: %s', providerName, this.pid ?? '-', redactor.redact(line)),
       maxStdoutBytes: settings.maxStreamBytes,
       onStdoutLimit: (limit) => {
         this.overflowed = `The agent sent more than maxStreamBytes (${limit} bytes) of ACP data in this run, so the run was stopped. `

@@ -3,6 +3,7 @@ import { groupAlive, registerGroup, unregisterGroup } from './containment/groups
 import { signalStrays, strayAlive, straysOutsideGroup, type Strays } from './containment/descendants.js'
 import { type RunAs, setprivArgs } from './containment/run-as.js'
 import { Transform, type Readable } from 'node:stream'
+import { ChildWarnings } from '@cordis-subagents/shared'
 import {
   cgroupPopulated, createRunCgroup, findExecutable, killCgroup, removeCgroup, signalCgroup, wrapInCgroup,
 } from './containment/cgroup.js'
@@ -28,6 +29,11 @@ export interface SpawnOptions {
    */
   onStderrLine?: (line: string) => void
   wantStderrLines?: () => boolean
+  /**
+   * Called with each stderr line that carries a code the child meant for its parent (`RELAYED_CODES`
+   * of shared, e.g. a failed trace export), whatever `wantStderrLines` says; at most 16 per process.
+   */
+  onWarningLine?: (line: string) => void
   /** How long after the exit its last output may take to arrive (default 200 ms). */
   drainMs?: number
   /** Stdout bytes after which `onStdoutLimit` is called once and stdout is no longer read. */
@@ -147,6 +153,11 @@ export class AgentProcess {
     child.stdout!.on('error', () => {})
     child.stderr!.on('error', () => {})
     child.stderr!.on('data', (chunk: Buffer) => this.pushStderr(chunk))
+    if (options.onWarningLine) {
+      const warnings = new ChildWarnings(options.onWarningLine)
+      child.stderr!.on('data', (chunk: Buffer) => warnings.push(chunk))
+      child.stderr!.once('end', () => warnings.end())
+    }
   }
 
   /** Total stderr bytes seen (not only the kept tail). */

@@ -24,6 +24,7 @@ export {
   lowestLimits, type ServedBounds, type ServedBudget, type ServedLimits, servedLimits, type ServingHost,
 } from './crossing/served-limits.js'
 export { SpendReporter, type SpentCounts } from './crossing/spend-reporter.js'
+export { ChildWarnings, EXPORT_FAILED, RELAYED_CODES } from './crossing/child-warnings.js'
 export { type CrossingSource, treeCrossing, type TreeCrossing } from './crossing/tree.js'
 export { lazily } from './async/lazy.js'
 export {

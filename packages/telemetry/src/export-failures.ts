@@ -5,7 +5,7 @@
  * warns once per failure kind (an HTTP status, a network error code), naming the endpoint and what
  * to do; never a header's value (the response text is scrubbed of the configured secrets).
  */
-import { capForRedaction, Redactor } from '@cordis-subagents/shared'
+import { capForRedaction, EXPORT_FAILED, Redactor } from '@cordis-subagents/shared'
 
 /** What a span exporter's `export` reports (the SDK's `ExportResult`: code 0 = success). */
 export interface ExportOutcome {
@@ -77,7 +77,8 @@ function exportFailure(redactor: Redactor, endpoint: string, kind: string, spans
   const body = typeof data === 'string' ? data.trim() : ''
   const text = body || error?.message || ''
   const said = text ? redactor.redact(capForRedaction(text.replace(/\s+/g, ' '), BODY_CHARS)) : ''
-  return `OTLP export to ${redactor.redact(endpoint)} failed with ${kind}${said ? (body ? `; it answered: ${said}` : ` (${said})`) : ''}. `
+  // The code lets a parent process pick this line out of our stderr and repeat it (shared's ChildWarnings).
+  return `${EXPORT_FAILED}: OTLP export to ${redactor.redact(endpoint)} failed with ${kind}${said ? (body ? `; it answered: ${said}` : ` (${said})`) : ''}. `
     + `${spans} span(s) of this batch are lost. ${advice(kind)} `
     + '(Warned once per kind of failure; later failures of the same kind are not repeated.)'
 }

@@ -49,7 +49,7 @@ describe('@cordis-subagents/telemetry: export failures and flat attributes', fun
     for (const _ of expected) exporter.export(['span'], (result) => seen.push(result.code))
     expect(seen).to.deep.equal(expected)
     expect(warnings).to.have.length(3)
-    expect(warnings[0]).to.match(/^OTLP export to http:\/\/127\.0\.0\.1:4318\/v1\/traces failed with HTTP 500; it answered: \{"error":"bad attribute"/)
+    expect(warnings[0]).to.match(/^OTEL_EXPORT_FAILED: OTLP export to http:\/\/127\.0\.0\.1:4318\/v1\/traces failed with HTTP 500; it answered: \{"error":"bad attribute"/)
     expect(warnings[0]).to.include('flatAttributes: true').and.not.include('tok-secret-value-1')
     expect(warnings[1]).to.include('failed with ECONNREFUSED').and.include('Check that the collector runs')
     expect(warnings[2]).to.include('failed with HTTP 401').and.include('OTEL_EXPORTER_OTLP_HEADERS')
