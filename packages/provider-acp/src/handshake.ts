@@ -1,6 +1,6 @@
 import { Readable, Writable } from 'node:stream'
 import type * as Acp from '@agentclientprotocol/sdk'
-import { CROSSING_ENV, crossingForMeta } from '@cordis-subagents/shared'
+import { CROSSING_ENV, CROSSING_KEY, crossingForMeta } from '@cordis-subagents/shared'
 import { capDiagnostic } from '@cordis-subagents/subagents-service'
 import { AcpError } from './errors.js'
 import { describeExit, raceTimeout, type AgentProcess, type ExitInfo } from './process.js'
@@ -44,7 +44,7 @@ export class Handshake {
   /** The agent's name from its initialize answer (`agentInfo.name`), when it gave a short one. */
   agentName?: string
   /** A session a spare opened ahead of need (`openAhead`), and what it was opened with. */
-  private ahead?: { key: string; session: Acp.ActiveSession }
+  private ahead?: { key: string; exact: string; session: Acp.ActiveSession }
 
   constructor(
     private readonly sdk: Sdk,
@@ -78,7 +78,7 @@ export class Handshake {
   async openAhead(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): Promise<void> {
     try {
       await this.startSession(signal, session)
-      this.ahead = { key: sessionKey(session), session: this.session! }
+      this.ahead = { key: sessionKey(session, 'lasting'), exact: sessionKey(session, 'exact'), session: this.session! }
     } catch {
       // the run opens its own session
     }
@@ -86,15 +86,17 @@ export class Handshake {
   }
 
   /**
-   * The session opened ahead, when it was opened with exactly the run's cwd, MCP servers and
-   * `_meta` (the crossing: depth, limits, budget, trace context); else it is dropped and the run
-   * sends its own `session/new`. True when the run got it.
+   * The session opened ahead, when it was opened with the run's cwd, MCP servers and the lasting
+   * part of its `_meta` (depth, depth ceiling, tool ceiling); else it is dropped and the run sends
+   * its own `session/new`. What changes from run to run (the remaining budget, the trace context)
+   * does not keep a run from it: `'adopted'` says they differ, and the run then sends its
+   * `_meta` with its prompts (see `openSession`). False when the run did not get it.
    */
-  takeAhead(session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): boolean {
+  takeAhead(session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): 'exact' | 'adopted' | false {
     const ahead = this.ahead
     this.ahead = undefined
     if (!ahead) return false
-    if (ahead.key !== sessionKey(session)) {
+    if (ahead.key !== sessionKey(session, 'lasting')) {
       try {
         ahead.session.dispose()
       } catch {
@@ -104,7 +106,7 @@ export class Handshake {
     }
     this.session = ahead.session
     this.stage = 'session/new'
-    return true
+    return ahead.exact === sessionKey(session, 'exact') ? 'exact' : 'adopted'
   }
 
   /** The agent can continue an earlier session: `session/resume` or `session/load`. */
@@ -283,9 +285,27 @@ export class Handshake {
   }
 }
 
-/** What a session is opened with, as one comparable string. */
-function sessionKey(session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): string {
-  return JSON.stringify([session.cwd, session.mcpServers, session.sessionMeta ?? null])
+/**
+ * What a session is opened with, as one comparable string: `exact`, everything; `lasting`, without
+ * what changes with every delegation (the crossing's remaining budget and the trace context).
+ */
+function sessionKey(session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>, part: 'exact' | 'lasting'): string {
+  return JSON.stringify([session.cwd, session.mcpServers, part === 'exact' ? session.sessionMeta ?? null : lastingMeta(session.sessionMeta)])
+}
+
+const PER_RUN_KEYS = new Set(['budget', 'traceparent', 'tracestate'])
+
+/** `_meta` without its per-run fields (top level and in the crossing). */
+function lastingMeta(meta: Record<string, unknown> | undefined): unknown {
+  if (!meta) return null
+  const lasting: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(meta)) {
+    if (PER_RUN_KEYS.has(key)) continue
+    lasting[key] = key === CROSSING_KEY && value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([inner]) => !PER_RUN_KEYS.has(inner)))
+      : value
+  }
+  return lasting
 }
 
 export function aborted(when: string): AcpError {

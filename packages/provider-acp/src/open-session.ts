@@ -27,8 +27,11 @@ export async function openSession(link: Handshake, slot: AgentSlot, settings: Ru
       settings.logger.debug('%s: could not continue session %s (%s); opening a new one', settings.providerName, resume, describeError(error))
     }
   }
-  // A spare's session opened ahead with exactly these settings is this run's (no round trip).
-  if (link.takeAhead(settings)) return false
+  // A spare's session opened ahead with these settings is this run's (no round trip). When only the
+  // per-run part of `_meta` differs (budget, trace), the run's `_meta` goes with its prompts instead.
+  const ahead = link.takeAhead(settings)
+  if (ahead === 'adopted' && settings.sessionMeta) settings.promptMeta = { ...settings.sessionMeta, ...settings.promptMeta }
+  if (ahead) return false
   await link.startSession(signal, settings)
   return false
 }

@@ -11,6 +11,8 @@ interface Answer {
   sid: string
   opened: number
   depth: string | null
+  /** The prompt's `_meta`. */
+  promptMeta: Record<string, unknown> | null
 }
 
 describe('provider-acp: warm spares and reused processes (opt-in pool)', () => {
@@ -85,22 +87,31 @@ describe('provider-acp: warm spares and reused processes (opt-in pool)', () => {
     await until(() => !isAlive(spare), 'the used spare to stop')
   })
 
-  it('warm: a spare opens its session ahead; a run with the same _meta uses it, one with another _meta opens its own', async () => {
+  it('warm: a spare opens its session ahead, and a run uses it even when its budget or trace differ (sent with its prompt then)', async () => {
     const acp = provider({ warm: true })
     await answer(acp)
     await ready(acp)
     const [spare] = acp.pool!.idlePids()
     const same = await answer(acp)
     expect(same.answer.pid).to.equal(spare)
-    // The session opened ahead is the run's: no second session/new on that process.
-    expect(same.answer).to.deep.include({ opened: 1, sid: `sess-${spare}-1` })
+    // The session opened ahead is the run's: no second session/new on that process, and nothing to add to the prompt.
+    expect(same.answer).to.deep.include({ opened: 1, sid: `sess-${spare}-1`, promptMeta: null })
     await ready(acp)
     const [next] = acp.pool!.idlePids()
-    // Another trace context is another _meta: the spare's session is dropped, the run opens its own.
-    const traced = await answer(acp, { traceContext: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } })
-    expect(traced.run.processKind).to.equal('warm')
-    expect(traced.answer.pid).to.equal(next)
-    expect(traced.answer).to.deep.include({ opened: 2, sid: `sess-${next}-2` })
+    // What is left of the budget changes with every delegation: the session opened ahead is still the
+    // run's, and the run's crossing (its remaining budget) goes with its prompt.
+    const spent = await answer(acp, { budget: { remaining: () => ({ maxSteps: 7 }) } as never })
+    expect(spent.run.processKind).to.equal('warm')
+    expect(spent.answer).to.deep.include({ pid: next, opened: 1, sid: `sess-${next}-1` })
+    expect(spent.answer.promptMeta).to.deep.equal({ cordisSubagents: { depth: 1, budget: { maxSteps: 7 } } })
+    await ready(acp)
+    const [third] = acp.pool!.idlePids()
+    // So does another trace context: the prompt carries it (as every traced prompt does) with the crossing.
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    const traced = await answer(acp, { traceContext: { traceparent } })
+    expect(traced.answer).to.deep.include({ pid: third, opened: 1, sid: `sess-${third}-1` })
+    expect(traced.answer.promptMeta).to.deep.include({ traceparent })
+    expect(traced.answer.promptMeta).to.have.property('cordisSubagents')
   })
 
   it('reuse: a cleanly finished run gives its process back; the next run opens a new session on it', async () => {

@@ -11,7 +11,7 @@ import type { ServeAcpErrorCode } from './errors.js'
 import { promptText } from './prompt-text.js'
 import { PROTOCOL_VERSION, type Sdk } from './sdk.js'
 import { isSessionId, newSessionId, SessionStore } from './session-store.js'
-import { promptTrace, sessionLimits } from './session-limits.js'
+import { crossingKey, promptTrace, sessionLimits, type SessionLimits } from './session-limits.js'
 import { type Session, SessionTable } from './sessions.js'
 import { listSessions } from './session-list.js'
 import { eventUpdate, replayed, reportOf, totals } from './updates.js'
@@ -140,6 +140,7 @@ export class AcpServer {
         }
         const notify = (update: Record<string, unknown>) =>
           client.notify(methods.client.session.update, { sessionId: session.id, update: update as any }).catch(() => {})
+        this.rebase(session, params._meta)
         return this.turn(session, text, params._meta, notify)
       })
   }
@@ -222,6 +223,37 @@ export class AcpServer {
 
   /** Opens (or re-opens) a session: checks the crossing, makes room, creates its agent. */
   private open(id: string, cwd: string, meta: unknown, seed?: readonly Message[]): Session {
+    const { config } = this.parts
+    const limits = this.limitsOf(meta)
+    const closed = this.sessions.makeRoom()
+    if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn or waiting for an answer; wait for one to end`, 'invalidRequest')
+    for (const old of closed) void old.agent.dispose()
+    const agent = this.servedAgent(limits, cwd, seed)
+    const spent = { steps: 0, tokens: 0, toolCalls: 0, delegations: 0 }
+    const session: Session = { id, agent, cwd, depth: limits.depth, updatedAt: Date.now(), spent, crossing: crossingKey(meta) }
+    if (limits.trace) session.trace = limits.trace
+    this.sessions.add(session)
+    return session
+  }
+
+  /**
+   * A prompt whose `_meta` carries another crossing than the session's (a session a pooled client
+   * opened ahead, its parent's budget spent since): the session goes on under the prompt's limits,
+   * with its history, in a new agent. A parked session keeps its agent (the prompt is its answer).
+   */
+  private rebase(session: Session, meta: unknown): void {
+    const crossing = crossingKey(meta)
+    if (crossing === undefined || crossing === session.crossing || session.agent.parked) return
+    const limits = this.limitsOf(meta)
+    const old = session.agent
+    session.agent = this.servedAgent(limits, session.cwd, old.transcript.completedMessages())
+    session.depth = limits.depth
+    session.crossing = crossing
+    void old.dispose()
+  }
+
+  /** A session's limits from its `_meta`; a depth past the ceiling is refused. */
+  private limitsOf(meta: unknown): SessionLimits {
     const { ctx, config } = this.parts
     // The process's crossing is ctx.agents' (read once; it applies its budget, and its tool ceiling once `initialize` binds it).
     const limits = sessionLimits(meta, ctx.agents.rootCrossing, ctx.agents.rootDepth, config)
@@ -229,15 +261,12 @@ export class AcpServer {
       const { depth, ceiling } = limits.refusal
       throw this.refuse('DEPTH_EXCEEDED', `depth ${depth} is deeper than this server allows (ceiling ${ceiling}); delegate from a shallower agent or raise maxDepth`, 'invalidRequest', { depth, ceiling })
     }
-    const closed = this.sessions.makeRoom()
-    if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn or waiting for an answer; wait for one to end`, 'invalidRequest')
-    for (const old of closed) void old.agent.dispose()
-    const agent = ctx.agents.createServed(limits, { label: 'acp', cwd, tools: this.tools(), model: config.model, persona: config.persona, seed })
-    const spent = { steps: 0, tokens: 0, toolCalls: 0, delegations: 0 }
-    const session: Session = { id, agent, cwd, depth: limits.depth, updatedAt: Date.now(), spent }
-    if (limits.trace) session.trace = limits.trace
-    this.sessions.add(session)
-    return session
+    return limits
+  }
+
+  private servedAgent(limits: SessionLimits, cwd: string, seed?: readonly Message[]): Agent {
+    const { ctx, config } = this.parts
+    return ctx.agents.createServed(limits, { label: 'acp', cwd, tools: this.tools(), model: config.model, persona: config.persona, seed })
   }
 
   /** The history to load: an open session's completed turns (closing it), else the stored ones. */

@@ -25,6 +25,15 @@ export function sessionLimits(meta: unknown, env: Crossing, rootDepth: number, c
   return limits
 }
 
+/**
+ * The crossing of a `_meta` without its trace context, as one comparable string (a prompt whose
+ * crossing differs from its session's re-bases the session); undefined when it carries none.
+ */
+export function crossingKey(meta: unknown): string | undefined {
+  const { traceparent: _traceparent, tracestate: _tracestate, ...limits } = crossingFromMeta(meta)
+  return Object.keys(limits).length ? JSON.stringify(limits) : undefined
+}
+
 /** The trace context of a session/prompt's `_meta` (top level, else in the crossing). */
 export function promptTrace(meta: unknown): TraceContextHeaders | undefined {
   return traceContextFrom(meta) ?? crossingTrace(crossingFromMeta(meta))

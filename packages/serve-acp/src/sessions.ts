@@ -23,6 +23,8 @@ export interface Session {
   updatedAt: number
   /** Spend of the turns finished in this process since the session was opened or loaded. */
   spent: SessionSpend
+  /** The crossing the session's agent was made with (`crossingKey`), if its `_meta` carried one. */
+  crossing?: string
 }
 
 /**

@@ -102,4 +102,27 @@ describe('serve-acp honours the crossing from env and _meta', function () {
     const config = await ws.serve(yml('budget:\n  maxSteps: 4'))
     expect((await steps(config)).steps).to.equal(4)
   })
+
+  it('a prompt\'s crossing re-bases its session (a session opened ahead, the budget spent since), never above the environment\'s', async () => {
+    const served = await ws.serve(yml(), { SUBAGENT_BUDGET: JSON.stringify({ maxSteps: 3 }) })
+    const stepsOf = async (sessionId: string, meta?: Record<string, unknown>) => {
+      const error = await refusal(prompt(served, sessionId, 'loop', meta))
+      expect((error.data as any).stopReason).to.equal('budget')
+      const reports = served.updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === 'usage_update')
+      return reports.at(-1)!.update._meta.cordisSubagents.work.steps as number
+    }
+    // Opened ahead with what was left then; the prompt says what is left now.
+    const ahead = (await newSession(served, ws.dir, meta({ depth: 1, budget: { maxSteps: 3 } }))).sessionId
+    expect(await stepsOf(ahead, meta({ depth: 1, budget: { maxSteps: 2 } }))).to.equal(2)
+    // The same crossing again keeps the session as it is; none at all too. Spend counts from the re-base.
+    const kept = (await newSession(served, ws.dir, meta({ depth: 1, budget: { maxSteps: 2 } }))).sessionId
+    expect(await stepsOf(kept, meta({ depth: 1, budget: { maxSteps: 2 } }))).to.equal(2)
+    // A prompt cannot raise it above the environment's.
+    const raised = (await newSession(served, ws.dir, meta({ depth: 1, budget: { maxSteps: 1 } }))).sessionId
+    expect(await stepsOf(raised, meta({ depth: 1, budget: { maxSteps: 50 } }))).to.equal(3)
+    // The persona's depth follows the prompt's crossing.
+    const deeper = (await newSession(served, ws.dir, meta({ depth: 1 }))).sessionId
+    await prompt(served, deeper, 'persona?', meta({ depth: 2 }))
+    expect(said(served, deeper)).to.equal('persona: served at depth 2')
+  })
 })

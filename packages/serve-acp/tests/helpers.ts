@@ -109,8 +109,8 @@ export function start(config: string, env: Record<string, string> = {}, flags: s
 export const newSession = (served: Served, cwd: string, meta?: Record<string, unknown>) =>
   served.connection.agent.request(sdk.methods.agent.session.new, { cwd, mcpServers: [], ...meta ? { _meta: meta } : {} })
 
-export const prompt = (served: Served, sessionId: string, text: string) =>
-  served.connection.agent.request(sdk.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] })
+export const prompt = (served: Served, sessionId: string, text: string, meta?: Record<string, unknown>) =>
+  served.connection.agent.request(sdk.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }], ...meta ? { _meta: meta } : {} })
 
 /** The agent's message text of a session so far. */
 export const said = (served: Served, sessionId: string) => served.updates
