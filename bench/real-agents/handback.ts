@@ -21,12 +21,29 @@ const GAP_MS = 300
 const OUT = fileURLToPath(new URL('../REAL-AGENTS.md', import.meta.url))
 const ANSWER = 'the final answer from the loopback model'
 
-interface Mode { label: string; provider: string[] }
+/** `spareReady`: before each delegation, wait (untimed) until the provider's spare is started and its session opened ahead. */
+interface Mode { label: string; provider: string[]; spareReady?: boolean }
+const SPARE_READY = 'warm, spares: 1, spare ready'
 const MODES: Mode[] = [
   { label: 'cold (process per delegation)', provider: [] },
   { label: 'warm, spares: 1', provider: ['warm: true', 'spares: 1'] },
   { label: 'warm, spares: 2', provider: ['warm: true', 'spares: 2'] },
+  { label: SPARE_READY, provider: ['warm: true', 'spares: 1'], spareReady: true },
 ]
+/** Issue 45 item 6: a Claude child's delegation with a ready spare (ms, median). */
+const CLAUDE_WARM_TARGET_MS = 150
+
+/** Until the `acp` provider's pool holds a ready spare and starts nothing (a spare that is not ready yet is waited for). */
+async function spareReady(host: Awaited<ReturnType<typeof startRealAgentApp>>): Promise<void> {
+  const deadline = performance.now() + 120_000
+  for (;;) {
+    const provider = host.app.ctx.subagents.get('acp') as { pool?: { counts(): { idle: number; starting: number } } } | undefined
+    const counts = provider?.pool?.counts()
+    if (counts && counts.idle >= 1 && counts.starting === 0) return
+    if (performance.now() > deadline) throw new Error('the spare did not get ready within 120 s')
+    await sleep(50)
+  }
+}
 
 interface Row { adapter: AdapterName; mode: string; handback: Summary; settled: Summary; tool: Summary; total: Summary; errors: number }
 
@@ -46,6 +63,7 @@ async function measure(adapter: AdapterName, mode: Mode): Promise<Row> {
     // One untimed delegation first: it warms the disk cache, and the pool learns what to keep spare.
     for (let i = -1; i < N; i++) {
       await sleep(GAP_MS)
+      if (mode.spareReady && i >= 0) await spareReady(host)
       const before = agent.model.requests.length
       const ends = host.endedAt.length
       const run = await host.delegate('Give the final answer.')
@@ -78,6 +96,14 @@ async function measure(adapter: AdapterName, mode: Mode): Promise<Row> {
 const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1))
 const cell = (s: Summary) => (s.n ? `${ms(s.median)} / ${ms(s.mean)} (${ms(s.min)}–${ms(s.max)})` : '—')
 
+/** The issue 45 item 6 line: met when the median delegation is within the target and no delegation failed. */
+function claudeTarget(row: Row | undefined): string {
+  if (!row || !row.total.n) return `Claude, spare ready: no delegation measured (target ≤ ${CLAUDE_WARM_TARGET_MS} ms).`
+  const met = row.errors === 0 && row.total.median <= CLAUDE_WARM_TARGET_MS
+  return `Claude with a ready spare (issue 45 item 6, target: delegation ≤ ${CLAUDE_WARM_TARGET_MS} ms by median): ` +
+    `${ms(row.total.median)} ms median, ${met ? '**met**' : '**not met**'} in this run.`
+}
+
 const rows: Row[] = []
 for (const adapter of ['codex', 'claude'] as const) {
   for (const mode of MODES) rows.push(await measure(adapter, mode))
@@ -107,6 +133,12 @@ const lines = [
   '|---|---|---|---|---|---|---|---|',
   ...rows.map((row) => `| ${row.adapter} | ${row.mode} | ${row.handback.n} | ${cell(row.handback)} | ${cell(row.settled)} | ` +
     `${cell(row.tool)} | ${cell(row.total)} | ${row.errors} |`),
+  '',
+  `"${SPARE_READY}" waits (untimed) before each delegation until the spare has started, initialized and opened its ` +
+    'session ahead, as between the delegations of a conversation; the 300 ms gaps of the rows above are shorter than a ' +
+    'Claude spare takes to start, so there a delegation often waits for its spare.',
+  '',
+  claudeTarget(rows.find((row) => row.adapter === 'claude' && row.mode === SPARE_READY)),
   '',
 ]
 writeFileSync(OUT, lines.join('\n'))
