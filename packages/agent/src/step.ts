@@ -1,11 +1,179 @@
-import { countOf } from '@cordis-subagents/shared'
+import { type BudgetBreach, countOf, describeBreach, LimitError, MAX_TIMER_MS } from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import type { TurnAgent, TurnWatch } from './turn-owner.js'
+import type { GateTarget, TurnAgent, TurnWatch } from './turn-owner.js'
 import type { HookRun } from './hook-run.js'
 import { acceptSuspension } from './suspension.js'
-import type { AgentEvent, GenerateResponse, ModelToolCall } from './types.js'
+import type { Endpoint } from './endpoint.js'
+import type { TurnAbort } from './turn-leg.js'
+import type { Budget } from './budget.js'
+import type { AgentEvent, GenerateRequest, GenerateResponse, ModelToolCall } from './types.js'
 
-// One step of the loop: what the model returned, made well-formed, and the tool calls it asked for, run.
+// One step of the loop: the turn's limits checked before it, the model call through the gate
+// (counted per endpoint), what the model returned made well-formed, and the tool calls it asked for, run.
+
+/** Which calls of a step run; the others get these readable refusals (by call index). */
+export interface StepPlan {
+  admitted: number
+  refusals: Map<number, string>
+  /** Set when calls were refused because the tool-call budget is spent: the limit, its value and the spend. */
+  refusedFor?: BudgetBreach
+}
+
+/**
+ * The limits of one turn: the budget checks that give the operator's handlers a chance to extend
+ * (`onBreach`), the fan-out cap of a step, and the wall-time timer.
+ */
+export class TurnLimits {
+  constructor(
+    private readonly budget: Budget,
+    private readonly maxToolCallsPerStep: number,
+    private readonly onBreach: (breach: BudgetBreach) => boolean,
+  ) {}
+
+  /** A breach a handler asked to suspend at (`BudgetEvent.suspend()`); the loop parks at its next step boundary. */
+  private suspendFor?: BudgetBreach
+
+  /** The breach to park at, if a handler asked to suspend; cleared. */
+  takeSuspension(): BudgetBreach | undefined {
+    const breach = this.suspendFor
+    this.suspendFor = undefined
+    return breach
+  }
+
+  /**
+   * Decides which calls of a step run: no more than the tool-call budget allows (the response was
+   * already cut to `maxToolCallsPerStep`, see `droppedCallsNote`). The others are answered with an
+   * error the model can read; the step is not dropped.
+   */
+  admit(calls: readonly ModelToolCall[]): StepPlan {
+    const { budget } = this
+    const refusals = new Map<number, string>()
+    let admitted = 0
+    let spent: string | undefined
+    let refusedFor: BudgetBreach | undefined
+    for (let i = 0; i < calls.length; i++) {
+      // Once the budget is spent in this step it stays spent: the handlers are asked once.
+      const breach = spent === undefined ? this.reached(() => budget.check('toolCalls')) : undefined
+      if (breach) {
+        refusedFor = breach
+        spent = `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`
+      }
+      if (spent !== undefined) {
+        refusals.set(i, spent)
+        continue
+      }
+      budget.charge('toolCalls', 1)
+      admitted++
+    }
+    return refusedFor ? { admitted, refusals, refusedFor } : { admitted, refusals }
+  }
+
+  /**
+   * The one message that answers every call past `maxToolCallsPerStep`: those calls were dropped
+   * from the step (not kept in the transcript, not run), so they cost O(1) however many there were.
+   */
+  droppedCallsNote(kept: number, dropped: number): string {
+    const cap = this.maxToolCallsPerStep
+    return `Not run: your last step asked for ${kept + dropped} tool calls and at most ${cap} run per step `
+      + `(maxToolCallsPerStep). The first ${kept} were kept (their results are above); the other ${dropped} were dropped `
+      + `without running and are not in the conversation. Ask again for the ones you still need, at most ${cap} per step.`
+  }
+
+  /** A breach, after the operator's handlers had their chance to extend the budget; undefined when none is left. */
+  reached(find: () => BudgetBreach | undefined): BudgetBreach | undefined {
+    const breach = find()
+    if (!breach) return undefined
+    const suspend = this.onBreach(breach)
+    const after = find()
+    if (after && suspend) this.suspendFor ??= after
+    return after
+  }
+
+  /** One timer per run, only where this run's wall-time limit is tighter than its parent's (which has its own). */
+  armWallClock(abort: TurnAbort): () => void {
+    const { budget } = this
+    // A run without a wall-time limit of its own is stopped by the timer of the run that holds it.
+    if (!budget.holdsWallTime) return () => {}
+    let timer: NodeJS.Timeout
+    const arm = () => {
+      // Node fires a longer delay at once; a far deadline is re-armed when this one fires.
+      timer = setTimeout(fire, Math.max(0, Math.min(budget.deadline - Date.now(), MAX_TIMER_MS)))
+    }
+    const fire = () => {
+      const breach = this.reached(() => budget.overtime())
+      if (!breach) return arm()
+      // A handler asked to suspend: the step in flight finishes, and the turn parks before the next.
+      if (this.suspendFor) return
+      abort.abort(new LimitError('BUDGET_EXCEEDED', `Stopped by ${describeBreach(breach)}.`, breach))
+    }
+    arm()
+    return () => clearTimeout(timer)
+  }
+}
+
+/**
+ * The model gate's count of calls in flight per endpoint, and the one path most model calls take
+ * through it: with no cap configured and the shared backoff on, a call to an endpoint never
+ * refused (or recovered) is only counted. Caps, an endpoint's backoff state and a refusal are
+ * the gate's own (`ModelGate`, model-gate.ts: `gated`, `failed`).
+ */
+export abstract class CountedGate {
+  /** Endpoints under backoff (refused, and not yet recovered). */
+  protected readonly endpoints = new Map<string, Endpoint>()
+  /** Calls in flight per endpoint with no state here. */
+  protected readonly unlimited = new Map<string, number>()
+  /** No cap is configured and the backoff is on: a call to an endpoint with no state is only counted. */
+  protected countOnly = false
+
+  /** One model call through the gate (see `ModelGate.gated`). */
+  async generate(target: GateTarget, request: GenerateRequest): Promise<GenerateResponse> {
+    const { signal } = request
+    if (signal.aborted) throw signal.reason
+    if (!this.countOnly) return this.gated(target, request)
+    const key = this.keyOf(target)
+    if (this.endpoints.has(key)) return this.gated(target, request, key)
+    // The request is the turn's own, made for this call: marked in place (a spread copy takes V8's slow path).
+    request.rateLimits = 'gate'
+    this.unlimited.set(key, (this.unlimited.get(key) ?? 0) + 1)
+    let response: GenerateResponse
+    try {
+      response = await target.model.generate(request)
+    } catch (error) {
+      return this.failed(target, request, key, error, performance.now())
+    }
+    // An endpoint made meanwhile (another call was refused) took this call over, at epoch 0.
+    this.endpoints.get(key)?.succeeded(0)
+    this.leave(key, undefined)
+    return response
+  }
+
+  protected keyOf(target: GateTarget): string {
+    return target.model.rateLimitKey?.(target.modelId) ?? (target.modelId ? `${target.name}:${target.modelId}` : target.name)
+  }
+
+  protected abstract gated(target: GateTarget, request: GenerateRequest, key?: string): Promise<GenerateResponse>
+
+  protected abstract failed(
+    target: GateTarget, request: GenerateRequest, key: string, error: unknown, failedAt: number,
+  ): Promise<GenerateResponse>
+
+  /**
+   * A call to `key` ends its attempt: its slot of the endpoint it held goes back, or, when it went
+   * through unlimited, of the endpoint made meanwhile, else its count. An endpoint with nothing
+   * left to remember is dropped (the next call goes through unlimited again).
+   */
+  protected leave(key: string, held: Endpoint | undefined): void {
+    const endpoint = held ?? this.endpoints.get(key)
+    if (endpoint) {
+      endpoint.free()
+      if (endpoint.idle && this.endpoints.get(key) === endpoint) this.endpoints.delete(key)
+      return
+    }
+    const left = this.unlimited.get(key)! - 1
+    if (left) this.unlimited.set(key, left)
+    else this.unlimited.delete(key)
+  }
+}
 
 const FINISH_REASONS = new Set<string>(['stop', 'tool-calls', 'length', 'refusal', 'error', 'other'])
 
