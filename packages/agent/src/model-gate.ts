@@ -1,8 +1,8 @@
 import { Endpoint } from './endpoint.js'
 import { RateLimitedError, type RateLimitConfig, rateLimitOf, type RateLimitSettings, rateLimitSettings } from './rate-limit.js'
 import { Slots } from './slots.js'
-import { CountedGate } from './step.js'
-import type { GateTarget } from './turn-owner.js'
+import { CountedGate } from './budget.js'
+import type { GateTarget } from './types.js'
 import type { GenerateRequest, GenerateResponse } from './types.js'
 
 // The process-wide gate around the model call only: a cap on calls in flight across every root

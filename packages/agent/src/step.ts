@@ -1,15 +1,130 @@
+import { setMaxListeners } from 'node:events'
 import { type BudgetBreach, countOf, describeBreach, LimitError, MAX_TIMER_MS } from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import type { GateTarget, TurnAgent, TurnWatch } from './turn-owner.js'
+import { abortFlat } from './abort.js'
+import { AgentError } from './errors.js'
+import type { TurnAgent, TurnOwner, TurnWatch } from './turn-owner.js'
 import type { HookRun } from './hook-run.js'
 import { acceptSuspension } from './suspension.js'
-import type { Endpoint } from './endpoint.js'
-import type { TurnAbort } from './turn-leg.js'
 import type { Budget } from './budget.js'
-import type { AgentEvent, GenerateRequest, GenerateResponse, ModelToolCall } from './types.js'
+import { cancelled, finishDiagnostic } from './stops.js'
+import type { AgentEvent, GenerateResponse, ModelToolCall, RunOptions } from './types.js'
 
-// One step of the loop: the turn's limits checked before it, the model call through the gate
-// (counted per endpoint), what the model returned made well-formed, and the tool calls it asked for, run.
+// One step of the loop and what it runs under: the leg of the turn (its abort, listener, observers,
+// wall-clock timer), the turn's limits checked before each step, what the model returned made
+// well-formed, and the tool calls it asked for, run.
+
+/**
+ * A turn's abort: the signal its model and tool calls get, and the one promise the turn races them
+ * against. Only the agent aborts a turn (its caller's signal, `abort()`, `dispose()`, the wall-clock
+ * limit), always through `abort`, so the promise is rejected there: no listener on the turn's own
+ * signal, and no promise at all for a turn that never waits on one.
+ */
+export class TurnAbort {
+  private readonly controller = new AbortController()
+  private promise?: Promise<never>
+  private reject?: (reason: unknown) => void
+  private listenersRaised = false
+
+  get signal(): AbortSignal {
+    return this.controller.signal
+  }
+
+  /** Rejects once the turn is aborted (at once if it already is); only ever observed through a race. */
+  get aborted(): Promise<never> {
+    if (!this.promise) {
+      this.promise = new Promise<never>((_, reject) => {
+        if (this.controller.signal.aborted) reject(this.controller.signal.reason)
+        else this.reject = reject
+      })
+      this.promise.catch(() => {})
+    }
+    return this.promise
+  }
+
+  abort(reason?: unknown): void {
+    abortFlat(this.controller, reason)
+    // abortFlat may queue this abort behind one in progress; it is done before the outermost call
+    // returns, so by the time the rejection is observed (a microtask later) the signal is aborted.
+    this.reject?.(reason)
+    this.reject = undefined
+  }
+
+  /**
+   * Tools listen on the turn's signal (a delegating tool may start many children on it at once), so
+   * before the first tool step the listener limit is lifted; a turn without tools never pays for it.
+   */
+  raiseListenerLimit(): void {
+    if (this.listenersRaised) return
+    this.listenersRaised = true
+    setMaxListeners(0, this.controller.signal)
+  }
+}
+
+/**
+ * One call of `run`, `wake` or `resume` on a turn: its abort, its listener, its observers and its
+ * wall-clock timer. A turn that parks closes its leg (no timer, no listener held while parked);
+ * `resume` opens the next one.
+ */
+export interface Leg {
+  abort: TurnAbort
+  /** Undefined without an `onEvent`: `emit?.({ … })` then builds no event object at all. */
+  emit?: (event: AgentEvent) => void
+  /** The run's observers, when anyone observes. */
+  watch?: TurnWatch
+  /** The agent's hooks and metric sink, when it has either. */
+  hooks?: HookRun
+  /** Nothing is reported after this, the timer is disarmed and `onSpend` unwatched. */
+  close(): void
+}
+
+export function openLeg(
+  turn: { budget: Budget; limits: { armWallClock(abort: TurnAbort): () => void } }, owner: TurnOwner, abort: TurnAbort, options: RunOptions,
+  prompt: string, resumedQuestion?: string,
+): Leg {
+  let ended = false
+  const { onEvent, onSpend } = options
+  const emit = onEvent && ((event: AgentEvent) => {
+    // Nothing is reported after the leg ended (e.g. a late onUpdate from a tool that ignored the abort).
+    if (ended) return
+    try {
+      onEvent(event)
+    } catch {
+      // A progress listener must never break the loop.
+    }
+  })
+  const unwatch = onSpend && owner.ownsRootBudget ? turn.budget.watch(onSpend) : undefined
+  // undefined when nobody observes: every `watch?.` is then one check, no call.
+  const watch = owner.host.watch(owner.agent, prompt, resumedQuestion)
+  const hooks = owner.host.hookRun(owner.agent, turn, abort)
+  const disarm = turn.limits.armWallClock(abort)
+  return {
+    abort,
+    emit,
+    watch,
+    hooks,
+    close() {
+      ended = true
+      disarm()
+      unwatch?.()
+    },
+  }
+}
+
+/** Misuse of `Agent.run` fails at the call, with what to pass instead. */
+export function checkRunArguments(prompt: unknown, options: RunOptions): void {
+  if (typeof prompt !== 'string') throw new AgentError('INVALID_PROMPT', 'The prompt must be a string.')
+  if (options === null || typeof options !== 'object') throw new AgentError('INVALID_OPTIONS', 'run() takes an options object { signal?, onEvent?, onSpend? }.')
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new AgentError('INVALID_OPTIONS', 'options.signal must be an AbortSignal (e.g. new AbortController().signal).')
+  }
+  if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
+    throw new AgentError('INVALID_OPTIONS', 'options.onEvent must be a function.')
+  }
+  if (options.onSpend !== undefined && typeof options.onSpend !== 'function') {
+    throw new AgentError('INVALID_OPTIONS', 'options.onSpend must be a function.')
+  }
+}
 
 /** Which calls of a step run; the others get these readable refusals (by call index). */
 export interface StepPlan {
@@ -68,17 +183,6 @@ export class TurnLimits {
     return refusedFor ? { admitted, refusals, refusedFor } : { admitted, refusals }
   }
 
-  /**
-   * The one message that answers every call past `maxToolCallsPerStep`: those calls were dropped
-   * from the step (not kept in the transcript, not run), so they cost O(1) however many there were.
-   */
-  droppedCallsNote(kept: number, dropped: number): string {
-    const cap = this.maxToolCallsPerStep
-    return `Not run: your last step asked for ${kept + dropped} tool calls and at most ${cap} run per step `
-      + `(maxToolCallsPerStep). The first ${kept} were kept (their results are above); the other ${dropped} were dropped `
-      + `without running and are not in the conversation. Ask again for the ones you still need, at most ${cap} per step.`
-  }
-
   /** A breach, after the operator's handlers had their chance to extend the budget; undefined when none is left. */
   reached(find: () => BudgetBreach | undefined): BudgetBreach | undefined {
     const breach = find()
@@ -108,70 +212,6 @@ export class TurnLimits {
     }
     arm()
     return () => clearTimeout(timer)
-  }
-}
-
-/**
- * The model gate's count of calls in flight per endpoint, and the one path most model calls take
- * through it: with no cap configured and the shared backoff on, a call to an endpoint never
- * refused (or recovered) is only counted. Caps, an endpoint's backoff state and a refusal are
- * the gate's own (`ModelGate`, model-gate.ts: `gated`, `failed`).
- */
-export abstract class CountedGate {
-  /** Endpoints under backoff (refused, and not yet recovered). */
-  protected readonly endpoints = new Map<string, Endpoint>()
-  /** Calls in flight per endpoint with no state here. */
-  protected readonly unlimited = new Map<string, number>()
-  /** No cap is configured and the backoff is on: a call to an endpoint with no state is only counted. */
-  protected countOnly = false
-
-  /** One model call through the gate (see `ModelGate.gated`). */
-  async generate(target: GateTarget, request: GenerateRequest): Promise<GenerateResponse> {
-    const { signal } = request
-    if (signal.aborted) throw signal.reason
-    if (!this.countOnly) return this.gated(target, request)
-    const key = this.keyOf(target)
-    if (this.endpoints.has(key)) return this.gated(target, request, key)
-    // The request is the turn's own, made for this call: marked in place (a spread copy takes V8's slow path).
-    request.rateLimits = 'gate'
-    this.unlimited.set(key, (this.unlimited.get(key) ?? 0) + 1)
-    let response: GenerateResponse
-    try {
-      response = await target.model.generate(request)
-    } catch (error) {
-      return this.failed(target, request, key, error, performance.now())
-    }
-    // An endpoint made meanwhile (another call was refused) took this call over, at epoch 0.
-    this.endpoints.get(key)?.succeeded(0)
-    this.leave(key, undefined)
-    return response
-  }
-
-  protected keyOf(target: GateTarget): string {
-    return target.model.rateLimitKey?.(target.modelId) ?? (target.modelId ? `${target.name}:${target.modelId}` : target.name)
-  }
-
-  protected abstract gated(target: GateTarget, request: GenerateRequest, key?: string): Promise<GenerateResponse>
-
-  protected abstract failed(
-    target: GateTarget, request: GenerateRequest, key: string, error: unknown, failedAt: number,
-  ): Promise<GenerateResponse>
-
-  /**
-   * A call to `key` ends its attempt: its slot of the endpoint it held goes back, or, when it went
-   * through unlimited, of the endpoint made meanwhile, else its count. An endpoint with nothing
-   * left to remember is dropped (the next call goes through unlimited again).
-   */
-  protected leave(key: string, held: Endpoint | undefined): void {
-    const endpoint = held ?? this.endpoints.get(key)
-    if (endpoint) {
-      endpoint.free()
-      if (endpoint.idle && this.endpoints.get(key) === endpoint) this.endpoints.delete(key)
-      return
-    }
-    const left = this.unlimited.get(key)! - 1
-    if (left) this.unlimited.set(key, left)
-    else this.unlimited.delete(key)
   }
 }
 
@@ -229,15 +269,6 @@ function normalizeCalls(calls: unknown[], idPrefix: string, maxCalls: number): M
   })
 }
 
-export function finishDiagnostic(reason: GenerateResponse['finishReason']): string {
-  switch (reason) {
-    case 'length': return 'The model hit its output token limit before finishing.'
-    case 'refusal': return 'The model refused to answer.'
-    case 'error': return 'The model reported an error.'
-    default: return `The model stopped for an unrecognised reason ("${reason}").`
-  }
-}
-
 /** One step's tool calls, as the agent's loop hands them over. */
 export interface ToolStep {
   agent: TurnAgent
@@ -286,10 +317,6 @@ export function runToolCalls(toolStep: ToolStep): Promise<ToolResult[]> {
     emit?.({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
     return result
   }))
-}
-
-export function cancelled(): ToolResult {
-  return { isError: true, content: 'Cancelled: the run was aborted before this tool call finished.' }
 }
 
 /**

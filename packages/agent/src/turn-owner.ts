@@ -7,7 +7,7 @@ import type { HookAbort, HookRun } from './hook-run.js'
 import type { Inbox } from './inbox.js'
 import type { Transcript } from './transcript.js'
 import type { OutputContract } from './output.js'
-import type { AgentUsage, AgentWork, ChatModel, GenerateRequest, GenerateResponse, ModelToolCall, RunResult } from './types.js'
+import type { AgentUsage, AgentWork, ChatModel, GateTarget, GenerateRequest, GenerateResponse, ModelToolCall, RunResult } from './types.js'
 
 /** The members of an agent its turn reads and writes (an `Agent` has them all). */
 export interface TurnAgent {
@@ -39,14 +39,6 @@ export interface TurnWatch {
   toolStart(step: number, call: ModelToolCall): void
   toolEnd(step: number, call: ModelToolCall, result: ToolResult): void
   end(result: RunResult): void
-}
-
-/** A resolved model, as the turn hands it to the gate. */
-export interface GateTarget {
-  model: ChatModel
-  /** The name it is registered under. */
-  name: string
-  modelId?: string
 }
 
 /** The runtime's seam: one object per runtime, shared by every agent it builds (each call names its agent). */
