@@ -1,35 +1,6 @@
-import {
-  addCounts, addUsage, addWork, type BudgetBreach, type BudgetName, emptyUsage, emptyWork, MAX_REPORTED_COUNT, type Usage, type WorkCounts,
-} from '@cordis-subagents/shared'
-
-/**
- * Limits of one run and everything below it. Omitted means "no limit of its own" (the parent's
- * remaining budget and the deployment's ceilings still apply).
- */
-export interface BudgetLimits {
-  /** Model calls of this run and every run below it. */
-  maxSteps?: number
-  /** Tokens (input + output) of this run and every run below it. */
-  maxTokens?: number
-  /** Tool calls of this run and every run below it. */
-  maxToolCalls?: number
-  /** Wall time of this run, children included, in ms. */
-  maxWallMs?: number
-  /** Delegations started below this run (all depths). */
-  maxChildren?: number
-  /** Delegated runs of this tree working at once (applies where the tree's root run sets it). */
-  maxConcurrent?: number
-  /** Deepest depth a run below this one may have (root agents are depth 0). */
-  maxDepth?: number
-}
-
-/** What a budget node has spent: its own run and every run below it. */
-export interface BudgetSpend {
-  steps: number
-  tokens: number
-  toolCalls: number
-  children: number
-}
+import { addCounts, type BudgetBreach, type BudgetName, MAX_REPORTED_COUNT } from '@cordis-subagents/shared'
+import type { BudgetLimits, BudgetSpend, GateTarget, GenerateRequest, GenerateResponse } from './types.js'
+import type { Endpoint } from './endpoint.js'
 
 /** Budgets checked against spend; `wallMs` and `depth` are checked on their own. */
 type Counted = Exclude<BudgetName, 'wallMs' | 'depth'>
@@ -300,50 +271,69 @@ function limitOf(value: number | undefined): number {
   return typeof value === 'number' && value >= 0 ? value : Infinity
 }
 
-// An agent's own tallies of what it spent (the budget above is the tree's limit on it).
+// The model gate's counted path: every model call of a run is counted per endpoint (a 429/503 there
+// pauses every call to it: model-gate.ts).
 
-/** `own` and `delegated` of one kind, and their `total` computed when read (`AgentUsage`, `AgentWork`). */
-interface Tally<T> {
-  own: T
-  delegated: T
-  readonly total: T
-}
+/**
+ * The model gate's count of calls in flight per endpoint, and the one path most model calls take
+ * through it: with no cap configured and the shared backoff on, a call to an endpoint never
+ * refused (or recovered) is only counted. Caps, an endpoint's backoff state and a refusal are
+ * the gate's own (`ModelGate`, model-gate.ts: `gated`, `failed`).
+ */
+export abstract class CountedGate {
+  /** Endpoints under backoff (refused, and not yet recovered). */
+  protected readonly endpoints = new Map<string, Endpoint>()
+  /** Calls in flight per endpoint with no state here. */
+  protected readonly unlimited = new Map<string, number>()
+  /** No cap is configured and the backoff is on: a call to an endpoint with no state is only counted. */
+  protected countOnly = false
 
-// `total` is an own enumerable accessor (it shows in JSON and `Object.keys`), with one getter
-// function for every tally of a kind, reading `this`, and one class per kind: each kind then keeps
-// one shared hidden class. A closure per object, or two kinds sharing a shape with different
-// getters, puts a tally in dictionary mode (≈ 350 bytes more per agent and tally).
-
-function usageTotal(this: Tally<Usage>): Usage {
-  return addUsage(this.own, this.delegated)
-}
-
-function workTotal(this: Tally<WorkCounts>): WorkCounts {
-  return addWork(this.own, this.delegated)
-}
-
-class UsageTally {
-  own = emptyUsage()
-  delegated = emptyUsage()
-  constructor() {
-    Object.defineProperty(this, 'total', { enumerable: true, get: usageTotal })
+  /** One model call through the gate (see `ModelGate.gated`). */
+  async generate(target: GateTarget, request: GenerateRequest): Promise<GenerateResponse> {
+    const { signal } = request
+    if (signal.aborted) throw signal.reason
+    if (!this.countOnly) return this.gated(target, request)
+    const key = this.keyOf(target)
+    if (this.endpoints.has(key)) return this.gated(target, request, key)
+    // The request is the turn's own, made for this call: marked in place (a spread copy takes V8's slow path).
+    request.rateLimits = 'gate'
+    this.unlimited.set(key, (this.unlimited.get(key) ?? 0) + 1)
+    let response: GenerateResponse
+    try {
+      response = await target.model.generate(request)
+    } catch (error) {
+      return this.failed(target, request, key, error, performance.now())
+    }
+    // An endpoint made meanwhile (another call was refused) took this call over, at epoch 0.
+    this.endpoints.get(key)?.succeeded(0)
+    this.leave(key, undefined)
+    return response
   }
-}
 
-class WorkTally {
-  own = emptyWork()
-  delegated = emptyWork()
-  constructor() {
-    Object.defineProperty(this, 'total', { enumerable: true, get: workTotal })
+  protected keyOf(target: GateTarget): string {
+    return target.model.rateLimitKey?.(target.modelId) ?? (target.modelId ? `${target.name}:${target.modelId}` : target.name)
   }
-}
 
-/** An agent's token tally: `own` and `delegated`, and `total` computed from them when read. */
-export function usageTally(): Tally<Usage> {
-  return new UsageTally() as unknown as Tally<Usage>
-}
+  protected abstract gated(target: GateTarget, request: GenerateRequest, key?: string): Promise<GenerateResponse>
 
-/** An agent's work tally (steps, tool calls, delegations): `own`, `delegated` and a computed `total`. */
-export function workTally(): Tally<WorkCounts> {
-  return new WorkTally() as unknown as Tally<WorkCounts>
+  protected abstract failed(
+    target: GateTarget, request: GenerateRequest, key: string, error: unknown, failedAt: number,
+  ): Promise<GenerateResponse>
+
+  /**
+   * A call to `key` ends its attempt: its slot of the endpoint it held goes back, or, when it went
+   * through unlimited, of the endpoint made meanwhile, else its count. An endpoint with nothing
+   * left to remember is dropped (the next call goes through unlimited again).
+   */
+  protected leave(key: string, held: Endpoint | undefined): void {
+    const endpoint = held ?? this.endpoints.get(key)
+    if (endpoint) {
+      endpoint.free()
+      if (endpoint.idle && this.endpoints.get(key) === endpoint) this.endpoints.delete(key)
+      return
+    }
+    const left = this.unlimited.get(key)! - 1
+    if (left) this.unlimited.set(key, left)
+    else this.unlimited.delete(key)
+  }
 }

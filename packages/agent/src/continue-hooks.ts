@@ -1,6 +1,6 @@
 import { describeError } from '@cordis-subagents/shared'
 import type { Agent } from './agent.js'
-import type { BudgetLimits, BudgetSpend } from './budget.js'
+import type { BudgetLimits, BudgetSpend } from './types.js'
 import type { BudgetBreach } from '@cordis-subagents/shared'
 
 /** What a `shouldContinue` hook sees before a model call. */

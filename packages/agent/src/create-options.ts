@@ -1,19 +1,20 @@
 import { Schema } from 'cordis'
-import { count, countProblem, isCount } from '@cordis-subagents/shared'
+import { count, isCount } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
-import { isFrozenHistory } from './transcript.js'
-import { Budget, BUDGET_KEYS, type BudgetLimits } from './budget.js'
+import { type Budget, BUDGET_KEYS } from './budget.js'
 import { AgentError } from './errors.js'
 import { checkCheckpoint } from './checkpoint-check.js'
 import type { AgentCheckpoint } from './checkpoint.js'
-import type { Agent } from './agent.js'
-import type { Message } from './types.js'
+import type { Agent, AgentInit } from './agent.js'
+import type { BudgetLimits, Message } from './types.js'
 import type { OutputOptions } from './output.js'
-import { type AgentHooks, hooksProblem, type MetricSink, sinkProblem } from './hooks.js'
-import { budgetNoteProblem, type BudgetNoteOptions } from './budget-note.js'
-import { tellParentProblem, type TellParentOptions } from './tell-parent.js'
+import type { AgentHooks, MetricSink } from './hooks.js'
+import type { BudgetNoteOptions } from './budget-note.js'
+import type { TellParentOptions } from './tell-parent.js'
+import type { RateLimitConfig } from './rate-limit.js'
 
-// What `ctx.agents.create` takes, and checks before it builds an agent.
+// What `ctx.agents` is configured with and `create` takes; the checks a plain `create` never enters
+// (a checkpoint to restore, a budget of plain limits). create.ts checks the rest.
 
 export interface CreateAgentOptions {
   /** Model ref `name` or `name:modelId`. Default: the parent's model, else the configured default. */
@@ -63,54 +64,20 @@ export interface CreateAgentOptions {
   output?: OutputOptions
 }
 
-const ROLES = new Set(['user', 'assistant', 'tool'])
-
-/** Catches misuse at `create`, where it is easy to trace, rather than as an odd failure mid-run. */
-export function checkOptions(options: CreateAgentOptions): void {
-  if (options === null || typeof options !== 'object') {
-    throw new AgentError('INVALID_OPTIONS', 'create() takes an options object.')
-  }
-  for (const key of ['model', 'persona', 'cwd', 'label'] as const) {
-    if (options[key] !== undefined && typeof options[key] !== 'string') {
-      throw new AgentError('INVALID_OPTIONS', `options.${key} must be a string, got ${typeof options[key]}.`)
-    }
-  }
-  const { maxTokens, tools, seed } = options
-  // Checked here only when given: an agent without them never enters hooks.ts.
-  if (options.hooks !== undefined || options.metrics !== undefined) {
-    const problem = hooksProblem(options.hooks, 'options.hooks') ?? sinkProblem(options.metrics, 'options.metrics')
-    if (problem) throw new AgentError('INVALID_OPTIONS', problem)
-  }
-  if (options.budget !== undefined && !(options.budget instanceof Budget)) {
-    const problem = budgetProblem(options.budget, 'options.budget')
-    if (problem) throw new AgentError('INVALID_OPTIONS', problem)
-  }
-  const countsProblem = (maxTokens === undefined ? undefined : countProblem('options.maxTokens', maxTokens, { min: 1 }))
-    ?? (options.maxInboxMessages === undefined ? undefined : countProblem('options.maxInboxMessages', options.maxInboxMessages, { min: 1 }))
-  if (options.budgetNote !== undefined || options.tellParent !== undefined) {
-    const aidProblem = budgetNoteProblem(options.budgetNote) ?? tellParentProblem(options.tellParent)
-    if (aidProblem) throw new AgentError('INVALID_OPTIONS', aidProblem)
-  }
-  if (countsProblem) throw new AgentError('INVALID_OPTIONS', countsProblem)
-  if (tools !== undefined && !isToolView(tools)) {
-    throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
-  }
-  // Another transcript's completed() was validated when its messages were appended.
-  if (seed !== undefined && !isFrozenHistory(seed)) {
-    if (!Array.isArray(seed)) throw new AgentError('INVALID_OPTIONS', 'options.seed must be an array of transcript messages.')
-    seed.forEach((message, i) => {
-      if (!message || !ROLES.has(message.role) || typeof message.content !== 'string') {
-        throw new AgentError('INVALID_OPTIONS', `options.seed[${i}] is not a transcript message ({ role: 'user' | 'assistant' | 'tool', content: string }).`)
-      }
-    })
-  }
-}
-
-function isToolView(value: unknown): value is ToolView {
-  const view = value as ToolView | null
-  return !!view && typeof view === 'object' && typeof view.list === 'function'
-    && typeof view.execute === 'function' && typeof view.restrict === 'function' && typeof view.has === 'function'
-    && typeof view.forDepth === 'function'
+/** `ctx.agents`' config (`AgentRuntime.Config`; the schema: runtime.ts). */
+export interface RuntimeConfig {
+  model?: string
+  persona?: string
+  maxSteps?: number
+  maxTokens?: number
+  cwd?: string
+  depth?: number
+  maxToolCallsPerStep?: number
+  budget?: BudgetLimits
+  maxModelCallsInFlight?: number
+  models?: Record<string, { maxInFlight?: number }>
+  maxQueuedModelCalls?: number
+  rateLimit?: RateLimitConfig
 }
 
 /** The options `restore` may come with: the rest is what the checkpoint holds. */
@@ -120,7 +87,7 @@ const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget', 'hooks', '
  * The checkpoint of `create({ restore })`, checked; `INVALID_OPTIONS` for an option it cannot come
  * with or a depth that does not fit the parent.
  */
-export function checkRestoreOptions(options: CreateAgentOptions): AgentCheckpoint {
+function checkRestoreOptions(options: CreateAgentOptions): AgentCheckpoint {
   const extra = Object.keys(options).filter((key) => options[key as keyof CreateAgentOptions] !== undefined && !WITH_RESTORE.has(key))
   if (extra.length) {
     throw new AgentError('INVALID_OPTIONS', `options.restore comes with only parent, tools, budget, hooks and metrics; the checkpoint holds the rest (drop ${extra.join(', ')}).`)
@@ -163,4 +130,17 @@ export function budgetSchema(): Schema<BudgetLimits> {
     maxConcurrent: count({ min: 1 }).description('Delegated runs working at once in the tree (the subagents service caps it too).'),
     maxDepth: limit('Deepest child depth (the subagents service caps it too).'),
   })
+}
+
+/**
+ * What `create({ restore })` builds the agent from: the checkpoint, checked, as an agent's settings
+ * (its tools and budget are set by `build`). `minted` hears the checkpoint id's number, so the
+ * runtime mints no id twice.
+ */
+export function restoredInit(options: CreateAgentOptions, minted: (n: number) => void): AgentInit {
+  const checkpoint = checkRestoreOptions(options)
+  const number = /-(\d+)$/.exec(checkpoint.id)
+  if (number && Number.isSafeInteger(Number(number[1]))) minted(Number(number[1]))
+  const { v: _, messages, usage: __, work: ___, parked: ____, ...settings } = checkpoint
+  return { ...settings, seed: messages, restore: checkpoint, tools: undefined as unknown as ToolView }
 }

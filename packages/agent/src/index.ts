@@ -1,8 +1,8 @@
 import { AgentRuntime } from './runtime.js'
 
 export type {
-  AgentEvent, AgentUsage, AgentWork, AssistantMessage, ChatModel, FinishReason, GenerateRequest, GenerateResponse,
-  Message, ModelToolCall, ResumeOptions, RunOptions, RunResult, StopReason, ToolMessage, UserMessage,
+  AgentEvent, AgentUsage, AgentWork, AssistantMessage, BudgetLimits, BudgetSpend, ChatModel, FinishReason, GenerateRequest,
+  GenerateResponse, Message, ModelToolCall, ResumeOptions, RunOptions, RunResult, StopReason, ToolMessage, UserMessage,
 } from './types.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
 export type { DelegationAccount, DelegationEntry, DelegationState } from './children-account.js'
@@ -27,7 +27,7 @@ export {
 } from './output.js'
 export { Transcript } from './transcript.js'
 export { Inbox, type InboxDelegation, type InboxMessage, MAX_INBOX_MESSAGES, MAX_INBOX_MESSAGE_LENGTH } from './inbox.js'
-export { Budget, BUDGET_KEYS, type BudgetLimits, type BudgetSpend } from './budget.js'
+export { Budget, BUDGET_KEYS } from './budget.js'
 export { abortFlat } from './abort.js'
 export { ScriptedModel, type ScriptedReply, type ScriptedResponse, type ScriptedModelOptions } from './scripted-model.js'
 export { AgentRuntime } from './runtime.js'

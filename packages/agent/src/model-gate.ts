@@ -1,7 +1,9 @@
 import { Endpoint } from './endpoint.js'
 import { RateLimitedError, type RateLimitConfig, rateLimitOf, type RateLimitSettings, rateLimitSettings } from './rate-limit.js'
 import { Slots } from './slots.js'
-import type { ChatModel, GenerateRequest, GenerateResponse } from './types.js'
+import { CountedGate } from './budget.js'
+import type { GateTarget } from './types.js'
+import type { GenerateRequest, GenerateResponse } from './types.js'
 
 // The process-wide gate around the model call only: a cap on calls in flight across every root
 // run of a runtime, one per model, and per endpoint the shared backoff after a 429/503 (a pause
@@ -9,6 +11,8 @@ import type { ChatModel, GenerateRequest, GenerateResponse } from './types.js'
 // here with its step already reserved; nothing else (tools, delegations, a parent waiting for its
 // child) holds a slot, so a tree cannot deadlock on it: a slot is always held by a call that ends
 // without needing another slot. Slots are taken in one order, endpoint → model → process.
+// A call with no cap configured to an endpoint never refused is only counted: step.ts (`CountedGate`)
+// makes it; every other call, and a counted call that fails, goes on here.
 
 export interface ModelGateOptions {
   /** Model calls in flight across all models; undefined: no cap of its own. */
@@ -19,14 +23,6 @@ export interface ModelGateOptions {
   maxQueued: number
   /** The shared backoff after 429/503 (on unless `enabled: false`). */
   rateLimit?: RateLimitConfig
-}
-
-/** A resolved model, as the turn hands it over. */
-export interface GateTarget {
-  model: ChatModel
-  /** The name it is registered under. */
-  name: string
-  modelId?: string
 }
 
 /** An endpoint's state, for tests and status displays. */
@@ -41,17 +37,22 @@ export interface EndpointStatus {
 
 const NO_CAPS = () => {}
 
-export class ModelGate {
+/** What a gated call has done so far (a counted call that was refused goes on here after one attempt). */
+interface Attempts {
+  attempts: number
+  waited: number
+  refusedAt?: number
+  retry: boolean
+}
+
+export class ModelGate extends CountedGate {
   private readonly global?: Slots
   private readonly perModel = new Map<string, Slots>()
   private readonly rateLimit?: RateLimitSettings
-  /** Endpoints under backoff (refused, and not yet recovered). */
-  private readonly endpoints = new Map<string, Endpoint>()
-  /** Calls in flight per endpoint with no state here. */
-  private readonly unlimited = new Map<string, number>()
   private readonly maxQueued: number
 
   private constructor(options: ModelGateOptions) {
+    super()
     this.maxQueued = options.maxQueued
     if (options.maxInFlight !== undefined) {
       this.global = new Slots('the process-wide cap (maxModelCallsInFlight)', options.maxInFlight, options.maxQueued)
@@ -63,6 +64,7 @@ export class ModelGate {
     }
     const settings = rateLimitSettings(options.rateLimit)
     if (settings.enabled) this.rateLimit = settings
+    this.countOnly = !!this.rateLimit && !this.global && !this.perModel.size
   }
 
   /** A gate, or undefined when no cap is configured and the shared backoff is off (then a model call pays one check). */
@@ -83,15 +85,16 @@ export class ModelGate {
   }
 
   /**
-   * One model call through the gate: waits for its endpoint (pause, lowered concurrency), then for
-   * the model's cap and the process-wide one, calls the model, and frees every slot when the call
-   * settles. A `RATE_LIMITED` refusal pauses the endpoint for every caller and the call waits at
-   * the head of its queue for another attempt, until its retry budget is spent (then it throws
-   * `RateLimitedError`). The wait is added to the response's `usage.rateLimitWaitMs`. Rejects
-   * with `signal.reason` the moment the signal aborts while it waits, `MODEL_GATE_FULL` when a
-   * queue is full, and whatever else the model throws.
+   * One model call through the gate (`generate`, when it is more than counted): waits for its
+   * endpoint (pause, lowered concurrency), then for the model's cap and the process-wide one,
+   * calls the model, and frees every slot when the call settles. A `RATE_LIMITED` refusal pauses
+   * the endpoint for every caller and the call waits at the head of its queue for another
+   * attempt, until its retry budget is spent (then it throws `RateLimitedError`). The wait is
+   * added to the response's `usage.rateLimitWaitMs`. Rejects with `signal.reason` the moment the
+   * signal aborts while it waits, `MODEL_GATE_FULL` when a queue is full, and whatever else the
+   * model throws. `from`: a counted call's first attempt, refused.
    */
-  async generate(target: GateTarget, request: GenerateRequest): Promise<GenerateResponse> {
+  protected override async gated(target: GateTarget, request: GenerateRequest, key?: string, from?: Attempts): Promise<GenerateResponse> {
     const { signal } = request
     if (signal.aborted) throw signal.reason
     const settings = this.rateLimit
@@ -103,15 +106,12 @@ export class ModelGate {
         release()
       }
     }
-    const key = target.model.rateLimitKey?.(target.modelId) ?? (target.modelId ? `${target.name}:${target.modelId}` : target.name)
+    key ??= this.keyOf(target)
     // The request is the turn's own, made for this call: marked in place (a spread copy takes V8's slow path).
     request.rateLimits = 'gate'
-    let attempts = 0
-    let waited = 0
+    let { attempts, waited, refusedAt, retry } = from ?? { attempts: 0, waited: 0, retry: false }
     // From a refusal to the next attempt the call is waiting on the backoff, all of it (a loaded
     // loop may reach the pause's queue late; that time was the backoff's too).
-    let refusedAt: number | undefined
-    let retry = false
     while (true) {
       // An endpoint never refused (or recovered) has no state here: its calls are only counted.
       const held = this.endpoints.get(key)
@@ -179,6 +179,19 @@ export class ModelGate {
     }
   }
 
+  /** A counted call (see `CountedGate`) failed at `failedAt`: a refusal for its rate goes on as a gated call's second attempt. */
+  protected override async failed(
+    target: GateTarget, request: GenerateRequest, key: string, error: unknown, failedAt: number,
+  ): Promise<GenerateResponse> {
+    const settings = this.rateLimit!
+    const refusal = request.signal.aborted ? undefined : rateLimitOf(error)
+    const pause = refusal && this.limited(key, undefined).refused(0, refusal.retryAfterMs)
+    this.leave(key, undefined)
+    if (!refusal) throw error
+    if (1 > settings.maxRetries || pause! > settings.maxWaitMs) throw spent(refusal, 1, 0, pause!, settings, error)
+    return this.gated(target, request, key, { attempts: 1, waited: 0, refusedAt: failedAt, retry: true })
+  }
+
   /**
    * The endpoint state of `key`, made at its first refusal: it takes over the count of the calls
    * in flight to it (they were let through unlimited, at epoch 0, and leave through it).
@@ -191,23 +204,6 @@ export class ModelGate {
       this.endpoints.set(key, endpoint)
     }
     return endpoint
-  }
-
-  /**
-   * A call to `key` ends its attempt: its slot of the endpoint it held goes back, or, when it went
-   * through unlimited, of the endpoint made meanwhile, else its count. An endpoint with nothing
-   * left to remember is dropped (the next call goes through unlimited again).
-   */
-  private leave(key: string, held: Endpoint | undefined): void {
-    const endpoint = held ?? this.endpoints.get(key)
-    if (endpoint) {
-      endpoint.free()
-      if (endpoint.idle && this.endpoints.get(key) === endpoint) this.endpoints.delete(key)
-      return
-    }
-    const left = this.unlimited.get(key)! - 1
-    if (left) this.unlimited.set(key, left)
-    else this.unlimited.delete(key)
   }
 
   /**

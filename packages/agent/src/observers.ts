@@ -1,6 +1,5 @@
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from './agent.js'
-import type { TurnWatch } from './turn-owner.js'
 import type { GenerateResponse, ModelToolCall, RunResult } from './types.js'
 
 /**
@@ -31,87 +30,4 @@ export interface AgentObserver {
   toolCallStart?(agent: Agent, step: number, call: ModelToolCall): void
   /** The tool call ended with the result the model reads (a cancelled call ends with the cancel result). */
   toolCallEnd?(agent: Agent, step: number, call: ModelToolCall, result: ToolResult): void
-}
-
-/** The observers of one run, fixed when it began: an observer added mid-run sees the next run. */
-export class RunWatch implements TurnWatch {
-  constructor(private readonly agent: Agent, private readonly observers: readonly AgentObserver[]) {}
-
-  // Each method calls every observer in its own try: an observer must never break the loop
-  // (no closure per call: these run for every model and tool call of an observed run).
-
-  modelStart(step: number, model: string | undefined): void {
-    for (const observer of this.observers) {
-      try { observer.modelCallStart?.(this.agent, step, model) } catch { /* ignored */ }
-    }
-  }
-
-  modelEnd(step: number, response: GenerateResponse | undefined, error?: unknown, aborted = false): void {
-    for (const observer of this.observers) {
-      try { observer.modelCallEnd?.(this.agent, step, response, error, aborted) } catch { /* ignored */ }
-    }
-  }
-
-  toolStart(step: number, call: ModelToolCall): void {
-    for (const observer of this.observers) {
-      try { observer.toolCallStart?.(this.agent, step, call) } catch { /* ignored */ }
-    }
-  }
-
-  toolEnd(step: number, call: ModelToolCall, result: ToolResult): void {
-    for (const observer of this.observers) {
-      try { observer.toolCallEnd?.(this.agent, step, call, result) } catch { /* ignored */ }
-    }
-  }
-
-  end(result: RunResult): void {
-    for (const observer of this.observers) {
-      try { observer.runEnd?.(this.agent, result) } catch { /* ignored */ }
-    }
-  }
-}
-
-/** The observers of a runtime. With none, `watch` returns undefined after one size check. */
-export class Observers {
-  private readonly set = new Set<AgentObserver>()
-  /** A copy taken when the set changes, so a run's start copies nothing. */
-  private list: readonly AgentObserver[] = []
-  /** How many observers there are: a field, so a run's check is a read. */
-  size = 0
-
-  add(observer: AgentObserver): () => void {
-    this.set.add(observer)
-    this.changed()
-    return () => {
-      this.set.delete(observer)
-      this.changed()
-    }
-  }
-
-  private changed(): void {
-    this.list = [...this.set]
-    this.size = this.list.length
-  }
-
-  /**
-   * Tells the observers that `agent` begins a run; the watch reports the rest of it to those that
-   * did not decline it. Undefined when nobody watches the run.
-   */
-  watch(agent: Agent, prompt: string, resumed?: string): RunWatch | undefined {
-    if (!this.list.length) return undefined
-    const observers = this.list
-    // Built only once an observer declines; until then the shared list serves as is.
-    let watching: AgentObserver[] | undefined
-    for (let i = 0; i < observers.length; i++) {
-      const observer = observers[i]
-      let declined = false
-      try {
-        declined = (resumed === undefined ? observer.runStart?.(agent, prompt) : observer.runStart?.(agent, prompt, resumed)) === false
-      } catch { /* ignored: an observer must never break the loop */ }
-      if (declined) watching ??= observers.slice(0, i)
-      else watching?.push(observer)
-    }
-    const list = watching ?? observers
-    return list.length ? new RunWatch(agent, list) : undefined
-  }
 }

@@ -1,8 +1,8 @@
 import { type BudgetBreach, describeBreach, newQuestionId, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult, ToolSuspension } from '@cordis-subagents/tools'
-import { cancelled, checkSuspended } from './step.js'
+import { checkSuspended, type Leg } from './step.js'
+import { cancelled } from './stops.js'
 import type { TurnOwner } from './turn-owner.js'
-import type { Leg } from './turn-leg.js'
 import type { ModelToolCall } from './types.js'
 
 /** A call of the parked step that waits for an answer, with what its tool's `resume` needs. */

@@ -1,5 +1,5 @@
 import { type Crossing, crossingFromEnv, lowestLimits } from '@cordis-subagents/shared'
-import { type BudgetLimits } from './budget.js'
+import type { BudgetLimits } from './types.js'
 import { RootCeiling } from './root-ceiling.js'
 
 /** What a parent host of ours passed this process (the `SUBAGENT_*` variables of the crossing), read once by `ctx.agents`. */

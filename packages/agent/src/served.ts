@@ -1,7 +1,7 @@
 import { type Crossing, type ServedLimits } from '@cordis-subagents/shared'
 import type { Tool, ToolView } from '@cordis-subagents/tools'
 import type { Agent } from './agent.js'
-import type { BudgetLimits } from './budget.js'
+import type { BudgetLimits } from './types.js'
 import type { AgentCheckpoint } from './checkpoint.js'
 import type { Message } from './types.js'
 

@@ -1,7 +1,9 @@
 import { type BudgetBreach, describeBreach, type LimitError } from '@cordis-subagents/shared'
+import type { ToolResult } from '@cordis-subagents/tools'
 import type { GenerateResponse, StopReason } from './types.js'
 
-// How a turn's end is explained: the diagnostics of aborts and limits.
+// How a turn's end is explained: the diagnostics of aborts and limits; the texts the model reads
+// for calls that did not run (none of these is on a plain turn's road).
 
 export function abortDiagnostic(signal: AbortSignal): string {
   const reason = signal.reason
@@ -47,4 +49,27 @@ export const FINISH_STOPS: Partial<Record<GenerateResponse['finishReason'], Stop
   refusal: 'refusal',
   error: 'error',
   other: 'error',
+}
+
+export function finishDiagnostic(reason: GenerateResponse['finishReason']): string {
+  switch (reason) {
+    case 'length': return 'The model hit its output token limit before finishing.'
+    case 'refusal': return 'The model refused to answer.'
+    case 'error': return 'The model reported an error.'
+    default: return `The model stopped for an unrecognised reason ("${reason}").`
+  }
+}
+
+export function cancelled(): ToolResult {
+  return { isError: true, content: 'Cancelled: the run was aborted before this tool call finished.' }
+}
+
+/**
+ * The one message that answers every call past `maxToolCallsPerStep` (`cap`): those calls were dropped
+ * from the step (not kept in the transcript, not run), so they cost O(1) however many there were.
+ */
+export function droppedCallsNote(kept: number, dropped: number, cap: number): string {
+  return `Not run: your last step asked for ${kept + dropped} tool calls and at most ${cap} run per step `
+    + `(maxToolCallsPerStep). The first ${kept} were kept (their results are above); the other ${dropped} were dropped `
+    + `without running and are not in the conversation. Ask again for the ones you still need, at most ${cap} per step.`
 }

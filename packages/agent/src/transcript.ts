@@ -1,3 +1,4 @@
+import { addUsage, addWork, emptyUsage, emptyWork, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import type { Message, ToolMessage } from './types.js'
 
 /**
@@ -187,4 +188,52 @@ function freezeMessage(message: Message): Message {
     Object.freeze(message.toolCalls)
   }
   return Object.freeze(message)
+}
+
+// An agent's own tallies of what it spent (the budget above is the tree's limit on it).
+
+/** `own` and `delegated` of one kind, and their `total` computed when read (`AgentUsage`, `AgentWork`). */
+interface Tally<T> {
+  own: T
+  delegated: T
+  readonly total: T
+}
+
+// `total` is an own enumerable accessor (it shows in JSON and `Object.keys`), with one getter
+// function for every tally of a kind, reading `this`, and one class per kind: each kind then keeps
+// one shared hidden class. A closure per object, or two kinds sharing a shape with different
+// getters, puts a tally in dictionary mode (≈ 350 bytes more per agent and tally).
+
+function usageTotal(this: Tally<Usage>): Usage {
+  return addUsage(this.own, this.delegated)
+}
+
+function workTotal(this: Tally<WorkCounts>): WorkCounts {
+  return addWork(this.own, this.delegated)
+}
+
+class UsageTally {
+  own = emptyUsage()
+  delegated = emptyUsage()
+  constructor() {
+    Object.defineProperty(this, 'total', { enumerable: true, get: usageTotal })
+  }
+}
+
+class WorkTally {
+  own = emptyWork()
+  delegated = emptyWork()
+  constructor() {
+    Object.defineProperty(this, 'total', { enumerable: true, get: workTotal })
+  }
+}
+
+/** An agent's token tally: `own` and `delegated`, and `total` computed from them when read. */
+export function usageTally(): Tally<Usage> {
+  return new UsageTally() as unknown as Tally<Usage>
+}
+
+/** An agent's work tally (steps, tool calls, delegations): `own`, `delegated` and a computed `total`. */
+export function workTally(): Tally<WorkCounts> {
+  return new WorkTally() as unknown as Tally<WorkCounts>
 }

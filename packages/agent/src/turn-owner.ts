@@ -5,10 +5,9 @@ import type { ToolResult, ToolView } from '@cordis-subagents/tools'
 import type { Budget } from './budget.js'
 import type { HookAbort, HookRun } from './hook-run.js'
 import type { Inbox } from './inbox.js'
-import type { ModelGate } from './model-gate.js'
 import type { Transcript } from './transcript.js'
 import type { OutputContract } from './output.js'
-import type { AgentUsage, AgentWork, ChatModel, GenerateResponse, ModelToolCall, RunResult } from './types.js'
+import type { AgentUsage, AgentWork, ChatModel, GateTarget, GenerateRequest, GenerateResponse, ModelToolCall, RunResult } from './types.js'
 
 /** The members of an agent its turn reads and writes (an `Agent` has them all). */
 export interface TurnAgent {
@@ -46,7 +45,7 @@ export interface TurnWatch {
 export interface TurnHost {
   resolveModel(ref: string | undefined): { model: ChatModel; name: string; modelId?: string } | { error: string }
   /** The gate around model calls (`maxModelCallsInFlight`, `models.<name>.maxInFlight`); undefined when no cap is set. */
-  modelGate?: ModelGate
+  modelGate?: { generate(target: GateTarget, request: GenerateRequest): Promise<GenerateResponse> }
   /**
    * Tells the operator's budget handlers about a breach; they may extend the budget before it is
    * re-checked. True when one of them asked to suspend the run (`BudgetEvent.suspend()`).

@@ -1,12 +1,10 @@
 import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, type LimitError, limitStop, type PendingQuestion, totalTokens } from '@cordis-subagents/shared'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Budget } from './budget.js'
-import { TurnLimits } from './turn-limits.js'
 import { budgetNoted, systemWithBudget } from './budget-note.js'
-import { abortDiagnostic, budgetDiagnostic, FINISH_STOPS, interruptDiagnostic, isInterrupt, limitDiagnostic, policyDiagnostic, type TurnInterrupt } from './stops.js'
-import { finishDiagnostic, normalizeResponse, runToolCalls } from './step.js'
+import { abortDiagnostic, budgetDiagnostic, droppedCallsNote, FINISH_STOPS, finishDiagnostic, interruptDiagnostic, isInterrupt, limitDiagnostic, policyDiagnostic, type TurnInterrupt } from './stops.js'
+import { type Leg, normalizeResponse, openLeg, runToolCalls, type TurnAbort, TurnLimits } from './step.js'
 import { appendInbox, type InboxDelegation, type InboxMessage } from './inbox.js'
-import { openLeg, type Leg, type TurnAbort } from './turn-leg.js'
 import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
 import type { TurnOwner } from './turn-owner.js'
 import { TypedTurn } from './output.js'
@@ -198,7 +196,8 @@ export class Turn {
         : { role: 'assistant', content: response.text })
       leg.emit?.({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
       // Calls past maxToolCallsPerStep were cut from the response: one note answers them all, after the kept calls' results.
-      const note = response.droppedToolCalls ? limits.droppedCallsNote(calls.length, response.droppedToolCalls) : undefined
+      const dropped = response.droppedToolCalls
+      const note = dropped ? droppedCallsNote(calls.length, dropped, agent.maxToolCallsPerStep) : undefined
       if (hooks) await hooks.afterLLM(step, response)
       if (hooks && (signal.aborted || hooks.failure)) return signal.aborted ? this.stopForAbort() : this.failed(hooks.failure!, note)
 

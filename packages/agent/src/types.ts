@@ -1,4 +1,3 @@
-import type { BudgetSpend } from './budget.js'
 import type { AgentErrorCode } from './errors.js'
 import type { DelegationAccount } from './children-account.js'
 import type { ToolImage, ToolResult, ToolSpec, ToolUpdate } from '@cordis-subagents/tools'
@@ -187,4 +186,41 @@ export interface AgentWork {
   /** What the trees of its delegations did (as their results reported it). */
   delegated: WorkCounts
   readonly total: WorkCounts
+}
+
+/**
+ * Limits of one run and everything below it. Omitted means "no limit of its own" (the parent's
+ * remaining budget and the deployment's ceilings still apply).
+ */
+export interface BudgetLimits {
+  /** Model calls of this run and every run below it. */
+  maxSteps?: number
+  /** Tokens (input + output) of this run and every run below it. */
+  maxTokens?: number
+  /** Tool calls of this run and every run below it. */
+  maxToolCalls?: number
+  /** Wall time of this run, children included, in ms. */
+  maxWallMs?: number
+  /** Delegations started below this run (all depths). */
+  maxChildren?: number
+  /** Delegated runs of this tree working at once (applies where the tree's root run sets it). */
+  maxConcurrent?: number
+  /** Deepest depth a run below this one may have (root agents are depth 0). */
+  maxDepth?: number
+}
+
+/** What a budget node has spent: its own run and every run below it. */
+export interface BudgetSpend {
+  steps: number
+  tokens: number
+  toolCalls: number
+  children: number
+}
+
+/** A resolved model, as the turn hands it to the gate. */
+export interface GateTarget {
+  model: ChatModel
+  /** The name it is registered under. */
+  name: string
+  modelId?: string
 }
