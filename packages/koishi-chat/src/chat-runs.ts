@@ -50,11 +50,14 @@ export class ChatRuns {
   /** Live delegation run id → its chat run and child agent id. */
   private readonly runs = new Map<string, { chat: ChatRun, childId?: string }>()
   private sequence = 0
+  /** Set by `clear()` (the plugin's dispose): a root run still settling ends here silently. */
+  private closed = false
 
   constructor(private readonly config: Config, private readonly host: Host, private readonly log: (message: string) => void) {}
 
   /** Binds a root agent's delegations to a session: refused past `maxRuns` / `maxRunsPerChannel`. */
   bind(rootAgentId: string, session: ChatSession, task: string, stop: (reason: string) => void): ChatRun {
+    if (this.closed) throw new ChatError('NOT_RUNNING', 'The chat plugin is stopping.')
     if (!session.channelId) throw new ChatError('NO_CHANNEL', 'This session has no channel to post questions to.')
     const channel = `${session.platform}:${session.channelId}`
     if (this.live.size >= this.config.maxRuns) throw new ChatError('RUN_LIMIT', `${this.live.size} chat runs are live (maxRuns); wait for one to end or cancel one.`)
@@ -153,7 +156,7 @@ export class ChatRuns {
 
   /** The chat run ended: its bindings and questions go, and the final line is posted (when given). */
   end(chat: ChatRun, outcome: string, text?: string): void {
-    if (chat.endedAt !== undefined) return
+    if (chat.endedAt !== undefined || this.closed) return
     chat.endedAt = Date.now()
     chat.outcome = chat.cancelled ? `cancelled (${chat.cancelled})` : outcome
     if (chat.timer) clearTimeout(chat.timer)
@@ -195,7 +198,12 @@ export class ChatRuns {
 
   /** Drops everything (the plugin's dispose): live runs are stopped by their owners. */
   clear(): void {
-    for (const chat of this.live.values()) if (chat.timer) clearTimeout(chat.timer)
+    this.closed = true
+    for (const chat of this.live.values()) {
+      if (chat.timer) clearTimeout(chat.timer)
+      chat.session = undefined
+      chat.stop = undefined
+    }
     this.live.clear()
     this.ended.length = 0
     this.agents.clear()

@@ -79,7 +79,7 @@ function koishiStart(cwd: string, guard: number): Promise<Outcome> {
 }
 
 describe('koishi-chat: answering a child from the chat (koishi start, mock adapter, loopback model)', function () {
-  this.timeout(120_000)
+  this.timeout(240_000)
   let project: string
   let model: ChatModelServer
   let run: Outcome
@@ -92,7 +92,7 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
     writeFileSync(join(project, 'koishi.yml'), koishiYml(model.baseURL))
     copyFileSync(join(HERE, 'fixtures/driver.cjs'), join(project, 'driver.cjs'))
     symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'), 'dir')
-    run = await koishiStart(project, 90_000)
+    run = await koishiStart(project, 200_000)
     const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '))
     expect(line, `no RESULT line\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`).to.not.equal(undefined)
     result = JSON.parse(line!.slice('RESULT '.length))
@@ -104,6 +104,14 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
   })
 
   const steps = () => result.steps
+  /**
+   * What the bot sent in a step's window: `reply` once, and besides it at most the run's own end
+   * line (`Run rN ended…`, `bound rN done…`), which the run may post before the step's window closes.
+   */
+  const replied = (window: string[], reply: string, run: string) => {
+    expect(window).to.include(reply)
+    expect(window.filter((text) => text !== reply && !text.startsWith(`Run ${run} ended`) && !text.startsWith(`bound ${run} done`))).to.deep.equal([])
+  }
 
   it('runs the whole scenario and exits 0, with no error logged', () => {
     expect(result.error, result.error).to.equal(undefined)
@@ -112,7 +120,8 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
   })
 
   it('posts the question a child parks on to the channel, with its tag and how to answer', () => {
-    expect(steps().start).to.deep.equal(['Run r1 started: alpha'])
+    // The question may be posted before the step's window closes.
+    expect(steps().start.filter((text: string) => !text.startsWith('[q1] '))).to.deep.equal(['Run r1 started: alpha'])
     expect(steps().question).to.match(/^\[q1\] Question from subagent run-\S+ of run r1 \(ask\):\nWhich region for alpha\?\n/)
     expect(steps().question).to.include('subagents.answer q1 &lt;answer&gt;')
   })
@@ -124,7 +133,7 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
   })
 
   it('resumes the child with the starter\'s reply and posts the final answer', () => {
-    expect(steps().aliceReply).to.deep.equal(['Answer to [q1] passed on; run r1 goes on.'])
+    replied(steps().aliceReply, 'Answer to [q1] passed on; run r1 goes on.', 'r1')
     expect(steps().final).to.equal('Run r1 ended: completed.\nroot alpha: deployed alpha to eu-west')
     // The child's ask_parent call got the answer as its result.
     const child = model.requests.find((messages) => messages.some((m) => m.role === 'user' && m.content === 'Deploy alpha') && messages.some((m) => m.role === 'tool'))
@@ -134,11 +143,11 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
   it('refuses a second answer to an answered question, by command or by reply', () => {
     expect(steps().doubleCommand).to.deep.equal(['[q1] takes no answer any more: it was answered by alice.'])
     expect(steps().doubleQuote).to.deep.equal(['[q1] takes no answer any more: it was answered by alice.'])
-    expect(result.sent.filter((text) => text.startsWith('Run r1 ended'))).to.have.length(1)
+    expect(result.sent.filter((text) => text.startsWith('Run r1 ended: completed'))).to.have.length(1)
   })
 
   it('answers with `subagents.answer <tag> <text>`', () => {
-    expect(steps().answerCommand).to.deep.equal(['Answer to [q2] passed on; run r2 goes on.'])
+    replied(steps().answerCommand, 'Answer to [q2] passed on; run r2 goes on.', 'r2')
     expect(steps().final2).to.equal('Run r2 ended: completed.\nroot beta: deployed beta to eu-north')
   })
 
@@ -150,7 +159,7 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
     expect(question).to.include('[cut at 1500 characters]')
     expect(question.length).to.be.below(2200)
     expect(steps().huge).to.deep.equal(['That answer is over 4000 characters (maxAnswerLength); [q3] still waits for a shorter one.'])
-    expect(steps().mentions).to.deep.equal(['Answer to [q3] passed on; run r3 goes on.'])
+    replied(steps().mentions, 'Answer to [q3] passed on; run r3 goes on.', 'r3')
     expect(steps().final3).to.equal('Run r3 ended: completed.\nroot gamma: deployed gamma to @bob use @all eu')
   })
 
@@ -172,10 +181,10 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
   })
 
   it('lets an admin answer; binds an integration\'s own root run through ctx.subagentChat', () => {
-    expect(steps().adminReply).to.deep.equal(['Answer to [q6] passed on; run r6 goes on.'])
+    replied(steps().adminReply, 'Answer to [q6] passed on; run r6 goes on.', 'r6')
     expect(steps().final6).to.equal('Run r6 ended: completed.\nroot zeta: deployed zeta to ap-south')
-    expect(steps().bind).to.deep.equal(['bound r7'])
-    expect(steps().bindReply).to.deep.equal(['Answer to [q7] passed on; run r7 goes on.'])
+    expect(steps().bind.filter((text: string) => !text.startsWith('[q7] '))).to.deep.equal(['bound r7'])
+    replied(steps().bindReply, 'Answer to [q7] passed on; run r7 goes on.', 'r7')
     expect(steps().bindFinal).to.equal('bound r7 done: root theta: deployed theta to us-east')
     expect(steps().listEnded.join('\n').split('\n').slice(0, 2)).to.deep.equal(['r7 ended released (by alice): theta', 'r6 ended completed (by alice): zeta'])
   })
@@ -183,5 +192,14 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
   it('leaves nothing when disposed with a parked run: no run, no question, no service, no answer taken', () => {
     expect(steps().afterDispose).to.deep.equal({ runs: 0, pending: 0, service: 'gone' })
     expect(steps().replyAfterDispose).to.deep.equal([])
+    // The root agent it started was disposed: its end is posted nowhere.
+    expect(steps().sentAfterDispose).to.deep.equal([])
+  })
+
+  it('cancels a run that outlives `timeout` (parked time included) and leaves nothing; loads again after a dispose', () => {
+    expect(steps().timedOut).to.equal('Run r1 ended: cancelled (timeout: the run passed 300 ms (timeout)).')
+    // A lower bound only, from the driver's own timestamps around the enforced bound.
+    expect(steps().timedOutAfterMs).to.be.at.least(300)
+    expect(steps().afterTimeout).to.deep.equal({ runs: 0, pending: 0 })
   })
 })

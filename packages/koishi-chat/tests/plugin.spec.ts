@@ -1,7 +1,7 @@
 // The entry as a loader imports it (the plugin shape), and the text rules between a tree and a chat.
 import { expect } from 'chai'
 import * as entry from '@cordis-subagents/koishi-chat'
-import { chatText, questionPost, replyText, shown } from '../src/chat-text.js'
+import { chatText, optionAnswer, questionPost, replyText, shown } from '../src/chat-text.js'
 import { QuestionBook } from '../src/questions.js'
 
 describe('koishi-chat: plugin shape and chat text', () => {
@@ -36,6 +36,14 @@ describe('koishi-chat: plugin shape and chat text', () => {
     expect(replyText([el('text', { content: 'x'.repeat(100_000) })], 10, '514')).to.have.length(11)
     // A cut never leaves half a token (it could be the head of a secret).
     expect(shown('ab cdefghijklmnop', 10)).to.equal('ab … [cut at 10 characters]')
+  })
+
+  it('a number picks an offered option by its id; any other answer is passed as written', () => {
+    const question = { id: 'q-1', kind: 'permission' as const, text: 'Run it?', path: [], options: [{ id: 'allow', name: 'Allow' }, { id: 'deny', name: 'Deny' }] }
+    expect(optionAnswer(question, '2')).to.equal('deny')
+    expect(optionAnswer(question, '3')).to.equal('3')
+    expect(optionAnswer(question, 'allow it')).to.equal('allow it')
+    expect(optionAnswer({ ...question, options: undefined }, '1')).to.equal('1')
   })
 
   it('keeps one open entry per question and remembers what happened to a closed tag (bounded)', () => {
