@@ -2,7 +2,7 @@
 // delegations under it (by the service's events), the questions they park on (posted to that
 // channel) and the one way an answer from the chat reaches the service.
 import type { SubagentOutcome, SubagentRunInfo, SubagentService } from '@cordis-subagents/subagents-service'
-import { describeError, type PendingQuestion, questionVia } from '@cordis-subagents/shared'
+import { describeError, MAX_QUESTION_PATH, type PendingQuestion, questionVia } from '@cordis-subagents/shared'
 import type { Config } from './config.js'
 import { ChatError } from './errors.js'
 import { chatText, optionAnswer, questionPost, shown, shownLine } from './chat-text.js'
@@ -47,8 +47,10 @@ export class ChatRuns {
   private readonly ended: ChatRun[] = []
   /** Agent id → the chat run its delegations belong to (the root agent, and each in-process child). */
   private readonly agents = new Map<string, ChatRun>()
-  /** Live delegation run id → its chat run and child agent id. */
-  private readonly runs = new Map<string, { chat: ChatRun, childId?: string }>()
+  /** Live delegation run id → its chat run, its parent agent and child agent ids. */
+  private readonly runs = new Map<string, { chat: ChatRun, parentId: string, childId?: string }>()
+  /** In-process child agent id → the delegation run it runs in (to name a question's whole path). */
+  private readonly runOfAgent = new Map<string, string>()
   private sequence = 0
   /** Set by `clear()` (the plugin's dispose): a root run still settling ends here silently. */
   private closed = false
@@ -95,14 +97,24 @@ export class ChatRuns {
   onStart(info: SubagentRunInfo): void {
     const chat = this.agents.get(info.parentId)
     if (!chat || chat.endedAt !== undefined) return
-    this.runs.set(info.runId, { chat, ...info.childId ? { childId: info.childId } : {} })
-    if (info.childId) this.agents.set(info.childId, chat)
+    this.runs.set(info.runId, { chat, parentId: info.parentId, ...info.childId ? { childId: info.childId } : {} })
+    if (info.childId) {
+      this.agents.set(info.childId, chat)
+      this.runOfAgent.set(info.childId, info.runId)
+    }
   }
 
   onPending(info: SubagentRunInfo, question: PendingQuestion): void {
-    const chat = this.runs.get(info.runId)?.chat
-    // From below this run; `[]` when the run itself asked: shown from the run down to the asker.
-    if (chat) this.ask(chat, questionVia(info.runId, question), info.runId)
+    const entry = this.runs.get(info.runId)
+    if (!entry) return
+    // The path from the root's child down to the asker: the runs above this one (in-process
+    // parents), this run, and the path the question came with from below it.
+    let via = questionVia(info.runId, question)
+    for (let parent = this.runOfAgent.get(entry.parentId), hops = 0; parent !== undefined && hops < MAX_QUESTION_PATH; hops++) {
+      via = questionVia(parent, via)
+      parent = this.runOfAgent.get(this.runs.get(parent)?.parentId ?? '')
+    }
+    this.ask(entry.chat, via, info.runId)
   }
 
   onResume(_info: SubagentRunInfo, questionId: string): void {
@@ -113,7 +125,10 @@ export class ChatRuns {
     const entry = this.runs.get(info.runId)
     if (!entry) return
     this.runs.delete(info.runId)
-    if (entry.childId) this.agents.delete(entry.childId)
+    if (entry.childId) {
+      this.agents.delete(entry.childId)
+      this.runOfAgent.delete(entry.childId)
+    }
     for (const open of this.questions.ofRun(info.runId)) {
       this.questions.close(open.question.id, `its run ended ${outcome.stopReason} before an answer`)
       if (entry.chat.cancelled === undefined) this.post(entry.chat, `[${open.tag}] takes no answer any more: subagent ${info.runId} ended ${outcome.stopReason}.`)
@@ -163,7 +178,11 @@ export class ChatRuns {
     chat.timer = undefined
     for (const open of this.questions.of(chat)) this.questions.close(open.question.id, `run ${chat.id} ended ${chat.outcome}`)
     for (const [agentId, owner] of this.agents) if (owner === chat) this.agents.delete(agentId)
-    for (const [runId, entry] of this.runs) if (entry.chat === chat) this.runs.delete(runId)
+    for (const [runId, entry] of this.runs) {
+      if (entry.chat !== chat) continue
+      this.runs.delete(runId)
+      if (entry.childId) this.runOfAgent.delete(entry.childId)
+    }
     this.live.delete(chat.id)
     if (text !== undefined) {
       const body = text.trim() ? `\n${shown(text, this.config.maxOutputLength)}` : ''
@@ -208,6 +227,7 @@ export class ChatRuns {
     this.ended.length = 0
     this.agents.clear()
     this.runs.clear()
+    this.runOfAgent.clear()
     this.questions.clear()
   }
 

@@ -30,7 +30,12 @@ function script(messages: ChatMessage[]): ScriptReply {
     }
     return { text: `deployed ${task.slice(7)} to ${results.at(-1)}` }
   }
-  if (!results.length) return { tool: 'subagent', input: { description: `deploy ${task}`, prompt: `Deploy ${task}` } }
+  // `nested`: the root's child delegates the deploy in turn (a grandchild asks).
+  if (task.startsWith('Plan ')) {
+    if (!results.length) return { tool: 'subagent', input: { description: 'deploy it', prompt: `Deploy ${task.slice(5)}` } }
+    return { text: `planned: ${results.at(-1)}` }
+  }
+  if (!results.length) return { tool: 'subagent', input: { description: `deploy ${task}`, prompt: task === 'nested' ? 'Plan nested' : `Deploy ${task}` } }
   return { text: `root ${task}: ${results.at(-1)}` }
 }
 
@@ -54,6 +59,7 @@ function koishiYml(baseURL: string): string {
   ${at('@cordis-subagents/subagent-tool')}:subagent:
     provider: spawn
     questions: escalate
+    nested: true
   ${at('@cordis-subagents/koishi-chat')}:chat: {}
   ./driver.cjs:driver: {}
 `
@@ -187,6 +193,12 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
     replied(steps().bindReply, 'Answer to [q7] passed on; run r7 goes on.', 'r7')
     expect(steps().bindFinal).to.equal('bound r7 done: root theta: deployed theta to us-east')
     expect(steps().listEnded.join('\n').split('\n').slice(0, 2)).to.deep.equal(['r7 ended released (by alice): theta', 'r6 ended completed (by alice): zeta'])
+  })
+
+  it('posts a grandchild\'s question once, with the path of runs down to it, and its answer reaches it', () => {
+    expect(steps().nestedQuestion).to.match(/^\[q8\] Question from subagent run-\S+ &gt; run-\S+ of run r8 \(ask\):\nWhich region for nested\?\n/)
+    expect(steps().nestedPosts).to.equal(1)
+    expect(steps().nestedFinal).to.equal('Run r8 ended: completed.\nroot nested: planned: deployed nested to eu-central')
   })
 
   it('leaves nothing when disposed with a parked run: no run, no question, no service, no answer taken', () => {
