@@ -39,7 +39,7 @@ export interface SubagentChat {
    * `RUN_LIMIT` or `NO_CHANNEL` (ChatError).
    */
   bind(agent: { id: string }, session: ChatSession, options?: { task?: string }): ChatBinding
-  /** Starts a root run on `task` the way `subagents.run` does; resolves with its chat run id once started. */
+  /** Starts a root run on `task` the way `subagents.run` does and returns its chat run id (`r1`); throws like `bind`. */
   run(session: ChatSession, task: string): string
 }
 
