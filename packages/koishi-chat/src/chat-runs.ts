@@ -1,0 +1,237 @@
+// The chat runs of this process: a root run bound to the Koishi session it was started from, the
+// delegations under it (by the service's events), the questions they park on (posted to that
+// channel) and the one way an answer from the chat reaches the service.
+import type { SubagentOutcome, SubagentRunInfo, SubagentService } from '@cordis-subagents/subagents-service'
+import { describeError, MAX_QUESTION_PATH, type PendingQuestion, questionVia } from '@cordis-subagents/shared'
+import type { Config } from './config.js'
+import { ChatError } from './errors.js'
+import { chatText, optionAnswer, questionPost, shown, shownLine } from './chat-text.js'
+import { type OpenQuestion, QuestionBook } from './questions.js'
+
+/** What a chat run needs of the session it was started from (a Koishi `Session` has it). */
+export interface ChatSession {
+  platform: string
+  channelId?: string
+  guildId?: string
+  userId?: string
+  send(content: string): Promise<string[]>
+}
+
+export interface ChatRun {
+  /** `r1`, `r2`, … in this process. */
+  readonly id: string
+  readonly channel: string
+  readonly platform: string
+  readonly channelId: string
+  readonly guildId?: string
+  /** The user who started it. */
+  readonly starter: string
+  readonly task: string
+  readonly startedAt: number
+  /** The root agent's id: delegations whose parent is it (or under it) belong to this run. */
+  readonly rootAgentId: string
+  endedAt?: number
+  outcome?: string
+  session?: ChatSession
+  /** How this run is stopped: dispose the root agent (a run started here) or cancel its delegations (a bound one). */
+  stop?: (reason: string) => void
+  cancelled?: string
+  timer?: ReturnType<typeof setTimeout>
+}
+
+type Host = Pick<SubagentService, 'resume' | 'pending' | 'cancel'>
+
+export class ChatRuns {
+  readonly questions = new QuestionBook<ChatRun>()
+  private readonly live = new Map<string, ChatRun>()
+  private readonly ended: ChatRun[] = []
+  /** Agent id → the chat run its delegations belong to (the root agent, and each in-process child). */
+  private readonly agents = new Map<string, ChatRun>()
+  /** Live delegation run id → its chat run, its parent agent and child agent ids. */
+  private readonly runs = new Map<string, { chat: ChatRun, parentId: string, childId?: string }>()
+  /** In-process child agent id → the delegation run it runs in (to name a question's whole path). */
+  private readonly runOfAgent = new Map<string, string>()
+  private sequence = 0
+  /** Set by `clear()` (the plugin's dispose): a root run still settling ends here silently. */
+  private closed = false
+
+  constructor(private readonly config: Config, private readonly host: Host, private readonly log: (message: string) => void) {}
+
+  /** Binds a root agent's delegations to a session: refused past `maxRuns` / `maxRunsPerChannel`. */
+  bind(rootAgentId: string, session: ChatSession, task: string, stop: (reason: string) => void): ChatRun {
+    if (this.closed) throw new ChatError('NOT_RUNNING', 'The chat plugin is stopping.')
+    if (!session.channelId) throw new ChatError('NO_CHANNEL', 'This session has no channel to post questions to.')
+    const channel = `${session.platform}:${session.channelId}`
+    if (this.live.size >= this.config.maxRuns) throw new ChatError('RUN_LIMIT', `${this.live.size} chat runs are live (maxRuns); wait for one to end or cancel one.`)
+    const here = [...this.live.values()].filter((run) => run.channel === channel)
+    if (here.length >= this.config.maxRunsPerChannel) {
+      throw new ChatError('RUN_LIMIT', `${here.length} runs are live in this channel (maxRunsPerChannel: ${here.map((run) => run.id).join(', ')}); wait for one or cancel one.`)
+    }
+    const chat: ChatRun = {
+      id: `r${++this.sequence}`, channel, platform: session.platform, channelId: session.channelId,
+      ...session.guildId ? { guildId: session.guildId } : {}, starter: session.userId ?? '',
+      task: shownLine(task, 120), startedAt: Date.now(), rootAgentId, session, stop,
+    }
+    this.live.set(chat.id, chat)
+    this.agents.set(rootAgentId, chat)
+    if (this.config.timeout > 0) {
+      chat.timer = setTimeout(() => this.cancel(chat, `timeout: the run passed ${this.config.timeout} ms (timeout)`), this.config.timeout)
+      chat.timer.unref?.()
+    }
+    return chat
+  }
+
+  get(channel: string, id: string): ChatRun {
+    const chat = this.live.get(id) ?? this.ended.find((run) => run.id === id)
+    if (!chat || chat.channel !== channel) throw new ChatError('NOT_FOUND', `No run ${id} in this channel (\`subagents\` lists them).`)
+    return chat
+  }
+
+  cancel(chat: ChatRun, reason: string): void {
+    if (chat.endedAt !== undefined) throw new ChatError('NOT_RUNNING', `Run ${chat.id} already ended (${chat.outcome}).`)
+    chat.cancelled ??= reason
+    chat.stop?.(reason)
+  }
+
+  // The service's events, for the delegations under a chat run.
+  onStart(info: SubagentRunInfo): void {
+    const chat = this.agents.get(info.parentId)
+    if (!chat || chat.endedAt !== undefined) return
+    this.runs.set(info.runId, { chat, parentId: info.parentId, ...info.childId ? { childId: info.childId } : {} })
+    if (info.childId) {
+      this.agents.set(info.childId, chat)
+      this.runOfAgent.set(info.childId, info.runId)
+    }
+  }
+
+  onPending(info: SubagentRunInfo, question: PendingQuestion): void {
+    const entry = this.runs.get(info.runId)
+    if (!entry) return
+    // The path from the root's child down to the asker: the runs above this one (in-process
+    // parents), this run, and the path the question came with from below it.
+    let via = questionVia(info.runId, question)
+    for (let parent = this.runOfAgent.get(entry.parentId), hops = 0; parent !== undefined && hops < MAX_QUESTION_PATH; hops++) {
+      via = questionVia(parent, via)
+      parent = this.runOfAgent.get(this.runs.get(parent)?.parentId ?? '')
+    }
+    this.ask(entry.chat, via, info.runId)
+  }
+
+  onResume(_info: SubagentRunInfo, questionId: string): void {
+    this.questions.close(questionId, 'it was answered already (elsewhere), and its run went on')
+  }
+
+  onEnd(info: SubagentRunInfo, outcome: SubagentOutcome): void {
+    const entry = this.runs.get(info.runId)
+    if (!entry) return
+    this.runs.delete(info.runId)
+    if (entry.childId) {
+      this.agents.delete(entry.childId)
+      this.runOfAgent.delete(entry.childId)
+    }
+    for (const open of this.questions.ofRun(info.runId)) {
+      this.questions.close(open.question.id, `its run ended ${outcome.stopReason} before an answer`)
+      if (entry.chat.cancelled === undefined) this.post(entry.chat, `[${open.tag}] takes no answer any more: subagent ${info.runId} ended ${outcome.stopReason}.`)
+    }
+  }
+
+  /** A question of the tree, posted once to the chat run's channel (runId undefined: the root's own). */
+  ask(chat: ChatRun, question: PendingQuestion, runId: string | undefined): void {
+    if (chat.endedAt !== undefined) return
+    const entry = this.questions.add(chat, question, runId)
+    if (!entry) return
+    const how = `Reply to this message to answer${question.options?.length ? ' (a number picks an option)' : ''}, or: subagents.answer ${entry.tag} <answer>`
+    const text = questionPost(entry.tag, chat.id, question, this.config.maxQuestionLength, how)
+    chat.session?.send(text).then((ids) => this.questions.posted(entry, ids ?? []), (error) => this.log(`posting question ${entry.tag} failed: ${describeError(error)}`))
+  }
+
+  /**
+   * Answers an open question (the caller checked who may): closed here first, synchronously, so a
+   * second reply is told it was answered; then `ctx.subagents.resume` (or the root agent's own
+   * `resume`), whose refusal is posted to the chat. Returns what to tell the person.
+   */
+  answer(entry: OpenQuestion<ChatRun>, raw: string, by: string, resumeRoot?: (answer: string) => Promise<unknown>): string {
+    if (!this.questions.isOpen(entry)) this.questions.get(entry.owner.channel, entry.tag)
+    if (!raw) throw new ChatError('INVALID_ANSWER', `An answer to [${entry.tag}] cannot be empty.`)
+    if (raw.length > this.config.maxAnswerLength) {
+      throw new ChatError('INVALID_ANSWER', `That answer is over ${this.config.maxAnswerLength} characters (maxAnswerLength); [${entry.tag}] still waits for a shorter one.`)
+    }
+    const answer = optionAnswer(entry.question, raw)
+    const { runId, owner: chat, tag } = entry
+    if (runId !== undefined && !this.host.pending().some((p) => p.runId === runId && p.question.id === entry.question.id)) {
+      this.questions.close(entry.question.id, 'it was answered already (elsewhere), or its run stopped waiting')
+      throw new ChatError('ALREADY_ANSWERED', `[${tag}] takes no answer any more: it was answered already (elsewhere), or its run stopped waiting.`)
+    }
+    this.questions.close(entry.question.id, `it was answered by ${shownLine(by, 64)}`)
+    const refused = (error: unknown) => this.post(chat, `Your answer to [${tag}] was not taken: ${shownLine(describeError(error), 300)}`)
+    if (runId !== undefined) this.host.resume(runId, answer).catch(refused)
+    else if (resumeRoot) resumeRoot(answer).catch(refused)
+    return `Answer to [${tag}] passed on; run ${chat.id} goes on.`
+  }
+
+  /** The chat run ended: its bindings and questions go, and the final line is posted (when given). */
+  end(chat: ChatRun, outcome: string, text?: string): void {
+    if (chat.endedAt !== undefined || this.closed) return
+    chat.endedAt = Date.now()
+    chat.outcome = chat.cancelled ? `cancelled (${chat.cancelled})` : outcome
+    if (chat.timer) clearTimeout(chat.timer)
+    chat.timer = undefined
+    for (const open of this.questions.of(chat)) this.questions.close(open.question.id, `run ${chat.id} ended ${chat.outcome}`)
+    for (const [agentId, owner] of this.agents) if (owner === chat) this.agents.delete(agentId)
+    for (const [runId, entry] of this.runs) {
+      if (entry.chat !== chat) continue
+      this.runs.delete(runId)
+      if (entry.childId) this.runOfAgent.delete(entry.childId)
+    }
+    this.live.delete(chat.id)
+    if (text !== undefined) {
+      const body = text.trim() ? `\n${shown(text, this.config.maxOutputLength)}` : ''
+      this.post(chat, `Run ${chat.id} ended: ${chat.outcome}.${body}`)
+    }
+    chat.session = undefined
+    chat.stop = undefined
+    this.ended.push(chat)
+    while (this.ended.length > this.config.keepEnded) this.ended.shift()
+  }
+
+  /** The `subagents` list of one channel: live runs (with open questions), then recently ended ones. */
+  list(channel: string): string {
+    const live = [...this.live.values()].filter((run) => run.channel === channel)
+    const ended = this.ended.filter((run) => run.channel === channel).slice(-5)
+    if (!live.length && !ended.length) return 'No subagent runs in this channel.'
+    const lines: string[] = []
+    for (const run of live) {
+      const open = this.questions.of(run)
+      lines.push(`${run.id} ${open.length ? 'parked' : 'running'} (by ${shownLine(run.starter, 32)}): ${run.task}`)
+      for (const q of open.slice(0, 3)) lines.push(`  [${q.tag}] ${shownLine(q.question.text, 120)}`)
+      if (open.length > 3) lines.push(`  … ${open.length - 3} more questions`)
+    }
+    for (const run of ended.reverse()) lines.push(`${run.id} ended ${run.outcome} (by ${shownLine(run.starter, 32)}): ${run.task}`)
+    return chatText(lines.join('\n'))
+  }
+
+  /** The live delegation run ids under a chat run. */
+  delegationsOf(chat: ChatRun): string[] {
+    return [...this.runs].filter(([, entry]) => entry.chat === chat).map(([runId]) => runId)
+  }
+
+  /** Drops everything (the plugin's dispose): live runs are stopped by their owners. */
+  clear(): void {
+    this.closed = true
+    for (const chat of this.live.values()) {
+      if (chat.timer) clearTimeout(chat.timer)
+      chat.session = undefined
+      chat.stop = undefined
+    }
+    this.live.clear()
+    this.ended.length = 0
+    this.agents.clear()
+    this.runs.clear()
+    this.runOfAgent.clear()
+    this.questions.clear()
+  }
+
+  private post(chat: ChatRun, text: string): void {
+    chat.session?.send(chatText(text)).catch((error) => this.log(`posting to ${chat.channel} failed: ${describeError(error)}`))
+  }
+}

@@ -1,0 +1,113 @@
+// The Koishi plugin: `subagents.run` starts a root run from a chat, the service's events bind its
+// delegations to that chat, a reply answers a posted question, and the `subagents` commands list,
+// answer and cancel. `ctx.subagentChat` is the seam another integration binds its own root run with.
+import type { Context as CordisContext } from 'cordis'
+import type { Context } from 'koishi'
+import type { Agent } from '@cordis-subagents/agent'
+import type {} from '@cordis-subagents/subagents-service'
+import { describeError } from '@cordis-subagents/shared'
+import { type ChatRun, ChatRuns, type ChatSession } from './chat-runs.js'
+import { Config } from './config.js'
+import { registerCommands } from './commands.js'
+import { answerFromReply } from './replies.js'
+
+export { Config }
+export const name = 'cordis-subagents-koishi-chat'
+export const inject = { required: ['agents', 'subagents'], optional: ['database'] }
+
+declare module 'koishi' {
+  interface Context {
+    subagentChat: SubagentChat
+  }
+}
+
+/** A root run bound to a chat session: its delegations' questions go to that channel until `dispose()`. */
+export interface ChatBinding {
+  /** The chat run id (`r1`) the `subagents` commands name. */
+  readonly id: string
+  /** Ends the binding (the run's questions no longer take chat answers); idempotent. */
+  dispose(): void
+}
+
+/** `ctx.subagentChat`: the seam for other Koishi integrations (ChatLuna's agent, a custom command). */
+export interface SubagentChat {
+  /**
+   * Binds the delegations under `agent` (a root agent of `ctx.agents`) to `session`'s channel: a
+   * question any of them parks on is posted there and answered from the chat. The caller keeps
+   * running and reading its agent (a root parked on a child's question goes on when the chat answers:
+   * read it with `agent.nextResult()`); `cancel` cancels the run's live delegations. Throws
+   * `RUN_LIMIT` or `NO_CHANNEL` (ChatError).
+   */
+  bind(agent: { id: string }, session: ChatSession, options?: { task?: string }): ChatBinding
+  /** Starts a root run on `task` the way `subagents.run` does and returns its chat run id (`r1`); throws like `bind`. */
+  run(session: ChatSession, task: string): string
+}
+
+export function apply(koishi: Context, config: Config): void {
+  const ctx = koishi as unknown as CordisContext
+  const logger = koishi.logger('subagent-chat')
+  const runs = new ChatRuns(config, ctx.subagents, (message) => logger.warn(message))
+  const owned = new Map<ChatRun, Agent>()
+
+  ctx.subagents.observe({
+    'subagent/start': (info) => runs.onStart(info),
+    'subagent/pending': (info, question) => runs.onPending(info, question),
+    'subagent/resume': (info, questionId) => runs.onResume(info, questionId),
+    'subagent/end': (info, outcome) => runs.onEnd(info, outcome),
+  })
+
+  const start = (session: ChatSession, task: string): string => {
+    const { model, persona, label } = config.agent
+    const agent = ctx.agents.create({ ...model ? { model } : {}, ...persona ? { persona } : {}, label: label || 'chat' })
+    let chat: ChatRun
+    try {
+      chat = runs.bind(agent.id, session, task, () => void agent.dispose())
+    } catch (error) {
+      void agent.dispose()
+      throw error
+    }
+    owned.set(chat, agent)
+    void drive(chat, agent, task).finally(() => owned.delete(chat))
+    return chat.id
+  }
+
+  // A root run started here: its own turns, the root's own questions, its final answer posted.
+  const drive = async (chat: ChatRun, agent: Agent, task: string) => {
+    try {
+      let result = await agent.run(task)
+      while (result.stopReason === 'pending') {
+        if (result.question) runs.ask(chat, result.question, result.question.path.at(-1))
+        result = await agent.nextResult()
+      }
+      runs.end(chat, result.stopReason, result.text)
+    } catch (error) {
+      runs.end(chat, 'error', chat.cancelled ? '' : describeError(error))
+    } finally {
+      await agent.dispose().catch(() => {})
+    }
+  }
+
+  const bind = (agent: { id: string }, session: ChatSession, options: { task?: string } = {}): ChatBinding => {
+    const chat: ChatRun = runs.bind(agent.id, session, options.task ?? `bound by an integration (agent ${agent.id})`, (reason) => {
+      for (const runId of runs.delegationsOf(chat)) ctx.subagents.cancel(runId, reason)
+      runs.end(chat, 'cancelled', '')
+    })
+    return { id: chat.id, dispose: () => runs.end(chat, 'released') }
+  }
+
+  ctx.set('subagentChat', { bind, run: start } satisfies SubagentChat)
+
+  koishi.middleware(async (session, next) => {
+    const reply = await answerFromReply(koishi, runs, config, session, (chat) => owned.get(chat))
+    return reply === undefined ? next() : reply
+  })
+
+  registerCommands(koishi, config, runs, start, (chat) => owned.get(chat))
+
+  ctx.effect(() => () => {
+    for (const agent of owned.values()) void agent.dispose().catch(() => {})
+    owned.clear()
+    runs.clear()
+  })
+}
+
