@@ -20,10 +20,10 @@ export { type SubagentCapability, SubagentError, type SubagentErrorCode, type Su
 export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } from './events.js'
 export { isIdleStop, STOP_REASONS } from './run/provider-io.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
-export { BackgroundRegistry, type BackgroundLimits, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground } from './background/book.js'
 export {
-  type BackgroundMessage, type BackgroundStart, type BackgroundState, BackgroundTask, type Delivery, type TurnEndPolicy, type WaitReport,
-} from './background/task.js'
+  BackgroundRegistry, type BackgroundLimits, BackgroundTask, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground, type WaitReport,
+} from './background/book.js'
+export type { BackgroundMessage, BackgroundStart, BackgroundState, Delivery, TurnEndPolicy } from './background/shapes.js'
 export {
   CONTINUE_WINDOW_MS, type ContinuableRunInfo, ContinuableRuns, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
 } from './verbs/continuation.js'
