@@ -13,7 +13,8 @@ export type {
 } from './types.js'
 export { type JournalledRun, NO_JOURNAL, type RunJournal } from './run/journal-port.js'
 export { type HoldOptions, MAX_PARKED_PER_PARENT, ParkedBook } from './parked-book.js'
-export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, ResultBook, type ResultLimits } from './verbs/results.js'
+export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, type ResultLimits } from './verbs/results.js'
+export { ContinuableRuns, ResultBook } from './after-run.js'
 export { MAX_TASK_KEYS_PER_PARENT, reattachKey } from './run/reattach-keys.js'
 export type { ParkedRunInfo } from './run/journal-port.js'
 export { type SubagentCapability, SubagentError, type SubagentErrorCode, type SubagentErrorOptions } from './errors.js'
@@ -25,6 +26,6 @@ export {
 } from './background/book.js'
 export type { BackgroundMessage, BackgroundStart, BackgroundState, Delivery, TurnEndPolicy } from './background/shapes.js'
 export {
-  CONTINUE_WINDOW_MS, type ContinuableRunInfo, ContinuableRuns, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
+  CONTINUE_WINDOW_MS, type ContinuableRunInfo, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
 } from './verbs/continuation.js'
 export { STATUSES, statusOf } from './run/provider-io.js'
