@@ -25,7 +25,7 @@ import { restoringProvider } from './durable/restore-start.js'
 import { readResult } from './verbs/result-read.js'
 import type { KeptResult } from './verbs/results.js'
 import { type ContinueOptions, continuingProvider } from './verbs/continuation.js'
-import { checkProvider, isObject } from './validate.js'
+import { checkProvider, isObject } from './admission/checks.js'
 import { DelegationAccounts, rootRunObserver } from './account/accounts.js'
 import type { Agent, DelegationAccount } from '@cordis-subagents/agent'
 import type {

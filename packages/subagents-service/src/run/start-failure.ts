@@ -4,7 +4,7 @@ import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import type { EventSink } from '../events.js'
 import type { SubagentRequest, SubagentRun } from '../types.js'
-import { isRun } from '../validate.js'
+import { isRun } from './provider-io.js'
 
 // Why a start fails, as its holder and `subagent/start-failed` listeners are told, and cleaning up a
 // run never handed over.
