@@ -4,9 +4,13 @@ import {
 } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { SubagentProvider, SubagentRequest } from '../types.js'
+import type { SlotHolder } from './slot-holders.js'
+import type { ParentGate, Slot, Tree } from './waiters.js'
 
-// Admission's checks, before anything is held: what comes in from outside (provider descriptors, start
-// requests, trace context), then the tree limits (the depth ceiling, the parent's budget, the delegation count).
+// What a start passes before its run exists: admission's checks, before anything is held (what comes
+// in from outside: provider descriptors, start requests, trace context; then the tree limits: the depth
+// ceiling, the parent's budget, the delegation count), and the two gates whose free slots it takes (the
+// per-parent gate and the tree's). A start whose slots are not free waits in waiters.ts.
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null
@@ -190,4 +194,105 @@ export function admitChild(budget: Budget, parentId: string, maxChildren: number
       { breach })
   }
   budget.charge('children', 1)
+}
+
+/**
+ * How many children one parent may have live at once: a FIFO gate per parent object (not its id:
+ * ids may repeat across agent runtimes). A slot is held from admission until the run is disposed,
+ * parked and interrupted runs included (see the README: a parked child keeps its slot).
+ */
+export class ParentGates {
+  /** @internal */
+  readonly gates = new Map<object, ParentGate>()
+
+  /** Takes a slot of `key` for `holder` when one is free and nobody queues for it (true), without waiting. */
+  tryAcquire(key: object, limit: number, holder: SlotHolder): boolean {
+    const gate = this.gate(key)
+    if (gate.active >= limit || gate.queue.length) return false
+    gate.active++
+    gate.holders.add(holder)
+    return true
+  }
+
+  /** Frees `holder`'s slot of `key`, handing it straight to the oldest waiter (FIFO, no barging). */
+  release(key: object, holder: SlotHolder): void {
+    const gate = this.gates.get(key)
+    if (!gate) return
+    gate.holders.delete(holder)
+    const next = gate.queue.shift()
+    if (next) {
+      gate.holders.add(next.holder)
+      return next.grant()
+    }
+    gate.active--
+    if (gate.active <= 0 && !gate.queue.length) this.gates.delete(key)
+  }
+
+  /** @internal the gate of `key` (made on first use). */
+  gate(key: object): ParentGate {
+    let gate = this.gates.get(key)
+    if (!gate) this.gates.set(key, gate = { active: 0, queue: [], holders: new Set() })
+    return gate
+  }
+}
+
+/**
+ * How many delegated runs of one tree may work at once, without the nested deadlock a plain
+ * semaphore has: a parent that waits on its own children must not hold the slot they need.
+ *
+ * A parent's delegation is a tool call, and a parent in a tool call makes no model calls until it
+ * returns; so a parent that holds a slot lends it to its first waiting child (and, as each
+ * borrower ends, to its next one) instead of keeping it idle. Only runs that hold a slot and have
+ * not lent it are working. Every other start waits FIFO for a slot of the tree.
+ */
+
+export class TreeGates {
+  /** @internal */
+  readonly trees = new Map<object, Tree>()
+
+  /** The slot `acquire` would resolve with at once (the parent's to lend, or a free one); undefined when it would wait. */
+  tryAcquire(tree: object, limit: number, parent: Slot | undefined, holder?: SlotHolder): Slot | undefined {
+    if (parent && !parent.lent) {
+      parent.lent = true
+      return { lender: parent, lent: false, holder }
+    }
+    let entry = this.trees.get(tree)
+    if (!entry) this.trees.set(tree, entry = { active: 0, queue: [], own: new Set() })
+    if (entry.active >= limit || entry.queue.length) return undefined
+    entry.active++
+    return this.own(entry, holder)
+  }
+
+  /** Gives `slot` back: to the next waiting child of its lender, else the next waiter of the tree. */
+  release(tree: object, slot: Slot): void {
+    const entry = this.trees.get(tree)
+    if (slot.lender) {
+      const index = entry ? entry.queue.findIndex((waiter) => waiter.parent === slot.lender) : -1
+      if (index >= 0) {
+        const next = entry!.queue.splice(index, 1)[0]
+        return next.grant({ lender: slot.lender, lent: false, holder: next.holder })
+      }
+      slot.lender.lent = false
+      return
+    }
+    if (!entry) return
+    entry.own.delete(slot)
+    const next = entry.queue.shift()
+    // A waiter's parent is always lending already (else it would have borrowed at once): hand the slot on.
+    if (next) return next.grant(this.own(entry, next.holder))
+    entry.active--
+    this.forget(tree)
+  }
+
+  private own(entry: Tree, holder: SlotHolder | undefined): Slot {
+    const slot: Slot = { lent: false, holder }
+    entry.own.add(slot)
+    return slot
+  }
+
+  /** @internal drops `tree`'s entry once nothing holds or waits for a slot. */
+  forget(tree: object) {
+    const entry = this.trees.get(tree)
+    if (entry && entry.active <= 0 && !entry.queue.length) this.trees.delete(tree)
+  }
 }
