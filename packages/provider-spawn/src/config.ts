@@ -11,6 +11,28 @@ export interface InProcessConfig {
   maxParkedMs: number
 }
 
+/** The note every in-process child's system prompt ends with. */
+export const SUBAGENT_NOTE = [
+  'You are a subagent: another agent delegated this task to you.',
+  'Work on it on your own with the tools you have.',
+  'Your final message is returned to the delegating agent as your whole answer, so make it complete and self-contained.',
+].join(' ')
+
+export interface InProcessProviderOptions {
+  name: string
+  description?: string
+  /** true: the child starts with the parent's completed turns (fork); false: a fresh child (spawn). */
+  inheritsParentContext: boolean
+  /** Step limit of each child; default: the agent runtime's. */
+  maxSteps?: number
+  /** Give each child an ask tool (`askParentTool`), so it can ask its parent a question and park. */
+  askParent?: boolean
+  /** The ask tool's name (default `ask_parent`). */
+  askParentTool?: string
+  /** Milliseconds a child may wait parked on a question before it ends `timeout` (default 1 h). */
+  maxParkedMs?: number
+}
+
 /** How long a child may wait parked on a question by default (1 h), as provider-acp's `maxParkedMs`. */
 export const DEFAULT_MAX_PARKED_MS = 3_600_000
 

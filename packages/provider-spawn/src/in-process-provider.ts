@@ -9,30 +9,9 @@ import {
 } from '@cordis-subagents/subagents-service'
 import type { ToolView } from '@cordis-subagents/tools'
 import { childCheckpoint } from './child-checkpoint.js'
-import { Steering } from './steering.js'
-import { DEFAULT_MAX_PARKED_MS } from './config.js'
+import { combine, FollowUps, notRunning } from './follow-ups.js'
+import { DEFAULT_MAX_PARKED_MS, type InProcessProviderOptions, SUBAGENT_NOTE } from './config.js'
 import { expiredResult, ParkTimer } from './park-timer.js'
-
-export const SUBAGENT_NOTE = [
-  'You are a subagent: another agent delegated this task to you.',
-  'Work on it on your own with the tools you have.',
-  'Your final message is returned to the delegating agent as your whole answer, so make it complete and self-contained.',
-].join(' ')
-
-export interface InProcessProviderOptions {
-  name: string
-  description?: string
-  /** true: the child starts with the parent's completed turns (fork); false: a fresh child (spawn). */
-  inheritsParentContext: boolean
-  /** Step limit of each child; default: the agent runtime's. */
-  maxSteps?: number
-  /** Give each child an ask tool (`askParentTool`), so it can ask its parent a question and park. */
-  askParent?: boolean
-  /** The ask tool's name (default `ask_parent`). */
-  askParentTool?: string
-  /** Milliseconds a child may wait parked on a question before it ends `timeout` (default 1 h). */
-  maxParkedMs?: number
-}
 
 /**
  * The provider behind both `spawn` and `fork`: a child agent in this process, created through
@@ -252,6 +231,76 @@ class ChildRun implements SubagentRun {
     const result: SubagentResult = { ...this.latest ?? { output: '' }, stopReason: question ? 'pending' : 'interrupted' }
     if (question) result.question = question
     return result
+  }
+}
+
+/**
+ * A run's turns (`run`, `resume`, `wake`) and its follow-up messages (`run.send`, follow-ups.ts, made
+ * at the first send). A final result closes it: the decision to settle and the close happen
+ * together, so a send either made it into a turn or throws `NOT_RUNNING`. A `pending` /
+ * `interrupted` result leaves it open for the segment that continues the run. Usage and work of
+ * every turn of the run add up (a resumed turn's result already covers its whole turn); the text is
+ * the last non-empty one (the one output rule); the stop reason is the last turn's.
+ */
+class Steering {
+  private open = true
+  private ups?: FollowUps
+  /** The sum of this run's turns before the one in flight (or parked), once there were any. */
+  private before?: RunResult
+
+  constructor(private readonly child: Agent) {}
+
+  send(message: string): void {
+    if (!this.open) throw notRunning()
+    this.ups ??= new FollowUps(this.child)
+    this.ups.send(message)
+  }
+
+  /** No more messages (a cancel, or the result is decided): later sends throw `NOT_RUNNING`; waiting follow-ups are withdrawn. */
+  close(): void {
+    if (!this.open) return
+    this.open = false
+    this.ups?.close()
+  }
+
+  /** Runs `first()`, then one more turn (`turn`) for each time a `completed` turn ended with follow-ups unread. */
+  run(first: () => Promise<RunResult>, turn: (prompt: string) => Promise<RunResult>): Promise<RunResult> {
+    // A promise chain, not an async function: a run waiting on its child's turn holds one
+    // reaction here, not a suspended frame (a wide fan-out keeps thousands waiting).
+    let started: Promise<RunResult>
+    try {
+      started = first()
+    } catch (error) {
+      this.close()
+      return Promise.reject(error)
+    }
+    return this.follow(started, turn)
+  }
+
+  private follow(turnDone: Promise<RunResult>, turn: (prompt: string) => Promise<RunResult>): Promise<RunResult> {
+    return turnDone.then((current) => this.after(current, this.before ? combine(this.before, current) : current, turn), (error) => {
+      this.close()
+      throw error
+    })
+  }
+
+  /** After a turn: one more turn when a `completed` one left follow-ups unread, else the run's result. */
+  private after(current: RunResult, total: RunResult, turn: (prompt: string) => Promise<RunResult>): RunResult | Promise<RunResult> {
+    let idle = false
+    try {
+      const next = this.ups && this.open && !this.child.disposed && current.stopReason === 'completed' ? this.ups.next(turn) : undefined
+      if (next) {
+        this.before = total
+        idle = true // the next turn decides
+        return this.follow(next, turn)
+      }
+      // A parked turn goes on later (its resumed result covers it whole); an interrupted one is done.
+      if (current.stopReason === 'interrupted') this.before = total
+      idle = current.stopReason === 'pending' || current.stopReason === 'interrupted'
+    } finally {
+      if (!idle) this.close()
+    }
+    return this.ups?.unread ? this.ups.noted(total) : total
   }
 }
 

@@ -5,7 +5,7 @@ import type {
 } from '@cordis-subagents/subagents-service'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation } from './call.js'
-import { controlVerbs, type VerbNames } from './verb-names.js'
+import type { ControlVerbs, VerbNames } from './verb-names.js'
 
 // A delegation in the background, as the model sees it: the start's reply, its progress, and how its
 // result (exactly the synchronous tool result) reads when it comes back as a message or through a wait.
@@ -20,7 +20,8 @@ const NEVER_ABORTED = new AbortController().signal
 /**
  * One call of a tool load in `mode: background`: records the delegation in the parent's background
  * book (`ctx.subagents.background`), starts it on the same path as a synchronous call, binds the
- * two, and returns at once with its handle. The result has exactly the synchronous format.
+ * two, and returns at once with its handle. The result has exactly the synchronous format. `verbs`:
+ * the app's control verbs (looked up once per tool load), which the start's reply names.
  */
 export function startInBackground(
   subagents: SubagentService,
@@ -29,6 +30,7 @@ export function startInBackground(
   exec: ToolExecContext,
   inFlight: Set<InFlight>,
   deadlines: DeadlineQueue | undefined,
+  verbs: ControlVerbs,
   onParked?: (run: SubagentHandle) => void,
 ): ToolResult {
   let task: BackgroundTask<ToolResult>
@@ -45,7 +47,7 @@ export function startInBackground(
     return { isError: true, content: `Could not start the subagent in the background.\n\n${code ? `${code}: ` : ''}${(error as Error).message}` }
   }
   const reply: ToolResult = {
-    content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, controlVerbs(subagents).names)),
+    content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, verbs.names)),
     metadata: { background: true, handle: task.handle, provider: options.provider },
   }
   const onProgress = (update: SubagentUpdate) => recordProgress(task, update)

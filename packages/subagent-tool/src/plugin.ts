@@ -4,6 +4,7 @@ import type { SubagentHandle, SubagentProvider } from '@cordis-subagents/subagen
 import { outputContract } from '@cordis-subagents/agent'
 import { continueParked, runDelegation, type InFlight } from './call.js'
 import { startInBackground } from './background.js'
+import { controlVerbs } from './verb-names.js'
 import { checkToolFilter, type Config, NOTE_ROOM_BYTES } from './config.js'
 import { inputSchema } from './input.js'
 import { describeTool } from './wording.js'
@@ -38,6 +39,8 @@ export function apply(ctx: Context, config: Config) {
   // Every call of this load has the same timeout: one queue, one timer, whatever the fan-out.
   const deadlines = config.timeout > 0 ? new DeadlineQueue(config.timeout) : undefined
   const subagents = withoutCallerTracing(ctx.subagents)
+  // The control verbs a background start's reply names: the app's registry, looked up once per load.
+  const verbs = controlVerbs(subagents)
   let unmount: (() => void) | undefined
   let unloaded = false
   if (config.agent !== undefined) return applyTeam(ctx, config, { reservation, subagents, inFlight, parked, deadlines, onParked })
@@ -61,7 +64,7 @@ export function apply(ctx: Context, config: Config) {
       execute: (input, exec) => {
         // A call the registry looked up just before the unload must not start a run nobody owns.
         if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
-        if (config.mode === 'background') return startInBackground(subagents, config, input, exec, inFlight, deadlines, onParked)
+        if (config.mode === 'background') return startInBackground(subagents, config, input, exec, inFlight, deadlines, verbs, onParked)
         return runDelegation(subagents, config, input, exec, inFlight, deadlines, { onParked })
       },
       // A call that suspended on its child's question (`questions: escalate`) goes on with the answer.

@@ -17,15 +17,12 @@ export interface VerbNames {
  * The latest control load wins; its withdrawal (at its unload) clears only its own names.
  */
 export class ControlVerbs {
-  private current: Partial<VerbNames> = {}
+  /** The names in use now (a plain field: a call reads it, once the tool load looked its registry up, with no call into this file). */
+  names: Readonly<Partial<VerbNames>> = {}
 
   use(names: Partial<VerbNames>): () => void {
-    this.current = names
-    return () => { if (this.current === names) this.current = {} }
-  }
-
-  get names(): Readonly<Partial<VerbNames>> {
-    return this.current
+    this.names = names
+    return () => { if (this.names === names) this.names = {} }
   }
 }
 

@@ -1,6 +1,7 @@
-import type { Context, Logger } from 'cordis'
-import { describeError, emitIsolatedOn, hasListenersOn, type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
+import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { SubagentError } from './errors.js'
+// The service's events, their arguments and handlers (types only). The emitter and the listeners
+// that keep what a run leaves are after-run.ts.
 import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
 
 declare module 'cordis' {
@@ -54,65 +55,9 @@ export interface SubagentStartFailure {
 /** Direct listeners of some of the service's events, by event name (see `SubagentEvents.observe`). */
 export type SubagentEventHandlers = { [K in keyof SubagentEventMap]?: (...args: SubagentEventMap[K]) => void }
 
-type AnyHandler = (...args: unknown[]) => void
-
-/**
- * Emits the service's events with every listener isolated: a listener that throws or rejects is
- * logged and never reaches the service (a consumer must not veto a registration or a run's end).
- */
-export class SubagentEvents {
-  /**
-   * The app's lifecycle itself, read once: `ctx.lifecycle` is cordis' caller-tracing proxy, which
-   * builds a shadow context on every read through it. Emitting binds nothing to a caller's scope.
-   */
-  private readonly lifecycle: Context['lifecycle']
-
-  constructor(ctx: Context, private readonly log: Logger) {
-    this.lifecycle = withoutCallerTracing(ctx.lifecycle)
-  }
-
-  /** Direct listeners by event (`observe`): called without cordis' per-call caller tracing. */
-  private readonly direct = new Map<string, Set<AnyHandler>>()
-
+/** How the run emits the service's events (`SubagentEvents`, after-run.ts): isolated, and only when someone listens. */
+export interface EventSink {
   /** Whether event `name` has a listener now (so an emitter can skip building what nobody reads). */
-  has(name: keyof SubagentEventMap): boolean {
-    return this.direct.has(name) || hasListenersOn(this.lifecycle, name)
-  }
-
-  /**
-   * Calls each handler as its event is emitted, after the cordis listeners, isolated like them.
-   * For a consumer on the hot path (a tracer): a cordis listener goes through cordis' caller
-   * tracing on every call (it builds a shadow context). Returns the unsubscribe.
-   */
-  observe(handlers: SubagentEventHandlers): () => void {
-    const added: [string, AnyHandler][] = []
-    for (const [name, handler] of Object.entries(handlers)) {
-      if (typeof handler !== 'function') continue
-      const set = this.direct.get(name) ?? new Set()
-      set.add(handler as AnyHandler)
-      this.direct.set(name, set)
-      added.push([name, handler as AnyHandler])
-    }
-    return () => {
-      for (const [name, handler] of added) {
-        const set = this.direct.get(name)
-        if (set?.delete(handler) && !set.size) this.direct.delete(name)
-      }
-    }
-  }
-
-  emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void {
-    const failed = (error: unknown) => this.log.warn('a listener of %s failed (ignored): %s', name, describeError(error))
-    emitIsolatedOn(this.lifecycle, name, args, failed)
-    const direct = this.direct.get(name)
-    if (!direct) return
-    // A live Set: a handler that unsubscribes (itself or another) while this runs is fine.
-    for (const handler of direct) {
-      try {
-        handler(...args)
-      } catch (error) {
-        failed(error)
-      }
-    }
-  }
+  has(name: keyof SubagentEventMap): boolean
+  emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void
 }

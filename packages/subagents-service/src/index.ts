@@ -13,18 +13,19 @@ export type {
 } from './types.js'
 export { type JournalledRun, NO_JOURNAL, type RunJournal } from './run/journal-port.js'
 export { type HoldOptions, MAX_PARKED_PER_PARENT, ParkedBook } from './parked-book.js'
-export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, ResultBook, type ResultLimits } from './verbs/results.js'
+export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, type ResultLimits } from './verbs/results.js'
+export { ContinuableRuns, ResultBook } from './after-run.js'
 export { MAX_TASK_KEYS_PER_PARENT, reattachKey } from './run/reattach-keys.js'
 export type { ParkedRunInfo } from './run/journal-port.js'
 export { type SubagentCapability, SubagentError, type SubagentErrorCode, type SubagentErrorOptions } from './errors.js'
 export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } from './events.js'
 export { isIdleStop, STOP_REASONS } from './run/provider-io.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
-export { BackgroundRegistry, type BackgroundLimits, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground } from './background/book.js'
 export {
-  type BackgroundMessage, type BackgroundStart, type BackgroundState, BackgroundTask, type Delivery, type TurnEndPolicy, type WaitReport,
-} from './background/task.js'
+  BackgroundRegistry, type BackgroundLimits, BackgroundTask, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground, type WaitReport,
+} from './background/book.js'
+export type { BackgroundMessage, BackgroundStart, BackgroundState, Delivery, TurnEndPolicy } from './background/shapes.js'
 export {
-  CONTINUE_WINDOW_MS, type ContinuableRunInfo, ContinuableRuns, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
+  CONTINUE_WINDOW_MS, type ContinuableRunInfo, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
 } from './verbs/continuation.js'
 export { STATUSES, statusOf } from './run/provider-io.js'

@@ -172,17 +172,18 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
     })
 
     it('a gate reached with an already aborted signal rejects at once (no abort event would come again)', async () => {
-      const { TreeGates } = await import('../src/admission/gates.js')
+      const { TreeGates } = await import('../src/admission/checks.js')
+      const { acquireTreeSlot, workingSlots } = await import('../src/admission/waiters.js')
       const gates = new TreeGates()
       const tree = {}
-      await gates.acquire(tree, 1, undefined, new AbortController().signal, () => new Error('aborted'))
+      await acquireTreeSlot(gates, tree, 1, undefined, new AbortController().signal, () => new Error('aborted'))
       const controller = new AbortController()
       controller.abort()
       let outcome = 'pending'
-      gates.acquire(tree, 1, undefined, controller.signal, () => new Error('aborted')).then(() => { outcome = 'granted' }, () => { outcome = 'rejected' })
+      acquireTreeSlot(gates, tree, 1, undefined, controller.signal, () => new Error('aborted')).then(() => { outcome = 'granted' }, () => { outcome = 'rejected' })
       await tick()
       expect(outcome).to.equal('rejected')
-      expect(gates.working(tree)).to.equal(1)
+      expect(workingSlots(gates, tree)).to.equal(1)
     })
 
     it('a parent with no step left cannot delegate (the child could not take a step)', async () => {

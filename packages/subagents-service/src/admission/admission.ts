@@ -5,9 +5,10 @@ import { SubagentError } from '../errors.js'
 import type { Admission, SlotUser } from '../run/run-host.js'
 import { aborted } from '../run/start-failure.js'
 import type { SubagentProvider, SubagentRequest, SubagentRunState } from '../types.js'
-import { checkCapabilities, checkRequest, checkTraceContext, isObject } from '../validate.js'
-import { admitChild, type Checked, placeInTree } from './limits.js'
-import { ParentGates, type Slot, TreeGates } from './gates.js'
+import { admitChild, checkCapabilities, type Checked, checkRequest, checkTraceContext, isObject, ParentGates, placeInTree, TreeGates } from './checks.js'
+import {
+  acquireParentSlot, acquireTreeSlot, describeParentSlots, describeTreeSlots, failAllWaiters, parentHeldByIdle, type Slot, treeHeldByIdle,
+} from './waiters.js'
 import type { SlotHolder } from './slot-holders.js'
 
 // Admission, before the run exists: the request's checks, then its slots and the parent's budget.
@@ -174,8 +175,8 @@ export class Admissions {
   /** Fails every start waiting for a slot (the service stops); later checks refuse `NO_PROVIDER`. */
   stop(error: () => SubagentError): void {
     this.stopped = true
-    this.trees.failAll(error)
-    this.parents.failAll(error)
+    failAllWaiters(this.trees.trees.values(), error)
+    failAllWaiters(this.parents.gates.values(), error)
   }
 
   /** For `Admitted`: frees its slots in both gates, and its lent tree slot. */
@@ -243,14 +244,14 @@ interface SlotRequest {
 function takeSlots(parents: ParentGates, trees: TreeGates, request: SlotRequest): Slot | undefined | Promise<Slot | undefined> {
   const { key, parentId, perParent, holder } = request
   if (parents.tryAcquire(key, perParent, holder)) return treeSlot(parents, trees, request)
-  if (parents.heldByIdle(key, perParent)) {
+  if (parentHeldByIdle(parents, key, perParent)) {
     throw new SubagentError('PARKED_LIMIT', `Agent "${parentId}" cannot start another child now: all ${perParent} of its slots `
-      + `(maxConcurrentPerParent) are held by children that wait for an answer or a wake: ${parents.describe(key)}. `
+      + `(maxConcurrentPerParent) are held by children that wait for an answer or a wake: ${describeParentSlots(parents, key)}. `
       + 'A parked child keeps its slot until it is answered, closed, or its provider\'s maxParkedMs passes. '
       + 'Answer one (subagent_reply, or ctx.subagents.resume(runId, answer)) or close it, then delegate again.')
   }
-  return parents.acquire(key, perParent, holder, holder.waitSignal(), () =>
-    aborted(`while the start was waiting for a slot of agent "${parentId}" (all ${perParent} of maxConcurrentPerParent held: ${parents.describe(key)})`))
+  return acquireParentSlot(parents, key, perParent, holder, holder.waitSignal(), () =>
+    aborted(`while the start was waiting for a slot of agent "${parentId}" (all ${perParent} of maxConcurrentPerParent held: ${describeParentSlots(parents, key)})`))
     .then(() => treeSlot(parents, trees, request))
 }
 
@@ -261,15 +262,15 @@ function treeSlot(parents: ParentGates, trees: TreeGates, request: SlotRequest):
   const { root, limit, lender } = tree
   const slot = trees.tryAcquire(root, limit, lender, holder)
   if (slot) return slot
-  if (trees.heldByIdle(root, limit)) {
+  if (treeHeldByIdle(trees, root, limit)) {
     parents.release(key, holder)
     throw new SubagentError('PARKED_LIMIT', `Agent "${parentId}" cannot start another child now: all ${limit} working slots of its tree `
-      + `(maxConcurrent) are held by runs that wait for an answer or a wake: ${trees.describe(root)}. `
+      + `(maxConcurrent) are held by runs that wait for an answer or a wake: ${describeTreeSlots(trees, root)}. `
       + 'A parked run keeps its slot until it is answered, closed, or its provider\'s maxParkedMs passes. '
       + 'Answer one (ctx.subagents.pending() lists them) or close it, then delegate again.')
   }
-  return trees.acquire(root, limit, lender, holder.waitSignal(), () =>
-    aborted(`while the start was waiting for a slot of its tree (all ${limit} of maxConcurrent held: ${trees.describe(root)})`), holder)
+  return acquireTreeSlot(trees, root, limit, lender, holder.waitSignal(), () =>
+    aborted(`while the start was waiting for a slot of its tree (all ${limit} of maxConcurrent held: ${describeTreeSlots(trees, root)})`), holder)
     .catch((error: unknown) => {
       parents.release(key, holder)
       throw error

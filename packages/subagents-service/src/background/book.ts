@@ -1,15 +1,29 @@
 import type { Agent } from '@cordis-subagents/agent'
 import { describeError, limitStop } from '@cordis-subagents/shared'
-import { type BackgroundMessage, type BackgroundStart, BackgroundTask, type Delivery, Waiter, type WaitReport } from './task.js'
 import { SubagentError } from '../errors.js'
+import type { SubagentHandle } from '../types.js'
+import type { BackgroundMessage, BackgroundStart, BackgroundState, Delivery, TurnEndPolicy } from './shapes.js'
+import { waitOn, type Waiter } from './wait.js'
 
-// The background books: the registry of every parent's book (`ctx.subagents.background`), and one parent's book.
-
+// The background books: the registry of every parent's book (`ctx.subagents.background`), one
+// parent's book, and its tasks (state, cancel, exactly-once delivery). A wait call on tasks is
+// wait.ts, entered only when a model waits.
 
 /** Background delegations of one parent that may be live (starting or running) at once. */
 export const MAX_LIVE_PER_PARENT = 16
 /** Ended delegations one parent's book remembers (for status and "already delivered"); the oldest go first. */
 export const MAX_ENDED_PER_PARENT = 64
+
+export interface WaitReport<R = unknown> {
+  /** Results this wait claims (delivered by it), in the order they ended. */
+  collected: BackgroundTask<R>[]
+  /** Asked for, but their results were already delivered (or lost). */
+  delivered: BackgroundTask<R>[]
+  /** Asked for and still running when the wait returned (or claimed by another wait call). */
+  running: BackgroundTask<R>[]
+  timedOut: boolean
+  aborted: boolean
+}
 
 export interface BackgroundLimits {
   /** Live background delegations per parent (default 16). */
@@ -70,7 +84,6 @@ export class BackgroundRegistry {
     this.onLost(parent, task, reason)
   }
 }
-
 
 /** The background delegations of one parent agent. */
 export class ParentBackground {
@@ -147,45 +160,15 @@ export class ParentBackground {
 
   /**
    * Waits for `handles` (every live one when omitted): `any` returns at the first result, `all`
-   * when all ended; at `timeoutMs` or an abort of `signal` it returns what it has. Results it
-   * returns in `collected` are delivered by this call; on abort they go to the inbox instead.
+   * when all ended; at `timeoutMs` or an abort of `signal` it returns what it has (wait.ts). Results
+   * it returns in `collected` are delivered by this call; on abort they go to the inbox instead.
    */
-  async wait(handles: readonly string[] | undefined, mode: 'any' | 'all', timeoutMs: number, signal: AbortSignal): Promise<WaitReport> {
+  wait(handles: readonly string[] | undefined, mode: 'any' | 'all', timeoutMs: number, signal: AbortSignal): Promise<WaitReport> {
     const asked = handles ? [...new Set(handles)].map((handle) => this.get(handle)) : this.list().filter((task) => task.live)
-    const report: WaitReport = { collected: [], delivered: [], running: [], timedOut: false, aborted: false }
-    const claim: BackgroundTask[] = []
-    for (const task of asked) {
-      if (!task.live) report.delivered.push(task)
-      else if (task.waiter) report.running.push(task)
-      else claim.push(task)
-    }
-    if (!claim.length) return report
-    if (signal.aborted) {
-      report.aborted = true
-      report.running.push(...claim)
-      return report
-    }
-    const waiter = new Waiter(claim, mode)
-    for (const task of claim) task.waiter = waiter
-    const timer = setTimeout(() => waiter.end('timeout'), timeoutMs)
-    const onAbort = () => waiter.end('abort')
-    signal.addEventListener('abort', onAbort, { once: true })
-    const how = await waiter.done
-    clearTimeout(timer)
-    signal.removeEventListener('abort', onAbort)
-    for (const task of claim) if (task.waiter === waiter) task.waiter = undefined
-    if (how === 'abort') {
-      // Nobody will read this call's result: what it gathered goes to the inbox, once.
-      for (const task of waiter.collected) this.deliverAsMessage(task)
-      report.aborted = true
-      report.running.push(...claim.filter((task) => task.live))
-      return report
-    }
-    for (const task of waiter.collected) this.delivered(task, { via: 'wait' })
-    report.collected = waiter.collected
-    report.timedOut = how === 'timeout'
-    report.running.push(...claim.filter((task) => task.live))
-    return report
+    return waitOn(asked, mode, timeoutMs, signal, {
+      byWait: (task) => this.delivered(task, { via: 'wait' }),
+      asMessage: (task) => this.deliverAsMessage(task),
+    })
   }
 
   /**
@@ -258,4 +241,95 @@ export class ParentBackground {
       ended--
     }
   }
+}
+
+/**
+ * One background delegation of a parent: its state, its cancel, and where its result went. The
+ * result (`R`) is the starter's own, kept as given; so is the message it becomes when no wait
+ * collects it. The book never calls back into the starter.
+ */
+export class BackgroundTask<R = unknown> {
+  state: BackgroundState = 'starting'
+  readonly startedAt = Date.now()
+  endedAt?: number
+  /** Progress, as the starter records it from the run's updates. */
+  steps = 0
+  lastProgress?: string
+  result?: R
+  delivery?: Delivery
+  /** @internal what the result's inbox message carries (its identity tells the message apart among unread ones). */
+  posted?: object
+  /** Why we cancelled it, when we did (shown in its message's header). */
+  cancelledBecause?: string
+  run?: SubagentHandle
+  /** The wait call that claims its result when it ends (subagent-tool's wait verb reads it). */
+  waiter?: Waiter
+  /** @internal the inbox message of its result, given with it (posted when no wait collects it). */
+  message?: BackgroundMessage
+  /** @internal set by the book: ends the task with the delegation's result. */
+  ended: (result: unknown, message: BackgroundMessage) => void = () => {}
+  /** What stops the delegation (the run's own cancel; no controller of its own), once bound. */
+  private stopRun?: (reason: unknown) => void
+  /** The first cancel's reason, kept for a delegation bound after it. */
+  private cancelReason?: { reason: unknown }
+  /** @internal releases the parent's inbox hold (`onTurnEnd: wait`). */
+  release: () => void = () => {}
+  /** @internal */
+  detach: () => void = () => {}
+  private readonly startedOrEnded = deferredVoid()
+
+  constructor(readonly handle: string, readonly label: string, readonly provider: string, readonly onTurnEnd: TurnEndPolicy) {}
+
+  get live(): boolean {
+    return this.state !== 'ended'
+  }
+
+  /** Resolves when the run was handed over (steerable) or the task ended, whichever comes first. */
+  started(): Promise<void> {
+    return this.startedOrEnded.promise
+  }
+
+  /** The starter's: the run was handed over (or the start failed: no run). */
+  markStarted(run?: SubagentHandle): void {
+    if (run) {
+      this.run = run
+      if (this.state === 'starting') this.state = 'running'
+    }
+    this.startedOrEnded.resolve()
+  }
+
+  get elapsedMs(): number {
+    return (this.endedAt ?? Date.now()) - this.startedAt
+  }
+
+  /**
+   * Binds the delegation that does the work: `stop` cancels it (a cancel that came first is passed
+   * on at once). The delegating code calls it right after `start`.
+   */
+  bind(stop: (reason: unknown) => void): void {
+    this.stopRun = stop
+    if (this.cancelReason) stop(this.cancelReason.reason)
+  }
+
+  /**
+   * Ends the task with the delegation's result, and the message it becomes when no wait collects it
+   * (worded by the starter, now: a cancel cannot come in between). Once; nothing happens after it ended.
+   */
+  settle(result: R, message: BackgroundMessage): void {
+    this.ended(result, message)
+  }
+
+  /** Cancels the delegation (idempotent; nothing happens once it ended). */
+  cancel(because: string, reason?: unknown): void {
+    if (!this.live || this.cancelReason) return
+    this.cancelledBecause = because
+    this.cancelReason = { reason: reason ?? new Error(because) }
+    this.stopRun?.(this.cancelReason.reason)
+  }
+}
+
+function deferredVoid(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void
+  const promise = new Promise<void>((done) => resolve = done)
+  return { promise, resolve }
 }

@@ -3,13 +3,12 @@ import { describeError, limitStop, onAbort, type PendingQuestion } from '@cordis
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import {
-  asLimitStop, chargeReported, chargeUsage, isEmptyUsage, isIdleStop, normalise, passOn, promiseOf, reasonText, runInfoOf, sealed,
+  asLimitStop, chargeReported, chargeUsage, isEmptyUsage, isIdleStop, isRun, normalise, passOn, promiseOf, reasonText, runInfoOf, sealed,
 } from './provider-io.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { endIdle } from './park-expiry.js'
 import { aborted, discard, startFailed, startRefusal } from './start-failure.js'
 import { sendFollowUp } from './steer.js'
-import { isRun } from '../validate.js'
 import type { Admission, RunHost, SideRoad } from './run-host.js'
 import type {
   SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo,

@@ -8,7 +8,7 @@ import type {
   IncompleteLimit, ProviderStartRequest, SubagentOutcome, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo, SubagentStatus,
   SubagentStatusOf, SubagentStopReason, SubagentUpdate,
 } from '../types.js'
-import { isObject } from '../validate.js'
+import { isObject } from '../admission/checks.js'
 
 // The run's boundary with its provider: what goes to it (the request, its start as a promise, the
 // run's info at the hand-over: its id is minted by admission, admission/admission.ts) and what comes
@@ -225,4 +225,15 @@ export function runInfoOf(
   if (childId !== undefined) fields.childId = childId
   if (origin !== undefined) fields.origin = origin
   return Object.freeze(fields)
+}
+
+/** Whether what the provider's `start` fulfilled with is a run (a result promise, `cancel`, `dispose`). */
+export function isRun(value: unknown): value is SubagentRun {
+  if (!isObject(value)) return false
+  try {
+    return isObject(value.result) && typeof value.result.then === 'function'
+      && typeof value.cancel === 'function' && typeof value.dispose === 'function'
+  } catch {
+    return false
+  }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'cordis'
 import type { Budget } from '@cordis-subagents/agent'
-import type { SubagentEvents } from '../events.js'
+import type { EventSink } from '../events.js'
 import type { JournalNote } from './journal-port.js'
 import type { TraceSources } from './trace-sources.js'
 import type { SubagentProvider, SubagentRunInfo, SubagentRunState } from '../types.js'
@@ -48,7 +48,7 @@ export interface SideRoad {
 
 /** What a run needs of the service that started it. */
 export interface RunHost {
-  events: SubagentEvents
+  events: EventSink
   log: Logger
   /** Runs handed over and not yet disposed, by id (each run puts itself in at the hand-over and takes itself out). */
   live: Map<string, object>

@@ -2,9 +2,9 @@ import type { Logger } from 'cordis'
 import { describeError } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
-import type { SubagentEvents } from '../events.js'
+import type { EventSink } from '../events.js'
 import type { SubagentRequest, SubagentRun } from '../types.js'
-import { isRun } from '../validate.js'
+import { isRun } from './provider-io.js'
 
 // Why a start fails, as its holder and `subagent/start-failed` listeners are told, and cleaning up a
 // run never handed over.
@@ -16,7 +16,7 @@ export function aborted(when: string): SubagentError {
 
 /** Tells `subagent/start-failed` listeners (the provider was called; no run came of it), then gives the error back. */
 export function startFailed(
-  events: SubagentEvents, runId: string, provider: string, request: SubagentRequest, error: SubagentError,
+  events: EventSink, runId: string, provider: string, request: SubagentRequest, error: SubagentError,
 ): SubagentError {
   if (events.has('subagent/start-failed')) {
     events.emit('subagent/start-failed', {
