@@ -33,7 +33,9 @@ export interface SpecApp {
 export async function startKoishi(server: ScriptedModelServer): Promise<SpecApp> {
   const baseDir = mkdtempSync(join(tmpdir(), 'chatluna-bridge-'))
   const { App } = require('koishi') as { App: new (config: unknown) => SpecApp['app'] }
-  const app = new App({ baseDir })
+  const app = new App({})
+  // ChatLuna keeps its presets and temp files under ctx.baseDir (Koishi's loader sets it; here the spec does).
+  Object.assign(app, { baseDir })
   app.plugin((require('@koishijs/plugin-database-memory') as { default: never }).default)
   app.plugin(require('koishi-plugin-chatluna') as never, {})
   const adapterFork = app.plugin(loopbackAdapter as never, { platform: 'loopback', endpoint: server.baseURL, models: ['m1'], configMode: 'default', maxRetries: 1, proxyMode: 'off', proxyAddress: '' })
