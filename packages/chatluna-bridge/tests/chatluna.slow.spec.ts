@@ -10,6 +10,7 @@ import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime from '@cordis-subagents/agent'
 import SubagentService from '@cordis-subagents/subagents-service'
 import * as spawn from '@cordis-subagents/provider-spawn'
+import * as fork from '@cordis-subagents/provider-fork'
 import * as subagentTool from '@cordis-subagents/subagent-tool'
 import { eventually } from '@cordis-subagents/test-support'
 import * as bridge from '@cordis-subagents/koishi-plugin-chatluna-subagents'
@@ -178,6 +179,28 @@ describe('ChatLuna bridge in a Koishi app with the real ChatLuna', function () {
     expect(host.agents.resolveModel('chatluna:loopback/m1')).to.have.property('error')
     loadBridge()
     await eventually(() => registered('subagent'), 'the tool re-registered')
+  })
+
+  it('every loaded delegation tool is bridged: a second load (fork) appears in ChatLuna, delegates, and goes with its plugin', async () => {
+    const forkProvider = host.plugin(fork, { name: 'fork' })
+    const forkTool = host.plugin(subagentTool, { provider: 'fork', toolName: 'subagent_fork' })
+    try {
+      await eventually(() => registered('subagent_fork'), 'subagent_fork registered with ChatLuna')
+      server.script = (body) => {
+        const { last, child } = lastOf(body)
+        if (child) return { content: 'forked answer' }
+        if (last.role === 'tool') return { content: `lead got: ${String(last.content)}` }
+        return { toolCalls: [{ id: 'call-f', name: 'subagent_fork', arguments: { description: 'fork it', prompt: 'CHILD: answer' } }] }
+      }
+      const agent = await koishi.app.chatluna.createAgent({ model: 'loopback/m1', tools: ['subagent_fork'], system: LEAD })
+      expect((await agent.generate({ prompt: 'Fork it.' })).output).to.equal('lead got: forked answer')
+      expect(ends).to.deep.equal(['fork:1:completed'])
+    } finally {
+      forkTool.dispose()
+      forkProvider.dispose()
+    }
+    expect(registered('subagent_fork')).to.equal(false)
+    expect(registered('subagent')).to.equal(true)
   })
 
   describe('ChatLuna\'s models as ctx.agents models', () => {
