@@ -1,0 +1,53 @@
+import type { Context } from 'cordis'
+import type { Agent, BudgetLimits } from '@cordis-subagents/agent'
+import type { ToolResult } from '@cordis-subagents/tools'
+import { describeBreach, describeError } from '@cordis-subagents/shared'
+
+export interface CallOptions {
+  /** The ctx.agents model of each call's root agent: the model spawn children run on unless their tool load names one. */
+  model?: string
+  /** This host's depth ceiling for the calls (the deployment's lower ceiling wins). */
+  maxDepth?: number
+  /** Limits of each call: its root run and every delegation below it. */
+  budget?: BudgetLimits
+}
+
+/**
+ * One call of a delegation tool from ChatLuna's agent. ChatLuna's agent is not an agent of ctx.agents,
+ * so each call gets a root agent of its own (a served agent, like serve-mcp's: depth from the runtime's
+ * root crossing, the configured budget under the deployment's), which is the parent of the delegation
+ * and is disposed when the call ends. ChatLuna's abort signal (its stop, a timeout) cancels the child;
+ * `stop` (our unload, or the tool's removal) aborts the call from our side.
+ */
+export async function runDelegation(
+  ctx: Context,
+  options: CallOptions,
+  call: { name: string; input: Record<string, unknown>; id: string },
+  signals: { chatluna?: AbortSignal; ours: AbortSignal },
+): Promise<ToolResult> {
+  const limits = ctx.agents.servedLimits({ maxDepth: options.maxDepth, budget: options.budget })
+  if (limits.refusal) {
+    const { depth, ceiling } = limits.refusal
+    return { isError: true, content: `CHATLUNA_DEPTH_EXCEEDED: this host runs at depth ${depth}, deeper than the ceiling ${ceiling} of its delegation tree; nothing is delegated.` }
+  }
+  const agent: Agent = ctx.agents.createServed(limits, {
+    label: 'chatluna',
+    model: options.model,
+    tools: ctx.tools.view(),
+  })
+  const signal = signals.chatluna ? AbortSignal.any([signals.chatluna, signals.ours]) : signals.ours
+  try {
+    const breach = agent.budget.exceeded() ?? agent.budget.check('toolCalls') ?? agent.budget.overtime()
+    if (breach) return { isError: true, content: `CHATLUNA_BUDGET: a delegation from ChatLuna may not spend ${describeBreach(breach)}; nothing is delegated.` }
+    agent.budget.charge('toolCalls', 1)
+    return await ctx.tools.view({ allow: [call.name] }).execute({ id: call.id, name: call.name, input: call.input }, {
+      agent,
+      signal,
+      toolCallId: call.id,
+    })
+  } catch (error) {
+    return { isError: true, content: `The delegation failed: ${describeError(error)}` }
+  } finally {
+    await agent.dispose().catch(() => {})
+  }
+}
