@@ -3,8 +3,9 @@
 // update that reloads only the sections whose value changed.
 import { expect } from 'chai'
 import { App } from '@koishijs/core'
-import { type Context, Logger } from 'cordis'
+import { type Context, Logger, Schema } from 'cordis'
 import { ScriptedModel } from '@cordis-subagents/agent'
+import SQLiteDriver from '@minatojs/driver-sqlite'
 import * as market from '@cordis-subagents/koishi-plugin-subagents'
 
 const added: Logger.Target[] = []
@@ -18,9 +19,11 @@ function logsOf(): string[] {
   return lines
 }
 
-async function start(config: Record<string, unknown>) {
+async function start(config: Record<string, unknown>, database = false) {
   const app = new App()
   const logs = logsOf()
+  // Koishi's own database service on SQLite in memory, as a database-sqlite plugin gives a Koishi app.
+  if (database) (app as unknown as Context).plugin(SQLiteDriver as never, { path: ':memory:' })
   const errors = () => logs.filter((line) => line.startsWith('[E]'))
   const fork = (app as unknown as Context).plugin(market as never, config)
   await app.start()
@@ -70,6 +73,28 @@ describe('koishi-plugin-subagents in a Koishi 4.18 App', function () {
     }
   })
 
+  it('the checkpoints section stores delegations in Koishi\'s database', async () => {
+    const started = await start({ model: { enabled: false }, agents: { model: 'scripted' }, checkpoints: { enabled: true } }, true)
+    app = started.app
+    expect(started.errors()).to.deep.equal([])
+    const dispose = app.agents.registerModel('scripted', new ScriptedModel((request) => {
+      if (request.messages.find((m) => m.role === 'user')!.content === 'child task') return { text: 'stored' }
+      return request.messages.at(-1)!.role === 'tool' ? { text: 'done' } : ScriptedModel.call('subagent', { description: 'kept', prompt: 'child task' })
+    }))
+    const agent = app.agents.create()
+    try {
+      expect((await agent.run('go')).stopReason).to.equal('completed')
+    } finally {
+      await agent.dispose()
+      dispose()
+    }
+    type Store = { drain(): Promise<void>, list(): Promise<{ state: string, provider: string, stopReason?: string }[]> }
+    const checkpoints = (app as unknown as { checkpoints: Store }).checkpoints
+    await checkpoints.drain()
+    const runs = await checkpoints.list()
+    expect(runs.map((run) => `${run.provider}:${run.state}:${run.stopReason}`)).to.deep.equal(['spawn:settled:completed'])
+  })
+
   it('a section its component refuses fails loudly with SECTION_INVALID; the other sections run', async () => {
     const started = await start({ model: { enabled: false }, subagent: { toolName: 'not a name!' } })
     app = started.app
@@ -78,6 +103,28 @@ describe('koishi-plugin-subagents in a Koishi 4.18 App', function () {
     expect(providers(app)).to.deep.equal(['fork', 'spawn'])
     // The whole plugin is not failed: its own scope is active.
     expect(started.fork.status).to.not.equal(3)
+  })
+
+  it('what the console form fills in for unset objects, lists and tables is taken out: the tool loads as if they were unset', async () => {
+    // The form shows `{}` / `[]` for them (it cannot render an unset one) and may save them back as they are.
+    const shown = JSON.stringify(market.Config.toJSON())
+    expect(shown).to.include('"agentOptions"')
+    const started = await start({
+      model: { enabled: false },
+      subagent: { agentOptions: {}, toolFilter: { allow: [], deny: [] }, budget: {}, output: { maxCorrections: 2 }, toolName: 'subagent' },
+    })
+    app = started.app
+    expect(started.errors()).to.deep.equal([])
+    expect(toolNames(app)).to.deep.equal(['subagent', 'subagent_fork'])
+  })
+
+  it('the console\'s own check before a save (the schema rebuilt from its JSON, as the browser does) accepts the form\'s values', () => {
+    const rebuilt = new Schema(JSON.parse(JSON.stringify(market.Config.toJSON())) as Schema)
+    // The defaults, with acp (whose `command` is required) off; and what the form holds for unset objects.
+    expect(() => rebuilt({})).to.not.throw()
+    const saved = { acp: { enabled: false }, subagent: { agentOptions: {}, toolFilter: {}, budget: {}, output: {} } }
+    expect(() => rebuilt(saved)).to.not.throw()
+    expect(rebuilt({ model: { enabled: false } }).model).to.deep.equal({ enabled: false })
   })
 
   it('a component that fails while loading fails in its own scope (its error logged); the other sections run', async () => {
