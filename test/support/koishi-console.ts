@@ -1,0 +1,104 @@
+// A Koishi project with the real console (@koishijs/plugin-console, plugin-config, plugin-market from npm) and the
+// market package, started with `koishi start` (koishi-start.ts), and a Chromium page on its config page. Shared by
+// test/koishi-console-form.slow.spec.ts and scripts/screenshot-koishi.ts (which writes the README's picture).
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Browser as PlaywrightBrowser, chromium, type Page } from 'playwright-core'
+import { testBrowser } from './browser.js'
+import { buildPackages, koishiStart, type KoishiRun } from './koishi-start.js'
+import { ROOT } from '../helpers.js'
+
+const FIXTURE = join(ROOT, 'test/fixtures/koishi-console-form')
+
+export interface ConsoleProject {
+  dir: string
+  url: string
+  /** Everything the Koishi process printed so far. */
+  stdout(): string
+  /** Stops the worker with SIGTERM (Koishi's own clean exit) and waits for `koishi start` to end. */
+  stop(): Promise<KoishiRun>
+}
+
+/** A free port of 127.0.0.1 right now; the server takes the first free one of the next 50 (maxPort). */
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address() as { port: number }
+  await new Promise((resolve) => probe.close(resolve))
+  return port
+}
+
+async function waitFor<T>(what: string, read: () => T | undefined, output: () => string, bound: number): Promise<T> {
+  for (const end = Date.now() + bound; Date.now() < end;) {
+    const value = read()
+    if (value !== undefined) return value
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`no ${what} within ${bound} ms; Koishi printed:\n${output()}`)
+}
+
+export async function startConsoleProject(): Promise<ConsoleProject> {
+  buildPackages(['koishi-plugin-subagents'])
+  const dir = mkdtempSync(join(tmpdir(), 'koishi-console-form-'))
+  const port = await freePort()
+  writeFileSync(join(dir, 'koishi.yml'), readFileSync(join(FIXTURE, 'koishi.yml'), 'utf8')
+    .replaceAll('__MAX_PORT__', String(Math.min(port + 50, 65535))).replaceAll('__PORT__', String(port)))
+  copyFileSync(join(FIXTURE, 'watch.cjs'), join(dir, 'watch.cjs'))
+  // The market reads the project's manifest, as in a project made by `npm init koishi`.
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'koishi-console-form', private: true, dependencies: { '@cordis-subagents/koishi-plugin-subagents': '*' } })}\n`)
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
+  const { child, done } = koishiStart(dir, 240_000)
+  let out = ''
+  child.stdout!.on('data', (chunk) => { out += chunk })
+  const stdout = () => out
+  const stop = async () => {
+    const worker = /^WORKER (\d+)$/m.exec(out)
+    if (worker) {
+      try { process.kill(Number(worker[1]), 'SIGTERM') } catch { /* already gone */ }
+    } else {
+      child.kill('SIGKILL')
+    }
+    try {
+      return await done
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  try {
+    const url = await waitFor('console URL', () => /console webui is available at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1], stdout, 90_000)
+    await waitFor('worker pid', () => /^WORKER (\d+)$/m.exec(out)?.[1], stdout, 30_000)
+    return { dir, url, stdout, stop }
+  } catch (error) {
+    await stop().catch(() => undefined)
+    throw error
+  }
+}
+
+export interface FormPage {
+  browser: PlaywrightBrowser
+  page: Page
+  /** Console messages of type error and uncaught page errors. */
+  errors: string[]
+}
+
+/** Chromium (the npm one, see browser.ts) on the config page of the entry `subagents`, its form rendered. */
+export async function openForm(url: string): Promise<FormPage> {
+  const binary = await testBrowser()
+  const browser = await chromium.launch({
+    executablePath: binary.executablePath, env: { ...process.env, ...binary.env }, args: binary.args, headless: true,
+  })
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  const errors: string[] = []
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()) })
+  page.on('pageerror', (error) => errors.push(error.message))
+  await page.goto(`${url}/plugins/subagents`)
+  await field(page, 'subagent', 'toolName').waitFor({ timeout: 60_000 })
+  return { browser, page, errors }
+}
+
+/** One field of the form, by its section and key (Koishi shows it as `section.key`). */
+export function field(page: Page, section: string, key: string) {
+  return page.locator('.k-schema-item', { has: page.locator('.k-schema-left > h3', { hasText: new RegExp(`^${section}\\.${key}(?![\\w.])`) }) })
+}
