@@ -168,6 +168,11 @@ export class Checkpoints extends Service {
    * `maxTranscriptBytes` is left out (logged), the rest of the record kept.
    */
   record(checkpoint: RunCheckpoint, options: RecordOptions = {}): Promise<void> {
+    return this.recordNow(checkpoint, options) ?? DONE
+  }
+
+  /** `record`, but undefined when there is nothing to wait for (a `lazy` insert queued, a `logged` update in the run log). */
+  recordNow(checkpoint: RunCheckpoint, options: RecordOptions = {}): Promise<void> | undefined {
     let row: Partial<RunRow>
     try {
       row = toRow(checkpoint, this.limits)
@@ -216,7 +221,7 @@ export class Checkpoints extends Service {
     return { host: this.host, instance: this.instance, updatedAt: Date.now() }
   }
 
-  private insertNow(writes: GroupCommit, row: Partial<RunRow>, options: RecordOptions): Promise<void> {
+  private insertNow(writes: GroupCommit, row: Partial<RunRow>, options: RecordOptions): Promise<void> | undefined {
     const stamp = this.stamp()
     const id = row.id!
     const deferred = options.deferred
@@ -227,14 +232,14 @@ export class Checkpoints extends Service {
     this.count.added()
     if (!options.lazy) return writes.write(op).then(ignore)
     writes.writeLazy(op)
-    return DONE
   }
 
-  private updateNow(writes: GroupCommit, row: Partial<RunRow>, logged?: boolean): Promise<void> {
+  private updateNow(writes: GroupCommit, row: Partial<RunRow>, logged?: boolean): Promise<void> | undefined {
     const { id, ...changes } = row
     const guard = row.state !== undefined && row.state !== 'settled'
     const op = { kind: 'update' as const, id: id!, changes: Object.assign(changes as OpRow, this.stamp()), guard }
-    return (logged && writes.writeLogged(op)) || writes.write(op).then((matched) => {
+    if (logged && writes.writeLogged(op)) return
+    return writes.write(op).then((matched) => {
       if (!matched) return this.notMoved(id!, `moved to ${row.state}`).then((error) => { throw error })
     })
   }

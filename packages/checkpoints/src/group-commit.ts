@@ -69,16 +69,16 @@ export class GroupCommit {
 
   /**
    * Queues an update and appends it to the run log (with its run's insert, when that is not written
-   * yet): resolves once appended, before the database write; what the write then meets (no row, a
-   * settled run, an error) goes to `late`. Undefined without a log or with a full one: use `write`.
+   * yet): true once appended, before the database write; what the write then meets (no row, a
+   * settled run, an error) goes to `late`. False without a log or with a full one: use `write`.
    */
-  writeLogged(op: WriteOp): Promise<void> | undefined {
-    if (!this.log || this.closed || op.kind !== 'update') return undefined
+  writeLogged(op: WriteOp): boolean {
+    if (!this.log || this.closed || op.kind !== 'update') return false
     const insert = this.inserts.get(op.id)
     const seq = this.log.append(insert ? [encodeOp(insert), encodeOp(op)] : [encodeOp(op)])
-    if (seq === undefined) return undefined
+    if (seq === undefined) return false
     this.push({ op, seq }, false)
-    return DONE
+    return true
   }
 
   private push(entry: Entry, lazy: boolean): void {
@@ -177,7 +177,6 @@ export class GroupCommit {
   }
 }
 
-const DONE = Promise.resolve()
 
 /** Merges each update into the insert of its run queued before it in the batch, when the update's guard holds for that row. */
 function coalesce(batch: Entry[]): Group[] {
