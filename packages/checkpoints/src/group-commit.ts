@@ -177,7 +177,6 @@ export class GroupCommit {
   }
 }
 
-
 /** Merges each update into the insert of its run queued before it in the batch, when the update's guard holds for that row. */
 function coalesce(batch: Entry[]): Group[] {
   const groups: Group[] = []

@@ -25,6 +25,8 @@ interface Waiter {
 /** What a batch is: groups of writes, a ping (the thread started and its connection open), or the close. */
 type Kind = typeof Slot.Batch | typeof Slot.Ping | typeof Slot.Close
 
+const ENCODER = new TextEncoder()
+
 export class WriterThread {
   private readonly worker: Worker
   private readonly head: Int32Array
@@ -96,16 +98,21 @@ export class WriterThread {
     let slot: Slot = kind
     let length = 0
     if (kind === Slot.Batch) {
-      // The texts as they are: nothing is encoded again here.
-      let text = '['
-      for (let i = 0; i < groups.length; i++) text += `${i ? ',' : ''}[${groups[i].join(',')}]`
-      text += ']'
-      // Every UTF-16 unit is at most 3 bytes of UTF-8: most batches need no count.
-      if (text.length * 3 <= MAILBOX_BYTES || Buffer.byteLength(text) <= MAILBOX_BYTES) {
-        length = this.bytes.write(text, 0)
-      } else {
-        slot = Slot.Port
-        this.port.postMessage(text)
+      // The texts as they are: nothing is encoded again here. Every UTF-16 unit is at most 3 bytes of
+      // UTF-8, so most batches go straight into the mailbox, text by text, with no joined string.
+      let units = 2
+      for (const group of groups) {
+        units += 3
+        for (const text of group) units += text.length + 1
+      }
+      if (units * 3 <= MAILBOX_BYTES) length = this.put(groups)
+      else {
+        const text = `[${groups.map((group) => `[${group.join(',')}]`).join(',')}]`
+        if (Buffer.byteLength(text) <= MAILBOX_BYTES) length = this.bytes.write(text, 0)
+        else {
+          slot = Slot.Port
+          this.port.postMessage(text)
+        }
       }
     }
     this.current = waiter
@@ -119,6 +126,25 @@ export class WriterThread {
     const wait = waitAsync(this.head, Field.done, seq - 1)
     if (wait.async) void wait.value.then(() => this.finish(waiter))
     else this.finish(waiter)
+  }
+
+  /** Writes `[[text, …], …]` into the mailbox (it fits: see `post`); its length in bytes. */
+  private put(groups: string[][]): number {
+    const bytes = this.bytes
+    let at = 0
+    bytes[at++] = 0x5b
+    for (let i = 0; i < groups.length; i++) {
+      if (i) bytes[at++] = 0x2c
+      bytes[at++] = 0x5b
+      const group = groups[i]
+      for (let j = 0; j < group.length; j++) {
+        if (j) bytes[at++] = 0x2c
+        at += ENCODER.encodeInto(group[j], bytes.subarray(at)).written
+      }
+      bytes[at++] = 0x5d
+    }
+    bytes[at++] = 0x5d
+    return at
   }
 
   /** The thread bumped the done counter: the batch's results (or error) are in the mailbox. */
