@@ -3,13 +3,13 @@ import { Context, Service } from 'cordis'
 import { checkState, toRecord, toRow } from './codec.js'
 import { Config, type Limits } from './config.js'
 import { directWriter } from './direct-writes.js'
-import type { DirectWriter } from './write-ops.js'
+import { type DirectWriter, type OpRow, runOps } from './write-ops.js'
 import { CheckpointError } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { KeyLocks } from './locks.js'
 import { Questions } from './questions.js'
 import { declareTables, type RunCheckpoint, type StoredRun, type RunRow, type RunState, TABLES } from './records.js'
-import { deferredColumns, isNew, newRow, type RecordOptions, type Stamp } from './record-ops.js'
+import { deferredColumns, isNew, type RecordOptions, type Stamp } from './record-ops.js'
 import { sweep, type SweepReport } from './retention.js'
 import { RunCount } from './run-count.js'
 import { openRunLog, type RunLog, runLogFile } from './run-log.js'
@@ -83,7 +83,7 @@ export class Checkpoints extends Service {
     try {
       await writer?.ready?.()
       const file = writer && runLogFile(this.limits.runLog, writer.file, (this.ctx as { baseDir?: string }).baseDir ?? process.cwd())
-      this.log = file ? await openRunLog(file, (ops) => writer.run(ops)) : undefined
+      this.log = file ? await openRunLog(file, (ops) => runOps(writer, ops)) : undefined
       this.interruptedAtStart = await this.markInterrupted()
       await this.sweep()
     } catch (error) {
@@ -94,7 +94,7 @@ export class Checkpoints extends Service {
     if (writer) {
       this.writer = writer
       this.writes = new GroupCommit(writer, this.log, (op, error) => this.ctx.logger('checkpoints').warn(op.kind === 'insert'
-        ? `the start record of run ${op.row.id} was not written: %s` : `the logged record of run ${op.id} was not written: %s`,
+        ? `the start record of run ${op.id} was not written: %s` : `the logged record of run ${op.id} was not written: %s`,
       error ?? 'no such run, or it settled'))
       // SQLite: one process per file, so the kept run count needs no recount between sweeps.
       this.count.alone = writer.kind === 'sqlite'
@@ -168,6 +168,11 @@ export class Checkpoints extends Service {
    * `maxTranscriptBytes` is left out (logged), the rest of the record kept.
    */
   record(checkpoint: RunCheckpoint, options: RecordOptions = {}): Promise<void> {
+    return this.recordNow(checkpoint, options) ?? DONE
+  }
+
+  /** `record`, but undefined when there is nothing to wait for (a `lazy` insert queued, a `logged` update in the run log). */
+  recordNow(checkpoint: RunCheckpoint, options: RecordOptions = {}): Promise<void> | undefined {
     let row: Partial<RunRow>
     try {
       row = toRow(checkpoint, this.limits)
@@ -211,27 +216,30 @@ export class Checkpoints extends Service {
     await this.updateNow(writes, row, options.logged)
   }
 
+  /** What every direct write stamps (its date as epoch ms, as a write carries dates). */
   private stamp(): Stamp {
-    return { host: this.host, instance: this.instance, updatedAt: new Date() }
+    return { host: this.host, instance: this.instance, updatedAt: Date.now() }
   }
 
-  private insertNow(writes: GroupCommit, row: Partial<RunRow>, options: RecordOptions): Promise<void> {
+  private insertNow(writes: GroupCommit, row: Partial<RunRow>, options: RecordOptions): Promise<void> | undefined {
     const stamp = this.stamp()
     const id = row.id!
     const deferred = options.deferred
-    const late = deferred && (() => deferredColumns(id, deferred, this.limits, this.dropped(id)))
-    const op = { kind: 'insert' as const, row: newRow(row, stamp), given: { ...row, ...stamp }, late }
+    // Deferred columns hold no dates.
+    const late = deferred && (() => deferredColumns(id, deferred, this.limits, this.dropped(id)) as OpRow)
+    // The row's other columns are the writer's (writer-statements.ts): only the given ones are kept here.
+    const op = { kind: 'insert' as const, id, given: Object.assign(row as OpRow, stamp), late }
     this.count.added()
     if (!options.lazy) return writes.write(op).then(ignore)
     writes.writeLazy(op)
-    return DONE
   }
 
-  private updateNow(writes: GroupCommit, row: Partial<RunRow>, logged?: boolean): Promise<void> {
+  private updateNow(writes: GroupCommit, row: Partial<RunRow>, logged?: boolean): Promise<void> | undefined {
     const { id, ...changes } = row
     const guard = row.state !== undefined && row.state !== 'settled'
-    const op = { kind: 'update' as const, id: id!, changes: Object.assign(changes, this.stamp()), guard }
-    return (logged && writes.writeLogged(op)) || writes.write(op).then((matched) => {
+    const op = { kind: 'update' as const, id: id!, changes: Object.assign(changes as OpRow, this.stamp()), guard }
+    if (logged && writes.writeLogged(op)) return
+    return writes.write(op).then((matched) => {
       if (!matched) return this.notMoved(id!, `moved to ${row.state}`).then((error) => { throw error })
     })
   }

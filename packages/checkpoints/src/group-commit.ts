@@ -1,6 +1,5 @@
-import type { RunRow } from './records.js'
 import type { RunLog } from './run-log.js'
-import type { DirectWriter, WriteOp } from './write-ops.js'
+import { type DirectWriter, encodeLate, encodeOp, type OpRow, runOps, type WriteOp } from './write-ops.js'
 
 /** Longest an unwaited (lazy) write stays queued before its batch is written (ms). */
 const LAZY_FLUSH_MS = 5
@@ -14,14 +13,18 @@ interface Entry {
   reject?(error: unknown): void
 }
 
-/** The writes of one run merged into one op of a batch: an insert and the updates that followed it. */
+/**
+ * The writes of one run merged into one statement of a batch: an insert and the updates that followed
+ * it (their texts, in order; the writer merges them, writer-statements.ts), or one update.
+ */
 interface Group {
   op: WriteOp
   entries: Entry[]
+  texts: string[]
+  /** The run's state as the merged row has it (an insert's group). */
+  state?: string
   /** The insert's `late` columns, still to take (dropped when an update settles the run in the batch). */
-  late?: () => Partial<RunRow>
-  /** Columns an update merged into the insert set: `late` does not override them. */
-  merged?: Set<string>
+  late?: () => OpRow
 }
 
 /**
@@ -66,21 +69,21 @@ export class GroupCommit {
 
   /**
    * Queues an update and appends it to the run log (with its run's insert, when that is not written
-   * yet): resolves once appended, before the database write; what the write then meets (no row, a
-   * settled run, an error) goes to `late`. Undefined without a log or with a full one: use `write`.
+   * yet): true once appended, before the database write; what the write then meets (no row, a
+   * settled run, an error) goes to `late`. False without a log or with a full one: use `write`.
    */
-  writeLogged(op: WriteOp): Promise<void> | undefined {
-    if (!this.log || this.closed || op.kind !== 'update') return undefined
+  writeLogged(op: WriteOp): boolean {
+    if (!this.log || this.closed || op.kind !== 'update') return false
     const insert = this.inserts.get(op.id)
-    const seq = this.log.append(insert ? [insert, op] : [op])
-    if (seq === undefined) return undefined
+    const seq = this.log.append(insert ? [encodeOp(insert), encodeOp(op)] : [encodeOp(op)])
+    if (seq === undefined) return false
     this.push({ op, seq }, false)
-    return DONE
+    return true
   }
 
   private push(entry: Entry, lazy: boolean): void {
     this.queue.push(entry)
-    if (entry.op.kind === 'insert') this.inserts.set(entry.op.row.id, entry.op)
+    if (entry.op.kind === 'insert') this.inserts.set(entry.op.id, entry.op)
     if (!lazy) this.immediate ??= setImmediate(this.flushNow)
     // A lazy timer still pending from an earlier write fires sooner than this one's bound, never later:
     // it is kept across flushes (a flush that finds the queue empty writes nothing), not made per write.
@@ -123,7 +126,7 @@ export class GroupCommit {
   private written(batch: Entry[]): void {
     let seq = 0
     for (const entry of batch) {
-      if (entry.op.kind === 'insert' && this.inserts.get(entry.op.row.id) === entry.op) this.inserts.delete(entry.op.row.id)
+      if (entry.op.kind === 'insert' && this.inserts.get(entry.op.id) === entry.op) this.inserts.delete(entry.op.id)
       if (entry.seq) seq = entry.seq
     }
     if (!seq) return
@@ -140,7 +143,7 @@ export class GroupCommit {
     let results: number[]
     try {
       for (const group of groups) if (group.late) takeLate(group)
-      results = await this.writer.run(groups.map((group) => group.op))
+      results = await this.writer.run(groups.map((group) => group.texts))
     } catch (error) {
       for (const entry of batch) this.fail(entry, error)
       return
@@ -165,7 +168,7 @@ export class GroupCommit {
   private async notNew(group: Group): Promise<void> {
     const ops = group.entries.map((entry) => asUpdate(entry.op))
     try {
-      const results = await this.writer.run(ops)
+      const results = await runOps(this.writer, ops)
       // The insert's own write counts as done once its row is updated.
       group.entries.forEach((entry, index) => this.done(entry, index === 0 ? Math.min(1, results[0]) : results[index]))
     } catch (error) {
@@ -173,8 +176,6 @@ export class GroupCommit {
     }
   }
 }
-
-const DONE = Promise.resolve()
 
 /** Merges each update into the insert of its run queued before it in the batch, when the update's guard holds for that row. */
 function coalesce(batch: Entry[]): Group[] {
@@ -184,12 +185,9 @@ function coalesce(batch: Entry[]): Group[] {
     const { op } = entry
     if (op.kind === 'update') {
       const group = inserts.get(op.id)
-      if (group?.op.kind === 'insert' && (!op.guard || group.op.row.state !== 'settled')) {
-        for (const [key, value] of Object.entries(op.changes)) {
-          if (value === undefined) continue
-          (group.op.row as unknown as Record<string, unknown>)[key] = value
-          ;(group.merged ??= new Set()).add(key)
-        }
+      if (group && (!op.guard || group.state !== 'settled')) {
+        group.texts.push(encodeOp(op))
+        if (op.changes.state !== undefined) group.state = op.changes.state
         // A run that settles in the batch is never restored from this record: its late columns are not taken.
         if (op.changes.state === 'settled') group.late = undefined
         group.entries.push(entry)
@@ -197,33 +195,35 @@ function coalesce(batch: Entry[]): Group[] {
       }
       // Not merged: a later update of this run must not jump ahead of this one.
       inserts.delete(op.id)
-      groups.push({ op, entries: [entry] })
+      groups.push({ op, entries: [entry], texts: [encodeOp(op)] })
       continue
     }
-    const group: Group = { op: { ...op, row: { ...op.row } }, entries: [entry], late: op.late }
-    inserts.set(op.row.id, group)
+    const group: Group = { op, entries: [entry], texts: [encodeOp(op)], state: op.given.state, late: op.late }
+    inserts.set(op.id, group)
     groups.push(group)
   }
   return groups
 }
 
-/** Takes an insert's late columns into its row (and into what its caller gave, should the id exist). */
+/**
+ * Takes an insert's late columns: into its statement, right after the insert (so the updates merged
+ * after it win over them), and into what its caller gave, should the id exist.
+ */
 function takeLate(group: Group): void {
   const { op } = group
   const late = group.late!()
   group.late = undefined
   if (op.kind !== 'insert') return
-  const given = (group.entries[0].op as Extract<WriteOp, { kind: 'insert' }>).given
-  for (const [key, value] of Object.entries(late)) {
-    if (value === undefined || group.merged?.has(key)) continue
-    ;(op.row as unknown as Record<string, unknown>)[key] = value
-    ;(given as Record<string, unknown>)[key] = value
-  }
+  const columns: OpRow = {}
+  for (const [key, value] of Object.entries(late)) if (value !== undefined) (columns as Record<string, unknown>)[key] = value
+  group.texts.splice(1, 0, encodeLate(columns))
+  // What an insert of an existing id updates instead (notNew): a later update of the group still comes after it.
+  Object.assign(op.given, columns)
 }
 
 /** An insert as the update of an existing row (only the columns its caller gave); updates as they are. */
 function asUpdate(op: WriteOp): WriteOp {
   if (op.kind === 'update') return op
   const { id, ...changes } = op.given
-  return { kind: 'update', id: op.row.id, changes, guard: changes.state !== undefined && changes.state !== 'settled' }
+  return { kind: 'update', id: op.id, changes, guard: changes.state !== undefined && changes.state !== 'settled' }
 }

@@ -1,6 +1,6 @@
 // The shared-memory mailbox between the main thread and a writer thread (writer-thread.ts): a header
-// of Int32 fields, then a data area that holds one batch's statements (UTF-8 JSON, each statement's
-// text sent once and then by number), and after the batch ran its results (one Int32 per statement)
+// of Int32 fields, then a data area that holds one batch (UTF-8 JSON: its groups of encoded writes,
+// see writer-statements.ts), and after the batch ran its results (one Int32 per group)
 // or its error (UTF-8 JSON). The main thread owns the data area until it bumps `seq`; the thread owns
 // it until it bumps `done`.
 
@@ -28,7 +28,6 @@ const mailbox = (() => {
   const head = new Int32Array(workerData.box, 0, ${MAILBOX_HEADER / 4})
   const bytes = Buffer.from(workerData.box, ${MAILBOX_HEADER})
   const ints = new Int32Array(workerData.box, ${MAILBOX_HEADER})
-  const texts = []
   let seen = 0
   const reply = (status, length) => {
     head[${Field.status}] = status
@@ -54,10 +53,10 @@ const mailbox = (() => {
     },
     read() {
       const kind = head[${Field.kind}]
-      if (kind === ${Slot.Close}) return { close: true, ops: [] }
-      if (kind === ${Slot.Ping}) return { ping: true, ops: [] }
+      if (kind === ${Slot.Close}) return { close: true, groups: [] }
+      if (kind === ${Slot.Ping}) return { ping: true, groups: [] }
       const text = kind === ${Slot.Port} ? receiveMessageOnPort(workerData.port).message : bytes.toString('utf8', 0, head[${Field.length}])
-      return { ops: JSON.parse(text).map((op) => { if (op.length > 2) texts[op[0]] = op[2]; return [texts[op[0]], op[1]] }) }
+      return { groups: JSON.parse(text) }
     },
     done(results) {
       if (results.length > ints.length) return failed(new Error('a batch of ' + results.length + ' statements is too many for the mailbox'))

@@ -7,22 +7,11 @@ import type { RunCheckpoint, RunRow } from './records.js'
 /** The fields of a new run's record `record` may take late, when its batch is written (`deferred`). */
 export type DeferredFields = Pick<RunCheckpoint, 'transcript' | 'sessionId' | 'taskId' | 'agentUrl'>
 
-/** What the host and this start stamp on every write. */
+/** What the host and this start stamp on every direct write (write-ops.ts): the date as epoch ms. */
 export interface Stamp {
   host: string
   instance: string
-  updatedAt: Date
-}
-
-/** A new run's whole row: the columns given, the rest at their initial values. */
-export function newRow(row: Partial<RunRow>, stamp: Stamp): RunRow {
-  return {
-    id: row.id!, path: row.path!, root: row.root!, parent: row.parent ?? '', provider: row.provider!, agent: row.agent ?? '',
-    state: row.state!, stopReason: row.stopReason ?? null, usage: row.usage ?? '{}', work: row.work ?? '{}',
-    transcript: row.transcript ?? null, turn: row.turn ?? 0, result: row.result ?? null, background: row.background ?? false,
-    label: row.label ?? '', delivery: row.delivery ?? '', sessionId: row.sessionId ?? null, taskId: row.taskId ?? null,
-    agentUrl: row.agentUrl ?? null, ...stamp, createdAt: stamp.updatedAt,
-  }
+  updatedAt: number
 }
 
 /**

@@ -1,8 +1,6 @@
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import type { RunRow } from './records.js'
-import { newRow } from './record-ops.js'
-import type { WriteOp } from './write-ops.js'
+import type { OpRow, WriteOp } from './write-ops.js'
 
 // The run log: a local append-only file that holds the run records a caller was told are kept
 // (`record(…, { logged: true })`, the journal's settle) until their batch is in the database. The
@@ -15,10 +13,11 @@ import type { WriteOp } from './write-ops.js'
 
 /** One line: a record (its seq and ops: the run's pending insert, if any, then its update), or a commit marker. */
 type Line = { s: number; o: SerialOp[] } | { c: number }
-/** An insert's given columns (its whole row follows from them), or an update's id, guard and changes; dates as epoch ms. */
-type SerialOp = [0, Partial<RunRow>] | [1, string, 0 | 1, Partial<RunRow>]
-
-const DATES = ['createdAt', 'updatedAt'] as const
+/**
+ * An insert's given columns (its whole row follows from them), or an update's id, guard and changes;
+ * dates as epoch ms. Each is the op's own text (write-ops.ts `encodeOp`), the one its batch carries too.
+ */
+type SerialOp = [0, OpRow] | [1, string, 0 | 1, OpRow]
 
 /** Run log files open in this process: each holder's promise resolves when it closes. */
 const holders = new Map<string, Promise<void>>()
@@ -51,12 +50,11 @@ export class RunLog {
     return { log: new RunLog(file, openSync(file, 'a')), unwritten: unwrittenOf(text) }
   }
 
-  /** Appends a record's ops; its seq, or undefined when the log is full (the caller then waits for the database). */
-  append(ops: WriteOp[]): number | undefined {
+  /** Appends a record's ops (their texts, `encodeOp`); its seq, or undefined when the log is full (then the database is waited for). */
+  append(ops: string[]): number | undefined {
     if (this.bytes >= RUN_LOG_MAX_BYTES) return undefined
     const seq = ++this.appended
-    const line = JSON.stringify({ s: seq, o: ops.map(serial) }) + '\n'
-    this.bytes += writeSync(this.fd, line)
+    this.bytes += writeSync(this.fd, `{"s":${seq},"o":[${ops.join(',')}]}\n`)
     return seq
   }
 
@@ -84,18 +82,6 @@ export class RunLog {
   }
 }
 
-function serial(op: WriteOp): SerialOp {
-  if (op.kind === 'update') return [1, op.id, op.guard ? 1 : 0, undated(op.changes)]
-  return [0, undated(op.given)]
-}
-
-/** A copy with its dates as epoch ms (JSON's Date.toJSON is slow). */
-function undated(row: Partial<RunRow>): Partial<RunRow> {
-  const copy = { ...row } as Record<string, unknown>
-  for (const key of DATES) if (copy[key] instanceof Date) copy[key] = (copy[key] as Date).getTime()
-  return copy as Partial<RunRow>
-}
-
 /** The records of `text` after its last commit marker (a torn last line, cut by a crash mid-write, is left out). */
 function unwrittenOf(text: string): WriteOp[][] {
   let records: Array<{ s: number; o: SerialOp[] }> = []
@@ -114,14 +100,8 @@ function unwrittenOf(text: string): WriteOp[][] {
 }
 
 function revive(op: SerialOp): WriteOp {
-  if (op[0] === 1) return { kind: 'update', id: op[1], guard: op[2] === 1, changes: dated(op[3]) }
-  const given = dated(op[1])
-  return { kind: 'insert', row: newRow(given, { host: given.host!, instance: given.instance!, updatedAt: given.updatedAt! }), given }
-}
-
-function dated(row: Partial<RunRow>): Partial<RunRow> {
-  for (const key of DATES) if (typeof row[key] === 'number') (row as Record<string, unknown>)[key] = new Date(row[key] as unknown as number)
-  return row
+  if (op[0] === 1) return { kind: 'update', id: op[1], guard: op[2] === 1, changes: op[3] }
+  return { kind: 'insert', id: op[1].id!, given: op[1] }
 }
 
 /**

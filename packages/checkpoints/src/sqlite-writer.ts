@@ -1,19 +1,19 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { RUN_COLUMNS as COLUMNS, type RunRow, TABLES } from './records.js'
-import type { DirectWriter, WriteOp } from './write-ops.js'
-import { type Statement, WriterThread } from './writer-thread.js'
+import type { DirectWriter } from './write-ops.js'
+import { statementsSource } from './writer-statements.js'
+import { WriterThread } from './writer-thread.js'
 
 // SQLite's direct writes run in a worker thread with a second connection to the store's file (its
-// own sql.js instance): the main thread builds each batch's statements and hands them over through
-// shared memory (writer-thread.ts), and the worker, blocked on that mailbox between batches, runs
-// them in one transaction. minato's WASM build of SQLite has no file locks, so the two
+// own sql.js instance): the main thread hands each batch's encoded writes over through shared memory
+// (writer-thread.ts), and the worker, blocked on that mailbox between batches, builds their
+// statements (writer-statements.ts) and runs them in one transaction. minato's WASM build of SQLite has no file locks, so the two
 // connections take turns through a lock in shared memory: the worker holds it for a batch, the main
 // thread for each statement minato's driver runs (and from BEGIN to COMMIT of a minato
 // transaction). Both connections stay in SQLite's normal locking mode, so each checks the file's
 // change counter when it starts a transaction and drops a page cache the other made stale.
 
-const WORKER = `
+const WORKER = `${statementsSource('sqlite')}
 const { workerData } = require('node:worker_threads')
 const lock = new Int32Array(workerData.lock)
 const acquire = () => { while (Atomics.compareExchange(lock, 0, 0, 2) !== 0) Atomics.wait(lock, 0, Atomics.load(lock, 0), 20) }
@@ -35,10 +35,17 @@ function serve(db) {
     }
     if (db.error) { mailbox.failed(db.error); continue }
     if (message.ping) { mailbox.done([]); continue }
+    let statements
+    try {
+      statements = statementsOf(message.groups)
+    } catch (error) {
+      mailbox.failed(error)
+      continue
+    }
     acquire()
     let results
     try {
-      results = batch(db, message.ops)
+      results = batch(db, statements)
     } catch (error) {
       release()
       mailbox.failed(error)
@@ -66,27 +73,6 @@ function batch(db, ops) {
   return results
 }
 `
-
-/** minato's SQLite encoding: booleans as 0/1, dates as epoch milliseconds. */
-function value(v: unknown): unknown {
-  if (v === undefined) return null
-  if (typeof v === 'boolean') return +v
-  if (v instanceof Date) return v.getTime()
-  return v
-}
-
-const INSERT = `INSERT INTO \`${TABLES.runs}\` (${COLUMNS.map((c) => `\`${c}\``).join(', ')}) `
-  + `VALUES (${COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (\`id\`) DO NOTHING`
-const KNOWN = new Set<string>(COLUMNS)
-
-function statement(op: WriteOp): Statement {
-  if (op.kind === 'insert') return [INSERT, COLUMNS.map((c) => value(op.row[c]))]
-  const columns = COLUMNS.filter((key) => key !== 'id' && op.changes[key] !== undefined)
-  for (const key of Object.keys(op.changes)) if (!KNOWN.has(key)) throw new Error(`checkpoints: unknown run column ${key}`)
-  const text = `UPDATE \`${TABLES.runs}\` SET ${columns.map((c) => `\`${c}\` = ?`).join(', ')} WHERE \`id\` = ?`
-    + (op.guard ? ' AND `state` <> \'settled\'' : '')
-  return [text, [...columns.map((c) => value(op.changes[c as keyof RunRow])), op.id]]
-}
 
 /** The part of minato's SQLite driver the lock wraps: every statement it runs goes through `_exec`. */
 interface MinatoSqlite {
@@ -139,8 +125,8 @@ export class SqliteWorkerWriter implements DirectWriter {
     }
   }
 
-  run(ops: WriteOp[]): Promise<number[]> {
-    return this.thread.run(ops.map(statement))
+  run(groups: string[][]): Promise<number[]> {
+    return this.thread.run(groups)
   }
 
   ready(): Promise<void> {

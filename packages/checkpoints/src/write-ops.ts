@@ -1,22 +1,51 @@
 import type { RunRow } from './records.js'
 
-// What the run table's direct writers (direct-writes.ts, postgres-writer.ts) take and give.
+// What the run table's direct writers (direct-writes.ts, sqlite-writer.ts, postgres-writer.ts) take
+// and give. A write is encoded once, as the JSON text the run log holds (run-log.ts): the same text
+// goes into the log line and into the batch a writer thread is handed, and the thread builds the
+// statement from it (writer-statements.ts), so the main thread neither copies rows nor builds SQL.
 
-/** One write of a batch: a new run's whole row, or the changed columns of an existing run. */
+/** A run's columns as a write carries them: dates as epoch milliseconds. */
+export type OpRow = Omit<Partial<RunRow>, 'createdAt' | 'updatedAt'> & { createdAt?: number; updatedAt?: number }
+
+/** One write of a batch: a new run's given columns (the rest of its row at initial values), or the changed columns of an existing run. */
 export type WriteOp =
-  /** `given`: the columns the caller named (what an insert of an id that exists updates instead). */
+  /** `given`: the columns the caller named (with host, instance and updatedAt); what an insert of an id that exists updates instead. */
   /** `late`: columns taken when the batch is written (a lazy start's transcript), unless the run settles in that batch. */
-  | { kind: 'insert'; row: RunRow; given: Partial<RunRow>; late?: () => Partial<RunRow> }
+  | { kind: 'insert'; id: string; given: OpRow; late?: () => OpRow; text?: string }
   /** `guard`: only if the run is not settled now (a save that would move a settled run to another state). */
-  | { kind: 'update'; id: string; changes: Partial<RunRow>; guard: boolean }
+  | { kind: 'update'; id: string; changes: OpRow; guard: boolean; text?: string }
 
-/** Per op: an insert's 1 (inserted) or 0 (the id exists); an update's rows matched (0 or 1). */
+/**
+ * The op's text (made once, then kept on it): `[0, given]` for an insert, `[1, id, guard, changes]`
+ * for an update; `[2, columns]` (late columns of the insert before it) only ever appears in a batch.
+ */
+export function encodeOp(op: WriteOp): string {
+  if (op.text !== undefined) return op.text
+  op.text = op.kind === 'insert' ? `[0,${JSON.stringify(op.given)}]` : `[1,${JSON.stringify(op.id)},${op.guard ? 1 : 0},${JSON.stringify(op.changes)}]`
+  return op.text
+}
+
+/** The text of an insert's late columns. */
+export function encodeLate(columns: OpRow): string {
+  return `[2,${JSON.stringify(columns)}]`
+}
+
+/**
+ * Per group: an insert's 1 (inserted) or 0 (the id exists); an update's rows matched (0 or 1). A group
+ * is the texts of one statement: an insert, then its late columns and the updates merged into it; or one update.
+ */
 export interface DirectWriter {
   readonly kind: 'sqlite' | 'postgres'
   /** The SQLite file it writes (where the run log goes by default). */
   readonly file?: string
-  run(ops: WriteOp[]): Promise<number[]>
+  run(groups: string[][]): Promise<number[]>
   /** Resolves once the writer can write (a writer thread started, its connection open). */
   ready?(): Promise<void>
   close(): Promise<void>
+}
+
+/** Writes `ops` one statement each, in order. */
+export function runOps(writer: DirectWriter, ops: WriteOp[]): Promise<number[]> {
+  return writer.run(ops.map((op) => [encodeOp(op)]))
 }

@@ -3,15 +3,14 @@ import { Field, MAILBOX, MAILBOX_BYTES, MAILBOX_HEADER, Slot } from './mailbox.j
 
 // The main thread's side of a writer thread (postgres-writer.ts, sqlite-writer.ts). Batches go
 // through a mailbox in shared memory (mailbox.ts), not postMessage: the main thread writes a batch's
-// statements there, bumps the request counter and wakes the thread with Atomics.notify; the thread
+// encoded writes there (the texts write-ops.ts made once; the thread builds the statements), bumps
+// the request counter and wakes the thread with Atomics.notify; the thread
 // runs them, writes each statement's affected rows (or the error) back and bumps the done counter,
 // which the main thread awaits with Atomics.waitAsync. No structured clone and no message event on
 // the hot path. One batch is in the mailbox at a time (the group commit writes one at a time; a
 // second one waits here); a batch larger than the mailbox goes by a message port instead. The host
 // is kept alive only while a batch is awaited. close() closes the thread's connection, then
 // terminates it (forced after 6 s).
-
-export type Statement = [text: string, params: unknown[]]
 
 /** `Atomics.waitAsync` (Node ≥ 16; ES2024, newer than this package's `lib`). */
 const waitAsync = (Atomics as unknown as {
@@ -23,8 +22,10 @@ interface Waiter {
   reject(error: unknown): void
 }
 
-/** What a batch is: statements, a ping (the thread started and its connection open), or the close. */
+/** What a batch is: groups of writes, a ping (the thread started and its connection open), or the close. */
 type Kind = typeof Slot.Batch | typeof Slot.Ping | typeof Slot.Close
+
+const ENCODER = new TextEncoder()
 
 export class WriterThread {
   private readonly worker: Worker
@@ -32,12 +33,10 @@ export class WriterThread {
   private readonly bytes: Buffer
   private readonly ints: Int32Array
   private readonly port: MessagePort
-  /** Statement text → its number: a text is sent once, then by number. */
-  private readonly texts = new Map<string, number>()
   private seq = 0
   /** The batch in the mailbox now, and those waiting for it to be free. */
   private current: Waiter | undefined
-  private readonly queued: Array<{ kind: Kind; statements: Statement[]; waiter: Waiter }> = []
+  private readonly queued: Array<{ kind: Kind; groups: string[][]; waiter: Waiter }> = []
   private closing: Promise<void> | undefined
   private exited = false
   private closed = false
@@ -74,9 +73,9 @@ export class WriterThread {
     for (const waiter of waiters) waiter.reject(error)
   }
 
-  /** Runs the statements in order, in one batch; resolves with each one's affected-row count. */
-  run(statements: Statement[]): Promise<number[]> {
-    return this.send(Slot.Batch, statements)
+  /** Runs the groups (a statement each, see writer-statements.ts) in order, in one batch; resolves with each one's row count. */
+  run(groups: string[][]): Promise<number[]> {
+    return this.send(Slot.Batch, groups)
   }
 
   /** The thread started and its connection open: the store's first write does not pay for them. */
@@ -84,33 +83,36 @@ export class WriterThread {
     await this.send(Slot.Ping, [])
   }
 
-  private send(kind: Kind, statements: Statement[]): Promise<number[]> {
+  private send(kind: Kind, groups: string[][]): Promise<number[]> {
     if (this.exited) return Promise.reject(new Error(`checkpoints: the ${this.label} writer thread exited`))
     if (this.closed && kind !== Slot.Close) return Promise.reject(new Error(`checkpoints: the ${this.label} writer thread is closing`))
     return new Promise<number[]>((resolve, reject) => {
       const waiter = { resolve, reject }
-      if (this.current) this.queued.push({ kind, statements, waiter })
-      else this.post(kind, statements, waiter)
+      if (this.current) this.queued.push({ kind, groups, waiter })
+      else this.post(kind, groups, waiter)
     })
   }
 
   /** Puts a batch in the mailbox, wakes the thread, and awaits the done counter. */
-  private post(kind: Kind, statements: Statement[], waiter: Waiter): void {
+  private post(kind: Kind, groups: string[][], waiter: Waiter): void {
     let slot: Slot = kind
     let length = 0
     if (kind === Slot.Batch) {
-      const text = JSON.stringify(statements.map(([sql, params]) => {
-        const known = this.texts.get(sql)
-        if (known !== undefined) return [known, params]
-        this.texts.set(sql, this.texts.size)
-        return [this.texts.size - 1, params, sql]
-      }))
-      // Every UTF-16 unit is at most 3 bytes of UTF-8: most batches need no count.
-      if (text.length * 3 <= MAILBOX_BYTES || Buffer.byteLength(text) <= MAILBOX_BYTES) {
-        length = this.bytes.write(text, 0)
-      } else {
-        slot = Slot.Port
-        this.port.postMessage(text)
+      // The texts as they are: nothing is encoded again here. Every UTF-16 unit is at most 3 bytes of
+      // UTF-8, so most batches go straight into the mailbox, text by text, with no joined string.
+      let units = 2
+      for (const group of groups) {
+        units += 3
+        for (const text of group) units += text.length + 1
+      }
+      if (units * 3 <= MAILBOX_BYTES) length = this.put(groups)
+      else {
+        const text = `[${groups.map((group) => `[${group.join(',')}]`).join(',')}]`
+        if (Buffer.byteLength(text) <= MAILBOX_BYTES) length = this.bytes.write(text, 0)
+        else {
+          slot = Slot.Port
+          this.port.postMessage(text)
+        }
       }
     }
     this.current = waiter
@@ -124,6 +126,25 @@ export class WriterThread {
     const wait = waitAsync(this.head, Field.done, seq - 1)
     if (wait.async) void wait.value.then(() => this.finish(waiter))
     else this.finish(waiter)
+  }
+
+  /** Writes `[[text, …], …]` into the mailbox (it fits: see `post`); its length in bytes. */
+  private put(groups: string[][]): number {
+    const bytes = this.bytes
+    let at = 0
+    bytes[at++] = 0x5b
+    for (let i = 0; i < groups.length; i++) {
+      if (i) bytes[at++] = 0x2c
+      bytes[at++] = 0x5b
+      const group = groups[i]
+      for (let j = 0; j < group.length; j++) {
+        if (j) bytes[at++] = 0x2c
+        at += ENCODER.encodeInto(group[j], bytes.subarray(at)).written
+      }
+      bytes[at++] = 0x5d
+    }
+    bytes[at++] = 0x5d
+    return at
   }
 
   /** The thread bumped the done counter: the batch's results (or error) are in the mailbox. */
@@ -143,7 +164,7 @@ export class WriterThread {
       error = Object.assign(new Error(`checkpoints (${this.label} writer): ${message}`), { code })
     }
     const next = this.queued.shift()
-    if (next) this.post(next.kind, next.statements, next.waiter)
+    if (next) this.post(next.kind, next.groups, next.waiter)
     else this.worker.unref()
     if (error) waiter.reject(error)
     else waiter.resolve(results!)

@@ -250,6 +250,21 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect(await checkpoints.load('b1')).to.deep.include({ state: 'running', turn: 2, transcript })
   })
 
+  it('non-ASCII text written into the mailbox text by text, and a batch near its size (joined and counted), land as given', async () => {
+    app = await startStore(backend(), { maxTranscriptBytes: 4 * 1024 * 1024 })
+    const { checkpoints } = app
+    // 300,000 UTF-16 units at most 3 bytes each fit the 1 MiB mailbox: written text by text, 'é' as two bytes.
+    const accented = { messages: ['é'.repeat(300_000), '✓ done — ok'] }
+    // 400,000 units might not (× 3 is over 1 MiB): counted exactly (400 KB) and written as one text.
+    const near = { messages: ['z'.repeat(400_000)] }
+    await checkpoints.record({ ...ROOT, id: 'u1', path: 'u1' }, { created: true })
+    await checkpoints.record({ id: 'u1', state: 'parked', transcript: accented, result: 'ünïcödé ✓' })
+    await checkpoints.record({ ...ROOT, id: 'u2', path: 'u2' }, { created: true })
+    await checkpoints.record({ id: 'u2', state: 'parked', transcript: near })
+    expect(await checkpoints.load('u1')).to.deep.include({ state: 'parked', transcript: accented, result: 'ünïcödé ✓' })
+    expect(await checkpoints.load('u2')).to.deep.include({ state: 'parked', transcript: near })
+  })
+
   it('batched writes and minato\'s statements interleaved on many runs at once: every write lands, in order per run', async () => {
     app = await startStore(backend())
     const { checkpoints } = app

@@ -6,17 +6,14 @@ import type { JournalledRun, RunJournal } from '../run/journal-port.js'
 import { StoredRuns } from './journal-restore.js'
 import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
 import { RecordWaits } from './record-waits.js'
-import { capText, reattachOf, safeCheckpoint, taskKeyInput } from './journal-records.js'
+import { capText, deferredOf, put, reattachOf, safeCheckpoint, taskKeyInput } from './journal-records.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint } from './journal-store.js'
 import type { SubagentOutcome, SubagentProvider } from '../types.js'
 
 type Kind = 'start' | 'park' | 'resume' | 'settle' | 'claim'
 
 /** Where a live run sits in the tree, so its own children's records get their path. */
-interface Place {
-  runId: string
-  path: string
-}
+type Place = { runId: string; path: string }
 
 /** Live or parked runs whose place is remembered (children look their parent up by agent id). */
 const MAX_PLACES = 10_000
@@ -123,7 +120,9 @@ export class CheckpointJournal implements RunJournal {
     }
     // The checkpoint (the transcript, reattach ids) is taken when the store writes the start record:
     // a run that settles first never has it serialised (a settled run is never restored).
-    this.write(run.id, 'start', (store) => {
+    const found = this.store()
+    if (this.now(found, run.id, 'start', (store) => store.recordNow!(record, { created: true, lazy: true, deferred: () => deferredOf(run) }))) return
+    this.writeTo(found, run.id, 'start', (store) => {
       if (store.record) return store.record(record, { created: true, lazy: true, deferred: () => deferredOf(run) })
       const checkpoint = safeCheckpoint(run)
       return this.saveWithTranscript(store, { ...record, ...reattachOf(checkpoint) }, checkpoint, true)
@@ -179,7 +178,7 @@ export class CheckpointJournal implements RunJournal {
     const task = live?.size ? [...live].find((candidate) => candidate.run?.id === run.id) : undefined
     const keepTranscript = outcome.stopReason === 'closed' || outcome.stopReason === 'interrupted' || !!task
     const checkpoint = keepTranscript ? safeCheckpoint(run) : undefined
-    this.write(run.id, 'settle', (store) => {
+    const recordOf = (store: CheckpointStore) => {
       const record: StoredRunCheckpoint = {
         id: run.id,
         state: outcome.stopReason === 'closed' ? 'closed' : outcome.stopReason === 'interrupted' ? 'interrupted' : 'settled',
@@ -194,6 +193,13 @@ export class CheckpointJournal implements RunJournal {
         // Read when the write runs: a result delivered by then (a message, a wait) says how.
         if (task.delivery) record.delivery = task.delivery.via
       }
+      return record
+    }
+    // A plain settle (nothing to read when the write runs, no transcript, no question) goes to the store now.
+    const found = this.store()
+    if (!question && !task && !keepTranscript && this.now(found, run.id, 'settle', (store) => store.recordNow!(recordOf(store), { logged: true }))) return
+    this.writeTo(found, run.id, 'settle', (store) => {
+      const record = recordOf(store)
       const saved = this.saveWithTranscript(store, record, checkpoint)
       if (!question) return saved
       return saved.then(async () => {
@@ -235,15 +241,29 @@ export class CheckpointJournal implements RunJournal {
 
   /** Runs `work` after the run's queued writes (a turn later when none is queued: hooks read the run as it goes on). */
   private write(runId: string, kind: Kind, work: (store: CheckpointStore) => Promise<void>): void {
-    const store = this.store()
+    this.writeTo(this.store(), runId, kind, work)
+  }
+
+  private writeTo(store: CheckpointStore | undefined, runId: string, kind: Kind, work: (store: CheckpointStore) => Promise<void>): void {
     if (!store) return
     this.written = store
     const previous = this.queues.get(runId) ?? Promise.resolve()
-    const next = previous.then(() => work(store)).catch((error: unknown) => this.failure(runId, kind, error))
+    this.queue(runId, previous.then(() => work(store)), kind)
+  }
+
+  /** Runs `work` now when the store has `recordNow` and no write of the run is queued (true); queued only if it gave a promise. */
+  private now(store: CheckpointStore | undefined, runId: string, kind: Kind, work: (s: CheckpointStore) => Promise<void> | void): boolean {
+    if (!store?.recordNow || this.queues.has(runId)) return false
+    this.written = store
+    const pending = work(store)
+    if (pending) this.queue(runId, pending, kind)
+    return true
+  }
+
+  private queue(runId: string, work: Promise<void>, kind: Kind): void {
+    const next = work.catch((error: unknown) => this.failure(runId, kind, error))
     this.queues.set(runId, next)
-    void next.then(() => {
-      if (this.queues.get(runId) === next) this.queues.delete(runId)
-    })
+    void next.then(() => this.queues.get(runId) === next && this.queues.delete(runId))
   }
 
   private failure(runId: string, kind: Kind, error: unknown): void {
@@ -255,25 +275,6 @@ export class CheckpointJournal implements RunJournal {
     this.log.warn('checkpoint %s of run %s failed (the run goes on; later %s failures are logged at debug level): %s',
       kind, runId, kind, describeError(error))
   }
-}
-
-/** Writes a record without reading it back (a store without `record` is written through `save`). */
-function put(store: CheckpointStore, record: StoredRunCheckpoint, created?: boolean): Promise<void> {
-  // A new run's start record is lazy: its write is batched with the run's next one (checkpoints' group commit).
-  // An end is logged: with a run log, the outcome waits for its local append, not for the database.
-  if (store.record) return store.record(record, { created: !!created, lazy: !!created, logged: !created && ENDS.has(record.state!) })
-  return store.save(record).then(ignore)
-}
-
-function ignore(): void {}
-
-/** The states a settle writes. */
-const ENDS = new Set<string>(['settled', 'closed', 'interrupted'])
-
-/** What a new run's start record takes when the store writes it: the run's checkpoint as its transcript, and its reattach ids. */
-function deferredOf(run: JournalledRun): Pick<StoredRunCheckpoint, 'transcript' | 'sessionId' | 'taskId' | 'agentUrl'> {
-  const checkpoint = safeCheckpoint(run)
-  return { transcript: checkpoint, ...reattachOf(checkpoint) }
 }
 
 /** The journal a service uses: the checkpoints store when `ctx.checkpoints` is loaded, nothing written otherwise. */

@@ -1,5 +1,5 @@
 import type { JournalledRun } from '../run/journal-port.js'
-import type { StoredRunCheckpoint, StoredTaskKey } from './journal-store.js'
+import type { CheckpointStore, StoredRunCheckpoint, StoredTaskKey } from './journal-store.js'
 
 // The record-shaping helpers of the checkpoint journal (journal-checkpoints.ts).
 
@@ -37,4 +37,23 @@ export function capText(text: string, maxBytes: number): string {
   const bytes = Buffer.from(text, 'utf8')
   if (bytes.length <= maxBytes) return text
   return bytes.subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '')
+}
+
+/** Writes a record without reading it back (a store without `record` is written through `save`). */
+export function put(store: CheckpointStore, record: StoredRunCheckpoint, created?: boolean): Promise<void> {
+  // A new run's start record is lazy: its write is batched with the run's next one (checkpoints' group commit).
+  // An end is logged: with a run log, the outcome waits for its local append, not for the database.
+  if (store.record) return store.record(record, { created: !!created, lazy: !!created, logged: !created && ENDS.has(record.state!) })
+  return store.save(record).then(ignore)
+}
+
+function ignore(): void {}
+
+/** The states a settle writes. */
+const ENDS = new Set<string>(['settled', 'closed', 'interrupted'])
+
+/** What a new run's start record takes when the store writes it: the run's checkpoint as its transcript, and its reattach ids. */
+export function deferredOf(run: JournalledRun): Pick<StoredRunCheckpoint, 'transcript' | 'sessionId' | 'taskId' | 'agentUrl'> {
+  const checkpoint = safeCheckpoint(run)
+  return { transcript: checkpoint, ...reattachOf(checkpoint) }
 }

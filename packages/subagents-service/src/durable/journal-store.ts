@@ -91,6 +91,8 @@ export interface CheckpointStore {
     /** An update that resolves once in the store's local run log, before the database write (a store without one waits). */
     logged?: boolean
   }): Promise<void>
+  /** `record`, but undefined when nothing is left to wait for (a lazy insert queued, a logged update in the run log). */
+  recordNow?(checkpoint: StoredRunCheckpoint, options?: Parameters<NonNullable<CheckpointStore['record']>>[1]): Promise<void> | undefined
   /** Resolves once the store's queued writes are written. */
   drain?(): Promise<void>
   load(id: string): Promise<StoredRun | undefined>
