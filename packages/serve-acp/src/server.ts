@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises'
 import { isAbsolute } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import type { Agent, AgentEvent, BudgetSpend, Message, RunOptions, RunResult } from '@cordis-subagents/agent'
+import type { SentServers } from '@cordis-subagents/mcp'
 import {
   addCounts, crossingForFrom, describeError, questionMeta, SpendReporter, spendValue, type TraceContextHeaders,
 } from '@cordis-subagents/shared'
@@ -14,6 +15,7 @@ import { isSessionId, newSessionId, SessionStore } from './session-store.js'
 import { promptTrace, sessionLimits } from './session-limits.js'
 import { type Session, SessionTable } from './sessions.js'
 import { listSessions } from './session-list.js'
+import { endSession, failuresMeta, startClientMcp } from './session-mcp.js'
 import { eventUpdate, replayed, reportOf, totals } from './updates.js'
 
 /** Our stop reasons that are ACP stop reasons; the others (error, max-steps, timeout, budget) are answered with a JSON-RPC error. */
@@ -66,7 +68,7 @@ export class AcpServer {
     this.closing = true
     const all = this.sessions.drain()
     for (const session of all) session.controller?.abort(new Error('the ACP server is shutting down'))
-    await Promise.allSettled(all.map((session) => session.agent.dispose()))
+    await Promise.allSettled(all.map(endSession))
     try {
       this.connection?.close()
     } catch {}
@@ -84,6 +86,7 @@ export class AcpServer {
           agentCapabilities: {
             loadSession: !!this.store,
             sessionCapabilities: { list: {}, close: {}, ...this.store ? { resume: {} } : {} },
+            mcpCapabilities: { http: config.mcpServers.http, sse: false },
           },
           authMethods: [],
           agentInfo: { name: config.name, version: this.parts.version, ...config.title ? { title: config.title } : {} },
@@ -92,24 +95,26 @@ export class AcpServer {
       .onRequest(methods.agent.session.new, async ({ params }) => {
         const cwd = await this.sessionCwd(params.cwd)
         const id = newSessionId()
-        const session = this.open(id, cwd, params._meta)
+        const mcp = await this.clientMcp(params.mcpServers, cwd)
+        const session = await this.opened(() => this.open(id, cwd, params._meta, undefined, mcp), mcp)
         // Stored at once, so a session whose first turn never finished can still be loaded.
         await this.persist(session)
-        return { sessionId: id }
+        return { sessionId: id, ...failuresMeta(mcp) }
       })
       .onRequest(methods.agent.session.load, async ({ params, client }) => {
         const session = await this.reopen(params, 'session/load')
+        const mcpMeta = failuresMeta(session.mcp)
         // The protocol wants the conversation replayed to the client before the response.
         for (const message of session.agent.transcript.messages) {
           const update = replayed(message)
           if (update) await client.notify(methods.client.session.update, { sessionId: session.id, update: update as any }).catch(() => {})
         }
-        return {}
+        return mcpMeta
       })
       // session/load without the replay: the client still shows the conversation.
       .onRequest(methods.agent.session.resume, async ({ params }) => {
-        await this.reopen(params, 'session/resume')
-        return {}
+        const session = await this.reopen(params, 'session/resume')
+        return failuresMeta(session.mcp)
       })
       .onRequest(methods.agent.session.list, async ({ params }) => {
         const page = await listSessions(this.sessions.values(), this.store, params)
@@ -122,7 +127,7 @@ export class AcpServer {
         // Closing ends a running turn (its prompt answers cancelled) and frees the session; the stored copy stays loadable.
         this.sessions.delete(session.id)
         session.controller?.abort(new Error('the session was closed by the client (session/close)'))
-        await session.agent.dispose()
+        await endSession(session)
         return {}
       })
       .onNotification(methods.agent.session.cancel, ({ params }) => {
@@ -145,15 +150,35 @@ export class AcpServer {
   }
 
   /** session/load and session/resume: the session's history (open here or stored) under a new agent with this request's limits. */
-  private async reopen(params: { sessionId: string; cwd: string; _meta?: unknown }, method: 'session/load' | 'session/resume'): Promise<Session> {
+  private async reopen(
+    params: { sessionId: string; cwd: string; mcpServers?: unknown; _meta?: unknown }, method: 'session/load' | 'session/resume',
+  ): Promise<Session> {
     if (!this.store) throw this.refuse('LOAD_UNSUPPORTED', `this server does not load sessions (loadSession is off), so it does not answer ${method}`, 'invalidRequest')
     const cwd = await this.sessionCwd(params.cwd)
     const id = params.sessionId
     if (!isSessionId(id)) throw this.refuse('UNKNOWN_SESSION', `cannot load session ${JSON.stringify(id).slice(0, 120)}: not a session id of this server`)
     const messages = await this.history(id)
-    const session = this.open(id, cwd, params._meta, messages)
+    const mcp = await this.clientMcp(params.mcpServers, cwd)
+    const session = await this.opened(() => this.open(id, cwd, params._meta, messages, mcp), mcp)
     await this.persist(session)
     return session
+  }
+
+  /** Starts the MCP servers the client sent for a session; a list the policy forbids is refused as a whole (MCP_SERVER_REFUSED). */
+  private async clientMcp(sent: unknown, cwd: string): Promise<SentServers | undefined> {
+    const started = await startClientMcp(sent, this.parts.config.mcpServers, cwd, this.parts.logger)
+    if ('refusal' in started) throw this.refuse('MCP_SERVER_REFUSED', `${started.refusal}; nothing was started (see serve-acp's mcpServers config)`)
+    return started.servers
+  }
+
+  /** `open()`, stopping the session's MCP servers when it is refused. */
+  private async opened(open: () => Session, mcp: SentServers | undefined): Promise<Session> {
+    try {
+      return open()
+    } catch (error) {
+      await mcp?.close()
+      throw error
+    }
   }
 
   private async turn(session: Session, text: string, meta: unknown, notify: (update: Record<string, unknown>) => Promise<unknown>) {
@@ -221,7 +246,7 @@ export class AcpServer {
   }
 
   /** Opens (or re-opens) a session: checks the crossing, makes room, creates its agent. */
-  private open(id: string, cwd: string, meta: unknown, seed?: readonly Message[]): Session {
+  private open(id: string, cwd: string, meta: unknown, seed?: readonly Message[], mcp?: SentServers): Session {
     const { ctx, config } = this.parts
     // The process's crossing is ctx.agents' (read once; it applies its budget, and its tool ceiling once `initialize` binds it).
     const limits = sessionLimits(meta, ctx.agents.rootCrossing, ctx.agents.rootDepth, config)
@@ -231,10 +256,11 @@ export class AcpServer {
     }
     const closed = this.sessions.makeRoom()
     if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn or waiting for an answer; wait for one to end`, 'invalidRequest')
-    for (const old of closed) void old.agent.dispose()
-    const agent = ctx.agents.createServed(limits, { label: 'acp', cwd, tools: this.tools(), model: config.model, persona: config.persona, seed })
+    for (const old of closed) void endSession(old)
+    const ownTools = mcp?.tools
+    const agent = ctx.agents.createServed(limits, { label: 'acp', cwd, tools: this.tools(), ownTools, model: config.model, persona: config.persona, seed })
     const spent = { steps: 0, tokens: 0, toolCalls: 0, delegations: 0 }
-    const session: Session = { id, agent, cwd, depth: limits.depth, updatedAt: Date.now(), spent }
+    const session: Session = { id, agent, cwd, depth: limits.depth, updatedAt: Date.now(), spent, ...mcp ? { mcp } : {} }
     if (limits.trace) session.trace = limits.trace
     this.sessions.add(session)
     return session
@@ -249,7 +275,7 @@ export class AcpServer {
       if (open.controller) throw this.refuse('TURN_RUNNING', `session ${id} is running a turn; wait for it or cancel it`, 'invalidRequest')
       const messages = open.agent.transcript.completedMessages()
       this.sessions.delete(id)
-      await open.agent.dispose()
+      await endSession(open)
       return messages
     }
     let stored

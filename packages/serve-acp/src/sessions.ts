@@ -1,4 +1,5 @@
 import type { Agent } from '@cordis-subagents/agent'
+import type { SentServers } from '@cordis-subagents/mcp'
 import type { TraceContextHeaders } from '@cordis-subagents/shared'
 
 /** Spend of a session's finished turns (what the next turn's reports start from). */
@@ -23,6 +24,8 @@ export interface Session {
   updatedAt: number
   /** Spend of the turns finished in this process since the session was opened or loaded. */
   spent: SessionSpend
+  /** The MCP servers the client sent for this session (their tools are its agent's own); stopped with it. */
+  mcp?: SentServers
 }
 
 /**
