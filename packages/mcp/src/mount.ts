@@ -101,37 +101,43 @@ export class ToolMount {
   }
 
   private toTool(name: string, tool: McpTool): Tool {
-    const { connection, options, log } = this
-    // What the server says about its tool reaches a model and a person: cleaned by the shared rule.
-    const parameters = peerSchema(objectSchema(tool.inputSchema))
-    const said = peerText(String(tool.description ?? '')).trim() || peerLine(String(tool.title ?? '')).trim()
-    const description = (said || `The ${name} tool of the MCP server ${options.server}.`).slice(0, MAX_DESCRIPTION_CHARS)
-    const check = connection.schemaCheck(parameters, (reason) => log.warn('%s: tool %s: %s', options.server, name, reason))
-    return {
-      name,
-      description,
-      input: z.looseObject({}).superRefine((value, ctx) => {
-        for (const { path, message } of check(value)) ctx.addIssue({ code: 'custom', path, message })
-      }),
-      parameters,
-      async execute(input, exec): Promise<ToolResult> {
-        try {
-          const result = await connection.call(tool.name, input as Record<string, unknown>, {
-            signal: exec.signal,
-            timeout: options.callTimeout,
-            task: tool.execution?.taskSupport === 'required',
-            onProgress: exec.onUpdate && ((p) => exec.onUpdate!({
-              kind: 'progress',
-              text: p.message ? peerLine(p.message.slice(0, 1024)) : undefined,
-              data: { progress: p.progress, total: p.total },
-            })),
-          })
-          return toToolResult(result, options.bounds)
-        } catch (error) {
-          return { isError: true, content: `MCP tool ${options.server}/${tool.name} failed: ${describeError(error)}` }
-        }
-      },
-    }
+    return mcpTool(name, tool, this.connection, this.options, this.log)
+  }
+}
+
+/** One tool of a connected server as a tool of ours, named `name`: its schema and description cleaned, its calls bounded. */
+export function mcpTool(
+  name: string, tool: McpTool, connection: Connection, options: Pick<MountOptions, 'server' | 'callTimeout' | 'bounds'>, log: Logger,
+): Tool {
+  // What the server says about its tool reaches a model and a person: cleaned by the shared rule.
+  const parameters = peerSchema(objectSchema(tool.inputSchema))
+  const said = peerText(String(tool.description ?? '')).trim() || peerLine(String(tool.title ?? '')).trim()
+  const description = (said || `The ${name} tool of the MCP server ${options.server}.`).slice(0, MAX_DESCRIPTION_CHARS)
+  const check = connection.schemaCheck(parameters, (reason) => log.warn('%s: tool %s: %s', options.server, name, reason))
+  return {
+    name,
+    description,
+    input: z.looseObject({}).superRefine((value, ctx) => {
+      for (const { path, message } of check(value)) ctx.addIssue({ code: 'custom', path, message })
+    }),
+    parameters,
+    async execute(input, exec): Promise<ToolResult> {
+      try {
+        const result = await connection.call(tool.name, input as Record<string, unknown>, {
+          signal: exec.signal,
+          timeout: options.callTimeout,
+          task: tool.execution?.taskSupport === 'required',
+          onProgress: exec.onUpdate && ((p) => exec.onUpdate!({
+            kind: 'progress',
+            text: p.message ? peerLine(p.message.slice(0, 1024)) : undefined,
+            data: { progress: p.progress, total: p.total },
+          })),
+        })
+        return toToolResult(result, options.bounds)
+      } catch (error) {
+        return { isError: true, content: `MCP tool ${options.server}/${tool.name} failed: ${describeError(error)}` }
+      }
+    },
   }
 }
 

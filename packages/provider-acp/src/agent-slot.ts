@@ -13,6 +13,7 @@ export type ProcessKind = 'cold' | 'warm' | 'reused'
 /** The run currently served by a slot: it answers the agent's permission requests and hears of an overflow. */
 export interface SlotTenant {
   answerPermission(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse | Promise<Acp.RequestPermissionResponse>
+  answerElicitation(params: Acp.CreateElicitationRequest): Acp.CreateElicitationResponse | Promise<Acp.CreateElicitationResponse>
   overflow(): void
 }
 
@@ -58,6 +59,7 @@ export class AgentSlot {
     this.pid = this.proc.pid
     this.link = new Handshake(sdk, settings, this.proc, {
       answerPermission: (params) => this.tenant ? this.tenant.answerPermission(params) : { outcome: { outcome: 'cancelled' } },
+      answerElicitation: (params) => this.tenant ? this.tenant.answerElicitation(params) : { action: 'decline' },
       overflowed: () => this.overflowed,
       stderrSection: () => stderrSection(this.proc.stderrTail(), redactor),
     })

@@ -19,6 +19,8 @@ export const EXIT_STATUS_MS = 400
 export interface HandshakeHooks {
   /** Answers the agent's permission requests (they may come as soon as the session exists). */
   answerPermission(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse | Promise<Acp.RequestPermissionResponse>
+  /** Answers the agent's form elicitations (`permission: escalate` only advertises them). */
+  answerElicitation(params: Acp.CreateElicitationRequest): Acp.CreateElicitationResponse | Promise<Acp.CreateElicitationResponse>
   /** Why the stream was cut (maxStreamBytes), when it was. */
   overflowed(): string | undefined
   /** The scrubbed stderr tail section for a diagnostic ('' when there is none). */
@@ -233,6 +235,7 @@ export class Handshake {
     this.stage = 'initialize'
     const app = sdk.client({ name: CLIENT_INFO.name })
       .onRequest(sdk.methods.client.session.requestPermission, ({ params }) => this.hooks.answerPermission(params))
+      .onRequest(sdk.methods.client.elicitation.create, ({ params }) => this.hooks.answerElicitation(params))
     const stream = sdk.ndJsonStream(
       Writable.toWeb(proc.child.stdin!) as WritableStream<Uint8Array>,
       Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>,
@@ -248,7 +251,11 @@ export class Handshake {
         protocolVersion: PROTOCOL_VERSION,
         // We offer no file system and no terminal: the agent works with its own tools. Notices: an agent that
         // knows them sends its warnings as `notice` updates, not as message text glued to the answer.
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { notices: {} } },
+        // Elicitation (form) only with `permission: escalate`: its questions park the run like a permission request.
+        clientCapabilities: {
+          fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { notices: {} },
+          ...settings.permission === 'escalate' ? { elicitation: { form: {} } } : {},
+        },
         clientInfo: CLIENT_INFO,
       })
     } catch (error) {

@@ -112,8 +112,8 @@ export class AcpRun implements SubagentRun {
     this.link = slot.link
     slot.tenant = {
       // A late request of an earlier session on a reused process is not this run's to answer.
-      answerPermission: (params) => params.sessionId === this.session?.sessionId
-        ? this.permissions.answer(params) : { outcome: { outcome: 'cancelled' } },
+      answerPermission: (p) => p.sessionId === this.session?.sessionId ? this.permissions.answer(p) : { outcome: { outcome: 'cancelled' } },
+      answerElicitation: (params) => this.questions.elicit(params, this.session?.sessionId, settings.permission === 'escalate'),
       overflow: () => this.overflow(),
     }
     this.releaseConsole = routeSdkConsole((text) => logger.warn('%s: ACP SDK: %s', providerName, redactor.redact(text)))

@@ -1,6 +1,7 @@
 import { Schema } from 'cordis'
 import { count, NAME_PATTERN, type ToolFilter } from '@cordis-subagents/shared'
 import type { BudgetLimits } from '@cordis-subagents/agent'
+import { type ClientMcpConfig, DEFAULT_CLIENT_MCP } from './session-mcp.js'
 
 export interface Config {
   /** `agentInfo.name` in the `initialize` response. */
@@ -31,6 +32,8 @@ export interface Config {
   contextWindow?: number
   /** Largest prompt accepted (characters of text). */
   maxPromptChars: number
+  /** What the MCP servers a client sends in `session/new` may do. */
+  mcpServers: ClientMcpConfig
   /** Programmatic only: the stream pair to serve on (default: the process's stdin/stdout). */
   transport?: AcpTransport
 }
@@ -68,5 +71,14 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxSessionBytes: count({ min: 1024 }).default(4 * 1024 * 1024).description('Largest stored session (bytes of JSON); a larger one is not stored (the live session goes on).'),
   contextWindow: count({ min: 1 }).description('The model\'s context window in tokens, sent as `size` of each `usage_update`. Omitted: `size` is 0 (unknown).'),
   maxPromptChars: count({ min: 1 }).default(1024 * 1024).description('Largest prompt text accepted (characters); a longer session/prompt is refused.'),
+  mcpServers: Schema.object({
+    stdio: Schema.boolean().default(DEFAULT_CLIENT_MCP.stdio).description('Start the stdio MCP servers a client sends (a command on this host).'),
+    http: Schema.boolean().default(DEFAULT_CLIENT_MCP.http).description('Connect to the Streamable HTTP MCP servers a client sends.'),
+    maxServers: count({ max: 64 }).default(DEFAULT_CLIENT_MCP.maxServers).description('MCP servers one session may send; 0 refuses any.'),
+    commands: Schema.array(Schema.string().pattern(NOT_BLANK)).default(unset).description('The only commands a client\'s stdio server may run (exactly as sent, e.g. npx). Omit for any.'),
+    inherit: Schema.union(['core', 'all', 'none']).default(DEFAULT_CLIENT_MCP.inherit).description('Which host variables a client\'s stdio server inherits (as @cordis-subagents/mcp\'s inherit); credentials never are.'),
+    startupTimeout: count({ min: 1 }).default(DEFAULT_CLIENT_MCP.startupTimeout).description('Milliseconds for one of them to start and list its tools.'),
+    callTimeout: count({ min: 1 }).default(DEFAULT_CLIENT_MCP.callTimeout).description('Milliseconds one call of their tools may take.'),
+  }).default({} as never).description('The MCP servers an ACP client sends with session/new (Zed\'s context servers): started per session, their tools for that session\'s agent only.'),
   transport: Schema.any().hidden().description('Programmatic only: `{ input, output }` web streams to serve on. Default: the process\'s stdin and stdout.'),
 })

@@ -20,6 +20,8 @@ export type ServeAcpErrorCode =
   | 'NO_TOOLS_LEFT'
   /** A session/list cursor this server did not give. */
   | 'INVALID_CURSOR'
+  /** A client's `mcpServers` that this server's policy (`mcpServers` config) does not start. */
+  | 'MCP_SERVER_REFUSED'
 
 export class ServeAcpError extends CodedError<ServeAcpErrorCode> {
   override name = 'ServeAcpError'

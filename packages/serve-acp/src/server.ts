@@ -1,32 +1,18 @@
-import { stat } from 'node:fs/promises'
-import { isAbsolute } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import type { Agent, AgentEvent, BudgetSpend, Message, RunOptions, RunResult } from '@cordis-subagents/agent'
-import {
-  addCounts, crossingForFrom, describeError, questionMeta, SpendReporter, spendValue, type TraceContextHeaders,
-} from '@cordis-subagents/shared'
+import type { SentServers } from '@cordis-subagents/mcp'
+import { addCounts, crossingForFrom, describeError, questionMeta, SpendReporter, spendValue } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
 import type { AcpTransport, Config } from './config.js'
 import type { ServeAcpErrorCode } from './errors.js'
 import { promptText } from './prompt-text.js'
 import { PROTOCOL_VERSION, type Sdk } from './sdk.js'
 import { isSessionId, newSessionId, SessionStore } from './session-store.js'
-import { crossingKey, promptTrace, sessionLimits, type SessionLimits } from './session-limits.js'
+import { crossingKey, cwdProblem, promptTrace, sessionLimits, type SessionLimits } from './session-limits.js'
 import { type Session, SessionTable } from './sessions.js'
 import { listSessions } from './session-list.js'
-import { eventUpdate, replayed, reportOf, totals } from './updates.js'
-
-/** Our stop reasons that are ACP stop reasons; the others (error, max-steps, timeout, budget) are answered with a JSON-RPC error. */
-const STOPS: Partial<Record<RunResult['stopReason'], 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal'>> = {
-  completed: 'end_turn',
-  aborted: 'cancelled',
-  'max-tokens': 'max_tokens',
-  refusal: 'refusal',
-}
-
-interface Telemetry {
-  continueTrace(agent: Agent, context: TraceContextHeaders | undefined): boolean
-}
+import { endSession, failuresMeta, startClientMcp } from './session-mcp.js'
+import { acpStop, eventUpdate, replayed, reportOf, type Telemetry, totals } from './updates.js'
 
 export interface ServerParts {
   ctx: Context
@@ -66,7 +52,7 @@ export class AcpServer {
     this.closing = true
     const all = this.sessions.drain()
     for (const session of all) session.controller?.abort(new Error('the ACP server is shutting down'))
-    await Promise.allSettled(all.map((session) => session.agent.dispose()))
+    await Promise.allSettled(all.map(endSession))
     try {
       this.connection?.close()
     } catch {}
@@ -84,6 +70,7 @@ export class AcpServer {
           agentCapabilities: {
             loadSession: !!this.store,
             sessionCapabilities: { list: {}, close: {}, ...this.store ? { resume: {} } : {} },
+            mcpCapabilities: { http: config.mcpServers.http, sse: false },
           },
           authMethods: [],
           agentInfo: { name: config.name, version: this.parts.version, ...config.title ? { title: config.title } : {} },
@@ -92,24 +79,26 @@ export class AcpServer {
       .onRequest(methods.agent.session.new, async ({ params }) => {
         const cwd = await this.sessionCwd(params.cwd)
         const id = newSessionId()
-        const session = this.open(id, cwd, params._meta)
+        const mcp = await this.clientMcp(params.mcpServers, cwd)
+        const session = await this.opened(() => this.open(id, cwd, params._meta, undefined, mcp), mcp)
         // Stored at once, so a session whose first turn never finished can still be loaded.
         await this.persist(session)
-        return { sessionId: id }
+        return { sessionId: id, ...failuresMeta(mcp) }
       })
       .onRequest(methods.agent.session.load, async ({ params, client }) => {
         const session = await this.reopen(params, 'session/load')
+        const mcpMeta = failuresMeta(session.mcp)
         // The protocol wants the conversation replayed to the client before the response.
         for (const message of session.agent.transcript.messages) {
           const update = replayed(message)
           if (update) await client.notify(methods.client.session.update, { sessionId: session.id, update: update as any }).catch(() => {})
         }
-        return {}
+        return mcpMeta
       })
       // session/load without the replay: the client still shows the conversation.
       .onRequest(methods.agent.session.resume, async ({ params }) => {
-        await this.reopen(params, 'session/resume')
-        return {}
+        const session = await this.reopen(params, 'session/resume')
+        return failuresMeta(session.mcp)
       })
       .onRequest(methods.agent.session.list, async ({ params }) => {
         const page = await listSessions(this.sessions.values(), this.store, params)
@@ -122,7 +111,7 @@ export class AcpServer {
         // Closing ends a running turn (its prompt answers cancelled) and frees the session; the stored copy stays loadable.
         this.sessions.delete(session.id)
         session.controller?.abort(new Error('the session was closed by the client (session/close)'))
-        await session.agent.dispose()
+        await endSession(session)
         return {}
       })
       .onNotification(methods.agent.session.cancel, ({ params }) => {
@@ -146,15 +135,35 @@ export class AcpServer {
   }
 
   /** session/load and session/resume: the session's history (open here or stored) under a new agent with this request's limits. */
-  private async reopen(params: { sessionId: string; cwd: string; _meta?: unknown }, method: 'session/load' | 'session/resume'): Promise<Session> {
+  private async reopen(
+    params: { sessionId: string; cwd: string; mcpServers?: unknown; _meta?: unknown }, method: 'session/load' | 'session/resume',
+  ): Promise<Session> {
     if (!this.store) throw this.refuse('LOAD_UNSUPPORTED', `this server does not load sessions (loadSession is off), so it does not answer ${method}`, 'invalidRequest')
     const cwd = await this.sessionCwd(params.cwd)
     const id = params.sessionId
     if (!isSessionId(id)) throw this.refuse('UNKNOWN_SESSION', `cannot load session ${JSON.stringify(id).slice(0, 120)}: not a session id of this server`)
     const messages = await this.history(id)
-    const session = this.open(id, cwd, params._meta, messages)
+    const mcp = await this.clientMcp(params.mcpServers, cwd)
+    const session = await this.opened(() => this.open(id, cwd, params._meta, messages, mcp), mcp)
     await this.persist(session)
     return session
+  }
+
+  /** Starts the MCP servers the client sent for a session; a list the policy forbids is refused as a whole (MCP_SERVER_REFUSED). */
+  private async clientMcp(sent: unknown, cwd: string): Promise<SentServers | undefined> {
+    const started = await startClientMcp(sent, this.parts.config.mcpServers, cwd, this.parts.logger)
+    if ('refusal' in started) throw this.refuse('MCP_SERVER_REFUSED', `${started.refusal}; nothing was started (see serve-acp's mcpServers config)`)
+    return started.servers
+  }
+
+  /** `open()`, stopping the session's MCP servers when it is refused. */
+  private async opened(open: () => Session, mcp: SentServers | undefined): Promise<Session> {
+    try {
+      return open()
+    } catch (error) {
+      await mcp?.close()
+      throw error
+    }
   }
 
   private async turn(session: Session, text: string, meta: unknown, notify: (update: Record<string, unknown>) => Promise<unknown>) {
@@ -192,7 +201,7 @@ export class AcpServer {
       const last = reporter.last
       if (last) session.spent = totals(base, last)
       const parked = result.stopReason === 'pending' && result.question
-      const stopReason = parked ? 'end_turn' : Object.hasOwn(STOPS, result.stopReason) ? STOPS[result.stopReason] : undefined
+      const stopReason = parked ? 'end_turn' : acpStop(result.stopReason)
       // A failed turn (error, max-steps, timeout, budget) is a JSON-RPC error, so the parent sees an `error` result with the diagnostic.
       if (!stopReason) {
         const why = result.diagnostic || `the agent's turn ended with ${result.stopReason}`
@@ -222,31 +231,29 @@ export class AcpServer {
   }
 
   /** Opens (or re-opens) a session: checks the crossing, makes room, creates its agent. */
-  private open(id: string, cwd: string, meta: unknown, seed?: readonly Message[]): Session {
+  private open(id: string, cwd: string, meta: unknown, seed?: readonly Message[], mcp?: SentServers): Session {
     const { config } = this.parts
     const limits = this.limitsOf(meta)
     const closed = this.sessions.makeRoom()
     if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn or waiting for an answer; wait for one to end`, 'invalidRequest')
-    for (const old of closed) void old.agent.dispose()
-    const agent = this.servedAgent(limits, cwd, seed)
+    for (const old of closed) void endSession(old)
+    const agent = this.servedAgent(limits, cwd, seed, mcp)
     const spent = { steps: 0, tokens: 0, toolCalls: 0, delegations: 0 }
     const session: Session = { id, agent, cwd, depth: limits.depth, updatedAt: Date.now(), spent, crossing: crossingKey(meta) }
+    if (mcp) session.mcp = mcp
     if (limits.trace) session.trace = limits.trace
     this.sessions.add(session)
     return session
   }
 
-  /**
-   * A prompt whose `_meta` carries another crossing than the session's (a session a pooled client
-   * opened ahead, its parent's budget spent since): the session goes on under the prompt's limits,
-   * with its history, in a new agent. A parked session keeps its agent (the prompt is its answer).
-   */
+  // A prompt's crossing other than its session's (a session a pooled client opened ahead): the session goes on under
+  // it, with its history and MCP servers, in a new agent. A parked session keeps its agent (the prompt is its answer).
   private rebase(session: Session, meta: unknown): void {
     const crossing = crossingKey(meta)
     if (crossing === undefined || crossing === session.crossing || session.agent.parked) return
     const limits = this.limitsOf(meta)
     const old = session.agent
-    session.agent = this.servedAgent(limits, session.cwd, old.transcript.completedMessages())
+    session.agent = this.servedAgent(limits, session.cwd, old.transcript.completedMessages(), session.mcp)
     session.depth = limits.depth
     session.crossing = crossing
     void old.dispose()
@@ -264,9 +271,11 @@ export class AcpServer {
     return limits
   }
 
-  private servedAgent(limits: SessionLimits, cwd: string, seed?: readonly Message[]): Agent {
-    const { ctx, config } = this.parts
-    return ctx.agents.createServed(limits, { label: 'acp', cwd, tools: this.tools(), model: config.model, persona: config.persona, seed })
+  /** The session's agent: this server's tools (and the client's MCP servers' as its own). */
+  private servedAgent(limits: SessionLimits, cwd: string, seed?: readonly Message[], mcp?: SentServers): Agent {
+    const { agents } = this.parts.ctx
+    const { model, persona } = this.parts.config
+    return agents.createServed(limits, { label: 'acp', cwd, tools: this.tools(), ownTools: mcp?.tools, model, persona, seed })
   }
 
   /** The history to load: an open session's completed turns (closing it), else the stored ones. */
@@ -278,7 +287,7 @@ export class AcpServer {
       if (open.controller) throw this.refuse('TURN_RUNNING', `session ${id} is running a turn; wait for it or cancel it`, 'invalidRequest')
       const messages = open.agent.transcript.completedMessages()
       this.sessions.delete(id)
-      await open.agent.dispose()
+      await endSession(open)
       return messages
     }
     let stored
@@ -327,14 +336,10 @@ export class AcpServer {
     }
   }
 
-  /** A session's cwd must be an absolute path of an existing directory (ACP requires absolute). */
   private async sessionCwd(cwd: unknown): Promise<string> {
-    if (typeof cwd !== 'string' || !isAbsolute(cwd)) {
-      throw this.refuse('INVALID_CWD', `cwd must be an absolute path, got ${JSON.stringify(cwd)?.slice(0, 200)}`)
-    }
-    const info = await stat(cwd).catch(() => undefined)
-    if (!info?.isDirectory()) throw this.refuse('INVALID_CWD', `cwd ${cwd.slice(0, 200)} is not an existing directory`)
-    return cwd
+    const problem = await cwdProblem(cwd)
+    if (problem) throw this.refuse('INVALID_CWD', problem)
+    return cwd as string
   }
 
   private refuse(code: ServeAcpErrorCode, message: string, kind: 'invalidParams' | 'invalidRequest' = 'invalidParams', extra: Record<string, unknown> = {}) {

@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises'
+import { isAbsolute } from 'node:path'
 import {
   type Crossing, crossingFromMeta, crossingTrace, type ServedLimits, servedLimits, traceContextFrom, type TraceContextHeaders,
 } from '@cordis-subagents/shared'
@@ -37,4 +39,11 @@ export function crossingKey(meta: unknown): string | undefined {
 /** The trace context of a session/prompt's `_meta` (top level, else in the crossing). */
 export function promptTrace(meta: unknown): TraceContextHeaders | undefined {
   return traceContextFrom(meta) ?? crossingTrace(crossingFromMeta(meta))
+}
+
+/** What is wrong with a session's cwd: it must be an absolute path (ACP requires it) of an existing directory. */
+export async function cwdProblem(cwd: unknown): Promise<string | undefined> {
+  if (typeof cwd !== 'string' || !isAbsolute(cwd)) return `cwd must be an absolute path, got ${JSON.stringify(cwd)?.slice(0, 200)}`
+  const info = await stat(cwd).catch(() => undefined)
+  return info?.isDirectory() ? undefined : `cwd ${cwd.slice(0, 200)} is not an existing directory`
 }

@@ -1,4 +1,5 @@
 import type { Agent } from '@cordis-subagents/agent'
+import type { SentServers } from '@cordis-subagents/mcp'
 import type { TraceContextHeaders } from '@cordis-subagents/shared'
 
 /** Spend of a session's finished turns (what the next turn's reports start from). */
@@ -25,6 +26,8 @@ export interface Session {
   spent: SessionSpend
   /** The crossing the session's agent was made with (`crossingKey`), if its `_meta` carried one. */
   crossing?: string
+  /** The MCP servers the client sent for this session (their tools are its agent's own); stopped with it. */
+  mcp?: SentServers
 }
 
 /**

@@ -1,6 +1,6 @@
 // The session/update notifications a served turn sends, and the spend it reports.
-import type { Agent, AgentEvent, BudgetSpend, Message } from '@cordis-subagents/agent'
-import { addCounts } from '@cordis-subagents/shared'
+import type { Agent, AgentEvent, BudgetSpend, Message, RunResult } from '@cordis-subagents/agent'
+import { addCounts, type TraceContextHeaders } from '@cordis-subagents/shared'
 
 /** Longest tool-call title sent to the client. */
 const TITLE_CHARS = 200
@@ -50,4 +50,22 @@ export function replayed(message: Message): Record<string, unknown> | undefined 
   if (message.role === 'user') return { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: message.content } }
   if (message.role === 'assistant' && message.content) return { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: message.content } }
   return undefined
+}
+
+/** Our stop reasons that are ACP stop reasons; the others (error, max-steps, timeout, budget) are answered with a JSON-RPC error. */
+const STOPS: Partial<Record<RunResult['stopReason'], 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal'>> = {
+  completed: 'end_turn',
+  aborted: 'cancelled',
+  'max-tokens': 'max_tokens',
+  refusal: 'refusal',
+}
+
+/** The ACP stop reason of ours, if it is one. */
+export function acpStop(stopReason: RunResult['stopReason']): 'end_turn' | 'cancelled' | 'max_tokens' | 'refusal' | undefined {
+  return Object.hasOwn(STOPS, stopReason) ? STOPS[stopReason] : undefined
+}
+
+/** What the server needs of ctx.telemetry. */
+export interface Telemetry {
+  continueTrace(agent: Agent, context: TraceContextHeaders | undefined): boolean
 }

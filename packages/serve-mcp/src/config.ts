@@ -23,6 +23,9 @@ export interface Config {
   maxConcurrentCalls?: number
   maxDepth?: number
   budget?: Pick<BudgetLimits, 'maxSteps' | 'maxTokens' | 'maxToolCalls' | 'maxWallMs' | 'maxChildren'>
+  taskSupport?: 'optional' | 'required' | 'forbidden'
+  maxTasks?: number
+  taskTtl?: number
 }
 
 const unset = undefined as never
@@ -61,4 +64,13 @@ export const Config: Schema<Config> = Schema.object({
     maxWallMs: count().description('Wall time of one call (ms).'),
     maxChildren: count().description('Delegations of one call\'s whole tree.'),
   }).default(unset).description('Limits of each call (its root run and every delegation below it; every call gets them afresh). A parent\'s remaining budget (SUBAGENT_BUDGET) lowers them, never raises them, and is spent across the calls.'),
+  taskSupport: choice({
+    optional: 'A client may ask for an MCP task (tasks/get, tasks/result, tasks/cancel) or call plainly',
+    required: 'Calls must ask for a task; a plain call is refused (MCP_SERVE_TASK_REQUIRED)',
+    forbidden: 'No MCP tasks: every call is plain',
+  }).default('optional').description('MCP tasks (2025-11-25): whether a served call may run as a task the client polls.'),
+  maxTasks: count({ min: 1, max: 1024 }).default(16)
+    .description('Tasks one session holds (working, or finished and kept for their TTL); a new one pushes out the oldest finished one, and when all work it is refused (MCP_SERVE_TOO_MANY_TASKS).'),
+  taskTtl: duration({ min: 1000 }).default(60 * 60_000)
+    .description('The longest a task and its result are kept, counted from its creation (ms); a client\'s shorter ttl is honoured. A task still working then is cancelled.'),
 })

@@ -53,6 +53,8 @@ export class McpServe extends Service {
       maxConcurrentCalls: options.maxConcurrentCalls ?? 8,
       maxDepth: options.maxDepth,
       budget: options.budget,
+      taskSupport: options.taskSupport ?? 'optional',
+      tasks: { maxTasks: options.maxTasks ?? 16, ttl: options.taskTtl ?? 60 * 60_000 },
     }
     if (options.transport === 'stdio') stdioSignals().emit('applied')
   }

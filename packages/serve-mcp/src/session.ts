@@ -6,6 +6,10 @@ import { describeBreach, describeError, lowestLimits, type ServedLimits, type To
 import { ParentBudget } from './parent-budget.js'
 import { progressLine } from './progress.js'
 import { serverSdk } from './sdk.js'
+import { SessionTasks, type TaskBounds } from './tasks.js'
+
+/** Whether served tools run as MCP tasks (the tools' `execution.taskSupport`). */
+type TaskSupport = 'optional' | 'required' | 'forbidden'
 
 export interface SessionOptions {
   tools: readonly string[]
@@ -18,7 +22,18 @@ export interface SessionOptions {
   maxDepth?: number
   /** The limits of each call's root run (a parent's remaining budget lowers them). */
   budget?: BudgetLimits
+  /** MCP tasks: whether a call may (`optional`), must (`required`) or may not (`forbidden`) ask for one, and their bounds. */
+  taskSupport: TaskSupport
+  tasks: TaskBounds
 }
+
+interface CallParams {
+  name: string
+  arguments?: Record<string, unknown>
+  task?: { ttl?: number }
+  _meta?: { progressToken?: string | number }
+}
+type CallExtra = { signal: AbortSignal; requestId: string | number; sendNotification: (n: never) => Promise<void> }
 
 /**
  * One MCP session: an SDK `Server` listing the served tools of `ctx.tools`. Each tool call is a root
@@ -39,14 +54,26 @@ export class ServedSession {
   private closed = false
   readonly server: Server
 
-  private constructor(private readonly ctx: Context, private readonly options: SessionOptions, server: Server) {
+  private constructor(
+    private readonly ctx: Context,
+    private readonly options: SessionOptions,
+    server: Server,
+    private readonly tasks?: SessionTasks,
+  ) {
     this.server = server
   }
 
   static async create(ctx: Context, options: SessionOptions): Promise<ServedSession> {
     const sdk = await serverSdk()
-    const server = new sdk.Server({ name: 'cordis-subagents', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } })
-    const session = new ServedSession(ctx, options, server)
+    const tasks = options.taskSupport === 'forbidden' ? undefined : new SessionTasks(options.tasks)
+    const server = new sdk.Server({ name: 'cordis-subagents', version: '0.1.0' }, {
+      capabilities: {
+        tools: { listChanged: true },
+        ...tasks ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {},
+      },
+      taskStore: tasks,
+    })
+    const session = new ServedSession(ctx, options, server, tasks)
     server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: session.list() }))
     server.setRequestHandler(sdk.CallToolRequestSchema, (request, extra) => session.call(request.params, extra))
     return session
@@ -65,7 +92,8 @@ export class ServedSession {
   }
 
   list() {
-    return this.served().list().map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.parameters as { type: 'object' } }))
+    const execution = this.tasks ? { execution: { taskSupport: this.options.taskSupport } } : {}
+    return this.served().list().map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.parameters as { type: 'object' }, ...execution }))
   }
 
   /** Tells the client the served list changed (a delegation tool came or went with its provider). */
@@ -73,40 +101,59 @@ export class ServedSession {
     if (!this.closed) this.server.sendToolListChanged().catch(() => {})
   }
 
-  private async call(
-    params: { name: string; arguments?: Record<string, unknown>; _meta?: { progressToken?: string | number } },
-    extra: { signal: AbortSignal; requestId: string | number; sendNotification: (n: never) => Promise<void> },
-  ) {
+  private async call(params: CallParams, extra: CallExtra) {
+    if (params.task && this.tasks) return this.startTask(this.tasks, params)
+    if (this.options.taskSupport === 'required') {
+      return textResult({ isError: true, content: 'MCP_SERVE_TASK_REQUIRED: this server runs its tools as MCP tasks only; call again with params.task (MCP 2025-11-25 tasks).' })
+    }
+    const token = params._meta?.progressToken
+    let progress = 0
+    const result = await this.run(params, String(extra.requestId), extra.signal, token === undefined ? undefined : (message) => {
+      extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } } as never).catch(() => {})
+    })
+    return textResult(result)
+  }
+
+  /**
+   * A task-augmented call: the task is created (or refused with a JSON-RPC error when the session holds
+   * `maxTasks`), the call runs in the background under the task's own abort signal, each progress line
+   * becomes the task's `statusMessage`, and its result is stored for `tasks/result` (an error result as
+   * `failed`). The client reads it with `tasks/get` / `tasks/result`, or cancels it with `tasks/cancel`.
+   */
+  private async startTask(tasks: SessionTasks, params: CallParams) {
+    const task = await tasks.createTask({ ttl: params.task?.ttl })
+    const signal = tasks.signal(task.taskId)!
+    void this.run(params, `task-${task.taskId}`, signal, (line) => tasks.progress(task.taskId, line))
+      .then((result) => tasks.storeTaskResult(task.taskId, result.isError ? 'failed' : 'completed', textResult(result)))
+    return { task }
+  }
+
+  /** Runs one served call under its own root agent; a refusal (busy, too deep, no budget left) is an error result. */
+  private async run(params: CallParams, id: string, signal: AbortSignal, onProgress?: (line: string) => void): Promise<ToolResult> {
     if (this.running >= this.options.maxConcurrentCalls) {
-      return textResult({ isError: true, content: `MCP_SERVE_BUSY: this session already runs ${this.running} calls (maxConcurrentCalls); wait for one to finish.` })
+      return { isError: true, content: `MCP_SERVE_BUSY: this session already runs ${this.running} calls (maxConcurrentCalls); wait for one to finish.` }
     }
     const limits = this.servedLimits()
     if (limits.refusal) {
       const { depth, ceiling } = limits.refusal
-      return textResult({ isError: true, content: `MCP_SERVE_DEPTH_EXCEEDED: this server runs at depth ${depth}, deeper than the ceiling ${ceiling} of its delegation tree; nothing is served.` })
+      return { isError: true, content: `MCP_SERVE_DEPTH_EXCEEDED: this server runs at depth ${depth}, deeper than the ceiling ${ceiling} of its delegation tree; nothing is served.` }
     }
     const spent = this.parentBudget!.breach()
-    if (spent) return textResult({ isError: true, content: `MCP_SERVE_BUDGET: the delegation tree this server runs in has spent ${describeBreach(spent)}; no more calls are served.` })
+    if (spent) return { isError: true, content: `MCP_SERVE_BUDGET: the delegation tree this server runs in has spent ${describeBreach(spent)}; no more calls are served.` }
     this.running++
     const agent = this.callAgent(limits)
     try {
       const refused = budgetRefusal(agent)
-      if (refused) return textResult({ isError: true, content: refused })
-      const token = params._meta?.progressToken
-      let progress = 0
-      const call = { id: String(extra.requestId), name: params.name, input: params.arguments ?? {} }
-      const result = await this.served().execute(call, {
+      if (refused) return { isError: true, content: refused }
+      const call = { id, name: params.name, input: params.arguments ?? {} }
+      return await this.served().execute(call, {
         agent,
-        signal: extra.signal,
-        toolCallId: `mcp-${String(extra.requestId)}`,
-        onUpdate: token === undefined ? undefined : (update) => {
-          const message = progressLine(update)
-          extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } } as never).catch(() => {})
-        },
+        signal,
+        toolCallId: `mcp-${id}`,
+        onUpdate: onProgress && ((update) => onProgress(progressLine(update))),
       })
-      return textResult(result)
     } catch (error) {
-      return textResult({ isError: true, content: `The call failed: ${describeError(error)}` })
+      return { isError: true, content: `The call failed: ${describeError(error)}` }
     } finally {
       this.running--
       this.agents.delete(agent)
@@ -131,6 +178,7 @@ export class ServedSession {
   async close() {
     if (this.closed) return
     this.closed = true
+    this.tasks?.close()
     await this.server.close().catch(() => {})
     await Promise.all([...this.agents].map((agent) => agent.dispose().catch(() => {})))
   }

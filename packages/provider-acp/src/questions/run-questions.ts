@@ -1,6 +1,7 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import { headBytes, type PendingQuestion, questionFromMeta, type Redactor } from '@cordis-subagents/shared'
 import { capDiagnostic, SubagentError, type SubagentResult } from '@cordis-subagents/subagents-service'
+import { escalatedElicitation } from './elicitation.js'
 import { escalatedPermission, namedOption } from './escalation.js'
 import { type AcpCheckpoint, permissionAnswerPrompt } from '../resume/restore-point.js'
 import { Outcomes, Parking, type Waiting } from './parking.js'
@@ -55,6 +56,21 @@ export class RunQuestions {
     if (!this.parking.add(waiting)) return undefined
     this.hooks.status(`permission asked: ${title}`)
     return response
+  }
+
+  /**
+   * An agent's form elicitation for this run's session (`sessionId`) with `permission: escalate`: parks
+   * the run on it like a permission request. Any other (another session's, URL mode, too many waiting,
+   * another permission mode) is declined.
+   */
+  elicit(
+    params: Acp.CreateElicitationRequest, sessionId: string | undefined, escalate: boolean,
+  ): Acp.CreateElicitationResponse | Promise<Acp.CreateElicitationResponse> {
+    const ours = escalate && 'sessionId' in params && params.sessionId === sessionId
+    const asked = ours ? escalatedElicitation(params, this.hooks.redactor) : undefined
+    if (!asked || !this.parking.add(asked.waiting)) return { action: 'decline' }
+    this.hooks.status('input asked (elicitation)')
+    return asked.response
   }
 
   /**
