@@ -86,7 +86,7 @@ export const mochaHooks = {
     baseline = countBy(activeResources())
     listenerBaseline = countBy(processListeners())
   },
-  async afterAll() {
+  async afterAll(this: Mocha.Context) {
     // Give sockets and exited children a moment to be released by the event loop.
     let leaked: string[] = []
     let listeners: string[] = []
@@ -102,6 +102,8 @@ export const mochaHooks = {
     if (leaked.length) lines.push(`active handles left by the suite: ${leaked.join(', ')}`)
     if (listeners.length) lines.push(`process listeners left by the suite: ${listeners.join(', ')}`)
     if (children.length) lines.push(`child processes left by the suite:\n  ${children.join('\n  ')}`)
-    throw new Error(`Leak audit failed.\n${lines.join('\n')}`)
+    // In a parallel run each worker's root suite holds one spec file: name it, so the leak has an owner.
+    const files = [...new Set((this.test?.parent?.suites ?? []).map((suite) => suite.file).filter(Boolean))]
+    throw new Error(`Leak audit failed${files.length ? ` after ${files.join(', ')}` : ''}.\n${lines.join('\n')}`)
   },
 }
