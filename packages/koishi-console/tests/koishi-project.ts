@@ -3,7 +3,7 @@
 // server on 127.0.0.1, Koishi's console from npm, optionally its users (@koishijs/plugin-auth on an
 // in-memory SQLite database), the agent stack by path, this package's page, and the scenarios fixture.
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -34,6 +34,24 @@ function buildClient(): void {
   execFileSync(process.execPath, [join(PACKAGE, 'scripts/build-client.mjs')], { cwd: PACKAGE, stdio: 'pipe' })
 }
 
+/**
+ * The project's node_modules: a link to each of this repository's, but this package, which is a copy
+ * (package.json, lib/, dist/) as npm installs it. The console serves a page's files only from under a
+ * node_modules folder, and Node resolves a linked package to its real path (packages/koishi-console).
+ */
+function installInto(dir: string): void {
+  const modules = join(dir, 'node_modules')
+  const ours = join(modules, '@cordis-subagents')
+  mkdirSync(ours, { recursive: true })
+  for (const name of readdirSync(join(ROOT, 'node_modules'))) {
+    if (name !== '@cordis-subagents') symlinkSync(join(ROOT, 'node_modules', name), join(modules, name), 'dir')
+  }
+  for (const name of readdirSync(join(ROOT, 'node_modules/@cordis-subagents'))) {
+    if (name !== 'koishi-console') symlinkSync(join(ROOT, 'node_modules/@cordis-subagents', name), join(ours, name), 'dir')
+  }
+  for (const part of ['package.json', 'lib', 'dist']) cpSync(join(PACKAGE, part), join(ours, 'koishi-console', part), { recursive: true })
+}
+
 async function freePort(): Promise<number> {
   const server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -46,7 +64,7 @@ export async function startProject(options: { auth?: boolean; config?: Record<st
   buildPackages(PACKAGES)
   buildClient()
   const dir = mkdtempSync(join(tmpdir(), 'koishi-console-'))
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
+  installInto(dir)
   copyFileSync(join(PACKAGE, 'tests/fixtures/scenarios.cjs'), join(dir, 'scenarios.cjs'))
   writeFileSync(join(dir, 'package.json'), '{ "name": "koishi-console-project", "private": true }\n')
   const port = await freePort()
