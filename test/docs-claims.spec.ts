@@ -19,7 +19,7 @@ const FLOORS: Record<string, number> = {
   'agent': 2,
   'model-openai': 3, 'chatluna-bridge': 3, 'subagents-service': 3, 'definitions': 3, 'mcp': 3, 'serve-a2a': 3,
   'subagent-tool': 4, 'serve-acp': 4, 'provider-spawn': 4, 'provider-acp': 4, 'provider-a2a': 4, 'telemetry': 4, 'console': 4, 'serve-mcp': 4, 'koishi-chat': 4,
-  'subagent-control': 5, 'provider-fork': 5,
+  'subagent-control': 5, 'provider-fork': 5, 'koishi-console': 5,
   'koishi-plugin-subagents': 6,
 }
 const SERVING = ['serve-acp', 'serve-a2a', 'serve-mcp']

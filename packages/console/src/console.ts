@@ -9,6 +9,7 @@ import { checkedConfig, Config } from './config.js'
 import { ConsoleError } from './errors.js'
 import { createHandler } from './http.js'
 import { LiveHub } from './live.js'
+import { observeDelegations } from './model.js'
 import type { ViewHost } from './node-view.js'
 import { TreeStore } from './tree-store.js'
 
@@ -46,21 +47,7 @@ export class SubagentConsole extends Service<Config> {
     this.store = new TreeStore(this.config, (runId) => this.live.changed(runId), (treeId) => this.live.removed(treeId))
     const { flushInterval, maxViewerBufferBytes: maxBuffer, maxViewers } = this.config
     this.live = new LiveHub(this.host, { flushInterval, maxBuffer, maxViewers })
-    const { store } = this
-    // Direct listeners, not `ctx.on`: a cordis listener pays cordis' caller tracing on every call.
-    ctx.subagents.observe({
-      'subagent/start': (info) => store.start(info),
-      'subagent/update': (info, update) => store.update(info, update),
-      'subagent/end': (info, outcome) => store.end(info, outcome),
-      'subagent/pending': (info, question) => store.parked(info, question),
-      'subagent/resume': (info) => store.resumed(info.runId),
-    })
-    ctx.agents.observe({
-      runStart: (agent, prompt, resumed) => store.runStart(agent, prompt, resumed),
-      runEnd: (agent, result) => store.runEnd(agent, result),
-      modelCallEnd: (agent, step) => { if (!agent.parent) store.rootStep(agent, step) },
-      toolCallStart: (agent, step, call) => { if (!agent.parent) store.rootStep(agent, step, `calls ${call.name}`) },
-    })
+    observeDelegations(ctx, this.store)
   }
 
   /** Refusals so far, by code (UNAUTHENTICATED, FORBIDDEN_HOST, …). */

@@ -8,7 +8,8 @@ import type { LiveHub } from './live.js'
 import { snapshot } from './live.js'
 import type { ViewHost } from './node-view.js'
 import { pageJson } from './page-json.js'
-import { agentTranscriptPage, MAX_PAGE } from './transcript.js'
+import { transcriptOf } from './model.js'
+import { MAX_PAGE } from './transcript.js'
 
 /** Largest POST body read (a message to a child), bytes. */
 const MAX_BODY_BYTES = 64 << 10
@@ -99,12 +100,9 @@ export function createHandler(
   }
 
   function transcript(runId: string, url: URL) {
-    const node = host.store.nodes.get(runId)
-    if (!node) throw new ConsoleError('NOT_FOUND', `No run ${runId} in the console (it never started, or its tree was dropped: maxTrees).`)
     const offset = integer(url.searchParams.get('offset'), 0, Number.MAX_SAFE_INTEGER, 0)
     const limit = integer(url.searchParams.get('limit'), 1, MAX_PAGE, 50)
-    if (node.agent && !node.root) return agentTranscriptPage(node.agent.transcript.messages, offset, limit, host.maxEntryChars)
-    return node.ring.page(offset, limit)
+    return transcriptOf(host, runId, offset, limit)
   }
 }
 

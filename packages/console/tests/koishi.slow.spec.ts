@@ -1,5 +1,5 @@
 // The console inside a Koishi 4.18 App (Koishi runs on cordis 3): it loads unchanged and serves
-// the tree of a delegation run there. (Why it is not a page of @koishijs/plugin-console: README.)
+// the tree of a delegation run there. (A page of @koishijs/plugin-console: packages/koishi-console.)
 import { expect } from 'chai'
 import { App } from '@koishijs/core'
 import type { Context } from 'cordis'
