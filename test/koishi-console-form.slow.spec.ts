@@ -28,12 +28,12 @@ describe('koishi-plugin-subagents: its form in the real Koishi console (chromium
   it('renders every section with its fields (the API key as a password field; a section that is off shows its switch only), with no error in the page', async () => {
     const { page, errors } = form!
     const titles = (Config as unknown as { list: { meta: { description: string } }[] }).list.map((section) => section.meta.description)
-    expect(titles).to.have.length(11)
+    expect(titles).to.have.length(13)
     const headings = await page.locator('h2.k-schema-header').allTextContents()
     for (const title of titles) expect(headings.map((text) => text.trim())).to.include(title)
     for (const [section, key] of [['model', 'enabled'], ['model', 'baseURL'], ['agents', 'maxSteps'], ['tools', 'maxResultBytes'],
       ['subagents', 'maxDepth'], ['spawn', 'maxParkedMs'], ['subagent', 'toolName'], ['subagent', 'persona'], ['fork', 'toolName'],
-      ['acp', 'enabled'], ['a2a', 'enabled'], ['checkpoints', 'enabled'], ['liveView', 'enabled']]) {
+      ['acp', 'enabled'], ['a2a', 'enabled'], ['checkpoints', 'enabled'], ['liveView', 'enabled'], ['chat', 'enabled'], ['consolePage', 'enabled']]) {
       expect(await field(page, section, key).count(), `${section}.${key}`).to.equal(1)
     }
     for (const [section, key] of [['acp', 'command'], ['a2a', 'url'], ['liveView', 'port']]) {
@@ -42,7 +42,7 @@ describe('koishi-plugin-subagents: its form in the real Koishi console (chromium
     expect(await field(page, 'model', 'apiKey').locator('input[type="password"]').count()).to.equal(1)
     // The value koishi.yml gave is in the form.
     expect(await field(page, 'model', 'baseURL').locator('input').inputValue()).to.equal('http://127.0.0.1:9/v1')
-    expect(errors).to.deep.equal([])
+    expect(errors, JSON.stringify(errors)).to.deep.equal([])
   })
 
   it('a change saved through the form reloads the running plugin with it and is written to koishi.yml', async () => {

@@ -15,6 +15,8 @@ const TITLES: Record<string, string> = {
   acp: 'Provider acp and its tool: an agent subprocess over ACP (off by default)',
   a2a: 'Provider a2a and its tool: a remote agent over A2A (off by default)',
   checkpoints: 'Checkpoints: durable runs in Koishi\'s database (off by default)',
+  chat: 'Answer from the chat: `subagents.run`, a child\'s questions posted to its channel, replies that answer them',
+  consolePage: 'The delegation tree as a page of this console (needs @koishijs/plugin-console)',
   liveView: 'Live view: the standalone page of the delegation tree (off by default)',
 }
 

@@ -13,6 +13,8 @@ import * as acp from '@cordis-subagents/provider-acp'
 import * as a2a from '@cordis-subagents/provider-a2a'
 import Checkpoints from '@cordis-subagents/checkpoints'
 import SubagentConsole from '@cordis-subagents/console'
+import * as koishiChat from '@cordis-subagents/koishi-chat'
+import * as koishiConsole from '@cordis-subagents/koishi-console'
 import { NAME_PATTERN } from '@cordis-subagents/shared'
 
 /** A cordis plugin this package loads (a Service class or a namespace plugin); its `Config` checks a section. */
@@ -114,6 +116,19 @@ export const PARTS: readonly Part[] = [
     enabled: false,
     schema: Checkpoints.Config,
     loads: (value) => [{ label: 'checkpoints (checkpoints)', plugin: plugin(Checkpoints), config: without(value) }],
+  },
+  {
+    key: 'chat',
+    enabled: true,
+    schema: koishiChat.Config,
+    loads: (value) => [{ label: 'chat (koishi-chat)', plugin: plugin(koishiChat), config: without(value) }],
+  },
+  {
+    key: 'consolePage',
+    enabled: true,
+    // Waits for Koishi's console (its `console` service): a bot without one just has no page.
+    schema: koishiConsole.Config,
+    loads: (value) => [{ label: 'consolePage (koishi-console)', plugin: plugin(koishiConsole), config: without(value) }],
   },
   {
     key: 'liveView',

@@ -54,6 +54,21 @@ describe('koishi-plugin-subagents in a Koishi 4.18 App', function () {
     expect((app as unknown as { checkpoints?: unknown }).checkpoints).to.equal(undefined)
   })
 
+  it('composes the chat (its `subagents` commands) on by default; with the section off there are none', async () => {
+    const started = await start({ model: { enabled: false } })
+    app = started.app
+    expect(started.errors()).to.deep.equal([])
+    const commands = () => app!.$commander._commandList.map((command) => command.name)
+    expect(commands()).to.include.members(['subagents', 'subagents.run', 'subagents.answer', 'subagents.cancel'])
+    // The page needs Koishi's console (its `console` service): without one it waits, and nothing is served.
+    expect((app as unknown as { subagentChat?: unknown }).subagentChat).to.not.equal(undefined)
+    await app.stop()
+    const off = await start({ model: { enabled: false }, chat: { enabled: false } })
+    app = off.app
+    expect(commands()).to.not.include('subagents')
+    expect((app as unknown as { subagentChat?: unknown }).subagentChat).to.equal(undefined)
+  })
+
   it('runs a delegation through the composed `subagent` tool', async () => {
     const started = await start({ model: { enabled: false }, agents: { model: 'scripted' } })
     app = started.app
