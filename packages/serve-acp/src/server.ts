@@ -122,14 +122,14 @@ export class AcpServer {
         if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${JSON.stringify(params.sessionId).slice(0, 120)}; create one with session/new or load it`)
         // One turn at a time: a second prompt must not take over the running turn's cancel.
         if (session.controller) throw this.refuse('TURN_RUNNING', 'a turn is already running in this session; wait for it or send session/cancel', 'invalidRequest')
-        this.checkTools(session)
         const text = promptText(params.prompt, config.maxPromptChars)
         if (typeof text !== 'string') {
           throw this.refuse('PROMPT_TOO_LARGE', `the prompt has more than ${config.maxPromptChars} characters (maxPromptChars); send a shorter one`)
         }
+        this.rebase(session, params._meta)
+        this.checkTools(session)
         const notify = (update: Record<string, unknown>) =>
           client.notify(methods.client.session.update, { sessionId: session.id, update: update as any }).catch(() => {})
-        this.rebase(session, params._meta)
         return this.turn(session, text, params._meta, notify)
       })
   }

@@ -120,6 +120,10 @@ describe('serve-acp honours the crossing from env and _meta', function () {
     // A prompt cannot raise it above the environment's.
     const raised = (await newSession(served, ws.dir, meta({ depth: 1, budget: { maxSteps: 1 } }))).sessionId
     expect(await stepsOf(raised, meta({ depth: 1, budget: { maxSteps: 50 } }))).to.equal(3)
+    // A prompt's tool ceiling that leaves none of the served tools is refused before anything runs.
+    const narrowed = (await newSession(served, ws.dir, meta({ depth: 1 }))).sessionId
+    const none = await refusal(prompt(served, narrowed, 'tools?', meta({ depth: 1, allowedTools: ['not-served'] })))
+    expect((none.data as any).code).to.equal('NO_TOOLS_LEFT')
     // The persona's depth follows the prompt's crossing.
     const deeper = (await newSession(served, ws.dir, meta({ depth: 1 }))).sessionId
     await prompt(served, deeper, 'persona?', meta({ depth: 2 }))
