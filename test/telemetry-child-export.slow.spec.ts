@@ -53,7 +53,10 @@ describe('a child process\'s failed trace export is reported by its parent', fun
   before(() => buildQuickstart())
 
   afterEach(async () => {
+    // The agent flushes its spans while it exits: stop the host, then wait for the provider to reap it.
+    const provider = host?.ctx.subagents.get('acp') as acp.AcpProvider | undefined
     await host?.stop()
+    await provider?.reaped()
     host = undefined
     await receiver?.close()
     receiver = undefined
