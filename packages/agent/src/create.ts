@@ -120,15 +120,16 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
   /** Finds the model behind a ref. An unknown ref yields an error text naming the registered models. */
   resolveModel(ref: string | undefined): { model: ChatModel; name: string; modelId?: string } | { error: string } {
     ref ||= this.config.model
-    const names = this.modelNames()
+    // The list of names is built only for a ref that does not name a model (every model call resolves one).
     if (!ref) {
+      const names = this.modelNames()
       if (names.length === 1) return { model: this.models.get(names[0])!, name: names[0] }
       return { error: `No model was named and no default is configured. Registered models: ${names.join(', ') || '(none)'}.` }
     }
     const colon = ref.indexOf(':')
     const name = colon < 0 ? ref : ref.slice(0, colon)
     const model = this.models.get(name)
-    if (!model) return { error: `Unknown model "${ref}". Registered models: ${names.join(', ') || '(none)'}.` }
+    if (!model) return { error: `Unknown model "${ref}". Registered models: ${this.modelNames().join(', ') || '(none)'}.` }
     return colon < 0 ? { model, name } : { model, name, modelId: ref.slice(colon + 1) }
   }
 
