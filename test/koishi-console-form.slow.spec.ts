@@ -53,6 +53,8 @@ describe('koishi-plugin-subagents: its form in the real Koishi console (chromium
     await eventually(() => project!.stdout().includes('TOOLS ["delegate","subagent_fork"]'), 'the plugin reloaded with the saved tool name', 60_000)
     expect(project!.stdout()).to.include('reload plugin @cordis-subagents/subagents:subagents')
     await eventually(() => /subagent:\n\s+toolName: delegate\n/.test(readFileSync(join(project!.dir, 'koishi.yml'), 'utf8')), 'koishi.yml written', 30_000)
+    // The groups subagent-tool leaves unset (shown empty, untouched) are not written.
+    expect(readFileSync(join(project!.dir, 'koishi.yml'), 'utf8')).to.not.match(/agentOptions|toolFilter|budget:|output:/)
     expect(errors).to.deep.equal([])
   })
 

@@ -1,7 +1,7 @@
 // A Koishi project with the real console (@koishijs/plugin-console, plugin-config, plugin-market from npm) and the
 // market package, started with `koishi start` (koishi-start.ts), and a Chromium page on its config page. Shared by
 // test/koishi-console-form.slow.spec.ts and scripts/screenshot-koishi.ts (which writes the README's picture).
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -39,17 +39,54 @@ async function waitFor<T>(what: string, read: () => T | undefined, output: () =>
   throw new Error(`no ${what} within ${bound} ms; Koishi printed:\n${output()}`)
 }
 
-export async function startConsoleProject(): Promise<ConsoleProject> {
-  buildPackages(['koishi-plugin-subagents'])
+export interface ConsoleProjectOptions {
+  /** The fixture's koishi.yml (default: the market package's, test/fixtures/koishi-console-form/koishi.yml). */
+  yml?: string
+  /** Workspace packages (folder names) to build first (default: the market package). */
+  build?: readonly string[]
+  /**
+   * Cordis packages (folder names) each wrapped as a Koishi package `koishi-plugin-cordis-<name>` that re-exports it,
+   * the way a Koishi package composing one would: the console lists and renders only `koishi-plugin-*` packages.
+   */
+  wrap?: readonly string[]
+}
+
+/** `node_modules` of the project: each entry links to this repository's, beside the wrapper packages. */
+function linkModules(dir: string, wrap: readonly string[]): void {
+  if (!wrap.length) return symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
+  const modules = join(dir, 'node_modules')
+  mkdirSync(modules)
+  for (const entry of readdirSync(join(ROOT, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules', entry), join(modules, entry))
+  for (const name of wrap) {
+    const folder = join(modules, `koishi-plugin-cordis-${name}`)
+    mkdirSync(folder)
+    writeFileSync(join(folder, 'package.json'), `${JSON.stringify({
+      name: `koishi-plugin-cordis-${name}`, version: '0.1.0', type: 'module', main: 'index.js',
+      peerDependencies: { koishi: '^4.18.0' }, koishi: { description: { en: `@cordis-subagents/${name} on its own` } },
+    })}\n`)
+    // A class plugin is the package's default export (checkpoints, serve-a2a, serve-mcp).
+    const withDefault = /export default|as default\b/.test(readFileSync(join(ROOT, 'packages', name, 'src/index.ts'), 'utf8'))
+    writeFileSync(join(folder, 'index.js'), `export * from '@cordis-subagents/${name}'\n${withDefault ? `export { default } from '@cordis-subagents/${name}'\n` : ''}`)
+  }
+}
+
+export async function startConsoleProject(options: ConsoleProjectOptions = {}): Promise<ConsoleProject> {
+  const wrap = options.wrap ?? []
+  buildPackages(options.build ?? ['koishi-plugin-subagents'])
   const dir = mkdtempSync(join(tmpdir(), 'koishi-console-form-'))
   const port = await freePort()
-  writeFileSync(join(dir, 'koishi.yml'), readFileSync(join(FIXTURE, 'koishi.yml'), 'utf8')
+  writeFileSync(join(dir, 'koishi.yml'), readFileSync(options.yml ?? join(FIXTURE, 'koishi.yml'), 'utf8')
     .replaceAll('__MAX_PORT__', String(Math.min(port + 50, 65535))).replaceAll('__PORT__', String(port)))
   copyFileSync(join(FIXTURE, 'watch.cjs'), join(dir, 'watch.cjs'))
   // The market reads the project's manifest, as in a project made by `npm init koishi`.
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'koishi-console-form', private: true, dependencies: { '@cordis-subagents/koishi-plugin-subagents': '*' } })}\n`)
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
-  const { child, done } = koishiStart(dir, 240_000)
+  const dependencies = Object.fromEntries([
+    ['@cordis-subagents/koishi-plugin-subagents', '*'], ...wrap.map((name) => [`koishi-plugin-cordis-${name}`, '*']),
+  ])
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'koishi-console-form', private: true, dependencies })}\n`)
+  linkModules(dir, wrap)
+  // The console's package scanner resolves each package's manifest from its own folder (this repository's
+  // node_modules), so the wrappers are found through NODE_PATH.
+  const { child, done } = koishiStart(dir, 240_000, wrap.length ? { NODE_PATH: join(dir, 'node_modules') } : {})
   let out = ''
   child.stdout!.on('data', (chunk) => { out += chunk })
   const stdout = () => out
@@ -83,22 +120,38 @@ export interface FormPage {
   errors: string[]
 }
 
-/** Chromium (the npm one, see browser.ts) on the config page of the entry `subagents`, its form rendered. */
-export async function openForm(url: string): Promise<FormPage> {
+/** Chromium from npm (see browser.ts). */
+export async function launchBrowser(): Promise<PlaywrightBrowser> {
   const binary = await testBrowser()
-  const browser = await chromium.launch({
-    executablePath: binary.executablePath, env: { ...process.env, ...binary.env }, args: binary.args, headless: true,
-  })
+  const env = { ...process.env, ...binary.env }
+  return chromium.launch({ executablePath: binary.executablePath, env, args: binary.args, headless: true })
+}
+
+/** A page of the console that records console errors and uncaught page errors, opened on `path`. */
+export async function openPage(browser: PlaywrightBrowser, url: string, path: string): Promise<{ page: Page, errors: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
   const errors: string[] = []
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()) })
   page.on('pageerror', (error) => errors.push(error.message))
-  await page.goto(`${url}/plugins/subagents`)
+  await page.goto(`${url}${path}`)
+  return { page, errors }
+}
+
+/** Chromium on the config page of the entry `subagents`, its form rendered. */
+export async function openForm(url: string): Promise<FormPage> {
+  const browser = await launchBrowser()
+  const { page, errors } = await openPage(browser, url, '/plugins/subagents')
   await field(page, 'subagent', 'toolName').waitFor({ timeout: 60_000 })
   return { browser, page, errors }
 }
 
 /** One field of the form, by its section and key (Koishi shows it as `section.key`). */
 export function field(page: Page, section: string, key: string) {
-  return page.locator('.k-schema-item', { has: page.locator('.k-schema-left > h3', { hasText: new RegExp(`^${section}\\.${key}(?![\\w.])`) }) })
+  return fieldAt(page, `${section}.${key}`)
+}
+
+/** One field of the form by its whole path (`key`, `group.key`; Koishi shows it so in the field's title, a list's items as `key[0]`). */
+export function fieldAt(page: Page, path: string) {
+  const escaped = path.replaceAll('.', '\\.')
+  return page.locator('.k-schema-item', { has: page.locator('.k-schema-left > h3', { hasText: new RegExp(`^${escaped}(?![\\w.[])`) }) })
 }

@@ -9,10 +9,13 @@ const KOISHI_CLI = join(ROOT, 'node_modules/koishi/lib/cli/index.js')
 
 export interface KoishiRun { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
 
+interface KoishiStart { child: ChildProcess, done: Promise<KoishiRun> }
+
 /** Starts `koishi start koishi.yml` in `cwd`; `done` rejects with its output if it has not exited after `guard` ms. */
-export function koishiStart(cwd: string, guard: number): { child: ChildProcess, done: Promise<KoishiRun> } {
+export function koishiStart(cwd: string, guard: number, extraEnv: Record<string, string> = {}): KoishiStart {
   const env = offlineEnv()
   for (const key of Object.keys(env)) if (key === 'NODE_OPTIONS' || key.startsWith('KOISHI_')) delete env[key]
+  Object.assign(env, extraEnv)
   const child = spawn(process.execPath, [KOISHI_CLI, 'start', 'koishi.yml'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''

@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { bindRefusal, count, duration } from '@cordis-subagents/shared'
+import { bindRefusal, count, duration, unsetGroup } from '@cordis-subagents/shared'
 import { ConsoleError } from './errors.js'
 
 /** What a viewer of the page sees a child's transport as. */
@@ -30,7 +30,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   host: Schema.string().default('127.0.0.1').description('Address to bind. Loopback by default; another address also needs `allowRemote`.'),
   port: Schema.natural().max(65535).default(0).description('Port to bind; 0 picks a free one (read `ctx.subagentConsole.url`).'),
   token: Schema.string().description(`The token the page and API require (${MIN_TOKEN_LENGTH}-${MAX_TOKEN_LENGTH} printable ASCII characters). Default: a random one per start, in \`ctx.subagentConsole.url\`.`),
-  allowedHosts: Schema.array(Schema.string()).default(undefined as any).description('Accepted `Host` headers. Default: the loopback names with the bound port (DNS rebinding protection).'),
+  allowedHosts: unsetGroup(Schema.array(Schema.string())).description('Accepted `Host` headers. Default: the loopback names with the bound port (DNS rebinding protection).'),
   allowRemote: Schema.boolean().default(false).description('Allow binding a non-loopback address (the token then travels in clear text over the network).'),
   maxTrees: count({ min: 1, max: 1000 }).default(20).description('Root runs (trees) kept, live and recent; past it the oldest ended tree is dropped, else the oldest.'),
   maxNodesPerTree: count({ min: 1, max: 10_000 }).default(256).description('Delegations shown per tree; more are counted as dropped.'),
@@ -39,7 +39,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxViewers: count({ min: 1, max: 100 }).default(8).description('Live pages connected at once; one more is refused with `TOO_MANY_VIEWERS`.'),
   maxViewerBufferBytes: count({ min: 4096, max: 64 << 20 }).default(256 << 10).description('Bytes queued for one slow page before its updates are dropped; it gets a fresh snapshot once it has caught up.'),
   flushInterval: duration({ min: 10, max: 10_000 }).default(100).description('Updates are coalesced and sent to pages at most this often (ms).'),
-  transports: Schema.dict(Schema.union(['spawn', 'fork', 'acp', 'a2a', 'remote'] as const)).default(undefined as any)
+  transports: unsetGroup(Schema.dict(Schema.union(['spawn', 'fork', 'acp', 'a2a', 'remote'] as const)))
     .description('The transport shown per provider name, where the guess is wrong (see README: Transports).'),
 })
 

@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { count, duration } from '@cordis-subagents/shared'
+import { count, duration, unsetGroup } from '@cordis-subagents/shared'
 import type { Transport } from '@cordis-subagents/console'
 
 export interface Config {
@@ -28,6 +28,6 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxEntryChars: count({ min: 100, max: 1_000_000 }).default(4000)
     .description('Longest text of one transcript entry, progress line or output shown (characters; longer ones are cut and marked).'),
   flushInterval: duration({ min: 10, max: 10_000 }).default(100).description('Changes are coalesced and sent to the console at most this often (ms).'),
-  transports: Schema.dict(Schema.union(['spawn', 'fork', 'acp', 'a2a', 'remote'] as const)).default(undefined as any)
+  transports: unsetGroup(Schema.dict(Schema.union(['spawn', 'fork', 'acp', 'a2a', 'remote'] as const)))
     .description('The transport shown per provider name, where the guess is wrong.'),
 })

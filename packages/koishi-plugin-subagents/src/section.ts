@@ -3,7 +3,7 @@
 // unchanged, so the component's own load refuses it (loud: Koishi logs the error, that section's scope is
 // failed) while every other section runs. Without this, one bad field would stop the whole package.
 import { Schema } from 'cordis'
-import { formView, prune, switchable } from './form-view.js'
+import { switchable } from './form-view.js'
 
 /** The schemastery type of a section; what the console sees is the component's schema (toJSON). */
 const SECTION_TYPE = 'cordis-subagents:section'
@@ -15,7 +15,6 @@ interface SectionSchema extends Schema {
 
 Schema.extend(SECTION_TYPE, (data, schema, options, strict) => {
   const { inner } = schema as unknown as SectionSchema
-  data = prune(data, inner.dict!)
   try {
     return Schema.resolve(data, inner, options, strict)
   } catch (error) {
@@ -39,7 +38,7 @@ function fields(schema: Schema): Record<string, Schema> {
 export function section(inner: Schema, enabled?: boolean): Schema {
   const switches = enabled === undefined ? {} : { enabled: Schema.boolean().default(enabled).description('Load this section.') }
   const own = Schema.object({ ...switches, ...fields(inner) }).default({})
-  const shown = enabled === undefined ? formView(own) : switchable(formView(Schema.object(fields(inner))), enabled).default({})
+  const shown = enabled === undefined ? own : switchable(Schema.object(fields(inner)), enabled).default({})
   const schema = new Schema({ type: SECTION_TYPE } as Schema) as SectionSchema
   schema.inner = own
   schema.meta = { ...shown.meta }

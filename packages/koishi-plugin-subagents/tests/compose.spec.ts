@@ -120,25 +120,22 @@ describe('koishi-plugin-subagents in a Koishi 4.18 App', function () {
     expect(started.fork.status).to.not.equal(3)
   })
 
-  it('what the console form fills in for unset objects, lists and tables is taken out: the tool loads as if they were unset', async () => {
-    // The form shows `{}` / `[]` for them (it cannot render an unset one) and may save them back as they are.
+  it('a section shows its component\'s own schema: a group the component leaves unset stays unset, given empty it reaches the component', async () => {
     const shown = JSON.stringify(market.Config.toJSON())
     expect(shown).to.include('"agentOptions"')
-    const started = await start({
-      model: { enabled: false },
-      subagent: { agentOptions: {}, toolFilter: { allow: [], deny: [] }, budget: {}, output: { maxCorrections: 2 }, toolName: 'subagent' },
-    })
+    // An explicit empty toolFilter is the component's to refuse (it hides nothing by mistake): the section passes it on.
+    const started = await start({ model: { enabled: false }, subagent: { toolFilter: {}, toolName: 'subagent' } })
     app = started.app
-    expect(started.errors()).to.deep.equal([])
-    expect(toolNames(app)).to.deep.equal(['subagent', 'subagent_fork'])
+    expect(started.errors().join('\n')).to.match(/toolFilter is empty/)
+    expect(toolNames(app)).to.deep.equal(['subagent_fork'])
   })
 
   it('the console\'s own check before a save (the schema rebuilt from its JSON, as the browser does) accepts the form\'s values', () => {
     const rebuilt = new Schema(JSON.parse(JSON.stringify(market.Config.toJSON())) as Schema)
-    // The defaults, with acp (whose `command` is required) off; and what the form holds for unset objects.
+    // The defaults, with acp (whose `command` is required) off; the groups left unset, as the form saves them.
     expect(() => rebuilt({})).to.not.throw()
-    const saved = { acp: { enabled: false }, subagent: { agentOptions: {}, toolFilter: {}, budget: {}, output: {} } }
-    expect(() => rebuilt(saved)).to.not.throw()
+    expect(() => rebuilt({ acp: { enabled: false }, subagent: { toolName: 'delegate' } })).to.not.throw()
+    expect(rebuilt({ subagent: { toolName: 'delegate' } }).subagent).to.not.have.any.keys('agentOptions', 'toolFilter', 'budget', 'output')
     expect(rebuilt({ model: { enabled: false } }).model).to.deep.equal({ enabled: false })
   })
 

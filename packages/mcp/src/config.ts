@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { choice, count, duration } from '@cordis-subagents/shared'
+import { choice, count, duration, unsetGroup } from '@cordis-subagents/shared'
 import type { EnvInherit } from './env.js'
 
 /** One load = one MCP server. Exactly one of `command` (stdio) and `url` (Streamable HTTP). */
@@ -50,7 +50,7 @@ export const Config: Schema<Config> = Schema.object({
     .description('Streamable HTTP server: its endpoint URL (http or https).'),
   headers: Schema.dict(String).default({})
     .description('Streamable HTTP server: headers sent with every request (e.g. `Authorization`). Values are never logged.'),
-  allow: Schema.array(String).default(undefined as unknown as string[])
+  allow: unsetGroup(Schema.array(String))
     .description('Only these of the server\'s tools (its own names) are mounted. Omit for all.'),
   deny: Schema.array(String).default([])
     .description('These of the server\'s tools (its own names) are never mounted.'),

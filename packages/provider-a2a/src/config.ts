@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { count, duration, NAME_PATTERN } from '@cordis-subagents/shared'
+import { count, duration, NAME_PATTERN, unsetGroup } from '@cordis-subagents/shared'
 
 /** Most endpoints one provider load spreads its tasks over. */
 export const MAX_ENDPOINTS = 32
@@ -36,7 +36,7 @@ export const Config: Schema<Config> = Schema.object({
     .description('Provider name the subagent tool refers to (`provider: a2a`). Load the plugin twice with different names for two remote agents.'),
   url: Schema.string()
     .description('The remote agent: its base URL (`http://127.0.0.1:41241`, the card is read from `/.well-known/agent-card.json`) or the full URL of its agent card (a path ending in `.json`). One URL, e.g. a load balancer. Give `url` or `urls`, not both.'),
-  urls: Schema.array(Schema.string()).default(undefined as unknown as string[])
+  urls: unsetGroup(Schema.array(Schema.string()))
     .description(`Several hosts of the same agent (1-${MAX_ENDPOINTS} URLs, each like \`url\`): each task starts on the healthy one with the fewest tasks running, and a host that cannot be reached is failed over. Give \`url\` or \`urls\`, not both.`),
   bearerTokenEnv: Schema.string()
     .description('Name of an environment variable holding a bearer token: every request carries `Authorization: Bearer <value>`. The value is never logged nor put in a diagnostic.'),

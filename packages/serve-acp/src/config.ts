@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { count, NAME_PATTERN, type ToolFilter } from '@cordis-subagents/shared'
+import { count, NAME_PATTERN, type ToolFilter, unsetGroup } from '@cordis-subagents/shared'
 import type { BudgetLimits } from '@cordis-subagents/agent'
 import { type ClientMcpConfig, DEFAULT_CLIENT_MCP } from './session-mcp.js'
 
@@ -44,7 +44,6 @@ export interface AcpTransport {
   output: WritableStream<Uint8Array>
 }
 
-const unset = undefined as never
 const NOT_BLANK = /\S/
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
@@ -52,17 +51,17 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   title: Schema.string().pattern(NOT_BLANK).description('`agentInfo.title` in the `initialize` response.'),
   model: Schema.string().pattern(NOT_BLANK).description('Model ref (`name` or `name:modelId`) of each session\'s agent. Default: ctx.agents\' default model.'),
   persona: Schema.string().pattern(NOT_BLANK).role('textarea').description('System prompt of each session\'s agent; `{depth}` is replaced by the session\'s depth. Default: ctx.agents\' deployment persona.'),
-  tools: Schema.object({
-    allow: Schema.array(Schema.string().pattern(NAME_PATTERN)).default(unset).description('Only these tools of ctx.tools are served.'),
-    deny: Schema.array(Schema.string().pattern(NAME_PATTERN)).default(unset).description('These tools of ctx.tools are never served.'),
-  }).default(unset).description('Which tools a session\'s agent may use. A parent\'s tool ceiling (SUBAGENT_ALLOWED_TOOLS, `_meta`) narrows it further.'),
-  budget: Schema.object({
+  tools: unsetGroup(Schema.object({
+    allow: unsetGroup(Schema.array(Schema.string().pattern(NAME_PATTERN))).description('Only these tools of ctx.tools are served.'),
+    deny: unsetGroup(Schema.array(Schema.string().pattern(NAME_PATTERN))).description('These tools of ctx.tools are never served.'),
+  })).description('Which tools a session\'s agent may use. A parent\'s tool ceiling (SUBAGENT_ALLOWED_TOOLS, `_meta`) narrows it further.'),
+  budget: unsetGroup(Schema.object({
     maxSteps: count().description('Model calls of one prompt turn and everything below it.'),
     maxTokens: count().description('Tokens (input + output) of one prompt turn and everything below it.'),
     maxToolCalls: count().description('Tool calls of one prompt turn and everything below it.'),
     maxWallMs: count().description('Wall time of one prompt turn, children included (ms).'),
     maxChildren: count().description('Delegations below one prompt turn.'),
-  }).default(unset).description('Limits of each prompt turn (a session\'s root run). A parent\'s remaining budget (SUBAGENT_BUDGET, `_meta`) lowers them, never raises them.'),
+  })).description('Limits of each prompt turn (a session\'s root run). A parent\'s remaining budget (SUBAGENT_BUDGET, `_meta`) lowers them, never raises them.'),
   maxDepth: count().default(3).description('This server\'s depth ceiling: a session whose depth (SUBAGENT_DEPTH, `_meta`) is deeper is refused, and its children count against it.'),
   maxSessions: count({ min: 1, max: 10_000 }).default(16).description('Live sessions kept in memory. Beyond it the least recently used idle session is closed (still loadable from the store); when every session is running a turn, session/new is refused.'),
   loadSession: Schema.boolean().default(true).description('Advertise `loadSession` and keep sessions in a store, so `session/load` continues one in a later process.'),
@@ -75,7 +74,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     stdio: Schema.boolean().default(DEFAULT_CLIENT_MCP.stdio).description('Start the stdio MCP servers a client sends (a command on this host).'),
     http: Schema.boolean().default(DEFAULT_CLIENT_MCP.http).description('Connect to the Streamable HTTP MCP servers a client sends.'),
     maxServers: count({ max: 64 }).default(DEFAULT_CLIENT_MCP.maxServers).description('MCP servers one session may send; 0 refuses any.'),
-    commands: Schema.array(Schema.string().pattern(NOT_BLANK)).default(unset).description('The only commands a client\'s stdio server may run (exactly as sent, e.g. npx). Omit for any.'),
+    commands: unsetGroup(Schema.array(Schema.string().pattern(NOT_BLANK))).description('The only commands a client\'s stdio server may run (exactly as sent, e.g. npx). Omit for any.'),
     inherit: Schema.union(['core', 'all', 'none']).default(DEFAULT_CLIENT_MCP.inherit).description('Which host variables a client\'s stdio server inherits (as @cordis-subagents/mcp\'s inherit); credentials never are.'),
     startupTimeout: count({ min: 1 }).default(DEFAULT_CLIENT_MCP.startupTimeout).description('Milliseconds for one of them to start and list its tools.'),
     callTimeout: count({ min: 1 }).default(DEFAULT_CLIENT_MCP.callTimeout).description('Milliseconds one call of their tools may take.'),

@@ -1,6 +1,6 @@
 import { Schema } from 'cordis'
 import type { BudgetLimits } from '@cordis-subagents/agent'
-import { choice, count, duration } from '@cordis-subagents/shared'
+import { choice, count, duration, unsetGroup } from '@cordis-subagents/shared'
 
 export interface Config {
   transport: 'stdio' | 'http'
@@ -28,8 +28,6 @@ export interface Config {
   taskTtl?: number
 }
 
-const unset = undefined as never
-
 export const Config: Schema<Config> = Schema.object({
   transport: choice({ stdio: 'This process\'s stdin/stdout (the `cordis-subagents-mcp` bin)', http: 'Streamable HTTP on host:port' })
     .default('http').description('How MCP clients reach the served tools.'),
@@ -38,10 +36,10 @@ export const Config: Schema<Config> = Schema.object({
   model: Schema.string().description('Model of the root agent each MCP session gets (the parent of its delegations). Default: the runtime\'s default model.'),
   persona: Schema.string().description('Persona of that root agent.'),
   cwd: Schema.string().description('Working directory of that root agent (absolute, or relative to the app directory).'),
-  toolFilter: Schema.object({
-    allow: Schema.array(String).default(unset),
-    deny: Schema.array(String).default(unset),
-  }).default(unset).description('The root agent\'s tool view: the ceiling of every child it delegates to. Default: every tool.'),
+  toolFilter: unsetGroup(Schema.object({
+    allow: unsetGroup(Schema.array(String)),
+    deny: unsetGroup(Schema.array(String)),
+  })).description('The root agent\'s tool view: the ceiling of every child it delegates to. Default: every tool.'),
   host: Schema.string().default('127.0.0.1').description('HTTP: the address to bind. Loopback by default; another address needs `allowRemote`.'),
   allowRemote: Schema.boolean().default(false).description('HTTP: allow a non-loopback `host` (the bearer token then crosses the network in clear text unless TLS is in front). Without it such a bind fails the load.'),
   port: Schema.natural().max(65535).default(0).description('HTTP: the port (0: any free port, see ctx.mcpServe.url).'),
@@ -57,13 +55,13 @@ export const Config: Schema<Config> = Schema.object({
   maxRequestsPerMinute: count({ min: 1 }).default(600).description('HTTP: requests accepted per minute (all clients); more get 429.'),
   maxConcurrentCalls: count({ min: 1, max: 1024 }).default(8).description('Tool calls running at once per session; more are answered with an error.'),
   maxDepth: count().description('This server\'s depth ceiling: when the depth a parent host passed (SUBAGENT_DEPTH) is deeper, every call is refused, and delegations count against it. A parent\'s SUBAGENT_MAX_DEPTH applies too; the lower wins.'),
-  budget: Schema.object({
+  budget: unsetGroup(Schema.object({
     maxSteps: count().description('Model calls of one call\'s whole tree.'),
     maxTokens: count().description('Tokens (input + output) of one call\'s whole tree.'),
     maxToolCalls: count().description('Tool calls of one call\'s whole tree, the served call included.'),
     maxWallMs: count().description('Wall time of one call (ms).'),
     maxChildren: count().description('Delegations of one call\'s whole tree.'),
-  }).default(unset).description('Limits of each call (its root run and every delegation below it; every call gets them afresh). A parent\'s remaining budget (SUBAGENT_BUDGET) lowers them, never raises them, and is spent across the calls.'),
+  })).description('Limits of each call (its root run and every delegation below it; every call gets them afresh). A parent\'s remaining budget (SUBAGENT_BUDGET) lowers them, never raises them, and is spent across the calls.'),
   taskSupport: choice({
     optional: 'A client may ask for an MCP task (tasks/get, tasks/result, tasks/cancel) or call plainly',
     required: 'Calls must ask for a task; a plain call is refused (MCP_SERVE_TASK_REQUIRED)',

@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { count, duration, NAME_PATTERN, toolFilterProblem } from '@cordis-subagents/shared'
+import { count, duration, NAME_PATTERN, toolFilterProblem, unsetGroup } from '@cordis-subagents/shared'
 import { DEFAULT_OUTPUT_CORRECTIONS, MAX_OUTPUT_CORRECTIONS } from '@cordis-subagents/agent'
 import type { TurnEndPolicy } from '@cordis-subagents/subagents-service'
 import type { DelegateOptions } from './call.js'
@@ -19,9 +19,8 @@ export interface Config extends DelegateOptions {
   talk?: boolean
 }
 
-// Optional keys default to `undefined` explicitly: schemastery would otherwise turn an omitted
-// object into `{}` and an omitted toolFilter into `{ allow: [] }`, which hides every tool.
-const unset = undefined as never
+// Optional groups and lists are `unsetGroup`s: schemastery would otherwise turn an omitted object into `{}` and an
+// omitted toolFilter into `{ allow: [] }`, which hides every tool; and Koishi's console renders them.
 /** A blank persona or model would pass here and fail every call; reject it at load instead. */
 const NOT_BLANK = /\S/
 
@@ -38,16 +37,16 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   provider: Schema.string().pattern(NAME_PATTERN).description('Name of the subagent provider this tool delegates to (e.g. `spawn`, `fork`, `acp`). Required unless `agent` is set.'),
   agent: Schema.string().pattern(NAME_PATTERN).description('A team tool: the agent definition (@cordis-subagents/definitions) whose team it delegates to. The model picks a member by name; each member runs on its own definition\'s provider, soul, uses, budget and model.'),
   toolName: Schema.string().pattern(NAME_PATTERN).default('subagent').description('Name of the tool the model sees. Must be unique across the app.'),
-  agentOptions: Schema.object({
+  agentOptions: unsetGroup(Schema.object({
     model: Schema.string().pattern(NOT_BLANK).description('Model ref for the child (`name` or `name:modelId`). Default: the parent\'s model.'),
-  }).default(unset).description('Options for the child agent.'),
+  }).description('Options for the child agent.')),
   persona: Schema.string().pattern(NOT_BLANK).role('textarea').description('System prompt of the child. Default: the provider\'s.'),
-  toolFilter: Schema.object({
-    allow: Schema.array(String).default(unset).description('Only these tools (of the parent\'s) are visible to the child.'),
-    deny: Schema.array(String).default(unset).description('These tools are hidden from the child.'),
-  }).default(unset).description('Narrows the tools the child can use. It can never see more than its parent.'),
+  toolFilter: unsetGroup(Schema.object({
+    allow: unsetGroup(Schema.array(String).description('Only these tools (of the parent\'s) are visible to the child.')),
+    deny: unsetGroup(Schema.array(String).description('These tools are hidden from the child.')),
+  }).description('Narrows the tools the child can use. It can never see more than its parent.')),
   maxDepth: count().description('Deepest allowed child depth (root agents are depth 0). Lowers the subagents service\'s maxDepth (default 3), never raises it.'),
-  budget: Schema.object({
+  budget: unsetGroup(Schema.object({
     maxSteps: count().description('Model calls of each child and everything below it.'),
     maxTokens: count().description('Tokens (input + output) of each child and everything below it.'),
     maxToolCalls: count().description('Tool calls of each child and everything below it.'),
@@ -55,7 +54,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     maxChildren: count().description('Delegations below each child.'),
     maxConcurrent: count({ min: 1 }).description('Children of one parent live at once through this tool (lowers the service\'s maxConcurrentPerParent).'),
     maxDepth: count().description('Deepest depth below each child.'),
-  }).default(unset).description('Limits of each child\'s tree, carved from what the calling agent has left (a child never gets more than its parent has left).'),
+  }).description('Limits of each child\'s tree, carved from what the calling agent has left (a child never gets more than its parent has left).')),
   // Node fires a timer longer than 2^31-1 ms at once, so a larger timeout would cancel every call.
   timeout: duration().default(30 * 60_000).description('Milliseconds before a delegation is cancelled; 0 means no limit (at most 2147483647, about 24.8 days).'),
   resume: Schema.boolean().description('Ask the provider to continue this parent\'s earlier child session instead of a fresh child (provider-acp with `resume: request`; `false` opts out of `resume: per-parent`). Providers that cannot resume ignore it.'),
@@ -67,10 +66,10 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   talk: Schema.boolean().description('A team tool (`agent`): the members it starts also get `<toolName>_tasks` (a task list shared by the members of one coordinator run: add, claim exactly once, complete, list) and `<toolName>_post` (a message to a sibling\'s inbox). Default off.'),
   budgetNote: Schema.boolean().description('The child\'s model sees its remaining budget (steps, tool calls, tokens, time: the limits that apply to it) in a short note after its system prompt, rebuilt every step, and is told to wrap up when 20 % or less of a limit is left or on its last step. The hard limits do not change. In-process providers (spawn, fork); others ignore it.'),
   tellParent: Schema.boolean().description('The child gets a `tell_parent` tool: a message (at most 2,000 characters, 20 per child) delivered to this agent\'s model before its next step, labelled with the child\'s handle id; the child does not pause. In-process providers (spawn, fork); others ignore it.'),
-  output: Schema.object({
+  output: unsetGroup(Schema.object({
     schema: Schema.dict(Schema.any()).required().description('A JSON Schema with `type: \'object\'` at its root (at most 16 KiB of JSON, 16 levels deep).'),
     maxCorrections: count({ max: MAX_OUTPUT_CORRECTIONS }).default(DEFAULT_OUTPUT_CORRECTIONS).description('Correction messages an in-process child gets before it ends `invalid_output`.'),
-  }).default(unset).description('A typed result: the child must answer with a JSON value matching `schema`; the tool result carries it as `structured` (and its JSON as text). A bad schema fails the load (`INVALID_OUTPUT_SCHEMA`).'),
+  }).description('A typed result: the child must answer with a JSON value matching `schema`; the tool result carries it as `structured` (and its JSON as text). A bad schema fails the load (`INVALID_OUTPUT_SCHEMA`).')),
   onTurnEnd: Schema.union(['wait', 'end']).default('wait').description('Background mode: when the parent would end its turn with children still running, `wait` keeps the turn open until their results are delivered; `end` lets it end (results arrive at its next turn).'),
 })
 
