@@ -128,8 +128,16 @@ export async function launchBrowser(): Promise<PlaywrightBrowser> {
 }
 
 /** A page of the console that records console errors and uncaught page errors, opened on `path`. */
-export async function openPage(browser: PlaywrightBrowser, url: string, path: string): Promise<{ page: Page, errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+export async function openPage(
+  browser: PlaywrightBrowser, url: string, path: string, locale?: string,
+): Promise<{ page: Page, errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale })
+  // The console's own language setting (its default is zh-CN).
+  if (locale) {
+    const config = JSON.stringify({ theme: { mode: 'light', dark: 'default-dark', light: 'default-light' }, locale })
+    type Storage = { localStorage: { setItem(key: string, value: string): void } }
+    await page.addInitScript((value) => (globalThis as unknown as Storage).localStorage.setItem('koishi.console.config', value), config)
+  }
   const errors: string[] = []
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()) })
   page.on('pageerror', (error) => errors.push(error.message))
