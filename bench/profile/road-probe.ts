@@ -8,7 +8,7 @@ import { BenchModel, calls, CHILD, delegationModel, host, lastMessage, text } fr
 // The files of ours one delegation calls into, and how control moves between them, traced in this
 // process with the inspector: a breakpoint on the first statement of every function (and class field
 // initialiser) of every file of ours that is loaded, each hit recorded and resumed at once. `road.ts`
-// prints the trace; `test/plain-road-files.spec.ts` checks it against the route drawn in
+// prints the trace; `test/plain-road-files.slow.spec.ts` checks it against the route drawn in
 // packages/subagents-service/README.md and caps its re-entries.
 
 /** `sync`: the tool returns the child's answer. `background`: it returns a handle, and the answer comes back to the parent's inbox. */
@@ -121,10 +121,8 @@ async function breakEveryFunction(post: Post, scripts: Map<string, string>): Pro
       while (line + 1 < lineStarts.length && lineStarts[line + 1] <= offset) line++
       return { scriptId, lineNumber: line, columnNumber: offset - lineStarts[line] }
     }
-    await Promise.all(functionStarts(scriptSource).map(async ({ start, end }) => {
-      const { locations } = await post<{ locations: Location[] }>('Debugger.getPossibleBreakpoints', { start: at(start), end: at(end), restrictToFunction: true })
-      if (locations[0]) await post('Debugger.setBreakpoint', { location: locations[0] }).catch(() => undefined)
-    }))
+    // V8 moves a breakpoint to the first place it can break at or after the one asked for: a body's first statement.
+    await Promise.all(functionStarts(scriptSource).map(({ start }) => post('Debugger.setBreakpoint', { location: at(start) }).catch(() => undefined)))
   }
   return fileOf
 }
@@ -222,3 +220,29 @@ export function reentries(entries: RoadEntry[]): Map<string, string[]> {
 /** How many times the road enters a file it already entered through another door: each extra door once. */
 export const reentryCount = (entries: RoadEntry[]): number =>
   [...reentries(entries).values()].reduce((sum, doors) => sum + doors.length - 1, 0)
+
+/**
+ * The route from the tool call to the tool result as a tree of files: each file under the file that first called
+ * into it, in the order they were first entered, with the other files that called into it after (its re-entries).
+ */
+export function drawRoute(entries: RoadEntry[]): string {
+  const parentOf = new Map<string, string>()
+  const children = new Map<string, string[]>()
+  const roots: string[] = []
+  for (const { from, to } of entries) {
+    if (parentOf.has(to) || roots.includes(to)) continue
+    if (!parentOf.has(from) && !roots.includes(from)) roots.push(from)
+    parentOf.set(to, from)
+    children.set(from, [...children.get(from) ?? [], to])
+  }
+  const again = reentries(entries)
+  const lines: string[] = []
+  const draw = (file: string, indent: string, last: boolean, top: boolean) => {
+    const others = again.get(file)?.filter((door) => door !== parentOf.get(file))
+    lines.push(`${top ? '' : `${indent}${last ? '└─ ' : '├─ '}`}${file}${others?.length ? `   (also from ${others.join(', ')})` : ''}`)
+    const below = children.get(file) ?? []
+    below.forEach((child, i) => draw(child, top ? '' : `${indent}${last ? '   ' : '│  '}`, i === below.length - 1, false))
+  }
+  for (const root of roots) draw(root, '', true, true)
+  return lines.join('\n')
+}
