@@ -1,6 +1,5 @@
 import { describeBreach, describeError, emptyWork, headBytes, utf8Length } from '@cordis-subagents/shared'
 import type { SubagentHandle, SubagentOutcome, SubagentResult, SubagentService } from '@cordis-subagents/subagents-service'
-import { statusOf } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
 import { pendingResult } from './questions.js'
@@ -49,14 +48,15 @@ export function outcomeResult(
     runId: run.id,
     childId: run.childId,
     stopReason: outcome?.stopReason ?? 'error',
-    status: statusOf(outcome ?? { stopReason: 'error' }).status,
+    // The service's outcome carries its status (and an incomplete one's limit): read, not worked out again.
+    status: outcome?.status ?? 'error',
     durationMs: context.durationMs,
     usage: outcome?.usage,
     work,
   }
   if (outcome?.budget) metadata.budget = outcome.budget
   if (outcome?.stepLimit !== undefined) metadata.stepLimit = outcome.stepLimit
-  if (metadata.status === 'incomplete' && outcome) metadata.limit = statusOf(outcome).limit
+  if (metadata.status === 'incomplete' && outcome) metadata.limit = outcome.limit
   // Filled in by assignment: `{ ...base, content }` takes V8's slow path for literals with a spread.
   const toolResult: ToolResult = { metadata, work, content: '' }
   if (outcome?.usage) toolResult.usage = outcome.usage

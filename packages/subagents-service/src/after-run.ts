@@ -95,6 +95,11 @@ export class ResultBook {
 
   constructor(readonly limits: ResultLimits = { maxResults: MAX_KEPT_RESULTS, maxBytes: MAX_KEPT_RESULT_BYTES }) {}
 
+  /** @internal Keeps the outcome of every run `events` ends (a `subagent/end` listener of its own); returns the unsubscribe. */
+  keepFrom(events: SubagentEvents): () => void {
+    return events.observe({ 'subagent/end': (info, outcome) => this.record(info, outcome) })
+  }
+
   /** Keeps the final outcome of run `info.runId` (a later one for the same run replaces it). */
   record(info: SubagentRunInfo, outcome: SubagentOutcome): void {
     const { maxResults, maxBytes } = this.limits

@@ -81,7 +81,7 @@ export class SubagentService extends Service<Config> {
     // Without a journal (no durable store loaded) a run's notes go nowhere: durable/ is never entered.
     this.host = { events: this.events, log: this.log, live: this.live, traces: this.traces, note: noop, afterRecorded: now }
     this.parked = new ParkedBook(this.log, this.live)
-    this.events.observe({ 'subagent/end': (info, outcome) => this.results.record(info, outcome) })
+    this.results.keepFrom(this.events)
     this.events.observe(this.accounts.handlers())
     ctx.inject(['agents'], (inner) => { inner.agents.observe(rootRunObserver(this.accounts)) })
     this.continuable = new ContinuableRuns(ctx, this.live, this.events, (name, request, options) => this.begin(name, request, options))
