@@ -6,6 +6,8 @@
  * Modes: cold (a process per delegation), warm with `spares: 1` and `spares: 2`; delegations run
  * back to back with 300 ms gaps. Writes bench/REAL-AGENTS.md.
  * BENCH_REAL_N sets the delegations per mode (default 20); BENCH_QUICK=1 runs 2 (a smoke test).
+ * BENCH_REAL_ADAPTERS (`codex,claude`) and BENCH_REAL_MODES (`cold,spares1,spares2,ready`) run a subset:
+ * a subset is printed only, never written to REAL-AGENTS.md (which holds every row of one run).
  */
 import { writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -22,14 +24,27 @@ const OUT = fileURLToPath(new URL('../REAL-AGENTS.md', import.meta.url))
 const ANSWER = 'the final answer from the loopback model'
 
 /** `spareReady`: before each delegation, wait (untimed) until the provider's spare is started and its session opened ahead. */
-interface Mode { label: string; provider: string[]; spareReady?: boolean }
+interface Mode { key: string; label: string; provider: string[]; spareReady?: boolean }
 const SPARE_READY = 'warm, spares: 1, spare ready'
 const MODES: Mode[] = [
-  { label: 'cold (process per delegation)', provider: [] },
-  { label: 'warm, spares: 1', provider: ['warm: true', 'spares: 1'] },
-  { label: 'warm, spares: 2', provider: ['warm: true', 'spares: 2'] },
-  { label: SPARE_READY, provider: ['warm: true', 'spares: 1'], spareReady: true },
+  { key: 'cold', label: 'cold (process per delegation)', provider: [] },
+  { key: 'spares1', label: 'warm, spares: 1', provider: ['warm: true', 'spares: 1'] },
+  { key: 'spares2', label: 'warm, spares: 2', provider: ['warm: true', 'spares: 2'] },
+  { key: 'ready', label: SPARE_READY, provider: ['warm: true', 'spares: 1'], spareReady: true },
 ]
+const ADAPTERS = ['codex', 'claude'] as const
+
+/** The names a comma-separated variable picks out of `all` (all of them when it is unset); an unknown name is an error. */
+function pick<T extends string>(variable: string, all: readonly T[]): T[] {
+  const wanted = process.env[variable]?.split(',').map((name) => name.trim()).filter(Boolean)
+  if (!wanted?.length) return [...all]
+  const unknown = wanted.filter((name) => !all.includes(name as T))
+  if (unknown.length) throw new Error(`${variable}: unknown ${unknown.join(', ')} (one or more of ${all.join(', ')})`)
+  return all.filter((name) => wanted.includes(name))
+}
+const adapters = pick('BENCH_REAL_ADAPTERS', ADAPTERS)
+const modeKeys = pick('BENCH_REAL_MODES', MODES.map((mode) => mode.key))
+const subset = adapters.length < ADAPTERS.length || modeKeys.length < MODES.length
 /** Issue 45 item 6: a Claude child's delegation with a ready spare (ms, median). */
 const CLAUDE_WARM_TARGET_MS = 150
 
@@ -105,8 +120,8 @@ function claudeTarget(row: Row | undefined): string {
 }
 
 const rows: Row[] = []
-for (const adapter of ['codex', 'claude'] as const) {
-  for (const mode of MODES) rows.push(await measure(adapter, mode))
+for (const adapter of adapters) {
+  for (const mode of MODES) if (modeKeys.includes(mode.key)) rows.push(await measure(adapter, mode))
 }
 
 const m = machine()
@@ -141,5 +156,6 @@ const lines = [
   claudeTarget(rows.find((row) => row.adapter === 'claude' && row.mode === SPARE_READY)),
   '',
 ]
-writeFileSync(OUT, lines.join('\n'))
+if (subset) console.log(`A subset (BENCH_REAL_ADAPTERS / BENCH_REAL_MODES): ${OUT} left as it was.`)
+else writeFileSync(OUT, lines.join('\n'))
 console.log(lines.join('\n'))
