@@ -17,7 +17,10 @@
  * which the adapter answers without a model call), and reports whether the model's first request
  * then carries it: a warm-up that the model sees changes the child's task, so it is not an option.
  * CLAUDE_PROFILE_ENV='{"NAME":"value"}' adds environment variables for the agent (to try the CLI's
- * switches).
+ * switches); CLAUDE_PROFILE_SESSION_META='{…}' is sent as `_meta` of `session/new` (what provider-acp's
+ * `sessionMeta` sends), e.g. `{"claudeCode":{"options":{"executableArgs":["--no-lazy"]}}}`.
+ * Also printed: how long `session/new` took (the spare's start, off the hand-over's path) and the
+ * resident memory of the agent's processes after the prompts.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -28,6 +31,8 @@ const ROUNDS = Number(process.argv[2] ?? 5)
 const PROMPTS = Number(process.argv[3] ?? 3)
 const WARMUP = process.env.CLAUDE_PROFILE_WARMUP
 const EXTRA_ENV = JSON.parse(process.env.CLAUDE_PROFILE_ENV ?? '{}') as Record<string, string>
+const META = process.env.CLAUDE_PROFILE_SESSION_META
+const SESSION_META = META ? { _meta: JSON.parse(META) as unknown } : {}
 /** How long a fresh session rests before its first prompt (a spare waits for its run). */
 const REST_MS = 2_000
 const TICK_MS = 1000 / 100 // USER_HZ of /proc/<pid>/stat on Linux
@@ -103,7 +108,22 @@ async function stop(pids: number[]): Promise<void> {
   while (pids.some((pid) => existsSync(`/proc/${pid}`)) && performance.now() < deadline) await sleep(50)
 }
 
+/** Resident memory of the processes (MiB). */
+function rssMiB(pids: number[]): number {
+  let kib = 0
+  for (const pid of pids) {
+    try {
+      kib += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return kib / 1024
+}
+
 interface Sample { wall: number; cpu: number; toRequest: number }
+const opened: number[] = []
+const resident: number[] = []
 const samples: Sample[][] = Array.from({ length: PROMPTS }, () => [])
 let warmupSeen: boolean | undefined
 let watched: number[] = []
@@ -121,7 +141,9 @@ try {
     try {
       const call = rpc(child)
       await call('initialize', { protocolVersion: 1, clientCapabilities: {} })
-      const { sessionId } = await call<{ sessionId: string }>('session/new', { cwd: agent.home, mcpServers: [] })
+      const opening = performance.now()
+      const { sessionId } = await call<{ sessionId: string }>('session/new', { cwd: agent.home, mcpServers: [], ...SESSION_META })
+      opened.push(performance.now() - opening)
       const prompt = (text: string) => call<{ stopReason: string }>('session/prompt', { sessionId, prompt: [{ type: 'text', text }] })
       const firstRequest = agent.model.requests.length
       if (WARMUP) await prompt(WARMUP)
@@ -136,6 +158,7 @@ try {
         samples[i]!.push({ wall, cpu: cpuMs(watched) - cpuBefore, toRequest: cpuAtRequest - cpuBefore })
         await sleep(300)
       }
+      resident.push(rssMiB(family(child.pid!)))
       if (WARMUP) warmupSeen = (warmupSeen ?? false) || JSON.stringify(agent.model.requests[firstRequest]?.body.messages).includes(WARMUP)
     } finally {
       await stop(family(child.pid!))
@@ -151,5 +174,6 @@ samples.forEach((prompt, i) => {
   console.log(`prompt ${i + 1}: wall ${median(prompt.map((s) => s.wall))}, agent CPU ${median(prompt.map((s) => s.cpu))} ` +
     `(to the model request ${median(prompt.map((s) => s.toRequest))}, after it ${median(prompt.map((s) => s.cpu - s.toRequest))})`)
 })
+console.log(`session/new: ${median(opened)} ms; resident memory of the agent's processes after the prompts: ${median(resident)} MiB`)
 if (WARMUP) console.log(`the model's first request carries the warm-up: ${warmupSeen ? 'yes' : 'no'}`)
 console.log(`model endpoints the fake does not serve: ${agent.model.unknown.length ? agent.model.unknown.join(', ') : 'none'}`)
