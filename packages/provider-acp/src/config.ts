@@ -23,6 +23,7 @@ export interface Config {
   containment?: 'auto' | 'process-group'
   runAs?: string
   mcpServers?: Acp.McpServer[]
+  sessionMeta?: Record<string, unknown>
   inheritMcpServers?: boolean
   description?: string
   warm?: boolean
@@ -83,6 +84,8 @@ export const Config: Schema<Config> = Schema.object({
     .description('Run the agent as this unprivileged user (a name, a uid, or uid:gid) when the host runs as root. As root an agent can leave its cgroup and change anything on the machine; as a plain user it cannot leave its cgroup. The user needs access to `command`, `cwd` and whatever the agent reads (set `env.HOME` to a directory it owns). Off by default; see the README.'),
   mcpServers: Schema.array(Schema.any()).default([])
     .description('MCP servers passed to session/new, in ACP form: `{ name, command, args, env: [{ name, value }] }` (stdio) or `{ type: http | sse, name, url, headers: [{ name, value }] }`.'),
+  sessionMeta: Schema.dict(Schema.any()).default({})
+    .description('More `_meta` for `session/new` (and `session/load` / `session/resume`): the agent\'s own session options, e.g. claude-agent-acp\'s `{ claudeCode: { options: { … } } }`. The provider\'s own keys (`cordisSubagents`, `traceparent`, `tracestate`) are never taken from here. None by default.'),
   inheritMcpServers: Schema.boolean().default(false)
     .description('Also pass the MCP servers mounted in this app (`@cordis-subagents/mcp` loads, listed by `@cordis-subagents/mcp/servers`) whose every tool the parent\'s view allows.'),
   description: Schema.string()

@@ -17,6 +17,7 @@ import { Reaps } from './reaps.js'
 import { AcpRun } from './run.js'
 import { type AcpCheckpoint, restorePoint } from './resume/restore-point.js'
 import { SessionBook, type ResumeTicket } from './resume/session-book.js'
+import { checkSessionMeta } from './session-meta.js'
 import { setTraceEnv, traceMeta } from './trace-context.js'
 import { Redactor } from '@cordis-subagents/shared'
 
@@ -56,6 +57,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
   const baseDir = options.baseDir ?? process.cwd()
   const configuredCwd = options.cwd ? resolveCwd(options.cwd, baseDir) : undefined
   const mcpServers = checkMcpServers(options.mcpServers ?? [])
+  const configuredMeta = checkSessionMeta(options.sessionMeta)
   const policy: EnvPolicy = {
     inherit: options.inherit ?? DEFAULTS.inherit!, exclude: options.envExclude ?? DEFAULTS.envExclude!, set: options.env ?? DEFAULTS.env!,
   }
@@ -113,7 +115,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     // What is left of the budget changes with every delegation: a pooled process (spawned ahead of
     // the request, or for an earlier one) gets it per session, in `_meta` only (see the README).
     const own = crossingEnv(crossing, { budget: !pool, for: crossingFor }) as OwnVariables
-    const sessionMeta: Record<string, unknown> = { ...crossingMeta(crossing), ...traceMeta(request.traceContext) }
+    const sessionMeta: Record<string, unknown> = { ...configuredMeta, ...crossingMeta(crossing), ...traceMeta(request.traceContext) }
     const ticket = !restore && wantsResume(resume, request) ? book.take(request.parent, cwd) : undefined
     const starting = AcpRun.start({
       ...settings,

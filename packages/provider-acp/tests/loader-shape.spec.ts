@@ -44,6 +44,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
       maxStreamBytes: 128 * 1024 * 1024,
       containment: 'auto',
       mcpServers: [],
+      sessionMeta: {},
       inheritMcpServers: false,
       warm: false,
       spares: 1,
@@ -64,7 +65,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
   it('every Config key has a description (for the Koishi console)', async () => {
     const { Config } = await import('@cordis-subagents/provider-acp')
     const dict = (Config as unknown as { dict: Record<string, { meta?: { description?: unknown } }> }).dict
-    expect(Object.keys(dict)).to.have.length(28)
+    expect(Object.keys(dict)).to.have.length(29)
     for (const [key, schema] of Object.entries(dict)) {
       expect(schema.meta?.description, key).to.be.ok
     }
