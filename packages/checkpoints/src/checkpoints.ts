@@ -98,7 +98,6 @@ export class Checkpoints extends Service {
       error ?? 'no such run, or it settled'))
       // SQLite: one process per file, so the kept run count needs no recount between sweeps.
       this.count.alone = writer.kind === 'sqlite'
-      this.count.trim = (limit) => writer.run([[`[3,${limit}]`]]).then((results) => results[0])
     }
     this.ctx.setInterval(() => {
       this.sweep().catch((error) => this.ctx.logger('checkpoints').warn('retention sweep failed: %s', error))

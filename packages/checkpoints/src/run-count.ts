@@ -25,12 +25,6 @@ export class RunCount {
    */
   alone = false
 
-  /**
-   * Removes up to `limit` of the oldest ended runs in one statement on the store's direct writer (its
-   * thread), giving how many went; without one, minato trims on this thread.
-   */
-  trim?: (limit: number) => Promise<number>
-
   constructor(private readonly store: StoreContext) {}
 
   /** 1 % of `maxRuns` (at least 1): how many new runs pass between counts, and how far ahead a trim makes room. */
@@ -58,8 +52,7 @@ export class RunCount {
     // full store trims without scanning the whole table each time (the scan, not the trim, was the cost).
     if (this.sinceCount > 0 && !this.alone) total = await this.exact()
     if (total < maxRuns) return
-    const excess = total + Math.min(this.step, maxRuns) - maxRuns
-    const removed = this.trim ? await trimWith(this.trim, excess) : await trimOldest(this.store, excess)
+    const removed = await trimOldest(this.store, total + Math.min(this.step, maxRuns) - maxRuns)
     this.removed(removed)
     total -= removed
     // Before a refusal, counted (a kept count can only be over: an insert of an id that existed).
@@ -122,18 +115,3 @@ export class RunCount {
     if (this.known !== undefined) this.known = Math.max(0, this.known - count)
   }
 }
-
-/** Trims `excess` ended runs through `trim`, at most `TRIM_PAGE` a statement, until none is left to trim. */
-async function trimWith(trim: (limit: number) => Promise<number>, excess: number): Promise<number> {
-  let removed = 0
-  while (removed < excess) {
-    const limit = Math.min(excess - removed, TRIM_PAGE)
-    const count = await trim(limit)
-    removed += count
-    if (count < limit) break
-  }
-  return removed
-}
-
-/** Rows one trim statement removes at most (as retention's pages). */
-const TRIM_PAGE = 500

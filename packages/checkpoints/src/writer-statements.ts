@@ -1,4 +1,4 @@
-import { ENDED_STATES, RUN_COLUMNS as COLUMNS, TABLES } from './records.js'
+import { RUN_COLUMNS as COLUMNS, TABLES } from './records.js'
 
 // The statements of a batch, built where they run: in the writer thread (sqlite-writer.ts,
 // postgres-writer.ts), from the texts the main thread encoded once (write-ops.ts `encodeOp`, the
@@ -20,17 +20,12 @@ export function statementsSource(dialect: Dialect): string {
   const quote = (name: string) => pg ? `"${name}"` : `\`${name}\``
   const insert = `INSERT INTO ${quote(TABLES.runs)} (${COLUMNS.map(quote).join(', ')}) `
     + `VALUES (${COLUMNS.map((_, i) => pg ? `$${i + 1}` : '?').join(', ')}) ON CONFLICT (${quote('id')}) DO NOTHING${pg ? ' RETURNING 1' : ''}`
-  // `[3, limit]`: removes up to `limit` of the oldest ended runs (a full store's trim), one statement.
-  const ended = ENDED_STATES.map((state) => `'${state}'`).join(', ')
-  const trim = `DELETE FROM ${quote(TABLES.runs)} WHERE ${quote('id')} IN (SELECT ${quote('id')} FROM ${quote(TABLES.runs)} `
-    + `WHERE ${quote('state')} IN (${ended}) ORDER BY ${quote('updatedAt')} ASC LIMIT ${pg ? '$1' : '?'})${pg ? ' RETURNING 1' : ''}`
   return `
 const statementsOf = (() => {
   const COLUMNS = ${JSON.stringify(COLUMNS)}
   const KNOWN = new Set(COLUMNS)
   const DATES = new Set(['createdAt', 'updatedAt'])
   const INSERT = ${JSON.stringify(insert)}
-  const TRIM = ${JSON.stringify(trim)}
   const PG = ${pg}
   const updates = new Map()
   const value = (key, v) => {
@@ -66,7 +61,6 @@ const statementsOf = (() => {
   return (groups) => groups.map((group) => {
     const first = group[0]
     if (first[0] === 1) return update(first[1], first[2] === 1, first[3])
-    if (first[0] === 3) return [TRIM, [first[1]]]
     known(first[1])
     const row = newRow(first[1])
     for (let i = 1; i < group.length; i++) {
