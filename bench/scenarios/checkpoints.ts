@@ -152,7 +152,7 @@ async function seed(ctx: Context, store: StoreKind, count: number, pgUrl?: strin
   }
 }
 
-interface System {
+export interface System {
   store: StoreKind
   host: Host
   dir?: string
@@ -166,7 +166,8 @@ interface System {
   minato: number
 }
 
-async function system(store: StoreKind, options: CheckpointsOptions): Promise<System> {
+/** One system of the row: a host with `store` loaded (seeded with `options.storedRuns` runs), or none. */
+export async function system(store: StoreKind, options: CheckpointsOptions): Promise<System> {
   const dir = store === 'sqlite' || store === 'postgres' ? mkdtempSync(join(tmpdir(), 'bench-checkpoints-')) : undefined
   if (store === 'postgres') await dropPostgres(options.pgUrl!)
   const h = await host({

@@ -110,6 +110,7 @@ export class Checkpoints extends Service {
     this.writer = undefined
     this.log = undefined
     await writes?.close()
+    await this.count.settled()
     await writer?.close()
     log?.close()
   }

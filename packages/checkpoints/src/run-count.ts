@@ -8,14 +8,20 @@ import { database, type StoreContext } from './store.js'
  * How many runs the store holds, kept instead of counted on each new run: a count scans the whole
  * table, and a delegation must not pay for every run ever stored. The table is counted at start,
  * after each sweep, every `step` new runs of this start (other hosts of a shared store add runs
- * too) and before any run is trimmed or refused, so the bound holds to within `step` new runs.
+ * too) and before any run is trimmed or refused, so the bound holds to within `step` new runs. A
+ * count due while the kept count leaves room for two more steps is taken in the background: no new
+ * run waits for a scan of the whole table.
  */
 export class RunCount {
   private known: number | undefined
   private sinceCount = 0
+  /** New runs of this start, all told (what a count in the background missed is told from it). */
+  private addedAll = 0
+  /** A count taken in the background (`roomNow`), while new runs go on. */
+  private counting: Promise<void> | undefined
   /**
    * Only this process adds runs (SQLite: one process per file): the kept count stays exact between
-   * counts, so no new run pays for one; the table is counted at start, after sweeps and before a trim.
+   * counts, so no new run pays for one; the table is counted at start, after sweeps and before a refusal.
    */
   alone = false
 
@@ -42,20 +48,56 @@ export class RunCount {
     const { maxRuns } = this.store.limits
     let total = this.known === undefined || this.due() ? await this.exact() : this.known
     if (total < maxRuns) return
-    if (this.sinceCount > 0) total = await this.exact()
+    // Where others add runs, the count is taken again before a trim. Alone, the kept count is exact: a
+    // full store trims without scanning the whole table each time (the scan, not the trim, was the cost).
+    if (this.sinceCount > 0 && !this.alone) total = await this.exact()
     if (total < maxRuns) return
     const removed = await trimOldest(this.store, total + Math.min(this.step, maxRuns) - maxRuns)
     this.removed(removed)
     total -= removed
+    // Before a refusal, counted (a kept count can only be over: an insert of an id that existed).
+    if (total >= maxRuns && this.alone) total = await this.exact()
     if (total >= maxRuns) {
       throw new CheckpointError('CHECKPOINT_LIMIT',
         `${total} runs are kept (maxRuns) and none has ended: close or settle some, or raise maxRuns.`)
     }
   }
 
-  /** True when `makeRoom` would return at once, with nothing to count or trim: a new run needs no wait. */
+  /**
+   * True when a new run needs no wait: the kept count is below `maxRuns` and no count is due; or one
+   * is due with room for two more steps, and the table is counted in the background meanwhile (a
+   * new run does not wait for a scan that cannot change what it does).
+   */
   roomNow(): boolean {
-    return this.known !== undefined && !this.due() && this.known < this.store.limits.maxRuns
+    const { maxRuns } = this.store.limits
+    if (this.known === undefined || this.known >= maxRuns) return false
+    if (!this.due()) return true
+    if (this.known + 2 * this.step > maxRuns) return false
+    this.counting ??= this.countAside()
+    return true
+  }
+
+  /**
+   * Counts the table while new runs go on: those added meanwhile are added to what it found (an
+   * over-count at worst, which only brings the next count or trim sooner).
+   */
+  private async countAside(): Promise<void> {
+    const before = this.addedAll
+    try {
+      const total = await this.exact()
+      this.known = total + this.addedAll - before
+      this.sinceCount = this.addedAll - before
+    } catch (error) {
+      // Still due: the next new run counts again.
+      this.store.ctx.logger('checkpoints').warn('counting the kept runs failed: %s', error)
+    } finally {
+      this.counting = undefined
+    }
+  }
+
+  /** Resolves once a count taken in the background is done (the store stops after it). */
+  async settled(): Promise<void> {
+    await this.counting
   }
 
   /** A count is due: `step` new runs since the last, unless this process is the only writer. */
@@ -66,6 +108,7 @@ export class RunCount {
   added(): void {
     if (this.known !== undefined) this.known++
     this.sinceCount++
+    this.addedAll++
   }
 
   removed(count: number): void {

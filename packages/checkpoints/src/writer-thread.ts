@@ -25,8 +25,6 @@ interface Waiter {
 /** What a batch is: groups of writes, a ping (the thread started and its connection open), or the close. */
 type Kind = typeof Slot.Batch | typeof Slot.Ping | typeof Slot.Close
 
-const ENCODER = new TextEncoder()
-
 export class WriterThread {
   private readonly worker: Worker
   private readonly head: Int32Array
@@ -139,7 +137,8 @@ export class WriterThread {
       const group = groups[i]
       for (let j = 0; j < group.length; j++) {
         if (j) bytes[at++] = 0x2c
-        at += ENCODER.encodeInto(group[j], bytes.subarray(at)).written
+        // Buffer#write encodes in place: no view of the mailbox is made per text.
+        at += bytes.write(group[j], at)
       }
       bytes[at++] = 0x5d
     }

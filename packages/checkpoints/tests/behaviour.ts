@@ -307,6 +307,63 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect(await app.checkpoints.list({ limit: 1000 })).to.have.length(250)
   })
 
+  it('a full store trims the oldest ended runs without counting the table where it is the only writer (SQLite), and counts before it refuses', async () => {
+    app = await startStore(backend(), { maxRuns: 100 })
+    const { checkpoints } = app
+    const count = (checkpoints as unknown as { count: { exact(): Promise<number> } }).count
+    for (let i = 0; i < 100; i++) await checkpoints.record({ ...ROOT, id: `t${i}`, path: `t${i}`, state: 'settled' }, { created: true })
+    let counted = 0
+    const exact = count.exact.bind(count)
+    count.exact = () => {
+      counted++
+      return exact()
+    }
+    // Full: each new run past 100 trims one ended run ahead (1 % of 100).
+    for (let i = 0; i < 5; i++) await checkpoints.record({ ...ROOT, id: `n${i}`, path: `n${i}` }, { created: true })
+    const ids = (await checkpoints.list({ limit: 1000 })).map((run) => run.id)
+    expect(ids).to.have.length(100)
+    expect(ids).to.include.members(['n0', 'n1', 'n2', 'n3', 'n4'])
+    expect(ids).to.not.include.members(['t0', 't1', 't2', 't3', 't4'])
+    expect(counted).to.equal(backend().kind === 'sqlite' ? 0 : 5)
+    // Nothing ended left to trim: refused, after a count (here the kept count is exact, so still 100).
+    for (let i = 5; i < 100; i++) await checkpoints.record({ ...ROOT, id: `n${i}`, path: `n${i}` }, { created: true })
+    counted = 0
+    const refused = await rejection(checkpoints.record({ ...ROOT, id: 'over', path: 'over' }, { created: true }))
+    expect(refused.code).to.equal('CHECKPOINT_LIMIT')
+    expect(counted).to.be.at.least(1)
+  })
+
+  it('a count due with room to spare is taken in the background: new runs do not wait for it, and the runs added meanwhile are kept in the count', async () => {
+    app = await startStore(backend(), { maxRuns: 10_000 })
+    const count = (app.checkpoints as unknown as { count: { alone: boolean; exact(): Promise<number>; roomNow(): boolean } }).count
+    // As on a store other processes share (SQLite's own is never due).
+    count.alone = false
+    let release!: () => void
+    const held = new Promise<void>((resolve) => { release = resolve })
+    let counted = 0
+    const exact = count.exact.bind(count)
+    count.exact = async () => {
+      counted++
+      await held
+      return exact()
+    }
+    // 100 new runs make a count due; the next 50 are recorded while it is held.
+    for (let i = 0; i < 150; i++) await app.checkpoints.record({ ...ROOT, id: `b${i}`, path: `b${i}` }, { created: true })
+    expect(counted).to.equal(1)
+    release()
+    await app.checkpoints.drain()
+    await (app.checkpoints as unknown as { count: { settled(): Promise<void> } }).count.settled()
+    // Counted while the 50 were queued: they are added to what the count found, so nothing is due for 50 more.
+    let recounted = 0
+    count.exact = () => {
+      recounted++
+      return exact()
+    }
+    for (let i = 150; i < 199; i++) await app.checkpoints.record({ ...ROOT, id: `b${i}`, path: `b${i}` }, { created: true })
+    expect(recounted).to.equal(0)
+    expect(await app.checkpoints.list({ limit: 1000 })).to.have.length(199)
+  })
+
   it('after a restart on the same database: running runs are interrupted, parked ones stay parked', async () => {
     app = await startStore(backend())
     await app.checkpoints.save({ ...ROOT, transcript: ['turn 1'], turn: 1 })
