@@ -6,47 +6,13 @@
 // (test/support/http-recorder.ts). A2A 1.0 traffic is recognised and counted, not checked: the 1.x
 // SDK's types describe its objects in memory, not its wire (serve-a2a's README, "Protocol contract").
 import { randomUUID } from 'node:crypto'
-import { createServer, type IncomingHttpHeaders } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { expect } from 'chai'
-import { type GenerateRequest, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 import { bearer, client03, serve, type Served } from '../packages/serve-a2a/tests/helpers.js'
 import { startScriptedServerV03 } from '../packages/provider-a2a/tests/fixtures/scripted-server-v03.js'
 import { provider, request, until } from '../packages/provider-a2a/tests/helpers.js'
 import { A2aContractV03, deriveSchemasV03, KNOWN_DIFFERENCES } from './support/a2a-schema.js'
 import { type Exchange, type Recorder, startRecorder } from './support/http-recorder.js'
-
-/** `ask …` asks a question (the next message answers it), `tool …` calls `echo` first, `forever …` works until cancelled. */
-function script(req: GenerateRequest): ScriptedResponse | Promise<ScriptedResponse> {
-  const first = String(req.messages.find((message) => message.role === 'user')?.content ?? '')
-  const last = req.messages.at(-1)!
-  if (first.startsWith('forever')) {
-    return new Promise((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true }))
-  }
-  if (first.startsWith('ask')) return last.role === 'tool' ? ScriptedModel.text(`read ${String(last.content)}`) : ScriptedModel.call('ask_parent', { question: 'Which file?' })
-  if (first.startsWith('tool') && last.role !== 'tool') return ScriptedModel.call('echo', { text: 'echoed' })
-  return ScriptedModel.text(`answer to: ${first}`)
-}
-
-/** A webhook on 127.0.0.1 that keeps every body it is sent. */
-async function webhook(): Promise<{ url: string; bodies: Array<{ headers: IncomingHttpHeaders; text: string }>; close(): Promise<void> }> {
-  const bodies: Array<{ headers: IncomingHttpHeaders; text: string }> = []
-  const server = createServer((req, res) => {
-    let text = ''
-    req.setEncoding('utf8')
-    req.on('data', (chunk: string) => text += chunk)
-    req.on('end', () => {
-      bodies.push({ headers: req.headers, text })
-      res.writeHead(200).end()
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    bodies,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  }
-}
+import { script, type Webhook, webhook } from './support/a2a-traffic.js'
 
 const message = (text: string, extra: Record<string, unknown> = {}) =>
   ({ message: { kind: 'message' as const, role: 'user' as const, messageId: randomUUID(), parts: [{ kind: 'text' as const, text }], ...extra } })
@@ -95,7 +61,7 @@ describe('A2A 0.3 contract: our messages validate against schemas derived from t
   describe('serve-a2a under the 0.3 SDK\'s A2AClient', () => {
     let served: Served
     let recorder: Recorder
-    let hook: Awaited<ReturnType<typeof webhook>>
+    let hook: Webhook
 
     beforeEach(async () => {
       served = await serve({ name: 'contract agent', askParent: true, push: { enabled: true, allowHttp: true, allowHosts: ['127.0.0.1'], retries: 0 } as never }, script)
