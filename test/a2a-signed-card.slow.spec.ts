@@ -6,6 +6,7 @@ import { generateKeyPairSync } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect } from 'chai'
+import { verifyAgentCardSignature } from '@a2a-js/sdk'
 import { Context } from 'cordis'
 import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime, { type Agent, ScriptedModel } from '@cordis-subagents/agent'
@@ -118,6 +119,22 @@ describe('signed agent cards: serve-a2a signs, provider-a2a verifies (real hosts
     const error2 = await refusal({ url: copy, cardKey: ctx.cardPublicJwk, allowCrossOrigin: false })
     expect(error2.code, error2.message).to.equal('A2A_CARD_INVALID')
     expect(error2.message).to.match(/another origin than the card/)
+  })
+
+  it('the signature covers the card as served, security scheme included: the SDK\'s verifier takes it; a swapped scheme is refused', async () => {
+    const { pem } = keyPair()
+    const ctx = await host({ signing: { key: pem, kid: 'card-5' } })
+    const signed = await (await fetch(`${ctx.url}${CARD_PATH}`, { headers: { 'A2A-Version': '1.0' } })).json() as Record<string, any>
+    expect(signed.securitySchemes).to.deep.equal({ cordis: { httpAuthSecurityScheme: { scheme: 'Bearer', description: 'A bearer token the operator of this server gave you.' } } })
+    await verifyAgentCardSignature(async () => ctx.cardPublicJwk as never)(signed as never)
+    // The same card with its scheme changed after signing (a client would send its credential elsewhere).
+    const swapped = { ...signed, securitySchemes: { cordis: { apiKeySecurityScheme: { location: 'query', name: 'key' } } } }
+    const forged = await serveJson(CARD_PATH, () => swapped)
+    const error = await refusal({ url: forged, cardKey: ctx.cardPublicJwk, allowCrossOrigin: false })
+    expect(error.code, error.message).to.equal('A2A_CARD_UNVERIFIED')
+    // The untouched card served the same way gets past the signature (and stops at the origin check).
+    const copy = await serveJson(CARD_PATH, () => signed)
+    expect((await refusal({ url: copy, cardKey: ctx.cardPublicJwk, allowCrossOrigin: false })).code).to.equal('A2A_CARD_INVALID')
   })
 
   it('a card signed by another key, or not signed at all, is refused when a key is configured', async () => {

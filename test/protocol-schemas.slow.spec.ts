@@ -2,7 +2,7 @@
 // their flows validates against the stable v1 `schema.json` that @agentclientprotocol/sdk ships.
 // The messages are captured at the transport: a tee (test/support/jsonrpc-tee.mjs) between the
 // client and the agent process records both directions, and ajv checks each as its side's message
-// and as its method's params or result (test/support/acp-schema.ts). A2A: see the A2A block below.
+// and as its method's params or result (test/support/acp-schema.ts). A2A: a2a-contract.slow.spec.ts.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
-import { type AgentCard, type AgentCardSignatureGenerator, generateAgentCardSignature } from '@a2a-js/sdk'
+import { AgentCard, type AgentCardSignatureGenerator, generateAgentCardSignature } from '@a2a-js/sdk'
 import { ServeA2aError } from './errors.js'
 
 /** `signing` in the config: the key the agent card is signed with (JWS, A2A 1.0 `AgentCardSignature`). */
@@ -62,9 +62,12 @@ export function cardSigner(signing: SigningConfig | undefined, env: NodeJS.Proce
   const alg = algorithmOf(privateKey)
   const generate = generateAgentCardSignature(privateKey, { alg, kid, typ: 'JOSE', ...jku ? { jku } : {} })
   const signed = new WeakMap<AgentCard, Promise<AgentCard>>()
+  // The signature covers the card's JSON form (what the card route serves, and what a verifier
+  // canonicalizes: `canonicalizeAgentCard` reads its input as JSON); signing the SDK's in-memory card
+  // would leave its security schemes out of the signed payload.
   const sign: AgentCardSignatureGenerator = (card) => {
     let done = signed.get(card)
-    if (!done) signed.set(card, done = generate(card))
+    if (!done) signed.set(card, done = generate(AgentCard.toJSON(card) as AgentCard).then((json) => AgentCard.fromJSON(json)))
     return done
   }
   const publicJwk = { ...createPublicKey(privateKey).export({ format: 'jwk' }), kid, alg, use: 'sig' }

@@ -18,7 +18,7 @@ export function agentCard(config: Config, baseUrl: string): AgentCard {
   const url = `${baseUrl}${JSONRPC_PATH}`
   const schemes = securitySchemes(config)
   const requirements = Object.keys(schemes).map((name) => ({ schemes: { [name]: { list: [] } } }))
-  const skills = config.skills.length ? config.skills : [{ id: 'general', name: config.name, description: config.description, tags: [], examples: [] }]
+  const skills = config.skills.length ? config.skills : [{ id: 'general', name: config.name, description: config.description, tags: ['general'], examples: [] }]
   return {
     name: config.name,
     description: config.description,
@@ -34,7 +34,9 @@ export function agentCard(config: Config, baseUrl: string): AgentCard {
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: skills.map((skill) => ({
-      id: skill.id, name: skill.name, description: skill.description, tags: skill.tags ?? [], examples: skill.examples ?? [],
+      // A2A 1.0 requires a skill's tags (a2a.proto: REQUIRED); a skill configured without any is tagged with its id.
+      id: skill.id, name: skill.name, description: skill.description,
+      tags: skill.tags?.length ? skill.tags : [skill.id], examples: skill.examples ?? [],
       inputModes: ['text/plain'], outputModes: ['text/plain'], securityRequirements: [],
     })),
     signatures: [],

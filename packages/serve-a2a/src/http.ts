@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express'
 import type { A2ARequestHandler } from '@a2a-js/sdk/server'
 import { ANONYMOUS, type Credentials } from './auth.js'
 import { CARD_PATH, JSONRPC_PATH } from './card.js'
+import { cardRouter } from './card-route.js'
 import { refuse } from './errors.js'
 import { paramsProblem } from './request-checks.js'
 import type { ScopedUser } from './executor.js'
@@ -35,9 +36,10 @@ export interface HttpGuards {
  * (1.0, and 0.3 through its compat layer) with the caller's credential as the task owner.
  */
 export async function createApp(guards: HttpGuards) {
-  const [{ default: express }, { agentCardHandler, jsonRpcHandler }] = await Promise.all([
+  const [{ default: express }, { jsonRpcHandler }, cards] = await Promise.all([
     import('express'),
     import('@a2a-js/sdk/server/express'),
+    cardRouter(guards.requestHandler),
   ])
   const users = new WeakMap<Request, ScopedUser>()
   const count = (code: string) => guards.refused.set(code, (guards.refused.get(code) ?? 0) + 1)
@@ -65,7 +67,7 @@ export async function createApp(guards: HttpGuards) {
     }
     next()
   })
-  app.use(CARD_PATH, agentCardHandler({ agentCardProvider: guards.requestHandler, cache: { maxAge: 0 }, legacyCompat: { enabled: true } }))
+  app.use(CARD_PATH, cards)
 
   app.use(JSONRPC_PATH, (req: Request, res: Response, next: NextFunction) => {
     let scope = ANONYMOUS

@@ -4,6 +4,7 @@
 // is served has its version's shape and advertises the security scheme.
 import { expect } from 'chai'
 import { TaskState } from '@a2a-js/sdk'
+import { DefaultAgentCardResolver } from '@a2a-js/sdk/client'
 import { ScriptedModel } from '@cordis-subagents/agent'
 import { bearer, client03, client10, drain, message10, raw, serve, type Served } from './helpers.js'
 
@@ -63,11 +64,28 @@ describe('serve-a2a: A2A 1.0 and 0.3 clients', function () {
     const current = await raw(served.server.url, { method: 'GET', path: '/.well-known/agent-card.json', headers: { Host: new URL(served.server.url).host, 'A2A-Version': '1.0' } })
     expect(current.status).to.equal(200)
     expect(current.body.supportedInterfaces.map((entry: { protocolVersion: string; url: string; protocolBinding: string }) => [entry.protocolVersion, entry.protocolBinding, entry.url])).to.deep.equal([['1.0', 'JSONRPC', `${served.server.url}/a2a/jsonrpc`], ['0.3', 'JSONRPC', `${served.server.url}/a2a/jsonrpc`]])
-    // The 1.x SDK serves (and its client reads) the card in its own object shape: a oneof as { $case, value }.
-    expect(current.body.securitySchemes.cordis.scheme).to.deep.include({ $case: 'httpAuthSecurityScheme' })
-    expect(current.body.securitySchemes.cordis.scheme.value).to.include({ scheme: 'Bearer' })
-    expect(current.body.securityRequirements).to.deep.equal([{ schemes: { cordis: { list: [] } } }])
+    // Protobuf's JSON form (what A2A 1.0 publishes): a oneof as its member's field, defaults left out.
+    expect(current.body.securitySchemes).to.deep.equal({ cordis: { httpAuthSecurityScheme: { scheme: 'Bearer', description: 'A bearer token the operator of this server gave you.' } } })
+    expect(current.body.securityRequirements).to.deep.equal([{ schemes: { cordis: {} } }])
+    expect(JSON.stringify(current.body)).to.not.include('$case')
     // Nothing secret on the public card.
     expect(JSON.stringify([old.body, current.body])).to.not.include(served.server.token!)
+  })
+
+  it('the 1.x SDK\'s card resolver reads the 1.0 card\'s security scheme (bearer, and an API key in its header)', async () => {
+    const resolved = await new DefaultAgentCardResolver().resolve(served.server.url)
+    expect(resolved.securitySchemes.cordis?.scheme).to.deep.equal({
+      $case: 'httpAuthSecurityScheme', value: { scheme: 'Bearer', description: 'A bearer token the operator of this server gave you.', bearerFormat: '' },
+    })
+    expect(resolved.securityRequirements.map((requirement) => Object.keys(requirement.schemes))).to.deep.equal([['cordis']])
+    const keyed = await serve({ auth: 'api-key', tokens: ['key-0123456789abcdef'], apiKeyHeader: 'X-Agent-Key' })
+    try {
+      const card = await new DefaultAgentCardResolver().resolve(keyed.server.url)
+      expect(card.securitySchemes.cordis?.scheme).to.deep.equal({
+        $case: 'apiKeySecurityScheme', value: { location: 'header', name: 'X-Agent-Key', description: 'An API key the operator of this server gave you.' },
+      })
+    } finally {
+      await keyed.ctx.stop()
+    }
   })
 })

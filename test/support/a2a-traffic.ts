@@ -1,0 +1,43 @@
+// What the A2A contract specs (0.3 and 1.0) drive: a scripted model whose prompt names what the turn
+// does, and a webhook on 127.0.0.1 that keeps every push body it is sent.
+import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { type GenerateRequest, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
+
+/** `ask …` asks a question (the next message answers it), `tool …` calls `echo` first, `forever …` works until cancelled. */
+export function script(req: GenerateRequest): ScriptedResponse | Promise<ScriptedResponse> {
+  const first = String(req.messages.find((message) => message.role === 'user')?.content ?? '')
+  const last = req.messages.at(-1)!
+  if (first.startsWith('forever')) {
+    return new Promise((_, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason), { once: true }))
+  }
+  if (first.startsWith('ask')) return last.role === 'tool' ? ScriptedModel.text(`read ${String(last.content)}`) : ScriptedModel.call('ask_parent', { question: 'Which file?' })
+  if (first.startsWith('tool') && last.role !== 'tool') return ScriptedModel.call('echo', { text: 'echoed' })
+  return ScriptedModel.text(`answer to: ${first}`)
+}
+
+export interface Webhook {
+  url: string
+  bodies: Array<{ headers: IncomingHttpHeaders; text: string }>
+  close(): Promise<void>
+}
+
+/** A webhook on 127.0.0.1 that keeps every body it is sent. */
+export async function webhook(): Promise<Webhook> {
+  const bodies: Webhook['bodies'] = []
+  const server = createServer((req, res) => {
+    let text = ''
+    req.setEncoding('utf8')
+    req.on('data', (chunk: string) => text += chunk)
+    req.on('end', () => {
+      bodies.push({ headers: req.headers, text })
+      res.writeHead(200).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    bodies,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  }
+}
