@@ -10,6 +10,8 @@ export const MAX_INBOX_MESSAGE_LENGTH = MAX_MESSAGE_LENGTH
 export interface InboxDelegation {
   usage?: Usage
   work?: WorkCounts
+  /** A typed delegation's validated value (its JSON is in the message's text); the `message` event carries it. */
+  structured?: unknown
 }
 
 /** One waiting message. */

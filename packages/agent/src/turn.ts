@@ -147,7 +147,7 @@ export class Turn {
       this.stepPushed = this.stepMessages.length ? appendInbox((message) => agent.transcript.push(message), this.stepMessages) : 0
       for (const { content, delegation } of this.stepMessages) {
         if (delegation) this.rollUp(delegation)
-        leg.emit?.({ type: 'message', step, content })
+        leg.emit?.(delegation?.structured === undefined ? { type: 'message', step, content } : { type: 'message', step, content, structured: delegation.structured })
       }
 
       // A compactor may shorten what this call reads (never the transcript); before the gate, so one that calls a model holds no slot.

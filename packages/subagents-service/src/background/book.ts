@@ -212,8 +212,9 @@ export class ParentBackground {
       return
     }
     try {
-      const { text, usage, work } = task.message!
-      const carried = { usage, work }
+      const { text, usage, work, structured } = task.message!
+      // A typed result's value rides with its message: the parent's `message` event carries it.
+      const carried = structured === undefined ? { usage, work } : { usage, work, structured }
       this.parent.inbox.post(text, carried)
       task.posted = carried
       this.delivered(task, { via: 'message' })
