@@ -12,6 +12,8 @@ export interface InboxDelegation {
   work?: WorkCounts
   /** A typed delegation's validated value (its JSON is in the message's text); the `message` event carries it. */
   structured?: unknown
+  /** Read before the turn ends: a turn about to end on a typed answer with it unread takes one more step (`feedsOnce`). */
+  feed?: true
 }
 
 /** One waiting message. */
@@ -36,6 +38,8 @@ export class Inbox {
   private closeListeners?: Set<(unread: readonly InboxMessage[]) => void>
   private holds?: Set<object>
   private wake?: () => void
+  /** The last turn `feedsOnce` fed (held only until the next one is fed). */
+  private fedTurn?: object
   private closed = false
 
   /** `limit`: most waiting messages (default `MAX_INBOX_MESSAGES`). */
@@ -105,6 +109,16 @@ export class Inbox {
     return () => {
       if (holds.delete(token)) this.signal()
     }
+  }
+
+  /**
+   * Whether `turn`, about to end on its answer, takes one more step to read waiting messages marked
+   * `feed`: only with a step `left` under its limit, and once per turn (the first call for a turn decides).
+   */
+  feedsOnce(turn: object, left: boolean): boolean {
+    if (!left || this.fedTurn === turn || !this.queue.some((message) => message.delegation?.feed)) return false
+    this.fedTurn = turn
+    return true
   }
 
   /** Whether a waiting message carries `delegation` (a poster asking whether its result is still unread). */

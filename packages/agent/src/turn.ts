@@ -213,6 +213,7 @@ export class Turn {
         if ('fail' in typed) return this.finish('invalid_output', typed.fail)
         this.value = typed.value
         this.text = typed.text
+        if (agent.usedInbox?.feedsOnce(this, this.steps < agent.maxSteps)) continue
         return complete()
       }
       if (!calls.length) {
