@@ -116,5 +116,6 @@ describe('typed results in background mode (spawn)', () => {
     const kept = await h.ctx.subagents.result(result.children!.listed[0].runId)
     expect(kept).to.deep.include({ stopReason: 'invalid_output', status: 'error' })
     expect(kept.value).to.equal(undefined)
+    expect(result.children!.listed[0]).to.include({ state: 'invalid_output' })
   })
 })
