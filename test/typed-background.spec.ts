@@ -73,6 +73,10 @@ describe('typed results in background mode (spawn)', () => {
     const kept = await h.ctx.subagents.result(end.runId)
     expect(kept).to.deep.include({ stopReason: 'completed', source: 'memory' })
     expect(kept.value).to.deep.equal(GOOD)
+    // Read again with subagent_result (by its handle): the whole output in one page carries the value too.
+    const again = await h.agent.tools.execute({ name: 'subagent_result', input: { handle: 'bg-1' } }, { signal: new AbortController().signal, agent: h.agent, toolCallId: 'r1' })
+    expect(again.isError, again.content).to.equal(undefined)
+    expect(again.structured).to.deep.equal(GOOD)
   })
 
   it('corrected once: the child reads the validation error, answers again, and the value arrives through subagent_wait', async () => {
