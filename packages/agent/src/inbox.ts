@@ -204,3 +204,30 @@ export function appendInbox(push: (message: { role: 'user'; content: string }) =
   push({ role: 'user', content: `[inbox: ${messages.length} message${messages.length === 1 ? '' : 's'}]\n\n${items.join('\n\n')}` })
   return 1
 }
+
+/**
+ * Whether a turn about to end on its answer takes one more step to read its inbox (`left`: a step is
+ * left under its limit). While holds are open and nothing waits it waits (`onWait` gets the open holds
+ * each time), then says whether messages wait; `'aborted'` when the turn was aborted. A typed answer
+ * (`typed`) waits only when a hold is open at its end: results already delivered are left unread
+ * (`feedsOnce` decides those), as they always were.
+ */
+export async function readsBeforeEnd(
+  inbox: Inbox,
+  left: boolean,
+  typed: boolean,
+  abort: { signal: AbortSignal; aborted: Promise<never> },
+  onWait: (holds: number) => void,
+): Promise<boolean | 'aborted'> {
+  if (!left || (typed && !inbox.held)) return false
+  while (!inbox.size && inbox.held) {
+    onWait(inbox.held)
+    try {
+      await Promise.race([inbox.changed(), abort.aborted])
+    } catch {
+      return 'aborted'
+    }
+  }
+  if (abort.signal.aborted) return 'aborted'
+  return inbox.size > 0
+}
