@@ -181,6 +181,8 @@ export function checkCheckpoint(value: unknown): AgentCheckpoint {
     const model = optionalText(given.model, 'options.restore.model')
     if (model !== undefined) checkpoint.model = model
     if (given.maxTokens !== undefined && given.maxTokens !== null) checkpoint.maxTokens = count(given.maxTokens, 'options.restore.maxTokens', 1)
+    // Only its shape here: `create` checks and compiles it as a new output schema (INVALID_OUTPUT_SCHEMA).
+    if (given.output !== undefined && given.output !== null) checkpoint.output = object(given.output, 'options.restore.output') as unknown as AgentCheckpoint['output']
     if (given.parked !== undefined && given.parked !== null) checkpoint.parked = parkedTurn(given.parked, messages)
     else if (openCalls(messages, 0, messages.length).length) fail('options.restore.messages', 'end with unanswered tool calls but the checkpoint has no parked turn')
     return checkpoint

@@ -4,6 +4,7 @@ import type { ToolSuspension } from '@cordis-subagents/tools'
 import type { TurnAgent, TurnOwner } from './turn-owner.js'
 import { Turn } from './turn.js'
 import type { ParkedStep } from './parked-turn.js'
+import type { OutputContract, OutputOptions } from './output.js'
 import type { Message, ModelToolCall } from './types.js'
 
 /**
@@ -21,6 +22,8 @@ export interface AgentCheckpoint {
   maxSteps: number
   maxTokens?: number
   maxToolCallsPerStep: number
+  /** Its output schema (typed results), when it has one: a restored or continued agent keeps it (checked again). */
+  output?: OutputOptions
   /** Every completed turn; when parked, then the parked turn's messages (from `parked.turnStart`). */
   messages: Message[]
   /** The agent's tallies over every run (the parked turn's so far included). */
@@ -58,6 +61,7 @@ export interface ParkedTurnCheckpoint {
 interface CheckpointedAgent extends TurnAgent {
   readonly label?: string
   readonly cwd: string
+  readonly output?: OutputContract
 }
 
 /** `agent.checkpoint()`: one JSON copy of what the agent is, so nothing in it is shared with the live agent. */
@@ -75,6 +79,7 @@ export function takeCheckpoint(agent: CheckpointedAgent, turn: Turn | undefined)
     maxSteps: agent.maxSteps,
     maxTokens: agent.maxTokens,
     maxToolCallsPerStep: agent.maxToolCallsPerStep,
+    output: agent.output && { schema: agent.output.schema, maxCorrections: agent.output.maxCorrections },
     messages: (parked ? agent.transcript.messages : completed) as Message[],
     usage: { own: agent.usage.own, delegated: agent.usage.delegated },
     work: { own: agent.work.own, delegated: agent.work.delegated },

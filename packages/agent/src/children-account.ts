@@ -3,7 +3,7 @@
 /** Where one delegation is: still working, parked on a question, or the stop reason it ended with. */
 export type DelegationState =
   | 'running' | 'pending'
-  | 'completed' | 'error' | 'aborted' | 'budget' | 'timeout' | 'max-steps' | 'max-tokens' | 'refusal'
+  | 'completed' | 'error' | 'aborted' | 'budget' | 'timeout' | 'max-steps' | 'max-tokens' | 'refusal' | 'invalid_output'
 
 /** One delegation of the tree. */
 export interface DelegationEntry {

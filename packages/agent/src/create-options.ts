@@ -7,7 +7,7 @@ import { checkCheckpoint } from './checkpoint-check.js'
 import type { AgentCheckpoint } from './checkpoint.js'
 import type { Agent, AgentInit } from './agent.js'
 import type { BudgetLimits, Message } from './types.js'
-import type { OutputOptions } from './output.js'
+import { type OutputOptions, outputContract } from './output.js'
 import type { AgentHooks, MetricSink } from './hooks.js'
 import type { BudgetNoteOptions } from './budget-note.js'
 import type { TellParentOptions } from './tell-parent.js'
@@ -141,6 +141,8 @@ export function restoredInit(options: CreateAgentOptions, minted: (n: number) =>
   const checkpoint = checkRestoreOptions(options)
   const number = /-(\d+)$/.exec(checkpoint.id)
   if (number && Number.isSafeInteger(Number(number[1]))) minted(Number(number[1]))
-  const { v: _, messages, usage: __, work: ___, parked: ____, ...settings } = checkpoint
-  return { ...settings, seed: messages, restore: checkpoint, tools: undefined as unknown as ToolView }
+  const { v: _, messages, usage: __, work: ___, parked: ____, output, ...settings } = checkpoint
+  // Its output schema passes the same checks as a new one: a schema that no longer does fails the restore.
+  const contract = output === undefined ? undefined : outputContract(output, 'options.restore.output')
+  return { ...settings, output: contract, seed: messages, restore: checkpoint, tools: undefined as unknown as ToolView }
 }

@@ -10,6 +10,10 @@ export const MAX_INBOX_MESSAGE_LENGTH = MAX_MESSAGE_LENGTH
 export interface InboxDelegation {
   usage?: Usage
   work?: WorkCounts
+  /** A typed delegation's validated value (its JSON is in the message's text); the `message` event carries it. */
+  structured?: unknown
+  /** Read before the turn ends: a turn about to end on a typed answer with it unread takes one more step (`feedsOnce`). */
+  feed?: true
 }
 
 /** One waiting message. */
@@ -34,6 +38,8 @@ export class Inbox {
   private closeListeners?: Set<(unread: readonly InboxMessage[]) => void>
   private holds?: Set<object>
   private wake?: () => void
+  /** The last turn `feedsOnce` fed (held only until the next one is fed). */
+  private fedTurn?: object
   private closed = false
 
   /** `limit`: most waiting messages (default `MAX_INBOX_MESSAGES`). */
@@ -103,6 +109,16 @@ export class Inbox {
     return () => {
       if (holds.delete(token)) this.signal()
     }
+  }
+
+  /**
+   * Whether `turn`, about to end on its answer, takes one more step to read waiting messages marked
+   * `feed`: only with a step `left` under its limit, and once per turn (the first call for a turn decides).
+   */
+  feedsOnce(turn: object, left: boolean): boolean {
+    if (!left || this.fedTurn === turn || !this.queue.some((message) => message.delegation?.feed)) return false
+    this.fedTurn = turn
+    return true
   }
 
   /** Whether a waiting message carries `delegation` (a poster asking whether its result is still unread). */
@@ -187,4 +203,31 @@ export function appendInbox(push: (message: { role: 'user'; content: string }) =
   const items = messages.map((message) => `[from ${message.from ?? HOST}]\n${message.content}`)
   push({ role: 'user', content: `[inbox: ${messages.length} message${messages.length === 1 ? '' : 's'}]\n\n${items.join('\n\n')}` })
   return 1
+}
+
+/**
+ * Whether a turn about to end on its answer takes one more step to read its inbox (`left`: a step is
+ * left under its limit). While holds are open and nothing waits it waits (`onWait` gets the open holds
+ * each time), then says whether messages wait; `'aborted'` when the turn was aborted. A typed answer
+ * (`typed`) waits only when a hold is open at its end: results already delivered are left unread
+ * (`feedsOnce` decides those), as they always were.
+ */
+export async function readsBeforeEnd(
+  inbox: Inbox,
+  left: boolean,
+  typed: boolean,
+  abort: { signal: AbortSignal; aborted: Promise<never> },
+  onWait: (holds: number) => void,
+): Promise<boolean | 'aborted'> {
+  if (!left || (typed && !inbox.held)) return false
+  while (!inbox.size && inbox.held) {
+    onWait(inbox.held)
+    try {
+      await Promise.race([inbox.changed(), abort.aborted])
+    } catch {
+      return 'aborted'
+    }
+  }
+  if (abort.signal.aborted) return 'aborted'
+  return inbox.size > 0
 }

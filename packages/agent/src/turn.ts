@@ -4,7 +4,7 @@ import type { Budget } from './budget.js'
 import { budgetNoted, systemWithBudget } from './budget-note.js'
 import { abortDiagnostic, budgetDiagnostic, droppedCallsNote, FINISH_STOPS, finishDiagnostic, interruptDiagnostic, isInterrupt, limitDiagnostic, policyDiagnostic, type TurnInterrupt } from './stops.js'
 import { type Leg, normalizeResponse, openLeg, runToolCalls, type TurnAbort, TurnLimits } from './step.js'
-import { appendInbox, type InboxDelegation, type InboxMessage } from './inbox.js'
+import { appendInbox, type InboxDelegation, type InboxMessage, readsBeforeEnd } from './inbox.js'
 import { answerSuspended, budgetQuestion, type ParkedStep, type SuspendedCall } from './parked-turn.js'
 import type { TurnOwner } from './turn-owner.js'
 import { TypedTurn } from './output.js'
@@ -147,7 +147,7 @@ export class Turn {
       this.stepPushed = this.stepMessages.length ? appendInbox((message) => agent.transcript.push(message), this.stepMessages) : 0
       for (const { content, delegation } of this.stepMessages) {
         if (delegation) this.rollUp(delegation)
-        leg.emit?.({ type: 'message', step, content })
+        leg.emit?.(delegation?.structured === undefined ? { type: 'message', step, content } : { type: 'message', step, content, structured: delegation.structured })
       }
 
       // A compactor may shorten what this call reads (never the transcript); before the gate, so one that calls a model holds no slot.
@@ -213,23 +213,18 @@ export class Turn {
         if ('fail' in typed) return this.finish('invalid_output', typed.fail)
         this.value = typed.value
         this.text = typed.text
-        return complete()
+        if (agent.usedInbox?.feedsOnce(this, this.steps < agent.maxSteps)) continue
       }
-      if (!calls.length) {
-        // Messages that arrived meanwhile get one more step, open holds are waited for first; with
-        // no step left the answer stands and the messages wait for the next turn.
-        if (this.steps >= agent.maxSteps) return complete()
-        const inbox = agent.usedInbox
-        while (inbox && !inbox.size && inbox.held) {
-          leg.emit?.({ type: 'waiting', step, holds: inbox.held })
-          try {
-            await Promise.race([inbox.changed(), leg.abort.aborted])
-          } catch {
-            return this.stopForAbort()
-          }
-        }
-        if (signal.aborted) return this.stopForAbort()
-        if (!inbox?.size) return complete()
+      if (typed || !calls.length) {
+        // Messages that arrived meanwhile get one more step, open holds are waited for first (a typed
+        // answer too: it stands unless the model answers again); with no step left the answer stands.
+        // Without an inbox (a plain delegation's road) nothing is awaited and inbox.ts is not called.
+        const { usedInbox: inbox } = agent, left = this.steps < agent.maxSteps
+        const more = inbox
+          ? await readsBeforeEnd(inbox, left, !!typed, leg.abort, (holds) => leg.emit?.({ type: 'waiting', step, holds }))
+          : left && !typed && signal.aborted && 'aborted'
+        if (more === 'aborted') return this.stopForAbort()
+        if (!more) return complete()
         continue
       }
       if (this.refusedFor) {

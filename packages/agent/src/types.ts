@@ -143,8 +143,8 @@ export type AgentEvent =
   | { type: 'tool-call'; step: number; call: ModelToolCall }
   | { type: 'tool-update'; step: number; toolCallId: string; name: string; update: ToolUpdate }
   | { type: 'tool-result'; step: number; toolCallId: string; name: string; result: ToolResult }
-  /** A message from the agent's inbox, read before the model call of `step`. */
-  | { type: 'message'; step: number; content: string }
+  /** A message from the agent's inbox, read before the model call of `step`; `structured`: a typed background result's value. */
+  | { type: 'message'; step: number; content: string; structured?: unknown }
   /** The turn would end but holds are open (see `Agent.inbox`): it waits for a message or for them to close. */
   | { type: 'waiting'; step: number; holds: number }
   /** The turn parked on `question` (a tool suspended, or a budget handler asked to suspend); the run returns `pending`. */

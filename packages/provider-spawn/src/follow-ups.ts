@@ -95,5 +95,7 @@ export function combine(earlier: RunResult, later: RunResult): RunResult {
   if (later.diagnostic) result.diagnostic = later.diagnostic
   if (later.budget) result.budget = later.budget
   if (later.question) result.question = later.question
+  // A typed child's value is its last turn's answer (`text` is its JSON).
+  if (later.value !== undefined) result.value = later.value
   return result
 }

@@ -25,7 +25,7 @@ const NEVER_ABORTED = new AbortController().signal
  */
 export function startInBackground(
   subagents: SubagentService,
-  options: DelegateOptions & { onTurnEnd: TurnEndPolicy },
+  options: DelegateOptions & { onTurnEnd: TurnEndPolicy; unreadResults?: 'report' | 'feed' },
   input: DelegationInput,
   exec: ToolExecContext,
   inFlight: Set<InFlight>,
@@ -66,7 +66,8 @@ export function startInBackground(
   })
   task.bind((reason) => cancel(reason))
   // The result and its message together, in the tick it arrives: the book posts it or hands it to a wait.
-  const settle = (result: ToolResult) => task.settle(result, resultMessage(task, result))
+  const feed = options.unreadResults === 'feed'
+  const settle = (result: ToolResult) => task.settle(result, resultMessage(task, result, feed))
   running.then(settle, (error) => settle(failedResult(error)))
   return reply
 }
@@ -125,18 +126,28 @@ export function resultOf(task: BackgroundTask): ToolResult | undefined {
 
 /** The header of a background result; it says who the result is from and how it ended. */
 export function resultHeader(task: BackgroundTask, result = resultOf(task)): string {
-  const asks = (result?.metadata as { stopReason?: unknown } | undefined)?.stopReason === 'pending'
-  const ended = task.cancelledBecause ? `was cancelled (${task.cancelledBecause})`
-    : result?.isError ? 'ended with an error' : asks ? 'asks a question' : 'finished'
+  const ended = task.cancelledBecause ? `was cancelled (${task.cancelledBecause})` : endedAs(result)
   return `[Background subagent ${task.handle} ${JSON.stringify(task.label)} ${ended}]`
 }
 
+/** How a result ended, in words: a typed one says so, and so does one whose answer failed its schema. */
+export function endedAs(result: ToolResult | undefined): string {
+  const stopReason = (result?.metadata as { stopReason?: unknown } | undefined)?.stopReason
+  if (result?.isError) return stopReason === 'invalid_output' ? 'ended with an error (invalid_output)' : 'ended with an error'
+  return stopReason === 'pending' ? 'asks a question' : result?.structured !== undefined ? 'finished with a typed result' : 'finished'
+}
+
 /** The inbox message of `result` if no wait collects it, cut to fit one message, with the usage and work it carries. */
-function resultMessage(task: BackgroundTask, result: ToolResult): BackgroundMessage {
+function resultMessage(task: BackgroundTask, result: ToolResult, feed: boolean): BackgroundMessage {
   const header = resultHeader(task, result)
   const room = MAX_MESSAGE_LENGTH - header.length - 200
   const body = result.content.length > room ? `${result.content.slice(0, room)}\n\n[Result cut to ${room} characters to fit one message.]` : result.content
-  return { text: `${header}\n\n${body}`, usage: result.usage, work: result.work }
+  const message: BackgroundMessage = { text: `${header}\n\n${body}`, usage: result.usage, work: result.work }
+  // A typed result's value (its JSON, at most 64 KiB, is the body, never cut): as a sync result carries it.
+  if (result.structured !== undefined) message.structured = result.structured
+  // `unreadResults: feed`: a turn about to end on its answer with this unread takes one more step (the agent's `Inbox.feedsOnce`).
+  if (feed) message.feed = true
+  return message
 }
 
 /** The result of a delegation whose promise broke its never-rejects contract. */

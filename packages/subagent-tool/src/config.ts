@@ -11,6 +11,8 @@ export interface Config extends DelegateOptions {
   mode: 'sync' | 'background'
   /** In background mode: whether the parent's turn waits for live children before it ends. */
   onTurnEnd: TurnEndPolicy
+  /** In background mode: what a turn that ends on its answer with results unread does (`feed`: one more step, within maxSteps). */
+  unreadResults?: 'report' | 'feed'
   /** Whether agents at depth >= 1 (children) see the tool too. false: only depth-0 agents have it. */
   nested: boolean
   /** A team tool: the agent definition (ctx.agentDefinitions) whose team this tool delegates to (see src/team/). */
@@ -70,6 +72,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     schema: Schema.dict(Schema.any()).required().description('A JSON Schema with `type: \'object\'` at its root (at most 16 KiB of JSON, 16 levels deep).'),
     maxCorrections: count({ max: MAX_OUTPUT_CORRECTIONS }).default(DEFAULT_OUTPUT_CORRECTIONS).description('Correction messages an in-process child gets before it ends `invalid_output`.'),
   }).description('A typed result: the child must answer with a JSON value matching `schema`; the tool result carries it as `structured` (and its JSON as text). A bad schema fails the load (`INVALID_OUTPUT_SCHEMA`).')),
+  unreadResults: Schema.union(['report', 'feed']).description('Background mode: results of this tool that sit delivered but unread in the parent\'s inbox when its turn is about to end on a typed answer (an agent with an output schema; a turn that answers in text already takes one more step for waiting messages while a step is left). `report` (default): the turn ends and they are reported unread (the run\'s `children`, the live view), read at its next turn. `feed`: the turn takes exactly one more step so its model reads them, once per turn, only with a step left under its maxSteps (never past a limit).'),
   onTurnEnd: Schema.union(['wait', 'end']).default('wait').description('Background mode: when the parent would end its turn with children still running, `wait` keeps the turn open until their results are delivered; `end` lets it end (results arrive at its next turn).'),
 })
 

@@ -27,10 +27,12 @@ describe('subagent-tool: config', () => {
     for (const key of ['agentOptions', 'toolFilter', 'persona', 'maxDepth']) expect(config).to.not.have.property(key)
   })
 
-  it('mode and onTurnEnd take only their listed values', () => {
+  it('mode, onTurnEnd and unreadResults take only their listed values', () => {
     expect(SubagentTool.Config({ provider: 'x', mode: 'background', onTurnEnd: 'end' })).to.include({ mode: 'background', onTurnEnd: 'end' })
     expect(() => SubagentTool.Config({ provider: 'x', mode: 'later' as never })).to.throw()
     expect(() => SubagentTool.Config({ provider: 'x', onTurnEnd: 'drop' as never })).to.throw()
+    expect(SubagentTool.Config({ provider: 'x', mode: 'background', unreadResults: 'feed' })).to.include({ unreadResults: 'feed' })
+    expect(() => SubagentTool.Config({ provider: 'x', unreadResults: 'wake' as never })).to.throw()
   })
 
   it('omitted options add no keys to the request the provider receives', async () => {

@@ -121,6 +121,11 @@ export class ResultBook {
     }
     if (outcome.limit !== undefined) result.limit = outcome.limit
     if (info.label !== undefined) result.label = info.label
+    if (outcome.value !== undefined && !truncated) {
+      result.value = outcome.value
+      // Counted like the output (its JSON), so the byte bound holds for values too.
+      bytes *= 2
+    }
     if (outcome.diagnostic !== undefined) {
       result.diagnostic = outcome.diagnostic
       bytes += diagnosticBytes

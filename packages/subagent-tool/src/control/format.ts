@@ -1,7 +1,7 @@
 import type { BackgroundTask, WaitReport } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import { addUsage, describeError, emptyUsage, type Usage, type WorkCounts } from '@cordis-subagents/shared'
-import { resultHeader, resultOf } from '../background.js'
+import { endedAs, resultHeader, resultOf } from '../background.js'
 
 /** One task as a status line: handle, label, state, elapsed, steps, last progress, where its result went. */
 export function statusLine(task: BackgroundTask): string {
@@ -13,7 +13,7 @@ export function statusLine(task: BackgroundTask): string {
     const cancelling = task.cancelledBecause ? `; cancelling (${task.cancelledBecause})` : ''
     return `- ${head}: ${state}, ${elapsed}, ${task.steps} step${task.steps === 1 ? '' : 's'}${progress}${cancelling}`
   }
-  const how = task.cancelledBecause ? 'cancelled' : resultOf(task)?.isError ? 'ended with an error' : 'finished'
+  const how = task.cancelledBecause ? 'cancelled' : endedAs(resultOf(task))
   return `- ${head}: ${how} after ${elapsed}, ${task.steps} step${task.steps === 1 ? '' : 's'}; ${whereDelivered(task)}`
 }
 
@@ -50,10 +50,16 @@ export function waitResult(report: WaitReport, timeoutMs: number, lead?: string,
   const rolled = rollUp(report.collected)
   if (rolled.usage) result.usage = rolled.usage
   if (rolled.work) result.work = rolled.work
+  // Typed results' values by handle (each one's JSON is in its text), as a sync result carries its value.
+  const typed = report.collected.filter((task) => resultOf(task)!.structured !== undefined)
+  if (typed.length) result.structured = Object.fromEntries(typed.map((task) => [task.handle, resultOf(task)!.structured]))
   result.metadata = {
-    collected: report.collected.map((task) => ({
-      handle: task.handle, isError: !!resultOf(task)!.isError, metadata: resultOf(task)!.metadata,
-    })),
+    collected: report.collected.map((task) => {
+      const { isError, metadata, structured } = resultOf(task)!
+      return structured === undefined
+        ? { handle: task.handle, isError: !!isError, metadata }
+        : { handle: task.handle, isError: !!isError, metadata, structured }
+    }),
     running: report.running.map((task) => task.handle),
     timedOut: report.timedOut,
   }

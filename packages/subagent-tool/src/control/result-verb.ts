@@ -101,7 +101,10 @@ function pageResult(kept: KeptResult, handle: string, offset: number, length: nu
       ? '[End of what is kept: the output was cut where it was stored (the store keeps a bounded text); the rest is gone.]'
       : '[End of the output.]')
   }
-  return { content: lines.join('\n'), metadata: { ...metadata, offset: start, end } }
+  const page: ToolResult = { content: lines.join('\n'), metadata: { ...metadata, offset: start, end } }
+  // A typed run's value, read again whole: as its first result carried it.
+  if (kept.value !== undefined && start === 0 && end === total) page.structured = kept.value
+  return page
 }
 
 function isContinuation(byte: number): boolean {

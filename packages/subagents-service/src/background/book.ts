@@ -212,8 +212,11 @@ export class ParentBackground {
       return
     }
     try {
-      const { text, usage, work } = task.message!
-      const carried = { usage, work }
+      const { text, usage, work, structured, feed } = task.message!
+      // A typed result's value rides with its message (the parent's `message` event carries it), and so does `feed`.
+      const carried: Omit<BackgroundMessage, 'text'> = { usage, work }
+      if (structured !== undefined) carried.structured = structured
+      if (feed) carried.feed = feed
       this.parent.inbox.post(text, carried)
       task.posted = carried
       this.delivered(task, { via: 'message' })

@@ -23,6 +23,8 @@ export interface KeptResult {
   limit?: IncompleteLimit
   /** The child's output (partial when the stop reason is not `completed`); see `truncated`. */
   output: string
+  /** A typed run's validated answer (`output` is its JSON), when this process saw it end; from the store: its JSON in `output` only. */
+  value?: unknown
   diagnostic?: string
   usage?: Usage
   work: WorkCounts
