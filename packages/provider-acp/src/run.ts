@@ -109,11 +109,11 @@ export class AcpRun implements SubagentRun {
       output, usage, denials: this.permissions.denials, permission: settings.permission, maxOutputBytes: settings.maxOutputBytes, redactor,
       work: () => this.progress.work(), typed: request.output && outputContract(request.output, 'request.output'),
     })
-    this.link = slot.link
-    slot.tenant = {
+    this.link = slot.link; slot.tenant = {
       // A late request of an earlier session on a reused process is not this run's to answer.
       answerPermission: (p) => p.sessionId === this.session?.sessionId ? this.permissions.answer(p) : { outcome: { outcome: 'cancelled' } },
       answerElicitation: (params) => this.questions.elicit(params, this.session?.sessionId, settings.permission === 'escalate'),
+      tell: (id, message) => (id === this.session?.sessionId && !this.settled ? settings.told : undefined)?.deliver(message),
       overflow: () => this.overflow(),
     }
     this.releaseConsole = routeSdkConsole((text) => logger.warn('%s: ACP SDK: %s', providerName, redactor.redact(text)))
