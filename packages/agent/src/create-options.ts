@@ -80,6 +80,7 @@ export interface RuntimeConfig {
   maxToolCallsPerStep?: number
   budget?: BudgetLimits
   maxModelCallsInFlight?: number
+  maxModelCallsPerSecond?: number
   models?: Record<string, { maxInFlight?: number }>
   maxQueuedModelCalls?: number
   rateLimit?: RateLimitConfig

@@ -69,6 +69,7 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
       models: config.models,
       maxQueued: config.maxQueuedModelCalls ?? defaults.maxQueuedModelCalls,
       rateLimit: config.rateLimit,
+      maxPerSecond: config.maxModelCallsPerSecond,
     })
     // Agents call back into the runtime every step: they get this plain object, not the caller-tracing proxy `this` may be.
     this.seam = {
