@@ -1,6 +1,6 @@
 import { Schema } from 'cordis'
 import { count, isCount } from '@cordis-subagents/shared'
-import type { ToolView } from '@cordis-subagents/tools'
+import type { Tool, ToolView } from '@cordis-subagents/tools'
 import { type Budget, BUDGET_KEYS } from './budget.js'
 import { AgentError } from './errors.js'
 import { checkCheckpoint } from './checkpoint-check.js'
@@ -65,6 +65,11 @@ export interface CreateAgentOptions {
    * protocol; README, "tell_parent"). Added after the root's tool ceiling: the tool is the agent's own, not the parent's.
    */
   tellTo?: TellDelivery
+  /**
+   * Tools that are the agent's own, not the parent's (a serving host's ask tool, a client's MCP servers' tools): added
+   * after the tool ceiling and `forDepth`, so neither removes them (README, `create(options)`).
+   */
+  ownTools?: readonly Tool<any>[]
   /** A typed result: every run's answer must match this JSON Schema (README, "Typed results"); else `INVALID_OUTPUT_SCHEMA`. */
   output?: OutputOptions
 }
@@ -87,7 +92,7 @@ export interface RuntimeConfig {
 }
 
 /** The options `restore` may come with: the rest is what the checkpoint holds. */
-const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget', 'hooks', 'metrics', 'budgetNote', 'tellParent', 'tellTo'])
+const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget', 'hooks', 'metrics', 'budgetNote', 'tellParent', 'tellTo', 'ownTools'])
 
 /**
  * The checkpoint of `create({ restore })`, checked; `INVALID_OPTIONS` for an option it cannot come
@@ -96,7 +101,7 @@ const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget', 'hooks', '
 function checkRestoreOptions(options: CreateAgentOptions): AgentCheckpoint {
   const extra = Object.keys(options).filter((key) => options[key as keyof CreateAgentOptions] !== undefined && !WITH_RESTORE.has(key))
   if (extra.length) {
-    throw new AgentError('INVALID_OPTIONS', `options.restore comes with only parent, tools, budget, hooks, metrics, budgetNote, tellParent and tellTo; the checkpoint holds the rest (drop ${extra.join(', ')}).`)
+    throw new AgentError('INVALID_OPTIONS', `options.restore comes with only parent, tools, budget, hooks, metrics, budgetNote, tellParent, tellTo and ownTools; the checkpoint holds the rest (drop ${extra.join(', ')}).`)
   }
   const checkpoint = checkCheckpoint(options.restore)
   const { parent } = options

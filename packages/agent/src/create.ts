@@ -186,6 +186,7 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
     // Every agent below depth 0 (a child here, or a root whose host a parent elsewhere started)
     // loses the tools meant for shallower agents (`maxCallerDepth`, e.g. a non-nested delegation tool).
     init.tools = init.depth > 0 ? tools.forDepth(init.depth) : tools
+    for (const tool of options.ownTools ?? []) init.tools = init.tools.with(tool)
     if (options.tellParent && (parent || options.tellTo)) init.tools = init.tools.with(tellParentTool(options.tellParent, options.tellTo))
     init.budget = carved
     init.budgetLimits = parent ? limits : lowestLimits<BudgetLimits>(this.rootLimits, limits)

@@ -42,7 +42,7 @@ export interface ServedAgentOptions {
 type Create = (options: {
   label?: string; tools?: ToolView; model?: string; persona?: string; cwd?: string
   seed?: readonly Message[]; budget?: BudgetLimits; restore?: AgentCheckpoint
-  budgetNote?: BudgetNoteOptions; tellParent?: TellParentOptions; tellTo?: TellDelivery
+  budgetNote?: BudgetNoteOptions; tellParent?: TellParentOptions; tellTo?: TellDelivery; ownTools?: readonly Tool<any>[]
 }) => Agent
 
 /**
@@ -50,12 +50,14 @@ type Create = (options: {
  * parent asked for (`limits.aids`: a budget note of the limits it runs under, a `tell_parent` tool through `options.tell`).
  */
 export function createServedAgent(create: Create, limits: ServedLimits, options: ServedAgentOptions): Agent {
-  let tools = limits.allowedTools ? options.tools.restrict({ allow: limits.allowedTools }) : options.tools
-  for (const tool of options.ownTools ?? []) tools = tools.with(tool)
+  const tools = limits.allowedTools ? options.tools.restrict({ allow: limits.allowedTools }) : options.tools
+  // The host's own tools, like `tell_parent`, go on after the request's ceiling and the root's (the environment's):
+  // they are not the parent's tools, which are all the ceilings bound.
+  const own = options.ownTools?.length ? { ownTools: options.ownTools } : {}
   const { tellParent, budgetNote } = limits.aids ?? {}
   const budget = limits.budget as BudgetLimits | undefined
   // The tool goes on after the root's tool ceiling (`tellTo`): it is the agent's own, not one of the parent's.
-  const noted = { ...budgetNote ? { budgetNote } : {}, ...tellParent && options.tell ? { tellParent, tellTo: options.tell } : {} }
+  const noted = { ...own, ...budgetNote ? { budgetNote } : {}, ...tellParent && options.tell ? { tellParent, tellTo: options.tell } : {} }
   if (options.restore) return create({ restore: options.restore, tools, ...budget ? { budget } : {}, ...noted })
   return create({
     ...noted,
