@@ -95,6 +95,8 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 
 export interface StormResult {
   gate: boolean
+  /** The gate's `maxModelCallsPerSecond`, when it had one. */
+  perSecond?: number
   traffic: Traffic
   /** The root's stop reason and text. */
   stopReason: string
@@ -109,12 +111,13 @@ export interface StormResult {
 /**
  * One fan-out against a fresh server. `retries`: the retry budget of one call, the gate's
  * (`rateLimit.maxRetries`) or, with the gate off, the SDK's (`maxRetries`), so both get the same.
+ * `perSecond`: the gate's call rate (`maxModelCallsPerSecond`), when it has one.
  */
-export async function storm(gate: boolean, limits: ServerLimits, retries: number): Promise<StormResult> {
+export async function storm(gate: boolean, limits: ServerLimits, retries: number, perSecond?: number): Promise<StormResult> {
   const server = await startLimitedServer(limits)
   const ctx = new Context()
   ctx.plugin(ToolRegistry)
-  ctx.plugin(AgentRuntime, { model: 'openai', rateLimit: { enabled: gate, maxRetries: retries } })
+  ctx.plugin(AgentRuntime, { model: 'openai', rateLimit: { enabled: gate, maxRetries: retries }, ...perSecond ? { maxModelCallsPerSecond: perSecond } : {} })
   ctx.plugin(SubagentService, { maxChildren: FAN_OUT, maxConcurrent: FAN_OUT, maxConcurrentPerParent: FAN_OUT })
   ctx.plugin(OpenAIModel, { name: 'openai', baseURL: server.baseURL, apiKey: '', model: 'm', maxRetries: retries })
   ctx.plugin(Spawn, { name: 'spawn' })
@@ -129,6 +132,7 @@ export async function storm(gate: boolean, limits: ServerLimits, retries: number
     const results = agent.transcript.messages.filter((message) => message.role === 'tool')
     return {
       gate,
+      ...perSecond ? { perSecond } : {},
       traffic: server.traffic,
       stopReason: result.stopReason,
       text: result.text,
@@ -152,11 +156,13 @@ interface SectionOptions {
 export async function rateLimitSection({ log, headline, quick }: SectionOptions): Promise<void> {
   const limits: ServerLimits = { perWindow: 4, windowMs: 1000 }
   const retries = 12
-  const pairs: Array<{ on: StormResult; off: StormResult }> = []
+  const perSecond = limits.perWindow - 1
+  const pairs: Array<{ on: StormResult; off: StormResult; paced: StormResult }> = []
   for (let i = 0; i < (quick ? 1 : 3); i++) {
     const first = await storm(i % 2 === 0, limits, retries)
     const second = await storm(i % 2 !== 0, limits, retries)
-    pairs.push(first.gate ? { on: first, off: second } : { on: second, off: first })
+    const paced = await storm(true, limits, retries, perSecond)
+    pairs.push(first.gate ? { on: first, off: second, paced } : { on: second, off: first, paced })
   }
   const median = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b)
@@ -169,12 +175,16 @@ export async function rateLimitSection({ log, headline, quick }: SectionOptions)
   log()
   log(`A loopback OpenAI-compatible server (bench/scenarios/rate-limit.ts) accepts ${limits.perWindow} chat completions per ${limits.windowMs} ms window and answers the others HTTP 429 with \`Retry-After\`; a root agent on model-openai delegates ${FAN_OUT} children at once (subagent → spawn), each one model call: ${FAN_OUT + 2} completions of work. Gate on: \`rateLimit\` of ctx.agents at its defaults (maxRetries ${retries}); off: \`rateLimit.enabled: false\`, the OpenAI SDK retrying each call on its own (maxRetries ${retries}, honouring Retry-After too). ${pairs.length} pair${pairs.length === 1 ? '' : 's'}, the order alternating; the ratio is per pair.`)
   log()
-  log('| pair | gate | requests | 429s | failed children | busiest window after the first two | wall s |')
-  log('|---|---|---|---|---|---|---|')
-  pairs.forEach(({ on, off }, index) => {
-    for (const run of [on, off]) {
-      const later = Array.from(run.traffic.perWindow.slice((run.traffic.firstRefusal ?? 0) + 2), (count) => count ?? 0)
-      log(`| ${index + 1} | ${run.gate ? 'on' : 'off'} | ${run.traffic.requests} | ${run.traffic.refused} | ${run.failedChildren} | ${Math.max(0, ...later)} | ${(run.wallMs / 1000).toFixed(1)} |`)
+  log(`Each pair also runs the storm with a call rate below the server's allowance (\`maxModelCallsPerSecond: ${perSecond}\`, gate on): its row gives the busiest window of all.`)
+  log()
+  log('| pair | gate | requests | 429s | failed children | busiest window after the first two | busiest window | wall s |')
+  log('|---|---|---|---|---|---|---|---|')
+  pairs.forEach(({ on, off, paced }, index) => {
+    for (const run of [on, off, paced]) {
+      const all = Array.from(run.traffic.perWindow, (count) => count ?? 0)
+      const later = all.slice((run.traffic.firstRefusal ?? 0) + 2)
+      const gate = run.perSecond ? `on, ${run.perSecond}/s` : run.gate ? 'on' : 'off'
+      log(`| ${index + 1} | ${gate} | ${run.traffic.requests} | ${run.traffic.refused} | ${run.failedChildren} | ${Math.max(0, ...later)} | ${Math.max(0, ...all)} | ${(run.wallMs / 1000).toFixed(1)} |`)
     }
   })
   log()

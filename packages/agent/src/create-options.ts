@@ -1,6 +1,6 @@
 import { Schema } from 'cordis'
 import { count, isCount } from '@cordis-subagents/shared'
-import type { ToolView } from '@cordis-subagents/tools'
+import type { Tool, ToolView } from '@cordis-subagents/tools'
 import { type Budget, BUDGET_KEYS } from './budget.js'
 import { AgentError } from './errors.js'
 import { checkCheckpoint } from './checkpoint-check.js'
@@ -10,7 +10,7 @@ import type { BudgetLimits, Message } from './types.js'
 import { type OutputOptions, outputContract } from './output.js'
 import type { AgentHooks, MetricSink } from './hooks.js'
 import type { BudgetNoteOptions } from './budget-note.js'
-import type { TellParentOptions } from './tell-parent.js'
+import type { TellDelivery, TellParentOptions } from './tell-parent.js'
 import type { RateLimitConfig } from './rate-limit.js'
 
 // What `ctx.agents` is configured with and `create` takes; the checks a plain `create` never enters
@@ -58,8 +58,18 @@ export interface CreateAgentOptions {
   metrics?: MetricSink | null
   /** Show the model its remaining budget in a note after its system prompt, rebuilt each step (README, "Budgets the child can see"). */
   budgetNote?: boolean | BudgetNoteOptions
-  /** With `parent`: give the agent a bounded `tell_parent` tool (README, "tell_parent"). */
+  /** With `parent` (or `tellTo`): give the agent a bounded `tell_parent` tool (README, "tell_parent"). */
   tellParent?: boolean | TellParentOptions
+  /**
+   * Where a root agent's `tell_parent` messages go, its parent being elsewhere (a serving host sends them back over its
+   * protocol; README, "tell_parent"). Added after the root's tool ceiling: the tool is the agent's own, not the parent's.
+   */
+  tellTo?: TellDelivery
+  /**
+   * Tools that are the agent's own, not the parent's (a serving host's ask tool, a client's MCP servers' tools): added
+   * after the tool ceiling and `forDepth`, so neither removes them (README, `create(options)`).
+   */
+  ownTools?: readonly Tool<any>[]
   /** A typed result: every run's answer must match this JSON Schema (README, "Typed results"); else `INVALID_OUTPUT_SCHEMA`. */
   output?: OutputOptions
 }
@@ -75,13 +85,14 @@ export interface RuntimeConfig {
   maxToolCallsPerStep?: number
   budget?: BudgetLimits
   maxModelCallsInFlight?: number
+  maxModelCallsPerSecond?: number
   models?: Record<string, { maxInFlight?: number }>
   maxQueuedModelCalls?: number
   rateLimit?: RateLimitConfig
 }
 
 /** The options `restore` may come with: the rest is what the checkpoint holds. */
-const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget', 'hooks', 'metrics'])
+const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget', 'hooks', 'metrics', 'budgetNote', 'tellParent', 'tellTo', 'ownTools'])
 
 /**
  * The checkpoint of `create({ restore })`, checked; `INVALID_OPTIONS` for an option it cannot come
@@ -90,7 +101,7 @@ const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget', 'hooks', '
 function checkRestoreOptions(options: CreateAgentOptions): AgentCheckpoint {
   const extra = Object.keys(options).filter((key) => options[key as keyof CreateAgentOptions] !== undefined && !WITH_RESTORE.has(key))
   if (extra.length) {
-    throw new AgentError('INVALID_OPTIONS', `options.restore comes with only parent, tools, budget, hooks and metrics; the checkpoint holds the rest (drop ${extra.join(', ')}).`)
+    throw new AgentError('INVALID_OPTIONS', `options.restore comes with only parent, tools, budget, hooks, metrics, budgetNote, tellParent, tellTo and ownTools; the checkpoint holds the rest (drop ${extra.join(', ')}).`)
   }
   const checkpoint = checkCheckpoint(options.restore)
   const { parent } = options

@@ -69,6 +69,7 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
       models: config.models,
       maxQueued: config.maxQueuedModelCalls ?? defaults.maxQueuedModelCalls,
       rateLimit: config.rateLimit,
+      maxPerSecond: config.maxModelCallsPerSecond,
     })
     // Agents call back into the runtime every step: they get this plain object, not the caller-tracing proxy `this` may be.
     this.seam = {
@@ -185,7 +186,8 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
     // Every agent below depth 0 (a child here, or a root whose host a parent elsewhere started)
     // loses the tools meant for shallower agents (`maxCallerDepth`, e.g. a non-nested delegation tool).
     init.tools = init.depth > 0 ? tools.forDepth(init.depth) : tools
-    if (parent && options.tellParent) init.tools = init.tools.with(tellParentTool(options.tellParent))
+    for (const tool of options.ownTools ?? []) init.tools = init.tools.with(tool)
+    if (options.tellParent && (parent || options.tellTo)) init.tools = init.tools.with(tellParentTool(options.tellParent, options.tellTo))
     init.budget = carved
     init.budgetLimits = parent ? limits : lowestLimits<BudgetLimits>(this.rootLimits, limits)
     const agent = new Agent(this.seam, init)
@@ -225,6 +227,7 @@ function checkOptions(options: CreateAgentOptions): void {
     ?? (options.maxInboxMessages === undefined ? undefined : countProblem('options.maxInboxMessages', options.maxInboxMessages, { min: 1 }))
   if (options.budgetNote !== undefined || options.tellParent !== undefined) {
     const aidProblem = budgetNoteProblem(options.budgetNote) ?? tellParentProblem(options.tellParent)
+      ?? (options.tellTo === undefined || typeof options.tellTo === 'function' ? undefined : 'options.tellTo must be a function.')
     if (aidProblem) throw new AgentError('INVALID_OPTIONS', aidProblem)
   }
   if (countsProblem) throw new AgentError('INVALID_OPTIONS', countsProblem)

@@ -14,7 +14,7 @@ export type { AgentCheckpoint, ParkedTurnCheckpoint } from './checkpoint.js'
 export { MAX_SUSPENSION_STATE_BYTES } from './suspension.js'
 export { askParentTool, type AskParentOptions } from './ask-parent.js'
 export { budgetNote, type BudgetNoteOptions, DEFAULT_WRAP_UP_AT, WRAP_UP_HINT } from './budget-note.js'
-export { DEFAULT_TELL_LENGTH, DEFAULT_TELLS, MAX_TELL_LENGTH, MAX_TELLS, tellParentTool, type TellParentOptions } from './tell-parent.js'
+export { DEFAULT_TELL_LENGTH, DEFAULT_TELLS, MAX_TELL_LENGTH, MAX_TELLS, type TellDelivery, tellParentTool, type TellParentOptions } from './tell-parent.js'
 export type { AgentObserver } from './observers.js'
 export type { BudgetEvent, ContinueDecision, ContinueHook, ContinueState } from './continue-hooks.js'
 export type {

@@ -1,4 +1,5 @@
 import { Endpoint } from './endpoint.js'
+import { CallRate } from './call-rate.js'
 import { RateLimitedError, type RateLimitConfig, rateLimitOf, type RateLimitSettings, rateLimitSettings } from './rate-limit.js'
 import { Slots } from './slots.js'
 import { CountedGate } from './budget.js'
@@ -11,8 +12,11 @@ import type { GenerateRequest, GenerateResponse } from './types.js'
 // here with its step already reserved; nothing else (tools, delegations, a parent waiting for its
 // child) holds a slot, so a tree cannot deadlock on it: a slot is always held by a call that ends
 // without needing another slot. Slots are taken in one order, endpoint → model → process.
-// A call with no cap configured to an endpoint never refused is only counted: step.ts (`CountedGate`)
-// makes it; every other call, and a counted call that fails, goes on here.
+// With `maxModelCallsPerSecond`, each endpoint also has a call rate (call-rate.ts): a call takes its
+// token last, right before it is sent, so the endpoint sees at most that many calls start in any second,
+// and after a pause the waiting calls leave paced. A call with no cap configured to an endpoint never
+// refused is only counted: step.ts (`CountedGate`) makes it; every other call, and a counted call that
+// fails, goes on here.
 
 export interface ModelGateOptions {
   /** Model calls in flight across all models; undefined: no cap of its own. */
@@ -23,6 +27,8 @@ export interface ModelGateOptions {
   maxQueued: number
   /** The shared backoff after 429/503 (on unless `enabled: false`). */
   rateLimit?: RateLimitConfig
+  /** Per endpoint: calls that start in any second (`maxModelCallsPerSecond`); undefined: no rate of its own. */
+  maxPerSecond?: number
 }
 
 /** An endpoint's state, for tests and status displays. */
@@ -50,10 +56,14 @@ export class ModelGate extends CountedGate {
   private readonly perModel = new Map<string, Slots>()
   private readonly rateLimit?: RateLimitSettings
   private readonly maxQueued: number
+  private readonly perSecond?: number
+  /** Call rates by endpoint key (with `maxPerSecond`); an idle one is dropped when there are many. */
+  private readonly rates = new Map<string, CallRate>()
 
   private constructor(options: ModelGateOptions) {
     super()
     this.maxQueued = options.maxQueued
+    this.perSecond = options.maxPerSecond
     if (options.maxInFlight !== undefined) {
       this.global = new Slots('the process-wide cap (maxModelCallsInFlight)', options.maxInFlight, options.maxQueued)
     }
@@ -64,13 +74,13 @@ export class ModelGate extends CountedGate {
     }
     const settings = rateLimitSettings(options.rateLimit)
     if (settings.enabled) this.rateLimit = settings
-    this.countOnly = !!this.rateLimit && !this.global && !this.perModel.size
+    this.countOnly = !!this.rateLimit && !this.global && !this.perModel.size && this.perSecond === undefined
   }
 
   /** A gate, or undefined when no cap is configured and the shared backoff is off (then a model call pays one check). */
   static create(options: ModelGateOptions): ModelGate | undefined {
     const gate = new ModelGate(options)
-    return gate.global || gate.perModel.size || gate.rateLimit ? gate : undefined
+    return gate.global || gate.perModel.size || gate.rateLimit || gate.perSecond !== undefined ? gate : undefined
   }
 
   /** Calls of `model` (or of all models) in flight now under a cap; for tests and status displays. */
@@ -82,6 +92,11 @@ export class ModelGate extends CountedGate {
   endpoint(key: string): EndpointStatus | undefined {
     const endpoint = this.endpoints.get(key)
     return endpoint && { limit: endpoint.limit, active: endpoint.active, waiting: endpoint.waiting, pausedMs: endpoint.pauseLeft() }
+  }
+
+  /** Calls waiting for their turn at the call rate of the endpoint `key` (`maxModelCallsPerSecond`), when it has one. */
+  waitingForRate(key: string): number | undefined {
+    return this.rates.get(key)?.waiting
   }
 
   /**
@@ -101,6 +116,7 @@ export class ModelGate extends CountedGate {
     if (!settings) {
       const release = await this.acquire(target.name, signal)
       try {
+        await this.paced(key ?? this.keyOf(target), signal)
         return await target.model.generate(request)
       } finally {
         release()
@@ -138,8 +154,15 @@ export class ModelGate extends CountedGate {
           throw error
         }
       }
+      try {
+        await this.paced(key, signal)
+      } catch (error) {
+        release()
+        this.leave(key, held)
+        throw error
+      }
       if (this.endpoints.get(key)?.pauseLeft()) {
-        // Another call was refused while this one waited for a cap: wait out the pause first.
+        // Another call was refused while this one waited for a cap or its turn: wait out the pause first.
         release()
         this.leave(key, held)
         retry = true
@@ -190,6 +213,18 @@ export class ModelGate extends CountedGate {
     if (!refusal) throw error
     if (1 > settings.maxRetries || pause! > settings.maxWaitMs) throw spent(refusal, 1, 0, pause!, settings, error)
     return this.gated(target, request, key, { attempts: 1, waited: 0, refusedAt: failedAt, retry: true })
+  }
+
+  /** Waits for the call's turn at `key`'s call rate, when the gate has one (a call takes its token last, just before it is sent). */
+  private paced(key: string, signal: AbortSignal): Promise<void> | undefined {
+    if (this.perSecond === undefined) return undefined
+    let rate = this.rates.get(key)
+    if (!rate) {
+      if (this.rates.size >= 64) for (const [old, kept] of this.rates) if (kept.idle) this.rates.delete(old)
+      rate = new CallRate(key, this.perSecond, this.maxQueued)
+      this.rates.set(key, rate)
+    }
+    return rate.take(signal)
   }
 
   /**

@@ -33,6 +33,7 @@ export class AgentRuntime extends AgentFactory {
     maxToolCallsPerStep: count({ min: 1 }).default(32).description('Most tool calls of one model step that are kept and run; the rest are dropped and answered by one note the model reads.'),
     budget: budgetSchema().description('Limits of every root run and its whole delegation tree (omitted: none of its own; the subagents service still caps depth and delegations). `SUBAGENT_BUDGET` (set by a parent host over ACP) lowers them.'),
     maxModelCallsInFlight: count({ min: 1 }).description('Model calls in flight at once across every run of this runtime (all root runs and their trees); the others wait FIFO. Omitted: no process-wide cap.'),
+    maxModelCallsPerSecond: Schema.number().min(0.01).max(100_000).description('Model calls that start in any second, per endpoint (one model\'s API): calls start at least 1/N s apart in arrival order, also after a 429/503 pause (paced, never all at once). Omitted: no rate of its own.'),
     models: Schema.dict(Schema.object({
       maxInFlight: count({ min: 1 }).description('Calls of this model in flight at once (e.g. to respect its provider\'s rate limit).'),
     }), Schema.string().pattern(MODEL_NAME)).description('Per model name (as registered, without `:modelId`): caps of that model\'s calls.'),

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { describeError, NAME_PATTERN } from '@cordis-subagents/shared'
+import { describeError, NAME_PATTERN, TELL_BOUNDS } from '@cordis-subagents/shared'
 import type { Tool, ToolExecContext } from '@cordis-subagents/tools'
 import { AgentError } from './errors.js'
 
@@ -14,10 +14,19 @@ export interface TellParentOptions {
   maxMessages?: number
 }
 
-export const DEFAULT_TELL_LENGTH = 2000
-export const MAX_TELL_LENGTH = 16_000
-export const DEFAULT_TELLS = 20
-export const MAX_TELLS = 1000
+export const DEFAULT_TELL_LENGTH: number = TELL_BOUNDS.maxLength
+export const MAX_TELL_LENGTH: number = TELL_BOUNDS.maxLengthCeiling
+export const DEFAULT_TELLS: number = TELL_BOUNDS.maxMessages
+export const MAX_TELLS: number = TELL_BOUNDS.maxMessagesCeiling
+
+/**
+ * Where a served agent's messages go instead of a parent's inbox (serve-acp, serve-a2a: back over the protocol to the
+ * parent elsewhere). It resolves once delivered and throws a refusal (`code` TELL_LIMIT, NO_PARENT, INBOX_FULL or another) when not.
+ */
+export type TellDelivery = (message: string, agent: object) => Promise<void> | void
+
+/** Refusals that keep their code in the tool's answer (the parent's end gives them too). */
+const REFUSALS = new Set(['TELL_LIMIT', 'NO_PARENT', 'INBOX_FULL'])
 
 const DESCRIPTION = 'Tell whoever gave you this task something they should know now (a finding, a change of plan, a warning), '
   + 'while you keep working. It does not pause you and there is no reply; ask nothing here. Your final answer still goes in your last message.'
@@ -51,7 +60,9 @@ export function tellParentProblem(value: unknown): string | undefined {
  * next step (or at its next turn). Bounded: `maxLength` characters a message, `maxMessages` a child.
  * Nothing parks: the result says whether it was delivered, and the child goes on either way.
  */
-export function tellParentTool(options: boolean | TellParentOptions = {}): Tool<z.ZodObject<{ message: z.ZodString }>> {
+export function tellParentTool(
+  options: boolean | TellParentOptions = {}, deliver?: TellDelivery,
+): Tool<z.ZodObject<{ message: z.ZodString }>> {
   const problem = tellParentProblem(options)
   if (problem) throw new AgentError('INVALID_OPTIONS', problem)
   const { name = 'tell_parent', maxLength = DEFAULT_TELL_LENGTH, maxMessages = DEFAULT_TELLS } = typeof options === 'object' ? options : {}
@@ -61,13 +72,23 @@ export function tellParentTool(options: boolean | TellParentOptions = {}): Tool<
     name,
     description: `${DESCRIPTION} At most ${maxMessages} messages.`,
     input,
-    execute: ({ message }, exec: ToolExecContext) => {
+    execute: async ({ message }, exec: ToolExecContext) => {
+      if (deliver) {
+        if (sent >= maxMessages) return limitReached(maxMessages)
+        try {
+          await deliver(message, exec.agent as object)
+        } catch (error) {
+          const code = (error as { code?: unknown }).code
+          if (typeof code === 'string' && REFUSALS.has(code)) return { isError: true, content: `${code}: ${(error as Error).message}` }
+          return { isError: true, content: `Not delivered (${describeError(error)}); put it in your final answer and go on.` }
+        }
+        sent++
+        return { content: `Delivered to your parent (${sent} of ${maxMessages}). Go on with your task.` }
+      }
       const teller = exec.agent as unknown as Teller | undefined
       const parent = teller?.parent
       if (!teller || !parent || parent.disposed) return { isError: true, content: 'NO_PARENT: there is no parent agent here to tell; put it in your final answer.' }
-      if (sent >= maxMessages) {
-        return { isError: true, content: `TELL_LIMIT: you already sent ${maxMessages} messages; put the rest in your final answer and go on.` }
-      }
+      if (sent >= maxMessages) return limitReached(maxMessages)
       try {
         parent.inbox.post(message, undefined, teller.handleId)
       } catch (error) {
@@ -77,4 +98,8 @@ export function tellParentTool(options: boolean | TellParentOptions = {}): Tool<
       return { content: `Delivered to your parent (${sent} of ${maxMessages}). Go on with your task.` }
     },
   }
+}
+
+function limitReached(maxMessages: number) {
+  return { isError: true, content: `TELL_LIMIT: you already sent ${maxMessages} messages; put the rest in your final answer and go on.` }
 }

@@ -4,7 +4,7 @@ import type { Context } from 'cordis'
 import { z } from 'zod'
 import type { Tool, ToolSuspension } from '@cordis-subagents/tools'
 import { type AgentCheckpoint, AgentError, askParentTool, type ChatModel, ScriptedModel } from '@cordis-subagents/agent'
-import { deferred, isBalanced, setup, toolPlugin } from './helpers.js'
+import { deferred, isBalanced, makeTool, setup, toolPlugin } from './helpers.js'
 
 const usage = { inputTokens: 10, outputTokens: 2 }
 
@@ -97,7 +97,7 @@ describe('checkpoint and restore: an agent as plain JSON, rebuilt later', () => 
     expect(ctx.agents.create({}).id).to.equal('agent-42')
   })
 
-  it('restore takes parent, tools, budget, hooks and metrics; a depth that does not fit the parent, or any other option, is INVALID_OPTIONS', async () => {
+  it('restore takes parent, tools, budget, hooks, metrics and the aids; a depth that does not fit the parent, or any other option, is INVALID_OPTIONS', async () => {
     const ctx = await host(new ScriptedModel([]))
     const parent = ctx.agents.create({ model: 'm' })
     const child = ctx.agents.create({ model: 'm', parent })
@@ -107,7 +107,12 @@ describe('checkpoint and restore: an agent as plain JSON, rebuilt later', () => 
     expect(restored.tools.names()).to.deep.equal(['echo'])
     expect(() => ctx.agents.create({ restore: checkpoint })).to.not.throw()
     expect(() => ctx.agents.create({ restore: checkpoint, parent: child })).to.throw(AgentError, /depth is 1 but the parent's child depth is 2/)
-    expect(() => ctx.agents.create({ restore: checkpoint, model: 'm' })).to.throw(AgentError, /comes with only parent, tools, budget, hooks and metrics.*drop model/)
+    expect(() => ctx.agents.create({ restore: checkpoint, model: 'm' }))
+      .to.throw(AgentError, /comes with only parent, tools, budget, hooks, metrics, budgetNote, tellParent, tellTo and ownTools.*drop model/)
+    // A served agent restored from its checkpoint gets its aids again from its crossing (they are not in the checkpoint).
+    expect(ctx.agents.create({ restore: checkpoint, parent, budgetNote: true, tellParent: true }).tools.names()).to.include('tell_parent')
+    expect(ctx.agents.create({ restore: checkpoint, parent, tools: ctx.tools.view().restrict({ allow: ['echo'] }), ownTools: [makeTool('mine', {})] }).tools.names())
+      .to.deep.equal(['echo', 'mine'])
   })
 
   describe('a restore input is checked field by field (it comes from a database)', () => {

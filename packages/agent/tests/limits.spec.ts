@@ -353,6 +353,9 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
         expect(child.ctx.agents.rootCeiling).to.deep.equal(['echo', 'missing'])
         expect(child.ctx.agents.create().tools.list().map((t) => t.name)).to.deep.equal(['echo'])
         expect(child.ctx.agents.create({ tools: child.ctx.tools.view() }).tools.has('secret')).to.equal(false)
+        // The agent's own tools (a serving host's: not the parent's) are added after the ceiling; the ceiling still bounds the rest.
+        const owning = child.ctx.agents.create({ tools: child.ctx.tools.view(), ownTools: [makeTool('mine', {})] })
+        expect(owning.tools.list().map((t) => t.name).sort()).to.deep.equal(['echo', 'mine'])
         const result = await child.ctx.agents.create().tools.execute({ name: 'secret', input: { text: 'x' } }, {
           signal: new AbortController().signal, agent: { id: 'a', depth: 0 }, toolCallId: 'c',
         })
@@ -363,6 +366,7 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
         await none.ctx.lifecycle.flush()
         none.ctx.agents.bindCrossing('the-nonce-of-this-child')
         expect(none.ctx.agents.create().tools.list()).to.deep.equal([]) // the parent could use no tool
+        expect(none.ctx.agents.create({ ownTools: [makeTool('mine', {})] }).tools.list().map((t) => t.name)).to.deep.equal(['mine'])
         // A parent older than the nonce: the variable alone is never applied (a session's `_meta` ceiling still is).
         delete process.env.SUBAGENT_CROSSING_FOR
         process.env.SUBAGENT_ALLOWED_TOOLS = 'echo'

@@ -1,4 +1,4 @@
-import { traceContextFrom, treeCrossing } from '@cordis-subagents/shared'
+import { aidsOf, remoteHandle, traceContextFrom, ToldRelay, treeCrossing } from '@cordis-subagents/shared'
 import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
 
 
@@ -35,4 +35,16 @@ export function traceHeaders(request: ProviderStartRequest): Record<string, stri
   if (!context) return {}
   const { traceparent, tracestate } = context
   return tracestate === undefined ? { traceparent } : { traceparent, tracestate }
+}
+
+/**
+ * Where a served child's `tell_parent` messages go when the request asked for `tellParent`: the delegating agent's inbox,
+ * labelled `<parent handle>/<name>.<run id>`, under the offered bounds. A status update has no answer, so a refusal
+ * (a full inbox, a message past the bounds) drops the message here; the child is not told.
+ */
+export function toldRelay(request: ProviderStartRequest): ((message: string) => void) | undefined {
+  const bounds = aidsOf(request.agentOptions)?.tellParent
+  if (!bounds) return undefined
+  const relay = new ToldRelay(request.parent, remoteHandle(request.parent, request.agentOptions?.name ?? 'a2a', request.runId), bounds)
+  return (message) => void relay.deliver(message)
 }

@@ -2,7 +2,7 @@ import type { StreamResponse } from '@a2a-js/sdk'
 import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, RunRecord, SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { LimitError } from './bounded-fetch.js'
-import { crossingMetadata, traceHeaders } from './crossing.js'
+import { crossingMetadata, toldRelay, traceHeaders } from './crossing.js'
 import { A2aError } from './errors.js'
 import { boundedFirstEvent, type Follower, followStream, pollTask } from './follow.js'
 import { phaseResult } from './run-result.js'
@@ -51,7 +51,7 @@ export class A2aRun implements LiveRun, Follower {
     /** A continue of an ended run: its prompt goes to the earlier task's context (a new task there). */
     private readonly continuing?: { contextId: string },
   ) {
-    this.view = new TaskView(settings.maxOutputBytes, request.output && outputContract(request.output, 'request.output'))
+    this.view = new TaskView(settings.maxOutputBytes, request.output && outputContract(request.output, 'request.output'), toldRelay(request))
     this.wire = settings.wire
     this.limits = settings
     this.trace = traceHeaders(request)

@@ -1,6 +1,8 @@
 import type { OutputContract } from '@cordis-subagents/agent'
 import { Role, type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
-import { capBytes, checkedUsage, isCount, isName, laterSpend, spendFromMeta, type SpendReport, stripControl } from '@cordis-subagents/shared'
+import {
+  capBytes, checkedUsage, isCount, isName, laterSpend, spendFromMeta, type SpendReport, stripControl, toldFrom,
+} from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { ArtifactText } from './artifact-text.js'
 import { isInterrupted } from './task-state.js'
@@ -54,8 +56,8 @@ export class TaskView {
   /** The last data part an agent message or artifact carried (a typed result prefers it to the text). */
   lastData?: unknown
 
-  /** `typed`: the request's output schema, checked on return. */
-  constructor(private readonly maxOutputBytes: number, readonly typed?: OutputContract) {
+  /** `typed`: the request's output schema, checked on return; `told`: takes a served child's `tell_parent` messages. */
+  constructor(private readonly maxOutputBytes: number, readonly typed?: OutputContract, private readonly told?: (message: string) => void) {
     this.artifacts = new ArtifactText(maxOutputBytes)
   }
 
@@ -74,6 +76,12 @@ export class TaskView {
       case 'statusUpdate': {
         const update = payload.value
         if (this.isForeign(update.taskId)) return []
+        const told = toldIn(update.status?.message)
+        // A told message is news for the parent, not the task's status or output (and not ours to take unless we offered it).
+        if (told !== undefined) {
+          this.told?.(told)
+          return []
+        }
         this.taskId ||= update.taskId
         this.contextId ||= update.contextId ?? ''
         if (update.status) this.noteStatus(update.status)
@@ -209,6 +217,13 @@ export class TaskView {
     }
     if (typeof ours.stopReason === 'string' && REFINED_STOPS.has(ours.stopReason as SubagentStopReason)) this.refinedStop = ours.stopReason as SubagentStopReason
   }
+}
+
+/** The told message of a status message that is one data part of ours, else undefined. */
+function toldIn(message: Message | undefined): string | undefined {
+  const parts = message?.parts
+  if (!Array.isArray(parts) || parts.length !== 1 || parts[0]?.content?.$case !== 'data') return undefined
+  return toldFrom(parts[0].content.value)
 }
 
 /** The text of a message's or artifact's parts: text parts as they are, data parts as JSON, files named. */

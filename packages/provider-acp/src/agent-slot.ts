@@ -1,6 +1,6 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, type TellRefusal } from '@cordis-subagents/shared'
 import { Handshake } from './handshake.js'
 import { AgentProcess, describeExit } from './process.js'
 import { stderrSection } from './result.js'
@@ -14,6 +14,8 @@ export type ProcessKind = 'cold' | 'warm' | 'reused'
 export interface SlotTenant {
   answerPermission(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse | Promise<Acp.RequestPermissionResponse>
   answerElicitation(params: Acp.CreateElicitationRequest): Acp.CreateElicitationResponse | Promise<Acp.CreateElicitationResponse>
+  /** A `tell_parent` message of the agent (undefined: the run offered no such tool). */
+  tell?(sessionId: unknown, message: unknown): { sent: number; of: number } | TellRefusal | undefined
   overflow(): void
 }
 
@@ -60,6 +62,7 @@ export class AgentSlot {
     this.link = new Handshake(sdk, settings, this.proc, {
       answerPermission: (params) => this.tenant ? this.tenant.answerPermission(params) : { outcome: { outcome: 'cancelled' } },
       answerElicitation: (params) => this.tenant ? this.tenant.answerElicitation(params) : { action: 'decline' },
+      tell: (sessionId, message) => this.tenant?.tell?.(sessionId, message),
       overflowed: () => this.overflowed,
       stderrSection: () => stderrSection(this.proc.stderrTail(), redactor),
     })

@@ -1,6 +1,6 @@
 import { Readable, Writable } from 'node:stream'
 import type * as Acp from '@agentclientprotocol/sdk'
-import { CROSSING_ENV, CROSSING_KEY, crossingForMeta } from '@cordis-subagents/shared'
+import { CROSSING_ENV, CROSSING_KEY, crossingForMeta, TELL_METHOD, type TellRefusal } from '@cordis-subagents/shared'
 import { capDiagnostic } from '@cordis-subagents/subagents-service'
 import { AcpError } from './errors.js'
 import { describeExit, raceTimeout, type AgentProcess, type ExitInfo } from './process.js'
@@ -21,6 +21,8 @@ export interface HandshakeHooks {
   answerPermission(params: Acp.RequestPermissionRequest): Acp.RequestPermissionResponse | Promise<Acp.RequestPermissionResponse>
   /** Answers the agent's form elicitations (`permission: escalate` only advertises them). */
   answerElicitation(params: Acp.CreateElicitationRequest): Acp.CreateElicitationResponse | Promise<Acp.CreateElicitationResponse>
+  /** A served child's `tell_parent` message (`_cordisSubagents/tell`); undefined: no run offered the tool, so it is not ours to take. */
+  tell(sessionId: unknown, message: unknown): { sent: number; of: number } | TellRefusal | undefined
   /** Why the stream was cut (maxStreamBytes), when it was. */
   overflowed(): string | undefined
   /** The scrubbed stderr tail section for a diagnostic ('' when there is none). */
@@ -236,6 +238,7 @@ export class Handshake {
     const app = sdk.client({ name: CLIENT_INFO.name })
       .onRequest(sdk.methods.client.session.requestPermission, ({ params }) => this.hooks.answerPermission(params))
       .onRequest(sdk.methods.client.elicitation.create, ({ params }) => this.hooks.answerElicitation(params))
+      .onRequest(TELL_METHOD, (params: unknown) => params, ({ params }) => this.told(params))
     const stream = sdk.ndJsonStream(
       Writable.toWeb(proc.child.stdin!) as WritableStream<Uint8Array>,
       Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>,
@@ -282,6 +285,15 @@ export class Handshake {
     this.canCloseSession = offered('close')
     const name = (init as { agentInfo?: { name?: unknown } | null }).agentInfo?.name
     if (typeof name === 'string' && name.length <= 64) this.agentName = name
+  }
+
+  /** `_cordisSubagents/tell`: delivered (how many of how many), a refusal with its code, or not ours (method not found). */
+  private told(params: unknown): { sent: number; of: number } {
+    const given = (typeof params === 'object' && params !== null ? params : {}) as { sessionId?: unknown; message?: unknown }
+    const answer = this.hooks.tell(given.sessionId, given.message)
+    if (!answer) throw this.sdk.RequestError.methodNotFound(TELL_METHOD)
+    if ('code' in answer) throw this.sdk.RequestError.invalidRequest({ code: answer.code }, answer.message)
+    return answer
   }
 
   private async newSession(session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>): Promise<void> {

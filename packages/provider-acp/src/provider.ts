@@ -3,7 +3,7 @@ import { accessSync, constants, statSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
-import { crossingEnv, crossingMeta, treeCrossing } from '@cordis-subagents/shared'
+import { crossingEnv, crossingMeta, remoteHandle, ToldRelay, treeCrossing } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, RunRecord, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { Config } from './config.js'
 import { rangeProblem } from './config-ranges.js'
@@ -124,6 +124,8 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
       env: setTraceEnv(childEnv(host, policy, own, matcher), pool ? undefined : request.traceContext),
       redactor: new Redactor(secretValues(host, policy, matcher)),
       sessionMeta,
+      // The child's `tell_parent` messages (when asked for) go to the delegating agent's inbox, labelled with the child's handle.
+      ...crossing.aids?.tellParent ? { told: new ToldRelay(request.parent, childHandle(request), crossing.aids.tellParent) } : {},
       ...request.traceContext ? { promptMeta: traceMeta(request.traceContext) } : {},
       ...ticket?.sessionId ? { resumeSessionId: ticket.sessionId } : {},
       ...ticket ? { keepSession: true } : {},
@@ -132,6 +134,8 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     if (ticket) recordSession(ticket, starting)
     return starting
   }
+  const childHandle = (request: ProviderStartRequest) =>
+    remoteHandle(request.parent, request.agentOptions?.name ?? providerName, request.runId)
   const provider: AcpProvider = {
     name: providerName,
     capabilities: { persona: false, toolFilter: false, depthLimit: false },

@@ -19,6 +19,7 @@ import { readStopReason, ResultBuilder, stderrSection } from './result.js'
 import { outputContract, outputPrompt } from '@cordis-subagents/agent'
 import { agentError, loadSdk, type Sdk } from './sdk.js'
 import { routeSdkConsole } from './sdk-console.js'
+import { runTenant } from './run-tenant.js'
 import type { RunSettings } from './settings.js'
 import { promptWithMeta } from './trace-context.js'
 import { turnEvents } from './turn-events.js'
@@ -110,12 +111,8 @@ export class AcpRun implements SubagentRun {
       work: () => this.progress.work(), typed: request.output && outputContract(request.output, 'request.output'),
     })
     this.link = slot.link
-    slot.tenant = {
-      // A late request of an earlier session on a reused process is not this run's to answer.
-      answerPermission: (p) => p.sessionId === this.session?.sessionId ? this.permissions.answer(p) : { outcome: { outcome: 'cancelled' } },
-      answerElicitation: (params) => this.questions.elicit(params, this.session?.sessionId, settings.permission === 'escalate'),
-      overflow: () => this.overflow(),
-    }
+    const run = { sessionId: () => this.session?.sessionId, settled: () => this.settled, overflow: () => this.overflow() }
+    slot.tenant = runTenant(run, this.permissions, this.questions, settings)
     this.releaseConsole = routeSdkConsole((text) => logger.warn('%s: ACP SDK: %s', providerName, redactor.redact(text)))
   }
 

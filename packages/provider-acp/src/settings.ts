@@ -1,6 +1,6 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
-import type { Redactor } from '@cordis-subagents/shared'
+import type { Redactor, ToldRelay } from '@cordis-subagents/shared'
 import type { PermissionMode } from './permission.js'
 import type { AcpCheckpoint } from './resume/restore-point.js'
 import type { Reaps } from './reaps.js'
@@ -44,6 +44,8 @@ export interface RunSettings {
    * session instead), and a parked run waits for the answer to its question before it prompts.
    */
   restore?: AcpCheckpoint
+  /** Posts a served child's `tell_parent` messages to the delegating agent (when the request asked for `tellParent`). */
+  told?: ToldRelay
   /** The provider's background teardowns; without it a run's dispose waits for its own. */
   reaps?: Reaps
 }

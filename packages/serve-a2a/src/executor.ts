@@ -15,6 +15,7 @@ import type { ExecutorHost } from './executor-host.js'
 import { finalSpend, reportOf } from './spend-report.js'
 import { createTaskAgent, taskLimits } from './task-agent.js'
 import { promptOf, TaskEvents } from './task-events.js'
+import { tellingTo } from './task-tell.js'
 import { scopeOf, taskKey } from './task-store.js'
 
 /** Progress updates (tool calls) sent per turn of a task; more are not sent (each one is kept in the task's history). */
@@ -245,14 +246,14 @@ export class AgentTaskExecutor implements AgentExecutor {
     let keep = false
     try {
       events.working()
-      const result = await leg({
+      const result = await tellingTo(agent, (message) => events.told(message), () => leg({
         signal,
         onSpend: spend.charge,
         onEvent: (event) => {
           if (event.type !== 'tool-call' || ++progress > MAX_PROGRESS_UPDATES) return
           events.working(`calls ${event.call.name}`, { update: { kind: 'tool-call', tool: event.call.name, step: event.step } })
         },
-      })
+      }))
       void spend.finish()
       const ours = { stopReason: result.stopReason, ...finalSpend(result, spend.last) }
       if (result.stopReason === 'pending' && result.question) {

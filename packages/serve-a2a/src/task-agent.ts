@@ -2,6 +2,7 @@ import { type Agent, type AgentCheckpoint, type AgentRuntime, askParentTool } fr
 import type { Crossing, ServedLimits } from '@cordis-subagents/shared'
 import type { ToolRegistry } from '@cordis-subagents/tools'
 import type { Config } from './config.js'
+import { tellTask } from './task-tell.js'
 
 type Host = { agents: AgentRuntime; tools: ToolRegistry; config: Config }
 
@@ -20,12 +21,12 @@ export function taskLimits(host: Host, crossing: Crossing): ServedLimits {
  */
 export function createTaskAgent(host: Host, limits: ServedLimits): Agent {
   const { config } = host
-  return host.agents.createServed(limits, { label: 'a2a', model: config.model, persona: config.persona, cwd: config.cwd, ...toolsOf(host) })
+  return host.agents.createServed(limits, { label: 'a2a', model: config.model, persona: config.persona, cwd: config.cwd, ...toolsOf(host), tell: tellTask })
 }
 
 /** The agent of a task another host saved (its checkpoint), rebuilt here with the same crossing's tools and limits. */
 export function restoreTaskAgent(host: Host, crossing: Crossing, checkpoint: AgentCheckpoint): Agent {
-  return host.agents.createServed(taskLimits(host, crossing), { label: 'a2a', restore: checkpoint, ...toolsOf(host) })
+  return host.agents.createServed(taskLimits(host, crossing), { label: 'a2a', restore: checkpoint, ...toolsOf(host), tell: tellTask })
 }
 
 /** The configured tools (ctx.agents puts them under the parent's ceiling), and the ask tool: this server's own, answered by the client. */

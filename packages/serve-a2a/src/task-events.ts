@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { Role, type Message, type Part, TaskState } from '@a2a-js/sdk'
 import { AgentEvent, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
-import { CROSSING_KEY, type PendingQuestion, questionMeta } from '@cordis-subagents/shared'
+import { CROSSING_KEY, type PendingQuestion, questionMeta, toldData } from '@cordis-subagents/shared'
 
 /** The A2A events of one task, in the SDK's 1.0 shapes. */
 export class TaskEvents {
@@ -18,6 +18,15 @@ export class TaskEvents {
 
   working(text?: string, ours?: Record<string, unknown>): void {
     this.status(TaskState.TASK_STATE_WORKING, text, ours)
+  }
+
+  /** A `tell_parent` message: a `working` status update whose message is one data part `{ cordisSubagents: { told } }`. */
+  told(message: string): void {
+    this.publishStatus(TaskState.TASK_STATE_WORKING, {
+      messageId: randomUUID(), contextId: this.contextId, taskId: this.taskId, role: Role.ROLE_AGENT,
+      metadata: undefined, extensions: [], referenceTaskIds: [],
+      parts: [{ content: { $case: 'data', value: toldData(message) as never }, mediaType: 'application/json', filename: '', metadata: undefined }],
+    }, undefined)
   }
 
   artifact(text: string): void {

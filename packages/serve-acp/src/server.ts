@@ -10,6 +10,7 @@ import { PROTOCOL_VERSION, type Sdk } from './sdk.js'
 import { isSessionId, newSessionId, SessionStore } from './session-store.js'
 import { crossingKey, cwdProblem, promptTrace, sessionLimits, type SessionLimits } from './session-limits.js'
 import { type Session, SessionTable } from './sessions.js'
+import { tellClient } from './tell-client.js'
 import { listSessions } from './session-list.js'
 import { endSession, failuresMeta, startClientMcp } from './session-mcp.js'
 import { acpStop, eventUpdate, replayed, reportOf, type Telemetry, totals } from './updates.js'
@@ -237,7 +238,7 @@ export class AcpServer {
     const closed = this.sessions.makeRoom()
     if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn or waiting for an answer; wait for one to end`, 'invalidRequest')
     for (const old of closed) void endSession(old)
-    const agent = this.servedAgent(limits, cwd, seed, mcp)
+    const agent = this.servedAgent(id, limits, cwd, seed, mcp)
     const spent = { steps: 0, tokens: 0, toolCalls: 0, delegations: 0 }
     const session: Session = { id, agent, cwd, depth: limits.depth, updatedAt: Date.now(), spent, crossing: crossingKey(meta) }
     if (mcp) session.mcp = mcp
@@ -253,7 +254,7 @@ export class AcpServer {
     if (crossing === undefined || crossing === session.crossing || session.agent.parked) return
     const limits = this.limitsOf(meta)
     const old = session.agent
-    session.agent = this.servedAgent(limits, session.cwd, old.transcript.completedMessages(), session.mcp)
+    session.agent = this.servedAgent(session.id, limits, session.cwd, old.transcript.completedMessages(), session.mcp)
     session.depth = limits.depth
     session.crossing = crossing
     void old.dispose()
@@ -271,11 +272,11 @@ export class AcpServer {
     return limits
   }
 
-  /** The session's agent: this server's tools (and the client's MCP servers' as its own). */
-  private servedAgent(limits: SessionLimits, cwd: string, seed?: readonly Message[], mcp?: SentServers): Agent {
-    const { agents } = this.parts.ctx
+  /** The session's agent: this server's tools (and the client's MCP servers' as its own; `tell_parent` when its crossing asks). */
+  private servedAgent(id: string, limits: SessionLimits, cwd: string, seed?: readonly Message[], mcp?: SentServers): Agent {
     const { model, persona } = this.parts.config
-    return agents.createServed(limits, { label: 'acp', cwd, tools: this.tools(), ownTools: mcp?.tools, model, persona, seed })
+    const tell = tellClient(() => this.closing ? undefined : this.connection?.client, id)
+    return this.parts.ctx.agents.createServed(limits, { label: 'acp', cwd, tools: this.tools(), ownTools: mcp?.tools, model, persona, seed, tell })
   }
 
   /** The history to load: an open session's completed turns (closing it), else the stored ones. */

@@ -27,6 +27,8 @@ export {
 export { SpendReporter, type SpentCounts } from './crossing/spend-reporter.js'
 export { ChildWarnings, EXPORT_FAILED, RELAYED_CODES } from './crossing/child-warnings.js'
 export { type CrossingSource, treeCrossing, type TreeCrossing } from './crossing/tree.js'
+export { aidsFrom, aidsOf, type CrossingAids, TELL_BOUNDS, TELL_METHOD, type TellBounds } from './crossing/aids.js'
+export { remoteHandle, type TellRefusal, type TellRefusalCode, toldData, toldFrom, ToldRelay } from './crossing/told.js'
 export { lazily } from './async/lazy.js'
 export {
   bearerToken, bindRefusal, type BindRequest, defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost,

@@ -13,6 +13,7 @@
 // Everything read is untrusted: malformed fields are dropped, never thrown on, and every list is capped.
 
 import { traceContextFrom, type TraceContextHeaders } from './trace-context.js'
+import { aidsFrom, type CrossingAids } from './aids.js'
 import { NAME_PATTERN } from '../vocabulary/names.js'
 import { isRecord } from '../vocabulary/records.js'
 import { isCount } from '../vocabulary/usage.js'
@@ -58,6 +59,8 @@ export interface Crossing {
   /** W3C trace context of the delegating call. */
   traceparent?: string
   tracestate?: string
+  /** What the direct child is given (a budget note, `tell_parent`): `_meta` / `metadata` only, never the environment. */
+  aids?: CrossingAids
 }
 
 /** The environment's tool ceiling, held until the ACP `initialize` of the parent names `for` (see `CROSSING_ENV.crossingFor`). */
@@ -82,6 +85,8 @@ export function crossingValue(crossing: Crossing): Record<string, unknown> {
     value.traceparent = trace.traceparent
     if (trace.tracestate !== undefined) value.tracestate = trace.tracestate
   }
+  const aids = aidsFrom(crossing.aids)
+  if (aids) value.aids = aids
   return value
 }
 
@@ -139,6 +144,8 @@ export function crossingFromMeta(meta: unknown): Crossing {
   if (tools) crossing.allowedTools = tools
   const trace = traceContextFrom(given)
   if (trace) Object.assign(crossing, trace)
+  const aids = aidsFrom(given.aids)
+  if (aids) crossing.aids = aids
   return crossing
 }
 
@@ -176,7 +183,7 @@ export function crossingFromEnv(
 /**
  * The strictest of several crossings (e.g. a process's env and a session's `_meta`): the lowest
  * ceiling and limit, the intersection of tool ceilings. Depth: the deepest claimed (a child is
- * never treated as shallower than any source says). Trace context: the first that has one.
+ * never treated as shallower than any source says). Trace context and aids: the first that has them.
  */
 export function strictestCrossing(...crossings: Array<Crossing | undefined>): Crossing {
   const out: Crossing = {}
@@ -201,6 +208,7 @@ export function strictestCrossing(...crossings: Array<Crossing | undefined>): Cr
       out.traceparent = crossing.traceparent
       if (crossing.tracestate !== undefined) out.tracestate = crossing.tracestate
     }
+    if (!out.aids && crossing.aids) out.aids = crossing.aids
   }
   return out
 }

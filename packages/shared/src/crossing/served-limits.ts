@@ -2,6 +2,7 @@
 // serves: one rule for the depth, the depth ceiling and the budget, whatever the protocol.
 
 import { type Crossing, type CrossingBudget, depthRefusal, strictestCrossing } from './crossing.js'
+import type { CrossingAids } from './aids.js'
 
 /** The limits of a root run a serving host applies (the runtime's budget limits, by the same names). */
 export interface ServedBudget extends CrossingBudget {
@@ -31,6 +32,8 @@ export interface ServedLimits {
   budget?: ServedBudget
   /** The request's tool ceiling (the root crossing's is bound by the runtime itself). */
   allowedTools?: string[]
+  /** What the request's parent gives the agent (a budget note, `tell_parent`); the request's own, never the process's. */
+  aids?: CrossingAids
 }
 
 /** Where a serving host stands: the crossing of its own process (read once by `ctx.agents`) and the depth of its root agents. */
@@ -63,5 +66,6 @@ export function servedLimits(host: ServingHost, request: Crossing, own: ServedBo
   if (ceiling !== Infinity) budget.maxDepth = host.rootDepth + Math.max(0, ceiling - depth)
   if (Object.keys(budget).length) limits.budget = budget
   if (request.allowedTools) limits.allowedTools = request.allowedTools
+  if (request.aids) limits.aids = request.aids
   return limits
 }

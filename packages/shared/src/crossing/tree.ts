@@ -4,6 +4,7 @@
 import { isName } from '../vocabulary/names.js'
 import { isCount } from '../vocabulary/usage.js'
 import { CROSSING_BUDGET_KEYS, type Crossing, MAX_ALLOWED_TOOLS } from './crossing.js'
+import { aidsOf } from './aids.js'
 
 /** What of a provider's start request the crossing is built from (the subagents service's `ProviderStartRequest` has it). */
 export interface CrossingSource {
@@ -15,6 +16,8 @@ export interface CrossingSource {
   budget?: { remaining?(): Partial<Record<string, number>> }
   /** The delegating agent: its tool view's names are the ceiling. */
   parent?: unknown
+  /** What the child is made with: its `budgetNote` and `tellParent` cross as `aids`. */
+  agentOptions?: { budgetNote?: unknown; tellParent?: unknown }
 }
 
 /**
@@ -25,7 +28,8 @@ export interface CrossingSource {
  * - `budget`: what is left of the child's carved budget, finite limits only (the child reports its
  *   spend back as it goes, and it is charged to this tree);
  * - `allowedTools`: the tools the parent may use (sorted, unique, at most `MAX_ALLOWED_TOOLS`);
- *   absent when the caller has no tool view (then no ceiling is claimed).
+ *   absent when the caller has no tool view (then no ceiling is claimed);
+ * - `aids`: the request's `budgetNote` / `tellParent` (a served child of ours honours them; others ignore them).
  * Trace context is not included: each transport carries it its own way.
  */
 export type TreeCrossing = Crossing & { depth: number }
@@ -45,6 +49,8 @@ export function treeCrossing(request: CrossingSource): TreeCrossing {
   }
   const tools = parentToolNames(request.parent)
   if (tools) crossing.allowedTools = tools
+  const aids = aidsOf(request.agentOptions)
+  if (aids) crossing.aids = aids
   return crossing
 }
 

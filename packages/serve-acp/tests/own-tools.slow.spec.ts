@@ -1,0 +1,78 @@
+/// <reference types="mocha" />
+// A served agent's own tools under the parent's tool ceiling: a parent host of ours delegates through the
+// real provider-acp (which binds SUBAGENT_ALLOWED_TOOLS in the child) to the bin, with an MCP server in
+// session/new. The MCP server's tools are the session's own: the served model is offered them, while the
+// ceiling still removes a served tool the parent's view leaves out.
+import { join } from 'node:path'
+import { expect } from 'chai'
+import { Context } from 'cordis'
+import { z } from 'zod'
+import ToolRegistry from '@cordis-subagents/tools'
+import AgentRuntime from '@cordis-subagents/agent'
+import SubagentService from '@cordis-subagents/subagents-service'
+import * as acp from '@cordis-subagents/provider-acp'
+import { appYml, BIN, build, ROOT, Workspace } from './helpers.js'
+
+const FIXTURE = join(ROOT, 'packages/mcp/tests/fixtures/server.mjs')
+
+describe('serve-acp under provider-acp: the session\'s own tools and the parent\'s tool ceiling', function () {
+  this.timeout(60_000)
+  let ws: Workspace
+  let ctx: Context | undefined
+
+  before(() => build())
+  beforeEach(() => { ws = new Workspace() })
+  afterEach(async () => {
+    await ctx?.stop()
+    ctx = undefined
+    await ws.dispose()
+  })
+
+  async function parentHost(): Promise<Context> {
+    const config = ws.file('child.yml', appYml())
+    const host = new Context()
+    host.plugin(ToolRegistry)
+    host.plugin(AgentRuntime, {})
+    host.plugin(SubagentService)
+    host.plugin({
+      name: 'parent-tools', inject: ['tools'],
+      apply: (ctx: Context) => {
+        ctx.tools.register({ name: 'echo', description: 'Echoes.', input: z.object({ text: z.string() }), execute: async ({ text }) => ({ content: text }) })
+        ctx.tools.register({ name: 'secret', description: 'Withheld below.', input: z.object({}), execute: async () => ({ content: 'secret' }) })
+      },
+    })
+    const mcpServers = [{ name: 'fixture', command: process.execPath, args: [FIXTURE, join(ws.dir, 'fixture.log')], env: [] }]
+    host.plugin(acp, { name: 'acp', command: process.execPath, args: [BIN, config], cwd: ws.dir, mcpServers } as acp.Config)
+    await host.start()
+    await host.lifecycle.flush()
+    return host
+  }
+
+  async function toolsOffered(parentTools: string[]): Promise<string[]> {
+    const parent = ctx!.agents.create({ tools: ctx!.tools.view({ allow: parentTools }) })
+    try {
+      const run = await ctx!.subagents.delegate('acp', { prompt: 'tools?', parent, signal: new AbortController().signal })
+      const result = await run.result
+      await run.dispose()
+      expect(result.stopReason, result.diagnostic).to.equal('completed')
+      const listed = /^tools: (.*)$/.exec(result.output ?? '')
+      if (!listed) throw new Error(`unexpected answer: ${result.output}`)
+      return listed[1].split(',')
+    } finally {
+      await parent.dispose()
+    }
+  }
+
+  it('the client-sent MCP server\'s tools are offered; the parent\'s ceiling still removes the served tools it excludes', async () => {
+    ctx = await parentHost()
+    const offered = await toolsOffered(['echo'])
+    expect(offered).to.include.members(['echo', 'fixture__echo', 'fixture__slow'])
+    expect(offered).to.not.include('secret')
+    expect(offered).to.not.include('ask')
+    expect(offered.filter((name) => !name.startsWith('fixture__'))).to.deep.equal(['echo'])
+    // A parent with both: the ceiling lets secret through, and the session's own tools stay.
+    const wider = await toolsOffered(['echo', 'secret'])
+    expect(wider.filter((name) => !name.startsWith('fixture__'))).to.deep.equal(['echo', 'secret'])
+    expect(wider).to.include('fixture__echo')
+  })
+})
