@@ -6,10 +6,10 @@
 import { expect } from 'chai'
 import { bearer, client10, drain, message10, serve, type Served } from '../packages/serve-a2a/tests/helpers.js'
 import { startScriptedServer } from '../packages/provider-a2a/tests/fixtures/scripted-server.js'
-import { provider, request, until } from '../packages/provider-a2a/tests/helpers.js'
+import { until } from '../packages/provider-a2a/tests/helpers.js'
 import { checkV10, problemsOf } from './support/a2a-contract-v10.js'
 import { type Recorder, startRecorder } from './support/http-recorder.js'
-import { script, type Webhook, webhook } from './support/a2a-traffic.js'
+import { driveEveryOutcome, script, type Webhook, webhook } from './support/a2a-traffic.js'
 
 describe('A2A 1.0 contract: our messages round-trip through the 1.x SDK\'s protobuf-JSON codecs (a2a.proto)', function () {
   this.timeout(120_000)
@@ -137,21 +137,7 @@ describe('A2A 1.0 contract: our messages round-trip through the 1.x SDK\'s proto
       closers.push(() => server.close())
       const recorder = await startRecorder(server.url)
       closers.push(() => recorder.close())
-      const remote = await provider(recorder.url)
-      for (const prompt of ['complete', 'message', 'fail']) {
-        const run = await remote.start(request({ prompt }))
-        await run.result
-        await run.dispose()
-      }
-      const asking = await remote.start(request({ prompt: 'input' }))
-      expect((await asking.result).stopReason).to.equal('pending')
-      expect((await asking.resume!('notes.txt')).stopReason).to.equal('completed')
-      await asking.dispose()
-      const waiting = await remote.start(request({ prompt: 'wait' }))
-      await until(() => server.running() === 1, 'the remote task started')
-      waiting.cancel('contract test')
-      expect((await waiting.result).stopReason).to.equal('aborted')
-      await waiting.dispose()
+      await driveEveryOutcome(recorder.url, server)
 
       // The answers are the SDK server's (it writes its card's defaults out); the requests are ours.
       const { problems, methods, seen } = checkV10(recorder.exchanges, { peerDefaults: true })

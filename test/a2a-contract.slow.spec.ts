@@ -9,10 +9,10 @@ import { randomUUID } from 'node:crypto'
 import { expect } from 'chai'
 import { bearer, client03, serve, type Served } from '../packages/serve-a2a/tests/helpers.js'
 import { startScriptedServerV03 } from '../packages/provider-a2a/tests/fixtures/scripted-server-v03.js'
-import { provider, request, until } from '../packages/provider-a2a/tests/helpers.js'
+import { until } from '../packages/provider-a2a/tests/helpers.js'
 import { A2aContractV03, deriveSchemasV03, KNOWN_DIFFERENCES } from './support/a2a-schema.js'
 import { type Exchange, type Recorder, startRecorder } from './support/http-recorder.js'
-import { script, type Webhook, webhook } from './support/a2a-traffic.js'
+import { driveEveryOutcome, script, type Webhook, webhook } from './support/a2a-traffic.js'
 
 const message = (text: string, extra: Record<string, unknown> = {}) =>
   ({ message: { kind: 'message' as const, role: 'user' as const, messageId: randomUUID(), parts: [{ kind: 'text' as const, text }], ...extra } })
@@ -142,21 +142,7 @@ describe('A2A 0.3 contract: our messages validate against schemas derived from t
       closers.push(() => server.close())
       const recorder = await startRecorder(server.url)
       closers.push(() => recorder.close())
-      const remote = await provider(recorder.url)
-      for (const prompt of ['complete', 'message', 'fail']) {
-        const run = await remote.start(request({ prompt }))
-        await run.result
-        await run.dispose()
-      }
-      const asking = await remote.start(request({ prompt: 'input' }))
-      expect((await asking.result).stopReason).to.equal('pending')
-      expect((await asking.resume!('notes.txt')).stopReason).to.equal('completed')
-      await asking.dispose()
-      const waiting = await remote.start(request({ prompt: 'wait' }))
-      await until(() => server.running() === 1, 'the remote task started')
-      waiting.cancel('contract test')
-      expect((await waiting.result).stopReason).to.equal('aborted')
-      await waiting.dispose()
+      await driveEveryOutcome(recorder.url, server)
 
       const { problems, methods, seen } = contract.check(recorder.exchanges)
       expect(problems.join('\n')).to.equal('')

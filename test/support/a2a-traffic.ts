@@ -3,6 +3,8 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type GenerateRequest, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
+import { expect } from 'chai'
+import { provider, request, until } from '../../packages/provider-a2a/tests/helpers.js'
 
 /** `ask …` asks a question (the next message answers it), `tool …` calls `echo` first, `forever …` works until cancelled. */
 export function script(req: GenerateRequest): ScriptedResponse | Promise<ScriptedResponse> {
@@ -40,4 +42,26 @@ export async function webhook(): Promise<Webhook> {
     bodies,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   }
+}
+
+/**
+ * Drives provider-a2a through every outcome against a scripted peer (both contract specs): completed, a message,
+ * failed, a question answered, and a cancel of a running task.
+ */
+export async function driveEveryOutcome(remoteUrl: string, server: { running(): number }): Promise<void> {
+  const remote = await provider(remoteUrl)
+  for (const prompt of ['complete', 'message', 'fail']) {
+    const run = await remote.start(request({ prompt }))
+    await run.result
+    await run.dispose()
+  }
+  const asking = await remote.start(request({ prompt: 'input' }))
+  expect((await asking.result).stopReason).to.equal('pending')
+  expect((await asking.resume!('notes.txt')).stopReason).to.equal('completed')
+  await asking.dispose()
+  const waiting = await remote.start(request({ prompt: 'wait' }))
+  await until(() => server.running() === 1, 'the remote task started')
+  waiting.cancel('contract test')
+  expect((await waiting.result).stopReason).to.equal('aborted')
+  await waiting.dispose()
 }

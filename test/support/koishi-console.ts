@@ -2,13 +2,13 @@
 // market package, started with `koishi start` (koishi-start.ts), and a Chromium page on its config page. Shared by
 // test/koishi-console-form.slow.spec.ts and scripts/screenshot-koishi.ts (which writes the README's picture).
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Browser as PlaywrightBrowser, chromium, type Page } from 'playwright-core'
 import { testBrowser } from './browser.js'
 import { buildPackages, koishiStart, type KoishiRun } from './koishi-start.js'
 import { ROOT } from '../helpers.js'
+import { freePort } from '@cordis-subagents/test-support'
 
 const FIXTURE = join(ROOT, 'test/fixtures/koishi-console-form')
 
@@ -19,15 +19,6 @@ export interface ConsoleProject {
   stdout(): string
   /** Stops the worker with SIGTERM (Koishi's own clean exit) and waits for `koishi start` to end. */
   stop(): Promise<KoishiRun>
-}
-
-/** A free port of 127.0.0.1 right now; the server takes the first free one of the next 50 (maxPort). */
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise((resolve) => probe.close(resolve))
-  return port
 }
 
 async function waitFor<T>(what: string, read: () => T | undefined, output: () => string, bound: number): Promise<T> {

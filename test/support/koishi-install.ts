@@ -5,11 +5,11 @@
 // the project's own `koishi start`. The market package is not in it: the console's market installs it.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { buildPackages } from './koishi-start.js'
 import { type LoopbackRegistry, type MarketIndex, packWorkspaces, startMarketIndex, startRegistry, workspaceClosure } from './loopback-registry.js'
 import { offlineEnv, ROOT } from '../helpers.js'
+import { freePort } from '@cordis-subagents/test-support'
 
 export const MARKET_PACKAGE = '@cordis-subagents/koishi-plugin-subagents'
 
@@ -24,14 +24,6 @@ export interface InstallRig {
   /** The tarballs published (one per workspace package the market package needs). */
   published: string[]
   close(): Promise<void>
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise((resolve) => probe.close(resolve))
-  return port
 }
 
 /**

@@ -11,6 +11,7 @@ import { promisify } from 'node:util'
 import { offlineEnv, ROOT } from '../helpers.js'
 import type { SearchObject } from '@koishijs/registry'
 import { startNpmMirror } from './npm-mirror.js'
+import { freePort } from '@cordis-subagents/test-support'
 
 const run = promisify(execFile)
 // CommonJS with a default export: required, so the class is the default (an ESM import would give the module).
@@ -60,14 +61,6 @@ export interface LoopbackRegistry {
   npmrc(cache: string): string
   publish(tarballs: readonly string[]): Promise<void>
   stop(): Promise<void>
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise((resolve) => probe.close(resolve))
-  return port
 }
 
 /** Starts verdaccio with its storage under `dir`, our scope local and everything else from the node_modules mirror. */

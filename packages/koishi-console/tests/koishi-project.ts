@@ -4,10 +4,9 @@
 // in-memory SQLite database), the agent stack by path, this package's page, and the scenarios fixture.
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { eventually } from '@cordis-subagents/test-support'
+import { eventually, freePort } from '@cordis-subagents/test-support'
 import { buildPackages, koishiStart, type KoishiRun } from '../../../test/support/koishi-start.js'
 import { ROOT } from '../../../test/helpers.js'
 import { sourceDigest } from '../scripts/client-digest.mjs'
@@ -50,14 +49,6 @@ function installInto(dir: string): void {
     if (name !== 'koishi-console') symlinkSync(join(ROOT, 'node_modules/@cordis-subagents', name), join(ours, name), 'dir')
   }
   for (const part of ['package.json', 'lib', 'dist']) cpSync(join(PACKAGE, part), join(ours, 'koishi-console', part), { recursive: true })
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 export async function startProject(options: { auth?: boolean; config?: Record<string, unknown> } = {}): Promise<Project> {
