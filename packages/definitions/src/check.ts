@@ -34,6 +34,9 @@ export function checkDefinition(name: string, input: DefinitionInput, source: st
   const budget = input.budget && checkBudget(input.budget, fail)
   // A bad schema fails the load with the agent's code, INVALID_OUTPUT_SCHEMA, naming the definition.
   if (input.output !== undefined) outputContract(input.output, `Agent "${name}" (${source}): output`)
+  for (const key of ['budgetNote', 'tellParent'] as const) {
+    if (input[key] !== undefined && typeof input[key] !== 'boolean') fail(`\`${key}\` is true or false; omit it to follow the tool load.`)
+  }
   const provider = input.provider ?? DEFAULT_PROVIDER
   if (!isName(provider)) fail(`provider ${JSON.stringify(provider)} is not a provider name.`)
   if (input.model !== undefined && (typeof input.model !== 'string' || !input.model.trim())) fail('`model` is blank; omit it to use the parent\'s model.')
@@ -48,6 +51,8 @@ export function checkDefinition(name: string, input: DefinitionInput, source: st
     ...input.soulFile !== undefined ? readSoul(name, input.soulFile, baseDir, source) : {},
     ...budget ? { budget } : {},
     ...input.output !== undefined ? { output: Object.freeze({ ...input.output }) } : {},
+    ...input.budgetNote !== undefined ? { budgetNote: input.budgetNote } : {},
+    ...input.tellParent !== undefined ? { tellParent: input.tellParent } : {},
     ...input.model !== undefined ? { model: input.model.trim() } : {},
   }
   return Object.freeze(definition)

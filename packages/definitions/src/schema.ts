@@ -29,6 +29,8 @@ export const DefinitionSchema: Schema<DefinitionInput> = Schema.object({
     schema: Schema.dict(Schema.any()).required().description('A JSON Schema with `type: \'object\'` at its root.'),
     maxCorrections: count({ max: 10 }).description('Corrections an in-process run gets before it ends `invalid_output` (default 2).'),
   }).default(unset).description('A typed result: its answer must be a JSON value matching `schema` (see the subagent-tool README, Typed results).'),
+  budgetNote: Schema.boolean().description('Its model sees what is left of its budget (steps, tool calls, tokens, time) in a note rebuilt every step, and is told to wrap up near a limit; the hard limits do not change. Default: the delegating tool load\'s `budgetNote`.'),
+  tellParent: Schema.boolean().description('It gets a `tell_parent` tool: a short message to its caller\'s model, delivered before the caller\'s next step, without stopping. Default: the delegating tool load\'s `tellParent`.'),
   model: Schema.string().description('Model ref (`name` or `name:modelId`). Default: its parent\'s model.'),
   provider: Schema.string().pattern(NAME_PATTERN).default('spawn').description('The subagents provider it runs on (spawn, fork, acp, a2a, …).'),
 })

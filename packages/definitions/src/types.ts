@@ -22,6 +22,10 @@ export interface AgentDefinition {
   readonly budget?: Readonly<BudgetLimits>
   /** A typed result: its answer must be JSON matching this schema (checked at load). */
   readonly output?: Readonly<OutputOptions>
+  /** Its model sees what is left of its budget in a note rebuilt every step (issue 44); undefined: the tool load's setting. */
+  readonly budgetNote?: boolean
+  /** It gets a `tell_parent` tool (a message to its caller's model without stopping); undefined: the tool load's setting. */
+  readonly tellParent?: boolean
   /** Model ref (`name` or `name:modelId`); undefined: its parent's model. */
   readonly model?: string
   /** The subagents provider it runs on (`spawn`, `fork`, `acp`, `a2a`, …). */
@@ -39,6 +43,8 @@ export interface DefinitionInput {
   team?: string[]
   budget?: BudgetLimits
   output?: OutputOptions
+  budgetNote?: boolean
+  tellParent?: boolean
   model?: string
   provider?: string
 }

@@ -120,6 +120,18 @@ describe('definitions: agents from a config entry', () => {
     expect(codeOf(app.errors)).to.equal('INVALID_DEFINITION')
   })
 
+  it('budgetNote and tellParent are kept on the definition; a value that is not true or false fails the load', async () => {
+    await app.load(Agents, { agents: { noted: { does: 'Noted.', budgetNote: true, tellParent: false } } })
+    expect(app.ctx.agentDefinitions.get('noted')).to.include({ budgetNote: true, tellParent: false })
+    const bad = await app.load(Agents, { agents: { odd: { does: 'Odd.', budgetNote: 'yes' as unknown as boolean } } })
+    expect(bad.status).to.equal(FAILED)
+    expect(String(app.errors.at(-1))).to.include('$.agents.odd.budgetNote expected boolean')
+    expect(app.ctx.agentDefinitions.get('odd')).to.equal(undefined)
+    // The same rule for a definition checked without the config schema (an agent file, a host's own code).
+    expect(() => Definitions.checkDefinition('odd', { does: 'Odd.', tellParent: 1 as unknown as boolean }, 'code', app.dir))
+      .to.throw('`tellParent` is true or false').with.property('code', 'INVALID_DEFINITION')
+  })
+
   it('an output schema is kept on the definition; a bad one fails the load with INVALID_OUTPUT_SCHEMA naming the agent', async () => {
     const schema = { type: 'object', properties: { verdict: { type: 'string' } }, required: ['verdict'] }
     await app.load(Agents, { agents: { judge: { does: 'Judges.', output: { schema, maxCorrections: 1 } } } })

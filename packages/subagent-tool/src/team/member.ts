@@ -17,8 +17,8 @@ export function memberOptions(
   if (base.maxDepth !== undefined) options.maxDepth = base.maxDepth
   if (base.resume !== undefined) options.resume = base.resume
   if (base.reattach) options.reattach = true
-  if (base.budgetNote) options.budgetNote = true
-  if (base.tellParent) options.tellParent = true
+  if (member.budgetNote ?? base.budgetNote) options.budgetNote = true
+  if (member.tellParent ?? base.tellParent) options.tellParent = true
   const budget = member.budget ?? base.budget
   if (budget) options.budget = { ...budget }
   const output = member.output ?? base.output
