@@ -19,7 +19,7 @@ function toString(this: Schema, inline?: boolean) {
 
 /**
  * `schema` (an object, array or dict) as an optional field whose value stays unset when it is not given: no `{}`
- * or `[]` is filled in, so "not configured" stays distinct from "configured empty" (an empty tool filter is refused;
+ * or `[]` is filled in, so a group left out stays unlike one given empty (an empty tool filter is refused;
  * an unset one gives every tool). A value given is checked by `schema`, with its messages. Koishi's console
  * (schemastery-vue) renders a nested object, list or table from its default and fails on one whose default is
  * unset; this one it is shown as a union of one choice, rendered from that choice's own default (`{}`, `[]`), and
