@@ -4,12 +4,12 @@
 // the SDK's protobuf-JSON codec of its type and encodes back to the same JSON, with every field
 // a2a.proto marks REQUIRED (test/support/a2a-contract-v10.ts).
 import { expect } from 'chai'
-import { bearer, client10, drain, message10, serve, type Served } from '../packages/serve-a2a/tests/helpers.js'
+import { bearer, client10, drain, message10, type Served } from '../packages/serve-a2a/tests/helpers.js'
 import { startScriptedServer } from '../packages/provider-a2a/tests/fixtures/scripted-server.js'
 import { until } from '../packages/provider-a2a/tests/helpers.js'
 import { checkV10, problemsOf } from './support/a2a-contract-v10.js'
 import { type Recorder, startRecorder } from './support/http-recorder.js'
-import { driveEveryOutcome, script, type Webhook, webhook } from './support/a2a-traffic.js'
+import { driveEveryOutcome, serveRecorded, type Webhook } from './support/a2a-traffic.js'
 
 describe('A2A 1.0 contract: our messages round-trip through the 1.x SDK\'s protobuf-JSON codecs (a2a.proto)', function () {
   this.timeout(120_000)
@@ -65,12 +65,7 @@ describe('A2A 1.0 contract: our messages round-trip through the 1.x SDK\'s proto
     let hook: Webhook
 
     beforeEach(async () => {
-      served = await serve({ name: 'contract agent', askParent: true, push: { enabled: true, allowHttp: true, allowHosts: ['127.0.0.1'], retries: 0 } as never }, script)
-      closers.push(() => served.ctx.stop())
-      recorder = await startRecorder(served.server.url)
-      closers.push(() => recorder.close())
-      hook = await webhook()
-      closers.push(() => hook.close())
+      ({ served, recorder, hook } = await serveRecorded(closers))
     })
 
     it('card, SendMessage, SendStreamingMessage, GetTask, ListTasks, a question answered, CancelTask, SubscribeToTask, push configs, push bodies, errors', async () => {

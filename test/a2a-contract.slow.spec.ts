@@ -7,12 +7,12 @@
 // SDK's types describe its objects in memory, not its wire (serve-a2a's README, "Protocol contract").
 import { randomUUID } from 'node:crypto'
 import { expect } from 'chai'
-import { bearer, client03, serve, type Served } from '../packages/serve-a2a/tests/helpers.js'
+import { bearer, client03, type Served } from '../packages/serve-a2a/tests/helpers.js'
 import { startScriptedServerV03 } from '../packages/provider-a2a/tests/fixtures/scripted-server-v03.js'
 import { until } from '../packages/provider-a2a/tests/helpers.js'
 import { A2aContractV03, deriveSchemasV03, KNOWN_DIFFERENCES } from './support/a2a-schema.js'
 import { type Exchange, type Recorder, startRecorder } from './support/http-recorder.js'
-import { driveEveryOutcome, script, type Webhook, webhook } from './support/a2a-traffic.js'
+import { driveEveryOutcome, serveRecorded, type Webhook } from './support/a2a-traffic.js'
 
 const message = (text: string, extra: Record<string, unknown> = {}) =>
   ({ message: { kind: 'message' as const, role: 'user' as const, messageId: randomUUID(), parts: [{ kind: 'text' as const, text }], ...extra } })
@@ -64,12 +64,7 @@ describe('A2A 0.3 contract: our messages validate against schemas derived from t
     let hook: Webhook
 
     beforeEach(async () => {
-      served = await serve({ name: 'contract agent', askParent: true, push: { enabled: true, allowHttp: true, allowHosts: ['127.0.0.1'], retries: 0 } as never }, script)
-      closers.push(() => served.ctx.stop())
-      recorder = await startRecorder(served.server.url)
-      closers.push(() => recorder.close())
-      hook = await webhook()
-      closers.push(() => hook.close())
+      ({ served, recorder, hook } = await serveRecorded(closers))
     })
 
     it('card, message/send, message/stream, tasks/get, a question answered, tasks/cancel, tasks/resubscribe, push config, push bodies, errors', async () => {

@@ -1,31 +1,19 @@
 // A team member whose definition asks for a budget note and tell_parent gets them although the tool load does not;
 // a member without them follows the load (real definitions, spawn, subagent-tool; issue 44 item 3, "per tool load or definition").
 import { expect } from 'chai'
-import AgentDefinitions from '@cordis-subagents/definitions'
-import * as Agents from '@cordis-subagents/definitions/agents'
 import { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
-import * as Spawn from '@cordis-subagents/provider-spawn'
-import * as SubagentTool from '@cordis-subagents/subagent-tool'
-import { startHost, type Host } from './support/host.js'
+import type { Host } from './support/host.js'
+import { startTeamHost } from './support/team-host.js'
 
 describe('teams: a member definition\'s budgetNote and tellParent', () => {
   let host: Host
 
   beforeEach(async () => {
-    host = await startHost({
-      before(ctx) {
-        ctx.plugin(Spawn, { name: 'spawn' })
-        ctx.plugin(AgentDefinitions)
-        ctx.plugin(Agents, {
-          agents: {
-            noted: { does: 'Sees its budget.', soul: 'member:noted', budgetNote: true, tellParent: true },
-            plain: { does: 'Follows the load.', soul: 'member:plain' },
-            coordinator: { does: 'Coordinates.', team: ['noted', 'plain'] },
-          },
-        })
-        ctx.plugin(SubagentTool, { agent: 'coordinator', toolName: 'delegate', budget: { maxSteps: 4 } })
-      },
-    })
+    host = await startTeamHost({
+      noted: { does: 'Sees its budget.', soul: 'member:noted', budgetNote: true, tellParent: true },
+      plain: { does: 'Follows the load.', soul: 'member:plain' },
+      coordinator: { does: 'Coordinates.', team: ['noted', 'plain'] },
+    }, [{ agent: 'coordinator', toolName: 'delegate', budget: { maxSteps: 4 } }])
   })
   afterEach(async () => { await host.stop() })
 

@@ -3,12 +3,9 @@
 // a team of its own (`writer`), served by a nested load `delegate_lead`. Each child's model records the
 // tools it sees; the soul (system prompt) says which member it is.
 import { expect } from 'chai'
-import AgentDefinitions from '@cordis-subagents/definitions'
-import * as Agents from '@cordis-subagents/definitions/agents'
 import { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
-import * as Spawn from '@cordis-subagents/provider-spawn'
-import * as SubagentTool from '@cordis-subagents/subagent-tool'
-import { startHost, type Host } from './support/host.js'
+import type { Host } from './support/host.js'
+import { startTeamHost } from './support/team-host.js'
 
 const TEAM = {
   agents: {
@@ -25,15 +22,10 @@ describe('teams over spawn children: a child\'s delegation tool follows its defi
 
   beforeEach(async () => {
     seen.clear()
-    host = await startHost({
-      before(ctx) {
-        ctx.plugin(Spawn, { name: 'spawn' })
-        ctx.plugin(AgentDefinitions)
-        ctx.plugin(Agents, TEAM)
-        ctx.plugin(SubagentTool, { agent: 'coordinator', toolName: 'delegate' })
-        ctx.plugin(SubagentTool, { agent: 'lead', toolName: 'delegate_lead', nested: true })
-      },
-    })
+    host = await startTeamHost(TEAM.agents, [
+      { agent: 'coordinator', toolName: 'delegate' },
+      { agent: 'lead', toolName: 'delegate_lead', nested: true },
+    ])
   })
   afterEach(async () => { await host.stop() })
 

@@ -2,13 +2,10 @@
 // starts two members in one step; they share the task list of the coordinator's run and post to each other's
 // inboxes through the board that holds their handles. Each member's scripted model is told apart by its soul.
 import { expect } from 'chai'
-import AgentDefinitions from '@cordis-subagents/definitions'
-import * as Agents from '@cordis-subagents/definitions/agents'
 import { AgentHandle, type ChatModel, type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
-import * as Spawn from '@cordis-subagents/provider-spawn'
-import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import { deferred, until } from './support/async.js'
-import { startHost, type Host } from './support/host.js'
+import type { Host } from './support/host.js'
+import { startTeamHost } from './support/team-host.js'
 
 const TEAM = {
   agents: {
@@ -24,14 +21,7 @@ describe('a team that talks: members share a task list and post to each other th
   let host: Host
 
   beforeEach(async () => {
-    host = await startHost({
-      before(ctx) {
-        ctx.plugin(Spawn, { name: 'spawn' })
-        ctx.plugin(AgentDefinitions)
-        ctx.plugin(Agents, TEAM)
-        ctx.plugin(SubagentTool, { agent: 'coordinator', toolName: 'team', talk: true })
-      },
-    })
+    host = await startTeamHost(TEAM.agents, [{ agent: 'coordinator', toolName: 'team', talk: true }])
   })
   afterEach(async () => { await host.stop() })
 

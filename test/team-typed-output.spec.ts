@@ -1,12 +1,9 @@
 // A team member whose definition has an output schema answers through final_answer and the
 // coordinator's tool result carries the validated value (real definitions, spawn, subagent-tool).
 import { expect } from 'chai'
-import AgentDefinitions from '@cordis-subagents/definitions'
-import * as Agents from '@cordis-subagents/definitions/agents'
 import { type AgentEvent, FINAL_ANSWER_TOOL, type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
-import * as Spawn from '@cordis-subagents/provider-spawn'
-import * as SubagentTool from '@cordis-subagents/subagent-tool'
-import { startHost, type Host } from './support/host.js'
+import type { Host } from './support/host.js'
+import { startTeamHost } from './support/team-host.js'
 
 const SCHEMA = { type: 'object', properties: { verdict: { type: 'string' } }, required: ['verdict'] }
 
@@ -14,19 +11,10 @@ describe('teams: a member definition\'s output schema', () => {
   let host: Host
 
   beforeEach(async () => {
-    host = await startHost({
-      before(ctx) {
-        ctx.plugin(Spawn, { name: 'spawn' })
-        ctx.plugin(AgentDefinitions)
-        ctx.plugin(Agents, {
-          agents: {
-            judge: { does: 'Judges.', soul: 'member:judge', output: { schema: SCHEMA } },
-            coordinator: { does: 'Coordinates.', team: ['judge'] },
-          },
-        })
-        ctx.plugin(SubagentTool, { agent: 'coordinator', toolName: 'delegate' })
-      },
-    })
+    host = await startTeamHost({
+      judge: { does: 'Judges.', soul: 'member:judge', output: { schema: SCHEMA } },
+      coordinator: { does: 'Coordinates.', team: ['judge'] },
+    }, [{ agent: 'coordinator', toolName: 'delegate' }])
   })
   afterEach(async () => { await host.stop() })
 

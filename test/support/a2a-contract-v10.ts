@@ -10,7 +10,7 @@
 // `check` reads the exchanges a recording proxy captured (test/support/http-recorder.ts).
 import { isDeepStrictEqual } from 'node:util'
 import * as sdk from '@a2a-js/sdk'
-import { type Exchange, sseData } from './http-recorder.js'
+import { answersOf, type Exchange, parseBody } from './http-recorder.js'
 
 interface Codec { fromJSON(object: unknown): unknown; toJSON(message: unknown): unknown }
 
@@ -197,14 +197,14 @@ export function checkV10(exchanges: readonly Exchange[], options: { peerDefaults
         continue
       }
       seen.add('card 1.0')
-      add(exchange.status === 200 ? problemsOf('AgentCard', parse(exchange.responseBody), options.peerDefaults) : [`the card answered HTTP ${exchange.status}`])
+      add(exchange.status === 200 ? problemsOf('AgentCard', parseBody(exchange.responseBody), options.peerDefaults) : [`the card answered HTTP ${exchange.status}`])
       continue
     }
-    const body = parse(exchange.requestBody)
+    const body = parseBody(exchange.requestBody)
     const method = isRecord(body) && typeof body.method === 'string' ? body.method : undefined
     if (exchange.requestHeaders['x-contract-probe'] && asked.startsWith('1.')) {
       seen.add('probe')
-      add(errorProblems(parse(exchange.responseBody)))
+      add(errorProblems(parseBody(exchange.responseBody)))
       continue
     }
     const types = method === undefined ? undefined : METHODS_V10[method]
@@ -217,10 +217,10 @@ export function checkV10(exchanges: readonly Exchange[], options: { peerDefaults
     const extra = Object.keys(envelope).filter((key) => !['jsonrpc', 'id', 'method', 'params'].includes(key))
     if (envelope.jsonrpc !== '2.0' || !('id' in envelope) || extra.length) add([`not a JSON-RPC 2.0 request: ${exchange.requestBody.slice(0, 200)}`])
     add(problemsOf(types.params, envelope.params ?? {}).map((problem) => `params: ${problem}`))
-    const answers = exchange.contentType.includes('text/event-stream') ? sseData(exchange.responseBody) : [exchange.responseBody]
+    const answers = answersOf(exchange)
     if (!answers.length) add(['an answer with no message'])
     for (const text of answers) {
-      const answer = parse(text)
+      const answer = parseBody(text)
       if (isRecord(answer) && 'error' in answer) {
         add(errorProblems(answer))
         continue
@@ -236,12 +236,4 @@ export function checkV10(exchanges: readonly Exchange[], options: { peerDefaults
     }
   }
   return { problems, methods, seen }
-}
-
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return { notJson: text.slice(0, 200) }
-  }
 }

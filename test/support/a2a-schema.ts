@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { Ajv, type ValidateFunction } from 'ajv'
-import { type Exchange, sseData } from './http-recorder.js'
+import { answersOf, type Exchange, parseBody } from './http-recorder.js'
 
 const require = createRequire(import.meta.url)
 
@@ -148,7 +148,7 @@ export class A2aContractV03 {
       const add = (problem: string | undefined) => problem && problems.push(`${where}: ${problem}`)
       if (exchange.method === 'GET' && exchange.path.endsWith('.json')) {
         // A 1.0 card answers a client that asked for 1.0 and has no 0.3 top-level `url` or `protocolVersion`.
-        const card = parse(exchange.responseBody) as Record<string, unknown>
+        const card = parseBody(exchange.responseBody) as Record<string, unknown>
         const asked = String(exchange.requestHeaders['a2a-version'] ?? '')
         if (asked.startsWith('1.') && card.url === undefined && card.protocolVersion === undefined) seen.add('card 1.0')
         else {
@@ -158,15 +158,15 @@ export class A2aContractV03 {
         continue
       }
       if (exchange.method !== 'POST') {
-        add(this.validate('JSONRPCErrorResponse', parse(exchange.responseBody)))
+        add(this.validate('JSONRPCErrorResponse', parseBody(exchange.responseBody)))
         continue
       }
       if (exchange.requestHeaders['x-contract-probe']) {
         seen.add('probe')
-        add(this.validate('JSONRPCErrorResponse', parse(exchange.responseBody)))
+        add(this.validate('JSONRPCErrorResponse', parseBody(exchange.responseBody)))
         continue
       }
-      const body = parse(exchange.requestBody) as { method?: unknown } | undefined
+      const body = parseBody(exchange.requestBody) as { method?: unknown } | undefined
       const method = typeof body?.method === 'string' ? body.method : undefined
       if (method !== undefined && METHODS_V10.has(method)) {
         seen.add(`1.0 ${method}`)
@@ -179,18 +179,10 @@ export class A2aContractV03 {
       }
       methods.add(method!)
       add(this.validate(types.request, body))
-      const answers = exchange.contentType.includes('text/event-stream') ? sseData(exchange.responseBody) : [exchange.responseBody]
+      const answers = answersOf(exchange)
       if (!answers.length) add('an answer with no message')
-      for (const answer of answers) add(this.validate(types.response, parse(answer)))
+      for (const answer of answers) add(this.validate(types.response, parseBody(answer)))
     }
     return { problems, methods, seen }
-  }
-}
-
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return { notJson: text.slice(0, 200) }
   }
 }

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net'
 import { type GenerateRequest, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 import { expect } from 'chai'
 import { provider, request, until } from '../../packages/provider-a2a/tests/helpers.js'
+import { serve, type Served } from '../../packages/serve-a2a/tests/helpers.js'
+import { type Recorder, startRecorder } from './http-recorder.js'
 
 /** `ask …` asks a question (the next message answers it), `tool …` calls `echo` first, `forever …` works until cancelled. */
 export function script(req: GenerateRequest): ScriptedResponse | Promise<ScriptedResponse> {
@@ -64,4 +66,24 @@ export async function driveEveryOutcome(remoteUrl: string, server: { running(): 
   waiting.cancel('contract test')
   expect((await waiting.result).stopReason).to.equal('aborted')
   await waiting.dispose()
+}
+
+export interface RecordedServe {
+  served: Served
+  recorder: Recorder
+  hook: Webhook
+}
+
+/**
+ * serve-a2a on 127.0.0.1 (asks allowed, push to loopback allowed) behind a recording proxy, and a webhook for its
+ * pushes (both contract specs). Each is closed through `closers`, last opened first.
+ */
+export async function serveRecorded(closers: Array<() => Promise<unknown>>): Promise<RecordedServe> {
+  const served = await serve({ name: 'contract agent', askParent: true, push: { enabled: true, allowHttp: true, allowHosts: ['127.0.0.1'], retries: 0 } as never }, script)
+  closers.push(() => served.ctx.stop())
+  const recorder = await startRecorder(served.server.url)
+  closers.push(() => recorder.close())
+  const hook = await webhook()
+  closers.push(() => hook.close())
+  return { served, recorder, hook }
 }

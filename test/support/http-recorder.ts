@@ -96,3 +96,17 @@ export function sseData(body: string): string[] {
   }
   return events
 }
+
+/** The messages an exchange answered with: each event of an event stream, or the one body. */
+export function answersOf(exchange: Exchange): string[] {
+  return exchange.contentType.includes('text/event-stream') ? sseData(exchange.responseBody) : [exchange.responseBody]
+}
+
+/** A recorded body as JSON, or `{ notJson }` with its first 200 characters when it is not JSON. */
+export function parseBody(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return { notJson: text.slice(0, 200) }
+  }
+}
