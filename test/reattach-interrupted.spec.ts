@@ -7,19 +7,13 @@ import { expect } from 'chai'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { z } from 'zod'
-import type { Context, ForkScope } from 'cordis'
-import { Database } from 'minato'
-import SQLiteDriver from '@minatojs/driver-sqlite'
-import { Checkpoints } from '@cordis-subagents/checkpoints'
-import { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
-import * as Spawn from '@cordis-subagents/provider-spawn'
+import type { ForkScope } from 'cordis'
+import { ScriptedModel } from '@cordis-subagents/agent'
 import { CONTINUE_AFTER_RESTART } from '../packages/subagents-service/src/durable/reattach-wake.js'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
-import { type Host, startHost } from './support/host.js'
+import type { Host } from './support/host.js'
+import { durableSpawnHost, lastUser } from './support/durable-spawn-host.js'
 import { waitFor } from './support/host-process-wait.js'
 
-const lastUser = (request: GenerateRequest) => String([...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '')
 
 describe('reattach after a restart wakes an interrupted child (no idle run that nobody wakes)', function () {
   this.timeout(30_000)
@@ -29,24 +23,8 @@ describe('reattach after a restart wakes an interrupted child (no idle run that 
   afterEach(async () => { for (const host of hosts.splice(0)) await host.stop() })
   after(() => rmSync(dir, { recursive: true, force: true }))
 
-  async function durableHost(file: string, model: ScriptedModel, stores: ForkScope[] = []): Promise<Host> {
-    const host = await startHost({
-      before(ctx: Context) {
-        ctx.plugin(Database as never)
-        ctx.plugin(SQLiteDriver, { path: file })
-        stores.push(ctx.plugin(Checkpoints, { host: 'reattach-test' }))
-        ctx.tools.register({
-          name: 'block', description: 'waits until aborted', input: z.strictObject({}),
-          execute: (_input, exec) => new Promise((resolve) => exec.signal.addEventListener('abort', () => resolve({ content: 'stopped' }), { once: true })),
-        })
-        ctx.agents.registerModel('child', model)
-        ctx.plugin(Spawn as never, { name: 'spawn' })
-      },
-    })
-    hosts.push(host)
-    await serviceOf(host.ctx, 'checkpoints')
-    return host
-  }
+  const durableHost = (file: string, model: ScriptedModel, stores: ForkScope[] = []) =>
+    durableSpawnHost({ file, hostName: 'reattach-test', model, hosts, stores })
 
   it('the re-run task call gets the woken turn\'s result; the child is restored, never started twice', async () => {
     const file = join(dir, 'interrupted.db')

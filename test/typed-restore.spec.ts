@@ -7,17 +7,13 @@ import { expect } from 'chai'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { z } from 'zod'
-import type { Context, ForkScope } from 'cordis'
-import { Database } from 'minato'
-import SQLiteDriver from '@minatojs/driver-sqlite'
-import { Checkpoints } from '@cordis-subagents/checkpoints'
+import type { ForkScope } from 'cordis'
 import { FINAL_ANSWER_TOOL, type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
 import { loadTool } from './support/background.js'
 import { type Host, startHost } from './support/host.js'
+import { durableSpawnHost, lastUser } from './support/durable-spawn-host.js'
 import { waitFor } from './support/host-process-wait.js'
 
 const SCHEMA = {
@@ -26,7 +22,6 @@ const SCHEMA = {
   required: ['colour'],
   additionalProperties: false,
 }
-const lastUser = (request: GenerateRequest) => String([...request.messages].reverse().find((message) => message.role === 'user')?.content ?? '')
 const finalTool = (request: GenerateRequest) => request.tools.find((tool) => tool.name === FINAL_ANSWER_TOOL)
 
 describe('typed results: a restored or continued child keeps its output schema', function () {
@@ -43,24 +38,8 @@ describe('typed results: a restored or continued child keeps its output schema',
     return finalTool(request) ? { toolCalls: [{ name: FINAL_ANSWER_TOOL, input: { colour: 'blue' } }] } : { text: 'blue, untyped' }
   })
 
-  async function durableHost(file: string, model: ScriptedModel, stores: ForkScope[] = []): Promise<Host> {
-    const host = await startHost({
-      before(ctx: Context) {
-        ctx.plugin(Database as never)
-        ctx.plugin(SQLiteDriver, { path: file })
-        stores.push(ctx.plugin(Checkpoints, { host: 'typed-restore' }))
-        ctx.tools.register({
-          name: 'block', description: 'waits until aborted', input: z.strictObject({}),
-          execute: (_input, exec) => new Promise((resolve) => exec.signal.addEventListener('abort', () => resolve({ content: 'stopped' }), { once: true })),
-        })
-        ctx.agents.registerModel('child', model)
-        ctx.plugin(Spawn as never, { name: 'spawn' })
-      },
-    })
-    hosts.push(host)
-    await serviceOf(host.ctx, 'checkpoints')
-    return host
-  }
+  const durableHost = (file: string, model: ScriptedModel, stores: ForkScope[] = []) =>
+    durableSpawnHost({ file, hostName: 'typed-restore', model, hosts, stores })
 
   /** A typed child left `running` in the store by a host that went away (its store first, as a killed host's). */
   async function interruptedTypedRun(file: string): Promise<{ runId: string; model: ScriptedModel }> {
