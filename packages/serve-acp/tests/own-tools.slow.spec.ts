@@ -7,11 +7,9 @@ import { join } from 'node:path'
 import { expect } from 'chai'
 import { Context } from 'cordis'
 import { z } from 'zod'
-import ToolRegistry from '@cordis-subagents/tools'
-import AgentRuntime from '@cordis-subagents/agent'
-import SubagentService from '@cordis-subagents/subagents-service'
-import * as acp from '@cordis-subagents/provider-acp'
-import { appYml, BIN, build, ROOT, Workspace } from './helpers.js'
+import type { Tool } from '@cordis-subagents/tools'
+import { appYml, build, ROOT, Workspace } from './helpers.js'
+import { parentHost } from './parent-host.js'
 
 const FIXTURE = join(ROOT, 'packages/mcp/tests/fixtures/server.mjs')
 
@@ -28,25 +26,10 @@ describe('serve-acp under provider-acp: the session\'s own tools and the parent\
     await ws.dispose()
   })
 
-  async function parentHost(): Promise<Context> {
-    const config = ws.file('child.yml', appYml())
-    const host = new Context()
-    host.plugin(ToolRegistry)
-    host.plugin(AgentRuntime, {})
-    host.plugin(SubagentService)
-    host.plugin({
-      name: 'parent-tools', inject: ['tools'],
-      apply: (ctx: Context) => {
-        ctx.tools.register({ name: 'echo', description: 'Echoes.', input: z.object({ text: z.string() }), execute: async ({ text }) => ({ content: text }) })
-        ctx.tools.register({ name: 'secret', description: 'Withheld below.', input: z.object({}), execute: async () => ({ content: 'secret' }) })
-      },
-    })
-    const mcpServers = [{ name: 'fixture', command: process.execPath, args: [FIXTURE, join(ws.dir, 'fixture.log')], env: [] }]
-    host.plugin(acp, { name: 'acp', command: process.execPath, args: [BIN, config], cwd: ws.dir, mcpServers } as acp.Config)
-    await host.start()
-    await host.lifecycle.flush()
-    return host
-  }
+  const startParent = () => parentHost(ws, ws.file('child.yml', appYml()), [
+    { name: 'echo', description: 'Echoes.', input: z.object({ text: z.string() }), execute: async ({ text }) => ({ content: text }) },
+    { name: 'secret', description: 'Withheld below.', input: z.object({}), execute: async () => ({ content: 'secret' }) },
+  ] as Tool[], { mcpServers: [{ name: 'fixture', command: process.execPath, args: [FIXTURE, join(ws.dir, 'fixture.log')], env: [] }] } as never)
 
   async function toolsOffered(parentTools: string[]): Promise<string[]> {
     const parent = ctx!.agents.create({ tools: ctx!.tools.view({ allow: parentTools }) })
@@ -64,7 +47,7 @@ describe('serve-acp under provider-acp: the session\'s own tools and the parent\
   }
 
   it('the client-sent MCP server\'s tools are offered; the parent\'s ceiling still removes the served tools it excludes', async () => {
-    ctx = await parentHost()
+    ctx = await startParent()
     const offered = await toolsOffered(['echo'])
     expect(offered).to.include.members(['echo', 'fixture__echo', 'fixture__slow'])
     expect(offered).to.not.include('secret')

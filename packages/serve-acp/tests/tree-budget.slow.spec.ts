@@ -4,11 +4,9 @@
 import { expect } from 'chai'
 import { Context } from 'cordis'
 import { z } from 'zod'
-import ToolRegistry from '@cordis-subagents/tools'
-import AgentRuntime from '@cordis-subagents/agent'
-import SubagentService from '@cordis-subagents/subagents-service'
-import * as acp from '@cordis-subagents/provider-acp'
-import { appYml, BIN, build, Workspace } from './helpers.js'
+import type { Tool } from '@cordis-subagents/tools'
+import { appYml, build, Workspace } from './helpers.js'
+import { parentHost } from './parent-host.js'
 
 describe('serve-acp under provider-acp: spend charged to the parent\'s tree', function () {
   this.timeout(60_000)
@@ -23,25 +21,13 @@ describe('serve-acp under provider-acp: spend charged to the parent\'s tree', fu
     await ws.dispose()
   })
 
-  async function parentHost(): Promise<Context> {
-    const config = ws.file('child.yml', appYml({ serve: `store: ${JSON.stringify(ws.store)}`, parts: 'delayMs: 100' }))
-    const host = new Context()
-    host.plugin(ToolRegistry)
-    host.plugin(AgentRuntime, {})
-    host.plugin(SubagentService)
-    // The child may use only what its parent may (the tool ceiling crosses too): the parent has echo.
-    host.plugin({
-      name: 'parent-tools', inject: ['tools'],
-      apply: (ctx: Context) => { ctx.tools.register({ name: 'echo', description: 'Echoes.', input: z.object({ text: z.string() }), execute: async ({ text }) => ({ content: text }) }) },
-    })
-    host.plugin(acp, { name: 'acp', command: process.execPath, args: [BIN, config], cwd: ws.dir } as acp.Config)
-    await host.start()
-    await host.lifecycle.flush()
-    return host
-  }
+  // The child may use only what its parent may (the tool ceiling crosses too): the parent has echo.
+  const startParent = () => parentHost(ws, ws.file('child.yml', appYml({ serve: `store: ${JSON.stringify(ws.store)}`, parts: 'delayMs: 100' })), [
+    { name: 'echo', description: 'Echoes.', input: z.object({ text: z.string() }), execute: async ({ text }: { text: string }) => ({ content: text }) },
+  ] as Tool[])
 
   it('the child\'s steps, tool calls and tokens are charged to the parent\'s tree', async () => {
-    ctx = await parentHost()
+    ctx = await startParent()
     const parent = ctx.agents.create({ budget: { maxSteps: 20 } })
     const run = await ctx.subagents.delegate('acp', { prompt: 'echo across', parent, signal: new AbortController().signal })
     const result = await run.result
@@ -57,7 +43,7 @@ describe('serve-acp under provider-acp: spend charged to the parent\'s tree', fu
   })
 
   it('a parent with maxSteps 3: the child stops at the remaining budget, and the tree spends no more than 3 steps', async () => {
-    ctx = await parentHost()
+    ctx = await startParent()
     const parent = ctx.agents.create({ budget: { maxSteps: 3 } })
     const run = await ctx.subagents.delegate('acp', { prompt: 'loop', parent, signal: new AbortController().signal })
     const result = await run.result
