@@ -9,7 +9,7 @@ import { serve, type Served } from '../../packages/serve-a2a/tests/helpers.js'
 import { type Recorder, startRecorder } from './http-recorder.js'
 
 /** `ask …` asks a question (the next message answers it), `tool …` calls `echo` first, `forever …` works until cancelled. */
-export function script(req: GenerateRequest): ScriptedResponse | Promise<ScriptedResponse> {
+function script(req: GenerateRequest): ScriptedResponse | Promise<ScriptedResponse> {
   const first = String(req.messages.find((message) => message.role === 'user')?.content ?? '')
   const last = req.messages.at(-1)!
   if (first.startsWith('forever')) {
@@ -27,7 +27,7 @@ export interface Webhook {
 }
 
 /** A webhook on 127.0.0.1 that keeps every body it is sent. */
-export async function webhook(): Promise<Webhook> {
+async function webhook(): Promise<Webhook> {
   const bodies: Webhook['bodies'] = []
   const server = createServer((req, res) => {
     let text = ''

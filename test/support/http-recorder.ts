@@ -88,7 +88,7 @@ export async function startRecorder(target: string): Promise<Recorder> {
 }
 
 /** The `data` of each event of an event stream (its `data:` lines joined), in order. */
-export function sseData(body: string): string[] {
+function sseData(body: string): string[] {
   const events: string[] = []
   for (const block of body.split(/\r?\n\r?\n/)) {
     const data = block.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).replace(/^ /, ''))
