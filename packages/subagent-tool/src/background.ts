@@ -4,7 +4,7 @@ import type {
   BackgroundMessage, BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy,
 } from '@cordis-subagents/subagents-service'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation } from './call.js'
+import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation, type ToolLoad } from './call.js'
 import type { ControlVerbs, VerbNames } from './verb-names.js'
 
 // A delegation in the background, as the model sees it: the start's reply, its progress, and how its
@@ -17,15 +17,26 @@ const MAX_PROGRESS_LENGTH = 200
 /** The request signal of a background delegation: never aborted (the task's cancel stops the run). */
 const NEVER_ABORTED = new AbortController().signal
 
+type BackgroundOptions = DelegateOptions & { onTurnEnd: TurnEndPolicy; unreadResults?: 'report' | 'feed' }
+
+/** The `execute` of a tool load in `mode: background`: each call starts one delegation in the background (`startInBackground`). */
+export function delegateInBackground(
+  options: BackgroundOptions, load: ToolLoad, verbs: ControlVerbs,
+): (input: DelegationInput, exec: ToolExecContext) => ToolResult {
+  return (input, exec) => load.unloaded
+    ? { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
+    : startInBackground(load.subagents, options, input, exec, load.inFlight, load.deadlines, verbs, load.onParked)
+}
+
 /**
  * One call of a tool load in `mode: background`: records the delegation in the parent's background
  * book (`ctx.subagents.background`), starts it on the same path as a synchronous call, binds the
  * two, and returns at once with its handle. The result has exactly the synchronous format. `verbs`:
  * the app's control verbs (looked up once per tool load), which the start's reply names.
  */
-export function startInBackground(
+function startInBackground(
   subagents: SubagentService,
-  options: DelegateOptions & { onTurnEnd: TurnEndPolicy; unreadResults?: 'report' | 'feed' },
+  options: BackgroundOptions,
   input: DelegationInput,
   exec: ToolExecContext,
   inFlight: Set<InFlight>,

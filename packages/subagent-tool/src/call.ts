@@ -3,8 +3,13 @@ import type {
   SubagentHandle, SubagentOutcome, SubagentRequest, SubagentService, SubagentStart, SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
 import { type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
-import { type DeadlineQueue, describeError, LimitError, limitStop, onAbort } from '@cordis-subagents/shared'
+import { type DeadlineQueue, LimitError, limitStop, onAbort } from '@cordis-subagents/shared'
+import { z } from 'zod'
 import { type CancelCause, notStartedResult, type OutcomeOptions, outcomeResult } from './result.js'
+import { describePrompt, LABEL_DESCRIPTION } from './wording.js'
+
+// One call of the delegation tool, from the registry's input check to the child's outcome (result.ts
+// turns that into the tool result): the road of a plain delegation through this package.
 
 /** The request options a tool load passes on (the service documents each), plus the tool's own. */
 export interface DelegateOptions
@@ -23,6 +28,46 @@ export interface DelegateOptions
 export interface DelegationInput {
   description: string
   prompt: string
+}
+
+function buildInput(inheritsParentContext: boolean) {
+  // Strict: a misspelt or extra field is reported to the model instead of silently dropped.
+  return z.strictObject({
+    description: z.string().trim().min(1, 'The description must not be empty.').max(120, 'The description must be at most 120 characters.').describe(LABEL_DESCRIPTION),
+    prompt: z.string().min(1, { message: 'The prompt must not be empty.', abort: true })
+      .refine((text) => text.trim().length > 0, 'The prompt must not be only whitespace.').describe(describePrompt({ inheritsParentContext })),
+  })
+}
+
+const inputSchemas = new Map<boolean, ReturnType<typeof buildInput>>()
+
+/** The model-facing input; one schema object per wording, so remounts reuse its JSON Schema. */
+export function inputSchema(inheritsParentContext: boolean) {
+  let schema = inputSchemas.get(inheritsParentContext)
+  if (!schema) inputSchemas.set(inheritsParentContext, schema = buildInput(inheritsParentContext))
+  return schema
+}
+
+/** What the calls of one tool load share. */
+export interface ToolLoad {
+  readonly subagents: SubagentService
+  readonly inFlight: Set<InFlight>
+  /** Every call of the load has the same timeout: one queue, one timer, whatever the fan-out. */
+  readonly deadlines: DeadlineQueue | undefined
+  /** Told of each child a call left parked (the load ends those still parked at its unload). */
+  onParked(run: SubagentHandle): void
+  /** Set at the unload: a call the registry looked up just before it must not start a run nobody owns. */
+  unloaded: boolean
+}
+
+/** The `execute` of a synchronous tool load: each call is one delegation (`runDelegation`). */
+export function delegateSync(
+  options: DelegateOptions, load: ToolLoad,
+): (input: DelegationInput, exec: ToolExecContext) => ToolResult | Promise<ToolResult> {
+  const hooks: CallHooks = { onParked: load.onParked }
+  return (input, exec) => load.unloaded
+    ? { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
+    : runDelegation(load.subagents, options, input, exec, load.inFlight, load.deadlines, hooks)
 }
 
 /** A delegation in flight, as the plugin that owns it sees it. */
@@ -104,56 +149,10 @@ export async function runDelegation(
 }
 
 /**
- * Continues a parked child of `exec.agent` with an answer (a suspended call's `resume`, or
- * `subagent_reply`) and turns its next outcome into a tool result, as a first outcome would be.
- * A suspended call names the `questionId` it waits on: when that question was answered already
- * (by a page or the host by run id, or for another call of the same reattached task), the call
- * joins that answer and gets the child's outcome; nothing is answered twice. Without an answer
- * (`withdrawn`: the question was withdrawn, the child ended or went on without one) the call gets
- * the child's outcome. The tool's timeout runs again, in full, while the child works; the caller's abort cancels it.
- */
-export async function continueParked(
-  subagents: SubagentService, options: OutcomeOptions, runId: string, answer: string | undefined, exec: ToolExecContext,
-  inFlight: Set<InFlight>, deadlines: DeadlineQueue | undefined, canSuspend: boolean, onParked?: (run: SubagentHandle) => void,
-  questionId?: string,
-): Promise<ToolResult> {
-  const parent = exec.agent as Agent
-  let answered: { run: SubagentHandle; next: Promise<SubagentOutcome> } | undefined
-  try {
-    if (typeof runId !== 'string') answered = undefined
-    else if (answer === undefined) answered = questionId === undefined ? undefined : subagents.parked.withdrawn(parent, runId, questionId)
-    else answered = subagents.parked.answer(parent, runId, answer, questionId)
-  } catch (error) {
-    const code = (error as { code?: string })?.code
-    return { isError: true, content: `The answer was not passed on.\n\n${code ? `${code}: ` : ''}${describeError(error)}` }
-  }
-  if (!answered) {
-    return { isError: true, content: `You have no parked subagent ${JSON.stringify(runId)}: it was answered already, ended, or is not yours.` }
-  }
-  const { run, next } = answered
-  const call = new CallCancellation(options, exec, inFlight, deadlines)
-  call.run = run as SubagentHandle & SubagentStart
-  return settleCall(subagents, run, next, call, options, exec, Date.now(), canSuspend, onParked)
-}
-
-/**
- * Settles a run another verb started for the caller (a continue) as a call of the tool: the
- * caller's abort, the timeout (`options.timeout`) and the owner's unload (`inFlight`) cancel it;
- * its outcome is formatted as a first outcome would be. A question it asks comes back to the caller.
- */
-export function settleStarted(
-  subagents: SubagentService, run: SubagentHandle, options: OutcomeOptions, exec: ToolExecContext, inFlight: Set<InFlight>,
-): Promise<ToolResult> {
-  const call = new CallCancellation(options, exec, inFlight, undefined)
-  call.run = run as SubagentHandle & SubagentStart
-  return settleCall(subagents, run, run.result, call, options, exec, Date.now(), false)
-}
-
-/**
  * Waits for the outcome (through host interrupts), disposes a run that ended, and formats the
  * result. Waits with `then`, not in an async frame: a wide fan-out keeps thousands of calls waiting.
  */
-function settleCall(
+export function settleCall(
   subagents: SubagentService, run: SubagentHandle, first: Promise<SubagentOutcome>, call: CallCancellation,
   options: OutcomeOptions, exec: ToolExecContext, startedAt: number, canSuspend: boolean, onParked?: (run: SubagentHandle) => void,
 ): Promise<ToolResult> {
@@ -196,7 +195,7 @@ async function finishCall(
  * remembers the first cause, for the headline. A class, not closures per call: a wide fan-out
  * keeps thousands of these alive at once.
  */
-class CallCancellation implements InFlight {
+export class CallCancellation implements InFlight {
   /** Why the call was cancelled, once it was. */
   cause?: CancelCause
   /** The abort reason the cause gave the run. */

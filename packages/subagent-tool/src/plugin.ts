@@ -2,11 +2,11 @@ import type { Context } from 'cordis'
 import { DeadlineQueue, missingCapability, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { SubagentHandle, SubagentProvider } from '@cordis-subagents/subagents-service'
 import { outputContract } from '@cordis-subagents/agent'
-import { continueParked, runDelegation, type InFlight } from './call.js'
-import { startInBackground } from './background.js'
+import { delegateSync, type InFlight, inputSchema, type ToolLoad } from './call.js'
+import { continueParked } from './continued.js'
+import { delegateInBackground } from './background.js'
 import { controlVerbs } from './verb-names.js'
 import { checkToolFilter, type Config, NOTE_ROOM_BYTES } from './config.js'
-import { inputSchema } from './input.js'
 import { describeTool } from './wording.js'
 import { applyTeam } from './team/plugin.js'
 
@@ -42,7 +42,8 @@ export function apply(ctx: Context, config: Config) {
   // The control verbs a background start's reply names: the app's registry, looked up once per load.
   const verbs = controlVerbs(subagents)
   let unmount: (() => void) | undefined
-  let unloaded = false
+  // The calls read it (`unloaded`) without a call back into this file.
+  const load: ToolLoad = { subagents, inFlight, deadlines, onParked, unloaded: false }
   if (config.agent !== undefined) return applyTeam(ctx, config, { reservation, subagents, inFlight, parked, deadlines, onParked })
   if (config.talk) throw new Error('subagent-tool: config.talk gives a team\'s members their talk tools; it needs config.agent (a team tool).')
   if (!config.provider) throw new Error('subagent-tool: config.provider is required (or config.agent, for a team tool).')
@@ -61,23 +62,19 @@ export function apply(ctx: Context, config: Config) {
       input: inputSchema(provider.inheritsParentContext),
       // Not nested: agents at depth >= 1 (children, and roots a parent elsewhere started) do not see it.
       ...config.nested ? {} : { maxCallerDepth: 0 },
-      execute: (input, exec) => {
-        // A call the registry looked up just before the unload must not start a run nobody owns.
-        if (unloaded) return { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
-        if (config.mode === 'background') return startInBackground(subagents, config, input, exec, inFlight, deadlines, verbs, onParked)
-        return runDelegation(subagents, config, input, exec, inFlight, deadlines, { onParked })
-      },
+      // Built in the file the call runs in (call.ts, background.ts): a call never comes back here.
+      execute: config.mode === 'background' ? delegateInBackground(config, load, verbs) : delegateSync(config, load),
       // A call that suspended on its child's question (`questions: escalate`) goes on with the answer.
       resume: (answer, suspension, exec) => {
         const runId = (suspension.state as { runId?: unknown } | undefined)?.runId
-        if (unloaded) return { isError: true, content: 'The answer was not passed on: the subagent tool was unloaded.' }
+        if (load.unloaded) return { isError: true, content: 'The answer was not passed on: the subagent tool was unloaded.' }
         // The question the call waits on: answered already (by run id, or for a reattached twin), the call joins that answer.
         return continueParked(subagents, config, String(runId), answer, exec, inFlight, deadlines, true, onParked, suspension.question.id)
       },
       // Its question was withdrawn (the child ended unanswered, or went on without an answer): the call gets the child's outcome.
       withdrawn: (suspension, exec) => {
         const runId = (suspension.state as { runId?: unknown } | undefined)?.runId
-        if (unloaded) return { isError: true, content: 'The subagent\'s outcome was not passed on: the subagent tool was unloaded.' }
+        if (load.unloaded) return { isError: true, content: 'The subagent\'s outcome was not passed on: the subagent tool was unloaded.' }
         const questionId = suspension.question.id
         return continueParked(subagents, config, String(runId), undefined, exec, inFlight, deadlines, true, onParked, questionId)
       },
@@ -101,7 +98,7 @@ export function apply(ctx: Context, config: Config) {
   else logger.info('tool "%s" waits for provider "%s" (registered: %s)', config.toolName, config.provider, ctx.subagents.list().map((p) => p.name).join(', ') || 'none')
 
   ctx.on('dispose', () => {
-    unloaded = true
+    load.unloaded = true
     for (const run of [...inFlight]) run.cancel('unload')
     for (const run of parked) if (run.state !== 'ended') run.dispose().catch(() => {})
     parked.clear()

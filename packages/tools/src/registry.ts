@@ -53,11 +53,7 @@ export class ToolRegistry extends Service<ToolRegistry.Config> {
     const problem = countProblem('maxResultBytes', maxResultBytes, { min: MIN_RESULT_BYTES })
     if (problem) throw new ToolError('INVALID_CONFIG', `tools: config.${problem}`)
     this.maxResultBytes = maxResultBytes
-    this.source = {
-      get: (name) => this.entries.get(name),
-      values: () => this.entries.values(),
-      maxResultBytes,
-    }
+    this.source = { entries: this.entries, maxResultBytes }
     this.events = withoutCallerTracing(ctx.lifecycle)
     this.log = ctx.logger('tools')
   }

@@ -11,10 +11,12 @@ export interface RegisteredTool {
   maxCallerDepth?: number
 }
 
-/** The registry as a view reads it: always the current set of tools. */
+/**
+ * The registry as a view reads it: its live table of tools (the registry's own map, so a view sees
+ * every change at once and a call runs no registry code) and its result cap.
+ */
 export interface ToolSource {
-  get(name: string): RegisteredTool | undefined
-  values(): Iterable<RegisteredTool>
+  readonly entries: ReadonlyMap<string, RegisteredTool>
   /** The registry's cap on one result's content, in UTF-8 bytes. */
   readonly maxResultBytes: number
 }
@@ -64,6 +66,8 @@ export class ToolView {
   private readonly visible: Predicate
   /** This view's own result cap (the lowest along its `restrict` chain); the registry's applies too. */
   private readonly maxResultBytes: number
+  /** The cap on one result's content, in UTF-8 bytes: the lower of the registry's and this view's (both fixed). */
+  readonly resultCap: number
   /**
    * The depth of the agents this view is for (the deepest along its chain; 0 for a registry view).
    * A tool whose `maxCallerDepth` is below it is hidden exactly like a filtered one.
@@ -87,11 +91,7 @@ export class ToolView {
     this.visible = above && filter ? (name) => above(name) && own(name) : above ?? own
     this.maxResultBytes = Math.min(parent?.maxResultBytes ?? Infinity, options?.maxResultBytes ?? Infinity)
     this.callerDepth = parent?.callerDepth ?? 0
-  }
-
-  /** The cap on one result's content, in UTF-8 bytes: the lower of the registry's and this view's. */
-  get resultCap(): number {
-    return Math.min(this.source.maxResultBytes, this.maxResultBytes)
+    this.resultCap = Math.min(source.maxResultBytes, this.maxResultBytes)
   }
 
   has(name: string): boolean {
@@ -105,7 +105,7 @@ export class ToolView {
   list(): ToolSpec[] {
     const specs: ToolSpec[] = []
     const own = this.own
-    for (const entry of this.source.values()) {
+    for (const entry of this.source.entries.values()) {
       // Specs are deeply frozen at registration, so handing out the same objects is safe.
       if (!own?.has(entry.spec.name) && this.reaches(entry) && this.visible(entry.spec.name)) specs.push(entry.spec)
     }
@@ -165,7 +165,7 @@ export class ToolView {
     const own = this.own?.get(name)
     if (own) return own
     if (!this.visible(name)) return undefined
-    const entry = this.source.get(name)
+    const entry = this.source.entries.get(name)
     return entry && this.reaches(entry) ? entry : undefined
   }
 

@@ -1,6 +1,6 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { ContinuableRunInfo, SubagentHandle, SubagentService } from '@cordis-subagents/subagents-service'
-import { settleStarted } from '../call.js'
+import { settleStarted } from '../continued.js'
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../config.js'
 import type { Tool } from '@cordis-subagents/tools'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'

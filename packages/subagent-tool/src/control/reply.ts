@@ -1,5 +1,5 @@
 import type { SubagentService } from '@cordis-subagents/subagents-service'
-import { continueParked } from '../call.js'
+import { continueParked } from '../continued.js'
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../config.js'
 import type { Tool } from '@cordis-subagents/tools'
 import { MAX_ANSWER_LENGTH } from '@cordis-subagents/shared'
