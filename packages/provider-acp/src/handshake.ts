@@ -149,7 +149,7 @@ export class Handshake {
       // session/fork is in the SDK's unstable schema only: sent by name, its answer read as the new session's id.
       const answer = await this.connection!.agent.request<{ sessionId?: unknown } | null>(method, request)
       const opened = method === 'session/fork' ? answer?.sessionId : sessionId
-      if (typeof opened !== 'string' || !opened || opened.length > 256) throw new Error('the agent answered session/fork without a usable sessionId')
+      if (typeof opened !== 'string' || !opened || opened.length > 256) throw new Error(`the agent answered ${method} without a usable sessionId`)
       this.session = agent.attachSession.call(this.connection!.agent, { sessionId: opened })
     })
   }

@@ -41,7 +41,7 @@ const INTRO_LATER = 'Context: below are the turns the delegating agent\'s conver
 const OUTRO = 'End of the delegating agent\'s conversation. Your task:'
 const CUT = ' …[cut]'
 
-/** The parent's turns the seed for a parent carries, or undefined when it has none (a caller that is not an agent of ours). */
+/** The parent's completed turns (its transcript's `completed()`); none for a caller that is not an agent of ours. */
 export function parentHistory(parent: unknown): readonly Message[] {
   const transcript = (parent as { transcript?: { completed?: () => readonly Message[] } } | null)?.transcript
   return typeof transcript?.completed === 'function' ? transcript.completed() : []
