@@ -137,4 +137,26 @@ describe('ACP contract: our messages validate against the SDK\'s stable v1 schem
     expect(methods).to.include.members(['session/close', 'session/resume'])
     assertNoLeftovers()
   })
+
+  it('provider-acp fork child: session/fork of a parent\'s kept session validates against the unstable schema (the only one that has it)', async () => {
+    const log = join(dir, 'fork.jsonl')
+    const provider = createAcpProvider({
+      command: process.execPath, args: [TEE, log, process.execPath, ...fixtureArgs('sessions')], logger, ...FAST,
+      env: { ...FAST.env, ACP_FIXTURE_SESSION_CAPS: 'fork,resume', ACP_FIXTURE_STATE: dir }, context: 'fork', resume: 'per-parent',
+    })
+    try {
+      const parent = { id: 'parent-1', depth: 0, cwd: dir } as never
+      for (let i = 0; i < 2; i++) {
+        const run = await provider.start(request({ parent, prompt: 'go' }))
+        expect((await run.result).stopReason).to.equal('completed')
+        await run.dispose()
+      }
+    } finally {
+      await provider.stop()
+    }
+    const { problems, methods } = new AcpSchema('unstable').check(readCapture(log))
+    expect(problems).to.deep.equal([])
+    expect(methods).to.include.members(['session/new', 'session/fork', 'session/prompt'])
+    assertNoLeftovers()
+  })
 })

@@ -22,12 +22,14 @@ const INTEGER_RANGES: Record<string, [number, number]> = {
 }
 
 export class AcpSchema {
-  readonly path = require.resolve('@agentclientprotocol/sdk/schema/v1/schema.json')
+  readonly path: string
   private readonly ajv: Ajv2020
   private readonly defs: Defs
   private readonly sides: Record<'agent' | 'client', ValidateFunction>
 
-  constructor() {
+  /** `unstable`: the SDK's `schema.unstable.json` (it has `session/fork`), for a flow that uses an unstable method. */
+  constructor(which: 'stable' | 'unstable' = 'stable') {
+    this.path = require.resolve(`@agentclientprotocol/sdk/schema/v1/${which === 'stable' ? 'schema.json' : 'schema.unstable.json'}`)
     const schema = JSON.parse(readFileSync(this.path, 'utf8')) as { $defs: Defs; anyOf: Array<{ title: string }> }
     this.defs = schema.$defs
     // strict off: the schema carries its generator's annotations (x-method, x-side, discriminator).

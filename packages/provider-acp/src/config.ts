@@ -34,6 +34,8 @@ export interface Config {
   idleTimeout?: number
   maxSpareFailures?: number
   resume?: 'off' | 'request' | 'per-parent'
+  context?: 'fresh' | 'fork'
+  maxSeedBytes?: number
 }
 
 export const Config: Schema<Config> = Schema.object({
@@ -110,4 +112,11 @@ export const Config: Schema<Config> = Schema.object({
     'per-parent': 'Every delegation of a parent agent continues its child session (unless the request says `resume: false`)',
   }).default('off')
     .description('Continue a parent agent\'s earlier child session (session/load) when the agent advertises `loadSession`; otherwise a new session is opened. One session per parent agent, forgotten with the parent.'),
+  context: choice({
+    fresh: 'A fresh child: it sees only the prompt',
+    fork: 'A fork child: it starts with the parent\'s completed turns (session/fork of the parent\'s kept session where the agent offers it, else seeded into the first prompt)',
+  }).default('fresh')
+    .description('What the child knows when it starts. `fork` makes this a fork provider: the tool tells the model the child already sees the conversation.'),
+  maxSeedBytes: count({ min: 1024, max: 16 * 1024 * 1024 }).default(256 * 1024)
+    .description('With `context: fork`: most UTF-8 bytes of the parent\'s turns put into a child\'s first prompt; the oldest turns are left out first.'),
 })

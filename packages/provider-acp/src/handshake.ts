@@ -11,7 +11,7 @@ import {
 import type { RunSettings } from './settings.js'
 
 /** Where a run is: the handshake steps, then the one prompt turn. */
-export type Stage = 'spawn' | 'initialize' | 'session/new' | 'session/load' | 'session/resume' | 'prompt'
+export type Stage = 'spawn' | 'initialize' | 'session/new' | 'session/load' | 'session/resume' | 'session/fork' | 'prompt'
 
 /** How long to wait for an exit status after the connection dropped. */
 export const EXIT_STATUS_MS = 400
@@ -45,6 +45,8 @@ export class Handshake {
   canResumeSession = false
   /** The agent advertised `sessionCapabilities.close` (free a session it keeps). */
   canCloseSession = false
+  /** The agent advertised `sessionCapabilities.fork` (a new session that starts with an earlier one's history). */
+  canForkSession = false
   /** The agent's name from its initialize answer (`agentInfo.name`), when it gave a short one. */
   agentName?: string
   /** A session a spare opened ahead of need (`openAhead`), and what it was opened with. */
@@ -124,17 +126,31 @@ export class Handshake {
    * has the session open, so the agent gets this delegation's `_meta` (its limits).
    */
   resumeSession(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>, sessionId: string): Promise<void> {
+    return this.attach(signal, this.canResumeSession ? 'session/resume' : 'session/load', session, sessionId)
+  }
+
+  /** `session/fork` of `sessionId` (advertised as `sessionCapabilities.fork`): a new session that starts with its history. */
+  forkSession(signal: AbortSignal, session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>, sessionId: string): Promise<void> {
+    return this.attach(signal, 'session/fork', session, sessionId)
+  }
+
+  private attach(
+    signal: AbortSignal, method: 'session/resume' | 'session/load' | 'session/fork', session: Pick<RunSettings, 'cwd' | 'mcpServers' | 'sessionMeta'>,
+    sessionId: string,
+  ): Promise<void> {
     this.session = undefined
     return this.bounded(signal, async () => {
-      this.stage = this.canResumeSession ? 'session/resume' : 'session/load'
+      this.stage = method
       const agent = this.connection!.agent as unknown as { attachSession?: (response: { sessionId: string }) => Acp.ActiveSession }
       // The SDK builds its session helper only around session/new; its (internal) attach does the same for a loaded one.
       if (typeof agent.attachSession !== 'function') throw new AcpError('ACP_STARTUP_FAILED', 'This ACP SDK cannot attach to a loaded session.')
       const request: Acp.LoadSessionRequest = { sessionId, cwd: session.cwd, mcpServers: session.mcpServers }
       if (session.sessionMeta) request._meta = session.sessionMeta
-      const { session: methods } = this.sdk.methods.agent
-      await this.connection!.agent.request(this.canResumeSession ? methods.resume : methods.load, request)
-      this.session = agent.attachSession.call(this.connection!.agent, { sessionId })
+      // session/fork is in the SDK's unstable schema only: sent by name, its answer read as the new session's id.
+      const answer = await this.connection!.agent.request<{ sessionId?: unknown } | null>(method, request)
+      const opened = method === 'session/fork' ? answer?.sessionId : sessionId
+      if (typeof opened !== 'string' || !opened || opened.length > 256) throw new Error(`the agent answered ${method} without a usable sessionId`)
+      this.session = agent.attachSession.call(this.connection!.agent, { sessionId: opened })
     })
   }
 
@@ -283,6 +299,7 @@ export class Handshake {
     const offered = (name: string) => typeof sessions?.[name] === 'object' && sessions[name] !== null
     this.canResumeSession = offered('resume')
     this.canCloseSession = offered('close')
+    this.canForkSession = offered('fork')
     const name = (init as { agentInfo?: { name?: unknown } | null }).agentInfo?.name
     if (typeof name === 'string' && name.length <= 64) this.agentName = name
   }

@@ -18,6 +18,7 @@ import { AcpRun } from './run.js'
 import { type AcpCheckpoint, restorePoint } from './resume/restore-point.js'
 import { SessionBook, type ResumeTicket } from './resume/session-book.js'
 import { checkSessionMeta } from './session-meta.js'
+import { ForkSeed, parentHistory } from './fork/seed.js'
 import { setTraceEnv, traceMeta } from './trace-context.js'
 import { Redactor } from '@cordis-subagents/shared'
 
@@ -101,6 +102,11 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
   if (!['off', 'request', 'per-parent'].includes(resume)) {
     throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.resume must be off, request or per-parent (got ${JSON.stringify(resume)}).`)
   }
+  const context = options.context ?? DEFAULTS.context!
+  if (!['fresh', 'fork'].includes(context)) {
+    throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.context must be fresh or fork (got ${JSON.stringify(context)}).`)
+  }
+  const maxSeedBytes = options.maxSeedBytes ?? DEFAULTS.maxSeedBytes!
   const book = new SessionBook()
   // Names this provider's children as the processes the env's tool ceiling is for (handshake: initialize `_meta`).
   // One per provider, so pooled processes still match by environment.
@@ -117,6 +123,8 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     const own = crossingEnv(crossing, { budget: !pool, for: crossingFor }) as OwnVariables
     const sessionMeta: Record<string, unknown> = { ...configuredMeta, ...crossingMeta(crossing), ...traceMeta(request.traceContext) }
     const ticket = !restore && wantsResume(resume, request) ? book.take(request.parent, cwd) : undefined
+    // A fork child: the parent's completed turns as they are now (a restored run's session already holds its own).
+    const fork = context === 'fork' && !restore ? new ForkSeed(parentHistory(request.parent), maxSeedBytes, ticket?.seeded) : undefined
     const starting = AcpRun.start({
       ...settings,
       cwd,
@@ -129,9 +137,10 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
       ...request.traceContext ? { promptMeta: traceMeta(request.traceContext) } : {},
       ...ticket?.sessionId ? { resumeSessionId: ticket.sessionId } : {},
       ...ticket ? { keepSession: true } : {},
+      ...fork ? { fork } : {},
       ...restore ? { resumeSessionId: restore.sessionId, restore } : {},
     }, request, source)
-    if (ticket) recordSession(ticket, starting)
+    if (ticket) recordSession(ticket, starting, fork)
     return starting
   }
   const childHandle = (request: ProviderStartRequest) =>
@@ -139,7 +148,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
   const provider: AcpProvider = {
     name: providerName,
     capabilities: { persona: false, toolFilter: false, depthLimit: false },
-    inheritsParentContext: false,
+    inheritsParentContext: context === 'fork',
     start: (request: ProviderStartRequest): Promise<SubagentRun> => launch(request),
     /**
      * After a host restart: continues a journalled run's ACP session with session/load (the agent
@@ -173,9 +182,9 @@ function wantsResume(mode: string, request: ProviderStartRequest): boolean {
   return mode === 'request' && asked === true
 }
 
-function recordSession(ticket: ResumeTicket, starting: Promise<AcpRun>) {
+function recordSession(ticket: ResumeTicket, starting: Promise<AcpRun>, fork: ForkSeed | undefined) {
   starting.then(
-    (run) => ticket.done(run.childId, run.loadable, run.result),
+    (run) => ticket.done(run.childId, run.loadable, run.result, fork?.through),
     () => ticket.done(undefined, false, Promise.resolve()),
   )
 }

@@ -3,7 +3,7 @@ import { deferred, describeError, onAbort, type PendingQuestion } from '@cordis-
 import type { ProviderStartRequest, SubagentResult, SubagentRun, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { AcpError } from './errors.js'
 import { checkDirectory } from './working-directory.js'
-import { openSession } from './open-session.js'
+import { firstPrompt, type Opened, openedStatus, openSession } from './open-session.js'
 import { aborted, Handshake } from './handshake.js'
 import { OutputBuffer } from './output.js'
 import { PermissionDesk } from './permission.js'
@@ -40,8 +40,8 @@ export class AcpRun implements SubagentRun {
   readonly processKind: ProcessKind
   /** With a pool: `cold`, `warm` or `reused`, plus the pool's note (`cold (spares paused)`); the service copies it into the run's info. */
   origin?: string
-  /** The session continues an earlier one (session/load, or still open on a reused process). */
-  resumed = false
+  /** How the session was opened: new, an earlier one continued (session/resume or session/load), or forked from it. */
+  opened: Opened = 'new'
   /** The agent can load this session again later (it advertised `loadSession`). */
   loadable = false
 
@@ -141,7 +141,7 @@ export class AcpRun implements SubagentRun {
         throw new AcpError('ACP_SPAWN_FAILED', `Could not set up the run for "${settings.command}": ${describeError(error)}.`, { cause: error })
       }
       try {
-        run.resumed = await openSession(run.link, slot, settings, signal)
+        run.opened = await openSession(run.link, slot, settings, signal)
       } catch (error) {
         run.hurry = true
         await run.teardown()
@@ -161,7 +161,7 @@ export class AcpRun implements SubagentRun {
         run.origin = note ? `${kind} (${note})` : kind
         run.emit({ kind: 'status', text: note ? `${kind} process (${note})` : `${kind} process` })
       }
-      if (settings.resumeSessionId) run.emit({ kind: 'status', text: run.resumed ? 'resumed session' : 'new session (the earlier one could not be continued)' })
+      if (settings.resumeSessionId) run.emit({ kind: 'status', text: openedStatus(run.opened) })
       run.beginPrompt(request, settings.restore)
       return run
     }
@@ -241,7 +241,7 @@ export class AcpRun implements SubagentRun {
     })
     // The prompt goes out first, so a cancel for an already aborted signal follows it.
     if (restored) this.questions.restored(restored, turn)
-    else turn(outputPrompt(request.prompt, this.results.typed))
+    else turn(firstPrompt(this.settings, outputPrompt(request.prompt, this.results.typed)))
     const { signal } = request
     this.detachSignal = onAbort(signal, () => this.cancel(signal.reason === undefined ? 'the request signal was aborted' : describeError(signal.reason)))
   }

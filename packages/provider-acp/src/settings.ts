@@ -5,6 +5,7 @@ import type { PermissionMode } from './permission.js'
 import type { AcpCheckpoint } from './resume/restore-point.js'
 import type { Reaps } from './reaps.js'
 import type { RunAs } from './containment/run-as.js'
+import type { ForkSeed } from './fork/seed.js'
 
 /** Everything one run needs from the provider's config and the request, resolved. */
 export interface RunSettings {
@@ -37,6 +38,8 @@ export interface RunSettings {
   promptMeta?: Record<string, unknown>
   /** Continue this earlier session (session/resume, else session/load) when the agent can. */
   resumeSessionId?: string
+  /** A fork child (`context: fork`): the parent's turns its first prompt carries, less what a forked or continued session holds. */
+  fork?: ForkSeed
   /** A parent may continue this run's session later (resume is on): a kept process does not close it. */
   keepSession?: boolean
   /**

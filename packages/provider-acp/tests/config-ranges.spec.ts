@@ -12,8 +12,8 @@ const schemaOf = (key: string) => (Config as unknown as { dict: Record<string, {
 describe('provider-acp config ranges (one source: the schema)', () => {
   it('walks every numeric key of the schema', () => {
     expect([...NUMERIC_KEYS].sort()).to.deep.equal([
-      'cancelGrace', 'exitGrace', 'idleTimeout', 'killGrace', 'maxOutputBytes', 'maxParkedMs', 'maxProcesses', 'maxSessionsPerProcess',
-      'maxSpareFailures', 'maxStreamBytes', 'spares', 'startupTimeout',
+      'cancelGrace', 'exitGrace', 'idleTimeout', 'killGrace', 'maxOutputBytes', 'maxParkedMs', 'maxProcesses', 'maxSeedBytes',
+      'maxSessionsPerProcess', 'maxSpareFailures', 'maxStreamBytes', 'spares', 'startupTimeout',
     ])
   })
 

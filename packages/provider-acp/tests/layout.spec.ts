@@ -6,7 +6,7 @@ import { expect } from 'chai'
 // The README's source map: the core path in src/, each option in its folder. The core imports an
 // option; an option may use the core's parts but never the run, the factory, the plugin or the face.
 const src = fileURLToPath(new URL('../src/', import.meta.url))
-const OPTION_FOLDERS = ['containment', 'pool', 'questions', 'resume']
+const OPTION_FOLDERS = ['containment', 'fork', 'pool', 'questions', 'resume']
 const CORE_TOP = ['index.ts', 'plugin.ts', 'provider.ts', 'run.ts']
 
 function sources(): string[] {

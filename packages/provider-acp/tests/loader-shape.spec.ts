@@ -54,7 +54,10 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
       idleTimeout: 60_000,
       maxSpareFailures: 3,
       resume: 'off',
+      context: 'fresh',
+      maxSeedBytes: 256 * 1024,
     })
+    expect(() => Config({ command: 'npx', context: 'both' } as never)).to.throw(/context/)
     expect(() => Config({ command: 'npx', inherit: 'some' } as never)).to.throw(/inherit/)
     expect(() => Config({ command: 'npx', permission: 'sometimes' } as never)).to.throw(/permission/)
     expect(Config({ command: 'npx', permission: 'escalate' } as never).permission).to.equal('escalate')
@@ -65,7 +68,7 @@ describe('@cordis-subagents/provider-acp entry (as the loader sees it)', () => {
   it('every Config key has a description (for the Koishi console)', async () => {
     const { Config } = await import('@cordis-subagents/provider-acp')
     const dict = (Config as unknown as { dict: Record<string, { meta?: { description?: unknown } }> }).dict
-    expect(Object.keys(dict)).to.have.length(29)
+    expect(Object.keys(dict)).to.have.length(31)
     for (const [key, schema] of Object.entries(dict)) {
       expect(schema.meta?.description, key).to.be.ok
     }

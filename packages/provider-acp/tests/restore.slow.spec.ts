@@ -64,7 +64,7 @@ describe('provider-acp: restore a run after a restart (session/load)', () => {
     expect((record.checkpoint as { options: unknown[] }).options).to.have.length(2)
     const run = await start(host(), 'unused: the run was parked', record)
     expect(run.childId).to.equal((record.checkpoint as { sessionId: string }).sessionId)
-    expect(run.resumed).to.equal(true)
+    expect(run.opened).to.equal('resumed')
     const first = await run.result
     expect(first.stopReason).to.equal('pending')
     expect(first.question).to.deep.equal(record.question)

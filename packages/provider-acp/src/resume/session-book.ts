@@ -6,13 +6,19 @@
 export interface ResumeTicket {
   /** The session to continue, when the parent has one that is free. */
   sessionId?: string
-  /** Records the session the run ended up with (the same, or a new one) and frees it when the run ends. */
-  done(sessionId: string | undefined, loadable: boolean, ended: Promise<unknown>): void
+  /** With a fork provider: how many of the parent's completed messages that session holds (seeded into it). */
+  seeded: number
+  /**
+   * Records the session the run ended up with (the same, or a new one) and frees it when the run
+   * ends; `seeded`: the parent's messages it holds (a fork child's).
+   */
+  done(sessionId: string | undefined, loadable: boolean, ended: Promise<unknown>, seeded?: number): void
 }
 
 interface Entry {
   sessionId?: string
   cwd?: string
+  seeded: number
   busy: boolean
 }
 
@@ -26,7 +32,7 @@ export class SessionBook {
       return undefined
     }
     let entry = this.entries.get(parent)
-    if (!entry) this.entries.set(parent, entry = { busy: false })
+    if (!entry) this.entries.set(parent, entry = { busy: false, seeded: 0 })
     if (entry.busy) return undefined
     entry.busy = true
     const target = entry
@@ -34,12 +40,14 @@ export class SessionBook {
     let settled = false
     return {
       sessionId: claimed,
-      done: (sessionId, loadable, ended) => {
+      seeded: claimed ? target.seeded : 0,
+      done: (sessionId, loadable, ended, seeded = 0) => {
         if (settled) return
         settled = true
         if (sessionId && loadable) {
           target.sessionId = sessionId
           target.cwd = cwd
+          target.seeded = seeded
         }
         void ended.finally(() => {
           target.busy = false
