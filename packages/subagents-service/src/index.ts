@@ -19,7 +19,7 @@ export { MAX_TASK_KEYS_PER_PARENT, reattachKey } from './run/reattach-keys.js'
 export type { ParkedRunInfo } from './run/journal-port.js'
 export { type SubagentCapability, SubagentError, type SubagentErrorCode, type SubagentErrorOptions } from './errors.js'
 export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } from './events.js'
-export { isIdleStop, STOP_REASONS } from './run/provider-io.js'
+export { isIdleStop, STOP_REASONS } from './run/limit-stops.js'
 export { capDiagnostic, MAX_DIAGNOSTIC_BYTES, TRUNCATION_MARK } from './diagnostic.js'
 export {
   BackgroundRegistry, type BackgroundLimits, BackgroundTask, MAX_ENDED_PER_PARENT, MAX_LIVE_PER_PARENT, ParentBackground, type WaitReport,
@@ -28,4 +28,5 @@ export type { BackgroundMessage, BackgroundStart, BackgroundState, Delivery, Tur
 export {
   CONTINUE_WINDOW_MS, type ContinuableRunInfo, type ContinueOptions, MAX_CONTINUABLE_RUNS, MAX_CONTINUES_PER_RUN,
 } from './verbs/continuation.js'
-export { STATUSES, statusOf } from './run/provider-io.js'
+export { statusOf } from './run/delegation.js'
+export { STATUSES } from './run/limit-stops.js'

@@ -55,7 +55,8 @@ export class DelegationAccounts {
   private readonly open = new Map<string, TreeBook>()
   private readonly inTurn = new Set<Agent>()
 
-  constructor(private readonly parentOf: (runId: string) => Agent | undefined, private readonly background: BackgroundRegistry) {}
+  /** `live`: the service's runs by id (a run's parent is a field: reading it calls nothing). */
+  constructor(private readonly live: ReadonlyMap<string, { readonly parent: Agent }>, private readonly background: BackgroundRegistry) {}
 
   /** The handlers that keep the books (`SubagentEvents.observe`). */
   handlers(): SubagentEventHandlers {
@@ -118,7 +119,7 @@ export class DelegationAccounts {
   }
 
   private started(info: SubagentRunInfo): void {
-    const parent = this.parentOf(info.runId)
+    const parent = this.live.get(info.runId)?.parent
     if (!parent) return
     const root = this.root(parent)
     let book = this.books.get(root)
