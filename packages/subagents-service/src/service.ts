@@ -8,7 +8,7 @@ import { SubagentError } from './errors.js'
 import { BackgroundRegistry } from './background/book.js'
 import type { SubagentEventHandlers } from './events.js'
 import { ContinuableRuns, ResultBook, SubagentEvents } from './after-run.js'
-import { Admissions, type Admitted } from './admission/admission.js'
+import { Admissions, type Admitted, isObject } from './admission/admission.js'
 import { Delegation, type LiveRun, noop, now } from './run/delegation.js'
 import type { SideRoad } from './run/run-host.js'
 import { PendingStart } from './run/pending-start.js'
@@ -25,7 +25,7 @@ import { restoringProvider } from './durable/restore-start.js'
 import { readResult } from './verbs/result-read.js'
 import type { KeptResult } from './verbs/results.js'
 import { type ContinueOptions, continuingProvider } from './verbs/continuation.js'
-import { checkProvider, isObject } from './admission/checks.js'
+import { checkProvider } from './admission/provider-check.js'
 import { DelegationAccounts, rootRunObserver } from './account/accounts.js'
 import type { Agent, DelegationAccount } from '@cordis-subagents/agent'
 import type {
@@ -235,7 +235,7 @@ export class SubagentService extends Service<Config> {
    */
   begin(name: string, request: SubagentRequest, options: BeginOptions = {}): SubagentStart {
     const { continues, restore } = options
-    const reattach = isObject(request) && request.reattach === true
+    const reattach = (request as { reattach?: unknown } | undefined)?.reattach === true
     const side = continues || restore || reattach ? this.sideRoad(request, options) : undefined
     let ticket: Admitted
     try {

@@ -2,7 +2,7 @@ import type { Agent, Budget } from '@cordis-subagents/agent'
 import {
   type BudgetBreach, type BudgetName, checkedUsage, checkedWork, describeError, isCount, onAbort, type PendingQuestion, totalTokens,
 } from '@cordis-subagents/shared'
-import { isObject } from '../admission/checks.js'
+import { isObject } from '../admission/admission.js'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import { ANY_STOP, asLimitStop, IDLE_STOPS, checkedResult, reasonText } from './limit-stops.js'

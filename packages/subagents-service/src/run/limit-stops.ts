@@ -1,6 +1,6 @@
 import type { Budget } from '@cordis-subagents/agent'
 import { type BudgetBreach, checkedQuestion, checkedUsage, describeBreach, describeError, type PendingQuestion } from '@cordis-subagents/shared'
-import { isObject } from '../admission/checks.js'
+import { isObject } from '../admission/admission.js'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import type { SubagentResult, SubagentStatus, SubagentStopReason, SubagentUpdate } from '../types.js'
