@@ -1,14 +1,14 @@
-import type { Budget } from '@cordis-subagents/agent'
 import { describeError, limitStop } from '@cordis-subagents/shared'
+import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
-import { isEmptyUsage, overspent } from './limit-stops.js'
 import type { Parking } from './parking.js'
 import type { Admission, RunHost } from './run-host.js'
 import { abandonStart, startFailed } from './start-failure.js'
-import type { SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo, SubagentRunState, SubagentUpdate } from '../types.js'
+import { sendFollowUp } from './steer.js'
+import type { SubagentProvider, SubagentRequest, SubagentResult, SubagentRun, SubagentRunInfo, SubagentRunState } from '../types.js'
 
 // A run's moves off its plain road (the `Delegation` extends this): a cancel (the holder's, the caller's
-// signal, a limit), the provider's updates, and a start that handed nothing over.
+// signal, a limit), a follow-up message, a dispose that finds the result unsettled or fails, a refused start.
 
 /**
  * `starting`: the provider's `start` is pending (updates are buffered until the hand-over); `live`: handed
@@ -29,18 +29,15 @@ export abstract class RunControls {
   protected abstract readonly controller: AbortController
   /** Set while the provider's `start` is pending: a cancel rejects the start at once. */
   protected abstract stopWaitingForStart?: () => void
-  /** Updates sent before the hand-over (rare: most providers report progress only once running). */
-  protected abstract pending?: SubagentUpdate[]
   protected abstract provider: SubagentProvider
-  protected abstract budget?: Budget
   protected abstract readonly host: RunHost
   protected abstract readonly request: SubagentRequest
   protected abstract readonly parking: Parking
+  protected abstract book?: Parking
+  abstract readonly open: boolean
   protected abstract readonly admission: Admission
   protected abstract finish(raw: SubagentResult): void
   protected abstract detachCaller(): void
-  /** Charges a child's reported running totals to its budget, if it has one. */
-  protected abstract charge(usage: unknown, work: unknown): void
 
   /** Aborts the provider's signal and, after the hand-over, calls the run's `cancel` once. */
   protected stop(reason?: string, signalReason?: unknown): void {
@@ -61,25 +58,6 @@ export abstract class RunControls {
     if (idle) this.finish(this.parking.cancelled(reason))
   }
 
-  /** The provider's `onUpdate`. */
-  protected update(update: SubagentUpdate): void {
-    if (this.phase === 'ended' || this.phase === 'rejected') return
-    if (update?.kind === 'usage') {
-      if (isEmptyUsage(update)) return
-      this.charge(update.usage, update.work)
-      const stop = this.budget && overspent(this.budget)
-      if (stop) this.stop(undefined, stop)
-    }
-    const forward = this.request.onUpdate
-    try {
-      forward?.(update)
-    } catch (error) {
-      this.host.log.warn('onUpdate of run %s threw: %s', this.id, describeError(error))
-    }
-    if (this.phase === 'starting') (this.pending ??= []).push(update)
-    else if (this.host.events.has('subagent/update')) this.host.events.emit('subagent/update', this.info, update)
-  }
-
   /** Rejects the start after the provider was called (so `subagent/start-failed` is emitted); `leftover`: what to clean up. */
   protected reject(error: SubagentError, leftover?: unknown): never {
     startFailed(this.host.events, this.id, this.provider.name, this.request, error)
@@ -87,5 +65,22 @@ export abstract class RunControls {
     this.detachCaller()
     abandonStart(this.host.log, this.provider.name, leftover, () => this.admission.refundAndRelease())
     throw error
+  }
+
+  /** An interrupted run takes messages for its next wake; a parked one waits for an answer instead. */
+  send(message: string): void {
+    sendFollowUp(this.providerRun, this.provider?.name, this.id, this.open && this.book?.state !== 'parked', message)
+  }
+
+  /** A run disposed before its result settled: gives a result that settles right after dispose a chance, then settles it. */
+  protected async settleUndisposed(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    const diagnostic = `Subagent provider "${this.provider.name}" disposed the run without settling its result.`
+    this.finish({ stopReason: this.cancelled ? 'aborted' : 'error', output: '', diagnostic })
+  }
+
+  protected disposeFailed(failure: unknown): never {
+    const message = `Subagent provider "${this.provider.name}" failed to dispose run ${this.id}: ${describeError(failure)}`
+    throw new SubagentError('DISPOSE_FAILED', capDiagnostic(message), { cause: failure })
   }
 }

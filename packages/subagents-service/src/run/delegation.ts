@@ -4,13 +4,11 @@ import {
 } from '@cordis-subagents/shared'
 import { isObject } from '../admission/admission.js'
 import { capDiagnostic } from '../diagnostic.js'
-import { SubagentError } from '../errors.js'
-import { ANY_STOP, asLimitStop, IDLE_STOPS, checkedResult, reasonText } from './limit-stops.js'
+import { ANY_STOP, asLimitStop, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText } from './limit-stops.js'
 import { type Phase, RunControls } from './controls.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { endIdle } from './park-expiry.js'
 import { aborted, startRefusal } from './start-failure.js'
-import { sendFollowUp } from './steer.js'
 import type { Admission, RunHost, SideRoad } from './run-host.js'
 import type {
   IncompleteLimit, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun,
@@ -46,7 +44,7 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
   private stopWaitingForCaller: () => void = noop
   protected stopWaitingForStart?: () => void
   /** The idle side and its verbs (parking.ts), made on first need; `delivered`: the final outcome until then. */
-  private book?: Parking
+  protected book?: Parking
   private delivered?: SubagentOutcome
   readonly reattachKey?: string
   /** A new turn of a run that ended (`ctx.subagents.continue`): its record goes from ended to running. */
@@ -125,11 +123,6 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     }))
   }
 
-  /** An interrupted run takes messages for its next wake; a parked one waits for an answer instead. */
-  send(message: string): void {
-    sendFollowUp(this.providerRun, this.provider?.name, this.id, this.open && this.book?.state !== 'parked', message)
-  }
-
   protected get parking(): Parking {
     if (this.book) return this.book
     this.book = new Parking(this, this.host)
@@ -176,18 +169,11 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     } catch (error) {
       failure = error
     }
-    if (this.phase !== 'ended') {
-      // Give a result that settles right after dispose a chance, then settle it ourselves.
-      await new Promise<void>((resolve) => setImmediate(resolve))
-      const diagnostic = `Subagent provider "${this.provider.name}" disposed the run without settling its result.`
-      this.finish({ stopReason: this.cancelled ? 'aborted' : 'error', output: '', diagnostic })
-    }
+    if (this.phase !== 'ended') await this.settleUndisposed()
     if (this.host.live.get(this.id) === this) this.host.live.delete(this.id) // a continue may hold the id by now
     // The one place a handed-over run's slots go back.
     this.admission.release()
-    if (failure === undefined) return
-    const message = `Subagent provider "${this.provider.name}" failed to dispose run ${this.id}: ${describeError(failure)}`
-    throw new SubagentError('DISPOSE_FAILED', capDiagnostic(message), { cause: failure })
+    if (failure !== undefined) this.disposeFailed(failure)
   }
 
   protected finish(raw: SubagentResult): void {
@@ -212,8 +198,27 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     return sealed(settled, this.startedAt)
   }
 
-  protected charge(usage: unknown, work: unknown): void {
+  private charge(usage: unknown, work: unknown): void {
     if (this.budget) chargeReported(this.budget, usage, work)
+  }
+
+  /** The provider's `onUpdate`. */
+  private update(update: SubagentUpdate): void {
+    if (this.phase === 'ended' || this.phase === 'rejected') return
+    if (update?.kind === 'usage') {
+      if (isEmptyUsage(update)) return
+      this.charge(update.usage, update.work)
+      const stop = this.budget && overspent(this.budget)
+      if (stop) this.stop(undefined, stop)
+    }
+    const forward = this.request.onUpdate
+    try {
+      forward?.(update)
+    } catch (error) {
+      this.host.log.warn('onUpdate of run %s threw: %s', this.id, describeError(error))
+    }
+    if (this.phase === 'starting') (this.pending ??= []).push(update)
+    else if (this.host.events.has('subagent/update')) this.host.events.emit('subagent/update', this.info, update)
   }
 
   private readonly wantsUpdates = (): boolean =>
