@@ -1,36 +1,29 @@
 import type { Context, Logger } from 'cordis'
+import type { Agent, AgentObserver, DelegationAccount, DelegationEntry, DelegationState } from '@cordis-subagents/agent'
+import type { BackgroundRegistry } from './background/book.js'
 import { describeError, emitIsolatedOn, hasListenersOn, headBytes, withoutCallerTracing } from '@cordis-subagents/shared'
-import type { EventSink, SubagentEventHandlers, SubagentEventMap } from './events.js'
+import { type EventSink, observeDirect, type SubagentEventHandlers, type SubagentEventMap } from './events.js'
 import type { LiveRun } from './run/delegation.js'
-import type { BeginOptions, SubagentHandle, SubagentOutcome, SubagentRequest, SubagentRunInfo, SubagentStart } from './types.js'
-import { MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, type KeptResult, type ResultLimits } from './verbs/results.js'
+import type { SubagentOutcome, SubagentRunInfo } from './types.js'
 import {
-  type ContinuableEntry, type ContinuableRunInfo, type ContinueOptions, CONTINUE_WINDOW_MS, continueRun,
-  MAX_CONTINUABLE_RUNS,
-} from './verbs/continuation.js'
+  type ContinuableEntry, CONTINUE_WINDOW_MS, MAX_ACCOUNT_LISTED, MAX_CONTINUABLE_RUNS, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS,
+  type KeptResult, type ResultLimits,
+} from './verbs/results.js'
 
-// After the run: the service's events (emitted by the run, isolated from their listeners) and the
-// `subagent/end` listeners that keep what a run leaves behind: its outcome, re-readable by run id
-// (`ResultBook`), and the run itself while it can be continued (`ContinuableRuns`). Reading a kept
-// result (verbs/result-read.ts) and a continue (verbs/continuation.ts) are entered only when asked for.
+// After the run: the service's events (emitted by the run, isolated from their listeners) and the listeners that
+// keep what a run leaves behind: its outcome, re-readable by run id (`ResultBook`), the run while it can be continued
+// (`ContinuableRuns`, verbs/continuation.ts), and the account of every delegation of a root's tree (issue 44 item 4).
 
 type AnyHandler = (...args: unknown[]) => void
 
-/**
- * Emits the service's events with every listener isolated: a listener that throws or rejects is
- * logged and never reaches the service (a consumer must not veto a registration or a run's end).
- */
+/** Emits the service's events, every listener isolated: one that throws or rejects is logged (it must not veto a run's end). */
 export class SubagentEvents implements EventSink {
-  /**
-   * The app's lifecycle itself, read once: `ctx.lifecycle` is cordis' caller-tracing proxy, which
-   * builds a shadow context on every read through it. Emitting binds nothing to a caller's scope.
-   */
+  /** Read once: `ctx.lifecycle` is cordis' caller-tracing proxy, which builds a shadow context on every read. */
   private readonly lifecycle: Context['lifecycle']
 
   constructor(ctx: Context, private readonly log: Logger) {
     this.lifecycle = withoutCallerTracing(ctx.lifecycle)
   }
-
   /** Direct listeners by event (`observe`): called without cordis' per-call caller tracing. */
   private readonly direct = new Map<string, Set<AnyHandler>>()
 
@@ -39,27 +32,8 @@ export class SubagentEvents implements EventSink {
     return this.direct.has(name) || hasListenersOn(this.lifecycle, name)
   }
 
-  /**
-   * Calls each handler as its event is emitted, after the cordis listeners, isolated like them.
-   * For a consumer on the hot path (a tracer): a cordis listener goes through cordis' caller
-   * tracing on every call (it builds a shadow context). Returns the unsubscribe.
-   */
-  observe(handlers: SubagentEventHandlers): () => void {
-    const added: [string, AnyHandler][] = []
-    for (const [name, handler] of Object.entries(handlers)) {
-      if (typeof handler !== 'function') continue
-      const set = this.direct.get(name) ?? new Set()
-      set.add(handler as AnyHandler)
-      this.direct.set(name, set)
-      added.push([name, handler as AnyHandler])
-    }
-    return () => {
-      for (const [name, handler] of added) {
-        const set = this.direct.get(name)
-        if (set?.delete(handler) && !set.size) this.direct.delete(name)
-      }
-    }
-  }
+  /** Calls each handler as its event is emitted, after the cordis listeners, isolated like them, without caller tracing. */
+  observe(handlers: SubagentEventHandlers): () => void { return observeDirect(this.direct, handlers) }
 
   emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void {
     const failed = (error: unknown) => this.log.warn('a listener of %s failed (ignored): %s', name, describeError(error))
@@ -77,18 +51,12 @@ export class SubagentEvents implements EventSink {
   }
 }
 
-interface KeptEntry {
-  result: KeptResult
-  bytes: number
-}
-
 /**
- * The outcomes of ended runs by run id, most recent last, bounded by count and bytes. It holds
- * copies of what runs already settled with: reading one never touches the run or its provider.
- * It also remembers (ids only, bounded) which runs it forgot, so a read of one says so.
+ * The outcomes of ended runs by run id, most recent last, bounded by count and bytes: copies, so reading one never
+ * touches the run or its provider. It remembers (ids only, bounded) which runs it forgot, so a read of one says so.
  */
 export class ResultBook {
-  private readonly entries = new Map<string, KeptEntry>()
+  private readonly entries = new Map<string, { result: KeptResult; bytes: number }>()
   /** Ids of results forgotten for room, oldest first (at most 4 × `maxResults`). */
   private readonly forgotten = new Set<string>()
   private bytes = 0
@@ -141,19 +109,11 @@ export class ResultBook {
   }
 
   /** The kept outcome of run `runId`, or undefined. */
-  get(runId: string): KeptResult | undefined {
-    return this.entries.get(runId)?.result
-  }
-
+  get(runId: string): KeptResult | undefined { return this.entries.get(runId)?.result }
   /** Whether this book kept run `runId`'s outcome once and has forgotten it for room. */
-  wasForgotten(runId: string): boolean {
-    return this.forgotten.has(runId)
-  }
-
+  wasForgotten(runId: string): boolean { return this.forgotten.has(runId) }
   /** How many outcomes, and bytes of output and diagnostics, are kept now. */
-  get size(): { results: number; bytes: number } {
-    return { results: this.entries.size, bytes: this.bytes }
-  }
+  get size(): { results: number; bytes: number } { return { results: this.entries.size, bytes: this.bytes } }
 
   private forget(runId: string): void {
     this.drop(runId)
@@ -169,73 +129,222 @@ export class ResultBook {
   }
 }
 
-/**
- * The ended runs this host can continue: bounded in count (`MAX_CONTINUABLE_RUNS`) and in time
- * (`CONTINUE_WINDOW_MS`), no timers (expired entries are dropped as the book is used). An entry
- * holds the provider's run (its child's transcript) and the parent agent, nothing is copied.
- */
-export class ContinuableRuns {
-  /** @internal */ readonly book = new Map<string, ContinuableEntry>()
-  /** @internal runs being continued now: the continues they had (their entry is back when the new turn ends). */
-  readonly inFlight = new Map<string, number>()
+/** What the `subagent/end` listener of the continuable runs (`ContinuableRuns`, verbs/continuation.ts) keeps. */
+interface ContinuableBook {
+  readonly book: Map<string, ContinuableEntry>
+  readonly inFlight: Map<string, number>
+  readonly live: Map<string, LiveRun>
+}
 
-  constructor(
-    /** @internal */ readonly ctx: Context,
-    /** @internal */ readonly live: Map<string, LiveRun>,
-    events: SubagentEvents,
-    /** @internal */ readonly begin: (provider: string, request: SubagentRequest, options: BeginOptions) => SubagentStart,
-  ) {
-    events.observe({ 'subagent/end': (info, outcome) => this.ended(this.live.get(info.runId), outcome) })
-  }
+export function keepContinuable(runs: ContinuableBook) {
+  return (info: SubagentRunInfo, outcome: SubagentOutcome) => continuableEnded(runs, runs.live.get(info.runId), outcome)
+}
 
-  /** A run ended (`subagent/end`): kept when its provider can continue it. */
-  ended(run: LiveRun | undefined, outcome: SubagentOutcome, now = Date.now()): void {
-    if (!run) return
-    const continues = this.inFlight.get(run.id) ?? 0
-    this.inFlight.delete(run.id)
-    const providerRun = run.providerRun
-    if (typeof providerRun?.continueWith !== 'function') return
-    const { info } = run
-    this.book.delete(run.id)
-    this.book.set(run.id, {
-      runId: run.id, provider: info.provider, parentId: info.parentId, ...info.label ? { label: info.label } : {},
-      endedAt: now, stopReason: outcome.stopReason, continues, run: providerRun, parent: run.parent,
-    })
-    this.trim(now)
-  }
+/** A run ended: kept continuable when its provider can continue it. */
+export function continuableEnded(runs: ContinuableBook, run: LiveRun | undefined, outcome: SubagentOutcome, now = Date.now()): void {
+  if (!run) return
+  const continues = runs.inFlight.get(run.id) ?? 0
+  runs.inFlight.delete(run.id)
+  const providerRun = run.providerRun
+  if (typeof providerRun?.continueWith !== 'function') return
+  const { info } = run
+  runs.book.delete(run.id)
+  runs.book.set(run.id, {
+    runId: run.id, provider: info.provider, parentId: info.parentId, ...info.label ? { label: info.label } : {},
+    endedAt: now, stopReason: outcome.stopReason, continues, run: providerRun, parent: run.parent,
+  })
+  trimContinuable(runs.book, now)
+}
 
-  /** The runs that can be continued now (only `parent`'s children when given), the most recently ended last. */
-  list(parent?: SubagentRequest['parent']): ContinuableRunInfo[] {
-    const listed: ContinuableRunInfo[] = []
-    const now = Date.now()
-    for (const entry of this.book.values()) {
-      if ((parent && entry.parent !== parent) || expired(entry, now)) continue
-      const { run: _run, parent: _parent, ...info } = entry
-      listed.push(info)
-    }
-    return listed
-  }
-
-  /** See `SubagentService.continue` (verbs/continuation.ts). */
-  continue(runId: string, message: string, options: ContinueOptions = {}): Promise<SubagentHandle> {
-    return continueRun(this, runId, message, options)
-  }
-
-  /** @internal drops what ended longer than `CONTINUE_WINDOW_MS` ago, and the oldest past `MAX_CONTINUABLE_RUNS`. */
-  trim(now: number): void {
-    for (const [runId, entry] of this.book) {
-      if (this.book.size <= MAX_CONTINUABLE_RUNS && !expired(entry, now)) break
-      this.book.delete(runId)
-    }
-  }
-
-  /** @internal */
-  isExpired(entry: ContinuableEntry, now: number): boolean {
-    return expired(entry, now)
+/** Drops what ended longer than `CONTINUE_WINDOW_MS` ago, and the oldest past `MAX_CONTINUABLE_RUNS`. */
+export function trimContinuable(book: Map<string, ContinuableEntry>, now: number): void {
+  for (const [runId, entry] of book) {
+    if (book.size <= MAX_CONTINUABLE_RUNS && !expired(entry, now)) break
+    book.delete(runId)
   }
 }
 
 /** Ended longer than `CONTINUE_WINDOW_MS` ago (an entry put back after a failed continue may sit behind newer ones). */
-function expired(entry: ContinuableEntry, now: number): boolean {
-  return now - entry.endedAt >= CONTINUE_WINDOW_MS
+export function expired(entry: ContinuableEntry, now: number): boolean { return now - entry.endedAt >= CONTINUE_WINDOW_MS }
+
+const UNFINISHED = new Set<DelegationState>(['running', 'pending'])
+/** One root's tree: every delegation handed over under it, and the parents (weakly) to read their unread results. */
+class TreeBook {
+  /** Unfinished entries, and the latest ended ones up to the cap, in the order they started. */
+  readonly entries = new Map<string, DelegationEntry>()
+  readonly parents = new Map<string, WeakRef<Agent>>()
+  /** Ended entries forgotten past the cap: counted by state only. */
+  readonly forgotten: DelegationAccount['states'] = {}
+  forgottenTotal = 0
+  ended = 0
+  /** The delegations of the root's current turn (and its resumes), with earlier turns' still unfinished or unread. */
+  turn?: DelegationEntry[]
+  /** What the last turn leaves to the next: its delegations unfinished or unread at its end. */
+  carry?: DelegationEntry[]
+
+  /** Forgets the oldest ended entries while more than `keep` ended ones are kept. */
+  trim(keep: number): void {
+    if (this.ended <= keep) return
+    for (const [runId, entry] of this.entries) {
+      if (UNFINISHED.has(entry.state)) continue
+      this.entries.delete(runId)
+      this.forgotten[entry.state] = (this.forgotten[entry.state] ?? 0) + 1
+      this.forgottenTotal++
+      if (--this.ended <= keep) return
+    }
+  }
+}
+
+/** The account of delegations by tree; a run's root is found from its parent, a book lives as long as its root agent. */
+export class DelegationAccounts {
+  private readonly books = new WeakMap<Agent, TreeBook>()
+  private readonly rootOf = new WeakMap<Agent, Agent>()
+  /** Books of runs that have not ended, by run id. */
+  private readonly open = new Map<string, TreeBook>()
+  private readonly inTurn = new Set<Agent>()
+  /** `live`: the service's runs by id (a run's parent is a field: reading it calls nothing). */
+  constructor(private readonly live: ReadonlyMap<string, { readonly parent: Agent }>, private readonly background: BackgroundRegistry) {}
+
+  /** The handlers that keep the books (`SubagentEvents.observe`). */
+  handlers(): SubagentEventHandlers {
+    return {
+      'subagent/start': (info) => this.started(info),
+      'subagent/pending': (info) => this.move(info.runId, 'pending'),
+      'subagent/resume': (info) => this.move(info.runId, 'running'),
+      'subagent/end': (info, outcome) => {
+        const book = this.open.get(info.runId)
+        this.move(info.runId, outcome.stopReason as DelegationState)
+        this.open.delete(info.runId)
+        if (book && ++book.ended) book.trim(MAX_ACCOUNT_LISTED)
+      },
+    }
+  }
+
+  /** The account of `root`'s tree, or undefined when nothing was delegated under it. `max`: most entries listed. */
+  account(root: Agent, max = MAX_ACCOUNT_LISTED): DelegationAccount | undefined {
+    const book = this.books.get(root)
+    if (!book) return undefined
+    return summary(book.entries.values(), this.unreadRuns(book), max, book.forgotten, book.forgottenTotal)
+  }
+
+  /** A root's turn begins (`resumed`: a resume after a question, whose turn goes on counting); held until its end. */
+  turnStarted(root: Agent, resumed: boolean): void {
+    this.inTurn.add(root)
+    const book = resumed ? undefined : this.books.get(root)
+    if (!book) return
+    book.turn = book.carry
+    book.carry = undefined
+  }
+
+  /**
+   * A root's run ended: the account of its turn's delegations and of those earlier turns left unfinished or unread,
+   * or undefined. Costs what the turn saw, never the whole history of a root that delegated in every turn.
+   */
+  turnEnded(root: Agent, parked: boolean): DelegationAccount | undefined {
+    this.inTurn.delete(root)
+    const book = this.books.get(root)
+    const turn = book?.turn
+    if (!turn) return undefined
+    const unread = this.unreadRuns(book)
+    if (unread.size) for (const runId of unread) if (!turn.some((entry) => entry.runId === runId)) unread.delete(runId)
+    if (!parked) {
+      const carry = turn.filter((entry) => UNFINISHED.has(entry.state) || unread.has(entry.runId))
+      book.turn = undefined
+      book.carry = carry.length ? carry : undefined
+    }
+    return summary(turn, unread, MAX_ACCOUNT_LISTED)
+  }
+
+  private started(info: SubagentRunInfo): void {
+    const parent = this.live.get(info.runId)?.parent
+    if (!parent) return
+    const root = this.root(parent)
+    let book = this.books.get(root)
+    if (!book) this.books.set(root, book = new TreeBook())
+    const entry: DelegationEntry = { runId: info.runId, provider: info.provider, parentId: info.parentId, depth: info.depth, state: 'running' }
+    if (info.label !== undefined) entry.label = info.label
+    if (info.childId !== undefined) entry.childId = info.childId
+    book.entries.set(info.runId, entry)
+    if (this.inTurn.has(root)) (book.turn ??= []).push(entry)
+    // Only a parent with background delegations can leave a result unread (a sync result is its tool result);
+    // its book and its inbox exist before the start is handed over (a sync delegation asks neither: `usedInbox`
+    // makes no inbox). A WeakRef per parent costs a delegation a good part of its GC.
+    if (!book.parents.has(parent.id) && (parent as { usedInbox?: object }).usedInbox && this.background.peek(parent)) {
+      book.parents.set(parent.id, new WeakRef(parent))
+    }
+    this.open.set(info.runId, book)
+  }
+
+  private move(runId: string, state: DelegationState): void {
+    const entry = this.open.get(runId)?.entries.get(runId)
+    if (entry) entry.state = state
+  }
+
+  /** The root agent above `agent` (itself at the top); each agent is walked once. */
+  private root(agent: Agent): Agent {
+    const path: Agent[] = []
+    let at = agent
+    let root: Agent | undefined
+    while (!(root = this.rootOf.get(at)) && at.parent) {
+      path.push(at)
+      at = at.parent
+    }
+    root ??= at
+    for (const visited of path) this.rootOf.set(visited, root)
+    return root
+  }
+
+  /** Runs whose result went to their parent as a background message its model has not read (in its inbox, or lost). */
+  private unreadRuns(book: TreeBook): Set<string> {
+    const unread = new Set<string>()
+    for (const ref of book.parents.values()) {
+      const parent = ref.deref()
+      // Only a parent with messages waiting, or disposed (a result lost unread), can have an unread result: a parent of
+      // sync delegations only never enters the background book. `usedInbox` is the agent's own (internal) view of its inbox.
+      if (!parent || !(parent.disposed || (parent as { usedInbox?: { size: number } }).usedInbox?.size)) continue
+      const background = this.background.peek(parent)
+      for (const task of background?.list() ?? []) {
+        const runId = task.run?.id
+        // Every delegation of these parents is this tree's, a forgotten entry's too: counted even when not listed.
+        if (runId !== undefined && background!.unread(task)) unread.add(runId)
+      }
+    }
+    return unread
+  }
+}
+
+/** Puts a root run's account on its result (`result.children`); declines a child's run, which pays nothing for it. */
+export function rootRunObserver(accounts: DelegationAccounts): AgentObserver {
+  return {
+    runStart: (agent, _prompt, resumed) => {
+      if (agent.parent) return false
+      accounts.turnStarted(agent, resumed !== undefined)
+    },
+    runEnd: (agent, result) => {
+      const account = accounts.turnEnded(agent, result.stopReason === 'pending')
+      if (account) result.children = account
+    },
+  }
+}
+
+/** Counts every entry, lists the unfinished and unread first, then the rest by start, at most `max`; copies only what it lists. */
+function summary(entries: Iterable<DelegationEntry>, unread: Set<string>, max: number,
+  forgotten: DelegationAccount['states'] = {}, forgottenTotal = 0): DelegationAccount {
+  const states: DelegationAccount['states'] = { ...forgotten }
+  const first: DelegationEntry[] = []
+  const rest: DelegationEntry[] = []
+  let total = forgottenTotal
+  for (const entry of entries) {
+    total++
+    states[entry.state] = (states[entry.state] ?? 0) + 1
+    const isUnread = unread.has(entry.runId)
+    const ahead = isUnread || UNFINISHED.has(entry.state)
+    if (ahead ? first.length >= max : first.length + rest.length >= max) continue
+    const copy = { ...entry }
+    if (isUnread) copy.unread = true
+    else delete copy.unread
+    ;(ahead ? first : rest).push(copy)
+  }
+  const listed = [...first, ...rest].slice(0, max)
+  return { total, states, unread: unread.size, listed, omitted: total - listed.length }
 }

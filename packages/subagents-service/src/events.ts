@@ -1,7 +1,7 @@
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { SubagentError } from './errors.js'
-// The service's events, their arguments and handlers (types only). The emitter and the listeners
-// that keep what a run leaves are after-run.ts.
+// The service's events, their arguments and handlers, and adding a direct listener (`SubagentEvents.observe`). The
+// emitter and the listeners that keep what a run leaves are after-run.ts.
 import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
 
 declare module 'cordis' {
@@ -60,4 +60,24 @@ export interface EventSink {
   /** Whether event `name` has a listener now (so an emitter can skip building what nobody reads). */
   has(name: keyof SubagentEventMap): boolean
   emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void
+}
+
+type AnyHandler = (...args: unknown[]) => void
+
+/** Adds each handler of `handlers` to `direct` (listeners by event name); returns the unsubscribe. */
+export function observeDirect(direct: Map<string, Set<AnyHandler>>, handlers: SubagentEventHandlers): () => void {
+  const added: [string, AnyHandler][] = []
+  for (const [name, handler] of Object.entries(handlers)) {
+    if (typeof handler !== 'function') continue
+    const set = direct.get(name) ?? new Set()
+    set.add(handler as AnyHandler)
+    direct.set(name, set)
+    added.push([name, handler as AnyHandler])
+  }
+  return () => {
+    for (const [name, handler] of added) {
+      const set = direct.get(name)
+      if (set?.delete(handler) && !set.size) direct.delete(name)
+    }
+  }
 }

@@ -7,9 +7,9 @@ import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
 import { BackgroundRegistry } from './background/book.js'
 import type { SubagentEventHandlers } from './events.js'
-import { ContinuableRuns, ResultBook, SubagentEvents } from './after-run.js'
-import { Admissions, type Admitted } from './admission/admission.js'
-import { Delegation, type LiveRun } from './run/delegation.js'
+import { ResultBook, SubagentEvents } from './after-run.js'
+import { Admissions, type Admitted, isObject } from './admission/admission.js'
+import { Delegation, type LiveRun, noop, now } from './run/delegation.js'
 import type { SideRoad } from './run/run-host.js'
 import { PendingStart } from './run/pending-start.js'
 import type { RunHost } from './run/run-host.js'
@@ -24,16 +24,13 @@ import { useCheckpointJournal } from './durable/journal-checkpoints.js'
 import { restoringProvider } from './durable/restore-start.js'
 import { readResult } from './verbs/result-read.js'
 import type { KeptResult } from './verbs/results.js'
-import { type ContinueOptions, continuingProvider } from './verbs/continuation.js'
-import { checkProvider, isObject } from './admission/checks.js'
-import { DelegationAccounts, rootRunObserver } from './account/accounts.js'
+import { ContinuableRuns, type ContinueOptions, continuingProvider } from './verbs/continuation.js'
+import { checkProvider } from './admission/provider-check.js'
+import { DelegationAccounts, rootRunObserver } from './after-run.js'
 import type { Agent, DelegationAccount } from '@cordis-subagents/agent'
 import type {
   BeginOptions, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
 } from './types.js'
-
-const noop = () => {}
-const now = (_runId: string, then: () => void) => then()
 
 declare module 'cordis' {
   interface Context {
@@ -70,7 +67,7 @@ export class SubagentService extends Service<Config> {
   readonly results = new ResultBook()
   /** Ended runs that `continue` can take a new turn of (see `ContinuableRuns`). */ readonly continuable: ContinuableRuns
   /** Every delegation by its tree's root agent (`account(root)`, a root run's `result.children`). */
-  private readonly accounts = new DelegationAccounts((runId) => this.live.get(runId)?.parent, this.background)
+  private readonly accounts = new DelegationAccounts(this.live, this.background)
 
   constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'subagents', true)
@@ -238,7 +235,7 @@ export class SubagentService extends Service<Config> {
    */
   begin(name: string, request: SubagentRequest, options: BeginOptions = {}): SubagentStart {
     const { continues, restore } = options
-    const reattach = isObject(request) && request.reattach === true
+    const reattach = (request as { reattach?: unknown } | undefined)?.reattach === true
     const side = continues || restore || reattach ? this.sideRoad(request, options) : undefined
     let ticket: Admitted
     try {

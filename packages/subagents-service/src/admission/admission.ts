@@ -1,24 +1,163 @@
-import type { Budget } from '@cordis-subagents/agent'
-import { onAbort } from '@cordis-subagents/shared'
+import type { Budget, BudgetLimits } from '@cordis-subagents/agent'
+import {
+  type BudgetBreach, checkedTraceContext, describeBreach, isCount, isName, missingCapability, NAME_RULE, onAbort, toolFilterProblem,
+} from '@cordis-subagents/shared'
 import type { Config } from '../config.js'
 import { SubagentError } from '../errors.js'
 import type { Admission, SlotUser } from '../run/run-host.js'
 import { aborted } from '../run/start-failure.js'
 import type { SubagentProvider, SubagentRequest, SubagentRunState } from '../types.js'
-import { admitChild, checkCapabilities, type Checked, checkRequest, checkTraceContext, isObject, ParentGates, placeInTree, TreeGates } from './checks.js'
-import {
-  acquireParentSlot, acquireTreeSlot, describeParentSlots, describeTreeSlots, failAllWaiters, parentHeldByIdle, type Slot, treeHeldByIdle,
-} from './waiters.js'
+import { ParentGates, takeSlots, TreeGates } from './gates.js'
 import type { SlotHolder } from './slot-holders.js'
+import { failAllWaiters, type Slot } from './waiters.js'
 
-// Admission, before the run exists: the request's checks, then its slots and the parent's budget.
-// What it lets through is a ticket (`Admitted`): the run's id, and the one place its slots go back.
+// Admission, before the run exists: the checks of what comes in from outside (the request, trace context), the
+// tree limits (the depth ceiling, the parent's budget, the delegation count), then the slots (gates.ts). What it
+// lets through is a ticket (`Admitted`): the run's id, and the one place its slots go back.
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null
+}
+
+function invalidRequest(message: string): never { throw new SubagentError('INVALID_REQUEST', message) }
+
+function isSignal(value: unknown): value is AbortSignal {
+  if (value instanceof AbortSignal) return true
+  return isObject(value) && typeof value.aborted === 'boolean'
+    && typeof value.addEventListener === 'function' && typeof value.removeEventListener === 'function'
+}
+
+function checkRequest(request: SubagentRequest) {
+  if (!isObject(request)) invalidRequest('The subagent request must be an object.')
+  if (typeof request.prompt !== 'string' || !request.prompt.trim()) {
+    invalidRequest('request.prompt must be a non-empty string: the task for the child.')
+  }
+  const { parent } = request
+  if (!isObject(parent) || typeof parent.id !== 'string' || !parent.id
+    || !Number.isInteger(parent.depth) || parent.depth < 0) {
+    invalidRequest('request.parent must be the calling Agent (with a string id and a non-negative integer depth).')
+  }
+  if (!isSignal(request.signal)) invalidRequest('request.signal must be an AbortSignal.')
+  if (request.label !== undefined && typeof request.label !== 'string') invalidRequest('request.label must be a string when present.')
+  if (request.persona !== undefined && (typeof request.persona !== 'string' || !request.persona.trim())) {
+    invalidRequest('request.persona must be a non-empty string when present; omit it for the default persona.')
+  }
+  if (request.agentOptions !== undefined) {
+    if (!isObject(request.agentOptions)) invalidRequest('request.agentOptions must be an object when present.')
+    const { model, name } = request.agentOptions
+    if (model !== undefined && (typeof model !== 'string' || !model)) {
+      invalidRequest('request.agentOptions.model must be a non-empty model ref when present.')
+    }
+    if (name !== undefined && !isName(name)) invalidRequest(`request.agentOptions.name must be ${NAME_RULE} when present.`)
+  }
+  if (request.toolFilter !== undefined) {
+    const problem = toolFilterProblem(request.toolFilter, 'request.toolFilter', true)
+    if (problem) invalidRequest(problem)
+  }
+  if (request.maxDepth !== undefined && (!Number.isInteger(request.maxDepth) || request.maxDepth < 0)) {
+    invalidRequest(`request.maxDepth must be a non-negative integer, got ${String(request.maxDepth)}.`)
+  }
+  if (request.budget !== undefined) checkBudget(request.budget)
+  if (request.resume !== undefined && typeof request.resume !== 'boolean') invalidRequest('request.resume must be a boolean when present.')
+  if (request.toolCallId !== undefined && typeof request.toolCallId !== 'string') {
+    invalidRequest('request.toolCallId must be a string when present (the id of the delegating tool call).')
+  }
+  if (request.onUpdate !== undefined && typeof request.onUpdate !== 'function') invalidRequest('request.onUpdate must be a function when present.')
+}
+
+const BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren', 'maxConcurrent', 'maxDepth']
+
+function checkBudget(budget: BudgetLimits) {
+  if (!isObject(budget) || Array.isArray(budget)) invalidRequest('request.budget must be an object of limits.')
+  for (const [key, value] of Object.entries(budget)) {
+    if (value === undefined) continue
+    if (!BUDGET_KEYS.includes(key)) invalidRequest(`request.budget has an unknown key "${key}"; budgets are ${BUDGET_KEYS.join(', ')}.`)
+    if (!isCount(value)) invalidRequest(`request.budget.${key} must be a non-negative integer, got ${String(value)}.`)
+    // 0 would make every start wait forever in the gate.
+    if (key === 'maxConcurrent' && value < 1) invalidRequest(`request.budget.maxConcurrent must be at least 1, got ${value}.`)
+  }
+}
+
+function checkCapabilities(provider: SubagentProvider, request: SubagentRequest) {
+  const missing = missingCapability(provider.capabilities, request)
+  if (!missing) return
+  const { capability, option } = missing
+  throw new SubagentError('UNSUPPORTED_CAPABILITY',
+    `Subagent provider "${provider.name}" does not support ${option} (capability "${capability}"); remove ${option} from the request or use a provider that has it.`,
+    { capability })
+}
 
 /**
- * Run ids only need to be unique among the runs of this process: they key the service's `live`
- * map, events and tool metadata here, and never name anything in another process or on disk
- * (an ACP child gets its own session id). A counter per process is unique there, and far cheaper
- * than a random UUID per run; the start time keeps ids of two processes in one log apart.
+ * The request's trace context as a checked plain copy (what the provider gets), or undefined
+ * without one; `INVALID_REQUEST` when malformed. Read once, so what was checked is what is passed on.
+ */
+function checkTraceContext(request: SubagentRequest): SubagentRequest['traceContext'] {
+  if (request.traceContext === undefined) return undefined
+  const checked = checkedTraceContext(request.traceContext, 'request.traceContext')
+  if ('problem' in checked) invalidRequest(`${checked.problem} Omit it when there is no trace to continue.`)
+  return checked.context
+}
+
+/** The parent's live budget, when it has one (agents of `ctx.agents` do). */
+function budgetOf(parent: SubagentRequest['parent']): Budget | undefined {
+  const budget = (parent as { budget?: unknown }).budget as Budget | undefined
+  return budget && typeof budget.child === 'function' && typeof budget.check === 'function' ? budget : undefined
+}
+
+/** A request that passed the checks: its place in the tree (`ceiling`: the deepest depth below its parent), trace context, provider. */
+export interface Checked {
+  depth: number
+  parentBudget?: Budget
+  ceiling: number
+  traceContext?: SubagentRequest['traceContext']
+  provider: SubagentProvider
+}
+
+/** The child's depth, the parent's budget and the depth ceiling; `DEPTH_EXCEEDED` when the child would pass it. */
+function placeInTree(request: SubagentRequest, deploymentMaxDepth: number): Omit<Checked, 'provider'> {
+  const depth = request.parent.depth + 1
+  const parentBudget = budgetOf(request.parent)
+  const ceiling = depthCeiling(deploymentMaxDepth, request.maxDepth, parentBudget)
+  if (depth > ceiling.max) {
+    throw new SubagentError('DEPTH_EXCEEDED',
+      `A child of "${request.parent.id}" would have depth ${depth}, more than ${ceiling.source} ${ceiling.max}; answer without delegating further.`,
+      { attempted: depth, max: ceiling.max })
+  }
+  return { depth, parentBudget, ceiling: ceiling.max }
+}
+
+function depthCeiling(deployment: number, requested: number | undefined, budget: Budget | undefined): { max: number; source: string } {
+  let ceiling = { max: deployment, source: 'the deployment\'s maxDepth' }
+  if (requested !== undefined && requested < ceiling.max) ceiling = { max: requested, source: 'maxDepth' }
+  const tree = budget?.limits.maxDepth
+  if (tree !== undefined && tree < ceiling.max) ceiling = { max: tree, source: 'the tree budget\'s maxDepth' }
+  return ceiling
+}
+
+/**
+ * Refuses a start the parent's tree budget cannot pay for (`BUDGET_EXCEEDED`: its steps, tokens
+ * or time are spent, or the tree started `maxChildren` delegations); otherwise counts the delegation.
+ */
+function admitChild(budget: Budget, parentId: string, maxChildren: number): void {
+  const spent = budget.overtime() ?? budget.check('steps', 1) ?? budget.check('tokens')
+  if (spent) {
+    throw new SubagentError('BUDGET_EXCEEDED',
+      `"${parentId}" cannot delegate: ${describeBreach(spent)} is spent. Answer with what you have.`, { breach: spent })
+  }
+  const treeTotal = budget.root.spent.children
+  const breach: BudgetBreach | undefined = budget.check('children', 1)
+    ?? (treeTotal + 1 > maxChildren ? { budget: 'children', limit: maxChildren, spent: treeTotal } : undefined)
+  if (breach) {
+    throw new SubagentError('BUDGET_EXCEEDED',
+      `"${parentId}" cannot delegate: ${describeBreach(breach)} is reached in this delegation tree. Do the rest yourself, or answer with what you have.`,
+      { breach })
+  }
+  budget.charge('children', 1)
+}
+
+/**
+ * Run ids only need to be unique among the runs of this process (an ACP child gets its own session id): a
+ * counter is, and far cheaper than a random UUID per run; the start time keeps two processes' ids in one log apart.
  */
 const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
 let runCount = 0
@@ -41,10 +180,9 @@ export class Admitted implements Admission, SlotHolder {
   provider: SubagentProvider
   /** While the start waits for its slots: fulfils once they are taken, rejects with the refusal (nothing held then). */
   waiting?: Promise<void>
-  /** The run using the slots, once it exists. */
   run?: SlotUser
-  /** The tree slot, once taken. */
   slot?: Slot
+  budget?: Budget
   private released = false
   private lentBy?: Budget
   private wait?: { controller: AbortController; stop: () => void }
@@ -84,15 +222,12 @@ export class Admitted implements Admission, SlotHolder {
     return this.wait.controller.signal.aborted
   }
 
-  /** The child's budget. */
-  budget?: Budget
-
   /** Carves the child's budget from the parent's (once the slots are taken); it lends the tree slot to the child's own children. */
   carve(request: SubagentRequest): void {
     const budget = this.budget = this.parentBudget?.child(request.budget)
     if (!budget || !this.slot) return
     this.lentBy = budget
-    this.owner.lend(budget, this.slot)
+    this.owner.lent.set(budget, this.slot)
   }
 
   release(): void {
@@ -110,8 +245,8 @@ export class Admitted implements Admission, SlotHolder {
 export class Admissions {
   private readonly parents = new ParentGates()
   private readonly trees = new TreeGates()
-  /** The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
-  private readonly lent = new WeakMap<Budget, Slot>()
+  /** @internal The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
+  readonly lent = new WeakMap<Budget, Slot>()
   private stopped = false
 
   constructor(private readonly config: Config, private readonly providers: ReadonlyMap<string, SubagentProvider>) {}
@@ -133,11 +268,9 @@ export class Admissions {
   }
 
   /**
-   * A start's one call: the request's checks (unless `checked` already), the parent's budget, then
-   * the per-parent and per-tree slots. Gives the ticket, or throws the refusal with nothing held.
-   * Free slots are taken at once (no promise, no tick: the common case); a ticket that waits for
-   * them has `waiting`, which rejects on a refusal or an abort (the caller's signal, `cancelWait`)
-   * and, once they are taken, looks the provider up again (it may have gone meanwhile).
+   * A start's one call: the checks (unless `checked` already), the parent's budget, then the slots: the ticket, or
+   * the refusal with nothing held. Free slots are taken at once (no promise, no tick: the common case); a ticket that
+   * waits has `waiting`, which rejects on a refusal or an abort and, once they are taken, looks the provider up again.
    */
   admit(name: string, request: SubagentRequest, id?: string, checked = this.check(name, request)): Admitted {
     const { parentBudget } = checked
@@ -186,11 +319,6 @@ export class Admissions {
     this.parents.release(ticket.gateKey, ticket)
   }
 
-  /** For `Admitted`: the child's budget lends its tree slot to the child's own children. */
-  lend(budget: Budget, slot: Slot): void {
-    this.lent.set(budget, slot)
-  }
-
   /** The slots of a ticket that waited are taken: the provider is looked up again, the wait's abort honoured. */
   private granted(name: string, request: SubagentRequest, ticket: Admitted, slot: Slot | undefined): void {
     ticket.slot = slot
@@ -215,64 +343,8 @@ export class Admissions {
   private lookup(name: string, context: string): SubagentProvider {
     const provider = typeof name === 'string' ? this.providers.get(name) : undefined
     if (provider) return provider
-    const names = [...this.providers.keys()]
-    throw new SubagentError('NO_PROVIDER',
-      `No subagent provider named ${JSON.stringify(name)}${context}. Registered providers: ${names.join(', ') || '(none)'}.`)
+    throw new SubagentError('NO_PROVIDER', `No subagent provider named ${JSON.stringify(name)}${context}. `
+      + `Registered providers: ${[...this.providers.keys()].join(', ') || '(none)'}.`)
   }
 }
 
-// A start's wait for its slots: the parent's (maxConcurrentPerParent), then its tree's (maxConcurrent).
-// A refusal or an abort of the wait (the tool's timeout, a cancel) names what holds the slots.
-
-interface SlotRequest {
-  /** The per-parent gate's key (the parent agent) and its id, for messages. */
-  key: object
-  parentId: string
-  perParent: number
-  /** The tree's gate, its limit, and the parent's own tree slot (lent to its first child), when the parent has a budget. */
-  tree?: { root: Budget; limit: number; lender?: Slot }
-  holder: SlotHolder & { waitSignal(): AbortSignal }
-}
-
-/**
- * Takes a per-parent slot and, with a tree, a tree slot; gives the tree slot. Throws `PARKED_LIMIT`
- * at once when every slot of the parent (or of the tree) is held by a parked or interrupted run
- * (only an answer, a wake, a close or `maxParkedMs` frees one: waiting would block the parent that
- * must answer); a wait rejects `ABORTED` naming the holders when the holder's wait signal aborts. Free slots are
- * taken synchronously (no promise, no tick: the common case); a promise only when it waits.
- */
-function takeSlots(parents: ParentGates, trees: TreeGates, request: SlotRequest): Slot | undefined | Promise<Slot | undefined> {
-  const { key, parentId, perParent, holder } = request
-  if (parents.tryAcquire(key, perParent, holder)) return treeSlot(parents, trees, request)
-  if (parentHeldByIdle(parents, key, perParent)) {
-    throw new SubagentError('PARKED_LIMIT', `Agent "${parentId}" cannot start another child now: all ${perParent} of its slots `
-      + `(maxConcurrentPerParent) are held by children that wait for an answer or a wake: ${describeParentSlots(parents, key)}. `
-      + 'A parked child keeps its slot until it is answered, closed, or its provider\'s maxParkedMs passes. '
-      + 'Answer one (subagent_reply, or ctx.subagents.resume(runId, answer)) or close it, then delegate again.')
-  }
-  return acquireParentSlot(parents, key, perParent, holder, holder.waitSignal(), () =>
-    aborted(`while the start was waiting for a slot of agent "${parentId}" (all ${perParent} of maxConcurrentPerParent held: ${describeParentSlots(parents, key)})`))
-    .then(() => treeSlot(parents, trees, request))
-}
-
-/** The tree slot, once the per-parent one is taken (given back when the tree refuses or the wait aborts). */
-function treeSlot(parents: ParentGates, trees: TreeGates, request: SlotRequest): Slot | undefined | Promise<Slot> {
-  const { key, parentId, tree, holder } = request
-  if (!tree) return undefined
-  const { root, limit, lender } = tree
-  const slot = trees.tryAcquire(root, limit, lender, holder)
-  if (slot) return slot
-  if (treeHeldByIdle(trees, root, limit)) {
-    parents.release(key, holder)
-    throw new SubagentError('PARKED_LIMIT', `Agent "${parentId}" cannot start another child now: all ${limit} working slots of its tree `
-      + `(maxConcurrent) are held by runs that wait for an answer or a wake: ${describeTreeSlots(trees, root)}. `
-      + 'A parked run keeps its slot until it is answered, closed, or its provider\'s maxParkedMs passes. '
-      + 'Answer one (ctx.subagents.pending() lists them) or close it, then delegate again.')
-  }
-  return acquireTreeSlot(trees, root, limit, lender, holder.waitSignal(), () =>
-    aborted(`while the start was waiting for a slot of its tree (all ${limit} of maxConcurrent held: ${describeTreeSlots(trees, root)})`), holder)
-    .catch((error: unknown) => {
-      parents.release(key, holder)
-      throw error
-    })
-}

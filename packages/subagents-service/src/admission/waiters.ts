@@ -1,7 +1,7 @@
 import { describeHolders, isIdleHolder, type SlotHolder } from './slot-holders.js'
 
-// Off the plain road: a start whose slots are not free. The gates (ParentGates, TreeGates in
-// checks.ts) take and give back free slots; a refusal because idle runs hold every slot, a wait in a
+// Off the plain road: a start whose slots are not free. The gates (ParentGates, TreeGates in gates.ts,
+// which take and give back free slots); a refusal because idle runs hold every slot, a wait in a
 // gate's FIFO queue, what holds the slots (for a refusal's message) and the service's stop are here.
 
 /** Someone waiting FIFO for a slot of a gate. */

@@ -1,5 +1,5 @@
 import type { Logger } from 'cordis'
-import { isIdleStop } from './provider-io.js'
+import { isIdleStop } from './limit-stops.js'
 import type { SubagentOutcome, SubagentResult, SubagentRunState } from '../types.js'
 
 // A run that ends while it is idle (parked on a question, or interrupted): nothing of the service

@@ -15,7 +15,7 @@ export interface ParkedRunPort {
   checkpoint(): unknown
   readonly providerName: string
   /** The provider's run, once handed over. */
-  readonly providerRun: SubagentRun | undefined
+  readonly providerRun?: SubagentRun
   /** Handed over, not ended, not cancelled. */
   readonly open: boolean
   /** Hands what `call` settles with to the run (a throw or rejection: an `error` result), which parks or settles on it. */

@@ -4,7 +4,6 @@ import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import type { EventSink } from '../events.js'
 import type { SubagentRequest, SubagentRun } from '../types.js'
-import { isRun } from './provider-io.js'
 
 // Why a start fails, as its holder and `subagent/start-failed` listeners are told, and cleaning up a
 // run never handed over.
@@ -28,20 +27,18 @@ export function startFailed(
 }
 
 /**
- * Why a provider's settled `start` cannot be handed over: its rejection (a `SubagentError` as it is,
- * anything else as `PROVIDER_START_FAILED`), or a fulfilment that is not a run (kept to be
- * discarded); undefined for a run.
+ * Why a provider's settled `start` that is not a run cannot be handed over: its rejection (a `SubagentError` as
+ * it is, anything else as `PROVIDER_START_FAILED`), or a fulfilment that is not a run (kept to be discarded).
  */
 export function startRefusal(
   providerName: string, outcome: { run: unknown } | { error: unknown },
-): { error: SubagentError; leftover?: unknown } | undefined {
+): { error: SubagentError; leftover?: unknown } {
   if ('error' in outcome) {
     const { error } = outcome
     if (error instanceof SubagentError) return { error }
     return { error: new SubagentError('PROVIDER_START_FAILED',
       capDiagnostic(`Subagent provider "${providerName}" failed to start a child: ${describeError(error)}`), { cause: error }) }
   }
-  if (isRun(outcome.run)) return undefined
   return {
     error: new SubagentError('PROVIDER_START_FAILED',
       `Subagent provider "${providerName}" fulfilled start() with something that is not a run (needs result, cancel, dispose).`),
@@ -49,8 +46,17 @@ export function startRefusal(
   }
 }
 
+/** Frees the slots of a start that handed nothing over (`refund`), once what the provider still hands over (`leftover`) is stopped. */
+export function abandonStart(log: Logger, providerName: string, leftover: unknown, refund: () => void): void {
+  if (leftover === undefined) refund()
+  // The start still pending: stop what it hands over late, then free the slot.
+  else if (leftover instanceof Promise) leftover.then((late) => discard(log, providerName, late), () => {}).finally(refund)
+  // A run we will not hand over: stop it, then free its slot.
+  else void discard(log, providerName, leftover).finally(refund)
+}
+
 /** Stops and releases a run that will never be handed over. */
-export async function discard(log: Logger, providerName: string, run: unknown): Promise<void> {
+async function discard(log: Logger, providerName: string, run: unknown): Promise<void> {
   if (!run || typeof run !== 'object') return
   const target = run as Partial<SubagentRun>
   try {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { STOP_REASONS } from '../run/provider-io.js'
+import { STOP_REASONS } from '../run/limit-stops.js'
 import type { SubagentResult, SubagentRun } from '../types.js'
 
 // Checks shared by the provider contract's cases (contract.ts, contract-steering.ts).

@@ -3,18 +3,15 @@ import type { Agent } from '@cordis-subagents/agent'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { LiveRun } from '../run/delegation.js'
+import { continuableEnded, expired, keepContinuable, type SubagentEvents, trimContinuable } from '../after-run.js'
 import type {
-  BeginOptions, ProviderStartRequest, SubagentHandle, SubagentProvider, SubagentRequest, SubagentRun, SubagentStart,
-  SubagentStopReason, SubagentUpdate,
+  BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentStart, SubagentUpdate,
 } from '../types.js'
+import { CONTINUE_WINDOW_MS, type ContinuableEntry, type ContinuableRunInfo } from './results.js'
 
 // Continuing a run that ended (`ctx.subagents.continue`): a new turn of the same child, asked for
 // by someone, on its transcript. Never a re-run of the turn that ended: that one stays settled.
 
-/** How long a run stays continuable after it ended (ms): 1 hour. */
-export const CONTINUE_WINDOW_MS = 60 * 60_000
-/** Most ended runs one service keeps continuable; the one that ended longest ago is dropped first. */
-export const MAX_CONTINUABLE_RUNS = 256
 /** Most continues one run takes (each is a new turn, charged as a delegation of its parent). */
 export const MAX_CONTINUES_PER_RUN = 32
 
@@ -29,26 +26,6 @@ export interface ContinueOptions {
   onUpdate?: (update: SubagentUpdate) => void
 }
 
-/** A run that ended and can be continued, as `ctx.subagents.continuable()` lists it. */
-export interface ContinuableRunInfo {
-  runId: string
-  provider: string
-  parentId: string
-  label?: string
-  /** `Date.now()` when its last turn ended. */
-  endedAt: number
-  /** Its last turn's stop reason. */
-  stopReason: SubagentStopReason
-  /** Continues it took so far. */
-  continues: number
-}
-
-/** A continuable run as the book keeps it: its provider's run and its parent, nothing copied. */
-export interface ContinuableEntry extends ContinuableRunInfo {
-  run: SubagentRun
-  parent: Agent
-}
-
 /** For a continue (`begin`'s `continues`): the provider with the ended run's `continueWith` in place of `start`. */
 export function continuingProvider(provider: SubagentProvider, { run, message }: NonNullable<BeginOptions['continues']>): SubagentProvider {
   return Object.assign(Object.create(provider) as SubagentProvider, {
@@ -56,8 +33,8 @@ export function continuingProvider(provider: SubagentProvider, { run, message }:
   })
 }
 
-/** What a continue needs of the book of continuable runs (`ContinuableRuns`, after-run.ts). */
-export interface ContinueBook {
+/** What a continue needs of the book of continuable runs (`ContinuableRuns` below). */
+interface ContinueBook {
   readonly ctx: Context
   readonly live: Map<string, LiveRun>
   readonly book: Map<string, ContinuableEntry>
@@ -70,7 +47,7 @@ export interface ContinueBook {
 }
 
 /** See `SubagentService.continue`. */
-export async function continueRun(runs: ContinueBook, runId: string, message: string, options: ContinueOptions): Promise<SubagentHandle> {
+async function continueRun(runs: ContinueBook, runId: string, message: string, options: ContinueOptions): Promise<SubagentHandle> {
   if (typeof runId !== 'string' || !runId) throw new SubagentError('INVALID_REQUEST', 'continue() takes a run id (a non-empty string, as `run.id` gave it).')
   if (typeof message !== 'string' || !message.trim()) throw new SubagentError('INVALID_REQUEST', 'continue() takes a non-empty message.')
   if (message.length > MAX_MESSAGE_LENGTH) {
@@ -118,4 +95,56 @@ function notContinuable(runId: string, scoped: boolean): SubagentError {
   return new SubagentError('NOT_FOUND', `No run ${JSON.stringify(runId.slice(0, 100))} can be continued${scoped ? ' by you' : ''}: `
     + `it did not end on this host${scoped ? ', is not one you delegated' : ''}, ended more than ${CONTINUE_WINDOW_MS / 60_000} min ago, `
     + 'or its provider cannot continue runs (see ctx.subagents.continuable.list()). Delegate a new task instead.')
+}
+
+/**
+ * The ended runs this host can continue: bounded in count (`MAX_CONTINUABLE_RUNS`) and in time
+ * (`CONTINUE_WINDOW_MS`), no timers (expired entries are dropped as the book is used). An entry
+ * holds the provider's run (its child's transcript) and the parent agent, nothing is copied.
+ */
+export class ContinuableRuns {
+  /** @internal */ readonly book = new Map<string, ContinuableEntry>()
+  /** @internal runs being continued now: the continues they had (their entry is back when the new turn ends). */
+  readonly inFlight = new Map<string, number>()
+
+  constructor(
+    /** @internal */ readonly ctx: Context,
+    /** @internal */ readonly live: Map<string, LiveRun>,
+    events: SubagentEvents,
+    /** @internal */ readonly begin: (provider: string, request: SubagentRequest, options: BeginOptions) => SubagentStart,
+  ) {
+    events.observe({ 'subagent/end': keepContinuable(this) })
+  }
+
+  /** A run ended (`subagent/end`): kept when its provider can continue it. */
+  ended(run: LiveRun | undefined, outcome: SubagentOutcome, now = Date.now()): void {
+    continuableEnded(this, run, outcome, now)
+  }
+
+  /** The runs that can be continued now (only `parent`'s children when given), the most recently ended last. */
+  list(parent?: SubagentRequest['parent']): ContinuableRunInfo[] {
+    const listed: ContinuableRunInfo[] = []
+    const now = Date.now()
+    for (const entry of this.book.values()) {
+      if ((parent && entry.parent !== parent) || expired(entry, now)) continue
+      const { run: _run, parent: _parent, ...info } = entry
+      listed.push(info)
+    }
+    return listed
+  }
+
+  /** See `SubagentService.continue`. */
+  continue(runId: string, message: string, options: ContinueOptions = {}): Promise<SubagentHandle> {
+    return continueRun(this, runId, message, options)
+  }
+
+  /** @internal drops what ended longer than `CONTINUE_WINDOW_MS` ago, and the oldest past `MAX_CONTINUABLE_RUNS`. */
+  trim(now: number): void {
+    trimContinuable(this.book, now)
+  }
+
+  /** @internal */
+  isExpired(entry: ContinuableEntry, now: number): boolean {
+    return expired(entry, now)
+  }
 }

@@ -5,7 +5,7 @@ import type { CheckpointStore, StoredRun } from '../durable/journal-store.js'
 import type { ResultBook } from '../after-run.js'
 import { MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, type KeptResult } from './results.js'
 import type { SubagentRunState, SubagentStopReason } from '../types.js'
-import { statusOf } from '../run/provider-io.js'
+import { statusOf } from '../run/delegation.js'
 
 // `ctx.subagents.result(runId)`: a run's final outcome, from this process' book of recent results,
 // else from the durable store. Reading never starts, resumes or touches a run.

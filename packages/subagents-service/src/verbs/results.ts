@@ -1,9 +1,15 @@
 import type { Usage, WorkCounts } from '@cordis-subagents/shared'
-import type { IncompleteLimit, SubagentStatus, SubagentStopReason } from '../types.js'
+import type { Agent } from '@cordis-subagents/agent'
+import type { IncompleteLimit, SubagentRun, SubagentStatus, SubagentStopReason } from '../types.js'
 
 // What `ctx.subagents.result(runId)` reads back, and the in-memory book's bounds (types and
 // constants). The book (`ResultBook`) is a `subagent/end` listener in after-run.ts.
 
+/**
+ * Most entries a `DelegationAccount` lists (the rest are counted, `omitted`), and what a tree keeps of its ended
+ * delegations: past it the oldest is only counted, so a root that lives for days (a chat's) holds this many entries.
+ */
+export const MAX_ACCOUNT_LISTED = 1000
 /** Final outcomes the in-memory book keeps (the most recent ones; older ones are forgotten first). */
 export const MAX_KEPT_RESULTS = 256
 /** UTF-8 bytes of output (and diagnostics) the in-memory book keeps in all; one output longer than this is kept cut to it. */
@@ -43,4 +49,29 @@ export interface KeptResult {
 export interface ResultLimits {
   maxResults: number
   maxBytes: number
+}
+
+/** How long a run stays continuable after it ended (ms): 1 hour. */
+export const CONTINUE_WINDOW_MS = 60 * 60_000
+/** Most ended runs one service keeps continuable; the one that ended longest ago is dropped first. */
+export const MAX_CONTINUABLE_RUNS = 256
+
+/** A run that ended and can be continued, as `ctx.subagents.continuable()` lists it. */
+export interface ContinuableRunInfo {
+  runId: string
+  provider: string
+  parentId: string
+  label?: string
+  /** `Date.now()` when its last turn ended. */
+  endedAt: number
+  /** Its last turn's stop reason. */
+  stopReason: SubagentStopReason
+  /** Continues it took so far. */
+  continues: number
+}
+
+/** A continuable run as the book keeps it: its provider's run and its parent, nothing copied. */
+export interface ContinuableEntry extends ContinuableRunInfo {
+  run: SubagentRun
+  parent: Agent
 }
