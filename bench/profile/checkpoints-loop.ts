@@ -4,11 +4,14 @@
  * warmed up, then CHECKPOINTS_LOOPS delegations (default 20,000) in rounds of 100 with the store's writes
  * flushed after each round, as the section does; only that loop is profiled (the inspector's CPU profiler,
  * 50 µs sampling), so start-up and seeding are left out. Writes FILE.cpuprofile; read it with summarize.ts.
+ * `alloc` as FILE measures allocation instead: the heap's growth per delegation over CHECKPOINTS_ALLOC rounds
+ * of 100 (default 10) with no collection inside them (run it with `--max-semi-space-size=256` so none is
+ * needed; a round a collection landed in is left out and counted), the store's writes flushed in each.
  *
  *   CHECKPOINTS_PG_URL=postgres://… node --expose-gc --import tsx --conditions=cordis-subagents-source \
  *     bench/profile/checkpoints-loop.ts sqlite /tmp/sqlite.cpuprofile
  */
-import { rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import { system } from '../scenarios/checkpoints.js'
 
@@ -25,6 +28,33 @@ const loop = async (count: number) => {
   }
 }
 await loop(2000)
+if (file === 'alloc') {
+  const { PerformanceObserver } = await import('node:perf_hooks')
+  let collections = 0
+  const observer = new PerformanceObserver((list) => { collections += list.getEntries().length })
+  observer.observe({ entryTypes: ['gc'] })
+  const perDelegation: number[] = []
+  let skipped = 0
+  for (let r = 0; r < Number(process.env.CHECKPOINTS_ALLOC ?? 10); r++) {
+    global.gc!()
+    // The observer's entries of that collection arrive later.
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const before = collections
+    const heap0 = process.memoryUsage().heapUsed
+    await loop(100)
+    const heap = process.memoryUsage().heapUsed - heap0
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    if (collections !== before) skipped++
+    else perDelegation.push(heap / 100)
+  }
+  observer.disconnect()
+  perDelegation.sort((a, b) => a - b)
+  const median = perDelegation[Math.floor(perDelegation.length / 2)]
+  console.log(`${store}: ${median === undefined ? '—' : (median / 1024).toFixed(2)} KiB allocated / delegation (median of ${perDelegation.length} rounds of 100; ${skipped} left out: a collection landed in them)`)
+  await s.host.stop()
+  if (s.dir) rmSync(s.dir, { recursive: true, force: true })
+  process.exit(0)
+}
 // Without FILE, no profiler: the loop's CPU alone.
 const session = file ? new Session() : undefined
 if (session) {
@@ -33,10 +63,21 @@ if (session) {
   await session.post('Profiler.setSamplingInterval', { interval: 50 })
   await session.post('Profiler.start')
 }
+// The main thread's own CPU (its schedstat, Linux; read after a short sleep so it is current), and the process'.
+const mainThread = () => {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1)
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'latin1').split(' ')[0]) / 1000
+  } catch {
+    return NaN
+  }
+}
 const t0 = process.cpuUsage()
+const main0 = mainThread()
 await loop(loops)
+const main = mainThread() - main0
 const cpu = process.cpuUsage(t0)
-console.log(`${store}: ${((cpu.user + cpu.system) / loops).toFixed(1)} µs process CPU / delegation over ${loops}`)
+console.log(`${store}: ${(main / loops).toFixed(1)} µs main-thread CPU, ${((cpu.user + cpu.system) / loops).toFixed(1)} µs process CPU / delegation over ${loops}`)
 if (session) {
   const { profile } = await session.post('Profiler.stop')
   session.disconnect()

@@ -217,19 +217,20 @@ export class Checkpoints extends Service {
     await this.updateNow(writes, row, options.logged)
   }
 
-  /** What every direct write stamps (its date as epoch ms, as a write carries dates). */
-  private stamp(): Stamp {
-    return { host: this.host, instance: this.instance, updatedAt: Date.now() }
+  /** Stamps what every direct write carries on `row` itself (its date as epoch ms, as a write carries dates): no object made per write. */
+  private stamp(row: OpRow & Partial<Stamp>): OpRow & Stamp {
+    row.host = this.host
+    row.instance = this.instance
+    row.updatedAt = Date.now()
+    return row as OpRow & Stamp
   }
 
   private insertNow(writes: GroupCommit, row: Partial<RunRow>, options: RecordOptions): Promise<void> | undefined {
-    const stamp = this.stamp()
     const id = row.id!
     const deferred = options.deferred
-    // Deferred columns hold no dates.
     const late = deferred && (() => deferredColumns(id, deferred, this.limits, this.dropped(id)) as OpRow)
-    // The row's other columns are the writer's (writer-statements.ts): only the given ones are kept here.
-    const op = { kind: 'insert' as const, id, given: Object.assign(row as OpRow, stamp), late }
+    // The row's other columns are the writer's (writer-statements.ts): only the given (and late the deferred, dateless) ones are kept.
+    const op = { kind: 'insert' as const, id, given: this.stamp(row as OpRow), late }
     this.count.added()
     if (!options.lazy) return writes.write(op).then(ignore)
     writes.writeLazy(op)
@@ -238,7 +239,7 @@ export class Checkpoints extends Service {
   private updateNow(writes: GroupCommit, row: Partial<RunRow>, logged?: boolean): Promise<void> | undefined {
     const { id, ...changes } = row
     const guard = row.state !== undefined && row.state !== 'settled'
-    const op = { kind: 'update' as const, id: id!, changes: Object.assign(changes as OpRow, this.stamp()), guard }
+    const op = { kind: 'update' as const, id: id!, changes: this.stamp(changes as OpRow), guard }
     if (logged && writes.writeLogged(op)) return
     return writes.write(op).then((matched) => {
       if (!matched) return this.notMoved(id!, `moved to ${row.state}`).then((error) => { throw error })

@@ -46,7 +46,8 @@ export function toRow(checkpoint: RunCheckpoint, limits: Limits): Partial<RunRow
   const c = checkpoint
   if (c.path !== undefined) {
     row.path = checkId('path', c.path, MAX_PATH_LENGTH)
-    row.root = checkId('the path\'s root id', c.path.split('/')[0])
+    const slash = c.path.indexOf('/')
+    row.root = checkId('the path\'s root id', slash < 0 ? c.path : c.path.slice(0, slash))
   }
   if (c.parent !== undefined) row.parent = c.parent === '' ? '' : checkId('parent', c.parent)
   for (const key of ['provider', 'agent', 'label', 'sessionId', 'taskId'] as const) {

@@ -83,7 +83,14 @@ export class GroupCommit {
 
   private push(entry: Entry, lazy: boolean): void {
     this.queue.push(entry)
-    if (entry.op.kind === 'insert') this.inserts.set(entry.op.id, entry.op)
+    const { op } = entry
+    if (op.kind === 'insert') this.inserts.set(op.id, op)
+    else if (op.changes.state === 'settled') {
+      // A settled run is never restored from its start record: its late columns will not be taken
+      // (coalesce drops them in the batch), so what they would read (the run, its transcript) is let go now.
+      const insert = this.inserts.get(op.id)
+      if (insert?.kind === 'insert') insert.late = undefined
+    }
     if (!lazy) this.immediate ??= setImmediate(this.flushNow)
     // A lazy timer still pending from an earlier write fires sooner than this one's bound, never later:
     // it is kept across flushes (a flush that finds the queue empty writes nothing), not made per write.

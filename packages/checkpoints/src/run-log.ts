@@ -1,18 +1,26 @@
-import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { closeSync, constants, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import type { OpRow, WriteOp } from './write-ops.js'
 
-// The run log: a local append-only file that holds the run records a caller was told are kept
+// The run log: a local file that holds the run records a caller was told are kept
 // (`record(…, { logged: true })`, the journal's settle) until their batch is in the database. The
-// main thread appends one line per record with a synchronous write (no fsync: it is in the kernel's
+// main thread writes one line per record with a synchronous write (no fsync: it is in the kernel's
 // page cache, which a killed process does not lose), the group commit writes the batch as before,
-// and once the batch is committed a short marker line says so; when nothing logged is left to write
-// the file is cut back to empty. At start, the records after the last marker are written again
-// before anything else reads the table: a SIGKILL between the append and the database write loses
-// none of them, and a record the database already holds is only written again with the same values.
+// and once the batch is committed a short marker line says so. When nothing logged is left to write
+// the file is not cut: its first byte is cleared (the file then replays nothing) and the next
+// record starts a new pass at the start of the file, over the pages the last one used. Cutting a
+// file and growing it again had the kernel free and allocate its pages once per batch, which cost
+// the main thread more than the writes themselves (bench/profile/checkpoints-loop.ts). Each line
+// carries its pass, so what is left of an earlier, longer pass after the last line is not read. At
+// start, the records after the last marker are written again before anything else reads the table:
+// a SIGKILL between the append and the database write loses none of them, and a record the database
+// already holds is only written again with the same values.
 
-/** One line: a record (its seq and ops: the run's pending insert, if any, then its update), or a commit marker. */
-type Line = { s: number; o: SerialOp[] } | { c: number }
+/**
+ * One line: a record (its seq and ops: the run's pending insert, if any, then its update), or a commit
+ * marker; `p`, the pass it was written in (absent in a file of an earlier version, which was cut instead).
+ */
+type Line = { p?: number; s: number; o: SerialOp[] } | { p?: number; c: number }
 /**
  * An insert's given columns (its whole row follows from them), or an update's id, guard and changes;
  * dates as epoch ms. Each is the op's own text (write-ops.ts `encodeOp`), the one its batch carries too.
@@ -24,12 +32,18 @@ const holders = new Map<string, Promise<void>>()
 
 /** Past this many bytes (a database that does not keep up), logged records are waited for as before. */
 const RUN_LOG_MAX_BYTES = 64 * 1024 * 1024
+/** A file that grew past this many bytes is cut back to empty once all it holds is written, not reused. */
+const RUN_LOG_REUSE_BYTES = 1024 * 1024
 
 export class RunLog {
   private fd: number
-  /** The last record appended, and the last one known written to the database. */
+  /** The last record appended. */
   private appended = 0
-  private bytes = 0
+  /** Where the next line goes (what the file holds past it is left from an earlier pass), and the file's length. */
+  private at = 0
+  private size = 0
+  /** The pass the lines now written carry. */
+  private pass = 1
 
   /** Runs once when the log closes (lets the next store of this file open it). */
   closed?: () => void
@@ -47,31 +61,39 @@ export class RunLog {
     } catch (error) {
       if ((error as { code?: string }).code !== 'ENOENT') throw error
     }
-    return { log: new RunLog(file, openSync(file, 'a')), unwritten: unwrittenOf(text) }
+    // Written at an offset (a file opened to append ignores it).
+    return { log: new RunLog(file, openSync(file, constants.O_RDWR | constants.O_CREAT, 0o666)), unwritten: unwrittenOf(text) }
   }
 
   /** Appends a record's ops (their texts, `encodeOp`); its seq, or undefined when the log is full (then the database is waited for). */
   append(ops: string[]): number | undefined {
-    if (this.bytes >= RUN_LOG_MAX_BYTES) return undefined
+    if (this.at >= RUN_LOG_MAX_BYTES) return undefined
     const seq = ++this.appended
-    this.bytes += writeSync(this.fd, `{"s":${seq},"o":[${ops.join(',')}]}\n`)
+    this.put(`{"p":${this.pass},"s":${seq},"o":[${ops.join(',')}]}\n`)
     return seq
   }
 
-  /** Records up to `seq` are in the database: the file is emptied when that is all of them, else marked. */
+  /** Records up to `seq` are in the database: when that is all of them the file replays nothing (a new pass begins), else it is marked. */
   written(seq: number): void {
-    if (seq >= this.appended) {
-      ftruncateSync(this.fd, 0)
-      this.bytes = 0
-      return
-    }
-    this.bytes += writeSync(this.fd, `{"c":${seq}}\n`)
+    if (seq < this.appended) return this.put(`{"p":${this.pass},"c":${seq}}\n`)
+    if (this.at === 0) return
+    this.pass++
+    this.at = 0
+    if (this.size > RUN_LOG_REUSE_BYTES) return this.clear()
+    // A blank first line: nothing to replay. The next record's line overwrites it.
+    writeSync(this.fd, '\n', 0)
+  }
+
+  private put(line: string): void {
+    this.at += writeSync(this.fd, line, this.at)
+    if (this.at > this.size) this.size = this.at
   }
 
   /** Empties the file once everything it held is in the database (the replay at start). */
   clear(): void {
     ftruncateSync(this.fd, 0)
-    this.bytes = 0
+    this.at = 0
+    this.size = 0
   }
 
   close(): void {
@@ -82,19 +104,41 @@ export class RunLog {
   }
 }
 
-/** The records of `text` after its last commit marker (a torn last line, cut by a crash mid-write, is left out). */
+/** The records the run log at `file` holds after its last commit marker (what a start writes again). */
+export function unwrittenIn(file: string): WriteOp[][] {
+  return unwrittenOf(readFileSync(file, 'utf8'))
+}
+
+/**
+ * The records of `text` after its last commit marker. The pass is the first line's: the lines of that
+ * pass are read up to the first line that is not one of them (left from an earlier pass, or torn by a
+ * crash mid-write); a blank first line is a file whose records were all written. A file of an earlier
+ * version (no pass) is read whole, a torn line left out.
+ */
 function unwrittenOf(text: string): WriteOp[][] {
   let records: Array<{ s: number; o: SerialOp[] }> = []
-  for (const raw of text.split('\n')) {
-    if (!raw) continue
-    let line: Line
+  let pass: number | undefined
+  let last = 0
+  for (const [index, raw] of text.split('\n').entries()) {
+    let line: Line | undefined
     try {
-      line = JSON.parse(raw) as Line
+      line = raw ? JSON.parse(raw) as Line : undefined
     } catch {
+      line = undefined
+    }
+    if (index === 0) pass = line?.p
+    if (pass !== undefined) {
+      // A record's seq only grows within a pass: a line of an earlier pass never continues it.
+      if (!line || line.p !== pass || ('s' in line && line.s <= last)) break
+    } else if (!line || line.p !== undefined) {
+      if (index === 0 && !line) break
       continue
     }
     if ('c' in line) records = records.filter((record) => record.s > line.c)
-    else records.push(line)
+    else {
+      last = line.s
+      records.push(line)
+    }
   }
   return records.map((record) => record.o.map(revive))
 }

@@ -1,0 +1,75 @@
+// The run log's file over passes (run-log.ts): once all it holds is written it replays nothing and is
+// written again from its start, not cut; what an earlier, longer pass left after the last line is never
+// replayed; a marker drops the records it covers; a file of the earlier format (no pass, cut instead)
+// still replays.
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect } from 'chai'
+import { RunLog, unwrittenIn } from '../src/run-log.js'
+import { encodeOp, type WriteOp } from '../src/write-ops.js'
+
+const settle = (id: string, result: string): WriteOp => ({ kind: 'update', id, guard: false, changes: { state: 'settled', result } })
+const ids = (file: string) => unwrittenIn(file).map((ops) => ops.map((op) => op.id))
+
+describe('checkpoints: the run log over passes', () => {
+  let dir: string
+  let n = 0
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'checkpoints-run-log-passes-'))
+  })
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('replays nothing once all it holds is written, keeps its pages, and never replays what an earlier pass left', () => {
+    const file = join(dir, `${++n}.runlog`)
+    const { log, unwritten } = RunLog.open(file)
+    expect(unwritten).to.deep.equal([])
+    try {
+      // A long first pass: three records whose results fill the file.
+      for (const id of ['a', 'b', 'c']) log.append([encodeOp(settle(id, id.repeat(500)))])
+      expect(ids(file)).to.deep.equal([['a'], ['b'], ['c']])
+      const long = statSync(file).size
+      log.written(3)
+      expect(ids(file), 'all written: nothing to replay').to.deep.equal([])
+      expect(statSync(file).size, 'not cut: the next pass writes over it').to.equal(long)
+      // A second, shorter pass: the rest of the first pass's lines follow it in the file.
+      const seq = log.append([encodeOp(settle('d', 'short'))])!
+      expect(ids(file)).to.deep.equal([['d']])
+      expect(unwrittenIn(file)[0][0]).to.deep.include({ kind: 'update', id: 'd', changes: { state: 'settled', result: 'short' } })
+      log.append([encodeOp(settle('e', 'short'))])
+      // A marker covers the records up to it.
+      log.written(seq)
+      expect(ids(file)).to.deep.equal([['e']])
+      log.written(seq + 1)
+      expect(ids(file)).to.deep.equal([])
+    } finally {
+      log.close()
+    }
+  })
+
+  it('a record of the run before a start that stopped is written again at the next open, then the file is empty', () => {
+    const file = join(dir, `${++n}.runlog`)
+    const first = RunLog.open(file).log
+    first.append([encodeOp(settle('x', 'x'.repeat(300)))])
+    first.written(1)
+    first.append([encodeOp(settle('y', 'y'))])
+    first.close()
+    const { log, unwritten } = RunLog.open(file)
+    try {
+      expect(unwritten.map((ops) => ops.map((op) => op.id))).to.deep.equal([['y']])
+      log.clear()
+      expect(statSync(file).size).to.equal(0)
+    } finally {
+      log.close()
+    }
+  })
+
+  it('a file of the earlier format (lines without a pass, cut once written) still replays, a torn last line left out', () => {
+    const file = join(dir, `${++n}.runlog`)
+    const line = (seq: number, id: string) => `{"s":${seq},"o":[${encodeOp(settle(id, id))}]}\n`
+    writeFileSync(file, `${line(1, 'a')}${line(2, 'b')}{"c":1}\n${line(3, 'c')}{"s":4,"o":[[1,"d",0,{"sta`)
+    const { log, unwritten } = RunLog.open(file)
+    log.close()
+    expect(unwritten.map((ops) => ops.map((op) => op.id))).to.deep.equal([['b'], ['c']])
+  })
+})
