@@ -36,3 +36,19 @@ export async function openInstallDialog(page: Page, name: string): Promise<Locat
   await dialog.waitFor()
   return dialog
 }
+
+/**
+ * A button of the console's header menu by its label (the console shows the label as the icon's tooltip on hover;
+ * the icons carry no name).
+ */
+export async function menuItem(page: Page, label: string): Promise<Locator> {
+  const items = page.locator('.layout-header .menu-item:not(.disabled)')
+  await items.first().waitFor()
+  for (const item of await items.all()) {
+    if (!await item.isVisible()) continue
+    await item.hover({ timeout: 10_000 })
+    const tip = await item.getAttribute('aria-describedby')
+    if (tip && (await page.locator(`[id="${tip}"]`).textContent())?.trim() === label) return item
+  }
+  throw new Error(`no menu item "${label}" in the header`)
+}

@@ -3,13 +3,16 @@
 // 127.0.0.1 (loopback-registry.ts), and a Koishi project as `npm init koishi` leaves one (koishi, the console, its
 // config page and the market installed; its own node_modules) whose npm points at that registry only, started with
 // the project's own `koishi start`. The market package is not in it: the console's market installs it.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process'
 import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { buildPackages } from './koishi-start.js'
 import { type LoopbackRegistry, type MarketIndex, packWorkspaces, startMarketIndex, startRegistry, workspaceClosure } from './loopback-registry.js'
 import { offlineEnv, ROOT } from '../helpers.js'
 import { freePort } from '@cordis-subagents/test-support'
+
+const run = promisify(execFile)
 
 export const MARKET_PACKAGE = '@cordis-subagents/koishi-plugin-subagents'
 
@@ -28,7 +31,7 @@ export interface InstallRig {
 
 /**
  * The project's node_modules: this checkout's installed packages (hard links, so it takes a second) without our
- * workspace links. npm prunes what the project does not need when the market installs into it.
+ * workspace links. It only seeds the project: `npm install` then keeps what the project's dependencies need.
  */
 function installedBase(project: string): void {
   const modules = join(project, 'node_modules')
@@ -61,6 +64,10 @@ export async function startInstallRig(dir: string): Promise<InstallRig> {
     }))
     writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'koishi-app', private: true, dependencies }, null, 2)}\n`)
     writeFileSync(join(project, '.npmrc'), registry.npmrc(join(dir, 'npm-cache')))
+    // npm makes the seeded tree the project's own (a package-lock.json listing what the dependencies need, the rest of
+    // the copy removed), as `npm init koishi` leaves a project: the market's npm then only adds to it, and does not
+    // prune the copy under the running Koishi.
+    await run('npm', ['install', '--no-audit', '--no-fund'], { cwd: project, env: npmEnv() })
     const port = await freePort()
     writeFileSync(join(project, 'koishi.yml'), [
       'plugins:',
@@ -92,19 +99,43 @@ export async function startInstallRig(dir: string): Promise<InstallRig> {
   }
 }
 
+/** The environment for npm in the project (the market's too): only the project's .npmrc may steer it, not the npm that ran this test. */
+function npmEnv(): NodeJS.ProcessEnv {
+  const env = offlineEnv()
+  for (const key of Object.keys(env)) if (key === 'NODE_OPTIONS' || key.startsWith('KOISHI_') || /^npm_/i.test(key)) delete env[key]
+  return env
+}
+
+/**
+ * Koishi's market (plugin-market 2.11) on Node 20 after npm installed a package the project did not have: it looked
+ * the package up before installing (`require.resolve(name + '/package.json')`), Node 20's CommonJS resolver keeps
+ * that package.json as missing, so the market's `require.resolve(name)` after the install fails; the market logs
+ * this and reloads the whole app, whose new worker loads the package. Every fresh install from the market does so
+ * on Node 20 (Koishi's, not this package's).
+ */
+export const KNOWN_MARKET_ERROR = new RegExp(`\\[E\\] market Error: Cannot find module '${MARKET_PACKAGE}'$`)
+
+/** Once the market's full reload (if it made one) has ended: the new worker runs and the console serves again. */
+export async function settled(koishi: KoishiProcess): Promise<void> {
+  const reloads = koishi.stdout().split('trigger full reload').length - 1
+  if (!reloads) return
+  await until(() => koishi.workers() > reloads && koishi.stdout().split('trigger full reload')[reloads].includes('console webui is available') || undefined,
+    () => koishi.stdout(), 120_000)
+}
+
 export interface KoishiProcess {
   url: string
   child: ChildProcess
   stdout(): string
+  /** How many workers have started (a full reload starts a new one). */
+  workers(): number
   /** SIGTERM to the worker (Koishi's own clean exit), then waits for `koishi start` to end. */
   stop(): Promise<{ code: number | null, stdout: string }>
 }
 
 /** `koishi start` with the project's own Koishi; resolves once the console serves. */
 export async function startKoishi(project: string): Promise<KoishiProcess> {
-  const env = offlineEnv()
-  // The market runs npm in the project: only the project's .npmrc may steer it (not the npm that ran this test).
-  for (const key of Object.keys(env)) if (key === 'NODE_OPTIONS' || key.startsWith('KOISHI_') || /^npm_/i.test(key)) delete env[key]
+  const env = npmEnv()
   const child = spawn(process.execPath, [join(project, 'node_modules/koishi/lib/cli/index.js'), 'start', 'koishi.yml'],
     { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
@@ -131,7 +162,7 @@ export async function startKoishi(project: string): Promise<KoishiProcess> {
   try {
     const url = await until(() => /console webui is available at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1], () => out, 120_000)
     await until(() => /^WORKER (\d+)$/m.exec(out)?.[1], () => out, 30_000)
-    return { url, child, stdout: () => out, stop }
+    return { url, child, stdout: () => out, workers: () => [...out.matchAll(/^WORKER (\d+)$/gm)].length, stop }
   } catch (error) {
     await stop()
     throw error
