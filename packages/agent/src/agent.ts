@@ -1,17 +1,16 @@
 import { type ToolView } from '@cordis-subagents/tools'
 import type { PendingQuestion } from '@cordis-subagents/shared'
-import { Budget } from './budget.js'
-import { checkRunArguments, TurnAbort } from './step.js'
+import type { Budget } from './budget.js'
 import { AgentError } from './errors.js'
 import { Transcript, usageTally, workTally } from './transcript.js'
 import { Inbox } from './inbox.js'
-import { Turn } from './turn.js'
+import { InFlight, spendingBudget, Turn, TurnAbort } from './turn.js'
 import { TurnInterrupt } from './stops.js'
 import { type AgentCheckpoint, restoreTurn, takeCheckpoint } from './checkpoint.js'
 import type { TurnHost, TurnOwner } from './turn-owner.js'
 import type { AgentUsage, AgentWork, BudgetLimits, Message, ResumeOptions, RunOptions, RunResult } from './types.js'
 import { answerRefusal, checkAnswerText, withdrawalRefusal } from './answer-checks.js'
-import { questionsOf } from './parked-turn.js'
+import { closeTurn, questionsOf, resumeTurn } from './parked-turn.js'
 
 /** What an agent needs from the runtime that made it: the runtime's seam (models, gates, budget handlers, observers, hooks). */
 export type AgentHost = TurnHost
@@ -75,8 +74,8 @@ export class Agent {
   readonly output?: AgentInit['output']
   /** The budget it spends from: a child's is carved from its parent's at create; a root gets a fresh one every run. */
   budget: Budget
-  /** Made on first use: most agents never get a message or a hold. */
-  private box?: Inbox
+  /** @internal The inbox once anyone used it (made on first use: most agents never get a message or a hold); a turn never makes one. */
+  usedInbox?: Inbox
   private readonly budgetLimits?: BudgetLimits
   private readonly owner: TurnOwner
   private current?: { abort: TurnAbort; done: Promise<unknown> }
@@ -87,9 +86,8 @@ export class Agent {
   private answeredWithdrawn = false
   /** The next leg's result, made when someone asks for it (`nextResult`). */
   private nextLeg?: { promise: Promise<RunResult>; resolve(result: RunResult): void; reject(error: unknown): void }
-  /** Model calls and tool work that may outlive an aborted turn (see `track`), and who waits for them to settle. */
-  private inFlight = 0
-  private settled?: () => void
+  /** Model calls and tool work that may outlive an aborted turn, which `dispose` waits for. */
+  private readonly inFlight = new InFlight()
   private disposal?: Promise<void>
   /** Children not disposed yet (made on first use), and how many it ever had (handle ids). */
   private kids?: Set<Agent>; private born = 0
@@ -100,21 +98,17 @@ export class Agent {
     this.parent = init.parent
     this.depth = init.depth
     this.cwd = init.cwd
-    this.persona = init.persona
-    this.model = init.model
+    this.persona = init.persona; this.model = init.model
     this.tools = init.tools
     this.transcript = new Transcript(init.seed)
-    this.maxSteps = init.maxSteps
-    this.maxTokens = init.maxTokens
+    this.maxSteps = init.maxSteps; this.maxTokens = init.maxTokens
     this.label = init.label
     this.maxToolCallsPerStep = init.maxToolCallsPerStep; this.output = init.output
     this.budgetLimits = init.budgetLimits
     const ownsRootBudget = !init.budget && !init.parent
-    this.budget = init.budget ?? (init.parent ? init.parent.budget.child(init.budgetLimits) : Budget.root(init.budgetLimits))
-    this.budget.adopt()
-    this.usage = usageTally()
-    this.work = workTally()
-    this.owner = { agent: this, host, ownsRootBudget, track: (work) => this.track(work) }
+    this.budget = spendingBudget(init.budget, init.parent?.budget, init.budgetLimits)
+    this.usage = usageTally(); this.work = workTally()
+    this.owner = { agent: this, host, ownsRootBudget, track: this.inFlight.track }
     this.maxInbox = init.maxInboxMessages
     const { parent } = this
     this.handleId = parent ? `${parent.handleId}/${handleName(init.label, 'agent')}.${++parent.born}` : handleName(init.label, 'root')
@@ -136,10 +130,7 @@ export class Agent {
   get parked(): PendingQuestion | undefined { return this.parkedTurn?.parked?.question }
 
   /** Every question the parked turn waits on (its step's suspended calls, in call order, each once); `parked` is the first. */
-  get waitingOn(): PendingQuestion[] {
-    const parked = this.parkedTurn?.parked
-    return parked ? questionsOf(parked) : []
-  }
+  get waitingOn(): PendingQuestion[] { return this.parkedTurn?.parked ? questionsOf(this.parkedTurn.parked) : [] }
 
   /** Runs one turn. Rejects only for misuse (`BUSY`, `PARKED`, `DISPOSED`, `INVALID_PROMPT`, `INVALID_OPTIONS`). */
   async run(prompt: string, options: RunOptions = {}): Promise<RunResult> {
@@ -150,20 +141,17 @@ export class Agent {
 
   /** Messages for this agent's next model call, and holds that keep its turn from ending (see `Inbox`). */
   get inbox(): Inbox {
-    if (this.box) return this.box
-    this.box = new Inbox(this.id, this.maxInbox)
-    if (this.disposal) this.box.close()
-    return this.box
+    if (this.usedInbox) return this.usedInbox
+    this.usedInbox = new Inbox(this.id, this.maxInbox)
+    if (this.disposal) this.usedInbox.close()
+    return this.usedInbox
   }
-
-  /** @internal The inbox once anyone used it: a turn reads this one, so a turn never makes an inbox. */
-  get usedInbox(): Inbox | undefined { return this.box }
 
   /** Runs a turn with no new prompt, on what waits in the inbox. Rejects with `EMPTY_INBOX` when nothing does. */
   async wake(options: RunOptions = {}): Promise<RunResult> {
     this.checkIdle()
     checkRunArguments('', options)
-    if (!this.box?.size) throw new AgentError('EMPTY_INBOX', `Agent ${this.id} has no messages in its inbox to wake on; post one first (agent.inbox.post).`)
+    if (!this.usedInbox?.size) throw new AgentError('EMPTY_INBOX', `Agent ${this.id} has no messages in its inbox to wake on; post one first (agent.inbox.post).`)
     return this.drive(this.newTurn(), options, (turn, abort) => turn.start(undefined, abort, options))
   }
 
@@ -183,7 +171,7 @@ export class Agent {
     this.answered = questionId === undefined ? turn!.parked!.question : this.waitingOn.find((question) => question.id === questionId)
     this.answeredWithdrawn = false
     this.parkedTurn = undefined
-    return this.drive(turn!, options, (parked, abort) => parked.resume(answer, abort, options, questionId))
+    return this.drive(turn!, options, (parked, abort) => resumeTurn(parked, answer, abort, options, questionId))
   }
 
   /**
@@ -202,7 +190,7 @@ export class Agent {
     this.answered = this.waitingOn.find((question) => question.id === questionId)
     this.answeredWithdrawn = true
     this.parkedTurn = undefined
-    return this.drive(turn!, options, (parked, abort) => parked.resume(undefined, abort, options, questionId))
+    return this.drive(turn!, options, (parked, abort) => resumeTurn(parked, undefined, abort, options, questionId))
   }
 
   /**
@@ -245,16 +233,17 @@ export class Agent {
   /** Aborts a running turn (or closes a parked one), then waits for it and for any tool still settling. Idempotent. */
   dispose(): Promise<void> {
     this.disposal ??= (async () => {
-      this.box?.close()
+      this.usedInbox?.close()
       this.parent?.kids?.delete(this)
-      this.parkedTurn?.close(CLOSED_WHILE_PARKED)
+      if (this.parkedTurn) closeTurn(this.parkedTurn, CLOSED_WHILE_PARKED)
       this.parkedTurn = undefined
       const current = this.current
       if (current) {
         current.abort.abort(new AgentError('DISPOSED', `Agent ${this.id} was disposed.`))
         await current.done.catch(() => {})
       }
-      if (this.inFlight) await new Promise<void>((resolve) => this.settled = resolve)
+      const settling = this.inFlight.settled()
+      if (settling) await settling
       this.nextLeg?.reject(disposed(this.id))
       this.nextLeg = undefined
     })()
@@ -264,19 +253,14 @@ export class Agent {
   private checkIdle(): void {
     if (this.disposal) throw disposed(this.id)
     if (this.current) throw new AgentError('BUSY', `Agent ${this.id} is already running a turn; wait for it or abort it first.`)
-    if (this.parkedTurn) {
-      throw new AgentError('PARKED', `Agent ${this.id} is parked on a question (agent.parked); answer it with resume(answer), or dispose the agent.`)
-    }
+    if (this.parkedTurn) throw new AgentError('PARKED', `Agent ${this.id} is parked on a question (agent.parked); answer it with resume(answer), or dispose the agent.`)
   }
 
   /** A new turn; a root agent's budget is renewed for it (a tree's limits are per root run). */
   private newTurn(): Turn {
     this.answered = undefined
     this.answeredWithdrawn = false
-    if (this.owner.ownsRootBudget) {
-      this.budget = Budget.root(this.budgetLimits)
-      this.budget.adopt()
-    }
+    if (this.owner.ownsRootBudget) this.budget = spendingBudget(undefined, undefined, this.budgetLimits)
     return new Turn(this.owner, this.budget)
   }
 
@@ -316,7 +300,7 @@ export class Agent {
       try {
         if (result.stopReason === 'pending') {
           // Disposed while the leg ran: the turn is closed at once (dispose waits for this leg first).
-          if (this.disposal) turn.close(CLOSED_WHILE_PARKED)
+          if (this.disposal) closeTurn(turn, CLOSED_WHILE_PARKED)
           else this.parkedTurn = turn
         }
         const next = this.nextLeg
@@ -331,20 +315,15 @@ export class Agent {
       throw error
     })
   }
+}
 
-  /** Remembers work that may outlive an aborted turn, so `dispose` can wait for it. */
-  private track<T>(work: T | Promise<T>): Promise<T> {
-    // A model that returns a plain object instead of a promise still works and is still tracked.
-    const pending = Promise.resolve(work)
-    this.inFlight++
-    pending.then(this.untrack, this.untrack)
-    return pending
+/** Misuse of `Agent.run` fails at the call, with what to pass instead. */
+function checkRunArguments(prompt: unknown, options: RunOptions): void {
+  if (typeof prompt !== 'string') throw new AgentError('INVALID_PROMPT', 'The prompt must be a string.')
+  if (options === null || typeof options !== 'object') throw new AgentError('INVALID_OPTIONS', 'run() takes an options object { signal?, onEvent?, onSpend? }.')
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+    throw new AgentError('INVALID_OPTIONS', 'options.signal must be an AbortSignal (e.g. new AbortController().signal).')
   }
-
-  private readonly untrack = (): void => {
-    if (--this.inFlight || !this.settled) return
-    const settled = this.settled
-    this.settled = undefined
-    settled()
-  }
+  if (options.onEvent !== undefined && typeof options.onEvent !== 'function') throw new AgentError('INVALID_OPTIONS', 'options.onEvent must be a function.')
+  if (options.onSpend !== undefined && typeof options.onSpend !== 'function') throw new AgentError('INVALID_OPTIONS', 'options.onSpend must be a function.')
 }

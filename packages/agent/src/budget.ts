@@ -1,6 +1,5 @@
-import { addCounts, type BudgetBreach, type BudgetName, MAX_REPORTED_COUNT } from '@cordis-subagents/shared'
-import type { BudgetLimits, BudgetSpend, GateTarget, GenerateRequest, GenerateResponse } from './types.js'
-import type { Endpoint } from './endpoint.js'
+import { addCounts, type BudgetBreach, type BudgetName, describeBreach, LimitError, MAX_REPORTED_COUNT, MAX_TIMER_MS } from '@cordis-subagents/shared'
+import type { BudgetLimits, BudgetSpend, ModelToolCall } from './types.js'
 
 /** Budgets checked against spend; `wallMs` and `depth` are checked on their own. */
 type Counted = Exclude<BudgetName, 'wallMs' | 'depth'>
@@ -271,69 +270,80 @@ function limitOf(value: number | undefined): number {
   return typeof value === 'number' && value >= 0 ? value : Infinity
 }
 
-// The model gate's counted path: every model call of a run is counted per endpoint (a 429/503 there
-// pauses every call to it: model-gate.ts).
-
 /**
- * The model gate's count of calls in flight per endpoint, and the one path most model calls take
- * through it: with no cap configured and the shared backoff on, a call to an endpoint never
- * refused (or recovered) is only counted. Caps, an endpoint's backoff state and a refusal are
- * the gate's own (`ModelGate`, model-gate.ts: `gated`, `failed`).
+ * The limits of one turn: the budget checks that give the operator's handlers a chance to extend
+ * (`onBreach`), the tool calls of a step the budget admits, and the wall-time timer.
  */
-export abstract class CountedGate {
-  /** Endpoints under backoff (refused, and not yet recovered). */
-  protected readonly endpoints = new Map<string, Endpoint>()
-  /** Calls in flight per endpoint with no state here. */
-  protected readonly unlimited = new Map<string, number>()
-  /** No cap is configured and the backoff is on: a call to an endpoint with no state is only counted. */
-  protected countOnly = false
+export class TurnLimits {
+  /** A breach a handler asked to suspend at (`BudgetEvent.suspend()`); the loop parks at its next step boundary. */
+  private suspendFor?: BudgetBreach
 
-  /** One model call through the gate (see `ModelGate.gated`). */
-  async generate(target: GateTarget, request: GenerateRequest): Promise<GenerateResponse> {
-    const { signal } = request
-    if (signal.aborted) throw signal.reason
-    if (!this.countOnly) return this.gated(target, request)
-    const key = this.keyOf(target)
-    if (this.endpoints.has(key)) return this.gated(target, request, key)
-    // The request is the turn's own, made for this call: marked in place (a spread copy takes V8's slow path).
-    request.rateLimits = 'gate'
-    this.unlimited.set(key, (this.unlimited.get(key) ?? 0) + 1)
-    let response: GenerateResponse
-    try {
-      response = await target.model.generate(request)
-    } catch (error) {
-      return this.failed(target, request, key, error, performance.now())
-    }
-    // An endpoint made meanwhile (another call was refused) took this call over, at epoch 0.
-    this.endpoints.get(key)?.succeeded(0)
-    this.leave(key, undefined)
-    return response
+  constructor(private readonly budget: Budget, private readonly onBreach: (breach: BudgetBreach) => boolean) {}
+
+  /** The breach to park at, if a handler asked to suspend; cleared. */
+  takeSuspension(): BudgetBreach | undefined {
+    const breach = this.suspendFor
+    this.suspendFor = undefined
+    return breach
   }
-
-  protected keyOf(target: GateTarget): string {
-    return target.model.rateLimitKey?.(target.modelId) ?? (target.modelId ? `${target.name}:${target.modelId}` : target.name)
-  }
-
-  protected abstract gated(target: GateTarget, request: GenerateRequest, key?: string): Promise<GenerateResponse>
-
-  protected abstract failed(
-    target: GateTarget, request: GenerateRequest, key: string, error: unknown, failedAt: number,
-  ): Promise<GenerateResponse>
 
   /**
-   * A call to `key` ends its attempt: its slot of the endpoint it held goes back, or, when it went
-   * through unlimited, of the endpoint made meanwhile, else its count. An endpoint with nothing
-   * left to remember is dropped (the next call goes through unlimited again).
+   * Which calls of a step run: no more than the tool-call budget allows (the response was already
+   * cut to `maxToolCallsPerStep`). The others get `refusals`, an error the model reads (by call index).
    */
-  protected leave(key: string, held: Endpoint | undefined): void {
-    const endpoint = held ?? this.endpoints.get(key)
-    if (endpoint) {
-      endpoint.free()
-      if (endpoint.idle && this.endpoints.get(key) === endpoint) this.endpoints.delete(key)
-      return
+  admit(calls: readonly ModelToolCall[]): { admitted: number; refusals: Map<number, string>; refusedFor?: BudgetBreach } {
+    const { budget } = this
+    const refusals = new Map<number, string>()
+    let admitted = 0
+    let spent: string | undefined
+    let refusedFor: BudgetBreach | undefined
+    for (let i = 0; i < calls.length; i++) {
+      // Once the budget is spent in this step it stays spent: the handlers are asked once.
+      const breach = spent === undefined ? this.reached(() => budget.check('toolCalls')) : undefined
+      if (breach) {
+        refusedFor = breach
+        spent = `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`
+      }
+      if (spent !== undefined) {
+        refusals.set(i, spent)
+        continue
+      }
+      budget.charge('toolCalls', 1)
+      admitted++
     }
-    const left = this.unlimited.get(key)! - 1
-    if (left) this.unlimited.set(key, left)
-    else this.unlimited.delete(key)
+    return refusedFor ? { admitted, refusals, refusedFor } : { admitted, refusals }
+  }
+
+  /** The limits checked before each step (wall time, steps, tokens), as `reached` finds them. */
+  beforeStep(): BudgetBreach | undefined { return this.reached(this.stepBreach) }
+
+  private readonly stepBreach = () => this.budget.overtime() ?? this.budget.check('steps') ?? this.budget.check('tokens')
+
+  /** A breach, after the operator's handlers had their chance to extend the budget; undefined when none is left. */
+  reached(find: () => BudgetBreach | undefined): BudgetBreach | undefined {
+    const breach = find()
+    if (!breach) return undefined
+    const suspend = this.onBreach(breach)
+    const after = find()
+    if (after && suspend) this.suspendFor ??= after
+    return after
+  }
+
+  /** One timer per leg, only where this run's wall-time limit is tighter than its parent's (which has its own). */
+  armWallClock(abort: { abort(reason: unknown): void }): () => void {
+    const { budget } = this
+    if (!budget.holdsWallTime) return () => {}
+    let timer: NodeJS.Timeout
+    // Node fires a longer delay at once; a far deadline is re-armed when this one fires.
+    const arm = () => { timer = setTimeout(fire, Math.max(0, Math.min(budget.deadline - Date.now(), MAX_TIMER_MS))) }
+    const fire = () => {
+      const breach = this.reached(() => budget.overtime())
+      if (!breach) return arm()
+      // A handler asked to suspend: the step in flight finishes, and the turn parks before the next.
+      if (this.suspendFor) return
+      abort.abort(new LimitError('BUDGET_EXCEEDED', `Stopped by ${describeBreach(breach)}.`, breach))
+    }
+    arm()
+    return () => clearTimeout(timer)
   }
 }

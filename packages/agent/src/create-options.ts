@@ -157,3 +157,11 @@ export function restoredInit(options: CreateAgentOptions, minted: (n: number) =>
   const contract = output === undefined ? undefined : outputContract(output, 'options.restore.output')
   return { ...settings, output: contract, seed: messages, restore: checkpoint, tools: undefined as unknown as ToolView }
 }
+
+/** The schema defaults `create` falls back to (the runtime's config schema holds them). */
+export interface CreateDefaults {
+  depth: number
+  maxSteps: number
+  maxToolCallsPerStep: number
+  maxQueuedModelCalls: number
+}

@@ -1,37 +1,39 @@
 import { resolve } from 'node:path'
 import { type Context, Service } from 'cordis'
-import { countProblem, type Crossing, lowestLimits, withoutCallerTracing } from '@cordis-subagents/shared'
-import type { ToolRegistry, ToolView } from '@cordis-subagents/tools'
-import { Agent, type AgentHost, type AgentInit } from './agent.js'
+import { countProblem, type Crossing, lowestLimits } from '@cordis-subagents/shared'
+import type { ToolRegistry, ToolResult, ToolView } from '@cordis-subagents/tools'
+import { Agent, type AgentInit } from './agent.js'
 import { Budget } from './budget.js'
-import { budgetProblem, type CreateAgentOptions, restoredInit, type RuntimeConfig } from './create-options.js'
+import { budgetProblem, type CreateAgentOptions, type CreateDefaults, restoredInit, type RuntimeConfig } from './create-options.js'
+import type { Endpoint } from './endpoint.js'
 import { AgentError } from './errors.js'
 import type { AgentObserver } from './observers.js'
-import { BudgetHandlers, ContinueHooks } from './continue-hooks.js'
-import { HookSettings } from './hook-run.js'
+import type { BudgetHandlers, ContinueHooks } from './continue-hooks.js'
+import type { HookSettings } from './hook-run.js'
 import { hooksProblem, sinkProblem } from './hooks.js'
-import { ModelGate } from './model-gate.js'
 import { outputContract } from './output.js'
-import type { RootCeiling } from './root-ceiling.js'
-import { readRootCrossing } from './root-crossing.js'
+import type { RootCrossing } from './root-crossing.js'
 import { noteBudget, budgetNoteProblem } from './budget-note.js'
 import { tellParentProblem, tellParentTool } from './tell-parent.js'
 import { isFrozenHistory } from './transcript.js'
-import type { TurnWatch } from './turn-owner.js'
-import type { BudgetLimits, ChatModel, GenerateResponse, ModelToolCall, RunResult } from './types.js'
-import type { ToolResult } from '@cordis-subagents/tools'
+import type { TurnHost, TurnWatch } from './turn-owner.js'
+import type { BudgetLimits, ChatModel, GateTarget, GenerateRequest, GenerateResponse, ModelToolCall, RunResult } from './types.js'
 
 // The part of `ctx.agents` one delegation runs through: `create` (its options checked, its settings
-// resolved, the agent built) and the seam every agent it builds calls back into (models, the gate,
-// the observers' watch of a run). Registration, serving and the config schema: runtime.ts.
+// resolved, the agent built) and the seam every agent it builds calls back into (models, the gate's
+// counted path, the observers' watch of a run). Registration, serving and the config schema: runtime.ts.
 
-/** The schema defaults `create` falls back to (the runtime's config schema holds them). */
-export interface CreateDefaults {
-  depth: number
-  maxSteps: number
-  maxToolCallsPerStep: number
-  maxQueuedModelCalls: number
+/** What the runtime (runtime.ts) makes once, at registration, for `create` and the seam. */
+export interface RuntimeParts {
+  registry: ToolRegistry
+  continueHooks: ContinueHooks
+  budgetHandlers: BudgetHandlers
+  hookSettings: HookSettings
+  modelGate?: CountedGate
+  /** The config's budget checked, then the crossing read (after the seam is made, as it always was). */
+  rootOf(): RootCrossing
 }
+type MakeParts = (ctx: Context, config: RuntimeConfig, defaults: CreateDefaults) => RuntimeParts
 
 export abstract class AgentFactory extends Service<RuntimeConfig> {
   protected readonly models = new Map<string, ChatModel>()
@@ -44,67 +46,39 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
   readonly rootDepth: number
   /** Limits of root runs: the config's, lowered by what a parent host passed in `SUBAGENT_BUDGET`. */
   readonly rootLimits: BudgetLimits
-  protected readonly ceiling: RootCeiling
+  protected readonly ceiling: RootCrossing['ceiling']
   protected readonly budgetHandlers: BudgetHandlers
-  private readonly observers = new Observers()
+  protected readonly observers = new Observers()
   protected readonly continueHooks: ContinueHooks
   protected readonly hookSettings: HookSettings
   /** The gate around model calls; undefined when no cap is configured. */
-  readonly modelGate?: ModelGate
+  readonly modelGate?: CountedGate
   /** The runtime's seam, one plain object shared by every agent it builds (each call names its agent: an `Agent` of this runtime). */
-  private readonly seam: AgentHost
+  private readonly seam: TurnHost
   private rootView?: ToolView
 
-  protected constructor(ctx: Context, config: RuntimeConfig, private readonly defaults: CreateDefaults) {
+  protected constructor(ctx: Context, config: RuntimeConfig, private readonly defaults: CreateDefaults, makeParts: MakeParts) {
     super(ctx, 'agents', true)
     this.config = config
-    this.registry = withoutCallerTracing(ctx.tools)
-    const logger = ctx.logger('agents')
-    const warn = (format: string, ...args: unknown[]) => logger.warn(format, ...args)
-    this.continueHooks = new ContinueHooks(warn)
-    this.budgetHandlers = new BudgetHandlers(warn)
-    this.hookSettings = new HookSettings(warn)
-    this.modelGate = ModelGate.create({
-      maxInFlight: config.maxModelCallsInFlight,
-      models: config.models,
-      maxQueued: config.maxQueuedModelCalls ?? defaults.maxQueuedModelCalls,
-      rateLimit: config.rateLimit,
-      maxPerSecond: config.maxModelCallsPerSecond,
-    })
+    const { registry, continueHooks, budgetHandlers, hookSettings, modelGate, rootOf } = makeParts(ctx, config, defaults)
+    this.registry = registry; this.modelGate = modelGate
+    this.continueHooks = continueHooks; this.budgetHandlers = budgetHandlers; this.hookSettings = hookSettings
     // Agents call back into the runtime every step: they get this plain object, not the caller-tracing proxy `this` may be.
     this.seam = {
       resolveModel: (ref) => this.resolveModel(ref),
       modelGate: this.modelGate,
-      budgetReached: (agent, breach) => this.budgetHandlers.size ? this.budgetHandlers.reached(agent as Agent, breach) : false,
+      budgetReached: (agent, breach) => budgetHandlers.size ? budgetHandlers.reached(agent as Agent, breach) : false,
       // Without observers or hooks the loop pays one size check, and enters neither file.
       watch: (agent, prompt, resumed) => this.observers.size ? this.observers.watch(agent as Agent, prompt, resumed) : undefined,
-      stopBefore: (agent, step) => this.continueHooks.size ? this.continueHooks.ask(agent as Agent, step) : undefined,
+      stopBefore: (agent, step) => continueHooks.size ? continueHooks.ask(agent as Agent, step) : undefined,
       // Until a hook or a sink is set anywhere, a leg pays one field read here and builds nothing.
-      hookRun: (agent, turn, abort) => this.hookSettings.used ? this.hookSettings.run(agent, turn, abort) : undefined,
+      hookRun: (agent, turn, abort) => hookSettings.used ? hookSettings.run(agent, turn, abort) : undefined,
     }
-    const configProblem = budgetProblem(config.budget, 'agents config budget')
-    if (configProblem) throw new AgentError('INVALID_OPTIONS', configProblem)
-    // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared): read here only.
-    const root = readRootCrossing({ depth: config.depth ?? defaults.depth, budget: config.budget }, (problem) => logger.warn('ignoring %s', problem))
+    const root = rootOf()
     this.rootCrossing = root.crossing
     this.rootDepth = root.rootDepth
     this.rootLimits = root.rootLimits
     this.ceiling = root.ceiling
-  }
-
-  /**
-   * Adds an observer of every run of this runtime's agents: runs, model calls and tool calls as
-   * they start and end (see `AgentObserver`). Scoped to the caller. Without observers a run pays
-   * one check per run and per call.
-   */
-  observe(observer: AgentObserver): () => void {
-    if (!observer || typeof observer !== 'object') throw new AgentError('INVALID_OPTIONS', 'observe() takes an observer object ({ runStart?, modelCallStart?, ... }).')
-    return this.ctx.effect(() => this.observers.add(observer))
-  }
-
-  /** How many observers are attached (0: runs report to no one). */
-  get observerCount(): number {
-    return this.observers.size
   }
 
   /** A root agent's tools: the given view (else every tool), under the bound ceiling. */
@@ -114,23 +88,19 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
     return this.ceiling.tools ? this.ceiling.apply(view) : view
   }
 
-  modelNames(): string[] {
-    return [...this.models.keys()]
-  }
-
   /** Finds the model behind a ref. An unknown ref yields an error text naming the registered models. */
   resolveModel(ref: string | undefined): { model: ChatModel; name: string; modelId?: string } | { error: string } {
     ref ||= this.config.model
     // The list of names is built only for a ref that does not name a model (every model call resolves one).
     if (!ref) {
-      const names = this.modelNames()
+      const names = [...this.models.keys()]
       if (names.length === 1) return { model: this.models.get(names[0])!, name: names[0] }
       return { error: `No model was named and no default is configured. Registered models: ${names.join(', ') || '(none)'}.` }
     }
     const colon = ref.indexOf(':')
     const name = colon < 0 ? ref : ref.slice(0, colon)
     const model = this.models.get(name)
-    if (!model) return { error: `Unknown model "${ref}". Registered models: ${this.modelNames().join(', ') || '(none)'}.` }
+    if (!model) return { error: `Unknown model "${ref}". Registered models: ${[...this.models.keys()].join(', ') || '(none)'}.` }
     return colon < 0 ? { model, name } : { model, name, modelId: ref.slice(colon + 1) }
   }
 
@@ -141,9 +111,7 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
   create(options: CreateAgentOptions = {}): Agent {
     checkOptions(options)
     const { parent } = options
-    if (parent !== undefined && !(parent instanceof Agent)) {
-      throw new AgentError('INVALID_OPTIONS', 'options.parent must be an Agent created by ctx.agents.')
-    }
+    if (parent !== undefined && !(parent instanceof Agent)) throw new AgentError('INVALID_OPTIONS', 'options.parent must be an Agent created by ctx.agents.')
     // Ids minted from now on skip the restored one (ids are `<label>-<n>` with one counter per runtime).
     if (options.restore !== undefined) return this.build(options, restoredInit(options, (n) => this.counter = Math.max(this.counter, n)))
     const maxSteps = options.maxSteps ?? this.config.maxSteps ?? this.defaults.maxSteps
@@ -205,9 +173,7 @@ const ROLES = new Set(['user', 'assistant', 'tool'])
 
 /** Catches misuse at `create`, where it is easy to trace, rather than as an odd failure mid-run. */
 function checkOptions(options: CreateAgentOptions): void {
-  if (options === null || typeof options !== 'object') {
-    throw new AgentError('INVALID_OPTIONS', 'create() takes an options object.')
-  }
+  if (options === null || typeof options !== 'object') throw new AgentError('INVALID_OPTIONS', 'create() takes an options object.')
   for (const key of ['model', 'persona', 'cwd', 'label'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'string') {
       throw new AgentError('INVALID_OPTIONS', `options.${key} must be a string, got ${typeof options[key]}.`)
@@ -231,9 +197,7 @@ function checkOptions(options: CreateAgentOptions): void {
     if (aidProblem) throw new AgentError('INVALID_OPTIONS', aidProblem)
   }
   if (countsProblem) throw new AgentError('INVALID_OPTIONS', countsProblem)
-  if (tools !== undefined && !isToolView(tools)) {
-    throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
-  }
+  if (tools !== undefined && !isToolView(tools)) throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
   // Another transcript's completed() was validated when its messages were appended.
   if (seed !== undefined && !isFrozenHistory(seed)) {
     if (!Array.isArray(seed)) throw new AgentError('INVALID_OPTIONS', 'options.seed must be an array of transcript messages.')
@@ -260,9 +224,7 @@ class RunWatch implements TurnWatch {
   // (no closure per call: these run for every model and tool call of an observed run).
 
   modelStart(step: number, model: string | undefined): void {
-    for (const observer of this.observers) {
-      try { observer.modelCallStart?.(this.agent, step, model) } catch { /* ignored */ }
-    }
+    for (const observer of this.observers) try { observer.modelCallStart?.(this.agent, step, model) } catch { /* ignored */ }
   }
 
   modelEnd(step: number, response: GenerateResponse | undefined, error?: unknown, aborted = false): void {
@@ -272,21 +234,15 @@ class RunWatch implements TurnWatch {
   }
 
   toolStart(step: number, call: ModelToolCall): void {
-    for (const observer of this.observers) {
-      try { observer.toolCallStart?.(this.agent, step, call) } catch { /* ignored */ }
-    }
+    for (const observer of this.observers) try { observer.toolCallStart?.(this.agent, step, call) } catch { /* ignored */ }
   }
 
   toolEnd(step: number, call: ModelToolCall, result: ToolResult): void {
-    for (const observer of this.observers) {
-      try { observer.toolCallEnd?.(this.agent, step, call, result) } catch { /* ignored */ }
-    }
+    for (const observer of this.observers) try { observer.toolCallEnd?.(this.agent, step, call, result) } catch { /* ignored */ }
   }
 
   end(result: RunResult): void {
-    for (const observer of this.observers) {
-      try { observer.runEnd?.(this.agent, result) } catch { /* ignored */ }
-    }
+    for (const observer of this.observers) try { observer.runEnd?.(this.agent, result) } catch { /* ignored */ }
   }
 }
 
@@ -328,5 +284,65 @@ class Observers {
     }
     const list = watching ?? observers
     return list.length ? new RunWatch(agent, list) : undefined
+  }
+}
+
+/**
+ * The model gate's count of calls in flight per endpoint (a 429/503 there pauses every call to it), and
+ * the one path most model calls take through it: with no cap configured and the shared backoff on, a
+ * call to an endpoint never refused (or recovered) is only counted. Caps, an endpoint's backoff state
+ * and a refusal are the gate's own (`ModelGate`, model-gate.ts: `gated`, `failed`).
+ */
+export abstract class CountedGate {
+  /** Endpoints under backoff (refused, and not yet recovered); calls in flight per endpoint with no state here. */
+  protected readonly endpoints = new Map<string, Endpoint>()
+  protected readonly unlimited = new Map<string, number>()
+  /** No cap is configured and the backoff is on: a call to an endpoint with no state is only counted. */
+  protected countOnly = false
+
+  /** One model call through the gate (see `ModelGate.gated`). */
+  async generate(target: GateTarget, request: GenerateRequest): Promise<GenerateResponse> {
+    const { signal } = request
+    if (signal.aborted) throw signal.reason
+    if (!this.countOnly) return this.gated(target, request)
+    const key = this.keyOf(target)
+    if (this.endpoints.has(key)) return this.gated(target, request, key)
+    // The request is the turn's own, made for this call: marked in place (a spread copy takes V8's slow path).
+    request.rateLimits = 'gate'
+    this.unlimited.set(key, (this.unlimited.get(key) ?? 0) + 1)
+    let response: GenerateResponse
+    try {
+      response = await target.model.generate(request)
+    } catch (error) {
+      return this.failed(target, request, key, error, performance.now())
+    }
+    // An endpoint made meanwhile (another call was refused) took this call over, at epoch 0.
+    this.endpoints.get(key)?.succeeded(0)
+    this.leave(key, undefined)
+    return response
+  }
+
+  protected keyOf(target: GateTarget): string {
+    return target.model.rateLimitKey?.(target.modelId) ?? (target.modelId ? `${target.name}:${target.modelId}` : target.name)
+  }
+
+  protected abstract gated(target: GateTarget, request: GenerateRequest, key?: string): Promise<GenerateResponse>
+
+  protected abstract failed(target: GateTarget, req: GenerateRequest, key: string, error: unknown, at: number): Promise<GenerateResponse>
+
+  /**
+   * A call to `key` ends its attempt: its slot of the endpoint it held goes back, or, when it went
+   * through unlimited, of the endpoint made meanwhile, else its count. An endpoint with nothing
+   * left to remember is dropped (the next call goes through unlimited again).
+   */
+  protected leave(key: string, held: Endpoint | undefined): void {
+    const endpoint = held ?? this.endpoints.get(key)
+    if (endpoint) {
+      endpoint.free()
+      if (endpoint.idle && this.endpoints.get(key) === endpoint) this.endpoints.delete(key)
+      return
+    }
+    const left = this.unlimited.get(key)! - 1
+    if (left) this.unlimited.set(key, left); else this.unlimited.delete(key)
   }
 }

@@ -1,9 +1,14 @@
-import { type BudgetBreach, describeBreach, newQuestionId, type PendingQuestion } from '@cordis-subagents/shared'
+import { type BudgetBreach, describeBreach, type LimitError, limitStop, newQuestionId, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult, ToolSuspension } from '@cordis-subagents/tools'
-import { checkSuspended, type Leg } from './step.js'
-import { cancelled } from './stops.js'
-import type { TurnOwner } from './turn-owner.js'
-import type { ModelToolCall } from './types.js'
+import type { Budget, TurnLimits } from './budget.js'
+import type { InboxMessage } from './inbox.js'
+import type { AgentError } from './errors.js'
+import { abortDiagnostic, cancelled, interruptDiagnostic, isInterrupt, limitDiagnostic, type TurnInterrupt } from './stops.js'
+import { checkSuspended } from './suspension.js'
+import type { Leg, LegAbort, TurnOwner } from './turn-owner.js'
+import type { ModelToolCall, RunOptions, RunResult, StopReason } from './types.js'
+
+// A turn's legs off the plain road: resuming a parked turn, closing it, an interrupt (turn.ts runs the loop).
 
 /** A call of the parked step that waits for an answer, with what its tool's `resume` needs. */
 export interface SuspendedCall {
@@ -52,7 +57,7 @@ export function budgetQuestion(breach: BudgetBreach): PendingQuestion {
  * `'aborted'` when the leg was aborted first, or undefined once every call of the step is answered
  * (the loop goes on with the next model call).
  */
-export async function answerSuspended(
+async function answerSuspended(
   turn: { answer(call: ModelToolCall, result: ToolResult): void },
   owner: TurnOwner, leg: Leg, parked: ParkedStep, answer: string | undefined, questionId = parked.question.id,
 ): Promise<ParkedStep | 'aborted' | undefined> {
@@ -94,4 +99,116 @@ async function resumeCall(
   leg.watch?.toolEnd(step, call, result)
   emit?.({ type: 'tool-result', step, toolCallId: call.id, name: call.name, result })
   return aborted ? undefined : result
+}
+
+/** The members of a turn (turn.ts) its parked legs use: named here, below the turn (no import circle). */
+export interface ParkableTurn {
+  parked?: ParkedStep
+  parkedAt: number
+  refusedFor?: BudgetBreach
+  readonly budget: Budget
+  readonly limits: TurnLimits
+  readonly owner: TurnOwner
+  leg: Leg
+  stepMessages: InboxMessage[]
+  stepMessagesAt: number
+  stepPushed: number
+  open(abort: LegAbort, options: RunOptions, prompt: string, resumedQuestion?: string): void
+  answer(call: ModelToolCall, result: ToolResult): void
+  loop(): Promise<RunResult>
+  finish(stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach, code?: AgentError['code']): RunResult
+  end(stopReason: StopReason, diagnostic?: string, breach?: BudgetBreach, question?: PendingQuestion): RunResult
+  stopForBudget(breach: BudgetBreach): RunResult
+}
+
+/** Answers the last step's open calls with `reason`, then its dropped-calls note, if any. */
+export function answerOpenCalls(turn: ParkableTurn, reason: string, note: string | undefined): void {
+  const { transcript } = turn.owner.agent
+  transcript.balance(reason)
+  if (note) transcript.push({ role: 'user', content: note })
+}
+
+export function parkOn(turn: ParkableTurn, parked: ParkedStep): RunResult {
+  turn.parked = parked
+  // An interrupt after the resume must not put back messages a completed model call already read.
+  turn.stepMessages = []
+  turn.parkedAt = Date.now()
+  turn.leg.emit?.({ type: 'pending', step: parked.step, question: parked.question })
+  return turn.end('pending', undefined, undefined, parked.question)
+}
+
+/** An operator's hook failed: the run ends `error` with `HOOK_FAILED`, open calls answered before the step's dropped-calls note. */
+export function hookFailed(turn: ParkableTurn, failure: AgentError, note?: string): RunResult {
+  answerOpenCalls(turn, 'Not run: an operator\'s hook failed and the run ended.', note)
+  return turn.finish('error', failure.message, undefined, failure.code)
+}
+
+/** The turn's leg was aborted: it ends `interrupted`, at a limit, or `aborted`. */
+export function stopForAbort(turn: ParkableTurn): RunResult {
+  const { signal } = turn.leg.abort
+  if (isInterrupt(signal.reason)) return interruptTurn(turn, signal.reason)
+  const limit = limitStop(signal.reason)
+  if (!limit) return turn.finish('aborted', abortDiagnostic(signal))
+  return turn.finish(limit, limitDiagnostic(signal.reason as LimitError), (signal.reason as LimitError).breach)
+}
+
+/**
+ * Continues the parked turn with `answer`: to the suspended calls it answers, or past the budget
+ * it waited on. Without an answer, question `questionId` was withdrawn: its calls' tools give their results.
+ */
+export async function resumeTurn(
+  turn: ParkableTurn, answer: string | undefined, abort: LegAbort, options: RunOptions, questionId = turn.parked!.question.id,
+): Promise<RunResult> {
+  const parked = turn.parked!
+  turn.parked = undefined
+  // Parked time does not count toward this run's wall-time budget.
+  turn.budget.pauseClock(Date.now() - turn.parkedAt)
+  turn.open(abort, options, answer ?? '', questionId)
+  turn.leg.emit?.(answer === undefined ? { type: 'resumed', step: parked.step, questionId, withdrawn: true } : { type: 'resumed', step: parked.step, questionId })
+  if (abort.signal.aborted) return abandon(turn, parked)
+  if (parked.budget) {
+    if (parked.budget.budget === 'toolCalls') {
+      const still = turn.limits.reached(() => turn.budget.check('toolCalls'))
+      const suspendFor = turn.limits.takeSuspension()
+      if (suspendFor) return parkOn(turn, { step: parked.step, question: budgetQuestion(suspendFor), suspended: [], budget: suspendFor })
+      if (still) return turn.stopForBudget(still)
+      turn.refusedFor = undefined
+    }
+    return turn.loop()
+  }
+  const outcome = await answerSuspended(turn, turn.owner, turn.leg, parked, answer, questionId)
+  if (outcome === 'aborted') return abandon(turn, parked)
+  if (outcome) return parkOn(turn, outcome)
+  return turn.loop()
+}
+
+/** Ends a parked turn for good (its agent is disposed): the open calls get an error result, the transcript is balanced. */
+export function closeTurn(turn: ParkableTurn, reason: string): void {
+  const parked = turn.parked
+  if (!parked) return
+  turn.parked = undefined
+  answerOpenCalls(turn, reason, parked.note)
+  turn.owner.agent.transcript.endTurn()
+}
+
+/** A resume aborted before the parked step was fully answered: its open calls get the cancel result, then the turn ends. */
+function abandon(turn: ParkableTurn, parked: ParkedStep): RunResult {
+  answerOpenCalls(turn, 'Cancelled: the run was aborted before this tool call was answered.', parked.note)
+  return stopForAbort(turn)
+}
+
+/**
+ * `agent.interrupt()`: inbox messages this step read that the model has not answered yet go back to
+ * the inbox (and out of the transcript), then the turn ends.
+ */
+function interruptTurn(turn: ParkableTurn, reason: TurnInterrupt): RunResult {
+  const { agent } = turn.owner
+  const messages = turn.stepMessages
+  if (messages.length) {
+    turn.stepMessages = []
+    agent.transcript.removeInFlight(turn.stepMessagesAt, turn.stepPushed)
+    // Their usage and work were rolled into this turn already: they go back as plain messages, with their senders.
+    agent.inbox.putBack(messages.map(({ content, from }) => (from === undefined ? { content } : { content, from })))
+  }
+  return turn.finish('interrupted', interruptDiagnostic(reason))
 }

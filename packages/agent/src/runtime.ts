@@ -1,11 +1,15 @@
 import { Context, Schema } from 'cordis'
-import { count, type ServedLimits, servedLimits } from '@cordis-subagents/shared'
+import { count, type ServedLimits, servedLimits, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { Agent } from './agent.js'
-import { budgetSchema, type RuntimeConfig } from './create-options.js'
-import { AgentFactory } from './create.js'
+import { budgetProblem, budgetSchema, type CreateDefaults, type RuntimeConfig } from './create-options.js'
+import { AgentFactory, type RuntimeParts } from './create.js'
 import { AgentError } from './errors.js'
-import type { BudgetEvent, ContinueHook } from './continue-hooks.js'
+import { type BudgetEvent, BudgetHandlers, type ContinueHook, ContinueHooks } from './continue-hooks.js'
+import { HookSettings } from './hook-run.js'
 import type { AgentHooks, MetricSink } from './hooks.js'
+import { ModelGate } from './model-gate.js'
+import type { AgentObserver } from './observers.js'
+import { readRootCrossing } from './root-crossing.js'
 import { rateLimitSchema } from './rate-limit.js'
 import { createServedAgent, type ServedAgentOptions, type ServeRequest } from './served.js'
 import type { ChatModel } from './types.js'
@@ -41,8 +45,11 @@ export class AgentRuntime extends AgentFactory {
     rateLimit: rateLimitSchema(),
   })
 
+  /** The gate around model calls; undefined when no cap is configured. */
+  declare readonly modelGate?: ModelGate
+
   constructor(ctx: Context, config: AgentRuntime.Config = {}) {
-    super(ctx, config, CREATE_DEFAULTS)
+    super(ctx, config, CREATE_DEFAULTS, runtimeParts)
   }
 
   /** What an agent a serving host creates for one request is held to (shared `servedLimits`); `refusal`: too deep. */
@@ -53,6 +60,25 @@ export class AgentRuntime extends AgentFactory {
   /** The agent served for one request, under `limits` (from `servedLimits`): the one way serving hosts create it. */
   createServed(limits: ServedLimits, options: ServedAgentOptions): Agent {
     return createServedAgent((create) => this.create(create), limits, options)
+  }
+
+  /**
+   * Adds an observer of every run of this runtime's agents: runs, model calls and tool calls as
+   * they start and end (see `AgentObserver`). Scoped to the caller. Without observers a run pays
+   * one check per run and per call.
+   */
+  observe(observer: AgentObserver): () => void {
+    if (!observer || typeof observer !== 'object') throw new AgentError('INVALID_OPTIONS', 'observe() takes an observer object ({ runStart?, modelCallStart?, ... }).')
+    return this.ctx.effect(() => this.observers.add(observer))
+  }
+
+  /** How many observers are attached (0: runs report to no one). */
+  get observerCount(): number {
+    return this.observers.size
+  }
+
+  modelNames(): string[] {
+    return [...this.models.keys()]
   }
 
   /** A parent host's tool ceiling (`SUBAGENT_ALLOWED_TOOLS`) once bound: every root agent created from then on is under it. */
@@ -126,6 +152,29 @@ const CREATE_DEFAULTS = {
   maxSteps: DEFAULTS.maxSteps!,
   maxToolCallsPerStep: DEFAULTS.maxToolCallsPerStep!,
   maxQueuedModelCalls: DEFAULTS.maxQueuedModelCalls!,
+}
+
+/** What `create` and the seam use, made once at registration (in the order the runtime always made them). */
+function runtimeParts(ctx: Context, config: RuntimeConfig, defaults: CreateDefaults): RuntimeParts {
+  const registry = withoutCallerTracing(ctx.tools)
+  const logger = ctx.logger('agents')
+  const warn = (format: string, ...args: unknown[]) => logger.warn(format, ...args)
+  const modelGate = ModelGate.create({
+    maxInFlight: config.maxModelCallsInFlight,
+    models: config.models,
+    maxQueued: config.maxQueuedModelCalls ?? defaults.maxQueuedModelCalls,
+    rateLimit: config.rateLimit,
+    maxPerSecond: config.maxModelCallsPerSecond,
+  })
+  const rootOf = () => {
+    const configProblem = budgetProblem(config.budget, 'agents config budget')
+    if (configProblem) throw new AgentError('INVALID_OPTIONS', configProblem)
+    // What a parent host of ours passed in SUBAGENT_* (the crossing, @cordis-subagents/shared): read here only.
+    return readRootCrossing({ depth: config.depth ?? defaults.depth, budget: config.budget }, (problem) => logger.warn('ignoring %s', problem))
+  }
+  const continueHooks = new ContinueHooks(warn)
+  const budgetHandlers = new BudgetHandlers(warn)
+  return { registry, continueHooks, budgetHandlers, hookSettings: new HookSettings(warn), modelGate, rootOf }
 }
 
 export namespace AgentRuntime {

@@ -1,5 +1,6 @@
 import { checkedQuestion, utf8Length } from '@cordis-subagents/shared'
-import type { ToolSuspension } from '@cordis-subagents/tools'
+import type { ToolResult, ToolSuspension } from '@cordis-subagents/tools'
+import type { ModelToolCall } from './types.js'
 
 /** Largest `ToolSuspension.state`, as JSON in UTF-8 bytes: it is checkpointed with the parked turn. */
 export const MAX_SUSPENSION_STATE_BYTES = 4096
@@ -27,4 +28,15 @@ export function acceptSuspension(suspension: unknown): ToolSuspension | { proble
     return { problem: `suspend.state is ${bytes} bytes as JSON; at most ${MAX_SUSPENSION_STATE_BYTES} are kept (store a key, such as a run id, instead)` }
   }
   return { question: checked, state: JSON.parse(json) }
+}
+
+/**
+ * A result that suspends, as the turn may park on it (its question capped, its state a JSON copy),
+ * or an error result naming what makes the suspension unusable. Any other result as it is.
+ */
+export function checkSuspended(call: ModelToolCall, result: ToolResult): ToolResult {
+  if (result.suspend === undefined) return result
+  const accepted = acceptSuspension(result.suspend)
+  if ('problem' in accepted) return { isError: true, content: `Tool "${call.name}" asked a question that cannot be parked: ${accepted.problem}.` }
+  return { ...result, suspend: accepted }
 }

@@ -1,5 +1,7 @@
-import { addUsage, addWork, emptyUsage, emptyWork, type Usage, type WorkCounts } from '@cordis-subagents/shared'
-import type { Message, ToolMessage } from './types.js'
+import { addUsage, addWork, countOf, emptyUsage, emptyWork, type Usage, type WorkCounts } from '@cordis-subagents/shared'
+import { finishDiagnostic } from './stops.js'
+import type { InboxDelegation } from './inbox.js'
+import type { AgentUsage, AgentWork, GenerateResponse, Message, ModelToolCall, ToolMessage } from './types.js'
 
 /**
  * Histories handed out by a transcript (its completed turns, a model request's messages) are
@@ -228,6 +230,19 @@ class WorkTally {
   }
 }
 
+/** A delegation's usage and work (a tool result, or a background child's result from the inbox) into the turn's and agent's tallies. */
+export function rollUp(turn: TurnTallies, agent: { usage: AgentUsage; work: AgentWork }, result: InboxDelegation): void {
+  turn.delegated = addUsage(turn.delegated, result.usage)
+  agent.usage.delegated = addUsage(agent.usage.delegated, result.usage)
+  if (!result.work) return
+  turn.ownWork.delegations++
+  agent.work.own.delegations++
+  turn.delegatedWork = addWork(turn.delegatedWork, result.work)
+  agent.work.delegated = addWork(agent.work.delegated, result.work)
+}
+
+interface TurnTallies { delegated: Usage; ownWork: WorkCounts; delegatedWork: WorkCounts }
+
 /** An agent's token tally: `own` and `delegated`, and `total` computed from them when read. */
 export function usageTally(): Tally<Usage> {
   return new UsageTally() as unknown as Tally<Usage>
@@ -236,4 +251,50 @@ export function usageTally(): Tally<Usage> {
 /** An agent's work tally (steps, tool calls, delegations): `own`, `delegated` and a computed `total`. */
 export function workTally(): Tally<WorkCounts> {
   return new WorkTally() as unknown as Tally<WorkCounts>
+}
+
+// What a model returned, made well-formed before it enters the transcript.
+
+const FINISH_REASONS = new Set<string>(['stop', 'tool-calls', 'length', 'refusal', 'error', 'other'])
+
+/**
+ * The model's response made well-formed. `maxCalls`: the most tool calls kept; the others (and those
+ * the adapter already dropped) are only counted in `droppedToolCalls`, so a response with 200,000
+ * calls costs what one with `maxCalls` costs.
+ */
+export function normalizeResponse(response: GenerateResponse, idPrefix: string, maxCalls: number): GenerateResponse {
+  if (!response || typeof response !== 'object') throw new Error('the model returned no response')
+  const calls: unknown[] = Array.isArray(response.toolCalls) ? response.toolCalls : []
+  const toolCalls = normalizeCalls(calls, idPrefix, maxCalls)
+  const dropped = calls.length - toolCalls.length + countOf(response.droppedToolCalls)
+  const raw: unknown = response.finishReason
+  // A plain copy, then assignment: V8 builds `{ ...response, text, toolCalls }` on a slow path (bench/README.md).
+  const normalized = { ...response }
+  normalized.text = typeof response.text === 'string' ? response.text : ''
+  normalized.toolCalls = toolCalls
+  if (dropped) normalized.droppedToolCalls = dropped
+  else if (normalized.droppedToolCalls !== undefined) delete normalized.droppedToolCalls
+  if (raw === undefined || raw === null) normalized.finishReason = toolCalls.length ? 'tool-calls' : 'stop'
+  else if (!FINISH_REASONS.has(raw as string)) {
+    // An adapter bug must not pass for success: an unknown reason is an `error` stop.
+    normalized.finishReason = 'other'
+    normalized.diagnostic ??= finishDiagnostic(String(raw) as GenerateResponse['finishReason'])
+  }
+  return normalized
+}
+
+/** Every call gets a unique string id and a name (the transcript stays balanced); a malformed one gets an error, not a crash. */
+function normalizeCalls(calls: unknown[], idPrefix: string, maxCalls: number): ModelToolCall[] {
+  const ids = new Set<string>()
+  const kept = calls.length > maxCalls ? calls.slice(0, maxCalls) : calls
+  return kept.map((raw, index) => {
+    const call = (raw && typeof raw === 'object' ? raw : {}) as Partial<ModelToolCall>
+    const base = typeof call.id === 'string' && call.id ? call.id : `${idPrefix}-${index}`
+    let id = base
+    for (let n = index; ids.has(id); n++) id = `${base}-${n}`
+    ids.add(id)
+    if (typeof call.name === 'string' && call.name && raw === call) return id === call.id ? call as ModelToolCall : { ...call as ModelToolCall, id }
+    const name = typeof call.name === 'string' && call.name ? call.name : '(unnamed)'
+    return { id, name, input: call.input, invalidInput: 'the model sent a malformed tool call (it needs a tool name).' }
+  })
 }

@@ -7,7 +7,7 @@ import type { HookAbort, HookRun } from './hook-run.js'
 import type { Inbox } from './inbox.js'
 import type { Transcript } from './transcript.js'
 import type { OutputContract } from './output.js'
-import type { AgentUsage, AgentWork, ChatModel, GateTarget, GenerateRequest, GenerateResponse, ModelToolCall, RunResult } from './types.js'
+import type { AgentEvent, AgentUsage, AgentWork, ChatModel, GateTarget, GenerateRequest, GenerateResponse, ModelToolCall, RunResult } from './types.js'
 
 /** The members of an agent its turn reads and writes (an `Agent` has them all). */
 export interface TurnAgent {
@@ -70,4 +70,28 @@ export interface TurnOwner {
   readonly ownsRootBudget: boolean
   /** Remembers work that may outlive an aborted turn, so `dispose` can wait for it. */
   track<T>(work: T | Promise<T>): Promise<T>
+}
+
+/** A turn's abort (a `TurnAbort`, turn.ts), as its legs use it. */
+export interface LegAbort extends HookAbort {
+  abort(reason?: unknown): void
+  /** Lifts the listener limit of `signal` before the first tool step. */
+  raiseListenerLimit(): void
+}
+
+/**
+ * One call of `run`, `wake` or `resume` on a turn: its abort, its listener, its observers and its
+ * wall-clock timer. A turn that parks closes its leg (no timer, no listener held while parked);
+ * `resume` opens the next one.
+ */
+export interface Leg {
+  abort: LegAbort
+  /** Undefined without an `onEvent`: `emit?.({ … })` then builds no event object at all. */
+  emit?: (event: AgentEvent) => void
+  /** The run's observers, when anyone observes (every `watch?.` is then one check, no call). */
+  watch?: TurnWatch
+  /** The agent's hooks and metric sink, when it has either. */
+  hooks?: HookRun
+  /** Nothing is reported after this, the timer is disarmed and `onSpend` unwatched. */
+  close(): void
 }
