@@ -64,6 +64,9 @@ describe('maxParkedMs of spawn and fork: an unanswered question ends the run at 
     await ctx.lifecycle.flush()
     let id = ''
     const ended = endOf(app, () => id)
+    // What pending() lists is read when the child parks: read after the await, a loaded machine may be past maxParkedMs.
+    const listedAtPark: string[][] = []
+    ctx.on('subagent/pending', () => { listedAtPark.push(ctx.subagents.pending().map((parked) => parked.runId)) })
     const run = await ctx.subagents.delegate('spawn', {
       prompt: 'Pick a colour.', parent: ctx.agents.create({ label: 'host' }), signal: new AbortController().signal, agentOptions: { model: 'child' },
     })
@@ -71,7 +74,7 @@ describe('maxParkedMs of spawn and fork: an unanswered question ends the run at 
     const first = await run.result
     expect(first.stopReason).to.equal('pending')
     const question = first.question!
-    expect(ctx.subagents.pending().map((parked) => parked.runId)).to.deep.equal([run.id])
+    expect(listedAtPark).to.deep.equal([[run.id]])
     const storedQuestion = `${run.id}:${question.id}`
 
     // Nobody answers and nobody calls resume: the end comes by itself.
