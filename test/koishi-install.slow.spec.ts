@@ -74,12 +74,17 @@ describe('koishi-plugin-subagents: installed from the Koishi console\'s market, 
     const id = page.url().split('/').pop()!
     const yml = () => readFileSync(join(rig!.project, 'koishi.yml'), 'utf8')
     await eventually(() => yml().includes(`~@cordis-subagents/subagents:${id}:`), 'the new entry (off) written to koishi.yml', 30_000)
-    // The README's step: the model section's endpoint, then enable (the console checks the form's value first).
-    await field(page, 'model', 'baseURL').locator('input').fill('http://127.0.0.1:9/v1')
+    // The README's step: enable with the form left empty (every section has its defaults, the model's endpoint is
+    // OPENAI_BASE_URL or api.openai.com). The console checks the form's value before it enables: clicked before the
+    // new entry's form has rendered, it checks the value the page held before and refuses (当前配置项不满足约束).
+    await field(page, 'model', 'baseURL').waitFor({ timeout: 60_000 })
     await (await menuItem(page, '启用插件')).click()
+    const message = page.locator('.el-message')
+    await message.first().waitFor({ timeout: 30_000 })
+    expect(await message.allTextContents()).to.deep.equal(['插件已启用。'])
     await eventually(() => koishi!.stdout().includes(`apply plugin @cordis-subagents/subagents:${id}`), 'Koishi loaded the plugin', 60_000)
     await eventually(() => !yml().includes(`~@cordis-subagents/subagents:${id}`), 'the entry on in koishi.yml', 30_000)
-    expect(yml(), yml()).to.include(`'@cordis-subagents/subagents:${id}':\n    model:\n      baseURL: http://127.0.0.1:9/v1\n`)
+    expect(yml(), yml()).to.include(`'@cordis-subagents/subagents:${id}': {}\n`)
     expect(koishi!.stdout().split(`apply plugin @cordis-subagents/subagents:${id}`)[1]).to.not.include('[E]')
   })
 
