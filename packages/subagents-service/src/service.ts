@@ -26,6 +26,7 @@ import { readResult } from './verbs/result-read.js'
 import type { KeptResult } from './verbs/results.js'
 import { ContinuableRuns, type ContinueOptions, continuingProvider } from './verbs/continuation.js'
 import { checkProvider } from './admission/provider-check.js'
+import { stopAdmissions } from './admission/waiters.js'
 import { DelegationAccounts, rootRunObserver } from './after-run.js'
 import type { Agent, DelegationAccount } from '@cordis-subagents/agent'
 import type {
@@ -89,7 +90,7 @@ export class SubagentService extends Service<Config> {
     this.stopped = true
     this.background.stopAll()
     const error = () => new SubagentError('ABORTED', 'The subagents service stopped while this start was waiting for a slot.')
-    this.admissions.stop(error)
+    stopAdmissions(this.admissions, error)
     this.waiters.failAll()
   }
 

@@ -172,7 +172,7 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
     })
 
     it('a gate reached with an already aborted signal rejects at once (no abort event would come again)', async () => {
-      const { TreeGates } = await import('../src/admission/gates.js')
+      const { TreeGates } = await import('../src/admission/admission.js')
       const { acquireTreeSlot, workingSlots } = await import('../src/admission/waiters.js')
       const gates = new TreeGates()
       const tree = {}

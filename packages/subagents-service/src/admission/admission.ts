@@ -1,25 +1,23 @@
-import type { Budget, BudgetLimits } from '@cordis-subagents/agent'
-import {
-  type BudgetBreach, checkedTraceContext, describeBreach, isCount, isName, missingCapability, NAME_RULE, onAbort, toolFilterProblem,
-} from '@cordis-subagents/shared'
+import type { Budget } from '@cordis-subagents/agent'
+import { type BudgetBreach, checkedTraceContext, isName, missingCapability, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
 import type { Config } from '../config.js'
 import { SubagentError } from '../errors.js'
 import type { Admission, SlotUser } from '../run/run-host.js'
 import { aborted } from '../run/start-failure.js'
 import type { SubagentProvider, SubagentRequest, SubagentRunState } from '../types.js'
-import { ParentGates, takeSlots, TreeGates } from './gates.js'
+import { budgetExceeded, checkBudget, depthExceeded, invalidRequest, noProvider, unsupported } from './refusals.js'
 import type { SlotHolder } from './slot-holders.js'
-import { failAllWaiters, type Slot } from './waiters.js'
+import {
+  giveBackLent, granted, handOnParentSlot, type ParentGate, refused, type Slot, type SlotRequest, type Tree, waitForParentSlot,
+  waitForTreeSlot, type WaitingHolder,
+} from './waiters.js'
 
-// Admission, before the run exists: the checks of what comes in from outside (the request, trace context), the
-// tree limits (the depth ceiling, the parent's budget, the delegation count), then the slots (gates.ts). What it
-// lets through is a ticket (`Admitted`): the run's id, and the one place its slots go back.
+// Admission, before the run exists: the checks of the request, the tree limits (depth, the parent's budget, the count),
+// the free slots of the two gates (a wait: waiters.ts). It lets through a ticket: the run's id, and where its slots go back.
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null
 }
-
-function invalidRequest(message: string): never { throw new SubagentError('INVALID_REQUEST', message) }
 
 function isSignal(value: unknown): value is AbortSignal {
   if (value instanceof AbortSignal) return true
@@ -29,9 +27,7 @@ function isSignal(value: unknown): value is AbortSignal {
 
 function checkRequest(request: SubagentRequest) {
   if (!isObject(request)) invalidRequest('The subagent request must be an object.')
-  if (typeof request.prompt !== 'string' || !request.prompt.trim()) {
-    invalidRequest('request.prompt must be a non-empty string: the task for the child.')
-  }
+  if (typeof request.prompt !== 'string' || !request.prompt.trim()) invalidRequest('request.prompt must be a non-empty string: the task for the child.')
   const { parent } = request
   if (!isObject(parent) || typeof parent.id !== 'string' || !parent.id
     || !Number.isInteger(parent.depth) || parent.depth < 0) {
@@ -39,58 +35,30 @@ function checkRequest(request: SubagentRequest) {
   }
   if (!isSignal(request.signal)) invalidRequest('request.signal must be an AbortSignal.')
   if (request.label !== undefined && typeof request.label !== 'string') invalidRequest('request.label must be a string when present.')
-  if (request.persona !== undefined && (typeof request.persona !== 'string' || !request.persona.trim())) {
-    invalidRequest('request.persona must be a non-empty string when present; omit it for the default persona.')
-  }
+  if (request.persona !== undefined && (typeof request.persona !== 'string' || !request.persona.trim())) invalidRequest('request.persona must be a non-empty string when present; omit it for the default persona.')
   if (request.agentOptions !== undefined) {
     if (!isObject(request.agentOptions)) invalidRequest('request.agentOptions must be an object when present.')
     const { model, name } = request.agentOptions
-    if (model !== undefined && (typeof model !== 'string' || !model)) {
-      invalidRequest('request.agentOptions.model must be a non-empty model ref when present.')
-    }
+    if (model !== undefined && (typeof model !== 'string' || !model)) invalidRequest('request.agentOptions.model must be a non-empty model ref when present.')
     if (name !== undefined && !isName(name)) invalidRequest(`request.agentOptions.name must be ${NAME_RULE} when present.`)
   }
   if (request.toolFilter !== undefined) {
     const problem = toolFilterProblem(request.toolFilter, 'request.toolFilter', true)
     if (problem) invalidRequest(problem)
   }
-  if (request.maxDepth !== undefined && (!Number.isInteger(request.maxDepth) || request.maxDepth < 0)) {
-    invalidRequest(`request.maxDepth must be a non-negative integer, got ${String(request.maxDepth)}.`)
-  }
+  if (request.maxDepth !== undefined && (!Number.isInteger(request.maxDepth) || request.maxDepth < 0)) invalidRequest(`request.maxDepth must be a non-negative integer, got ${String(request.maxDepth)}.`)
   if (request.budget !== undefined) checkBudget(request.budget)
   if (request.resume !== undefined && typeof request.resume !== 'boolean') invalidRequest('request.resume must be a boolean when present.')
-  if (request.toolCallId !== undefined && typeof request.toolCallId !== 'string') {
-    invalidRequest('request.toolCallId must be a string when present (the id of the delegating tool call).')
-  }
+  if (request.toolCallId !== undefined && typeof request.toolCallId !== 'string') invalidRequest('request.toolCallId must be a string when present (the id of the delegating tool call).')
   if (request.onUpdate !== undefined && typeof request.onUpdate !== 'function') invalidRequest('request.onUpdate must be a function when present.')
 }
 
-const BUDGET_KEYS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren', 'maxConcurrent', 'maxDepth']
-
-function checkBudget(budget: BudgetLimits) {
-  if (!isObject(budget) || Array.isArray(budget)) invalidRequest('request.budget must be an object of limits.')
-  for (const [key, value] of Object.entries(budget)) {
-    if (value === undefined) continue
-    if (!BUDGET_KEYS.includes(key)) invalidRequest(`request.budget has an unknown key "${key}"; budgets are ${BUDGET_KEYS.join(', ')}.`)
-    if (!isCount(value)) invalidRequest(`request.budget.${key} must be a non-negative integer, got ${String(value)}.`)
-    // 0 would make every start wait forever in the gate.
-    if (key === 'maxConcurrent' && value < 1) invalidRequest(`request.budget.maxConcurrent must be at least 1, got ${value}.`)
-  }
-}
-
-function checkCapabilities(provider: SubagentProvider, request: SubagentRequest) {
+function checkCapabilities(provider: SubagentProvider, request: SubagentRequest): SubagentProvider {
   const missing = missingCapability(provider.capabilities, request)
-  if (!missing) return
-  const { capability, option } = missing
-  throw new SubagentError('UNSUPPORTED_CAPABILITY',
-    `Subagent provider "${provider.name}" does not support ${option} (capability "${capability}"); remove ${option} from the request or use a provider that has it.`,
-    { capability })
+  return missing ? unsupported(provider, missing) : provider
 }
 
-/**
- * The request's trace context as a checked plain copy (what the provider gets), or undefined
- * without one; `INVALID_REQUEST` when malformed. Read once, so what was checked is what is passed on.
- */
+/** The request's trace context as a checked plain copy, or undefined; read once, so what was checked is what is passed on. */
 function checkTraceContext(request: SubagentRequest): SubagentRequest['traceContext'] {
   if (request.traceContext === undefined) return undefined
   const checked = checkedTraceContext(request.traceContext, 'request.traceContext')
@@ -118,11 +86,7 @@ function placeInTree(request: SubagentRequest, deploymentMaxDepth: number): Omit
   const depth = request.parent.depth + 1
   const parentBudget = budgetOf(request.parent)
   const ceiling = depthCeiling(deploymentMaxDepth, request.maxDepth, parentBudget)
-  if (depth > ceiling.max) {
-    throw new SubagentError('DEPTH_EXCEEDED',
-      `A child of "${request.parent.id}" would have depth ${depth}, more than ${ceiling.source} ${ceiling.max}; answer without delegating further.`,
-      { attempted: depth, max: ceiling.max })
-  }
+  if (depth > ceiling.max) depthExceeded(request, depth, ceiling)
   return { depth, parentBudget, ceiling: ceiling.max }
 }
 
@@ -134,31 +98,114 @@ function depthCeiling(deployment: number, requested: number | undefined, budget:
   return ceiling
 }
 
-/**
- * Refuses a start the parent's tree budget cannot pay for (`BUDGET_EXCEEDED`: its steps, tokens
- * or time are spent, or the tree started `maxChildren` delegations); otherwise counts the delegation.
- */
+/** Refuses a start the parent's tree budget cannot pay for (its steps, tokens or time, or `maxChildren`); else counts it. */
 function admitChild(budget: Budget, parentId: string, maxChildren: number): void {
   const spent = budget.overtime() ?? budget.check('steps', 1) ?? budget.check('tokens')
-  if (spent) {
-    throw new SubagentError('BUDGET_EXCEEDED',
-      `"${parentId}" cannot delegate: ${describeBreach(spent)} is spent. Answer with what you have.`, { breach: spent })
-  }
+  if (spent) budgetExceeded(parentId, spent)
   const treeTotal = budget.root.spent.children
   const breach: BudgetBreach | undefined = budget.check('children', 1)
     ?? (treeTotal + 1 > maxChildren ? { budget: 'children', limit: maxChildren, spent: treeTotal } : undefined)
-  if (breach) {
-    throw new SubagentError('BUDGET_EXCEEDED',
-      `"${parentId}" cannot delegate: ${describeBreach(breach)} is reached in this delegation tree. Do the rest yourself, or answer with what you have.`,
-      { breach })
-  }
+  if (breach) budgetExceeded(parentId, undefined, breach)
   budget.charge('children', 1)
 }
 
 /**
- * Run ids only need to be unique among the runs of this process (an ACP child gets its own session id): a
- * counter is, and far cheaper than a random UUID per run; the start time keeps two processes' ids in one log apart.
+ * How many children one parent may have live at once: a FIFO gate per parent object (not its id: ids may repeat across
+ * agent runtimes). A slot is held from admission until the run is disposed, parked and interrupted runs included.
  */
+class ParentGates {
+  /** @internal */
+  readonly gates = new Map<object, ParentGate>()
+
+  /** Takes a slot of `key` for `holder` when one is free and nobody queues for it (true), without waiting. */
+  tryAcquire(key: object, limit: number, holder: SlotHolder): boolean {
+    const gate = this.gate(key)
+    if (gate.active >= limit || gate.queue.length) return false
+    gate.active++
+    gate.holders.add(holder)
+    return true
+  }
+
+  /** Frees `holder`'s slot of `key`, handing it straight to the oldest waiter (FIFO, no barging). */
+  release(key: object, holder: SlotHolder): void {
+    const gate = this.gates.get(key)
+    if (!gate) return
+    gate.holders.delete(holder)
+    if (gate.queue.length) return handOnParentSlot(gate)
+    if (--gate.active <= 0) this.gates.delete(key)
+  }
+
+  /** @internal the gate of `key` (made on first use). */
+  gate(key: object): ParentGate {
+    let gate = this.gates.get(key)
+    if (!gate) this.gates.set(key, gate = { active: 0, queue: [], holders: new Set() })
+    return gate
+  }
+}
+
+/**
+ * How many delegated runs of one tree may work at once, without the nested deadlock a plain semaphore has: a parent
+ * that waits on its own children must not hold the slot they need. A parent in a tool call makes no model calls until
+ * it returns, so it lends its slot to its first waiting child (and, as each borrower ends, to its next one) instead of
+ * keeping it idle. Only runs that hold a slot and have not lent it are working; every other start waits FIFO.
+ */
+export class TreeGates {
+  /** @internal */
+  readonly trees = new Map<object, Tree>()
+
+  /** The slot `acquire` would resolve with at once (the parent's to lend, or a free one); undefined when it would wait. */
+  tryAcquire(tree: object, limit: number, parent: Slot | undefined, holder?: SlotHolder): Slot | undefined {
+    if (parent && !parent.lent) {
+      parent.lent = true
+      return { lender: parent, lent: false, holder }
+    }
+    let entry = this.trees.get(tree)
+    if (!entry) this.trees.set(tree, entry = { active: 0, queue: [], own: new Set() })
+    if (entry.active >= limit || entry.queue.length) return undefined
+    entry.active++
+    return this.own(entry, holder)
+  }
+
+  /** Gives `slot` back: to the next waiting child of its lender, else the next waiter of the tree. */
+  release(tree: object, slot: Slot): void {
+    const entry = this.trees.get(tree)
+    if (slot.lender) return giveBackLent(entry, slot as Slot & { lender: Slot })
+    if (!entry) return
+    entry.own.delete(slot)
+    const next = entry.queue.shift()
+    // A waiter's parent is always lending already (else it would have borrowed at once): hand the slot on.
+    if (next) return next.grant(this.own(entry, next.holder))
+    entry.active--
+    this.forget(tree)
+  }
+
+  private own(entry: Tree, holder: SlotHolder | undefined): Slot {
+    const slot: Slot = { lent: false, holder }
+    entry.own.add(slot)
+    return slot
+  }
+
+  /** @internal drops `tree`'s entry once nothing holds or waits for a slot. */
+  forget(tree: object) {
+    const entry = this.trees.get(tree)
+    if (entry && entry.active <= 0 && !entry.queue.length) this.trees.delete(tree)
+  }
+}
+
+/** Takes a per-parent slot and, with a tree, a tree slot; gives the tree slot: synchronously when free, a promise when it waits. */
+function takeSlots(parents: ParentGates, trees: TreeGates, request: SlotRequest): Slot | undefined | Promise<Slot | undefined> {
+  if (parents.tryAcquire(request.key, request.perParent, request.holder)) return treeSlot(parents, trees, request)
+  return waitForParentSlot(parents, request, () => treeSlot(parents, trees, request))
+}
+
+function treeSlot(parents: ParentGates, trees: TreeGates, request: SlotRequest): Slot | undefined | Promise<Slot> {
+  const { tree } = request
+  if (!tree) return undefined
+  return trees.tryAcquire(tree.root, tree.limit, tree.lender, request.holder) ?? waitForTreeSlot(parents, trees, request)
+}
+
+// Run ids only need to be unique in this process (an ACP child gets its own session id): a counter is, and far
+// cheaper than a random UUID per run; the start time keeps two processes' ids in one log apart.
 const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
 let runCount = 0
 
@@ -167,12 +214,10 @@ function nextRunId(): string {
 }
 
 /**
- * A start admission let through. It holds the slots in the gates from admission on (a refusal or a
- * timeout names it by its run id, and by the state of the run once one uses it). A start whose
- * slots were not free has `waiting` until they are taken; its `cancelWait` (the start's cancel)
- * and the caller's signal end that wait.
+ * A start admission let through: it holds the slots from admission on (a refusal or a timeout names it by its run id,
+ * and by its run's state once one uses it). A start whose slots were not free has `waiting` until they are taken.
  */
-export class Admitted implements Admission, SlotHolder {
+export class Admitted implements Admission, WaitingHolder {
   readonly depth: number
   readonly ceiling: number
   readonly parentBudget?: Budget
@@ -185,10 +230,10 @@ export class Admitted implements Admission, SlotHolder {
   budget?: Budget
   private released = false
   private lentBy?: Budget
-  private wait?: { controller: AbortController; stop: () => void }
+  wait?: { controller: AbortController; stop: () => void }
 
   constructor(
-    checked: Checked, readonly id: string, readonly gateKey: object, private readonly callerSignal: AbortSignal,
+    checked: Checked, readonly id: string, readonly gateKey: object, readonly callerSignal: AbortSignal,
     private readonly owner: Admissions,
   ) {
     this.depth = checked.depth
@@ -200,27 +245,6 @@ export class Admitted implements Admission, SlotHolder {
 
   get state(): SubagentRunState { return this.run ? this.run.state : 'running' }
   get info(): { readonly label?: string } | undefined { return this.run?.info }
-
-  /** What a wait for slots aborts on: the caller's signal or `cancelWait`. Made on the first wait (most starts never wait). */
-  waitSignal(): AbortSignal {
-    if (this.wait) return this.wait.controller.signal
-    const controller = new AbortController()
-    const stop = onAbort(this.callerSignal, () => controller.abort(this.callerSignal.reason))
-    this.wait = { controller, stop }
-    return controller.signal
-  }
-
-  /** The start's cancel while it waits for its slots. */
-  cancelWait(reason?: string | Error): void {
-    this.wait?.controller.abort(reason instanceof Error ? reason : new SubagentError('ABORTED', reason ?? 'The run was cancelled.'))
-  }
-
-  /** The wait is over: lets go of the caller's signal; true when the wait was aborted. */
-  endWait(): boolean {
-    if (!this.wait) return false
-    this.wait.stop()
-    return this.wait.controller.signal.aborted
-  }
 
   /** Carves the child's budget from the parent's (once the slots are taken); it lends the tree slot to the child's own children. */
   carve(request: SubagentRequest): void {
@@ -243,11 +267,11 @@ export class Admitted implements Admission, SlotHolder {
 }
 
 export class Admissions {
-  private readonly parents = new ParentGates()
-  private readonly trees = new TreeGates()
+  /** @internal */ readonly parents = new ParentGates()
+  /** @internal */ readonly trees = new TreeGates()
   /** @internal The tree slot each delegated run holds, keyed by its budget: its own children may borrow it. */
   readonly lent = new WeakMap<Budget, Slot>()
-  private stopped = false
+  /** @internal set by `stopAdmissions` (waiters.ts) */ stopped = false
 
   constructor(private readonly config: Config, private readonly providers: ReadonlyMap<string, SubagentProvider>) {}
 
@@ -268,9 +292,8 @@ export class Admissions {
   }
 
   /**
-   * A start's one call: the checks (unless `checked` already), the parent's budget, then the slots: the ticket, or
-   * the refusal with nothing held. Free slots are taken at once (no promise, no tick: the common case); a ticket that
-   * waits has `waiting`, which rejects on a refusal or an abort and, once they are taken, looks the provider up again.
+   * A start's one call: the checks (unless `checked` already), the parent's budget, the slots: the ticket, or the refusal
+   * with nothing held. A ticket that waits has `waiting`, rejecting on a refusal or an abort (waiters.ts).
    */
   admit(name: string, request: SubagentRequest, id?: string, checked = this.check(name, request)): Admitted {
     const { parentBudget } = checked
@@ -285,7 +308,7 @@ export class Admissions {
       const tree = root && { root, limit: limit!, lender: this.lent.get(parentBudget!) }
       taken = takeSlots(this.parents, this.trees, { key: ticket.gateKey, parentId: request.parent.id, perParent, tree, holder: ticket })
     } catch (error) {
-      this.refused(ticket)
+      refused(ticket)
       throw error
     }
     if (!(taken instanceof Promise)) {
@@ -298,18 +321,11 @@ export class Admissions {
       }
       return ticket
     }
-    ticket.waiting = taken.then((slot) => this.granted(name, request, ticket, slot), (error: unknown) => {
-      this.refused(ticket)
+    ticket.waiting = taken.then((slot) => granted(this, name, request, ticket, slot), (error: unknown) => {
+      refused(ticket)
       throw error
     })
     return ticket
-  }
-
-  /** Fails every start waiting for a slot (the service stops); later checks refuse `NO_PROVIDER`. */
-  stop(error: () => SubagentError): void {
-    this.stopped = true
-    failAllWaiters(this.trees.trees.values(), error)
-    failAllWaiters(this.parents.gates.values(), error)
   }
 
   /** For `Admitted`: frees its slots in both gates, and its lent tree slot. */
@@ -319,32 +335,11 @@ export class Admissions {
     this.parents.release(ticket.gateKey, ticket)
   }
 
-  /** The slots of a ticket that waited are taken: the provider is looked up again, the wait's abort honoured. */
-  private granted(name: string, request: SubagentRequest, ticket: Admitted, slot: Slot | undefined): void {
-    ticket.slot = slot
-    const abortedMeanwhile = ticket.endWait()
-    try {
-      if (this.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
-      ticket.provider = this.lookup(name, ' (it was removed while this start was waiting for a slot)')
-      checkCapabilities(ticket.provider, request)
-      if (abortedMeanwhile) throw aborted('while the start was waiting for a slot')
-      ticket.carve(request)
-    } catch (error) {
-      ticket.refundAndRelease()
-      throw error
-    }
-  }
-
-  private refused(ticket: Admitted): void {
-    ticket.parentBudget?.charge('children', -1)
-    ticket.endWait()
-  }
-
-  private lookup(name: string, context: string): SubagentProvider {
+  /** @internal the provider named `name` (with `request`: checked for what it asks of the provider). */
+  lookup(name: string, context: string, request?: SubagentRequest): SubagentProvider {
     const provider = typeof name === 'string' ? this.providers.get(name) : undefined
-    if (provider) return provider
-    throw new SubagentError('NO_PROVIDER', `No subagent provider named ${JSON.stringify(name)}${context}. `
-      + `Registered providers: ${[...this.providers.keys()].join(', ') || '(none)'}.`)
+    if (provider) return request ? checkCapabilities(provider, request) : provider
+    return noProvider(name, context, this.providers)
   }
 }
 

@@ -1,17 +1,22 @@
+import type { Budget } from '@cordis-subagents/agent'
+import { onAbort as onAbortOf } from '@cordis-subagents/shared'
+import { SubagentError } from '../errors.js'
+import { aborted } from '../run/start-failure.js'
+import type { SubagentProvider, SubagentRequest } from '../types.js'
 import { describeHolders, isIdleHolder, type SlotHolder } from './slot-holders.js'
 
-// Off the plain road: a start whose slots are not free. The gates (ParentGates, TreeGates in gates.ts,
-// which take and give back free slots); a refusal because idle runs hold every slot, a wait in a
-// gate's FIFO queue, what holds the slots (for a refusal's message) and the service's stop are here.
+// Off the plain road: a start whose slots are not free. The gates (ParentGates, TreeGates in admission.ts) take and
+// give back free slots; a refusal because idle runs hold every slot, a wait in a gate's FIFO queue, its end (granted
+// or refused), what holds the slots (for a refusal's message) and the service's stop are here.
 
 /** Someone waiting FIFO for a slot of a gate. */
-export interface Waiter<T> {
+interface Waiter<T> {
   grant(value: T): void
   fail(error: Error): void
 }
 
 /** One gate's count of slots in use and its FIFO queue. */
-export interface Gate<W> {
+interface Gate<W> {
   active: number
   queue: W[]
 }
@@ -82,6 +87,7 @@ interface ParentGatesPort {
   readonly gates: Map<object, ParentGate>
   tryAcquire(key: object, limit: number, holder: SlotHolder): boolean
   gate(key: object): ParentGate
+  release(key: object, holder: SlotHolder): void
 }
 
 /** What the waits need of the tree gates (`TreeGates`). */
@@ -92,7 +98,7 @@ interface TreeGatesPort {
 }
 
 /** Resolves once `key` has a free slot for `holder` (FIFO); rejects with `onAbort()` when `signal` aborts first. */
-export function acquireParentSlot(
+function acquireParentSlot(
   parents: ParentGatesPort, key: object, limit: number, holder: SlotHolder, signal: AbortSignal, onAbort: () => Error,
 ): Promise<void> {
   if (parents.tryAcquire(key, limit, holder)) return Promise.resolve()
@@ -116,7 +122,7 @@ export function acquireTreeSlot(
  * Whether a start for `key` would wait on slots only answers or wakes can free: every slot is
  * held by a parked or interrupted run (nothing running will end and free one).
  */
-export function parentHeldByIdle(parents: ParentGatesPort, key: object, limit: number): boolean {
+function parentHeldByIdle(parents: ParentGatesPort, key: object, limit: number): boolean {
   const gate = parents.gates.get(key)
   if (!gate || gate.active < limit || gate.holders.size < gate.active) return false
   for (const holder of gate.holders) if (!isIdleHolder(holder)) return false
@@ -124,7 +130,7 @@ export function parentHeldByIdle(parents: ParentGatesPort, key: object, limit: n
 }
 
 /** Whether every slot of `tree` is its own and held by a parked or interrupted run (only answers, wakes or closes free one). */
-export function treeHeldByIdle(trees: TreeGatesPort, tree: object, limit: number): boolean {
+function treeHeldByIdle(trees: TreeGatesPort, tree: object, limit: number): boolean {
   const entry = trees.trees.get(tree)
   if (!entry || entry.active < limit || entry.own.size < entry.active) return false
   for (const slot of entry.own) if (!slot.holder || !isIdleHolder(slot.holder)) return false
@@ -132,13 +138,13 @@ export function treeHeldByIdle(trees: TreeGatesPort, tree: object, limit: number
 }
 
 /** What holds the slots of `key` now (bounded; for refusals and timeouts). */
-export function describeParentSlots(parents: ParentGatesPort, key: object): string {
+function describeParentSlots(parents: ParentGatesPort, key: object): string {
   const gate = parents.gates.get(key)
   return gate ? describeHolders(gate.holders) : 'none'
 }
 
 /** What holds the tree's own slots now (bounded; for a start that waited too long). */
-export function describeTreeSlots(trees: TreeGatesPort, tree: object): string {
+function describeTreeSlots(trees: TreeGatesPort, tree: object): string {
   const entry = trees.trees.get(tree)
   return entry ? describeHolders([...entry.own].flatMap((slot) => slot.holder ? [slot.holder] : [])) : 'none'
 }
@@ -149,8 +155,146 @@ export function workingSlots(trees: TreeGatesPort, tree: object): number {
 }
 
 /** Rejects every waiter of every gate (the service stopped). */
-export function failAllWaiters(gates: Iterable<Gate<Waiter<never>>>, error: () => Error): void {
+function failAllWaiters(gates: Iterable<Gate<Waiter<never>>>, error: () => Error): void {
   for (const gate of gates) {
     for (const waiter of gate.queue.splice(0)) waiter.fail(error())
   }
+}
+
+/** A ticket's wait for its slots (`Admitted`): aborted by the caller's signal or `cancelWait`; made on the first wait. */
+export interface WaitingHolder extends SlotHolder {
+  readonly callerSignal: AbortSignal
+  wait?: { controller: AbortController; stop: () => void }
+}
+
+export interface SlotRequest {
+  /** The per-parent gate's key (the parent agent) and its id, for messages. */
+  key: object
+  parentId: string
+  perParent: number
+  /** The tree's gate, its limit, and the parent's own tree slot (lent to its first child), when the parent has a budget. */
+  tree?: { root: Budget; limit: number; lender?: Slot }
+  holder: WaitingHolder
+}
+
+/** What a wait for slots aborts on: the caller's signal or `cancelWait`. */
+function waitSignal(holder: WaitingHolder): AbortSignal {
+  if (holder.wait) return holder.wait.controller.signal
+  const controller = new AbortController()
+  const stop = onAbortOf(holder.callerSignal, () => controller.abort(holder.callerSignal.reason))
+  holder.wait = { controller, stop }
+  return controller.signal
+}
+
+/** The start's cancel while it waits for its slots. */
+export function cancelWait(holder: WaitingHolder, reason?: string | Error): void {
+  holder.wait?.controller.abort(reason instanceof Error ? reason : new SubagentError('ABORTED', reason ?? 'The run was cancelled.'))
+}
+
+/** The wait is over: lets go of the caller's signal; true when the wait was aborted. */
+function endWait(holder: WaitingHolder): boolean {
+  if (!holder.wait) return false
+  holder.wait.stop()
+  return holder.wait.controller.signal.aborted
+}
+
+/**
+ * A start whose per-parent slot is not free: `PARKED_LIMIT` at once when every slot of the parent is held by a
+ * parked or interrupted run (only an answer, a wake, a close or `maxParkedMs` frees one: waiting would block the
+ * parent that must answer); else a wait, rejecting `ABORTED` naming the holders when the holder's wait aborts.
+ */
+export function waitForParentSlot(
+  parents: ParentGatesPort, request: SlotRequest, then: () => Slot | undefined | Promise<Slot>,
+): Promise<Slot | undefined> {
+  const { key, parentId, perParent, holder } = request
+  if (parentHeldByIdle(parents, key, perParent)) {
+    throw new SubagentError('PARKED_LIMIT', `Agent "${parentId}" cannot start another child now: all ${perParent} of its slots `
+      + `(maxConcurrentPerParent) are held by children that wait for an answer or a wake: ${describeParentSlots(parents, key)}. `
+      + 'A parked child keeps its slot until it is answered, closed, or its provider\'s maxParkedMs passes. '
+      + 'Answer one (subagent_reply, or ctx.subagents.resume(runId, answer)) or close it, then delegate again.')
+  }
+  return acquireParentSlot(parents, key, perParent, holder, waitSignal(holder), () =>
+    aborted(`while the start was waiting for a slot of agent "${parentId}" (all ${perParent} of maxConcurrentPerParent held: ${describeParentSlots(parents, key)})`))
+    .then(then)
+}
+
+/** The same for the tree slot, once the per-parent one is taken (given back when the tree refuses or the wait aborts). */
+export function waitForTreeSlot(parents: ParentGatesPort, trees: TreeGatesPort, request: SlotRequest): Promise<Slot> {
+  const { key, parentId, holder } = request
+  const { root, limit, lender } = request.tree!
+  if (treeHeldByIdle(trees, root, limit)) {
+    parents.release(key, holder)
+    throw new SubagentError('PARKED_LIMIT', `Agent "${parentId}" cannot start another child now: all ${limit} working slots of its tree `
+      + `(maxConcurrent) are held by runs that wait for an answer or a wake: ${describeTreeSlots(trees, root)}. `
+      + 'A parked run keeps its slot until it is answered, closed, or its provider\'s maxParkedMs passes. '
+      + 'Answer one (ctx.subagents.pending() lists them) or close it, then delegate again.')
+  }
+  return acquireTreeSlot(trees, root, limit, lender, waitSignal(holder), () =>
+    aborted(`while the start was waiting for a slot of its tree (all ${limit} of maxConcurrent held: ${describeTreeSlots(trees, root)})`), holder)
+    .catch((error: unknown) => {
+      parents.release(key, holder)
+      throw error
+    })
+}
+
+/** What the end of a wait needs of the ticket (`Admitted`) and of `Admissions`. */
+interface WaitingTicket extends WaitingHolder {
+  slot?: Slot
+  provider: SubagentProvider
+  readonly parentBudget?: Budget
+  carve(request: SubagentRequest): void
+  refundAndRelease(): void
+}
+interface AdmissionsPort {
+  stopped: boolean
+  readonly parents: { readonly gates: Map<object, ParentGate> }
+  readonly trees: { readonly trees: Map<object, Tree> }
+  lookup(name: string, context: string, request?: SubagentRequest): SubagentProvider
+}
+
+/** The slots of a ticket that waited are taken: the provider is looked up (and checked) again, the wait's abort honoured. */
+export function granted(
+  owner: AdmissionsPort, name: string, request: SubagentRequest, ticket: WaitingTicket, slot: Slot | undefined,
+): void {
+  ticket.slot = slot
+  const abortedMeanwhile = endWait(ticket)
+  try {
+    if (owner.stopped) throw new SubagentError('NO_PROVIDER', 'The subagents service has stopped.')
+    ticket.provider = owner.lookup(name, ' (it was removed while this start was waiting for a slot)', request)
+    if (abortedMeanwhile) throw aborted('while the start was waiting for a slot')
+    ticket.carve(request)
+  } catch (error) {
+    ticket.refundAndRelease()
+    throw error
+  }
+}
+
+/** A start refused with nothing held: the parent gets its delegation back. */
+export function refused(ticket: WaitingTicket): void {
+  ticket.parentBudget?.charge('children', -1)
+  endWait(ticket)
+}
+
+/** Fails every start waiting for a slot (the service stops); later checks refuse `NO_PROVIDER`. */
+export function stopAdmissions(owner: AdmissionsPort, error: () => SubagentError): void {
+  owner.stopped = true
+  failAllWaiters(owner.trees.trees.values(), error)
+  failAllWaiters(owner.parents.gates.values(), error)
+}
+
+/** Hands a freed per-parent slot straight to the oldest waiter (FIFO, no barging). */
+export function handOnParentSlot(gate: ParentGate): void {
+  const next = gate.queue.shift()!
+  gate.holders.add(next.holder)
+  next.grant()
+}
+
+/** Gives a borrowed tree slot back: to the next waiting child of its lender, else back to the lender. */
+export function giveBackLent(entry: Tree | undefined, slot: Slot & { lender: Slot }): void {
+  const index = entry ? entry.queue.findIndex((waiter) => waiter.parent === slot.lender) : -1
+  if (index >= 0) {
+    const next = entry!.queue.splice(index, 1)[0]
+    return next.grant({ lender: slot.lender, lent: false, holder: next.holder })
+  }
+  slot.lender.lent = false
 }

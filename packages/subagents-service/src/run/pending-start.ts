@@ -1,3 +1,4 @@
+import { cancelWait, type WaitingHolder } from '../admission/waiters.js'
 import { Delegation } from './delegation.js'
 import { aborted } from './start-failure.js'
 import type { Admission, RunHost, SideRoad } from './run-host.js'
@@ -15,7 +16,7 @@ export class PendingStart implements SubagentStart {
   run?: Delegation
   private cancelled = false
 
-  constructor(request: SubagentRequest, host: RunHost, private readonly ticket: Admission, side?: SideRoad) {
+  constructor(request: SubagentRequest, host: RunHost, private readonly ticket: Admission & WaitingHolder, side?: SideRoad) {
     this.handle = ticket.waiting!.then(() => {
       if (this.cancelled) {
         // Cancelled in the moment between the grant and now: the slots go straight back.
@@ -29,7 +30,7 @@ export class PendingStart implements SubagentStart {
   readonly cancel = (reason?: string | Error): void => {
     if (this.run) return this.run.cancel(reason)
     this.cancelled = true
-    this.ticket.cancelWait(reason)
+    cancelWait(this.ticket, reason)
   }
 
   /** Before the run exists, the start's cancel; then the run's dispose. */

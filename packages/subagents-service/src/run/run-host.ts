@@ -30,10 +30,8 @@ export interface Admission {
   release(): void
   /** Gives the parent back the delegation it was charged, then frees the slots (a start that handed nothing over). */
   refundAndRelease(): void
-  /** While the start waits for its slots (see `PendingStart`): fulfils once they are taken. */
+  /** While the start waits for its slots (see `PendingStart`; ended by `cancelWait`, admission/waiters.ts): fulfils once they are taken. */
   readonly waiting?: Promise<void>
-  /** Ends that wait (the start's cancel): `waiting` rejects `ABORTED`. */
-  cancelWait(reason?: string | Error): void
 }
 
 /** How a start off the plain road differs (a continue, a restore, a reattach); none on the plain road. */
