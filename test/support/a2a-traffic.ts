@@ -51,7 +51,9 @@ async function webhook(): Promise<Webhook> {
  * failed, a question answered, and a cancel of a running task.
  */
 export async function driveEveryOutcome(remoteUrl: string, server: { running(): number }): Promise<void> {
-  const remote = await provider(remoteUrl)
+  // What is checked is the traffic, not the grace: a cancel's round trip may take seconds on a loaded machine, and one
+  // that outlived the test-sized 2 s cancelGrace was aborted before it was answered, and so never recorded.
+  const remote = await provider(remoteUrl, { cancelGrace: 30_000, requestTimeout: 30_000 })
   for (const prompt of ['complete', 'message', 'fail']) {
     const run = await remote.start(request({ prompt }))
     await run.result
