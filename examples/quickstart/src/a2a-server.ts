@@ -52,6 +52,9 @@ let stopping = false
 async function shutdown() {
   if (stopping) return
   stopping = true
+  // The host allows killGrace (3 s) between SIGTERM and SIGKILL: the finished runs' spans go out first, so a slow
+  // stop on a loaded machine cannot lose them.
+  await tracing?.flush()
   await app.stop()
   await tracing?.shutdown()
   process.exit(0)

@@ -13,6 +13,8 @@ import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/s
 
 export interface Tracing {
   provider: TracerProvider
+  /** Exports what is buffered now (the exporters stay up). */
+  flush(): Promise<void>
   /** Exports what is still buffered and stops the exporters (call before the process exits). */
   shutdown(): Promise<void>
 }
@@ -61,7 +63,7 @@ export async function startTracing(
   }
   if (file) spanProcessors.push(new SimpleSpanProcessor(fileExporter(file, service)))
   const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': service }), spanProcessors })
-  return { provider, shutdown: () => provider.shutdown().catch(() => {}) }
+  return { provider, flush: () => provider.forceFlush().catch(() => {}), shutdown: () => provider.shutdown().catch(() => {}) }
 }
 
 /** `startTracing`, registered as the global tracer provider (what the telemetry plugin uses by default). */
