@@ -1,18 +1,16 @@
-// ctx.subagents: the registry, and `begin`, where every delegation's road starts. The road, in
-// order: admission (admission/admission.ts, once) → the run (run/delegation.ts, made once from the
-// ticket; through run/pending-start.ts when the start waits for a slot) → the provider → back in
-// the run → the caller. The route is drawn in this package's README ("The road of one delegation").
+// ctx.subagents: the registry, and `begin`, where every delegation's road starts: admission's own (admission/admission.ts:
+// admitted once → the run, run/delegation.ts, made once from the ticket; through run/pending-start.ts when the start
+// waits for a slot) → the provider → back in the run → the caller. A plain start never enters this file; a continue,
+// a restore or a reattach starts here (`offRoad`). The route is drawn in this package's README ("The road of one delegation").
 import { Context, Logger, Service } from 'cordis'
 import { Config, resolveConfig } from './config.js'
 import { SubagentError } from './errors.js'
 import { BackgroundRegistry } from './background/book.js'
 import type { SubagentEventHandlers } from './events.js'
 import { ResultBook, SubagentEvents } from './after-run.js'
-import { Admissions, type Admitted, isObject } from './admission/admission.js'
-import { Delegation, type LiveRun, noop, now } from './run/delegation.js'
-import type { SideRoad } from './run/run-host.js'
-import { PendingStart } from './run/pending-start.js'
-import type { RunHost } from './run/run-host.js'
+import { Admissions, type Admitted } from './admission/admission.js'
+import { isObject, type LiveRun, noop, now } from './run/delegation.js'
+import type { RunHost, SideRoad } from './run/run-host.js'
 import { NO_JOURNAL, type ParkedRunInfo, type RunJournal } from './run/journal-port.js'
 import { attach, reattachKey, ReattachKeys } from './run/reattach-keys.js'
 import { TraceSources } from './run/trace-sources.js'
@@ -75,9 +73,10 @@ export class SubagentService extends Service<Config> {
     this.config = resolveConfig(config)
     this.log = ctx.logger('subagents')
     this.events = new SubagentEvents(ctx, this.log)
-    this.admissions = new Admissions(this.config, this.providers)
     // Without a journal (no durable store loaded) a run's notes go nowhere: durable/ is never entered.
     this.host = { events: this.events, log: this.log, live: this.live, traces: this.traces, note: noop, afterRecorded: now }
+    this.admissions = new Admissions(this.config, this.providers, this.host, (...start) => this.offRoad(...start))
+    this.begin = this.admissions.begin
     this.parked = new ParkedBook(this.log, this.live)
     this.results.keepFrom(this.events)
     this.events.observe(this.accounts.handlers())
@@ -232,18 +231,22 @@ export class SubagentService extends Service<Config> {
    * `delegate`, plus a `cancel` that works from the start on: while the request waits for a slot
    * or the provider is starting the child (the handle then rejects `ABORTED`), and after the
    * hand-over (as the handle's `cancel`). For a caller with reasons of its own to stop (a timeout),
-   * so it needs no abort signal of its own in front of the run's.
+   * so it needs no abort signal of its own in front of the run's. (Admission's own `begin`: a plain
+   * start goes from the caller straight to admission.)
    */
-  begin(name: string, request: SubagentRequest, options: BeginOptions = {}): SubagentStart {
+  readonly begin: (name: string, request: SubagentRequest, options?: BeginOptions) => SubagentStart
+
+  /** `begin` of a continue, a restore or a reattach: the run is told how its start differs (`sideRoad`). */
+  private offRoad(name: string, request: SubagentRequest, options: BeginOptions): SubagentStart {
     const { continues, restore } = options
     const reattach = (request as { reattach?: unknown } | undefined)?.reattach === true
-    const side = continues || restore || reattach ? this.sideRoad(request, options) : undefined
+    const side = this.sideRoad(request, options)
     let ticket: Admitted
     try {
       if (reattach) {
         // A task key may name a run already started: a second holder attaches to it, and nothing is admitted.
         const checked = this.admissions.check(name, request)
-        const key = side!.reattachKey = reattachKey(name, request)
+        const key = side.reattachKey = reattachKey(name, request)
         const earlier = this.reattaching.find(request.parent, key)
         if (earlier) return attach(earlier)
         ticket = this.admissions.admit(name, request, restore?.runId ?? continues?.runId, checked)
@@ -253,10 +256,8 @@ export class SubagentService extends Service<Config> {
     } catch (error) {
       return { handle: Promise.reject(error), cancel: noop }
     }
-    // The provider gets the checked copy of the trace context, never the caller's object.
-    if (ticket.traceContext) request = { ...request, traceContext: ticket.traceContext }
-    const start = ticket.waiting ? new PendingStart(request, this.host, ticket, side) : new Delegation(request, this.host, ticket, side)
-    if (reattach) this.reattaching.record(request.parent, side!.reattachKey!, start)
+    const start = this.admissions.run(ticket, request, side)
+    if (reattach) this.reattaching.record(request.parent, side.reattachKey!, start)
     return start
   }
 

@@ -2,9 +2,11 @@ import type { Budget } from '@cordis-subagents/agent'
 import { type BudgetBreach, checkedTraceContext, isName, missingCapability, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
 import type { Config } from '../config.js'
 import { SubagentError } from '../errors.js'
-import type { Admission, SlotUser } from '../run/run-host.js'
+import { Delegation, isObject, noop } from '../run/delegation.js'
+import { PendingStart } from '../run/pending-start.js'
+import type { Admission, Checked, RunHost, SideRoad, SlotUser } from '../run/run-host.js'
 import { aborted } from '../run/start-failure.js'
-import type { SubagentProvider, SubagentRequest, SubagentRunState } from '../types.js'
+import type { BeginOptions, SubagentProvider, SubagentRequest, SubagentRunState, SubagentStart } from '../types.js'
 import { budgetExceeded, checkBudget, depthExceeded, invalidRequest, noProvider, unsupported } from './refusals.js'
 import type { SlotHolder } from './slot-holders.js'
 import {
@@ -12,12 +14,8 @@ import {
   waitForTreeSlot, type WaitingHolder,
 } from './waiters.js'
 
-// Admission, before the run exists: the checks of the request, the tree limits (depth, the parent's budget, the count),
-// the free slots of the two gates (a wait: waiters.ts). It lets through a ticket: the run's id, and where its slots go back.
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null
-}
+// Where every start begins (`ctx.subagents.begin`): admission, before the run exists (the checks of the request, the
+// tree limits, the free slots of the two gates; a wait: waiters.ts), then the run made from the ticket it lets through.
 
 function isSignal(value: unknown): value is AbortSignal {
   if (value instanceof AbortSignal) return true
@@ -29,8 +27,7 @@ function checkRequest(request: SubagentRequest) {
   if (!isObject(request)) invalidRequest('The subagent request must be an object.')
   if (typeof request.prompt !== 'string' || !request.prompt.trim()) invalidRequest('request.prompt must be a non-empty string: the task for the child.')
   const { parent } = request
-  if (!isObject(parent) || typeof parent.id !== 'string' || !parent.id
-    || !Number.isInteger(parent.depth) || parent.depth < 0) {
+  if (!isObject(parent) || typeof parent.id !== 'string' || !parent.id || !Number.isInteger(parent.depth) || parent.depth < 0) {
     invalidRequest('request.parent must be the calling Agent (with a string id and a non-negative integer depth).')
   }
   if (!isSignal(request.signal)) invalidRequest('request.signal must be an AbortSignal.')
@@ -42,10 +39,8 @@ function checkRequest(request: SubagentRequest) {
     if (model !== undefined && (typeof model !== 'string' || !model)) invalidRequest('request.agentOptions.model must be a non-empty model ref when present.')
     if (name !== undefined && !isName(name)) invalidRequest(`request.agentOptions.name must be ${NAME_RULE} when present.`)
   }
-  if (request.toolFilter !== undefined) {
-    const problem = toolFilterProblem(request.toolFilter, 'request.toolFilter', true)
-    if (problem) invalidRequest(problem)
-  }
+  const filterProblem = request.toolFilter !== undefined && toolFilterProblem(request.toolFilter, 'request.toolFilter', true)
+  if (filterProblem) invalidRequest(filterProblem)
   if (request.maxDepth !== undefined && (!Number.isInteger(request.maxDepth) || request.maxDepth < 0)) invalidRequest(`request.maxDepth must be a non-negative integer, got ${String(request.maxDepth)}.`)
   if (request.budget !== undefined) checkBudget(request.budget)
   if (request.resume !== undefined && typeof request.resume !== 'boolean') invalidRequest('request.resume must be a boolean when present.')
@@ -70,15 +65,6 @@ function checkTraceContext(request: SubagentRequest): SubagentRequest['traceCont
 function budgetOf(parent: SubagentRequest['parent']): Budget | undefined {
   const budget = (parent as { budget?: unknown }).budget as Budget | undefined
   return budget && typeof budget.child === 'function' && typeof budget.check === 'function' ? budget : undefined
-}
-
-/** A request that passed the checks: its place in the tree (`ceiling`: the deepest depth below its parent), trace context, provider. */
-export interface Checked {
-  depth: number
-  parentBudget?: Budget
-  ceiling: number
-  traceContext?: SubagentRequest['traceContext']
-  provider: SubagentProvider
 }
 
 /** The child's depth, the parent's budget and the depth ceiling; `DEPTH_EXCEEDED` when the child would pass it. */
@@ -114,8 +100,7 @@ function admitChild(budget: Budget, parentId: string, maxChildren: number): void
  * agent runtimes). A slot is held from admission until the run is disposed, parked and interrupted runs included.
  */
 class ParentGates {
-  /** @internal */
-  readonly gates = new Map<object, ParentGate>()
+  /** @internal */ readonly gates = new Map<object, ParentGate>()
 
   /** Takes a slot of `key` for `holder` when one is free and nobody queues for it (true), without waiting. */
   tryAcquire(key: object, limit: number, holder: SlotHolder): boolean {
@@ -150,8 +135,7 @@ class ParentGates {
  * keeping it idle. Only runs that hold a slot and have not lent it are working; every other start waits FIFO.
  */
 export class TreeGates {
-  /** @internal */
-  readonly trees = new Map<object, Tree>()
+  /** @internal */ readonly trees = new Map<object, Tree>()
 
   /** The slot `acquire` would resolve with at once (the parent's to lend, or a free one); undefined when it would wait. */
   tryAcquire(tree: object, limit: number, parent: Slot | undefined, holder?: SlotHolder): Slot | undefined {
@@ -208,10 +192,7 @@ function treeSlot(parents: ParentGates, trees: TreeGates, request: SlotRequest):
 // cheaper than a random UUID per run; the start time keeps two processes' ids in one log apart.
 const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
 let runCount = 0
-
-function nextRunId(): string {
-  return RUN_ID_PREFIX + (++runCount).toString(36)
-}
+const nextRunId = (): string => RUN_ID_PREFIX + (++runCount).toString(36)
 
 /**
  * A start admission let through: it holds the slots from admission on (a refusal or a timeout names it by its run id,
@@ -273,7 +254,31 @@ export class Admissions {
   readonly lent = new WeakMap<Budget, Slot>()
   /** @internal set by `stopAdmissions` (waiters.ts) */ stopped = false
 
-  constructor(private readonly config: Config, private readonly providers: ReadonlyMap<string, SubagentProvider>) {}
+  /** `offRoad`: the service's start of a continue, a restore or a reattach (it admits and runs through `admit` and `run`). */
+  constructor(
+    private readonly config: Config, private readonly providers: ReadonlyMap<string, SubagentProvider>, private readonly host: RunHost,
+    private readonly offRoad: (name: string, request: SubagentRequest, options: BeginOptions) => SubagentStart,
+  ) {}
+
+  /** `ctx.subagents.begin` (documented there): a plain start is admitted, then run; nothing is left held on a refusal. */
+  readonly begin = (name: string, request: SubagentRequest, options: BeginOptions = {}): SubagentStart => {
+    const reattach = (request as { reattach?: unknown } | undefined)?.reattach === true
+    if (options.continues || options.restore || reattach) return this.offRoad(name, request, options)
+    let ticket: Admitted
+    try {
+      ticket = this.admit(name, request)
+    } catch (error) {
+      return { handle: Promise.reject(error), cancel: noop }
+    }
+    return this.run(ticket, request)
+  }
+
+  /** The run of `ticket`, made once (through `PendingStart` while it waits for its slots). */
+  run(ticket: Admitted, request: SubagentRequest, side?: SideRoad): Delegation | PendingStart {
+    // The provider gets the checked copy of the trace context, never the caller's object.
+    if (ticket.traceContext) request = { ...request, traceContext: ticket.traceContext }
+    return ticket.waiting ? new PendingStart(request, this.host, ticket, side) : new Delegation(request, this.host, ticket, side)
+  }
 
   /** What is wrong with the request or its place in the tree, before anything waits. */
   check(name: string, request: SubagentRequest): Checked {

@@ -3,7 +3,7 @@ import type { Budget } from '@cordis-subagents/agent'
 import type { EventSink } from '../events.js'
 import type { JournalNote } from './journal-port.js'
 import type { TraceSources } from './trace-sources.js'
-import type { SubagentProvider, SubagentRunInfo, SubagentRunState } from '../types.js'
+import type { SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentRunState } from '../types.js'
 
 /** What the slot holders' descriptions read of the run that uses an admission's slots. */
 export interface SlotUser {
@@ -32,6 +32,15 @@ export interface Admission {
   refundAndRelease(): void
   /** While the start waits for its slots (see `PendingStart`; ended by `cancelWait`, admission/waiters.ts): fulfils once they are taken. */
   readonly waiting?: Promise<void>
+}
+
+/** A request admission's checks passed: its place in the tree (`ceiling`: the deepest depth below its parent), trace context, provider. */
+export interface Checked {
+  depth: number
+  parentBudget?: Budget
+  ceiling: number
+  traceContext?: SubagentRequest['traceContext']
+  provider: SubagentProvider
 }
 
 /** How a start off the plain road differs (a continue, a restore, a reattach); none on the plain road. */
