@@ -4,7 +4,8 @@ import type {
   BackgroundMessage, BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy,
 } from '@cordis-subagents/subagents-service'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import { type DelegateOptions, type DelegationInput, type InFlight, runDelegation, type ToolLoad } from './call.js'
+import { runDelegation } from './call.js'
+import type { DelegateOptions, DelegationInput, InFlight, ToolLoad } from './call-types.js'
 import type { ControlVerbs, VerbNames } from './verb-names.js'
 
 // A delegation in the background, as the model sees it: the start's reply, its progress, and how its

@@ -3,32 +3,15 @@ import type {
   SubagentHandle, SubagentOutcome, SubagentRequest, SubagentService, SubagentStart, SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
 import { type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
-import { type DeadlineQueue, LimitError, limitStop, onAbort } from '@cordis-subagents/shared'
+import { type DeadlineQueue, describeError, emptyWork, onAbort, utf8Length } from '@cordis-subagents/shared'
 import { z } from 'zod'
-import { type CancelCause, notStartedResult, type OutcomeOptions, outcomeResult } from './result.js'
+import type { CallHooks, CancelCause, DelegateOptions, DelegationInput, InFlight, OutcomeContext, OutcomeOptions, ToolLoad } from './call-types.js'
+import { pendingResult } from './questions.js'
+import { abortReason, capOutput, headline, notStartedResult, type ReadMore, readMoreOf } from './result.js'
 import { describePrompt, LABEL_DESCRIPTION } from './wording.js'
 
-// One call of the delegation tool, from the registry's input check to the child's outcome (result.ts
-// turns that into the tool result): the road of a plain delegation through this package.
-
-/** The request options a tool load passes on (the service documents each), plus the tool's own. */
-export interface DelegateOptions
-  extends Pick<SubagentRequest, 'agentOptions' | 'persona' | 'toolFilter' | 'maxDepth' | 'budget' | 'resume' | 'reattach' | 'output'> {
-  provider: string
-  timeout: number
-  /** The child sees its remaining budget in a note rebuilt each step (in-process providers). */
-  budgetNote?: boolean
-  /** The child gets a bounded `tell_parent` tool (in-process providers). */
-  tellParent?: boolean
-  maxOutputBytes: number
-  /** What a child's question becomes (see `OutcomeOptions.questions`; default `answer`). */
-  questions?: 'answer' | 'escalate'
-}
-
-export interface DelegationInput {
-  description: string
-  prompt: string
-}
+// One call of the delegation tool, from the registry's input check to its tool result: the road of a plain
+// delegation through this package. A failure's, a cancel's and a cut output's texts are result.ts (entered only then).
 
 function buildInput(inheritsParentContext: boolean) {
   // Strict: a misspelt or extra field is reported to the model instead of silently dropped.
@@ -48,18 +31,6 @@ export function inputSchema(inheritsParentContext: boolean) {
   return schema
 }
 
-/** What the calls of one tool load share. */
-export interface ToolLoad {
-  readonly subagents: SubagentService
-  readonly inFlight: Set<InFlight>
-  /** Every call of the load has the same timeout: one queue, one timer, whatever the fan-out. */
-  readonly deadlines: DeadlineQueue | undefined
-  /** Told of each child a call left parked (the load ends those still parked at its unload). */
-  onParked(run: SubagentHandle): void
-  /** Set at the unload: a call the registry looked up just before it must not start a run nobody owns. */
-  unloaded: boolean
-}
-
 /** The `execute` of a synchronous tool load: each call is one delegation (`runDelegation`). */
 export function delegateSync(
   options: DelegateOptions, load: ToolLoad,
@@ -68,26 +39,6 @@ export function delegateSync(
   return (input, exec) => load.unloaded
     ? { isError: true, content: 'Subagent not started: the subagent tool was unloaded.' }
     : runDelegation(load.subagents, options, input, exec, load.inFlight, load.deadlines, hooks)
-}
-
-/** A delegation in flight, as the plugin that owns it sees it. */
-export interface InFlight {
-  /** `reason`: the abort reason a parent cancel passes on (default: the call's signal's). */
-  cancel(cause: CancelCause, reason?: unknown): void
-}
-
-/** What a background call hooks into its delegation. */
-export interface CallHooks {
-  /** The call exists (before the run starts): its `cancel` is how the task stops it. */
-  onCall?(call: InFlight): void
-  /** The service handed the run over (a background delegation keeps it, to steer it). */
-  onStarted?(run: SubagentHandle): void
-  /** Takes the child's progress as the service reports it, instead of the caller's `exec.onUpdate`. */
-  onProgress?(update: SubagentUpdate): void
-  /** A background call: its result is a message, so it cannot suspend on a child's question. */
-  background?: boolean
-  /** The call left its child parked (held by the caller until answered). */
-  onParked?(run: SubagentHandle): void
 }
 
 /**
@@ -262,26 +213,121 @@ function forwardProgress(sink: ToolExecContext['onUpdate']): ((update: SubagentU
 }
 
 
-/**
- * Why the run is cancelled, as its abort reason: a timeout is a limit (the run ends `timeout`),
- * and a parent stopped by a limit passes that limit down (its children end `budget` / `timeout` too).
- */
-function abortReason(cause: CancelCause, timeout: number, parentReason: unknown): Error {
-  if (cause === 'timeout') return new LimitError('TIMEOUT', reasonText(cause, timeout))
-  if (cause === 'parent' && limitStop(parentReason) && parentReason instanceof Error) return parentReason
-  return new Error(reasonText(cause, timeout))
-}
-
-function reasonText(cause: CancelCause, timeout: number): string {
-  switch (cause) {
-    case 'parent': return 'the delegating call was aborted'
-    case 'timeout': return `the subagent tool's timeout of ${timeout} ms elapsed`
-    case 'unload': return 'the subagent tool was unloaded'
-  }
-}
-
 function deadline(ms: number, fire: () => void, queue: DeadlineQueue | undefined): () => void {
   if (queue?.ms === ms) return queue.add(fire)
   const timer = setTimeout(fire, ms)
   return () => clearTimeout(timer)
+}
+
+/**
+ * The tool result of a delegation's outcome (the first one, or one after a `subagent_reply` or a
+ * resume): the child's answer, a failure with its headline and diagnostic, or, for a child parked
+ * on a question, that question (for the caller's model, or as the call's suspension).
+ */
+function outcomeResult(
+  subagents: SubagentService, run: SubagentHandle, outcome: SubagentOutcome | undefined, options: OutcomeOptions, context: OutcomeContext,
+): ToolResult {
+  const work = outcome?.work ?? emptyWork()
+  const metadata: Record<string, unknown> = {
+    provider: options.provider,
+    runId: run.id,
+    childId: run.childId,
+    stopReason: outcome?.stopReason ?? 'error',
+    // The service's outcome carries its status (and an incomplete one's limit): read, not worked out again.
+    status: outcome?.status ?? 'error',
+    durationMs: context.durationMs,
+    usage: outcome?.usage,
+    work,
+  }
+  if (outcome?.budget) metadata.budget = outcome.budget
+  if (outcome?.stepLimit !== undefined) metadata.stepLimit = outcome.stepLimit
+  if (metadata.status === 'incomplete' && outcome) metadata.limit = outcome.limit
+  // Filled in by assignment: `{ ...base, content }` takes V8's slow path for literals with a spread.
+  const toolResult: ToolResult = { metadata, work, content: '' }
+  if (outcome?.usage) toolResult.usage = outcome.usage
+  const { disposeError, cause } = context
+  const room = outputRoom(subagents, run.id, options.maxOutputBytes, context.parent)
+
+  if (!outcome) {
+    const diagnostic = [`the run's result failed: ${describeError(context.resultError)}`]
+    if (disposeError) diagnostic.push(`cleanup also failed: ${describeError(disposeError)}`)
+    return failed(toolResult, failureText('Subagent failed.', diagnostic.join('; '), '', room))
+  }
+  const asks = outcome.stopReason === 'pending' && outcome.question && run.state === 'parked'
+  if (!asks && outcome.stopReason !== 'completed') {
+    let diagnostic = outcome.diagnostic
+    if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
+    return failed(toolResult, failureText(headline(outcome, cause, options.timeout), diagnostic, outcome.output, room))
+  }
+  if (!asks && disposeError) {
+    return failed(toolResult,
+      failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), outcome.output, room, true))
+  }
+  if (!asks) {
+    toolResult.content = outcome.output.trim() ? capOutputIn(outcome.output, room) : '(The subagent finished without a final message.)'
+    if (outcome.value !== undefined) toolResult.structured = outcome.value
+    return toolResult
+  }
+  // A child parked on a question: the question is the result (questions.ts).
+  return pendingResult(subagents, run, outcome.question!, {
+    parent: context.parent, questions: options.questions, canSuspend: context.canSuspend, timeout: options.timeout,
+    onParked: context.onParked,
+    // A message cannot suspend: a further question goes to the caller's model again.
+    format: (next, durationMs) => outcomeResult(subagents, run, next, options, { ...context, durationMs, canSuspend: false }),
+  }, toolResult)
+}
+
+/**
+ * The room for the child's output in the caller's tool result: the load's `maxOutputBytes`, and
+ * under the caller's own result cap (a tool view may cap lower than the registry), so our note is
+ * never cut off. A cut output names the verb that reads the rest when the caller can call it (looked
+ * up only when an output is cut).
+ */
+function outputRoom(subagents: SubagentService, runId: string, maxBytes: number, parent: Agent): OutputRoom {
+  const tools = parent.tools as Agent['tools'] | undefined
+  const room: OutputRoom = { maxBytes, readMore: () => readMoreOf(subagents, runId, tools) }
+  if (typeof tools?.resultCap === 'number') room.resultCap = tools.resultCap
+  return room
+}
+
+/** How much of a child's output one tool result may show, and how the model reads the rest. */
+interface OutputRoom {
+  /** The tool load's `maxOutputBytes`. */
+  maxBytes: number
+  /** The caller's cap on a whole tool result (its tool view's `resultCap`), when known: output and notes stay under it. */
+  resultCap?: number
+  /** The verb and run to read the whole output with, when the caller can call it: a cut output's note names it. */
+  readMore(): ReadMore | undefined
+}
+
+/** Bytes kept under the caller's result cap for our truncation note (run ids and verb names are short). */
+const TRUNCATION_NOTE_BYTES = 512
+
+/**
+ * Caps the output that follows `prefixBytes` of other text in a result, under the load's and the
+ * caller's caps; a cut one leaves room under the caller's cap for its note.
+ */
+function capOutputIn(text: string, room: OutputRoom, prefixBytes = 0): string {
+  const underCaller = room.resultCap === undefined ? Infinity : room.resultCap - prefixBytes
+  const whole = Math.min(room.maxBytes, underCaller)
+  if (text.length * 3 <= whole || Buffer.byteLength(text, 'utf8') <= whole) return text
+  return capOutput(text, Math.max(0, Math.min(room.maxBytes, underCaller - TRUNCATION_NOTE_BYTES)), room.readMore())
+}
+
+/** The text of a failed delegation: headline, diagnostic, and any partial output clearly labelled. */
+function failureText(head: string, diagnostic: string | undefined, output: string, room: OutputRoom, finished = false): string {
+  const parts = [head]
+  if (diagnostic) parts.push(`Diagnostic: ${diagnostic}`)
+  const label = finished
+    ? 'Output (the subagent finished; only its cleanup failed):'
+    : 'Partial output (the subagent did not finish; treat this as incomplete):'
+  if (!output.trim()) return [...parts, 'No output was produced.'].join('\n\n')
+  const prefix = `${parts.join('\n\n')}\n\n${label}\n`
+  return prefix + capOutputIn(output, room, utf8Length(prefix))
+}
+
+function failed(toolResult: ToolResult, content: string): ToolResult {
+  toolResult.isError = true
+  toolResult.content = content
+  return toolResult
 }

@@ -2,7 +2,7 @@ import { Schema } from 'cordis'
 import { count, duration, NAME_PATTERN, toolFilterProblem, unsetGroup } from '@cordis-subagents/shared'
 import { DEFAULT_OUTPUT_CORRECTIONS, MAX_OUTPUT_CORRECTIONS } from '@cordis-subagents/agent'
 import type { TurnEndPolicy } from '@cordis-subagents/subagents-service'
-import type { DelegateOptions } from './call.js'
+import type { DelegateOptions } from './call-types.js'
 
 /** Everything a delegation needs (see `DelegateOptions`), plus the name the model sees. */
 export interface Config extends DelegateOptions {

@@ -2,8 +2,8 @@ import type { Agent } from '@cordis-subagents/agent'
 import type { SubagentHandle, SubagentOutcome, SubagentService, SubagentStart } from '@cordis-subagents/subagents-service'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import { type DeadlineQueue, describeError } from '@cordis-subagents/shared'
-import { CallCancellation, type InFlight, settleCall } from './call.js'
-import type { OutcomeOptions } from './result.js'
+import { CallCancellation, settleCall } from './call.js'
+import type { InFlight, OutcomeOptions } from './call-types.js'
 
 // A call that goes on after its first outcome (off a plain delegation's road): a suspended call's
 // resume or withdrawal, `subagent_reply`, and a run another verb (`subagent_continue`) started.

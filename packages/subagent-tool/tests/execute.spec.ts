@@ -2,7 +2,8 @@
 import { expect } from 'chai'
 import type { SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolUpdate } from '@cordis-subagents/tools'
-import { runDelegation, type DelegateOptions, type InFlight } from '../src/call.js'
+import { runDelegation } from '../src/call.js'
+import type { DelegateOptions, InFlight } from '../src/call-types.js'
 import { capOutput, headline } from '../src/result.js'
 import {
   call, caller, deferred, type Harness, INPUT, isSettled, loadProvider, loadTool, parentAgent, ProviderControl, setup,

@@ -1,4 +1,4 @@
-import type { InFlight } from '../call.js'
+import type { InFlight } from '../call-types.js'
 import type { VerbNames } from '../verb-names.js'
 
 /** What every control verb is built with: the names, the plugin's config, and the replies in flight. */

@@ -1,6 +1,6 @@
 import { Context, Schema } from 'cordis'
 import { count, duration, NAME_PATTERN, withoutCallerTracing } from '@cordis-subagents/shared'
-import type { InFlight } from '../call.js'
+import type { InFlight } from '../call-types.js'
 import { controlVerbs, type VerbNames } from '../verb-names.js'
 import { buildVerbs } from './verbs.js'
 

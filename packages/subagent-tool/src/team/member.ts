@@ -1,7 +1,7 @@
 import type { AgentDefinition, AgentDefinitions } from '@cordis-subagents/definitions'
 import type { SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
-import type { DelegateOptions } from '../call.js'
+import type { DelegateOptions } from '../call-types.js'
 
 /** The delegation options of one team member: its provider, soul, tools, budget and model, over the load's own limits. */
 export function memberOptions(
