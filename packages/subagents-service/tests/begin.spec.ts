@@ -28,6 +28,24 @@ describe('ctx.subagents.begin: delegate with a cancel that works from the start'
     await run.dispose()
   })
 
+  it('works detached (admission\'s own begin, bound): the start, its refusal and a side road (reattach) as through ctx.subagents', async () => {
+    const { begin } = h.ctx.subagents
+    const started = begin('alpha', request(h.root))
+    const run = await started.handle
+    expect(run.id).to.equal(provider.last.request.runId)
+    expect(await rejection(begin('no-such-provider', request(h.root)).handle)).to.include({ code: 'NO_PROVIDER' })
+    provider.last.complete('done')
+    expect(await run.result).to.include({ stopReason: 'completed', output: 'done' })
+    await run.dispose()
+    const first = begin('alpha', { ...request(h.root), reattach: true })
+    const second = begin('alpha', { ...request(h.root), reattach: true })
+    const held = await first.handle
+    expect((await second.handle).id, 'the second holder attaches to the run the key names').to.equal(held.id)
+    expect(provider.runs).to.have.length(2)
+    provider.last.complete('again')
+    await held.dispose()
+  })
+
   it('is one run object: begin returns it, its handle fulfils with it, and its info is what the events and runs() see', async () => {
     const events: unknown[] = []
     h.ctx.on('subagent/start', (info) => events.push(info))
