@@ -44,8 +44,11 @@ export class Budget {
   private readonly wallHolder: Budget | undefined
   /** This run's own deadline (`Date.now()` based), where it holds one; raised only by `extend`. */
   private ownDeadline: number
-  /** An in-process agent spends from this budget itself; reported totals are then not charged again. */
-  private adopted = false
+  /**
+   * Whether an in-process agent spends from this budget itself (`adopt`): it checks before it spends, so reported totals
+   * are not charged again. A field, so a caller that skips reporting for it reads it without a call.
+   */
+  readonly spentInProcess: boolean = false
   /** Time this run's turn spent parked: moved out of its own deadline and its reported wall time. */
   private pausedMs = 0
   /** On a tree's root: told after every charge anywhere in the tree (a served agent reporting its spend). */
@@ -95,12 +98,7 @@ export class Budget {
 
   /** Marks this budget as spent by an in-process agent directly (see `chargeTokensUpTo`). */
   adopt(): void {
-    this.adopted = true
-  }
-
-  /** Whether an in-process agent spends from this budget itself (it checks before it spends; nothing is reported). */
-  get spentInProcess(): boolean {
-    return this.adopted
+    (this as { spentInProcess: boolean }).spentInProcess = true
   }
 
   /** What this run has left of each limit (`Infinity` where none applies), siblings' spend included. */
@@ -211,7 +209,7 @@ export class Budget {
    * in-process agent spends from itself.
    */
   chargeUpTo(name: Counted, total: number): void {
-    if (this.adopted || !Number.isFinite(total)) return
+    if (this.spentInProcess || !Number.isFinite(total)) return
     if (total >= MAX_REPORTED_COUNT) (this.clamped ??= new Set()).add(name)
     const growth = Math.min(Math.floor(total), MAX_REPORTED_COUNT) - this.spent[name]
     if (growth > 0) this.charge(name, growth)

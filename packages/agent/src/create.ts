@@ -15,7 +15,7 @@ import { outputContract } from './output.js'
 import type { RootCrossing } from './root-crossing.js'
 import { noteBudget, budgetNoteProblem } from './budget-note.js'
 import { tellParentProblem, tellParentTool } from './tell-parent.js'
-import { isFrozenHistory } from './transcript.js'
+import { seedProblem } from './history.js'
 import type { TurnHost, TurnWatch } from './turn-owner.js'
 import type { BudgetLimits, ChatModel, GateTarget, GenerateRequest, GenerateResponse, ModelToolCall, RunResult } from './types.js'
 
@@ -169,8 +169,6 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
 /** `init.tools` before `build` sets it. */
 const UNSET_TOOLS = undefined as unknown as ToolView
 
-const ROLES = new Set(['user', 'assistant', 'tool'])
-
 /** Catches misuse at `create`, where it is easy to trace, rather than as an odd failure mid-run. */
 function checkOptions(options: CreateAgentOptions): void {
   if (options === null || typeof options !== 'object') throw new AgentError('INVALID_OPTIONS', 'create() takes an options object.')
@@ -198,15 +196,8 @@ function checkOptions(options: CreateAgentOptions): void {
   }
   if (countsProblem) throw new AgentError('INVALID_OPTIONS', countsProblem)
   if (tools !== undefined && !isToolView(tools)) throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
-  // Another transcript's completed() was validated when its messages were appended.
-  if (seed !== undefined && !isFrozenHistory(seed)) {
-    if (!Array.isArray(seed)) throw new AgentError('INVALID_OPTIONS', 'options.seed must be an array of transcript messages.')
-    seed.forEach((message, i) => {
-      if (!message || !ROLES.has(message.role) || typeof message.content !== 'string') {
-        throw new AgentError('INVALID_OPTIONS', `options.seed[${i}] is not a transcript message ({ role: 'user' | 'assistant' | 'tool', content: string }).`)
-      }
-    })
-  }
+  const seeded = seed === undefined ? undefined : seedProblem(seed)
+  if (seeded) throw new AgentError('INVALID_OPTIONS', seeded)
 }
 
 function isToolView(value: unknown): value is ToolView {

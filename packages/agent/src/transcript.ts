@@ -1,42 +1,10 @@
 import { addUsage, addWork, countOf, emptyUsage, emptyWork, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import { finishDiagnostic } from './stops.js'
+import { cloneMessage, freezeHistory, plainOf } from './history.js'
 import type { InboxDelegation } from './inbox.js'
 import type { AgentUsage, AgentWork, GenerateResponse, Message, ModelToolCall, ToolMessage } from './types.js'
 
-/**
- * Histories handed out by a transcript (its completed turns, a model request's messages) are
- * plain frozen arrays of frozen messages: reading one is an array index, with no trap or lookup
- * behind it. The array is built once per length (copy-on-append: an append makes the next one a
- * new array, the old one stays as it was), and shared by reference from then on.
- */
-
-/**
- * Frozen histories made by `freezeHistory`, each with a plain (unfrozen) copy of its pointers.
- * V8 (Node 20) copies a frozen array (`slice`, `concat`) on a slow path, element by element, and
- * a fork child joins its parent's frozen history with its own messages on every model request:
- * joining from the plain copy keeps that a block copy, so a fork's cost per request does not
- * grow faster than the history it copies. The copy is made while the array is still plain (one
- * block copy), and is dropped with the history (a WeakMap).
- */
-const frozenHistories = new WeakMap<object, readonly Message[]>()
-
-/** Freezes `messages` (already frozen messages) and remembers it as a history that may be shared as is. */
-function freezeHistory(messages: Message[]): readonly Message[] {
-  const plain = messages.slice()
-  Object.freeze(messages)
-  frozenHistories.set(messages, plain)
-  return messages
-}
-
-/** Whether `value` is a history made by `freezeHistory` (a fork seed shared without a copy or a check). */
-export function isFrozenHistory(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && frozenHistories.has(value)
-}
-
-/** The plain copy of a frozen history, for copying from (`base` itself when it has none: an empty base). */
-function plainOf(base: readonly Message[]): readonly Message[] {
-  return frozenHistories.get(base) ?? base
-}
+const NO_MESSAGES: readonly Message[] = Object.freeze([])
 
 /** The first `length` messages of `base` (a plain array) followed by `own`, as one new array. */
 function joined(base: readonly Message[], own: readonly Message[], length: number): Message[] {
@@ -58,9 +26,9 @@ function joined(base: readonly Message[], own: readonly Message[], length: numbe
  */
 export class Transcript {
   /** The inherited part (a fork's parent's completed turns): a frozen history, shared. */
-  private readonly base: readonly Message[]
+  private readonly base: readonly Message[] = NO_MESSAGES
   /** `base`'s plain copy: what joins and reads go through (a frozen array is slower to copy and to index). */
-  private readonly plainBase: readonly Message[]
+  private readonly plainBase: readonly Message[] = NO_MESSAGES
   /** This transcript's own messages, append-only. */
   private readonly own: Message[] = []
   private turnStart: number | undefined
@@ -71,15 +39,13 @@ export class Transcript {
    * `seed`: another transcript's `completed()` (shared as is), or any array of valid messages
    * (copied and frozen once, here).
    */
-  constructor(seed: readonly Message[] = []) {
-    if (isFrozenHistory(seed)) {
+  constructor(seed: readonly Message[] = NO_MESSAGES) {
+    if (seed.length === 0) return
+    const plain = plainOf(seed)
+    if (plain) {
       this.base = seed
-      this.plainBase = plainOf(seed)
-    } else {
-      this.base = []
-      this.plainBase = this.base
-      for (const message of seed) this.own.push(freezeMessage(cloneMessage(message)))
-    }
+      this.plainBase = plain
+    } else for (const message of seed) this.own.push(freezeMessage(cloneMessage(message)))
   }
 
   /** Every message so far, as a copy the caller may edit (the messages themselves are frozen and shared). */
@@ -171,13 +137,6 @@ export class Transcript {
   private at(index: number): Message {
     return index >= this.base.length ? this.own[index - this.base.length] : this.plainBase[index]
   }
-}
-
-function cloneMessage(message: Message): Message {
-  if (message.role === 'assistant' && message.toolCalls) {
-    return { ...message, toolCalls: message.toolCalls.map((call) => ({ ...call })) }
-  }
-  return { ...message }
 }
 
 /**

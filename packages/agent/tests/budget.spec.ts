@@ -81,6 +81,21 @@ describe('Budget: carved limits, spend charged up the chain', () => {
     expect(root.child().exceeded()).to.deep.equal({ budget: 'steps', limit: 6, spent: 7 })
   })
 
+  it('an adopted budget says so in spentInProcess, and reported totals charge it nothing (its agent charged as it spent)', () => {
+    const root = Budget.root()
+    const child = root.child()
+    expect(child.spentInProcess).to.equal(false)
+    child.adopt()
+    expect(child.spentInProcess).to.equal(true)
+    expect(root.spentInProcess).to.equal(false)
+    child.chargeTokensUpTo(40)
+    child.chargeUpTo('steps', 3)
+    expect(child.spent).to.deep.include({ tokens: 0, steps: 0 })
+    expect(root.spent).to.deep.include({ tokens: 0, steps: 0 })
+    child.charge('steps', 1)
+    expect(root.spent.steps).to.equal(1)
+  })
+
   it('watch() tells one listener about every charge anywhere in the tree, with the root\'s spend', () => {
     const root = Budget.root()
     const seen: number[] = []

@@ -152,6 +152,9 @@ describe('shared history: completed turns are shared with fork children and mode
     copy[0].content = 'edited'
     expect(contents(fork.transcript.messages)).to.deep.equal(['old', 'old answer'])
     expect(() => ctx.agents.create({ seed: [{ role: 'nobody', content: 'x' } as never] })).to.throw(/seed\[0\]/)
+    expect(() => ctx.agents.create({ seed: [{ role: 'user', content: 'ok' }, { role: 'tool' } as never] })).to.throw(/seed\[1\] is not a transcript message/)
+    expect(() => ctx.agents.create({ seed: 'old' as never })).to.throw(/options\.seed must be an array/)
+    expect(ctx.agents.create({ seed: [] }).transcript.length).to.equal(0)
   })
 
   it('what a caller can reach (messages, tool-call objects) cannot change what a fork child sees', async () => {

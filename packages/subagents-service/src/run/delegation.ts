@@ -198,7 +198,7 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
   }
 
   private charge(usage: unknown, work: unknown): void {
-    if (this.budget) chargeReported(this.budget, usage, work)
+    if (this.budget && !this.budget.spentInProcess) chargeReported(this.budget, usage, work)
   }
 
   /** The provider's `onUpdate`. */
