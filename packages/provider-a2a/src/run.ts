@@ -265,14 +265,22 @@ export class A2aRun implements LiveRun, Follower {
     this.wake?.()
   }
 
+  /**
+   * The request has a signal of its own, bounded by `cancelGrace`: the stream may report the task canceled
+   * before the answer to `CancelTask` arrives, and the phase ending then must not cut that answer off.
+   */
   private async sendCancel(): Promise<void> {
     if (!this.view.taskId || !(isActive(this.view.state) || isInterrupted(this.view.state))) return
+    const request = new AbortController()
+    const bound = setTimeout(() => request.abort(new LimitError(`the remote did not answer CancelTask within ${this.settings.cancelGrace} ms (cancelGrace)`)), this.settings.cancelGrace)
     try {
-      const task = await this.wire.cancelTask(this.view.taskId, this.options())
+      const task = await this.wire.cancelTask(this.view.taskId, { signal: request.signal, serviceParameters: this.trace })
       this.forward(this.view.applyTask(task))
       this.wake?.()
     } catch {
       // Not cancelable (it just ended), or the remote is gone: the stream / polls show what happened.
+    } finally {
+      clearTimeout(bound)
     }
   }
 
