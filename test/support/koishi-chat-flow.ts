@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { type ChatMessage, chatModelServer, type ScriptReply } from '../../packages/koishi-chat/tests/support/chat-model-server.js'
 import { launchBrowser, openPage, startConsoleProject } from './koishi-console.js'
+import { sandboxChat } from './koishi-sandbox.js'
 import { ROOT } from '../helpers.js'
 
 export const TASK = 'release-7'
@@ -47,14 +48,7 @@ export async function chatFlow(shoot?: (step: ChatStep['name'], page: Page) => P
       try {
         const { page, errors } = await openPage(browser, project.url, '/sandbox', 'en-US')
         // The sandbox's first user, then a message from them.
-        await page.locator('.card-header.k-tab-menu-item').click({ timeout: 60_000 })
-        const messages = page.locator('.layout-main .virtual-list-wrapper')
-        const say = async (text: string) => {
-          await page.locator('.card-footer .textarea, .card-footer textarea, .card-footer [contenteditable]').first().click()
-          await page.keyboard.type(text)
-          await page.keyboard.press('Enter')
-        }
-        const texts = async () => (await messages.locator('.message .content, .message-content, .content').allInnerTexts()).map((text) => text.trim())
+        const { messages, say, texts } = await sandboxChat(page)
         const steps: ChatStep[] = []
         await say(`subagents.run ${TASK}`)
         await messages.getByText(`Which region for ${TASK}`).waitFor({ timeout: 60_000 })

@@ -118,9 +118,12 @@ export async function launchBrowser(): Promise<PlaywrightBrowser> {
   return chromium.launch({ executablePath: binary.executablePath, env, args: binary.args, headless: true })
 }
 
-/** A page of the console that records console errors and uncaught page errors, opened on `path`. */
+/**
+ * A page of the console that records console errors and uncaught page errors, opened on `path`; `prepare` sees the
+ * page before it loads (routes, init scripts).
+ */
 export async function openPage(
-  browser: PlaywrightBrowser, url: string, path: string, locale?: string,
+  browser: PlaywrightBrowser, url: string, path: string, locale?: string, prepare?: (page: Page) => Promise<void>,
 ): Promise<{ page: Page, errors: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale })
   // The console's own language setting (its default is zh-CN).
@@ -132,14 +135,15 @@ export async function openPage(
   const errors: string[] = []
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()) })
   page.on('pageerror', (error) => errors.push(error.message))
+  await prepare?.(page)
   await page.goto(`${url}${path}`)
   return { page, errors }
 }
 
-/** Chromium on the config page of the entry `subagents`, its form rendered. */
-export async function openForm(url: string): Promise<FormPage> {
+/** Chromium on the config page of the entry `subagents`, its form rendered; `prepare` as for openPage. */
+export async function openForm(url: string, prepare?: (page: Page) => Promise<void>): Promise<FormPage> {
   const browser = await launchBrowser()
-  const { page, errors } = await openPage(browser, url, '/plugins/subagents')
+  const { page, errors } = await openPage(browser, url, '/plugins/subagents', undefined, prepare)
   await field(page, 'subagent', 'toolName').waitFor({ timeout: 60_000 })
   return { browser, page, errors }
 }

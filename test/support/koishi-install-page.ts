@@ -1,5 +1,6 @@
 // The console's own buttons for issue 46's install path, driven in Chromium (the npm one, browser.ts): the market
-// page's card and its install dialog. Used by test/koishi-install.slow.spec.ts.
+// page's card and its install dialog. Used by test/koishi-install.slow.spec.ts and koishi-install-flow.ts (the
+// install screenshots).
 import { type Browser as PlaywrightBrowser, chromium, type Locator, type Page } from 'playwright-core'
 import { testBrowser } from './browser.js'
 
@@ -10,7 +11,8 @@ export interface ConsolePage {
   errors: string[]
 }
 
-export async function openConsole(url: string, path: string): Promise<ConsolePage> {
+/** Chromium on `path` of the console; `prepare` sees the page before it loads (routes, init scripts). */
+export async function openConsole(url: string, path: string, prepare?: (page: Page) => Promise<void>): Promise<ConsolePage> {
   const binary = await testBrowser()
   const browser = await chromium.launch({
     executablePath: binary.executablePath, env: { ...process.env, ...binary.env }, args: binary.args, headless: true,
@@ -20,6 +22,7 @@ export async function openConsole(url: string, path: string): Promise<ConsolePag
   const errors: string[] = []
   page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()) })
   page.on('pageerror', (error) => errors.push(error.message))
+  await prepare?.(page)
   await page.goto(`${url}${path}`)
   return { browser, page, errors }
 }

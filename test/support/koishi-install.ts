@@ -115,11 +115,17 @@ function npmEnv(): NodeJS.ProcessEnv {
  */
 export const KNOWN_MARKET_ERROR = new RegExp(`\\[E\\] market Error: Cannot find module '${MARKET_PACKAGE}'$`)
 
-/** Once the market's full reload (if it made one) has ended: the new worker runs and the console serves again. */
+/**
+ * Once the market's full reload (if it made one) has ended: the new worker runs and the console serves again. The
+ * market logs its error (KNOWN_MARKET_ERROR) before it answers the install, the worker writing straight to our pipe;
+ * the loader's `trigger full reload` comes only after an IPC round trip, so it may not be here yet when the console
+ * shows 安装成功: either line means a reload.
+ */
 export async function settled(koishi: KoishiProcess): Promise<void> {
-  const reloads = koishi.stdout().split('trigger full reload').length - 1
+  const out = koishi.stdout()
+  const reloads = Math.max(out.split('trigger full reload').length - 1, out.split('\n').filter((line) => KNOWN_MARKET_ERROR.test(line)).length)
   if (!reloads) return
-  await until(() => koishi.workers() > reloads && koishi.stdout().split('trigger full reload')[reloads].includes('console webui is available') || undefined,
+  await until(() => koishi.workers() > reloads && koishi.stdout().split('trigger full reload')[reloads]?.includes('console webui is available') || undefined,
     () => koishi.stdout(), 120_000)
 }
 
