@@ -6,7 +6,8 @@
  * Systems: `mcp-ours` (serve-mcp over HTTP), `mcp-bare` (the MCP SDK's own Server and Streamable
  * HTTP transport on node:http, a session map, one root agent per session), `a2a-ours` (serve-a2a),
  * `a2a-bare` (the A2A SDK's DefaultRequestHandler, express handlers and in-memory task store, one
- * agent per task). Every system runs the same agents of the same ctx.agents with the same model.
+ * agent per task), and `mcp-twin`/`a2a-twin`, a second bare server of each (the A/A row). Every system runs the
+ * same agents of the same ctx.agents with the same model.
  */
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage } from 'node:http'
@@ -100,7 +101,8 @@ async function a2aBare(ctx: Context): Promise<Listening> {
   return { ...served, token: 'unused' }
 }
 
-const systems = { 'mcp-ours': mcpOurs, 'mcp-bare': mcpBare, 'a2a-ours': a2aOurs, 'a2a-bare': a2aBare }
+// The twins are a second bare server of each protocol, for the A/A row: two identical servers, paired like ours and bare.
+const systems = { 'mcp-ours': mcpOurs, 'mcp-bare': mcpBare, 'mcp-twin': mcpBare, 'a2a-ours': a2aOurs, 'a2a-bare': a2aBare, 'a2a-twin': a2aBare }
 export type ServingSystem = keyof typeof systems
 
 if (process.send && process.argv[2] && process.argv[2] in systems) {

@@ -92,19 +92,33 @@ export interface ServingResult {
   cpuUs: Record<ServingSystem, Stats>
   perSecond: Record<ServingSystem, Stats>
   /** Per protocol, per round: ours ÷ bare (CPU: > 1 is costlier; throughput: < 1 is slower). */
-  cpuRatio: Record<'mcp' | 'a2a', Stats>
-  throughputRatio: Record<'mcp' | 'a2a', Stats>
-  /** The per-round samples behind them, in round order (ours and bare of one round form a pair). */
+  cpuRatio: Record<Protocol, Stats>
+  throughputRatio: Record<Protocol, Stats>
+  /** The A/A row: per protocol, per round, twin ÷ bare (two identical bare servers): the finest ratio a run resolves. */
+  twinCpuRatio: Record<Protocol, Stats>
+  twinThroughputRatio: Record<Protocol, Stats>
+  /** The per-round samples behind them, in round order (ours, bare and twin of one round form the pairs). */
   samples: { cpuUs: Record<ServingSystem, number[]>; perSecond: Record<ServingSystem, number[]> }
 }
 
+export type Protocol = 'mcp' | 'a2a'
+
+/** Section 12's rounds (bench/single.ts and bench/profile/serving.ts). */
+export const SERVING = { rounds: 10, batch: 200, inFlight: 4, warmup: 2 }
+
 /**
- * serve-mcp and serve-a2a against a bare SDK server running the same agents (serving-server.ts),
- * each server in its own process; the clients (the SDKs' own) run here. Rounds alternate the order;
- * each round sends `batch` calls per system, `inFlight` at a time, after `warmup` untimed rounds.
+ * A round's order: per protocol ours, bare, twin, and every other round all of it reversed, so a bare server's batch
+ * is always next to the two it is paired with (ours and its twin) and each comes first as often as last.
+ */
+const SYSTEMS: ServingSystem[] = ['mcp-ours', 'mcp-bare', 'mcp-twin', 'a2a-ours', 'a2a-bare', 'a2a-twin']
+
+/**
+ * serve-mcp and serve-a2a against a bare SDK server running the same agents (serving-server.ts), and a second bare
+ * server of each (the A/A row), each server in its own process; the clients (the SDKs' own) run here. Rounds
+ * alternate the order; each round sends `batch` calls per system, `inFlight` at a time, after `warmup` untimed rounds.
  */
 export async function serving(options: { rounds: number; batch: number; inFlight: number; warmup: number }): Promise<ServingResult> {
-  const systems: ServingSystem[] = ['mcp-ours', 'mcp-bare', 'a2a-ours', 'a2a-bare']
+  const systems = SYSTEMS
   const remotes = {} as Record<ServingSystem, Remote>
   const callers = {} as Record<ServingSystem, { call: Call; close(): Promise<void> }>
   const cpu = Object.fromEntries(systems.map((s) => [s, [] as number[]])) as Record<ServingSystem, number[]>
@@ -134,14 +148,18 @@ export async function serving(options: { rounds: number; batch: number; inFlight
     for (const system of systems) await callers[system]?.close()
     await Promise.all(Object.values(remotes).map((remote) => remote.stop()))
   }
-  const paired = (samples: Record<ServingSystem, number[]>, protocol: 'mcp' | 'a2a') =>
-    stats(samples[`${protocol}-ours`].map((ours, i) => ours / samples[`${protocol}-bare`][i]))
+  const paired = (samples: Record<ServingSystem, number[]>, protocol: Protocol, side: 'ours' | 'twin') =>
+    stats(samples[`${protocol}-${side}`].map((value, i) => value / samples[`${protocol}-bare`][i]))
+  const byProtocol = (samples: Record<ServingSystem, number[]>, side: 'ours' | 'twin') =>
+    ({ mcp: paired(samples, 'mcp', side), a2a: paired(samples, 'a2a', side) })
   return {
     rounds: options.rounds, batch: options.batch, inFlight: options.inFlight,
     cpuUs: Object.fromEntries(systems.map((s) => [s, stats(cpu[s])])) as Record<ServingSystem, Stats>,
     perSecond: Object.fromEntries(systems.map((s) => [s, stats(rate[s])])) as Record<ServingSystem, Stats>,
-    cpuRatio: { mcp: paired(cpu, 'mcp'), a2a: paired(cpu, 'a2a') },
-    throughputRatio: { mcp: paired(rate, 'mcp'), a2a: paired(rate, 'a2a') },
+    cpuRatio: byProtocol(cpu, 'ours'),
+    throughputRatio: byProtocol(rate, 'ours'),
+    twinCpuRatio: byProtocol(cpu, 'twin'),
+    twinThroughputRatio: byProtocol(rate, 'twin'),
     samples: { cpuUs: cpu, perSecond: rate },
   }
 }
