@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Logger, type Context } from 'cordis'
+import { Logger, symbols, type Context } from 'cordis'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -87,10 +87,13 @@ async function a2aOurs(ctx: Context): Promise<Listening> {
 }
 
 async function a2aBare(ctx: Context): Promise<Listening> {
+  // ctx.agents itself, resolved once as serve-a2a does: through cordis' tracing proxy each task's create would cost an
+  // Error and a shadow context (≈ 7 % of this server's CPU), which would measure the proxy, not serving.
+  const agents = (ctx.agents as unknown as Record<symbol, Context['agents'] | undefined>)[symbols.original] ?? ctx.agents
   const served = await bareA2aServer({
     name: 'bare', streaming: true,
     answer: async (prompt) => {
-      const agent = ctx.agents.create({})
+      const agent = agents.create({})
       try {
         return (await agent.run(prompt)).text
       } finally {
