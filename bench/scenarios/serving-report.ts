@@ -15,8 +15,9 @@ export function servingLines(r: ServingResult): { lines: string[]; targets: Targ
     '',
     `Each server in a process of its own (bench/scenarios/serving-server.ts); the SDKs' own clients run in the bench process, ${r.inFlight} calls in flight. `
     + 'MCP: a `tools/call` of `subagent` (a child agent\'s one step) in one session; the bare server is the MCP SDK\'s `Server` and Streamable HTTP '
-    + 'transport on node:http with one root agent per session. A2A: a blocking SendMessage whose agent delegates once (three model calls); the bare '
-    + 'server is the A2A SDK\'s `DefaultRequestHandler`, express handlers and in-memory task store, one agent per task. Ours keeps its defaults '
+    + 'transport on node:http with one root agent per session, the body parsed before the transport as the SDK\'s examples do. A2A: a blocking '
+    + 'SendMessage whose agent delegates once (three model calls); the bare server is the A2A SDK\'s `DefaultRequestHandler`, express handlers and '
+    + 'in-memory task store, one agent per task, `ctx.agents` resolved once (not through cordis\' tracing proxy per task). Ours keeps its defaults '
     + '(credential, Host/Origin checks, caps) except the rate limits and calls in flight, raised past what the bench sends. A twin, a second bare '
     + 'server of each protocol in a process of its own, gives the A/A row: what two identical servers differ by in this run. CPU is the server '
     + 'process\' own (user + system) per call; throughput is wall, client to answer. '
