@@ -296,7 +296,7 @@ await checkpointsSection({ log, targets, headline, quick })
 
 // 12. Serving ---------------------------------------------------------------------------------
 {
-  const r = await serving({ ...SERVING, ...quick ? { rounds: 2, batch: 10, warmup: 1 } : {} })
+  const r = await serving({ ...SERVING, ...quick ? { rounds: 2, batch: 10, slices: 2, warmup: 1 } : {} })
   const section = servingLines(r)
   for (const line of section.lines) log(line)
   targets.push(...section.targets)

@@ -21,8 +21,9 @@ export function servingLines(r: ServingResult): { lines: string[]; targets: Targ
     + '(credential, Host/Origin checks, caps) except the rate limits and calls in flight, raised past what the bench sends. A twin, a second bare '
     + 'server of each protocol in a process of its own, gives the A/A row: what two identical servers differ by in this run. CPU is the server '
     + 'process\' own (user + system) per call; throughput is wall, client to answer. '
-    + `${r.rounds} rounds × ${r.batch} calls per system; per protocol ours, bare, twin, the whole order reversed every other round (the bare batch `
-    + 'next to both batches it is paired with); ratios are paired per round.',
+    + `${r.rounds} rounds × ${r.batch} calls per system, each round in ${r.slices} slices the systems take turns at (per protocol ours, bare, twin, `
+    + 'the whole order reversed every slice, so each bare slice is next to both it is paired with): a pair\'s two samples share the same seconds of the '
+    + 'machine\'s load. Ratios are paired per round.',
     '',
     '| system | server CPU µs per call: median (min–max) | calls per second: median (min–max) |',
     '|---|---|---|',

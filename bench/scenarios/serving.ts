@@ -87,6 +87,7 @@ async function a2aCaller(remote: Remote): Promise<{ call: Call; close(): Promise
 export interface ServingResult {
   rounds: number
   batch: number
+  slices: number
   inFlight: number
   /** Per system: server CPU µs per call (its own process), and calls per second (wall, client to answer). */
   cpuUs: Record<ServingSystem, Stats>
@@ -104,7 +105,7 @@ export interface ServingResult {
 export type Protocol = 'mcp' | 'a2a'
 
 /** Section 12's rounds (bench/single.ts and bench/profile/serving.ts). */
-export const SERVING = { rounds: 10, batch: 200, inFlight: 4, warmup: 2 }
+export const SERVING = { rounds: 10, batch: 200, slices: 4, inFlight: 4, warmup: 2 }
 
 /**
  * A round's order: per protocol ours, bare, twin, and every other round all of it reversed, so a bare server's batch
@@ -115,9 +116,10 @@ const SYSTEMS: ServingSystem[] = ['mcp-ours', 'mcp-bare', 'mcp-twin', 'a2a-ours'
 /**
  * serve-mcp and serve-a2a against a bare SDK server running the same agents (serving-server.ts), and a second bare
  * server of each (the A/A row), each server in its own process; the clients (the SDKs' own) run here. Rounds
- * alternate the order; each round sends `batch` calls per system, `inFlight` at a time, after `warmup` untimed rounds.
+ * alternate the order; each round sends `batch` calls per system in `slices` turns, `inFlight` at a time, after `warmup`
+ * untimed rounds.
  */
-export async function serving(options: { rounds: number; batch: number; inFlight: number; warmup: number }): Promise<ServingResult> {
+export async function serving(options: typeof SERVING): Promise<ServingResult> {
   const systems = SYSTEMS
   const remotes = {} as Record<ServingSystem, Remote>
   const callers = {} as Record<ServingSystem, { call: Call; close(): Promise<void> }>
@@ -128,20 +130,30 @@ export async function serving(options: { rounds: number; batch: number; inFlight
       remotes[system] = await start(system)
       callers[system] = await (system.startsWith('mcp') ? mcpCaller : a2aCaller)(remotes[system])
     }
+    // A round's `batch` calls per system go in `slices` slices, the systems taking turns slice by slice (the order
+    // reversed every slice): the two batches of a pair share the machine's load of the same seconds, not of two
+    // different ones. A system's sample of the round sums its slices' CPU and wall time.
+    const slice = Math.max(1, Math.round(options.batch / options.slices))
     for (let round = -options.warmup; round < options.rounds; round++) {
-      for (const system of round % 2 ? [...systems].reverse() : systems) {
-        const { call } = callers[system]
-        const cpu0 = await remotes[system].cpuUs()
-        const t0 = now()
-        let next = 0
-        await Promise.all(Array.from({ length: options.inFlight }, async () => {
-          while (next++ < options.batch) await call()
-        }))
-        const ms = now() - t0
-        const cpu1 = await remotes[system].cpuUs()
-        if (round < 0) continue
-        cpu[system].push((cpu1 - cpu0) / options.batch)
-        rate[system].push(options.batch / (ms / 1000))
+      const cpuUs = Object.fromEntries(systems.map((s) => [s, 0])) as Record<ServingSystem, number>
+      const wallMs = Object.fromEntries(systems.map((s) => [s, 0])) as Record<ServingSystem, number>
+      for (let turn = 0; turn < options.slices; turn++) {
+        for (const system of (round * options.slices + turn) % 2 ? [...systems].reverse() : systems) {
+          const { call } = callers[system]
+          const cpu0 = await remotes[system].cpuUs()
+          const t0 = now()
+          let next = 0
+          await Promise.all(Array.from({ length: options.inFlight }, async () => {
+            while (next++ < slice) await call()
+          }))
+          wallMs[system] += now() - t0
+          cpuUs[system] += await remotes[system].cpuUs() - cpu0
+        }
+      }
+      if (round < 0) continue
+      for (const system of systems) {
+        cpu[system].push(cpuUs[system] / (slice * options.slices))
+        rate[system].push((slice * options.slices) / (wallMs[system] / 1000))
       }
     }
   } finally {
@@ -153,7 +165,7 @@ export async function serving(options: { rounds: number; batch: number; inFlight
   const byProtocol = (samples: Record<ServingSystem, number[]>, side: 'ours' | 'twin') =>
     ({ mcp: paired(samples, 'mcp', side), a2a: paired(samples, 'a2a', side) })
   return {
-    rounds: options.rounds, batch: options.batch, inFlight: options.inFlight,
+    rounds: options.rounds, batch: options.batch, slices: options.slices, inFlight: options.inFlight,
     cpuUs: Object.fromEntries(systems.map((s) => [s, stats(cpu[s])])) as Record<ServingSystem, Stats>,
     perSecond: Object.fromEntries(systems.map((s) => [s, stats(rate[s])])) as Record<ServingSystem, Stats>,
     cpuRatio: byProtocol(cpu, 'ours'),
