@@ -21,7 +21,8 @@ import { growth, NOT_READING } from './scenarios/growth.js'
 import { TELEMETRY_SYSTEMS, telemetry } from './scenarios/telemetry.js'
 import { background } from './scenarios/background.js'
 import { checkpointsSection } from './scenarios/checkpoints-report.js'
-import { serving } from './scenarios/serving.js'
+import { serving, SERVING } from './scenarios/serving.js'
+import { servingLines } from './scenarios/serving-report.js'
 import { rateLimitSection } from './scenarios/rate-limit.js'
 
 // Provider reloads log an info line each; 10,000 of them would measure the terminal. Warnings stay on.
@@ -295,22 +296,10 @@ await checkpointsSection({ log, targets, headline, quick })
 
 // 12. Serving ---------------------------------------------------------------------------------
 {
-  const r = await serving({ rounds: q(10, 2), batch: q(200, 10), inFlight: 4, warmup: q(2, 1) })
-  log('## 12. Serving: serve-mcp and serve-a2a vs a bare SDK server running the same agents')
-  log()
-  log(`Each server in a process of its own (bench/scenarios/serving-server.ts); the SDKs' own clients run in the bench process, ${r.inFlight} calls in flight. MCP: a \`tools/call\` of \`subagent\` (a child agent's one step) in one session; the bare server is the MCP SDK's \`Server\` and Streamable HTTP transport on node:http with one root agent per session. A2A: a blocking SendMessage whose agent delegates once (three model calls); the bare server is the A2A SDK's \`DefaultRequestHandler\`, express handlers and in-memory task store, one agent per task. Ours keeps its defaults (credential, Host/Origin checks, caps) except the rate limits and calls in flight, raised past what the bench sends. CPU is the server process' own (user + system) per call; throughput is wall, client to answer. ${r.rounds} rounds × ${r.batch} calls per system, order alternating; ratios are paired per round.`)
-  log()
-  const systems = Object.keys(r.cpuUs) as Array<keyof typeof r.cpuUs>
-  table(['system', 'server CPU µs per call: median (min–max)', 'calls per second: median (min–max)'],
-    systems.map((system) => [system, fmtStats(r.cpuUs[system]), fmtStats(r.perSecond[system])]))
-  for (const [protocol, name] of [['mcp', 'the served MCP server'], ['a2a', 'serve-a2a']] as const) {
-    const cpu = r.cpuRatio[protocol]
-    const rate = r.throughputRatio[protocol]
-    log(`${name} ÷ bare, paired per round: CPU ${fmtStats(cpu, '×', 2)}, throughput ${fmtStats(rate, '×', 2)}.`)
-    log()
-    targets.push(ratioTarget(`${name}: CPU per call ≤ 1.2× a bare SDK server`, r.samples.cpuUs[`${protocol}-ours`], r.samples.cpuUs[`${protocol}-bare`], { atMost: 1.2 }, { clock: 'CPU', unit: 'µs' }))
-    targets.push(ratioTarget(`${name}: throughput ≥ 1 / 1.2 of a bare SDK server`, r.samples.perSecond[`${protocol}-ours`], r.samples.perSecond[`${protocol}-bare`], { atLeast: 1 / 1.2 }, { clock: 'wall', unit: 'calls/s' }))
-  }
+  const r = await serving({ ...SERVING, ...quick ? { rounds: 2, batch: 10, slices: 2, warmup: 1 } : {} })
+  const section = servingLines(r)
+  for (const line of section.lines) log(line)
+  targets.push(...section.targets)
 }
 
 // 13. A 429 storm (issue 44) ---------------------------------------------------------------------

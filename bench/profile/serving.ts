@@ -1,21 +1,28 @@
 /**
- * Section 12 of `npm run bench` alone (serve-mcp and serve-a2a against bare SDK servers running the
- * same agents), not part of `npm run bench`. Prints server CPU per call and throughput per system, and
- * the paired ratios ours ÷ bare.
+ * Section 12 of `npm run bench` alone (serve-mcp and serve-a2a against bare SDK servers running the same
+ * agents, and the A/A rows), not part of `npm run bench`: `runs` runs (default 1), each with fresh server
+ * processes and section 12's rounds, printing the section as RESULTS.md would and, at the end, every run's
+ * figure of each target (met only if met in every run). Built packages, as `npm run bench` runs them:
  *
- *   tsc -b && node --expose-gc --import tsx --conditions=cordis-subagents-source bench/profile/serving.ts [rounds] [batch]
+ *   npx tsc -b && node --expose-gc --import tsx bench/profile/serving.ts [runs] [rounds] [batch] [slices]
  *
- * To profile servers, name them (comma-separated):
- *   SERVING_PROFILE=a2a-ours,a2a-bare node --import tsx --conditions=cordis-subagents-source bench/profile/serving.ts 10
- * (each named server writes a CPU profile to /tmp/prof-<system>).
+ * To profile servers, name them (comma-separated); each named server writes a CPU profile to /tmp/prof-<system>:
+ *   SERVING_PROFILE=a2a-ours,a2a-bare node --expose-gc --import tsx bench/profile/serving.ts 1 6
  */
-import { fmtStats } from '../lib.js'
-import { serving } from '../scenarios/serving.js'
+import { serving, SERVING } from '../scenarios/serving.js'
+import { servingLines } from '../scenarios/serving-report.js'
+import type { Target } from '../targets.js'
 
-const r = await serving({ rounds: Number(process.argv[2] ?? 10), batch: Number(process.argv[3] ?? 200), inFlight: 4, warmup: 2 })
-for (const system of Object.keys(r.cpuUs) as Array<keyof typeof r.cpuUs>) {
-  console.log(`${system}: server CPU ${fmtStats(r.cpuUs[system])} µs per call, ${fmtStats(r.perSecond[system])} calls/s`)
+const [runs = 1, rounds = SERVING.rounds, batch = SERVING.batch, slices = SERVING.slices] = process.argv.slice(2).map(Number)
+const byTarget = new Map<string, Target[]>()
+for (let run = 1; run <= runs; run++) {
+  const { lines, targets } = servingLines(await serving({ ...SERVING, rounds, batch, slices }))
+  console.log(`# run ${run} of ${runs}\n`)
+  console.log(lines.join('\n'))
+  for (const target of targets) byTarget.set(target[0], [...byTarget.get(target[0]) ?? [], target])
 }
-for (const protocol of ['mcp', 'a2a'] as const) {
-  console.log(`${protocol} ours ÷ bare per round: CPU ${fmtStats(r.cpuRatio[protocol], '×', 2)}, throughput ${fmtStats(r.throughputRatio[protocol], '×', 2)}`)
+console.log(`# targets over ${runs} run(s): met only if met in every run\n`)
+for (const [name, targets] of byTarget) {
+  console.log(`- ${name}: **${targets.every(([, met]) => met) ? 'met' : 'not met'}**`)
+  for (const [, met, figure] of targets) console.log(`  - ${met ? 'met' : 'no'}: ${figure}`)
 }

@@ -6,12 +6,13 @@
  * Systems: `mcp-ours` (serve-mcp over HTTP), `mcp-bare` (the MCP SDK's own Server and Streamable
  * HTTP transport on node:http, a session map, one root agent per session), `a2a-ours` (serve-a2a),
  * `a2a-bare` (the A2A SDK's DefaultRequestHandler, express handlers and in-memory task store, one
- * agent per task). Every system runs the same agents of the same ctx.agents with the same model.
+ * agent per task), and `mcp-twin`/`a2a-twin`, a second bare server of each (the A/A row). Every system runs the
+ * same agents of the same ctx.agents with the same model.
  */
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Logger, type Context } from 'cordis'
+import { Logger, symbols, type Context } from 'cordis'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -63,10 +64,12 @@ async function mcpBare(ctx: Context): Promise<Listening> {
     await server.connect(transport)
     return transport
   }
+  // The body parsed here and handed to the transport, as the SDK's own examples do (express.json()): left to the
+  // transport, it is read again through a web Request (about a tenth of this server's CPU), which ours does not do.
   const http = createServer((req: IncomingMessage, res) => {
     const id = req.headers['mcp-session-id']
     const known = typeof id === 'string' ? sessions.get(id) : undefined
-    void (known ? Promise.resolve(known) : session()).then((transport) => transport.handleRequest(req, res))
+    void Promise.all([known ?? session(), jsonBody(req)]).then(([transport, body]) => transport.handleRequest(req, res, body))
   })
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', () => resolve()))
   return {
@@ -79,6 +82,13 @@ async function mcpBare(ctx: Context): Promise<Listening> {
   }
 }
 
+async function jsonBody(req: IncomingMessage): Promise<unknown> {
+  if (req.method !== 'POST') return undefined
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'))
+}
+
 async function a2aOurs(ctx: Context): Promise<Listening> {
   ctx.plugin(A2aServer, { rateLimit: RAISED, maxConcurrentTasks: 64 })
   await ctx.lifecycle.flush()
@@ -86,10 +96,13 @@ async function a2aOurs(ctx: Context): Promise<Listening> {
 }
 
 async function a2aBare(ctx: Context): Promise<Listening> {
+  // ctx.agents itself, resolved once as serve-a2a does: through cordis' tracing proxy each task's create would cost an
+  // Error and a shadow context (≈ 7 % of this server's CPU), which would measure the proxy, not serving.
+  const agents = (ctx.agents as unknown as Record<symbol, Context['agents'] | undefined>)[symbols.original] ?? ctx.agents
   const served = await bareA2aServer({
     name: 'bare', streaming: true,
     answer: async (prompt) => {
-      const agent = ctx.agents.create({})
+      const agent = agents.create({})
       try {
         return (await agent.run(prompt)).text
       } finally {
@@ -100,7 +113,8 @@ async function a2aBare(ctx: Context): Promise<Listening> {
   return { ...served, token: 'unused' }
 }
 
-const systems = { 'mcp-ours': mcpOurs, 'mcp-bare': mcpBare, 'a2a-ours': a2aOurs, 'a2a-bare': a2aBare }
+// The twins are a second bare server of each protocol, for the A/A row: two identical servers, paired like ours and bare.
+const systems = { 'mcp-ours': mcpOurs, 'mcp-bare': mcpBare, 'mcp-twin': mcpBare, 'a2a-ours': a2aOurs, 'a2a-bare': a2aBare, 'a2a-twin': a2aBare }
 export type ServingSystem = keyof typeof systems
 
 if (process.send && process.argv[2] && process.argv[2] in systems) {

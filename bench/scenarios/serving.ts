@@ -87,24 +87,40 @@ async function a2aCaller(remote: Remote): Promise<{ call: Call; close(): Promise
 export interface ServingResult {
   rounds: number
   batch: number
+  slices: number
   inFlight: number
   /** Per system: server CPU µs per call (its own process), and calls per second (wall, client to answer). */
   cpuUs: Record<ServingSystem, Stats>
   perSecond: Record<ServingSystem, Stats>
   /** Per protocol, per round: ours ÷ bare (CPU: > 1 is costlier; throughput: < 1 is slower). */
-  cpuRatio: Record<'mcp' | 'a2a', Stats>
-  throughputRatio: Record<'mcp' | 'a2a', Stats>
-  /** The per-round samples behind them, in round order (ours and bare of one round form a pair). */
+  cpuRatio: Record<Protocol, Stats>
+  throughputRatio: Record<Protocol, Stats>
+  /** The A/A row: per protocol, per round, twin ÷ bare (two identical bare servers): the finest ratio a run resolves. */
+  twinCpuRatio: Record<Protocol, Stats>
+  twinThroughputRatio: Record<Protocol, Stats>
+  /** The per-round samples behind them, in round order (ours, bare and twin of one round form the pairs). */
   samples: { cpuUs: Record<ServingSystem, number[]>; perSecond: Record<ServingSystem, number[]> }
 }
 
+export type Protocol = 'mcp' | 'a2a'
+
+/** Section 12's rounds (bench/single.ts and bench/profile/serving.ts). */
+export const SERVING = { rounds: 10, batch: 200, slices: 4, inFlight: 4, warmup: 2 }
+
 /**
- * serve-mcp and serve-a2a against a bare SDK server running the same agents (serving-server.ts),
- * each server in its own process; the clients (the SDKs' own) run here. Rounds alternate the order;
- * each round sends `batch` calls per system, `inFlight` at a time, after `warmup` untimed rounds.
+ * A round's order: per protocol ours, bare, twin, and every other round all of it reversed, so a bare server's batch
+ * is always next to the two it is paired with (ours and its twin) and each comes first as often as last.
  */
-export async function serving(options: { rounds: number; batch: number; inFlight: number; warmup: number }): Promise<ServingResult> {
-  const systems: ServingSystem[] = ['mcp-ours', 'mcp-bare', 'a2a-ours', 'a2a-bare']
+const SYSTEMS: ServingSystem[] = ['mcp-ours', 'mcp-bare', 'mcp-twin', 'a2a-ours', 'a2a-bare', 'a2a-twin']
+
+/**
+ * serve-mcp and serve-a2a against a bare SDK server running the same agents (serving-server.ts), and a second bare
+ * server of each (the A/A row), each server in its own process; the clients (the SDKs' own) run here. Rounds
+ * alternate the order; each round sends `batch` calls per system in `slices` turns, `inFlight` at a time, after `warmup`
+ * untimed rounds.
+ */
+export async function serving(options: typeof SERVING): Promise<ServingResult> {
+  const systems = SYSTEMS
   const remotes = {} as Record<ServingSystem, Remote>
   const callers = {} as Record<ServingSystem, { call: Call; close(): Promise<void> }>
   const cpu = Object.fromEntries(systems.map((s) => [s, [] as number[]])) as Record<ServingSystem, number[]>
@@ -114,34 +130,48 @@ export async function serving(options: { rounds: number; batch: number; inFlight
       remotes[system] = await start(system)
       callers[system] = await (system.startsWith('mcp') ? mcpCaller : a2aCaller)(remotes[system])
     }
+    // A round's `batch` calls per system go in `slices` slices, the systems taking turns slice by slice (the order
+    // reversed every slice): the two batches of a pair share the machine's load of the same seconds, not of two
+    // different ones. A system's sample of the round sums its slices' CPU and wall time.
+    const slice = Math.max(1, Math.round(options.batch / options.slices))
     for (let round = -options.warmup; round < options.rounds; round++) {
-      for (const system of round % 2 ? [...systems].reverse() : systems) {
-        const { call } = callers[system]
-        const cpu0 = await remotes[system].cpuUs()
-        const t0 = now()
-        let next = 0
-        await Promise.all(Array.from({ length: options.inFlight }, async () => {
-          while (next++ < options.batch) await call()
-        }))
-        const ms = now() - t0
-        const cpu1 = await remotes[system].cpuUs()
-        if (round < 0) continue
-        cpu[system].push((cpu1 - cpu0) / options.batch)
-        rate[system].push(options.batch / (ms / 1000))
+      const cpuUs = Object.fromEntries(systems.map((s) => [s, 0])) as Record<ServingSystem, number>
+      const wallMs = Object.fromEntries(systems.map((s) => [s, 0])) as Record<ServingSystem, number>
+      for (let turn = 0; turn < options.slices; turn++) {
+        for (const system of (round * options.slices + turn) % 2 ? [...systems].reverse() : systems) {
+          const { call } = callers[system]
+          const cpu0 = await remotes[system].cpuUs()
+          const t0 = now()
+          let next = 0
+          await Promise.all(Array.from({ length: options.inFlight }, async () => {
+            while (next++ < slice) await call()
+          }))
+          wallMs[system] += now() - t0
+          cpuUs[system] += await remotes[system].cpuUs() - cpu0
+        }
+      }
+      if (round < 0) continue
+      for (const system of systems) {
+        cpu[system].push(cpuUs[system] / (slice * options.slices))
+        rate[system].push((slice * options.slices) / (wallMs[system] / 1000))
       }
     }
   } finally {
     for (const system of systems) await callers[system]?.close()
     await Promise.all(Object.values(remotes).map((remote) => remote.stop()))
   }
-  const paired = (samples: Record<ServingSystem, number[]>, protocol: 'mcp' | 'a2a') =>
-    stats(samples[`${protocol}-ours`].map((ours, i) => ours / samples[`${protocol}-bare`][i]))
+  const paired = (samples: Record<ServingSystem, number[]>, protocol: Protocol, side: 'ours' | 'twin') =>
+    stats(samples[`${protocol}-${side}`].map((value, i) => value / samples[`${protocol}-bare`][i]))
+  const byProtocol = (samples: Record<ServingSystem, number[]>, side: 'ours' | 'twin') =>
+    ({ mcp: paired(samples, 'mcp', side), a2a: paired(samples, 'a2a', side) })
   return {
-    rounds: options.rounds, batch: options.batch, inFlight: options.inFlight,
+    rounds: options.rounds, batch: options.batch, slices: options.slices, inFlight: options.inFlight,
     cpuUs: Object.fromEntries(systems.map((s) => [s, stats(cpu[s])])) as Record<ServingSystem, Stats>,
     perSecond: Object.fromEntries(systems.map((s) => [s, stats(rate[s])])) as Record<ServingSystem, Stats>,
-    cpuRatio: { mcp: paired(cpu, 'mcp'), a2a: paired(cpu, 'a2a') },
-    throughputRatio: { mcp: paired(rate, 'mcp'), a2a: paired(rate, 'a2a') },
+    cpuRatio: byProtocol(cpu, 'ours'),
+    throughputRatio: byProtocol(rate, 'ours'),
+    twinCpuRatio: byProtocol(cpu, 'twin'),
+    twinThroughputRatio: byProtocol(rate, 'twin'),
     samples: { cpuUs: cpu, perSecond: rate },
   }
 }

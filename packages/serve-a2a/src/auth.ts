@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Request } from 'express'
 import { type AuthMode, type Config } from './config.js'
 import { ServeA2aError } from './errors.js'
@@ -84,6 +84,7 @@ export class Credentials {
   }
 }
 
+/** SHA-256 of the UTF-8 text, one-shot (no Hash object per request). */
 function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest()
+  return hash('sha256', value, 'buffer')
 }

@@ -176,7 +176,9 @@ export class AgentTaskExecutor implements AgentExecutor {
       events.end(TaskState.TASK_STATE_FAILED, `The served agent could not be created: ${(error as Error).message}`, { stopReason: 'error' })
       return
     }
-    this.host.telemetry()?.continueTrace(agent, crossingTrace(crossing))
+    // Looked up only for a task whose parent sent a trace context: without one there is nothing to continue.
+    const trace = crossingTrace(crossing)
+    if (trace) this.host.telemetry()?.continueTrace(agent, trace)
     this.host.log.debug('task %s of %s runs (depth %s)', request.taskId, scopeOf(request.context), crossing.depth ?? 'not given')
     const prompt = promptOf(userMessage)
     await saveTurn(this.host, request, { agent, crossing }, { leg: 'run', input: prompt })

@@ -103,18 +103,24 @@ export async function createApp(guards: HttpGuards) {
     }
     next(error)
   })
-  // Before any task is read or started: a request the store could never keep is refused, not run.
+  // One layer for the checks of a parsed request (each layer costs the router a path match per request).
   app.use(JSONRPC_PATH, (req: Request, res: Response, next: NextFunction) => {
-    const problem = isRecord(req.body) ? paramsProblem(req.body.params) : undefined
-    if (!problem) return next()
-    count('INVALID_PARAMS')
-    return refuse(res, 'INVALID_PARAMS', `Refused: ${problem}`)
+    const body = isRecord(req.body) ? req.body : undefined
+    // Before any task is read or started: a request the store could never keep is refused, not run.
+    const problem = body && paramsProblem(body.params)
+    if (problem) {
+      count('INVALID_PARAMS')
+      return refuse(res, 'INVALID_PARAMS', `Refused: ${problem}`)
+    }
+    const method = req.method === 'POST' && body ? body.method : undefined
+    if (typeof method !== 'string') return next()
+    if (SUBSCRIBE_METHODS.has(method)) return subscribe(req, res, next, body!)
+    if (SEND_METHODS.has(method)) return send(req, res, next)
+    next()
   })
-  app.use(JSONRPC_PATH, (req: Request, res: Response, next: NextFunction) => {
-    const method = req.method === 'POST' && isRecord(req.body) ? req.body.method : undefined
-    if (typeof method !== 'string' || !SUBSCRIBE_METHODS.has(method)) return next()
+  const subscribe = (req: Request, res: Response, next: NextFunction, body: Record<string, unknown>) => {
     const scope = users.get(req)!.userName
-    const params = isRecord(req.body.params) ? req.body.params : {}
+    const params = isRecord(body.params) ? body.params : {}
     const release = guards.subscriptions.take(scope, JSON.stringify([params.tenant ?? '', scope, params.id ?? '']))
     if (typeof release !== 'function') {
       count('TOO_MANY_SUBSCRIPTIONS')
@@ -123,10 +129,8 @@ export async function createApp(guards: HttpGuards) {
     }
     res.once('close', release)
     next()
-  })
-  app.use(JSONRPC_PATH, (req: Request, res: Response, next: NextFunction) => {
-    const method = req.method === 'POST' && isRecord(req.body) ? req.body.method : undefined
-    if (typeof method !== 'string' || !SEND_METHODS.has(method)) return next()
+  }
+  const send = (req: Request, res: Response, next: NextFunction) => {
     const scoped = users.get(req)!
     const slot = guards.slots.take(scoped.userName)
     if (!('release' in slot)) {
@@ -138,7 +142,7 @@ export async function createApp(guards: HttpGuards) {
     users.set(req, { ...scoped, claimSlot: () => { const taken = held; held = undefined; return taken } })
     res.once('close', () => held?.release())
     next()
-  })
+  }
   app.use(JSONRPC_PATH, jsonRpcHandler({
     requestHandler: guards.requestHandler,
     userBuilder: async (req: Request) => users.get(req) ?? user(ANONYMOUS),

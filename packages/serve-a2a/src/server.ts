@@ -11,7 +11,7 @@ import { Config } from './config.js'
 import { ServeA2aError } from './errors.js'
 import { AgentTaskExecutor } from './executor.js'
 import { defaultHosts, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
-import { bindRefusal } from '@cordis-subagents/shared'
+import { bindRefusal, withoutCallerTracing } from '@cordis-subagents/shared'
 import { createApp } from './http.js'
 import type { GuardedPushSender } from './push-sender.js'
 import type { SharedState, SharedStateOptions } from './shared-state.js'
@@ -129,8 +129,10 @@ export class A2aServer extends Service<Config> {
     // Every host of a store files a token's tasks under the same scope, wherever the token is in its list.
     if (shared) this.credentials.useScopeKey(shared.scopeKey)
     const executor = this.executor = new AgentTaskExecutor({
-      agents: this.ctx.agents,
-      tools: this.ctx.tools,
+      // The services themselves, not cordis' tracing proxies (an Error and a shadow context per access); both are
+      // required injects, so a change of either restarts this service.
+      agents: withoutCallerTracing(this.ctx.agents),
+      tools: withoutCallerTracing(this.ctx.tools),
       telemetry: () => telemetryOf(this.ctx),
       slots,
       config,

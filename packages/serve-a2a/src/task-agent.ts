@@ -1,6 +1,6 @@
 import { type Agent, type AgentCheckpoint, type AgentRuntime, askParentTool } from '@cordis-subagents/agent'
 import type { Crossing, ServedLimits } from '@cordis-subagents/shared'
-import type { ToolRegistry } from '@cordis-subagents/tools'
+import type { Tool, ToolRegistry, ToolView } from '@cordis-subagents/tools'
 import type { Config } from './config.js'
 import { tellTask } from './task-tell.js'
 
@@ -29,11 +29,18 @@ export function restoreTaskAgent(host: Host, crossing: Crossing, checkpoint: Age
   return host.agents.createServed(taskLimits(host, crossing), { label: 'a2a', restore: checkpoint, ...toolsOf(host), tell: tellTask })
 }
 
+/** Each host's tools, made at its first task: a view is a live window on the registry and the ask tool keeps no state. */
+const prepared = new WeakMap<Host, { tools: ToolView; ownTools: Tool<any>[] }>()
+
 /** The configured tools (ctx.agents puts them under the parent's ceiling), and the ask tool: this server's own, answered by the client. */
 function toolsOf(host: Host) {
+  let parts = prepared.get(host)
+  if (parts) return parts
   const { tools } = host.config
   // The schema fills an absent list with []: an empty list is "not given", not "nothing".
   const filter = { ...tools?.allow?.length ? { allow: tools.allow } : {}, ...tools?.deny?.length ? { deny: tools.deny } : {} }
   const view = host.tools.view(Object.keys(filter).length ? filter : undefined)
-  return { tools: view, ownTools: host.config.askParent ? [askParentTool({ name: host.config.askParentTool })] : [] }
+  parts = { tools: view, ownTools: host.config.askParent ? [askParentTool({ name: host.config.askParentTool })] : [] }
+  prepared.set(host, parts)
+  return parts
 }

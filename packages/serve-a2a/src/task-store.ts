@@ -1,6 +1,7 @@
 import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk'
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server'
 import { ANONYMOUS } from './auth.js'
+import { copyTask } from './task-copy.js'
 import { boundHistory, DEFAULT_MAX_HISTORY_BYTES } from './task-history.js'
 import { fitPage, summaryOf } from './task-summary.js'
 
@@ -62,14 +63,20 @@ export class BoundedTaskStore implements ServeTaskStore {
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
     this.sweep()
     const entry = this.entries.get(taskKey(context, taskId))
-    return entry ? structuredClone(entry.task) : undefined
+    return entry ? copyTask(entry.task) : undefined
   }
 
+  /**
+   * Keeps a copy (the SDK goes on using the task it saves). Its history is measured message by message only when the
+   * copy's bound of it is over `maxHistoryBytes`: a history under the limit by that bound needs no trimming.
+   */
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const key = taskKey(context, task.id)
     this.entries.delete(key)
-    const bounded = boundHistory({ ...task }, this.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES)
-    this.entries.set(key, { task: structuredClone(bounded), savedAt: this.now() })
+    const max = this.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES
+    const bound = { bytes: 0 }
+    const copy = copyTask(task, bound)
+    this.entries.set(key, { task: bound.bytes <= max ? copy : boundHistory(copy, max), savedAt: this.now() })
     this.sweep()
   }
 

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto'
+import { hash, randomUUID, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { ServedSession } from './session.js'
-import { bearerToken, defaultHosts, hostForUrl, hostHeader, sameSecret } from '@cordis-subagents/shared'
+import { bearerToken, defaultHosts, hostForUrl, hostHeader } from '@cordis-subagents/shared'
 import { type ServerSdk, serverSdk } from './sdk.js'
 
 export interface HttpOptions {
@@ -38,9 +38,13 @@ export class HttpFront {
   private reserved = 0
   private sweeper?: NodeJS.Timeout
   private window = { start: 0, count: 0 }
+  /** The token's SHA-256 digest, made once: each request's token is hashed and compared with it in constant time. */
+  private readonly tokenDigest: Buffer
   url = ''
 
-  constructor(private readonly options: HttpOptions) {}
+  constructor(private readonly options: HttpOptions) {
+    this.tokenDigest = sha256(options.token)
+  }
 
   get sessionCount(): number {
     return this.sessions.size
@@ -162,7 +166,7 @@ export class HttpFront {
     if (typeof header !== 'string' || !header) {
       return 'missing token: send Authorization: Bearer <token> (the serve config\'s token, or ctx.mcpServe.token); this server does not do OAuth'
     }
-    if (sameSecret(bearerToken(header, this.options.token.length) ?? '', this.options.token)) return undefined
+    if (timingSafeEqual(sha256(bearerToken(header, this.options.token.length) ?? ''), this.tokenDigest)) return undefined
     return 'wrong token: the Authorization header does not carry this server\'s bearer token (Authorization: Bearer <token>); this server does not do OAuth'
   }
 
@@ -196,6 +200,11 @@ export class HttpFront {
     await live.transport.close().catch(() => {})
     await live.session.close()
   }
+}
+
+/** Digests of equal length whatever the input, so `timingSafeEqual` compares them without telling the token's length. */
+function sha256(value: string): Buffer {
+  return hash('sha256', value, 'buffer')
 }
 
 function reply(res: ServerResponse, status: number, message: string) {

@@ -1,8 +1,8 @@
 import type { Context } from 'cordis'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import type { Agent, BudgetLimits } from '@cordis-subagents/agent'
+import type { Agent, AgentRuntime, BudgetLimits } from '@cordis-subagents/agent'
 import type { ToolResult, ToolView } from '@cordis-subagents/tools'
-import { describeBreach, describeError, lowestLimits, type ServedLimits, type ToolFilter } from '@cordis-subagents/shared'
+import { describeBreach, describeError, lowestLimits, type ServedLimits, type ToolFilter, withoutCallerTracing } from '@cordis-subagents/shared'
 import { ParentBudget } from './parent-budget.js'
 import { progressLine } from './progress.js'
 import { serverSdk } from './sdk.js'
@@ -46,21 +46,33 @@ type CallExtra = { signal: AbortSignal; requestId: string | number; sendNotifica
 export class ServedSession {
   /** The root agents of the calls running now (disposed as each call ends, the rest at close). */
   private readonly agents = new Set<Agent>()
+  /**
+   * `ctx.agents` itself, resolved once per session: every access through `ctx` (cordis' caller tracing) builds an
+   * `Error` for its inject check and a shadow context per method call, which cost about a fifth of a served call.
+   * McpServe injects `agents` and `tools`, so a change of either restarts the service and its sessions.
+   */
+  private readonly runtime: AgentRuntime
   /** The served tools (a live view: it lists what the registry holds at each call), made once per session. */
-  private servedView?: ToolView
-  /** A parent's remaining budget (SUBAGENT_BUDGET), spent by the session's calls one after another. */
+  private readonly servedView: ToolView
+  /** The tools of each call's root agent (`toolFilter`; a live view as well), made once per session. */
+  private readonly callTools: ToolView
+  /** A parent's remaining budget (SUBAGENT_BUDGET), spent by the session's calls one after another (its clock starts at the first call). */
   private parentBudget?: ParentBudget
   private running = 0
   private closed = false
   readonly server: Server
 
   private constructor(
-    private readonly ctx: Context,
+    ctx: Context,
     private readonly options: SessionOptions,
     server: Server,
     private readonly tasks?: SessionTasks,
   ) {
     this.server = server
+    this.runtime = withoutCallerTracing(ctx.agents)
+    const tools = withoutCallerTracing(ctx.tools)
+    this.servedView = tools.view({ allow: [...options.tools] })
+    this.callTools = tools.view(options.toolFilter)
   }
 
   static async create(ctx: Context, options: SessionOptions): Promise<ServedSession> {
@@ -79,21 +91,17 @@ export class ServedSession {
     return session
   }
 
-  private served(): ToolView {
-    return this.servedView ??= this.ctx.tools.view({ allow: [...this.options.tools] })
-  }
-
   /** What the next call's root run is held to: the configured budget under what the parent's budget has left. */
   private servedLimits(): ServedLimits {
     const { maxDepth, budget } = this.options
-    this.parentBudget ??= new ParentBudget(this.ctx.agents.rootCrossing.budget)
+    this.parentBudget ??= new ParentBudget(this.runtime.rootCrossing.budget)
     const left = this.parentBudget.remaining()
-    return this.ctx.agents.servedLimits({ maxDepth, budget: left ? lowestLimits<BudgetLimits>(budget, left) : budget })
+    return this.runtime.servedLimits({ maxDepth, budget: left ? lowestLimits<BudgetLimits>(budget, left) : budget })
   }
 
   list() {
     const execution = this.tasks ? { execution: { taskSupport: this.options.taskSupport } } : {}
-    return this.served().list().map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.parameters as { type: 'object' }, ...execution }))
+    return this.servedView.list().map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.parameters as { type: 'object' }, ...execution }))
   }
 
   /** Tells the client the served list changed (a delegation tool came or went with its provider). */
@@ -146,7 +154,7 @@ export class ServedSession {
       const refused = budgetRefusal(agent)
       if (refused) return { isError: true, content: refused }
       const call = { id, name: params.name, input: params.arguments ?? {} }
-      return await this.served().execute(call, {
+      return await this.servedView.execute(call, {
         agent,
         signal,
         toolCallId: `mcp-${id}`,
@@ -164,12 +172,12 @@ export class ServedSession {
 
   /** The root agent of one call: its own root run and budget (the configured `budget` under the parent's). */
   private callAgent(limits: ServedLimits): Agent {
-    const agent = this.ctx.agents.createServed(limits, {
+    const agent = this.runtime.createServed(limits, {
       label: 'mcp-client',
       model: this.options.model,
       persona: this.options.persona,
       cwd: this.options.cwd,
-      tools: this.ctx.tools.view(this.options.toolFilter),
+      tools: this.callTools,
     })
     this.agents.add(agent)
     return agent
