@@ -50,13 +50,29 @@ function call(url: string, method: string, params: Record<string, unknown>) {
 }
 
 /** The SSE `data:` events of a streaming JSON-RPC call, parsed, until the stream ends. */
-async function sse(url: string, method: string, params: unknown): Promise<any[]> {
-  const response = await fetch(`${url}/a2a/jsonrpc`, {
-    method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', ...V1 },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 3, method, params }),
-  })
-  const text = await response.text()
-  return text.split('\n').filter((line) => line.startsWith('data:')).map((line) => JSON.parse(line.slice(5)))
+/** A stream read to its end (`events`); `opened` resolves at its first event, when the subscription is in place. */
+function follow(url: string, method: string, params: unknown): { opened: Promise<void>; events: Promise<any[]> } {
+  let opened!: () => void
+  const first = new Promise<void>((resolve) => { opened = resolve })
+  const events = (async () => {
+    const response = await fetch(`${url}/a2a/jsonrpc`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', ...V1 },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method, params }),
+    })
+    const got: any[] = []
+    let text = ''
+    const decoder = new TextDecoder()
+    for await (const chunk of response.body!) {
+      text += decoder.decode(chunk, { stream: true })
+      const lines = text.split('\n')
+      text = lines.pop()!
+      for (const line of lines) if (line.startsWith('data:')) got.push(JSON.parse(line.slice(5)))
+      if (got.length) opened()
+    }
+    opened()
+    return got
+  })()
+  return { opened: first, events }
 }
 
 describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
@@ -97,11 +113,11 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     const started = await send(a.server.url, 'hold this', true)
     const held: string = started.body.result.task.id
     await until(() => a.server.runningTasks === 1, 'the task runs on A')
-    const following = sse(b.server.url, 'SubscribeToTask', { id: held })
     await until(async () => (await call(b.server.url, 'GetTask', { id: held })).body.result.status.state === 'TASK_STATE_WORKING', 'B sees it working')
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    const following = follow(b.server.url, 'SubscribeToTask', { id: held })
+    await following.opened
     modelA.state.release()
-    const events = await following
+    const events = await following.events
     const kinds = events.map((event) => Object.keys(event.result)[0])
     expect(kinds[0], JSON.stringify(events)).to.equal('task')
     expect(JSON.stringify(events)).to.include('answer to hold this')
@@ -192,7 +208,9 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     const lost = a.server.sharedHostId!
     // A follower on B: its stream ends where the task waits (interrupted), like a local one at a question.
     await until(async () => (await call(b.server.url, 'GetTask', { id })).body.result.status.state === 'TASK_STATE_WORKING', 'B sees it working')
-    const following = sse(b.server.url, 'SubscribeToTask', { id })
+    const following = follow(b.server.url, 'SubscribeToTask', { id })
+    // Subscribed (its first event, the task as it is) before the session ends: what follows reaches it as a status update.
+    await following.opened
     await withPg((sql) => sql.unsafe(`SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN "${schema}".a2a_hosts h ON l.objid = h.lock_key::oid
       WHERE h.id = $1 AND l.locktype = 'advisory' AND l.objsubid = 2`, [lost]))
     // B sees the lock gone when asked.
@@ -201,7 +219,7 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
       return got.status.state === 'TASK_STATE_INPUT_REQUIRED' ? got : undefined
     }, 'B interrupts the task', 15_000)
     expect(task.metadata.cordisSubagents).to.deep.include({ code: 'HOST_LOST', host: 'host-a', stopReason: 'interrupted' })
-    const events = await following
+    const events = await following.events
     expect(events.at(-1).result.statusUpdate?.status?.state, JSON.stringify(events)).to.equal('TASK_STATE_INPUT_REQUIRED')
     // host-a finds its lock gone at its next renewal: a new lease, and the run stopped (its late save ignored).
     await until(() => modelA.state.aborted === 1 && a.server.runningTasks === 0, 'host-a stopped the run', 30_000)
