@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express'
 import type { A2ARequestHandler } from '@a2a-js/sdk/server'
+import { isRecord } from '@cordis-subagents/shared'
 import { ANONYMOUS, type Credentials } from './auth.js'
 import { CARD_PATH, JSONRPC_PATH } from './card.js'
 import { cardRouter } from './card-route.js'
@@ -165,6 +166,3 @@ function user(scope: string): ScopedUser {
   return { isAuthenticated: scope !== ANONYMOUS, userName: scope }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return !!value && typeof value === 'object' && !Array.isArray(value)
-}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Task } from '@a2a-js/sdk'
-import { CROSSING_KEY } from '@cordis-subagents/shared'
+import { CROSSING_KEY, isRecord } from '@cordis-subagents/shared'
 import { STATE } from './shared-schema.js'
 
 /** Code in the status metadata of a task whose host was lost (failed, or interrupted when it can go on). */
@@ -74,6 +74,3 @@ function withStatus(task: Task, state: number, text: string, ours: Record<string
   return task
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return !!value && typeof value === 'object' && !Array.isArray(value)
-}

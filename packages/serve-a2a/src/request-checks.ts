@@ -1,3 +1,5 @@
+import { isRecord } from '@cordis-subagents/shared'
+
 /** Longest `tenant` accepted, in UTF-8 bytes (a task is filed under it; PostgreSQL keys and notifications are bounded). */
 const MAX_TENANT_BYTES = 256
 /** Longest task, context or message id accepted from a client, in UTF-8 bytes (ours are 36-character UUIDs). */
@@ -46,6 +48,3 @@ function holdsNul(root: unknown): boolean {
   return false
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return !!value && typeof value === 'object' && !Array.isArray(value)
-}

@@ -1,4 +1,5 @@
 import { peerLine, peerText } from '../security/peer-text.js'
+import { isObject } from './records.js'
 import { MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, type PendingQuestion, type QuestionKind } from './questions.js'
 
 // A question or an answer from outside (a provider, a model, a host), checked before it rides a tree.
@@ -14,7 +15,6 @@ const MAX_OPTIONS = 64
 const MAX_SCAN = MAX_QUESTION_LENGTH * 4
 const CUT_MARK = `\n[… the question was cut at ${MAX_QUESTION_LENGTH} characters]`
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
 const isId = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_LENGTH
 
 /**

@@ -1,7 +1,6 @@
-import { isName, NAME_RULE } from '@cordis-subagents/shared'
+import { isName, isObject, NAME_RULE } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { SubagentProvider } from '../types.js'
-import { isObject } from '../run/delegation.js'
 
 // A provider's descriptor checked when it registers (off the road of a delegation).
 

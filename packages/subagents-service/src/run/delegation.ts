@@ -1,6 +1,7 @@
 import type { Agent, Budget } from '@cordis-subagents/agent'
 import {
-  type BudgetBreach, type BudgetName, checkedUsage, checkedWork, describeError, isCount, onAbort, type PendingQuestion, totalTokens,
+  type BudgetBreach, type BudgetName, checkedUsage, checkedWork, describeError, isCount, isObject, onAbort, type PendingQuestion,
+  totalTokens,
 } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { ANY_STOP, asLimitStop, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText } from './limit-stops.js'
@@ -233,7 +234,6 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
 
 export type LiveRun = Delegation
 type Writable<T> = { -readonly [K in keyof T]: T[K] }
-export const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
 
 /** The host's journal hooks without a journal (no durable store loaded): a note goes nowhere, a record is written at once. */
 export const noop = () => {}

@@ -1,5 +1,5 @@
 import type { Budget } from '@cordis-subagents/agent'
-import { type BudgetBreach, checkedQuestion, checkedUsage, describeBreach, describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import { type BudgetBreach, checkedQuestion, checkedUsage, describeBreach, describeError, isObject, type PendingQuestion } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import type { SubagentResult, SubagentStatus, SubagentStopReason, SubagentUpdate } from '../types.js'
@@ -7,8 +7,6 @@ import type { SubagentResult, SubagentStatus, SubagentStopReason, SubagentUpdate
 // The run's rarer words with its provider, off the plain road: a run a limit stopped, the reported spend of a
 // child elsewhere (ACP, A2A) that took its tree past a limit, and the texts of a reason or a malformed value.
 
-// The run's `isObject` (run/delegation.ts), restated: importing it from there would close an import circle.
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
 
 /** A run a limit cancelled is reported as that limit, never as a cancel or a failure. */
 export function asLimitStop(raw: SubagentResult, stop: 'timeout' | 'budget', reason: unknown): SubagentResult {
