@@ -1,14 +1,13 @@
-import { setMaxListeners } from 'node:events'
-import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, type PendingQuestion, totalTokens } from '@cordis-subagents/shared'
+import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, type PendingQuestion, totalTokens } from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import { abortFlat } from './abort.js'
+import type { TurnAbort } from './transcript.js'
 import { Budget, TurnLimits } from './budget.js'
 import { budgetNoted, systemWithBudget } from './budget-note.js'
 import { budgetDiagnostic, cancelled, droppedCallsNote, FINISH_STOPS, finishDiagnostic, policyDiagnostic } from './stops.js'
 import { appendInbox, type InboxMessage, readsBeforeEnd } from './inbox.js'
 import { answerOpenCalls, budgetQuestion, hookFailed, type ParkedStep, parkOn, stopForAbort, type SuspendedCall } from './parked-turn.js'
 import { checkSuspended } from './suspension.js'
-import { normalizeResponse, rollUp } from './transcript.js'
+import { NO_USAGE, NO_WORK, normalizeResponse, rollUp } from './transcript.js'
 import type { Leg, TurnOwner } from './turn-owner.js'
 import { TypedTurn } from './output.js'
 import type { AgentError } from './errors.js'
@@ -18,47 +17,7 @@ import type { AgentEvent, BudgetLimits, GenerateRequest, GenerateResponse, Model
 // wall-clock timer), the limits checked before each step, the model call, the tool calls it asked for.
 
 const NO_MESSAGES: InboxMessage[] = []
-
-/**
- * A turn's abort: the signal its model and tool calls get, and the one promise the turn races them
- * against. Only the agent aborts a turn (its caller's signal, `abort()`, `dispose()`, the wall-clock
- * limit), always through `abort`, so the promise is rejected there: no listener on the turn's own
- * signal, and no promise at all for a turn that never waits on one.
- */
-export class TurnAbort {
-  private readonly controller = new AbortController()
-  private promise?: Promise<never>
-  private reject?: (reason: unknown) => void
-  private listenersRaised = false
-
-  get signal(): AbortSignal { return this.controller.signal }
-
-  get aborted(): Promise<never> {
-    if (!this.promise) {
-      this.promise = new Promise<never>((_, reject) => {
-        if (this.controller.signal.aborted) reject(this.controller.signal.reason)
-        else this.reject = reject
-      })
-      this.promise.catch(() => {})
-    }
-    return this.promise
-  }
-
-  abort(reason?: unknown): void {
-    abortFlat(this.controller, reason)
-    // abortFlat may queue this abort behind one in progress; it is done before the outermost call
-    // returns, so by the time the rejection is observed (a microtask later) the signal is aborted.
-    this.reject?.(reason)
-    this.reject = undefined
-  }
-
-  /** Tools listen on the turn's signal (a delegating tool may start many children on it), so the limit goes before the first tool step. */
-  raiseListenerLimit(): void {
-    if (this.listenersRaised) return
-    this.listenersRaised = true
-    setMaxListeners(0, this.controller.signal)
-  }
-}
+const NOTHING_REPORTED = Object.freeze({ steps: 0, toolCalls: 0 })
 
 /**
  * One turn of an agent: from its prompt (or a wake) to its final stop. A turn that parks on a
@@ -69,16 +28,17 @@ export class Turn {
   text = ''
   steps = 0
   toolCalls = 0
-  own = emptyUsage()
-  delegated = emptyUsage()
-  ownWork = emptyWork()
-  delegatedWork = emptyWork()
+  // Shared frozen zeros until the first charge: every tally is replaced, never changed in place.
+  own = NO_USAGE
+  delegated = NO_USAGE
+  ownWork = NO_WORK
+  delegatedWork = NO_WORK
   /** Set once tool calls were refused for the tool-call budget: the model gets one last step, without tools. */
   refusedFor?: BudgetBreach
   parked?: ParkedStep
   parkedAt = 0
   /** Steps and tool calls already added to the agent's work tally (a parked turn reports as it parks). */
-  reported = { steps: 0, toolCalls: 0 }
+  reported: { readonly steps: number; readonly toolCalls: number } = NOTHING_REPORTED
   /** Inbox messages read at the current step, and where the first one sits in the transcript (for `interrupt`). */
   stepMessages = NO_MESSAGES
   stepMessagesAt = 0
@@ -91,7 +51,7 @@ export class Turn {
 
   constructor(readonly owner: TurnOwner, readonly budget: Budget) {
     if (owner.agent.output) this.typed = new TypedTurn(owner.agent.output)
-    this.limits = new TurnLimits(budget, (breach) => owner.host.budgetReached(owner.agent, breach))
+    this.limits = new TurnLimits(budget, owner)
   }
 
   /** Runs the turn from its prompt (none for a wake: the inbox is its input). */
@@ -107,18 +67,19 @@ export class Turn {
   /** Opens a leg: nothing is reported after it closes, its timer is disarmed and `onSpend` unwatched. */
   open(abort: TurnAbort, options: RunOptions, prompt: string, resumedQuestion?: string): void {
     const { owner } = this
-    let ended = false
     const { onEvent, onSpend } = options
-    const emit = onEvent && ((event: AgentEvent) => {
-      // Nothing is reported after the leg ended (e.g. a late onUpdate from a tool that ignored the abort).
-      if (ended) return
-      try { onEvent(event) } catch { /* a progress listener must never break the loop */ }
-    })
     const unwatch = onSpend && owner.ownsRootBudget ? this.budget.watch(onSpend) : undefined
     const watch = owner.host.watch(owner.agent, prompt, resumedQuestion)
     const hooks = owner.host.hookRun(owner.agent, this, abort)
-    const disarm = this.limits.armWallClock(abort)
-    this.leg = { abort, emit, watch, hooks, close() { ended = true; disarm(); unwatch?.() } }
+    this.limits.armWallClock(abort)
+    const leg = this.leg = new OpenLeg(abort, watch, hooks, this.limits, unwatch)
+    if (onEvent) {
+      leg.emit = (event: AgentEvent) => {
+        // Nothing is reported after the leg ended (e.g. a late onUpdate from a tool that ignored the abort).
+        if (leg.ended) return
+        try { onEvent(event) } catch { /* a progress listener must never break the loop */ }
+      }
+    }
   }
 
   /** A tool call's result: into the transcript, its usage and work into the tallies. */
@@ -138,6 +99,8 @@ export class Turn {
     const resolved = host.resolveModel(agent.model)
     if ('error' in resolved) return this.finish('error', resolved.error)
     while (true) {
+      // Every race of the step before has settled (its model call, its tool calls): their entries go.
+      leg.abort.stepDone()
       if (signal.aborted) return stopForAbort(this)
       if (this.steps >= agent.maxSteps) return this.finish('max-steps', `Stopped after ${agent.maxSteps} steps without a final answer (the step limit).`)
       const before = limits.beforeStep()
@@ -178,8 +141,8 @@ export class Turn {
           maxToolCalls: agent.maxToolCallsPerStep,
         }
         this.typed?.shape(request, resolved.model)
-        const generation = this.owner.track(host.modelGate ? host.modelGate.generate(resolved, request) : resolved.model.generate(request))
-        response = normalizeResponse(await Promise.race([generation, leg.abort.aborted]), `${agent.id}-${step}`, agent.maxToolCallsPerStep)
+        const generation = host.modelGate ? host.modelGate.generate(resolved, request) : resolved.model.generate(request)
+        response = normalizeResponse(await leg.abort.race(generation), `${agent.id}-${step}`, agent.maxToolCallsPerStep)
       } catch (error) {
         leg.watch?.modelEnd(step, undefined, error, signal.aborted)
         hooks?.modelDone(step, agent.model, began, undefined)
@@ -259,7 +222,7 @@ export class Turn {
   private runTools(calls: ModelToolCall[], refusals: Map<number, string>, step: number): Promise<ToolResult[]> {
     const { agent } = this.owner
     const { abort, emit, watch, hooks } = this.leg
-    const { signal, aborted } = abort
+    const { signal } = abort
     return Promise.all(calls.map(async (call, index) => {
       emit?.({ type: 'tool-call', step, call })
       watch?.toolStart(step, call)
@@ -277,7 +240,7 @@ export class Turn {
         const exec: ToolExecContext = { signal, agent, toolCallId: call.id }
         if (emit) exec.onUpdate = (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update })
         const pending = agent.tools.execute({ id: call.id, name: call.name, input: call.input }, exec)
-        result = await Promise.race([this.owner.track(pending), aborted]).catch(cancelled)
+        result = await abort.race(pending).catch(cancelled)
         if (result.suspend !== undefined) result = checkSuspended(call, result)
       }
       watch?.toolEnd(step, call, result)
@@ -322,27 +285,18 @@ export function spendingBudget(carved: Budget | undefined, parent: Budget | unde
   return budget
 }
 
-/** Model calls and tool work that may outlive an aborted turn (`track`), and the agent's `dispose` waiting for them (`settled`). */
-export class InFlight {
-  private count = 0
-  private wake?: () => void
+/** A leg (turn-owner.ts) as a class: closing it is a method, not a closure per leg. */
+class OpenLeg implements Leg {
+  emit?: (event: AgentEvent) => void
+  ended = false
+  constructor(
+    readonly abort: TurnAbort, readonly watch: Leg['watch'], readonly hooks: Leg['hooks'],
+    private readonly limits: TurnLimits, private readonly unwatch: (() => void) | undefined,
+  ) {}
 
-  readonly track = <T>(work: T | Promise<T>): Promise<T> => {
-    // A model that returns a plain object instead of a promise still works and is still tracked.
-    const pending = Promise.resolve(work)
-    this.count++
-    pending.then(this.untrack, this.untrack)
-    return pending
-  }
-
-  settled(): Promise<void> | undefined {
-    return this.count ? new Promise<void>((resolve) => this.wake = resolve) : undefined
-  }
-
-  private readonly untrack = (): void => {
-    if (--this.count || !this.wake) return
-    const wake = this.wake
-    this.wake = undefined
-    wake()
+  close(): void {
+    this.ended = true
+    this.limits.disarmWallClock()
+    this.unwatch?.()
   }
 }
