@@ -94,33 +94,15 @@ export class Turn {
 
   async loop(): Promise<RunResult> {
     const { agent, host } = this.owner
-    const { budget, limits, leg } = this
+    const { budget, leg } = this
     const { signal } = leg.abort
     const resolved = host.resolveModel(agent.model)
     if ('error' in resolved) return this.finish('error', resolved.error)
     while (true) {
-      // Every race of the step before has settled (its model call, its tool calls): their entries go.
-      leg.abort.stepDone()
-      if (signal.aborted) return stopForAbort(this)
-      if (this.steps >= agent.maxSteps) return this.finish('max-steps', `Stopped after ${agent.maxSteps} steps without a final answer (the step limit).`)
-      const before = limits.beforeStep()
-      const suspendFor = limits.takeSuspension()
-      if (suspendFor) return parkOn(this, { step: this.steps, question: budgetQuestion(suspendFor), suspended: [], budget: suspendFor })
-      if (before) return this.stopForBudget(before)
-      const reason = host.stopBefore(agent, this.steps + 1)
-      if (reason !== undefined) return this.finish('budget', policyDiagnostic(reason, this.steps + 1))
-      const step = ++this.steps
-      budget.charge('steps', 1)
-      leg.emit?.({ type: 'step-start', step })
-      this.stepMessagesAt = agent.transcript.length
-      const inbox = agent.usedInbox
-      this.stepMessages = inbox?.size ? inbox.take() : NO_MESSAGES
-      this.stepPushed = this.stepMessages.length ? appendInbox((message) => agent.transcript.push(message), this.stepMessages) : 0
-      for (const { content, delegation } of this.stepMessages) {
-        if (delegation) rollUp(this, agent, delegation)
-        leg.emit?.(delegation?.structured === undefined ? { type: 'message', step, content } : { type: 'message', step, content, structured: delegation.structured })
-      }
-
+      // The step's bookkeeping and its answer's handling are methods of their own: a child waiting on its model holds
+      // this frame, whose size is the number of locals here.
+      const step = this.beginStep()
+      if (typeof step !== 'number') return step
       // A compactor may shorten what this call reads (never the transcript); before the gate, so one that calls a model holds no slot.
       const { hooks } = leg
       const messages = hooks ? await hooks.beforeLLM(step, agent.persona, agent.transcript.snapshot()).catch(() => undefined) : undefined
@@ -150,72 +132,112 @@ export class Turn {
         return this.finish('error', `The model "${agent.model ?? 'default'}" failed: ${describeError(error)}`)
       }
 
-      leg.watch?.modelEnd(step, response)
-      hooks?.modelDone(step, agent.model, began, response)
-      // The model answered the messages this step read: they are part of the conversation now.
-      this.stepMessages = NO_MESSAGES
-      this.own = addUsage(this.own, response.usage)
-      agent.usage.own = addUsage(agent.usage.own, response.usage)
-      if (response.usage) budget.charge('tokens', totalTokens(response.usage))
-      if (response.text.trim()) {
-        this.text = response.text
-        leg.emit?.({ type: 'text', step, text: response.text })
-      }
-      const calls = response.toolCalls
-      agent.transcript.push(calls.length ? { role: 'assistant', content: response.text, toolCalls: calls } : { role: 'assistant', content: response.text })
-      leg.emit?.({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
-      // Calls past maxToolCallsPerStep were cut from the response: one note answers them all, after the kept calls' results.
-      const dropped = response.droppedToolCalls
-      const note = dropped ? droppedCallsNote(calls.length, dropped, agent.maxToolCallsPerStep) : undefined
-      if (hooks) await hooks.afterLLM(step, response)
-      if (hooks && (signal.aborted || hooks.failure)) return signal.aborted ? stopForAbort(this) : hookFailed(this, hooks.failure!, note)
-
-      const failure = FINISH_STOPS[response.finishReason]
-      if (failure) {
-        answerOpenCalls(this, `Not run: the model's response ended with "${response.finishReason}".`, note)
-        return this.finish(failure, response.diagnostic ?? finishDiagnostic(response.finishReason))
-      }
-      const typed = this.typed?.review(response.text, calls, (message) => agent.transcript.push(message), note)
-      if (typed === 'again') continue
-      if (typed) {
-        if ('fail' in typed) return this.finish('invalid_output', typed.fail)
-        this.value = typed.value
-        this.text = typed.text
-        if (agent.usedInbox?.feedsOnce(this, this.steps < agent.maxSteps)) continue
-      }
-      if (typed || !calls.length) {
-        // Messages that arrived meanwhile get one more step, open holds are waited for first (a typed
-        // answer too: it stands unless the model answers again); with no step left the answer stands.
-        // Without an inbox (a plain delegation's road) nothing is awaited and inbox.ts is not called.
-        const { usedInbox } = agent, left = this.steps < agent.maxSteps
-        const more = usedInbox
-          ? await readsBeforeEnd(usedInbox, left, !!typed, leg.abort, (holds) => leg.emit?.({ type: 'waiting', step, holds }))
-          : left && !typed && signal.aborted && 'aborted'
-        if (more === 'aborted') return stopForAbort(this)
-        if (!more) return this.refusedFor ? this.stopForBudget(this.refusedFor) : this.finish('completed')
-        continue
-      }
-      if (this.refusedFor) {
-        // It was told its tool budget is spent and still asks for tools: stop here, loudly.
-        const breach = budget.check('toolCalls') ?? this.refusedFor
-        answerOpenCalls(this, `Not run: ${describeBreach(breach)} is spent.`, note)
-        return this.stopForBudget(breach)
-      }
-      const plan = limits.admit(calls)
-      if (plan.refusedFor) this.refusedFor = plan.refusedFor
-      this.toolCalls += plan.admitted
-      leg.abort.raiseListenerLimit()
-      const results = await this.runTools(calls, plan.refusals, step)
-      let suspended: SuspendedCall[] | undefined
-      for (let i = 0; i < results.length; i++) {
-        const suspension = results[i].suspend
-        if (suspension) (suspended ??= []).push({ call: calls[i], suspension })
-        else this.answer(calls[i], results[i])
-      }
-      if (hooks?.failure) return hookFailed(this, hooks.failure, note)
-      if (suspended) return parkOn(this, { step, question: suspended[0].suspension.question, suspended, note })
-      if (note) agent.transcript.push({ role: 'user', content: note })
+      const outcome = await this.afterModel(step, response, began)
+      if (outcome) return outcome
     }
+  }
+
+  /** Checks the limits before a step, counts it and reads the inbox into it: the step's number, or the turn's end. */
+  private beginStep(): RunResult | number {
+    const { agent, host } = this.owner
+    const { budget, limits, leg } = this
+    const { signal } = leg.abort
+    // Every race of the step before has settled (its model call, its tool calls): their entries go.
+    leg.abort.stepDone()
+    if (signal.aborted) return stopForAbort(this)
+    if (this.steps >= agent.maxSteps) return this.finish('max-steps', `Stopped after ${agent.maxSteps} steps without a final answer (the step limit).`)
+    const before = limits.beforeStep()
+    const suspendFor = limits.takeSuspension()
+    if (suspendFor) return parkOn(this, { step: this.steps, question: budgetQuestion(suspendFor), suspended: [], budget: suspendFor })
+    if (before) return this.stopForBudget(before)
+    const reason = host.stopBefore(agent, this.steps + 1)
+    if (reason !== undefined) return this.finish('budget', policyDiagnostic(reason, this.steps + 1))
+    const step = ++this.steps
+    budget.charge('steps', 1)
+    leg.emit?.({ type: 'step-start', step })
+    this.stepMessagesAt = agent.transcript.length
+    const inbox = agent.usedInbox
+    this.stepMessages = inbox?.size ? inbox.take() : NO_MESSAGES
+    this.stepPushed = this.stepMessages.length ? appendInbox((message) => agent.transcript.push(message), this.stepMessages) : 0
+    for (const { content, delegation } of this.stepMessages) {
+      if (delegation) rollUp(this, agent, delegation)
+      leg.emit?.(delegation?.structured === undefined ? { type: 'message', step, content } : { type: 'message', step, content, structured: delegation.structured })
+    }
+    return step
+  }
+
+  /** The model's answer: into the tallies and the transcript, then the end of the turn, or its tool calls; undefined: next step. */
+  private async afterModel(step: number, response: GenerateResponse, began: number): Promise<RunResult | undefined> {
+    const { agent } = this.owner
+    const { budget, limits, leg } = this
+    const { signal } = leg.abort
+    const { hooks } = leg
+    leg.watch?.modelEnd(step, response)
+    hooks?.modelDone(step, agent.model, began, response)
+    // The model answered the messages this step read: they are part of the conversation now.
+    this.stepMessages = NO_MESSAGES
+    this.own = addUsage(this.own, response.usage)
+    agent.usage.own = addUsage(agent.usage.own, response.usage)
+    if (response.usage) budget.charge('tokens', totalTokens(response.usage))
+    if (response.text.trim()) {
+      this.text = response.text
+      leg.emit?.({ type: 'text', step, text: response.text })
+    }
+    const calls = response.toolCalls
+    agent.transcript.push(calls.length ? { role: 'assistant', content: response.text, toolCalls: calls } : { role: 'assistant', content: response.text })
+    leg.emit?.({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
+    // Calls past maxToolCallsPerStep were cut from the response: one note answers them all, after the kept calls' results.
+    const dropped = response.droppedToolCalls
+    const note = dropped ? droppedCallsNote(calls.length, dropped, agent.maxToolCallsPerStep) : undefined
+    if (hooks) await hooks.afterLLM(step, response)
+    if (hooks && (signal.aborted || hooks.failure)) return signal.aborted ? stopForAbort(this) : hookFailed(this, hooks.failure!, note)
+
+    const failure = FINISH_STOPS[response.finishReason]
+    if (failure) {
+      answerOpenCalls(this, `Not run: the model's response ended with "${response.finishReason}".`, note)
+      return this.finish(failure, response.diagnostic ?? finishDiagnostic(response.finishReason))
+    }
+    const typed = this.typed?.review(response.text, calls, (message) => agent.transcript.push(message), note)
+    if (typed === 'again') return undefined
+    if (typed) {
+      if ('fail' in typed) return this.finish('invalid_output', typed.fail)
+      this.value = typed.value
+      this.text = typed.text
+      if (agent.usedInbox?.feedsOnce(this, this.steps < agent.maxSteps)) return undefined
+    }
+    if (typed || !calls.length) {
+      // Messages that arrived meanwhile get one more step, open holds are waited for first (a typed
+      // answer too: it stands unless the model answers again); with no step left the answer stands.
+      // Without an inbox (a plain delegation's road) nothing is awaited and inbox.ts is not called.
+      const { usedInbox } = agent, left = this.steps < agent.maxSteps
+      const more = usedInbox
+        ? await readsBeforeEnd(usedInbox, left, !!typed, leg.abort, (holds) => leg.emit?.({ type: 'waiting', step, holds }))
+        : left && !typed && signal.aborted && 'aborted'
+      if (more === 'aborted') return stopForAbort(this)
+      if (!more) return this.refusedFor ? this.stopForBudget(this.refusedFor) : this.finish('completed')
+      return undefined
+    }
+    if (this.refusedFor) {
+      // It was told its tool budget is spent and still asks for tools: stop here, loudly.
+      const breach = budget.check('toolCalls') ?? this.refusedFor
+      answerOpenCalls(this, `Not run: ${describeBreach(breach)} is spent.`, note)
+      return this.stopForBudget(breach)
+    }
+    const plan = limits.admit(calls)
+    if (plan.refusedFor) this.refusedFor = plan.refusedFor
+    this.toolCalls += plan.admitted
+    leg.abort.raiseListenerLimit()
+    const results = await this.runTools(calls, plan.refusals, step)
+    let suspended: SuspendedCall[] | undefined
+    for (let i = 0; i < results.length; i++) {
+      const suspension = results[i].suspend
+      if (suspension) (suspended ??= []).push({ call: calls[i], suspension })
+      else this.answer(calls[i], results[i])
+    }
+    if (hooks?.failure) return hookFailed(this, hooks.failure, note)
+    if (suspended) return parkOn(this, { step, question: suspended[0].suspension.question, suspended, note })
+    if (note) agent.transcript.push({ role: 'user', content: note })
+    return undefined
   }
 
   /** Every call of a step, run concurrently; results in call order. */
