@@ -6,7 +6,14 @@ export interface FanoutRow { n: number; wallMs: number[]; peakRssMiB: number[]; 
  * One parent step issues N `subagent` calls at once. Every child's model call waits at a barrier
  * until all N children are live, so the heap is measured with N children alive at once.
  */
-export async function fanout(options: { sizes: number[]; reps: number }): Promise<FanoutRow[]> {
+export async function fanout(options: {
+  sizes: number[]
+  reps: number
+  /** Called while all N children are live, after the measuring GC (a profile's heap snapshot: bench/profile/child-heap.ts). */
+  onLive?: () => void
+  /** Called after the baseline GC, before the run (the profile's baseline snapshot). */
+  onBaseline?: () => void
+}): Promise<FanoutRow[]> {
   const rows: FanoutRow[] = options.sizes.map((n) => ({ n, wallMs: [], peakRssMiB: [], retainedPerChildKiB: [], heapAfterKiB: [] }))
   let arrived = 0
   let target = 0
@@ -31,6 +38,7 @@ export async function fanout(options: { sizes: number[]; reps: number }): Promis
           gc()
           gcMs += now() - g0
           retained = process.memoryUsage().heapUsed - baseline
+          options.onLive?.()
           const all = waiters
           waiters = []
           for (const wake of all) wake()
@@ -50,6 +58,7 @@ export async function fanout(options: { sizes: number[]; reps: number }): Promis
         peakRss = 0
         gcMs = 0
         gc()
+        options.onBaseline?.()
         baseline = process.memoryUsage().heapUsed
         const agent = h.ctx.agents.create({})
         const t0 = now()

@@ -29,3 +29,28 @@ export function abortFlat(controller: AbortController, reason?: unknown): void {
     draining = false
   }
 }
+
+/**
+ * Model calls and tool work a turn stopped waiting for (its abort won the race), which the agent's
+ * `dispose` still waits for (`settled`). Made on the first abort that leaves work behind: a turn
+ * that is never aborted tracks nothing, and a waiting call holds no extra promise or closure.
+ */
+export class InFlight {
+  private count = 0
+  private wake?: () => void
+
+  add(work: PromiseLike<unknown>): void {
+    this.count++
+    const untrack = () => {
+      if (--this.count || !this.wake) return
+      const wake = this.wake
+      this.wake = undefined
+      wake()
+    }
+    work.then(untrack, untrack)
+  }
+
+  settled(): Promise<void> | undefined {
+    return this.count ? new Promise<void>((resolve) => this.wake = resolve) : undefined
+  }
+}

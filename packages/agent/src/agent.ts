@@ -2,9 +2,9 @@ import { type ToolView } from '@cordis-subagents/tools'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { Budget } from './budget.js'
 import { AgentError } from './errors.js'
-import { Transcript, usageTally, workTally } from './transcript.js'
+import { Transcript, TurnAbort, usageTally, workTally } from './transcript.js'
 import { Inbox } from './inbox.js'
-import { InFlight, spendingBudget, Turn, TurnAbort } from './turn.js'
+import { spendingBudget, Turn } from './turn.js'
 import { TurnInterrupt } from './stops.js'
 import { type AgentCheckpoint, restoreTurn, takeCheckpoint } from './checkpoint.js'
 import type { TurnHost, TurnOwner } from './turn-owner.js'
@@ -42,7 +42,6 @@ export interface AgentInit {
 }
 
 const disposed = (id: string) => new AgentError('DISPOSED', `Agent ${id} has been disposed; create a new agent.`)
-const ONCE = { once: true } as const
 
 /** A handle id's name part: the label's letters, digits, `_` and `-` (else `-`), `fallback` when there is none. */
 const handleName = (label: string | undefined, fallback: string) => label?.replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 64) || fallback
@@ -78,7 +77,7 @@ export class Agent {
   usedInbox?: Inbox
   private readonly budgetLimits?: BudgetLimits
   private readonly owner: TurnOwner
-  private current?: { abort: TurnAbort; done: Promise<unknown> }
+  private current?: TurnAbort
   /** The turn parked on a question, until `resume` continues it or `dispose` closes it. */
   private parkedTurn?: Turn
   /** The question `resume` answered (or `withdraw` withdrew) last, until the next `run` / `wake`: an answer to it is refused. */
@@ -86,8 +85,6 @@ export class Agent {
   private answeredWithdrawn = false
   /** The next leg's result, made when someone asks for it (`nextResult`). */
   private nextLeg?: { promise: Promise<RunResult>; resolve(result: RunResult): void; reject(error: unknown): void }
-  /** Model calls and tool work that may outlive an aborted turn, which `dispose` waits for. */
-  private readonly inFlight = new InFlight()
   private disposal?: Promise<void>
   /** Children not disposed yet (made on first use), and how many it ever had (handle ids). */
   private kids?: Set<Agent>; private born = 0
@@ -108,7 +105,7 @@ export class Agent {
     const ownsRootBudget = !init.budget && !init.parent
     this.budget = spendingBudget(init.budget, init.parent?.budget, init.budgetLimits)
     this.usage = usageTally(); this.work = workTally()
-    this.owner = { agent: this, host, ownsRootBudget, track: this.inFlight.track }
+    this.owner = { agent: this, host, ownsRootBudget }
     this.maxInbox = init.maxInboxMessages
     const { parent } = this
     this.handleId = parent ? `${parent.handleId}/${handleName(init.label, 'agent')}.${++parent.born}` : handleName(init.label, 'root')
@@ -211,7 +208,7 @@ export class Agent {
 
   /** Aborts the running turn, if any; it ends `aborted` with `reason` in its diagnostic. */
   abort(reason?: unknown): void {
-    this.current?.abort.abort(reason)
+    this.current?.abort(reason)
   }
 
   /**
@@ -219,7 +216,7 @@ export class Agent {
    * and inbox messages the interrupted step had read but the model had not answered go back to the inbox, in order.
    */
   interrupt(reason?: unknown): void {
-    this.current?.abort.abort(new TurnInterrupt(reason))
+    this.current?.abort(new TurnInterrupt(reason))
   }
 
   /**
@@ -239,10 +236,10 @@ export class Agent {
       this.parkedTurn = undefined
       const current = this.current
       if (current) {
-        current.abort.abort(new AgentError('DISPOSED', `Agent ${this.id} was disposed.`))
+        current.abort(new AgentError('DISPOSED', `Agent ${this.id} was disposed.`))
         await current.done.catch(() => {})
       }
-      const settling = this.inFlight.settled()
+      const settling = this.owner.inFlight?.settled()
       if (settling) await settling
       this.nextLeg?.reject(disposed(this.id))
       this.nextLeg = undefined
@@ -266,54 +263,54 @@ export class Agent {
 
   /** One leg of a turn (`run`, `wake`, `resume`): the abort wiring, and a turn that parks kept for `resume`. */
   private drive(turn: Turn, options: RunOptions, go: (turn: Turn, abort: TurnAbort) => Promise<RunResult>): Promise<RunResult> {
-    // A promise chain, not an async function: a child waiting on its model holds no suspended frame here.
-    const abort = new TurnAbort()
-    const { signal } = options
-    const onAbort = () => abort.abort(signal?.reason)
-    if (signal?.aborted) abort.abort(signal.reason)
-    else signal?.addEventListener('abort', onAbort, ONCE)
+    // A promise chain, not an async function: a child waiting on its model holds no suspended frame here. The leg's
+    // abort is its record (`current`) and its caller's signal's listener (`handleEvent`): two closures per leg in all.
+    const abort = new TurnAbort(this.owner, options.signal)
     // Mark the agent busy before the turn starts: the turn runs synchronously up to its first
     // await (events, the model call), and a run started from there must see BUSY.
-    const current: { abort: TurnAbort; done: Promise<unknown> } = { abort, done: Promise.resolve() }
-    this.current = current
-    const end = () => {
-      signal?.removeEventListener('abort', onAbort)
-      this.current = undefined
-    }
+    this.current = abort
     let done: Promise<RunResult>
-    // A leg that fails ends every `nextResult()` waiting for it too, with its error.
-    const failed = (error: unknown) => {
-      end()
-      const next = this.nextLeg
-      this.nextLeg = undefined
-      next?.reject(error)
-    }
     try {
       done = go(turn, abort)
     } catch (error) {
-      failed(error)
+      this.legFailed(abort, error)
       return Promise.reject(error)
     }
-    current.done = done
-    return done.then((result) => {
-      this.last = result
-      try {
-        if (result.stopReason === 'pending') {
-          // Disposed while the leg ran: the turn is closed at once (dispose waits for this leg first).
-          if (this.disposal) closeTurn(turn, CLOSED_WHILE_PARKED)
-          else this.parkedTurn = turn
-        }
-        const next = this.nextLeg
-        this.nextLeg = undefined
-        next?.resolve(result)
-        return result
-      } finally {
-        end()
-      }
-    }, (error: unknown) => {
-      failed(error)
+    abort.done = done
+    return done.then((result) => this.legEnded(turn, abort, result), (error: unknown) => {
+      this.legFailed(abort, error)
       throw error
     })
+  }
+
+  private legEnded(turn: Turn, abort: TurnAbort, result: RunResult): RunResult {
+    this.last = result
+    try {
+      if (result.stopReason === 'pending') {
+        // Disposed while the leg ran: the turn is closed at once (dispose waits for this leg first).
+        if (this.disposal) closeTurn(turn, CLOSED_WHILE_PARKED)
+        else this.parkedTurn = turn
+      }
+      const next = this.nextLeg
+      this.nextLeg = undefined
+      next?.resolve(result)
+      return result
+    } finally {
+      this.legDone(abort)
+    }
+  }
+
+  /** A leg that fails ends every `nextResult()` waiting for it too, with its error. */
+  private legFailed(abort: TurnAbort, error: unknown): void {
+    this.legDone(abort)
+    const next = this.nextLeg
+    this.nextLeg = undefined
+    next?.reject(error)
+  }
+
+  private legDone(abort: TurnAbort): void {
+    abort.caller?.removeEventListener('abort', abort)
+    this.current = undefined
   }
 }
 

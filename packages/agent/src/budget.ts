@@ -264,19 +264,22 @@ export class Budget {
   }
 }
 
-function limitOf(value: number | undefined): number {
-  return typeof value === 'number' && value >= 0 ? value : Infinity
-}
+/** Whose handlers hear of a breach: a `TurnOwner` (turn-owner.ts) without its types (a method's parameter fits both ways). */
+interface BreachOwner { readonly agent: object; readonly host: { budgetReached(agent: never, breach: BudgetBreach): boolean } }
 
-/**
- * The limits of one turn: the budget checks that give the operator's handlers a chance to extend
- * (`onBreach`), the tool calls of a step the budget admits, and the wall-time timer.
- */
+const stepBreach = (budget: Budget) => budget.overtime() ?? budget.check('steps') ?? budget.check('tokens')
+const toolCallBreach = (budget: Budget) => budget.check('toolCalls'), overtimeBreach = (budget: Budget) => budget.overtime()
+const fireWall = (limits: TurnLimits) => limits.wallFired()
+const limitOf = (value: number | undefined): number => typeof value === 'number' && value >= 0 ? value : Infinity
+
+/** One turn's limits: the checks that let the operator's handlers extend a budget, the tool calls a step gets, the wall-time timer. */
 export class TurnLimits {
   /** A breach a handler asked to suspend at (`BudgetEvent.suspend()`); the loop parks at its next step boundary. */
   private suspendFor?: BudgetBreach
+  private timer?: NodeJS.Timeout; private wallAbort?: { abort(reason: unknown): void }
 
-  constructor(private readonly budget: Budget, private readonly onBreach: (breach: BudgetBreach) => boolean) {}
+  /** `owner`: whose runtime's budget handlers hear of a breach (`host.budgetReached`); no closure per turn. */
+  constructor(private readonly budget: Budget, private readonly owner: BreachOwner) {}
 
   /** The breach to park at, if a handler asked to suspend; cleared. */
   takeSuspension(): BudgetBreach | undefined {
@@ -297,7 +300,7 @@ export class TurnLimits {
     let refusedFor: BudgetBreach | undefined
     for (let i = 0; i < calls.length; i++) {
       // Once the budget is spent in this step it stays spent: the handlers are asked once.
-      const breach = spent === undefined ? this.reached(() => budget.check('toolCalls')) : undefined
+      const breach = spent === undefined ? this.reached(toolCallBreach) : undefined
       if (breach) {
         refusedFor = breach
         spent = `Not run: ${describeBreach(breach)} is spent. Answer with what you have.`
@@ -313,35 +316,35 @@ export class TurnLimits {
   }
 
   /** The limits checked before each step (wall time, steps, tokens), as `reached` finds them. */
-  beforeStep(): BudgetBreach | undefined { return this.reached(this.stepBreach) }
-
-  private readonly stepBreach = () => this.budget.overtime() ?? this.budget.check('steps') ?? this.budget.check('tokens')
+  beforeStep(): BudgetBreach | undefined { return this.reached(stepBreach) }
 
   /** A breach, after the operator's handlers had their chance to extend the budget; undefined when none is left. */
-  reached(find: () => BudgetBreach | undefined): BudgetBreach | undefined {
-    const breach = find()
+  reached(find: (budget: Budget) => BudgetBreach | undefined): BudgetBreach | undefined {
+    const { budget, owner } = this
+    const breach = find(budget)
     if (!breach) return undefined
-    const suspend = this.onBreach(breach)
-    const after = find()
+    const suspend = owner.host.budgetReached(owner.agent as never, breach)
+    const after = find(budget)
     if (after && suspend) this.suspendFor ??= after
     return after
   }
 
-  /** One timer per leg, only where this run's wall-time limit is tighter than its parent's (which has its own). */
-  armWallClock(abort: { abort(reason: unknown): void }): () => void {
-    const { budget } = this
-    if (!budget.holdsWallTime) return () => {}
-    let timer: NodeJS.Timeout
-    // Node fires a longer delay at once; a far deadline is re-armed when this one fires.
-    const arm = () => { timer = setTimeout(fire, Math.max(0, Math.min(budget.deadline - Date.now(), MAX_TIMER_MS))) }
-    const fire = () => {
-      const breach = this.reached(() => budget.overtime())
-      if (!breach) return arm()
-      // A handler asked to suspend: the step in flight finishes, and the turn parks before the next.
-      if (this.suspendFor) return
-      abort.abort(new LimitError('BUDGET_EXCEEDED', `Stopped by ${describeBreach(breach)}.`, breach))
-    }
-    arm()
-    return () => clearTimeout(timer)
+  /** One timer per leg (its argument is these limits: no closure), only where this run's wall-time limit is tighter than its parent's. */
+  armWallClock(abort: { abort(reason: unknown): void }): void { if (this.budget.holdsWallTime) { this.wallAbort = abort; this.armWall() } }
+
+  /** The leg closed: its timer goes. */
+  disarmWallClock(): void { if (this.timer) clearTimeout(this.timer); this.timer = undefined }
+
+  /** @internal The timer fired (`fireWall`): a passed deadline aborts the leg; a far one (Node fires a longer delay at once) re-arms. */
+  wallFired(): void {
+    const breach = this.reached(overtimeBreach)
+    if (!breach) return this.armWall()
+    // A handler asked to suspend: the step in flight finishes, and the turn parks before the next.
+    if (this.suspendFor) return
+    this.wallAbort!.abort(new LimitError('BUDGET_EXCEEDED', `Stopped by ${describeBreach(breach)}.`, breach))
+  }
+
+  private armWall(): void {
+    this.timer = setTimeout(fireWall, Math.max(0, Math.min(this.budget.deadline - Date.now(), MAX_TIMER_MS)), this)
   }
 }

@@ -89,10 +89,10 @@ async function resumeCall(
   leg.abort.raiseListenerLimit()
   leg.watch?.toolStart(step, call)
   let aborted = false
-  const pending = owner.track(answer === undefined
+  const pending = (answer === undefined
     ? agent.tools.withdrawn(call, suspended.suspension, exec)
     : agent.tools.resume(call, answer, suspended.suspension, exec))
-  const result = checkSuspended(call, await Promise.race([pending, leg.abort.aborted]).catch(() => {
+  const result = checkSuspended(call, await leg.abort.race(pending).catch(() => {
     aborted = true
     return cancelled()
   }))

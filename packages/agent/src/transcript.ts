@@ -1,4 +1,6 @@
+import { setMaxListeners } from 'node:events'
 import { addUsage, addWork, countOf, emptyUsage, emptyWork, type Usage, type WorkCounts } from '@cordis-subagents/shared'
+import { abortFlat, InFlight } from './abort.js'
 import { finishDiagnostic } from './stops.js'
 import { cloneMessage, freezeHistory, plainOf } from './history.js'
 import type { InboxDelegation } from './inbox.js'
@@ -173,17 +175,21 @@ function workTotal(this: Tally<WorkCounts>): WorkCounts {
   return addWork(this.own, this.delegated)
 }
 
+/** Zero tallies, shared until the first charge replaces them (a tally is replaced, never changed in place). */
+export const NO_USAGE: Usage = Object.freeze(emptyUsage())
+export const NO_WORK: WorkCounts = Object.freeze(emptyWork())
+
 class UsageTally {
-  own = emptyUsage()
-  delegated = emptyUsage()
+  own = NO_USAGE
+  delegated = NO_USAGE
   constructor() {
     Object.defineProperty(this, 'total', { enumerable: true, get: usageTotal })
   }
 }
 
 class WorkTally {
-  own = emptyWork()
-  delegated = emptyWork()
+  own = NO_WORK
+  delegated = NO_WORK
   constructor() {
     Object.defineProperty(this, 'total', { enumerable: true, get: workTotal })
   }
@@ -194,11 +200,14 @@ export function rollUp(turn: TurnTallies, agent: { usage: AgentUsage; work: Agen
   turn.delegated = addUsage(turn.delegated, result.usage)
   agent.usage.delegated = addUsage(agent.usage.delegated, result.usage)
   if (!result.work) return
-  turn.ownWork.delegations++
-  agent.work.own.delegations++
+  turn.ownWork = oneMoreDelegation(turn.ownWork)
+  agent.work.own = oneMoreDelegation(agent.work.own)
   turn.delegatedWork = addWork(turn.delegatedWork, result.work)
   agent.work.delegated = addWork(agent.work.delegated, result.work)
 }
+
+const oneMoreDelegation = (work: WorkCounts): WorkCounts =>
+  ({ steps: work.steps, toolCalls: work.toolCalls, delegations: work.delegations + 1 })
 
 interface TurnTallies { delegated: Usage; ownWork: WorkCounts; delegatedWork: WorkCounts }
 
@@ -256,4 +265,86 @@ function normalizeCalls(calls: unknown[], idPrefix: string, maxCalls: number): M
     const name = typeof call.name === 'string' && call.name ? call.name : '(unnamed)'
     return { id, name, input: call.input, invalidInput: 'the model sent a malformed tool call (it needs a tool name).' }
   })
+}
+
+// A turn's abort lives with its records: a delegation's road enters this file already (abort.ts only on an abort).
+const ONCE = { once: true } as const
+const settledLeg = Promise.resolve()
+
+/**
+ * A turn's abort: the signal its model and tool calls get, and the races of a step against it (`race`). Only the agent
+ * aborts a turn (its caller's signal, `abort()`, `dispose()`, the wall-clock limit), always through `abort`, so each race
+ * is rejected there: no listener on the turn's own signal, no promise of its own unless someone asks for `aborted`.
+ * Work a race stops waiting for goes to the owner's `InFlight` (abort.ts), which `dispose` waits for.
+ */
+export class TurnAbort {
+  private readonly controller = new AbortController()
+  private promise?: Promise<never>
+  private reject?: (reason: unknown) => void
+  /** The races of the current step: rejecter, work, rejecter, work … (flat: no object per race). */
+  private races?: unknown[]
+  private listenersRaised = false
+  /** The leg's outcome (the agent's `dispose` waits for it). */
+  done: Promise<unknown> = settledLeg
+
+  /** `caller`: the run's signal, if any; this object is its listener (`handleEvent`), which the agent removes at the leg's end. */
+  constructor(private readonly owner: { inFlight?: InFlight }, readonly caller?: AbortSignal) {
+    if (caller?.aborted) this.abort(caller.reason)
+    else caller?.addEventListener('abort', this, ONCE)
+  }
+
+  get signal(): AbortSignal { return this.controller.signal }
+
+  handleEvent(): void { this.abort(this.caller!.reason) }
+
+  /** A promise rejected when the turn is aborted (for waits that are not a step's work: hooks, the inbox). */
+  get aborted(): Promise<never> {
+    if (!this.promise) {
+      this.promise = new Promise<never>((_, reject) => {
+        if (this.controller.signal.aborted) reject(this.controller.signal.reason)
+        else this.reject = reject
+      })
+      this.promise.catch(() => {})
+    }
+    return this.promise
+  }
+
+  /** `work`, or a rejection as soon as the turn is aborted: one promise per race, none for the abort. */
+  race<T>(work: T | PromiseLike<T>): Promise<T> {
+    const pending = Promise.resolve(work)
+    if (this.controller.signal.aborted) {
+      (this.owner.inFlight ??= new InFlight()).add(pending)
+      return Promise.reject(this.controller.signal.reason)
+    }
+    return new Promise<T>((resolve, reject) => {
+      // A literal of two for the first: `push` onto an empty array reserves room for 17.
+      if (this.races) this.races.push(reject, pending)
+      else this.races = [reject, pending]
+      pending.then(resolve, reject)
+    })
+  }
+
+  /** The step's races have all settled (the turn awaited each): their entries go. */
+  stepDone(): void { this.races = undefined }
+
+  abort(reason?: unknown): void {
+    // abortFlat may queue this abort behind one in progress; it is done before the outermost call
+    // returns, so by the time a rejection is observed (a microtask later) the signal is aborted.
+    abortFlat(this.controller, reason)
+    this.reject?.(reason)
+    this.reject = undefined
+    const races = this.races
+    this.races = undefined
+    for (let i = 0; races && i < races.length; i += 2) {
+      (races[i] as (reason: unknown) => void)(reason);
+      (this.owner.inFlight ??= new InFlight()).add(races[i + 1] as Promise<unknown>)
+    }
+  }
+
+  /** Tools listen on the turn's signal (a delegating tool may start many children on it): the limit goes before the first tool step. */
+  raiseListenerLimit(): void {
+    if (this.listenersRaised) return
+    this.listenersRaised = true
+    setMaxListeners(0, this.controller.signal)
+  }
 }

@@ -2,6 +2,7 @@
 // the turn, its legs and its tool steps sit below the agent (DESIGN §3: no import circle).
 import type { BudgetBreach } from '@cordis-subagents/shared'
 import type { ToolResult, ToolView } from '@cordis-subagents/tools'
+import type { InFlight } from './abort.js'
 import type { Budget } from './budget.js'
 import type { HookAbort, HookRun } from './hook-run.js'
 import type { Inbox } from './inbox.js'
@@ -68,8 +69,8 @@ export interface TurnOwner {
   readonly host: TurnHost
   /** Whether the agent spends from a root budget of its own (renewed per run; `onSpend` watches it). */
   readonly ownsRootBudget: boolean
-  /** Remembers work that may outlive an aborted turn, so `dispose` can wait for it. */
-  track<T>(work: T | Promise<T>): Promise<T>
+  /** Work an aborted turn stopped waiting for, which `dispose` waits for (made by the first abort that leaves some). */
+  inFlight?: InFlight
 }
 
 /** A turn's abort (a `TurnAbort`, turn.ts), as its legs use it. */
@@ -77,6 +78,10 @@ export interface LegAbort extends HookAbort {
   abort(reason?: unknown): void
   /** Lifts the listener limit of `signal` before the first tool step. */
   raiseListenerLimit(): void
+  /** `work`, or a rejection once the turn is aborted (the work is then left to the owner's `inFlight`). */
+  race<T>(work: T | PromiseLike<T>): Promise<T>
+  /** Every race of the step has settled. */
+  stepDone(): void
 }
 
 /**

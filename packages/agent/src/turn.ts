@@ -1,14 +1,13 @@
-import { setMaxListeners } from 'node:events'
-import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, emptyUsage, emptyWork, type PendingQuestion, totalTokens } from '@cordis-subagents/shared'
+import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, type PendingQuestion, totalTokens } from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
-import { abortFlat } from './abort.js'
+import type { TurnAbort } from './transcript.js'
 import { Budget, TurnLimits } from './budget.js'
 import { budgetNoted, systemWithBudget } from './budget-note.js'
 import { budgetDiagnostic, cancelled, droppedCallsNote, FINISH_STOPS, finishDiagnostic, policyDiagnostic } from './stops.js'
 import { appendInbox, type InboxMessage, readsBeforeEnd } from './inbox.js'
 import { answerOpenCalls, budgetQuestion, hookFailed, type ParkedStep, parkOn, stopForAbort, type SuspendedCall } from './parked-turn.js'
 import { checkSuspended } from './suspension.js'
-import { normalizeResponse, rollUp } from './transcript.js'
+import { NO_USAGE, NO_WORK, normalizeResponse, rollUp } from './transcript.js'
 import type { Leg, TurnOwner } from './turn-owner.js'
 import { TypedTurn } from './output.js'
 import type { AgentError } from './errors.js'
@@ -18,47 +17,7 @@ import type { AgentEvent, BudgetLimits, GenerateRequest, GenerateResponse, Model
 // wall-clock timer), the limits checked before each step, the model call, the tool calls it asked for.
 
 const NO_MESSAGES: InboxMessage[] = []
-
-/**
- * A turn's abort: the signal its model and tool calls get, and the one promise the turn races them
- * against. Only the agent aborts a turn (its caller's signal, `abort()`, `dispose()`, the wall-clock
- * limit), always through `abort`, so the promise is rejected there: no listener on the turn's own
- * signal, and no promise at all for a turn that never waits on one.
- */
-export class TurnAbort {
-  private readonly controller = new AbortController()
-  private promise?: Promise<never>
-  private reject?: (reason: unknown) => void
-  private listenersRaised = false
-
-  get signal(): AbortSignal { return this.controller.signal }
-
-  get aborted(): Promise<never> {
-    if (!this.promise) {
-      this.promise = new Promise<never>((_, reject) => {
-        if (this.controller.signal.aborted) reject(this.controller.signal.reason)
-        else this.reject = reject
-      })
-      this.promise.catch(() => {})
-    }
-    return this.promise
-  }
-
-  abort(reason?: unknown): void {
-    abortFlat(this.controller, reason)
-    // abortFlat may queue this abort behind one in progress; it is done before the outermost call
-    // returns, so by the time the rejection is observed (a microtask later) the signal is aborted.
-    this.reject?.(reason)
-    this.reject = undefined
-  }
-
-  /** Tools listen on the turn's signal (a delegating tool may start many children on it), so the limit goes before the first tool step. */
-  raiseListenerLimit(): void {
-    if (this.listenersRaised) return
-    this.listenersRaised = true
-    setMaxListeners(0, this.controller.signal)
-  }
-}
+const NOTHING_REPORTED = Object.freeze({ steps: 0, toolCalls: 0 })
 
 /**
  * One turn of an agent: from its prompt (or a wake) to its final stop. A turn that parks on a
@@ -69,16 +28,17 @@ export class Turn {
   text = ''
   steps = 0
   toolCalls = 0
-  own = emptyUsage()
-  delegated = emptyUsage()
-  ownWork = emptyWork()
-  delegatedWork = emptyWork()
+  // Shared frozen zeros until the first charge: every tally is replaced, never changed in place.
+  own = NO_USAGE
+  delegated = NO_USAGE
+  ownWork = NO_WORK
+  delegatedWork = NO_WORK
   /** Set once tool calls were refused for the tool-call budget: the model gets one last step, without tools. */
   refusedFor?: BudgetBreach
   parked?: ParkedStep
   parkedAt = 0
   /** Steps and tool calls already added to the agent's work tally (a parked turn reports as it parks). */
-  reported = { steps: 0, toolCalls: 0 }
+  reported: { readonly steps: number; readonly toolCalls: number } = NOTHING_REPORTED
   /** Inbox messages read at the current step, and where the first one sits in the transcript (for `interrupt`). */
   stepMessages = NO_MESSAGES
   stepMessagesAt = 0
@@ -91,7 +51,7 @@ export class Turn {
 
   constructor(readonly owner: TurnOwner, readonly budget: Budget) {
     if (owner.agent.output) this.typed = new TypedTurn(owner.agent.output)
-    this.limits = new TurnLimits(budget, (breach) => owner.host.budgetReached(owner.agent, breach))
+    this.limits = new TurnLimits(budget, owner)
   }
 
   /** Runs the turn from its prompt (none for a wake: the inbox is its input). */
@@ -107,18 +67,19 @@ export class Turn {
   /** Opens a leg: nothing is reported after it closes, its timer is disarmed and `onSpend` unwatched. */
   open(abort: TurnAbort, options: RunOptions, prompt: string, resumedQuestion?: string): void {
     const { owner } = this
-    let ended = false
     const { onEvent, onSpend } = options
-    const emit = onEvent && ((event: AgentEvent) => {
-      // Nothing is reported after the leg ended (e.g. a late onUpdate from a tool that ignored the abort).
-      if (ended) return
-      try { onEvent(event) } catch { /* a progress listener must never break the loop */ }
-    })
     const unwatch = onSpend && owner.ownsRootBudget ? this.budget.watch(onSpend) : undefined
     const watch = owner.host.watch(owner.agent, prompt, resumedQuestion)
     const hooks = owner.host.hookRun(owner.agent, this, abort)
-    const disarm = this.limits.armWallClock(abort)
-    this.leg = { abort, emit, watch, hooks, close() { ended = true; disarm(); unwatch?.() } }
+    this.limits.armWallClock(abort)
+    const leg = this.leg = new OpenLeg(abort, watch, hooks, this.limits, unwatch)
+    if (onEvent) {
+      leg.emit = (event: AgentEvent) => {
+        // Nothing is reported after the leg ended (e.g. a late onUpdate from a tool that ignored the abort).
+        if (leg.ended) return
+        try { onEvent(event) } catch { /* a progress listener must never break the loop */ }
+      }
+    }
   }
 
   /** A tool call's result: into the transcript, its usage and work into the tallies. */
@@ -133,31 +94,15 @@ export class Turn {
 
   async loop(): Promise<RunResult> {
     const { agent, host } = this.owner
-    const { budget, limits, leg } = this
+    const { budget, leg } = this
     const { signal } = leg.abort
     const resolved = host.resolveModel(agent.model)
     if ('error' in resolved) return this.finish('error', resolved.error)
     while (true) {
-      if (signal.aborted) return stopForAbort(this)
-      if (this.steps >= agent.maxSteps) return this.finish('max-steps', `Stopped after ${agent.maxSteps} steps without a final answer (the step limit).`)
-      const before = limits.beforeStep()
-      const suspendFor = limits.takeSuspension()
-      if (suspendFor) return parkOn(this, { step: this.steps, question: budgetQuestion(suspendFor), suspended: [], budget: suspendFor })
-      if (before) return this.stopForBudget(before)
-      const reason = host.stopBefore(agent, this.steps + 1)
-      if (reason !== undefined) return this.finish('budget', policyDiagnostic(reason, this.steps + 1))
-      const step = ++this.steps
-      budget.charge('steps', 1)
-      leg.emit?.({ type: 'step-start', step })
-      this.stepMessagesAt = agent.transcript.length
-      const inbox = agent.usedInbox
-      this.stepMessages = inbox?.size ? inbox.take() : NO_MESSAGES
-      this.stepPushed = this.stepMessages.length ? appendInbox((message) => agent.transcript.push(message), this.stepMessages) : 0
-      for (const { content, delegation } of this.stepMessages) {
-        if (delegation) rollUp(this, agent, delegation)
-        leg.emit?.(delegation?.structured === undefined ? { type: 'message', step, content } : { type: 'message', step, content, structured: delegation.structured })
-      }
-
+      // The step's bookkeeping and its answer's handling are methods of their own: a child waiting on its model holds
+      // this frame, whose size is the number of locals here.
+      const step = this.beginStep()
+      if (typeof step !== 'number') return step
       // A compactor may shorten what this call reads (never the transcript); before the gate, so one that calls a model holds no slot.
       const { hooks } = leg
       const messages = hooks ? await hooks.beforeLLM(step, agent.persona, agent.transcript.snapshot()).catch(() => undefined) : undefined
@@ -178,8 +123,8 @@ export class Turn {
           maxToolCalls: agent.maxToolCallsPerStep,
         }
         this.typed?.shape(request, resolved.model)
-        const generation = this.owner.track(host.modelGate ? host.modelGate.generate(resolved, request) : resolved.model.generate(request))
-        response = normalizeResponse(await Promise.race([generation, leg.abort.aborted]), `${agent.id}-${step}`, agent.maxToolCallsPerStep)
+        const generation = host.modelGate ? host.modelGate.generate(resolved, request) : resolved.model.generate(request)
+        response = normalizeResponse(await leg.abort.race(generation), `${agent.id}-${step}`, agent.maxToolCallsPerStep)
       } catch (error) {
         leg.watch?.modelEnd(step, undefined, error, signal.aborted)
         hooks?.modelDone(step, agent.model, began, undefined)
@@ -187,79 +132,119 @@ export class Turn {
         return this.finish('error', `The model "${agent.model ?? 'default'}" failed: ${describeError(error)}`)
       }
 
-      leg.watch?.modelEnd(step, response)
-      hooks?.modelDone(step, agent.model, began, response)
-      // The model answered the messages this step read: they are part of the conversation now.
-      this.stepMessages = NO_MESSAGES
-      this.own = addUsage(this.own, response.usage)
-      agent.usage.own = addUsage(agent.usage.own, response.usage)
-      if (response.usage) budget.charge('tokens', totalTokens(response.usage))
-      if (response.text.trim()) {
-        this.text = response.text
-        leg.emit?.({ type: 'text', step, text: response.text })
-      }
-      const calls = response.toolCalls
-      agent.transcript.push(calls.length ? { role: 'assistant', content: response.text, toolCalls: calls } : { role: 'assistant', content: response.text })
-      leg.emit?.({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
-      // Calls past maxToolCallsPerStep were cut from the response: one note answers them all, after the kept calls' results.
-      const dropped = response.droppedToolCalls
-      const note = dropped ? droppedCallsNote(calls.length, dropped, agent.maxToolCallsPerStep) : undefined
-      if (hooks) await hooks.afterLLM(step, response)
-      if (hooks && (signal.aborted || hooks.failure)) return signal.aborted ? stopForAbort(this) : hookFailed(this, hooks.failure!, note)
-
-      const failure = FINISH_STOPS[response.finishReason]
-      if (failure) {
-        answerOpenCalls(this, `Not run: the model's response ended with "${response.finishReason}".`, note)
-        return this.finish(failure, response.diagnostic ?? finishDiagnostic(response.finishReason))
-      }
-      const typed = this.typed?.review(response.text, calls, (message) => agent.transcript.push(message), note)
-      if (typed === 'again') continue
-      if (typed) {
-        if ('fail' in typed) return this.finish('invalid_output', typed.fail)
-        this.value = typed.value
-        this.text = typed.text
-        if (agent.usedInbox?.feedsOnce(this, this.steps < agent.maxSteps)) continue
-      }
-      if (typed || !calls.length) {
-        // Messages that arrived meanwhile get one more step, open holds are waited for first (a typed
-        // answer too: it stands unless the model answers again); with no step left the answer stands.
-        // Without an inbox (a plain delegation's road) nothing is awaited and inbox.ts is not called.
-        const { usedInbox } = agent, left = this.steps < agent.maxSteps
-        const more = usedInbox
-          ? await readsBeforeEnd(usedInbox, left, !!typed, leg.abort, (holds) => leg.emit?.({ type: 'waiting', step, holds }))
-          : left && !typed && signal.aborted && 'aborted'
-        if (more === 'aborted') return stopForAbort(this)
-        if (!more) return this.refusedFor ? this.stopForBudget(this.refusedFor) : this.finish('completed')
-        continue
-      }
-      if (this.refusedFor) {
-        // It was told its tool budget is spent and still asks for tools: stop here, loudly.
-        const breach = budget.check('toolCalls') ?? this.refusedFor
-        answerOpenCalls(this, `Not run: ${describeBreach(breach)} is spent.`, note)
-        return this.stopForBudget(breach)
-      }
-      const plan = limits.admit(calls)
-      if (plan.refusedFor) this.refusedFor = plan.refusedFor
-      this.toolCalls += plan.admitted
-      leg.abort.raiseListenerLimit()
-      const results = await this.runTools(calls, plan.refusals, step)
-      let suspended: SuspendedCall[] | undefined
-      for (let i = 0; i < results.length; i++) {
-        const suspension = results[i].suspend
-        if (suspension) (suspended ??= []).push({ call: calls[i], suspension })
-        else this.answer(calls[i], results[i])
-      }
-      if (hooks?.failure) return hookFailed(this, hooks.failure, note)
-      if (suspended) return parkOn(this, { step, question: suspended[0].suspension.question, suspended, note })
-      if (note) agent.transcript.push({ role: 'user', content: note })
+      const outcome = await this.afterModel(step, response, began)
+      if (outcome) return outcome
     }
+  }
+
+  /** Checks the limits before a step, counts it and reads the inbox into it: the step's number, or the turn's end. */
+  private beginStep(): RunResult | number {
+    const { agent, host } = this.owner
+    const { budget, limits, leg } = this
+    const { signal } = leg.abort
+    // Every race of the step before has settled (its model call, its tool calls): their entries go.
+    leg.abort.stepDone()
+    if (signal.aborted) return stopForAbort(this)
+    if (this.steps >= agent.maxSteps) return this.finish('max-steps', `Stopped after ${agent.maxSteps} steps without a final answer (the step limit).`)
+    const before = limits.beforeStep()
+    const suspendFor = limits.takeSuspension()
+    if (suspendFor) return parkOn(this, { step: this.steps, question: budgetQuestion(suspendFor), suspended: [], budget: suspendFor })
+    if (before) return this.stopForBudget(before)
+    const reason = host.stopBefore(agent, this.steps + 1)
+    if (reason !== undefined) return this.finish('budget', policyDiagnostic(reason, this.steps + 1))
+    const step = ++this.steps
+    budget.charge('steps', 1)
+    leg.emit?.({ type: 'step-start', step })
+    this.stepMessagesAt = agent.transcript.length
+    const inbox = agent.usedInbox
+    this.stepMessages = inbox?.size ? inbox.take() : NO_MESSAGES
+    this.stepPushed = this.stepMessages.length ? appendInbox((message) => agent.transcript.push(message), this.stepMessages) : 0
+    for (const { content, delegation } of this.stepMessages) {
+      if (delegation) rollUp(this, agent, delegation)
+      leg.emit?.(delegation?.structured === undefined ? { type: 'message', step, content } : { type: 'message', step, content, structured: delegation.structured })
+    }
+    return step
+  }
+
+  /** The model's answer: into the tallies and the transcript, then the end of the turn, or its tool calls; undefined: next step. */
+  private async afterModel(step: number, response: GenerateResponse, began: number): Promise<RunResult | undefined> {
+    const { agent } = this.owner
+    const { budget, limits, leg } = this
+    const { signal } = leg.abort
+    const { hooks } = leg
+    leg.watch?.modelEnd(step, response)
+    hooks?.modelDone(step, agent.model, began, response)
+    // The model answered the messages this step read: they are part of the conversation now.
+    this.stepMessages = NO_MESSAGES
+    this.own = addUsage(this.own, response.usage)
+    agent.usage.own = addUsage(agent.usage.own, response.usage)
+    if (response.usage) budget.charge('tokens', totalTokens(response.usage))
+    if (response.text.trim()) {
+      this.text = response.text
+      leg.emit?.({ type: 'text', step, text: response.text })
+    }
+    const calls = response.toolCalls
+    agent.transcript.push(calls.length ? { role: 'assistant', content: response.text, toolCalls: calls } : { role: 'assistant', content: response.text })
+    leg.emit?.({ type: 'step-end', step, finishReason: response.finishReason, usage: response.usage })
+    // Calls past maxToolCallsPerStep were cut from the response: one note answers them all, after the kept calls' results.
+    const dropped = response.droppedToolCalls
+    const note = dropped ? droppedCallsNote(calls.length, dropped, agent.maxToolCallsPerStep) : undefined
+    if (hooks) await hooks.afterLLM(step, response)
+    if (hooks && (signal.aborted || hooks.failure)) return signal.aborted ? stopForAbort(this) : hookFailed(this, hooks.failure!, note)
+
+    const failure = FINISH_STOPS[response.finishReason]
+    if (failure) {
+      answerOpenCalls(this, `Not run: the model's response ended with "${response.finishReason}".`, note)
+      return this.finish(failure, response.diagnostic ?? finishDiagnostic(response.finishReason))
+    }
+    const typed = this.typed?.review(response.text, calls, (message) => agent.transcript.push(message), note)
+    if (typed === 'again') return undefined
+    if (typed) {
+      if ('fail' in typed) return this.finish('invalid_output', typed.fail)
+      this.value = typed.value
+      this.text = typed.text
+      if (agent.usedInbox?.feedsOnce(this, this.steps < agent.maxSteps)) return undefined
+    }
+    if (typed || !calls.length) {
+      // Messages that arrived meanwhile get one more step, open holds are waited for first (a typed
+      // answer too: it stands unless the model answers again); with no step left the answer stands.
+      // Without an inbox (a plain delegation's road) nothing is awaited and inbox.ts is not called.
+      const { usedInbox } = agent, left = this.steps < agent.maxSteps
+      const more = usedInbox
+        ? await readsBeforeEnd(usedInbox, left, !!typed, leg.abort, (holds) => leg.emit?.({ type: 'waiting', step, holds }))
+        : left && !typed && signal.aborted && 'aborted'
+      if (more === 'aborted') return stopForAbort(this)
+      if (!more) return this.refusedFor ? this.stopForBudget(this.refusedFor) : this.finish('completed')
+      return undefined
+    }
+    if (this.refusedFor) {
+      // It was told its tool budget is spent and still asks for tools: stop here, loudly.
+      const breach = budget.check('toolCalls') ?? this.refusedFor
+      answerOpenCalls(this, `Not run: ${describeBreach(breach)} is spent.`, note)
+      return this.stopForBudget(breach)
+    }
+    const plan = limits.admit(calls)
+    if (plan.refusedFor) this.refusedFor = plan.refusedFor
+    this.toolCalls += plan.admitted
+    leg.abort.raiseListenerLimit()
+    const results = await this.runTools(calls, plan.refusals, step)
+    let suspended: SuspendedCall[] | undefined
+    for (let i = 0; i < results.length; i++) {
+      const suspension = results[i].suspend
+      if (suspension) (suspended ??= []).push({ call: calls[i], suspension })
+      else this.answer(calls[i], results[i])
+    }
+    if (hooks?.failure) return hookFailed(this, hooks.failure, note)
+    if (suspended) return parkOn(this, { step, question: suspended[0].suspension.question, suspended, note })
+    if (note) agent.transcript.push({ role: 'user', content: note })
+    return undefined
   }
 
   /** Every call of a step, run concurrently; results in call order. */
   private runTools(calls: ModelToolCall[], refusals: Map<number, string>, step: number): Promise<ToolResult[]> {
     const { agent } = this.owner
     const { abort, emit, watch, hooks } = this.leg
-    const { signal, aborted } = abort
+    const { signal } = abort
     return Promise.all(calls.map(async (call, index) => {
       emit?.({ type: 'tool-call', step, call })
       watch?.toolStart(step, call)
@@ -277,7 +262,7 @@ export class Turn {
         const exec: ToolExecContext = { signal, agent, toolCallId: call.id }
         if (emit) exec.onUpdate = (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update })
         const pending = agent.tools.execute({ id: call.id, name: call.name, input: call.input }, exec)
-        result = await Promise.race([this.owner.track(pending), aborted]).catch(cancelled)
+        result = await abort.race(pending).catch(cancelled)
         if (result.suspend !== undefined) result = checkSuspended(call, result)
       }
       watch?.toolEnd(step, call, result)
@@ -322,27 +307,18 @@ export function spendingBudget(carved: Budget | undefined, parent: Budget | unde
   return budget
 }
 
-/** Model calls and tool work that may outlive an aborted turn (`track`), and the agent's `dispose` waiting for them (`settled`). */
-export class InFlight {
-  private count = 0
-  private wake?: () => void
+/** A leg (turn-owner.ts) as a class: closing it is a method, not a closure per leg. */
+class OpenLeg implements Leg {
+  emit?: (event: AgentEvent) => void
+  ended = false
+  constructor(
+    readonly abort: TurnAbort, readonly watch: Leg['watch'], readonly hooks: Leg['hooks'],
+    private readonly limits: TurnLimits, private readonly unwatch: (() => void) | undefined,
+  ) {}
 
-  readonly track = <T>(work: T | Promise<T>): Promise<T> => {
-    // A model that returns a plain object instead of a promise still works and is still tracked.
-    const pending = Promise.resolve(work)
-    this.count++
-    pending.then(this.untrack, this.untrack)
-    return pending
-  }
-
-  settled(): Promise<void> | undefined {
-    return this.count ? new Promise<void>((resolve) => this.wake = resolve) : undefined
-  }
-
-  private readonly untrack = (): void => {
-    if (--this.count || !this.wake) return
-    const wake = this.wake
-    this.wake = undefined
-    wake()
+  close(): void {
+    this.ended = true
+    this.limits.disarmWallClock()
+    this.unwatch?.()
   }
 }
