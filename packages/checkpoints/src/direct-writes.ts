@@ -1,5 +1,5 @@
 import SQLiteDriver from '@minatojs/driver-sqlite'
-import { PostgresDriver } from './postgres/driver.js'
+import { hasWriterConnection } from './driver-capabilities.js'
 import { PostgresWorkerWriter } from './postgres-writer.js'
 import { TABLES } from './records.js'
 import { SqliteWorkerWriter, sqliteFile } from './sqlite-writer.js'
@@ -70,10 +70,8 @@ export function directWriter(store: StoreContext): DirectWriter | undefined {
   } catch {
     return undefined
   }
-  if (driver instanceof PostgresDriver) {
-    const { url, connectTimeout } = (driver as unknown as { config: { url: string; connectTimeout: number } }).config
-    return new PostgresWorkerWriter({ url, connectTimeout })
-  }
+  // This package's PostgreSQL driver, by capability (no import of it: SQLite never loads the PostgreSQL client).
+  if (hasWriterConnection(driver)) return new PostgresWorkerWriter(driver.writerConnection())
   if (!(driver instanceof SQLiteDriver)) return undefined
   // A file: a writer thread with its own connection. In memory (nothing a second connection could open): this connection.
   const file = sqliteFile(driver as unknown as { path?: string })

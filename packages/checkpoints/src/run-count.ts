@@ -1,7 +1,6 @@
 import { $ } from 'minato'
 import { CheckpointError } from './errors.js'
-import { quoteId } from './postgres/builder.js'
-import { PostgresDriver } from './postgres/driver.js'
+import { countsRows } from './driver-capabilities.js'
 import { TABLES } from './records.js'
 import { trimOldest } from './retention.js'
 import { database, type StoreContext } from './store.js'
@@ -98,15 +97,15 @@ export class RunCount {
   }
 
   /**
-   * The table's rows. On this package's PostgreSQL driver, one statement straight to it: a shared store
-   * counts every `step` new runs, and minato's query building and cordis' service proxy cost the main
-   * thread more than the statement. minato's count on any other driver.
+   * The table's rows. On a driver that counts them itself (this package's PostgreSQL driver), one
+   * statement straight to it: a shared store counts every `step` new runs, and minato's query building
+   * and cordis' service proxy cost the main thread more than the statement. minato's count on any other
+   * driver. Found by capability, so a store on SQLite never loads the PostgreSQL client.
    */
   private async countRows(): Promise<number> {
     const driver = (database(this.store) as unknown as { getDriver(table: string): unknown }).getDriver(TABLES.runs)
-    if (!(driver instanceof PostgresDriver)) return await database(this.store).eval(TABLES.runs, (row) => $.count(row.id), {})
-    const [row] = await driver.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${quoteId(TABLES.runs)}`)
-    return row.n
+    if (countsRows(driver)) return await driver.countRows(TABLES.runs)
+    return await database(this.store).eval(TABLES.runs, (row) => $.count(row.id), {})
   }
 
   /** Resolves once a count taken in the background is done (the store stops after it). */

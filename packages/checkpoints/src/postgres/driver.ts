@@ -59,6 +59,17 @@ export class PostgresDriver extends Driver<PostgresDriver.Config> {
     await this.sql?.end({ timeout: 5 })
   }
 
+  /** The table's rows, one statement (driver-capabilities.ts: how the store finds it without importing this driver). */
+  async countRows(table: string): Promise<number> {
+    const [row] = await this.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${quoteId(table)}`)
+    return row.n
+  }
+
+  /** Where the store's writer thread opens its own connection (driver-capabilities.ts). */
+  writerConnection(): { url: string; connectTimeout: number } {
+    return { url: this.config.url, connectTimeout: this.config.connectTimeout }
+  }
+
   private defineTypes() {
     const toNumber = (value: unknown) => isNullable(value) ? value : Number(value)
     const numeric = ['primary', 'integer', 'unsigned', 'float', 'double', 'decimal'] as Field.Type<number>[]
