@@ -11,7 +11,7 @@ const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0)
 /** The table (markdown lines) and the targets: per store, CPU ≤ 1.3× no store and ≤ 0.5 ms added at every size, flat across sizes. */
 export function checkpointsLines(results: StoreResult[]): { lines: string[]; targets: Target[] } {
   const lines = [
-    '| stored runs | store | main-thread CPU µs / delegation (mean) | × no store: paired median (min–max) | wall µs / delegation (mean) | added latency | writes · batches · minato statements / delegation |',
+    '| stored runs | store | main-thread CPU µs / delegation (mean) | × no store: paired median (p10–p90; min–max) | wall µs / delegation (mean) | added latency | writes · batches · minato statements / delegation |',
     '|---|---|---|---|---|---|---|',
   ]
   const targets: Target[] = []
@@ -21,19 +21,22 @@ export function checkpointsLines(results: StoreResult[]): { lines: string[]; tar
   for (const r of results) {
     if (r.store === 'none') {
       none = r
-      const phase = results.slice(results.indexOf(r) + 1).find((next) => next.store !== 'idle')?.storedRuns
+      const phase = results.slice(results.indexOf(r) + 1).find((next) => next.store === 'sqlite' || next.store === 'postgres')?.storedRuns
       lines.push(`| ${phase === undefined ? '—' : phase.toLocaleString('en')} | no store | ${fmt(mean(r.cpuUs))} | — | ${fmt(mean(r.wallUs))} | — | — |`)
       continue
     }
     const ratio = stats(r.ratios)
+    const paired = spread(r.ratios)
+    const ratioCell = `${fmt(paired.median, 2)}× (${fmt(paired.low, 2)}–${fmt(paired.high, 2)}; ${fmt(ratio.min, 2)}–${fmt(ratio.max, 2)})`
     const added = (mean(r.wallUs) - mean(none!.wallUs)) / 1000
-    if (r.store === 'idle') {
-      // The control: no target, what idling once per delegation costs the main thread.
-      lines.push(`| — | no store, idle once (control) | ${fmt(mean(r.cpuUs))} | ${fmt(ratio.median, 2)}× (${fmt(ratio.min, 2)}–${fmt(ratio.max, 2)}) `
-        + `| ${fmt(mean(r.wallUs))} | ${added >= 0 ? '+' : ''}${fmt(added, 2)} ms | — |`)
+    if (r.store === 'idle' || r.store === 'twin') {
+      // No target: the control (what idling once per delegation costs the main thread) and the A/A row
+      // (a second no-store host: the spread the pairing shows where there is no difference to find).
+      const name = r.store === 'idle' ? 'no store, idle once (control)' : 'no store, a second host (A/A)'
+      lines.push(`| — | ${name} | ${fmt(mean(r.cpuUs))} | ${ratioCell} | ${fmt(mean(r.wallUs))} | ${added >= 0 ? '+' : ''}${fmt(added, 2)} ms | — |`)
       continue
     }
-    lines.push(`| ${r.storedRuns.toLocaleString('en')} | ${r.store} | ${fmt(mean(r.cpuUs))} | ${fmt(ratio.median, 2)}× (${fmt(ratio.min, 2)}–${fmt(ratio.max, 2)}) `
+    lines.push(`| ${r.storedRuns.toLocaleString('en')} | ${r.store} | ${fmt(mean(r.cpuUs))} | ${ratioCell} `
       + `| ${fmt(mean(r.wallUs))} | ${added >= 0 ? '+' : ''}${fmt(added, 2)} ms | ${fmt(r.writes, 2)} · ${fmt(r.batches, 2)} · ${fmt(r.minatoStatements, 2)} |`)
     const rows = byStore.get(r.store) ?? []
     rows.push({ size: r.storedRuns, ratio, paired: spread(r.ratios), added, cpu: mean(r.cpuUs) - mean(none!.cpuUs) })
@@ -71,17 +74,20 @@ interface SectionOptions {
 export async function checkpointsSection({ log, targets, headline, quick }: SectionOptions): Promise<void> {
   const pgUrl = process.env.CHECKPOINTS_PG_URL
   const stores: Array<'sqlite' | 'postgres'> = pgUrl ? ['sqlite', 'postgres'] : ['sqlite']
-  const sizes = [{ runs: 1000, rounds: quick ? 2 : 20 }, { runs: quick ? 10_000 : 100_000, rounds: quick ? 2 : 10 }]
+  const sizes = [1000, quick ? 10_000 : 100_000]
   const results: StoreResult[] = []
-  for (const size of sizes) {
-    const batch = quick ? 10 : 100
-    const warmup = quick ? 1 : 3
-    results.push(...await checkpointsCost({ stores, storedRuns: size.runs, pgUrl, rounds: size.rounds, batch, warmup, control: true }))
+  for (const [index, storedRuns] of sizes.entries()) {
+    // Pairs of 1,000 delegations a side (slices of 25, alternating): the A/A row shows what that resolves.
+    // The control and the A/A row are the machine's and the method's, not a size's: measured at the first size.
+    results.push(...await checkpointsCost({
+      stores, storedRuns, pgUrl, rounds: quick ? 2 : 20, batch: quick ? 50 : 1000, warmup: quick ? 1 : 2,
+      control: index === 0, twin: index === 0,
+    }))
   }
   const { lines, targets: met } = checkpointsLines(results)
   log('## 11. Checkpoints: a delegation with ctx.checkpoints loaded vs no store')
   log()
-  log(`One sync delegation (subagent → spawn) with \`@cordis-subagents/checkpoints\` loaded, against the same delegation with no store, interleaved round by round in this process, with that many settled runs already stored (the largest size with fewer rounds). CPU is ${CPU_SOURCE === 'main-thread' ? 'the main thread\'s own (its /proc schedstat: not GC helper threads, not libuv\'s pool)' : 'the process\' (no per-thread figure on this system)'}, per round, the store's queued writes written inside the round; the control row is the no-store delegation whose main thread then idles once (a 0 ms timer, about 1 ms asleep), as one whose result waits for a writer thread does: what idling and waking alone cost the main thread on this machine. Wall time is each delegation's, whose result waits for its record. Writes are the store's direct writes; batches, the transactions (SQLite) or pipelines (PostgreSQL) they went in; minato statements, everything else that reached the database. ${pgUrl ? 'PostgreSQL: CHECKPOINTS_PG_URL.' : 'PostgreSQL not measured: set CHECKPOINTS_PG_URL to a database of your own.'}`)
+  log(`One sync delegation (subagent → spawn) with \`@cordis-subagents/checkpoints\` loaded, against the same delegation with no store, paired in this process (each pair: 1,000 delegations of the store and 1,000 of no store, run in slices of 25 taken in turn, the order alternating; 20 pairs per store and size), with that many settled runs already stored. The A/A row pairs a second, identical no-store host the same way: its p10–p90 spread is what this pairing resolves on this machine, and a store's spread means something only if that one is well inside 1 ± 0.15. CPU is ${CPU_SOURCE === 'main-thread' ? 'the main thread\'s own (its /proc schedstat: not GC helper threads, not libuv\'s pool)' : 'the process\' (no per-thread figure on this system)'}, per side of a pair, the store's queued writes written (and waited for) every 100 of its delegations and at the end of its side; the control row is the no-store delegation whose main thread then idles once (a 0 ms timer, about 1 ms asleep), as one whose result waits for a writer thread does: what idling and waking alone cost the main thread on this machine. Wall time is each delegation's, whose result waits for its record. Writes are the store's direct writes; batches, the transactions (SQLite) or pipelines (PostgreSQL) they went in; minato statements, everything else that reached the database. ${pgUrl ? 'PostgreSQL: CHECKPOINTS_PG_URL.' : 'PostgreSQL not measured: set CHECKPOINTS_PG_URL to a database of your own.'}`)
   log()
   for (const line of lines) log(line)
   log()

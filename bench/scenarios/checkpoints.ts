@@ -19,7 +19,9 @@ import { delegationModel, host, type Host, now } from '../lib.js'
 // A control, `idle`: the no-store delegation, then the main thread idles once (a 0 ms timer, about 1 ms
 // asleep), as a delegation whose result waits for another thread does. On a machine whose idle CPU
 // loses its caches, the waking alone costs main-thread CPU; this row shows how much.
-type StoreKind = 'none' | 'idle' | 'sqlite' | 'postgres'
+// The A/A row, `twin`: a second, identical host with no store, paired with the first as every store is:
+// the spread of its ratios is what the measurement can resolve on this machine (1.0 when it is exact).
+type StoreKind = 'none' | 'twin' | 'idle' | 'sqlite' | 'postgres'
 
 export interface StoreResult {
   store: StoreKind
@@ -28,7 +30,7 @@ export interface StoreResult {
   cpuUs: number[]
   /** Wall time of each delegation (µs): its result waits for its record. */
   wallUs: number[]
-  /** Per round: this store's CPU ÷ the no-store CPU of the same round. */
+  /** Per pair: this system's batch CPU ÷ the no-store batch CPU run right before or after it. */
   ratios: number[]
   /** Per delegation: direct writes, the batches they went in, and statements run through minato. */
   writes: number
@@ -37,15 +39,19 @@ export interface StoreResult {
 }
 
 export interface CheckpointsOptions {
-  stores: Array<Exclude<StoreKind, 'none'>>
+  stores: Array<Exclude<StoreKind, 'none' | 'twin' | 'idle'>>
   storedRuns: number
+  /** Pairs per system: each a batch of this system and one of no store, one right after the other, the order alternating. */
   rounds: number
+  /** Delegations per batch: long enough that the collections spread over both batches of a pair (the A/A row shows it). */
   batch: number
   warmup: number
   /** PostgreSQL url of a database of your own (its store tables are dropped first). */
   pgUrl?: string
   /** Measure the `idle` control too. */
   control?: boolean
+  /** Measure the A/A row (`twin`) too. */
+  twin?: boolean
 }
 
 const TASK = `/proc/self/task/${process.pid}/schedstat`
@@ -161,10 +167,16 @@ export interface System {
   tally?: { ops: number; batches: number }
   cpu: number[]
   wall: number[]
+  /** The no-store batch of each pair, CPU per delegation (the system's own samples are `cpu`). */
+  paired: number[]
+  /** Delegations since the store's writes were last flushed. */
+  sinceFlush: number
   writes: number
   batches: number
   minato: number
 }
+
+const hasStore = (store: StoreKind) => store === 'sqlite' || store === 'postgres'
 
 /** One system of the row: a host with `store` loaded (seeded with `options.storedRuns` runs), or none. */
 export async function system(store: StoreKind, options: CheckpointsOptions): Promise<System> {
@@ -172,18 +184,20 @@ export async function system(store: StoreKind, options: CheckpointsOptions): Pro
   if (store === 'postgres') await dropPostgres(options.pgUrl!)
   const h = await host({
     model: delegationModel('subagent'),
-    plugins: store === 'none' || store === 'idle' ? undefined : (ctx) => {
+    plugins: !hasStore(store) ? undefined : (ctx) => {
       ctx.plugin(Database as never)
       if (store === 'sqlite') ctx.plugin(SQLiteDriver, { path: join(dir!, 'store.db') })
       else ctx.plugin(PostgresDriver as never, { url: options.pgUrl })
       // Room for the stored runs and the measured ones: nothing is trimmed while measuring.
       // The run log: beside the SQLite file by default; PostgreSQL hosts name theirs (CHECKPOINTS_RUN_LOG=off: none, to compare).
       const runLog = process.env.CHECKPOINTS_RUN_LOG === 'off' ? 'off' : store === 'postgres' ? join(dir!, 'postgres.runlog') : ''
-      ctx.plugin(Checkpoints, { host: 'bench', maxRuns: Math.max(10_000, 2 * options.storedRuns), runLog })
+      // Every measured delegation (warm-up pairs too) adds a run: room for all of them, or the retention trim would be measured.
+      const measured = (options.warmup + options.rounds) * options.batch
+      ctx.plugin(Checkpoints, { host: 'bench', maxRuns: Math.max(10_000, 2 * (options.storedRuns + measured)), runLog })
     },
   })
   let tally: System['tally']
-  if (store !== 'none' && store !== 'idle') {
+  if (hasStore(store)) {
     await new Promise<void>((resolve) => h.ctx.inject(['checkpoints'], () => resolve()))
     await seed(h.ctx, store, options.storedRuns, options.pgUrl)
     // The kept count is taken again now the seeded runs are in (a sweep counts the table).
@@ -193,7 +207,7 @@ export async function system(store: StoreKind, options: CheckpointsOptions): Pro
   const agents = withoutCallerTracing(h.ctx.agents)
   const journal = () => (h.ctx.subagents as unknown as { journal?: { flush?(): Promise<void> } }).journal
   return {
-    store, host: h, dir, tally, cpu: [], wall: [], writes: 0, batches: 0, minato: 0,
+    store, host: h, dir, tally, cpu: [], wall: [], paired: [], sinceFlush: 0, writes: 0, batches: 0, minato: 0,
     async once() {
       const agent = agents.create({})
       const result = await agent.run('do the task')
@@ -207,8 +221,17 @@ export async function system(store: StoreKind, options: CheckpointsOptions): Pro
   }
 }
 
-/** One round of `batch` delegations on `s`: each delegation's wall time, and the round's main-thread CPU per delegation. */
-async function round(s: System, batch: number, record: boolean): Promise<void> {
+/** Delegations per slice: a pair's two batches are run in slices of this many, the two systems' slices alternating. */
+const SLICE = Number(process.env.CHECKPOINTS_SLICE ?? 25)
+/** A store's queued writes are flushed (written, and waited for) every this many delegations of it, as before slices. */
+const FLUSH = 100
+
+/**
+ * One slice of `batch` delegations on `s`: its main-thread CPU per delegation (each delegation's wall time
+ * kept when `record`). The store's queued writes are flushed inside a slice every FLUSH delegations of the
+ * system, and in the `last` slice of a pair (nothing carries over into the next pair).
+ */
+async function batchOf(s: System, batch: number, record: boolean, last: boolean): Promise<number> {
   const ops = s.tally ? { ...s.tally } : undefined
   const statements = minatoStatements
   countingMinato = record
@@ -218,40 +241,77 @@ async function round(s: System, batch: number, record: boolean): Promise<void> {
     await s.once()
     if (record) s.wall.push((now() - t0) * 1000)
   }
-  await s.flush()
+  s.sinceFlush += batch
+  if (last || s.sinceFlush >= FLUSH) {
+    await s.flush()
+    s.sinceFlush = 0
+  }
   const cpu = cpuUs() - cpu0
   countingMinato = false
-  if (!record) return
-  s.cpu.push(cpu / batch)
-  if (ops && s.tally) {
-    s.writes += s.tally.ops - ops.ops
-    s.batches += s.tally.batches - ops.batches
+  if (record) {
+    if (ops && s.tally) {
+      s.writes += s.tally.ops - ops.ops
+      s.batches += s.tally.batches - ops.batches
+    }
+    s.minato += minatoStatements - statements
   }
-  s.minato += minatoStatements - statements
+  return cpu / batch
 }
 
-/** The no-store delegation and each store's, interleaved round by round in this process, with `storedRuns` stored. */
+/**
+ * One pair: `batch` delegations of `s` and `batch` of no store (`none`), in slices of SLICE taken in
+ * turn (A B B A A B …: the first slice's system alternates from pair to pair, and each next two slices
+ * swap), so both sides of a pair run under the same conditions at a fine grain, and the collections of
+ * a whole batch spread over both. Each side's CPU per delegation is kept side by side (`s.cpu`, `s.paired`).
+ */
+async function pair(none: System, s: System, batch: number, index: number, record: boolean): Promise<void> {
+  const slice = Math.min(SLICE, batch)
+  let base = 0
+  let own = 0
+  for (let done = 0, k = 0; done < batch; done += slice, k++) {
+    const size = Math.min(slice, batch - done)
+    const last = done + size >= batch
+    // Per slice pair: no store first when index + k is even (ABBA over the slices).
+    if ((index + k) % 2 === 0) {
+      base += await batchOf(none, size, record, last) * size
+      own += await batchOf(s, size, record, last) * size
+    } else {
+      own += await batchOf(s, size, record, last) * size
+      base += await batchOf(none, size, record, last) * size
+    }
+  }
+  if (!record) return
+  s.cpu.push(own / batch)
+  s.paired.push(base / batch)
+  none.cpu.push(base / batch)
+}
+
+/** Every system paired with the no-store host, `rounds` pairs each, interleaved in this process, with `storedRuns` stored. */
 export async function checkpointsCost(options: CheckpointsOptions): Promise<StoreResult[]> {
   countMinato()
   const systems: System[] = [await system('none', options)]
   try {
+    if (options.twin) systems.push(await system('twin', options))
     if (options.control) systems.push(await system('idle', options))
     for (const store of options.stores) systems.push(await system(store, options))
-    for (let i = 0; i < options.warmup; i++) for (const s of systems) await round(s, options.batch, false)
+    const [none, ...others] = systems
+    for (let i = 0; i < options.warmup; i++) for (const s of others) await pair(none, s, options.batch, i, false)
     for (let r = 0; r < options.rounds; r++) {
-      // Rotate who goes first, so no store always runs right after the same neighbour.
-      for (let k = 0; k < systems.length; k++) await round(systems[(r + k) % systems.length], options.batch, true)
+      // Rotate which system's pair comes first, so no system always follows the same neighbour.
+      for (let k = 0; k < others.length; k++) {
+        const index = (r + k) % others.length
+        await pair(none, others[index], options.batch, r + index, true)
+      }
     }
-    const none = systems[0]
     return systems.map((s) => {
       const n = s.wall.length
       return {
         store: s.store,
-        storedRuns: s.store === 'none' || s.store === 'idle' ? 0 : options.storedRuns,
+        storedRuns: hasStore(s.store) ? options.storedRuns : 0,
         cpuUs: s.cpu,
         wallUs: s.wall,
-        // A round whose no-store CPU read 0 (a reading the kernel had not brought up to date) pairs with nothing.
-        ratios: s.cpu.flatMap((cpu, index) => none.cpu[index] > 0 ? [cpu / none.cpu[index]] : []),
+        // A pair whose no-store CPU read 0 (a reading the kernel had not brought up to date) is left out.
+        ratios: s.paired.flatMap((base, index) => base > 0 ? [s.cpu[index] / base] : []),
         writes: s.writes / n,
         batches: s.batches / n,
         minatoStatements: s.minato / n,
