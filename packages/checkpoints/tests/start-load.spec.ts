@@ -10,7 +10,9 @@ const isPostgresClient = (url: string) => /\/node_modules\/postgres\//.test(url)
 const isOurPostgresDriver = (url: string) => /\/checkpoints\/src\/postgres\/driver\.ts$/.test(url)
 
 describe('checkpoints: a store on SQLite does not load the PostgreSQL client', () => {
-  it('starts, records and stops on SQLite without resolving `postgres` or the PostgreSQL driver; the PostgreSQL entry resolves both', async () => {
+  it('starts, records and stops on SQLite without resolving `postgres` or the PostgreSQL driver; the PostgreSQL entry resolves both', async function () {
+    // The worker compiles every TypeScript module it loads (TypeScript, in process): 4–13 s on a loaded 2-core machine.
+    this.timeout(60_000)
     // Plain JavaScript that compiles the TypeScript it loads itself (no tsx: its esbuild process would outlive the worker).
     const worker = new Worker(new URL('./fixtures/sqlite-path-loads.mjs', import.meta.url), {
       execArgv: ['--conditions=cordis-subagents-source', '--no-experimental-require-module'],
