@@ -9,6 +9,7 @@ import { expect } from 'chai'
 import { eventually } from '@cordis-subagents/test-support'
 import { Config } from '@cordis-subagents/koishi-plugin-subagents'
 import { type ConsoleProject, field, type FormPage, openForm, startConsoleProject } from './support/koishi-console.js'
+import { expectCleanStop } from './support/koishi-stop.js'
 
 describe('koishi-plugin-subagents: its form in the real Koishi console (chromium)', function () {
   this.timeout(240_000)
@@ -63,8 +64,6 @@ describe('koishi-plugin-subagents: its form in the real Koishi console (chromium
     form = undefined
     const run = await project!.stop()
     project = undefined
-    expect(run.code, run.stdout).to.equal(0)
-    expect(run.stdout).to.include('terminated by SIGTERM')
-    expect(run.stdout.split('\n').filter((line) => line.includes('[E]'))).to.deep.equal([])
+    expectCleanStop(run)
   })
 })
