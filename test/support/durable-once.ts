@@ -14,6 +14,7 @@ import type { SubagentProvider, SubagentResult, SubagentRun } from '@cordis-suba
 import type { RunRecord } from '../../packages/subagents-service/src/types.js'
 import { type Backend, PG_URL, serviceOf } from '../../packages/checkpoints/tests/support.js'
 import { tick } from './async.js'
+import { stopApp } from './stop-app.js'
 
 /** Child turns the fixture ran, across host starts in this process (a turn of a settled run would be one too many). */
 export const turns = { start: 0, restore: 0, answer: 0 }
@@ -90,7 +91,7 @@ export async function startOnceHost(backend: Backend, order: 'service-first' | '
     async stop() {
       if (stopped) return
       stopped = true
-      await ctx.stop()
+      await stopApp(ctx)
       await tick()
     },
   }

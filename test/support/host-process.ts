@@ -20,6 +20,7 @@ import * as ProviderSpawn from '@cordis-subagents/provider-spawn'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import { Checkpoints, type StoredRun } from '@cordis-subagents/checkpoints'
 import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
+import { stopApp } from './stop-app.js'
 
 Logger.targets.splice(0, Logger.targets.length)
 const [phase, store] = process.argv.slice(2)
@@ -127,6 +128,6 @@ if (phase === 'first') {
   report.runs = after.length
   report.states = Object.fromEntries(after.map((run) => [run.label, run.state]))
   print(`DONE ${JSON.stringify(report)}`)
-  await ctx.stop()
+  await stopApp(ctx)
   process.exit(0)
 }

@@ -4,6 +4,7 @@ import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime from '@cordis-subagents/agent'
 import SubagentService, { type Config as SubagentConfig } from '@cordis-subagents/subagents-service'
 import { tick } from './async.js'
+import { stopApp } from './stop-app.js'
 import { captureLogs, type LogRecord } from './logs.js'
 
 export interface HostOptions {
@@ -47,7 +48,7 @@ export async function startHost(options: HostOptions = {}): Promise<Host> {
     async stop() {
       if (stopped) return
       stopped = true
-      await ctx.stop()
+      await stopApp(ctx)
       await tick()
       capture?.restore()
     },

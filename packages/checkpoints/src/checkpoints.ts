@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto'
-import { Context, Service } from 'cordis'
+import { Context, type Logger, Service } from 'cordis'
 import { checkState, toRecord, toRow } from './codec.js'
 import { Config, type Limits } from './config.js'
 import { directWriter } from './direct-writes.js'
 import { type DirectWriter, type OpRow, runOps } from './write-ops.js'
-import { CheckpointError } from './errors.js'
+import { CheckpointError, notMoved, runNotFound } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { KeyLocks } from './locks.js'
 import { Questions } from './questions.js'
 import { declareTables, type RunCheckpoint, type StoredRun, type RunRow, type RunState, TABLES } from './records.js'
 import { deferredColumns, isNew, type RecordOptions, type Stamp } from './record-ops.js'
 import { sweep, type SweepReport } from './retention.js'
+import { listQuery, type RunFilter } from './run-filter.js'
 import { RunCount } from './run-count.js'
+import { stopStore } from './store-stop.js'
 import { openRunLog, type RunLog, runLogFile } from './run-log.js'
 import type { StoreContext } from './store.js'
 import { TaskKeys } from './task-keys.js'
@@ -24,16 +26,6 @@ declare module 'cordis' {
 
 /** A state for `transition` with the other fields to change along with it. */
 export type RunTransition = Omit<RunCheckpoint, 'id'> & { state: RunState }
-
-export interface RunFilter {
-  state?: RunState | RunState[]
-  parent?: string
-  /** Runs of the tree with this root id (the first id of their path). */
-  root?: string
-  background?: boolean
-  /** At most this many (capped at `maxList`), oldest update first. */
-  limit?: number
-}
 
 /**
  * `ctx.checkpoints`: durable records of sub-agent runs through `ctx.database` (minato). Available
@@ -53,6 +45,7 @@ export class Checkpoints extends Service {
   /** How many runs this start found `running` from an earlier start of this host and marked `interrupted`. */
   interruptedAtStart = 0
   private readonly store: StoreContext
+  private readonly logs: Logger
   /** Writes of one run, in order within this start (see locks.ts). */
   private readonly rows = new KeyLocks()
   private readonly count: RunCount
@@ -61,6 +54,10 @@ export class Checkpoints extends Service {
   private writer: DirectWriter | undefined
   /** The run log (run-log.ts): records a caller need not wait on the database for. */
   private log: RunLog | undefined
+  private starting: Promise<void> | undefined
+  private stopping = false
+  private ended!: () => void
+  private readonly ending = new Promise<void>((resolve) => { this.ended = resolve })
 
   constructor(ctx: Context, config: Config = {}) {
     super(ctx, 'checkpoints')
@@ -70,6 +67,8 @@ export class Checkpoints extends Service {
       throw new CheckpointError('CHECKPOINTS_INVALID_CONFIG', `checkpoints: ${(error as Error).message}`, { cause: error })
     }
     this.host = this.limits.host
+    // Taken now: the stop, and writes that fail during it, still log once the logger service is gone.
+    this.logs = ctx.logger('checkpoints')
     this.store = { ctx, limits: this.limits, host: this.host, instance: this.instance }
     this.tasks = new TaskKeys(this.store)
     this.questions = new Questions(this.store)
@@ -77,42 +76,65 @@ export class Checkpoints extends Service {
     declareTables(ctx)
   }
 
-  protected override async start(): Promise<void> {
+  protected override start(): Promise<void> {
+    return this.starting = this.open()
+  }
+
+  private async open(): Promise<void> {
     // The writer and the run log first: what an earlier start logged is written before anything reads the table.
+    // A stop during the start ends it at the next step (the database may be gone by then); what it opened is closed.
     const writer = directWriter(this.store)
     try {
       await writer?.ready?.()
       const file = writer && runLogFile(this.limits.runLog, writer.file, (this.ctx as { baseDir?: string }).baseDir ?? process.cwd())
-      this.log = file ? await openRunLog(file, (ops) => runOps(writer, ops)) : undefined
-      this.interruptedAtStart = await this.markInterrupted()
-      await this.sweep()
+      if (!this.stopping) this.log = file ? await openRunLog(file, (ops) => runOps(writer, ops)) : undefined
+      if (!this.stopping) this.interruptedAtStart = await this.markInterrupted()
+      if (!this.stopping) await this.sweep()
     } catch (error) {
-      this.log?.close()
-      await writer?.close()
+      await this.shut(writer)
+      if (this.stopping) return
       throw error
     }
+    if (this.stopping) return this.shut(writer)
     if (writer) {
       this.writer = writer
-      this.writes = new GroupCommit(writer, this.log, (op, error) => this.ctx.logger('checkpoints').warn(op.kind === 'insert'
+      this.writes = new GroupCommit(writer, this.log, (op, error) => this.logs.warn(op.kind === 'insert'
         ? `the start record of run ${op.id} was not written: %s` : `the logged record of run ${op.id} was not written: %s`,
       error ?? 'no such run, or it settled'))
       // SQLite: one process per file, so the kept run count needs no recount between sweeps.
       this.count.alone = writer.kind === 'sqlite'
     }
     this.ctx.setInterval(() => {
-      this.sweep().catch((error) => this.ctx.logger('checkpoints').warn('retention sweep failed: %s', error))
+      this.sweep().catch((error) => this.logs.warn('retention sweep failed: %s', error))
     }, this.limits.sweepInterval)
   }
 
+  /** Closes what a start opened (the run log, then the writer thread): it failed, or a stop came. */
+  private async shut(writer: DirectWriter | undefined): Promise<void> {
+    this.log?.close()
+    this.log = undefined
+    await writer?.close()
+  }
+
   protected override async stop(): Promise<void> {
-    const [writes, writer, log] = [this.writes, this.writer, this.log]
+    // Detached at once: what the app's other plugins write as they are disposed is not queued here.
+    // A start still running sees `stopping` and closes what it opened itself.
+    this.stopping = true
+    const parts = { writes: this.writes, count: this.count, writer: this.writer, log: this.log }
     this.writes = undefined
     this.writer = undefined
     this.log = undefined
-    await writes?.close()
-    await this.count.settled()
-    await writer?.close()
-    log?.close()
+    await this.starting?.catch(ignore)
+    await stopStore(parts, (message) => this.logs.warn(message)).finally(this.ended)
+  }
+
+  /**
+   * Resolves once this store has stopped: what it queued is written, its writer thread has ended and
+   * its run log is closed. cordis does not await a service's stop (`ctx.stop()` resolves first), so a
+   * host that removes, moves or copies the database file after a stop awaits this first.
+   */
+  stopped(): Promise<void> {
+    return this.ending
   }
 
   /** Resolves once every queued write is in the database (a lazy `record` is queued, not written, when it returns). */
@@ -158,15 +180,9 @@ export class Checkpoints extends Service {
   }
 
   /**
-   * `save` without reading anything back, for a writer that keeps its own view (the service's
-   * journal): a run it just made (`created`) is inserted, one statement, and any other save is one
-   * conditional update. Same checks, bounds and errors as `save`. Written in batches (group-commit.ts)
-   * on SQLite and PostgreSQL: it resolves once its batch is written, or, with `lazy` on a new run's
-   * insert, once it is queued (written within a few milliseconds; a failure is logged, and a SIGKILL
-   * in that window loses it). `deferred` (a new run's): fields taken when the insert is written, not
-   * now; not taken at all when the run settles in the same batch (a settled run is never restored,
-   * so a run that ends at once never has its transcript serialised). A deferred transcript over
-   * `maxTranscriptBytes` is left out (logged), the rest of the record kept.
+   * `save` without reading anything back, for a writer that keeps its own view (the service's journal):
+   * a run it just made (`created`) is one insert, any other save one conditional update, written in
+   * batches (group-commit.ts) on SQLite and PostgreSQL. `lazy`, `deferred`, `logged`: the README's API table.
    */
   record(checkpoint: RunCheckpoint, options: RecordOptions = {}): Promise<void> {
     return this.recordNow(checkpoint, options) ?? DONE
@@ -242,13 +258,13 @@ export class Checkpoints extends Service {
     const op = { kind: 'update' as const, id: id!, changes: this.stamp(changes as OpRow), guard }
     if (logged && writes.writeLogged(op)) return
     return writes.write(op).then((matched) => {
-      if (!matched) return this.notMoved(id!, `moved to ${row.state}`).then((error) => { throw error })
+      if (!matched) return this.load(id!).then((run) => { throw notMoved(id!, run, `moved to ${row.state}`) })
     })
   }
 
   /** Logs a deferred field left out of run `id`'s record. */
   private dropped(id: string): (error: unknown) => void {
-    return (error) => this.ctx.logger('checkpoints').warn('run %s: its checkpoint was not stored (%s); it cannot be restored after a restart', id,
+    return (error) => this.logs.warn('run %s: its checkpoint was not stored (%s); it cannot be restored after a restart', id,
       (error as Error)?.message ?? error)
   }
 
@@ -257,7 +273,7 @@ export class Checkpoints extends Service {
     const { id, ...changes } = row
     const query = row.state === undefined || row.state === 'settled' ? { id: id! } : { id: id!, state: { $ne: 'settled' } }
     const result = await this.ctx.database.set(TABLES.runs, query, { ...changes, host: this.host, instance: this.instance, updatedAt: now })
-    if (!result.matched) throw await this.notMoved(id!, `moved to ${row.state}`)
+    if (!result.matched) throw notMoved(id!, await this.load(id!), `moved to ${row.state}`)
   }
 
   /**
@@ -294,15 +310,6 @@ export class Checkpoints extends Service {
     })
   }
 
-  /** Why run `id` could not be moved: it is settled, or it does not exist. */
-  private async notMoved(id: string, what: string): Promise<CheckpointError> {
-    const run = await this.load(id)
-    if (!run) return new CheckpointError('CHECKPOINT_NOT_FOUND', `no run ${id} (it may have been swept).`)
-    return new CheckpointError('RUN_SETTLED',
-      `run ${id} settled (${run.stopReason ?? 'settled'}) and cannot be ${what}: a settled run never starts again; `
-      + 'read its result with load().')
-  }
-
   async load(id: string): Promise<StoredRun | undefined> {
     await this.drain()
     const [row] = await this.ctx.database.get(TABLES.runs, { id })
@@ -311,20 +318,12 @@ export class Checkpoints extends Service {
 
   /** Sets a run's state (and stop reason); CHECKPOINT_NOT_FOUND when there is no such run. */
   async setState(id: string, state: RunState, stopReason?: string): Promise<StoredRun> {
-    if (!(await this.load(id))) throw new CheckpointError('CHECKPOINT_NOT_FOUND', `no run ${id} (it may have been swept).`)
+    if (!(await this.load(id))) throw runNotFound(id)
     return this.save({ id, state, ...stopReason !== undefined ? { stopReason } : {} })
   }
 
   async list(filter: RunFilter = {}): Promise<StoredRun[]> {
-    const query: Record<string, unknown> = {}
-    if (filter.state !== undefined) query.state = Array.isArray(filter.state) ? filter.state : [filter.state]
-    if (filter.parent !== undefined) query.parent = filter.parent
-    if (filter.background !== undefined) query.background = filter.background
-    if (filter.root !== undefined) query.root = filter.root
-    if (filter.limit !== undefined && !(Number.isSafeInteger(filter.limit) && filter.limit >= 1)) {
-      throw new CheckpointError('CHECKPOINT_INVALID', `limit must be a whole number from 1, got ${filter.limit}.`)
-    }
-    const limit = Math.min(filter.limit ?? this.limits.maxList, this.limits.maxList)
+    const { query, limit } = listQuery(filter, this.limits.maxList)
     await this.drain()
     const rows = await this.ctx.database.get(TABLES.runs, query as never, { sort: { updatedAt: 'asc' }, limit })
     return rows.map(toRecord)

@@ -20,3 +20,14 @@ export type CheckpointErrorCode =
 export class CheckpointError extends CodedError<CheckpointErrorCode> {
   override name = 'CheckpointError'
 }
+
+export function runNotFound(id: string): CheckpointError {
+  return new CheckpointError('CHECKPOINT_NOT_FOUND', `no run ${id} (it may have been swept).`)
+}
+
+/** Why a write could not move run `id` (`run`: what is stored now): it settled, or it does not exist. */
+export function notMoved(id: string, run: { stopReason?: string } | undefined, what: string): CheckpointError {
+  if (!run) return runNotFound(id)
+  return new CheckpointError('RUN_SETTLED', `run ${id} settled (${run.stopReason ?? 'settled'}) and cannot be ${what}: `
+    + 'a settled run never starts again; read its result with load().')
+}

@@ -2,7 +2,8 @@ import { Checkpoints } from './checkpoints.js'
 
 export { Checkpoints }
 export default Checkpoints
-export type { RunFilter, RunTransition } from './checkpoints.js'
+export type { RunTransition } from './checkpoints.js'
+export type { RunFilter } from './run-filter.js'
 export type { DeferredFields, RecordOptions } from './record-ops.js'
 export { Config, type Limits } from './config.js'
 export { CheckpointError, type CheckpointErrorCode } from './errors.js'

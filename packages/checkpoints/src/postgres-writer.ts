@@ -59,7 +59,7 @@ export class PostgresWorkerWriter implements DirectWriter {
     return this.thread.ready()
   }
 
-  close(): Promise<void> {
-    return this.thread.close()
+  close(now?: boolean): Promise<void> {
+    return this.thread.close(undefined, now)
   }
 }

@@ -133,8 +133,8 @@ export class SqliteWorkerWriter implements DirectWriter {
     return this.thread.ready()
   }
 
-  close(): Promise<void> {
-    return this.thread.close(() => this.unpatch())
+  close(now?: boolean): Promise<void> {
+    return this.thread.close(() => this.unpatch(), now)
   }
 }
 

@@ -42,7 +42,8 @@ export interface DirectWriter {
   run(groups: string[][]): Promise<number[]>
   /** Resolves once the writer can write (a writer thread started, its connection open). */
   ready?(): Promise<void>
-  close(): Promise<void>
+  /** Ends the writer (after what it was given; `now`: at once, its batch left unfinished). */
+  close(now?: boolean): Promise<void>
 }
 
 /** Writes `ops` one statement each, in order. */

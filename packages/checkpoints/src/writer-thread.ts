@@ -169,8 +169,11 @@ export class WriterThread {
     else waiter.resolve(results!)
   }
 
-  /** Closes the thread's connection, then the thread; `before` runs once, before the thread is terminated. */
-  close(before?: () => void): Promise<void> {
+  /**
+   * Closes the thread's connection, then the thread; `before` runs once, before the thread is terminated.
+   * `now`: terminated at once (a batch it is running is left unfinished: the database rolls it back).
+   */
+  close(before?: () => void, now = false): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
       let timer: NodeJS.Timeout | undefined
       const done = () => {
@@ -181,7 +184,7 @@ export class WriterThread {
         void this.worker.terminate().then(() => resolve(), () => resolve())
       }
       // A thread that has already ended has no connection left to close.
-      if (this.exited) return done()
+      if (this.exited || now) return done()
       timer = setTimeout(done, 6000)
       this.worker.on('exit', done)
       // After the batches already sent: the thread closes its connection and says so.

@@ -5,6 +5,7 @@ import SQLiteDriver from '@minatojs/driver-sqlite'
 import postgres from 'postgres'
 import { Checkpoints, type Config, TABLES } from '@cordis-subagents/checkpoints'
 import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
+import { stopApp } from '../../../test/support/stop-app.js'
 
 /** The test run's own server (test/setup/test-postgres.ts starts it), unless CHECKPOINTS_PG_URL names yours. */
 export const PG_URL = process.env.CHECKPOINTS_PG_URL ?? 'postgres://subagents:subagents@127.0.0.1:5432/subagents_test'
@@ -56,9 +57,9 @@ export async function startStore(backend: Backend, config: Config = {}): Promise
   await ctx.start()
   try {
     const checkpoints = await serviceOf(ctx, 'checkpoints')
-    return { ctx, checkpoints, stop: () => ctx.stop() }
+    return { ctx, checkpoints, stop: () => stopApp(ctx) }
   } catch (error) {
-    await ctx.stop()
+    await stopApp(ctx)
     throw error
   }
 }

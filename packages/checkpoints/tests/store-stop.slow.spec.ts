@@ -1,0 +1,132 @@
+// A store's stop, and `stopped()`: cordis does not await a service's stop, so `ctx.stop()` resolves
+// while the store still writes what it queued and closes its writer thread. `stopped()` resolves once
+// all of that is done, from a stop at any point of the store's life (during its start too): then every
+// record is in the file, no writer thread of it is left, and its directory can be removed at once.
+// (A stop during a start makes cordis report that the start's end could not provide the service, its
+// INACTIVE_EFFECT error, and minato's driver may report its own start cut short: theirs, not the store's.)
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { expect } from 'chai'
+import fc from 'fast-check'
+import { Context } from 'cordis'
+import { Database } from 'minato'
+import SQLiteDriver from '@minatojs/driver-sqlite'
+import { Checkpoints, type Config, TABLES } from '@cordis-subagents/checkpoints'
+import { serviceOf } from './support.js'
+
+const START = { path: 'p', provider: 'spawn', state: 'running' } as const
+
+/** The stores this spec made, in the order made (a stop may come before one is ready, with no `ctx.checkpoints` to reach it by). */
+const made: Checkpoints[] = []
+class TrackedCheckpoints extends Checkpoints {
+  constructor(ctx: Context, config: Config) {
+    super(ctx, config)
+    made.push(this)
+  }
+}
+
+function app(file: string): Context {
+  const ctx = new Context()
+  ctx.plugin(Database as never)
+  ctx.plugin(SQLiteDriver, { path: file })
+  ctx.plugin(TrackedCheckpoints, { host: 'stop-host' })
+  return ctx
+}
+
+/** This process's threads (the main one, V8's and libuv's, and every worker thread still running). */
+const threads = () => readdirSync('/proc/self/task').length
+
+/** Rows of the run table in the SQLite file, read by a connection of its own (nothing of the store's). */
+async function rowsInFile(file: string): Promise<number> {
+  const module = createRequire(import.meta.url).resolve('@minatojs/sql.js')
+  const init = (await import('@minatojs/sql.js')).default as (options: object) => Promise<{ Database: new (path: string) => {
+    exec(sql: string): Array<{ values: unknown[][] }>
+    close(): void
+  } }>
+  const SQL = await init({ locateFile: (name: string) => join(dirname(module), name) })
+  const db = new SQL.Database(file)
+  try {
+    return Number(db.exec(`SELECT count(*) FROM ${TABLES.runs}`)[0].values[0][0])
+  } finally {
+    db.close()
+  }
+}
+
+const within = <T>(promise: Promise<T>, ms: number, what: string) => Promise.race([promise,
+  new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms).unref())])
+
+describe('checkpoints: a store stopped at any point, and stopped()', function () {
+  this.timeout(120_000)
+  let baseline: number
+
+  before(async () => {
+    // One start and stop first: the threads a first store starts for good (libuv's pool) are in the baseline.
+    const dir = mkdtempSync(join(tmpdir(), 'checkpoints-stop-'))
+    const ctx = app(join(dir, 'warm.db'))
+    await ctx.start()
+    const store = await serviceOf(ctx, 'checkpoints')
+    await ctx.stop()
+    await store.stopped()
+    rmSync(dir, { recursive: true })
+    baseline = threads()
+  })
+
+  it('property: records queued when ctx.stop() is called are all in the file once stopped() resolves; the directory then goes at once', async () => {
+    await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 0, max: 3 }), async (count, turns) => {
+      const dir = mkdtempSync(join(tmpdir(), 'checkpoints-stop-'))
+      const file = join(dir, 'runs.db')
+      const ctx = app(file)
+      await ctx.start()
+      const store = await serviceOf(ctx, 'checkpoints')
+      for (let i = 0; i < count; i++) void store.record({ id: `r${i}`, ...START }, { created: true, lazy: true })
+      for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve))
+      await ctx.stop()
+      await within(store.stopped(), 15_000, 'stopped()')
+      expect(threads(), 'threads once stopped() resolved').to.be.at.most(baseline)
+      expect(await rowsInFile(file)).to.equal(count)
+      // No retries: nothing of the store writes in the directory any more.
+      rmSync(dir, { recursive: true })
+    }), { numRuns: 12 })
+  })
+
+  it('property: a stop at any point of the start (before it is ready, too) ends the writer thread and the run log; the next store of the file starts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'checkpoints-stop-'))
+    let n = 0
+    // What a stopped start reports, cordis prints with console.info once no logger is left: kept here, and none may be the store's.
+    const info = console.info
+    const reports: unknown[] = []
+    console.info = (...args: unknown[]) => { reports.push(args[0]) }
+    try {
+      await fc.assert(fc.asyncProperty(fc.integer({ min: 0, max: 60 }), async (after) => {
+        const file = join(dir, `start-${++n}.db`)
+        const first = made.length
+        const ctx = app(file)
+        // A start takes some 50 ms here (the writer thread loads SQLite): the stop lands in it, or after it.
+        const starting = ctx.start()
+        await new Promise((resolve) => setTimeout(resolve, after))
+        await ctx.stop()
+        await starting
+        // Stopped before the database was up, no store was made at all.
+        const stores = made.slice(first)
+        expect(stores.length, 'stores made').to.be.at.most(1)
+        if (stores.length) await within(stores[0].stopped(), 15_000, `stopped() of a store stopped ${after} ms into its start`)
+        expect(threads(), 'threads once stopped() resolved').to.be.at.most(baseline)
+        // Its run log released: a second store of the file opens it and is ready.
+        const next = app(file)
+        await next.start()
+        const store = await within(serviceOf(next, 'checkpoints'), 15_000, 'the next store ready')
+        await store.record({ id: 'after', ...START }, { created: true })
+        expect(await store.load('after')).to.include({ state: 'running' })
+        await next.stop()
+        await store.stopped()
+      }), { numRuns: 15 })
+      const ours = reports.filter((report) => /checkpoints\/src\//.test(String((report as Error)?.stack ?? report)))
+      expect(ours.map(String), 'errors of the store\'s start once stopped').to.deep.equal([])
+    } finally {
+      console.info = info
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
