@@ -3,6 +3,10 @@ import { type DirectWriter, encodeLate, encodeOp, type OpRow, runOps, type Write
 
 /** Longest an unwaited (lazy) write stays queued before its batch is written (ms). */
 const LAZY_FLUSH_MS = 5
+/** Times an unwaited write (a lazy insert, a logged settle) whose batch failed is tried again, in its place before later writes. */
+const RETRIES = 3
+/** The wait before such a retry (a dropped connection is back by then). */
+const RETRY_MS = 100
 
 interface Entry {
   op: WriteOp
@@ -11,6 +15,8 @@ interface Entry {
   /** Absent for a write nobody waits for (lazy or logged): what it meets goes to `late`. */
   resolve?(matched: number): void
   reject?(error: unknown): void
+  /** Times its batch failed and it was queued again. */
+  tries?: number
 }
 
 /**
@@ -41,6 +47,14 @@ export class GroupCommit {
   private timer: NodeJS.Timeout | undefined
   private running: Promise<void> = Promise.resolve()
   private closed = false
+  /**
+   * Logged records whose batch failed, not in the database yet (tried again, or the store stopped): a
+   * mark in the run log covers every record before it, so the log is marked only below the oldest.
+   */
+  private readonly unwritten = new Set<number>()
+  /** The highest logged record a written batch held, and the run log's mark. */
+  private writtenSeq = 0
+  private marked = 0
   /** Inserts queued or in the batch being written, by run id: a logged record of that run logs its insert too. */
   private readonly inserts = new Map<string, WriteOp>()
 
@@ -106,10 +120,12 @@ export class GroupCommit {
     this.flush()
   }
 
-  /** Writes everything queued now and resolves when it is written (or failed). */
+  /** Writes everything queued now and resolves when it is written (or failed, its retries spent). */
   async drain(): Promise<void> {
-    if (this.queue.length) this.flush()
-    await this.running
+    do {
+      if (this.queue.length) this.flush()
+      await this.running
+    } while (this.queue.length)
   }
 
   /** Writes what is queued and refuses later writes. */
@@ -126,22 +142,28 @@ export class GroupCommit {
     const batch = this.queue
     if (!batch.length) return
     this.queue = []
-    this.running = this.running.then(() => this.write1(batch)).then(() => this.written(batch))
+    this.running = this.running.then(() => this.write1(batch))
   }
 
-  /** A batch is written (or failed): its inserts are no longer pending, and the run log learns its records are in. */
-  private written(batch: Entry[]): void {
-    let seq = 0
-    for (const entry of batch) {
+  /** Entries written (or failed for good): their inserts are no longer pending, and the run log learns which records are in. */
+  private written(entries: Entry[], failed = false): void {
+    for (const entry of entries) {
       if (entry.op.kind === 'insert' && this.inserts.get(entry.op.id) === entry.op) this.inserts.delete(entry.op.id)
-      if (entry.seq) seq = entry.seq
+      if (!entry.seq) continue
+      // Failed while the store stops: the next start writes it from the log. Else it is in, or its retries are spent.
+      if (failed && this.closed) this.unwritten.add(entry.seq)
+      else this.unwritten.delete(entry.seq)
+      if (entry.seq > this.writtenSeq) this.writtenSeq = entry.seq
     }
-    if (!seq) return
+    let mark = this.writtenSeq
+    for (const seq of this.unwritten) if (seq <= mark) mark = seq - 1
+    if (mark <= this.marked) return
+    this.marked = mark
     try {
-      this.log!.written(seq)
+      this.log!.written(mark)
     } catch (error) {
       // The log could not be marked (the disk): a restart writes these records again, with the same values.
-      this.late?.(batch[batch.length - 1].op, error)
+      this.late?.(entries[entries.length - 1].op, error)
     }
   }
 
@@ -152,13 +174,30 @@ export class GroupCommit {
       for (const group of groups) if (group.late) takeLate(group)
       results = await this.writer.run(groups.map((group) => group.texts))
     } catch (error) {
-      for (const entry of batch) this.fail(entry, error)
+      await this.failed(batch, error)
       return
     }
+    this.written(batch)
     for (const [index, group] of groups.entries()) {
       if (group.op.kind === 'insert' && results[index] === 0) await this.notNew(group)
       else for (const entry of group.entries) this.done(entry, results[index])
     }
+  }
+
+  /** A batch failed: its waited writes fail; the unwaited ones are queued again (up to RETRIES), unless the store stops. */
+  private async failed(batch: Entry[], error: unknown): Promise<void> {
+    const again = batch.filter((entry) => !entry.reject && !this.closed && (entry.tries ?? 0) < RETRIES)
+    const lost = batch.filter((entry) => !again.includes(entry))
+    for (const entry of lost) this.fail(entry, error)
+    this.written(lost, true)
+    if (!again.length) return
+    for (const entry of again) {
+      entry.tries = (entry.tries ?? 0) + 1
+      if (entry.seq) this.unwritten.add(entry.seq)
+    }
+    await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
+    this.queue.unshift(...again)
+    this.immediate ??= setImmediate(this.flushNow)
   }
 
   private done(entry: Entry, matched: number): void {

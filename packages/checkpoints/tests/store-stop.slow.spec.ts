@@ -14,7 +14,8 @@ import { Context } from 'cordis'
 import { Database } from 'minato'
 import SQLiteDriver from '@minatojs/driver-sqlite'
 import { Checkpoints, type Config, TABLES } from '@cordis-subagents/checkpoints'
-import { serviceOf } from './support.js'
+import postgres from 'postgres'
+import { freshPostgres, PG_URL, serviceOf, startStore, type StoreApp } from './support.js'
 
 const START = { path: 'p', provider: 'spawn', state: 'running' } as const
 
@@ -89,6 +90,93 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
       // No retries: nothing of the store writes in the directory any more.
       rmSync(dir, { recursive: true })
     }), { numRuns: 12 })
+  })
+
+  it('a stop that meets a hung database ends after STOP_WRITES_MS; a settle only in the run log is written by the next start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'checkpoints-stop-'))
+    const file = join(dir, 'hung.db')
+    try {
+      const ctx = app(file)
+      await ctx.start()
+      const store = await serviceOf(ctx, 'checkpoints')
+      await store.record({ id: 'r1', ...START }, { created: true })
+      // A transaction on minato's connection holds the file (the writer thread's batch waits for it), until released.
+      let release!: () => void
+      const held = new Promise<void>((resolve) => { release = resolve })
+      let began!: () => void
+      const holding = new Promise<void>((resolve) => { began = resolve })
+      // (Its end, on a stopped app, is minato's: not awaited.)
+      void ctx.database.withTransaction(async (db) => {
+        await db.get(TABLES.runs, { id: 'r1' })
+        began()
+        await held
+      }).catch(() => {})
+      await holding
+      // Fulfils once in the run log; its batch then waits on the held file.
+      await store.record({ id: 'r1', state: 'settled', result: 'done' }, { logged: true })
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      const stopping = Date.now()
+      await ctx.stop()
+      await within(store.stopped(), 15_000, 'stopped() with a hung database')
+      expect(Date.now() - stopping, 'the stop waited its bound, then ended the writer').to.be.at.least(4_900)
+      release()
+      const next = app(file)
+      await next.start()
+      const again = await serviceOf(next, 'checkpoints')
+      expect(await again.load('r1'), 'the logged settle, written by the next start').to.include({ state: 'settled', result: 'done' })
+      await next.stop()
+      await again.stopped()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('PostgreSQL: a logged settle whose batch failed (the writer\'s session killed) is tried again and reaches the database', async () => {
+    await freshPostgres()
+    const dir = mkdtempSync(join(tmpdir(), 'checkpoints-stop-'))
+    const runLog = join(dir, 'pg.runlog')
+    const admin = postgres(PG_URL, { max: 2, onnotice: () => {} })
+    let release = () => {}
+    const apps: StoreApp[] = []
+    try {
+      const first = await startStore({ kind: 'postgres' }, { runLog })
+      apps.push(first)
+      await first.checkpoints.record({ id: 'kept', ...START }, { created: true })
+      // Another session holds the run table: the settle's batch waits on it, and its session is then killed.
+      const held = new Promise<void>((resolve) => { release = resolve })
+      let locked!: () => void
+      const holding = new Promise<void>((resolve) => { locked = resolve })
+      const lock = admin.begin(async (tx) => {
+        await tx.unsafe(`LOCK TABLE ${TABLES.runs} IN ACCESS EXCLUSIVE MODE`)
+        locked()
+        await held
+      })
+      await holding
+      await first.checkpoints.record({ id: 'kept', state: 'settled', result: 'done' }, { logged: true })
+      let waiting: Array<{ pid: number }> = []
+      for (let tries = 0; !waiting.length && tries < 200; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 25))
+        waiting = await admin`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`
+      }
+      expect(waiting, 'the writer\'s batch waiting on the lock').to.have.length(1)
+      await admin`SELECT pg_terminate_backend(${waiting[0].pid})`
+      release()
+      await lock
+      // Before, the failed settle was let go (and a later batch's mark in the run log covered it): the run stayed running.
+      await first.checkpoints.record({ id: 'later', ...START }, { created: true, lazy: true })
+      await first.checkpoints.drain()
+      expect(await first.checkpoints.load('kept'), 'tried again').to.include({ state: 'settled', result: 'done' })
+      expect(await first.checkpoints.load('later'), 'a later write').to.include({ state: 'running' })
+      await first.stop()
+      const second = await startStore({ kind: 'postgres' }, { runLog })
+      apps.push(second)
+      expect(await second.checkpoints.load('kept'), 'after a restart').to.include({ state: 'settled', result: 'done' })
+    } finally {
+      for (const started of apps) await started.stop()
+      release()
+      await admin.end({ timeout: 1 })
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('property: a stop at any point of the start (before it is ready, too) ends the writer thread and the run log; the next store of the file starts', async () => {
