@@ -7,7 +7,7 @@ import type { DirectWriter } from './write-ops.js'
  * How long a stop waits for what the store queued (and a count it is taking) before it ends the writer
  * thread anyway: a database that does not answer never holds a stop, or the process, forever.
  */
-export const STOP_WRITES_MS = 5000
+const STOP_WRITES_MS = 5000
 
 export interface OpenParts {
   writes?: GroupCommit
