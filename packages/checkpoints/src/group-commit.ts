@@ -120,12 +120,16 @@ export class GroupCommit {
     this.flush()
   }
 
-  /** Writes everything queued now and resolves when it is written (or failed, its retries spent). */
+  /**
+   * Writes everything queued now and resolves when it is written (or failed, its retries spent). Bounded:
+   * it goes round again only for writes queued again after a failure, never for writes that came since.
+   */
   async drain(): Promise<void> {
-    do {
+    for (let round = 0; round <= RETRIES; round++) {
       if (this.queue.length) this.flush()
       await this.running
-    } while (this.queue.length)
+      if (!this.queue.some((entry) => entry.tries)) return
+    }
   }
 
   /** Writes what is queued and refuses later writes. */
@@ -177,17 +181,19 @@ export class GroupCommit {
       await this.failed(batch, error)
       return
     }
-    this.written(batch)
     for (const [index, group] of groups.entries()) {
       if (group.op.kind === 'insert' && results[index] === 0) await this.notNew(group)
       else for (const entry of group.entries) this.done(entry, results[index])
     }
+    // After an insert of an existing id ran as updates (notNew): only then is all of the batch in.
+    this.written(batch)
   }
 
   /** A batch failed: its waited writes fail; the unwaited ones are queued again (up to RETRIES), unless the store stops. */
   private async failed(batch: Entry[], error: unknown): Promise<void> {
-    const again = batch.filter((entry) => !entry.reject && !this.closed && (entry.tries ?? 0) < RETRIES)
-    const lost = batch.filter((entry) => !again.includes(entry))
+    const again: Entry[] = []
+    const lost: Entry[] = []
+    for (const entry of batch) (!entry.reject && !this.closed && (entry.tries ?? 0) < RETRIES ? again : lost).push(entry)
     for (const entry of lost) this.fail(entry, error)
     this.written(lost, true)
     if (!again.length) return
