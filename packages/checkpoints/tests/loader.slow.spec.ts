@@ -8,7 +8,7 @@ import { expect } from 'chai'
 import type { Context } from 'cordis'
 import { loaderApp } from '@cordis-subagents/test-support'
 import { stopLoaderApp } from '@cordis-subagents/config-watch'
-import { freshPostgres, PG_URL, serviceOf } from './support.js'
+import { freshPostgres, PG_URL, rowsInFile, serviceOf } from './support.js'
 
 const README = fileURLToPath(new URL('../README.md', import.meta.url))
 
@@ -50,6 +50,20 @@ describe('checkpoints through @cordisjs/loader (the README\'s cordis.yml)', func
     checkpoints = await start()
     expect(checkpoints.interruptedAtStart).to.equal(1)
     expect(await checkpoints.load('r1')).to.include({ state: 'interrupted', turn: 1 })
+  })
+
+  it('config-watch\'s stopLoaderApp resolves once the store has stopped: every queued record is in the file, which can go at once', async () => {
+    writeFileSync(join(dir, 'cordis.yml'), readmeSnippet())
+    const checkpoints = await start()
+    for (let i = 0; i < 200; i++) void checkpoints.record({ id: `q${i}`, path: `q${i}`, provider: 'spawn', state: 'running' }, { created: true, lazy: true })
+    let stopped = false
+    void checkpoints.stopped().then(() => { stopped = true })
+    await stopLoaderApp(ctx!)
+    ctx = undefined
+    // Before, it resolved with ctx.stop(): the store's writer thread still wrote the file.
+    expect(stopped, 'the store stopped when stopLoaderApp resolved').to.equal(true)
+    expect(await rowsInFile(join(dir, 'data/checkpoints.db'))).to.equal(200)
+    rmSync(dir, { recursive: true })
   })
 
   it('the PostgreSQL snippet (the url pointed at the test server) loads the driver from its subpath', async () => {

@@ -5,9 +5,8 @@
 // (A stop during a start makes cordis report that the start's end could not provide the service, its
 // INACTIVE_EFFECT error, and minato's driver may report its own start cut short: theirs, not the store's.)
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { expect } from 'chai'
 import fc from 'fast-check'
 import { Context } from 'cordis'
@@ -15,7 +14,7 @@ import { Database } from 'minato'
 import SQLiteDriver from '@minatojs/driver-sqlite'
 import { Checkpoints, type Config, TABLES } from '@cordis-subagents/checkpoints'
 import postgres from 'postgres'
-import { freshPostgres, PG_URL, serviceOf, startStore, type StoreApp } from './support.js'
+import { freshPostgres, PG_URL, rowsInFile, serviceOf, startStore, type StoreApp } from './support.js'
 
 const START = { path: 'p', provider: 'spawn', state: 'running' } as const
 
@@ -38,22 +37,6 @@ function app(file: string): Context {
 
 /** This process's threads (the main one, V8's and libuv's, and every worker thread still running). */
 const threads = () => readdirSync('/proc/self/task').length
-
-/** Rows of the run table in the SQLite file, read by a connection of its own (nothing of the store's). */
-async function rowsInFile(file: string): Promise<number> {
-  const module = createRequire(import.meta.url).resolve('@minatojs/sql.js')
-  const init = (await import('@minatojs/sql.js')).default as (options: object) => Promise<{ Database: new (path: string) => {
-    exec(sql: string): Array<{ values: unknown[][] }>
-    close(): void
-  } }>
-  const SQL = await init({ locateFile: (name: string) => join(dirname(module), name) })
-  const db = new SQL.Database(file)
-  try {
-    return Number(db.exec(`SELECT count(*) FROM ${TABLES.runs}`)[0].values[0][0])
-  } finally {
-    db.close()
-  }
-}
 
 const within = <T>(promise: Promise<T>, ms: number, what: string) => Promise.race([promise,
   new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms).unref())])

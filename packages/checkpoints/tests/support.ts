@@ -2,6 +2,8 @@
 import { Context } from 'cordis'
 import { Database } from 'minato'
 import SQLiteDriver from '@minatojs/driver-sqlite'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 import postgres from 'postgres'
 import { Checkpoints, type Config, TABLES } from '@cordis-subagents/checkpoints'
 import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
@@ -61,5 +63,21 @@ export async function startStore(backend: Backend, config: Config = {}): Promise
   } catch (error) {
     await stopApp(ctx)
     throw error
+  }
+}
+
+/** Rows of the run table in the SQLite file, read by a connection of its own (nothing of the store's). */
+export async function rowsInFile(file: string): Promise<number> {
+  const module = createRequire(import.meta.url).resolve('@minatojs/sql.js')
+  const init = (await import('@minatojs/sql.js')).default as (options: object) => Promise<{ Database: new (path: string) => {
+    exec(sql: string): Array<{ values: unknown[][] }>
+    close(): void
+  } }>
+  const SQL = await init({ locateFile: (name: string) => join(dirname(module), name) })
+  const db = new SQL.Database(file)
+  try {
+    return Number(db.exec(`SELECT count(*) FROM ${TABLES.runs}`)[0].values[0][0])
+  } finally {
+    db.close()
   }
 }

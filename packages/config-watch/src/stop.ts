@@ -4,17 +4,24 @@
 // is left back into the config file: entries vanish from cordis.yml.
 import type { Context } from 'cordis'
 import type {} from '@cordisjs/loader'
+import { unawaitedStops } from '@cordis-subagents/shared'
 import { isCordisLoader, type LoaderFileView, type LoaderView } from './loader-view.js'
 
 /**
  * Stops a context that runs `@cordisjs/loader`: the loader's entries first (newest first, so a
  * tool goes before the service it uses), with the config file left exactly as it is, then the
  * loader's helper plugins, then the context. A write the loader had scheduled before (after a
- * `ctx.loader.update()`) is finished first. Without a loader it is `ctx.stop()`.
+ * `ctx.loader.update()`) is finished first. Without a loader it is `ctx.stop()`. Either way it then
+ * waits for what `ctx.stop()` does not: the own stop of a checkpoints store (its last writes, its
+ * writer thread), shared's `unawaitedStops`.
  */
 export async function stopLoaderApp(ctx: Context): Promise<void> {
+  const stores = unawaitedStops(ctx)
   const loader = ctx.get('loader')
-  if (!isCordisLoader(loader)) return ctx.stop()
+  if (!isCordisLoader(loader)) {
+    await ctx.stop()
+    return stores()
+  }
   await finishWrites(ctx, loader)
   // Every entry reads as "not ready" while this runs: the loader then stops it without marking it
   // `disabled: true` and without writing the file.
@@ -34,6 +41,7 @@ export async function stopLoaderApp(ctx: Context): Promise<void> {
   await ctx.stop()
   // Nothing scheduled during the teardown may reach the file: it would hold a half-removed list.
   for (const file of Object.values(loader.files)) clearTimeout(file.writeTask)
+  await stores()
 }
 
 /** Runs a pending write-back now and waits for it, so a stop right after an update keeps it. */

@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { unawaitedStops } from '@cordis-subagents/shared'
 import type { HostApp } from './host-app.js'
 
 /** A cordis app driven by @cordisjs/loader reading `filename`. */
@@ -37,8 +38,9 @@ async function settle(ctx: Context, errorCount: () => number, timeout: number): 
   }
 }
 
-/** Disables the loader's entries (last first), then stops the context. */
+/** Disables the loader's entries (last first), then stops the context, then waits for the store's own stop. */
 async function stop(ctx: Context): Promise<void> {
+  const stores = unawaitedStops(ctx)
   type Entry = { options: { disabled?: boolean }; refresh(): Promise<void> }
   const loader = ctx.loader as unknown as { entries(): Iterable<Entry> } | undefined
   for (const entry of loader ? [...loader.entries()].reverse() : []) {
@@ -55,4 +57,5 @@ async function stop(ctx: Context): Promise<void> {
     if (plugin?.name === 'inject' && String(plugin.apply).includes('loader/entry-check')) runtime.dispose()
   }
   await ctx.stop().catch(() => {})
+  await stores()
 }

@@ -1,4 +1,6 @@
 import { createRequire } from 'node:module'
+import type { Context } from 'cordis'
+import { unawaitedStops } from '@cordis-subagents/shared'
 import { delay, type HostApp } from './host-app.js'
 
 interface KoishiLoader {
@@ -53,7 +55,9 @@ export async function koishiApp(filename: string): Promise<HostApp> {
     async stop() {
       // Its per-entry "unload" log needs the logger service, which goes first as the app stops.
       loader.logUpdate = () => {}
+      const stores = app && unawaitedStops(app as unknown as Context)
       await app?.stop().catch(() => {})
+      await stores?.()
     },
   }
 }

@@ -103,8 +103,10 @@ async function entriesSettled(ctx: Context, errorCount: () => number, deadline: 
   }
 }
 
-/** Stops the app: the loader's entries last first (serving stops before what it serves), then the context. */
+/** Stops the app: the loader's entries last first (serving stops before what it serves), the context, then the store's own stop. */
 async function stop(ctx: Context): Promise<void> {
+  // Imported here, as cordis is: a usage error runs nothing of the workspace's.
+  const stores = (await import('@cordis-subagents/shared')).unawaitedStops(ctx)
   await within((async () => {
     type Entry = { options: { disabled?: boolean }; refresh(): Promise<void> }
     const loader = ctx.loader as unknown as { entries(): Iterable<Entry> } | undefined
@@ -120,6 +122,7 @@ async function stop(ctx: Context): Promise<void> {
       if (plugin?.name === 'inject' && String(plugin.apply).includes('loader/entry-check')) runtime.dispose()
     }
     await ctx.stop()
+    await stores()
   })().catch((error) => {
     process.stderr.write(`${BIN_NAME}: stopping failed: ${message(error)}\n`)
   }), STOP_MS)
