@@ -25,7 +25,8 @@ export async function stopStore({ writes, count, writer, log }: OpenParts, warn:
   let timer: NodeJS.Timeout | undefined
   try {
     const written = await Promise.race([
-      Promise.all([writes?.close(), count.settled()]).then(() => true),
+      // Either failing (a write is reported where it fails) still ends the writer thread.
+      Promise.all([writes?.close(), count.settled()]).then(() => true, () => true),
       new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), STOP_WRITES_MS) }),
     ])
     if (!written) {
