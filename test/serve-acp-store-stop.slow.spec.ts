@@ -2,10 +2,11 @@
 // stop, and the bin exits (process.exit) right after the app's stop resolves, which would cut the store's
 // writer thread off mid-close. Checked on the bin's own cordis app (`cordis-app.ts`) through the real
 // loader: when its stop resolves, the SQLite writer thread has ended.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
+import { threadCount } from '@cordis-subagents/test-support'
 import { cordisApp } from '../packages/serve-acp/src/cordis-app.js'
 
 const CONFIG = `- id: minato
@@ -18,8 +19,6 @@ const CONFIG = `- id: minato
   name: '@cordis-subagents/checkpoints'
 `
 
-/** This process's threads (the main one, V8's and libuv's, and every worker thread still running). */
-const threads = () => readdirSync('/proc/self/task').length
 
 describe('serve-acp: the bin\'s cordis app stops after its checkpoints store', function () {
   this.timeout(60_000)
@@ -42,7 +41,7 @@ describe('serve-acp: the bin\'s cordis app stops after its checkpoints store', f
   async function startAndStop(): Promise<number> {
     const app = await cordisApp(join(dir, 'cordis.yml'))
     await app.start(() => 0, 30_000)
-    const running = threads()
+    const running = threadCount()
     await app.stop()
     return running
   }
@@ -50,10 +49,10 @@ describe('serve-acp: the bin\'s cordis app stops after its checkpoints store', f
   it('when the app\'s stop resolves, the store\'s writer thread has ended (the file is closed)', async () => {
     // A first start and stop: the threads that stay for good (libuv's pool) are counted in.
     await startAndStop()
-    const before = threads()
+    const before = threadCount()
     const running = await startAndStop()
     expect(running, 'the writer thread ran').to.be.greaterThan(before)
-    expect(threads(), 'threads once the stop resolved').to.be.at.most(before)
+    expect(threadCount(), 'threads once the stop resolved').to.be.at.most(before)
     rmSync(join(dir, 'data'), { recursive: true })
   })
 })

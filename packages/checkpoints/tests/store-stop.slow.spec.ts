@@ -4,7 +4,7 @@
 // record is in the file, no writer thread of it is left, and its directory can be removed at once.
 // (A stop during a start makes cordis report that the start's end could not provide the service, its
 // INACTIVE_EFFECT error, and minato's driver may report its own start cut short: theirs, not the store's.)
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
@@ -13,6 +13,7 @@ import { Context } from 'cordis'
 import { Database } from 'minato'
 import SQLiteDriver from '@minatojs/driver-sqlite'
 import { Checkpoints, type Config, TABLES } from '@cordis-subagents/checkpoints'
+import { threadCount, within } from '@cordis-subagents/test-support'
 import postgres from 'postgres'
 import { freshPostgres, PG_URL, rowsInFile, serviceOf, startStore, type StoreApp } from './support.js'
 
@@ -35,11 +36,6 @@ function app(file: string): Context {
   return ctx
 }
 
-/** This process's threads (the main one, V8's and libuv's, and every worker thread still running). */
-const threads = () => readdirSync('/proc/self/task').length
-
-const within = <T>(promise: Promise<T>, ms: number, what: string) => Promise.race([promise,
-  new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms).unref())])
 
 describe('checkpoints: a store stopped at any point, and stopped()', function () {
   this.timeout(120_000)
@@ -54,7 +50,7 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
     await ctx.stop()
     await store.stopped()
     rmSync(dir, { recursive: true })
-    baseline = threads()
+    baseline = threadCount()
   })
 
   it('property: records queued when ctx.stop() is called are all in the file once stopped() resolves; the directory then goes at once', async () => {
@@ -68,7 +64,7 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
       for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve))
       await ctx.stop()
       await within(store.stopped(), 15_000, 'stopped()')
-      expect(threads(), 'threads once stopped() resolved').to.be.at.most(baseline)
+      expect(threadCount(), 'threads once stopped() resolved').to.be.at.most(baseline)
       expect(await rowsInFile(file)).to.equal(count)
       // No retries: nothing of the store writes in the directory any more.
       rmSync(dir, { recursive: true })
@@ -183,7 +179,7 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
         const stores = made.slice(first)
         expect(stores.length, 'stores made').to.be.at.most(1)
         if (stores.length) await within(stores[0].stopped(), 15_000, `stopped() of a store stopped ${after} ms into its start`)
-        expect(threads(), 'threads once stopped() resolved').to.be.at.most(baseline)
+        expect(threadCount(), 'threads once stopped() resolved').to.be.at.most(baseline)
         // Its run log released: a second store of the file opens it and is ready.
         const next = app(file)
         await next.start()

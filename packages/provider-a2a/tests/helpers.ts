@@ -46,18 +46,8 @@ export async function deadUrl(): Promise<string> {
 
 /** `check()` becoming true within a bound (a bounded wait, not a speed check). */
 export { eventually as until } from '@cordis-subagents/test-support'
-
 /** `promise`, or a failure if it has not settled within `ms` (it hung). */
-export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
-    })])
-  } finally {
-    clearTimeout(timer)
-  }
-}
+export { within } from '@cordis-subagents/test-support'
 
 /** Every transport mode the runs are tested in: both versions, streamed and polled; 1.0 also over HTTP+JSON. */
 export const RUN_MODES = [

@@ -1,3 +1,4 @@
-export { eventually, type PollOptions } from './wait.js'
+export { eventually, type PollOptions, within } from './wait.js'
+export { threadCount } from './threads.js'
 export { loaderApp } from './loader-app.js'
 export { freePort } from './ports.js'

@@ -24,3 +24,15 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, every))
   }
 }
+
+/** `promise`, or a failure naming `what` if it has not settled within `ms` (it hung). */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
+    })])
+  } finally {
+    clearTimeout(timer)
+  }
+}
