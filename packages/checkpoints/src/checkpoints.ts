@@ -99,7 +99,8 @@ export class Checkpoints extends Service {
     if (writer) {
       this.writer = writer
       this.writes = new GroupCommit(writer, this.log, (op, error) => this.logs.warn(op.kind === 'insert'
-        ? `the start record of run ${op.id} was not written: %s` : `the logged record of run ${op.id} was not written: %s`,
+        ? `the start record of run ${op.id} was not written: %s`
+        : `the logged record of run ${op.id} was not written${error ? ' (the run log keeps it for the next start)' : ''}: %s`,
       error ?? 'no such run, or it settled'))
       // SQLite: one process per file, so the kept run count needs no recount between sweeps.
       this.count.alone = writer.kind === 'sqlite'

@@ -48,8 +48,8 @@ export class GroupCommit {
   private running: Promise<void> = Promise.resolve()
   private closed = false
   /**
-   * Logged records whose batch failed, not in the database yet (tried again, or the store stopped): a
-   * mark in the run log covers every record before it, so the log is marked only below the oldest.
+   * Logged records whose batch failed, not in the database yet (being tried again, or kept for the next
+   * start): a mark in the run log covers every record before it, so the log is marked only below the oldest.
    */
   private readonly unwritten = new Set<number>()
   /** The highest logged record a written batch held, and the run log's mark. */
@@ -154,8 +154,8 @@ export class GroupCommit {
     for (const entry of entries) {
       if (entry.op.kind === 'insert' && this.inserts.get(entry.op.id) === entry.op) this.inserts.delete(entry.op.id)
       if (!entry.seq) continue
-      // Failed while the store stops: the next start writes it from the log. Else it is in, or its retries are spent.
-      if (failed && this.closed) this.unwritten.add(entry.seq)
+      // Failed for good (its retries spent, or the store stops): the log keeps it, and the next start writes it.
+      if (failed) this.unwritten.add(entry.seq)
       else this.unwritten.delete(entry.seq)
       if (entry.seq > this.writtenSeq) this.writtenSeq = entry.seq
     }

@@ -1,0 +1,119 @@
+// Fault injection on the group commit and its run log: over random schedules of lazy start records and
+// logged settles, with random batches failing (before they write anything, or after a part of them, as a
+// pipelined PostgreSQL batch can) and a stop at the end, every settle the run log took is in the
+// database once the next start has written what the log kept. The database is a model (a map of rows)
+// behind a writer that applies each batch's statement texts as the real ones do; the run log is the real file.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect } from 'chai'
+import fc from 'fast-check'
+import { within } from '@cordis-subagents/test-support'
+import { GroupCommit } from '../src/group-commit.js'
+import { openRunLog, unwrittenIn } from '../src/run-log.js'
+import { type DirectWriter, encodeOp, type OpRow, runOps, type WriteOp } from '../src/write-ops.js'
+
+type Row = Record<string, unknown>
+/** What a batch meets: written whole, or failing after this many of its statements (0: before any). */
+type Fault = { fail: false } | { fail: true; after: number }
+
+/** The rows, and a writer that applies statement texts to them as the SQL would (an insert of an existing id matches 0). */
+function modelDatabase(faults: Fault[]) {
+  const rows = new Map<string, Row>()
+  const apply = (group: string[]): number => {
+    let matched = 0
+    let id: string | undefined
+    for (const [index, text] of group.entries()) {
+      const parsed = JSON.parse(text) as [0, Row] | [1, string, 0 | 1, Row] | [2, Row]
+      if (parsed[0] === 0) {
+        id = parsed[1].id as string
+        if (rows.has(id)) return 0
+        rows.set(id, { ...parsed[1] })
+        matched = 1
+      } else if (parsed[0] === 2) {
+        Object.assign(rows.get(id!)!, parsed[1])
+      } else {
+        const row = rows.get(parsed[1])
+        const moved = row !== undefined && (!parsed[2] || row.state !== 'settled')
+        if (moved) Object.assign(row, parsed[3])
+        if (index === 0) matched = moved ? 1 : 0
+      }
+    }
+    return matched
+  }
+  const writer: DirectWriter = {
+    kind: 'postgres',
+    async run(groups) {
+      await new Promise((resolve) => setImmediate(resolve))
+      const fault = faults.shift() ?? { fail: false }
+      const results: number[] = []
+      for (const [index, group] of groups.entries()) {
+        if (fault.fail && index >= fault.after) throw new Error('injected: the connection dropped')
+        results.push(apply(group))
+      }
+      if (fault.fail) throw new Error('injected: the connection dropped after the batch ran')
+      return results
+    },
+    async close() {},
+  }
+  return { rows, writer }
+}
+
+const insert = (id: string): WriteOp => ({ kind: 'insert', id, given: { id, path: id, provider: 'spawn', state: 'running' } as OpRow })
+const settle = (id: string): WriteOp => ({ kind: 'update', id, changes: { state: 'settled', result: `done ${id}` } as OpRow, guard: false })
+
+const step = fc.oneof(
+  fc.record({ kind: fc.constant('start' as const) }),
+  fc.record({ kind: fc.constant('settle' as const), pick: fc.nat() }),
+  // A turn of the event loop, or a wait for everything queued (a read drains first), retries included.
+  fc.record({ kind: fc.constant('turn' as const), drain: fc.boolean() }),
+)
+const fault = fc.oneof(
+  { weight: 1, arbitrary: fc.constant<Fault>({ fail: false }) },
+  { weight: 1, arbitrary: fc.nat({ max: 3 }).map((after): Fault => ({ fail: true, after })) },
+)
+
+describe('checkpoints: the group commit and its run log under failing batches (fault injection, fast-check)', function () {
+  this.timeout(300_000)
+  let dir: string
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'group-commit-faults-')) })
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('property: every settle the run log took is in the database after the next start; a stop always ends', async () => {
+    let n = 0
+    const schedules = fc.array(step, { minLength: 1, maxLength: 30 })
+    const failures = fc.array(fault, { minLength: 2, maxLength: 16 })
+    await fc.assert(fc.asyncProperty(schedules, failures, async (steps, faults) => {
+      const file = join(dir, `run-${++n}.runlog`)
+      const pending = [...faults]
+      const { rows, writer } = modelDatabase(pending)
+      const log = await openRunLog(file, (ops) => runOps(writer, ops))
+      const commit = new GroupCommit(writer, log, () => {})
+      const started: string[] = []
+      const logged = new Set<string>()
+      for (const next of steps) {
+        if (next.kind === 'start') {
+          const id = `r${started.length}`
+          started.push(id)
+          commit.writeLazy(insert(id))
+        } else if (next.kind === 'settle' && started.length) {
+          const id = started[next.pick % started.length]
+          if (!logged.has(id) && commit.writeLogged(settle(id))) logged.add(id)
+        } else if (next.kind === 'turn') {
+          if (next.drain) await within(commit.drain(), 10_000, 'a drain')
+          else await new Promise((resolve) => setImmediate(resolve))
+        }
+      }
+      // The stop: what is queued is written (a batch failing now stays in the log), then the log closes.
+      await within(commit.close(), 10_000, 'the group commit\'s close')
+      log.close()
+      // The next start (the database answers again): the records after the last marker, written again in order.
+      pending.length = 0
+      for (const ops of unwrittenIn(file)) for (const op of ops) await writer.run([[encodeOp(op)]])
+      for (const id of logged) {
+        expect(rows.get(id), `run ${id}, settled through the log (schedule ${JSON.stringify(steps)}, faults ${JSON.stringify(faults)})`)
+          .to.include({ state: 'settled', result: `done ${id}` })
+      }
+    }), { numRuns: 60 })
+  })
+})
