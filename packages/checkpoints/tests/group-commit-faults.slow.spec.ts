@@ -114,6 +114,6 @@ describe('checkpoints: the group commit and its run log under failing batches (f
         expect(rows.get(id), `run ${id}, settled through the log (schedule ${JSON.stringify(steps)}, faults ${JSON.stringify(faults)})`)
           .to.include({ state: 'settled', result: `done ${id}` })
       }
-    }), { numRuns: 60 })
+    }), { numRuns: 60, includeErrorInReport: true })
   })
 })

@@ -39,10 +39,10 @@ function app(file: string): Context {
 
 describe('checkpoints: a store stopped at any point, and stopped()', function () {
   this.timeout(120_000)
-  let baseline: number
 
   before(async () => {
-    // One start and stop first: the threads a first store starts for good (libuv's pool) are in the baseline.
+    // One start and stop first: the threads a first store starts for good (libuv's pool) are running before any count.
+    // Each count is taken just before its store starts (other spec files share this worker process).
     const dir = mkdtempSync(join(tmpdir(), 'checkpoints-stop-'))
     const ctx = app(join(dir, 'warm.db'))
     await ctx.start()
@@ -50,13 +50,13 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
     await ctx.stop()
     await store.stopped()
     rmSync(dir, { recursive: true })
-    baseline = threadCount()
   })
 
   it('property: records queued when ctx.stop() is called are all in the file once stopped() resolves; the directory then goes at once', async () => {
     await fc.assert(fc.asyncProperty(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 0, max: 3 }), async (count, turns) => {
       const dir = mkdtempSync(join(tmpdir(), 'checkpoints-stop-'))
       const file = join(dir, 'runs.db')
+      const before = threadCount()
       const ctx = app(file)
       await ctx.start()
       const store = await serviceOf(ctx, 'checkpoints')
@@ -64,11 +64,11 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
       for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve))
       await ctx.stop()
       await within(store.stopped(), 15_000, 'stopped()')
-      expect(threadCount(), 'threads once stopped() resolved').to.be.at.most(baseline)
+      expect(threadCount(), 'threads once stopped() resolved').to.be.at.most(before)
       expect(await rowsInFile(file)).to.equal(count)
       // No retries: nothing of the store writes in the directory any more.
       rmSync(dir, { recursive: true })
-    }), { numRuns: 12 })
+    }), { numRuns: 12, includeErrorInReport: true })
   })
 
   it('a stop that meets a hung database ends after STOP_WRITES_MS; a settle only in the run log is written by the next start', async () => {
@@ -169,6 +169,7 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
       await fc.assert(fc.asyncProperty(fc.integer({ min: 0, max: 60 }), async (after) => {
         const file = join(dir, `start-${++n}.db`)
         const first = made.length
+        const before = threadCount()
         const ctx = app(file)
         // A start takes some 50 ms here (the writer thread loads SQLite): the stop lands in it, or after it.
         const starting = ctx.start()
@@ -179,7 +180,7 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
         const stores = made.slice(first)
         expect(stores.length, 'stores made').to.be.at.most(1)
         if (stores.length) await within(stores[0].stopped(), 15_000, `stopped() of a store stopped ${after} ms into its start`)
-        expect(threadCount(), 'threads once stopped() resolved').to.be.at.most(baseline)
+        expect(threadCount(), 'threads once stopped() resolved').to.be.at.most(before)
         // Its run log released: a second store of the file opens it and is ready.
         const next = app(file)
         await next.start()
@@ -188,7 +189,7 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
         expect(await store.load('after')).to.include({ state: 'running' })
         await next.stop()
         await store.stopped()
-      }), { numRuns: 15 })
+      }), { numRuns: 15, includeErrorInReport: true })
       const ours = reports.filter((report) => /checkpoints\/src\//.test(String((report as Error)?.stack ?? report)))
       expect(ours.map(String), 'errors of the store\'s start once stopped').to.deep.equal([])
     } finally {
