@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { injected } from '@cordis-subagents/shared'
 import type {} from '@cordis-subagents/subagents-service'
 import type { Config } from './config.js'
 import type { EndpointHealth } from './endpoint.js'
@@ -24,6 +25,6 @@ export async function apply(ctx: Context, config: Config) {
   const provider = await createA2aProvider({ ...config, signal: controller.signal, debug, onHealth })
   // Runs still starting (waiting for the remote's first event) are not the service's yet: close them here.
   ctx.on('dispose', () => provider.dispose())
-  ctx.subagents.register(provider)
+  injected(ctx, 'subagents').register(provider)
   logger.debug('%s: the remote agent %s (%s; %d endpoints)', provider.name, provider.card.name, provider.cardUrl, provider.endpoints().length)
 }

@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { injected } from '@cordis-subagents/shared'
 import { createInProcessProvider, type InProcessConfig, inProcessConfig } from '@cordis-subagents/provider-spawn'
 
 /**
@@ -13,5 +14,5 @@ export type Config = InProcessConfig
 export const Config = inProcessConfig('fork')
 
 export function apply(ctx: Context, config: Config) {
-  ctx.subagents.register(createInProcessProvider(ctx, { ...config, inheritsParentContext: true }))
+  injected(ctx, 'subagents').register(createInProcessProvider(ctx, { ...config, inheritsParentContext: true }))
 }

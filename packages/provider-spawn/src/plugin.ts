@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { injected } from '@cordis-subagents/shared'
 import { type InProcessConfig, inProcessConfig } from './config.js'
 import { createInProcessProvider } from './in-process-provider.js'
 
@@ -11,5 +12,5 @@ export type Config = InProcessConfig
 export const Config = inProcessConfig('spawn')
 
 export function apply(ctx: Context, config: Config) {
-  ctx.subagents.register(createInProcessProvider(ctx, { ...config, inheritsParentContext: false }))
+  injected(ctx, 'subagents').register(createInProcessProvider(ctx, { ...config, inheritsParentContext: false }))
 }

@@ -83,20 +83,20 @@ export function apply(ctx: Context, config: Config) {
     logger.debug('tool "%s" mounted on provider "%s"', config.toolName, provider.name)
   }
 
-  // Listen first, then look: a provider that appears in between is not missed.
-  ctx.on('subagent/provider-added', (provider) => {
-    if (provider.name === config.provider) mount(provider)
+  // Mounted while provider `config.provider` is registered (now, and each time it comes back); unmounted when it goes.
+  ctx.subagents.follow(config.provider, {
+    added: mount,
+    removed: () => {
+      if (!unmount) return
+      unmount()
+      unmount = undefined
+      // Debug, like the mount line: a provider reload is routine, and an info line per reload cost a third of a remount.
+      logger.debug('tool "%s" unregistered: provider "%s" was removed; it returns when the provider does', config.toolName, config.provider)
+    },
   })
-  ctx.on('subagent/provider-removed', (removed) => {
-    if (removed !== config.provider || !unmount) return
-    unmount()
-    unmount = undefined
-    // Debug, like the mount line: a provider reload is routine, and an info line per reload cost a third of a remount.
-    logger.debug('tool "%s" unregistered: provider "%s" was removed; it returns when the provider does', config.toolName, removed)
-  })
-  const present = ctx.subagents.get(config.provider)
-  if (present) mount(present)
-  else logger.info('tool "%s" waits for provider "%s" (registered: %s)', config.toolName, config.provider, ctx.subagents.list().map((p) => p.name).join(', ') || 'none')
+  if (!unmount && !subagents.get(config.provider)) {
+    logger.info('tool "%s" waits for provider "%s" (registered: %s)', config.toolName, config.provider, subagents.list().map((p) => p.name).join(', ') || 'none')
+  }
 
   ctx.on('dispose', () => {
     load.unloaded = true

@@ -17,6 +17,7 @@ export { type KeptResult, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS, type ResultLi
 export { ResultBook } from './after-run.js'
 export { MAX_TASK_KEYS_PER_PARENT, reattachKey } from './run/reattach-keys.js'
 export type { ParkedRunInfo } from './run/journal-port.js'
+export type { ProviderFollower } from './provider-waiters.js'
 export { type SubagentCapability, SubagentError, type SubagentErrorCode, type SubagentErrorOptions } from './errors.js'
 export type { SubagentEventHandlers, SubagentEventMap, SubagentStartFailure } from './events.js'
 export { isIdleStop, STOP_REASONS } from './run/limit-stops.js'

@@ -5,14 +5,49 @@ import type { SubagentProvider } from './types.js'
 /** How long `ready` waits for a provider by default. */
 const DEFAULT_READY_TIMEOUT = 30_000
 
+/** Follows one provider by name (`ctx.subagents.follow`): told when it is registered and when it goes. */
+export interface ProviderFollower {
+  added(provider: SubagentProvider): void
+  removed(): void
+}
+
 interface ProviderWaiter {
   done(provider: SubagentProvider): void
   fail(error: SubagentError): void
 }
 
-/** Callers of `ctx.subagents.ready` waiting for a provider, by name. */
+/** Who waits on a provider by name: callers of `ctx.subagents.ready`, and followers (`ctx.subagents.follow`). */
 export class ProviderWaiters {
   private readonly awaiting = new Map<string, Set<ProviderWaiter>>()
+  private readonly followers = new Map<string, Set<ProviderFollower>>()
+
+  /** `onError`: a follower threw (the others and the registration go on). */
+  constructor(private readonly onError: (name: string, error: unknown) => void) {}
+
+  /** Adds a follower of provider `name`; the returned function removes it. */
+  follow(name: string, follower: ProviderFollower): () => void {
+    let followers = this.followers.get(name)
+    if (!followers) this.followers.set(name, followers = new Set())
+    followers.add(follower)
+    return () => {
+      followers.delete(follower)
+      if (!followers.size && this.followers.get(name) === followers) this.followers.delete(name)
+    }
+  }
+
+  /** Provider `name` went: its followers are told. */
+  removed(name: string): void {
+    for (const follower of this.followers.get(name) ?? []) this.tell(name, () => follower.removed())
+  }
+
+  /** Calls one follower; what it throws is reported, not passed on. */
+  tell(name: string, call: () => void): void {
+    try {
+      call()
+    } catch (error) {
+      this.onError(name, error)
+    }
+  }
 
   /** Waits for provider `name` (see `SubagentService.ready`); the service has checked it is not there yet. */
   wait(name: string, options: { timeout?: number; signal?: AbortSignal }, stopped: boolean): Promise<SubagentProvider> {
@@ -45,8 +80,9 @@ export class ProviderWaiters {
     })
   }
 
-  /** Provider `provider` was registered: its waiters resume. */
+  /** Provider `provider` was registered: its followers are told, then its waiters resume. */
   registered(provider: SubagentProvider): void {
+    for (const follower of this.followers.get(provider.name) ?? []) this.tell(provider.name, () => follower.added(provider))
     const waiters = this.awaiting.get(provider.name)
     if (!waiters) return
     this.awaiting.delete(provider.name)

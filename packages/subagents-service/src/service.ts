@@ -9,13 +9,13 @@ import { BackgroundRegistry } from './background/book.js'
 import type { SubagentEventHandlers } from './events.js'
 import { ResultBook, SubagentEvents } from './after-run.js'
 import { Admissions, type Admitted } from './admission/admission.js'
-import { isObject } from '@cordis-subagents/shared'
+import { isObject, withoutCallerTracing } from '@cordis-subagents/shared'
 import { type LiveRun, noop, now } from './run/delegation.js'
 import type { RunHost, SideRoad } from './run/run-host.js'
 import { NO_JOURNAL, type ParkedRunInfo, type RunJournal } from './run/journal-port.js'
 import { attach, reattachKey, ReattachKeys } from './run/reattach-keys.js'
 import { TraceSources } from './run/trace-sources.js'
-import { ProviderWaiters } from './provider-waiters.js'
+import { type ProviderFollower, ProviderWaiters } from './provider-waiters.js'
 import { HostVerbs } from './verbs/host-verbs.js'
 import { ParkedBook } from './parked-book.js'
 import { afterRecordedIn, noteIn } from './durable/journal.js'
@@ -57,8 +57,8 @@ export class SubagentService extends Service<Config> {
   private readonly events: SubagentEvents
   private readonly host: RunHost
   private readonly traces = new TraceSources()
-  /** Callers of `ready` waiting for a provider. */
-  private readonly waiters = new ProviderWaiters()
+  /** Callers of `ready` waiting for a provider, and followers of one. */
+  private readonly waiters = new ProviderWaiters((name, error) => this.log.warn('a follower of provider "%s" threw: %s', name, error))
   /** Background delegations of every parent (see `BackgroundRegistry`). */
   readonly background = new BackgroundRegistry((parent, task, reason) => this.log.warn('background result %s of %s lost: %s', task.handle, parent.id, reason))
   /** Parked children their parents hold until answered (see `ParkedBook`). */
@@ -101,22 +101,48 @@ export class SubagentService extends Service<Config> {
   register(provider: SubagentProvider): () => void {
     checkProvider(provider)
     const name = provider.name
-    const dispose = this.ctx.effect(() => {
-      if (this.providers.has(name)) {
+    // The caller's scope from cordis' caller-tracing shadow (`this` here), read once; the rest on
+    // the service itself (each read through the shadow builds another, and a reload runs this).
+    const { ctx } = this
+    const self = withoutCallerTracing(this)
+    const dispose = ctx.effect(() => {
+      if (self.providers.has(name)) {
         throw new SubagentError('DUPLICATE_PROVIDER',
           `A subagent provider named "${name}" is already registered; configure a different name for this one.`)
       }
-      this.providers.set(name, provider)
+      self.providers.set(name, provider)
       return () => {
-        if (this.providers.get(name) !== provider) return
-        this.providers.delete(name)
-        this.events.emit('subagent/provider-removed', name)
+        if (self.providers.get(name) !== provider) return
+        self.providers.delete(name)
+        self.events.emit('subagent/provider-removed', name)
+        self.waiters.removed(name)
       }
     })
-    this.events.emit('subagent/provider-added', provider)
-    // After the event: a tool bound to this provider is mounted by the time a waiter resumes.
-    this.waiters.registered(provider)
+    self.events.emit('subagent/provider-added', provider)
+    // Followers first (a tool bound to this provider mounts), then the waiters resume.
+    self.waiters.registered(provider)
     return dispose
+  }
+
+  /**
+   * Follows provider `name` from the caller's scope until it is disposed: `follower.added` runs at
+   * once when the provider is registered and again each time it is registered anew, `follower.removed`
+   * each time it goes. What a tool bound to one provider uses: unlike `subagent/provider-*` listeners
+   * it runs only for that provider's changes, without cordis' event dispatch. A follower that throws
+   * is logged; the registration goes on.
+   */
+  follow(name: string, follower: ProviderFollower): () => void {
+    if (typeof name !== 'string' || !isObject(follower) || typeof follower.added !== 'function' || typeof follower.removed !== 'function') {
+      throw new SubagentError('INVALID_REQUEST', 'follow(name, { added, removed }) takes a provider name and two functions.')
+    }
+    const { ctx } = this
+    const self = withoutCallerTracing(this)
+    return ctx.effect(() => {
+      const unfollow = self.waiters.follow(name, follower)
+      const present = self.providers.get(name)
+      if (present) self.waiters.tell(name, () => follower.added(present))
+      return unfollow
+    })
   }
 
   /**

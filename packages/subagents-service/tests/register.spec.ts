@@ -193,6 +193,75 @@ describe('ctx.subagents registry', () => {
     })
   })
 
+  describe('follow', () => {
+    const recorder = (log: string[], tag = '') => ({
+      added: (provider: SubagentProvider) => { log.push(`${tag}added:${provider.name}`) },
+      removed: () => { log.push(`${tag}removed`) },
+    })
+
+    it('tells the follower at once when the provider is there, on each re-registration and each removal; only for its name', async () => {
+      const log: string[] = []
+      const first = h.ctx.plugin(providerPlugin(new FakeProvider('alpha')))
+      await h.ctx.lifecycle.flush()
+      h.ctx.plugin((ctx: Context) => { ctx.subagents.follow('alpha', recorder(log)) })
+      expect(log).to.deep.equal(['added:alpha'])
+      h.ctx.subagents.register(new FakeProvider('beta'))
+      first.dispose()
+      expect(log).to.deep.equal(['added:alpha', 'removed'])
+      const again = new FakeProvider('alpha')
+      h.ctx.subagents.register(again)
+      expect(log).to.deep.equal(['added:alpha', 'removed', 'added:alpha'])
+    })
+
+    it('a follower of a provider not yet registered is told when it comes; followers are told before ready() resumes', async () => {
+      const log: string[] = []
+      h.ctx.plugin((ctx: Context) => { ctx.subagents.follow('late', recorder(log)) })
+      const ready = h.ctx.subagents.ready('late').then(() => log.push('ready'))
+      expect(log).to.deep.equal([])
+      h.ctx.subagents.register(new FakeProvider('late'))
+      await ready
+      expect(log).to.deep.equal(['added:late', 'ready'])
+    })
+
+    it('stops with the caller\'s scope: a disposed follower hears nothing more', async () => {
+      const log: string[] = []
+      const follower = h.ctx.plugin((ctx: Context) => { ctx.subagents.follow('alpha', recorder(log)) })
+      await h.ctx.lifecycle.flush()
+      follower.dispose()
+      const dispose = h.ctx.subagents.register(new FakeProvider('alpha'))
+      dispose()
+      expect(log).to.deep.equal([])
+    })
+
+    it('a throwing follower is logged; the other followers, the registration and the removal go on', async () => {
+      const log: string[] = []
+      h.ctx.plugin((ctx: Context) => {
+        ctx.subagents.follow('alpha', { added: () => { throw new Error('added boom') }, removed: () => { throw new Error('removed boom') } })
+        ctx.subagents.follow('alpha', recorder(log))
+      })
+      const dispose = h.ctx.subagents.register(new FakeProvider('alpha'))
+      expect(h.ctx.subagents.get('alpha')).to.not.equal(undefined)
+      dispose()
+      expect(h.ctx.subagents.get('alpha')).to.equal(undefined)
+      expect(log).to.deep.equal(['added:alpha', 'removed'])
+      expect(h.warnings.join('\n')).to.include('added boom').and.include('removed boom')
+      expect(h.errors).to.deep.equal([])
+    })
+
+    for (const [label, args] of [
+      ['a name that is not a string', [7, { added() {}, removed() {} }]],
+      ['no follower', ['alpha', undefined]],
+      ['a follower without removed', ['alpha', { added() {} }]],
+    ] as const) {
+      it(`INVALID_REQUEST for ${label}`, () => {
+        let error: unknown
+        try { (h.ctx.subagents.follow as (...a: unknown[]) => unknown)(...args) } catch (e) { error = e }
+        expect(error).to.be.instanceOf(SubagentError)
+        expect((error as SubagentError).code).to.equal('INVALID_REQUEST')
+      })
+    }
+  })
+
   it('registering needs an active caller scope (cordis INACTIVE_EFFECT); nothing is stored', async () => {
     let saved: Context | undefined
     const fork = h.ctx.plugin({

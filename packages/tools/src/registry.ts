@@ -60,22 +60,28 @@ export class ToolRegistry extends Service<ToolRegistry.Config> {
 
   /** Registers a tool in the caller's scope. Throws `INVALID_TOOL` or `DUPLICATE_TOOL`. */
   register<S extends ToolInputSchema>(tool: Tool<S>): () => void {
-    const owner = this.ctx.scope
-    return this.ctx.effect(() => {
+    const { ctx } = this
+    const self = withoutCallerTracing(this)
+    const owner = ctx.scope
+    return ctx.effect(() => {
       const spec = checkTool(tool)
-      const holder = this.reserved.get(spec.name)
+      const holder = self.reserved.get(spec.name)
       if (holder !== undefined) {
         throw new ToolError('DUPLICATE_TOOL', holder === owner
           ? `Tool name "${spec.name}" is reserved by this plugin: register it through the reservation (reservation.register).`
           : `Tool name "${spec.name}" is reserved by another plugin; choose another name.`)
       }
-      return this.add(tool as unknown as Tool, spec, owner)
+      return self.add(tool as unknown as Tool, spec, owner)
     })
   }
 
   /** Claims a name in the caller's scope before its tool exists. Throws `DUPLICATE_TOOL` on conflict. */
   reserve(name: string): ToolReservation {
-    const owner = this.ctx.scope
+    const { ctx } = this
+    // `this` is cordis' caller-tracing shadow here: the caller's scope is read from it once, and the
+    // reservation's closures (a remount runs them on every provider reload) use the registry itself.
+    const self = withoutCallerTracing(this)
+    const owner = ctx.scope
     checkName(name)
     let release!: () => void
     let unregister: (() => void) | undefined
@@ -89,7 +95,7 @@ export class ToolRegistry extends Service<ToolRegistry.Config> {
           throw new ToolError('INVALID_TOOL', `Reservation "${name}" cannot register a tool named "${spec.name}".`)
         }
         if (unregister) throw new ToolError('DUPLICATE_TOOL', `A tool is already registered under "${name}".`)
-        const remove = this.add(tool as unknown as Tool, spec, owner)
+        const remove = self.add(tool as unknown as Tool, spec, owner)
         const dispose = () => {
           if (unregister !== dispose) return
           unregister = undefined
@@ -100,22 +106,22 @@ export class ToolRegistry extends Service<ToolRegistry.Config> {
       },
       dispose: () => release(),
     }
-    release = this.ctx.effect(() => {
-      const holder = this.reserved.get(name)
+    release = ctx.effect(() => {
+      const holder = self.reserved.get(name)
       if (holder !== undefined) {
         throw new ToolError('DUPLICATE_TOOL', holder === owner
           ? `Tool name "${name}" is already reserved by this plugin.`
           : `Tool name "${name}" is already reserved by another plugin; choose another name.`)
       }
-      const existing = this.entries.get(name)
+      const existing = self.entries.get(name)
       if (existing && existing.owner !== owner) {
         throw new ToolError('DUPLICATE_TOOL', `Tool name "${name}" is already registered by another plugin; choose another name.`)
       }
-      this.reserved.set(name, owner)
+      self.reserved.set(name, owner)
       return () => {
         active = false
         unregister?.()
-        this.reserved.delete(name)
+        self.reserved.delete(name)
       }
     })
     return reservation

@@ -1,4 +1,4 @@
-import { symbols } from 'cordis'
+import { type Context, symbols } from 'cordis'
 
 /**
  * The service object behind cordis' caller-tracing proxy. Every access through `ctx.<service>`
@@ -10,4 +10,17 @@ import { symbols } from 'cordis'
  */
 export function withoutCallerTracing<T extends object>(service: T): T {
   return ((service as Record<symbol, unknown>)[symbols.original] as T | undefined) ?? service
+}
+
+/**
+ * `ctx[name]` for a plugin that declares `name` in its `inject`: the same traced service (its
+ * scope-bound methods, `register` and the like, bind to `ctx`'s scope), without the check cordis runs
+ * on every `ctx.<service>` read for a service the plugin did not declare: it walks the plugin's
+ * inject list through two event dispatches (≈ 40 µs, a third of a provider reload). A plugin that
+ * does not declare `name` gets undefined at apply time and fails loudly here.
+ */
+export function injected<K extends keyof Context & string>(ctx: Context, name: K): NonNullable<Context[K]> {
+  const service = ctx.get(name) as Context[K] | undefined
+  if (service === undefined || service === null) throw new Error(`cordis service "${name}" is not available: declare it in the plugin's inject`)
+  return service as NonNullable<Context[K]>
 }
