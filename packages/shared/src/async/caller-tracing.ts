@@ -14,13 +14,13 @@ export function withoutCallerTracing<T extends object>(service: T): T {
 
 /**
  * `ctx[name]` for a plugin that declares `name` in its `inject`: the same traced service (its
- * scope-bound methods, `register` and the like, bind to `ctx`'s scope), without the check cordis runs
- * on every `ctx.<service>` read for a service the plugin did not declare: it walks the plugin's
- * inject list through two event dispatches (≈ 40 µs, a third of a provider reload). A plugin that
- * does not declare `name` gets undefined at apply time and fails loudly here.
+ * scope-bound methods, `register` and the like, bind to `ctx`'s scope), read through `ctx.reflect`.
+ * A `ctx.<service>` read builds an `Error` and runs cordis' check for an undeclared service, which
+ * walks the plugin's inject list through two event dispatches (≈ 40 µs, a third of a provider
+ * reload); this skips both. A service that is not there (not declared, not loaded) throws here.
  */
 export function injected<K extends keyof Context & string>(ctx: Context, name: K): NonNullable<Context[K]> {
-  const service = ctx.get(name) as Context[K] | undefined
+  const service = ctx.reflect.get(name) as Context[K] | undefined
   if (service === undefined || service === null) throw new Error(`cordis service "${name}" is not available: declare it in the plugin's inject`)
   return service as NonNullable<Context[K]>
 }
