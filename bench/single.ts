@@ -47,6 +47,11 @@ const table = (head: string[], rows: Array<Array<string | number>>) => {
   log()
 }
 const started = performance.now()
+/** A difference with its sign: +1.2, −0.1. */
+const signed = (value: number) => {
+  const text = fmt(Math.abs(value))
+  return `${value < 0 && Number.parseFloat(text.replaceAll(',', '')) !== 0 ? '−' : '+'}${text}`
+}
 
 // Section 1 runs last but is printed first: the OpenAI Agents SDK keeps its tracing context in an
 // AsyncLocalStorage, and once one is in use Node 20 runs promise hooks for every promise in the
@@ -104,8 +109,8 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
   table(['reload', 'µs per cycle (wall): **mean with GC** · median (min–max of chunks)'],
     [['spawn provider with a mounted tool', fmtMean(r.provider)], ['a plugin that does nothing (cordis)', fmtMean(r.plugin)],
       ['a plugin that does nothing but declare the provider\'s inject (cordis)', fmtMean(r.injectingPlugin)]])
-  log()
   log(`The part that is cordis': ${fmt(r.injectingPlugin.mean)} µs of the provider's ${fmt(r.provider.mean)} (means); ours on top of it (the provider registered, the tool unmounted and remounted): ${fmt(r.provider.mean - r.injectingPlugin.mean)} µs. Provider ÷ that plugin: ${pairedFigure(r.samples, r.injecting, 'µs')}.`)
+  log()
   const reload = ratioTarget('provider reload ≤ 2× cordis\' own plugin reload (paired by chunk)', r.samples, r.baseline, { atMost: 2 }, { clock: 'wall', unit: 'µs' })
   targets.push(r.mountedAtEnd ? reload : [reload[0], false, `${reload[2]}; the tool was not mounted at the end`, ...reload.slice(3)] as Target)
   headline.push(['provider reload with a mounted tool', `${fmt(r.provider.mean)} µs per remove → re-add → remount (${fmt(ratio, 2)}× cordis' own reload of an empty plugin, median)`, '—'])
@@ -136,8 +141,8 @@ const section1 = { out: out.length, targets: targets.length, headline: headline.
   log(`${hb.iterations} runs each, interleaved. The subagent tool returns after the run is disposed, so this is what the parent waits beyond the turn. An agent that ignores the end of stdin gets \`exitGrace\` (50 ms) and then SIGTERM; it used to get \`cancelGrace\` (5 s).`)
   log()
   table(['agent', 'ms median (min–max)'], Object.entries(hb.stats).map(([name, s]) => [name, fmtStats(s)]))
-  targets.push(['ACP hand-back: stdin-ignoring agent ≤ 100 ms over a well-behaved one', stubborn - good <= 100, `+${fmt(stubborn - good)} ms (${fmt(stubborn)} vs ${fmt(good)} ms)`, 'wall'])
-  headline.push(['ACP run against a fixture agent', `${fmt(ours / hand, 2)}× a minimal hand-written ACP SDK client; hand-back +${fmt(stubborn - good)} ms for an agent that ignores stdin`,
+  targets.push(['ACP hand-back: stdin-ignoring agent ≤ 100 ms over a well-behaved one', stubborn - good <= 100, `${signed(stubborn - good)} ms (${fmt(stubborn)} vs ${fmt(good)} ms)`, 'wall'])
+  headline.push(['ACP run against a fixture agent', `${fmt(ours / hand, 2)}× a minimal hand-written ACP SDK client; hand-back ${signed(stubborn - good)} ms for an agent that ignores stdin`,
     `an empty \`node\` start is ≈ ${fmt(floor / ours, 1)} of a run`])
 }
 

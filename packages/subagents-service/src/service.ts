@@ -128,8 +128,9 @@ export class SubagentService extends Service<Config> {
    * Follows provider `name` from the caller's scope until it is disposed: `follower.added` runs at
    * once when the provider is registered and again each time it is registered anew, `follower.removed`
    * each time it goes. What a tool bound to one provider uses: unlike `subagent/provider-*` listeners
-   * it runs only for that provider's changes, without cordis' event dispatch. A follower that throws
-   * is logged; the registration goes on.
+   * it runs only for that provider's changes, without cordis' event dispatch. What `added` throws
+   * at once is thrown here (nothing is followed); later, a follower that throws is logged and the
+   * registration goes on.
    */
   follow(name: string, follower: ProviderFollower): () => void {
     if (typeof name !== 'string' || !isObject(follower) || typeof follower.added !== 'function' || typeof follower.removed !== 'function') {
@@ -138,10 +139,10 @@ export class SubagentService extends Service<Config> {
     const { ctx } = this
     const self = withoutCallerTracing(this)
     return ctx.effect(() => {
-      const unfollow = self.waiters.follow(name, follower)
+      // Told first: what `added` throws now fails the caller (a plugin's apply, loudly), and it follows nothing.
       const present = self.providers.get(name)
-      if (present) self.waiters.tell(name, () => follower.added(present))
-      return unfollow
+      if (present) follower.added(present)
+      return self.waiters.follow(name, follower)
     })
   }
 

@@ -248,6 +248,22 @@ describe('ctx.subagents registry', () => {
       expect(h.errors).to.deep.equal([])
     })
 
+    it('what added throws at once fails the caller\'s plugin loudly, and that plugin follows nothing', async () => {
+      const first = h.ctx.subagents.register(new FakeProvider('alpha'))
+      let calls = 0
+      const fork = h.ctx.plugin({
+        name: 'bad-follower', inject: ['subagents'],
+        apply(ctx: Context) { ctx.subagents.follow('alpha', { added: () => { calls++; throw new Error('mount boom') }, removed() {} }) },
+      })
+      await h.ctx.lifecycle.flush()
+      expect(fork.runtime.status).to.equal(FAILED)
+      expect(calls).to.equal(1)
+      first()
+      h.ctx.subagents.register(new FakeProvider('alpha'))
+      expect(calls).to.equal(1)
+      expect(h.ctx.subagents.get('alpha')).to.not.equal(undefined)
+    })
+
     for (const [label, args] of [
       ['a name that is not a string', [7, { added() {}, removed() {} }]],
       ['no follower', ['alpha', undefined]],
