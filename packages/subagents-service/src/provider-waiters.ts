@@ -80,9 +80,13 @@ export class ProviderWaiters {
     })
   }
 
-  /** Provider `provider` was registered: its followers are told, then its waiters resume. */
-  registered(provider: SubagentProvider): void {
+  /** Provider `provider` was registered: its followers are told. */
+  added(provider: SubagentProvider): void {
     for (const follower of this.followers.get(provider.name) ?? []) this.tell(provider.name, () => follower.added(provider))
+  }
+
+  /** Provider `provider` was registered (its followers told, its event emitted): its waiters resume. */
+  registered(provider: SubagentProvider): void {
     const waiters = this.awaiting.get(provider.name)
     if (!waiters) return
     this.awaiting.delete(provider.name)

@@ -114,12 +114,14 @@ export class SubagentService extends Service<Config> {
       return () => {
         if (self.providers.get(name) !== provider) return
         self.providers.delete(name)
-        self.events.emit('subagent/provider-removed', name)
+        // Followers first: a tool bound to this provider is gone by the time the event's listeners run.
         self.waiters.removed(name)
+        self.events.emit('subagent/provider-removed', name)
       }
     })
+    // Followers first (a tool bound to this provider mounts), then the event, then `ready()` callers resume.
+    self.waiters.added(provider)
     self.events.emit('subagent/provider-added', provider)
-    // Followers first (a tool bound to this provider mounts), then the waiters resume.
     self.waiters.registered(provider)
     return dispose
   }
@@ -127,7 +129,8 @@ export class SubagentService extends Service<Config> {
   /**
    * Follows provider `name` from the caller's scope until it is disposed: `follower.added` runs at
    * once when the provider is registered and again each time it is registered anew, `follower.removed`
-   * each time it goes. What a tool bound to one provider uses: unlike `subagent/provider-*` listeners
+   * each time it goes, before the `subagent/provider-*` event of that change (its listeners see a bound
+   * tool mounted or gone). What a tool bound to one provider uses: unlike `subagent/provider-*` listeners
    * it runs only for that provider's changes, without cordis' event dispatch. What `added` throws
    * at once is thrown here (nothing is followed); later, a follower that throws is logged and the
    * registration goes on.

@@ -213,6 +213,16 @@ describe('ctx.subagents registry', () => {
       expect(log).to.deep.equal(['added:alpha', 'removed', 'added:alpha'])
     })
 
+    it('followers are told before the provider-added and provider-removed listeners run', async () => {
+      const log: string[] = []
+      h.ctx.on('subagent/provider-added', (provider) => { log.push(`event added:${provider.name}`) })
+      h.ctx.on('subagent/provider-removed', (name) => { log.push(`event removed:${name}`) })
+      h.ctx.plugin((ctx: Context) => { ctx.subagents.follow('alpha', recorder(log)) })
+      const dispose = h.ctx.subagents.register(new FakeProvider('alpha'))
+      dispose()
+      expect(log).to.deep.equal(['added:alpha', 'event added:alpha', 'removed', 'event removed:alpha'])
+    })
+
     it('a follower of a provider not yet registered is told when it comes; followers are told before ready() resumes', async () => {
       const log: string[] = []
       h.ctx.plugin((ctx: Context) => { ctx.subagents.follow('late', recorder(log)) })
