@@ -9,12 +9,11 @@
  *   npx tsc -b && node --import tsx bench/profile/a2a-run.ts [runs]
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof-a2a --import tsx bench/profile/a2a-run.ts 1000
  */
-import { randomUUID } from 'node:crypto'
-import { Role } from '@a2a-js/sdk'
 import { ClientFactory } from '@a2a-js/sdk/client'
 import * as ProviderA2a from '@cordis-subagents/provider-a2a'
 import { withoutCallerTracing } from '@cordis-subagents/shared'
 import { bareA2aServer } from '../scenarios/a2a-bare.js'
+import { handA2aRun } from '../scenarios/a2a.js'
 import { BenchModel, host, text } from '../lib.js'
 
 const runs = Number(process.argv[2] ?? 1000)
@@ -34,17 +33,7 @@ const ours = async () => {
   await parent.dispose()
   if (result.output !== 'child answer') throw new Error(`ours: ${JSON.stringify(result)}`)
 }
-const hand = async () => {
-  let output = ''
-  const stream = client.sendMessageStream({
-    tenant: '', configuration: undefined, metadata: undefined,
-    message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: 'hello' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] },
-  })
-  for await (const event of stream) {
-    if (event.payload?.$case === 'artifactUpdate') output += event.payload.value.artifact?.parts.map((p) => p.content?.$case === 'text' ? p.content.value : '').join('') ?? ''
-  }
-  if (output !== 'child answer') throw new Error(`hand client: ${output}`)
-}
+const hand = () => handA2aRun(client)
 
 const total = { ours: 0, hand: 0 }
 const block = async (name: 'ours' | 'hand', count: number) => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { Role } from '@a2a-js/sdk'
-import { ClientFactory } from '@a2a-js/sdk/client'
+import { type Client, ClientFactory } from '@a2a-js/sdk/client'
 import * as ProviderA2a from '@cordis-subagents/provider-a2a'
 import * as ProviderAcp from '@cordis-subagents/provider-acp'
 import { bareA2aServer } from './a2a-bare.js'
@@ -10,6 +10,19 @@ import { BenchModel, host, now, stats, text, type Stats } from '../lib.js'
 const ACP_AGENT = fileURLToPath(new URL('../fixtures/acp-agent.mjs', import.meta.url))
 
 export interface A2aResult { stats: Record<string, Stats>; iterations: number }
+
+/** The A2A floor: one SendStreamingMessage of a hand-written SDK client, its artifact's text checked. */
+export async function handA2aRun(client: Client): Promise<void> {
+  let output = ''
+  const stream = client.sendMessageStream({
+    tenant: '', configuration: undefined, metadata: undefined,
+    message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: 'hello' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] },
+  })
+  for await (const event of stream) {
+    if (event.payload?.$case === 'artifactUpdate') output += event.payload.value.artifact?.parts.map((p) => p.content?.$case === 'text' ? p.content.value : '').join('') ?? ''
+  }
+  if (output !== 'child answer') throw new Error(`a2a hand client: wrong output ${output}`)
+}
 
 /**
  * Per-run latency of one delegation whose child answers at once, by transport: in-process
@@ -35,17 +48,7 @@ export async function a2a(options: { iterations: number; warmup: number }): Prom
     await run.dispose()
     if (result.stopReason !== 'completed' || result.output !== 'child answer') throw new Error(`${provider}: ${JSON.stringify(result)}`)
   }
-  const hand = async () => {
-    let output = ''
-    const stream = client.sendMessageStream({
-      tenant: '', configuration: undefined, metadata: undefined,
-      message: { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: 'hello' }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] },
-    })
-    for await (const event of stream) {
-      if (event.payload?.$case === 'artifactUpdate') output += event.payload.value.artifact?.parts.map((p) => p.content?.$case === 'text' ? p.content.value : '').join('') ?? ''
-    }
-    if (output !== 'child answer') throw new Error(`a2a hand client: wrong output ${output}`)
-  }
+  const hand = () => handA2aRun(client)
   const systems: Record<string, () => Promise<void>> = {
     'in-process: ctx.subagents → spawn': delegate('spawn'),
     'ACP: ctx.subagents → acp (cold process per run)': delegate('acp'),
