@@ -17,7 +17,9 @@ export function withoutCallerTracing<T extends object>(service: T): T {
  * scope-bound methods, `register` and the like, bind to `ctx`'s scope), read through `ctx.reflect`.
  * A `ctx.<service>` read builds an `Error` and runs cordis' check for an undeclared service, which
  * walks the plugin's inject list through two event dispatches (≈ 40 µs, a third of a provider
- * reload); this skips both. A service that is not there (not declared, not loaded) throws here.
+ * reload); this skips both, so it also skips cordis' warning for a service the plugin forgot to
+ * declare: declare it (the plugin then waits for it, and restarts when it is replaced). A service
+ * that is not loaded throws here.
  */
 export function injected<K extends keyof Context & string>(ctx: Context, name: K): NonNullable<Context[K]> {
   const service = ctx.reflect.get(name) as Context[K] | undefined
