@@ -2,7 +2,8 @@
  * A2A per-run (section 6's "A2A per-run ≤ 1.5× the hand-written SDK client") for a profile, not part of
  * `npm run bench`: the same SDK server on loopback (streaming, one text artifact), then `runs` delegations
  * through provider-a2a and `runs` SendStreamingMessage calls of a hand-written SDK client, alternating in
- * blocks of 50, printing the mean wall time of each. Server, client and provider share the process, as in
+ * blocks of 50, printing the mean wall time of each and the TCP connections the server accepted for each side.
+ * Server, client and provider share the process, as in
  * the section, so a CPU profile holds all three; `summarize.ts --by-caller "node (internal)"` splits what
  * Node does by our nearest caller.
  *
@@ -36,16 +37,20 @@ const ours = async () => {
 const hand = () => handA2aRun(client)
 
 const total = { ours: 0, hand: 0 }
+const connections = { ours: 0, hand: 0 }
 const block = async (name: 'ours' | 'hand', count: number) => {
   const t0 = performance.now()
+  const accepted = remote.connections
   for (let i = 0; i < count; i++) await (name === 'ours' ? ours() : hand())
   total[name] += performance.now() - t0
+  connections[name] += remote.connections - accepted
 }
 for (let i = 0; i < 100; i++) { await ours(); await hand() }
 for (let done = 0; done < runs; done += 50) {
   const count = Math.min(50, runs - done)
   if ((done / 50) % 2) { await block('hand', count); await block('ours', count) } else { await block('ours', count); await block('hand', count) }
 }
-console.log(`${runs} runs each: ours ${(total.ours / runs).toFixed(2)} ms, hand client ${(total.hand / runs).toFixed(2)} ms per run (${(total.ours / total.hand).toFixed(2)}×)`)
+console.log(`${runs} runs each: ours ${(total.ours / runs).toFixed(2)} ms, hand client ${(total.hand / runs).toFixed(2)} ms per run (${(total.ours / total.hand).toFixed(2)}×); `
+  + `TCP connections the server accepted: ours ${connections.ours}, hand client ${connections.hand}`)
 await h.stop()
 await remote.close()

@@ -17,9 +17,10 @@ import { system } from '../scenarios/checkpoints.js'
 
 const [store = 'sqlite', file] = process.argv.slice(2) as ['none' | 'sqlite' | 'postgres', string | undefined]
 const loops = Number(process.env.CHECKPOINTS_LOOPS ?? 20_000)
+const allocRounds = Number(process.env.CHECKPOINTS_ALLOC ?? 10)
 const s = await system(store, {
-  // Room for every delegation of the warm-up and the loop (rounds × batch), as the section has: a trim is not what is measured.
-  stores: [], storedRuns: Number(process.env.CHECKPOINTS_RUNS ?? 1000), rounds: Math.ceil((loops + 2000) / 100), batch: 100, warmup: 0,
+  // Room for every delegation of the warm-up, the loop and the alloc rounds (rounds × batch), as the section has: a trim is not what is measured.
+  stores: [], storedRuns: Number(process.env.CHECKPOINTS_RUNS ?? 1000), rounds: Math.ceil((loops + 2000) / 100) + allocRounds, batch: 100, warmup: 0,
   pgUrl: process.env.CHECKPOINTS_PG_URL,
 })
 const loop = async (count: number) => {
@@ -36,7 +37,7 @@ if (file === 'alloc') {
   observer.observe({ entryTypes: ['gc'] })
   const perDelegation: number[] = []
   let skipped = 0
-  for (let r = 0; r < Number(process.env.CHECKPOINTS_ALLOC ?? 10); r++) {
+  for (let r = 0; r < allocRounds; r++) {
     global.gc!()
     // The observer's entries of that collection arrive later.
     await new Promise((resolve) => setTimeout(resolve, 20))

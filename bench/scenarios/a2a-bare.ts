@@ -37,6 +37,8 @@ export async function bareA2aServer(options: { name: string; streaming: boolean;
   const app = express()
   const server = app.listen(0, '127.0.0.1')
   await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+  let connections = 0
+  server.on('connection', () => { connections++ })
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const card: AgentCard = {
     name: options.name, description: '', version: '1', provider: undefined,
@@ -49,6 +51,8 @@ export async function bareA2aServer(options: { name: string; streaming: boolean;
   app.use('/rpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }))
   return {
     url,
+    /** TCP connections the server has accepted so far. */
+    get connections() { return connections },
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve())
       server.closeAllConnections()

@@ -84,6 +84,7 @@ export function apply(ctx: Context, config: Config) {
   }
 
   // Mounted while provider `config.provider` is registered (now, and each time it comes back); unmounted when it goes.
+  // Through `ctx`, not the untraced `subagents`: the follow is bound to this load's scope and ends with it.
   ctx.subagents.follow(config.provider, {
     added: mount,
     removed: () => {

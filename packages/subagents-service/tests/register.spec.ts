@@ -1,6 +1,7 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import type { Context } from 'cordis'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
 import { SubagentError, type SubagentProvider } from '@cordis-subagents/subagents-service'
 import {
   ALL, FAILED, type Harness, NONE, FakeProvider, providerPlugin, recordEvents, setup, tick,
@@ -239,6 +240,21 @@ describe('ctx.subagents registry', () => {
       await h.ctx.lifecycle.flush()
       follower.dispose()
       const dispose = h.ctx.subagents.register(new FakeProvider('alpha'))
+      dispose()
+      expect(log).to.deep.equal([])
+    })
+
+    it('leaves nothing behind: 200 follows from plugins loaded and unloaded, and the book of followers is empty', async () => {
+      const book = (withoutCallerTracing(h.ctx.subagents) as unknown as { waiters: { followers: Map<string, Set<unknown>> } }).waiters.followers
+      const log: string[] = []
+      for (let i = 0; i < 200; i++) {
+        const fork = h.ctx.plugin((ctx: Context) => { ctx.subagents.follow(`p${i % 7}`, recorder(log)) })
+        await h.ctx.lifecycle.flush()
+        expect(book.size).to.equal(1)
+        fork.dispose()
+      }
+      expect(book.size).to.equal(0)
+      const dispose = h.ctx.subagents.register(new FakeProvider('p1'))
       dispose()
       expect(log).to.deep.equal([])
     })
