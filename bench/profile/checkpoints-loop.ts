@@ -19,8 +19,10 @@ const [store = 'sqlite', file] = process.argv.slice(2) as ['none' | 'sqlite' | '
 const loops = Number(process.env.CHECKPOINTS_LOOPS ?? 20_000)
 const allocRounds = Number(process.env.CHECKPOINTS_ALLOC ?? 10)
 const s = await system(store, {
-  // Room for every delegation of the warm-up, the loop and the alloc rounds (rounds × batch), as the section has: a trim is not what is measured.
-  stores: [], storedRuns: Number(process.env.CHECKPOINTS_RUNS ?? 1000), rounds: Math.ceil((loops + 2000) / 100) + allocRounds, batch: 100, warmup: 0,
+  // Room for every delegation of the warm-up, the loop and the alloc rounds (rounds × batch), as the section has:
+  // a trim is not what is measured.
+  stores: [], storedRuns: Number(process.env.CHECKPOINTS_RUNS ?? 1000),
+  rounds: Math.ceil((loops + 2000) / 100) + allocRounds, batch: 100, warmup: 0,
   pgUrl: process.env.CHECKPOINTS_PG_URL,
 })
 const loop = async (count: number) => {

@@ -245,7 +245,8 @@ describe('ctx.subagents registry', () => {
     })
 
     it('leaves nothing behind: 200 follows from plugins loaded and unloaded, and the book of followers is empty', async () => {
-      const book = (withoutCallerTracing(h.ctx.subagents) as unknown as { waiters: { followers: Map<string, Set<unknown>> } }).waiters.followers
+      type Inside = { waiters: { followers: Map<string, Set<unknown>> } }
+      const book = (withoutCallerTracing(h.ctx.subagents) as unknown as Inside).waiters.followers
       const log: string[] = []
       for (let i = 0; i < 200; i++) {
         const fork = h.ctx.plugin((ctx: Context) => { ctx.subagents.follow(`p${i % 7}`, recorder(log)) })
