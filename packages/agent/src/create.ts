@@ -293,8 +293,7 @@ export abstract class CountedGate {
 
   /** One model call through the gate (see `ModelGate.gated`). */
   async generate(target: GateTarget, request: GenerateRequest): Promise<GenerateResponse> {
-    const { signal } = request
-    if (signal.aborted) throw signal.reason
+    // The turn calls only while it is not aborted (its signal is made only if read); `gated` checks it before waiting.
     if (!this.countOnly) return this.gated(target, request)
     const key = this.keyOf(target)
     if (this.endpoints.has(key)) return this.gated(target, request, key)

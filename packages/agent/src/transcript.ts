@@ -51,13 +51,9 @@ export class Transcript {
   }
 
   /** Every message so far, as a copy the caller may edit (the messages themselves are frozen and shared). */
-  get messages(): readonly Message[] {
-    return joined(this.plainBase, this.own, this.length)
-  }
+  get messages(): readonly Message[] { return joined(this.plainBase, this.own, this.length) }
 
-  get length(): number {
-    return this.base.length + this.own.length
-  }
+  get length(): number { return this.base.length + this.own.length }
 
   /** Every message of every ended turn; never any of the turn in flight. Copies, free to edit. */
   completedMessages(): Message[] {
@@ -85,13 +81,9 @@ export class Transcript {
    * or sealed array by index 2–3× slower than a plain one, and a model reads every message; a
    * model that writes to it changes only its own copy (the messages themselves are frozen).
    */
-  snapshot(): readonly Message[] {
-    return joined(this.plainBase, this.own, this.length)
-  }
+  snapshot(): readonly Message[] { return joined(this.plainBase, this.own, this.length) }
 
-  beginTurn(): void {
-    this.turnStart = this.length
-  }
+  beginTurn(): void { this.turnStart = this.length }
 
   endTurn(): void {
     this.balance('The tool call was not answered because the turn ended.')
@@ -112,9 +104,7 @@ export class Transcript {
     this.own.splice(at - this.base.length, count)
   }
 
-  push(message: Message): void {
-    this.own.push(freezeMessage(message))
-  }
+  push(message: Message): void { this.own.push(freezeMessage(message)) }
 
   /**
    * Answers every call of the last assistant message that has no result yet with a synthetic
@@ -136,9 +126,7 @@ export class Transcript {
     }
   }
 
-  private at(index: number): Message {
-    return index >= this.base.length ? this.own[index - this.base.length] : this.plainBase[index]
-  }
+  private at(index: number): Message { return index >= this.base.length ? this.own[index - this.base.length] : this.plainBase[index] }
 }
 
 /**
@@ -167,13 +155,9 @@ interface Tally<T> {
 // one shared hidden class. A closure per object, or two kinds sharing a shape with different
 // getters, puts a tally in dictionary mode (≈ 350 bytes more per agent and tally).
 
-function usageTotal(this: Tally<Usage>): Usage {
-  return addUsage(this.own, this.delegated)
-}
+function usageTotal(this: Tally<Usage>): Usage { return addUsage(this.own, this.delegated) }
 
-function workTotal(this: Tally<WorkCounts>): WorkCounts {
-  return addWork(this.own, this.delegated)
-}
+function workTotal(this: Tally<WorkCounts>): WorkCounts { return addWork(this.own, this.delegated) }
 
 /** Zero tallies, shared until the first charge replaces them (a tally is replaced, never changed in place). */
 export const NO_USAGE: Usage = Object.freeze(emptyUsage())
@@ -212,14 +196,10 @@ const oneMoreDelegation = (work: WorkCounts): WorkCounts =>
 interface TurnTallies { delegated: Usage; ownWork: WorkCounts; delegatedWork: WorkCounts }
 
 /** An agent's token tally: `own` and `delegated`, and `total` computed from them when read. */
-export function usageTally(): Tally<Usage> {
-  return new UsageTally() as unknown as Tally<Usage>
-}
+export function usageTally(): Tally<Usage> { return new UsageTally() as unknown as Tally<Usage> }
 
 /** An agent's work tally (steps, tool calls, delegations): `own`, `delegated` and a computed `total`. */
-export function workTally(): Tally<WorkCounts> {
-  return new WorkTally() as unknown as Tally<WorkCounts>
-}
+export function workTally(): Tally<WorkCounts> { return new WorkTally() as unknown as Tally<WorkCounts> }
 
 // What a model returned, made well-formed before it enters the transcript.
 
@@ -275,10 +255,15 @@ const settledLeg = Promise.resolve()
  * A turn's abort: the signal its model and tool calls get, and the races of a step against it (`race`). Only the agent
  * aborts a turn (its caller's signal, `abort()`, `dispose()`, the wall-clock limit), always through `abort`, so each race
  * is rejected there: no listener on the turn's own signal, no promise of its own unless someone asks for `aborted`.
+ * The signal itself is made when first read (a model or tool that takes it): on Node 20 an `AbortSignal` costs about
+ * 3 µs to make and half of it outlives a young-generation collection, and most turns never read theirs (bench/README).
  * Work a race stops waiting for goes to the owner's `InFlight` (abort.ts), which `dispose` waits for.
  */
 export class TurnAbort {
-  private readonly controller = new AbortController()
+  private controller?: AbortController
+  /** Whether `abort` ran, and with what (an `AbortError` when it was given none, as a signal's reason would be). */
+  isAborted = false
+  reason: unknown
   private promise?: Promise<never>
   private reject?: (reason: unknown) => void
   /** The races of the current step: rejecter, work, rejecter, work … (flat: no object per race). */
@@ -293,7 +278,15 @@ export class TurnAbort {
     else caller?.addEventListener('abort', this, ONCE)
   }
 
-  get signal(): AbortSignal { return this.controller.signal }
+  /** The turn's signal, made on first read (aborted already when the turn is). */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController()
+      if (this.isAborted) this.controller.abort(this.reason)
+      if (this.listenersRaised) setMaxListeners(0, this.controller.signal)
+    }
+    return this.controller.signal
+  }
 
   handleEvent(): void { this.abort(this.caller!.reason) }
 
@@ -301,7 +294,7 @@ export class TurnAbort {
   get aborted(): Promise<never> {
     if (!this.promise) {
       this.promise = new Promise<never>((_, reject) => {
-        if (this.controller.signal.aborted) reject(this.controller.signal.reason)
+        if (this.isAborted) reject(this.reason)
         else this.reject = reject
       })
       this.promise.catch(() => {})
@@ -312,9 +305,9 @@ export class TurnAbort {
   /** `work`, or a rejection as soon as the turn is aborted: one promise per race, none for the abort. */
   race<T>(work: T | PromiseLike<T>): Promise<T> {
     const pending = Promise.resolve(work)
-    if (this.controller.signal.aborted) {
+    if (this.isAborted) {
       (this.owner.inFlight ??= new InFlight()).add(pending)
-      return Promise.reject(this.controller.signal.reason)
+      return Promise.reject(this.reason)
     }
     return new Promise<T>((resolve, reject) => {
       // A literal of two for the first: `push` onto an empty array reserves room for 17.
@@ -328,9 +321,12 @@ export class TurnAbort {
   stepDone(): void { this.races = undefined }
 
   abort(reason?: unknown): void {
+    if (this.isAborted) return
+    this.isAborted = true
+    this.reason = reason = reason === undefined ? new DOMException('This operation was aborted', 'AbortError') : reason
     // abortFlat may queue this abort behind one in progress; it is done before the outermost call
     // returns, so by the time a rejection is observed (a microtask later) the signal is aborted.
-    abortFlat(this.controller, reason)
+    if (this.controller) abortFlat(this.controller, reason)
     this.reject?.(reason)
     this.reject = undefined
     const races = this.races
@@ -345,6 +341,6 @@ export class TurnAbort {
   raiseListenerLimit(): void {
     if (this.listenersRaised) return
     this.listenersRaised = true
-    setMaxListeners(0, this.controller.signal)
+    if (this.controller) setMaxListeners(0, this.controller.signal)
   }
 }

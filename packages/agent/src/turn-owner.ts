@@ -75,6 +75,8 @@ export interface TurnOwner {
 
 /** A turn's abort (a `TurnAbort`, turn.ts), as its legs use it. */
 export interface LegAbort extends HookAbort {
+  /** Whether the turn was aborted (read this rather than `signal.aborted`: the signal is made when first read). */
+  readonly isAborted: boolean
   abort(reason?: unknown): void
   /** Lifts the listener limit of `signal` before the first tool step. */
   raiseListenerLimit(): void

@@ -1,0 +1,109 @@
+import { expect } from 'chai'
+import type { ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subagents/agent'
+import { deferred, modelPlugin, setup, type Setup } from './helpers.js'
+
+const answer = (text: string): GenerateResponse => ({ text, toolCalls: [], finishReason: 'stop' })
+
+/** Counts the AbortSignals made while `work` runs (an AbortController makes its signal when `signal` is first read). */
+async function signalsMadeDuring(work: () => Promise<unknown>): Promise<number> {
+  const native = Object.getOwnPropertyDescriptor(AbortController.prototype, 'signal')!
+  const seen = new WeakSet<AbortSignal>()
+  let made = 0
+  Object.defineProperty(AbortController.prototype, 'signal', {
+    ...native,
+    get(this: AbortController) {
+      const signal = native.get!.call(this) as AbortSignal
+      if (!seen.has(signal)) {
+        seen.add(signal)
+        made++
+      }
+      return signal
+    },
+  })
+  try {
+    await work()
+  } finally {
+    Object.defineProperty(AbortController.prototype, 'signal', native)
+  }
+  return made
+}
+
+describe("a turn's signal is made when first read", () => {
+  let s: Setup
+  beforeEach(async () => { s = await setup() })
+  afterEach(async () => { await s.ctx.stop() })
+
+  async function agentWith(model: ChatModel) {
+    s.ctx.plugin(modelPlugin('m', model))
+    await s.ctx.lifecycle.flush()
+    return s.ctx.agents.create({ model: 'm' })
+  }
+
+  it('a turn whose model never reads request.signal makes no AbortSignal', async () => {
+    const agent = await agentWith({ generate: async () => answer('done') })
+    const made = await signalsMadeDuring(async () => {
+      expect((await agent.run('go')).stopReason).to.equal('completed')
+    })
+    expect(made).to.equal(0)
+    await agent.dispose()
+  })
+
+  it('a model that reads it gets the turn\'s signal, aborted with the caller\'s reason', async () => {
+    const requests: GenerateRequest[] = []
+    const reached = deferred<void>()
+    const agent = await agentWith({
+      generate: (request) => {
+        requests.push(request)
+        reached.resolve()
+        return new Promise<GenerateResponse>((_, reject) => {
+          request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true })
+        })
+      },
+    })
+    const caller = new AbortController()
+    const running = agent.run('go', { signal: caller.signal })
+    await reached.promise
+    expect(requests[0].signal).to.be.instanceOf(AbortSignal)
+    expect(requests[0].signal.aborted).to.equal(false)
+    caller.abort('the user left')
+    const result = await running
+    expect(result.stopReason).to.equal('aborted')
+    expect(requests[0].signal.aborted).to.equal(true)
+    expect(requests[0].signal.reason).to.equal('the user left')
+    await agent.dispose()
+  })
+
+  it('read only after the turn was aborted, it is already aborted, with the reason', async () => {
+    let request: GenerateRequest | undefined
+    const reached = deferred<void>()
+    const late = deferred<GenerateResponse>()
+    const agent = await agentWith({
+      generate: (given) => {
+        request = given
+        reached.resolve()
+        return late.promise
+      },
+    })
+    const caller = new AbortController()
+    const running = agent.run('go', { signal: caller.signal })
+    await reached.promise
+    caller.abort('too late')
+    expect((await running).stopReason).to.equal('aborted')
+    expect(request!.signal.aborted).to.equal(true)
+    expect(request!.signal.reason).to.equal('too late')
+    // The turn stopped waiting for the model; dispose waits for the call to settle.
+    late.resolve(answer('ignored'))
+    await agent.dispose()
+  })
+
+  it('the request is a plain one to read: `signal` is an own enumerable key, and a spread copy carries the signal', async () => {
+    let request: GenerateRequest | undefined
+    const agent = await agentWith({ generate: async (given) => { request = given; return answer('done') } })
+    await agent.run('go')
+    expect(Object.keys(request!)).to.include.members(['system', 'messages', 'tools', 'signal', 'maxTokens', 'modelId', 'maxToolCalls'])
+    const copy = { ...request! }
+    expect(copy.signal).to.equal(request!.signal)
+    expect(copy.signal).to.be.instanceOf(AbortSignal)
+    await agent.dispose()
+  })
+})
