@@ -71,9 +71,8 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
 }
 
 /**
- * Creates the child and hands its run over at once (creating an agent is synchronous, so no abort
- * can land in between). The run is plain: the service's run (`Delegation`) holds the once-only
- * guards above it; what is left here is what only this provider knows.
+ * Creates the child and hands its run over at once (creating an agent is synchronous, so no abort can land in between).
+ * The run is plain: the service's run (`Delegation`) holds the once-only guards above it; here is what only this provider knows.
  */
 function startChild(
   options: InProcessProviderOptions, request: ProviderStartRequest, again: Again, create: (tools: ToolView) => Agent, restored = false,
@@ -97,17 +96,19 @@ function startChild(
 }
 
 /**
- * The run over one child agent: its first turn as `result`, and the verbs that continue,
- * interrupt, wake and close it. Every verb is safe to call twice and after the end: `cancel` and
- * `dispose` go to the agent, which ignores a second abort and disposes once. A class, not closures
- * per run: a wide fan-out keeps thousands alive at once.
+ * The run over one child agent: its first turn as `result`, and the verbs that continue, interrupt, wake and close it.
+ * Every verb is safe to call twice and after the end: `cancel` and `dispose` go to the agent, which ignores a second
+ * abort and disposes once. A class, not closures per run: a wide fan-out keeps thousands alive at once.
  */
 class ChildRun implements SubagentRun {
   readonly id: string
   readonly childId: string
   readonly result: Promise<SubagentResult>
   private readonly steering: Steering
-  private readonly runOptions: { signal: AbortSignal; onEvent?: (event: AgentEvent) => void }
+  private runOptions: { signal?: AbortSignal; onEvent?: (event: AgentEvent) => void }
+  /** The delegation's request, until dispose. */
+  private request?: ProviderStartRequest
+  private readonly toolFilter: ProviderStartRequest['toolFilter']
   private working?: Promise<SubagentResult>
   private latest?: SubagentResult
   /** Taken by `close`: the child as it was when closed (it is disposed right after). */
@@ -119,10 +120,12 @@ class ChildRun implements SubagentRun {
   private parkTimer?: ParkTimer
 
   constructor(
-    private readonly child: Agent, private readonly provider: string, private readonly request: ProviderStartRequest,
+    private readonly child: Agent, private readonly provider: string, request: ProviderStartRequest,
     private readonly again: Again, private readonly maxParkedMs: number, restored: boolean,
   ) {
     this.id = request.runId
+    this.request = request
+    this.toolFilter = request.toolFilter
     this.childId = child.id
     this.steering = new Steering(child)
     const update = request.onUpdate
@@ -176,29 +179,31 @@ class ChildRun implements SubagentRun {
     if (this.child.running || this.child.parked) {
       return Promise.reject(new SubagentError('NOT_SETTLED', `Run ${this.id} has a turn running or parked; only an ended run can be continued.`))
     }
-    const next: ProviderStartRequest = { ...request, prompt: message, toolFilter: this.request.toolFilter }
+    const next: ProviderStartRequest = { ...request, prompt: message, toolFilter: this.toolFilter }
     return this.again(this.closedAt ?? this.child.checkpoint(), next)
   }
 
-  /**
-   * A limit that aborted the request (a timeout, a budget) stays the child's abort reason, so the
-   * child and its own delegations end `timeout` / `budget` too, not `aborted`.
-   */
+  /** A limit that aborted the request (a timeout, a budget) stays the child's abort reason: it and its own delegations end so too. */
   cancel(reason?: string): void {
     this.parkTimer?.clear()
     this.steering.close()
-    const { signal } = this.request
-    this.child.abort(signal.aborted ? signal.reason : new Error(reason ?? 'cancelled'))
+    const signal = this.request?.signal
+    this.child.abort(signal?.aborted ? signal.reason : new Error(reason ?? 'cancelled'))
   }
 
   /**
-   * Aborts a turn still running and waits until it and its tools are idle, then for the result
-   * (the turn's end settles it a few ticks later; no follow-up turn starts once the child is
-   * disposed), so the result is always settled once dispose is done. Every call gets the same promise.
+   * Aborts a turn still running and waits until it and its tools are idle, then for the result (the turn's end settles it
+   * a few ticks later; no follow-up turn starts once the child is disposed), so the result is always settled once dispose
+   * is done. Every call gets the same promise.
    */
   dispose(): Promise<void> {
     this.parkTimer?.clear()
-    return this.disposal ??= this.child.dispose().then(() => this.working).then(noop)
+    // Disposed, the run may still be continued (kept up to an hour; `continueWith` needs only the child and its tool
+    // filter): the delegation's request goes, so a kept run does not keep the ended delegation's objects alive.
+    return this.disposal ??= this.child.dispose().then(() => this.working).then(() => {
+      this.request = undefined
+      this.runOptions = {}
+    })
   }
 
   private segment(first: () => Promise<RunResult>): Promise<SubagentResult> {
@@ -223,7 +228,7 @@ class ChildRun implements SubagentRun {
     if (this.disposal || this.child.parked?.id !== question.id) return
     this.expired = expiredResult(this.latest, question, this.maxParkedMs, this.provider)
     this.steering.close()
-    this.request.onIdleEnd?.(this.expired)
+    this.request?.onIdleEnd?.(this.expired)
   }
 
   private idle(): SubagentResult {
@@ -235,11 +240,10 @@ class ChildRun implements SubagentRun {
 }
 
 /**
- * A run's turns (`run`, `resume`, `wake`) and its follow-up messages (`run.send`, follow-ups.ts, made
- * at the first send). A final result closes it: the decision to settle and the close happen
- * together, so a send either made it into a turn or throws `NOT_RUNNING`. A `pending` /
- * `interrupted` result leaves it open for the segment that continues the run. Usage and work of
- * every turn of the run add up (a resumed turn's result already covers its whole turn); the text is
+ * A run's turns (`run`, `resume`, `wake`) and its follow-up messages (`run.send`, follow-ups.ts, made at the first send).
+ * A final result closes it: the decision to settle and the close happen together, so a send either made it into a turn
+ * or throws `NOT_RUNNING`. A `pending` / `interrupted` result leaves it open for the segment that continues the run.
+ * Usage and work of every turn of the run add up (a resumed turn's result already covers its whole turn); the text is
  * the last non-empty one (the one output rule); the stop reason is the last turn's.
  */
 class Steering {
@@ -265,8 +269,8 @@ class Steering {
 
   /** Runs `first()`, then one more turn (`turn`) for each time a `completed` turn ended with follow-ups unread. */
   run(first: () => Promise<RunResult>, turn: (prompt: string) => Promise<RunResult>): Promise<RunResult> {
-    // A promise chain, not an async function: a run waiting on its child's turn holds one
-    // reaction here, not a suspended frame (a wide fan-out keeps thousands waiting).
+    // A promise chain, not an async function: a waiting run holds one reaction here, not a suspended frame
+    // (a wide fan-out keeps thousands waiting).
     let started: Promise<RunResult>
     try {
       started = first()
@@ -308,7 +312,6 @@ class Steering {
 type Again = (checkpoint: AgentCheckpoint, request: ProviderStartRequest) => Promise<SubagentRun>
 
 const always = () => true
-const noop = () => {}
 
 function aborted(when: string): SubagentError {
   return new SubagentError('ABORTED', `The delegation was aborted ${when}.`)

@@ -1,8 +1,13 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { expect } from 'chai'
 import { type Agent, type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
 import { createInProcessProvider } from '@cordis-subagents/provider-spawn'
 import type { SubagentHandle } from '@cordis-subagents/subagents-service'
 import { type Harness, setup } from './helpers.js'
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
 
 const users = (request: GenerateRequest) => request.messages.filter((m) => m.role === 'user').map((m) => m.content)
 
@@ -114,6 +119,26 @@ describe('in-process provider: continuing a child whose run ended', () => {
     expect(kept).to.have.length(MAX_CONTINUABLE_RUNS)
     expect(kept, 'the one that ended first is dropped').to.deep.equal(ids.slice(1))
     expect(await codeOf(h.ctx.subagents.continue(ids[0], 'more'))).to.equal('NOT_FOUND')
+  })
+
+  it('a run kept for continue lets go of its ended delegation (the handle, its callbacks and its signal) and still continues', async () => {
+    h.ctx.subagents.register(createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false }))
+    const parent = parentAgent()
+    // In a function of its own, so no local of this test keeps the handle.
+    const kept = async () => {
+      const run = await finished('spawn', parent)
+      return { id: run.id, handle: new WeakRef(run) }
+    }
+    const { id, handle } = await kept()
+    expect(h.ctx.subagents.continuable.list(parent).map((entry) => entry.runId)).to.deep.equal([id])
+    for (let i = 0; i < 5 && handle.deref(); i++) {
+      await new Promise((resolve) => setImmediate(resolve))
+      gc()
+    }
+    expect(handle.deref(), 'the ended delegation is collectable while its run is kept for continue').to.equal(undefined)
+    const next = await h.ctx.subagents.continue(id, 'now add a summary')
+    expect(await next.result).to.deep.include({ stopReason: 'completed', output: 'answer 2' })
+    await next.dispose()
   })
 
   it('a run takes at most MAX_CONTINUES_PER_RUN continues (CONTINUE_LIMIT)', async () => {
