@@ -1,5 +1,5 @@
 import { type ToolView } from '@cordis-subagents/tools'
-import type { PendingQuestion } from '@cordis-subagents/shared'
+import { isAbortScope, type PendingQuestion } from '@cordis-subagents/shared'
 import type { Budget } from './budget.js'
 import { AgentError } from './errors.js'
 import { Transcript, TurnAbort, usageTally, workTally } from './transcript.js'
@@ -263,9 +263,8 @@ export class Agent {
 
   /** One leg of a turn (`run`, `wake`, `resume`): the abort wiring, and a turn that parks kept for `resume`. */
   private drive(turn: Turn, options: RunOptions, go: (turn: Turn, abort: TurnAbort) => Promise<RunResult>): Promise<RunResult> {
-    // A promise chain, not an async function: a child waiting on its model holds no suspended frame here. The leg's
-    // abort is its record (`current`) and its caller's signal's listener (`handleEvent`): two closures per leg in all.
-    const abort = new TurnAbort(this.owner, options.signal)
+    // A promise chain, not an async function: a child waiting on its model holds no suspended frame here.
+    const abort = new TurnAbort(this.owner, options.abortScope ?? options.signal)
     // Mark the agent busy before the turn starts: the turn runs synchronously up to its first
     // await (events, the model call), and a run started from there must see BUSY.
     this.current = abort
@@ -309,7 +308,7 @@ export class Agent {
   }
 
   private legDone(abort: TurnAbort): void {
-    abort.caller?.removeEventListener('abort', abort)
+    abort.detach()
     this.current = undefined
   }
 }
@@ -320,6 +319,9 @@ function checkRunArguments(prompt: unknown, options: RunOptions): void {
   if (options === null || typeof options !== 'object') throw new AgentError('INVALID_OPTIONS', 'run() takes an options object { signal?, onEvent?, onSpend? }.')
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new AgentError('INVALID_OPTIONS', 'options.signal must be an AbortSignal (e.g. new AbortController().signal).')
+  }
+  if (options.abortScope !== undefined && (!isAbortScope(options.abortScope) || options.signal !== undefined)) {
+    throw new AgentError('INVALID_OPTIONS', 'options.abortScope must be an AbortScope (e.g. a LazyAbort of @cordis-subagents/shared), and not given with signal.')
   }
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') throw new AgentError('INVALID_OPTIONS', 'options.onEvent must be a function.')
   if (options.onSpend !== undefined && typeof options.onSpend !== 'function') throw new AgentError('INVALID_OPTIONS', 'options.onSpend must be a function.')

@@ -145,11 +145,11 @@ export function hookFailed(turn: ParkableTurn, failure: AgentError, note?: strin
 
 /** The turn's leg was aborted: it ends `interrupted`, at a limit, or `aborted`. */
 export function stopForAbort(turn: ParkableTurn): RunResult {
-  const { signal } = turn.leg.abort
-  if (isInterrupt(signal.reason)) return interruptTurn(turn, signal.reason)
-  const limit = limitStop(signal.reason)
-  if (!limit) return turn.finish('aborted', abortDiagnostic(signal))
-  return turn.finish(limit, limitDiagnostic(signal.reason as LimitError), (signal.reason as LimitError).breach)
+  const { reason } = turn.leg.abort
+  if (isInterrupt(reason)) return interruptTurn(turn, reason)
+  const limit = limitStop(reason)
+  if (!limit) return turn.finish('aborted', abortDiagnostic(reason))
+  return turn.finish(limit, limitDiagnostic(reason as LimitError), (reason as LimitError).breach)
 }
 
 /**

@@ -5,8 +5,7 @@ import type { GenerateResponse, StopReason } from './types.js'
 // How a turn's end is explained: the diagnostics of aborts and limits; the texts the model reads
 // for calls that did not run (none of these is on a plain turn's road).
 
-export function abortDiagnostic(signal: AbortSignal): string {
-  const reason = signal.reason
+export function abortDiagnostic(reason: unknown): string {
   if (reason instanceof Error && reason.name !== 'AbortError') return `Aborted: ${reason.message}`
   if (typeof reason === 'string' && reason) return `Aborted: ${reason}`
   return 'Aborted.'

@@ -1,5 +1,7 @@
 import { setMaxListeners } from 'node:events'
-import { addUsage, addWork, countOf, emptyUsage, emptyWork, type Usage, type WorkCounts } from '@cordis-subagents/shared'
+import {
+  type AbortScope, addUsage, addWork, countOf, emptyUsage, emptyWork, listenForAbort, type Usage, type WorkCounts,
+} from '@cordis-subagents/shared'
 import { abortFlat, InFlight } from './abort.js'
 import { finishDiagnostic } from './stops.js'
 import { cloneMessage, freezeHistory, plainOf } from './history.js'
@@ -248,8 +250,8 @@ function normalizeCalls(calls: unknown[], idPrefix: string, maxCalls: number): M
 }
 
 // A turn's abort lives with its records: a delegation's road enters this file already (abort.ts only on an abort).
-const ONCE = { once: true } as const
 const settledLeg = Promise.resolve()
+const noop = () => {}
 
 /**
  * A turn's abort: the signal its model and tool calls get, and the races of a step against it (`race`). Only the agent
@@ -272,10 +274,12 @@ export class TurnAbort {
   /** The leg's outcome (the agent's `dispose` waits for it). */
   done: Promise<unknown> = settledLeg
 
-  /** `caller`: the run's signal, if any; this object is its listener (`handleEvent`), which the agent removes at the leg's end. */
-  constructor(private readonly owner: { inFlight?: InFlight }, readonly caller?: AbortSignal) {
-    if (caller?.aborted) this.abort(caller.reason)
-    else caller?.addEventListener('abort', this, ONCE)
+  /** Stops waiting on the caller's abort (the agent calls it at the leg's end). */
+  readonly detach: () => void
+
+  /** `caller`: the run's signal or abort scope, if any. */
+  constructor(private readonly owner: { inFlight?: InFlight }, caller?: AbortSignal | AbortScope) {
+    this.detach = caller ? listenForAbort(caller, () => this.abort(caller.reason)) : noop
   }
 
   /** The turn's signal, made on first read (aborted already when the turn is). */
@@ -288,7 +292,6 @@ export class TurnAbort {
     return this.controller.signal
   }
 
-  handleEvent(): void { this.abort(this.caller!.reason) }
 
   /** A promise rejected when the turn is aborted (for waits that are not a step's work: hooks, the inbox). */
   get aborted(): Promise<never> {
@@ -344,3 +347,4 @@ export class TurnAbort {
     if (this.controller) setMaxListeners(0, this.controller.signal)
   }
 }
+

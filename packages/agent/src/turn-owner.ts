@@ -75,8 +75,9 @@ export interface TurnOwner {
 
 /** A turn's abort (a `TurnAbort`, turn.ts), as its legs use it. */
 export interface LegAbort extends HookAbort {
-  /** Whether the turn was aborted (read this rather than `signal.aborted`: the signal is made when first read). */
+  /** Whether and why the turn was aborted (read these rather than the signal's: it is made when first read). */
   readonly isAborted: boolean
+  readonly reason: unknown
   abort(reason?: unknown): void
   /** Lifts the listener limit of `signal` before the first tool step. */
   raiseListenerLimit(): void

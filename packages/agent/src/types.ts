@@ -1,7 +1,7 @@
 import type { AgentErrorCode } from './errors.js'
 import type { DelegationAccount } from './children-account.js'
 import type { ToolImage, ToolResult, ToolSpec, ToolUpdate } from '@cordis-subagents/tools'
-import type { BudgetBreach, PendingQuestion, Usage, WorkCounts } from '@cordis-subagents/shared'
+import type { AbortScope, BudgetBreach, PendingQuestion, Usage, WorkCounts } from '@cordis-subagents/shared'
 
 /** A tool call as a model emitted it. */
 export interface ModelToolCall {
@@ -154,6 +154,11 @@ export type AgentEvent =
 
 export interface RunOptions {
   signal?: AbortSignal
+  /**
+   * The caller's abort as an `AbortScope` (@cordis-subagents/shared) instead of `signal` (one or the other): no
+   * `AbortSignal` is made for the wait (the service's runs pass theirs to an in-process child).
+   */
+  abortScope?: AbortScope
   onEvent?: (event: AgentEvent) => void
   /**
    * For a root agent's run (one that owns its tree's budget): called synchronously after every

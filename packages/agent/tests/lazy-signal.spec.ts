@@ -1,5 +1,6 @@
 import { expect } from 'chai'
 import type { ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subagents/agent'
+import { LazyAbort } from '@cordis-subagents/shared'
 import { deferred, modelPlugin, setup, type Setup } from './helpers.js'
 
 const answer = (text: string): GenerateResponse => ({ text, toolCalls: [], finishReason: 'stop' })
@@ -104,6 +105,34 @@ describe("a turn's signal is made when first read", () => {
     const copy = { ...request! }
     expect(copy.signal).to.equal(request!.signal)
     expect(copy.signal).to.be.instanceOf(AbortSignal)
+    await agent.dispose()
+  })
+
+  it('a run given an abortScope waits on it without an AbortSignal, and ends aborted with its reason', async () => {
+    const reached = deferred<void>()
+    const late = deferred<GenerateResponse>()
+    const agent = await agentWith({ generate: () => { reached.resolve(); return late.promise } })
+    const scope = new LazyAbort()
+    let running!: Promise<{ stopReason: string; diagnostic?: string }>
+    const made = await signalsMadeDuring(async () => {
+      running = agent.run('go', { abortScope: scope })
+      await reached.promise
+      scope.abort('the host shut down')
+      expect((await running).stopReason).to.equal('aborted')
+    })
+    expect(made).to.equal(0)
+    expect((await running).diagnostic).to.include('the host shut down')
+    late.resolve(answer('ignored'))
+    await agent.dispose()
+  })
+
+  it('signal and abortScope together, or an abortScope that is not one, are refused with INVALID_OPTIONS', async () => {
+    const agent = await agentWith({ generate: async () => answer('done') })
+    const codeOf = (options: object) => agent.run('go', options as never).then(() => 'ran', (error: { code?: string }) => error.code)
+    expect(await codeOf({ signal: new AbortController().signal, abortScope: new LazyAbort() })).to.equal('INVALID_OPTIONS')
+    expect(await codeOf({ abortScope: new AbortController().signal })).to.equal('INVALID_OPTIONS')
+    expect(await codeOf({ abortScope: { aborted: false } })).to.equal('INVALID_OPTIONS')
+    expect(await codeOf({ abortScope: new LazyAbort() })).to.equal('ran')
     await agent.dispose()
   })
 })
