@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import { addWork, describeError, type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
 import {
-  type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, askParentTool, type RunResult,
+  type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, askParentTool, type RunOptions, type RunResult,
 } from '@cordis-subagents/agent'
 import {
   type ProviderStartRequest, type RunRecord, SubagentError, type SubagentProvider, type SubagentResult, type SubagentRun,
@@ -77,17 +77,15 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
 function startChild(
   options: InProcessProviderOptions, request: ProviderStartRequest, again: Again, create: (tools: ToolView) => Agent, restored = false,
 ): Promise<SubagentRun> {
-  if (request.signal.aborted) return Promise.reject(aborted('before the provider started it; no child was created'))
+  // The service's scope when it gave one (reading `signal` would make an AbortSignal for nothing).
+  const abort = request.abortScope ?? request.signal
+  if (abort.aborted) return Promise.reject(aborted('before the provider started it; no child was created'))
   let tools = request.toolFilter ? request.parent.tools.restrict(request.toolFilter) : request.parent.tools
   if (options.askParent) tools = tools.with(askParentTool(options.askParentTool ? { name: options.askParentTool } : {}))
   let child: Agent
-  try {
-    child = create(tools)
-  } catch (error) {
-    return Promise.reject(error)
-  }
+  try { child = create(tools) } catch (error) { return Promise.reject(error) }
   // Creating reads the parent (its cwd, its tools): an abort can land right there.
-  if (request.signal.aborted) {
+  if (abort.aborted) {
     return child.dispose().then(() => {
       throw aborted('while the provider was creating its child; the child was disposed and never ran')
     })
@@ -105,7 +103,7 @@ class ChildRun implements SubagentRun {
   readonly childId: string
   readonly result: Promise<SubagentResult>
   private readonly steering: Steering
-  private runOptions: { signal?: AbortSignal; onEvent?: (event: AgentEvent) => void }
+  private runOptions: RunOptions
   /** The delegation's request, until dispose. */
   private request?: ProviderStartRequest
   private readonly toolFilter: ProviderStartRequest['toolFilter']
@@ -131,7 +129,8 @@ class ChildRun implements SubagentRun {
     const update = request.onUpdate
     // Progress is built only while someone takes it (the caller's onUpdate or a subagent/update listener).
     const wanted = request.wantsUpdates ?? always
-    this.runOptions = { signal: request.signal, onEvent: update ? (event) => { if (wanted()) forward(event, update) } : undefined }
+    const onEvent = update ? (event: AgentEvent) => { if (wanted()) forward(event, update) } : undefined
+    this.runOptions = request.abortScope ? { abortScope: request.abortScope, onEvent } : { signal: request.signal, onEvent }
     // A restored child does not run at once: it is parked (as it was) or interrupted, and waits for the host.
     this.result = restored ? Promise.resolve(this.parkedOn(this.idle())) : this.segment(() => child.run(request.prompt, this.runOptions))
   }
@@ -187,8 +186,8 @@ class ChildRun implements SubagentRun {
   cancel(reason?: string): void {
     this.parkTimer?.clear()
     this.steering.close()
-    const signal = this.request?.signal
-    this.child.abort(signal?.aborted ? signal.reason : new Error(reason ?? 'cancelled'))
+    const abort = this.request && (this.request.abortScope ?? this.request.signal)
+    this.child.abort(abort?.aborted ? abort.reason : new Error(reason ?? 'cancelled'))
   }
 
   /**

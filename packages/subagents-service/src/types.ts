@@ -1,6 +1,6 @@
 import type { Agent, Budget, BudgetLimits, OutputOptions } from '@cordis-subagents/agent'
 import type { ChildAgentOptions } from './child-options.js'
-import type { BudgetBreach, BudgetName, PendingQuestion, ToolFilter, Usage, WorkCounts } from '@cordis-subagents/shared'
+import type { AbortScope, BudgetBreach, BudgetName, PendingQuestion, ToolFilter, Usage, WorkCounts } from '@cordis-subagents/shared'
 
 export interface ProviderCapabilities {
   /** The provider honours `request.persona`. */
@@ -85,26 +85,26 @@ export interface TraceContext {
 export type TraceContextSource = (request: Readonly<ProviderStartRequest>, provider: string) => TraceContext | undefined
 
 /**
- * What a provider's `start` receives: the request plus the identity the service minted.
- * `signal` is the service's signal for this run: it aborts when the caller's signal aborts or the
- * holder calls `cancel()` (after the hand-over the service also calls the run's `cancel` once).
- * `onUpdate` is always set (the service's forwarder); call it freely, it never throws.
+ * What a provider's `start` receives: the request plus the identity the service minted. `signal` is the service's
+ * signal for this run: it aborts when the caller's signal aborts or the holder calls `cancel()` (after the hand-over the
+ * service also calls the run's `cancel` once); it is made when first read, and `abortScope` is the same abort without
+ * one (an in-process child waits on it). `onUpdate` is always set (the service's forwarder); it never throws.
  */
 export interface ProviderStartRequest extends Omit<SubagentRequest, 'budget'> {
+  /** Set by the service: the run's abort (`signal` aborts with it). */
+  abortScope?: AbortScope
   /** Use it as your run's `id`. */
   runId: string
   /**
-   * Whether anyone takes progress right now: the caller's `onUpdate` or a `subagent/update`
-   * listener (always set by the service). A provider may skip building updates while it is false;
-   * listeners come and go during a run, so ask per update. Usage updates charge the tree's budget:
-   * send those regardless.
+   * Whether anyone takes progress right now: the caller's `onUpdate` or a `subagent/update` listener (always set by the
+   * service). A provider may skip building updates while it is false; listeners come and go, so ask per update. Usage
+   * updates charge the tree's budget: send those regardless.
    */
   wantsUpdates?(): boolean
   /**
-   * For a run that ends while idle (parked on a question or interrupted: nothing waits on a turn
-   * of it), e.g. its `maxParkedMs` passed or its process died: report the final result here and
-   * the service ends the run at once (`subagent/end`, the journal, `pending()`, every waiter).
-   * Ignored while a turn runs and after the end. Always set by the service; never throws.
+   * For a run that ends while idle (parked on a question or interrupted: nothing waits on a turn of it), e.g. its
+   * `maxParkedMs` passed or its process died: report the final result here and the service ends the run at once
+   * (`subagent/end`, the journal, `pending()`, every waiter). Ignored while a turn runs and after the end. Always set; never throws.
    */
   onIdleEnd?(result: SubagentResult): void
   /** The child's depth: `parent.depth + 1`. */

@@ -1,4 +1,4 @@
-import { describeError, limitStop } from '@cordis-subagents/shared'
+import { describeError, type LazyAbort, limitStop } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import type { Parking } from './parking.js'
@@ -26,7 +26,7 @@ export abstract class RunControls {
   protected abstract cancelled: boolean
   /** Set when a limit (a timeout, a budget), not a person, cancelled the run. */
   protected abstract limit?: { stop: 'timeout' | 'budget'; reason: unknown }
-  protected abstract readonly controller: AbortController
+  protected abstract readonly aborter: LazyAbort
   /** Set while the provider's `start` is pending: a cancel rejects the start at once. */
   protected abstract stopWaitingForStart?: () => void
   protected abstract provider: SubagentProvider
@@ -46,7 +46,7 @@ export abstract class RunControls {
     this.cancelled = true
     const stop = limitStop(signalReason)
     if (stop) this.limit = { stop, reason: signalReason }
-    this.controller.abort(signalReason ?? new SubagentError('ABORTED', reason ?? 'The run was cancelled.'))
+    this.aborter.abort(signalReason ?? new SubagentError('ABORTED', reason ?? 'The run was cancelled.'))
     this.stopWaitingForStart?.()
     if (!this.providerRun) return
     try {

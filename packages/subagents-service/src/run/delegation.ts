@@ -1,7 +1,7 @@
 import type { Agent, Budget } from '@cordis-subagents/agent'
 import {
-  type BudgetBreach, type BudgetName, checkedUsage, checkedWork, describeError, isCount, isObject, onAbort, type PendingQuestion,
-  totalTokens,
+  type BudgetBreach, type BudgetName, checkedUsage, checkedWork, describeError, isCount, isObject, LazyAbort, onAbort, type PendingQuestion,
+  totalTokens, withScopeSignal,
 } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { ANY_STOP, asLimitStop, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText } from './limit-stops.js'
@@ -32,7 +32,7 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
   protected phase: Phase = 'starting'
   protected cancelled = false
   protected limit?: { stop: 'timeout' | 'budget'; reason: unknown }
-  protected readonly controller = new AbortController()
+  protected readonly aborter = new LazyAbort()
   protected pending?: SubagentUpdate[]
   protected provider: SubagentProvider
   protected budget?: Budget
@@ -80,11 +80,12 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
       throw aborted('before the provider was called')
     }
     const budget = this.budget = admission.budget
-    const providerRequest = passOn(request, {
-      prompt: request.prompt, parent: request.parent, signal: this.controller.signal, onUpdate: (update) => this.update(update),
+    // The provider gets the run's abort as a scope, and a `signal` made only if it reads one (an in-process child does not).
+    const providerRequest = passOn(request, withScopeSignal({
+      prompt: request.prompt, parent: request.parent, abortScope: this.aborter, onUpdate: (update: SubagentUpdate) => this.update(update),
       wantsUpdates: this.wantsUpdates, runId: this.id, depth: admission.depth, maxDepthCeiling: admission.ceiling,
-      onIdleEnd: (result) => endIdle(this, host.log, result),
-    })
+      onIdleEnd: (result: SubagentResult) => endIdle(this, host.log, result),
+    }) as ProviderStartRequest)
     if (budget) providerRequest.budget = budget
     if (host.traces.size) host.traces.apply(providerRequest, provider.name, host.log)
     this.startedAt = Date.now()
@@ -96,7 +97,7 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     })
     this.stopWaitingForStart = undefined
     // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
-    if (!outcome || this.controller.signal.aborted) return this.reject(aborted('before the provider handed the run over'), starting)
+    if (!outcome || this.aborter.aborted) return this.reject(aborted('before the provider handed the run over'), starting)
     if ('run' in outcome && isRun(outcome.run)) return this.handOver(outcome.run)
     const refusal = startRefusal(provider.name, outcome)
     return this.reject(refusal.error, refusal.leftover)
