@@ -1,33 +1,10 @@
 import { expect } from 'chai'
 import type { ChatModel, GenerateRequest, GenerateResponse } from '@cordis-subagents/agent'
 import { LazyAbort } from '@cordis-subagents/shared'
+import { signalsMadeDuring } from '@cordis-subagents/test-support'
 import { deferred, modelPlugin, setup, type Setup } from './helpers.js'
 
 const answer = (text: string): GenerateResponse => ({ text, toolCalls: [], finishReason: 'stop' })
-
-/** Counts the AbortSignals made while `work` runs (an AbortController makes its signal when `signal` is first read). */
-async function signalsMadeDuring(work: () => Promise<unknown>): Promise<number> {
-  const native = Object.getOwnPropertyDescriptor(AbortController.prototype, 'signal')!
-  const seen = new WeakSet<AbortSignal>()
-  let made = 0
-  Object.defineProperty(AbortController.prototype, 'signal', {
-    ...native,
-    get(this: AbortController) {
-      const signal = native.get!.call(this) as AbortSignal
-      if (!seen.has(signal)) {
-        seen.add(signal)
-        made++
-      }
-      return signal
-    },
-  })
-  try {
-    await work()
-  } finally {
-    Object.defineProperty(AbortController.prototype, 'signal', native)
-  }
-  return made
-}
 
 describe("a turn's signal is made when first read", () => {
   let s: Setup

@@ -2,31 +2,8 @@
 import { expect } from 'chai'
 import type { GenerateResponse } from '@cordis-subagents/agent'
 import { createInProcessProvider } from '@cordis-subagents/provider-spawn'
+import { signalsMadeDuring } from '@cordis-subagents/test-support'
 import { deferred, type Harness, setup } from './helpers.js'
-
-/** Counts the AbortSignals made while `work` runs (an AbortController makes its signal when `signal` is first read). */
-async function signalsMadeDuring(work: () => Promise<void>): Promise<number> {
-  const native = Object.getOwnPropertyDescriptor(AbortController.prototype, 'signal')!
-  const seen = new WeakSet<AbortSignal>()
-  let made = 0
-  Object.defineProperty(AbortController.prototype, 'signal', {
-    ...native,
-    get(this: AbortController) {
-      const signal = native.get!.call(this) as AbortSignal
-      if (!seen.has(signal)) {
-        seen.add(signal)
-        made++
-      }
-      return signal
-    },
-  })
-  try {
-    await work()
-  } finally {
-    Object.defineProperty(AbortController.prototype, 'signal', native)
-  }
-  return made
-}
 
 /** The service hands an in-process child the run's abort as a scope: no AbortSignal is made for the run unless read. */
 describe('in-process provider: the run\'s abort scope', () => {

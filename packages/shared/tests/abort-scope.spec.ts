@@ -2,30 +2,7 @@
 import { getEventListeners } from 'node:events'
 import { expect } from 'chai'
 import { isAbortScope, LazyAbort, listenForAbort, withScopeSignal } from '@cordis-subagents/shared'
-
-/** Counts the AbortSignals made while `work` runs (an AbortController makes its signal when `signal` is first read). */
-function signalsMadeDuring(work: () => void): number {
-  const native = Object.getOwnPropertyDescriptor(AbortController.prototype, 'signal')!
-  const seen = new WeakSet<AbortSignal>()
-  let made = 0
-  Object.defineProperty(AbortController.prototype, 'signal', {
-    ...native,
-    get(this: AbortController) {
-      const signal = native.get!.call(this) as AbortSignal
-      if (!seen.has(signal)) {
-        seen.add(signal)
-        made++
-      }
-      return signal
-    },
-  })
-  try {
-    work()
-  } finally {
-    Object.defineProperty(AbortController.prototype, 'signal', native)
-  }
-  return made
-}
+import { signalsMadeDuring } from '@cordis-subagents/test-support'
 
 describe('LazyAbort: an abort that makes no AbortSignal until one is read', () => {
   it('waiters are called once, in the order they came, and none after they stopped waiting; stopping twice is harmless', () => {
@@ -56,9 +33,9 @@ describe('LazyAbort: an abort that makes no AbortSignal until one is read', () =
     stop()
   })
 
-  it('waits and aborts without making an AbortSignal; `signal` is made on first read and aborts with the scope', () => {
+  it('waits and aborts without making an AbortSignal; `signal` is made on first read and aborts with the scope', async () => {
     const scope = new LazyAbort()
-    expect(signalsMadeDuring(() => {
+    expect(await signalsMadeDuring(() => {
       const stop = scope.onAbort(() => {})
       stop()
       scope.onAbort(() => {})
@@ -107,10 +84,10 @@ describe('listenForAbort: one wait on an AbortSignal or an AbortScope', () => {
     expect(calls).to.deep.equal(['signal', 'scope'])
   })
 
-  it('on a scope: waits through the scope, making no signal', () => {
+  it('on a scope: waits through the scope, making no signal', async () => {
     const scope = new LazyAbort()
     const calls: string[] = []
-    expect(signalsMadeDuring(() => {
+    expect(await signalsMadeDuring(() => {
       listenForAbort(scope, () => calls.push('aborted'))
       scope.abort()
     })).to.equal(0)
@@ -119,10 +96,10 @@ describe('listenForAbort: one wait on an AbortSignal or an AbortScope', () => {
 })
 
 describe('withScopeSignal and isAbortScope', () => {
-  it('gives a carrier a `signal` made only when read: an own enumerable key a spread copy carries', () => {
+  it('gives a carrier a `signal` made only when read: an own enumerable key a spread copy carries', async () => {
     const scope = new LazyAbort()
     const request = withScopeSignal({ prompt: 'x', abortScope: scope })
-    expect(signalsMadeDuring(() => { expect(Object.keys(request)).to.deep.equal(['prompt', 'abortScope', 'signal']) })).to.equal(0)
+    expect(await signalsMadeDuring(() => { expect(Object.keys(request)).to.deep.equal(['prompt', 'abortScope', 'signal']) })).to.equal(0)
     const copy = { ...request }
     expect(copy.signal).to.equal(scope.signal)
     scope.abort('done')
