@@ -258,7 +258,7 @@ const noop = () => {}
  * aborts a turn (its caller's signal, `abort()`, `dispose()`, the wall-clock limit), always through `abort`, so each race
  * is rejected there: no listener on the turn's own signal, no promise of its own unless someone asks for `aborted`.
  * The signal itself is made when first read (a model or tool that takes it): on Node 20 an `AbortSignal` costs about
- * 3 µs to make and half of it outlives a young-generation collection, and most turns never read theirs (bench/README).
+ * 3 µs to make and outlives the next young-generation collection, and most turns never read theirs (bench/README).
  * Work a race stops waiting for goes to the owner's `InFlight` (abort.ts), which `dispose` waits for.
  */
 export class TurnAbort {
@@ -291,7 +291,6 @@ export class TurnAbort {
     }
     return this.controller.signal
   }
-
 
   /** A promise rejected when the turn is aborted (for waits that are not a step's work: hooks, the inbox). */
   get aborted(): Promise<never> {
@@ -347,4 +346,3 @@ export class TurnAbort {
     if (this.controller) setMaxListeners(0, this.controller.signal)
   }
 }
-
