@@ -61,6 +61,9 @@ async function main() {
   process.on('SIGINT', () => {
     // A second Ctrl-C forces: exit now (provider-acp's exit handler SIGKILLs the agents' groups).
     if (shuttingDown) return process.exit(130)
+    // The input closes first (the terminal leaves raw mode), so a press after the line below is a real SIGINT and
+    // forces; said the other way round, a quick second press could land in the closing input and do nothing.
+    closeInput?.()
     if (!options.json) out('\n^C: cancelling in-flight delegations and shutting down… (Ctrl-C again to force)')
     void shutdown(0)
   })
