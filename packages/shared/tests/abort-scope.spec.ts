@@ -22,6 +22,17 @@ describe('LazyAbort: an abort that makes no AbortSignal until one is read', () =
     expect(scope.reason).to.equal('why')
   })
 
+  it('a waiter another one stops during the abort is not called (as a listener removed during a dispatch is not)', () => {
+    const scope = new LazyAbort()
+    const calls: string[] = []
+    let stopC = () => {}
+    scope.onAbort(() => { calls.push('a'); stopC() })
+    scope.onAbort(() => calls.push('b'))
+    stopC = scope.onAbort(() => calls.push('c'))
+    scope.abort()
+    expect(calls).to.deep.equal(['a', 'b'])
+  })
+
   it('a waiter that comes after the abort is called at once; the reason of an abort without one is an AbortError', () => {
     const scope = new LazyAbort()
     scope.abort()

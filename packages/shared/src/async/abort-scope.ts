@@ -38,9 +38,11 @@ export class LazyAbort implements AbortScope {
     this.reason = reason === undefined ? new DOMException('This operation was aborted', 'AbortError') : reason
     this.controller?.abort(this.reason)
     const { first, more } = this
-    this.first = this.more = undefined
+    this.first = undefined
     if (first) call(first)
+    // The live set: a waiter an earlier one stopped meanwhile is not called, as a signal's removed listener is not.
     if (more) for (const waiter of more) call(waiter)
+    this.more = undefined
   }
 
   onAbort(callback: () => void): () => void {
