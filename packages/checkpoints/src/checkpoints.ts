@@ -254,12 +254,12 @@ export class Checkpoints extends Service {
   }
 
   private updateNow(writes: GroupCommit, row: Partial<RunRow>, logged?: boolean): Promise<void> | undefined {
-    const { id, ...changes } = row
-    const guard = row.state !== undefined && row.state !== 'settled'
-    const op = { kind: 'update' as const, id: id!, changes: this.stamp(changes as OpRow), guard }
+    const id = row.id!
+    // The row is the changes, its id among them (a write never changes a run's id): no copy made per write.
+    const op = { kind: 'update' as const, id, changes: this.stamp(row as OpRow), guard: row.state !== undefined && row.state !== 'settled' }
     if (logged && writes.writeLogged(op)) return
     return writes.write(op).then((matched) => {
-      if (!matched) return this.load(id!).then((run) => { throw notMoved(id!, run, `moved to ${row.state}`) })
+      if (!matched) return this.load(id).then((run) => { throw notMoved(id, run, `moved to ${row.state}`) })
     })
   }
 

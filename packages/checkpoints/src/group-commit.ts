@@ -17,6 +17,8 @@ interface Entry {
   reject?(error: unknown): void
   /** Times its batch failed and it was queued again. */
   tries?: number
+  /** The batch it was queued for (`GroupCommit.batches` then): a settle merges into its run's insert only while that is still queued. */
+  batch?: number
 }
 
 /**
@@ -56,7 +58,9 @@ export class GroupCommit {
   private writtenSeq = 0
   private marked = 0
   /** Inserts queued or in the batch being written, by run id: a logged record of that run logs its insert too. */
-  private readonly inserts = new Map<string, WriteOp>()
+  private readonly inserts = new Map<string, Entry>()
+  /** Batches flushed so far: an entry queued since the last flush carries this number. */
+  private batches = 0
 
   /** `log`: the run log `writeLogged` appends to; `late`: reports an unwaited write that failed, or a logged one that matched nothing. */
   constructor(
@@ -87,22 +91,43 @@ export class GroupCommit {
    * settled run, an error) goes to `late`. False without a log or with a full one: use `write`.
    */
   writeLogged(op: WriteOp): boolean {
-    if (!this.log || this.closed || op.kind !== 'update') return false
+    if (!this.log || this.closed || op.kind !== 'update' || this.log.full) return false
     const insert = this.inserts.get(op.id)
-    const seq = this.log.append(insert ? [encodeOp(insert), encodeOp(op)] : [encodeOp(op)])
+    if (insert && this.mergeSettle(insert, op)) return true
+    const seq = this.log.append(insert ? [encodeOp(insert.op), encodeOp(op)] : [encodeOp(op)])
     if (seq === undefined) return false
     this.push({ op, seq }, false)
     return true
   }
 
+  /**
+   * A settle of a run whose insert is still queued (not yet handed to the writer) is merged into that
+   * insert now, as the batch would merge it: one row, encoded once, one line in the run log, one entry
+   * (the insert's, which takes the line). Its late columns are dropped (a settled run is never restored),
+   * and the row keeps its start time (`createdAt`). False when it cannot be: another settle, not queued.
+   */
+  private mergeSettle(insert: Entry, op: WriteOp & { kind: 'update' }): boolean {
+    const start = insert.op
+    if (start.kind !== 'insert' || op.changes.state !== 'settled' || insert.seq || insert.batch !== this.batches) return false
+    const given = start.given
+    given.createdAt ??= given.updatedAt
+    Object.assign(given, op.changes)
+    start.late = undefined
+    start.text = undefined
+    insert.seq = this.log!.append([encodeOp(start)])
+    this.immediate ??= setImmediate(this.flushNow)
+    return true
+  }
+
   private push(entry: Entry, lazy: boolean): void {
+    entry.batch = this.batches
     this.queue.push(entry)
     const { op } = entry
-    if (op.kind === 'insert') this.inserts.set(op.id, op)
+    if (op.kind === 'insert') this.inserts.set(op.id, entry)
     else if (op.changes.state === 'settled') {
       // A settled run is never restored from its start record: its late columns will not be taken
       // (coalesce drops them in the batch), so what they would read (the run, its transcript) is let go now.
-      const insert = this.inserts.get(op.id)
+      const insert = this.inserts.get(op.id)?.op
       if (insert?.kind === 'insert') insert.late = undefined
     }
     if (!lazy) this.immediate ??= setImmediate(this.flushNow)
@@ -146,13 +171,14 @@ export class GroupCommit {
     const batch = this.queue
     if (!batch.length) return
     this.queue = []
+    this.batches++
     this.running = this.running.then(() => this.write1(batch))
   }
 
   /** Entries written (or failed for good): their inserts are no longer pending, and the run log learns which records are in. */
   private written(entries: Entry[], failed = false): void {
     for (const entry of entries) {
-      if (entry.op.kind === 'insert' && this.inserts.get(entry.op.id) === entry.op) this.inserts.delete(entry.op.id)
+      if (entry.op.kind === 'insert' && this.inserts.get(entry.op.id) === entry) this.inserts.delete(entry.op.id)
       if (!entry.seq) continue
       // Failed for good (its retries spent, or the store stops): the log keeps it, and the next start writes it.
       if (failed) this.unwritten.add(entry.seq)
@@ -276,6 +302,7 @@ function takeLate(group: Group): void {
 /** An insert as the update of an existing row (only the columns its caller gave); updates as they are. */
 function asUpdate(op: WriteOp): WriteOp {
   if (op.kind === 'update') return op
-  const { id, ...changes } = op.given
+  // Its start time (a settle merged into it carries one) is the existing row's, not changed.
+  const { id, createdAt, ...changes } = op.given
   return { kind: 'update', id: op.id, changes, guard: changes.state !== undefined && changes.state !== 'settled' }
 }

@@ -65,9 +65,14 @@ export class RunLog {
     return { log: new RunLog(file, openSync(file, constants.O_RDWR | constants.O_CREAT, 0o666)), unwritten: unwrittenOf(text) }
   }
 
+  /** Past its bound: records are not appended (the database is waited for, as without a log). */
+  get full(): boolean {
+    return this.at >= RUN_LOG_MAX_BYTES
+  }
+
   /** Appends a record's ops (their texts, `encodeOp`); its seq, or undefined when the log is full (then the database is waited for). */
   append(ops: string[]): number | undefined {
-    if (this.at >= RUN_LOG_MAX_BYTES) return undefined
+    if (this.full) return undefined
     const seq = ++this.appended
     this.put(`{"p":${this.pass},"s":${seq},"o":[${ops.join(',')}]}\n`)
     return seq

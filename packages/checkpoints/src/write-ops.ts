@@ -18,7 +18,8 @@ export type WriteOp =
 
 /**
  * The op's text (made once, then kept on it): `[0, given]` for an insert, `[1, id, guard, changes]`
- * for an update; `[2, columns]` (late columns of the insert before it) only ever appears in a batch.
+ * for an update (its changes may name the id too: the same one); `[2, columns]` (late columns of the
+ * insert before it) only ever appears in a batch.
  */
 export function encodeOp(op: WriteOp): string {
   if (op.text !== undefined) return op.text

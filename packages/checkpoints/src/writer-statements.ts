@@ -3,8 +3,9 @@ import { RUN_COLUMNS as COLUMNS, TABLES } from './records.js'
 // The statements of a batch, built where they run: in the writer thread (sqlite-writer.ts,
 // postgres-writer.ts), from the texts the main thread encoded once (write-ops.ts `encodeOp`, the
 // same text as in the run log). A group is one statement: an insert (`[0, given]`: the row is its
-// given columns, the rest at their initial values) followed by its late columns (`[2, columns]`) and
-// the updates merged into it (`[1, id, guard, changes]`: their changes set on the row), or one
+// given columns, the rest at their initial values; `createdAt` is `updatedAt` unless given, as a
+// settle merged into it on the main thread gives it) followed by its late columns (`[2, columns]`)
+// and the updates merged into it (`[1, id, guard, changes]`: their changes set on the row), or one
 // update alone. Plain JavaScript in a string, since a worker thread runs it as is (from src/ and
 // lib/ alike); `statementsOf` gives the same for a writer on the main thread (an in-memory SQLite).
 
@@ -42,7 +43,7 @@ const statementsOf = (() => {
     stopReason: g.stopReason ?? null, usage: g.usage ?? '{}', work: g.work ?? '{}', transcript: g.transcript ?? null, turn: g.turn ?? 0,
     result: g.result ?? null, background: g.background ?? false, label: g.label ?? '', delivery: g.delivery ?? '',
     sessionId: g.sessionId ?? null, taskId: g.taskId ?? null, agentUrl: g.agentUrl ?? null,
-    host: g.host, instance: g.instance, createdAt: g.updatedAt, updatedAt: g.updatedAt,
+    host: g.host, instance: g.instance, createdAt: g.createdAt ?? g.updatedAt, updatedAt: g.updatedAt,
   })
   const update = (id, guard, changes) => {
     known(changes)

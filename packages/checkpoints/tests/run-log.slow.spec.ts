@@ -43,7 +43,13 @@ describe('checkpoints: the run log', function () {
       await app.checkpoints.record({ id: 'l1', state: 'settled', result: 'done' }, { logged: true })
       // Only promise jobs ran since: the batch (at the next turn) is not written, the record is in the log.
       expect(statSync(runLog).size).to.be.greaterThan(0)
-      expect(unwrittenIn(runLog).map((ops) => ops.map((op) => op.id)), 'in the log').to.deep.equal([['l1', 'l1']])
+      // The settle merged into its start record, still queued: one row, its final one, keeping its start time.
+      const [[logged], ...more] = unwrittenIn(runLog)
+      expect(more, 'one record in the log').to.deep.equal([])
+      expect(logged).to.include({ kind: 'insert', id: 'l1' })
+      const given = (logged as { given: Record<string, unknown> }).given
+      expect(given).to.include({ state: 'settled', result: 'done', path: START.path })
+      expect(given.createdAt).to.be.a('number').and.at.most(given.updatedAt as number)
       await app.checkpoints.drain()
       expect(unwrittenIn(runLog), 'nothing to replay once its batch is written').to.deep.equal([])
       expect(await app.checkpoints.load('l1')).to.include({ state: 'settled', result: 'done' })
@@ -51,6 +57,31 @@ describe('checkpoints: the run log', function () {
       await app.checkpoints.record({ id: 'missing', state: 'settled', result: 'x' }, { logged: true })
       await app.checkpoints.drain()
       expect(await app.checkpoints.load('missing')).to.equal(undefined)
+    })
+
+    it(`${name}: a settle merged into its start record still queued keeps the start's time; a later settle of it is an update of its own`, async () => {
+      const backend = await prepare()
+      const app = await startStore(backend, { runLog: join(dir, `m-${n}.runlog`) })
+      apps.push(app)
+      const realNow = Date.now
+      const at = realNow.call(Date)
+      try {
+        Date.now = () => at - 60_000
+        await app.checkpoints.record({ id: 'm1', ...START }, { created: true, lazy: true })
+        Date.now = () => at
+        await app.checkpoints.record({ id: 'm1', state: 'settled', result: 'first' }, { logged: true })
+      } finally {
+        Date.now = realNow
+      }
+      await app.checkpoints.drain()
+      const run = (await app.checkpoints.load('m1'))!
+      expect(run).to.include({ state: 'settled', result: 'first', path: START.path })
+      expect(run.createdAt.getTime()).to.equal(at - 60_000)
+      expect(run.updatedAt.getTime()).to.equal(at)
+      // Written already: a second logged settle is an update of its own (its result replaces the first).
+      await app.checkpoints.record({ id: 'm1', state: 'settled', result: 'second' }, { logged: true })
+      await app.checkpoints.drain()
+      expect(await app.checkpoints.load('m1')).to.include({ state: 'settled', result: 'second' })
     })
 
     it(`${name}: without a run log ('off') a logged settle waits for its batch, as without the option`, async () => {
