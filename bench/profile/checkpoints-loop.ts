@@ -7,17 +7,23 @@
  * `alloc` as FILE measures allocation instead: the heap's growth per delegation over CHECKPOINTS_ALLOC rounds
  * of 100 (default 10) with no collection inside them (run it with `--max-semi-space-size=256` so none is
  * needed; a round a collection landed in is left out and counted), the store's writes flushed in each.
+ * `hooks` as FILE times the store's part of each delegation where it runs (wall µs per call, all synchronous):
+ * the journal's start and settle hooks, within the settle the store's logged write, and within that the run
+ * log's one `write` (a system call); the loop's CPU is printed as without a profile (the timing adds a little).
  *
  *   CHECKPOINTS_PG_URL=postgres://… node --expose-gc --import tsx --conditions=cordis-subagents-source \
  *     bench/profile/checkpoints-loop.ts sqlite /tmp/sqlite.cpuprofile
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
 import { system } from '../scenarios/checkpoints.js'
 
 const [store = 'sqlite', file] = process.argv.slice(2) as ['none' | 'sqlite' | 'postgres', string | undefined]
 const loops = Number(process.env.CHECKPOINTS_LOOPS ?? 20_000)
 const allocRounds = Number(process.env.CHECKPOINTS_ALLOC ?? 10)
+/** `hooks`: per timed method, wall ms in all and calls. */
+const timed = new Map<string, [number, number]>()
 const s = await system(store, {
   // Room for every delegation of the warm-up, the loop and the alloc rounds (rounds × batch), as the section has:
   // a trim is not what is measured.
@@ -59,8 +65,9 @@ if (file === 'alloc') {
   if (s.dir) rmSync(s.dir, { recursive: true, force: true })
   process.exit(0)
 }
+if (file === 'hooks') timeHooks()
 // Without FILE, no profiler: the loop's CPU alone.
-const session = file ? new Session() : undefined
+const session = file && file !== 'hooks' ? new Session() : undefined
 if (session) {
   session.connect()
   await session.post('Profiler.enable')
@@ -87,5 +94,32 @@ if (session) {
   session.disconnect()
   writeFileSync(file!, JSON.stringify(profile))
 }
+for (const [name, [ms, calls]] of timed) console.log(`  ${name}: ${((1000 * ms) / calls).toFixed(2)} µs a call (${calls} calls)`)
 await s.host.stop()
 if (s.dir) rmSync(s.dir, { recursive: true, force: true })
+
+/** Wraps each named method of the object's class with a wall-clock timer (`timed`); the methods are synchronous. */
+function timeHooks(): void {
+  const time = (target: object | undefined, method: string, name: string) => {
+    if (!target) throw new Error(`hooks: no ${name} on this system (a store with a run log is needed)`)
+    const proto = Object.getPrototypeOf(target) as Record<string, (...args: unknown[]) => unknown>
+    const original = proto[method]
+    timed.set(name, [0, 0])
+    proto[method] = function (this: unknown, ...args: unknown[]) {
+      const t0 = performance.now()
+      try {
+        return original.apply(this, args)
+      } finally {
+        const entry = timed.get(name)!
+        entry[0] += performance.now() - t0
+        entry[1]++
+      }
+    }
+  }
+  const journal = (s.host.ctx.subagents as unknown as { journal?: object }).journal
+  const checkpoints = withoutCallerTracing(s.host.ctx.checkpoints) as unknown as { writes?: object; log?: object }
+  time(journal, 'started', 'journal: start hook')
+  time(journal, 'settled', 'journal: settle hook')
+  time(checkpoints.writes, 'writeLogged', 'store: the settle\'s logged write (in the settle hook)')
+  time(checkpoints.log, 'put', 'run log: its one write (in the logged write)')
+}
