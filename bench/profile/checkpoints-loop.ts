@@ -116,6 +116,7 @@ function timeHooks(): void {
       }
     }
   }
+  if (store === 'none') throw new Error('hooks: times a store\'s parts; give sqlite or postgres')
   const journal = (s.host.ctx.subagents as unknown as { journal?: object }).journal
   const checkpoints = withoutCallerTracing(s.host.ctx.checkpoints) as unknown as { writes?: object; log?: object }
   time(journal, 'started', 'journal: start hook')
