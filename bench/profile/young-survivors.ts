@@ -1,0 +1,100 @@
+/**
+ * What each young-generation collection keeps, per kind of work (issue 42, not part of `npm run bench`): the
+ * bench's no-store host runs one kind of work in a loop (a turn of the event loop every 100, as section 11 does)
+ * in a child process of its own under `--trace-gc-nvp`, and this prints, averaged over the scavenges of the measured
+ * loop (a warm-up of a tenth as many first): what was allocated between two, what survived one, what it promoted,
+ * and its pause. A survivor is alive when the scavenge runs, or looks alive to it.
+ *
+ *   node --import tsx bench/profile/young-survivors.ts [kind …] [--runs N]
+ *
+ * Kinds: `delegation` (the section's sync spawn delegation: the parent's tool call, the service, a child agent),
+ * `service` (`ctx.subagents.begin` with a provider whose run ends at once: the service alone), `agents` (a root and
+ * a child agent created, the child run, both disposed: no service), `agent` (one root agent's run), `churn` (plain
+ * objects and a promise per iteration: the floor). Default: all of them, 30,000 iterations each (`--runs`).
+ */
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
+import type { Agent } from '@cordis-subagents/agent'
+import { system } from '../scenarios/checkpoints.js'
+
+const KINDS = ['delegation', 'service', 'agents', 'agent', 'churn'] as const
+type Kind = (typeof KINDS)[number]
+const MEASURED = '=== measured'
+
+const args = process.argv.slice(2)
+const runsAt = args.indexOf('--runs')
+const runs = runsAt < 0 ? 30_000 : Number(args[runsAt + 1])
+if (!Number.isInteger(runs) || runs < 100) throw new Error('--runs takes a whole number of at least 100')
+const named = args.filter((arg, index) => !arg.startsWith('--') && (runsAt < 0 || index !== runsAt + 1))
+for (const kind of named) if (!KINDS.includes(kind as Kind)) throw new Error(`unknown kind ${kind}; one of ${KINDS.join(', ')}`)
+
+if (process.env.YOUNG_SURVIVORS_CHILD) await loop(process.env.YOUNG_SURVIVORS_CHILD as Kind)
+else for (const kind of named.length ? named as Kind[] : KINDS) report(kind)
+
+/** Runs `kind` in a child process under --trace-gc-nvp and prints the scavenges of its measured loop. */
+function report(kind: Kind): void {
+  const child = spawnSync(process.execPath, ['--trace-gc-nvp', '--import', 'tsx', fileURLToPath(import.meta.url), '--runs', String(runs)], {
+    env: { ...process.env, YOUNG_SURVIVORS_CHILD: kind }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024,
+  })
+  if (child.status !== 0) throw new Error(`${kind}: the loop failed (${child.status}): ${child.stderr.slice(-2000)}`)
+  const lines = child.stdout.slice(child.stdout.indexOf(MEASURED)).split('\n').filter((line) => line.includes('gc=s '))
+  const field = (line: string, name: string) => Number(new RegExp(` ${name}=([\\d.]+)`).exec(line)?.[1] ?? NaN)
+  const mean = (name: string) => lines.reduce((sum, line) => sum + field(line, name), 0) / lines.length
+  const mb = (bytes: number) => (bytes / 1e6).toFixed(2)
+  console.log(`${kind.padEnd(10)} ${lines.length} scavenges: allocated ${mb(mean('allocated'))} MB, survived ${mb(mean('new_space_survived'))} MB, `
+    + `promoted ${mb(mean('promoted'))} MB, ${mean('scavenge').toFixed(2)} ms each (means)`)
+}
+
+/** The child: a warm-up of a tenth as many, the marker line, then `runs` iterations of `kind`. */
+async function loop(kind: Kind): Promise<void> {
+  const s = await system('none', { stores: [], storedRuns: 0, rounds: 1, batch: 100, warmup: 0 })
+  const agents = withoutCallerTracing(s.host.ctx.agents) as { create(options: { parent?: Agent }): Agent }
+  const subagents = withoutCallerTracing(s.host.ctx.subagents)
+  let count = 0
+  subagents.register({
+    name: 'at-once', inheritsParentContext: false, capabilities: { persona: false, toolFilter: false, depthLimit: false },
+    async start() {
+      const result = Promise.resolve({ output: 'child answer', stopReason: 'completed' as const, usage: { inputTokens: 1, outputTokens: 1 } })
+      return { id: `at-once-${++count}`, result, cancel() {}, async dispose() {} }
+    },
+  })
+  const expect = (text: string | undefined) => { if (text !== 'child answer') throw new Error(`wrong answer: ${text}`) }
+  let sink: object[] = []
+  const work: Record<Kind, () => Promise<void>> = {
+    delegation: () => s.once(),
+    service: async () => {
+      const parent = agents.create({})
+      const handle = await subagents.begin('at-once', { prompt: 'CHILD: x', parent, signal: new AbortController().signal }).handle
+      expect((await handle.result).output)
+      await handle.dispose()
+      await parent.dispose()
+    },
+    agents: async () => {
+      const parent = agents.create({})
+      const child = agents.create({ parent })
+      expect((await child.run('CHILD: x')).text)
+      await child.dispose()
+      await parent.dispose()
+    },
+    agent: async () => {
+      const agent = agents.create({})
+      expect((await agent.run('CHILD: x')).text)
+      await agent.dispose()
+    },
+    churn: async () => {
+      for (let i = 0; i < 200; i++) {
+        sink.push({ i, list: [i, i + 1] })
+        if (sink.length > 50) sink = []
+      }
+      await Promise.resolve()
+    },
+  }
+  const once = work[kind]
+  const turn = () => new Promise((resolve) => setImmediate(resolve))
+  for (let i = 0; i < runs / 10; i++) if ((await once(), i % 100 === 99)) await turn()
+  console.log(MEASURED)
+  for (let i = 0; i < runs; i++) if ((await once(), i % 100 === 99)) await turn()
+  await s.host.stop()
+  process.exit(0)
+}
