@@ -5,12 +5,13 @@
  * loop (a warm-up of a tenth as many first): what was allocated between two, what survived one, what it promoted,
  * and its pause. A survivor is alive when the scavenge runs, or looks alive to it.
  *
- *   node --import tsx bench/profile/young-survivors.ts [kind …] [--runs N]
+ *   node --import tsx bench/profile/young-survivors.ts [kind …] [--runs N] [--semi-space MB]
  *
  * Kinds: `delegation` (the section's sync spawn delegation: the parent's tool call, the service, a child agent),
  * `service` (`ctx.subagents.begin` with a provider whose run ends at once: the service alone), `agents` (a root and
  * a child agent created, the child run, both disposed: no service), `agent` (one root agent's run), `churn` (plain
- * objects and a promise per iteration: the floor). Default: all of them, 30,000 iterations each (`--runs`).
+ * objects and a promise per iteration: the floor). Default: all of them, 30,000 iterations each (`--runs`), V8's own
+ * young-generation size (`--semi-space`: a fixed semi-space of that many MB, to see whether what survives scales with it).
  */
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -23,10 +24,12 @@ type Kind = (typeof KINDS)[number]
 const MEASURED = '=== measured'
 
 const args = process.argv.slice(2)
-const runsAt = args.indexOf('--runs')
-const runs = runsAt < 0 ? 30_000 : Number(args[runsAt + 1])
+const option = (name: string) => { const at = args.indexOf(name); return at < 0 ? undefined : args[at + 1] }
+const runs = Number(option('--runs') ?? 30_000)
 if (!Number.isInteger(runs) || runs < 100) throw new Error('--runs takes a whole number of at least 100')
-const named = args.filter((arg, index) => !arg.startsWith('--') && (runsAt < 0 || index !== runsAt + 1))
+const semiSpace = option('--semi-space')
+if (semiSpace !== undefined && !/^[1-9][0-9]{0,3}$/.test(semiSpace)) throw new Error('--semi-space takes a whole number of MB (1–9999)')
+const named = args.filter((arg, index) => !arg.startsWith('--') && !['--runs', '--semi-space'].includes(args[index - 1]))
 for (const kind of named) if (!KINDS.includes(kind as Kind)) throw new Error(`unknown kind ${kind}; one of ${KINDS.join(', ')}`)
 
 if (process.env.YOUNG_SURVIVORS_CHILD) await loop(process.env.YOUNG_SURVIVORS_CHILD as Kind)
@@ -34,7 +37,8 @@ else for (const kind of named.length ? named as Kind[] : KINDS) report(kind)
 
 /** Runs `kind` in a child process under --trace-gc-nvp and prints the scavenges of its measured loop. */
 function report(kind: Kind): void {
-  const child = spawnSync(process.execPath, ['--trace-gc-nvp', '--import', 'tsx', fileURLToPath(import.meta.url), '--runs', String(runs)], {
+  const young = semiSpace === undefined ? [] : [`--min-semi-space-size=${semiSpace}`, `--max-semi-space-size=${semiSpace}`]
+  const child = spawnSync(process.execPath, ['--trace-gc-nvp', ...young, '--import', 'tsx', fileURLToPath(import.meta.url), '--runs', String(runs)], {
     env: { ...process.env, YOUNG_SURVIVORS_CHILD: kind }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024,
   })
   if (child.status !== 0) throw new Error(`${kind}: the loop failed (${child.status}): ${child.stderr.slice(-2000)}`)
