@@ -176,13 +176,7 @@ export interface System {
   minato: number
 }
 
-/**
- * Whether every slice, of every side, ends with a turn of the event loop (CHECKPOINTS_TURN=store: only a store's
- * side turns, at its flush, as this section did before, to compare). A turn runs what V8 deferred to it (its
- * foreground tasks) and what the slice queued (a store's group commit hands its batch over at the next turn): a
- * turn at every slice's end charges each side its own, where a turn only at a store's flush charged the store with
- * the other side's deferred work too, and a turn of the other side only would run the store's batch in its time.
- */
+/** Whether a no-store side turns the event loop at its flush point too (CHECKPOINTS_TURN=store: only a store's side). */
 const TURN_EVERY_SIDE = process.env.CHECKPOINTS_TURN !== 'store'
 
 const hasStore = (store: StoreKind) => store === 'sqlite' || store === 'postgres'
@@ -226,6 +220,11 @@ export async function system(store: StoreKind, options: CheckpointsOptions): Pro
     },
     async flush() {
       await journal()?.flush?.()
+      // Every system turns the event loop here, no store's side as a store's (whose wait for its writer
+      // is a turn), as a host does between its model calls: a turn runs what V8 deferred to it (its
+      // foreground tasks) from both sides' slices, and only a side that turns pays for it.
+      // CHECKPOINTS_TURN=store: only a store's side turns, as this section did before, to compare.
+      if (TURN_EVERY_SIDE) await new Promise((resolve) => setImmediate(resolve))
     },
   }
 }
@@ -255,7 +254,6 @@ async function batchOf(s: System, batch: number, record: boolean, last: boolean)
     await s.flush()
     s.sinceFlush = 0
   }
-  if (TURN_EVERY_SIDE) await new Promise((resolve) => setImmediate(resolve))
   const cpu = cpuUs() - cpu0
   countingMinato = false
   if (record) {
