@@ -7,6 +7,8 @@ const LAZY_FLUSH_MS = 5
 const RETRIES = 3
 /** The wait before such a retry (a dropped connection is back by then). */
 const RETRY_MS = 100
+/** Start records whose retries were spent, kept (the newest) so the run's logged settle still writes its row. */
+const MAX_LOST_STARTS = 1024
 
 interface Entry {
   op: WriteOp
@@ -61,6 +63,8 @@ export class GroupCommit {
   private readonly inserts = new Map<string, Entry>()
   /** Batches flushed so far: an entry queued since the last flush carries this number. */
   private batches = 0
+  /** Unwaited start records given up on (their retries spent), by run id, oldest first (bounded: `MAX_LOST_STARTS`). */
+  private readonly lostStarts = new Map<string, WriteOp>()
 
   /** `log`: the run log `writeLogged` appends to; `late`: reports an unwaited write that failed, or a logged one that matched nothing. */
   constructor(
@@ -92,7 +96,7 @@ export class GroupCommit {
    */
   writeLogged(op: WriteOp): boolean {
     if (!this.log || this.closed || op.kind !== 'update' || this.log.full) return false
-    const insert = this.inserts.get(op.id)
+    const insert = this.inserts.get(op.id) ?? this.retryLostStart(op)
     if (insert && this.mergeSettle(insert, op)) return true
     const seq = this.log.append(insert ? [encodeOp(insert.op), encodeOp(op)] : [encodeOp(op)])
     if (seq === undefined) return false
@@ -117,6 +121,19 @@ export class GroupCommit {
     insert.seq = this.log!.append([encodeOp(start)])
     this.immediate ??= setImmediate(this.flushNow)
     return true
+  }
+
+  /**
+   * A settle of a run whose start record was given up on: the start is queued again, for the settle to merge into
+   * (else the settle, logged and then written, would update no row, and the next start would not write it either).
+   */
+  private retryLostStart(op: WriteOp & { kind: 'update' }): Entry | undefined {
+    const start = op.changes.state === 'settled' ? this.lostStarts.get(op.id) : undefined
+    if (!start) return undefined
+    this.lostStarts.delete(op.id)
+    const entry: Entry = { op: start }
+    this.push(entry, true)
+    return entry
   }
 
   private push(entry: Entry, lazy: boolean): void {
@@ -220,7 +237,10 @@ export class GroupCommit {
     const again: Entry[] = []
     const lost: Entry[] = []
     for (const entry of batch) (!entry.reject && !this.closed && (entry.tries ?? 0) < RETRIES ? again : lost).push(entry)
-    for (const entry of lost) this.fail(entry, error)
+    for (const entry of lost) {
+      this.fail(entry, error)
+      if (entry.op.kind === 'insert' && !entry.reject && !this.closed) this.keepLostStart(entry.op)
+    }
     this.written(lost, true)
     if (!again.length) return
     for (const entry of again) {
@@ -230,6 +250,12 @@ export class GroupCommit {
     await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
     this.queue.unshift(...again)
     this.immediate ??= setImmediate(this.flushNow)
+  }
+
+  private keepLostStart(op: WriteOp): void {
+    this.lostStarts.delete(op.id)
+    this.lostStarts.set(op.id, op)
+    if (this.lostStarts.size > MAX_LOST_STARTS) this.lostStarts.delete(this.lostStarts.keys().next().value!)
   }
 
   private done(entry: Entry, matched: number): void {

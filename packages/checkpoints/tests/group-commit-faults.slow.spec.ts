@@ -114,6 +114,13 @@ describe('checkpoints: the group commit and its run log under failing batches (f
         expect(rows.get(id), `run ${id}, settled through the log (schedule ${JSON.stringify(steps)}, faults ${JSON.stringify(faults)})`)
           .to.include({ state: 'settled', result: `done ${id}` })
       }
-    }), { numRuns: 60, includeErrorInReport: true })
+    }), {
+      numRuns: 60, includeErrorInReport: true,
+      // Found by a CI run: a start record whose retries were all spent, then its run's logged settle.
+      examples: [[
+        [{ kind: 'start' }, { kind: 'turn', drain: true }, { kind: 'settle', pick: 0 }, { kind: 'turn', drain: false }],
+        [{ fail: true, after: 0 }, { fail: true, after: 0 }, { fail: true, after: 0 }, { fail: true, after: 0 }],
+      ]],
+    })
   })
 })
