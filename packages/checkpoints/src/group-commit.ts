@@ -253,6 +253,8 @@ export class GroupCommit {
   }
 
   private keepLostStart(op: WriteOp): void {
+    // Only a settle takes it back, and a settled run's late columns are never taken: what they read is let go.
+    if (op.kind === 'insert') op.late = undefined
     this.lostStarts.delete(op.id)
     this.lostStarts.set(op.id, op)
     if (this.lostStarts.size > MAX_LOST_STARTS) this.lostStarts.delete(this.lostStarts.keys().next().value!)
