@@ -59,13 +59,7 @@ export async function runDelegation(
   const call = new CallCancellation(options, exec, inFlight, deadlines)
   hooks.onCall?.(call)
 
-  const request: SubagentRequest = {
-    prompt: input.prompt,
-    label: input.description,
-    parent: exec.agent as Agent,
-    signal: exec.signal,
-    toolCallId: exec.toolCallId,
-  }
+  const request: SubagentRequest = new CallRequest(input.prompt, input.description, exec.agent as Agent, exec.signal, exec.toolCallId)
   const progress = hooks.onProgress ?? forwardProgress(exec.onUpdate)
   if (progress) request.onUpdate = progress
   const { agentOptions } = options
@@ -97,6 +91,17 @@ export async function runDelegation(
   }
   call.end()
   return notStartedResult(startError, call.cause, options.timeout)
+}
+
+/**
+ * The request as a class instance, not a literal: V8 may make a literal site's objects in the old generation from birth
+ * (pretenuring), and a dead old request keeps its parent and the run's young objects alive through every young collection
+ * until a full one (bench/README, "What survives a young collection").
+ */
+class CallRequest {
+  constructor(
+    readonly prompt: string, readonly label: string, readonly parent: Agent, readonly signal: AbortSignal, readonly toolCallId: string,
+  ) {}
 }
 
 /**

@@ -18,9 +18,8 @@ import {
 // tree limits, the free slots of the two gates; a wait: waiters.ts), then the run made from the ticket it lets through.
 
 function isSignal(value: unknown): value is AbortSignal {
-  if (value instanceof AbortSignal) return true
-  return isObject(value) && typeof value.aborted === 'boolean'
-    && typeof value.addEventListener === 'function' && typeof value.removeEventListener === 'function'
+  return value instanceof AbortSignal || (isObject(value) && typeof value.aborted === 'boolean'
+    && typeof value.addEventListener === 'function' && typeof value.removeEventListener === 'function')
 }
 
 function checkRequest(request: SubagentRequest) {
@@ -141,7 +140,7 @@ export class TreeGates {
   tryAcquire(tree: object, limit: number, parent: Slot | undefined, holder?: SlotHolder): Slot | undefined {
     if (parent && !parent.lent) {
       parent.lent = true
-      return { lender: parent, lent: false, holder }
+      return new HeldSlot(holder, parent)
     }
     let entry = this.trees.get(tree)
     if (!entry) this.trees.set(tree, entry = { active: 0, queue: [], own: new Set() })
@@ -164,7 +163,7 @@ export class TreeGates {
   }
 
   private own(entry: Tree, holder: SlotHolder | undefined): Slot {
-    const slot: Slot = { lent: false, holder }
+    const slot = new HeldSlot(holder)
     entry.own.add(slot)
     return slot
   }
@@ -175,6 +174,9 @@ export class TreeGates {
     if (entry && entry.active <= 0 && !entry.queue.length) this.trees.delete(tree)
   }
 }
+
+/** A class, not a literal: a slot names its run, and V8 may make a literal site's objects old from birth (run/delegation.ts). */
+class HeldSlot implements Slot { lent = false; constructor(readonly holder?: SlotHolder, readonly lender?: Slot) {} }
 
 /** Takes a per-parent slot and, with a tree, a tree slot; gives the tree slot: synchronously when free, a promise when it waits. */
 function takeSlots(parents: ParentGates, trees: TreeGates, request: SlotRequest): Slot | undefined | Promise<Slot | undefined> {
@@ -214,8 +216,7 @@ export class Admitted implements Admission, WaitingHolder {
   wait?: { controller: AbortController; stop: () => void }
 
   constructor(
-    checked: Checked, readonly id: string, readonly gateKey: object, readonly callerSignal: AbortSignal,
-    private readonly owner: Admissions,
+    checked: Checked, readonly id: string, readonly gateKey: object, readonly callerSignal: AbortSignal, private readonly owner: Admissions,
   ) {
     this.depth = checked.depth
     this.ceiling = checked.ceiling
@@ -241,10 +242,7 @@ export class Admitted implements Admission, WaitingHolder {
     this.owner.free(this, this.slot, this.lentBy)
   }
 
-  refundAndRelease(): void {
-    this.parentBudget?.charge('children', -1)
-    this.release()
-  }
+  refundAndRelease(): void { this.parentBudget?.charge('children', -1); this.release() }
 }
 
 export class Admissions {

@@ -1,10 +1,10 @@
 import type { Agent, Budget } from '@cordis-subagents/agent'
 import {
   type BudgetBreach, type BudgetName, checkedUsage, checkedWork, describeError, isCount, isObject, LazyAbort, onAbort, type PendingQuestion,
-  totalTokens, withScopeSignal,
+  withScopeSignal,
 } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
-import { ANY_STOP, asLimitStop, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText } from './limit-stops.js'
+import { ANY_STOP, asLimitStop, chargeReported, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText } from './limit-stops.js'
 import { type Phase, RunControls } from './controls.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { endIdle } from './park-expiry.js'
@@ -81,11 +81,10 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     }
     const budget = this.budget = admission.budget
     // The provider gets the run's abort as a scope, and a `signal` made only if it reads one (an in-process child does not).
-    const providerRequest = passOn(request, withScopeSignal({
-      prompt: request.prompt, parent: request.parent, abortScope: this.aborter, onUpdate: (update: SubagentUpdate) => this.update(update),
-      wantsUpdates: this.wantsUpdates, runId: this.id, depth: admission.depth, maxDepthCeiling: admission.ceiling,
-      onIdleEnd: (result: SubagentResult) => endIdle(this, host.log, result),
-    }) as ProviderStartRequest)
+    const providerRequest = passOn(request, withScopeSignal(new StartRequest(
+      request.prompt, request.parent, this.aborter, (update: SubagentUpdate) => this.update(update), this.wantsUpdates, this.id,
+      admission.depth, admission.ceiling, (result: SubagentResult) => endIdle(this, host.log, result),
+    )) as ProviderStartRequest)
     if (budget) providerRequest.budget = budget
     if (host.traces.size) host.traces.apply(providerRequest, provider.name, host.log)
     this.startedAt = Date.now()
@@ -234,7 +233,6 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
 }
 
 export type LiveRun = Delegation
-type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
 /** The host's journal hooks without a journal (no durable store loaded): a note goes nowhere, a record is written at once. */
 export const noop = () => {}
@@ -293,17 +291,6 @@ function sealed(settled: SubagentResult, startedAt: number): SubagentOutcome {
   return Object.freeze(outcome)
 }
 
-/** Charges the growth of a child's reported running totals (tokens, steps, tool calls, delegations) to its budget. */
-function chargeReported(budget: Budget, usage: unknown, work: unknown): void {
-  const checked = checkedUsage(usage)
-  if (checked) budget.chargeTokensUpTo(totalTokens(checked))
-  if (!isObject(work)) return
-  const counts = checkedWork(work)
-  budget.chargeUpTo('steps', counts.steps)
-  budget.chargeUpTo('toolCalls', counts.toolCalls)
-  budget.chargeUpTo('children', counts.delegations)
-}
-
 /**
  * The provider's request: `base` plus every other field of the caller's request but its `budget` (the service carves
  * it). A copy loop rather than `{ ...rest, … }`, which V8 runs on a slow path (≈ 0.5–1 µs per start).
@@ -330,12 +317,25 @@ function promiseOf(call: () => unknown): Promise<unknown> {
 function runInfoOf(runId: string, provider: string, request: SubagentRequest, run: SubagentRun, depth: number, startedAt: number) {
   const childId = typeof run.childId === 'string' ? run.childId : undefined
   const origin = typeof run.origin === 'string' && run.origin ? run.origin.slice(0, 32) : undefined
-  // Built by assignment: a literal with a spread in it takes V8's slow path (≈ 0.2–0.7 µs each).
-  const fields: Writable<SubagentRunInfo> = { runId, provider, parentId: request.parent.id, depth, startedAt }
+  const fields = new RunInfo(runId, provider, request.parent.id, depth, startedAt)
   if (request.label !== undefined) fields.label = request.label
   if (childId !== undefined) fields.childId = childId
   if (origin !== undefined) fields.origin = origin
-  return Object.freeze(fields)
+  return Object.freeze(fields) as SubagentRunInfo
+}
+
+// Class instances, not literals: V8 may make a literal site's objects old from birth (pretenuring), and a dead old one
+// keeps the young objects it names alive through every young collection until a full one (bench/README, "What survives").
+class RunInfo {
+  declare label?: string; declare childId?: string; declare origin?: string
+  constructor(public runId: string, public provider: string, public parentId: string, public depth: number, public startedAt: number) {}
+}
+class StartRequest {
+  constructor(
+    readonly prompt: string, readonly parent: Agent, readonly abortScope: LazyAbort, readonly onUpdate: (update: SubagentUpdate) => void,
+    readonly wantsUpdates: () => boolean, readonly runId: string, readonly depth: number, readonly maxDepthCeiling: number,
+    readonly onIdleEnd: (result: SubagentResult) => void,
+  ) {}
 }
 
 /** Whether what the provider's `start` fulfilled with is a run (a result promise, `cancel`, `dispose`). */

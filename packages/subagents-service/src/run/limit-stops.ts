@@ -1,5 +1,7 @@
 import type { Budget } from '@cordis-subagents/agent'
-import { type BudgetBreach, checkedQuestion, checkedUsage, describeBreach, describeError, isObject, type PendingQuestion } from '@cordis-subagents/shared'
+import {
+  type BudgetBreach, checkedQuestion, checkedUsage, checkedWork, describeBreach, describeError, isObject, type PendingQuestion, totalTokens,
+} from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import type { SubagentResult, SubagentStatus, SubagentStopReason, SubagentUpdate } from '../types.js'
@@ -107,4 +109,15 @@ export function checkedResult(providerName: string, raw: unknown): SubagentResul
   if (diagnostic) result.diagnostic = capDiagnostic(diagnostic)
   if (question) result.question = question
   return result
+}
+
+/** Charges the growth of a child's reported running totals (tokens, steps, tool calls, delegations) to its budget. */
+export function chargeReported(budget: Budget, usage: unknown, work: unknown): void {
+  const checked = checkedUsage(usage)
+  if (checked) budget.chargeTokensUpTo(totalTokens(checked))
+  if (!isObject(work)) return
+  const counts = checkedWork(work)
+  budget.chargeUpTo('steps', counts.steps)
+  budget.chargeUpTo('toolCalls', counts.toolCalls)
+  budget.chargeUpTo('children', counts.delegations)
 }
