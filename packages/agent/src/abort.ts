@@ -2,32 +2,36 @@
  * Aborting a delegation tree cascades: a parent's abort aborts its tool calls, which cancel their
  * children, whose turns abort their own tool calls, and so on. Done with plain nested
  * `controller.abort()` calls, every level adds stack frames and a deep tree overflows the stack.
- * `abortFlat` runs the first abort at once and queues any abort that happens during it, draining
+ * `abortFlat` (`runFlat`) runs the first abort at once and queues any abort that happens during it, draining
  * the queue in a loop: the cascade still completes before the outermost call returns, with a
  * stack that does not grow with the depth of the tree.
  */
-const queue: Array<{ controller: AbortController; reason: unknown }> = []
+const queue: Array<() => void> = []
 let draining = false
 
-export function abortFlat(controller: AbortController, reason?: unknown): void {
-  if (controller.signal.aborted) return
+/** Runs `step` now, or, when called during another's cascade, queued behind it in the same loop. */
+export function runFlat(step: () => void): void {
   if (draining) {
-    queue.push({ controller, reason })
+    queue.push(step)
     return
   }
   draining = true
   try {
-    controller.abort(reason)
-    // The queue grows while it drains (each abort may queue more); index, do not shift.
+    step()
+    // The queue grows while it drains (each step may queue more); index, do not shift.
     for (let i = 0; i < queue.length; i++) {
       const next = queue[i]
       queue[i] = undefined!
-      next.controller.abort(next.reason)
+      next()
     }
   } finally {
     queue.length = 0
     draining = false
   }
+}
+
+export function abortFlat(controller: AbortController, reason?: unknown): void {
+  if (!controller.signal.aborted) runFlat(() => controller.abort(reason))
 }
 
 /**

@@ -28,7 +28,7 @@ export interface HookAgent {
 /** The turn's abort (a `TurnAbort`): its signal, and the promise that rejects once it aborts. */
 export interface HookAbort {
   readonly signal: AbortSignal
-  readonly aborted: Promise<never>
+  readonly rejection: Promise<never>
 }
 
 /** Warns once about a sink that threw (the runtime's logger; the run goes on). */
@@ -154,7 +154,7 @@ export class HookRun {
   /** A hook's promise, raced against the turn's abort; a plain value as it is. */
   private bounded(value: unknown): unknown {
     if (value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function') {
-      return Promise.race([value as Promise<unknown>, this.abort.aborted])
+      return Promise.race([value as Promise<unknown>, this.abort.rejection])
     }
     return value
   }

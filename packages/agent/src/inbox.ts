@@ -216,14 +216,14 @@ export async function readsBeforeEnd(
   inbox: Inbox,
   left: boolean,
   typed: boolean,
-  abort: { isAborted: boolean; aborted: Promise<never> },
+  abort: { isAborted: boolean; rejection: Promise<never> },
   onWait: (holds: number) => void,
 ): Promise<boolean | 'aborted'> {
   if (!left || (typed && !inbox.held)) return false
   while (!inbox.size && inbox.held) {
     onWait(inbox.held)
     try {
-      await Promise.race([inbox.changed(), abort.aborted])
+      await Promise.race([inbox.changed(), abort.rejection])
     } catch {
       return 'aborted'
     }

@@ -1,4 +1,6 @@
-import { type BudgetBreach, describeBreach, type LimitError, limitStop, newQuestionId, type PendingQuestion } from '@cordis-subagents/shared'
+import {
+  type BudgetBreach, describeBreach, type LimitError, limitStop, newQuestionId, type PendingQuestion, withScopeSignal,
+} from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult, ToolSuspension } from '@cordis-subagents/tools'
 import type { Budget, TurnLimits } from './budget.js'
 import type { InboxMessage } from './inbox.js'
@@ -83,7 +85,7 @@ async function resumeCall(
 ): Promise<ToolResult | undefined> {
   const { agent } = owner
   const { call } = suspended
-  const exec: ToolExecContext = { signal: leg.abort.signal, agent, toolCallId: call.id }
+  const exec: ToolExecContext = withScopeSignal({ abortScope: leg.abort, agent, toolCallId: call.id })
   const { emit } = leg
   if (emit) exec.onUpdate = (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update })
   leg.abort.raiseListenerLimit()

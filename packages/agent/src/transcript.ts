@@ -1,8 +1,8 @@
 import { setMaxListeners } from 'node:events'
 import {
-  type AbortScope, addUsage, addWork, countOf, emptyUsage, emptyWork, listenForAbort, type Usage, type WorkCounts,
+  type AbortScope, AbortWaiters, addUsage, addWork, countOf, emptyUsage, emptyWork, listenForAbort, type Usage, type WorkCounts,
 } from '@cordis-subagents/shared'
-import { abortFlat, InFlight } from './abort.js'
+import { InFlight, runFlat } from './abort.js'
 import { finishDiagnostic } from './stops.js'
 import { cloneMessage, freezeHistory, plainOf } from './history.js'
 import type { InboxDelegation } from './inbox.js'
@@ -256,29 +256,29 @@ const noop = () => {}
 /**
  * A turn's abort: the signal its model and tool calls get, and the races of a step against it (`race`). Only the agent
  * aborts a turn (its caller's signal, `abort()`, `dispose()`, the wall-clock limit), always through `abort`, so each race
- * is rejected there: no listener on the turn's own signal, no promise of its own unless someone asks for `aborted`.
+ * is rejected there: no listener on the turn's own signal, no promise of its own unless someone asks for `rejection`.
+ * It is an `AbortScope` too: a tool call waits on it (`exec.abortScope`, `onAbort`) without making the signal.
  * The signal itself is made when first read (a model or tool that takes it): on Node 20 an `AbortSignal` costs about
  * 3 µs to make and outlives the next young-generation collection, and most turns never read theirs (bench/README).
  * Work a race stops waiting for goes to the owner's `InFlight` (abort.ts), which `dispose` waits for.
  */
-export class TurnAbort {
+export class TurnAbort extends AbortWaiters implements AbortScope {
   private controller?: AbortController
-  /** Whether `abort` ran, and with what (an `AbortError` when it was given none, as a signal's reason would be). */
-  isAborted = false
+  /** Whether `abort` ran, and with what (an `AbortError` when it was given none, as a signal's reason would be). */ isAborted = false
+  /** The same, as an `AbortScope` reads it (a field: a tool's or the service's check calls nothing). */ aborted = false
   reason: unknown
   private promise?: Promise<never>
   private reject?: (reason: unknown) => void
   /** The races of the current step: rejecter, work, rejecter, work … (flat: no object per race). */
   private races?: unknown[]
   private listenersRaised = false
-  /** The leg's outcome (the agent's `dispose` waits for it). */
-  done: Promise<unknown> = settledLeg
+  /** The leg's outcome (the agent's `dispose` waits for it). */ done: Promise<unknown> = settledLeg
 
-  /** Stops waiting on the caller's abort (the agent calls it at the leg's end). */
-  readonly detach: () => void
+  /** Stops waiting on the caller's abort (the agent calls it at the leg's end). */ readonly detach: () => void
 
   /** `caller`: the run's signal or abort scope, if any. */
   constructor(private readonly owner: { inFlight?: InFlight }, caller?: AbortSignal | AbortScope) {
+    super()
     this.detach = caller ? listenForAbort(caller, () => this.abort(caller.reason)) : noop
   }
 
@@ -293,7 +293,7 @@ export class TurnAbort {
   }
 
   /** A promise rejected when the turn is aborted (for waits that are not a step's work: hooks, the inbox). */
-  get aborted(): Promise<never> {
+  get rejection(): Promise<never> {
     if (!this.promise) {
       this.promise = new Promise<never>((_, reject) => {
         if (this.isAborted) reject(this.reason)
@@ -324,11 +324,11 @@ export class TurnAbort {
 
   abort(reason?: unknown): void {
     if (this.isAborted) return
-    this.isAborted = true
+    this.isAborted = this.aborted = true
     this.reason = reason = reason === undefined ? new DOMException('This operation was aborted', 'AbortError') : reason
-    // abortFlat may queue this abort behind one in progress; it is done before the outermost call
-    // returns, so by the time a rejection is observed (a microtask later) the signal is aborted.
-    if (this.controller) abortFlat(this.controller, reason)
+    // The signal's listeners and the scope's waiters (a tool call cancelling its child …) may queue behind an abort in
+    // progress (abort.ts); done before the outermost call returns, so before a rejection is observed (a microtask later).
+    runFlat(() => { if (this.controller && !this.controller.signal.aborted) this.controller.abort(reason); this.callWaiters() })
     this.reject?.(reason)
     this.reject = undefined
     const races = this.races

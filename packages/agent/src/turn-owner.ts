@@ -1,6 +1,6 @@
 // What a turn needs of its agent and of the runtime that made it, named without the `Agent` class:
 // the turn, its legs and its tool steps sit below the agent (DESIGN §3: no import circle).
-import type { BudgetBreach } from '@cordis-subagents/shared'
+import type { AbortScope, BudgetBreach } from '@cordis-subagents/shared'
 import type { ToolResult, ToolView } from '@cordis-subagents/tools'
 import type { InFlight } from './abort.js'
 import type { Budget } from './budget.js'
@@ -73,8 +73,8 @@ export interface TurnOwner {
   inFlight?: InFlight
 }
 
-/** A turn's abort (a `TurnAbort`, turn.ts), as its legs use it. */
-export interface LegAbort extends HookAbort {
+/** A turn's abort (a `TurnAbort`, turn.ts), as its legs use it; a tool call waits on it as an `AbortScope`. */
+export interface LegAbort extends HookAbort, AbortScope {
   /** Whether and why the turn was aborted (read these rather than the signal's: it is made when first read). */
   readonly isAborted: boolean
   readonly reason: unknown

@@ -1,4 +1,6 @@
-import { addUsage, addWork, type BudgetBreach, describeBreach, describeError, type PendingQuestion, totalTokens } from '@cordis-subagents/shared'
+import {
+  type AbortScope, addUsage, addWork, type BudgetBreach, describeBreach, describeError, type PendingQuestion, totalTokens, withScopeSignal,
+} from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import type { TurnAbort } from './transcript.js'
 import { Budget, TurnLimits } from './budget.js'
@@ -251,7 +253,7 @@ export class Turn {
       else if (call.invalidInput !== undefined) result = { isError: true, content: `Invalid arguments for tool "${call.name}": ${call.invalidInput}` }
       else {
         // A tool gets an update sink only when someone listens to this turn (`onUpdate` is optional).
-        const exec: ToolExecContext = { signal: abort.signal, agent, toolCallId: call.id }
+        const exec: ToolExecContext = withScopeSignal(new ToolCall(abort, agent, call.id))
         if (emit) exec.onUpdate = (update) => emit({ type: 'tool-update', step, toolCallId: call.id, name: call.name, update })
         const pending = agent.tools.execute({ id: call.id, name: call.name, input: call.input }, exec)
         result = await abort.race(pending).catch(cancelled)
@@ -341,3 +343,7 @@ class StepRequest implements GenerateRequest {
 }
 
 const SIGNAL: PropertyDescriptor = { enumerable: true, configurable: true, get: StepRequest.signalOf }
+
+// A tool call's context: the turn's abort as `abortScope` (waiting on it makes no signal), `signal` made on first read; a class,
+// not a literal: V8 may make a literal site's objects old from birth (bench/README).
+class ToolCall { constructor(readonly abortScope: AbortScope, readonly agent: ToolExecContext['agent'], readonly toolCallId: string) {} }

@@ -11,7 +11,7 @@ export { isPeerControl, peerLine, peerText, type PeerTextOptions, stripControl }
 export { capForRedaction, MAX_REDACT_CHARS, redact, REDACTED, Redactor, type RedactorOptions } from './security/redact.js'
 export { type Deferred, deferred } from './async/deferred.js'
 export { abortWaiters, onAbort } from './async/abort-fanout.js'
-export { type AbortScope, isAbortScope, LazyAbort, listenForAbort, withScopeSignal } from './async/abort-scope.js'
+export { type AbortScope, AbortWaiters, isAbortScope, LazyAbort, listenForAbort, withScopeSignal } from './async/abort-scope.js'
 export { DeadlineQueue } from './async/deadlines.js'
 export {
   checkedTraceContext, isTracestate, MAX_TRACESTATE_LENGTH, parseTraceparent, traceContextFrom, traceContextProblem,

@@ -3,7 +3,7 @@ import type {
   SubagentHandle, SubagentOutcome, SubagentRequest, SubagentService, SubagentStart, SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
 import { type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
-import { type DeadlineQueue, describeError, emptyWork, onAbort, utf8Length } from '@cordis-subagents/shared'
+import { type AbortScope, type DeadlineQueue, describeError, emptyWork, onAbort, utf8Length, withScopeSignal } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import type { CallHooks, CancelCause, DelegateOptions, DelegationInput, InFlight, OutcomeContext, OutcomeOptions, ToolLoad } from './call-types.js'
 import { pendingResult } from './questions.js'
@@ -59,7 +59,7 @@ export async function runDelegation(
   const call = new CallCancellation(options, exec, inFlight, deadlines)
   hooks.onCall?.(call)
 
-  const request: SubagentRequest = new CallRequest(input.prompt, input.description, exec.agent as Agent, exec.signal, exec.toolCallId)
+  const request: SubagentRequest = new CallRequest(input.prompt, input.description, exec.agent as Agent, exec.toolCallId, exec)
   const progress = hooks.onProgress ?? forwardProgress(exec.onUpdate)
   if (progress) request.onUpdate = progress
   const { agentOptions } = options
@@ -99,9 +99,13 @@ export async function runDelegation(
  * until a full one (bench/README, "What survives a young collection").
  */
 class CallRequest {
-  constructor(
-    readonly prompt: string, readonly label: string, readonly parent: Agent, readonly signal: AbortSignal, readonly toolCallId: string,
-  ) {}
+  declare abortScope?: AbortScope
+  declare signal: AbortSignal
+  constructor(readonly prompt: string, readonly label: string, readonly parent: Agent, readonly toolCallId: string, exec: ToolExecContext) {
+    // The turn's abort as a scope when the runtime gives one: the service waits on it; the signal is made only if read.
+    if (!exec.abortScope) this.signal = exec.signal
+    else withScopeSignal(Object.assign(this, { abortScope: exec.abortScope }))
+  }
 }
 
 /**
@@ -170,7 +174,7 @@ export class CallCancellation implements InFlight {
     // The calls of a wide step share one listener on their turn's signal, and one timer per load.
     // Registered before the run's own waiter on the same signal, so a parent abort reaches the run
     // with this call's reason (which keeps a parent's limit) rather than the signal's raw one.
-    this.stopWaitingForParent = onAbort(exec.signal, () => this.cancel('parent'))
+    this.stopWaitingForParent = onAbort(exec.abortScope ?? exec.signal, () => this.cancel('parent'))
     if (options.timeout > 0) this.cancelDeadline = deadline(options.timeout, () => this.cancel('timeout'), deadlines)
     inFlight.add(this)
   }
@@ -182,7 +186,7 @@ export class CallCancellation implements InFlight {
    * a result the provider leaves pending when its dispose returns, so a provider that ignores
    * `cancel` cannot hang the call past its timeout.
    */
-  cancel(why: CancelCause, parentReason: unknown = this.exec.signal.reason): void {
+  cancel(why: CancelCause, parentReason: unknown = (this.exec.abortScope ?? this.exec.signal).reason): void {
     if (this.cause) return
     this.cause = why
     this.reason = abortReason(why, this.options.timeout, parentReason)

@@ -18,10 +18,7 @@ export interface SubagentProvider {
   capabilities: ProviderCapabilities
   /** true when the child already sees the parent's completed turns (fork); false for a fresh child. */
   inheritsParentContext: boolean
-  /**
-   * Starts a child. Fulfilling is the hand-over: from then on the caller owns the run.
-   * Rejecting means nothing is left running.
-   */
+  /** Starts a child. Fulfilling is the hand-over: from then on the caller owns the run. Rejecting means nothing is left running. */
   start(request: ProviderStartRequest): Promise<SubagentRun>
   /**
    * Optional: rebuilds a run from a journal's record (spawn/fork: the child agent from its
@@ -35,6 +32,8 @@ export interface SubagentRequest {
   label?: string
   parent: Agent
   signal: AbortSignal
+  /** The caller's abort as a scope (a tool call's `exec.abortScope`): waited on instead of `signal`, which is read only if needed. */
+  abortScope?: AbortScope
   /**
    * `model`: the child's model ref. `name`: the child agent's name (a team tool passes the member's
    * definition name); an in-process child takes it as its label, so its handle id reads `parent/name.n`.
@@ -49,9 +48,8 @@ export interface SubagentRequest {
    */
   budget?: BudgetLimits
   /**
-   * Continue this parent's earlier child session rather than start a fresh child, where the
-   * provider can (provider-acp with `resume: request`); `false` opts out under `resume: per-parent`.
-   * Providers that cannot resume ignore it.
+   * Continue this parent's earlier child session rather than start a fresh child, where the provider can (provider-acp
+   * with `resume: request`); `false` opts out under `resume: per-parent`. Providers that cannot resume ignore it.
    */
   resume?: boolean
   /**

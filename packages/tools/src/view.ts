@@ -188,7 +188,7 @@ export class ToolView {
           content: `Unknown tool "${name}". Available tools: ${available.length ? available.join(', ') : '(none)'}.`,
         })
       }
-      if (exec?.signal?.aborted) return this.done(notRun(name))
+      if ((exec?.abortScope ?? exec?.signal)?.aborted) return this.done(notRun(name))
       const parsed = parseInput(entry.tool.input, call.input ?? {})
       if (parsed instanceof Promise) {
         return parsed.then((later) => this.call(entry.tool, name, later, exec), (error) => this.done(failed(name, error)))
@@ -203,7 +203,7 @@ export class ToolView {
   private call(tool: Tool, name: string, parsed: z.ZodSafeParseResult<unknown>, exec: ToolExecContext): Promise<ToolResult> {
     try {
       if (!parsed.success) return this.done({ isError: true, content: `Invalid input for tool "${name}":\n${z.prettifyError(parsed.error)}` })
-      if (exec?.signal?.aborted) return this.done(notRun(name))
+      if ((exec?.abortScope ?? exec?.signal)?.aborted) return this.done(notRun(name))
       return Promise.resolve(tool.execute(parsed.data as Record<string, unknown>, exec)).then((result) => {
         try {
           return capResult(checkResult(tool, name, result), this.resultCap)
@@ -248,7 +248,7 @@ export class ToolView {
       const entry = this.lookUp(name)
       if (!entry) return { isError: true, content: `Tool "${name}" is no longer available, so the question it asked cannot be answered.` }
       if (typeof entry.tool.resume !== 'function') return { isError: true, content: noResume(name) }
-      if (exec?.signal?.aborted) return { isError: true, content: `Tool "${name}" was not resumed: the call was aborted before it started.` }
+      if ((exec?.abortScope ?? exec?.signal)?.aborted) return { isError: true, content: `Tool "${name}" was not resumed: the call was aborted before it started.` }
       if (answer !== undefined) return checkResult(entry.tool, name, await entry.tool.resume(answer, suspension, exec))
       if (typeof entry.tool.withdrawn !== 'function') return { isError: true, content: withdrawnText(name, suspension) }
       return checkResult(entry.tool, name, await entry.tool.withdrawn(suspension, exec))

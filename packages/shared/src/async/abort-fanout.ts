@@ -1,3 +1,5 @@
+import { type AbortScope, isAbortScope } from './abort-scope.js'
+
 /**
  * Many callers waiting on one signal (every call of a wide step waits on its turn's signal) share
  * one real `abort` listener per signal. Adding and removing a caller is O(1) in a Set, where N
@@ -15,9 +17,11 @@ const waiting = new WeakMap<AbortSignal, Waiters>()
  * Calls `callback` once when `signal` aborts (at once if it already has); the returned function
  * stops waiting (idempotent). The signal's one listener goes when its last waiter does. A callback
  * that throws does not stop the others; its error is rethrown on the next tick, as an `abort`
- * listener's would be.
+ * listener's would be. An `AbortScope` (our own) is waited on through its `onAbort`: no signal is made.
  */
-export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+export function onAbort(source: AbortSignal | AbortScope, callback: () => void): () => void {
+  if (isAbortScope(source)) return source.onAbort(callback)
+  const signal = source as AbortSignal
   if (signal.aborted) {
     callback()
     return noop

@@ -15,14 +15,47 @@ export interface AbortScope {
   readonly signal: AbortSignal
 }
 
-/** An `AbortScope` its owner aborts (`abort`). Waiters are called in the order they came, after the signal's listeners. */
-export class LazyAbort implements AbortScope {
-  aborted = false
-  reason: unknown
-  private controller?: AbortController
+/**
+ * The waiters of an abort that needs no `AbortSignal` to be waited on: `onAbort` callbacks, called in the order they came by
+ * the owner's abort (`callWaiters`). The base of `LazyAbort` and of the agent's turn abort.
+ */
+export abstract class AbortWaiters {
+  abstract readonly aborted: boolean
   /** One waiter in a field (the common case), more in a set. */
   private first?: () => void
   private more?: Set<() => void>
+
+  /** Calls `callback` once when this aborts (at once if it has); the returned function stops waiting (idempotent). */
+  onAbort(callback: () => void): () => void {
+    if (this.aborted) {
+      callback()
+      return noop
+    }
+    // A wrapper per registration, so the same callback registered twice is two registrations.
+    const waiter = () => callback()
+    if (!this.first && !this.more?.size) this.first = waiter
+    else (this.more ??= new Set()).add(waiter)
+    return () => {
+      if (this.first === waiter) this.first = undefined
+      else this.more?.delete(waiter)
+    }
+  }
+
+  /** Calls every waiter once; a waiter an earlier one stopped meanwhile is not called, as a signal's removed listener is not. */
+  protected callWaiters(): void {
+    const { first, more } = this
+    this.first = undefined
+    if (first) call(first)
+    if (more) for (const waiter of more) call(waiter)
+    this.more = undefined
+  }
+}
+
+/** An `AbortScope` its owner aborts (`abort`). Waiters are called in the order they came, after the signal's listeners. */
+export class LazyAbort extends AbortWaiters implements AbortScope {
+  aborted = false
+  reason: unknown
+  private controller?: AbortController
 
   get signal(): AbortSignal {
     if (!this.controller) {
@@ -37,27 +70,7 @@ export class LazyAbort implements AbortScope {
     this.aborted = true
     this.reason = reason === undefined ? new DOMException('This operation was aborted', 'AbortError') : reason
     this.controller?.abort(this.reason)
-    const { first, more } = this
-    this.first = undefined
-    if (first) call(first)
-    // The live set: a waiter an earlier one stopped meanwhile is not called, as a signal's removed listener is not.
-    if (more) for (const waiter of more) call(waiter)
-    this.more = undefined
-  }
-
-  onAbort(callback: () => void): () => void {
-    if (this.aborted) {
-      callback()
-      return noop
-    }
-    // A wrapper per registration, so the same callback registered twice is two registrations.
-    const waiter = () => callback()
-    if (!this.first && !this.more?.size) this.first = waiter
-    else (this.more ??= new Set()).add(waiter)
-    return () => {
-      if (this.first === waiter) this.first = undefined
-      else this.more?.delete(waiter)
-    }
+    this.callWaiters()
   }
 }
 

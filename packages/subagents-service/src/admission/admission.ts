@@ -1,5 +1,7 @@
 import type { Budget } from '@cordis-subagents/agent'
-import { type BudgetBreach, checkedTraceContext, isName, isObject, missingCapability, NAME_RULE, toolFilterProblem } from '@cordis-subagents/shared'
+import {
+  type AbortScope, type BudgetBreach, checkedTraceContext, isAbortScope, isName, isObject, missingCapability, NAME_RULE, toolFilterProblem,
+} from '@cordis-subagents/shared'
 import type { Config } from '../config.js'
 import { SubagentError } from '../errors.js'
 import { Delegation, noop } from '../run/delegation.js'
@@ -29,7 +31,7 @@ function checkRequest(request: SubagentRequest) {
   if (!isObject(parent) || typeof parent.id !== 'string' || !parent.id || !Number.isInteger(parent.depth) || parent.depth < 0) {
     invalidRequest('request.parent must be the calling Agent (with a string id and a non-negative integer depth).')
   }
-  if (!isSignal(request.signal)) invalidRequest('request.signal must be an AbortSignal.')
+  if (request.abortScope !== undefined ? !isAbortScope(request.abortScope) : !isSignal(request.signal)) invalidRequest('request.signal must be an AbortSignal (or request.abortScope an AbortScope).')
   if (request.label !== undefined && typeof request.label !== 'string') invalidRequest('request.label must be a string when present.')
   if (request.persona !== undefined && (typeof request.persona !== 'string' || !request.persona.trim())) invalidRequest('request.persona must be a non-empty string when present; omit it for the default persona.')
   if (request.agentOptions !== undefined) {
@@ -177,7 +179,6 @@ export class TreeGates {
 
 /** A class, not a literal: a slot names its run, and V8 may make a literal site's objects old from birth (run/delegation.ts). */
 class HeldSlot implements Slot { lent = false; constructor(readonly holder?: SlotHolder, readonly lender?: Slot) {} }
-
 /** Takes a per-parent slot and, with a tree, a tree slot; gives the tree slot: synchronously when free, a promise when it waits. */
 function takeSlots(parents: ParentGates, trees: TreeGates, request: SlotRequest): Slot | undefined | Promise<Slot | undefined> {
   if (parents.tryAcquire(request.key, request.perParent, request.holder)) return treeSlot(parents, trees, request)
@@ -216,7 +217,8 @@ export class Admitted implements Admission, WaitingHolder {
   wait?: { controller: AbortController; stop: () => void }
 
   constructor(
-    checked: Checked, readonly id: string, readonly gateKey: object, readonly callerSignal: AbortSignal, private readonly owner: Admissions,
+    checked: Checked, readonly id: string, readonly gateKey: object, readonly caller: AbortSignal | AbortScope,
+    private readonly owner: Admissions,
   ) {
     this.depth = checked.depth
     this.ceiling = checked.ceiling
@@ -300,9 +302,9 @@ export class Admissions {
    */
   admit(name: string, request: SubagentRequest, id?: string, checked = this.check(name, request)): Admitted {
     const { parentBudget } = checked
-    if (request.signal.aborted) throw aborted('before the start')
+    if ((request.abortScope ?? request.signal).aborted) throw aborted('before the start')
     if (parentBudget) admitChild(parentBudget, request.parent.id, this.config.maxChildren)
-    const ticket = new Admitted(checked, id ?? nextRunId(), request.parent, request.signal, this)
+    const ticket = new Admitted(checked, id ?? nextRunId(), request.parent, request.abortScope ?? request.signal, this)
     const perParent = Math.min(this.config.maxConcurrentPerParent, request.budget?.maxConcurrent ?? Infinity)
     let taken: Slot | undefined | Promise<Slot | undefined>
     try {

@@ -1,5 +1,5 @@
 import type { Budget } from '@cordis-subagents/agent'
-import { onAbort as onAbortOf } from '@cordis-subagents/shared'
+import { type AbortScope, onAbort as onAbortOf } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import { aborted } from '../run/start-failure.js'
 import type { SubagentProvider, SubagentRequest } from '../types.js'
@@ -163,7 +163,7 @@ function failAllWaiters(gates: Iterable<Gate<Waiter<never>>>, error: () => Error
 
 /** A ticket's wait for its slots (`Admitted`): aborted by the caller's signal or `cancelWait`; made on the first wait. */
 export interface WaitingHolder extends SlotHolder {
-  readonly callerSignal: AbortSignal
+  readonly caller: AbortSignal | AbortScope
   wait?: { controller: AbortController; stop: () => void }
 }
 
@@ -181,7 +181,7 @@ export interface SlotRequest {
 function waitSignal(holder: WaitingHolder): AbortSignal {
   if (holder.wait) return holder.wait.controller.signal
   const controller = new AbortController()
-  const stop = onAbortOf(holder.callerSignal, () => controller.abort(holder.callerSignal.reason))
+  const stop = onAbortOf(holder.caller, () => controller.abort(holder.caller.reason))
   holder.wait = { controller, stop }
   return controller.signal
 }

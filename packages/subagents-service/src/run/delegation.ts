@@ -60,8 +60,9 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     this.continues = side?.continues === true
     if (side?.reattachKey !== undefined) this.reattachKey = side.reattachKey
     admission.run = this
-    // Calls back at once when the caller's signal is already aborted: the run starts cancelled.
-    this.stopWaitingForCaller = onAbort(request.signal, this.onCallerAbort)
+    // The caller's abort (its scope when it gave one: no signal is made); called back at once if it has: the run starts cancelled.
+    const caller = request.abortScope ?? request.signal
+    this.stopWaitingForCaller = onAbort(caller, () => this.stop(reasonText(caller.reason), caller.reason))
     this.handle = this.callProvider(side?.choose ? side.choose(admission.provider, this.id) : admission.provider)
   }
 
@@ -223,8 +224,6 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
 
   private readonly wantsUpdates = (): boolean =>
     this.phase !== 'ended' && this.phase !== 'rejected' && (!!this.request.onUpdate || this.host.events.has('subagent/update'))
-
-  private readonly onCallerAbort = (): void => this.stop(reasonText(this.request.signal.reason), this.request.signal.reason)
 
   protected detachCaller(): void {
     this.stopWaitingForCaller()
