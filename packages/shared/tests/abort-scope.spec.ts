@@ -1,7 +1,7 @@
 /// <reference types="mocha" />
 import { getEventListeners } from 'node:events'
 import { expect } from 'chai'
-import { isAbortScope, LazyAbort, listenForAbort, withScopeSignal } from '@cordis-subagents/shared'
+import { abortWaiters, isAbortScope, LazyAbort, listenForAbort, onAbort, withScopeSignal } from '@cordis-subagents/shared'
 import { signalsMadeDuring } from '@cordis-subagents/test-support'
 
 describe('LazyAbort: an abort that makes no AbortSignal until one is read', () => {
@@ -103,6 +103,33 @@ describe('listenForAbort: one wait on an AbortSignal or an AbortScope', () => {
       scope.abort()
     })).to.equal(0)
     expect(calls).to.deep.equal(['aborted'])
+  })
+})
+
+describe('onAbort (the fan-out) on a scope', () => {
+  it('waits through the scope\'s own waiters, making no signal; stopped, it is not called', async () => {
+    const scope = new LazyAbort()
+    const calls: string[] = []
+    expect(await signalsMadeDuring(() => {
+      const stopA = onAbort(scope, () => calls.push('a'))
+      onAbort(scope, () => calls.push('b'))
+      stopA()
+      scope.abort('done')
+    })).to.equal(0)
+    expect(calls).to.deep.equal(['b'])
+    expect(abortWaiters(scope.signal)).to.equal(0)
+    let late = 0
+    onAbort(scope, () => late++)
+    expect(late).to.equal(1)
+  })
+
+  it('a signal is still waited on through its one shared listener', () => {
+    const controller = new AbortController()
+    let called = 0
+    onAbort(controller.signal, () => called++)
+    expect(abortWaiters(controller.signal)).to.equal(1)
+    controller.abort()
+    expect(called).to.equal(1)
   })
 })
 
