@@ -3,9 +3,12 @@
  * bench's no-store host runs one kind of work in a loop (a turn of the event loop every 100, as section 11 does)
  * in a child process of its own under `--trace-gc-nvp`, and this prints, averaged over the scavenges of the measured
  * loop (a warm-up of a tenth as many first): what was allocated between two, what survived one, what it promoted,
- * and its pause. A survivor is alive when the scavenge runs, or looks alive to it.
+ * and its pause, and the main thread's pause in every collection (young and full) per iteration. A survivor is alive when
+ * the scavenge runs, or looks alive to it. `--sites` instead samples the measured loop three times with the inspector's
+ * heap profiler and prints the allocation sites whose objects survived a young collection and died in a full one (bytes
+ * per iteration: what the young generation copied and promoted only to free later), beside what each site allocated.
  *
- *   node --import tsx bench/profile/young-survivors.ts [kind …] [--runs N] [--semi-space MB]
+ *   node --import tsx bench/profile/young-survivors.ts [kind …] [--runs N] [--semi-space MB] [--sites]
  *
  * Kinds: `delegation` (the section's sync spawn delegation: the parent's tool call, the service, a child agent),
  * `service` (`ctx.subagents.begin` with a provider whose run ends at once: the service alone), `agents` (a root and
@@ -14,6 +17,7 @@
  * young-generation size (`--semi-space`: a fixed semi-space of that many MB, to see whether what survives scales with it).
  */
 import { spawnSync } from 'node:child_process'
+import { Session } from 'node:inspector/promises'
 import { fileURLToPath } from 'node:url'
 import { withoutCallerTracing } from '@cordis-subagents/shared'
 import type { Agent } from '@cordis-subagents/agent'
@@ -29,6 +33,7 @@ const runs = Number(option('--runs') ?? 30_000)
 if (!Number.isInteger(runs) || runs < 100) throw new Error('--runs takes a whole number of at least 100')
 const semiSpace = option('--semi-space')
 if (semiSpace !== undefined && !/^[1-9][0-9]{0,3}$/.test(semiSpace)) throw new Error('--semi-space takes a whole number of MB (1–9999)')
+const sites = args.includes('--sites')
 const named = args.filter((arg, index) => !arg.startsWith('--') && !['--runs', '--semi-space'].includes(args[index - 1]))
 for (const kind of named) if (!KINDS.includes(kind as Kind)) throw new Error(`unknown kind ${kind}; one of ${KINDS.join(', ')}`)
 
@@ -38,16 +43,21 @@ else for (const kind of named.length ? named as Kind[] : KINDS) report(kind)
 /** Runs `kind` in a child process under --trace-gc-nvp and prints the scavenges of its measured loop. */
 function report(kind: Kind): void {
   const young = semiSpace === undefined ? [] : [`--min-semi-space-size=${semiSpace}`, `--max-semi-space-size=${semiSpace}`]
-  const child = spawnSync(process.execPath, ['--trace-gc-nvp', ...young, '--import', 'tsx', fileURLToPath(import.meta.url), '--runs', String(runs)], {
-    env: { ...process.env, YOUNG_SURVIVORS_CHILD: kind }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024,
+  const trace = sites ? [] : ['--trace-gc-nvp']
+  const child = spawnSync(process.execPath, [...trace, ...young, '--import', 'tsx', fileURLToPath(import.meta.url), '--runs', String(runs)], {
+    env: { ...process.env, YOUNG_SURVIVORS_CHILD: kind, YOUNG_SURVIVORS_SITES: sites ? '1' : '' }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024,
   })
   if (child.status !== 0) throw new Error(`${kind}: the loop failed (${child.status}): ${child.stderr.slice(-2000)}`)
+  if (sites) return void console.log(`${kind}\n${child.stdout.slice(child.stdout.indexOf(MEASURED) + MEASURED.length + 1)}`)
   const lines = child.stdout.slice(child.stdout.indexOf(MEASURED)).split('\n').filter((line) => line.includes('gc=s '))
   const field = (line: string, name: string) => Number(new RegExp(` ${name}=([\\d.]+)`).exec(line)?.[1] ?? NaN)
   const mean = (name: string) => lines.reduce((sum, line) => sum + field(line, name), 0) / lines.length
   const mb = (bytes: number) => (bytes / 1e6).toFixed(2)
+  const pauses = child.stdout.slice(child.stdout.indexOf(MEASURED)).split('\n').filter((line) => line.includes(' pause='))
+  const pauseUs = pauses.reduce((sum, line) => sum + field(line, 'pause'), 0) * 1000 / runs
   console.log(`${kind.padEnd(10)} ${lines.length} scavenges: allocated ${mb(mean('allocated'))} MB, survived ${mb(mean('new_space_survived'))} MB, `
-    + `promoted ${mb(mean('promoted'))} MB, ${mean('scavenge').toFixed(2)} ms each (means)`)
+    + `promoted ${mb(mean('promoted'))} MB, ${mean('scavenge').toFixed(2)} ms each (means); GC pause ${pauseUs.toFixed(1)} µs an iteration `
+    + `(${pauses.length} collections)`)
 }
 
 /** The child: a warm-up of a tenth as many, the marker line, then `runs` iterations of `kind`. */
@@ -98,7 +108,45 @@ async function loop(kind: Kind): Promise<void> {
   const turn = () => new Promise((resolve) => setImmediate(resolve))
   for (let i = 0; i < runs / 10; i++) if ((await once(), i % 100 === 99)) await turn()
   console.log(MEASURED)
-  for (let i = 0; i < runs; i++) if ((await once(), i % 100 === 99)) await turn()
+  const measure = async () => { for (let i = 0; i < runs; i++) if ((await once(), i % 100 === 99)) await turn() }
+  if (process.env.YOUNG_SURVIVORS_SITES) console.log(await survivorSites(measure))
+  else await measure()
   await s.host.stop()
   process.exit(0)
+}
+
+interface SampleNode { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: SampleNode[] }
+
+/**
+ * Runs `measure` three times under the sampling heap profiler: keeping what full collections freed (and what is live), only
+ * what is live, and everything; the first less the second is what survived a young collection and died in a full one.
+ */
+async function survivorSites(measure: () => Promise<void>): Promise<string> {
+  const session = new Session()
+  session.connect()
+  const sample = async (major: boolean, minor: boolean) => {
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: major, includeObjectsCollectedByMinorGC: minor })
+    await measure()
+    const { profile } = await session.post('HeapProfiler.stopSampling') as unknown as { profile: { head: SampleNode } }
+    const bySite = new Map<string, number>()
+    const walk = (node: SampleNode, stack: string[]) => {
+      const { functionName, url, lineNumber } = node.callFrame
+      const path = [`${functionName || '(anonymous)'} ${url.replace(/^.*\/(packages|bench)\//, '$1/')}:${lineNumber + 1}`, ...stack].slice(0, 3)
+      if (node.selfSize) bySite.set(path.join(' < '), (bySite.get(path.join(' < ')) ?? 0) + node.selfSize)
+      for (const child of node.children) walk(child, path)
+    }
+    walk(profile.head, [])
+    return bySite
+  }
+  const diedOld = await sample(true, false)
+  const live = await sample(false, false)
+  const all = await sample(true, true)
+  session.disconnect()
+  const rows = [...diedOld].map(([site, bytes]) => ({ site, bytes: bytes - (live.get(site) ?? 0), all: all.get(site) ?? 0 }))
+    .sort((a, b) => b.bytes - a.bytes)
+  const total = rows.reduce((sum, row) => sum + Math.max(0, row.bytes), 0)
+  const allocated = [...all.values()].reduce((sum, bytes) => sum + bytes, 0)
+  const perRun = (bytes: number) => String(Math.round(bytes / runs)).padStart(6)
+  return [`survived young, died in a full collection: ${perRun(total).trim()} B an iteration of ${perRun(allocated).trim()} allocated`,
+    'died old  alloc  site (3 frames)', ...rows.slice(0, 25).map((row) => `${perRun(row.bytes)} ${perRun(row.all)}  ${row.site}`)].join('\n')
 }
