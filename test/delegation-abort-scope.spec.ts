@@ -20,7 +20,7 @@ const untilAborted = (request: GenerateRequest) => new Promise<GenerateResponse>
   request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true })
 })
 
-async function app(child: (request: GenerateRequest) => Promise<GenerateResponse>) {
+async function app(child: (request: GenerateRequest) => Promise<GenerateResponse>, tool: Record<string, unknown> = {}) {
   const ctx = new Context()
   ctx.plugin(ToolRegistry)
   ctx.plugin(AgentRuntime, { model: 'm' })
@@ -30,13 +30,16 @@ async function app(child: (request: GenerateRequest) => Promise<GenerateResponse
   ctx.agents.registerModel('m', {
     async generate(request) {
       const last = lastOf(request)
-      if (last.role === 'tool') return text(`parent got: ${last.content}`)
+      if (request.messages.some((message) => message.role !== 'assistant' && message.content.includes('child answer'))) {
+        return text(`parent got: ${last.content}`)
+      }
+      if (last.role === 'tool') return text('started')
       if (last.content.startsWith(CHILD)) return child(request)
       return { text: '', finishReason: 'tool-calls', toolCalls: [{ id: 'c1', name: 'subagent', input: { description: 'a part', prompt: `${CHILD}work` } }] }
     },
   })
   ctx.plugin(Spawn)
-  ctx.plugin(SubagentTool, { provider: 'spawn' })
+  ctx.plugin(SubagentTool, { provider: 'spawn', ...tool })
   await ctx.lifecycle.flush()
   return ctx
 }
@@ -50,6 +53,18 @@ describe('a delegation waits on its turn\'s abort scope', () => {
     const parent = ctx.agents.create({})
     const made = await signalsMadeDuring(async () => {
       expect((await parent.run('go')).text).to.equal('parent got: child answer')
+    })
+    expect(made).to.equal(0)
+    await parent.dispose()
+  })
+
+  it('a background delegation, its parent\'s turn included, makes no AbortSignal either', async () => {
+    ctx = await app(async () => text('child answer'), { mode: 'background' })
+    const parent = ctx.agents.create({})
+    const made = await signalsMadeDuring(async () => {
+      const result = await parent.run('go')
+      expect(result.text).to.match(/^parent got: /)
+      expect(result.text).to.include('child answer')
     })
     expect(made).to.equal(0)
     await parent.dispose()

@@ -52,7 +52,7 @@ function startInBackground(
       label: input.description,
       provider: options.provider,
       onTurnEnd: options.onTurnEnd,
-      turnSignal: exec.signal,
+      turnSignal: exec.abortScope ?? exec.signal,
     })
   } catch (error) {
     const code = (error as { code?: string }).code

@@ -171,9 +171,9 @@ export class CallCancellation implements InFlight {
     private readonly inFlight: Set<InFlight>,
     deadlines: DeadlineQueue | undefined,
   ) {
-    // The calls of a wide step share one listener on their turn's signal, and one timer per load.
-    // Registered before the run's own waiter on the same signal, so a parent abort reaches the run
-    // with this call's reason (which keeps a parent's limit) rather than the signal's raw one.
+    // The calls of a wide step wait on their turn's abort (its scope's waiters, or one shared listener on a signal),
+    // and share one timer per load. Registered before the run's own waiter on the same abort, so a parent abort
+    // reaches the run with this call's reason (which keeps a parent's limit) rather than the raw one.
     this.stopWaitingForParent = onAbort(exec.abortScope ?? exec.signal, () => this.cancel('parent'))
     if (options.timeout > 0) this.cancelDeadline = deadline(options.timeout, () => this.cancel('timeout'), deadlines)
     inFlight.add(this)

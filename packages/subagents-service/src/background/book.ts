@@ -1,5 +1,5 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { describeError, limitStop } from '@cordis-subagents/shared'
+import { describeError, limitStop, onAbort } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { SubagentHandle } from '../types.js'
 import type { BackgroundMessage, BackgroundStart, BackgroundState, Delivery, TurnEndPolicy } from './shapes.js'
@@ -138,14 +138,14 @@ export class ParentBackground {
     const kept = task as BackgroundTask
     this.tasks.set(task.handle, kept)
     this.registry.live.add(kept)
+    const turn = start.turnSignal
     const onTurnAbort = () => {
-      const limit = limitStop(start.turnSignal.reason)
-      task.cancel(limit ? `the turn that started it was stopped by a ${limit} limit` : 'the turn that started it was aborted', start.turnSignal.reason)
+      const limit = limitStop(turn.reason)
+      task.cancel(limit ? `the turn that started it was stopped by a ${limit} limit` : 'the turn that started it was aborted', turn.reason)
     }
-    start.turnSignal.addEventListener('abort', onTurnAbort, { once: true })
-    task.detach = () => start.turnSignal.removeEventListener('abort', onTurnAbort)
     task.ended = (result, message) => this.settle(kept, result, message)
-    if (start.turnSignal.aborted) onTurnAbort()
+    // Called at once when the turn is aborted already.
+    task.detach = onAbort(turn, onTurnAbort)
     return task
   }
 

@@ -1,3 +1,4 @@
+import type { AbortScope } from '@cordis-subagents/shared'
 import type { Agent, InboxDelegation } from '@cordis-subagents/agent'
 
 // The shapes of a background delegation (book.ts): what starts one, its states, where its result went.
@@ -17,8 +18,11 @@ export interface BackgroundStart {
   provider: string
   /** `wait`: the parent's turn does not end before this result is delivered (an inbox hold). `end`: it may. */
   onTurnEnd: TurnEndPolicy
-  /** The signal of the turn that starts it: its abort cancels the delegation while that turn runs. */
-  turnSignal: AbortSignal
+  /**
+   * The abort of the turn that starts it (its signal, or its scope: a tool call's `exec.abortScope`, which makes no
+   * `AbortSignal`): it cancels the delegation while that turn runs.
+   */
+  turnSignal: AbortSignal | AbortScope
 }
 
 /** Where a result went: exactly one of these, once. */
