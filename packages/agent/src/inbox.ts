@@ -216,7 +216,7 @@ export async function readsBeforeEnd(
   inbox: Inbox,
   left: boolean,
   typed: boolean,
-  abort: { isAborted: boolean; rejection: Promise<never> },
+  abort: { aborted: boolean; rejection: Promise<never> },
   onWait: (holds: number) => void,
 ): Promise<boolean | 'aborted'> {
   if (!left || (typed && !inbox.held)) return false
@@ -228,6 +228,6 @@ export async function readsBeforeEnd(
       return 'aborted'
     }
   }
-  if (abort.isAborted) return 'aborted'
+  if (abort.aborted) return 'aborted'
   return inbox.size > 0
 }

@@ -167,7 +167,7 @@ export async function resumeTurn(
   turn.budget.pauseClock(Date.now() - turn.parkedAt)
   turn.open(abort, options, answer ?? '', questionId)
   turn.leg.emit?.(answer === undefined ? { type: 'resumed', step: parked.step, questionId, withdrawn: true } : { type: 'resumed', step: parked.step, questionId })
-  if (abort.isAborted) return abandon(turn, parked)
+  if (abort.aborted) return abandon(turn, parked)
   if (parked.budget) {
     if (parked.budget.budget === 'toolCalls') {
       const still = turn.limits.reached(() => turn.budget.check('toolCalls'))

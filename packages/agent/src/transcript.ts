@@ -264,8 +264,8 @@ const noop = () => {}
  */
 export class TurnAbort extends AbortWaiters implements AbortScope {
   private controller?: AbortController
-  /** Whether `abort` ran, and with what (an `AbortError` when it was given none, as a signal's reason would be). */ isAborted = false
-  /** The same, as an `AbortScope` reads it (a field: a tool's or the service's check calls nothing). */ aborted = false
+  /** Whether `abort` ran, and with what (an `AbortError` if none was given); fields: an `AbortScope` check calls nothing. */
+  aborted = false
   reason: unknown
   private promise?: Promise<never>
   private reject?: (reason: unknown) => void
@@ -286,7 +286,7 @@ export class TurnAbort extends AbortWaiters implements AbortScope {
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController()
-      if (this.isAborted) this.controller.abort(this.reason)
+      if (this.aborted) this.controller.abort(this.reason)
       if (this.listenersRaised) setMaxListeners(0, this.controller.signal)
     }
     return this.controller.signal
@@ -296,7 +296,7 @@ export class TurnAbort extends AbortWaiters implements AbortScope {
   get rejection(): Promise<never> {
     if (!this.promise) {
       this.promise = new Promise<never>((_, reject) => {
-        if (this.isAborted) reject(this.reason)
+        if (this.aborted) reject(this.reason)
         else this.reject = reject
       })
       this.promise.catch(() => {})
@@ -307,7 +307,7 @@ export class TurnAbort extends AbortWaiters implements AbortScope {
   /** `work`, or a rejection as soon as the turn is aborted: one promise per race, none for the abort. */
   race<T>(work: T | PromiseLike<T>): Promise<T> {
     const pending = Promise.resolve(work)
-    if (this.isAborted) {
+    if (this.aborted) {
       (this.owner.inFlight ??= new InFlight()).add(pending)
       return Promise.reject(this.reason)
     }
@@ -323,8 +323,8 @@ export class TurnAbort extends AbortWaiters implements AbortScope {
   stepDone(): void { this.races = undefined }
 
   abort(reason?: unknown): void {
-    if (this.isAborted) return
-    this.isAborted = this.aborted = true
+    if (this.aborted) return
+    this.aborted = true
     this.reason = reason = reason === undefined ? new DOMException('This operation was aborted', 'AbortError') : reason
     // The signal's listeners and the scope's waiters (a tool call cancelling its child …) may queue behind an abort in
     // progress (abort.ts); done before the outermost call returns, so before a rejection is observed (a microtask later).

@@ -76,7 +76,7 @@ export interface TurnOwner {
 /** A turn's abort (a `TurnAbort`, turn.ts), as its legs use it; a tool call waits on it as an `AbortScope`. */
 export interface LegAbort extends HookAbort, AbortScope {
   /** Whether and why the turn was aborted (read these rather than the signal's: it is made when first read). */
-  readonly isAborted: boolean
+  readonly aborted: boolean
   readonly reason: unknown
   abort(reason?: unknown): void
   /** Lifts the listener limit of `signal` before the first tool step. */

@@ -62,7 +62,7 @@ export class Turn {
     this.open(abort, options, prompt ?? '')
     transcript.beginTurn()
     if (prompt !== undefined) transcript.push({ role: 'user', content: prompt })
-    if (abort.isAborted) return Promise.resolve(stopForAbort(this))
+    if (abort.aborted) return Promise.resolve(stopForAbort(this))
     return this.loop()
   }
 
@@ -108,7 +108,7 @@ export class Turn {
       // A compactor may shorten what this call reads (never the transcript); before the gate, so one that calls a model holds no slot.
       const { hooks } = leg
       const messages = hooks ? await hooks.beforeLLM(step, agent.persona, agent.transcript.snapshot()).catch(() => undefined) : undefined
-      if (hooks && (abort.isAborted || hooks.failure)) return abort.isAborted ? stopForAbort(this) : hookFailed(this, hooks.failure!)
+      if (hooks && (abort.aborted || hooks.failure)) return abort.aborted ? stopForAbort(this) : hookFailed(this, hooks.failure!)
 
       let response: GenerateResponse
       const began = hooks ? hooks.now() : 0
@@ -123,9 +123,9 @@ export class Turn {
         const generation = host.modelGate ? host.modelGate.generate(resolved, request) : resolved.model.generate(request)
         response = normalizeResponse(await leg.abort.race(generation), `${agent.id}-${step}`, agent.maxToolCallsPerStep)
       } catch (error) {
-        leg.watch?.modelEnd(step, undefined, error, abort.isAborted)
+        leg.watch?.modelEnd(step, undefined, error, abort.aborted)
         hooks?.modelDone(step, agent.model, began, undefined)
-        if (abort.isAborted) return stopForAbort(this)
+        if (abort.aborted) return stopForAbort(this)
         return this.finish('error', `The model "${agent.model ?? 'default'}" failed: ${describeError(error)}`)
       }
 
@@ -140,7 +140,7 @@ export class Turn {
     const { budget, limits, leg } = this
     // Every race of the step before has settled (its model call, its tool calls): their entries go.
     leg.abort.stepDone()
-    if (leg.abort.isAborted) return stopForAbort(this)
+    if (leg.abort.aborted) return stopForAbort(this)
     if (this.steps >= agent.maxSteps) return this.finish('max-steps', `Stopped after ${agent.maxSteps} steps without a final answer (the step limit).`)
     const before = limits.beforeStep()
     const suspendFor = limits.takeSuspension()
@@ -185,7 +185,7 @@ export class Turn {
     const dropped = response.droppedToolCalls
     const note = dropped ? droppedCallsNote(calls.length, dropped, agent.maxToolCallsPerStep) : undefined
     if (hooks) await hooks.afterLLM(step, response)
-    if (hooks && (abort.isAborted || hooks.failure)) return abort.isAborted ? stopForAbort(this) : hookFailed(this, hooks.failure!, note)
+    if (hooks && (abort.aborted || hooks.failure)) return abort.aborted ? stopForAbort(this) : hookFailed(this, hooks.failure!, note)
 
     const failure = FINISH_STOPS[response.finishReason]
     if (failure) {
@@ -207,7 +207,7 @@ export class Turn {
       const { usedInbox } = agent, left = this.steps < agent.maxSteps
       const more = usedInbox
         ? await readsBeforeEnd(usedInbox, left, !!typed, abort, (holds) => leg.emit?.({ type: 'waiting', step, holds }))
-        : left && !typed && abort.isAborted && 'aborted'
+        : left && !typed && abort.aborted && 'aborted'
       if (more === 'aborted') return stopForAbort(this)
       if (!more) return this.refusedFor ? this.stopForBudget(this.refusedFor) : this.finish('completed')
       return undefined

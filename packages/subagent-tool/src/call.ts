@@ -104,7 +104,10 @@ class CallRequest {
   constructor(readonly prompt: string, readonly label: string, readonly parent: Agent, readonly toolCallId: string, exec: ToolExecContext) {
     // The turn's abort as a scope when the runtime gives one: the service waits on it; the signal is made only if read.
     if (!exec.abortScope) this.signal = exec.signal
-    else withScopeSignal(Object.assign(this, { abortScope: exec.abortScope }))
+    else {
+      this.abortScope = exec.abortScope
+      withScopeSignal(this as this & { abortScope: AbortScope })
+    }
   }
 }
 

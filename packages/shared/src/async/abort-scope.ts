@@ -80,7 +80,7 @@ export class LazyAbort extends AbortWaiters implements AbortScope {
  * an `AbortSignal` alive through the next young-generation collection, and with it everything the callback holds.
  */
 export function listenForAbort(source: AbortSignal | AbortScope, callback: () => void): () => void {
-  if (!(source instanceof AbortSignal)) return source.onAbort(callback)
+  if (isAbortScope(source)) return source.onAbort(callback)
   if (source.aborted) {
     callback()
     return noop
