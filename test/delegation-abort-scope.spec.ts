@@ -7,6 +7,7 @@ import AgentRuntime, { type GenerateRequest, type GenerateResponse } from '@cord
 import SubagentService from '@cordis-subagents/subagents-service'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
+import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import { LazyAbort } from '@cordis-subagents/shared'
 import { signalsMadeDuring } from '@cordis-subagents/test-support'
 import { z } from 'zod'
@@ -64,6 +65,37 @@ describe('a delegation waits on its turn\'s abort scope', () => {
     const made = await signalsMadeDuring(async () => {
       const result = await parent.run('go')
       expect(result.text).to.match(/^parent got: /)
+      expect(result.text).to.include('child answer')
+    })
+    expect(made).to.equal(0)
+    await parent.dispose()
+  })
+
+  it('a background start collected by subagent_wait makes no AbortSignal (the wait waits on its call\'s abort scope)', async () => {
+    const childGo = deferred<void>()
+    ctx = await app(async () => text('unused'), { mode: 'background' })
+    ctx.plugin(SubagentControl, {})
+    await ctx.lifecycle.flush()
+    // The child runs on its parent's model: it answers once the test lets it.
+    ctx.agents.registerModel('bw', {
+      async generate(request) {
+        const last = lastOf(request)
+        if (request.messages.some((message) => message.role === 'user' && message.content.startsWith(CHILD))) {
+          await childGo.promise
+          return text('child answer')
+        }
+        if (last.role === 'tool' && last.name === 'subagent_wait') return text(`waited: ${last.content}`)
+        if (last.role === 'tool') return { text: '', finishReason: 'tool-calls', toolCalls: [{ id: 'w1', name: 'subagent_wait', input: {} }] }
+        return { text: '', finishReason: 'tool-calls', toolCalls: [{ id: 'c1', name: 'subagent', input: { description: 'a part', prompt: `${CHILD}work` } }] }
+      },
+    })
+    const parent = ctx.agents.create({ model: 'bw' })
+    const made = await signalsMadeDuring(async () => {
+      const running = parent.run('go')
+      await until(() => ctx!.subagents.background.live.size === 1, 'the background delegation started')
+      childGo.resolve()
+      const result = await running
+      expect(result.text).to.match(/^waited: /)
       expect(result.text).to.include('child answer')
     })
     expect(made).to.equal(0)

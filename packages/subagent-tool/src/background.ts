@@ -1,5 +1,5 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { type DeadlineQueue, describeError, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
+import { type AbortScope, type DeadlineQueue, describeError, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import type {
   BackgroundMessage, BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy,
 } from '@cordis-subagents/subagents-service'
@@ -15,8 +15,11 @@ import type { ControlVerbs, VerbNames } from './verb-names.js'
 /** Longest progress line kept per delegation (characters). */
 const MAX_PROGRESS_LENGTH = 200
 
-/** The request signal of a background delegation: never aborted (the task's cancel stops the run). */
-const NEVER_ABORTED = new AbortController().signal
+/**
+ * The abort of a background delegation's call: never (the task's cancel stops the run). A scope, so waiting on it
+ * registers nothing; code that wants a signal gets one that never aborts.
+ */
+const NEVER_ABORTED: AbortScope = { aborted: false, reason: undefined, onAbort: () => noop, signal: new AbortController().signal }
 
 type BackgroundOptions = DelegateOptions & { onTurnEnd: TurnEndPolicy; unreadResults?: 'report' | 'feed' }
 
@@ -66,7 +69,8 @@ function startInBackground(
   // The task's cancel (a verb, the starting turn's abort, the parent's dispose) cancels the call as its parent would.
   let cancel: (reason: unknown) => void = noop
   const running = runDelegation(subagents, options, input, {
-    signal: NEVER_ABORTED,
+    abortScope: NEVER_ABORTED,
+    signal: NEVER_ABORTED.signal,
     agent: exec.agent,
     toolCallId: exec.toolCallId,
   }, inFlight, deadlines, {

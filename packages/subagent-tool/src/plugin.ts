@@ -39,6 +39,8 @@ export function apply(ctx: Context, config: Config) {
   }
   // Every call of this load has the same timeout: one queue, one timer, whatever the fan-out.
   const deadlines = config.timeout > 0 ? new DeadlineQueue(config.timeout) : undefined
+  // Its timer outlives its last entry (unref'd, so the next call need not make one): gone with the load.
+  if (deadlines) ctx.on('dispose', () => deadlines.close())
   const subagents = withoutCallerTracing(ctx.subagents)
   // The control verbs a background start's reply names: the app's registry, looked up once per load.
   const verbs = controlVerbs(subagents)

@@ -3,9 +3,9 @@
 import { expect } from 'chai'
 import { RecordWaits } from '../src/durable/record-waits.js'
 
-/** Whether the waits' timer exists, and whether it keeps the host alive. */
+/** Whether the waits' timer (their deadline queue's) exists, and whether it keeps the host alive. */
 const timerOf = (waits: RecordWaits) => {
-  const timer = (waits as unknown as { timer?: NodeJS.Timeout }).timer
+  const timer = (waits as unknown as { deadlines: { timer?: NodeJS.Timeout } }).deadlines.timer
   return timer ? (timer.hasRef() ? 'ref' : 'unref') : 'none'
 }
 

@@ -2,7 +2,7 @@ import type { Agent } from '@cordis-subagents/agent'
 import type { ParentBackground, SubagentService } from '@cordis-subagents/subagents-service'
 import type { Tool, ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import type { VerbOptions } from './options.js'
-import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
+import { type AbortScope, MAX_MESSAGE_LENGTH, onAbort } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { BACKGROUND_HANDLE, failed, seconds, statusLine, waitResult } from './format.js'
 import { buildReply } from './reply.js'
@@ -39,7 +39,7 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
       if (!parent) return none
       const timeoutMs = input.timeoutSeconds ? input.timeoutSeconds * 1000 : options.waitTimeout
       try {
-        return waitResult(await parent.wait(input.handles, input.mode ?? 'all', timeoutMs, exec.signal), timeoutMs, undefined, names.result)
+        return waitResult(await parent.wait(input.handles, input.mode ?? 'all', timeoutMs, exec.abortScope ?? exec.signal), timeoutMs, undefined, names.result)
       } catch (error) {
         return failed(error)
       }
@@ -75,11 +75,11 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
       try {
         const task = parent.get(input.handle)
         if (!task.live) {
-          const report = await parent.wait([task.handle], 'all', 0, exec.signal)
+          const report = await parent.wait([task.handle], 'all', 0, exec.abortScope ?? exec.signal)
           return waitResult(report, 0, `${task.handle} had already ended; nothing to cancel.`, names.result)
         }
         task.cancel(`you cancelled it with ${names.cancel}`)
-        const report = await parent.wait([task.handle], 'all', options.cancelGrace, exec.signal)
+        const report = await parent.wait([task.handle], 'all', options.cancelGrace, exec.abortScope ?? exec.signal)
         if (report.collected.length) return { ...waitResult(report, options.cancelGrace, `Cancelled ${task.handle}.`), isError: false }
         // Claimed by a wait already in progress (this call's wait returned at once): that one returns its result.
         if (!report.timedOut && !report.aborted && task.waiter) {
@@ -105,7 +105,7 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
       try {
         const task = parent.get(input.handle)
         // A child still starting (queued for a slot, or its provider is setting up) is waited for, briefly.
-        if (task.live && !task.run) await within(task.started(), options.startWait, exec.signal)
+        if (task.live && !task.run) await within(task.started(), options.startWait, exec.abortScope ?? exec.signal)
         if (!task.live) return { isError: true, content: `${task.handle} has already ended, so it cannot take a message. Collect its result (${names.wait}), then start a new delegation to continue.` }
         if (!task.run) return { isError: true, content: `${task.handle} is still starting (waiting for a slot or its provider) after ${seconds(options.startWait)}; send the message later.` }
         task.run.send(input.message)
@@ -120,19 +120,19 @@ export function buildVerbs(subagents: SubagentService, options: VerbOptions): To
 }
 
 /** Waits for `promise`, at most `ms` or until `signal` aborts (never rejects). */
-async function within(promise: Promise<void>, ms: number, signal: AbortSignal): Promise<void> {
+async function within(promise: Promise<void>, ms: number, signal: AbortSignal | AbortScope): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined
-  let onAbort: (() => void) | undefined
+  let stopWaiting = noop
   await Promise.race([
     promise,
     new Promise<void>((resolve) => {
       timer = setTimeout(resolve, ms)
-      onAbort = () => resolve()
-      if (signal.aborted) resolve()
-      else signal.addEventListener('abort', onAbort, { once: true })
+      stopWaiting = onAbort(signal, resolve)
     }),
   ])
   clearTimeout(timer)
-  signal.removeEventListener('abort', onAbort!)
+  stopWaiting()
 }
+
+const noop = () => {}
 

@@ -1,9 +1,9 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { describeError, limitStop, onAbort } from '@cordis-subagents/shared'
+import { type AbortScope, describeError, limitStop, onAbort } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { SubagentHandle } from '../types.js'
 import type { BackgroundMessage, BackgroundStart, BackgroundState, Delivery, TurnEndPolicy } from './shapes.js'
-import { waitOn, type Waiter } from './wait.js'
+import { waitOn, type Waiter, WaitTimers } from './wait.js'
 
 // The background books: the registry of every parent's book (`ctx.subagents.background`), one
 // parent's book, and its tasks (state, cancel, exactly-once delivery). A wait call on tasks is
@@ -41,6 +41,8 @@ export class BackgroundRegistry {
   readonly limits: BackgroundLimits
   /** @internal tasks still running, of every parent. */
   readonly live = new Set<BackgroundTask>()
+  /** @internal the timers of wait calls. */
+  readonly waitTimers = new WaitTimers()
   private readonly books = new WeakMap<Agent, ParentBackground>()
   private stopped = false
 
@@ -77,6 +79,7 @@ export class BackgroundRegistry {
   stopAll(because = 'the subagents service stopped'): void {
     this.stopped = true
     for (const task of [...this.live]) task.cancel(because)
+    this.waitTimers.close()
   }
 
   /** @internal */
@@ -160,15 +163,15 @@ export class ParentBackground {
 
   /**
    * Waits for `handles` (every live one when omitted): `any` returns at the first result, `all`
-   * when all ended; at `timeoutMs` or an abort of `signal` it returns what it has (wait.ts). Results
-   * it returns in `collected` are delivered by this call; on abort they go to the inbox instead.
+   * when all ended; at `timeoutMs` or an abort of `signal` (a signal, or a tool call's `exec.abortScope`) it returns what it
+   * has (wait.ts). Results it returns in `collected` are delivered by this call; on abort they go to the inbox instead.
    */
-  wait(handles: readonly string[] | undefined, mode: 'any' | 'all', timeoutMs: number, signal: AbortSignal): Promise<WaitReport> {
+  wait(handles: readonly string[] | undefined, mode: 'any' | 'all', timeoutMs: number, signal: AbortSignal | AbortScope): Promise<WaitReport> {
     const asked = handles ? [...new Set(handles)].map((handle) => this.get(handle)) : this.list().filter((task) => task.live)
     return waitOn(asked, mode, timeoutMs, signal, {
       byWait: (task) => this.delivered(task, { via: 'wait' }),
       asMessage: (task) => this.deliverAsMessage(task),
-    })
+    }, this.registry.waitTimers.deadline)
   }
 
   /**

@@ -1,3 +1,5 @@
+import { type AbortScope, DeadlineQueue, onAbort } from '@cordis-subagents/shared'
+
 // Off the plain road: a wait call on background tasks (subagent-tool's wait verb), entered only when
 // a model waits for its background children. The parent's book (book.ts) hands it the tasks to
 // claim and how to deliver what it collects.
@@ -41,13 +43,42 @@ export interface WaitDelivery<T> {
   asMessage(task: T): void
 }
 
+/** Calls `fire` once `ms` from now unless the returned cancel runs first. */
+export type Deadline = (ms: number, fire: () => void) => () => void
+
+/** Most wait durations that get a queue of their own (a model's waits use a few); a wait of yet another gets its own timer. */
+const MAX_WAIT_QUEUES = 16
+
+/** The timers of wait calls: one `DeadlineQueue` per duration, so one wait after another makes no timer each. */
+export class WaitTimers {
+  private readonly queues = new Map<number, DeadlineQueue>()
+
+  readonly deadline: Deadline = (ms, fire) => {
+    let queue = this.queues.get(ms)
+    if (!queue) {
+      if (this.queues.size >= MAX_WAIT_QUEUES) {
+        const timer = setTimeout(fire, ms)
+        return () => clearTimeout(timer)
+      }
+      this.queues.set(ms, queue = new DeadlineQueue(ms))
+    }
+    return queue.add(fire)
+  }
+
+  /** Clears every queue's timer (the service stops). */
+  close(): void {
+    for (const queue of this.queues.values()) queue.close()
+    this.queues.clear()
+  }
+}
+
 /**
  * Waits for `asked`: `any` returns at the first result, `all` when all ended; at `timeoutMs` or an
- * abort of `signal` it returns what it has. Results it returns in `collected` are delivered by this
+ * abort of `signal` (a signal or a scope) it returns what it has. Results it returns in `collected` are delivered by this
  * call; on abort they go to the inbox instead.
  */
 export async function waitOn<T extends Waitable>(
-  asked: readonly T[], mode: 'any' | 'all', timeoutMs: number, signal: AbortSignal, deliver: WaitDelivery<T>,
+  asked: readonly T[], mode: 'any' | 'all', timeoutMs: number, signal: AbortSignal | AbortScope, deliver: WaitDelivery<T>, deadline: Deadline,
 ): Promise<WaitOutcome<T>> {
   const report: WaitOutcome<T> = { collected: [], delivered: [], running: [], timedOut: false, aborted: false }
   const claim: T[] = []
@@ -64,12 +95,11 @@ export async function waitOn<T extends Waitable>(
   }
   const waiter = new Waiter<T>(claim, mode)
   for (const task of claim) task.waiter = waiter as Waiter
-  const timer = setTimeout(() => waiter.end('timeout'), timeoutMs)
-  const onAbort = () => waiter.end('abort')
-  signal.addEventListener('abort', onAbort, { once: true })
+  const stopTimer = deadline(timeoutMs, () => waiter.end('timeout'))
+  const stopWaiting = onAbort(signal, () => waiter.end('abort'))
   const how = await waiter.done
-  clearTimeout(timer)
-  signal.removeEventListener('abort', onAbort)
+  stopTimer()
+  stopWaiting()
   for (const task of claim) if (task.waiter === waiter) task.waiter = undefined
   if (how === 'abort') {
     // Nobody will read this call's result: what it gathered goes to the inbox, once.
