@@ -1,4 +1,5 @@
 import type { Context, Logger } from 'cordis'
+import { LRUCache } from 'lru-cache'
 import type { Agent, AgentObserver, DelegationAccount, DelegationEntry, DelegationState } from '@cordis-subagents/agent'
 import type { BackgroundRegistry } from './background/book.js'
 import { describeError, emitIsolatedOn, hasListenersOn, headBytes, withoutCallerTracing } from '@cordis-subagents/shared'
@@ -56,12 +57,23 @@ export class SubagentEvents implements EventSink {
  * touches the run or its provider. It remembers (ids only, bounded) which runs it forgot, so a read of one says so.
  */
 export class ResultBook {
-  private readonly entries = new Map<string, { result: KeptResult; bytes: number }>()
-  /** Ids of results forgotten for room, oldest first (at most 4 × `maxResults`). */
-  private readonly forgotten = new Set<string>()
+  /** Oldest first: an LRU cache only `peek`ed, so in recording order; forgetting the oldest is O(1) (with a `Map`, O(size)). */
+  private readonly entries: LRUCache<string, { result: KeptResult; bytes: number }>
+  /** Ids of results forgotten for room (at most 4 × `maxResults`, the oldest dropped first). */
+  private readonly forgotten: LRUCache<string, true>
   private bytes = 0
 
-  constructor(readonly limits: ResultLimits = { maxResults: MAX_KEPT_RESULTS, maxBytes: MAX_KEPT_RESULT_BYTES }) {}
+  constructor(readonly limits: ResultLimits = { maxResults: MAX_KEPT_RESULTS, maxBytes: MAX_KEPT_RESULT_BYTES }) {
+    const max = Math.max(1, limits.maxResults)
+    this.forgotten = new LRUCache({ max: 4 * max })
+    this.entries = new LRUCache({
+      max,
+      dispose: (entry, runId, reason) => {
+        this.bytes -= entry.bytes
+        if (reason === 'evict') this.forgotten.set(runId, true)
+      },
+    })
+  }
 
   /** @internal Keeps the outcome of every run `events` ends (a `subagent/end` listener of its own); returns the unsubscribe. */
   keepFrom(events: SubagentEvents): () => void {
@@ -99,34 +111,20 @@ export class ResultBook {
       bytes += diagnosticBytes
     }
     if (outcome.usage) result.usage = { ...outcome.usage }
-    this.drop(info.runId)
     this.forgotten.delete(info.runId)
-    this.entries.set(info.runId, { result: Object.freeze(result), bytes })
+    // Replacing an entry, or forgetting the oldest past `maxResults`, takes its bytes off (`dispose`).
     this.bytes += bytes
+    this.entries.set(info.runId, { result: Object.freeze(result), bytes })
     // The oldest go first; the entry just kept is never the one forgotten.
-    const over = () => this.entries.size > maxResults || (this.bytes > maxBytes && this.entries.size > 1)
-    while (over()) this.forget(this.entries.keys().next().value!)
+    while (this.bytes > maxBytes && this.entries.size > 1) this.entries.pop()
   }
 
   /** The kept outcome of run `runId`, or undefined. */
-  get(runId: string): KeptResult | undefined { return this.entries.get(runId)?.result }
+  get(runId: string): KeptResult | undefined { return this.entries.peek(runId)?.result }
   /** Whether this book kept run `runId`'s outcome once and has forgotten it for room. */
   wasForgotten(runId: string): boolean { return this.forgotten.has(runId) }
   /** How many outcomes, and bytes of output and diagnostics, are kept now. */
   get size(): { results: number; bytes: number } { return { results: this.entries.size, bytes: this.bytes } }
-
-  private forget(runId: string): void {
-    this.drop(runId)
-    this.forgotten.add(runId)
-    if (this.forgotten.size > 4 * this.limits.maxResults) this.forgotten.delete(this.forgotten.values().next().value!)
-  }
-
-  private drop(runId: string): void {
-    const entry = this.entries.get(runId)
-    if (!entry) return
-    this.entries.delete(runId)
-    this.bytes -= entry.bytes
-  }
 }
 
 /** What the `subagent/end` listener of the continuable runs (`ContinuableRuns`, verbs/continuation.ts) keeps. */

@@ -1,6 +1,7 @@
 // ctx.subagents.result(runId) and the book behind it: every final outcome kept by run id, bounded
 // by count and bytes, read again without touching the run; stable codes for what it cannot give.
 import { expect } from 'chai'
+import fc from 'fast-check'
 import { MAX_KEPT_RESULTS, ResultBook, type SubagentOutcome, type SubagentRunInfo } from '@cordis-subagents/subagents-service'
 import { FakeProvider, type Harness, providerPlugin, rejection, request, setup } from './helpers.js'
 
@@ -124,5 +125,53 @@ describe('ResultBook: bounded by count and bytes', () => {
     expect(book.get('b')).to.include({ output: 'abcdefghi', truncated: true, diagnostic: 'why' })
     expect(book.get('a'), 'the older one makes room').to.equal(undefined)
     expect(book.size).to.deep.equal({ results: 1, bytes: 12 })
+  })
+
+  it('property: under any sequence of records (new runs, runs recorded again, outputs of any size) it keeps what a plain model of the rule keeps', () => {
+    // The rule written the obvious way: an ordered list, the oldest forgotten first while over either bound (never the newest).
+    class Model {
+      kept: Array<{ runId: string; output: string; bytes: number }> = []
+      forgotten: string[] = []
+      constructor(readonly maxResults: number, readonly maxBytes: number) {}
+      record(runId: string, output: string) {
+        const bytes = Buffer.byteLength(output, 'utf8')
+        this.kept = this.kept.filter((entry) => entry.runId !== runId)
+        this.forgotten = this.forgotten.filter((id) => id !== runId)
+        this.kept.push({ runId, output, bytes })
+        const total = () => this.kept.reduce((sum, entry) => sum + entry.bytes, 0)
+        while (this.kept.length > this.maxResults || (total() > this.maxBytes && this.kept.length > 1)) {
+          this.forgotten.push(this.kept.shift()!.runId)
+          if (this.forgotten.length > 4 * this.maxResults) this.forgotten.shift()
+        }
+      }
+    }
+    const op = fc.record({ run: fc.integer({ min: 0, max: 40 }), output: fc.string({ unit: 'grapheme-ascii', maxLength: 12 }) })
+    const limits = [fc.integer({ min: 1, max: 8 }), fc.integer({ min: 12, max: 60 })] as const
+    fc.assert(fc.property(...limits, fc.array(op, { maxLength: 120 }), (maxResults, maxBytes, ops) => {
+      const book = new ResultBook({ maxResults, maxBytes })
+      const model = new Model(maxResults, maxBytes)
+      for (const { run, output } of ops) {
+        book.record(info(`r${run}`), outcome(output))
+        model.record(`r${run}`, output)
+      }
+      for (let run = 0; run <= 40; run++) {
+        const runId = `r${run}`
+        expect(book.get(runId)?.output, runId).to.equal(model.kept.find((entry) => entry.runId === runId)?.output)
+        expect(book.wasForgotten(runId), runId).to.equal(model.forgotten.includes(runId))
+      }
+      expect(book.size).to.deep.equal({ results: model.kept.length, bytes: model.kept.reduce((sum, entry) => sum + entry.bytes, 0) })
+    }), { numRuns: 300 })
+  })
+
+  it('a large cap: 200,000 records through a book of 50,000 keep the latest 50,000 and remember the rest as forgotten', function () {
+    // Not a timing check (the cost per record is measured in bench/README's notes); a generous bound for a loaded machine.
+    this.timeout(60_000)
+    const book = new ResultBook({ maxResults: 50_000, maxBytes: 1e9 })
+    for (let i = 0; i < 200_000; i++) book.record(info(`run-${i}`), outcome('x'))
+    expect(book.size).to.deep.equal({ results: 50_000, bytes: 50_000 })
+    expect(book.get('run-149999')).to.equal(undefined)
+    expect(book.get('run-150000')!.output).to.equal('x')
+    expect(book.wasForgotten('run-0')).to.equal(true)
+    expect(book.wasForgotten('run-149999')).to.equal(true)
   })
 })
