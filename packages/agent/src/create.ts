@@ -333,6 +333,12 @@ export abstract class CountedGate {
       return
     }
     const left = this.unlimited.get(key)! - 1
-    if (left) this.unlimited.set(key, left); else this.unlimited.delete(key)
+    // An idle endpoint's count stays at 0 (a few): deleting a Map's last entry makes V8 build it a new table, which
+    // outlives the next young collection, on every model call of a host that calls one at a time.
+    if (left || this.unlimited.size <= MAX_IDLE_COUNTS) this.unlimited.set(key, left)
+    else this.unlimited.delete(key)
   }
 }
+
+/** Most idle endpoints whose count (0) is kept; past these, an idle endpoint's count goes. */
+const MAX_IDLE_COUNTS = 64

@@ -192,6 +192,28 @@ describe('the model gate\'s shared backoff after 429/503 (rateLimit)', () => {
     expect((await Promise.all(last)).every((r) => r.stopReason === 'completed')).to.equal(true)
   })
 
+  it('an idle endpoint keeps a count of 0 (no table rebuilt per call); a host calling many endpoints keeps at most 64 such counts', async () => {
+    const model = new Endpoint()
+    const c = await runtime({}, { m: model })
+    const counts = () => (c.agents.modelGate as unknown as { unlimited: Map<string, number> }).unlimited
+    for (let i = 0; i < 200; i++) {
+      const done = run(c, `call ${i}`)
+      await until(() => model.inFlight === 1, 'the call began')
+      model.answer(`call ${i}`)
+      await done
+    }
+    expect([...counts()]).to.deep.equal([['test-endpoint ', 0]])
+    // One model id per call: 200 endpoints, each idle once its call ends.
+    for (let i = 0; i < 200; i++) {
+      const done = run(c, `id call ${i}`, `m:id-${i}`)
+      await until(() => model.inFlight === 1, 'the call began')
+      model.answer(`id call ${i}`)
+      await done
+    }
+    expect(counts().size).to.equal(64)
+    expect([...counts().values()].every((count) => count === 0)).to.equal(true)
+  })
+
   it('short pauses, over and over: a call that queues as its pause ends is never stranded (the pause timer or the queue opens it)', async () => {
     const model = new Endpoint()
     const c = await runtime({ rateLimit: { ...QUIET, maxRetries: 100 } }, { m: model })
