@@ -13,18 +13,18 @@ const LIMIT_OF: Record<Counted, 'maxSteps' | 'maxTokens' | 'maxToolCalls' | 'max
   children: 'maxChildren',
 }
 
+/** The binding record of a run with no counted limit on its chain. */
+const UNBOUND = Object.freeze({ steps: undefined, tokens: undefined, toolCalls: undefined, children: undefined })
+
 export const BUDGET_KEYS = [
   'maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren', 'maxConcurrent', 'maxDepth',
 ] as const satisfies readonly (keyof BudgetLimits)[]
 
 /**
- * One run's budget in a delegation tree. A child's limits are carved from what its parent has
- * left when it starts (it never gets more); spend is charged to every run above it that holds a
- * limit of its own, and checks walk those runs, so a sibling's spend counts against a shared
- * ancestor.
- *
- * A carved limit never binds before the limit it was carved from (the child's spend is part of
- * the ancestor's), so only runs whose own limit is tighter than what they were carved from are
+ * One run's budget in a delegation tree. A child's limits are carved from what its parent has left when it starts (it
+ * never gets more); spend is charged to every run above it that holds a limit of its own, and checks walk those runs, so
+ * a sibling's spend counts against a shared ancestor. A carved limit never binds before the limit it was carved from (the
+ * child's spend is part of the ancestor's), so only runs whose own limit is tighter than what they were carved from are
  * "binding" and visited: a check or a charge costs O(binding runs on the chain), not O(depth).
  */
 export class Budget {
@@ -32,22 +32,16 @@ export class Budget {
   readonly root: Budget
   /** The carved limits: min(own, what the parent had left at the start); raised only by `extend`. Infinity: none. */
   limits: Readonly<Required<BudgetLimits>>
-  /**
-   * What was charged here: this run's own spend, plus its descendants' for each budget this run
-   * holds a limit of its own for (and always at the tree's root, which counts the whole tree).
-   */
+  /** What was charged here: its own spend, plus its descendants' where it holds a limit of its own (a root: the whole tree's). */
   readonly spent: BudgetSpend = { steps: 0, tokens: 0, toolCalls: 0, children: 0 }
   readonly startedAt: number
   /** Per counted budget: the nearest run on the chain (this one included) holding a limit of its own. */
-  private readonly binding: Record<Counted, Budget | undefined>
+  private readonly binding: Readonly<Record<Counted, Budget | undefined>>
   /** The nearest run on the chain (this one included) whose own wall-time limit is tighter than what it was carved from. */
   private readonly wallHolder: Budget | undefined
   /** This run's own deadline (`Date.now()` based), where it holds one; raised only by `extend`. */
   private ownDeadline: number
-  /**
-   * Whether an in-process agent spends from this budget itself (`adopt`): it checks before it spends, so reported totals
-   * are not charged again. A field, so a caller that skips reporting for it reads it without a call.
-   */
+  /** An in-process agent spends from it itself (`adopt`), checking first: reported totals are not charged again (a field: no call). */
   readonly spentInProcess: boolean = false
   /** Time this run's turn spent parked: moved out of its own deadline and its reported wall time. */
   private pausedMs = 0
@@ -60,30 +54,32 @@ export class Budget {
     this.parent = parent
     this.root = parent?.root ?? this
     this.startedAt = now
-    const left = parent?.remaining(now)
-    const pick = (key: keyof BudgetLimits) => Math.min(limitOf(own[key]), left ? left[key] : Infinity)
-    const maxWallMs = pick('maxWallMs')
+    // Carved from what the parent has left (a root: from no limit), read field by field: no `remaining()` object per child.
+    const ownSteps = limitOf(own.maxSteps), ownTokens = limitOf(own.maxTokens)
+    const ownToolCalls = limitOf(own.maxToolCalls), ownChildren = limitOf(own.maxChildren)
+    const steps = parent?.left('steps') ?? Infinity, tokens = parent?.left('tokens') ?? Infinity
+    const toolCalls = parent?.left('toolCalls') ?? Infinity, children = parent?.left('children') ?? Infinity
     this.limits = Object.freeze({
-      maxSteps: pick('maxSteps'),
-      maxTokens: pick('maxTokens'),
-      maxToolCalls: pick('maxToolCalls'),
-      maxWallMs,
-      maxChildren: pick('maxChildren'),
-      maxConcurrent: pick('maxConcurrent'),
-      maxDepth: pick('maxDepth'),
+      maxSteps: Math.min(ownSteps, steps), maxTokens: Math.min(ownTokens, tokens), maxToolCalls: Math.min(ownToolCalls, toolCalls),
+      maxWallMs: Math.min(limitOf(own.maxWallMs), parent ? Math.max(0, parent.deadline - now) : Infinity),
+      maxChildren: Math.min(ownChildren, children),
+      maxConcurrent: Math.min(limitOf(own.maxConcurrent), parent?.limits.maxConcurrent ?? Infinity),
+      maxDepth: Math.min(limitOf(own.maxDepth), parent?.limits.maxDepth ?? Infinity),
     })
     const ownDeadline = now + limitOf(own.maxWallMs)
     const inherited = parent ? parent.deadline : Infinity
     const holdsWall = parent ? ownDeadline < inherited : ownDeadline !== Infinity
     this.ownDeadline = holdsWall ? ownDeadline : Infinity
     this.wallHolder = holdsWall ? this : parent?.wallHolder
-    const binding = {} as Record<Counted, Budget | undefined>
-    for (const name of COUNTED) {
-      const key = LIMIT_OF[name]
-      const tighter = parent ? limitOf(own[key]) < left![key] : this.limits[key] !== Infinity
-      binding[name] = tighter ? this : parent?.binding[name]
+    // A run holds a counted limit where its own is tighter than what it was carved from. Holding none, it binds as its
+    // parent does (a root: as no run does) and shares that record, which never changes.
+    const holds = ownSteps < steps || ownTokens < tokens || ownToolCalls < toolCalls || ownChildren < children
+    this.binding = !holds ? parent?.binding ?? UNBOUND : {
+      steps: ownSteps < steps ? this : parent?.binding.steps,
+      tokens: ownTokens < tokens ? this : parent?.binding.tokens,
+      toolCalls: ownToolCalls < toolCalls ? this : parent?.binding.toolCalls,
+      children: ownChildren < children ? this : parent?.binding.children,
     }
-    this.binding = binding
   }
 
   /** A tree's root budget (a root agent's run). */
@@ -103,22 +99,24 @@ export class Budget {
 
   /** What this run has left of each limit (`Infinity` where none applies), siblings' spend included. */
   remaining(now = Date.now()): Required<BudgetLimits> {
-    const left = (name: Counted) => {
-      let min = Infinity
-      for (let node = this.binding[name]; node; node = node.parent?.binding[name]) {
-        min = Math.min(min, node.limits[LIMIT_OF[name]] - node.spent[name])
-      }
-      return Math.max(0, min)
-    }
     return {
-      maxSteps: left('steps'),
-      maxTokens: left('tokens'),
-      maxToolCalls: left('toolCalls'),
+      maxSteps: this.left('steps'),
+      maxTokens: this.left('tokens'),
+      maxToolCalls: this.left('toolCalls'),
       maxWallMs: Math.max(0, this.deadline - now),
-      maxChildren: left('children'),
+      maxChildren: this.left('children'),
       maxConcurrent: this.limits.maxConcurrent,
       maxDepth: this.limits.maxDepth,
     }
+  }
+
+  /** What this run has left of `name`: the least left of any run on the chain holding a limit for it (Infinity: none). */
+  private left(name: Counted): number {
+    let min = Infinity
+    for (let node = this.binding[name]; node; node = node.parent?.binding[name]) {
+      min = Math.min(min, node.limits[LIMIT_OF[name]] - node.spent[name])
+    }
+    return Math.max(0, min)
   }
 
   /**

@@ -1,5 +1,6 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
+import fc from 'fast-check'
 import { Budget } from '@cordis-subagents/agent'
 
 describe('Budget: carved limits, spend charged up the chain', () => {
@@ -187,5 +188,49 @@ describe('Budget: carved limits, spend charged up the chain', () => {
     root.charge('steps', 3)
     root.charge('children', 1)
     expect(root.remaining(0)).to.include({ maxSteps: 7, maxChildren: 3, maxDepth: 3, maxTokens: Infinity })
+  })
+
+  it('property: in any tree, after any charges, every run has left exactly what a walk of all its ancestors gives', () => {
+    // The oracle skips the "binding" shortcut: a run's limit is min(own, its parent's left when it starts); spend anywhere
+    // counts for every run above; what a run has left is the least, over itself and every ancestor, of limit - spend.
+    type Name = 'steps' | 'tokens' | 'toolCalls' | 'children'
+    const names: Name[] = ['steps', 'tokens', 'toolCalls', 'children']
+    const key = { steps: 'maxSteps', tokens: 'maxTokens', toolCalls: 'maxToolCalls', children: 'maxChildren' } as const
+    interface Node { budget: Budget; parent?: Node; limit: Record<Name, number>; spent: Record<Name, number> }
+    const leftOf = (node: Node, name: Name) => {
+      let min = Infinity
+      for (let at: Node | undefined = node; at; at = at.parent) min = Math.min(min, at.limit[name] - at.spent[name])
+      return Math.max(0, min)
+    }
+    const limit = fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined })
+    const own = fc.record({ maxSteps: limit, maxTokens: limit, maxToolCalls: limit, maxChildren: limit })
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('child' as const), at: fc.nat(), own }),
+      fc.record({ kind: fc.constant('charge' as const), at: fc.nat(), name: fc.constantFrom(...names), amount: fc.integer({ min: 1, max: 6 }) }),
+    )
+    fc.assert(fc.property(own, fc.array(op, { maxLength: 40 }), (rootOwn, ops) => {
+      const root: Node = { budget: Budget.root(rootOwn, 0), limit: {} as Node['limit'], spent: { steps: 0, tokens: 0, toolCalls: 0, children: 0 } }
+      for (const name of names) root.limit[name] = rootOwn[key[name]] ?? Infinity
+      const nodes = [root]
+      for (const step of ops) {
+        const node = nodes[step.at % nodes.length]
+        if (step.kind === 'charge') {
+          node.budget.charge(step.name, step.amount)
+          for (let at: Node | undefined = node; at; at = at.parent) at.spent[step.name] += step.amount
+          continue
+        }
+        const child: Node = { budget: node.budget.child(step.own, 0), parent: node, limit: {} as Node['limit'], spent: { steps: 0, tokens: 0, toolCalls: 0, children: 0 } }
+        for (const name of names) child.limit[name] = Math.min(step.own[key[name]] ?? Infinity, leftOf(node, name))
+        nodes.push(child)
+      }
+      for (const node of nodes) {
+        const remaining = node.budget.remaining(0)
+        for (const name of names) {
+          expect(node.budget.limits[key[name]], `${name} limit`).to.equal(node.limit[name])
+          expect(remaining[key[name]], `${name} left`).to.equal(leftOf(node, name))
+          expect(node.budget.check(name) === undefined, `${name} check`).to.equal(name === 'tokens' ? leftOf(node, name) > 0 : leftOf(node, name) >= 1)
+        }
+      }
+    }), { numRuns: 400 })
   })
 })
