@@ -79,7 +79,6 @@ export class BackgroundRegistry {
   stopAll(because = 'the subagents service stopped'): void {
     this.stopped = true
     for (const task of [...this.live]) task.cancel(because)
-    this.waitTimers.close()
   }
 
   /** @internal */

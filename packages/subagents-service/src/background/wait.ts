@@ -49,7 +49,10 @@ export type Deadline = (ms: number, fire: () => void) => () => void
 /** Most wait durations that get a queue of their own (a model's waits use a few); a wait of yet another gets its own timer. */
 const MAX_WAIT_QUEUES = 16
 
-/** The timers of wait calls: one `DeadlineQueue` per duration, so one wait after another makes no timer each. */
+/**
+ * The timers of wait calls: one `DeadlineQueue` per duration, so one wait after another makes no timer each. Nothing to close:
+ * a wait still pending keeps its deadline (as a timer of its own did), an idle queue's timer is unref'd and fires once at most.
+ */
 export class WaitTimers {
   private readonly queues = new Map<number, DeadlineQueue>()
 
@@ -63,12 +66,6 @@ export class WaitTimers {
       this.queues.set(ms, queue = new DeadlineQueue(ms))
     }
     return queue.add(fire)
-  }
-
-  /** Clears every queue's timer (the service stops). */
-  close(): void {
-    for (const queue of this.queues.values()) queue.close()
-    this.queues.clear()
   }
 }
 
