@@ -3,7 +3,7 @@ import { Context, type Logger, Service } from 'cordis'
 import { checkState, toRecord, toRow } from './codec.js'
 import { Config, type Limits } from './config.js'
 import { directWriter } from './direct-writes.js'
-import { type DirectWriter, type OpRow, runOps } from './write-ops.js'
+import { type DirectWriter, type OpRow, replayOps } from './write-ops.js'
 import { CheckpointError, notMoved, runNotFound } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { KeyLocks } from './locks.js'
@@ -87,7 +87,7 @@ export class Checkpoints extends Service {
     try {
       await writer?.ready?.()
       const file = writer && runLogFile(this.limits.runLog, writer.file, (this.ctx as { baseDir?: string }).baseDir ?? process.cwd())
-      if (!this.stopping) this.log = file ? await openRunLog(file, (ops) => runOps(writer, ops)) : undefined
+      if (!this.stopping) this.log = file ? await openRunLog(file, (ops) => replayOps(writer, ops)) : undefined
       if (!this.stopping) this.interruptedAtStart = await this.markInterrupted()
       if (!this.stopping) await this.sweep()
     } catch (error) {

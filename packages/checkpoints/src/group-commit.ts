@@ -1,5 +1,5 @@
 import type { RunLog } from './run-log.js'
-import { type DirectWriter, encodeLate, encodeOp, type OpRow, runOps, type WriteOp } from './write-ops.js'
+import { asUpdate, type DirectWriter, encodeLate, encodeOp, type OpRow, runOps, type WriteOp } from './write-ops.js'
 
 /** Longest an unwaited (lazy) write stays queued before its batch is written (ms). */
 const LAZY_FLUSH_MS = 5
@@ -325,12 +325,4 @@ function takeLate(group: Group): void {
   group.texts.splice(1, 0, encodeLate(columns))
   // What an insert of an existing id updates instead (notNew): a later update of the group still comes after it.
   Object.assign(op.given, columns)
-}
-
-/** An insert as the update of an existing row (only the columns its caller gave); updates as they are. */
-function asUpdate(op: WriteOp): WriteOp {
-  if (op.kind === 'update') return op
-  // Its start time (a settle merged into it carries one) is the existing row's, not changed.
-  const { id, createdAt, ...changes } = op.given
-  return { kind: 'update', id: op.id, changes, guard: changes.state !== undefined && changes.state !== 'settled' }
 }

@@ -51,3 +51,25 @@ export interface DirectWriter {
 export function runOps(writer: DirectWriter, ops: WriteOp[]): Promise<number[]> {
   return writer.run(ops.map((op) => [encodeOp(op)]))
 }
+
+/**
+ * Writes what the run log kept again, as a start does: in order, one statement each. An insert whose id exists (its
+ * batch ran before the connection dropped, then counted as failed) is written as the update of that row, followed again
+ * by the later records of its run, so what it carries (a settle merged into it) lands as it would have: the live path's
+ * rule for such an insert (`GroupCommit`'s `notNew`).
+ */
+export async function replayOps(writer: DirectWriter, ops: WriteOp[]): Promise<void> {
+  const results = await runOps(writer, ops)
+  for (const [index, op] of ops.entries()) {
+    if (op.kind !== 'insert' || results[index] !== 0) continue
+    await runOps(writer, [asUpdate(op), ...ops.slice(index + 1).filter((later) => later.id === op.id)])
+  }
+}
+
+/** An insert as the update of an existing row (only the columns its caller gave); updates as they are. */
+export function asUpdate(op: WriteOp): WriteOp {
+  if (op.kind === 'update') return op
+  // Its start time (a settle merged into it carries one) is the existing row's, not changed.
+  const { id, createdAt, ...changes } = op.given
+  return { kind: 'update', id: op.id, changes, guard: changes.state !== undefined && changes.state !== 'settled' }
+}
