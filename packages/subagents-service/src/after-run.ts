@@ -7,7 +7,7 @@ import { type EventSink, observeDirect, type SubagentEventHandlers, type Subagen
 import type { LiveRun } from './run/delegation.js'
 import type { SubagentOutcome, SubagentRunInfo } from './types.js'
 import {
-  type ContinuableEntry, CONTINUE_WINDOW_MS, MAX_ACCOUNT_LISTED, MAX_CONTINUABLE_RUNS, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS,
+  type ContinuableEntry, CONTINUE_WINDOW_MS, MAX_ACCOUNT_LISTED, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS,
   type KeptResult, type ResultLimits,
 } from './verbs/results.js'
 
@@ -129,7 +129,7 @@ export class ResultBook {
 
 /** What the `subagent/end` listener of the continuable runs (`ContinuableRuns`, verbs/continuation.ts) keeps. */
 interface ContinuableBook {
-  readonly book: Map<string, ContinuableEntry>
+  readonly book: LRUCache<string, ContinuableEntry>
   readonly inFlight: Map<string, number>
   readonly live: Map<string, LiveRun>
 }
@@ -138,7 +138,7 @@ export function keepContinuable(runs: ContinuableBook) {
   return (info: SubagentRunInfo, outcome: SubagentOutcome) => continuableEnded(runs, runs.live.get(info.runId), outcome)
 }
 
-/** A run ended: kept continuable when its provider can continue it. */
+/** A run ended: kept continuable (the newest entry; past `MAX_CONTINUABLE_RUNS` the oldest goes) when its provider can continue it. */
 export function continuableEnded(runs: ContinuableBook, run: LiveRun | undefined, outcome: SubagentOutcome, now = Date.now()): void {
   if (!run) return
   const continues = runs.inFlight.get(run.id) ?? 0
@@ -146,19 +146,19 @@ export function continuableEnded(runs: ContinuableBook, run: LiveRun | undefined
   const providerRun = run.providerRun
   if (typeof providerRun?.continueWith !== 'function') return
   const { info } = run
-  runs.book.delete(run.id)
-  runs.book.set(run.id, {
-    runId: run.id, provider: info.provider, parentId: info.parentId, ...info.label ? { label: info.label } : {},
+  const entry: ContinuableEntry = {
+    runId: run.id, provider: info.provider, parentId: info.parentId,
     endedAt: now, stopReason: outcome.stopReason, continues, run: providerRun, parent: run.parent,
-  })
+  }
+  if (info.label) entry.label = info.label
+  runs.book.set(run.id, entry)
   trimContinuable(runs.book, now)
 }
 
-/** Drops what ended longer than `CONTINUE_WINDOW_MS` ago, and the oldest past `MAX_CONTINUABLE_RUNS`. */
-export function trimContinuable(book: Map<string, ContinuableEntry>, now: number): void {
-  for (const [runId, entry] of book) {
-    if (book.size <= MAX_CONTINUABLE_RUNS && !expired(entry, now)) break
-    book.delete(runId)
+/** Drops what ended longer than `CONTINUE_WINDOW_MS` ago, oldest first (the count bound is the book's own). */
+export function trimContinuable(book: LRUCache<string, ContinuableEntry>, now: number): void {
+  for (let oldest = book.rkeys().next(); !oldest.done && expired(book.peek(oldest.value)!, now); oldest = book.rkeys().next()) {
+    book.delete(oldest.value)
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { LRUCache } from 'lru-cache'
 import type { Agent } from '@cordis-subagents/agent'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
@@ -7,7 +8,7 @@ import { continuableEnded, expired, keepContinuable, type SubagentEvents, trimCo
 import type {
   BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentStart, SubagentUpdate,
 } from '../types.js'
-import { CONTINUE_WINDOW_MS, type ContinuableEntry, type ContinuableRunInfo } from './results.js'
+import { CONTINUE_WINDOW_MS, type ContinuableEntry, type ContinuableRunInfo, MAX_CONTINUABLE_RUNS } from './results.js'
 
 // Continuing a run that ended (`ctx.subagents.continue`): a new turn of the same child, asked for
 // by someone, on its transcript. Never a re-run of the turn that ended: that one stays settled.
@@ -37,7 +38,7 @@ export function continuingProvider(provider: SubagentProvider, { run, message }:
 interface ContinueBook {
   readonly ctx: Context
   readonly live: Map<string, LiveRun>
-  readonly book: Map<string, ContinuableEntry>
+  readonly book: LRUCache<string, ContinuableEntry>
   /** Runs being continued now: the continues they had (their entry is back when the new turn ends). */
   readonly inFlight: Map<string, number>
   begin(provider: string, request: SubagentRequest, options: BeginOptions): SubagentStart
@@ -59,7 +60,7 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
   }
   if (runs.inFlight.has(runId)) throw new SubagentError('NOT_SETTLED', `Run ${runId} is being continued already; wait for that turn's result.`)
   runs.trim(Date.now())
-  const entry = runs.book.get(runId)
+  const entry = runs.book.peek(runId)
   const foreign = options.parent && entry?.parent !== options.parent
   if (!entry || runs.isExpired(entry, Date.now()) || foreign) throw notContinuable(runId, !!options.parent)
   if (entry.continues >= MAX_CONTINUES_PER_RUN) {
@@ -103,7 +104,8 @@ function notContinuable(runId: string, scoped: boolean): SubagentError {
  * holds the provider's run (its child's transcript) and the parent agent, nothing is copied.
  */
 export class ContinuableRuns {
-  /** @internal */ readonly book = new Map<string, ContinuableEntry>()
+  /** @internal oldest first: an LRU cache only `peek`ed, so in the order runs ended; past the cap the oldest goes, in O(1). */
+  readonly book = new LRUCache<string, ContinuableEntry>({ max: MAX_CONTINUABLE_RUNS })
   /** @internal runs being continued now: the continues they had (their entry is back when the new turn ends). */
   readonly inFlight = new Map<string, number>()
 
@@ -125,8 +127,8 @@ export class ContinuableRuns {
   list(parent?: SubagentRequest['parent']): ContinuableRunInfo[] {
     const listed: ContinuableRunInfo[] = []
     const now = Date.now()
-    for (const entry of this.book.values()) {
-      if ((parent && entry.parent !== parent) || expired(entry, now)) continue
+    for (const entry of this.book.rvalues()) {
+      if (!entry || (parent && entry.parent !== parent) || expired(entry, now)) continue
       const { run: _run, parent: _parent, ...info } = entry
       listed.push(info)
     }
