@@ -10,6 +10,8 @@ const RETRY_MS = 100
 /** Start records whose retries were spent, kept (the newest) so the run's logged settle still writes its row. */
 const MAX_LOST_STARTS = 1024
 
+const NO_ENTRIES: Entry[] = []
+
 interface Entry {
   op: WriteOp
   /** Its line in the run log (a logged record). */
@@ -214,7 +216,11 @@ export class GroupCommit {
     }
   }
 
-  private async write1(batch: Entry[]): Promise<void> {
+  private async write1(flushed: Entry[]): Promise<void> {
+    // Writes queued again after a failed batch go first, ahead of a batch flushed while they waited: that batch may hold
+    // a later write of their run (a logged settle of a run whose start is being retried), which must not pass them.
+    const retried = this.queue.some((entry) => entry.tries) ? this.takeRetried() : NO_ENTRIES
+    const batch = retried.length ? [...retried, ...flushed] : flushed
     const groups = coalesce(batch)
     let results: number[]
     try {
@@ -224,12 +230,20 @@ export class GroupCommit {
       await this.failed(batch, error)
       return
     }
+    let unwritten: Set<Entry> | undefined
     for (const [index, group] of groups.entries()) {
-      if (group.op.kind === 'insert' && results[index] === 0) await this.notNew(group)
-      else for (const entry of group.entries) this.done(entry, results[index])
+      if (group.op.kind !== 'insert' || results[index] !== 0) {
+        for (const entry of group.entries) this.done(entry, results[index])
+        continue
+      }
+      // An insert of an existing id runs as updates; when they fail, its writes fail as a batch does (tried again, or kept).
+      const error = await this.notNew(group)
+      if (error === undefined) continue
+      for (const entry of group.entries) (unwritten ??= new Set()).add(entry)
+      await this.failed(group.entries, error)
     }
-    // After an insert of an existing id ran as updates (notNew): only then is all of the batch in.
-    this.written(batch)
+    // After an insert of an existing id ran as updates (notNew): only then is the rest of the batch in.
+    this.written(unwritten ? batch.filter((entry) => !unwritten!.has(entry)) : batch)
   }
 
   /** A batch failed: its waited writes fail; the unwaited ones are queued again (up to RETRIES), unless the store stops. */
@@ -252,6 +266,13 @@ export class GroupCommit {
     this.immediate ??= setImmediate(this.flushNow)
   }
 
+  /** The entries queued again after a failure (in their order), taken out of the queue. */
+  private takeRetried(): Entry[] {
+    const retried = this.queue.filter((entry) => entry.tries)
+    this.queue = this.queue.filter((entry) => !entry.tries)
+    return retried
+  }
+
   private keepLostStart(op: WriteOp): void {
     // Only a settle takes it back, and a settled run's late columns are never taken: what they read is let go.
     if (op.kind === 'insert') op.late = undefined
@@ -270,15 +291,16 @@ export class GroupCommit {
     else this.late?.(entry.op, error)
   }
 
-  /** An insert whose id exists: its writes run one by one as updates (what each asked for, in order). */
-  private async notNew(group: Group): Promise<void> {
+  /** An insert whose id exists: its writes run one by one as updates (what each asked for, in order); the error when they failed. */
+  private async notNew(group: Group): Promise<unknown> {
     const ops = group.entries.map((entry) => asUpdate(entry.op))
     try {
       const results = await runOps(this.writer, ops)
       // The insert's own write counts as done once its row is updated.
       group.entries.forEach((entry, index) => this.done(entry, index === 0 ? Math.min(1, results[0]) : results[index]))
+      return undefined
     } catch (error) {
-      for (const entry of group.entries) this.fail(entry, error)
+      return error ?? new Error('checkpoints: the write failed')
     }
   }
 }

@@ -115,7 +115,7 @@ describe('checkpoints: the group commit and its run log under failing batches (f
           .to.include({ state: 'settled', result: `done ${id}` })
       }
     }), {
-      numRuns: 60, includeErrorInReport: true,
+      numRuns: 120, includeErrorInReport: true,
       // Found by a CI run: a start record whose retries were all spent, then its run's logged settle.
       examples: [[
         [{ kind: 'start' }, { kind: 'turn', drain: true }, { kind: 'settle', pick: 0 }, { kind: 'turn', drain: false }],
@@ -126,6 +126,18 @@ describe('checkpoints: the group commit and its run log under failing batches (f
         [{ kind: 'start' }, { kind: 'turn', drain: true }, { kind: 'settle', pick: 0 }],
         [{ fail: true, after: 0 }, { fail: true, after: 0 }, { fail: true, after: 0 }, { fail: true, after: 1 }, { fail: true, after: 0 },
           { fail: false }],
+      ], [
+        // Found by a longer run: a batch failed with a run's start in it; that run's logged settle was flushed as a batch of
+        // its own during the retry's wait and ran first (no row yet), then the retried start: the run stayed running.
+        [{ kind: 'start' }, { kind: 'turn', drain: true }, { kind: 'settle', pick: 0 }, { kind: 'start' }, { kind: 'turn', drain: false },
+          { kind: 'settle', pick: 1 }, { kind: 'turn', drain: true }],
+        [{ fail: false }, { fail: true, after: 0 }],
+      ], [
+        // Found by the same run: a start ran in a batch that then failed; retried, it found its row and ran as updates,
+        // which failed too, and its run's settle merged into it was counted written.
+        [{ kind: 'start' }, { kind: 'start' }, { kind: 'turn', drain: true }, { kind: 'start' }, { kind: 'settle', pick: 0 },
+          { kind: 'turn', drain: false }, { kind: 'turn', drain: false }, { kind: 'settle', pick: 2 }],
+        [{ fail: false }, { fail: true, after: 1 }, { fail: false }, { fail: true, after: 0 }],
       ]],
     })
   })
