@@ -54,16 +54,23 @@ export function runOps(writer: DirectWriter, ops: WriteOp[]): Promise<number[]> 
 
 /**
  * Writes what the run log kept again, as a start does: in order, one statement each. An insert whose id exists (its
- * batch ran before the connection dropped, then counted as failed) is written as the update of that row, followed again
- * by the later records of its run, so what it carries (a settle merged into it) lands as it would have: the live path's
- * rule for such an insert (`GroupCommit`'s `notNew`).
+ * batch ran before the connection dropped, then counted as failed) does nothing, so each such run's records from that
+ * insert on are written once more, in order, its inserts as the updates of its row: what the insert carries (a settle
+ * merged into it) lands as it would have (the live path's rule for such an insert, `GroupCommit`'s `notNew`). Linear in
+ * the records, and at most one batch more.
  */
 export async function replayOps(writer: DirectWriter, ops: WriteOp[]): Promise<void> {
   const results = await runOps(writer, ops)
-  for (const [index, op] of ops.entries()) {
-    if (op.kind !== 'insert' || results[index] !== 0) continue
-    await runOps(writer, [asUpdate(op), ...ops.slice(index + 1).filter((later) => later.id === op.id)])
-  }
+  const from = new Map<string, number>()
+  ops.forEach((op, index) => {
+    if (op.kind === 'insert' && results[index] === 0 && !from.has(op.id)) from.set(op.id, index)
+  })
+  if (!from.size) return
+  const again: WriteOp[] = []
+  ops.forEach((op, index) => {
+    if (index >= (from.get(op.id) ?? Infinity)) again.push(op.kind === 'insert' ? asUpdate(op) : op)
+  })
+  await runOps(writer, again)
 }
 
 /** An insert as the update of an existing row (only the columns its caller gave); updates as they are. */

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
 import { RunLog, unwrittenIn } from '../src/run-log.js'
-import { encodeOp, type WriteOp } from '../src/write-ops.js'
+import { type DirectWriter, encodeOp, replayOps, type WriteOp } from '../src/write-ops.js'
 
 const settle = (id: string, result: string): WriteOp => ({ kind: 'update', id, guard: false, changes: { state: 'settled', result } })
 const ids = (file: string) => unwrittenIn(file).map((ops) => ops.map((op) => op.id))
@@ -71,5 +71,44 @@ describe('checkpoints: the run log over passes', () => {
     const { log, unwritten } = RunLog.open(file)
     log.close()
     expect(unwritten.map((ops) => ops.map((op) => op.id))).to.deep.equal([['b'], ['c']])
+  })
+
+  it('replayOps: a start record whose row exists lands as that row\'s update, its run\'s later records again after it; other runs once', async () => {
+    // A writer as the SQL is: an insert of an existing id matches 0 and changes nothing; a guarded update skips a settled row.
+    const rows = new Map<string, Record<string, unknown>>([['a', { state: 'running' }], ['b', { state: 'running' }]])
+    const batches: number[] = []
+    const writer: DirectWriter = {
+      kind: 'sqlite',
+      async run(groups) {
+        batches.push(groups.length)
+        return groups.map(([text]) => {
+          const op = JSON.parse(text) as [0, Record<string, unknown>] | [1, string, 0 | 1, Record<string, unknown>]
+          if (op[0] === 0) {
+            if (rows.has(op[1].id as string)) return 0
+            rows.set(op[1].id as string, { ...op[1] })
+            return 1
+          }
+          const row = rows.get(op[1])
+          if (!row || (op[2] && row.state === 'settled')) return 0
+          Object.assign(row, op[3])
+          return 1
+        })
+      },
+      async close() {},
+    }
+    const insert = (id: string, given: Record<string, unknown>): WriteOp => ({ kind: 'insert', id, given: { id, ...given } })
+    await replayOps(writer, [
+      // a: its start (running) and its settle in one record, the row already there (its batch ran, then failed).
+      insert('a', { state: 'running' }), settle('a', 'A'),
+      // b: a start the settle was merged into, the row there as running.
+      insert('b', { state: 'settled', result: 'B' }),
+      // c: new, and written once.
+      insert('c', { state: 'settled', result: 'C' }),
+    ])
+    expect(rows.get('a')).to.include({ state: 'settled', result: 'A' })
+    expect(rows.get('b')).to.include({ state: 'settled', result: 'B' })
+    expect(rows.get('c')).to.include({ state: 'settled', result: 'C' })
+    // One batch of the four, then one more of a's and b's records from their start (an update, a's settle, b's update).
+    expect(batches).to.deep.equal([4, 3])
   })
 })
