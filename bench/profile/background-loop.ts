@@ -7,25 +7,13 @@
  *   tsc -b && node --expose-gc --import tsx bench/profile/background-loop.ts [pairs]
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/profile/background-loop.ts prof 20000
  */
-import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import { withoutCallerTracing } from '@cordis-subagents/shared'
-import { BenchModel, calls, CHILD, delegationModel, host, lastMessage, SubagentTool, text } from '../lib.js'
+import { delegationModel, host } from '../lib.js'
+import { backgroundHost, waitModel } from '../scenarios/background.js'
 
-const TASK = { description: 'look something up', prompt: `${CHILD}look something up` }
-const waitModel = new BenchModel((request) => {
-  const last = lastMessage(request)
-  if (last.role === 'user' && last.content.startsWith(CHILD)) return text('child answer')
-  if (last.role === 'tool' && last.name === 'subagent_bg') return calls([{ name: 'subagent_wait', input: {} }])
-  if (last.role === 'tool' && last.name === 'subagent_wait') return text('parent final answer')
-  if (last.role === 'user' && last.content.startsWith('[Background subagent ')) return text('parent final answer')
-  return calls([{ name: 'subagent_bg', input: TASK }])
-})
-
+// Section 10's own workloads: its synchronous delegation and its background start + `subagent_wait`.
 const sync = await host({ model: delegationModel('subagent') })
-const bg = await host({ model: waitModel })
-bg.ctx.plugin(SubagentTool, { provider: 'spawn', toolName: 'subagent_bg', mode: 'background' })
-bg.ctx.plugin(SubagentControl, {})
-await bg.ctx.lifecycle.flush()
+const bg = await backgroundHost(waitModel())
 const loop = (ctx: typeof sync.ctx) => {
   const agents = withoutCallerTracing(ctx.agents)
   return async (n: number) => {

@@ -11,7 +11,7 @@ const MARK = '[Background subagent '
  * (subagent_wait), parent answers; the child does one step. A child that ends before the wait
  * arrives is delivered as a message instead (the wait then says so): both count, and are counted.
  */
-function waitModel(): BenchModel {
+export function waitModel(): BenchModel {
   return new BenchModel((request) => {
     const last = lastMessage(request)
     if (last.role === 'user' && last.content.startsWith(CHILD)) return text('child answer')
@@ -33,6 +33,15 @@ function messageModel(): BenchModel {
   })
 }
 
+/** A host whose `subagent_bg` tool delegates in the background, with the control verbs (`subagent_wait` …) loaded. */
+export async function backgroundHost(model: BenchModel): ReturnType<typeof host> {
+  const h = await host({ model })
+  h.ctx.plugin(SubagentTool, { provider: 'spawn', toolName: 'subagent_bg', mode: 'background' })
+  h.ctx.plugin(SubagentControl, {})
+  await h.ctx.lifecycle.flush()
+  return h
+}
+
 export interface BackgroundResultRow {
   stats: Record<string, Stats>
   rounds: number
@@ -44,13 +53,8 @@ export interface BackgroundResultRow {
 
 export async function background(options: { rounds: number; batch: number; warmup: number }): Promise<BackgroundResultRow> {
   const sync = await host({ model: delegationModel('subagent') })
-  const byWait = await host({ model: waitModel() })
-  const byMessage = await host({ model: messageModel() })
-  for (const h of [byWait, byMessage]) {
-    h.ctx.plugin(SubagentTool, { provider: 'spawn', toolName: 'subagent_bg', mode: 'background' })
-    h.ctx.plugin(SubagentControl, {})
-    await h.ctx.lifecycle.flush()
-  }
+  const byWait = await backgroundHost(waitModel())
+  const byMessage = await backgroundHost(messageModel())
   let collectedByWait = 0
   let deliveredAsMessage = 0
   const run = (ctx: typeof sync.ctx, check: (result: RunResult) => void) => {
