@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { expect } from 'chai'
 import { RunLog, unwrittenIn } from '../src/run-log.js'
 import { type DirectWriter, encodeOp, replayOps, type WriteOp } from '../src/write-ops.js'
+import { modelDatabase } from './model-database.js'
 
 const settle = (id: string, result: string): WriteOp => ({ kind: 'update', id, guard: false, changes: { state: 'settled', result } })
 const ids = (file: string) => unwrittenIn(file).map((ops) => ops.map((op) => op.id))
@@ -74,28 +75,11 @@ describe('checkpoints: the run log over passes', () => {
   })
 
   it('replayOps: a start record whose row exists lands as that row\'s update, its run\'s later records again after it; other runs once', async () => {
-    // A writer as the SQL is: an insert of an existing id matches 0 and changes nothing; a guarded update skips a settled row.
-    const rows = new Map<string, Record<string, unknown>>([['a', { state: 'running' }], ['b', { state: 'running' }]])
+    const { rows, writer: model } = modelDatabase([])
+    rows.set('a', { id: 'a', state: 'running' })
+    rows.set('b', { id: 'b', state: 'running' })
     const batches: number[] = []
-    const writer: DirectWriter = {
-      kind: 'sqlite',
-      async run(groups) {
-        batches.push(groups.length)
-        return groups.map(([text]) => {
-          const op = JSON.parse(text) as [0, Record<string, unknown>] | [1, string, 0 | 1, Record<string, unknown>]
-          if (op[0] === 0) {
-            if (rows.has(op[1].id as string)) return 0
-            rows.set(op[1].id as string, { ...op[1] })
-            return 1
-          }
-          const row = rows.get(op[1])
-          if (!row || (op[2] && row.state === 'settled')) return 0
-          Object.assign(row, op[3])
-          return 1
-        })
-      },
-      async close() {},
-    }
+    const writer: DirectWriter = { ...model, run: (groups) => (batches.push(groups.length), model.run(groups)) }
     const insert = (id: string, given: Record<string, unknown>): WriteOp => ({ kind: 'insert', id, given: { id, ...given } })
     await replayOps(writer, [
       // a: its start (running) and its settle in one record, the row already there (its batch ran, then failed).
