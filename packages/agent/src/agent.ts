@@ -1,5 +1,5 @@
 import { type ToolView } from '@cordis-subagents/tools'
-import { isAbortScope, type PendingQuestion } from '@cordis-subagents/shared'
+import { isAbortScope, LazyAbort, type PendingQuestion } from '@cordis-subagents/shared'
 import type { Budget } from './budget.js'
 import { AgentError } from './errors.js'
 import { Transcript, TurnAbort, usageTally, workTally } from './transcript.js'
@@ -8,6 +8,7 @@ import { spendingBudget, Turn } from './turn.js'
 import { TurnInterrupt } from './stops.js'
 import { type AgentCheckpoint, restoreTurn, takeCheckpoint } from './checkpoint.js'
 import type { TurnHost, TurnOwner } from './turn-owner.js'
+import type { InFlight } from './abort.js'
 import type { AgentUsage, AgentWork, BudgetLimits, Message, ResumeOptions, RunOptions, RunResult } from './types.js'
 import { answerRefusal, checkAnswerText, withdrawalRefusal } from './answer-checks.js'
 import { closeTurn, questionsOf, resumeTurn } from './parked-turn.js'
@@ -41,6 +42,8 @@ export interface AgentInit {
   output?: import('./output.js').OutputContract
 }
 
+/** The reason `lifetime` aborts with: a value of its own, so no error is made at every dispose. */
+const DISPOSED = 'disposed'
 const disposed = (id: string) => new AgentError('DISPOSED', `Agent ${id} has been disposed; create a new agent.`)
 
 /** A handle id's name part: the label's letters, digits, `_` and `-` (else `-`), `fallback` when there is none. */
@@ -88,6 +91,8 @@ export class Agent {
   private disposal?: Promise<void>
   /** Children not disposed yet (made on first use), and how many it ever had (handle ids). */
   private kids?: Set<Agent>; private born = 0
+  /** @internal Aborted when this agent is disposed: a book that keeps the agent after its run lets go of it then (`onAbort`). */
+  readonly lifetime = new LazyAbort()
   private last?: RunResult
   private readonly maxInbox?: number
   constructor(host: AgentHost, init: AgentInit) {
@@ -105,7 +110,7 @@ export class Agent {
     const ownsRootBudget = !init.budget && !init.parent
     this.budget = spendingBudget(init.budget, init.parent?.budget, init.budgetLimits)
     this.usage = usageTally(); this.work = workTally()
-    this.owner = { agent: this, host, ownsRootBudget }
+    this.owner = new Owner(this, host, ownsRootBudget)
     this.maxInbox = init.maxInboxMessages
     const { parent } = this
     this.handleId = parent ? `${parent.handleId}/${handleName(init.label, 'agent')}.${++parent.born}` : handleName(init.label, 'root')
@@ -157,19 +162,7 @@ export class Agent {
    * one of `waitingOn`). Resolves with the turn's next outcome: its tallies cover the whole turn.
    * Rejects with `ALREADY_ANSWERED`, `NOT_PARKED`, `BUSY`, `DISPOSED`, `INVALID_PROMPT`, `INVALID_OPTIONS`.
    */
-  async resume(answer: string, options: ResumeOptions = {}): Promise<RunResult> {
-    if (this.disposal) throw disposed(this.id)
-    const turn = this.parkedTurn
-    const refused = answerRefusal(this.id, !!this.current, turn?.parked, this.answered, options?.questionId, this.answeredWithdrawn)
-    if (refused) throw refused
-    checkAnswerText(answer)
-    checkRunArguments(answer, options)
-    const { questionId } = options
-    this.answered = questionId === undefined ? turn!.parked!.question : this.waitingOn.find((question) => question.id === questionId)
-    this.answeredWithdrawn = false
-    this.parkedTurn = undefined
-    return this.drive(turn!, options, (parked, abort) => resumeTurn(parked, answer, abort, options, questionId))
-  }
+  async resume(answer: string, options: ResumeOptions = {}): Promise<RunResult> { return this.goOn(answer, options, options?.questionId) }
 
   /**
    * Continues the parked turn past question `questionId` (one of `waitingOn`) without an answer: its asker no longer waits
@@ -177,17 +170,21 @@ export class Agent {
    * outcome); a later `resume` for it is refused `NOT_PARKED`; calls on other questions keep waiting. Resolves like
    * `resume`; rejects with `NOT_PARKED`, `BUSY`, `DISPOSED`, `INVALID_OPTIONS`.
    */
-  async withdraw(questionId: string, options: RunOptions = {}): Promise<RunResult> {
+  async withdraw(questionId: string, options: RunOptions = {}): Promise<RunResult> { return this.goOn(undefined, options, questionId) }
+
+  /** `resume` (with an answer) or `withdraw` (without): the parked turn goes on past question `questionId` (undefined: the first). */
+  private goOn(answer: string | undefined, options: RunOptions, questionId: string | undefined): Promise<RunResult> {
     if (this.disposal) throw disposed(this.id)
     const turn = this.parkedTurn
     const refused = answerRefusal(this.id, !!this.current, turn?.parked, this.answered, questionId, this.answeredWithdrawn)
-      ?? withdrawalRefusal(this.id, turn!.parked!, questionId)
+      ?? (answer === undefined ? withdrawalRefusal(this.id, turn!.parked!, questionId!) : undefined)
     if (refused) throw refused
-    checkRunArguments('', options)
-    this.answered = this.waitingOn.find((question) => question.id === questionId)
-    this.answeredWithdrawn = true
+    if (answer !== undefined) checkAnswerText(answer)
+    checkRunArguments(answer ?? '', options)
+    this.answered = questionId === undefined ? turn!.parked!.question : this.waitingOn.find((question) => question.id === questionId)
+    this.answeredWithdrawn = answer === undefined
     this.parkedTurn = undefined
-    return this.drive(turn!, options, (parked, abort) => resumeTurn(parked, undefined, abort, options, questionId))
+    return this.drive(turn!, options, (parked, abort) => resumeTurn(parked, answer, abort, options, questionId))
   }
 
   /**
@@ -223,13 +220,20 @@ export class Agent {
    * A plain-JSON snapshot to rebuild this agent with `ctx.agents.create({ restore })`: its settings, transcript, tallies
    * and, when parked, the parked turn. Taken while a turn runs, it holds only the completed turns.
    */
-  checkpoint(): AgentCheckpoint {
-    return takeCheckpoint(this, this.parkedTurn)
+  checkpoint(): AgentCheckpoint { return takeCheckpoint(this, this.parkedTurn) }
+
+  /** `checkpoint()` for later, of an agent that will not run again (disposed): it holds what the checkpoint is made of (settings,
+   * transcript, tallies), not the agent, nor through it its parent, budget and tools (what a child kept for a continue holds). */
+  checkpointLater(): () => AgentCheckpoint {
+    const { id, label, depth, cwd, persona, model, maxSteps, maxTokens, maxToolCallsPerStep, output, transcript, usage, work } = this
+    return () => takeCheckpoint({ id, label, depth, cwd, persona, model, maxSteps, maxTokens, maxToolCallsPerStep, output,
+      transcript, usage, work }, undefined)
   }
 
   /** Aborts a running turn (or closes a parked one), then waits for it and for any tool still settling. Idempotent. */
   dispose(): Promise<void> {
     this.disposal ??= (async () => {
+      this.lifetime.abort(DISPOSED)
       this.usedInbox?.close()
       this.parent?.kids?.delete(this)
       if (this.parkedTurn) closeTurn(this.parkedTurn, CLOSED_WHILE_PARKED)
@@ -326,3 +330,6 @@ function checkRunArguments(prompt: unknown, options: RunOptions): void {
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') throw new AgentError('INVALID_OPTIONS', 'options.onEvent must be a function.')
   if (options.onSpend !== undefined && typeof options.onSpend !== 'function') throw new AgentError('INVALID_OPTIONS', 'options.onSpend must be a function.')
 }
+
+// A class, not a literal: an owner made old from birth would keep its agent alive through young collections (bench/README).
+class Owner { inFlight?: InFlight; constructor(readonly agent: Agent, readonly host: TurnHost, readonly ownsRootBudget: boolean) {} }

@@ -64,8 +64,12 @@ interface CheckpointedAgent extends TurnAgent {
   readonly output?: OutputContract
 }
 
+/** The members of an agent its checkpoint is made of (a parked turn aside). */
+export type CheckpointParts = Pick<CheckpointedAgent, 'id' | 'label' | 'depth' | 'cwd' | 'persona' | 'model' | 'maxSteps' | 'maxTokens'
+  | 'maxToolCallsPerStep' | 'output' | 'transcript' | 'usage' | 'work'>
+
 /** `agent.checkpoint()`: one JSON copy of what the agent is, so nothing in it is shared with the live agent. */
-export function takeCheckpoint(agent: CheckpointedAgent, turn: Turn | undefined): AgentCheckpoint {
+export function takeCheckpoint(agent: CheckpointParts, turn: Turn | undefined): AgentCheckpoint {
   const parked = turn?.parked
   const completed = agent.transcript.completed()
   const checkpoint: AgentCheckpoint = {

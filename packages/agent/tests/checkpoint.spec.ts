@@ -89,6 +89,35 @@ describe('checkpoint and restore: an agent as plain JSON, rebuilt later', () => 
     expect(restored.transcript.completed().map((message) => message.content)).to.deep.equal(['first', 'one', 'third', 'three'])
   })
 
+  it('checkpointLater() of a disposed agent makes, when called, the checkpoint the agent itself gives (settings, transcript, tallies, output)', async () => {
+    const ctx = await host(new ScriptedModel([{ toolCalls: [{ id: 'c1', name: 'echo', input: { text: 'hi' } }], usage }, { text: '{"n":1}', usage }]))
+    const agent = ctx.agents.create({ model: 'm', label: 'writer', persona: 'careful', maxSteps: 7, maxTokens: 900, output: { schema: { type: 'object' } } })
+    expect((await agent.run('first')).value).to.deep.equal({ n: 1 })
+    await agent.dispose()
+    const later = agent.checkpointLater()
+    expect(later()).to.deep.equal(agent.checkpoint())
+    expect(later().messages.map((message) => message.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant'])
+    expect(later().usage.own).to.deep.equal({ inputTokens: 20, outputTokens: 4 })
+    // A restore of it is the agent again, under a new host's runtime.
+    const restored = (await host(new ScriptedModel([{ text: 'again' }]))).agents.create({ restore: stored(later()) })
+    expect([restored.id, restored.persona, restored.maxSteps]).to.deep.equal([agent.id, 'careful', 7])
+  })
+
+  it('an agent\'s lifetime (internal) aborts when it is disposed, once: what a book keeps of it is let go then', async () => {
+    const ctx = await host(new ScriptedModel([{ text: 'done' }]))
+    const agent = ctx.agents.create({ model: 'm' })
+    const lifetime = (agent as unknown as { lifetime: { aborted: boolean; onAbort(callback: () => void): () => void } }).lifetime
+    let told = 0
+    lifetime.onAbort(() => told++)
+    const stop = lifetime.onAbort(() => told += 10)
+    stop()
+    await agent.run('go')
+    expect([lifetime.aborted, told]).to.deep.equal([false, 0])
+    await agent.dispose()
+    await agent.dispose()
+    expect([lifetime.aborted, told]).to.deep.equal([true, 1])
+  })
+
   it('ids minted after a restore skip the restored id', async () => {
     const ctx = await host(new ScriptedModel([]))
     const checkpoint = stored(ctx.agents.create({ model: 'm' }).checkpoint())
