@@ -1,4 +1,12 @@
-import type { Agent, AgentCheckpoint, Message } from '@cordis-subagents/agent'
+import type { Agent, AgentCheckpoint, AgentRuntime, Message } from '@cordis-subagents/agent'
+import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
+import type { ToolView } from '@cordis-subagents/tools'
+
+/** A child rebuilt from its checkpoint (its settings and transcript), in a new agent below the request's parent. */
+export function rebuiltChild(agents: AgentRuntime, checkpoint: AgentCheckpoint, request: ProviderStartRequest) {
+  return (tools: ToolView): Agent =>
+    agents.create({ restore: checkpoint, parent: request.parent, tools, ...request.budget ? { budget: request.budget } : {} })
+}
 
 /**
  * The child's checkpoint with its turn in flight kept up to its last completed step: the turn's

@@ -79,6 +79,14 @@ export function notRunning(): SubagentError {
   return new SubagentError('NOT_RUNNING', 'The child has ended (its result is decided, or it was cancelled); collect its result, then delegate again to continue.')
 }
 
+export function throwNotRunning(): never {
+  throw notRunning()
+}
+
+export function aborted(when: string): SubagentError {
+  return new SubagentError('ABORTED', `The delegation was aborted ${when}.`)
+}
+
 /** `later` after `earlier`: the sums of both turns, the later one's ending. */
 export function combine(earlier: RunResult, later: RunResult): RunResult {
   const result: RunResult = {

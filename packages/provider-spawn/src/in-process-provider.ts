@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { addWork, describeError, type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
+import { addWork, describeError, type PendingQuestion, type Usage, withoutCallerTracing, type WorkCounts } from '@cordis-subagents/shared'
 import {
   type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, askParentTool, type RunOptions, type RunResult,
 } from '@cordis-subagents/agent'
@@ -8,8 +8,8 @@ import {
   type SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
 import type { ToolView } from '@cordis-subagents/tools'
-import { childCheckpoint } from './child-checkpoint.js'
-import { combine, FollowUps, notRunning } from './follow-ups.js'
+import { childCheckpoint, rebuiltChild } from './child-checkpoint.js'
+import { aborted, combine, FollowUps, notRunning, throwNotRunning } from './follow-ups.js'
 import { DEFAULT_MAX_PARKED_MS, type InProcessProviderOptions, SUBAGENT_NOTE } from './config.js'
 import { expiredResult, ParkTimer } from './park-timer.js'
 
@@ -30,13 +30,7 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
   // Resolved at the first start, not at apply: a provider reloaded often never pays for it.
   let agents: AgentRuntime | undefined
   const runtime = () => agents ??= withoutCallerTracing(ctx.agents)
-  // A child rebuilt from its checkpoint (its settings and transcript), in a new agent below the request's parent.
-  const fromCheckpoint = (checkpoint: AgentCheckpoint, request: ProviderStartRequest) => (tools: ToolView) => runtime().create({
-    restore: checkpoint,
-    parent: request.parent,
-    tools,
-    ...request.budget ? { budget: request.budget } : {},
-  })
+  const fromCheckpoint = (checkpoint: AgentCheckpoint, request: ProviderStartRequest) => rebuiltChild(runtime(), checkpoint, request)
   // A new turn of a child whose run ended (a continue).
   const again: Again = (checkpoint, request) => startChild(options, request, again, fromCheckpoint(checkpoint, request))
   return {
@@ -56,8 +50,7 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
         // Shared, not copied: the parent's completed turns are immutable (never its turn in flight).
         seed: options.inheritsParentContext ? parent.transcript.completed() : undefined,
         maxSteps: options.maxSteps,
-        // The budget the service carved for this child: the child's spend is charged up the tree as it happens.
-        // A literal of one shape (a spread of `{ budget }` or `{}` into it takes V8's slow path).
+        // The service's carve, charged up the tree as the child spends; one literal shape (a spread into it is V8's slow path).
         budget: request.budget,
         budgetNote: request.agentOptions?.budgetNote,
         tellParent: request.agentOptions?.tellParent,
@@ -94,9 +87,8 @@ function startChild(
 }
 
 /**
- * The run over one child agent: its first turn as `result`, and the verbs that continue, interrupt, wake and close it.
- * Every verb is safe to call twice and after the end: `cancel` and `dispose` go to the agent, which ignores a second
- * abort and disposes once. A class, not closures per run: a wide fan-out keeps thousands alive at once.
+ * The run over one child agent: its first turn as `result`, and the verbs that continue, interrupt, wake and close it. Every
+ * verb is safe to call twice and after the end (the agent ignores a second abort and disposes once). A class, not closures per run.
  */
 class ChildRun implements SubagentRun {
   readonly id: string
@@ -116,11 +108,15 @@ class ChildRun implements SubagentRun {
   private expired?: SubagentResult
   /** Made when the child first parks: most children never do. */
   private parkTimer?: ParkTimer
+  /** The child agent until the run is disposed; then what its checkpoint is made of (`later`) is all a continue needs of it. */
+  private agent?: Agent
+  private later?: () => AgentCheckpoint
 
   constructor(
-    private readonly child: Agent, private readonly provider: string, request: ProviderStartRequest,
+    child: Agent, private readonly provider: string, request: ProviderStartRequest,
     private readonly again: Again, private readonly maxParkedMs: number, restored: boolean,
   ) {
+    this.agent = child
     this.id = request.runId
     this.request = request
     this.toolFilter = request.toolFilter
@@ -135,9 +131,9 @@ class ChildRun implements SubagentRun {
     this.result = restored ? Promise.resolve(this.parkedOn(this.idle())) : this.segment(() => child.run(request.prompt, this.runOptions))
   }
 
-  send(message: string): void {
-    this.steering.send(message)
-  }
+  private get child(): Agent { return this.agent ?? throwNotRunning() }
+
+  send(message: string): void { this.steering.send(message) }
 
   resume(answer: string): Promise<SubagentResult> {
     if (this.expired) return Promise.resolve(this.expired)
@@ -152,9 +148,7 @@ class ChildRun implements SubagentRun {
     return this.segment(() => this.child.withdraw(questionId, this.runOptions))
   }
 
-  interrupt(): void {
-    this.child.interrupt('interrupted by the host')
-  }
+  interrupt(): void { this.agent?.interrupt('interrupted by the host') }
 
   wake(): Promise<SubagentResult> {
     if (this.child.inbox.size) return this.segment(() => this.child.wake(this.runOptions))
@@ -170,16 +164,16 @@ class ChildRun implements SubagentRun {
 
   /** Mid-turn, the turn in flight up to its last completed step (its prompt at least) is part of it. */
   checkpoint(): AgentCheckpoint {
-    return this.closedAt ?? childCheckpoint(this.child)
+    return this.closedAt ?? this.later?.() ?? childCheckpoint(this.child)
   }
 
   /** A new run of this child on its transcript, `message` its next turn; the tool ceiling its delegation gave it stays. */
   continueWith(message: string, request: ProviderStartRequest): Promise<SubagentRun> {
-    if (this.child.running || this.child.parked) {
+    if (this.agent && (this.agent.running || this.agent.parked)) {
       return Promise.reject(new SubagentError('NOT_SETTLED', `Run ${this.id} has a turn running or parked; only an ended run can be continued.`))
     }
     const next: ProviderStartRequest = { ...request, prompt: message, toolFilter: this.toolFilter }
-    return this.again(this.closedAt ?? this.child.checkpoint(), next)
+    return this.again(this.closedAt ?? this.later?.() ?? this.child.checkpoint(), next)
   }
 
   /** A limit that aborted the request (a timeout, a budget) stays the child's abort reason: it and its own delegations end so too. */
@@ -187,19 +181,22 @@ class ChildRun implements SubagentRun {
     this.parkTimer?.clear()
     this.steering.close()
     const abort = this.request && (this.request.abortScope ?? this.request.signal)
-    this.child.abort(abort?.aborted ? abort.reason : new Error(reason ?? 'cancelled'))
+    this.agent?.abort(abort?.aborted ? abort.reason : new Error(reason ?? 'cancelled'))
   }
 
   /**
    * Aborts a turn still running and waits until it and its tools are idle, then for the result (the turn's end settles it
    * a few ticks later; no follow-up turn starts once the child is disposed), so the result is always settled once dispose
-   * is done. Every call gets the same promise.
+   * is done. Every call gets the same promise. A disposed run may still be continued (kept up to an hour), which needs only
+   * the child's checkpoint and its tool filter: the child agent and the delegation's request go, so a kept run keeps
+   * neither the child, its parent nor the ended delegation's objects alive.
    */
   dispose(): Promise<void> {
     this.parkTimer?.clear()
-    // Disposed, the run may still be continued (kept up to an hour; `continueWith` needs only the child and its tool
-    // filter): the delegation's request goes, so a kept run does not keep the ended delegation's objects alive.
     return this.disposal ??= this.child.dispose().then(() => this.working).then(() => {
+      this.later = this.child.checkpointLater()
+      this.agent = undefined
+      this.steering.release()
       this.request = undefined
       this.runOptions = {}
     })
@@ -232,9 +229,8 @@ class ChildRun implements SubagentRun {
 
   private idle(): SubagentResult {
     const question = this.child.parked
-    const result: SubagentResult = { ...this.latest ?? { output: '' }, stopReason: question ? 'pending' : 'interrupted' }
-    if (question) result.question = question
-    return result
+    const base = this.latest ?? { output: '' }
+    return question ? { ...base, stopReason: 'pending', question } : { ...base, stopReason: 'interrupted' }
   }
 }
 
@@ -251,13 +247,16 @@ class Steering {
   /** The sum of this run's turns before the one in flight (or parked), once there were any. */
   private before?: RunResult
 
-  constructor(private readonly child: Agent) {}
+  constructor(private child?: Agent) {}
 
   send(message: string): void {
-    if (!this.open) throw notRunning()
+    if (!this.open || !this.child) throw notRunning()
     this.ups ??= new FollowUps(this.child)
     this.ups.send(message)
   }
+
+  /** The run was disposed: closed, and it lets go of the child. */
+  release(): void { this.close(); this.child = this.ups = undefined }
 
   /** No more messages (a cancel, or the result is decided): later sends throw `NOT_RUNNING`; waiting follow-ups are withdrawn. */
   close(): void {
@@ -268,8 +267,7 @@ class Steering {
 
   /** Runs `first()`, then one more turn (`turn`) for each time a `completed` turn ended with follow-ups unread. */
   run(first: () => Promise<RunResult>, turn: (prompt: string) => Promise<RunResult>): Promise<RunResult> {
-    // A promise chain, not an async function: a waiting run holds one reaction here, not a suspended frame
-    // (a wide fan-out keeps thousands waiting).
+    // A promise chain, not an async function: a waiting run holds one reaction here, not a suspended frame (fan-outs wait by thousands).
     let started: Promise<RunResult>
     try {
       started = first()
@@ -291,7 +289,7 @@ class Steering {
   private after(current: RunResult, total: RunResult, turn: (prompt: string) => Promise<RunResult>): RunResult | Promise<RunResult> {
     let idle = false
     try {
-      const next = this.ups && this.open && !this.child.disposed && current.stopReason === 'completed' ? this.ups.next(turn) : undefined
+      const next = this.ups && this.open && this.child?.disposed === false && current.stopReason === 'completed' ? this.ups.next(turn) : undefined
       if (next) {
         this.before = total
         idle = true // the next turn decides
@@ -312,15 +310,18 @@ type Again = (checkpoint: AgentCheckpoint, request: ProviderStartRequest) => Pro
 
 const always = () => true
 
-function aborted(when: string): SubagentError {
-  return new SubagentError('ABORTED', `The delegation was aborted ${when}.`)
+// A class, not a literal: V8 may make a literal site's objects old from birth (bench/README, "What survives a young collection").
+class ChildResult {
+  declare stepLimit?: number; declare diagnostic?: string; declare budget?: SubagentResult['budget']; declare question?: PendingQuestion
+  declare value?: unknown
+  constructor(public stopReason: SubagentResult['stopReason'], public output: string, public usage: Usage | undefined, public work: WorkCounts) {}
 }
 
 /** A child agent's turn(s), as the provider's result. */
 function toSubagentResult(run: RunResult, provider: string): SubagentResult {
   const work = addWork(run.work.own, run.work.delegated)
   // Built by assignment: V8 runs `{ ...base, stopReason }` on a slow path (≈ 0.7 µs per child).
-  const result: SubagentResult = { stopReason: run.stopReason, output: run.text, usage: run.usage, work }
+  const result: SubagentResult = new ChildResult(run.stopReason, run.text, run.usage, work)
   if (run.stopReason === 'max-steps') {
     // The turn ends at its limit, so its own model calls are the limit.
     result.stepLimit = run.steps

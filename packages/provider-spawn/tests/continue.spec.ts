@@ -141,6 +141,54 @@ describe('in-process provider: continuing a child whose run ended', () => {
     await next.dispose()
   })
 
+  it('a run kept for continue holds neither its child agent nor a parent that was disposed; it still continues, under a fresh parent', async () => {
+    h.ctx.subagents.register(createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false }))
+    let child: Agent | undefined
+    const stop = h.ctx.agents.observe({ runStart: (agent) => { if (agent.parent) child = agent } })
+    // In a function of its own, so no local of this test keeps either agent.
+    const kept = async () => {
+      const parent = parentAgent()
+      const run = await finished('spawn', parent)
+      const refs = { id: run.id, child: new WeakRef(child!), parent: new WeakRef(parent) }
+      child = undefined
+      await parent.dispose()
+      return refs
+    }
+    const { id, child: childRef, parent: parentRef } = await kept()
+    stop()
+    expect(h.ctx.subagents.continuable.list().map((entry) => entry.runId)).to.deep.equal([id])
+    for (let i = 0; i < 5 && (childRef.deref() || parentRef.deref()); i++) {
+      await new Promise((resolve) => setImmediate(resolve))
+      gc()
+    }
+    expect(childRef.deref(), 'the ended child agent is collectable while its run is kept').to.equal(undefined)
+    expect(parentRef.deref(), 'the disposed parent is collectable while its child\'s run is kept').to.equal(undefined)
+    const next = await h.ctx.subagents.continue(id, 'now add a summary')
+    expect(await next.result).to.deep.include({ stopReason: 'completed', output: 'answer 2' })
+    await next.dispose()
+    expect(seen[1]).to.deep.equal(['write the report', 'now add a summary'])
+  })
+
+  it('a parent that lives on is held by its kept runs, and watched once per kept run: a run that leaves the book stops watching it', async () => {
+    h.ctx.subagents.register(createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false }))
+    const parent = parentAgent()
+    const lifetime = (parent as unknown as { lifetime: { first?: unknown; more?: Set<unknown> } }).lifetime
+    const watching = () => (lifetime.first ? 1 : 0) + (lifetime.more?.size ?? 0)
+    const ids: string[] = []
+    for (let i = 0; i < 3; i++) ids.push((await finished('spawn', parent)).id)
+    expect(watching()).to.equal(3)
+    // A continue takes the run out of the book while its new turn runs (and puts it back when the turn ends).
+    const next = await h.ctx.subagents.continue(ids[0], 'more', { parent })
+    expect(watching()).to.equal(2)
+    await next.result
+    await next.dispose()
+    expect(watching()).to.equal(3)
+    expect(h.ctx.subagents.continuable.list(parent).map((entry) => entry.runId)).to.have.members(ids)
+    await parent.dispose()
+    expect(watching()).to.equal(0)
+    expect(h.ctx.subagents.continuable.list(parent), 'a disposed parent is no longer any run\'s').to.deep.equal([])
+  })
+
   it('a run takes at most MAX_CONTINUES_PER_RUN continues (CONTINUE_LIMIT)', async () => {
     const { MAX_CONTINUES_PER_RUN } = await import('@cordis-subagents/subagents-service')
     h.ctx.subagents.register(createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false }))

@@ -2,10 +2,10 @@ import type { Context, Logger } from 'cordis'
 import { LRUCache } from 'lru-cache'
 import type { Agent, AgentObserver, DelegationAccount, DelegationEntry, DelegationState } from '@cordis-subagents/agent'
 import type { BackgroundRegistry } from './background/book.js'
-import { describeError, emitIsolatedOn, hasListenersOn, headBytes, withoutCallerTracing } from '@cordis-subagents/shared'
+import { type AbortScope, describeError, emitIsolatedOn, hasListenersOn, headBytes, withoutCallerTracing } from '@cordis-subagents/shared'
 import { type EventSink, observeDirect, type SubagentEventHandlers, type SubagentEventMap } from './events.js'
 import type { LiveRun } from './run/delegation.js'
-import type { SubagentOutcome, SubagentRunInfo } from './types.js'
+import type { SubagentOutcome, SubagentRun, SubagentRunInfo, SubagentStopReason } from './types.js'
 import {
   type ContinuableEntry, CONTINUE_WINDOW_MS, MAX_ACCOUNT_LISTED, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS,
   type KeptResult, type ResultLimits,
@@ -29,9 +29,7 @@ export class SubagentEvents implements EventSink {
   private readonly direct = new Map<string, Set<AnyHandler>>()
 
   /** Whether event `name` has a listener now (so an emitter can skip building what nobody reads). */
-  has(name: keyof SubagentEventMap): boolean {
-    return this.direct.has(name) || hasListenersOn(this.lifecycle, name)
-  }
+  has(name: keyof SubagentEventMap): boolean { return this.direct.has(name) || hasListenersOn(this.lifecycle, name) }
 
   /** Calls each handler as its event is emitted, after the cordis listeners, isolated like them, without caller tracing. */
   observe(handlers: SubagentEventHandlers): () => void { return observeDirect(this.direct, handlers) }
@@ -76,9 +74,7 @@ export class ResultBook {
   }
 
   /** @internal Keeps the outcome of every run `events` ends (a `subagent/end` listener of its own); returns the unsubscribe. */
-  keepFrom(events: SubagentEvents): () => void {
-    return events.observe({ 'subagent/end': (info, outcome) => this.record(info, outcome) })
-  }
+  keepFrom(events: SubagentEvents): () => void { return events.observe({ 'subagent/end': (info, outcome) => this.record(info, outcome) }) }
 
   /** Keeps the final outcome of run `info.runId` (a later one for the same run replaces it). */
   record(info: SubagentRunInfo, outcome: SubagentOutcome): void {
@@ -128,11 +124,8 @@ export class ResultBook {
 }
 
 /** What the `subagent/end` listener of the continuable runs (`ContinuableRuns`, verbs/continuation.ts) keeps. */
-interface ContinuableBook {
-  readonly book: LRUCache<string, ContinuableEntry>
-  readonly inFlight: Map<string, number>
-  readonly live: Map<string, LiveRun>
-}
+type ContinuableBook = { readonly book: LRUCache<string, ContinuableEntry>; readonly inFlight: Map<string, number>
+  readonly live: Map<string, LiveRun> }
 
 export function keepContinuable(runs: ContinuableBook) {
   return (info: SubagentRunInfo, outcome: SubagentOutcome) => continuableEnded(runs, runs.live.get(info.runId), outcome)
@@ -146,13 +139,25 @@ export function continuableEnded(runs: ContinuableBook, run: LiveRun | undefined
   const providerRun = run.providerRun
   if (typeof providerRun?.continueWith !== 'function') return
   const { info } = run
-  const entry: ContinuableEntry = {
-    runId: run.id, provider: info.provider, parentId: info.parentId,
-    endedAt: now, stopReason: outcome.stopReason, continues, run: providerRun, parent: run.parent,
-  }
+  const entry = new Continuable(run.id, info.provider, info.parentId, now, outcome.stopReason, continues, providerRun, run.parent)
   if (info.label) entry.label = info.label
+  holdParent(entry)
   runs.book.set(run.id, entry)
   trimContinuable(runs.book, now)
+}
+
+// A class, not a literal: an entry made old from birth would keep what it names alive past its own end (bench/README).
+class Continuable implements ContinuableEntry {
+  declare label?: string; declare letGo?: () => void
+  constructor(readonly runId: string, readonly provider: string, readonly parentId: string, readonly endedAt: number,
+    readonly stopReason: SubagentStopReason, readonly continues: number, readonly run: SubagentRun, public parent?: Agent) {}
+}
+
+/** The entry keeps its parent until the parent is disposed (an agent of `ctx.agents` says when; another is kept as it is). */
+export function holdParent(entry: ContinuableEntry): void {
+  const lifetime = (entry.parent as { lifetime?: AbortScope } | undefined)?.lifetime
+  if (lifetime?.aborted) entry.parent = undefined
+  else if (lifetime) entry.letGo = lifetime.onAbort(() => { entry.parent = entry.letGo = undefined })
 }
 
 /** Drops what ended longer than `CONTINUE_WINDOW_MS` ago, oldest first (the count bound is the book's own). */
@@ -314,10 +319,7 @@ export class DelegationAccounts {
 /** Puts a root run's account on its result (`result.children`); declines a child's run, which pays nothing for it. */
 export function rootRunObserver(accounts: DelegationAccounts): AgentObserver {
   return {
-    runStart: (agent, _prompt, resumed) => {
-      if (agent.parent) return false
-      accounts.turnStarted(agent, resumed !== undefined)
-    },
+    runStart: (agent, _prompt, resumed) => agent.parent ? false : accounts.turnStarted(agent, resumed !== undefined),
     runEnd: (agent, result) => {
       const account = accounts.turnEnded(agent, result.stopReason === 'pending')
       if (account) result.children = account

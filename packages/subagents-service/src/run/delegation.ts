@@ -91,9 +91,9 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     this.startedAt = Date.now()
     const starting = promiseOf(() => provider.start(providerRequest))
     // Only `cancel` aborts the run's signal, so it ends this wait itself: no listener on the signal.
-    const outcome = await new Promise<{ run: unknown } | { error: unknown } | null>((resolve) => {
+    const outcome = await new Promise<Started | Refused | null>((resolve) => {
       this.stopWaitingForStart = () => resolve(null)
-      starting.then((run) => resolve({ run }), (error) => resolve({ error }))
+      starting.then((run) => resolve(new Started(run)), (error) => resolve(new Refused(error)))
     })
     this.stopWaitingForStart = undefined
     // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
@@ -297,9 +297,7 @@ function sealed(settled: SubagentResult, startedAt: number): SubagentOutcome {
 function passOn(request: SubagentRequest, base: ProviderStartRequest): ProviderStartRequest {
   const to = base as unknown as Record<string, unknown>
   const from = request as unknown as Record<string, unknown>
-  for (const key of Object.keys(from)) {
-    if (key !== 'budget' && !(key in to)) to[key] = from[key]
-  }
+  for (const key of Object.keys(from)) if (key !== 'budget' && !(key in to)) to[key] = from[key]
   return base
 }
 
@@ -329,6 +327,8 @@ class RunInfo {
   declare label?: string; declare childId?: string; declare origin?: string
   constructor(public runId: string, public provider: string, public parentId: string, public depth: number, public startedAt: number) {}
 }
+class Started { constructor(readonly run: unknown) {} }
+class Refused { constructor(readonly error: unknown) {} }
 class StartRequest {
   constructor(
     readonly prompt: string, readonly parent: Agent, readonly abortScope: LazyAbort, readonly onUpdate: (update: SubagentUpdate) => void,

@@ -4,7 +4,7 @@ import type { Agent } from '@cordis-subagents/agent'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { LiveRun } from '../run/delegation.js'
-import { continuableEnded, expired, keepContinuable, type SubagentEvents, trimContinuable } from '../after-run.js'
+import { continuableEnded, expired, holdParent, keepContinuable, type SubagentEvents, trimContinuable } from '../after-run.js'
 import type {
   BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentStart, SubagentUpdate,
 } from '../types.js'
@@ -66,8 +66,8 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
   if (entry.continues >= MAX_CONTINUES_PER_RUN) {
     throw new SubagentError('CONTINUE_LIMIT', `Run ${runId} was continued ${entry.continues} times (the limit per run); delegate a new task instead.`)
   }
-  const fresh = !options.parent && entry.parent.disposed
-  const parent = options.parent ?? (fresh ? freshParent(runs.ctx, runId) : entry.parent)
+  const fresh = !options.parent && (!entry.parent || entry.parent.disposed)
+  const parent = options.parent ?? (fresh ? freshParent(runs.ctx, runId) : entry.parent!)
   const request: SubagentRequest = { prompt: message, parent, signal: options.signal ?? new AbortController().signal }
   if (entry.label) request.label = entry.label
   if (options.onUpdate) request.onUpdate = options.onUpdate
@@ -79,6 +79,7 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
     return handle
   } catch (error) {
     runs.inFlight.delete(runId)
+    holdParent(entry)
     runs.book.set(runId, entry)
     if (fresh) await parent.dispose()
     throw error
@@ -105,7 +106,7 @@ function notContinuable(runId: string, scoped: boolean): SubagentError {
  */
 export class ContinuableRuns {
   /** @internal oldest first: an LRU cache only `peek`ed, so in the order runs ended; past the cap the oldest goes, in O(1). */
-  readonly book = new LRUCache<string, ContinuableEntry>({ max: MAX_CONTINUABLE_RUNS })
+  readonly book = new LRUCache<string, ContinuableEntry>({ max: MAX_CONTINUABLE_RUNS, dispose: (entry) => entry.letGo?.() })
   /** @internal runs being continued now: the continues they had (their entry is back when the new turn ends). */
   readonly inFlight = new Map<string, number>()
 
@@ -129,7 +130,7 @@ export class ContinuableRuns {
     const now = Date.now()
     for (const entry of this.book.rvalues()) {
       if (!entry || (parent && entry.parent !== parent) || expired(entry, now)) continue
-      const { run: _run, parent: _parent, ...info } = entry
+      const { run: _run, parent: _parent, letGo: _letGo, ...info } = entry
       listed.push(info)
     }
     return listed

@@ -70,8 +70,11 @@ export interface ContinuableRunInfo {
   continues: number
 }
 
-/** A continuable run as the book keeps it: its provider's run and its parent, nothing copied. */
+/** A continuable run as the book keeps it: its provider's run and, while it is not disposed, its parent; nothing copied. */
 export interface ContinuableEntry extends ContinuableRunInfo {
   run: SubagentRun
-  parent: Agent
+  /** Gone once the parent is disposed (its transcript with it): a continue then makes a fresh parent. */
+  parent?: Agent
+  /** Stops watching the parent's dispose (the entry left the book first). */
+  letGo?: () => void
 }
