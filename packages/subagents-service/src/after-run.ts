@@ -50,10 +50,8 @@ export class SubagentEvents implements EventSink {
   }
 }
 
-/**
- * The outcomes of ended runs by run id, most recent last, bounded by count and bytes: copies, so reading one never
- * touches the run or its provider. It remembers (ids only, bounded) which runs it forgot, so a read of one says so.
- */
+/** The outcomes of ended runs by run id, most recent last, bounded by count and bytes: copies, so reading one never touches the
+ * run or its provider. It remembers (ids only, bounded) which runs it forgot, so a read of one says so. */
 export class ResultBook {
   /** Oldest first: an LRU cache only `peek`ed, so in recording order; forgetting the oldest is O(1) (with a `Map`, O(size)). */
   private readonly entries: LRUCache<string, { result: KeptResult; bytes: number }>
@@ -171,11 +169,13 @@ export function trimContinuable(book: LRUCache<string, ContinuableEntry>, now: n
 export function expired(entry: ContinuableEntry, now: number): boolean { return now - entry.endedAt >= CONTINUE_WINDOW_MS }
 
 const UNFINISHED = new Set<DelegationState>(['running', 'pending'])
+const NO_UNREAD = new Set<string>() // every tree's with no background parent: never added to (only a non-empty set is deleted from)
 /** One root's tree: every delegation handed over under it, and the parents (weakly) to read their unread results. */
 class TreeBook {
   /** Unfinished entries, and the latest ended ones up to the cap, in the order they started. */
   readonly entries = new Map<string, DelegationEntry>()
-  readonly parents = new Map<string, WeakRef<Agent>>()
+  /** Made at its first background parent (a tree of sync delegations only never needs one). */
+  parents?: Map<string, WeakRef<Agent>>
   /** Ended entries forgotten past the cap: counted by state only. */
   readonly forgotten: DelegationAccount['states'] = {}
   forgottenTotal = 0
@@ -269,11 +269,10 @@ export class DelegationAccounts {
     if (info.childId !== undefined) entry.childId = info.childId
     book.entries.set(info.runId, entry)
     if (this.inTurn.has(root)) (book.turn ??= []).push(entry)
-    // Only a parent with background delegations can leave a result unread (a sync result is its tool result);
-    // its book and its inbox exist before the start is handed over (a sync delegation asks neither: `usedInbox`
-    // makes no inbox). A WeakRef per parent costs a delegation a good part of its GC.
-    if (!book.parents.has(parent.id) && (parent as { usedInbox?: object }).usedInbox && this.background.peek(parent)) {
-      book.parents.set(parent.id, new WeakRef(parent))
+    // Only a parent with background delegations can leave a result unread (a sync result is its tool result); its book and
+    // inbox exist before the start is handed over (`usedInbox` makes none). A WeakRef per parent costs a delegation a good part of its GC.
+    if (!book.parents?.has(parent.id) && (parent as { usedInbox?: object }).usedInbox && this.background.peek(parent)) {
+      (book.parents ??= new Map()).set(parent.id, new WeakRef(parent))
     }
     this.open.set(info.runId, book)
   }
@@ -299,6 +298,7 @@ export class DelegationAccounts {
 
   /** Runs whose result went to their parent as a background message its model has not read (in its inbox, or lost). */
   private unreadRuns(book: TreeBook): Set<string> {
+    if (!book.parents) return NO_UNREAD
     const unread = new Set<string>()
     for (const ref of book.parents.values()) {
       const parent = ref.deref()
