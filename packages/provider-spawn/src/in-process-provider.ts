@@ -151,6 +151,7 @@ class ChildRun implements SubagentRun {
   interrupt(): void { this.agent?.interrupt('interrupted by the host') }
 
   wake(): Promise<SubagentResult> {
+    if (!this.agent) return Promise.reject(notRunning())
     if (this.child.inbox.size) return this.segment(() => this.child.wake(this.runOptions))
     return Promise.resolve({ ...this.idle(), diagnostic: 'Nothing waits in its inbox to wake on: send it a message first.' })
   }

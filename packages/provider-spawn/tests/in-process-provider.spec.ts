@@ -29,6 +29,20 @@ describe('in-process provider, used directly', () => {
     await run.dispose()
   })
 
+  it('a disposed run keeps only what a continue needs: wake, close and send are NOT_RUNNING, a resume ends in an error result', async () => {
+    const provider = createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false })
+    const run = await provider.start(request())
+    expect((await run.result).output).to.equal('child answer')
+    await run.dispose()
+    const code = async (call: () => unknown) => { try { await call(); return 'none' } catch (error) { return (error as { code?: string }).code } }
+    for (const verb of [() => run.wake!(), () => run.close!(), () => run.send!('more')]) expect(await code(verb)).to.equal('NOT_RUNNING')
+    // As a resume of a disposed child always did: the segment's failure is its result, never a rejection.
+    expect(await run.resume!('an answer')).to.deep.include({ stopReason: 'error' })
+    run.interrupt!()
+    run.cancel()
+    expect(run.checkpoint!()).to.deep.include({ messages: [{ role: 'user', content: 'do it' }, { role: 'assistant', content: 'child answer' }] })
+  })
+
   it('cancel() ends a running child as aborted with the reason; dispose is idempotent', async () => {
     let release!: () => void
     const gate = new Promise<void>((resolve) => { release = resolve })
