@@ -102,7 +102,7 @@ function notContinuable(runId: string, scoped: boolean): SubagentError {
 /**
  * The ended runs this host can continue: bounded in count (`MAX_CONTINUABLE_RUNS`) and in time
  * (`CONTINUE_WINDOW_MS`), no timers (expired entries are dropped as the book is used). An entry
- * holds the provider's run (its child's transcript) and the parent agent, nothing is copied.
+ * holds the provider's run (its child's transcript) and, until it is disposed, the parent agent; nothing is copied.
  */
 export class ContinuableRuns {
   /** @internal oldest first: an LRU cache only `peek`ed, so in the order runs ended; past the cap the oldest goes, in O(1). */
