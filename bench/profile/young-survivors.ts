@@ -11,6 +11,7 @@
  *   node --import tsx bench/profile/young-survivors.ts [kind …] [--runs N] [--semi-space MB] [--sites]
  *
  * Kinds: `delegation` (the section's sync spawn delegation: the parent's tool call, the service, a child agent),
+ * `background` (section 10's background start + `subagent_wait`, in a host of its own),
  * `service` (`ctx.subagents.begin` with a provider whose run ends at once: the service alone), `agents` (a root and
  * a child agent created, the child run, both disposed: no service), `agent` (one root agent's run), `churn` (plain
  * objects and a promise per iteration: the floor). Default: all of them, 30,000 iterations each (`--runs`), V8's own
@@ -21,9 +22,10 @@ import { Session } from 'node:inspector/promises'
 import { fileURLToPath } from 'node:url'
 import { withoutCallerTracing } from '@cordis-subagents/shared'
 import type { Agent } from '@cordis-subagents/agent'
+import { backgroundHost, waitModel } from '../scenarios/background.js'
 import { system } from '../scenarios/checkpoints.js'
 
-const KINDS = ['delegation', 'service', 'agents', 'agent', 'churn'] as const
+const KINDS = ['delegation', 'background', 'service', 'agents', 'agent', 'churn'] as const
 type Kind = (typeof KINDS)[number]
 const MEASURED = '=== measured'
 
@@ -44,7 +46,9 @@ else for (const kind of named.length ? named as Kind[] : KINDS) report(kind)
 function report(kind: Kind): void {
   const young = semiSpace === undefined ? [] : [`--min-semi-space-size=${semiSpace}`, `--max-semi-space-size=${semiSpace}`]
   const trace = sites ? [] : ['--trace-gc-nvp']
-  const child = spawnSync(process.execPath, [...trace, ...young, '--import', 'tsx', fileURLToPath(import.meta.url), '--runs', String(runs)], {
+  // V8 flags given to this script (say `--no-allocation-site-pretenuring`) go to the child too; `--import tsx` is added once.
+  const flags = process.execArgv.filter((flag) => flag.startsWith('--') && flag !== '--import' && !flag.startsWith('--import='))
+  const child = spawnSync(process.execPath, [...flags, ...trace, ...young, '--import', 'tsx', fileURLToPath(import.meta.url), '--runs', String(runs)], {
     env: { ...process.env, YOUNG_SURVIVORS_CHILD: kind, YOUNG_SURVIVORS_SITES: sites ? '1' : '' }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024,
   })
   if (child.status !== 0) throw new Error(`${kind}: the loop failed (${child.status}): ${child.stderr.slice(-2000)}`)
@@ -74,9 +78,17 @@ async function loop(kind: Kind): Promise<void> {
     },
   })
   const expect = (text: string | undefined) => { if (text !== 'child answer') throw new Error(`wrong answer: ${text}`) }
+  const bg = kind === 'background' ? await backgroundHost(waitModel()) : undefined
+  const bgAgents = bg && withoutCallerTracing(bg.ctx.agents)
   let sink: object[] = []
   const work: Record<Kind, () => Promise<void>> = {
     delegation: () => s.once(),
+    background: async () => {
+      const parent = bgAgents!.create({})
+      const { text } = await parent.run('do the task')
+      if (text !== 'parent final answer') throw new Error(`wrong answer: ${text}`)
+      await parent.dispose()
+    },
     service: async () => {
       const parent = agents.create({})
       const handle = await subagents.begin('at-once', { prompt: 'CHILD: x', parent, signal: new AbortController().signal }).handle
@@ -111,6 +123,7 @@ async function loop(kind: Kind): Promise<void> {
   const measure = async () => { for (let i = 0; i < runs; i++) if ((await once(), i % 100 === 99)) await turn() }
   if (process.env.YOUNG_SURVIVORS_SITES) console.log(await survivorSites(measure))
   else await measure()
+  await bg?.stop()
   await s.host.stop()
   process.exit(0)
 }
