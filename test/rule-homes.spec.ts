@@ -1,6 +1,6 @@
 // Each rule is written once (DESIGN §3): the name pattern, a non-negative integer, a bearer token, a
-// traceparent, a loopback host, who may bind off loopback, a bounded response body and a credential name each have one home in
-// @cordis-subagents/shared.
+// traceparent, a loopback host, who may bind off loopback, a bounded response body, a credential name and state kept with an
+// agent (a WeakMap keyed by agents held them through young collections) each have one home in @cordis-subagents/shared.
 // This fails when a package's src/ restates one of them instead of importing it from its home.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
@@ -27,6 +27,7 @@ const RULES: Rule[] = [
   { rule: 'a loopback host', home: `${SHARED}/security/host-guards.ts`, copy: /'::1'|startsWith\('127\.'\)/, use: 'isLoopback' },
   { rule: 'who may bind off loopback', home: `${SHARED}/security/host-guards.ts`, copy: /isLoopback\([\w.]*\.host\b/, use: 'bindRefusal' },
   { rule: 'a bounded response body', home: `${SHARED}/security/bounded-body.ts`, copy: /new ReadableStream\b/, use: 'boundedBody' },
+  { rule: 'state kept with an agent', home: `${SHARED}/vocabulary/kept-with.ts`, copy: /WeakMap<Agent\b/, use: 'KeptWith' },
   { rule: 'a credential name', home: `${SHARED}/security/credential-shapes.ts`, copy: /(auth|key|token|secret)\|(auth|key|token|secret)/i, use: 'isCredentialName' },
 ]
 

@@ -8,7 +8,7 @@
  * heap profiler and prints the allocation sites whose objects survived a young collection and died in a full one (bytes
  * per iteration: what the young generation copied and promoted only to free later), beside what each site allocated.
  *
- *   node --import tsx bench/profile/young-survivors.ts [kind …] [--runs N] [--semi-space MB] [--sites]
+ *   node --import tsx bench/profile/young-survivors.ts [kind …] [--runs N] [--semi-space MB] [--sites | --json]
  *
  * Kinds: `delegation` (the section's sync spawn delegation: the parent's tool call, the service, a child agent),
  * `background` (section 10's background start + `subagent_wait`, in a host of its own),
@@ -16,6 +16,7 @@
  * a child agent created, the child run, both disposed: no service), `agent` (one root agent's run), `churn` (plain
  * objects and a promise per iteration: the floor). Default: all of them, 30,000 iterations each (`--runs`), V8's own
  * young-generation size (`--semi-space`: a fixed semi-space of that many MB, to see whether what survives scales with it).
+ * `--json`: one JSON line per kind with the same figures (test/young-collections.slow.spec.ts reads it).
  */
 import { spawnSync } from 'node:child_process'
 import { Session } from 'node:inspector/promises'
@@ -36,6 +37,7 @@ if (!Number.isInteger(runs) || runs < 100) throw new Error('--runs takes a whole
 const semiSpace = option('--semi-space')
 if (semiSpace !== undefined && !/^[1-9][0-9]{0,3}$/.test(semiSpace)) throw new Error('--semi-space takes a whole number of MB (1–9999)')
 const sites = args.includes('--sites')
+const json = args.includes('--json')
 const named = args.filter((arg, index) => !arg.startsWith('--') && !['--runs', '--semi-space'].includes(args[index - 1]))
 for (const kind of named) if (!KINDS.includes(kind as Kind)) throw new Error(`unknown kind ${kind}; one of ${KINDS.join(', ')}`)
 
@@ -59,6 +61,10 @@ function report(kind: Kind): void {
   const mb = (bytes: number) => (bytes / 1e6).toFixed(2)
   const pauses = child.stdout.slice(child.stdout.indexOf(MEASURED)).split('\n').filter((line) => line.includes(' pause='))
   const pauseUs = pauses.reduce((sum, line) => sum + field(line, 'pause'), 0) * 1000 / runs
+  if (json) {
+    return void console.log(JSON.stringify({ kind, scavenges: lines.length, allocatedMB: mean('allocated') / 1e6, survivedMB: mean('new_space_survived') / 1e6,
+      promotedMB: mean('promoted') / 1e6, scavengeMs: mean('scavenge'), pauseUs, collections: pauses.length }))
+  }
   console.log(`${kind.padEnd(10)} ${lines.length} scavenges: allocated ${mb(mean('allocated'))} MB, survived ${mb(mean('new_space_survived'))} MB, `
     + `promoted ${mb(mean('promoted'))} MB, ${mean('scavenge').toFixed(2)} ms each (means); GC pause ${pauseUs.toFixed(1)} µs an iteration `
     + `(${pauses.length} collections)`)

@@ -78,6 +78,8 @@ export class Agent {
   budget: Budget
   /** @internal The inbox once anyone used it (made on first use: most agents never get a message or a hold); a turn never makes one. */
   usedInbox?: Inbox
+  /** @internal What the host's services keep with this agent (shared's `KeptWith`; a WeakMap keyed by it held it in young collections). */
+  keptWith?: Record<symbol, unknown> = undefined
   private readonly budgetLimits?: BudgetLimits
   private readonly owner: TurnOwner
   private current?: TurnAbort

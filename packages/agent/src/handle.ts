@@ -1,6 +1,6 @@
 // Capability handles: the one object through which a holder posts to, wakes, interrupts and closes an
 // agent. An id string names an agent; it grants nothing (nothing maps an id back to an agent or a handle).
-import { isCount } from '@cordis-subagents/shared'
+import { isCount, KeptWith } from '@cordis-subagents/shared'
 import { Agent } from './agent.js'
 import { AgentError } from './errors.js'
 import type { InboxMessage } from './inbox.js'
@@ -39,7 +39,7 @@ export interface CloseOptions {
 
 /** Only this file makes handles: `AgentHandle.of(agent)`; a constructor call from elsewhere is refused. */
 const MINT = Symbol('AgentHandle')
-const handles = new WeakMap<Agent, AgentHandle>()
+const handles = new KeptWith<AgentHandle>('agent handle')
 
 /**
  * The capability to reach one agent. Whoever holds the `Agent` (its creator: the host, or the service

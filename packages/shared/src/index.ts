@@ -4,6 +4,7 @@ export { capBytes, describeError, headBytes, utf8Length } from './vocabulary/tex
 export { isName, NAME_PATTERN, NAME_RULE } from './vocabulary/names.js'
 export { CodedError } from './vocabulary/errors.js'
 export { isObject, isRecord } from './vocabulary/records.js'
+export { KeptWith } from './vocabulary/kept-with.js'
 export { type ToolFilter, toolFilterProblem } from './vocabulary/tool-filter.js'
 export { type Capabilities, type CapabilityOptions, missingCapability, type MissingCapability } from './vocabulary/capabilities.js'
 export { emitIsolated, emitIsolatedOn, hasListenersOn } from './async/isolated-emit.js'

@@ -2,7 +2,7 @@ import type { Context, Logger } from 'cordis'
 import { LRUCache } from 'lru-cache'
 import type { Agent, AgentObserver, DelegationAccount, DelegationEntry, DelegationState } from '@cordis-subagents/agent'
 import type { BackgroundRegistry } from './background/book.js'
-import { type AbortScope, describeError, emitIsolatedOn, hasListenersOn, headBytes, withoutCallerTracing } from '@cordis-subagents/shared'
+import { type AbortScope, describeError, emitIsolatedOn, hasListenersOn, headBytes, KeptWith, withoutCallerTracing } from '@cordis-subagents/shared'
 import { type EventSink, observeDirect, type SubagentEventHandlers, type SubagentEventMap } from './events.js'
 import type { LiveRun } from './run/delegation.js'
 import type { SubagentOutcome, SubagentRun, SubagentRunInfo, SubagentStopReason } from './types.js'
@@ -198,10 +198,9 @@ class TreeBook {
   }
 }
 
-/** The account of delegations by tree; a run's root is found from its parent, a book lives as long as its root agent. */
+/** The account of delegations by tree; a run's root is found from its parent, a book lives as long as its root agent (kept with it). */
 export class DelegationAccounts {
-  private readonly books = new WeakMap<Agent, TreeBook>()
-  private readonly rootOf = new WeakMap<Agent, Agent>()
+  private readonly books = new KeptWith<TreeBook>('delegation account')
   /** Books of runs that have not ended, by run id. */
   private readonly open = new Map<string, TreeBook>()
   private readonly inTurn = new Set<Agent>()
@@ -262,8 +261,7 @@ export class DelegationAccounts {
     const parent = this.live.get(info.runId)?.parent
     if (!parent) return
     const root = this.root(parent)
-    let book = this.books.get(root)
-    if (!book) this.books.set(root, book = new TreeBook())
+    const book = this.books.get(root) ?? this.books.set(root, new TreeBook())
     const entry: DelegationEntry = { runId: info.runId, provider: info.provider, parentId: info.parentId, depth: info.depth, state: 'running' }
     if (info.label !== undefined) entry.label = info.label
     if (info.childId !== undefined) entry.childId = info.childId
@@ -282,18 +280,11 @@ export class DelegationAccounts {
     if (entry) entry.state = state
   }
 
-  /** The root agent above `agent` (itself at the top); each agent is walked once. */
+  /** The root agent above `agent` (itself at the top): a walk of at most the tree's depth, no cache to outlive it. */
   private root(agent: Agent): Agent {
-    const path: Agent[] = []
     let at = agent
-    let root: Agent | undefined
-    while (!(root = this.rootOf.get(at)) && at.parent) {
-      path.push(at)
-      at = at.parent
-    }
-    root ??= at
-    for (const visited of path) this.rootOf.set(visited, root)
-    return root
+    while (at.parent) at = at.parent
+    return at
   }
 
   /** Runs whose result went to their parent as a background message its model has not read (in its inbox, or lost). */

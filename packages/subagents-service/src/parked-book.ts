@@ -1,5 +1,5 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import { describeError, KeptWith, type PendingQuestion } from '@cordis-subagents/shared'
 import type { Logger } from 'cordis'
 import type { Delegation } from './run/delegation.js'
 import { SubagentError } from './errors.js'
@@ -54,12 +54,12 @@ interface Held {
  * to the root (`agent.withdraw`), so no ancestor waits on a question nobody can answer.
  */
 export class ParkedBook {
-  private readonly books = new WeakMap<Agent, Map<string, Held>>()
+  private readonly books = new KeptWith<Map<string, Held>>('parked runs held')
   /**
    * Held children that ended after an answer, or whose end withdrew their question: a call still
    * suspended on that question joins the answer or gets the end (newest `MAX_JOINABLE_PER_PARENT`).
    */
-  private readonly answered = new WeakMap<Agent, Map<string, Delegation>>()
+  private readonly answered = new KeptWith<Map<string, Delegation>>('answered runs')
 
   constructor(private readonly log: Logger, private readonly live: Map<string, Delegation>) {}
 

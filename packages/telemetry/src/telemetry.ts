@@ -1,6 +1,6 @@
 import { type Context as OtelContext, trace } from '@opentelemetry/api'
 import { Context, Service } from 'cordis'
-import { withoutCallerTracing } from '@cordis-subagents/shared'
+import { KeptWith, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { Agent } from '@cordis-subagents/agent'
 import type { TraceContext } from '@cordis-subagents/subagents-service'
 import { environmentParent, remoteParent } from './carrier.js'
@@ -32,7 +32,7 @@ export class Telemetry extends Service<Config> {
 
   private readonly runs: RunSpans
   private readonly delegations: DelegationSpans
-  private readonly remote = new WeakMap<Agent, OtelContext>()
+  private readonly remote = new KeptWith<OtelContext>('remote trace parent')
   private readonly environment?: OtelContext
 
   constructor(ctx: Context, config: Config = {}) {
@@ -101,7 +101,7 @@ function serverOf(agents: Context['agents'], ref: string | undefined): { address
 
 /** Where a run of `agent` hangs: its delegation's span, a remote trace it continues, or the environment's (a root). */
 function parentOf(
-  delegations: DelegationSpans, remote: WeakMap<Agent, OtelContext>, environment: OtelContext | undefined, agent: Agent,
+  delegations: DelegationSpans, remote: KeptWith<OtelContext>, environment: OtelContext | undefined, agent: Agent,
 ): RunParent | undefined {
   const delegated = delegations.parentOf(agent)
   if (delegated) return delegated

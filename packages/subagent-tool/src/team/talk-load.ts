@@ -4,6 +4,7 @@ import type { Context } from 'cordis'
 import type { Agent } from '@cordis-subagents/agent'
 import type { AgentDefinitions } from '@cordis-subagents/definitions'
 import type { SubagentHandle } from '@cordis-subagents/subagents-service'
+import { KeptWith } from '@cordis-subagents/shared'
 import { TeamBoard } from './board.js'
 import { talkNames, talkTools } from './talk.js'
 
@@ -20,7 +21,7 @@ export function teamTalk(ctx: Context, toolName: string): TeamTalk {
   const names = talkNames(toolName)
   const reserved = [ctx.tools.reserve(names.tasks), ctx.tools.reserve(names.post)] as const
   // One board per coordinator run (the agent whose call started the members), gone with that agent.
-  const boards = new WeakMap<Agent, TeamBoard>()
+  const boards = new KeptWith<TeamBoard>('team board')
   return {
     names: [names.tasks, names.post],
     member(caller, name) {

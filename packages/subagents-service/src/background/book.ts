@@ -1,5 +1,5 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { type AbortScope, describeError, limitStop, onAbort } from '@cordis-subagents/shared'
+import { type AbortScope, describeError, KeptWith, limitStop, onAbort } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { SubagentHandle } from '../types.js'
 import type { BackgroundMessage, BackgroundStart, BackgroundState, Delivery, TurnEndPolicy } from './shapes.js'
@@ -35,7 +35,7 @@ export interface BackgroundLimits {
 /**
  * `ctx.subagents.background`: the background delegations of every parent agent (tasks, state,
  * cancel and wait), reachable by whoever starts them and whoever acts on them. What a task's result
- * is and how it reads is the starter's. A parent's book lives as long as the parent agent object (keyed weakly).
+ * is and how it reads is the starter's. A parent's book lives as long as the parent agent object (kept with it: `KeptWith`).
  */
 export class BackgroundRegistry {
   readonly limits: BackgroundLimits
@@ -43,7 +43,7 @@ export class BackgroundRegistry {
   readonly live = new Set<BackgroundTask>()
   /** @internal the timers of wait calls. */
   readonly waitTimers = new WaitTimers()
-  private readonly books = new WeakMap<Agent, ParentBackground>()
+  private readonly books = new KeptWith<ParentBackground>('background book')
   private stopped = false
 
   constructor(
@@ -55,9 +55,7 @@ export class BackgroundRegistry {
 
   /** The parent's book (made on first use). */
   of(parent: Agent): ParentBackground {
-    let book = this.books.get(parent)
-    if (!book) this.books.set(parent, book = new ParentBackground(parent, this))
-    return book
+    return this.books.get(parent) ?? this.books.set(parent, new ParentBackground(parent, this))
   }
 
   /** The parent's book if it has one. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Delegation } from './delegation.js'
 import { PendingStart } from './pending-start.js'
 import type { SubagentHandle, SubagentOutcome, SubagentRequest, SubagentRunInfo, SubagentRunState, SubagentStart } from '../types.js'
-import type { PendingQuestion } from '@cordis-subagents/shared'
+import { KeptWith, type PendingQuestion } from '@cordis-subagents/shared'
 
 /** Task keys one parent remembers in memory; past it the oldest ended run's key goes first (else the oldest). */
 export const MAX_TASK_KEYS_PER_PARENT = 1000
@@ -22,7 +22,7 @@ export function reattachKey(provider: string, request: SubagentRequest): string 
  * / `closed`; a run that failed to start or ended otherwise is forgotten.
  */
 export class ReattachKeys {
-  private readonly books = new WeakMap<object, Map<string, Start>>()
+  private readonly books = new KeptWith<Map<string, Start>>('reattach keys')
 
   find(parent: object, key: string): Start | undefined {
     const book = this.books.get(parent)

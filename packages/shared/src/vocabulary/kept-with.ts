@@ -1,0 +1,40 @@
+/**
+ * State one keeper (a service's book) keeps with objects it does not own, such as agents, on the object itself: it lives
+ * exactly as long as the object. Not a `WeakMap<Agent, …>` keyed by the object: V8's young-generation collector holds an old
+ * `WeakMap`'s values strongly (and a `WeakRef`'s target), so a value that names its key (a parent's book names the parent)
+ * kept the key, and all it names, through every young collection until a full one (bench/README, "What a background
+ * delegation kept"). An object that cannot take the bag (frozen, or with a `keptWith` of its own that is no object) keeps
+ * its state in a `WeakMap` after all.
+ */
+export class KeptWith<T> {
+  private readonly key: symbol
+  private fallback?: WeakMap<object, T>
+
+  constructor(name: string) {
+    this.key = Symbol(name)
+  }
+
+  get(owner: object): T | undefined {
+    const bag = (owner as Keeper).keptWith
+    return bag && typeof bag === 'object' && this.key in bag ? bag[this.key] as T : this.fallback?.get(owner)
+  }
+
+  set(owner: object, value: T): T {
+    const keeper = owner as Keeper
+    if (keeper.keptWith === undefined) Reflect.set(owner, 'keptWith', {})
+    const bag = keeper.keptWith
+    if (bag && typeof bag === 'object' && Object.isExtensible(bag)) bag[this.key] = value
+    else (this.fallback ??= new WeakMap()).set(owner, value)
+    return value
+  }
+
+  /** Forgets the value kept with `owner` (its bag keeps the key, undefined: deleting a key would slow every read of the bag). */
+  delete(owner: object): void {
+    const bag = (owner as Keeper).keptWith
+    if (bag && typeof bag === 'object' && this.key in bag) bag[this.key] = undefined
+    this.fallback?.delete(owner)
+  }
+}
+
+/** An object that lets others keep state with it declares the bag (an agent does: `keptWith`), so taking one changes no shape. */
+interface Keeper { keptWith?: Record<symbol, unknown> }
