@@ -33,8 +33,8 @@ export class Transcript {
   private readonly base: readonly Message[] = NO_MESSAGES
   /** `base`'s plain copy: what joins and reads go through (a frozen array is slower to copy and to index). */
   private readonly plainBase: readonly Message[] = NO_MESSAGES
-  /** This transcript's own messages, append-only. */
-  private readonly own: Message[] = []
+  /** This transcript's own messages, append-only: a copy, not `[]`, whose site V8 made old from birth (see `Entry`). */
+  private readonly own: Message[] = NO_MESSAGES.slice()
   private turnStart: number | undefined
   /** The last `completed()` handed out, reused while the length it covers is unchanged. */
   private latestCompleted?: readonly Message[]
@@ -131,17 +131,17 @@ export class Transcript {
   private at(index: number): Message { return index >= this.base.length ? this.own[index - this.base.length] : this.plainBase[index] }
 }
 
-/**
- * Appended messages are shared by every view and fork child, so they must not change: the
- * message and its `toolCalls` list are frozen (a call's `input` is the model's object and stays as it is).
- */
+/** Appended messages are shared by every view and fork child: a frozen copy is kept, its `toolCalls` frozen (not their `input`). */
 function freezeMessage(message: Message): Message {
   if (message.role === 'assistant' && message.toolCalls) {
     for (const call of message.toolCalls) Object.freeze(call)
     Object.freeze(message.toolCalls)
   }
-  return Object.freeze(message)
+  return Object.freeze(new Entry(message) as Message)
 }
+
+/** A kept message, not the caller's literal: V8 made those old from birth (kept runs keep transcripts), and their texts with them. */
+class Entry { constructor(message: Message) { Object.assign(this, message) } }
 
 // An agent's own tallies of what it spent (the budget above is the tree's limit on it).
 

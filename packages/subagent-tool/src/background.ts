@@ -1,5 +1,5 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { type AbortScope, type DeadlineQueue, describeError, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
+import { type AbortScope, type DeadlineQueue, describeError, MAX_MESSAGE_LENGTH, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import type {
   BackgroundMessage, BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy,
 } from '@cordis-subagents/subagents-service'
@@ -169,12 +169,19 @@ function resultMessage(task: BackgroundTask, result: ToolResult, feed: boolean):
   const header = resultHeader(task, result)
   const room = MAX_MESSAGE_LENGTH - header.length - 200
   const body = result.content.length > room ? `${result.content.slice(0, room)}\n\n[Result cut to ${room} characters to fit one message.]` : result.content
-  const message: BackgroundMessage = { text: `${header}\n\n${body}`, usage: result.usage, work: result.work }
+  const message = new ResultMessage(`${header}\n\n${body}`, result.usage, result.work)
   // A typed result's value (its JSON, at most 64 KiB, is the body, never cut): as a sync result carries it.
   if (result.structured !== undefined) message.structured = result.structured
   // `unreadResults: feed`: a turn about to end on its answer with this unread takes one more step (the agent's `Inbox.feedsOnce`).
   if (feed) message.feed = true
   return message
+}
+
+/** A class, not a literal: V8 made that literal's objects old from birth (97 % in the bench), each keeping its text past its end. */
+class ResultMessage implements BackgroundMessage {
+  declare structured?: unknown
+  declare feed?: true
+  constructor(readonly text: string, readonly usage: Usage | undefined, readonly work: WorkCounts | undefined) {}
 }
 
 /** The result of a delegation whose promise broke its never-rejects contract. */

@@ -174,8 +174,8 @@ const NO_UNREAD = new Set<string>() // every tree's with no background parent: n
 class TreeBook {
   /** Unfinished entries, and the latest ended ones up to the cap, in the order they started. */
   readonly entries = new Map<string, DelegationEntry>()
-  /** Made at its first background parent (a tree of sync delegations only never needs one). */
-  parents?: Map<string, WeakRef<Agent>>
+  /** Made at its first background parent (a tree of sync delegations only never needs one); the root itself is held as it is. */
+  parents?: Map<string, WeakRef<Agent> | Agent>
   /** Ended entries forgotten past the cap: counted by state only. */
   readonly forgotten: DelegationAccount['states'] = {}
   forgottenTotal = 0
@@ -268,9 +268,10 @@ export class DelegationAccounts {
     book.entries.set(info.runId, entry)
     if (this.inTurn.has(root)) (book.turn ??= []).push(entry)
     // Only a parent with background delegations can leave a result unread (a sync result is its tool result); its book and
-    // inbox exist before the start is handed over (`usedInbox` makes none). A WeakRef per parent costs a delegation a good part of its GC.
+    // inbox exist before the start is handed over (`usedInbox` makes none). A WeakRef per parent costs a delegation a good part of its GC
+    // (its target outlives young collections, and the rest of the job), so the root, whose book this is, is held as it is.
     if (!book.parents?.has(parent.id) && (parent as { usedInbox?: object }).usedInbox && this.background.peek(parent)) {
-      (book.parents ??= new Map()).set(parent.id, new WeakRef(parent))
+      (book.parents ??= new Map()).set(parent.id, parent === root ? parent : new WeakRef(parent))
     }
     this.open.set(info.runId, book)
   }
@@ -292,7 +293,7 @@ export class DelegationAccounts {
     if (!book.parents) return NO_UNREAD
     const unread = new Set<string>()
     for (const ref of book.parents.values()) {
-      const parent = ref.deref()
+      const parent = ref instanceof WeakRef ? ref.deref() : ref
       // Only a parent with messages waiting, or disposed (a result lost unread), can have an unread result: a parent of
       // sync delegations only never enters the background book. `usedInbox` is the agent's own (internal) view of its inbox.
       if (!parent || !(parent.disposed || (parent as { usedInbox?: { size: number } }).usedInbox?.size)) continue
