@@ -33,8 +33,8 @@ export class Transcript {
   private readonly base: readonly Message[] = NO_MESSAGES
   /** `base`'s plain copy: what joins and reads go through (a frozen array is slower to copy and to index). */
   private readonly plainBase: readonly Message[] = NO_MESSAGES
-  /** This transcript's own messages, append-only: a copy, not `[]`, whose site V8 made old from birth (see `Entry`). */
-  private readonly own: Message[] = NO_MESSAGES.slice()
+  /** Its own messages, append-only: `Array.of()` (packed, as `[]`; a frozen array's `slice` is holey), not `[]`, made old from birth. */
+  private readonly own: Message[] = Array.of<Message>()
   private turnStart: number | undefined
   /** The last `completed()` handed out, reused while the length it covers is unchanged. */
   private latestCompleted?: readonly Message[]
