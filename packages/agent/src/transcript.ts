@@ -33,7 +33,7 @@ export class Transcript {
   private readonly base: readonly Message[] = NO_MESSAGES
   /** `base`'s plain copy: what joins and reads go through (a frozen array is slower to copy and to index). */
   private readonly plainBase: readonly Message[] = NO_MESSAGES
-  /** Its own messages, append-only: `Array.of()` (packed, as `[]`; a frozen array's `slice` is holey), not `[]`, made old from birth. */
+  /** Its own messages, append-only. `Array.of()`, not `[]`: V8 made that literal's arrays old from birth (see `Entry`); packed, as `[]`. */
   private readonly own: Message[] = Array.of<Message>()
   private turnStart: number | undefined
   /** The last `completed()` handed out, reused while the length it covers is unchanged. */

@@ -20,12 +20,14 @@ describe('KeptWith: state kept with an object, on the object', () => {
     expect(new KeptWith<string>('book').get(agent)).to.equal(undefined)
   })
 
-  it('an object that declares no bag gets one; a frozen one, or one whose keptWith is its own, is kept in a WeakMap after all', () => {
+  it('an object that declares no bag gets a hidden one; a frozen one, or one whose keptWith is its own, is kept in a WeakMap after all', () => {
     const kept = new KeptWith<number>('n')
-    const plain: object = {}
+    const plain = { id: 'plain' }
     kept.set(plain, 1)
     expect(kept.get(plain)).to.equal(1)
-    expect(Object.keys(plain)).to.deep.equal(['keptWith'])
+    // The caller's object looks as it did: no new key, the same JSON.
+    expect(Object.keys(plain)).to.deep.equal(['id'])
+    expect(JSON.stringify(plain)).to.equal('{"id":"plain"}')
     const frozen = Object.freeze({ id: 'frozen' })
     kept.set(frozen, 2)
     expect(kept.get(frozen)).to.equal(2)

@@ -3,8 +3,8 @@
  * exactly as long as the object. Not a `WeakMap<Agent, …>` keyed by the object: V8's young-generation collector holds an old
  * `WeakMap`'s values strongly (and a `WeakRef`'s target), so a value that names its key (a parent's book names the parent)
  * kept the key, and all it names, through every young collection until a full one (bench/README, "What a background
- * delegation kept"). An object that cannot take the bag (frozen, or with a `keptWith` of its own that is no object) keeps
- * its state in a `WeakMap` after all.
+ * delegation kept"). An object that does not declare the bag gets it as a hidden property (not in its keys or JSON); one
+ * that cannot take it (frozen, or with a `keptWith` of its own that is no object) keeps its state in a `WeakMap` after all.
  */
 export class KeptWith<T> {
   private readonly key: symbol
@@ -21,7 +21,11 @@ export class KeptWith<T> {
 
   set(owner: object, value: T): T {
     const keeper = owner as Keeper
-    if (keeper.keptWith === undefined) Reflect.set(owner, 'keptWith', {})
+    if (keeper.keptWith === undefined) {
+      // An object that declares the bag (an agent) gets it by a plain write; any other gets it hidden from its keys and JSON.
+      if (Object.hasOwn(owner, 'keptWith')) keeper.keptWith = {}
+      else Reflect.defineProperty(owner, 'keptWith', { value: {}, writable: true, configurable: true })
+    }
     const bag = keeper.keptWith
     if (bag && typeof bag === 'object' && Object.isExtensible(bag)) bag[this.key] = value
     else (this.fallback ??= new WeakMap()).set(owner, value)
