@@ -38,5 +38,11 @@ describe('KeptWith: state kept with an object, on the object', () => {
     const sealedBag = { keptWith: Object.freeze({}) }
     kept.set(sealedBag, 4)
     expect(kept.get(sealedBag)).to.equal(4)
+    // A falsy value is a value; a deleted one reads undefined.
+    const zero = { id: 'zero' }
+    kept.set(zero, 0)
+    expect(kept.get(zero)).to.equal(0)
+    kept.delete(zero)
+    expect(kept.get(zero)).to.equal(undefined)
   })
 })

@@ -15,8 +15,9 @@ export class KeptWith<T> {
   }
 
   get(owner: object): T | undefined {
-    const bag = (owner as Keeper).keptWith
-    return bag && typeof bag === 'object' && this.key in bag ? bag[this.key] as T : this.fallback?.get(owner)
+    // One read: a bag that is no object (someone's own `keptWith`) reads undefined, and its owner's state is in the fallback.
+    const kept = (owner as Keeper).keptWith?.[this.key] as T | undefined
+    return kept !== undefined ? kept : this.fallback?.get(owner)
   }
 
   set(owner: object, value: T): T {
@@ -35,7 +36,7 @@ export class KeptWith<T> {
   /** Forgets the value kept with `owner` (its bag keeps the key, undefined: deleting a key would slow every read of the bag). */
   delete(owner: object): void {
     const bag = (owner as Keeper).keptWith
-    if (bag && typeof bag === 'object' && this.key in bag) bag[this.key] = undefined
+    if (typeof bag === 'object' && bag !== null && this.key in bag) bag[this.key] = undefined
     this.fallback?.delete(owner)
   }
 }
