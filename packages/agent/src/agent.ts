@@ -25,7 +25,7 @@ export interface AgentInit {
   persona?: string
   model?: string
   tools: ToolView
-  seed?: readonly Message[]
+  seed?: readonly Message[] | Transcript
   maxSteps: number
   maxTokens?: number
   label?: string

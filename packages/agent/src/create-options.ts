@@ -7,6 +7,7 @@ import { checkCheckpoint } from './checkpoint-check.js'
 import type { AgentCheckpoint } from './checkpoint.js'
 import type { Agent, AgentInit } from './agent.js'
 import type { BudgetLimits, Message } from './types.js'
+import type { Transcript } from './transcript.js'
 import { type OutputOptions, outputContract } from './output.js'
 import type { AgentHooks, MetricSink } from './hooks.js'
 import type { BudgetNoteOptions } from './budget-note.js'
@@ -27,8 +28,8 @@ export interface CreateAgentOptions {
    */
   tools?: ToolView
   parent?: Agent
-  /** Messages the agent starts with (completed turns). */
-  seed?: readonly Message[]
+  /** What the agent starts with: another agent's transcript (its completed turns now, not copied), or messages (completed turns). */
+  seed?: readonly Message[] | Transcript
   cwd?: string
   maxSteps?: number
   maxTokens?: number

@@ -16,6 +16,7 @@ import type { RootCrossing } from './root-crossing.js'
 import { noteBudget, budgetNoteProblem } from './budget-note.js'
 import { tellParentProblem, tellParentTool } from './tell-parent.js'
 import { seedProblem } from './history.js'
+import { Transcript } from './transcript.js'
 import type { TurnHost, TurnWatch } from './turn-owner.js'
 import type { BudgetLimits, ChatModel, GateTarget, GenerateRequest, GenerateResponse, ModelToolCall, RunResult } from './types.js'
 
@@ -196,7 +197,7 @@ function checkOptions(options: CreateAgentOptions): void {
   }
   if (countsProblem) throw new AgentError('INVALID_OPTIONS', countsProblem)
   if (tools !== undefined && !isToolView(tools)) throw new AgentError('INVALID_OPTIONS', 'options.tools must be a ToolView (ctx.tools.view(), or a view\'s restrict()); pass a filter through restrict.')
-  const seeded = seed === undefined ? undefined : seedProblem(seed)
+  const seeded = seed === undefined || seed instanceof Transcript ? undefined : seedProblem(seed)
   if (seeded) throw new AgentError('INVALID_OPTIONS', seeded)
 }
 

@@ -1,7 +1,8 @@
 import type { Message } from './types.js'
 
 // Histories shared between transcripts, and a seed's check and copy: a transcript enters this file only when it is
-// seeded or hands out its completed turns (a fork child's seed). A plain delegation's agent starts empty and never does.
+// seeded with messages or hands out its completed turns (`completed()`). A plain delegation's agent starts empty and
+// never does; nor does a fork child, which is seeded with its parent's transcript itself (transcript.ts).
 
 /**
  * Histories handed out by a transcript (its completed turns) are plain frozen arrays of frozen messages: reading one
@@ -9,10 +10,9 @@ import type { Message } from './types.js'
  * makes the next one a new array, the old one stays as it was), and shared by reference from then on.
  *
  * Each is kept here with a plain (unfrozen) copy of its pointers. V8 (Node 20) copies a frozen array (`slice`,
- * `concat`) on a slow path, element by element, and a fork child joins its parent's frozen history with its own
- * messages on every model request: joining from the plain copy keeps that a block copy, so a fork's cost per request
- * does not grow faster than the history it copies. The copy is made while the array is still plain (one block copy),
- * and is dropped with the history (a WeakMap).
+ * `concat`) on a slow path, element by element, and a transcript seeded with one joins it with its own messages on
+ * every model request: joining from the plain copy keeps that a block copy. The copy is made while the array is still
+ * plain (one block copy), and is dropped with the history (a WeakMap).
  */
 const frozenHistories = new WeakMap<object, readonly Message[]>()
 

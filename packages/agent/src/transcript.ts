@@ -10,80 +10,87 @@ import type { AgentUsage, AgentWork, GenerateResponse, Message, ModelToolCall, T
 
 const NO_MESSAGES: readonly Message[] = Object.freeze([])
 
-/** The first `length` messages of `base` (a plain array) followed by `own`, as one new array. */
-function joined(base: readonly Message[], own: readonly Message[], length: number): Message[] {
-  if (length <= base.length) return base.slice(0, length)
-  if (!base.length) return own.slice(0, length)
-  // concat of two packed arrays is a block copy; slicing first only when the tail is cut.
-  const tail = length - base.length === own.length ? own : own.slice(0, length - base.length)
-  return base.concat(tail)
+/** The first `prefixLength` messages of `prefix` (a plain array, perhaps longer) and then `own`, cut at `length`, as one new array. */
+function joined(prefix: readonly Message[], prefixLength: number, own: readonly Message[], length: number): Message[] {
+  if (length <= prefixLength) return prefix.slice(0, length)
+  if (!prefixLength) return own.slice(0, length)
+  const tail = length - prefixLength === own.length ? own : own.slice(0, length - prefixLength)
+  // concat of two packed arrays is a block copy; a longer prefix (a parent's storage) is cut, and the few own messages appended.
+  if (prefix.length === prefixLength) return prefix.concat(tail)
+  const out = prefix.slice(0, prefixLength)
+  for (let i = 0; i < tail.length; i++) out.push(tail[i])
+  return out
 }
 
 /**
- * An agent's conversation. Messages before the in-flight turn are "completed"; a turn is
- * closed only when the transcript is balanced, so completed messages are always a valid seed.
- *
- * Storage is append-only and messages are frozen when appended. `completed()` hands out a frozen
- * array (built once per length, then shared by reference), and a transcript seeded with another's
- * `completed()` keeps that array as its base (its own messages go to its own storage).
- * `snapshot()` gives each model request a plain copy. Reading either is a plain array index.
+ * An agent's conversation. Messages before the in-flight turn are "completed"; a turn is closed only when the transcript
+ * is balanced, so completed messages are always a valid seed. Storage is append-only below the turn in flight, messages
+ * frozen when appended. A transcript seeded with another (`create({ seed: parent.transcript })`, a fork child) reads the
+ * other's completed turns from the other's storage, up to their length then: seeding copies nothing, however long the
+ * history. `completed()` hands out a frozen array (once per length); `snapshot()` each model request a plain copy.
  */
 export class Transcript {
-  /** The inherited part (a fork's parent's completed turns): a frozen history, shared. */
-  private readonly base: readonly Message[] = NO_MESSAGES
-  /** `base`'s plain copy: what joins and reads go through (a frozen array is slower to copy and to index). */
-  private readonly plainBase: readonly Message[] = NO_MESSAGES
+  /** Inherited messages (a fork's parent's completed turns): the first `prefixLength` of this plain array (maybe the parent's storage). */
+  private readonly prefix: readonly Message[] = NO_MESSAGES
+  private readonly prefixLength: number = 0
+  /** The frozen history (a `completed()`) this transcript was seeded with, if it was: its `completed()` until a turn ends. */
+  private readonly frozenSeed?: readonly Message[]
   /** Its own messages, append-only. `Array.of()`, not `[]`: V8 made that literal's arrays old from birth (see `Entry`); packed, as `[]`. */
   private readonly own: Message[] = Array.of<Message>()
   private turnStart: number | undefined
   /** The last `completed()` handed out, reused while the length it covers is unchanged. */
   private latestCompleted?: readonly Message[]
+  /** A seed of both parts (a fork of a fork): one plain copy, reused while the length it covers is unchanged. */
+  private latestJoined?: readonly Message[]
 
-  /**
-   * `seed`: another transcript's `completed()` (shared as is), or any array of valid messages
-   * (copied and frozen once, here).
-   */
-  constructor(seed: readonly Message[] = NO_MESSAGES) {
+  /** `seed`: another transcript (its completed turns now, not copied), a `completed()` (kept as is), or messages (copied, frozen). */
+  constructor(seed: readonly Message[] | Transcript = NO_MESSAGES) {
+    if (seed instanceof Transcript) {
+      const length = seed.turnStart ?? seed.length
+      this.prefix = seed.storageUpTo(length)
+      this.prefixLength = length
+      return
+    }
     if (seed.length === 0) return
     const plain = plainOf(seed)
     if (plain) {
-      this.base = seed
-      this.plainBase = plain
+      this.frozenSeed = seed
+      this.prefix = plain
+      this.prefixLength = seed.length
     } else for (const message of seed) this.own.push(freezeMessage(cloneMessage(message)))
   }
 
-  /** Every message so far, as a copy the caller may edit (the messages themselves are frozen and shared). */
-  get messages(): readonly Message[] { return joined(this.plainBase, this.own, this.length) }
-
-  get length(): number { return this.base.length + this.own.length }
-
-  /** Every message of every ended turn; never any of the turn in flight. Copies, free to edit. */
-  completedMessages(): Message[] {
-    const completed = this.completed()
-    const copies = new Array<Message>(completed.length)
-    for (let i = 0; i < completed.length; i++) copies[i] = cloneMessage(completed[i])
-    return copies
+  /** A plain array whose first `length` messages (completed ones) are this transcript's and stay so: no copy unless it has both parts. */
+  private storageUpTo(length: number): readonly Message[] {
+    if (length <= this.prefixLength) return this.prefix
+    if (!this.prefixLength) return this.own
+    if (this.latestJoined?.length !== length) this.latestJoined = joined(this.prefix, this.prefixLength, this.own, length)
+    return this.latestJoined
   }
 
-  /**
-   * Every message of every ended turn, as a frozen array that shares the messages; the seed of a
-   * fork child. Later turns of this transcript never appear in it. Built once per turn.
-   */
+  /** Every message so far, as a copy the caller may edit (the messages themselves are frozen and shared). */
+  get messages(): readonly Message[] { return joined(this.prefix, this.prefixLength, this.own, this.length) }
+
+  get length(): number { return this.prefixLength + this.own.length }
+
+  /** Every message of every ended turn; never any of the turn in flight. Copies, free to edit. */
+  completedMessages(): Message[] { return this.completed().map(cloneMessage) }
+
+  /** Every message of every ended turn, as a frozen array sharing the messages (later turns never appear in it); once per length. */
   completed(): readonly Message[] {
     const length = this.turnStart ?? this.length
     if (this.latestCompleted?.length === length) return this.latestCompleted
-    if (length === this.base.length && this.base.length) return this.base
-    this.latestCompleted = freezeHistory(joined(this.plainBase, this.own, length))
+    if (length === this.prefixLength && this.frozenSeed) return this.frozenSeed
+    this.latestCompleted = freezeHistory(joined(this.prefix, this.prefixLength, this.own, length))
     return this.latestCompleted
   }
 
   /**
-   * Every message so far, for a model request: a plain array of its own (one block copy of
-   * pointers), which later appends never reach. Not frozen on purpose: V8 (Node 20) reads a frozen
-   * or sealed array by index 2–3× slower than a plain one, and a model reads every message; a
-   * model that writes to it changes only its own copy (the messages themselves are frozen).
+   * Every message so far, for a model request: a plain array of its own (a block copy of pointers), which later appends
+   * never reach. Not frozen on purpose: V8 (Node 20) reads a frozen array by index 2–3× slower, and a model reads every
+   * message; one that writes to it changes only its own copy (the messages themselves are frozen).
    */
-  snapshot(): readonly Message[] { return joined(this.plainBase, this.own, this.length) }
+  snapshot(): readonly Message[] { return joined(this.prefix, this.prefixLength, this.own, this.length) }
 
   beginTurn(): void { this.turnStart = this.length }
 
@@ -92,9 +99,9 @@ export class Transcript {
     this.turnStart = undefined
   }
 
-  /** Reopens the last turn at `start` (a restored parked turn: its messages are in flight again). */
+  /** Reopens the last turn at `start` (a restored agent's parked turn, before anything is seeded from it: in flight again). */
   reopenTurn(start: number): void {
-    if (!Number.isSafeInteger(start) || start < this.base.length || start > this.length) throw new RangeError(`turn start ${start} is outside the transcript`)
+    if (!Number.isSafeInteger(start) || start < this.prefixLength || start > this.length) throw new RangeError(`turn start ${start} is outside the transcript`)
     this.turnStart = start
   }
 
@@ -103,16 +110,14 @@ export class Transcript {
     if (this.turnStart === undefined || at < this.turnStart || at + count > this.length) {
       throw new RangeError('only messages of the turn in flight can be removed')
     }
-    this.own.splice(at - this.base.length, count)
+    this.own.splice(at - this.prefixLength, count)
   }
 
   push(message: Message): void { this.own.push(freezeMessage(message)) }
 
   /**
-   * Answers every call of the last assistant message that has no result yet with a synthetic
-   * error result. Each assistant message is balanced on its own: a model may reuse call ids
-   * across steps (`call_0` every time), so only the results after that message count. The work
-   * is proportional to that message and its results, not to the history.
+   * Answers every call of the last assistant message that has no result yet with a synthetic error result. Only the
+   * results after that message count (a model may reuse call ids across steps): the work is that message's, not the history's.
    */
   balance(reason: string): void {
     let index = this.length - 1
@@ -128,7 +133,7 @@ export class Transcript {
     }
   }
 
-  private at(index: number): Message { return index >= this.base.length ? this.own[index - this.base.length] : this.plainBase[index] }
+  private at(index: number): Message { return index >= this.prefixLength ? this.own[index - this.prefixLength] : this.prefix[index] }
 }
 
 /** Appended messages are shared by every view and fork child: a frozen copy is kept, its `toolCalls` frozen (not their `input`). */
@@ -146,16 +151,11 @@ class Entry { constructor(message: Message) { Object.assign(this, message) } }
 // An agent's own tallies of what it spent (the budget above is the tree's limit on it).
 
 /** `own` and `delegated` of one kind, and their `total` computed when read (`AgentUsage`, `AgentWork`). */
-interface Tally<T> {
-  own: T
-  delegated: T
-  readonly total: T
-}
+interface Tally<T> { own: T; delegated: T; readonly total: T }
 
-// `total` is an own enumerable accessor (it shows in JSON and `Object.keys`), with one getter
-// function for every tally of a kind, reading `this`, and one class per kind: each kind then keeps
-// one shared hidden class. A closure per object, or two kinds sharing a shape with different
-// getters, puts a tally in dictionary mode (≈ 350 bytes more per agent and tally).
+// `total` is an own enumerable accessor (in JSON and `Object.keys`), one getter per kind reading `this`, one class per kind:
+// each kind keeps one hidden class. A closure per object, or two kinds sharing a shape with different getters, puts a tally
+// in dictionary mode (≈ 350 bytes more per agent and tally).
 
 function usageTotal(this: Tally<Usage>): Usage { return addUsage(this.own, this.delegated) }
 

@@ -47,8 +47,8 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
         model: request.agentOptions?.model ?? parent.model,
         persona: childPersona(request.persona ?? agents.config.persona),
         tools,
-        // Shared, not copied: the parent's completed turns are immutable (never its turn in flight).
-        seed: options.inheritsParentContext ? parent.transcript.completed() : undefined,
+        // Shared, not copied: the parent's completed turns, read from its transcript's storage (never its turn in flight).
+        seed: options.inheritsParentContext ? parent.transcript : undefined,
         maxSteps: options.maxSteps,
         // The service's carve, charged up the tree as the child spends; one literal shape (a spread into it is V8's slow path).
         budget: request.budget,
