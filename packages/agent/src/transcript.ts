@@ -15,10 +15,14 @@ function joined(prefix: readonly Message[], prefixLength: number, own: readonly 
   if (length <= prefixLength) return prefix.slice(0, length)
   if (!prefixLength) return own.slice(0, length)
   const tail = length - prefixLength === own.length ? own : own.slice(0, length - prefixLength)
-  // concat of two packed arrays is a block copy; a longer prefix (a parent's storage) is cut, and the few own messages appended.
+  // concat of two packed arrays is a block copy. A longer prefix (a parent's storage) is copied as long as the whole and its
+  // end overwritten with the own messages (a push past a slice's length would copy it all again to grow it).
   if (prefix.length === prefixLength) return prefix.concat(tail)
-  const out = prefix.slice(0, prefixLength)
-  for (let i = 0; i < tail.length; i++) out.push(tail[i])
+  const out = prefix.slice(0, Math.min(length, prefix.length))
+  for (let i = 0; i < tail.length; i++) {
+    if (prefixLength + i < out.length) out[prefixLength + i] = tail[i]
+    else out.push(tail[i])
+  }
   return out
 }
 
