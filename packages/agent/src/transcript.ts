@@ -14,15 +14,12 @@ const NO_MESSAGES: readonly Message[] = Object.freeze([])
 function joined(prefix: readonly Message[], prefixLength: number, own: readonly Message[], length: number): Message[] {
   if (length <= prefixLength) return prefix.slice(0, length)
   if (!prefixLength) return own.slice(0, length)
-  const tail = length - prefixLength === own.length ? own : own.slice(0, length - prefixLength)
+  const ownLength = length - prefixLength
   // concat of two packed arrays is a block copy. A longer prefix (a parent's storage) is copied as long as the whole and its
   // end overwritten with the own messages (a push past a slice's length would copy it all again to grow it).
-  if (prefix.length === prefixLength) return prefix.concat(tail)
+  if (prefix.length === prefixLength) return prefix.concat(ownLength === own.length ? own : own.slice(0, ownLength))
   const out = prefix.slice(0, Math.min(length, prefix.length))
-  for (let i = 0; i < tail.length; i++) {
-    if (prefixLength + i < out.length) out[prefixLength + i] = tail[i]
-    else out.push(tail[i])
-  }
+  for (let i = 0; i < ownLength; i++) out[prefixLength + i] = own[i]
   return out
 }
 
