@@ -108,6 +108,10 @@ export class AgentTaskExecutor implements AgentExecutor {
     try {
       if (request.task) await this.answer(request, events, bus, controller.signal)
       else await this.start(request, events, bus, controller.signal)
+    } catch (error) {
+      // The SDK fails the task it was told of.
+      events.announce()
+      throw error
     } finally {
       this.running.delete(bus)
       this.runningKeys.delete(key)
@@ -256,7 +260,8 @@ export class AgentTaskExecutor implements AgentExecutor {
           events.working(`calls ${event.call.name}`, { update: { kind: 'tool-call', tool: event.call.name, step: event.step } })
         },
       }))
-      void spend.finish()
+      // The final status carries the last figure: a report still pending would only say it once more, right before.
+      spend.discard()
       const ours = { stopReason: result.stopReason, ...finalSpend(result, spend.last) }
       if (result.stopReason === 'pending' && result.question) {
         const { taskId, contextId, context } = request

@@ -3,21 +3,37 @@ import { Role, type Message, type Part, TaskState } from '@a2a-js/sdk'
 import { AgentEvent, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
 import { CROSSING_KEY, type PendingQuestion, questionMeta, toldData } from '@cordis-subagents/shared'
 
-/** The A2A events of one task, in the SDK's 1.0 shapes. */
+/**
+ * The A2A events of one task, in the SDK's 1.0 shapes. A new task is announced with its first state: `working` when its
+ * agent starts (one event, not `submitted` then a `working` update: the SDK stores the task again for each), else
+ * `submitted` right before whatever comes first (a refusal, a failure).
+ */
 export class TaskEvents {
+  /** A new task not announced yet. */
+  private unannounced?: RequestContext
+
   constructor(private readonly bus: ExecutionEventBus, private readonly taskId: string, private readonly contextId: string) {}
 
-  /** The first event of every execution: the task (a follow-up message re-announces its task). */
+  /** The first event of every execution: the task (a follow-up message re-announces its task at once; a new one waits for its state). */
   task(request: RequestContext): void {
-    this.bus.publish(AgentEvent.task(request.task ?? {
-      id: this.taskId, contextId: this.contextId,
-      status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+    if (request.task) this.bus.publish(AgentEvent.task(request.task))
+    else this.unannounced = request
+  }
+
+  /** Announces a new task that was not yet (in `state`); nothing for one that was. */
+  announce(state: TaskState = TaskState.TASK_STATE_SUBMITTED): void {
+    const request = this.unannounced
+    if (!request) return
+    this.unannounced = undefined
+    this.bus.publish(AgentEvent.task({
+      id: this.taskId, contextId: this.contextId, status: { state, message: undefined, timestamp: new Date().toISOString() },
       artifacts: [], history: [request.userMessage], metadata: undefined,
     }))
   }
 
   working(text?: string, ours?: Record<string, unknown>): void {
-    this.status(TaskState.TASK_STATE_WORKING, text, ours)
+    if (this.unannounced && text === undefined && ours === undefined) this.announce(TaskState.TASK_STATE_WORKING)
+    else this.status(TaskState.TASK_STATE_WORKING, text, ours)
   }
 
   /** A `tell_parent` message: a `working` status update whose message is one data part `{ cordisSubagents: { told } }`. */
@@ -30,6 +46,7 @@ export class TaskEvents {
   }
 
   artifact(text: string): void {
+    this.announce()
     this.bus.publish(AgentEvent.artifactUpdate({
       taskId: this.taskId, contextId: this.contextId, append: false, lastChunk: true, metadata: undefined,
       artifact: { artifactId: 'answer', name: 'answer', description: '', parts: [textPart(text)], metadata: undefined, extensions: [] },
@@ -57,6 +74,7 @@ export class TaskEvents {
   }
 
   private publishStatus(state: TaskState, message: Message | undefined, ours: Record<string, unknown> | undefined): void {
+    this.announce()
     this.bus.publish(AgentEvent.statusUpdate({
       taskId: this.taskId, contextId: this.contextId,
       metadata: ours ? { [CROSSING_KEY]: ours } : undefined,

@@ -96,7 +96,11 @@ describe('serve-a2a: the crossing, read by the served agent', function () {
 
   it('reports the spend of the task\'s tree as it goes (working status metadata), and the final spend with usage and stop reason', async () => {
     let step = 0
-    served = await serve({}, () => ++step <= 2 ? ScriptedModel.call('echo', { text: `step ${step}` }) : ScriptedModel.text('done'))
+    // A model that takes a moment, as a real one does: the reports of the steps before go out meanwhile.
+    served = await serve({}, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      return ++step <= 2 ? ScriptedModel.call('echo', { text: `step ${step}` }) : ScriptedModel.text('done')
+    })
     const all = statuses(await run(served, 'work'))
     const reports = all.filter((event) => event.status.state === TaskState.TASK_STATE_WORKING)
       .map((event) => spendFromMeta(event.metadata)).filter(Boolean)
@@ -108,6 +112,9 @@ describe('serve-a2a: the crossing, read by the served agent', function () {
     const spent = spendFromMeta(final.metadata)!
     expect(spent).to.deep.equal({ steps: 3, toolCalls: 2, delegations: 0, tokens: 45, usage: { inputTokens: 30, outputTokens: 15 } })
     expect((final.metadata!.cordisSubagents as { stopReason: string }).stopReason).to.equal('completed')
+    // The last figure is said once, by the final status: no report of it right before (the last report came before the
+    // last model call's tokens, which the run ends on).
+    expect(reports.at(-1)!.tokens).to.be.below(spent.tokens)
   })
 
   it('continues the parent\'s trace when a telemetry service is loaded', async () => {

@@ -48,10 +48,11 @@ describe('serve-a2a: A2A 1.0 and 0.3 clients', function () {
     expect(task.artifacts![0].parts[0]).to.deep.include({ kind: 'text', text: 'answer to: from 0.3' })
     const states: string[] = []
     for await (const event of client.sendMessageStream({ message: { kind: 'message', role: 'user', messageId: 'm-2', parts: [{ kind: 'text', text: 'streamed' }] } })) {
-      if (event.kind === 'status-update') states.push(event.status.state)
+      // The task comes first, announced working (its agent has started), then its updates.
+      if (event.kind === 'task' || event.kind === 'status-update') states.push(`${event.kind}: ${event.status.state}`)
     }
-    expect(states.at(-1)).to.equal('completed')
-    expect(states).to.include('working')
+    expect(states[0]).to.equal('task: working')
+    expect(states.at(-1)).to.equal('status-update: completed')
   })
 
   it('serves one card per version: 0.3 (no A2A-Version header) with url/protocolVersion/security, 1.0 with supportedInterfaces/securityRequirements', async () => {

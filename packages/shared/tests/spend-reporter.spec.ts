@@ -41,6 +41,21 @@ describe('the crossing\'s spend reporter (serve-acp, serve-a2a)', () => {
     expect(sent).to.deep.equal([1, 2])
   })
 
+  it('discard() drops a pending figure (never sent, even on a later turn or finish) and keeps it as last', async () => {
+    const sent: number[] = []
+    const reporter = new SpendReporter(async (spent) => { sent.push(spent.steps) })
+    reporter.charge(spend(1))
+    await nextTurn()
+    reporter.charge(spend(2))
+    reporter.discard()
+    expect(reporter.last).to.deep.equal(spend(2))
+    await nextTurn()
+    await reporter.finish()
+    expect(sent).to.deep.equal([1])
+    reporter.discard()
+    expect(reporter.last).to.deep.equal(spend(2))
+  })
+
   it('a charge is copied: a later change to the caller\'s object does not alter what is sent', async () => {
     const sent: BudgetSpend[] = []
     const reporter = new SpendReporter(async (spent) => { sent.push(spent) })

@@ -33,6 +33,14 @@ export class SpendReporter {
     return this.latest ?? this.lastSent
   }
 
+  /** Drops a pending report (its figure stays `last`): for a caller whose final message carries the last figure itself. */
+  discard(): void {
+    if (this.timer) clearImmediate(this.timer)
+    this.timer = undefined
+    if (this.latest) this.lastSent = this.latest
+    this.latest = undefined
+  }
+
   /** Sends what is pending now and waits for every report sent. */
   async finish(): Promise<void> {
     this.flush()
