@@ -43,6 +43,8 @@ export class Transcript {
   private latestCompleted?: readonly Message[]
   /** A seed of both parts (a fork of a fork): one plain copy, reused while the length it covers is unchanged. */
   private latestJoined?: readonly Message[]
+  /** How many of `own`'s first messages another transcript reads in place (`reopenTurn` never reopens below it). */
+  private sharedOwn = 0
 
   /** `seed`: another transcript (its completed turns now, not copied), a `completed()` (kept as is), or messages (copied, frozen). */
   constructor(seed: readonly Message[] | Transcript = NO_MESSAGES) {
@@ -54,24 +56,23 @@ export class Transcript {
     }
     if (seed.length === 0) return
     const plain = plainOf(seed)
-    if (plain) {
-      this.frozenSeed = seed
-      this.prefix = plain
-      this.prefixLength = seed.length
-    } else for (const message of seed) this.own.push(freezeMessage(cloneMessage(message)))
+    if (!plain) for (const message of seed) this.own.push(freezeMessage(cloneMessage(message)))
+    else [this.frozenSeed, this.prefix, this.prefixLength] = [seed, plain, seed.length]
   }
 
   /** A plain array whose first `length` messages (completed ones) are this transcript's and stay so: no copy unless it has both parts. */
   private storageUpTo(length: number): readonly Message[] {
     if (length <= this.prefixLength) return this.prefix
-    if (!this.prefixLength) return this.own
-    if (this.latestJoined?.length !== length) this.latestJoined = joined(this.prefix, this.prefixLength, this.own, length)
-    return this.latestJoined
+    if (this.prefixLength) {
+      if (this.latestJoined?.length !== length) this.latestJoined = joined(this.prefix, this.prefixLength, this.own, length)
+      return this.latestJoined
+    }
+    this.sharedOwn = length
+    return this.own
   }
 
   /** Every message so far, as a copy the caller may edit (the messages themselves are frozen and shared). */
   get messages(): readonly Message[] { return joined(this.prefix, this.prefixLength, this.own, this.length) }
-
   get length(): number { return this.prefixLength + this.own.length }
 
   /** Every message of every ended turn; never any of the turn in flight. Copies, free to edit. */
@@ -100,9 +101,10 @@ export class Transcript {
     this.turnStart = undefined
   }
 
-  /** Reopens the last turn at `start` (a restored agent's parked turn, before anything is seeded from it: in flight again). */
+  /** Reopens the last turn at `start` (a restored parked turn: its messages are in flight again); never below what a seed reads. */
   reopenTurn(start: number): void {
     if (!Number.isSafeInteger(start) || start < this.prefixLength || start > this.length) throw new RangeError(`turn start ${start} is outside the transcript`)
+    if (start < this.sharedOwn) throw new RangeError(`turn start ${start} is below the ${this.sharedOwn} messages another transcript was seeded with`)
     this.turnStart = start
   }
 
@@ -150,7 +152,6 @@ function freezeMessage(message: Message): Message {
 class Entry { constructor(message: Message) { Object.assign(this, message) } }
 
 // An agent's own tallies of what it spent (the budget above is the tree's limit on it).
-
 /** `own` and `delegated` of one kind, and their `total` computed when read (`AgentUsage`, `AgentWork`). */
 interface Tally<T> { own: T; delegated: T; readonly total: T }
 
@@ -159,7 +160,6 @@ interface Tally<T> { own: T; delegated: T; readonly total: T }
 // in dictionary mode (≈ 350 bytes more per agent and tally).
 
 function usageTotal(this: Tally<Usage>): Usage { return addUsage(this.own, this.delegated) }
-
 function workTotal(this: Tally<WorkCounts>): WorkCounts { return addWork(this.own, this.delegated) }
 
 /** Zero tallies, shared until the first charge replaces them (a tally is replaced, never changed in place). */

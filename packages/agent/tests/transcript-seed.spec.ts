@@ -83,6 +83,21 @@ describe('a transcript seeded with another transcript', () => {
     })
   })
 
+  it('a turn is never reopened below what another transcript reads in place (its messages stay as the seed saw them)', () => {
+    const parent = new Transcript()
+    parent.push({ role: 'user', content: 'q1' })
+    parent.push({ role: 'assistant', content: 'a1' })
+    // Reopening before anything is seeded is a restore's business, and allowed.
+    parent.reopenTurn(1)
+    parent.endTurn()
+    const child = new Transcript(parent)
+    expect(() => parent.reopenTurn(1)).to.throw(RangeError, /below the 2 messages another transcript was seeded with/)
+    parent.reopenTurn(2)
+    parent.push({ role: 'user', content: 'q2' })
+    parent.removeInFlight(2, 1)
+    expect(contents(child.messages)).to.deep.equal(['q1', 'a1'])
+  })
+
   it('copies no history to seed: 200 forks of a 50,000-message history, one a turn, hold no copy of it', () => {
     // With `--expose-gc` set at run time, `gc` is reachable through a new context.
     setFlagsFromString('--expose-gc')

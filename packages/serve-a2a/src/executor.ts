@@ -285,7 +285,8 @@ export class AgentTaskExecutor implements AgentExecutor {
       }
       this.host.log.debug('task %s of %s: the turn ended %s', request.taskId, scopeOf(request.context), result.stopReason)
     } catch (error) {
-      // run/resume refused (the agent is busy or not parked): the task ends.
+      // run/resume refused (the agent is busy or not parked): the task ends, and no report follows its final status.
+      spend.discard()
       events.end(TaskState.TASK_STATE_FAILED, `The served agent could not go on: ${(error as Error).message}`, { stopReason: 'error' })
     } finally {
       void spend.finish()
