@@ -2,7 +2,7 @@ import { Endpoint } from './endpoint.js'
 import { CallRate } from './call-rate.js'
 import { RateLimitedError, type RateLimitConfig, rateLimitOf, type RateLimitSettings, rateLimitSettings } from './rate-limit.js'
 import { Slots } from './slots.js'
-import { CountedGate } from './create.js'
+import { CountedGate } from './seam.js'
 import type { GateTarget } from './types.js'
 import type { GenerateRequest, GenerateResponse } from './types.js'
 
@@ -15,7 +15,7 @@ import type { GenerateRequest, GenerateResponse } from './types.js'
 // With `maxModelCallsPerSecond`, each endpoint also has a call rate (call-rate.ts): a call takes its
 // token last, right before it is sent, so the endpoint sees at most that many calls start in any second,
 // and after a pause the waiting calls leave paced. A call with no cap configured to an endpoint never
-// refused is only counted: create.ts (`CountedGate`) makes it; every other call, and a counted call that
+// refused is only counted: seam.ts (`CountedGate`) makes it; every other call, and a counted call that
 // fails, goes on here.
 
 export interface ModelGateOptions {
