@@ -1,11 +1,10 @@
+import type { BudgetBreach } from '@cordis-subagents/shared'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from './agent.js'
 import type { BudgetHandlers, ContinueHooks } from './continue-hooks.js'
 import type { Endpoint } from './endpoint.js'
-import type { HookSettings } from './hook-run.js'
-import type { BudgetBreach } from '@cordis-subagents/shared'
+import type { HookAbort, HookRun, HookSettings } from './hook-run.js'
 import type { AgentObserver } from './observers.js'
-import type { HookAbort, HookRun } from './hook-run.js'
 import type { TurnAgent, TurnHost, TurnWatch } from './turn-owner.js'
 import type { ChatModel, GateTarget, GenerateRequest, GenerateResponse, ModelToolCall, RunResult } from './types.js'
 
