@@ -10,7 +10,7 @@
  *   npx tsc -b && node --expose-gc --import tsx bench/profile/acp-containment.ts [runs]
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, rmdirSync } from 'node:fs'
+import { mkdirSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Logger } from 'cordis'
@@ -66,7 +66,8 @@ await parent.dispose()
 await h.stop()
 
 // Entering a cgroup alone: the kernel's cost of moving a process into one (no agent, no provider).
-const base = cgroupBase()
+// Where provider-acp makes its run cgroups (its own function: the host's cgroup v2 directory, when it may write there).
+const base = ProviderAcp.cgroupBase()
 if (!base) console.log('entering a cgroup: no writable cgroup v2 here (the provider falls back to a process group)')
 else {
   const entering: number[] = []
@@ -84,20 +85,4 @@ else {
   }
   const [e, p] = [stats(entering), stats(plain)]
   console.log(`a shell that enters a new cgroup: median ${fmt(e.median)} ms, mean ${fmt(e.mean)} ms (max ${fmt(e.max)}); one that does not: median ${fmt(p.median)} ms, mean ${fmt(p.mean)} ms`)
-}
-
-/** Where provider-acp makes its cgroups (the unified hierarchy, when this process may write there). */
-function cgroupBase(): string | undefined {
-  for (const dir of ['/sys/fs/cgroup/unified', '/sys/fs/cgroup']) {
-    if (!existsSync(join(dir, 'cgroup.controllers'))) continue
-    try {
-      const probe = join(dir, `acp-containment-probe-${process.pid}`)
-      mkdirSync(probe)
-      rmdirSync(probe)
-      return dir
-    } catch {
-      // not cgroup v2 here, or not writable
-    }
-  }
-  return undefined
 }
