@@ -35,7 +35,12 @@ describe('serve-a2a: the crossing, read by the served agent', function () {
 
   it('refuses a task deeper than the parent\'s ceiling (rejected, the model never called)', async () => {
     served = await serve()
-    const final = statuses(await run(served, 'deep', { depth: 4, maxDepth: 3 })).at(-1)!
+    const events = await run(served, 'deep', { depth: 4, maxDepth: 3 })
+    // Refused before its agent starts: the task is announced submitted (never working), then rejected.
+    expect(events[0].payload?.$case).to.equal('task')
+    expect((events[0].payload as unknown as { value: { status: Status } }).value.status.state).to.equal(TaskState.TASK_STATE_SUBMITTED)
+    expect(statuses(events).some((event) => event.status.state === TaskState.TASK_STATE_WORKING)).to.equal(false)
+    const final = statuses(events).at(-1)!
     expect(final.status.state).to.equal(TaskState.TASK_STATE_REJECTED)
     expect(said(final.status)).to.equal('Refused: this task would run at depth 4, deeper than the ceiling 3 of its delegation tree.')
     expect(final.metadata).to.deep.equal({ cordisSubagents: { stopReason: 'error', code: 'DEPTH_REFUSED' } })
