@@ -32,6 +32,8 @@ export interface ScopedUser {
 interface Running {
   key: string
   controller: AbortController
+  /** Gives the task's slot back (idempotent): when its turn's end is known, before the client can hear of it. */
+  release: () => void
   done: Promise<void>
 }
 
@@ -102,7 +104,7 @@ export class AgentTaskExecutor implements AgentExecutor {
     }
     const controller = new AbortController()
     let finish!: () => void
-    const entry: Running = { key, controller, done: new Promise<void>((resolve) => { finish = resolve }) }
+    const entry: Running = { key, controller, release: () => slot.release(), done: new Promise<void>((resolve) => { finish = resolve }) }
     this.running.set(bus, entry)
     this.runningKeys.add(key)
     try {
@@ -262,6 +264,8 @@ export class AgentTaskExecutor implements AgentExecutor {
       }))
       // The final status carries the last figure: a report still pending would only say it once more, right before.
       spend.discard()
+      // A client that heard the end may start its next task at once: the slot is not held through the agent's disposal.
+      this.running.get(bus)?.release()
       const ours = { stopReason: result.stopReason, ...finalSpend(result, spend.last) }
       if (result.stopReason === 'pending' && result.question) {
         const { taskId, contextId, context } = request
@@ -287,6 +291,7 @@ export class AgentTaskExecutor implements AgentExecutor {
     } catch (error) {
       // run/resume refused (the agent is busy or not parked): the task ends, and no report follows its final status.
       spend.discard()
+      this.running.get(bus)?.release()
       events.end(TaskState.TASK_STATE_FAILED, `The served agent could not go on: ${(error as Error).message}`, { stopReason: 'error' })
     } finally {
       void spend.finish()

@@ -309,6 +309,18 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     expect(JSON.stringify(failed.status.message)).to.include('its final state could not be saved')
   })
 
+  it('a client that heard its task end starts the next at once: the slot is not held through the task\'s cleanup', async () => {
+    // One slot, and a shared store whose cleanup after a turn (the agent's disposal, the saved turn dropped) is a database
+    // round trip: the next task, sent the moment the last one answered, must not find the slot still taken.
+    const one = await serve({ tokens: [TOKEN], maxConcurrentTasks: 1, shared: { url: PG_URL, schema, hostName: 'host-one', leaseMs: 1000 } as never },
+      holdingModel().script)
+    hosts.push(one)
+    for (let i = 0; i < 20; i++) {
+      const answer = await send(one.server.url, `task ${i}`)
+      expect(answer.body.result?.task?.status?.state, JSON.stringify(answer.body)).to.equal('TASK_STATE_COMPLETED')
+    }
+  })
+
   it('the store is bounded across hosts (maxStoredTasks) and a stopped host leaves no connection behind', async () => {
     const a = await host('host-bound-a', holdingModel(), {})
     hosts.pop()
