@@ -5,21 +5,19 @@ import {
 } from '@a2a-js/sdk/server'
 import type { Agent, RunOptions, RunResult } from '@cordis-subagents/agent'
 import {
-  answerProblem, crossingFromMeta, crossingTrace, SpendReporter, spendValue, strictestCrossing,
+  answerProblem, crossingFromMeta, crossingTrace, strictestCrossing,
 } from '@cordis-subagents/shared'
 import type { Slot } from './guards.js'
 import { type ParkedTask, ParkedTasks } from './parked-tasks.js'
 import type { SavedTurn } from './saved-turns.js'
 import { type Held, restoreHeld, saveTurn } from './turn-keeping.js'
 import type { ExecutorHost } from './executor-host.js'
-import { finalSpend, reportOf } from './spend-report.js'
+import { finalSpend } from './spend-report.js'
+import { TaskProgress } from './task-progress.js'
 import { createTaskAgent, taskLimits } from './task-agent.js'
 import { promptOf, TaskEvents } from './task-events.js'
 import { tellingTo } from './task-tell.js'
 import { scopeOf, taskKey } from './task-store.js'
-
-/** Progress updates (tool calls) sent per turn of a task; more are not sent (each one is kept in the task's history). */
-const MAX_PROGRESS_UPDATES = 64
 
 /** The user the HTTP layer builds per request: its credential scope and the task slot reserved for a send. */
 export interface ScopedUser {
@@ -249,24 +247,20 @@ export class AgentTaskExecutor implements AgentExecutor {
     request: RequestContext, events: TaskEvents, bus: ExecutionEventBus, held: Held, signal: AbortSignal, leg: Leg,
   ): Promise<void> {
     const { agent, crossing } = held
-    const spend = new SpendReporter((spent) => events.working(undefined, spendValue(reportOf(spent))))
-    let progress = 0
+    const progress = new TaskProgress(events)
     let keep = false
     try {
       events.working()
       const result = await tellingTo(agent, (message) => events.told(message), () => leg({
         signal,
-        onSpend: spend.charge,
-        onEvent: (event) => {
-          if (event.type !== 'tool-call' || ++progress > MAX_PROGRESS_UPDATES) return
-          events.working(`calls ${event.call.name}`, { update: { kind: 'tool-call', tool: event.call.name, step: event.step } })
-        },
+        onSpend: progress.charge,
+        onEvent: (event) => { if (event.type === 'tool-call') progress.toolCall(event.call.name, event.step) },
       }))
-      // The final status carries the last figure: a report still pending would only say it once more, right before.
-      spend.discard()
+      // The final status carries the last figure: an update still pending would only come right before it.
+      progress.discard()
       // A client that heard the end may start its next task at once: the slot is not held through the agent's disposal.
       this.running.get(bus)?.release()
-      const ours = { stopReason: result.stopReason, ...finalSpend(result, spend.last) }
+      const ours = { stopReason: result.stopReason, ...finalSpend(result, progress.last) }
       if (result.stopReason === 'pending' && result.question) {
         const { taskId, contextId, context } = request
         const key = taskKey(context, taskId)
@@ -290,11 +284,11 @@ export class AgentTaskExecutor implements AgentExecutor {
       this.host.log.debug('task %s of %s: the turn ended %s', request.taskId, scopeOf(request.context), result.stopReason)
     } catch (error) {
       // run/resume refused (the agent is busy or not parked): the task ends, and no report follows its final status.
-      spend.discard()
+      progress.discard()
       this.running.get(bus)?.release()
       events.end(TaskState.TASK_STATE_FAILED, `The served agent could not go on: ${(error as Error).message}`, { stopReason: 'error' })
     } finally {
-      void spend.finish()
+      void progress.finish()
       if (!keep) {
         await agent.dispose()
         await this.host.turns?.dropEnded(request.taskId, request.context).catch(() => {})

@@ -122,6 +122,28 @@ describe('serve-a2a: the crossing, read by the served agent', function () {
     expect(reports.at(-1)!.tokens).to.be.below(spent.tokens)
   })
 
+  it('a step\'s tool calls go up in one working update with the spend; a turn that ends first sends none (the final status says it)', async () => {
+    let step = 0
+    // Slow: each step's calls and charges come a turn of the event loop after the last update.
+    served = await serve({}, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      return ++step === 1 ? { toolCalls: [{ name: 'echo', input: { text: 'a' } }, { name: 'secret', input: {} }] } : ScriptedModel.text('done')
+    })
+    const working = statuses(await run(served, 'work')).filter((event) => event.status.state === TaskState.TASK_STATE_WORKING)
+    const calls = working.filter((event) => said(event.status))
+    expect(calls.map((event) => said(event.status))).to.deep.equal(['calls echo, secret'])
+    const meta = calls[0].metadata!.cordisSubagents as { update: unknown }
+    expect(meta.update).to.deep.equal({ kind: 'tool-call', tool: 'secret', tools: ['echo', 'secret'], step: 1 })
+    expect(spendFromMeta(calls[0].metadata)!.toolCalls).to.equal(2)
+    await served.ctx.stop()
+    // Quick: the whole turn runs before the next turn of the event loop; its calls are in the final status's figures.
+    step = 0
+    served = await serve({}, () => ++step === 1 ? ScriptedModel.call('echo', { text: 'a' }) : ScriptedModel.text('done'))
+    const events = await run(served, 'work')
+    expect(events.map((event) => event.payload?.$case)).to.deep.equal(['task', 'artifactUpdate', 'statusUpdate'])
+    expect(spendFromMeta(statuses(events)[0].metadata)!.toolCalls).to.equal(1)
+  })
+
   it('continues the parent\'s trace when a telemetry service is loaded', async () => {
     const continued: Array<{ agent: string; traceparent?: string }> = []
     class FakeTelemetry extends Service {

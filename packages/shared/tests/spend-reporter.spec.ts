@@ -56,6 +56,31 @@ describe('the crossing\'s spend reporter (serve-acp, serve-a2a)', () => {
     expect(reporter.last).to.deep.equal(spend(2))
   })
 
+  it('nudge() sends the latest figure on the next turn without a new charge; none before the first charge; discard() drops it', async () => {
+    const sent: number[] = []
+    const reporter = new SpendReporter(async (spent) => { sent.push(spent.steps) })
+    // Before any charge there is no figure: the nudge waits for the first one.
+    reporter.nudge()
+    await nextTurn()
+    expect(sent).to.deep.equal([])
+    reporter.charge(spend(1))
+    await nextTurn()
+    expect(sent).to.deep.equal([1])
+    // Nothing charged since: a plain turn sends nothing, a nudged one the same figure again, once.
+    await nextTurn()
+    expect(sent).to.deep.equal([1])
+    reporter.nudge()
+    reporter.nudge()
+    await nextTurn()
+    await nextTurn()
+    expect(sent).to.deep.equal([1, 1])
+    reporter.nudge()
+    reporter.discard()
+    await nextTurn()
+    await reporter.finish()
+    expect(sent).to.deep.equal([1, 1])
+  })
+
   it('a charge is copied: a later change to the caller\'s object does not alter what is sent', async () => {
     const sent: BudgetSpend[] = []
     const reporter = new SpendReporter(async (spent) => { sent.push(spent) })

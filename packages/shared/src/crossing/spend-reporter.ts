@@ -18,6 +18,8 @@ export class SpendReporter {
   private latest?: SpentCounts
   private lastSent?: SpentCounts
   private timer?: NodeJS.Immediate
+  /** The next report goes out even if no charge came since the last (`nudge`). */
+  private nudged = false
   private readonly sent: Promise<unknown>[] = []
 
   constructor(private readonly send: (spent: SpentCounts) => unknown) {}
@@ -25,6 +27,16 @@ export class SpendReporter {
   /** Records the run's cumulative spend (copied); a report goes out on the next turn of the event loop. */
   charge = (spent: Readonly<SpentCounts>): void => {
     this.latest = { steps: spent.steps, tokens: spent.tokens, toolCalls: spent.toolCalls, children: spent.children }
+    this.timer ??= setImmediate(() => this.flush())
+  }
+
+  /**
+   * Something the report carries besides the figure is news (a caller's own part, read in `send`): the next report
+   * goes out on the next turn even if no charge came since the last, with the latest figure. Before the first charge
+   * there is no figure to send: the report waits for it.
+   */
+  nudge = (): void => {
+    this.nudged = true
     this.timer ??= setImmediate(() => this.flush())
   }
 
@@ -37,6 +49,7 @@ export class SpendReporter {
   discard(): void {
     if (this.timer) clearImmediate(this.timer)
     this.timer = undefined
+    this.nudged = false
     if (this.latest) this.lastSent = this.latest
     this.latest = undefined
   }
@@ -50,9 +63,10 @@ export class SpendReporter {
   private flush(): void {
     if (this.timer) clearImmediate(this.timer)
     this.timer = undefined
-    const spent = this.latest
+    const spent = this.latest ?? (this.nudged ? this.lastSent : undefined)
     this.latest = undefined
     if (!spent) return
+    this.nudged = false
     this.lastSent = spent
     // Sent now (synchronously), so a final status that follows `finish()` comes after it.
     let sending: Promise<unknown>
