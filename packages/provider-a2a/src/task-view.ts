@@ -14,6 +14,8 @@ export const MAX_PARTS = 256
 /** Longest progress text forwarded as one `subagent/update`. */
 const MAX_UPDATE_CHARS = 2_000
 const UPDATE_KINDS = new Set(['step', 'text', 'thought', 'tool-call', 'tool-result', 'plan', 'status'])
+/** Most tool-call updates one status update is read as (serve-a2a names at most 16 tools in one). */
+const MAX_TOOLS_PER_STATUS = 16
 /** Stop reasons a remote of ours may name for a failed task (never `completed`: a state does that). */
 const REFINED_STOPS = new Set<SubagentStopReason>(['error', 'max-tokens', 'refusal', 'timeout', 'budget', 'max-steps'])
 
@@ -261,7 +263,9 @@ function progressOf(metadata: Record<string, unknown> | undefined, text: string)
     if (isName(given.tool)) update.tool = given.tool
     if (typeof given.isError === 'boolean') update.isError = given.isError
     if (isCount(given.step)) update.step = given.step
-    return [update]
+    // serve-a2a sends a step's tool calls in one status update (`tools`, oldest first): one update each for the parent.
+    const tools = update.kind === 'tool-call' && Array.isArray(given.tools) ? given.tools.slice(0, MAX_TOOLS_PER_STATUS).filter(isName) : []
+    return tools.length ? tools.map((tool) => ({ ...update, tool })) : [update]
   }
   return text.trim() ? [{ kind: 'status', text: oneUpdate(text) }] : []
 }
