@@ -6,6 +6,7 @@
  *   node --expose-gc --import tsx bench/profile/delegation.ts alloc   # bytes allocated per delegation
  *   node --expose-gc --import tsx bench/profile/delegation.ts count   # AbortControllers made per delegation
  *   node --expose-gc --import tsx bench/profile/delegation.ts sampled # bytes allocated per delegation (collected ones too), by package
+ *   node --expose-gc --import tsx bench/profile/delegation.ts sampled 3000 functions # …and the 30 functions that allocate the most
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { Session } from 'node:inspector/promises'
@@ -89,6 +90,19 @@ if (mode === 'count') {
   walk(profile.head as unknown as Sample)
   console.log(`${(total / n / 1024).toFixed(1)} KiB allocated per delegation (sampled); by where it was allocated:`)
   for (const [place, bytes] of [...byPlace].sort((a, b) => b[1] - a[1])) console.log(`  ${place}: ${(bytes / n / 1024).toFixed(1)} KiB`)
+  // `sampled N functions`: the 30 functions that allocate the most, with their file and line.
+  if (process.argv[4] === 'functions') {
+    type Framed = Sample & { callFrame: { functionName: string; lineNumber: number } }
+    const byFunction = new Map<string, number>()
+    const visit = (node: Framed) => {
+      const { functionName, url, lineNumber } = node.callFrame
+      const key = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(packages|node_modules)\//, '')}:${lineNumber + 1}`
+      byFunction.set(key, (byFunction.get(key) ?? 0) + node.selfSize)
+      for (const child of node.children as Framed[]) visit(child)
+    }
+    visit(profile.head as unknown as Framed)
+    for (const [where, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${(bytes / n).toFixed(0).padStart(6)} B  ${where}`)
+  }
   await h.stop()
 } else if (mode === 'heap') {
   const n = Number(process.argv[3] ?? 1000)

@@ -180,12 +180,19 @@ export class AgentTaskExecutor implements AgentExecutor {
       events.end(TaskState.TASK_STATE_FAILED, `The served agent could not be created: ${(error as Error).message}`, { stopReason: 'error' })
       return
     }
-    // Looked up only for a task whose parent sent a trace context: without one there is nothing to continue.
-    const trace = crossingTrace(crossing)
-    if (trace) this.host.telemetry()?.continueTrace(agent, trace)
-    this.host.log.debug('task %s of %s runs (depth %s)', request.taskId, scopeOf(request.context), crossing.depth ?? 'not given')
     const prompt = promptOf(userMessage)
-    await saveTurn(this.host, request, { agent, crossing }, { leg: 'run', input: prompt })
+    try {
+      // Looked up only for a task whose parent sent a trace context: without one there is nothing to continue.
+      const trace = crossingTrace(crossing)
+      if (trace) this.host.telemetry()?.continueTrace(agent, trace)
+      this.host.log.debug('task %s of %s runs (depth %s)', request.taskId, scopeOf(request.context), crossing.depth ?? 'not given')
+      await saveTurn(this.host, request, { agent, crossing }, { leg: 'run', input: prompt })
+    } catch (error) {
+      // Not driven yet, so nothing else disposes it.
+      await agent.dispose()
+      events.end(TaskState.TASK_STATE_FAILED, `The task could not be set up: ${(error as Error).message}`, { stopReason: 'error' })
+      return
+    }
     await this.drive(request, events, bus, { agent, crossing }, signal, (options) => agent.run(prompt, options))
   }
 

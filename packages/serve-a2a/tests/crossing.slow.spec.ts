@@ -165,4 +165,29 @@ describe('serve-a2a: the crossing, read by the served agent', function () {
     expect(continued[0].traceparent).to.equal(traceparent)
     expect(continued[0].agent).to.match(/^a2a-/)
   })
+
+  it('a task whose setup throws after its agent was made fails, and its agent is disposed (nothing left running)', async () => {
+    const made: Agent[] = []
+    class ThrowingTelemetry extends Service {
+      constructor(ctx: Context) {
+        super(ctx, 'telemetry')
+      }
+
+      continueTrace(agent: Agent) {
+        made.push(agent)
+        throw new Error('the tracer broke')
+      }
+    }
+    served = await serve()
+    served.ctx.plugin(ThrowingTelemetry)
+    await served.ctx.lifecycle.flush()
+    const events = await run(served, 'traced', { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })
+    expect(made).to.have.length(1)
+    const last = events.at(-1)!.payload!
+    const state = last.$case === 'statusUpdate' ? last.value.status!.state : last.$case === 'task' ? last.value.status!.state : undefined
+    expect(state).to.equal(TaskState.TASK_STATE_FAILED)
+    expect(last.$case === 'statusUpdate' && said(last.value.status as Status)).to.equal('The task could not be set up: the tracer broke')
+    expect((made[0] as unknown as { lifetime: AbortSignal }).lifetime.aborted, 'the agent was disposed').to.equal(true)
+    expect(served.server.runningTasks ?? 0).to.equal(0)
+  })
 })
