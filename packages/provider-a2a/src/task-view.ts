@@ -1,7 +1,7 @@
 import type { OutputContract } from '@cordis-subagents/agent'
 import { Role, type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
 import {
-  capBytes, checkedUsage, isCount, isName, laterSpend, spendFromMeta, type SpendReport, stripControl, toldFrom,
+  capBytes, checkedUsage, isCount, isName, laterSpend, MAX_TOOLS_PER_UPDATE, spendFromMeta, type SpendReport, stripControl, toldFrom,
 } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { ArtifactText } from './artifact-text.js'
@@ -14,8 +14,6 @@ export const MAX_PARTS = 256
 /** Longest progress text forwarded as one `subagent/update`. */
 const MAX_UPDATE_CHARS = 2_000
 const UPDATE_KINDS = new Set(['step', 'text', 'thought', 'tool-call', 'tool-result', 'plan', 'status'])
-/** Most tool-call updates one status update is read as (serve-a2a names at most 16 tools in one). */
-const MAX_TOOLS_PER_STATUS = 16
 /** Stop reasons a remote of ours may name for a failed task (never `completed`: a state does that). */
 const REFINED_STOPS = new Set<SubagentStopReason>(['error', 'max-tokens', 'refusal', 'timeout', 'budget', 'max-steps'])
 
@@ -264,7 +262,7 @@ function progressOf(metadata: Record<string, unknown> | undefined, text: string)
     if (typeof given.isError === 'boolean') update.isError = given.isError
     if (isCount(given.step)) update.step = given.step
     // serve-a2a sends a step's tool calls in one status update (`tools`, oldest first): one update each for the parent.
-    const tools = update.kind === 'tool-call' && Array.isArray(given.tools) ? given.tools.slice(0, MAX_TOOLS_PER_STATUS).filter(isName) : []
+    const tools = update.kind === 'tool-call' && Array.isArray(given.tools) ? given.tools.slice(0, MAX_TOOLS_PER_UPDATE).filter(isName) : []
     return tools.length ? tools.map((tool) => ({ ...update, tool })) : [update]
   }
   return text.trim() ? [{ kind: 'status', text: oneUpdate(text) }] : []

@@ -1,11 +1,9 @@
-import { type SpentCounts, SpendReporter, spendValue } from '@cordis-subagents/shared'
+import { MAX_TOOLS_PER_UPDATE, type SpentCounts, SpendReporter, spendValue } from '@cordis-subagents/shared'
 import { reportOf } from './spend-report.js'
 import type { TaskEvents } from './task-events.js'
 
 /** Updates naming tool calls sent per turn of a task; later ones carry the spend only (each is kept in the task's history). */
 const MAX_PROGRESS_UPDATES = 64
-/** Tool names one update lists (a step that calls more names the first ones and counts the rest). */
-const MAX_TOOLS_NAMED = 16
 
 /**
  * A task's progress up: the tool calls its agent makes and its tree's spend, in one `working` update per event-loop turn
@@ -16,7 +14,7 @@ const MAX_TOOLS_NAMED = 16
  */
 export class TaskProgress {
   private readonly reporter: SpendReporter
-  /** Tools called since the last update, and how many past `MAX_TOOLS_NAMED`. */
+  /** Tools called since the last update, and how many past `MAX_TOOLS_PER_UPDATE`. */
   private tools: string[] = []
   private more = 0
   private latest = ''
@@ -34,7 +32,7 @@ export class TaskProgress {
 
   toolCall(name: string, step: number): void {
     if (this.named >= MAX_PROGRESS_UPDATES) return
-    if (this.tools.length < MAX_TOOLS_NAMED) this.tools.push(name)
+    if (this.tools.length < MAX_TOOLS_PER_UPDATE) this.tools.push(name)
     else this.more++
     this.latest = name
     this.step = step

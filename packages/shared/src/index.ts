@@ -23,7 +23,7 @@ export {
   crossingEnv, crossingForFrom, crossingForMeta, crossingFromEnv, crossingFromMeta, crossingMeta, crossingTrace, crossingValue,
   depthRefusal, MAX_ALLOWED_TOOLS, type ScopedCeiling, strictestCrossing,
 } from './crossing/crossing.js'
-export { laterSpend, type SpendReport, spendFromMeta, spendValue } from './crossing/spend.js'
+export { laterSpend, MAX_TOOLS_PER_UPDATE, type SpendReport, spendFromMeta, spendValue } from './crossing/spend.js'
 export {
   lowestLimits, type ServedBounds, type ServedBudget, type ServedLimits, servedLimits, type ServingHost,
 } from './crossing/served-limits.js'

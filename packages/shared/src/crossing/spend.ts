@@ -8,6 +8,12 @@ import { CROSSING_KEY } from './crossing.js'
 import { isRecord } from '../vocabulary/records.js'
 import { addCounts, reportedCount } from '../vocabulary/usage.js'
 
+/**
+ * Most tool names one progress update of a served child lists (A2A: `metadata.cordisSubagents.update.tools` of a status
+ * update): serve-a2a names at most this many in one, provider-a2a reads at most this many from any remote.
+ */
+export const MAX_TOOLS_PER_UPDATE = 16
+
 /** What a child reports up: cumulative over its run, for its whole tree (it and everything below). */
 export interface SpendReport {
   /** Tokens spent (input + output). */
