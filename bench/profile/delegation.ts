@@ -78,31 +78,24 @@ if (mode === 'count') {
   for (let i = 0; i < n; i++) await once()
   const { profile } = await session.post('HeapProfiler.stopSampling')
   session.disconnect()
-  type Sample = { selfSize: number; callFrame: { url: string }; children: Sample[] }
+  type Sample = { selfSize: number; callFrame: { functionName: string; url: string; lineNumber: number }; children: Sample[] }
   const byPlace = new Map<string, number>()
+  // `sampled N functions`: also the 30 functions that allocate the most, with their file and line.
+  const byFunction = process.argv[4] === 'functions' ? new Map<string, number>() : undefined
   let total = 0
   const walk = (node: Sample) => {
+    const { functionName, url, lineNumber } = node.callFrame
     total += node.selfSize
-    const place = /\/packages\/([^/]+)\//.exec(node.callFrame.url)?.[1] ?? (node.callFrame.url.startsWith('node:') ? 'node' : node.callFrame.url ? 'bench and dependencies' : 'native (promises, Map, Set, …)')
+    const place = /\/packages\/([^/]+)\//.exec(url)?.[1] ?? (url.startsWith('node:') ? 'node' : url ? 'bench and dependencies' : 'native (promises, Map, Set, …)')
     byPlace.set(place, (byPlace.get(place) ?? 0) + node.selfSize)
+    const where = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(packages|node_modules)\//, '')}:${lineNumber + 1}`
+    byFunction?.set(where, (byFunction.get(where) ?? 0) + node.selfSize)
     for (const child of node.children) walk(child)
   }
   walk(profile.head as unknown as Sample)
   console.log(`${(total / n / 1024).toFixed(1)} KiB allocated per delegation (sampled); by where it was allocated:`)
   for (const [place, bytes] of [...byPlace].sort((a, b) => b[1] - a[1])) console.log(`  ${place}: ${(bytes / n / 1024).toFixed(1)} KiB`)
-  // `sampled N functions`: the 30 functions that allocate the most, with their file and line.
-  if (process.argv[4] === 'functions') {
-    type Framed = Sample & { callFrame: { functionName: string; lineNumber: number } }
-    const byFunction = new Map<string, number>()
-    const visit = (node: Framed) => {
-      const { functionName, url, lineNumber } = node.callFrame
-      const key = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(packages|node_modules)\//, '')}:${lineNumber + 1}`
-      byFunction.set(key, (byFunction.get(key) ?? 0) + node.selfSize)
-      for (const child of node.children as Framed[]) visit(child)
-    }
-    visit(profile.head as unknown as Framed)
-    for (const [where, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${(bytes / n).toFixed(0).padStart(6)} B  ${where}`)
-  }
+  for (const [where, bytes] of [...byFunction ?? []].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${(bytes / n).toFixed(0).padStart(6)} B  ${where}`)
   await h.stop()
 } else if (mode === 'heap') {
   const n = Number(process.argv[3] ?? 1000)

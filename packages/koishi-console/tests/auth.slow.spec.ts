@@ -35,7 +35,7 @@ describe('koishi-console: the console\'s users and their authority (plugin-auth)
     await eventually(async () => {
       last = (await client.call('login/password', ...login)).error
       return last === undefined
-    }, 'plugin-auth accepts the login', 30_000).catch((error: Error) => { throw new Error(`${error.message}; its last answer: ${String(last)}`) })
+    }, 'plugin-auth accepts the login', { timeout: 30_000, every: 100 }).catch((error: Error) => { throw new Error(`${error.message}; its last answer: ${String(last)}`) })
     return client
   }
   const held = (client: ConsoleClient) => Object.values((client.data.subagentNodes ?? {}) as NodeMap).find((view) => view.label === 'held child')
