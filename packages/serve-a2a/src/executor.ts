@@ -10,7 +10,7 @@ import {
 import type { Slot } from './guards.js'
 import { type ParkedTask, ParkedTasks } from './parked-tasks.js'
 import type { SavedTurn } from './saved-turns.js'
-import { type Held, restoreHeld, saveTurn } from './turn-keeping.js'
+import { type Held, restoreHeld, saveTurn, setUp } from './turn-keeping.js'
 import type { ExecutorHost } from './executor-host.js'
 import { finalSpend } from './spend-report.js'
 import { TaskProgress } from './task-progress.js'
@@ -181,19 +181,14 @@ export class AgentTaskExecutor implements AgentExecutor {
       return
     }
     const prompt = promptOf(userMessage)
-    try {
+    const ready = await setUp(agent, events, async () => {
       // Looked up only for a task whose parent sent a trace context: without one there is nothing to continue.
       const trace = crossingTrace(crossing)
       if (trace) this.host.telemetry()?.continueTrace(agent, trace)
       this.host.log.debug('task %s of %s runs (depth %s)', request.taskId, scopeOf(request.context), crossing.depth ?? 'not given')
       await saveTurn(this.host, request, { agent, crossing }, { leg: 'run', input: prompt })
-    } catch (error) {
-      // Not driven yet, so nothing else disposes it.
-      await agent.dispose()
-      events.end(TaskState.TASK_STATE_FAILED, `The task could not be set up: ${(error as Error).message}`, { stopReason: 'error' })
-      return
-    }
-    await this.drive(request, events, bus, { agent, crossing }, signal, (options) => agent.run(prompt, options))
+    })
+    if (ready) await this.drive(request, events, bus, { agent, crossing }, signal, (options) => agent.run(prompt, options))
   }
 
   /** A message on a known task: the answer to its parked agent's question. */
@@ -206,8 +201,16 @@ export class AgentTaskExecutor implements AgentExecutor {
       const held = restoreHeld(this.host, saved, events)
       if (!held) return
       if (saved.turn) return this.rerun(request, events, bus, held, saved.turn, signal)
+      const question = held.agent.parked
+      if (!question) {
+        // Only a damaged record says so: a saved turn without one is written for a parked agent alone.
+        await held.agent.dispose()
+        events.end(TaskState.TASK_STATE_FAILED, 'The task\'s saved agent could not be restored on this host: it is not waiting for an answer.',
+          { stopReason: 'error', code: 'RESTORE_FAILED' })
+        return
+      }
       const { taskId, contextId, context } = request
-      parked = { key, taskId, contextId, agent: held.agent, crossing: held.crossing, question: held.agent.parked!, bus, context }
+      parked = { key, taskId, contextId, agent: held.agent, crossing: held.crossing, question, bus, context }
     }
     if (!parked) {
       events.end(TaskState.TASK_STATE_FAILED,
@@ -220,13 +223,13 @@ export class AgentTaskExecutor implements AgentExecutor {
     if (problem) {
       // Still waiting: the same question again, saying what was wrong with the answer.
       // Saved again first: a task taken over from another host has no saved turn left after its claim.
-      await saveTurn(this.host, request, parked)
-      this.parkAgain(parked, events, `${parked.question.text}\n\n(${problem})`)
+      const held = parked
+      if (await setUp(held.agent, events, () => saveTurn(this.host, request, held))) this.parkAgain(held, events, `${held.question.text}\n\n(${problem})`)
       return
     }
     this.host.log.debug('task %s of %s: answer to question %s', request.taskId, scopeOf(request.context), parked.question.id)
     const { agent } = parked
-    await saveTurn(this.host, request, parked, { leg: 'resume', input: answer })
+    if (!await setUp(agent, events, () => saveTurn(this.host, request, parked, { leg: 'resume', input: answer }))) return
     await this.drive(request, events, bus, parked, signal, (options) => agent.resume(answer, options))
   }
 
@@ -239,9 +242,12 @@ export class AgentTaskExecutor implements AgentExecutor {
   ): Promise<void> {
     const message = promptOf(request.userMessage)
     const messages = [...turn.messages ?? [], ...message.trim() ? [message] : []]
-    for (const text of messages) held.agent.inbox.post(text)
-    this.host.log.debug('task %s of %s: its interrupted turn runs again here', request.taskId, scopeOf(request.context))
-    await saveTurn(this.host, request, held, { ...turn, messages })
+    const ready = await setUp(held.agent, events, async () => {
+      for (const text of messages) held.agent.inbox.post(text)
+      this.host.log.debug('task %s of %s: its interrupted turn runs again here', request.taskId, scopeOf(request.context))
+      await saveTurn(this.host, request, held, { ...turn, messages })
+    })
+    if (!ready) return
     const { agent } = held
     await this.drive(request, events, bus, held, signal, (options) => turn.leg === 'run' ? agent.run(turn.input, options) : agent.resume(turn.input, options))
   }

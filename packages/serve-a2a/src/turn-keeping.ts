@@ -32,3 +32,18 @@ export function restoreHeld(host: ExecutorHost, saved: SavedTurn, events: TaskEv
     return undefined
   }
 }
+
+/**
+ * Runs a task's set-up before its agent is driven (a trace continued, its turn saved): when it throws, the agent (not driven, so
+ * disposed by nothing else) is disposed and the task ends failed. False then.
+ */
+export async function setUp(agent: Agent, events: TaskEvents, step: () => Promise<void>): Promise<boolean> {
+  try {
+    await step()
+    return true
+  } catch (error) {
+    await agent.dispose()
+    events.end(TaskState.TASK_STATE_FAILED, `The task could not be set up: ${(error as Error).message}`, { stopReason: 'error' })
+    return false
+  }
+}

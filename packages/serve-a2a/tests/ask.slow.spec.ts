@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto'
 import { expect } from 'chai'
 import { Role, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
-import { type Agent, type GenerateRequest, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
-import { bearer, client03, client10, drain, message10, serve, type Served } from './helpers.js'
+import { type GenerateRequest, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
+import { bearer, client03, client10, drain, message10, serve, type Served, watchAgents } from './helpers.js'
 import { eventually as until } from '@cordis-subagents/test-support'
 
 /** Asks "Which file should I read?"; an answer starting with `again` makes it ask "Which line?"; any other is read back. */
@@ -32,18 +32,6 @@ function statusText(task: Task): string {
 function artifactText(task: Task): string {
   const part = task.artifacts[0]?.parts[0]?.content
   return part?.$case === 'text' ? part.value : ''
-}
-
-/** Every agent the runtime creates from now on (the served tasks' agents). */
-function watchAgents(served: Served): Agent[] {
-  const agents: Agent[] = []
-  const create = served.ctx.agents.create.bind(served.ctx.agents)
-  served.ctx.agents.create = ((options: Parameters<typeof create>[0]) => {
-    const agent = create(options)
-    agents.push(agent)
-    return agent
-  }) as typeof create
-  return agents
 }
 
 /**
@@ -192,6 +180,23 @@ describe('serve-a2a: a served agent that asks', function () {
     expect(served.server.parkedTasks).to.equal(1)
     const done = await client.sendMessage(answer10('c.md', first) as never) as Task
     expect(artifactText(done)).to.equal('read c.md')
+  })
+
+  it('an answer the agent refuses (its resume throws): the task fails with what it said, no update after it, and its agent is disposed', async () => {
+    served = await serve({ askParent: true }, asker)
+    const agents = watchAgents(served)
+    const client = await client10(served.server.url, bearer(served.server.token))
+    const parked = await client.sendMessage(message10('go') as never) as Task
+    expect(parked.status?.state).to.equal(TaskState.TASK_STATE_INPUT_REQUIRED)
+    agents[0].resume = () => { throw new Error('the agent is busy') }
+    const events = await drain(client.sendMessageStream(answer10('a.md', parked) as never))
+    const last = events.at(-1)!
+    expect(last.payload?.$case).to.equal('statusUpdate')
+    const status = (last.payload as { value: { status: Task['status'] } }).value.status!
+    expect(status.state).to.equal(TaskState.TASK_STATE_FAILED)
+    expect(status.message?.parts[0]?.content).to.deep.include({ value: 'The served agent could not go on: the agent is busy' })
+    expect(agents[0].disposed).to.equal(true)
+    expect(served.server.parkedTasks).to.equal(0)
   })
 
   it('stopping the server disposes the agent of a waiting task', async () => {

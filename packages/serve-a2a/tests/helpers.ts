@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client'
 import { Role, type StreamResponse } from '@a2a-js/sdk'
 import { A2AClient } from 'a2a-sdk-v03/client'
-import AgentRuntime, { type GenerateRequest, ScriptedModel, type ScriptedReply, type ScriptedResponse } from '@cordis-subagents/agent'
+import AgentRuntime, { type Agent, type GenerateRequest, ScriptedModel, type ScriptedReply, type ScriptedResponse } from '@cordis-subagents/agent'
 import ToolRegistry from '@cordis-subagents/tools'
 import A2aServer, { type Config } from '../src/index.js'
 
@@ -43,6 +43,18 @@ export async function serve(config: Partial<Config> = {}, script: Script = () =>
   await ctx.lifecycle.flush()
   if (!ctx.a2aServer?.url) throw new Error('the A2A server did not start')
   return { ctx, server: ctx.a2aServer, model, secretCalls }
+}
+
+/** Every agent the runtime creates from now on (the served tasks' agents). */
+export function watchAgents(served: Served): Agent[] {
+  const agents: Agent[] = []
+  const create = served.ctx.agents.create.bind(served.ctx.agents)
+  served.ctx.agents.create = ((options: Parameters<typeof create>[0]) => {
+    const agent = create(options)
+    agents.push(agent)
+    return agent
+  }) as typeof create
+  return agents
 }
 
 /** fetch with extra headers on every request (a credential). */

@@ -10,7 +10,7 @@ import { Context } from 'cordis'
 import A2aServer, { ServeA2aError } from '../src/index.js'
 import { namesOf } from '../src/shared-schema.js'
 import { TaskFeed } from '../src/task-feed.js'
-import { bearer, rpc, serve, type Served } from './helpers.js'
+import { bearer, rpc, serve, type Served, watchAgents } from './helpers.js'
 import { dropSchema, freshSchema, PG_URL, withPg } from './shared-support.js'
 import { eventually } from '@cordis-subagents/test-support'
 
@@ -280,6 +280,44 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     expect(reply.body.result?.task?.status?.state, JSON.stringify(reply.body)).to.equal('TASK_STATE_COMPLETED')
     expect(JSON.stringify(reply.body.result.task.artifacts)).to.include('painted green')
     expect(counts).to.deep.equal({ asked: 1, finished: 1 })
+  })
+
+  it('a damaged saved turn (its agent waits for no answer): an answer through another host fails the task, and the agent it restored is disposed', async () => {
+    const { counts, served: [a, b] } = await askingHosts(['host-a', 'host-b'])
+    const task = (await send(a.server.url, 'paint a task whose record is damaged')).body.result.task
+    expect(task.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
+    hosts.splice(hosts.indexOf(a), 1)
+    await a.ctx.stop()
+    // As if the row were damaged: a valid checkpoint of an agent that is not parked (no parked turn, none of its messages).
+    const damaged = await withPg((sql) => sql.unsafe(`UPDATE "${schema}".a2a_turns SET saved = jsonb_set(saved #- '{agent,parked}', '{agent,messages}', '[]')
+      WHERE id = $1 RETURNING id`, [task.id]))
+    expect(damaged).to.have.length(1)
+    const made = watchAgents(b)
+    const reply = await answer(b.server.url, task, 'green')
+    const failed = reply.body.result?.task
+    expect(failed?.status?.state, JSON.stringify(reply.body)).to.equal('TASK_STATE_FAILED')
+    expect(JSON.stringify(failed.status.message)).to.include('could not be restored on this host: it is not waiting for an answer')
+    expect(failed.metadata.cordisSubagents).to.deep.include({ code: 'RESTORE_FAILED' })
+    expect(made).to.have.length(1)
+    expect(made[0].disposed, 'the restored agent is disposed').to.equal(true)
+    expect(b.server.parkedTasks).to.equal(0)
+    expect(counts.finished).to.equal(0)
+  })
+
+  it('an answer whose turn cannot be saved (the agent\'s checkpoint throws): the task fails, and its parked agent is disposed', async () => {
+    const { counts, served: [a] } = await askingHosts(['host-a'])
+    const made = watchAgents(a)
+    const task = (await send(a.server.url, 'paint, then the save breaks')).body.result.task
+    expect(task.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
+    expect(made).to.have.length(1)
+    made[0].checkpoint = () => { throw new Error('the checkpoint broke') }
+    const reply = await answer(a.server.url, task, 'green')
+    const failed = reply.body.result?.task
+    expect(failed?.status?.state, JSON.stringify(reply.body)).to.equal('TASK_STATE_FAILED')
+    expect(JSON.stringify(failed.status.message)).to.include('The task could not be set up: the checkpoint broke')
+    expect(made[0].disposed, 'the parked agent is disposed').to.equal(true)
+    expect(a.server.parkedTasks).to.equal(0)
+    expect(counts.finished).to.equal(0)
   })
 
   it('a waiting task whose host is gone is canceled parkedTimeout after its last update by another host\'s reaper', async () => {
