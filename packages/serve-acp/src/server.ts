@@ -181,9 +181,10 @@ export class AcpServer {
       size: config.contextWindow ?? 0,
       _meta: { cordisSubagents: spendValue(reportOf(base, spent, session.agent)) },
     }))
-    const telemetry = ctx.get('telemetry') as Telemetry | undefined
-    telemetry?.continueTrace(session.agent, promptTrace(meta) ?? session.trace)
     try {
+      // In the try: a tracer that throws fails this prompt, and the session is not left running a turn (TURN_RUNNING for good).
+      const telemetry = ctx.get('telemetry') as Telemetry | undefined
+      telemetry?.continueTrace(session.agent, promptTrace(meta) ?? session.trace)
       const options = {
         signal: controller.signal,
         onSpend: reporter.charge,

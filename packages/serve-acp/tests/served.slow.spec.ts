@@ -75,6 +75,15 @@ describe('serve-acp through its bin, driven by an ACP client', function () {
     expect((await prompt(served, sessionId, 'hi')).stopReason).to.equal('end_turn')
   })
 
+  it('a prompt whose tracer throws fails, and the session is not left running a turn: the next prompt is answered', async () => {
+    const served = await ws.serve(appYml({ serve: serveConfig(), parts: 'delayMs: 0\ntracerThrowsOnce: true' }))
+    const { sessionId } = await newSession(served, ws.dir)
+    const error = await refusal(prompt(served, sessionId, 'traced'))
+    expect(error.data).to.deep.equal({ details: 'the tracer broke' })
+    expect((await prompt(served, sessionId, 'hi')).stopReason).to.equal('end_turn')
+    expect(said(served, sessionId)).to.equal('you said: hi')
+  })
+
   it('session/load continues a session in a new process with its history replayed, also one with no finished turn', async () => {
     const first = await ws.serve(appYml({ serve: serveConfig() }))
     const { sessionId } = await newSession(first, ws.dir)
