@@ -5,7 +5,7 @@
  * (doubling `retryDelay`) on a network failure, a 408, a 429 or a 5xx. A failure is reported (a
  * warning with a code) and counted; it never reaches the task or the host.
  */
-import { request as httpRequest } from 'node:http'
+import { request as httpRequest, validateHeaderValue } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { LookupFunction } from 'node:net'
 import type { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk'
@@ -36,6 +36,8 @@ export class CappedPushStore extends InMemoryPushNotificationStore {
   override async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
     const problem = urlProblem(config.url, this.settings)
     if (problem) throw new RequestMalformedError({ message: `Refused: ${problem}.`, metadata: { code: 'PUSH_TARGET_REFUSED' } })
+    const credential = credentialProblem(config)
+    if (credential) throw new RequestMalformedError({ message: `Refused: ${credential}.`, metadata: { code: 'PUSH_CREDENTIAL_REFUSED' } })
     const existing = await this.load(taskId, context)
     if (existing.length >= this.settings.maxConfigsPerTask && !existing.some((entry) => config.id && entry.id === config.id)) {
       throw new UnsupportedOperationError({
@@ -90,7 +92,9 @@ export class GuardedPushSender implements PushNotificationSender {
         continue
       }
       const key = `${taskId}\n${config.id}`
+      // Never rejects: a delivery that threw is reported, and the webhook's later updates still go.
       const next = (this.chains.get(key) ?? Promise.resolve()).then(() => this.deliver(config, body, contentType, taskId))
+        .catch((error: Error) => this.report('PUSH_FAILED', `push notification for task ${taskId} to ${safeUrl(config.url)}: ${error.message}`))
       this.chains.set(key, next)
       void next.finally(() => this.chains.get(key) === next && this.chains.delete(key))
     }
@@ -129,12 +133,28 @@ export class GuardedPushSender implements PushNotificationSender {
   }
 }
 
+/** Longest credential a webhook's header carries (the token, or the authentication's scheme and credentials). */
+const MAX_CREDENTIAL_CHARS = 4096
+
 /** The A2A way of carrying the client's credential: `authentication` as `Authorization`, else the token in `X-A2A-Notification-Token`. */
 function authHeaders(config: TaskPushNotificationConfig): Record<string, string> {
   const auth = config.authentication
-  if (auth?.scheme && auth.credentials && !/[\r\n]/.test(auth.scheme + auth.credentials)) return { Authorization: `${auth.scheme} ${auth.credentials}` }
-  if (config.token && !/[\r\n]/.test(config.token)) return { 'X-A2A-Notification-Token': config.token }
+  if (auth?.scheme && auth.credentials) return { Authorization: `${auth.scheme} ${auth.credentials}` }
+  if (config.token) return { 'X-A2A-Notification-Token': config.token }
   return {}
+}
+
+/** Why a config's credential cannot go in its header (Node's own rule for a header value, and a bound), checked when it is set. */
+function credentialProblem(config: TaskPushNotificationConfig): string | undefined {
+  for (const [name, value] of Object.entries(authHeaders(config))) {
+    if (value.length > MAX_CREDENTIAL_CHARS) return `the push notification's credential (${name}) is over ${MAX_CREDENTIAL_CHARS} characters`
+    try {
+      validateHeaderValue(name, value)
+    } catch {
+      return `the push notification's credential (${name}) holds a character a header cannot carry (a control character, or text beyond Latin-1)`
+    }
+  }
+  return undefined
 }
 
 /** One POST to the pinned address: its status, or the error that prevented one. The answer's body is not read. */
@@ -146,11 +166,17 @@ function post(target: PinnedTarget, headers: Record<string, string>, body: strin
   }
   const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest
   return new Promise((resolve) => {
-    const req = send(target.url, { method: 'POST', headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) }, lookup: pinned, agent: false, timeout }, (res) => {
-      res.resume()
-      res.destroy()
-      resolve(res.statusCode ?? 0)
-    })
+    // What `request` throws (a header Node refuses) is this delivery's failure, as a network error is.
+    let req: ReturnType<typeof send>
+    try {
+      req = send(target.url, { method: 'POST', headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) }, lookup: pinned, agent: false, timeout }, (res) => {
+        res.resume()
+        res.destroy()
+        resolve(res.statusCode ?? 0)
+      })
+    } catch (error) {
+      return resolve(error as Error)
+    }
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeout} ms (push.timeout)`)))
     req.on('error', (error) => resolve(error))
     req.end(body)

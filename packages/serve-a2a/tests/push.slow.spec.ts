@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect } from 'chai'
+import { GuardedPushSender, type CappedPushStore } from '../src/push-sender.js'
 import { bearer, rpc, serve, type Served } from './helpers.js'
 
 interface Received { headers: IncomingMessage['headers']; body: any }
@@ -111,6 +112,56 @@ describe('serve-a2a: push notifications to a client\'s webhook, through the SSRF
     const updates = served.server.pushNotifications.PUSH_FAILED
     expect(updates).to.be.greaterThan(0)
     expect(hook.got.length).to.equal(updates * 3)
+  })
+
+  it('a token or authentication that is no valid header value (a control character, non-Latin text, over 4,096 characters) is refused when set; nothing is sent, the server runs on', async () => {
+    const hook = await receiver()
+    const served = await host({ allowHosts: ['127.0.0.1'] })
+    const v1 = { 'A2A-Version': '1.0', ...bearer(served.server.token) }
+    const sendWith = (config: Record<string, unknown>) => rpc(served.server.url, {
+      jsonrpc: '2.0', id: 1, method: 'SendMessage',
+      params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hello' }] }, configuration: { taskPushNotificationConfig: { url: hook.url, ...config } } },
+    }, v1)
+    for (const config of [{ token: 'bad\u0001token' }, { token: 'caf\u00e9 \u20ac' }, { token: 'x'.repeat(4097) },
+      { authentication: { scheme: 'Bearer', credentials: 'a\u0007b' } }, { authentication: { scheme: 'Bear\u007fer', credentials: 'ok' } }]) {
+      const answer = await sendWith(config)
+      expect(JSON.stringify(answer.body.error), JSON.stringify(answer.body).slice(0, 300)).to.match(/PUSH_CREDENTIAL_REFUSED/)
+    }
+    // A 0.3 client's config goes the same way.
+    const v03 = await rpc(served.server.url, {
+      jsonrpc: '2.0', id: 1, method: 'message/send',
+      params: {
+        message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'hello' }] },
+        configuration: { blocking: true, pushNotificationConfig: { url: hook.url, token: 'bad\u0001token' } },
+      },
+    }, bearer(served.server.token))
+    expect(JSON.stringify(v03.body.error), JSON.stringify(v03.body).slice(0, 300)).to.match(/PUSH_CREDENTIAL_REFUSED|holds a character a header cannot carry/)
+    await served.server.pushIdle()
+    expect(hook.got).to.deep.equal([])
+    // A valid one still works, on the same server.
+    const task = await sendWithWebhook(served, hook.url, 'plain-token_0123')
+    expect(hook.got.length).to.be.greaterThan(0)
+    expect(JSON.stringify(hook.got.at(-1)!.body)).to.include(task.id)
+  })
+
+  it('a delivery that throws (a credential Node refuses in a header, stored by a store that did not check it) is reported; the next update still goes', async () => {
+    const hook = await receiver()
+    const settings = { allowHttp: true, allowHosts: new Set(['127.0.0.1']), timeout: 5000, retries: 0, retryDelay: 10, maxBodyBytes: 1e6, maxConfigsPerTask: 4 }
+    let token = 'bad\u0001token'
+    const store = { loadWithMetadata: async () => [{ config: { id: 'hook', taskId: 'task-1', url: hook.url, token }, wireVersion: '1.0' }] }
+    const reports: string[] = []
+    let delivered = 0
+    const sender = new GuardedPushSender(store as unknown as CappedPushStore, settings, (code, message) => reports.push(`${code}: ${message}`), () => delivered++)
+    const update = { payload: { $case: 'statusUpdate', value: { taskId: 'task-1', contextId: 'c', status: { state: 2 } } } }
+    await sender.send(update as never, {} as never)
+    await sender.idle()
+    expect(reports).to.have.length(1)
+    expect(reports[0]).to.match(/^PUSH_FAILED: push notification for task task-1 to http:\/\/127\.0\.0\.1:\d+\/hook: Invalid character in header content/)
+    token = 'good-token'
+    await sender.send(update as never, {} as never)
+    await sender.idle()
+    expect(delivered).to.equal(1)
+    expect(hook.got.map((item) => item.headers['x-a2a-notification-token'])).to.deep.equal(['good-token'])
   })
 
   it('a webhook that is not http(s), or http without allowHttp, is refused when set; a task has at most maxConfigsPerTask webhooks', async () => {
