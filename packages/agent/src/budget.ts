@@ -175,7 +175,10 @@ export class Budget {
       if (node === this.root) rootCharged = true
     }
     if (!rootCharged) this.root.spent[name] = addCounts(this.root.spent[name], amount)
-    this.root.watcher?.(this.root.spent)
+    const watcher = this.root.watcher
+    if (!watcher) return
+    // A spend listener (a run's `onSpend`) must never break the charge: it runs inside a turn, an admission or a run's end.
+    try { watcher(this.root.spent) } catch { /* its own failure */ }
   }
 
   /**

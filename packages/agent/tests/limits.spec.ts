@@ -293,6 +293,21 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
       expect(seen.length).to.equal(before)
     })
 
+    it('a listener that throws breaks nothing: the turn runs to its stop, its tool calls answered, and the agent runs again', async () => {
+      let step = 0
+      const model = new ScriptedModel(() => (++step === 1 ? { toolCalls: [{ name: 'echo', input: { text: 'a' } }] } : { text: 'done' }))
+      const agent = agentWith(model, { budget: { maxSteps: 5, maxWallMs: 60_000 } })
+      let calls = 0
+      const result = await agent.run('go', { onSpend: () => { calls++; throw new Error('the sink closed') } })
+      expect(result.stopReason).to.equal('completed')
+      expect(result.text).to.equal('done')
+      expect(calls, 'called at every charge all the same').to.be.greaterThan(2)
+      expect(isBalanced(agent.transcript.messages), 'the tool call was answered').to.equal(true)
+      step = 1
+      expect((await agent.run('again')).stopReason).to.equal('completed')
+      await agent.dispose()
+    })
+
     it('must be a function', async () => {
       const agent = agentWith(alwaysCalls())
       const error = await agent.run('go', { onSpend: 7 as never }).then(() => undefined, (caught: unknown) => caught)
