@@ -85,7 +85,12 @@ export async function runDelegation(
     startError = error
   }
   if (run) {
-    hooks.onStarted?.(run)
+    try {
+      hooks.onStarted?.(run)
+    } catch (error) {
+      // The run is started: it is cancelled, then settled and disposed below as any run is, never left behind.
+      run.cancel(`the tool could not follow its run: ${describeError(error)}`)
+    }
     if (call.cause) run.dispose().catch(noop)
     return settleCall(subagents, run, run.result, call, options, exec, startedAt, !hooks.background, hooks.onParked)
   }

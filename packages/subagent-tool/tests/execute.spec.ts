@@ -271,6 +271,23 @@ describe('subagent-tool: execute', () => {
       expect(inFlight.size).to.equal(0)
     })
 
+    it('runDelegation() whose onStarted hook throws: the started run is cancelled, then settled and disposed; one error result, nothing in flight', async () => {
+      await loadProvider(h.ctx, spawn, { name: 'spawn' })
+      spawn.onRun = () => {}
+      const inFlight = new Set<InFlight>()
+      const options: DelegateOptions = { provider: 'spawn', timeout: 60_000, maxOutputBytes: 1000 }
+      const result = await runDelegation(h.ctx.subagents as SubagentService, options, INPUT,
+        { signal: new AbortController().signal, agent: caller(), toolCallId: 'c1' }, inFlight, undefined,
+        { onStarted: () => { throw new Error('the hook broke') } })
+      expect(result.isError).to.equal(true)
+      expect(result.content).to.include('the tool could not follow its run: the hook broke')
+      expect(spawn.starts).to.have.length(1)
+      expect(spawn.cancelCalls).to.equal(1)
+      expect(spawn.disposeCalls).to.equal(1)
+      expect(inFlight.size).to.equal(0)
+      expect(h.ctx.subagents.runs()).to.deep.equal([])
+    })
+
     it('runDelegation() with a service whose run result and dispose both reject: one error result keeping both failures', async () => {
       const inFlight = new Set<InFlight>()
       let disposals = 0

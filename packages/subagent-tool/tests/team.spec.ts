@@ -75,6 +75,16 @@ describe('subagent-tool: team tool (config.agent)', () => {
     expect(spawn.starts[0].toolFilter).to.deep.equal({ allow: ['read_file'], deny: ['delegate'] })
   })
 
+  it('talk, called by a caller that is no agent (a plain { id, depth }): the member runs, answers and is disposed; no board is joined', async () => {
+    await loadTool(h.ctx, { agent: 'coordinator', toolName: 'crew', talk: true })
+    const result = await call(h.ctx, { agent: 'reviewer', description: 'Review', prompt: 'Review src/a.ts.' }, { name: 'crew' })
+    expect(result.isError, result.content).to.not.equal(true)
+    expect(result.content).to.include('spawn answer to: Review src/a.ts.')
+    expect(spawn.starts).to.have.length(1)
+    expect(spawn.disposeCalls, 'the member\'s run is disposed').to.equal(1)
+    expect(h.ctx.subagents.runs()).to.deep.equal([])
+  })
+
   it('an out-of-team name is refused with the team\'s names listed, and starts nothing', async () => {
     await loadTool(h.ctx, { agent: 'lead', toolName: 'delegate' })
     const result = await call(h.ctx, { agent: 'reviewer', description: 'Review', prompt: 'Review it.' }, { name: 'delegate' })

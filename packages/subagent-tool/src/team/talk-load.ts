@@ -33,7 +33,9 @@ export function teamTalk(ctx: Context, toolName: string): TeamTalk {
       return {
         onStarted(run) {
           const childId = run.info.childId ?? run.childId
-          const child = coordinator.children.find((agent) => agent.id === childId)
+          // A caller that is no agent of ours (a plain `{ id, depth }` through ctx.tools) has no children: no member joins.
+          const { children } = coordinator as Partial<Agent>
+          const child = Array.isArray(children) ? children.find((agent) => agent.id === childId) : undefined
           if (child) board.join(name, child)
           started()
         },
