@@ -121,7 +121,8 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     redactor,
     cardRefreshInterval: settings.cardRefreshInterval,
     retryDelay: settings.retryDelay,
-    onHealth: onHealth ? (endpoint) => onHealth(endpoint.snapshot()) : () => {},
+    // The caller's listener must never break a start (a recovery is told from inside one) or a card read.
+    onHealth: onHealth ? (endpoint) => { try { onHealth(endpoint.snapshot()) } catch { /* its own failure */ } } : () => {},
   })
   try {
     await pool.load(options.signal)

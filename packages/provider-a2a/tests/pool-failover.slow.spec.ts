@@ -217,6 +217,28 @@ describe('provider-a2a: endpoints that fail', function () {
     expect(states).to.deep.equal([[false, 0], [false, 0], [false, 0]])
   })
 
+  it('an onHealth listener that throws (on a recovery) breaks no start: the run the host took is handed over and counted once', async () => {
+    const [host] = await servers(1)
+    const heard: boolean[] = []
+    const remote = await pool([host.url], {
+      // Reads lastError, which a healthy snapshot has not: it throws when the endpoint recovers.
+      onHealth: (health) => { heard.push(health.healthy); void health.lastError!.slice(0, 80) },
+    })
+    closers.push(remote.dispose)
+    host.failWith(503, 1)
+    const failed = await within(remote.start(request({ prompt: 'complete' })).then(() => undefined, (error: A2aError) => error), BOUND, 'start')
+    expect(failed).to.have.property('code', 'A2A_SEND_FAILED')
+    expect(remote.endpoints()[0]).to.include({ healthy: false, outstanding: 0 })
+    const run = await within(remote.start(request({ prompt: 'complete' })), BOUND, 'start after the recovery')
+    expect(heard).to.deep.equal([false, true])
+    expect(run.origin).to.equal(hostOf(host))
+    expect(await within(run.result, BOUND, 'result')).to.include({ stopReason: 'completed' })
+    await within(run.dispose(), BOUND, 'dispose')
+    expect(remote.endpoints()[0]).to.include({ healthy: true, outstanding: 0 })
+    expect(sendsOf([host])).to.deep.equal([1])
+    expect(host.refusals()).to.equal(1)
+  })
+
   it('health: a card read that fails marks an endpoint unhealthy (starts go elsewhere); one that succeeds marks it healthy again', async () => {
     const hosts = await servers(2)
     const remote = await pool(hosts.map((host) => host.url), { retryDelay: 10 })
