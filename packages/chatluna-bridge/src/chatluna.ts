@@ -32,6 +32,7 @@ export interface ChatLunaServiceLike {
   createChatModel(fullModelName: string): Promise<{ value: ChatLunaChatModelLike | undefined }>
   platform: {
     registerTool(name: string, tool: ChatLunaToolEntry): () => void
+    unregisterTool(name: string): void
     /** A copy of the entry (ChatLuna set its `id` at registration), or an empty one when none is registered. */
     getTool(name: string): { id?: string }
     findModel(fullModelName: string): { value: unknown }

@@ -40,14 +40,15 @@ export class ChatLunaTools {
   ) {}
 
   start() {
+    // First: whatever is registered below goes when the bridge does, even if a later registration throws.
+    this.ctx.on('dispose', () => {
+      for (const name of [...this.registered.keys()]) this.remove(name)
+    })
     this.ctx.on('tools/changed', (name, change) => {
       if (change === 'removed') this.remove(name)
       else this.add(name)
     })
     for (const spec of this.ctx.tools.list()) this.add(spec.name)
-    this.ctx.on('dispose', () => {
-      for (const name of [...this.registered.keys()]) this.remove(name)
-    })
   }
 
   /** Names registered with ChatLuna now. */
@@ -71,7 +72,16 @@ export class ChatLunaTools {
       selector: () => true,
       meta: { source: 'extension', group: 'cordis-subagents', tags: ['subagent', 'delegation'] },
     }
-    const unregister = this.chatluna.platform.registerTool(name, entry)
+    const { platform } = this.chatluna
+    let unregister: () => void
+    try {
+      unregister = platform.registerTool(name, entry)
+    } catch (error) {
+      // ChatLuna stores the tool, then tells its listeners (Koishi passes a listener's throw on): kept as ours when it is
+      // stored, so it is unregistered when it goes; not stored, the registration failed as a whole.
+      if (platform.getTool(name).id !== entry.id) throw error
+      unregister = () => platform.unregisterTool(name)
+    }
     this.registered.set(name, { entry, controller, unregister })
   }
 

@@ -203,6 +203,35 @@ describe('ChatLuna bridge in a Koishi app with the real ChatLuna', function () {
     expect(registered('subagent')).to.equal(true)
   })
 
+  it('a ChatLuna tool-updated listener that throws while the bridge registers: every tool is still registered, and all go when the bridge unloads', async () => {
+    const forkProvider = host.plugin(fork, { name: 'fork' })
+    const forkTool = host.plugin(subagentTool, { provider: 'fork', toolName: 'subagent_fork' })
+    let off: (() => void) | undefined
+    try {
+      await eventually(() => registered('subagent_fork'), 'subagent_fork registered with ChatLuna')
+      bridgeFork!.dispose()
+      bridgeFork = undefined
+      expect(registered('subagent') || registered('subagent_fork')).to.equal(false)
+      // Koishi passes a listener's throw on to the emitter: ChatLuna's registerTool throws after it stored the tool.
+      let told = 0
+      const listen = koishi.app.on.bind(koishi.app) as unknown as (name: string, listener: () => void) => () => void
+      off = listen('chatluna/tool-updated', () => { if (++told === 2) throw new Error('a listener broke') })
+      loadBridge()
+      await eventually(() => registered('subagent') && registered('subagent_fork'), 'both tools registered with ChatLuna')
+      expect(told).to.be.at.least(2)
+      bridgeFork!.dispose()
+      bridgeFork = undefined
+      expect(registered('subagent'), 'subagent unregistered').to.equal(false)
+      expect(registered('subagent_fork'), 'subagent_fork unregistered').to.equal(false)
+    } finally {
+      off?.()
+      forkTool.dispose()
+      forkProvider.dispose()
+      loadBridge()
+      await eventually(() => registered('subagent'), 'the subagent tool registered with ChatLuna again')
+    }
+  })
+
   describe('ChatLuna\'s models as ctx.agents models', () => {
     it('maps tool calls, results and usage both ways', async () => {
       const dispose = host.tools.register({
