@@ -148,8 +148,14 @@ export class ServedSession {
     }
     const spent = this.parentBudget!.breach()
     if (spent) return { isError: true, content: `MCP_SERVE_BUDGET: the delegation tree this server runs in has spent ${describeBreach(spent)}; no more calls are served.` }
+    let agent: Agent
+    try {
+      agent = this.callAgent(limits)
+    } catch (error) {
+      // Nothing was taken yet: the call fails alone, the session serves on.
+      return { isError: true, content: `The call failed: ${describeError(error)}` }
+    }
     this.running++
-    const agent = this.callAgent(limits)
     try {
       const refused = budgetRefusal(agent)
       if (refused) return { isError: true, content: refused }

@@ -7,6 +7,7 @@ import { expect } from 'chai'
 import type { Context } from 'cordis'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
 import { serveApp as app } from './serve-app.js'
 
 function connect(ctx: Context) {
@@ -58,6 +59,29 @@ describe('serve-mcp over HTTP: caps', function () {
       expect(await post(ctx, { 'mcp-session-id': 'no-such-session' })).to.equal(404)
     } finally {
       await first.close()
+    }
+  })
+
+  it('a call whose root agent cannot be made fails alone: the session still serves its next call (maxConcurrentCalls 1)', async () => {
+    ctx = await app({ maxConcurrentCalls: 1 })
+    const runtime = withoutCallerTracing(ctx.agents)
+    const createServed = runtime.createServed
+    let broke = false
+    runtime.createServed = (...args) => {
+      if (!broke) {
+        broke = true
+        throw new Error('the runtime broke')
+      }
+      return createServed.apply(runtime, args)
+    }
+    const client = await connect(ctx)
+    try {
+      const failed = await client.callTool({ name: 'whoami', arguments: {} })
+      expect(failed.isError).to.equal(true)
+      expect(failed.content).to.deep.equal([{ type: 'text', text: 'The call failed: the runtime broke' }])
+      expect((await client.callTool({ name: 'whoami', arguments: {} })).content).to.deep.equal([{ type: 'text', text: 'caller depth 0' }])
+    } finally {
+      await client.close()
     }
   })
 
