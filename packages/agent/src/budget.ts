@@ -1,4 +1,6 @@
-import { addCounts, type BudgetBreach, type BudgetName, describeBreach, LimitError, MAX_REPORTED_COUNT, MAX_TIMER_MS } from '@cordis-subagents/shared'
+import {
+  addCounts, type BudgetBreach, type BudgetName, describeBreach, handleRejection, LimitError, MAX_REPORTED_COUNT, MAX_TIMER_MS,
+} from '@cordis-subagents/shared'
 import type { BudgetLimits, BudgetSpend, ModelToolCall } from './types.js'
 
 /** Budgets checked against spend; `wallMs` and `depth` are checked on their own. */
@@ -138,9 +140,7 @@ export class Budget {
   }
 
   /** Whether this run holds a wall-time limit of its own (then it arms the timer for it). */
-  get holdsWallTime(): boolean {
-    return this.wallHolder === this
-  }
+  get holdsWallTime(): boolean { return this.wallHolder === this }
 
   /** Wall time: a breach once a deadline on the chain has passed, naming the run that holds it. */
   overtime(now = Date.now()): BudgetBreach | undefined {
@@ -175,10 +175,8 @@ export class Budget {
       if (node === this.root) rootCharged = true
     }
     if (!rootCharged) this.root.spent[name] = addCounts(this.root.spent[name], amount)
-    const watcher = this.root.watcher
-    if (!watcher) return
     // A spend listener (a run's `onSpend`) must never break the charge: it runs inside a turn, an admission or a run's end.
-    try { watcher(this.root.spent) } catch { /* its own failure */ }
+    try { handleRejection(this.root.watcher?.(this.root.spent)) } catch { /* its own failure */ }
   }
 
   /**

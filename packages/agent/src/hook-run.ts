@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, handleRejection } from '@cordis-subagents/shared'
 import type { ToolResult } from '@cordis-subagents/tools'
 import { AgentError } from './errors.js'
 import { type AgentHookInfo, type AgentHooks, hooksProblem, type MetricRecord, type MetricSink, sinkProblem } from './hooks.js'
@@ -136,7 +136,7 @@ export class HookRun {
     if (agent.parent) record.parentId = agent.parent.id
     if (tokens) record.tokens = { ...tokens }
     try {
-      sink(record)
+      handleRejection(sink(record), (error) => this.warn(sink, error))
     } catch (error) {
       this.warn(sink, error)
     }

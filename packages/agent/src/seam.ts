@@ -1,4 +1,4 @@
-import type { BudgetBreach } from '@cordis-subagents/shared'
+import { type BudgetBreach, handleRejection } from '@cordis-subagents/shared'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from './agent.js'
 import type { BudgetHandlers, ContinueHooks } from './continue-hooks.js'
@@ -81,29 +81,33 @@ export function resolveModelIn(
 class RunWatch implements TurnWatch {
   constructor(private readonly agent: Agent, private readonly observers: readonly AgentObserver[]) {}
 
-  // Each method calls every observer in its own try: an observer must never break the loop
-  // (no closure per call: these run for every model and tool call of an observed run).
+  // Each method calls every observer in its own try, and handles what an async one rejects: an observer must never break
+  // the loop or stop the process (no closure per call: these run for every model and tool call of an observed run).
 
   modelStart(step: number, model: string | undefined): void {
-    for (const observer of this.observers) try { observer.modelCallStart?.(this.agent, step, model) } catch { /* ignored */ }
+    for (const observer of this.observers) {
+      try { handleRejection(observer.modelCallStart?.(this.agent, step, model)) } catch { /* ignored */ }
+    }
   }
 
   modelEnd(step: number, response: GenerateResponse | undefined, error?: unknown, aborted = false): void {
     for (const observer of this.observers) {
-      try { observer.modelCallEnd?.(this.agent, step, response, error, aborted) } catch { /* ignored */ }
+      try { handleRejection(observer.modelCallEnd?.(this.agent, step, response, error, aborted)) } catch { /* ignored */ }
     }
   }
 
   toolStart(step: number, call: ModelToolCall): void {
-    for (const observer of this.observers) try { observer.toolCallStart?.(this.agent, step, call) } catch { /* ignored */ }
+    for (const observer of this.observers) try { handleRejection(observer.toolCallStart?.(this.agent, step, call)) } catch { /* ignored */ }
   }
 
   toolEnd(step: number, call: ModelToolCall, result: ToolResult): void {
-    for (const observer of this.observers) try { observer.toolCallEnd?.(this.agent, step, call, result) } catch { /* ignored */ }
+    for (const observer of this.observers) {
+      try { handleRejection(observer.toolCallEnd?.(this.agent, step, call, result)) } catch { /* ignored */ }
+    }
   }
 
   end(result: RunResult): void {
-    for (const observer of this.observers) try { observer.runEnd?.(this.agent, result) } catch { /* ignored */ }
+    for (const observer of this.observers) try { handleRejection(observer.runEnd?.(this.agent, result)) } catch { /* ignored */ }
   }
 }
 
@@ -138,7 +142,9 @@ export class Observers {
       const observer = observers[i]
       let declined = false
       try {
-        declined = (resumed === undefined ? observer.runStart?.(agent, prompt) : observer.runStart?.(agent, prompt, resumed)) === false
+        const started: unknown = resumed === undefined ? observer.runStart?.(agent, prompt) : observer.runStart?.(agent, prompt, resumed)
+        declined = started === false
+        handleRejection(started)
       } catch { /* ignored: an observer must never break the loop */ }
       if (declined) watching ??= observers.slice(0, i)
       else watching?.push(observer)

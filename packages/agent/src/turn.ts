@@ -1,5 +1,6 @@
 import {
-  type AbortScope, addUsage, addWork, type BudgetBreach, describeBreach, describeError, type PendingQuestion, totalTokens, withScopeSignal,
+  type AbortScope, addUsage, addWork, type BudgetBreach, describeBreach, describeError, handleRejection, type PendingQuestion, totalTokens,
+  withScopeSignal,
 } from '@cordis-subagents/shared'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import type { TurnAbort } from './transcript.js'
@@ -79,7 +80,7 @@ export class Turn {
       leg.emit = (event: AgentEvent) => {
         // Nothing is reported after the leg ended (e.g. a late onUpdate from a tool that ignored the abort).
         if (leg.ended) return
-        try { onEvent(event) } catch { /* a progress listener must never break the loop */ }
+        try { handleRejection(onEvent(event)) } catch { /* a progress listener must never break the loop */ }
       }
     }
   }

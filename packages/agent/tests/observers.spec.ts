@@ -3,7 +3,8 @@
 // from the loop, scoped to the observing plugin; with no observer, nothing is called at all.
 import { expect } from 'chai'
 import type { Context } from 'cordis'
-import { type AgentObserver, ScriptedModel } from '@cordis-subagents/agent'
+import { type AgentObserver, type RunResult, ScriptedModel } from '@cordis-subagents/agent'
+import { unhandledRejectionsDuring } from '@cordis-subagents/test-support'
 import { AgentError } from '@cordis-subagents/agent'
 import { makeTool, modelPlugin, setup, toolPlugin } from './helpers.js'
 
@@ -83,6 +84,26 @@ describe('ctx.agents.observe', () => {
     expect(result.stopReason).to.equal('completed')
     expect(result.text).to.equal('done')
     expect(lines).to.have.length(8)
+  })
+
+  it('an async observer, onEvent, onSpend and metric sink that reject stop nothing and leave no unhandled rejection', async () => {
+    await start([{ toolCalls: [{ id: 'a', name: 'echo', input: { text: 'hi' } }] }, { text: 'done' }])
+    const rejecting: AgentObserver = Object.fromEntries(Object.keys(recorder([])).map((key) => [key, async () => {
+      throw new Error(`observer ${key} rejected`)
+    }]))
+    ctx.agents.observe(rejecting)
+    const lines: string[] = []
+    ctx.agents.observe(recorder(lines))
+    let result: RunResult | undefined
+    const rejected = async () => { throw new Error('a callback rejected') }
+    const left = await unhandledRejectionsDuring(async () => {
+      const agent = ctx.agents.create({ label: 'main', metrics: rejected })
+      result = await agent.run('go', { onEvent: rejected, onSpend: rejected })
+      await agent.dispose()
+    })
+    expect(result?.stopReason).to.equal('completed')
+    expect(lines).to.have.length(8)
+    expect(left.map((reason) => (reason as Error).message)).to.deep.equal([])
   })
 
   it('an observer that declines a run (runStart returns false) hears nothing more of it; the others hear all of it', async () => {

@@ -2,7 +2,9 @@ import type { Context, Logger } from 'cordis'
 import { LRUCache } from 'lru-cache'
 import type { Agent, AgentObserver, DelegationAccount, DelegationEntry, DelegationState } from '@cordis-subagents/agent'
 import type { BackgroundRegistry } from './background/book.js'
-import { type AbortScope, describeError, emitIsolatedOn, hasListenersOn, headBytes, KeptWith, withoutCallerTracing } from '@cordis-subagents/shared'
+import {
+  type AbortScope, describeError, emitIsolatedOn, handleRejection, hasListenersOn, headBytes, KeptWith, withoutCallerTracing,
+} from '@cordis-subagents/shared'
 import { type EventSink, observeDirect, type SubagentEventHandlers, type SubagentEventMap } from './events.js'
 import type { LiveRun } from './run/delegation.js'
 import type { SubagentOutcome, SubagentRun, SubagentRunInfo, SubagentStopReason } from './types.js'
@@ -42,7 +44,7 @@ export class SubagentEvents implements EventSink {
     // A live Set: a handler that unsubscribes (itself or another) while this runs is fine.
     for (const handler of direct) {
       try {
-        handler(...args)
+        handleRejection(handler(...args), failed)
       } catch (error) {
         failed(error)
       }

@@ -4,6 +4,7 @@ import type { SubagentOutcome, SubagentRunInfo } from '@cordis-subagents/subagen
 import {
   type Harness, FakeProvider, deferred, recordEvents, rejection, request, setup, tick,
 } from './helpers.js'
+import { unhandledRejectionsDuring } from '@cordis-subagents/test-support'
 
 describe('subagent/start, subagent/update, subagent/end', () => {
   let h: Harness
@@ -229,6 +230,25 @@ describe('subagent/start, subagent/update, subagent/end', () => {
       expect(order).to.deep.equal(['cordis:end', 'direct:end'])
       expect(h.warnings.join('\n')).to.include('observer broke')
       await run.dispose()
+    })
+
+    it('an async handler that rejects, and an async onUpdate that rejects, are logged: no unhandled rejection, the run ends as usual', async () => {
+      let outcome: SubagentOutcome | undefined
+      const left = await unhandledRejectionsDuring(async () => {
+        h.ctx.subagents.observe({
+          'subagent/start': async () => { throw new Error('an async observer broke at start') },
+          'subagent/end': async () => { throw new Error('an async observer broke at end') },
+        })
+        const run = await h.ctx.subagents.delegate('alpha', { ...request(h.root), onUpdate: async () => { throw new Error('an async onUpdate broke') } })
+        provider.last.update('text', 'working')
+        provider.last.complete('done')
+        outcome = await run.result
+        await run.dispose()
+      })
+      expect(left.map((reason) => (reason as Error).message)).to.deep.equal([])
+      expect(outcome?.output).to.equal('done')
+      const warned = h.warnings.join('\n')
+      for (const what of ['an async observer broke at start', 'an async observer broke at end', 'an async onUpdate broke']) expect(warned).to.include(what)
     })
 
     it('counts as a listener for has() (updates are built for it), and goes with the plugin that observed', async () => {

@@ -25,15 +25,23 @@ export function emitIsolatedOn(lifecycle: Context['lifecycle'], name: string, ar
     // A listener removed by an earlier listener is not called.
     if (!hooks.includes(hook)) continue
     try {
-      const returned: unknown = hook.callback(...args)
-      if (returned && typeof (returned as PromiseLike<unknown>).then === 'function') {
-        Promise.resolve(returned).catch(onError)
-      }
+      handleRejection(hook.callback(...args), onError)
     } catch (error) {
       onError(error)
     }
   }
 }
+
+/**
+ * What a callback we call on its own returned: when it is a promise (an `async` listener), its rejection goes to `onError`
+ * (dropped without one) instead of becoming an unhandled rejection, which stops a Node process. Pair it with a `try` for
+ * what the callback throws; a callback's result is never awaited.
+ */
+export function handleRejection(returned: unknown, onError?: (error: unknown) => void): void {
+  if (returned && typeof (returned as PromiseLike<unknown>).then === 'function') Promise.resolve(returned).catch(onError ?? ignore)
+}
+
+function ignore(): void {}
 
 /** Whether event `name` has a listener on `lifecycle` now, so a hot emitter can skip building its arguments. */
 export function hasListenersOn(lifecycle: Context['lifecycle'], name: string): boolean {

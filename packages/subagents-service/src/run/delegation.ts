@@ -1,7 +1,7 @@
 import type { Agent, Budget } from '@cordis-subagents/agent'
 import {
-  type BudgetBreach, type BudgetName, checkedUsage, checkedWork, describeError, isCount, isObject, LazyAbort, onAbort, type PendingQuestion,
-  withScopeSignal,
+  type BudgetBreach, type BudgetName, checkedUsage, checkedWork, describeError, handleRejection, isCount, isObject, LazyAbort, onAbort,
+  type PendingQuestion, withScopeSignal,
 } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { ANY_STOP, asLimitStop, chargeReported, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText } from './limit-stops.js'
@@ -214,7 +214,8 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     }
     const forward = this.request.onUpdate
     try {
-      forward?.(update)
+      const returned: unknown = forward?.(update)
+      if (returned) handleRejection(returned, (error) => this.host.log.warn('onUpdate of run %s rejected: %s', this.id, describeError(error)))
     } catch (error) {
       this.host.log.warn('onUpdate of run %s threw: %s', this.id, describeError(error))
     }
