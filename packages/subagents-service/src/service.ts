@@ -330,6 +330,12 @@ export class SubagentService extends Service<Config> {
   ): SubagentProvider | Promise<SubagentProvider> {
     const journal = this.journal
     if (!journal.reattached) return provider
-    return journal.reattached(provider, request.parent.id, key, runId).catch(() => undefined).then((found) => found ?? provider)
+    // Guarded as every journal hook is: one that throws (or gives no promise) leaves the start to the provider as it is.
+    try {
+      const found = Promise.resolve(journal.reattached(provider, request.parent.id, key, runId))
+      return found.catch(() => undefined).then((reattached) => reattached ?? provider)
+    } catch {
+      return provider
+    }
   }
 }

@@ -184,6 +184,22 @@ describe('parking: pending and interrupted runs, resume, and the host verbs', ()
     expect(heard).to.have.length(4)
   })
 
+  it('a journal whose reattached hook throws: the start goes to the provider as it is, and its slot comes back', async () => {
+    const withdraw = h.ctx.subagents.useJournal({ reattached: () => { throw new Error('the journal broke') } })
+    try {
+      for (let i = 0; i < 3; i++) {
+        const run = await h.ctx.subagents.delegate('fake', request(h.root, { prompt: `Review PR ${90 + i}.`, reattach: true }))
+        fake.last.complete(`reviewed ${i}`)
+        expect(await run.result).to.include({ output: `reviewed ${i}` })
+        await run.dispose()
+      }
+      expect(fake.calls).to.have.length(3)
+      expect(h.ctx.subagents.runs()).to.deep.equal([])
+    } finally {
+      withdraw()
+    }
+  })
+
   describe('reattach by task key', () => {
     const same = () => request(h.root, { prompt: 'Review PR 7.', reattach: true })
 
