@@ -12,7 +12,7 @@ import { crossingKey, cwdProblem, promptTrace, sessionLimits, type SessionLimits
 import { type Session, SessionTable } from './sessions.js'
 import { tellClient } from './tell-client.js'
 import { listSessions } from './session-list.js'
-import { endSession, failuresMeta, startClientMcp } from './session-mcp.js'
+import { endSession, failuresMeta, opened, startClientMcp } from './session-mcp.js'
 import { acpStop, eventUpdate, replayed, reportOf, type Telemetry, totals } from './updates.js'
 
 export interface ServerParts {
@@ -81,7 +81,7 @@ export class AcpServer {
         const cwd = await this.sessionCwd(params.cwd)
         const id = newSessionId()
         const mcp = await this.clientMcp(params.mcpServers, cwd)
-        const session = await this.opened(() => this.open(id, cwd, params._meta, undefined, mcp), mcp)
+        const session = await opened(() => this.open(id, cwd, params._meta, undefined, mcp), mcp)
         // Stored at once, so a session whose first turn never finished can still be loaded.
         await this.persist(session)
         return { sessionId: id, ...failuresMeta(mcp) }
@@ -143,11 +143,17 @@ export class AcpServer {
     const cwd = await this.sessionCwd(params.cwd)
     const id = params.sessionId
     if (!isSessionId(id)) throw this.refuse('UNKNOWN_SESSION', `cannot load session ${JSON.stringify(id).slice(0, 120)}: not a session id of this server`)
-    const messages = await this.history(id)
-    const mcp = await this.clientMcp(params.mcpServers, cwd)
-    const session = await this.opened(() => this.open(id, cwd, params._meta, messages, mcp), mcp)
-    await this.persist(session)
-    return session
+    // One load at a time per session: two at once would each make an agent under the id, the first one lost to every close.
+    if (!this.sessions.startLoad(id)) throw this.refuse('TURN_RUNNING', `session ${id} is being loaded by another request; wait for it`, 'invalidRequest')
+    try {
+      const messages = await this.history(id)
+      const mcp = await this.clientMcp(params.mcpServers, cwd)
+      const session = await opened(() => this.open(id, cwd, params._meta, messages, mcp), mcp)
+      await this.persist(session)
+      return session
+    } finally {
+      this.sessions.loaded(id)
+    }
   }
 
   /** Starts the MCP servers the client sent for a session; a list the policy forbids is refused as a whole (MCP_SERVER_REFUSED). */
@@ -155,16 +161,6 @@ export class AcpServer {
     const started = await startClientMcp(sent, this.parts.config.mcpServers, cwd, this.parts.logger)
     if ('refusal' in started) throw this.refuse('MCP_SERVER_REFUSED', `${started.refusal}; nothing was started (see serve-acp's mcpServers config)`)
     return started.servers
-  }
-
-  /** `open()`, stopping the session's MCP servers when it is refused. */
-  private async opened(open: () => Session, mcp: SentServers | undefined): Promise<Session> {
-    try {
-      return open()
-    } catch (error) {
-      await mcp?.close()
-      throw error
-    }
   }
 
   private async turn(session: Session, text: string, meta: unknown, notify: (update: Record<string, unknown>) => Promise<unknown>) {

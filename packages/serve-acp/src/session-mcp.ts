@@ -50,6 +50,16 @@ export function failuresMeta(servers: SentServers | undefined): FailuresMeta {
   return servers?.failed.length ? { _meta: { cordisSubagents: { mcpServerFailures: servers.failed } } } : {}
 }
 
+/** `open()`, stopping the MCP servers its client sent when it is refused. */
+export async function opened(open: () => Session, mcp: SentServers | undefined): Promise<Session> {
+  try {
+    return open()
+  } catch (error) {
+    await mcp?.close()
+    throw error
+  }
+}
+
 /** Ends a session: its agent disposed and the MCP servers its client sent stopped (stdio processes reaped). */
 export async function endSession(session: Session): Promise<void> {
   await Promise.allSettled([session.agent.dispose(), session.mcp?.close()])

@@ -37,6 +37,8 @@ export interface Session {
  */
 export class SessionTable {
   private readonly sessions = new Map<string, Session>()
+  /** Ids a load or resume is opening now (a second one at once would make a second agent under the id). */
+  private readonly loading = new Set<string>()
 
   constructor(private readonly max: number) {}
 
@@ -70,6 +72,17 @@ export class SessionTable {
   /** Every open session, without touching the use order. */
   values(): IterableIterator<Session> {
     return this.sessions.values()
+  }
+
+  /** Marks `id` as being opened by a load or resume; false while another one opens it. `loaded(id)` ends the mark. */
+  startLoad(id: string): boolean {
+    if (this.loading.has(id)) return false
+    this.loading.add(id)
+    return true
+  }
+
+  loaded(id: string): void {
+    this.loading.delete(id)
   }
 
   add(session: Session): void {

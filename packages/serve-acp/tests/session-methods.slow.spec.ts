@@ -61,6 +61,23 @@ describe('serve-acp: session/list, session/close, session/resume', function () {
     expect(said(later, sessionId)).to.equal('user messages: 2')
   })
 
+  it('two resumes of one session at once: one opens it, the other is refused (TURN_RUNNING); close then ends the one session', async () => {
+    const served = await ws.serve(appYml({ serve: `store: ${JSON.stringify(ws.store)}` }))
+    const { sessionId } = await newSession(served, ws.dir)
+    await prompt(served, sessionId, 'first words')
+    for (let round = 0; round < 5; round++) {
+      const resume = () => served.connection.agent.request(sdk.methods.agent.session.resume, { sessionId, cwd: ws.dir, mcpServers: [] })
+      const outcomes = await Promise.allSettled([resume(), resume()])
+      const refused = outcomes.filter((outcome) => outcome.status === 'rejected') as PromiseRejectedResult[]
+      expect(refused, `round ${round}`).to.have.length(1)
+      expect(refused[0].reason.data).to.deep.include({ code: 'TURN_RUNNING' })
+      expect(refused[0].reason.message).to.include('is being loaded by another request')
+      await prompt(served, sessionId, 'history?')
+      expect(said(served, sessionId).endsWith(`user messages: ${round + 2}`), said(served, sessionId)).to.equal(true)
+      expect(await served.connection.agent.request(sdk.methods.agent.session.close, { sessionId })).to.deep.equal({})
+    }
+  })
+
   it('close ends a running turn: its prompt answers cancelled', async () => {
     const served = await ws.serve(appYml({ serve: `store: ${JSON.stringify(ws.store)}`, parts: 'delayMs: 60000' }))
     const { sessionId } = await newSession(served, ws.dir)
