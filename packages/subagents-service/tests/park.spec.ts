@@ -2,7 +2,7 @@
 import { expect } from 'chai'
 import { MAX_ANSWER_LENGTH, type PendingQuestion } from '@cordis-subagents/shared'
 import {
-  type JournalledRun, MAX_PARKED_PER_PARENT, type RunJournal, type SubagentHandle, type SubagentOutcome,
+  type JournalledRun, MAX_PARKED_PER_PARENT, NO_JOURNAL, type RunJournal, type SubagentHandle, type SubagentOutcome,
 } from '@cordis-subagents/subagents-service'
 import { type Harness, FakeProvider, recordEvents, rejection, request, setup, tick } from './helpers.js'
 
@@ -185,7 +185,7 @@ describe('parking: pending and interrupted runs, resume, and the host verbs', ()
   })
 
   it('a journal whose reattached hook throws: the start goes to the provider as it is, and its slot comes back', async () => {
-    const withdraw = h.ctx.subagents.useJournal({ reattached: () => { throw new Error('the journal broke') } })
+    const withdraw = h.ctx.subagents.useJournal({ ...NO_JOURNAL, reattached: () => { throw new Error('the journal broke') } })
     try {
       for (let i = 0; i < 3; i++) {
         const run = await h.ctx.subagents.delegate('fake', request(h.root, { prompt: `Review PR ${90 + i}.`, reattach: true }))
