@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import type { Agent, BudgetLimits } from '@cordis-subagents/agent'
 import type { ToolResult } from '@cordis-subagents/tools'
-import { describeBreach, describeError } from '@cordis-subagents/shared'
+import { describeBreach, describeError, onAbort } from '@cordis-subagents/shared'
 
 export interface CallOptions {
   /** The ctx.agents model of each call's root agent: the model spawn children run on unless their tool load names one. */
@@ -35,7 +35,16 @@ export async function runDelegation(
     model: options.model,
     tools: ctx.tools.view(),
   })
-  const signal = signals.chatluna ? AbortSignal.any([signals.chatluna, signals.ours]) : signals.ours
+  // Either side's abort, through listeners this call removes: `AbortSignal.any` would leave an entry on the tool's
+  // long-lived signal for every call (Node 20 keeps a source's dependents until the source itself is collected).
+  let signal = signals.ours
+  let stopWaiting: Array<() => void> | undefined
+  if (signals.chatluna) {
+    const either = new AbortController()
+    const abort = (source: AbortSignal) => () => either.abort(source.reason)
+    stopWaiting = [onAbort(signals.chatluna, abort(signals.chatluna)), onAbort(signals.ours, abort(signals.ours))]
+    signal = either.signal
+  }
   try {
     const breach = agent.budget.exceeded() ?? agent.budget.check('toolCalls') ?? agent.budget.overtime()
     if (breach) return { isError: true, content: `CHATLUNA_BUDGET: a delegation from ChatLuna may not spend ${describeBreach(breach)}; nothing is delegated.` }
@@ -48,6 +57,7 @@ export async function runDelegation(
   } catch (error) {
     return { isError: true, content: `The delegation failed: ${describeError(error)}` }
   } finally {
+    for (const stop of stopWaiting ?? []) stop()
     await agent.dispose().catch(() => {})
   }
 }

@@ -6,6 +6,9 @@ import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime from '@cordis-subagents/agent'
 import { fromReply, toLangChainTools, toMessageLikes } from '../src/messages.js'
 import { matchesPattern } from '../src/tools.js'
+import { runDelegation } from '../src/tool-call.js'
+import { getEventListeners } from 'node:events'
+import { z } from 'zod'
 
 describe('@cordis-subagents/koishi-plugin-chatluna-subagents entry (as the loader sees it)', () => {
   it('is a namespace plugin: named name, inject, Config, apply; no default export', async () => {
@@ -81,5 +84,49 @@ describe('ChatLuna message mapping', () => {
     expect(matchesPattern('delegate', ['subagent*', 'delegate'])).to.equal(true)
     expect(matchesPattern('delegate_lead', ['delegate'])).to.equal(false)
     expect(matchesPattern('subagent', [])).to.equal(false)
+  })
+})
+
+describe('a ChatLuna call of a delegation tool', () => {
+  it('either side\'s abort reaches the call, and 200 calls leave nothing on the tool\'s own signal (no listener, no dependant)', async () => {
+    const ctx = new Context()
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(AgentRuntime)
+    await ctx.start()
+    const seen: AbortSignal[] = []
+    ctx.tools.register({
+      name: 'subagent', description: 'Delegates.', input: z.object({ description: z.string(), prompt: z.string() }),
+      execute: async (_input, exec) => {
+        seen.push(exec.signal)
+        return { content: 'done' }
+      },
+    })
+    try {
+      const ours = new AbortController()
+      const input = { description: 'd', prompt: 'p' }
+      for (let i = 0; i < 200; i++) {
+        const result = await runDelegation(ctx, {}, { name: 'subagent', input, id: `c${i}` }, { chatluna: new AbortController().signal, ours: ours.signal })
+        expect(result.content).to.equal('done')
+      }
+      expect(getEventListeners(ours.signal, 'abort')).to.have.length(0)
+      // Node keeps the signals `AbortSignal.any` made from a source in a set on it (kDependantSignals), one per call on Node 20.
+      const dependants = Object.getOwnPropertySymbols(ours.signal).find((symbol) => symbol.description === 'kDependantSignals')
+      const kept = dependants ? (ours.signal as unknown as Record<symbol, Set<unknown> | undefined>)[dependants]?.size ?? 0 : 0
+      expect(kept, 'signals kept on the tool\'s own signal').to.equal(0)
+      // Each side's abort still reaches a call in flight.
+      for (const side of ['chatluna', 'ours'] as const) {
+        const chatluna = new AbortController()
+        const own = new AbortController()
+        seen.length = 0
+        ctx.tools.register({ name: `hold_${side}`, description: 'Holds.', input: z.object({ description: z.string(), prompt: z.string() }),
+          execute: (_input, exec) => new Promise((resolve) => { seen.push(exec.signal); exec.signal.addEventListener('abort', () => resolve({ content: `aborted: ${String(exec.signal.reason)}` })) }) })
+        const call = runDelegation(ctx, {}, { name: `hold_${side}`, input, id: side }, { chatluna: chatluna.signal, ours: own.signal })
+        while (!seen.length) await new Promise((resolve) => setImmediate(resolve))
+        ;(side === 'chatluna' ? chatluna : own).abort(`${side} stopped`)
+        expect((await call).content).to.equal(`aborted: ${side} stopped`)
+      }
+    } finally {
+      await ctx.stop()
+    }
   })
 })
