@@ -7,8 +7,8 @@ const MAX_ID_BYTES = 256
 
 /**
  * What is wrong with a JSON-RPC request's params before any task is read or started, or undefined:
- * a NUL character anywhere (PostgreSQL text and JSONB cannot hold one, so a task carrying it could
- * never be saved), or a tenant or id longer than the bounds above. Linear in the body (capped by
+ * a NUL character or a lone surrogate anywhere (PostgreSQL text and JSONB can hold neither, so a task
+ * carrying one could never be saved, while its agent ran), or a tenant or id longer than the bounds above. Linear in the body (capped by
  * `maxBodyBytes`), without recursion (a deeply nested body cannot overflow the stack).
  */
 export function paramsProblem(params: unknown): string | undefined {
@@ -25,26 +25,36 @@ export function paramsProblem(params: unknown): string | undefined {
     if (typeof value === 'string' && Buffer.byteLength(value) > MAX_ID_BYTES) return `${name} is longer than ${MAX_ID_BYTES} bytes; ids this server hands out are UUIDs.`
   }
   for (const [key, value] of Object.entries(params)) {
-    if (key.includes('\u0000') || holdsNul(value)) return `${key.includes('\u0000') ? 'a field name' : key} holds a NUL character (U+0000), which this server does not store; remove it.`
+    const found = unstorable(key) ? key : unstorableIn(value)
+    if (found !== undefined) return `${found === key ? 'a field name' : key} holds ${WHAT[unstorable(found)!]}, which this server does not store; remove it.`
   }
   return undefined
 }
 
-function holdsNul(root: unknown): boolean {
+const WHAT = { nul: 'a NUL character (U+0000)', surrogate: 'a lone surrogate (half of a UTF-16 pair, no character)' }
+
+/** Why `text` cannot be stored as PostgreSQL text, or undefined. */
+function unstorable(text: string): keyof typeof WHAT | undefined {
+  if (text.includes('\u0000')) return 'nul'
+  return (text as string & { isWellFormed(): boolean }).isWellFormed() ? undefined : 'surrogate'
+}
+
+/** The first string (a key or a value) in `root` that cannot be stored, or undefined. */
+function unstorableIn(root: unknown): string | undefined {
   const stack: unknown[] = [root]
   while (stack.length) {
     const value = stack.pop()
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return true
+      if (unstorable(value)) return value
     } else if (Array.isArray(value)) {
       for (const item of value) stack.push(item)
     } else if (value && typeof value === 'object') {
       for (const [key, item] of Object.entries(value)) {
-        if (key.includes('\u0000')) return true
+        if (unstorable(key)) return key
         stack.push(item)
       }
     }
   }
-  return false
+  return undefined
 }
 

@@ -51,11 +51,14 @@ function messageBytes(message: Message): number {
   return Buffer.byteLength(JSON.stringify(message) ?? '')
 }
 
+/** What a marker says was trimmed: only counts that are whole numbers (a client's message may pose as the marker). */
 function trimmedOf(marker: Message | undefined): Trimmed {
-  const ours = marker?.metadata?.[CROSSING_KEY] as { historyTrimmed?: Partial<Trimmed> } | undefined
-  const { messages = 0, bytes = 0 } = ours?.historyTrimmed ?? {}
-  return { messages: Number(messages) || 0, bytes: Number(bytes) || 0 }
+  const ours = marker?.metadata?.[CROSSING_KEY] as { historyTrimmed?: Record<string, unknown> } | undefined
+  const said = ours?.historyTrimmed
+  return { messages: countOf(said?.messages), bytes: countOf(said?.bytes) }
 }
+
+const countOf = (value: unknown): number => (Number.isSafeInteger(value) && (value as number) > 0 ? value as number : 0)
 
 function markerOf(task: Task, trimmed: Trimmed): Message {
   const text = `[${trimmed.messages} earlier message(s), ${trimmed.bytes} bytes, were trimmed from this history: it keeps the newest ones within maxHistoryBytes.]`

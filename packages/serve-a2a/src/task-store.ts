@@ -72,11 +72,13 @@ export class BoundedTaskStore implements ServeTaskStore {
    */
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const key = taskKey(context, task.id)
-    this.entries.delete(key)
     const max = this.options.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES
     const bound = { bytes: 0 }
     const copy = copyTask(task, bound)
-    this.entries.set(key, { task: bound.bytes <= max ? copy : boundHistory(copy, max), savedAt: this.now() })
+    const kept = bound.bytes <= max ? copy : boundHistory(copy, max)
+    // Replaced only once the copy is made: a save that throws leaves the task as it was saved last, never gone.
+    this.entries.delete(key)
+    this.entries.set(key, { task: kept, savedAt: this.now() })
     this.sweep()
   }
 

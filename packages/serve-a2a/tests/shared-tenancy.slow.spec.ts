@@ -100,12 +100,14 @@ describe('serve-a2a shared: tasks are scoped by the credential itself, across ho
     expect(answered.body.result?.task?.status?.state, JSON.stringify(answered.body)).to.equal('TASK_STATE_COMPLETED')
   })
 
-  it('a NUL character or an oversized tenant is refused before the run (no model call, nothing stored, no driver text)', async () => {
+  it('a NUL character, a lone surrogate or an oversized tenant is refused before the run (no model call, nothing stored, no driver text)', async () => {
     const a = await host('host-a', { tokens: [ALICE] })
     const hostile = [
       { why: /NUL/, params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hello\u0000world' }] } } },
       { why: /NUL/, params: { tenant: 'acme\u0000', message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hello' }] } } },
       { why: /NUL/, params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }], metadata: { 'k\u0000': 1 } } } },
+      { why: /message holds a lone surrogate/, params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi \ud800' }] } } },
+      { why: /message holds a lone surrogate/, params: { message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hi' }], metadata: { 'k\udc00': 1 } } } },
       { why: /tenant is longer than 256 bytes/, params: { tenant: 't'.repeat(9000), message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hello' }] } } },
     ]
     for (const { why, params } of hostile) {
