@@ -49,11 +49,12 @@ describe('serve-a2a: boundHistory measures each message as stored', () => {
   it('a client message posing as the marker (its id, a count that is no number) is read as no count: nothing throws, and a store keeps the task', async () => {
     const poses = (count: unknown, size: unknown) => ({ ...message(TRIMMED_ID, { $case: 'text', value: 'not the server\'s' }),
       metadata: { [CROSSING_KEY]: { historyTrimmed: { messages: count, bytes: size } } } }) as Message
-    for (const [count, size] of [[{ toString: 1 }, 5], [-3, 'x'], [Infinity, { valueOf: () => { throw new Error('boom') } }], [2.5, 1e400]]) {
+    for (const [count, size] of [[{ toString: 1 }, 5], [-3, 'x'], [Infinity, { valueOf: () => { throw new Error('boom') } }], [2.5, Number.MAX_SAFE_INTEGER + 2]]) {
       const bounded = boundHistory(task([poses(count, size), text, last]), sizes[2])
       expect(bounded.history!.map((m) => m.messageId)).to.deep.equal([TRIMMED_ID, 'm3'])
       // A whole number in it counts (the 5); anything else counts nothing.
-      expect(bounded.history![0].metadata?.[CROSSING_KEY]).to.deep.equal({ historyTrimmed: { messages: 1, bytes: (size === 5 ? 5 : 0) + sizes[0] } })
+      const trimmed = { messages: 1, bytes: (size === 5 ? 5 : 0) + sizes[0] }
+      expect(bounded.history![0].metadata?.[CROSSING_KEY]).to.deep.equal({ historyTrimmed: trimmed })
     }
     const store = new BoundedTaskStore({ max: 10, ttl: 60_000, isRunning: () => false, maxHistoryBytes: sizes[2] })
     const context = undefined as never
