@@ -3,6 +3,7 @@ import type OpenAI from 'openai'
 import type { FinishReason, GenerateResponse, Message, ModelToolCall } from '@cordis-subagents/agent'
 import { isCount, type Usage } from '@cordis-subagents/shared'
 import type { ToolSpec } from '@cordis-subagents/tools'
+import { MAX_JSON_DEPTH } from './capped-json.js'
 
 type ChatMessage = OpenAI.Chat.ChatCompletionMessageParam
 type ChatTool = OpenAI.Chat.ChatCompletionTool
@@ -114,7 +115,23 @@ function decodeArguments(raw: unknown): { input: unknown; invalidInput?: string 
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { input: {}, invalidInput: `Tool call arguments must be a JSON object, got: ${truncate(raw)}. Call the tool again with a JSON object.` }
   }
+  // The body's own nesting bound does not reach inside this string: deeper input would overflow the stack where it is used
+  // (a schema check, the next request's encoding) and break the agent's every later turn.
+  if (nestsDeeper(value, MAX_JSON_DEPTH)) {
+    return { input: {}, invalidInput: `Tool call arguments nest deeper than ${MAX_JSON_DEPTH} levels: ${truncate(raw)}. Call the tool again with a flatter object.` }
+  }
   return { input: value }
+}
+
+/** Whether `root` nests objects or arrays more than `max` levels deep (without recursion). */
+function nestsDeeper(root: object, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]]
+  while (stack.length) {
+    const [value, depth] = stack.pop()!
+    if (depth > max) return true
+    for (const item of Object.values(value as object)) if (item !== null && typeof item === 'object') stack.push([item, depth + 1])
+  }
+  return false
 }
 
 export function truncate(text: string, limit = RAW_ARGUMENTS_LIMIT): string {

@@ -270,6 +270,35 @@ describe('OpenAIChatModel against a loopback chat-completions server', () => {
     expect(server.requests[1]!.body.messages[1].tool_calls[0].function.arguments).to.equal('{}')
   })
 
+  it('tool arguments nested deeper than the body\'s bound (inside their JSON string) are invalidInput, and the call goes back as {}', async () => {
+    const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`
+    const atBound = `${'{"a":'.repeat(255)}1${'}'.repeat(255)}`
+    server.reply({
+      body: completion({
+        finishReason: 'tool_calls',
+        toolCalls: [{ id: 'deep', name: 'get_weather', arguments: deep }, { id: 'ok', name: 'get_weather', arguments: atBound }],
+      }),
+    })
+    const res = await model().generate(request({ tools: [weatherTool] }))
+    const [tooDeep, fine] = res.toolCalls
+    expect(tooDeep!.input).to.deep.equal({})
+    expect(tooDeep!.invalidInput).to.include('nest deeper than 256 levels')
+    expect(tooDeep!.invalidInput!.length).to.be.lessThan(500)
+    expect(fine!.invalidInput).to.equal(undefined)
+    // The transcript that holds the call can be sent again: the next request is made, the deep call as `{}`.
+    server.reply({ body: completion({ content: 'ok' }) })
+    const next = await model().generate(request({
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: '', toolCalls: [tooDeep!, fine!] },
+        { role: 'tool', toolCallId: 'deep', name: 'get_weather', content: tooDeep!.invalidInput!, isError: true },
+        { role: 'tool', toolCallId: 'ok', name: 'get_weather', content: 'sunny' },
+      ],
+    }))
+    expect(next.text).to.equal('ok')
+    expect(server.requests[1]!.body.messages[1].tool_calls[0].function.arguments).to.equal('{}')
+  })
+
   it('maps usage, including cached prompt tokens; omits usage the server did not send', async () => {
     server.reply(
       { body: completion({ content: 'a', usage: { prompt_tokens: 1234, completion_tokens: 56, total_tokens: 1290, prompt_tokens_details: { cached_tokens: 1000 } } }) },
