@@ -150,6 +150,11 @@ export async function createApp(guards: HttpGuards) {
     legacyCompat: { enabled: true },
   }))
   app.use((_req: Request, res: Response) => refuse(res, 'NOT_FOUND', `Not found: this server answers ${CARD_PATH} (GET) and ${JSONRPC_PATH} (POST, JSON-RPC).`))
+  // What a layer threw: a JSON-RPC internal error, never Express' default page (its stack trace names this host's files).
+  app.use((_error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) return void res.destroy()
+    res.status(500).json({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error.' } })
+  })
   /** Resolves once every response in flight has ended, or after `ms` (a client that does not read). */
   const drained = (ms: number) => new Promise<void>((resolve) => {
     const deadline = Date.now() + ms

@@ -18,6 +18,10 @@ export function paramsProblem(params: unknown): string | undefined {
     ['id', params.id], ['contextId', params.contextId], ['message.taskId', message.taskId], ['message.contextId', message.contextId],
     ['message.messageId', message.messageId],
   ]
+  // Strings or absent, as A2A has them: a value of another kind (a deeply nested array) reaches nothing past here.
+  for (const [name, value] of [['tenant', params.tenant], ...ids] as Array<[string, unknown]>) {
+    if (value !== undefined && value !== null && typeof value !== 'string') return `${name} must be a string.`
+  }
   if (typeof params.tenant === 'string' && Buffer.byteLength(params.tenant) > MAX_TENANT_BYTES) {
     return `tenant is longer than ${MAX_TENANT_BYTES} bytes; use a shorter tenant name.`
   }

@@ -135,6 +135,20 @@ describe('serve-a2a: a hostile local caller', function () {
     expect(served.model.callCount).to.equal(0)
   })
 
+  it('a tenant or id that is no string (an array nested 20,000 deep) is INVALID_PARAMS as JSON, never an HTML page with a stack trace', async () => {
+    served = await serve()
+    // Written by hand: JSON.stringify of it would overflow this process's stack too.
+    const nested = `${'['.repeat(20_000)}${']'.repeat(20_000)}`
+    const auth = { ...V1, ...bearer(served.server.token) }
+    for (const params of [`{"tenant":${nested},"id":"x"}`, `{"id":${nested}}`, '{"id":7}']) {
+      const answer = await rpc(served.server.url, `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":${params}}`, auth)
+      expect(answer.status, JSON.stringify(answer.body).slice(0, 200)).to.equal(400)
+      expect(answer.body.error).to.deep.include({ code: refusalRpcCode('INVALID_PARAMS'), data: { code: 'INVALID_PARAMS' } })
+      expect(answer.body.error.message).to.match(/^Refused: (tenant|id) must be a string\.$/)
+    }
+    expect(served.model.callCount).to.equal(0)
+  })
+
   it('limits requests per credential per minute (429 RATE_LIMITED); another credential is not affected', async () => {
     served = await serve({ tokens: ['first-token-0123456789', 'second-token-0123456789'], rateLimit: 3 })
     const get = (token: string) => rpc(served!.server.url, { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'none' } }, { ...V1, ...bearer(token) })
