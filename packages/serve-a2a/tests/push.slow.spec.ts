@@ -41,6 +41,17 @@ describe('serve-a2a: push notifications to a client\'s webhook, through the SSRF
     return served
   }
 
+  /** A 0.3 client's blocking message/send with a webhook (`pushNotificationConfig`). */
+  function send03(served: Served, pushNotificationConfig: { url: string; token: string }) {
+    return rpc(served.server.url, {
+      jsonrpc: '2.0', id: 1, method: 'message/send',
+      params: {
+        message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'hello' }] },
+        configuration: { blocking: true, pushNotificationConfig },
+      },
+    }, bearer(served.server.token))
+  }
+
   async function sendWithWebhook(served: Served, url: string, token = 'client-token') {
     const answer = await rpc(served.server.url, {
       jsonrpc: '2.0', id: 1, method: 'SendMessage',
@@ -70,13 +81,7 @@ describe('serve-a2a: push notifications to a client\'s webhook, through the SSRF
   it('a 0.3 client\'s webhook (message/send with pushNotificationConfig) gets the 0.3 shape, with its token', async () => {
     const hook = await receiver()
     const served = await host({ allowHosts: ['127.0.0.1'] })
-    const answer = await rpc(served.server.url, {
-      jsonrpc: '2.0', id: 1, method: 'message/send',
-      params: {
-        message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'hello' }] },
-        configuration: { blocking: true, pushNotificationConfig: { url: hook.url, token: 'token-03' } },
-      },
-    }, bearer(served.server.token))
+    const answer = await send03(served, { url: hook.url, token: 'token-03' })
     expect(answer.body.result?.status?.state, JSON.stringify(answer.body)).to.equal('completed')
     await served.server.pushIdle()
     expect(hook.got.length).to.be.greaterThan(0)
@@ -128,13 +133,7 @@ describe('serve-a2a: push notifications to a client\'s webhook, through the SSRF
       expect(JSON.stringify(answer.body.error), JSON.stringify(answer.body).slice(0, 300)).to.match(/PUSH_CREDENTIAL_REFUSED/)
     }
     // A 0.3 client's config goes the same way.
-    const v03 = await rpc(served.server.url, {
-      jsonrpc: '2.0', id: 1, method: 'message/send',
-      params: {
-        message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'hello' }] },
-        configuration: { blocking: true, pushNotificationConfig: { url: hook.url, token: 'bad\u0001token' } },
-      },
-    }, bearer(served.server.token))
+    const v03 = await send03(served, { url: hook.url, token: 'bad\u0001token' })
     expect(JSON.stringify(v03.body.error), JSON.stringify(v03.body).slice(0, 300)).to.match(/PUSH_CREDENTIAL_REFUSED|holds a character a header cannot carry/)
     await served.server.pushIdle()
     expect(hook.got).to.deep.equal([])
