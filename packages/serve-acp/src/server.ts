@@ -140,12 +140,13 @@ export class AcpServer {
     params: { sessionId: string; cwd: string; mcpServers?: unknown; _meta?: unknown }, method: 'session/load' | 'session/resume',
   ): Promise<Session> {
     if (!this.store) throw this.refuse('LOAD_UNSUPPORTED', `this server does not load sessions (loadSession is off), so it does not answer ${method}`, 'invalidRequest')
-    const cwd = await this.sessionCwd(params.cwd)
     const id = params.sessionId
     if (!isSessionId(id)) throw this.refuse('UNKNOWN_SESSION', `cannot load session ${JSON.stringify(id).slice(0, 120)}: not a session id of this server`)
-    // One load at a time per session: two at once would each make an agent under the id, the first one lost to every close.
+    // One load at a time per session, claimed before the first await: two at once would each make an agent under the id,
+    // the first one lost to every close.
     if (!this.sessions.startLoad(id)) throw this.refuse('TURN_RUNNING', `session ${id} is being loaded by another request; wait for it`, 'invalidRequest')
     try {
+      const cwd = await this.sessionCwd(params.cwd)
       const messages = await this.history(id)
       const mcp = await this.clientMcp(params.mcpServers, cwd)
       const session = await opened(() => this.open(id, cwd, params._meta, messages, mcp), mcp)
