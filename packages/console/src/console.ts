@@ -39,6 +39,8 @@ export class SubagentConsole extends Service<Config> {
   private readonly live: LiveHub
   private readonly refused = new Map<string, number>()
   private http?: Server
+  /** Set by `stop`. cordis runs a start it scheduled even after the stop (a load disposed at once): that start leaves nothing open. */
+  private stopped = false
 
   constructor(ctx: Context, config?: Partial<Config>) {
     super(ctx, 'subagentConsole')
@@ -72,7 +74,11 @@ export class SubagentConsole extends Service<Config> {
 
   protected override async start(): Promise<void> {
     const { config } = this
-    const http = this.http = await listen(config.host, config.port)
+    if (this.stopped) return
+    const http = await listen(config.host, config.port)
+    // Stopped while it listened (cordis does not wait for a start): the server it got closes at once, nothing is served.
+    if (this.stopped) return void http.close()
+    this.http = http
     this.port = (http.address() as AddressInfo).port
     const hosts = config.allowedHosts?.length ? config.allowedHosts : defaultHosts(config.host, this.port)
     http.on('request', createHandler(this.host, this.live, {
@@ -87,6 +93,7 @@ export class SubagentConsole extends Service<Config> {
   }
 
   protected override async stop(): Promise<void> {
+    this.stopped = true
     const http = this.http
     this.http = undefined
     this.live.close()

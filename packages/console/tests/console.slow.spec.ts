@@ -2,6 +2,13 @@ import { expect } from 'chai'
 import type { GenerateRequest, ScriptedResponse } from '@cordis-subagents/agent'
 import { FakeProvider } from '@cordis-subagents/subagents-service/testing'
 import type { NodeView } from '@cordis-subagents/console'
+import { connect } from 'node:net'
+import { Context } from 'cordis'
+import AgentRuntime from '@cordis-subagents/agent'
+import Tools from '@cordis-subagents/tools'
+import SubagentService from '@cordis-subagents/subagents-service'
+import SubagentConsole from '@cordis-subagents/console'
+import { freePort } from '@cordis-subagents/test-support'
 import { bearer, call, consoleHost, eventually, HOLD } from './helpers.js'
 
 type Host = Awaited<ReturnType<typeof consoleHost>>
@@ -23,6 +30,31 @@ describe('console: the tree, the transcript and the actions over HTTP (real Cont
 
   const snapshot = async () => JSON.parse((await call(host!.view.port, '/api/snapshot', { headers: bearer(host!.view.token) })).body) as { trees: unknown[]; nodes: NodeView[] }
   const post = (path: string, body: unknown) => call(host!.view.port, path, { method: 'POST', headers: { ...bearer(host!.view.token), 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+  it('unloaded while it starts listening (at any turn of the loop), it leaves nothing listening: the port is free again', async () => {
+    const ctx = new Context()
+    ctx.plugin(Tools)
+    ctx.plugin(AgentRuntime)
+    ctx.plugin(SubagentService)
+    await ctx.start()
+    try {
+      const port = await freePort()
+      const turns = [0, 1, 2, 3, 5, 8]
+      for (const turn of turns) {
+        const fork = ctx.plugin(SubagentConsole, { port })
+        for (let i = 0; i < turn; i++) await new Promise((resolve) => setImmediate(resolve))
+        fork.dispose()
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        expect(await listening(port), `unloaded after ${turn} turns`).to.equal(false)
+      }
+      // And the port serves a load that stays.
+      ctx.plugin(SubagentConsole, { port })
+      await eventually(() => ctx.get('subagentConsole')?.port === port, 'the console listens on its port')
+      expect(await listening(port)).to.equal(true)
+    } finally {
+      await ctx.stop()
+    }
+  })
 
   it('a root run with two children: both nodes under the root, ended completed, with steps, tool calls, tokens and budget', async () => {
     host = await consoleHost(rootDelegating(delegate('subagent', 'first part', 'child: one'), delegate('subagent', 'second part', 'child: two')))
@@ -143,3 +175,12 @@ describe('console: the tree, the transcript and the actions over HTTP (real Cont
     await eventually(async () => (await snapshot()).nodes[0].state === 'ended', 'the stand-in root ends with its last child')
   })
 })
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => resolve(false))
+  })
+}

@@ -66,6 +66,8 @@ export class A2aServer extends Service<Config> {
   private pushSender?: GuardedPushSender
   /** From the start of a stop: new requests are refused (HOST_STOPPING). */
   private stopping = false
+  /** Set by `stop`. cordis runs a start it scheduled even after the stop (a load disposed at once): that start leaves nothing open. */
+  private stopped = false
 
   constructor(ctx: Context, config?: Partial<Config>) {
     // Checked before `super`: a Service registers its start at construction, and a refused config must not reach it.
@@ -120,12 +122,16 @@ export class A2aServer extends Service<Config> {
 
   protected override async start(): Promise<void> {
     const { config } = this
+    const overtaken = () => this.stopped
+    if (overtaken()) return
     const logger = this.ctx.logger('a2a-server')
     const slots = new TaskSlots(config.maxConcurrentTasks, config.maxTasksPerCredential ?? config.maxConcurrentTasks)
     type CancelParams = { tenant: string; id: string; metadata: undefined }
     type Canceller = { cancelTask(params: CancelParams, context: ServerCallContext): Promise<unknown> }
     let handler: Canceller | undefined
-    const shared = this.shared = this.sharedUrl ? await openShared(config, this.sharedUrl, logger) : undefined
+    const shared = this.sharedUrl ? await openShared(config, this.sharedUrl, logger) : undefined
+    if (overtaken()) return void await shared?.close()
+    this.shared = shared
     // Every host of a store files a token's tasks under the same scope, wherever the token is in its list.
     if (shared) this.credentials.useScopeKey(shared.scopeKey)
     const executor = this.executor = new AgentTaskExecutor({
@@ -150,13 +156,16 @@ export class A2aServer extends Service<Config> {
     const sweeper = shared ? () => {} : this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
     let http: Server
     try {
-      http = this.http = await listen(config)
+      http = await listen(config)
     } catch (error) {
       sweeper()
       this.shared = undefined
       await shared?.close()
       throw error
     }
+    // Stopped while it listened (the stop closed the shared state it found): the server it got closes at once.
+    if (overtaken()) return void (sweeper(), http.close())
+    this.http = http
     this.port = (http.address() as AddressInfo).port
     const base = config.publicUrl ? config.publicUrl.replace(/\/+$/, '') : `http://${hostForUrl(config.host)}:${this.port}`
     const publicUrl = config.publicUrl ? new URL(config.publicUrl) : undefined
@@ -167,6 +176,7 @@ export class A2aServer extends Service<Config> {
     const { TaskRequestHandler } = await import('./task-handler.js')
     const card = agentCard(config, base)
     const push = config.push.enabled ? await pushParts(config, logger, this.pushStats) : undefined
+    if (overtaken()) return sweeper()
     this.pushSender = push?.sender
     const extras = { signCard: this.signer?.sign, push }
     const requestHandler = handler = shared
@@ -186,6 +196,7 @@ export class A2aServer extends Service<Config> {
       refused: this.refused,
       stopping: () => this.stopping,
     })
+    if (overtaken()) return sweeper()
     http.on('request', app)
     this.drained = drained
     this.url = base
@@ -203,6 +214,7 @@ export class A2aServer extends Service<Config> {
   }
 
   protected override async stop(): Promise<void> {
+    this.stopped = true
     const http = this.http
     this.http = undefined
     if (http) {

@@ -7,6 +7,11 @@ import { expect } from 'chai'
 import { type Task, TaskState } from '@a2a-js/sdk'
 import { ServerCallContext } from '@a2a-js/sdk/server'
 import { ScriptedModel, type GenerateRequest } from '@cordis-subagents/agent'
+import { Context } from 'cordis'
+import AgentRuntime from '@cordis-subagents/agent'
+import ToolRegistry from '@cordis-subagents/tools'
+import { eventually, freePort } from '@cordis-subagents/test-support'
+import A2aServer from '../src/index.js'
 import { BoundedTaskStore } from '../src/task-store.js'
 import { bearer, client10, message10, rpc, serve, type Served } from './helpers.js'
 
@@ -117,4 +122,34 @@ describe('serve-a2a: stopping', function () {
       await again.ctx.stop()
     }
   })
+  it('unloaded while it starts (at any turn of the loop), it leaves nothing listening, and a load that stays takes the port', async () => {
+    const ctx = new Context()
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(AgentRuntime, {})
+    await ctx.start()
+    try {
+      const port = await freePort()
+      for (const turn of [0, 1, 2, 3, 5, 8, 13]) {
+        const fork = ctx.plugin(A2aServer, { port })
+        for (let i = 0; i < turn; i++) await new Promise((resolve) => setImmediate(resolve))
+        fork.dispose()
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        expect(await accepts(port), `unloaded after ${turn} turns`).to.equal(false)
+      }
+      ctx.plugin(A2aServer, { port })
+      await eventually(() => ctx.get('a2aServer')?.port === port, 'the server listens on its port')
+      expect(await accepts(port)).to.equal(true)
+    } finally {
+      await ctx.stop()
+    }
+  })
 })
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => resolve(false))
+  })
+}
