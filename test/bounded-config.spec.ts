@@ -1,7 +1,9 @@
 // One validator for every duration and count (@cordis-subagents/shared): a timer Node cannot honour
 // (> 2^31-1 ms fires after 1 ms) or a count that is not a safe integer fails the one plugin at
 // load, loudly, and the rest of the app keeps running. Programmatic factories check the same.
+import { readdirSync, readFileSync } from 'node:fs'
 import { expect } from 'chai'
+import { MAX_TIMER_MS } from '@cordis-subagents/shared'
 import { Context } from 'cordis'
 import ToolRegistry from '@cordis-subagents/tools'
 import AgentRuntime from '@cordis-subagents/agent'
@@ -80,4 +82,42 @@ describe('bounded durations and counts in every config', () => {
     expect(() => ctx.agents.create({ maxSteps: HUGE })).to.throw(/options\.maxSteps must be an integer from 1 to 9007199254740991/)
     expect(() => ctx.agents.create({ maxTokens: 2.5 })).to.throw(/options\.maxTokens/)
   })
+
+  it('every option in ms of every published entry\'s Config refuses more than MAX_TIMER_MS (a budget\'s maxWallMs aside)', async () => {
+    // A time option is named so: ends in Ms, Timeout, Wait, Interval, Delay, Grace, Ttl, or is a debounce or a timeout.
+    const timed = /(ms|timeout|wait|interval|delay|grace|ttl|debounce)$/i
+    const found: string[] = []
+    const unbounded: string[] = []
+    const visited = new Set<SchemaNode>()
+    const walk = (schema: SchemaNode | undefined, path: string) => {
+      if (!schema || visited.has(schema)) return
+      visited.add(schema)
+      for (const [key, inner] of Object.entries(schema.dict ?? {})) {
+        const at = `${path}.${key}`
+        // maxWallMs is a budget limit (a count), clamped to MAX_TIMER_MS where its timer is armed (packages/agent/src/budget.ts).
+        if (timed.test(key) && key !== 'maxWallMs' && inner.type === 'number') {
+          found.push(at)
+          if (!(Number(inner.meta?.max) <= MAX_TIMER_MS)) unbounded.push(`${at} (max ${inner.meta?.max})`)
+        }
+        walk(inner, at)
+      }
+      for (const inner of schema.list ?? []) walk(inner, path)
+      walk(schema.inner, `${path}[]`)
+    }
+    const root = new URL('../packages/', import.meta.url)
+    for (const dir of readdirSync(root)) {
+      const manifest = JSON.parse(readFileSync(new URL(`${dir}/package.json`, root), 'utf8')) as { name: string; private?: boolean; exports?: object }
+      if (manifest.private) continue
+      // The bins start a process when imported; testing entries hold no plugin.
+      for (const entry of Object.keys(manifest.exports ?? {}).filter((key) => !/package\.json|bin|testing/.test(key))) {
+        const mod = await import(entry === '.' ? manifest.name : `${manifest.name}/${entry.slice(2)}`) as { Config?: SchemaNode; default?: { Config?: SchemaNode } }
+        for (const config of new Set([mod.Config, mod.default?.Config])) if (config) walk(config, `${manifest.name}${entry.slice(1)}`)
+      }
+    }
+    expect(found.length, 'time options found (the sweep reaches them)').to.be.greaterThan(60)
+    expect(unbounded).to.deep.equal([])
+  })
 })
+
+/** What the sweep reads of a schemastery schema: an object's keys, a union's or intersection's members, a list's item. */
+interface SchemaNode { type?: string; dict?: Record<string, SchemaNode>; list?: SchemaNode[]; inner?: SchemaNode; meta?: { max?: number } }

@@ -1,5 +1,6 @@
 // The plugin's configuration: who may answer, what a chat run may start, and every bound.
 import { Schema } from 'cordis'
+import { duration } from '@cordis-subagents/shared'
 
 /** Who may answer a question posted to a channel. */
 export type AnswerBy = 'starter' | 'admins' | 'anyone'
@@ -32,7 +33,7 @@ export const Config: Schema<Config> = Schema.object({
   ]).default('starter').description('Who may answer a question a run of this channel asks.'),
   adminAuthority: Schema.natural().max(5).default(3).description('Koishi authority that makes a user an admin here (answers any question, cancels any run). Needs a database; without one nobody is an admin.'),
   runAuthority: Schema.natural().max(5).default(1).description('Koishi authority needed to start a run with `subagents.run`.'),
-  timeout: Schema.natural().role('ms').default(60 * 60_000).description('Longest a chat run may live, parked time included (ms); then it is cancelled. 0 = no bound of ours (the providers\' parked bounds still hold).'),
+  timeout: duration().role('ms').default(60 * 60_000).description('Longest a chat run may live, parked time included (ms); then it is cancelled. 0 = no bound of ours (the providers\' parked bounds still hold).'),
   maxRuns: Schema.natural().min(1).max(1024).default(16).description('Chat runs live at once in this process (started here or bound by an integration).'),
   maxRunsPerChannel: Schema.natural().min(1).max(64).default(4).description('Chat runs live at once in one channel.'),
   maxQuestionLength: Schema.natural().min(64).max(16_384).default(1500).description('Longest question text posted to a channel (characters); more is cut with a marker.'),

@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { count, NAME_PATTERN, type ToolFilter, unsetGroup } from '@cordis-subagents/shared'
+import { count, duration, NAME_PATTERN, type ToolFilter, unsetGroup } from '@cordis-subagents/shared'
 import type { BudgetLimits } from '@cordis-subagents/agent'
 import { type ClientMcpConfig, DEFAULT_CLIENT_MCP } from './session-mcp.js'
 
@@ -76,8 +76,8 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     maxServers: count({ max: 64 }).default(DEFAULT_CLIENT_MCP.maxServers).description('MCP servers one session may send; 0 refuses any.'),
     commands: unsetGroup(Schema.array(Schema.string().pattern(NOT_BLANK))).description('The only commands a client\'s stdio server may run (exactly as sent, e.g. npx). Omit for any.'),
     inherit: Schema.union(['core', 'all', 'none']).default(DEFAULT_CLIENT_MCP.inherit).description('Which host variables a client\'s stdio server inherits (as @cordis-subagents/mcp\'s inherit); credentials never are.'),
-    startupTimeout: count({ min: 1 }).default(DEFAULT_CLIENT_MCP.startupTimeout).description('Milliseconds for one of them to start and list its tools.'),
-    callTimeout: count({ min: 1 }).default(DEFAULT_CLIENT_MCP.callTimeout).description('Milliseconds one call of their tools may take.'),
+    startupTimeout: duration({ min: 1 }).default(DEFAULT_CLIENT_MCP.startupTimeout).description('Milliseconds for one of them to start and list its tools.'),
+    callTimeout: duration({ min: 1 }).default(DEFAULT_CLIENT_MCP.callTimeout).description('Milliseconds one call of their tools may take.'),
   }).default({} as never).description('The MCP servers an ACP client sends with session/new (Zed\'s context servers): started per session, their tools for that session\'s agent only.'),
   transport: Schema.any().hidden().description('Programmatic only: `{ input, output }` web streams to serve on. Default: the process\'s stdin and stdout.'),
 })

@@ -1,5 +1,5 @@
 import { Context, Schema } from 'cordis'
-import { count } from '@cordis-subagents/shared'
+import { duration } from '@cordis-subagents/shared'
 import { checkDefinition } from '../check.js'
 import { DefinitionSchema } from '../schema.js'
 import type { DefinitionInput } from '../types.js'
@@ -15,7 +15,7 @@ export interface Config {
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
   agents: Schema.dict(DefinitionSchema).default({}).description('Named agent definitions, by name.'),
-  teamWait: count().default(10_000).description('Milliseconds this entry waits at load for team members that other entries define (the loader applies entries in any order) before it fails with UNKNOWN_TEAM_MEMBER; 0: fail at once.'),
+  teamWait: duration().default(10_000).description('Milliseconds this entry waits at load for team members that other entries define (the loader applies entries in any order) before it fails with UNKNOWN_TEAM_MEMBER; 0: fail at once.'),
 })
 
 /**

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { Context, Schema } from 'cordis'
-import { count } from '@cordis-subagents/shared'
+import { duration } from '@cordis-subagents/shared'
 import { readAgentDirectory, watchDirectory } from './directory.js'
 import type { ClaudeMapping } from './parse.js'
 
@@ -20,7 +20,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   tools: Schema.dict(String).default({}).description('Claude Code tool names to this app\'s tool names (e.g. `Read: read_file`); a name not listed is kept as written.'),
   models: Schema.dict(String).default({}).description('Claude Code model aliases to this app\'s model refs (e.g. `sonnet: openai:gpt-4.1`); `inherit` and aliases not listed keep the parent\'s model.'),
   watch: Schema.boolean().default(true).description('Reload the agents when a file of the directory is saved, added, renamed or removed.'),
-  debounce: count({ min: 1 }).default(200).description('Quiet time after the last change before the directory is read again (ms).'),
+  debounce: duration({ min: 1 }).default(200).description('Quiet time after the last change before the directory is read again (ms).'),
 })
 
 /**
