@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import {
-  type AbortScope, AbortWaiters, addUsage, addWork, countOf, emptyUsage, emptyWork, listenForAbort, type Usage, type WorkCounts,
+  type AbortScope, AbortWaiters, addUsage, addWork, checkedUsage, countOf, emptyUsage, emptyWork, listenForAbort, type Usage,
+  type WorkCounts,
 } from '@cordis-subagents/shared'
 import { InFlight, runFlat } from './abort.js'
 import { finishDiagnostic } from './stops.js'
@@ -193,8 +194,7 @@ export function rollUp(turn: TurnTallies, agent: { usage: AgentUsage; work: Agen
   agent.work.delegated = addWork(agent.work.delegated, result.work)
 }
 
-const oneMoreDelegation = (work: WorkCounts): WorkCounts =>
-  ({ steps: work.steps, toolCalls: work.toolCalls, delegations: work.delegations + 1 })
+const oneMoreDelegation = (w: WorkCounts): WorkCounts => ({ steps: w.steps, toolCalls: w.toolCalls, delegations: w.delegations + 1 })
 
 interface TurnTallies { delegated: Usage; ownWork: WorkCounts; delegatedWork: WorkCounts }
 
@@ -205,7 +205,6 @@ export function usageTally(): Tally<Usage> { return new UsageTally() as unknown 
 export function workTally(): Tally<WorkCounts> { return new WorkTally() as unknown as Tally<WorkCounts> }
 
 // What a model returned, made well-formed before it enters the transcript.
-
 const FINISH_REASONS = new Set<string>(['stop', 'tool-calls', 'length', 'refusal', 'error', 'other'])
 
 /**
@@ -223,6 +222,8 @@ export function normalizeResponse(response: GenerateResponse, idPrefix: string, 
   const normalized = { ...response }
   normalized.text = typeof response.text === 'string' ? response.text : ''
   normalized.toolCalls = toolCalls
+  // Usage from outside counts only as whole non-negative numbers (a negative one would give a tree its budget back).
+  if (response.usage !== undefined) normalized.usage = checkedUsage(response.usage)
   if (dropped) normalized.droppedToolCalls = dropped
   else if (normalized.droppedToolCalls !== undefined) delete normalized.droppedToolCalls
   if (raw === undefined || raw === null) normalized.finishReason = toolCalls.length ? 'tool-calls' : 'stop'

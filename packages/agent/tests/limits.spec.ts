@@ -56,6 +56,23 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
       expect(isBalanced(agent.transcript.messages)).to.equal(true)
     })
 
+    it('tokens: a model\'s usage that is no count (negative, fractional) charges nothing for it, and cannot give the budget back', async () => {
+      const usages = [
+        { inputTokens: 600, outputTokens: 0 }, { inputTokens: -1_000_000, outputTokens: 1.5 }, { inputTokens: 300, outputTokens: 200 },
+      ]
+      let step = 0
+      const model = new ScriptedModel(() => ({
+        toolCalls: [{ name: 'echo', input: { text: 'x' } }], usage: usages[Math.min(step++, 2)] as never,
+      }))
+      const agent = agentWith(model, { budget: { maxTokens: 1000 } })
+      const result = await agent.run('go')
+      expect(result.stopReason).to.equal('budget')
+      expect(result.budget).to.deep.include({ budget: 'tokens', limit: 1000 })
+      // 600, then nothing for the malformed report, then 500: the third step passes the limit, no fourth runs.
+      expect(model.callCount).to.equal(3)
+      expect(agent.usage.own).to.deep.equal({ inputTokens: 900, outputTokens: 200 })
+    })
+
     it('tokens: model calls go on while tokens are left; spend passes the limit by at most one step', async () => {
       const model = alwaysCalls(1, 40)
       const agent = agentWith(model, { budget: { maxTokens: 100 } })

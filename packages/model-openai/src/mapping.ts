@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type OpenAI from 'openai'
 import type { FinishReason, GenerateResponse, Message, ModelToolCall } from '@cordis-subagents/agent'
-import { isCount, type Usage } from '@cordis-subagents/shared'
+import { countOf, isCount, reportedCount, type Usage } from '@cordis-subagents/shared'
 import type { ToolSpec } from '@cordis-subagents/tools'
 import { MAX_JSON_DEPTH } from './capped-json.js'
 
@@ -138,16 +138,13 @@ export function truncate(text: string, limit = RAW_ARGUMENTS_LIMIT): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length - limit} more chars)`
 }
 
+/** The response's usage: counts that are not whole non-negative numbers are 0 (cached tokens: left out), as the agent reads them. */
 function toUsage(usage: OpenAI.CompletionUsage | null | undefined): Usage | undefined {
   if (!usage || typeof usage !== 'object') return undefined
-  const result: Usage = { inputTokens: count(usage.prompt_tokens), outputTokens: count(usage.completion_tokens) }
-  const cached = usage.prompt_tokens_details?.cached_tokens
-  if (typeof cached === 'number' && Number.isFinite(cached)) result.cachedInputTokens = cached
+  const result: Usage = { inputTokens: countOf(usage.prompt_tokens), outputTokens: countOf(usage.completion_tokens) }
+  const cached = reportedCount(usage.prompt_tokens_details?.cached_tokens)
+  if (cached !== undefined) result.cachedInputTokens = Math.min(cached, result.inputTokens)
   return result
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0
 }
 
 /** Thrown by `fromCompletion` when the body is not a chat completion at all. */

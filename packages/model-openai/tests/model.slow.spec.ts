@@ -299,6 +299,16 @@ describe('OpenAIChatModel against a loopback chat-completions server', () => {
     expect(server.requests[1]!.body.messages[1].tool_calls[0].function.arguments).to.equal('{}')
   })
 
+  it('a usage count that is no whole non-negative number is 0; cached tokens are at most the prompt\'s', async () => {
+    server.reply(
+      { body: completion({ content: 'a', usage: { prompt_tokens: -1_000_000, completion_tokens: 2.5, total_tokens: 0 } }) },
+      { body: completion({ content: 'b', usage: { prompt_tokens: 10, completion_tokens: '7', total_tokens: 17, prompt_tokens_details: { cached_tokens: 500 } } }) },
+    )
+    const m = model()
+    expect((await m.generate(request())).usage).to.deep.equal({ inputTokens: 0, outputTokens: 0 })
+    expect((await m.generate(request())).usage).to.deep.equal({ inputTokens: 10, outputTokens: 0, cachedInputTokens: 10 })
+  })
+
   it('maps usage, including cached prompt tokens; omits usage the server did not send', async () => {
     server.reply(
       { body: completion({ content: 'a', usage: { prompt_tokens: 1234, completion_tokens: 56, total_tokens: 1290, prompt_tokens_details: { cached_tokens: 1000 } } }) },
