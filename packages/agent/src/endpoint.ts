@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '@cordis-subagents/shared'
 import type { RateLimitSettings } from './rate-limit.js'
 import { Slots } from './slots.js'
 
@@ -67,10 +68,11 @@ export class Endpoint extends Slots {
     const wait = retryAfterMs !== undefined
       ? Math.min(retryAfterMs, settings.maxRetryAfterMs)
       : Math.min(settings.backoffMs * 2 ** Math.min(this.strikes - 1, 30), settings.maxRetryAfterMs)
-    const jitter = Math.floor(Math.random() * Math.min(settings.maxJitterMs, wait / 5))
+    // At most the longest timer Node honours (a longer one fires at once, and the pause would re-arm every millisecond).
+    const pause = Math.min(wait + Math.floor(Math.random() * Math.min(settings.maxJitterMs, wait / 5)), MAX_TIMER_MS)
     const now = Date.now()
-    if (now + wait + jitter > this.pausedUntil) {
-      this.pausedUntil = now + wait + jitter
+    if (now + pause > this.pausedUntil) {
+      this.pausedUntil = now + pause
       if (this.waiting) this.arm()
     }
     return this.pauseLeft(now)

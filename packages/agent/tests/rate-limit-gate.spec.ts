@@ -2,6 +2,7 @@
 import { expect } from 'chai'
 import type { Context } from 'cordis'
 import { type AgentRuntime, type ChatModel, type GenerateRequest, type GenerateResponse, RateLimitedError } from '@cordis-subagents/agent'
+import { MAX_TIMER_MS } from '@cordis-subagents/shared'
 import { type Deferred, deferred, setup, tick } from './helpers.js'
 import { eventually, isSettled } from '../../../test/support/async.js'
 
@@ -95,6 +96,32 @@ describe('the model gate\'s shared backoff after 429/503 (rateLimit)', () => {
     expect((await done).stopReason).to.equal('completed')
     expect(model.flags).to.deep.equal(['gate'])
     expect((await done).usage.rateLimitWaitMs).to.equal(undefined) // it never waited
+  })
+
+  it('a pause as long as the bounds allow (Retry-After, jitter both at their max) arms no timer Node would fire at once', async () => {
+    const warnings: string[] = []
+    const warned = (warning: Error) => { warnings.push(warning.name) }
+    process.on('warning', warned)
+    try {
+      const model = new Endpoint()
+      const c = await runtime({ rateLimit: { maxRetryAfterMs: MAX_TIMER_MS, maxJitterMs: MAX_TIMER_MS } }, { m: model })
+      const refused = run(c, 'a')
+      await until(() => model.inFlight === 1, 'the call began')
+      model.refuse('a', MAX_TIMER_MS)
+      // The refused call gives up (its pause is past maxWaitMs); the endpoint stays paused for the next one.
+      expect((await refused).stopReason).to.equal('error')
+      const controller = new AbortController()
+      const late = run(c, 'late', 'm', controller.signal)
+      await until(() => c.agents.modelGate!.endpoint('test-endpoint ')?.waiting === 1, 'the next call waits for the pause')
+      // A timer Node could not honour would fire within a millisecond and arm the next, warning each time.
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(model.began).to.deep.equal(['a'])
+      controller.abort()
+      expect((await late).stopReason).to.equal('aborted')
+      expect(warnings).to.not.include('TimeoutOverflowWarning')
+    } finally {
+      process.off('warning', warned)
+    }
   })
 
   it('a refusal pauses every call to the endpoint; siblings wait in the queue and the refused call goes first', async () => {
