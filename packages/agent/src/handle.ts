@@ -1,6 +1,6 @@
 // Capability handles: the one object through which a holder posts to, wakes, interrupts and closes an
 // agent. An id string names an agent; it grants nothing (nothing maps an id back to an agent or a handle).
-import { isCount, KeptWith } from '@cordis-subagents/shared'
+import { durationProblem, KeptWith } from '@cordis-subagents/shared'
 import { Agent } from './agent.js'
 import { AgentError } from './errors.js'
 import type { InboxMessage } from './inbox.js'
@@ -123,7 +123,9 @@ export class AgentHandle {
    */
   close(options: CloseOptions = {}): Promise<AgentHandleState> {
     const shutdownMs = options?.shutdownMs ?? DEFAULT_SHUTDOWN_MS
-    if (!isCount(shutdownMs)) throw new AgentError('INVALID_OPTIONS', `options.shutdownMs must be a non-negative integer (ms), got ${String(shutdownMs)}.`)
+    // A grace past Node's longest timer would end after 1 ms: refused like a config duration.
+    const problem = durationProblem('options.shutdownMs', shutdownMs)
+    if (problem) throw new AgentError('INVALID_OPTIONS', problem)
     return this.#closing ??= this.closeTree(shutdownMs)
   }
 

@@ -183,11 +183,13 @@ describe('agent handles: parent-scoped ids, capabilities, the inbox with provena
     expect(AgentHandle.of(leaf).state.status).to.equal('closed')
   })
 
-  it('close takes only a count of ms (default DEFAULT_SHUTDOWN_MS) and is idempotent on an agent already disposed', async () => {
+  it('close takes only a duration in ms (default DEFAULT_SHUTDOWN_MS, at most Node\'s longest timer) and is idempotent on an agent already disposed', async () => {
     expect(DEFAULT_SHUTDOWN_MS).to.equal(5_000)
     const agent = ctx.agents.create({})
     const handle = AgentHandle.of(agent)
     expect(codeOf(() => handle.close({ shutdownMs: -1 }))).to.equal('INVALID_OPTIONS')
+    // Past Node's longest timer it would end after 1 ms (forced at once): refused as a config duration is.
+    expect(() => handle.close({ shutdownMs: 30 * 86_400_000 })).to.throw(/options\.shutdownMs must be an integer from 0 to 2147483647 ms/)
     await agent.dispose()
     expect(await handle.close()).to.deep.include({ status: 'closed', forced: false, transcriptLength: 0 })
   })
