@@ -54,7 +54,9 @@ export class HttpFront {
     for (const live of this.sessions.values()) fn(live.session)
   }
 
-  async listen(): Promise<void> {
+  /** True once it listens; false when it was closed first (unloaded while it started): then it never serves. */
+  async listen(): Promise<boolean> {
+    if (this.closed) return false
     const server = createServer((req, res) => void this.handle(req, res).catch(() => {
       if (!res.headersSent) reply(res, 500, 'internal error')
       else res.end()
@@ -62,10 +64,16 @@ export class HttpFront {
     server.headersTimeout = 30_000
     server.requestTimeout = 0 // SSE streams of long calls stay open; idle sessions are evicted instead
     this.server = server
-    await new Promise<void>((resolve, reject) => {
+    const listening = await new Promise<boolean>((resolve, reject) => {
       server.once('error', reject)
-      server.listen(this.options.port, this.options.host, () => resolve())
+      // Closed before it bound (a close does not fail a listen in flight): settled all the same, and a late bind is undone.
+      server.once('close', () => resolve(false))
+      server.listen(this.options.port, this.options.host, () => {
+        if (this.closed) server.close()
+        resolve(!this.closed)
+      })
     })
+    if (!listening) return false
     const { port } = server.address() as AddressInfo
     this.url = `http://${hostForUrl(this.options.host)}:${port}${this.options.path}`
     const own = [...defaultHosts('127.0.0.1', port), hostHeader(this.options.host, port)]
@@ -74,12 +82,15 @@ export class HttpFront {
     this.origins = new Set([...own.map((h) => `http://${h.toLowerCase()}`), ...this.options.allowedOrigins])
     this.sweeper = setInterval(() => this.sweep(), Math.min(this.options.sessionIdleTimeout, 60_000))
     this.sweeper.unref()
+    return true
   }
 
   private hosts = new Set<string>()
+  private closed = false
   private origins = new Set<string>()
 
   async close(): Promise<void> {
+    this.closed = true
     clearInterval(this.sweeper)
     const sessions = [...this.sessions.values()]
     this.sessions.clear()

@@ -59,12 +59,16 @@ export class McpServe extends Service {
     if (options.transport === 'stdio') stdioSignals().emit('applied')
   }
 
+  private stopped = false
+
   /** Sessions open now (HTTP), or 1 for a connected stdio client. */
   get sessions(): number {
     return this.http?.sessionCount ?? (this.stdioSession ? 1 : 0)
   }
 
   override async start() {
+    // cordis runs a start it scheduled even after the stop (a load disposed at once): such a start does nothing.
+    if (this.stopped) return
     const served = new Set(this.options.tools)
     this.ctx.on('tools/changed', (name) => {
       if (!served.has(name)) return
@@ -98,12 +102,14 @@ export class McpServe extends Service {
       maxRequestsPerMinute: this.options.maxRequestsPerMinute ?? 600,
       newSession: () => ServedSession.create(this.ctx, this.session),
     })
-    await this.http.listen()
+    // Unloaded while it started (cordis runs a scheduled start after the stop): nothing is served, nothing to log.
+    if (!await this.http.listen()) return
     this.url = this.http.url
     this.ctx.logger('mcp-serve').info('serving MCP at %s (bearer token required)', this.url)
   }
 
   override async stop() {
+    this.stopped = true
     await this.stdioSession?.close()
     this.stdioSession = undefined
     await this.http?.close()

@@ -3,12 +3,17 @@
 // (429), unknown sessions (404), a served tool that is not registered (not listed), and stop
 // closing every session and the listener.
 import { request } from 'node:http'
+import { connect as connectTcp } from 'node:net'
 import { expect } from 'chai'
-import type { Context } from 'cordis'
+import { Context } from 'cordis'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { withoutCallerTracing } from '@cordis-subagents/shared'
-import { serveApp as app } from './serve-app.js'
+import ToolRegistry from '@cordis-subagents/tools'
+import AgentRuntime from '@cordis-subagents/agent'
+import McpServe from '@cordis-subagents/serve-mcp'
+import { eventually, freePort, within } from '@cordis-subagents/test-support'
+import { SERVE_TOKEN, serveApp as app } from './serve-app.js'
 
 function connect(ctx: Context) {
   const client = new Client({ name: 'spec', version: '1.0.0' })
@@ -85,6 +90,29 @@ describe('serve-mcp over HTTP: caps', function () {
     }
   })
 
+  it('unloaded while it starts (at any turn of the loop): the load settles, nothing listens, and a load that stays takes the port', async () => {
+    ctx = new Context()
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(AgentRuntime, { model: 'test' })
+    await ctx.start()
+    const port = await freePort()
+    // After so many microtasks (the start's own awaits), then so many turns of the loop (the listen).
+    const ticks = Array.from({ length: 12 }, (_, n) => ({ ticks: n, turns: 0 }))
+    const waits = [...ticks, ...[1, 2, 3, 5, 8].map((turns) => ({ ticks: 0, turns }))]
+    for (const { ticks: microtasks, turns } of waits) {
+      const fork = ctx.plugin(McpServe, { transport: 'http', tools: ['whoami'], token: SERVE_TOKEN, port })
+      for (let i = 0; i < microtasks; i++) await Promise.resolve()
+      for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve))
+      fork.dispose()
+      await within(ctx.lifecycle.flush(), 5000, `the app settles after an unload at ${microtasks} ticks, ${turns} turns`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(await accepts(port), `unloaded after ${microtasks} ticks, ${turns} turns`).to.equal(false)
+    }
+    ctx.plugin(McpServe, { transport: 'http', tools: ['whoami'], token: SERVE_TOKEN, port })
+    await eventually(() => ctx?.get('mcpServe')?.url?.includes(`:${port}/`), 'the server listens on its port')
+    expect(await accepts(port)).to.equal(true)
+  })
+
   it('past maxRequestsPerMinute requests get 429', async () => {
     ctx = await app({ maxRequestsPerMinute: 2 })
     const codes = [await post(ctx), await post(ctx), await post(ctx)]
@@ -106,3 +134,12 @@ describe('serve-mcp over HTTP: caps', function () {
     expect(refused).to.equal('ECONNREFUSED')
   })
 })
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connectTcp(port, '127.0.0.1')
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => resolve(false))
+  })
+}
