@@ -231,6 +231,8 @@ export class AcpServer {
 
   /** Opens (or re-opens) a session: checks the crossing, makes room, creates its agent. */
   private open(id: string, cwd: string, meta: unknown, seed?: readonly Message[], mcp?: SentServers): Session {
+    // Closed while the request started its client's MCP servers: no session opens (`opened` stops those servers).
+    if (this.closing) throw new Error('the ACP server is shutting down; no session opens now')
     const { config } = this.parts
     const limits = this.limitsOf(meta)
     const closed = this.sessions.makeRoom()

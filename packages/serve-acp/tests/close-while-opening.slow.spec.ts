@@ -1,0 +1,64 @@
+// serve-acp unloaded while a session/new still starts the MCP servers its client sent: no session opens, and the
+// stdio server it was starting is stopped (its process reaped), not left running after the app stopped.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { expect } from 'chai'
+import { Context } from 'cordis'
+import * as sdk from '@agentclientprotocol/sdk'
+import AgentRuntime, { ScriptedModel } from '@cordis-subagents/agent'
+import ToolRegistry from '@cordis-subagents/tools'
+import { eventually } from '@cordis-subagents/test-support'
+import * as ServeAcp from '../src/index.js'
+
+const FIXTURE = fileURLToPath(new URL('../../mcp/tests/fixtures/server.mjs', import.meta.url))
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe('serve-acp unloaded while a session opens', function () {
+  this.timeout(30_000)
+  let dir: string
+
+  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'serve-acp-close-')) })
+  afterEach(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('a session/new still starting its client\'s stdio MCP server: no session opens, and that server\'s process is reaped', async () => {
+    const log = join(dir, 'mcp.log')
+    const ctx = new Context()
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(AgentRuntime, { model: 'scripted' })
+    ctx.plugin({ name: 'model', inject: ['agents'], apply: (c: Context) => { c.agents.registerModel('scripted', new ScriptedModel(() => ScriptedModel.text('hi'))) } })
+    await ctx.start()
+    const toServer = new TransformStream<Uint8Array, Uint8Array>()
+    const toClient = new TransformStream<Uint8Array, Uint8Array>()
+    const fork = ctx.plugin(ServeAcp, { transport: { input: toServer.readable, output: toClient.writable } } as never)
+    await ctx.lifecycle.flush()
+    const connection = sdk.client({ name: 'spec' }).connect(sdk.ndJsonStream(toServer.writable, toClient.readable))
+    let pid = NaN
+    try {
+      await connection.agent.request(sdk.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} })
+      // A server that takes a while to start: the unload comes while the request waits for it.
+      const opening = connection.agent.request(sdk.methods.agent.session.new, {
+        cwd: dir,
+        mcpServers: [{ name: 'slow', command: '/bin/sh', args: ['-c', `sleep 0.5; exec "${process.execPath}" "${FIXTURE}" "${log}"`], env: [] }],
+      } as never).then(() => 'opened', (error: Error) => `refused: ${error.message}`)
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      fork.dispose()
+      // The connection closed with the unload: the request gets no answer; the server it started tells its pid.
+      pid = await eventually(() => Number(/pid (\d+)/.exec(existsSync(log) ? readFileSync(log, 'utf8') : '')?.[1]) || 0, 'the MCP server started')
+      await eventually(() => !alive(pid), 'the MCP server it was starting is reaped')
+      expect(await Promise.race([opening, new Promise((resolve) => setTimeout(resolve, 100, 'no answer'))])).to.not.equal('opened')
+    } finally {
+      await ctx.stop()
+      if (pid && alive(pid)) process.kill(pid, 'SIGKILL')
+    }
+  })
+})
