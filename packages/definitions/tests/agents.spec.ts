@@ -89,6 +89,20 @@ describe('definitions: agents from a config entry', () => {
     expect(app.errors.length).to.equal(errors)
   })
 
+  it('a config edit while the entry waits for a member: the old apply ends quietly, the new one defines the team once the member comes', async () => {
+    const errors = app.errors.length
+    const lead = app.ctx.plugin(Agents, { agents: { chief: { does: 'Leads.', team: ['scout'] } } })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    // The loader applies an edited entry by restarting its scope: the waiting apply must not go on under the new one.
+    lead.update({ agents: { chief: { does: 'Leads, edited.', team: ['scout'] } } })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    await app.load(Agents, { agents: { scout: { does: 'Scouts.' } } })
+    await eventually(() => app.ctx.agentDefinitions.get('chief'), 'the edited chief defined once its member was')
+    expect(app.ctx.agentDefinitions.get('chief')!.does).to.equal('Leads, edited.')
+    expect(lead.status).to.not.equal(FAILED)
+    expect(app.errors.slice(errors)).to.deep.equal([])
+  })
+
   it('an unbounded team cycle fails with TEAM_CYCLE; a budget.maxDepth on the cycle bounds it', async () => {
     const bad = await app.load(Agents, { agents: { a: { does: 'A.', team: ['b'] }, b: { does: 'B.', team: ['a'] } } })
     expect(bad.status).to.equal(FAILED)

@@ -30,25 +30,26 @@ export async function apply(ctx: Context, config: Config) {
   const unknown = (member: string) => !own.has(member) && !ctx.agentDefinitions.get(member)
   const missing = () => definitions.some((definition) => definition.team.some(unknown))
   if (missing() && config.teamWait > 0) {
-    const defined = await waitFor(ctx, () => !missing(), config.teamWait)
-    if (!defined && !ctx.scope.isActive) return
+    // Disposed meanwhile (an unload, or a config edit that applies this entry again): this apply is over, whatever the
+    // scope reads now (a restarted scope is active again, for the new apply).
+    if (await waitFor(ctx, () => !missing(), config.teamWait) === 'disposed') return
   }
   // Still missing after the wait: define() refuses the entry with UNKNOWN_TEAM_MEMBER, naming the agents there are.
   ctx.agentDefinitions.define(definitions)
   ctx.logger('agent-definitions').debug('defined %s', definitions.map((definition) => definition.name).join(', ') || 'no agents')
 }
 
-/** Resolves true once `ready()` holds after a definitions change, false after `ms` or when the entry is disposed. */
-function waitFor(ctx: Context, ready: () => boolean, ms: number): Promise<boolean> {
+/** Resolves `ready` once `ready()` holds after a definitions change, `timeout` after `ms`, `disposed` when the entry is disposed. */
+function waitFor(ctx: Context, ready: () => boolean, ms: number): Promise<'ready' | 'timeout' | 'disposed'> {
   return new Promise((resolve) => {
-    const done = (value: boolean) => {
+    const done = (value: 'ready' | 'timeout' | 'disposed') => {
       clearTimeout(timer)
       stopListening()
       stopDispose()
       resolve(value)
     }
-    const timer = setTimeout(() => done(false), ms)
-    const stopListening = ctx.on('agent-definitions/changed', () => { if (ready()) done(true) })
-    const stopDispose = ctx.on('dispose', () => done(false))
+    const timer = setTimeout(() => done('timeout'), ms)
+    const stopListening = ctx.on('agent-definitions/changed', () => { if (ready()) done('ready') })
+    const stopDispose = ctx.on('dispose', () => done('disposed'))
   })
 }
