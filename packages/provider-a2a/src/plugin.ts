@@ -22,7 +22,16 @@ export async function apply(ctx: Context, config: Config) {
     if (health.healthy) logger.info('%s: the agent host %s is healthy again', config.name, health.url)
     else logger.warn('%s: the agent host %s is unhealthy (retried after %d ms): %s', config.name, health.url, Math.max(0, (health.retryAt ?? 0) - Date.now()), health.lastError)
   }
-  const provider = await createA2aProvider({ ...config, signal: controller.signal, debug, onHealth })
+  let provider: Awaited<ReturnType<typeof createA2aProvider>>
+  try {
+    provider = await createA2aProvider({ ...config, signal: controller.signal, debug, onHealth })
+  } catch (error) {
+    // Disposed while it read the card (an unload, or an edit that applies this entry again): this apply is over, quietly.
+    // Failing would fail the scope, which the edit restarted for the new apply.
+    if (controller.signal.aborted) return
+    throw error
+  }
+  if (controller.signal.aborted) return void provider.dispose()
   // Runs still starting (waiting for the remote's first event) are not the service's yet: close them here.
   ctx.on('dispose', () => provider.dispose())
   injected(ctx, 'subagents').register(provider)

@@ -1,5 +1,7 @@
 // `url` or `urls`: exactly one, each URL checked like `url`, no duplicates, at most 32; a pool loads
 // when at least one endpoint's card can be used, and fails listing each when none can.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { expect } from 'chai'
 import { Context } from 'cordis'
 import SubagentService from '@cordis-subagents/subagents-service'
@@ -78,6 +80,30 @@ describe('provider-a2a: url or urls', function () {
     await ctx.lifecycle.flush()
     const provider = ctx.subagents.get('hosts') as unknown as a2aPlugin.A2aProvider
     expect(provider.endpoints().map((endpoint) => [endpoint.healthy, endpoint.streaming])).to.deep.equal([[true, true], [true, false]])
+    await within(ctx.stop(), 10_000, 'ctx.stop()')
+  })
+
+  it('a config edit while the card is read: the first apply ends quietly, the edited one registers the provider', async () => {
+    const remote = await startScriptedServer({ streaming: true })
+    closers.push(remote.close)
+    const card = await (await fetch(`${remote.url}/.well-known/agent-card.json`)).text()
+    // The card, answered after 300 ms from another origin (its interface is the remote's).
+    const slow = createServer((_req, res) => setTimeout(() => { res.setHeader('content-type', 'application/json'); res.end(card) }, 300))
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve))
+    closers.push(() => new Promise<void>((resolve) => { slow.closeAllConnections(); slow.close(() => resolve()) }))
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`
+    const ctx = new Context()
+    const errors: unknown[] = []
+    ctx.on('internal/error', (error) => { errors.push(error) })
+    ctx.plugin(SubagentService)
+    await ctx.start()
+    const base = { name: 'remote', url, allowCrossOrigin: true } as a2aPlugin.Config
+    const fork = ctx.plugin(a2aPlugin, base)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    fork.update({ ...base, description: 'edited' })
+    await within(ctx.lifecycle.flush(), 10_000, 'the edited apply settles')
+    expect(errors).to.deep.equal([])
+    expect(ctx.subagents.get('remote')?.description).to.equal('edited')
     await within(ctx.stop(), 10_000, 'ctx.stop()')
   })
 
