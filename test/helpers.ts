@@ -81,14 +81,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = offlineEnv()): C
   }
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+export { processAlive as alive } from '@cordis-subagents/test-support'
 
 /** Processes of the quick start's ACP agent started from this test process: the bin on acp-agent.yml, or the lib/acp-agent.js shim. */
 export function acpAgentProcesses(): string[] {

@@ -50,14 +50,7 @@ export function makeExec(overrides: Partial<ToolExecContext> = {}): ToolExecCont
   return { signal: new AbortController().signal, agent: { id: 'agent-1', depth: 0 }, toolCallId: 'call-1', ...overrides }
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+export { processAlive as alive } from '@cordis-subagents/test-support'
 
 /** Polls `check` every 20 ms until it holds or `timeout` ms passed (then throws with `what`). */
 export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeout = 10_000): Promise<void> {

@@ -8,6 +8,7 @@
 import { join } from 'node:path'
 import { expect } from 'chai'
 import { readFileSync } from 'node:fs'
+import { processAlive as alive } from '@cordis-subagents/test-support'
 import { appYml, build, newSession, prompt, refusal, ROOT, said, sdk, Workspace } from './helpers.js'
 
 const FIXTURE = join(ROOT, 'packages/mcp/tests/fixtures/server.mjs')
@@ -20,14 +21,6 @@ function readLog(file: string): string {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** Polls `check` every 20 ms until it holds, or throws with `what` after `timeout` ms (a bound that only ends a hang). */
 async function eventually(what: string, check: () => boolean, timeout = 20_000): Promise<void> {

@@ -9,28 +9,15 @@ import { Context } from 'cordis'
 import * as sdk from '@agentclientprotocol/sdk'
 import AgentRuntime, { ScriptedModel } from '@cordis-subagents/agent'
 import ToolRegistry from '@cordis-subagents/tools'
-import { eventually } from '@cordis-subagents/test-support'
+import { eventually, processAlive as alive } from '@cordis-subagents/test-support'
 import * as ServeAcp from '../src/index.js'
 
 const FIXTURE = fileURLToPath(new URL('../../mcp/tests/fixtures/server.mjs', import.meta.url))
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 describe('serve-acp unloaded while a session opens', function () {
   this.timeout(30_000)
-  let dir: string
-
-  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'serve-acp-close-')) })
-  afterEach(() => rmSync(dir, { recursive: true, force: true }))
-
   it('a session/new still starting its client\'s stdio MCP server: no session opens, and that server\'s process is reaped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'serve-acp-close-'))
     const log = join(dir, 'mcp.log')
     const ctx = new Context()
     ctx.plugin(ToolRegistry)
@@ -59,6 +46,7 @@ describe('serve-acp unloaded while a session opens', function () {
     } finally {
       await ctx.stop()
       if (pid && alive(pid)) process.kill(pid, 'SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })

@@ -20,14 +20,7 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+export { processAlive as alive } from '@cordis-subagents/test-support'
 
 /** Polls `check` every 20 ms until it holds or `timeout` ms passed (then throws with `what`). */
 export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeout = 10_000): Promise<void> {

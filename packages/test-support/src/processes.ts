@@ -1,0 +1,51 @@
+import { connect } from 'node:net'
+
+/** Whether process `pid` is alive (signal 0: nothing is sent). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Whether something accepts connections on 127.0.0.1:`port` now. */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+/**
+ * Loads a server with `load()` and unloads it at once, again and again, each time after another wait (so many
+ * microtasks, then so many turns of the event loop: a start's own awaits, then its listen), and `settle()`s after each
+ * (default: 50 ms); then loads it once more and waits (5 s at most) for it to accept there. Resolves with the waits after
+ * which something still accepted connections on `port` (none: `[]`), and whether the last load, the one that stays, took it.
+ */
+export async function unloadedWhileStarting(
+  load: () => { dispose(): unknown }, port: number, settle: () => Promise<unknown> = pause,
+): Promise<{ left: string[]; stays: boolean }> {
+  const microtasks = Array.from({ length: 12 }, (_, ticks) => ({ ticks, turns: 0 }))
+  const waits = [...microtasks, ...[1, 2, 3, 5, 8, 13].map((turns) => ({ ticks: 0, turns }))]
+  const left: string[] = []
+  for (const { ticks, turns } of waits) {
+    const fork = load()
+    for (let i = 0; i < ticks; i++) await Promise.resolve()
+    for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve))
+    fork.dispose()
+    await settle()
+    if (await accepts(port)) left.push(`${ticks} microtasks, ${turns} turns`)
+  }
+  load()
+  const deadline = Date.now() + 5000
+  while (!await accepts(port) && Date.now() < deadline) await pause()
+  return { left, stays: await accepts(port) }
+}
+
+const pause = () => new Promise((resolve) => setTimeout(resolve, 50))
