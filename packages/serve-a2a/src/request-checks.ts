@@ -22,6 +22,11 @@ export function paramsProblem(params: unknown): string | undefined {
   for (const [name, value] of [['tenant', params.tenant], ...ids] as Array<[string, unknown]>) {
     if (value !== undefined && value !== null && typeof value !== 'string') return `${name} must be a string.`
   }
+  // A count of messages: a whole number (the SDK passes anything else on as NaN or a fraction, which a store cannot page by).
+  const history = params.historyLength ?? undefined
+  if (history !== undefined && !(Number.isSafeInteger(Number(history)) && Number(history) >= 0)) {
+    return 'historyLength must be a whole number of messages.'
+  }
   if (typeof params.tenant === 'string' && Buffer.byteLength(params.tenant) > MAX_TENANT_BYTES) {
     return `tenant is longer than ${MAX_TENANT_BYTES} bytes; use a shorter tenant name.`
   }

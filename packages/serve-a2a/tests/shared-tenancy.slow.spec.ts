@@ -118,6 +118,12 @@ describe('serve-a2a shared: tasks are scoped by the credential itself, across ho
       const read = await call(a.server.url, ALICE, 'GetTask', { id: randomUUID(), ...'tenant' in params ? { tenant: params.tenant } : {} })
       if ('tenant' in params) expect(read.status).to.equal(400)
     }
+    // A page of tasks with a history length that is no whole number: refused the same way, not a database error.
+    for (const historyLength of [1.5, 'x', -1]) {
+      const listed = await call(a.server.url, ALICE, 'ListTasks', { historyLength })
+      expect(listed.status, JSON.stringify(listed.body)).to.equal(400)
+      expect(listed.body.error.message).to.match(/historyLength must be a whole number/)
+    }
     expect(a.model.callCount).to.equal(0)
     const rows = await withPg((sql) => sql.unsafe(`SELECT count(*)::int AS n FROM "${schema}".a2a_tasks`))
     expect(rows[0].n).to.equal(0)
