@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import type { ErrorObject, ValidateFunction } from 'ajv'
-import { countProblem, describeError } from '@cordis-subagents/shared'
+import { countProblem, describeError, nestingDepth } from '@cordis-subagents/shared'
 import type { ToolSpec } from '@cordis-subagents/tools'
 import { AgentError } from './errors.js'
 import type { ChatModel, GenerateRequest, Message, ModelToolCall } from './types.js'
@@ -79,8 +79,9 @@ function compile(schema: Record<string, unknown>, fail: (problem: string) => nev
     return fail(`.schema is not JSON: ${describeError(error)}.`)
   }
   if (json.length > MAX_OUTPUT_SCHEMA_CHARS) fail(`.schema is ${json.length} characters of JSON; the most is ${MAX_OUTPUT_SCHEMA_CHARS}.`)
-  const depth = depthOf(JSON.parse(json) as unknown)
-  if (depth > MAX_OUTPUT_SCHEMA_DEPTH) fail(`.schema nests ${depth} levels deep; the most is ${MAX_OUTPUT_SCHEMA_DEPTH}.`)
+  if (nestingDepth(JSON.parse(json), MAX_OUTPUT_SCHEMA_DEPTH) > MAX_OUTPUT_SCHEMA_DEPTH) {
+    fail(`.schema nests more than ${MAX_OUTPUT_SCHEMA_DEPTH} levels deep; the most is ${MAX_OUTPUT_SCHEMA_DEPTH}.`)
+  }
   // A copy of our own: the caller's object may change later, and `$schema` names a dialect ajv may not load.
   const { $schema: _, ...body } = JSON.parse(json) as Record<string, unknown>
   if (body.type !== 'object') fail('.schema must describe an object (`type: \'object\'` at its root): models answer with an object.')
@@ -106,13 +107,6 @@ function refusePattern(pattern: string): never {
 let ajvClass: typeof import('ajv').Ajv | undefined
 function loadAjv(): typeof import('ajv').Ajv {
   return ajvClass ??= (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv
-}
-
-function depthOf(value: unknown): number {
-  if (!value || typeof value !== 'object') return 0
-  let deepest = 0
-  for (const item of Object.values(value)) deepest = Math.max(deepest, depthOf(item))
-  return deepest + 1
 }
 
 function checkValue(validate: ValidateFunction, value: unknown): string | undefined {

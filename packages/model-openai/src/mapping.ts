@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type OpenAI from 'openai'
 import type { FinishReason, GenerateResponse, Message, ModelToolCall } from '@cordis-subagents/agent'
-import { countOf, isCount, reportedCount, type Usage } from '@cordis-subagents/shared'
+import { countOf, isCount, nestingDepth, reportedCount, type Usage } from '@cordis-subagents/shared'
 import type { ToolSpec } from '@cordis-subagents/tools'
 import { MAX_JSON_DEPTH } from './capped-json.js'
 
@@ -117,21 +117,10 @@ function decodeArguments(raw: unknown): { input: unknown; invalidInput?: string 
   }
   // The body's own nesting bound does not reach inside this string: deeper input would overflow the stack where it is used
   // (a schema check, the next request's encoding) and break the agent's every later turn.
-  if (nestsDeeper(value, MAX_JSON_DEPTH)) {
+  if (nestingDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
     return { input: {}, invalidInput: `Tool call arguments nest deeper than ${MAX_JSON_DEPTH} levels: ${truncate(raw)}. Call the tool again with a flatter object.` }
   }
   return { input: value }
-}
-
-/** Whether `root` nests objects or arrays more than `max` levels deep (without recursion). */
-function nestsDeeper(root: object, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[root, 1]]
-  while (stack.length) {
-    const [value, depth] = stack.pop()!
-    if (depth > max) return true
-    for (const item of Object.values(value as object)) if (item !== null && typeof item === 'object') stack.push([item, depth + 1])
-  }
-  return false
 }
 
 export function truncate(text: string, limit = RAW_ARGUMENTS_LIMIT): string {
