@@ -1,5 +1,5 @@
 import type { Message, Task } from '@a2a-js/sdk'
-import { CROSSING_KEY } from '@cordis-subagents/shared'
+import { countOf, CROSSING_KEY } from '@cordis-subagents/shared'
 import { encodedBytes } from './task-codec.js'
 
 /** The default of `maxHistoryBytes`: a task's history keeps its newest messages within 1 MiB. */
@@ -57,8 +57,6 @@ function trimmedOf(marker: Message | undefined): Trimmed {
   const said = ours?.historyTrimmed
   return { messages: countOf(said?.messages), bytes: countOf(said?.bytes) }
 }
-
-const countOf = (value: unknown): number => (Number.isSafeInteger(value) && (value as number) > 0 ? value as number : 0)
 
 function markerOf(task: Task, trimmed: Trimmed): Message {
   const text = `[${trimmed.messages} earlier message(s), ${trimmed.bytes} bytes, were trimmed from this history: it keeps the newest ones within maxHistoryBytes.]`
