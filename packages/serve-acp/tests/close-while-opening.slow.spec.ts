@@ -19,6 +19,7 @@ describe('serve-acp unloaded while a session opens', function () {
   it('a session/new still starting its client\'s stdio MCP server: no session opens, and that server\'s process is reaped', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'serve-acp-close-'))
     const log = join(dir, 'mcp.log')
+    const begun = join(dir, 'begun')
     const ctx = new Context()
     ctx.plugin(ToolRegistry)
     ctx.plugin(AgentRuntime, { model: 'scripted' })
@@ -35,9 +36,10 @@ describe('serve-acp unloaded while a session opens', function () {
       // A server that takes a while to start: the unload comes while the request waits for it.
       const opening = connection.agent.request(sdk.methods.agent.session.new, {
         cwd: dir,
-        mcpServers: [{ name: 'slow', command: '/bin/sh', args: ['-c', `sleep 0.5; exec "${process.execPath}" "${FIXTURE}" "${log}"`], env: [] }],
+        mcpServers: [{ name: 'slow', command: '/bin/sh', args: ['-c', `: > "${begun}"; sleep 0.5; exec "${process.execPath}" "${FIXTURE}" "${log}"`], env: [] }],
       } as never).then(() => 'opened', (error: Error) => `refused: ${error.message}`)
-      await new Promise((resolve) => setTimeout(resolve, 150))
+      // Unloaded once the request is starting the server (its shell has begun), before the server answers.
+      await eventually(() => existsSync(begun), 'the MCP server is starting')
       fork.dispose()
       // The connection closed with the unload: the request gets no answer; the server it started tells its pid.
       pid = await eventually(() => Number(/pid (\d+)/.exec(existsSync(log) ? readFileSync(log, 'utf8') : '')?.[1]) || 0, 'the MCP server started')
