@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { type Context, Service } from 'cordis'
-import { defaultHosts, hostForUrl, originsOf } from '@cordis-subagents/shared'
+import { defaultHosts, hostForUrl, listenInTurn, originsOf } from '@cordis-subagents/shared'
 import type {} from '@cordis-subagents/agent'
 import type {} from '@cordis-subagents/subagents-service'
 import { checkedConfig, Config } from './config.js'
@@ -75,9 +75,13 @@ export class SubagentConsole extends Service<Config> {
   protected override async start(): Promise<void> {
     const { config } = this
     if (this.stopped) return
-    const http = await listen(config.host, config.port)
-    // Stopped while it listened (cordis does not wait for a start): the server it got closes at once, nothing is served.
-    if (this.stopped) return void http.close()
+    // Stopped while it listened (cordis does not wait for a start): the server it got closes at once, in its turn.
+    const http = await listenInTurn(config.host, config.port, async () => {
+      const bound = await listen(config.host, config.port)
+      if (!this.stopped) return bound
+      bound.close()
+    })
+    if (!http) return
     this.http = http
     this.port = (http.address() as AddressInfo).port
     const hosts = config.allowedHosts?.length ? config.allowedHosts : defaultHosts(config.host, this.port)

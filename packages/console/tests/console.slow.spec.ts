@@ -7,7 +7,7 @@ import AgentRuntime from '@cordis-subagents/agent'
 import Tools from '@cordis-subagents/tools'
 import SubagentService from '@cordis-subagents/subagents-service'
 import SubagentConsole from '@cordis-subagents/console'
-import { freePort, unloadedWhileStarting } from '@cordis-subagents/test-support'
+import { freePort, reloadedWhileStarting, unloadedWhileStarting } from '@cordis-subagents/test-support'
 import { bearer, call, consoleHost, eventually, HOLD } from './helpers.js'
 
 type Host = Awaited<ReturnType<typeof consoleHost>>
@@ -41,6 +41,20 @@ describe('console: the tree, the transcript and the actions over HTTP (real Cont
       // And the port serves a load that stays.
       expect(await unloadedWhileStarting(() => ctx.plugin(SubagentConsole, { port }), port)).to.deep.equal({ left: [], stays: true })
       expect(ctx.get('subagentConsole')?.port).to.equal(port)
+    } finally {
+      await ctx.stop()
+    }
+  })
+
+  it('reloaded at once while it starts (a quick double reload), the load that follows takes its fixed port every time', async () => {
+    const ctx = new Context()
+    ctx.plugin(Tools)
+    ctx.plugin(AgentRuntime)
+    ctx.plugin(SubagentService)
+    await ctx.start()
+    try {
+      const port = await freePort()
+      expect(await reloadedWhileStarting(() => ctx.plugin(SubagentConsole, { port }), port)).to.deep.equal([])
     } finally {
       await ctx.stop()
     }

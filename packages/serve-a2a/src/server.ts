@@ -11,7 +11,7 @@ import { Config } from './config.js'
 import { ServeA2aError } from './errors.js'
 import { AgentTaskExecutor } from './executor.js'
 import { defaultHosts, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
-import { bindRefusal, withoutCallerTracing } from '@cordis-subagents/shared'
+import { bindRefusal, listenInTurn, withoutCallerTracing } from '@cordis-subagents/shared'
 import { createApp } from './http.js'
 import type { GuardedPushSender } from './push-sender.js'
 import type { SharedState, SharedStateOptions } from './shared-state.js'
@@ -154,17 +154,21 @@ export class A2aServer extends Service<Config> {
     })
     // The shared state sweeps the shared store itself (with its lease timers).
     const sweeper = shared ? () => {} : this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
-    let http: Server
+    let http: Server | undefined
     try {
-      http = await listen(config)
+      // Stopped while it listened (the stop closed the shared state it found): the server it got closes at once, in its turn.
+      http = await listenInTurn(config.host, config.port, async () => {
+        const bound = await listen(config)
+        if (!overtaken()) return bound
+        bound.close()
+      })
     } catch (error) {
       sweeper()
       this.shared = undefined
       await shared?.close()
       throw error
     }
-    // Stopped while it listened (the stop closed the shared state it found): the server it got closes at once.
-    if (overtaken()) return void (sweeper(), http.close())
+    if (!http) return sweeper()
     this.http = http
     this.port = (http.address() as AddressInfo).port
     const base = config.publicUrl ? config.publicUrl.replace(/\/+$/, '') : `http://${hostForUrl(config.host)}:${this.port}`

@@ -10,7 +10,7 @@ import { ScriptedModel, type GenerateRequest } from '@cordis-subagents/agent'
 import { Context } from 'cordis'
 import AgentRuntime from '@cordis-subagents/agent'
 import ToolRegistry from '@cordis-subagents/tools'
-import { freePort, unloadedWhileStarting } from '@cordis-subagents/test-support'
+import { freePort, reloadedWhileStarting, unloadedWhileStarting } from '@cordis-subagents/test-support'
 import A2aServer from '../src/index.js'
 import { BoundedTaskStore } from '../src/task-store.js'
 import { bearer, client10, message10, rpc, serve, type Served } from './helpers.js'
@@ -131,6 +131,18 @@ describe('serve-a2a: stopping', function () {
       const port = await freePort()
       expect(await unloadedWhileStarting(() => ctx.plugin(A2aServer, { port }), port)).to.deep.equal({ left: [], stays: true })
       expect(ctx.get('a2aServer')?.url).to.include(`:${port}`)
+    } finally {
+      await ctx.stop()
+    }
+  })
+  it('reloaded at once while it starts (a quick double reload), the load that follows takes its fixed port every time', async () => {
+    const ctx = new Context()
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(AgentRuntime, {})
+    await ctx.start()
+    try {
+      const port = await freePort()
+      expect(await reloadedWhileStarting(() => ctx.plugin(A2aServer, { port }), port)).to.deep.equal([])
     } finally {
       await ctx.stop()
     }

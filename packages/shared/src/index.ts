@@ -33,6 +33,7 @@ export { type CrossingSource, treeCrossing, type TreeCrossing } from './crossing
 export { aidsFrom, aidsOf, type CrossingAids, TELL_BOUNDS, TELL_METHOD, type TellBounds } from './crossing/aids.js'
 export { remoteHandle, type TellRefusal, type TellRefusalCode, toldData, toldFrom, ToldRelay } from './crossing/told.js'
 export { lazily } from './async/lazy.js'
+export { listenInTurn } from './async/listen-turns.js'
 export { unawaitedStops } from './async/app-stop.js'
 export {
   bearerToken, bindRefusal, type BindRequest, defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost,

@@ -49,3 +49,27 @@ export async function unloadedWhileStarting(
 }
 
 const pause = () => new Promise((resolve) => setTimeout(resolve, 50))
+
+/**
+ * Loads a server with `load()`, unloads it after a wait (so many microtasks, then so many turns of the event loop) and
+ * loads it again at once, as a quick double reload does; each time the second load must come to accept on `port`
+ * (5 s at most) before it is unloaded too. Resolves with the waits after which the second load never listened (none: `[]`).
+ */
+export async function reloadedWhileStarting(load: () => { dispose(): unknown }, port: number): Promise<string[]> {
+  const failed: string[] = []
+  for (const turns of [0, 1, 2, 3, 5, 8, 13, 21]) {
+    for (const ticks of [0, 3, 8]) {
+      const first = load()
+      for (let i = 0; i < ticks; i++) await Promise.resolve()
+      for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve))
+      first.dispose()
+      const second = load()
+      const deadline = Date.now() + 5000
+      while (!await accepts(port) && Date.now() < deadline) await pause()
+      if (!await accepts(port)) failed.push(`${ticks} microtasks, ${turns} turns`)
+      second.dispose()
+      await pause()
+    }
+  }
+  return failed
+}
