@@ -1,7 +1,6 @@
 import { TaskState } from '@a2a-js/sdk'
 import {
-  type AgentExecutor, DefaultExecutionEventBusManager, type ExecutionEventBus, type ExecutionEventBusManager, type RequestContext,
-  type ServerCallContext,
+  type AgentExecutor, type ExecutionEventBus, type ExecutionEventBusManager, type RequestContext, type ServerCallContext,
 } from '@a2a-js/sdk/server'
 import type { Agent, RunOptions, RunResult } from '@cordis-subagents/agent'
 import {
@@ -13,6 +12,7 @@ import type { SavedTurn } from './saved-turns.js'
 import { type Held, restoreHeld, saveTurn, setUp } from './turn-keeping.js'
 import type { ExecutorHost } from './executor-host.js'
 import { finalSpend } from './spend-report.js'
+import { TaskBuses } from './task-buses.js'
 import { TaskProgress } from './task-progress.js'
 import { createTaskAgent, taskLimits } from './task-agent.js'
 import { promptOf, TaskEvents } from './task-events.js'
@@ -58,7 +58,7 @@ export class AgentTaskExecutor implements AgentExecutor {
   /** Saved turns of tasks claimed from another host, by key, until their message is executed here. */
   private readonly adopted = new Map<string, SavedTurn>()
   constructor(private readonly host: ExecutorHost) {
-    this.buses = host.buses ?? new DefaultExecutionEventBusManager()
+    this.buses = host.buses ?? new TaskBuses()
     const { maxParkedTasks: max, parkedTimeout: timeout } = host.config
     this.parked = new ParkedTasks({ max, timeout, expire: (task) => this.expire(task) })
   }

@@ -1,8 +1,7 @@
-import {
-  DefaultExecutionEventBusManager, type ExecutionEventBus, type ExecutionEventBusManager, type ServerCallContext,
-} from '@a2a-js/sdk/server'
+import type { ExecutionEventBus, ExecutionEventBusManager, ServerCallContext } from '@a2a-js/sdk/server'
 import { digestOfRef } from './feed-payloads.js'
 import { refOf } from './shared-store.js'
+import { TaskBuses } from './task-buses.js'
 import { taskKey } from './task-store.js'
 
 /**
@@ -11,7 +10,7 @@ import { taskKey } from './task-store.js'
  * own manager. Each is also found by its digest (the name the feed gives a task: feed-payloads.ts).
  */
 export class LocalBuses implements ExecutionEventBusManager {
-  private readonly inner = new DefaultExecutionEventBusManager()
+  private readonly inner = new TaskBuses()
   private readonly live = new Map<string, { taskId: string; context: ServerCallContext | undefined; digest: string }>()
   /** Digest → key of every task in `live`. */
   private readonly digests = new Map<string, string>()

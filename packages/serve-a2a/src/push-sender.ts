@@ -5,49 +5,24 @@
  * (doubling `retryDelay`) on a network failure, a 408, a 429 or a 5xx. A failure is reported (a
  * warning with a code) and counted; it never reaches the task or the host.
  */
-import { request as httpRequest, validateHeaderValue } from 'node:http'
+import { type ClientRequest, request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { LookupFunction } from 'node:net'
 import type { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk'
-import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors'
-import {
-  InMemoryPushNotificationStore, type PushNotificationSender, type PushNotificationSerializer, type ServerCallContext,
-  V1PushNotificationSerializer,
-} from '@a2a-js/sdk/server'
-import { pinTarget, type PinnedTarget, TargetRefused, type TargetPolicy, urlProblem } from './push-target.js'
+import { type PushNotificationSender, type PushNotificationSerializer, type ServerCallContext, V1PushNotificationSerializer } from '@a2a-js/sdk/server'
+import { authHeaders, type CappedPushStore } from './push-store.js'
+import { pinTarget, type PinnedTarget, TargetRefused, type TargetPolicy } from './push-target.js'
 
 export interface PushSettings extends TargetPolicy {
   timeout: number
   retries: number
   retryDelay: number
   maxBodyBytes: number
-  maxConfigsPerTask: number
 }
 
 /** Codes of a push notification that was not delivered. */
 export type PushFailureCode = 'PUSH_TARGET_REFUSED' | 'PUSH_TOO_LARGE' | 'PUSH_REDIRECT_REFUSED' | 'PUSH_REJECTED' | 'PUSH_FAILED'
-
-/** The SDK's store, with each URL checked (syntax) and at most `maxConfigsPerTask` configs per task. */
-export class CappedPushStore extends InMemoryPushNotificationStore {
-  constructor(private readonly settings: PushSettings) {
-    super()
-  }
-
-  override async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
-    const problem = urlProblem(config.url, this.settings)
-    if (problem) throw new RequestMalformedError({ message: `Refused: ${problem}.`, metadata: { code: 'PUSH_TARGET_REFUSED' } })
-    const credential = credentialProblem(config)
-    if (credential) throw new RequestMalformedError({ message: `Refused: ${credential}.`, metadata: { code: 'PUSH_CREDENTIAL_REFUSED' } })
-    const existing = await this.load(taskId, context)
-    if (existing.length >= this.settings.maxConfigsPerTask && !existing.some((entry) => config.id && entry.id === config.id)) {
-      throw new UnsupportedOperationError({
-        message: `Refused: task ${taskId} already has ${existing.length} push notification configs (push.maxConfigsPerTask); delete one first.`,
-        metadata: { code: 'TOO_MANY_PUSH_CONFIGS' },
-      })
-    }
-    await super.save(taskId, context, config)
-  }
-}
 
 export class GuardedPushSender implements PushNotificationSender {
   /** Deliveries per webhook, one after another (updates arrive in order). */
@@ -66,6 +41,13 @@ export class GuardedPushSender implements PushNotificationSender {
 
   /** Sends whose configs are still being read (before their deliveries are queued). */
   private readonly pending = new Set<Promise<void>>()
+  /** Aborted by `stop`: every POST and retry wait in flight ends, and nothing new is sent. */
+  private readonly stopping = new AbortController()
+
+  /** The server stops: deliveries in flight are cut (counted `PUSH_FAILED`), later updates are not sent. */
+  stop(): void {
+    this.stopping.abort()
+  }
 
   async send(update: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const work = this.queue(update, context, task)
@@ -79,7 +61,7 @@ export class GuardedPushSender implements PushNotificationSender {
 
   private async queue(update: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = task?.id ?? taskIdOf(update)
-    if (!taskId) return
+    if (!taskId || this.stopping.signal.aborted) return
     const configs = await this.store.loadWithMetadata(taskId, context).catch(() => [])
     for (const { config, wireVersion } of configs) {
       const serializer = this.serializers[wireVersion] ?? this.serializers['1.0']
@@ -100,9 +82,14 @@ export class GuardedPushSender implements PushNotificationSender {
     }
   }
 
-  /** Resolves once every delivery queued now has ended (tests, stop). */
-  async idle(): Promise<void> {
-    while (this.pending.size || this.chains.size) await Promise.all([...this.pending, ...this.chains.values()])
+  /** Resolves once every delivery queued now has ended (tests, stop), or after `within` ms. */
+  async idle(within?: number): Promise<void> {
+    const give = within === undefined ? undefined : sleep(within, undefined, { ref: false })
+    while (this.pending.size || this.chains.size) {
+      const all = Promise.all([...this.pending, ...this.chains.values()])
+      if (!give) await all
+      else if (await Promise.race([all.then(() => false), give.then(() => true)])) return
+    }
   }
 
   private async deliver(config: TaskPushNotificationConfig, body: string, contentType: string, taskId: string): Promise<void> {
@@ -118,7 +105,9 @@ export class GuardedPushSender implements PushNotificationSender {
       } catch (error) {
         return this.report(error instanceof TargetRefused ? error.code : 'PUSH_FAILED', `${where}: ${(error as Error).message}`)
       }
-      const outcome = await post(target, headers, body, this.settings.timeout)
+      const stopped = this.stopping.signal
+      const outcome = await post(target, headers, body, this.settings.timeout, stopped)
+      if (stopped.aborted) return this.report('PUSH_FAILED', `${where}: not delivered, the server stopped`)
       if (typeof outcome === 'number' && outcome >= 200 && outcome < 300) return this.delivered()
       if (typeof outcome === 'number' && outcome >= 300 && outcome < 400) {
         return this.report('PUSH_REDIRECT_REFUSED', `${where}: answered HTTP ${outcome} (a redirect, not followed)`)
@@ -128,37 +117,20 @@ export class GuardedPushSender implements PushNotificationSender {
       if (attempt >= this.settings.retries) {
         return this.report('PUSH_FAILED', `${where}: ${typeof outcome === 'number' ? `HTTP ${outcome}` : outcome.message}, after ${attempt + 1} attempts`)
       }
-      await new Promise((resolve) => setTimeout(resolve, this.settings.retryDelay * 2 ** attempt))
+      const waited = await sleep(this.settings.retryDelay * 2 ** attempt, true, { signal: stopped }).catch(() => false)
+      if (!waited) return this.report('PUSH_FAILED', `${where}: not delivered, the server stopped`)
     }
   }
 }
 
-/** Longest credential a webhook's header carries (the token, or the authentication's scheme and credentials). */
-const MAX_CREDENTIAL_CHARS = 4096
-
-/** The A2A way of carrying the client's credential: `authentication` as `Authorization`, else the token in `X-A2A-Notification-Token`. */
-function authHeaders(config: TaskPushNotificationConfig): Record<string, string> {
-  const auth = config.authentication
-  if (auth?.scheme && auth.credentials) return { Authorization: `${auth.scheme} ${auth.credentials}` }
-  if (config.token) return { 'X-A2A-Notification-Token': config.token }
-  return {}
-}
-
-/** Why a config's credential cannot go in its header (Node's own rule for a header value, and a bound), checked when it is set. */
-function credentialProblem(config: TaskPushNotificationConfig): string | undefined {
-  for (const [name, value] of Object.entries(authHeaders(config))) {
-    if (value.length > MAX_CREDENTIAL_CHARS) return `the push notification's credential (${name}) is over ${MAX_CREDENTIAL_CHARS} characters`
-    try {
-      validateHeaderValue(name, value)
-    } catch {
-      return `the push notification's credential (${name}) holds a character a header cannot carry (a control character, or text beyond Latin-1)`
-    }
-  }
-  return undefined
-}
-
-/** One POST to the pinned address: its status, or the error that prevented one. The answer's body is not read. */
-function post(target: PinnedTarget, headers: Record<string, string>, body: string, timeout: number): Promise<number | Error> {
+/**
+ * One POST to the pinned address within `timeout` (connect, send, the answer's headers: one deadline, not an idle
+ * timer, so a webhook that trickles its answer is cut too): its status, or the error that prevented one. The answer's
+ * body is not read.
+ */
+function post(
+  target: PinnedTarget, headers: Record<string, string>, body: string, timeout: number, signal: AbortSignal,
+): Promise<number | Error> {
   const pinned: LookupFunction = (_host, options, callback) => {
     type All = (error: null, all: Array<{ address: string; family: number }>) => void
     if ((options as { all?: boolean }).all) (callback as All)(null, [{ address: target.address, family: target.family }])
@@ -167,18 +139,24 @@ function post(target: PinnedTarget, headers: Record<string, string>, body: strin
   const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest
   return new Promise((resolve) => {
     // What `request` throws (a header Node refuses) is this delivery's failure, as a network error is.
-    let req: ReturnType<typeof send>
+    let req: ClientRequest
+    const length = String(Buffer.byteLength(body))
+    const options = { method: 'POST', headers: { ...headers, 'Content-Length': length }, lookup: pinned, agent: false, signal }
+    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${timeout} ms (push.timeout)`)), timeout)
+    const settle = (outcome: number | Error) => {
+      clearTimeout(deadline)
+      resolve(outcome)
+    }
     try {
-      req = send(target.url, { method: 'POST', headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) }, lookup: pinned, agent: false, timeout }, (res) => {
+      req = send(target.url, options, (res) => {
         res.resume()
         res.destroy()
-        resolve(res.statusCode ?? 0)
+        settle(res.statusCode ?? 0)
       })
     } catch (error) {
-      return resolve(error as Error)
+      return settle(error as Error)
     }
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeout} ms (push.timeout)`)))
-    req.on('error', (error) => resolve(error))
+    req.on('error', settle)
     req.end(body)
   })
 }
@@ -188,11 +166,15 @@ function taskIdOf(update: StreamResponse): string | undefined {
   return payload?.value?.taskId || payload?.value?.id || undefined
 }
 
-/** The URL without its query (a token may be in it). */
+/** A webhook's path in a log line is cut past this many characters. */
+const MAX_LOGGED_PATH = 200
+
+/** The URL without its query (a token may be in it), its path cut to `MAX_LOGGED_PATH`. */
 function safeUrl(text: string): string {
   try {
     const url = new URL(text)
-    return `${url.origin}${url.pathname}`
+    const path = url.pathname.length > MAX_LOGGED_PATH ? `${url.pathname.slice(0, MAX_LOGGED_PATH)}…` : url.pathname
+    return `${url.origin}${path}`
   } catch {
     return '(not a URL)'
   }

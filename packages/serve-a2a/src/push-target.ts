@@ -14,8 +14,11 @@ for (const [net, prefix] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) FORBIDDEN.addSubnet(net, prefix, 'ipv4')
+// With the ranges that carry or reach an IPv4 address (NAT64 well-known and local-use, SIIT, 6to4, Teredo) and the
+// deprecated site-local and discard-only ones: through a gateway on the network each could reach a private IPv4 host.
 for (const [net, prefix] of [
-  ['::', 128], ['fe80::', 10], ['fc00::', 7], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32],
+  ['::', 128], ['fe80::', 10], ['fec0::', 10], ['fc00::', 7], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48],
+  ['::ffff:0:0:0', 96], ['2002::', 16], ['2001::', 32], ['100::', 64], ['2001:db8::', 32],
 ] as const) FORBIDDEN.addSubnet(net, prefix, 'ipv6')
 
 /** The 8 16-bit groups of an IPv6 address (a dotted IPv4 tail counts as two). */

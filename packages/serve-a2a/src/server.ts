@@ -14,6 +14,7 @@ import { defaultHosts, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost
 import { bindRefusal, listenInTurn, withoutCallerTracing } from '@cordis-subagents/shared'
 import { createApp } from './http.js'
 import type { GuardedPushSender } from './push-sender.js'
+import type { CappedPushStore } from './push-store.js'
 import type { SharedState, SharedStateOptions } from './shared-state.js'
 import { BoundedTaskStore, type ServeTaskStore } from './task-store.js'
 
@@ -64,6 +65,7 @@ export class A2aServer extends Service<Config> {
   private drained?: (ms: number) => Promise<void>
   private readonly pushStats = new Map<string, number>()
   private pushSender?: GuardedPushSender
+  private pushStore?: CappedPushStore
   /** From the start of a stop: new requests are refused (HOST_STOPPING). */
   private stopping = false
   /** Set by `stop`. cordis runs a start it scheduled even after the stop (a load disposed at once): that start leaves nothing open. */
@@ -103,6 +105,11 @@ export class A2aServer extends Service<Config> {
   /** Tasks waiting for an answer now (their agent asked: input-required). */
   get parkedTasks(): number {
     return this.executor?.parkedCount ?? 0
+  }
+
+  /** Tasks with webhooks kept now (at most `maxStoredTasks` besides running ones; a task's webhooks go with it). */
+  get webhookTasks(): number {
+    return this.pushStore?.size ?? 0
   }
 
   /** Push notifications so far, by outcome: `delivered`, or a failure code (PUSH_TARGET_REFUSED, PUSH_FAILED, ...). */
@@ -149,8 +156,11 @@ export class A2aServer extends Service<Config> {
         buses: shared.buses, turns: shared.turns, warn: (format: string, ...args: unknown[]) => void logger.warn(format, ...args),
       } : {},
     })
+    let push: Awaited<ReturnType<typeof pushParts>> | undefined
+    const isRunning = (key: string) => executor.isRunning(key)
     const store = this.store = shared?.store ?? new BoundedTaskStore({
-      max: config.maxStoredTasks, ttl: config.taskTtl, maxHistoryBytes: config.maxHistoryBytes, isRunning: (key) => executor.isRunning(key),
+      max: config.maxStoredTasks, ttl: config.taskTtl, maxHistoryBytes: config.maxHistoryBytes, isRunning,
+      forgotten: (key) => push?.store.forget(key),
     })
     // The shared state sweeps the shared store itself (with its lease timers).
     const sweeper = shared ? () => {} : this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
@@ -179,9 +189,10 @@ export class A2aServer extends Service<Config> {
     const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
     const { TaskRequestHandler } = await import('./task-handler.js')
     const card = agentCard(config, base)
-    const push = config.push.enabled ? await pushParts(config, logger, this.pushStats) : undefined
+    push = config.push.enabled ? await pushParts(config, logger, this.pushStats, isRunning) : undefined
     if (overtaken()) return sweeper()
     this.pushSender = push?.sender
+    this.pushStore = push?.store
     const extras = { signCard: this.signer?.sign, push }
     const requestHandler = handler = shared
       ? shared.handlerFor(card, executor, config.maxFollowUpsPerTask, extras)
@@ -234,11 +245,14 @@ export class A2aServer extends Service<Config> {
         http.closeIdleConnections = closeIdle
       }
     }
-    // Running tasks end (aborted) and their streams get their final state before the sockets go.
+    // Running tasks end (aborted) and their streams get their final state before the sockets go; so do their webhooks
+    // (what is still being delivered by then is cut, and nothing more is sent).
     await this.executor?.stop()
-    await this.drained?.(STOP_DRAIN_MS)
+    await Promise.all([this.drained?.(STOP_DRAIN_MS), this.pushSender?.idle(STOP_DRAIN_MS)])
+    this.pushSender?.stop()
     http?.closeAllConnections()
     await this.store?.clear()
+    this.pushStore?.clear()
     await this.shared?.close()
     this.shared = undefined
     this.url = ''
@@ -302,13 +316,14 @@ function listen({ host, port, requestTimeout, maxConnections }: Config): Promise
   }))
 }
 
-async function pushParts(config: Config, logger: { warn(format: string, ...args: unknown[]): void }, stats: Map<string, number>) {
-  const [{ CappedPushStore, GuardedPushSender }, { V03PushNotificationSerializer }] = await Promise.all([
-    import('./push-sender.js'), import('@a2a-js/sdk/compat/v0_3/server'),
+async function pushParts(config: Config, logger: { warn(format: string, ...args: unknown[]): void }, stats: Map<string, number>,
+  isRunning: (key: string) => boolean) {
+  const [{ GuardedPushSender }, { CappedPushStore }, { V03PushNotificationSerializer }] = await Promise.all([
+    import('./push-sender.js'), import('./push-store.js'), import('@a2a-js/sdk/compat/v0_3/server'),
   ])
   const settings = { ...config.push, allowHosts: new Set(config.push.allowHosts.map((host) => host.replace(/^\[|\]$/g, '').toLowerCase())) }
   const count = (key: string) => stats.set(key, (stats.get(key) ?? 0) + 1)
-  const store = new CappedPushStore(settings)
+  const store = new CappedPushStore({ ...settings, maxTasks: config.maxStoredTasks, isRunning })
   const sender = new GuardedPushSender(store, settings, (code, message) => {
     count(code)
     logger.warn('%s: %s', code, message)

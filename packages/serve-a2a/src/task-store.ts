@@ -50,6 +50,8 @@ export class BoundedTaskStore implements ServeTaskStore {
     ttl: number
     /** Whether the task under this key is running (never evicted). */
     isRunning: (key: string) => boolean
+    /** Told the key of each task evicted (what is kept with the task, its webhooks, goes too). */
+    forgotten?: (key: string) => void
     /** A task's history is trimmed (oldest first) to this many bytes when saved; default 1 MiB. */
     maxHistoryBytes?: number
     now?: () => number
@@ -107,17 +109,22 @@ export class BoundedTaskStore implements ServeTaskStore {
     const now = this.now()
     for (const [key, entry] of this.entries) {
       if (entry.savedAt + this.options.ttl > now) break
-      if (!this.options.isRunning(key)) this.entries.delete(key)
+      if (!this.options.isRunning(key)) this.evict(key)
     }
     if (this.entries.size <= this.options.max) return
     for (const key of this.entries.keys()) {
       if (this.entries.size <= this.options.max) break
-      if (!this.options.isRunning(key)) this.entries.delete(key)
+      if (!this.options.isRunning(key)) this.evict(key)
     }
   }
 
   clear(): void {
-    this.entries.clear()
+    for (const key of [...this.entries.keys()]) this.evict(key)
+  }
+
+  private evict(key: string): void {
+    this.entries.delete(key)
+    this.options.forgotten?.(key)
   }
 
   private now(): number {

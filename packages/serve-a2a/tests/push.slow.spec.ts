@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { expect } from 'chai'
-import { GuardedPushSender, type CappedPushStore } from '../src/push-sender.js'
+import { GuardedPushSender } from '../src/push-sender.js'
+import type { CappedPushStore } from '../src/push-store.js'
 import { bearer, rpc, serve, type Served } from './helpers.js'
 
 interface Received { headers: IncomingMessage['headers']; body: any }
