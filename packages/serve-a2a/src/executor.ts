@@ -1,11 +1,12 @@
 import { TaskState } from '@a2a-js/sdk'
 import {
-  type AgentExecutor, type ExecutionEventBus, type ExecutionEventBusManager, type RequestContext, type ServerCallContext,
+  AgentEvent, type AgentExecutor, type ExecutionEventBus, type ExecutionEventBusManager, type RequestContext, type ServerCallContext,
 } from '@a2a-js/sdk/server'
 import type { Agent, RunOptions, RunResult } from '@cordis-subagents/agent'
 import {
   answerProblem, crossingFromMeta, crossingTrace, strictestCrossing,
 } from '@cordis-subagents/shared'
+import { EndedTasks } from './ended-tasks.js'
 import type { Slot } from './guards.js'
 import { type ParkedTask, ParkedTasks } from './parked-tasks.js'
 import type { SavedTurn } from './saved-turns.js'
@@ -57,6 +58,7 @@ export class AgentTaskExecutor implements AgentExecutor {
   private stopped = false
   /** Saved turns of tasks claimed from another host, by key, until their message is executed here. */
   private readonly adopted = new Map<string, SavedTurn>()
+  private readonly ended = new EndedTasks()
   constructor(private readonly host: ExecutorHost) {
     this.buses = host.buses ?? new TaskBuses()
     const { maxParkedTasks: max, parkedTimeout: timeout } = host.config
@@ -79,7 +81,11 @@ export class AgentTaskExecutor implements AgentExecutor {
 
   async execute(request: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = request
-    const events = new TaskEvents(bus, taskId, contextId)
+    const key = taskKey(request.context, taskId)
+    const ended = request.task && this.ended.get(key)
+    // The task ended here after the SDK read it for this message: it stays as it ended.
+    if (ended) return void bus.publish(AgentEvent.task({ ...request.task!, status: ended }))
+    const events = new TaskEvents(bus, taskId, contextId, (status) => this.ended.remember(key, status))
     events.task(request)
     const user = request.context.user as ScopedUser | undefined
     const slot = user?.claimSlot?.() ?? this.host.slots.take(scopeOf(request.context))
@@ -92,7 +98,6 @@ export class AgentTaskExecutor implements AgentExecutor {
       events.end(TaskState.TASK_STATE_REJECTED, 'Refused: the A2A server is stopping.', { stopReason: 'error', code: 'STOPPING' })
       return
     }
-    const key = taskKey(request.context, taskId)
     const busy = this.running.get(bus)
     if (request.task && busy) {
       // A message to a task that is running: not a turn of its own; this call follows the running one to its end.
@@ -330,7 +335,8 @@ export class AgentTaskExecutor implements AgentExecutor {
 
   /** Ends a parked task (canceled), disposes its agent and releases the bus the SDK kept for it. */
   private endParked(task: ParkedTask, why: string): void {
-    new TaskEvents(task.bus, task.taskId, task.contextId).end(TaskState.TASK_STATE_CANCELED, `Cancelled while waiting for an answer: ${why}.`, { stopReason: 'aborted' })
+    new TaskEvents(task.bus, task.taskId, task.contextId, (status) => this.ended.remember(task.key, status))
+      .end(TaskState.TASK_STATE_CANCELED, `Cancelled while waiting for an answer: ${why}.`, { stopReason: 'aborted' })
     this.buses.cleanupByTaskId(task.taskId, task.context)
     this.dispose(task.agent)
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { Role, type Message, type Part, TaskState } from '@a2a-js/sdk'
+import { Role, type Message, type Part, TaskState, type TaskStatus } from '@a2a-js/sdk'
 import { AgentEvent, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
 import { CROSSING_KEY, type PendingQuestion, questionMeta, toldData } from '@cordis-subagents/shared'
 
@@ -12,7 +12,11 @@ export class TaskEvents {
   /** A new task not announced yet. */
   private unannounced?: RequestContext
 
-  constructor(private readonly bus: ExecutionEventBus, private readonly taskId: string, private readonly contextId: string) {}
+  constructor(
+    private readonly bus: ExecutionEventBus, private readonly taskId: string, private readonly contextId: string,
+    /** Told the final status when the task ends. */
+    private readonly ended?: (status: TaskStatus) => void,
+  ) {}
 
   /** The first event of every execution: the task (a follow-up message re-announces its task at once; a new one waits for its state). */
   task(request: RequestContext): void {
@@ -65,21 +69,20 @@ export class TaskEvents {
 
   /** A final state, then the end of the execution. */
   end(state: TaskState, text: string | undefined, ours: Record<string, unknown>): void {
-    this.status(state, text, ours)
+    this.ended?.(this.status(state, text, ours))
     this.bus.finished()
   }
 
-  private status(state: TaskState, text: string | undefined, ours: Record<string, unknown> | undefined): void {
-    this.publishStatus(state, text === undefined ? undefined : this.message(text), ours)
+  private status(state: TaskState, text: string | undefined, ours: Record<string, unknown> | undefined): TaskStatus {
+    return this.publishStatus(state, text === undefined ? undefined : this.message(text), ours)
   }
 
-  private publishStatus(state: TaskState, message: Message | undefined, ours: Record<string, unknown> | undefined): void {
+  private publishStatus(state: TaskState, message: Message | undefined, ours: Record<string, unknown> | undefined): TaskStatus {
     this.announce()
-    this.bus.publish(AgentEvent.statusUpdate({
-      taskId: this.taskId, contextId: this.contextId,
-      metadata: ours ? { [CROSSING_KEY]: ours } : undefined,
-      status: { state, message, timestamp: new Date().toISOString() },
-    }))
+    const status = { state, message, timestamp: new Date().toISOString() }
+    const metadata = ours ? { [CROSSING_KEY]: ours } : undefined
+    this.bus.publish(AgentEvent.statusUpdate({ taskId: this.taskId, contextId: this.contextId, metadata, status }))
+    return status
   }
 
   private message(text: string, metadata?: Record<string, unknown>): Message {
