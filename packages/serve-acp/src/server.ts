@@ -107,10 +107,10 @@ export class AcpServer {
         return page
       })
       .onRequest(methods.agent.session.close, async ({ params }) => {
-        const session = this.sessions.get(params.sessionId)
+        // A close sent during a load of the session waits for it and closes what it opened (SessionTable.take).
+        const session = await this.sessions.take(params.sessionId)
         if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${JSON.stringify(params.sessionId).slice(0, 120)}; it is not open here`)
         // Closing ends a running turn (its prompt answers cancelled) and frees the session; the stored copy stays loadable.
-        this.sessions.delete(session.id)
         session.controller?.abort(new Error('the session was closed by the client (session/close)'))
         await endSession(session)
         return {}

@@ -37,8 +37,8 @@ export interface Session {
  */
 export class SessionTable {
   private readonly sessions = new Map<string, Session>()
-  /** Ids a load or resume is opening now (a second one at once would make a second agent under the id). */
-  private readonly loading = new Set<string>()
+  /** Ids a load or resume is opening now (a second one at once would make a second agent under the id), and its end. */
+  private readonly loading = new Map<string, { ended: Promise<void>; end(): void }>()
 
   constructor(private readonly max: number) {}
 
@@ -77,12 +77,28 @@ export class SessionTable {
   /** Marks `id` as being opened by a load or resume; false while another one opens it. `loaded(id)` ends the mark. */
   startLoad(id: string): boolean {
     if (this.loading.has(id)) return false
-    this.loading.add(id)
+    let end!: () => void
+    const ended = new Promise<void>((resolve) => { end = resolve })
+    this.loading.set(id, { ended, end })
     return true
   }
 
   loaded(id: string): void {
+    this.loading.get(id)?.end()
     this.loading.delete(id)
+  }
+
+  /**
+   * Takes session `id` out of the table for a close. A close that arrives while a load or resume opens `id` was sent
+   * after it (requests are handled in stream order): it waits for that load to end and takes what it opened, so the
+   * load does not open again a session the client closed. Otherwise it takes the session at once (no await).
+   */
+  async take(id: string): Promise<Session | undefined> {
+    const load = this.loading.get(id)
+    if (load) await load.ended
+    const session = this.sessions.get(id)
+    this.sessions.delete(id)
+    return session
   }
 
   add(session: Session): void {

@@ -207,7 +207,7 @@ export class SubagentService extends Service<Config> {
   run(runId: string): SubagentHandle | undefined { return this.live.get(runId) }
 
   /** Run `runId`'s final outcome, read again without re-running it (see result-read.ts). */
-  result(runId: string): Promise<KeptResult> { return readResult(runId, this.results, this.live, this.ctx) }
+  result(runId: string): Promise<KeptResult> { return readResult(runId, this.results, this.live, this.ctx, this.continuable.inFlight) }
 
   /**
    * Answers the question run `runId` is parked on; fulfils with its next outcome. A run this host

@@ -13,25 +13,26 @@ import { statusOf } from '../run/delegation.js'
 /** Longest run id looked up (the store's id bound). */
 const MAX_RUN_ID = 255
 
+/** The runs a continue is starting now (`ContinuableRuns.inFlight`): their new turn is not handed over yet. */
+type Continuing = { has(runId: string): boolean }
+
 /**
  * Run `runId`'s final outcome: from `book` (this process' recent results), else from
  * `ctx.checkpoints` when loaded (its output capped at the store's `maxTextBytes`). Rejects
  * `INVALID_REQUEST`, `NOT_ENDED` (running, parked or interrupted), `RESULT_EXPIRED`, `NOT_FOUND`.
  */
 export async function readResult(
-  runId: string, book: ResultBook, live: ReadonlyMap<string, Delegation>, ctx: Context,
+  runId: string, book: ResultBook, live: ReadonlyMap<string, Delegation>, ctx: Context, continuing: Continuing,
 ): Promise<KeptResult> {
   if (typeof runId !== 'string' || !runId || runId.length > MAX_RUN_ID) {
     throw new SubagentError('INVALID_REQUEST', `A run id is a non-empty string of at most ${MAX_RUN_ID} characters (as run.id or info.runId gave it).`)
   }
-  const kept = book.get(runId)
+  const kept = keptIfEnded(runId, book, live, continuing)
   if (kept) return kept
-  const run = live.get(runId)
-  if (run && run.state !== 'ended') throw notEnded(runId, run.state)
   const store = ctx.get('checkpoints' as never) as CheckpointStore | undefined ?? undefined
   const stored = store ? await store.load(runId) : undefined
-  // It may have ended while the store was read.
-  const now = book.get(runId)
+  // It may have ended, or been continued, while the store was read.
+  const now = keptIfEnded(runId, book, live, continuing)
   if (now) return now
   if (stored && store) return fromStore(store, stored)
   if (book.wasForgotten(runId)) {
@@ -40,6 +41,19 @@ export async function readResult(
   }
   throw new SubagentError('NOT_FOUND', `No run ${JSON.stringify(runId.slice(0, 100))} ended on this host${store ? ' or is in the checkpoint store' : ''}; `
     + 'check the id (run.id, info.runId, or a tool result\'s metadata.runId).')
+}
+
+/**
+ * The book's outcome of `runId`, unless the run is live and not ended or a continue of it is starting: a continued run
+ * keeps its id, and while its new turn starts or runs the book still holds the previous turn's outcome, not its final one.
+ */
+function keptIfEnded(
+  runId: string, book: ResultBook, live: ReadonlyMap<string, Delegation>, continuing: Continuing,
+): KeptResult | undefined {
+  const run = live.get(runId)
+  if (run && run.state !== 'ended') throw notEnded(runId, run.state)
+  if (continuing.has(runId)) throw notEnded(runId, 'running', ' (a continue of it is starting)')
+  return book.get(runId)
 }
 
 function notEnded(runId: string, state: SubagentRunState | StoredRun['state'], where = ''): SubagentError {
