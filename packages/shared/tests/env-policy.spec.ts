@@ -36,6 +36,19 @@ describe('shared: the env policy of child processes (inherit, excludes, env) and
     expect(new EnvMatcher().isExcluded('PWD', 'https://u:p@example.com')).to.equal(true)
   })
 
+  it('a proxy setting with user info but no scheme (user:password@proxy:3128, as curl and Go accept it) is dropped and scrubbed', () => {
+    const proxies = {
+      PATH: '/bin', HTTPS_PROXY: 'alice:s3cr3t-pw@proxy.corp:3128', http_proxy: 'bob@proxy.corp:3128', npm_config_proxy: 'carol:pw-1234@p:8080',
+      NO_PROXY: 'localhost,127.0.0.1', https_proxy: 'proxy.corp:3128', EDITOR: 'me@example.com',
+    }
+    const env = policyEnv(proxies, policy('core'))
+    expect(env).to.include({ NO_PROXY: 'localhost,127.0.0.1', https_proxy: 'proxy.corp:3128' })
+    for (const name of ['HTTPS_PROXY', 'http_proxy', 'npm_config_proxy']) expect(env, name).to.not.have.property(name)
+    expect(excludedValues(proxies, policy('core'))).to.include.members(['alice:s3cr3t-pw@proxy.corp:3128', 'carol:pw-1234@p:8080'])
+    // Only proxy settings are read this way: an address elsewhere is no credential.
+    expect(new EnvMatcher().isExcluded('EDITOR', 'me@example.com')).to.equal(false)
+  })
+
   it('core, none and env: true / false / string behave as before', () => {
     expect(policyEnv(host, policy('core'))).to.deep.equal({ PATH: '/bin', HOME: '/home/u', XDG_SESSION_CLASS: 'user', XDG_SESSION_TYPE: 'wayland' })
     expect(policyEnv(host, policy('none', { DB_PASS: true, EDITOR: 'nano', MISSING: true, PATH: false }))).to.deep.equal({ DB_PASS: 'hunter2-hunter2', EDITOR: 'nano' })

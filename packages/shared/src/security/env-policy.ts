@@ -48,6 +48,9 @@ export const NOT_SECRET_NAMES: readonly string[] = [
  * `scheme://:password@`, or a token alone, `https://ghp_…@github.com`).
  */
 const URL_USERINFO = /[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^\s/@]{1,1024}@/
+/** A proxy setting without a scheme that starts with user info (`user:password@proxy:3128`, as curl and Go accept it). */
+const PROXY_NAME = /proxy/i
+const BARE_USERINFO = /^[^\s/@]{1,1024}@/
 
 export interface EnvPolicy {
   inherit: EnvInherit
@@ -78,9 +81,13 @@ export class EnvMatcher {
     return CORE.some((pattern) => pattern.test(name))
   }
 
-  /** Excluded by name (the built-in list, minus `NOT_SECRET_NAMES`, plus the configured globs), or by a value carrying URL credentials. */
+  /**
+   * Excluded by name (the built-in list, minus `NOT_SECRET_NAMES`, plus the configured globs), or by a value carrying URL
+   * credentials (a proxy setting's too when it has no scheme).
+   */
   isExcluded(name: string, value: string): boolean {
     if (this.exclude.some((pattern) => pattern.test(name)) || URL_USERINFO.test(value)) return true
+    if (PROXY_NAME.test(name) && BARE_USERINFO.test(value)) return true
     return !NOT_SECRET.has(name) && BUILT_IN_EXCLUDE.some((pattern) => pattern.test(name))
   }
 }
