@@ -1,5 +1,6 @@
 import { Schema } from 'cordis'
-import { count, duration, NAME_PATTERN } from '@cordis-subagents/shared'
+import { count, countProblem, duration, durationProblem, NAME_PATTERN } from '@cordis-subagents/shared'
+import { SubagentError } from '@cordis-subagents/subagents-service'
 
 /** Config shared by the in-process providers (`spawn`, `fork`). */
 export interface InProcessConfig {
@@ -50,4 +51,12 @@ export function inProcessConfig(defaultName: string): Schema<InProcessConfig.Inp
     askParentTool: Schema.string().pattern(NAME_PATTERN).default('ask_parent').description('Name of the ask tool the children get (with `askParent`). It shadows a registered tool of the same name for them.'),
     maxParkedMs: duration({ min: 1 }).default(DEFAULT_MAX_PARKED_MS).description('Milliseconds a child may wait parked on a question; then it ends as timeout at once (subagent/end, the journal, pending()) and its parent gets that result.'),
   })
+}
+
+/** The options checked as the config schema checks them (a caller of `createInProcessProvider` passes no schema). */
+export function checkedInProcessOptions(options: InProcessProviderOptions): InProcessProviderOptions {
+  const problem = (options.maxParkedMs === undefined ? undefined : durationProblem('maxParkedMs', options.maxParkedMs, { min: 1 }))
+    ?? (options.maxSteps === undefined ? undefined : countProblem('maxSteps', options.maxSteps, { min: 1 }))
+  if (problem) throw new SubagentError('INVALID_PROVIDER', `createInProcessProvider (${options.name}): ${problem}`)
+  return options
 }

@@ -10,14 +10,15 @@ import {
 import type { ToolView } from '@cordis-subagents/tools'
 import { childCheckpoint, rebuiltChild } from './child-checkpoint.js'
 import { aborted, combine, FollowUps, notRunning, throwNotRunning } from './follow-ups.js'
-import { DEFAULT_MAX_PARKED_MS, type InProcessProviderOptions, SUBAGENT_NOTE } from './config.js'
+import { checkedInProcessOptions, DEFAULT_MAX_PARKED_MS, type InProcessProviderOptions, SUBAGENT_NOTE } from './config.js'
 import { expiredResult, ParkTimer } from './park-timer.js'
 
 /**
  * The provider behind both `spawn` and `fork`: a child agent in this process, created through
  * `ctx.agents` below its parent, with the parent's tools as its ceiling.
  */
-export function createInProcessProvider(ctx: Context, options: InProcessProviderOptions): SubagentProvider {
+export function createInProcessProvider(ctx: Context, given: InProcessProviderOptions): SubagentProvider {
+  const options = checkedInProcessOptions(given)
   // The child's system prompt, composed once per persona (a tool load passes the same one every time).
   let lastPersona: string | undefined
   let composed = SUBAGENT_NOTE
@@ -31,8 +32,7 @@ export function createInProcessProvider(ctx: Context, options: InProcessProvider
   let agents: AgentRuntime | undefined
   const runtime = () => agents ??= withoutCallerTracing(ctx.agents)
   const fromCheckpoint = (checkpoint: AgentCheckpoint, request: ProviderStartRequest) => rebuiltChild(runtime(), checkpoint, request)
-  // A new turn of a child whose run ended (a continue).
-  const again: Again = (checkpoint, request) => startChild(options, request, again, fromCheckpoint(checkpoint, request))
+  const again: Again = (checkpoint, request) => startChild(options, request, again, fromCheckpoint(checkpoint, request)) // a continue
   return {
     name: options.name,
     description: options.description,

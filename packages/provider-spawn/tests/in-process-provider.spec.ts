@@ -18,6 +18,16 @@ describe('in-process provider, used directly', () => {
     return { prompt: 'do it', parent, signal: new AbortController().signal, runId: 'r1', depth: parent.depth + 1, ...overrides }
   }
 
+  it('refuses options out of their range when made (INVALID_PROVIDER), as the config schema would: no timer of 0 or 1e15 ms later', () => {
+    const bads: Array<{ maxParkedMs?: number; maxSteps?: number }> = [{ maxParkedMs: 0 }, { maxParkedMs: -5 }, { maxParkedMs: 1e15 }]
+    bads.push({ maxParkedMs: Number.NaN }, { maxSteps: 0 }, { maxSteps: 1.5 })
+    for (const bad of bads) {
+      expect(() => createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false, ...bad }), JSON.stringify(bad))
+        .to.throw(/createInProcessProvider \(spawn\): max(ParkedMs|Steps) must be an integer from 1/).with.property('code', 'INVALID_PROVIDER')
+    }
+    expect(createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false, maxParkedMs: 60_000, maxSteps: 3 }).name).to.equal('spawn')
+  })
+
   it('maps a child run that cannot start (it rejects) to an error result, never a rejection', async () => {
     const provider = createInProcessProvider(h.ctx, { name: 'spawn', inheritsParentContext: false })
     // A non-string prompt is refused by Agent.run (INVALID_PROMPT); the service would have caught it first.
