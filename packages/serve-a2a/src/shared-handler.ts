@@ -124,9 +124,16 @@ export class SharedRequestHandler extends TaskRequestHandler {
     if (!task || isFinal(task)) return super.cancelTask(params, context)
     const ref = refOf(context, params.id)
     // Waiting for a message (its host may be dead, or it is interrupted): claimed here and canceled in the store.
-    if (isWaiting(task) && (await this.shared.turns.claim(ref)).claimed) {
+    const claim = isWaiting(task) ? await this.shared.turns.claim(ref) : undefined
+    if (claim?.claimed) {
       const canceled = canceledTask(task)
-      await this.shared.store.save(canceled, context)
+      try {
+        await this.shared.store.save(canceled, context)
+      } catch (error) {
+        // Not canceled after all: the turn it took goes back, so an answer can still continue the task.
+        if (claim.saved) await this.shared.turns.save(params.id, context, claim.saved).catch(() => {})
+        throw error
+      }
       return canceled
     }
     const watch = this.watch(params.id, context)

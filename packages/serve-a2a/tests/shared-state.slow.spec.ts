@@ -320,6 +320,26 @@ describe('serve-a2a: shared task state across hosts (PostgreSQL)', function () {
     expect(counts.finished).to.equal(0)
   })
 
+  it('a cancel of a waiting task whose save fails (a database error) leaves it waiting: an answer through any host still continues it', async () => {
+    const { counts, served: [a, b] } = await askingHosts(['host-a', 'host-b'])
+    const task = (await send(a.server.url, 'paint, then a cancel that cannot be saved')).body.result.task
+    expect(task.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
+    hosts.splice(hosts.indexOf(a), 1)
+    await a.ctx.stop()
+    // The fault: the database refuses to record this task canceled (once a trigger is there, every time).
+    await withPg((sql) => sql.unsafe(`CREATE FUNCTION "${schema}".refuse_cancel() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN IF NEW.state = 5 THEN RAISE EXCEPTION 'injected: the cancel cannot be saved'; END IF; RETURN NEW; END $$;
+      CREATE TRIGGER refuse_cancel BEFORE UPDATE ON "${schema}".a2a_tasks FOR EACH ROW EXECUTE FUNCTION "${schema}".refuse_cancel()`))
+    const refused = await call(b.server.url, 'CancelTask', { id: task.id })
+    expect(refused.body.error, JSON.stringify(refused.body)).to.not.equal(undefined)
+    await withPg((sql) => sql.unsafe(`DROP TRIGGER refuse_cancel ON "${schema}".a2a_tasks; DROP FUNCTION "${schema}".refuse_cancel()`))
+    expect((await call(b.server.url, 'GetTask', { id: task.id })).body.result.status.state).to.equal('TASK_STATE_INPUT_REQUIRED')
+    const reply = await answer(b.server.url, task, 'green')
+    expect(reply.body.result?.task?.status?.state, JSON.stringify(reply.body)).to.equal('TASK_STATE_COMPLETED')
+    expect(JSON.stringify(reply.body.result.task.artifacts)).to.include('painted green')
+    expect(counts).to.deep.equal({ asked: 1, finished: 1 })
+  })
+
   it('a waiting task whose host is gone is canceled parkedTimeout after its last update by another host\'s reaper', async () => {
     const { served: [a, b] } = await askingHosts(['host-a', 'host-b'], [600_000, 300])
     const task = (await send(a.server.url, 'paint, then nobody answers')).body.result.task
