@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { ServedSession } from './session.js'
 import { bearerToken, defaultHosts, hostForUrl, hostHeader } from '@cordis-subagents/shared'
+import { answerCancelled, idRefusal } from './request-ids.js'
 import { type ServerSdk, serverSdk } from './sdk.js'
 
 export interface HttpOptions {
@@ -28,8 +29,8 @@ interface Live {
 
 /**
  * The Streamable HTTP front: every request passes Host (DNS rebinding), Origin, bearer token,
- * rate and body-size checks before the SDK transport of its session sees it. Sessions are capped
- * and evicted when idle.
+ * rate, body-size and JSON-RPC id length checks before the SDK transport of its session sees it.
+ * Sessions are capped and evicted when idle; a cancelled request is answered so the SDK lets go of it.
  */
 export class HttpFront {
   private server?: HttpServer
@@ -123,12 +124,15 @@ export class HttpFront {
       } catch {
         return reply(res, 400, 'the body is not JSON')
       }
+      const refused = idRefusal(body)
+      if (refused) return reply(res, 400, refused.message, refused)
     }
     const id = req.headers['mcp-session-id']
     const live = typeof id === 'string' ? this.sessions.get(id) : undefined
     if (live) {
       live.lastSeen = Date.now()
-      return live.transport.handleRequest(req, res, body)
+      await live.transport.handleRequest(req, res, body)
+      return answerCancelled(live.transport, body)
     }
     if (id !== undefined) return reply(res, 404, 'unknown or expired session')
     const sdk = await serverSdk()
@@ -218,9 +222,9 @@ function sha256(value: string): Buffer {
   return hash('sha256', value, 'buffer')
 }
 
-function reply(res: ServerResponse, status: number, message: string) {
+function reply(res: ServerResponse, status: number, message: string, error: { code: number; data?: unknown } = { code: -32000 }) {
   res.writeHead(status, { 'content-type': 'application/json', ...status === 413 ? { connection: 'close' } : {} })
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }))
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: error.code, message, ...error.data === undefined ? {} : { data: error.data } }, id: null }))
 }
 
 /** The body as text, or undefined when it is over `max` bytes (reading stops there). */
