@@ -25,10 +25,13 @@ export async function apply(ctx: Context, config: Config) {
   const { endpoint, launch, secrets } = endpointOf(ctx, config)
   const redactor = new Redactor(secrets)
   let disposed = false
+  let gone = false
   let connection: Connection | undefined
   ctx.on('dispose', () => {
     disposed = true
-    void connection?.close()
+    const open = connection
+    // cordis does not await a dispose listener; as a scope task, `ctx.lifecycle.flush()` (and a reload) waits for the server's reaping.
+    if (open) ctx.scope.ensure(() => open.close())
   })
   connection = await Connection.open(endpoint, { timeout: config.startupTimeout ?? 30_000, redactor, clientName: `cordis-subagents:${config.name}` })
   if (disposed) {
@@ -54,15 +57,16 @@ export async function apply(ctx: Context, config: Config) {
     if (disposed) return
     try {
       const tools = await open.listTools(config.startupTimeout ?? 30_000)
-      if (!disposed) mount.sync(tools)
+      if (!disposed && !gone) mount.sync(tools)
     } catch (error) {
-      if (!disposed) log.warn('%s: listing tools failed: %s', config.name, redactor.redact(describeError(error)))
+      if (!disposed && !gone) log.warn('%s: listing tools failed: %s', config.name, redactor.redact(describeError(error)))
     }
   }, config.relistInterval ?? 1_000)
   ctx.on('dispose', () => relister.close())
   open.onToolsChanged = () => relister.changed()
   open.onLost = (diagnostic) => {
     if (disposed) return
+    gone = true
     relister.close()
     mount.unmountAll()
     log.error('MCP_SERVER_CLOSED: %s: the server went away (%s); its tools are removed. Reload the plugin to start it again.', config.name, diagnostic)
