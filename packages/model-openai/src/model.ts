@@ -3,7 +3,7 @@ import OpenAI, { APIError } from 'openai'
 import { type ChatModel, type GenerateRequest, type GenerateResponse, RateLimitedError } from '@cordis-subagents/agent'
 import { describeFailure, displayEndpoint, type FailureContext, ModelOpenAIError, secretsOf } from './diagnostics.js'
 import { guardedFetch } from './guarded-fetch.js'
-import { gateRetries, isRateRefusal, retryAfterMs } from './retry-after.js'
+import { boundedRetryWaits, gateRetries, isRateRefusal, MAX_SDK_RETRY_WAIT_MS, retryAfterMs } from './retry-after.js'
 import { type Logger, redactingLogger } from './redacting-logger.js'
 import { JsonDepthError, readCappedJson } from './capped-json.js'
 import { fromCompletion, MalformedResponseError, RESPONSE_LIMITS, toChatMessages, toChatTools, truncate } from './mapping.js'
@@ -87,6 +87,7 @@ export class OpenAIChatModel implements ChatModel {
     if (problem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: ${problem}`)
     const secrets = secretsOf(apiKey, options.headers, options.baseURL)
     const fetch = guardedFetch({ timeout, maxResponseBytes }, options.fetch)
+    const maxWait = Math.min(timeout, MAX_SDK_RETRY_WAIT_MS)
     const defaultHeaders: Record<string, string | null> = {}
     // No key: tell the SDK to drop the Authorization header it would build from the placeholder.
     if (!apiKey) defaultHeaders.Authorization = null
@@ -99,11 +100,11 @@ export class OpenAIChatModel implements ChatModel {
       timeout,
       maxRetries,
       defaultHeaders,
-      fetch,
+      fetch: boundedRetryWaits(fetch, maxWait),
       // The SDK logs request URLs and, at OPENAI_LOG=debug, headers and bodies: every line is redacted.
       logger: redactingLogger(options.logger ?? console, secrets),
     })
-    this.gatedClient = this.client.withOptions({ fetch: gateRetries(fetch) })
+    this.gatedClient = this.client.withOptions({ fetch: boundedRetryWaits(gateRetries(fetch), maxWait) })
     this.endpoint = displayEndpoint(options.baseURL)
     this.server = serverOf(root)
     this.model = options.model

@@ -42,3 +42,28 @@ export function gateRetries(inner: typeof fetch): typeof fetch {
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers })
   }
 }
+
+/** The longest the OpenAI SDK waits before one of its own retries (or the attempt's `timeout`, when shorter). */
+export const MAX_SDK_RETRY_WAIT_MS = 60_000
+
+/**
+ * A fetch whose responses the OpenAI SDK may retry itself (408, 409, 5xx, a 429 or 503 the model gate left to it) carry
+ * a wait it can keep: the SDK sleeps exactly what `retry-after-ms` or `Retry-After` say (days, for a server that says so;
+ * an unreadable or past-the-timer value fires at once with a warning). The announced wait, read as the gate reads it, is
+ * put back as `retry-after-ms`, at most `maxWaitMs`; none readable leaves the SDK its own back-off.
+ */
+export function boundedRetryWaits(inner: typeof fetch, maxWaitMs: number): typeof fetch {
+  return async (input, init) => {
+    const response = await inner(input, init)
+    const { headers } = response
+    if (response.ok || headers.get('x-should-retry') === 'false' || (!headers.has('retry-after') && !headers.has('retry-after-ms'))) {
+      return response
+    }
+    const wait = retryAfterMs(headers)
+    const kept = new Headers(headers)
+    kept.delete('retry-after')
+    kept.delete('retry-after-ms')
+    if (wait !== undefined) kept.set('retry-after-ms', String(Math.min(wait, maxWaitMs)))
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers: kept })
+  }
+}

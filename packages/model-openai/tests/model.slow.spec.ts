@@ -21,6 +21,18 @@ const weatherTool: ToolSpec = {
   },
 }
 
+/** `promise`, or a failure naming `what` once 10 s passed (generous: the waits under test are bounded by 800 ms). */
+async function settlesWithin<T>(promise: Promise<T>, what: string): Promise<T> {
+  const timer = new AbortController()
+  const late = delay(10_000, undefined, { signal: timer.signal }).then(() => { throw new Error(`${what}: not settled within 10 s`) })
+  try {
+    return await Promise.race([promise, late])
+  } finally {
+    timer.abort()
+    late.catch(() => {})
+  }
+}
+
 function request(overrides: Partial<GenerateRequest> = {}): GenerateRequest {
   return {
     messages: [{ role: 'user', content: 'Hi there' }],
@@ -342,6 +354,31 @@ describe('OpenAIChatModel against a loopback chat-completions server', () => {
     expect(res).to.include({ text: 'second time lucky', finishReason: 'stop' })
     expect(server.requests).to.have.length(2)
     expect(server.requests[1]!.body).to.deep.equal(server.requests[0]!.body)
+  })
+
+  it('a retry the SDK makes itself waits at most the attempt\'s timeout, whatever Retry-After says (days, a date, a number past the timer)', async () => {
+    const warnings: string[] = []
+    const warned = (warning: Error) => warnings.push(warning.name)
+    process.on('warning', warned)
+    try {
+      const announced: Array<Record<string, string>> = [{ 'retry-after': '2000000' }, { 'retry-after-ms': '2000000000' }]
+      announced.push({ 'retry-after': new Date(Date.now() + 20 * 86_400_000).toUTCString() }, { 'retry-after': '1e12' })
+      for (const headers of announced) {
+        server.requests.length = 0
+        server.reply({ status: 500, body: apiError('busy', 'server_error'), headers }, { body: completion({ content: 'after the wait' }) })
+        const res = await settlesWithin(model({ maxRetries: 1, timeout: 800 }).generate(request()), `the retry after ${JSON.stringify(headers)}`)
+        expect(res, JSON.stringify(headers)).to.include({ text: 'after the wait' })
+        expect(server.requests).to.have.length(2)
+      }
+      // With the model gate too: its 429s and 503s are the gate's; a 408 is still the SDK's.
+      server.requests.length = 0
+      server.reply({ status: 408, body: apiError('slow', 'timeout'), headers: { 'retry-after': '999999' } }, { body: completion({ content: 'gated' }) })
+      const gated = await settlesWithin(model({ maxRetries: 1, timeout: 800 }).generate(request({ rateLimits: 'gate' })), 'the gated retry')
+      expect(gated).to.include({ text: 'gated' })
+    } finally {
+      process.off('warning', warned)
+    }
+    expect(warnings).to.not.include('TimeoutOverflowWarning')
   })
 
   it('gives up after maxRetries and says how many attempts were made', async () => {
