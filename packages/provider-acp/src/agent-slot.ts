@@ -1,6 +1,8 @@
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
 import { describeError, type TellRefusal } from '@cordis-subagents/shared'
+import { MAX_INPUT_BACKLOG_BYTES } from './agent-streams.js'
+import { AcpError, type AcpErrorCode } from './errors.js'
 import { Handshake } from './handshake.js'
 import { AgentProcess, describeExit } from './process.js'
 import { stderrSection } from './result.js'
@@ -33,8 +35,12 @@ export class AgentSlot {
   sessions = 0
   /** Ids of the sessions opened or loaded on this connection (at most maxSessionsPerProcess). */
   readonly openSessions = new Set<string>()
-  /** Why the stream was cut (maxStreamBytes), once it was: the process is then never reused. */
+  /** Why the stream was cut (maxStreamBytes, or the input backlog), once it was: the process is then never reused. */
   overflowed?: string
+  /** The code a failure for `overflowed` carries, when it has one of its own (`ACP_INPUT_BACKLOG`). */
+  overflowCode?: AcpErrorCode
+  /** Called when the stream is cut while no run holds the process (a waiting spare or pooled process). */
+  onUnheldOverflow?: () => void
   /** A session open here was continued in another process: this copy is out of date, so the process is not reused. */
   stale = false
 
@@ -52,18 +58,21 @@ export class AgentSlot {
       // A warning the agent meant for us (a failed trace export) is repeated, never left in its stderr.
       onWarningLine: (line) => logger.warn('the ACP agent of provider "%s" (pid %s) warns: %s', providerName, this.pid ?? '-', redactor.redact(line)),
       maxStdoutBytes: settings.maxStreamBytes,
-      onStdoutLimit: (limit) => {
-        this.overflowed = `The agent sent more than maxStreamBytes (${limit} bytes) of ACP data in this run, so the run was stopped. `
-          + 'Raise maxStreamBytes on the provider if this agent legitimately sends that much.'
-        this.tenant?.overflow()
-      },
+      onStdoutLimit: (limit) => this.overflow(`The agent sent more than maxStreamBytes (${limit} bytes) of ACP data in this run, so the run `
+        + 'was stopped. Raise maxStreamBytes on the provider if this agent legitimately sends that much.'),
+      maxInputBacklog: MAX_INPUT_BACKLOG_BYTES,
+      onInputBacklog: (limit) => this.overflow(`The agent stopped reading its stdin: more than ${limit} bytes of ACP messages waited `
+        + 'to be written to it (the input backlog bound), so the run was stopped and its process group terminated. An ACP agent '
+        + 'must keep reading its stdin while it works (replies to its own requests arrive there); check that it does not block '
+        + 'its event loop or pause its input.', 'ACP_INPUT_BACKLOG'),
     })
     this.pid = this.proc.pid
     this.link = new Handshake(sdk, settings, this.proc, {
       answerPermission: (params) => this.tenant ? this.tenant.answerPermission(params) : { outcome: { outcome: 'cancelled' } },
       answerElicitation: (params) => this.tenant ? this.tenant.answerElicitation(params) : { action: 'decline' },
       tell: (sessionId, message) => this.tenant?.tell?.(sessionId, message),
-      overflowed: () => this.overflowed,
+      overflowError: (stage, cause) => this.overflowed === undefined ? undefined : new AcpError(this.overflowCode ?? 'ACP_STARTUP_FAILED',
+        `The ACP agent "${settings.command}" failed during ${stage}: ${this.overflowed}`, cause === undefined ? undefined : { cause }),
       stderrSection: () => stderrSection(this.proc.stderrTail(), redactor),
     })
   }
@@ -78,6 +87,14 @@ export class AgentSlot {
       if (parked) handle?.unref?.()
       else handle?.ref?.()
     }
+  }
+
+  private overflow(reason: string, code?: AcpErrorCode) {
+    if (this.overflowed !== undefined) return
+    this.overflowed = reason
+    this.overflowCode = code
+    if (this.tenant) this.tenant.overflow()
+    else this.onUnheldOverflow?.()
   }
 
   /** A run opened or loaded `sessionId` here. */

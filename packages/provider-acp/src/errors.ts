@@ -14,6 +14,8 @@ export type AcpErrorCode =
   | 'ACP_PROTOCOL_VERSION'
   /** The agent needs authentication before it opens a session. */
   | 'ACP_AUTH_REQUIRED'
+  /** The agent stopped reading its stdin: more than the input backlog bound waited for it (a result's diagnostic after the hand-over). */
+  | 'ACP_INPUT_BACKLOG'
   /** The request's signal aborted before the session was open. */
   | 'ABORTED'
   /** `restore` (after a restart) cannot continue the run: no usable checkpoint, or the agent cannot load its session. */

@@ -1,9 +1,10 @@
-import { Readable, Writable } from 'node:stream'
+import { Readable } from 'node:stream'
 import type * as Acp from '@agentclientprotocol/sdk'
-import { CROSSING_ENV, CROSSING_KEY, crossingForMeta, TELL_METHOD, type TellRefusal } from '@cordis-subagents/shared'
+import { CROSSING_ENV, CROSSING_KEY, crossingForMeta, onAbort, TELL_METHOD, type TellRefusal } from '@cordis-subagents/shared'
 import { capDiagnostic } from '@cordis-subagents/subagents-service'
+import { raceTimeout } from './agent-streams.js'
 import { AcpError } from './errors.js'
-import { describeExit, raceTimeout, type AgentProcess, type ExitInfo } from './process.js'
+import { describeExit, type AgentProcess, type ExitInfo } from './process.js'
 import {
   agentError, agentText, CLIENT_INFO, describeRequestError, isAuthError, MAX_MESSAGE_BYTES, PROTOCOL_VERSION,
   UNSUPPORTED_VERSION_CODE, type Sdk,
@@ -23,8 +24,8 @@ export interface HandshakeHooks {
   answerElicitation(params: Acp.CreateElicitationRequest): Acp.CreateElicitationResponse | Promise<Acp.CreateElicitationResponse>
   /** A served child's `tell_parent` message (`_cordisSubagents/tell`); undefined: no run offered the tool, so it is not ours to take. */
   tell(sessionId: unknown, message: unknown): { sent: number; of: number } | TellRefusal | undefined
-  /** Why the stream was cut (maxStreamBytes), when it was. */
-  overflowed(): string | undefined
+  /** Once the stream was cut (maxStreamBytes, the input backlog): the startup failure at `stage` that names the bound. */
+  overflowError(stage: Stage, cause?: unknown): AcpError | undefined
   /** The scrubbed stderr tail section for a diagnostic ('' when there is none). */
   stderrSection(): string
 }
@@ -174,16 +175,15 @@ export class Handshake {
   private async bounded(signal: AbortSignal, work: () => Promise<void>): Promise<void> {
     const { settings } = this
     let timer: NodeJS.Timeout | undefined
-    let onAbort: (() => void) | undefined
+    let stopWaiting = () => {}
     let done = false
     const failure = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new AcpError('ACP_STARTUP_TIMEOUT',
         `The ACP agent "${settings.command}" did not finish ${this.stage} within startupTimeout (${settings.startupTimeout} ms); `
         + `it was stopped. Check that the command starts an ACP agent on stdio, or raise startupTimeout.${this.hooks.stderrSection()}`)),
       settings.startupTimeout)
-      onAbort = () => reject(aborted(`during ${this.stage}`))
-      signal.addEventListener('abort', onAbort, { once: true })
-      if (signal.aborted) onAbort()
+      // One listener on a pool's stop signal however many spares start at once (no MaxListenersExceededWarning).
+      stopWaiting = onAbort(signal, () => reject(aborted(`during ${this.stage}`)))
       // One reaction per step on the exit (a pooled process gets one per session, bounded by maxSessionsPerProcess).
       this.proc.settledExit.then((exit) => { if (!done) reject(this.exitedDuringStartup(exit)) })
     })
@@ -195,7 +195,7 @@ export class Handshake {
     } finally {
       done = true
       clearTimeout(timer)
-      signal.removeEventListener('abort', onAbort!)
+      stopWaiting()
     }
   }
 
@@ -215,10 +215,8 @@ export class Handshake {
   private async startupError(error: unknown): Promise<AcpError> {
     const { settings, sdk } = this
     if (error instanceof AcpError) return error
-    const overflowed = this.hooks.overflowed()
-    if (overflowed) {
-      return new AcpError('ACP_STARTUP_FAILED', `The ACP agent "${settings.command}" failed during ${this.stage}: ${overflowed}`, { cause: error })
-    }
+    const overflowed = this.hooks.overflowError(this.stage, error)
+    if (overflowed) return overflowed
     if (!(error instanceof sdk.RequestError)) {
       // The connection dropped: prefer the exit status when the process is going away.
       const exit = await raceTimeout(this.proc.settledExit, EXIT_STATUS_MS)
@@ -235,11 +233,11 @@ export class Handshake {
 
   private exitedDuringStartup(exit: ExitInfo): AcpError {
     const { command } = this.settings
-    const overflowed = this.hooks.overflowed()
-    if (overflowed) return new AcpError('ACP_STARTUP_FAILED', `The ACP agent "${command}" failed during ${this.stage}: ${overflowed}`)
+    const overflowed = this.hooks.overflowError(this.stage)
+    if (overflowed) return overflowed
     if (exit.error) {
       const hint = exit.error.code === 'ENOENT'
-        ? ' Install it, or set command to its absolute path (it is run without a shell).'
+        ? ' Install it, or set command to its absolute path (it is run without a shell); a script also needs the interpreter its #! line names.'
         : ''
       return new AcpError('ACP_SPAWN_FAILED',
         `Could not start the ACP agent "${command}": ${exit.error.code ?? exit.error.message}.${hint}`, { cause: exit.error })
@@ -256,7 +254,7 @@ export class Handshake {
       .onRequest(sdk.methods.client.elicitation.create, ({ params }) => this.hooks.answerElicitation(params))
       .onRequest(TELL_METHOD, (params: unknown) => params, ({ params }) => this.told(params))
     const stream = sdk.ndJsonStream(
-      Writable.toWeb(proc.child.stdin!) as WritableStream<Uint8Array>,
+      proc.input,
       Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>,
       { maxMessageBytes: Math.min(MAX_MESSAGE_BYTES, settings.maxStreamBytes) },
     )

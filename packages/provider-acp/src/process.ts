@@ -2,11 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { groupAlive, registerGroup, unregisterGroup } from './containment/groups.js'
 import { signalStrays, strayAlive, straysOutsideGroup, type Strays } from './containment/descendants.js'
 import { type RunAs, setprivArgs } from './containment/run-as.js'
-import { Transform, type Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import { ChildWarnings } from '@cordis-subagents/shared'
 import {
-  cgroupPopulated, createRunCgroup, findExecutable, killCgroup, removeCgroup, signalCgroup, wrapInCgroup,
+  cgroupPopulated, createRunCgroup, findExecutable, killCgroup, removeCgroup, signalCgroup, wrapInCgroup, wrapperExecFailure,
 } from './containment/cgroup.js'
+import { boundedInput, countBytes, raceTimeout, streamClosed } from './agent-streams.js'
 
 export interface ExitInfo {
   code: number | null
@@ -39,6 +40,9 @@ export interface SpawnOptions {
   /** Stdout bytes after which `onStdoutLimit` is called once and stdout is no longer read. */
   maxStdoutBytes?: number
   onStdoutLimit?: (limit: number) => void
+  /** Bytes that may wait for the agent to read them (beyond the largest message) before `onInputBacklog` is called once. */
+  maxInputBacklog?: number
+  onInputBacklog?: (limit: number) => void
   /** `process-group` only, or `auto`: also a cgroup v2 per process where the host may create one. */
   containment?: 'auto' | 'process-group'
   /** Run the agent as this unprivileged user (the host is root): see run-as.ts. */
@@ -74,6 +78,8 @@ export class AgentProcess {
   readonly cgroup: string | null
   /** stdout as counted against `maxStdoutBytes`: read the protocol from here. */
   readonly stdout: Readable
+  /** stdin bounded by `maxInputBacklog`: write the protocol here. */
+  readonly input: WritableStream<Uint8Array>
   /** Settles once the leader exited (or failed to spawn). */
   readonly exited: Promise<ExitInfo>
   /** Settles once stdout ended or closed. */
@@ -138,13 +144,20 @@ export class AgentProcess {
       this.flushStderrLine()
       return exit
     })
-    this.stdout = countBytes(child.stdout!, options.maxStdoutBytes ?? Infinity, (limit) => {
-      options.onStdoutLimit?.(limit)
+    const output = countBytes(child.stdout!, options.maxStdoutBytes ?? Infinity, (limit) => options.onStdoutLimit?.(limit))
+    this.stdout = output.stream
+    // An agent that does not read what it is sent is not heard any more either (its requests would be answered).
+    this.input = boundedInput(child.stdin!, options.maxInputBacklog ?? Infinity, (limit) => {
+      output.stop()
+      options.onInputBacklog?.(limit)
     })
     this.stdoutClosed = streamClosed(child.stdout!)
     const stderrClosed = streamClosed(child.stderr!)
     this.settledExit = this.exited.then(async (exit) => {
       await raceTimeout(Promise.all([this.stdoutClosed, stderrClosed]), options.drainMs ?? DRAIN_MS)
+      // The cgroup wrapper could not exec the command (its short message is all of stderr): the spawn failure a direct spawn reports.
+      const failed = this.cgroup && this.stderrTotal < 4096 ? wrapperExecFailure(this.cgroup, exit, this.stderrTail()) : undefined
+      if (failed) exit.error = failed
       return exit
     })
     // A dead or closing child makes these streams error (EPIPE and the like); never let that
@@ -303,48 +316,6 @@ export function describeExit(exit: ExitInfo): string {
   return `exited with code ${exit.code}`
 }
 
-/** `source` passed through unchanged until `limit` bytes were seen; then `onLimit` once and the end. */
-function countBytes(source: Readable, limit: number, onLimit: (limit: number) => void): Readable {
-  let seen = 0
-  let over = false
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      if (over) return callback()
-      seen += chunk.length
-      if (seen > limit) {
-        over = true
-        onLimit(limit)
-        // Stop reading: the protocol side sees the end of the stream.
-        source.destroy()
-        this.push(null)
-        return callback()
-      }
-      callback(null, chunk)
-    },
-  })
-  source.on('error', () => {})
-  counter.on('error', () => {})
-  source.pipe(counter)
-  return counter
-}
-
-function streamClosed(stream: NodeJS.ReadableStream): Promise<void> {
-  return new Promise<void>((resolve) => {
-    stream.once('end', () => resolve())
-    stream.once('close', () => resolve())
-    stream.once('error', () => resolve())
-  })
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
-}
-
-/** `promise`'s value, or undefined after `ms` (the timer is cleared either way). */
-export function raceTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, ms))
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }

@@ -307,12 +307,13 @@ export class AcpRun implements SubagentRun {
     return this.results.result('error', `The ACP agent process "${this.settings.command}" ${describeExit(exit)} during the prompt.`, this.stderrSection())
   }
 
-  /** The stream passed maxStreamBytes: stop reading, end the run as an error naming the limit. */
+  /** The stream passed maxStreamBytes, or the input backlog its bound: end the run as an error naming the limit. */
   private overflow() {
     // Before the hand-over the handshake fails with this text instead.
     if (this.settled || this.link.stage !== 'prompt') return
     this.hurry = true
-    this.settle(this.results.result('error', this.slot.overflowed!))
+    const { overflowed, overflowCode } = this.slot
+    this.settle(this.results.result('error', overflowCode ? `[${overflowCode}] ${overflowed}` : overflowed!))
   }
 
   private settle(result: SubagentResult) {

@@ -1,6 +1,7 @@
 import type { Handshake } from './handshake.js'
 import { EXIT_STATUS_MS } from './handshake.js'
-import { raceTimeout, type AgentProcess, type ExitInfo } from './process.js'
+import { raceTimeout } from './agent-streams.js'
+import type { AgentProcess, ExitInfo } from './process.js'
 import { agentError, describeRequestError, isAuthError, MAX_MESSAGE_BYTES, type Sdk } from './sdk.js'
 
 /** How a prompt turn that threw ends: the process died (its exit status), or a headline for an `error` result. */

@@ -4,7 +4,7 @@
  * `cgroup.kill` ends them all. Used where the host may create cgroups below its own
  * (root, or a delegated subtree); otherwise the provider falls back to the process group.
  */
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 
 const PREFIX = 'cordis-acp-'
@@ -129,7 +129,8 @@ export function removeCgroup(path: string): boolean {
 
 /**
  * Finds `command` the way execvp would, on the child's PATH (relative to `cwd` when it has a
- * slash). Used to keep ENOENT reporting exact when the command runs through the cgroup wrapper.
+ * slash): an executable file, not a directory. Used to keep ENOENT and EACCES reporting exact when
+ * the command runs through the cgroup wrapper.
  */
 export function findExecutable(command: string, env: Record<string, string>, cwd: string): string | undefined {
   const candidates = command.includes('/')
@@ -139,7 +140,7 @@ export function findExecutable(command: string, env: Record<string, string>, cwd
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK)
-      return candidate
+      if (statSync(candidate).isFile()) return candidate
     } catch {
       // next
     }
@@ -157,4 +158,16 @@ export function wrapInCgroup(path: string, command: string, args: string[]): { c
     command: '/bin/sh',
     args: ['-c', 'echo $$ > "$0/cgroup.procs" 2>/dev/null; exec "$@"', path, command, ...args],
   }
+}
+
+/**
+ * The wrapper's own failure to exec the command (a `#!` interpreter that is missing: 127; one that
+ * cannot be run: 126), told by its exit code and by its stderr starting with the shell's name (the
+ * cgroup path, `$0`) or with setpriv's: the spawn error a direct spawn reports (ENOENT, EACCES).
+ */
+export function wrapperExecFailure(path: string, exit: { code: number | null }, stderr: string): NodeJS.ErrnoException | undefined {
+  if (exit.code !== 126 && exit.code !== 127) return undefined
+  if (!stderr.startsWith(`${path}: `) && !stderr.startsWith('setpriv: failed to execute ')) return undefined
+  const code = exit.code === 127 ? 'ENOENT' : 'EACCES'
+  return Object.assign(new Error(`spawn ${code}`), { code, syscall: 'spawn' })
 }

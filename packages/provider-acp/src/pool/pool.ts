@@ -2,14 +2,13 @@ import type { Logger } from 'cordis'
 import { describeError, type Redactor } from '@cordis-subagents/shared'
 import { AgentSlot } from '../agent-slot.js'
 import { aborted } from '../handshake.js'
-import { describeExit } from '../process.js'
-import { stderrSection } from '../result.js'
 import { spawnSlot, type Acquired, type ProcessSource, type ReleaseOptions } from '../process-source.js'
 import type { Sdk } from '../sdk.js'
 import type { RunSettings } from '../settings.js'
 import { SpareBackoff, type SpareStatus } from './spare-backoff.js'
 import { poolKey, type Entry, type State } from './pool-entry.js'
 import { closeEnded } from './close-ended.js'
+import { watchEntry } from './watch.js'
 
 export { SPARE_RETRY_BASE_MS, type SpareStatus } from './spare-backoff.js'
 
@@ -100,7 +99,7 @@ export class AgentPool implements ProcessSource {
       if (this.refillTimer) this.replaceTaken()
       // A spare still initializing is further along than a new spawn: wait for it.
       for (const entry of this.entries.values()) {
-        if (entry.state !== 'starting' || entry.claimed || entry.stopping || entry.key !== key) continue
+        if (entry.state !== 'starting' || entry.claimed || entry.stopping || entry.key !== key || !entry.slot.healthy) continue
         if (await this.claim(entry, signal)) {
           this.startSucceeded()
           return { slot: entry.slot, kind: 'warm' }
@@ -127,7 +126,7 @@ export class AgentPool implements ProcessSource {
     }
     this.startSucceeded()
     this.entries.set(slot, { slot, key, state: 'busy' })
-    this.watchExit(slot, settings.redactor)
+    this.watch(slot, settings.redactor)
     this.replaceTaken()
     return note ? { slot, kind: 'cold', note } : { slot, kind: 'cold' }
   }
@@ -174,12 +173,14 @@ export class AgentPool implements ProcessSource {
   private spawning = 0
 
   /**
-   * Idle or starting processes for `key` that no run waits for yet (what the next run with that
-   * key can take without a spawn).
+   * Healthy idle or starting processes for `key` that no run waits for yet (what the next run with
+   * that key can take without a spawn).
    */
   private readyFor(key: string): number {
     let ready = 0
-    for (const entry of this.entries.values()) if (entry.state !== 'busy' && !entry.claimed && !entry.stopping && entry.key === key) ready++
+    for (const entry of this.entries.values()) {
+      if (entry.state !== 'busy' && !entry.claimed && !entry.stopping && entry.key === key && entry.slot.healthy) ready++
+    }
     return ready
   }
 
@@ -252,7 +253,7 @@ export class AgentPool implements ProcessSource {
     })
     const ok = await Promise.race([entry.ready!, abort])
     signal.removeEventListener('abort', onAbort)
-    if (ok && !entry.stopping && !signal.aborted) {
+    if (ok && !entry.stopping && !signal.aborted && entry.slot.healthy) {
       entry.state = 'busy'
       entry.slot.park(false)
       return true
@@ -291,7 +292,7 @@ export class AgentPool implements ProcessSource {
     // A spare is the pool's business, not the host's: it never keeps the event loop alive.
     slot.park(true)
     this.entries.set(slot, entry)
-    this.watchExit(slot, settings.redactor)
+    this.watch(slot, settings.redactor)
     // Initializing is not yet success: an agent that answers `initialize` and then dies would be
     // replaced forever. A spare counts as good once a run takes it (see `startSucceeded`).
     // initialize, then session/new ahead with the latest run's settings (see `Handshake.openAhead`).
@@ -325,16 +326,12 @@ export class AgentPool implements ProcessSource {
     this.scheduleRefill(0)
   }
 
-  private watchExit(slot: AgentSlot, redactor: Redactor) {
-    void slot.proc.exited.then(async () => {
-      const entry = this.entries.get(slot)
-      // A spare that died while starting is settled first (a failed initialize is reported there).
-      await entry?.ready
-      if (!entry || entry.state !== 'idle' || entry.stopping) return
-      // A waiting process that died by itself counts as a failed spare (no restart loop).
-      void this.retire(entry, 0, false)
-      const exit = await slot.proc.settledExit
-      this.spareFailed(`the process ${describeExit(exit)} while it waited for a run${stderrSection(slot.proc.stderrTail(), redactor)}`)
+  /** A process that dies or overflows while no run holds it is stopped and counts as a failed spare (see watch.ts). */
+  private watch(slot: AgentSlot, redactor: Redactor) {
+    watchEntry(slot, redactor, {
+      entry: (watched) => this.entries.get(watched),
+      retire: (entry) => void this.retire(entry, 0, false),
+      spareFailed: (reason) => this.spareFailed(reason),
     })
   }
 
