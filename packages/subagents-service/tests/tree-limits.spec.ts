@@ -275,6 +275,21 @@ describe('ctx.subagents: tree limits (depth ceiling, delegations, concurrency, u
       expect((await third.result).stopReason).to.equal('budget')
     })
 
+    it('a child elsewhere that reports nothing is stopped at its wall-time deadline (its own maxWallMs), naming the limit', async () => {
+      const root = h.ctx.agents.create({ label: 'r' })
+      const started = Date.now()
+      const run = await start(root, { budget: { maxWallMs: 150 } })
+      const outcome = await run.result
+      expect(outcome.stopReason).to.equal('budget')
+      expect(outcome.budget).to.include({ budget: 'wallMs', limit: 150 })
+      expect(Date.now() - started).to.be.at.least(140)
+      expect(provider.runs[0].cancels).to.have.length(1)
+      // A child that ends first leaves no timer behind to stop it later.
+      const quick = await start(root, { budget: { maxWallMs: 150 } })
+      provider.last.complete('ok')
+      expect((await quick.result).stopReason).to.equal('completed')
+    })
+
     it('a budget an in-process child spends from itself is never judged by reports (it checks before it spends)', async () => {
       const root = h.ctx.agents.create({ label: 'r', budget: { maxTokens: 10 } })
       await start(root)

@@ -4,11 +4,13 @@ import {
   type PendingQuestion, withScopeSignal,
 } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
-import { ANY_STOP, asLimitStop, chargeReported, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText } from './limit-stops.js'
+import {
+  ANY_STOP, asLimitStop, chargeReported, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText, watchWall,
+} from './limit-stops.js'
 import { type Phase, RunControls } from './controls.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { endIdle } from './park-expiry.js'
-import { aborted, startRefusal } from './start-failure.js'
+import { aborted, isRun, startRefusal } from './start-failure.js'
 import type { Admission, RunHost, SideRoad } from './run-host.js'
 import type {
   IncompleteLimit, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun,
@@ -113,6 +115,8 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     this.host.note('started', this)
     for (const update of this.pending ?? []) this.host.events.emit('subagent/update', info, update)
     this.pending = undefined
+    const clearWall = this.budget?.spentInProcess === false ? watchWall(this.budget, (error) => this.stop(undefined, error)) : undefined
+    if (clearWall) this.stopWaitingForCaller = ((before) => () => { before(); clearWall() })(this.stopWaitingForCaller)
     this.follow(() => run.result, 'failed the run')
     return this
   }
@@ -336,15 +340,4 @@ class StartRequest {
     readonly wantsUpdates: () => boolean, readonly runId: string, readonly depth: number, readonly maxDepthCeiling: number,
     readonly onIdleEnd: (result: SubagentResult) => void,
   ) {}
-}
-
-/** Whether what the provider's `start` fulfilled with is a run (a result promise, `cancel`, `dispose`). */
-function isRun(value: unknown): value is SubagentRun {
-  if (!isObject(value)) return false
-  try {
-    return isObject(value.result) && typeof value.result.then === 'function'
-      && typeof value.cancel === 'function' && typeof value.dispose === 'function'
-  } catch {
-    return false
-  }
 }

@@ -1,6 +1,7 @@
 import type { Budget } from '@cordis-subagents/agent'
 import {
-  type BudgetBreach, checkedQuestion, checkedUsage, checkedWork, describeBreach, describeError, isObject, type PendingQuestion, totalTokens,
+  type BudgetBreach, checkedQuestion, checkedUsage, checkedWork, describeBreach, describeError, isObject, MAX_TIMER_MS,
+  type PendingQuestion, totalTokens,
 } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
@@ -22,6 +23,26 @@ export function asLimitStop(raw: SubagentResult, stop: 'timeout' | 'budget', rea
   }
   if (breach) result.budget = breach
   return result
+}
+
+/**
+ * A child elsewhere (ACP, A2A) spends wall time no turn of this process watches. When its budget holds a deadline (its
+ * own `maxWallMs`, or one up its chain), a timer stops it then with that breach, following a deadline moved later (time
+ * parked, an extension). Gives the timer's clear; undefined when there is nothing to watch.
+ */
+export function watchWall(budget: Budget | undefined, stop: (error: SubagentError) => void): (() => void) | undefined {
+  if (!budget || budget.spentInProcess || !Number.isFinite(budget.deadline)) return undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const arm = () => {
+    timer = setTimeout(() => {
+      const breach = budget.overtime()
+      if (!breach) return arm()
+      stop(new SubagentError('BUDGET_EXCEEDED', `Stopped: the delegation tree spent ${describeBreach(breach)}.`, { breach }))
+    }, Math.min(Math.max(1, budget.deadline - Date.now()), MAX_TIMER_MS))
+    timer.unref?.()
+  }
+  arm()
+  return () => clearTimeout(timer)
 }
 
 /**
