@@ -50,12 +50,16 @@ export const FINISH_STOPS: Partial<Record<GenerateResponse['finishReason'], Stop
   other: 'error',
 }
 
+/** How much of an unrecognised finish reason a diagnostic quotes. */
+const MAX_QUOTED_REASON = 64
+
 export function finishDiagnostic(reason: GenerateResponse['finishReason']): string {
   switch (reason) {
     case 'length': return 'The model hit its output token limit before finishing.'
     case 'refusal': return 'The model refused to answer.'
     case 'error': return 'The model reported an error.'
-    default: return `The model stopped for an unrecognised reason ("${reason}").`
+    // Quoted from the model's adapter, which may pass a server's value through: cut, and one line.
+    default: return `The model stopped for an unrecognised reason (${JSON.stringify(String(reason).slice(0, MAX_QUOTED_REASON))}).`
   }
 }
 

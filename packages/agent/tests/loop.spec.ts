@@ -216,6 +216,15 @@ describe('the tool-calling loop', () => {
       expect(result.diagnostic).to.include('content_filter')
     })
 
+    it('an unknown finish reason of a megabyte is quoted cut (64 characters, on one line)', async () => {
+      const agent = agentWith({
+        generate: async () => ({ text: 'hmm', toolCalls: [], finishReason: `odd\n${'x'.repeat(1 << 20)}` as FinishReason }),
+      })
+      const result = await agent.run('go')
+      expect(result.stopReason).to.equal('error')
+      expect(result.diagnostic).to.equal(`The model stopped for an unrecognised reason (${JSON.stringify(`odd\n${'x'.repeat(60)}`)}).`)
+    })
+
     for (const finishReason of ['length', 'refusal', 'error', 'other'] as FinishReason[]) {
       it(`"${finishReason}" with tool calls does not run them and leaves the transcript balanced`, async () => {
         let executed = 0
