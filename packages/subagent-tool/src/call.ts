@@ -8,6 +8,7 @@ import { z } from 'zod'
 import type { CallHooks, CancelCause, DelegateOptions, DelegationInput, InFlight, OutcomeContext, OutcomeOptions, ToolLoad } from './call-types.js'
 import { pendingResult } from './questions.js'
 import { abortReason, capOutput, headline, notStartedResult, type ReadMore, readMoreOf } from './result.js'
+import { disposeWithinGrace } from './cancelled-dispose.js'
 import { describePrompt, LABEL_DESCRIPTION } from './wording.js'
 
 // One call of the delegation tool, from the registry's input check to its tool result: the road of a plain
@@ -145,8 +146,8 @@ async function finishCall(
   }
   const parked = outcome?.stopReason === 'pending' && run.state === 'parked'
   try {
-    // A parked child is not disposed: the parked book takes it over (see outcomeResult).
-    if (!parked) await run.dispose()
+    // A parked child is not disposed: the parked book takes it over (see outcomeResult). A cancelled call waits a grace at most.
+    if (!parked) await (call.cause ? disposeWithinGrace(run) : run.dispose())
   } catch (error) {
     disposeError = error
   } finally {
@@ -228,7 +229,6 @@ function forwardProgress(sink: ToolExecContext['onUpdate']): ((update: SubagentU
     }
   }
 }
-
 
 function deadline(ms: number, fire: () => void, queue: DeadlineQueue | undefined): () => void {
   if (queue?.ms === ms) return queue.add(fire)
