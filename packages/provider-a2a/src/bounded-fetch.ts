@@ -1,13 +1,16 @@
 /**
  * The one way this package talks HTTP: `fetch` with our headers, and every answer bounded.
- * A plain answer (the card, a send, a poll, a cancel) must arrive whole within `requestTimeout`
- * and `maxResponseBytes`; a stream (text/event-stream) must send its headers within
- * `requestTimeout`, then may run as long as it keeps talking: `idleTimeout` between chunks,
- * `maxStreamBytes` in all, and no line longer than `MAX_SSE_LINE_BYTES` (one event's data; the 0.3
- * SDK's SSE parser keeps a line whole and rescans it per chunk). A limit aborts the request with a
- * `LimitError` naming the limit.
+ * Whether an answer is a stream is what we asked for, never what the answer says it is: a request
+ * asks for a stream with `Accept: text/event-stream` (the SDKs' streamed sends do), and only an
+ * answer to one that comes as text/event-stream is followed as a stream. Every other answer (the
+ * card, a send, a poll, a cancel, whatever its content type) must arrive whole within
+ * `requestTimeout` and `maxResponseBytes`. A stream must send its headers within `requestTimeout`,
+ * then may run as long as it keeps talking: `idleTimeout` between chunks, `maxStreamBytes` in all,
+ * no line longer than `MAX_SSE_LINE_BYTES` (one event's data), and its bytes reach the SDK's parser
+ * in whole lines (`wholeLines`). A limit aborts the request with a `LimitError` naming the limit.
  */
 import { boundedBody } from '@cordis-subagents/shared'
+import { wholeLines } from './whole-lines.js'
 
 /** Longest line of a stream: one SSE event's `data:` (the 1.x SDK caps an event at the same 4 MiB). */
 export const MAX_SSE_LINE_BYTES = 4 * 1024 * 1024
@@ -51,6 +54,7 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource, dispatc
     }
     const merged = new Headers(init.headers)
     for (const [name, value] of Object.entries(headers())) if (!merged.has(name)) merged.set(name, value)
+    const askedForStream = isEventStream(merged.get('accept'))
     arm(limits.requestTimeout, `no answer within ${limits.requestTimeout} ms (requestTimeout)`)
     let response: Response
     try {
@@ -62,7 +66,8 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource, dispatc
       release()
       throw controller.signal.reason instanceof LimitError ? controller.signal.reason : error
     }
-    const streaming = (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream')
+    // An answer labelled text/event-stream to a plain request keeps the plain deadline and cap.
+    const streaming = askedForStream && isEventStream(response.headers.get('content-type'))
     const cap = streaming ? limits.maxStreamBytes : limits.maxResponseBytes
     const capName = streaming ? 'maxStreamBytes' : 'maxResponseBytes'
     if (streaming) arm(limits.idleTimeout, `the stream was silent for ${limits.idleTimeout} ms (idleTimeout)`)
@@ -81,7 +86,7 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource, dispatc
       arm(limits.idleTimeout, `the stream was silent for ${limits.idleTimeout} ms (idleTimeout)`)
       return undefined
     }
-    return boundedBody(response, {
+    const bounded = boundedBody(response, {
       maxBytes: cap,
       tooLarge: () => new LimitError(`the remote sent more than ${cap} bytes (${capName})`),
       onChunk: streaming ? streamLine : undefined,
@@ -90,5 +95,13 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource, dispatc
       abort: (reason) => controller.abort(reason),
       done: release,
     })
+    if (!streaming || !bounded.body) return bounded
+    const { status, statusText, headers: answered } = bounded
+    return new Response(bounded.body.pipeThrough(wholeLines()), { status, statusText, headers: answered })
   }
+}
+
+/** A media type (or an Accept list) naming text/event-stream. */
+function isEventStream(value: string | null | undefined): boolean {
+  return (value ?? '').split(',').some((type) => type.trim().toLowerCase().startsWith('text/event-stream'))
 }

@@ -1,7 +1,7 @@
 import { capBytes, type Redactor } from '@cordis-subagents/shared'
 import { capDiagnostic, type SubagentResult } from '@cordis-subagents/subagents-service'
 import { questionOf } from './question.js'
-import { isFinal, outcomeOf, stateName } from './task-state.js'
+import { isActive, isFinal, isInterrupted, outcomeOf, stateName } from './task-state.js'
 import type { TaskView } from './task-view.js'
 
 /** How one phase of a run ended, besides what its task view holds. */
@@ -70,9 +70,11 @@ function plainResult(end: PhaseEnd): SubagentResult {
     // The question is the status text: not repeated as output.
     return finish({ stopReason: 'pending', output: '', question: questionOf(state, view.statusText, view.statusMeta, redactor) })
   }
+  // The run cancels a task it gives up on while that still runs or waits (A2aRun.end).
+  const left = view.taskId && (isActive(state) || isInterrupted(state)) ? ' CancelTask was sent for it, so it does not run on.' : ''
   return finish({
     stopReason: 'error',
     output: text,
-    diagnostic: `Lost the remote task ${view.taskId} of ${end.agentName} (last state ${stateName(state)}): ${end.failure ?? 'it ended without a final state'}.`,
+    diagnostic: `Lost the remote task ${view.taskId} of ${end.agentName} (last state ${stateName(state)}): ${end.failure ?? 'it ended without a final state'}.${left}`,
   })
 }

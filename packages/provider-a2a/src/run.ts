@@ -90,6 +90,10 @@ export class A2aRun implements LiveRun, Follower {
       if (this.settings.streaming && this.request.signal.aborted) {
         throw new A2aError('ABORTED', `The delegation was aborted before the remote agent ${this.settings.agentName} sent its first event; the stream was closed.`)
       }
+      // A polled send is awaited after an abort (its answer names the task to cancel); it did not come.
+      if (this.request.signal.aborted) {
+        throw new A2aError('ABORTED', `The delegation was aborted while the remote agent ${this.settings.agentName} was accepting the task, and its send failed (${this.describe(error)}); no task id came back to cancel.`, { cause: error })
+      }
       throw new A2aError('A2A_SEND_FAILED', `The remote agent ${this.settings.agentName} did not accept the task: ${this.describe(error)}.`, { cause: error })
     } finally {
       this.request.signal.removeEventListener('abort', onAbort)
@@ -184,8 +188,14 @@ export class A2aRun implements LiveRun, Follower {
     if (result.stopReason === 'pending' && this.recorded?.kind === result.question!.kind) result.question = { ...result.question!, id: this.recorded.id }
     this.recorded = undefined
     if (result.stopReason === 'pending' && !this.disposal) this.park(result.question!)
-    else if (result.stopReason !== 'pending') this.ended = true
+    else if (result.stopReason !== 'pending') this.end()
     return result
+  }
+
+  /** The run is over; a task it leaves running or waiting (a limit of ours ended it) is cancelled, bounded by cancelGrace. */
+  private end(): void {
+    this.ended = true
+    if (this.cancelReason === undefined) this.cancelling = this.sendCancel()
   }
 
   private park(question: PendingQuestion): void {
@@ -233,10 +243,12 @@ export class A2aRun implements LiveRun, Follower {
       const why = this.describe(error)
       this.accepting = false
       this.transport = new AbortController()
-      return phaseResult({
+      const result = phaseResult({
         ...this.settings, view: this.view, cancelReason: this.cancelReason, graceExpired: this.graceExpired,
         failure: `it did not take the answer to question ${question.id}: ${why}`,
       })
+      if (result.stopReason !== 'pending') this.end()
+      return result
     }
     return this.follow()
   }
