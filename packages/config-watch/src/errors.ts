@@ -13,7 +13,9 @@ export class ConfigWatchError extends CodedError<ConfigWatchErrorCode> {
 export type RejectCode =
   /** The file is gone, empty or cannot be read (between the steps of some saves, for a moment). */
   | 'CONFIG_UNREADABLE'
-  /** Larger than `maxBytes`. */
+  /** Not a regular file (a FIFO, a device, a socket, a directory), or a symlink to one. */
+  | 'CONFIG_NOT_A_FILE'
+  /** Larger than `maxBytes`, or YAML aliases expand it to more than `maxBytes` values. */
   | 'CONFIG_TOO_LARGE'
   /** Not valid YAML (or JSON, for a .json file). */
   | 'CONFIG_SYNTAX'

@@ -1,10 +1,11 @@
 // One look at the config file: read it, decide whether it changed and whether it is usable, and
 // hand it to the loader, which reloads only the entries whose options changed.
-import { readFile, stat } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Context } from 'cordis'
 import type { RejectCode } from './errors.js'
+import { exceedsValues } from './expanded-size.js'
 import type { EntryOptions, LoaderView } from './loader-view.js'
+import { parseConfigText, readConfigText } from './read.js'
 import { checkEntries, checkShape, oneLine } from './validate.js'
 
 export type CheckResult =
@@ -46,9 +47,12 @@ export class Reloader {
     const { file } = this
     let text: string
     try {
-      const { size } = await stat(file)
-      if (size > this.options.maxBytes) return this.reject('CONFIG_TOO_LARGE', `${size} bytes, more than maxBytes (${this.options.maxBytes})`)
-      text = await readFile(file, 'utf8')
+      const read = await readConfigText(file, this.options.maxBytes)
+      if ('code' in read) {
+        this.lastText = undefined
+        return this.reject(read.code, read.reason)
+      }
+      text = read.text
     } catch (error) {
       this.lastText = undefined
       return this.reject('CONFIG_UNREADABLE', oneLine(error))
@@ -61,10 +65,11 @@ export class Reloader {
 
     let data: unknown
     try {
-      // The loader's own reader: the same YAML schema (`!!js`) and the same JSON rules.
-      data = await this.loader.file!.read()
+      // The text read above, not the file again: a second read could see another (unbounded) file.
+      const loaderFile = this.loader.file!
+      data = await parseConfigText(text, loaderFile.type, () => loaderFile.read())
     } catch (error) {
-      // Gone again between the two reads: the next event brings the next look.
+      // A JS module config that could not be imported (gone, unreadable).
       if (typeof (error as NodeJS.ErrnoException).code === 'string') {
         this.lastText = undefined
         return this.reject('CONFIG_UNREADABLE', oneLine(error))
@@ -73,6 +78,11 @@ export class Reloader {
       const reason = (error as { reason?: unknown }).reason
       return this.reject('CONFIG_SYNTAX', typeof reason === 'string' ? `${oneLine(reason)}${mark?.column !== undefined ? ` (column ${mark.column + 1})` : ''}` : oneLine(error),
         typeof mark?.line === 'number' ? mark.line + 1 : undefined)
+    }
+    // Aliases expand without bound (an 858-byte file can stand for 10^8 values); copying or comparing
+    // such data would stall the app, so past as many values as the file may have bytes it is refused.
+    if (exceedsValues(data, this.options.maxBytes)) {
+      return this.reject('CONFIG_TOO_LARGE', `YAML aliases expand it to more than ${this.options.maxBytes} values (maxBytes); use fewer aliases`)
     }
     const shape = checkShape(data, text)
     if ('code' in shape) return { status: 'rejected', file, ...shape }
