@@ -1,4 +1,4 @@
-import { type FSWatcher, readdirSync, readFileSync, statSync, watch } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { DefinitionError } from '../errors.js'
 import type { AgentDefinition } from '../types.js'
@@ -7,58 +7,157 @@ import { type ClaudeMapping, MAX_AGENT_FILE_BYTES, parseAgentFile } from './pars
 /** Most agent files one directory may hold. */
 const MAX_AGENT_FILES = 200
 
-/** Every `*.md` file of `dir` (not recursive, sorted) as definitions; any bad file fails them all. */
-export function readAgentDirectory(dir: string, mapping: ClaudeMapping, baseDir: string): AgentDefinition[] {
-  let names: string[]
-  try {
-    names = readdirSync(dir).filter((name) => name.toLowerCase().endsWith('.md')).sort()
-  } catch (error) {
-    throw new DefinitionError('AGENT_FILE', `${dir}: the agents directory cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`)
-  }
-  if (names.length > MAX_AGENT_FILES) throw new DefinitionError('AGENT_FILE', `${dir}: ${names.length} agent files; at most ${MAX_AGENT_FILES} are read.`)
-  const definitions: AgentDefinition[] = []
-  for (const name of names) {
-    const file = join(dir, name)
-    let text: string
-    try {
-      const stat = statSync(file)
-      if (!stat.isFile()) continue
-      if (stat.size > MAX_AGENT_FILE_BYTES) throw new DefinitionError('AGENT_FILE', `${file}: ${stat.size} bytes; an agent file is at most ${MAX_AGENT_FILE_BYTES}.`)
-      text = readFileSync(file, 'utf8')
-    } catch (error) {
-      if (error instanceof DefinitionError) throw error
-      // Gone between the listing and the read (a rename-save in progress): the next event reads it again.
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
-      throw new DefinitionError('AGENT_FILE', `${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}).`)
-    }
-    definitions.push(parseAgentFile(file, text, mapping, baseDir))
-  }
-  return definitions
+/** What an agents directory's reader and watcher warn about (the entry logs `CODE: message`). */
+type AgentDirectoryWarningCode =
+  /** A `*.md` entry is a symbolic link: skipped, so a link cannot make a file outside the directory a prompt. */
+  | 'AGENT_FILE_SYMLINK'
+  /** The watched directory was removed or renamed away; the earlier agents stay until it is back. */
+  | 'AGENT_DIR_GONE'
+  /** The directory was replaced by another one (a deploy's rename); the watch follows the new one and reads it. */
+  | 'AGENT_DIR_REPLACED'
+  /** The watcher failed; it is armed again after `retryDelay`. */
+  | 'AGENT_DIR_WATCH'
+
+export type AgentDirectoryWarn = (code: AgentDirectoryWarningCode, message: string) => void
+
+export interface AgentDirectoryOptions {
+  warn: AgentDirectoryWarn
+  /** Parses one file; replaceable so a test can count the parses. */
+  parse?: typeof parseAgentFile
 }
 
+/** The last parse of one file, kept while its identity and times stay the same. */
+interface Parsed {
+  dev: number
+  ino: number
+  size: number
+  mtimeMs: number
+  ctimeMs: number
+  result: AgentDefinition | DefinitionError
+}
+
+// O_NOFOLLOW: a symbolic link swapped in after the lstat still is not followed; O_NONBLOCK: a FIFO swapped in does not block the open.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0)
+
+const errno = (error: unknown) => (error as NodeJS.ErrnoException).code ?? String(error)
+const same = (parsed: Parsed, stat: Stats) => parsed.dev === stat.dev && parsed.ino === stat.ino && parsed.size === stat.size
+  && parsed.mtimeMs === stat.mtimeMs && parsed.ctimeMs === stat.ctimeMs
+
 /**
- * Calls `onChange` once things are quiet (`debounce` ms) after a file of `dir` was written, added,
- * removed or renamed. The directory is watched, not each file: editors save by writing a temporary
- * file and renaming it over the old one, and a watch on the old file would miss every later save.
+ * The `*.md` files of one directory (not recursive, sorted) as definitions; any bad file fails them
+ * all. A file whose inode, size and times did not change since the last read is not read or parsed
+ * again. Symbolic links are skipped with `AGENT_FILE_SYMLINK`.
  */
-export function watchDirectory(dir: string, debounce: number, onChange: () => void, onError: (error: unknown) => void): () => void {
-  let quiet: NodeJS.Timeout | undefined
-  let closed = false
-  let watcher: FSWatcher | undefined
-  try {
-    // Not persistent: the watcher never keeps a process alive by itself (a CLI app ends when its work does).
-    watcher = watch(dir, { persistent: false }, () => {
-      if (closed) return
-      clearTimeout(quiet)
-      quiet = setTimeout(() => { if (!closed) onChange() }, debounce)
-    })
-    watcher.on('error', onError)
-  } catch (error) {
-    onError(error)
+export class AgentDirectory {
+  private files = new Map<string, Parsed>()
+  private links = new Set<string>()
+  private readonly parse: typeof parseAgentFile
+
+  constructor(readonly dir: string, private readonly mapping: ClaudeMapping, private readonly baseDir: string,
+    private readonly options: AgentDirectoryOptions) {
+    this.parse = options.parse ?? parseAgentFile
   }
-  return () => {
-    closed = true
-    clearTimeout(quiet)
-    watcher?.close()
+
+  read(): AgentDefinition[] {
+    let names: string[]
+    try {
+      names = readdirSync(this.dir).filter(isAgentFileName).sort()
+    } catch (error) {
+      throw new DefinitionError('AGENT_FILE', `${this.dir}: the agents directory cannot be read (${errno(error)}).`)
+    }
+    if (names.length > MAX_AGENT_FILES) {
+      throw new DefinitionError('AGENT_FILE', `${this.dir}: ${names.length} agent files; at most ${MAX_AGENT_FILES} are read.`)
+    }
+    const files = new Map<string, Parsed>()
+    const links = new Set<string>()
+    for (const name of names) {
+      const parsed = this.file(name, links)
+      if (parsed) files.set(name, parsed)
+    }
+    this.files = files
+    this.links = links
+    const results = [...files.values()].map((parsed) => parsed.result)
+    const failed = results.find((result) => result instanceof DefinitionError)
+    if (failed) throw failed
+    return results as AgentDefinition[]
   }
+
+  /** One file's parse: the last one when the file is unchanged; undefined to skip it. */
+  private file(name: string, links: Set<string>): Parsed | undefined {
+    const file = join(this.dir, name)
+    let stat: Stats
+    try {
+      stat = lstatSync(file)
+    } catch (error) {
+      // Gone between the listing and the read (a rename-save in progress): the next event reads it again.
+      if (errno(error) === 'ENOENT') return undefined
+      throw new DefinitionError('AGENT_FILE', `${file}: cannot be read (${errno(error)}).`)
+    }
+    if (stat.isSymbolicLink()) return this.skipLink(name, file, links)
+    if (!stat.isFile()) return undefined
+    const last = this.files.get(name)
+    if (last && same(last, stat)) return last
+    let fd: number
+    try {
+      fd = openSync(file, OPEN_FLAGS)
+    } catch (error) {
+      const code = errno(error)
+      if (code === 'ENOENT') return undefined
+      if (code === 'ELOOP' || code === 'EMLINK') return this.skipLink(name, file, links)
+      return this.record(stat, new DefinitionError('AGENT_FILE', `${file}: cannot be read (${code}).`))
+    }
+    try {
+      const opened = fstatSync(fd)
+      if (!opened.isFile()) return undefined
+      const text = opened.size > MAX_AGENT_FILE_BYTES ? undefined : readAtMost(fd, MAX_AGENT_FILE_BYTES)
+      if (text === undefined) {
+        return this.record(opened, new DefinitionError('AGENT_FILE', `${file}: larger than the ${MAX_AGENT_FILE_BYTES} bytes an agent file may hold; shorten it.`))
+      }
+      return this.record(opened, this.parsed(file, text))
+    } catch (error) {
+      return this.record(stat, new DefinitionError('AGENT_FILE', `${file}: cannot be read (${errno(error)}).`))
+    } finally {
+      closeSync(fd)
+    }
+  }
+
+  private parsed(file: string, text: string): AgentDefinition | DefinitionError {
+    try {
+      return this.parse(file, text, this.mapping, this.baseDir)
+    } catch (error) {
+      if (error instanceof DefinitionError) return error
+      throw error
+    }
+  }
+
+  private record(stat: Stats, result: AgentDefinition | DefinitionError): Parsed {
+    return { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, result }
+  }
+
+  private skipLink(name: string, file: string, links: Set<string>): undefined {
+    links.add(name)
+    // Once per link, not at every read while it stays.
+    if (!this.links.has(name)) {
+      this.options.warn('AGENT_FILE_SYMLINK', `${file} is a symbolic link and is skipped (agent files must be regular files inside ${this.dir}); `
+        + 'copy the file into the directory instead.')
+    }
+    return undefined
+  }
+}
+
+export function isAgentFileName(name: string): boolean {
+  return name.toLowerCase().endsWith('.md')
+}
+
+/** The file's text, or undefined when it holds more than `limit` bytes. */
+function readAtMost(fd: number, limit: number): string | undefined {
+  const buffer = Buffer.alloc(limit + 1)
+  let length = 0
+  for (;;) {
+    const read = readSync(fd, buffer, length, buffer.length - length, null)
+    if (read === 0) break
+    length += read
+    if (length > limit) return undefined
+  }
+  return buffer.toString('utf8', 0, length)
 }

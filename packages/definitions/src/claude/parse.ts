@@ -41,9 +41,9 @@ export function parseAgentFile(file: string, text: string, mapping: ClaudeMappin
   if (typeof fields.description !== 'string') fail('`description` (what the agent is for) is required.')
   const input: DefinitionInput = { does: fields.description as string, provider: mapping.provider }
   const tools = toolList(fields.tools, fail)
-  if (tools) input.uses = { allow: tools.map((tool) => mapping.tools[tool] ?? tool) }
+  if (tools) input.uses = { allow: tools.map((tool) => (Object.hasOwn(mapping.tools, tool) ? mapping.tools[tool] : tool)) }
   const model = typeof fields.model === 'string' ? fields.model.trim() : undefined
-  if (model && model !== 'inherit' && mapping.models[model]) input.model = mapping.models[model]
+  if (model && model !== 'inherit' && Object.hasOwn(mapping.models, model) && mapping.models[model]) input.model = mapping.models[model]
   const body = text.slice(match![0].length).trim()
   if (body) input.soul = body
   return checkDefinition(name as string, input, file, baseDir)

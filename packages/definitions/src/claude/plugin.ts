@@ -1,8 +1,10 @@
 import { resolve } from 'node:path'
+import { isDeepStrictEqual } from 'node:util'
 import { Context, Schema } from 'cordis'
 import { duration } from '@cordis-subagents/shared'
-import { readAgentDirectory, watchDirectory } from './directory.js'
+import { AgentDirectory } from './directory.js'
 import type { ClaudeMapping } from './parse.js'
+import { watchDirectory } from './watch.js'
 
 export const name = 'agent-definitions-claude'
 export const reusable = true
@@ -12,6 +14,7 @@ export interface Config extends ClaudeMapping {
   dir: string
   watch: boolean
   debounce: number
+  retryDelay: number
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
@@ -21,23 +24,30 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   models: Schema.dict(String).default({}).description('Claude Code model aliases to this app\'s model refs (e.g. `sonnet: openai:gpt-4.1`); `inherit` and aliases not listed keep the parent\'s model.'),
   watch: Schema.boolean().default(true).description('Reload the agents when a file of the directory is saved, added, renamed or removed.'),
   debounce: duration({ min: 1 }).default(200).description('Quiet time after the last change before the directory is read again (ms).'),
+  retryDelay: duration({ min: 10 }).default(1000)
+    .description('How often a directory that is gone is looked for, and the wait before watching again after the watcher failed (ms).'),
 })
 
 /**
  * Registers the directory's agents. A bad file fails the entry at load with its code; on a later
  * save the directory is read again and, when every file is good, its agents are replaced together;
- * when one is bad, the error is logged (with its code) and the agents defined before stay.
+ * when one is bad, the error is logged (with its code) and the agents defined before stay. Only the
+ * files that changed are parsed again, and a read that gives the same agents redefines nothing.
  */
 export function apply(ctx: Context, config: Config) {
   const logger = ctx.logger('agent-definitions')
   const baseDir = ctx.baseDir ?? process.cwd()
   const dir = resolve(baseDir, config.dir)
-  let current = readAgentDirectory(dir, config, baseDir)
+  const warn = (code: string, message: string) => logger.warn('%s: %s', code, message)
+  const directory = new AgentDirectory(dir, config, baseDir, { warn })
+  let current = directory.read()
   let undefine = ctx.agentDefinitions.define(current)
   if (!config.watch) return
   const reload = () => {
     try {
-      const definitions = readAgentDirectory(dir, config, baseDir)
+      const definitions = directory.read()
+      // An unchanged set is not undefined and defined again (each would tell every team tool to re-derive).
+      if (isDeepStrictEqual(definitions, current)) return void logger.debug('agents of %s unchanged; nothing redefined', dir)
       undefine()
       try {
         undefine = ctx.agentDefinitions.define(definitions)
@@ -53,5 +63,5 @@ export function apply(ctx: Context, config: Config) {
       logger.warn('agents of %s not reloaded, the earlier ones stay: %s%s', dir, typeof code === 'string' ? `${code}: ` : '', (error as Error).message)
     }
   }
-  ctx.effect(() => watchDirectory(dir, config.debounce, reload, (error) => logger.warn('watching %s failed: %s', dir, error)))
+  ctx.effect(() => watchDirectory(dir, { debounce: config.debounce, retryDelay: config.retryDelay, onChange: reload, warn }))
 }
