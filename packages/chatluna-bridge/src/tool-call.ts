@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import type { Agent, BudgetLimits } from '@cordis-subagents/agent'
 import type { ToolResult } from '@cordis-subagents/tools'
-import { describeBreach, describeError, onAbort } from '@cordis-subagents/shared'
+import { capForRedaction, describeBreach, describeError, onAbort, type PendingQuestion, peerText } from '@cordis-subagents/shared'
 
 export interface CallOptions {
   /** The ctx.agents model of each call's root agent: the model spawn children run on unless their tool load names one. */
@@ -49,15 +49,40 @@ export async function runDelegation(
     const breach = agent.budget.exceeded() ?? agent.budget.check('toolCalls') ?? agent.budget.overtime()
     if (breach) return { isError: true, content: `CHATLUNA_BUDGET: a delegation from ChatLuna may not spend ${describeBreach(breach)}; nothing is delegated.` }
     agent.budget.charge('toolCalls', 1)
-    return await ctx.tools.view({ allow: [call.name] }).execute({ id: call.id, name: call.name, input: call.input }, {
+    const result = await ctx.tools.view({ allow: [call.name] }).execute({ id: call.id, name: call.name, input: call.input }, {
       agent,
       signal,
       toolCallId: call.id,
     })
+    return unanswerable(result) ?? result
   } catch (error) {
     return { isError: true, content: `The delegation failed: ${describeError(error)}` }
   } finally {
     for (const stop of stopWaiting ?? []) stop()
     await agent.dispose().catch(() => {})
+  }
+}
+
+/** The longest question text handed back to ChatLuna's agent (characters). */
+const MAX_QUESTION_CHARS = 2000
+
+/**
+ * A child parked on a question (the call suspended, `questions: escalate`, or gave the question to its caller's
+ * model, `answer`): a ChatLuna tool call cannot wait for an answer, and this call's root agent is disposed when it
+ * returns, which ends the child. So ChatLuna's agent gets an error naming the question, never an empty result.
+ */
+function unanswerable(result: ToolResult): ToolResult | undefined {
+  const question = (result.suspend?.question ?? (result.metadata?.stopReason === 'pending' ? result.metadata.question : undefined)) as
+    PendingQuestion | undefined
+  if (!question && !result.suspend) return undefined
+  const raw = String(question?.text ?? '')
+  const text = peerText(raw.length > MAX_QUESTION_CHARS ? `${capForRedaction(raw, MAX_QUESTION_CHARS)} [cut]` : raw)
+  const options = question?.options?.length ? `\nOptions: ${question.options.slice(0, 16).map((option) => peerText(option.name).slice(0, 200)).join(', ')}.` : ''
+  return {
+    ...result,
+    suspend: undefined,
+    isError: true,
+    content: 'CHATLUNA_QUESTION_UNANSWERABLE: the subagent asked a question, and a tool call from ChatLuna cannot wait for an answer, '
+      + `so the subagent was stopped. Its question:\n${text}${options}\nCall the tool again with a prompt that answers it.`,
   }
 }

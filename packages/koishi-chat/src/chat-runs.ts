@@ -14,7 +14,13 @@ export interface ChatSession {
   channelId?: string
   guildId?: string
   userId?: string
-  send(content: string): Promise<string[]>
+  /** The bot's own id on the platform: a `guild-member-removed` of it ends only the runs it posts for. */
+  selfId?: string
+  /**
+   * Posts to the channel: the ids of the messages sent, `[]` when nothing was sent (Koishi's `Session.send`
+   * when the platform refused it), undefined when sent but the adapter reports no ids.
+   */
+  send(content: string): Promise<string[] | undefined>
 }
 
 export interface ChatRun {
@@ -24,6 +30,7 @@ export interface ChatRun {
   readonly platform: string
   readonly channelId: string
   readonly guildId?: string
+  readonly selfId?: string
   /** The user who started it. */
   readonly starter: string
   readonly task: string
@@ -57,7 +64,7 @@ export class ChatRuns {
 
   constructor(private readonly config: Config, private readonly host: Host, private readonly log: (message: string) => void) {}
 
-  /** Binds a root agent's delegations to a session: refused past `maxRuns` / `maxRunsPerChannel`. */
+  /** Binds a root agent's delegations to a session: refused past `maxRuns` / `maxRunsPerChannel` / `maxRunsPerUser`. */
   bind(rootAgentId: string, session: ChatSession, task: string, stop: (reason: string) => void): ChatRun {
     if (this.closed) throw new ChatError('NOT_RUNNING', 'The chat plugin is stopping.')
     if (!session.channelId) throw new ChatError('NO_CHANNEL', 'This session has no channel to post questions to.')
@@ -67,9 +74,16 @@ export class ChatRuns {
     if (here.length >= this.config.maxRunsPerChannel) {
       throw new ChatError('RUN_LIMIT', `${here.length} runs are live in this channel (maxRunsPerChannel: ${here.map((run) => run.id).join(', ')}); wait for one or cancel one.`)
     }
+    // A session without a user id (an integration's) is bounded by maxRuns alone.
+    const live = [...this.live.values()]
+    const mine = session.userId ? live.filter((run) => run.platform === session.platform && run.starter === session.userId) : []
+    if (mine.length >= this.config.maxRunsPerUser) {
+      const where = mine.map((run) => `${run.id} in ${shownLine(run.channel, 64)}`).join(', ')
+      throw new ChatError('RUN_LIMIT', `You have ${mine.length} runs live (maxRunsPerUser: ${where}); answer or cancel one (subagents.cancel <id> in its channel), or wait for one to end.`)
+    }
     const chat: ChatRun = {
       id: `r${++this.sequence}`, channel, platform: session.platform, channelId: session.channelId,
-      ...session.guildId ? { guildId: session.guildId } : {}, starter: session.userId ?? '',
+      ...session.guildId ? { guildId: session.guildId } : {}, ...session.selfId ? { selfId: session.selfId } : {}, starter: session.userId ?? '',
       task: shownLine(task, 120), startedAt: Date.now(), rootAgentId, session, stop,
     }
     this.live.set(chat.id, chat)
@@ -83,7 +97,7 @@ export class ChatRuns {
 
   get(channel: string, id: string): ChatRun {
     const chat = this.live.get(id) ?? this.ended.find((run) => run.id === id)
-    if (!chat || chat.channel !== channel) throw new ChatError('NOT_FOUND', `No run ${id} in this channel (\`subagents\` lists them).`)
+    if (!chat || chat.channel !== channel) throw new ChatError('NOT_FOUND', `No run ${shownLine(id, 32)} in this channel (\`subagents\` lists them).`)
     return chat
   }
 
@@ -142,7 +156,31 @@ export class ChatRuns {
     if (!entry) return
     const how = `Reply to this message to answer${question.options?.length ? ' (a number picks an option)' : ''}, or: subagents.answer ${entry.tag} <answer>`
     const text = questionPost(entry.tag, chat.id, question, this.config.maxQuestionLength, how)
-    chat.session?.send(text).then((ids) => this.questions.posted(entry, ids ?? []), (error) => this.log(`posting question ${entry.tag} failed: ${describeError(error)}`))
+    const failed = (why: string) => {
+      this.log(`[QUESTION_NOT_POSTED] question ${entry.tag} of run ${chat.id} could not be posted to ${shownLine(chat.channel, 64)} (${why}); the run is cancelled, as nobody there can answer it.`)
+      if (chat.endedAt === undefined) this.cancel(chat, `question ${entry.tag} could not be posted to this channel (QUESTION_NOT_POSTED)`)
+    }
+    chat.session?.send(text).then(
+      (ids) => ids?.length === 0 ? failed('the platform took no message') : this.questions.posted(entry, ids ?? []),
+      (error) => failed(shownLine(describeError(error), 300)),
+    )
+  }
+
+  /**
+   * The channel or guild is gone for the bot (deleted, or the bot removed): its live runs are
+   * cancelled, since no question can be posted there any more. Returns the ids cancelled.
+   */
+  gone(where: { platform: string, selfId?: string, guildId?: string, channelId?: string }, why: string): string[] {
+    const sameBot = (run: ChatRun) => where.selfId === undefined || run.selfId === undefined || run.selfId === where.selfId
+    const there = (run: ChatRun) => (where.guildId !== undefined && run.guildId === where.guildId)
+      || (where.channelId !== undefined && run.channelId === where.channelId)
+    const hit = [...this.live.values()].filter((run) => run.cancelled === undefined && run.platform === where.platform)
+      .filter((run) => sameBot(run) && there(run))
+    for (const run of hit) {
+      this.log(`[CHANNEL_GONE] run ${run.id} in ${shownLine(run.channel, 64)} is cancelled: ${why}.`)
+      this.cancel(run, `${why} (CHANNEL_GONE)`)
+    }
+    return hit.map((run) => run.id)
   }
 
   /**

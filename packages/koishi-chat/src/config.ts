@@ -14,6 +14,7 @@ export interface Config {
   timeout: number
   maxRuns: number
   maxRunsPerChannel: number
+  maxRunsPerUser: number
   maxQuestionLength: number
   maxAnswerLength: number
   maxOutputLength: number
@@ -36,6 +37,7 @@ export const Config: Schema<Config> = Schema.object({
   timeout: duration().role('ms').default(60 * 60_000).description('Longest a chat run may live, parked time included (ms); then it is cancelled. 0 = no bound of ours (the providers\' parked bounds still hold).'),
   maxRuns: Schema.natural().min(1).max(1024).default(16).description('Chat runs live at once in this process (started here or bound by an integration).'),
   maxRunsPerChannel: Schema.natural().min(1).max(64).default(4).description('Chat runs live at once in one channel.'),
+  maxRunsPerUser: Schema.natural().min(1).max(64).default(2).description('Chat runs one user (by platform and user id) has live at once, across channels; so one user who never answers cannot hold every `maxRuns` slot.'),
   maxQuestionLength: Schema.natural().min(64).max(16_384).default(1500).description('Longest question text posted to a channel (characters); more is cut with a marker.'),
   maxAnswerLength: Schema.natural().min(1).max(65_536).default(4000).description('Longest answer taken from a chat reply (characters); a longer one is refused, not cut.'),
   maxOutputLength: Schema.natural().min(64).max(65_536).default(2000).description('Longest final answer posted to a channel (characters); more is cut with a marker.'),

@@ -56,7 +56,8 @@ export function apply(koishi: Context, config: Config): void {
     'subagent/end': (info, outcome) => runs.onEnd(info, outcome),
   })
 
-  const start = (session: ChatSession, task: string): string => {
+  const start = (given: ChatSession, task: string): string => {
+    const session = poster(given)
     const { model, persona, label } = config.agent
     const agent = ctx.agents.create({ ...model ? { model } : {}, ...persona ? { persona } : {}, label: label || 'chat' })
     let chat: ChatRun
@@ -88,7 +89,7 @@ export function apply(koishi: Context, config: Config): void {
   }
 
   const bind = (agent: { id: string }, session: ChatSession, options: { task?: string } = {}): ChatBinding => {
-    const chat: ChatRun = runs.bind(agent.id, session, options.task ?? `bound by an integration (agent ${agent.id})`, (reason) => {
+    const chat: ChatRun = runs.bind(agent.id, poster(session), options.task ?? `bound by an integration (agent ${agent.id})`, (reason) => {
       for (const runId of runs.delegationsOf(chat)) ctx.subagents.cancel(runId, reason)
       runs.end(chat, 'cancelled', '')
     })
@@ -104,6 +105,19 @@ export function apply(koishi: Context, config: Config): void {
 
   registerCommands(koishi, config, runs, start, (chat) => owned.get(chat))
 
+  // A channel the bot can no longer post to: its runs are cancelled rather than parked until `timeout`.
+  // Satori emits `guild-removed` and `guild-deleted` (and the member pair) together, so one name of each pair is
+  // enough; `channel-deleted` is a Satori event name Koishi's typed `Events` does not list.
+  type Where = { platform: string, selfId?: string, guildId?: string, channelId?: string, userId?: string }
+  const on = koishi.on.bind(koishi) as unknown as (name: string, listener: (session: Where) => void) => () => void
+  const gone = (session: Where, key: 'guildId' | 'channelId', why: string) =>
+    void runs.gone({ platform: session.platform, selfId: session.selfId, [key]: session[key] }, why)
+  on('guild-removed', (session) => gone(session, 'guildId', 'the bot is no longer in its guild'))
+  on('guild-member-removed', (session) => {
+    if (session.userId && session.userId === session.selfId) gone(session, 'guildId', 'the bot was removed from its guild')
+  })
+  on('channel-deleted', (session) => gone(session, 'channelId', 'its channel was deleted'))
+
   ctx.effect(() => () => {
     for (const agent of owned.values()) void agent.dispose().catch(() => {})
     owned.clear()
@@ -111,3 +125,26 @@ export function apply(koishi: Context, config: Config): void {
   })
 }
 
+
+type KoishiSession = ChatSession & {
+  bot?: { sendMessage?(channelId: string, content: string, referrer?: unknown, options?: { session: unknown }): Promise<string[]> }
+  event?: { referrer?: unknown }
+}
+
+/**
+ * A Koishi session posts through its bot: a refused message rejects there, where `Session.send` logs it and
+ * resolves `[]`, as it also does for a message sent through an adapter that reports no ids (the mock adapter).
+ */
+function poster(session: ChatSession): ChatSession {
+  const { bot, event } = session as KoishiSession
+  const channelId = session.channelId
+  if (typeof bot?.sendMessage !== 'function' || !channelId) return session
+  const { platform, guildId, userId, selfId } = session
+  return {
+    platform, channelId, ...guildId ? { guildId } : {}, ...userId ? { userId } : {}, ...selfId ? { selfId } : {},
+    send: async (content) => {
+      const ids = await bot.sendMessage!(channelId, content, event?.referrer, { session })
+      return ids.length ? ids : undefined
+    },
+  }
+}

@@ -2,6 +2,7 @@
 // (so a late reply is told, never resumes twice), and the one way an answer leaves here.
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import { ChatError } from './errors.js'
+import { shownLine } from './chat-text.js'
 
 /** How many answered (or expired) tags are remembered, to tell a late reply what happened. */
 const MAX_CLOSED_TAGS = 256
@@ -64,7 +65,7 @@ export class QuestionBook<Owner extends QuestionOwner> {
     if (entry && entry.owner.channel === channel) return entry
     const note = this.closed.get(tag)
     if (note !== undefined) throw new ChatError('ALREADY_ANSWERED', `[${tag}] takes no answer any more: ${note.slice(note.indexOf(' ') + 1)}.`)
-    throw new ChatError('NOT_FOUND', `No question [${tag}] waits in this channel (\`subagents\` lists them).`)
+    throw new ChatError('NOT_FOUND', `No question [${shownLine(tag, 32)}] waits in this channel (\`subagents\` lists them).`)
   }
 
   isOpen(entry: OpenQuestion<Owner>): boolean {

@@ -9,7 +9,7 @@ describe('koishi-chat: plugin shape and chat text', () => {
     expect(entry.name).to.equal('cordis-subagents-koishi-chat')
     expect(entry.inject).to.deep.equal({ required: ['agents', 'subagents'], optional: ['database'] })
     expect(entry.apply).to.be.a('function')
-    expect(entry.Config({} as never)).to.deep.include({ answerBy: 'starter', adminAuthority: 3, maxRuns: 16, maxRunsPerChannel: 4, maxAnswerLength: 4000, timeout: 3_600_000 })
+    expect(entry.Config({} as never)).to.deep.include({ answerBy: 'starter', adminAuthority: 3, maxRuns: 16, maxRunsPerChannel: 4, maxRunsPerUser: 2, maxAnswerLength: 4000, timeout: 3_600_000 })
     expect(() => entry.Config({ answerBy: 'everyone' } as never)).to.throw()
   })
 

@@ -1,0 +1,98 @@
+// ChatRuns' bounds against one user and against a channel that is gone: a fair share of the run
+// slots per user, an id or tag from the chat echoed bounded and scrubbed, a question the platform
+// refused to post cancels its run, and `gone()` cancels the runs of a deleted channel or guild.
+import { expect } from 'chai'
+import * as entry from '@cordis-subagents/koishi-chat'
+import { type ChatSession, ChatRuns } from '../src/chat-runs.js'
+import { ChatError } from '../src/errors.js'
+
+const HOSTILE = `r${'\u202e\u200b\u0007'.repeat(10)}${'x'.repeat(100_000)}`
+
+function setup(config: Partial<entry.Config> = {}) {
+  const logs: string[] = []
+  const stopped: string[] = []
+  const host = { pending: () => [], resume: async () => {}, cancel: () => {} }
+  const runs = new ChatRuns(entry.Config(config as never), host as never, (message) => logs.push(message))
+  const session = (userId: string, channelId: string, send: ChatSession['send'] = async () => ['m1'], guildId?: string): ChatSession =>
+    ({ platform: 'mock', userId, channelId, selfId: 'bot', ...guildId ? { guildId } : {}, send })
+  let agents = 0
+  const bind = (s: ChatSession) => {
+    const chat = runs.bind(`root-${++agents}`, s, 'task', (reason) => {
+      stopped.push(`${chat.id}: ${reason}`)
+      runs.end(chat, 'cancelled', '')
+    })
+    return chat
+  }
+  return { runs, logs, stopped, session, bind }
+}
+
+/** The ChatError `act` throws. */
+function refusal(act: () => unknown): ChatError {
+  try {
+    act()
+  } catch (error) {
+    if (error instanceof ChatError) return error
+    throw error
+  }
+  throw new Error('no ChatError thrown')
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve))
+
+describe('koishi-chat: run limits and a channel that is gone', () => {
+  it('maxRunsPerUser (default 2) keeps one user from holding every slot across channels', () => {
+    expect(entry.Config({} as never).maxRunsPerUser).to.equal(2)
+    expect(() => entry.Config({ maxRunsPerUser: 0 } as never)).to.throw()
+    expect(() => entry.Config({ maxRunsPerUser: 65 } as never)).to.throw()
+    const { session, bind } = setup()
+    bind(session('mallory', 'c1'))
+    bind(session('mallory', 'c2'))
+    const refused = refusal(() => bind(session('mallory', 'c3')))
+    expect(refused.code).to.equal('RUN_LIMIT')
+    expect(refused.message).to.include('maxRunsPerUser: r1 in mock:c1, r2 in mock:c2').and.include('cancel one')
+    // The same user id on another platform is another user; others still get their runs.
+    expect(bind({ ...session('mallory', 'c3'), platform: 'other' }).id).to.equal('r3')
+    expect(bind(session('bob', 'c3')).id).to.equal('r4')
+  })
+
+  it('echoes a run id or a question tag from the chat cut to 32 characters, without control, bidi or hidden characters', () => {
+    const { runs } = setup()
+    for (const message of [refusal(() => runs.get('mock:room', HOSTILE)).message, refusal(() => runs.questions.get('mock:room', HOSTILE)).message]) {
+      expect(message.length).to.be.below(160)
+      // A cut never ends inside a token (it could be a secret's head), so this one is cut back to its first character.
+      expect(message).to.match(/^No (run |question \[)r… \[cut at 32 characters\]\]? (in|waits in) this channel/)
+      expect(message).to.not.match(/[\u202e\u200b\u0007]/)
+    }
+  })
+
+  for (const [name, send] of [
+    ['resolves no message id (Koishi\'s send when the platform refused it)', async () => []],
+    ['rejects', async () => { throw new Error('403 Missing Access') }],
+  ] as const) {
+    it(`a question whose post ${name} cancels its run, with a coded log`, async () => {
+      const { runs, logs, stopped, session, bind } = setup()
+      const chat = bind(session('alice', 'room', send))
+      runs.ask(chat, { id: 'q-1', kind: 'ask', text: 'Which region?', path: [] }, undefined)
+      await settle()
+      expect(stopped).to.deep.equal(['r1: question q1 could not be posted to this channel (QUESTION_NOT_POSTED)'])
+      expect(logs[0]).to.match(/^\[QUESTION_NOT_POSTED\] question q1 of run r1 could not be posted to mock:room/)
+      expect(runs.list('mock:room')).to.include('r1 ended cancelled (question q1 could not be posted')
+    })
+  }
+
+  it('a posted question keeps its run; gone() cancels the runs of a deleted guild or channel only', async () => {
+    const { runs, logs, stopped, session, bind } = setup({ maxRunsPerUser: 8 })
+    const inGuild = bind(session('alice', 'room', undefined, 'g1'))
+    const other = bind(session('alice', 'elsewhere', undefined, 'g2'))
+    const channel = bind(session('alice', 'side'))
+    runs.ask(inGuild, { id: 'q-1', kind: 'ask', text: 'Which region?', path: [] }, undefined)
+    await settle()
+    expect(stopped).to.deep.equal([])
+    expect(runs.gone({ platform: 'mock', selfId: 'another-bot', guildId: 'g1' }, 'the bot was removed from its guild')).to.deep.equal([])
+    expect(runs.gone({ platform: 'mock', selfId: 'bot', guildId: 'g1' }, 'its guild was deleted')).to.deep.equal([inGuild.id])
+    expect(runs.gone({ platform: 'mock', channelId: 'side' }, 'its channel was deleted')).to.deep.equal([channel.id])
+    expect(stopped).to.deep.equal(['r1: its guild was deleted (CHANNEL_GONE)', 'r3: its channel was deleted (CHANNEL_GONE)'])
+    expect(logs).to.deep.equal(['[CHANNEL_GONE] run r1 in mock:room is cancelled: its guild was deleted.', '[CHANNEL_GONE] run r3 in mock:side is cancelled: its channel was deleted.'])
+    expect(runs.list('mock:elsewhere')).to.include(`${other.id} running`)
+  })
+})

@@ -1,0 +1,50 @@
+// koishi-chat alone in a Koishi 4.18 App (Koishi's CommonJS build, as `koishi start` runs it), with the
+// mock adapter and the memory database, and `agents` / `subagents` stand-ins: enough for the commands,
+// the seam and the platform's events, without a delegation tree. Our plugin is the ESM the specs import.
+import { createRequire } from 'node:module'
+import * as chat from '@cordis-subagents/koishi-chat'
+
+const require = createRequire(import.meta.url)
+
+interface MockClient { receive(content: string): Promise<string[]> }
+interface MockBot {
+  selfId: string
+  session(event: Record<string, unknown>): unknown
+  dispatch(session: unknown): void
+  sendMessage(...args: unknown[]): Promise<string[]>
+}
+export interface MockApp {
+  subagentChat: chat.SubagentChat
+  bots: MockBot[]
+  mock: { client(userId: string, channelId?: string): MockClient, initUser(id: string, authority?: number): Promise<void> }
+  plugin(plugin: unknown, config?: unknown): { dispose(): void }
+  command(name: string): { action(act: (argv: { session: unknown }) => string): void }
+  provide(name: string, value: unknown, builtin?: boolean): void
+  start(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** The service's events koishi-chat observes, to play them by hand. */
+export type Observed = Record<string, (...args: unknown[]) => void>
+
+/** The app, started; `close()` unloads the mock adapter first (its bot's dispose fails once the root's `bots` went). */
+export async function mockApp(config: Partial<chat.Config> = {}): Promise<{ app: MockApp, observed: Observed, close(): Promise<void> }> {
+  const { App } = require('koishi') as { App: new (config: unknown) => MockApp }
+  const app = new App({})
+  const observed: Observed = {}
+  app.provide('agents', {}, true)
+  app.provide('subagents', {
+    observe: (listeners: Observed) => {
+      Object.assign(observed, listeners)
+      return () => {}
+    },
+    pending: () => [],
+    resume: async () => {},
+    cancel: () => {},
+  }, true)
+  app.plugin((require('@koishijs/plugin-database-memory') as { default: unknown }).default)
+  const adapter = app.plugin((require('@koishijs/plugin-mock') as { default: unknown }).default)
+  app.plugin(chat, chat.Config(config as never))
+  await app.start()
+  return { app, observed, close: async () => { adapter.dispose(); await app.stop() } }
+}
