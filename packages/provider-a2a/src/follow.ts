@@ -100,3 +100,15 @@ export async function pollTask(run: Follower, isAborted: () => boolean): Promise
     }
   }
 }
+
+/** Waits `ms`, or less when the function handed to `setWake` is called (a cancel, a dispose). */
+export function wakeableSleep(ms: number, setWake: (wake: () => void) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms)
+    setWake(done)
+    function done() {
+      clearTimeout(timer)
+      resolve()
+    }
+  })
+}

@@ -1,10 +1,12 @@
 import type { StreamResponse } from '@a2a-js/sdk'
-import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import { answerProblem, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, RunRecord, SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { LimitError } from './bounded-fetch.js'
 import { crossingMetadata, toldRelay, traceHeaders } from './crossing.js'
 import { A2aError } from './errors.js'
-import { boundedFirstEvent, type Follower, followStream, pollTask } from './follow.js'
+import { Opening, sendFailure } from './opening.js'
+import { boundedFirstEvent, type Follower, followStream, pollTask, wakeableSleep } from './follow.js'
+import { describeRequestError } from './request-error.js'
 import { phaseResult } from './run-result.js'
 import { outputContract, outputPrompt } from '@cordis-subagents/agent'
 import { isActive, isFinal, isInterrupted } from './task-state.js'
@@ -39,9 +41,12 @@ export class A2aRun implements LiveRun, Follower {
   /** A restored run's recorded question: its id is kept when the task still asks it. */
   private recorded?: PendingQuestion
   private opened = false
+  private opening?: Promise<void>
+  private openingWindow?: Opening
   /** A final result (not `pending`) settled: a later cancel does nothing. */
   private ended = false
-  private stopped = false
+  /** The provider stopped (`stop`): a start that had it named its task is then disposed and rejects. */
+  stopped = false
   private disposal?: Promise<void>
 
   constructor(
@@ -72,30 +77,24 @@ export class A2aRun implements LiveRun, Follower {
   /**
    * Sends the prompt; resolves once the remote answered (the task exists), rejects `A2A_SEND_FAILED`
    * when it did not. A stream must bring its first event within `requestTimeout` (keep-alive
-   * comments do not count), and an abort before that event closes it at once (`ABORTED`): there
-   * is no task id yet to cancel, and an open stream would outlive the run.
+   * comments do not count). An abort (or `stop`) before the remote names the task keeps the request
+   * open up to `cancelGrace` more (`Opening`): the caller then cancels a task that was named.
    */
-  async open(): Promise<void> {
-    const onAbort = () => this.transport.abort(this.request.signal.reason)
+  open(): Promise<void> {
+    return this.opening ??= this.openOnce()
+  }
+
+  private async openOnce(): Promise<void> {
+    const opening = this.openingWindow = new Opening(this.settings.cancelGrace, (reason) => this.transport.abort(reason))
+    const onAbort = () => opening.close('abort')
+    this.request.signal.addEventListener('abort', onAbort, { once: true })
+    if (this.request.signal.aborted) onAbort()
     try {
-      if (this.settings.streaming) {
-        this.request.signal.addEventListener('abort', onAbort, { once: true })
-        if (this.request.signal.aborted) onAbort()
-      }
       await this.send({ ...this.message(outputPrompt(this.request.prompt, this.view.typed)), ...this.continuing })
     } catch (error) {
-      if (this.stopped) {
-        throw new A2aError('ABORTED', `The provider was stopped while the remote agent ${this.settings.agentName} was accepting the task; its request was closed.`)
-      }
-      if (this.settings.streaming && this.request.signal.aborted) {
-        throw new A2aError('ABORTED', `The delegation was aborted before the remote agent ${this.settings.agentName} sent its first event; the stream was closed.`)
-      }
-      // A polled send is awaited after an abort (its answer names the task to cancel); it did not come.
-      if (this.request.signal.aborted) {
-        throw new A2aError('ABORTED', `The delegation was aborted while the remote agent ${this.settings.agentName} was accepting the task, and its send failed (${this.describe(error)}); no task id came back to cancel.`, { cause: error })
-      }
-      throw new A2aError('A2A_SEND_FAILED', `The remote agent ${this.settings.agentName} did not accept the task: ${this.describe(error)}.`, { cause: error })
+      throw sendFailure(this.settings.agentName, opening.end, this.settings.streaming, this.describe(error), error)
     } finally {
+      opening.done()
       this.request.signal.removeEventListener('abort', onAbort)
     }
     if (!this.view.taskId && !this.view.directMessage) {
@@ -150,10 +149,18 @@ export class A2aRun implements LiveRun, Follower {
     }
   }
 
-  /** The provider is going away: a starting run closes its request at once, a started one is disposed. */
+  /**
+   * The provider is going away: a started run is disposed; a starting one waits (bounded by
+   * `cancelGrace`) for the remote to name its task, then is disposed (its task cancelled).
+   */
   stop(): Promise<void> {
     this.stopped = true
     if (this.opened) return this.dispose()
+    if (this.opening) {
+      this.openingWindow?.close('stop')
+      return this.opening.then(() => this.dispose(), () => {})
+    }
+    // A reattach: it reads a task that already exists, nothing to wait for.
     this.transport.abort(new Error('the provider was stopped'))
     return Promise.resolve()
   }
@@ -302,11 +309,17 @@ export class A2aRun implements LiveRun, Follower {
 
   private async disposeOnce(): Promise<void> {
     clearTimeout(this.parkTimer)
+    const parked = this.expired ? undefined : this.parked
     this.parked = undefined
     // A task still running or waiting for us is cancelled, so disposing leaves nothing running there.
     const state = this.view.state
     if (this.view.taskId && !this.graceExpired && (isActive(state) || isInterrupted(state))) this.cancel('the run was disposed')
     await this.cancelling
+    // The provider stopping a parked run (nothing follows its task): the service learns of the end here, as from parkedTimeout.
+    if (parked && this.stopped) {
+      const diagnostic = `The provider was stopped while the remote task ${this.view.taskId} waited for an answer (question ${parked.id}); CancelTask was sent for it.`
+      this.request.onIdleEnd?.({ stopReason: 'aborted', output: '', diagnostic })
+    }
     clearTimeout(this.graceTimer)
     this.transport.abort()
     this.wake?.()
@@ -327,24 +340,10 @@ export class A2aRun implements LiveRun, Follower {
   }
 
   sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms)
-      const wake = this.wake = done
-      function done() {
-        clearTimeout(timer)
-        resolve()
-      }
-      void wake
-    })
+    return wakeableSleep(ms, (wake) => this.wake = wake)
   }
 
   describe(error: unknown): string {
-    const reason = this.transport.signal.reason
-    if (reason instanceof LimitError) return reason.message
-    if (error instanceof LimitError) return error.message
-    const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause
-    const base = describeError(error)
-    const detail = cause?.code ? ` (${cause.code}${cause.message ? `: ${cause.message}` : ''})` : ''
-    return this.settings.redactor.redact(`${base}${detail}`).slice(0, 1_000)
+    return describeRequestError(error, this.transport.signal.reason, this.settings.redactor)
   }
 }

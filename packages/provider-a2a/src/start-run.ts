@@ -2,6 +2,7 @@ import { describeError } from '@cordis-subagents/shared'
 import {
   type ProviderStartRequest, type RunRecord, SubagentError, type SubagentResult, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
+import { acceptedThenEnded } from './opening.js'
 import { A2aRun } from './run.js'
 import type { RunSettings } from './run-settings.js'
 
@@ -28,9 +29,10 @@ export async function startA2aRun(
     settings.live.delete(a2a)
     throw error
   }
-  if (signal.aborted) {
+  // Aborted or stopped after the send went out, and the remote named its task meanwhile: cancel it.
+  if (signal.aborted || a2a.stopped) {
     await dispose()
-    throw abortedStart('while the remote agent was accepting the task; the task was cancelled')
+    throw acceptedThenEnded(settings.agentName, a2a.stopped ? 'stop' : 'abort', a2a.view)
   }
   // The signal aborting is a cancel; once the run is over nothing listens.
   const onAbort = () => a2a.cancel(reasonOf(signal.reason))

@@ -167,14 +167,14 @@ for (const version of ['1.0', '0.3'] as const) {
       },
     })
 
-    it('issue 26.4: an abort before the first event closes the stream and its connection at once (start rejects ABORTED)', async () => {
+    it('issue 26.4: an abort before the first event closes the stream and its connection within cancelGrace (start rejects ABORTED)', async () => {
       const remote = await serve(keepAliveOnly())
       const a2a = await provider(remote.url, { requestTimeout: 60_000 })
       const controller = new AbortController()
       const starting = a2a.start(request({ signal: controller.signal })).then(() => undefined, (error) => error)
       await until(() => remote.calls.length === 1 && remote.openAnswers() === 1, 'the stream opened')
       controller.abort()
-      // Well within requestTimeout (60 s): the abort itself ends it.
+      // Well within requestTimeout (60 s): cancelGrace (2 s) after the abort ends the wait for a task id.
       const error = await within(starting, 5_000, 'start after the abort')
       expect(error).to.include({ code: 'ABORTED' })
       expect(error.message).to.match(/aborted before the remote agent .* sent its first event; the stream was closed/)
@@ -212,7 +212,7 @@ for (const version of ['1.0', '0.3'] as const) {
       const remote = await serve(keepAliveOnly())
       const ctx = new Context()
       ctx.plugin(SubagentService, { maxConcurrent: 32, maxConcurrentPerParent: 32 })
-      ctx.plugin(a2aPlugin, { url: remote.url, requestTimeout: 60_000 } as a2aPlugin.Config)
+      ctx.plugin(a2aPlugin, { url: remote.url, requestTimeout: 60_000, cancelGrace: 1_000 } as a2aPlugin.Config)
       await ctx.start()
       await ctx.lifecycle.flush()
       const starts = Array.from({ length: 20 }, () => ctx.subagents.delegate('a2a', {
