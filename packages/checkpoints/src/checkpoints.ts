@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { Context, type Logger, Service } from 'cordis'
-import { checkState, toRecord, toRow } from './codec.js'
+import { checkState, toRecord, toRecords, toRow } from './codec.js'
 import { Config, type Limits } from './config.js'
 import { directWriter } from './direct-writes.js'
 import { type DirectWriter, type OpRow, replayOps } from './write-ops.js'
@@ -87,7 +87,7 @@ export class Checkpoints extends Service {
     try {
       await writer?.ready?.()
       const file = writer && runLogFile(this.limits.runLog, writer.file, (this.ctx as { baseDir?: string }).baseDir ?? process.cwd())
-      if (!this.stopping) this.log = file ? await openRunLog(file, (ops) => replayOps(writer, ops)) : undefined
+      if (!this.stopping) this.log = file ? await openRunLog(file, (ops) => replayOps(writer, ops), this.logs) : undefined
       if (!this.stopping) this.interruptedAtStart = await this.markInterrupted()
       if (!this.stopping) await this.sweep()
     } catch (error) {
@@ -327,7 +327,7 @@ export class Checkpoints extends Service {
     const { query, limit } = listQuery(filter, this.limits.maxList)
     await this.drain()
     const rows = await this.ctx.database.get(TABLES.runs, query as never, { sort: { updatedAt: 'asc' }, limit })
-    return rows.map(toRecord)
+    return toRecords(rows, (error) => this.logs.warn('%s: %s (list skips it)', error.code, error.message))
   }
 
   async remove(id: string): Promise<boolean> {

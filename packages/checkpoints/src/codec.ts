@@ -81,7 +81,33 @@ function nonEmpty(value: string | null): string | undefined {
   return value === null || value === '' ? undefined : value
 }
 
+const TEXT_COLUMNS = ['id', 'path', 'root', 'parent', 'provider', 'agent', 'label', 'delivery', 'host', 'instance'] as const
+
+/** A column's stored JSON text, parsed; `object`: it must be a JSON object (usage, work). */
+function parsed(row: RunRow, key: 'usage' | 'work' | 'transcript', object: boolean): unknown {
+  let value: unknown
+  try {
+    value = JSON.parse(row[key]!)
+  } catch {
+    throw damaged(row, `${key} is not JSON`)
+  }
+  if (object && (typeof value !== 'object' || value === null || Array.isArray(value))) throw damaged(row, `${key} is not a JSON object`)
+  return value
+}
+
+function damaged(row: RunRow, what: string): CheckpointError {
+  return new CheckpointError('CHECKPOINT_INVALID', `stored run ${String(row.id)} is damaged (${what}): it cannot be read or restored; `
+    + 'repair its row in the database or remove it (ctx.checkpoints.remove).')
+}
+
+/** A stored row as a run; CHECKPOINT_INVALID naming the run when a column holds what no write stores (a damaged or edited row). */
 export function toRecord(row: RunRow): StoredRun {
+  for (const key of TEXT_COLUMNS) if (typeof row[key] !== 'string') throw damaged(row, `${key} is not text`)
+  if (!RUN_STATES.includes(row.state as RunState)) throw damaged(row, `unknown state ${JSON.stringify(row.state)}`)
+  if (!isCount(row.turn)) throw damaged(row, `turn ${JSON.stringify(row.turn)} is not a whole number`)
+  for (const key of ['createdAt', 'updatedAt'] as const) {
+    if (!(row[key] instanceof Date) || Number.isNaN(row[key].getTime())) throw damaged(row, `${key} is not a date`)
+  }
   return {
     id: row.id,
     path: row.path,
@@ -91,9 +117,9 @@ export function toRecord(row: RunRow): StoredRun {
     agent: row.agent,
     state: row.state as RunState,
     stopReason: nonEmpty(row.stopReason),
-    usage: JSON.parse(row.usage || '{}'),
-    work: JSON.parse(row.work || '{}'),
-    transcript: row.transcript === null ? undefined : JSON.parse(row.transcript),
+    usage: row.usage ? parsed(row, 'usage', true) as Record<string, number> : {},
+    work: row.work ? parsed(row, 'work', true) as Record<string, number> : {},
+    transcript: row.transcript === null ? undefined : parsed(row, 'transcript', false),
     turn: row.turn,
     result: row.result ?? undefined,
     background: row.background,
@@ -107,4 +133,18 @@ export function toRecord(row: RunRow): StoredRun {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   }
+}
+
+/** The runs of `rows`; a damaged one (`toRecord`'s CHECKPOINT_INVALID) is given to `skipped` and left out, so the rest still read. */
+export function toRecords(rows: RunRow[], skipped: (error: CheckpointError) => void): StoredRun[] {
+  const runs: StoredRun[] = []
+  for (const row of rows) {
+    try {
+      runs.push(toRecord(row))
+    } catch (error) {
+      if (!(error instanceof CheckpointError)) throw error
+      skipped(error)
+    }
+  }
+  return runs
 }

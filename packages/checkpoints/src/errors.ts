@@ -8,8 +8,10 @@ export type CheckpointErrorCode =
   | 'CHECKPOINT_TOO_LARGE'
   /** The store holds `maxRuns` runs (or `maxPendingQuestions` questions) and a retention sweep freed none. */
   | 'CHECKPOINT_LIMIT'
-  /** A record is malformed: an id too long or empty, an unknown state, a value that is not JSON. */
+  /** A record is malformed: an id too long or empty, an unknown state, a value that is not JSON; or a stored row is damaged. */
   | 'CHECKPOINT_INVALID'
+  /** The run log's path is not a regular file this store can read (a FIFO, device, symbolic link, directory) or is far past its bound. */
+  | 'CHECKPOINT_RUN_LOG'
   /** No run or question with that id (or it was swept). */
   | 'CHECKPOINT_NOT_FOUND'
   /** The question was already answered or cancelled. */

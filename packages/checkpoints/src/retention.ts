@@ -1,5 +1,5 @@
 import { $ } from 'minato'
-import { ENDED_STATES, TABLES } from './records.js'
+import { TABLES } from './records.js'
 import { database, type StoreContext } from './store.js'
 
 export interface SweepReport {
@@ -10,6 +10,11 @@ export interface SweepReport {
 
 /** Deletes in pages of this many rows, so one sweep never builds a huge statement. */
 const PAGE = 500
+/**
+ * What retention keeps however old: the live states. Everything else counts as ended, a row whose state no write stores
+ * (damaged or edited, which no read returns) too, so it is swept like an ended run rather than kept toward `maxRuns` for ever.
+ */
+const NOT_LIVE = { $nin: ['running', 'parked', 'interrupted'] }
 
 /**
  * Retention: ended runs, settled questions and task keys older than `retention`, then the oldest
@@ -18,8 +23,7 @@ const PAGE = 500
 export async function sweep(store: StoreContext, now = Date.now()): Promise<SweepReport> {
   const db = database(store)
   const cutoff = new Date(now - store.limits.retention)
-  const ended = [...ENDED_STATES]
-  const runs = await db.remove(TABLES.runs, { state: ended, updatedAt: { $lt: cutoff } })
+  const runs = await db.remove(TABLES.runs, { state: NOT_LIVE, updatedAt: { $lt: cutoff } })
   const questions = await db.remove(TABLES.questions, { state: { $ne: 'pending' }, answeredAt: { $lt: cutoff } })
   const taskKeys = await db.remove(TABLES.taskKeys, { claimedAt: { $lt: cutoff } })
   const report = { runs: runs.removed ?? 0, questions: questions.removed ?? 0, taskKeys: taskKeys.removed ?? 0 }
@@ -39,7 +43,7 @@ export async function trimOldest(store: StoreContext, excess: number): Promise<n
   let removed = 0
   while (removed < excess) {
     const limit = Math.min(excess - removed, PAGE)
-    const oldest = await db.get(TABLES.runs, { state: [...ENDED_STATES] }, { fields: ['id'], sort: { updatedAt: 'asc' }, limit })
+    const oldest = await db.get(TABLES.runs, { state: NOT_LIVE }, { fields: ['id'], sort: { updatedAt: 'asc' }, limit })
     if (!oldest.length) break
     const result = await db.remove(TABLES.runs, { id: oldest.map((row) => row.id) })
     removed += result.removed ?? 0

@@ -1,6 +1,8 @@
-import { closeSync, constants, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import type { OpRow, WriteOp } from './write-ops.js'
+import { CheckpointError } from './errors.js'
+import { type SkipLine, unwrittenOf } from './run-log-lines.js'
+import type { WriteOp } from './write-ops.js'
 
 // The run log: a local file that holds the run records a caller was told are kept
 // (`record(…, { logged: true })`, the journal's settle) until their batch is in the database. The
@@ -16,17 +18,6 @@ import type { OpRow, WriteOp } from './write-ops.js'
 // a SIGKILL between the append and the database write loses none of them, and a record the database
 // already holds is only written again with the same values.
 
-/**
- * One line: a record (its seq and ops: the run's pending insert, if any, then its update), or a commit
- * marker; `p`, the pass it was written in (absent in a file of an earlier version, which was cut instead).
- */
-type Line = { p?: number; s: number; o: SerialOp[] } | { p?: number; c: number }
-/**
- * An insert's given columns (its whole row follows from them), or an update's id, guard and changes;
- * dates as epoch ms. Each is the op's own text (write-ops.ts `encodeOp`), the one its batch carries too.
- */
-type SerialOp = [0, OpRow] | [1, string, 0 | 1, OpRow]
-
 /** Run log files open in this process: each holder's promise resolves when it closes. */
 const holders = new Map<string, Promise<void>>()
 
@@ -34,6 +25,11 @@ const holders = new Map<string, Promise<void>>()
 const RUN_LOG_MAX_BYTES = 64 * 1024 * 1024
 /** A file that grew past this many bytes is cut back to empty once all it holds is written, not reused. */
 const RUN_LOG_REUSE_BYTES = 1024 * 1024
+/** The most a start reads: the bound, plus one record's line at the largest configured bounds (a transcript, escaped). */
+const RUN_LOG_READ_BYTES = RUN_LOG_MAX_BYTES + 192 * 1024 * 1024
+
+/** Where a start reports the run log lines it does not replay (the store's logger). */
+interface RunLogWarn { warn(format: string, ...param: unknown[]): void }
 
 export class RunLog {
   private fd: number
@@ -53,16 +49,16 @@ export class RunLog {
   }
 
   /** Opens (creating its directory) `file`; gives the records an earlier start logged and did not see written, oldest first. */
-  static open(file: string): { log: RunLog; unwritten: WriteOp[][] } {
+  static open(file: string, warn?: RunLogWarn): { log: RunLog; unwritten: WriteOp[][] } {
     mkdirSync(dirname(file), { recursive: true })
-    let text = ''
-    try {
-      text = readFileSync(file, 'utf8')
-    } catch (error) {
-      if ((error as { code?: string }).code !== 'ENOENT') throw error
-    }
     // Written at an offset (a file opened to append ignores it).
-    return { log: new RunLog(file, openSync(file, constants.O_RDWR | constants.O_CREAT, 0o666)), unwritten: unwrittenOf(text) }
+    const fd = openChecked(file, constants.O_RDWR | constants.O_CREAT)
+    try {
+      return { log: new RunLog(file, fd), unwritten: unwrittenOf(readFileSync(fd, 'utf8'), skipper(file, warn)) }
+    } catch (error) {
+      closeSync(fd)
+      throw error
+    }
   }
 
   /** Past its bound: records are not appended (the database is waited for, as without a log). */
@@ -110,47 +106,44 @@ export class RunLog {
 }
 
 /** The records the run log at `file` holds after its last commit marker (what a start writes again). */
-export function unwrittenIn(file: string): WriteOp[][] {
-  return unwrittenOf(readFileSync(file, 'utf8'))
+export function unwrittenIn(file: string, warn?: RunLogWarn): WriteOp[][] {
+  const fd = openChecked(file, constants.O_RDONLY)
+  try {
+    return unwrittenOf(readFileSync(fd, 'utf8'), skipper(file, warn))
+  } finally {
+    closeSync(fd)
+  }
+}
+
+function skipper(file: string, warn: RunLogWarn | undefined): SkipLine {
+  return (line, problem) => warn?.warn('%s', `CHECKPOINT_INVALID: run log ${file} line ${line}: ${problem}; `
+    + 'it is skipped (not written to the database). The file was edited or damaged: the rest of it is replayed; a run whose settle it was comes back interrupted.')
 }
 
 /**
- * The records of `text` after its last commit marker. The pass is the first line's: the lines of that
- * pass are read up to the first line that is not one of them (left from an earlier pass, or torn by a
- * crash mid-write); a blank first line is a file whose records were all written. A file of an earlier
- * version (no pass) is read whole, a torn line left out.
+ * Opens the run log without following a symbolic link or waiting on a FIFO, and refuses what is not a regular file
+ * or far past its bound (CHECKPOINT_RUN_LOG): reading it would hang the start, or read a device without end.
  */
-function unwrittenOf(text: string): WriteOp[][] {
-  let records: Array<{ s: number; o: SerialOp[] }> = []
-  let pass: number | undefined
-  let last = 0
-  for (const [index, raw] of text.split('\n').entries()) {
-    let line: Line | undefined
-    try {
-      line = raw ? JSON.parse(raw) as Line : undefined
-    } catch {
-      line = undefined
-    }
-    if (index === 0) pass = line?.p
-    if (pass !== undefined) {
-      // A record's seq only grows within a pass: a line of an earlier pass never continues it.
-      if (!line || line.p !== pass || ('s' in line && line.s <= last)) break
-    } else if (!line || line.p !== undefined) {
-      if (index === 0 && !line) break
-      continue
-    }
-    if ('c' in line) records = records.filter((record) => record.s > line.c)
-    else {
-      last = line.s
-      records.push(line)
-    }
+function openChecked(file: string, flags: number): number {
+  let fd: number
+  try {
+    fd = openSync(file, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o666)
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    const what = code === 'ELOOP' ? 'is a symbolic link' : code === 'EISDIR' ? 'is a directory' : `cannot be opened (${(error as Error).message})`
+    throw runLogError(file, what, error)
   }
-  return records.map((record) => record.o.map(revive))
+  const stat = fstatSync(fd)
+  const what = !stat.isFile() ? 'is not a regular file (a FIFO, socket or device)'
+    : stat.size > RUN_LOG_READ_BYTES ? `is ${stat.size} bytes, past the ${RUN_LOG_READ_BYTES} a run log can hold` : undefined
+  if (what === undefined) return fd
+  closeSync(fd)
+  throw runLogError(file, what)
 }
 
-function revive(op: SerialOp): WriteOp {
-  if (op[0] === 1) return { kind: 'update', id: op[1], guard: op[2] === 1, changes: op[3] }
-  return { kind: 'insert', id: op[1].id!, given: op[1] }
+function runLogError(file: string, what: string, cause?: unknown): CheckpointError {
+  return new CheckpointError('CHECKPOINT_RUN_LOG', `the run log ${file} ${what}: move it aside (a regular file this store wrote `
+    + 'is replayed at start), or set runLog to another path or \'off\'.', cause === undefined ? undefined : { cause })
 }
 
 /**
@@ -164,7 +157,7 @@ export function runLogFile(setting: string, sqliteFile: string | undefined, base
 }
 
 /** Opens the run log at `file` and writes what an earlier start logged and did not see written (one batch), then empties it. */
-export async function openRunLog(file: string, run: (ops: WriteOp[]) => Promise<unknown>): Promise<RunLog> {
+export async function openRunLog(file: string, run: (ops: WriteOp[]) => Promise<unknown>, warn?: RunLogWarn): Promise<RunLog> {
   // A store started again in this process (a reload) opens the file once the store before it closed it
   // (its stop writes what it queued, then cuts the file): the two never write it at once.
   const before = holders.get(file)
@@ -178,7 +171,7 @@ export async function openRunLog(file: string, run: (ops: WriteOp[]) => Promise<
   await before
   let opened: { log: RunLog; unwritten: WriteOp[][] }
   try {
-    opened = RunLog.open(file)
+    opened = RunLog.open(file, warn)
   } catch (error) {
     free()
     throw error
