@@ -4,13 +4,12 @@ import {
   type PendingQuestion, withScopeSignal,
 } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
-import {
-  ANY_STOP, asLimitStop, chargeReported, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText, watchWall,
-} from './limit-stops.js'
+import { ANY_STOP, asLimitStop, chargeReported, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText, watchWall }
+  from './limit-stops.js'
 import { type Phase, RunControls } from './controls.js'
 import { Parking, type ParkedRunPort } from './parking.js'
 import { endIdle } from './park-expiry.js'
-import { aborted, isRun, startRefusal } from './start-failure.js'
+import { aborted, startRefusal } from './start-failure.js'
 import type { Admission, RunHost, SideRoad } from './run-host.js'
 import type {
   IncompleteLimit, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentRun,
@@ -340,4 +339,12 @@ class StartRequest {
     readonly wantsUpdates: () => boolean, readonly runId: string, readonly depth: number, readonly maxDepthCeiling: number,
     readonly onIdleEnd: (result: SubagentResult) => void,
   ) {}
+}
+
+/** Whether what the provider's `start` fulfilled with is a run (a result promise, `cancel`, `dispose`); a throwing getter is not. */
+function isRun(value: unknown): value is SubagentRun {
+  try {
+    return isObject(value) && isObject(value.result) && typeof value.result.then === 'function'
+      && typeof value.cancel === 'function' && typeof value.dispose === 'function'
+  } catch { return false }
 }

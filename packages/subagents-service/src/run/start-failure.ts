@@ -1,5 +1,5 @@
 import type { Logger } from 'cordis'
-import { describeError, isObject } from '@cordis-subagents/shared'
+import { describeError } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
 import type { EventSink } from '../events.js'
@@ -66,16 +66,5 @@ async function discard(log: Logger, providerName: string, run: unknown): Promise
     if (typeof target.dispose === 'function') await target.dispose()
   } catch (error) {
     log.warn('provider %s: cleaning up an abandoned run failed: %s', providerName, describeError(error))
-  }
-}
-
-/** Whether what the provider's `start` fulfilled with is a run (a result promise, `cancel`, `dispose`). */
-export function isRun(value: unknown): value is SubagentRun {
-  if (!isObject(value)) return false
-  try {
-    return isObject(value.result) && typeof value.result.then === 'function'
-      && typeof value.cancel === 'function' && typeof value.dispose === 'function'
-  } catch {
-    return false
   }
 }
