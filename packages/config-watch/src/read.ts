@@ -60,12 +60,12 @@ interface Yaml {
 let yaml: Yaml | undefined
 
 /**
- * The loader's own reader applied to `text`: its YAML schema (the `!!js` tag) with the js-yaml copy
- * the loader itself resolves, or JSON. A JS module config (no `type`) is imported by the loader.
+ * The loader's own reader applied to `text`: its YAML schema (the `!!js` tag) with js-yaml 4, the major the
+ * loader reads with (declared here; the typings only cover 5), or JSON. A JS module config (no `type`) is imported by the loader.
  */
 export async function parseConfigText(text: string, type: string | undefined, readModule: () => Promise<unknown>): Promise<unknown> {
   if (type === 'application/json') return JSON.parse(text)
   if (type !== 'application/yaml') return readModule()
-  yaml ??= createRequire(createRequire(import.meta.url).resolve('@cordisjs/loader'))('js-yaml') as Yaml
+  yaml ??= createRequire(import.meta.url)('js-yaml') as Yaml
   return yaml.load(text, { schema: loaderSchema })
 }
