@@ -64,12 +64,12 @@ function askingProvider(options: { restore?: boolean } = {}): SubagentProvider {
   }
 }
 
-async function durableHost(file: string, options: { restore?: boolean } = {}): Promise<Host> {
+async function durableHost(file: string, options: { restore?: boolean; host?: string; maxList?: number } = {}): Promise<Host> {
   const host = await startHost({
     before(ctx: Context) {
       ctx.plugin(Database as never)
       ctx.plugin(SQLiteDriver, { path: file })
-      ctx.plugin(Checkpoints, { host: 'durable-test' })
+      ctx.plugin(Checkpoints, { host: options.host ?? 'durable-test', ...options.maxList ? { maxList: options.maxList } : {} })
       ctx.plugin({ name: 'asker', apply: (inner: Context) => { inner.subagents.register(askingProvider(options)) } })
     },
   })
@@ -121,6 +121,32 @@ describe('ctx.subagents with ctx.checkpoints (SQLite): record, restart, restore'
     assert.equal((await second.ctx.checkpoints.questions.get(`${handle.id}:q-${handle.id}`))!.answer, 'blue')
     await assert.rejects(second.ctx.subagents.resume(handle.id, 'again'), { code: 'NOT_PARKED' })
     await assert.rejects(second.ctx.subagents.resume('run-nobody', 'x'), { code: 'NOT_FOUND' })
+  })
+
+  it('a restart lists this host\'s parked runs, however many parked runs other hosts keep on the same database', async () => {
+    const file = join(dir, 'shared.db')
+    const park = async (host: Host): Promise<string> => {
+      const handle = await host.ctx.subagents.delegate('asker', { prompt: 'ask', parent: host.ctx.agents.create(), signal: new AbortController().signal })
+      assert.equal((await handle.result).stopReason, 'pending')
+      await waitFor(async () => (await host.ctx.checkpoints.questions.pending({ runId: handle.id })).length === 1, 'the question stored')
+      return handle.id
+    }
+    // Another host's parked runs first (the oldest updates, which a listing reads first), then this host's one.
+    const other = await durableHost(file, { host: 'other-host' })
+    hosts.push(other)
+    for (let i = 0; i < 3; i++) await park(other)
+    await other.stop()
+    const first = await durableHost(file)
+    hosts.push(first)
+    const mine = await park(first)
+    await first.stop()
+
+    // A listing bound below the other host's count: before, those filled it and this host's run was never listed.
+    const second = await durableHost(file, { maxList: 2 })
+    hosts.push(second)
+    await waitFor(() => second.ctx.subagents.pending().length > 0, 'the stored parked run listed')
+    assert.deepEqual(second.ctx.subagents.pending().map((run) => run.runId), [mine])
+    assert.equal((await second.ctx.subagents.resume(mine, 'green')).output, 'got green')
   })
 
   it('a run mid-turn when its host went away is interrupted after the restart and resumes with a new turn on the message', async () => {

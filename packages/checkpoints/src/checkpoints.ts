@@ -324,9 +324,9 @@ export class Checkpoints extends Service {
   }
 
   async list(filter: RunFilter = {}): Promise<StoredRun[]> {
-    const { query, limit } = listQuery(filter, this.limits.maxList)
+    const { query, limit, fields } = listQuery(filter, this.limits.maxList)
     await this.drain()
-    const rows = await this.ctx.database.get(TABLES.runs, query as never, { sort: { updatedAt: 'asc' }, limit })
+    const rows = await this.ctx.database.get(TABLES.runs, query as never, { sort: { updatedAt: 'asc' }, limit, ...fields ? { fields } : {} }) as RunRow[]
     return toRecords(rows, (error) => this.logs.warn('%s: %s (list skips it)', error.code, error.message))
   }
 

@@ -119,7 +119,8 @@ export function toRecord(row: RunRow): StoredRun {
     stopReason: nonEmpty(row.stopReason),
     usage: row.usage ? parsed(row, 'usage', true) as Record<string, number> : {},
     work: row.work ? parsed(row, 'work', true) as Record<string, number> : {},
-    transcript: row.transcript === null ? undefined : parsed(row, 'transcript', false),
+    // A brief listing did not read it (undefined); a run without one stored it as null.
+    transcript: row.transcript == null ? undefined : parsed(row, 'transcript', false),
     turn: row.turn,
     result: row.result ?? undefined,
     background: row.background,

@@ -61,6 +61,26 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect((await rejection(checkpoints.list({ limit: 0 }))).code).to.equal('CHECKPOINT_INVALID')
   })
 
+  it('lists one host\'s runs, and briefly: without the transcript and result columns (a host restart lists its parked runs so)', async () => {
+    app = await startStore(backend())
+    const { checkpoints } = app
+    await checkpoints.save({ ...ROOT, transcript: ['turn 1'], turn: 1, result: 'so far' })
+    await checkpoints.save({ id: 'other', path: 'other', provider: 'spawn', state: 'running' })
+    await app.ctx.database.set('subagent_run', { id: 'other' }, { host: 'another-host' })
+    expect((await checkpoints.list({ host: 'test-host' })).map((r) => r.id)).to.deep.equal(['r1'])
+    expect((await checkpoints.list({ host: 'another-host' })).map((r) => r.id)).to.deep.equal(['other'])
+    const [full] = await checkpoints.list({ host: 'test-host' })
+    expect(full).to.include({ result: 'so far', turn: 1 })
+    expect(full.transcript).to.deep.equal(['turn 1'])
+    const [brief] = await checkpoints.list({ host: 'test-host', brief: true })
+    expect(brief).to.include({ id: 'r1', path: 'r1', state: 'running', turn: 1, host: 'test-host' })
+    expect([brief.transcript, brief.result]).to.deep.equal([undefined, undefined])
+    // Not read at all: a transcript no write stores hides the run from a full listing, not from a brief one.
+    await app.ctx.database.set('subagent_run', { id: 'r1' }, { transcript: '[[[' })
+    expect(await checkpoints.list({ host: 'test-host' })).to.deep.equal([])
+    expect((await checkpoints.list({ host: 'test-host', brief: true })).map((r) => r.id)).to.deep.equal(['r1'])
+  })
+
   it('refuses oversized and malformed records with stable codes, and keeps the stored run', async () => {
     app = await startStore(backend(), { maxTranscriptBytes: 1000, maxTextBytes: 100 })
     const { checkpoints } = app

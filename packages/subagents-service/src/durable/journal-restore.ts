@@ -46,7 +46,9 @@ export class StoredRuns {
   async load(): Promise<void> {
     const store = this.store()
     if (!store) return
-    const runs = await store.list({ state: 'parked', limit: MAX_STORED_PARKED })
+    // This host's only (on a shared database another host's parked runs would fill the limit), and without their
+    // transcripts: a listing, not a restore (a resume loads the one it continues).
+    const runs = await store.list({ state: 'parked', host: store.host, brief: true, limit: MAX_STORED_PARKED })
     for (const run of runs) {
       if (run.host !== store.host) continue
       const question = await this.questionOf(store, run.id)

@@ -74,6 +74,10 @@ interface RunListFilter {
   parent?: string
   root?: string
   background?: boolean
+  /** Runs of this host only (a store that ignores it lists all; the caller checks `host` again). */
+  host?: string
+  /** Without `transcript` and `result` (a store that ignores it reads them). */
+  brief?: boolean
   limit?: number
 }
 
