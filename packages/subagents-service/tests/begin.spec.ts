@@ -88,6 +88,9 @@ describe('ctx.subagents.begin: delegate with a cancel that works from the start'
     await (started as unknown as { dispose(): Promise<void> }).dispose()
     const error = await rejection(started.handle)
     expect(error).to.be.instanceOf(SubagentError).with.property('code', 'ABORTED')
+    // The provider was called: it may have started something (a remote task), so the message does not say nothing was.
+    expect(error.message).to.include('before the provider handed the run over').and.include('whatever it started is cancelled')
+    expect(error.message).to.not.include('no child was started')
     provider.hold.resolve()
     await tick()
     expect(provider.last.disposeCalls).to.equal(1)

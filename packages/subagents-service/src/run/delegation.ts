@@ -98,7 +98,7 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     })
     this.stopWaitingForStart = undefined
     // Aborted before the hand-over: reject now; clean up whatever the provider still hands us.
-    if (!outcome || this.aborter.aborted) return this.reject(aborted('before the provider handed the run over'), starting)
+    if (!outcome || this.aborter.aborted) return this.reject(aborted('before the provider handed the run over', true), starting)
     if ('run' in outcome && isRun(outcome.run)) return this.handOver(outcome.run)
     const refusal = startRefusal(provider.name, outcome)
     return this.reject(refusal.error, refusal.leftover)

@@ -8,9 +8,13 @@ import type { SubagentRequest, SubagentRun } from '../types.js'
 // Why a start fails, as its holder and `subagent/start-failed` listeners are told, and cleaning up a
 // run never handed over.
 
-/** A start whose signal aborted before a child ran (while it waited, or before the hand-over). */
-export function aborted(when: string): SubagentError {
-  return new SubagentError('ABORTED', `The request's signal was aborted ${when}; no child was started.`)
+/**
+ * A start whose signal aborted before a run was handed over: while it waited (no child was started), or once the
+ * provider was called (`called`: what it started, a remote task say, is cancelled and disposed when it hands it over).
+ */
+export function aborted(when: string, called = false): SubagentError {
+  return new SubagentError('ABORTED', `The request's signal was aborted ${when}; `
+    + (called ? 'the provider had been called, and whatever it started is cancelled and disposed.' : 'no child was started.'))
 }
 
 /** Tells `subagent/start-failed` listeners (the provider was called; no run came of it), then gives the error back. */
