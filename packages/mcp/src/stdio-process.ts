@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { ReadBuffer } from '@modelcontextprotocol/sdk/shared/stdio.js'
+import { signalStrays, type Strays, straysOutsideGroup } from '@cordis-subagents/shared'
 import { McpError } from './errors.js'
 import { trackGroup } from './live-groups.js'
 
@@ -61,6 +62,8 @@ export class StdioProcess implements Transport {
   private unread = 0
   /** Bytes of the message line the server has begun and not ended yet. */
   private openLine = 0
+  /** Descendants that had left the server's group when its stop began (a `setsid` child): killed with the group. */
+  private strays?: Strays
   /** How the process ended, once it has: for the load's diagnostic. */
   exit?: { code: number | null; signal: NodeJS.Signals | null }
 
@@ -93,8 +96,10 @@ export class StdioProcess implements Transport {
       })
       this.finished = this.exited.then(async () => {
         await settlesWithin(Promise.all([closed(child.stdout!), closed(child.stderr!)]).then(() => {}), EXIT_DRAIN_MS)
-        // What the server left in its group goes with it; a process that left the group no longer holds the pipes for us.
+        // What the server left in its group goes with it, and so do the strays its stop found; a process that left the
+        // group no longer holds the pipes for us.
         this.signal(child, 'SIGKILL')
+        if (this.strays?.size) await signalStrays(this.strays, 'SIGKILL')
         untrack()
         destroyPipes(child)
         this.end()
@@ -152,6 +157,7 @@ export class StdioProcess implements Transport {
     const { exited, finished } = this
     if (!exited || !finished) return
     if (!this.exit) {
+      this.findStrays(child)
       const stdin = child.stdin
       let gone = false
       if (stdin && !stdin.destroyed) {
@@ -210,6 +216,7 @@ export class StdioProcess implements Transport {
     this.lost = why
     // The diagnostic of the calls in flight and of the log line ends with the stderr tail: say there what happened.
     this.launch.onStderr(`\n[mcp client] ${why}\n`)
+    this.findStrays(this.child)
     destroyPipes(this.child)
     this.end()
     void this.close()
@@ -219,6 +226,15 @@ export class StdioProcess implements Transport {
     if (this.ended) return
     this.ended = true
     this.onclose?.()
+  }
+
+  /**
+   * Before the server is told to stop (it may exit at the end of stdin, and its children then belong to init): its
+   * descendants outside its group, still ours to find. Once per stop.
+   */
+  private findStrays(child: ChildProcess) {
+    if (this.strays || !child.pid || this.exit || process.platform === 'win32') return
+    this.strays = straysOutsideGroup(child.pid, child.pid)
   }
 
   private signal(child: ChildProcess, signal: NodeJS.Signals) {

@@ -46,7 +46,7 @@ describe('@cordis-subagents/mcp: a stdio server whose main process exits', funct
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('close() settles when a process in a session of its own keeps the server\'s stdout open, and the group is untracked', async () => {
+  it('close() settles when a process in a session of its own keeps the server\'s stdout open; the group is untracked, the process stopped', async () => {
     const policy = { ...client.DEFAULT_SENT_SERVER_POLICY, killGrace: 300 }
     const servers = await client.startSentServers([{ name: 'orphan', command: process.execPath, args: [HOSTILE, 'orphan-pipe', pidFile] }],
       policy, dir, ctx.logger('spec'))
@@ -56,6 +56,8 @@ describe('@cordis-subagents/mcp: a stdio server whose main process exits', funct
     await within(servers.close(), 15_000, 'close()')
     expect(alive(pid)).to.equal(false)
     expect(liveServerGroups()).to.not.include(pid)
+    // It left the server's group (a session of its own) while the server ran: found as a descendant when the stop began, and killed.
+    await eventually('the process in a session of its own is stopped with the server', () => !running(holder()))
   })
 
   it('a main process that exits while its group holds the pipes fails the call in flight MCP_SERVER_CLOSED and stops the group', async () => {

@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { groupAlive, registerGroup, unregisterGroup } from './containment/groups.js'
-import { signalStrays, strayAlive, straysOutsideGroup, type Strays } from './containment/descendants.js'
 import { type RunAs, setprivArgs } from './containment/run-as.js'
 import type { Readable } from 'node:stream'
-import { ChildWarnings } from '@cordis-subagents/shared'
+import { ChildWarnings, signalStrays, strayAlive, straysOutsideGroup, type Strays } from '@cordis-subagents/shared'
 import {
   cgroupPopulated, createRunCgroup, findExecutable, killCgroup, removeCgroup, signalCgroup, wrapInCgroup, wrapperExecFailure,
 } from './containment/cgroup.js'

@@ -39,6 +39,7 @@ export {
   bearerToken, bindRefusal, type BindRequest, defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost,
 } from './security/host-guards.js'
 export { isCredentialName } from './security/credential-shapes.js'
+export { signalStrays, strayAlive, type Strays, straysOutsideGroup } from './security/strays.js'
 export { type BodyBounds, boundedBody } from './security/bounded-body.js'
 export {
   CORE_ENV, CROSSING_ENV_PREFIX, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues,

@@ -1,9 +1,9 @@
 /**
- * The agent's descendants that left its process group (Linux, from /proc): a process that
- * calls `setsid()` or `setpgid()`, and may also have moved itself out of the run's cgroup (root
- * can write its pid into any cgroup), is still found this way while it is a descendant of the
- * agent. Teardown signals these by pid, so they are stopped with the group. One that was
- * double-forked (its parent exited, so it now belongs to init) is not found: see the README.
+ * The descendants of a child process we started (an ACP agent, a stdio MCP server) that left its process group, found
+ * from /proc (Linux) so that teardown stops them with the group. A process that calls `setsid()` or `setpgid()`, and may
+ * also have moved itself out of the child's cgroup (root can write its pid into any cgroup), is still found this way
+ * while it is a descendant of the child; teardown signals these by pid. One that was double-forked (its parent exited,
+ * so it now belongs to init) is not found: a cgroup (provider-acp's containment) is what holds those.
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
