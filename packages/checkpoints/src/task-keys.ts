@@ -18,10 +18,14 @@ export interface Claim {
   runId: string
 }
 
-/** sha256 of the four parts, length-prefixed so no two different inputs collide by concatenation. */
-export function taskKey(input: TaskKeyInput): string {
+/**
+ * sha256 of the host and the four parts, length-prefixed so no two different inputs collide by concatenation. The
+ * store's claims hash its own `host`: a parent's id is a counter of its process (`lead-1` in every host), so two hosts
+ * on one database asking the same of their `lead-1` are two tasks, not one.
+ */
+export function taskKey(input: TaskKeyInput, host = ''): string {
   const hash = createHash('sha256')
-  for (const part of [input.parent, input.provider, input.agent, input.prompt]) {
+  for (const part of [host, input.parent, input.provider, input.agent, input.prompt]) {
     const text = String(part)
     hash.update(`${Buffer.byteLength(text)}:`).update(text)
   }
@@ -37,7 +41,7 @@ export class TaskKeys {
    */
   async claim(input: TaskKeyInput, runId: string): Promise<Claim> {
     checkId('runId', runId)
-    const key = taskKey(input)
+    const key = taskKey(input, this.store.host)
     const db = database(this.store)
     try {
       await db.create(TABLES.taskKeys, {
@@ -52,7 +56,7 @@ export class TaskKeys {
   }
 
   async get(input: TaskKeyInput): Promise<TaskKeyRecord | undefined> {
-    const [row] = await database(this.store).get(TABLES.taskKeys, { key: taskKey(input) })
+    const [row] = await database(this.store).get(TABLES.taskKeys, { key: taskKey(input, this.store.host) })
     return row
   }
 

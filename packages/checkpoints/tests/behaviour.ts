@@ -145,6 +145,34 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect(await app.checkpoints.tasks.release(winners[0].key, 'someone-else')).to.equal(false)
     expect(await app.checkpoints.tasks.release(winners[0].key, winners[0].runId)).to.equal(true)
     expect((await app.checkpoints.tasks.claim(input, 'run-again')).claimed).to.equal(true)
+    // Another host on the same database (one at a time: a SQLite file has one store): its `r1` is another process'
+    // parent, so the same input is a task of its own, and this host's claim stays this host's.
+    await app.stop()
+    app = await startStore(backend(), { host: 'other-host' })
+    expect(await app.checkpoints.tasks.get(input)).to.equal(undefined)
+    expect(await app.checkpoints.tasks.claim(input, 'run-elsewhere')).to.include({ claimed: true, runId: 'run-elsewhere' })
+    await app.stop()
+    app = await startStore(backend())
+    expect((await app.checkpoints.tasks.get(input))!.runId).to.equal('run-again')
+  })
+
+  it('sweeps the task keys past the retention, but never the key of a live run (a re-run reattaches by it, however old)', async () => {
+    app = await startStore(backend(), { retention: 60_000 })
+    const { checkpoints } = app
+    const claim = async (id: string, state: RunCheckpoint['state']) => {
+      await checkpoints.save({ ...ROOT, id, path: id, state })
+      return (await checkpoints.tasks.claim({ parent: 'lead', provider: 'spawn', agent: '', prompt: `task of ${id}` }, id)).key
+    }
+    const keys = { parked: await claim('p', 'parked'), interrupted: await claim('i', 'interrupted'), running: await claim('r', 'running'),
+      settled: await claim('s', 'settled'), closed: await claim('c', 'closed') }
+    const gone = await checkpoints.tasks.claim({ parent: 'lead', provider: 'spawn', agent: '', prompt: 'a run never recorded' }, 'nobody')
+    const report = await checkpoints.sweep(Date.now() + 120_000)
+    expect(report.taskKeys).to.equal(3)
+    const held = async (key: string) => (await app!.ctx.database.get('subagent_task_key', { key })).length === 1
+    expect(await held(keys.parked), 'a parked run\'s key').to.equal(true)
+    expect(await held(keys.interrupted), 'an interrupted run\'s key').to.equal(true)
+    expect(await held(keys.running), 'a running run\'s key').to.equal(true)
+    for (const key of [keys.settled, keys.closed, gone.key]) expect(await held(key)).to.equal(false)
   })
 
   it('records a pending question, answers it once, and bounds how many are pending', async () => {

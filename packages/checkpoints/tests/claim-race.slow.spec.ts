@@ -1,4 +1,4 @@
-// The task-key claim raced by two host processes on one PostgreSQL database: exactly one wins.
+// The task-key claim raced by two processes of one host name on one PostgreSQL database: exactly one wins.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
@@ -52,7 +52,7 @@ describe('task-key claim across two processes on one PostgreSQL database', funct
   })
 
   for (const round of [1, 2]) {
-    it(`exactly one of two host processes claims the same key (round ${round})`, async () => {
+    it(`exactly one of two processes of one host claims the same key (round ${round})`, async () => {
       await freshPostgres()
       claimers = [startClaimer(`a${round}`), startClaimer(`b${round}`)]
       expect(await Promise.all(claimers.map((c) => c.next()))).to.deep.equal(['ready', 'ready'])
