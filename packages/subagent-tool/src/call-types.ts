@@ -1,6 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { SubagentHandle, SubagentRequest, SubagentService, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import type { DeadlineQueue } from '@cordis-subagents/shared'
+import type { ReadMore } from './result.js'
 
 // The shapes of one call of the delegation tool (call.ts): what a tool load passes it, what it is told, how it is cancelled.
 
@@ -79,4 +80,14 @@ export interface OutcomeContext {
   canSuspend: boolean
   /** Told of each child the caller now holds parked (the tool load ends them at its unload). */
   onParked?(run: SubagentHandle): void
+}
+
+/** How much of a child's output one tool result may show, and how the model reads the rest. */
+export interface OutputRoom {
+  /** The tool load's `maxOutputBytes`. */
+  maxBytes: number
+  /** The caller's cap on a whole tool result (its tool view's `resultCap`), when known: output and notes stay under it. */
+  resultCap?: number
+  /** The verb and run to read the whole output with, when the caller can call it: a cut output's note names it. */
+  readMore(): ReadMore | undefined
 }

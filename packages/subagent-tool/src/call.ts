@@ -3,12 +3,14 @@ import type {
   SubagentHandle, SubagentOutcome, SubagentRequest, SubagentService, SubagentStart, SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
 import { type ToolExecContext, type ToolResult } from '@cordis-subagents/tools'
-import { type AbortScope, type DeadlineQueue, describeError, emptyWork, onAbort, utf8Length, withScopeSignal } from '@cordis-subagents/shared'
+import { type AbortScope, type DeadlineQueue, describeError, emptyWork, onAbort, withScopeSignal } from '@cordis-subagents/shared'
 import { z } from 'zod'
-import type { CallHooks, CancelCause, DelegateOptions, DelegationInput, InFlight, OutcomeContext, OutcomeOptions, ToolLoad } from './call-types.js'
+import type {
+  CallHooks, CancelCause, DelegateOptions, DelegationInput, InFlight, OutcomeContext, OutcomeOptions, OutputRoom, ToolLoad,
+} from './call-types.js'
 import { pendingResult } from './questions.js'
-import { abortReason, capOutput, headline, notStartedResult, type ReadMore, readMoreOf } from './result.js'
-import { disposeWithinGrace } from './cancelled-dispose.js'
+import { abortReason, capOutput, failed, headline, notStartedResult, readMoreOf } from './result.js'
+import { waitWithinGrace } from './cancelled-dispose.js'
 import { describePrompt, LABEL_DESCRIPTION } from './wording.js'
 
 // One call of the delegation tool, from the registry's input check to its tool result: the road of a plain
@@ -118,51 +120,33 @@ class CallRequest {
 }
 
 /**
- * Waits for the outcome (through host interrupts), disposes a run that ended, and formats the
- * result. Waits with `then`, not in an async frame: a wide fan-out keeps thousands of calls waiting.
+ * Waits for the outcome (through host interrupts), disposes a run that ended, and formats the result. Waits with
+ * `then` and the call's own thenable, not in an async frame: a wide fan-out keeps thousands of calls waiting.
  */
 export function settleCall(
   subagents: SubagentService, run: SubagentHandle, first: Promise<SubagentOutcome>, call: CallCancellation,
   options: OutcomeOptions, exec: ToolExecContext, startedAt: number, canSuspend: boolean, onParked?: (run: SubagentHandle) => void,
 ): Promise<ToolResult> {
-  const finish = (outcome: SubagentOutcome | undefined, resultError?: unknown) =>
-    finishCall(subagents, run, outcome, resultError, call, options, exec, startedAt, canSuspend, onParked)
-  return first.then((outcome) => finish(outcome), (error) => finish(undefined, error))
-}
-
-async function finishCall(
-  subagents: SubagentService, run: SubagentHandle, first: SubagentOutcome | undefined, firstError: unknown, call: CallCancellation,
-  options: OutcomeOptions, exec: ToolExecContext, startedAt: number, canSuspend: boolean, onParked?: (run: SubagentHandle) => void,
-): Promise<ToolResult> {
-  let outcome = first
-  let resultError = firstError
-  let disposeError: unknown
-  try {
+  const finish = (outcome: SubagentOutcome | undefined, resultError?: unknown): ToolResult | PromiseLike<ToolResult> => {
     // An interrupted child waits for the host to wake or close it; so does this call (its timeout still runs).
-    while (outcome && outcome.stopReason === 'interrupted' && run.state === 'interrupted') outcome = await run.current()
-  } catch (error) {
-    outcome = undefined
-    resultError = error
-  }
-  const parked = outcome?.stopReason === 'pending' && run.state === 'parked'
-  try {
-    // A parked child is not disposed: the parked book takes it over (see outcomeResult). A cancelled call waits a grace at most.
-    if (!parked) await (call.cause ? disposeWithinGrace(run) : run.dispose())
-  } catch (error) {
-    disposeError = error
-  } finally {
+    if (outcome?.stopReason === 'interrupted' && run.state === 'interrupted') {
+      return new Promise<SubagentOutcome>((resolve) => resolve(run.current())).then(finish, (error) => finish(undefined, error))
+    }
+    const format = (disposeError?: unknown) => outcomeResult(subagents, run, outcome, options, {
+      cause: call.cause, resultError, disposeError, durationMs: Date.now() - startedAt, parent: exec.agent as Agent, canSuspend, onParked,
+    })
+    // A parked child is not disposed: the parked book takes it over (see outcomeResult).
+    if (outcome?.stopReason !== 'pending' || run.state !== 'parked') return call.afterDispose(run, format)
     call.end()
+    return format()
   }
-  return outcomeResult(subagents, run, outcome, options, {
-    cause: call.cause, resultError, disposeError, durationMs: Date.now() - startedAt, parent: exec.agent as Agent, canSuspend, onParked,
-  })
+  return first.then(finish, (error) => finish(undefined, error))
 }
 
 /**
- * What cancels one call of the tool (its parent's abort, its timeout, the tool's unload), and why.
- * The run itself holds the once-only guards (its cancel and dispose are idempotent); this only
- * remembers the first cause, for the headline. A class, not closures per call: a wide fan-out
- * keeps thousands of these alive at once.
+ * What cancels one call of the tool (its parent's abort, its timeout, the tool's unload), and why. The run itself holds the
+ * once-only guards (its cancel and dispose are idempotent); this only remembers the first cause, for the headline, and
+ * waits for the run's dispose. A class, not closures per call: a wide fan-out keeps thousands of these alive at once.
  */
 export class CallCancellation implements InFlight {
   /** Why the call was cancelled, once it was. */
@@ -171,6 +155,12 @@ export class CallCancellation implements InFlight {
   reason?: Error
   /** The run (from `begin` on: it is also the start, cancellable before the hand-over). */
   run?: SubagentStart & Partial<SubagentHandle>
+  /** The run whose dispose the call waits for (`afterDispose`) until the wait is over; then, how it went. */
+  private disposing?: SubagentHandle
+  private disposeError?: unknown
+  /** What makes the tool result once the wait is over, and who takes it (the call's result promise, through `then`). */
+  private format?: (disposeError?: unknown) => ToolResult
+  private resolve?: (result: ToolResult | PromiseLike<ToolResult>) => void
   private readonly stopWaitingForParent: () => void
   private readonly cancelDeadline?: () => void
 
@@ -189,11 +179,11 @@ export class CallCancellation implements InFlight {
   }
 
   /**
-   * The run's own signal is the one abort path: a cancel goes through the run, with the reason its
-   * stop reason follows (a timeout is a limit, `timeout`; the rest `aborted`). Once handed over,
-   * the run is disposed at once as well: the provider gets `cancel` first, and the service settles
-   * a result the provider leaves pending when its dispose returns, so a provider that ignores
-   * `cancel` cannot hang the call past its timeout.
+   * The run's own signal is the one abort path: a cancel goes through the run, with the reason its stop reason follows (a
+   * timeout is a limit, `timeout`; the rest `aborted`). Once handed over, the run is disposed at once as well: the provider
+   * gets `cancel` first, and the service settles a result the provider leaves pending when its dispose returns, so a provider
+   * that ignores `cancel` cannot hang the call past its timeout. Nor can a dispose that does not return, whether the cancel
+   * came before the call began to wait for it or while it waited: from the cancel on, the wait is a grace at most.
    */
   cancel(why: CancelCause, parentReason: unknown = (this.exec.abortScope ?? this.exec.signal).reason): void {
     if (this.cause) return
@@ -203,6 +193,44 @@ export class CallCancellation implements InFlight {
     if (!run) return
     run.cancel(this.reason)
     if (run.info) run.dispose?.().catch(noop)
+    if (this.disposing) waitWithinGrace(this.disposing, this)
+  }
+
+  /**
+   * The tool result once `run`'s dispose ended (or, once the call is cancelled, a grace passed: cancelled-dispose.ts), made by
+   * `format`: this call as a thenable its result promise takes, so a plain delegation's wait adds no promise or timer of its own.
+   */
+  afterDispose(run: SubagentHandle, format: (disposeError?: unknown) => ToolResult): PromiseLike<ToolResult> {
+    this.disposing = run
+    this.format = format
+    if (this.cause) waitWithinGrace(run, this)
+    else run.dispose().then(() => this.disposed(), (error: unknown) => this.disposed(error))
+    return this as unknown as PromiseLike<ToolResult>
+  }
+
+  /** The wait is over (the first of the dispose and, once cancelled, its grace): the result is made once `then` was called. */
+  disposed(error?: unknown): void {
+    if (!this.disposing) return
+    this.disposing = undefined
+    this.disposeError = error
+    if (this.resolve) this.deliver()
+  }
+
+  /** PromiseLike's `then`, for the one promise `afterDispose` hands this to (which calls it once); nothing else awaits a call. */
+  then(resolve: (result: ToolResult | PromiseLike<ToolResult>) => void): void {
+    this.resolve = resolve
+    if (!this.disposing) this.deliver()
+  }
+
+  private deliver(): void {
+    const { format, resolve } = this
+    this.format = this.resolve = undefined
+    this.end()
+    try {
+      resolve!(format!(this.disposeError))
+    } catch (error) {
+      resolve!(Promise.reject(error))
+    }
   }
 
   /** Stops listening for a cancel. */
@@ -216,8 +244,8 @@ export class CallCancellation implements InFlight {
 const noop = () => {}
 
 /**
- * The one place progress is wrapped: a child's update goes to the caller's tool progress sink as
- * `{ kind: 'subagent', text, data: update }`. Only a caller that listens gets it (the agent gives a sink only then).
+ * The one place progress is wrapped: a child's update goes to the caller's tool progress sink as `{ kind: 'subagent', text,
+ * data: update }`. Only a caller that listens gets it (the agent gives a sink only then).
  */
 function forwardProgress(sink: ToolExecContext['onUpdate']): ((update: SubagentUpdate) => void) | undefined {
   if (!sink) return undefined
@@ -268,17 +296,17 @@ function outcomeResult(
   if (!outcome) {
     const diagnostic = [`the run's result failed: ${describeError(context.resultError)}`]
     if (disposeError) diagnostic.push(`cleanup also failed: ${describeError(disposeError)}`)
-    return failed(toolResult, failureText('Subagent failed.', diagnostic.join('; '), '', room))
+    return failed(toolResult, 'Subagent failed.', diagnostic.join('; '), '', room, capOutputIn)
   }
   const asks = outcome.stopReason === 'pending' && outcome.question && run.state === 'parked'
   if (!asks && outcome.stopReason !== 'completed') {
     let diagnostic = outcome.diagnostic
     if (disposeError) diagnostic = [diagnostic, `cleanup also failed: ${describeError(disposeError)}`].filter(Boolean).join('; ')
-    return failed(toolResult, failureText(headline(outcome, cause, options.timeout), diagnostic, outcome.output, room))
+    return failed(toolResult, headline(outcome, cause, options.timeout), diagnostic, outcome.output, room, capOutputIn)
   }
   if (!asks && disposeError) {
-    return failed(toolResult,
-      failureText('Subagent finished but could not be cleaned up.', describeError(disposeError), outcome.output, room, true))
+    return failed(toolResult, 'Subagent finished but could not be cleaned up.', describeError(disposeError), outcome.output,
+      room, capOutputIn, true)
   }
   if (!asks) {
     toolResult.content = outcome.output.trim() ? capOutputIn(outcome.output, room) : '(The subagent finished without a final message.)'
@@ -295,10 +323,9 @@ function outcomeResult(
 }
 
 /**
- * The room for the child's output in the caller's tool result: the load's `maxOutputBytes`, and
- * under the caller's own result cap (a tool view may cap lower than the registry), so our note is
- * never cut off. A cut output names the verb that reads the rest when the caller can call it (looked
- * up only when an output is cut).
+ * The room for the child's output in the caller's tool result: the load's `maxOutputBytes`, and under the caller's own result
+ * cap (a tool view may cap lower than the registry), so our note is never cut off. A cut output names the verb that reads the
+ * rest when the caller can call it (looked up only when an output is cut).
  */
 function outputRoom(subagents: SubagentService, runId: string, maxBytes: number, parent: Agent): OutputRoom {
   const tools = parent.tools as Agent['tools'] | undefined
@@ -307,44 +334,16 @@ function outputRoom(subagents: SubagentService, runId: string, maxBytes: number,
   return room
 }
 
-/** How much of a child's output one tool result may show, and how the model reads the rest. */
-interface OutputRoom {
-  /** The tool load's `maxOutputBytes`. */
-  maxBytes: number
-  /** The caller's cap on a whole tool result (its tool view's `resultCap`), when known: output and notes stay under it. */
-  resultCap?: number
-  /** The verb and run to read the whole output with, when the caller can call it: a cut output's note names it. */
-  readMore(): ReadMore | undefined
-}
-
 /** Bytes kept under the caller's result cap for our truncation note (run ids and verb names are short). */
 const TRUNCATION_NOTE_BYTES = 512
 
 /**
- * Caps the output that follows `prefixBytes` of other text in a result, under the load's and the
- * caller's caps; a cut one leaves room under the caller's cap for its note.
+ * Caps the output that follows `prefixBytes` of other text in a result, under the load's and the caller's caps; a cut one
+ * leaves room under the caller's cap for its note.
  */
 function capOutputIn(text: string, room: OutputRoom, prefixBytes = 0): string {
   const underCaller = room.resultCap === undefined ? Infinity : room.resultCap - prefixBytes
   const whole = Math.min(room.maxBytes, underCaller)
   if (text.length * 3 <= whole || Buffer.byteLength(text, 'utf8') <= whole) return text
   return capOutput(text, Math.max(0, Math.min(room.maxBytes, underCaller - TRUNCATION_NOTE_BYTES)), room.readMore())
-}
-
-/** The text of a failed delegation: headline, diagnostic, and any partial output clearly labelled. */
-function failureText(head: string, diagnostic: string | undefined, output: string, room: OutputRoom, finished = false): string {
-  const parts = [head]
-  if (diagnostic) parts.push(`Diagnostic: ${diagnostic}`)
-  const label = finished
-    ? 'Output (the subagent finished; only its cleanup failed):'
-    : 'Partial output (the subagent did not finish; treat this as incomplete):'
-  if (!output.trim()) return [...parts, 'No output was produced.'].join('\n\n')
-  const prefix = `${parts.join('\n\n')}\n\n${label}\n`
-  return prefix + capOutputIn(output, room, utf8Length(prefix))
-}
-
-function failed(toolResult: ToolResult, content: string): ToolResult {
-  toolResult.isError = true
-  toolResult.content = content
-  return toolResult
 }

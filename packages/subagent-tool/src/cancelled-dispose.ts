@@ -38,3 +38,13 @@ export function disposeWithinGrace(run: SubagentHandle, graceMs = CANCELLED_DISP
     })
   })
 }
+
+/** A call waiting for its run's dispose (call.ts): told once the wait is over. */
+export interface DisposeWaiter {
+  disposed(error?: unknown): void
+}
+
+/** Tells `waiter` once `run`'s dispose ended, or the grace passed: the wait of a call that was cancelled. */
+export function waitWithinGrace(run: SubagentHandle, waiter: DisposeWaiter): void {
+  disposeWithinGrace(run).then(() => waiter.disposed(), (error: unknown) => waiter.disposed(error))
+}

@@ -2,10 +2,10 @@ import { describeBreach, describeError, headBytes, LimitError, limitStop, utf8Le
 import type { SubagentResult, SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
-import type { CancelCause } from './call-types.js'
+import type { CancelCause, OutputRoom } from './call-types.js'
 import { controlVerbs } from './verb-names.js'
 
-// The words of a call's rarer tool results (call.ts): a failure's headline, a cancel's reason, a call that never
+// The words of a call's rarer tool results (call.ts): a failure's headline and text, a cancel's reason, a call that never
 // started, a cut output and the verb that reads the rest. A plain delegation's answer never enters this file.
 
 export function readMoreOf(subagents: SubagentService, runId: string, tools: Agent['tools'] | undefined): ReadMore | undefined {
@@ -95,4 +95,26 @@ function reasonText(cause: CancelCause, timeout: number): string {
     case 'timeout': return `the subagent tool's timeout of ${timeout} ms elapsed`
     case 'unload': return 'the subagent tool was unloaded'
   }
+}
+
+/**
+ * A failed delegation's tool result: headline, diagnostic, and any partial output clearly labelled, cut by `cap` to its
+ * `room` after the text before it (call.ts caps every output).
+ */
+export function failed(
+  toolResult: ToolResult, head: string, diagnostic: string | undefined, output: string, room: OutputRoom,
+  cap: (output: string, room: OutputRoom, prefixBytes: number) => string, finished = false,
+): ToolResult {
+  const parts = [head]
+  if (diagnostic) parts.push(`Diagnostic: ${diagnostic}`)
+  const label = finished
+    ? 'Output (the subagent finished; only its cleanup failed):'
+    : 'Partial output (the subagent did not finish; treat this as incomplete):'
+  toolResult.isError = true
+  if (!output.trim()) toolResult.content = [...parts, 'No output was produced.'].join('\n\n')
+  else {
+    const prefix = `${parts.join('\n\n')}\n\n${label}\n`
+    toolResult.content = prefix + cap(output, room, utf8Length(prefix))
+  }
+  return toolResult
 }

@@ -7,7 +7,7 @@ import { unhandledRejectionsDuring, within } from '@cordis-subagents/test-suppor
 import { startTeamHost } from '../../../test/support/team-host.js'
 import { captureLogs } from '../../../test/support/logs.js'
 import { eventually } from '../../../test/support/async.js'
-import { call, deferred, type Harness, INPUT, loadProvider, loadTool, ProviderControl, setup } from './helpers.js'
+import { call, caller, deferred, type Harness, INPUT, isSettled, loadProvider, loadTool, ProviderControl, setup } from './helpers.js'
 
 // A cancelled call waits for its run's dispose a grace at most (src/cancelled-dispose.ts): a dispose that waits for
 // a child's tool ignoring its abort must not hang the call, and finishes (slots and all) in the background.
@@ -90,6 +90,71 @@ describe('subagent-tool: a cancelled call does not wait for a stuck dispose', fu
         await eventually(() => h.ctx.subagents.runs().length === 0, 'the run left ctx.subagents', HANG_BOUND)
       })
       expect(rejections).to.deep.equal([])
+    })
+
+    // Cancelled while it waits: the outcome was in (and the call not cancelled) when the run's dispose began, and the
+    // provider's dispose never ends. The cancel bounds that wait by the grace from then on; the answer is the result.
+    const heldDispose = (gate = deferred<void>()) => {
+      spawn.onRun = (run) => {
+        run.disposeGate = gate
+        run.complete('the answer')
+      }
+      return gate
+    }
+    const gaveUpOnDispose = () => h.toolLogs('warn').some((record) => record.content.includes('did not end within'))
+
+    it('a completed run whose dispose hangs: the timeout during that wait returns its answer, the dispose goes on', async () => {
+      await loadTool(h.ctx, { provider: 'spawn', timeout: 200 })
+      const gate = heldDispose()
+      const rejections = await unhandledRejectionsDuring(async () => {
+        const result = await within(call(h.ctx, INPUT), HANG_BOUND, 'the call timed out while its dispose hung')
+        expect(result.isError).to.equal(undefined)
+        expect(result.content).to.equal('the answer')
+        expect(result.metadata).to.include({ stopReason: 'completed', status: 'done' })
+        expect(spawn.last.disposeCalls).to.equal(1)
+        // As the service leaves it: the run (and its slots) is held until the provider's dispose ends.
+        expect(h.ctx.subagents.runs()).to.have.length(1)
+        expect(gaveUpOnDispose()).to.equal(true)
+        gate.resolve()
+        await eventually(() => h.ctx.subagents.runs().length === 0, 'the run left ctx.subagents once its dispose ended', HANG_BOUND)
+      })
+      expect(rejections).to.deep.equal([])
+    })
+
+    it('a completed run whose dispose hangs: the parent\'s abort during that wait returns its answer (no timeout)', async () => {
+      await loadTool(h.ctx, { provider: 'spawn', timeout: 0 })
+      const gate = heldDispose()
+      const parent = new AbortController()
+      const rejections = await unhandledRejectionsDuring(async () => {
+        const pending = call(h.ctx, INPUT, { signal: parent.signal })
+        await eventually(() => spawn.last?.disposeCalls === 1, 'the call began to dispose its completed run', HANG_BOUND)
+        parent.abort()
+        const result = await within(pending, HANG_BOUND, 'the call aborted while its dispose hung')
+        expect(result.isError).to.equal(undefined)
+        expect(result.content).to.equal('the answer')
+        expect(h.ctx.subagents.runs()).to.have.length(1)
+        expect(gaveUpOnDispose()).to.equal(true)
+        gate.resolve()
+        await eventually(() => h.ctx.subagents.runs().length === 0, 'the run left ctx.subagents once its dispose ended', HANG_BOUND)
+      })
+      expect(rejections).to.deep.equal([])
+    })
+
+    it('not cancelled: the call waits for its dispose; a reattached call (its dispose over at once) answers meanwhile', async () => {
+      await loadTool(h.ctx, { provider: 'spawn', timeout: 0, reattach: true })
+      const gate = heldDispose()
+      const parent = caller()
+      const owner = call(h.ctx, INPUT, { agent: parent })
+      await eventually(() => spawn.last?.disposeCalls === 1, 'the owner began to dispose its completed run', HANG_BOUND)
+      // The same task again: the service hands the ended run over as an attached handle, whose dispose is a no-op.
+      const attached = await within(call(h.ctx, INPUT, { agent: parent }), HANG_BOUND, 'the reattached call')
+      expect(attached.content).to.equal('the answer')
+      expect(spawn.starts).to.have.length(1)
+      expect(await isSettled(owner)).to.equal(false)
+      gate.resolve()
+      const result = await within(owner, HANG_BOUND, 'the owner once its dispose ended')
+      expect(result.content).to.equal('the answer')
+      expect(gaveUpOnDispose()).to.equal(false)
     })
 
     it('a dispose that fails within the grace is still reported in the result', async () => {
