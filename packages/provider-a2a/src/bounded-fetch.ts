@@ -20,14 +20,29 @@ export interface FetchLimits {
   idleTimeout: number
   maxResponseBytes: number
   maxStreamBytes: number
+  /**
+   * The config key both timeouts come from, when one setting bounds the whole fetch (the card's and
+   * the JWKS's: `cardTimeout`). A timeout's `LimitError` names it; without it, `requestTimeout` / `idleTimeout`.
+   */
+  timeoutKey?: string
 }
 
 /** A limit of ours ended a request (not the remote, not a caller's abort). */
 export class LimitError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The timeout that cut it, when it was one: the config key to raise and its value in ms. */
+    readonly timeout?: { key: string; ms: number },
+  ) {
     super(message)
     this.name = 'LimitError'
   }
+}
+
+/** What to do about a timeout of ours that cut a request (` If … only slow, raise \`key\` (now N ms).`), else ''. */
+export function raiseAdvice(error: unknown, what: string): string {
+  const timeout = error instanceof LimitError ? error.timeout : undefined
+  return timeout ? ` If ${what} is only slow, raise \`${timeout.key}\` (now ${timeout.ms} ms).` : ''
 }
 
 /** Headers for every request (auth from the environment, trace context per call is added by the caller). */
@@ -44,10 +59,12 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource, dispatc
     if (outer?.aborted) onOuterAbort()
     else outer?.addEventListener('abort', onOuterAbort, { once: true })
     let timer: NodeJS.Timeout | undefined
-    const arm = (ms: number, message: string) => {
+    const arm = (ms: number, key: string, message: string) => {
       clearTimeout(timer)
-      timer = setTimeout(() => controller.abort(new LimitError(message)), ms)
+      timer = setTimeout(() => controller.abort(new LimitError(`${message} ${ms} ms (${key})`, { key, ms })), ms)
     }
+    const requestKey = limits.timeoutKey ?? 'requestTimeout'
+    const idleKey = limits.timeoutKey ?? 'idleTimeout'
     const release = () => {
       clearTimeout(timer)
       outer?.removeEventListener('abort', onOuterAbort)
@@ -55,7 +72,7 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource, dispatc
     const merged = new Headers(init.headers)
     for (const [name, value] of Object.entries(headers())) if (!merged.has(name)) merged.set(name, value)
     const askedForStream = isEventStream(merged.get('accept'))
-    arm(limits.requestTimeout, `no answer within ${limits.requestTimeout} ms (requestTimeout)`)
+    arm(limits.requestTimeout, requestKey, 'no answer within')
     let response: Response
     try {
       const dispatcher = dispatcherFor?.(input, init)
@@ -70,7 +87,7 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource, dispatc
     const streaming = askedForStream && isEventStream(response.headers.get('content-type'))
     const cap = streaming ? limits.maxStreamBytes : limits.maxResponseBytes
     const capName = streaming ? 'maxStreamBytes' : 'maxResponseBytes'
-    if (streaming) arm(limits.idleTimeout, `the stream was silent for ${limits.idleTimeout} ms (idleTimeout)`)
+    if (streaming) arm(limits.idleTimeout, idleKey, 'the stream was silent for')
     // A limit (or the caller) ends a pending read itself: fetch does not always error a body whose
     // reader is held when its request is aborted after the headers arrived.
     const stopped = new Promise<never>((_, reject) => {
@@ -83,7 +100,7 @@ export function boundedFetch(limits: FetchLimits, headers: HeaderSource, dispatc
       const newline = chunk.lastIndexOf(10)
       lineBytes = newline < 0 ? lineBytes + chunk.byteLength : chunk.byteLength - newline - 1
       if (lineBytes > MAX_SSE_LINE_BYTES) return new LimitError(`the remote sent one stream event (line) of more than ${MAX_SSE_LINE_BYTES} bytes`)
-      arm(limits.idleTimeout, `the stream was silent for ${limits.idleTimeout} ms (idleTimeout)`)
+      arm(limits.idleTimeout, idleKey, 'the stream was silent for')
       return undefined
     }
     const bounded = boundedBody(response, {

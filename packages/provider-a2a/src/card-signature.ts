@@ -8,6 +8,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto'
 import { type AgentCard, canonicalizeAgentCard } from '@a2a-js/sdk'
 import { base64url, decodeProtectedHeader, flattenedVerify } from 'jose'
 import { describeError } from '@cordis-subagents/shared'
+import { raiseAdvice } from './bounded-fetch.js'
 import { A2aError } from './errors.js'
 
 /** Most keys looked at in a JWKS. */
@@ -100,7 +101,8 @@ async function readJwks(url: URL, cardFetch: typeof fetch): Promise<Array<Record
     if (response.status !== 200) throw new Error(`HTTP ${response.status}`)
     parsed = JSON.parse(text)
   } catch (error) {
-    throw new A2aError('A2A_CARD_UNVERIFIED', `Could not read the JWKS at ${url.href} to check the agent card's signature: ${describeError(error).slice(0, 300)}.`)
+    const why = `${describeError(error).slice(0, 300)}.${raiseAdvice(error, 'its host')}`
+    throw new A2aError('A2A_CARD_UNVERIFIED', `Could not read the JWKS at ${url.href} to check the agent card's signature: ${why}`)
   }
   const keys = (parsed as { keys?: unknown } | undefined)?.keys
   if (!Array.isArray(keys)) throw new A2aError('A2A_CARD_UNVERIFIED', `The JWKS at ${url.href} has no keys array.`)

@@ -2,7 +2,7 @@ import type { AgentCard } from '@a2a-js/sdk'
 import type { AgentCard as AgentCard03 } from 'a2a-sdk-v03'
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client'
 import { describeError, isLoopback } from '@cordis-subagents/shared'
-import { LimitError } from './bounded-fetch.js'
+import { LimitError, raiseAdvice } from './bounded-fetch.js'
 import type { CardVerifier } from './card-signature.js'
 import { A2aError } from './errors.js'
 
@@ -45,13 +45,15 @@ export async function fetchAgentCard(cardUrl: URL, fetcher: typeof fetch, check:
   try {
     response = await fetcher(cardUrl, { headers: { Accept: 'application/json', 'A2A-Version': '1.0' } })
   } catch (error) {
-    throw new A2aError('A2A_CARD_UNREACHABLE', `Could not fetch ${where}: ${reachProblem(error)}. Check that the remote agent is running and \`url\` is right.`, { cause: error })
+    const advice = `Check that the remote agent is running and \`url\` is right.${raiseAdvice(error, 'it')}`
+    throw new A2aError('A2A_CARD_UNREACHABLE', `Could not fetch ${where}: ${reachProblem(error)}. ${advice}`, { cause: error })
   }
   let text: string
   try {
     text = await response.text()
   } catch (error) {
-    throw new A2aError(error instanceof LimitError ? 'A2A_CARD_INVALID' : 'A2A_CARD_UNREACHABLE', `Could not read ${where}: ${reachProblem(error)}.`, { cause: error })
+    const code = error instanceof LimitError ? 'A2A_CARD_INVALID' : 'A2A_CARD_UNREACHABLE'
+    throw new A2aError(code, `Could not read ${where}: ${reachProblem(error)}.${raiseAdvice(error, 'the agent')}`, { cause: error })
   }
   if (response.status !== 200) {
     throw new A2aError('A2A_CARD_UNREACHABLE', `Could not fetch ${where}: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}. Check \`url\` (a base URL, or the card's own URL ending in .json).`)

@@ -80,7 +80,8 @@ export async function pollTask(run: Follower, isAborted: () => boolean): Promise
       task = await run.wire.getTask(run.view.taskId!, run.options())
     } catch (error) {
       if (error instanceof TaskGoneError) {
-        throw new Error(`the remote no longer knows the task (task not found: ${run.describe(error)}); it was lost or its executor failed`)
+        const why = `the remote no longer knows the task (task not found: ${run.describe(error)}); it was lost or its executor failed`
+        throw new TaskGoneError(why, { cause: error })
       }
       if (isAborted()) throw error
       if (Date.now() - lastAnswer > idleTimeout) {

@@ -104,15 +104,13 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   }
   const onHealth = options.onHealth
   const sends = new StartConnections()
-  const cardFetch = boundedFetch({
-    requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
+  const cardLimits: FetchLimits = {
+    requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout, timeoutKey: 'cardTimeout',
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
-  }, () => headers)
+  }
+  const cardFetch = boundedFetch(cardLimits, () => headers)
   // The JWKS is fetched without our credentials: it is public, and may be on another host.
-  const keysFetch = boundedFetch({
-    requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout,
-    maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
-  }, () => ({}))
+  const keysFetch = boundedFetch(cardLimits, () => ({}))
   const verify = cardVerifier(options, keysFetch, (url) => urlProblem(url, settings.allowHttp))
   const pool = new EndpointPool(urls, {
     check: { ...settings, verify },

@@ -70,8 +70,9 @@ function plainResult(end: PhaseEnd): SubagentResult {
     // The question is the status text: not repeated as output.
     return finish({ stopReason: 'pending', output: '', question: questionOf(state, view.statusText, view.statusMeta, redactor) })
   }
-  // The run cancels a task it gives up on while that still runs or waits (A2aRun.end).
-  const left = view.taskId && (isActive(state) || isInterrupted(state)) ? ' CancelTask was sent for it, so it does not run on.' : ''
+  // The run cancels a task it gives up on while that still runs or waits (A2aRun.end), unless the remote said it is gone.
+  const left = !view.taskId || !(isActive(state) || isInterrupted(state)) ? ''
+    : view.gone ? ' The remote no longer knows it, so no CancelTask was sent.' : ' CancelTask was sent for it, so it does not run on.'
   return finish({
     stopReason: 'error',
     output: text,

@@ -12,7 +12,7 @@ import { outputContract, outputPrompt } from '@cordis-subagents/agent'
 import { isActive, isFinal, isInterrupted } from './task-state.js'
 import { TaskView } from './task-view.js'
 import type { LiveRun, RunSettings } from './run-settings.js'
-import { type A2aWire, isTask, type Outgoing, type WireOptions } from './wire.js'
+import { type A2aWire, isTask, isTaskNotFound, type Outgoing, type WireOptions } from './wire.js'
 
 export type { LiveRun, RunSettings } from './run-settings.js'
 
@@ -172,6 +172,7 @@ export class A2aRun implements LiveRun, Follower {
     const phase = this.stream ? followStream(this, this.stream) : pollTask(this, () => this.transport.signal.aborted)
     return this.following = phase
       .then(() => this.phaseEnd(), (error) => {
+        this.view.gone ||= isTaskNotFound(error)
         this.failure ??= this.describe(error)
         return this.phaseEnd()
       })
@@ -247,13 +248,13 @@ export class A2aRun implements LiveRun, Follower {
     try {
       await this.send(message)
     } catch (error) {
-      const why = this.describe(error)
-      this.accepting = false
-      this.transport = new AbortController()
+      this.view.gone ||= isTaskNotFound(error)
       const result = phaseResult({
         ...this.settings, view: this.view, cancelReason: this.cancelReason, graceExpired: this.graceExpired,
-        failure: `it did not take the answer to question ${question.id}: ${why}`,
+        failure: `it did not take the answer to question ${question.id}: ${this.describe(error)}`,
       })
+      this.accepting = false
+      this.transport = new AbortController()
       if (result.stopReason !== 'pending') this.end()
       return result
     }
@@ -270,7 +271,7 @@ export class A2aRun implements LiveRun, Follower {
     return this.view.directMessage || (state !== undefined && isFinal(state)) || this.graceExpired || this.view.asking()
   }
 
-  /** Sends `CancelTask` once (when the task is still running or waiting); the result follows from the task's state. */
+  /** Sends `CancelTask` once (when the task is still running or waiting, and not gone); the result follows from the task's state. */
   cancel(reason?: string): void {
     if (this.cancelReason !== undefined || this.ended) return
     this.cancelReason = reason || 'cancelled'
@@ -289,7 +290,7 @@ export class A2aRun implements LiveRun, Follower {
    * before the answer to `CancelTask` arrives, and the phase ending then must not cut that answer off.
    */
   private async sendCancel(): Promise<void> {
-    if (!this.view.taskId || !(isActive(this.view.state) || isInterrupted(this.view.state))) return
+    if (!this.view.taskId || this.view.gone || !(isActive(this.view.state) || isInterrupted(this.view.state))) return
     const request = new AbortController()
     const bound = setTimeout(() => request.abort(new LimitError(`the remote did not answer CancelTask within ${this.settings.cancelGrace} ms (cancelGrace)`)), this.settings.cancelGrace)
     try {

@@ -112,7 +112,10 @@ export class TaskRoute implements A2aWire {
       task = await this.findElsewhere(id, options)
       if (!task) {
         const elsewhere = this.pool.endpoints.length > 1 ? '; no other endpoint knows the task' : ''
-        throw new Error(`the agent host ${gone.host} went away while running task ${id}: ${why}, and tasks/get there failed (${describeFailure(ownerError)})${elsewhere}`)
+        const failed = `tasks/get there failed (${describeFailure(ownerError)})${elsewhere}`
+        const message = `the agent host ${gone.host} went away while running task ${id}: ${why}, and ${failed}`
+        // The owner (where a cancel would go) answered that it does not know the task: the run sends it no CancelTask.
+        throw ownerError instanceof TaskGoneError ? new TaskGoneError(message, { cause: ownerError }) : new Error(message)
       }
     }
     yield* this.pollFrom(task, options)
@@ -138,7 +141,10 @@ export class TaskRoute implements A2aWire {
         task = await this.getTask(task.id || this.taskId!, options)
       } catch (error) {
         if (options.signal.aborted) throw error
-        if (error instanceof TaskGoneError) throw new Error(`the agent host ${this.owner.host} no longer knows task ${this.taskId} (${describeFailure(error)})`)
+        if (error instanceof TaskGoneError) {
+          const why = `the agent host ${this.owner.host} no longer knows task ${this.taskId} (${describeFailure(error)})`
+          throw new TaskGoneError(why, { cause: error })
+        }
         // An unanswered poll: the next one may be answered; the run's idleTimeout bounds the wait.
       }
     }

@@ -35,6 +35,8 @@ export class TaskView {
   lastAgentText = ''
   /** Set when the answer was a Message (no task): the exchange is over. */
   directMessage = false
+  /** Set when the remote answered "task not found" for the task: it is gone there, nothing is left to cancel. */
+  gone = false
   usage?: Usage
   /** The latest spend a remote of ours reported for its tree (`metadata.cordisSubagents`: work and tokens). */
   spend?: SpendReport

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { type Message, Role, type StreamResponse, type Task } from '@a2a-js/sdk'
 import type { Client } from '@a2a-js/sdk/client'
 import { TaskNotFoundError } from '@a2a-js/sdk/errors'
+import { TaskNotFoundError as TaskNotFoundErrorV03 } from 'a2a-sdk-v03/client'
 
 /**
  * A message a run sends: the prompt (or an answer) as one text part, the crossing in its metadata.
@@ -42,12 +43,28 @@ export class TaskGoneError extends Error {
   }
 }
 
+/** The JSON-RPC code of `TaskNotFound`, in both versions. */
+const TASK_NOT_FOUND = -32001
+
+/**
+ * The remote answered a request of ours "task not found": the task is gone there. Either SDK's error,
+ * ours, or one wrapping it as its cause (the 0.3 SDK wraps an error event of a stream).
+ */
+export function isTaskNotFound(error: unknown): boolean {
+  for (let at = error, depth = 0; at && depth < 4; at = (at as { cause?: unknown }).cause, depth++) {
+    if (at instanceof TaskGoneError || at instanceof TaskNotFoundError || at instanceof TaskNotFoundErrorV03) return true
+    const { code, errorResponse } = at as { code?: unknown; errorResponse?: { error?: { code?: unknown } } }
+    if (code === TASK_NOT_FOUND || errorResponse?.error?.code === TASK_NOT_FOUND) return true
+  }
+  return false
+}
+
 /** `getTask` that turns a not-found answer into a `TaskGoneError`. */
 export async function gettingTask<T>(get: Promise<T>, isNotFound: (error: unknown) => boolean): Promise<T> {
   try {
     return await get
   } catch (error) {
-    if (isNotFound(error) || (error as { code?: unknown } | undefined)?.code === -32001) {
+    if (isNotFound(error) || (error as { code?: unknown } | undefined)?.code === TASK_NOT_FOUND) {
       throw new TaskGoneError(String((error as Error)?.message ?? error).slice(0, 300), { cause: error })
     }
     throw error

@@ -86,6 +86,15 @@ describe('provider-a2a bounded fetch: stream or plain is what we asked for', fun
     expect((error as Error).message).to.equal('no answer within 300 ms (requestTimeout)')
   })
 
+  it('with timeoutKey (the card fetch: cardTimeout), a timeout names that key and carries its value', async () => {
+    restore = stubFetch((signal) => new Response(trickle(signal, ' ', 20), { headers: { 'content-type': 'application/json' } }))
+    const response = await boundedFetch({ ...LIMITS, timeoutKey: 'cardTimeout' }, () => ({}))('http://remote.invalid/card.json')
+    const error = await failureOf(response.text())
+    expect(error).to.be.instanceOf(LimitError)
+    expect((error as Error).message).to.equal('no answer within 300 ms (cardTimeout)')
+    expect((error as LimitError).timeout).to.deep.equal({ key: 'cardTimeout', ms: 300 })
+  })
+
   it('a plain request answered as text/event-stream keeps the maxResponseBytes cap', async () => {
     const body = Array.from({ length: 64 }, () => `data: ${'x'.repeat(4_000)}\n\n`)
     restore = stubFetch(() => new Response(pieces(body), { headers: SSE }))

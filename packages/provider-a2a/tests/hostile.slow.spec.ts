@@ -72,8 +72,8 @@ describe('provider-a2a against a misbehaving remote', function () {
     ['an interface over plain http to a remote host', (_q, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify(card('http://example.com'))) }, 'A2A_CARD_INVALID', /plain http to example\.com, which is not a loopback host/],
     ['a 500', (_q, res) => { res.statusCode = 500; res.end('boom') }, 'A2A_CARD_UNREACHABLE', /Could not fetch the agent card at http:\/\/127\.0\.0\.1:\d+\/\.well-known\/agent-card\.json: HTTP 500 Internal Server Error/],
     ['a 404', (_q, res) => { res.statusCode = 404; res.end() }, 'A2A_CARD_UNREACHABLE', /HTTP 404 Not Found\. Check `url`/],
-    ['headers but a body that never ends', (_q, res) => { res.setHeader('content-type', 'application/json'); res.write('{"name":') }, 'A2A_CARD_INVALID', /Could not read the agent card at .*: no answer within 1000 ms \(requestTimeout\)/],
-    ['no answer at all', () => {}, 'A2A_CARD_UNREACHABLE', /Could not fetch the agent card at .*: no answer within 1000 ms \(requestTimeout\)/],
+    ['headers but a body that never ends', (_q, res) => { res.setHeader('content-type', 'application/json'); res.write('{"name":') }, 'A2A_CARD_INVALID', /Could not read the agent card at .*: no answer within 1000 ms \(cardTimeout\)/],
+    ['no answer at all', () => {}, 'A2A_CARD_UNREACHABLE', /Could not fetch the agent card at .*: no answer within 1000 ms \(cardTimeout\)/],
     ['a card bigger than maxResponseBytes', (_q, res, base) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify(card(base, { description: 'x'.repeat(10_000) }))) }, 'A2A_CARD_INVALID', /the remote sent more than 2048 bytes \(maxResponseBytes\)/],
   ]
   for (const [what, handler, code, message] of cases) {

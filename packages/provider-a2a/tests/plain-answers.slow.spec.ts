@@ -28,7 +28,7 @@ describe('provider-a2a: a card answered as text/event-stream', function () {
       const loading = provider(url, { cardTimeout: 1_000, requestTimeout: 1_000 }).then(() => undefined, (error) => error)
       const error = await within(loading, BOUND, 'the load')
       expect(error).to.include({ code: 'A2A_CARD_INVALID' })
-      expect(error.message).to.match(/Could not read the agent card at .*: no answer within 1000 ms \(requestTimeout\)/)
+      expect(error.message).to.match(/Could not read the agent card at .*: no answer within 1000 ms \(cardTimeout\)/)
     } finally {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
