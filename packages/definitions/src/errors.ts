@@ -14,6 +14,8 @@ export type DefinitionErrorCode =
   | 'SOUL_FILE'
   /** A Claude Code agent file cannot be read or parsed (front matter, YAML). */
   | 'AGENT_FILE'
+  /** A Claude Code agents directory holds more entries (of any kind) than a read looks through. */
+  | 'AGENT_DIR_TOO_LARGE'
 
 export class DefinitionError extends CodedError<DefinitionErrorCode> {
   override name = 'DefinitionError'

@@ -4,6 +4,9 @@ import { join } from 'node:path'
 import { Context, type ForkScope } from 'cordis'
 import AgentDefinitions from '@cordis-subagents/definitions'
 
+/** A fork's status (cordis's ScopeStatus, a const enum): its apply still runs, it is up, it failed. */
+export const LOADING = 1
+export const ACTIVE = 2
 export const FAILED = 3
 
 export interface DefinitionsApp {

@@ -22,33 +22,34 @@ describe('definitions: AgentDirectory parses only the files that changed', () =>
   })
   afterEach(() => { rmSync(dir, { recursive: true, force: true }) })
 
-  it('parses a file again only when its inode, size or times changed', () => {
+  it('parses a file again only when its inode, size or times changed', async () => {
     const parsed: string[] = []
     const parse: typeof parseAgentFile = (file, ...rest) => {
       parsed.push(file.slice(agentsDir.length + 1))
       return parseAgentFile(file, ...rest)
     }
     const directory = new AgentDirectory(agentsDir, { provider: 'spawn', tools: {}, models: {} }, dir, { warn: () => {}, parse })
-    const names = () => directory.read().map((definition) => definition.name)
-    expect(names()).to.deep.equal(['a', 'b', 'c'])
+    const names = async () => (await directory.read()).map((definition) => definition.name)
+    expect(await names()).to.deep.equal(['a', 'b', 'c'])
     expect(parsed.splice(0)).to.deep.equal(['a.md', 'b.md', 'c.md'])
     writeFileSync(join(agentsDir, '.a.md.swp'), 'vim swap block')
     writeFileSync(join(agentsDir, 'notes.txt'), 'not an agent')
-    expect(names()).to.deep.equal(['a', 'b', 'c'])
+    expect(await names()).to.deep.equal(['a', 'b', 'c'])
     expect(parsed.splice(0)).to.deep.equal([])
     writeFileSync(join(agentsDir, 'b.md'), agent('b, edited'))
-    expect(directory.read().find((definition) => definition.name === 'b')!.does).to.equal('b, edited')
+    expect((await directory.read()).find((definition) => definition.name === 'b')!.does).to.equal('b, edited')
     expect(parsed.splice(0)).to.deep.equal(['b.md'])
     // A rename-save puts a new inode under the name.
     writeFileSync(join(agentsDir, '.c.md.tmp'), agent('c'))
     renameSync(join(agentsDir, '.c.md.tmp'), join(agentsDir, 'c.md'))
     rmSync(join(agentsDir, 'a.md'))
-    expect(names()).to.deep.equal(['b', 'c'])
+    expect(await names()).to.deep.equal(['b', 'c'])
     expect(parsed.splice(0)).to.deep.equal(['c.md'])
     // A bad file fails every read, parsed once while it stays as it is.
     writeFileSync(join(agentsDir, 'bad.md'), 'no front matter\n')
-    expect(() => directory.read()).to.throw(/bad\.md: no YAML front matter/)
-    expect(() => directory.read()).to.throw(/bad\.md: no YAML front matter/)
+    const failure = () => directory.read().then(() => 'read', (error: Error) => error.message)
+    expect(await failure()).to.match(/bad\.md: no YAML front matter/)
+    expect(await failure()).to.match(/bad\.md: no YAML front matter/)
     expect(parsed.splice(0)).to.deep.equal(['bad.md'])
   })
 })

@@ -1,7 +1,7 @@
 /// <reference types="mocha" />
 // A `*.md` entry that is a symbolic link is skipped with a warning, so a link cannot turn a file outside
 // the agents directory (a secret, another user's file) into an agent's system prompt sent to a model.
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
@@ -59,5 +59,13 @@ describe('definitions: a symbolic link in a Claude agents directory', function (
     await eventually(() => defs.get('other'), 'the later file loaded')
     expect(defs.list().map((definition) => definition.name)).to.deep.equal(['good', 'other'])
     expect(symlinkWarnings()).to.have.length(2)
+  })
+
+  it('a hard link is the file itself, read like any other (the README says why it is not refused)', async () => {
+    // Made by someone who can write the directory, on its filesystem: the directory's writers are trusted with its prompts.
+    linkSync(join(outside, 'secret.md'), join(agentsDir, 'hard.md'))
+    await app.load(Claude, { dir: 'agents', watch: false })
+    expect(app.ctx.agentDefinitions.get('hard')?.does).to.equal('Outside.')
+    expect(symlinkWarnings()).to.deep.equal([])
   })
 })

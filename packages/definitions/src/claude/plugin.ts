@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { Context, Schema } from 'cordis'
 import { duration } from '@cordis-subagents/shared'
+import type { AgentDefinition } from '../types.js'
 import { AgentDirectory } from './directory.js'
 import type { ClaudeMapping } from './parse.js'
 import { watchDirectory } from './watch.js'
@@ -33,19 +34,26 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
  * save the directory is read again and, when every file is good, its agents are replaced together;
  * when one is bad, the error is logged (with its code) and the agents defined before stay. Only the
  * files that changed are parsed again, and a read that gives the same agents redefines nothing.
+ *
+ * The reads are asynchronous: the entry is loading (and the loader's start waits) until the first read
+ * has defined every agent, all together. The watch is armed before it, so a save made meanwhile is
+ * read after it; one read runs at a time, and changes seen during one are read once more after it.
  */
-export function apply(ctx: Context, config: Config) {
+export async function apply(ctx: Context, config: Config) {
   const logger = ctx.logger('agent-definitions')
   const baseDir = ctx.baseDir ?? process.cwd()
   const dir = resolve(baseDir, config.dir)
   const warn = (code: string, message: string) => logger.warn('%s: %s', code, message)
   const directory = new AgentDirectory(dir, config, baseDir, { warn })
-  let current = directory.read()
-  let undefine = ctx.agentDefinitions.define(current)
-  if (!config.watch) return
-  const reload = () => {
+  // Unloaded, or applied again (a config edit): this apply is over, and a read still running defines nothing.
+  let over = false
+  ctx.on('dispose', () => { over = true })
+  let current: AgentDefinition[] = []
+  let undefine = () => {}
+  const reload = async () => {
     try {
-      const definitions = directory.read()
+      const definitions = await directory.read()
+      if (over) return
       // An unchanged set is not undefined and defined again (each would tell every team tool to re-derive).
       if (isDeepStrictEqual(definitions, current)) return void logger.debug('agents of %s unchanged; nothing redefined', dir)
       undefine()
@@ -59,9 +67,30 @@ export function apply(ctx: Context, config: Config) {
       current = definitions
       logger.info('reloaded %d agent file(s) from %s', definitions.length, dir)
     } catch (error) {
+      if (over) return
       const code = (error as { code?: unknown }).code
       logger.warn('agents of %s not reloaded, the earlier ones stay: %s%s', dir, typeof code === 'string' ? `${code}: ` : '', (error as Error).message)
     }
   }
-  ctx.effect(() => watchDirectory(dir, { debounce: config.debounce, retryDelay: config.retryDelay, onChange: reload, warn }))
+  // A read runs (the first one until it has defined its agents); `again`: a change was seen since it started.
+  let reading = true
+  let again = false
+  const drain = async () => {
+    while (again && !over) {
+      again = false
+      await reload()
+    }
+    reading = false
+  }
+  const onChange = () => {
+    again = true
+    if (reading) return
+    reading = true
+    void drain()
+  }
+  if (config.watch) ctx.effect(() => watchDirectory(dir, { debounce: config.debounce, retryDelay: config.retryDelay, onChange, warn }))
+  current = await directory.read()
+  if (over) return
+  undefine = ctx.agentDefinitions.define(current)
+  void drain()
 }

@@ -85,9 +85,10 @@ export function watchDirectory(dir: string, options: DirectoryWatchOptions): () 
     if (closed || !watcher) return
     // The watched directory itself was removed or moved (its watch has ended even if a new one has the same identity).
     if (name !== null && String(name) === self) return rearm()
-    if (!stillSame()) return
+    // Any other name costs nothing, not even a look at the directory: a flood of them (a build's output) reads nothing.
     // Some platforms give no name: then it may be an agent file.
     if (name && !isAgentFileName(String(name))) return
+    if (!stillSame()) return
     schedule()
   }
   function arm() {
