@@ -1,6 +1,7 @@
 import { Schema } from 'cordis'
 import { choice, count, countProblem, duration, durationProblem } from '@cordis-subagents/shared'
 import { ModelOpenAIError } from './diagnostics.js'
+import { headersProblem } from './header-values.js'
 import {
   checkBaseURL, DEFAULT_BASE_URL, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT,
   TEMPERATURE_RANGE, temperatureProblem,
@@ -56,13 +57,13 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
 /** The same rule `ctx.agents.registerModel` applies; checked here so the error names the key. */
 const MODEL_NAME = /^[A-Za-z0-9_.\-/]{1,64}$/
 
-/**
- * Fills in the environment defaults and checks what the schema cannot. Throws
- * `ModelOpenAIError('INVALID_CONFIG')` whose message names the offending key.
- */
 /** The schema's defaults, for configs that did not pass through it (programmatic use). */
 const DEFAULTS = Config({} as never)
 
+/**
+ * Fills in the environment defaults and checks what the schema cannot. Throws
+ * `ModelOpenAIError('INVALID_CONFIG')` whose message names the offending key (never a secret's value).
+ */
 export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.env): OpenAIChatModelOptions & { name: string } {
   const fail = (key: string, problem: string): never => {
     throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config "${key}" ${problem}`)
@@ -88,14 +89,14 @@ export function resolveConfig(config: Config, env: NodeJS.ProcessEnv = process.e
     ?? countProblem('maxRetries', maxRetries, { max: 100 })
     ?? temperatureProblem(config.temperature)
   if (problem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: config.${problem}`)
-  for (const [header, value] of Object.entries(config.headers ?? {})) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) fail('headers', `has an invalid header name ${JSON.stringify(header)}.`)
-    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) fail('headers', `has an invalid value for "${header}".`)
-  }
+  const apiKey = config.apiKey ?? env.OPENAI_API_KEY ?? ''
+  const keyField = config.apiKey === undefined && apiKey ? 'OPENAI_API_KEY (used because config "apiKey" is not set)' : 'config "apiKey"'
+  const headerProblem = headersProblem(apiKey, config.headers, { key: keyField, headers: 'config "headers"' })
+  if (headerProblem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: ${headerProblem}`)
   const options: OpenAIChatModelOptions & { name: string } = {
     name: modelName,
     baseURL,
-    apiKey: config.apiKey ?? env.OPENAI_API_KEY ?? '',
+    apiKey,
     model,
     timeout,
     maxResponseBytes,

@@ -3,6 +3,7 @@ import OpenAI, { APIError } from 'openai'
 import { type ChatModel, type GenerateRequest, type GenerateResponse, RateLimitedError } from '@cordis-subagents/agent'
 import { describeFailure, displayEndpoint, type FailureContext, ModelOpenAIError, secretsOf } from './diagnostics.js'
 import { guardedFetch } from './guarded-fetch.js'
+import { headersProblem } from './header-values.js'
 import { boundedRetryWaits, gateRetries, isRateRefusal, MAX_SDK_RETRY_WAIT_MS, retryAfterMs } from './retry-after.js'
 import { type Logger, redactingLogger } from './redacting-logger.js'
 import { JsonDepthError, readCappedJson } from './capped-json.js'
@@ -85,6 +86,8 @@ export class OpenAIChatModel implements ChatModel {
       ?? countProblem('maxRetries', maxRetries, { max: 100 })
       ?? temperatureProblem(options.temperature)
     if (problem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: ${problem}`)
+    const headerProblem = headersProblem(apiKey, options.headers, { key: 'options.apiKey', headers: 'options.headers' })
+    if (headerProblem) throw new ModelOpenAIError('INVALID_CONFIG', `model-openai: ${headerProblem}`)
     const secrets = secretsOf(apiKey, options.headers, options.baseURL)
     const fetch = guardedFetch({ timeout, maxResponseBytes }, options.fetch)
     const maxWait = Math.min(timeout, MAX_SDK_RETRY_WAIT_MS)
