@@ -31,6 +31,10 @@ export interface RuntimeParts {
   modelGate?: CountedGate
   /** The config's budget checked, then the crossing read (after the seam is made, as it always was). */
   rootOf(): RootCrossing
+  /** The app directory (`ctx.baseDir`): a relative `cwd` option resolves against it. */
+  baseDir: string
+  /** The configured `cwd`, absolute and checked at load (working-directory.ts); undefined: the process cwd. */
+  rootCwd?: string
 }
 type MakeParts = (ctx: Context, config: RuntimeConfig, defaults: CreateDefaults) => RuntimeParts
 
@@ -55,12 +59,14 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
   /** The runtime's seam, one plain object shared by every agent it builds (each call names its agent: an `Agent` of this runtime). */
   private readonly seam: RuntimeSeam
   private rootView?: ToolView
+  private readonly baseDir: string
+  private readonly rootCwd?: string
 
   protected constructor(ctx: Context, config: RuntimeConfig, private readonly defaults: CreateDefaults, makeParts: MakeParts) {
     super(ctx, 'agents', true)
     this.config = config
-    const { registry, continueHooks, budgetHandlers, hookSettings, modelGate, rootOf } = makeParts(ctx, config, defaults)
-    this.registry = registry; this.modelGate = modelGate
+    const { registry, continueHooks, budgetHandlers, hookSettings, modelGate, rootOf, baseDir, rootCwd } = makeParts(ctx, config, defaults)
+    this.registry = registry; this.modelGate = modelGate; this.baseDir = baseDir; this.rootCwd = rootCwd
     this.continueHooks = continueHooks; this.budgetHandlers = budgetHandlers; this.hookSettings = hookSettings
     // Agents call back into the runtime every step: they get the seam (seam.ts), not the caller-tracing proxy `this` may be.
     this.seam = new RuntimeSeam(this.models, config, { modelGate, observers: this.observers, budgetHandlers, continueHooks, hookSettings })
@@ -101,8 +107,8 @@ export abstract class AgentFactory extends Service<RuntimeConfig> {
     return this.build(options, {
       id: `${options.label ?? 'agent'}-${++this.counter}`,
       depth: parent ? parent.depth + 1 : this.rootDepth,
-      // A parent's cwd is already absolute.
-      cwd: options.cwd === undefined && parent ? parent.cwd : resolve(options.cwd ?? this.config.cwd ?? process.cwd()),
+      // A parent's cwd and the configured one (checked at load) are already absolute; no file system work here.
+      cwd: options.cwd !== undefined ? resolve(this.baseDir, options.cwd) : parent ? parent.cwd : this.rootCwd ?? process.cwd(),
       persona: options.persona ?? this.config.persona,
       model: options.model ?? parent?.model ?? this.config.model,
       seed: options.seed,

@@ -13,6 +13,7 @@ import { readRootCrossing } from './root-crossing.js'
 import { rateLimitSchema } from './rate-limit.js'
 import { createServedAgent, type ServedAgentOptions, type ServeRequest } from './served.js'
 import type { ChatModel } from './types.js'
+import { configuredCwd } from './working-directory.js'
 
 declare module 'cordis' {
   interface Context {
@@ -32,7 +33,8 @@ export class AgentRuntime extends AgentFactory {
     persona: Schema.string().role('textarea').description('Deployment persona: the system prompt of every agent created without its own persona (a child does not inherit its parent\'s persona).'),
     maxSteps: count({ min: 1 }).default(25).description('Most model calls in one turn before it stops with `max-steps`.'),
     maxTokens: count({ min: 1 }).description('Output token limit passed to the model per call.'),
-    cwd: Schema.string().description('Working directory of root agents (default: the process cwd).'),
+    cwd: Schema.string().description('Working directory of root agents, which their children inherit: absolute, or relative to '
+      + 'the app directory (`ctx.baseDir`). It must exist; checked at load. Default: the process cwd.'),
     depth: count().default(0).description('Depth of root agents. The `SUBAGENT_DEPTH` environment variable overrides it.'),
     maxToolCallsPerStep: count({ min: 1 }).default(32).description('Most tool calls of one model step that are kept and run; the rest are dropped and answered by one note the model reads.'),
     budget: budgetSchema().description('Limits of every root run and its whole delegation tree (omitted: none of its own; the subagents service still caps depth and delegations). `SUBAGENT_BUDGET` (set by a parent host over ACP) lowers them.'),
@@ -174,7 +176,10 @@ function runtimeParts(ctx: Context, config: RuntimeConfig, defaults: CreateDefau
   }
   const continueHooks = new ContinueHooks(warn)
   const budgetHandlers = new BudgetHandlers(warn)
-  return { registry, continueHooks, budgetHandlers, hookSettings: new HookSettings(warn), modelGate, rootOf }
+  // Relative paths resolve against the app directory, as in every plugin of ours; the configured one is checked here, once.
+  const baseDir = ctx.baseDir || process.cwd()
+  const rootCwd = configuredCwd(config.cwd, baseDir)
+  return { registry, continueHooks, budgetHandlers, hookSettings: new HookSettings(warn), modelGate, rootOf, baseDir, rootCwd }
 }
 
 export namespace AgentRuntime {

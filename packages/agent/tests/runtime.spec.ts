@@ -114,13 +114,14 @@ describe('ctx.agents runtime', () => {
     })
 
     it('configured values reach the agents: maxSteps, maxTokens, persona, model, cwd (resolved), depth', async () => {
-      ({ ctx, errors } = await setup({ maxSteps: 4, maxTokens: 99, persona: 'Be brief.', model: 'm:big', cwd: 'sub/dir', depth: 2 }))
+      // The cwd must exist (checked at load; cwd-config.spec.ts): a relative one resolves against ctx.baseDir, the process cwd here.
+      ({ ctx, errors } = await setup({ maxSteps: 4, maxTokens: 99, persona: 'Be brief.', model: 'm:big', cwd: 'packages/agent', depth: 2 }))
       const agent = ctx.agents.create()
       expect(agent.maxSteps).to.equal(4)
       expect(agent.maxTokens).to.equal(99)
       expect(agent.persona).to.equal('Be brief.')
       expect(agent.model).to.equal('m:big')
-      expect(agent.cwd).to.equal(resolve(process.cwd(), 'sub/dir'))
+      expect(agent.cwd).to.equal(resolve(process.cwd(), 'packages/agent'))
       expect(agent.depth).to.equal(2)
     })
 
