@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { Budget } from '@cordis-subagents/agent'
 import {
   type AbortScope, type BudgetBreach, checkedTraceContext, isAbortScope, isName, isObject, missingCapability, NAME_RULE, toolFilterProblem,
@@ -191,9 +192,9 @@ function treeSlot(parents: ParentGates, trees: TreeGates, request: SlotRequest):
   return trees.tryAcquire(tree.root, tree.limit, tree.lender, request.holder) ?? waitForTreeSlot(parents, trees, request)
 }
 
-// Run ids only need to be unique in this process (an ACP child gets its own session id): a counter is, and far
-// cheaper than a random UUID per run; the start time keeps two processes' ids in one log apart.
-const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-`
+// A counter per run (far cheaper than a UUID each) after a prefix per process: its start time, and random bytes since a run
+// id is the key of the checkpoint store that hosts on one database share (processes started in one millisecond collided).
+const RUN_ID_PREFIX = `run-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}-`
 let runCount = 0
 const nextRunId = (): string => RUN_ID_PREFIX + (++runCount).toString(36)
 
@@ -347,4 +348,3 @@ export class Admissions {
     return noProvider(name, context, this.providers)
   }
 }
-
