@@ -37,7 +37,7 @@ export class AgentSlot {
   readonly openSessions = new Set<string>()
   /** Why the stream was cut (maxStreamBytes, or the input backlog), once it was: the process is then never reused. */
   overflowed?: string
-  /** The code a failure for `overflowed` carries, when it has one of its own (`ACP_INPUT_BACKLOG`). */
+  /** The code a failure for `overflowed` carries (`ACP_STREAM_LIMIT`, `ACP_INPUT_BACKLOG`). */
   overflowCode?: AcpErrorCode
   /** Called when the stream is cut while no run holds the process (a waiting spare or pooled process). */
   onUnheldOverflow?: () => void
@@ -59,7 +59,7 @@ export class AgentSlot {
       onWarningLine: (line) => logger.warn('the ACP agent of provider "%s" (pid %s) warns: %s', providerName, this.pid ?? '-', redactor.redact(line)),
       maxStdoutBytes: settings.maxStreamBytes,
       onStdoutLimit: (limit) => this.overflow(`The agent sent more than maxStreamBytes (${limit} bytes) of ACP data in this run, so the run `
-        + 'was stopped. Raise maxStreamBytes on the provider if this agent legitimately sends that much.'),
+        + 'was stopped. Raise maxStreamBytes on the provider if this agent legitimately sends that much.', 'ACP_STREAM_LIMIT'),
       maxInputBacklog: MAX_INPUT_BACKLOG_BYTES,
       onInputBacklog: (limit) => this.overflow(`The agent stopped reading its stdin: more than ${limit} bytes of ACP messages waited `
         + 'to be written to it (the input backlog bound), so the run was stopped and its process group terminated. An ACP agent '

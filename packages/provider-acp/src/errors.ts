@@ -16,6 +16,8 @@ export type AcpErrorCode =
   | 'ACP_AUTH_REQUIRED'
   /** The agent stopped reading its stdin: more than the input backlog bound waited for it (a result's diagnostic after the hand-over). */
   | 'ACP_INPUT_BACKLOG'
+  /** The agent sent more than `maxStreamBytes` of ACP data in one run (a result's diagnostic after the hand-over). */
+  | 'ACP_STREAM_LIMIT'
   /** The request's signal aborted before the session was open. */
   | 'ABORTED'
   /** `restore` (after a restart) cannot continue the run: no usable checkpoint, or the agent cannot load its session. */

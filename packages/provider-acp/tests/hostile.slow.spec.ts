@@ -92,7 +92,7 @@ describe('provider-acp: hostile agents', function () {
         const results = await Promise.all(started.map(({ run }) => run.result))
         for (const result of results) {
           expect(result.stopReason).to.equal('error')
-          expect(result.diagnostic).to.match(new RegExp(`^The agent sent more than maxStreamBytes \\(${limit} bytes\\)`))
+          expect(result.diagnostic).to.match(new RegExp(`^\\[ACP_STREAM_LIMIT\\] The agent sent more than maxStreamBytes \\(${limit} bytes\\)`))
           expect(result.diagnostic).to.match(/exceeded maxOutputBytes \(262144 bytes\)/)
           expect(Buffer.byteLength(result.output)).to.be.at.most(256 * 1024)
           expect(result.output).to.match(/^y+\n\n\[Output truncated by provider-acp: the agent sent \d+ bytes of message text; the first 261888 are kept \(maxOutputBytes 262144\)\.\]$/)
