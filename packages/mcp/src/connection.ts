@@ -23,6 +23,23 @@ export interface CallOptions {
   task?: boolean
 }
 
+export interface OpenOptions {
+  /** Milliseconds for the start and `initialize`. */
+  timeout: number
+  redactor: Redactor
+  clientName: string
+  /** Aborts the start (the load was disposed): the server is stopped and `open` rejects. */
+  signal?: AbortSignal
+}
+
+/** What `open` rejects with when its signal aborted the start. */
+function aborted(signal: AbortSignal): McpError {
+  const why = describeError(signal.reason)
+  return new McpError('MCP_CONNECT_FAILED', `The MCP server's start was aborted (${why}); the server was stopped.`, {
+    cause: signal.reason,
+  })
+}
+
 /** One connected MCP server: its tools, calls to them, and a close that reaps a stdio server. */
 export class Connection {
   onToolsChanged?: () => void
@@ -47,8 +64,15 @@ export class Connection {
     return this.stdio?.pid
   }
 
-  static async open(endpoint: Endpoint, options: { timeout: number; redactor: Redactor; clientName: string }): Promise<Connection> {
+  /**
+   * Starts (stdio) or reaches (HTTP) the server and initializes. `signal` aborts the start at once: the transport is
+   * closed (a stdio server's group sent SIGTERM, SIGKILL after `killGrace`, and reaped) before this rejects; aborted
+   * before the server was spawned, nothing is spawned.
+   */
+  static async open(endpoint: Endpoint, options: OpenOptions): Promise<Connection> {
+    const { signal } = options
     const sdk = await clientSdk()
+    if (signal?.aborted) throw aborted(signal)
     const client = new sdk.Client({ name: options.clientName, version: '0.1.0' }, { capabilities: {}, jsonSchemaValidator: sdk.outputSchemas })
     let connection!: Connection
     let stdio: StdioProcess | undefined
@@ -62,12 +86,23 @@ export class Connection {
     connection = new Connection(sdk, client, stdio, options.redactor)
     client.onclose = () => connection.lost()
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => connection.onToolsChanged?.())
+    // Closing fails the pending initialize (the SDK rejects it once the transport reports closed).
+    const abort = () => void connection.abandon()
+    signal?.addEventListener('abort', abort, { once: true })
     try {
+      // `connect` starts the transport (spawns a stdio server) synchronously: no abort comes unseen between the check above and it.
       await client.connect(transport, { timeout: options.timeout })
     } catch (error) {
       const diagnostic = connection.diagnostic(error)
       await connection.close()
+      if (signal?.aborted) throw aborted(signal)
       throw new McpError('MCP_CONNECT_FAILED', `The MCP server did not start or answer initialize: ${diagnostic}. Check the command/url, and raise startupTimeout if it is slow to start.`)
+    } finally {
+      signal?.removeEventListener('abort', abort)
+    }
+    if (signal?.aborted) {
+      await connection.close()
+      throw aborted(signal)
     }
     return connection
   }
@@ -109,6 +144,13 @@ export class Connection {
       // closing twice or after a crash
     }
     await this.stdio?.close()
+  }
+
+  /** Gives up a start: as `close()`, but a stdio server is sent SIGTERM at once (it never served: no wait on its stdin's end). */
+  private abandon(): Promise<void> {
+    this.closing = true
+    void this.stdio?.close(false)
+    return this.close()
   }
 
   private callError(error: unknown, options: CallOptions): Error {

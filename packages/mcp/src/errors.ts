@@ -3,6 +3,8 @@ import { CodedError } from '@cordis-subagents/shared'
 export type McpErrorCode =
   /** The load's config is unusable (both or neither of `command`/`url`, a bad name, a bad URL). */
   | 'MCP_INVALID_CONFIG'
+  /** Another client load of the app already uses this server `name` (its tools and `ctx.mcp` entry would clash). */
+  | 'MCP_DUPLICATE_NAME'
   /** The server did not start, or did not answer `initialize` within `startupTimeout`. */
   | 'MCP_CONNECT_FAILED'
   /** The server went away (process exit, closed connection) while the load or a call needed it. */

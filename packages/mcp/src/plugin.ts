@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import type { Context } from 'cordis'
 import type {} from '@cordis-subagents/tools'
 import { describeError, Redactor } from '@cordis-subagents/shared'
+import { claimServerName } from './claims.js'
 import type { Config } from './config.js'
 import { Connection, type Endpoint } from './connection.js'
 import { serverEnv, secretsOf, type EnvPolicy } from './env.js'
@@ -23,20 +24,31 @@ export const inject = { tools: { required: true }, mcp: { required: false } }
 export async function apply(ctx: Context, config: Config) {
   const log = ctx.logger(`mcp:${config.name}`)
   const { endpoint, launch, secrets } = endpointOf(ctx, config)
+  // Before anything starts: a name another load holds fails this one (MCP_DUPLICATE_NAME); ours is freed with this scope.
+  claimServerName(ctx, config.name)
   const redactor = new Redactor(secrets)
+  const starting = new AbortController()
   let disposed = false
   let gone = false
   let connection: Connection | undefined
   ctx.on('dispose', () => {
     disposed = true
+    // A start in progress is aborted now (its server stopped and reaped), not left to run out its startupTimeout;
+    // this apply, still a task of the scope, ends once it is reaped.
+    starting.abort(new Error(`the load of "${config.name}" was disposed while its server started`))
     const open = connection
     // cordis does not await a dispose listener; as a scope task, `ctx.lifecycle.flush()` (and a reload) waits for the server's reaping.
     if (open) ctx.scope.ensure(() => open.close())
   })
-  connection = await Connection.open(endpoint, { timeout: config.startupTimeout ?? 30_000, redactor, clientName: `cordis-subagents:${config.name}` })
-  if (disposed) {
-    await connection.close()
-    return
+  try {
+    connection = await Connection.open(endpoint, {
+      timeout: config.startupTimeout ?? 30_000, redactor, clientName: `cordis-subagents:${config.name}`, signal: starting.signal,
+    })
+  } catch (error) {
+    // Disposed while it started (an unload, or an edit that applies this entry again): this apply is over, quietly. Failing
+    // would log a failure for a load that is gone, and fail the scope, which an edit has restarted for the new apply.
+    if (disposed) return
+    throw error
   }
   const open = connection
   const mount = new ToolMount(ctx, open, {

@@ -1,4 +1,5 @@
 import { type Context, Service } from 'cordis'
+import { McpError } from './errors.js'
 
 /**
  * How a mounted MCP server is launched, in the form ACP's `session/new` takes, so a provider can
@@ -36,9 +37,17 @@ export class McpServers extends Service {
     super(ctx, 'mcp', true)
   }
 
-  /** Adds a server in the caller's scope. */
+  /**
+   * Adds a server in the caller's scope. A name another load's entry holds is refused (`MCP_DUPLICATE_NAME`), never
+   * replaced: the client loads claim their names at load, so only a caller outside them meets this.
+   */
   add(entry: McpServerEntry): () => void {
     return this.ctx.effect(() => {
+      const other = this.entries.get(entry.name)
+      if (other && other !== entry) {
+        throw new McpError('MCP_DUPLICATE_NAME', `mcp: the server name "${entry.name}" is in ctx.mcp already, added by another load; `
+          + 'give each MCP server load its own name.')
+      }
       this.entries.set(entry.name, entry)
       return () => {
         if (this.entries.get(entry.name) === entry) this.entries.delete(entry.name)

@@ -147,13 +147,16 @@ export class StdioProcess implements Transport {
     })
   }
 
-  /** Ends stdin, then SIGTERM, then SIGKILL to the group; resolves once the process is reaped. */
-  close(): Promise<void> {
+  /**
+   * Ends stdin, then SIGTERM, then SIGKILL to the group (`killGrace` apart); resolves once the process is reaped.
+   * Not `graceful` (a start given up: the server never served), SIGTERM follows the end of stdin at once.
+   */
+  close(graceful = true): Promise<void> {
     if (!this.child) return Promise.resolve()
-    return this.closing ??= this.stop(this.child)
+    return this.closing ??= this.stop(this.child, graceful)
   }
 
-  private async stop(child: ChildProcess): Promise<void> {
+  private async stop(child: ChildProcess, graceful: boolean): Promise<void> {
     const { exited, finished } = this
     if (!exited || !finished) return
     if (!this.exit) {
@@ -162,7 +165,7 @@ export class StdioProcess implements Transport {
       let gone = false
       if (stdin && !stdin.destroyed) {
         stdin.end()
-        gone = await settlesWithin(exited, this.launch.killGrace)
+        if (graceful) gone = await settlesWithin(exited, this.launch.killGrace)
       }
       if (!gone) {
         this.signal(child, 'SIGTERM')
