@@ -62,7 +62,7 @@ function startInBackground(
     return { isError: true, content: `Could not start the subagent in the background.\n\n${code ? `${code}: ` : ''}${(error as Error).message}` }
   }
   const reply: ToolResult = {
-    content: startedText(task, options.onTurnEnd, verbsSeenBy(exec.agent as Agent, verbs.names)),
+    content: startedText(task, options.onTurnEnd, taskVerbsSeenBy(exec.agent as Agent, verbs)),
     metadata: { background: true, handle: task.handle, provider: options.provider },
   }
   const onProgress = (update: SubagentUpdate) => recordProgress(task, update)
@@ -102,14 +102,20 @@ class DetachedExec implements ToolExecContext {
 }
 
 /**
- * The control verbs, when the caller can call every one of them: a child does not see verbs that are
- * not `nested` (nor verbs its tool filter hides), and must not be told to use them.
+ * The four task verbs of the newest control load whose every one the caller can call: a child does not see
+ * verbs that are not `nested` (nor verbs its tool filter hides), and must not be told to use them. The same
+ * pick as `verbsSeenBy` (verb-names.ts), written out here so a background start does not enter that file.
  */
-function verbsSeenBy(agent: Agent, verbs: Partial<VerbNames>): TaskVerbs | undefined {
-  const { wait, status, cancel, send } = verbs
-  if (!wait || !status || !cancel || !send) return undefined
+function taskVerbsSeenBy(agent: Agent, verbs: ControlVerbs): TaskVerbs | undefined {
   const tools = agent.tools as Agent['tools'] | undefined
-  return tools && [wait, status, cancel, send].every((name) => tools.has(name)) ? { wait, status, cancel, send } : undefined
+  if (!tools) return undefined
+  for (let index = verbs.sets.length - 1; index >= 0; index--) {
+    const { wait, status, cancel, send } = verbs.sets[index]
+    if (wait && status && cancel && send && tools.has(wait) && tools.has(status) && tools.has(cancel) && tools.has(send)) {
+      return { wait, status, cancel, send }
+    }
+  }
+  return undefined
 }
 
 type TaskVerbs = Pick<VerbNames, 'wait' | 'status' | 'cancel' | 'send'>

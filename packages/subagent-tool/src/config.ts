@@ -3,6 +3,7 @@ import { count, duration, NAME_PATTERN, toolFilterProblem, unsetGroup } from '@c
 import { DEFAULT_OUTPUT_CORRECTIONS, MAX_OUTPUT_CORRECTIONS } from '@cordis-subagents/agent'
 import type { TurnEndPolicy } from '@cordis-subagents/subagents-service'
 import type { DelegateOptions } from './call-types.js'
+import { SubagentToolError } from './errors.js'
 
 /** Everything a delegation needs (see `DelegateOptions`), plus the name the model sees. */
 export interface Config extends DelegateOptions {
@@ -80,10 +81,11 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
 export function checkToolFilter(filter: Config['toolFilter']) {
   if (!filter) return
   const problem = toolFilterProblem(filter, 'config.toolFilter', true)
-  if (problem) throw new Error(`subagent-tool: ${problem}`)
+  if (problem) throw new SubagentToolError('INVALID_CONFIG', `subagent-tool: ${problem}`)
   // A deny list that is empty hides nothing either: the same mistake as `{}`.
   if (filter.allow === undefined && !filter.deny?.length) {
-    throw new Error('subagent-tool: config.toolFilter is empty. List tools under `allow` and/or `deny`, or remove `toolFilter` to give the child all of the parent\'s tools.')
+    throw new SubagentToolError('INVALID_CONFIG', 'subagent-tool: config.toolFilter is empty. List tools under `allow` and/or `deny`, '
+      + 'or remove `toolFilter` to give the child all of the parent\'s tools.')
   }
 }
 

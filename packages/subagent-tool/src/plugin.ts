@@ -10,6 +10,7 @@ import { controlVerbs } from './verb-names.js'
 import { checkToolFilter, type Config, NOTE_ROOM_BYTES } from './config.js'
 import { describeTool } from './wording.js'
 import { applyTeam } from './team/plugin.js'
+import { SubagentToolError } from './errors.js'
 
 export const name = 'subagent-tool'
 export const reusable = true
@@ -48,8 +49,13 @@ export function apply(ctx: Context, config: Config) {
   // The calls read it (`unloaded`) without a call back into this file.
   const load: ToolLoad = { subagents, inFlight, deadlines, onParked, unloaded: false }
   if (config.agent !== undefined) return applyTeam(ctx, config, { reservation, subagents, inFlight, parked, deadlines, onParked })
-  if (config.talk) throw new Error('subagent-tool: config.talk gives a team\'s members their talk tools; it needs config.agent (a team tool).')
-  if (!config.provider) throw new Error('subagent-tool: config.provider is required (or config.agent, for a team tool).')
+  if (config.talk) {
+    throw new SubagentToolError('INVALID_CONFIG', 'subagent-tool: config.talk gives a team\'s members their talk tools; it needs '
+      + 'config.agent (a team tool). Set config.agent or remove config.talk.')
+  }
+  if (!config.provider) {
+    throw new SubagentToolError('INVALID_CONFIG', 'subagent-tool: config.provider is required (or config.agent, for a team tool).')
+  }
 
   const mount = (provider: SubagentProvider) => {
     unmount?.()

@@ -2,7 +2,7 @@ import { describeError, LimitError, type PendingQuestion, questionVia } from '@c
 import type { HoldOptions, SubagentHandle, SubagentOutcome, SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
-import { controlVerbs } from './verb-names.js'
+import { controlVerbs, verbsSeenBy } from './verb-names.js'
 
 /** What a call whose child asks a question knows: who holds the child, whether it may suspend, how a later outcome reads. */
 export interface Asked {
@@ -29,8 +29,9 @@ export interface Asked {
 export function pendingResult(
   subagents: SubagentService, run: SubagentHandle, question: PendingQuestion, asked: Asked, toolResult: ToolResult,
 ): ToolResult {
-  const { reply } = controlVerbs(subagents).names
-  const canReply = !!reply && !!asked.parent.tools?.has(reply)
+  // The reply verb of the newest control load this caller can call (a child sees only `nested` loads).
+  const reply = verbsSeenBy(controlVerbs(subagents), asked.parent.tools, 'reply')?.reply
+  const canReply = reply !== undefined
   if (!canReply && !asked.canSuspend) {
     // Nobody could ever answer it: end it rather than keep it parked.
     run.dispose().catch(() => {})

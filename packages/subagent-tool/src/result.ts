@@ -3,14 +3,16 @@ import type { SubagentResult, SubagentService } from '@cordis-subagents/subagent
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
 import type { CancelCause, OutputRoom } from './call-types.js'
-import { controlVerbs } from './verb-names.js'
+import { controlVerbs, verbsSeenBy } from './verb-names.js'
 
 // The words of a call's rarer tool results (call.ts): a failure's headline and text, a cancel's reason, a call that never
 // started, a cut output and the verb that reads the rest. A plain delegation's answer never enters this file.
 
 export function readMoreOf(subagents: SubagentService, runId: string, tools: Agent['tools'] | undefined): ReadMore | undefined {
-  const verb = controlVerbs(subagents).names.result
-  return verb && runId.length <= 255 && tools?.has(verb) ? { verb, runId } : undefined
+  if (runId.length > 255) return undefined
+  // The result verb of the newest control load this caller can call.
+  const verb = verbsSeenBy(controlVerbs(subagents), tools, 'result')?.result
+  return verb === undefined ? undefined : { verb, runId }
 }
 
 /** The verb that reads a run's whole output in pages (the control entry's `subagent_result`), and the run. */

@@ -2,7 +2,7 @@
 import { expect } from 'chai'
 import * as SubagentControl from '@cordis-subagents/subagent-tool/control'
 import { startHost, type Host } from '../../../test/support/host.js'
-import { controlVerbs } from '../src/verb-names.js'
+import { controlVerbs, verbsSeenBy } from '../src/verb-names.js'
 
 const FAILED = 3
 
@@ -54,7 +54,11 @@ describe('@cordis-subagents/subagent-tool/control entry (as the loader sees it) 
     expect(wait.properties.timeoutSeconds.maximum).to.equal(600)
     const send = list.find((tool) => tool.name === 'subagent_send')!.parameters as { required: string[] }
     expect(send.required).to.deep.equal(['handle', 'message'])
-    const { wait: w, status: s, cancel: c, send: se, reply: r, result: re } = controlVerbs(host.ctx.subagents).names
+    // Each load's names are its own set (the failed third load added none); a caller is told the newest it can call.
+    const sets = controlVerbs(host.ctx.subagents).sets
+    expect(sets.map((set) => set.wait)).to.deep.equal(['subagent_wait', 'bg_wait'])
+    const seen = verbsSeenBy(controlVerbs(host.ctx.subagents), host.ctx.tools.view(), 'wait', 'status', 'cancel', 'send', 'reply', 'result')
+    const { wait: w, status: s, cancel: c, send: se, reply: r, result: re } = seen!
     expect({ wait: w, status: s, cancel: c, send: se }).to.deep.equal({ wait: 'bg_wait', status: 'bg_status', cancel: 'bg_cancel', send: 'bg_send' })
     expect(r).to.equal('bg_reply')
     const reply = list.find((tool) => tool.name === 'subagent_reply')!.parameters as { required: string[] }

@@ -3,6 +3,7 @@ import { count, duration, NAME_PATTERN, withoutCallerTracing } from '@cordis-sub
 import type { InFlight } from '../call-types.js'
 import { controlVerbs, type VerbNames } from '../verb-names.js'
 import { buildVerbs } from './verbs.js'
+import { SubagentToolError } from '../errors.js'
 
 export const name = 'subagent-control'
 export const reusable = true
@@ -41,7 +42,8 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
 
 export function apply(ctx: Context, config: Config) {
   if (config.waitTimeout > config.maxWaitTimeout) {
-    throw new Error(`subagent-control: config.waitTimeout (${config.waitTimeout}) is above config.maxWaitTimeout (${config.maxWaitTimeout}); lower it or raise the maximum.`)
+    throw new SubagentToolError('INVALID_CONFIG', `subagent-control: config.waitTimeout (${config.waitTimeout}) is above `
+      + `config.maxWaitTimeout (${config.maxWaitTimeout}); lower it or raise the maximum.`)
   }
   const names: VerbNames = {
     wait: `${config.prefix}_wait`,

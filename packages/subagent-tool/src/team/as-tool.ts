@@ -10,6 +10,7 @@ import type { InFlight } from '../call-types.js'
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../config.js'
 import { describePrompt } from '../wording.js'
 import { memberOptions } from './member.js'
+import { SubagentToolError } from '../errors.js'
 
 export interface AsToolOptions {
   /** The tool's name (default: the agent's name). */
@@ -35,9 +36,14 @@ const input = z.strictObject({
 export function asTool(ctx: Context, agent: string, options: AsToolOptions = {}): Tool<typeof input> {
   const definitions = ctx.get('agentDefinitions') as AgentDefinitions | undefined
   const definition = definitions?.get(agent)
-  if (!definitions || !definition) throw new Error(`asTool: agent "${agent}" is not defined (load @cordis-subagents/definitions and define it first).`)
+  if (!definitions || !definition) {
+    throw new SubagentToolError('UNKNOWN_AGENT',
+      `asTool: agent "${agent}" is not defined (load @cordis-subagents/definitions and define it first).`)
+  }
   const name = options.name ?? agent
-  if (!isName(name)) throw new Error(`asTool: tool name ${JSON.stringify(name)} is not a tool name (${NAME_RULE}).`)
+  if (!isName(name)) {
+    throw new SubagentToolError('INVALID_OPTIONS', `asTool: options.name ${JSON.stringify(name)} is not a tool name (${NAME_RULE}).`)
+  }
   const inFlight = new Set<InFlight>()
   ctx.on('dispose', () => { for (const call of [...inFlight]) call.cancel('unload') })
   const base = { timeout: options.timeout ?? 30 * 60_000, maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES }

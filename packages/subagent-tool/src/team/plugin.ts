@@ -12,6 +12,7 @@ import { teamInput, type TeamInput } from './input.js'
 import { memberOptions, suspendedMember, withAgent } from './member.js'
 import { describeTeam, outsideTeam } from './wording.js'
 import { type TeamTalk, teamTalk } from './talk-load.js'
+import { SubagentToolError } from '../errors.js'
 
 export interface TeamParts {
   reservation: ToolReservation
@@ -32,9 +33,14 @@ export interface TeamParts {
 export function applyTeam(ctx: Context, config: Config, parts: TeamParts): void {
   const conflicting = (['provider', 'persona', 'toolFilter'] as const).filter((key) => config[key] !== undefined)
   if (conflicting.length) {
-    throw new Error(`subagent-tool: a team tool (config.agent) takes ${conflicting.join(', ')} from each member's definition; remove ${conflicting.map((key) => `config.${key}`).join(', ')}.`)
+    const keys = conflicting.map((key) => `config.${key}`).join(', ')
+    throw new SubagentToolError('INVALID_CONFIG',
+      `subagent-tool: a team tool (config.agent) takes ${conflicting.join(', ')} from each member's definition; remove ${keys}.`)
   }
-  if (config.mode === 'background') throw new Error('subagent-tool: a team tool (config.agent) runs in mode sync only.')
+  if (config.mode === 'background') {
+    throw new SubagentToolError('INVALID_CONFIG',
+      'subagent-tool: a team tool (config.agent) runs in mode sync only; remove config.mode: background.')
+  }
   const state = { unloaded: false }
   // Claimed at load, like the team tool's own name: a taken name fails this load.
   const talk = config.talk ? teamTalk(ctx, config.toolName) : undefined
