@@ -15,7 +15,7 @@ const codePoint = (code: number) => `U+${code.toString(16).toUpperCase().padStar
  * value (it may be a secret): it names the position (1-based, counted after `offset` characters of a prefix the
  * caller adds, such as `Bearer `) and, for a character above U+00FF, its code point.
  */
-export function headerValueProblem(value: string, offset = 0): string | undefined {
+function headerValueProblem(value: string, offset = 0): string | undefined {
   for (let index = offset; index < value.length; index++) {
     const code = value.charCodeAt(index)
     if (code > 0xff) {

@@ -1,7 +1,6 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { SubagentHandle, SubagentRequest, SubagentService, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import type { DeadlineQueue } from '@cordis-subagents/shared'
-import type { ReadMore } from './result.js'
 
 // The shapes of one call of the delegation tool (call.ts): what a tool load passes it, what it is told, how it is cancelled.
 
@@ -80,6 +79,12 @@ export interface OutcomeContext {
   canSuspend: boolean
   /** Told of each child the caller now holds parked (the tool load ends them at its unload). */
   onParked?(run: SubagentHandle): void
+}
+
+/** The verb that reads a run's whole output in pages (the control entry's `subagent_result`), and the run. */
+export interface ReadMore {
+  verb: string
+  runId: string
 }
 
 /** How much of a child's output one tool result may show, and how the model reads the rest. */

@@ -19,7 +19,7 @@ const log = () => logger ??= new Logger('subagent-tool')
  * `run.dispose()`, or nothing once `graceMs` passed: a failure within the grace rejects (the call reports it, as for
  * any dispose); one after it is logged, as is the grace running out, since nobody waits for it any more.
  */
-export function disposeWithinGrace(run: SubagentHandle, graceMs = CANCELLED_DISPOSE_GRACE_MS): Promise<void> {
+function disposeWithinGrace(run: SubagentHandle, graceMs = CANCELLED_DISPOSE_GRACE_MS): Promise<void> {
   return new Promise((resolve, reject) => {
     let late = false
     const timer = setTimeout(() => {

@@ -2,7 +2,7 @@ import { describeBreach, describeError, headBytes, LimitError, limitStop, utf8Le
 import type { SubagentResult, SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
-import type { CancelCause, OutputRoom } from './call-types.js'
+import type { CancelCause, OutputRoom, ReadMore } from './call-types.js'
 import { controlVerbs, verbsSeenBy } from './verb-names.js'
 
 // The words of a call's rarer tool results (call.ts): a failure's headline and text, a cancel's reason, a call that never
@@ -13,12 +13,6 @@ export function readMoreOf(subagents: SubagentService, runId: string, tools: Age
   // The result verb of the newest control load this caller can call.
   const verb = verbsSeenBy(controlVerbs(subagents), tools, 'result')?.result
   return verb === undefined ? undefined : { verb, runId }
-}
-
-/** The verb that reads a run's whole output in pages (the control entry's `subagent_result`), and the run. */
-export interface ReadMore {
-  verb: string
-  runId: string
 }
 
 /**

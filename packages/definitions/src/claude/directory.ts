@@ -11,7 +11,7 @@ const MAX_AGENT_FILES = 200
  * Most entries of any kind (agent files, other files, folders) a read looks through: a reload lists the
  * directory again, so past this it fails (`AGENT_DIR_TOO_LARGE`) rather than cost more with every unrelated file.
  */
-export const MAX_DIRECTORY_ENTRIES = 10_000
+const MAX_DIRECTORY_ENTRIES = 10_000
 /** Entries listed per call into the thread pool. */
 const LIST_BATCH = 1024
 
