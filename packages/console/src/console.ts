@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
-import { type Context, Service } from 'cordis'
-import { defaultHosts, hostForUrl, listenInTurn, originsOf } from '@cordis-subagents/shared'
+import { Context, Service } from 'cordis'
+import { defaultHosts, duplicateLoadMessage, hostForUrl, listenInTurn, originsOf, takeServiceSlot } from '@cordis-subagents/shared'
 import type {} from '@cordis-subagents/agent'
 import type {} from '@cordis-subagents/subagents-service'
 import { checkedConfig, Config } from './config.js'
@@ -27,6 +27,8 @@ declare module 'cordis' {
 export class SubagentConsole extends Service<Config> {
   static inject = { agents: { required: true }, subagents: { required: true } }
   static Config = Config
+  /** Each load is its own instance, stopped with its own entry; a second live load of an app is refused (DUPLICATE_LOAD). */
+  static reusable = true
 
   /** The page's address with the token (`http://127.0.0.1:port/#token=…`); empty until it listens. */
   url = ''
@@ -41,10 +43,19 @@ export class SubagentConsole extends Service<Config> {
   private http?: Server
   /** Set by `stop`. cordis runs a start it scheduled even after the stop (a load disposed at once): that start leaves nothing open. */
   private stopped = false
+  /** Frees this app's subagentConsole slot for the next load. */
+  private readonly release: () => void
 
   constructor(ctx: Context, config?: Partial<Config>) {
-    super(ctx, 'subagentConsole')
-    this.config = checkedConfig(config)
+    // Checked before `super`: a Service registers its start at construction, and a refused load must not reach it.
+    const valid = checkedConfig(config)
+    const slot = takeServiceSlot(ctx, 'subagentConsole', `${hostForUrl(valid.host)}:${valid.port || '<a free port>'}`)
+    if ('holder' in slot) throw new ConsoleError('DUPLICATE_LOAD', duplicateLoadMessage('console', 'subagentConsole', slot.holder))
+    // Set by `start` once it listens, not by cordis: cordis sets a service after any start, even one a reload overtook.
+    super(ctx, 'subagentConsole', true)
+    delete (this as { [Context.expose]?: string })[Context.expose]
+    this.release = slot.release
+    this.config = valid
     this.token = this.config.token ?? randomBytes(24).toString('base64url')
     this.store = new TreeStore(this.config, (runId) => this.live.changed(runId), (treeId) => this.live.removed(treeId))
     const { flushInterval, maxViewerBufferBytes: maxBuffer, maxViewers } = this.config
@@ -94,10 +105,12 @@ export class SubagentConsole extends Service<Config> {
     this.baseUrl = `http://${hostForUrl(config.host)}:${this.port}/`
     this.url = `${this.baseUrl}#token=${this.token}`
     this.ctx.logger('console').info('serving the delegation view at %s (token %s)', this.baseUrl, config.token ? 'configured' : 'generated for this start')
+    this.ctx.set('subagentConsole', this)
   }
 
   protected override async stop(): Promise<void> {
     this.stopped = true
+    this.release()
     const http = this.http
     this.http = undefined
     this.live.close()
@@ -109,7 +122,6 @@ export class SubagentConsole extends Service<Config> {
     this.baseUrl = ''
   }
 }
-
 
 function listen(host: string, port: number): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {

@@ -4,6 +4,7 @@ import { CodedError } from '@cordis-subagents/shared'
 export type ConsoleCode =
   | 'INVALID_CONFIG'
   | 'LISTEN_FAILED'
+  | 'DUPLICATE_LOAD'
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN_HOST'
   | 'FORBIDDEN_ORIGIN'
@@ -23,7 +24,7 @@ export class ConsoleError extends CodedError<ConsoleCode> {
 }
 
 /** The HTTP status of each refusal. */
-export const STATUS: Record<Exclude<ConsoleCode, 'INVALID_CONFIG' | 'LISTEN_FAILED'>, number> = {
+export const STATUS: Record<Exclude<ConsoleCode, 'INVALID_CONFIG' | 'LISTEN_FAILED' | 'DUPLICATE_LOAD'>, number> = {
   UNAUTHENTICATED: 401,
   FORBIDDEN_HOST: 403,
   FORBIDDEN_ORIGIN: 403,

@@ -7,6 +7,7 @@ export type ServeA2aCode =
   | 'MISSING_CREDENTIAL'
   | 'LISTEN_FAILED'
   | 'STORE_UNAVAILABLE'
+  | 'DUPLICATE_LOAD'
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN_HOST'
   | 'FORBIDDEN_ORIGIN'
@@ -23,7 +24,8 @@ export class ServeA2aError extends CodedError<ServeA2aCode> {
 }
 
 /** HTTP status and JSON-RPC error code of each refusal made before the SDK sees a request. */
-const REFUSALS: Record<Exclude<ServeA2aCode, 'INVALID_CONFIG' | 'MISSING_CREDENTIAL' | 'LISTEN_FAILED' | 'STORE_UNAVAILABLE'>, { status: number; rpc: number }> = {
+type LoadFailure = 'INVALID_CONFIG' | 'MISSING_CREDENTIAL' | 'LISTEN_FAILED' | 'STORE_UNAVAILABLE' | 'DUPLICATE_LOAD'
+const REFUSALS: Record<Exclude<ServeA2aCode, LoadFailure>, { status: number; rpc: number }> = {
   UNAUTHENTICATED: { status: 401, rpc: -32050 },
   FORBIDDEN_HOST: { status: 403, rpc: -32051 },
   FORBIDDEN_ORIGIN: { status: 403, rpc: -32052 },

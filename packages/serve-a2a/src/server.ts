@@ -8,10 +8,11 @@ import { Credentials } from './auth.js'
 import { agentCard, CARD_PATH } from './card.js'
 import { cardSigner, type CardSigner } from './card-signing.js'
 import { Config } from './config.js'
+import { checked, sharedUrlOf } from './config-checks.js'
 import { ServeA2aError } from './errors.js'
 import { AgentTaskExecutor } from './executor.js'
 import { defaultHosts, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
-import { bindRefusal, listenInTurn, withoutCallerTracing } from '@cordis-subagents/shared'
+import { duplicateLoadMessage, listenInTurn, takeServiceSlot, withoutCallerTracing } from '@cordis-subagents/shared'
 import { createApp } from './http.js'
 import type { GuardedPushSender } from './push-sender.js'
 import type { CappedPushStore } from './push-store.js'
@@ -38,6 +39,8 @@ type TelemetryLike = { continueTrace(agent: Agent, context: TraceContextHeaders 
 export class A2aServer extends Service<Config> {
   static inject = { agents: { required: true }, tools: { required: true }, telemetry: { required: false } }
   static Config = Config
+  /** Each load is its own instance, stopped with its own entry; a second live load of an app is refused (DUPLICATE_LOAD). */
+  static reusable = true
 
   /** The base URL clients use (`publicUrl`, else the bound address); empty until it listens. */
   url = ''
@@ -70,6 +73,10 @@ export class A2aServer extends Service<Config> {
   private stopping = false
   /** Set by `stop`. cordis runs a start it scheduled even after the stop (a load disposed at once): that start leaves nothing open. */
   private stopped = false
+  /** Aborted by `stop`: a start still opening the shared state gives up, and what it opened is ended. */
+  private readonly overtaking = new AbortController()
+  /** Frees this app's a2aServer slot for the next load. */
+  private readonly release: () => void
 
   constructor(ctx: Context, config?: Partial<Config>) {
     // Checked before `super`: a Service registers its start at construction, and a refused config must not reach it.
@@ -77,7 +84,12 @@ export class A2aServer extends Service<Config> {
     const { credentials, generated } = Credentials.fromConfig(valid, process.env)
     const sharedUrl = sharedUrlOf(valid, process.env)
     const signer = cardSigner(valid.signing, process.env)
-    super(ctx, 'a2aServer')
+    const slot = takeServiceSlot(ctx, 'a2aServer', `${hostForUrl(valid.host)}:${valid.port || '<a free port>'}`)
+    if ('holder' in slot) throw new ServeA2aError('DUPLICATE_LOAD', duplicateLoadMessage('serve-a2a', 'a2aServer', slot.holder))
+    // Set by `start` once it listens, not by cordis: cordis sets a service after any start, even one a reload overtook.
+    super(ctx, 'a2aServer', true)
+    delete (this as { [Context.expose]?: string })[Context.expose]
+    this.release = slot.release
     this.signer = signer
     this.cardPublicJwk = signer?.publicJwk
     this.config = valid
@@ -136,7 +148,14 @@ export class A2aServer extends Service<Config> {
     type CancelParams = { tenant: string; id: string; metadata: undefined }
     type Canceller = { cancelTask(params: CancelParams, context: ServerCallContext): Promise<unknown> }
     let handler: Canceller | undefined
-    const shared = this.sharedUrl ? await openShared(config, this.sharedUrl, logger) : undefined
+    let shared: SharedState | undefined
+    try {
+      shared = this.sharedUrl ? await openShared(config, this.sharedUrl, logger, this.overtaking.signal) : undefined
+    } catch (error) {
+      // A start overtaken by a stop (a reload, an unload) fails no one: the load that follows is the live one.
+      if (overtaken()) return
+      throw error
+    }
     if (overtaken()) return void await shared?.close()
     this.shared = shared
     // Every host of a store files a token's tasks under the same scope, wherever the token is in its list.
@@ -226,10 +245,13 @@ export class A2aServer extends Service<Config> {
     }
     if (shared && this.token) logger.warn('shared: the token of this host was generated for this start, so no other host accepts it; give every host the same tokens (tokensFromEnv)')
     this.ctx.on('dispose', () => sweeper())
+    this.ctx.set('a2aServer', this)
   }
 
   protected override async stop(): Promise<void> {
     this.stopped = true
+    this.release()
+    this.overtaking.abort()
     const http = this.http
     this.http = undefined
     if (http) {
@@ -261,42 +283,12 @@ export class A2aServer extends Service<Config> {
   }
 }
 
-function checked(config: Config): Config {
-  const refused = bindRefusal({ host: config.host, credential: config.auth !== 'none', allowRemote: config.allowRemote })
-  if (refused) {
-    const none = config.auth === 'none' ? 'auth: none is only allowed on a loopback bind (127.0.0.1, ::1, localhost): ' : ''
-    throw new ServeA2aError('INVALID_CONFIG', `${none}${refused}`)
-  }
-  if (config.maxStoredTasks < config.maxConcurrentTasks) {
-    throw new ServeA2aError('INVALID_CONFIG', `maxStoredTasks (${config.maxStoredTasks}) must be at least maxConcurrentTasks (${config.maxConcurrentTasks}): a running task is never evicted.`)
-  }
-  if (config.publicUrl !== undefined) {
-    let url: URL | undefined
-    try {
-      url = new URL(config.publicUrl)
-    } catch {}
-    if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash) {
-      throw new ServeA2aError('INVALID_CONFIG', `publicUrl must be an http(s) URL without credentials, query or fragment, got ${JSON.stringify(config.publicUrl)}.`)
-    }
-  }
-  return config
-}
-
-function sharedUrlOf(config: Config, env: NodeJS.ProcessEnv): string | undefined {
-  const { url, urlFromEnv } = config.shared ?? {}
-  if (url && urlFromEnv) throw new ServeA2aError('INVALID_CONFIG', 'shared: give the connection URL once, in `url` or in `urlFromEnv`, not both.')
-  const value = urlFromEnv ? env[urlFromEnv] : url
-  if (urlFromEnv && !value) throw new ServeA2aError('MISSING_CREDENTIAL', `shared.urlFromEnv: the environment variable ${urlFromEnv} is not set (or empty); set it to the PostgreSQL URL, or remove \`shared\`.`)
-  if (value !== undefined && !/^postgres(ql)?:\/\/./.test(value)) throw new ServeA2aError('INVALID_CONFIG', 'shared: the connection URL must start with postgres:// or postgresql:// (its value is not shown).')
-  return value || undefined
-}
-
-async function openShared(config: Config, url: string, log: SharedStateOptions['log']): Promise<SharedState> {
+async function openShared(config: Config, url: string, log: SharedStateOptions['log'], signal: AbortSignal): Promise<SharedState> {
   const { SharedState } = await import('./shared-state.js')
   return SharedState.open({
     config: config.shared!, url, maxStoredTasks: config.maxStoredTasks, taskTtl: config.taskTtl, maxHistoryBytes: config.maxHistoryBytes,
     parkedTimeout: config.parkedTimeout, log,
-  })
+  }, signal)
 }
 
 /** How often Node checks requests against `requestTimeout` and `headersTimeout` (its default, 30 s, let a 60 s limit cut at 90 s). */

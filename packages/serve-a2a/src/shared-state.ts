@@ -67,8 +67,11 @@ export class SharedState {
       (digest, by) => this.movedAway(digest, by))
   }
 
-  /** Connects, creates the tables when missing, takes a lease and listens; a failure closes what was opened. */
-  static async open(options: SharedStateOptions): Promise<SharedState> {
+  /**
+   * Connects, creates the tables when missing, takes a lease and listens; a failure closes what was opened. `signal`
+   * (the server stopped while this opens): the connections are ended at once, and this fails.
+   */
+  static async open(options: SharedStateOptions, signal?: AbortSignal): Promise<SharedState> {
     const sql = postgres(options.url, {
       max: options.config.poolSize,
       connect_timeout: CONNECT_TIMEOUT_S,
@@ -85,7 +88,11 @@ export class SharedState {
       connection: { statement_timeout: STATEMENT_TIMEOUT_MS, application_name: `serve-a2a ${options.config.hostName} lock` },
     })
     const state = new SharedState(sql, lock, options)
+    // A database that never answers would hold both clients until their connect timeout.
+    const abandon = () => void Promise.all([sql.end({ timeout: 0 }), lock.end({ timeout: 0 })]).catch(() => {})
+    signal?.addEventListener('abort', abandon, { once: true })
     try {
+      signal?.throwIfAborted()
       await ensureTables(sql, namesOf(options.config.schema))
       const { key, legacy } = await readScopeKey(sql, namesOf(options.config.schema))
       state.scopeKey = key
@@ -97,6 +104,12 @@ export class SharedState {
       await sql.end({ timeout: 1 }).catch(() => {})
       await lock.end({ timeout: 1 }).catch(() => {})
       throw new ServeA2aError('STORE_UNAVAILABLE', `shared: PostgreSQL is not usable at ${redactUrl(options.url)} (${(error as Error).message}). Start it, check the URL and the role's rights (it creates schema "${options.config.schema}" and its tables), or remove \`shared\` to keep tasks in this process.`)
+    } finally {
+      signal?.removeEventListener('abort', abandon)
+    }
+    if (signal?.aborted) {
+      await state.close()
+      throw new ServeA2aError('STORE_UNAVAILABLE', 'shared: the server stopped while it connected to PostgreSQL.')
     }
     state.every(options.config.leaseMs / 3, 'renew', () => state.renew())
     state.every(options.config.leaseMs / 2, 'reap', () => state.reap())

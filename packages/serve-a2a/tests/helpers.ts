@@ -142,3 +142,12 @@ export function raw(url: string, options: RawOptions = {}): Promise<{ status: nu
 export function rpc(url: string, body: unknown, headers: Record<string, string> = {}) {
   return raw(url, { headers: { 'Content-Type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
 }
+
+/** A loader app of these specs (`startLoadedApp`): the tool registry and the agent runtime, then the spec's entries. */
+export const A2A_APP = {
+  core: `- id: tools
+  name: '@cordis-subagents/tools'
+- id: agents
+  name: '@cordis-subagents/agent'`,
+  prefix: 'serve-a2a-loader-',
+}

@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { type Context, Service } from 'cordis'
 import type {} from '@cordis-subagents/agent'
 import type {} from '@cordis-subagents/tools'
-import { bindRefusal } from '@cordis-subagents/shared'
+import { bindRefusal, duplicateLoadMessage, takeServiceSlot } from '@cordis-subagents/shared'
 import { ServeMcpError } from './errors.js'
 import { Config } from './config.js'
 import { HttpFront } from './http.js'
@@ -26,6 +26,8 @@ declare module 'cordis' {
 export class McpServe extends Service {
   static readonly inject = ['tools', 'agents']
   static readonly Config = Config
+  /** Each load is its own instance, stopped with its own entry; a second live load of an app is refused (MCP_SERVE_DUPLICATE_LOAD). */
+  static readonly reusable = true
 
   /** HTTP: the endpoint, once listening. */
   url = ''
@@ -42,7 +44,15 @@ export class McpServe extends Service {
       ? bindRefusal({ host: options.host ?? '127.0.0.1', credential: true, allowRemote: options.allowRemote === true })
       : undefined
     if (refused) throw new ServeMcpError('MCP_SERVE_INVALID_CONFIG', `serve-mcp: ${refused}`)
+    if (options.token && !isTokenShape(options.token)) {
+      throw new ServeMcpError('MCP_SERVE_INVALID_CONFIG', `serve-mcp: token must be 1-${MAX_TOKEN_LENGTH} printable ASCII characters `
+        + 'without spaces (a client sends it in a header as it is; its value is not shown), or leave it out to get a random one per start.')
+    }
+    const serves = options.transport === 'stdio' ? 'stdio' : `${options.host ?? '127.0.0.1'}:${options.port || '<a free port>'}`
+    const slot = takeServiceSlot(ctx, 'mcpServe', serves)
+    if ('holder' in slot) throw new ServeMcpError('MCP_SERVE_DUPLICATE_LOAD', duplicateLoadMessage('serve-mcp', 'mcpServe', slot.holder))
     super(ctx, 'mcpServe', true)
+    this.release = slot.release
     this.token = options.token || randomBytes(32).toString('base64url')
     this.session = {
       tools: options.tools,
@@ -60,6 +70,8 @@ export class McpServe extends Service {
   }
 
   private stopped = false
+  /** Frees this app's mcpServe slot for the next load. */
+  private readonly release: () => void
 
   /** Sessions open now (HTTP), or 1 for a connected stdio client. */
   get sessions(): number {
@@ -110,9 +122,18 @@ export class McpServe extends Service {
 
   override async stop() {
     this.stopped = true
+    this.release()
     await this.stdioSession?.close()
     this.stdioSession = undefined
     await this.http?.close()
     this.http = undefined
   }
+}
+
+/** Longest configured token (the header is not read past it). */
+const MAX_TOKEN_LENGTH = 4096
+
+/** What a bearer token can be as a client sends it: printable ASCII, no spaces (serve-a2a's and the console's rule). */
+function isTokenShape(token: string): boolean {
+  return token.length <= MAX_TOKEN_LENGTH && /^[\x21-\x7e]+$/.test(token)
 }

@@ -1,6 +1,7 @@
 export { eventually, type PollOptions, within } from './wait.js'
 export { threadCount } from './threads.js'
 export { loaderApp } from './loader-app.js'
+export { ACTIVE, codeOf, FAILED, type LoadedApp, startLoadedApp } from './loaded-app.js'
 export { freePort } from './ports.js'
 export { signalsMadeDuring } from './signals.js'
 export { unhandledRejectionsDuring } from './rejections.js'
