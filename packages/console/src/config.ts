@@ -1,5 +1,5 @@
 import { Schema } from 'cordis'
-import { bindRefusal, count, duration, unsetGroup } from '@cordis-subagents/shared'
+import { bindRefusal, count, duration, isTokenShape, unsetGroup } from '@cordis-subagents/shared'
 import { ConsoleError } from './errors.js'
 
 /** What a viewer of the page sees a child's transport as. */
@@ -54,7 +54,7 @@ export function checkedConfig(input: Partial<Config> | undefined): Config {
   const refused = bindRefusal({ host: config.host, credential: true, allowRemote: config.allowRemote })
   if (refused) throw new ConsoleError('INVALID_CONFIG', `console: ${refused}`)
   if (config.token !== undefined) {
-    if (config.token.length < MIN_TOKEN_LENGTH || config.token.length > MAX_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(config.token)) {
+    if (!isTokenShape(config.token, MAX_TOKEN_LENGTH, MIN_TOKEN_LENGTH)) {
       throw new ConsoleError('INVALID_CONFIG', `console: token must be ${MIN_TOKEN_LENGTH}-${MAX_TOKEN_LENGTH} printable ASCII characters without spaces (its value is not shown); or leave it out to get a random one.`)
     }
   }

@@ -2,7 +2,7 @@ import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Request } from 'express'
 import { type AuthMode, type Config } from './config.js'
 import { ServeA2aError } from './errors.js'
-import { bearerToken } from '@cordis-subagents/shared'
+import { bearerToken, isTokenShape } from '@cordis-subagents/shared'
 
 /** Scope of tasks started without a credential (`auth: none`). */
 export const ANONYMOUS = 'anonymous'
@@ -47,7 +47,7 @@ export class Credentials {
       values.push(value)
     }
     for (const value of values) {
-      if (value.length > MAX_CREDENTIAL_LENGTH || !/^[\x21-\x7e]+$/.test(value)) {
+      if (!isTokenShape(value, MAX_CREDENTIAL_LENGTH)) {
         throw new ServeA2aError('INVALID_CONFIG', `a configured token is not 1-${MAX_CREDENTIAL_LENGTH} printable ASCII characters without spaces (its value is not shown).`)
       }
     }

@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { type Context, Service } from 'cordis'
 import type {} from '@cordis-subagents/agent'
 import type {} from '@cordis-subagents/tools'
-import { bindRefusal, duplicateLoadMessage, takeServiceSlot } from '@cordis-subagents/shared'
+import { bindRefusal, duplicateLoadMessage, isTokenShape, takeServiceSlot } from '@cordis-subagents/shared'
 import { ServeMcpError } from './errors.js'
 import { Config } from './config.js'
 import { HttpFront } from './http.js'
@@ -44,7 +44,7 @@ export class McpServe extends Service {
       ? bindRefusal({ host: options.host ?? '127.0.0.1', credential: true, allowRemote: options.allowRemote === true })
       : undefined
     if (refused) throw new ServeMcpError('MCP_SERVE_INVALID_CONFIG', `serve-mcp: ${refused}`)
-    if (options.token && !isTokenShape(options.token)) {
+    if (options.token && !isTokenShape(options.token, MAX_TOKEN_LENGTH)) {
       throw new ServeMcpError('MCP_SERVE_INVALID_CONFIG', `serve-mcp: token must be 1-${MAX_TOKEN_LENGTH} printable ASCII characters `
         + 'without spaces (a client sends it in a header as it is; its value is not shown), or leave it out to get a random one per start.')
     }
@@ -133,7 +133,3 @@ export class McpServe extends Service {
 /** Longest configured token (the header is not read past it). */
 const MAX_TOKEN_LENGTH = 4096
 
-/** What a bearer token can be as a client sends it: printable ASCII, no spaces (serve-a2a's and the console's rule). */
-function isTokenShape(token: string): boolean {
-  return token.length <= MAX_TOKEN_LENGTH && /^[\x21-\x7e]+$/.test(token)
-}

@@ -37,7 +37,8 @@ export { listenInTurn } from './async/listen-turns.js'
 export { duplicateLoadMessage, takeServiceSlot } from './async/service-slots.js'
 export { unawaitedStops } from './async/app-stop.js'
 export {
-  bearerToken, bindRefusal, type BindRequest, defaultHosts, hostForUrl, hostHeader, isLoopback, originsOf, sameSecret, urlHost,
+  bearerToken, bindRefusal, type BindRequest, defaultHosts, hostForUrl, hostHeader, isLoopback, isTokenShape, originsOf, sameSecret,
+  urlHost,
 } from './security/host-guards.js'
 export { isCredentialName } from './security/credential-shapes.js'
 export { signalStrays, strayAlive, type Strays, straysOutsideGroup } from './security/strays.js'

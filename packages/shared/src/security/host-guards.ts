@@ -52,6 +52,14 @@ export function bearerToken(header: string | undefined, maxToken: number): strin
   return BEARER.exec(header)?.[1]
 }
 
+/**
+ * Whether a configured bearer token can be presented as one (`Authorization: Bearer <token>`, which `bearerToken` reads
+ * back): `min`-`max` printable ASCII characters, no spaces. The one rule of every token our servers take from config.
+ */
+export function isTokenShape(token: string, max: number, min = 1): boolean {
+  return token.length >= min && token.length <= max && /^[\x21-\x7e]+$/.test(token)
+}
+
 /** `host:port` as it appears in a Host header (IPv6 in brackets). */
 export function hostHeader(host: string, port: number): string {
   const bare = host.replace(/^\[|\]$/g, '')
