@@ -50,6 +50,12 @@ export interface CreateAgentOptions {
    */
   restore?: AgentCheckpoint
   /**
+   * With `restore` and `parent`: `parent` stands in for the parent the agent had, which is gone (its host restarted),
+   * so the agent keeps the checkpoint's depth (or `parent.depth + 1` when that is deeper: never shallower than either)
+   * instead of having to be exactly `parent.depth + 1`. Without it a depth that does not fit `parent` is `INVALID_OPTIONS`.
+   */
+  standIn?: boolean
+  /**
    * Lifecycle hooks of this agent's runs, replacing the runtime's set whole (never merged: a set
    * with one hook has only that one); `null`: none, whatever the runtime has. Undefined: the
    * runtime's (`ctx.agents.hooks`). Never inherited from `parent`.
@@ -93,23 +99,35 @@ export interface RuntimeConfig {
 }
 
 /** The options `restore` may come with: the rest is what the checkpoint holds. */
-const WITH_RESTORE = new Set(['restore', 'parent', 'tools', 'budget', 'hooks', 'metrics', 'budgetNote', 'tellParent', 'tellTo', 'ownTools'])
+const WITH_RESTORE = new Set([
+  'restore', 'parent', 'standIn', 'tools', 'budget', 'hooks', 'metrics', 'budgetNote', 'tellParent', 'tellTo', 'ownTools',
+])
 
 /**
- * The checkpoint of `create({ restore })`, checked; `INVALID_OPTIONS` for an option it cannot come
- * with or a depth that does not fit the parent.
+ * The checkpoint of `create({ restore })`, checked, and the depth the agent gets; `INVALID_OPTIONS` for an option it
+ * cannot come with or a depth that does not fit the parent (unless the parent stands in for one that is gone).
  */
-function checkRestoreOptions(options: CreateAgentOptions): AgentCheckpoint {
+function checkRestoreOptions(options: CreateAgentOptions): { checkpoint: AgentCheckpoint; depth: number } {
   const extra = Object.keys(options).filter((key) => options[key as keyof CreateAgentOptions] !== undefined && !WITH_RESTORE.has(key))
   if (extra.length) {
-    throw new AgentError('INVALID_OPTIONS', `options.restore comes with only parent, tools, budget, hooks, metrics, budgetNote, tellParent, tellTo and ownTools; the checkpoint holds the rest (drop ${extra.join(', ')}).`)
+    throw new AgentError('INVALID_OPTIONS', 'options.restore comes with only parent, standIn, tools, budget, hooks, metrics, budgetNote, '
+      + `tellParent, tellTo and ownTools; the checkpoint holds the rest (drop ${extra.join(', ')}).`)
   }
   const checkpoint = checkCheckpoint(options.restore)
-  const { parent } = options
-  if (parent && parent.depth + 1 !== checkpoint.depth) {
-    throw new AgentError('INVALID_OPTIONS', `options.restore.depth is ${checkpoint.depth} but the parent's child depth is ${parent.depth + 1}; restore the agent under the parent it had.`)
+  const { parent, standIn } = options
+  if (standIn !== undefined && (typeof standIn !== 'boolean' || (standIn && !parent))) {
+    throw new AgentError('INVALID_OPTIONS', 'options.standIn is true or false, and true only with options.parent (the agent that stands in '
+      + `for the restored agent's parent), got ${JSON.stringify(standIn)}${parent ? '' : ' without a parent'}.`)
   }
-  return checkpoint
+  if (!parent) return { checkpoint, depth: checkpoint.depth }
+  // A stand-in parent (the agent's own is gone): the stored depth holds, never less than the new parent's child depth.
+  if (standIn) return { checkpoint, depth: Math.max(checkpoint.depth, parent.depth + 1) }
+  if (parent.depth + 1 !== checkpoint.depth) {
+    const problem = `options.restore.depth is ${checkpoint.depth} but the parent's child depth is ${parent.depth + 1}`
+    throw new AgentError('INVALID_OPTIONS', `${problem}; restore the agent under the parent it had, or pass standIn: true when that parent `
+      + 'is gone (e.g. after a restart).')
+  }
+  return { checkpoint, depth: checkpoint.depth }
 }
 
 /** Checks user-supplied limits: each a non-negative safe integer when present. Returns a problem or undefined. */
@@ -150,13 +168,13 @@ export function budgetSchema(): Schema<BudgetLimits> {
  * runtime mints no id twice.
  */
 export function restoredInit(options: CreateAgentOptions, minted: (n: number) => void): AgentInit {
-  const checkpoint = checkRestoreOptions(options)
+  const { checkpoint, depth } = checkRestoreOptions(options)
   const number = /-(\d+)$/.exec(checkpoint.id)
   if (number && Number.isSafeInteger(Number(number[1]))) minted(Number(number[1]))
   const { v: _, messages, usage: __, work: ___, parked: ____, output, ...settings } = checkpoint
   // Its output schema passes the same checks as a new one: a schema that no longer does fails the restore.
   const contract = output === undefined ? undefined : outputContract(output, 'options.restore.output')
-  return { ...settings, output: contract, seed: messages, restore: checkpoint, tools: undefined as unknown as ToolView }
+  return { ...settings, depth, output: contract, seed: messages, restore: checkpoint, tools: undefined as unknown as ToolView }
 }
 
 /** The schema defaults `create` falls back to (the runtime's config schema holds them). */

@@ -137,11 +137,40 @@ describe('checkpoint and restore: an agent as plain JSON, rebuilt later', () => 
     expect(() => ctx.agents.create({ restore: checkpoint })).to.not.throw()
     expect(() => ctx.agents.create({ restore: checkpoint, parent: child })).to.throw(AgentError, /depth is 1 but the parent's child depth is 2/)
     expect(() => ctx.agents.create({ restore: checkpoint, model: 'm' }))
-      .to.throw(AgentError, /comes with only parent, tools, budget, hooks, metrics, budgetNote, tellParent, tellTo and ownTools.*drop model/)
+      .to.throw(AgentError, /comes with only parent, standIn, tools, budget, hooks, metrics, budgetNote, tellParent, tellTo and ownTools/)
+    expect(() => ctx.agents.create({ restore: checkpoint, model: 'm' })).to.throw(AgentError, /holds the rest \(drop model\)/)
     // A served agent restored from its checkpoint gets its aids again from its crossing (they are not in the checkpoint).
     expect(ctx.agents.create({ restore: checkpoint, parent, budgetNote: true, tellParent: true }).tools.names()).to.include('tell_parent')
     expect(ctx.agents.create({ restore: checkpoint, parent, tools: ctx.tools.view().restrict({ allow: ['echo'] }), ownTools: [makeTool('mine', {})] }).tools.names())
       .to.deep.equal(['echo', 'mine'])
+  })
+
+  it('standIn: a stand-in parent (the own one is gone) keeps the stored depth, never shallower than its child depth', async () => {
+    const ctx = await host(new ScriptedModel([]))
+    const root = ctx.agents.create({ model: 'm', label: 'root' })
+    const mid = ctx.agents.create({ model: 'm', parent: root })
+    const deep = ctx.agents.create({ model: 'm', parent: mid })
+    const checkpoint = stored(ctx.agents.create({ model: 'm', parent: deep }).checkpoint())
+    expect(checkpoint.depth).to.equal(3)
+    // A live parent whose child depth is not the stored one: refused, saying what to do.
+    const mismatch = /depth is 3 but the parent's child depth is 1; restore the agent under the parent it had, or pass standIn: true/
+    expect(() => ctx.agents.create({ restore: checkpoint, parent: root })).to.throw(AgentError, mismatch)
+    expect(() => ctx.agents.create({ restore: checkpoint, parent: root, standIn: false })).to.throw(AgentError, mismatch)
+    // A stand-in root (a restart's): the stored depth, and tools meant for shallower agents hidden as at that depth.
+    const shallow = makeTool('shallow', { maxCallerDepth: 2 })
+    ctx.plugin(toolPlugin(shallow))
+    await ctx.lifecycle.flush()
+    const restored = ctx.agents.create({ restore: checkpoint, parent: root, standIn: true })
+    expect(restored).to.include({ depth: 3, parent: root, id: checkpoint.id })
+    expect(restored.tools.names()).to.not.include('shallow')
+    expect(ctx.agents.create({ restore: checkpoint, parent: mid, standIn: true }).depth).to.equal(3)
+    // A stand-in deeper than the stored parent: its child depth (never shallower than either).
+    const deeper = ctx.agents.create({ model: 'm', parent: ctx.agents.create({ model: 'm', parent: deep }) })
+    expect(ctx.agents.create({ restore: checkpoint, parent: deeper, standIn: true }).depth).to.equal(deeper.depth + 1)
+    // Only with a parent, and only a boolean.
+    expect(() => ctx.agents.create({ restore: checkpoint, standIn: true })).to.throw(AgentError, /standIn .* true without a parent/)
+    const notBoolean = () => ctx.agents.create({ restore: checkpoint, parent: root, standIn: 'yes' as never })
+    expect(notBoolean).to.throw(AgentError, /options\.standIn is true or false/)
   })
 
   describe('a restore input is checked field by field (it comes from a database)', () => {

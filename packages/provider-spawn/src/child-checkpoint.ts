@@ -1,6 +1,39 @@
-import type { Agent, AgentCheckpoint, AgentRuntime, Message } from '@cordis-subagents/agent'
+import type { Agent, AgentCheckpoint, AgentRuntime, Budget, BudgetLimits, Message } from '@cordis-subagents/agent'
 import type { ProviderStartRequest } from '@cordis-subagents/subagents-service'
 import type { ToolView } from '@cordis-subagents/tools'
+
+/**
+ * What a restore after a restart must not lose of the ceiling the child was started under, which its new parent (a
+ * fresh root of the host) does not carry: kept in the provider run's checkpoint as `ceiling` (restore.ts reads it).
+ */
+export interface ChildCeiling {
+  /** The registered tools the child could see (its parent's view, narrowed by its tool filter) when it was taken. */
+  tools: string[]
+  /** What was left then of each limit of its tree budget that has one (`maxConcurrent` aside: the tree's own). */
+  budget?: BudgetLimits
+}
+
+/** The provider run's checkpoint: the child agent's, and its ceiling (absent in checkpoints stored before it was kept). */
+export type ChildCheckpoint = AgentCheckpoint & { ceiling?: ChildCeiling }
+
+/** The budget limits a ceiling keeps. */
+export const CEILING_LIMITS = ['maxSteps', 'maxTokens', 'maxToolCalls', 'maxWallMs', 'maxChildren', 'maxDepth'] as const
+
+/** The ceiling of a live child: `request` the one it was started with, `child` its agent. */
+export function ceilingOf(request: ProviderStartRequest, child: Agent): ChildCeiling {
+  // Its parent's view narrowed as the child's was (`restrict` leaves out the parent's own tools, which the child never gets).
+  const ceiling: ChildCeiling = { tools: request.parent.tools.restrict(request.toolFilter ?? {}).names() }
+  const budget = budgetLeft(child.budget)
+  if (budget) ceiling.budget = budget
+  return ceiling
+}
+
+function budgetLeft(budget: Budget): BudgetLimits | undefined {
+  const left = budget.remaining()
+  let kept: BudgetLimits | undefined
+  for (const key of CEILING_LIMITS) if (Number.isFinite(left[key])) (kept ??= {})[key] = Math.max(0, Math.floor(left[key]))
+  return kept
+}
 
 /** A child rebuilt from its checkpoint (its settings and transcript), in a new agent below the request's parent. */
 export function rebuiltChild(agents: AgentRuntime, checkpoint: AgentCheckpoint, request: ProviderStartRequest) {

@@ -8,15 +8,13 @@ import {
   type SubagentUpdate,
 } from '@cordis-subagents/subagents-service'
 import type { ToolView } from '@cordis-subagents/tools'
-import { childCheckpoint, rebuiltChild } from './child-checkpoint.js'
+import { ceilingOf, type ChildCeiling, childCheckpoint, type ChildCheckpoint, rebuiltChild } from './child-checkpoint.js'
+import { restoreChild } from './restore.js'
 import { aborted, combine, FollowUps, notRunning, throwNotRunning } from './follow-ups.js'
 import { checkedInProcessOptions, DEFAULT_MAX_PARKED_MS, type InProcessProviderOptions, SUBAGENT_NOTE } from './config.js'
 import { expiredResult, ParkTimer } from './park-timer.js'
 
-/**
- * The provider behind both `spawn` and `fork`: a child agent in this process, created through
- * `ctx.agents` below its parent, with the parent's tools as its ceiling.
- */
+/** The provider behind `spawn` and `fork`: a child agent in this process, made by `ctx.agents` below its parent, under its tools. */
 export function createInProcessProvider(ctx: Context, given: InProcessProviderOptions): SubagentProvider {
   const options = checkedInProcessOptions(given)
   // The child's system prompt, composed once per persona (a tool load passes the same one every time).
@@ -31,8 +29,7 @@ export function createInProcessProvider(ctx: Context, given: InProcessProviderOp
   // Resolved at the first start, not at apply: a provider reloaded often never pays for it.
   let agents: AgentRuntime | undefined
   const runtime = () => agents ??= withoutCallerTracing(ctx.agents)
-  const fromCheckpoint = (checkpoint: AgentCheckpoint, request: ProviderStartRequest) => rebuiltChild(runtime(), checkpoint, request)
-  const again: Again = (checkpoint, request) => startChild(options, request, again, fromCheckpoint(checkpoint, request)) // a continue
+  const again: Again = (checkpoint, request) => startChild(options, request, again, rebuiltChild(runtime(), checkpoint, request))
   return {
     name: options.name,
     description: options.description,
@@ -57,9 +54,9 @@ export function createInProcessProvider(ctx: Context, given: InProcessProviderOp
         output: request.output,
       })
     }),
-    // After a restart: the child comes back from its checkpoint, parked if it was, else interrupted.
+    // After a restart (restore.ts): the child comes back from its checkpoint, parked if it was, else interrupted.
     restore: (record: RunRecord, request) =>
-      startChild(options, request, again, fromCheckpoint(record.checkpoint as AgentCheckpoint, request), true),
+      restoreChild(runtime(), options.name, record, request, (next, create) => startChild(options, next, again, create, true)),
   }
 }
 
@@ -86,10 +83,7 @@ function startChild(
   return Promise.resolve(new ChildRun(child, options.name, request, again, options.maxParkedMs ?? DEFAULT_MAX_PARKED_MS, restored))
 }
 
-/**
- * The run over one child agent: its first turn as `result`, and the verbs that continue, interrupt, wake and close it. Every
- * verb is safe to call twice and after the end (the agent ignores a second abort and disposes once). A class, not closures per run.
- */
+/** One child agent's run: its first turn as `result`, and verbs (safe twice and after the end) that go on with it. Not closures. */
 class ChildRun implements SubagentRun {
   readonly id: string
   readonly childId: string
@@ -111,6 +105,8 @@ class ChildRun implements SubagentRun {
   /** The child agent until the run is disposed; then what its checkpoint is made of (`later`) is all a continue needs of it. */
   private agent?: Agent
   private later?: () => AgentCheckpoint
+  /** The ceiling (child-checkpoint.ts) as last taken: a checkpoint after dispose, without the child, gives it again. */
+  private ceiling?: ChildCeiling
 
   constructor(
     child: Agent, private readonly provider: string, request: ProviderStartRequest,
@@ -158,14 +154,18 @@ class ChildRun implements SubagentRun {
 
   async close(): Promise<SubagentResult> {
     this.closedAt = this.child.checkpoint()
+    if (this.request) this.ceiling = ceilingOf(this.request, this.child)
     this.parkTimer?.clear()
     this.steering.close()
     return { ...this.latest ?? { output: '' }, stopReason: 'closed', question: undefined }
   }
 
-  /** Mid-turn, the turn in flight up to its last completed step (its prompt at least) is part of it. */
-  checkpoint(): AgentCheckpoint {
-    return this.closedAt ?? this.later?.() ?? childCheckpoint(this.child)
+  /** Mid-turn: the turn in flight up to its last completed step too. Its ceiling: taken now, or (disposed) as last taken, else none. */
+  checkpoint(): ChildCheckpoint {
+    const checkpoint: ChildCheckpoint = this.closedAt ?? this.later?.() ?? childCheckpoint(this.child)
+    if (this.request && this.agent) this.ceiling = ceilingOf(this.request, this.agent)
+    checkpoint.ceiling = this.ceiling ?? { tools: [] }
+    return checkpoint
   }
 
   /** A new run of this child on its transcript, `message` its next turn; the tool ceiling its delegation gave it stays. */
@@ -186,11 +186,10 @@ class ChildRun implements SubagentRun {
   }
 
   /**
-   * Aborts a turn still running and waits until it and its tools are idle, then for the result (the turn's end settles it
-   * a few ticks later; no follow-up turn starts once the child is disposed), so the result is always settled once dispose
-   * is done. Every call gets the same promise. A disposed run may still be continued (kept up to an hour), which needs only
-   * the child's checkpoint and its tool filter: the child agent and the delegation's request go, so a kept run keeps
-   * neither the child, its parent nor the ended delegation's objects alive.
+   * Aborts a turn still running and waits until it and its tools are idle, then for the result (no follow-up turn starts once
+   * the child is disposed), so the result is settled once dispose is done; every call gets the same promise. A disposed run
+   * may still be continued (kept up to an hour), which needs only the child's checkpoint and its tool filter: the child agent
+   * and the request go, so a kept run keeps neither the child, its parent nor the ended delegation's objects alive.
    */
   dispose(): Promise<void> {
     this.parkTimer?.clear()
@@ -236,11 +235,10 @@ class ChildRun implements SubagentRun {
 }
 
 /**
- * A run's turns (`run`, `resume`, `wake`) and its follow-up messages (`run.send`, follow-ups.ts, made at the first send).
- * A final result closes it: the decision to settle and the close happen together, so a send either made it into a turn
- * or throws `NOT_RUNNING`. A `pending` / `interrupted` result leaves it open for the segment that continues the run.
- * Usage and work of every turn of the run add up (a resumed turn's result already covers its whole turn); the text is
- * the last non-empty one (the one output rule); the stop reason is the last turn's.
+ * A run's turns (`run`, `resume`, `wake`) and its follow-up messages (`run.send`, follow-ups.ts, made at the first send). A final
+ * result closes it: settling and the close happen together, so a send made it into a turn or throws `NOT_RUNNING`. A `pending` /
+ * `interrupted` result leaves it open for the segment that continues the run. Usage and work of every turn add up (a resumed
+ * turn's result covers its whole turn); the text is the last non-empty one (the one output rule); the stop reason the last turn's.
  */
 class Steering {
   private open = true
@@ -306,7 +304,7 @@ class Steering {
   }
 }
 
-/** Starts a run of a child rebuilt from `checkpoint` whose first turn is `request.prompt`. */
+/** A continue: starts a run of a child rebuilt from `checkpoint` below the request's parent, whose first turn is `request.prompt`. */
 type Again = (checkpoint: AgentCheckpoint, request: ProviderStartRequest) => Promise<SubagentRun>
 
 const always = () => true
