@@ -1,14 +1,14 @@
 import type { Context, Logger } from 'cordis'
 import { describeError, type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { BackgroundRegistry } from '../background/book.js'
-import type { ParkedRunInfo } from '../run/journal-port.js'
-import type { JournalledRun, RunJournal } from '../run/journal-port.js'
+import type { JournalledRun, ParkedRunInfo, RunJournal } from '../run/journal-port.js'
 import { StoredRuns } from './journal-restore.js'
 import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
-import { RecordWaits } from './record-waits.js'
-import { capText, deferredOf, put, reattachOf, safeCheckpoint, taskKeyInput } from './journal-records.js'
+import { flushWithin, RecordWaits } from './record-waits.js'
+import { cancelEndedQuestions, cancelPending, claimKey, deferredOf, put, putWithTranscript, reattachOf, safeCheckpoint, settleNow, settleRecord } from './journal-records.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint } from './journal-store.js'
 import type { SubagentOutcome, SubagentProvider } from '../types.js'
+import { takeContinueClaim } from '../verbs/continue-claim.js'
 
 type Kind = 'start' | 'park' | 'resume' | 'settle' | 'claim'
 
@@ -37,12 +37,18 @@ export class CheckpointJournal implements RunJournal {
   /** Run id → the id of the question it is parked on. */
   private readonly open = new Map<string, string>()
   private readonly failed = new Set<Kind>()
+  /** Runs with a start queued that must be written before anything else of theirs (`writeFirst`). */
+  private readonly first = new Set<string>()
+  /** Runs whose settle went to the store ahead of their queued writes: those leave the record alone. */
+  private readonly ahead = new Set<string>()
   /** The store the last write went to. */
   private written: CheckpointStore | undefined
   /** Runs of earlier starts: the parked ones `pending()` lists, and their restore. */
   readonly stored: StoredRuns
   /** Outcomes waiting for their records, under one timer. */
   private readonly waits: RecordWaits
+  /** The app's: inactive from the moment `ctx.stop()` begins (none for a context never started: nothing stops it). */
+  private readonly lifecycle: { readonly isActive: boolean } | undefined
 
   constructor(
     ctx: Context,
@@ -51,6 +57,7 @@ export class CheckpointJournal implements RunJournal {
     private readonly background?: BackgroundRegistry,
   ) {
     this.stored = new StoredRuns(ctx, store, log)
+    this.lifecycle = ctx.lifecycle.isActive ? ctx.lifecycle : undefined
     this.waits = new RecordWaits(RECORD_WAIT_MS, (runId, ms) => log.warn(
       'run %s: its record was not written within %d ms (the store is slow or hung); its outcome is given without it', runId, ms))
   }
@@ -93,15 +100,19 @@ export class CheckpointJournal implements RunJournal {
     if (info.childId) this.remember(info.childId, { runId: run.id, path })
     if (this.stored.restored(run.id)) {
       // A run of an earlier start, restored: its record keeps its path, parent and label.
-      this.write(run.id, 'start', (store) => put(store, { id: run.id, state: 'running', ...info.childId ? { agent: info.childId.slice(0, MAX_LABEL) } : {} }))
+      const agent = info.childId ? { agent: info.childId.slice(0, MAX_LABEL) } : {}
+      this.write(run.id, 'start', async (store) => { if (!this.ahead.has(run.id)) await put(store, { id: run.id, state: 'running', ...agent }) })
       return
     }
+    const found = this.store()
     if (run.continues) {
       const checkpoint = safeCheckpoint(run)
-      // An explicit new turn of an ended run: the one move out of an ended state the store allows, as a compare-and-set.
-      this.write(run.id, 'start', async (store) => {
-        if (!await store.continueRun(run.id)) return
-        await this.saveWithTranscript(store, { id: run.id, state: 'running' }, checkpoint)
+      // An explicit new turn of an ended run: the one move out of an ended state the store allows, as a compare-and-set,
+      // which the continue took before the turn started (verbs/continue-claim.ts) unless the store was not ready then.
+      const claimed = !!found && takeContinueClaim(found, run.id)
+      this.writeFirst(found, run.id, !claimed, async (store) => {
+        if (!claimed && !await store.continueRun(run.id)) return
+        if (!this.ahead.has(run.id)) await this.saveWithTranscript(store, { id: run.id, state: 'running' }, checkpoint)
       })
       return
     }
@@ -110,19 +121,18 @@ export class CheckpointJournal implements RunJournal {
     if (info.label) record.label = info.label.slice(0, MAX_LABEL)
     if (run.reattachKey) {
       const checkpoint = safeCheckpoint(run)
-      this.write(run.id, 'start', async (store) => {
+      this.writeFirst(found, run.id, true, async (store) => {
         // The claim first: a stop between the two writes then leaves a claim without a run (the next
         // reattach starts afresh), never a run without its claim (which a later reattach would run twice).
-        await this.claim(store, run)
+        await claimKey(store, run, this.log)
         await this.saveWithTranscript(store, { ...record, ...reattachOf(checkpoint) }, checkpoint, true)
       })
       return
     }
     // The checkpoint (the transcript, reattach ids) is taken when the store writes the start record:
     // a run that settles first never has it serialised (a settled run is never restored).
-    const found = this.store()
     if (this.now(found, run.id, 'start', (store) => store.recordNow!(record, { created: true, lazy: true, deferred: () => deferredOf(run) }))) return
-    this.writeTo(found, run.id, 'start', (store) => {
+    this.writeFirst(found, run.id, true, (store) => {
       if (store.record) return store.record(record, { created: true, lazy: true, deferred: () => deferredOf(run) })
       const checkpoint = safeCheckpoint(run)
       return this.saveWithTranscript(store, { ...record, ...reattachOf(checkpoint) }, checkpoint, true)
@@ -143,30 +153,31 @@ export class CheckpointJournal implements RunJournal {
       // another host's (or start's) `transition(id, 'parked', 'running')` claim the run too and both
       // resumes would run it (the exactly-once guarantee, test/durable-resume-once.slow.spec.ts).
       if (asked?.state === 'pending') return
-      await this.saveWithTranscript(store, { id: run.id, state: 'parked', stopReason: 'pending' }, checkpoint)
+      // A settle that went ahead is the record; the question is still asked (the settle cancels it after).
+      if (!this.ahead.has(run.id)) await this.saveWithTranscript(store, { id: run.id, state: 'parked', stopReason: 'pending' }, checkpoint)
       if (asked ?? await store.questions.get(id)) return
       await store.questions.ask({ id, runId: run.id, path: [run.id, ...question.path].join('/'), question: JSON.stringify(question) })
     })
   }
 
   resumed(run: JournalledRun, questionId: string, answer: string): void {
-    const id = storedQuestionId(run.id, questionId)
-    if (this.open.get(run.id) === id) this.open.delete(run.id)
-    this.write(run.id, 'resume', async (store) => {
-      // Taken when the write runs, the turn going on: a restore must not find it parked on the answered question.
-      await this.saveWithTranscript(store, { id: run.id, state: 'running' }, safeCheckpoint(run))
-      const stored = await store.questions.get(id)
-      if (stored?.state === 'pending') await store.questions.answer(id, answer)
-    })
+    this.goesOn(run, questionId, 'answered', answer)
   }
 
   withdrawn(run: JournalledRun, questionId: string): void {
+    // As `resumed`, but the question is cancelled, not answered: nobody can answer it any more.
+    this.goesOn(run, questionId, 'cancelled')
+  }
+
+  private goesOn(run: JournalledRun, questionId: string, how: 'answered' | 'cancelled', answer = ''): void {
     const id = storedQuestionId(run.id, questionId)
     if (this.open.get(run.id) === id) this.open.delete(run.id)
     this.write(run.id, 'resume', async (store) => {
-      // As `resumed`, but the question is cancelled, not answered: nobody can answer it any more.
-      await this.saveWithTranscript(store, { id: run.id, state: 'running' }, safeCheckpoint(run))
-      if ((await store.questions.get(id))?.state === 'pending') await store.questions.cancel(id)
+      // Taken when the write runs, the turn going on: a restore must not find it parked on the answered question. A
+      // settle that went ahead is the record; the question is still answered (or cancelled) here, once.
+      if (!this.ahead.has(run.id)) await this.saveWithTranscript(store, { id: run.id, state: 'running' }, safeCheckpoint(run))
+      if ((await store.questions.get(id))?.state !== 'pending') return
+      await (how === 'answered' ? store.questions.answer(id, answer) : store.questions.cancel(id))
     })
   }
 
@@ -178,60 +189,54 @@ export class CheckpointJournal implements RunJournal {
     const task = live?.size ? [...live].find((candidate) => candidate.run?.id === run.id) : undefined
     const keepTranscript = outcome.stopReason === 'closed' || outcome.stopReason === 'interrupted' || !!task
     const checkpoint = keepTranscript ? safeCheckpoint(run) : undefined
-    const recordOf = (store: CheckpointStore) => {
-      const record: StoredRunCheckpoint = {
-        id: run.id,
-        state: outcome.stopReason === 'closed' ? 'closed' : outcome.stopReason === 'interrupted' ? 'interrupted' : 'settled',
-        stopReason: outcome.stopReason,
-        result: capText(outcome.output, store.limits.maxTextBytes),
-        work: { ...outcome.work },
-      }
-      if (outcome.usage) record.usage = { ...outcome.usage }
-      if (task) {
-        record.background = true
-        record.label = `${task.handle} ${task.label}`.slice(0, MAX_LABEL)
-        // Read when the write runs: a result delivered by then (a message, a wait) says how.
-        if (task.delivery) record.delivery = task.delivery.via
-      }
-      return record
-    }
-    // A plain settle (nothing to read when the write runs, no transcript, no question) goes to the store now.
     const found = this.store()
-    if (!question && !task && !keepTranscript && this.now(found, run.id, 'settle', (store) => store.recordNow!(recordOf(store), { logged: true }))) return
-    this.writeTo(found, run.id, 'settle', (store) => {
-      const record = recordOf(store)
-      const saved = this.saveWithTranscript(store, record, checkpoint)
-      if (!question) return saved
-      return saved.then(async () => {
-        if ((await store.questions.get(question))?.state === 'pending') await store.questions.cancel(question)
+    // A plain settle (no transcript, no question) goes to the store now.
+    if (!question && !task && !keepTranscript && this.now(found, run.id, 'settle', (store) => store.recordNow!(settleRecord(store, run.id, outcome), { logged: true }))) return
+    // A parked run the app's stop ended (its holders dispose what they keep as the app goes): the stop's end, not the
+    // run's outcome. It stays parked in the store, its question pending, and a resume after the restart continues it.
+    if (question && this.lifecycle?.isActive === false) return
+    if (!found?.recordNow || this.first.has(run.id)) {
+      // Behind a start that must be written first (or a store without `recordNow`): in order.
+      this.writeTo(found, run.id, 'settle', async (store) => {
+        await this.saveWithTranscript(store, settleRecord(store, run.id, outcome, task), checkpoint)
+        if (question) await this.cancel(store, question)
       })
+      return
+    }
+    // Any other settle goes to the store now too (its transcript and delivery as of now): a `ctx.stop()` in this tick
+    // finds it in the run log. Writes of the run still queued (a park, a resume) leave the record to it. The question's
+    // cancel needs the database: a stop that removes it first leaves the cancel to the next start (`cancelEndedQuestions`).
+    this.written = found
+    const queued = this.queues.has(run.id)
+    if (queued) this.ahead.add(run.id)
+    const written = settleNow(found, settleRecord(found, run.id, outcome, task), checkpoint, this.log)
+    if (!queued) {
+      const then = question ? written ? written.then(() => this.cancel(found, question)) : this.cancel(found, question) : written
+      if (then) this.queue(run.id, then, 'settle')
+      return
+    }
+    const failed = written?.then(() => undefined, (error: unknown) => error)
+    this.writeTo(found, run.id, 'settle', async (store) => {
+      // Every write queued before it has run.
+      this.ahead.delete(run.id)
+      const error = await failed
+      if (error !== undefined) throw error
+      if (question) await this.cancel(store, question)
     })
   }
 
-  /** Saves `record` with the run's checkpoint as its transcript; one too large to keep is dropped (logged), the rest is saved. */
+  /** Cancels stored question `id` if it is still pending; a store gone meanwhile (a stop) leaves it to the next start. */
+  private cancel(store: CheckpointStore, id: string): Promise<void> {
+    return cancelPending(store, id).catch((error: unknown) => {
+      if (this.store() === store) throw error
+      this.log.debug('question %s: its cancel was not written before the store stopped (the next start cancels it): %s', id, describeError(error))
+    })
+  }
+
+  /** Saves `record` with the run's checkpoint as its transcript (one too large to keep is dropped: `putWithTranscript`). */
   private saveWithTranscript(store: CheckpointStore, record: StoredRunCheckpoint, checkpoint: unknown, created?: boolean): Promise<void> {
     if (checkpoint === undefined) return put(store, record, created)
-    return this.saveWithCheckpoint(store, record, checkpoint, created)
-  }
-
-  private async saveWithCheckpoint(
-    store: CheckpointStore, record: StoredRunCheckpoint, checkpoint: unknown, created?: boolean,
-  ): Promise<void> {
-    try {
-      await put(store, { ...record, transcript: checkpoint }, created)
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== 'CHECKPOINT_TOO_LARGE') throw error
-      this.log.warn('run %s: its checkpoint was not stored (%s); it cannot be restored after a restart', record.id, describeError(error))
-      await put(store, record, created)
-    }
-  }
-
-  /** Claims the run's task key in the store: a second claimer (another start, or an earlier run of this key) is logged. */
-  private async claim(store: CheckpointStore, run: JournalledRun): Promise<void> {
-    const claim = await store.tasks.claim(taskKeyInput(run), run.id)
-    if (!claim.claimed && claim.runId !== run.id) {
-      this.log.warn('run %s started under task key %s, which run %s holds in the checkpoint store', run.id, run.reattachKey, claim.runId)
-    }
+    return putWithTranscript(store, record, checkpoint, this.log, created)
   }
 
   private remember(agentId: string, place: Place): void {
@@ -239,16 +244,24 @@ export class CheckpointJournal implements RunJournal {
     this.places.set(agentId, place)
   }
 
-  /** Runs `work` after the run's queued writes (a turn later when none is queued: hooks read the run as it goes on). */
+  /** `writeTo` the current store. */
   private write(runId: string, kind: Kind, work: (store: CheckpointStore) => Promise<void>): void {
     this.writeTo(this.store(), runId, kind, work)
   }
 
+  /** Runs `work` after the run's queued writes (a turn later when none is queued: hooks read the run as it goes on). */
   private writeTo(store: CheckpointStore | undefined, runId: string, kind: Kind, work: (store: CheckpointStore) => Promise<void>): void {
     if (!store) return
     this.written = store
     const previous = this.queues.get(runId) ?? Promise.resolve()
     this.queue(runId, previous.then(() => work(store)), kind)
+  }
+
+  /** `writeTo` for a write no later one may go ahead of (a new row, a task key's claim, a continue's compare-and-set). */
+  private writeFirst(store: CheckpointStore | undefined, runId: string, first: boolean, work: (s: CheckpointStore) => Promise<void>): void {
+    if (!first || !store) return this.writeTo(store, runId, 'start', work)
+    this.first.add(runId)
+    this.writeTo(store, runId, 'start', (to) => work(to).finally(() => this.first.delete(runId)))
   }
 
   /** Runs `work` now when the store has `recordNow` and no write of the run is queued (true); queued only if it gave a promise. */
@@ -305,9 +318,9 @@ const EXIT_FLUSH_MS = 5000
  * `pending()`. At the app's `exit` (the loader awaits it before the process exits on a signal)
  * queued writes run first, for at most `EXIT_FLUSH_MS`.
  */
-// No flush on dispose: cordis 3.18 disposes synchronously and removes `ctx.database` in the same pass
-// as this journal, so a write queued then has no database left. Outcomes wait for their records
-// instead (`recorded`), and the loader's awaited `exit` event flushes.
+// No flush on dispose: cordis 3.18 disposes synchronously and removes `ctx.database` in the same pass as this journal,
+// so a write queued then has no database left. Settles go to the store in the hook, outcomes wait for their
+// records (`recorded`), and the loader's awaited `exit` event flushes.
 export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Logger): void {
   const waiting = new WaitingJournal(log, () => checkpointsLoaded(ctx))
   let undoWaiting: (() => void) | undefined
@@ -332,18 +345,6 @@ export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Lo
     const app = inner as unknown as { on(name: 'exit', listener: () => Promise<void>): void }
     app.on('exit', () => flushWithin(journal, EXIT_FLUSH_MS, log))
     journal.stored.load().catch((error: unknown) => log.warn('could not read the parked runs of earlier starts: %s', describeError(error)))
+    cancelEndedQuestions(inner, log)
   })
-}
-
-/** Resolves once `journal`'s queued writes ran, or after `ms` (logged). */
-async function flushWithin(journal: CheckpointJournal, ms: number, log: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), ms) })
-  try {
-    if (await Promise.race([journal.flush(), late]) === 'late') {
-      log.warn('exit: checkpoint writes still queued after %d ms were not waited for', ms)
-    }
-  } finally {
-    clearTimeout(timer)
-  }
 }

@@ -5,23 +5,15 @@ import type { Delegation } from '../run/delegation.js'
 import { SubagentError } from '../errors.js'
 import type { ParkedRunInfo } from '../run/journal-port.js'
 import type { CheckpointStore, StoredRun } from './journal-store.js'
-import { wokenOnReattach } from './reattach-wake.js'
-import type { BeginOptions, RunRecord, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentResult, SubagentStart } from '../types.js'
+import { TaskReattach } from './reattach-takeover.js'
+import { heldError, StoredRunHolds, successorOf, takenOverError } from './stored-run-holds.js'
+import type { BeginOptions, RunRecord, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentStart } from '../types.js'
 
 // Runs this host no longer has in memory (it restarted): listing the parked ones, and continuing
 // one through its provider's `restore`.
 
 /** What a restore needs of `ctx.subagents`: `begin` with the stored record (service.ts; named by shape, not imported). */
 type Restorer = { begin(name: string, request: SubagentRequest, options: BeginOptions): SubagentStart }
-
-/** A provider whose start gives back a result recorded by an earlier start (no child runs). */
-function replaying(provider: SubagentProvider, result: SubagentResult): SubagentProvider {
-  return Object.assign(Object.create(provider) as SubagentProvider, {
-    start: async (request: Parameters<SubagentProvider['start']>[0]) => ({
-      id: request.runId, result: Promise.resolve(result), cancel: () => {}, dispose: async () => {},
-    }),
-  })
-}
 
 /** Stored parked runs listed by `pending()` (read at start; those this start continues are dropped). */
 const MAX_STORED_PARKED = 1000
@@ -30,6 +22,8 @@ export class StoredRuns {
   private readonly parked = new Map<string, ParkedRunInfo>()
   /** Runs being restored now: a second resume of one is refused rather than restoring it twice. */
   private readonly reopening = new Set<string>()
+  /** Stored runs a resume or a re-run is continuing in this process: the other waits (a re-run) or is refused (a resume). */
+  private readonly holds = new StoredRunHolds()
 
   constructor(
     private readonly ctx: Context,
@@ -74,18 +68,28 @@ export class StoredRuns {
     if (!store) return undefined
     const problem = answerProblem(answer)
     if (problem) throw new SubagentError('INVALID_REQUEST', problem)
-    if (this.reopening.has(runId)) throw new SubagentError('NOT_PARKED', `Run ${runId} is being restored by another resume; wait for its outcome.`)
+    const held = this.holds.get(runId)
+    if (held) throw heldError(runId, held)
     this.reopening.add(runId)
+    // Held until the restored run ends (a re-run of its task waits for it), or until now when nothing was handed over.
+    const letGo = this.holds.take(runId, { by: 'resume' })
+    let handedOver = false
     try {
       const stored = await store.load(runId)
       if (!stored) return undefined
+      const successor = successorOf(stored)
+      if (successor) throw takenOverError(runId, successor)
       const record = await this.recordOf(store, stored)
       if (!await store.transition(runId, stored.state, 'running')) throw await this.notContinued(store, runId)
-      const outcome = await this.restore(stored, record, answer, () => store.transition(runId, 'running', stored.state))
+      const outcome = await this.restore(stored, record, answer, () => store.transition(runId, 'running', stored.state), (ended) => {
+        handedOver = true
+        void ended.finally(letGo)
+      })
       this.parked.delete(runId)
       return outcome
     } finally {
       this.reopening.delete(runId)
+      if (!handedOver) letGo()
     }
   }
 
@@ -93,6 +97,8 @@ export class StoredRuns {
   private async notContinued(store: CheckpointStore, runId: string): Promise<SubagentError> {
     const now = await store.load(runId)
     if (now?.state === 'settled') return ended(now)
+    const successor = now && successorOf(now)
+    if (successor) return takenOverError(runId, successor)
     return new SubagentError('NOT_PARKED',
       `Run ${runId} is ${now?.state ?? 'gone from the store'}: another resume is continuing it (or did); wait for its outcome.`)
   }
@@ -100,40 +106,21 @@ export class StoredRuns {
   /**
    * A delegation under task key `key` that an earlier start of this host recorded (the store's
    * claim): a run that ended `completed` or `closed` gives its recorded result again; a parked or
-   * interrupted one is restored (parked on its question, or idle) in place of a second child, and
-   * its old record is closed as continued by `runId`. Undefined: start a child as usual.
+   * interrupted one is taken over (restored parked on its question, or woken) in place of a second
+   * child, and its old record closed as continued by `runId` once the restore handed it over; one a
+   * resume is continuing in this process is waited for, then looked at again (reattach-takeover.ts).
+   * Undefined: start a child as usual.
    */
   async reattached(provider: SubagentProvider, parentId: string, key: string, runId: string): Promise<SubagentProvider | undefined> {
     const store = this.store()
     if (!store) return undefined
-    try {
-      const claim = await store.tasks.get({ parent: parentId, provider: provider.name, agent: '', prompt: key })
-      const stored = claim && claim.runId !== runId ? await store.load(claim.runId) : undefined
-      // A claim whose run was never recorded (the host stopped between the two writes): the new run takes the key.
-      if (claim && claim.runId !== runId && !stored) await store.tasks.release(claim.key, claim.runId)
-      if (!stored || stored.host !== store.host || this.reopening.has(stored.id)) return undefined
-      // The new run takes the key over (the journal claims it for `runId` when it starts).
-      const takeOver = () => store.tasks.release(claim!.key, stored.id)
-      if (stored.state === 'settled' || stored.state === 'closed') {
-        if (stored.stopReason !== 'completed' && stored.stopReason !== 'closed') return undefined
-        await takeOver()
-        return replaying(provider, { stopReason: stored.stopReason, output: stored.result ?? '', usage: stored.usage as never, work: stored.work as never })
-      }
-      if ((stored.state !== 'parked' && stored.state !== 'interrupted') || typeof provider.restore !== 'function') return undefined
-      const record = { ...await this.recordOf(store, stored), runId }
-      const { question } = record
-      await store.save({ id: stored.id, state: 'closed', stopReason: 'closed', result: `continued as run ${runId} (reattached by task key)` })
-      if (question) await store.questions.cancel(`${stored.id}:${question.id}`).catch(() => {})
-      this.parked.delete(stored.id)
-      await takeOver()
-      const restore = provider.restore
-      return Object.assign(Object.create(provider) as SubagentProvider, {
-        start: (request: Parameters<SubagentProvider['start']>[0]) => wokenOnReattach(restore.call(provider, record, request), runId),
-      })
-    } catch (error) {
-      this.log.warn('task key %s: the store could not be read for a reattach (a child is started): %s', key, describeError(error))
-      return undefined
+    const port = {
+      store, holds: this.holds, log: this.log,
+      recordOf: (from: CheckpointStore, stored: StoredRun) => this.recordOf(from, stored),
+      forget: (id: string) => this.parked.delete(id),
     }
+    const task = new TaskReattach(port, provider, parentId, key)
+    return task.providerFor(await task.plan(runId))
   }
 
   private async recordOf(store: CheckpointStore, stored: StoredRun): Promise<RunRecord> {
@@ -147,9 +134,12 @@ export class StoredRuns {
     }
     if (stored.state === 'settled') throw ended(stored)
     const question = stored.state === 'parked' ? await this.questionOf(store, id) : undefined
-    if (stored.state === 'parked' && !question) throw new SubagentError('NOT_PARKED', `Run ${id} is parked, but its question is no longer pending in the store.`)
+    if (stored.state === 'parked' && !question) {
+      throw new SubagentError('NOT_PARKED', `Run ${id} is parked, but its question is no longer pending in the store.`)
+    }
     if (stored.transcript === undefined) {
-      throw new SubagentError('UNSUPPORTED', `Run ${id} has no stored checkpoint (its provider keeps none, or it was too large); it cannot be restored.`)
+      throw new SubagentError('UNSUPPORTED',
+        `Run ${id} has no stored checkpoint (its provider keeps none, or it was too large); it cannot be restored.`)
     }
     return {
       runId: id,
@@ -168,7 +158,9 @@ export class StoredRuns {
    * the first start is gone: the restored child's parent is a fresh root agent of this host (its
    * runtime's default budget and tools), disposed once the run ends.
    */
-  private async restore(stored: StoredRun, record: RunRecord, answer: string, putBack: () => Promise<unknown>): Promise<SubagentOutcome> {
+  private async restore(
+    stored: StoredRun, record: RunRecord, answer: string, putBack: () => Promise<unknown>, handedOver: (ended: Promise<unknown>) => void,
+  ): Promise<SubagentOutcome> {
     const agents = this.ctx.get('agents') as { create(options: { label?: string }): Agent } | undefined
     if (!agents) {
       await putBack().catch(() => {})
@@ -190,6 +182,7 @@ export class StoredRuns {
       await parent.dispose()
       throw error
     }
+    handedOver(run.ended)
     void run.ended.then(() => run.dispose()).catch((error: unknown) => {
       this.log.warn('restored run %s: dispose failed: %s', stored.id, describeError(error))
     }).finally(() => parent.dispose())
@@ -202,7 +195,8 @@ export class StoredRuns {
     // Idle on its last completed turn: the answer is a message, and a turn runs on it.
     const send = run.providerRun?.send
     if (typeof send !== 'function') {
-      throw new SubagentError('UNSUPPORTED', `Provider "${stored.provider}" cannot take a message for restored run ${stored.id}, so it cannot run a new turn.`)
+      throw new SubagentError('UNSUPPORTED',
+        `Provider "${stored.provider}" cannot take a message for restored run ${stored.id}, so it cannot run a new turn.`)
     }
     send.call(run.providerRun, answer)
     return run.verbs.wake()

@@ -7,6 +7,9 @@
 type StoredRunState = 'running' | 'parked' | 'interrupted' | 'closed' | 'settled'
 
 /** The fields the journal writes (the store's `RunCheckpoint`). */
+/** A change of state with the fields written in the same conditional write (the checkpoints store's `RunTransition`). */
+type StoredRunTransition = Omit<StoredRunCheckpoint, 'id'> & { state: StoredRunState }
+
 export interface StoredRunCheckpoint {
   id: string
   path?: string
@@ -101,8 +104,11 @@ export interface CheckpointStore {
   drain?(): Promise<void>
   load(id: string): Promise<StoredRun | undefined>
   list(filter?: RunListFilter): Promise<StoredRun[]>
-  /** Atomic compare-and-set of a run's state: true when this call moved it (of racing callers, one does). */
-  transition(id: string, from: StoredRunState | StoredRunState[], to: StoredRunState): Promise<boolean>
+  /**
+   * Atomic compare-and-set of a run's state: true when this call moved it (of racing callers, one does). `to` may carry
+   * fields written with the state in the same conditional write (a take-over's close and its note).
+   */
+  transition(id: string, from: StoredRunState | StoredRunState[], to: StoredRunState | StoredRunTransition): Promise<boolean>
   /** Ended (settled or closed) → running for a continue's new turn, atomically; false when the run is not ended. */
   continueRun(id: string): Promise<boolean>
   readonly tasks: {

@@ -1,3 +1,4 @@
+import type { Logger } from 'cordis'
 import { DeadlineQueue } from '@cordis-subagents/shared'
 
 // Bounded waits for runs' records (the checkpoint journal's `recorded`): every wait has the same
@@ -24,5 +25,18 @@ export class RecordWaits {
         resolve()
       })
     })
+  }
+}
+
+/** Resolves once `journal`'s queued writes ran, or after `ms` (logged). */
+export async function flushWithin(journal: { flush(): Promise<void> }, ms: number, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), ms) })
+  try {
+    if (await Promise.race([journal.flush(), late]) === 'late') {
+      log.warn('exit: checkpoint writes still queued after %d ms were not waited for', ms)
+    }
+  } finally {
+    clearTimeout(timer)
   }
 }

@@ -8,6 +8,7 @@ import { continuableEnded, expired, holdParent, keepContinuable, type SubagentEv
 import type {
   BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentStart, SubagentUpdate,
 } from '../types.js'
+import { claimContinue, type ContinueClaim } from './continue-claim.js'
 import { CONTINUE_WINDOW_MS, type ContinuableEntry, type ContinuableRunInfo, MAX_CONTINUABLE_RUNS } from './results.js'
 
 // Continuing a run that ended (`ctx.subagents.continue`): a new turn of the same child, asked for
@@ -66,22 +67,28 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
   if (entry.continues >= MAX_CONTINUES_PER_RUN) {
     throw new SubagentError('CONTINUE_LIMIT', `Run ${runId} was continued ${entry.continues} times (the limit per run); delegate a new task instead.`)
   }
-  const fresh = !options.parent && (!entry.parent || entry.parent.disposed)
-  const parent = options.parent ?? (fresh ? freshParent(runs.ctx, runId) : entry.parent!)
-  const request: SubagentRequest = { prompt: message, parent, signal: options.signal ?? new AbortController().signal }
-  if (entry.label) request.label = entry.label
-  if (options.onUpdate) request.onUpdate = options.onUpdate
   runs.book.delete(runId)
   runs.inFlight.set(runId, entry.continues + 1)
+  let claim: ContinueClaim | undefined
+  let parent: Agent | undefined
+  let fresh = false
   try {
+    // The store first: a resume by run id restoring this run (or a continue on another host) wins, and this one is refused.
+    claim = await claimContinue(runs.ctx, runId, entry.stopReason)
+    fresh = !options.parent && (!entry.parent || entry.parent.disposed)
+    parent = options.parent ?? (fresh ? freshParent(runs.ctx, runId) : entry.parent!)
+    const request: SubagentRequest = { prompt: message, parent, signal: options.signal ?? new AbortController().signal }
+    if (entry.label) request.label = entry.label
+    if (options.onUpdate) request.onUpdate = options.onUpdate
     const handle = await runs.begin(entry.provider, request, { continues: { runId, run: entry.run, message } }).handle
-    if (fresh) void (handle as LiveRun).ended.finally(() => parent.dispose())
+    if (fresh) void (handle as LiveRun).ended.finally(() => parent!.dispose())
     return handle
   } catch (error) {
+    await claim?.release()
     runs.inFlight.delete(runId)
     holdParent(entry)
     runs.book.set(runId, entry)
-    if (fresh) await parent.dispose()
+    if (fresh) await parent?.dispose()
     throw error
   }
 }
