@@ -9,60 +9,16 @@ import { strict as assert } from 'node:assert'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Context } from 'cordis'
 import fc from 'fast-check'
-import { Database } from 'minato'
-import SQLiteDriver from '@minatojs/driver-sqlite'
-import { Checkpoints } from '@cordis-subagents/checkpoints'
-import type { Agent } from '@cordis-subagents/agent'
-import type { PendingQuestion } from '@cordis-subagents/shared'
-import type { SubagentOutcome, SubagentProvider, SubagentResult, SubagentRun } from '@cordis-subagents/subagents-service'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
-import { type Host, startHost } from './support/host.js'
+import type { SubagentOutcome } from '@cordis-subagents/subagents-service'
+import type { Host } from './support/host.js'
 import { waitFor } from './support/host-process-wait.js'
+import { reattachFixture, reattachHost, reattachRequest } from './support/reattach-fixture.js'
 
 const RUNS = Number(process.env.REATTACH_RUNS ?? 24)
 const SEED = process.env.REATTACH_SEED === undefined ? undefined : Number(process.env.REATTACH_SEED)
 
-/** What the fixture did for one task (its prompt) on the second host start. */
-type Task = { starts: number; restores: number; answers: string[]; live: Set<string>; most: number }
-const tasks = new Map<string, Task>()
-const taskOf = (prompt: string): Task => {
-  if (!tasks.has(prompt)) tasks.set(prompt, { starts: 0, restores: 0, answers: [], live: new Set(), most: 0 })
-  return tasks.get(prompt)!
-}
-const question: PendingQuestion = { id: 'colour', kind: 'ask', text: 'Which colour?', path: [] }
-
-function child(prompt: string, id: string, first: SubagentResult): SubagentRun {
-  const task = taskOf(prompt)
-  task.live.add(id)
-  task.most = Math.max(task.most, task.live.size)
-  const end = () => { task.live.delete(id) }
-  return {
-    id, childId: `child-of-${id}`, result: Promise.resolve(first), cancel: end, dispose: async () => end(),
-    resume: async (answer) => {
-      task.answers.push(answer)
-      end()
-      return { stopReason: 'completed', output: `got ${answer}` }
-    },
-    checkpoint: () => ({ prompt }),
-  }
-}
-
-const fixture = (): SubagentProvider => ({
-  name: 'fx',
-  capabilities: { persona: false, toolFilter: false, depthLimit: false },
-  inheritsParentContext: false,
-  async start(request) {
-    taskOf(request.prompt).starts++
-    return child(request.prompt, request.runId, { stopReason: 'pending', output: '', question })
-  },
-  async restore(record, request) {
-    const { prompt } = record.checkpoint as { prompt: string }
-    taskOf(prompt).restores++
-    return child(prompt, request.runId, { stopReason: 'pending', output: '', question: record.question! })
-  },
-})
+const { tasks, taskOf, provider: fixture } = reattachFixture()
 
 const turns = async (n: number) => { for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve)) }
 
@@ -76,23 +32,11 @@ describe('durable reattach: a re-run and a resume by run id, any interleaving (p
     rmSync(dir, { recursive: true, force: true })
   })
 
-  async function host(file: string): Promise<Host> {
-    const started = await startHost({
-      // Every task parks under one lead: room for all of them.
-      subagents: { maxConcurrentPerParent: 4 * RUNS, maxChildren: 4 * RUNS, maxConcurrent: 4 * RUNS },
-      before(ctx: Context) {
-        ctx.plugin(Database as never)
-        ctx.plugin(SQLiteDriver, { path: file })
-        ctx.plugin(Checkpoints, { host: 'reattach-property' })
-        ctx.plugin({ name: 'fx', apply: (inner: Context) => { inner.subagents.register(fixture()) } })
-      },
-    })
-    hosts.push(started)
-    await serviceOf(started.ctx, 'checkpoints')
-    return started
-  }
+  // Every task parks under one lead: room for all of them.
+  const host = (file: string) => reattachHost(file, 'reattach-property', fixture, hosts,
+    { maxConcurrentPerParent: 4 * RUNS, maxChildren: 4 * RUNS, maxConcurrent: 4 * RUNS })
 
-  const request = (prompt: string, parent: Agent) => ({ prompt, reattach: true, parent, signal: new AbortController().signal })
+  const request = reattachRequest
 
   it(`one child, one answer, whichever comes first and however late the other (${RUNS} schedules)`, async () => {
     // One parked task per schedule, stored by a first host start; the schedules run on a second start.

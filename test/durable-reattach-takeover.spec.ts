@@ -7,63 +7,14 @@ import { strict as assert } from 'node:assert'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Context } from 'cordis'
-import { Database } from 'minato'
-import SQLiteDriver from '@minatojs/driver-sqlite'
-import { Checkpoints } from '@cordis-subagents/checkpoints'
 import type { Agent } from '@cordis-subagents/agent'
-import { type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
-import type { SubagentProvider, SubagentResult, SubagentRun } from '@cordis-subagents/subagents-service'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
 import { deferred } from './support/async.js'
-import { type Host, startHost } from './support/host.js'
+import type { Host } from './support/host.js'
 import { waitFor } from './support/host-process-wait.js'
+import { failure, reattachFixture, reattachHost, reattachRequest } from './support/reattach-fixture.js'
 
-/** What the fixture did for one task (its prompt) on the second host start. */
-type Task = { starts: number; restores: number; answers: string[]; live: Set<string>; most: number }
-const tasks = new Map<string, Task>()
-const taskOf = (prompt: string): Task => {
-  if (!tasks.has(prompt)) tasks.set(prompt, { starts: 0, restores: 0, answers: [], live: new Set(), most: 0 })
-  return tasks.get(prompt)!
-}
-/** Test hooks: awaited as a restore (a rejection fails it), or an answer, begins. */
-const hooks: { restore?: () => Promise<void>; answer?: () => Promise<void> } = {}
-/** How a call that must fail failed (undefined: it did not). */
-const failure = (call: Promise<unknown>) => call.then(() => undefined, (error: { code?: string; message: string }) => error)
-const question: PendingQuestion = { id: 'colour', kind: 'ask', text: 'Which colour?', path: [] }
-
-function child(prompt: string, id: string, first: SubagentResult): SubagentRun {
-  const task = taskOf(prompt)
-  task.live.add(id)
-  task.most = Math.max(task.most, task.live.size)
-  const end = () => { task.live.delete(id) }
-  return {
-    id, childId: `child-of-${id}`, result: Promise.resolve(first), cancel: end, dispose: async () => end(),
-    resume: async (answer) => {
-      task.answers.push(answer)
-      await hooks.answer?.()
-      end()
-      return { stopReason: 'completed', output: `got ${answer}` }
-    },
-    checkpoint: () => ({ prompt }),
-  }
-}
-
-const fixture = (): SubagentProvider => ({
-  name: 'fx',
-  capabilities: { persona: false, toolFilter: false, depthLimit: false },
-  inheritsParentContext: false,
-  async start(request) {
-    taskOf(request.prompt).starts++
-    return child(request.prompt, request.runId, { stopReason: 'pending', output: '', question })
-  },
-  async restore(record, request) {
-    const { prompt } = record.checkpoint as { prompt: string }
-    await hooks.restore?.()
-    taskOf(prompt).restores++
-    return child(prompt, request.runId, { stopReason: 'pending', output: '', question: record.question! })
-  },
-})
+const { tasks, hooks, taskOf, provider: fixture } = reattachFixture()
 
 describe('durable reattach: a take-over by a re-run is committed once, or not at all', function () {
   this.timeout(30_000)
@@ -76,21 +27,9 @@ describe('durable reattach: a take-over by a re-run is committed once, or not at
   })
   after(() => rmSync(dir, { recursive: true, force: true }))
 
-  async function host(file: string): Promise<Host> {
-    const started = await startHost({
-      before(ctx: Context) {
-        ctx.plugin(Database as never)
-        ctx.plugin(SQLiteDriver, { path: file })
-        ctx.plugin(Checkpoints, { host: 'reattach-takeover' })
-        ctx.plugin({ name: 'fx', apply: (inner: Context) => { inner.subagents.register(fixture()) } })
-      },
-    })
-    hosts.push(started)
-    await serviceOf(started.ctx, 'checkpoints')
-    return started
-  }
+  const host = (file: string) => reattachHost(file, 'reattach-takeover', fixture, hosts)
 
-  const request = (prompt: string, parent: Agent, signal = new AbortController().signal) => ({ prompt, reattach: true, parent, signal })
+  const request = reattachRequest
 
   /** Task `prompt` parked (reattach) on a first host start, then a second start on the same file: its run id, host and lead. */
   async function restarted(prompt: string): Promise<{ runId: string; second: Host; lead: Agent; file: string }> {
