@@ -13,7 +13,7 @@ import { type Host, type HostOptions, startHost } from './host.js'
 /** What the fixture did for one task (its prompt). */
 export type Task = { starts: number; restores: number; answers: string[]; live: Set<string>; most: number }
 
-export const question: PendingQuestion = { id: 'colour', kind: 'ask', text: 'Which colour?', path: [] }
+const question: PendingQuestion = { id: 'colour', kind: 'ask', text: 'Which colour?', path: [] }
 
 /** How a call that must fail failed (undefined: it did not). */
 export const failure = (call: Promise<unknown>) => call.then(() => undefined, (error: { code?: string; message: string }) => error)
