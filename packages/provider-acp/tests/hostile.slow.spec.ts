@@ -133,9 +133,9 @@ describe('provider-acp: hostile agents', function () {
       }
     })
 
-    it('a flood before the hand-over fails the start (ACP_STARTUP_FAILED) naming maxStreamBytes', async () => {
+    it('a flood before the hand-over fails the start (ACP_STREAM_LIMIT) naming maxStreamBytes', async () => {
       const error = await rejection(hostileProvider('flood-init', '4', { maxStreamBytes: 1024 * 1024 }).start(request()))
-      expect(error.code).to.equal('ACP_STARTUP_FAILED')
+      expect(error.code).to.equal('ACP_STREAM_LIMIT')
       expect(error.message).to.match(/failed during initialize: The agent sent more than maxStreamBytes \(1048576 bytes\)/)
     })
 
