@@ -1,5 +1,4 @@
-import { accessSync, constants, statSync } from 'node:fs'
-import { isAbsolute, resolve } from 'node:path'
+import { configuredDirectory } from '@cordis-subagents/shared'
 import { AgentError } from './errors.js'
 
 /**
@@ -13,17 +12,7 @@ export function configuredCwd(cwd: unknown, baseDir: string): string | undefined
   if (typeof cwd !== 'string') {
     throw new AgentError('INVALID_OPTIONS', `agents config cwd must be a string (a directory), got ${typeof cwd}.`)
   }
-  const absolute = isAbsolute(cwd) ? resolve(cwd) : resolve(baseDir, cwd)
-  const where = isAbsolute(cwd) ? absolute : `${JSON.stringify(cwd)} (resolved against the app directory ${baseDir} to ${absolute})`
-  let problem: string | undefined
-  try {
-    if (!statSync(absolute).isDirectory()) problem = 'is not a directory'
-    else accessSync(absolute, constants.X_OK)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    problem ??= code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist'
-      : code === 'EACCES' ? 'cannot be entered (permission denied)' : `is not usable (${code})`
-  }
+  const { absolute, where, problem } = configuredDirectory(cwd, baseDir)
   if (!problem) return absolute
   throw new AgentError('INVALID_OPTIONS', `agents config cwd ${where} ${problem}. Set cwd to an existing directory (absolute, or relative `
     + 'to the app directory), or omit it to use the process\'s working directory.')

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { accessSync, constants, statSync } from 'node:fs'
-import { isAbsolute, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import type * as Acp from '@agentclientprotocol/sdk'
 import type { Logger } from 'cordis'
-import { crossingEnv, crossingMeta, remoteHandle, ToldRelay, treeCrossing } from '@cordis-subagents/shared'
+import { configuredDirectory, crossingEnv, crossingMeta, remoteHandle, ToldRelay, treeCrossing } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, RunRecord, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { Config } from './config.js'
 import { rangeProblem } from './config-ranges.js'
@@ -204,18 +203,9 @@ function createPool(options: ProviderOptions, providerName: string): AgentPool |
   return new AgentPool({ providerName, logger: options.logger, warm: !!warm, reuse: !!reuse, ...settings })
 }
 
-/** Resolves and checks a configured cwd: it must exist, be a directory and be enterable. */
+/** Resolves and checks a configured cwd (shared's `configuredDirectory`): it must exist, be a directory and be enterable. */
 function resolveCwd(cwd: string, baseDir: string): string {
-  const absolute = isAbsolute(cwd) ? cwd : resolve(baseDir, cwd)
-  const where = absolute === cwd ? cwd : `${JSON.stringify(cwd)} (resolved against the app directory ${baseDir} to ${absolute})`
-  let problem: string | undefined
-  try {
-    if (!statSync(absolute).isDirectory()) problem = 'is not a directory'
-    else accessSync(absolute, constants.X_OK)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    problem ??= code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be entered (permission denied)' : `is not usable (${code})`
-  }
+  const { absolute, where, problem } = configuredDirectory(cwd, baseDir)
   if (problem) {
     throw new AcpError('ACP_INVALID_CONFIG',
       `provider-acp: config.cwd ${where} ${problem}. Set cwd to an existing directory, or omit it to use the parent agent's cwd.`)

@@ -53,6 +53,7 @@ export {
   totalTokens, type Usage, type WorkCounts,
 } from './vocabulary/usage.js'
 export { MAX_MESSAGE_LENGTH } from './vocabulary/messages.js'
+export { configuredDirectory, type ConfiguredDirectory } from './vocabulary/directories.js'
 export { injected, withoutCallerTracing } from './async/caller-tracing.js'
 export {
   MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, newQuestionId, type PendingQuestion, type QuestionKind,
