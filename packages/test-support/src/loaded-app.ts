@@ -72,7 +72,8 @@ export async function startLoadedApp(yaml: string, options: { core?: string; pre
       }
       await ctx.stop()
       for (const file of Object.values(loader.files)) clearTimeout(file.writeTask)
-      rmSync(dir, { recursive: true, force: true })
+      // A write of cordis.yml the loader began before the stop may still add its file while the dir goes: retried.
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 })
     },
   }
 }
