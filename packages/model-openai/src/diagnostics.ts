@@ -2,6 +2,7 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
 import { bearerToken, capForRedaction, CodedError, isCredentialName, redact } from '@cordis-subagents/shared'
 import { ResponseTimeoutError, ResponseTooLargeError } from './guarded-fetch.js'
 import { MalformedResponseError, truncate } from './mapping.js'
+import { sentHeaderValue } from './header-values.js'
 
 /** Stable codes for the errors this package throws (configuration only; request failures are diagnostics). */
 export type ModelOpenAIErrorCode = 'INVALID_CONFIG'
@@ -22,11 +23,19 @@ export interface FailureContext {
 
 /** Collects the secrets a diagnostic must never contain: the key, secret-named header values, baseURL query values. */
 export function secretsOf(apiKey: string, headers: Record<string, string> | undefined, baseURL?: string): string[] {
-  const secrets = apiKey ? [apiKey] : []
+  const secrets: string[] = []
+  // Fetch sends a header value without its leading and trailing HTTP whitespace (a key read from a file often ends in a
+  // newline): what a server can echo back is the trimmed value, so that is a secret too.
+  const keep = (value: string) => {
+    secrets.push(value)
+    const sent = sentHeaderValue(value)
+    if (sent && sent !== value) secrets.push(sent)
+  }
+  if (apiKey) keep(apiKey)
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (isCredentialName(name) && value) {
-      secrets.push(value)
-      const bearer = bearerToken(value, value.length)
+      keep(value)
+      const bearer = bearerToken(sentHeaderValue(value), value.length)
       if (bearer) secrets.push(bearer)
     }
   }

@@ -8,6 +8,18 @@ const BEARER = 'Bearer '
 
 const isHttpWhitespace = (code: number) => code === 0x09 || code === 0x0a || code === 0x0d || code === 0x20
 
+/** Where the value fetch sends starts and ends: without leading and trailing HTTP whitespace. */
+function sentBounds(value: string): [number, number] {
+  let start = 0
+  let end = value.length
+  while (start < end && isHttpWhitespace(value.charCodeAt(start))) start++
+  while (end > start && isHttpWhitespace(value.charCodeAt(end - 1))) end--
+  return [start, end]
+}
+
+/** The header value as fetch sends it (leading and trailing HTTP whitespace stripped), which is what a server can echo. */
+export function sentHeaderValue(value: string): string { return value.slice(...sentBounds(value)) }
+
 const codePoint = (code: number) => `U+${code.toString(16).toUpperCase().padStart(4, '0')}`
 
 /**
@@ -23,10 +35,7 @@ function headerValueProblem(value: string, offset = 0): string | undefined {
         + 'often a dash or quote pasted with it). Type it again in plain ASCII'
     }
   }
-  let start = 0
-  let end = value.length
-  while (start < end && isHttpWhitespace(value.charCodeAt(start))) start++
-  while (end > start && isHttpWhitespace(value.charCodeAt(end - 1))) end--
+  const [start, end] = sentBounds(value)
   for (let index = start; index < end; index++) {
     const code = value.charCodeAt(index)
     if (code === 0x0a || code === 0x0d || code === 0x00) {

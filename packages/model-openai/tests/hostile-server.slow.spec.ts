@@ -127,6 +127,19 @@ describe('OpenAIChatModel against hostile servers', () => {
       }
     })
 
+    it('redacts a key or header secret configured with surrounding whitespace, as fetch sends it (trimmed)', async () => {
+      // A key read from a file (`$(cat key.txt)`, a secret mount) often ends in a newline; fetch sends it trimmed.
+      const key = 'live_TRAILING-77'
+      const header = 'hdr-TRIMMED-88'
+      server.reply((req, res) => sendJson(res, 401, {
+        error: { message: `Incorrect API key ${String(req.headers.authorization)} / ${String(req.headers['x-api-key'])}` },
+      }))
+      const res = await model({ apiKey: `${key}\n`, headers: { 'X-Api-Key': `\t${header} \r\n` } }).generate(request())
+      expect(server.requests[0]!.headers.authorization).to.equal(`Bearer ${key}`)
+      expect(res.diagnostic).to.include('HTTP 401').and.include('[redacted]')
+      for (const text of [res.diagnostic!, ...logged]) expect(text).to.not.include(key).and.not.include(header)
+    })
+
     it('keeps OPENAI_LOG=debug lines free of the key, header secrets and query values', async () => {
       const saved = process.env.OPENAI_LOG
       process.env.OPENAI_LOG = 'debug'

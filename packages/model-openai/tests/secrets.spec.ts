@@ -18,6 +18,12 @@ describe('model-openai secrets (what diagnostics scrub)', () => {
     ])
   })
 
+  it('takes a value configured with surrounding whitespace both as given and as fetch sends it (trimmed)', () => {
+    expect(secretsOf('sk-key\n', { 'X-Api-Key': ' hdr \r\n', 'Authorization': 'Bearer tok\n' })).to.deep.equal([
+      'sk-key\n', 'sk-key', ' hdr \r\n', 'hdr', 'Bearer tok\n', 'Bearer tok', 'tok',
+    ])
+  })
+
   it('takes nothing from an empty key, empty values or a baseURL that is not a URL', () => {
     expect(secretsOf('', { Authorization: '' }, 'not a url')).to.deep.equal([])
   })
