@@ -82,7 +82,8 @@ export class SubagentService extends Service<Config> {
     this.results.keepFrom(this.events)
     this.events.observe(this.accounts.handlers())
     ctx.inject(['agents'], (inner) => { inner.agents.observe(rootRunObserver(this.accounts)) })
-    this.continuable = new ContinuableRuns(ctx, this.live, this.events, (name, request, options) => this.begin(name, request, options))
+    this.continuable = new ContinuableRuns(ctx, this.live, this.events, (name, request, options) => this.begin(name, request, options),
+      () => this.journal)
     useCheckpointJournal(ctx, this, this.log)
   }
 

@@ -1,14 +1,14 @@
 import type { Context, Logger } from 'cordis'
 import { describeError, type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { BackgroundRegistry } from '../background/book.js'
-import type { JournalledRun, ParkedRunInfo, RunJournal } from '../run/journal-port.js'
+import type { ContinueClaim, JournalledRun, ParkedRunInfo, RunJournal } from '../run/journal-port.js'
 import { StoredRuns } from './journal-restore.js'
 import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
 import { flushWithin, RecordWaits } from './record-waits.js'
 import { cancelEndedQuestions, cancelPending, claimKey, deferredOf, put, putWithTranscript, reattachOf, safeCheckpoint, settleNow, settleRecord } from './journal-records.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint } from './journal-store.js'
-import type { SubagentOutcome, SubagentProvider } from '../types.js'
-import { takeContinueClaim } from '../verbs/continue-claim.js'
+import type { SubagentOutcome, SubagentProvider, SubagentStopReason } from '../types.js'
+import { ContinueClaims } from './continue-claim.js'
 
 type Kind = 'start' | 'park' | 'resume' | 'settle' | 'claim'
 
@@ -47,6 +47,7 @@ export class CheckpointJournal implements RunJournal {
   readonly stored: StoredRuns
   /** Outcomes waiting for their records, under one timer. */
   private readonly waits: RecordWaits
+  private readonly continues = new ContinueClaims()
   /** The app's: inactive from the moment `ctx.stop()` begins (none for a context never started: nothing stops it). */
   private readonly lifecycle: { readonly isActive: boolean } | undefined
 
@@ -63,9 +64,7 @@ export class CheckpointJournal implements RunJournal {
   }
 
   /** Continues a run of an earlier start (see `StoredRuns.reopen`). */
-  reopen(runId: string, answer: string): Promise<SubagentOutcome | undefined> {
-    return this.stored.reopen(runId, answer)
-  }
+  reopen(runId: string, answer: string): Promise<SubagentOutcome | undefined> { return this.stored.reopen(runId, answer) }
 
   /** A task recorded by an earlier start (see `StoredRuns.reattached`). */
   reattached(provider: SubagentProvider, parentId: string, key: string, runId: string): Promise<SubagentProvider | undefined> {
@@ -73,8 +72,11 @@ export class CheckpointJournal implements RunJournal {
   }
 
   /** Parked runs of earlier starts, read from the store at start. */
-  pending(): ParkedRunInfo[] {
-    return this.stored.pending()
+  pending(): ParkedRunInfo[] { return this.stored.pending() }
+
+  /** A continue's claim on its run's record (see `ContinueClaims.claim`). */
+  claimContinue(runId: string, endedAs: SubagentStopReason): Promise<ContinueClaim | undefined> {
+    return this.continues.claim(this.store(), runId, endedAs)
   }
 
   /**
@@ -108,8 +110,8 @@ export class CheckpointJournal implements RunJournal {
     if (run.continues) {
       const checkpoint = safeCheckpoint(run)
       // An explicit new turn of an ended run: the one move out of an ended state the store allows, as a compare-and-set,
-      // which the continue took before the turn started (verbs/continue-claim.ts) unless the store was not ready then.
-      const claimed = !!found && takeContinueClaim(found, run.id)
+      // which the continue took before the turn started (`claimContinue`) unless the store was not ready then.
+      const claimed = this.continues.take(run.id) && !!found
       this.writeFirst(found, run.id, !claimed, async (store) => {
         if (!claimed && !await store.continueRun(run.id)) return
         if (!this.ahead.has(run.id)) await this.saveWithTranscript(store, { id: run.id, state: 'running' }, checkpoint)
@@ -160,14 +162,10 @@ export class CheckpointJournal implements RunJournal {
     })
   }
 
-  resumed(run: JournalledRun, questionId: string, answer: string): void {
-    this.goesOn(run, questionId, 'answered', answer)
-  }
+  resumed(run: JournalledRun, questionId: string, answer: string): void { this.goesOn(run, questionId, 'answered', answer) }
 
-  withdrawn(run: JournalledRun, questionId: string): void {
-    // As `resumed`, but the question is cancelled, not answered: nobody can answer it any more.
-    this.goesOn(run, questionId, 'cancelled')
-  }
+  /** As `resumed`, but the question is cancelled, not answered: nobody can answer it any more. */
+  withdrawn(run: JournalledRun, questionId: string): void { this.goesOn(run, questionId, 'cancelled') }
 
   private goesOn(run: JournalledRun, questionId: string, how: 'answered' | 'cancelled', answer = ''): void {
     const id = storedQuestionId(run.id, questionId)

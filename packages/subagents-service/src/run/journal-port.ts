@@ -1,5 +1,5 @@
 import type { PendingQuestion } from '@cordis-subagents/shared'
-import type { SubagentOutcome, SubagentProvider, SubagentRunInfo } from '../types.js'
+import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentStopReason } from '../types.js'
 
 // What a run tells a journal, and the journal of a host without durable storage. The run and the
 // host verbs know a journal by this port only; durable/ implements it with ctx.checkpoints.
@@ -68,6 +68,18 @@ export interface RunJournal {
    * then, so an outcome a caller saw is in the store even if the host stops right after.
    */
   recorded?(runId: string): Promise<void> | undefined
+  /**
+   * Optional: before a continue's new turn of run `runId` (which ended as `endedAs`) starts, takes the run's record
+   * back from ended to running in the store (a compare-and-set), so a resume by run id or a continue on another host
+   * of the same run is refused, never run at once. Rejects `NOT_SETTLED` when the store has the run in another state
+   * (the one hook that may reject: the continue is refused); undefined when there is nothing to claim.
+   */
+  claimContinue?(runId: string, endedAs: SubagentStopReason): Promise<ContinueClaim | undefined>
+}
+
+/** A continue's claim on its run's record: `release` puts the record back as it was when the new turn did not start after all. */
+export interface ContinueClaim {
+  release(): Promise<void>
 }
 
 /** The journal of a host without durable storage: records nothing. */
@@ -79,5 +91,5 @@ export const NO_JOURNAL: RunJournal = Object.freeze({
 })
 
 /** Calls one journal hook; a hook that throws is logged and ignored. */
-export type JournalNote = <K extends Exclude<keyof RunJournal, 'reopen' | 'pending' | 'reattached' | 'recorded'>>(
+export type JournalNote = <K extends Exclude<keyof RunJournal, 'reopen' | 'pending' | 'reattached' | 'recorded' | 'claimContinue'>>(
   hook: K, ...args: Parameters<NonNullable<RunJournal[K]>>) => void

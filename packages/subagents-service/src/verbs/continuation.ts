@@ -4,11 +4,11 @@ import type { Agent } from '@cordis-subagents/agent'
 import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { LiveRun } from '../run/delegation.js'
+import type { ContinueClaim, RunJournal } from '../run/journal-port.js'
 import { continuableEnded, expired, holdParent, keepContinuable, type SubagentEvents, trimContinuable } from '../after-run.js'
 import type {
   BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentStart, SubagentUpdate,
 } from '../types.js'
-import { claimContinue, type ContinueClaim } from './continue-claim.js'
 import { CONTINUE_WINDOW_MS, type ContinuableEntry, type ContinuableRunInfo, MAX_CONTINUABLE_RUNS } from './results.js'
 
 // Continuing a run that ended (`ctx.subagents.continue`): a new turn of the same child, asked for
@@ -42,6 +42,8 @@ interface ContinueBook {
   readonly book: LRUCache<string, ContinuableEntry>
   /** Runs being continued now: the continues they had (their entry is back when the new turn ends). */
   readonly inFlight: Map<string, number>
+  /** The service's journal now: with a durable store, the continue claims the run's record there first. */
+  readonly journal: () => RunJournal
   begin(provider: string, request: SubagentRequest, options: BeginOptions): SubagentStart
   /** Drops expired entries and the oldest past the cap. */
   trim(now: number): void
@@ -74,7 +76,7 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
   let fresh = false
   try {
     // The store first: a resume by run id restoring this run (or a continue on another host) wins, and this one is refused.
-    claim = await claimContinue(runs.ctx, runId, entry.stopReason)
+    claim = await runs.journal().claimContinue?.(runId, entry.stopReason)
     fresh = !options.parent && (!entry.parent || entry.parent.disposed)
     parent = options.parent ?? (fresh ? freshParent(runs.ctx, runId) : entry.parent!)
     const request: SubagentRequest = { prompt: message, parent, signal: options.signal ?? new AbortController().signal }
@@ -122,6 +124,7 @@ export class ContinuableRuns {
     /** @internal */ readonly live: Map<string, LiveRun>,
     events: SubagentEvents,
     /** @internal */ readonly begin: (provider: string, request: SubagentRequest, options: BeginOptions) => SubagentStart,
+    /** @internal */ readonly journal: () => RunJournal,
   ) {
     events.observe({ 'subagent/end': keepContinuable(this) })
   }
