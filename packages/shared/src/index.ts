@@ -34,7 +34,7 @@ export { aidsFrom, aidsOf, type CrossingAids, TELL_BOUNDS, TELL_METHOD, type Tel
 export { remoteHandle, type TellRefusal, type TellRefusalCode, toldData, toldFrom, ToldRelay } from './crossing/told.js'
 export { lazily } from './async/lazy.js'
 export { listenInTurn } from './async/listen-turns.js'
-export { duplicateLoadMessage, takeServiceSlot } from './async/service-slots.js'
+export { type AppSlot, duplicateLoadMessage, takeAppSlot, takeServiceSlot } from './async/service-slots.js'
 export { unawaitedStops } from './async/app-stop.js'
 export {
   bearerToken, bindRefusal, type BindRequest, defaultHosts, hostForUrl, hostHeader, isLoopback, isTokenShape, originsOf, sameSecret,
