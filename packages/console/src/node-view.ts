@@ -118,7 +118,8 @@ export function backgroundTaskOf(host: ViewHost, node: NodeRecord): BackgroundTa
  */
 function transportOf(host: ViewHost, node: NodeRecord): Transport | 'root' {
   if (node.root) return 'root'
-  const configured = host.transports?.[node.provider]
+  // Own entries only: a provider named `constructor` or `__proto__` is not configured by every object's prototype.
+  const configured = host.transports && Object.hasOwn(host.transports, node.provider) ? host.transports[node.provider] : undefined
   if (configured) return configured
   const provider = host.subagents.get(node.provider)
   if (node.agent) return provider?.inheritsParentContext ? 'fork' : 'spawn'

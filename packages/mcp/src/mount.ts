@@ -85,7 +85,7 @@ export class ToolMount {
         const dispose = this.ctx.tools.register(this.toTool(name, tool))
         this.mounted.set(name, { key, remote: tool.name, dispose })
       } catch (error) {
-        this.log.warn('%s: tool %s not mounted: %s', this.options.server, name, describeError(error))
+        this.log.warn('%s: tool %s not mounted: %s', this.options.server, name, peerLine(describeError(error)))
       }
     }
   }
@@ -113,7 +113,8 @@ export function mcpTool(
   const parameters = peerSchema(objectSchema(tool.inputSchema))
   const said = peerText(String(tool.description ?? '')).trim() || peerLine(String(tool.title ?? '')).trim()
   const description = (said || `The ${name} tool of the MCP server ${options.server}.`).slice(0, MAX_DESCRIPTION_CHARS)
-  const check = connection.schemaCheck(parameters, (reason) => log.warn('%s: tool %s: %s', options.server, name, reason))
+  // A reason quotes the server's own schema text (a reference, a pattern): cleaned before it reaches a terminal.
+  const check = connection.schemaCheck(parameters, (reason) => log.warn('%s: tool %s: %s', options.server, name, peerLine(reason)))
   return {
     name,
     description,

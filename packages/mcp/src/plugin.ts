@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import type { Context } from 'cordis'
 import type {} from '@cordis-subagents/tools'
-import { describeError, Redactor } from '@cordis-subagents/shared'
+import { describeError, peerLine, Redactor } from '@cordis-subagents/shared'
 import { claimServerName } from './claims.js'
 import type { Config } from './config.js'
 import { Connection, type Endpoint } from './connection.js'
@@ -71,7 +71,7 @@ export async function apply(ctx: Context, config: Config) {
       const tools = await open.listTools(config.startupTimeout ?? 30_000)
       if (!disposed && !gone) mount.sync(tools)
     } catch (error) {
-      if (!disposed && !gone) log.warn('%s: listing tools failed: %s', config.name, redactor.redact(describeError(error)))
+      if (!disposed && !gone) log.warn('%s: listing tools failed: %s', config.name, peerLine(redactor.redact(describeError(error))))
     }
   }, config.relistInterval ?? 1_000)
   ctx.on('dispose', () => relister.close())
@@ -81,7 +81,7 @@ export async function apply(ctx: Context, config: Config) {
     gone = true
     relister.close()
     mount.unmountAll()
-    log.error('MCP_SERVER_CLOSED: %s: the server went away (%s); its tools are removed. Reload the plugin to start it again.', config.name, diagnostic)
+    log.error('MCP_SERVER_CLOSED: %s: the server went away (%s); its tools are removed. Reload the plugin to start it again.', config.name, peerLine(diagnostic))
   }
   await relister.first()
   if (disposed) return

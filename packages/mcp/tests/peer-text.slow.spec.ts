@@ -3,7 +3,7 @@
 // bidi controls or hidden characters; what the server validates (enum values) stays exact.
 import { fileURLToPath } from 'node:url'
 import { expect } from 'chai'
-import type { Context } from 'cordis'
+import { type Context, Logger } from 'cordis'
 import type { ToolUpdate } from '@cordis-subagents/tools'
 import { client, eventually, makeExec, setup } from './helpers.js'
 
@@ -15,12 +15,28 @@ describe('@cordis-subagents/mcp: text from a hostile server (issue 39.13)', func
   this.timeout(30_000)
   let ctx: Context
 
+  const logged: string[] = []
+  const target = { colors: 0, showTime: '', print: (text: string) => void logged.push(text), levels: { base: 2 } } as unknown as Logger.Target
+
+  before(() => { Logger.targets.push(target) })
+  after(() => { Logger.targets.splice(Logger.targets.indexOf(target), 1) })
+
   beforeEach(async () => {
-    ({ ctx } = await setup())
+    logged.length = 0
+    ctx = (await setup()).ctx
     ctx.plugin(client, { name: 'hx', command: process.execPath, args: [SERVER] })
     await eventually('hx tools mounted', () => ctx.tools.has('hx__mark') && ctx.tools.has('hx__untitled'))
   })
   afterEach(() => ctx.stop())
+
+  it('logs the warning for a schema it cannot check without the escapes of the reference or pattern it quotes', async () => {
+    // The host compiles a tool's check at its first call.
+    for (const name of ['hx__ref', 'hx__pat']) await ctx.tools.view().execute({ name, input: { a: 'x' } }, makeExec())
+    await eventually('both warnings logged', () => ['hx__ref', 'hx__pat'].every((name) => logged.some((line) => line.includes(name))))
+    const warnings = logged.filter((line) => line.includes('hx__ref') || line.includes('hx__pat'))
+    expect(warnings.join('\n')).to.include('#/nowhere').and.include('(?<=x)')
+    for (const line of warnings) expect(CONTROL.test(line), JSON.stringify(line)).to.equal(false)
+  })
 
   it('cleans the description, the title and every annotation of the input schema; keeps enum values exact', async () => {
     const mark = ctx.tools.list().find((tool) => tool.name === 'hx__mark')!

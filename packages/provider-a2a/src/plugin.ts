@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { injected } from '@cordis-subagents/shared'
+import { injected, peerLine } from '@cordis-subagents/shared'
 import type {} from '@cordis-subagents/subagents-service'
 import type { Config } from './config.js'
 import type { EndpointHealth } from './endpoint.js'
@@ -20,7 +20,10 @@ export async function apply(ctx: Context, config: Config) {
   const debug = (format: string, ...args: unknown[]) => logger.debug(format, ...args)
   const onHealth = (health: EndpointHealth) => {
     if (health.healthy) logger.info('%s: the agent host %s is healthy again', config.name, health.url)
-    else logger.warn('%s: the agent host %s is unhealthy (retried after %d ms): %s', config.name, health.url, Math.max(0, (health.retryAt ?? 0) - Date.now()), health.lastError)
+    else {
+      const retryIn = Math.max(0, (health.retryAt ?? 0) - Date.now())
+      logger.warn('%s: the agent host %s is unhealthy (retried after %d ms): %s', config.name, health.url, retryIn, peerLine(health.lastError ?? ''))
+    }
   }
   let provider: Awaited<ReturnType<typeof createA2aProvider>>
   try {
@@ -35,5 +38,7 @@ export async function apply(ctx: Context, config: Config) {
   // Runs still starting (waiting for the remote's first event) are not the service's yet: close them here.
   ctx.on('dispose', () => provider.dispose())
   injected(ctx, 'subagents').register(provider)
-  logger.debug('%s: the remote agent %s (%s; %d endpoints)', provider.name, provider.card.name, provider.cardUrl, provider.endpoints().length)
+  // The card is the remote's word: its name is cleaned before it reaches a terminal.
+  const agent = JSON.stringify(peerLine(provider.card.name).slice(0, 80))
+  logger.debug('%s: the remote agent %s (%s; %d endpoints)', provider.name, agent, provider.cardUrl, provider.endpoints().length)
 }
