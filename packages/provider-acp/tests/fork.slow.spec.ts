@@ -13,6 +13,7 @@ import * as AcpProvider from '@cordis-subagents/provider-acp'
 import type { AcpProvider as Provider } from '../src/index.js'
 import type { AcpRun } from '@cordis-subagents/provider-acp/testing'
 import { assertNoLeftovers, FAST, fixtureArgs, fixtureProvider, harness, type Harness, request, until } from './helpers.js'
+import { fence } from './seed-fence.js'
 
 interface Answer {
   pid: number
@@ -79,7 +80,9 @@ describe('provider-acp: a fork child (context: fork)', () => {
     const { parent, talk } = await parentWith('first turn of the parent')
     const first = await delegate(acp, parent)
     expect(first.answer.how).to.equal('new')
-    expect(first.answer.prompt).to.include('<parent-conversation>\n[user]\nfirst turn of the parent\n[assistant]\nreply to first turn of the parent\n</parent-conversation>')
+    const { tag } = fence(first.answer.prompt)
+    expect(tag).to.match(/^parent-conversation-[0-9a-f]{16}$/)
+    expect(first.answer.prompt).to.include(`\n\n<${tag}>\n[user]\n  first turn of the parent\n[assistant]\n  reply to first turn of the parent\n</${tag}>\n\n`)
     expect(first.answer.prompt.endsWith('Your task:\n\nanswer')).to.equal(true)
     await talk('second turn of the parent')
     const second = await delegate(acp, parent)
@@ -119,7 +122,7 @@ describe('provider-acp: a fork child (context: fork)', () => {
       expect(answer.forkedFrom).to.equal(null)
     }
     expect(second.answer.prompt).to.match(/^Context: below is the conversation of the agent that delegated this task to you/)
-    for (const text of ['[user]\none', '[user]\ntwo', '[user]\nthree']) expect(second.answer.prompt).to.include(text)
+    for (const text of ['[user]\n  one\n', '[user]\n  two\n', '[user]\n  three\n']) expect(second.answer.prompt).to.include(text)
   })
 
   it('an agent that does not advertise session/fork: a kept session is continued (session/resume) with the newer turns; none kept, the turns are seeded', async () => {
@@ -191,7 +194,7 @@ describe('provider-acp: a fork child (context: fork)', () => {
     await parent.run('Which port does the build use?')
     expect((await parent.run('Now move it to 9090 with a fork child.')).stopReason).to.equal('completed')
     await parent.dispose()
-    expect(childSaw).to.include('[user]\nWhich port does the build use?\n[assistant]\nThe build uses port 8080.')
+    expect(childSaw).to.include('[user]\n  Which port does the build use?\n[assistant]\n  The build uses port 8080.\n</parent-conversation-')
     expect(childSaw).to.not.include('Now move it to 9090')
     expect(childSaw.endsWith('Your task:\n\nChange the port to 9090.')).to.equal(true)
   })
