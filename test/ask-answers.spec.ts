@@ -183,7 +183,8 @@ describe('one question, one answer: whoever answers, the waiting parent gets the
     const result = await agent.run('Get the shed painted.')
     expect(result.stopReason).to.equal('completed')
     expect(delivered).to.include(`[Subagent ${handle}: its question "Which colour?" was answered by someone else`)
-    expect(delivered).to.include('Painted it blue.')
+    // The child's result is quoted under our header: only the header starts a line.
+    expect(delivered).to.match(/ follows\.\]\n\n> Painted it blue\.$/)
     expect(result.text).to.match(/^Root: The answer was not passed on\.\n\nALREADY_ANSWERED: The question q-\S+ \("Which colour\?"\) of run run-\S+ was answered already/)
     expect(child.callCount).to.equal(2)
     expect(lastTool(child.requests.at(-1)!)).to.equal('blue')

@@ -175,7 +175,7 @@ describe('escalate: a question nobody can answer any more is withdrawn up to the
     expect(result.stopReason).to.equal('completed')
     const message = String(read!.messages.at(-1)!.content)
     expect(message).to.match(/^\[Subagent run-\S+: its question "Which region\?" was withdrawn \(whoever asked it ended without an answer/)
-    expect(message).to.include('Child relays: Subagent was stopped by a timeout.')
+    expect(message).to.include('\n\n> Child relays: Subagent was stopped by a timeout.')
     expect(ctx.subagents.pending()).to.deep.equal([])
     await waitFor(() => ctx.subagents.runs().length === 0, 'every child was disposed')
   })

@@ -58,6 +58,6 @@ describe('background steering over spawn (subagent_send → the child\'s next st
     const result = await running
     expect(result.stopReason).to.equal('completed')
     expect(child.requests.at(-1)!.messages.some((m) => m.role === 'user' && m.content.includes(STEER))).to.equal(true)
-    expect(tail(parentModel.requests[3], 1)[0]).to.equal('tool(subagent_wait): [Background subagent bg-1 "list files" finished]\n\nFiles: README.md, CHANGELOG.md (as you asked).')
+    expect(tail(parentModel.requests[3], 1)[0]).to.equal('tool(subagent_wait): [Background subagent bg-1 "list files" finished]\n\n> Files: README.md, CHANGELOG.md (as you asked).')
   })
 })

@@ -47,9 +47,9 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     host.provider.runs[0].complete('alpha result', { usage: USAGE })
     const result = await running
     expect(result).to.include({ stopReason: 'completed', text: 'both done' })
-    expect(tail(model.requests[3], 1)[0]).to.match(/^tool\(subagent_wait\): \[Background subagent bg-2 "beta" finished\]\n\nbeta result\n\n---\n\nStill running:\n- bg-1 "alpha" \(fake\): running/)
+    expect(tail(model.requests[3], 1)[0]).to.match(/^tool\(subagent_wait\): \[Background subagent bg-2 "beta" finished\]\n\n> beta result\n\n---\n\nStill running:\n- bg-1 "alpha" \(fake\): running/)
     const all = tail(model.requests[4], 1)[0]
-    expect(all).to.include('[Background subagent bg-1 "alpha" finished]\n\nalpha result')
+    expect(all).to.include('[Background subagent bg-1 "alpha" finished]\n\n> alpha result')
     expect(all).to.include('bg-2 "beta": its result was returned by an earlier wait or cancel call; it is not repeated here (subagent_result { "handle": "bg-2" } reads it again).')
     expect(all.match(/beta result/g)).to.equal(null)
     expect(result.usage.inputTokens).to.be.greaterThanOrEqual(20)
@@ -75,7 +75,7 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     host.provider.last.complete('slow result', { usage: USAGE })
     const result = await running
     expect(result).to.include({ stopReason: 'completed', text: 'now with the result', steps: 4 })
-    expect(tail(model.requests[3], 1)[0]).to.equal('user: [Background subagent bg-1 "slow one" finished]\n\nslow result')
+    expect(tail(model.requests[3], 1)[0]).to.equal('user: [Background subagent bg-1 "slow one" finished]\n\n> slow result')
     expect(result.usage.inputTokens).to.be.greaterThanOrEqual(10)
     expect(result.work.own.delegations).to.equal(1)
     expect(task(agent, 'bg-1').delivery).to.deep.equal({ via: 'message' })
@@ -177,7 +177,7 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     const result = await running
     expect(tail(model.requests[2], 2)).to.deep.equal([
       'tool(slow): slow done',
-      'user: [Background subagent bg-1 "quick" finished]\n\nquick result',
+      'user: [Background subagent bg-1 "quick" finished]\n\n> quick result',
     ])
     expect(result.usage.inputTokens).to.be.greaterThanOrEqual(10)
     expect(result.work.own.delegations).to.equal(1)
@@ -219,7 +219,7 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     host.provider.last.complete('late result', { usage: USAGE })
     await until(() => agent.inbox.size === 1, 'the result waits in the inbox')
     const second: RunResult = await agent.run('next')
-    expect(tail(model.requests[2], 2)).to.deep.equal(['user: next', 'user: [Background subagent bg-1 "later" finished]\n\nlate result'])
+    expect(tail(model.requests[2], 2)).to.deep.equal(['user: next', 'user: [Background subagent bg-1 "later" finished]\n\n> late result'])
     expect(second.usage.inputTokens).to.be.greaterThanOrEqual(10)
     expect(second.work.own.delegations).to.equal(1)
   })
@@ -264,14 +264,14 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect(task(agent, 'bg-1').live).to.equal(true)
     host.provider.last.complete('after the reload')
     await until(() => agent.inbox.size === 1, 'delivered')
-    expect(agent.inbox.drain()[0]).to.equal('[Background subagent bg-1 "survives" finished]\n\nafter the reload')
+    expect(agent.inbox.drain()[0]).to.equal('[Background subagent bg-1 "survives" finished]\n\n> after the reload')
 
     await view.execute({ name: 'subagent', input: { description: 'cut short', prompt: 'p' } }, exec)
     await until(() => task(agent, 'bg-2').state === 'running', 'running')
     host.toolFork.dispose()
     await until(() => agent.inbox.size === 1, 'delivered')
     const message = agent.inbox.drain()[0]
-    expect(message).to.match(/^\[Background subagent bg-2 "cut short" ended with an error\]\n\nSubagent cancelled: the subagent tool was unloaded\./)
+    expect(message).to.match(/^\[Background subagent bg-2 "cut short" ended with an error\]\n\n> Subagent cancelled: the subagent tool was unloaded\./)
     expect(host.provider.last.cancels).to.have.length(1)
   })
 
@@ -288,7 +288,7 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     await agent.run('again')
     const next = tail(model.requests[2], 3)
     expect(next[0]).to.equal('user: again')
-    expect(next[1]).to.match(/^user: \[Background subagent bg-1 "one" was cancelled \(the turn that started it was aborted\)\]\n\nSubagent cancelled: the delegating call was aborted\./)
+    expect(next[1]).to.match(/^user: \[Background subagent bg-1 "one" was cancelled \(the turn that started it was aborted\)\]\n\n> Subagent cancelled: the delegating call was aborted\./)
   })
 
   it('disposing the parent cancels its children and reports their results lost with a reason; ctx.stop ends every one', async () => {
@@ -467,8 +467,8 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     host.provider.runs[1].complete('Y', { usage: USAGE, work: { steps: 2, toolCalls: 0, delegations: 1 } })
     const result = await running
     const collected = tail(model.requests[2], 1)[0]
-    expect(collected).to.include('[Background subagent bg-1 "x" finished]\n\nX')
-    expect(collected).to.include('[Background subagent bg-2 "y" finished]\n\nY')
+    expect(collected).to.include('[Background subagent bg-1 "x" finished]\n\n> X')
+    expect(collected).to.include('[Background subagent bg-2 "y" finished]\n\n> Y')
     expect(agent.usage.delegated).to.deep.equal({ inputTokens: 20, outputTokens: 10 })
     expect(result.work.delegated.steps).to.equal(5)
     expect(result.work.own.delegations + result.work.delegated.delegations).to.equal(3)
@@ -492,7 +492,7 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect(book(agent).list().map((t) => t.delivery)).to.deep.equal([{ via: 'message' }, { via: 'message' }])
     const messages = agent.inbox.drain()
     expect(messages).to.have.length(2)
-    expect(messages[0]).to.equal('[Background subagent bg-1 "first" finished]\n\nfirst result')
+    expect(messages[0]).to.equal('[Background subagent bg-1 "first" finished]\n\n> first result')
     expect(messages[1]).to.match(/^\[Background subagent bg-2 "second" was cancelled \(the turn that started it was aborted\)\]/)
   })
 
@@ -507,7 +507,8 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     await until(() => agent.inbox.size === 1, 'delivered')
     const [message] = agent.inbox.drain()
     expect(message.length).to.be.at.most(MAX_MESSAGE_LENGTH)
-    expect(message).to.match(/\[Result cut to \d+ characters to fit one message\.\]$/)
+    // Quoted (one long line), then cut: our note on the cut is the only other line at column 0.
+    expect(message).to.match(/^\[Background subagent bg-1 "huge" finished\]\n\n> y+\n\n\[Result cut to \d+ characters to fit one message\.\]$/)
     expect(task(agent, 'bg-1').delivery).to.deep.equal({ via: 'message' })
   })
 
@@ -541,7 +542,7 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     expect((await running).stopReason).to.equal('timeout')
     await until(() => task(agent, 'bg-1').delivery !== undefined, 'delivered')
     const message = agent.inbox.drain()[0]
-    expect(message).to.match(/^\[Background subagent bg-1 "bounded" was cancelled \(the turn that started it was stopped by a timeout limit\)\]\n\nSubagent was stopped by a timeout\./)
+    expect(message).to.match(/^\[Background subagent bg-1 "bounded" was cancelled \(the turn that started it was stopped by a timeout limit\)\]\n\n> Subagent was stopped by a timeout\./)
     expect(task(agent, 'bg-1').result!.metadata).to.include({ stopReason: 'timeout' })
   })
 
@@ -555,10 +556,10 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     const result = await agent.run('go')
     expect(result.stopReason).to.equal('completed')
     const collected = tail(model.requests[2], 1)[0]
-    expect(collected).to.include('[Background subagent bg-1 "slow" ended with an error]\n\nSubagent timed out after 50 ms and was cancelled.')
+    expect(collected).to.include('[Background subagent bg-1 "slow" ended with an error]\n\n> Subagent timed out after 50 ms and was cancelled.')
     // Refused at once, so it ends before the wait: as a message read at step 2 (the wait then says so), exactly once.
     const everything = model.requests[2].messages.map((m) => m.content).join('\n')
-    const refusal = '[Background subagent bg-2 "one too many" ended with an error]\n\nCould not start the subagent.\n\nBUDGET_EXCEEDED:'
+    const refusal = '[Background subagent bg-2 "one too many" ended with an error]\n\n> Could not start the subagent.\n>\n> BUDGET_EXCEEDED:'
     expect(everything.split(refusal).length - 1).to.equal(1)
     expect(['message', 'wait']).to.include(task(agent, 'bg-2').delivery!.via)
     expect(model.requests[2].messages.at(-1)).to.include({ isError: true })

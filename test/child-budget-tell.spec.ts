@@ -99,7 +99,7 @@ describe('a child sees its budget; a child tells its parent without stopping (sp
     expect(seen.child[1].messages.at(-1)!.content).to.match(/^Delivered to your parent \(1 of 20\)/)
     const next = seen.parent[1].messages
     expect(next.find((message) => message.role === 'tool')!.content).to.include('child finished after telling')
-    expect(next.at(-1)).to.deep.equal({ role: 'user', content: '[inbox: 1 message]\n\n[from root/spawn.1]\nfound the bug in parse.ts' })
+    expect(next.at(-1)).to.deep.equal({ role: 'user', content: '[inbox: 1 message]\n\n[from root/spawn.1]\n> found the bug in parse.ts' })
     // Only children get the tool.
     expect(seen.parent[0].tools.map((tool) => tool.name)).to.not.include('tell_parent')
     expect(seen.child[0].tools.map((tool) => tool.name)).to.include('tell_parent')

@@ -24,14 +24,20 @@ const SERVE_ACP_BIN = join(ROOT, 'packages/serve-acp/lib/bin.js')
 const MODEL = join(ROOT, 'test/fixtures/served-aids/tell-model.mjs')
 const AIDS = { budgetNote: true, tellParent: true, budget: { maxSteps: 30, maxToolCalls: 25 } }
 
-/** The user messages the parent's model read from its inbox: `[from <handle>]` blocks, as `{ from, text }`. */
+/**
+ * The user messages the parent's model read from its inbox: `[from <handle>]` blocks, as `{ from, text }`; each block's
+ * text is quoted line by line ("> ", an empty line ">"), and read back without the quoting.
+ */
 function toldIn(request: GenerateRequest): Array<{ from: string; text: string }> {
   const told: Array<{ from: string; text: string }> = []
   for (const message of request.messages) {
     if (message.role !== 'user') continue
     for (const block of message.content.split(/\n(?=\[from )/)) {
       const match = /^\[from ([^\]]+)\]\n([\s\S]*)$/.exec(block.trim())
-      if (match) told.push({ from: match[1], text: match[2].trim() })
+      if (!match) continue
+      const lines = match[2].trim().split('\n')
+      expect(lines.every((line) => line === '>' || line.startsWith('> ')), `every line told by ${match[1]} is quoted`).to.equal(true)
+      told.push({ from: match[1], text: lines.map((line) => line.slice(2)).join('\n') })
     }
   }
   return told

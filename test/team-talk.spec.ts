@@ -85,7 +85,7 @@ describe('a team that talks: members share a task list and post to each other th
     const bobSecond = requests.get('bob')![1].messages
     const inbox = bobSecond.filter((message) => message.role === 'user' && message.content.startsWith('[inbox:'))
     expect(inbox).to.have.length(1)
-    expect(inbox[0].content).to.match(/^\[inbox: 1 message\]\n\n\[from root\/alice\.1\]\nTwo tasks are on the list; take the first\.$/)
+    expect(inbox[0].content).to.match(/^\[inbox: 1 message\]\n\n\[from root\/alice\.1\]\n> Two tasks are on the list; take the first\.$/)
     // Task 1 went to exactly one of them: alice's claim of it was refused with its code.
     const aliceResults = requests.get('alice')!.at(-1)!.messages.filter((message) => message.role === 'tool').map((message) => message.content)
     expect(aliceResults.some((content) => /^ALREADY_CLAIMED: Task 1 was claimed by root\/bob\.2/.test(content))).to.equal(true)

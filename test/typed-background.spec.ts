@@ -65,8 +65,9 @@ describe('typed results in background mode (spawn)', () => {
     expect(result.stopReason).to.equal('completed')
     const [message] = messages(h.events)
     expect(message.structured).to.deep.equal(GOOD)
-    expect(message.content).to.match(/^\[Background subagent bg-1 "typed task" finished with a typed result\]\n\n/)
-    expect(JSON.parse(message.content.split('\n\n')[1])).to.deep.equal(GOOD)
+    expect(message.content).to.match(/^\[Background subagent bg-1 "typed task" finished with a typed result\]\n\n> /)
+    // Its JSON, quoted as every background result's text is.
+    expect(message.content.split('\n\n')[1]).to.equal(`> ${JSON.stringify(GOOD)}`)
     // What the parent's model read: the same text.
     expect((h.model.requests.at(-1)!.messages.at(-1) as Message).content).to.equal(message.content)
     const [end] = result.children!.listed
@@ -96,7 +97,7 @@ describe('typed results in background mode (spawn)', () => {
     // As a sync result carries its value: by handle (a wait may collect several), and on each collected entry.
     expect(waited.structured).to.deep.equal({ 'bg-1': GOOD })
     expect((waited.metadata as { collected: { structured?: unknown }[] }).collected[0].structured).to.deep.equal(GOOD)
-    expect(waited.content).to.include('[Background subagent bg-1 "typed task" finished with a typed result]').and.include(JSON.stringify(GOOD))
+    expect(waited.content).to.include('[Background subagent bg-1 "typed task" finished with a typed result]').and.include(`]\n\n> ${JSON.stringify(GOOD)}`)
     const status = results.find((event) => event.name === 'subagent_status')!.result
     expect(status.content).to.match(/^- bg-1 "typed task" \(spawn\): finished with a typed result after /)
     // Delivered once: by the wait, so no message.
@@ -113,7 +114,7 @@ describe('typed results in background mode (spawn)', () => {
     expect(attempts).to.equal(2)
     const [message] = messages(h.events)
     expect(message.structured).to.equal(undefined)
-    expect(message.content).to.match(/^\[Background subagent bg-1 "typed task" ended with an error \(invalid_output\)\]\n\n/)
+    expect(message.content).to.match(/^\[Background subagent bg-1 "typed task" ended with an error \(invalid_output\)\]\n\n> /)
     expect(message.content).to.include('does not match the output schema').and.include('/answer must be string')
     const status = h.events.find((event): event is Extract<AgentEvent, { type: 'tool-result' }> => event.type === 'tool-result' && event.name === 'subagent_status')!
     expect(status.result.content).to.match(/^- bg-1 "typed task" \(spawn\): ended with an error \(invalid_output\) after /)

@@ -72,7 +72,7 @@ describe('a typed turn with background children running: onTurnEnd wait / end', 
       expect(order).to.deep.equal(['answer: step 2', 'waiting', 'child ends', 'answer: step 3 after reading a', 'turn ends'])
       expect(result.stopReason).to.equal('completed')
       expect(result.steps).to.equal(3)
-      expect(lastContent(parentRequests[2])).to.match(/^\[Background subagent bg-1 "a" finished\]\n\nfinding a$/)
+      expect(lastContent(parentRequests[2])).to.match(/^\[Background subagent bg-1 "a" finished\]\n\n> finding a$/)
       expect(result.value).to.deep.equal({ verdict: 'step 3 after reading a' })
       expect(result.children).to.deep.include({ total: 1, unread: 0 })
       expect(result.children!.states).to.deep.equal({ completed: 1 })

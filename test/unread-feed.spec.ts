@@ -71,7 +71,7 @@ describe('background results unread at a turn\'s end: unreadResults feed / repor
     expect(result.stopReason).to.equal('completed')
     expect(result.steps).to.equal(3)
     expect(parentRequests).to.have.length(3)
-    expect(lastContent(parentRequests[2])).to.match(/^\[Background subagent bg-1 "a" finished\]\n\nfinding a$/)
+    expect(lastContent(parentRequests[2])).to.match(/^\[Background subagent bg-1 "a" finished\]\n\n> finding a$/)
     expect(result.value).to.deep.equal({ verdict: 'verdict 3' })
     expect(result.children).to.deep.include({ total: 1, unread: 0 })
   })

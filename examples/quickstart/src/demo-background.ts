@@ -59,8 +59,8 @@ export function backgroundParent(request: GenerateRequest, packagesPrompt: strin
   if (got < started.length) {
     if (waits.length < 4) return { text: 'Collecting the rest.', toolCalls: [{ name: WAIT, input: {} }] }
   }
-  // Package lines only (a wait's "Still running" lines start with "- bg-").
-  const summaries = collected.split('\n').filter((line) => line.startsWith('- @'))
+  // Package lines only (a wait's "Still running" lines start with "- bg-"); a child's text is quoted line by line ("> ").
+  const summaries = collected.split('\n').map((line) => line.replace(/^(?:> ?)+/, '')).filter((line) => line.startsWith('- @'))
   const rootEntries = rootListing.content.split('\n').slice(1).filter(Boolean)
   return {
     text: [

@@ -1,4 +1,4 @@
-import { MAX_MESSAGE_LENGTH, type Usage, type WorkCounts } from '@cordis-subagents/shared'
+import { MAX_MESSAGE_LENGTH, quotedLines, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import { AgentError } from './errors.js'
 
 /** Most messages waiting in an agent's inbox by default (`create({ maxInboxMessages })`); a poster past it gets `INBOX_FULL`. */
@@ -194,13 +194,15 @@ const HOST = 'host'
  * What a step appends to the transcript for the inbox messages it read: each message as its own user
  * message, or, when any of them has a sender (`from`), all of them as ONE user message with each
  * item labelled by its sender (`host` for a message posted without one). Returns how many it appended.
+ * A labelled item's text is quoted line by line (`quotedLines`): only the labels start a line, so a
+ * sender's text cannot forge another item.
  */
 export function appendInbox(push: (message: { role: 'user'; content: string }) => void, messages: readonly InboxMessage[]): number {
   if (!messages.some((message) => message.from !== undefined)) {
     for (const { content } of messages) push({ role: 'user', content })
     return messages.length
   }
-  const items = messages.map((message) => `[from ${message.from ?? HOST}]\n${message.content}`)
+  const items = messages.map((message) => `[from ${message.from ?? HOST}]\n${quotedLines(message.content)}`)
   push({ role: 'user', content: `[inbox: ${messages.length} message${messages.length === 1 ? '' : 's'}]\n\n${items.join('\n\n')}` })
   return 1
 }

@@ -1,7 +1,7 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import fc from 'fast-check'
-import { checkedQuestion, isPeerControl, peerLine, peerText, questionFromMeta, stripControl } from '@cordis-subagents/shared'
+import { checkedQuestion, isPeerControl, peerLine, peerText, questionFromMeta, quotedLines, stripControl } from '@cordis-subagents/shared'
 
 /** Everything the rule removes wherever it stands: C0 but tab and newline, DEL, C1, bidi controls, hiding characters, separators. */
 const PEER_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|\udb40[\udc00-\udc7f]/
@@ -71,5 +71,33 @@ describe('shared: peerText (the one sanitizer for text from peers)', () => {
     expect(checkedQuestion({ id: 'q-1', kind: 'ask', text: '\u001b[2J\u202e', path: [] })).to.be.a('string')
     const forged = questionFromMeta({ cordisSubagents: { question: { id: 'q-2', kind: 'ask', text: 'Pick\u009b2J one\u2067', path: [] } } })
     expect(forged?.text).to.equal('Pick one')
+  })
+})
+
+describe('shared: quotedLines (a sender\'s text inside framing of ours)', () => {
+  it('puts "> " before every line ("" gets ">"); \\r\\n, a lone \\r, \\v, \\f, NEL, U+2028 and U+2029 are line breaks', () => {
+    expect(quotedLines('one\n\ntwo')).to.equal('> one\n>\n> two')
+    expect(quotedLines('a\r\n[from host]\rb\u2028c\u2029\u0085d\ve\ff')).to.equal('> a\n> [from host]\n> b\n> c\n>\n> d\n> e\n> f')
+    expect(quotedLines('')).to.equal('>')
+    expect(quotedLines('end\n')).to.equal('> end\n>')
+    expect(quotedLines('\r\n\r\n')).to.equal('>\n>\n>')
+  })
+
+  it('no line of the result starts outside the quote, and unquoting gives the text back, line breaks made \\n (property)', () => {
+    const breaks = /\r\n|[\n\v\f\r\u0085\u2028\u2029]/g
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => {
+      const lines = quotedLines(text).split(breaks)
+      return lines.every((line) => line === '>' || line.startsWith('> '))
+        && lines.map((line) => line.slice(2)).join('\n') === text.replace(breaks, '\n')
+    }), { numRuns: 3000 })
+  })
+
+  it('is linear: 1 MiB of line breaks or of one line takes well under a second of CPU', function () {
+    this.timeout(60_000)
+    const size = 1024 * 1024
+    for (const unit of ['\n', '\r', '\r\n', 'x', 'x\n']) {
+      const text = unit.repeat(Math.ceil(size / unit.length))
+      expect(cpuMs(() => quotedLines(text)), JSON.stringify(unit)).to.be.below(2_000)
+    }
   })
 })

@@ -6,6 +6,7 @@ import type {
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import { runDelegation } from './call.js'
 import type { DelegateOptions, DelegationInput, InFlight, ToolLoad } from './call-types.js'
+import { quotedBody } from './result.js'
 import type { ControlVerbs, VerbNames } from './verb-names.js'
 
 // A delegation in the background, as the model sees it: the start's reply, its progress, and how its
@@ -170,12 +171,14 @@ export function endedAs(result: ToolResult | undefined): string {
   return stopReason === 'pending' ? 'asks a question' : result?.structured !== undefined ? 'finished with a typed result' : 'finished'
 }
 
-/** The inbox message of `result` if no wait collects it, cut to fit one message, with the usage and work it carries. */
+/**
+ * The inbox message of `result` if no wait collects it, cut to fit one message, with the usage and work it
+ * carries. It reaches the inbox without a sender (no `[from …]` item quotes it), so its body is quoted here.
+ */
 function resultMessage(task: BackgroundTask, result: ToolResult, feed: boolean): BackgroundMessage {
   const header = resultHeader(task, result)
   const room = MAX_MESSAGE_LENGTH - header.length - 200
-  const body = result.content.length > room ? `${result.content.slice(0, room)}\n\n[Result cut to ${room} characters to fit one message.]` : result.content
-  const message = new ResultMessage(`${header}\n\n${body}`, result.usage, result.work)
+  const message = new ResultMessage(`${header}\n\n${quotedBody(result.content, room)}`, result.usage, result.work)
   // A typed result's value (its JSON, at most 64 KiB, is the body, never cut): as a sync result carries it.
   if (result.structured !== undefined) message.structured = result.structured
   // `unreadResults: feed`: a turn about to end on its answer with this unread takes one more step (the agent's `Inbox.feedsOnce`).

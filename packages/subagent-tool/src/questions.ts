@@ -1,7 +1,8 @@
-import { describeError, LimitError, type PendingQuestion, questionVia } from '@cordis-subagents/shared'
+import { describeError, LimitError, MAX_MESSAGE_LENGTH, type PendingQuestion, questionVia, quotedLines } from '@cordis-subagents/shared'
 import type { HoldOptions, SubagentHandle, SubagentOutcome, SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
+import { quotedBody } from './result.js'
 import { controlVerbs, verbsSeenBy } from './verb-names.js'
 
 /** What a call whose child asks a question knows: who holds the child, whether it may suspend, how a later outcome reads. */
@@ -65,10 +66,13 @@ export function pendingResult(
   return toolResult
 }
 
-/** What the caller's model reads when its child asks a question (`questions: answer`). */
+/**
+ * What the caller's model reads when its child asks a question (`questions: answer`). The child's text and
+ * options are quoted line by line (one option a line), so only our lines start a line: none imitates the reply line.
+ */
 function questionText(runId: string, question: PendingQuestion, reply: string | undefined): string {
-  const lines = [`Subagent ${runId} asks you a question and waits for your answer (it is parked; it does nothing meanwhile):`, '', question.text]
-  if (question.options?.length) lines.push('', `Options: ${question.options.map((option) => `${option.id} (${option.name})`).join(', ')}.`)
+  const lines = [`Subagent ${runId} asks you a question and waits for your answer (it is parked; it does nothing meanwhile):`, '', quotedLines(question.text)]
+  if (question.options?.length) lines.push('', 'Options:', quotedLines(question.options.map((option) => `${option.id} (${option.name})`).join('\n')))
   lines.push('', reply
     ? `Answer it with ${reply} { "handle": "${runId}", "answer": "…" }: that call returns the subagent's next result (its answer, or its next question). If you cannot answer it yourself, ask your own parent first if you can.`
     : 'You have no tool to answer it with.')
@@ -116,15 +120,13 @@ function passOnAnswered(
 /**
  * The message that brings the caller a child's result after someone else answered its question,
  * or after it was withdrawn (whoever asked it below ended, so the child went on without an answer).
+ * It reaches the inbox without a sender (nothing quotes it there), so the result is quoted under its header here.
  */
 function answeredElsewhereText(runId: string, question: PendingQuestion, result: ToolResult, withdrawn: boolean): string {
   const asked = JSON.stringify(question.text.slice(0, 200))
   const how = withdrawn
     ? 'was withdrawn (whoever asked it ended without an answer, and the subagent went on without one); do not answer it.'
     : 'was answered by someone else (not through your reply); do not answer it again.'
-  return [
-    `[Subagent ${runId}: its question ${asked} ${how} Its next result${result.isError ? ' (a failure)' : ''} follows.]`,
-    '',
-    result.content,
-  ].join('\n')
+  const header = `[Subagent ${runId}: its question ${asked} ${how} Its next result${result.isError ? ' (a failure)' : ''} follows.]`
+  return `${header}\n\n${quotedBody(result.content, MAX_MESSAGE_LENGTH - header.length - 200)}`
 }

@@ -128,7 +128,7 @@ describe('a team\'s board: a bounded task list claimed exactly once, and members
     // c2 ends before reading it: the message comes back to its sender loudly (a runs no turn: its coordinator is told).
     await c2.dispose()
     expect(coordinator.inbox.take().map((message) => message.content)).to.deep.equal([
-      '[team] A message from coordinator/a.1 to coordinator/c.4 was not read: c ended first.\nyou, c2',
+      '[team] A message from coordinator/a.1 to coordinator/c.4 was not read: c ended first.\n> you, c2',
     ])
     expect(await codeOf(() => board.post(ma, c2.handleId, 'again'))).to.equal('MEMBER_CLOSED')
     // A full inbox refuses the sender with its code (its bound is the member's own).
@@ -142,7 +142,7 @@ describe('a team\'s board: a bounded task list claimed exactly once, and members
     expect((await smallTurn).stopReason).to.equal('aborted')
     // The unread one came back to the coordinator (its sender runs no turn).
     expect(coordinator.inbox.take().map((message) => message.content)).to.deep.equal([
-      '[team] A message from coordinator/a.1 to coordinator/small.6 was not read: small ended first.\nfirst',
+      '[team] A message from coordinator/a.1 to coordinator/small.6 was not read: small ended first.\n> first',
     ])
     await Promise.all([b, c1].map((agent) => agent.dispose()))
     expect((await Promise.all(turns)).map((result) => result.stopReason)).to.deep.equal(['aborted', 'aborted', 'aborted'])

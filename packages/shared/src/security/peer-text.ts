@@ -15,6 +15,10 @@
 //     reads), and zero-width (non-)joiners U+200C/U+200D unless both neighbours are visible non-ASCII
 //     characters (emoji sequences, Indic and Arabic scripts need them; "ad\u200Dmin" does not).
 // Line and paragraph separators (U+2028, U+2029) become a newline.
+//
+// `quotedLines` is the other half, for text we frame (an inbox item under its `[from …]` label, a
+// background result under its header, a child's question above our reply instruction): every line of
+// it starts with "> ", so our framing lines stay the only ones at column 0 and none can be forged.
 
 const ESC = 0x1b
 const BEL = 0x07
@@ -145,4 +149,32 @@ function isTagLow(c: number): boolean {
 /** The name older callers use: `peerText` (multi-line; newlines and tabs kept). */
 export function stripControl(text: string): string {
   return scrub(text, false, false)
+}
+
+/**
+ * `text` (a sender's: a child's message, result or question) quoted line by line, to show inside framing of
+ * ours: each line gets "> " in front (an empty line, ">"), so no part of it starts a line. Every line break
+ * counts (\n, \r\n, a lone \r, \v, \f, U+0085, U+2028, U+2029) and becomes \n. One scan, no regular expression.
+ */
+export function quotedLines(text: string): string {
+  let out = ''
+  let start = 0
+  const n = text.length
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (!isLineBreak(c)) continue
+    out += quoteLine(text.slice(start, i)) + '\n'
+    if (c === 13 && text.charCodeAt(i + 1) === 10) i++
+    start = i + 1
+  }
+  return out + quoteLine(text.slice(start))
+}
+
+function quoteLine(line: string): string {
+  return line ? `> ${line}` : '>'
+}
+
+/** \n, \v, \f, \r, NEL, and the line and paragraph separators: what a reader may take for a new line. */
+function isLineBreak(c: number): boolean {
+  return (c >= 10 && c <= 13) || c === 0x85 || c === 0x2028 || c === 0x2029
 }
