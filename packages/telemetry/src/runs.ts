@@ -43,6 +43,8 @@ export interface RunSpanHost {
 }
 
 const STATUS_MESSAGE_LENGTH = 1024
+/** Most tool calls of one response recorded in `gen_ai.output.messages` (the rest are counted). */
+const MAX_RECORDED_CALLS = 64
 
 /**
  * `invoke_agent`, `chat` and `execute_tool` spans from `ctx.agents`' observer hooks: one span per
@@ -180,10 +182,14 @@ export class RunSpans implements AgentObserver {
     if (typeof response.model === 'string' && response.model) span.setAttribute(GEN_AI.responseModel, bounded(response.model))
     if (typeof response.id === 'string' && response.id) span.setAttribute(GEN_AI.responseId, bounded(response.id))
     if (this.host.content.capture) {
-      const toolCalls = response.toolCalls.map((call) => ({ type: 'tool_call', id: call.id, name: call.name }))
+      // A model's ids and names are its own: bounded like every other name, and at most MAX_RECORDED_CALLS of them.
+      const calls = response.toolCalls
+      const parts: Record<string, string>[] = [{ type: 'text', content: this.host.content.cut(response.text) }]
+      for (const call of calls.slice(0, MAX_RECORDED_CALLS)) parts.push({ type: 'tool_call', id: bounded(call.id), name: bounded(call.name) })
+      if (calls.length > MAX_RECORDED_CALLS) parts.push({ type: 'text', content: `[${calls.length - MAX_RECORDED_CALLS} more tool calls not recorded]` })
       span.setAttribute(GEN_AI.outputMessages, JSON.stringify([{
         role: 'assistant',
-        parts: [{ type: 'text', content: this.host.content.cut(response.text) }, ...toolCalls],
+        parts,
         finish_reason: response.finishReason,
       }]))
     }

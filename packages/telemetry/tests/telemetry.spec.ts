@@ -84,6 +84,25 @@ describe('@cordis-subagents/telemetry', function () {
     ])
   })
 
+  it('captureContent: a response\'s tool calls are recorded with bounded ids and names, at most 64 of them', async () => {
+    const huge = (c: string) => c.repeat(200_000)
+    host = await startTracedHost({
+      agents: { maxToolCallsPerStep: 100 },
+      telemetry: { captureContent: true },
+      script: (request) => toolResults(request).length ? { text: 'done' }
+        : { toolCalls: Array.from({ length: 80 }, (_, i) => ({ id: `${i}-${huge('i')}`, name: huge('n'), input: {} })) },
+    })
+    await host.ctx.agents.create({ label: 'main' }).run('ROOT')
+    const chat = spansOf(host.exporter).find((span) => span.name === 'chat script' && span.attributes['cordis_subagents.step'] === 1)!
+    const recorded = chat.attributes['gen_ai.output.messages'] as string
+    expect(recorded.length).to.be.below(64 * 1024)
+    const [{ parts }] = JSON.parse(recorded) as [{ parts: { type: string; id?: string; name?: string; content?: string }[] }]
+    const calls = parts.filter((part) => part.type === 'tool_call')
+    expect(calls).to.have.length(64)
+    for (const call of calls) expect(call.id!.length + call.name!.length).to.be.at.most(2 * 257)
+    expect(parts.at(-1)).to.deep.equal({ type: 'text', content: '[16 more tool calls not recorded]' })
+  })
+
   it('a model call that waited on its endpoint\'s rate-limit backoff carries the wait on its chat span', async () => {
     let refused = 0
     host = await startTracedHost({
