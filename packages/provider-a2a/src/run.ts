@@ -1,5 +1,5 @@
 import type { StreamResponse } from '@a2a-js/sdk'
-import { answerProblem, type PendingQuestion } from '@cordis-subagents/shared'
+import { answerProblem, expiringQuestion, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, RunRecord, SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { LimitError } from './bounded-fetch.js'
 import { crossingMetadata, toldRelay, traceHeaders } from './crossing.js'
@@ -62,17 +62,11 @@ export class A2aRun implements LiveRun, Follower {
     this.trace = traceHeaders(request)
   }
 
-  options(): WireOptions {
-    return { signal: this.transport.signal, serviceParameters: this.trace }
-  }
+  options(): WireOptions { return { signal: this.transport.signal, serviceParameters: this.trace } }
 
-  abort(reason?: unknown): void {
-    this.transport.abort(reason)
-  }
+  abort(reason?: unknown): void { this.transport.abort(reason) }
 
-  fail(why: string): void {
-    this.failure ??= why
-  }
+  fail(why: string): void { this.failure ??= why }
 
   /**
    * Sends the prompt; resolves once the remote answered (the task exists), rejects `A2A_SEND_FAILED`
@@ -195,7 +189,7 @@ export class A2aRun implements LiveRun, Follower {
     const result = phaseResult({ ...this.settings, view, cancelReason, graceExpired, failure })
     if (result.stopReason === 'pending' && this.recorded?.kind === result.question!.kind) result.question = { ...result.question!, id: this.recorded.id }
     this.recorded = undefined
-    if (result.stopReason === 'pending' && !this.disposal) this.park(result.question!)
+    if (result.stopReason === 'pending' && !this.disposal) result.question = this.park(result.question!)
     else if (result.stopReason !== 'pending') this.end()
     return result
   }
@@ -206,10 +200,11 @@ export class A2aRun implements LiveRun, Follower {
     if (this.cancelReason === undefined) this.cancelling = this.sendCancel()
   }
 
-  private park(question: PendingQuestion): void {
-    this.parked = question
+  /** Parks on `question` until `parkedTimeout`; gives the question as its holder gets it (with its deadline, `expiringQuestion`). */
+  private park(asked: PendingQuestion): PendingQuestion {
     const limit = this.settings.parkedTimeout
-    if (!limit) return
+    const question = this.parked = limit ? expiringQuestion(asked, limit) : asked
+    if (!limit) return question
     this.parkTimer = setTimeout(() => {
       this.expired = true
       this.settings.debug('run %s (task %s): no answer within %d ms (parkedTimeout); cancelling the task', this.request.runId, this.view.taskId, limit)
@@ -218,6 +213,7 @@ export class A2aRun implements LiveRun, Follower {
       this.request.onIdleEnd?.(this.expiredResult())
     }, limit)
     this.parkTimer.unref?.()
+    return question
   }
 
   /**

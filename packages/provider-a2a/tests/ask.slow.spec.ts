@@ -160,7 +160,9 @@ for (const mode of RUN_MODES) {
       expect(restored.childId).to.equal(run.childId)
       const again = await within(restored.result, BOUND, 'the restored run\'s result')
       expect(again.stopReason).to.equal('pending')
-      expect(again.question).to.deep.equal(first.question)
+      // The same question, its deadline from the restore on (the restored run's own parkedTimeout).
+      expect(again.question).to.deep.equal({ ...first.question, expiresAt: again.question!.expiresAt })
+      expect(again.question!.expiresAt).to.be.at.least(first.question!.expiresAt!)
       const done = await resume(restored, 'restored.txt')
       expect(done).to.include({ stopReason: 'completed', output: 'answered: restored.txt' })
       // No second task: the prompt was not sent again, the answer went to the recorded task.
@@ -184,7 +186,8 @@ for (const mode of RUN_MODES) {
         const restored = await within(fresh.restore!(record, request({ prompt: 'not sent' })), BOUND, 'restore')
         runs.push(restored)
         expect(restored.origin).to.equal(new URL(server.url).host)
-        expect((await within(restored.result, BOUND, 'restored result')).question).to.deep.equal(first.question)
+        const { question } = await within(restored.result, BOUND, 'restored result')
+        expect(question).to.deep.equal({ ...first.question, expiresAt: question!.expiresAt }).and.have.property('expiresAt').that.is.a('number')
         expect(await resume(restored, 'pooled.txt')).to.include({ stopReason: 'completed', output: 'answered: pooled.txt' })
         expect(server.sends.filter((send) => send.followUp?.taskId === run.childId)).to.have.length(1)
       } finally {

@@ -165,7 +165,8 @@ describe('provider-acp: a served host of ours whose turn ends on a question (_me
     const run = await start('twice')
     const first = await run.result
     expect(first).to.deep.include({ stopReason: 'pending', output: 'Which branch?' })
-    expect(first.question).to.deep.equal({ id: 'q-fixture-1', kind: 'ask', text: 'Which branch?', path: ['run-grandchild'] })
+    expect(first.question).to.deep.equal({ id: 'q-fixture-1', kind: 'ask', text: 'Which branch?', path: ['run-grandchild'], expiresAt: first.question!.expiresAt })
+    expect(first.question!.expiresAt).to.be.a('number').above(Date.now())
     const second = await run.resume('main')
     expect(second.question).to.deep.include({ id: 'q-fixture-2', text: 'Squash the commits?' })
     const final = await run.resume('yes, squash')

@@ -40,7 +40,9 @@ describe('provider-acp: text from a hostile agent (issue 39.13)', function () {
     const { run, updates } = await start('served')
     const first = await run.result
     expect(first.stopReason, first.diagnostic).to.equal('pending')
-    expect(first.question).to.deep.equal({ id: 'q-forged', kind: 'permission', text: 'Which branch', path: [], options: [{ id: 'main', name: 'main' }] })
+    const expiresAt = first.question!.expiresAt
+    expect(first.question).to.deep.equal({ id: 'q-forged', kind: 'permission', text: 'Which branch', path: [], options: [{ id: 'main', name: 'main' }], expiresAt })
+    expect(expiresAt).to.be.a('number').above(Date.now())
     clean(updates)
   })
 

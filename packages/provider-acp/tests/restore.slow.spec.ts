@@ -67,7 +67,9 @@ describe('provider-acp: restore a run after a restart (session/load)', () => {
     expect(run.opened).to.equal('resumed')
     const first = await run.result
     expect(first.stopReason).to.equal('pending')
-    expect(first.question).to.deep.equal(record.question)
+    // The same question; its deadline (`expiresAt`) runs from the restore on, as the restored run's maxParkedMs timer does.
+    expect(first.question).to.deep.equal({ ...record.question, expiresAt: first.question!.expiresAt })
+    expect(first.question!.expiresAt).to.be.a('number').at.least(Date.now())
     // A refused answer keeps it parked, as before the restart.
     expect((await run.resume('perhaps')).diagnostic).to.match(/names none of the options "Allow" \(yes, allow_once\); "Reject" \(no, reject_once\)/)
     const final = await run.resume('allow')

@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { addWork, describeError, type PendingQuestion, type Usage, withoutCallerTracing, type WorkCounts } from '@cordis-subagents/shared'
+import { addWork, describeError, expiringQuestion, type PendingQuestion, type Usage, withoutCallerTracing, type WorkCounts } from '@cordis-subagents/shared'
 import {
   type Agent, type AgentCheckpoint, type AgentEvent, type AgentRuntime, askParentTool, type RunOptions, type RunResult,
 } from '@cordis-subagents/agent'
@@ -212,11 +212,13 @@ class ChildRun implements SubagentRun {
       }))
   }
 
-  /** A `pending` result starts the `maxParkedMs` bound; passes the result on. */
+  /** A `pending` result starts the `maxParkedMs` bound, and its question says when it ends (`expiresAt`); passes the result on. */
   private parkedOn(result: SubagentResult): SubagentResult {
     const { question } = result
-    if (result.stopReason === 'pending' && question && !this.disposal) (this.parkTimer ??= new ParkTimer(this.maxParkedMs)).arm(() => this.expire(question))
-    return result
+    if (result.stopReason !== 'pending' || !question || this.disposal) return result
+    this.parkTimer ??= new ParkTimer(this.maxParkedMs)
+    this.parkTimer.arm(() => this.expire(question))
+    return { ...result, question: expiringQuestion(question, this.maxParkedMs) }
   }
 
   /** The question waited `maxParkedMs`: the run ends `timeout`, reported to the service at once (nothing waits on a turn). */

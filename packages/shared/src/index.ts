@@ -56,7 +56,7 @@ export { MAX_MESSAGE_LENGTH } from './vocabulary/messages.js'
 export { configuredDirectory, type ConfiguredDirectory } from './vocabulary/directories.js'
 export { injected, withoutCallerTracing } from './async/caller-tracing.js'
 export {
-  MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, newQuestionId, type PendingQuestion, type QuestionKind,
+  expiringQuestion, MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, newQuestionId, type PendingQuestion, type QuestionKind,
 } from './vocabulary/questions.js'
 export { answerProblem, checkedQuestion, questionVia } from './vocabulary/question-check.js'
 export { foreignQuestion, QUESTION_KEY, questionFromMeta, questionMeta } from './crossing/question.js'

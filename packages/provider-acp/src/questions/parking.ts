@@ -1,5 +1,5 @@
 import type * as Acp from '@agentclientprotocol/sdk'
-import { answerProblem, type PendingQuestion } from '@cordis-subagents/shared'
+import { answerProblem, expiringQuestion, type PendingQuestion } from '@cordis-subagents/shared'
 import { SubagentError, type SubagentResult } from '@cordis-subagents/subagents-service'
 
 /** Most questions of one run waiting at once (an agent asking several permissions in parallel); more are denied. */
@@ -76,7 +76,9 @@ export class Parking {
   }
 
   private show() {
-    const { question } = this.queue[0]!
+    const shown = this.queue[0]!
+    // Shown with its deadline (`expiresAt`), the same object each time it is shown again (a refused answer).
+    const question = shown.question = expiringQuestion(shown.question, this.hooks.maxParkedMs)
     this.hooks.parked(question)
     // A parked run must not keep the host alive by this timer (its process does, while it lives).
     this.timer = setTimeout(() => this.hooks.expired(question), this.hooks.maxParkedMs)

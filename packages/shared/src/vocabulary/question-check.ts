@@ -43,6 +43,8 @@ export function checkedQuestion(raw: unknown, { cut = true }: { cut?: boolean } 
     // An id is a protocol token, passed back as it is; a name is shown (and never empty).
     question.options = options.map((o: { id: string; name: string }) => ({ id: o.id, name: peerLine(o.name).trim() || o.id }))
   }
+  // Advisory (a deadline the asker's provider set): kept when it is a time, dropped otherwise.
+  if (typeof raw.expiresAt === 'number' && Number.isFinite(raw.expiresAt) && raw.expiresAt > 0) question.expiresAt = raw.expiresAt
   return question
 }
 

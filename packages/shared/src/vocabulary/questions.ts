@@ -34,6 +34,19 @@ export interface PendingQuestion {
   path: string[]
   /** Choices the asker offers (an ACP permission's options); the answer should be one `id` or `name`. */
   options?: { id: string; name: string }[]
+  /**
+   * When the asker stops waiting (ms since the epoch): its provider's bound on parked time (`maxParkedMs`) from the park.
+   * A durable journal stores it with the question, so a restarted host ends a stored parked run then, as the live run would.
+   */
+  expiresAt?: number
+}
+
+/**
+ * `question` as its holder gets it from a provider that waits at most `maxParkedMs` for the answer: with `expiresAt` (a
+ * durable journal keeps it, so a restarted host ends the stored parked run then, as the live run would end).
+ */
+export function expiringQuestion(question: PendingQuestion, maxParkedMs: number): PendingQuestion {
+  return { ...question, expiresAt: Date.now() + maxParkedMs }
 }
 
 /** A fresh question id (`q-` + a random UUID): unique across hosts and restarts. */

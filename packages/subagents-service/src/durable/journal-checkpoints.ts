@@ -338,7 +338,7 @@ export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Lo
     const journal = checkpointJournal(inner, log, service.background)
     const undo = service.useJournal(journal)
     waiting.replay(journal)
-    inner.on('dispose', () => undo())
+    inner.on('dispose', () => void (undo(), journal.stored.close()))
     // The loader's `exit` event (not in cordis' own event map).
     const app = inner as unknown as { on(name: 'exit', listener: () => Promise<void>): void }
     app.on('exit', () => flushWithin(journal, EXIT_FLUSH_MS, log))

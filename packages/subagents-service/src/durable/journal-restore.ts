@@ -4,9 +4,11 @@ import { answerProblem, describeError, type PendingQuestion } from '@cordis-suba
 import type { Delegation } from '../run/delegation.js'
 import { SubagentError } from '../errors.js'
 import type { ParkedRunInfo } from '../run/journal-port.js'
-import type { CheckpointStore, StoredRun } from './journal-store.js'
+import { type CheckpointStore, storedQuestionId, type StoredRun } from './journal-store.js'
 import { TaskReattach } from './reattach-takeover.js'
 import { heldError, StoredRunHolds, successorOf, takenOverError } from './stored-run-holds.js'
+import { HELD_RETRY_MS, pastDeadline, StoredParkDeadlines } from './parked-deadlines.js'
+import { cancelPending } from './journal-records.js'
 import type { BeginOptions, RunRecord, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentStart } from '../types.js'
 
 // Runs this host no longer has in memory (it restarted): listing the parked ones, and continuing
@@ -24,6 +26,8 @@ export class StoredRuns {
   private readonly reopening = new Set<string>()
   /** Stored runs a resume or a re-run is continuing in this process: the other waits (a re-run) or is refused (a resume). */
   private readonly holds = new StoredRunHolds()
+  /** When each listed parked run stops waiting (its question's `expiresAt`): it ends `timeout` then, in the store. */
+  private readonly deadlines = new StoredParkDeadlines((runId, question) => void this.expire(runId, question))
 
   constructor(
     private readonly ctx: Context,
@@ -46,7 +50,45 @@ export class StoredRuns {
     for (const run of runs) {
       if (run.host !== store.host) continue
       const question = await this.questionOf(store, run.id)
-      if (question) this.parked.set(run.id, { runId: run.id, parentId: run.parent, question })
+      if (!question) continue
+      // One that stopped waiting while the host was down ends now, unlisted.
+      if (pastDeadline(question)) await this.expire(run.id, question)
+      else {
+        this.parked.set(run.id, { runId: run.id, parentId: run.parent, question })
+        this.deadlines.watch(run.id, question)
+      }
+    }
+  }
+
+  /** The store went (its plugin was unloaded): no deadline of a stored run runs after. */
+  close(): void { this.deadlines.close() }
+
+  /**
+   * Stored parked run `runId` stopped waiting (its question's `expiresAt` passed): ends it `timeout` in the store (a
+   * compare-and-set: a resume or another start that took the run first wins) and cancels its question; no longer listed.
+   * A run a resume or a re-run of this process holds is looked at again later (either may put it back parked).
+   */
+  private async expire(
+    runId: string, question: PendingQuestion, held = this.reopening.has(runId) || !!this.holds.get(runId),
+  ): Promise<boolean> {
+    const store = this.store()
+    if (!store) return false
+    if (held) {
+      this.deadlines.watch(runId, question, Date.now() + HELD_RETRY_MS)
+      return false
+    }
+    try {
+      const ended = await store.transition(runId, 'parked', { state: 'settled', stopReason: 'timeout', result: '' })
+      if (ended) {
+        this.parked.delete(runId)
+        await cancelPending(store, storedQuestionId(runId, question.id))
+        this.log.info('run %s: its question waited past its provider\'s bound on parked time while the host was down or before '
+          + 'anyone answered it; it ended timeout', runId)
+      } else if ((await store.load(runId))?.state !== 'parked') this.parked.delete(runId)
+      return ended
+    } catch (error) {
+      this.log.warn('run %s: could not end it past its question\'s deadline: %s', runId, describeError(error))
+      return false
     }
   }
 
@@ -80,12 +122,17 @@ export class StoredRuns {
       const successor = successorOf(stored)
       if (successor) throw takenOverError(runId, successor)
       const record = await this.recordOf(store, stored)
+      if (stored.state === 'parked' && pastDeadline(record.question)) {
+        await this.expire(runId, record.question!, false)
+        throw await this.notContinued(store, runId)
+      }
       if (!await store.transition(runId, stored.state, 'running')) throw await this.notContinued(store, runId)
       const outcome = await this.restore(stored, record, answer, () => store.transition(runId, 'running', stored.state), (ended) => {
         handedOver = true
         void ended.finally(letGo)
       })
       this.parked.delete(runId)
+      this.deadlines.forget(runId)
       return outcome
     } finally {
       this.reopening.delete(runId)
@@ -116,8 +163,13 @@ export class StoredRuns {
     if (!store) return undefined
     const port = {
       store, holds: this.holds, log: this.log,
-      recordOf: (from: CheckpointStore, stored: StoredRun) => this.recordOf(from, stored),
-      forget: (id: string) => this.parked.delete(id),
+      recordOf: async (from: CheckpointStore, stored: StoredRun) => {
+        const record = await this.recordOf(from, stored)
+        // A take-over of a run that stopped waiting is put back (and ends at its deadline): the task starts afresh.
+        if (stored.state === 'parked' && pastDeadline(record.question)) throw new SubagentError('NOT_PARKED', `Run ${stored.id} stopped waiting.`)
+        return record
+      },
+      forget: (id: string) => { this.parked.delete(id); this.deadlines.forget(id) },
     }
     const task = new TaskReattach(port, provider, parentId, key)
     return task.providerFor(await task.plan(runId))

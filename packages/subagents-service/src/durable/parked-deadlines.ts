@@ -1,0 +1,63 @@
+import type { PendingQuestion } from '@cordis-subagents/shared'
+
+// A stored parked run of an earlier start waits no longer than its live run would have: its question's `expiresAt` (the
+// deadline its provider set at the park, kept with the question in the store). Without it a restarted host listed such
+// a run in `pending()`, and a resume ran it, however long ago it stopped waiting.
+
+/** Longest a timer is set for (Node's bound on a delay); a later deadline is reached in steps. */
+const MAX_DELAY_MS = 2 ** 31 - 1
+/** How soon a deadline is looked at again while a resume or a re-run holds its run (they may put it back parked). */
+export const HELD_RETRY_MS = 1000
+
+/** Whether `question` stopped waiting by `now`. */
+export function pastDeadline(question: PendingQuestion | undefined, now = Date.now()): boolean {
+  return question?.expiresAt !== undefined && question.expiresAt <= now
+}
+
+/** The deadlines of the stored parked runs `pending()` lists, oldest first, behind one timer; `end` runs at each. */
+export class StoredParkDeadlines {
+  private due: { runId: string; at: number; question: PendingQuestion }[] = []
+  private timer?: NodeJS.Timeout
+  private closed = false
+
+  constructor(private readonly end: (runId: string, question: PendingQuestion) => void) {}
+
+  /** Ends run `runId` at `at` (its question's `expiresAt`, unless given); nothing for a question without one. */
+  watch(runId: string, question: PendingQuestion, at = question.expiresAt): void {
+    if (at === undefined || this.closed) return
+    this.forget(runId)
+    const index = this.due.findIndex((entry) => entry.at > at)
+    this.due.splice(index < 0 ? this.due.length : index, 0, { runId, at, question })
+    if (this.due[0]!.runId === runId) this.arm()
+  }
+
+  /** Run `runId` no longer waits here (a resume took it, or it ended). */
+  forget(runId: string): void {
+    const index = this.due.findIndex((entry) => entry.runId === runId)
+    if (index >= 0) this.due.splice(index, 1)
+  }
+
+  /** The journal goes (its store was unloaded): no deadline runs after. */
+  close(): void {
+    this.closed = true
+    this.due = []
+    clearTimeout(this.timer)
+  }
+
+  private arm(): void {
+    clearTimeout(this.timer)
+    const next = this.due[0]
+    if (!next) return
+    this.timer = setTimeout(() => this.fire(), Math.min(MAX_DELAY_MS, Math.max(0, next.at - Date.now())))
+    this.timer.unref()
+  }
+
+  private fire(): void {
+    const now = Date.now()
+    while (this.due.length && this.due[0]!.at <= now) {
+      const { runId, question } = this.due.shift()!
+      this.end(runId, question)
+    }
+    this.arm()
+  }
+}

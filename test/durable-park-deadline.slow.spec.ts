@@ -1,0 +1,141 @@
+// A parked child waits no longer after a restart than it would have live: its provider's `maxParkedMs` from the park
+// is kept with its stored question (`expiresAt`), and a restarted host ends the stored run `timeout` then (the store's
+// compare-and-set, its question cancelled, no longer in `pending()`, a resume refused). Before, a restarted host listed
+// it forever and a resume a week later ran it. Racing that end with a resume (fast-check over offsets around the
+// deadline): one of the two wins, the child never runs past its deadline and an answer is never lost silently.
+// Real Contexts, the real services, provider-spawn and the checkpoints store on SQLite; a scripted model at the far edge.
+import { expect } from 'chai'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import type { Context } from 'cordis'
+import { Database } from 'minato'
+import SQLiteDriver from '@minatojs/driver-sqlite'
+import { Checkpoints } from '@cordis-subagents/checkpoints'
+import { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
+import type { PendingQuestion } from '@cordis-subagents/shared'
+import * as Spawn from '@cordis-subagents/provider-spawn'
+import { serviceOf } from '../packages/checkpoints/tests/support.js'
+import { type Host, startHost } from './support/host.js'
+import { eventually } from '@cordis-subagents/test-support'
+import { waitFor } from './support/host-process-wait.js'
+
+/** Asks its colour, then paints: `answered` counts the turns that got an answer (the child running after its park). */
+function model(answered: { count: number }): ScriptedModel {
+  return new ScriptedModel((request: GenerateRequest) => {
+    const result = request.messages.find((m) => m.role === 'tool')
+    if (!result) return { toolCalls: [{ name: 'ask_parent', input: { question: 'Which colour?' } }] }
+    answered.count++
+    return { text: `painted ${result.content}` }
+  })
+}
+
+async function host(file: string, maxParkedMs: number, answered = { count: 0 }): Promise<Host> {
+  const h = await startHost({
+    before(ctx: Context) {
+      ctx.plugin(Database as never)
+      ctx.plugin(SQLiteDriver, { path: file })
+      ctx.plugin(Checkpoints, { host: 'park-deadline' })
+      ctx.agents.registerModel('m', model(answered))
+      ctx.plugin(Spawn, { name: 'spawn', askParent: true, maxParkedMs, model: 'm' })
+    },
+  })
+  await serviceOf(h.ctx, 'checkpoints')
+  await h.ctx.subagents.ready('spawn')
+  return h
+}
+
+describe('durable: a stored parked run ends at its question\'s deadline after a restart', function () {
+  this.timeout(120_000)
+  let dir: string
+  const hosts: Host[] = []
+
+  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'park-deadline-')) })
+  afterEach(async () => {
+    for (const h of hosts.splice(0)) await h.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** Parks a child on the first start and stops it; the run id and the deadline its stored question carries. */
+  async function parkAndStop(file: string, maxParkedMs: number): Promise<{ runId: string; expiresAt: number }> {
+    const first = await host(file, maxParkedMs)
+    hosts.push(first)
+    const parent = first.ctx.agents.create({ label: 'root' })
+    const parkedAt = Date.now()
+    const run = await first.ctx.subagents.delegate('spawn', { prompt: 'paint', parent, signal: new AbortController().signal })
+    expect((await run.result).stopReason).to.equal('pending')
+    const stored = await eventually(async () => {
+      const pending = await first.ctx.checkpoints.questions.pending({ runId: run.id })
+      return (await first.ctx.checkpoints.load(run.id))?.state === 'parked' && pending.length === 1 ? pending[0] : undefined
+    }, 'the run parked in the store')
+    const { expiresAt } = JSON.parse(stored.question) as PendingQuestion
+    expect(expiresAt).to.be.a('number').within(parkedAt + maxParkedMs, Date.now() + maxParkedMs)
+    await first.stop()
+    return { runId: run.id, expiresAt: expiresAt! }
+  }
+
+  it('is listed until its deadline, then ends timeout in the store: its question cancelled, a resume refused', async () => {
+    const file = join(dir, 'live.db')
+    const { runId, expiresAt } = await parkAndStop(file, 3000)
+    const answered = { count: 0 }
+    const second = await host(file, 3000, answered)
+    hosts.push(second)
+    await waitFor(() => second.ctx.subagents.pending().some((p) => p.runId === runId), 'the parked run listed')
+    await waitFor(async () => (await second.ctx.checkpoints.load(runId))?.state === 'settled', 'the stored run ended', 30_000)
+    expect(Date.now()).to.be.at.least(expiresAt)
+    expect((await second.ctx.checkpoints.load(runId))!.stopReason).to.equal('timeout')
+    expect(await second.ctx.checkpoints.questions.pending({ runId })).to.deep.equal([])
+    expect(second.ctx.subagents.pending().map((p) => p.runId)).to.not.include(runId)
+    const refused = await second.ctx.subagents.resume(runId, 'blue').then(() => undefined, (error: { code?: string; message: string }) => error)
+    expect(refused?.code).to.equal('NOT_PARKED')
+    expect(refused?.message).to.include('timeout')
+    expect(answered.count).to.equal(0)
+  })
+
+  it('one whose deadline passed while the host was down ends at the next start, never listed or resumed', async () => {
+    const file = join(dir, 'down.db')
+    const { runId, expiresAt } = await parkAndStop(file, 300)
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 50))
+    const answered = { count: 0 }
+    const second = await host(file, 300, answered)
+    hosts.push(second)
+    const refused = await second.ctx.subagents.resume(runId, 'blue').then(() => undefined, (error: { code?: string; message: string }) => error)
+    expect(refused?.code).to.equal('NOT_PARKED')
+    await waitFor(async () => (await second.ctx.checkpoints.load(runId))?.state === 'settled', 'the stored run ended')
+    expect((await second.ctx.checkpoints.load(runId))!.stopReason).to.equal('timeout')
+    expect(second.ctx.subagents.pending().map((p) => p.runId)).to.not.include(runId)
+    expect(answered.count).to.equal(0)
+  })
+
+  it('racing a resume around the deadline: one of the two wins, the store agrees, the child never answers twice (fast-check)', async () => {
+    let round = 0
+    await fc.assert(fc.asyncProperty(fc.integer({ min: -150, max: 150 }), async (offset) => {
+      const file = join(dir, `race-${round++}.db`)
+      const { runId, expiresAt } = await parkAndStop(file, 600)
+      const answered = { count: 0 }
+      const second = await host(file, 600, answered)
+      hosts.push(second)
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt + offset - Date.now())))
+      const calledAt = Date.now()
+      const outcome = await second.ctx.subagents.resume(runId, 'blue').then((o) => o, (error: { code?: string }) => error)
+      // A resume asked once the question stopped waiting is refused, whether or not the deadline's timer ran yet.
+      if (calledAt >= expiresAt) expect(outcome).to.not.have.property('stopReason')
+      await waitFor(async () => (await second.ctx.checkpoints.load(runId))?.state === 'settled', 'the stored run ended')
+      const stored = (await second.ctx.checkpoints.load(runId))!
+      if ('stopReason' in outcome) {
+        // The resume won: the child ran once on the answer, and its outcome is the record.
+        expect(outcome.stopReason).to.equal('completed')
+        expect(outcome.output).to.equal('painted blue')
+        expect(stored.stopReason).to.equal('completed')
+        expect(answered.count).to.equal(1)
+      } else {
+        expect(outcome.code).to.equal('NOT_PARKED')
+        expect(stored.stopReason).to.equal('timeout')
+        expect(answered.count).to.equal(0)
+      }
+      expect(await second.ctx.checkpoints.questions.pending({ runId })).to.deep.equal([])
+      await second.stop()
+    }), { numRuns: 6 })
+  })
+})
