@@ -73,6 +73,7 @@ interface PushConfig {
   retryDelay: number
   maxBodyBytes: number
   maxConfigsPerTask: number
+  maxQueued: number
 }
 
 /** The shared task state of several hosts behind one load balancer (PostgreSQL; shared-store.ts). */
@@ -195,5 +196,6 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     retryDelay: duration({ min: 10, max: 60_000 }).default(500).description('Milliseconds before the first retry; doubles with each.'),
     maxBodyBytes: count({ min: 1024, max: 16 * 1024 * 1024 }).default(1024 * 1024).description('Largest notification body; a larger one is not sent (PUSH_TOO_LARGE).'),
     maxConfigsPerTask: count({ min: 1, max: 64 }).default(4).description('Webhooks one task may have; more are refused (TOO_MANY_PUSH_CONFIGS).'),
+    maxQueued: count({ min: 2, max: 1024 }).default(64).description('Updates waiting per webhook: past it, and after a delivery failed all its retries, the waiting status and artifact updates of the task merge into one snapshot of its latest state (PUSH_COALESCED); an update in a state the task stops in is always kept.'),
   }).description('Push notifications (A2A TaskPushNotificationConfig) to the webhooks clients set, through an SSRF guard.'),
 })

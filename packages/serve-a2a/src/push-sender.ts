@@ -3,7 +3,9 @@
  * webhooks its client set, through the SSRF guard (push-target.ts), over a connection to the
  * checked address, never following a redirect, within `timeout`, with at most `retries` retries
  * (doubling `retryDelay`) on a network failure, a 408, a 429 or a 5xx. A failure is reported (a
- * warning with a code) and counted; it never reaches the task or the host.
+ * warning with a code) and counted; it never reaches the task or the host. A webhook's updates wait in a bounded queue
+ * (push-queue.ts): past `maxQueued`, or after a delivery failed all its retries, they coalesce into the task's latest
+ * state (counted `PUSH_COALESCED`); what waits for a task that is forgotten goes with it (`PUSH_DROPPED`).
  */
 import { type ClientRequest, request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
@@ -12,21 +14,41 @@ import type { LookupFunction } from 'node:net'
 import type { StreamResponse, Task, TaskPushNotificationConfig } from '@a2a-js/sdk'
 import { type PushNotificationSender, type PushNotificationSerializer, type ServerCallContext, V1PushNotificationSerializer } from '@a2a-js/sdk/server'
 import { authHeaders, type CappedPushStore } from './push-store.js'
+import { type Collapsed, DEFAULT_MAX_QUEUED, keptAsIs, type Serialized, WebhookQueue } from './push-queue.js'
 import { pinTarget, type PinnedTarget, TargetRefused, type TargetPolicy } from './push-target.js'
+import { taskKey } from './task-store.js'
 
 export interface PushSettings extends TargetPolicy {
   timeout: number
   retries: number
   retryDelay: number
   maxBodyBytes: number
+  /** Updates waiting per webhook before they coalesce (push-queue.ts); `DEFAULT_MAX_QUEUED` without it. */
+  maxQueued?: number
 }
 
 /** Codes of a push notification that was not delivered. */
 export type PushFailureCode = 'PUSH_TARGET_REFUSED' | 'PUSH_TOO_LARGE' | 'PUSH_REDIRECT_REFUSED' | 'PUSH_REJECTED' | 'PUSH_FAILED'
 
+/**
+ * Codes of updates that were not sent one by one: merged into a later snapshot of their task (`PUSH_COALESCED`), or
+ * dropped (`PUSH_DROPPED`: their task went with its webhooks, or more updates the task stops in waited than the bound).
+ */
+export type PushSkipCode = 'PUSH_COALESCED' | 'PUSH_DROPPED'
+
+/** One webhook (a push config of a task) with updates to deliver: what waits, and the drain that POSTs it in order. */
+interface Webhook {
+  taskId: string
+  queue: WebhookQueue
+  /** The config and its serializer as last loaded (a replaced token applies to what still waits). */
+  config: TaskPushNotificationConfig
+  serializer: PushNotificationSerializer
+  draining?: Promise<void>
+}
+
 export class GuardedPushSender implements PushNotificationSender {
-  /** Deliveries per webhook, one after another (updates arrive in order). */
-  private readonly chains = new Map<string, Promise<void>>()
+  /** By task key (the task store's), then config id: the webhooks with updates being delivered, each drained in order. */
+  private readonly webhooks = new Map<string, Map<string, Webhook>>()
   private readonly serializers: Record<string, PushNotificationSerializer>
 
   constructor(
@@ -35,6 +57,7 @@ export class GuardedPushSender implements PushNotificationSender {
     private readonly report: (code: PushFailureCode, message: string) => void,
     private readonly delivered: () => void,
     legacy?: PushNotificationSerializer,
+    private readonly skipped: (code: PushSkipCode, count: number, message: string) => void = () => {},
   ) {
     this.serializers = { '1.0': new V1PushNotificationSerializer(), ...legacy ? { '0.3': legacy } : {} }
   }
@@ -49,6 +72,13 @@ export class GuardedPushSender implements PushNotificationSender {
     this.stopping.abort()
   }
 
+  /** @internal Updates waiting for their POST now, every webhook together (not the ones in flight). */
+  get queued(): number {
+    let count = 0
+    for (const hooks of this.webhooks.values()) for (const hook of hooks.values()) count += hook.queue.size
+    return count
+  }
+
   async send(update: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const work = this.queue(update, context, task)
     this.pending.add(work)
@@ -59,68 +89,145 @@ export class GuardedPushSender implements PushNotificationSender {
     }
   }
 
+  /** The task under `key` was forgotten with its webhooks: what still waits for them goes too (a POST in flight ends). */
+  forget(key: string): void {
+    for (const hook of this.webhooks.get(key)?.values() ?? []) {
+      const dropped = hook.queue.clear()
+      if (dropped) this.skipped('PUSH_DROPPED', dropped, `${where(hook)}: ${dropped} waiting updates dropped, the task's webhooks went with it`)
+    }
+  }
+
+  private get maxQueued(): number {
+    return this.settings.maxQueued ?? DEFAULT_MAX_QUEUED
+  }
+
   private async queue(update: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = task?.id ?? taskIdOf(update)
     if (!taskId || this.stopping.signal.aborted) return
     const configs = await this.store.loadWithMetadata(taskId, context).catch(() => [])
+    const key = taskKey(context, taskId)
+    const kept = keptAsIs(update)
     for (const { config, wireVersion } of configs) {
       const serializer = this.serializers[wireVersion] ?? this.serializers['1.0']
-      let body: string
-      let contentType: string
+      let serialized: Serialized
       try {
-        ({ body, contentType } = serializer.serialize(update, task))
+        serialized = serializer.serialize(update, task)
       } catch (error) {
         this.report('PUSH_FAILED', `push notification for task ${taskId}: the update could not be serialized (${(error as Error).message})`)
         continue
       }
-      const key = `${taskId}\n${config.id}`
-      // Never rejects: a delivery that threw is reported, and the webhook's later updates still go.
-      const next = (this.chains.get(key) ?? Promise.resolve()).then(() => this.deliver(config, body, contentType, taskId))
-        .catch((error: Error) => this.report('PUSH_FAILED', `push notification for task ${taskId} to ${safeUrl(config.url)}: ${error.message}`))
-      this.chains.set(key, next)
-      void next.finally(() => this.chains.get(key) === next && this.chains.delete(key))
+      if (Buffer.byteLength(serialized.body) > this.settings.maxBodyBytes) {
+        this.report('PUSH_TOO_LARGE', `${where({ taskId, config })}: not sent, its body is over ${this.settings.maxBodyBytes} bytes (push.maxBodyBytes)`)
+        continue
+      }
+      const hook = this.webhook(key, taskId, config)
+      hook.config = config
+      hook.serializer = serializer
+      this.count(hook, hook.queue.add({ ...serialized, kept }, task, this.maxQueued), `over push.maxQueued (${this.maxQueued})`)
+      hook.draining ??= this.drain(key, config.id ?? '', hook)
+    }
+  }
+
+  /** The webhook of `config` on the task under `key`, made when it has nothing in flight. */
+  private webhook(key: string, taskId: string, config: TaskPushNotificationConfig): Webhook {
+    let hooks = this.webhooks.get(key)
+    if (!hooks) this.webhooks.set(key, hooks = new Map())
+    let hook = hooks.get(config.id ?? '')
+    if (hook) return hook
+    const made: Webhook = hook = {
+      taskId, config, serializer: this.serializers['1.0'],
+      queue: new WebhookQueue((latest) => {
+        try {
+          const snapshot = made.serializer.serialize({ payload: { $case: 'task', value: latest } }, latest)
+          return Buffer.byteLength(snapshot.body) > this.settings.maxBodyBytes ? undefined : snapshot
+        } catch {
+          return undefined
+        }
+      }),
+    }
+    hooks.set(config.id ?? '', hook)
+    return hook
+  }
+
+  /** POSTs what the webhook has waiting, in order; after a delivery failed all its retries, what waits collapses. */
+  private async drain(key: string, id: string, hook: Webhook): Promise<void> {
+    try {
+      for (let next = hook.queue.take(); next; next = hook.queue.take()) {
+        // Never rejects: a delivery that threw is reported, and the webhook's later updates still go.
+        const down = await this.deliver(hook, next).catch((error: Error) => {
+          this.report('PUSH_FAILED', `${where(hook)}: ${error.message}`)
+          return false
+        })
+        if (down) this.count(hook, hook.queue.collapse(this.maxQueued), 'after a delivery that failed all its retries')
+      }
+    } finally {
+      hook.draining = undefined
+      const hooks = this.webhooks.get(key)
+      if (hooks?.get(id) === hook) hooks.delete(id)
+      if (hooks && !hooks.size) this.webhooks.delete(key)
+    }
+  }
+
+  private count(hook: Webhook, done: Collapsed | undefined, why: string): void {
+    if (done?.coalesced) {
+      this.skipped('PUSH_COALESCED', done.coalesced, `${where(hook)}: ${done.coalesced} waiting updates merged into the task's latest state (${why})`)
+    }
+    if (done?.dropped) {
+      this.skipped('PUSH_DROPPED', done.dropped, `${where(hook)}: the ${done.dropped} oldest waiting updates dropped (${why})`)
     }
   }
 
   /** Resolves once every delivery queued now has ended (tests, stop), or after `within` ms. */
   async idle(within?: number): Promise<void> {
     const give = within === undefined ? undefined : sleep(within, undefined, { ref: false })
-    while (this.pending.size || this.chains.size) {
-      const all = Promise.all([...this.pending, ...this.chains.values()])
+    while (this.pending.size || this.webhooks.size) {
+      const drains = [...this.webhooks.values()].flatMap((hooks) => [...hooks.values()].map((hook) => hook.draining))
+      const all = Promise.all([...this.pending, ...drains])
       if (!give) await all
       else if (await Promise.race([all.then(() => false), give.then(() => true)])) return
     }
   }
 
-  private async deliver(config: TaskPushNotificationConfig, body: string, contentType: string, taskId: string): Promise<void> {
-    const where = `push notification for task ${taskId} to ${safeUrl(config.url)}`
-    if (Buffer.byteLength(body) > this.settings.maxBodyBytes) {
-      return this.report('PUSH_TOO_LARGE', `${where}: not sent, its body is over ${this.settings.maxBodyBytes} bytes (push.maxBodyBytes)`)
+  /** One update to the webhook, with its retries; true if it failed them all (the webhook looks down). */
+  private async deliver(hook: Webhook, update: Serialized): Promise<boolean> {
+    const { config } = hook
+    const fail = (code: PushFailureCode, message: string, down = false) => {
+      this.report(code, `${where(hook)}: ${message}`)
+      return down
     }
-    const headers: Record<string, string> = { 'Content-Type': contentType, ...authHeaders(config) }
+    const stopped = this.stopping.signal
+    if (stopped.aborted) return fail('PUSH_FAILED', 'not delivered, the server stopped')
+    const headers: Record<string, string> = { 'Content-Type': update.contentType, ...authHeaders(config) }
     for (let attempt = 0; ; attempt++) {
       let target: PinnedTarget
       try {
         target = await pinTarget(config.url, this.settings)
       } catch (error) {
-        return this.report(error instanceof TargetRefused ? error.code : 'PUSH_FAILED', `${where}: ${(error as Error).message}`)
+        return fail(error instanceof TargetRefused ? error.code : 'PUSH_FAILED', (error as Error).message)
       }
-      const stopped = this.stopping.signal
-      const outcome = await post(target, headers, body, this.settings.timeout, stopped)
-      if (stopped.aborted) return this.report('PUSH_FAILED', `${where}: not delivered, the server stopped`)
-      if (typeof outcome === 'number' && outcome >= 200 && outcome < 300) return this.delivered()
+      const outcome = await post(target, headers, update.body, this.settings.timeout, stopped)
+      if (stopped.aborted) return fail('PUSH_FAILED', 'not delivered, the server stopped')
+      if (typeof outcome === 'number' && outcome >= 200 && outcome < 300) {
+        this.delivered()
+        return false
+      }
       if (typeof outcome === 'number' && outcome >= 300 && outcome < 400) {
-        return this.report('PUSH_REDIRECT_REFUSED', `${where}: answered HTTP ${outcome} (a redirect, not followed)`)
+        return fail('PUSH_REDIRECT_REFUSED', `answered HTTP ${outcome} (a redirect, not followed)`)
       }
       const retryable = typeof outcome !== 'number' || outcome === 408 || outcome === 429 || outcome >= 500
-      if (!retryable) return this.report('PUSH_REJECTED', `${where}: answered HTTP ${outcome}`)
+      if (!retryable) return fail('PUSH_REJECTED', `answered HTTP ${outcome}`)
       if (attempt >= this.settings.retries) {
-        return this.report('PUSH_FAILED', `${where}: ${typeof outcome === 'number' ? `HTTP ${outcome}` : outcome.message}, after ${attempt + 1} attempts`)
+        return fail('PUSH_FAILED', `${typeof outcome === 'number' ? `HTTP ${outcome}` : outcome.message}, after ${attempt + 1} attempts`, true)
       }
       const waited = await sleep(this.settings.retryDelay * 2 ** attempt, true, { signal: stopped }).catch(() => false)
-      if (!waited) return this.report('PUSH_FAILED', `${where}: not delivered, the server stopped`)
+      if (!waited) return fail('PUSH_FAILED', 'not delivered, the server stopped')
     }
   }
+}
+
+/** How a log line names a webhook's notification. */
+function where(hook: { taskId: string; config: TaskPushNotificationConfig }): string {
+  return `push notification for task ${hook.taskId} to ${safeUrl(hook.config.url)}`
 }
 
 /**

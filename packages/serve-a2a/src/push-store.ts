@@ -30,6 +30,8 @@ export interface PushStoreBounds extends TargetPolicy {
   maxTasks: number
   /** Whether the task under this key runs now (its webhooks are never dropped for room). */
   isRunning: (key: string) => boolean
+  /** The webhooks of the task under this key went (forgotten, or dropped for room): what still waits for them goes too. */
+  forgotten?: (key: string) => void
 }
 
 export class CappedPushStore implements PushNotificationStore {
@@ -81,7 +83,7 @@ export class CappedPushStore implements PushNotificationStore {
 
   /** The task under `key` was forgotten (evicted or dropped): its webhooks go with it. */
   forget(key: string): void {
-    this.tasks.delete(key)
+    if (this.tasks.delete(key)) this.bounds.forgotten?.(key)
   }
 
   clear(): void {
@@ -92,7 +94,7 @@ export class CappedPushStore implements PushNotificationStore {
     if (this.tasks.size <= this.bounds.maxTasks) return
     for (const key of this.tasks.keys()) {
       if (this.tasks.size <= this.bounds.maxTasks) return
-      if (!this.bounds.isRunning(key)) this.tasks.delete(key)
+      if (!this.bounds.isRunning(key)) this.forget(key)
     }
   }
 }

@@ -308,18 +308,23 @@ function listen({ host, port, requestTimeout, maxConnections }: Config): Promise
   }))
 }
 
-async function pushParts(config: Config, logger: { warn(format: string, ...args: unknown[]): void }, stats: Map<string, number>,
+type Log = (format: string, ...args: unknown[]) => void
+
+async function pushParts(config: Config, logger: { warn: Log; debug: Log }, stats: Map<string, number>,
   isRunning: (key: string) => boolean) {
   const [{ GuardedPushSender }, { CappedPushStore }, { V03PushNotificationSerializer }] = await Promise.all([
     import('./push-sender.js'), import('./push-store.js'), import('@a2a-js/sdk/compat/v0_3/server'),
   ])
   const settings = { ...config.push, allowHosts: new Set(config.push.allowHosts.map((host) => host.replace(/^\[|\]$/g, '').toLowerCase())) }
-  const count = (key: string) => stats.set(key, (stats.get(key) ?? 0) + 1)
-  const store = new CappedPushStore({ ...settings, maxTasks: config.maxStoredTasks, isRunning })
+  const count = (key: string, by = 1) => stats.set(key, (stats.get(key) ?? 0) + by)
+  const store = new CappedPushStore({ ...settings, maxTasks: config.maxStoredTasks, isRunning, forgotten: (key) => sender.forget(key) })
   const sender = new GuardedPushSender(store, settings, (code, message) => {
     count(code)
     logger.warn('%s: %s', code, message)
-  }, () => count('delivered'), new V03PushNotificationSerializer())
+  }, () => count('delivered'), new V03PushNotificationSerializer(), (code, by, message) => {
+    count(code, by)
+    logger.debug('%s: %s', code, message)
+  })
   return { store, sender }
 }
 

@@ -56,7 +56,7 @@ describe('@cordis-subagents/serve-a2a entry (as the loader sees it)', () => {
       // Push notifications off; their bounds when a config turns them on.
       push: {
         enabled: false, allowHosts: [], allowHttp: false, timeout: 5_000, retries: 2, retryDelay: 500,
-        maxBodyBytes: 1_048_576, maxConfigsPerTask: 4,
+        maxBodyBytes: 1_048_576, maxConfigsPerTask: 4, maxQueued: 64,
       },
     })
   })
