@@ -9,7 +9,9 @@ import { join, relative } from 'node:path'
 import { expect } from 'chai'
 import { ROOT } from './helpers.js'
 
-interface SchemaNode { type?: string; dict?: Record<string, SchemaNode>; list?: SchemaNode[]; inner?: SchemaNode; meta?: Record<string, unknown> }
+interface SchemaNode {
+  type?: string; dict?: Record<string, SchemaNode>; list?: SchemaNode[]; inner?: SchemaNode; meta?: Record<string, unknown>
+}
 
 // A bin's entry is a string there (not imported).
 const pinned = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/package-exports.json'), 'utf8')) as Record<string, { values: string[] } | string>
