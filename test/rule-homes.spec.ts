@@ -1,7 +1,8 @@
 // Each rule is written once (DESIGN §3): the name pattern, a non-negative integer, a bearer token, a
 // traceparent, a loopback host, who may bind off loopback, a bounded response body, a credential name and state kept with an
 // agent (a WeakMap keyed by agents held them through young collections) each have one home in @cordis-subagents/shared.
-// This fails when a package's src/ restates one of them instead of importing it from its home.
+// This fails when a package's src/ restates one of them instead of importing it from its home. A bounded body is
+// recognised by a fetch response's body read by hand (any stream adapter makes a `ReadableStream`: serve-acp's flow control).
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { expect } from 'chai'
@@ -26,7 +27,7 @@ const RULES: Rule[] = [
   { rule: 'a traceparent', home: `${SHARED}/crossing/trace-context.ts`, copy: /\[0-9a-f\]\{32\}/, use: 'parseTraceparent / traceContextFrom' },
   { rule: 'a loopback host', home: `${SHARED}/security/host-guards.ts`, copy: /'::1'|startsWith\('127\.'\)/, use: 'isLoopback' },
   { rule: 'who may bind off loopback', home: `${SHARED}/security/host-guards.ts`, copy: /isLoopback\([\w.]*\.host\b/, use: 'bindRefusal' },
-  { rule: 'a bounded response body', home: `${SHARED}/security/bounded-body.ts`, copy: /new ReadableStream\b/, use: 'boundedBody' },
+  { rule: 'a bounded response body', home: `${SHARED}/security/bounded-body.ts`, copy: /\b(?:res|response)\w*\.body!?\.getReader\(\)/, use: 'boundedBody' },
   { rule: 'state kept with an agent', home: `${SHARED}/vocabulary/kept-with.ts`, copy: /WeakMap<Agent\b/, use: 'KeptWith' },
   { rule: 'a credential name', home: `${SHARED}/security/credential-shapes.ts`, copy: /(auth|key|token|secret)\|(auth|key|token|secret)/i, use: 'isCredentialName' },
 ]

@@ -20,6 +20,8 @@ export interface Config {
   maxDepth: number
   /** Live sessions kept in memory; beyond it the least recently used idle one is closed. */
   maxSessions: number
+  /** Requests of the client handled at once (a running prompt counts); one more is refused TOO_MANY_REQUESTS. */
+  maxRequestsInFlight: number
   /** Advertise and serve `session/load` from a session store. */
   loadSession: boolean
   /** Directory of the session store (default: `$XDG_STATE_HOME/cordis-subagents/serve-acp/sessions`). */
@@ -64,6 +66,7 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   })).description('Limits of each prompt turn (a session\'s root run). A parent\'s remaining budget (SUBAGENT_BUDGET, `_meta`) lowers them, never raises them.'),
   maxDepth: count().default(3).description('This server\'s depth ceiling: a session whose depth (SUBAGENT_DEPTH, `_meta`) is deeper is refused, and its children count against it.'),
   maxSessions: count({ min: 1, max: 10_000 }).default(16).description('Live sessions kept in memory. Beyond it the least recently used idle session is closed (still loadable from the store); when every session is running a turn, session/new is refused.'),
+  maxRequestsInFlight: count({ min: 1, max: 100_000 }).default(256).description('Requests of the client handled at once (a running prompt counts for its whole turn); one more is answered at once with TOO_MANY_REQUESTS. Raise it with maxSessions when more turns run at once.'),
   loadSession: Schema.boolean().default(true).description('Advertise `loadSession` and keep sessions in a store, so `session/load` continues one in a later process.'),
   store: Schema.string().pattern(NOT_BLANK).description('Directory of the session store. Default: `$XDG_STATE_HOME/cordis-subagents/serve-acp/sessions` (else `~/.local/state/…`).'),
   maxStoredSessions: count({ min: 1, max: 100_000 }).default(100).description('Sessions kept in the store; saving one more removes the least recently saved.'),

@@ -4,9 +4,10 @@ import { CodedError } from '@cordis-subagents/shared'
 export type ServeAcpErrorCode =
   | 'INVALID_CONFIG'
   | 'STDIO_TAKEN'
-  | 'NO_SERVER'
   | 'DEPTH_EXCEEDED'
   | 'TOO_MANY_SESSIONS'
+  /** A request past `maxRequestsInFlight` requests of the client being handled at once. */
+  | 'TOO_MANY_REQUESTS'
   | 'TURN_RUNNING'
   | 'UNKNOWN_SESSION'
   | 'INVALID_CWD'

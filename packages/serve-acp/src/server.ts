@@ -5,14 +5,15 @@ import { addCounts, crossingForFrom, describeError, questionMeta, SpendReporter,
 import type { ToolView } from '@cordis-subagents/tools'
 import type { AcpTransport, Config } from './config.js'
 import type { ServeAcpErrorCode } from './errors.js'
+import { FlowControl, RequestCap } from './flow.js'
 import { promptText } from './prompt-text.js'
 import { PROTOCOL_VERSION, type Sdk } from './sdk.js'
-import { isSessionId, newSessionId, SessionStore } from './session-store.js'
-import { crossingKey, cwdProblem, promptTrace, sessionLimits, type SessionLimits } from './session-limits.js'
+import { isSessionId, newSessionId, persistSession, SessionStore } from './session-store.js'
+import { crossingKey, cwdProblem, noToolsLeft, promptTrace, sessionLimits, type SessionLimits } from './session-limits.js'
 import { type Session, SessionTable } from './sessions.js'
 import { tellClient } from './tell-client.js'
 import { listSessions } from './session-list.js'
-import { endSession, failuresMeta, opened, startClientMcp } from './session-mcp.js'
+import { checkClientMcp, endSession, failuresMeta, opened } from './session-mcp.js'
 import { acpStop, eventUpdate, replayed, reportOf, type Telemetry, totals } from './updates.js'
 
 export interface ServerParts {
@@ -32,18 +33,21 @@ export class AcpServer {
   private readonly store?: SessionStore
   private connection?: ReturnType<ReturnType<Sdk['agent']>['connect']>
   private closing = false
+  private readonly requests: RequestCap
 
   constructor(private readonly parts: ServerParts, storeDir: string | undefined) {
     this.sessions = new SessionTable(parts.config.maxSessions)
+    this.requests = new RequestCap(parts.config.maxRequestsInFlight, (message) => this.refuse('TOO_MANY_REQUESTS', message, 'invalidRequest'))
     if (parts.config.loadSession && storeDir) {
       this.store = new SessionStore(storeDir, { maxBytes: parts.config.maxSessionBytes, maxSessions: parts.config.maxStoredSessions })
     }
   }
 
-  /** Serves on `transport`; resolves when the client goes away (the stream ends or errs). */
+  /** Serves on `transport` (reading no more while the client leaves our output unread: FlowControl); resolves when the client goes away. */
   serve(transport: AcpTransport): Promise<void> {
     const { sdk } = this.parts
-    this.connection = this.app().connect(sdk.ndJsonStream(transport.output, transport.input))
+    const flow = new FlowControl(transport)
+    this.connection = this.app().connect(sdk.ndJsonStream(flow.output, flow.input))
     return this.connection.closed.catch(() => {})
   }
 
@@ -52,6 +56,7 @@ export class AcpServer {
     if (this.closing) return
     this.closing = true
     const all = this.sessions.drain()
+    this.sessions.wakeWaiting()
     for (const session of all) session.controller?.abort(new Error('the ACP server is shutting down'))
     await Promise.allSettled(all.map(endSession))
     try {
@@ -62,8 +67,10 @@ export class AcpServer {
   private app() {
     const { sdk, config } = this.parts
     const methods = sdk.methods
+    // Every request counts against maxRequestsInFlight while it is handled (TOO_MANY_REQUESTS past it).
+    const capped = this.requests.capped.bind(this.requests)
     return sdk.agent({ name: config.name })
-      .onRequest(methods.agent.initialize, async ({ params }) => {
+      .onRequest(methods.agent.initialize, capped(async ({ params }) => {
         // The parent that started us names the env's tool ceiling as ours: only now does it apply.
         this.bindCrossing(params._meta)
         return {
@@ -76,17 +83,17 @@ export class AcpServer {
           authMethods: [],
           agentInfo: { name: config.name, version: this.parts.version, ...config.title ? { title: config.title } : {} },
         }
-      })
-      .onRequest(methods.agent.session.new, async ({ params }) => {
+      }))
+      .onRequest(methods.agent.session.new, capped(async ({ params }) => {
         const cwd = await this.sessionCwd(params.cwd)
-        const id = newSessionId()
-        const mcp = await this.clientMcp(params.mcpServers, cwd)
-        const session = await opened(() => this.open(id, cwd, params._meta, undefined, mcp), mcp)
+        const limits = this.limitsOf(params._meta)
+        const open = (mcp?: SentServers) => this.open(newSessionId(), cwd, params._meta, limits, undefined, mcp)
+        const session = await this.openInSlot(params.mcpServers, cwd, open)
         // Stored at once, so a session whose first turn never finished can still be loaded.
         await this.persist(session)
-        return { sessionId: id, ...failuresMeta(mcp) }
-      })
-      .onRequest(methods.agent.session.load, async ({ params, client }) => {
+        return { sessionId: session.id, ...failuresMeta(session.mcp) }
+      }))
+      .onRequest(methods.agent.session.load, capped(async ({ params, client }) => {
         const session = await this.reopen(params, 'session/load')
         const mcpMeta = failuresMeta(session.mcp)
         // The protocol wants the conversation replayed to the client before the response.
@@ -95,18 +102,18 @@ export class AcpServer {
           if (update) await client.notify(methods.client.session.update, { sessionId: session.id, update: update as any }).catch(() => {})
         }
         return mcpMeta
-      })
+      }))
       // session/load without the replay: the client still shows the conversation.
-      .onRequest(methods.agent.session.resume, async ({ params }) => {
+      .onRequest(methods.agent.session.resume, capped(async ({ params }) => {
         const session = await this.reopen(params, 'session/resume')
         return failuresMeta(session.mcp)
-      })
-      .onRequest(methods.agent.session.list, async ({ params }) => {
+      }))
+      .onRequest(methods.agent.session.list, capped(async ({ params }) => {
         const page = await listSessions(this.sessions.values(), this.store, params)
         if (!page) throw this.refuse('INVALID_CURSOR', 'the cursor is not one this server gave; list again without a cursor')
         return page
-      })
-      .onRequest(methods.agent.session.close, async ({ params }) => {
+      }))
+      .onRequest(methods.agent.session.close, capped(async ({ params }) => {
         // A close sent during a load of the session waits for it and closes what it opened (SessionTable.take).
         const session = await this.sessions.take(params.sessionId)
         if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${JSON.stringify(params.sessionId).slice(0, 120)}; it is not open here`)
@@ -114,11 +121,11 @@ export class AcpServer {
         session.controller?.abort(new Error('the session was closed by the client (session/close)'))
         await endSession(session)
         return {}
-      })
+      }))
       .onNotification(methods.agent.session.cancel, ({ params }) => {
         this.sessions.get(params.sessionId)?.controller?.abort(new Error('cancelled by the client (session/cancel)'))
       })
-      .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
+      .onRequest(methods.agent.session.prompt, capped(async ({ params, client }) => {
         const session = this.sessions.get(params.sessionId)
         if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${JSON.stringify(params.sessionId).slice(0, 120)}; create one with session/new or load it`)
         // One turn at a time: a second prompt must not take over the running turn's cancel.
@@ -132,7 +139,7 @@ export class AcpServer {
         const notify = (update: Record<string, unknown>) =>
           client.notify(methods.client.session.update, { sessionId: session.id, update: update as any }).catch(() => {})
         return this.turn(session, text, params._meta, notify)
-      })
+      }))
   }
 
   /** session/load and session/resume: the session's history (open here or stored) under a new agent with this request's limits. */
@@ -147,9 +154,10 @@ export class AcpServer {
     if (!this.sessions.startLoad(id)) throw this.refuse('TURN_RUNNING', `session ${id} is being loaded by another request; wait for it`, 'invalidRequest')
     try {
       const cwd = await this.sessionCwd(params.cwd)
+      // Refused before the open session of this id is closed for the load.
+      const limits = this.limitsOf(params._meta)
       const messages = await this.history(id)
-      const mcp = await this.clientMcp(params.mcpServers, cwd)
-      const session = await opened(() => this.open(id, cwd, params._meta, messages, mcp), mcp)
+      const session = await this.openInSlot(params.mcpServers, cwd, (mcp) => this.open(id, cwd, params._meta, limits, messages, mcp))
       await this.persist(session)
       return session
     } finally {
@@ -157,11 +165,24 @@ export class AcpServer {
     }
   }
 
-  /** Starts the MCP servers the client sent for a session; a list the policy forbids is refused as a whole (MCP_SERVER_REFUSED). */
-  private async clientMcp(sent: unknown, cwd: string): Promise<SentServers | undefined> {
-    const started = await startClientMcp(sent, this.parts.config.mcpServers, cwd, this.parts.logger)
-    if ('refusal' in started) throw this.refuse('MCP_SERVER_REFUSED', `${started.refusal}; nothing was started (see serve-acp's mcpServers config)`)
-    return started.servers
+  /**
+   * Opens a session in a slot taken (SessionTable.reserve: the idle sessions closed for it reaped first, openings past
+   * maxSessions waiting for one to end) before its client's MCP servers start: live and opening sessions never run more
+   * than maxSessions × mcpServers.maxServers of them. A list the policy forbids is refused first (MCP_SERVER_REFUSED).
+   */
+  private async openInSlot(sent: unknown, cwd: string, open: (mcp?: SentServers) => Session): Promise<Session> {
+    const { config, logger } = this.parts
+    const mcp = await checkClientMcp(sent, config.mcpServers, cwd, logger)
+    if ('refusal' in mcp) throw this.refuse('MCP_SERVER_REFUSED', `${mcp.refusal}; nothing was started (see serve-acp's mcpServers config)`)
+    const busy = `all ${config.maxSessions} sessions (maxSessions) are running a turn or waiting for an answer; wait for one to end`
+    if (!await this.sessions.reserve(() => this.closing)) throw this.refuse('TOO_MANY_SESSIONS', busy, 'invalidRequest')
+    try {
+      const servers = await mcp.start()
+      // Servers of a session that does not open (the server closing) are stopped before the slot is given back.
+      return await opened(() => open(servers), servers)
+    } finally {
+      this.sessions.release()
+    }
   }
 
   private async turn(session: Session, text: string, meta: unknown, notify: (update: Record<string, unknown>) => Promise<unknown>) {
@@ -229,15 +250,10 @@ export class AcpServer {
     }
   }
 
-  /** Opens (or re-opens) a session: checks the crossing, makes room, creates its agent. */
-  private open(id: string, cwd: string, meta: unknown, seed?: readonly Message[], mcp?: SentServers): Session {
+  /** Opens (or re-opens) a session in the slot its request holds (openInSlot): creates its agent. */
+  private open(id: string, cwd: string, meta: unknown, limits: SessionLimits, seed?: readonly Message[], mcp?: SentServers): Session {
     // Closed while the request started its client's MCP servers: no session opens (`opened` stops those servers).
     if (this.closing) throw new Error('the ACP server is shutting down; no session opens now')
-    const { config } = this.parts
-    const limits = this.limitsOf(meta)
-    const closed = this.sessions.makeRoom()
-    if (!closed) throw this.refuse('TOO_MANY_SESSIONS', `all ${config.maxSessions} sessions (maxSessions) are running a turn or waiting for an answer; wait for one to end`, 'invalidRequest')
-    for (const old of closed) void endSession(old)
     const agent = this.servedAgent(id, limits, cwd, seed, mcp)
     const spent = { steps: 0, tokens: 0, toolCalls: 0, delegations: 0 }
     const session: Session = { id, agent, cwd, depth: limits.depth, updatedAt: Date.now(), spent, crossing: crossingKey(meta) }
@@ -308,17 +324,10 @@ export class AcpServer {
     }
   }
 
-  /**
-   * A session whose parent's tool ceiling leaves none of the tools served here would answer from the
-   * model alone as if it had worked: refused, so the parent gets an error saying why.
-   */
+  /** A session whose parent's tool ceiling leaves none of the served tools is refused (noToolsLeft), not answered from the model alone. */
   private checkTools(session: Session): void {
-    if (session.agent.tools.list().length) return
-    const served = this.tools().list().map((tool) => tool.name).sort()
-    if (!served.length) return
-    const shown = served.slice(0, 8).join(', ') + (served.length > 8 ? `, … (${served.length})` : '')
-    throw this.refuse('NO_TOOLS_LEFT', `the parent's tool ceiling leaves this agent none of the tools it serves (${shown}); `
-      + 'give the delegating agent the tools the child needs, or delegate this task elsewhere', 'invalidRequest')
+    const problem = noToolsLeft(session.agent.tools, this.tools())
+    if (problem) throw this.refuse('NO_TOOLS_LEFT', problem, 'invalidRequest')
   }
 
   /** ctx.tools under the configured filter (ctx.agents adds the session's `_meta` ceiling and the env one). */
@@ -327,15 +336,7 @@ export class AcpServer {
     return config.tools ? ctx.tools.view(config.tools) : ctx.tools.view()
   }
 
-  private async persist(session: Session): Promise<void> {
-    if (!this.store) return
-    try {
-      const kept = await this.store.save(session.id, { cwd: session.cwd, messages: [...session.agent.transcript.completedMessages()] })
-      if (!kept) this.parts.logger.warn('session %s is larger than maxSessionBytes; it is not stored and cannot be loaded later', session.id)
-    } catch (error) {
-      this.parts.logger.warn('session %s could not be stored: %s', session.id, describeError(error))
-    }
-  }
+  private readonly persist = (session: Session) => persistSession(this.store, session, this.parts.logger)
 
   private async sessionCwd(cwd: unknown): Promise<string> {
     const problem = await cwdProblem(cwd)

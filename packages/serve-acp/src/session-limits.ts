@@ -47,3 +47,16 @@ export async function cwdProblem(cwd: unknown): Promise<string | undefined> {
   const info = await stat(cwd).catch(() => undefined)
   return info?.isDirectory() ? undefined : `cwd ${cwd.slice(0, 200)} is not an existing directory`
 }
+
+/**
+ * Why a session's agent may not run: its parent's tool ceiling leaves it none of the tools served here (`served`), so
+ * it would answer from the model alone as if it had worked; undefined when it has some, or nothing is served.
+ */
+export function noToolsLeft(left: { list(): readonly unknown[] }, served: { list(): readonly { name: string }[] }): string | undefined {
+  if (left.list().length) return undefined
+  const names = served.list().map((tool) => tool.name).sort()
+  if (!names.length) return undefined
+  const shown = names.slice(0, 8).join(', ') + (names.length > 8 ? `, … (${names.length})` : '')
+  return `the parent's tool ceiling leaves this agent none of the tools it serves (${shown}); `
+    + 'give the delegating agent the tools the child needs, or delegate this task elsewhere'
+}

@@ -20,17 +20,17 @@ export interface ClientMcpConfig {
 
 export const DEFAULT_CLIENT_MCP: ClientMcpConfig = { stdio: true, http: true, maxServers: 8, inherit: 'core', startupTimeout: 30_000, callTimeout: 120_000 }
 
-/** The outcome of a request's `mcpServers`: refused as a whole (before anything starts), or started (undefined: none sent). */
-type Started = { refusal: string } | { servers?: SentServers }
+/** A request's `mcpServers`: refused as a whole (nothing started), or ready to `start` (undefined: none sent). */
+type Checked = { refusal: string } | { start(): Promise<SentServers | undefined> }
 
 /**
- * Starts the MCP servers an ACP client sent with `session/new` (or `session/load` / `session/resume`)
- * through `@cordis-subagents/mcp` (imported only when a client sends some), with the bounds and env
- * policy of a configured MCP server under `config`. The list is refused as a whole when the policy
- * forbids an entry; a server that does not start is left out (see `failuresMeta`).
+ * Checks the MCP servers an ACP client sent with `session/new` (or `session/load` / `session/resume`)
+ * against the policy of `config`, starting nothing: the list is refused as a whole when the policy forbids
+ * an entry. `start()` then starts them through `@cordis-subagents/mcp` (imported only when a client sends
+ * some), with the bounds and env policy of a configured MCP server; one that does not start is left out (see `failuresMeta`).
  */
-export async function startClientMcp(sent: unknown, config: ClientMcpConfig, cwd: string, logger: Logger): Promise<Started> {
-  if (sent === undefined || sent === null || (Array.isArray(sent) && sent.length === 0)) return {}
+export async function checkClientMcp(sent: unknown, config: ClientMcpConfig, cwd: string, logger: Logger): Promise<Checked> {
+  if (sent === undefined || sent === null || (Array.isArray(sent) && sent.length === 0)) return { start: async () => undefined }
   const mcp = await import('@cordis-subagents/mcp')
   const policy = {
     ...mcp.DEFAULT_SENT_SERVER_POLICY,
@@ -40,7 +40,7 @@ export async function startClientMcp(sent: unknown, config: ClientMcpConfig, cwd
   }
   const refusal = mcp.sentServersRefusal(sent, policy)
   if (refusal) return { refusal }
-  return { servers: await mcp.startSentServers(sent as Parameters<typeof mcp.startSentServers>[0], policy, cwd, logger) }
+  return { start: () => mcp.startSentServers(sent as Parameters<typeof mcp.startSentServers>[0], policy, cwd, logger) }
 }
 
 type FailuresMeta = { _meta?: { cordisSubagents: { mcpServerFailures: readonly SentServerFailure[] } } }

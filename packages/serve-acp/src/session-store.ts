@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { isAbsolute, join } from 'node:path'
+import type { Logger } from 'cordis'
 import type { Message } from '@cordis-subagents/agent'
+import { describeError } from '@cordis-subagents/shared'
 
 /**
  * Where served sessions are kept, so `session/load` works in a later process (an ACP client such
@@ -133,5 +135,18 @@ export class SessionStore {
     const parsed = JSON.parse(await readFile(file, 'utf8')) as Partial<StoredSession>
     if (typeof parsed.cwd !== 'string' || !Array.isArray(parsed.messages)) throw new Error('the stored session is malformed')
     return { cwd: parsed.cwd, messages: parsed.messages }
+  }
+}
+
+type LiveSession = { id: string; cwd: string; agent: { transcript: { completedMessages(): readonly Message[] } } }
+
+/** Stores a live session's completed turns (when there is a store); a failure or a session past `maxBytes` is logged: it goes on. */
+export async function persistSession(store: SessionStore | undefined, session: LiveSession, logger: Logger): Promise<void> {
+  if (!store) return
+  try {
+    const kept = await store.save(session.id, { cwd: session.cwd, messages: [...session.agent.transcript.completedMessages()] })
+    if (!kept) logger.warn('session %s is larger than maxSessionBytes; it is not stored and cannot be loaded later', session.id)
+  } catch (error) {
+    logger.warn('session %s could not be stored: %s', session.id, describeError(error))
   }
 }

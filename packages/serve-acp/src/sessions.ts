@@ -1,6 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { SentServers } from '@cordis-subagents/mcp'
 import type { TraceContextHeaders } from '@cordis-subagents/shared'
+import { endSession } from './session-mcp.js'
 
 /** Spend of a session's finished turns (what the next turn's reports start from). */
 interface SessionSpend {
@@ -33,12 +34,18 @@ export interface Session {
 /**
  * The live sessions, least recently used first, bounded by `max`. Making room closes the least
  * recently used idle session (its agent is disposed; a stored one can be loaded again); when every
- * session is running a turn or parked on a question there is no room.
+ * session is running a turn or parked on a question there is no room. A session being opened holds
+ * its slot from before its client's MCP servers start (`reserve`) until it is added or given up
+ * (`release`), so open sessions and openings together never pass `max`.
  */
 export class SessionTable {
   private readonly sessions = new Map<string, Session>()
   /** Ids a load or resume is opening now (a second one at once would make a second agent under the id), and its end. */
   private readonly loading = new Map<string, { ended: Promise<void>; end(): void }>()
+  /** Slots held by sessions being opened (`reserve` … `release`). */
+  private opening = 0
+  /** Requests waiting for an opening to end (`reserve`), woken by `release`. */
+  private waiting: Array<() => void> = []
 
   constructor(private readonly max: number) {}
 
@@ -56,17 +63,49 @@ export class SessionTable {
     return session
   }
 
-  /** Frees a slot for one more session; returns the sessions closed for it, or undefined when every session is busy. */
-  makeRoom(): Session[] | undefined {
+  /** Frees a slot for one more session; returns the sessions closed for it, or undefined when every slot is busy. */
+  private makeRoom(): Session[] | undefined {
+    const taken = this.sessions.size + this.opening
     const closed: Session[] = []
     for (const session of this.sessions.values()) {
-      if (this.sessions.size - closed.length < this.max) break
+      if (taken - closed.length < this.max) break
       // A parked session (its turn waits for an answer, the next prompt) is not idle: closing it would lose the question.
       if (!session.controller && !session.agent.parked) closed.push(session)
     }
-    if (this.sessions.size - closed.length >= this.max) return undefined
+    if (taken - closed.length >= this.max) return undefined
     for (const session of closed) this.sessions.delete(session.id)
     return closed
+  }
+
+  /**
+   * Takes a slot for a session about to open, before anything of it (its client's MCP servers) starts: the least
+   * recently used idle sessions are closed for it, and ended (their servers reaped) before this resolves true. While
+   * other openings hold the slots it waits for one to end; false when every slot is held by a session running a turn
+   * or parked. `stopped()` true (the server closes) ends the wait with an error. A true answer must be `release`d.
+   */
+  async reserve(stopped: () => boolean): Promise<boolean> {
+    for (;;) {
+      if (stopped()) throw new Error('the ACP server is shutting down; no session opens now')
+      const closed = this.makeRoom()
+      if (closed) {
+        this.opening++
+        await Promise.allSettled(closed.map(endSession))
+        return true
+      }
+      if (!this.opening) return false
+      await new Promise<void>((resolve) => this.waiting.push(resolve))
+    }
+  }
+
+  /** Gives back a slot `reserve` took (once the session is added, or did not open). */
+  release(): void {
+    this.opening--
+    this.wakeWaiting()
+  }
+
+  /** Wakes the requests waiting for a slot (each tries again, or sees the server stopped). */
+  wakeWaiting(): void {
+    for (const resolve of this.waiting.splice(0)) resolve()
   }
 
   /** Every open session, without touching the use order. */

@@ -24,6 +24,7 @@ describe('@cordis-subagents/serve-acp entry (as the loader sees it)', () => {
       name: 'cordis-subagents',
       maxDepth: 3,
       maxSessions: 16,
+      maxRequestsInFlight: 256,
       loadSession: true,
       maxStoredSessions: 100,
       maxSessionBytes: 4 * 1024 * 1024,
@@ -34,13 +35,14 @@ describe('@cordis-subagents/serve-acp entry (as the loader sees it)', () => {
     expect(() => Config({ mcpServers: { inherit: 'some' } as never })).to.throw()
     expect(Config({ tools: { deny: ['secret'] } }).tools).to.deep.equal({ deny: ['secret'] })
     expect(() => Config({ maxSessions: 0 })).to.throw()
+    expect(() => Config({ maxRequestsInFlight: 0 })).to.throw()
     expect(() => Config({ tools: { allow: ['not a name'] } })).to.throw()
   })
 
   it('every Config key has a description (for the Koishi console)', async () => {
     const { Config } = await import('@cordis-subagents/serve-acp')
     const dict = (Config as unknown as { dict: Record<string, { meta?: { description?: unknown } }> }).dict
-    expect(Object.keys(dict)).to.have.length(16)
+    expect(Object.keys(dict)).to.have.length(17)
     for (const [key, schema] of Object.entries(dict)) expect(schema.meta?.description, key).to.be.ok
   })
 
