@@ -17,6 +17,8 @@ export interface Config {
   allowedHosts?: string[]
   allowedOrigins?: string[]
   maxBodyBytes?: number
+  bodyTimeout?: number
+  maxConnections?: number
   maxSessions?: number
   sessionIdleTimeout?: number
   maxRequestsPerMinute?: number
@@ -50,6 +52,12 @@ export const Config: Schema<Config> = Schema.object({
   allowedOrigins: Schema.array(String).default([])
     .description('HTTP: more Origins accepted from browsers (exact, e.g. http://localhost:6274), beside this server\'s own loopback origin. A request with any other Origin is refused.'),
   maxBodyBytes: count({ min: 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024).description('HTTP: largest request body (bytes).'),
+  bodyTimeout: duration({ min: 1000, max: 10 * 60_000 }).default(60_000)
+    .description('HTTP: ms a request\'s body has to arrive in full once its headers are in; a slower one is answered 408 (MCP_SERVE_BODY_TIMEOUT) '
+      + 'and its connection closed. Headers get the lesser of this and 30 s, an idle keep-alive connection the lesser of this and 5 s. '
+      + 'A response being streamed (SSE) is not cut by any of them.'),
+  maxConnections: count({ min: 1, max: 65_536 }).default(1024)
+    .description('HTTP: open TCP connections at once (idle, half-open or streaming); a connection past it is closed as it arrives.'),
   maxSessions: count({ min: 1, max: 10_000 }).default(16).description('HTTP: most live MCP sessions; the least recently used idle one is closed for a new one, else 503.'),
   sessionIdleTimeout: duration({ min: 1000 }).default(30 * 60_000).description('HTTP: a session unused this long (ms) is closed.'),
   maxRequestsPerMinute: count({ min: 1 }).default(600).description('HTTP: requests accepted per minute (all clients); more get 429.'),

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { ServedSession } from './session.js'
 import { bearerToken, defaultHosts, hostForUrl, hostHeader } from '@cordis-subagents/shared'
+import { readBody } from './body.js'
 import { answerCancelled, idRefusal } from './request-ids.js'
 import { type ServerSdk, serverSdk } from './sdk.js'
 
@@ -15,6 +16,10 @@ export interface HttpOptions {
   allowedHosts: readonly string[]
   allowedOrigins: readonly string[]
   maxBodyBytes: number
+  /** Ms a request's body has to arrive in full once its headers are in (headers: the lesser of this and 30 s; idle keep-alive: and 5 s). */
+  bodyTimeout: number
+  /** Open TCP connections at once; Node closes each one past it as it arrives. */
+  maxConnections: number
   maxSessions: number
   sessionIdleTimeout: number
   maxRequestsPerMinute: number
@@ -27,10 +32,17 @@ interface Live {
   lastSeen: number
 }
 
+/** How often Node checks connections against `headersTimeout` (its default, 30 s, let a 30 s limit cut at 60 s). */
+const TIMEOUT_CHECK_MS = 1_000
+/** A keep-alive connection with no request in flight is closed after the lesser of this (Node's default) and bodyTimeout. */
+const KEEP_ALIVE_MS = 5_000
+
 /**
  * The Streamable HTTP front: every request passes Host (DNS rebinding), Origin, bearer token,
- * rate, body-size and JSON-RPC id length checks before the SDK transport of its session sees it.
+ * rate, body-size, body-deadline and JSON-RPC id length checks before the SDK transport of its session sees it.
  * Sessions are capped and evicted when idle; a cancelled request is answered so the SDK lets go of it.
+ * Connections are capped (`maxConnections`); headers, bodies and idle keep-alive connections have deadlines,
+ * a response being streamed (SSE) has none: it lasts as long as its session.
  */
 export class HttpFront {
   private server?: HttpServer
@@ -58,12 +70,19 @@ export class HttpFront {
   /** True once it listens; false when it was closed first (unloaded while it started): then it never serves. */
   async listen(): Promise<boolean> {
     if (this.closed) return false
-    const server = createServer((req, res) => void this.handle(req, res).catch(() => {
+    const { bodyTimeout, maxConnections } = this.options
+    // The body deadline is ours (`readBody`: a 408 with a code; Node's requestTimeout would answer a bare 408). Neither
+    // cuts a response being streamed (SSE): a request is timed only until its body is in.
+    const server = createServer({
+      headersTimeout: Math.min(30_000, bodyTimeout), requestTimeout: 0, connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+    }, (req, res) => void this.handle(req, res).catch(() => {
       if (!res.headersSent) reply(res, 500, 'internal error')
       else res.end()
     }))
-    server.headersTimeout = 30_000
-    server.requestTimeout = 0 // SSE streams of long calls stay open; idle sessions are evicted instead
+    // Between requests only: a response being streamed (SSE) is not idle in this sense and is never cut by it.
+    server.keepAliveTimeout = Math.min(KEEP_ALIVE_MS, bodyTimeout)
+    // Past it, Node closes each new connection as it arrives (idle and half-open ones count).
+    server.maxConnections = maxConnections
     this.server = server
     const listening = await new Promise<boolean>((resolve, reject) => {
       server.once('error', reject)
@@ -115,12 +134,16 @@ export class HttpFront {
     if (refused) return reply(res, 401, refused)
     if (!this.admitRate()) return reply(res, 429, 'too many requests')
 
+    // Every body is read, a GET's or DELETE's (normally empty) too: none is left open past bodyTimeout.
+    const read = await readBody(req, this.options.maxBodyBytes, this.options.bodyTimeout)
+    if ('refused' in read) {
+      if (read.refused === 'too-large') return reply(res, 413, `the body is over ${this.options.maxBodyBytes} bytes`)
+      return refuseSlowBody(res, this.options.bodyTimeout)
+    }
     let body: unknown
     if (req.method === 'POST') {
-      const raw = await readBody(req, this.options.maxBodyBytes)
-      if (raw === undefined) return reply(res, 413, `the body is over ${this.options.maxBodyBytes} bytes`)
       try {
-        body = JSON.parse(raw)
+        body = JSON.parse(read.text)
       } catch {
         return reply(res, 400, 'the body is not JSON')
       }
@@ -222,30 +245,18 @@ function sha256(value: string): Buffer {
   return hash('sha256', value, 'buffer')
 }
 
+/**
+ * A refusal as a JSON-RPC error. The connection closes after it: a refused request's body may still be on its
+ * way (unread, or cut off), and a keep-alive connection would wait for its end without a bound.
+ */
 function reply(res: ServerResponse, status: number, message: string, error: { code: number; data?: unknown } = { code: -32000 }) {
-  res.writeHead(status, { 'content-type': 'application/json', ...status === 413 ? { connection: 'close' } : {} })
+  res.writeHead(status, { 'content-type': 'application/json', connection: 'close' })
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: error.code, message, ...error.data === undefined ? {} : { data: error.data } }, id: null }))
 }
 
-/** The body as text, or undefined when it is over `max` bytes (reading stops there). */
-function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'])
-    if (Number.isFinite(declared) && declared > max) {
-      req.resume()
-      return resolve(undefined)
-    }
-    const chunks: Buffer[] = []
-    let size = 0
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length
-      if (size > max) {
-        req.removeAllListeners('data')
-        req.resume()
-        resolve(undefined)
-      } else chunks.push(chunk)
-    })
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
-    req.on('error', reject)
-  })
+/** 408 for a body not complete within `bodyTimeout`; its connection is closed once the answer is written. */
+function refuseSlowBody(res: ServerResponse, timeout: number) {
+  reply(res, 408, `MCP_SERVE_BODY_TIMEOUT: the request body did not arrive in full within ${timeout} ms (bodyTimeout); `
+    + 'send the whole body at once (and a Content-Length that matches it).', { code: -32000, data: { code: 'MCP_SERVE_BODY_TIMEOUT' } })
+  res.socket?.destroySoon()
 }

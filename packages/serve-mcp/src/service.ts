@@ -109,6 +109,8 @@ export class McpServe extends Service {
       allowedHosts: this.options.allowedHosts ?? [],
       allowedOrigins: this.options.allowedOrigins ?? [],
       maxBodyBytes: this.options.maxBodyBytes ?? 1024 * 1024,
+      bodyTimeout: this.options.bodyTimeout ?? 60_000,
+      maxConnections: this.options.maxConnections ?? 1024,
       maxSessions: this.options.maxSessions ?? 16,
       sessionIdleTimeout: this.options.sessionIdleTimeout ?? 30 * 60_000,
       maxRequestsPerMinute: this.options.maxRequestsPerMinute ?? 600,
