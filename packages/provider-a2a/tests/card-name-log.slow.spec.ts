@@ -1,11 +1,9 @@
 // What the remote's agent card says about itself reaches the host's log only cleaned: a card whose name carries terminal
 // escapes (OSC 52 writes the clipboard, CSI 2J clears the screen, a carriage return forges a log line) is logged at
-// debug level (the line naming the remote agent) without them. A real cordis app, the real plugin, a card on 127.0.0.1.
+// debug level (the line naming the remote agent) without them. A real cordis app with the real service and plugin, a card on 127.0.0.1.
 import { createServer, type Server } from 'node:http'
 import { expect } from 'chai'
 import { Context, Logger } from 'cordis'
-import ToolRegistry from '@cordis-subagents/tools'
-import AgentRuntime from '@cordis-subagents/agent'
 import SubagentService from '@cordis-subagents/subagents-service'
 import * as A2a from '@cordis-subagents/provider-a2a'
 import { eventually } from '@cordis-subagents/test-support'
@@ -41,8 +39,6 @@ describe('provider-a2a: the remote agent card\'s name in the host\'s log', funct
 
   it('is logged without its escapes or a forged line', async () => {
     ctx = new Context()
-    ctx.plugin(ToolRegistry)
-    ctx.plugin(AgentRuntime, {})
     ctx.plugin(SubagentService, {})
     await ctx.start()
     ctx.plugin(A2a, { name: 'remote', url: `http://127.0.0.1:${(server.address() as { port: number }).port}` } as A2a.Config)

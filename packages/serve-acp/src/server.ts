@@ -10,10 +10,10 @@ import { promptText } from './prompt-text.js'
 import { PROTOCOL_VERSION, type Sdk } from './sdk.js'
 import { isSessionId, newSessionId, persistSession, SessionStore } from './session-store.js'
 import { crossingKey, cwdProblem, noToolsLeft, promptTrace, sessionLimits, type SessionLimits } from './session-limits.js'
-import { type Session, SessionTable } from './sessions.js'
+import { endSession, type Session, SessionTable } from './sessions.js'
 import { tellClient } from './tell-client.js'
 import { listSessions } from './session-list.js'
-import { checkClientMcp, endSession, failuresMeta, opened } from './session-mcp.js'
+import { checkClientMcp, failuresMeta, opened } from './session-mcp.js'
 import { acpStop, eventUpdate, replayed, reportOf, type Telemetry, totals } from './updates.js'
 
 export interface ServerParts {

@@ -59,8 +59,3 @@ export async function opened(open: () => Session, mcp: SentServers | undefined):
     throw error
   }
 }
-
-/** Ends a session: its agent disposed and the MCP servers its client sent stopped (stdio processes reaped). */
-export async function endSession(session: Session): Promise<void> {
-  await Promise.allSettled([session.agent.dispose(), session.mcp?.close()])
-}

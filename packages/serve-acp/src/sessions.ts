@@ -1,7 +1,6 @@
 import type { Agent } from '@cordis-subagents/agent'
 import type { SentServers } from '@cordis-subagents/mcp'
 import type { TraceContextHeaders } from '@cordis-subagents/shared'
-import { endSession } from './session-mcp.js'
 
 /** Spend of a session's finished turns (what the next turn's reports start from). */
 interface SessionSpend {
@@ -154,4 +153,9 @@ export class SessionTable {
     this.sessions.clear()
     return all
   }
+}
+
+/** Ends a session: its agent disposed and the MCP servers its client sent stopped (stdio processes reaped). */
+export async function endSession(session: Session): Promise<void> {
+  await Promise.allSettled([session.agent.dispose(), session.mcp?.close()])
 }
