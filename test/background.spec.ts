@@ -508,7 +508,7 @@ describe('background delegations (subagent-tool mode: background + subagent-cont
     const [message] = agent.inbox.drain()
     expect(message.length).to.be.at.most(MAX_MESSAGE_LENGTH)
     // Quoted (one long line), then cut: our note on the cut is the only other line at column 0.
-    expect(message).to.match(/^\[Background subagent bg-1 "huge" finished\]\n\n> y+\n\n\[Result cut to \d+ characters to fit one message\.\]$/)
+    expect(message).to.match(/^\[Background subagent bg-1 "huge" finished\]\n\n> y+\n\n\[Text cut to \d+ characters to fit one message\.\]$/)
     expect(task(agent, 'bg-1').delivery).to.deep.equal({ via: 'message' })
   })
 

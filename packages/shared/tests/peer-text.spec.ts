@@ -92,6 +92,15 @@ describe('shared: quotedLines (a sender\'s text inside framing of ours)', () => 
     }), { numRuns: 3000 })
   })
 
+  it('with maxChars: cut after quoting to at most that many characters, never half a surrogate pair, a line of ours saying so', () => {
+    expect(quotedLines('short', 100)).to.equal('> short')
+    expect(quotedLines('abcdefgh', 6)).to.equal('> abcd\n\n[Text cut to 6 characters to fit one message.]')
+    // The 6th character would be the first half of 😀: the cut leaves the pair whole, out.
+    expect(quotedLines('abc😀def', 6)).to.equal('> abc\n\n[Text cut to 6 characters to fit one message.]')
+    const cut = quotedLines('y'.repeat(100_000), 1000)
+    expect(cut.split('\n\n')[0]).to.have.length(1000)
+  })
+
   it('is linear: 1 MiB of line breaks or of one line takes well under a second of CPU', function () {
     this.timeout(60_000)
     const size = 1024 * 1024

@@ -1,12 +1,11 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { type AbortScope, type DeadlineQueue, describeError, MAX_MESSAGE_LENGTH, type Usage, type WorkCounts } from '@cordis-subagents/shared'
+import { type AbortScope, type DeadlineQueue, describeError, MAX_MESSAGE_LENGTH, quotedLines, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import type {
   BackgroundMessage, BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy,
 } from '@cordis-subagents/subagents-service'
 import type { ToolExecContext, ToolResult } from '@cordis-subagents/tools'
 import { runDelegation } from './call.js'
 import type { DelegateOptions, DelegationInput, InFlight, ToolLoad } from './call-types.js'
-import { quotedBody } from './result.js'
 import type { ControlVerbs, VerbNames } from './verb-names.js'
 
 // A delegation in the background, as the model sees it: the start's reply, its progress, and how its
@@ -178,7 +177,7 @@ export function endedAs(result: ToolResult | undefined): string {
 function resultMessage(task: BackgroundTask, result: ToolResult, feed: boolean): BackgroundMessage {
   const header = resultHeader(task, result)
   const room = MAX_MESSAGE_LENGTH - header.length - 200
-  const message = new ResultMessage(`${header}\n\n${quotedBody(result.content, room)}`, result.usage, result.work)
+  const message = new ResultMessage(`${header}\n\n${quotedLines(result.content, room)}`, result.usage, result.work)
   // A typed result's value (its JSON, at most 64 KiB, is the body, never cut): as a sync result carries it.
   if (result.structured !== undefined) message.structured = result.structured
   // `unreadResults: feed`: a turn about to end on its answer with this unread takes one more step (the agent's `Inbox.feedsOnce`).

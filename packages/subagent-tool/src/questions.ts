@@ -2,7 +2,6 @@ import { describeError, LimitError, MAX_MESSAGE_LENGTH, type PendingQuestion, qu
 import type { HoldOptions, SubagentHandle, SubagentOutcome, SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
-import { quotedBody } from './result.js'
 import { controlVerbs, verbsSeenBy } from './verb-names.js'
 
 /** What a call whose child asks a question knows: who holds the child, whether it may suspend, how a later outcome reads. */
@@ -128,5 +127,5 @@ function answeredElsewhereText(runId: string, question: PendingQuestion, result:
     ? 'was withdrawn (whoever asked it ended without an answer, and the subagent went on without one); do not answer it.'
     : 'was answered by someone else (not through your reply); do not answer it again.'
   const header = `[Subagent ${runId}: its question ${asked} ${how} Its next result${result.isError ? ' (a failure)' : ''} follows.]`
-  return `${header}\n\n${quotedBody(result.content, MAX_MESSAGE_LENGTH - header.length - 200)}`
+  return `${header}\n\n${quotedLines(result.content, MAX_MESSAGE_LENGTH - header.length - 200)}`
 }

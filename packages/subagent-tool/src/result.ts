@@ -1,4 +1,4 @@
-import { describeBreach, describeError, headBytes, LimitError, limitStop, quotedLines, utf8Length } from '@cordis-subagents/shared'
+import { describeBreach, describeError, headBytes, LimitError, limitStop, utf8Length } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentService } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
 import type { Agent } from '@cordis-subagents/agent'
@@ -6,8 +6,7 @@ import type { CancelCause, OutputRoom, ReadMore } from './call-types.js'
 import { controlVerbs, verbsSeenBy } from './verb-names.js'
 
 // The words of a call's rarer tool results (call.ts): a failure's headline and text, a cancel's reason, a call that never
-// started, a cut output and the verb that reads the rest. A plain delegation's answer enters only to be quoted
-// under a header of ours (`quotedBody`: a background result, a wait's, an answer given elsewhere).
+// started, a cut output and the verb that reads the rest.
 
 export function readMoreOf(subagents: SubagentService, runId: string, tools: Agent['tools'] | undefined): ReadMore | undefined {
   if (runId.length > 255) return undefined
@@ -116,17 +115,3 @@ export function failed(
   return toolResult
 }
 
-/**
- * A result's text as it reads under its header (here and in a wait's result): quoted line by line, so only
- * our header starts a line. With `room`, the quoted text is cut to at most `room` characters, saying so.
- */
-export function quotedBody(content: string, room = Infinity): string {
-  // Quoting never shortens a text: a head of `room` characters is all that can be shown.
-  const quoted = quotedLines(content.length > room ? content.slice(0, room) : content)
-  if (quoted.length <= room) return quoted
-  // Never leave half a surrogate pair.
-  const end = isHighSurrogate(quoted.charCodeAt(room - 1)) ? room - 1 : room
-  return `${quoted.slice(0, end)}\n\n[Result cut to ${room} characters to fit one message.]`
-}
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff

@@ -1,7 +1,8 @@
 // A real @cordisjs/loader app on a cordis.yml in a temp dir, for the specs where a reload or an unload matters: the
 // loader's own entry API (`create` adds an entry, `update` writes the file and reloads it, `remove` unloads it) and a
 // clean stop that leaves the file as it is.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
@@ -72,8 +73,10 @@ export async function startLoadedApp(yaml: string, options: { core?: string; pre
       }
       await ctx.stop()
       for (const file of Object.values(loader.files)) clearTimeout(file.writeTask)
-      // A write of cordis.yml the loader began before the stop may still add its file while the dir goes: retried.
-      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 })
+      // A write of cordis.yml the loader began before the stop may still add its file while the dir goes. Removed
+      // asynchronously: the sync rm blocks the loop that write needs to finish, and retries only the last rmdir, not
+      // what was added meanwhile; the async one retries the whole removal.
+      await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 })
     },
   }
 }

@@ -155,8 +155,19 @@ export function stripControl(text: string): string {
  * `text` (a sender's: a child's message, result or question) quoted line by line, to show inside framing of
  * ours: each line gets "> " in front (an empty line, ">"), so no part of it starts a line. Every line break
  * counts (\n, \r\n, a lone \r, \v, \f, U+0085, U+2028, U+2029) and becomes \n. One scan, no regular expression.
+ * With `maxChars`, the quoted text is cut to at most that many characters (never half a surrogate pair), and a line of
+ * ours says so.
  */
-export function quotedLines(text: string): string {
+export function quotedLines(text: string, maxChars = Infinity): string {
+  // Quoting never shortens a text: a head of `maxChars` characters is all that can be shown.
+  const quoted = quoteAll(text.length > maxChars ? text.slice(0, maxChars) : text)
+  if (quoted.length <= maxChars) return quoted
+  const code = quoted.charCodeAt(maxChars - 1)
+  const end = code >= 0xd800 && code <= 0xdbff ? maxChars - 1 : maxChars
+  return `${quoted.slice(0, end)}\n\n[Text cut to ${maxChars} characters to fit one message.]`
+}
+
+function quoteAll(text: string): string {
   let out = ''
   let start = 0
   const n = text.length

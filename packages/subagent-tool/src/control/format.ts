@@ -1,8 +1,7 @@
 import type { BackgroundTask, WaitReport } from '@cordis-subagents/subagents-service'
 import type { ToolResult } from '@cordis-subagents/tools'
-import { addUsage, describeError, emptyUsage, type Usage, type WorkCounts } from '@cordis-subagents/shared'
+import { addUsage, describeError, emptyUsage, quotedLines, type Usage, type WorkCounts } from '@cordis-subagents/shared'
 import { endedAs, resultHeader, resultOf } from '../background.js'
-import { quotedBody } from '../result.js'
 
 /** One task as a status line: handle, label, state, elapsed, steps, last progress, where its result went. */
 export function statusLine(task: BackgroundTask): string {
@@ -31,12 +30,12 @@ function whereDelivered(task: BackgroundTask): string {
 /**
  * A wait's (or a cancel's) tool result: the results it collects in the synchronous format, then
  * what else it knows. A result delivered before is not repeated; `readVerb` (subagent_result) reads it again.
- * Each collected result is quoted line by line under its header (`quotedBody`): only our headers and
+ * Each collected result is quoted line by line under its header (`quotedLines`): only our headers and
  * separators start a line, so a child's output cannot forge another child's result.
  */
 export function waitResult(report: WaitReport, timeoutMs: number, lead?: string, readVerb?: string): ToolResult {
   const parts: string[] = lead ? [lead] : []
-  for (const task of report.collected) parts.push(`${resultHeader(task)}\n\n${quotedBody(resultOf(task)!.content)}`)
+  for (const task of report.collected) parts.push(`${resultHeader(task)}\n\n${quotedLines(resultOf(task)!.content)}`)
   for (const task of report.delivered) {
     const again = readVerb && task.run ? ` (${readVerb} { "handle": "${task.handle}" } reads it again)` : ''
     parts.push(`${task.handle} ${JSON.stringify(task.label)}: ${whereDelivered(task)}; it is not repeated here${again}.`)
