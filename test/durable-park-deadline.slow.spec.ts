@@ -108,6 +108,48 @@ describe('durable: a stored parked run ends at its question\'s deadline after a 
     expect(answered.count).to.equal(0)
   })
 
+  it('a deadline whose question another start of the host answered since ends nothing: the run parked again is left to it', async () => {
+    const file = join(dir, 'moved.db')
+    const { runId, expiresAt } = await parkAndStop(file, 1500)
+    const second = await host(file, 1500)
+    hosts.push(second)
+    await waitFor(() => second.ctx.subagents.pending().some((p) => p.runId === runId), 'the parked run listed')
+    // What another start of this host on the database does meanwhile: it resumes the run (the store's compare-and-set),
+    // answers its question, and the run parks again on a new question with a later deadline.
+    const store = second.ctx.checkpoints
+    const [asked] = await store.questions.pending({ runId })
+    expect(await store.transition(runId, 'parked', 'running')).to.equal(true)
+    await store.questions.answer(asked!.id, 'blue')
+    const next: PendingQuestion = { id: 'q-next', kind: 'ask', text: 'And the shade?', path: [], expiresAt: Date.now() + 60_000 }
+    await store.questions.ask({ id: `${runId}:q-next`, runId, path: runId, question: JSON.stringify(next) })
+    expect(await store.transition(runId, 'running', 'parked')).to.equal(true)
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now()) + 300))
+    await waitFor(() => !second.ctx.subagents.pending().some((p) => p.runId === runId), 'the stale listing dropped')
+    expect((await store.load(runId))!.state).to.equal('parked')
+    expect((await store.questions.pending({ runId })).map((q) => q.id)).to.deep.equal([`${runId}:q-next`])
+  })
+
+  it('a stored deadline that is not a time is no deadline: it neither ends its run nor holds back another run\'s', async () => {
+    const file = join(dir, 'damaged.db')
+    // A row another writer (or a hand edit) left, older than the good run (so listed before it): parked, its question's
+    // deadline a string.
+    const first = await host(file, 3000)
+    hosts.push(first)
+    const damaged = 'run-damaged-deadline'
+    await first.ctx.checkpoints.save({ id: damaged, path: `root/${damaged}`, parent: '', provider: 'spawn', state: 'parked' })
+    const question = { id: 'q-damaged', kind: 'ask', text: 'Which?', path: [], expiresAt: 'soon' }
+    await first.ctx.checkpoints.questions.ask({ id: `${damaged}:q-damaged`, runId: damaged, path: damaged, question: JSON.stringify(question) })
+    await first.stop()
+    const { runId, expiresAt } = await parkAndStop(file, 3000)
+    // The next start lists both; the good run's deadline is still ahead, so its timer is what ends it.
+    const third = await host(file, 3000)
+    hosts.push(third)
+    await waitFor(async () => (await third.ctx.checkpoints.load(runId))?.state === 'settled', 'the good run ended at its deadline')
+    expect(Date.now()).to.be.at.least(expiresAt)
+    expect((await third.ctx.checkpoints.load(damaged))!.state).to.equal('parked')
+    expect(third.ctx.subagents.pending().map((p) => p.runId)).to.include(damaged).and.not.include(runId)
+  })
+
   it('racing a resume around the deadline: one of the two wins, the store agrees, the child never answers twice (fast-check)', async () => {
     let round = 0
     await fc.assert(fc.asyncProperty(fc.integer({ min: -150, max: 150 }), async (offset) => {

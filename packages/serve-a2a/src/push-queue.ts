@@ -70,7 +70,7 @@ export class WebhookQueue {
 
   /**
    * The mergeable updates become one: a snapshot of the task (else the last of them as it is), where the last of them
-   * was; then, past `max`, the oldest kept ones go.
+   * was; then, with more than `max` kept ones waiting, the oldest kept ones go (never the snapshot, the latest state).
    */
   collapse(max: number): Collapsed {
     const last = this.waiting.findLastIndex((item) => !item.kept)
@@ -82,8 +82,9 @@ export class WebhookQueue {
       this.waiting = this.waiting.flatMap((item, index) => index === last ? [into] : item.kept ? [item] : [])
       coalesced = merged - 1
     }
-    const dropped = Math.max(0, this.waiting.length - max)
-    if (dropped) this.waiting.splice(0, dropped)
+    const dropped = Math.max(0, this.waiting.filter((item) => item.kept).length - max)
+    let left = dropped
+    if (dropped) this.waiting = this.waiting.filter((item) => !(item.kept && left-- > 0))
     return { coalesced, dropped }
   }
 }

@@ -38,6 +38,16 @@ describe('serve-a2a: a webhook\'s waiting updates', () => {
     expect(drain(queue)).to.deep.equal(['input-required', 'snapshot of after w3', 'completed'])
   })
 
+  it('kept updates go only past the bound of kept ones: never the snapshot, never a kept one while the bound holds them', () => {
+    const queue = new WebhookQueue((latest) => ({ body: `snapshot of ${(latest as unknown as { name: string }).name}`, contentType: 'application/json' }))
+    queue.add(item('m1'), task('after m1'), 2)
+    queue.add(item('k1', true), undefined, 2)
+    expect(queue.add(item('m2'), task('after m2'), 2)).to.deep.equal({ coalesced: 1, dropped: 0 })
+    expect(queue.add(item('k2', true), undefined, 2)).to.deep.equal({ coalesced: 0, dropped: 0 })
+    expect(queue.add(item('k3', true), undefined, 2)).to.deep.equal({ coalesced: 0, dropped: 1 })
+    expect(drain(queue)).to.deep.equal(['snapshot of after m2', 'k2', 'k3'])
+  })
+
   it('without a task (or a snapshot too large to make), the last mergeable update stands for the others', () => {
     const queue = new WebhookQueue(() => undefined)
     for (const body of ['w1', 'w2', 'w3']) queue.add(item(body), undefined, 2)

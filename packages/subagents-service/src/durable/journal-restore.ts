@@ -78,6 +78,12 @@ export class StoredRuns {
       return false
     }
     try {
+      // Only the question this deadline belongs to ends the run: another start of this host on the database may have
+      // resumed it since, and it may wait on another question now (bounded by that start's provider).
+      if ((await this.questionOf(store, runId))?.id !== question.id) {
+        this.parked.delete(runId)
+        return false
+      }
       const ended = await store.transition(runId, 'parked', { state: 'settled', stopReason: 'timeout', result: '' })
       if (ended) {
         this.parked.delete(runId)
@@ -127,13 +133,13 @@ export class StoredRuns {
         throw await this.notContinued(store, runId)
       }
       if (!await store.transition(runId, stored.state, 'running')) throw await this.notContinued(store, runId)
-      const outcome = await this.restore(stored, record, answer, () => store.transition(runId, 'running', stored.state), (ended) => {
+      return await this.restore(stored, record, answer, () => store.transition(runId, 'running', stored.state), (ended) => {
         handedOver = true
+        // Live in this process from here on (its provider bounds its parked time), whatever the answer does.
+        this.parked.delete(runId)
+        this.deadlines.forget(runId)
         void ended.finally(letGo)
       })
-      this.parked.delete(runId)
-      this.deadlines.forget(runId)
-      return outcome
     } finally {
       this.reopening.delete(runId)
       if (!handedOver) letGo()
@@ -165,8 +171,11 @@ export class StoredRuns {
       store, holds: this.holds, log: this.log,
       recordOf: async (from: CheckpointStore, stored: StoredRun) => {
         const record = await this.recordOf(from, stored)
-        // A take-over of a run that stopped waiting is put back (and ends at its deadline): the task starts afresh.
-        if (stored.state === 'parked' && pastDeadline(record.question)) throw new SubagentError('NOT_PARKED', `Run ${stored.id} stopped waiting.`)
+        // A take-over of a run that stopped waiting is put back, then ended here once let go: the task starts afresh.
+        if (stored.state === 'parked' && pastDeadline(record.question)) {
+          this.deadlines.watch(stored.id, record.question!, Date.now() + HELD_RETRY_MS)
+          throw new SubagentError('NOT_PARKED', `Run ${stored.id} stopped waiting.`)
+        }
         return record
       },
       forget: (id: string) => { this.parked.delete(id); this.deadlines.forget(id) },
@@ -258,7 +267,10 @@ export class StoredRuns {
     const [question] = await store.questions.pending({ runId })
     if (!question) return undefined
     try {
-      return JSON.parse(question.question) as PendingQuestion
+      const parsed = JSON.parse(question.question) as PendingQuestion
+      // A deadline that is not a time (a damaged row) is no deadline: the run waits for an answer, as before deadlines.
+      if (parsed.expiresAt !== undefined && !Number.isFinite(parsed.expiresAt)) delete parsed.expiresAt
+      return parsed
     } catch {
       return undefined
     }

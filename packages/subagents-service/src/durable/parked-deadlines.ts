@@ -11,7 +11,8 @@ export const HELD_RETRY_MS = 1000
 
 /** Whether `question` stopped waiting by `now`. */
 export function pastDeadline(question: PendingQuestion | undefined, now = Date.now()): boolean {
-  return question?.expiresAt !== undefined && question.expiresAt <= now
+  const at = question?.expiresAt
+  return typeof at === 'number' && Number.isFinite(at) && at <= now
 }
 
 /** The deadlines of the stored parked runs `pending()` lists, oldest first, behind one timer; `end` runs at each. */
@@ -24,7 +25,7 @@ export class StoredParkDeadlines {
 
   /** Ends run `runId` at `at` (its question's `expiresAt`, unless given); nothing for a question without one. */
   watch(runId: string, question: PendingQuestion, at = question.expiresAt): void {
-    if (at === undefined || this.closed) return
+    if (typeof at !== 'number' || !Number.isFinite(at) || this.closed) return
     this.forget(runId)
     const index = this.due.findIndex((entry) => entry.at > at)
     this.due.splice(index < 0 ? this.due.length : index, 0, { runId, at, question })
