@@ -89,11 +89,16 @@ export class GuardedPushSender implements PushNotificationSender {
     }
   }
 
-  /** The task under `key` was forgotten with its webhooks: what still waits for them goes too (a POST in flight ends). */
-  forget(key: string): void {
-    for (const hook of this.webhooks.get(key)?.values() ?? []) {
+  /**
+   * The task under `key` was forgotten with its webhooks, or (`configId`) its client deleted one of them: what still
+   * waits for them goes too (a POST in flight ends).
+   */
+  forget(key: string, configId?: string): void {
+    const why = configId === undefined ? 'the task\'s webhooks went with it' : 'its webhook was deleted'
+    for (const [id, hook] of this.webhooks.get(key) ?? []) {
+      if (configId !== undefined && id !== configId) continue
       const dropped = hook.queue.clear()
-      if (dropped) this.skipped('PUSH_DROPPED', dropped, `${where(hook)}: ${dropped} waiting updates dropped, the task's webhooks went with it`)
+      if (dropped) this.skipped('PUSH_DROPPED', dropped, `${where(hook)}: ${dropped} waiting updates dropped, ${why}`)
     }
   }
 

@@ -32,6 +32,8 @@ export interface PushStoreBounds extends TargetPolicy {
   isRunning: (key: string) => boolean
   /** The webhooks of the task under this key went (forgotten, or dropped for room): what still waits for them goes too. */
   forgotten?: (key: string) => void
+  /** One webhook of the task under this key was deleted: what still waits for it goes too. */
+  deleted?: (key: string, configId: string) => void
 }
 
 export class CappedPushStore implements PushNotificationStore {
@@ -79,6 +81,7 @@ export class CappedPushStore implements PushNotificationStore {
     const left = (this.tasks.get(key) ?? []).filter((entry) => entry.config.id !== configId)
     if (left.length) this.tasks.set(key, left)
     else this.tasks.delete(key)
+    this.bounds.deleted?.(key, configId)
   }
 
   /** The task under `key` was forgotten (evicted or dropped): its webhooks go with it. */

@@ -317,7 +317,8 @@ async function pushParts(config: Config, logger: { warn: Log; debug: Log }, stat
   ])
   const settings = { ...config.push, allowHosts: new Set(config.push.allowHosts.map((host) => host.replace(/^\[|\]$/g, '').toLowerCase())) }
   const count = (key: string, by = 1) => stats.set(key, (stats.get(key) ?? 0) + by)
-  const store = new CappedPushStore({ ...settings, maxTasks: config.maxStoredTasks, isRunning, forgotten: (key) => sender.forget(key) })
+  const store = new CappedPushStore({ ...settings, maxTasks: config.maxStoredTasks, isRunning, forgotten: (key) => sender.forget(key),
+    deleted: (key, configId) => sender.forget(key, configId) })
   const sender = new GuardedPushSender(store, settings, (code, message) => {
     count(code)
     logger.warn('%s: %s', code, message)

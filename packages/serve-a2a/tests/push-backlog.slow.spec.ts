@@ -146,6 +146,26 @@ describe('serve-a2a: a slow webhook\'s backlog is bounded and still ends with th
     expect(counts.PUSH_COALESCED).to.be.greaterThan(STEPS - 3)
   })
 
+  it('a webhook its client deletes gets nothing more: what waits for it goes; the POST in flight ends', async () => {
+    const hook = await heldHook()
+    const served = await host({ maxQueued: 4 })
+    const taskId = await runTask(served, hook.url)
+    expect(senderOf(served).queued).to.be.greaterThan(0)
+    const headers = { 'A2A-Version': '1.0', ...bearer(served.server.token) }
+    const listed = await rpc(served.server.url, { jsonrpc: '2.0', id: 2, method: 'ListTaskPushNotificationConfigs', params: { taskId } }, headers)
+    const configs = listed.body.result?.configs as { id: string }[] | undefined
+    expect(configs, JSON.stringify(listed.body)).to.have.length(1)
+    const deleted = await rpc(served.server.url, {
+      jsonrpc: '2.0', id: 3, method: 'DeleteTaskPushNotificationConfig', params: { taskId, id: configs![0]!.id },
+    }, headers)
+    expect(deleted.body.error, JSON.stringify(deleted.body)).to.equal(undefined)
+    expect(senderOf(served).queued).to.equal(0)
+    hook.open()
+    await served.server.pushIdle()
+    expect(hook.got.length).to.equal(1)
+    expect(served.server.pushNotifications.PUSH_DROPPED).to.be.within(1, 4)
+  })
+
   it('a task forgotten with its webhooks (past maxStoredTasks) takes what waits for them along; the POST in flight ends', async () => {
     const hook = await heldHook()
     const served = await host({ maxQueued: 4 }, { maxConcurrentTasks: 1, maxStoredTasks: 1 })
