@@ -5,7 +5,7 @@ import type { SubagentOutcome, SubagentRunInfo, SubagentService } from '@cordis-
 import { describeError, MAX_QUESTION_PATH, type PendingQuestion, questionVia } from '@cordis-subagents/shared'
 import type { Config } from './config.js'
 import { ChatError } from './errors.js'
-import { chatText, optionAnswer, questionPost, shown, shownLine } from './chat-text.js'
+import { chatText, optionAnswer, questionPost, shownLine, shownWithin } from './chat-text.js'
 import { type OpenQuestion, QuestionBook } from './questions.js'
 
 /** What a chat run needs of the session it was started from (a Koishi `Session` has it). */
@@ -153,17 +153,36 @@ export class ChatRuns {
   ask(chat: ChatRun, question: PendingQuestion, runId: string | undefined): void {
     if (chat.endedAt !== undefined) return
     const entry = this.questions.add(chat, question, runId)
-    if (!entry) return
+    if (entry) this.postQuestion(chat, entry)
+  }
+
+  /** Posts an open question (`before`: a line above it, as for a refused answer); a post the platform refuses cancels the run. */
+  private postQuestion(chat: ChatRun, entry: OpenQuestion<ChatRun>, before?: string): void {
+    const { question } = entry
     const how = `Reply to this message to answer${question.options?.length ? ' (a number picks an option)' : ''}, or: subagents.answer ${entry.tag} <answer>`
     const text = questionPost(entry.tag, chat.id, question, this.config.maxQuestionLength, how)
     const failed = (why: string) => {
       this.log(`[QUESTION_NOT_POSTED] question ${entry.tag} of run ${chat.id} could not be posted to ${shownLine(chat.channel, 64)} (${why}); the run is cancelled, as nobody there can answer it.`)
       if (chat.endedAt === undefined) this.cancel(chat, `question ${entry.tag} could not be posted to this channel (QUESTION_NOT_POSTED)`)
     }
-    chat.session?.send(text).then(
+    chat.session?.send(before === undefined ? text : `${chatText(before)}\n${text}`).then(
       (ids) => ids?.length === 0 ? failed('the platform took no message') : this.questions.posted(entry, ids ?? []),
       (error) => failed(shownLine(describeError(error), 300)),
     )
+  }
+
+  /**
+   * The run answered `entry` is parked on the same question again (the provider refused the answer, as an ACP
+   * permission question does an answer that is no option): it opens again, posted with the provider's reason.
+   */
+  private refusedAnswer(entry: OpenQuestion<ChatRun>, next: unknown): void {
+    const outcome = next as { stopReason?: string, question?: { id?: string }, diagnostic?: string } | undefined
+    const chat = entry.owner
+    if (outcome?.stopReason !== 'pending' || outcome.question?.id !== entry.question.id || chat.endedAt !== undefined) return
+    if (!this.questions.reopen(entry)) return
+    const why = outcome.diagnostic?.trim() ? `: ${shownLine(outcome.diagnostic, 300).replace(/[\s.]+$/, '')}` : ''
+    const pick = entry.question.options?.length ? 'answer with an option\'s number' : 'answer it again'
+    this.postQuestion(chat, entry, `Your answer to [${entry.tag}] was not taken${why}. It waits again: ${pick}.`)
   }
 
   /**
@@ -202,8 +221,8 @@ export class ChatRuns {
     }
     this.questions.close(entry.question.id, `it was answered by ${shownLine(by, 64)}`)
     const refused = (error: unknown) => this.post(chat, `Your answer to [${tag}] was not taken: ${shownLine(describeError(error), 300)}`)
-    if (runId !== undefined) this.host.resume(runId, answer).catch(refused)
-    else if (resumeRoot) resumeRoot(answer).catch(refused)
+    const next = runId !== undefined ? this.host.resume(runId, answer) : resumeRoot?.(answer)
+    next?.then((outcome) => this.refusedAnswer(entry, outcome), refused)
     return `Answer to [${tag}] passed on; run ${chat.id} goes on.`
   }
 
@@ -222,10 +241,7 @@ export class ChatRuns {
       if (entry.childId) this.runOfAgent.delete(entry.childId)
     }
     this.live.delete(chat.id)
-    if (text !== undefined) {
-      const body = text.trim() ? `\n${shown(text, this.config.maxOutputLength)}` : ''
-      this.post(chat, `Run ${chat.id} ended: ${chat.outcome}.${body}`)
-    }
+    if (text !== undefined) this.postEnd(chat, text)
     chat.session = undefined
     chat.stop = undefined
     this.ended.push(chat)
@@ -267,6 +283,24 @@ export class ChatRuns {
     this.runs.clear()
     this.runOfAgent.clear()
     this.questions.clear()
+  }
+
+  /**
+   * The end line and final answer, at most `maxOutputLength` characters in all (a platform refuses a longer message);
+   * a post that fails is told to the channel in a short line of its own (FINAL_NOT_POSTED).
+   */
+  private postEnd(chat: ChatRun, text: string): void {
+    const session = chat.session
+    const head = `Run ${chat.id} ended: ${chat.outcome}.`
+    const message = shownWithin(text.trim() ? `${head}\n${text}` : head, this.config.maxOutputLength)
+    const failed = (why: string) => {
+      this.log(`[FINAL_NOT_POSTED] the end of run ${chat.id} could not be posted to ${shownLine(chat.channel, 64)} (${why}).`)
+      session?.send(chatText(`Run ${chat.id} ended, but its answer could not be posted here (FINAL_NOT_POSTED).`)).catch(() => {})
+    }
+    session?.send(chatText(message)).then(
+      (ids) => { if (ids?.length === 0) failed('the platform took no message') },
+      (error) => failed(shownLine(describeError(error), 300)),
+    )
   }
 
   private post(chat: ChatRun, text: string): void {

@@ -21,6 +21,21 @@ export function shown(text: string, max: number): string {
   return redactor.redact(cut)
 }
 
+/**
+ * A whole message (its prefix included) at most `max` characters once cut and redacted: a longer one keeps its
+ * head, cut back to a token's edge, and ends with `… [cut at <max> characters]` inside the bound.
+ */
+export function shownWithin(text: string, max: number): string {
+  const whole = text.length <= max ? redactor.redact(text) : undefined
+  if (whole !== undefined && whole.length <= max) return whole
+  const marker = ` [cut at ${max} characters]`
+  const out = redactor.redact(`${capForRedaction(text, Math.max(0, max - marker.length - 1))}${marker}`)
+  if (out.length <= max) return out
+  // Redaction lengthened it (a short secret's placeholder): the bound wins.
+  const end = /[\uD800-\uDBFF]/.test(out.charAt(max - 1)) ? max - 1 : max
+  return out.slice(0, end)
+}
+
 /** Untrusted text on one line, at most `max` characters, redacted (a list entry, a label). */
 export function shownLine(text: string, max: number): string {
   return peerLine(shown(text, max))

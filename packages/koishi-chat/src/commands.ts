@@ -37,6 +37,11 @@ export function registerCommands(
   koishi.command('subagents.run <task:text>', 'Start a run on a task; its questions and its answer are posted here.', { authority: config.runAuthority })
     .action(({ session }, task) => told(() => {
       channelOf(session!)
+      // Koishi's `authority` check passes when there is no user record (no database): refuse rather than let anyone start runs.
+      if (config.runAuthority > 0 && !(koishi as unknown as { database?: unknown }).database) {
+        throw new ChatError('NOT_ALLOWED', `subagents.run needs a database to check runAuthority (${config.runAuthority}); none is loaded, so no run is started. `
+          + 'Load a database plugin, or set runAuthority: 0 to let anyone start runs.')
+      }
       const text = argument(task, MAX_TASK_LENGTH)
       if (!text) throw new ChatError('INVALID_ANSWER', 'Give the task: subagents.run <task>.')
       if (text.length > MAX_TASK_LENGTH) throw new ChatError('INVALID_ANSWER', `A task is at most ${MAX_TASK_LENGTH} characters.`)

@@ -1,5 +1,6 @@
 // The questions posted to chats: open ones by question id and by tag, the newest answered tags
 // (so a late reply is told, never resumes twice), and the one way an answer leaves here.
+import { randomInt } from 'node:crypto'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import { ChatError } from './errors.js'
 import { shownLine } from './chat-text.js'
@@ -10,6 +11,15 @@ const MAX_CLOSED_TAGS = 256
 const MAX_MESSAGE_IDS = 8
 /** A tag in a quoted message: `[q12]`. */
 const TAG = /\[(q\d{1,9})\]/
+/**
+ * The number of the next tag, shared by every book of this process: a plugin reload never tags a question as one
+ * posted before it, and a new process starts at a random number (1000–9999), so a reply to a message posted before
+ * a restart rarely names a new question (and never does on a platform that reports message ids: see `quotedTag`).
+ */
+let nextTag = 1000 + randomInt(9000)
+
+/** What is left of a closed question: what a late reply is told, in its channel only. */
+interface ClosedNote { questionId: string, note: string, channel: string, messageIds: string[] }
 
 export interface QuestionOwner {
   /** The chat run's id (`r1`). */
@@ -19,7 +29,7 @@ export interface QuestionOwner {
 }
 
 export interface OpenQuestion<Owner extends QuestionOwner = QuestionOwner> {
-  /** `q1`, `q2`, … in this process: what `subagents.answer` and a reply name. */
+  /** `q4821`, `q4822`, … in this process (unique in it, from a random start): what `subagents.answer` and a reply name. */
   tag: string
   question: PendingQuestion
   owner: Owner
@@ -31,17 +41,25 @@ export interface OpenQuestion<Owner extends QuestionOwner = QuestionOwner> {
 export class QuestionBook<Owner extends QuestionOwner> {
   private readonly open = new Map<string, OpenQuestion<Owner>>()
   private readonly byTag = new Map<string, OpenQuestion<Owner>>()
-  private readonly closed = new Map<string, string>()
-  private sequence = 0
+  private readonly closed = new Map<string, ClosedNote>()
 
   /** Opens a question once (the same question riding up the tree is one); undefined when it is known already. */
   add(owner: Owner, question: PendingQuestion, runId: string | undefined): OpenQuestion<Owner> | undefined {
     if (this.open.has(question.id)) return undefined
-    for (const note of this.closed.values()) if (note.startsWith(`${question.id} `)) return undefined
-    const entry: OpenQuestion<Owner> = { tag: `q${++this.sequence}`, question, owner, runId, messageIds: [] }
+    for (const closed of this.closed.values()) if (closed.questionId === question.id) return undefined
+    const entry: OpenQuestion<Owner> = { tag: `q${nextTag++}`, question, owner, runId, messageIds: [] }
     this.open.set(question.id, entry)
     this.byTag.set(entry.tag, entry)
     return entry
+  }
+
+  /** Opens again a closed question whose answer its run refused (the same entry and tag); false when it is open or known again. */
+  reopen(entry: OpenQuestion<Owner>): boolean {
+    if (this.open.has(entry.question.id) || this.byTag.has(entry.tag)) return false
+    this.closed.delete(entry.tag)
+    this.open.set(entry.question.id, entry)
+    this.byTag.set(entry.tag, entry)
+    return true
   }
 
   posted(entry: OpenQuestion<Owner>, ids: readonly unknown[]): void {
@@ -54,17 +72,17 @@ export class QuestionBook<Owner extends QuestionOwner> {
     if (!entry) return undefined
     this.open.delete(questionId)
     this.byTag.delete(entry.tag)
-    this.closed.set(entry.tag, `${questionId} ${note}`)
+    this.closed.set(entry.tag, { questionId, note, channel: entry.owner.channel, messageIds: entry.messageIds })
     if (this.closed.size > MAX_CLOSED_TAGS) this.closed.delete(this.closed.keys().next().value!)
     return entry
   }
 
-  /** The open question of this tag in this channel; throws with what happened to it otherwise. */
+  /** The open question of this tag in this channel; throws with what happened to it otherwise (another channel's: NOT_FOUND). */
   get(channel: string, tag: string): OpenQuestion<Owner> {
     const entry = this.byTag.get(tag)
     if (entry && entry.owner.channel === channel) return entry
-    const note = this.closed.get(tag)
-    if (note !== undefined) throw new ChatError('ALREADY_ANSWERED', `[${tag}] takes no answer any more: ${note.slice(note.indexOf(' ') + 1)}.`)
+    const closed = this.closed.get(tag)
+    if (closed?.channel === channel) throw new ChatError('ALREADY_ANSWERED', `[${tag}] takes no answer any more: ${closed.note}.`)
     throw new ChatError('NOT_FOUND', `No question [${shownLine(tag, 32)}] waits in this channel (\`subagents\` lists them).`)
   }
 
@@ -72,12 +90,20 @@ export class QuestionBook<Owner extends QuestionOwner> {
     return this.open.get(entry.question.id) === entry
   }
 
-  /** The tag a quoted message names: a posted message's id, or a `[qN]` tag in its text. */
+  /**
+   * The tag a quoted message names in this channel: a posted message's id; else the `[qN]` tag in its text when
+   * the quote carries no id (an adapter without ids), or when that question's messages reported none (so its id
+   * cannot be checked). A quote whose id is not one of ours names nothing, whatever its text says.
+   */
   quotedTag(channel: string, quote: { id?: string, content?: string }): string | undefined {
-    for (const entry of this.open.values()) {
-      if (entry.owner.channel === channel && quote.id !== undefined && entry.messageIds.includes(quote.id)) return entry.tag
-    }
-    return TAG.exec((quote.content ?? '').slice(0, 256))?.[1]
+    const id = quote.id || undefined
+    const here = [...this.open.values()].filter((entry) => entry.owner.channel === channel)
+    const closed = [...this.closed].filter(([, note]) => note.channel === channel).map(([tag, note]) => ({ tag, ...note }))
+    const all = [...here, ...closed]
+    if (id !== undefined) for (const entry of all) if (entry.messageIds.includes(id)) return entry.tag
+    const tag = TAG.exec((quote.content ?? '').slice(0, 256))?.[1]
+    if (tag === undefined || id === undefined) return tag
+    return all.some((entry) => entry.tag === tag && entry.messageIds.length === 0) ? tag : undefined
   }
 
   /** The open questions of one channel, oldest first. */

@@ -74,9 +74,12 @@ describe('koishi-chat: run limits and a channel that is gone', () => {
       const chat = bind(session('alice', 'room', send))
       runs.ask(chat, { id: 'q-1', kind: 'ask', text: 'Which region?', path: [] }, undefined)
       await settle()
-      expect(stopped).to.deep.equal(['r1: question q1 could not be posted to this channel (QUESTION_NOT_POSTED)'])
-      expect(logs[0]).to.match(/^\[QUESTION_NOT_POSTED\] question q1 of run r1 could not be posted to mock:room/)
-      expect(runs.list('mock:room')).to.include('r1 ended cancelled (question q1 could not be posted')
+      // Tags start at a random number per process (questions.ts).
+      const tag = /question (q\d+) /.exec(stopped[0] ?? '')?.[1]
+      expect(tag).to.match(/^q\d{4,}$/)
+      expect(stopped).to.deep.equal([`r1: question ${tag} could not be posted to this channel (QUESTION_NOT_POSTED)`])
+      expect(logs[0]).to.match(new RegExp(`^\\[QUESTION_NOT_POSTED\\] question ${tag} of run r1 could not be posted to mock:room`))
+      expect(runs.list('mock:room')).to.include(`r1 ended cancelled (question ${tag} could not be posted`)
     })
   }
 
@@ -94,5 +97,29 @@ describe('koishi-chat: run limits and a channel that is gone', () => {
     expect(stopped).to.deep.equal(['r1: its guild was deleted (CHANNEL_GONE)', 'r3: its channel was deleted (CHANNEL_GONE)'])
     expect(logs).to.deep.equal(['[CHANNEL_GONE] run r1 in mock:room is cancelled: its guild was deleted.', '[CHANNEL_GONE] run r3 in mock:side is cancelled: its channel was deleted.'])
     expect(runs.list('mock:elsewhere')).to.include(`${other.id} running`)
+  })
+
+  it('caps the whole end message at maxOutputLength (prefix and cut marker included); a refused one is told briefly', async () => {
+    const { runs, logs, session, bind } = setup()
+    const sent: string[] = []
+    const ok = bind(session('alice', 'room', async (text) => { sent.push(text); return ['m1'] }))
+    runs.end(ok, 'completed', `${'w '.repeat(4000)}end`)
+    expect(sent).to.have.length(1)
+    expect(sent[0]!.length).to.be.at.most(2000)
+    expect(sent[0]).to.match(/^Run r1 ended: completed\.\nw w /).and.match(/w … \[cut at 2000 characters\]$/)
+    // A short one is posted whole.
+    runs.end(bind(session('alice', 'room', async (text) => { sent.push(text); return ['m2'] })), 'completed', 'short')
+    expect(sent[1]).to.equal('Run r2 ended: completed.\nshort')
+    let calls = 0
+    const refused = bind(session('bob', 'room', async (text) => {
+      if (++calls === 1) throw new Error('400 Must be 2000 or fewer in length')
+      sent.push(text)
+      return ['m3']
+    }))
+    runs.end(refused, 'completed', 'an answer')
+    await settle()
+    await settle()
+    expect(sent[2]).to.equal('Run r3 ended, but its answer could not be posted here (FINAL_NOT_POSTED).')
+    expect(logs).to.deep.equal(['[FINAL_NOT_POSTED] the end of run r3 could not be posted to mock:room (400 Must be 2000 or fewer in length).'])
   })
 })

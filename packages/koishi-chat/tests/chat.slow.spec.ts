@@ -127,6 +127,8 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
 
   it('posts the question a child parks on to the channel, with its tag and how to answer', () => {
     // The question may be posted before the step's window closes.
+    // Tags start at a random number per process (the record renames them q1, q2, … in order: fixtures/driver.cjs).
+    expect(steps().firstTag).to.be.within(1000, 9999)
     expect(steps().start.filter((text: string) => !text.startsWith('[q1] '))).to.deep.equal(['Run r1 started: alpha'])
     expect(steps().question).to.match(/^\[q1\] Question from subagent run-\S+ of run r1 \(ask\):\nWhich region for alpha\?\n/)
     expect(steps().question).to.include('subagents.answer q1 &lt;answer&gt;')

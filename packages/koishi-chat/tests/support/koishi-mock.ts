@@ -20,6 +20,7 @@ export interface MockApp {
   plugin(plugin: unknown, config?: unknown): { dispose(): void }
   command(name: string): { action(act: (argv: { session: unknown }) => string): void }
   provide(name: string, value: unknown, builtin?: boolean): void
+  on(name: string, listener: (session: { elements: unknown[] }) => void): () => void
   start(): Promise<void>
   stop(): Promise<void>
 }
@@ -27,8 +28,20 @@ export interface MockApp {
 /** The service's events koishi-chat observes, to play them by hand. */
 export type Observed = Record<string, (...args: unknown[]) => void>
 
-/** The app, started; `close()` unloads the mock adapter first (its bot's dispose fails once the root's `bots` went). */
-export async function mockApp(config: Partial<chat.Config> = {}): Promise<{ app: MockApp, observed: Observed, close(): Promise<void> }> {
+/** The `subagents` stand-in's host verbs (a spec replaces any of them). */
+export interface MockHost {
+  pending(): unknown[]
+  resume(runId: string, answer: string): Promise<unknown>
+  cancel(runId: string, reason?: string): void
+}
+
+/**
+ * The app, started (`database: false`: without the memory database); `close()` unloads the mock adapter first
+ * (its bot's dispose fails once the root's `bots` went).
+ */
+export async function mockApp(
+  config: Partial<chat.Config> = {}, host: Partial<MockHost> = {}, options: { database?: boolean } = {},
+): Promise<{ app: MockApp, observed: Observed, close(): Promise<void> }> {
   const { App } = require('koishi') as { App: new (config: unknown) => MockApp }
   const app = new App({})
   const observed: Observed = {}
@@ -41,8 +54,9 @@ export async function mockApp(config: Partial<chat.Config> = {}): Promise<{ app:
     pending: () => [],
     resume: async () => {},
     cancel: () => {},
+    ...host,
   }, true)
-  app.plugin((require('@koishijs/plugin-database-memory') as { default: unknown }).default)
+  if (options.database !== false) app.plugin((require('@koishijs/plugin-database-memory') as { default: unknown }).default)
   const adapter = app.plugin((require('@koishijs/plugin-mock') as { default: unknown }).default)
   app.plugin(chat, chat.Config(config as never))
   await app.start()
