@@ -55,9 +55,12 @@ export function apply(ctx: Context, config: Config) {
     const closed = server.serve(transport)
     ctx.emit('serve-acp/ready', { transport: kind })
     signal('ready')
-    return closed.then(() => {
+    return closed.then(async () => {
       if (disposed) return
       logger.info('the ACP client closed the connection')
+      // Nothing of a client that left runs on: its turns aborted, its sessions' agents disposed (the stdio bin then
+      // stops the app; a transport of the host's own leaves the app running).
+      await server?.close()
       ctx.emit('serve-acp/closed', { transport: kind })
       signal('closed')
     })
