@@ -4,7 +4,7 @@ import { type RunAs, setprivArgs } from './containment/run-as.js'
 import type { Readable } from 'node:stream'
 import { ChildWarnings, signalStrays, strayAlive, straysOutsideGroup, type Strays } from '@cordis-subagents/shared'
 import {
-  cgroupPopulated, createRunCgroup, findExecutable, killCgroup, removeCgroup, signalCgroup, wrapInCgroup, wrapperExecFailure,
+  cgroupPopulated, createRunCgroup, findExecutable, killCgroup, releaseCgroup, signalCgroup, wrapInCgroup, wrapperExecFailure,
 } from './containment/cgroup.js'
 import { boundedInput, countBytes, raceTimeout, streamClosed } from './agent-streams.js'
 
@@ -124,12 +124,12 @@ export class AgentProcess {
         ...runAs && !this.cgroup ? { uid: runAs.uid, gid: runAs.gid } : {},
       })
     } catch (error) {
-      if (this.cgroup) removeCgroup(this.cgroup)
+      if (this.cgroup) releaseCgroup(this.cgroup)
       throw error
     }
     this.pid = this.child.pid
     if (this.pid !== undefined) registerGroup(this.pid, this.cgroup)
-    else if (this.cgroup) removeCgroup(this.cgroup)
+    else if (this.cgroup) releaseCgroup(this.cgroup)
 
     const { child } = this
     this.exited = new Promise<ExitInfo>((resolve) => {
@@ -299,7 +299,12 @@ export class AgentProcess {
       await this.signalAll('SIGKILL')
       await this.waitQuiet(KILL_WAIT)
     } finally {
-      if (this.pid !== undefined && this.exit && (!this.cgroup || removeCgroup(this.cgroup))) unregisterGroup(this.pid)
+      // The leader exited and nothing is left in the cgroup (nor below it): the group is done, whether or not the cgroup's
+      // directory can go yet (a nested one a served host left behind is removed with it, else it is retried later).
+      if (this.pid !== undefined && this.exit && (!this.cgroup || !cgroupPopulated(this.cgroup))) {
+        if (this.cgroup) releaseCgroup(this.cgroup)
+        unregisterGroup(this.pid)
+      }
       this.stdout.destroy()
       this.child.stdout?.destroy()
       this.child.stderr?.destroy()

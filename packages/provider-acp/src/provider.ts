@@ -9,7 +9,7 @@ import { rangeProblem } from './config-ranges.js'
 import { childEnv, EnvMatcher, envProblem, secretValues, type EnvPolicy, type OwnVariables } from './env.js'
 import { AcpError } from './errors.js'
 import { AgentPool } from './pool/pool.js'
-import { cgroupBase } from './containment/cgroup.js'
+import { cgroupBase, retryDeferredCgroups } from './containment/cgroup.js'
 import { resolveRunAs, warnIfRoot } from './containment/run-as.js'
 import { coldSource, type ProcessSource } from './process-source.js'
 import { Reaps } from './reaps.js'
@@ -162,6 +162,8 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     async stop() {
       book.clear()
       await Promise.all([pool?.stop(), settings.reaps.close()])
+      // Run cgroups that could not be removed when their run ended (a nested one still going away).
+      retryDeferredCgroups()
     },
     reaped: () => settings.reaps.settled(),
     ...pool ? { pool } : {},

@@ -4,7 +4,7 @@
  * `cgroup.kill` ends them all. Used where the host may create cgroups below its own
  * (root, or a delegated subtree); otherwise the provider falls back to the process group.
  */
-import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, mkdirSync, opendirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 
 const PREFIX = 'cordis-acp-'
@@ -41,18 +41,37 @@ export function cgroupBase(): string | null {
   return base
 }
 
-/** Removes empty run cgroups left by hosts that died before they could remove them. */
+/**
+ * Removes the run cgroups left by hosts that died before they could remove them, with the cgroups
+ * nested in them (a served host's own runs).
+ */
 function sweepStale(dir: string) {
+  retryDeferredCgroups()
   for (const entry of readdirSync(dir)) {
-    const match = /^cordis-acp-(\d+)-\d+$/.exec(entry)
-    if (!match || pidAlive(Number(match[1]))) continue
+    const pid = staleOwner(entry)
+    if (pid === undefined || pidAlive(pid)) continue
     try {
+      // cgroup.kill reaches the nested cgroups too; a tree still busy this instant goes next time.
       killCgroup(join(dir, entry))
-      rmdirSync(join(dir, entry))
+      removeTree(join(dir, entry), { entries: MAX_TREE_ENTRIES }, 0)
     } catch {
-      // still busy, or someone else's: leave it
+      // someone else's: leave it
     }
   }
+}
+
+/** The host pid of a run cgroup's name `cordis-acp-<pid>-<n>`, else undefined (no regex: plain scanning). */
+function staleOwner(name: string): number | undefined {
+  if (!name.startsWith(PREFIX) || name.length > PREFIX.length + 40) return undefined
+  const [pid, n, ...rest] = name.slice(PREFIX.length).split('-')
+  if (rest.length || !digits(pid) || !digits(n)) return undefined
+  return Number(pid)
+}
+
+function digits(text: string | undefined): text is string {
+  if (!text) return false
+  for (const char of text) if (char < '0' || char > '9') return false
+  return true
 }
 
 function pidAlive(pid: number): boolean {
@@ -117,8 +136,68 @@ export function killCgroup(path: string) {
   }
 }
 
-/** Removes the (empty) cgroup; false while it is still busy. */
+// ---------------------------------------------------------------------------------------------
+// Removal. A run's cgroup may hold cgroups nested in it (a served host running its own ACP agent
+// makes its runs' cgroups below its own); one that host did not remove (it was SIGKILLed, or its
+// rmdir raced its dying child) would keep the run's cgroup from being removed. So removal goes
+// depth-first, bottom-up, and removes only cgroups without members (it never kills: that
+// happened before). Bounded against hostile nesting: depth and entries read per tree.
+
+/** Nesting depth below a run's cgroup that removal descends to. */
+export const MAX_TREE_DEPTH = 8
+/** Directory entries (files included) removal reads per tree. */
+export const MAX_TREE_ENTRIES = 4096
+/** Run cgroups this host could not remove yet (kept, oldest first, to retry). */
+export const MAX_DEFERRED = 64
+const deferred: string[] = []
+
+/**
+ * Removes the cgroup with the empty cgroups nested in it (bottom-up); false while it, or a cgroup
+ * below it, still has a member, or the tree was too deep or too large. Retries deferred ones first.
+ */
 export function removeCgroup(path: string): boolean {
+  retryDeferredCgroups()
+  return removeTree(path, { entries: MAX_TREE_ENTRIES }, 0)
+}
+
+/** Removes the cgroup, or keeps it on the bounded list retried at the next removal, sweep or stop. */
+export function releaseCgroup(path: string) {
+  if (removeCgroup(path) || deferred.includes(path)) return
+  deferred.push(path)
+  if (deferred.length > MAX_DEFERRED) deferred.shift()
+}
+
+/** Retries the cgroups that could not be removed before. */
+export function retryDeferredCgroups() {
+  for (const path of deferred.splice(0)) {
+    if (!removeTree(path, { entries: MAX_TREE_ENTRIES }, 0)) deferred.push(path)
+  }
+}
+
+/** Cgroup paths waiting to be removed (for tests and diagnostics). */
+export function deferredCgroups(): string[] {
+  return [...deferred]
+}
+
+function removeTree(path: string, budget: { entries: number }, depth: number): boolean {
+  const children: string[] = []
+  try {
+    const dir = opendirSync(path)
+    try {
+      for (let entry = dir.readSync(); entry; entry = dir.readSync()) {
+        if (--budget.entries < 0) return false
+        if (entry.isDirectory()) children.push(entry.name)
+      }
+    } finally {
+      dir.closeSync()
+    }
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT'
+  }
+  if (children.length && depth >= MAX_TREE_DEPTH) return false
+  let empty = true
+  for (const child of children) empty = removeTree(join(path, child), budget, depth + 1) && empty
+  if (!empty || cgroupPids(path).length) return false
   try {
     rmdirSync(path)
     return true
