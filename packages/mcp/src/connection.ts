@@ -4,7 +4,7 @@ import { describeError, type Redactor } from '@cordis-subagents/shared'
 import { McpError } from './errors.js'
 import { type ClientSdk, clientSdk } from './sdk.js'
 import { StdioProcess } from './stdio-process.js'
-import { callAsTask, TaskTimeout } from './task-call.js'
+import { callAsTask, LiveTasks, TaskTimeout } from './task-call.js'
 
 export type Endpoint =
   | { kind: 'stdio'; command: string; args: string[]; cwd: string; env: Record<string, string>; killGrace: number; maxMessageBytes: number }
@@ -19,7 +19,7 @@ export interface CallOptions {
   signal: AbortSignal
   timeout: number
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void
-  /** Call it as an MCP task (the tool's `execution.taskSupport` is `required`): create, poll, result; cancel on abort or timeout. */
+  /** Call it as an MCP task (`execution.taskSupport` is `required`): create, poll, result; a task left unfinished is cancelled. */
   task?: boolean
 }
 
@@ -47,6 +47,8 @@ export class Connection {
   onLost?: (diagnostic: string) => void
   private closing = false
   private stderrTail = ''
+  /** The tasks of calls in flight that were created and have not ended: `close()` cancels them first. */
+  private readonly tasks = new LiveTasks()
 
   private constructor(
     private readonly sdk: ClientSdk,
@@ -124,7 +126,7 @@ export class Connection {
   /** Calls a tool; the SDK sends `notifications/cancelled` when `signal` aborts or `timeout` passes. */
   async call(name: string, args: Record<string, unknown>, options: CallOptions): Promise<unknown> {
     try {
-      if (options.task) return await callAsTask(this.client, this.sdk, name, args, options)
+      if (options.task) return await callAsTask(this.client, this.sdk, name, args, { ...options, live: this.tasks })
       return await this.client.callTool({ name, arguments: args }, undefined, {
         signal: options.signal,
         timeout: options.timeout,
@@ -135,9 +137,13 @@ export class Connection {
     }
   }
 
-  /** Closes the connection; a stdio server is stopped (its group) and reaped before this resolves. */
+  /**
+   * Closes the connection; a stdio server is stopped (its group) and reaped before this resolves. Each task of a call in
+   * flight that has not ended is sent `tasks/cancel` first (bounded, best-effort), so it does not run on to its TTL.
+   */
   async close(): Promise<void> {
     this.closing = true
+    await this.tasks.cancelAll()
     try {
       await this.client.close()
     } catch {

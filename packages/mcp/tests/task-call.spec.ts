@@ -3,14 +3,16 @@
 // transport): whatever way a call ends, the SDK client's progress handler and its taskId → token entry of that
 // call are released (the SDK kept both until the connection closed, holding the call's onProgress closure), a
 // progress notification during the task still reaches onProgress, no abort listener is left on the call's signal (the
-// SDK added one per poll), and a taskId over MAX_TASK_ID_CHARS fails the call.
+// SDK added one per poll), and a taskId over MAX_TASK_ID_CHARS fails the call. A created task the call leaves
+// unfinished (a poll error, an input_required task whose result fails, LiveTasks.cancelAll) gets one tasks/cancel;
+// a task seen ended gets none.
 import { getEventListeners } from 'node:events'
 import { expect } from 'chai'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { clientSdk, type ClientSdk } from '../src/sdk.js'
-import { callAsTask, type TaskCallOptions } from '../src/task-call.js'
+import { callAsTask, LiveTasks, type TaskCallOptions } from '../src/task-call.js'
 
 /** task-call.ts's bound on a server's taskId. */
 const MAX_TASK_ID_CHARS = 256
@@ -25,6 +27,8 @@ interface Script {
   statusMessage?: string
   /** Sent as `notifications/progress` (with the call's token) before the first `tasks/get` is answered. */
   progressMessage?: string
+  /** `tasks/get` answers a JSON-RPC error. */
+  pollFails?: boolean
   /** `tasks/result` answers a JSON-RPC error. */
   resultFails?: boolean
   /** The create answer lacks the task's other fields (an invalid CreateTaskResult). */
@@ -94,6 +98,7 @@ class Peer {
         if (state.script.progressMessage && state.polls === 0) {
           this.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: state.token, progress: 1, message: state.script.progressMessage } })
         }
+        if (state.script.pollFails) return this.send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'too many requests' } })
         const polls = state.script.polls ?? []
         return reply(this.task(state.script.taskId, polls[Math.min(state.polls++, polls.length - 1)] ?? 'working'))
       }
@@ -198,4 +203,35 @@ describe('@cordis-subagents/mcp: callAsTask releases what the SDK client keeps p
     expect(books(client)).to.deep.equal(start)
     expect(await call({ taskId: 'k'.repeat(MAX_TASK_ID_CHARS), created: 'completed' })).to.have.property('content')
   })
+
+  it('a created task the call leaves unfinished gets exactly one tasks/cancel; one seen ended gets none', async () => {
+    const error = await failure(call({ taskId: 'poll-fails', created: 'working', pollFails: true }))
+    expect(error.message).to.include('too many requests')
+    expect(peer.cancelled).to.deep.equal(['poll-fails'])
+    expect((await failure(call({ taskId: 'asks', created: 'working', polls: ['input_required'], resultFails: true }))).message).to.include('the result is gone')
+    expect(peer.cancelled).to.deep.equal(['poll-fails', 'asks'])
+    await failure(call({ taskId: 'done', created: 'working', polls: ['completed'], resultFails: true }))
+    await failure(call({ taskId: 'done-at-once', created: 'failed', resultFails: true }))
+    expect(await call({ taskId: 'theirs', created: 'working', polls: ['cancelled'] })).to.deep.include({ isError: true })
+    expect(await call({ taskId: 'fine', created: 'working', polls: ['working', 'completed'] })).to.have.property('content')
+    expect(peer.cancelled, 'tasks seen ended, or whose result was read, are not cancelled').to.deep.equal(['poll-fails', 'asks'])
+  })
+
+  it('LiveTasks.cancelAll cancels a call\'s running task once; the call\'s own end sends no second cancel', async () => {
+    const live = new LiveTasks()
+    const controller = new AbortController()
+    const pending = failure(call({ taskId: 'held', created: 'working', polls: ['working'] }, { live, signal: controller.signal }))
+    await pause(150)
+    await live.cancelAll()
+    expect(peer.cancelled, 'the running task was held and cancelled').to.deep.equal(['held'])
+    controller.abort(new Error('closing'))
+    expect((await pending).message).to.equal('closing')
+    expect(peer.cancelled).to.deep.equal(['held'])
+    await live.cancelAll()
+    expect(peer.cancelled, 'a call that ended is no longer held').to.deep.equal(['held'])
+  })
 })
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
