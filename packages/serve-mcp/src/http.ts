@@ -5,8 +5,9 @@ import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/se
 import type { ServedSession } from './session.js'
 import { bearerToken, defaultHosts, hostForUrl, hostHeader } from '@cordis-subagents/shared'
 import { readBody } from './body.js'
-import { answerCancelled, idRefusal } from './request-ids.js'
+import { answerCancelled, cancelsOnly, idRefusal } from './request-ids.js'
 import { type ServerSdk, serverSdk } from './sdk.js'
+import { pollIntervalFor } from './tasks.js'
 
 export interface HttpOptions {
   host: string
@@ -30,7 +31,17 @@ interface Live {
   transport: StreamableHTTPServerTransport
   session: ServedSession
   lastSeen: number
+  /** Its cancels past maxRequestsPerMinute this minute (CANCEL_RESERVE_PER_MINUTE). */
+  cancels?: { start: number; count: number }
 }
+
+/**
+ * Cancels one live session may send per minute once maxRequestsPerMinute is spent (`notifications/cancelled`,
+ * `tasks/cancel`, the DELETE that ends it): a client's cancel is never refused by the shared limit, and stays bounded.
+ */
+const CANCEL_RESERVE_PER_MINUTE = 60
+/** The largest body a cancel past the limit may carry (bytes); a bigger one gets 429 like any request past it. */
+const CANCEL_BODY_BYTES = 16 * 1024
 
 /** How often Node checks connections against `headersTimeout` (its default, 30 s, let a 30 s limit cut at 60 s). */
 const TIMEOUT_CHECK_MS = 1_000
@@ -65,6 +76,13 @@ export class HttpFront {
 
   forEachSession(fn: (session: ServedSession) => void) {
     for (const live of this.sessions.values()) fn(live.session)
+  }
+
+  /** The poll interval (ms) told to task clients now: the working tasks of every session fit in half of maxRequestsPerMinute. */
+  taskPollInterval(): number {
+    let working = 0
+    for (const live of this.sessions.values()) working += live.session.workingTasks
+    return pollIntervalFor(working, this.options.maxRequestsPerMinute)
   }
 
   /** True once it listens; false when it was closed first (unloaded while it started): then it never serves. */
@@ -132,12 +150,17 @@ export class HttpFront {
     if (url.pathname !== this.options.path) return reply(res, 404, `not found: the MCP endpoint is ${this.options.path}; this server does not do OAuth`)
     const refused = this.refusal(req.headers.authorization)
     if (refused) return reply(res, 401, refused)
-    if (!this.admitRate()) return reply(res, 429, 'too many requests')
+    const id = req.headers['mcp-session-id']
+    // Past the limit only a live session's cancel may pass (a POST of cancels only, or its DELETE), from its own reserve.
+    const overLimit = !this.admitRate()
+    const mayCancel = typeof id === 'string' && this.sessions.has(id) && (req.method === 'POST' || req.method === 'DELETE')
+    if (overLimit && !mayCancel) return reply(res, 429, 'too many requests')
+    const maxBody = overLimit ? Math.min(CANCEL_BODY_BYTES, this.options.maxBodyBytes) : this.options.maxBodyBytes
 
     // Every body is read, a GET's or DELETE's (normally empty) too: none is left open past bodyTimeout.
-    const read = await readBody(req, this.options.maxBodyBytes, this.options.bodyTimeout)
+    const read = await readBody(req, maxBody, this.options.bodyTimeout)
     if ('refused' in read) {
-      if (read.refused === 'too-large') return reply(res, 413, `the body is over ${this.options.maxBodyBytes} bytes`)
+      if (read.refused === 'too-large') return overLimit ? reply(res, 429, 'too many requests') : reply(res, 413, `the body is over ${maxBody} bytes`)
       return refuseSlowBody(res, this.options.bodyTimeout)
     }
     let body: unknown
@@ -150,8 +173,8 @@ export class HttpFront {
       const refused = idRefusal(body)
       if (refused) return reply(res, 400, refused.message, refused)
     }
-    const id = req.headers['mcp-session-id']
     const live = typeof id === 'string' ? this.sessions.get(id) : undefined
+    if (overLimit && !(live && (req.method === 'DELETE' || cancelsOnly(body)) && admitCancel(live))) return reply(res, 429, 'too many requests')
     if (live) {
       live.lastSeen = Date.now()
       await live.transport.handleRequest(req, res, body)
@@ -238,6 +261,13 @@ export class HttpFront {
     await live.transport.close().catch(() => {})
     await live.session.close()
   }
+}
+
+/** Takes one of a live session's cancels past the request limit (CANCEL_RESERVE_PER_MINUTE a minute); false when they are spent. */
+function admitCancel(live: Live): boolean {
+  const now = Date.now()
+  if (!live.cancels || now - live.cancels.start >= 60_000) live.cancels = { start: now, count: 0 }
+  return ++live.cancels.count <= CANCEL_RESERVE_PER_MINUTE
 }
 
 /** Digests of equal length whatever the input, so `timingSafeEqual` compares them without telling the token's length. */

@@ -46,6 +46,13 @@ export async function answerCancelled(transport: StreamableHTTPServerTransport, 
   }
 }
 
+/** True when every message of `body` cancels (`notifications/cancelled`, a `tasks/cancel` request) and there is one at least. */
+export function cancelsOnly(body: unknown): boolean {
+  const all = messages(body)
+  const cancels = all.filter((message) => message.method === 'notifications/cancelled' || message.method === 'tasks/cancel')
+  return all.length > 0 && cancels.length === (Array.isArray(body) ? body.length : 1)
+}
+
 function messages(body: unknown): Array<Record<string, unknown>> {
   const all = Array.isArray(body) ? body : [body]
   return all.filter((message): message is Record<string, unknown> => typeof message === 'object' && message !== null)

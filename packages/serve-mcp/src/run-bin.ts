@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import { BIN_NAME, EXIT, parseArgs } from './bin-args.js'
-import { stdioSignals } from './stdio.js'
+import { exitHolds, stdioSignals } from './stdio.js'
 
 /** Longest wait for the config's entries to apply, then for the stdio server to connect (ms). */
 const STARTUP_MS = 30_000
@@ -113,6 +113,9 @@ async function stop(ctx: Context): Promise<void> {
     for (const entry of [...loader?.entries() ?? []].reverse()) {
       entry.options.disabled = true
       await entry.refresh().catch(() => {})
+      // The served sessions' close (holdExit: their calls ended, the agents disposed, the children torn down) before the
+      // entries they delegate through stop, and before the process exits.
+      await exitHolds()
     }
     await ctx.lifecycle.flush().catch(() => {})
     // The loader's `inject` sub-plugin reads ctx.loader in a global service hook, which throws (an uncaught
@@ -122,6 +125,7 @@ async function stop(ctx: Context): Promise<void> {
       if (plugin?.name === 'inject' && String(plugin.apply).includes('loader/entry-check')) runtime.dispose()
     }
     await ctx.stop()
+    await exitHolds()
     await stores()
   })().catch((error) => {
     process.stderr.write(`${BIN_NAME}: stopping failed: ${message(error)}\n`)

@@ -9,7 +9,8 @@ import { Config } from './config.js'
 import { HttpFront } from './http.js'
 import { serverSdk } from './sdk.js'
 import { ServedSession, type SessionOptions } from './session.js'
-import { stdioOutput, stdioSignals } from './stdio.js'
+import { holdExit, stdioOutput, stdioSignals } from './stdio.js'
+import { TASK_POLL_MS } from './tasks.js'
 
 declare module 'cordis' {
   interface Context {
@@ -114,7 +115,10 @@ export class McpServe extends Service {
       maxSessions: this.options.maxSessions ?? 16,
       sessionIdleTimeout: this.options.sessionIdleTimeout ?? 30 * 60_000,
       maxRequestsPerMinute: this.options.maxRequestsPerMinute ?? 600,
-      newSession: () => ServedSession.create(this.ctx, this.session),
+      // Tasks are polled at an interval that fits maxRequestsPerMinute with the tasks working in every session now.
+      newSession: () => ServedSession.create(this.ctx, {
+        ...this.session, tasks: { ...this.session.tasks, pollInterval: () => this.pollInterval() },
+      }),
     })
     // Unloaded while it started (cordis runs a scheduled start after the stop): nothing is served, nothing to log.
     if (!await this.http.listen()) return
@@ -122,13 +126,23 @@ export class McpServe extends Service {
     this.ctx.logger('mcp-serve').info('serving MCP at %s (bearer token required)', this.url)
   }
 
+  private pollInterval(): number {
+    return this.http?.taskPollInterval() ?? TASK_POLL_MS
+  }
+
   override async stop() {
     this.stopped = true
     this.release()
-    await this.stdioSession?.close()
+    const { stdioSession, http } = this
     this.stdioSession = undefined
-    await this.http?.close()
     this.http = undefined
+    // The bin waits for it (holdExit) before it stops the providers and exits: cordis does not await this stop.
+    const closing = (async () => {
+      await stdioSession?.close()
+      await http?.close()
+    })()
+    holdExit(closing)
+    await closing
   }
 }
 

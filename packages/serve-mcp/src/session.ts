@@ -8,6 +8,9 @@ import { progressLine } from './progress.js'
 import { serverSdk } from './sdk.js'
 import { SessionTasks, type TaskBounds } from './tasks.js'
 
+/** Longest wait of a session's close for its calls in flight to end (ms). */
+const CLOSE_GRACE_MS = 8_000
+
 /** Whether served tools run as MCP tasks (the tools' `execution.taskSupport`). */
 type TaskSupport = 'optional' | 'required' | 'forbidden'
 
@@ -46,6 +49,8 @@ type CallExtra = { signal: AbortSignal; requestId: string | number; sendNotifica
 export class ServedSession {
   /** The root agents of the calls running now (disposed as each call ends, the rest at close). */
   private readonly agents = new Set<Agent>()
+  /** The calls running now, each settled once its agent is disposed: `close()` waits for them (CLOSE_GRACE_MS). */
+  private readonly calls = new Set<Promise<ToolResult>>()
   /**
    * `ctx.agents` itself, resolved once per session: every access through `ctx` (cordis' caller tracing) builds an
    * `Error` for its inject check and a shadow context per method call, which cost about a fifth of a served call.
@@ -104,6 +109,11 @@ export class ServedSession {
     return this.servedView.list().map((spec) => ({ name: spec.name, description: spec.description, inputSchema: spec.parameters as { type: 'object' }, ...execution }))
   }
 
+  /** This session's tasks still working (0 without tasks). */
+  get workingTasks(): number {
+    return this.tasks?.working ?? 0
+  }
+
   /** Tells the client the served list changed (a delegation tool came or went with its provider). */
   toolsChanged() {
     if (!this.closed) this.server.sendToolListChanged().catch(() => {})
@@ -136,8 +146,16 @@ export class ServedSession {
     return { task }
   }
 
+  /** Runs one served call, counted in `calls` until it settled. */
+  private run(params: CallParams, id: string, signal: AbortSignal, onProgress?: (line: string) => void): Promise<ToolResult> {
+    const call = this.runCall(params, id, signal, onProgress)
+    this.calls.add(call)
+    void call.finally(() => this.calls.delete(call))
+    return call
+  }
+
   /** Runs one served call under its own root agent; a refusal (busy, too deep, no budget left) is an error result. */
-  private async run(params: CallParams, id: string, signal: AbortSignal, onProgress?: (line: string) => void): Promise<ToolResult> {
+  private async runCall(params: CallParams, id: string, signal: AbortSignal, onProgress?: (line: string) => void): Promise<ToolResult> {
     if (this.running >= this.options.maxConcurrentCalls) {
       return { isError: true, content: `MCP_SERVE_BUSY: this session already runs ${this.running} calls (maxConcurrentCalls); wait for one to finish.` }
     }
@@ -193,8 +211,13 @@ export class ServedSession {
     if (this.closed) return
     this.closed = true
     this.tasks?.close()
+    // The server's close aborts the calls in flight (so does the tasks' close): each disposes its agent, whose delegations
+    // cancel their children. Waited for, at most CLOSE_GRACE_MS: the bin exits only after them (holdExit).
     await this.server.close().catch(() => {})
-    await Promise.all([...this.agents].map((agent) => agent.dispose().catch(() => {})))
+    const ending = Promise.all([...this.calls, ...[...this.agents].map((agent) => agent.dispose().catch(() => {}))])
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([ending, new Promise((resolve) => { timer = setTimeout(resolve, CLOSE_GRACE_MS) })])
+    clearTimeout(timer)
   }
 }
 

@@ -13,6 +13,8 @@ interface StdioState {
   output?: Writable
   /** `applied`, `ready`, `failed(error)` of the stdio server. */
   signals?: EventEmitter
+  /** Cleanup the bin waits for before it exits (cordis does not await a service's async stop). */
+  holds?: Set<Promise<unknown>>
 }
 
 function state(): StdioState {
@@ -33,4 +35,20 @@ export function stdioOutput(): Writable {
 /** Process-wide signals of the stdio server, for the bin whatever copy of this package the loader imported. */
 export function stdioSignals(): EventEmitter {
   return state().signals ??= new EventEmitter()
+}
+
+/**
+ * Makes the bin wait for `work` (bounded) before it stops the next entry and exits: the served sessions' close (their
+ * calls' agents disposed, their delegations' children torn down), which cordis does not await. Outside the bin it only runs `work`.
+ */
+export function holdExit(work: Promise<unknown>): void {
+  const holds = state().holds ??= new Set()
+  const held: Promise<unknown> = work.catch(() => {}).finally(() => holds.delete(held))
+  holds.add(held)
+}
+
+/** Resolves when every held cleanup has settled (the bin bounds the wait). */
+export async function exitHolds(): Promise<void> {
+  const holds = state().holds
+  while (holds?.size) await Promise.all([...holds])
 }

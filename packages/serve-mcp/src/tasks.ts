@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto'
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js'
 import type { Result, Task } from '@modelcontextprotocol/sdk/types.js'
 
-/** How often a client is told to poll `tasks/get` (ms); the SDK's blocking `tasks/result` waits at this pace too. */
-const TASK_POLL_MS = 250
+/** How often a client is told to poll `tasks/get` at least (ms); the SDK's blocking `tasks/result` waits at the advertised pace too. */
+export const TASK_POLL_MS = 250
+/** The share of `maxRequestsPerMinute` the polls of every working task together may take (the rest is left for other requests). */
+const POLL_SHARE = 0.5
 /** The shortest TTL a task is kept (ms), whatever the client asks. */
 const MIN_TASK_TTL_MS = 1_000
 /** Tasks of one page of `tasks/list`. */
@@ -14,6 +16,16 @@ export interface TaskBounds {
   maxTasks: number
   /** The longest a task and its result are kept, counted from its creation (ms). */
   ttl: number
+  /** The poll interval advertised now (ms; HTTP: `pollIntervalFor` of the working tasks of every session); TASK_POLL_MS without it. */
+  pollInterval?: () => number
+}
+
+/**
+ * The poll interval (ms) at which `working` tasks polled together take at most POLL_SHARE of `maxRequestsPerMinute`
+ * (the request limit of every client together), and never less than TASK_POLL_MS: 3 tasks under the default 600 poll every 600 ms.
+ */
+export function pollIntervalFor(working: number, maxRequestsPerMinute: number): number {
+  return Math.max(TASK_POLL_MS, Math.ceil(60_000 * Math.max(1, working) / Math.max(1, maxRequestsPerMinute * POLL_SHARE)))
 }
 
 interface Held {
@@ -54,6 +66,13 @@ export class SessionTasks implements TaskStore {
     return this.held.size
   }
 
+  /** Tasks still working (the ones a client polls). */
+  get working(): number {
+    let count = 0
+    for (const held of this.held.values()) if (held.task.status === 'working') count++
+    return count
+  }
+
   /** The abort signal of a task's call (undefined once it is forgotten). */
   signal(taskId: string): AbortSignal | undefined {
     return this.held.get(taskId)?.controller.signal
@@ -70,16 +89,21 @@ export class SessionTasks implements TaskStore {
     const asked = typeof params.ttl === 'number' && Number.isFinite(params.ttl) ? params.ttl : this.bounds.ttl
     const ttl = Math.min(this.bounds.ttl, Math.max(MIN_TASK_TTL_MS, Math.floor(asked)))
     const now = new Date().toISOString()
-    const task: Task = { taskId: randomBytes(16).toString('hex'), status: 'working', ttl, createdAt: now, lastUpdatedAt: now, pollInterval: TASK_POLL_MS }
+    const task: Task = { taskId: randomBytes(16).toString('hex'), status: 'working', ttl, createdAt: now, lastUpdatedAt: now }
     const expiry = setTimeout(() => this.forget(task.taskId, 'its TTL passed'), ttl)
     expiry.unref()
     this.held.set(task.taskId, { task, controller: new AbortController(), expiry })
-    return { ...task }
+    return this.shown(task)
+  }
+
+  /** A task as the client sees it: with the poll interval that fits the request limit now (each `tasks/get` tells the current one). */
+  private shown(task: Task): Task {
+    return { ...task, pollInterval: this.bounds.pollInterval?.() ?? TASK_POLL_MS }
   }
 
   async getTask(taskId: string): Promise<Task | null> {
     const held = this.held.get(taskId)
-    return held ? { ...held.task } : null
+    return held ? this.shown(held.task) : null
   }
 
   /** Ends a task with its call's result (ignored when it already ended: cancelled, or forgotten). */
@@ -113,7 +137,7 @@ export class SessionTasks implements TaskStore {
   }
 
   async listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
-    const all = [...this.held.values()].map((held) => ({ ...held.task }))
+    const all = [...this.held.values()].map((held) => this.shown(held.task))
     const start = cursor === undefined ? 0 : all.findIndex((task) => task.taskId === cursor) + 1
     if (cursor !== undefined && start === 0) throw new Error(`unknown cursor ${cursor.slice(0, 64)}`)
     const tasks = all.slice(start, start + PAGE)

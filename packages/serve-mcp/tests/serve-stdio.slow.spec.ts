@@ -20,12 +20,24 @@ ${CORE_ENTRIES}
   name: '@cordis-subagents/subagent-tool'
   config:
     provider: spawn
+- id: slow
+  name: ${JSON.stringify(fileURLToPath(new URL('./fixtures/slow-tool.ts', import.meta.url)))}
 - id: serve
   name: '@cordis-subagents/serve-mcp'
   config:
     transport: stdio
-    tools: [subagent]
+    tools: [subagent, slow]
 `
+
+function spawnOptions(dir: string, log: string) {
+  return {
+    command: process.execPath,
+    args: ['--import', 'tsx', '--conditions', 'cordis-subagents-source', '--no-experimental-require-module', BIN, join(dir, 'cordis.yml')],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', MCP_SPEC_LOG: log },
+    cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+    stderr: 'pipe' as const,
+  }
+}
 
 describe('cordis-subagents-mcp (stdio bin) driven by the SDK client', function () {
   this.timeout(60_000)
@@ -39,13 +51,7 @@ describe('cordis-subagents-mcp (stdio bin) driven by the SDK client', function (
     dir = mkdtempSync(join(tmpdir(), 'mcp-bin-'))
     log = join(dir, 'model.log')
     writeFileSync(join(dir, 'cordis.yml'), CONFIG)
-    transport = new StdioClientTransport({
-      command: process.execPath,
-      args: ['--import', 'tsx', '--conditions', 'cordis-subagents-source', '--no-experimental-require-module', BIN, join(dir, 'cordis.yml')],
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', MCP_SPEC_LOG: log },
-      cwd: fileURLToPath(new URL('../../..', import.meta.url)),
-      stderr: 'pipe',
-    })
+    transport = new StdioClientTransport(spawnOptions(dir, log))
     transport.stderr?.on('data', (chunk) => { stderr += chunk })
     client = new Client({ name: 'spec', version: '1.0.0' })
     await client.connect(transport, { timeout: 50_000 })
@@ -73,5 +79,20 @@ describe('cordis-subagents-mcp (stdio bin) driven by the SDK client', function (
     const pid = transport.pid!
     await client.close()
     await eventually('the bin exited', () => !alive(pid), 20_000)
+  })
+
+  it('closing stdin while a delegation runs: the bin exits only after its served call wound down', async () => {
+    const second = new StdioClientTransport({ ...spawnOptions(dir, log) })
+    const other = new Client({ name: 'spec', version: '1.0.0' })
+    await other.connect(second, { timeout: 50_000 })
+    await eventually('the slow tool is served', async () => (await other.listTools()).tools.some((t) => t.name === 'slow'), 30_000)
+    other.callTool({ name: 'slow', arguments: {} }).catch(() => {})
+    await eventually('the served call runs', () => readLog(log).includes('slow waiting'), 20_000)
+    const pid = second.pid!
+    await other.close()
+    await eventually('the bin exited', () => !alive(pid), 20_000)
+    const exited = Date.now()
+    expect(readLog(log), 'the call wound down before the bin exited').to.match(/slow wound down at (\d+)/)
+    expect(Number(/slow wound down at (\d+)/.exec(readLog(log))![1])).to.be.below(exited)
   })
 })
