@@ -41,30 +41,30 @@ export function phaseResult(end: PhaseEnd): SubagentResult {
 
 function plainResult(end: PhaseEnd): SubagentResult {
   const { view, redactor, maxOutputBytes } = end
-  const { text, truncated } = view.output()
   const spend = view.spend
   const usage = {
     ...view.usage ? { usage: view.usage } : {},
     ...spend ? { work: { steps: spend.steps, toolCalls: spend.toolCalls, delegations: spend.delegations } } : {},
   }
-  const notes: string[] = []
-  if (truncated) notes.push(`The output was cut at ${maxOutputBytes} bytes (maxOutputBytes).`)
-  const finish = (result: SubagentResult) => {
+  // Only a completed task (or a Message answer) answered: anything else keeps its artifacts, never a status text.
+  const finish = (result: Omit<SubagentResult, 'output'> & { output?: string }) => {
+    const { text, truncated } = view.output(result.stopReason === 'completed')
+    const notes = truncated && result.output === undefined ? [`The output was cut at ${maxOutputBytes} bytes (maxOutputBytes).`] : []
     const diagnostic = [result.diagnostic, ...notes].filter(Boolean).join(' ')
     // The output is the remote's text too: redacted, and cut again (a mask may be longer than what it hides).
-    const output = capBytes(redactor.redact(result.output), maxOutputBytes, '')
+    const output = capBytes(redactor.redact(result.output ?? text), maxOutputBytes, '')
     return { ...result, output, ...diagnostic ? { diagnostic: capDiagnostic(redactor.redact(diagnostic)) } : {}, ...usage }
   }
-  if (view.directMessage) return finish({ stopReason: 'completed', output: text })
+  if (view.directMessage) return finish({ stopReason: 'completed' })
   const state = view.state
   if (state !== undefined && isFinal(state)) {
-    const outcome = outcomeOf(state, view.lastAgentText)
+    const outcome = outcomeOf(state, view.statusText)
     const stopReason = outcome.stopReason === 'error' && view.refinedStop ? view.refinedStop : outcome.stopReason
-    return finish({ stopReason, output: text, ...outcome.headline ? { diagnostic: `${outcome.headline} (task ${view.taskId})` } : {} })
+    return finish({ stopReason, ...outcome.headline ? { diagnostic: `${outcome.headline} (task ${view.taskId})` } : {} })
   }
   if (end.cancelReason !== undefined) {
     const unconfirmed = end.graceExpired ? ` The remote did not confirm within ${end.cancelGrace} ms (cancelGrace); task ${view.taskId} was last ${stateName(state)}.` : ''
-    return finish({ stopReason: 'aborted', output: text, diagnostic: `Cancelled: ${end.cancelReason}.${unconfirmed}` })
+    return finish({ stopReason: 'aborted', diagnostic: `Cancelled: ${end.cancelReason}.${unconfirmed}` })
   }
   if (view.asking()) {
     // The question is the status text: not repeated as output.
@@ -75,7 +75,6 @@ function plainResult(end: PhaseEnd): SubagentResult {
     : view.gone ? ' The remote no longer knows it, so no CancelTask was sent.' : ' CancelTask was sent for it, so it does not run on.'
   return finish({
     stopReason: 'error',
-    output: text,
     diagnostic: `Lost the remote task ${view.taskId} of ${end.agentName} (last state ${stateName(state)}): ${end.failure ?? 'it ended without a final state'}.${left}`,
   })
 }

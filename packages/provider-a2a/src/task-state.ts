@@ -1,5 +1,9 @@
 import { TaskState } from '@a2a-js/sdk'
+import { peerLine } from '@cordis-subagents/shared'
 import type { SubagentStopReason } from '@cordis-subagents/subagents-service'
+
+/** Most characters of the final status's text quoted in a diagnostic. */
+const MAX_SAID_CHARS = 2_000
 
 /**
  * Task states that end the run: terminal ones, and a state this protocol version does not know
@@ -29,11 +33,13 @@ export interface StateOutcome {
 /**
  * A final task state as one of our stop reasons: completed → completed, canceled → aborted,
  * failed / rejected → error, anything else → error naming the state. (input-required and
- * auth-required are not final: the run parks with a question, see `question.ts`.)
+ * auth-required are not final: the run parks with a question, see `question.ts`.) `statusText`:
+ * the final status message's text, quoted on one line, without control or hiding characters, cut.
  */
-export function outcomeOf(state: TaskState, agentText: string): StateOutcome {
+export function outcomeOf(state: TaskState, statusText: string): StateOutcome {
   // The agent's words are quoted after the headline (never as "auth…: <words>", which reads as a credential).
-  const said = agentText.trim() ? ` It said: "${agentText.trim()}"` : ''
+  const words = peerLine(statusText).replace(/\s+/g, ' ').trim()
+  const said = words ? ` It said: "${words.length > MAX_SAID_CHARS ? `${words.slice(0, MAX_SAID_CHARS)}…` : words}"` : ''
   switch (state) {
     case TaskState.TASK_STATE_COMPLETED: return { stopReason: 'completed' }
     case TaskState.TASK_STATE_CANCELED: return { stopReason: 'aborted', headline: `The remote task was canceled.${said}` }

@@ -160,12 +160,18 @@ export class TaskView {
     return `${this.state}|${this.statusStamp}|${this.lastAgentText.length}:${this.lastAgentText.slice(-64)}|${this.artifacts.mark()}`
   }
 
-  /** The run's output by the one output rule: the artifacts' text, else the agent's last non-empty message. */
-  output(): { text: string; truncated: boolean } {
+  /**
+   * The run's output by the one output rule. `completed` (a completed task, a Message answer): the
+   * artifacts' text, else the agent's last non-empty message (an agent may answer in its final status).
+   * Otherwise the artifacts' text only: a task that did not complete has no answer, and its status
+   * texts are progress or why it ended (the diagnostic's), never partial output.
+   */
+  output(completed: boolean): { text: string; truncated: boolean } {
     const fromArtifacts = this.artifacts.text()
-    const text = fromArtifacts.trim() ? fromArtifacts : this.lastAgentText
+    const fromMessage = completed && !fromArtifacts.trim()
+    const text = fromMessage ? this.lastAgentText : fromArtifacts.trim() ? fromArtifacts : ''
     const kept = capBytes(text, this.maxOutputBytes, '')
-    return { text: kept, truncated: this.truncated || this.artifacts.truncated || kept !== text }
+    return { text: kept, truncated: (completed && this.truncated) || this.artifacts.truncated || kept !== text }
   }
 
   /**
