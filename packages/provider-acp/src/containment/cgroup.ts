@@ -146,9 +146,9 @@ export function killCgroup(path: string) {
 /** Nesting depth below a run's cgroup that removal descends to. */
 export const MAX_TREE_DEPTH = 8
 /** Directory entries (files included) removal reads per tree. */
-export const MAX_TREE_ENTRIES = 4096
+const MAX_TREE_ENTRIES = 4096
 /** Run cgroups this host could not remove yet (kept, oldest first, to retry). */
-export const MAX_DEFERRED = 64
+const MAX_DEFERRED = 64
 const deferred: string[] = []
 
 /**
