@@ -54,7 +54,10 @@ export async function chatFlow(shoot?: (step: ChatStep['name'], page: Page) => P
         await messages.getByText(`Which region for ${TASK}`).waitFor({ timeout: 60_000 })
         steps.push({ name: 'asked', messages: await texts() })
         await shoot?.('asked', page)
-        await say(`subagents.answer q1 ${ANSWER}`)
+        // Tags start at a random number per process (koishi-chat README, "Questions"): the one posted is answered.
+        const tag = /\[(q\d+)\]/.exec(steps[0]!.messages.join('\n'))?.[1]
+        if (!tag) throw new Error(`no question tag in the chat: ${JSON.stringify(steps[0]!.messages)}`)
+        await say(`subagents.answer ${tag} ${ANSWER}`)
         await messages.getByText(`Done: deployed ${TASK} to ${ANSWER}`).waitFor({ timeout: 60_000 })
         steps.push({ name: 'answered', messages: await texts() })
         await shoot?.('answered', page)
