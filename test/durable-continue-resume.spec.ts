@@ -9,13 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
-import { Database } from 'minato'
-import SQLiteDriver from '@minatojs/driver-sqlite'
-import { Checkpoints } from '@cordis-subagents/checkpoints'
 import { type Deferred, deferred } from '@cordis-subagents/shared'
 import type { SubagentProvider, SubagentResult, SubagentRun } from '@cordis-subagents/subagents-service'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
-import { type Host, startHost } from './support/host.js'
+import type { Host } from './support/host.js'
+import { sqliteHost } from './support/sqlite-host.js'
 import { waitFor } from './support/host-process-wait.js'
 import { until } from './support/async.js'
 
@@ -62,15 +59,11 @@ function closer(): SubagentProvider {
 }
 
 async function durableHost(file: string): Promise<Host> {
-  const host = await startHost({
+  const host = await sqliteHost(file, 'continue-resume', {
     before(ctx: Context) {
-      ctx.plugin(Database as never)
-      ctx.plugin(SQLiteDriver, { path: file })
-      ctx.plugin(Checkpoints, { host: 'continue-resume' })
       ctx.plugin({ name: 'fx', apply: (inner: Context) => { inner.subagents.register(closer()) } })
     },
   })
-  await serviceOf(host.ctx, 'checkpoints')
   return host
 }
 

@@ -10,14 +10,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import type { Context } from 'cordis'
-import { Database } from 'minato'
-import SQLiteDriver from '@minatojs/driver-sqlite'
-import { Checkpoints } from '@cordis-subagents/checkpoints'
 import { type GenerateRequest, ScriptedModel } from '@cordis-subagents/agent'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import * as Spawn from '@cordis-subagents/provider-spawn'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
-import { type Host, startHost } from './support/host.js'
+import type { Host } from './support/host.js'
+import { sqliteHost } from './support/sqlite-host.js'
 import { eventually } from '@cordis-subagents/test-support'
 import { waitFor } from './support/host-process-wait.js'
 
@@ -32,16 +29,12 @@ function model(answered: { count: number }): ScriptedModel {
 }
 
 async function host(file: string, maxParkedMs: number, answered = { count: 0 }): Promise<Host> {
-  const h = await startHost({
+  const h = await sqliteHost(file, 'park-deadline', {
     before(ctx: Context) {
-      ctx.plugin(Database as never)
-      ctx.plugin(SQLiteDriver, { path: file })
-      ctx.plugin(Checkpoints, { host: 'park-deadline' })
       ctx.agents.registerModel('m', model(answered))
       ctx.plugin(Spawn, { name: 'spawn', askParent: true, maxParkedMs, model: 'm' })
     },
   })
-  await serviceOf(h.ctx, 'checkpoints')
   await h.ctx.subagents.ready('spawn')
   return h
 }

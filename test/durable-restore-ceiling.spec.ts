@@ -9,15 +9,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
 import type { Context } from 'cordis'
-import { Database } from 'minato'
-import SQLiteDriver from '@minatojs/driver-sqlite'
-import { Checkpoints } from '@cordis-subagents/checkpoints'
 import { type Agent, type GenerateRequest, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import type { BudgetLimits } from '@cordis-subagents/agent'
 import type { ToolFilter } from '@cordis-subagents/shared'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
-import { type Host, startHost } from './support/host.js'
+import type { Host } from './support/host.js'
+import { sqliteHost } from './support/sqlite-host.js'
 import { waitFor } from './support/host-process-wait.js'
 
 const TOOLS = ['safe', 'danger', 'other']
@@ -43,12 +40,9 @@ const model = new ScriptedModel((request): ScriptedResponse => {
 })
 
 async function host(file: string): Promise<Host> {
-  const h = await startHost({
+  const h = await sqliteHost(file, 'restore-ceiling', {
     agents: { model: 'm' },
     before(ctx: Context) {
-      ctx.plugin(Database as never)
-      ctx.plugin(SQLiteDriver, { path: file })
-      ctx.plugin(Checkpoints, { host: 'restore-ceiling' })
       for (const name of TOOLS) {
         const execute = () => { ran.push(name); return { content: `${name} ran` } }
         ctx.tools.register({ name, description: name, input: z.object({}), execute })
@@ -57,7 +51,6 @@ async function host(file: string): Promise<Host> {
       ctx.plugin(Spawn, { name: 'spawn', askParent: true })
     },
   })
-  await serviceOf(h.ctx, 'checkpoints')
   await h.ctx.subagents.ready('spawn')
   return h
 }

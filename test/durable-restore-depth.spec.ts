@@ -9,15 +9,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
 import type { Context } from 'cordis'
-import { Database } from 'minato'
-import SQLiteDriver from '@minatojs/driver-sqlite'
-import { Checkpoints } from '@cordis-subagents/checkpoints'
 import { type GenerateRequest, type Message, ScriptedModel, type ScriptedResponse } from '@cordis-subagents/agent'
 import * as Spawn from '@cordis-subagents/provider-spawn'
 import * as SubagentTool from '@cordis-subagents/subagent-tool'
 import type { SubagentRunInfo } from '@cordis-subagents/subagents-service'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
-import { type Host, startHost } from './support/host.js'
+import type { Host } from './support/host.js'
+import { sqliteHost } from './support/sqlite-host.js'
 import { waitFor } from './support/host-process-wait.js'
 
 type ToolMessage = Extract<Message, { role: 'tool' }>
@@ -61,13 +58,10 @@ const probe = {
 }
 
 async function host(file: string, maxDepth: number, starts: SubagentRunInfo[] = []): Promise<Host> {
-  const h = await startHost({
+  const h = await sqliteHost(file, 'restore-depth', {
     agents: { model: 'm' },
     subagents: { maxDepth },
     before(ctx: Context) {
-      ctx.plugin(Database as never)
-      ctx.plugin(SQLiteDriver, { path: file })
-      ctx.plugin(Checkpoints, { host: 'restore-depth' })
       ctx.on('subagent/start', (info) => { starts.push(info) })
       ctx.tools.register(probe)
       ctx.agents.registerModel('m', model())
@@ -75,7 +69,6 @@ async function host(file: string, maxDepth: number, starts: SubagentRunInfo[] = 
       ctx.plugin(SubagentTool, { provider: 'spawn', nested: true } as SubagentTool.Config)
     },
   })
-  await serviceOf(h.ctx, 'checkpoints')
   await h.ctx.subagents.ready('spawn')
   return h
 }

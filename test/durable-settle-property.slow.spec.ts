@@ -11,13 +11,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
-import { Database } from 'minato'
-import SQLiteDriver from '@minatojs/driver-sqlite'
-import { Checkpoints } from '@cordis-subagents/checkpoints'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import type { BackgroundTask, SubagentHandle, SubagentProvider, SubagentResult, SubagentRun } from '@cordis-subagents/subagents-service'
-import { serviceOf } from '../packages/checkpoints/tests/support.js'
-import { type Host, startHost } from './support/host.js'
+import type { Host } from './support/host.js'
+import { sqliteHost } from './support/sqlite-host.js'
 import { waitFor } from './support/host-process-wait.js'
 
 const RUNS = Number(process.env.SETTLE_RUNS ?? 30)
@@ -50,15 +47,11 @@ function asker(): SubagentProvider {
 }
 
 async function durableHost(file: string): Promise<Host> {
-  const host = await startHost({
+  const host = await sqliteHost(file, 'settle-property', {
     before(ctx: Context) {
-      ctx.plugin(Database as never)
-      ctx.plugin(SQLiteDriver, { path: file })
-      ctx.plugin(Checkpoints, { host: 'settle-property' })
       ctx.plugin({ name: 'fx', apply: (inner: Context) => { inner.subagents.register(asker()) } })
     },
   })
-  await serviceOf(host.ctx, 'checkpoints')
   return host
 }
 
