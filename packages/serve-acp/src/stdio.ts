@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { Readable, Writable } from 'node:stream'
+import { ExitHolds } from '@cordis-subagents/shared'
 import type { AcpTransport } from './config.js'
 
 /**
@@ -14,7 +15,7 @@ interface StdioState {
   output?: NodeJS.WritableStream
   owner?: object
   /** Cleanup the bin waits for before it exits (cordis does not await a plugin's async dispose). */
-  holds?: Set<Promise<unknown>>
+  holds?: ExitHolds
   /** serve-acp's lifecycle, for the bin whatever app (cordis or Koishi, either copy of cordis) hosts the plugin. */
   signals?: EventEmitter
 }
@@ -52,15 +53,12 @@ export function releaseStdio(owner: object): void {
  * it only runs `work`.
  */
 export function holdExit(work: Promise<unknown>): void {
-  const holds = state().holds ??= new Set()
-  const held = work.catch(() => {}).finally(() => holds.delete(held))
-  holds.add(held)
+  (state().holds ??= new ExitHolds()).hold(work)
 }
 
 /** Resolves when every held cleanup has settled (the bin bounds the wait). */
 export async function exitHolds(): Promise<void> {
-  const holds = state().holds
-  while (holds?.size) await Promise.all([...holds])
+  await state().holds?.settled()
 }
 
 /** Process-wide: `applied`, `ready`, `failed(error)`, `closed` of the serve-acp instance on stdio. */

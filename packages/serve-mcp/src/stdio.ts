@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events'
 import type { Writable } from 'node:stream'
+import { ExitHolds } from '@cordis-subagents/shared'
 
 /**
  * What the `cordis-subagents-mcp` bin and the stdio server share: the real stdout (the bin points
@@ -14,7 +15,7 @@ interface StdioState {
   /** `applied`, `ready`, `failed(error)` of the stdio server. */
   signals?: EventEmitter
   /** Cleanup the bin waits for before it exits (cordis does not await a service's async stop). */
-  holds?: Set<Promise<unknown>>
+  holds?: ExitHolds
 }
 
 function state(): StdioState {
@@ -42,13 +43,10 @@ export function stdioSignals(): EventEmitter {
  * calls' agents disposed, their delegations' children torn down), which cordis does not await. Outside the bin it only runs `work`.
  */
 export function holdExit(work: Promise<unknown>): void {
-  const holds = state().holds ??= new Set()
-  const held: Promise<unknown> = work.catch(() => {}).finally(() => holds.delete(held))
-  holds.add(held)
+  (state().holds ??= new ExitHolds()).hold(work)
 }
 
 /** Resolves when every held cleanup has settled (the bin bounds the wait). */
 export async function exitHolds(): Promise<void> {
-  const holds = state().holds
-  while (holds?.size) await Promise.all([...holds])
+  await state().holds?.settled()
 }

@@ -35,6 +35,7 @@ export { remoteHandle, type TellRefusal, type TellRefusalCode, toldData, toldFro
 export { lazily } from './async/lazy.js'
 export { listenInTurn } from './async/listen-turns.js'
 export { type AppSlot, duplicateLoadMessage, takeAppSlot, takeServiceSlot } from './async/service-slots.js'
+export { ExitHolds } from './async/exit-holds.js'
 export { unawaitedStops } from './async/app-stop.js'
 export {
   bearerToken, bindRefusal, type BindRequest, defaultHosts, hostForUrl, hostHeader, isLoopback, isTokenShape, originsOf, sameSecret,
