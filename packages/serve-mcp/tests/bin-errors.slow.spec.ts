@@ -23,8 +23,11 @@ interface Run { code: number | null; stdout: string; stderr: string }
 /** Runs the source bin (or `program`) with stdin left open; the process must end by itself (killed after 40 s). */
 function run(args: string[], options: { cwd?: string; imports?: string[]; program?: string; uid?: number } = {}): Promise<Run> {
   const program = options.program ?? SOURCE
-  const preload = program === SOURCE ? ['--import', TSX, ...(options.imports ?? []).flatMap((file) => ['--import', file])] : []
-  const child = spawn(process.execPath, [...preload, '--conditions', 'cordis-subagents-source', '--no-experimental-require-module', program, ...args], {
+  // The source bin runs through tsx on the packages' src; the built launcher as a user runs it, on the packages' lib.
+  const preload = program === SOURCE
+    ? ['--import', TSX, ...(options.imports ?? []).flatMap((file) => ['--import', file]), '--conditions', 'cordis-subagents-source']
+    : []
+  const child = spawn(process.execPath, [...preload, '--no-experimental-require-module', program, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
     stdio: ['pipe', 'pipe', 'pipe'],
