@@ -3,8 +3,7 @@ import type { SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents
 import { isAgentNotice } from './agent-notices.js'
 import type { OutputBuffer } from './output.js'
 import type { Logger } from 'cordis'
-import { describeError, laterSpend, type Redactor, type SpendReport, spendFromMeta } from '@cordis-subagents/shared'
-import { headChars } from './text.js'
+import { describeError, headChars, laterSpend, type Redactor, type SpendReport, spendFromMeta } from '@cordis-subagents/shared'
 import { readAcpUsage, readContextUsed, type UsageTracker } from './usage.js'
 
 /** Longest text of one progress update (a message chunk, a tool title, a plan). */
@@ -82,7 +81,7 @@ export class Progress {
         output.interrupted()
         return emit({
           kind: 'plan',
-          text: this.text(update.entries.slice(0, 100).map((entry) => `[${entry.status}] ${headChars(String(entry.content), 500)}`).join('\n')),
+          text: this.text(update.entries.slice(0, 100).map((entry) => `[${entry.status}] ${headChars(String(entry.content), 500, '…')}`).join('\n')),
         })
       case 'usage_update': {
         // Codex reports usage at the end of each model response: for an agent without message ids,
@@ -149,7 +148,7 @@ export class Progress {
 
   /** Agent text for a progress update: capped, control characters and secrets removed. */
   text(text: string, maxChars = UPDATE_TEXT_CHARS): string {
-    return this.to.redactor.redact(headChars(String(text), maxChars))
+    return this.to.redactor.redact(headChars(String(text), maxChars, '…'))
   }
 
   private report(grown: SubagentResult['usage']) {
@@ -165,5 +164,5 @@ export class Progress {
 
 /** A tool call id as a map key: capped, so a huge id costs no memory (and both lookups cap alike). */
 function toolKey(id: unknown): string {
-  return headChars(String(id ?? ''), 256)
+  return headChars(String(id ?? ''), 256, '…')
 }

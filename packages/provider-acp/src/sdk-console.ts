@@ -6,7 +6,7 @@
  * on untouched.
  */
 import { format } from 'node:util'
-import { headChars } from './text.js'
+import { headChars } from '@cordis-subagents/shared'
 
 export interface ConsoleSink {
   /** Receives the formatted text; scrubs and logs it. */
@@ -38,7 +38,7 @@ export function routeSdkConsole(sink: ConsoleSink): () => void {
       if (sinks.size && fromSdk()) {
         let text: string
         try {
-          text = headChars(format(...args), MAX_CHARS)
+          text = headChars(format(...args), MAX_CHARS, '…')
         } catch {
           text = '(unprintable SDK message)'
         }

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type * as Acp from '@agentclientprotocol/sdk'
-import { describeError, lazily } from '@cordis-subagents/shared'
-import { headChars } from './text.js'
+import { describeError, headChars, lazily } from '@cordis-subagents/shared'
 
 export type Sdk = typeof import('@agentclientprotocol/sdk')
 
@@ -34,7 +33,7 @@ const AGENT_TEXT_CHARS = 1024
 
 /** Agent-chosen text, capped first (everything after this is linear in the cap). */
 export function agentText(text: string, maxChars = AGENT_TEXT_CHARS): string {
-  return headChars(text, maxChars)
+  return headChars(text, maxChars, '…')
 }
 
 /**

@@ -1,23 +1,5 @@
-/** Caps for agent-chosen text: a head by characters and a tail by UTF-8 bytes, never splitting a character. */
+/** A cap for agent-chosen text: a tail by UTF-8 bytes, never splitting a character (a head by characters is shared's `headChars`). */
 import { utf8Length } from '@cordis-subagents/shared'
-
-/**
- * The first `maxChars` characters of `text` (never half a surrogate pair), with `…` when cut.
- * A cut is a copy: a plain slice would keep the whole (possibly huge) original alive for as
- * long as anyone holds the head, e.g. a progress update in a listener's log.
- */
-export function headChars(text: string, maxChars: number): string {
-  if (text.length <= maxChars) return text
-  let end = maxChars
-  const code = text.charCodeAt(end - 1)
-  if (code >= 0xd800 && code <= 0xdbff) end--
-  return `${copyString(text.slice(0, end))}…`
-}
-
-/** A string that shares no memory with `text` (UTF-16 round trip: every code unit kept). */
-function copyString(text: string): string {
-  return Buffer.from(text, 'utf16le').toString('utf16le')
-}
 
 /**
  * The tail of `text` within `maxBytes` UTF-8 bytes. When it has to cut, it starts at a line

@@ -1,6 +1,6 @@
 export { choice, count, countProblem, duration, durationProblem, MAX_TIMER_MS } from './vocabulary/numbers.js'
 export { unsetGroup } from './vocabulary/unset.js'
-export { capBytes, describeError, headBytes, utf8Length } from './vocabulary/text.js'
+export { capBytes, describeError, headBytes, headChars, utf8Length } from './vocabulary/text.js'
 export { isName, NAME_PATTERN, NAME_RULE } from './vocabulary/names.js'
 export { CodedError } from './vocabulary/errors.js'
 export { isObject, isRecord, nestingDepth } from './vocabulary/records.js'

@@ -15,6 +15,23 @@ describe('questions from outside: checkedQuestion, answerProblem, questionVia', 
     expect(long.text.endsWith(`[… the question was cut at ${MAX_QUESTION_LENGTH} characters]`)).to.equal(true)
   })
 
+  it('a text cut before cleaning is marked as cut, never split inside a character, and refused when nothing shows', () => {
+    const scan = MAX_QUESTION_LENGTH * 4
+    const wellFormed = (text: string) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)
+    // Invisible padding up to the scan's last unit, then a question: what a model sees says it was cut.
+    const padded = checkedQuestion({ ...good, text: `${'a'.repeat(10)}${'\u200b'.repeat(scan - 11)}😀 Which branch?` }) as { text: string }
+    expect(padded.text.startsWith('aaaaaaaaaa')).to.equal(true)
+    expect(padded.text.endsWith(`[… the question was cut at ${MAX_QUESTION_LENGTH} characters]`)).to.equal(true)
+    expect(wellFormed(padded.text)).to.equal(true)
+    // Nothing to show in the part looked at: refused, with the reason, not kept as half a character.
+    expect(checkedQuestion({ ...good, text: `${'\u200b'.repeat(scan - 1)}😀 Which branch?` })).to.match(/first 65536 characters hold no text/)
+    expect(checkedQuestion({ ...good, text: `${'\u200b'.repeat(scan - 1)}😀 Which branch?` }, { cut: false })).to.be.a('string')
+    // A cut at the length bound keeps a pair whole.
+    const pairs = checkedQuestion({ ...good, text: '😀'.repeat(MAX_QUESTION_LENGTH) }) as { text: string }
+    expect(wellFormed(pairs.text)).to.equal(true)
+    expect(pairs.text.length).to.be.at.most(MAX_QUESTION_LENGTH)
+  })
+
   it('says what is wrong with a malformed one', () => {
     expect(checkedQuestion(null)).to.match(/not an object/)
     expect(checkedQuestion({ ...good, id: '' })).to.match(/id must be a string/)

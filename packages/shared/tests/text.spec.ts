@@ -1,6 +1,6 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
-import { capBytes, describeError, headBytes, utf8Length } from '@cordis-subagents/shared'
+import { capBytes, describeError, headBytes, headChars, utf8Length } from '@cordis-subagents/shared'
 
 describe('shared: text caps and error descriptions', () => {
   it('describeError never throws and gives one line for anything thrown', () => {
@@ -26,5 +26,14 @@ describe('shared: text caps and error descriptions', () => {
     expect(cut.endsWith(' …')).to.equal(true)
     expect(utf8Length(cut)).to.be.at.most(21)
     expect(capBytes('abcdef', 2, '[cut]')).to.equal('')
+  })
+
+  it('headChars cuts within the code units, never inside a surrogate pair, and marks only a cut', () => {
+    expect(headChars('short', 10, '…')).to.equal('short')
+    expect(headChars('abcdef', 3, '…')).to.equal('abc…')
+    expect(headChars('ab😀c', 3)).to.equal('ab') // the pair's high half would end the head: it goes too
+    expect(headChars('ab😀c', 4)).to.equal('ab😀')
+    expect(headChars('😀', 1, '[cut]')).to.equal('[cut]')
+    expect(headChars('abc', 0)).to.equal('')
   })
 })

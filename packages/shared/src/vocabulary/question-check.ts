@@ -1,4 +1,5 @@
 import { peerLine, peerText } from '../security/peer-text.js'
+import { headChars } from './text.js'
 import { isObject } from './records.js'
 import { MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, type PendingQuestion, type QuestionKind } from './questions.js'
 
@@ -27,13 +28,16 @@ export function checkedQuestion(raw: unknown, { cut = true }: { cut?: boolean } 
   if (!isId(raw.id)) return `the question's id must be a string of 1-${MAX_ID_LENGTH} characters`
   if (typeof raw.kind !== 'string' || !KINDS.has(raw.kind)) return `the question's kind must be one of ${[...KINDS].join(', ')}`
   // Only a bounded head is cleaned: a text longer than that is cut anyway.
-  const given = typeof raw.text === 'string' ? peerText(raw.text.length > MAX_SCAN ? raw.text.slice(0, MAX_SCAN) : raw.text) : undefined
-  if (given === undefined || !given.trim()) return 'the question\'s text must be a non-empty string'
+  const given = typeof raw.text === 'string' ? peerText(headChars(raw.text, MAX_SCAN)) : undefined
+  if (given === undefined) return 'the question\'s text must be a non-empty string'
+  // A text over the scan is cut before it is cleaned: it is marked as cut even when what is left after cleaning is short.
+  const scanCut = (raw.text as string).length > MAX_SCAN
+  if (!given.trim()) return scanCut ? `the question's first ${MAX_SCAN} characters hold no text to show` : 'the question\'s text must be a non-empty string'
   if (!Array.isArray(raw.path) || raw.path.length > MAX_QUESTION_PATH || !raw.path.every(isId)) {
     return `the question's path must be an array of at most ${MAX_QUESTION_PATH} run ids`
   }
-  if ((given.length > MAX_QUESTION_LENGTH || (raw.text as string).length > MAX_SCAN) && !cut) return `the question's text is longer than ${MAX_QUESTION_LENGTH} characters`
-  const text = given.length > MAX_QUESTION_LENGTH ? cutText(given) : given
+  if ((given.length > MAX_QUESTION_LENGTH || scanCut) && !cut) return `the question's text is longer than ${MAX_QUESTION_LENGTH} characters`
+  const text = given.length > MAX_QUESTION_LENGTH || scanCut ? cutText(given) : given
   const question: PendingQuestion = { id: raw.id, kind: raw.kind as QuestionKind, text, path: [...raw.path as string[]] }
   if (raw.options !== undefined) {
     const options = raw.options
@@ -61,10 +65,4 @@ export function questionVia(runId: string, question: PendingQuestion): PendingQu
   return { ...question, path }
 }
 
-function cutText(text: string): string {
-  let end = MAX_QUESTION_LENGTH - CUT_MARK.length
-  // Never leave half a surrogate pair.
-  const code = text.charCodeAt(end - 1)
-  if (code >= 0xd800 && code <= 0xdbff) end--
-  return text.slice(0, end) + CUT_MARK
-}
+const cutText = (text: string): string => headChars(text, MAX_QUESTION_LENGTH - CUT_MARK.length) + CUT_MARK

@@ -44,3 +44,22 @@ export function capBytes(text: string, maxBytes: number, mark: string): string {
   if (room <= 0) return ''
   return headBytes(text, room) + mark
 }
+
+/**
+ * The head of `text` within `maxChars` UTF-16 code units (a string's `length`), never ending in half a surrogate pair,
+ * with `mark` appended when it was cut (the mark is not counted). `text` itself when it fits. A cut is a copy: a plain
+ * slice can keep the whole, possibly huge, original alive for as long as anyone holds the head.
+ */
+export function headChars(text: string, maxChars: number, mark = ''): string {
+  if (text.length <= maxChars) return text
+  let end = Math.max(0, Math.floor(maxChars))
+  if (end > 0 && isHighSurrogate(text.charCodeAt(end - 1))) end--
+  return copyString(text.slice(0, end)) + mark
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
+
+/** A string that shares no memory with `text` (a UTF-16 round trip keeps every code unit). */
+function copyString(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le')
+}
