@@ -16,11 +16,11 @@ export async function eventually<T>(
   check: () => T | Promise<T>, what: string, options: PollOptions | number = {},
 ): Promise<NonNullable<T>> {
   const { timeout = 10_000, every = 10 } = typeof options === 'number' ? { timeout: options } : options
-  const deadline = Date.now() + timeout
+  const deadline = performance.now() + timeout
   for (;;) {
     const value = await check()
     if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeout} ms`)
+    if (performance.now() > deadline) throw new Error(`${what}: not within ${timeout} ms`)
     await new Promise((resolve) => setTimeout(resolve, every))
   }
 }
