@@ -15,7 +15,6 @@ export const DEFAULT_TIMEOUT = 10 * 60 * 1000
 export const DEFAULT_MAX_RETRIES = 2
 /** Largest response body accepted (16 MiB, decoded): far above any real completion, far below a runaway. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
-/** setTimeout's ceiling: a larger delay fires after 1 ms. */
 /** Sent as the key when none is configured: the SDK refuses to start without one. Never sent on the wire. */
 const PLACEHOLDER_API_KEY = 'no-key'
 

@@ -44,7 +44,7 @@ export class EndpointPool {
   /** Starts reading, in the background, the cards that are due (healthy: after `cardRefreshInterval`; unhealthy: at their retry). */
   refreshDue(): void {
     if (this.reads.signal.aborted) return
-    const now = Date.now()
+    const now = performance.now()
     for (const endpoint of this.endpoints) if (endpoint.due(now)) void endpoint.refresh(this.reads.signal)
   }
 
@@ -66,7 +66,7 @@ export class EndpointPool {
     const up = usable.filter((endpoint) => endpoint.healthy)
       .sort((a, b) => a.outstanding - b.outstanding || rank(a) - rank(b))
     const down = usable.filter((endpoint) => !endpoint.healthy)
-      .sort((a, b) => a.retryAt - b.retryAt || rank(a) - rank(b))
+      .sort((a, b) => a.retryDue - b.retryDue || rank(a) - rank(b))
     return [...up, ...down]
   }
 

@@ -43,7 +43,7 @@ export interface EndpointHealth {
   since: number
   /** While unhealthy: what failed last (a card read, a send, a task it lost). */
   lastError?: string
-  /** While unhealthy: when its card is read again (ms since the epoch). */
+  /** While unhealthy: when its card is read again (ms since the epoch, as the wall clock reads at the snapshot). */
   retryAt?: number
   /** Tasks started on it whose run has not ended (a start in flight counts). */
   outstanding: number
@@ -64,10 +64,12 @@ export class Endpoint {
   healthy = false
   since = Date.now()
   lastError?: string
-  retryAt = 0
+  /** While unhealthy: `performance.now()` from which its card is read again (0 before the first failure). */
+  retryDue = 0
   outstanding = 0
   /** Failures in a row: the retry delay doubles with each. */
   private failures = 0
+  /** `performance.now()` when its card was last read (or failed to be). */
   private checkedAt = 0
   private reading?: Promise<void>
   /** The card as read last: a card that did not change keeps its client. */
@@ -90,10 +92,13 @@ export class Endpoint {
     await this.reading
   }
 
-  /** Its card is due to be read again: a healthy one after `cardRefreshInterval`, an unhealthy one at `retryAt`. */
+  /**
+   * Its card is due to be read again at `now` (`performance.now()`): a healthy one after `cardRefreshInterval`, an unhealthy
+   * one at `retryDue`. Both waits are monotonic: a wall-clock step neither skips nor stretches them.
+   */
   due(now: number): boolean {
     if (this.reading) return false
-    return this.healthy ? now - this.checkedAt >= this.settings.cardRefreshInterval : now >= this.retryAt
+    return this.healthy ? now - this.checkedAt >= this.settings.cardRefreshInterval : now >= this.retryDue
   }
 
   private async read(signal: AbortSignal): Promise<void> {
@@ -108,7 +113,7 @@ export class Endpoint {
         this.loaded = { card, wire, agentName: `"${settings.redactor.redact(oneLine(card.name, 80))}" at ${this.cardUrl.origin}` }
         this.cardKey = key
       }
-      this.checkedAt = Date.now()
+      this.checkedAt = performance.now()
       this.markUp()
     } catch (error) {
       if (signal.aborted) return
@@ -117,21 +122,20 @@ export class Endpoint {
         ? new A2aError(error.code, settings.redactor.redact(error.message), { cause: error.cause })
         : new A2aError('A2A_CARD_UNREACHABLE', `Could not read the agent card at ${this.cardUrl.href}: ${settings.redactor.redact(String(error))}`)
       if (!this.loaded) this.loadError = clean
-      this.checkedAt = Date.now()
+      this.checkedAt = performance.now()
       this.markDown(clean.message)
     }
   }
 
   /** A card read, a send or a task failed because of this host: unhealthy, retried after a backoff. */
   markDown(why: string): void {
-    const now = Date.now()
     const was = this.healthy
-    if (was || this.failures === 0) this.since = now
+    if (was || this.failures === 0) this.since = Date.now()
     this.healthy = false
     this.lastError = this.settings.redactor.redact(why).slice(0, MAX_ERROR_CHARS)
     this.failures = Math.min(this.failures + 1, 30)
     const { retryDelay, cardRefreshInterval } = this.settings
-    this.retryAt = now + Math.min(retryDelay * 2 ** (this.failures - 1), Math.max(retryDelay, cardRefreshInterval))
+    this.retryDue = performance.now() + Math.min(retryDelay * 2 ** (this.failures - 1), Math.max(retryDelay, cardRefreshInterval))
     if (was || this.failures === 1) this.settings.onHealth(this)
   }
 
@@ -144,7 +148,7 @@ export class Endpoint {
     this.since = Date.now()
     this.lastError = undefined
     this.failures = 0
-    this.retryAt = 0
+    this.retryDue = 0
     if (recovered) this.settings.onHealth(this)
   }
 
@@ -152,10 +156,15 @@ export class Endpoint {
     const card = this.loaded?.card
     return {
       url: this.url.href, cardUrl: this.cardUrl.href, host: this.host, healthy: this.healthy, since: this.since,
-      ...this.healthy ? {} : { lastError: this.lastError ?? 'its card was not read yet', retryAt: this.retryAt },
+      ...this.healthy ? {} : { lastError: this.lastError ?? 'its card was not read yet', retryAt: this.retryAtWall() },
       outstanding: this.outstanding,
       ...card ? { protocol: card.protocol, streaming: card.streaming } : {},
     }
+  }
+
+  /** `retryDue` as a wall-clock time, for observers (0 before the first failure). */
+  private retryAtWall(): number {
+    return this.retryDue ? Math.round(Date.now() + this.retryDue - performance.now()) : 0
   }
 }
 

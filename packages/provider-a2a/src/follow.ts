@@ -65,12 +65,13 @@ export async function followStream(run: Follower, stream: AsyncIterator<StreamRe
 /**
  * Polls the task until the phase is over. A task the remote no longer knows ends the run at once;
  * one that answers without any change for `stuckTimeout` (an executor that threw leaves its task
- * `working` forever) ends it too: both are errors naming the task and what was seen.
+ * `working` forever) ends it too: both are errors naming the task and what was seen. `idleTimeout` and
+ * `stuckTimeout` are measured on the monotonic clock: a wall-clock step neither ends a healthy task nor keeps a stuck one.
  */
 export async function pollTask(run: Follower, isAborted: () => boolean): Promise<void> {
   const { pollInterval, idleTimeout, stuckTimeout } = run.limits
-  let lastAnswer = Date.now()
-  let lastProgress = Date.now()
+  let lastAnswer = performance.now()
+  let lastProgress = lastAnswer
   let mark = run.view.progressMark()
   while (!run.done()) {
     await run.sleep(pollInterval)
@@ -84,12 +85,12 @@ export async function pollTask(run: Follower, isAborted: () => boolean): Promise
         throw new TaskGoneError(why, { cause: error })
       }
       if (isAborted()) throw error
-      if (Date.now() - lastAnswer > idleTimeout) {
+      if (performance.now() - lastAnswer > idleTimeout) {
         throw new Error(`no poll was answered for ${idleTimeout} ms (idleTimeout); the last error: ${run.describe(error)}`)
       }
       continue
     }
-    lastAnswer = Date.now()
+    lastAnswer = performance.now()
     run.forward(run.view.applyTask(task))
     const now = run.view.progressMark()
     if (now !== mark) {
