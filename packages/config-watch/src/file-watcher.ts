@@ -39,13 +39,14 @@ export function watchFile(file: string, onChange: () => void, options: FileWatch
   let target: { path: string; dir: string; name: string; watcher?: FSWatcher } | undefined
   let quiet: NodeJS.Timeout | undefined
   let retry: NodeJS.Timeout | undefined
-  let firstEvent = 0
+  /** `performance.now()` at the first event since the last call (in-process time: a wall-clock step does not move it). */
+  let firstEvent: number | undefined
   let closed = false
   let failed = false
 
   const fire = () => {
     quiet = undefined
-    firstEvent = 0
+    firstEvent = undefined
     if (closed) return
     retarget()
     onChange()
@@ -56,8 +57,8 @@ export function watchFile(file: string, onChange: () => void, options: FileWatch
     // Other files of the directory (and the loader's `cordis.yml.tmp`) are not ours. Some
     // platforms give no name: then it may be ours.
     if (changed && !ours(String(changed))) return
-    const now = Date.now()
-    firstEvent ||= now
+    const now = performance.now()
+    firstEvent ??= now
     clearTimeout(quiet)
     quiet = setTimeout(fire, now - firstEvent >= maxWait ? 0 : options.debounce)
   }

@@ -116,12 +116,12 @@ export class Reloader {
     return { status: 'rejected', file: this.file, code, reason, ...(line ? { line } : {}) }
   }
 
-  /** Until every changed entry that can start has started, or `settleTimeout` passed. */
+  /** Until every changed entry that can start has started, or `settleTimeout` passed (in-process time, whatever the wall clock does). */
   private async settle(changed: Set<string>) {
-    const deadline = Date.now() + this.options.settleTimeout
+    const deadline = performance.now() + this.options.settleTimeout
     const { lifecycle } = this.ctx
     while (!this.signal.aborted) {
-      const left = deadline - Date.now()
+      const left = deadline - performance.now()
       if (left <= 0) return
       await Promise.race([lifecycle.flush(), sleep(left, undefined, { signal: this.signal }).catch(() => {})])
       const pending = [...this.loader.entries()].filter((entry) => changed.has(entry.options.id ?? '') && !entry.fork && !entry.disabled && entry._check())

@@ -8,7 +8,8 @@ export class Relister {
   private running = false
   private pending = false
   private timer?: NodeJS.Timeout
-  private lastEnd = 0
+  /** `performance.now()` when the previous listing ended (none yet: -Infinity); in-process time, whatever the wall clock does. */
+  private lastEnd = -Infinity
   private closed = false
 
   constructor(private readonly list: () => Promise<void>, private readonly interval: number) {}
@@ -26,7 +27,7 @@ export class Relister {
       return
     }
     if (this.timer) return // the scheduled listing starts after this notification
-    const wait = this.lastEnd + this.interval - Date.now()
+    const wait = this.lastEnd + this.interval - performance.now()
     if (wait <= 0) return void this.run()
     this.timer = setTimeout(() => {
       this.timer = undefined
@@ -49,7 +50,7 @@ export class Relister {
       await this.list()
     } finally {
       this.running = false
-      this.lastEnd = Date.now()
+      this.lastEnd = performance.now()
       if (this.pending) {
         this.pending = false
         this.changed()

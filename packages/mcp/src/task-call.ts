@@ -60,8 +60,9 @@ export class TaskTimeout extends Error {
 export async function callAsTask(
   client: Client, sdk: ClientSdk, name: string, args: Record<string, unknown>, options: TaskCallOptions,
 ): Promise<unknown> {
-  const deadline = Date.now() + options.timeout
-  const left = () => Math.max(1, deadline - Date.now())
+  // In-process time (performance.now()): a wall-clock step neither ends the call early nor stretches it.
+  const deadline = performance.now() + options.timeout
+  const left = () => Math.max(1, deadline - performance.now())
   // A function of this call's own, so the SDK's entry for it is found and released when the call ends.
   const onprogress = (progress: Progress) => options.onProgress?.(progress)
   let taskId: string | undefined
@@ -103,16 +104,19 @@ export async function callAsTask(
 
 type CreatedTask = ReturnType<ClientSdk['CreateTaskResultSchema']['parse']>['task']
 
-/** Polls a created task until it ends (or its bound passes; `ended` is called once it is seen ended), then reads its result. */
+/**
+ * Polls a created task until it ends (or `deadline`, a `performance.now()` time, passes; `ended` is called once it is
+ * seen ended), then reads its result.
+ */
 async function pollToEnd(
   client: Client, sdk: ClientSdk, created: CreatedTask, options: TaskCallOptions, deadline: number, ended: () => void,
 ): Promise<unknown> {
-  const left = () => Math.max(1, deadline - Date.now())
+  const left = () => Math.max(1, deadline - performance.now())
   const taskId = created.taskId
   let polls = 0
   let said = created.statusMessage
   for (;;) {
-    if (Date.now() >= deadline) throw new TaskTimeout(`the task ${taskId} did not finish within ${options.timeout} ms`)
+    if (performance.now() >= deadline) throw new TaskTimeout(`the task ${taskId} did not finish within ${options.timeout} ms`)
     const task = polls++ === 0 ? created : await poll(client, taskId, options.signal, left())
     if (ENDED.has(task.status)) ended()
     if (task.statusMessage && task.statusMessage !== said) {

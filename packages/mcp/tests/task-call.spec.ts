@@ -5,11 +5,13 @@
 // progress notification during the task still reaches onProgress, no abort listener is left on the call's signal (the
 // SDK added one per poll), and a taskId over MAX_TASK_ID_CHARS fails the call. A created task the call leaves
 // unfinished (a poll error, an input_required task whose result fails, LiveTasks.cancelAll) gets one tasks/cancel;
-// a task seen ended gets none.
+// a task seen ended gets none. The call's bound is in-process time: a wall-clock step neither ends it early with
+// TaskTimeout (forward) nor stretches it by the step (back).
 import { getEventListeners } from 'node:events'
 import { expect } from 'chai'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { withSteppedClock, within } from '@cordis-subagents/test-support'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { clientSdk, type ClientSdk } from '../src/sdk.js'
 import { callAsTask, LiveTasks, type TaskCallOptions } from '../src/task-call.js'
@@ -229,6 +231,24 @@ describe('@cordis-subagents/mcp: callAsTask releases what the SDK client keeps p
     expect(peer.cancelled).to.deep.equal(['held'])
     await live.cancelAll()
     expect(peer.cancelled, 'a call that ended is no longer held').to.deep.equal(['held'])
+  })
+
+  it('a wall clock stepped an hour on mid-call does not end it with TaskTimeout', async () => {
+    const result = await withSteppedClock((step) => call(
+      { taskId: 'stepped-on', created: 'working', polls: ['working', 'working', 'completed'], progressMessage: 'halfway' },
+      { timeout: 5_000, onProgress: () => step(3_600_000) },
+    ))
+    expect(result).to.have.property('content')
+    expect(peer.cancelled).to.deep.equal([])
+  })
+
+  it('a wall clock stepped an hour back mid-call still ends it with TaskTimeout at its bound', async () => {
+    const error = await withSteppedClock((step) => within(
+      failure(call({ taskId: 'stepped-back', created: 'working', progressMessage: 'halfway' }, { timeout: 150, onProgress: () => step(-3_600_000) })),
+      5_000, 'the call bounded by 150 ms',
+    ))
+    expect(error.name).to.equal('TaskTimeout')
+    expect(peer.cancelled).to.deep.equal(['stepped-back'])
   })
 })
 

@@ -265,11 +265,12 @@ export class AgentProcess {
     if (this.strays.size) await signalStrays(this.strays, signal)
   }
 
+  /** Until the process is quiet (true) or `ms` passed (false); in-process time, so a wall-clock step moves neither. */
   private async waitQuiet(ms: number): Promise<boolean> {
-    const deadline = Date.now() + ms
+    const deadline = performance.now() + ms
     if (!this.exit) await raceTimeout(this.exited, ms)
     while (!(await this.quiet())) {
-      const left = deadline - Date.now()
+      const left = deadline - performance.now()
       if (left <= 0) return false
       await sleep(Math.min(POLL, left))
     }

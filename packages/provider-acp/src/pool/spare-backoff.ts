@@ -9,7 +9,7 @@ export interface SpareStatus {
   state: 'off' | 'ready' | 'backing-off' | 'paused'
   /** Spares in a row that failed to start or died by themselves while waiting. */
   failuresInARow: number
-  /** While backing off: `Date.now()` after which the next spare may start. */
+  /** While backing off: the wall-clock time (`Date.now()` scale, for display) after which the next spare may start. */
   retryAt?: number
   /** Why the latest spare failed (exit code or error, and the scrubbed stderr tail), at most 2000 characters. */
   lastFailure?: string
