@@ -120,13 +120,24 @@ export class Reloader {
   private async settle(changed: Set<string>) {
     const deadline = performance.now() + this.options.settleTimeout
     const { lifecycle } = this.ctx
-    while (!this.signal.aborted) {
-      const left = deadline - performance.now()
-      if (left <= 0) return
-      await Promise.race([lifecycle.flush(), sleep(left, undefined, { signal: this.signal }).catch(() => {})])
-      const pending = [...this.loader.entries()].filter((entry) => changed.has(entry.options.id ?? '') && !entry.fork && !entry.disabled && entry._check())
-      if (!pending.length) return
-      await sleep(Math.min(20, left), undefined, { signal: this.signal }).catch(() => {})
+    // One timer for the whole wait, not one per round: a round whose flush ends first would leave its timer and its
+    // listener on the plugin's signal behind (a round every 20 ms: hundreds by the bound).
+    const done = new AbortController()
+    const stop = () => done.abort()
+    this.signal.addEventListener('abort', stop, { once: true })
+    const timeUp = sleep(this.options.settleTimeout, undefined, { signal: done.signal }).catch(() => {})
+    try {
+      while (!done.signal.aborted) {
+        const left = deadline - performance.now()
+        if (left <= 0) return
+        await Promise.race([lifecycle.flush(), timeUp])
+        const pending = [...this.loader.entries()].filter((entry) => changed.has(entry.options.id ?? '') && !entry.fork && !entry.disabled && entry._check())
+        if (!pending.length) return
+        await sleep(Math.min(20, left), undefined, { signal: done.signal }).catch(() => {})
+      }
+    } finally {
+      done.abort()
+      this.signal.removeEventListener('abort', stop)
     }
   }
 }
