@@ -1,40 +1,32 @@
 import type { Attributes } from '@opentelemetry/api'
+import { headChars, peerLine } from '@cordis-subagents/shared'
 
 /** Longest name or id a span carries (tool names and call ids come from the model). */
 const MAX_NAME_LENGTH = 256
-
-/**
- * Characters no name or id may carry into a span: C0 controls (tab and newline included), DEL, C1
- * controls, bidi controls (which reorder what a trace viewer shows) and invisible zero-width ones.
- * One character class: linear, and ESC is removed, so no escape sequence can survive.
- */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g
-/** The same, but keeping newline and tab: for status messages, which are text. */
-const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g
+/** Most of a name that is scanned: a longer one is cut anyway. */
+const MAX_NAME_SCAN = MAX_NAME_LENGTH * 4
 
 /**
  * A name or id from outside (a tool name, a call id, an agent label, a provider name, an error
- * class), cleaned of control characters and bounded: a hostile model must not put a megabyte or a
- * terminal escape in a span name. Only a bounded prefix is scanned.
+ * class), cleaned with shared's `peerLine` (escape sequences, control, bidi and hiding characters
+ * removed; newlines and tabs become spaces) and bounded: a hostile model must not put a megabyte
+ * or a terminal escape in a span name. Only a bounded head is scanned, and no cut splits a
+ * surrogate pair.
  */
 export function bounded(value: string): string {
-  const clean = value.slice(0, MAX_NAME_LENGTH * 4).replace(CONTROL, '')
-  return clean.length <= MAX_NAME_LENGTH && value.length <= MAX_NAME_LENGTH * 4 ? clean : `${clean.slice(0, MAX_NAME_LENGTH)}…`
-}
-
-/** A status message (already bounded by the caller) without control characters other than newline and tab. */
-export function cleanText(text: string): string {
-  return text.replace(CONTROL_IN_TEXT, '')
+  const clean = peerLine(headChars(value, MAX_NAME_SCAN))
+  return clean.length <= MAX_NAME_LENGTH && value.length <= MAX_NAME_SCAN ? clean : `${headChars(clean, MAX_NAME_LENGTH)}…`
 }
 
 /** What a span may record of prompts, output and tool data: nothing unless `captureContent` is on. */
 export class ContentPolicy {
   constructor(readonly capture: boolean, private readonly maxLength: number) {}
 
-  /** `text` cut to the configured length (a marker says how much was cut). */
+  /** `text` cut to the configured length, never inside a surrogate pair (a marker says how much was cut). */
   cut(text: string): string {
     if (text.length <= this.maxLength) return text
-    return `${text.slice(0, this.maxLength)}… [${text.length - this.maxLength} more characters]`
+    const head = headChars(text, this.maxLength)
+    return `${head}… [${text.length - head.length} more characters]`
   }
 
   /** A value as JSON, cut; values that cannot be serialised are named, not thrown. */

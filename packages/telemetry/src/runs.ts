@@ -1,9 +1,9 @@
 import { type Context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
 import type { Agent, AgentObserver, GenerateResponse, ModelToolCall, RunResult } from '@cordis-subagents/agent'
 import type { ToolResult } from '@cordis-subagents/tools'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, headChars, peerText } from '@cordis-subagents/shared'
 import { ERROR_TYPE, GEN_AI, listValue, OURS, SERVER } from './attributes.js'
-import { bounded, cleanText, type ContentPolicy } from './content.js'
+import { bounded, type ContentPolicy } from './content.js'
 
 /** An `execute_tool` span in flight. */
 export interface ToolSpan {
@@ -157,7 +157,7 @@ export class RunSpans implements AgentObserver {
       const code = typeof rawCode === 'string' || typeof rawCode === 'number' ? bounded(String(rawCode)) : undefined
       if (code !== undefined) span.setAttribute(OURS.modelErrorCode, code)
       if (this.host.content.capture) {
-        const message = describeError(error).slice(0, STATUS_MESSAGE_LENGTH)
+        const message = peerText(headChars(describeError(error), STATUS_MESSAGE_LENGTH))
         span.recordException({ name, message })
         fail(span, aborted ? 'aborted' : name, message)
       } else {
@@ -262,13 +262,13 @@ export class RunSpans implements AgentObserver {
   }
 }
 
-/** Marks a span failed: status ERROR with a bounded message, and `error.type`. */
+/** Marks a span failed: status ERROR with a bounded message (cleaned with shared's `peerText`), and `error.type`. */
 export function fail(span: Span, type: string, message: string): void {
   span.setAttribute(ERROR_TYPE, bounded(type))
-  span.setStatus({ code: SpanStatusCode.ERROR, message: cleanText(message.slice(0, STATUS_MESSAGE_LENGTH)) })
+  span.setStatus({ code: SpanStatusCode.ERROR, message: peerText(headChars(message, STATUS_MESSAGE_LENGTH)) })
 }
 
 function firstLine(text: string): string {
   const end = text.indexOf('\n')
-  return (end < 0 ? text : text.slice(0, end)).slice(0, STATUS_MESSAGE_LENGTH)
+  return headChars(end < 0 ? text : text.slice(0, end), STATUS_MESSAGE_LENGTH)
 }
