@@ -97,6 +97,17 @@ describe('agent.withdraw: a parked turn goes on past a question nobody can answe
     expect(isBalanced(agent.transcript.messages)).to.equal(true)
   })
 
+  it('a withdrawn question quoted in the result is cut on a character boundary, with a mark', async () => {
+    const long = `${'a'.repeat(199)}😀 and more`
+    const model = new ScriptedModel([{ toolCalls: [ask(long)] }, { text: 'ok' }])
+    const agent = await agentWith(model, false)
+    await agent.run('go')
+    await agent.withdraw(`q-${long}`)
+    const quoted = toolTexts(model.requests[1])[0]
+    expect(quoted).to.include(`its question "${'a'.repeat(199)}…" was withdrawn`)
+    expect(quoted).to.not.include('\\ud83d')
+  })
+
   it('refusals: not parked, an unknown or non-string question, a busy agent, a disposed one', async () => {
     let release!: () => void
     const gate = new Promise<void>((resolve) => { release = resolve })

@@ -1,4 +1,4 @@
-import { countProblem, describeError, isCount, toolFilterProblem } from '@cordis-subagents/shared'
+import { countProblem, describeError, headChars, isCount, toolFilterProblem } from '@cordis-subagents/shared'
 import { z } from 'zod'
 import { ToolError } from './errors.js'
 import type { Tool, ToolCall, ToolExecContext, ToolFilter, ToolResult, ToolSpec, ToolSuspension } from './types.js'
@@ -259,7 +259,7 @@ export class ToolView {
 }
 
 function withdrawnText(name: string, suspension: ToolSuspension): string {
-  const asked = JSON.stringify(String(suspension?.question?.text ?? '').slice(0, 200))
+  const asked = JSON.stringify(headChars(String(suspension?.question?.text ?? ''), 200, '…'))
   return `Tool "${name}" got no answer: its question ${asked} was withdrawn (whoever asked it no longer waits for an answer), so the call ended without a result.`
 }
 
