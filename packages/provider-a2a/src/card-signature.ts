@@ -7,7 +7,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto'
 import { type AgentCard, canonicalizeAgentCard } from '@a2a-js/sdk'
 import { base64url, decodeProtectedHeader, flattenedVerify } from 'jose'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, headChars } from '@cordis-subagents/shared'
 import { raiseAdvice } from './bounded-fetch.js'
 import { A2aError } from './errors.js'
 
@@ -86,7 +86,7 @@ function verifying(keyFor: (kid: string) => Promise<KeyObject>): CardVerifier {
         await flattenedVerify(jws, key, { algorithms: ALGORITHMS })
         return
       } catch (error) {
-        failures.push(describeError(error).slice(0, 200))
+        failures.push(headChars(describeError(error), 200))
       }
     }
     throw new A2aError('A2A_CARD_UNVERIFIED', `The agent card at ${where} does not verify with the configured key (changed after signing, or signed by another key): ${failures.join('; ')}.`)

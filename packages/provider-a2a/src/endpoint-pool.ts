@@ -1,3 +1,4 @@
+import { headChars } from '@cordis-subagents/shared'
 import { A2aError } from './errors.js'
 import { Endpoint, type EndpointHealth, type EndpointSettings } from './endpoint.js'
 
@@ -38,7 +39,7 @@ export class EndpointPool {
     if (errors.length === 1) throw errors[0]
     const code = errors.some((error) => error.code === 'A2A_CARD_UNREACHABLE') ? 'A2A_CARD_UNREACHABLE'
       : errors.every((error) => error.code === 'A2A_CARD_UNVERIFIED') ? 'A2A_CARD_UNVERIFIED' : 'A2A_CARD_INVALID'
-    throw new A2aError(code, `None of the ${errors.length} agent hosts could be used: ${errors.map((error, i) => `${i + 1}. ${error.message.slice(0, 400)}`).join(' ')}`)
+    throw new A2aError(code, `None of the ${errors.length} agent hosts could be used: ${errors.map((error, i) => `${i + 1}. ${headChars(error.message, 400)}`).join(' ')}`)
   }
 
   /** Starts reading, in the background, the cards that are due (healthy: after `cardRefreshInterval`; unhealthy: at their retry). */

@@ -2,7 +2,7 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTrans
 import {
   ClientFactory as ClientFactoryV03, ClientFactoryOptions as ClientFactoryOptionsV03, JsonRpcTransportFactory as JsonRpcTransportFactoryV03,
 } from 'a2a-sdk-v03/client'
-import { peerLine, type Redactor } from '@cordis-subagents/shared'
+import { headChars, peerLine, type Redactor } from '@cordis-subagents/shared'
 import { type CardCheck, cardUrlOf, fetchAgentCard, type LoadedCard, type ProtocolFamily } from './card.js'
 import { A2aError } from './errors.js'
 import { type A2aWire, wireV1 } from './wire.js'
@@ -132,7 +132,7 @@ export class Endpoint {
     const was = this.healthy
     if (was || this.failures === 0) this.since = Date.now()
     this.healthy = false
-    this.lastError = this.settings.redactor.redact(why).slice(0, MAX_ERROR_CHARS)
+    this.lastError = headChars(this.settings.redactor.redact(why), MAX_ERROR_CHARS)
     this.failures = Math.min(this.failures + 1, 30)
     const { retryDelay, cardRefreshInterval } = this.settings
     this.retryDue = performance.now() + Math.min(retryDelay * 2 ** (this.failures - 1), Math.max(retryDelay, cardRefreshInterval))
@@ -189,5 +189,5 @@ function withSignal(fetcher: typeof fetch, signal: AbortSignal): typeof fetch {
 /** Card text as one line for the model: no control or invisible formatting characters, cut at `max`. */
 export function oneLine(text: string, max: number): string {
   const flat = peerLine(String(text)).replace(/\s+/g, ' ').trim()
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat
+  return headChars(flat, max, '…')
 }

@@ -4,6 +4,7 @@
  * signal, the one thing the SDKs pass through to fetch), what its latest request got: a status,
  * or an error before any answer.
  */
+import { headChars } from '@cordis-subagents/shared'
 import { LimitError } from './bounded-fetch.js'
 
 /** What the latest request of one run got from its host. */
@@ -114,5 +115,5 @@ export function describeFailure(error: unknown): string {
   if (error instanceof LimitError) return error.message
   const code = codesOf(error).find((item) => item !== 'ABORT_ERR')
   const message = error instanceof Error ? error.message || error.name : String(error)
-  return (code && !message.includes(code) ? `${message} (${code})` : message).slice(0, 300)
+  return headChars(code && !message.includes(code) ? `${message} (${code})` : message, 300)
 }

@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { injected, peerLine } from '@cordis-subagents/shared'
+import { headChars, injected, peerLine } from '@cordis-subagents/shared'
 import type {} from '@cordis-subagents/subagents-service'
 import type { Config } from './config.js'
 import type { EndpointHealth } from './endpoint.js'
@@ -39,6 +39,6 @@ export async function apply(ctx: Context, config: Config) {
   ctx.on('dispose', () => provider.dispose())
   injected(ctx, 'subagents').register(provider)
   // The card is the remote's word: its name is cleaned before it reaches a terminal.
-  const agent = JSON.stringify(peerLine(provider.card.name).slice(0, 80))
+  const agent = JSON.stringify(headChars(peerLine(provider.card.name), 80))
   logger.debug('%s: the remote agent %s (%s; %d endpoints)', provider.name, agent, provider.cardUrl, provider.endpoints().length)
 }

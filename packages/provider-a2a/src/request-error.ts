@@ -1,4 +1,4 @@
-import { describeError, type Redactor } from '@cordis-subagents/shared'
+import { describeError, headChars, type Redactor } from '@cordis-subagents/shared'
 import { LimitError } from './bounded-fetch.js'
 
 /**
@@ -12,5 +12,5 @@ export function describeRequestError(error: unknown, cutBy: unknown, redactor: R
   const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause
   const base = describeError(error)
   const detail = cause?.code ? ` (${cause.code}${cause.message ? `: ${cause.message}` : ''})` : ''
-  return redactor.redact(`${base}${detail}`).slice(0, 1_000)
+  return headChars(redactor.redact(`${base}${detail}`), 1_000)
 }

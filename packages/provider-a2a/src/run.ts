@@ -1,5 +1,5 @@
 import type { StreamResponse } from '@a2a-js/sdk'
-import { answerProblem, expiringQuestion, type PendingQuestion } from '@cordis-subagents/shared'
+import { answerProblem, expiringQuestion, headChars, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, RunRecord, SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { LimitError } from './bounded-fetch.js'
 import { crossingMetadata, toldRelay, traceHeaders } from './crossing.js'
@@ -105,7 +105,7 @@ export class A2aRun implements LiveRun, Follower {
    */
   async reattach(record: RunRecord): Promise<void> {
     const saved = record.checkpoint as { taskId?: unknown } | undefined
-    const taskId = typeof saved?.taskId === 'string' && saved.taskId ? saved.taskId.slice(0, 256) : undefined
+    const taskId = typeof saved?.taskId === 'string' && saved.taskId ? headChars(saved.taskId, 256) : undefined
     if (!taskId) throw new A2aError('A2A_RESTORE_FAILED', `The record of run ${record.runId} names no remote task (checkpoint.taskId); it cannot be reattached.`)
     try {
       this.forward(this.view.applyTask(await this.wire.getTask(taskId, this.options())))

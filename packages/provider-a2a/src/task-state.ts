@@ -1,5 +1,5 @@
 import { TaskState } from '@a2a-js/sdk'
-import { peerLine } from '@cordis-subagents/shared'
+import { headChars, peerLine } from '@cordis-subagents/shared'
 import type { SubagentStopReason } from '@cordis-subagents/subagents-service'
 
 /** Most characters of the final status's text quoted in a diagnostic. */
@@ -39,7 +39,7 @@ export interface StateOutcome {
 export function outcomeOf(state: TaskState, statusText: string): StateOutcome {
   // The agent's words are quoted after the headline (never as "auth…: <words>", which reads as a credential).
   const words = peerLine(statusText).replace(/\s+/g, ' ').trim()
-  const said = words ? ` It said: "${words.length > MAX_SAID_CHARS ? `${words.slice(0, MAX_SAID_CHARS)}…` : words}"` : ''
+  const said = words ? ` It said: "${headChars(words, MAX_SAID_CHARS, '…')}"` : ''
   switch (state) {
     case TaskState.TASK_STATE_COMPLETED: return { stopReason: 'completed' }
     case TaskState.TASK_STATE_CANCELED: return { stopReason: 'aborted', headline: `The remote task was canceled.${said}` }

@@ -1,7 +1,7 @@
 import type { OutputContract } from '@cordis-subagents/agent'
 import { Role, type Artifact, type Message, type Part, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk'
 import {
-  capBytes, checkedUsage, isCount, isName, laterSpend, MAX_TOOLS_PER_UPDATE, spendFromMeta, type SpendReport, stripControl, toldFrom,
+  capBytes, checkedUsage, headChars, isCount, isName, laterSpend, MAX_TOOLS_PER_UPDATE, peerText, spendFromMeta, type SpendReport, toldFrom,
 } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { ArtifactText } from './artifact-text.js'
@@ -181,7 +181,7 @@ export class TaskView {
   private isForeign(taskId: string | undefined): boolean {
     if (!taskId || !this.taskId || taskId === this.taskId) return false
     this.foreign++
-    this.firstForeignId ??= taskId.slice(0, 100)
+    this.firstForeignId ??= headChars(taskId, 100)
     return true
   }
 
@@ -277,5 +277,5 @@ function progressOf(metadata: Record<string, unknown> | undefined, text: string)
 }
 
 function oneUpdate(text: string): string {
-  return stripControl(text.length > MAX_UPDATE_CHARS ? text.slice(0, MAX_UPDATE_CHARS) + '…' : text)
+  return peerText(headChars(text, MAX_UPDATE_CHARS, '…'))
 }

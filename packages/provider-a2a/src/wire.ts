@@ -3,6 +3,7 @@ import { type Message, Role, type StreamResponse, type Task } from '@a2a-js/sdk'
 import type { Client } from '@a2a-js/sdk/client'
 import { TaskNotFoundError } from '@a2a-js/sdk/errors'
 import { TaskNotFoundError as TaskNotFoundErrorV03 } from 'a2a-sdk-v03/client'
+import { headChars } from '@cordis-subagents/shared'
 
 /**
  * A message a run sends: the prompt (or an answer) as one text part, the crossing in its metadata.
@@ -65,7 +66,7 @@ export async function gettingTask<T>(get: Promise<T>, isNotFound: (error: unknow
     return await get
   } catch (error) {
     if (isNotFound(error) || (error as { code?: unknown } | undefined)?.code === TASK_NOT_FOUND) {
-      throw new TaskGoneError(String((error as Error)?.message ?? error).slice(0, 300), { cause: error })
+      throw new TaskGoneError(headChars(String((error as Error)?.message ?? error), 300), { cause: error })
     }
     throw error
   }
