@@ -4,12 +4,14 @@ export { defaultHosts, originsOf, urlHost } from '@cordis-subagents/shared'
 /**
  * Requests per minute per credential, over a sliding minute estimated from two fixed windows
  * (the previous minute's count weighted by how much of it still overlaps). Memory: two counts
- * per credential; credentials are a fixed, configured set.
+ * per credential; credentials are a fixed, configured set. The minute is measured on the monotonic
+ * clock, so a step of the wall clock neither ends it early nor stretches it; a clock given to it that
+ * goes back starts a new window.
  */
 export class RateLimiter {
   private readonly windows = new Map<string, { start: number; current: number; previous: number }>()
 
-  constructor(private readonly perMinute: number, private readonly now: () => number = Date.now) {}
+  constructor(private readonly perMinute: number, private readonly now: () => number = () => performance.now()) {}
 
   /** Counts a request of `scope`; false when it is over the limit (the refused request is not counted). */
   take(scope: string): boolean {
@@ -17,7 +19,7 @@ export class RateLimiter {
     let window = this.windows.get(scope)
     if (!window) this.windows.set(scope, window = { start: now, current: 0, previous: 0 })
     const elapsed = now - window.start
-    if (elapsed >= 120_000) Object.assign(window, { start: now, current: 0, previous: 0 })
+    if (elapsed < 0 || elapsed >= 120_000) Object.assign(window, { start: now, current: 0, previous: 0 })
     else if (elapsed >= 60_000) Object.assign(window, { start: window.start + 60_000, previous: window.current, current: 0 })
     const overlap = 1 - (now - window.start) / 60_000
     if (window.current + window.previous * overlap >= this.perMinute) return false

@@ -155,11 +155,11 @@ export async function createApp(guards: HttpGuards) {
     if (res.headersSent) return void res.destroy()
     res.status(500).json({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error.' } })
   })
-  /** Resolves once every response in flight has ended, or after `ms` (a client that does not read). */
+  /** Resolves once every response in flight has ended, or after `ms` on the monotonic clock (a client that does not read). */
   const drained = (ms: number) => new Promise<void>((resolve) => {
-    const deadline = Date.now() + ms
+    const deadline = performance.now() + ms
     const check = () => {
-      if (!open.size || Date.now() >= deadline) return resolve()
+      if (!open.size || performance.now() >= deadline) return resolve()
       setTimeout(check, 10)
     }
     check()

@@ -20,11 +20,11 @@ export async function cordisApp(filename: string): Promise<HostApp> {
   }
 }
 
-/** Waits until every enabled loader entry has applied (or failed, once errors stop coming), bounded by `timeout`. */
+/** Waits until every enabled loader entry has applied (or failed, once errors stop coming), bounded by `timeout` (monotonic). */
 async function settle(ctx: Context, errorCount: () => number, timeout: number): Promise<void> {
-  const deadline = Date.now() + timeout
+  const deadline = performance.now() + timeout
   let quiet = 0
-  while (Date.now() < deadline) {
+  while (performance.now() < deadline) {
     await ctx.lifecycle.flush()
     const loader = ctx.loader as unknown as { entries(): Iterable<{ disabled?: boolean; fork?: unknown }> } | undefined
     const pending = loader ? [...loader.entries()].filter((entry) => !entry.disabled && !entry.fork).length : 0

@@ -27,11 +27,14 @@ export interface HttpOptions {
   newSession(): Promise<ServedSession>
 }
 
+// Idle times and rate windows are measured on the monotonic clock (performance.now()): a step of the wall clock
+// (an NTP correction, a VM resumed, `date -s`) neither ends them early nor stretches them.
 interface Live {
   transport: StreamableHTTPServerTransport
   session: ServedSession
+  /** When it was last used (performance.now()). */
   lastSeen: number
-  /** Its cancels past maxRequestsPerMinute this minute (CANCEL_RESERVE_PER_MINUTE). */
+  /** Its cancels past maxRequestsPerMinute this minute (CANCEL_RESERVE_PER_MINUTE); `start` is on performance.now(). */
   cancels?: { start: number; count: number }
 }
 
@@ -61,7 +64,8 @@ export class HttpFront {
   /** Initialize requests between the cap check and their session's id (counted against maxSessions). */
   private reserved = 0
   private sweeper?: NodeJS.Timeout
-  private window = { start: 0, count: 0 }
+  /** This minute's requests; `start` is on performance.now() (-Infinity: the first request starts a minute). */
+  private window = { start: -Infinity, count: 0 }
   /** The token's SHA-256 digest, made once: each request's token is hashed and compared with it in constant time. */
   private readonly tokenDigest: Buffer
   url = ''
@@ -176,7 +180,7 @@ export class HttpFront {
     const live = typeof id === 'string' ? this.sessions.get(id) : undefined
     if (overLimit && !(live && (req.method === 'DELETE' || cancelsOnly(body)) && admitCancel(live))) return reply(res, 429, 'too many requests')
     if (live) {
-      live.lastSeen = Date.now()
+      live.lastSeen = performance.now()
       await live.transport.handleRequest(req, res, body)
       return answerCancelled(live.transport, body)
     }
@@ -205,7 +209,7 @@ export class HttpFront {
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
         release()
-        this.sessions.set(sessionId, { transport, session, lastSeen: Date.now() })
+        this.sessions.set(sessionId, { transport, session, lastSeen: performance.now() })
       },
     })
     transport.onclose = () => {
@@ -232,13 +236,13 @@ export class HttpFront {
   }
 
   private admitRate(): boolean {
-    const now = Date.now()
+    const now = performance.now()
     if (now - this.window.start >= 60_000) this.window = { start: now, count: 0 }
     return ++this.window.count <= this.options.maxRequestsPerMinute
   }
 
   private sweep() {
-    const cutoff = Date.now() - this.options.sessionIdleTimeout
+    const cutoff = performance.now() - this.options.sessionIdleTimeout
     for (const [id, live] of this.sessions) {
       if (live.lastSeen < cutoff) {
         this.sessions.delete(id)
@@ -251,7 +255,7 @@ export class HttpFront {
   private evictIdlest(): boolean {
     let idlest: [string, Live] | undefined
     for (const entry of this.sessions) if (!idlest || entry[1].lastSeen < idlest[1].lastSeen) idlest = entry
-    if (!idlest || Date.now() - idlest[1].lastSeen < 60_000) return false
+    if (!idlest || performance.now() - idlest[1].lastSeen < 60_000) return false
     this.sessions.delete(idlest[0])
     void this.end(idlest[1])
     return true
@@ -265,7 +269,7 @@ export class HttpFront {
 
 /** Takes one of a live session's cancels past the request limit (CANCEL_RESERVE_PER_MINUTE a minute); false when they are spent. */
 function admitCancel(live: Live): boolean {
-  const now = Date.now()
+  const now = performance.now()
   if (!live.cancels || now - live.cancels.start >= 60_000) live.cancels = { start: now, count: 0 }
   return ++live.cancels.count <= CANCEL_RESERVE_PER_MINUTE
 }

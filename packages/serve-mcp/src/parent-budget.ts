@@ -11,12 +11,13 @@ const COUNTED = [['steps', 'maxSteps'], ['tokens', 'maxTokens'], ['toolCalls', '
  */
 export class ParentBudget {
   private readonly spent: BudgetSpend = { steps: 0, tokens: 0, toolCalls: 0, children: 0 }
-  private readonly since = Date.now()
+  /** When the wall time (maxWallMs) started, on the monotonic clock: a step of the wall clock neither spends nor returns it. */
+  private readonly since = performance.now()
 
   constructor(private readonly parent: CrossingBudget | undefined) {}
 
   /** The limits the next call's root run gets from the parent: what is left of its budget (undefined: the parent set none). */
-  remaining(now = Date.now()): BudgetLimits | undefined {
+  remaining(now = performance.now()): BudgetLimits | undefined {
     const parent = this.parent
     if (!parent) return undefined
     const out: BudgetLimits = {}
@@ -29,7 +30,7 @@ export class ParentBudget {
   }
 
   /** The limit of the parent's that leaves no room for another call (a call is one tool call), or undefined. */
-  breach(now = Date.now()): BudgetBreach | undefined {
+  breach(now = performance.now()): BudgetBreach | undefined {
     const parent = this.parent
     if (!parent) return undefined
     for (const [name, key] of COUNTED) {

@@ -2,7 +2,7 @@ import type { Context } from 'cordis'
 import { BIN_NAME, EXIT, parseArgs } from './bin-args.js'
 import { exitHolds, stdioSignals } from './stdio.js'
 
-/** Longest wait for the config's entries to apply, then for the stdio server to connect (ms). */
+/** Longest wait for the config's entries to apply, then for the stdio server to connect (ms, on the monotonic clock). */
 const STARTUP_MS = 30_000
 /** Longest wait for the app to stop before the process exits anyway (ms). */
 const STOP_MS = 10_000
@@ -70,14 +70,14 @@ async function serve(ctx: Context): Promise<Outcome> {
   signals.on('failed', (error: unknown, step: string) => { failed = `${step}: ${oneLine(message(error))}`; wake() })
   signals.on('ready', () => { ready = true; wake() })
   ctx.on('internal/error', (error: unknown) => { errors.push(message(error)) })
-  const deadline = Date.now() + STARTUP_MS
+  const deadline = performance.now() + STARTUP_MS
   try {
     await ctx.start()
     await entriesSettled(ctx, () => errors.length, deadline)
   } catch (error) {
     errors.push(message(error))
   }
-  if (applied && !ready && failed === undefined) await within(settled, deadline - Date.now())
+  if (applied && !ready && failed === undefined) await within(settled, deadline - performance.now())
   if (ready) return { served: true }
   if (failed !== undefined) return { served: false, why: `${failed}.` }
   const first = errors.length ? ` First error: ${oneLine(errors[0]).replace(/\.$/, '')}${errors.length > 1 ? ` (${errors.length - 1} more above)` : ''}.` : ''
@@ -88,10 +88,10 @@ async function serve(ctx: Context): Promise<Outcome> {
   }
 }
 
-/** Waits until every enabled loader entry has applied, or errors stopped coming while some never will. */
+/** Waits until every enabled loader entry has applied, or errors stopped coming while some never will (`deadline`: performance.now()). */
 async function entriesSettled(ctx: Context, errorCount: () => number, deadline: number): Promise<void> {
   let quiet = 0
-  while (Date.now() < deadline) {
+  while (performance.now() < deadline) {
     await ctx.lifecycle.flush()
     const loader = ctx.loader as unknown as { entries(): Iterable<{ disabled?: boolean; fork?: unknown }> } | undefined
     if (![...loader?.entries() ?? []].some((entry) => !entry.disabled && !entry.fork)) return
