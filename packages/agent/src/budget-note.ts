@@ -67,7 +67,7 @@ export function systemWithBudget(agent: NotedAgent, budget: Budget, step: number
 const number = (value: number) => Math.floor(value).toLocaleString('en-US')
 
 /** The note's text: every limit that applies, what is left of it, and a wrap-up hint when one is near its end. */
-export function budgetNote(maxSteps: number, budget: Budget, step: number, wrapUpAt = DEFAULT_WRAP_UP_AT, now = Date.now()): string {
+export function budgetNote(maxSteps: number, budget: Budget, step: number, wrapUpAt = DEFAULT_WRAP_UP_AT, now = performance.now()): string {
   const left = budget.remaining(now)
   const { limits } = budget
   const parts: string[] = []

@@ -36,12 +36,13 @@ export class Budget {
   limits: Readonly<Required<BudgetLimits>>
   /** What was charged here: its own spend, plus its descendants' where it holds a limit of its own (a root: the whole tree's). */
   readonly spent: BudgetSpend = { steps: 0, tokens: 0, toolCalls: 0, children: 0 }
+  /** `performance.now()` when the budget was made: its wall time runs on the monotonic clock (a step of the OS clock spends none). */
   readonly startedAt: number
   /** Per counted budget: the nearest run on the chain (this one included) holding a limit of its own. */
   private readonly binding: Readonly<Record<Counted, Budget | undefined>>
   /** The nearest run on the chain (this one included) whose own wall-time limit is tighter than what it was carved from. */
   private readonly wallHolder: Budget | undefined
-  /** This run's own deadline (`Date.now()` based), where it holds one; raised only by `extend`. */
+  /** This run's own deadline (`performance.now()` based), where it holds one; raised only by `extend`. */
   private ownDeadline: number
   /** An in-process agent spends from it itself (`adopt`), checking first: reported totals are not charged again (a field: no call). */
   readonly spentInProcess: boolean = false
@@ -63,7 +64,7 @@ export class Budget {
     const toolCalls = parent?.left('toolCalls') ?? Infinity, children = parent?.left('children') ?? Infinity
     this.limits = Object.freeze({
       maxSteps: Math.min(ownSteps, steps), maxTokens: Math.min(ownTokens, tokens), maxToolCalls: Math.min(ownToolCalls, toolCalls),
-      maxWallMs: Math.min(limitOf(own.maxWallMs), parent ? Math.max(0, parent.deadline - now) : Infinity),
+      maxWallMs: Math.min(limitOf(own.maxWallMs), parent ? Math.max(0, Math.round(parent.deadline - now)) : Infinity),
       maxChildren: Math.min(ownChildren, children),
       maxConcurrent: Math.min(limitOf(own.maxConcurrent), parent?.limits.maxConcurrent ?? Infinity),
       maxDepth: Math.min(limitOf(own.maxDepth), parent?.limits.maxDepth ?? Infinity),
@@ -85,12 +86,12 @@ export class Budget {
   }
 
   /** A tree's root budget (a root agent's run). */
-  static root(limits: BudgetLimits = {}, now = Date.now()): Budget {
+  static root(limits: BudgetLimits = {}, now = performance.now()): Budget {
     return new Budget(undefined, limits, now)
   }
 
   /** Carves a child's budget: each limit is min(the child's own, what this run has left). */
-  child(own: BudgetLimits = {}, now = Date.now()): Budget {
+  child(own: BudgetLimits = {}, now = performance.now()): Budget {
     return new Budget(this, own, now)
   }
 
@@ -100,12 +101,12 @@ export class Budget {
   }
 
   /** What this run has left of each limit (`Infinity` where none applies), siblings' spend included. */
-  remaining(now = Date.now()): Required<BudgetLimits> {
+  remaining(now = performance.now()): Required<BudgetLimits> {
     return {
       maxSteps: this.left('steps'),
       maxTokens: this.left('tokens'),
       maxToolCalls: this.left('toolCalls'),
-      maxWallMs: Math.max(0, this.deadline - now),
+      maxWallMs: Math.max(0, Math.round(this.deadline - now)),
       maxChildren: this.left('children'),
       maxConcurrent: this.limits.maxConcurrent,
       maxDepth: this.limits.maxDepth,
@@ -130,7 +131,7 @@ export class Budget {
   }
 
   /**
-   * `Date.now()` after which this run's wall time is spent (`Infinity`: never): the nearest
+   * `performance.now()` after which this run's wall time is spent (`Infinity`: never): the nearest
    * deadline of the runs on the chain that hold one, so an extension of an ancestor's is seen here.
    */
   get deadline(): number {
@@ -143,9 +144,9 @@ export class Budget {
   get holdsWallTime(): boolean { return this.wallHolder === this }
 
   /** Wall time: a breach once a deadline on the chain has passed, naming the run that holds it. */
-  overtime(now = Date.now()): BudgetBreach | undefined {
+  overtime(now = performance.now()): BudgetBreach | undefined {
     const node = this.wallBreach(now)
-    return node && { budget: 'wallMs', limit: node.limits.maxWallMs, spent: now - node.startedAt - node.pausedMs }
+    return node && { budget: 'wallMs', limit: node.limits.maxWallMs, spent: Math.round(now - node.startedAt - node.pausedMs) }
   }
 
   private wallBreach(now: number): Budget | undefined {
@@ -240,7 +241,7 @@ export class Budget {
     if (breach.budget === 'wallMs') {
       // Only the run holding the deadline that passed: runs below it that inherit it see the
       // extension through `deadline`; no other run's limit changes.
-      const holder = this.wallBreach(Date.now())
+      const holder = this.wallBreach(performance.now())
       if (!holder) return
       holder.ownDeadline += by
       holder.limits = Object.freeze({ ...holder.limits, maxWallMs: holder.limits.maxWallMs + by })
@@ -344,6 +345,6 @@ export class TurnLimits {
   }
 
   private armWall(): void {
-    this.timer = setTimeout(fireWall, Math.max(0, Math.min(this.budget.deadline - Date.now(), MAX_TIMER_MS)), this)
+    this.timer = setTimeout(fireWall, Math.max(0, Math.min(this.budget.deadline - performance.now(), MAX_TIMER_MS)), this)
   }
 }

@@ -135,7 +135,7 @@ export function restoreTurn(agent: TurnAgent, owner: TurnOwner, checkpoint: Agen
   if (saved.note !== undefined) parked.note = saved.note
   if (saved.budget) parked.budget = saved.budget
   turn.parked = parked
-  turn.parkedAt = Date.now()
+  turn.parkedAt = performance.now()
   if (owner.ownsRootBudget) {
     agent.budget.charge('steps', saved.steps)
     agent.budget.charge('toolCalls', saved.toolCalls)

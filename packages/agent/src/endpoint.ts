@@ -8,7 +8,7 @@ import { Slots } from './slots.js'
 // passes what was in flight when the trouble began, when the endpoint is unlimited again.
 
 export class Endpoint extends Slots {
-  /** Date.now() before which no call starts; 0: not paused. */
+  /** performance.now() before which no call starts (monotonic: a step of the OS clock neither ends nor stretches it); 0: not paused. */
   private pausedUntil = 0
   private timer?: ReturnType<typeof setTimeout>
   /** Bumped at every decrease: a refusal of a call sent before the last decrease is the same congestion, not a new one. */
@@ -30,8 +30,8 @@ export class Endpoint extends Slots {
     return !this.active && !this.waiting && this.limit === Infinity && !this.pauseLeft()
   }
 
-  /** Ms until the pause ends (0: not paused). */
-  pauseLeft(now = Date.now()): number {
+  /** Ms until the pause ends, a fraction of one too (0: not paused). */
+  pauseLeft(now = performance.now()): number {
     return this.pausedUntil > now ? this.pausedUntil - now : 0
   }
 
@@ -70,12 +70,13 @@ export class Endpoint extends Slots {
       : Math.min(settings.backoffMs * 2 ** Math.min(this.strikes - 1, 30), settings.maxRetryAfterMs)
     // At most the longest timer Node honours (a longer one fires at once, and the pause would re-arm every millisecond).
     const pause = Math.min(wait + Math.floor(Math.random() * Math.min(settings.maxJitterMs, wait / 5)), MAX_TIMER_MS)
-    const now = Date.now()
+    const now = performance.now()
     if (now + pause > this.pausedUntil) {
       this.pausedUntil = now + pause
       if (this.waiting) this.arm()
+      return pause
     }
-    return this.pauseLeft(now)
+    return Math.ceil(this.pauseLeft(now))
   }
 
   /**

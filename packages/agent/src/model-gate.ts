@@ -91,7 +91,8 @@ export class ModelGate extends CountedGate {
   /** The state of the endpoint `key` (see `ChatModel.rateLimitKey`), when the gate holds any. */
   endpoint(key: string): EndpointStatus | undefined {
     const endpoint = this.endpoints.get(key)
-    return endpoint && { limit: endpoint.limit, active: endpoint.active, waiting: endpoint.waiting, pausedMs: endpoint.pauseLeft() }
+    if (!endpoint) return undefined
+    return { limit: endpoint.limit, active: endpoint.active, waiting: endpoint.waiting, pausedMs: Math.ceil(endpoint.pauseLeft()) }
   }
 
   /** Calls waiting for their turn at the call rate of the endpoint `key` (`maxModelCallsPerSecond`), when it has one. */

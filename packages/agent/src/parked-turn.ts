@@ -134,7 +134,7 @@ export function parkOn(turn: ParkableTurn, parked: ParkedStep): RunResult {
   turn.parked = parked
   // An interrupt after the resume must not put back messages a completed model call already read.
   turn.stepMessages = []
-  turn.parkedAt = Date.now()
+  turn.parkedAt = performance.now()
   turn.leg.emit?.({ type: 'pending', step: parked.step, question: parked.question })
   return turn.end('pending', undefined, undefined, parked.question)
 }
@@ -163,8 +163,8 @@ export async function resumeTurn(
 ): Promise<RunResult> {
   const parked = turn.parked!
   turn.parked = undefined
-  // Parked time does not count toward this run's wall-time budget.
-  turn.budget.pauseClock(Date.now() - turn.parkedAt)
+  // Parked time does not count toward this run's wall-time budget (monotonic: a step of the OS clock is not parked time).
+  turn.budget.pauseClock(performance.now() - turn.parkedAt)
   turn.open(abort, options, answer ?? '', questionId)
   turn.leg.emit?.(answer === undefined ? { type: 'resumed', step: parked.step, questionId, withdrawn: true } : { type: 'resumed', step: parked.step, questionId })
   if (abort.aborted) return abandon(turn, parked)

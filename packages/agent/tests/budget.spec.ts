@@ -150,7 +150,7 @@ describe('Budget: carved limits, spend charged up the chain', () => {
   })
 
   it('extending wall time raises only the deadline that passed; runs inheriting it see the extension', () => {
-    const past = Date.now() - 5000
+    const past = performance.now() - 5000
     // A child holding a tighter deadline: extending it leaves the root's alone.
     const root = Budget.root({ maxWallMs: 1000 }, past)
     const child = root.child({ maxWallMs: 900 }, past)

@@ -274,12 +274,12 @@ describe('limits in the loop: tree budgets, fan-out cap, limit stop reasons', ()
         event.extend(40)
       })
       const hang = hangingModel()
-      const began = Date.now()
+      const began = performance.now()
       const result = await agentWith(hang, { budget: { maxWallMs: 20 } }).run('go')
       expect(extended).to.deep.equal([20])
       expect(result.stopReason).to.equal('budget')
       expect(result.budget).to.include({ budget: 'wallMs', limit: 60 })
-      expect(Date.now() - began).to.be.at.least(55) // it really went on past the first deadline
+      expect(performance.now() - began).to.be.at.least(55) // it really went on past the first deadline
     })
 
     it('a handler is removed with the plugin that added it', async () => {

@@ -20,7 +20,7 @@ class Endpoint implements ChatModel {
   readonly began: string[] = []
   /** The `rateLimits` flag of each attempt. */
   readonly flags: Array<string | undefined> = []
-  /** Date.now() as each attempt began, and as each refusal was given (the gate's pauses run on Date.now()). */
+  /** performance.now() as each attempt began, and as each refusal was given (the gate's pauses run on it). */
   readonly beganAt: number[] = []
   readonly refusedAt: number[] = []
   private readonly pending: Array<{ prompt: string; answer: Deferred<GenerateResponse> }> = []
@@ -36,7 +36,7 @@ class Endpoint implements ChatModel {
     this.inFlight++
     this.most = Math.max(this.most, this.inFlight)
     this.began.push(prompt)
-    this.beganAt.push(Date.now())
+    this.beganAt.push(performance.now())
     this.flags.push(request.rateLimits)
     const answer = deferred<GenerateResponse>()
     this.pending.push({ prompt, answer })
@@ -55,7 +55,7 @@ class Endpoint implements ChatModel {
   }
 
   refuse(prompt: string, retryAfterMs?: number): void {
-    this.refusedAt.push(Date.now())
+    this.refusedAt.push(performance.now())
     this.take(prompt).reject(new RateLimitedError('RATE_LIMITED', 'HTTP 429: slow down', { endpoint: 'the test endpoint', status: 429, retryAfterMs }))
   }
 
@@ -270,8 +270,7 @@ describe('the model gate\'s shared backoff after 429/503 (rateLimit)', () => {
     expect(result.diagnostic).to.include('the next wait is 32 ms')
     expect(result.diagnostic).to.include('rateLimit.maxRetries 2')
     expect(model.began).to.deep.equal(['a', 'a', 'a'])
-    // Each retry began no sooner than its pause after the refusal (load only lengthens the gap;
-    // 1 ms for the timer's clock against Date.now()).
+    // Each retry began no sooner than its pause after the refusal (load only lengthens the gap; 1 ms of slack).
     expect(model.beganAt[1] - model.refusedAt[0]).to.be.at.least(8 - 1)
     expect(model.beganAt[2] - model.refusedAt[1]).to.be.at.least(16 - 1)
     // The reported wait runs from each refusal to the next attempt: at least both pauses, at most the run's span.

@@ -8,7 +8,6 @@
   const nodes = new Map()
   const elements = new Map()
   const transcripts = new Map()
-  let clockOffset = 0
   let retryMs = 1000
 
   const token = readToken()
@@ -67,14 +66,15 @@
   }
 
   function receive(event, data) {
-    clockOffset = data.now - Date.now()
+    // Elapsed times come as durations (the host's monotonic clock) and run on from here on this page's own.
+    const receivedAt = performance.now()
     if (event === 'snapshot') {
       trees.clear()
       nodes.clear()
     }
     for (const treeId of data.evicted || []) trees.delete(treeId)
     for (const tree of data.trees) trees.set(tree.treeId, tree)
-    for (const node of data.nodes) nodes.set(node.runId, node)
+    for (const node of data.nodes) nodes.set(node.runId, Object.assign(node, { receivedAt }))
     for (const [runId, node] of nodes) if (!trees.has(node.treeId)) nodes.delete(runId)
     render()
     for (const node of data.nodes) if (transcripts.has(node.runId)) refreshTranscript(node.runId)
@@ -160,8 +160,8 @@
   }
 
   function tick(el, node) {
-    const end = node.endedAt ?? Date.now() + clockOffset
-    $('.elapsed', el).textContent = `${((end - node.startedAt) / 1000).toFixed(1)}s`
+    const ms = node.state === 'running' ? node.elapsedMs + performance.now() - node.receivedAt : node.elapsedMs
+    $('.elapsed', el).textContent = `${(ms / 1000).toFixed(1)}s`
   }
 
   async function act(runId, verb, body) {

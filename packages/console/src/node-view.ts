@@ -25,8 +25,11 @@ export interface NodeView {
   childId?: string
   depth: number
   state: 'running' | 'ended'
+  /** Epoch ms when it started; an ended node's `endedAt` is `startedAt + elapsedMs`. */
   startedAt: number
   endedAt?: number
+  /** How long it ran (ms), up to now while it runs: monotonic clock, so a step of the host's wall clock does not show. */
+  elapsedMs: number
   steps: number
   toolCalls: number
   tokens: number
@@ -75,6 +78,7 @@ export function nodeView(host: ViewHost, node: NodeRecord): NodeView {
     depth: node.depth,
     state: running ? 'running' : 'ended',
     startedAt: node.startedAt,
+    elapsedMs: node.elapsedMs ?? Math.round(performance.now() - node.startedMono),
     steps: node.steps,
     toolCalls: node.toolCalls,
     tokens: node.agent && running ? Math.max(node.tokens, tokensOf(node.agent)) : node.tokens,

@@ -18,8 +18,13 @@ export interface NodeRecord {
   childId?: string
   origin?: string
   depth: number
+  /** Epoch ms when it started (shown). An ended node's `endedAt` is `startedAt + elapsedMs`. */
   startedAt: number
   endedAt?: number
+  /** `performance.now()` when it started: elapsed time runs on the monotonic clock (a step of the wall clock adds none). */
+  startedMono: number
+  /** Once it ended: how long it ran (ms; a delegation's `durationMs`). */
+  elapsedMs?: number
   steps: number
   toolCalls: number
   tokens: number
@@ -85,7 +90,7 @@ export class TreeStore {
     // A root turn parked on a question goes on (answered here, on the page, or by the host): the same node, not a second root.
     const parked = resumed === undefined ? undefined : this.nodeOf(agent)
     if (parked?.root === 'run' && parked.stopReason === 'pending') {
-      Object.assign(parked, { endedAt: undefined, stopReason: undefined, output: undefined, diagnostic: undefined })
+      Object.assign(parked, { endedAt: undefined, elapsedMs: undefined, stopReason: undefined, output: undefined, diagnostic: undefined })
       this.changed(parked.runId)
       return
     }
@@ -98,7 +103,10 @@ export class TreeStore {
   runEnd(agent: Agent, result: RunResult): void {
     const node = this.nodeOf(agent)
     if (node?.root !== 'run' || node.endedAt !== undefined) return
-    Object.assign(node, { endedAt: Date.now(), stopReason: result.stopReason, steps: result.steps, toolCalls: result.toolCalls })
+    const elapsedMs = Math.round(performance.now() - node.startedMono)
+    Object.assign(node, {
+      endedAt: node.startedAt + elapsedMs, elapsedMs, stopReason: result.stopReason, steps: result.steps, toolCalls: result.toolCalls,
+    })
     node.tokens = result.usage.inputTokens + result.usage.outputTokens
     if (result.diagnostic) node.diagnostic = cut(result.diagnostic, this.limits.maxEntryChars)
     node.output = cut(result.text, this.limits.maxEntryChars)
@@ -135,7 +143,8 @@ export class TreeStore {
     if (agent) this.pendingAgents.delete(agent.id)
     const node = this.newNode({
       runId: info.runId, treeId: tree.treeId, parentRunId: parent.runId, provider: info.provider, label: info.label ?? info.runId,
-      depth: info.depth, startedAt: info.startedAt, agent,
+      // The service's start (epoch ms) as a monotonic time: how long ago it was, read once, at the hand-over.
+      depth: info.depth, startedAt: info.startedAt, startedMono: performance.now() - Math.max(0, Date.now() - info.startedAt), agent,
       ...info.childId ? { childId: info.childId } : {}, ...info.origin ? { origin: info.origin } : {},
     })
     tree.runIds.push(node.runId)
@@ -180,6 +189,7 @@ export class TreeStore {
     if (!node) return
     node.question = undefined
     node.endedAt = node.startedAt + outcome.durationMs
+    node.elapsedMs = outcome.durationMs
     node.stopReason = outcome.stopReason
     if (outcome.diagnostic) node.diagnostic = cut(outcome.diagnostic, this.limits.maxEntryChars)
     node.output = cut(outcome.output, this.limits.maxEntryChars)
@@ -203,7 +213,7 @@ export class TreeStore {
 
   private newNode(fields: Partial<NodeRecord> & Pick<NodeRecord, 'runId' | 'treeId' | 'provider' | 'label' | 'depth'>): NodeRecord {
     return {
-      startedAt: Date.now(), steps: 0, toolCalls: 0, tokens: 0,
+      startedAt: Date.now(), startedMono: performance.now(), steps: 0, toolCalls: 0, tokens: 0,
       ring: new TranscriptRing(this.limits.maxTranscriptEntries, this.limits.maxEntryChars),
       ...fields,
       label: cut(oneLine(fields.label), MAX_PROGRESS),

@@ -58,7 +58,7 @@ export async function runDelegation(
   deadlines?: DeadlineQueue,
   hooks: CallHooks = {},
 ): Promise<ToolResult> {
-  const startedAt = Date.now()
+  const startedAt = performance.now()
   const call = new CallCancellation(options, exec, inFlight, deadlines)
   hooks.onCall?.(call)
 
@@ -120,8 +120,8 @@ class CallRequest {
 }
 
 /**
- * Waits for the outcome (through host interrupts), disposes a run that ended, and formats the result. Waits with
- * `then` and the call's own thenable, not in an async frame: a wide fan-out keeps thousands of calls waiting.
+ * Waits for the outcome (through host interrupts), disposes a run that ended, and formats the result (`startedAt`: the call's
+ * `performance.now()`, for its `durationMs`). Waits with `then` and the call's own thenable, not in an async frame.
  */
 export function settleCall(
   subagents: SubagentService, run: SubagentHandle, first: Promise<SubagentOutcome>, call: CallCancellation,
@@ -133,7 +133,8 @@ export function settleCall(
       return new Promise<SubagentOutcome>((resolve) => resolve(run.current())).then(finish, (error) => finish(undefined, error))
     }
     const format = (disposeError?: unknown) => outcomeResult(subagents, run, outcome, options, {
-      cause: call.cause, resultError, disposeError, durationMs: Date.now() - startedAt, parent: exec.agent as Agent, canSuspend, onParked,
+      cause: call.cause, resultError, disposeError, durationMs: Math.round(performance.now() - startedAt), parent: exec.agent as Agent,
+      canSuspend, onParked,
     })
     // A parked child is not disposed: the parked book takes it over (see outcomeResult).
     if (outcome?.stopReason !== 'pending' || run.state !== 'parked') return call.afterDispose(run, format)

@@ -38,7 +38,7 @@ export async function continueParked(
   const { run, next } = answered
   const call = new CallCancellation(options, exec, inFlight, deadlines)
   call.run = run as SubagentHandle & SubagentStart
-  return settleCall(subagents, run, next, call, options, exec, Date.now(), canSuspend, onParked)
+  return settleCall(subagents, run, next, call, options, exec, performance.now(), canSuspend, onParked)
 }
 
 /**
@@ -51,5 +51,5 @@ export function settleStarted(
 ): Promise<ToolResult> {
   const call = new CallCancellation(options, exec, inFlight, undefined)
   call.run = run as SubagentHandle & SubagentStart
-  return settleCall(subagents, run, run.result, call, options, exec, Date.now(), false)
+  return settleCall(subagents, run, run.result, call, options, exec, performance.now(), false)
 }

@@ -98,7 +98,7 @@ function passOnAnswered(
     // The caller is disposed: nobody is left to tell (the parked book ends the child).
     return
   }
-  const startedAt = Date.now()
+  const startedAt = performance.now()
   const timer = asked.timeout > 0 ? setTimeout(() => {
     // The held run, not a reattached call's handle (whose cancel does nothing).
     const held = subagents.parked.get(asked.parent, run.id) ?? run
@@ -106,7 +106,7 @@ function passOnAnswered(
     cancel(new LimitError('TIMEOUT', `the subagent tool's timeout of ${asked.timeout} ms elapsed after its question was answered`))
   }, asked.timeout) : undefined
   next.then((outcome) => {
-    const result = asked.format(outcome, Date.now() - startedAt)
+    const result = asked.format(outcome, Math.round(performance.now() - startedAt))
     inbox.post(answeredElsewhereText(run.id, question, result, withdrawn), { usage: result.usage, work: result.work })
   }).catch(() => {
     // The caller was disposed meanwhile, or its inbox is full: there is nobody to read it.

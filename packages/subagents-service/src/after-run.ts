@@ -131,15 +131,18 @@ export function keepContinuable(runs: ContinuableBook) {
   return (info: SubagentRunInfo, outcome: SubagentOutcome) => continuableEnded(runs, runs.live.get(info.runId), outcome)
 }
 
-/** A run ended: kept continuable (the newest entry; past `MAX_CONTINUABLE_RUNS` the oldest goes) when its provider can continue it. */
-export function continuableEnded(runs: ContinuableBook, run: LiveRun | undefined, outcome: SubagentOutcome, now = Date.now()): void {
+/** A run ended (at `endedAt`, epoch ms, now unless given): kept continuable (the newest; past the cap the oldest goes) if it can be. */
+export function continuableEnded(runs: ContinuableBook, run: LiveRun | undefined, outcome: SubagentOutcome, endedAt?: number): void {
   if (!run) return
   const continues = runs.inFlight.get(run.id) ?? 0
   runs.inFlight.delete(run.id)
   const providerRun = run.providerRun
   if (typeof providerRun?.continueWith !== 'function') return
   const { info } = run
-  const entry = new Continuable(run.id, info.provider, info.parentId, now, outcome.stopReason, continues, providerRun, run.parent)
+  const now = performance.now()
+  const mono = endedAt === undefined ? now : now - (Date.now() - endedAt)
+  const entry = new Continuable(run.id, info.provider, info.parentId, endedAt ?? Date.now(), mono, outcome.stopReason, continues,
+    providerRun, run.parent)
   if (info.label) entry.label = info.label
   holdParent(entry)
   runs.book.set(run.id, entry)
@@ -150,7 +153,8 @@ export function continuableEnded(runs: ContinuableBook, run: LiveRun | undefined
 class Continuable implements ContinuableEntry {
   declare label?: string; declare letGo?: () => void
   constructor(readonly runId: string, readonly provider: string, readonly parentId: string, readonly endedAt: number,
-    readonly stopReason: SubagentStopReason, readonly continues: number, readonly run: SubagentRun, public parent?: Agent) {}
+    readonly endedMono: number, readonly stopReason: SubagentStopReason, readonly continues: number, readonly run: SubagentRun,
+    public parent?: Agent) {}
 }
 
 /** The entry keeps its parent until the parent is disposed (an agent of `ctx.agents` says when; another is kept as it is). */
@@ -160,7 +164,7 @@ export function holdParent(entry: ContinuableEntry): void {
   else if (lifetime) entry.letGo = lifetime.onAbort(() => { entry.parent = entry.letGo = undefined })
 }
 
-/** Drops what ended longer than `CONTINUE_WINDOW_MS` ago, oldest first (the count bound is the book's own). */
+/** Drops what ended longer than `CONTINUE_WINDOW_MS` ago (`now`: `performance.now()`), oldest first (the count bound is the book's own). */
 export function trimContinuable(book: LRUCache<string, ContinuableEntry>, now: number): void {
   for (let oldest = book.rkeys().next(); !oldest.done && expired(book.peek(oldest.value)!, now); oldest = book.rkeys().next()) {
     book.delete(oldest.value)
@@ -168,7 +172,7 @@ export function trimContinuable(book: LRUCache<string, ContinuableEntry>, now: n
 }
 
 /** Ended longer than `CONTINUE_WINDOW_MS` ago (an entry put back after a failed continue may sit behind newer ones). */
-export function expired(entry: ContinuableEntry, now: number): boolean { return now - entry.endedAt >= CONTINUE_WINDOW_MS }
+export function expired(entry: ContinuableEntry, now: number): boolean { return now - entry.endedMono >= CONTINUE_WINDOW_MS }
 
 const UNFINISHED = new Set<DelegationState>(['running', 'pending'])
 const NO_UNREAD = new Set<string>() // every tree's with no background parent: never added to (only a non-empty set is deleted from)

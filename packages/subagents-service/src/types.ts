@@ -178,7 +178,7 @@ export interface SubagentOutcome extends SubagentResult {
   /** With `status: 'incomplete'`: the limit that stopped it (a tree budget by name, `maxSteps`, `maxTokens`). */
   limit?: IncompleteLimit
   work: WorkCounts
-  /** Milliseconds from the service calling the provider's `start` to the result settling (queue time excluded). */
+  /** Milliseconds from the service calling the provider's `start` to the result settling (queue time excluded; monotonic clock). */
   durationMs: number
 }
 

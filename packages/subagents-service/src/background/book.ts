@@ -196,7 +196,7 @@ export class ParentBackground {
   private settle(task: BackgroundTask, result: unknown, message: BackgroundMessage): void {
     if (!task.live) return
     task.state = 'ended'
-    task.endedAt = Date.now()
+    task.endedAt = Date.now(); task.endedMono = performance.now()
     task.result = result
     task.message = message
     task.detach()
@@ -253,8 +253,12 @@ export class ParentBackground {
  */
 export class BackgroundTask<R = unknown> {
   state: BackgroundState = 'starting'
+  /** Epoch ms when it was recorded, and when it ended (shown); `elapsedMs` is measured on the monotonic clock. */
   readonly startedAt = Date.now()
   endedAt?: number
+  /** @internal `performance.now()` at the start and the end: a step of the wall clock does not change `elapsedMs`. */
+  readonly startedMono = performance.now()
+  /** @internal */ endedMono?: number
   /** Progress, as the starter records it from the run's updates. */
   steps = 0
   lastProgress?: string
@@ -302,7 +306,7 @@ export class BackgroundTask<R = unknown> {
   }
 
   get elapsedMs(): number {
-    return (this.endedAt ?? Date.now()) - this.startedAt
+    return Math.round((this.endedMono ?? performance.now()) - this.startedMono)
   }
 
   /**

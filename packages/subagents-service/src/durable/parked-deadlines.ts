@@ -4,8 +4,12 @@ import type { PendingQuestion } from '@cordis-subagents/shared'
 // deadline its provider set at the park, kept with the question in the store). Without it a restarted host listed such
 // a run in `pending()`, and a resume ran it, however long ago it stopped waiting.
 
-/** Longest a timer is set for (Node's bound on a delay); a later deadline is reached in steps. */
-const MAX_DELAY_MS = 2 ** 31 - 1
+/**
+ * Longest the timer waits before it reads the wall clock again. A deadline is wall-clock time (it crosses restarts) but a
+ * timer runs on the monotonic clock: after a step forward of the wall clock (a VM resumed, an NTP correction) a deadline
+ * passed is seen within this, not once the whole delay armed before the step ran out. A step back moves it later, as it should.
+ */
+const RECHECK_MS = 60_000
 /** How soon a deadline is looked at again while a resume or a re-run holds its run (they may put it back parked). */
 export const HELD_RETRY_MS = 1000
 
@@ -21,7 +25,7 @@ export class StoredParkDeadlines {
   private timer?: NodeJS.Timeout
   private closed = false
 
-  constructor(private readonly end: (runId: string, question: PendingQuestion) => void) {}
+  constructor(private readonly end: (runId: string, question: PendingQuestion) => void, private readonly recheckMs = RECHECK_MS) {}
 
   /** Ends run `runId` at `at` (its question's `expiresAt`, unless given); nothing for a question without one. */
   watch(runId: string, question: PendingQuestion, at = question.expiresAt): void {
@@ -49,7 +53,7 @@ export class StoredParkDeadlines {
     clearTimeout(this.timer)
     const next = this.due[0]
     if (!next) return
-    this.timer = setTimeout(() => this.fire(), Math.min(MAX_DELAY_MS, Math.max(0, next.at - Date.now())))
+    this.timer = setTimeout(() => this.fire(), Math.min(this.recheckMs, Math.max(0, next.at - Date.now())))
     this.timer.unref()
   }
 

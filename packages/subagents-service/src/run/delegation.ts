@@ -37,7 +37,7 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
   protected pending?: SubagentUpdate[]
   protected provider: SubagentProvider
   protected budget?: Budget
-  private startedAt = 0
+  private startedAt = 0; private startedMono = 0
   private settle!: (outcome: SubagentOutcome) => void
   /** The first outcome; never rejects. A final one settles after `subagent/end` was emitted; a `pending` one with no end. */
   readonly result = new Promise<SubagentOutcome>((resolve) => this.settle = resolve)
@@ -89,7 +89,7 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
     )) as ProviderStartRequest)
     if (budget) providerRequest.budget = budget
     if (host.traces.size) host.traces.apply(providerRequest, provider.name, host.log)
-    this.startedAt = Date.now()
+    this.startedAt = Date.now(); this.startedMono = performance.now()
     const starting = promiseOf(() => provider.start(providerRequest))
     // Only `cancel` aborts the run's signal, so it ends this wait itself: no listener on the signal.
     const outcome = await new Promise<Started | Refused | null>((resolve) => {
@@ -199,7 +199,7 @@ export class Delegation extends RunControls implements SubagentHandle, SubagentS
   /** A result as holders get it: spend charged, `status`, `work` and `durationMs` set, frozen. */
   private seal(settled: SubagentResult): SubagentOutcome {
     this.charge(settled.usage, settled.work)
-    return sealed(settled, this.startedAt)
+    return sealed(settled, this.startedMono)
   }
 
   private charge(usage: unknown, work: unknown): void {
@@ -283,14 +283,14 @@ function normalise(providerName: string, raw: unknown): SubagentResult {
 }
 
 /** A settled result as holders get it: `status` (and `limit`), `work` and `durationMs` set, no empty `question`, frozen. */
-function sealed(settled: SubagentResult, startedAt: number): SubagentOutcome {
+function sealed(settled: SubagentResult, startedMono: number): SubagentOutcome {
   const outcome: SubagentOutcome = Object.assign({}, settled) as SubagentOutcome
   if (outcome.question === undefined) delete outcome.question
   const { status, limit } = statusOf(settled)
   outcome.status = status
   if (limit !== undefined) outcome.limit = limit
   outcome.work = settled.work ?? checkedWork(undefined)
-  outcome.durationMs = Math.max(0, Date.now() - startedAt)
+  outcome.durationMs = Math.max(0, Math.round(performance.now() - startedMono))
   return Object.freeze(outcome)
 }
 

@@ -28,7 +28,8 @@ export function asLimitStop(raw: SubagentResult, stop: 'timeout' | 'budget', rea
 /**
  * A child elsewhere (ACP, A2A) spends wall time no turn of this process watches. When its budget holds a deadline (its
  * own `maxWallMs`, or one up its chain), a timer stops it then with that breach, following a deadline moved later (time
- * parked, an extension). Gives the timer's clear; undefined when there is nothing to watch.
+ * parked, an extension). The deadline is on the budget's clock, `performance.now()`: a step of the wall clock moves it
+ * neither way. Gives the timer's clear; undefined when there is nothing to watch.
  */
 export function watchWall(budget: Budget | undefined, stop: (error: SubagentError) => void): (() => void) | undefined {
   if (!budget || budget.spentInProcess || !Number.isFinite(budget.deadline)) return undefined
@@ -38,7 +39,7 @@ export function watchWall(budget: Budget | undefined, stop: (error: SubagentErro
       const breach = budget.overtime()
       if (!breach) return arm()
       stop(new SubagentError('BUDGET_EXCEEDED', `Stopped: the delegation tree spent ${describeBreach(breach)}.`, { breach }))
-    }, Math.min(Math.max(1, budget.deadline - Date.now()), MAX_TIMER_MS))
+    }, Math.min(Math.max(1, budget.deadline - performance.now()), MAX_TIMER_MS))
     timer.unref?.()
   }
   arm()

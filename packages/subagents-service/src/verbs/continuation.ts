@@ -62,10 +62,11 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
     throw new SubagentError('NOT_SETTLED', `Run ${runId} is ${live.state}, not ended: ${live.state === 'parked' ? 'answer it (resume)' : live.state === 'interrupted' ? 'send it a message and wake it' : 'send it a message (send)'} instead.`)
   }
   if (runs.inFlight.has(runId)) throw new SubagentError('NOT_SETTLED', `Run ${runId} is being continued already; wait for that turn's result.`)
-  runs.trim(Date.now())
+  const now = performance.now()
+  runs.trim(now)
   const entry = runs.book.peek(runId)
   const foreign = options.parent && entry?.parent !== options.parent
-  if (!entry || runs.isExpired(entry, Date.now()) || foreign) throw notContinuable(runId, !!options.parent)
+  if (!entry || runs.isExpired(entry, now) || foreign) throw notContinuable(runId, !!options.parent)
   if (entry.continues >= MAX_CONTINUES_PER_RUN) {
     throw new SubagentError('CONTINUE_LIMIT', `Run ${runId} was continued ${entry.continues} times (the limit per run); delegate a new task instead.`)
   }
@@ -129,18 +130,18 @@ export class ContinuableRuns {
     events.observe({ 'subagent/end': keepContinuable(this) })
   }
 
-  /** A run ended (`subagent/end`): kept when its provider can continue it. */
-  ended(run: LiveRun | undefined, outcome: SubagentOutcome, now = Date.now()): void {
-    continuableEnded(this, run, outcome, now)
+  /** A run ended (`subagent/end`; at `endedAt`, epoch ms, now unless given): kept when its provider can continue it. */
+  ended(run: LiveRun | undefined, outcome: SubagentOutcome, endedAt?: number): void {
+    continuableEnded(this, run, outcome, endedAt)
   }
 
   /** The runs that can be continued now (only `parent`'s children when given), the most recently ended last. */
   list(parent?: SubagentRequest['parent']): ContinuableRunInfo[] {
     const listed: ContinuableRunInfo[] = []
-    const now = Date.now()
+    const now = performance.now()
     for (const entry of this.book.rvalues()) {
       if (!entry || (parent && entry.parent !== parent) || expired(entry, now)) continue
-      const { run: _run, parent: _parent, letGo: _letGo, ...info } = entry
+      const { run: _run, parent: _parent, letGo: _letGo, endedMono: _endedMono, ...info } = entry
       listed.push(info)
     }
     return listed
@@ -151,7 +152,7 @@ export class ContinuableRuns {
     return continueRun(this, runId, message, options)
   }
 
-  /** @internal drops what ended longer than `CONTINUE_WINDOW_MS` ago, and the oldest past `MAX_CONTINUABLE_RUNS`. */
+  /** @internal drops what ended longer than `CONTINUE_WINDOW_MS` ago (`now`: `performance.now()`), and the oldest past the cap. */
   trim(now: number): void {
     trimContinuable(this.book, now)
   }

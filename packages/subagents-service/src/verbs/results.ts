@@ -72,6 +72,8 @@ export interface ContinuableRunInfo {
 
 /** A continuable run as the book keeps it: its provider's run and, while it is not disposed, its parent; nothing copied. */
 export interface ContinuableEntry extends ContinuableRunInfo {
+  /** `performance.now()` when its last turn ended: the window is measured on it (a step of the wall clock moves `endedAt` only). */
+  endedMono: number
   run: SubagentRun
   /** Gone once the parent is disposed (its transcript with it): a continue then makes a fresh parent. */
   parent?: Agent
