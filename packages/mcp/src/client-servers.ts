@@ -1,6 +1,6 @@
 import type { Logger } from 'cordis'
 import type { Tool } from '@cordis-subagents/tools'
-import { describeError, peerLine, Redactor } from '@cordis-subagents/shared'
+import { describeError, headChars, peerLine, Redactor } from '@cordis-subagents/shared'
 import { Connection, type Endpoint } from './connection.js'
 import { type EnvInherit, secretsOf, serverEnv } from './env.js'
 import { McpError } from './errors.js'
@@ -75,7 +75,7 @@ export function sentServersRefusal(servers: unknown, policy: SentServerPolicy): 
   for (const entry of servers as Record<string, unknown>[]) {
     const name = entry && typeof entry.name === 'string' ? entry.name : undefined
     if (!name) return 'an MCP server without a name was sent'
-    const shown = JSON.stringify(peerLine(name.slice(0, 64)))
+    const shown = JSON.stringify(peerLine(headChars(name, 64)))
     const prefix = prefixOf(name)
     if (prefixes.has(prefix)) return `two MCP servers sent share the tool prefix ${prefix} (server ${shown}); give them distinct names`
     prefixes.add(prefix)
@@ -92,11 +92,11 @@ export function sentServersRefusal(servers: unknown, policy: SentServerPolicy): 
       if (url.username || url.password) return `MCP server ${shown}: put credentials in headers, not in the url`
       continue
     }
-    if (entry.type !== undefined && entry.type !== 'stdio') return `MCP server ${shown}: unknown type ${JSON.stringify(String(entry.type).slice(0, 32))}`
+    if (entry.type !== undefined && entry.type !== 'stdio') return `MCP server ${shown}: unknown type ${JSON.stringify(headChars(String(entry.type), 32))}`
     if (!policy.stdio) return `MCP server ${shown}: this server does not start a client's stdio MCP servers`
     if (typeof entry.command !== 'string' || !entry.command) return `MCP server ${shown}: no command`
     if (policy.commands && !policy.commands.includes(entry.command)) {
-      return `MCP server ${shown}: the command ${JSON.stringify(peerLine(entry.command.slice(0, 200)))} is not one this server may run (allowed: ${policy.commands.join(', ') || 'none'})`
+      return `MCP server ${shown}: the command ${JSON.stringify(peerLine(headChars(entry.command, 200)))} is not one this server may run (allowed: ${policy.commands.join(', ') || 'none'})`
     }
   }
   return undefined
@@ -132,7 +132,7 @@ async function startOne(
   let secrets: string[]
   if ('url' in server) {
     const headers = pairs(server.headers)
-    endpoint = { kind: 'http', url: new URL(server.url), headers }
+    endpoint = { kind: 'http', url: new URL(server.url), headers, killGrace: policy.killGrace }
     secrets = Object.values(headers)
   } else {
     const env = { inherit: policy.inherit, exclude: [...policy.envExclude], set: pairs(server.env) }
@@ -157,6 +157,6 @@ async function startOne(
     await connection?.close()
     const message = redactor.redact(describeError(error))
     log.warn('MCP_CONNECT_FAILED: the client\'s MCP server %s did not start: %s', prefix, message)
-    return { failure: { name: server.name.slice(0, 64), code: 'MCP_CONNECT_FAILED', message: error instanceof McpError ? message : `The MCP server did not list its tools: ${message}` } }
+    return { failure: { name: headChars(server.name, 64), code: 'MCP_CONNECT_FAILED', message: error instanceof McpError ? message : `The MCP server did not list its tools: ${message}` } }
   }
 }

@@ -59,7 +59,7 @@ export const Config: Schema<Config> = Schema.object({
   callTimeout: duration({ min: 1 }).default(120_000)
     .description('Milliseconds one tool call may take; then the server gets notifications/cancelled and the call fails with MCP_TIMEOUT.'),
   killGrace: duration().default(2_000)
-    .description('Stdio server: milliseconds between closing stdin, SIGTERM and SIGKILL of its process group at unload.'),
+    .description('At unload. Stdio server: milliseconds between closing stdin, SIGTERM and SIGKILL of its process group. HTTP server: most milliseconds the DELETE that ends its session is waited for.'),
   maxTools: count({ min: 1, max: 1024 }).default(128)
     .description('Most tools mounted from this server; more are skipped with a warning.'),
   relistInterval: duration({ max: 60_000 }).default(1_000)

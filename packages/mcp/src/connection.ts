@@ -8,7 +8,11 @@ import { callAsTask, LiveTasks, TaskTimeout } from './task-call.js'
 
 export type Endpoint =
   | { kind: 'stdio'; command: string; args: string[]; cwd: string; env: Record<string, string>; killGrace: number; maxMessageBytes: number }
-  | { kind: 'http'; url: URL; headers: Record<string, string> }
+  | { kind: 'http'; url: URL; headers: Record<string, string>; killGrace: number }
+
+type HttpEndpoint = Extract<Endpoint, { kind: 'http' }>
+/** An HTTP connection's transport (its session id and protocol version), and where and how long its session's DELETE goes. */
+interface HttpLink { endpoint: HttpEndpoint; transport: InstanceType<ClientSdk['StreamableHTTPClientTransport']> }
 
 /** The most `tools/list` pages read (a server that pages forever is cut off). */
 const MAX_LIST_PAGES = 32
@@ -40,13 +44,39 @@ function aborted(signal: AbortSignal): McpError {
   })
 }
 
-/** One connected MCP server: its tools, calls to them, and a close that reaps a stdio server. */
+/**
+ * Ends an HTTP session on the server: the DELETE that the SDK's transport close never sends. It goes on a transport of its own
+ * (the connection's is closed by now, or the SDK closed it when a start failed after `initialize`) and is waited for at most
+ * `killGrace`, then given up (the request aborted). Best-effort: a 405 (the server does not end sessions so), an answer not
+ * given in time and any failure are ignored; the server's idle timeout is left to end the session then.
+ */
+async function endSession(sdk: ClientSdk, http: HttpLink | undefined): Promise<void> {
+  const sessionId = http?.transport.sessionId
+  if (!http || !sessionId) return
+  const transport = new sdk.StreamableHTTPClientTransport(http.endpoint.url, { sessionId, requestInit: { headers: http.endpoint.headers } })
+  const version = http.transport.protocolVersion
+  if (version) transport.setProtocolVersion(version)
+  const timer = setTimeout(() => void transport.close(), http.endpoint.killGrace)
+  try {
+    await transport.start()
+    await transport.terminateSession()
+  } catch {
+    // ignored (see above): the session is the server's to expire
+  } finally {
+    clearTimeout(timer)
+    await transport.close()
+  }
+}
+
+/** One connected MCP server: its tools, calls to them, and a close that reaps a stdio server or ends an HTTP session. */
 export class Connection {
   onToolsChanged?: () => void
   /** Called once when the server goes away by itself (not by `close()`), with a redacted diagnostic. */
   onLost?: (diagnostic: string) => void
   private closing = false
   private stderrTail = ''
+  /** The DELETE of an HTTP session, sent once however often `close()` runs. */
+  private ending?: Promise<void>
   /** The tasks of calls in flight that were created and have not ended: `close()` cancels them first. */
   private readonly tasks = new LiveTasks()
 
@@ -54,6 +84,7 @@ export class Connection {
     private readonly sdk: ClientSdk,
     private readonly client: Client,
     private readonly stdio: StdioProcess | undefined,
+    private readonly http: HttpLink | undefined,
     private readonly redactor: Redactor,
   ) {}
 
@@ -78,14 +109,16 @@ export class Connection {
     const client = new sdk.Client({ name: options.clientName, version: '0.1.0' }, { capabilities: {}, jsonSchemaValidator: sdk.outputSchemas })
     let connection!: Connection
     let stdio: StdioProcess | undefined
+    let http: HttpLink | undefined
     let transport
     if (endpoint.kind === 'stdio') {
       stdio = new StdioProcess({ ...endpoint, onStderr: (chunk) => connection?.keepStderr(chunk) }, sdk.ReadBuffer, sdk.serializeMessage)
       transport = stdio
     } else {
-      transport = new sdk.StreamableHTTPClientTransport(endpoint.url, { requestInit: { headers: endpoint.headers } })
+      http = { endpoint, transport: new sdk.StreamableHTTPClientTransport(endpoint.url, { requestInit: { headers: endpoint.headers } }) }
+      transport = http.transport
     }
-    connection = new Connection(sdk, client, stdio, options.redactor)
+    connection = new Connection(sdk, client, stdio, http, options.redactor)
     client.onclose = () => connection.lost()
     client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => connection.onToolsChanged?.())
     // Closing fails the pending initialize (the SDK rejects it once the transport reports closed).
@@ -138,8 +171,9 @@ export class Connection {
   }
 
   /**
-   * Closes the connection; a stdio server is stopped (its group) and reaped before this resolves. Each task of a call in
-   * flight that has not ended is sent `tasks/cancel` first (bounded, best-effort), so it does not run on to its TTL.
+   * Closes the connection; a stdio server is stopped (its group) and reaped before this resolves, an HTTP server's session
+   * is ended (a DELETE, waited for at most `killGrace`; see `endSession`). Each task of a call in flight that has not ended
+   * is sent `tasks/cancel` first (bounded, best-effort), so it does not run on to its TTL.
    */
   async close(): Promise<void> {
     this.closing = true
@@ -149,6 +183,7 @@ export class Connection {
     } catch {
       // closing twice or after a crash
     }
+    await (this.ending ??= endSession(this.sdk, this.http))
     await this.stdio?.close()
   }
 

@@ -1,9 +1,10 @@
+import { headChars } from '@cordis-subagents/shared'
 import type { ToolImage, ToolResult } from '@cordis-subagents/tools'
 
 export interface ResultBounds {
   /** Content parts turned into text; the rest are counted in a note. */
   maxParts: number
-  /** Characters kept of each part (text, JSON); each cut part says so. */
+  /** Characters (UTF-16 code units) kept of each part (text, JSON); each cut part says so. */
   maxPartChars: number
   /** Images passed on as `ToolResult.images` (for models that accept images); 0: none. */
   maxImages: number
@@ -79,12 +80,18 @@ function describePart(part: unknown, max: number): { line: string; text?: boolea
   }
 }
 
+/**
+ * `text` within `max` characters (UTF-16 code units) and a note of how many were cut; never half a surrogate pair,
+ * so one fewer may be kept (and counted in the note).
+ */
 function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}\n[cut: ${text.length - max} more characters]` : text
+  if (text.length <= max) return text
+  const head = headChars(text, max)
+  return `${head}\n[cut: ${text.length - head.length} more characters]`
 }
 
 function str(value: unknown): string {
-  return typeof value === 'string' ? value.slice(0, 2048) : '?'
+  return typeof value === 'string' ? headChars(value, 2048) : '?'
 }
 
 function mime(value: unknown): string {

@@ -2,13 +2,13 @@ import type { Context, Logger } from 'cordis'
 import { z } from 'zod'
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js'
 import type { Tool, ToolResult } from '@cordis-subagents/tools'
-import { describeError, peerLine, peerText } from '@cordis-subagents/shared'
+import { describeError, headChars, peerLine, peerText } from '@cordis-subagents/shared'
 import type { Connection } from './connection.js'
 import { type ResultBounds, toToolResult } from './convert.js'
 import { mountedName } from './names.js'
 import { peerSchema } from './peer-schema.js'
 
-/** Longest description kept from a server (characters). */
+/** Longest description kept from a server (characters: UTF-16 code units, never half a surrogate pair). */
 const MAX_DESCRIPTION_CHARS = 4096
 /** Largest input schema accepted from a server (characters of JSON); a larger tool is skipped. */
 const MAX_SCHEMA_CHARS = 64 * 1024
@@ -56,7 +56,7 @@ export class ToolMount {
       if (!this.admitted(tool.name)) continue
       const named = mountedName(this.options.server, tool.name)
       if ('skip' in named) {
-        this.log.warn('%s: tool %s skipped: %s', this.options.server, JSON.stringify(peerLine(String(tool.name).slice(0, 100))), named.skip)
+        this.log.warn('%s: tool %s skipped: %s', this.options.server, JSON.stringify(peerLine(headChars(String(tool.name), 100))), named.skip)
         continue
       }
       if (wanted.has(named.name)) {
@@ -112,7 +112,7 @@ export function mcpTool(
   // What the server says about its tool reaches a model and a person: cleaned by the shared rule.
   const parameters = peerSchema(objectSchema(tool.inputSchema))
   const said = peerText(String(tool.description ?? '')).trim() || peerLine(String(tool.title ?? '')).trim()
-  const description = (said || `The ${name} tool of the MCP server ${options.server}.`).slice(0, MAX_DESCRIPTION_CHARS)
+  const description = headChars(said || `The ${name} tool of the MCP server ${options.server}.`, MAX_DESCRIPTION_CHARS)
   // A reason quotes the server's own schema text (a reference, a pattern): cleaned before it reaches a terminal.
   const check = connection.schemaCheck(parameters, (reason) => log.warn('%s: tool %s: %s', options.server, name, peerLine(reason)))
   return {
@@ -130,7 +130,7 @@ export function mcpTool(
           task: tool.execution?.taskSupport === 'required',
           onProgress: exec.onUpdate && ((p) => exec.onUpdate!({
             kind: 'progress',
-            text: p.message ? peerLine(p.message.slice(0, 1024)) : undefined,
+            text: p.message ? peerLine(headChars(p.message, 1024)) : undefined,
             data: { progress: p.progress, total: p.total },
           })),
         })

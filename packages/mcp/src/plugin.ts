@@ -126,7 +126,7 @@ function endpointOf(ctx: Context, config: Config): { endpoint: Endpoint; launch:
     throw new McpError('MCP_INVALID_CONFIG', `${where}: put credentials in headers, not in the url.`)
   }
   return {
-    endpoint: { kind: 'http', url, headers },
+    endpoint: { kind: 'http', url, headers, killGrace: config.killGrace ?? 2_000 },
     launch: { type: 'http', name: config.name, url: url.href, headers: Object.entries(headers).map(([name, value]) => ({ name, value })) },
     secrets,
   }

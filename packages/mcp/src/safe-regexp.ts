@@ -1,5 +1,5 @@
 import { RE2JS } from 're2js'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, headChars } from '@cordis-subagents/shared'
 
 /** Longest pattern compiled (characters). */
 const MAX_PATTERN_CHARS = 1024
@@ -28,7 +28,7 @@ export function safeRegExp(pattern: string): SafeRegExp {
   try {
     compiled = RE2JS.compile(RE2JS.translateRegExp(pattern), RE2JS.LOOKBEHINDS)
   } catch (error) {
-    throw new UnsupportedPattern(`RE2 cannot run it (${describeError(error).slice(0, 200)})`)
+    throw new UnsupportedPattern(`RE2 cannot run it (${headChars(describeError(error), 200)})`)
   }
   const size = compiled.programSize()
   if (size > MAX_PROGRAM_SIZE) throw new UnsupportedPattern(`it compiles to ${size} RE2 instructions (over ${MAX_PROGRAM_SIZE})`)

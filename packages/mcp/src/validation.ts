@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject } from 'ajv'
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
-import { describeError } from '@cordis-subagents/shared'
+import { describeError, headChars } from '@cordis-subagents/shared'
 import { safeRegExp, type SafeRegExp, UnsupportedPattern } from './safe-regexp.js'
 
 /** Largest schema validated on the host (characters of JSON); a larger one is left to the server. */
@@ -50,7 +50,7 @@ function compile(schema: Record<string, unknown>, warn: (reason: string) => void
     if (skipped.length) warn(`${skipped.join('; ')}: not checked on the host (the server validates it)`)
     return (value) => validate(value) ? [] : (validate.errors ?? []).map(issue)
   } catch (error) {
-    warn(`its schema cannot be checked on the host (${describeError(error).slice(0, 300)}), so its input is left to the server to validate`)
+    warn(`its schema cannot be checked on the host (${headChars(describeError(error), 300)}), so its input is left to the server to validate`)
     return none
   }
 }
@@ -80,12 +80,12 @@ function patternSafeAjv(skipped: string[]): Ajv {
         regExp = compilePattern(pattern)
       } catch (error) {
         if (!(error instanceof UnsupportedPattern)) throw error
-        skipped.push(`pattern ${JSON.stringify(pattern.slice(0, 100))}: ${error.message}`)
+        skipped.push(`pattern ${JSON.stringify(headChars(pattern, 100))}: ${error.message}`)
         return () => true
       }
       const check = (data: string) => {
         if (regExp.test(data)) return true
-        check.errors = [{ keyword: 'pattern', message: `must match pattern "${pattern.slice(0, 200)}"`, params: { pattern } }]
+        check.errors = [{ keyword: 'pattern', message: `must match pattern "${headChars(pattern, 200)}"`, params: { pattern } }]
         return false
       }
       check.errors = [] as Partial<ErrorObject>[]
