@@ -1,5 +1,7 @@
 import type { Agent } from '@cordis-subagents/agent'
-import { type AbortScope, type DeadlineQueue, describeError, MAX_MESSAGE_LENGTH, quotedLines, type Usage, type WorkCounts } from '@cordis-subagents/shared'
+import {
+  type AbortScope, type DeadlineQueue, describeError, headChars, MAX_MESSAGE_LENGTH, quotedLines, type Usage, type WorkCounts,
+} from '@cordis-subagents/shared'
 import type {
   BackgroundMessage, BackgroundTask, SubagentHandle, SubagentService, SubagentUpdate, TurnEndPolicy,
 } from '@cordis-subagents/subagents-service'
@@ -127,7 +129,7 @@ function recordProgress(task: BackgroundTask, update: SubagentUpdate): void {
   let line = typeof update.text === 'string' ? update.text.trim().split('\n', 1)[0] : ''
   if (!line && update.kind === 'tool-call' && typeof update.tool === 'string') line = `calls ${update.tool}`
   if (!line && update.kind === 'tool-result' && update.isError && typeof update.tool === 'string') line = `${update.tool} failed`
-  if (line) task.lastProgress = line.length > MAX_PROGRESS_LENGTH ? `${line.slice(0, MAX_PROGRESS_LENGTH - 1)}…` : line
+  if (line) task.lastProgress = line.length > MAX_PROGRESS_LENGTH ? headChars(line, MAX_PROGRESS_LENGTH - 1, '…') : line
 }
 
 /** What the model reads right after a background start: the handle, how the result comes back, what it can do meanwhile. */

@@ -1,6 +1,6 @@
 // A team's board: its members' handles and a shared, bounded task list (add, claim exactly once,
 // complete). One board per coordinator run (the agent whose team tool started the members).
-import { CodedError, quotedLines } from '@cordis-subagents/shared'
+import { CodedError, headChars, quotedLines } from '@cordis-subagents/shared'
 import { AgentHandle, type Agent } from '@cordis-subagents/agent'
 
 /** Most tasks one board holds, open, claimed and done together; an `add` past it gets `TASK_LIST_FULL`. */
@@ -74,7 +74,7 @@ export class TeamBoard {
     const sender = [...this.members.values()].find((member) => member.handle.id === from)
     if (!sender) return
     // Quoted line by line: only the `[team]` line starts a line, so the bounced text cannot pose as a notice of ours.
-    const excerpt = quotedLines(content.length > 200 ? `${content.slice(0, 200)}…` : content)
+    const excerpt = quotedLines(headChars(content, 200, '…'))
     const notice = `[team] Your message to ${target.handle.id} (${target.name}) was not read: it ended first.\n${excerpt}`
     try {
       // A sender that still runs reads it at its next model call; else the coordinator (its inbox outlives its turns).

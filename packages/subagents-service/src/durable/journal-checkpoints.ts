@@ -1,11 +1,14 @@
 import type { Context, Logger } from 'cordis'
-import { describeError, type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
+import { describeError, headChars, type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { BackgroundRegistry } from '../background/book.js'
 import type { ContinueClaim, JournalledRun, ParkedRunInfo, RunJournal } from '../run/journal-port.js'
 import { StoredRuns } from './journal-restore.js'
 import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
 import { flushWithin, RecordWaits } from './record-waits.js'
-import { cancelEndedQuestions, cancelPending, claimKey, deferredOf, put, putWithTranscript, reattachOf, safeCheckpoint, settleNow, settleRecord } from './journal-records.js'
+import {
+  cancelEndedQuestions, cancelPending, claimKey, deferredOf, MAX_LABEL, put, putWithTranscript, reattachOf, safeCheckpoint, settleNow,
+  settleRecord,
+} from './journal-records.js'
 import { type CheckpointStore, storedQuestionId, type StoredRunCheckpoint } from './journal-store.js'
 import type { SubagentOutcome, SubagentProvider, SubagentStopReason } from '../types.js'
 import { ContinueClaims } from './continue-claim.js'
@@ -17,8 +20,6 @@ type Place = { runId: string; path: string }
 
 /** Live or parked runs whose place is remembered (children look their parent up by agent id). */
 const MAX_PLACES = 10_000
-/** Longest label stored (the store's id bound). */
-const MAX_LABEL = 255
 /** Longest a run's outcome waits for its record before its holders get it anyway (a hung store; logged). */
 const RECORD_WAIT_MS = 5000
 
@@ -102,7 +103,7 @@ export class CheckpointJournal implements RunJournal {
     if (info.childId) this.remember(info.childId, { runId: run.id, path })
     if (this.stored.restored(run.id)) {
       // A run of an earlier start, restored: its record keeps its path, parent and label.
-      const agent = info.childId ? { agent: info.childId.slice(0, MAX_LABEL) } : {}
+      const agent = info.childId ? { agent: headChars(info.childId, MAX_LABEL) } : {}
       this.write(run.id, 'start', async (store) => { if (!this.ahead.has(run.id)) await put(store, { id: run.id, state: 'running', ...agent }) })
       return
     }
@@ -119,8 +120,8 @@ export class CheckpointJournal implements RunJournal {
       return
     }
     const record: StoredRunCheckpoint = { id: run.id, path, parent: parent?.runId ?? '', provider: info.provider, state: 'running' }
-    if (info.childId) record.agent = info.childId.slice(0, MAX_LABEL)
-    if (info.label) record.label = info.label.slice(0, MAX_LABEL)
+    if (info.childId) record.agent = headChars(info.childId, MAX_LABEL)
+    if (info.label) record.label = headChars(info.label, MAX_LABEL)
     if (run.reattachKey) {
       const checkpoint = safeCheckpoint(run)
       this.writeFirst(found, run.id, true, async (store) => {

@@ -1,13 +1,13 @@
 import type { Context, Logger } from 'cordis'
-import { describeError, withoutCallerTracing } from '@cordis-subagents/shared'
+import { describeError, headBytes, headChars, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { JournalledRun } from '../run/journal-port.js'
 import type { SubagentOutcome } from '../types.js'
 import type { CheckpointStore, StoredRunCheckpoint, StoredTaskKey } from './journal-store.js'
 
 // The record-shaping helpers of the checkpoint journal (journal-checkpoints.ts).
 
-/** Longest label stored (the store's id bound). */
-const MAX_LABEL = 255
+/** Longest label or agent id stored (the store's id bound, in UTF-16 code units): a longer one is cut, not refused. */
+export const MAX_LABEL = 255
 
 /** What the store's task-key claim hashes: the service's key already covers model, persona and prompt. */
 function taskKeyInput(run: Pick<JournalledRun, 'info' | 'reattachKey'>): StoredTaskKey {
@@ -51,26 +51,18 @@ export function settleRecord(store: CheckpointStore, id: string, outcome: Subage
     id,
     state: stopReason === 'closed' ? 'closed' : stopReason === 'interrupted' ? 'interrupted' : 'settled',
     stopReason,
-    result: capText(outcome.output, store.limits.maxTextBytes),
+    // A result longer than the store keeps is stored cut, not dropped.
+    result: headBytes(outcome.output, store.limits.maxTextBytes),
     work: { ...outcome.work },
   }
   if (outcome.usage) record.usage = { ...outcome.usage }
   if (task) {
     record.background = true
-    record.label = `${task.handle} ${task.label}`.slice(0, MAX_LABEL)
+    record.label = headChars(`${task.handle} ${task.label}`, MAX_LABEL)
     // As far as known now (a task's result is delivered once its record is written: rarely before).
     if (task.delivery) record.delivery = task.delivery.via
   }
   return record
-}
-
-/** Cuts a text to `maxBytes` of UTF-8 (a result longer than the store keeps is stored cut, not dropped). */
-function capText(text: string, maxBytes: number): string {
-  // Every UTF-16 unit is at most 3 bytes of UTF-8: most texts fit without being encoded.
-  if (text.length * 3 <= maxBytes) return text
-  const bytes = Buffer.from(text, 'utf8')
-  if (bytes.length <= maxBytes) return text
-  return bytes.subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '')
 }
 
 /** Writes a record without reading it back (a store without `record` is written through `save`). */

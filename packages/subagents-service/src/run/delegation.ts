@@ -1,7 +1,7 @@
 import type { Agent, Budget } from '@cordis-subagents/agent'
 import {
   type BudgetBreach, type BudgetName, checkedUsage, checkedWork, describeError, handleRejection, isCount, isObject, LazyAbort, onAbort,
-  type PendingQuestion, withScopeSignal,
+  headChars, type PendingQuestion, withScopeSignal,
 } from '@cordis-subagents/shared'
 import { capDiagnostic } from '../diagnostic.js'
 import { ANY_STOP, asLimitStop, chargeReported, checkedResult, IDLE_STOPS, isEmptyUsage, overspent, reasonText, watchWall }
@@ -317,7 +317,7 @@ function promiseOf(call: () => unknown): Promise<unknown> {
 /** A run's info at the hand-over (frozen). */
 function runInfoOf(runId: string, provider: string, request: SubagentRequest, run: SubagentRun, depth: number, startedAt: number) {
   const childId = typeof run.childId === 'string' ? run.childId : undefined
-  const origin = typeof run.origin === 'string' && run.origin ? run.origin.slice(0, 32) : undefined
+  const origin = typeof run.origin === 'string' && run.origin ? headChars(run.origin, 32) : undefined
   const fields = new RunInfo(runId, provider, request.parent.id, depth, startedAt)
   if (request.label !== undefined) fields.label = request.label
   if (childId !== undefined) fields.childId = childId

@@ -1,4 +1,5 @@
 import type { Logger } from 'cordis'
+import { headChars } from '@cordis-subagents/shared'
 import { isIdleStop } from './limit-stops.js'
 import type { SubagentOutcome, SubagentResult, SubagentRunState } from '../types.js'
 
@@ -46,6 +47,6 @@ const endedIdle = new WeakSet<object>()
 export function idleEndNote(run: object & { id: string; info?: { label?: string } }, outcome: SubagentOutcome): string | undefined {
   if (!endedIdle.has(run)) return undefined
   const label = run.info?.label ? ` (${JSON.stringify(run.info.label.slice(0, 120))})` : ''
-  const why = outcome.diagnostic ? ` ${outcome.diagnostic.slice(0, 1000)}` : ''
+  const why = outcome.diagnostic ? ` ${headChars(outcome.diagnostic, 1000)}` : ''
   return `Subagent ${run.id}${label} ended ${outcome.stopReason} while it waited for your answer; it takes no answer any more.${why}`
 }
