@@ -94,7 +94,7 @@ describe('a provider\'s run origin in the run info', () => {
       h.ctx.subagents.register({
         name: 'far', inheritsParentContext: false, capabilities: ALL,
         start: async () => ({
-          origin: `${'o'.repeat(31)}${EMOJI}elsewhere`, result: Promise.resolve({ stopReason: 'completed', output: 'ok' }),
+          id: 'far-1', origin: `${'o'.repeat(31)}${EMOJI}elsewhere`, result: Promise.resolve({ stopReason: 'completed', output: 'ok' }),
           cancel: () => {}, dispose: async () => {},
         }),
       })
