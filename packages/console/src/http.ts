@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { bearerToken, sameSecret } from '@cordis-subagents/shared'
+import { bearerToken, headChars, sameSecret } from '@cordis-subagents/shared'
 import { MAX_TOKEN_LENGTH } from './config.js'
 import { ConsoleError, STATUS } from './errors.js'
 import { answerRun, cancelRun, sendToRun } from './actions.js'
@@ -67,7 +67,7 @@ export function createHandler(
       res.writeHead(200, { 'content-type': asset.type, 'content-length': asset.body.length })
       return void res.end(req.method === 'HEAD' ? undefined : asset.body)
     }
-    if (!url.pathname.startsWith('/api/')) throw new ConsoleError('NOT_FOUND', `Nothing at ${url.pathname.slice(0, 100)}.`)
+    if (!url.pathname.startsWith('/api/')) throw new ConsoleError('NOT_FOUND', `Nothing at ${headChars(url.pathname, 100)}.`)
     authenticate(req)
     if (url.pathname === '/api/snapshot') return json(res, snapshot(host), req.method)
     if (url.pathname === '/api/events') {
@@ -76,7 +76,7 @@ export function createHandler(
       return live.add(res)
     }
     const match = /^\/api\/runs\/([A-Za-z0-9_.:-]{1,200})\/(transcript|cancel|send|answer)$/.exec(url.pathname)
-    if (!match) throw new ConsoleError('NOT_FOUND', `Nothing at ${url.pathname.slice(0, 100)}.`)
+    if (!match) throw new ConsoleError('NOT_FOUND', `Nothing at ${headChars(url.pathname, 100)}.`)
     const [, runId, verb] = match
     if (verb === 'transcript') return json(res, transcript(runId, url), req.method)
     expectMethod(req, 'POST')
@@ -120,7 +120,7 @@ function expectMethod(req: IncomingMessage, method: string): void {
 function integer(text: string | null, min: number, max: number, fallback: number): number {
   if (text === null) return fallback
   const value = Number(text)
-  if (!Number.isSafeInteger(value) || value < min || value > max) throw new ConsoleError('INVALID_REQUEST', `Expected an integer from ${min} to ${max}, got ${text.slice(0, 20)}.`)
+  if (!Number.isSafeInteger(value) || value < min || value > max) throw new ConsoleError('INVALID_REQUEST', `Expected an integer from ${min} to ${max}, got ${headChars(text, 20)}.`)
   return value
 }
 

@@ -1,5 +1,6 @@
 import type { Message } from '@cordis-subagents/agent'
 import type { SubagentUpdate } from '@cordis-subagents/subagents-service'
+import { headChars } from '@cordis-subagents/shared'
 
 /** One line of a child's transcript as the page shows it. */
 export interface TranscriptEntry {
@@ -24,9 +25,14 @@ export interface TranscriptPage {
 /** Largest page one request gets. */
 export const MAX_PAGE = 100
 
-/** Cuts `text` to `max` characters, marked. */
+/**
+ * Cuts `text` to `max` characters (UTF-16 code units, a string's `length`), never inside a surrogate pair, marked
+ * with the number of characters cut in the same unit.
+ */
 export function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)} …[${text.length - max} more characters]` : text
+  if (text.length <= max) return text
+  const head = headChars(text, max)
+  return `${head} …[${text.length - head.length} more characters]`
 }
 
 /**

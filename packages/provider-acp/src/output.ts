@@ -1,3 +1,5 @@
+import { headBytes, utf8Length } from '@cordis-subagents/shared'
+
 /**
  * The agent's last message, kept within a byte budget while the turn streams.
  *
@@ -100,7 +102,6 @@ function empty(): Message {
 function fit(text: string, bytes: number, room: number): { text: string; bytes: number } {
   if (bytes <= room) return { text, bytes }
   if (room <= 0) return { text: '', bytes: 0 }
-  let cut = Buffer.from(text).subarray(0, room).toString('utf8')
-  if (cut.endsWith('\uFFFD')) cut = cut.slice(0, -1)
-  return { text: cut, bytes: Buffer.byteLength(cut) }
+  const cut = headBytes(text, room)
+  return { text: cut, bytes: utf8Length(cut) }
 }

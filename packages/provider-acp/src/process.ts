@@ -7,6 +7,7 @@ import {
   cgroupPopulated, createRunCgroup, findExecutable, killCgroup, releaseCgroup, signalCgroup, wrapInCgroup, wrapperExecFailure,
 } from './containment/cgroup.js'
 import { boundedInput, countBytes, raceTimeout, streamClosed } from './agent-streams.js'
+import { StderrLines } from './stderr-lines.js'
 
 export interface ExitInfo {
   code: number | null
@@ -23,9 +24,9 @@ export interface SpawnOptions {
   /** Bytes of stderr kept (the tail). */
   stderrLimit?: number
   /**
-   * Called with each complete stderr line (and a final partial one), at most `LOG_LINES` lines
-   * per process. Only asked for while `wantStderrLines()` says so (e.g. debug logging is on),
-   * so a flood costs no line splitting when nobody reads the lines.
+   * Called with each complete stderr line (and a final partial one, once stderr ended or the exit's drain passed), at
+   * most 500 lines per process, each decoded whole and cut to 2,000 characters (`StderrLines`). Only asked for while
+   * `wantStderrLines()` says so (e.g. debug logging is on), so a flood costs no line splitting when nobody reads the lines.
    */
   onStderrLine?: (line: string) => void
   wantStderrLines?: () => boolean
@@ -56,9 +57,6 @@ export interface TerminateOptions {
 }
 
 const STDERR_LIMIT = 64 * 1024
-const LOG_LINE_LIMIT = 2000
-/** Stderr lines logged per process; a flood is summarised by one final line. */
-const LOG_LINES = 500
 /** After SIGKILL only an uninterruptible process can linger; do not wait for it forever. */
 const KILL_WAIT = 5000
 const POLL = 25
@@ -93,15 +91,16 @@ export class AgentProcess {
   private readonly stderrChunks: Buffer[] = []
   private stderrBytes = 0
   private stderrTotal = 0
-  private partialLine = ''
   private readonly stderrLimit: number
-  private linesLogged = 0
+  /** Stderr as log lines, for `onStderrLine`. */
+  private readonly stderrLines?: StderrLines
   private termination?: Promise<void>
   /** Descendants outside the group (and maybe the cgroup), found when teardown began: stopped with the group. */
   private strays: Strays = new Map()
 
   constructor(private readonly options: SpawnOptions) {
     this.stderrLimit = options.stderrLimit ?? STDERR_LIMIT
+    if (options.onStderrLine) this.stderrLines = new StderrLines(options.onStderrLine)
     let { command, args } = options
     // Enter a cgroup only for a command that exists, so a missing one still fails with ENOENT.
     const executable = options.containment !== 'process-group' ? findExecutable(command, options.env, options.cwd) : undefined
@@ -140,7 +139,6 @@ export class AgentProcess {
       })
     }).then((exit) => {
       this.exit = exit
-      this.flushStderrLine()
       return exit
     })
     const output = countBytes(child.stdout!, options.maxStdoutBytes ?? Infinity, (limit) => options.onStdoutLimit?.(limit))
@@ -154,6 +152,8 @@ export class AgentProcess {
     const stderrClosed = streamClosed(child.stderr!)
     this.settledExit = this.exited.then(async (exit) => {
       await raceTimeout(Promise.all([this.stdoutClosed, stderrClosed]), options.drainMs ?? DRAIN_MS)
+      // The last line without a newline: all of it, not what had come by the exit (which could end inside a character).
+      this.stderrLines?.end()
       // The cgroup wrapper could not exec the command (its short message is all of stderr): the spawn failure a direct spawn reports.
       const failed = this.cgroup && this.stderrTotal < 4096 ? wrapperExecFailure(this.cgroup, exit, this.stderrTail()) : undefined
       if (failed) exit.error = failed
@@ -177,9 +177,13 @@ export class AgentProcess {
     return this.stderrTotal
   }
 
-  /** The kept tail of stderr (at most `stderrLimit` bytes), decoded. */
+  /** The kept tail of stderr (at most `stderrLimit` bytes), decoded; it starts on a character, never inside one. */
   stderrTail(): string {
-    return Buffer.concat(this.stderrChunks).toString('utf8')
+    const kept = Buffer.concat(this.stderrChunks)
+    let start = 0
+    // A tail cut from a longer stderr may start with the last bytes of a character (10xxxxxx): they are no character.
+    if (this.stderrTotal > kept.length) while (start < 3 && (kept[start] & 0xc0) === 0x80) start++
+    return kept.subarray(start).toString('utf8')
   }
 
   private pushStderr(chunk: Buffer) {
@@ -197,29 +201,10 @@ export class AgentProcess {
         this.stderrBytes -= excess
       }
     }
-    const onLine = this.options.onStderrLine
-    if (!onLine || this.linesLogged > LOG_LINES) return
-    if (this.options.wantStderrLines && !this.options.wantStderrLines()) {
-      this.partialLine = ''
-      return
-    }
-    // Only the first LOG_LINE_LIMIT characters of a line are ever logged: never decode more.
-    const text = this.partialLine + chunk.subarray(0, 64 * 1024).toString('utf8')
-    const lines = text.split('\n')
-    this.partialLine = lines.pop()!.slice(0, LOG_LINE_LIMIT)
-    for (const line of lines) {
-      if (!line) continue
-      if (++this.linesLogged > LOG_LINES) {
-        onLine(`(more stderr not logged: ${LOG_LINES} lines per agent process are)`)
-        return
-      }
-      onLine(line.length > LOG_LINE_LIMIT ? line.slice(0, LOG_LINE_LIMIT) + '…' : line)
-    }
-  }
-
-  private flushStderrLine() {
-    if (this.partialLine && this.options.onStderrLine && this.linesLogged <= LOG_LINES) this.options.onStderrLine(this.partialLine)
-    this.partialLine = ''
+    const lines = this.stderrLines
+    if (!lines || lines.full) return
+    if (this.options.wantStderrLines && !this.options.wantStderrLines()) lines.drop()
+    else lines.push(chunk)
   }
 
   /** Ends the child's stdin (the polite "we are done" for a stdio agent). */

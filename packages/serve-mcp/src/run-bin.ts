@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { headChars } from '@cordis-subagents/shared'
 import { BIN_NAME, EXIT, parseArgs } from './bin-args.js'
 import { exitHolds, stdioSignals } from './stdio.js'
 
@@ -145,5 +146,5 @@ function message(error: unknown): string {
 
 function oneLine(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim()
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line
+  return headChars(line, 300, '…')
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js'
 import type { Result, Task } from '@modelcontextprotocol/sdk/types.js'
+import { headChars } from '@cordis-subagents/shared'
 
 /** How often a client is told to poll `tasks/get` at least (ms); the SDK's blocking `tasks/result` waits at the advertised pace too. */
 export const TASK_POLL_MS = 250
@@ -139,7 +140,7 @@ export class SessionTasks implements TaskStore {
   async listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
     const all = [...this.held.values()].map((held) => this.shown(held.task))
     const start = cursor === undefined ? 0 : all.findIndex((task) => task.taskId === cursor) + 1
-    if (cursor !== undefined && start === 0) throw new Error(`unknown cursor ${cursor.slice(0, 64)}`)
+    if (cursor !== undefined && start === 0) throw new Error(`unknown cursor ${headChars(cursor, 64)}`)
     const tasks = all.slice(start, start + PAGE)
     return { tasks, ...start + PAGE < all.length ? { nextCursor: tasks.at(-1)!.taskId } : {} }
   }

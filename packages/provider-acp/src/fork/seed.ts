@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Message } from '@cordis-subagents/agent'
-import { capBytes, utf8Length } from '@cordis-subagents/shared'
+import { capBytes, headChars, utf8Length } from '@cordis-subagents/shared'
 
 /**
  * A fork child's view of its parent (`context: fork`): the parent's completed turns, the same
@@ -102,7 +102,7 @@ function render(message: Message, limit: number): string {
 }
 
 /**
- * The head of `text` (`limit` characters and one more, so a cap after it still marks the cut) as lines, each
+ * The head of `text` (`limit` characters and one or two more, so a cap after it still marks the cut) as lines, each
  * after a line break and indented by two spaces: none of it starts a line. Any line break a reader may take
  * for one (CR, LF, CRLF, VT, FF, NEL, U+2028, U+2029) counts. Empty text: nothing.
  */
@@ -132,7 +132,10 @@ function inputText(input: unknown): string {
 
 const JSON_LINE_BREAK = /[\u0085\u2028\u2029]/g
 
-/** At most `maxBytes` characters of `text` (a UTF-8 byte is at least a character), so capping it next is linear in the cap. */
+/**
+ * A head of `text` of `maxBytes` + 1 or + 2 characters (+ 1 when + 2 would split a pair), so capping it at `maxBytes`
+ * bytes next is linear in the cap and still cuts, and marks, a longer text: a UTF-8 byte is at least a character.
+ */
 function headOf(text: string, maxBytes: number): string {
-  return text.length > maxBytes ? text.slice(0, maxBytes + 1) : text
+  return headChars(text, maxBytes + 2)
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'cordis'
+import { headChars } from '@cordis-subagents/shared'
 
 /**
  * How spares are being replenished: `ready` (normally), `backing-off` (a spare failed; the next
@@ -61,7 +62,7 @@ export class SpareBackoff {
   /** A spare failed to start, or died by itself while waiting (logged once when spares pause). */
   failed(reason: string): void {
     this.failures++
-    this.lastFailure = reason.length > FAILURE_TEXT_LIMIT ? `${reason.slice(0, FAILURE_TEXT_LIMIT - 1)}…` : reason
+    this.lastFailure = reason.length > FAILURE_TEXT_LIMIT ? headChars(reason, FAILURE_TEXT_LIMIT - 1, '…') : reason
     this.retryAt = performance.now() + Math.min(SPARE_RETRY_BASE_MS * 2 ** (this.failures - 1), SPARE_RETRY_MAX_MS)
     if (this.failures === this.max) {
       this.logger.warn('%s: %d spare agent processes in a row failed to start or died right after starting; no more spares are '
