@@ -10,29 +10,34 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server'
  * sends `JSON.stringify` of its in-memory card instead, whose security scheme reads
  * `{ scheme: { $case, value } }` and is lost on the client's side. The signed card (`signing`) is
  * signed over this same JSON form, so what is served is what verifies.
+ *
+ * Loads what the route is made of; the function it resolves with makes the route without waiting (the server makes it
+ * once its port is bound, before any request is read).
  */
-export async function cardRouter(handler: A2ARequestHandler): Promise<Router> {
+export async function cardRouterMaker(): Promise<(handler: A2ARequestHandler) => Router> {
   const [{ default: express }, { legacyAgentCardRouter }, { AgentCard }] = await Promise.all([
     import('express'),
     import('@a2a-js/sdk/compat/v0_3/server/express'),
     import('@a2a-js/sdk'),
   ])
-  const router = express.Router()
-  router.use(legacyAgentCardRouter({ agentCardProvider: handler, cache: { maxAge: 0 } }))
-  router.get('/', async (req: Request, res: Response) => {
-    res.append('Vary', 'A2A-Version')
-    let body: string
-    try {
-      body = JSON.stringify(AgentCard.toJSON(await handler.getAgentCard()))
-    } catch {
-      res.status(500).json({ error: 'The agent card could not be made.' })
-      return
-    }
-    res.setHeader('ETag', `W/"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`)
-    res.setHeader('Cache-Control', 'no-cache')
-    if (req.fresh) return void res.status(304).end()
-    res.setHeader('Content-Type', 'application/json')
-    res.status(200).send(body)
-  })
-  return router
+  return (handler) => {
+    const router = express.Router()
+    router.use(legacyAgentCardRouter({ agentCardProvider: handler, cache: { maxAge: 0 } }))
+    router.get('/', async (req: Request, res: Response) => {
+      res.append('Vary', 'A2A-Version')
+      let body: string
+      try {
+        body = JSON.stringify(AgentCard.toJSON(await handler.getAgentCard()))
+      } catch {
+        res.status(500).json({ error: 'The agent card could not be made.' })
+        return
+      }
+      res.setHeader('ETag', `W/"${createHash('sha256').update(body).digest('hex').slice(0, 16)}"`)
+      res.setHeader('Cache-Control', 'no-cache')
+      if (req.fresh) return void res.status(304).end()
+      res.setHeader('Content-Type', 'application/json')
+      res.status(200).send(body)
+    })
+    return router
+  }
 }

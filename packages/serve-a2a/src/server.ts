@@ -13,11 +13,12 @@ import { ServeA2aError } from './errors.js'
 import { AgentTaskExecutor } from './executor.js'
 import { defaultHosts, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
 import { duplicateLoadMessage, listenInTurn, takeServiceSlot, withoutCallerTracing } from '@cordis-subagents/shared'
-import { createApp } from './http.js'
+import { appMaker } from './http.js'
 import type { GuardedPushSender } from './push-sender.js'
 import type { CappedPushStore } from './push-store.js'
 import type { SharedState, SharedStateOptions } from './shared-state.js'
 import { BoundedTaskStore, type ServeTaskStore } from './task-store.js'
+import { listen, pushParts } from './start-parts.js'
 
 declare module 'cordis' {
   interface Context {
@@ -183,57 +184,72 @@ export class A2aServer extends Service<Config> {
     })
     // The shared state sweeps the shared store itself (with its lease timers).
     const sweeper = shared ? () => {} : this.ctx.setInterval(() => store.sweep(), Math.min(config.taskTtl, 60_000))
+    // What a start that does not serve leaves: nothing (a stop overtaking it has closed what it found, or closes it).
+    const undo = async () => {
+      sweeper()
+      push?.sender.stop()
+      this.shared = undefined
+      await shared?.close()
+    }
     let http: Server | undefined
+    let served: { base: string; drained: (ms: number) => Promise<void> } | undefined
     try {
+      // Whatever waits is done before the port is bound; what needs the bound port (the card's URL, the accepted Hosts) is
+      // made as it is bound, before a request is read, so the port takes no request it cannot answer.
+      const [{ TaskRequestHandler }, makeApp, parts] = await Promise.all([import('./task-handler.js'), appMaker(),
+        config.push.enabled ? pushParts(config, logger, this.pushStats, isRunning) : undefined])
+      push = parts
+      if (overtaken()) return void await undo()
+      const serve = (port: number) => {
+        const base = config.publicUrl ? config.publicUrl.replace(/\/+$/, '') : `http://${hostForUrl(config.host)}:${port}`
+        const publicUrl = config.publicUrl ? new URL(config.publicUrl) : undefined
+        const hosts = config.allowedHosts?.length
+          ? config.allowedHosts
+          : [...defaultHosts(config.host, port), ...publicUrl ? [urlHost(publicUrl)] : []]
+        const origins = config.allowedOrigins?.length
+          ? config.allowedOrigins
+          : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
+        const card = agentCard(config, base)
+        const extras = { signCard: this.signer?.sign, push }
+        const requestHandler = handler = shared
+          ? shared.handlerFor(card, executor, config.maxFollowUpsPerTask, extras)
+          : new TaskRequestHandler(card, store, executor, executor.buses, config.maxFollowUpsPerTask, extras)
+        const { app, drained } = makeApp({
+          credentials: this.credentials,
+          hosts: new Set(hosts.map((host) => host.toLowerCase())),
+          origins: new Set(origins.map((origin) => origin.toLowerCase())),
+          rate: new RateLimiter(config.rateLimit),
+          slots,
+          subscriptions: new Subscriptions({
+            total: config.maxSubscriptions, perCredential: config.maxSubscriptionsPerCredential, perTask: config.maxSubscriptionsPerTask,
+          }),
+          maxBodyBytes: config.maxBodyBytes,
+          requestHandler,
+          refused: this.refused,
+          stopping: () => this.stopping,
+        })
+        served = { base, drained }
+        return app
+      }
       // Stopped while it listened (the stop closed the shared state it found): the server it got closes at once, in its turn.
       http = await listenInTurn(config.host, config.port, async () => {
-        const bound = await listen(config)
+        const bound = await listen(config, serve)
         if (!overtaken()) return bound
         bound.close()
       })
     } catch (error) {
-      sweeper()
-      this.shared = undefined
-      await shared?.close()
+      await undo()
+      // Overtaken by a stop (a reload, an unload): the load that follows is the live one.
+      if (overtaken()) return
       throw error
     }
-    if (!http) return sweeper()
+    if (!http || !served) return void await undo()
     this.http = http
     this.port = (http.address() as AddressInfo).port
-    const base = config.publicUrl ? config.publicUrl.replace(/\/+$/, '') : `http://${hostForUrl(config.host)}:${this.port}`
-    const publicUrl = config.publicUrl ? new URL(config.publicUrl) : undefined
-    const hosts = config.allowedHosts?.length
-      ? config.allowedHosts
-      : [...defaultHosts(config.host, this.port), ...publicUrl ? [urlHost(publicUrl)] : []]
-    const origins = config.allowedOrigins?.length ? config.allowedOrigins : [...originsOf(hosts), ...publicUrl ? [publicUrl.origin] : []]
-    const { TaskRequestHandler } = await import('./task-handler.js')
-    const card = agentCard(config, base)
-    push = config.push.enabled ? await pushParts(config, logger, this.pushStats, isRunning) : undefined
-    if (overtaken()) return sweeper()
     this.pushSender = push?.sender
     this.pushStore = push?.store
-    const extras = { signCard: this.signer?.sign, push }
-    const requestHandler = handler = shared
-      ? shared.handlerFor(card, executor, config.maxFollowUpsPerTask, extras)
-      : new TaskRequestHandler(card, store, executor, executor.buses, config.maxFollowUpsPerTask, extras)
-    const { app, drained } = await createApp({
-      credentials: this.credentials,
-      hosts: new Set(hosts.map((host) => host.toLowerCase())),
-      origins: new Set(origins.map((origin) => origin.toLowerCase())),
-      rate: new RateLimiter(config.rateLimit),
-      slots,
-      subscriptions: new Subscriptions({
-        total: config.maxSubscriptions, perCredential: config.maxSubscriptionsPerCredential, perTask: config.maxSubscriptionsPerTask,
-      }),
-      maxBodyBytes: config.maxBodyBytes,
-      requestHandler,
-      refused: this.refused,
-      stopping: () => this.stopping,
-    })
-    if (overtaken()) return sweeper()
-    http.on('request', app)
-    this.drained = drained
-    this.url = base
+    this.drained = served.drained
+    const base = this.url = served.base
     this.cardUrl = `${base}${CARD_PATH}`
     if (config.auth === 'none') {
       logger.warn('serving %s WITHOUT authentication (auth: none): any process on this machine can run tasks', this.url)
@@ -289,44 +305,6 @@ async function openShared(config: Config, url: string, log: SharedStateOptions['
     config: config.shared!, url, maxStoredTasks: config.maxStoredTasks, taskTtl: config.taskTtl, maxHistoryBytes: config.maxHistoryBytes,
     parkedTimeout: config.parkedTimeout, log,
   }, signal)
-}
-
-/** How often Node checks requests against `requestTimeout` and `headersTimeout` (its default, 30 s, let a 60 s limit cut at 90 s). */
-const TIMEOUT_CHECK_MS = 1_000
-
-function listen({ host, port, requestTimeout, maxConnections }: Config): Promise<Server> {
-  return import('node:http').then(({ createServer }) => new Promise<Server>((resolve, reject) => {
-    const http = createServer({
-      requestTimeout, headersTimeout: Math.min(30_000, requestTimeout), connectionsCheckingInterval: TIMEOUT_CHECK_MS,
-    })
-    // Past it, Node closes each new connection as it arrives (half-open ones included).
-    http.maxConnections = maxConnections
-    http.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new ServeA2aError('LISTEN_FAILED', `could not listen on ${host}:${port} (${error.code ?? error.message}); choose another port or host.`))
-    })
-    http.listen(port, host, () => resolve(http))
-  }))
-}
-
-type Log = (format: string, ...args: unknown[]) => void
-
-async function pushParts(config: Config, logger: { warn: Log; debug: Log }, stats: Map<string, number>,
-  isRunning: (key: string) => boolean) {
-  const [{ GuardedPushSender }, { CappedPushStore }, { V03PushNotificationSerializer }] = await Promise.all([
-    import('./push-sender.js'), import('./push-store.js'), import('@a2a-js/sdk/compat/v0_3/server'),
-  ])
-  const settings = { ...config.push, allowHosts: new Set(config.push.allowHosts.map((host) => host.replace(/^\[|\]$/g, '').toLowerCase())) }
-  const count = (key: string, by = 1) => stats.set(key, (stats.get(key) ?? 0) + by)
-  const store = new CappedPushStore({ ...settings, maxTasks: config.maxStoredTasks, isRunning, forgotten: (key) => sender.forget(key),
-    deleted: (key, configId) => sender.forget(key, configId) })
-  const sender = new GuardedPushSender(store, settings, (code, message) => {
-    count(code)
-    logger.warn('%s: %s', code, message)
-  }, () => count('delivered'), new V03PushNotificationSerializer(), (code, by, message) => {
-    count(code, by)
-    logger.debug('%s: %s', code, message)
-  })
-  return { store, sender }
 }
 
 function hostForUrl(host: string): string {
