@@ -40,6 +40,14 @@ describe('ChildWarnings: the lines a child process meant for its parent, out of 
     expect(long).to.not.include('\u001b')
   })
 
+  it('a relayed line is cleaned as a peer line (whole escape sequences, invisible text) and never cut inside a character', () => {
+    const [clean] = relayedFrom([`${LINE} \u001b]52;c;aGk=\u0007\u001b[31mred\u202e\u{E0041}\n`])
+    expect(clean).to.equal(`${LINE} red`)
+    const [cut] = relayedFrom([`${LINE} ${'x'.repeat(2_000 - LINE.length - 2)}😀 tail\n`])
+    expect(/[\ud800-\udbff](?![\udc00-\udfff])/.test(cut), JSON.stringify(cut.slice(-4))).to.equal(false)
+    expect(cut.endsWith('x…')).to.equal(true)
+  })
+
   it('a megabyte line without a newline keeps a bounded carry and still finds a code at its end', () => {
     const lines: string[] = []
     const warnings = new ChildWarnings((line) => lines.push(line))

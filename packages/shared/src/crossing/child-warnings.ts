@@ -7,6 +7,9 @@
  * into lines unless a chunk holds a code.
  */
 
+import { peerLine } from '../security/peer-text.js'
+import { headChars } from '../vocabulary/text.js'
+
 /** A trace export of the process failed (the telemetry package's `warnOnExportFailure`). */
 export const EXPORT_FAILED = 'OTEL_EXPORT_FAILED'
 
@@ -26,7 +29,7 @@ export class ChildWarnings {
   private relayed = 0
   private carry: Buffer = Buffer.alloc(0)
 
-  /** `relay` gets each complete stderr line that holds a relayed code (control characters removed, capped). */
+  /** `relay` gets each complete stderr line that holds a relayed code (cleaned as `peerLine` does, capped). */
   constructor(private readonly relay: (line: string) => void) {}
 
   /** Feed every stderr chunk, in order. */
@@ -55,9 +58,10 @@ export class ChildWarnings {
       const line = lines.subarray(start, end)
       if (CODE_BYTES.some((code) => line.includes(code))) {
         this.relayed++
-        const text = line.subarray(0, LINE_LIMIT * 4).toString('utf8').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '').trim()
+        // Any LINE_LIMIT * 4 bytes decode to more than LINE_LIMIT units, so a character split by this cut is cut off below.
+        const text = headChars(peerLine(line.subarray(0, LINE_LIMIT * 4).toString('utf8')).trim(), LINE_LIMIT, '…')
         try {
-          this.relay(text.length > LINE_LIMIT ? `${text.slice(0, LINE_LIMIT)}…` : text)
+          this.relay(text)
         } catch {
           // a throwing logger must not break the stream's reading
         }
