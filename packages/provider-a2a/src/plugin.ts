@@ -35,7 +35,8 @@ export async function apply(ctx: Context, config: Config) {
     throw error
   }
   if (controller.signal.aborted) return void provider.dispose()
-  // Runs still starting (waiting for the remote's first event) are not the service's yet: close them here.
+  // A reload, a removal or ctx.stop(): no new start; runs still starting (waiting for the remote to name
+  // the task) are not the service's yet and are stopped here. Runs handed over are their holders' and go on.
   ctx.on('dispose', () => provider.dispose())
   injected(ctx, 'subagents').register(provider)
   // The card is the remote's word: its name is cleaned before it reaches a terminal.

@@ -40,7 +40,11 @@ export interface A2aProvider extends SubagentProvider {
   endpoints(): EndpointHealth[]
   /** Reads every endpoint's card now (a success marks it healthy, a failure unhealthy); resolves with their health. */
   refreshEndpoints(): Promise<EndpointHealth[]>
-  /** Closes every run's requests: starting ones at once (start rejects `ABORTED`), started ones disposed; stops card reads. */
+  /**
+   * Stops new starts (a later start, restore or continue rejects `ABORTED`), the card reads and the health
+   * reports; a run still starting is stopped (its start rejects `ABORTED`, a task it named cancelled).
+   * Runs already handed over keep going under their holders, who end them (cancel, dispose).
+   */
   dispose(): Promise<void>
 }
 
@@ -104,6 +108,8 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   }
   const onHealth = options.onHealth
   const sends = new StartConnections()
+  /** The provider was disposed: its pool's health is no one's news any more (a run that outlives it may still mark it). */
+  let disposed = false
   const cardLimits: FetchLimits = {
     requestTimeout: settings.cardTimeout, idleTimeout: settings.cardTimeout, timeoutKey: 'cardTimeout',
     maxResponseBytes: settings.maxResponseBytes, maxStreamBytes: settings.maxResponseBytes,
@@ -120,7 +126,10 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     cardRefreshInterval: settings.cardRefreshInterval,
     retryDelay: settings.retryDelay,
     // The caller's listener must never break a start (a recovery is told from inside one) or a card read.
-    onHealth: onHealth ? (endpoint) => { try { onHealth(endpoint.snapshot()) } catch { /* its own failure */ } } : () => {},
+    onHealth: onHealth ? (endpoint) => {
+      if (disposed) return
+      try { onHealth(endpoint.snapshot()) } catch { /* its own failure */ }
+    } : () => {},
   })
   try {
     await pool.load(options.signal)
@@ -131,10 +140,11 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   }
   const first = pool.endpoints.find((endpoint) => endpoint.loaded)!
   const { card, agentName } = first.loaded!
-  const live = new Set<LiveRun>()
+  const starting = new Set<LiveRun>()
   const runSettings = {
     debug: options.debug ?? (() => {}),
-    live,
+    starting,
+    hold: () => sends.hold(),
     requestTimeout: settings.requestTimeout,
     idleTimeout: settings.idleTimeout,
     pollInterval: settings.pollInterval,
@@ -160,8 +170,10 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
     start: (request: ProviderStartRequest): Promise<SubagentRun> => startOnPool(pool, runSettings, request),
     restore: (record, request) => restoreOnPool(pool, runSettings, request, record),
     dispose: async () => {
-      await Promise.all([pool.dispose(), ...[...live].map((run) => run.stop())])
-      await sends.close()
+      disposed = true
+      // The send connections close once the last run holding them (one outliving this load) is disposed.
+      const closing = sends.close()
+      await Promise.all([pool.dispose(), ...[...starting].map((run) => run.stop()), closing])
     },
   }
 }

@@ -1,7 +1,7 @@
 import type { Redactor } from '@cordis-subagents/shared'
 import type { A2aWire } from './wire.js'
 
-/** What every run of one provider shares: the wire, the limits, the redactor. */
+/** What every run of one provider shares: the wire, the limits, the redactor; a run that outlives the provider's load keeps it. */
 export interface RunSettings {
   /** The remote's protocol version, spoken by its SDK's client. */
   wire: A2aWire
@@ -21,11 +21,17 @@ export interface RunSettings {
   redactor: Redactor
   /** Debug log (the plugin's logger); the provider logs what it ignored there. */
   debug: (format: string, ...args: unknown[]) => void
-  /** Every run of the provider not yet disposed, starting ones included: stopped when the plugin is. */
-  live: Set<LiveRun>
+  /** The provider's runs not yet handed over (starting, or reattaching): stopped when the plugin is disposed. */
+  starting: Set<LiveRun>
+  /**
+   * Holds what the run's requests go over (the provider's send connections) past the provider's
+   * dispose, until the function it returns is called (at the run's dispose). `undefined` once the
+   * provider was disposed: it starts no new task.
+   */
+  hold: () => (() => Promise<void>) | undefined
 }
 
-/** A run as the provider sees it: `stop()` closes its requests at once (starting) or disposes it. */
+/** A run still starting, as the provider sees it: `stop()` closes its requests at once, or disposes it once its task is named. */
 export interface LiveRun {
   stop(): Promise<void>
 }

@@ -45,7 +45,7 @@ export class A2aRun implements LiveRun, Follower {
   private openingWindow?: Opening
   /** A final result (not `pending`) settled: a later cancel does nothing. */
   private ended = false
-  /** The provider stopped (`stop`): a start that had it named its task is then disposed and rejects. */
+  /** The provider stopped while the run was starting (`stop`): once its task is named it is disposed and the start rejects. */
   stopped = false
   private disposal?: Promise<void>
 
@@ -144,8 +144,10 @@ export class A2aRun implements LiveRun, Follower {
   }
 
   /**
-   * The provider is going away: a started run is disposed; a starting one waits (bounded by
-   * `cancelGrace`) for the remote to name its task, then is disposed (its task cancelled).
+   * The provider is going away while this run is still starting (never called once it is handed
+   * over: its holder ends it). A start whose task was named meanwhile is disposed; one still sending
+   * waits (bounded by `cancelGrace`) for the remote to name its task, then is disposed (its task
+   * cancelled); the start rejects `ABORTED` either way.
    */
   stop(): Promise<void> {
     this.stopped = true
@@ -225,8 +227,8 @@ export class A2aRun implements LiveRun, Follower {
     const question = this.parked
     const refused = (stopReason: SubagentResult['stopReason'], diagnostic: string): SubagentResult => ({ stopReason, output: '', diagnostic })
     if (this.expired) return this.expiredResult()
-    if (this.cancelReason !== undefined || this.disposal || this.stopped) {
-      const how = this.disposal || this.stopped ? 'disposed' : `cancelled (${this.cancelReason})`
+    if (this.cancelReason !== undefined || this.disposal) {
+      const how = this.disposal ? 'disposed' : `cancelled (${this.cancelReason})`
       return refused('aborted', `The run was ${how} while it waited for an answer.`)
     }
     if (!question) return refused('error', 'The run is not waiting for an answer (no question is pending).')
@@ -306,17 +308,11 @@ export class A2aRun implements LiveRun, Follower {
 
   private async disposeOnce(): Promise<void> {
     clearTimeout(this.parkTimer)
-    const parked = this.expired ? undefined : this.parked
     this.parked = undefined
     // A task still running or waiting for us is cancelled, so disposing leaves nothing running there.
     const state = this.view.state
     if (this.view.taskId && !this.graceExpired && (isActive(state) || isInterrupted(state))) this.cancel('the run was disposed')
     await this.cancelling
-    // The provider stopping a parked run (nothing follows its task): the service learns of the end here, as from parkedTimeout.
-    if (parked && this.stopped) {
-      const diagnostic = `The provider was stopped while the remote task ${this.view.taskId} waited for an answer (question ${parked.id}); CancelTask was sent for it.`
-      this.request.onIdleEnd?.({ stopReason: 'aborted', output: '', diagnostic })
-    }
     clearTimeout(this.graceTimer)
     this.transport.abort()
     this.wake?.()

@@ -23,17 +23,50 @@ function isSend(input: Parameters<typeof fetch>[0], init: RequestInit | undefine
   return typeof init?.body === 'string' && SEND_METHOD.test(init.body)
 }
 
-/** One provider's dispatcher for sends: no keep-alive (each request its own connection, closed after its answer). */
+/**
+ * One provider's dispatcher for sends: no keep-alive (each request its own connection, closed after its answer).
+ * A streamed send's answer is the run's stream, open on one of its connections for as long as the task is
+ * followed; a parked run's answer goes over it too. So the provider and every run not yet disposed hold it:
+ * it closes when the last of them lets go, and a run that outlives its provider's load keeps it until its dispose.
+ */
 export class StartConnections {
   private readonly agent = new Agent({ pipelining: 0 })
+  /** The provider (until `close`) and every run holding it. */
+  private holders = 1
+  /** The provider let go (`close`): no new run may hold it. */
+  private closed = false
+  private destroyed?: Promise<void>
 
   /** The dispatcher `fetch` should use for this request: ours for a send, else the global one (undefined). */
   dispatcherFor(input: Parameters<typeof fetch>[0], init: RequestInit | undefined): Agent | undefined {
     return isSend(input, init) ? this.agent : undefined
   }
 
-  /** Closes its connections (a stream still open is cut). */
-  async close(): Promise<void> {
-    await this.agent.destroy().catch(() => {})
+  /**
+   * A run holds the connections until it calls the function it gets (once; later calls do nothing).
+   * `undefined` once the provider let go: its load starts no new run.
+   */
+  hold(): (() => Promise<void>) | undefined {
+    if (this.closed) return undefined
+    this.holders++
+    let held = true
+    return () => {
+      if (!held) return Promise.resolve()
+      held = false
+      return this.drop()
+    }
+  }
+
+  /** The provider lets go: the connections close now if no run holds them, else when the last one lets go. */
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    this.closed = true
+    return this.drop()
+  }
+
+  private drop(): Promise<void> {
+    if (--this.holders > 0) return Promise.resolve()
+    // A stream still open is cut (none is, once every holder let go).
+    return this.destroyed ??= this.agent.destroy().catch(() => {})
   }
 }

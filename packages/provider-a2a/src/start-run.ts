@@ -2,6 +2,7 @@ import { describeError } from '@cordis-subagents/shared'
 import {
   type ProviderStartRequest, type RunRecord, SubagentError, type SubagentResult, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
+import { A2aError } from './errors.js'
 import { acceptedThenEnded } from './opening.js'
 import { A2aRun } from './run.js'
 import type { RunSettings } from './run-settings.js'
@@ -12,23 +13,31 @@ import type { RunSettings } from './run-settings.js'
  * follows the task (stream, or polls) to a final state, or parks when the task asks us
  * (input-required / auth-required: result `pending`); `resume(answer)` sends the answer on the same
  * task and follows it again. Cancel sends `CancelTask`; dispose cancels a task still running or
- * waiting, stops every request of the run and waits for them.
+ * waiting, stops every request of the run and waits for them. Once handed over, the run is its
+ * holder's alone: the provider's dispose (a reload) stops only runs still starting; a run outliving
+ * it keeps the provider's send connections (`settings.hold`) until its own dispose.
  */
 export async function startA2aRun(
   settings: RunSettings, request: ProviderStartRequest, record?: RunRecord, continuing?: { contextId: string },
 ): Promise<SubagentRun> {
   const { signal } = request
   if (signal.aborted) throw abortedStart('before the provider started it')
+  const release = settings.hold()
+  if (!release) throw disposedProvider(settings.agentName, continuing !== undefined)
   const a2a = new A2aRun(settings, request, (update) => request.onUpdate?.(update), continuing)
-  settings.live.add(a2a)
-  const dispose = () => a2a.dispose().finally(() => settings.live.delete(a2a))
+  settings.starting.add(a2a)
+  // The run lets go of the provider's connections once disposed: it may outlive the provider's load.
+  const dispose = () => a2a.dispose().finally(release)
   try {
     if (record) await a2a.reattach(record)
     else await a2a.open()
   } catch (error) {
-    settings.live.delete(a2a)
+    settings.starting.delete(a2a)
+    await release()
     throw error
   }
+  // From here the run is not the provider's to stop: it is handed over (or disposed just below).
+  settings.starting.delete(a2a)
   // Aborted or stopped after the send went out, and the remote named its task meanwhile: cancel it.
   if (signal.aborted || a2a.stopped) {
     await dispose()
@@ -60,6 +69,13 @@ export async function startA2aRun(
   }
   if (a2a.view.taskId) run.childId = a2a.view.taskId
   return run
+}
+
+/** A start, restore or continue on a provider whose plugin was disposed (reloaded, removed, stopped): nothing was sent. */
+function disposedProvider(agent: string, continuing: boolean): A2aError {
+  const refused = continuing ? 'takes no follow-up of its runs (a follow-up is a new task there); delegate it as a new task' : 'starts no new task'
+  return new A2aError('ABORTED', `The provider of the remote agent ${agent} was disposed (its plugin was reloaded, removed or stopped) `
+    + `and ${refused}; nothing was sent. Runs it had handed over keep going under their holders.`)
 }
 
 function abortedStart(when: string): SubagentError {

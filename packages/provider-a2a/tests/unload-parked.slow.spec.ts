@@ -1,6 +1,10 @@
-// The provider unloaded while a run is parked (its remote task input-required): the task is cancelled
-// and the service is told the run ended (`onIdleEnd`, as the parked timeout does), so it leaves
-// runs' pending list, emits subagent/end and takes no answer any more. Scripted SDK servers, both versions.
+// The provider unloaded while a run is parked (its remote task input-required): the run is its
+// holder's, so it stays parked (the service keeps it in pending(), no subagent/end, no CancelTask)
+// and its answer still goes through; its holder's dispose cancels a task still waiting. The
+// provider stops new starts. Scripted SDK servers, both versions. (Before, the unload cancelled
+// the task and ended the run `aborted` through onIdleEnd; the design says a provider's removal
+// stops new starts only.)
+import { setTimeout as sleep } from 'node:timers/promises'
 import { expect } from 'chai'
 import { Context } from 'cordis'
 import SubagentService, { type SubagentOutcome } from '@cordis-subagents/subagents-service'
@@ -10,6 +14,8 @@ import { startScriptedServerV03 } from './fixtures/scripted-server-v03.js'
 import { fakeParent, provider, request, RUN_MODES, until, within } from './helpers.js'
 
 const BOUND = 10_000
+/** How long nothing may happen to the parked run after the unload. */
+const WINDOW = 300
 
 for (const mode of RUN_MODES.filter((each) => each.binding === 'JSONRPC')) {
   describe(`provider-a2a: unloaded while a run is parked (A2A ${mode.version}, ${mode.streaming ? 'streaming' : 'send + polls'})`, function () {
@@ -21,7 +27,7 @@ for (const mode of RUN_MODES.filter((each) => each.binding === 'JSONRPC')) {
     })
     afterEach(() => server.close())
 
-    it('through the service: the run ends aborted (subagent/end, out of pending()), its task cancelled; resume is refused', async () => {
+    it('through the service: the run stays parked (pending(), no subagent/end, no CancelTask); the answer completes it', async () => {
       const ctx = new Context()
       ctx.plugin(SubagentService)
       const fork = ctx.plugin(a2aPlugin, { name: 'remote', url: server.url, pollInterval: 50, cancelGrace: 2_000 } as a2aPlugin.Config)
@@ -35,41 +41,59 @@ for (const mode of RUN_MODES.filter((each) => each.binding === 'JSONRPC')) {
         expect(ctx.subagents.pending()).to.have.length(1)
 
         fork.dispose()
-        await until(() => ends.length === 1, 'subagent/end after the provider unloaded')
-        expect(ends[0]).to.include({ stopReason: 'aborted' })
-        expect(ends[0].diagnostic).to.match(/The provider was stopped while the remote task \S+ waited for an answer \(question \S+\); CancelTask was sent for it/)
-        expect(run.state).to.equal('ended')
+        await ctx.lifecycle.flush()
+        expect(ctx.subagents.get('remote')).to.equal(undefined)
+        // The point: nothing happens to the parked run within a window after the unload.
+        await sleep(WINDOW)
+        expect(ends, 'subagent/end after the unload').to.deep.equal([])
+        expect(ctx.subagents.pending()).to.have.length(1)
+        expect(server.cancelRequests).to.deep.equal([])
+
+        const next = await within(ctx.subagents.resume(run.id, 'the README'), BOUND, 'resume after the unload')
+        expect(next).to.include({ stopReason: 'completed', output: 'answered: the README' })
+        expect(ends.map((end) => end.stopReason)).to.deep.equal(['completed'])
         expect(ctx.subagents.pending()).to.have.length(0)
-        expect(server.cancelRequests).to.have.length(1)
-        expect(await ctx.subagents.resume(run.id, 'the README').catch((error: { code?: string }) => error.code)).to.equal('NOT_PARKED')
         await within(run.dispose(), BOUND, 'dispose')
+        expect(server.cancelRequests).to.deep.equal([])
         expect(ctx.subagents.runs()).to.have.length(0)
       } finally {
         await within(ctx.stop(), BOUND, 'ctx.stop()')
       }
     })
 
-    it('the provider alone: dispose reports onIdleEnd once (aborted) for a parked run, never for one disposed by its holder', async () => {
+    it('the provider alone: dispose leaves parked runs alone (no onIdleEnd, no CancelTask); their holders answer or dispose them', async () => {
       const a2a = await provider(server.url)
-      const stopped = request({ prompt: 'input' })
-      const idleEnds: Array<{ stopReason: string }> = []
-      stopped.onIdleEnd = (result) => idleEnds.push(result)
-      const run = await within(a2a.start(stopped), BOUND, 'start')
+      const answered = request({ prompt: 'input' })
+      const idleEnds: unknown[] = []
+      answered.onIdleEnd = (result) => idleEnds.push(result)
+      const run = await within(a2a.start(answered), BOUND, 'start')
       expect(await within(run.result, BOUND, 'first result')).to.include({ stopReason: 'pending' })
-
       const held = request({ prompt: 'input' })
-      const heldEnds: unknown[] = []
-      held.onIdleEnd = (result) => heldEnds.push(result)
+      held.onIdleEnd = (result) => idleEnds.push(result)
       const other = await within(a2a.start(held), BOUND, 'start')
       expect(await within(other.result, BOUND, 'first result')).to.include({ stopReason: 'pending' })
-      await within(other.dispose(), BOUND, 'holder dispose')
 
       await within(a2a.dispose(), BOUND, 'provider dispose')
-      expect(idleEnds).to.have.length(1)
-      expect(idleEnds[0]).to.include({ stopReason: 'aborted' })
-      expect(heldEnds, 'the holder disposed it: it knows, no idle end').to.have.length(0)
+      expect(idleEnds, 'the provider ends no handed-over run').to.have.length(0)
+      expect(server.cancelRequests).to.deep.equal([])
+      // No new start, restore or follow-up on the disposed provider; nothing is sent.
+      const refused = await within(a2a.start(request({ prompt: 'complete' })).then(() => undefined, (error) => error), BOUND, 'start after dispose')
+      expect(refused).to.include({ code: 'ABORTED' })
+      expect(refused.message).to.match(/was disposed \(its plugin was reloaded, removed or stopped\) and starts no new task; nothing was sent/)
+      expect(server.sends).to.have.length(2)
+
+      // Answered after the provider's dispose: the answer goes over the connections the run kept.
+      expect(await within(run.resume!('notes.txt'), BOUND, 'resume')).to.include({ stopReason: 'completed', output: 'answered: notes.txt' })
+      const followUp = await within(run.continueWith!('more', request()).then(() => undefined, (error) => error), BOUND, 'continue after dispose')
+      expect(followUp).to.include({ code: 'ABORTED' })
+      expect(followUp.message).to.match(/takes no follow-up of its runs/)
       await within(run.dispose(), BOUND, 'dispose')
-      expect(idleEnds).to.have.length(1)
+      // Disposed by its holder while parked: its task is cancelled.
+      await within(other.dispose(), BOUND, 'holder dispose')
+      expect(server.cancelRequests).to.deep.equal([other.childId])
+      expect(idleEnds).to.have.length(0)
+      expect(server.sends).to.have.length(3)
+      await until(() => server.running() === 0, 'the remote executions ended')
     })
   })
 }
