@@ -36,6 +36,8 @@ export interface Config {
   maxPromptChars: number
   /** What the MCP servers a client sends in `session/new` may do. */
   mcpServers: ClientMcpConfig
+  /** At unload (or the app's stop): how long the aborted prompts' answers may take to be written before the stream ends anyway (ms). */
+  closeGrace: number
   /** Programmatic only: the stream pair to serve on (default: the process's stdin/stdout). */
   transport?: AcpTransport
 }
@@ -45,6 +47,9 @@ export interface AcpTransport {
   input: ReadableStream<Uint8Array>
   output: WritableStream<Uint8Array>
 }
+
+/** Default `closeGrace` (ms). */
+const DEFAULT_CLOSE_GRACE = 2_000
 
 const NOT_BLANK = /\S/
 
@@ -82,5 +87,6 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
     startupTimeout: duration({ min: 1 }).default(DEFAULT_CLIENT_MCP.startupTimeout).description('Milliseconds for one of them to start and list its tools.'),
     callTimeout: duration({ min: 1 }).default(DEFAULT_CLIENT_MCP.callTimeout).description('Milliseconds one call of their tools may take.'),
   }).default({} as never).description('The MCP servers an ACP client sends with session/new (Zed\'s context servers): started per session, their tools for that session\'s agent only.'),
+  closeGrace: duration({ max: 60_000 }).default(DEFAULT_CLOSE_GRACE).description('At unload (or the app\'s stop), the running turns are aborted and their prompts answered `cancelled`: how long (ms) those answers may take to be written and read before the stream ends anyway.'),
   transport: Schema.any().hidden().description('Programmatic only: `{ input, output }` web streams to serve on. Default: the process\'s stdin and stdout.'),
 })

@@ -17,7 +17,7 @@ declare module 'cordis' {
     'serve-acp/failed'(error: Error): void
     /** The server is listening on its transport (`transport` is `stdio` or `custom`). */
     'serve-acp/ready'(info: { transport: 'stdio' | 'custom' }): void
-    /** The client went away (its stream ended): the server serves nothing more until the plugin is reloaded. */
+    /** The client went away (its stream ended): the server serves nothing more until the plugin is reloaded (a reload serves again). */
     'serve-acp/closed'(info: { transport: 'stdio' | 'custom' }): void
   }
 }
@@ -30,8 +30,9 @@ export function apply(ctx: Context, config: Config) {
   checkConfig(config)
   const logger = ctx.logger('serve-acp')
   const owner = {}
-  const transport = config.transport ?? claimStdio(owner)
-  if (!transport) {
+  // stdio: the process's one pair of streams, served once the previous load's server let go of them.
+  const claim = config.transport ? { transport: config.transport, handedOver: undefined } : claimStdio(owner)
+  if (!claim) {
     throw new ServeAcpError('STDIO_TAKEN', 'serve-acp: another serve-acp plugin already serves on this process\'s stdin/stdout; load only one (or give each a `transport`).')
   }
   const kind = config.transport ? 'custom' as const : 'stdio' as const
@@ -44,15 +45,17 @@ export function apply(ctx: Context, config: Config) {
   signal('applied')
   ctx.effect(() => () => {
     disposed = true
-    releaseStdio(owner)
     if (server) holdExit(server.close())
+    // The next load on stdio serves once this server let go of the streams (its agents may still be disposing).
+    releaseStdio(owner, server?.released())
   })
 
   // The SDK is loaded lazily, so an app that loads this plugin but is never spoken to pays nothing at start.
-  const starting = loadSdk().then((sdk) => {
+  const starting = loadSdk().then(async (sdk) => {
+    await claim.handedOver
     if (disposed) return
     server = new AcpServer({ ctx, config, sdk, logger, version: VERSION }, storeDir)
-    const closed = server.serve(transport)
+    const closed = server.serve(claim.transport, kind === 'stdio')
     ctx.emit('serve-acp/ready', { transport: kind })
     signal('ready')
     return closed.then(async () => {

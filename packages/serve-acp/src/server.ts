@@ -1,20 +1,20 @@
 import type { Context, Logger } from 'cordis'
 import type { Agent, AgentEvent, BudgetSpend, Message, RunOptions, RunResult } from '@cordis-subagents/agent'
 import type { SentServers } from '@cordis-subagents/mcp'
-import { addCounts, crossingForFrom, describeError, questionMeta, SpendReporter, spendValue } from '@cordis-subagents/shared'
+import { crossingForFrom, describeError, questionMeta, SpendReporter, spendValue } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
 import type { AcpTransport, Config } from './config.js'
 import type { ServeAcpErrorCode } from './errors.js'
-import { FlowControl, RequestCap } from './flow.js'
+import { FlowControl, RequestCap, until } from './flow.js'
 import { promptText } from './prompt-text.js'
-import { PROTOCOL_VERSION, type Sdk } from './sdk.js'
+import { initialized, type Sdk } from './sdk.js'
 import { isSessionId, newSessionId, persistSession, SessionStore } from './session-store.js'
-import { crossingKey, cwdProblem, noToolsLeft, promptTrace, sessionLimits, type SessionLimits } from './session-limits.js'
+import { crossingKey, cwdProblem, noToolsLeft, promptTrace, quoted, sessionLimits, type SessionLimits } from './session-limits.js'
 import { endSession, type Session, SessionTable } from './sessions.js'
 import { tellClient } from './tell-client.js'
 import { listSessions } from './session-list.js'
 import { checkClientMcp, failuresMeta, opened } from './session-mcp.js'
-import { acpStop, eventUpdate, replayed, reportOf, type Telemetry, totals } from './updates.js'
+import { acpStop, acpUsage, eventUpdate, replayed, reportOf, type Telemetry, totals } from './updates.js'
 
 export interface ServerParts {
   ctx: Context
@@ -33,6 +33,8 @@ export class AcpServer {
   private readonly store?: SessionStore
   private connection?: ReturnType<ReturnType<Sdk['agent']>['connect']>
   private closing = false
+  private closed?: Promise<void>
+  private flow?: FlowControl
   private readonly requests: RequestCap
 
   constructor(private readonly parts: ServerParts, storeDir: string | undefined) {
@@ -43,26 +45,35 @@ export class AcpServer {
     }
   }
 
-  /** Serves on `transport` (reading no more while the client leaves our output unread: FlowControl); resolves when the client goes away. */
-  serve(transport: AcpTransport): Promise<void> {
-    const { sdk } = this.parts
-    const flow = new FlowControl(transport)
-    this.connection = this.app().connect(sdk.ndJsonStream(flow.output, flow.input))
+  /** Serves on `transport` (FlowControl; `keep`: stdio, let go of at the close, never ended); resolves when the client goes away. */
+  serve(transport: AcpTransport, keep = false): Promise<void> {
+    const flow = this.flow = new FlowControl(transport, { keep })
+    this.connection = this.app().connect(this.parts.sdk.ndJsonStream(flow.output, flow.input))
     return this.connection.closed.catch(() => {})
   }
 
-  /** Aborts every turn, disposes every session's agent and closes the connection. Idempotent. */
-  async close(): Promise<void> {
-    if (this.closing) return
-    this.closing = true
-    const all = this.sessions.drain()
-    this.sessions.wakeWaiting()
-    for (const session of all) session.controller?.abort(new Error('the ACP server is shutting down'))
-    await Promise.allSettled(all.map(endSession))
-    try {
-      this.connection?.close()
-    } catch {}
+  /**
+   * Aborts every turn; once the requests in hand are answered (prompts `cancelled`) and written, or closeGrace passed, closes
+   * the connection, ends the output (FlowControl.end) and disposes every session's agent. Every call returns the one close.
+   */
+  close(): Promise<void> {
+    return this.closed ??= (async () => {
+      this.closing = true
+      const deadline = performance.now() + this.parts.config.closeGrace
+      const all = this.sessions.drain()
+      this.sessions.wakeWaiting()
+      for (const session of all) session.controller?.abort(new Error('the ACP server is shutting down'))
+      await until(this.requests.idle(), deadline)
+      await this.flow?.quiet(deadline)
+      try {
+        this.connection?.close()
+      } catch {}
+      await Promise.allSettled([...all.map(endSession), this.flow?.end(deadline)])
+    })()
   }
+
+  /** After `close`: settles once the transport is let go of (FlowControl.end), without waiting for the agents' disposal. */
+  readonly released = (): Promise<void> => this.flow?.released ?? Promise.resolve()
 
   private app() {
     const { sdk, config } = this.parts
@@ -73,16 +84,7 @@ export class AcpServer {
       .onRequest(methods.agent.initialize, capped(async ({ params }) => {
         // The parent that started us names the env's tool ceiling as ours: only now does it apply.
         this.bindCrossing(params._meta)
-        return {
-          protocolVersion: Math.min(params.protocolVersion, PROTOCOL_VERSION),
-          agentCapabilities: {
-            loadSession: !!this.store,
-            sessionCapabilities: { list: {}, close: {}, ...this.store ? { resume: {} } : {} },
-            mcpCapabilities: { http: config.mcpServers.http, sse: false },
-          },
-          authMethods: [],
-          agentInfo: { name: config.name, version: this.parts.version, ...config.title ? { title: config.title } : {} },
-        }
+        return initialized(params.protocolVersion, config, this.parts.version, !!this.store)
       }))
       .onRequest(methods.agent.session.new, capped(async ({ params }) => {
         const cwd = await this.sessionCwd(params.cwd)
@@ -116,7 +118,7 @@ export class AcpServer {
       .onRequest(methods.agent.session.close, capped(async ({ params }) => {
         // A close sent during a load of the session waits for it and closes what it opened (SessionTable.take).
         const session = await this.sessions.take(params.sessionId)
-        if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${JSON.stringify(params.sessionId).slice(0, 120)}; it is not open here`)
+        if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${quoted(params.sessionId)}; it is not open here`)
         // Closing ends a running turn (its prompt answers cancelled) and frees the session; the stored copy stays loadable.
         session.controller?.abort(new Error('the session was closed by the client (session/close)'))
         await endSession(session)
@@ -127,7 +129,7 @@ export class AcpServer {
       })
       .onRequest(methods.agent.session.prompt, capped(async ({ params, client }) => {
         const session = this.sessions.get(params.sessionId)
-        if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${JSON.stringify(params.sessionId).slice(0, 120)}; create one with session/new or load it`)
+        if (!session) throw this.refuse('UNKNOWN_SESSION', `unknown session ${quoted(params.sessionId)}; create one with session/new or load it`)
         // One turn at a time: a second prompt must not take over the running turn's cancel.
         if (session.controller) throw this.refuse('TURN_RUNNING', 'a turn is already running in this session; wait for it or send session/cancel', 'invalidRequest')
         const text = promptText(params.prompt, config.maxPromptChars)
@@ -148,7 +150,7 @@ export class AcpServer {
   ): Promise<Session> {
     if (!this.store) throw this.refuse('LOAD_UNSUPPORTED', `this server does not load sessions (loadSession is off), so it does not answer ${method}`, 'invalidRequest')
     const id = params.sessionId
-    if (!isSessionId(id)) throw this.refuse('UNKNOWN_SESSION', `cannot load session ${JSON.stringify(id).slice(0, 120)}: not a session id of this server`)
+    if (!isSessionId(id)) throw this.refuse('UNKNOWN_SESSION', `cannot load session ${quoted(id)}: not a session id of this server`)
     // One load at a time per session, claimed before the first await: two at once would each make an agent under the id,
     // the first one lost to every close.
     if (!this.sessions.startLoad(id)) throw this.refuse('TURN_RUNNING', `session ${id} is being loaded by another request; wait for it`, 'invalidRequest')
@@ -227,10 +229,7 @@ export class AcpServer {
         const why = result.diagnostic || `the agent's turn ended with ${result.stopReason}`
         throw sdk.RequestError.internalError({ code: 'TURN_FAILED' satisfies ServeAcpErrorCode, stopReason: result.stopReason }, why)
       }
-      // ACP's Usage is cumulative over the session ("across all turns"): the session agent's total.
-      const { inputTokens, outputTokens, cachedInputTokens } = session.agent.usage.total
-      const cached = cachedInputTokens === undefined ? {} : { cachedReadTokens: cachedInputTokens }
-      const usage = { totalTokens: addCounts(inputTokens, outputTokens), inputTokens, outputTokens, ...cached }
+      const usage = acpUsage(session.agent)
       // Parked: the turn ends with the question in `_meta.cordisSubagents.question` (the crossing); the next prompt answers it.
       return (parked ? { stopReason, usage, _meta: questionMeta(parked) } : { stopReason, usage }) as any
     } finally {

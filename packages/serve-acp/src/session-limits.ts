@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { isAbsolute } from 'node:path'
 import {
-  type Crossing, crossingFromMeta, crossingTrace, type ServedLimits, servedLimits, traceContextFrom, type TraceContextHeaders,
+  type Crossing, crossingFromMeta, crossingTrace, headChars, type ServedLimits, servedLimits, traceContextFrom, type TraceContextHeaders,
 } from '@cordis-subagents/shared'
 import type { Config } from './config.js'
 
@@ -41,11 +41,16 @@ export function promptTrace(meta: unknown): TraceContextHeaders | undefined {
   return traceContextFrom(meta) ?? crossingTrace(crossingFromMeta(meta))
 }
 
+/** A client's value as JSON in a message of ours, its head within `max` UTF-16 units (never half a character). */
+export function quoted(value: unknown, max = 120): string {
+  return headChars(JSON.stringify(value) ?? String(value), max)
+}
+
 /** What is wrong with a session's cwd: it must be an absolute path (ACP requires it) of an existing directory. */
 export async function cwdProblem(cwd: unknown): Promise<string | undefined> {
-  if (typeof cwd !== 'string' || !isAbsolute(cwd)) return `cwd must be an absolute path, got ${JSON.stringify(cwd)?.slice(0, 200)}`
+  if (typeof cwd !== 'string' || !isAbsolute(cwd)) return `cwd must be an absolute path, got ${quoted(cwd, 200)}`
   const info = await stat(cwd).catch(() => undefined)
-  return info?.isDirectory() ? undefined : `cwd ${cwd.slice(0, 200)} is not an existing directory`
+  return info?.isDirectory() ? undefined : `cwd ${headChars(cwd, 200)} is not an existing directory`
 }
 
 /**

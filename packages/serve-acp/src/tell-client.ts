@@ -1,5 +1,5 @@
 import type { TellDelivery } from '@cordis-subagents/agent'
-import { CodedError, TELL_METHOD } from '@cordis-subagents/shared'
+import { CodedError, headChars, TELL_METHOD } from '@cordis-subagents/shared'
 
 /** What a session's `tell_parent` sends through: the connection's client side (the SDK's `AgentContext`). */
 interface ClientSide {
@@ -19,8 +19,8 @@ export function tellClient(client: () => ClientSide | undefined, sessionId: stri
       await side.request(TELL_METHOD, { sessionId, message })
     } catch (error) {
       const data = (error as { data?: { code?: unknown } }).data
-      const code = typeof data?.code === 'string' ? data.code.slice(0, 32) : 'NO_PARENT'
-      throw new CodedError(code, (error as Error).message.slice(0, 500))
+      const code = typeof data?.code === 'string' ? headChars(data.code, 32) : 'NO_PARENT'
+      throw new CodedError(code, headChars(String((error as Error).message), 500))
     }
   }
 }

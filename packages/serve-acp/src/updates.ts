@@ -1,8 +1,8 @@
 // The session/update notifications a served turn sends, and the spend it reports.
 import type { Agent, AgentEvent, BudgetSpend, Message, RunResult } from '@cordis-subagents/agent'
-import { addCounts, type TraceContextHeaders } from '@cordis-subagents/shared'
+import { addCounts, headChars, type TraceContextHeaders } from '@cordis-subagents/shared'
 
-/** Longest tool-call title sent to the client. */
+/** Longest tool-call title sent to the client (UTF-16 units, cut on a character boundary). */
 const TITLE_CHARS = 200
 
 /** Spend of a session's finished turns (what the next turn's reports start from). */
@@ -36,13 +36,20 @@ export function eventUpdate(event: AgentEvent): Record<string, unknown> | undefi
     case 'tool-call':
       return {
         sessionUpdate: 'tool_call', toolCallId: event.call.id, status: 'in_progress', kind: 'other',
-        title: `${event.call.name} ${JSON.stringify(event.call.input) ?? ''}`.slice(0, TITLE_CHARS),
+        title: headChars(`${event.call.name} ${JSON.stringify(event.call.input) ?? ''}`, TITLE_CHARS),
       }
     case 'tool-result':
       return { sessionUpdate: 'tool_call_update', toolCallId: event.toolCallId, status: event.result.isError ? 'failed' : 'completed' }
     default:
       return undefined
   }
+}
+
+/** ACP's `usage` of a prompt's answer: cumulative over the session ("across all turns"), the session agent's total. */
+export function acpUsage(agent: Agent) {
+  const { inputTokens, outputTokens, cachedInputTokens } = agent.usage.total
+  const cached = cachedInputTokens === undefined ? {} : { cachedReadTokens: cachedInputTokens }
+  return { totalTokens: addCounts(inputTokens, outputTokens), inputTokens, outputTokens, ...cached }
 }
 
 /** A stored message as the session/update that replays it (tool messages are not replayed). */

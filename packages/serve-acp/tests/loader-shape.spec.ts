@@ -30,19 +30,22 @@ describe('@cordis-subagents/serve-acp entry (as the loader sees it)', () => {
       maxSessionBytes: 4 * 1024 * 1024,
       maxPromptChars: 1024 * 1024,
       mcpServers: { stdio: true, http: true, maxServers: 8, inherit: 'core', startupTimeout: 30_000, callTimeout: 120_000 },
+      closeGrace: 2_000,
     })
     expect(Config({ mcpServers: { stdio: false, commands: ['npx'] } as never }).mcpServers).to.include({ stdio: false, http: true, maxServers: 8 })
     expect(() => Config({ mcpServers: { inherit: 'some' } as never })).to.throw()
     expect(Config({ tools: { deny: ['secret'] } }).tools).to.deep.equal({ deny: ['secret'] })
     expect(() => Config({ maxSessions: 0 })).to.throw()
     expect(() => Config({ maxRequestsInFlight: 0 })).to.throw()
+    expect(Config({ closeGrace: 0 }).closeGrace).to.equal(0)
+    expect(() => Config({ closeGrace: 60_001 })).to.throw()
     expect(() => Config({ tools: { allow: ['not a name'] } })).to.throw()
   })
 
   it('every Config key has a description (for the Koishi console)', async () => {
     const { Config } = await import('@cordis-subagents/serve-acp')
     const dict = (Config as unknown as { dict: Record<string, { meta?: { description?: unknown } }> }).dict
-    expect(Object.keys(dict)).to.have.length(17)
+    expect(Object.keys(dict)).to.have.length(18)
     for (const [key, schema] of Object.entries(dict)) expect(schema.meta?.description, key).to.be.ok
   })
 
