@@ -28,9 +28,12 @@ export function addListeners(ctx: Context, view: DelegationView, config: Config)
   const log = (error: unknown) => ctx.logger('subagents-console').warn('an answer from the console could not resume its run: %s', error)
   const listen = <K extends keyof ActionEvents>(event: K, callback: Events[K], authority: number) => {
     console.addListener(event, callback, { authority })
-    // The console keeps listeners until they are replaced; this plugin's go with it.
+    // The console keeps listeners until they are replaced; this plugin's go with it. The entry the console stored is
+    // what we compare, not the callback: cordis hands a service method a Proxy of a function argument, so the stored
+    // callback is never ours. A newer load's entry (it replaced ours) stays when this load unloads after it.
+    const entry = console.listeners[event]
     ctx.on('dispose', () => {
-      if (console.listeners[event]?.callback === callback) delete console.listeners[event]
+      if (console.listeners[event] === entry) delete console.listeners[event]
     })
   }
   listen('subagents/transcript', (runId, offset = 0, limit = 50) => reply(() => {
