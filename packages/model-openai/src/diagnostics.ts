@@ -16,7 +16,8 @@ export interface FailureContext {
   endpoint: string
   model: string
   timeout: number
-  maxRetries: number
+  /** The HTTP attempts the request made (the SDK's first and its retries); more than one is said ("after 3 attempts"). */
+  attempts: number
   /** Values that must never appear in a diagnostic (the API key, secret header values). */
   secrets: readonly string[]
 }
@@ -64,7 +65,8 @@ export function displayEndpoint(baseURL: string): string {
 /** Turns any failure of a chat-completions request into a one-paragraph, secret-free diagnostic. */
 export function describeFailure(error: unknown, ctx: FailureContext): string {
   const where = `OpenAI-compatible endpoint ${ctx.endpoint} (model "${ctx.model}")`
-  const attempts = ctx.maxRetries > 0 ? ` after ${ctx.maxRetries + 1} attempts` : ''
+  // Counted, not assumed: the SDK retries only what its rule (x-should-retry, 408/409/429/5xx, connection) allows.
+  const attempts = ctx.attempts > 1 ? ` after ${ctx.attempts} attempts` : ''
   let text: string
   const guard = findGuardError(error)
   if (guard instanceof ResponseTooLargeError) {

@@ -64,3 +64,16 @@ export function guardedFetch(limits: AttemptLimits, inner: typeof fetch = global
     })
   }
 }
+
+/** How many HTTP attempts one request has made so far: the SDK's first and each of its retries. */
+export interface AttemptCount {
+  made: number
+}
+
+/** A fetch that counts each call in `count`: the SDK calls its fetch once per attempt. */
+export function countedFetch(inner: typeof fetch, count: AttemptCount): typeof fetch {
+  return (input, init) => {
+    count.made++
+    return inner(input, init)
+  }
+}

@@ -2,7 +2,7 @@ import { countProblem, durationProblem } from '@cordis-subagents/shared'
 import OpenAI, { APIError } from 'openai'
 import { type ChatModel, type GenerateRequest, type GenerateResponse, RateLimitedError } from '@cordis-subagents/agent'
 import { describeFailure, displayEndpoint, type FailureContext, ModelOpenAIError, secretsOf } from './diagnostics.js'
-import { guardedFetch } from './guarded-fetch.js'
+import { type AttemptCount, countedFetch, guardedFetch } from './guarded-fetch.js'
 import { headersProblem } from './header-values.js'
 import { boundedRetryWaits, gateRetries, isRateRefusal, MAX_SDK_RETRY_WAIT_MS, retryAfterMs } from './retry-after.js'
 import { type Logger, redactingLogger } from './redacting-logger.js'
@@ -66,12 +66,13 @@ export class OpenAIChatModel implements ChatModel {
   readonly structuredOutput: boolean
   /** The endpoint's host and port, for traces (`server.address`, `server.port`). */
   readonly server?: { readonly address: string; readonly port?: number }
+  /** Each call's client is made from this one, with a fetch that counts the call's attempts (`withOptions`). */
   private readonly client: OpenAI
-  /** The same client, except that a 429 or 503 comes straight back (the model gate retries it). */
-  private readonly gatedClient: OpenAI
+  /** The attempts' fetch: the SDK's own, and a gated call's, where a 429 or 503 comes straight back (the model gate retries it). */
+  private readonly fetches: { readonly own: typeof fetch; readonly gated: typeof fetch }
   private readonly temperature?: number
   private readonly images: boolean
-  private readonly failure: Omit<FailureContext, 'model'>
+  private readonly failure: Omit<FailureContext, 'model' | 'attempts'>
   private readonly logger?: Logger
 
   constructor(options: OpenAIChatModelOptions) {
@@ -90,6 +91,7 @@ export class OpenAIChatModel implements ChatModel {
     const secrets = secretsOf(apiKey, options.headers, options.baseURL)
     const fetch = guardedFetch({ timeout, maxResponseBytes }, options.fetch)
     const maxWait = Math.min(timeout, MAX_SDK_RETRY_WAIT_MS)
+    this.fetches = { own: boundedRetryWaits(fetch, maxWait), gated: boundedRetryWaits(gateRetries(fetch), maxWait) }
     const defaultHeaders: Record<string, string | null> = {}
     // No key: tell the SDK to drop the Authorization header it would build from the placeholder.
     if (!apiKey) defaultHeaders.Authorization = null
@@ -102,11 +104,10 @@ export class OpenAIChatModel implements ChatModel {
       timeout,
       maxRetries,
       defaultHeaders,
-      fetch: boundedRetryWaits(fetch, maxWait),
+      fetch: this.fetches.own,
       // The SDK logs request URLs and, at OPENAI_LOG=debug, headers and bodies: every line is redacted.
       logger: redactingLogger(options.logger ?? console, secrets),
     })
-    this.gatedClient = this.client.withOptions({ fetch: boundedRetryWaits(gateRetries(fetch), maxWait) })
     this.endpoint = displayEndpoint(options.baseURL)
     this.server = serverOf(root)
     this.model = options.model
@@ -115,7 +116,7 @@ export class OpenAIChatModel implements ChatModel {
     this.structuredOutput = options.structuredOutput === true
     this.logger = options.logger
     this.maxTokensParam = resolveMaxTokensParam(options.maxTokensParam ?? 'auto', options.baseURL)
-    this.failure = { endpoint: this.endpoint, timeout, maxRetries, secrets }
+    this.failure = { endpoint: this.endpoint, timeout, secrets }
   }
 
   /** The model gate's key of a call: the endpoint (no credentials, no query) and the model id. */
@@ -138,7 +139,9 @@ export class OpenAIChatModel implements ChatModel {
       body.response_format = { type: 'json_schema', json_schema: { name: request.output.name, schema: request.output.schema } }
     }
     const gated = request.rateLimits === 'gate'
-    const client = gated ? this.gatedClient : this.client
+    // A client of this call's own (some 30 µs) whose fetch counts the attempts the SDK makes, for the diagnostic.
+    const attempts: AttemptCount = { made: 0 }
+    const client = this.client.withOptions({ fetch: countedFetch(gated ? this.fetches.gated : this.fetches.own, attempts) })
     try {
       return await linkedRequest(signal, async (child) => {
         // The raw response, read through the array cap: the SDK's own parse would build every element.
@@ -149,10 +152,10 @@ export class OpenAIChatModel implements ChatModel {
       if (signal.aborted) throw abortError(signal)
       // A 429 for an exhausted quota is not a rate: waiting does not help, so it stays a diagnostic.
       if (gated && error instanceof APIError && typeof error.status === 'number' && isRateRefusal(error.status) && error.code !== 'insufficient_quota') {
-        const message = describeFailure(error, { ...this.failure, maxRetries: 0, model })
+        const message = describeFailure(error, { ...this.failure, attempts: attempts.made, model })
         throw new RateLimitedError('RATE_LIMITED', message, { endpoint: this.rateLimitKey(model), status: error.status, retryAfterMs: retryAfterMs(error.headers) })
       }
-      const diagnostic = describeFailure(error, { ...this.failure, model })
+      const diagnostic = describeFailure(error, { ...this.failure, attempts: attempts.made, model })
       this.logger?.warn('%s', diagnostic)
       return { text: '', toolCalls: [], finishReason: 'error', diagnostic }
     }
