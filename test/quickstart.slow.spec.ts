@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
+import { currentDemoBlock, DEMO_READMES, demoBlock } from '../scripts/support/demo-output.js'
 import { acpAgentProcesses, alive, buildQuickstart, eventually, offlineEnv, QUICKSTART, ROOT, runCli, withAbsolutePaths } from './helpers.js'
 
 /** What the demo's children must find by reading the package.json of every package, computed here independently. */
@@ -26,6 +27,8 @@ describe('quick start (examples/quickstart, offline)', function () {
   this.timeout(60_000)
 
   before(() => buildQuickstart())
+  /** The stdout of the first test's run (a completed one), which the READMEs' demo output is compared with. */
+  let demoRun: string | undefined
 
   it('prints a live delegation tree, the aggregated answer and a usage line, exits 0 and leaves no ACP process', async () => {
     const cli = runCli([])
@@ -55,6 +58,22 @@ describe('quick start (examples/quickstart, offline)', function () {
     // SIGTERM went to the server as the app stopped; it exits on its own right after.
     expect(await eventually(() => !alive(Number(remote![1])))).to.equal(true)
     expect(acpAgentProcesses()).to.deep.equal([])
+    demoRun = out
+  })
+
+  it('the READMEs show this output as `npm run docs:demo` writes it (masked, in a fixed order)', async () => {
+    if (demoRun === undefined) {
+      // Run alone (--grep): a run of its own.
+      const cli = runCli([])
+      expect(await cli.exited, cli.stderr()).to.equal(0)
+      demoRun = cli.stdout()
+    }
+    const block = demoBlock(demoRun)
+    for (const file of DEMO_READMES) {
+      const shown = currentDemoBlock(readFileSync(join(ROOT, file), 'utf8'))
+      expect(shown, `${file} has no demo-output block`).to.be.a('string')
+      expect(shown, `${file}'s demo output is stale: run \`npm run docs:demo\``).to.equal(block)
+    }
   })
 
   it('--verbose logs the start without inject warnings or stack traces (the remote entry reads quickstartA2a without a warning)', async () => {

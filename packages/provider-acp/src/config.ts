@@ -44,7 +44,7 @@ export const Config: Schema<Config> = Schema.object({
   command: Schema.string().required()
     .description('Executable of the ACP agent, e.g. `npx` or `gemini`. Run without a shell, in its own process group.'),
   args: Schema.array(String).default([])
-    .description('Arguments for the command, e.g. `["@zed-industries/claude-code-acp"]`.'),
+    .description('Arguments for the command, e.g. `["@zed-industries/claude-agent-acp"]`.'),
   env: Schema.dict(Schema.union([String, Boolean])).default({})
     .description('Environment changes for the agent, applied after `inherit` and `envExclude`. A string sets the variable; `true` passes the host\'s value through (the way to hand over a credential such as `ANTHROPIC_API_KEY`, or anything `inherit: core` leaves out); `false` removes it.'),
   inherit: choice({
