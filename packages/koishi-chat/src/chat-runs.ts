@@ -24,7 +24,7 @@ export interface ChatSession {
 }
 
 export interface ChatRun {
-  /** `r1`, `r2`, … in this process. */
+  /** `r1`, `r2`, … in this load of the plugin (a reload numbers from `r1` again). */
   readonly id: string
   readonly channel: string
   readonly platform: string
@@ -49,7 +49,7 @@ export interface ChatRun {
 type Host = Pick<SubagentService, 'resume' | 'pending' | 'cancel'>
 
 export class ChatRuns {
-  readonly questions = new QuestionBook<ChatRun>()
+  readonly questions: QuestionBook<ChatRun>
   private readonly live = new Map<string, ChatRun>()
   private readonly ended: ChatRun[] = []
   /** Agent id → the chat run its delegations belong to (the root agent, and each in-process child). */
@@ -59,10 +59,16 @@ export class ChatRuns {
   /** In-process child agent id → the delegation run it runs in (to name a question's whole path). */
   private readonly runOfAgent = new Map<string, string>()
   private sequence = 0
-  /** Set by `clear()` (the plugin's dispose): a root run still settling ends here silently. */
+  /** Set by `clear()` (the plugin's dispose): no run is bound any more. */
   private closed = false
 
-  constructor(private readonly config: Config, private readonly host: Host, private readonly log: (message: string) => void) {}
+  /**
+   * `config` is read where each option is used, so a change the plugin takes live (`ctx.accept`) applies from the next
+   * use; `app` (what the plugin is loaded in) keeps the closed questions' notes across a reload (QuestionBook).
+   */
+  constructor(private readonly config: Config, private readonly host: Host, private readonly log: (message: string) => void, app?: object) {
+    this.questions = new QuestionBook<ChatRun>(app)
+  }
 
   /** Binds a root agent's delegations to a session: refused past `maxRuns` / `maxRunsPerChannel` / `maxRunsPerUser`. */
   bind(rootAgentId: string, session: ChatSession, task: string, stop: (reason: string) => void): ChatRun {
@@ -88,8 +94,10 @@ export class ChatRuns {
     }
     this.live.set(chat.id, chat)
     this.agents.set(rootAgentId, chat)
-    if (this.config.timeout > 0) {
-      chat.timer = setTimeout(() => this.cancel(chat, `timeout: the run passed ${this.config.timeout} ms (timeout)`), this.config.timeout)
+    // The bound this run starts with: a later change of `timeout` applies to the runs started after it.
+    const timeout = this.config.timeout
+    if (timeout > 0) {
+      chat.timer = setTimeout(() => this.cancel(chat, `timeout: the run passed ${timeout} ms (timeout)`), timeout)
       chat.timer.unref?.()
     }
     return chat
@@ -228,12 +236,12 @@ export class ChatRuns {
 
   /** The chat run ended: its bindings and questions go, and the final line is posted (when given). */
   end(chat: ChatRun, outcome: string, text?: string): void {
-    if (chat.endedAt !== undefined || this.closed) return
+    if (chat.endedAt !== undefined) return
     chat.endedAt = Date.now()
     chat.outcome = chat.cancelled ? `cancelled (${chat.cancelled})` : outcome
     if (chat.timer) clearTimeout(chat.timer)
     chat.timer = undefined
-    for (const open of this.questions.of(chat)) this.questions.close(open.question.id, `run ${chat.id} ended ${chat.outcome}`)
+    this.closeQuestions(chat, chat.outcome)
     for (const [agentId, owner] of this.agents) if (owner === chat) this.agents.delete(agentId)
     for (const [runId, entry] of this.runs) {
       if (entry.chat !== chat) continue
@@ -245,7 +253,16 @@ export class ChatRuns {
     chat.session = undefined
     chat.stop = undefined
     this.ended.push(chat)
+    this.trimEnded()
+  }
+
+  /** Keeps the newest `keepEnded` ended runs (again after a live change of it). */
+  trimEnded(): void {
     while (this.ended.length > this.config.keepEnded) this.ended.shift()
+  }
+
+  private closeQuestions(chat: ChatRun, outcome: string): void {
+    for (const open of this.questions.of(chat)) this.questions.close(open.question.id, `run ${chat.id} ended ${outcome}`)
   }
 
   /** The `subagents` list of one channel: live runs (with open questions), then recently ended ones. */
@@ -269,13 +286,27 @@ export class ChatRuns {
     return [...this.runs].filter(([, entry]) => entry.chat === chat).map(([runId]) => runId)
   }
 
-  /** Drops everything (the plugin's dispose): live runs are stopped by their owners. */
-  clear(): void {
+  /**
+   * The plugin's dispose: every live run ends `cancelled (<why>)` as a cancel does (a run started here: its root agent is
+   * disposed; a bound one: its live delegations are cancelled), its questions close with that note (the next load in the
+   * same app still tells a late reply) and its end line is posted, not waited for; then everything is dropped.
+   */
+  clear(why: string): void {
     this.closed = true
-    for (const chat of this.live.values()) {
-      if (chat.timer) clearTimeout(chat.timer)
-      chat.session = undefined
-      chat.stop = undefined
+    for (const chat of [...this.live.values()]) {
+      chat.cancelled ??= why
+      // Closed before the stop, whose cancel would end the questions' runs first with a note of their own.
+      this.closeQuestions(chat, `cancelled (${chat.cancelled})`)
+      try {
+        chat.stop?.(why)
+      } catch (error) {
+        this.log(`stopping run ${chat.id} failed: ${shownLine(describeError(error), 300)}`)
+      }
+      try {
+        this.end(chat, 'cancelled', '')
+      } catch (error) {
+        this.log(`ending run ${chat.id} failed: ${shownLine(describeError(error), 300)}`)
+      }
     }
     this.live.clear()
     this.ended.length = 0

@@ -21,6 +21,16 @@ export interface Config {
   keepEnded: number
 }
 
+/**
+ * The options a loaded plugin takes without a reload (`ctx.accept`): each is read where it is used (a bound when it is
+ * checked, `timeout` and `agent` when a run starts). `runAuthority` is not: Koishi fixes a command's authority when it
+ * is registered, so a change of it reloads the plugin (which ends its live runs).
+ */
+export const LIVE_OPTIONS = [
+  'agent', 'answerBy', 'adminAuthority', 'timeout', 'maxRuns', 'maxRunsPerChannel', 'maxRunsPerUser',
+  'maxQuestionLength', 'maxAnswerLength', 'maxOutputLength', 'keepEnded',
+] as const satisfies readonly (keyof Config)[]
+
 export const Config: Schema<Config> = Schema.object({
   agent: Schema.object({
     model: Schema.string().description('Model ref of the root agent (`name` or `name:modelId`); default: the agent runtime\'s model.'),

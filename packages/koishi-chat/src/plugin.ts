@@ -7,7 +7,7 @@ import type { Agent } from '@cordis-subagents/agent'
 import type {} from '@cordis-subagents/subagents-service'
 import { describeError } from '@cordis-subagents/shared'
 import { type ChatRun, ChatRuns, type ChatSession } from './chat-runs.js'
-import { Config } from './config.js'
+import { Config, LIVE_OPTIONS } from './config.js'
 import { registerCommands } from './commands.js'
 import { answerFromReply } from './replies.js'
 
@@ -25,7 +25,12 @@ declare module 'koishi' {
 export interface ChatBinding {
   /** The chat run id (`r1`) the `subagents` commands name. */
   readonly id: string
-  /** Ends the binding (the run's questions no longer take chat answers); idempotent. */
+  /**
+   * How the binding ended, undefined while it is live: `released` (`dispose()`), or `cancelled (<why>)` when we ended it
+   * (`subagents.cancel`, `timeout`, its channel gone, the plugin reloaded or unloaded), having cancelled its live delegations.
+   */
+  readonly outcome: string | undefined
+  /** Ends the binding (the run's questions no longer take chat answers); idempotent, and a no-op once it ended. */
   dispose(): void
 }
 
@@ -43,10 +48,24 @@ export interface SubagentChat {
   run(session: ChatSession, task: string): string
 }
 
-export function apply(koishi: Context, config: Config): void {
+/** What a live run's channel is told, and its questions' note, when the plugin is disposed. */
+const DISPOSED = 'the subagents chat plugin was reloaded or unloaded'
+
+export function apply(koishi: Context, given: Config): void {
   const ctx = koishi as unknown as CordisContext
   const logger = koishi.logger('subagent-chat')
-  const runs = new ChatRuns(config, ctx.subagents, (message) => logger.warn(message))
+  // Each option is read where it is used, so a change of a live one (the console's form, Koishi's loader) is taken here
+  // without a reload, which would end every live run; a change of any other reloads the plugin.
+  // One `accept` per key: cordis 3 compares an accept's keys only up to the first changed one, so one accept of them
+  // all would reload the plugin when two of its keys change at once.
+  const config: Config = { ...given }
+  for (const key of LIVE_OPTIONS) {
+    ctx.accept([key], (next: Config) => {
+      Object.assign(config, { [key]: next[key] })
+      runs.trimEnded()
+    })
+  }
+  const runs = new ChatRuns(config, ctx.subagents, (message) => logger.warn(message), ctx.root)
   const owned = new Map<ChatRun, Agent>()
 
   ctx.subagents.observe({
@@ -62,7 +81,7 @@ export function apply(koishi: Context, config: Config): void {
     const agent = ctx.agents.create({ ...model ? { model } : {}, ...persona ? { persona } : {}, label: label || 'chat' })
     let chat: ChatRun
     try {
-      chat = runs.bind(agent.id, session, task, () => void agent.dispose())
+      chat = runs.bind(agent.id, session, task, () => void agent.dispose().catch(() => {}))
     } catch (error) {
       void agent.dispose()
       throw error
@@ -93,7 +112,7 @@ export function apply(koishi: Context, config: Config): void {
       for (const runId of runs.delegationsOf(chat)) ctx.subagents.cancel(runId, reason)
       runs.end(chat, 'cancelled', '')
     })
-    return { id: chat.id, dispose: () => runs.end(chat, 'released') }
+    return { id: chat.id, get outcome() { return chat.outcome }, dispose: () => runs.end(chat, 'released') }
   }
 
   ctx.set('subagentChat', { bind, run: start } satisfies SubagentChat)
@@ -118,10 +137,11 @@ export function apply(koishi: Context, config: Config): void {
   })
   on('channel-deleted', (session) => gone(session, 'channelId', 'its channel was deleted'))
 
+  // Every live run ends as a cancel does, its channel told (README, "Bounds and lifetime"); the unload waits for no post.
   ctx.effect(() => () => {
+    runs.clear(DISPOSED)
     for (const agent of owned.values()) void agent.dispose().catch(() => {})
     owned.clear()
-    runs.clear()
   })
 }
 

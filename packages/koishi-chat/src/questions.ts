@@ -18,8 +18,15 @@ const TAG = /\[(q\d{1,9})\]/
  */
 let nextTag = 1000 + randomInt(9000)
 
-/** What is left of a closed question: what a late reply is told, in its channel only. */
-interface ClosedNote { questionId: string, note: string, channel: string, messageIds: string[] }
+/**
+ * What is left of a closed question: what a late reply is told, in its channel only. `questionId` is undefined for a
+ * note handed over from before a reload: it is told by tag only (tags are unique in the process; question ids are
+ * unique only in one service, which may have been loaded again since).
+ */
+interface ClosedNote { questionId?: string, note: string, channel: string, messageIds: string[] }
+
+/** The closed notes a cleared book leaves for the next book of the same app (a plugin reload), by the app. */
+const handedOver = new WeakMap<object, Map<string, ClosedNote>>()
 
 export interface QuestionOwner {
   /** The chat run's id (`r1`). */
@@ -42,6 +49,14 @@ export class QuestionBook<Owner extends QuestionOwner> {
   private readonly open = new Map<string, OpenQuestion<Owner>>()
   private readonly byTag = new Map<string, OpenQuestion<Owner>>()
   private readonly closed = new Map<string, ClosedNote>()
+
+  /** `app`: what the plugin is loaded in; the notes of a book cleared there before this one are told here too. */
+  constructor(private readonly app?: object) {
+    const left = app && handedOver.get(app)
+    if (!left) return
+    handedOver.delete(app)
+    for (const [tag, note] of left) this.closed.set(tag, { ...note, questionId: undefined })
+  }
 
   /** Opens a question once (the same question riding up the tree is one); undefined when it is known already. */
   add(owner: Owner, question: PendingQuestion, runId: string | undefined): OpenQuestion<Owner> | undefined {
@@ -121,7 +136,14 @@ export class QuestionBook<Owner extends QuestionOwner> {
     return [...this.open.values()].filter((entry) => entry.runId === runId)
   }
 
+  /** Drops everything; the closed notes (close the open questions first) go to the next book of the same app. */
   clear(): void {
+    if (this.app) {
+      const left = handedOver.get(this.app) ?? new Map<string, ClosedNote>()
+      for (const [tag, note] of this.closed) left.set(tag, note)
+      while (left.size > MAX_CLOSED_TAGS) left.delete(left.keys().next().value!)
+      handedOver.set(this.app, left)
+    }
     this.open.clear()
     this.byTag.clear()
     this.closed.clear()

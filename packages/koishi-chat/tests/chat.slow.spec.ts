@@ -203,11 +203,16 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
     expect(steps().nestedFinal).to.equal('Run r8 ended: completed.\nroot nested: planned: deployed nested to eu-central')
   })
 
-  it('leaves nothing when disposed with a parked run: no run, no question, no service, no answer taken', () => {
+  it('disposed with parked runs: tells each channel its run ended, cancels a bound run\'s delegation, leaves nothing', () => {
     expect(steps().afterDispose).to.deep.equal({ runs: 0, pending: 0, service: 'gone' })
     expect(steps().replyAfterDispose).to.deep.equal([])
-    // The root agent it started was disposed: its end is posted nowhere.
-    expect(steps().sentAfterDispose).to.deep.equal([])
+    // Each end line once (not waited for by the unload); no question is told anything more.
+    const stopped = 'cancelled (the subagents chat plugin was reloaded or unloaded)'
+    expect([...steps().sentAfterDispose].sort()).to.deep.equal([`Run r10 ended: ${stopped}.`, `Run r9 ended: ${stopped}.`])
+    // The integration's root agent went on once its delegation was cancelled, and said so itself.
+    expect(steps().boundAfterDispose).to.match(/^bound r10 done: root lambda: /).and.include(`: ${stopped.slice('cancelled ('.length, -1)}`)
+    // Loaded again in the same app: a question of before is told why it takes no answer.
+    expect(steps().answerAfterReload).to.deep.equal([`[q9] takes no answer any more: run r9 ended ${stopped}.`])
   })
 
   it('cancels a run that outlives `timeout` (parked time included) and leaves nothing; loads again after a dispose', () => {

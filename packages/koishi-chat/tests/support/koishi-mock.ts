@@ -17,12 +17,18 @@ export interface MockApp {
   subagentChat: chat.SubagentChat
   bots: MockBot[]
   mock: { client(userId: string, channelId?: string): MockClient, initUser(id: string, authority?: number): Promise<void> }
-  plugin(plugin: unknown, config?: unknown): { dispose(): void }
+  plugin(plugin: unknown, config?: unknown): MockFork
   command(name: string): { action(act: (argv: { session: unknown }) => string): void }
   provide(name: string, value: unknown, builtin?: boolean): void
   on(name: string, listener: (session: { elements: unknown[] }) => void): () => void
   start(): Promise<void>
   stop(): Promise<void>
+}
+
+/** A loaded plugin: `update` is what Koishi's loader calls when its config changes (the console's form). */
+export interface MockFork {
+  dispose(): void
+  update(config: unknown, forced?: boolean): void
 }
 
 /** The service's events koishi-chat observes, to play them by hand. */
@@ -36,16 +42,17 @@ export interface MockHost {
 }
 
 /**
- * The app, started (`database: false`: without the memory database); `close()` unloads the mock adapter first
- * (its bot's dispose fails once the root's `bots` went).
+ * The app, started (`database: false`: without the memory database; `agents`: the `agents` stand-in, `{}` by default);
+ * `fork` is koishi-chat's load (a spec may dispose it and load the plugin again); `close()` unloads the mock adapter
+ * first (its bot's dispose fails once the root's `bots` went).
  */
 export async function mockApp(
-  config: Partial<chat.Config> = {}, host: Partial<MockHost> = {}, options: { database?: boolean } = {},
-): Promise<{ app: MockApp, observed: Observed, close(): Promise<void> }> {
+  config: Partial<chat.Config> = {}, host: Partial<MockHost> = {}, options: { database?: boolean, agents?: unknown } = {},
+): Promise<{ app: MockApp, observed: Observed, fork: MockFork, close(): Promise<void> }> {
   const { App } = require('koishi') as { App: new (config: unknown) => MockApp }
   const app = new App({})
   const observed: Observed = {}
-  app.provide('agents', {}, true)
+  app.provide('agents', options.agents ?? {}, true)
   app.provide('subagents', {
     observe: (listeners: Observed) => {
       Object.assign(observed, listeners)
@@ -58,7 +65,7 @@ export async function mockApp(
   }, true)
   if (options.database !== false) app.plugin((require('@koishijs/plugin-database-memory') as { default: unknown }).default)
   const adapter = app.plugin((require('@koishijs/plugin-mock') as { default: unknown }).default)
-  app.plugin(chat, chat.Config(config as never))
+  const fork = app.plugin(chat, chat.Config(config as never))
   await app.start()
-  return { app, observed, close: async () => { adapter.dispose(); await app.stop() } }
+  return { app, observed, fork, close: async () => { adapter.dispose(); await app.stop() } }
 }
