@@ -1,4 +1,5 @@
 import { AgentError } from './errors.js'
+import { type WaitBound, watchDeadline } from './slots.js'
 
 // One endpoint's call rate in the model gate (`maxModelCallsPerSecond`): a token bucket one call deep.
 // Calls to the endpoint start at least 1/rate s apart, in arrival order, so any second holds at most
@@ -27,8 +28,9 @@ export class CallRate {
   /**
    * undefined when the call may start now (its token taken); else a promise that resolves at its turn,
    * rejecting with `signal.reason` on abort (the call leaves the queue at once) or `MODEL_GATE_FULL`.
+   * `bound`: the call leaves the queue with `bound.expired()` at its time (slots.ts).
    */
-  take(signal: AbortSignal): Promise<void> | undefined {
+  take(signal: AbortSignal, bound?: WaitBound): Promise<void> | undefined {
     if (!this.queue.size && performance.now() >= this.next) {
       this.spend()
       return undefined
@@ -37,20 +39,32 @@ export class CallRate {
       return Promise.reject(new AgentError('MODEL_GATE_FULL',
         `${this.maxQueued} model calls already wait for the call rate of ${this.key} (maxModelCallsPerSecond); raise it, or start fewer runs at once.`))
     }
+    const deadline = bound ? bound.until() : Infinity
+    if (bound && deadline <= performance.now()) return Promise.reject(bound.expired())
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
+      const leave = () => {
         this.queue.delete(waiter)
+        unwatch()
         if (!this.queue.size) this.disarm()
+      }
+      const onAbort = () => {
+        leave()
         reject(signal.reason)
       }
       const waiter: Waiter = {
         resolve: () => {
+          unwatch()
           signal.removeEventListener('abort', onAbort)
           resolve()
         },
       }
       this.queue.add(waiter)
       signal.addEventListener('abort', onAbort, { once: true })
+      const unwatch = watchDeadline(deadline, () => {
+        leave()
+        signal.removeEventListener('abort', onAbort)
+        reject(bound!.expired())
+      })
       if (!this.timer) this.arm()
     })
   }

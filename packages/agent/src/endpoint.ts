@@ -1,11 +1,13 @@
 import { MAX_TIMER_MS } from '@cordis-subagents/shared'
-import type { RateLimitSettings } from './rate-limit.js'
+import type { RateLimitInfo, RateLimitSettings } from './rate-limit.js'
 import { Slots } from './slots.js'
 
 // One model endpoint's share of the gate, once it has been refused for its rate: a pause every call
 // to it waits out (the announced time plus jitter, or an exponential default), and a concurrency
 // that halves on a refusal and grows back by one per `recoverAfter` successes (AIMD) until it
-// passes what was in flight when the trouble began, when the endpoint is unlimited again.
+// passes what was in flight when the trouble began, when the endpoint is unlimited again. A call waiting
+// here under its wait budget (`rateLimit.maxWaitMs`, see backoff-wait.ts) fails at once when a pause
+// would carry it to the budget or past it, and else when the budget runs out (slots.ts).
 
 export class Endpoint extends Slots {
   /** performance.now() before which no call starts (monotonic: a step of the OS clock neither ends nor stretches it); 0: not paused. */
@@ -13,6 +15,8 @@ export class Endpoint extends Slots {
   private timer?: ReturnType<typeof setTimeout>
   /** Bumped at every decrease: a refusal of a call sent before the last decrease is the same congestion, not a new one. */
   epoch = 0
+  /** The last refusal, as the adapter reported it: named to a call that fails here before it was ever refused. */
+  lastRefusal?: RateLimitInfo
   /** Refusals in a row (without a success between): the exponent of the default pause. */
   private strikes = 0
   private successes = 0
@@ -35,6 +39,10 @@ export class Endpoint extends Slots {
     return this.pausedUntil > now ? this.pausedUntil - now : 0
   }
 
+  protected override opensAt(): number {
+    return this.pausedUntil
+  }
+
   protected override open(): boolean {
     return this.active < this.limit && !this.pauseLeft()
   }
@@ -50,10 +58,13 @@ export class Endpoint extends Slots {
   /**
    * A call sent at `epoch` was refused: lower the concurrency (once per congestion: a call sent
    * before the last decrease does not lower it again) and pause the endpoint. Call it while the
-   * refused call still holds its slot. Returns the pause now in force, in ms.
+   * refused call still holds its slot. Returns the pause now in force, in ms. A waiting call whose
+   * wait budget ends by the end of a lengthened pause fails at once.
    */
-  refused(epoch: number, retryAfterMs: number | undefined): number {
+  refused(epoch: number, refusal: RateLimitInfo): number {
     const { settings } = this
+    const { retryAfterMs } = refusal
+    this.lastRefusal = refusal
     if (epoch === this.epoch) {
       this.epoch++
       this.strikes++
@@ -73,6 +84,7 @@ export class Endpoint extends Slots {
     const now = performance.now()
     if (now + pause > this.pausedUntil) {
       this.pausedUntil = now + pause
+      if (this.waiting) this.expireBy(this.pausedUntil)
       if (this.waiting) this.arm()
       return pause
     }

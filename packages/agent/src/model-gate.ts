@@ -1,7 +1,8 @@
 import { Endpoint } from './endpoint.js'
 import { CallRate } from './call-rate.js'
-import { RateLimitedError, type RateLimitConfig, rateLimitOf, type RateLimitSettings, rateLimitSettings } from './rate-limit.js'
-import { Slots } from './slots.js'
+import { BackoffWait } from './backoff-wait.js'
+import { type RateLimitConfig, rateLimitOf, type RateLimitSettings, rateLimitSettings } from './rate-limit.js'
+import { Slots, type WaitBound } from './slots.js'
 import { CountedGate } from './seam.js'
 import type { GateTarget } from './types.js'
 import type { GenerateRequest, GenerateResponse } from './types.js'
@@ -42,14 +43,6 @@ export interface EndpointStatus {
 }
 
 const NO_CAPS = () => {}
-
-/** What a gated call has done so far (a counted call that was refused goes on here after one attempt). */
-interface Attempts {
-  attempts: number
-  waited: number
-  refusedAt?: number
-  retry: boolean
-}
 
 export class ModelGate extends CountedGate {
   private readonly global?: Slots
@@ -105,12 +98,15 @@ export class ModelGate extends CountedGate {
    * endpoint (pause, lowered concurrency), then for the model's cap and the process-wide one,
    * calls the model, and frees every slot when the call settles. A `RATE_LIMITED` refusal pauses
    * the endpoint for every caller and the call waits at the head of its queue for another
-   * attempt, until its retry budget is spent (then it throws `RateLimitedError`). The wait is
-   * added to the response's `usage.rateLimitWaitMs`. Rejects with `signal.reason` the moment the
+   * attempt, until its retry budget is spent (then it throws `RateLimitedError`); its whole wait on
+   * the backoff is bounded by `maxWaitMs` (backoff-wait.ts), checked again before each attempt. The
+   * wait is added to the response's `usage.rateLimitWaitMs`. Rejects with `signal.reason` the moment the
    * signal aborts while it waits, `MODEL_GATE_FULL` when a queue is full, and whatever else the
    * model throws. `from`: a counted call's first attempt, refused.
    */
-  protected override async gated(target: GateTarget, request: GenerateRequest, key?: string, from?: Attempts): Promise<GenerateResponse> {
+  protected override async gated(
+    target: GateTarget, request: GenerateRequest, key?: string, from?: BackoffWait,
+  ): Promise<GenerateResponse> {
     const { signal } = request
     if (signal.aborted) throw signal.reason
     const settings = this.rateLimit
@@ -126,37 +122,44 @@ export class ModelGate extends CountedGate {
     key ??= this.keyOf(target)
     // The request is the turn's own, made for this call: marked in place (a spread copy takes V8's slow path).
     request.rateLimits = 'gate'
-    let { attempts, waited, refusedAt, retry } = from ?? { attempts: 0, waited: 0, retry: false }
+    // Made once the call meets the backoff: a call to an endpoint with no state pays nothing for it.
+    let wait = from
+    let retry = !!from
     // From a refusal to the next attempt the call is waiting on the backoff, all of it (a loaded
-    // loop may reach the pause's queue late; that time was the backoff's too).
+    // loop may reach the pause's queue late; that time was the backoff's too), and so is its time in
+    // the queue of an endpoint under backoff before its first: `maxWaitMs` bounds the sum.
     while (true) {
       // An endpoint never refused (or recovered) has no state here: its calls are only counted.
       const held = this.endpoints.get(key)
       if (held) {
-        const pending = held.take(signal, retry)
+        wait ??= new BackoffWait(settings)
+        wait.endpoint = held
+        const refused = wait.from !== undefined
+        const pending = held.take(signal, retry, wait)
         if (pending) {
-          const start = performance.now()
           try {
             await pending
           } finally {
-            // After a refusal the clock already runs from the refusal (counted below).
-            if (refusedAt === undefined) waited += performance.now() - start
+            // After a refusal the clock already runs from the refusal (it stops at the attempt).
+            if (!refused) wait.stop()
           }
         }
       } else {
         this.unlimited.set(key, (this.unlimited.get(key) ?? 0) + 1)
       }
+      // Before a first refusal only the endpoint's queue is the backoff's; after one, caps and the call rate are too.
+      const bound = wait?.from === undefined ? undefined : wait
       let release = NO_CAPS
       if (this.global || this.perModel.size) {
         try {
-          release = await this.acquire(target.name, signal)
+          release = await this.acquire(target.name, signal, bound)
         } catch (error) {
           this.leave(key, held)
           throw error
         }
       }
       try {
-        await this.paced(key, signal)
+        await this.paced(key, signal, bound)
       } catch (error) {
         release()
         this.leave(key, held)
@@ -169,35 +172,42 @@ export class ModelGate extends CountedGate {
         retry = true
         continue
       }
-      if (refusedAt !== undefined) {
-        waited += performance.now() - refusedAt
-        refusedAt = undefined
+      if (wait) {
+        wait.stop()
+        // Its turn came as its budget ran out (a timer not yet run): no attempt past the budget.
+        if (wait.over) {
+          release()
+          this.leave(key, held)
+          throw wait.expired()
+        }
       }
       const epoch = held?.epoch ?? 0
-      attempts++
       let response: GenerateResponse
       try {
         response = await target.model.generate(request)
       } catch (error) {
         const failedAt = performance.now()
         const refusal = signal.aborted ? undefined : rateLimitOf(error)
-        const pause = refusal && this.limited(key, held).refused(epoch, refusal.retryAfterMs)
+        const endpoint = refusal && this.limited(key, held)
+        const pause = endpoint && endpoint.refused(epoch, refusal)
         release()
         this.leave(key, held)
         if (!refusal) throw error
-        refusedAt = failedAt
-        if (attempts > settings.maxRetries || waited + pause! > settings.maxWaitMs) {
-          throw spent(refusal, attempts, waited, pause!, settings, error)
-        }
+        wait ??= new BackoffWait(settings)
+        wait.attempts++
+        wait.endpoint = endpoint
+        wait.refused(refusal, failedAt)
+        const spent = wait.spentBy(pause!, error)
+        if (spent) throw spent
         retry = true
         continue
       }
       ;(held ?? this.endpoints.get(key))?.succeeded(epoch)
       release()
       this.leave(key, held)
-      if (waited >= 1) {
+      if (wait && wait.waited >= 1) {
         const usage = response.usage ?? { inputTokens: 0, outputTokens: 0 }
-        response = { ...response, usage: { ...usage, rateLimitWaitMs: Math.round(waited) } }
+        response = { ...response, usage: { ...usage, rateLimitWaitMs: Math.round(wait.waited) } }
       }
       return response
     }
@@ -209,15 +219,21 @@ export class ModelGate extends CountedGate {
   ): Promise<GenerateResponse> {
     const settings = this.rateLimit!
     const refusal = request.signal.aborted ? undefined : rateLimitOf(error)
-    const pause = refusal && this.limited(key, undefined).refused(0, refusal.retryAfterMs)
+    const endpoint = refusal && this.limited(key, undefined)
+    const pause = endpoint && endpoint.refused(0, refusal)
     this.leave(key, undefined)
     if (!refusal) throw error
-    if (1 > settings.maxRetries || pause! > settings.maxWaitMs) throw spent(refusal, 1, 0, pause!, settings, error)
-    return this.gated(target, request, key, { attempts: 1, waited: 0, refusedAt: failedAt, retry: true })
+    const wait = new BackoffWait(settings)
+    wait.attempts = 1
+    wait.endpoint = endpoint
+    wait.refused(refusal, failedAt)
+    const spent = wait.spentBy(pause!, error)
+    if (spent) throw spent
+    return this.gated(target, request, key, wait)
   }
 
   /** Waits for the call's turn at `key`'s call rate, when the gate has one (a call takes its token last, just before it is sent). */
-  private paced(key: string, signal: AbortSignal): Promise<void> | undefined {
+  private paced(key: string, signal: AbortSignal, bound?: WaitBound): Promise<void> | undefined {
     if (this.perSecond === undefined) return undefined
     let rate = this.rates.get(key)
     if (!rate) {
@@ -225,7 +241,7 @@ export class ModelGate extends CountedGate {
       rate = new CallRate(key, this.perSecond, this.maxQueued)
       this.rates.set(key, rate)
     }
-    return rate.take(signal)
+    return rate.take(signal, bound)
   }
 
   /**
@@ -248,13 +264,13 @@ export class ModelGate extends CountedGate {
    * Resolves with the one function that frees both; rejects with `signal.reason` when the signal
    * aborts first (the call leaves the queue at once) or `MODEL_GATE_FULL` when a queue is full.
    */
-  private async acquire(model: string, signal: AbortSignal): Promise<() => void> {
+  private async acquire(model: string, signal: AbortSignal, bound?: WaitBound): Promise<() => void> {
     if (signal.aborted) throw signal.reason
     const own = this.perModel.get(model)
-    if (own) await own.take(signal)
+    if (own) await own.take(signal, false, bound)
     if (this.global) {
       try {
-        await this.global.take(signal)
+        await this.global.take(signal, false, bound)
       } catch (error) {
         own?.free()
         throw error
@@ -268,15 +284,4 @@ export class ModelGate extends CountedGate {
       own?.free()
     }
   }
-}
-
-function spent(refusal: { endpoint: string; status?: number; retryAfterMs?: number }, attempts: number, waited: number, pause: number,
-  settings: RateLimitSettings, cause: unknown): RateLimitedError {
-  const waitedMs = Math.round(waited)
-  const status = refusal.status === undefined ? '' : ` (HTTP ${refusal.status})`
-  return new RateLimitedError('RATE_LIMITED',
-    `RATE_LIMITED: the model endpoint ${refusal.endpoint} refused ${attempts} attempt${attempts === 1 ? '' : 's'} of this call for its rate${status}; ` +
-    `the call waited ${waitedMs} ms on the endpoint's backoff and the next wait is ${pause} ms. Its retry budget is spent ` +
-    `(rateLimit.maxRetries ${settings.maxRetries}, rateLimit.maxWaitMs ${settings.maxWaitMs} ms): start fewer calls at once (maxModelCallsInFlight), or raise the budget.`,
-    { ...refusal, attempts, waitedMs }, { cause })
 }

@@ -104,11 +104,13 @@ describe('the model gate\'s shared backoff after 429/503 (rateLimit)', () => {
     process.on('warning', warned)
     try {
       const model = new Endpoint()
-      const c = await runtime({ rateLimit: { maxRetryAfterMs: MAX_TIMER_MS, maxJitterMs: MAX_TIMER_MS } }, { m: model })
+      // maxWaitMs at its bound too: the next call's wait budget ends after the pause, so it waits (its own timer armed as well).
+      const bounds = { maxRetryAfterMs: MAX_TIMER_MS, maxJitterMs: MAX_TIMER_MS, maxWaitMs: MAX_TIMER_MS }
+      const c = await runtime({ rateLimit: bounds }, { m: model })
       const refused = run(c, 'a')
       await until(() => model.inFlight === 1, 'the call began')
       model.refuse('a', MAX_TIMER_MS)
-      // The refused call gives up (its pause is past maxWaitMs); the endpoint stays paused for the next one.
+      // The refused call gives up (its pause reaches maxWaitMs); the endpoint stays paused for the next one.
       expect((await refused).stopReason).to.equal('error')
       const controller = new AbortController()
       const late = run(c, 'late', 'm', controller.signal)
