@@ -10,7 +10,7 @@ import { KeyLocks } from './locks.js'
 import { Questions } from './questions.js'
 import { declareTables, type RunCheckpoint, type StoredRun, type RunRow, type RunState, TABLES } from './records.js'
 import { deferredColumns, isNew, type RecordOptions, type Stamp } from './record-ops.js'
-import { sweep, type SweepReport } from './retention.js'
+import { removeRuns, sweep, type SweepReport } from './retention.js'
 import { listQuery, type RunFilter } from './run-filter.js'
 import { RunCount } from './run-count.js'
 import { stopStore } from './store-stop.js'
@@ -332,9 +332,9 @@ export class Checkpoints extends Service {
 
   async remove(id: string): Promise<boolean> {
     await this.drain()
-    const result = await this.ctx.database.remove(TABLES.runs, { id })
-    this.count.removed(result.removed ?? 0)
-    return (result.removed ?? 0) > 0
+    const { runs } = await removeRuns(this.store, [id])
+    this.count.removed(runs)
+    return runs > 0
   }
 
   /** Runs retention now (it also runs at start and every `sweepInterval`), then counts the runs kept. */

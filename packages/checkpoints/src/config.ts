@@ -9,11 +9,11 @@ export interface Config {
   maxTranscriptBytes?: number
   /** Longest result text or question/answer text (bytes). */
   maxTextBytes?: number
-  /** Most runs kept (every state); past it the oldest ended runs are swept, then saves of new runs fail. */
+  /** Most runs kept (every state); past it the oldest ended runs are swept with their questions, then saves of new runs fail. */
   maxRuns?: number
   /** Most pending questions at once. */
   maxPendingQuestions?: number
-  /** Ended runs, answered questions and task keys older than this are swept (ms). */
+  /** Ended runs (with their questions), answered questions and task keys older than this are swept (ms). */
   retention?: number
   /** How often the retention sweep runs (ms); it also runs at start. */
   sweepInterval?: number
@@ -33,7 +33,7 @@ export const Config: Schema<Config> = Schema.object({
   maxTextBytes: count({ min: 1, max: 16 * MIB }).default(256 * KIB).description('Longest result, question or answer text (bytes).'),
   maxRuns: count({ min: 1, max: 10_000_000 }).default(10_000).description('Most runs kept; past it the oldest ended runs are swept, then new runs are refused (CHECKPOINT_LIMIT).'),
   maxPendingQuestions: count({ min: 1, max: 1_000_000 }).default(1000).description('Most pending questions at once.'),
-  retention: count({ min: 60_000, max: 3650 * DAY }).default(7 * DAY).description('Ended runs, answered questions and task keys older than this are swept (ms).'),
+  retention: count({ min: 60_000, max: 3650 * DAY }).default(7 * DAY).description('Ended runs (with their questions), answered questions and task keys older than this are swept (ms).'),
   sweepInterval: duration({ min: 1000 }).default(3600_000).description('How often the retention sweep runs (ms); it also runs at start.'),
   maxList: count({ min: 1, max: 100_000 }).default(1000).description('Most records one list call returns.'),
   runLog: Schema.string().default('').description('The run log, a local file that keeps a settled record from a SIGKILL until the database has it: \'\' beside a SQLite file (none on PostgreSQL), \'off\' for none, or a path (one per host process).'),

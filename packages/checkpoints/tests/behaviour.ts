@@ -412,6 +412,122 @@ export function storeBehaviour(backend: () => Backend, fresh: () => Promise<void
     expect(await app.checkpoints.list({ limit: 1000 })).to.have.length(199)
   })
 
+  /** What the store holds: the ids of its runs, and every question row. */
+  async function stored(): Promise<{ runs: Set<string>; questions: Array<{ id: string; runId: string; state: string }> }> {
+    const db = app!.ctx.database
+    const runs = new Set((await db.get('subagent_run', {}, { fields: ['id'] })).map((row) => row.id))
+    return { runs, questions: await db.get('subagent_question', {}, { fields: ['id', 'runId', 'state'] }) }
+  }
+
+  it('questions go with their run: past maxRuns a trimmed run takes its questions, and every question kept has its run', async () => {
+    app = await startStore(backend(), { maxRuns: 20 })
+    const { checkpoints } = app
+    const { questions } = checkpoints
+    // The oldest run, parked: live, so never trimmed, and its pending question stays however many runs come after it.
+    await checkpoints.record({ ...ROOT, id: 'waiting', path: 'waiting', state: 'parked' }, { created: true })
+    await questions.ask({ id: 'waiting:q', runId: 'waiting', path: 'waiting', question: 'Still there?' })
+    // As the service journals a child that asks, is answered and settles: 100 runs, one question each.
+    for (let i = 0; i < 100; i++) {
+      const id = `a${i}`
+      await checkpoints.record({ ...ROOT, id, path: id }, { created: true, lazy: true })
+      await checkpoints.record({ id, state: 'parked', stopReason: 'pending' })
+      await questions.ask({ id: `${id}:q`, runId: id, path: id, question: JSON.stringify({ question: `Which region for ${i}?` }) })
+      await checkpoints.record({ id, state: 'running' })
+      await questions.answer(`${id}:q`, 'eu-west')
+      await checkpoints.record({ id, state: 'settled', result: 'done' }, { logged: true })
+    }
+    await checkpoints.drain()
+    const { runs, questions: kept } = await stored()
+    expect(runs.size).to.be.at.most(20)
+    expect(runs).to.include('waiting')
+    expect(kept.length, 'one question per kept run, none of a trimmed one').to.equal(runs.size)
+    for (const question of kept) expect(runs.has(question.runId), `${question.id}: its run is stored`).to.equal(true)
+    for (const id of runs) expect(await questions.get(`${id}:q`), `${id} keeps its question`).to.not.equal(undefined)
+    expect(await questions.get('waiting:q')).to.include({ state: 'pending' })
+  })
+
+  it('the retention sweep takes the questions of the runs it removes (one left pending as the run ended too), never a live run\'s', async () => {
+    app = await startStore(backend(), { retention: 60_000 })
+    const { checkpoints } = app
+    const { questions } = checkpoints
+    await checkpoints.save({ ...ROOT, id: 'old', path: 'old' })
+    await questions.ask({ id: 'old:q1', runId: 'old', path: 'old', question: 'First?' })
+    await questions.answer('old:q1', 'yes')
+    // Settled while parked on it: the service cancels it after the settle (or at its next start, after a stop). Nobody answers it now.
+    await questions.ask({ id: 'old:q2', runId: 'old', path: 'old', question: 'Second?' })
+    await checkpoints.save({ id: 'old', state: 'settled', result: 'done' })
+    await checkpoints.save({ ...ROOT, id: 'waiting', path: 'waiting', state: 'parked' })
+    await questions.ask({ id: 'waiting:q', runId: 'waiting', path: 'waiting', question: 'Proceed?' })
+    // A question of no stored run (the API does not check): pending, it stays (retention sweeps it once settled and old).
+    await questions.ask({ id: 'nobody:q', runId: 'nobody', path: 'nobody', question: 'Anyone?' })
+    const report = await checkpoints.sweep(Date.now() + 120_000)
+    expect(report).to.include({ runs: 1, questions: 2 })
+    expect(await questions.get('old:q1')).to.equal(undefined)
+    expect(await questions.get('old:q2')).to.equal(undefined)
+    expect(await questions.get('waiting:q')).to.include({ state: 'pending' })
+    expect(await questions.get('nobody:q')).to.include({ state: 'pending' })
+    expect((await questions.pending()).map((question) => question.id).sort()).to.deep.equal(['nobody:q', 'waiting:q'])
+  })
+
+  it('remove(id) takes the run\'s questions with it, pending ones too, and no other run\'s', async () => {
+    app = await startStore(backend())
+    const { checkpoints } = app
+    const { questions } = checkpoints
+    for (const id of ['a', 'b']) {
+      await checkpoints.save({ ...ROOT, id, path: id, state: 'parked' })
+      await questions.ask({ id: `${id}:q1`, runId: id, path: id, question: 'First?' })
+      await questions.answer(`${id}:q1`, 'yes')
+      await questions.ask({ id: `${id}:q2`, runId: id, path: id, question: 'Second?' })
+    }
+    expect(await checkpoints.remove('a')).to.equal(true)
+    expect(await checkpoints.load('a')).to.equal(undefined)
+    expect(await questions.get('a:q1')).to.equal(undefined)
+    expect(await questions.get('a:q2')).to.equal(undefined)
+    expect(await questions.get('b:q1')).to.include({ state: 'answered' })
+    expect((await questions.pending()).map((question) => question.id)).to.deep.equal(['b:q2'])
+    expect(await checkpoints.remove('a')).to.equal(false)
+    const { runs, questions: kept } = await stored()
+    expect([...runs]).to.deep.equal(['b'])
+    expect(kept.map((question) => question.id).sort()).to.deep.equal(['b:q1', 'b:q2'])
+  })
+
+  it('a run that goes live between a trim\'s read and its delete (another host continued it) stays, and keeps its questions', async () => {
+    app = await startStore(backend(), { maxRuns: 200 })
+    const { checkpoints } = app
+    const { questions } = checkpoints
+    for (let i = 0; i < 200; i++) await checkpoints.record({ ...ROOT, id: `e${i}`, path: `e${i}`, state: 'settled' }, { created: true })
+    for (const id of ['e0', 'e1']) {
+      await questions.ask({ id: `${id}:q`, runId: id, path: id, question: 'Which?' })
+      await questions.answer(`${id}:q`, 'this one')
+    }
+    // The trim reads the oldest ended runs (e0, e1); before it deletes them, e0 is taken back to running.
+    const db = app.ctx.database as unknown as { get(...args: unknown[]): Promise<Array<{ id: string }>> }
+    const get = db.get
+    let continued = false
+    db.get = async function (this: unknown, ...args: unknown[]) {
+      const rows = await get.apply(this, args)
+      const options = args[2] as { sort?: unknown } | undefined
+      if (!continued && args[0] === 'subagent_run' && options?.sort && rows.some((row) => row.id === 'e0')) {
+        continued = true
+        await app!.ctx.database.set('subagent_run', { id: 'e0' }, { state: 'running' })
+      }
+      return rows
+    }
+    try {
+      await checkpoints.record({ ...ROOT, id: 'new', path: 'new' }, { created: true })
+    } finally {
+      db.get = get
+    }
+    expect(continued, 'the trim read e0').to.equal(true)
+    expect(await checkpoints.load('e0')).to.include({ state: 'running' })
+    expect(await questions.get('e0:q')).to.include({ state: 'answered' })
+    expect(await checkpoints.load('e1')).to.equal(undefined)
+    expect(await questions.get('e1:q')).to.equal(undefined)
+    const { runs, questions: kept } = await stored()
+    expect(runs.size).to.equal(199)
+    for (const question of kept) expect(runs.has(question.runId), `${question.id}: its run is stored`).to.equal(true)
+  })
+
   it('after a restart on the same database: running runs are interrupted, parked ones stay parked', async () => {
     app = await startStore(backend())
     await app.checkpoints.save({ ...ROOT, transcript: ['turn 1'], turn: 1 })
