@@ -98,7 +98,17 @@ describe('a team\'s board: a bounded task list claimed exactly once, and members
     expect(await codeOf(() => board.add(ma, '  '))).to.equal('INVALID_TASK')
     for (let i = 1; i < MAX_TEAM_TASKS; i++) board.add(ma, `task ${i}`)
     expect(await codeOf(() => board.add(ma, 'one too many'))).to.equal('TASK_LIST_FULL')
+    // Done tasks count (a run's list drops none): the refusal says so, and what to do instead.
+    expect(() => board.add(ma, 'one too many')).to.throw(`holds ${MAX_TEAM_TASKS} tasks (open, claimed and done together; `
+      + `${MAX_TEAM_TASKS - 1} open), the most one coordinator run keeps, and it drops none until that run ends. Add no more: `
+      + 'claim and finish the open ones, or put the rest of the work in your answer for your coordinator to hand out.')
     expect(board.list()).to.have.length(MAX_TEAM_TASKS)
+    // The run ended: every call is refused, and nothing is left on the list.
+    board.close()
+    for (const refused of [() => board.list(), () => board.add(ma, 'more'), () => board.claim(mb), () => board.complete(ma, 2), () => board.member(a)]) {
+      expect(await codeOf(refused)).to.equal('BOARD_CLOSED')
+    }
+    expect(board.closed).to.equal(true)
   })
 
   it('posts reach a running sibling\'s inbox with the sender\'s handle id; an idle, closed, unknown or ambiguous one is refused loudly', async () => {

@@ -1,9 +1,10 @@
 // A team's board: its members' handles and a shared, bounded task list (add, claim exactly once,
-// complete). One board per coordinator run (the agent whose team tool started the members).
+// complete). One board per coordinator run (one turn of the agent whose team tool started the members),
+// closed when that run ends (talk-load.ts).
 import { CodedError, headChars, quotedLines } from '@cordis-subagents/shared'
 import { AgentHandle, type Agent } from '@cordis-subagents/agent'
 
-/** Most tasks one board holds, open, claimed and done together; an `add` past it gets `TASK_LIST_FULL`. */
+/** Most tasks one board (one coordinator run) holds, open, claimed and done together; an `add` past it gets `TASK_LIST_FULL`. */
 export const MAX_TEAM_TASKS = 256
 /** Most members one board remembers (running or ended); past it the oldest ended member is forgotten. */
 const MAX_TEAM_MEMBERS = 256
@@ -17,7 +18,7 @@ export const MAX_TASK_TEXT = 2_000
 
 export type TeamErrorCode =
   | 'NOT_A_MEMBER' | 'NO_SUCH_MEMBER' | 'AMBIGUOUS_MEMBER' | 'MEMBER_CLOSED' | 'TASK_LIST_FULL'
-  | 'NO_SUCH_TASK' | 'NO_OPEN_TASK' | 'ALREADY_CLAIMED' | 'NOT_CLAIMER' | 'ALREADY_DONE' | 'INVALID_TASK'
+  | 'NO_SUCH_TASK' | 'NO_OPEN_TASK' | 'ALREADY_CLAIMED' | 'NOT_CLAIMER' | 'ALREADY_DONE' | 'INVALID_TASK' | 'BOARD_CLOSED'
 
 export class TeamError extends CodedError<TeamErrorCode> {
   override name = 'TeamError'
@@ -48,12 +49,34 @@ export class TeamBoard {
   private readonly joining = new Set<Promise<void>>()
   /** Wakes whoever waits for a member to join (`until`). */
   private wake?: () => void
+  /** Set by `close`: the coordinator run this board belongs to has ended. */
+  private ended = false
 
   /** `coordinator`: the agent whose team this is (told about a message nobody could read). */
   constructor(private readonly coordinator: Agent) {}
 
-  /** Records a running member (`name`: its definition) under its own agent. */
+  /** Whether the run this board belongs to has ended (`close`): every call of it is refused `BOARD_CLOSED`. */
+  get closed(): boolean {
+    return this.ended
+  }
+
+  /**
+   * The coordinator run ended: its tasks go, and every later call (a member still at work, or continued after an
+   * answer) is refused `BOARD_CLOSED`. The members stay for `bounce` only: a message one of them never read still
+   * goes back to its sender or the coordinator. The coordinator no longer holds the board, so it lives only as long
+   * as its members do.
+   */
+  close(): void {
+    if (this.ended) return
+    this.ended = true
+    this.tasks.length = 0
+    this.joining.clear()
+    this.changed()
+  }
+
+  /** Records a running member (`name`: its definition) under its own agent; a closed board takes none. */
   join(name: string, agent: Agent): void {
+    if (this.ended) return
     if (this.members.size >= MAX_TEAM_MEMBERS) {
       for (const [key, member] of this.members) {
         if (!member.agent.disposed) continue
@@ -100,7 +123,9 @@ export class TeamBoard {
 
   /** The member `agent` is, waiting for starts still on their way; `NOT_A_MEMBER` when it is none of this team's. */
   async member(agent: unknown): Promise<Member> {
+    this.checkOpen()
     await this.until(() => this.members.has(agent as Agent))
+    this.checkOpen()
     const member = this.members.get(agent as Agent)
     if (!member) throw new TeamError('NOT_A_MEMBER', 'Only a member of a running team can use its board and post to its members; this agent is none.')
     return member
@@ -129,7 +154,9 @@ export class TeamBoard {
    * the same step is known): `MEMBER_CLOSED` when it is not running, else the inbox's own errors.
    */
   async post(from: Member, to: string, message: string): Promise<Member> {
+    this.checkOpen()
     await this.until(() => [...this.members.values()].some((member) => member !== from && (member.name === to || member.handle.id === to)))
+    this.checkOpen()
     const target = this.recipient(from, to)
     // A member that is not running will never read it (its delegation ended): refused, not queued.
     if (target.agent.disposed || !target.agent.running) {
@@ -167,11 +194,15 @@ export class TeamBoard {
     wake?.()
   }
 
-  /** Adds an open task; `TASK_LIST_FULL` past `MAX_TEAM_TASKS`. */
+  /** Adds an open task; `TASK_LIST_FULL` past `MAX_TEAM_TASKS` (done tasks count: a run's list drops none). */
   add(by: Member, title: string): TeamTask {
+    this.checkOpen()
     const text = checkText(title, 'A task title')
     if (this.tasks.length >= MAX_TEAM_TASKS) {
-      throw new TeamError('TASK_LIST_FULL', `The team's task list holds ${MAX_TEAM_TASKS} tasks already; finish the open ones instead of adding more.`)
+      const open = this.tasks.filter((task) => task.state === 'open').length
+      throw new TeamError('TASK_LIST_FULL', `The team's task list is full: it holds ${MAX_TEAM_TASKS} tasks (open, claimed and done `
+        + `together; ${open} open), the most one coordinator run keeps, and it drops none until that run ends. Add no more: `
+        + 'claim and finish the open ones, or put the rest of the work in your answer for your coordinator to hand out.')
     }
     const task: TeamTask = { id: this.tasks.length + 1, title: text, state: 'open', addedBy: by.handle.id }
     this.tasks.push(task)
@@ -180,6 +211,7 @@ export class TeamBoard {
 
   /** Claims task `id` (else the oldest open one) for `by`: exactly once, whoever asks. */
   claim(by: Member, id?: number): TeamTask {
+    this.checkOpen()
     const task = id === undefined ? this.tasks.find((open) => open.state === 'open') : this.task(id)
     if (!task) throw new TeamError('NO_OPEN_TASK', 'No open task is left on the team\'s list.')
     if (task.state !== 'open') {
@@ -192,6 +224,7 @@ export class TeamBoard {
 
   /** Completes task `id`, which `by` claimed. */
   complete(by: Member, id: number, note?: string): TeamTask {
+    this.checkOpen()
     const task = this.task(id)
     if (task.state === 'done') throw new TeamError('ALREADY_DONE', `Task ${task.id} is done already.`)
     if (task.claimedBy !== by.handle.id) {
@@ -204,7 +237,14 @@ export class TeamBoard {
 
   /** Every task, oldest first (copies). */
   list(): TeamTask[] {
+    this.checkOpen()
     return this.tasks.map((task) => ({ ...task }))
+  }
+
+  private checkOpen(): void {
+    if (!this.ended) return
+    throw new TeamError('BOARD_CLOSED', 'The coordinator run that started you has ended, and its team board (tasks, teammates) with '
+      + 'it; nothing was changed. Finish your own task without the board and put what your teammates needed in your answer.')
   }
 
   private task(id: number): TeamTask {

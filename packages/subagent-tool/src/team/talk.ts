@@ -32,16 +32,16 @@ function failure(error: unknown): ToolResult {
 }
 
 /**
- * The two talk tools of a team tool load: `<toolName>_tasks` and `<toolName>_post`. `boardOf(coordinator)`
- * is the board of the run whose members call them (a member's parent is its coordinator).
+ * The two talk tools of a team tool load: `<toolName>_tasks` and `<toolName>_post`. `boardOf(caller)` is the
+ * board of the coordinator run that started the calling member (closed once that run ended), if any.
  */
 export function talkTools(
-  toolName: string, boardOf: (coordinator: Agent) => TeamBoard | undefined,
+  toolName: string, boardOf: (caller: Agent) => TeamBoard | undefined,
 ): [Tool<typeof tasksInput>, Tool<typeof postInput>] {
   const names = talkNames(toolName)
   const memberOf = async (exec: ToolExecContext) => {
     const caller = exec.agent as Agent
-    const board = caller.parent && boardOf(caller.parent)
+    const board = boardOf(caller)
     if (!board) return { board: undefined, member: undefined }
     return { board, member: await board.member(caller) }
   }
@@ -49,7 +49,7 @@ export function talkTools(
 
   const tasks: Tool<typeof tasksInput> = {
     name: names.tasks,
-    description: 'Your team\'s shared task list (every teammate started by the same coordinator run sees it): add a task, claim one (each task is claimed by exactly one teammate), complete the one you claimed, list them all.',
+    description: 'Your team\'s shared task list (every teammate started by the same coordinator run sees it; it ends with that run): add a task, claim one (each task is claimed by exactly one teammate), complete the one you claimed, list them all.',
     input: tasksInput,
     async execute(input, exec) {
       try {
