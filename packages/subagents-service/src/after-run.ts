@@ -1,11 +1,12 @@
 import type { Context, Logger } from 'cordis'
 import { LRUCache } from 'lru-cache'
 import type { Agent, AgentObserver, DelegationAccount, DelegationEntry, DelegationState } from '@cordis-subagents/agent'
+import { callsSize, imagesSize } from './verbs/transcript-parts.js'
 import type { BackgroundRegistry } from './background/book.js'
 import {
-  type AbortScope, describeError, emitIsolatedOn, handleRejection, hasListenersOn, headBytes, KeptWith, withoutCallerTracing,
+  type AbortScope, describeError, emitIsolatedOn, handleRejection, hasListenersOn, headBytes, KeptWith,
 } from '@cordis-subagents/shared'
-import { type EventSink, observeDirect, type SubagentEventHandlers, type SubagentEventMap } from './events.js'
+import { EventListeners, type EventSink, type SubagentEventHandlers, type SubagentEventMap } from './events.js'
 import type { LiveRun } from './run/delegation.js'
 import type { SubagentOutcome, SubagentRun, SubagentRunInfo, SubagentStopReason } from './types.js'
 import {
@@ -17,24 +18,12 @@ import {
 // keep what a run leaves behind: its outcome, re-readable by run id (`ResultBook`), the run while it can be continued
 // (`ContinuableRuns`, verbs/continuation.ts), and the account of every delegation of a root's tree (issue 44 item 4).
 
-type AnyHandler = (...args: unknown[]) => void
-
 /** Emits the service's events, every listener isolated: one that throws or rejects is logged (it must not veto a run's end). */
-export class SubagentEvents implements EventSink {
-  /** Read once: `ctx.lifecycle` is cordis' caller-tracing proxy, which builds a shadow context on every read. */
-  private readonly lifecycle: Context['lifecycle']
-
-  constructor(ctx: Context, private readonly log: Logger) {
-    this.lifecycle = withoutCallerTracing(ctx.lifecycle)
-  }
-  /** Direct listeners by event (`observe`): called without cordis' per-call caller tracing. */
-  private readonly direct = new Map<string, Set<AnyHandler>>()
+export class SubagentEvents extends EventListeners implements EventSink {
+  constructor(ctx: Context, private readonly log: Logger) { super(ctx) }
 
   /** Whether event `name` has a listener now (so an emitter can skip building what nobody reads). */
   has(name: keyof SubagentEventMap): boolean { return this.direct.has(name) || hasListenersOn(this.lifecycle, name) }
-
-  /** Calls each handler as its event is emitted, after the cordis listeners, isolated like them, without caller tracing. */
-  observe(handlers: SubagentEventHandlers): () => void { return observeDirect(this.direct, handlers) }
 
   emit<K extends keyof SubagentEventMap>(name: K, ...args: SubagentEventMap[K]): void {
     const failed = (error: unknown) => this.log.warn('a listener of %s failed (ignored): %s', name, describeError(error))
@@ -42,13 +31,7 @@ export class SubagentEvents implements EventSink {
     const direct = this.direct.get(name)
     if (!direct) return
     // A live Set: a handler that unsubscribes (itself or another) while this runs is fine.
-    for (const handler of direct) {
-      try {
-        handleRejection(handler(...args), failed)
-      } catch (error) {
-        failed(error)
-      }
-    }
+    for (const handler of direct) try { handleRejection(handler(...args), failed) } catch (error) { failed(error) }
   }
 }
 
@@ -125,27 +108,31 @@ export class ResultBook {
 
 /** What the `subagent/end` listener of the continuable runs (`ContinuableRuns`, verbs/continuation.ts) keeps. */
 type ContinuableBook = { readonly book: LRUCache<string, ContinuableEntry>; readonly inFlight: Map<string, number>
-  readonly live: Map<string, LiveRun> }
+  readonly live: Map<string, LiveRun>; readonly sizes: Map<string, number>; readonly dropped: LRUCache<string, string> }
 
 export function keepContinuable(runs: ContinuableBook) {
   return (info: SubagentRunInfo, outcome: SubagentOutcome) => continuableEnded(runs, runs.live.get(info.runId), outcome)
 }
 
-/** A run ended (at `endedAt`, epoch ms, now unless given): kept continuable (the newest; past the cap the oldest goes) if it can be. */
+/** A run ended (at `endedAt`, epoch ms, now unless given): kept continuable if it can be, sized as its child's transcript
+ * (`runObserver`; one not on ctx.agents here: 4 KiB and its output); past the count or byte bound the oldest go (`dropped`). */
 export function continuableEnded(runs: ContinuableBook, run: LiveRun | undefined, outcome: SubagentOutcome, endedAt?: number): void {
   if (!run) return
   const continues = runs.inFlight.get(run.id) ?? 0
   runs.inFlight.delete(run.id)
+  const measured = runs.sizes.get(run.childId!)
+  runs.sizes.delete(run.childId!)
   const providerRun = run.providerRun
   if (typeof providerRun?.continueWith !== 'function') return
   const { info } = run
   const now = performance.now()
   const mono = endedAt === undefined ? now : now - (Date.now() - endedAt)
   const entry = new Continuable(run.id, info.provider, info.parentId, endedAt ?? Date.now(), mono, outcome.stopReason, continues,
-    providerRun, run.parent)
+    providerRun, measured ?? 4096 + outcome.output.length, run.parent)
   if (info.label) entry.label = info.label
+  if (entry.size > runs.book.maxSize) return void runs.dropped.set(run.id, info.parentId) // alone past the bound: not kept
   holdParent(entry)
-  runs.book.set(run.id, entry)
+  runs.book.set(run.id, entry, { size: entry.size })
   trimContinuable(runs.book, now)
 }
 
@@ -154,7 +141,7 @@ class Continuable implements ContinuableEntry {
   declare label?: string; declare letGo?: () => void
   constructor(readonly runId: string, readonly provider: string, readonly parentId: string, readonly endedAt: number,
     readonly endedMono: number, readonly stopReason: SubagentStopReason, readonly continues: number, readonly run: SubagentRun,
-    public parent?: Agent) {}
+    readonly size: number, public parent?: Agent) {}
 }
 
 /** The entry keeps its parent until the parent is disposed (an agent of `ctx.agents` says when; another is kept as it is). */
@@ -231,8 +218,7 @@ export class DelegationAccounts {
   /** The account of `root`'s tree, or undefined when nothing was delegated under it. `max`: most entries listed. */
   account(root: Agent, max = MAX_ACCOUNT_LISTED): DelegationAccount | undefined {
     const book = this.books.get(root)
-    if (!book) return undefined
-    return summary(book.entries.values(), this.unreadRuns(book), max, book.forgotten, book.forgottenTotal)
+    return book && summary(book.entries.values(), this.unreadRuns(book), max, book.forgotten, book.forgottenTotal)
   }
 
   /** A root's turn begins (`resumed`: a resume after a question, whose turn goes on counting); held until its end. */
@@ -314,11 +300,27 @@ export class DelegationAccounts {
   }
 }
 
-/** Puts a root run's account on its result (`result.children`); declines a child's run, which pays nothing for it. */
-export function rootRunObserver(accounts: DelegationAccounts): AgentObserver {
+/**
+ * Puts a root run's account on its result (`result.children`). Keeps each child's transcript size as its turns add to it, by agent
+ * id until its run's end takes it (`sizes`, `MAX_CONTINUABLE_BYTES`; 4,096 at most, the oldest go: an agent no run made is never
+ * taken): 64 and the text of each prompt, model response and tool result, calls and images by `verbs/transcript-parts.ts` (entered
+ * only for those). Nothing is read back from the transcript; what a fork inherits is its parent's, not counted.
+ */
+export function runObserver(accounts: DelegationAccounts, sizes: Map<string, number>): AgentObserver {
+  const grow = (agent: Agent, by: number) => sizes.set(agent.id, (sizes.get(agent.id) ?? 0) + by)
   return {
-    runStart: (agent, _prompt, resumed) => agent.parent ? false : accounts.turnStarted(agent, resumed !== undefined),
+    runStart: (agent, prompt, resumed) => {
+      if (!agent.parent) return accounts.turnStarted(agent, resumed !== undefined)
+      if (grow(agent, 64 + prompt.length).size > 4096) sizes.delete(sizes.keys().next().value!)
+    },
+    modelCallEnd: (agent, _step, response) => {
+      if (agent.parent && response) grow(agent, 64 + response.text.length + (response.toolCalls.length && callsSize(response.toolCalls)))
+    },
+    toolCallEnd: (agent, _step, _call, { content, images }) => {
+      if (agent.parent) grow(agent, 64 + content.length + (images?.length ? imagesSize(images) : 0))
+    },
     runEnd: (agent, result) => {
+      if (agent.parent) return
       const account = accounts.turnEnded(agent, result.stopReason === 'pending')
       if (account) result.children = account
     },

@@ -1,6 +1,7 @@
-import type { PendingQuestion } from '@cordis-subagents/shared'
+import type { Context } from 'cordis'
+import { type PendingQuestion, withoutCallerTracing } from '@cordis-subagents/shared'
 import type { SubagentError } from './errors.js'
-// The service's events, their arguments and handlers, and adding a direct listener (`SubagentEvents.observe`). The
+// The service's events, their arguments and handlers, and their direct listeners (`SubagentEvents.observe`). The
 // emitter and the listeners that keep what a run leaves are after-run.ts.
 import type { SubagentOutcome, SubagentProvider, SubagentRunInfo, SubagentUpdate } from './types.js'
 
@@ -64,20 +65,31 @@ export interface EventSink {
 
 type AnyHandler = (...args: unknown[]) => void
 
-/** Adds each handler of `handlers` to `direct` (listeners by event name); returns the unsubscribe. */
-export function observeDirect(direct: Map<string, Set<AnyHandler>>, handlers: SubagentEventHandlers): () => void {
-  const added: [string, AnyHandler][] = []
-  for (const [name, handler] of Object.entries(handlers)) {
-    if (typeof handler !== 'function') continue
-    const set = direct.get(name) ?? new Set()
-    set.add(handler as AnyHandler)
-    direct.set(name, set)
-    added.push([name, handler as AnyHandler])
-  }
-  return () => {
-    for (const [name, handler] of added) {
-      const set = direct.get(name)
-      if (set?.delete(handler) && !set.size) direct.delete(name)
+/** The listeners of the service's events: cordis' (on `lifecycle`), and direct ones (`observe`), called without caller tracing. */
+export class EventListeners {
+  /** Read once: `ctx.lifecycle` is cordis' caller-tracing proxy, which builds a shadow context on every read. */
+  protected readonly lifecycle: Context['lifecycle']
+  /** Direct listeners by event name. */
+  protected readonly direct = new Map<string, Set<AnyHandler>>()
+
+  constructor(ctx: Context) { this.lifecycle = withoutCallerTracing(ctx.lifecycle) }
+
+  /** Calls each handler as its event is emitted, after the cordis listeners, isolated like them; returns the unsubscribe. */
+  observe(handlers: SubagentEventHandlers): () => void {
+    const { direct } = this
+    const added: [string, AnyHandler][] = []
+    for (const [name, handler] of Object.entries(handlers)) {
+      if (typeof handler !== 'function') continue
+      const set = direct.get(name) ?? new Set()
+      set.add(handler as AnyHandler)
+      direct.set(name, set)
+      added.push([name, handler as AnyHandler])
+    }
+    return () => {
+      for (const [name, handler] of added) {
+        const set = direct.get(name)
+        if (set?.delete(handler) && !set.size) direct.delete(name)
+      }
     }
   }
 }

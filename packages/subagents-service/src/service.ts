@@ -26,7 +26,7 @@ import type { KeptResult } from './verbs/results.js'
 import { ContinuableRuns, type ContinueOptions, continuingProvider } from './verbs/continuation.js'
 import { checkProvider } from './admission/provider-check.js'
 import { stopAdmissions } from './admission/waiters.js'
-import { DelegationAccounts, rootRunObserver } from './after-run.js'
+import { DelegationAccounts, runObserver } from './after-run.js'
 import type { Agent, DelegationAccount } from '@cordis-subagents/agent'
 import type {
   BeginOptions, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentRunInfo, SubagentStart, TraceContextSource,
@@ -81,9 +81,9 @@ export class SubagentService extends Service<Config> {
     this.parked = new ParkedBook(this.log, this.live)
     this.results.keepFrom(this.events)
     this.events.observe(this.accounts.handlers())
-    ctx.inject(['agents'], (inner) => { inner.agents.observe(rootRunObserver(this.accounts)) })
     this.continuable = new ContinuableRuns(ctx, this.live, this.events, (name, request, options) => this.begin(name, request, options),
       () => this.journal)
+    ctx.inject(['agents'], (inner) => { inner.agents.observe(runObserver(this.accounts, this.continuable.sizes)) })
     useCheckpointJournal(ctx, this, this.log)
   }
 

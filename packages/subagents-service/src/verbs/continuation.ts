@@ -9,7 +9,7 @@ import { continuableEnded, expired, holdParent, keepContinuable, type SubagentEv
 import type {
   BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentStart, SubagentUpdate,
 } from '../types.js'
-import { CONTINUE_WINDOW_MS, type ContinuableEntry, type ContinuableRunInfo, MAX_CONTINUABLE_RUNS } from './results.js'
+import { CONTINUE_WINDOW_MS, type ContinuableEntry, type ContinuableRunInfo, MAX_CONTINUABLE_BYTES, MAX_CONTINUABLE_RUNS } from './results.js'
 
 // Continuing a run that ended (`ctx.subagents.continue`): a new turn of the same child, asked for
 // by someone, on its transcript. Never a re-run of the turn that ended: that one stays settled.
@@ -40,8 +40,12 @@ interface ContinueBook {
   readonly ctx: Context
   readonly live: Map<string, LiveRun>
   readonly book: LRUCache<string, ContinuableEntry>
+  /** Runs dropped from the book for room (count or bytes), by run id: their parent's id. */
+  readonly dropped: LRUCache<string, string>
   /** Runs being continued now: the continues they had (their entry is back when the new turn ends). */
   readonly inFlight: Map<string, number>
+  /** Child transcripts' sizes by agent id, while their runs live (after-run.ts `runObserver`). */
+  readonly sizes: Map<string, number>
   /** The service's journal now: with a durable store, the continue claims the run's record there first. */
   readonly journal: () => RunJournal
   begin(provider: string, request: SubagentRequest, options: BeginOptions): SubagentStart
@@ -66,12 +70,18 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
   runs.trim(now)
   const entry = runs.book.peek(runId)
   const foreign = options.parent && entry?.parent !== options.parent
-  if (!entry || runs.isExpired(entry, now) || foreign) throw notContinuable(runId, !!options.parent)
+  if (!entry || runs.isExpired(entry, now) || foreign) {
+    const dropped = runs.dropped.get(runId)
+    throw notContinuable(runId, !!options.parent, !entry && dropped !== undefined && (!options.parent || dropped === options.parent.id))
+  }
   if (entry.continues >= MAX_CONTINUES_PER_RUN) {
     throw new SubagentError('CONTINUE_LIMIT', `Run ${runId} was continued ${entry.continues} times (the limit per run); delegate a new task instead.`)
   }
   runs.book.delete(runId)
   runs.inFlight.set(runId, entry.continues + 1)
+  // The new turn's child goes on from the transcript it had (spawn/fork keep the child's agent id): its size counts on from it.
+  const childId = entry.run.childId
+  if (childId !== undefined) runs.sizes.set(childId, entry.size)
   let claim: ContinueClaim | undefined
   let parent: Agent | undefined
   let fresh = false
@@ -89,8 +99,9 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
   } catch (error) {
     await claim?.release()
     runs.inFlight.delete(runId)
+    if (childId !== undefined) runs.sizes.delete(childId)
     holdParent(entry)
-    runs.book.set(runId, entry)
+    runs.book.set(runId, entry, { size: entry.size })
     if (fresh) await parent?.dispose()
     throw error
   }
@@ -103,20 +114,40 @@ function freshParent(ctx: Context, runId: string): Agent {
   return agents.create({ label: `continuing parent of ${runId}` })
 }
 
-function notContinuable(runId: string, scoped: boolean): SubagentError {
+function notContinuable(runId: string, scoped: boolean, dropped: boolean): SubagentError {
+  if (dropped) {
+    return new SubagentError('NOT_FOUND', `Run ${JSON.stringify(runId.slice(0, 100))} can no longer be continued: it was dropped to bound `
+      + `memory (this host keeps the ${MAX_CONTINUABLE_RUNS} continuable runs that ended last, at most `
+      + `${MAX_CONTINUABLE_BYTES / 1024 / 1024} MiB of their transcripts). Delegate a new task instead.`)
+  }
   return new SubagentError('NOT_FOUND', `No run ${JSON.stringify(runId.slice(0, 100))} can be continued${scoped ? ' by you' : ''}: `
     + `it did not end on this host${scoped ? ', is not one you delegated' : ''}, ended more than ${CONTINUE_WINDOW_MS / 60_000} min ago, `
     + 'or its provider cannot continue runs (see ctx.subagents.continuable.list()). Delegate a new task instead.')
 }
 
 /**
- * The ended runs this host can continue: bounded in count (`MAX_CONTINUABLE_RUNS`) and in time
- * (`CONTINUE_WINDOW_MS`), no timers (expired entries are dropped as the book is used). An entry
- * holds the provider's run (its child's transcript) and, until it is disposed, the parent agent; nothing is copied.
+ * The ended runs this host can continue: bounded in count (`MAX_CONTINUABLE_RUNS`), in the memory their children's
+ * transcripts take (`MAX_CONTINUABLE_BYTES`, each as estimated while its child ran) and in time (`CONTINUE_WINDOW_MS`), no
+ * timers (expired entries are dropped as the book is used). An entry holds the provider's run (its child's transcript)
+ * and, until it is disposed, the parent agent; nothing is copied.
  */
 export class ContinuableRuns {
-  /** @internal oldest first: an LRU cache only `peek`ed, so in the order runs ended; past the cap the oldest goes, in O(1). */
-  readonly book = new LRUCache<string, ContinuableEntry>({ max: MAX_CONTINUABLE_RUNS, dispose: (entry) => entry.letGo?.() })
+  /** @internal run ids dropped for room (past the count or the byte bound), with their parent's id: a continue of one says so. */
+  readonly dropped = new LRUCache<string, string>({ max: 4 * MAX_CONTINUABLE_RUNS })
+  /**
+   * @internal oldest first: an LRU cache only `peek`ed, so in the order runs ended; past the count or the byte bound the oldest
+   * go, each in O(1) (`maxSize`: each entry is set with its size).
+   */
+  readonly book = new LRUCache<string, ContinuableEntry>({
+    max: MAX_CONTINUABLE_RUNS,
+    maxSize: MAX_CONTINUABLE_BYTES,
+    dispose: (entry, runId, reason) => {
+      entry.letGo?.()
+      if (reason === 'evict') this.dropped.set(runId, entry.parentId)
+    },
+  })
+  /** @internal each child agent's transcript size so far, by agent id, until its run's end takes it (after-run.ts `runObserver`). */
+  readonly sizes = new Map<string, number>()
   /** @internal runs being continued now: the continues they had (their entry is back when the new turn ends). */
   readonly inFlight = new Map<string, number>()
 
@@ -141,11 +172,14 @@ export class ContinuableRuns {
     const now = performance.now()
     for (const entry of this.book.rvalues()) {
       if (!entry || (parent && entry.parent !== parent) || expired(entry, now)) continue
-      const { run: _run, parent: _parent, letGo: _letGo, endedMono: _endedMono, ...info } = entry
+      const { run: _run, parent: _parent, letGo: _letGo, endedMono: _endedMono, size: _size, ...info } = entry
       listed.push(info)
     }
     return listed
   }
+
+  /** How many runs are kept continuable now, and their children's transcripts' size in all (as estimated while each ran). */
+  get size(): { runs: number; bytes: number } { return { runs: this.book.size, bytes: this.book.calculatedSize } }
 
   /** See `SubagentService.continue`. */
   continue(runId: string, message: string, options: ContinueOptions = {}): Promise<SubagentHandle> {

@@ -55,6 +55,12 @@ export interface ResultLimits {
 export const CONTINUE_WINDOW_MS = 60 * 60_000
 /** Most ended runs one service keeps continuable; the one that ended longest ago is dropped first. */
 export const MAX_CONTINUABLE_RUNS = 256
+/**
+ * Most of their children's transcripts the continuable runs hold in all, as estimated while each child ran (characters of
+ * its texts, about a byte each, and a fixed amount per message, tool call and image; after-run.ts `runObserver`): past it
+ * the runs that ended longest ago are dropped first, and a run whose transcript alone is larger is not kept at all.
+ */
+export const MAX_CONTINUABLE_BYTES = 64 * 1024 * 1024
 
 /** A run that ended and can be continued, as `ctx.subagents.continuable()` lists it. */
 export interface ContinuableRunInfo {
@@ -79,4 +85,6 @@ export interface ContinuableEntry extends ContinuableRunInfo {
   parent?: Agent
   /** Stops watching the parent's dispose (the entry left the book first). */
   letGo?: () => void
+  /** What its child's transcript holds, as estimated while the child ran (counted against `MAX_CONTINUABLE_BYTES`). */
+  size: number
 }
