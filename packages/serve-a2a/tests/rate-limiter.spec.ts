@@ -2,27 +2,8 @@
 // The per-credential rate limit (rateLimit) measures its minute on the monotonic clock: a step of the wall clock (an NTP
 // correction, a VM resumed, `date -s`) neither gives a spent minute back early nor refuses a credential long after it.
 import { expect } from 'chai'
-import { withSteppedClock } from '@cordis-subagents/test-support'
+import { withClocks } from '@cordis-subagents/test-support'
 import { RateLimiter } from '../src/guards.js'
-
-/**
- * `body` with the wall clock steppable (`step`) and real time passing on demand (`pass(ms)`: both clocks move on `ms`),
- * so a minute goes by without waiting it out. performance.now() is restored however `body` ends.
- */
-async function withClocks(body: (clock: { step(ms: number): void; pass(ms: number): void }) => void): Promise<void> {
-  await withSteppedClock((step) => {
-    const real = performance.now
-    const own = Object.getOwnPropertyDescriptor(performance, 'now')
-    let passed = 0
-    performance.now = () => real.call(performance) + passed
-    try {
-      body({ step, pass: (ms) => { passed += ms; step(ms) } })
-    } finally {
-      if (own) Object.defineProperty(performance, 'now', own)
-      else Reflect.deleteProperty(performance, 'now')
-    }
-  })
-}
 
 describe('serve-a2a: the rate limit across wall-clock steps', () => {
   it('a credential refused this minute stays refused when the wall clock steps forward 1 h', async () => {

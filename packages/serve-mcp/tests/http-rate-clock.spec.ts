@@ -3,7 +3,7 @@
 // clock (an NTP correction, a VM resumed, `date -s`) neither gives a spent minute back early nor keeps refusing every
 // client long after it. In process: the front's admission, never listening; a minute passes without being waited out.
 import { expect } from 'chai'
-import { withSteppedClock } from '@cordis-subagents/test-support'
+import { withClocks } from '@cordis-subagents/test-support'
 import { HttpFront } from '../src/http.js'
 
 /** A front that never listens, admitting 2 requests a minute (`admit()`: one request's turn at the limit). */
@@ -15,25 +15,6 @@ function front(): () => boolean {
   })
   const admission = http as unknown as { admitRate(): boolean }
   return () => admission.admitRate()
-}
-
-/**
- * `body` with the wall clock steppable (`step`) and real time passing on demand (`pass(ms)`: both clocks move on `ms`),
- * so a minute goes by without waiting it out. performance.now() is restored however `body` ends.
- */
-async function withClocks(body: (clock: { step(ms: number): void; pass(ms: number): void }) => void): Promise<void> {
-  await withSteppedClock((step) => {
-    const real = performance.now
-    const own = Object.getOwnPropertyDescriptor(performance, 'now')
-    let passed = 0
-    performance.now = () => real.call(performance) + passed
-    try {
-      body({ step, pass: (ms) => { passed += ms; step(ms) } })
-    } finally {
-      if (own) Object.defineProperty(performance, 'now', own)
-      else Reflect.deleteProperty(performance, 'now')
-    }
-  })
 }
 
 describe('serve-mcp over HTTP: the request limit across wall-clock steps', () => {

@@ -1,6 +1,6 @@
 export { eventually, type PollOptions, within } from './wait.js'
 export { threadCount } from './threads.js'
-export { withSteppedClock } from './wall-clock.js'
+export { withClocks, withSteppedClock } from './wall-clock.js'
 export { loaderApp } from './loader-app.js'
 export { ACTIVE, codeOf, FAILED, type LoadedApp, startLoadedApp } from './loaded-app.js'
 export { freePort } from './ports.js'
