@@ -70,9 +70,9 @@ describe('durable: a stored parked run ends at its question\'s deadline after a 
 
   it('is listed until its deadline, then ends timeout in the store: its question cancelled, a resume refused', async () => {
     const file = join(dir, 'live.db')
-    const { runId, expiresAt } = await parkAndStop(file, 3000)
+    const { runId, expiresAt } = await parkAndStop(file, 1500)
     const answered = { count: 0 }
-    const second = await host(file, 3000, answered)
+    const second = await host(file, 1500, answered)
     hosts.push(second)
     await waitFor(() => second.ctx.subagents.pending().some((p) => p.runId === runId), 'the parked run listed')
     await waitFor(async () => (await second.ctx.checkpoints.load(runId))?.state === 'settled', 'the stored run ended', 30_000)
@@ -126,16 +126,16 @@ describe('durable: a stored parked run ends at its question\'s deadline after a 
     const file = join(dir, 'damaged.db')
     // A row another writer (or a hand edit) left, older than the good run (so listed before it): parked, its question's
     // deadline a string.
-    const first = await host(file, 3000)
+    const first = await host(file, 1500)
     hosts.push(first)
     const damaged = 'run-damaged-deadline'
     await first.ctx.checkpoints.save({ id: damaged, path: `root/${damaged}`, parent: '', provider: 'spawn', state: 'parked' })
     const question = { id: 'q-damaged', kind: 'ask', text: 'Which?', path: [], expiresAt: 'soon' }
     await first.ctx.checkpoints.questions.ask({ id: `${damaged}:q-damaged`, runId: damaged, path: damaged, question: JSON.stringify(question) })
     await first.stop()
-    const { runId, expiresAt } = await parkAndStop(file, 3000)
+    const { runId, expiresAt } = await parkAndStop(file, 1500)
     // The next start lists both; the good run's deadline is still ahead, so its timer is what ends it.
-    const third = await host(file, 3000)
+    const third = await host(file, 1500)
     hosts.push(third)
     await waitFor(async () => (await third.ctx.checkpoints.load(runId))?.state === 'settled', 'the good run ended at its deadline')
     expect(Date.now()).to.be.at.least(expiresAt)
