@@ -1,15 +1,8 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import type { Context } from 'cordis'
-import { z } from 'zod'
-import type { Tool } from '@cordis-subagents/tools'
 import { AgentError, askParentTool, type BudgetEvent, ScriptedModel } from '@cordis-subagents/agent'
-import { isBalanced, setup, toolPlugin } from './helpers.js'
-
-const echo: Tool<any> = {
-  name: 'echo', description: 'echoes', input: z.object({ text: z.string() }),
-  execute: ({ text }: { text: string }) => ({ content: `echo ${text}` }),
-}
+import { echo, isBalanced, setup, toolPlugin } from './helpers.js'
 
 describe('onBudget suspend: a run parks at a limit instead of stopping', () => {
   let ctx: Context

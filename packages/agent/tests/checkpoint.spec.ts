@@ -1,17 +1,11 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import type { Context } from 'cordis'
-import { z } from 'zod'
-import type { Tool, ToolSuspension } from '@cordis-subagents/tools'
+import type { ToolSuspension } from '@cordis-subagents/tools'
 import { type AgentCheckpoint, AgentError, askParentTool, type ChatModel, ScriptedModel } from '@cordis-subagents/agent'
-import { deferred, isBalanced, makeTool, setup, toolPlugin } from './helpers.js'
+import { deferred, echo, isBalanced, makeTool, setup, toolPlugin } from './helpers.js'
 
 const usage = { inputTokens: 10, outputTokens: 2 }
-
-const echo: Tool<any> = {
-  name: 'echo', description: 'echoes', input: z.object({ text: z.string() }),
-  execute: ({ text }: { text: string }) => ({ content: `echo ${text}` }),
-}
 
 /** JSON through a string, as a database would hand it back. */
 function stored<T>(value: T): T {

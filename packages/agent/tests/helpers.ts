@@ -1,4 +1,5 @@
 import { Context } from 'cordis'
+import { z } from 'zod'
 import ToolRegistry, { type Tool } from '@cordis-subagents/tools'
 import AgentRuntime, { type ChatModel, type Message } from '@cordis-subagents/agent'
 import { type Deferred, deferred, tick } from '../../../test/support/async.js'
@@ -53,6 +54,12 @@ export function toolPlugin(...tools: Tool<any>[]) {
 }
 
 export { makeTool } from '../../tools/tests/helpers.js'
+
+/** A tool that answers `echo <text>`. */
+export const echo: Tool<any> = {
+  name: 'echo', description: 'echoes', input: z.object({ text: z.string() }),
+  execute: ({ text }: { text: string }) => ({ content: `echo ${text}` }),
+}
 
 /**
  * True when every assistant tool call has exactly one tool result after it, and no tool result

@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, type PendingQuestion } from '@cordis-subagents/shared'
 import type { Tool, ToolSuspension } from '@cordis-subagents/tools'
 import { type Agent, AgentError, type AgentEvent, type AgentObserver, type ChatModel, type RunResult, ScriptedModel } from '@cordis-subagents/agent'
-import { deferred, isBalanced, setup, tick, toolPlugin } from './helpers.js'
+import { deferred, echo, isBalanced, setup, tick, toolPlugin } from './helpers.js'
 
 const usage = { inputTokens: 10, outputTokens: 2 }
 
@@ -23,11 +23,6 @@ function askTool(overrides: Partial<Tool<any>> = {}): Tool<any> {
     resume: (answer: string, suspension: ToolSuspension) => ({ content: `${(suspension.state as { q: string }).q} → ${answer}` }),
     ...overrides,
   }
-}
-
-const echo: Tool<any> = {
-  name: 'echo', description: 'echoes', input: z.object({ text: z.string() }),
-  execute: ({ text }: { text: string }) => ({ content: `echo ${text}` }),
 }
 
 describe('park and resume: a tool that suspends parks the turn, resume continues it', () => {

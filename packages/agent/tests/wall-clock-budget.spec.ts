@@ -1,23 +1,16 @@
 /// <reference types="mocha" />
 import { expect } from 'chai'
 import type { Context } from 'cordis'
-import { z } from 'zod'
-import type { Tool } from '@cordis-subagents/tools'
 import { treeCrossing } from '@cordis-subagents/shared'
 import { eventually, within, withSteppedClock } from '@cordis-subagents/test-support'
 import { type Agent, askParentTool, Budget, budgetNote, type ChatModel, ScriptedModel, WRAP_UP_HINT } from '@cordis-subagents/agent'
-import { setup, toolPlugin } from './helpers.js'
+import { echo, setup, toolPlugin } from './helpers.js'
 
 // A budget's wall time (`maxWallMs`) is a duration of this process: a step of the OS clock (NTP, a VM resumed,
 // `date -s`) neither spends it nor gives it back. `withSteppedClock` moves Date.now() only.
 
 const HOUR = 3_600_000
 const TEN_MINUTES = 600_000
-
-const echo: Tool<any> = {
-  name: 'echo', description: 'echoes', input: z.object({ text: z.string() }),
-  execute: ({ text }: { text: string }) => ({ content: `echo ${text}` }),
-}
 
 describe('a budget\'s wall time when the wall clock steps', () => {
   let ctx: Context
