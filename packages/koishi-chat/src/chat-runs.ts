@@ -6,6 +6,7 @@ import { describeError, MAX_QUESTION_PATH, type PendingQuestion, questionVia } f
 import type { Config } from './config.js'
 import { ChatError } from './errors.js'
 import { chatText, optionAnswer, questionPost, shownLine, shownWithin } from './chat-text.js'
+import { nextRunId } from './ids.js'
 import { type OpenQuestion, QuestionBook } from './questions.js'
 
 /** What a chat run needs of the session it was started from (a Koishi `Session` has it). */
@@ -24,7 +25,7 @@ export interface ChatSession {
 }
 
 export interface ChatRun {
-  /** `r1`, `r2`, … in this load of the plugin (a reload numbers from `r1` again). */
+  /** `r1`, `r2`, … in this process, on across reloads of the plugin (`nextRunId`): an id never names two runs. */
   readonly id: string
   readonly channel: string
   readonly platform: string
@@ -58,7 +59,6 @@ export class ChatRuns {
   private readonly runs = new Map<string, { chat: ChatRun, parentId: string, childId?: string }>()
   /** In-process child agent id → the delegation run it runs in (to name a question's whole path). */
   private readonly runOfAgent = new Map<string, string>()
-  private sequence = 0
   /** Set by `clear()` (the plugin's dispose): no run is bound any more. */
   private closed = false
 
@@ -88,7 +88,7 @@ export class ChatRuns {
       throw new ChatError('RUN_LIMIT', `You have ${mine.length} runs live (maxRunsPerUser: ${where}); answer or cancel one (subagents.cancel <id> in its channel), or wait for one to end.`)
     }
     const chat: ChatRun = {
-      id: `r${++this.sequence}`, channel, platform: session.platform, channelId: session.channelId,
+      id: nextRunId(), channel, platform: session.platform, channelId: session.channelId,
       ...session.guildId ? { guildId: session.guildId } : {}, ...session.selfId ? { selfId: session.selfId } : {}, starter: session.userId ?? '',
       task: shownLine(task, 120), startedAt: Date.now(), rootAgentId, session, stop,
     }

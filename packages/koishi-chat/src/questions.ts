@@ -1,9 +1,9 @@
 // The questions posted to chats: open ones by question id and by tag, the newest answered tags
 // (so a late reply is told, never resumes twice), and the one way an answer leaves here.
-import { randomInt } from 'node:crypto'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import { ChatError } from './errors.js'
 import { shownLine } from './chat-text.js'
+import { nextQuestionTag } from './ids.js'
 
 /** How many answered (or expired) tags are remembered, to tell a late reply what happened. */
 const MAX_CLOSED_TAGS = 256
@@ -11,12 +11,6 @@ const MAX_CLOSED_TAGS = 256
 const MAX_MESSAGE_IDS = 8
 /** A tag in a quoted message: `[q12]`. */
 const TAG = /\[(q\d{1,9})\]/
-/**
- * The number of the next tag, shared by every book of this process: a plugin reload never tags a question as one
- * posted before it, and a new process starts at a random number (1000–9999), so a reply to a message posted before
- * a restart rarely names a new question (and never does on a platform that reports message ids: see `quotedTag`).
- */
-let nextTag = 1000 + randomInt(9000)
 
 /**
  * What is left of a closed question: what a late reply is told, in its channel only. `questionId` is undefined for a
@@ -62,7 +56,7 @@ export class QuestionBook<Owner extends QuestionOwner> {
   add(owner: Owner, question: PendingQuestion, runId: string | undefined): OpenQuestion<Owner> | undefined {
     if (this.open.has(question.id)) return undefined
     for (const closed of this.closed.values()) if (closed.questionId === question.id) return undefined
-    const entry: OpenQuestion<Owner> = { tag: `q${nextTag++}`, question, owner, runId, messageIds: [] }
+    const entry: OpenQuestion<Owner> = { tag: nextQuestionTag(), question, owner, runId, messageIds: [] }
     this.open.set(question.id, entry)
     this.byTag.set(entry.tag, entry)
     return entry

@@ -39,20 +39,36 @@ function refusal(act: () => unknown): ChatError {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve))
 
+/** The run id `n` after `id` (run ids are numbered for the whole process: ids.ts). */
+const after = (id: string, n: number) => `r${Number(id.slice(1)) + n}`
+
 describe('koishi-chat: run limits and a channel that is gone', () => {
   it('maxRunsPerUser (default 2) keeps one user from holding every slot across channels', () => {
     expect(entry.Config({} as never).maxRunsPerUser).to.equal(2)
     expect(() => entry.Config({ maxRunsPerUser: 0 } as never)).to.throw()
     expect(() => entry.Config({ maxRunsPerUser: 65 } as never)).to.throw()
     const { session, bind } = setup()
-    bind(session('mallory', 'c1'))
-    bind(session('mallory', 'c2'))
+    const first = bind(session('mallory', 'c1'))
+    const second = bind(session('mallory', 'c2'))
+    expect(second.id).to.equal(after(first.id, 1))
     const refused = refusal(() => bind(session('mallory', 'c3')))
     expect(refused.code).to.equal('RUN_LIMIT')
-    expect(refused.message).to.include('maxRunsPerUser: r1 in mock:c1, r2 in mock:c2').and.include('cancel one')
-    // The same user id on another platform is another user; others still get their runs.
-    expect(bind({ ...session('mallory', 'c3'), platform: 'other' }).id).to.equal('r3')
-    expect(bind(session('bob', 'c3')).id).to.equal('r4')
+    expect(refused.message).to.include(`maxRunsPerUser: ${first.id} in mock:c1, ${second.id} in mock:c2`).and.include('cancel one')
+    // The same user id on another platform is another user; others still get their runs (a refused one took no id).
+    expect(bind({ ...session('mallory', 'c3'), platform: 'other' }).id).to.equal(after(first.id, 2))
+    expect(bind(session('bob', 'c3')).id).to.equal(after(first.id, 3))
+  })
+
+  it('numbers run ids for the process: a new ChatRuns (a plugin reload) goes on, and an old id is NOT_FOUND there', () => {
+    const before = setup()
+    const old = before.bind(before.session('alice', 'room'))
+    before.runs.clear('reloaded')
+    const { runs, session, bind } = setup()
+    const next = bind(session('alice', 'room'))
+    expect(next.id).to.equal(after(old.id, 1))
+    const refused = refusal(() => runs.get('mock:room', old.id))
+    expect([refused.code, refused.message]).to.deep.equal(['NOT_FOUND', `No run ${old.id} in this channel (\`subagents\` lists them).`])
+    expect(runs.get('mock:room', next.id)).to.equal(next)
   })
 
   it('echoes a run id or a question tag from the chat cut to 32 characters, without control, bidi or hidden characters', () => {
@@ -77,9 +93,9 @@ describe('koishi-chat: run limits and a channel that is gone', () => {
       // Tags start at a random number per process (questions.ts).
       const tag = /question (q\d+) /.exec(stopped[0] ?? '')?.[1]
       expect(tag).to.match(/^q\d{4,}$/)
-      expect(stopped).to.deep.equal([`r1: question ${tag} could not be posted to this channel (QUESTION_NOT_POSTED)`])
-      expect(logs[0]).to.match(new RegExp(`^\\[QUESTION_NOT_POSTED\\] question ${tag} of run r1 could not be posted to mock:room`))
-      expect(runs.list('mock:room')).to.include(`r1 ended cancelled (question ${tag} could not be posted`)
+      expect(stopped).to.deep.equal([`${chat.id}: question ${tag} could not be posted to this channel (QUESTION_NOT_POSTED)`])
+      expect(logs[0]).to.match(new RegExp(`^\\[QUESTION_NOT_POSTED\\] question ${tag} of run ${chat.id} could not be posted to mock:room`))
+      expect(runs.list('mock:room')).to.include(`${chat.id} ended cancelled (question ${tag} could not be posted`)
     })
   }
 
@@ -94,8 +110,14 @@ describe('koishi-chat: run limits and a channel that is gone', () => {
     expect(runs.gone({ platform: 'mock', selfId: 'another-bot', guildId: 'g1' }, 'the bot was removed from its guild')).to.deep.equal([])
     expect(runs.gone({ platform: 'mock', selfId: 'bot', guildId: 'g1' }, 'its guild was deleted')).to.deep.equal([inGuild.id])
     expect(runs.gone({ platform: 'mock', channelId: 'side' }, 'its channel was deleted')).to.deep.equal([channel.id])
-    expect(stopped).to.deep.equal(['r1: its guild was deleted (CHANNEL_GONE)', 'r3: its channel was deleted (CHANNEL_GONE)'])
-    expect(logs).to.deep.equal(['[CHANNEL_GONE] run r1 in mock:room is cancelled: its guild was deleted.', '[CHANNEL_GONE] run r3 in mock:side is cancelled: its channel was deleted.'])
+    expect(stopped).to.deep.equal([
+      `${inGuild.id}: its guild was deleted (CHANNEL_GONE)`,
+      `${channel.id}: its channel was deleted (CHANNEL_GONE)`,
+    ])
+    expect(logs).to.deep.equal([
+      `[CHANNEL_GONE] run ${inGuild.id} in mock:room is cancelled: its guild was deleted.`,
+      `[CHANNEL_GONE] run ${channel.id} in mock:side is cancelled: its channel was deleted.`,
+    ])
     expect(runs.list('mock:elsewhere')).to.include(`${other.id} running`)
   })
 
@@ -106,10 +128,11 @@ describe('koishi-chat: run limits and a channel that is gone', () => {
     runs.end(ok, 'completed', `${'w '.repeat(4000)}end`)
     expect(sent).to.have.length(1)
     expect(sent[0]!.length).to.be.at.most(2000)
-    expect(sent[0]).to.match(/^Run r1 ended: completed\.\nw w /).and.match(/w … \[cut at 2000 characters\]$/)
+    expect(sent[0]).to.match(new RegExp(`^Run ${ok.id} ended: completed\\.\\nw w `)).and.match(/w … \[cut at 2000 characters\]$/)
     // A short one is posted whole.
-    runs.end(bind(session('alice', 'room', async (text) => { sent.push(text); return ['m2'] })), 'completed', 'short')
-    expect(sent[1]).to.equal('Run r2 ended: completed.\nshort')
+    const short = bind(session('alice', 'room', async (text) => { sent.push(text); return ['m2'] }))
+    runs.end(short, 'completed', 'short')
+    expect(sent[1]).to.equal(`Run ${short.id} ended: completed.\nshort`)
     let calls = 0
     const refused = bind(session('bob', 'room', async (text) => {
       if (++calls === 1) throw new Error('400 Must be 2000 or fewer in length')
@@ -119,7 +142,9 @@ describe('koishi-chat: run limits and a channel that is gone', () => {
     runs.end(refused, 'completed', 'an answer')
     await settle()
     await settle()
-    expect(sent[2]).to.equal('Run r3 ended, but its answer could not be posted here (FINAL_NOT_POSTED).')
-    expect(logs).to.deep.equal(['[FINAL_NOT_POSTED] the end of run r3 could not be posted to mock:room (400 Must be 2000 or fewer in length).'])
+    expect(sent[2]).to.equal(`Run ${refused.id} ended, but its answer could not be posted here (FINAL_NOT_POSTED).`)
+    expect(logs).to.deep.equal([
+      `[FINAL_NOT_POSTED] the end of run ${refused.id} could not be posted to mock:room (400 Must be 2000 or fewer in length).`,
+    ])
   })
 })

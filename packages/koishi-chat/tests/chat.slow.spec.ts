@@ -216,7 +216,9 @@ describe('koishi-chat: answering a child from the chat (koishi start, mock adapt
   })
 
   it('cancels a run that outlives `timeout` (parked time included) and leaves nothing; loads again after a dispose', () => {
-    expect(steps().timedOut).to.equal('Run r1 ended: cancelled (timeout: the run passed 300 ms (timeout)).')
+    // Loaded again, run ids go on (r11, not r1 again): the id of a run of before names no run now.
+    expect(steps().oldIdAfterReload).to.deep.equal(['No run r1 in this channel (`subagents` lists them).'])
+    expect(steps().timedOut).to.equal('Run r11 ended: cancelled (timeout: the run passed 300 ms (timeout)).')
     // A lower bound only, from the driver's own timestamps around the enforced bound.
     expect(steps().timedOutAfterMs).to.be.at.least(300)
     expect(steps().afterTimeout).to.deep.equal({ runs: 0, pending: 0 })
