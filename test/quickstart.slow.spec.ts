@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { currentDemoBlock, DEMO_READMES, demoBlock } from '../scripts/support/demo-output.js'
+import { ASK_DEMO, currentDemoBlock, DEMO_READMES, demoBlock, typeInto } from '../scripts/support/demo-output.js'
 import { acpAgentProcesses, alive, buildQuickstart, eventually, offlineEnv, QUICKSTART, ROOT, runCli, withAbsolutePaths } from './helpers.js'
 
 /** What the demo's children must find by reading the package.json of every package, computed here independently. */
@@ -73,6 +73,24 @@ describe('quick start (examples/quickstart, offline)', function () {
       const shown = currentDemoBlock(readFileSync(join(ROOT, file), 'utf8'))
       expect(shown, `${file} has no demo-output block`).to.be.a('string')
       expect(shown, `${file}'s demo output is stale: run \`npm run docs:demo\``).to.equal(block)
+    }
+  })
+
+  it('the quick start README shows the --ask sample as `npm run docs:demo` writes it (Enter, the answer, masked)', async () => {
+    const cli = runCli([...ASK_DEMO.args])
+    const shown = typeInto(cli.child, ASK_DEMO.input)
+    // A question that never comes leaves the CLI waiting for input: end it, and the exit code says so.
+    const timer = setTimeout(() => cli.child.kill('SIGKILL'), 45_000)
+    const code = await cli.exited
+    clearTimeout(timer)
+    expect(code, `${shown()}\n${cli.stderr()}`).to.equal(0)
+    const block = demoBlock(shown())
+    const answered = /\n> agent\n[\s\S]*\nFrom the subagent that asked you:\n@cordis-subagents\/agent: /
+    expect(block, 'the answer reached the child and came back').to.match(answered)
+    for (const file of ASK_DEMO.readmes) {
+      const shownInReadme = currentDemoBlock(readFileSync(join(ROOT, file), 'utf8'), ASK_DEMO)
+      expect(shownInReadme, `${file} has no ask-output block`).to.be.a('string')
+      expect(shownInReadme, `${file}'s ${ASK_DEMO.title} is stale: run \`npm run docs:demo\``).to.equal(block)
     }
   })
 

@@ -1,7 +1,7 @@
 // serve-a2a from a cordis.yml alone, read by the real @cordisjs/loader: the app serves its own agent
 // over A2A (tools, agents, the demo model, serve-a2a) and a provider-a2a entry of the same app points
-// at it with the service's fields (`inject: [a2aServer]`, `url: !!js "a2aServer.url"`,
-// `bearerToken: !!js "a2aServer.token"`). A delegation through `subagent_remote` crosses HTTP and
+// at it with the service's fields (`inject: [a2aServer]`, `url: !!js "get('a2aServer').url"`,
+// `bearerToken: !!js "get('a2aServer').token"`). A delegation through `subagent_remote` crosses HTTP and
 // comes back with the answer, the depth the parent sent, and the child's usage.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -43,8 +43,8 @@ const config = `
   inject: [a2aServer]
   config:
     name: remote
-    url: !!js "a2aServer.url"
-    bearerToken: !!js "a2aServer.token"
+    url: !!js "get('a2aServer').url"
+    bearerToken: !!js "get('a2aServer').token"
 - id: tool-subagent-remote
   name: '@cordis-subagents/subagent-tool'
   config:

@@ -1,13 +1,86 @@
 // The quick start's demo output as the READMEs show it (`npm run docs:demo`; checked by test/quickstart.slow.spec.ts):
-// the stdout of one offline `npm start`, with what varies from run to run masked or put in a fixed order.
+// the stdout of one offline `npm start` (and of one `npm start -- --interactive --ask`, typed into as a person
+// would), with what varies from run to run masked or put in a fixed order.
+import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, sep } from 'node:path'
+import { StringDecoder } from 'node:string_decoder'
 import { ROOT } from './workspace-packages.js'
 
-const DEMO_START = '<!-- demo-output:start (written by npm run docs:demo from an offline run of the quick start) -->'
-const DEMO_END = '<!-- demo-output:end -->'
+/** What a person types: once the stdout printed so far matches `after`, `line` and Enter, or (`line: null`) Ctrl-D. */
+interface Typed {
+  after: RegExp
+  line: string | null
+}
+
+/** A run of the quick start whose output READMEs show between markers of its own. */
+export interface DemoSample {
+  /** What it is, in messages (`demo output`). */
+  title: string
+  /** The quick start's arguments (`npm start -- <args>`). */
+  args: readonly string[]
+  /** What is typed into it, in order; none: its input is closed from the start. */
+  input?: readonly Typed[]
+  start: string
+  end: string
+  /** The READMEs that show it, relative to the root. */
+  readmes: readonly string[]
+}
+
 /** The READMEs that show the demo output, relative to the root. */
 export const DEMO_READMES = ['README.md', 'examples/quickstart/README.md']
+
+/** `npm start`: the demo question, four delegations. */
+const DEMO: DemoSample = {
+  title: 'demo output',
+  args: [],
+  start: '<!-- demo-output:start (written by npm run docs:demo from an offline run of the quick start) -->',
+  end: '<!-- demo-output:end -->',
+  readmes: DEMO_READMES,
+}
+
+/**
+ * `npm start -- --interactive --ask` as the quick start README shows it: Enter at the first prompt (the
+ * task `ASK_TASK`), the answer `agent` to the child's question, then Ctrl-D once the usage line is out.
+ */
+export const ASK_DEMO: DemoSample = {
+  title: '--ask sample',
+  args: ['--interactive', '--ask'],
+  input: [
+    { after: /(^|\n)interactive: [^\n]*\n> $/, line: '' },
+    { after: /\nyour answer \(the next line you type goes to it\):\n> $/, line: 'agent' },
+    { after: /\nusage: [^\n]*\n> $/, line: null },
+  ],
+  start: '<!-- ask-output:start (written by npm run docs:demo from an offline run of npm start -- --interactive --ask) -->',
+  end: '<!-- ask-output:end -->',
+  readmes: ['examples/quickstart/README.md'],
+}
+
+/** Every sample `npm run docs:demo` writes. */
+export const DEMO_SAMPLES: readonly DemoSample[] = [DEMO, ASK_DEMO]
+
+/**
+ * Types `input` into the child (stdin and stdout piped) as its stdout asks for it, and returns what a terminal
+ * would show: the stdout, each typed line echoed after the prompt it answered. Call it before the child prints.
+ */
+export function typeInto(child: ChildProcess, input: readonly Typed[] = []): () => string {
+  const decoder = new StringDecoder('utf8')
+  let printed = ''
+  let shown = ''
+  let next = 0
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const text = decoder.write(chunk)
+    printed += text
+    shown += text
+    const typed = input[next]
+    if (!typed?.after.test(printed)) return
+    next++
+    if (typed.line === null) return void child.stdin!.end()
+    child.stdin!.write(`${typed.line}\n`)
+    shown += `${typed.line}\n`
+  })
+  return () => shown
+}
 
 /** A line of the live tree: the elapsed stamp, then the text indented two spaces per depth. */
 const TREE_LINE = /^\[ *\d+\.\ds\] ( *)(.*)$/
@@ -15,7 +88,8 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
 
 /**
  * The block for the READMEs from the CLI's stdout. What varies from run to run is masked:
- * - elapsed stamps and durations become `#.#s`; run and session ids `<uuid>`; process ids `<pid>`;
+ * - elapsed stamps and durations become `#.#s`; run and session ids `<uuid>`, the service's run ids
+ *   (`run-<time>-<random>-<n>`) `run-<id>`; process ids `<pid>`; the repository's path is left out of paths;
  * - the usage line's token counts become `#` (the children's answers quote their process ids, so the
  *   counted text, and with it the counts, change with the length of a pid);
  * - the count of top-level entries becomes `#`, and directories the root `.gitignore` names (test
@@ -24,18 +98,21 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
  * - the tools line lists the tools sorted by name (their registration order depends on which plugin starts first);
  * - the lines of children that run at the same time are grouped per child (the children by label, each
  *   child's own lines in their order), since they interleave differently on every run;
- * - the heartbeat (`… still working`, printed only when nothing happened for 5 s) is left out.
+ * - the heartbeat (`… still working`, printed only when nothing happened for 5 s) is left out, and so is
+ *   the interactive prompt (`>`) the output ends at, where Ctrl-D quits.
  */
 export function demoBlock(stdout: string, gitignore = readFileSync(join(ROOT, '.gitignore'), 'utf8')): string {
   const ignored = ignoredName(gitignore)
-  const lines = stdout.replace(/\s+$/, '').split('\n').filter((line) => !/^\[ *\d+\.\ds\] … still working/.test(line))
+  const lines = stdout.replace(/(\n>)?\s*$/, '').split('\n').filter((line) => !/^\[ *\d+\.\ds\] … still working/.test(line))
   return groupChildren(lines).map((line) => maskLine(line, ignored)).join('\n')
 }
 
 function maskLine(line: string, ignored: (dir: string) => boolean): string {
   if (line.startsWith('tools: ')) return `tools: ${line.slice('tools: '.length).split(', ').sort().join(', ')}`
   let text = line
+    .split(`${ROOT}${sep}`).join('')
     .replace(/^\[ *\d+\.\ds\]/, '[ #.#s]')
+    .replace(/\brun-[0-9a-z]+-[0-9a-f]+-\d+\b/g, 'run-<id>')
     .replace(/ in \d+\.\ds\b/g, ' in #.#s')
     .replace(UUID, '<uuid>')
     .replace(/\bsession-\d+-/g, 'session-<pid>-')
@@ -97,23 +174,23 @@ function ignoredName(gitignore: string): (dir: string) => boolean {
   return (dir) => patterns.some((pattern) => pattern.test(dir))
 }
 
-/** The block between the markers of a README, or undefined when it has none. */
-export function currentDemoBlock(readme: string): string | undefined {
-  const start = readme.indexOf(DEMO_START)
-  const end = readme.indexOf(DEMO_END)
+/** The block between `sample`'s markers in a README, or undefined when it has none. */
+export function currentDemoBlock(readme: string, sample: DemoSample = DEMO): string | undefined {
+  const start = readme.indexOf(sample.start)
+  const end = readme.indexOf(sample.end)
   if (start < 0 || end < start) return undefined
-  const inner = /^\n```\n([\s\S]*)\n```\n$/.exec(readme.slice(start + DEMO_START.length, end))
+  const inner = /^\n```\n([\s\S]*)\n```\n$/.exec(readme.slice(start + sample.start.length, end))
   return inner?.[1]
 }
 
-/** The README with `block` in a code fence between the markers (which must each appear once). */
-export function withDemoBlock(readme: string, block: string, file = 'README'): string {
-  const start = readme.indexOf(DEMO_START)
-  const end = readme.indexOf(DEMO_END)
-  if (start < 0 || end < start || readme.indexOf(DEMO_START, start + 1) >= 0 || readme.indexOf(DEMO_END, end + 1) >= 0) {
-    throw new Error(`demo-output: ${file} needs exactly one "${DEMO_START}" followed by one "${DEMO_END}".`)
+/** The README with `block` in a code fence between `sample`'s markers (which must each appear once). */
+export function withDemoBlock(readme: string, block: string, file = 'README', sample: DemoSample = DEMO): string {
+  const start = readme.indexOf(sample.start)
+  const end = readme.indexOf(sample.end)
+  if (start < 0 || end < start || readme.indexOf(sample.start, start + 1) >= 0 || readme.indexOf(sample.end, end + 1) >= 0) {
+    throw new Error(`demo-output: ${file} needs exactly one "${sample.start}" followed by one "${sample.end}".`)
   }
-  return `${readme.slice(0, start + DEMO_START.length)}\n\`\`\`\n${block}\n\`\`\`\n${readme.slice(end)}`
+  return `${readme.slice(0, start + sample.start.length)}\n\`\`\`\n${block}\n\`\`\`\n${readme.slice(end)}`
 }
 
 /** The environment of an offline run: no OPENAI_* (the `demo` model), no depth or demo delay, no span export. */
