@@ -1,6 +1,7 @@
 import { TaskState } from '@a2a-js/sdk'
 import { LimitError } from './bounded-fetch.js'
 import { A2aError } from './errors.js'
+import { TaskIdTooLongError } from './task-id.js'
 import { isFinal, stateName } from './task-state.js'
 import type { TaskView } from './task-view.js'
 
@@ -32,7 +33,10 @@ export class Opening {
   }
 }
 
-/** A send that failed: `A2A_SEND_FAILED`, or `ABORTED` when an abort or a stop came first (no task id came back, none to cancel). */
+/**
+ * A send that failed: `A2A_SEND_FAILED` (naming the bound when the remote's task id was too long), or
+ * `ABORTED` when an abort or a stop came first (no task id came back, none to cancel).
+ */
 export function sendFailure(agent: string, end: OpeningEnd | undefined, streaming: boolean, why: string, cause: unknown): A2aError {
   if (end === 'stop') {
     return new A2aError('ABORTED', `The provider was stopped while the remote agent ${agent} was accepting the task, and its send failed (${why}); `
@@ -45,6 +49,9 @@ export function sendFailure(agent: string, end: OpeningEnd | undefined, streamin
   if (end === 'abort') {
     return new A2aError('ABORTED', `The delegation was aborted while the remote agent ${agent} was accepting the task, and its send failed (${why}); `
       + 'no task id came back to cancel.', { cause })
+  }
+  if (cause instanceof TaskIdTooLongError) {
+    return new A2aError('A2A_SEND_FAILED', `The remote agent ${agent} answered the send, but ${cause.message}.`, { cause })
   }
   return new A2aError('A2A_SEND_FAILED', `The remote agent ${agent} did not accept the task: ${why}.`, { cause })
 }

@@ -1,5 +1,5 @@
 import type { StreamResponse } from '@a2a-js/sdk'
-import { answerProblem, expiringQuestion, headChars, type PendingQuestion } from '@cordis-subagents/shared'
+import { answerProblem, expiringQuestion, type PendingQuestion } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, RunRecord, SubagentResult, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { LimitError } from './bounded-fetch.js'
 import { crossingMetadata, toldRelay, traceHeaders } from './crossing.js'
@@ -10,6 +10,7 @@ import { describeRequestError } from './request-error.js'
 import { phaseResult } from './run-result.js'
 import { outputContract, outputPrompt } from '@cordis-subagents/agent'
 import { isActive, isFinal, isInterrupted } from './task-state.js'
+import { storedTaskId } from './task-id.js'
 import { TaskView } from './task-view.js'
 import type { LiveRun, RunSettings } from './run-settings.js'
 import { type A2aWire, isTask, isTaskNotFound, type Outgoing, type WireOptions } from './wire.js'
@@ -101,12 +102,13 @@ export class A2aRun implements LiveRun, Follower {
   /**
    * Reattaches to the task a journal recorded (after a host restart): reads it back with `GetTask`;
    * the run then follows it by polls (a task waiting for an answer parks the run again at once).
-   * Rejects `A2A_RESTORE_FAILED` when the record names no task or the remote cannot tell about it.
+   * Rejects `A2A_RESTORE_FAILED` when the record names no task, or one longer than `MAX_TASK_ID_CHARS`
+   * (nothing is sent: a cut id would name another task), or the remote cannot tell about it.
    */
   async reattach(record: RunRecord): Promise<void> {
-    const saved = record.checkpoint as { taskId?: unknown } | undefined
-    const taskId = typeof saved?.taskId === 'string' && saved.taskId ? headChars(saved.taskId, 256) : undefined
-    if (!taskId) throw new A2aError('A2A_RESTORE_FAILED', `The record of run ${record.runId} names no remote task (checkpoint.taskId); it cannot be reattached.`)
+    const taskId = storedTaskId(record)
+    // The run's task is the one recorded: a `GetTask` answer naming another is foreign (counted and ignored), never taken.
+    this.view.taskId ??= taskId
     try {
       this.forward(this.view.applyTask(await this.wire.getTask(taskId, this.options())))
     } catch (error) {

@@ -5,6 +5,7 @@ import {
 } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { ArtifactText } from './artifact-text.js'
+import { checkedTaskId } from './task-id.js'
 import { isInterrupted } from './task-state.js'
 
 type Usage = NonNullable<SubagentResult['usage']>
@@ -84,7 +85,7 @@ export class TaskView {
           this.told?.(told)
           return []
         }
-        this.taskId ||= update.taskId
+        this.take(update.taskId)
         this.contextId ||= update.contextId ?? ''
         if (update.status) this.noteStatus(update.status)
         this.noteExtension(update.metadata)
@@ -95,7 +96,7 @@ export class TaskView {
       case 'artifactUpdate': {
         const update = payload.value
         if (this.isForeign(update.taskId)) return []
-        this.taskId ||= update.taskId
+        this.take(update.taskId)
         if (update.artifact) this.noteArtifact(update.artifact, update.append)
         return []
       }
@@ -106,7 +107,7 @@ export class TaskView {
   /** Folds a whole task (the first stream event, a send answer, a poll). */
   applyTask(task: Task): SubagentUpdate[] {
     if (this.isForeign(task.id)) return []
-    this.taskId ||= task.id
+    this.take(task.id)
     this.contextId ||= task.contextId ?? ''
     const before = this.state
     if (task.status) this.noteStatus(task.status)
@@ -172,6 +173,14 @@ export class TaskView {
     const text = fromMessage ? this.lastAgentText : fromArtifacts.trim() ? fromArtifacts : ''
     const kept = capBytes(text, this.maxOutputBytes, '')
     return { text: kept, truncated: (completed && this.truncated) || this.artifacts.truncated || kept !== text }
+  }
+
+  /**
+   * Takes the first task id the remote names as the run's. One longer than `MAX_TASK_ID_CHARS` throws
+   * `TaskIdTooLongError` (never cut: a cut id names another task); the request that brought it fails.
+   */
+  private take(taskId: string | undefined): void {
+    if (!this.taskId && taskId !== undefined) this.taskId = checkedTaskId(taskId)
   }
 
   /**

@@ -1,7 +1,8 @@
 // A remote's text cut by length where it leaves the provider (a stubbed `fetch` serves the cards and answers, no server):
-// the load error naming every host's card problem, the remote agent's name in the host's log, and a task id read from a
-// journal for a restore (sent back to the remote and quoted in the error). Each ends on a whole character, never on half
-// a surrogate pair: a lone surrogate becomes an escape once it is JSON, which strict peers refuse.
+// the load error naming every host's card problem and the remote agent's name in the host's log. Each ends on a whole
+// character, never on half a surrogate pair: a lone surrogate becomes an escape once it is JSON, which strict peers refuse.
+// A task id read from a journal for a restore is never cut (a cut id names another task): within 256 characters it is
+// sent back to the remote and quoted in the error whole, a longer one is refused with nothing sent.
 import { expect } from 'chai'
 import { Context, Logger } from 'cordis'
 import SubagentService from '@cordis-subagents/subagents-service'
@@ -63,18 +64,34 @@ describe('provider-a2a: a remote\'s text cut by length, where it leaves the prov
         wellFormed(refused!.message, 'the load error')
       })
 
-      it('a restore reads back the journal\'s task id cut at 256 characters on a whole one, in its request and its error', async () => {
+      // The journal's id is never cut (a cut id names another task): one within 256 characters goes whole, a longer one is refused.
+      it('a restore sends the journal\'s task id (within 256 characters) whole and quotes it whole; a longer one is refused', async () => {
         remote = stubRemote((origin) => card(origin, 'restorer'))
         const a2a = await provider('http://127.0.0.1:9003')
-        try {
+        const restore = (taskId: string) => {
           const record = {
-            runId: 'run-restored', provider: 'a2a', parentId: 'parent-1', depth: 1, state: 'parked', checkpoint: { taskId: emoji(pad, 200) },
+            runId: 'run-restored', provider: 'a2a', parentId: 'parent-1', depth: 1, state: 'parked', checkpoint: { taskId },
           } as unknown as RunRecord
-          const refused = await within(a2a.restore!(record, request()), BOUND, 'restore').then(() => undefined, (error: Error) => error)
-          expect((refused as { code?: string } | undefined)?.code).to.equal('A2A_RESTORE_FAILED')
+          const restored = within(a2a.restore!(record, request()), BOUND, 'restore')
+          return restored.then(() => undefined, (error: Error & { code?: string }) => error)
+        }
+        try {
+          const within256 = emoji(pad, 127)
+          const refused = await restore(within256)
+          expect(refused?.code).to.equal('A2A_RESTORE_FAILED')
           expect(remote.bodies).to.have.length.above(0)
-          for (const body of remote.bodies) expect(ESCAPED_HALF.test(body), `the request holds an escaped half character: ${body}`).to.equal(false)
+          for (const body of remote.bodies) {
+            expect(ESCAPED_HALF.test(body), `the request holds an escaped half character: ${body}`).to.equal(false)
+            expect(body, 'the request names the whole id').to.include(within256)
+          }
           wellFormed(refused!.message, 'the A2A_RESTORE_FAILED message')
+          expect(refused!.message, 'the error quotes the whole id').to.include(within256)
+
+          const sent = remote.bodies.length
+          const overlong = await restore(emoji(pad, 200))
+          expect(overlong?.code).to.equal('A2A_RESTORE_FAILED')
+          expect(remote.bodies, 'nothing sent for an id over 256 characters').to.have.length(sent)
+          wellFormed(overlong!.message, 'the A2A_RESTORE_FAILED message')
         } finally {
           await a2a.dispose()
         }
