@@ -1,4 +1,4 @@
-import type { Agent } from '@cordis-subagents/agent'
+import type { Agent, DelegationState } from '@cordis-subagents/agent'
 import type { ContinuableRunInfo, SubagentHandle, SubagentService } from '@cordis-subagents/subagents-service'
 import { settleStarted } from '../continued.js'
 import { DEFAULT_MAX_OUTPUT_BYTES } from '../config.js'
@@ -10,6 +10,8 @@ import type { VerbOptions } from './options.js'
 
 /** Most continuable subagents a refusal lists. */
 const MAX_LISTED = 10
+/** Delegations that have not ended: nothing to continue yet. */
+const UNFINISHED: ReadonlySet<DelegationState> = new Set(['running', 'pending'])
 
 /**
  * `<prefix>_continue`: gives one of the caller's own subagents that already finished a follow-up
@@ -53,10 +55,26 @@ export function buildContinue(subagents: SubagentService, options: VerbOptions):
   }
 }
 
-/** The run id `name` stands for among the caller's own finished subagents (the most recent of a description). */
+/**
+ * The run id `name` stands for among the caller's own finished subagents (the most recent of a description): a continuable
+ * one first, else one that ended and is no longer continuable, whose continue the service refuses with its reason.
+ */
 function pick(subagents: SubagentService, parent: Agent, own: ContinuableRunInfo[], name: string): string | undefined {
   if (BACKGROUND_HANDLE.test(name)) return subagents.background.peek(parent)?.get(name).run?.id
-  return own.find((run) => run.runId === name)?.runId ?? own.findLast((run) => run.label === name)?.runId
+  return own.find((run) => run.runId === name)?.runId ?? own.findLast((run) => run.label === name)?.runId ?? ended(subagents, parent, name)
+}
+
+/**
+ * A run the caller itself delegated that ended, by run id or the latest listed of a description, as the account of its tree
+ * lists it (`ctx.subagents.account`, at most its 1,000 latest ended delegations). Not continuable now (else it was listed
+ * as such): the service's continue says why, e.g. that its book dropped it to bound memory. Another agent's delegation is
+ * never named here (its `parentId` differs), so nothing tells this caller that one exists.
+ */
+function ended(subagents: SubagentService, parent: Agent, name: string): string | undefined {
+  let root = parent
+  while (root.parent) root = root.parent
+  const mine = (subagents.account(root)?.listed ?? []).filter((entry) => entry.parentId === parent.id && !UNFINISHED.has(entry.state))
+  return mine.find((entry) => entry.runId === name)?.runId ?? mine.findLast((entry) => entry.label === name)?.runId
 }
 
 function unknownText(name: string, own: ContinuableRunInfo[]): string {
