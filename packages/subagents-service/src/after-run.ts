@@ -9,6 +9,7 @@ import {
 import { EventListeners, type EventSink, type SubagentEventHandlers, type SubagentEventMap } from './events.js'
 import type { LiveRun } from './run/delegation.js'
 import type { SubagentOutcome, SubagentRun, SubagentRunInfo, SubagentStopReason } from './types.js'
+import type { ChildSizes, ContinuableRuns } from './verbs/continuation.js'
 import {
   type ContinuableEntry, CONTINUE_WINDOW_MS, MAX_ACCOUNT_LISTED, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS,
   type KeptResult, type ResultLimits,
@@ -106,31 +107,30 @@ export class ResultBook {
   get size(): { results: number; bytes: number } { return { results: this.entries.size, bytes: this.bytes } }
 }
 
-/** What the `subagent/end` listener of the continuable runs (`ContinuableRuns`, verbs/continuation.ts) keeps. */
-type ContinuableBook = { readonly book: LRUCache<string, ContinuableEntry>; readonly inFlight: Map<string, number>
-  readonly live: Map<string, LiveRun>; readonly sizes: Map<string, number>; readonly dropped: LRUCache<string, string> }
-
-export function keepContinuable(runs: ContinuableBook) {
+export function keepContinuable(runs: ContinuableRuns) {
   return (info: SubagentRunInfo, outcome: SubagentOutcome) => continuableEnded(runs, runs.live.get(info.runId), outcome)
 }
 
-/** A run ended (at `endedAt`, epoch ms, now unless given): kept continuable if it can be, sized as its child's transcript
- * (`runObserver`; one not on ctx.agents here: 4 KiB and its output); past the count or byte bound the oldest go (`dropped`). */
-export function continuableEnded(runs: ContinuableBook, run: LiveRun | undefined, outcome: SubagentOutcome, endedAt?: number): void {
+/** A run ended (at `endedAt`, epoch ms, now unless given): kept continuable if it can be, sized as its child's transcript (`ChildSizes`:
+ * one not on ctx.agents, 4 KiB and its output; one lost, past any bound); past the count or byte bound the oldest go (`dropped`). */
+export function continuableEnded(runs: ContinuableRuns, run: LiveRun | undefined, outcome: SubagentOutcome, endedAt?: number): void {
   if (!run) return
   const continues = runs.inFlight.get(run.id) ?? 0
   runs.inFlight.delete(run.id)
-  const measured = runs.sizes.get(run.childId!)
-  runs.sizes.delete(run.childId!)
+  const now = performance.now()
+  const mono = endedAt === undefined ? now : now - (Date.now() - endedAt)
+  const { sizes } = runs, id = run.childId!
+  const since = Math.min(mono - (outcome.durationMs ?? mono) - 1, sizes.continued.get(id) ?? Infinity)
+  const measured = sizes.lost.delete(id) || sizes.forgotAt >= since ? Infinity : sizes.get(id)
+  sizes.delete(id)
+  sizes.continued.delete(id)
   const providerRun = run.providerRun
   if (typeof providerRun?.continueWith !== 'function') return
   const { info } = run
-  const now = performance.now()
-  const mono = endedAt === undefined ? now : now - (Date.now() - endedAt)
   const entry = new Continuable(run.id, info.provider, info.parentId, endedAt ?? Date.now(), mono, outcome.stopReason, continues,
     providerRun, measured ?? 4096 + outcome.output.length, run.parent)
   if (info.label) entry.label = info.label
-  if (entry.size > runs.book.maxSize) return void runs.dropped.set(run.id, info.parentId) // alone past the bound: not kept
+  if (entry.size > runs.book.maxSize) return void runs.dropped.set(run.id, { parentId: info.parentId, unsized: measured === Infinity })
   holdParent(entry)
   runs.book.set(run.id, entry, { size: entry.size })
   trimContinuable(runs.book, now)
@@ -300,18 +300,18 @@ export class DelegationAccounts {
   }
 }
 
-/**
- * Puts a root run's account on its result (`result.children`). Keeps each child's transcript size as its turns add to it, by agent
- * id until its run's end takes it (`sizes`, `MAX_CONTINUABLE_BYTES`; 4,096 at most, the oldest go: an agent no run made is never
- * taken): 64 and the text of each prompt, model response and tool result, calls and images by `verbs/transcript-parts.ts` (entered
- * only for those). Nothing is read back from the transcript; what a fork inherits is its parent's, not counted.
- */
-export function runObserver(accounts: DelegationAccounts, sizes: Map<string, number>): AgentObserver {
-  const grow = (agent: Agent, by: number) => sizes.set(agent.id, (sizes.get(agent.id) ?? 0) + by)
+/** Puts a root run's account on its result (`result.children`), and sizes each child's transcript as its turns add to it (`ChildSizes`;
+ * a response's tool calls and a result's images by `verbs/transcript-parts.ts`, entered only for those). */
+export function runObserver(accounts: DelegationAccounts, sizes: ChildSizes): AgentObserver {
+  const grow = (agent: Agent, by: number, size = sizes.get(agent.id)) => {
+    if (size === undefined && sizes.lost.has(agent.id)) return // lost stays lost: the rest of a transcript is not all of it
+    // In the order first sized (oldest lost first): a delete-and-set per growth makes a one-child map a new table (bench/README).
+    if (sizes.set(agent.id, (size ?? 0) + by).size > sizes.max) sizes.lose()
+  }
   return {
     runStart: (agent, prompt, resumed) => {
       if (!agent.parent) return accounts.turnStarted(agent, resumed !== undefined)
-      if (grow(agent, 64 + prompt.length).size > 4096) sizes.delete(sizes.keys().next().value!)
+      grow(agent, 64 + prompt.length)
     },
     modelCallEnd: (agent, _step, response) => {
       if (agent.parent && response) grow(agent, 64 + response.text.length + (response.toolCalls.length && callsSize(response.toolCalls)))

@@ -8,9 +8,10 @@ import type { Agent, AgentCheckpoint, ChatModel, GenerateRequest, GenerateRespon
 import {
   MAX_CONTINUABLE_RUNS, type ProviderStartRequest, type SubagentProvider, type SubagentRun,
 } from '@cordis-subagents/subagents-service'
-import { MAX_CONTINUABLE_BYTES } from '../src/verbs/results.js'
+import { runObserver } from '../src/after-run.js'
+import { MAX_CONTINUABLE_BYTES, MAX_SIZED_CHILDREN } from '../src/verbs/results.js'
 import { callsSize, imagesSize } from '../src/verbs/transcript-parts.js'
-import { type Harness, NONE, rejection, request, setup } from './helpers.js'
+import { deferred, type Harness, NONE, rejection, request, setup } from './helpers.js'
 
 const CHILD = 'CHILD: '
 const STEPS = 10
@@ -20,6 +21,8 @@ const HALF = 'x'.repeat(50 * 1024)
 /** A child prompted with this answers `huge` at once. */
 const HUGE = `${CHILD}huge`
 let huge: string | undefined
+/** While set, the next child to finish its steps tells `reached` and waits for `release` before its answer. */
+let holdAnswer: { reached: () => void; release: Promise<void> } | undefined
 
 /** A child: STEPS steps, each HALF of text and a call whose input carries HALF more (to a tool that does not exist), then its answer. */
 const childModel: ChatModel = {
@@ -29,7 +32,13 @@ const childModel: ChatModel = {
     if (last.content === HUGE) return answer(huge!)
     if (last.role === 'user' && !last.content.startsWith(CHILD)) return answer(`continued: ${last.content}`)
     const steps = request.messages.filter((message) => message.role === 'assistant').length
-    if (steps >= STEPS) return answer('child answer')
+    if (steps >= STEPS) {
+      const hold = holdAnswer
+      holdAnswer = undefined
+      hold?.reached()
+      await hold?.release
+      return answer('child answer')
+    }
     return {
       text: HALF,
       toolCalls: [{ id: `call-${steps}`, name: 'write_file', input: { path: `f${steps}`, content: HALF } }],
@@ -146,6 +155,36 @@ describe('the continuable book is bounded in bytes', function () {
     const error = await rejection(h.ctx.subagents.continue(alone, 'and you?'))
     expect(error.code).to.equal('NOT_FOUND')
     expect(error.message).to.match(/dropped to bound memory/)
+  })
+
+  it('a child whose size was lost for room (more children sized at once than the bound) is not kept, not booked at 4 KiB', async () => {
+    const reached = deferred()
+    const release = deferred()
+    holdAnswer = { reached: reached.resolve, release: release.promise }
+    const root = h.ctx.agents.create({})
+    const run = await h.ctx.subagents.delegate('inproc', request(root, { prompt: `${CHILD}look` }))
+    await reached.promise
+    // While it waits (its transcript about 1 MiB), as many other children are sized as the bound holds: the service's own map,
+    // grown through an observer of it (a child's first prompt), as it would be by that many children of ctx.agents.
+    const observer = runObserver(undefined as never, h.ctx.subagents.continuable.sizes)
+    for (let i = 0; i < MAX_SIZED_CHILDREN; i++) observer.runStart!({ id: `other-${i}`, parent: root } as never, 'hello')
+    release.resolve()
+    expect((await run.result).stopReason).to.equal('completed')
+    await run.dispose()
+    await root.dispose()
+    expect(sizes.get(run.id), 'a child holds about 1 MiB').to.be.above(STEPS * 2 * HALF.length)
+
+    const kept = h.ctx.subagents.continuable.book.peek(run.id)
+    expect(kept?.size ?? Infinity, 'never kept as smaller than its transcript').to.be.at.least(sizes.get(run.id)!)
+    expect(h.ctx.subagents.continuable.list().map((info) => info.runId)).to.not.include(run.id)
+    const error = await rejection(h.ctx.subagents.continue(run.id, 'and you?'))
+    expect(error.code).to.equal('NOT_FOUND')
+    expect(error.message).to.match(/dropped to bound memory/).and.include(`sizes at most ${MAX_SIZED_CHILDREN} running children's`)
+      .and.match(/stopped sizing this run's child/)
+
+    // The bound is per child at once: the next child is sized (and kept) again.
+    const next = await delegated()
+    expect(h.ctx.subagents.continuable.book.peek(next)?.size).to.be.at.least(sizes.get(next)!)
   })
 
   it('a tool call\'s input is read only so far; a tool result\'s images count', () => {

@@ -1,3 +1,4 @@
+import { headChars } from '@cordis-subagents/shared'
 import type { SubagentRunState } from '../types.js'
 
 // What holds the slots a start waits for, as a refusal or a timeout names it (bounded).
@@ -47,5 +48,5 @@ export function describeHolders(holders: Iterable<SlotHolder>): string {
 
 function name(holder: SlotHolder): string {
   const label = holder.info?.label
-  return label ? `${holder.id} ${JSON.stringify(label.slice(0, LABEL_CHARS))}` : holder.id
+  return label ? `${holder.id} ${JSON.stringify(headChars(label, LABEL_CHARS))}` : holder.id
 }

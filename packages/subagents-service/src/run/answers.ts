@@ -1,4 +1,4 @@
-import type { PendingQuestion } from '@cordis-subagents/shared'
+import { headChars, type PendingQuestion } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { SubagentOutcome } from '../types.js'
 
@@ -82,7 +82,8 @@ export class Answers {
         + `and the run went on without one. The run is ${state}; nothing was passed on.`)
     }
     if (last && (questionId === undefined || this.answered.has(questionId) || questionId === last.id)) {
-      const which = questionId === undefined || questionId === last.id ? `${last.id} (${JSON.stringify(last.text.slice(0, 200))})` : questionId
+      const quoted = `${last.id} (${JSON.stringify(headChars(last.text, 200))})`
+      const which = questionId === undefined || questionId === last.id ? quoted : questionId
       return new SubagentError('ALREADY_ANSWERED', `The question ${which} of run ${runId} was answered already; its result went to the `
         + `parent that waits for it. The run is ${state}; nothing was passed on.`)
     }

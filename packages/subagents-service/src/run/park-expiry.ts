@@ -46,7 +46,7 @@ const endedIdle = new WeakSet<object>()
  */
 export function idleEndNote(run: object & { id: string; info?: { label?: string } }, outcome: SubagentOutcome): string | undefined {
   if (!endedIdle.has(run)) return undefined
-  const label = run.info?.label ? ` (${JSON.stringify(run.info.label.slice(0, 120))})` : ''
+  const label = run.info?.label ? ` (${JSON.stringify(headChars(run.info.label, 120))})` : ''
   const why = outcome.diagnostic ? ` ${headChars(outcome.diagnostic, 1000)}` : ''
   return `Subagent ${run.id}${label} ended ${outcome.stopReason} while it waited for your answer; it takes no answer any more.${why}`
 }

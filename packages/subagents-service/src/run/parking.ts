@@ -1,4 +1,4 @@
-import { answerProblem, describeError, type PendingQuestion } from '@cordis-subagents/shared'
+import { answerProblem, describeError, headChars, type PendingQuestion } from '@cordis-subagents/shared'
 import { Answers } from './answers.js'
 import { capDiagnostic } from '../diagnostic.js'
 import { SubagentError } from '../errors.js'
@@ -88,7 +88,7 @@ export class Parking {
 
   /** The result of a run cancelled while idle (no turn of it would settle it). */
   cancelled(reason: string | undefined): SubagentResult {
-    const where = this.question ? `parked on the question ${JSON.stringify(this.question.text.slice(0, 200))}` : 'interrupted'
+    const where = this.question ? `parked on the question ${JSON.stringify(headChars(this.question.text, 200))}` : 'interrupted'
     const output = this.latest?.output ?? ''
     return { stopReason: 'aborted', output, diagnostic: capDiagnostic(`The run was cancelled while ${where}${reason ? `: ${reason}` : ''}.`) }
   }

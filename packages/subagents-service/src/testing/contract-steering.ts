@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import type { Agent } from '@cordis-subagents/agent'
+import { headChars } from '@cordis-subagents/shared'
 import type { SubagentProvider, SubagentRun, SubagentStopReason } from '../types.js'
 import { assertCode, settledResult, within } from './contract-helpers.js'
 
@@ -69,7 +70,8 @@ export function describeSteering(
       run.send(message)
       const result = await settledResult(run, bound)
       assert.equal(result.stopReason, 'completed', `expected completed, got ${result.stopReason}: ${result.diagnostic ?? ''}`)
-      assert.ok(result.output.includes(message), `the output does not name the follow-up it read: ${JSON.stringify(result.output.slice(0, 500))}`)
+      assert.ok(result.output.includes(message),
+        `the output does not name the follow-up it read: ${JSON.stringify(headChars(result.output, 500))}`)
       await within(run.dispose(), bound, 'dispose()')
       await idle()
     })

@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import { LRUCache } from 'lru-cache'
 import type { Agent } from '@cordis-subagents/agent'
-import { MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
+import { headChars, MAX_MESSAGE_LENGTH } from '@cordis-subagents/shared'
 import { SubagentError } from '../errors.js'
 import type { LiveRun } from '../run/delegation.js'
 import type { ContinueClaim, RunJournal } from '../run/journal-port.js'
@@ -9,7 +9,10 @@ import { continuableEnded, expired, holdParent, keepContinuable, type SubagentEv
 import type {
   BeginOptions, ProviderStartRequest, SubagentHandle, SubagentOutcome, SubagentProvider, SubagentRequest, SubagentStart, SubagentUpdate,
 } from '../types.js'
-import { CONTINUE_WINDOW_MS, type ContinuableEntry, type ContinuableRunInfo, MAX_CONTINUABLE_BYTES, MAX_CONTINUABLE_RUNS } from './results.js'
+import {
+  CONTINUE_WINDOW_MS, type ContinuableEntry, type ContinuableRunInfo, type DroppedRun, MAX_CONTINUABLE_BYTES, MAX_CONTINUABLE_RUNS,
+  MAX_SIZED_CHILDREN,
+} from './results.js'
 
 // Continuing a run that ended (`ctx.subagents.continue`): a new turn of the same child, asked for
 // by someone, on its transcript. Never a re-run of the turn that ended: that one stays settled.
@@ -40,12 +43,12 @@ interface ContinueBook {
   readonly ctx: Context
   readonly live: Map<string, LiveRun>
   readonly book: LRUCache<string, ContinuableEntry>
-  /** Runs dropped from the book for room (count or bytes), by run id: their parent's id. */
-  readonly dropped: LRUCache<string, string>
+  /** Runs dropped from the book to bound memory, by run id. */
+  readonly dropped: LRUCache<string, DroppedRun>
   /** Runs being continued now: the continues they had (their entry is back when the new turn ends). */
   readonly inFlight: Map<string, number>
-  /** Child transcripts' sizes by agent id, while their runs live (after-run.ts `runObserver`). */
-  readonly sizes: Map<string, number>
+  /** Child transcripts' sizes by agent id, while their runs live (`ChildSizes`). */
+  readonly sizes: ChildSizes
   /** The service's journal now: with a durable store, the continue claims the run's record there first. */
   readonly journal: () => RunJournal
   begin(provider: string, request: SubagentRequest, options: BeginOptions): SubagentStart
@@ -71,8 +74,8 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
   const entry = runs.book.peek(runId)
   const foreign = options.parent && entry?.parent !== options.parent
   if (!entry || runs.isExpired(entry, now) || foreign) {
-    const dropped = runs.dropped.get(runId)
-    throw notContinuable(runId, !!options.parent, !entry && dropped !== undefined && (!options.parent || dropped === options.parent.id))
+    const dropped = entry ? undefined : runs.dropped.get(runId)
+    throw notContinuable(runId, !!options.parent, !options.parent || dropped?.parentId === options.parent.id ? dropped : undefined)
   }
   if (entry.continues >= MAX_CONTINUES_PER_RUN) {
     throw new SubagentError('CONTINUE_LIMIT', `Run ${runId} was continued ${entry.continues} times (the limit per run); delegate a new task instead.`)
@@ -81,7 +84,7 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
   runs.inFlight.set(runId, entry.continues + 1)
   // The new turn's child goes on from the transcript it had (spawn/fork keep the child's agent id): its size counts on from it.
   const childId = entry.run.childId
-  if (childId !== undefined) runs.sizes.set(childId, entry.size)
+  if (childId !== undefined) runs.sizes.continue(childId, entry.size)
   let claim: ContinueClaim | undefined
   let parent: Agent | undefined
   let fresh = false
@@ -99,7 +102,7 @@ async function continueRun(runs: ContinueBook, runId: string, message: string, o
   } catch (error) {
     await claim?.release()
     runs.inFlight.delete(runId)
-    if (childId !== undefined) runs.sizes.delete(childId)
+    if (childId !== undefined) runs.sizes.drop(childId)
     holdParent(entry)
     runs.book.set(runId, entry, { size: entry.size })
     if (fresh) await parent?.dispose()
@@ -114,15 +117,64 @@ function freshParent(ctx: Context, runId: string): Agent {
   return agents.create({ label: `continuing parent of ${runId}` })
 }
 
-function notContinuable(runId: string, scoped: boolean, dropped: boolean): SubagentError {
+function notContinuable(runId: string, scoped: boolean, dropped: DroppedRun | undefined): SubagentError {
+  if (dropped?.unsized) {
+    return new SubagentError('NOT_FOUND', `Run ${JSON.stringify(headChars(runId, 100))} can no longer be continued: `
+      + `it was dropped to bound memory (this host sizes at most ${MAX_SIZED_CHILDREN} running children's transcripts at once; `
+      + 'past that it stopped sizing this run\'s child, and a run of unknown size is not kept). Delegate a new task instead.')
+  }
   if (dropped) {
-    return new SubagentError('NOT_FOUND', `Run ${JSON.stringify(runId.slice(0, 100))} can no longer be continued: it was dropped to bound `
-      + `memory (this host keeps the ${MAX_CONTINUABLE_RUNS} continuable runs that ended last, at most `
+    return new SubagentError('NOT_FOUND', `Run ${JSON.stringify(headChars(runId, 100))} can no longer be continued: `
+      + `it was dropped to bound memory (this host keeps the ${MAX_CONTINUABLE_RUNS} continuable runs that ended last, at most `
       + `${MAX_CONTINUABLE_BYTES / 1024 / 1024} MiB of their transcripts). Delegate a new task instead.`)
   }
-  return new SubagentError('NOT_FOUND', `No run ${JSON.stringify(runId.slice(0, 100))} can be continued${scoped ? ' by you' : ''}: `
+  return new SubagentError('NOT_FOUND', `No run ${JSON.stringify(headChars(runId, 100))} can be continued${scoped ? ' by you' : ''}: `
     + `it did not end on this host${scoped ? ', is not one you delegated' : ''}, ended more than ${CONTINUE_WINDOW_MS / 60_000} min ago, `
     + 'or its provider cannot continue runs (see ctx.subagents.continuable.list()). Delegate a new task instead.')
+}
+
+/**
+ * Each child agent's transcript size so far, by agent id, as after-run.ts `runObserver` hears its turns (64 and the text of each
+ * prompt, model response and tool result, and of a response's tool calls and a result's images), until its run's end takes it
+ * (`continuableEnded`); a continue sets it again. Nothing is read back from the transcript; what a fork inherits is its parent's.
+ * At most `max` (an agent no run made is never taken): past it the child sized first is lost for room (`lose`), its id
+ * kept (4 × `max`, the oldest forgotten first) so that its run's end books it past every bound: not kept continuable, `dropped`
+ * (the rest of a transcript is not its size, and a size of 4 KiB would let the book hold far more than `MAX_CONTINUABLE_BYTES`).
+ * So is a run that overlapped the forgetting of such an id (`forgotAt`): its end cannot tell a child lost from one never sized.
+ * The hot path (grow, take) is after-run.ts's own; this class is entered only under pressure and by a continue.
+ */
+export class ChildSizes extends Map<string, number> {
+  /** @internal ids lost for room, the oldest forgotten first (`forgotAt`: `performance.now()` when one last was). */
+  readonly lost: LRUCache<string, true>
+  /** @internal */ forgotAt = -Infinity
+  /** @internal when a continue set a child's size (`performance.now()`): a forgetting since then counts, not only since its turn began. */
+  readonly continued = new Map<string, number>()
+
+  constructor(/** @internal */ readonly max = MAX_SIZED_CHILDREN) {
+    super()
+    this.lost = new LRUCache({ max: 4 * max, dispose: (_, _id, reason) => { if (reason === 'evict') this.forgotAt = performance.now() } })
+  }
+
+  /** @internal past `max`: the child sized first is lost (growing keeps its place: after-run.ts `runObserver`). */
+  lose(): void {
+    const first = this.keys().next().value!
+    this.delete(first)
+    this.lost.set(first, true)
+  }
+
+  /** @internal a continue: child `id` counts on from `size`, the transcript it goes on from. */
+  continue(id: string, size: number): void {
+    this.drop(id)
+    this.continued.set(id, performance.now())
+    if (this.set(id, size).size > this.max) this.lose()
+  }
+
+  /** @internal forgets child `id` (a continue that did not start). */
+  drop(id: string): void {
+    this.delete(id)
+    this.lost.delete(id)
+    this.continued.delete(id)
+  }
 }
 
 /**
@@ -132,8 +184,11 @@ function notContinuable(runId: string, scoped: boolean, dropped: boolean): Subag
  * and, until it is disposed, the parent agent; nothing is copied.
  */
 export class ContinuableRuns {
-  /** @internal run ids dropped for room (past the count or the byte bound), with their parent's id: a continue of one says so. */
-  readonly dropped = new LRUCache<string, string>({ max: 4 * MAX_CONTINUABLE_RUNS })
+  /**
+   * @internal run ids dropped to bound memory (past the count or the byte bound, or a child whose size was lost: `unsized`), with
+   * their parent's id: a continue of one says so.
+   */
+  readonly dropped = new LRUCache<string, DroppedRun>({ max: 4 * MAX_CONTINUABLE_RUNS })
   /**
    * @internal oldest first: an LRU cache only `peek`ed, so in the order runs ended; past the count or the byte bound the oldest
    * go, each in O(1) (`maxSize`: each entry is set with its size).
@@ -143,11 +198,11 @@ export class ContinuableRuns {
     maxSize: MAX_CONTINUABLE_BYTES,
     dispose: (entry, runId, reason) => {
       entry.letGo?.()
-      if (reason === 'evict') this.dropped.set(runId, entry.parentId)
+      if (reason === 'evict') this.dropped.set(runId, { parentId: entry.parentId })
     },
   })
-  /** @internal each child agent's transcript size so far, by agent id, until its run's end takes it (after-run.ts `runObserver`). */
-  readonly sizes = new Map<string, number>()
+  /** @internal each child agent's transcript size so far, by agent id, until its run's end takes it (`ChildSizes`). */
+  readonly sizes = new ChildSizes()
   /** @internal runs being continued now: the continues they had (their entry is back when the new turn ends). */
   readonly inFlight = new Map<string, number>()
 

@@ -1,3 +1,4 @@
+import { headChars } from '@cordis-subagents/shared'
 import type { Delegation } from '../run/delegation.js'
 import { SubagentError } from '../errors.js'
 import type { ParkedRunInfo, RunJournal } from '../run/journal-port.js'
@@ -41,5 +42,6 @@ export class HostVerbs {
 }
 
 function notFound(runId: string): SubagentError {
-  return new SubagentError('NOT_FOUND', `No run ${JSON.stringify(runId.slice(0, 100))} is live on this host (it ended and was disposed, or never existed); see ctx.subagents.runs().`)
+  return new SubagentError('NOT_FOUND', `No run ${JSON.stringify(headChars(runId, 100))} is live on this host `
+    + '(it ended and was disposed, or never existed); see ctx.subagents.runs().')
 }

@@ -1,4 +1,5 @@
 import type { Context } from 'cordis'
+import { headChars } from '@cordis-subagents/shared'
 import type { Delegation } from '../run/delegation.js'
 import { SubagentError } from '../errors.js'
 import type { CheckpointStore, StoredRun } from '../durable/journal-store.js'
@@ -39,7 +40,8 @@ export async function readResult(
     throw new SubagentError('RESULT_EXPIRED', `Run ${runId} ended on this host, but its result is no longer kept: this process keeps the last `
       + `${MAX_KEPT_RESULTS} results (${MAX_KEPT_RESULT_BYTES / 1024 / 1024} MiB of output)${store ? ', and the checkpoint store has no record of it (swept after its retention, or never written)' : '; load @cordis-subagents/checkpoints to keep results longer'}.`)
   }
-  throw new SubagentError('NOT_FOUND', `No run ${JSON.stringify(runId.slice(0, 100))} ended on this host${store ? ' or is in the checkpoint store' : ''}; `
+  throw new SubagentError('NOT_FOUND', `No run ${JSON.stringify(headChars(runId, 100))} ended on this host`
+    + `${store ? ' or is in the checkpoint store' : ''}; `
     + 'check the id (run.id, info.runId, or a tool result\'s metadata.runId).')
 }
 

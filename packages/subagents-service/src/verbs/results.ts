@@ -61,6 +61,17 @@ export const MAX_CONTINUABLE_RUNS = 256
  * the runs that ended longest ago are dropped first, and a run whose transcript alone is larger is not kept at all.
  */
 export const MAX_CONTINUABLE_BYTES = 64 * 1024 * 1024
+/**
+ * Most child transcripts one service sizes at once (verbs/continuation.ts `ChildSizes`): past it the child sized first
+ * is no longer sized, and its run, once ended, is not kept continuable (its transcript could be any size).
+ */
+export const MAX_SIZED_CHILDREN = 4096
+
+/** A run the continuable book dropped to bound memory: its parent's id, and whether it was its child's size that was lost (not room). */
+export interface DroppedRun {
+  parentId: string
+  unsized?: boolean
+}
 
 /** A run that ended and can be continued, as `ctx.subagents.continuable()` lists it. */
 export interface ContinuableRunInfo {
