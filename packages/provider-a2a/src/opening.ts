@@ -1,7 +1,7 @@
 import { TaskState } from '@a2a-js/sdk'
 import { LimitError } from './bounded-fetch.js'
 import { A2aError } from './errors.js'
-import { TaskIdTooLongError } from './task-id.js'
+import { RemoteIdTooLongError } from './remote-ids.js'
 import { isFinal, stateName } from './task-state.js'
 import type { TaskView } from './task-view.js'
 
@@ -34,7 +34,7 @@ export class Opening {
 }
 
 /**
- * A send that failed: `A2A_SEND_FAILED` (naming the bound when the remote's task id was too long), or
+ * A send that failed: `A2A_SEND_FAILED` (naming the bound when the remote's task or context id was too long), or
  * `ABORTED` when an abort or a stop came first (no task id came back, none to cancel).
  */
 export function sendFailure(agent: string, end: OpeningEnd | undefined, streaming: boolean, why: string, cause: unknown): A2aError {
@@ -50,8 +50,11 @@ export function sendFailure(agent: string, end: OpeningEnd | undefined, streamin
     return new A2aError('ABORTED', `The delegation was aborted while the remote agent ${agent} was accepting the task, and its send failed (${why}); `
       + 'no task id came back to cancel.', { cause })
   }
-  if (cause instanceof TaskIdTooLongError) {
-    return new A2aError('A2A_SEND_FAILED', `The remote agent ${agent} answered the send, but ${cause.message}.`, { cause })
+  if (cause instanceof RemoteIdTooLongError) {
+    // A task named with a context over the bound: the start fails, and nothing more goes to the remote (no cancel either).
+    const task = cause.taskId ? `task ${cause.taskId}` : 'its task'
+    const left = cause.kind === 'context' ? ` The run does not follow, answer or cancel ${task} (it may still run there).` : ''
+    return new A2aError('A2A_SEND_FAILED', `The remote agent ${agent} answered the send, but ${cause.message}.${left}`, { cause })
   }
   return new A2aError('A2A_SEND_FAILED', `The remote agent ${agent} did not accept the task: ${why}.`, { cause })
 }

@@ -5,7 +5,7 @@ import { A2aError } from './errors.js'
 import { classifySend } from './host-failure.js'
 import type { RunSettings } from './run-settings.js'
 import { startA2aRun } from './start-run.js'
-import { storedTaskId } from './task-id.js'
+import { storedTaskId } from './remote-ids.js'
 import { TaskRoute } from './task-route.js'
 
 /** A run's settings but what each endpoint has of its own. */
@@ -52,13 +52,13 @@ export async function startOnPool(pool: EndpointPool, base: PoolRunSettings, req
  * Reattaches a run a journal recorded (after a host restart) to its task: first on the endpoint
  * that took it (`checkpoint.endpoint`), then on the others (a task store shared behind several
  * hosts answers for any task). Rejects `A2A_RESTORE_FAILED` naming each endpoint's answer when
- * none knows the task, and at once (nothing sent) when the record names no task or one longer than
- * `MAX_TASK_ID_CHARS`. Never starts a task.
+ * none knows the task, and at once (nothing sent) when the record names no task, or a task or
+ * context id longer than `MAX_REMOTE_ID_CHARS`. Never starts a task.
  */
 export async function restoreOnPool(
   pool: EndpointPool, base: PoolRunSettings, request: ProviderStartRequest, record: RunRecord,
 ): Promise<SubagentRun> {
-  // A record that names no task, or one no remote could have given us, is refused once, before any endpoint is asked.
+  // A record that names no task, or ids no remote could have given us, is refused once, before any endpoint is asked.
   storedTaskId(record)
   pool.refreshDue()
   const recorded = (record.checkpoint as { endpoint?: unknown } | undefined)?.endpoint

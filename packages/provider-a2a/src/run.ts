@@ -10,7 +10,7 @@ import { describeRequestError } from './request-error.js'
 import { phaseResult } from './run-result.js'
 import { outputContract, outputPrompt } from '@cordis-subagents/agent'
 import { isActive, isFinal, isInterrupted } from './task-state.js'
-import { storedTaskId } from './task-id.js'
+import { storedTaskId } from './remote-ids.js'
 import { TaskView } from './task-view.js'
 import type { LiveRun, RunSettings } from './run-settings.js'
 import { type A2aWire, isTask, isTaskNotFound, type Outgoing, type WireOptions } from './wire.js'
@@ -102,8 +102,9 @@ export class A2aRun implements LiveRun, Follower {
   /**
    * Reattaches to the task a journal recorded (after a host restart): reads it back with `GetTask`;
    * the run then follows it by polls (a task waiting for an answer parks the run again at once).
-   * Rejects `A2A_RESTORE_FAILED` when the record names no task, or one longer than `MAX_TASK_ID_CHARS`
-   * (nothing is sent: a cut id would name another task), or the remote cannot tell about it.
+   * Rejects `A2A_RESTORE_FAILED` when the record names no task, or a task or context id longer than
+   * `MAX_REMOTE_ID_CHARS` (nothing is sent: a cut id would name another), or the remote cannot tell
+   * about it (an answer naming a context longer than that included).
    */
   async reattach(record: RunRecord): Promise<void> {
     const taskId = storedTaskId(record)

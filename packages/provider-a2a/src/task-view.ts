@@ -5,7 +5,7 @@ import {
 } from '@cordis-subagents/shared'
 import type { SubagentResult, SubagentStopReason, SubagentUpdate } from '@cordis-subagents/subagents-service'
 import { ArtifactText } from './artifact-text.js'
-import { checkedTaskId } from './task-id.js'
+import { checkedRemoteId } from './remote-ids.js'
 import { isInterrupted } from './task-state.js'
 
 type Usage = NonNullable<SubagentResult['usage']>
@@ -86,7 +86,7 @@ export class TaskView {
           return []
         }
         this.take(update.taskId)
-        this.contextId ||= update.contextId ?? ''
+        this.takeContext(update.contextId)
         if (update.status) this.noteStatus(update.status)
         this.noteExtension(update.metadata)
         const text = update.status?.message ? this.noteMessage(update.status.message) : ''
@@ -108,7 +108,7 @@ export class TaskView {
   applyTask(task: Task): SubagentUpdate[] {
     if (this.isForeign(task.id)) return []
     this.take(task.id)
-    this.contextId ||= task.contextId ?? ''
+    this.takeContext(task.contextId)
     const before = this.state
     if (task.status) this.noteStatus(task.status)
     this.noteExtension(task.metadata)
@@ -176,11 +176,20 @@ export class TaskView {
   }
 
   /**
-   * Takes the first task id the remote names as the run's. One longer than `MAX_TASK_ID_CHARS` throws
-   * `TaskIdTooLongError` (never cut: a cut id names another task); the request that brought it fails.
+   * Takes the first task id the remote names as the run's. One longer than `MAX_REMOTE_ID_CHARS` throws
+   * `RemoteIdTooLongError` (never cut: a cut id names another task); the request that brought it fails.
    */
   private take(taskId: string | undefined): void {
-    if (!this.taskId && taskId !== undefined) this.taskId = checkedTaskId(taskId)
+    if (!this.taskId && taskId !== undefined) this.taskId = checkedRemoteId('task', taskId)
+  }
+
+  /**
+   * Takes the first context id the remote names (a status update, a task) as the run's; later ones are
+   * ignored. One longer than `MAX_REMOTE_ID_CHARS` throws `RemoteIdTooLongError` (never cut: a cut id
+   * names another context); the request that brought it fails, and the run keeps no context.
+   */
+  private takeContext(contextId: string | undefined): void {
+    if (!this.contextId && contextId) this.contextId = checkedRemoteId('context', contextId, this.taskId)
   }
 
   /**

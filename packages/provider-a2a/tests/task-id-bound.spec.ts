@@ -1,73 +1,21 @@
-// The bound on a remote task id (256 characters, MAX_TASK_ID_CHARS), with a stubbed `fetch` (no server): a remote that
+// The bound on a remote task id (256 characters, MAX_REMOTE_ID_CHARS), with a stubbed `fetch` (no server): a remote that
 // names its task with a longer id fails the start (`A2A_SEND_FAILED`, the id is never polled, answered or cancelled), and a
 // journal record holding a longer id fails the restore (`A2A_RESTORE_FAILED`, nothing sent). The code before took an id of
 // any length from the remote, and cut a stored one to 256 characters and asked the remote about that cut id (another
 // task, or none) without saying so.
 import { expect } from 'chai'
 import type { RunRecord, SubagentRun } from '@cordis-subagents/subagents-service'
-import * as A2a from '@cordis-subagents/provider-a2a'
-import { shapes, type WireVersion } from './fixtures/hostile-remote.js'
+import { GETS, refusal as refused, settle, stubRemote } from './fixtures/long-ids-remote.js'
 import { pool, provider, request, within } from './helpers.js'
 
 const BOUND = 5_000
-const STREAMS = new Set(['SendStreamingMessage', 'message/stream'])
-const SENDS = new Set(['SendMessage', 'message/send'])
-const GETS = new Set(['GetTask', 'tasks/get'])
-
-interface Call { method: string; params: { id?: string } }
-
-function card(origin: string, version: WireVersion, streaming: boolean) {
-  const common = {
-    name: 'long-ids', description: 'A remote naming its tasks.', version: '1', capabilities: { streaming },
-    defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [],
-  }
-  return version === '1.0'
-    ? { ...common, supportedInterfaces: [{ url: `${origin}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }] }
-    : { ...common, url: `${origin}/rpc`, protocolVersion: '0.3.0', preferredTransport: 'JSONRPC' }
-}
-
-/**
- * Serves the card at every card URL and keeps every JSON-RPC call: a send (or a stream's one event) is answered with
- * a working task named `taskId`; a read or a cancel of a task in `known` with that task, of any other "task not found".
- */
-function stubRemote(options: { version: WireVersion; streaming: boolean; taskId?: string; known?: string[]; answerAs?: string }) {
-  const calls: Call[] = []
-  const { task, taskBody } = shapes(options.version)
-  const original = globalThis.fetch
-  globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : String(input))
-    const json = (value: unknown) => new Response(JSON.stringify(value), { headers: { 'content-type': 'application/json' } })
-    if (url.pathname === A2a.AGENT_CARD_PATH) return json(card(url.origin, options.version, options.streaming))
-    const rpc = JSON.parse(typeof init?.body === 'string' ? init.body : await new Response(init?.body).text()) as Call & { id: unknown }
-    calls.push({ method: rpc.method, params: rpc.params ?? {} })
-    const result = (value: unknown) => ({ jsonrpc: '2.0', id: rpc.id, result: value })
-    if (STREAMS.has(rpc.method)) {
-      const event = `data: ${JSON.stringify(result(task(options.taskId ?? 'task-1', 'working')))}\n\n`
-      return new Response(event, { headers: { 'content-type': 'text/event-stream' } })
-    }
-    if (SENDS.has(rpc.method)) return json(result(task(options.taskId ?? 'task-1', 'working')))
-    const id = rpc.params?.id ?? ''
-    if (!options.known?.includes(id)) return json({ jsonrpc: '2.0', id: rpc.id, error: { code: -32001, message: 'Task not found' } })
-    return json(result(taskBody(options.answerAs ?? id, GETS.has(rpc.method) ? 'working' : 'canceled')))
-  }) as typeof fetch
-  return { calls, restore: () => void (globalThis.fetch = original) }
-}
-
-/** Lets anything the provider would still send after a settled call go out (the stub answers at once). */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 100))
-
 function record(taskId: string): RunRecord {
   const checkpoint = { taskId }
   return { runId: 'run-restored', provider: 'a2a', parentId: 'parent-1', depth: 1, state: 'parked', checkpoint } as unknown as RunRecord
 }
 
-/** The rejection of `started`; a run it started after all is disposed (the test then fails on the missing rejection). */
-async function refusal(started: Promise<SubagentRun>, what: string): Promise<A2a.A2aError | undefined> {
-  return within(started.then(async (run) => {
-    await run.dispose()
-    return undefined
-  }, (error: A2a.A2aError) => error), BOUND, what)
-}
+/** The rejection of `started` (a run it started after all is disposed). */
+const refusal = (started: Promise<SubagentRun>, what: string) => refused(started, what, BOUND)
 
 describe('provider-a2a: the bound on a remote task id (256 characters)', function () {
   this.timeout(20_000)
