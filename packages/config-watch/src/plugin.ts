@@ -3,6 +3,7 @@ import { emitIsolated } from '@cordis-subagents/shared'
 import { Config } from './config.js'
 import { watchFile } from './file-watcher.js'
 import { cordisLoader, type LoaderView } from './loader-view.js'
+import { logText, namedList } from './log-lines.js'
 import { type CheckResult, Reloader, type Reloading } from './reloader.js'
 import { oneLine } from './validate.js'
 
@@ -46,6 +47,11 @@ export function apply(ctx: Context, config: Config) {
   })
 }
 
+// What a log line shows of each entry id or package name, each plugin error, a rejected save's reason (characters).
+const NAME_CHARS = 100
+const ERROR_CHARS = 300
+const REASON_CHARS = 600
+
 function watchLoaderFile(ctx: Context, loader: LoaderView, file: string, config: Config, logger: ReturnType<Context['logger']>, signal: AbortSignal) {
   // A listener that throws neither stops the others nor the watching.
   const listenerFailed = (error: unknown) => logger.warn('a config-watch listener failed (ignored): %s', oneLine(error))
@@ -53,10 +59,12 @@ function watchLoaderFile(ctx: Context, loader: LoaderView, file: string, config:
     maxBytes: config.maxBytes,
     settleTimeout: config.settleTimeout,
     onReloading: (info) => {
-      logger.info('%s changed: reloading %s', file, info.changed.join(', '))
+      logger.info('%s changed: reloading %s', file, namedList(info.changed, NAME_CHARS))
       emitIsolated(ctx, 'config-watch/reloading', [info], listenerFailed)
     },
-    onWithoutId: (names) => logger.warn('%s: %s without an id restart at every reload; give each entry an id', file, names.join(', ')),
+    onWithoutId: (names) => {
+      logger.warn('%s: %s without an id restart at every reload; give each entry an id', file, namedList(names, NAME_CHARS))
+    },
   }, signal)
 
   let running = false
@@ -82,11 +90,18 @@ function watchLoaderFile(ctx: Context, loader: LoaderView, file: string, config:
   const report = (result: CheckResult) => {
     if (result.status === 'unchanged') return logger.debug('%s: saved without a change', file)
     if (result.status === 'applied') {
-      if (result.errors.length) logger.warn('%s reloaded, with errors (the entries named stay stopped until the file is fixed): %s', file, result.errors.join(' | '))
+      if (result.errors.length) {
+        const errors = namedList(result.errors, ERROR_CHARS, ' | ')
+        logger.warn('%s reloaded, with errors (the entries named stay stopped until the file is fixed): %s', file, errors)
+      }
       return
     }
-    if (result.code === 'CONFIG_UNREADABLE') return logger.info('%s cannot be read (%s): the running configuration is kept until it is back', file, result.reason)
-    logger.warn('%s%s: %s [%s]. The running configuration is kept; fix the file and save it again.', file, result.line ? `:${result.line}` : '', result.reason, result.code)
+    const reason = logText(result.reason, REASON_CHARS)
+    if (result.code === 'CONFIG_UNREADABLE') {
+      return logger.info('%s cannot be read (%s): the running configuration is kept until it is back', file, reason)
+    }
+    const where = result.line ? `:${result.line}` : ''
+    logger.warn('%s%s: %s [%s]. The running configuration is kept; fix the file and save it again.', file, where, reason, result.code)
   }
 
   const watcher = watchFile(file, () => void look(), {

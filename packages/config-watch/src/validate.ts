@@ -1,7 +1,7 @@
 // Whether a freshly read config file may replace the running one: its shape, then every enabled
 // entry's config against its plugin's schema, before the loader sees any of it.
 import { Entry } from '@cordisjs/loader'
-import { describeError, stripControl } from '@cordis-subagents/shared'
+import { describeError, headChars, stripControl } from '@cordis-subagents/shared'
 import type { RejectCode } from './errors.js'
 import type { EntryOptions, LoaderView } from './loader-view.js'
 
@@ -113,20 +113,45 @@ function interpolate(value: unknown, evaluate: (expr: string) => unknown): unkno
 
 /** The 1-based line of the `nth` `id: <id>` line of `text`. */
 export function lineOfEntry(text: string, id: string, nth = 1): number | undefined {
-  const escaped = id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  const pattern = new RegExp(`^\\s*(?:-\\s+)?id:\\s*(['"]?)${escaped}\\1\\s*(?:#.*)?$`)
   let found = 0
   const lines = text.split('\n')
   for (let index = 0; index < lines.length; index++) {
-    if (pattern.test(lines[index]!) && ++found === nth) return index + 1
+    if (isIdLine(lines[index]!, id) && ++found === nth) return index + 1
   }
   return undefined
+}
+
+/**
+ * Whether `line` is `id: <id>` (optionally a list item's `- id:`, the id optionally quoted, a comment after it). Matched by
+ * hand, not by a RegExp built from the id: an id is the file's text, and a long one (≈ 50,000 characters) made V8 refuse the
+ * expression, which reported the save as unreadable instead of naming its problem.
+ */
+function isIdLine(line: string, id: string): boolean {
+  let at = skipSpaces(line, 0)
+  if (line[at] === '-' && at + 1 < line.length && /\s/.test(line[at + 1]!)) at = skipSpaces(line, at + 1)
+  if (!line.startsWith('id:', at)) return false
+  at = skipSpaces(line, at + 3)
+  const quote = line[at] === '"' || line[at] === "'" ? line[at]! : ''
+  at += quote.length
+  if (!line.startsWith(id, at)) return false
+  at += id.length
+  if (quote) {
+    if (line[at] !== quote) return false
+    at++
+  }
+  at = skipSpaces(line, at)
+  return at === line.length || line[at] === '#'
+}
+
+function skipSpaces(line: string, at: number): number {
+  while (at < line.length && /\s/.test(line[at]!)) at++
+  return at
 }
 
 /** An error as one bounded line with no control characters (it may quote the file). */
 export function oneLine(error: unknown): string {
   const text = stripControl(describeError(error)).split('\n')[0]!.trim()
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text
+  return headChars(text, 300, '…')
 }
 
 function describeShape(value: unknown): string {

@@ -11,6 +11,20 @@ describe('config-watch checks', () => {
     expect(lineOfEntry(text, 'missing')).to.equal(undefined)
     // An id is text, not a pattern.
     expect(lineOfEntry('- id: a.b\n', 'a+b')).to.equal(undefined)
+    expect(lineOfEntry('- id: "a\'\n', 'a'), 'quotes must pair').to.equal(undefined)
+    expect(lineOfEntry('-id: a\n', 'a'), 'a dash needs a space').to.equal(undefined)
+    expect(lineOfEntry('- id: ab\n', 'a')).to.equal(undefined)
+    expect(lineOfEntry('- id: a x\n', 'a')).to.equal(undefined)
+  })
+
+  it('finds the line of an entry with a 100,000-character id, and names the duplicate (not an unreadable file)', () => {
+    // The line was found with a RegExp built from the id: V8 refuses one that large ("Regular expression too large").
+    const id = 'x'.repeat(100_000)
+    const text = `- id: ${id}\n  name: x\n- id: '${id}'\n  name: y\n`
+    expect(lineOfEntry(text, id, 2)).to.equal(3)
+    const refused = checkShape([{ id, name: 'x' }, { id, name: 'y' }], text) as { code: string; line?: number }
+    expect(refused.code).to.equal('CONFIG_SHAPE')
+    expect(refused.line).to.equal(3)
   })
 
   it('accepts a list of named entries and lists those without an id', () => {

@@ -335,6 +335,9 @@ export class ChatRuns {
   }
 
   private post(chat: ChatRun, text: string): void {
-    chat.session?.send(chatText(text)).catch((error) => this.log(`posting to ${chat.channel} failed: ${describeError(error)}`))
+    chat.session?.send(chatText(text)).catch((error) => {
+      const why = shownLine(describeError(error), 300)
+      this.log(`[NOTICE_NOT_POSTED] a notice of run ${chat.id} could not be posted to ${shownLine(chat.channel, 64)} (${why}).`)
+    })
   }
 }

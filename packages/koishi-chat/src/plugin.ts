@@ -65,7 +65,7 @@ export function apply(koishi: Context, given: Config): void {
       runs.trimEnded()
     })
   }
-  const runs = new ChatRuns(config, ctx.subagents, (message) => logger.warn(message), ctx.root)
+  const runs = new ChatRuns(config, ctx.subagents, (message) => logger.warn('%s', message), ctx.root)
   const owned = new Map<ChatRun, Agent>()
 
   ctx.subagents.observe({
