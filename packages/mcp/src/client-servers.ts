@@ -112,6 +112,8 @@ export async function startSentServers(
   servers: readonly SentMcpServer[], policy: SentServerPolicy, cwd: string, log: Logger,
 ): Promise<SentServers> {
   const started = await Promise.all(servers.map((server) => startOne(server, policy, cwd, log)))
+  const failures = started.flatMap((one) => 'failure' in one ? [one] : [])
+  if (failures.length) log.warn('%s', connectFailedLine(failures, servers.length))
   const connections = started.flatMap((one) => 'connection' in one ? [one.connection] : [])
   let closed: Promise<void> | undefined
   return {
@@ -122,9 +124,46 @@ export async function startSentServers(
   }
 }
 
+/** A server of the batch that did not start, and its tool prefix (for the log). */
+interface Failed { failure: SentServerFailure; prefix: string }
+
+/** Distinct causes the batch's log line quotes (servers failing alike share one). */
+const MAX_CAUSES_SHOWN = 4
+/** Servers named for one cause; any more are counted. */
+const MAX_NAMES_SHOWN = 8
+/** The head of a cause the log line keeps (UTF-16 code units, cut on a character boundary). */
+const MAX_CAUSE_CHARS = 300
+
+/**
+ * The one log line for a batch's servers that did not start: how many, then the servers by cause (servers that failed
+ * alike, e.g. on one dead host, share their cause), each cause's head on one line. A cause is cut before it is cleaned,
+ * so a server answering with megabytes of text costs a few hundred characters here; the whole (redacted) message stays
+ * in `failed`.
+ */
+function connectFailedLine(failures: readonly Failed[], sent: number): string {
+  const byCause = new Map<string, string[]>()
+  for (const { failure, prefix } of failures) {
+    const prefixes = byCause.get(failure.message)
+    if (prefixes) prefixes.push(prefix)
+    else byCause.set(failure.message, [prefix])
+  }
+  const parts: string[] = []
+  let shown = 0
+  for (const [message, prefixes] of byCause) {
+    if (parts.length === MAX_CAUSES_SHOWN) break
+    const unnamed = prefixes.length - MAX_NAMES_SHOWN
+    const names = prefixes.slice(0, MAX_NAMES_SHOWN).join(', ') + (unnamed > 0 ? ` and ${unnamed} more` : '')
+    parts.push(`${names} (${peerLine(headChars(message, MAX_CAUSE_CHARS, '…'))})`)
+    shown += prefixes.length
+  }
+  if (shown < failures.length) parts.push(`${failures.length - shown} more for other causes`)
+  const rest = failures.length < sent ? ' The others serve.' : ''
+  return `MCP_CONNECT_FAILED: ${failures.length} of the ${sent} MCP servers the client sent did not start: ${parts.join('; ')}.${rest}`
+}
+
 async function startOne(
   server: SentMcpServer, policy: SentServerPolicy, cwd: string, log: Logger,
-): Promise<{ connection: Connection; tools: Tool[] } | { failure: SentServerFailure }> {
+): Promise<{ connection: Connection; tools: Tool[] } | Failed> {
   const prefix = prefixOf(server.name)
   const pairs = (list: { name: string; value: string }[] | undefined) =>
     Object.fromEntries((Array.isArray(list) ? list : []).filter((p) => p && typeof p.name === 'string' && typeof p.value === 'string').map((p) => [p.name, p.value]))
@@ -156,7 +195,11 @@ async function startOne(
   } catch (error) {
     await connection?.close()
     const message = redactor.redact(describeError(error))
-    log.warn('MCP_CONNECT_FAILED: the client\'s MCP server %s did not start: %s', prefix, message)
-    return { failure: { name: headChars(server.name, 64), code: 'MCP_CONNECT_FAILED', message: error instanceof McpError ? message : `The MCP server did not list its tools: ${message}` } }
+    const failure: SentServerFailure = {
+      name: headChars(server.name, 64),
+      code: 'MCP_CONNECT_FAILED',
+      message: error instanceof McpError ? message : `The MCP server did not list its tools: ${message}`,
+    }
+    return { failure, prefix }
   }
 }

@@ -7,6 +7,7 @@ import type { Connection } from './connection.js'
 import { type ResultBounds, toToolResult } from './convert.js'
 import { mountedName } from './names.js'
 import { peerSchema } from './peer-schema.js'
+import { quotedError, quotedName, Skips } from './skips.js'
 
 /** Longest description kept from a server (characters: UTF-16 code units, never half a surrogate pair). */
 const MAX_DESCRIPTION_CHARS = 4096
@@ -50,21 +51,28 @@ export class ToolMount {
     return [...this.mounted.keys()]
   }
 
+  /**
+   * Mounts the tools of one listing. What it skips (see the README's Naming) is logged as one warning for the listing,
+   * by kind, with the first of each kind quoted by a cut head of its name: never a line per tool, nor a whole long name.
+   */
   sync(tools: readonly McpTool[]) {
+    const skips = new Skips()
     const wanted = new Map<string, { key: string; tool: McpTool }>()
-    for (const tool of tools) {
+    for (let i = 0; i < tools.length; i++) {
+      const tool = tools[i]
       if (!this.admitted(tool.name)) continue
       const named = mountedName(this.options.server, tool.name)
       if ('skip' in named) {
-        this.log.warn('%s: tool %s skipped: %s', this.options.server, JSON.stringify(peerLine(headChars(String(tool.name), 100))), named.skip)
+        // Skipped on its length: only a head of the name is read, once per kind and listing.
+        skips.add(named.skip, () => `${quotedName(tool.name)} (${typeof tool.name === 'string' ? tool.name.length : 0} characters)`)
         continue
       }
       if (wanted.has(named.name)) {
-        this.log.warn('%s: tool %s skipped: another of its tools is also named %s', this.options.server, JSON.stringify(peerLine(tool.name)), named.name)
+        skips.add('duplicate', () => `${quotedName(tool.name)} as ${named.name}`)
         continue
       }
       if (wanted.size >= this.options.maxTools) {
-        this.log.warn('%s: more than maxTools (%d) tools; %s and later ones skipped', this.options.server, this.options.maxTools, peerLine(tool.name))
+        skips.add('max-tools', () => quotedName(tool.name), tools.length - i)
         break
       }
       wanted.set(named.name, { key: JSON.stringify([tool.name, tool.description ?? '', tool.inputSchema, tool.execution?.taskSupport ?? null]), tool })
@@ -78,16 +86,19 @@ export class ToolMount {
     for (const [name, { key, tool }] of wanted) {
       if (this.mounted.has(name)) continue
       if (key.length > MAX_SCHEMA_CHARS) {
-        this.log.warn('%s: tool %s skipped: its description and input schema are over %d characters', this.options.server, peerLine(tool.name), MAX_SCHEMA_CHARS)
+        skips.add('too-large', () => quotedName(tool.name))
         continue
       }
       try {
         const dispose = this.ctx.tools.register(this.toTool(name, tool))
         this.mounted.set(name, { key, remote: tool.name, dispose })
       } catch (error) {
-        this.log.warn('%s: tool %s not mounted: %s', this.options.server, name, peerLine(describeError(error)))
+        skips.add('refused', () => `${name}: ${quotedError(error)}`)
       }
     }
+    const { server, maxTools } = this.options
+    const line = skips.line(tools.length, { server, maxTools, maxSchemaChars: MAX_SCHEMA_CHARS })
+    if (line) this.log.warn('%s', line)
   }
 
   unmountAll() {

@@ -103,8 +103,9 @@ describe('@cordis-subagents/mcp: peer text is cut on a character boundary', () =
     mount.sync([tool({ name: 'n'.repeat(99) + EMOJI })])
     expect(mount.names()).to.deep.equal([])
     expect(warnings).to.have.length(1)
-    const quoted = String(warnings[0][2])
-    expectClean(quoted)
+    // One line for the listing, quoting the first skipped name (as JSON) after "first ".
+    const quoted = /\(first ("(?:[^"\\]|\\.)*")/.exec(String(warnings[0][1]))?.[1] ?? ''
+    expectClean(String(warnings[0][1]))
     expect(JSON.parse(quoted)).to.equal('n'.repeat(99))
   })
 
