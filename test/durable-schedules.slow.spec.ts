@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { freshPostgres } from '../packages/checkpoints/tests/support.js'
+import { HostProcess } from './support/durable-schedule-client.js'
 import { play, schedules, type Step, World } from './support/durable-schedule-steps.js'
 
 const RUNS = Number(process.env.DURABLE_RUNS ?? 20)
@@ -61,6 +62,7 @@ function property(name: string, label: string, fresh: (n: number) => Promise<str
       }), { numRuns: RUNS, seed: SEED, path: PATH, endOnFailure: process.env.DURABLE_SHRINK === '0' })
     } finally {
       await (world as World | undefined)?.close().catch(() => {})
+      await HostProcess.dropSpare()
     }
     console.log(`      durable (${name}): ${played} schedules played on ${n} stores, every invariant held`)
   })

@@ -18,6 +18,13 @@ const REPLY_BOUND_MS = 45_000
 
 export type Reply = Record<string, any> & { n: number }
 
+/**
+ * The next host, spawned as the one before it starts: a host process spends most of its start loading modules,
+ * which needs no store, so that part runs while the host before it starts and plays. It opens its store only
+ * when `start` hands it one (after the host before it was stopped or killed); `dropSpare` kills it.
+ */
+let spare: HostProcess | undefined
+
 export class HostProcess {
   private readonly replies = new Map<number, (reply: Reply) => void>()
   private readonly stderr: string[] = []
@@ -33,20 +40,35 @@ export class HostProcess {
       this.replies.delete(reply.n)
     })
     child.once('exit', () => { this.exited = true })
+    // A write to a host that died fails on its pipe: its exit is what `await` reports.
+    child.stdin!.on('error', () => {})
   }
 
   /** Starts a host on `store` (a SQLite file or `postgres`) logging to `log`; resolves at its ready line. */
   static async start(store: string, log: string): Promise<{ host: HostProcess; ready: Reply }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=cordis-subagents-source', HOST, store, log], {
-      cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: process.env,
-    })
-    const host = new HostProcess(child)
+    const host = spare ?? HostProcess.spawn()
+    host.child.stdin!.write(`${JSON.stringify({ open: [store, log] })}\n`)
+    spare = HostProcess.spawn()
     try {
       return { host, ready: await host.await(0, 'ready') }
     } catch (error) {
       await host.kill()
       throw error
     }
+  }
+
+  /** Kills the spare host (`start` made it), if there is one: at the end of a test. */
+  static async dropSpare(): Promise<void> {
+    const host = spare
+    spare = undefined
+    await host?.kill()
+  }
+
+  /** A host process that loads its modules, then waits for the store it is to open (its first line in). */
+  private static spawn(): HostProcess {
+    return new HostProcess(spawn(process.execPath, ['--import', 'tsx', '--conditions=cordis-subagents-source', HOST], {
+      cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: process.env,
+    }))
   }
 
   /** Sends one command; rejects when its reply does not come within REPLY_BOUND_MS (a waiter outlived its bound). */

@@ -2,6 +2,10 @@
 // protocol: one JSON command a line on stdin, one JSON reply a line on stdout ({ n, ...reply }).
 //
 //   durable-schedule-host.ts <sqlite file | postgres> <log file>
+//   durable-schedule-host.ts        (a spare: its first line in is { "open": [store, log] })
+//
+// A spare loads its modules (the most of a start: tsx loads every package from src) while the host before
+// it still plays its schedule; it opens nothing and starts no Context until that first line comes.
 //
 // The host: tools, agents with the scripted model of durable-schedule-model.ts, the service,
 // provider-spawn (children ask with ask_parent), subagent-control (subagent_reply), the subagent
@@ -12,6 +16,7 @@
 //
 // Commands (see durable-schedule-client.ts): start, reply, answer-root, resume, reattach, roots,
 // store, stop. The first line out is { n: 0, ready: true, interruptedAtStart }.
+import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { Context, Logger } from 'cordis'
 import { Database } from 'minato'
@@ -27,7 +32,10 @@ import { PostgresDriver } from '@cordis-subagents/checkpoints/postgres'
 import { type Kind, logTo, type Mode, respond, rootPrompt } from './durable-schedule-model.js'
 
 Logger.targets.splice(0, Logger.targets.length)
-const [store, logFile] = process.argv.slice(2)
+const input = createInterface({ input: process.stdin })
+const [store, logFile] = process.argv.length > 2
+  ? process.argv.slice(2)
+  : (JSON.parse(String((await once(input, 'line'))[0])) as { open: [string, string] }).open
 const PG_URL = process.env.CHECKPOINTS_PG_URL ?? 'postgres://subagents:subagents@127.0.0.1:5432/subagents_test'
 /** How long the host waits for a task to come to rest, or a settle to show in the store. */
 const QUIET_MS = 20_000
@@ -201,7 +209,6 @@ async function execute(command: Command): Promise<Record<string, unknown>> {
 }
 
 out({ n: 0, ready: true, interruptedAtStart: checkpoints.interruptedAtStart })
-const input = createInterface({ input: process.stdin })
 // One command at a time, in order: the harness waits for each reply before the next.
 let chain = Promise.resolve()
 input.on('line', (line) => {

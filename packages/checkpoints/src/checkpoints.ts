@@ -13,7 +13,7 @@ import { deferredColumns, isNew, type RecordOptions, type Stamp } from './record
 import { removeRuns, sweep, type SweepReport } from './retention.js'
 import { listQuery, type RunFilter } from './run-filter.js'
 import { RunCount } from './run-count.js'
-import { stopStore } from './store-stop.js'
+import { STOP_WRITES_MS, stopStore } from './store-stop.js'
 import { openRunLog, type RunLog, runLogFile } from './run-log.js'
 import type { StoreContext } from './store.js'
 import { TaskKeys } from './task-keys.js'
@@ -56,6 +56,7 @@ export class Checkpoints extends Service {
   private log: RunLog | undefined
   private starting: Promise<void> | undefined
   private stopping = false
+  /** @internal How long a stop waits for what is queued: a test of a hung database lowers it. */ stopWritesMs = STOP_WRITES_MS
   private ended!: () => void
   private readonly ending = new Promise<void>((resolve) => { this.ended = resolve })
 
@@ -105,9 +106,8 @@ export class Checkpoints extends Service {
       // SQLite: one process per file, so the kept run count needs no recount between sweeps.
       this.count.alone = writer.kind === 'sqlite'
     }
-    this.ctx.setInterval(() => {
-      this.sweep().catch((error) => this.logs.warn('retention sweep failed: %s', error))
-    }, this.limits.sweepInterval)
+    const sweepNow = () => void this.sweep().catch((error) => this.logs.warn('retention sweep failed: %s', error))
+    this.ctx.setInterval(sweepNow, this.limits.sweepInterval)
   }
 
   /** Closes what a start opened (the run log, then the writer thread): it failed, or a stop came. */
@@ -126,7 +126,7 @@ export class Checkpoints extends Service {
     this.writer = undefined
     this.log = undefined
     await this.starting?.catch(ignore)
-    await stopStore(parts, (message) => this.logs.warn(message)).finally(this.ended)
+    await stopStore(parts, (message) => this.logs.warn(message), this.stopWritesMs).finally(this.ended)
   }
 
   /**

@@ -73,11 +73,10 @@ export class GroupCommit {
     private readonly writer: DirectWriter,
     private readonly log?: RunLog,
     private readonly late?: (op: WriteOp, error?: unknown) => void,
+    /** @internal The wait before a retry (a test of many failing batches shortens it). */ private readonly retryMs = RETRY_MS,
   ) {}
 
-  get pending(): number {
-    return this.queue.length
-  }
+  get pending(): number { return this.queue.length }
 
   /** Queues `op`; resolves with its rows matched (an insert: 1, or 0 when the id exists) once its batch is written. */
   write(op: WriteOp, lazy = false): Promise<number> {
@@ -261,7 +260,7 @@ export class GroupCommit {
       entry.tries = (entry.tries ?? 0) + 1
       if (entry.seq) this.unwritten.add(entry.seq)
     }
-    await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
+    await new Promise((resolve) => setTimeout(resolve, this.retryMs))
     this.queue.unshift(...again)
     this.immediate ??= setImmediate(this.flushNow)
   }

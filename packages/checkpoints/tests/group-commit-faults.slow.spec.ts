@@ -14,6 +14,13 @@ import { openRunLog, unwrittenIn } from '../src/run-log.js'
 import { type OpRow, replayOps, type WriteOp } from '../src/write-ops.js'
 import { type Fault, modelDatabase } from './model-database.js'
 
+/**
+ * The wait before a retry: 100 ms in the store (RETRY_MS), shortened here (the schedules wait through some 90 retries).
+ * Still four times the lazy flush's 5 ms and far longer than the turns a schedule takes between two drains, so a retry
+ * comes after the same flushes and steps as at 100 ms.
+ */
+const RETRY_MS = 20
+
 const insert = (id: string): WriteOp => ({ kind: 'insert', id, given: { id, path: id, provider: 'spawn', state: 'running' } as OpRow })
 const settle = (id: string): WriteOp => ({ kind: 'update', id, changes: { state: 'settled', result: `done ${id}` } as OpRow, guard: false })
 
@@ -43,7 +50,7 @@ describe('checkpoints: the group commit and its run log under failing batches (f
       const pending = [...faults]
       const { rows, writer } = modelDatabase(pending)
       const log = await openRunLog(file, (ops) => replayOps(writer, ops))
-      const commit = new GroupCommit(writer, log, () => {})
+      const commit = new GroupCommit(writer, log, () => {}, RETRY_MS)
       const started: string[] = []
       const logged = new Set<string>()
       for (const next of steps) {

@@ -5,7 +5,7 @@
 // (`freeze`). The next start on the same store and log must find every settle the host was told of
 // settled with its result (nothing settled lost), no run `running`, and every run continued after its
 // settle `interrupted`, not settled again by a stale log record (nothing replayed over a later write).
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -32,12 +32,33 @@ interface Told {
   continued: Set<string>
 }
 
+/** A host process that loads its modules, then waits for its arguments (its first line in). */
+const spawnLogger = () => spawn(process.execPath, ['--import', 'tsx', '--conditions=cordis-subagents-source', LOGGER], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+})
+/**
+ * The next schedule's host, spawned as this one is given its schedule: loading modules (the most of its start)
+ * needs no store, so that part runs while this schedule plays and is checked. `dropSpare` kills it.
+ */
+let spare: ChildProcess | undefined
+
+async function dropSpare(): Promise<void> {
+  const child = spare
+  spare = undefined
+  if (!child || child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, 'exit')
+  child.kill('SIGKILL')
+  await exited
+}
+
 async function runAndKill(backend: Backend, runLog: string, crash: Crash): Promise<Told> {
   const args = [backend.kind, backend.kind === 'sqlite' ? backend.path : '-', runLog, String(crash.count), String(crash.every), crash.mode,
     String(crash.freezeAt)]
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=cordis-subagents-source', LOGGER, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+  const child = spare ?? spawnLogger()
+  // (A host that died as a spare fails its pipe: its end, with nothing said, is what the checks then see.)
+  child.stdin!.on('error', () => {})
+  child.stdin!.end(`${JSON.stringify(args)}\n`)
+  spare = spawnLogger()
   const told: Told = { settled: [], continued: new Set() }
   const guard = setTimeout(() => child.kill('SIGKILL'), 60_000)
   try {
@@ -77,6 +98,7 @@ describe('checkpoints: SIGKILL between the run log append and the database write
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'checkpoints-run-log-'))
   })
+  afterEach(dropSpare)
   after(() => rmSync(dir, { recursive: true, force: true }))
 
   const backends: Array<[string, (n: number) => Promise<Backend>]> = [

@@ -15,6 +15,7 @@ import SQLiteDriver from '@minatojs/driver-sqlite'
 import { Checkpoints, type Config, TABLES } from '@cordis-subagents/checkpoints'
 import { threadCount, within } from '@cordis-subagents/test-support'
 import postgres from 'postgres'
+import { withoutCallerTracing } from '@cordis-subagents/shared'
 import { freshPostgres, PG_URL, rowsInFile, serviceOf, startStore, type StoreApp } from './support.js'
 
 const START = { path: 'p', provider: 'spawn', state: 'running' } as const
@@ -78,6 +79,9 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
       const ctx = app(file)
       await ctx.start()
       const store = await serviceOf(ctx, 'checkpoints')
+      // STOP_WRITES_MS (5 s) lowered for this store: the stop must still wait that long before it ends the writer.
+      const bound = 400
+      withoutCallerTracing(store).stopWritesMs = bound
       await store.record({ id: 'r1', ...START }, { created: true })
       // A transaction on minato's connection holds the file (the writer thread's batch waits for it), until released.
       let release!: () => void
@@ -94,10 +98,11 @@ describe('checkpoints: a store stopped at any point, and stopped()', function ()
       // Fulfils once in the run log; its batch then waits on the held file.
       await store.record({ id: 'r1', state: 'settled', result: 'done' }, { logged: true })
       await new Promise((resolve) => setTimeout(resolve, 50))
-      const stopping = Date.now()
+      const stopping = performance.now()
       await ctx.stop()
       await within(store.stopped(), 15_000, 'stopped() with a hung database')
-      expect(Date.now() - stopping, 'the stop waited its bound, then ended the writer').to.be.at.least(4_900)
+      // (A timer may fire up to a millisecond before its bound as performance.now() counts it.)
+      expect(performance.now() - stopping, 'the stop waited its bound, then ended the writer').to.be.at.least(bound - 2)
       release()
       const next = app(file)
       await next.start()

@@ -59,6 +59,8 @@ const KEEP_ALIVE_MS = 5_000
  * a response being streamed (SSE) has none: it lasts as long as its session.
  */
 export class HttpFront {
+  /** @internal The window maxRequestsPerMinute and a session's cancel reserve count in (ms): a minute, which a test may shorten. */
+  static minuteMs = 60_000
   private server?: HttpServer
   private readonly sessions = new Map<string, Live>()
   /** Initialize requests between the cap check and their session's id (counted against maxSessions). */
@@ -86,7 +88,7 @@ export class HttpFront {
   taskPollInterval(): number {
     let working = 0
     for (const live of this.sessions.values()) working += live.session.workingTasks
-    return pollIntervalFor(working, this.options.maxRequestsPerMinute)
+    return pollIntervalFor(working, this.options.maxRequestsPerMinute, HttpFront.minuteMs)
   }
 
   /** True once it listens; false when it was closed first (unloaded while it started): then it never serves. */
@@ -237,7 +239,7 @@ export class HttpFront {
 
   private admitRate(): boolean {
     const now = performance.now()
-    if (now - this.window.start >= 60_000) this.window = { start: now, count: 0 }
+    if (now - this.window.start >= HttpFront.minuteMs) this.window = { start: now, count: 0 }
     return ++this.window.count <= this.options.maxRequestsPerMinute
   }
 
@@ -270,7 +272,7 @@ export class HttpFront {
 /** Takes one of a live session's cancels past the request limit (CANCEL_RESERVE_PER_MINUTE a minute); false when they are spent. */
 function admitCancel(live: Live): boolean {
   const now = performance.now()
-  if (!live.cancels || now - live.cancels.start >= 60_000) live.cancels = { start: now, count: 0 }
+  if (!live.cancels || now - live.cancels.start >= HttpFront.minuteMs) live.cancels = { start: now, count: 0 }
   return ++live.cancels.count <= CANCEL_RESERVE_PER_MINUTE
 }
 

@@ -24,9 +24,10 @@ export interface TaskBounds {
 /**
  * The poll interval (ms) at which `working` tasks polled together take at most POLL_SHARE of `maxRequestsPerMinute`
  * (the request limit of every client together), and never less than TASK_POLL_MS: 3 tasks under the default 600 poll every 600 ms.
+ * `minute`: the limit's window (ms; the HTTP front's `minuteMs`).
  */
-export function pollIntervalFor(working: number, maxRequestsPerMinute: number): number {
-  return Math.max(TASK_POLL_MS, Math.ceil(60_000 * Math.max(1, working) / Math.max(1, maxRequestsPerMinute * POLL_SHARE)))
+export function pollIntervalFor(working: number, maxRequestsPerMinute: number, minute = 60_000): number {
+  return Math.max(TASK_POLL_MS, Math.ceil(minute * Math.max(1, working) / Math.max(1, maxRequestsPerMinute * POLL_SHARE)))
 }
 
 interface Held {

@@ -4,7 +4,7 @@ import type { BackgroundRegistry } from '../background/book.js'
 import type { ContinueClaim, JournalledRun, ParkedRunInfo, RunJournal } from '../run/journal-port.js'
 import { StoredRuns } from './journal-restore.js'
 import { checkpointsLoaded, WaitingJournal } from './journal-waiting.js'
-import { flushWithin, RecordWaits } from './record-waits.js'
+import { EXIT_FLUSH_MS, flushWithin, RECORD_WAIT_MS, RecordWaits } from './record-waits.js'
 import {
   cancelEndedQuestions, cancelPending, claimKey, deferredOf, MAX_LABEL, put, putWithTranscript, reattachOf, safeCheckpoint, settleNow,
   settleRecord,
@@ -20,8 +20,6 @@ type Place = { runId: string; path: string }
 
 /** Live or parked runs whose place is remembered (children look their parent up by agent id). */
 const MAX_PLACES = 10_000
-/** Longest a run's outcome waits for its record before its holders get it anyway (a hung store; logged). */
-const RECORD_WAIT_MS = 5000
 
 /**
  * The journal of a host with `ctx.checkpoints`: one database write per state change of a run
@@ -31,6 +29,10 @@ const RECORD_WAIT_MS = 5000
  * that comes or goes while the host runs is picked up; without one nothing is written.
  */
 export class CheckpointJournal implements RunJournal {
+  /** @internal The bound of `recorded` (`RECORD_WAIT_MS`), read when a journal is made: a test of a hung store lowers it. */
+  static recordWaitMs = RECORD_WAIT_MS
+  /** @internal The bound of the flush at the host's exit (`EXIT_FLUSH_MS`), read at the exit: a test of a hung store lowers it. */
+  static exitFlushMs = EXIT_FLUSH_MS
   /** Each run's last queued write: the next one waits for it (the order of a run's states). */
   private readonly queues = new Map<string, Promise<void>>()
   /** Child agent id → that run's place. */
@@ -60,7 +62,7 @@ export class CheckpointJournal implements RunJournal {
   ) {
     this.stored = new StoredRuns(ctx, store, log)
     this.lifecycle = ctx.lifecycle.isActive ? ctx.lifecycle : undefined
-    this.waits = new RecordWaits(RECORD_WAIT_MS, (runId, ms) => log.warn(
+    this.waits = new RecordWaits(CheckpointJournal.recordWaitMs, (runId, ms) => log.warn(
       'run %s: its record was not written within %d ms (the store is slow or hung); its outcome is given without it', runId, ms))
   }
 
@@ -306,9 +308,6 @@ export interface JournalHost {
   readonly background: BackgroundRegistry
 }
 
-/** Longest a host's exit (a signal to a cordis or Koishi app: its `exit` event) waits for queued writes. */
-const EXIT_FLUSH_MS = 5000
-
 /**
  * Records runs in `ctx.checkpoints` while it is loaded: a checkpoints plugin that comes (after its
  * database opened) installs the journal, one that goes puts the no-op journal back. Until the
@@ -342,7 +341,7 @@ export function useCheckpointJournal(ctx: Context, service: JournalHost, log: Lo
     inner.on('dispose', () => void (undo(), journal.stored.close()))
     // The loader's `exit` event (not in cordis' own event map).
     const app = inner as unknown as { on(name: 'exit', listener: () => Promise<void>): void }
-    app.on('exit', () => flushWithin(journal, EXIT_FLUSH_MS, log))
+    app.on('exit', () => flushWithin(journal, CheckpointJournal.exitFlushMs, log))
     journal.stored.load().catch((error: unknown) => log.warn('could not read the parked runs of earlier starts: %s', describeError(error)))
     cancelEndedQuestions(inner, log)
   })

@@ -5,6 +5,11 @@ import { DeadlineQueue } from '@cordis-subagents/shared'
 // bound, so one `DeadlineQueue` (one timer, kept while any waits, unref'd when none does) serves
 // them all instead of a timer per outcome.
 
+/** Longest a run's outcome waits for its record before its holders get it anyway (a hung store; logged). */
+export const RECORD_WAIT_MS = 5000
+/** Longest a host's exit (a signal to a cordis or Koishi app: its `exit` event) waits for queued writes. */
+export const EXIT_FLUSH_MS = 5000
+
 export class RecordWaits {
   private readonly deadlines: DeadlineQueue
 
