@@ -67,6 +67,9 @@ export class AgentSlot {
         + 'its event loop or pause its input.', 'ACP_INPUT_BACKLOG'),
     })
     this.pid = this.proc.pid
+    // The ACP SDK's console goes to our logger while this process lives, held or not; its connection reads nothing once closed.
+    const release = settings.sdkConsole?.hold()
+    if (release) void this.proc.settledExit.then(() => this.link.connection?.closed).then(release, release)
     this.link = new Handshake(sdk, settings, this.proc, {
       answerPermission: (params) => this.tenant ? this.tenant.answerPermission(params) : { outcome: { outcome: 'cancelled' } },
       answerElicitation: (params) => this.tenant ? this.tenant.answerElicitation(params) : { action: 'decline' },

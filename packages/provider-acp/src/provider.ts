@@ -13,6 +13,7 @@ import { cgroupBase, retryDeferredCgroups } from './containment/cgroup.js'
 import { resolveRunAs, warnIfRoot } from './containment/run-as.js'
 import { coldSource, type ProcessSource } from './process-source.js'
 import { Reaps } from './reaps.js'
+import { SdkConsole } from './sdk-log.js'
 import { AcpRun } from './run.js'
 import { type AcpCheckpoint, restorePoint } from './resume/restore-point.js'
 import { SessionBook, type ResumeTicket } from './resume/session-book.js'
@@ -71,6 +72,9 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
   const containment = options.containment ?? DEFAULTS.containment!
   const runAs = resolveRunAs(options.runAs, () => containment === 'auto' && cgroupBase() !== null)
   warnIfRoot(options.logger, providerName, runAs)
+  // The ACP SDK's console lines, scrubbed with the latest run's redactor (one environment policy: the same secrets).
+  let redactor = new Redactor(secretValues(process.env, policy, matcher))
+  const sdkConsole = new SdkConsole(options.logger, providerName, () => redactor)
   const settings = {
     providerName,
     command: options.command,
@@ -88,6 +92,7 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     mcpServers,
     logger: options.logger,
     reaps: new Reaps(options.logger, providerName),
+    sdkConsole,
   }
   if (!['reject', 'allow', 'escalate'].includes(settings.permission)) {
     throw new AcpError('ACP_INVALID_CONFIG', `provider-acp: config.permission must be reject, allow or escalate (got ${JSON.stringify(settings.permission)}).`)
@@ -124,12 +129,13 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     const ticket = !restore && wantsResume(resume, request) ? book.take(request.parent, cwd) : undefined
     // A fork child: the parent's completed turns as they are now (a restored run's session already holds its own).
     const fork = context === 'fork' && !restore ? new ForkSeed(parentHistory(request.parent), maxSeedBytes, ticket?.seeded) : undefined
+    redactor = new Redactor(secretValues(host, policy, matcher))
     const starting = AcpRun.start({
       ...settings,
       cwd,
       ...options.inheritedMcpServers ? { mcpServers: [...mcpServers, ...options.inheritedMcpServers(request.parent, mcpServers)] } : {},
       env: setTraceEnv(childEnv(host, policy, own, matcher), pool ? undefined : request.traceContext),
-      redactor: new Redactor(secretValues(host, policy, matcher)),
+      redactor,
       sessionMeta,
       // The child's `tell_parent` messages (when asked for) go to the delegating agent's inbox, labelled with the child's handle.
       ...crossing.aids?.tellParent ? { told: new ToldRelay(request.parent, childHandle(request), crossing.aids.tellParent) } : {},
@@ -162,6 +168,8 @@ export function createAcpProvider(options: ProviderOptions): AcpProvider {
     async stop() {
       book.clear()
       await Promise.all([pool?.stop(), settings.reaps.close()])
+      // The SDK's console: what its budget counted is summarised; routed no more once no process of ours lives.
+      sdkConsole.close()
       // Run cgroups that could not be removed when their run ended (a nested one still going away).
       retryDeferredCgroups()
     },

@@ -18,7 +18,6 @@ import { Progress, updateSink } from './progress.js'
 import { readStopReason, ResultBuilder, stderrSection } from './result.js'
 import { outputContract, outputPrompt } from '@cordis-subagents/agent'
 import { agentError, loadSdk, type Sdk } from './sdk.js'
-import { routeSdkConsole } from './sdk-console.js'
 import { runTenant } from './run-tenant.js'
 import type { RunSettings } from './settings.js'
 import { promptWithMeta } from './trace-context.js'
@@ -66,7 +65,6 @@ export class AcpRun implements SubagentRun {
   private teardownPromise?: Promise<void>
   private disposal?: Promise<void>
   private detachSignal?: () => void
-  private releaseConsole?: () => void
   /** Progress to the holder (`onUpdate`): none after the end, and a throwing listener is logged. */
   private readonly emit: (update: SubagentUpdate) => void
 
@@ -113,7 +111,6 @@ export class AcpRun implements SubagentRun {
     this.link = slot.link
     const run = { sessionId: () => this.session?.sessionId, settled: () => this.settled, overflow: () => this.overflow() }
     slot.tenant = runTenant(run, this.permissions, this.questions, settings)
-    this.releaseConsole = routeSdkConsole((text) => logger.warn('%s: ACP SDK: %s', providerName, redactor.redact(text)))
   }
 
   /**
@@ -339,7 +336,6 @@ export class AcpRun implements SubagentRun {
     // A session no parent continues (no resume ticket, no restore) ends with the run: a kept process closes it.
     const ends = reusable && !this.settings.keepSession && !this.settings.restore ? this.session?.sessionId : undefined
     return this.teardownPromise ??= handBack(this.source, this.slot, this.session, { reusable, hurry: this.hurry, endSession: ends })
-      .finally(() => this.releaseConsole?.())
   }
 
   private stderrSection(): string {

@@ -6,6 +6,7 @@ import type { AcpCheckpoint } from './resume/restore-point.js'
 import type { Reaps } from './reaps.js'
 import type { RunAs } from './containment/run-as.js'
 import type { ForkSeed } from './fork/seed.js'
+import type { SdkConsoleHold } from './sdk-log.js'
 
 /** Everything one run needs from the provider's config and the request, resolved. */
 export interface RunSettings {
@@ -51,4 +52,6 @@ export interface RunSettings {
   told?: ToldRelay
   /** The provider's background teardowns; without it a run's dispose waits for its own. */
   reaps?: Reaps
+  /** The provider's end of the ACP SDK's console: each process holds it while it lives (see sdk-log.ts). */
+  sdkConsole?: SdkConsoleHold
 }

@@ -48,6 +48,10 @@ export {
   CORE_ENV, CROSSING_ENV_PREFIX, DEFAULT_EXCLUDE, EnvMatcher, type EnvInherit, envProblem, type EnvPolicy, excludedValues,
   NOT_SECRET_NAMES, policyEnv,
 } from './security/env-policy.js'
+export { LogBudget, type LogBudgetOptions, type LogLine } from './security/log-budget.js'
+export {
+  routeSdkConsole, type SdkConsoleCall, type SdkConsoleMethod, type SdkConsoleRoute, type SdkConsoleSink,
+} from './security/sdk-console.js'
 export { type BudgetBreach, type BudgetName, describeBreach, type LimitCode, LimitError, limitStop } from './vocabulary/limits.js'
 export {
   addCounts, addUsage, addWork, checkedUsage, checkedWork, countOf, emptyUsage, emptyWork, isCount, MAX_REPORTED_COUNT, reportedCount,
