@@ -3,7 +3,7 @@
 import { headChars, peerLine } from '@cordis-subagents/shared'
 
 /** How many items a log line names before it counts the rest. */
-export const NAMED_PER_LINE = 10
+const NAMED_PER_LINE = 10
 
 /** `text` on one line (no control, escape, bidi or hidden characters; newlines become spaces), at most `max` characters and `…`. */
 export function logText(text: string, max: number): string {

@@ -9,7 +9,7 @@ import { A2aError } from './errors.js'
  * refused where it first comes (the send's answer, a stream event, a `GetTask` answer) and where a
  * journal gives it back (`restore`), never cut: a cut id names another task or context, or none.
  */
-export const MAX_REMOTE_ID_CHARS = 256
+const MAX_REMOTE_ID_CHARS = 256
 
 /** What a remote id names. */
 export type RemoteIdKind = 'task' | 'context'

@@ -9,15 +9,14 @@ import {
 import { EventListeners, type EventSink, type SubagentEventHandlers, type SubagentEventMap } from './events.js'
 import type { LiveRun } from './run/delegation.js'
 import type { SubagentOutcome, SubagentRun, SubagentRunInfo, SubagentStopReason } from './types.js'
-import type { ChildSizes, ContinuableRuns } from './verbs/continuation.js'
+import type { ChildSizes } from './verbs/child-sizes.js'
 import {
-  type ContinuableEntry, CONTINUE_WINDOW_MS, MAX_ACCOUNT_LISTED, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS,
+  type ContinuableEntry, CONTINUE_WINDOW_MS, type DroppedRun, MAX_ACCOUNT_LISTED, MAX_KEPT_RESULT_BYTES, MAX_KEPT_RESULTS,
   type KeptResult, type ResultLimits,
 } from './verbs/results.js'
 
-// After the run: the service's events (emitted by the run, isolated from their listeners) and the listeners that
-// keep what a run leaves behind: its outcome, re-readable by run id (`ResultBook`), the run while it can be continued
-// (`ContinuableRuns`, verbs/continuation.ts), and the account of every delegation of a root's tree (issue 44 item 4).
+// After the run: the service's events (emitted by the run, isolated from their listeners) and the listeners that keep what a run
+// leaves: its outcome by run id (`ResultBook`), the run while it can be continued, and the account of a root's tree (issue 44 item 4).
 
 /** Emits the service's events, every listener isolated: one that throws or rejects is logged (it must not veto a run's end). */
 export class SubagentEvents extends EventListeners implements EventSink {
@@ -50,10 +49,7 @@ export class ResultBook {
     this.forgotten = new LRUCache({ max: 4 * max })
     this.entries = new LRUCache({
       max,
-      dispose: (entry, runId, reason) => {
-        this.bytes -= entry.bytes
-        if (reason === 'evict') this.forgotten.set(runId, true)
-      },
+      dispose: (entry, runId, reason) => { this.bytes -= entry.bytes; if (reason === 'evict') this.forgotten.set(runId, true) },
     })
   }
 
@@ -107,13 +103,17 @@ export class ResultBook {
   get size(): { results: number; bytes: number } { return { results: this.entries.size, bytes: this.bytes } }
 }
 
-export function keepContinuable(runs: ContinuableRuns) {
+/** What the continuable runs' `subagent/end` listener keeps (`ContinuableRuns`, verbs/continuation.ts: not imported, it imports this). */
+type ContinuableBook = { readonly book: LRUCache<string, ContinuableEntry>; readonly inFlight: Map<string, number>
+  readonly live: Map<string, LiveRun>; readonly sizes: ChildSizes; readonly dropped: LRUCache<string, DroppedRun> }
+
+export function keepContinuable(runs: ContinuableBook) {
   return (info: SubagentRunInfo, outcome: SubagentOutcome) => continuableEnded(runs, runs.live.get(info.runId), outcome)
 }
 
 /** A run ended (at `endedAt`, epoch ms, now unless given): kept continuable if it can be, sized as its child's transcript (`ChildSizes`:
  * one not on ctx.agents, 4 KiB and its output; one lost, past any bound); past the count or byte bound the oldest go (`dropped`). */
-export function continuableEnded(runs: ContinuableRuns, run: LiveRun | undefined, outcome: SubagentOutcome, endedAt?: number): void {
+export function continuableEnded(runs: ContinuableBook, run: LiveRun | undefined, outcome: SubagentOutcome, endedAt?: number): void {
   if (!run) return
   const continues = runs.inFlight.get(run.id) ?? 0
   runs.inFlight.delete(run.id)

@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache'
 import type { AgentObserver } from '@cordis-subagents/agent'
 import type { SubagentOutcome } from '@cordis-subagents/subagents-service'
 import { continuableEnded, runObserver } from '../src/after-run.js'
-import { ChildSizes } from '../src/verbs/continuation.js'
+import { ChildSizes } from '../src/verbs/child-sizes.js'
 import type { ContinuableEntry, DroppedRun } from '../src/verbs/results.js'
 
 // The continuable book sizes each child's transcript while it runs (`ChildSizes`, a bounded map by agent id). A child whose size
