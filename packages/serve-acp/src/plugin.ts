@@ -2,6 +2,7 @@ import type { Context } from 'cordis'
 import type {} from '@cordis-subagents/agent'
 import type {} from '@cordis-subagents/tools'
 import { toolFilterProblem } from '@cordis-subagents/shared'
+import { ClientLogs } from './client-logs.js'
 import { Config } from './config.js'
 import { ServeAcpError } from './errors.js'
 import { loadSdk } from './sdk.js'
@@ -29,6 +30,8 @@ const VERSION = '0.1.0'
 export function apply(ctx: Context, config: Config) {
   checkConfig(config)
   const logger = ctx.logger('serve-acp')
+  // What the client can make us log, under one budget; the ACP SDK's console is routed to it while the connection is open.
+  const logs = new ClientLogs(logger)
   const owner = {}
   // stdio: the process's one pair of streams, served once the previous load's server let go of them.
   const claim = config.transport ? { transport: config.transport, handedOver: undefined } : claimStdio(owner)
@@ -45,7 +48,9 @@ export function apply(ctx: Context, config: Config) {
   signal('applied')
   ctx.effect(() => () => {
     disposed = true
-    if (server) holdExit(server.close())
+    // The SDK's console stays routed until the connection is closed (the prompts in hand answered, within closeGrace).
+    if (server) holdExit(server.close().finally(() => logs.close()))
+    logs.flush()
     // The next load on stdio serves once this server let go of the streams (its agents may still be disposing).
     releaseStdio(owner, server?.released())
   })
@@ -54,7 +59,8 @@ export function apply(ctx: Context, config: Config) {
   const starting = loadSdk().then(async (sdk) => {
     await claim.handedOver
     if (disposed) return
-    server = new AcpServer({ ctx, config, sdk, logger, version: VERSION }, storeDir)
+    server = new AcpServer({ ctx, config, sdk, logger, logs, version: VERSION }, storeDir)
+    logs.open()
     const closed = server.serve(claim.transport, kind === 'stdio')
     ctx.emit('serve-acp/ready', { transport: kind })
     signal('ready')
@@ -64,6 +70,7 @@ export function apply(ctx: Context, config: Config) {
       // Nothing of a client that left runs on: its turns aborted, its sessions' agents disposed (the stdio bin then
       // stops the app; a transport of the host's own leaves the app running).
       await server?.close()
+      logs.close()
       ctx.emit('serve-acp/closed', { transport: kind })
       signal('closed')
     })

@@ -3,6 +3,7 @@ import type { Agent, AgentEvent, BudgetSpend, Message, RunOptions, RunResult } f
 import type { SentServers } from '@cordis-subagents/mcp'
 import { crossingForFrom, describeError, questionMeta, SpendReporter, spendValue } from '@cordis-subagents/shared'
 import type { ToolView } from '@cordis-subagents/tools'
+import type { ClientLogs } from './client-logs.js'
 import type { AcpTransport, Config } from './config.js'
 import type { ServeAcpErrorCode } from './errors.js'
 import { FlowControl, RequestCap, until } from './flow.js'
@@ -21,6 +22,8 @@ export interface ServerParts {
   config: Config
   sdk: Sdk
   logger: Logger
+  /** What a client can make this server log (a foreign crossing at each initialize, the ACP SDK's console), under a budget. */
+  logs: ClientLogs
   version: string
 }
 
@@ -318,9 +321,7 @@ export class AcpServer {
 
   private bindCrossing(meta: unknown): void {
     const nonce = crossingForFrom(meta)
-    if (nonce !== undefined && !this.parts.ctx.agents.bindCrossing(nonce)) {
-      this.parts.logger.warn('the ACP client named a crossing (initialize _meta) that is not this process\'s SUBAGENT_CROSSING_FOR; no env tool ceiling applies')
-    }
+    if (nonce !== undefined && !this.parts.ctx.agents.bindCrossing(nonce)) this.parts.logs.foreignCrossing()
   }
 
   /** A session whose parent's tool ceiling leaves none of the served tools is refused (noToolsLeft), not answered from the model alone. */
