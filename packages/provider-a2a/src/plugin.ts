@@ -18,6 +18,7 @@ export async function apply(ctx: Context, config: Config) {
   ctx.on('dispose', () => controller.abort(new Error('the plugin was disposed while it fetched the agent card')))
   const logger = ctx.logger('a2a')
   const debug = (format: string, ...args: unknown[]) => logger.debug(format, ...args)
+  const warn = (format: string, ...args: unknown[]) => logger.warn(format, ...args)
   const onHealth = (health: EndpointHealth) => {
     if (health.healthy) logger.info('%s: the agent host %s is healthy again', config.name, health.url)
     else {
@@ -27,7 +28,7 @@ export async function apply(ctx: Context, config: Config) {
   }
   let provider: Awaited<ReturnType<typeof createA2aProvider>>
   try {
-    provider = await createA2aProvider({ ...config, signal: controller.signal, debug, onHealth })
+    provider = await createA2aProvider({ ...config, signal: controller.signal, debug, warn, onHealth })
   } catch (error) {
     // Disposed while it read the card (an unload, or an edit that applies this entry again): this apply is over, quietly.
     // Failing would fail the scope, which the edit restarted for the new apply.

@@ -1,6 +1,7 @@
 import type { AgentCard } from '@a2a-js/sdk'
 import type { AgentCard as AgentCard03 } from 'a2a-sdk-v03'
-import { countProblem, durationProblem, isName, Redactor } from '@cordis-subagents/shared'
+import { Logger } from 'cordis'
+import { countProblem, durationProblem, isName, type LogLine, Redactor } from '@cordis-subagents/shared'
 import type { ProviderStartRequest, SubagentProvider, SubagentRun } from '@cordis-subagents/subagents-service'
 import { boundedFetch, type FetchLimits } from './bounded-fetch.js'
 import { type ProtocolFamily, urlProblem } from './card.js'
@@ -11,6 +12,7 @@ import { EndpointPool } from './endpoint-pool.js'
 import { A2aError } from './errors.js'
 import { recordingFetch } from './host-failure.js'
 import { restoreOnPool, startOnPool } from './pool-start.js'
+import { SdkConsole } from './sdk-log.js'
 import { StartConnections } from './start-connections.js'
 import { type LiveRun } from './run.js'
 
@@ -21,6 +23,11 @@ export interface ProviderOptions extends Config {
   signal?: AbortSignal
   /** Debug log (the plugin passes its logger's `debug`); nothing is logged without it. */
   debug?: (format: string, ...args: unknown[]) => void
+  /**
+   * Warnings: what the A2A SDK's client writes on the console about a remote's junk, scrubbed, under a log budget (the
+   * plugin passes its logger's `warn`; by default a cordis logger named `a2a`).
+   */
+  warn?: LogLine
   /** Told when an endpoint turns unhealthy or healthy again (the plugin logs it as a warning / info). */
   onHealth?: (health: EndpointHealth) => void
 }
@@ -101,6 +108,8 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   // One redactor for everything remote text reaches: the description, progress, output (up to
   // maxOutputBytes, hence the size) and diagnostics. A remote may echo our credentials anywhere.
   const redactor = new Redactor(secrets, { maxChars: Math.max(REDACT_CHARS, settings.maxOutputBytes) })
+  // The SDK clients' console lines go to our warnings, scrubbed and budgeted, while a run of this load lives.
+  const sdkConsole = new SdkConsole(options.warn ?? new Logger('a2a').warn, settings.name, redactor)
 
   const limits: FetchLimits = {
     requestTimeout: settings.requestTimeout, idleTimeout: settings.idleTimeout,
@@ -136,6 +145,7 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   } catch (error) {
     await pool.dispose()
     await sends.close()
+    sdkConsole.close()
     throw error
   }
   const first = pool.endpoints.find((endpoint) => endpoint.loaded)!
@@ -144,7 +154,16 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
   const runSettings = {
     debug: options.debug ?? (() => {}),
     starting,
-    hold: () => sends.hold(),
+    // A run holds the send connections and the SDKs' console routing until its dispose (it may outlive this load).
+    hold: () => {
+      const connections = sends.hold()
+      if (!connections) return undefined
+      const routing = sdkConsole.hold()
+      return () => {
+        routing()
+        return connections()
+      }
+    },
     requestTimeout: settings.requestTimeout,
     idleTimeout: settings.idleTimeout,
     pollInterval: settings.pollInterval,
@@ -173,7 +192,12 @@ export async function createA2aProvider(options: ProviderOptions): Promise<A2aPr
       disposed = true
       // The send connections close once the last run holding them (one outliving this load) is disposed.
       const closing = sends.close()
-      await Promise.all([pool.dispose(), ...[...starting].map((run) => run.stop()), closing])
+      try {
+        await Promise.all([pool.dispose(), ...[...starting].map((run) => run.stop()), closing])
+      } finally {
+        // What the SDKs' console budget counted is summarised (what runs outliving this load add: when the last one ends).
+        sdkConsole.close()
+      }
     },
   }
 }

@@ -16,7 +16,7 @@ import { type PushNotificationSender, type PushNotificationSerializer, type Serv
 import { authHeaders, type CappedPushStore } from './push-store.js'
 import { type Collapsed, DEFAULT_MAX_QUEUED, keptAsIs, type Serialized, WebhookQueue } from './push-queue.js'
 import { pinTarget, type PinnedTarget, TargetRefused, type TargetPolicy } from './push-target.js'
-import { taskKey } from './task-store.js'
+import { scopeOf, taskKey } from './task-store.js'
 
 export interface PushSettings extends TargetPolicy {
   timeout: number
@@ -39,6 +39,8 @@ export type PushSkipCode = 'PUSH_COALESCED' | 'PUSH_DROPPED'
 /** One webhook (a push config of a task) with updates to deliver: what waits, and the drain that POSTs it in order. */
 interface Webhook {
   taskId: string
+  /** The scope of the task's owner (its credential's, never the credential): a failure is reported under it. */
+  scope: string
   queue: WebhookQueue
   /** The config and its serializer as last loaded (a replaced token applies to what still waits). */
   config: TaskPushNotificationConfig
@@ -54,7 +56,8 @@ export class GuardedPushSender implements PushNotificationSender {
   constructor(
     private readonly store: CappedPushStore,
     private readonly settings: PushSettings,
-    private readonly report: (code: PushFailureCode, message: string) => void,
+    /** A notification not delivered; `scope` is its task owner's (the log budget's key: one client spends only its own). */
+    private readonly report: (code: PushFailureCode, message: string, scope: string) => void,
     private readonly delivered: () => void,
     legacy?: PushNotificationSerializer,
     private readonly skipped: (code: PushSkipCode, count: number, message: string) => void = () => {},
@@ -111,6 +114,7 @@ export class GuardedPushSender implements PushNotificationSender {
     if (!taskId || this.stopping.signal.aborted) return
     const configs = await this.store.loadWithMetadata(taskId, context).catch(() => [])
     const key = taskKey(context, taskId)
+    const scope = scopeOf(context)
     const kept = keptAsIs(update)
     for (const { config, wireVersion } of configs) {
       const serializer = this.serializers[wireVersion] ?? this.serializers['1.0']
@@ -118,14 +122,16 @@ export class GuardedPushSender implements PushNotificationSender {
       try {
         serialized = serializer.serialize(update, task)
       } catch (error) {
-        this.report('PUSH_FAILED', `push notification for task ${taskId}: the update could not be serialized (${(error as Error).message})`)
+        const why = `the update could not be serialized (${(error as Error).message})`
+        this.report('PUSH_FAILED', `push notification for task ${taskId}: ${why}`, scope)
         continue
       }
       if (Buffer.byteLength(serialized.body) > this.settings.maxBodyBytes) {
-        this.report('PUSH_TOO_LARGE', `${where({ taskId, config })}: not sent, its body is over ${this.settings.maxBodyBytes} bytes (push.maxBodyBytes)`)
+        const why = `not sent, its body is over ${this.settings.maxBodyBytes} bytes (push.maxBodyBytes)`
+        this.report('PUSH_TOO_LARGE', `${where({ taskId, config })}: ${why}`, scope)
         continue
       }
-      const hook = this.webhook(key, taskId, config)
+      const hook = this.webhook(key, taskId, scope, config)
       hook.config = config
       hook.serializer = serializer
       this.count(hook, hook.queue.add({ ...serialized, kept }, task, this.maxQueued), `over push.maxQueued (${this.maxQueued})`)
@@ -134,13 +140,13 @@ export class GuardedPushSender implements PushNotificationSender {
   }
 
   /** The webhook of `config` on the task under `key`, made when it has nothing in flight. */
-  private webhook(key: string, taskId: string, config: TaskPushNotificationConfig): Webhook {
+  private webhook(key: string, taskId: string, scope: string, config: TaskPushNotificationConfig): Webhook {
     let hooks = this.webhooks.get(key)
     if (!hooks) this.webhooks.set(key, hooks = new Map())
     let hook = hooks.get(config.id ?? '')
     if (hook) return hook
     const made: Webhook = hook = {
-      taskId, config, serializer: this.serializers['1.0'],
+      taskId, scope, config, serializer: this.serializers['1.0'],
       queue: new WebhookQueue((latest) => {
         try {
           const snapshot = made.serializer.serialize({ payload: { $case: 'task', value: latest } }, latest)
@@ -160,7 +166,7 @@ export class GuardedPushSender implements PushNotificationSender {
       for (let next = hook.queue.take(); next; next = hook.queue.take()) {
         // Never rejects: a delivery that threw is reported, and the webhook's later updates still go.
         const down = await this.deliver(hook, next).catch((error: Error) => {
-          this.report('PUSH_FAILED', `${where(hook)}: ${error.message}`)
+          this.report('PUSH_FAILED', `${where(hook)}: ${error.message}`, hook.scope)
           return false
         })
         if (down) this.count(hook, hook.queue.collapse(this.maxQueued), 'after a delivery that failed all its retries')
@@ -197,7 +203,7 @@ export class GuardedPushSender implements PushNotificationSender {
   private async deliver(hook: Webhook, update: Serialized): Promise<boolean> {
     const { config } = hook
     const fail = (code: PushFailureCode, message: string, down = false) => {
-      this.report(code, `${where(hook)}: ${message}`)
+      this.report(code, `${where(hook)}: ${message}`, hook.scope)
       return down
     }
     const stopped = this.stopping.signal

@@ -14,6 +14,7 @@ import { AgentTaskExecutor } from './executor.js'
 import { defaultHosts, originsOf, RateLimiter, Subscriptions, TaskSlots, urlHost } from './guards.js'
 import { duplicateLoadMessage, listenInTurn, takeServiceSlot, withoutCallerTracing } from '@cordis-subagents/shared'
 import { appMaker } from './http.js'
+import { ServerLogs } from './logs.js'
 import type { GuardedPushSender } from './push-sender.js'
 import type { CappedPushStore } from './push-store.js'
 import type { SharedState, SharedStateOptions } from './shared-state.js'
@@ -70,6 +71,8 @@ export class A2aServer extends Service<Config> {
   private readonly pushStats = new Map<string, number>()
   private pushSender?: GuardedPushSender
   private pushStore?: CappedPushStore
+  /** The lines a client can make this server log (the A2A SDK's console, push failures), under budgets; closed by `stop`. */
+  private logs?: ServerLogs
   /** From the start of a stop: new requests are refused (HOST_STOPPING). */
   private stopping = false
   /** Set by `stop`. cordis runs a start it scheduled even after the stop (a load disposed at once): that start leaves nothing open. */
@@ -145,6 +148,7 @@ export class A2aServer extends Service<Config> {
     const overtaken = () => this.stopped
     if (overtaken()) return
     const logger = this.ctx.logger('a2a-server')
+    const logs = this.logs = new ServerLogs(logger)
     const slots = new TaskSlots(config.maxConcurrentTasks, config.maxTasksPerCredential ?? config.maxConcurrentTasks)
     type CancelParams = { tenant: string; id: string; metadata: undefined }
     type Canceller = { cancelTask(params: CancelParams, context: ServerCallContext): Promise<unknown> }
@@ -188,6 +192,7 @@ export class A2aServer extends Service<Config> {
     const undo = async () => {
       sweeper()
       push?.sender.stop()
+      logs.close()
       this.shared = undefined
       await shared?.close()
     }
@@ -197,7 +202,7 @@ export class A2aServer extends Service<Config> {
       // Whatever waits is done before the port is bound; what needs the bound port (the card's URL, the accepted Hosts) is
       // made as it is bound, before a request is read, so the port takes no request it cannot answer.
       const [{ TaskRequestHandler }, makeApp, parts] = await Promise.all([import('./task-handler.js'), appMaker(),
-        config.push.enabled ? pushParts(config, logger, this.pushStats, isRunning) : undefined])
+        config.push.enabled ? pushParts(config, logger, logs, this.pushStats, isRunning) : undefined])
       push = parts
       if (overtaken()) return void await undo()
       const serve = (port: number) => {
@@ -231,6 +236,8 @@ export class A2aServer extends Service<Config> {
         served = { base, drained }
         return app
       }
+      // What the SDK's server writes on the console goes to our logger, under a budget, from before the first request.
+      logs.open()
       // Stopped while it listened (the stop closed the shared state it found): the server it got closes at once, in its turn.
       http = await listenInTurn(config.host, config.port, async () => {
         const bound = await listen(config, serve)
@@ -293,6 +300,8 @@ export class A2aServer extends Service<Config> {
     this.pushStore?.clear()
     await this.shared?.close()
     this.shared = undefined
+    // The SDK's console is ours no more; what the budgets counted is summarised.
+    this.logs?.close()
     this.url = ''
     this.cardUrl = ''
     this.stopping = false

@@ -2,6 +2,7 @@ import type { RequestListener, Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Config } from './config.js'
 import { ServeA2aError } from './errors.js'
+import type { ServerLogs } from './logs.js'
 
 // What A2aServer's start opens: the listening server and the push parts.
 
@@ -34,7 +35,8 @@ export function listen({ host, port, requestTimeout, maxConnections }: Config, s
 
 type Log = (format: string, ...args: unknown[]) => void
 
-export async function pushParts(config: Config, logger: { warn: Log; debug: Log }, stats: Map<string, number>,
+/** The push sender and its store; a notification not delivered is counted in `stats` and warned under `logs`' budget. */
+export async function pushParts(config: Config, logger: { debug: Log }, logs: Pick<ServerLogs, 'pushFailed'>, stats: Map<string, number>,
   isRunning: (key: string) => boolean) {
   const [{ GuardedPushSender }, { CappedPushStore }, { V03PushNotificationSerializer }] = await Promise.all([
     import('./push-sender.js'), import('./push-store.js'), import('@a2a-js/sdk/compat/v0_3/server'),
@@ -43,9 +45,9 @@ export async function pushParts(config: Config, logger: { warn: Log; debug: Log 
   const count = (key: string, by = 1) => stats.set(key, (stats.get(key) ?? 0) + by)
   const store = new CappedPushStore({ ...settings, maxTasks: config.maxStoredTasks, isRunning, forgotten: (key) => sender.forget(key),
     deleted: (key, configId) => sender.forget(key, configId) })
-  const sender = new GuardedPushSender(store, settings, (code, message) => {
+  const sender = new GuardedPushSender(store, settings, (code, message, scope) => {
     count(code)
-    logger.warn('%s: %s', code, message)
+    logs.pushFailed(scope, code, message)
   }, () => count('delivered'), new V03PushNotificationSerializer(), (code, by, message) => {
     count(code, by)
     logger.debug('%s: %s', code, message)
