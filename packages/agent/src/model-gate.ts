@@ -113,7 +113,8 @@ export class ModelGate extends CountedGate {
     if (!settings) {
       const release = await this.acquire(target.name, signal)
       try {
-        await this.paced(key ?? this.keyOf(target), signal)
+        const turn = this.paced(key ?? this.keyOf(target), signal)
+        if (turn) await turn
         return await target.model.generate(request)
       } finally {
         release()
@@ -159,7 +160,8 @@ export class ModelGate extends CountedGate {
         }
       }
       try {
-        await this.paced(key, signal, bound)
+        const turn = this.paced(key, signal, bound)
+        if (turn) await turn
       } catch (error) {
         release()
         this.leave(key, held)
@@ -232,7 +234,11 @@ export class ModelGate extends CountedGate {
     return this.gated(target, request, key, wait)
   }
 
-  /** Waits for the call's turn at `key`'s call rate, when the gate has one (a call takes its token last, just before it is sent). */
+  /**
+   * Waits for the call's turn at `key`'s call rate, when the gate has one (a call takes its token last, just before it is sent).
+   * undefined: its token is taken now, and the caller sends it without awaiting anything: an `await` would let other calls' work
+   * run between its token and its start, and one of them take the next token then and be sent with it.
+   */
   private paced(key: string, signal: AbortSignal, bound?: WaitBound): Promise<void> | undefined {
     if (this.perSecond === undefined) return undefined
     let rate = this.rates.get(key)

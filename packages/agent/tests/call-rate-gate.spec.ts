@@ -4,7 +4,9 @@
 // duration only as a lower bound between timestamps this test recorded (a loaded machine only makes it longer).
 import { expect } from 'chai'
 import type { Context } from 'cordis'
-import { type ChatModel, type GenerateRequest, type GenerateResponse, RateLimitedError } from '@cordis-subagents/agent'
+import {
+  type ChatModel, type EndpointStatus, type GenerateRequest, type GenerateResponse, RateLimitedError,
+} from '@cordis-subagents/agent'
 import { setup } from './helpers.js'
 import { eventually } from '../../../test/support/async.js'
 
@@ -16,6 +18,9 @@ class Endpoint implements ChatModel {
   /** performance.now() as each attempt began. */
   readonly at: number[] = []
   readonly refusedAt: number[] = []
+  /** The gate's state of this endpoint as each attempt began, once `status` is set (undefined: it holds none). */
+  readonly statusAt: Array<EndpointStatus | undefined> = []
+  status?: () => EndpointStatus | undefined
 
   constructor(private readonly refuse: Set<string> = new Set(), private readonly retryAfterMs = 0) {}
 
@@ -27,12 +32,51 @@ class Endpoint implements ChatModel {
     const prompt = request.messages.find((m) => m.role === 'user')!.content
     this.began.push(prompt)
     this.at.push(performance.now())
+    if (this.status) this.statusAt.push(this.status())
     if (this.refuse.delete(prompt)) {
       this.refusedAt.push(performance.now())
-      throw new RateLimitedError('RATE_LIMITED', 'HTTP 429', { endpoint: 'the test endpoint', status: 429, retryAfterMs: this.retryAfterMs })
+      const info = { endpoint: 'the test endpoint', status: 429, retryAfterMs: this.retryAfterMs }
+      throw new RateLimitedError('RATE_LIMITED', 'HTTP 429', info)
     }
     return DONE
   }
+}
+
+/** Its second `rateLimitKey()` (the second call reaching the gate) keeps the event loop busy for `busyMs` first. */
+class BusyEndpoint extends Endpoint {
+  private keys = 0
+  /** Attempts begun as that busy work began. */
+  begunAtBusy?: number
+
+  constructor(private readonly busyMs: number) {
+    super()
+  }
+
+  override rateLimitKey(): string {
+    if (++this.keys === 2) {
+      this.begunAtBusy = this.began.length
+      const until = performance.now() + this.busyMs
+      while (performance.now() < until) { /* a busy event loop */ }
+    }
+    return super.rateLimitKey()
+  }
+}
+
+/**
+ * Starts `body` and looks at `read()` and performance.now() before it, then in macrotask after macrotask (a 1 ms timer apart)
+ * until it settles. A look never falls between a call's token and its start (the gate does both in one go): an attempt not
+ * begun at a look takes its token after it.
+ */
+async function watch<T, R>(body: () => Promise<R>, read: () => T): Promise<{ result: R; seen: Array<{ at: number; value: T }> }> {
+  const seen = [{ at: performance.now(), value: read() }]
+  const done = body()
+  let settled = false
+  done.then(() => { settled = true }, () => { settled = true })
+  while (!settled) {
+    seen.push({ at: performance.now(), value: read() })
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+  return { result: await done, seen }
 }
 
 describe('the model gate\'s call rate (maxModelCallsPerSecond)', () => {
@@ -71,18 +115,46 @@ describe('the model gate\'s call rate (maxModelCallsPerSecond)', () => {
     expect(model.at.at(-1)! - began).to.be.at.least(2 * 50)
   })
 
+  for (const enabled of [true, false]) {
+    it(`a call takes its token and starts in one go: the next call's work between them does not send the two together${
+      enabled ? '' : ' (backoff off)'}`, async () => {
+      const model = new BusyEndpoint(60)
+      const c = await runtime(20, model, { enabled })
+      await Promise.all(['a', 'b'].map((p) => run(c, p)))
+      expect(model.began).to.deep.equal(['a', 'b'])
+      // b reaches the gate right after a took its token, and keeps the event loop busy for 60 ms (past a's 50 ms gap): a began
+      // before that, and b takes the next token after it.
+      expect(model.at[1] - model.at[0], 'b began at least 1/rate s after a').to.be.at.least(50)
+      expect(model.begunAtBusy, 'a began before b\'s busy work').to.equal(1)
+    })
+  }
+
   it('after a 429 pause the waiting calls leave paced, not all at once; every call completes', async () => {
     const model = new Endpoint(new Set(['a']), 80)
     const c = await runtime(20, model)
-    const results = await Promise.all(['a', 'b', 'c', 'd'].map((p) => run(c, p)))
+    model.status = () => c.agents.modelGate!.endpoint('paced-endpoint')
+    const { result: results, seen } = await watch(() => Promise.all(['a', 'b', 'c', 'd'].map((p) => run(c, p))), () => model.began.length)
     expect(results.map((r) => r.stopReason)).to.deep.equal(['completed', 'completed', 'completed', 'completed'])
-    // 'a' was refused at its first attempt and retried first; b, c and d never reached the endpoint during the pause.
     expect(model.began[0]).to.equal('a')
     expect(model.began.slice(1)).to.have.members(['a', 'b', 'c', 'd'])
-    expect(model.at.slice(1).every((at) => at >= model.refusedAt[0] + 80)).to.equal(true)
-    // Four starts after the pause, each 50 ms after the one before: the last one at least 3 × 50 ms after the pause ended
-    // (2 ms of slack).
-    expect(model.at.at(-1)! - (model.refusedAt[0] + 80)).to.be.at.least(3 * 50 - 2)
+    // 'a' was refused at its first attempt and retried after the pause. No attempt began while the gate held the endpoint
+    // paused, and none it let through knowing of the refusal began before the pause ended: b, c and d waited it out too
+    // (one may have gone before the gate had the refusal, if the machine held the gate up past its turn in between).
+    expect(model.statusAt.map((s) => s?.pausedMs ?? 0)).to.deep.equal([0, 0, 0, 0, 0])
+    const pauseEnd = model.refusedAt[0] + 80
+    expect(model.at[model.began.lastIndexOf('a')]).to.be.at.least(pauseEnd)
+    for (let k = 1; k <= 4; k++) {
+      if (model.statusAt[k]) expect(model.at[k], `${model.began[k]} began after the pause`).to.be.at.least(pauseEnd)
+    }
+    // Paced, not all at once: attempts i..4 took their tokens, 1/rate s apart, after the last look that saw attempt i not
+    // begun, so attempt j began at least (j - i) × 50 ms after that look. Not counted from the pause's end: a call may take
+    // its token just before the pause ends and, held up by a loaded machine before it checks the pause, start just after.
+    const notBegun = (i: number) => seen.filter((s) => s.value <= i).at(-1)!.at
+    for (let i = 0; i < 4; i++) {
+      for (let j = i + 1; j <= 4; j++) {
+        expect(model.at[j] - notBegun(i), `attempt ${j} after attempt ${i} was not begun`).to.be.at.least((j - i) * 50)
+      }
+    }
   })
 
   it('a call that waits for its turn leaves the queue when aborted; the next one is not held up by it', async () => {
