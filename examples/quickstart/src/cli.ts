@@ -10,7 +10,7 @@ import type { RunResult } from '@cordis-subagents/agent'
 import type { PendingQuestion } from '@cordis-subagents/shared'
 import * as configWatch from '@cordis-subagents/config-watch'
 import { startApp } from './app.js'
-import { parseArgs } from './options.js'
+import { configProblem, EXIT_USAGE, parseArgs } from './options.js'
 import { Tree, usageLine } from './live-tree.js'
 import { questionLines } from './questions.js'
 import { jsonLine, terminalLine, terminalLog, terminalText } from './terminal-text.js'
@@ -20,20 +20,55 @@ export { DEFAULT_TASK } from './options.js'
 
 /** Lines typed or piped while a turn runs wait in a queue of at most this many. */
 const MAX_QUEUED_LINES = 100
+/** Exit code when the terminal hung up (128 + SIGHUP, as a shell reports it). */
+const EXIT_HANGUP = 129
+/** An error a closed terminal gives (EIO) or a reader that went away (EPIPE): the output or the input is gone. */
+const gone = (error: unknown) => ['EIO', 'EPIPE', 'ERR_STREAM_DESTROYED'].includes((error as NodeJS.ErrnoException)?.code ?? '')
 
 async function main() {
   const options = parseArgs(process.argv.slice(2))
+  const problem = configProblem(options.config)
+  if (problem) return fail(`config file ${options.config} ${problem}`, EXIT_USAGE)
+  // stdout's reader went away (`| head`) or the terminal closed: stop writing and shut down as Ctrl-D would.
+  let stdoutGone = false
+  /** The terminal hung up (SIGHUP, EIO, its input ended): set before the exit, whichever came first. */
+  let hungUp = false
+  const terminalAtStart = Boolean(process.stdin.isTTY || process.stdout.isTTY || process.stderr.isTTY)
+  let whenGone: (code: number) => void = (code) => process.exit(code)
+  process.stdout.on('error', (error) => {
+    if (stdoutGone) return
+    stdoutGone = true
+    hungUp = (error as NodeJS.ErrnoException).code === 'EIO'
+    whenGone(hungUp ? EXIT_HANGUP : 0)
+  })
   // cordis logs go to stderr (stdout carries the tree, the answer or the JSON object).
   // Log lines can quote a server or a model (a diagnostic): only colour sequences are kept.
-  for (const target of Logger.targets) target.print = (text: string) => process.stderr.write(terminalLog(text) + '\n')
+  // Until the app is up they are held (unless --verbose): a config the loader cannot read is then one line, not stacks.
+  let held: string[] | undefined = options.verbose ? undefined : []
+  const print = (text: string) => void process.stderr.write(terminalLog(text) + '\n')
+  for (const target of Logger.targets) target.print = (text: string) => held ? void held.push(text) : print(text)
   Logger.levels.base = options.verbose ? 3 : 1
   /** Prints text that may come from a model or an agent: escape sequences and controls removed. */
-  let out = (text: string) => void process.stdout.write(terminalText(text) + '\n')
+  let out = (text: string) => void (stdoutGone || process.stdout.write(terminalText(text) + '\n'))
 
   // OTEL_EXPORTER_OTLP_ENDPOINT set: the telemetry entry of cordis.yml exports through it.
   const tracing = await startGlobalTracing('cordis-subagents-quickstart')
-  const app = await startApp(options.config)
+  const app = await startApp(options.config).catch((error: unknown) => {
+    for (const text of held ?? []) print(text)
+    throw error
+  })
   const { ctx, loader } = app
+  const startLog = held ?? []
+  held = undefined
+  if (!loader) {
+    // The loader could not read the file (YAML error, not a list of entries): its first error, in one line.
+    const first = startLog.map((text) => text.replace(/\u001b\[[0-9;]*m/g, '')).find((text) => /^\[E\]/.test(text))
+    const why = first?.split('\n')[0].replace(/^\[E\]\s+\S+\s+/, '') ?? 'the loader did not start'
+    await app.stop()
+    await tracing?.shutdown()
+    return fail(`config file ${options.config} cannot be loaded: ${terminalLine(why)}`, EXIT_USAGE)
+  }
+  for (const text of startLog) print(text)
   // The CLI never rewrites the user's cordis.yml (the loader would write its simplified form back).
   if (loader.file) loader.file.write = () => {}
   const agent = ctx.agents.create({ label: 'main' })
@@ -56,8 +91,15 @@ async function main() {
     await app.stop()
     await reapAcp()
     await tracing?.shutdown()
+    // A hung-up terminal: Node's exit would reset its modes, fail (EIO) and abort; end by the hang-up signal instead.
+    if (hungUp && terminalAtStart) {
+      process.removeAllListeners('SIGHUP')
+      process.kill(process.pid, 'SIGHUP')
+    }
     process.exit(code)
   })())
+  whenGone = (code) => { void shutdown(code) }
+  if (stdoutGone) void shutdown(0)
   process.on('SIGINT', () => {
     // A second Ctrl-C forces: exit now (provider-acp's exit handler SIGKILLs the agents' groups).
     if (shuttingDown) return process.exit(130)
@@ -68,6 +110,14 @@ async function main() {
     void shutdown(0)
   })
   process.on('SIGTERM', () => void shutdown(0))
+  // The terminal closed: its input is gone and touching the tty fails (EIO), so the input closes without
+  // leaving raw mode and the app shuts down as on Ctrl-D (children stopped), with the exit code of a hang-up.
+  const hangUp = () => {
+    hungUp = true
+    stdoutGone = true
+    void shutdown(EXIT_HANGUP)
+  }
+  process.on('SIGHUP', hangUp)
 
   /** The question the last turn parked on: the next line answers it (`agent.resume`). */
   let awaiting: PendingQuestion | undefined
@@ -115,7 +165,7 @@ async function main() {
     if (awaiting) watchAnswers(awaiting)
     if (options.json) {
       // One line of JSON; values exact, with every control character escaped.
-      process.stdout.write(jsonLine({
+      if (!stdoutGone) process.stdout.write(jsonLine({
         task,
         ...answering ? { answering: answering.id } : {},
         ...elsewhere ? { answeredElsewhere: true } : {},
@@ -153,19 +203,32 @@ async function main() {
   // Input keeps flowing during a turn (lines typed meanwhile are queued): with readline paused, a
   // terminal in raw mode would hold Ctrl-C until the turn ends.
   const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: '> ' })
-  closeInput = () => rl.close()
+  closeInput = () => {
+    // A hung-up terminal cannot leave raw mode (EIO): readline must not try.
+    if (stdoutGone) (rl as { terminal: boolean }).terminal = false
+    rl.close()
+  }
+  const onInputError = (error: unknown) => {
+    if (gone(error)) return hangUp()
+    process.stderr.write(`quickstart: input: ${error instanceof Error ? error.message : String(error)}\n`)
+    void shutdown(1)
+  }
+  rl.on('error', onInputError)
+  process.stdin.on('error', onInputError)
+  // A terminal's input never ends on Ctrl-D (readline reads it as a key): an end there is the terminal closing.
+  if (process.stdin.isTTY) process.stdin.on('end', hangUp)
   const terminal = process.stdout.isTTY
   let busy = false
   let promptPending = false
   const ask = () => {
     promptPending = false
-    if (!busy && !shuttingDown) rl.prompt(true)
+    if (!busy && !shuttingDown && !stdoutGone) rl.prompt(true)
   }
   // Lines printed while idle (reload messages) go above the prompt, which is then redrawn.
   const plain = out
   out = (text) => {
     if (busy || shuttingDown) return plain(text)
-    if (terminal) {
+    if (terminal && !stdoutGone) {
       cursorTo(process.stdout, 0)
       clearLine(process.stdout, 0)
     }
@@ -247,8 +310,11 @@ async function reapAcp() {
   } catch {}
 }
 
-main().catch((error) => {
-  process.stderr.write(`quickstart: ${error?.stack ?? error}\n`)
-  process.exit(1)
-})
+/** One line on stderr, then the exit code. */
+function fail(message: string, code: number): never {
+  process.stderr.write(`quickstart: ${message}\n`)
+  process.exit(code)
+}
+
+main().catch((error) => fail(error instanceof Error ? error.message : String(error), 1))
 

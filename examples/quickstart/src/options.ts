@@ -1,4 +1,5 @@
 /** The quick start's command line (`npm start -- --help` prints it). */
+import { closeSync, openSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { DEFAULT_CONFIG } from './app.js'
 import { ASK_TASK } from './demo-ask.js'
@@ -16,6 +17,17 @@ export interface Options {
   task: string
 }
 
+export const USAGE = 'usage: npm start -- [--json] [--interactive] [--view] [--config cordis.yml] [--verbose] [--background | --ask | --team | task]'
+
+/** Exit code of a bad command line or a config file that cannot be used (as the server bins use). */
+export const EXIT_USAGE = 2
+
+/** Prints `problem` and the usage line on stderr, then exits 2. */
+function usageError(problem: string): never {
+  process.stderr.write(`quickstart: ${problem}\n${USAGE}\n`)
+  process.exit(EXIT_USAGE)
+}
+
 export function parseArgs(argv: string[]): Options {
   const options: Options = { json: false, interactive: false, verbose: false, view: false, config: DEFAULT_CONFIG, task: '' }
   const words: string[] = []
@@ -28,13 +40,35 @@ export function parseArgs(argv: string[]): Options {
     else if (arg === '--ask') words.push(ASK_TASK)
     else if (arg === '--team') words.push(TEAM_TASK)
     else if (arg === '--view') options.view = true
-    else if (arg === '--config') options.config = resolve(argv[++i] ?? DEFAULT_CONFIG)
-    else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: npm start -- [--json] [--interactive] [--view] [--config cordis.yml] [--verbose] [--background | --ask | --team | task]\n')
+    else if (arg === '--config') {
+      const file = argv[++i]
+      if (!file || file.startsWith('-')) usageError('--config needs a file name')
+      options.config = resolve(file)
+    } else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${USAGE}\n`)
       process.exit(0)
-    } else words.push(arg)
+    } else if (arg === '--') {
+      words.push(...argv.slice(i + 1))
+      break
+    } else if (arg.startsWith('-')) usageError(`unknown option ${arg} (a task that starts with "-" goes after --)`)
+    else words.push(arg)
   }
   options.task = words.join(' ').trim() || DEFAULT_TASK
   return options
 }
 
+/** Why `filename` cannot be the config (one clause), or undefined when it can be read (as the server bins check it). */
+export function configProblem(filename: string): string | undefined {
+  const what = 'give the path of a cordis.yml (see --help; the default is the quick start\'s own)'
+  try {
+    const stat = statSync(filename)
+    if (!stat.isFile()) return `is not a file: ${what}`
+    if (stat.size === 0) return `is empty: ${what}`
+    closeSync(openSync(filename, 'r'))
+    return undefined
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return `does not exist: ${what}`
+    return `cannot be read (${code ?? String(error)}): check its permissions and those of its folders`
+  }
+}
