@@ -1,13 +1,29 @@
 // The quick start CLI (from source) when its output's reader goes away, its terminal closes, or its command line or
 // config file is wrong: it ends on its own terms (no stack, no native abort) and leaves no child behind.
 import { execFile, spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import pty from '@lydell/node-pty'
 import { expect } from 'chai'
 import { acpAgentProcesses, alive, eventually, offlineEnv, QUICKSTART, ROOT } from './helpers.js'
 
 const SOURCE = ['--import', 'tsx', '--conditions=cordis-subagents-source', '--no-experimental-require-module', join(QUICKSTART, 'src/cli.ts')]
-const HANGUP = fileURLToPath(new URL('./fixtures/quickstart/hangup-pty.py', import.meta.url))
+
+/** Every process under `root` now (from /proc: a parent's pid is the 4th field of `stat`, after the command in parentheses). */
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>()
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      children.set(parent, [...children.get(parent) ?? [], Number(name)])
+    } catch { /* gone meanwhile */ }
+  }
+  const found: number[] = []
+  for (let todo = [root]; todo.length;) for (const child of children.get(todo.pop()!) ?? []) found.push(child), todo.push(child)
+  return found
+}
 
 /** Runs the CLI from source with stdin closed: its exit code and stderr. */
 function run(args: string[]): Promise<{ code: number | null; stderr: string }> {
@@ -44,16 +60,29 @@ describe('quick start CLI: process conditions', function () {
 
   it('terminal closed during an interactive turn: no native abort, no child left', async () => {
     const env = offlineEnv({ QUICKSTART_DEMO_DELAY: '1500', TERM: 'xterm' })
-    const out = await new Promise<string>((resolve) => {
-      execFile('python3', [HANGUP, process.execPath, ...SOURCE, '--interactive'], { cwd: ROOT, env, timeout: 120_000 }, (_e, stdout) => resolve(stdout))
+    const term = pty.spawn(process.execPath, [...SOURCE, '--interactive'], { cwd: ROOT, env, cols: 200, rows: 50, name: 'xterm' })
+    let out = ''
+    const seen = new Set<number>()
+    term.onData((data) => {
+      out += data
+      for (const pid of descendants(term.pid)) seen.add(pid)
     })
-    const status = out.match(/status (\w+) ?(\d*)/)
-    expect(status, out).to.not.equal(null)
-    // Before the fix: killed by SIGABRT (6) or SIGSEGV (11), Node's ResetStdio assertion on the dead terminal.
-    expect(status![1] === 'exit' || status![2] === '1', out).to.equal(true)
-    const pids = [...out.matchAll(/^pid (\d+)$/gm)].map((match) => Number(match[1]))
-    expect(pids.length, out).to.be.above(0)
-    expect(await eventually(() => pids.every((pid) => !alive(pid)), 15_000), out).to.equal(true)
+    const exited = new Promise<{ exitCode: number; signal?: number }>((resolve) => term.onExit(resolve))
+    try {
+      expect(await eventually(() => /\n(?:\x1b\[[0-9;]*[A-Za-z])*> /.test(out), 30_000), out).to.equal(true)
+      term.write('\r')
+      expect(await eventually(() => /subagent_acp → acp: .* started/.test(out), 30_000), out).to.equal(true)
+      for (const pid of descendants(term.pid)) seen.add(pid)
+      // The terminal goes away as a closed window does: its master side is closed (reads then fail with EIO) and it hangs up.
+      ;(term as unknown as { destroy(): void }).destroy()
+      const { exitCode, signal } = await exited
+      // Before the fix: killed by SIGABRT (6) or SIGSEGV (11), Node's ResetStdio assertion on the dead terminal.
+      expect(signal === undefined || signal === 0 || signal === 1, `exit ${exitCode}, signal ${signal}\n${out}`).to.equal(true)
+      expect(seen.size, out).to.be.above(0)
+      expect(await eventually(() => [...seen].every((pid) => !alive(pid)), 15_000), [...seen].join(' ')).to.equal(true)
+    } finally {
+      try { term.kill('SIGKILL') } catch { /* gone */ }
+    }
   })
 
   it('a missing config file: one line, exit 2', async () => {
