@@ -17,7 +17,7 @@ export interface Options {
   task: string
 }
 
-export const USAGE = 'usage: npm start -- [--json] [--interactive] [--view] [--config cordis.yml] [--verbose] [--background | --ask | --team | task]'
+const USAGE = 'usage: npm start -- [--json] [--interactive] [--view] [--config cordis.yml] [--verbose] [--background | --ask | --team | task]'
 
 /** Exit code of a bad command line or a config file that cannot be used (as the server bins use). */
 export const EXIT_USAGE = 2
