@@ -4,7 +4,7 @@ import { resolve } from 'node:path'
 export const BIN_NAME = 'cordis-subagents-mcp'
 
 /** Exit codes of the bin. */
-export const EXIT = { stopped: 0, notServed: 1, usage: 2, sigint: 130, sigterm: 143 } as const
+export const EXIT = { stopped: 0, notServed: 1, usage: 2, sighup: 129, sigint: 130, sigterm: 143 } as const
 
 const USAGE = `usage: ${BIN_NAME} [config file]
   Starts the cordis app of the config file (a cordis.yml for @cordisjs/loader; default: ./cordis.yml)
@@ -14,15 +14,17 @@ const USAGE = `usage: ${BIN_NAME} [config file]
   is never written back.
 
 environment:
-  CORDIS_SUBAGENTS_MCP_VERBOSE=1   debug logs (on stderr)
+  CORDIS_SUBAGENTS_MCP_VERBOSE=1   debug logs (on stderr); also true, yes, on. 0, false, no, off or
+                                   unset: none; any other value is ignored with one line on stderr
   .env and .env.local next to the config file are read into the environment (as the loader does).
 
 exit codes:
-  0         the MCP client closed stdin; the app stopped
+  0         the MCP client closed stdin or stopped reading stdout; the app stopped
   1         the app did not serve MCP: no stdio serve-mcp entry started (a plugin, its config or
-            the MCP SDK failed to load, or it did not start within 30 s); the reason is on stderr
+            the MCP SDK failed to load, or it did not start within 30 s), or writing to stdout failed
+            other than by the client going away; the reason is on stderr
   2         usage error, or the config file is missing, not a file or unreadable
-  130, 143  stopped by SIGINT, SIGTERM
+  129, 130, 143  stopped by SIGHUP, SIGINT, SIGTERM
 `
 
 /** `--help`, or the config file to serve; otherwise the exit code, the reason already on stderr. */

@@ -1,7 +1,7 @@
 import type { Context } from 'cordis'
 import { headChars } from '@cordis-subagents/shared'
 import { BIN_NAME, EXIT, parseArgs } from './bin-args.js'
-import { exitHolds, stdioSignals } from './stdio.js'
+import { exitHolds, stdioOutput, stdioSignals } from './stdio.js'
 
 /** Longest wait for the config's entries to apply, then for the stdio server to connect (ms, on the monotonic clock). */
 const STARTUP_MS = 30_000
@@ -28,6 +28,9 @@ export async function runBin(argv: string[]): Promise<number> {
     // kill child process groups) see that someone owns the signal and leave the shutdown to it.
     process.on('SIGINT', () => resolve(EXIT.sigint))
     process.on('SIGTERM', () => resolve(EXIT.sigterm))
+    process.on('SIGHUP', () => resolve(EXIT.sighup))
+    // MCP's output failing is the client going away as surely as stdin closing: the same graceful stop.
+    for (const output of new Set([process.stdout, stdioOutput()])) output.on('error', (error) => resolve(outputFailed(error)))
   })
   const outcome = await Promise.race([serve(ctx), closed.then((code) => ({ served: false, code } as const))])
   if ('code' in outcome) {
@@ -47,7 +50,7 @@ export async function runBin(argv: string[]): Promise<number> {
 async function createApp(filename: string): Promise<Context> {
   const [{ Context, Logger }, { default: Loader }] = await Promise.all([import('cordis'), import('@cordisjs/loader')])
   for (const target of Logger.targets) target.print = (text: string) => process.stderr.write(`${text}\n`)
-  Logger.levels.base = process.env.CORDIS_SUBAGENTS_MCP_VERBOSE ? 3 : 2
+  Logger.levels.base = verboseLogs(process.env.CORDIS_SUBAGENTS_MCP_VERBOSE) ? 3 : 2
   const ctx = new Context()
   // The loader writes its file back on some entry changes (a failed entry is marked disabled): never the operator's file.
   ctx.on('loader/config-update', () => {
@@ -56,6 +59,27 @@ async function createApp(filename: string): Promise<Context> {
   })
   ctx.plugin(Loader, { filename } as never)
   return ctx
+}
+
+/** Exit code when MCP's stdout fails: a reader gone (EPIPE, ECONNRESET) is a client that left, anything else is said once. */
+function outputFailed(error: NodeJS.ErrnoException): number {
+  if (error.code === 'EPIPE' || error.code === 'ECONNRESET') return EXIT.stopped
+  process.stderr.write(`${BIN_NAME}: writing MCP messages to stdout failed (${error.code ?? message(error)}): stopping\n`)
+  return EXIT.notServed
+}
+
+const VERBOSE_ON = ['1', 'true', 'yes', 'on']
+const VERBOSE_OFF = ['', '0', 'false', 'no', 'off']
+
+/** Whether CORDIS_SUBAGENTS_MCP_VERBOSE asks for debug logs; a value that is neither on nor off is said once and means off. */
+export function verboseLogs(value: string | undefined): boolean {
+  const word = (value ?? '').trim().toLowerCase()
+  if (VERBOSE_ON.includes(word)) return true
+  if (!VERBOSE_OFF.includes(word)) {
+    process.stderr.write(`${BIN_NAME}: ignoring CORDIS_SUBAGENTS_MCP_VERBOSE=${JSON.stringify(value).slice(1, -1).slice(0, 40)}: `
+      + `set it to 1 (or true, yes, on) for debug logs, or 0 (false, no, off, empty) for none\n`)
+  }
+  return false
 }
 
 /** Starts the app and waits (bounded) until the stdio server connected, failed, or will not start. */
