@@ -1,7 +1,8 @@
 /// <reference types="mocha" />
 // A host killed by a signal nobody handles (SIGHUP: the terminal closed) runs no `exit` handler: the stdio servers'
-// process groups (detached) must still go down with it. Beside another safety net with provider-acp's rule the signal
-// is not swallowed; beside an owner of the signal (a graceful shutdown) the net stays out of its way.
+// process groups (detached) must still go down with it. Beside another package's groups on the same net (shared's
+// killWithHost: provider-acp's agents) both go and the signal is not swallowed; beside an owner of the signal (a graceful
+// shutdown) the net stays out of its way.
 import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -58,9 +59,10 @@ describe('@cordis-subagents/mcp: stdio servers when the host dies by a signal', 
     await eventually('the orphaned server is gone', () => !alive(server), 15_000)
   })
 
-  it('beside another net with provider-acp\'s rule: the signal is not swallowed, the server goes', async () => {
-    const ended = await hangUp('beside-net')
+  it('beside another package\'s groups on the one net: both go, the signal is not swallowed', async () => {
+    const ended = await hangUp('beside-acp')
     expect(ended.signal).to.equal('SIGHUP')
+    expect(ended.stdout).to.include('other kill ran\n')
     const server = fixturePid(logFile)
     await eventually('the orphaned server is gone', () => !alive(server), 15_000)
   })

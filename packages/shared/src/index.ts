@@ -36,6 +36,7 @@ export { lazily } from './async/lazy.js'
 export { listenInTurn } from './async/listen-turns.js'
 export { type AppSlot, duplicateLoadMessage, takeAppSlot, takeServiceSlot } from './async/service-slots.js'
 export { ExitHolds } from './async/exit-holds.js'
+export { killWithHost } from './async/host-gone.js'
 export { unawaitedStops } from './async/app-stop.js'
 export {
   bearerToken, bindRefusal, type BindRequest, defaultHosts, hostForUrl, hostHeader, isLoopback, isTokenShape, originsOf, sameSecret,

@@ -1,9 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises'
+import { killWithHost } from '@cordis-subagents/shared'
 import { killCgroup, removeCgroup } from './cgroup.js'
 
 /**
- * Agent process groups of this host: whether one still has a live member, and the safety net
- * that takes every live group down with the host (exit, or a signal nobody else handles).
+ * Agent process groups of this host: whether one still has a live member, and the groups shared's `killWithHost` net
+ * takes down with the host (exit, or a signal nobody else handles).
  */
 
 /**
@@ -53,7 +54,8 @@ async function groupAliveProc(pgid: number): Promise<boolean> {
 
 /** Process-group id → the group's cgroup (or null). */
 const liveGroups = new Map<number, string | null>()
-const HANDLED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
+/** While a group lives: shared's net that kills them all when the host goes without tearing them down. */
+let release: (() => void) | undefined
 
 /** Process-group ids of agent processes not yet torn down (all plugin instances). */
 export function liveProcessGroups(): number[] {
@@ -74,39 +76,16 @@ function killAllGroups() {
     }
   }
   liveGroups.clear()
-  detachSafetyNet()
-}
-
-function onExit() {
-  killAllGroups()
-}
-
-function onSignal(signal: NodeJS.Signals) {
-  // Another handler owns this signal (a graceful shutdown, a reload): leave it in control; if
-  // it ends the process, the 'exit' handler still runs.
-  if (process.listenerCount(signal) > 1) return
-  // Only our listener stood between the signal and its default action (terminating the host):
-  // kill the agents, drop our listeners, and let the signal do what it would have done.
-  killAllGroups()
-  process.kill(process.pid, signal)
-}
-
-function attachSafetyNet() {
-  process.on('exit', onExit)
-  for (const signal of HANDLED_SIGNALS) process.on(signal, onSignal)
-}
-
-function detachSafetyNet() {
-  process.removeListener('exit', onExit)
-  for (const signal of HANDLED_SIGNALS) process.removeListener(signal, onSignal)
+  release = undefined
 }
 
 export function registerGroup(pgid: number, cgroup: string | null) {
-  if (!liveGroups.size) attachSafetyNet()
+  if (!liveGroups.size) release = killWithHost(killAllGroups)
   liveGroups.set(pgid, cgroup)
 }
 
 export function unregisterGroup(pgid: number) {
-  if (!liveGroups.delete(pgid)) return
-  if (!liveGroups.size) detachSafetyNet()
+  if (!liveGroups.delete(pgid) || liveGroups.size) return
+  release?.()
+  release = undefined
 }
