@@ -7,10 +7,10 @@
 import { clearLine, createInterface, cursorTo } from 'node:readline'
 import { Logger } from 'cordis'
 import type { RunResult } from '@cordis-subagents/agent'
-import type { PendingQuestion } from '@cordis-subagents/shared'
+import { configFileProblem, type PendingQuestion } from '@cordis-subagents/shared'
 import * as configWatch from '@cordis-subagents/config-watch'
 import { startApp } from './app.js'
-import { configProblem, EXIT_USAGE, parseArgs } from './options.js'
+import { EXIT_USAGE, parseArgs } from './options.js'
 import { Tree, usageLine } from './live-tree.js'
 import { questionLines } from './questions.js'
 import { jsonLine, terminalLine, terminalLog, terminalText } from './terminal-text.js'
@@ -27,7 +27,7 @@ const gone = (error: unknown) => ['EIO', 'EPIPE', 'ERR_STREAM_DESTROYED'].includ
 
 async function main() {
   const options = parseArgs(process.argv.slice(2))
-  const problem = configProblem(options.config)
+  const problem = configFileProblem(options.config, 'give the path of a cordis.yml (see --help; the default is the quick start\'s own)')
   if (problem) return fail(`config file ${options.config} ${problem}`, EXIT_USAGE)
   // stdout's reader went away (`| head`) or the terminal closed: stop writing and shut down as Ctrl-D would.
   let stdoutGone = false

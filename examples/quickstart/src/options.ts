@@ -1,5 +1,4 @@
 /** The quick start's command line (`npm start -- --help` prints it). */
-import { closeSync, openSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { DEFAULT_CONFIG } from './app.js'
 import { ASK_TASK } from './demo-ask.js'
@@ -57,18 +56,3 @@ export function parseArgs(argv: string[]): Options {
   return options
 }
 
-/** Why `filename` cannot be the config (one clause), or undefined when it can be read (as the server bins check it). */
-export function configProblem(filename: string): string | undefined {
-  const what = 'give the path of a cordis.yml (see --help; the default is the quick start\'s own)'
-  try {
-    const stat = statSync(filename)
-    if (!stat.isFile()) return `is not a file: ${what}`
-    if (stat.size === 0) return `is empty: ${what}`
-    closeSync(openSync(filename, 'r'))
-    return undefined
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return `does not exist: ${what}`
-    return `cannot be read (${code ?? String(error)}): check its permissions and those of its folders`
-  }
-}

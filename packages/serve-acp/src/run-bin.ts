@@ -1,5 +1,5 @@
-import { closeSync, openSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { configFileProblem } from '@cordis-subagents/shared'
 import { delay, type HostApp } from './host-app.js'
 import { exitHolds, serverSignals } from './stdio.js'
 
@@ -39,7 +39,8 @@ export async function runBin(argv: string[]): Promise<number> {
     return 2
   }
   const filename = resolve(files[0])
-  const problem = configProblem(filename)
+  const problem = configFileProblem(filename, 'give the path of the config file that loads @cordis-subagents/serve-acp (see --help)',
+    'check its permissions and those of its folders for the user the client runs this as')
   if (problem) {
     process.stderr.write(`cordis-subagents-acp: config file ${filename} ${problem}\n`)
     return 2
@@ -101,19 +102,6 @@ export async function runBin(argv: string[]): Promise<number> {
   return code
 }
 
-/** Why `filename` cannot be the config (one clause), or undefined when it can be read. */
-function configProblem(filename: string): string | undefined {
-  const what = 'give the path of the config file that loads @cordis-subagents/serve-acp (see --help)'
-  try {
-    if (!statSync(filename).isFile()) return `is not a file: ${what}`
-    closeSync(openSync(filename, 'r'))
-    return undefined
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return `does not exist: ${what}`
-    return `cannot be read (${code ?? String(error)}): check its permissions and those of its folders for the user the client runs this as`
-  }
-}
 
 /** Stops the app, then waits for the async cleanup plugins registered (holdExit); bounded by STOP_MS. */
 async function stop(app: HostApp): Promise<void> {

@@ -1,5 +1,5 @@
-import { closeSync, openSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { configFileProblem } from '@cordis-subagents/shared'
 
 export const BIN_NAME = 'cordis-subagents-mcp'
 
@@ -40,7 +40,7 @@ export function parseArgs(argv: string[]): { filename: string } | { exit: number
     return { exit: EXIT.usage }
   }
   const filename = resolve(files[0] ?? 'cordis.yml')
-  const problem = configProblem(filename)
+  const problem = configFileProblem(filename, WHAT, 'check its permissions and those of its folders for the user the client runs this as')
   if (!problem) return { filename }
   process.stderr.write(`${BIN_NAME}: config file ${filename} ${problem}\n`)
   return { exit: EXIT.usage }
@@ -48,15 +48,3 @@ export function parseArgs(argv: string[]): { filename: string } | { exit: number
 
 const WHAT = 'give the path of a cordis.yml that loads @cordis-subagents/serve-mcp with transport: stdio (see --help)'
 
-/** Why `filename` cannot be the config (one clause), or undefined when it can be read. */
-function configProblem(filename: string): string | undefined {
-  try {
-    if (!statSync(filename).isFile()) return `is not a file: ${WHAT}`
-    closeSync(openSync(filename, 'r'))
-    return undefined
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return `does not exist: ${WHAT}`
-    return `cannot be read (${code ?? String(error)}): check its permissions and those of its folders for the user the client runs this as`
-  }
-}

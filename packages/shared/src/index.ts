@@ -60,6 +60,7 @@ export {
 } from './vocabulary/usage.js'
 export { MAX_MESSAGE_LENGTH } from './vocabulary/messages.js'
 export { configuredDirectory, type ConfiguredDirectory } from './vocabulary/directories.js'
+export { configFileProblem } from './vocabulary/config-file.js'
 export { injected, withoutCallerTracing } from './async/caller-tracing.js'
 export {
   expiringQuestion, MAX_ANSWER_LENGTH, MAX_QUESTION_LENGTH, MAX_QUESTION_PATH, newQuestionId, type PendingQuestion, type QuestionKind,
